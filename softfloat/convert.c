@@ -1,0 +1,35 @@
+/* sf_convert -- conversion between any two formats, rounded once */
+#include "internal.h"
+
+uint64_t
+sf_convert(const sf_format *to, const sf_format *from, uint64_t a,
+           sf_round rm, sf_env *env)
+{
+    s_unpacked u;
+    s_opctx ctx = {SF_OP_CONVERT, 1, {from, NULL, NULL}, {a, 0, 0}, false};
+    uint64_t z;
+    unsigned before = env->flags;
+
+    s_unpack(from, a, env, &u);
+    ctx.daz = u.daz;
+    switch (u.cls) {
+    case S_FINITE:
+        return s_round_pack(to, u.sign, u.exp, u.sig, false, rm, env, &ctx);
+    case S_NAN:
+        z = s_convert_nan(to, from, a, env);
+        break;
+    case S_INF:
+        /* formats without Inf: the NaN, or the largest finite value when
+           saturating */
+        z = (to->specials == SF_SPECIALS_FN && env->saturate)
+                ? s_pack_max(to, u.sign)
+                : s_pack_inf(to, u.sign);
+        break;
+    case S_ZERO:
+    default:
+        z = s_pack_zero(to, u.sign);
+        break;
+    }
+    s_event_special(to, z, env->flags & ~before, rm, env, &ctx);
+    return z;
+}

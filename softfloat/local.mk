@@ -1,0 +1,15 @@
+# softfloat/local.mk -- libsoftfloat: libc only, no I/O, no globals
+lib_LTLIBRARIES += softfloat/libsoftfloat.la
+softfloat_libsoftfloat_la_SOURCES = \
+	softfloat/internal.h \
+	softfloat/format.c softfloat/env.c softfloat/classify.c \
+	softfloat/s_unpack.c softfloat/s_nan.c softfloat/s_round_pack.c \
+	softfloat/s_round_integer.c softfloat/s_add_exact.c \
+	softfloat/add.c softfloat/sub.c softfloat/mul.c softfloat/div.c \
+	softfloat/sqrt.c softfloat/fma.c softfloat/neg.c softfloat/abs.c \
+	softfloat/minmax.c softfloat/compare.c softfloat/round_to_int.c \
+	softfloat/convert.c softfloat/to_int.c softfloat/from_int.c \
+	softfloat/native.c softfloat/typed.c \
+	softfloat/from_string.c softfloat/to_string.c
+softfloat_libsoftfloat_la_LDFLAGS = -version-info 0:0:0
+pkginclude_HEADERS += softfloat/softfloat.h

@@ -1,0 +1,299 @@
+/* s_round_pack -- the one rounding routine: modes, range, flags, events */
+#include "internal.h"
+
+/*----------------------------------------------------------------------------
+ * Rounding an exact magnitude to a multiple of 2^q.
+ *--------------------------------------------------------------------------*/
+static inline s_u128
+low_mask(int n) /* 0 <= n <= 128 */
+{
+    return n >= 128 ? ~(s_u128)0 : (((s_u128)1 << n) - 1);
+}
+
+static inline unsigned
+bit_at(s_u128 a, int pos) /* 0 for pos outside [0, 127] */
+{
+    return (pos >= 0 && pos <= 127) ? (unsigned)(a >> pos) & 1u : 0u;
+}
+
+void
+s_round_at(bool sign, int32_t e, s_u128 sig, bool tail, int32_t q,
+           sf_round rm, uint64_t rnd, s_rounded *r)
+{
+    /* sh = number of discarded bit positions; sh >= 65 since e - q <= 62 */
+    int64_t sh64 = (int64_t)q - (int64_t)e + 127;
+    int sh = sh64 > 200 ? 200 : (int)sh64;
+    uint64_t kept = sh >= 128 ? 0 : (uint64_t)(sig >> sh);
+    unsigned lsb = (unsigned)kept & 1u;
+    unsigned g = bit_at(sig, sh - 1);
+    unsigned rb = bit_at(sig, sh - 2);
+    unsigned st = tail || (sh - 2 >= 128 ? sig != 0
+                                         : (sig & low_mask(sh - 2)) != 0);
+    bool inexact = (g | rb | st) != 0;
+    bool inc;
+
+    SF_ASSERT_DEBUG(sh >= 65);
+    switch (rm) {
+    case SF_RNE:
+        inc = g && (rb || st || lsb);
+        break;
+    case SF_RNA:
+        inc = g;
+        break;
+    case SF_RUP:
+        inc = !sign && inexact;
+        break;
+    case SF_RDN:
+        inc = sign && inexact;
+        break;
+    case SF_ROD:
+        /* odd last bit when inexact: kept | 1 */
+        inc = inexact && !lsb;
+        break;
+    case SF_SR: {
+        /* F = top 64 bits of the discarded fraction of an ulp, with every
+           lower discarded bit jammed into its last bit; up iff rnd < F, so
+           P(up) = F / 2^64. */
+        uint64_t frac64 = (uint64_t)s_shift_right_jam128(
+                              sig & low_mask(sh < 128 ? sh : 128), sh - 64)
+                          | (uint64_t)tail;
+        inc = rnd < frac64;
+        break;
+    }
+    case SF_RTZ:
+    default:
+        inc = false;
+        break;
+    }
+    r->kept = kept + inc;
+    r->dir = inexact ? (inc ? 1 : -1) : 0;
+    r->lsb = lsb;
+    r->guard = g;
+    r->round = rb;
+    r->sticky = st;
+    r->tie = g && !rb && !st;
+}
+
+/*----------------------------------------------------------------------------
+ * Dyadic helpers for events.
+ *--------------------------------------------------------------------------*/
+void
+s_dyadic_set(sf_dyadic *d, bool sign, int32_t exp, s_u128 sig, bool tail)
+{
+    d->sign = sign;
+    d->tail = tail;
+    d->exp = exp;
+    d->hi = (uint64_t)(sig >> 64);
+    d->lo = (uint64_t)sig;
+}
+
+static int
+bit_len128(s_u128 a)
+{
+    return a == 0 ? 0 : 128 - s_clz128(a);
+}
+
+/* *out = (-1)^sign * (R * 2^rexp - (X + tail) * 2^xexp), R < 2^64. The
+   window is exact unless alignment or X's tail leaves a fraction; then
+   out->tail says the true magnitude exceeds the window by less than one
+   unit of its last place. */
+void
+s_dyadic_error(bool sign, uint64_t rsig, int32_t rexp, s_u128 xsig,
+             int32_t xexp, bool xtail, sf_dyadic *out)
+{
+    int64_t tr = rsig ? (int64_t)rexp + bit_len128(rsig) : INT32_MIN;
+    int64_t tx = xsig ? (int64_t)xexp + bit_len128(xsig) : INT32_MIN;
+    int64_t top = tr > tx ? tr : tx;
+    int64_t base = rexp < xexp ? rexp : xexp;
+    bool r_lost = false, x_lost = xtail;
+    s_u128 R = rsig, X = xsig;
+
+    if (top - base > 127)
+        base = top - 127;
+    if (rexp >= base) {
+        R <<= (rexp - base);
+    } else {
+        int d = (int)(base - rexp > 200 ? 200 : base - rexp);
+        r_lost = d >= 128 ? R != 0 : (R & low_mask(d)) != 0;
+        R = d >= 128 ? 0 : R >> d;
+    }
+    if (xexp >= base) {
+        X <<= (xexp - base);
+    } else {
+        int d = (int)(base - xexp > 200 ? 200 : base - xexp);
+        x_lost |= d >= 128 ? X != 0 : (X & low_mask(d)) != 0;
+        X = d >= 128 ? 0 : X >> d;
+    }
+    /* R and X are truncations of the true r >= R, x >= X, each by less
+       than one unit, and at most one of them lost anything. */
+    if (R > X || (R == X && r_lost)) {
+        s_u128 m = R - X;
+        if (x_lost) /* r - x in (m - 1, m) */
+            m -= 1;
+        s_dyadic_set(out, sign, (int32_t)base, m, r_lost || x_lost);
+    } else {
+        s_u128 m = X - R;
+        if (r_lost) /* x - r in (m - 1, m) */
+            m -= 1;
+        s_dyadic_set(out, !sign, (int32_t)base, m, r_lost || x_lost);
+    }
+    if (out->hi == 0 && out->lo == 0 && !out->tail)
+        out->sign = false;
+}
+
+static void
+event_begin(sf_event *ev, const sf_format *f, sf_round rm, const s_opctx *ctx)
+{
+    ev->op = ctx ? ctx->op : 0;
+    ev->mode = rm;
+    ev->fmt = f;
+    ev->n_in = ctx ? ctx->n_in : 0;
+    for (unsigned i = 0; i < 3; i++) {
+        ev->in_fmt[i] = (ctx && i < ctx->n_in) ? ctx->in_fmt[i] : NULL;
+        ev->in[i] = (ctx && i < ctx->n_in) ? ctx->in[i] : 0;
+    }
+    ev->daz = ctx ? ctx->daz : false;
+    ev->lsb = ev->guard = ev->round = ev->sticky = 0;
+    ev->tie = false;
+    ev->dir = 0;
+    ev->tiny = ev->subnormal = ev->ftz = ev->overflow = false;
+    ev->error_infinite = false;
+    ev->sr_random = 0;
+    ev->ulp_exp = 0;
+}
+
+void
+s_event_special(const sf_format *f, uint64_t result, unsigned flags,
+                sf_round rm, sf_env *env, const s_opctx *ctx)
+{
+    sf_event ev;
+
+    if (env->events == NULL)
+        return;
+    event_begin(&ev, f, rm, ctx);
+    ev.result = result;
+    ev.flags = flags;
+    ev.error_infinite = f ? !sf_is_finite(f, result) : false;
+    s_dyadic_set(&ev.exact, f ? sf_sign(f, result) : false, 0, 0, false);
+    s_dyadic_set(&ev.error, false, 0, 0, false);
+    if (f && f->specials == SF_SPECIALS_IEEE && sf_is_inf(f, result))
+        ev.exact.sign = sf_sign(f, result);
+    env->events->fn(env->events->user, &ev);
+}
+
+/*----------------------------------------------------------------------------
+ * Round and pack.
+ *--------------------------------------------------------------------------*/
+uint64_t
+s_round_pack(const sf_format *f, bool sign, int32_t exp, s_u128 sig,
+             bool tail, sf_round rm, sf_env *env, const s_opctx *ctx)
+{
+    const int32_t fb = (int32_t)f->frac_bits;
+    const uint64_t hidden = (uint64_t)1 << fb;
+    int n, e;
+    int32_t q;
+    uint64_t rnd = 0, bits, kept;
+    s_rounded r;
+    bool tiny = false, ovf = false, flushed = false, to_inf = false;
+    unsigned flags = 0;
+
+    SF_ASSERT_DEBUG(sig != 0);
+    SF_ASSERT_DEBUG(!tail || sig >= ((s_u128)1 << (fb + 3)));
+    n = s_clz128(sig);
+    sig <<= n;
+    e = exp - n + 127; /* |x| in [2^e, 2^(e+1)) */
+    q = (e < f->emin ? f->emin : e) - fb;
+    if (rm == SF_SR)
+        rnd = s_sr_draw(env);
+    s_round_at(sign, e, sig, tail, q, rm, rnd, &r);
+    kept = r.kept;
+    if (e < f->emin) {
+        if (env->tininess_after) {
+            s_rounded r2;
+            s_round_at(sign, e, sig, tail, e - fb, rm, rnd, &r2);
+            tiny = !(e == f->emin - 1 && r2.kept == (hidden << 1));
+        } else {
+            tiny = true;
+        }
+    }
+
+    if (tiny && env->ftz) {
+        flushed = true;
+        bits = s_pack_zero(f, sign);
+        flags = SF_FLAG_UNDERFLOW | SF_FLAG_INEXACT;
+    } else {
+        int32_t qq = q;
+        if (kept == (hidden << 1)) { /* carry out: 2^(p) ulps */
+            kept >>= 1;
+            qq++;
+        }
+        if (kept >= hidden) {
+            int32_t unb = qq + fb;
+            uint64_t frac = kept - hidden;
+            ovf = unb > f->emax
+                  || (unb == f->emax && frac > f->max_frac);
+            bits = ovf ? 0 : s_pack(f, sign, (uint64_t)(unb + f->bias), frac);
+        } else {
+            bits = s_pack(f, sign, 0, kept); /* subnormal or zero */
+        }
+        if (ovf) {
+            switch (rm) {
+            case SF_RNE: case SF_RNA: case SF_SR:
+                to_inf = true;
+                break;
+            case SF_RUP:
+                to_inf = !sign;
+                break;
+            case SF_RDN:
+                to_inf = sign;
+                break;
+            default:
+                to_inf = false;
+                break;
+            }
+            if (env->saturate)
+                to_inf = false;
+            bits = to_inf ? s_pack_inf(f, sign) : s_pack_max(f, sign);
+            flags = SF_FLAG_OVERFLOW | SF_FLAG_INEXACT;
+        } else if (r.dir != 0) {
+            flags = SF_FLAG_INEXACT | (tiny ? SF_FLAG_UNDERFLOW : 0u);
+        }
+    }
+    env->flags |= flags;
+
+    if (SF_UNLIKELY(env->events != NULL)) {
+        sf_event ev;
+        event_begin(&ev, f, rm, ctx);
+        s_dyadic_set(&ev.exact, sign, e - 127, sig, tail);
+        ev.ulp_exp = q;
+        ev.lsb = r.lsb;
+        ev.guard = r.guard;
+        ev.round = r.round;
+        ev.sticky = r.sticky;
+        ev.tie = r.tie;
+        ev.result = bits;
+        ev.flags = flags;
+        ev.tiny = tiny;
+        ev.ftz = flushed;
+        ev.overflow = ovf;
+        ev.sr_random = rnd;
+        ev.subnormal = sf_is_subnormal(f, bits);
+        if (ovf && to_inf) {
+            ev.dir = 1;
+            ev.error_infinite = true;
+            s_dyadic_set(&ev.error, sign, 0, 0, false);
+        } else {
+            s_unpacked u;
+            sf_env plain = SF_ENV_IEEE;
+            s_unpack(f, bits, &plain, &u);
+            s_dyadic_error(sign, u.cls == S_FINITE ? u.sig : 0,
+                         u.cls == S_FINITE ? u.exp : q, sig, e - 127, tail,
+                         &ev.error);
+            ev.dir = (ev.error.hi | ev.error.lo) == 0 && !ev.error.tail
+                         ? 0
+                         : (ev.error.sign == sign ? 1 : -1);
+        }
+        env->events->fn(env->events->user, &ev);
+    }
+    return bits;
+}

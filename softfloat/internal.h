@@ -23,6 +23,15 @@ typedef unsigned __int128 s_u128;
 #define SF_UNLIKELY(x) (x)
 #endif
 
+/* Whether ENV has an event sink. Building with SF_NO_EVENT_HOOK removes the
+   hook altogether; only the events micro-benchmark does that, to measure
+   what the hook costs when no sink is set. */
+#ifdef SF_NO_EVENT_HOOK
+#define S_EVENTS_ON(env) 0
+#else
+#define S_EVENTS_ON(env) SF_UNLIKELY((env)->events != NULL)
+#endif
+
 /*----------------------------------------------------------------------------
  * Unpacked operand.
  *--------------------------------------------------------------------------*/

@@ -27,7 +27,7 @@ s_event_integer(const sf_format *f, bool sign, int32_t exp, uint64_t sig,
     sf_event zero_ev = {0};
     int n = s_clz64(sig);
 
-    if (env->events == NULL)
+    if (!S_EVENTS_ON(env))
         return;
     ev = zero_ev;
     ev.op = ctx->op;

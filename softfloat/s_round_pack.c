@@ -168,7 +168,7 @@ s_event_special(const sf_format *f, uint64_t result, unsigned flags,
 {
     sf_event ev;
 
-    if (env->events == NULL)
+    if (!S_EVENTS_ON(env))
         return;
     event_begin(&ev, f, rm, ctx);
     ev.result = result;
@@ -178,6 +178,65 @@ s_event_special(const sf_format *f, uint64_t result, unsigned flags,
     s_dyadic_set(&ev.error, false, 0, 0, false);
     if (f && f->specials == SF_SPECIALS_IEEE && sf_is_inf(f, result))
         ev.exact.sign = sf_sign(f, result);
+    env->events->fn(env->events->user, &ev);
+}
+
+/* Everything s_round_pack knows about one rounding, for its event. */
+typedef struct
+{
+    bool sign;
+    int e;            /* |exact| in [2^e, 2^(e+1)) */
+    s_u128 sig;       /* top bit at 127 */
+    bool tail;
+    int32_t q;        /* rounding quantum 2^q */
+    const s_rounded *r;
+    uint64_t bits;
+    unsigned flags;
+    bool tiny, flushed, ovf, inf;
+    uint64_t rnd;
+} s_round_info;
+
+/* Out of line and cold, so that without a sink the rounding path pays one
+   branch and no register pressure. */
+#if defined(__GNUC__)
+__attribute__((noinline, cold))
+#endif
+static void
+round_event(const sf_format *f, const s_round_info *x, sf_round rm,
+            sf_env *env, const s_opctx *ctx)
+{
+    sf_event ev;
+
+    event_begin(&ev, f, rm, ctx);
+    s_dyadic_set(&ev.exact, x->sign, x->e - 127, x->sig, x->tail);
+    ev.ulp_exp = x->q;
+    ev.lsb = x->r->lsb;
+    ev.guard = x->r->guard;
+    ev.round = x->r->round;
+    ev.sticky = x->r->sticky;
+    ev.tie = x->r->tie;
+    ev.result = x->bits;
+    ev.flags = x->flags;
+    ev.tiny = x->tiny;
+    ev.ftz = x->flushed;
+    ev.overflow = x->ovf;
+    ev.sr_random = x->rnd;
+    ev.subnormal = sf_is_subnormal(f, x->bits);
+    if (x->inf) {
+        ev.dir = 1;
+        ev.error_infinite = true;
+        s_dyadic_set(&ev.error, x->sign, 0, 0, false);
+    } else {
+        s_unpacked u;
+        sf_env plain = SF_ENV_IEEE;
+        s_unpack(f, x->bits, &plain, &u);
+        s_dyadic_error(x->sign, u.cls == S_FINITE ? u.sig : 0,
+                       u.cls == S_FINITE ? u.exp : x->q, x->sig,
+                       x->e - 127, x->tail, &ev.error);
+        ev.dir = (ev.error.hi | ev.error.lo) == 0 && !ev.error.tail
+                     ? 0
+                     : (ev.error.sign == x->sign ? 1 : -1);
+    }
     env->events->fn(env->events->user, &ev);
 }
 
@@ -261,39 +320,10 @@ s_round_pack(const sf_format *f, bool sign, int32_t exp, s_u128 sig,
     }
     env->flags |= flags;
 
-    if (SF_UNLIKELY(env->events != NULL)) {
-        sf_event ev;
-        event_begin(&ev, f, rm, ctx);
-        s_dyadic_set(&ev.exact, sign, e - 127, sig, tail);
-        ev.ulp_exp = q;
-        ev.lsb = r.lsb;
-        ev.guard = r.guard;
-        ev.round = r.round;
-        ev.sticky = r.sticky;
-        ev.tie = r.tie;
-        ev.result = bits;
-        ev.flags = flags;
-        ev.tiny = tiny;
-        ev.ftz = flushed;
-        ev.overflow = ovf;
-        ev.sr_random = rnd;
-        ev.subnormal = sf_is_subnormal(f, bits);
-        if (ovf && to_inf) {
-            ev.dir = 1;
-            ev.error_infinite = true;
-            s_dyadic_set(&ev.error, sign, 0, 0, false);
-        } else {
-            s_unpacked u;
-            sf_env plain = SF_ENV_IEEE;
-            s_unpack(f, bits, &plain, &u);
-            s_dyadic_error(sign, u.cls == S_FINITE ? u.sig : 0,
-                         u.cls == S_FINITE ? u.exp : q, sig, e - 127, tail,
-                         &ev.error);
-            ev.dir = (ev.error.hi | ev.error.lo) == 0 && !ev.error.tail
-                         ? 0
-                         : (ev.error.sign == sign ? 1 : -1);
-        }
-        env->events->fn(env->events->user, &ev);
+    if (S_EVENTS_ON(env)) {
+        s_round_info info = {sign, e, sig, tail, q, &r, bits, flags, tiny,
+                             flushed, ovf, ovf && to_inf, rnd};
+        round_event(f, &info, rm, env, ctx);
     }
     return bits;
 }

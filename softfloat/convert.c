@@ -2,19 +2,18 @@
 #include "internal.h"
 
 uint64_t
-sf_convert(const sf_format *to, const sf_format *from, uint64_t a,
-           sf_round rm, sf_env *env)
+s_convert(const sf_format *to, const sf_format *from, uint64_t a,
+          sf_round rm, sf_env *env, s_opctx *ctx)
 {
     s_unpacked u;
-    s_opctx ctx = {SF_OP_CONVERT, 1, {from, NULL, NULL}, {a, 0, 0}, false};
     uint64_t z;
     unsigned before = env->flags;
 
     s_unpack(from, a, env, &u);
-    ctx.daz = u.daz;
+    ctx->daz = u.daz;
     switch (u.cls) {
     case S_FINITE:
-        return s_round_pack(to, u.sign, u.exp, u.sig, false, rm, env, &ctx);
+        return s_round_pack(to, u.sign, u.exp, u.sig, false, rm, env, ctx);
     case S_NAN:
         z = s_convert_nan(to, from, a, env);
         break;
@@ -30,6 +29,14 @@ sf_convert(const sf_format *to, const sf_format *from, uint64_t a,
         z = s_pack_zero(to, u.sign);
         break;
     }
-    s_event_special(to, z, env->flags & ~before, rm, env, &ctx);
+    s_event_special(to, z, env->flags & ~before, rm, env, ctx);
     return z;
+}
+
+uint64_t
+sf_convert(const sf_format *to, const sf_format *from, uint64_t a,
+           sf_round rm, sf_env *env)
+{
+    s_opctx ctx = {SF_OP_CONVERT, 1, {from, NULL, NULL}, {a, 0, 0}, false};
+    return s_convert(to, from, a, rm, env, &ctx);
 }

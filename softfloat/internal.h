@@ -103,7 +103,8 @@ typedef struct
 /* Round the exact magnitude X = sig * 2^(e - 127) (+ a tail below bit 0
    when TAIL), sig with its top bit at bit 127, to a multiple of 2^q with
    mode RM (RND is the random draw for SF_SR, else ignored). Requires
-   e - q <= 62 so the kept magnitude fits. */
+   e - q <= 62 so the kept magnitude fits (e - q = 63 only when nothing
+   is discarded). */
 void s_round_at(bool sign, int32_t e, s_u128 sig, bool tail, int32_t q,
                 sf_round rm, uint64_t rnd, s_rounded *r);
 
@@ -147,6 +148,10 @@ bool s_add_exact(bool sx, s_u128 x, int32_t ex, bool sy, s_u128 y,
 /* Add or subtract (a - b when SUBTRACT) for sf_add and sf_sub. */
 uint64_t s_add_sub(const sf_format *f, uint64_t a, uint64_t b, bool subtract,
                    sf_round rm, sf_env *env);
+
+/* sf_convert with the event context CTX (sf_from_double uses its own). */
+uint64_t s_convert(const sf_format *to, const sf_format *from, uint64_t a,
+                   sf_round rm, sf_env *env, s_opctx *ctx);
 
 /* Pack an exactly representable finite value sig * 2^exp (sig < 2^63);
    no flags. */
@@ -212,7 +217,7 @@ s_pack(const sf_format *f, bool sign, uint64_t exp_field, uint64_t frac)
 
 /* Round the exact X = (-1)^sign * sig * 2^exp (sig != 0) to an integer
    with mode RM (drawing the SR random number from ENV). Sets *r (kept is
-   the magnitude) and returns false if |x| >= 2^62, where nothing is
+   the magnitude) and returns false if |x| >= 2^64, where nothing is
    rounded and *r is untouched. *rnd gets the SR draw (0 otherwise). */
 bool s_round_to_integer(bool sign, int32_t exp, uint64_t sig, sf_round rm,
                         sf_env *env, s_rounded *r, uint64_t *rnd);

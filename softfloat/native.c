@@ -9,7 +9,11 @@ sf_from_double(const sf_format *f, double x, sf_round rm, sf_env *env)
     uint64_t bits;
 
     memcpy(&bits, &x, sizeof bits);
-    return sf_convert(f, &sf_format_f64, bits, rm, env);
+    {
+        s_opctx ctx = {SF_OP_FROM_DOUBLE, 1, {NULL, NULL, NULL},
+                       {bits, 0, 0}, false};
+        return s_convert(f, &sf_format_f64, bits, rm, env, &ctx);
+    }
 }
 
 double

@@ -10,7 +10,9 @@ s_round_to_integer(bool sign, int32_t exp, uint64_t sig, sf_round rm,
     s_u128 s = (s_u128)sig << (64 + n);
 
     *rnd = 0;
-    if (e >= 62)
+    /* At e = 63 every value of these formats (p <= 53) is an integer, so
+       nothing is rounded and kept < 2^64 cannot carry out. */
+    if (e >= 64)
         return false;
     if (rm == SF_SR)
         *rnd = s_sr_draw(env);

@@ -20,7 +20,7 @@ void
 s_round_at(bool sign, int32_t e, s_u128 sig, bool tail, int32_t q,
            sf_round rm, uint64_t rnd, s_rounded *r)
 {
-    /* sh = number of discarded bit positions; sh >= 65 since e - q <= 62 */
+    /* sh = number of discarded bit positions (>= 64) */
     int64_t sh64 = (int64_t)q - (int64_t)e + 127;
     int sh = sh64 > 200 ? 200 : (int)sh64;
     uint64_t kept = sh >= 128 ? 0 : (uint64_t)(sig >> sh);
@@ -32,7 +32,7 @@ s_round_at(bool sign, int32_t e, s_u128 sig, bool tail, int32_t q,
     bool inexact = (g | rb | st) != 0;
     bool inc;
 
-    SF_ASSERT_DEBUG(sh >= 65);
+    SF_ASSERT_DEBUG(sh >= 64);
     switch (rm) {
     case SF_RNE:
         inc = g && (rb || st || lsb);
@@ -111,14 +111,16 @@ s_dyadic_error(bool sign, uint64_t rsig, int32_t rexp, s_u128 xsig,
     if (top - base > 127)
         base = top - 127;
     if (rexp >= base) {
-        R <<= (rexp - base);
+        if (R != 0) /* the top bound keeps it below 2^128 */
+            R <<= (rexp - base);
     } else {
         int d = (int)(base - rexp > 200 ? 200 : base - rexp);
         r_lost = d >= 128 ? R != 0 : (R & low_mask(d)) != 0;
         R = d >= 128 ? 0 : R >> d;
     }
     if (xexp >= base) {
-        X <<= (xexp - base);
+        if (X != 0)
+            X <<= (xexp - base);
     } else {
         int d = (int)(base - xexp > 200 ? 200 : base - xexp);
         x_lost |= d >= 128 ? X != 0 : (X & low_mask(d)) != 0;

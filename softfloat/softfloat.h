@@ -233,7 +233,7 @@ uint64_t sf_div(const sf_format *f, uint64_t a, uint64_t b, sf_round rm,
                 sf_env *env);
 uint64_t sf_sqrt(const sf_format *f, uint64_t a, sf_round rm, sf_env *env);
 /* a*b + c with one rounding; 0*Inf + c raises invalid even if c is a
-   quiet NaN (as x86 FMA). */
+   quiet NaN (as Intel documents its FMA; AMD Zen 4 does not raise it). */
 uint64_t sf_fma(const sf_format *f, uint64_t a, uint64_t b, uint64_t c,
                 sf_round rm, sf_env *env);
 /* Sign-bit operations: never raise flags, never change NaN payloads. */

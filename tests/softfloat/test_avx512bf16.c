@@ -1,0 +1,172 @@
+/* test_avx512bf16.c -- sf_f32_to_bf16 under SF_ENV_AVX512BF16 against
+   VCVTNEPS2BF16 on 2^24 inputs, bit for bit */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <check.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "softfloat/softfloat.h"
+#include "tests/support/support.h"
+
+#if defined(HAVE_AVX512BF16_COMPILER) && defined(__x86_64__)                  \
+    && defined(__GNUC__)
+#define BF16_HW 1
+#include <cpuid.h>
+#include <immintrin.h>
+#else
+#define BF16_HW 0
+#endif
+
+#if BF16_HW
+
+/*----------------------------------------------------------------------------
+ * The hardware.
+ *--------------------------------------------------------------------------*/
+/* NULL when the CPU and the OS can run VCVTNEPS2BF16 on zmm registers,
+   else why not: AVX512F, AVX512VL and AVX512_BF16 (CPUID.(EAX=7,ECX=0):
+   EBX bits 16 and 31, CPUID.(EAX=7,ECX=1):EAX bit 5) and the OS saving the
+   opmask and zmm state (XCR0 bits 1, 2, 5, 6, 7). */
+static const char *
+hw_missing(void)
+{
+    unsigned eax, ebx, ecx, edx, xcr0_lo, xcr0_hi;
+
+    if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx))
+        return "no CPUID leaf 1";
+    if (!(ecx & (1u << 27)))
+        return "the OS has not enabled XSAVE (OSXSAVE clear)";
+    __asm__ volatile("xgetbv" : "=a"(xcr0_lo), "=d"(xcr0_hi) : "c"(0u));
+    (void)xcr0_hi;
+    if ((xcr0_lo & 0xE6u) != 0xE6u)
+        return "the OS does not save the AVX-512 register state";
+    if (__get_cpuid_max(0, NULL) < 7)
+        return "no CPUID leaf 7";
+    __cpuid_count(7, 0, eax, ebx, ecx, edx);
+    if (!(ebx & (1u << 16)) || !(ebx & (1u << 31)))
+        return "no AVX512F/AVX512VL";
+    __cpuid_count(7, 1, eax, ebx, ecx, edx);
+    if (!(eax & (1u << 5)))
+        return "no AVX512_BF16";
+    return NULL;
+}
+
+/* Sixteen conversions with VCVTNEPS2BF16 (RNE, DAZ, FTZ, no flags). */
+__attribute__((target("avx512bf16,avx512vl,avx512f"))) static void
+hw_cvt16(const uint32_t *in, uint16_t *out)
+{
+    __m512 v;
+    __m256bh r;
+
+    memcpy(&v, in, sizeof v);
+    r = _mm512_cvtneps_pbh(v);
+    memcpy(out, &r, 16 * sizeof *out);
+}
+
+/*----------------------------------------------------------------------------
+ * The sample: every high half, each with 256 low halves: the fixed patterns
+ * below (zero, one, tie, tie +- 1, all ones, ...) and random ones.  High
+ * halves run through every sign, exponent (zero and subnormal: DAZ gives a
+ * signed zero; 0xFF: Inf and NaNs with every upper payload) and upper
+ * fraction; the low halves decide ties, sticky bits and low NaN payloads.
+ *--------------------------------------------------------------------------*/
+static const uint16_t fixed_lows[] = {
+    0x0000, 0x0001, 0x7FFF, 0x8000, 0x8001, 0xFFFF, 0x7FFE, 0xFFFE,
+    0x4000, 0xC000, 0x3FFF, 0xBFFF, 0x0100, 0x8100, 0x00FF, 0x2000};
+#define N_FIXED (sizeof fixed_lows / sizeof fixed_lows[0])
+#define N_LOWS 256u
+
+START_TEST(test_sample)
+{
+    const char *why = hw_missing();
+    unsigned long n = 0, bad = 0;
+    unsigned printed = 0;
+    tst_rng r;
+
+    if (why != NULL) {
+        printf("test_avx512bf16: skipped: %s\n", why);
+        return;
+    }
+    tst_rng_init(&r, 0xBF16u);
+    for (uint32_t hi = 0; hi < 0x10000u; hi++) {
+        uint32_t in[N_LOWS];
+        uint16_t hw[N_LOWS];
+
+        for (unsigned k = 0; k < N_LOWS; k++) {
+            uint32_t lo =
+                k < N_FIXED ? fixed_lows[k] : (uint32_t)(tst_rand64(&r) >> 48);
+            in[k] = hi << 16 | lo;
+        }
+        for (unsigned k = 0; k < N_LOWS; k += 16)
+            hw_cvt16(in + k, hw + k);
+        for (unsigned k = 0; k < N_LOWS; k++) {
+            sf_env env = SF_ENV_AVX512BF16;
+            sf_f32 x = {in[k]};
+            uint16_t got = sf_f32_to_bf16(x, SF_RNE, &env).bits;
+
+            n++;
+            if (got != hw[k]) {
+                bad++;
+                if (printed < TST_MAX_PRINT) {
+                    uint64_t op = in[k];
+                    printed++;
+                    printf("(env SF_ENV_AVX512BF16; flags not compared)\n");
+                    tst_print_case("to_bf16", &sf_format_f32, SF_RNE, &op, 1,
+                                   hw[k], 0, got, 0);
+                }
+            }
+        }
+    }
+    printf("avx512bf16: %lu conversions, %lu mismatches\n", n, bad);
+    ck_assert_msg(bad == 0,
+                  "sf_f32_to_bf16 differs from VCVTNEPS2BF16 in %lu of %lu "
+                  "cases",
+                  bad, n);
+}
+END_TEST
+
+#else /* !BF16_HW */
+
+START_TEST(test_sample)
+{
+#if !defined(__x86_64__)
+    printf("test_avx512bf16: skipped: not an x86-64 host\n");
+#else
+    printf("test_avx512bf16: skipped: the compiler cannot target "
+           "AVX512-BF16 (HAVE_AVX512BF16_COMPILER undefined)\n");
+#endif
+}
+END_TEST
+
+#endif /* BF16_HW */
+
+static Suite *
+avx512bf16_suite(void)
+{
+    Suite *s = suite_create("avx512bf16");
+    TCase *tc = tcase_create("sample");
+
+    tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, test_sample);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int
+main(void)
+{
+    SRunner *sr = srunner_create(avx512bf16_suite());
+    int failed;
+
+    /* line-buffered, so that vectors printed by a forked test survive */
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    srunner_run_all(sr, CK_ENV);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

@@ -1,0 +1,28 @@
+/* support.h -- shared test helpers: seeded PRNG, multiplier, failure vectors */
+#ifndef BF16EMU_TESTS_SUPPORT_H
+#define BF16EMU_TESTS_SUPPORT_H
+
+#include <stdint.h>
+#include "softfloat/softfloat.h"
+
+/* xoshiro256** seeded through SplitMix64 from (seed, stream). The seed is
+   BF16EMU_TEST_SEED (default 1); a non-default seed is printed once. */
+typedef struct { uint64_t s[4]; } tst_rng;
+void tst_rng_init(tst_rng *r, uint64_t stream);
+uint64_t tst_rand64(tst_rng *r);
+/* Uniform in [0, n), n > 0. */
+uint64_t tst_rand_below(tst_rng *r, uint64_t n);
+uint64_t tst_seed(void);
+/* BF16EMU_TEST_MULTIPLIER (default 1, at least 1): scales random counts. */
+unsigned long tst_multiplier(void);
+
+/* Prints one failure as a line that can be pasted into a table:
+   "<fmt>_<op> <rm> <in hex>... <expected hex> <flags> got <hex> <flags>"
+   followed by the inputs as %a. Returns nothing; callers count failures
+   and print at most TST_MAX_PRINT of them. */
+#define TST_MAX_PRINT 10
+void tst_print_case(const char *op, const sf_format *f, sf_round rm,
+                    const uint64_t *in, unsigned n_in, uint64_t expected,
+                    unsigned exp_flags, uint64_t got, unsigned got_flags);
+
+#endif

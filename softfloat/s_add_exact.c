@@ -11,9 +11,38 @@ bool
 s_add_exact(bool sx, s_u128 x, int32_t ex, bool sy, s_u128 y, int32_t ey,
             bool *sign, int32_t *exp, s_u128 *sig, bool *tail)
 {
-    int64_t tx = (int64_t)ex + bit_len(x), ty = (int64_t)ey + bit_len(y);
-    int64_t base = (tx > ty ? tx : ty) - 125;
+    int64_t tx, ty, base;
     bool lost = false;
+
+    if (SF_LIKELY(((x | y) >> 53) == 0)) {
+        /* operands of at most 53 bits less than 71 binades apart: align
+           to the lower exponent, exactly, below 2^125 */
+        int64_t d = (int64_t)ex - ey;
+        if (d >= 0 && d <= 70) {
+            x <<= d;
+            ex = ey;
+        } else if (d < 0 && d >= -70) {
+            y <<= -d;
+            ey = ex;
+        }
+        if (ex == ey) {
+            *exp = ex;
+            *tail = false;
+            if (sx == sy) {
+                *sign = sx;
+                *sig = x + y;
+                return true;
+            }
+            if (x == y)
+                return false;
+            *sign = x > y ? sx : sy;
+            *sig = x > y ? x - y : y - x;
+            return true;
+        }
+    }
+    tx = (int64_t)ex + bit_len(x);
+    ty = (int64_t)ey + bit_len(y);
+    base = (tx > ty ? tx : ty) - 125;
 
     /* Align both to 2^base: the larger top lands at bit 124, so the sum
        stays below 2^126.  An operand whose low bits fall below 2^base has

@@ -23,14 +23,27 @@ s_round_at(bool sign, int32_t e, s_u128 sig, bool tail, int32_t q,
     /* sh = number of discarded bit positions (>= 64) */
     int64_t sh64 = (int64_t)q - (int64_t)e + 127;
     int sh = sh64 > 200 ? 200 : (int)sh64;
-    uint64_t kept = sh >= 128 ? 0 : (uint64_t)(sig >> sh);
-    unsigned lsb = (unsigned)kept & 1u;
-    unsigned g = bit_at(sig, sh - 1);
-    unsigned rb = bit_at(sig, sh - 2);
-    unsigned st = tail || (sh - 2 >= 128 ? sig != 0
-                                         : (sig & low_mask(sh - 2)) != 0);
-    bool inexact = (g | rb | st) != 0;
-    bool inc;
+    uint64_t kept;
+    unsigned lsb, g, rb, st;
+    bool inexact, inc;
+
+    if (SF_LIKELY(sh >= 66 && sh <= 127)) {
+        /* kept, guard and round all lie in the high word */
+        uint64_t hi = (uint64_t)(sig >> 64), lo = (uint64_t)sig;
+        int s = sh - 64; /* 2..63 */
+        kept = hi >> s;
+        g = (unsigned)(hi >> (s - 1)) & 1u;
+        rb = (unsigned)(hi >> (s - 2)) & 1u;
+        st = tail || lo != 0 || (hi & (((uint64_t)1 << (s - 2)) - 1)) != 0;
+    } else {
+        kept = sh >= 128 ? 0 : (uint64_t)(sig >> sh);
+        g = bit_at(sig, sh - 1);
+        rb = bit_at(sig, sh - 2);
+        st = tail || (sh - 2 >= 128 ? sig != 0
+                                    : (sig & low_mask(sh - 2)) != 0);
+    }
+    lsb = (unsigned)kept & 1u;
+    inexact = (g | rb | st) != 0;
 
     SF_ASSERT_DEBUG(sh >= 64);
     switch (rm) {

@@ -1,0 +1,10 @@
+# tests/support.mk -- libtestsupport: seeded PRNG, failure printer, the MPFR
+# oracle and the library-versus-oracle loops shared by the test programs
+check_LTLIBRARIES += tests/support/libtestsupport.la
+tests_support_libtestsupport_la_SOURCES = \
+	tests/support/support.h tests/support/support.c \
+	tests/support/oracle.h tests/support/oracle.c \
+	tests/support/opcheck.h tests/support/opcheck.c
+tests_support_libtestsupport_la_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) \
+	$(MPFR_CFLAGS) $(OPENMP_CFLAGS)
+tests_support_libtestsupport_la_LIBADD = $(MPFR_LIBS)

@@ -202,6 +202,7 @@ typedef struct
     bool sign;
     int e;            /* |exact| in [2^e, 2^(e+1)) */
     s_u128 sig;       /* top bit at 127 */
+    int n;            /* sig was shifted left by n to put its top at 127 */
     bool tail;
     int32_t q;        /* rounding quantum 2^q */
     const s_rounded *r;
@@ -221,9 +222,13 @@ round_event(const sf_format *f, const s_round_info *x, sf_round rm,
             sf_env *env, const s_opctx *ctx)
 {
     sf_event ev;
+    /* With a tail, the bits below the operation's window are unknown, not
+       zero: report the window as the operation computed it. */
+    s_u128 xsig = x->tail ? x->sig >> x->n : x->sig;
+    int32_t xexp = x->e - 127 + (x->tail ? x->n : 0);
 
     event_begin(&ev, f, rm, ctx);
-    s_dyadic_set(&ev.exact, x->sign, x->e - 127, x->sig, x->tail);
+    s_dyadic_set(&ev.exact, x->sign, xexp, xsig, x->tail);
     ev.ulp_exp = x->q;
     ev.lsb = x->r->lsb;
     ev.guard = x->r->guard;
@@ -246,8 +251,8 @@ round_event(const sf_format *f, const s_round_info *x, sf_round rm,
         sf_env plain = SF_ENV_IEEE;
         s_unpack(f, x->bits, &plain, &u);
         s_dyadic_error(x->sign, u.cls == S_FINITE ? u.sig : 0,
-                       u.cls == S_FINITE ? u.exp : x->q, x->sig,
-                       x->e - 127, x->tail, &ev.error);
+                       u.cls == S_FINITE ? u.exp : x->q, xsig, xexp,
+                       x->tail, &ev.error);
         ev.dir = (ev.error.hi | ev.error.lo) == 0 && !ev.error.tail
                      ? 0
                      : (ev.error.sign == x->sign ? 1 : -1);
@@ -336,7 +341,7 @@ s_round_pack(const sf_format *f, bool sign, int32_t exp, s_u128 sig,
     env->flags |= flags;
 
     if (S_EVENTS_ON(env)) {
-        s_round_info info = {sign, e, sig, tail, q, &r, bits, flags, tiny,
+        s_round_info info = {sign, e, sig, n, tail, q, &r, bits, flags, tiny,
                              flushed, ovf, ovf && to_inf, rnd};
         round_event(f, &info, rm, env, ctx);
     }

@@ -1,0 +1,650 @@
+/* cli.c -- shared helpers of the bf16emu subcommands: options, numbers,
+   errors, output buffers, JSON and colour */
+#ifdef HAVE_CONFIG_H
+#include <config.h>
+#endif
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L /* isatty, fileno */
+#endif
+
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "experiments/cli.h"
+
+#ifndef PACKAGE_VERSION
+#define PACKAGE_VERSION "unknown"
+#endif
+
+const char cli_format_list[] = "bf16, f16, f32, tf32, e4m3, e5m2";
+
+const char *
+cli_version(void)
+{
+    return PACKAGE_VERSION;
+}
+
+/*----------------------------------------------------------------------------
+ * Errors.
+ *--------------------------------------------------------------------------*/
+int
+cli_error(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (cmd != NULL)
+        fprintf(stderr, "bf16emu %s: ", cmd);
+    else
+        fputs("bf16emu: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    return CLI_EXIT_USAGE;
+}
+
+/*----------------------------------------------------------------------------
+ * Options.
+ *--------------------------------------------------------------------------*/
+void
+cli_parser_init(cli_parser *p, const char *cmd, int argc, char **argv)
+{
+    p->cmd = cmd;
+    p->argc = argc;
+    p->argv = argv;
+    p->next = 1;
+    p->operands_only = false;
+    p->opt_name = NULL;
+}
+
+/* Whether ARG (starting with '-') is a negative number rather than an
+   option: "-2.5", "-.5", "-0x1p-3", "-inf", "-nan". */
+static bool
+looks_negative_number(const char *arg)
+{
+    unsigned char c = (unsigned char)arg[1];
+
+    return isdigit(c) || c == '.' || c == 'i' || c == 'I' || c == 'n'
+           || c == 'N';
+}
+
+static const cli_option *
+find_option(const cli_option *opts, const char *name, size_t len)
+{
+    for (; opts->name != NULL; opts++)
+        if (strlen(opts->name) == len && strncmp(opts->name, name, len) == 0)
+            return opts;
+    return NULL;
+}
+
+int
+cli_parser_next(cli_parser *p, const cli_option *opts, const char **value)
+{
+    for (;;) {
+        const char *arg, *name, *eq;
+        const cli_option *o;
+        size_t len;
+
+        *value = NULL;
+        p->opt_name = NULL;
+        if (p->next >= p->argc)
+            return CLI_ARG_END;
+        arg = p->argv[p->next++];
+        if (p->operands_only || arg[0] != '-' || arg[1] == '\0') {
+            *value = arg;
+            return CLI_ARG_OPERAND;
+        }
+        if (strcmp(arg, "--") == 0) {
+            p->operands_only = true;
+            continue;
+        }
+        p->opt_name = arg;
+        if (arg[1] != '-') {
+            if (looks_negative_number(arg)) {
+                *value = arg;
+                return CLI_ARG_OPERAND;
+            }
+            if (strcmp(arg, "-h") == 0
+                && (o = find_option(opts, "help", 4)) != NULL)
+                return o->id;
+            cli_error(p->cmd, "unknown option '%s' (see 'bf16emu %s --help')",
+                      arg, p->cmd);
+            return CLI_ARG_ERROR;
+        }
+        name = arg + 2;
+        eq = strchr(name, '=');
+        len = eq != NULL ? (size_t)(eq - name) : strlen(name);
+        o = find_option(opts, name, len);
+        if (o == NULL) {
+            cli_error(p->cmd, "unknown option '--%.*s' (see 'bf16emu %s "
+                      "--help')", (int)len, name, p->cmd);
+            return CLI_ARG_ERROR;
+        }
+        if (!o->has_arg) {
+            if (eq != NULL) {
+                cli_error(p->cmd, "option '--%s' takes no value (got '%s')",
+                          o->name, eq + 1);
+                return CLI_ARG_ERROR;
+            }
+            return o->id;
+        }
+        if (eq != NULL) {
+            *value = eq + 1;
+        } else if (p->next < p->argc) {
+            *value = p->argv[p->next++];
+        } else {
+            cli_error(p->cmd, "option '--%s' needs a value (see 'bf16emu %s "
+                      "--help')", o->name, p->cmd);
+            return CLI_ARG_ERROR;
+        }
+        return o->id;
+    }
+}
+
+bool
+cli_parse_format(const char *cmd, const char *opt, const char *value,
+                 bool arithmetic, const sf_format **fmt)
+{
+    const sf_format *f = sf_format_by_name(value);
+
+    if (f == NULL) {
+        cli_error(cmd, "%s '%s': unknown format (expected one of %s%s)", opt,
+                  value, cli_format_list, arithmetic ? "" : ", f64");
+        return false;
+    }
+    if (arithmetic && f == &sf_format_f64) {
+        cli_error(cmd, "%s '%s': f64 is for conversions only (expected one "
+                  "of %s)", opt, value, cli_format_list);
+        return false;
+    }
+    *fmt = f;
+    return true;
+}
+
+bool
+cli_parse_mode(const char *cmd, const char *opt, const char *value,
+               sf_round *rm)
+{
+    int m = sf_round_by_name(value);
+
+    if (m < 0) {
+        cli_error(cmd, "%s '%s': unknown rounding mode (expected rne, rtz, "
+                  "rdn, rup, rna, rod or sr)", opt, value);
+        return false;
+    }
+    *rm = (sf_round)m;
+    return true;
+}
+
+bool
+cli_parse_u64(const char *cmd, const char *opt, const char *value,
+              uint64_t *v)
+{
+    const char *s = value;
+    unsigned base = 10;
+    uint64_t x = 0;
+
+    if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+        base = 16;
+        s += 2;
+    }
+    if (*s == '\0')
+        goto bad;
+    for (; *s != '\0'; s++) {
+        unsigned d;
+        unsigned char c = (unsigned char)*s;
+        if (isdigit(c))
+            d = (unsigned)(c - '0');
+        else if (base == 16 && isxdigit(c))
+            d = (unsigned)(tolower(c) - 'a' + 10);
+        else
+            goto bad;
+        if (x > (UINT64_MAX - d) / base) {
+            cli_error(cmd, "%s '%s': too large (expected an integer below "
+                      "2^64)", opt, value);
+            return false;
+        }
+        x = x * base + d;
+    }
+    *v = x;
+    return true;
+bad:
+    cli_error(cmd, "%s '%s': not a non-negative integer (expected decimal "
+              "digits or 0x and hex digits)", opt, value);
+    return false;
+}
+
+bool
+cli_parse_env(const char *cmd, const char *opt, const char *value,
+              sf_env *env)
+{
+    static const sf_env ieee = SF_ENV_IEEE, x86 = SF_ENV_X86,
+                        avx = SF_ENV_AVX512BF16, nvidia = SF_ENV_NVIDIA,
+                        bfdot = SF_ENV_ARM_BFDOT;
+
+    if (strcmp(value, "ieee") == 0)
+        *env = ieee;
+    else if (strcmp(value, "x86") == 0)
+        *env = x86;
+    else if (strcmp(value, "avx512bf16") == 0)
+        *env = avx;
+    else if (strcmp(value, "nvidia") == 0)
+        *env = nvidia;
+    else if (strcmp(value, "arm-bfdot") == 0)
+        *env = bfdot;
+    else {
+        cli_error(cmd, "%s '%s': unknown environment (expected ieee, x86, "
+                  "avx512bf16, nvidia or arm-bfdot)", opt, value);
+        return false;
+    }
+    return true;
+}
+
+/*----------------------------------------------------------------------------
+ * Numbers.
+ *--------------------------------------------------------------------------*/
+static void
+capture_event(void *user, const sf_event *ev)
+{
+    *(sf_event *)user = *ev;
+}
+
+static bool
+parse_bits(const char *text, const char *colon, cli_number *num, char *why,
+           size_t n)
+{
+    char name[16];
+    size_t len = (size_t)(colon - text), i;
+    const char *s = colon + 1;
+    const sf_format *f;
+    uint64_t x = 0, limit;
+
+    if (len == 0 || len >= sizeof name) {
+        snprintf(why, n, "bad format prefix (expected FORMAT:0xBITS with "
+                 "FORMAT one of %s, f64)", cli_format_list);
+        return false;
+    }
+    for (i = 0; i < len; i++)
+        name[i] = (char)tolower((unsigned char)text[i]);
+    name[len] = '\0';
+    f = sf_format_by_name(name);
+    if (f == NULL) {
+        snprintf(why, n, "unknown format prefix '%s' (expected one of %s, "
+                 "f64)", name, cli_format_list);
+        return false;
+    }
+    if (s[0] != '0' || (s[1] != 'x' && s[1] != 'X') || s[2] == '\0') {
+        snprintf(why, n, "expected a bit pattern 0x followed by hex digits "
+                 "after '%s:' (e.g. bf16:0xC013)", name);
+        return false;
+    }
+    limit = f->storage_bits >= 64 ? UINT64_MAX
+                                  : (((uint64_t)1 << f->storage_bits) - 1);
+    for (s += 2; *s != '\0'; s++) {
+        unsigned char c = (unsigned char)*s;
+        unsigned d;
+        if (!isxdigit(c)) {
+            snprintf(why, n, "'%c' is not a hex digit (expected %s:0x and "
+                     "at most %u hex digits)", c, name,
+                     f->storage_bits / 4);
+            return false;
+        }
+        d = isdigit(c) ? (unsigned)(c - '0')
+                       : (unsigned)(tolower(c) - 'a' + 10);
+        if (x > (limit >> 4) || ((x << 4) | d) > limit) {
+            snprintf(why, n, "the bit pattern does not fit the %u bits of "
+                     "%s", f->storage_bits, f->name);
+            return false;
+        }
+        x = (x << 4) | d;
+    }
+    if (f->pad_bits > 0 && (x & (((uint64_t)1 << f->pad_bits) - 1)) != 0) {
+        snprintf(why, n, "the low %u bits of a %s pattern must be zero (it "
+                 "is stored in %u bits with %u fraction bits)", f->pad_bits,
+                 f->name, f->storage_bits, f->frac_bits);
+        return false;
+    }
+    num->fmt = f;
+    num->bits = x;
+    num->prefixed = true;
+    return true;
+}
+
+/* A hex-float must have its binary exponent: "0xC013" alone is almost
+   always a bit pattern missing its format prefix. */
+static bool
+hex_without_exponent(const char *text)
+{
+    const char *s = text;
+
+    if (*s == '+' || *s == '-')
+        s++;
+    if (s[0] != '0' || (s[1] != 'x' && s[1] != 'X'))
+        return false;
+    return strchr(s, 'p') == NULL && strchr(s, 'P') == NULL;
+}
+
+bool
+cli_parse_number(const char *text, const sf_format *target,
+                 sf_round in_mode, cli_number *num, char *why, size_t n)
+{
+    const char *colon = strchr(text, ':');
+    sf_env env = SF_ENV_IEEE;
+    sf_event_sink sink;
+    const char *end;
+
+    memset(num, 0, sizeof *num);
+    num->text = text;
+    if (colon != NULL)
+        return parse_bits(text, colon, num, why, n);
+    if (text[0] == '\0') {
+        snprintf(why, n, "empty (expected a number)");
+        return false;
+    }
+    if (hex_without_exponent(text)) {
+        snprintf(why, n, "a hex-float needs a binary exponent (e.g. "
+                 "-0x1.34p+1); a bit pattern needs a format prefix (e.g. "
+                 "bf16:0xC013)");
+        return false;
+    }
+    sink.fn = capture_event;
+    sink.user = &num->ev;
+    env.events = &sink;
+    num->bits = sf_from_string(target, text, &end, in_mode, &env);
+    if (end == text) {
+        snprintf(why, n, "not a number (expected a decimal such as "
+                 "-2.40625, a hex-float such as -0x1.34p+1, inf, nan, or "
+                 "FORMAT:0xBITS such as bf16:0xC013)");
+        return false;
+    }
+    if (*end != '\0') {
+        snprintf(why, n, "unexpected '%s' after the number (expected a "
+                 "decimal, a hex-float or FORMAT:0xBITS)", end);
+        return false;
+    }
+    num->fmt = target;
+    num->flags = env.flags;
+    num->inexact = (env.flags & SF_FLAG_INEXACT) != 0;
+    return true;
+}
+
+/*----------------------------------------------------------------------------
+ * Text buffer.
+ *--------------------------------------------------------------------------*/
+void
+cli_buf_init(cli_buf *b)
+{
+    b->p = NULL;
+    b->len = b->cap = 0;
+    b->failed = false;
+}
+
+void
+cli_buf_free(cli_buf *b)
+{
+    free(b->p);
+    cli_buf_init(b);
+}
+
+static bool
+buf_reserve(cli_buf *b, size_t extra)
+{
+    size_t need, cap;
+    char *p;
+
+    if (b->failed)
+        return false;
+    need = b->len + extra + 1;
+    if (need <= b->cap)
+        return true;
+    cap = b->cap ? b->cap : 4096;
+    while (cap < need)
+        cap *= 2;
+    p = realloc(b->p, cap);
+    if (p == NULL) {
+        b->failed = true;
+        return false;
+    }
+    b->p = p;
+    b->cap = cap;
+    return true;
+}
+
+void
+cli_buf_put_mem(cli_buf *b, const char *s, size_t n)
+{
+    if (!buf_reserve(b, n))
+        return;
+    memcpy(b->p + b->len, s, n);
+    b->len += n;
+    b->p[b->len] = '\0';
+}
+
+void
+cli_buf_putc(cli_buf *b, char c)
+{
+    cli_buf_put_mem(b, &c, 1);
+}
+
+void
+cli_buf_puts(cli_buf *b, const char *s)
+{
+    cli_buf_put_mem(b, s, strlen(s));
+}
+
+void
+cli_buf_vprintf(cli_buf *b, const char *fmt, va_list ap)
+{
+    va_list ap2;
+    int n;
+
+    va_copy(ap2, ap);
+    n = vsnprintf(NULL, 0, fmt, ap2);
+    va_end(ap2);
+    if (n < 0) {
+        b->failed = true;
+        return;
+    }
+    if (!buf_reserve(b, (size_t)n))
+        return;
+    vsnprintf(b->p + b->len, (size_t)n + 1, fmt, ap);
+    b->len += (size_t)n;
+}
+
+void
+cli_buf_printf(cli_buf *b, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    cli_buf_vprintf(b, fmt, ap);
+    va_end(ap);
+}
+
+bool
+cli_buf_write(const cli_buf *b, FILE *out)
+{
+    if (b->failed)
+        return false;
+    if (b->len > 0 && fwrite(b->p, 1, b->len, out) != b->len)
+        return false;
+    return fflush(out) == 0;
+}
+
+/*----------------------------------------------------------------------------
+ * JSON.
+ *--------------------------------------------------------------------------*/
+void
+cli_json_init(cli_json *j, cli_buf *out)
+{
+    j->out = out;
+    j->depth = 0;
+    j->has_items[0] = false;
+}
+
+static void
+json_indent(cli_json *j, int depth)
+{
+    for (int i = 0; i < depth; i++)
+        cli_buf_puts(j->out, "  ");
+}
+
+static void
+json_escape(cli_buf *b, const char *s)
+{
+    cli_buf_putc(b, '"');
+    for (; *s != '\0'; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\') {
+            cli_buf_putc(b, '\\');
+            cli_buf_putc(b, (char)c);
+        } else if (c == '\n') {
+            cli_buf_puts(b, "\\n");
+        } else if (c == '\t') {
+            cli_buf_puts(b, "\\t");
+        } else if (c < 0x20) {
+            cli_buf_printf(b, "\\u%04x", c);
+        } else {
+            cli_buf_putc(b, (char)c);
+        }
+    }
+    cli_buf_putc(b, '"');
+}
+
+/* Separator, indentation and key before a value. */
+static void
+json_item(cli_json *j, const char *key)
+{
+    if (j->depth > 0) {
+        cli_buf_puts(j->out, j->has_items[j->depth] ? ",\n" : "\n");
+        j->has_items[j->depth] = true;
+        json_indent(j, j->depth);
+    }
+    if (key != NULL) {
+        json_escape(j->out, key);
+        cli_buf_puts(j->out, ": ");
+    }
+}
+
+static void
+json_open(cli_json *j, const char *key, char c)
+{
+    json_item(j, key);
+    cli_buf_putc(j->out, c);
+    if (j->depth + 1 < CLI_JSON_MAX_DEPTH)
+        j->depth++;
+    else
+        j->out->failed = true;
+    j->has_items[j->depth] = false;
+}
+
+static void
+json_close(cli_json *j, char c)
+{
+    bool items = j->has_items[j->depth];
+
+    if (j->depth > 0)
+        j->depth--;
+    if (items) {
+        cli_buf_putc(j->out, '\n');
+        json_indent(j, j->depth);
+    }
+    cli_buf_putc(j->out, c);
+}
+
+void
+cli_json_object_begin(cli_json *j, const char *key)
+{
+    json_open(j, key, '{');
+}
+
+void
+cli_json_object_end(cli_json *j)
+{
+    json_close(j, '}');
+}
+
+void
+cli_json_array_begin(cli_json *j, const char *key)
+{
+    json_open(j, key, '[');
+}
+
+void
+cli_json_array_end(cli_json *j)
+{
+    json_close(j, ']');
+}
+
+void
+cli_json_string(cli_json *j, const char *key, const char *s)
+{
+    json_item(j, key);
+    if (s == NULL)
+        cli_buf_puts(j->out, "null");
+    else
+        json_escape(j->out, s);
+}
+
+void
+cli_json_int(cli_json *j, const char *key, long long v)
+{
+    json_item(j, key);
+    cli_buf_printf(j->out, "%lld", v);
+}
+
+void
+cli_json_bool(cli_json *j, const char *key, bool v)
+{
+    json_item(j, key);
+    cli_buf_puts(j->out, v ? "true" : "false");
+}
+
+void
+cli_json_null(cli_json *j, const char *key)
+{
+    json_item(j, key);
+    cli_buf_puts(j->out, "null");
+}
+
+void
+cli_json_finish(cli_json *j)
+{
+    cli_buf_putc(j->out, '\n');
+}
+
+/*----------------------------------------------------------------------------
+ * Colour.
+ *--------------------------------------------------------------------------*/
+bool
+cli_parse_color(const char *cmd, const char *opt, const char *value,
+                cli_color_when *when)
+{
+    if (strcmp(value, "auto") == 0)
+        *when = CLI_COLOR_AUTO;
+    else if (strcmp(value, "always") == 0)
+        *when = CLI_COLOR_ALWAYS;
+    else if (strcmp(value, "never") == 0)
+        *when = CLI_COLOR_NEVER;
+    else {
+        cli_error(cmd, "%s '%s': expected auto, always or never", opt, value);
+        return false;
+    }
+    return true;
+}
+
+bool
+cli_color_enabled(FILE *stream, cli_color_when when)
+{
+    const char *no_color;
+
+    if (when != CLI_COLOR_AUTO)
+        return when == CLI_COLOR_ALWAYS;
+    no_color = getenv("NO_COLOR");
+    if (no_color != NULL && no_color[0] != '\0')
+        return false;
+    return isatty(fileno(stream)) == 1;
+}

@@ -1,0 +1,188 @@
+/* cli.h -- shared helpers of the bf16emu subcommands: options, numbers,
+   errors, output buffers, JSON and colour */
+#ifndef BF16EMU_EXPERIMENTS_CLI_H
+#define BF16EMU_EXPERIMENTS_CLI_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "softfloat/softfloat.h"
+
+#if defined(__GNUC__)
+#define CLI_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define CLI_PRINTF(f, a)
+#endif
+
+/*----------------------------------------------------------------------------
+ * Exit codes (contract): 0 ok, 1 a check failed, 2 bad usage or input.
+ *--------------------------------------------------------------------------*/
+enum
+{
+    CLI_EXIT_OK = 0,
+    CLI_EXIT_CHECK = 1,
+    CLI_EXIT_USAGE = 2
+};
+
+/* The program's version string ("0.1.0"). */
+const char *cli_version(void);
+
+/*----------------------------------------------------------------------------
+ * Subcommands.  Each lives in its own file and has a main that takes argv
+ * with argv[0] = the subcommand's name, and a help printer.
+ *--------------------------------------------------------------------------*/
+int trace_main(int argc, char **argv);
+void trace_help(FILE *out);
+
+/*----------------------------------------------------------------------------
+ * Errors.  cli_error prints "bf16emu CMD: MESSAGE" (or "bf16emu: MESSAGE"
+ * when CMD is NULL) and a newline on stderr, and returns CLI_EXIT_USAGE.
+ *--------------------------------------------------------------------------*/
+int cli_error(const char *cmd, const char *fmt, ...) CLI_PRINTF(2, 3);
+
+/*----------------------------------------------------------------------------
+ * Option parsing, GNU style: "--name=value" or "--name value" for options
+ * with an argument, "--name" for switches, "-h" for "--help", "--" ends the
+ * options.  An argument that starts with '-' followed by a digit, '.' or the
+ * start of "inf"/"nan" is an operand, so negative numbers need no "--".
+ *--------------------------------------------------------------------------*/
+typedef struct
+{
+    const char *name; /* without the leading "--" */
+    bool has_arg;
+    int id;           /* returned by cli_parser_next; >= 0 */
+} cli_option;
+
+enum
+{
+    CLI_ARG_END = -1,        /* no arguments left */
+    CLI_ARG_OPERAND = -2,    /* *value = the operand */
+    CLI_ARG_ERROR = -3       /* message printed on stderr */
+};
+
+typedef struct
+{
+    const char *cmd; /* the subcommand, for messages */
+    int argc;
+    char **argv;
+    int next;        /* index of the next argument */
+    bool operands_only;
+    const char *opt_name; /* the option just returned, as typed */
+} cli_parser;
+
+/* Start parsing ARGV[1..ARGC-1]. */
+void cli_parser_init(cli_parser *p, const char *cmd, int argc, char **argv);
+
+/* The next option's id (with *VALUE its argument, or NULL), an operand
+   (CLI_ARG_OPERAND, *VALUE the text), CLI_ARG_END, or CLI_ARG_ERROR after
+   printing what was wrong.  OPTS ends with an entry whose name is NULL. */
+int cli_parser_next(cli_parser *p, const cli_option *opts,
+                    const char **value);
+
+/* Option values.  Each prints an error naming OPT (as "--acc") and what
+   was expected, and returns false, when VALUE is not valid. */
+bool cli_parse_format(const char *cmd, const char *opt, const char *value,
+                      bool arithmetic, const sf_format **fmt);
+bool cli_parse_mode(const char *cmd, const char *opt, const char *value,
+                    sf_round *rm);
+bool cli_parse_u64(const char *cmd, const char *opt, const char *value,
+                   uint64_t *v);
+
+/* Environment presets: "ieee", "x86", "avx512bf16", "nvidia",
+   "arm-bfdot".  Returns false (after an error message) for another name. */
+bool cli_parse_env(const char *cmd, const char *opt, const char *value,
+                   sf_env *env);
+
+/* The formats that arithmetic accepts, for messages:
+   "bf16, f16, f32, tf32, e4m3, e5m2". */
+extern const char cli_format_list[];
+
+/*----------------------------------------------------------------------------
+ * Numbers on the command line: a decimal number, a C99 hex-float, inf or
+ * nan (read into TARGET with IN_MODE, one correct rounding), or a bit
+ * pattern with a format prefix ("bf16:0xC013", which keeps its format).
+ *--------------------------------------------------------------------------*/
+typedef struct
+{
+    const char *text;
+    const sf_format *fmt; /* the prefix's format, else TARGET */
+    uint64_t bits;
+    bool prefixed;        /* given as FORMAT:0xBITS */
+    bool inexact;         /* decimal text that TARGET cannot hold exactly */
+    unsigned flags;       /* flags raised by reading the text */
+    sf_event ev;          /* the rounding of the text (not prefixed) */
+} cli_number;
+
+/* Parse TEXT.  On failure writes into WHY (N bytes) what was wrong and
+   what was expected, and returns false. */
+bool cli_parse_number(const char *text, const sf_format *target,
+                      sf_round in_mode, cli_number *num, char *why,
+                      size_t n);
+
+/*----------------------------------------------------------------------------
+ * A growable text buffer.  Output is built in memory and written at the
+ * end, so that an error found late leaves stdout empty.
+ *--------------------------------------------------------------------------*/
+typedef struct
+{
+    char *p;
+    size_t len, cap;
+    bool failed; /* an allocation failed; the content is incomplete */
+} cli_buf;
+
+void cli_buf_init(cli_buf *b);
+void cli_buf_free(cli_buf *b);
+void cli_buf_putc(cli_buf *b, char c);
+void cli_buf_puts(cli_buf *b, const char *s);
+void cli_buf_put_mem(cli_buf *b, const char *s, size_t n);
+void cli_buf_printf(cli_buf *b, const char *fmt, ...) CLI_PRINTF(2, 3);
+void cli_buf_vprintf(cli_buf *b, const char *fmt, va_list ap);
+/* Write the content to OUT; false if anything failed. */
+bool cli_buf_write(const cli_buf *b, FILE *out);
+
+/*----------------------------------------------------------------------------
+ * JSON output: a small streaming writer, two-space indentation, keys in the
+ * order written.  KEY is NULL inside arrays and for the top-level value.
+ *--------------------------------------------------------------------------*/
+#define CLI_JSON_MAX_DEPTH 32
+
+typedef struct
+{
+    cli_buf *out;
+    int depth;
+    bool has_items[CLI_JSON_MAX_DEPTH];
+} cli_json;
+
+void cli_json_init(cli_json *j, cli_buf *out);
+void cli_json_object_begin(cli_json *j, const char *key);
+void cli_json_object_end(cli_json *j);
+void cli_json_array_begin(cli_json *j, const char *key);
+void cli_json_array_end(cli_json *j);
+/* A string (escaped); NULL writes null. */
+void cli_json_string(cli_json *j, const char *key, const char *s);
+void cli_json_int(cli_json *j, const char *key, long long v);
+void cli_json_bool(cli_json *j, const char *key, bool v);
+void cli_json_null(cli_json *j, const char *key);
+/* Ends the document with a newline. */
+void cli_json_finish(cli_json *j);
+
+/*----------------------------------------------------------------------------
+ * Colour: on for "always", off for "never", and for "auto" only when the
+ * stream is a terminal and the NO_COLOR environment variable is unset or
+ * empty.
+ *--------------------------------------------------------------------------*/
+typedef enum
+{
+    CLI_COLOR_AUTO,
+    CLI_COLOR_ALWAYS,
+    CLI_COLOR_NEVER
+} cli_color_when;
+
+bool cli_parse_color(const char *cmd, const char *opt, const char *value,
+                     cli_color_when *when);
+bool cli_color_enabled(FILE *stream, cli_color_when when);
+
+#endif /* BF16EMU_EXPERIMENTS_CLI_H */

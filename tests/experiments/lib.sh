@@ -1,0 +1,146 @@
+# lib.sh -- helpers for the bf16emu command-line tests (sourced by sh)
+#
+# The tests run the installed-layout binary named by $BF16EMU (make check
+# sets it; by hand it defaults to ./experiments/bf16emu) and compare its
+# output with exact expected lines.  Each check counts as one test; the
+# script fails if any check fails, printing what was expected and what
+# came out.
+
+: "${BF16EMU:=./experiments/bf16emu}"
+LC_ALL=C
+export LC_ALL
+unset NO_COLOR
+
+n_pass=0
+n_fail=0
+ctx=
+tmp=${TMPDIR:-/tmp}/bf16emu-test.$$
+rm -rf "$tmp"
+mkdir "$tmp" || exit 99
+trap 'rm -rf "$tmp"' 0 1 2 13 15
+
+if [ ! -x "$BF16EMU" ]; then
+    echo "bf16emu not found at '$BF16EMU' (set BF16EMU)"
+    exit 99
+fi
+
+pass() { n_pass=$((n_pass + 1)); }
+
+fail()
+{
+    n_fail=$((n_fail + 1))
+    echo "FAIL [$ctx]: $*"
+}
+
+# run ARGS...: run bf16emu; stdout in $tmp/out, stderr in $tmp/err, status
+# in $rc.  The context for messages is the command line.
+run()
+{
+    ctx="bf16emu $*"
+    "$BF16EMU" "$@" >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+}
+
+expect_rc()
+{
+    if [ "$rc" -eq "$1" ]; then
+        pass
+    else
+        fail "exit status $rc, expected $1; stderr:"
+        sed 's/^/    /' "$tmp/err"
+    fi
+}
+
+# expect_line TEXT: stdout has a line exactly equal to TEXT.
+expect_line()
+{
+    if grep -F -x -e "$1" "$tmp/out" >/dev/null; then
+        pass
+    else
+        fail "no output line equal to:"
+        echo "    |$1|"
+        echo "  output was:"
+        sed 's/^/    |/' "$tmp/out" | head -80
+    fi
+}
+
+# expect_no_line TEXT: stdout has no line equal to TEXT.
+expect_no_line()
+{
+    if grep -F -x -e "$1" "$tmp/out" >/dev/null; then
+        fail "unexpected output line: $1"
+    else
+        pass
+    fi
+}
+
+# expect_out_has TEXT / expect_err_has TEXT: substring of stdout / stderr.
+expect_out_has()
+{
+    if grep -F -e "$1" "$tmp/out" >/dev/null; then
+        pass
+    else
+        fail "stdout does not contain: $1"
+        sed 's/^/    |/' "$tmp/out" | head -80
+    fi
+}
+
+expect_err_has()
+{
+    if grep -F -e "$1" "$tmp/err" >/dev/null; then
+        pass
+    else
+        fail "stderr does not contain: $1"
+        sed 's/^/    |/' "$tmp/err"
+    fi
+}
+
+# expect_text_has TEXT: stdout, with its lines joined by single spaces,
+# contains TEXT (for word-wrapped paragraphs).
+expect_text_has()
+{
+    if tr '\n' ' ' <"$tmp/out" | tr -s ' ' | grep -F -e "$1" >/dev/null
+    then
+        pass
+    else
+        fail "the text does not contain: $1"
+        sed 's/^/    |/' "$tmp/out" | head -80
+    fi
+}
+
+expect_no_stdout()
+{
+    if [ -s "$tmp/out" ]; then
+        fail "expected no output on stdout, got:"
+        sed 's/^/    |/' "$tmp/out" | head -20
+    else
+        pass
+    fi
+}
+
+expect_no_stderr()
+{
+    if [ -s "$tmp/err" ]; then
+        fail "expected nothing on stderr, got:"
+        sed 's/^/    |/' "$tmp/err" | head -20
+    else
+        pass
+    fi
+}
+
+# expect_same_as FILE: stdout equals FILE byte for byte.
+expect_same_as()
+{
+    if cmp -s "$1" "$tmp/out"; then
+        pass
+    else
+        fail "output differs from $1:"
+        diff "$1" "$tmp/out" | head -40
+    fi
+}
+
+finish()
+{
+    echo "$n_pass checks passed, $n_fail failed"
+    [ "$n_fail" -eq 0 ]
+}

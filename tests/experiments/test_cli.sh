@@ -1,0 +1,132 @@
+# test_cli.sh -- bf16emu: dispatch, --help, --version, and the errors of
+# bad usage and bad input (exit 2, nothing on stdout, a message on stderr
+# naming the argument or option and what was expected)
+
+: "${srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
+. "$srcdir/tests/experiments/lib.sh"
+
+# --version prints the configured version ($BF16EMU_VERSION from make).
+run --version
+expect_rc 0
+if [ -n "${BF16EMU_VERSION:-}" ]; then
+    expect_line "bf16emu $BF16EMU_VERSION"
+else
+    expect_out_has "bf16emu "
+fi
+
+run --help
+expect_rc 0
+expect_line 'usage: bf16emu SUBCOMMAND [options] [operands]'
+expect_line '  trace      an accumulation or one operation, bit by bit'
+expect_line '  reproduce  the paper'"'"'s reproduction targets into results/'
+run help
+expect_rc 0
+expect_line 'usage: bf16emu SUBCOMMAND [options] [operands]'
+run help trace
+expect_rc 0
+expect_line 'usage: bf16emu trace [options] X1 [X2 ...]'
+run trace --help
+expect_rc 0
+expect_line 'usage: bf16emu trace [options] X1 [X2 ...]'
+expect_no_stderr
+run trace -h
+expect_rc 0
+expect_line 'usage: bf16emu trace [options] X1 [X2 ...]'
+
+# usage errors: exit 2, stdout empty, stderr says what was wrong
+bad()
+{
+    # bad MESSAGE ARGS...: expect exit 2 and MESSAGE on stderr
+    msg=$1
+    shift
+    run "$@"
+    expect_rc 2
+    expect_no_stdout
+    expect_err_has "$msg"
+}
+
+bad 'usage: bf16emu SUBCOMMAND'
+bad "bf16emu: unknown subcommand 'frobnicate' (see 'bf16emu --help')" \
+    frobnicate
+bad "bf16emu: unknown option '--bogus'" --bogus
+bad "bf16emu: 'mma' is planned but not yet available" mma
+bad "bf16emu: 'reproduce' is planned but not yet available" reproduce
+bad "bf16emu: unknown subcommand 'nope'" help nope
+bad "bf16emu trace: unknown option '--bogus' (see 'bf16emu trace --help')" \
+    trace --bogus 1
+bad "bf16emu trace: unknown option '-x'" trace -x 1
+bad "bf16emu trace: option '--acc' needs a value" trace 1 --acc
+bad "bf16emu trace: option '--json' takes no value (got '1')" \
+    trace --json=1 1
+bad "bf16emu trace: --acc 'f128': unknown format (expected one of bf16, f16, f32, tf32, e4m3, e5m2)" \
+    trace --acc f128 1
+bad "bf16emu trace: --acc 'f64': f64 is for conversions only" \
+    trace --acc=f64 1
+bad "bf16emu trace: --out 'bf8': unknown format" trace --out bf8 1
+bad "bf16emu trace: --mode 'rn': unknown rounding mode (expected rne, rtz, rdn, rup, rna, rod or sr)" \
+    trace --mode rn 1
+bad "bf16emu trace: --acc-mode 'x': unknown rounding mode" \
+    trace --acc-mode x 1
+bad "bf16emu trace: --in-mode 'x': unknown rounding mode" \
+    trace --in-mode x 1
+bad "bf16emu trace: --seed 'abc': not a non-negative integer" \
+    trace --seed abc 1
+bad "bf16emu trace: --seed '18446744073709551616': too large" \
+    trace --seed 18446744073709551616 1
+bad "bf16emu trace: --env 'riscv': unknown environment (expected ieee, x86, avx512bf16, nvidia or arm-bfdot)" \
+    trace --env riscv 1
+bad "bf16emu trace: --color 'sometimes': expected auto, always or never" \
+    trace --color sometimes 1
+bad "bf16emu trace: --op 'pow': unknown operation" trace --op pow 1 2
+bad "bf16emu trace: no operands" trace
+bad "bf16emu trace: --op fma takes 3 operands, got 2" trace --op fma 1 2
+bad "bf16emu trace: --op sqrt takes 1 operand, got 2" trace --op sqrt 1 2
+bad "bf16emu trace: --acc and --acc-mode apply to accumulations, not to --op mul" \
+    trace --op mul --acc f32 1 2
+bad "bf16emu trace: --out applies to accumulations and --op convert, not to --op add" \
+    trace --op add --out f32 1 2
+bad "bf16emu trace: --fmt applies to --op" trace --fmt bf16 1 2
+bad "bf16emu trace: operand 1 'f64:0x3FF0000000000000': f64 operands are for --op convert only" \
+    trace --op mul f64:0x3FF0000000000000 1
+
+# bad numbers: the message names the operand and what was expected
+bad "bf16emu trace: operand 2 'abc': not a number (expected a decimal such as -2.40625, a hex-float such as -0x1.34p+1, inf, nan, or FORMAT:0xBITS such as bf16:0xC013)" \
+    trace 1 abc
+bad "bf16emu trace: operand 1 '1.5x': unexpected 'x' after the number" \
+    trace 1.5x
+bad "bf16emu trace: operand 1 '0xC013': a hex-float needs a binary exponent" \
+    trace 0xC013
+bad "bf16emu trace: operand 1 'bf16:0x1C013': the bit pattern does not fit the 16 bits of bf16" \
+    trace bf16:0x1C013
+bad "bf16emu trace: operand 1 'e4m3:0x100': the bit pattern does not fit the 8 bits of e4m3" \
+    trace e4m3:0x100
+bad "bf16emu trace: operand 1 'f16:0x10000': the bit pattern does not fit the 16 bits of f16" \
+    trace f16:0x10000
+bad "bf16emu trace: operand 1 'f32:0x100000000': the bit pattern does not fit the 32 bits of f32" \
+    trace f32:0x100000000
+bad "bf16emu trace: operand 1 'tf32:0x3F800001': the low 13 bits of a tf32 pattern must be zero" \
+    trace tf32:0x3F800001
+bad "bf16emu trace: operand 1 'bf16:C013': expected a bit pattern 0x followed by hex digits after 'bf16:'" \
+    trace bf16:C013
+bad "bf16emu trace: operand 1 'bf16:0xC01G': 'G' is not a hex digit" \
+    trace bf16:0xC01G
+bad "bf16emu trace: operand 1 'fp4:0x1': unknown format prefix 'fp4'" \
+    trace fp4:0x1
+bad "bf16emu trace: operand 2 '': empty" trace 1 ''
+bad "bf16emu trace: operand 1 'abc'" trace --json abc
+
+# valid edge cases of the number syntax
+run trace tf32:0x3F802000 e5m2:0x3C e4m3:0x38 f16:0x3C00
+expect_rc 0
+expect_line 'x1   tf32:0x3F802000    1.0009765625'
+expect_line 'x2   e5m2:0x3C          1'
+expect_line 'x3   e4m3:0x38          1'
+expect_line 'x4   f16:0x3C00         1'
+run trace BF16:0xc013
+expect_rc 0
+expect_line 'x1   bf16:0xC013        -2.296875'
+run trace -- -1 -inf
+expect_rc 0
+expect_line '  result       bf16:0xFF80 = -inf'
+
+finish

@@ -130,6 +130,11 @@ void s_event_special(const sf_format *f, uint64_t result, unsigned flags,
 void s_dyadic_error(bool sign, uint64_t rsig, int32_t rexp, s_u128 xsig,
                     int32_t xexp, bool xtail, sf_dyadic *out);
 
+/* Fill the operation part of an event (op, operands, mode, format) and
+   clear the rounding part. */
+void s_event_begin(sf_event *ev, const sf_format *f, sf_round rm,
+                   const s_opctx *ctx);
+
 /* Convert a 128-bit window into the public sf_dyadic. */
 void s_dyadic_set(sf_dyadic *d, bool sign, int32_t exp, s_u128 sig,
                   bool tail);

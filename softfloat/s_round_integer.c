@@ -26,21 +26,11 @@ s_event_integer(const sf_format *f, bool sign, int32_t exp, uint64_t sig,
                 unsigned flags, sf_round rm, sf_env *env, const s_opctx *ctx)
 {
     sf_event ev;
-    sf_event zero_ev = {0};
     int n = s_clz64(sig);
 
     if (!S_EVENTS_ON(env))
         return;
-    ev = zero_ev;
-    ev.op = ctx->op;
-    ev.mode = rm;
-    ev.fmt = f;
-    ev.n_in = ctx->n_in;
-    for (unsigned i = 0; i < ctx->n_in && i < 3; i++) {
-        ev.in_fmt[i] = ctx->in_fmt[i];
-        ev.in[i] = ctx->in[i];
-    }
-    ev.daz = ctx->daz;
+    s_event_begin(&ev, f, rm, ctx);
     s_dyadic_set(&ev.exact, sign, exp - n - 64, (s_u128)sig << (64 + n),
                  false);
     ev.ulp_exp = 0;
@@ -54,9 +44,10 @@ s_event_integer(const sf_format *f, bool sign, int32_t exp, uint64_t sig,
     ev.flags = flags;
     ev.sr_random = rnd;
     ev.error_infinite = (flags & SF_FLAG_INVALID) != 0;
-    if (!ev.error_infinite) {
+    if (ev.error_infinite)
+        s_dyadic_set(&ev.error, false, 0, 0, false);
+    else
         s_dyadic_error(sign, r->kept, 0, (s_u128)sig, exp, false,
                        &ev.error);
-    }
     env->events->fn(env->events->user, &ev);
 }

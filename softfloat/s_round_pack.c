@@ -156,8 +156,9 @@ s_dyadic_error(bool sign, uint64_t rsig, int32_t rexp, s_u128 xsig,
         out->sign = false;
 }
 
-static void
-event_begin(sf_event *ev, const sf_format *f, sf_round rm, const s_opctx *ctx)
+void
+s_event_begin(sf_event *ev, const sf_format *f, sf_round rm,
+              const s_opctx *ctx)
 {
     ev->op = ctx ? ctx->op : 0;
     ev->mode = rm;
@@ -185,7 +186,7 @@ s_event_special(const sf_format *f, uint64_t result, unsigned flags,
 
     if (!S_EVENTS_ON(env))
         return;
-    event_begin(&ev, f, rm, ctx);
+    s_event_begin(&ev, f, rm, ctx);
     ev.result = result;
     ev.flags = flags;
     ev.error_infinite = f ? !sf_is_finite(f, result) : false;
@@ -227,7 +228,7 @@ round_event(const sf_format *f, const s_round_info *x, sf_round rm,
     s_u128 xsig = x->tail ? x->sig >> x->n : x->sig;
     int32_t xexp = x->e - 127 + (x->tail ? x->n : 0);
 
-    event_begin(&ev, f, rm, ctx);
+    s_event_begin(&ev, f, rm, ctx);
     s_dyadic_set(&ev.exact, x->sign, xexp, xsig, x->tail);
     ev.ulp_exp = x->q;
     ev.lsb = x->r->lsb;

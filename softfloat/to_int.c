@@ -10,7 +10,7 @@ to_int(const sf_format *f, uint64_t a, int bits, sf_round rm, sf_env *env)
     s_opctx ctx = {SF_OP_TO_INT, 1, {f, NULL, NULL}, {a, 0, 0}, false};
     uint64_t limit = (uint64_t)1 << (bits - 1); /* |lo| */
     int64_t lo = bits == 64 ? INT64_MIN : -(int64_t)limit;
-    s_rounded r;
+    s_rounded r = {0, 0, 0, 0, 0, 0, false};
     uint64_t rnd;
     unsigned flags;
     int64_t z;

@@ -1,0 +1,59 @@
+/* gemm -- D = A * B + C through an accumulation model, scalar path and
+   dispatch to the AVX-512 path */
+#include "softfloat/mma/mma_local.h"
+
+void
+s_mma_gemm_scalar(const sf_mma_model *m, size_t rows, size_t cols, size_t k,
+                  const sf_format *fa, const void *a, const sf_format *fb,
+                  const void *b, const uint32_t *c, uint32_t *d, sf_env *env)
+{
+    unsigned sa = fa->storage_bits / 8, sb = fb->storage_bits / 8;
+
+    for (size_t i = 0; i < rows; i++) {
+        s_mma_vec va = {(const char *)a + i * k * sa, 1, sa};
+        for (size_t j = 0; j < cols; j++) {
+            s_mma_vec vb = {(const char *)b + j * sb, (ptrdiff_t)cols, sb};
+            uint64_t acc = c != NULL ? c[i * cols + j] : 0;
+            d[i * cols + j] =
+                (uint32_t)s_mma_dot(m, fa, &va, fb, &vb, k, acc, env);
+        }
+    }
+}
+
+bool
+sf_mma_gemm_avx512_covers(const sf_mma_model *m, const sf_format *fa,
+                          const sf_format *fb)
+{
+    bool in_a = fa == &sf_format_bf16 || fa == &sf_format_f16;
+    bool in_b = fb == &sf_format_bf16 || fb == &sf_format_f16;
+
+    return sf_mma_model_check(m) == NULL && m->kind == SF_MMA_FUSED
+           && m->align == SF_MMA_ALIGN_TRUNC && m->c_in_block
+           && m->rm == SF_RTZ && m->acc == &sf_format_f32 && in_a && in_b
+           && m->store == NULL && m->frac_bits != SF_MMA_F_EXACT
+           && m->frac_bits <= 40 && !m->ftz && m->nan == SF_MMA_NAN_DEFAULT
+           && m->zero == SF_MMA_ZERO_POS;
+}
+
+int
+sf_mma_gemm(const sf_mma_model *m, size_t rows, size_t cols, size_t k,
+            const sf_format *fa, const void *a, const sf_format *fb,
+            const void *b, const uint32_t *c, uint32_t *d, sf_mma_path path,
+            sf_env *env)
+{
+    bool vec_ok = env->events == NULL && sf_mma_gemm_avx512_covers(m, fa, fb)
+                  && sf_mma_gemm_avx512_available();
+    s_mma_saved saved;
+    int used = SF_MMA_PATH_SCALAR;
+
+    if (path == SF_MMA_PATH_AVX512 && !vec_ok)
+        return -1;
+    s_mma_enter(m, env, &saved);
+    if (path != SF_MMA_PATH_SCALAR && vec_ok
+        && s_mma_gemm_avx512(m, rows, cols, k, fa, a, fb, b, c, d, env))
+        used = SF_MMA_PATH_AVX512;
+    else
+        s_mma_gemm_scalar(m, rows, cols, k, fa, a, fb, b, c, d, env);
+    s_mma_leave(env, &saved);
+    return used;
+}

@@ -1,0 +1,8 @@
+# softfloat/mma/local.mk -- accumulation and matrix-unit models (part of
+# libsoftfloat: libc only, no I/O, no globals)
+softfloat_libsoftfloat_la_SOURCES += \
+	softfloat/mma/mma_local.h \
+	softfloat/mma/steps.c softfloat/mma/fused.c softfloat/mma/block.c \
+	softfloat/mma/preset.c softfloat/mma/gemm.c \
+	softfloat/mma/gemm_avx512.c
+pkginclude_HEADERS += softfloat/mma.h

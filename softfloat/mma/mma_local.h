@@ -1,0 +1,107 @@
+/* mma_local.h -- internals shared by the accumulation-model sources */
+#ifndef BF16EMU_SOFTFLOAT_MMA_LOCAL_H
+#define BF16EMU_SOFTFLOAT_MMA_LOCAL_H
+
+#include "softfloat/internal.h"
+#include "softfloat/mma.h"
+
+/* A strided vector of input bit patterns: element i is the SIZE-byte
+   unsigned integer at (const char *)p + i * stride * size. */
+typedef struct
+{
+    const void *p;
+    ptrdiff_t stride;
+    unsigned size; /* 1, 2, 4 or 8 */
+} s_mma_vec;
+
+static inline uint64_t
+s_mma_ld(const s_mma_vec *v, size_t i)
+{
+    ptrdiff_t off = (ptrdiff_t)i * v->stride;
+
+    switch (v->size) {
+    case 1:
+        return ((const uint8_t *)v->p)[off];
+    case 2:
+        return ((const uint16_t *)v->p)[off];
+    case 4:
+        return ((const uint32_t *)v->p)[off];
+    default:
+        return ((const uint64_t *)v->p)[off];
+    }
+}
+
+/* The parts of ENV a model replaces, saved by s_mma_enter. */
+typedef struct
+{
+    bool daz, ftz, tininess_after, saturate;
+    sf_nan_rule nan_rule;
+    sf_default_nan default_nan;
+} s_mma_saved;
+
+/* Install M's daz, ftz, tininess, NaN and saturation rules in ENV. */
+void s_mma_enter(const sf_mma_model *m, sf_env *env, s_mma_saved *saved);
+void s_mma_leave(sf_env *env, const s_mma_saved *saved);
+
+/* The block of N products starting at index K0 of A and B (K0 is used for
+   events only; A and B are already offset) applied to accumulator C,
+   under an entered ENV; includes the storage rounding. */
+uint64_t s_mma_block(const sf_mma_model *m, const sf_format *fa,
+                     const s_mma_vec *a, const sf_format *fb,
+                     const s_mma_vec *b, size_t n, size_t k0, uint64_t c,
+                     sf_env *env);
+
+/* The whole dot product under an entered ENV. */
+uint64_t s_mma_dot(const sf_mma_model *m, const sf_format *fa,
+                   const s_mma_vec *a, const sf_format *fb,
+                   const s_mma_vec *b, size_t k, uint64_t c, sf_env *env);
+
+/* Round (-1)^sign * (sig + tail) * 2^exp to F with mode RM through
+   s_round_pack, then apply M's overflow rule (the event, if any, reports
+   the final result). */
+uint64_t s_mma_round(const sf_mma_model *m, const sf_format *f, bool sign,
+                     int32_t exp, s_u128 sig, bool tail, sf_round rm,
+                     sf_env *env, const s_opctx *ctx);
+
+/* One rounded step in the accumulator format m->acc. */
+uint64_t s_mma_fma(const sf_mma_model *m, const sf_format *fa, uint64_t a,
+                   const sf_format *fb, uint64_t b, uint64_t c, sf_env *env);
+uint64_t s_mma_mul(const sf_mma_model *m, const sf_format *fa, uint64_t a,
+                   const sf_format *fb, uint64_t b, sf_env *env);
+uint64_t s_mma_add(const sf_mma_model *m, uint64_t x, uint64_t y,
+                   sf_env *env);
+/* The NaN result when an operand is a NaN: (FF, FV) is the first NaN
+   operand in the model's order; ANY_SNAN whether any is signalling. */
+uint64_t s_mma_nan_result(const sf_mma_model *m, const sf_format *ff,
+                          uint64_t fv, bool any_snan, sf_env *env);
+/* The sign of an exact zero sum under M and RM: ALL_ZERO when every term
+   was a zero, NEG_ALL when those zeros were all negative. */
+bool s_mma_zero_sign(const sf_mma_model *m, sf_round rm, bool all_zero,
+                     bool neg_all);
+/* The storage rounding of the accumulator (identity without m->store). */
+uint64_t s_mma_store(const sf_mma_model *m, uint64_t acc, sf_env *env);
+
+/* The fused block (SF_MMA_FUSED) and the exact rounding (SF_MMA_EXACT),
+   without the storage rounding. */
+/* WITH_C: C is a term (else the block sum alone is rounded and C is
+   ignored); EXACT: nothing is discarded whatever m->frac_bits says. */
+uint64_t s_mma_fused(const sf_mma_model *m, const sf_format *fa,
+                     const s_mma_vec *a, const sf_format *fb,
+                     const s_mma_vec *b, size_t n, size_t k0, uint64_t c,
+                     bool with_c, bool exact, sf_env *env);
+
+/* The scalar GEMM (same contract as sf_mma_gemm's scalar path). */
+void s_mma_gemm_scalar(const sf_mma_model *m, size_t rows, size_t cols,
+                       size_t k, const sf_format *fa, const void *a,
+                       const sf_format *fb, const void *b, const uint32_t *c,
+                       uint32_t *d, sf_env *env);
+
+/* The AVX-512 GEMM; false (nothing written) when the CPU lacks it.  The
+   caller has checked the model with sf_mma_gemm_avx512_covers and that
+   ENV has no event sink. */
+bool s_mma_gemm_avx512(const sf_mma_model *m, size_t rows, size_t cols,
+                       size_t k, const sf_format *fa, const void *a,
+                       const sf_format *fb, const void *b, const uint32_t *c,
+                       uint32_t *d, sf_env *env);
+
+#endif /* BF16EMU_SOFTFLOAT_MMA_LOCAL_H */

@@ -1,0 +1,294 @@
+/* steps -- the rounded steps of the accumulation models: FMA, product,
+   sum, storage rounding, with each model's NaN, zero and overflow rules */
+#include "softfloat/mma/mma_local.h"
+
+void
+s_mma_enter(const sf_mma_model *m, sf_env *env, s_mma_saved *saved)
+{
+    saved->daz = env->daz;
+    saved->ftz = env->ftz;
+    saved->tininess_after = env->tininess_after;
+    saved->saturate = env->saturate;
+    saved->nan_rule = env->nan_rule;
+    saved->default_nan = env->default_nan;
+    env->daz = m->daz;
+    env->ftz = m->ftz;
+    env->tininess_after = m->tininess_after;
+    env->saturate = m->overflow == SF_MMA_OVF_SAT;
+    env->nan_rule =
+        m->nan == SF_MMA_NAN_FIRST ? SF_NAN_FIRST : SF_NAN_DEFAULT;
+    env->default_nan = m->default_nan;
+}
+
+void
+s_mma_leave(sf_env *env, const s_mma_saved *saved)
+{
+    env->daz = saved->daz;
+    env->ftz = saved->ftz;
+    env->tininess_after = saved->tininess_after;
+    env->saturate = saved->saturate;
+    env->nan_rule = saved->nan_rule;
+    env->default_nan = saved->default_nan;
+}
+
+/*----------------------------------------------------------------------------
+ * Rounding with the model's overflow rule.  s_round_pack gives the largest
+ * finite value for an overflow under RZ, RDN/RUP toward zero and round to
+ * odd; SF_MMA_OVF_INF turns that into Inf.  A forwarding sink corrects the
+ * event so that it reports the value actually returned.
+ *--------------------------------------------------------------------------*/
+typedef struct
+{
+    const sf_event_sink *next;
+    const sf_format *f;
+} s_fwd;
+
+static void
+forward_inf(void *user, const sf_event *ev)
+{
+    const s_fwd *x = user;
+    sf_event e = *ev;
+
+    if (e.overflow && !e.error_infinite) {
+        e.result = s_pack_inf(x->f, e.exact.sign);
+        e.error_infinite = true;
+        e.dir = 1;
+        s_dyadic_set(&e.error, e.exact.sign, 0, 0, false);
+    }
+    x->next->fn(x->next->user, &e);
+}
+
+uint64_t
+s_mma_round(const sf_mma_model *m, const sf_format *f, bool sign,
+            int32_t exp, s_u128 sig, bool tail, sf_round rm, sf_env *env,
+            const s_opctx *ctx)
+{
+    const sf_event_sink *sink = env->events;
+    unsigned before;
+    uint64_t z;
+    s_fwd fwd;
+    sf_event_sink wrap;
+
+    if (m->overflow != SF_MMA_OVF_INF || rm == SF_RNE || rm == SF_RNA
+        || rm == SF_SR)
+        return s_round_pack(f, sign, exp, sig, tail, rm, env, ctx);
+    before = env->flags;
+    env->flags = 0;
+    if (sink != NULL) {
+        fwd.next = sink;
+        fwd.f = f;
+        wrap.fn = forward_inf;
+        wrap.user = &fwd;
+        env->events = &wrap;
+    }
+    z = s_round_pack(f, sign, exp, sig, tail, rm, env, ctx);
+    env->events = sink;
+    if ((env->flags & SF_FLAG_OVERFLOW) && !sf_is_inf(f, z))
+        z = s_pack_inf(f, sign);
+    env->flags |= before;
+    return z;
+}
+
+/*----------------------------------------------------------------------------
+ * Special values.
+ *--------------------------------------------------------------------------*/
+/* The NaN result when an operand is a NaN: FIRST (format FF, bits FV) is
+   the first NaN operand in the model's order; ANY_SNAN whether any
+   operand is signalling. */
+static uint64_t
+nan_result(const sf_mma_model *m, const sf_format *ff, uint64_t fv,
+           bool any_snan, sf_env *env)
+{
+    if (any_snan)
+        env->flags |= SF_FLAG_INVALID;
+    if (m->nan == SF_MMA_NAN_FIRST)
+        return s_convert_nan(m->acc, ff, fv, env);
+    return sf_default_nan_bits(m->acc, env);
+}
+
+uint64_t
+s_mma_nan_result(const sf_mma_model *m, const sf_format *ff, uint64_t fv,
+                 bool any_snan, sf_env *env)
+{
+    return nan_result(m, ff, fv, any_snan, env);
+}
+
+/* Sign of an exact zero sum: ALL_ZERO when every term was a zero, NEG_ALL
+   when all those zeros were negative, MIXED when their signs differed. */
+bool
+s_mma_zero_sign(const sf_mma_model *m, sf_round rm, bool all_zero,
+                bool neg_all)
+{
+    if (m->zero == SF_MMA_ZERO_POS)
+        return false;
+    if (all_zero && neg_all)
+        return true;
+    return rm == SF_RDN;
+}
+
+/*----------------------------------------------------------------------------
+ * One FMA step: acc' = round(a * b + acc).
+ *--------------------------------------------------------------------------*/
+uint64_t
+s_mma_fma(const sf_mma_model *m, const sf_format *fa, uint64_t a,
+          const sf_format *fb, uint64_t b, uint64_t c, sf_env *env)
+{
+    const sf_format *fc = m->acc;
+    s_unpacked ua, ub, uc;
+    s_opctx ctx = {SF_OP_MMA_FMA, 3, {fa, fb, fc}, {a, b, c}, false};
+    unsigned before = env->flags;
+    uint64_t z;
+    bool sign_p, inf_zero;
+
+    s_unpack(fa, a, env, &ua);
+    s_unpack(fb, b, env, &ub);
+    s_unpack(fc, c, env, &uc);
+    ctx.daz = ua.daz || ub.daz || uc.daz;
+    sign_p = ua.sign != ub.sign;
+    inf_zero = (ua.cls == S_INF && ub.cls == S_ZERO)
+               || (ua.cls == S_ZERO && ub.cls == S_INF);
+    if (ua.cls == S_FINITE && ub.cls == S_FINITE) {
+        s_u128 p = (s_u128)ua.sig * ub.sig;
+        int32_t ep = ua.exp + ub.exp;
+        if (uc.cls == S_FINITE) {
+            bool sign, tail;
+            int32_t exp;
+            s_u128 sig;
+            if (s_add_exact(sign_p, p, ep, uc.sign, uc.sig, uc.exp, &sign,
+                            &exp, &sig, &tail))
+                return s_mma_round(m, fc, sign, exp, sig, tail, m->rm, env,
+                                   &ctx);
+            z = s_pack_zero(fc, s_mma_zero_sign(m, m->rm, false, false));
+            s_event_special(fc, z, 0, m->rm, env, &ctx);
+            return z;
+        }
+        if (uc.cls == S_ZERO)
+            return s_mma_round(m, fc, sign_p, ep, p, false, m->rm, env,
+                               &ctx);
+    }
+    if (ua.cls == S_NAN || ub.cls == S_NAN || uc.cls == S_NAN) {
+        const sf_format *ff = ua.cls == S_NAN   ? fa
+                              : ub.cls == S_NAN ? fb
+                                                : fc;
+        uint64_t fv = ua.cls == S_NAN ? a : ub.cls == S_NAN ? b : c;
+        z = nan_result(m, ff, fv, ua.snan || ub.snan || uc.snan, env);
+        if (inf_zero)
+            env->flags |= SF_FLAG_INVALID;
+    } else if (inf_zero) {
+        z = s_invalid(fc, env);
+    } else if (ua.cls == S_INF || ub.cls == S_INF) {
+        if (uc.cls == S_INF && uc.sign != sign_p)
+            z = s_invalid(fc, env); /* Inf - Inf */
+        else
+            z = s_pack_inf(fc, sign_p);
+    } else if (uc.cls == S_INF) {
+        z = s_pack_inf(fc, uc.sign);
+    } else if (uc.cls == S_ZERO) {
+        /* zero product plus zero */
+        bool same = sign_p == uc.sign;
+        z = s_pack_zero(fc, s_mma_zero_sign(m, m->rm, same, same && sign_p));
+    } else {
+        /* zero product plus finite acc: acc, through the rounding (FTZ) */
+        return s_mma_round(m, fc, uc.sign, uc.exp, uc.sig, false, m->rm, env,
+                           &ctx);
+    }
+    s_event_special(fc, z, env->flags & ~before, m->rm, env, &ctx);
+    return z;
+}
+
+/*----------------------------------------------------------------------------
+ * A product rounded to the accumulator format.
+ *--------------------------------------------------------------------------*/
+uint64_t
+s_mma_mul(const sf_mma_model *m, const sf_format *fa, uint64_t a,
+          const sf_format *fb, uint64_t b, sf_env *env)
+{
+    const sf_format *fc = m->acc;
+    s_unpacked ua, ub;
+    s_opctx ctx = {SF_OP_MMA_MUL, 2, {fa, fb, NULL}, {a, b, 0}, false};
+    unsigned before = env->flags;
+    uint64_t z;
+    bool sign_p;
+
+    s_unpack(fa, a, env, &ua);
+    s_unpack(fb, b, env, &ub);
+    ctx.daz = ua.daz || ub.daz;
+    sign_p = ua.sign != ub.sign;
+    if (ua.cls == S_FINITE && ub.cls == S_FINITE)
+        return s_mma_round(m, fc, sign_p, ua.exp + ub.exp,
+                           (s_u128)ua.sig * ub.sig, false, m->rm, env, &ctx);
+    if (ua.cls == S_NAN || ub.cls == S_NAN)
+        z = nan_result(m, ua.cls == S_NAN ? fa : fb,
+                       ua.cls == S_NAN ? a : b, ua.snan || ub.snan, env);
+    else if ((ua.cls == S_INF && ub.cls == S_ZERO)
+             || (ua.cls == S_ZERO && ub.cls == S_INF))
+        z = s_invalid(fc, env);
+    else if (ua.cls == S_INF || ub.cls == S_INF)
+        z = s_pack_inf(fc, sign_p);
+    else
+        z = s_pack_zero(fc, sign_p);
+    s_event_special(fc, z, env->flags & ~before, m->rm, env, &ctx);
+    return z;
+}
+
+/*----------------------------------------------------------------------------
+ * A sum in the accumulator format: round(x + y).
+ *--------------------------------------------------------------------------*/
+uint64_t
+s_mma_add(const sf_mma_model *m, uint64_t x, uint64_t y, sf_env *env)
+{
+    const sf_format *f = m->acc;
+    s_unpacked ux, uy;
+    s_opctx ctx = {SF_OP_MMA_ADD, 2, {f, f, NULL}, {x, y, 0}, false};
+    unsigned before = env->flags;
+    uint64_t z;
+
+    s_unpack(f, x, env, &ux);
+    s_unpack(f, y, env, &uy);
+    ctx.daz = ux.daz || uy.daz;
+    if (ux.cls == S_FINITE && uy.cls == S_FINITE) {
+        bool sign, tail;
+        int32_t exp;
+        s_u128 sig;
+        if (s_add_exact(ux.sign, ux.sig, ux.exp, uy.sign, uy.sig, uy.exp,
+                        &sign, &exp, &sig, &tail))
+            return s_mma_round(m, f, sign, exp, sig, tail, m->rm, env, &ctx);
+        z = s_pack_zero(f, s_mma_zero_sign(m, m->rm, false, false));
+    } else if (ux.cls == S_FINITE && uy.cls == S_ZERO) {
+        return s_mma_round(m, f, ux.sign, ux.exp, ux.sig, false, m->rm, env,
+                           &ctx);
+    } else if (ux.cls == S_ZERO && uy.cls == S_FINITE) {
+        return s_mma_round(m, f, uy.sign, uy.exp, uy.sig, false, m->rm, env,
+                           &ctx);
+    } else if (ux.cls == S_NAN || uy.cls == S_NAN) {
+        z = nan_result(m, f, ux.cls == S_NAN ? x : y, ux.snan || uy.snan,
+                       env);
+    } else if (ux.cls == S_INF && uy.cls == S_INF && ux.sign != uy.sign) {
+        z = s_invalid(f, env);
+    } else if (ux.cls == S_INF || uy.cls == S_INF) {
+        z = s_pack_inf(f, ux.cls == S_INF ? ux.sign : uy.sign);
+    } else {
+        bool same = ux.sign == uy.sign;
+        z = s_pack_zero(f, s_mma_zero_sign(m, m->rm, same, same && ux.sign));
+    }
+    s_event_special(f, z, env->flags & ~before, m->rm, env, &ctx);
+    return z;
+}
+
+/*----------------------------------------------------------------------------
+ * The accumulator rounded to its storage format and widened back (exact).
+ *--------------------------------------------------------------------------*/
+uint64_t
+s_mma_store(const sf_mma_model *m, uint64_t acc, sf_env *env)
+{
+    s_opctx ctx = {SF_OP_MMA_STORE, 1, {m->acc, NULL, NULL}, {acc, 0, 0},
+                   false};
+    sf_env plain = SF_ENV_IEEE;
+    uint64_t s;
+
+    if (m->store == NULL)
+        return acc;
+    s = s_convert(m->store, m->acc, acc, m->store_rm, env, &ctx);
+    /* widening is exact; a NaN keeps its (quiet) payload */
+    return sf_convert(m->acc, m->store, s, SF_RNE, &plain);
+}

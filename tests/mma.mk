@@ -6,7 +6,9 @@ mma_test_ldadd = tests/support/libtestsupport.la softfloat/libsoftfloat.la \
 	$(CHECK_LIBS) $(LIBM)
 
 mma_tests = \
-	tests/softfloat/test_mma_tcvalid
+	tests/softfloat/test_mma_tcvalid \
+	tests/softfloat/test_mma_probes \
+	tests/softfloat/test_mma_avx512bf16
 
 check_PROGRAMS += $(mma_tests)
 TESTS += $(mma_tests)
@@ -14,3 +16,22 @@ TESTS += $(mma_tests)
 tests_softfloat_test_mma_tcvalid_SOURCES = tests/softfloat/test_mma_tcvalid.c
 tests_softfloat_test_mma_tcvalid_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_softfloat_test_mma_tcvalid_LDADD = $(mma_test_ldadd)
+
+tests_softfloat_test_mma_probes_SOURCES = tests/softfloat/test_mma_probes.c
+tests_softfloat_test_mma_probes_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_softfloat_test_mma_probes_LDADD = $(mma_test_ldadd)
+
+tests_softfloat_test_mma_avx512bf16_SOURCES = \
+	tests/softfloat/test_mma_avx512bf16.c tests/softfloat/test_mma_dpbf16.h
+tests_softfloat_test_mma_avx512bf16_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_softfloat_test_mma_avx512bf16_LDADD = $(mma_test_ldadd)
+
+# make check-exhaustive only (EXTRA_PROGRAMS: not built by make or make
+# check).
+EXHAUSTIVE_TESTS += tests/exhaustive/exh_mma_avx512bf16
+tests_exhaustive_exh_mma_avx512bf16_SOURCES = \
+	tests/exhaustive/exh_mma_avx512bf16.c tests/softfloat/test_mma_dpbf16.h
+tests_exhaustive_exh_mma_avx512bf16_CFLAGS = $(AM_CFLAGS) $(OPENMP_CFLAGS)
+tests_exhaustive_exh_mma_avx512bf16_LDFLAGS = $(OPENMP_CFLAGS)
+tests_exhaustive_exh_mma_avx512bf16_LDADD = tests/support/libtestsupport.la \
+	softfloat/libsoftfloat.la $(LIBM)

@@ -8,7 +8,8 @@ mma_test_ldadd = tests/support/libtestsupport.la softfloat/libsoftfloat.la \
 mma_tests = \
 	tests/softfloat/test_mma_tcvalid \
 	tests/softfloat/test_mma_probes \
-	tests/softfloat/test_mma_avx512bf16
+	tests/softfloat/test_mma_avx512bf16 \
+	tests/softfloat/test_mma_amx
 
 check_PROGRAMS += $(mma_tests)
 TESTS += $(mma_tests)
@@ -25,6 +26,11 @@ tests_softfloat_test_mma_avx512bf16_SOURCES = \
 	tests/softfloat/test_mma_avx512bf16.c tests/softfloat/test_mma_dpbf16.h
 tests_softfloat_test_mma_avx512bf16_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_softfloat_test_mma_avx512bf16_LDADD = $(mma_test_ldadd)
+
+# A standalone program (no Check), so that it can be built by hand on an
+# AMX host.
+tests_softfloat_test_mma_amx_SOURCES = tests/softfloat/test_mma_amx.c
+tests_softfloat_test_mma_amx_LDADD = softfloat/libsoftfloat.la
 
 # make check-exhaustive only (EXTRA_PROGRAMS: not built by make or make
 # check).

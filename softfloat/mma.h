@@ -266,10 +266,12 @@ int sf_mma_gemm(const sf_mma_model *m, size_t rows, size_t cols, size_t k,
                 const void *b, const uint32_t *c, uint32_t *d,
                 sf_mma_path path, sf_env *env);
 
-/* Whether the running CPU has the AVX-512 GEMM path (AVX512F, CD, BW, DQ,
-   VL and OS support), and whether that path covers model M with inputs
-   FA, FB (FUSED, truncating, c_in_block, RZ, FP32 accumulator, BF16 or
-   FP16 inputs, no storage rounding). */
+/* Whether the running CPU has the AVX-512 GEMM path (AVX512F, AVX512CD
+   and OS support), and whether that path covers model M with inputs FA,
+   FB: SF_MMA_FUSED with C in the block, SF_MMA_ALIGN_TRUNC, F <= 40,
+   n <= 64, SF_RTZ, FP32 accumulator, BF16 or FP16 inputs, no FTZ, the
+   default-NaN rule, +0 for zero sums, no storage rounding (the NVIDIA
+   presets with 16-bit inputs). */
 bool sf_mma_gemm_avx512_available(void);
 bool sf_mma_gemm_avx512_covers(const sf_mma_model *m, const sf_format *fa,
                                const sf_format *fb);

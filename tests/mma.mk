@@ -9,7 +9,8 @@ mma_tests = \
 	tests/softfloat/test_mma_tcvalid \
 	tests/softfloat/test_mma_probes \
 	tests/softfloat/test_mma_avx512bf16 \
-	tests/softfloat/test_mma_amx
+	tests/softfloat/test_mma_amx \
+	tests/softfloat/test_mma_gemm
 
 check_PROGRAMS += $(mma_tests)
 TESTS += $(mma_tests)
@@ -26,6 +27,10 @@ tests_softfloat_test_mma_avx512bf16_SOURCES = \
 	tests/softfloat/test_mma_avx512bf16.c tests/softfloat/test_mma_dpbf16.h
 tests_softfloat_test_mma_avx512bf16_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_softfloat_test_mma_avx512bf16_LDADD = $(mma_test_ldadd)
+
+tests_softfloat_test_mma_gemm_SOURCES = tests/softfloat/test_mma_gemm.c
+tests_softfloat_test_mma_gemm_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_softfloat_test_mma_gemm_LDADD = $(mma_test_ldadd)
 
 # A standalone program (no Check), so that it can be built by hand on an
 # AMX host.

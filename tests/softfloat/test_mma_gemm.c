@@ -1,0 +1,354 @@
+/* test_mma_gemm.c -- sf_mma_gemm: the AVX-512 path against the scalar path
+   (bits and flags) on random and edge inputs, and the scalar path against
+   blocks chained by hand through sf_mma_block */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <check.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "softfloat/mma.h"
+#include "softfloat/softfloat.h"
+#include "tests/support/support.h"
+
+#define MAX_M 6
+#define MAX_N 40
+#define MAX_K 130
+
+static uint16_t buf_a[MAX_M * MAX_K], buf_b[MAX_K * MAX_N];
+static uint32_t buf_c[MAX_M * MAX_N], d_scalar[MAX_M * MAX_N],
+    d_vec[MAX_M * MAX_N];
+
+/* A value of F (BF16 or FP16) near 2^base, or an edge value. */
+static uint16_t
+gen_in(tst_rng *r, const sf_format *f, int base, bool specials)
+{
+    uint64_t x = tst_rand64(r);
+    unsigned cls = (unsigned)(x % 100);
+    uint64_t sign = (x >> 8) & 1u ? f->sign_mask : 0;
+    uint64_t frac = (x >> 9) & (f->frac_mask >> f->pad_bits);
+    unsigned emaxf = (1u << f->exp_bits) - 1;
+    int e;
+
+    if (cls < 60) {
+        e = base + (int)((x >> 32) % 13) - 6;
+    } else if (cls < 68) {
+        e = (int)((x >> 32) % (unsigned)(f->emax - f->emin + 1)) + f->emin;
+    } else if (cls < 76) {
+        return (uint16_t)(sign | (frac ? frac : 1u)); /* subnormal */
+    } else if (cls < 84) {
+        return (uint16_t)sign;
+    } else if (cls < 88 && specials) {
+        return (uint16_t)(sign | f->exp_mask
+                          | ((x >> 40) & 1u ? (frac ? frac : 1u) : 0u));
+    } else if (cls < 94) {
+        e = f->emax - (int)((x >> 32) % 3);
+    } else {
+        e = f->emin + (int)((x >> 32) % 3);
+    }
+    if (e < f->emin)
+        e = f->emin;
+    if (e > f->emax)
+        e = f->emax;
+    (void)emaxf;
+    return (uint16_t)(sign | ((uint64_t)(e + f->bias) << f->frac_bits) | frac);
+}
+
+static uint32_t
+gen_c(tst_rng *r, int base, bool specials)
+{
+    uint64_t x = tst_rand64(r);
+    unsigned cls = (unsigned)(x % 100);
+    uint32_t sign = (uint32_t)((x >> 8) & 1u) << 31;
+    uint32_t frac = (uint32_t)((x >> 9) & 0x7FFFFFu);
+    int e;
+
+    if (cls < 60)
+        e = base + (int)((x >> 40) % 31) - 15;
+    else if (cls < 68)
+        return sign | frac;
+    else if (cls < 78)
+        return sign;
+    else if (cls < 81 && specials)
+        return sign | 0x7F800000u | ((x >> 50) & 1u ? frac | 1u : 0u);
+    else
+        e = (int)((x >> 40) % 254) - 126;
+    if (e < -126)
+        e = -126;
+    if (e > 127)
+        e = 127;
+    return sign | (uint32_t)(e + 127) << 23 | frac;
+}
+
+/* Fills A, B, C for an M x N x K problem; some products cancel exactly. */
+static void
+gen_problem(tst_rng *r, const sf_format *f, size_t m, size_t n, size_t k,
+            bool specials)
+{
+    int base = (int)(tst_rand64(r) % 9) - 4;
+
+    if (tst_rand64(r) % 6 == 0)
+        base = f == &sf_format_bf16 ? -63 : -7; /* products near emin */
+    for (size_t i = 0; i < m * k; i++)
+        buf_a[i] = gen_in(r, f, base, specials);
+    for (size_t i = 0; i < k * n; i++)
+        buf_b[i] = gen_in(r, f, base, specials);
+    for (size_t i = 0; i < m * n; i++)
+        buf_c[i] = gen_c(r, 2 * base, specials);
+    /* exact cancellation: a[i][k+1] b[k+1][j] = -a[i][k] b[k][j] */
+    if (k >= 2 && tst_rand64(r) % 3 == 0) {
+        for (size_t kk = 0; kk + 1 < k; kk += 2) {
+            for (size_t i = 0; i < m; i++)
+                buf_a[i * k + kk + 1] = buf_a[i * k + kk];
+            for (size_t j = 0; j < n; j++)
+                buf_b[(kk + 1) * n + j] =
+                    (uint16_t)(buf_b[kk * n + j] ^ f->sign_mask);
+        }
+    }
+}
+
+/* The models the vector path covers, with their input formats. */
+typedef struct
+{
+    sf_mma_model m;
+    const sf_format *f;
+} variant;
+
+static size_t
+make_variants(variant *v)
+{
+    size_t n = 0;
+    const sf_format *fmts[2] = {&sf_format_bf16, &sf_format_f16};
+
+    for (unsigned fi = 0; fi < 2; fi++) {
+        static const char *const names[] = {"sm80", "sm90", "sm100"};
+        for (size_t i = 0; i < 3; i++) {
+            v[n].m = *sf_mma_preset_by_name(names[i]);
+            v[n++].f = fmts[fi];
+        }
+        v[n].m = *sf_mma_preset_by_name("sm90");
+        v[n].m.daz = true;
+        v[n].m.name = "sm90+daz";
+        v[n++].f = fmts[fi];
+        v[n].m = *sf_mma_preset_by_name("sm90");
+        v[n].m.zero_c_in_max = false;
+        v[n].m.emax_floor = -133;
+        v[n].m.name = "sm90+floor";
+        v[n++].f = fmts[fi];
+        v[n].m = *sf_mma_preset_by_name("sm90");
+        v[n].m.overflow = SF_MMA_OVF_IEEE;
+        v[n].m.zero_c_in_max = false;
+        v[n].m.name = "sm90+ovf-ieee";
+        v[n++].f = fmts[fi];
+        v[n].m = *sf_mma_preset_by_name("sm90");
+        v[n].m.frac_bits = 0;
+        v[n].m.n = 5;
+        v[n].m.name = "F0n5";
+        v[n++].f = fmts[fi];
+        v[n].m = *sf_mma_preset_by_name("sm90");
+        v[n].m.frac_bits = 40;
+        v[n].m.n = 64;
+        v[n].m.name = "F40n64";
+        v[n++].f = fmts[fi];
+        v[n].m = *sf_mma_preset_by_name("sm90");
+        v[n].m.n = 1;
+        v[n].m.name = "n1";
+        v[n++].f = fmts[fi];
+    }
+    v[n].m = *sf_mma_preset_by_name("sm70");
+    v[n++].f = &sf_format_f16;
+    return n;
+}
+
+START_TEST(test_vector_vs_scalar)
+{
+    variant v[32];
+    size_t nv = make_variants(v);
+    unsigned long n = 0, bad = 0, problems = 0;
+    unsigned printed = 0;
+    tst_rng r;
+
+    if (!sf_mma_gemm_avx512_available()) {
+        printf("test_mma_gemm: vector path skipped: the CPU lacks "
+               "AVX512F/AVX512CD\n");
+        return;
+    }
+    tst_rng_init(&r, 0x6E33u);
+    for (size_t w = 0; w < nv; w++) {
+        for (unsigned rep = 0; rep < 60 * tst_multiplier(); rep++) {
+            size_t m = 1 + tst_rand64(&r) % MAX_M;
+            size_t nn = 1 + tst_rand64(&r) % MAX_N;
+            size_t k = tst_rand64(&r) % MAX_K;
+            bool specials = rep % 4 == 3;
+            bool with_c = rep % 5 != 0;
+            sf_env es = SF_ENV_NVIDIA, ev = SF_ENV_NVIDIA;
+            int ps, pv;
+
+            ck_assert_msg(sf_mma_gemm_avx512_covers(&v[w].m, v[w].f, v[w].f),
+                          "%s not covered", v[w].m.name);
+            gen_problem(&r, v[w].f, m, nn, k, specials);
+            ps = sf_mma_gemm(&v[w].m, m, nn, k, v[w].f, buf_a, v[w].f, buf_b,
+                             with_c ? buf_c : NULL, d_scalar,
+                             SF_MMA_PATH_SCALAR, &es);
+            pv = sf_mma_gemm(&v[w].m, m, nn, k, v[w].f, buf_a, v[w].f, buf_b,
+                             with_c ? buf_c : NULL, d_vec, SF_MMA_PATH_AVX512,
+                             &ev);
+            ck_assert_int_eq(ps, SF_MMA_PATH_SCALAR);
+            ck_assert_int_eq(pv, SF_MMA_PATH_AVX512);
+            problems++;
+            for (size_t i = 0; i < m * nn; i++) {
+                n++;
+                if (d_scalar[i] != d_vec[i]) {
+                    bad++;
+                    if (printed++ < TST_MAX_PRINT)
+                        printf("%s %s M=%zu N=%zu K=%zu element %zu: c=%08x "
+                               "scalar=%08x avx512=%08x\n",
+                               v[w].m.name, v[w].f->name, m, nn, k, i,
+                               with_c ? (unsigned)buf_c[i] : 0u,
+                               (unsigned)d_scalar[i], (unsigned)d_vec[i]);
+                }
+            }
+            if (es.flags != ev.flags) {
+                char fs[6], fv[6];
+                bad++;
+                if (printed++ < TST_MAX_PRINT)
+                    printf("%s %s M=%zu N=%zu K=%zu: flags scalar %s avx512 "
+                           "%s\n",
+                           v[w].m.name, v[w].f->name, m, nn, k,
+                           sf_flags_str(es.flags, fs),
+                           sf_flags_str(ev.flags, fv));
+            }
+        }
+    }
+    printf("gemm avx512 vs scalar: %lu problems, %lu elements, %lu "
+           "mismatches\n",
+           problems, n, bad);
+    ck_assert_msg(bad == 0, "%lu mismatches", bad);
+}
+END_TEST
+
+/* Every preset (its first documented input format): GEMM elements equal
+   sf_mma_block chained by hand over ascending slices of n. */
+static const sf_format *
+first_format(const sf_mma_model *m)
+{
+    if (m->in_formats & SF_MMA_IN_BF16)
+        return &sf_format_bf16;
+    if (m->in_formats & SF_MMA_IN_F16)
+        return &sf_format_f16;
+    return NULL; /* TF32 and FP8 presets: not 16-bit inputs */
+}
+
+START_TEST(test_gemm_vs_blocks)
+{
+    unsigned long n = 0, bad = 0;
+    unsigned printed = 0;
+    tst_rng r;
+
+    tst_rng_init(&r, 0xB10Cu);
+    for (size_t p = 0; p < sf_mma_preset_count(); p++) {
+        const sf_mma_model *m = sf_mma_preset(p);
+        const sf_format *f = first_format(m);
+        if (f == NULL)
+            continue;
+        for (unsigned rep = 0; rep < 12; rep++) {
+            size_t rows = 1 + tst_rand64(&r) % 3, cols = 1 + tst_rand64(&r) % 9;
+            size_t k = tst_rand64(&r) % MAX_K;
+            size_t step = m->n == 0 ? (k == 0 ? 1 : k) : m->n;
+            sf_env env = SF_ENV_IEEE;
+
+            gen_problem(&r, f, rows, cols, k, rep % 3 == 2);
+            sf_mma_gemm(m, rows, cols, k, f, buf_a, f, buf_b, buf_c,
+                        d_scalar, SF_MMA_PATH_AUTO, &env);
+            for (size_t i = 0; i < rows; i++)
+                for (size_t j = 0; j < cols; j++) {
+                    uint64_t acc = buf_c[i * cols + j];
+                    for (size_t k0 = 0; k0 < k; k0 += step) {
+                        uint64_t a[MAX_K], b[MAX_K];
+                        size_t len = k - k0 < step ? k - k0 : step;
+                        sf_env e2 = SF_ENV_IEEE;
+                        for (size_t t = 0; t < len; t++) {
+                            a[t] = buf_a[i * k + k0 + t];
+                            b[t] = buf_b[(k0 + t) * cols + j];
+                        }
+                        acc = sf_mma_block(m, f, a, f, b, len, acc, &e2);
+                    }
+                    n++;
+                    if (acc != d_scalar[i * cols + j]) {
+                        bad++;
+                        if (printed++ < TST_MAX_PRINT)
+                            printf("%s K=%zu element (%zu,%zu): gemm=%08x "
+                                   "blocks=%08x\n",
+                                   m->name, k, i, j,
+                                   (unsigned)d_scalar[i * cols + j],
+                                   (unsigned)acc);
+                    }
+                }
+        }
+    }
+    printf("gemm vs chained blocks: %lu elements, %lu mismatches\n", n, bad);
+    ck_assert_msg(bad == 0, "%lu mismatches", bad);
+}
+END_TEST
+
+/* D may alias C; C NULL means +0; k = 0 gives C. */
+START_TEST(test_edges)
+{
+    const sf_mma_model *m = sf_mma_preset_by_name("sm90");
+    uint16_t a[2] = {0x3F80, 0x3F80}, b[2] = {0x4000, 0x4000};
+    uint32_t cd[1] = {0x3F800000}, d[1];
+    sf_env env = SF_ENV_NVIDIA;
+
+    sf_mma_gemm(m, 1, 1, 2, &sf_format_bf16, a, &sf_format_bf16, b, cd, cd,
+                SF_MMA_PATH_AUTO, &env);
+    ck_assert_uint_eq(cd[0], 0x40A00000); /* 1 + 2 + 2 */
+    sf_mma_gemm(m, 1, 1, 2, &sf_format_bf16, a, &sf_format_bf16, b, NULL, d,
+                SF_MMA_PATH_SCALAR, &env);
+    ck_assert_uint_eq(d[0], 0x40800000);
+    cd[0] = 0x80000001;
+    sf_mma_gemm(m, 1, 1, 0, &sf_format_bf16, a, &sf_format_bf16, b, cd, d,
+                SF_MMA_PATH_SCALAR, &env);
+    ck_assert_uint_eq(d[0], 0x80000001);
+    /* an event sink keeps the scalar path */
+    {
+        sf_event_sink sink = {NULL, NULL};
+        env.events = &sink;
+        ck_assert_int_eq(sf_mma_gemm(m, 1, 1, 0, &sf_format_bf16, a,
+                                     &sf_format_bf16, b, cd, d,
+                                     SF_MMA_PATH_AVX512, &env),
+                         -1);
+    }
+}
+END_TEST
+
+static Suite *
+gemm_suite(void)
+{
+    Suite *s = suite_create("mma_gemm");
+    TCase *tc = tcase_create("gemm");
+
+    tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, test_edges);
+    tcase_add_test(tc, test_gemm_vs_blocks);
+    tcase_add_test(tc, test_vector_vs_scalar);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int
+main(void)
+{
+    SRunner *sr = srunner_create(gemm_suite());
+    int failed;
+
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    srunner_run_all(sr, CK_ENV);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

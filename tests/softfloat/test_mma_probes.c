@@ -357,6 +357,32 @@ START_TEST(test_presets)
 }
 END_TEST
 
+/* The TF32 and FP8 variants of sm90, by hand: with F = 13 the FP8 model
+   drops a C of 2^-14 next to products of 1 (F = 25 would keep it). */
+START_TEST(test_other_inputs)
+{
+    const sf_mma_model *fp8 = sf_mma_preset_for("sm90", &sf_format_e4m3);
+    const sf_mma_model *tf32 = sf_mma_preset_for("sm90", &sf_format_tf32);
+    uint8_t a8[32], b8[32];
+    uint32_t at[1] = {0x3F802000}, bt[1] = {0x3F802000};
+    sf_env env = SF_ENV_NVIDIA;
+
+    memset(a8, 0x38, sizeof a8); /* e4m3 1.0 */
+    memset(b8, 0x38, sizeof b8);
+    ck_assert_uint_eq(sf_mma_dot(fp8, &sf_format_e4m3, a8, 1, &sf_format_e4m3,
+                                 b8, 1, 32, 0x38800000, &env),
+                      0x42000000);
+    ck_assert_uint_eq(sf_mma_dot(sf_mma_preset_by_name("sm90"),
+                                 &sf_format_e4m3, a8, 1, &sf_format_e4m3, b8,
+                                 1, 32, 0x38800000, &env),
+                      0x42000010);
+    /* (1 + 2^-10)^2 = 1 + 2^-9 + 2^-20, exact in FP32 */
+    ck_assert_uint_eq(sf_mma_dot(tf32, &sf_format_tf32, at, 1,
+                                 &sf_format_tf32, bt, 1, 1, 0, &env),
+                      0x3F804008);
+}
+END_TEST
+
 static Suite *
 probes_suite(void)
 {
@@ -370,6 +396,7 @@ probes_suite(void)
     tcase_add_test(tc, test_arm_bfdot);
     tcase_add_test(tc, test_sequential);
     tcase_add_test(tc, test_events);
+    tcase_add_test(tc, test_other_inputs);
     suite_add_tcase(s, tc);
     return s;
 }

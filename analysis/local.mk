@@ -1,0 +1,16 @@
+# analysis/local.mk -- libanalysis: tensors and tensor files (.safetensors,
+# .npy, tensor-core vector text).  The JSON header of .safetensors needs
+# jansson: without it the library and its tests are not built.
+
+if HAVE_JANSSON
+lib_LTLIBRARIES += analysis/libanalysis.la
+analysis_libanalysis_la_SOURCES = \
+	analysis/tensor.h analysis/tensor_internal.h \
+	analysis/tensor.c analysis/safetensors.c analysis/npy.c \
+	analysis/tcvec.c
+analysis_libanalysis_la_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS)
+analysis_libanalysis_la_LIBADD = softfloat/libsoftfloat.la $(JANSSON_LIBS)
+analysis_libanalysis_la_LDFLAGS = -version-info 0:0:0
+pkginclude_HEADERS += analysis/tensor.h
+endif
+

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "softfloat/softfloat.h"
+#include "tests/support/suite.h"
 #include "tests/support/support.h"
 
 typedef unsigned __int128 u128;
@@ -980,13 +981,5 @@ events_suite(void)
 int
 main(void)
 {
-    SRunner *sr = srunner_create(events_suite());
-    int failed;
-
-    /* line-buffered, so that vectors printed by a forked test survive */
-    setvbuf(stdout, NULL, _IOLBF, 0);
-    srunner_run_all(sr, CK_ENV);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return tst_run_suite(events_suite());
 }

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "softfloat/softfloat.h"
+#include "tests/support/suite.h"
 #include "tests/support/support.h"
 
 #ifndef SRCDIR
@@ -357,16 +358,10 @@ special_suite(void)
 int
 main(void)
 {
-    SRunner *sr;
-    int failed;
+    int status;
 
     load_table();
-    sr = srunner_create(special_suite());
-    /* line-buffered, so that messages of a forked test survive */
-    setvbuf(stdout, NULL, _IOLBF, 0);
-    srunner_run_all(sr, CK_ENV);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
+    status = tst_run_suite(special_suite());
     free(rows);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return status;
 }

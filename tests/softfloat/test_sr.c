@@ -13,6 +13,7 @@
 #include <stdlib.h>
 
 #include "softfloat/softfloat.h"
+#include "tests/support/suite.h"
 #include "tests/support/support.h"
 
 /*----------------------------------------------------------------------------
@@ -599,13 +600,5 @@ sr_suite(void)
 int
 main(void)
 {
-    SRunner *sr = srunner_create(sr_suite());
-    int failed;
-
-    /* line-buffered, so that vectors printed by a forked test survive */
-    setvbuf(stdout, NULL, _IOLBF, 0);
-    srunner_run_all(sr, CK_ENV);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return tst_run_suite(sr_suite());
 }

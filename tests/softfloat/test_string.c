@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "softfloat/softfloat.h"
+#include "tests/support/suite.h"
 #include "tests/support/support.h"
 
 #define MASK_FLAGS (SF_FLAG_INEXACT | SF_FLAG_UNDERFLOW | SF_FLAG_OVERFLOW)
@@ -1251,11 +1252,5 @@ string_suite(void)
 int
 main(void)
 {
-    SRunner *sr = srunner_create(string_suite());
-    int n_failed;
-
-    srunner_run_all(sr, CK_NORMAL);
-    n_failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return n_failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return tst_run_suite(string_suite());
 }

@@ -14,120 +14,9 @@
 #include <stdlib.h>
 
 #include "softfloat/softfloat.h"
+#include "tests/support/suite.h"
 #include "tests/support/support.h"
-
-/*----------------------------------------------------------------------------
- * Formats, described here (widths from the standards, not read from the
- * library's descriptors), and the value sets.
- *--------------------------------------------------------------------------*/
-typedef struct
-{
-    const sf_format *f;
-    unsigned e_bits, m_bits, pad;
-    bool fn; /* OCP E4M3: no Inf, only S.1111.111 is NaN */
-} fmt_info;
-
-static const fmt_info fmts[] = {
-    {&sf_format_bf16, 8, 7, 0, false}, {&sf_format_f16, 5, 10, 0, false},
-    {&sf_format_f32, 8, 23, 0, false}, {&sf_format_tf32, 8, 10, 13, false},
-    {&sf_format_e4m3, 4, 3, 0, true},  {&sf_format_e5m2, 5, 2, 0, false}};
-#define N_FMTS ((int)(sizeof fmts / sizeof fmts[0]))
-
-#define SET_MAX 512
-
-static uint64_t
-field_mask(unsigned n)
-{
-    return (UINT64_C(1) << n) - 1;
-}
-
-static uint64_t
-sign_bit(const fmt_info *fi)
-{
-    return UINT64_C(1) << (fi->e_bits + fi->m_bits + fi->pad);
-}
-
-static uint64_t
-make(const fmt_info *fi, bool neg, uint64_t bexp, uint64_t frac)
-{
-    return (neg ? sign_bit(fi) : 0) | (bexp << (fi->m_bits + fi->pad))
-           | (frac << fi->pad);
-}
-
-typedef enum
-{
-    C_ZERO,
-    C_SUB,
-    C_NORMAL,
-    C_INF,
-    C_QNAN,
-    C_SNAN
-} vclass;
-
-static vclass
-classify(const fmt_info *fi, uint64_t a)
-{
-    uint64_t fr = (a >> fi->pad) & field_mask(fi->m_bits);
-    uint64_t ex = (a >> (fi->pad + fi->m_bits)) & field_mask(fi->e_bits);
-    uint64_t top = field_mask(fi->e_bits);
-
-    if (fi->fn) {
-        if (ex == top && fr == field_mask(fi->m_bits))
-            return C_QNAN;
-    } else if (ex == top) {
-        if (fr == 0)
-            return C_INF;
-        return (fr >> (fi->m_bits - 1)) ? C_QNAN : C_SNAN;
-    }
-    if (ex == 0)
-        return fr == 0 ? C_ZERO : C_SUB;
-    return C_NORMAL;
-}
-
-static bool
-is_nan(vclass c)
-{
-    return c == C_QNAN || c == C_SNAN;
-}
-
-/* Every encoding for the 8-bit formats; else the specials and edges of
-   both signs (zeros, smallest and largest subnormals, smallest normal, 1
-   and its neighbours, 2, largest finite and its neighbour, Inf, quiet and
-   signalling NaNs with several payloads) and random encodings. */
-static size_t
-build_set(const fmt_info *fi, uint64_t *out, tst_rng *r)
-{
-    unsigned w = 1 + fi->e_bits + fi->m_bits;
-    uint64_t mf = field_mask(fi->m_bits), top = field_mask(fi->e_bits);
-    uint64_t bias = field_mask(fi->e_bits - 1), q = UINT64_C(1)
-                                                    << (fi->m_bits - 1);
-    size_t n = 0;
-
-    if (w <= 8) {
-        for (uint64_t a = 0; a < (UINT64_C(1) << w); a++)
-            out[n++] = a << fi->pad;
-        return n;
-    }
-    for (int s = 0; s < 2; s++) {
-        bool neg = s != 0;
-        const uint64_t edges[][2] = {
-            {0, 0},         {0, 1},        {0, mf},       {0, mf >> 1},
-            {1, 0},         {1, 1},        {bias, 0},     {bias, 1},
-            {bias - 1, mf}, {bias + 1, 0}, {top - 1, mf}, {top - 1, mf - 1},
-            {top, 0},       {top, q},      {top, q | 1},  {top, mf},
-            {top, 1},       {top, q - 1},  {top, q >> 1}, {bias, mf >> 1}};
-        for (size_t i = 0; i < sizeof edges / sizeof edges[0]; i++)
-            out[n++] = make(fi, neg, edges[i][0], edges[i][1]);
-    }
-    while (n < SET_MAX) {
-        uint64_t x = tst_rand64(r) >> (64 - w);
-        if (n % 4 == 0) /* a neighbour of an earlier value */
-            x = (out[tst_rand_below(r, n)] >> fi->pad)
-                + (uint64_t)tst_rand_below(r, 3) - 1;
-        out[n++] = (x & field_mask(w)) << fi->pad;
-    }
-    return n;
-}
+#include "tests/support/valueset.h"
 
 /*----------------------------------------------------------------------------
  * The oracles.
@@ -135,46 +24,24 @@ build_set(const fmt_info *fi, uint64_t *out, tst_rng *r)
 /* Integer order of a non-NaN encoding: sign-magnitude to a signed key,
    both zeros (and, under DAZ, subnormals) mapping to 0. */
 static int64_t
-order_key(const fmt_info *fi, uint64_t a, bool daz)
+order_key(const vs_fmt *fi, uint64_t a, bool daz)
 {
-    int64_t mag = (int64_t)(a & (sign_bit(fi) - 1));
-    if (daz && classify(fi, a) == C_SUB)
+    int64_t mag = (int64_t)(a & (vs_sign_bit(fi) - 1));
+    if (daz && vs_classify(fi, a) == VS_SUB)
         mag = 0;
-    return (a & sign_bit(fi)) ? -mag : mag;
+    return (a & vs_sign_bit(fi)) ? -mag : mag;
 }
 
 static sf_cmp
-oracle_cmp(const fmt_info *fi, uint64_t a, uint64_t b, bool daz)
+oracle_cmp(const vs_fmt *fi, uint64_t a, uint64_t b, bool daz)
 {
     int64_t ka, kb;
 
-    if (is_nan(classify(fi, a)) || is_nan(classify(fi, b)))
+    if (vs_is_nan(vs_classify(fi, a)) || vs_is_nan(vs_classify(fi, b)))
         return SF_CMP_UN;
     ka = order_key(fi, a, daz);
     kb = order_key(fi, b, daz);
     return ka < kb ? SF_CMP_LT : ka > kb ? SF_CMP_GT : SF_CMP_EQ;
-}
-
-/* The value as a host double, decoded with ldexp (NaN for NaNs). */
-static double
-host_value(const fmt_info *fi, uint64_t a, bool daz)
-{
-    uint64_t fr = (a >> fi->pad) & field_mask(fi->m_bits);
-    uint64_t ex = (a >> (fi->pad + fi->m_bits)) & field_mask(fi->e_bits);
-    int bias = (int)field_mask(fi->e_bits - 1);
-    vclass c = classify(fi, a);
-    double v;
-
-    if (is_nan(c))
-        return NAN;
-    if (c == C_INF)
-        v = INFINITY;
-    else if (ex == 0)
-        v = daz ? 0.0 : ldexp((double)fr, 1 - bias - (int)fi->m_bits);
-    else
-        v = ldexp((double)(fr | (UINT64_C(1) << fi->m_bits)),
-                  (int)ex - bias - (int)fi->m_bits);
-    return (a & sign_bit(fi)) ? -v : v;
 }
 
 static sf_cmp
@@ -283,9 +150,10 @@ TYPED_PRED(tf32, sf_tf32, uint32_t)
 TYPED_PRED(e4m3, sf_e4m3, uint8_t)
 TYPED_PRED(e5m2, sf_e5m2, uint8_t)
 
+/* In the order of vs_fmts. */
 typedef bool (*typed_pred_fn)(int, uint64_t, uint64_t, sf_env *);
-static const typed_pred_fn typed_preds[] = {pred_bf16, pred_f16,  pred_f32,
-                                            pred_tf32, pred_e4m3, pred_e5m2};
+static const typed_pred_fn typed_preds[VS_N_FMTS] = {
+    pred_bf16, pred_f16, pred_f32, pred_tf32, pred_e4m3, pred_e5m2};
 
 /*----------------------------------------------------------------------------
  * The test: every pair, every predicate, generic and typed; with DAZ off
@@ -298,7 +166,7 @@ typedef struct
 } tally;
 
 static void
-record_failure(tally *t, const fmt_info *fi, const char *what, bool daz,
+record_failure(tally *t, const vs_fmt *fi, const char *what, bool daz,
                uint64_t a, uint64_t b, int want, unsigned want_flags, int got,
                unsigned got_flags)
 {
@@ -314,25 +182,25 @@ record_failure(tally *t, const fmt_info *fi, const char *what, bool daz,
 
 START_TEST(test_pairs)
 {
-    const fmt_info *fi = &fmts[_i / 2];
+    const vs_fmt *fi = &vs_fmts[_i / 2];
     const sf_format *f = fi->f;
     bool daz = (_i % 2) != 0;
-    static uint64_t set[SET_MAX];
+    static uint64_t set[VS_SET_MAX];
     tally t = {0, 0, 0, 0};
     tst_rng r;
     size_t n;
 
     tst_rng_init(&r, 0xC0000u + (unsigned)(_i / 2));
-    n = build_set(fi, set, &r);
+    n = vs_build_set(fi, set, &r);
     for (size_t i = 0; i < n; i++) {
         for (size_t j = 0; j < n; j++) {
             uint64_t a = set[i], b = set[j];
-            vclass ca = classify(fi, a), cb = classify(fi, b);
-            bool any_nan = is_nan(ca) || is_nan(cb);
-            bool any_snan = ca == C_SNAN || cb == C_SNAN;
+            vs_class ca = vs_classify(fi, a), cb = vs_classify(fi, b);
+            bool any_nan = vs_is_nan(ca) || vs_is_nan(cb);
+            bool any_snan = ca == VS_SNAN || cb == VS_SNAN;
             sf_cmp want = oracle_cmp(fi, a, b, daz);
             sf_cmp via_host =
-                host_cmp(host_value(fi, a, daz), host_value(fi, b, daz));
+                host_cmp(vs_host_value(fi, a, daz), vs_host_value(fi, b, daz));
             sf_cmp via_lib_double;
 
             /* the two oracles must agree (and with the library's exact
@@ -391,28 +259,12 @@ START_TEST(test_pairs)
 }
 END_TEST
 
-static Suite *
-compare_suite(void)
-{
-    Suite *s = suite_create("compare");
-    TCase *tc = tcase_create("pairs");
-
-    tcase_set_timeout(tc, 120);
-    tcase_add_loop_test(tc, test_pairs, 0, 2 * N_FMTS);
-    suite_add_tcase(s, tc);
-    return s;
-}
-
 int
 main(void)
 {
-    SRunner *sr = srunner_create(compare_suite());
-    int failed;
+    Suite *s = suite_create("compare");
 
-    /* line-buffered, so that vectors printed by a forked test survive */
-    setvbuf(stdout, NULL, _IOLBF, 0);
-    srunner_run_all(sr, CK_ENV);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    tcase_add_loop_test(tst_add_tcase(s, "pairs", 120), test_pairs, 0,
+                        2 * VS_N_FMTS);
+    return tst_run_suite(s);
 }

@@ -7,127 +7,15 @@
 #endif
 
 #include <check.h>
-#include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "softfloat/softfloat.h"
+#include "tests/support/suite.h"
 #include "tests/support/support.h"
-
-/*----------------------------------------------------------------------------
- * Formats, described here (widths from the standards, not read from the
- * library's descriptors), and the value sets.
- *--------------------------------------------------------------------------*/
-typedef struct
-{
-    const sf_format *f;
-    unsigned e_bits, m_bits, pad;
-    bool fn; /* OCP E4M3: no Inf, only S.1111.111 is NaN */
-} fmt_info;
-
-static const fmt_info fmts[] = {
-    {&sf_format_bf16, 8, 7, 0, false}, {&sf_format_f16, 5, 10, 0, false},
-    {&sf_format_f32, 8, 23, 0, false}, {&sf_format_tf32, 8, 10, 13, false},
-    {&sf_format_e4m3, 4, 3, 0, true},  {&sf_format_e5m2, 5, 2, 0, false}};
-#define N_FMTS ((int)(sizeof fmts / sizeof fmts[0]))
-
-#define SET_MAX 512
-
-static uint64_t
-field_mask(unsigned n)
-{
-    return (UINT64_C(1) << n) - 1;
-}
-
-static uint64_t
-sign_bit(const fmt_info *fi)
-{
-    return UINT64_C(1) << (fi->e_bits + fi->m_bits + fi->pad);
-}
-
-static uint64_t
-make(const fmt_info *fi, bool neg, uint64_t bexp, uint64_t frac)
-{
-    return (neg ? sign_bit(fi) : 0) | (bexp << (fi->m_bits + fi->pad))
-           | (frac << fi->pad);
-}
-
-typedef enum
-{
-    C_ZERO,
-    C_SUB,
-    C_NORMAL,
-    C_INF,
-    C_QNAN,
-    C_SNAN
-} vclass;
-
-static vclass
-classify(const fmt_info *fi, uint64_t a)
-{
-    uint64_t fr = (a >> fi->pad) & field_mask(fi->m_bits);
-    uint64_t ex = (a >> (fi->pad + fi->m_bits)) & field_mask(fi->e_bits);
-    uint64_t top = field_mask(fi->e_bits);
-
-    if (fi->fn) {
-        if (ex == top && fr == field_mask(fi->m_bits))
-            return C_QNAN;
-    } else if (ex == top) {
-        if (fr == 0)
-            return C_INF;
-        return (fr >> (fi->m_bits - 1)) ? C_QNAN : C_SNAN;
-    }
-    if (ex == 0)
-        return fr == 0 ? C_ZERO : C_SUB;
-    return C_NORMAL;
-}
-
-static bool
-is_nan(vclass c)
-{
-    return c == C_QNAN || c == C_SNAN;
-}
-
-/* Every encoding for the 8-bit formats; else the specials and edges of
-   both signs (zeros, smallest and largest subnormals, smallest normal, 1
-   and its neighbours, 2, largest finite and its neighbour, Inf, quiet and
-   signalling NaNs with several payloads) and random encodings. */
-static size_t
-build_set(const fmt_info *fi, uint64_t *out, tst_rng *r)
-{
-    unsigned w = 1 + fi->e_bits + fi->m_bits;
-    uint64_t mf = field_mask(fi->m_bits), top = field_mask(fi->e_bits);
-    uint64_t bias = field_mask(fi->e_bits - 1), q = UINT64_C(1)
-                                                    << (fi->m_bits - 1);
-    size_t n = 0;
-
-    if (w <= 8) {
-        for (uint64_t a = 0; a < (UINT64_C(1) << w); a++)
-            out[n++] = a << fi->pad;
-        return n;
-    }
-    for (int s = 0; s < 2; s++) {
-        bool neg = s != 0;
-        const uint64_t edges[][2] = {
-            {0, 0},         {0, 1},        {0, mf},       {0, mf >> 1},
-            {1, 0},         {1, 1},        {bias, 0},     {bias, 1},
-            {bias - 1, mf}, {bias + 1, 0}, {top - 1, mf}, {top - 1, mf - 1},
-            {top, 0},       {top, q},      {top, q | 1},  {top, mf},
-            {top, 1},       {top, q - 1},  {top, q >> 1}, {bias, mf >> 1}};
-        for (size_t i = 0; i < sizeof edges / sizeof edges[0]; i++)
-            out[n++] = make(fi, neg, edges[i][0], edges[i][1]);
-    }
-    while (n < SET_MAX) {
-        uint64_t x = tst_rand64(r) >> (64 - w);
-        if (n % 4 == 0) /* a neighbour of an earlier value */
-            x = (out[tst_rand_below(r, n)] >> fi->pad)
-                + (uint64_t)tst_rand_below(r, 3) - 1;
-        out[n++] = (x & field_mask(w)) << fi->pad;
-    }
-    return n;
-}
+#include "tests/support/valueset.h"
 
 /*----------------------------------------------------------------------------
  * The oracle, from the standard's wording (IEEE 754-2019, 9.6):
@@ -144,40 +32,41 @@ build_set(const fmt_info *fi, uint64_t *out, tst_rng *r)
  *--------------------------------------------------------------------------*/
 /* Total order of non-NaN encodings with -0 < +0. */
 static int64_t
-total_key(const fmt_info *fi, uint64_t a)
+total_key(const vs_fmt *fi, uint64_t a)
 {
-    int64_t mag = (int64_t)(a & (sign_bit(fi) - 1));
-    return (a & sign_bit(fi)) ? -mag - 1 : mag;
+    int64_t mag = (int64_t)(a & (vs_sign_bit(fi) - 1));
+    return (a & vs_sign_bit(fi)) ? -mag - 1 : mag;
 }
 
 static uint64_t
-quieted(const fmt_info *fi, uint64_t a)
+quieted(const vs_fmt *fi, uint64_t a)
 {
     if (fi->fn) /* the only NaN, S.1111.111 */
-        return (a & sign_bit(fi))
-               | (field_mask(fi->e_bits + fi->m_bits) << fi->pad);
+        return (a & vs_sign_bit(fi))
+               | (vs_field_mask(fi->e_bits + fi->m_bits) << fi->pad);
     return a | (UINT64_C(1) << (fi->m_bits - 1 + fi->pad));
 }
 
 static uint64_t
-default_nan(const fmt_info *fi, const sf_env *env)
+default_nan(const vs_fmt *fi, const sf_env *env)
 {
     uint64_t frac;
 
     if (fi->fn || env->default_nan == SF_DNAN_ALL_ONES)
-        frac = field_mask(fi->m_bits);
+        frac = vs_field_mask(fi->m_bits);
     else
         frac = UINT64_C(1) << (fi->m_bits - 1);
-    return make(fi, env->default_nan == SF_DNAN_NEGATIVE,
-                field_mask(fi->e_bits), frac);
+    return vs_make(fi, env->default_nan == SF_DNAN_NEGATIVE,
+                   vs_field_mask(fi->e_bits), frac);
 }
 
 /* The NaN result for operands a, b (at least one a NaN). */
 static uint64_t
-nan_result(const fmt_info *fi, const sf_env *env, uint64_t a, uint64_t b)
+nan_result(const vs_fmt *fi, const sf_env *env, uint64_t a, uint64_t b)
 {
-    bool na = is_nan(classify(fi, a));
-    bool sa = classify(fi, a) == C_SNAN, sb = classify(fi, b) == C_SNAN;
+    bool na = vs_is_nan(vs_classify(fi, a));
+    bool sa = vs_classify(fi, a) == VS_SNAN,
+         sb = vs_classify(fi, b) == VS_SNAN;
 
     switch (env->nan_rule) {
     case SF_NAN_DEFAULT:
@@ -206,15 +95,15 @@ static const char *const mm_names[N_MM] = {"minimum", "maximum",
                                            "minimum_number", "maximum_number"};
 
 static uint64_t
-oracle(int op, const fmt_info *fi, const sf_env *env, uint64_t a, uint64_t b,
+oracle(int op, const vs_fmt *fi, const sf_env *env, uint64_t a, uint64_t b,
        unsigned *flags)
 {
-    vclass ca = classify(fi, a), cb = classify(fi, b);
-    bool na = is_nan(ca), nb = is_nan(cb);
+    vs_class ca = vs_classify(fi, a), cb = vs_classify(fi, b);
+    bool na = vs_is_nan(ca), nb = vs_is_nan(cb);
     bool want_max = op == M_MAX || op == M_MAX_NUM;
     bool number = op == M_MIN_NUM || op == M_MAX_NUM;
 
-    *flags = (ca == C_SNAN || cb == C_SNAN) ? (unsigned)SF_FLAG_INVALID : 0u;
+    *flags = (ca == VS_SNAN || cb == VS_SNAN) ? (unsigned)SF_FLAG_INVALID : 0u;
     if (na || nb) {
         if (number && !(na && nb))
             return na ? b : a;
@@ -223,25 +112,6 @@ oracle(int op, const fmt_info *fi, const sf_env *env, uint64_t a, uint64_t b,
     if (want_max)
         return total_key(fi, a) >= total_key(fi, b) ? a : b;
     return total_key(fi, a) <= total_key(fi, b) ? a : b;
-}
-
-/* The value as a host double, decoded with ldexp (non-NaN only). */
-static double
-host_value(const fmt_info *fi, uint64_t a)
-{
-    uint64_t fr = (a >> fi->pad) & field_mask(fi->m_bits);
-    uint64_t ex = (a >> (fi->pad + fi->m_bits)) & field_mask(fi->e_bits);
-    int bias = (int)field_mask(fi->e_bits - 1);
-    double v;
-
-    if (classify(fi, a) == C_INF)
-        v = INFINITY;
-    else if (ex == 0)
-        v = ldexp((double)fr, 1 - bias - (int)fi->m_bits);
-    else
-        v = ldexp((double)(fr | (UINT64_C(1) << fi->m_bits)),
-                  (int)ex - bias - (int)fi->m_bits);
-    return (a & sign_bit(fi)) ? -v : v;
 }
 
 /*----------------------------------------------------------------------------
@@ -289,9 +159,10 @@ TYPED_MM(tf32, sf_tf32, uint32_t)
 TYPED_MM(e4m3, sf_e4m3, uint8_t)
 TYPED_MM(e5m2, sf_e5m2, uint8_t)
 
+/* In the order of vs_fmts. */
 typedef uint64_t (*typed_mm_fn)(int, uint64_t, uint64_t, sf_env *);
-static const typed_mm_fn typed_mms[] = {mm_bf16, mm_f16,  mm_f32,
-                                        mm_tf32, mm_e4m3, mm_e5m2};
+static const typed_mm_fn typed_mms[VS_N_FMTS] = {mm_bf16, mm_f16,  mm_f32,
+                                                 mm_tf32, mm_e4m3, mm_e5m2};
 
 /*----------------------------------------------------------------------------
  * NaN policies.
@@ -337,21 +208,22 @@ get_policy(int k)
 START_TEST(test_pairs)
 {
     const int fmt_index = _i / N_POLICIES;
-    const fmt_info *fi = &fmts[fmt_index];
+    const vs_fmt *fi = &vs_fmts[fmt_index];
     const sf_format *f = fi->f;
     policy pol = get_policy(_i % N_POLICIES);
-    static uint64_t set[SET_MAX];
+    static uint64_t set[VS_SET_MAX];
     unsigned long n_checks = 0, bad = 0, oracle_bad = 0;
     unsigned printed = 0;
     tst_rng r;
     size_t n;
 
     tst_rng_init(&r, 0x3300u + (unsigned)fmt_index);
-    n = build_set(fi, set, &r);
+    n = vs_build_set(fi, set, &r);
     for (size_t i = 0; i < n; i++) {
         for (size_t j = 0; j < n; j++) {
             uint64_t a = set[i], b = set[j];
-            bool nans = is_nan(classify(fi, a)) || is_nan(classify(fi, b));
+            bool nans =
+                vs_is_nan(vs_classify(fi, a)) || vs_is_nan(vs_classify(fi, b));
 
             for (int op = 0; op < N_MM; op++) {
                 unsigned wf;
@@ -360,7 +232,8 @@ START_TEST(test_pairs)
                 /* cross-check the choice between two different numbers
                    with host doubles */
                 if (!nans) {
-                    double x = host_value(fi, a), y = host_value(fi, b);
+                    double x = vs_host_value(fi, a, false),
+                           y = vs_host_value(fi, b, false);
                     if (x != y) {
                         bool take_a =
                             (op == M_MIN || op == M_MIN_NUM) ? x < y : x > y;
@@ -397,28 +270,12 @@ START_TEST(test_pairs)
 }
 END_TEST
 
-static Suite *
-minmax_suite(void)
-{
-    Suite *s = suite_create("minmax");
-    TCase *tc = tcase_create("pairs");
-
-    tcase_set_timeout(tc, 120);
-    tcase_add_loop_test(tc, test_pairs, 0, N_FMTS * N_POLICIES);
-    suite_add_tcase(s, tc);
-    return s;
-}
-
 int
 main(void)
 {
-    SRunner *sr = srunner_create(minmax_suite());
-    int failed;
+    Suite *s = suite_create("minmax");
 
-    /* line-buffered, so that vectors printed by a forked test survive */
-    setvbuf(stdout, NULL, _IOLBF, 0);
-    srunner_run_all(sr, CK_ENV);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    tcase_add_loop_test(tst_add_tcase(s, "pairs", 120), test_pairs, 0,
+                        VS_N_FMTS * N_POLICIES);
+    return tst_run_suite(s);
 }

@@ -25,55 +25,8 @@
 #endif
 
 #include "softfloat/softfloat.h"
+#include "tests/support/avx512bf16.h"
 #include "tests/support/support.h"
-
-#if defined(HAVE_AVX512BF16_COMPILER) && defined(__x86_64__)                  \
-    && defined(__GNUC__)
-#define BF16_HW 1
-#include <cpuid.h>
-#include <immintrin.h>
-#else
-#define BF16_HW 0
-#endif
-
-#if BF16_HW
-
-/* NULL when the CPU and the OS can run VCVTNEPS2BF16 on zmm registers,
-   else why not (see test_avx512bf16.c). */
-static const char *
-hw_missing(void)
-{
-    unsigned eax, ebx, ecx, edx, xcr0_lo, xcr0_hi;
-
-    if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx))
-        return "no CPUID leaf 1";
-    if (!(ecx & (1u << 27)))
-        return "the OS has not enabled XSAVE (OSXSAVE clear)";
-    __asm__ volatile("xgetbv" : "=a"(xcr0_lo), "=d"(xcr0_hi) : "c"(0u));
-    (void)xcr0_hi;
-    if ((xcr0_lo & 0xE6u) != 0xE6u)
-        return "the OS does not save the AVX-512 register state";
-    if (__get_cpuid_max(0, NULL) < 7)
-        return "no CPUID leaf 7";
-    __cpuid_count(7, 0, eax, ebx, ecx, edx);
-    if (!(ebx & (1u << 16)) || !(ebx & (1u << 31)))
-        return "no AVX512F/AVX512VL";
-    __cpuid_count(7, 1, eax, ebx, ecx, edx);
-    if (!(eax & (1u << 5)))
-        return "no AVX512_BF16";
-    return NULL;
-}
-
-__attribute__((target("avx512bf16,avx512vl,avx512f"))) static void
-hw_cvt16(const uint32_t *in, uint16_t *out)
-{
-    __m512 v;
-    __m256bh r;
-
-    memcpy(&v, in, sizeof v);
-    r = _mm512_cvtneps_pbh(v);
-    memcpy(out, &r, 16 * sizeof *out);
-}
 
 /* All 2^16 inputs with high half HI; returns the mismatches and prints the
    first few (shared count *PRINTED). */
@@ -88,7 +41,7 @@ check_block(uint32_t hi, unsigned *printed)
         for (unsigned k = 0; k < 256; k++)
             in[k] = hi << 16 | (base + k);
         for (unsigned k = 0; k < 256; k += 16)
-            hw_cvt16(in + k, hw + k);
+            tst_avx512bf16_cvt16(in + k, hw + k);
         for (unsigned k = 0; k < 256; k++) {
             sf_env env = SF_ENV_AVX512BF16;
             sf_f32 x = {in[k]};
@@ -113,8 +66,6 @@ check_block(uint32_t hi, unsigned *printed)
     return bad;
 }
 
-#endif /* BF16_HW */
-
 static double
 now(void)
 {
@@ -127,6 +78,11 @@ int
 main(int argc, char **argv)
 {
     unsigned long first = 0, last = 0xFFFF;
+    const char *why = tst_avx512bf16_missing();
+    unsigned long bad = 0;
+    unsigned printed = 0;
+    double t0, t1;
+    long i;
 
     if (argc == 3) {
         first = strtoul(argv[1], NULL, 0);
@@ -140,46 +96,27 @@ main(int argc, char **argv)
         fprintf(stderr, "%s: need 0 <= FIRST <= LAST <= 0xFFFF\n", argv[0]);
         return 2;
     }
-#if BF16_HW
-    {
-        const char *why = hw_missing();
-        unsigned long bad = 0;
-        unsigned printed = 0;
-        double t0, t1;
-        long i;
-
-        if (why != NULL) {
-            printf("exh_avx512bf16: skipped: %s\n", why);
-            return EXIT_SUCCESS;
-        }
-        printf("exh_avx512bf16: high halves 0x%04lx..0x%04lx, env "
-               "SF_ENV_AVX512BF16, RNE, flags not compared\n",
-               first, last);
-        fflush(stdout);
-        t0 = now();
+    if (why != NULL) {
+        printf("exh_avx512bf16: skipped: %s\n", why);
+        return EXIT_SUCCESS;
+    }
+    printf("exh_avx512bf16: high halves 0x%04lx..0x%04lx, env "
+           "SF_ENV_AVX512BF16, RNE, flags not compared\n",
+           first, last);
+    fflush(stdout);
+    t0 = now();
 #ifdef _OPENMP
 #pragma omp parallel for schedule(dynamic, 16) reduction(+ : bad)
 #endif
-        for (i = (long)first; i <= (long)last; i++)
-            bad += check_block((uint32_t)i, &printed);
-        t1 = now();
-        printf("exh_avx512bf16: %llu conversions, %lu mismatches, "
-               "%.1f s wall",
-               (unsigned long long)(last - first + 1) << 16, bad, t1 - t0);
+    for (i = (long)first; i <= (long)last; i++)
+        bad += check_block((uint32_t)i, &printed);
+    t1 = now();
+    printf("exh_avx512bf16: %llu conversions, %lu mismatches, "
+           "%.1f s wall",
+           (unsigned long long)(last - first + 1) << 16, bad, t1 - t0);
 #ifdef _OPENMP
-        printf(", %d threads", omp_get_max_threads());
+    printf(", %d threads", omp_get_max_threads());
 #endif
-        printf("\n");
-        return bad == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
-    }
-#else
-    (void)now;
-#if !defined(__x86_64__)
-    printf("exh_avx512bf16: skipped: not an x86-64 host\n");
-#else
-    printf("exh_avx512bf16: skipped: the compiler cannot target "
-           "AVX512-BF16 (HAVE_AVX512BF16_COMPILER undefined)\n");
-#endif
-    return EXIT_SUCCESS;
-#endif
+    printf("\n");
+    return bad == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }

@@ -12,61 +12,9 @@
 #include <string.h>
 
 #include "softfloat/softfloat.h"
+#include "tests/support/avx512bf16.h"
+#include "tests/support/suite.h"
 #include "tests/support/support.h"
-
-#if defined(HAVE_AVX512BF16_COMPILER) && defined(__x86_64__)                  \
-    && defined(__GNUC__)
-#define BF16_HW 1
-#include <cpuid.h>
-#include <immintrin.h>
-#else
-#define BF16_HW 0
-#endif
-
-#if BF16_HW
-
-/*----------------------------------------------------------------------------
- * The hardware.
- *--------------------------------------------------------------------------*/
-/* NULL when the CPU and the OS can run VCVTNEPS2BF16 on zmm registers,
-   else why not: AVX512F, AVX512VL and AVX512_BF16 (CPUID.(EAX=7,ECX=0):
-   EBX bits 16 and 31, CPUID.(EAX=7,ECX=1):EAX bit 5) and the OS saving the
-   opmask and zmm state (XCR0 bits 1, 2, 5, 6, 7). */
-static const char *
-hw_missing(void)
-{
-    unsigned eax, ebx, ecx, edx, xcr0_lo, xcr0_hi;
-
-    if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx))
-        return "no CPUID leaf 1";
-    if (!(ecx & (1u << 27)))
-        return "the OS has not enabled XSAVE (OSXSAVE clear)";
-    __asm__ volatile("xgetbv" : "=a"(xcr0_lo), "=d"(xcr0_hi) : "c"(0u));
-    (void)xcr0_hi;
-    if ((xcr0_lo & 0xE6u) != 0xE6u)
-        return "the OS does not save the AVX-512 register state";
-    if (__get_cpuid_max(0, NULL) < 7)
-        return "no CPUID leaf 7";
-    __cpuid_count(7, 0, eax, ebx, ecx, edx);
-    if (!(ebx & (1u << 16)) || !(ebx & (1u << 31)))
-        return "no AVX512F/AVX512VL";
-    __cpuid_count(7, 1, eax, ebx, ecx, edx);
-    if (!(eax & (1u << 5)))
-        return "no AVX512_BF16";
-    return NULL;
-}
-
-/* Sixteen conversions with VCVTNEPS2BF16 (RNE, DAZ, FTZ, no flags). */
-__attribute__((target("avx512bf16,avx512vl,avx512f"))) static void
-hw_cvt16(const uint32_t *in, uint16_t *out)
-{
-    __m512 v;
-    __m256bh r;
-
-    memcpy(&v, in, sizeof v);
-    r = _mm512_cvtneps_pbh(v);
-    memcpy(out, &r, 16 * sizeof *out);
-}
 
 /*----------------------------------------------------------------------------
  * The sample: every high half, each with 256 low halves: the fixed patterns
@@ -83,7 +31,7 @@ static const uint16_t fixed_lows[] = {
 
 START_TEST(test_sample)
 {
-    const char *why = hw_missing();
+    const char *why = tst_avx512bf16_missing();
     unsigned long n = 0, bad = 0;
     unsigned printed = 0;
     tst_rng r;
@@ -103,7 +51,7 @@ START_TEST(test_sample)
             in[k] = hi << 16 | lo;
         }
         for (unsigned k = 0; k < N_LOWS; k += 16)
-            hw_cvt16(in + k, hw + k);
+            tst_avx512bf16_cvt16(in + k, hw + k);
         for (unsigned k = 0; k < N_LOWS; k++) {
             sf_env env = SF_ENV_AVX512BF16;
             sf_f32 x = {in[k]};
@@ -130,21 +78,6 @@ START_TEST(test_sample)
 }
 END_TEST
 
-#else /* !BF16_HW */
-
-START_TEST(test_sample)
-{
-#if !defined(__x86_64__)
-    printf("test_avx512bf16: skipped: not an x86-64 host\n");
-#else
-    printf("test_avx512bf16: skipped: the compiler cannot target "
-           "AVX512-BF16 (HAVE_AVX512BF16_COMPILER undefined)\n");
-#endif
-}
-END_TEST
-
-#endif /* BF16_HW */
-
 static Suite *
 avx512bf16_suite(void)
 {
@@ -160,13 +93,5 @@ avx512bf16_suite(void)
 int
 main(void)
 {
-    SRunner *sr = srunner_create(avx512bf16_suite());
-    int failed;
-
-    /* line-buffered, so that vectors printed by a forked test survive */
-    setvbuf(stdout, NULL, _IOLBF, 0);
-    srunner_run_all(sr, CK_ENV);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return tst_run_suite(avx512bf16_suite());
 }

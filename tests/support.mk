@@ -1,11 +1,12 @@
 # tests/support.mk -- libtestsupport: seeded PRNG, failure printer, the MPFR
-# oracle, the library-versus-oracle loops, the Check runner, the value
-# sets and the VCVTNEPS2BF16 wrapper shared by the test programs
+# oracle, the library-versus-oracle loops and suites, the Check runner, the
+# value sets and the VCVTNEPS2BF16 wrapper shared by the test programs
 check_LTLIBRARIES += tests/support/libtestsupport.la
 tests_support_libtestsupport_la_SOURCES = \
 	tests/support/support.h tests/support/support.c \
 	tests/support/oracle.h tests/support/oracle.c \
 	tests/support/opcheck.h tests/support/opcheck.c \
+	tests/support/opsuite.h tests/support/opsuite.c \
 	tests/support/suite.h tests/support/suite.c \
 	tests/support/valueset.h tests/support/valueset.c \
 	tests/support/avx512bf16.h tests/support/avx512bf16.c

@@ -1,8 +1,6 @@
 /* test_add -- sf_add and sf_sub against the MPFR oracle, all six modes */
-#include <check.h>
-#include <stdio.h>
-
-#include "tests/support/opcheck.h"
+#include "tests/support/opsuite.h"
+#include "tests/support/suite.h"
 
 #define ROW(fmt, op, rm, a, b, z, fl)                                         \
     {                                                                         \
@@ -132,110 +130,72 @@ static const opc_row rows[] = {
     ADD("e5m2", RNE, 0x7c, 0xfc, 0x7e, FV),
 };
 
-START_TEST(test_special)
-{
-    char msg[512];
-
-    ck_assert_msg(opc_check_row(&rows[_i], msg, sizeof msg), "%s", msg);
-}
-END_TEST
-
-static const sf_format *const formats[] = {&sf_format_bf16, &sf_format_f16,
-                                           &sf_format_f32, &sf_format_tf32};
 static const int ops[] = {SF_OP_ADD, SF_OP_SUB};
 
-START_TEST(test_structured)
+/* Both ops in each standard format (streams 100 + 2i + j), then add with
+   tininess before rounding in bf16 (120). */
+static void
+both_structured(int op, opc_report *r)
 {
     sf_env env = SF_ENV_IEEE;
-    opc_report r;
     unsigned i, j;
 
-    opc_report_init(&r);
-    for (i = 0; i < sizeof formats / sizeof formats[0]; i++)
+    (void)op;
+    for (i = 0; i < OPC_N_STD_FORMATS; i++)
         for (j = 0; j < 2; j++)
-            opc_test_structured(formats[i], ops[j], &env, 100 + i * 2 + j, &r);
+            opc_test_structured(opc_std_formats[i], ops[j], &env,
+                                100 + i * 2 + j, r);
     env.tininess_after = false;
-    opc_test_structured(&sf_format_bf16, SF_OP_ADD, &env, 120, &r);
-    opc_report_print(&r, "add/sub structured");
-    ck_assert_msg(r.n_bad == 0, "%lu of %lu structured cases differ", r.n_bad,
-                  r.n_checked);
+    opc_test_structured(&sf_format_bf16, SF_OP_ADD, &env, 120, r);
 }
-END_TEST
 
-START_TEST(test_random)
+/* Both ops in each standard format (streams 200 + 2i + j). */
+static void
+both_random(int op, opc_report *r)
 {
     sf_env env = SF_ENV_IEEE;
     unsigned long m = tst_multiplier();
-    opc_report r;
     unsigned i, j;
 
-    opc_report_init(&r);
-    for (i = 0; i < sizeof formats / sizeof formats[0]; i++) {
-        const sf_format *f = formats[i];
-        uint64_t n =
-            (f == &sf_format_bf16 || f == &sf_format_f32) ? 1000000 : 200000;
+    (void)op;
+    for (i = 0; i < OPC_N_STD_FORMATS; i++) {
+        const sf_format *f = opc_std_formats[i];
         for (j = 0; j < 2; j++)
-            opc_test_random(f, ops[j], n * m, 200 + i * 2 + j, &env, &r);
+            opc_test_random(f, ops[j], opc_std_random_count(f) * m,
+                            200 + i * 2 + j, &env, r);
     }
-    opc_report_print(&r, "add/sub random");
-    ck_assert_msg(r.n_bad == 0, "%lu of %lu random cases differ", r.n_bad,
-                  r.n_checked);
 }
-END_TEST
 
-START_TEST(test_exhaustive_fp8)
+/* Every fp8 pair, both ops: e5m2 (streams 300 + j), e4m3 (310 + j),
+   saturating e4m3 (320 + j). */
+static void
+both_fp8_pairs(int op, opc_report *r)
 {
     sf_env env = SF_ENV_IEEE;
-    opc_report r;
     unsigned j;
 
-    opc_report_init(&r);
+    (void)op;
     for (j = 0; j < 2; j++) {
         env.saturate = false;
-        opc_test_all(&sf_format_e5m2, ops[j], &env, 300 + j, &r);
-        opc_test_all(&sf_format_e4m3, ops[j], &env, 310 + j, &r);
+        opc_test_all(&sf_format_e5m2, ops[j], &env, 300 + j, r);
+        opc_test_all(&sf_format_e4m3, ops[j], &env, 310 + j, r);
         env.saturate = true;
-        opc_test_all(&sf_format_e4m3, ops[j], &env, 320 + j, &r);
+        opc_test_all(&sf_format_e4m3, ops[j], &env, 320 + j, r);
     }
-    opc_report_print(&r, "add/sub fp8 all pairs");
-    ck_assert_msg(r.n_bad == 0, "%lu of %lu fp8 cases differ", r.n_bad,
-                  r.n_checked);
 }
-END_TEST
 
-static Suite *
-add_suite(void)
-{
-    Suite *s = suite_create("add");
-    TCase *tc;
-
-    tc = tcase_create("special");
-    tcase_add_loop_test(tc, test_special, 0,
-                        (int)(sizeof rows / sizeof rows[0]));
-    suite_add_tcase(s, tc);
-    tc = tcase_create("structured");
-    tcase_set_timeout(tc, 600);
-    tcase_add_test(tc, test_structured);
-    suite_add_tcase(s, tc);
-    tc = tcase_create("random");
-    tcase_set_timeout(tc, 600);
-    tcase_add_test(tc, test_random);
-    suite_add_tcase(s, tc);
-    tc = tcase_create("exhaustive");
-    tcase_set_timeout(tc, 600);
-    tcase_add_test(tc, test_exhaustive_fp8);
-    suite_add_tcase(s, tc);
-    return s;
-}
+/* The parts cover add and sub themselves and ignore the op. */
+static const opc_suite_def def = {
+    .name = "add",
+    .op = SF_OP_ADD,
+    .rows = rows,
+    .n_rows = sizeof rows / sizeof rows[0],
+    .parts = {{"add/sub structured", both_structured},
+              {"add/sub random", both_random},
+              {"add/sub fp8 all pairs", both_fp8_pairs}}};
 
 int
 main(void)
 {
-    SRunner *sr = srunner_create(add_suite());
-    int n_failed;
-
-    srunner_run_all(sr, CK_NORMAL);
-    n_failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return n_failed == 0 ? 0 : 1;
+    return tst_run_suite(opc_suite(&def));
 }

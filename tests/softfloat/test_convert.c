@@ -4,7 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "tests/support/opcheck.h"
+#include "tests/support/opsuite.h"
+#include "tests/support/suite.h"
 
 #define CONV(to, from, rm, a, z, fl)                                          \
     {                                                                         \
@@ -196,14 +197,6 @@ static const opc_row rows[] = {
     RINT("e5m2", 1, RNE, 0x3e, 0x40, FX),
     RINT("e4m3", 1, RNE, 0x7f, 0x7f, 0),
 };
-
-START_TEST(test_special)
-{
-    char msg[512];
-
-    ck_assert_msg(opc_check_row(&rows[_i], msg, sizeof msg), "%s", msg);
-}
-END_TEST
 
 static const sf_format *const all_formats[] = {
     &sf_format_bf16, &sf_format_f16,  &sf_format_f32,
@@ -674,42 +667,25 @@ START_TEST(test_random_int)
 }
 END_TEST
 
-static Suite *
-convert_suite(void)
-{
-    Suite *s = suite_create("convert");
-    TCase *tc;
-
-    tc = tcase_create("special");
-    tcase_add_loop_test(tc, test_special, 0,
-                        (int)(sizeof rows / sizeof rows[0]));
-    suite_add_tcase(s, tc);
-    tc = tcase_create("structured");
-    tcase_set_timeout(tc, 600);
-    tcase_add_test(tc, test_structured_convert);
-    tcase_add_test(tc, test_from_int);
-    suite_add_tcase(s, tc);
-    tc = tcase_create("random");
-    tcase_set_timeout(tc, 600);
-    tcase_add_test(tc, test_random_convert);
-    tcase_add_test(tc, test_random_int);
-    suite_add_tcase(s, tc);
-    tc = tcase_create("exhaustive");
-    tcase_set_timeout(tc, 600);
-    tcase_add_test(tc, test_exhaustive_convert);
-    tcase_add_test(tc, test_exhaustive_int);
-    suite_add_tcase(s, tc);
-    return s;
-}
+/* The rows through opc_suite (no parts of its own: the loops here cover
+   several kinds of case each), then two tests per tcase. */
+static const opc_suite_def def = {
+    .name = "convert", .rows = rows, .n_rows = sizeof rows / sizeof rows[0]};
 
 int
 main(void)
 {
-    SRunner *sr = srunner_create(convert_suite());
-    int n_failed;
+    Suite *s = opc_suite(&def);
+    TCase *tc;
 
-    srunner_run_all(sr, CK_NORMAL);
-    n_failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return n_failed == 0 ? 0 : 1;
+    tc = tst_add_tcase(s, "structured", 600);
+    tcase_add_test(tc, test_structured_convert);
+    tcase_add_test(tc, test_from_int);
+    tc = tst_add_tcase(s, "random", 600);
+    tcase_add_test(tc, test_random_convert);
+    tcase_add_test(tc, test_random_int);
+    tc = tst_add_tcase(s, "exhaustive", 600);
+    tcase_add_test(tc, test_exhaustive_convert);
+    tcase_add_test(tc, test_exhaustive_int);
+    return tst_run_suite(s);
 }

@@ -1,8 +1,6 @@
 /* test_fma -- sf_fma against the MPFR oracle, all six modes */
-#include <check.h>
-#include <stdio.h>
-
-#include "tests/support/opcheck.h"
+#include "tests/support/opsuite.h"
+#include "tests/support/suite.h"
 
 #define ROWX(fmt, rm, a, b, c, z, fl, before, sat)                            \
     {                                                                         \
@@ -65,108 +63,17 @@ static const opc_row rows[] = {
     FMA("e5m2", RNE, 0x7c, 0x00, 0x7e, 0x7e, FV),
 };
 
-START_TEST(test_special)
-{
-    char msg[512];
-
-    ck_assert_msg(opc_check_row(&rows[_i], msg, sizeof msg), "%s", msg);
-}
-END_TEST
-
-static const sf_format *const formats[] = {&sf_format_bf16, &sf_format_f16,
-                                           &sf_format_f32, &sf_format_tf32};
-
-START_TEST(test_structured)
-{
-    sf_env env = SF_ENV_IEEE;
-    opc_report r;
-    unsigned i;
-
-    opc_report_init(&r);
-    for (i = 0; i < sizeof formats / sizeof formats[0]; i++)
-        opc_test_structured(formats[i], SF_OP_FMA, &env, 100 + i, &r);
-    env.tininess_after = false;
-    opc_test_structured(&sf_format_bf16, SF_OP_FMA, &env, 110, &r);
-    opc_test_structured(&sf_format_f32, SF_OP_FMA, &env, 111, &r);
-    opc_report_print(&r, "fma structured");
-    ck_assert_msg(r.n_bad == 0, "%lu of %lu structured cases differ", r.n_bad,
-                  r.n_checked);
-}
-END_TEST
-
-START_TEST(test_random)
-{
-    sf_env env = SF_ENV_IEEE;
-    unsigned long m = tst_multiplier();
-    opc_report r;
-    unsigned i;
-
-    opc_report_init(&r);
-    for (i = 0; i < sizeof formats / sizeof formats[0]; i++) {
-        const sf_format *f = formats[i];
-        uint64_t n =
-            (f == &sf_format_bf16 || f == &sf_format_f32) ? 1000000 : 200000;
-        opc_test_random(f, SF_OP_FMA, n * m, 200 + i, &env, &r);
-    }
-    env.tininess_after = false;
-    opc_test_random(&sf_format_bf16, SF_OP_FMA, 200000 * m, 210, &env, &r);
-    opc_test_random(&sf_format_f32, SF_OP_FMA, 200000 * m, 211, &env, &r);
-    opc_report_print(&r, "fma random");
-    ck_assert_msg(r.n_bad == 0, "%lu of %lu random cases differ", r.n_bad,
-                  r.n_checked);
-}
-END_TEST
-
-START_TEST(test_exhaustive)
-{
-    sf_env env = SF_ENV_IEEE;
-    opc_report r;
-
-    opc_report_init(&r);
-    env.saturate = false;
-    opc_test_all(&sf_format_e5m2, SF_OP_FMA, &env, 300, &r);
-    opc_test_all(&sf_format_e4m3, SF_OP_FMA, &env, 301, &r);
-    env.saturate = true;
-    opc_test_all(&sf_format_e4m3, SF_OP_FMA, &env, 302, &r);
-    opc_report_print(&r, "fma fp8 pairs with random addends");
-    ck_assert_msg(r.n_bad == 0, "%lu of %lu cases differ", r.n_bad,
-                  r.n_checked);
-}
-END_TEST
-
-static Suite *
-fma_suite(void)
-{
-    Suite *s = suite_create("fma");
-    TCase *tc;
-
-    tc = tcase_create("special");
-    tcase_add_loop_test(tc, test_special, 0,
-                        (int)(sizeof rows / sizeof rows[0]));
-    suite_add_tcase(s, tc);
-    tc = tcase_create("structured");
-    tcase_set_timeout(tc, 600);
-    tcase_add_test(tc, test_structured);
-    suite_add_tcase(s, tc);
-    tc = tcase_create("random");
-    tcase_set_timeout(tc, 600);
-    tcase_add_test(tc, test_random);
-    suite_add_tcase(s, tc);
-    tc = tcase_create("exhaustive");
-    tcase_set_timeout(tc, 600);
-    tcase_add_test(tc, test_exhaustive);
-    suite_add_tcase(s, tc);
-    return s;
-}
+static const opc_suite_def def = {
+    .name = "fma",
+    .op = SF_OP_FMA,
+    .rows = rows,
+    .n_rows = sizeof rows / sizeof rows[0],
+    .parts = {{"fma structured", opc_std_structured},
+              {"fma random", opc_std_random},
+              {"fma fp8 pairs with random addends", opc_fp8_pairs_core}}};
 
 int
 main(void)
 {
-    SRunner *sr = srunner_create(fma_suite());
-    int n_failed;
-
-    srunner_run_all(sr, CK_NORMAL);
-    n_failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return n_failed == 0 ? 0 : 1;
+    return tst_run_suite(opc_suite(&def));
 }

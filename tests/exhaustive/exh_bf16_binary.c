@@ -3,20 +3,12 @@
    integer reference (make check-exhaustive) */
 #include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "tests/exhaustive/exh_ref.h"
+#include "tests/exhaustive/exh_run.h"
 #include "tests/support/oracle.h"
 #include "tests/support/support.h"
-
-#ifdef _OPENMP
-#define EXH_PRAGMA(x) _Pragma(#x)
-#else
-#define EXH_PRAGMA(x)
-#endif
-
-#define N_PRINT 10
 
 /*----------------------------------------------------------------------------
  * Why binary64 gives the exact answer.
@@ -59,7 +51,8 @@ enum
     OP_DIV,
     N_OPS
 };
-static const char *const op_names[N_OPS] = {"add", "sub", "mul", "div"};
+static const char *const op_names[N_OPS] = {"bf16_add", "bf16_sub", "bf16_mul",
+                                            "bf16_div"};
 static const int sf_ops[N_OPS] = {SF_OP_ADD, SF_OP_SUB, SF_OP_MUL, SF_OP_DIV};
 
 static double
@@ -300,200 +293,91 @@ library(int op, uint16_t a, uint16_t b, sf_round rm, sf_env *env)
     return z.bits;
 }
 
-/* The reference against MPFR on 2^20 pairs per op: uniform pairs and
-   pairs with close exponents. */
+/* The reference against MPFR on sample I of 2^20, every op: a uniform
+   pair (I even) or a pair with close exponents (I odd). */
 static unsigned long
-cross_check(void)
+cross_check(oracle *o, uint64_t i)
 {
     unsigned long bad = 0;
-    long long i;
-    bool threads = oracle_thread_safe();
+    tst_rng rng;
+    uint16_t a, b;
+    unsigned op, m;
 
-    (void)threads;
-    EXH_PRAGMA(omp parallel if (threads) reduction(+ : bad))
-    {
-        oracle *o = oracle_new();
-        EXH_PRAGMA(omp for schedule(static))
-        for (i = 0; i < (1 << 20); i++) {
-            tst_rng rng;
-            uint16_t a, b;
-            unsigned op, m;
-
-            tst_rng_init(&rng, 0xB0000000u + (uint64_t)i);
-            a = (uint16_t)tst_rand64(&rng);
-            b = (uint16_t)tst_rand64(&rng);
-            if (i & 1) /* exponents within 10 of each other */
-                b = (uint16_t)((b & 0x807f)
-                               | ((((a >> 7) & 0xff)
-                                   + (unsigned)tst_rand_below(&rng, 21) - 10)
-                                  & 0xff)
-                                     << 7);
-            for (op = 0; op < N_OPS; op++) {
-                uint64_t in[2] = {a, b};
-                oracle_prepare(o, &sf_format_bf16, sf_ops[op], in);
-                for (m = 0; m < 6; m++) {
-                    sf_env env = SF_ENV_IEEE;
-                    uint64_t want;
-                    unsigned fw, fr;
-                    uint16_t r;
-                    fw = oracle_result(o, exh_modes[m], &env, &want);
-                    r = reference((int)op, a, b, exh_modes[m], &fr);
-                    if (want != r || fw != fr) {
-                        EXH_PRAGMA(omp critical)
-                        fprintf(stderr,
-                                "reference disagrees with MPFR: bf16_%s %s "
-                                "%04x %04x: MPFR %04llx %u, reference %04x "
-                                "%u\n",
-                                op_names[op], sf_round_name(exh_modes[m]), a,
-                                b, (unsigned long long)want, fw, r, fr);
-                        bad++;
-                    }
-                }
+    tst_rng_init(&rng, 0xB0000000u + i);
+    a = (uint16_t)tst_rand64(&rng);
+    b = (uint16_t)tst_rand64(&rng);
+    if (i & 1) /* exponents within 10 of each other */
+        b = (uint16_t)((b & 0x807f)
+                       | ((((a >> 7) & 0xff)
+                           + (unsigned)tst_rand_below(&rng, 21) - 10)
+                          & 0xff)
+                             << 7);
+    for (op = 0; op < N_OPS; op++) {
+        uint64_t in[2] = {a, b};
+        oracle_prepare(o, &sf_format_bf16, sf_ops[op], in);
+        for (m = 0; m < 6; m++) {
+            sf_env env = SF_ENV_IEEE;
+            uint64_t want;
+            unsigned fw, fr;
+            uint16_t r;
+            fw = oracle_result(o, exh_modes[m], &env, &want);
+            r = reference((int)op, a, b, exh_modes[m], &fr);
+            if (want != r || fw != fr) {
+                EXH_PRAGMA(omp critical)
+                fprintf(stderr,
+                        "reference disagrees with MPFR: %s %s %04x %04x: "
+                        "MPFR %04llx %u, reference %04x %u\n",
+                        op_names[op], sf_round_name(exh_modes[m]), a, b,
+                        (unsigned long long)want, fw, r, fr);
+                bad++;
             }
         }
-        oracle_free(o);
     }
     return bad;
 }
 
-typedef struct
+/* The pair a = IN >> 16, b = IN & 0xffff through OP. */
+static void
+run(unsigned op, uint32_t in, exh_results *res)
 {
-    uint64_t key; /* (a * 2^16 + b) * 8 + mode */
-    uint16_t a, b;
-    sf_round rm;
-    uint16_t want, got;
-    unsigned fw, fg;
-} failure;
+    uint16_t a = (uint16_t)(in >> 16), b = (uint16_t)in;
+    prepared pr;
+    unsigned m;
+
+    prepare((int)op, a, b, &pr);
+    for (m = 0; m < 6; m++) {
+        sf_env env = SF_ENV_IEEE;
+        res->want[m] = finish(&pr, exh_modes[m], &res->fw[m]);
+        res->got[m] = library((int)op, a, b, exh_modes[m], &env);
+        res->fg[m] = env.flags;
+    }
+}
 
 static void
-keep_failure(failure *list, unsigned *n, const failure *f)
+print(unsigned op, uint32_t in, sf_round rm, uint64_t want, unsigned fw,
+      uint64_t got, unsigned fg)
 {
-    unsigned i, pos = 0;
+    char x[6], y[6];
 
-    if (*n == N_PRINT && f->key >= list[N_PRINT - 1].key)
-        return;
-    while (pos < *n && list[pos].key < f->key)
-        pos++;
-    if (*n < N_PRINT)
-        (*n)++;
-    for (i = *n - 1; i > pos; i--)
-        list[i] = list[i - 1];
-    list[pos] = *f;
+    printf("%s %s %04x %04x %04x %s got %04x %s\n", op_names[op],
+           sf_round_name(rm), (unsigned)(in >> 16), (unsigned)(in & 0xffff),
+           (unsigned)want, sf_flags_str(fw, x), (unsigned)got,
+           sf_flags_str(fg, y));
 }
+
+static const exh_program program = {.name = "exh_bf16_binary",
+                                    .sample = "pairs per op",
+                                    .job_head = "op",
+                                    .input_head = "pairs",
+                                    .n_jobs = N_OPS,
+                                    .job_names = op_names,
+                                    .progress_every = 1024,
+                                    .cross_check = cross_check,
+                                    .run = run,
+                                    .print = print};
 
 int
 main(int argc, char **argv)
 {
-    /* optional: check only every STRIDE-th leading operand (first
-       argument), starting at OFFSET (second): for sampling and splitting
-       a run across machines */
-    unsigned long stride = argc > 1 ? strtoul(argv[1], NULL, 0) : 1;
-    unsigned long offset = argc > 2 ? strtoul(argv[2], NULL, 0) : 0;
-    unsigned long long counts[N_OPS][6], bad[N_OPS][6], total_bad = 0;
-    double secs[N_OPS], t0, t_start;
-    int op;
-    unsigned m;
-
-    if (stride == 0)
-        stride = 1;
-    (void)tst_seed();
-    t_start = t0 = exh_now();
-    if (cross_check() != 0) {
-        fprintf(stderr, "exh_bf16_binary: the reference is wrong; stopping\n");
-        return 2;
-    }
-    fprintf(stderr,
-            "exh_bf16_binary: reference agrees with MPFR on 2^20 "
-            "pairs per op (%.1f s)\n",
-            exh_now() - t0);
-
-    for (op = 0; op < N_OPS; op++) {
-        failure fails[N_PRINT];
-        unsigned n_fails = 0;
-        long long a, done = 0;
-
-        memset(counts[op], 0, sizeof counts[op]);
-        memset(bad[op], 0, sizeof bad[op]);
-        t0 = exh_now();
-        EXH_PRAGMA(omp parallel)
-        {
-            unsigned long long lc[6] = {0}, lb[6] = {0};
-            failure lf[N_PRINT];
-            unsigned ln = 0, i;
-
-            EXH_PRAGMA(omp for schedule(dynamic, 16))
-            for (a = (long long)offset; a < 65536; a += (long long)stride) {
-                uint32_t b;
-                long long d;
-                for (b = 0; b < 65536; b++) {
-                    unsigned mm;
-                    prepared pr;
-                    prepare(op, (uint16_t)a, (uint16_t)b, &pr);
-                    for (mm = 0; mm < 6; mm++) {
-                        sf_env env = SF_ENV_IEEE;
-                        unsigned fw, fg;
-                        uint16_t want = finish(&pr, exh_modes[mm], &fw);
-                        uint16_t got = library(op, (uint16_t)a, (uint16_t)b,
-                                               exh_modes[mm], &env);
-                        fg = env.flags;
-                        lc[mm]++;
-                        if (want != got || fw != fg) {
-                            failure f = {(((uint64_t)a << 16) | b) * 8 + mm,
-                                         (uint16_t)a,
-                                         (uint16_t)b,
-                                         exh_modes[mm],
-                                         want,
-                                         got,
-                                         fw,
-                                         fg};
-                            lb[mm]++;
-                            keep_failure(lf, &ln, &f);
-                        }
-                    }
-                }
-                EXH_PRAGMA(omp atomic capture)
-                d = ++done;
-                if (d % 1024 == 0) {
-                    double el = exh_now() - t0;
-                    double frac = (double)d * (double)stride / 65536.0;
-                    fprintf(stderr,
-                            "exh_bf16_binary: %s %5.1f%%, %.0f s, about %.0f "
-                            "s left for this op\n",
-                            op_names[op], 100.0 * frac, el, el / frac - el);
-                }
-            }
-            EXH_PRAGMA(omp critical)
-            {
-                for (i = 0; i < 6; i++) {
-                    counts[op][i] += lc[i];
-                    bad[op][i] += lb[i];
-                }
-                for (i = 0; i < ln; i++)
-                    keep_failure(fails, &n_fails, &lf[i]);
-            }
-        }
-        secs[op] = exh_now() - t0;
-        for (m = 0; m < n_fails; m++) {
-            char x[6], y[6];
-            printf("bf16_%s %s %04x %04x %04x %s got %04x %s\n", op_names[op],
-                   sf_round_name(fails[m].rm), fails[m].a, fails[m].b,
-                   fails[m].want, sf_flags_str(fails[m].fw, x), fails[m].got,
-                   sf_flags_str(fails[m].fg, y));
-        }
-        fflush(stdout);
-    }
-
-    printf("\n| op | mode | pairs | mismatches | wall time (s), all modes |\n"
-           "|---|---|---:|---:|---:|\n");
-    for (op = 0; op < N_OPS; op++)
-        for (m = 0; m < 6; m++) {
-            printf("| bf16_%s | %s | %llu | %llu | %.0f |\n", op_names[op],
-                   sf_round_name(exh_modes[m]), counts[op][m], bad[op][m],
-                   secs[op]);
-            total_bad += bad[op][m];
-        }
-    printf("\nexh_bf16_binary: %s (stride %lu, offset %lu, %.0f s in all)\n",
-           total_bad == 0 ? "all match" : "MISMATCHES", stride, offset,
-           exh_now() - t_start);
-    return total_bad == 0 ? 0 : 1;
+    return exh_main(&program, argc, argv);
 }

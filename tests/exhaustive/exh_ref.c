@@ -90,6 +90,11 @@ exh_round(const exh_fmt *t, bool sign, uint64_t sig, int exp, bool sticky,
     e_after = kept == hidden << 1 ? e + 1 : e;
 
     if (e_after > t->emax) {
+        /* Which modes overflow to Inf.  tests/support/oracle.c and the
+           library state this IEEE 754 rule in nearly the same lines; it
+           stays written out here on purpose: this reference is the
+           independent check of both and shares no rounding code with
+           either. */
         switch (rm) {
         case SF_RNE:
         case SF_RNA:

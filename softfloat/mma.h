@@ -61,10 +61,10 @@ typedef enum
 /* How a fused block rounds each aligned term to its grid. */
 typedef enum
 {
-    SF_MMA_ALIGN_TRUNC,  /* toward zero on the magnitude (no sticky) */
-    SF_MMA_ALIGN_RNE,    /* to nearest, ties to even, per term */
-    SF_MMA_ALIGN_STICKY  /* toward zero, any discarded bit OR-ed into the
-                            last kept bit (shift-right-jam) */
+    SF_MMA_ALIGN_TRUNC, /* toward zero on the magnitude (no sticky) */
+    SF_MMA_ALIGN_RNE,   /* to nearest, ties to even, per term */
+    SF_MMA_ALIGN_STICKY /* toward zero, any discarded bit OR-ed into the
+                           last kept bit (shift-right-jam) */
 } sf_mma_align;
 
 /* Which NaN a model returns. */
@@ -88,10 +88,11 @@ typedef enum
     SF_MMA_OVF_SAT   /* the largest finite value in every mode */
 } sf_mma_overflow;
 
-/* The sign of an exact zero result of a sum. */
+/* The sign of a zero result. */
 typedef enum
 {
-    SF_MMA_ZERO_POS, /* always +0 */
+    SF_MMA_ZERO_POS, /* always +0, also for a non-zero sum that rounds
+                        to zero (NVIDIA) */
     SF_MMA_ZERO_IEEE /* IEEE 754: the common sign when every term is a
                         zero of that sign, else +0 (-0 under SF_RDN) */
 } sf_mma_zero;
@@ -119,38 +120,38 @@ typedef struct sf_mma_model
 {
     const char *name;
     sf_mma_kind kind;
-    unsigned n;              /* products per block; 0: the whole K */
-    int frac_bits;           /* FUSED: F, bits kept below the block's max
-                                exponent (0..SF_MMA_MAX_F), or
-                                SF_MMA_F_EXACT */
-    sf_mma_align align;      /* FUSED: per-term rounding to the grid */
-    sf_round rm;             /* every rounding to the accumulator format */
-    const sf_format *acc;    /* accumulator and result format */
-    bool daz;                /* subnormal inputs and C read as zero */
-    bool ftz;                /* tiny results flushed to zero */
-    bool tininess_after;     /* tininess after rounding (else before) */
-    bool c_in_block;         /* FUSED: C is a term of the block */
-    bool zero_c_in_max;      /* FUSED: a zero C takes part in emax with
-                                the accumulator's emin (MMA-Sim); false:
-                                a zero C is ignored */
-    int32_t emax_floor;      /* FUSED: emax = max(emax, emax_floor) (the
-                                MATLAB H100 model: -133), or
-                                SF_MMA_NO_FLOOR */
+    unsigned n;           /* products per block; 0: the whole K */
+    int frac_bits;        /* FUSED: F, bits kept below the block's max
+                             exponent (0..SF_MMA_MAX_F), or
+                             SF_MMA_F_EXACT */
+    sf_mma_align align;   /* FUSED: per-term rounding to the grid */
+    sf_round rm;          /* every rounding to the accumulator format */
+    const sf_format *acc; /* accumulator and result format */
+    bool daz;             /* subnormal inputs and C read as zero */
+    bool ftz;             /* tiny results flushed to zero */
+    bool tininess_after;  /* tininess after rounding (else before) */
+    bool c_in_block;      /* FUSED: C is a term of the block */
+    bool zero_c_in_max;   /* FUSED: a zero C takes part in emax with
+                             the accumulator's emin (MMA-Sim); false:
+                             a zero C is ignored */
+    int32_t emax_floor;   /* FUSED: emax = max(emax, emax_floor) (the
+                             MATLAB H100 model: -133), or
+                             SF_MMA_NO_FLOOR */
     sf_mma_nan nan;
     sf_default_nan default_nan;
     sf_mma_overflow overflow;
     sf_mma_zero zero;
-    bool descending;         /* FMA_CHAIN: each block from its last
-                                product to its first */
-    unsigned lanes;          /* FMA_LANES: number of chains (>= 1) */
-    const sf_format *store;  /* NULL, or the format the accumulator is
-                                rounded to (with store_rm) after each
-                                block (FUSED, FMA_LANES, PAIRWISE, EXACT)
-                                or each product (FMA_CHAIN, MUL_ADD,
-                                KAHAN): a BF16-stored accumulator */
+    bool descending;        /* FMA_CHAIN: each block from its last
+                               product to its first */
+    unsigned lanes;         /* FMA_LANES: number of chains (>= 1) */
+    const sf_format *store; /* NULL, or the format the accumulator is
+                               rounded to (with store_rm) after each
+                               block (FUSED, FMA_LANES, PAIRWISE, EXACT)
+                               or each product (FMA_CHAIN, MUL_ADD,
+                               KAHAN): a BF16-stored accumulator */
     sf_round store_rm;
-    unsigned in_formats;     /* SF_MMA_IN_* the model is documented for;
-                                informative, the engine takes any */
+    unsigned in_formats; /* SF_MMA_IN_* the model is documented for;
+                            informative, the engine takes any */
 } sf_mma_model;
 
 /*----------------------------------------------------------------------------
@@ -206,9 +207,11 @@ enum
  *   exact       exact dot product plus C, one rounding (RNE)
  * and the extra names mul-add, pairwise, kahan (FP32, RNE) and
  * fma-chain-bf16acc (FP32 FMA with the accumulator stored as BF16, RNE).
- * The NVIDIA presets use the canonical NaN 0x7FFFFFFF, overflow to Inf,
- * +0 for zero sums and a zero C in the max (MMA-Sim); doc/mma-models.md
- * gives the evidence for each and what is unverified.
+ * The NVIDIA presets use the canonical NaN 0x7FFFFFFF, overflow to Inf
+ * and +0 for every zero result; the Hopper ones ignore a zero C and clamp
+ * emax >= -133 (measured on an H200), the others let a zero C take part
+ * with exponent -126 (MMA-Sim).  doc/mma-models.md gives the evidence for
+ * each preset and what is unverified.
  *--------------------------------------------------------------------------*/
 /* The preset called NAME, or NULL. */
 const sf_mma_model *sf_mma_preset_by_name(const char *name);
@@ -240,10 +243,9 @@ uint64_t sf_mma_block(const sf_mma_model *m, const sf_format *fa,
    ascending index order.  A and B point at elements of storage_bits / 8
    bytes (uint8_t, uint16_t or uint32_t), element i at A + i * A_STRIDE
    (strides in elements). */
-uint64_t sf_mma_dot(const sf_mma_model *m, const sf_format *fa,
-                    const void *a, ptrdiff_t a_stride, const sf_format *fb,
-                    const void *b, ptrdiff_t b_stride, size_t k, uint64_t c,
-                    sf_env *env);
+uint64_t sf_mma_dot(const sf_mma_model *m, const sf_format *fa, const void *a,
+                    ptrdiff_t a_stride, const sf_format *fb, const void *b,
+                    ptrdiff_t b_stride, size_t k, uint64_t c, sf_env *env);
 
 /* GEMM: D = A * B + C with A [M x K], B [K x N], C and D [M x N], all
    row-major; each D[i][j] is sf_mma_dot of row i of A and column j of B

@@ -28,8 +28,9 @@ sf_mma_model_check(const sf_mma_model *m)
         return "unknown rounding mode";
     if (m->kind == SF_MMA_FMA_LANES && (m->lanes < 1 || m->lanes > MAX_LANES))
         return "lanes outside 1..64";
-    if (m->store != NULL && ((unsigned)m->store_rm >= SF_N_ROUND
-                             || m->store->storage_bits > 32))
+    if (m->store != NULL
+        && ((unsigned)m->store_rm >= SF_N_ROUND
+            || m->store->storage_bits > 32))
         return "bad storage format or rounding";
     return NULL;
 }

@@ -29,8 +29,8 @@ wide_add(s_wide *x, bool neg, uint64_t sig, int32_t exp)
     if (pos < 0) {
         /* below the accumulator (not reachable for inputs of at most 32
            bits): keep a non-zero trace in the last bit */
-        sig = pos <= -64 ? sig != 0
-                         : (sig >> -pos) | ((sig << (64 + pos)) != 0);
+        sig =
+            pos <= -64 ? sig != 0 : (sig >> -pos) | ((sig << (64 + pos)) != 0);
         pos = 0;
     }
     if (pos >= 64 * (W_LIMBS - 1))
@@ -147,7 +147,7 @@ align_event(sf_env *env, const s_opctx *ctx, sf_round mode, bool sign,
 }
 
 /* Magnitude SIG * 2^E_LOW on the grid 2^q, q > E_LOW, by M's align rule;
-   *LOST gets whether it changed. */
+ *LOST gets whether it changed. */
 static uint64_t
 align_term(const sf_mma_model *m, bool sign, uint64_t sig, int32_t e_low,
            int32_t q, bool *lost, sf_env *env, const s_opctx *ctx)
@@ -167,8 +167,8 @@ align_term(const sf_mma_model *m, bool sign, uint64_t sig, int32_t e_low,
                                              : SF_RTZ;
     nz = s_clz64(sig);
     /* |term| in [2^e, 2^(e+1)), e = e_low + 63 - nz <= q + F + 1 */
-    s_round_at(sign, e_low + 63 - nz, (s_u128)sig << (64 + nz), false, q,
-               mode, 0, &r);
+    s_round_at(sign, e_low + 63 - nz, (s_u128)sig << (64 + nz), false, q, mode,
+               0, &r);
     *lost = r.dir != 0;
     if (*lost && S_EVENTS_ON(env))
         align_event(env, ctx, mode, sign, sig, e_low, q, &r);
@@ -192,9 +192,11 @@ s_mma_fused(const sf_mma_model *m, const sf_format *fa, const s_mma_vec *a,
     int32_t emax = INT32_MIN;
     unsigned before = env->flags;
     s_unpacked ua, ub, uc;
-    s_opctx ctx = {m->kind == SF_MMA_EXACT ? SF_OP_MMA_EXACT
-                                           : SF_OP_MMA_BLOCK,
-                   3, {fc, NULL, NULL}, {c, k0, n}, false};
+    s_opctx ctx = {m->kind == SF_MMA_EXACT ? SF_OP_MMA_EXACT : SF_OP_MMA_BLOCK,
+                   3,
+                   {fc, NULL, NULL},
+                   {c, k0, n},
+                   false};
 
     /* Pass 1: specials, the zero terms' signs and emax. */
     for (size_t i = 0; i < n; i++) {
@@ -267,8 +269,8 @@ s_mma_fused(const sf_mma_model *m, const sf_format *fa, const s_mma_vec *a,
         return z;
     }
     if (!any_term) {
-        z = s_pack_zero(fc, s_mma_zero_sign(m, m->rm, true,
-                                            all_zero_neg && (n > 0 || with_c)));
+        bool neg_all = all_zero_neg && (n > 0 || with_c);
+        z = s_pack_zero(fc, s_mma_zero_sign(m, m->rm, true, neg_all));
         s_event_special(fc, z, 0, m->rm, env, &ctx);
         return z;
     }
@@ -321,8 +323,11 @@ s_mma_fused(const sf_mma_model *m, const sf_format *fa, const s_mma_vec *a,
             if (e_low >= q) {
                 kept = sig << (e_low - q);
             } else {
-                s_opctx actx = {SF_OP_MMA_ALIGN, 3, {fa, fb, NULL},
-                                {x, y, k0 + i}, ua.daz || ub.daz};
+                s_opctx actx = {SF_OP_MMA_ALIGN,
+                                3,
+                                {fa, fb, NULL},
+                                {x, y, k0 + i},
+                                ua.daz || ub.daz};
                 kept = align_term(m, sign, sig, e_low, q, &lost, env, &actx);
             }
             lost_any |= lost;
@@ -334,8 +339,8 @@ s_mma_fused(const sf_mma_model *m, const sf_format *fa, const s_mma_vec *a,
             if (uc.exp >= q) {
                 kept = uc.sig << (uc.exp - q);
             } else {
-                s_opctx actx = {SF_OP_MMA_ALIGN, 1, {fc, NULL, NULL},
-                                {c, 0, 0}, false};
+                s_opctx actx = {
+                    SF_OP_MMA_ALIGN, 1, {fc, NULL, NULL}, {c, 0, 0}, false};
                 kept = align_term(m, uc.sign, uc.sig, uc.exp, q, &lost, env,
                                   &actx);
             }

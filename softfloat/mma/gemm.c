@@ -32,8 +32,7 @@ sf_mma_gemm_avx512_covers(const sf_mma_model *m, const sf_format *fa,
            && m->rm == SF_RTZ && m->acc == &sf_format_f32 && in_a && in_b
            && m->store == NULL && m->frac_bits != SF_MMA_F_EXACT
            && m->frac_bits <= 40 && m->n <= 64 && !m->ftz
-           && m->nan == SF_MMA_NAN_DEFAULT
-           && m->zero == SF_MMA_ZERO_POS;
+           && m->nan == SF_MMA_NAN_DEFAULT && m->zero == SF_MMA_ZERO_POS;
 }
 
 int

@@ -71,22 +71,22 @@ decode(__m512i x, const s_fdesc *d, bool daz, __m512i *sig, __m512i *elow,
        __mmask8 *special)
 {
     const __m512i zero = _mm512_setzero_si512();
-    __m512i ef = _mm512_and_si512(
-        _mm512_srlv_epi64(x, _mm512_set1_epi64(d->fb)),
-        _mm512_set1_epi64((long long)d->emask));
+    __m512i ef =
+        _mm512_and_si512(_mm512_srlv_epi64(x, _mm512_set1_epi64(d->fb)),
+                         _mm512_set1_epi64((long long)d->emask));
     __m512i fr = _mm512_and_si512(x, _mm512_set1_epi64((long long)d->fmask));
     __mmask8 sub = _mm512_cmpeq_epi64_mask(ef, zero);
-    __m512i s = _mm512_mask_or_epi64(
-        fr, (__mmask8)~sub, fr, _mm512_set1_epi64((long long)d->hidden));
+    __m512i s = _mm512_mask_or_epi64(fr, (__mmask8)~sub, fr,
+                                     _mm512_set1_epi64((long long)d->hidden));
 
     if (daz)
         s = _mm512_mask_mov_epi64(s, sub, zero);
     *sig = s;
-    *elow = _mm512_sub_epi64(
-        _mm512_mask_mov_epi64(ef, sub, _mm512_set1_epi64(1)),
-        _mm512_set1_epi64(d->bias));
-    *special = _mm512_cmpeq_epi64_mask(
-        ef, _mm512_set1_epi64((long long)d->emask));
+    *elow =
+        _mm512_sub_epi64(_mm512_mask_mov_epi64(ef, sub, _mm512_set1_epi64(1)),
+                         _mm512_set1_epi64(d->bias));
+    *special =
+        _mm512_cmpeq_epi64_mask(ef, _mm512_set1_epi64((long long)d->emask));
 }
 
 /* Flags of the lanes, as the scalar path raises them. */
@@ -104,8 +104,7 @@ block8(const sf_mma_model *m, const s_fdesc *da, const s_fdesc *db,
        const uint16_t *a, const uint16_t *b, size_t cols, size_t len,
        __m512i *acc, s_vflags *fl)
 {
-    static const s_fdesc dc = {23, 150, 0xFF, 0x7FFFFF, 0x80000000u,
-                               0x800000};
+    static const s_fdesc dc = {23, 150, 0xFF, 0x7FFFFF, 0x80000000u, 0x800000};
     const __m512i zero = _mm512_setzero_si512();
     __m512i sig[VEC_MAX_N], elow[VEC_MAX_N];
     __mmask8 neg[VEC_MAX_N], special, lost = 0;
@@ -118,15 +117,14 @@ block8(const sf_mma_model *m, const s_fdesc *da, const s_fdesc *db,
         return false;
     cneg = _mm512_test_epi64_mask(*acc, _mm512_set1_epi64(0x80000000));
     cnz = _mm512_cmpneq_epi64_mask(csig, zero);
-    emax = _mm512_mask_mov_epi64(_mm512_set1_epi64(INT32_MIN), cnz,
-                                 _mm512_add_epi64(celow,
-                                                  _mm512_set1_epi64(23)));
+    emax =
+        _mm512_mask_mov_epi64(_mm512_set1_epi64(INT32_MIN), cnz,
+                              _mm512_add_epi64(celow, _mm512_set1_epi64(23)));
     if (m->zero_c_in_max)
         emax = _mm512_mask_max_epi64(emax, (__mmask8)~cnz, emax,
                                      _mm512_set1_epi64(m->acc->emin));
     for (size_t k = 0; k < len; k++) {
-        __m512i xa = _mm512_set1_epi64((long long)a[k]), sa, ea, sb, eb, p,
-                e;
+        __m512i xa = _mm512_set1_epi64((long long)a[k]), sa, ea, sb, eb, p, e;
         __m512i xb = _mm512_cvtepu16_epi64(
             _mm_loadu_si128((const __m128i *)(const void *)(b + k * cols)));
         __mmask8 spa, spb, nz, nb;
@@ -158,10 +156,10 @@ block8(const sf_mma_model *m, const s_fdesc *da, const s_fdesc *db,
         __m512i r = _mm512_srlv_epi64(s, sh);
         __m512i l = _mm512_sllv_epi64(s, _mm512_sub_epi64(zero, sh));
         __m512i kept = _mm512_mask_mov_epi64(l, right, r);
-        lost |= _mm512_mask_cmpneq_epi64_mask(
-            right, _mm512_sllv_epi64(r, sh), s);
-        sum = _mm512_mask_sub_epi64(_mm512_add_epi64(sum, kept), ng, sum,
-                                    kept);
+        lost |=
+            _mm512_mask_cmpneq_epi64_mask(right, _mm512_sllv_epi64(r, sh), s);
+        sum =
+            _mm512_mask_sub_epi64(_mm512_add_epi64(sum, kept), ng, sum, kept);
     }
 
     {
@@ -169,30 +167,31 @@ block8(const sf_mma_model *m, const s_fdesc *da, const s_fdesc *db,
         __mmask8 negs = _mm512_cmplt_epi64_mask(sum, zero);
         __m512i mag = _mm512_abs_epi64(sum);
         __mmask8 zs = _mm512_cmpeq_epi64_mask(mag, zero);
-        __m512i t = _mm512_sub_epi64(_mm512_set1_epi64(63),
-                                     _mm512_lzcnt_epi64(mag));
+        __m512i t =
+            _mm512_sub_epi64(_mm512_set1_epi64(63), _mm512_lzcnt_epi64(mag));
         __m512i ex = _mm512_add_epi64(q, t);
-        __m512i sh = _mm512_max_epi64(
-            _mm512_sub_epi64(t, _mm512_set1_epi64(23)),
-            _mm512_sub_epi64(_mm512_set1_epi64(-149), q));
+        __m512i sh =
+            _mm512_max_epi64(_mm512_sub_epi64(t, _mm512_set1_epi64(23)),
+                             _mm512_sub_epi64(_mm512_set1_epi64(-149), q));
         __mmask8 rpos = _mm512_cmpgt_epi64_mask(sh, zero);
         __m512i mm = _mm512_mask_mov_epi64(
             _mm512_sllv_epi64(mag, _mm512_sub_epi64(zero, sh)), rpos,
             _mm512_srlv_epi64(mag, sh));
         __mmask8 inexf = _mm512_mask_cmpneq_epi64_mask(
             rpos, _mm512_sllv_epi64(mm, sh), mag);
-        __mmask8 normal =
-            _mm512_cmpge_epi64_mask(ex, _mm512_set1_epi64(-126));
+        __mmask8 normal = _mm512_cmpge_epi64_mask(ex, _mm512_set1_epi64(-126));
         __mmask8 ovf = _mm512_cmpgt_epi64_mask(ex, _mm512_set1_epi64(127));
-        __m512i field = _mm512_maskz_add_epi64(normal, ex,
-                                               _mm512_set1_epi64(126));
+        __m512i field =
+            _mm512_maskz_add_epi64(normal, ex, _mm512_set1_epi64(126));
         __m512i bits = _mm512_add_epi64(_mm512_slli_epi64(field, 23), mm);
         bits = _mm512_mask_mov_epi64(
             bits, ovf,
             _mm512_set1_epi64(m->overflow == SF_MMA_OVF_INF ? 0x7F800000
                                                             : 0x7F7FFFFF));
-        bits = _mm512_mask_or_epi64(bits, negs, bits,
-                                    _mm512_set1_epi64(0x80000000));
+        /* a result that rounds to zero is +0 (SF_MMA_ZERO_POS) */
+        bits = _mm512_mask_or_epi64(
+            bits, negs & (_mm512_cmpneq_epi64_mask(mm, zero) | ovf), bits,
+            _mm512_set1_epi64(0x80000000));
         *acc = _mm512_mask_mov_epi64(bits, zs, zero);
         inexf &= (__mmask8)~zs;
         ovf &= (__mmask8)~zs;
@@ -215,11 +214,10 @@ gemm8(const sf_mma_model *m, size_t rows, size_t cols, size_t k,
     for (size_t i = 0; i < rows; i++) {
         const uint16_t *arow = a + i * k;
         for (size_t j = 0; j < cols8; j += 8) {
-            __m512i acc = c != NULL
-                              ? _mm512_cvtepu32_epi64(_mm256_loadu_si256(
-                                  (const __m256i *)(const void *)(c + i * cols
-                                                                  + j)))
-                              : _mm512_setzero_si512();
+            __m512i acc =
+                c != NULL ? _mm512_cvtepu32_epi64(_mm256_loadu_si256(
+                    (const __m256i *)(const void *)(c + i * cols + j)))
+                          : _mm512_setzero_si512();
             for (size_t k0 = 0; k0 < k; k0 += step) {
                 size_t len = k - k0 < step ? k - k0 : step;
                 if (!block8(m, &da, &db, arow + k0, b + k0 * cols + j, cols,
@@ -230,8 +228,8 @@ gemm8(const sf_mma_model *m, size_t rows, size_t cols, size_t k,
                     _mm512_storeu_si512((void *)lane, acc);
                     for (unsigned l = 0; l < 8; l++) {
                         s_mma_vec va = {arow + k0, 1, 2};
-                        s_mma_vec vb = {b + k0 * cols + j + l,
-                                        (ptrdiff_t)cols, 2};
+                        s_mma_vec vb = {b + k0 * cols + j + l, (ptrdiff_t)cols,
+                                        2};
                         lane[l] = s_mma_block(m, fa, &va, fb, &vb, len, k0,
                                               lane[l], env);
                     }

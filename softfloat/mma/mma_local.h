@@ -53,8 +53,8 @@ uint64_t s_mma_block(const sf_mma_model *m, const sf_format *fa,
 
 /* The whole dot product under an entered ENV. */
 uint64_t s_mma_dot(const sf_mma_model *m, const sf_format *fa,
-                   const s_mma_vec *a, const sf_format *fb,
-                   const s_mma_vec *b, size_t k, uint64_t c, sf_env *env);
+                   const s_mma_vec *a, const sf_format *fb, const s_mma_vec *b,
+                   size_t k, uint64_t c, sf_env *env);
 
 /* Round (-1)^sign * (sig + tail) * 2^exp to F with mode RM through
    s_round_pack, then apply M's overflow rule (the event, if any, reports
@@ -68,8 +68,7 @@ uint64_t s_mma_fma(const sf_mma_model *m, const sf_format *fa, uint64_t a,
                    const sf_format *fb, uint64_t b, uint64_t c, sf_env *env);
 uint64_t s_mma_mul(const sf_mma_model *m, const sf_format *fa, uint64_t a,
                    const sf_format *fb, uint64_t b, sf_env *env);
-uint64_t s_mma_add(const sf_mma_model *m, uint64_t x, uint64_t y,
-                   sf_env *env);
+uint64_t s_mma_add(const sf_mma_model *m, uint64_t x, uint64_t y, sf_env *env);
 /* The NaN result when an operand is a NaN: (FF, FV) is the first NaN
    operand in the model's order; ANY_SNAN whether any is signalling. */
 uint64_t s_mma_nan_result(const sf_mma_model *m, const sf_format *ff,

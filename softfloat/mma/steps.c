@@ -15,8 +15,7 @@ s_mma_enter(const sf_mma_model *m, sf_env *env, s_mma_saved *saved)
     env->ftz = m->ftz;
     env->tininess_after = m->tininess_after;
     env->saturate = m->overflow == SF_MMA_OVF_SAT;
-    env->nan_rule =
-        m->nan == SF_MMA_NAN_FIRST ? SF_NAN_FIRST : SF_NAN_DEFAULT;
+    env->nan_rule = m->nan == SF_MMA_NAN_FIRST ? SF_NAN_FIRST : SF_NAN_DEFAULT;
     env->default_nan = m->default_nan;
 }
 
@@ -32,59 +31,69 @@ s_mma_leave(sf_env *env, const s_mma_saved *saved)
 }
 
 /*----------------------------------------------------------------------------
- * Rounding with the model's overflow rule.  s_round_pack gives the largest
- * finite value for an overflow under RZ, RDN/RUP toward zero and round to
- * odd; SF_MMA_OVF_INF turns that into Inf.  A forwarding sink corrects the
- * event so that it reports the value actually returned.
+ * Rounding with the model's overflow and zero rules.  s_round_pack gives
+ * the largest finite value for an overflow under RZ, RDN/RUP toward zero
+ * and round to odd; SF_MMA_OVF_INF turns that into Inf.  Under
+ * SF_MMA_ZERO_POS a result that rounds to zero is +0.  A forwarding sink
+ * corrects the event so that it reports the value actually returned.
  *--------------------------------------------------------------------------*/
 typedef struct
 {
     const sf_event_sink *next;
     const sf_format *f;
+    bool ovf_inf, zero_pos;
 } s_fwd;
 
 static void
-forward_inf(void *user, const sf_event *ev)
+forward_fix(void *user, const sf_event *ev)
 {
     const s_fwd *x = user;
     sf_event e = *ev;
 
-    if (e.overflow && !e.error_infinite) {
+    if (x->ovf_inf && e.overflow && !e.error_infinite) {
         e.result = s_pack_inf(x->f, e.exact.sign);
         e.error_infinite = true;
         e.dir = 1;
         s_dyadic_set(&e.error, e.exact.sign, 0, 0, false);
     }
+    if (x->zero_pos && (e.result & ~x->f->sign_mask) == 0)
+        e.result = 0;
     x->next->fn(x->next->user, &e);
 }
 
 uint64_t
-s_mma_round(const sf_mma_model *m, const sf_format *f, bool sign,
-            int32_t exp, s_u128 sig, bool tail, sf_round rm, sf_env *env,
+s_mma_round(const sf_mma_model *m, const sf_format *f, bool sign, int32_t exp,
+            s_u128 sig, bool tail, sf_round rm, sf_env *env,
             const s_opctx *ctx)
 {
     const sf_event_sink *sink = env->events;
+    bool ovf_inf = m->overflow == SF_MMA_OVF_INF && rm != SF_RNE
+                   && rm != SF_RNA && rm != SF_SR;
+    bool zero_pos = m->zero == SF_MMA_ZERO_POS && sign;
     unsigned before;
     uint64_t z;
     s_fwd fwd;
     sf_event_sink wrap;
 
-    if (m->overflow != SF_MMA_OVF_INF || rm == SF_RNE || rm == SF_RNA
-        || rm == SF_SR)
+    if (!ovf_inf && !zero_pos)
         return s_round_pack(f, sign, exp, sig, tail, rm, env, ctx);
     before = env->flags;
     env->flags = 0;
     if (sink != NULL) {
         fwd.next = sink;
         fwd.f = f;
-        wrap.fn = forward_inf;
+        fwd.ovf_inf = ovf_inf;
+        fwd.zero_pos = zero_pos;
+        wrap.fn = forward_fix;
         wrap.user = &fwd;
         env->events = &wrap;
     }
     z = s_round_pack(f, sign, exp, sig, tail, rm, env, ctx);
     env->events = sink;
-    if ((env->flags & SF_FLAG_OVERFLOW) && !sf_is_inf(f, z))
+    if (ovf_inf && (env->flags & SF_FLAG_OVERFLOW) && !sf_is_inf(f, z))
         z = s_pack_inf(f, sign);
+    if (zero_pos && (z & ~f->sign_mask) == 0)
+        z = 0; /* a result rounded to zero is +0 */
     env->flags |= before;
     return z;
 }
@@ -163,13 +172,10 @@ s_mma_fma(const sf_mma_model *m, const sf_format *fa, uint64_t a,
             return z;
         }
         if (uc.cls == S_ZERO)
-            return s_mma_round(m, fc, sign_p, ep, p, false, m->rm, env,
-                               &ctx);
+            return s_mma_round(m, fc, sign_p, ep, p, false, m->rm, env, &ctx);
     }
     if (ua.cls == S_NAN || ub.cls == S_NAN || uc.cls == S_NAN) {
-        const sf_format *ff = ua.cls == S_NAN   ? fa
-                              : ub.cls == S_NAN ? fb
-                                                : fc;
+        const sf_format *ff = ua.cls == S_NAN ? fa : ub.cls == S_NAN ? fb : fc;
         uint64_t fv = ua.cls == S_NAN ? a : ub.cls == S_NAN ? b : c;
         z = nan_result(m, ff, fv, ua.snan || ub.snan || uc.snan, env);
         if (inf_zero)
@@ -218,8 +224,8 @@ s_mma_mul(const sf_mma_model *m, const sf_format *fa, uint64_t a,
         return s_mma_round(m, fc, sign_p, ua.exp + ub.exp,
                            (s_u128)ua.sig * ub.sig, false, m->rm, env, &ctx);
     if (ua.cls == S_NAN || ub.cls == S_NAN)
-        z = nan_result(m, ua.cls == S_NAN ? fa : fb,
-                       ua.cls == S_NAN ? a : b, ua.snan || ub.snan, env);
+        z = nan_result(m, ua.cls == S_NAN ? fa : fb, ua.cls == S_NAN ? a : b,
+                       ua.snan || ub.snan, env);
     else if ((ua.cls == S_INF && ub.cls == S_ZERO)
              || (ua.cls == S_ZERO && ub.cls == S_INF))
         z = s_invalid(fc, env);
@@ -261,8 +267,7 @@ s_mma_add(const sf_mma_model *m, uint64_t x, uint64_t y, sf_env *env)
         return s_mma_round(m, f, uy.sign, uy.exp, uy.sig, false, m->rm, env,
                            &ctx);
     } else if (ux.cls == S_NAN || uy.cls == S_NAN) {
-        z = nan_result(m, f, ux.cls == S_NAN ? x : y, ux.snan || uy.snan,
-                       env);
+        z = nan_result(m, f, ux.cls == S_NAN ? x : y, ux.snan || uy.snan, env);
     } else if (ux.cls == S_INF && uy.cls == S_INF && ux.sign != uy.sign) {
         z = s_invalid(f, env);
     } else if (ux.cls == S_INF || uy.cls == S_INF) {
@@ -281,8 +286,8 @@ s_mma_add(const sf_mma_model *m, uint64_t x, uint64_t y, sf_env *env)
 uint64_t
 s_mma_store(const sf_mma_model *m, uint64_t acc, sf_env *env)
 {
-    s_opctx ctx = {SF_OP_MMA_STORE, 1, {m->acc, NULL, NULL}, {acc, 0, 0},
-                   false};
+    s_opctx ctx = {
+        SF_OP_MMA_STORE, 1, {m->acc, NULL, NULL}, {acc, 0, 0}, false};
     sf_env plain = SF_ENV_IEEE;
     uint64_t s;
 

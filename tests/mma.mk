@@ -32,6 +32,9 @@ tests_softfloat_test_mma_gemm_SOURCES = tests/softfloat/test_mma_gemm.c
 tests_softfloat_test_mma_gemm_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_softfloat_test_mma_gemm_LDADD = $(mma_test_ldadd)
 
+# tests/softfloat/test_mma_h200.c (sm90 against the H200 fixture) is
+# built by tests/gpu.mk.
+
 # A standalone program (no Check), so that it can be built by hand on an
 # AMX host.
 tests_softfloat_test_mma_amx_SOURCES = tests/softfloat/test_mma_amx.c

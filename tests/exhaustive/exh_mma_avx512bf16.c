@@ -68,8 +68,7 @@ main(int argc, char **argv)
     const char *why = dp_hw_missing();
 #if DP_HW
     const sf_mma_model *m = sf_mma_preset_by_name("avx512bf16");
-    unsigned long chunks = (count + CHUNK - 1) / CHUNK, bad = 0,
-                  printed = 0;
+    unsigned long chunks = (count + CHUNK - 1) / CHUNK, bad = 0, printed = 0;
     struct timespec t0, t1;
     double secs;
 #endif

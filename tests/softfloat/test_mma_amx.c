@@ -30,7 +30,7 @@
 #include "softfloat/softfloat.h"
 
 #if defined(__x86_64__) && defined(__linux__)                                 \
-    && ((defined(__clang__) && __clang_major__ >= 12)                        \
+    && ((defined(__clang__) && __clang_major__ >= 12)                         \
         || (!defined(__clang__) && defined(__GNUC__) && __GNUC__ >= 11))
 #define AMX_BUILD 1
 #include <cpuid.h>
@@ -42,8 +42,8 @@
 #endif
 
 #define ROWS 16
-#define PAIRS 16        /* BF16 pairs in a 64-byte tile row */
-#define K (2 * PAIRS)   /* products per instruction */
+#define PAIRS 16      /* BF16 pairs in a 64-byte tile row */
+#define K (2 * PAIRS) /* products per instruction */
 #define REPS 2000
 #define MAX_PRINT 10
 
@@ -137,8 +137,7 @@ amx_missing(void)
         return "no AMX-TILE (CPUID.(7,0):EDX bit 24)";
     if (!(edx & (1u << 22)))
         return "no AMX-BF16 (CPUID.(7,0):EDX bit 22)";
-    if (syscall(SYS_arch_prctl, ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA)
-        != 0)
+    if (syscall(SYS_arch_prctl, ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA) != 0)
         return "the kernel refused the AMX tile-data permission";
     __asm__ volatile("xgetbv" : "=a"(xcr0_lo), "=d"(xcr0_hi) : "c"(0u));
     (void)xcr0_hi;
@@ -234,8 +233,8 @@ main(void)
             for (unsigned col = 0; col < 16; col++) {
                 sf_env env = SF_ENV_AVX512BF16;
                 uint32_t z = (uint32_t)sf_mma_dot(
-                    m, &sf_format_bf16, arow[r], 1, &sf_format_bf16,
-                    bcol[col], 1, n_inst * K, c0[r][col], &env);
+                    m, &sf_format_bf16, arow[r], 1, &sf_format_bf16, bcol[col],
+                    1, n_inst * K, c0[r][col], &env);
                 uint32_t y = (uint32_t)sf_mma_dot(
                     &alt, &sf_format_bf16, arow[r], 1, &sf_format_bf16,
                     bcol[col], 1, n_inst * K, c0[r][col], &env);

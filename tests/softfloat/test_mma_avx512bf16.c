@@ -57,10 +57,9 @@ START_TEST(test_directed)
     static const uint16_t vals[] = {0x3F80, 0xBF80, 0x0000, 0x8000, 0x7F80,
                                     0xFF80, 0x0001, 0x807F, 0x7F7F, 0xFF7F,
                                     0x2000, 0xA000, 0x1F80, 0x3400};
-    static const uint32_t cvals[] = {0x3F800000, 0x00000000, 0x80000000,
-                                     0x7F800000, 0xFF800000, 0x00000001,
-                                     0x807FFFFF, 0x7F7FFFFF, 0x00800000,
-                                     0x80800000, 0x33800000};
+    static const uint32_t cvals[] = {
+        0x3F800000, 0x00000000, 0x80000000, 0x7F800000, 0xFF800000, 0x00000001,
+        0x807FFFFF, 0x7F7FFFFF, 0x00800000, 0x80800000, 0x33800000};
     const size_t nv = sizeof vals / sizeof vals[0];
     const size_t nc = sizeof cvals / sizeof cvals[0];
     size_t n = 0;
@@ -79,8 +78,8 @@ START_TEST(test_directed)
             uint16_t b0 = (mask & 4) ? (uint16_t)(0xFF82 | q) : 0x3F80;
             uint16_t a1 = (mask & 8) ? (uint16_t)(0x7F83 | q) : 0x3F80;
             uint16_t b1 = (mask & 16) ? (uint16_t)(0xFF84 | q) : 0x3F80;
-            c[n] = (mask & 1) ? (quiet ? 0xFFC00005u : 0x7F800005u)
-                              : 0x3F800000u;
+            c[n] =
+                (mask & 1) ? (quiet ? 0xFFC00005u : 0x7F800005u) : 0x3F800000u;
             a[n] = (uint32_t)a1 << 16 | a0;
             b[n] = (uint32_t)b1 << 16 | b0;
             n++;
@@ -141,8 +140,7 @@ START_TEST(test_random)
     printf("avx512bf16 random: %lu instructions (%lu lanes), %lu "
            "mismatches\n",
            count, count * 16, bad);
-    ck_assert_msg(bad == 0, "%lu of %lu random lanes differ", bad,
-                  count * 16);
+    ck_assert_msg(bad == 0, "%lu of %lu random lanes differ", bad, count * 16);
 }
 END_TEST
 
@@ -210,13 +208,11 @@ START_TEST(test_directed)
 END_TEST
 
 START_TEST(test_random)
-{
-}
+{}
 END_TEST
 
 START_TEST(test_chain)
-{
-}
+{}
 END_TEST
 
 #endif /* DP_HW */

@@ -52,8 +52,7 @@ dp_hw_missing(void)
 /* out[i] = VDPBF16PS lane i: c[i] (FP32) with the BF16 pairs a[i], b[i]
    (element 2i in the low half of each 32-bit word). */
 __attribute__((target("avx512bf16,avx512f"))) static inline void
-dp_hw16(const uint32_t *c, const uint32_t *a, const uint32_t *b,
-        uint32_t *out)
+dp_hw16(const uint32_t *c, const uint32_t *a, const uint32_t *b, uint32_t *out)
 {
     __m512 vc, r;
     __m512bh va, vb;
@@ -169,8 +168,8 @@ dp_model(const sf_mma_model *m, uint32_t c, uint32_t a, uint32_t b)
     uint64_t av[2] = {a & 0xFFFFu, a >> 16}, bv[2] = {b & 0xFFFFu, b >> 16};
     sf_env env = SF_ENV_AVX512BF16;
 
-    return (uint32_t)sf_mma_block(m, &sf_format_bf16, av, &sf_format_bf16,
-                                  bv, 2, c, &env);
+    return (uint32_t)sf_mma_block(m, &sf_format_bf16, av, &sf_format_bf16, bv,
+                                  2, c, &env);
 }
 
 static inline void

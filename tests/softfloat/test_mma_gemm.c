@@ -136,9 +136,9 @@ make_variants(variant *v)
         v[n].m.name = "sm90+daz";
         v[n++].f = fmts[fi];
         v[n].m = *sf_mma_preset_by_name("sm90");
-        v[n].m.zero_c_in_max = false;
-        v[n].m.emax_floor = -133;
-        v[n].m.name = "sm90+floor";
+        v[n].m.zero_c_in_max = true;
+        v[n].m.emax_floor = SF_MMA_NO_FLOOR;
+        v[n].m.name = "sm90+zero-c";
         v[n++].f = fmts[fi];
         v[n].m = *sf_mma_preset_by_name("sm90");
         v[n].m.overflow = SF_MMA_OVF_IEEE;
@@ -257,14 +257,15 @@ START_TEST(test_gemm_vs_blocks)
         if (f == NULL)
             continue;
         for (unsigned rep = 0; rep < 12; rep++) {
-            size_t rows = 1 + tst_rand64(&r) % 3, cols = 1 + tst_rand64(&r) % 9;
+            size_t rows = 1 + tst_rand64(&r) % 3;
+            size_t cols = 1 + tst_rand64(&r) % 9;
             size_t k = tst_rand64(&r) % MAX_K;
             size_t step = m->n == 0 ? (k == 0 ? 1 : k) : m->n;
             sf_env env = SF_ENV_IEEE;
 
             gen_problem(&r, f, rows, cols, k, rep % 3 == 2);
-            sf_mma_gemm(m, rows, cols, k, f, buf_a, f, buf_b, buf_c,
-                        d_scalar, SF_MMA_PATH_AUTO, &env);
+            sf_mma_gemm(m, rows, cols, k, f, buf_a, f, buf_b, buf_c, d_scalar,
+                        SF_MMA_PATH_AUTO, &env);
             for (size_t i = 0; i < rows; i++)
                 for (size_t j = 0; j < cols; j++) {
                     uint64_t acc = buf_c[i * cols + j];

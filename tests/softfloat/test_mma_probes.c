@@ -68,38 +68,52 @@ run_table(const char *name, const sf_mma_model *m, const probe *cases,
 #define ONE 0x3F80
 #define TWO 0x4000
 #define HALF 0x3F00
-#define P2M24 0x3380        /* 2^-24 */
-#define P2M23_P2M24 0x3440  /* 2^-23 + 2^-24 */
-#define ONE_M8 0x3F7F       /* 1 - 2^-8 */
-#define SUB_MIN 0x0001      /* 2^-133 */
-#define P2P7 0x4300         /* 2^7 */
+#define P2M24 0x3380       /* 2^-24 */
+#define P2M23_P2M24 0x3440 /* 2^-23 + 2^-24 */
+#define ONE_M8 0x3F7F      /* 1 - 2^-8 */
+#define SUB_MIN 0x0001     /* 2^-133 */
+#define P2P7 0x4300        /* 2^7 */
 
 /* P1-P6 of the GPU notes' probe table (values computed there from the
    published models), with the Ampere column for sm80. */
 static const probe p1_p6_sm90[] = {
     {"P1 subnormal input", 1, {SUB_MIN}, {P2P7}, 0, 0x00800000},
     {"P2 exact product", 1, {ONE_M8}, {ONE_M8}, 0, 0x3F7E0100},
-    {"P3 two extra bits", 4, {HALF, HALF, HALF, HALF},
-     {P2M24, P2M24, P2M24, P2M24}, 0x3F800000, 0x3F800001},
+    {"P3 two extra bits",
+     4,
+     {HALF, HALF, HALF, HALF},
+     {P2M24, P2M24, P2M24, P2M24},
+     0x3F800000,
+     0x3F800001},
     {"P4 RZ", 2, {ONE, ONE}, {TWO, P2M23_P2M24}, 0, 0x40000000},
-    {"P4 RZ negated", 2, {0xBF80, 0xBF80}, {TWO, P2M23_P2M24}, 0,
-     0xC0000000},
+    {"P4 RZ negated", 2, {0xBF80, 0xBF80}, {TWO, P2M23_P2M24}, 0, 0xC0000000},
     {"P5 guard bit", 1, {ONE}, {ONE}, 0xBF7FFFFF, 0x33800000},
-    {"P6 two guard bits", 3, {P2M24, P2M24, P2M24}, {ONE, HALF, HALF},
-     0x3F800000, 0x3F800001},
+    {"P6 two guard bits",
+     3,
+     {P2M24, P2M24, P2M24},
+     {ONE, HALF, HALF},
+     0x3F800000,
+     0x3F800001},
 };
 
 static const probe p1_p6_sm80[] = {
     {"P1 subnormal input", 1, {SUB_MIN}, {P2P7}, 0, 0x00800000},
     {"P2 exact product", 1, {ONE_M8}, {ONE_M8}, 0, 0x3F7E0100},
-    {"P3 two extra bits", 4, {HALF, HALF, HALF, HALF},
-     {P2M24, P2M24, P2M24, P2M24}, 0x3F800000, 0x3F800000},
+    {"P3 two extra bits",
+     4,
+     {HALF, HALF, HALF, HALF},
+     {P2M24, P2M24, P2M24, P2M24},
+     0x3F800000,
+     0x3F800000},
     {"P4 RZ", 2, {ONE, ONE}, {TWO, P2M23_P2M24}, 0, 0x40000000},
-    {"P4 RZ negated", 2, {0xBF80, 0xBF80}, {TWO, P2M23_P2M24}, 0,
-     0xC0000000},
+    {"P4 RZ negated", 2, {0xBF80, 0xBF80}, {TWO, P2M23_P2M24}, 0, 0xC0000000},
     {"P5 guard bit", 1, {ONE}, {ONE}, 0xBF7FFFFF, 0x33800000},
-    {"P6 two guard bits", 3, {P2M24, P2M24, P2M24}, {ONE, HALF, HALF},
-     0x3F800000, 0x3F800000},
+    {"P6 two guard bits",
+     3,
+     {P2M24, P2M24, P2M24},
+     {ONE, HALF, HALF},
+     0x3F800000,
+     0x3F800000},
 };
 
 START_TEST(test_p1_p6)
@@ -156,34 +170,47 @@ START_TEST(test_nvidia_specials)
         {"Inf * 0", 1, {0x7F80}, {0}, 0, 0x7FFFFFFF},
         {"Inf", 2, {0xFF80, ONE}, {ONE, ONE}, 0x3F800000, 0xFF800000},
         {"overflow to Inf", 2, {0x7F7F, 0x7F7F}, {ONE, ONE}, 0, 0x7F800000},
-        {"zero sum of -0", 2, {0x8000, 0x8000}, {ONE, ONE}, 0x80000000,
+        {"zero sum of -0",
+         2,
+         {0x8000, 0x8000},
+         {ONE, ONE},
+         0x80000000,
          0x00000000},
         {"cancellation", 2, {ONE, 0xBF80}, {ONE, ONE}, 0, 0x00000000},
         {"subnormal output", 1, {SUB_MIN}, {HALF}, 0, 0x00008000},
-        /* three products 1.5*2^-151: with a zero C in the max the grid is
-           2^-151 and each loses its half: 0.75*2^-149 -> 0 */
-        {"tiny, zero C in max", 3, {0x19C0, 0x19C0, 0x19C0},
-         {0x1A00, 0x1A00, 0x1A00}, 0, 0x00000000},
+        /* three products 1.5*2^-151; Hopper ignores the zero C and clamps
+           emax >= -133: exact 1.125 * 2^-149 -> RZ 2^-149 */
+        {"tiny, emax floor -133",
+         3,
+         {0x19C0, 0x19C0, 0x19C0},
+         {0x1A00, 0x1A00, 0x1A00},
+         0,
+         0x00000001},
+        /* a negative sum that rounds to zero is +0 */
+        {"tiny negative to +0", 1, {0x8001}, {0x3580}, 0, 0x00000000},
     };
-    sf_mma_model floor_model, ieee_ovf;
-    const probe floor_case[] = {
-        /* the MATLAB rule (zero C ignored, emax >= -133): exact 1.125 *
-           2^-149 -> RZ 2^-149 */
-        {"tiny, emax floor -133", 3, {0x19C0, 0x19C0, 0x19C0},
-         {0x1A00, 0x1A00, 0x1A00}, 0, 0x00000001},
+    sf_mma_model zc_model, ieee_ovf;
+    const probe zc_case[] = {
+        /* with a zero C in the max (MMA-Sim) the grid is 2^-151 and each
+           product loses its half: 0.75*2^-149 -> 0 */
+        {"tiny, zero C in max",
+         3,
+         {0x19C0, 0x19C0, 0x19C0},
+         {0x1A00, 0x1A00, 0x1A00},
+         0,
+         0x00000000},
     };
     const probe ieee_case[] = {
-        {"overflow, IEEE RZ", 2, {0x7F7F, 0x7F7F}, {ONE, ONE}, 0,
-         0x7F7FFFFF},
+        {"overflow, IEEE RZ", 2, {0x7F7F, 0x7F7F}, {ONE, ONE}, 0, 0x7F7FFFFF},
     };
-    unsigned bad = run_table("sm90", NULL, cases,
-                             sizeof cases / sizeof cases[0]);
+    unsigned bad =
+        run_table("sm90", NULL, cases, sizeof cases / sizeof cases[0]);
 
-    floor_model = *sf_mma_preset_by_name("sm90");
-    floor_model.name = "sm90-floor";
-    floor_model.zero_c_in_max = false;
-    floor_model.emax_floor = -133;
-    bad += run_table(NULL, &floor_model, floor_case, 1);
+    zc_model = *sf_mma_preset_by_name("sm90");
+    zc_model.name = "sm90-zero-c";
+    zc_model.zero_c_in_max = true;
+    zc_model.emax_floor = SF_MMA_NO_FLOOR;
+    bad += run_table(NULL, &zc_model, zc_case, 1);
     ieee_ovf = *sf_mma_preset_by_name("sm90");
     ieee_ovf.name = "sm90-ovf-ieee";
     ieee_ovf.overflow = SF_MMA_OVF_IEEE;
@@ -201,27 +228,35 @@ START_TEST(test_arm_bfdot)
         {"odd sum of products", 2, {ONE, P2M24}, {ONE, ONE}, 0, 0x3F800001},
         /* two roundings: (1 + 2^-24 -> 1 + 2^-23) - 1 = 2^-23 */
         {"unfused", 2, {ONE, P2M24}, {ONE, ONE}, 0xBF800000, 0x34000000},
-        {"odd accumulation", 2, {P2M24, 0}, {ONE, 0}, 0x3F800000,
-         0x3F800001},
-        {"exact stays even", 2, {0x3480, 0}, {ONE, 0}, 0x3F800000,
-         0x3F800002},
-        {"denormal input", 2, {SUB_MIN, 0}, {ONE, 0}, 0x00000001,
-         0x00000000},
-        {"denormal product flushed, sign kept", 2, {0x8080, 0x8000},
-         {HALF, ONE}, 0x80000000, 0x80000000},
+        {"odd accumulation", 2, {P2M24, 0}, {ONE, 0}, 0x3F800000, 0x3F800001},
+        {"exact stays even", 2, {0x3480, 0}, {ONE, 0}, 0x3F800000, 0x3F800002},
+        {"denormal input", 2, {SUB_MIN, 0}, {ONE, 0}, 0x00000001, 0x00000000},
+        {"denormal product flushed, sign kept",
+         2,
+         {0x8080, 0x8000},
+         {HALF, ONE},
+         0x80000000,
+         0x80000000},
         {"default NaN", 2, {0x7FC1, ONE}, {ONE, ONE}, 0x3F800000, 0x7FC00000},
-        {"default NaN from C", 2, {ONE, ONE}, {ONE, ONE}, 0xFFC00123,
+        {"default NaN from C",
+         2,
+         {ONE, ONE},
+         {ONE, ONE},
+         0xFFC00123,
          0x7FC00000},
         {"Inf - Inf", 2, {0x7F80, 0xFF80}, {ONE, ONE}, 0, 0x7FC00000},
         {"product overflow", 2, {0x7F7F, 0}, {0x7F7F, 0}, 0, 0x7F800000},
         {"sum overflow", 2, {0x7F7F, 0x7F7F}, {ONE, ONE}, 0, 0x7F800000},
-        {"negative overflow", 2, {0xFF7F, 0xFF7F}, {ONE, ONE}, 0,
-         0xFF800000},
+        {"negative overflow", 2, {0xFF7F, 0xFF7F}, {ONE, ONE}, 0, 0xFF800000},
     };
     const probe ebf[] = {
         /* fused pair 1 + 2^-24 rounds (RNE) to 1, then + (-1) = +0 */
         {"fused pair", 2, {ONE, P2M24}, {ONE, ONE}, 0xBF800000, 0x00000000},
-        {"fused pair odd", 2, {ONE, 0x3390}, {ONE, ONE}, 0x00000000,
+        {"fused pair odd",
+         2,
+         {ONE, 0x3390},
+         {ONE, ONE},
+         0x00000000,
          0x3F800001}, /* 1 + 1.125*2^-24 -> 1 + 2^-23 */
         {"default NaN", 2, {0x7FC1, ONE}, {ONE, ONE}, 0x3F800000, 0x7FC00000},
     };
@@ -239,7 +274,7 @@ START_TEST(test_sequential)
        exact sum is 1 + 2^-23; Kahan recovers it; pairwise adds the two
        small terms first. */
     const probe three = {"1 + 2^-24 + 2^-24", 3, {ONE, P2M24, P2M24},
-                         {ONE, ONE, ONE}, 0, 0};
+                         {ONE, ONE, ONE},     0, 0};
     static const struct
     {
         const char *name;
@@ -250,9 +285,9 @@ START_TEST(test_sequential)
         {"pairwise", 0x3F800000},  {"fma-chain-bf16acc", 0x3F800000},
     };
     /* pairwise over 4: (1 + 2^-24) + (2^-24 + 2^-24) = 1 + 2^-23 */
-    const probe four = {"1 + 3 * 2^-24 pairwise", 4,
-                        {ONE, P2M24, P2M24, P2M24}, {ONE, ONE, ONE, ONE},
-                        0, 0};
+    const probe four = {
+        "1 + 3 * 2^-24 pairwise", 4, {ONE, P2M24, P2M24, P2M24},
+        {ONE, ONE, ONE, ONE},     0, 0};
     unsigned bad = 0;
 
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
@@ -267,8 +302,7 @@ START_TEST(test_sequential)
     }
     {
         /* BF16-stored accumulator: 1 + 2^-8 rounds (RNE, tie) to 1 */
-        probe p = {"bf16 store", 2, {ONE, 0x3B80}, {ONE, ONE}, 0,
-                   0x3F800000};
+        probe p = {"bf16 store", 2, {ONE, 0x3B80}, {ONE, ONE}, 0, 0x3F800000};
         bad += run_table("fma-chain-bf16acc", NULL, &p, 1);
         p.expected = 0x3F808000;
         bad += run_table("fma-chain", NULL, &p, 1);
@@ -329,8 +363,8 @@ END_TEST
 START_TEST(test_presets)
 {
     static const char *const contract[] = {
-        "sm70", "sm80", "sm90", "sm100", "avx512bf16", "amx", "arm-bfdot",
-        "arm-ebf16", "fma-chain", "exact"};
+        "sm70", "sm80",      "sm90",      "sm100",     "avx512bf16",
+        "amx",  "arm-bfdot", "arm-ebf16", "fma-chain", "exact"};
     unsigned bad = 0;
 
     for (size_t i = 0; i < sizeof contract / sizeof contract[0]; i++)
@@ -350,8 +384,7 @@ START_TEST(test_presets)
                      "sm90-fp8");
     ck_assert_str_eq(sf_mma_preset_for("sm90", &sf_format_tf32)->name,
                      "sm90-tf32");
-    ck_assert_str_eq(sf_mma_preset_for("sm90", &sf_format_bf16)->name,
-                     "sm90");
+    ck_assert_str_eq(sf_mma_preset_for("sm90", &sf_format_bf16)->name, "sm90");
     ck_assert_ptr_null(sf_mma_preset_for("sm70", &sf_format_bf16));
     ck_assert_msg(bad == 0, "%u preset problems", bad);
 }
@@ -377,8 +410,8 @@ START_TEST(test_other_inputs)
                                  1, 32, 0x38800000, &env),
                       0x42000010);
     /* (1 + 2^-10)^2 = 1 + 2^-9 + 2^-20, exact in FP32 */
-    ck_assert_uint_eq(sf_mma_dot(tf32, &sf_format_tf32, at, 1,
-                                 &sf_format_tf32, bt, 1, 1, 0, &env),
+    ck_assert_uint_eq(sf_mma_dot(tf32, &sf_format_tf32, at, 1, &sf_format_tf32,
+                                 bt, 1, 1, 0, &env),
                       0x3F804008);
 }
 END_TEST

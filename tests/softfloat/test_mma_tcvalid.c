@@ -90,8 +90,8 @@ load_set(const char *gpu, tc_set *set)
     for (unsigned f = 0; f < 4; f++) {
         char path[4096], line[LINE_MAX_LEN];
         FILE *fp;
-        snprintf(path, sizeof path, "%s/%s-bf16/%s_%s_%s.txt", data_dir(),
-                 gpu, kinds[f], gpu, f < 2 ? "bf16" : "fp32");
+        snprintf(path, sizeof path, "%s/%s-bf16/%s_%s_%s.txt", data_dir(), gpu,
+                 kinds[f], gpu, f < 2 ? "bf16" : "fp32");
         fp = fopen(path, "r");
         if (fp == NULL) {
             printf("tcvalid: cannot open %s\n", path);
@@ -132,9 +132,9 @@ count_matches(const sf_mma_model *m, const tc_set *set, unsigned print)
 
     for (size_t i = 0; i < set->n; i++) {
         sf_env env = SF_ENV_NVIDIA;
-        uint64_t z = sf_mma_block(m, &sf_format_bf16, set->a[i],
-                                  &sf_format_bf16, set->b[i], N_TERMS,
-                                  set->c[i], &env);
+        uint64_t z =
+            sf_mma_block(m, &sf_format_bf16, set->a[i], &sf_format_bf16,
+                         set->b[i], N_TERMS, set->c[i], &env);
         if (z == set->d[i]) {
             ok++;
         } else if (printed < print) {

@@ -1,8 +1,6 @@
 # analysis/local.mk -- libanalysis: tensors and tensor files (.safetensors,
-# .npy, tensor-core vector text).  The JSON header of .safetensors needs
-# jansson: without it the library and its tests are not built.
+# .npy, tensor-core vector text), exact references and analyzers.
 
-if HAVE_JANSSON
 lib_LTLIBRARIES += analysis/libanalysis.la
 analysis_libanalysis_la_SOURCES = \
 	analysis/tensor.h analysis/tensor_internal.h \
@@ -19,7 +17,6 @@ tests_analysis_test_tensor_io_SOURCES = tests/analysis/test_tensor_io.c
 tests_analysis_test_tensor_io_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_analysis_test_tensor_io_LDADD = analysis/libanalysis.la \
 	softfloat/libsoftfloat.la $(CHECK_LIBS)
-endif
 
 # The malformed corpus (with its table EXPECTED and the script that wrote
 # both) and the good fixtures.

@@ -23,14 +23,11 @@ TESTS += \
 	tests/experiments/test_trace.sh \
 	tests/experiments/test_trace_json.sh
 
-# jsonq parses the --json output with jansson; without jansson the JSON
-# test skips.
-if HAVE_JANSSON
+# jsonq parses the --json output with jansson.
 check_PROGRAMS += tests/experiments/jsonq
 tests_experiments_jsonq_SOURCES = tests/experiments/jsonq.c
 tests_experiments_jsonq_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS)
 tests_experiments_jsonq_LDADD = $(JANSSON_LIBS)
-endif
 
 EXTRA_DIST += \
 	tests/experiments/lib.sh \

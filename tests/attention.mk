@@ -1,0 +1,1 @@
+# tests/attention.mk -- tests of the reference flash attention.

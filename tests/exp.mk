@@ -1,0 +1,1 @@
+# tests/exp.mk -- tests of the exp models of the reference attention.

@@ -18,11 +18,10 @@ s_convert(const sf_format *to, const sf_format *from, uint64_t a,
         z = s_convert_nan(to, from, a, env);
         break;
     case S_INF:
-        /* formats without Inf: the NaN, or the largest finite value when
-           saturating */
-        z = (to->specials == SF_SPECIALS_FN && env->saturate)
-                ? s_pack_max(to, u.sign)
-                : s_pack_inf(to, u.sign);
+        /* saturating: the largest finite value (as NVIDIA's .satfinite
+           conversions return on an H200, E5M2 included); otherwise Inf,
+           or the NaN of a format without Inf */
+        z = env->saturate ? s_pack_max(to, u.sign) : s_pack_inf(to, u.sign);
         break;
     case S_ZERO:
     default:

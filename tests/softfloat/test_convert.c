@@ -119,7 +119,8 @@ static const opc_row rows[] = {
     CONV("e5m2", "f32", RNE, 0x47600000, 0x7b, 0),
     CONV("e5m2", "f32", RNE, 0x47700000, 0x7c, FO | FX),
     CONV_SAT("e5m2", "f32", RNE, 0x47700000, 0x7b, FO | FX),
-    CONV_SAT("e5m2", "f32", RNE, 0x7f800000, 0x7c, 0),
+    /* saturating: an infinity becomes the largest finite value (H200) */
+    CONV_SAT("e5m2", "f32", RNE, 0x7f800000, 0x7b, 0),
     CONV("e5m2", "f32", RNE, 0x7f800001, 0x7e, FV),
     CONV("e5m2", "f32", RNE, 0x7fe00000, 0x7f, 0),
     CONV("e5m2", "e4m3", RNE, 0x7e, 0x5f, 0),

@@ -765,13 +765,14 @@ encode(oracle *o, const mpfr_t v)
     return pack_bits(t, sign, 0, sig);
 }
 
-/* The infinity of the format, or what stands for it. */
+/* The infinity of the format, or what stands for it; SATURATE: the
+   largest finite value instead. */
 static uint64_t
-infinity_bits(oracle *o, bool sign, bool saturate_fn)
+infinity_bits(oracle *o, bool sign, bool saturate)
 {
-    if (!o->t->fn)
-        return inf_bits(o->t, sign);
-    return saturate_fn ? max_bits(o->t, sign) : fn_nan_bits(o->t, sign);
+    if (saturate)
+        return max_bits(o->t, sign);
+    return o->t->fn ? fn_nan_bits(o->t, sign) : inf_bits(o->t, sign);
 }
 
 static unsigned
@@ -840,8 +841,9 @@ oracle_result(oracle *o, sf_round rm, const sf_env *env, uint64_t *out)
         *out = o->nan_bits;
         return o->pre_flags;
     case R_INF:
-        /* only a conversion saturates an Inf operand; an arithmetic
-           infinity (x/0) in E4M3 is its NaN */
+        /* only a conversion saturates an Inf operand (to the largest
+           finite value, in every format); an arithmetic infinity (x/0)
+           stays infinite (in E4M3: its NaN) */
         *out = infinity_bits(o, o->sign, o->inf_converted && env->saturate);
         return o->pre_flags;
     case R_ZERO:

@@ -19,9 +19,9 @@ typedef struct
 static const command commands[] = {
     {"trace", "an accumulation or one operation, bit by bit", trace_main,
      trace_help},
-    {"mma", "a matrix-unit model on A, B, C from files", NULL, NULL},
-    {"attn", "reference flash attention with a precision policy and fix",
-     NULL, NULL},
+    {"mma", "a matrix-unit model on A, B, C from files", mma_main, mma_help},
+    {"attn", "reference flash attention with a precision policy and fix", NULL,
+     NULL},
     {"sweep", "rounding-bias sweeps over value distributions", NULL, NULL},
     {"diff", "emulator against GPU dumps, stage by stage", NULL, NULL},
     {"reproduce", "the paper's reproduction targets into results/", NULL,
@@ -81,8 +81,16 @@ lookup(const char *name)
         return NULL;
     }
     if (c->run == NULL) {
-        cli_error(NULL, "'%s' is planned but not yet available (available: "
-                  "trace)", name);
+        char avail[128] = "";
+        size_t o = 0;
+        for (size_t i = 0; i < N_COMMANDS && o < sizeof avail; i++)
+            if (commands[i].run != NULL)
+                o += (size_t)snprintf(avail + o, sizeof avail - o, "%s%s",
+                                      o > 0 ? ", " : "", commands[i].name);
+        cli_error(NULL,
+                  "'%s' is planned but not yet available (available: "
+                  "%s)",
+                  name, avail);
         return NULL;
     }
     return c;
@@ -111,8 +119,10 @@ main(int argc, char **argv)
             return CLI_EXIT_OK;
         }
         if (argc > 3)
-            return cli_error(NULL, "help takes one subcommand name (got %d "
-                             "arguments)", argc - 2);
+            return cli_error(NULL,
+                             "help takes one subcommand name (got %d "
+                             "arguments)",
+                             argc - 2);
         c = lookup(argv[2]);
         if (c == NULL)
             return CLI_EXIT_USAGE;

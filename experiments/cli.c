@@ -119,8 +119,10 @@ cli_parser_next(cli_parser *p, const cli_option *opts, const char **value)
         len = eq != NULL ? (size_t)(eq - name) : strlen(name);
         o = find_option(opts, name, len);
         if (o == NULL) {
-            cli_error(p->cmd, "unknown option '--%.*s' (see 'bf16emu %s "
-                      "--help')", (int)len, name, p->cmd);
+            cli_error(p->cmd,
+                      "unknown option '--%.*s' (see 'bf16emu %s "
+                      "--help')",
+                      (int)len, name, p->cmd);
             return CLI_ARG_ERROR;
         }
         if (!o->has_arg) {
@@ -136,8 +138,10 @@ cli_parser_next(cli_parser *p, const cli_option *opts, const char **value)
         } else if (p->next < p->argc) {
             *value = p->argv[p->next++];
         } else {
-            cli_error(p->cmd, "option '--%s' needs a value (see 'bf16emu %s "
-                      "--help')", o->name, p->cmd);
+            cli_error(p->cmd,
+                      "option '--%s' needs a value (see 'bf16emu %s "
+                      "--help')",
+                      o->name, p->cmd);
             return CLI_ARG_ERROR;
         }
         return o->id;
@@ -156,8 +160,10 @@ cli_parse_format(const char *cmd, const char *opt, const char *value,
         return false;
     }
     if (arithmetic && f == &sf_format_f64) {
-        cli_error(cmd, "%s '%s': f64 is for conversions only (expected one "
-                  "of %s)", opt, value, cli_format_list);
+        cli_error(cmd,
+                  "%s '%s': f64 is for conversions only (expected one "
+                  "of %s)",
+                  opt, value, cli_format_list);
         return false;
     }
     *fmt = f;
@@ -171,8 +177,10 @@ cli_parse_mode(const char *cmd, const char *opt, const char *value,
     int m = sf_round_by_name(value);
 
     if (m < 0) {
-        cli_error(cmd, "%s '%s': unknown rounding mode (expected rne, rtz, "
-                  "rdn, rup, rna, rod or sr)", opt, value);
+        cli_error(cmd,
+                  "%s '%s': unknown rounding mode (expected rne, rtz, "
+                  "rdn, rup, rna, rod or sr)",
+                  opt, value);
         return false;
     }
     *rm = (sf_round)m;
@@ -180,8 +188,7 @@ cli_parse_mode(const char *cmd, const char *opt, const char *value,
 }
 
 bool
-cli_parse_u64(const char *cmd, const char *opt, const char *value,
-              uint64_t *v)
+cli_parse_u64(const char *cmd, const char *opt, const char *value, uint64_t *v)
 {
     const char *s = value;
     unsigned base = 10;
@@ -203,8 +210,10 @@ cli_parse_u64(const char *cmd, const char *opt, const char *value,
         else
             goto bad;
         if (x > (UINT64_MAX - d) / base) {
-            cli_error(cmd, "%s '%s': too large (expected an integer below "
-                      "2^64)", opt, value);
+            cli_error(cmd,
+                      "%s '%s': too large (expected an integer below "
+                      "2^64)",
+                      opt, value);
             return false;
         }
         x = x * base + d;
@@ -212,14 +221,15 @@ cli_parse_u64(const char *cmd, const char *opt, const char *value,
     *v = x;
     return true;
 bad:
-    cli_error(cmd, "%s '%s': not a non-negative integer (expected decimal "
-              "digits or 0x and hex digits)", opt, value);
+    cli_error(cmd,
+              "%s '%s': not a non-negative integer (expected decimal "
+              "digits or 0x and hex digits)",
+              opt, value);
     return false;
 }
 
 bool
-cli_parse_env(const char *cmd, const char *opt, const char *value,
-              sf_env *env)
+cli_parse_env(const char *cmd, const char *opt, const char *value, sf_env *env)
 {
     static const sf_env ieee = SF_ENV_IEEE, x86 = SF_ENV_X86,
                         avx = SF_ENV_AVX512BF16, nvidia = SF_ENV_NVIDIA,
@@ -236,8 +246,10 @@ cli_parse_env(const char *cmd, const char *opt, const char *value,
     else if (strcmp(value, "arm-bfdot") == 0)
         *env = bfdot;
     else {
-        cli_error(cmd, "%s '%s': unknown environment (expected ieee, x86, "
-                  "avx512bf16, nvidia or arm-bfdot)", opt, value);
+        cli_error(cmd,
+                  "%s '%s': unknown environment (expected ieee, x86, "
+                  "avx512bf16, nvidia or arm-bfdot)",
+                  opt, value);
         return false;
     }
     return true;
@@ -263,8 +275,10 @@ parse_bits(const char *text, const char *colon, cli_number *num, char *why,
     uint64_t x = 0, limit;
 
     if (len == 0 || len >= sizeof name) {
-        snprintf(why, n, "bad format prefix (expected FORMAT:0xBITS with "
-                 "FORMAT one of %s, f64)", cli_format_list);
+        snprintf(why, n,
+                 "bad format prefix (expected FORMAT:0xBITS with "
+                 "FORMAT one of %s, f64)",
+                 cli_format_list);
         return false;
     }
     for (i = 0; i < len; i++)
@@ -272,13 +286,17 @@ parse_bits(const char *text, const char *colon, cli_number *num, char *why,
     name[len] = '\0';
     f = sf_format_by_name(name);
     if (f == NULL) {
-        snprintf(why, n, "unknown format prefix '%s' (expected one of %s, "
-                 "f64)", name, cli_format_list);
+        snprintf(why, n,
+                 "unknown format prefix '%s' (expected one of %s, "
+                 "f64)",
+                 name, cli_format_list);
         return false;
     }
     if (s[0] != '0' || (s[1] != 'x' && s[1] != 'X') || s[2] == '\0') {
-        snprintf(why, n, "expected a bit pattern 0x followed by hex digits "
-                 "after '%s:' (e.g. bf16:0xC013)", name);
+        snprintf(why, n,
+                 "expected a bit pattern 0x followed by hex digits "
+                 "after '%s:' (e.g. bf16:0xC013)",
+                 name);
         return false;
     }
     limit = f->storage_bits >= 64 ? UINT64_MAX
@@ -287,24 +305,28 @@ parse_bits(const char *text, const char *colon, cli_number *num, char *why,
         unsigned char c = (unsigned char)*s;
         unsigned d;
         if (!isxdigit(c)) {
-            snprintf(why, n, "'%c' is not a hex digit (expected %s:0x and "
-                     "at most %u hex digits)", c, name,
-                     f->storage_bits / 4);
+            snprintf(why, n,
+                     "'%c' is not a hex digit (expected %s:0x and "
+                     "at most %u hex digits)",
+                     c, name, f->storage_bits / 4);
             return false;
         }
         d = isdigit(c) ? (unsigned)(c - '0')
                        : (unsigned)(tolower(c) - 'a' + 10);
         if (x > (limit >> 4) || ((x << 4) | d) > limit) {
-            snprintf(why, n, "the bit pattern does not fit the %u bits of "
-                     "%s", f->storage_bits, f->name);
+            snprintf(why, n,
+                     "the bit pattern does not fit the %u bits of "
+                     "%s",
+                     f->storage_bits, f->name);
             return false;
         }
         x = (x << 4) | d;
     }
     if (f->pad_bits > 0 && (x & (((uint64_t)1 << f->pad_bits) - 1)) != 0) {
-        snprintf(why, n, "the low %u bits of a %s pattern must be zero (it "
-                 "is stored in %u bits with %u fraction bits)", f->pad_bits,
-                 f->name, f->storage_bits, f->frac_bits);
+        snprintf(why, n,
+                 "the low %u bits of a %s pattern must be zero (it "
+                 "is stored in %u bits with %u fraction bits)",
+                 f->pad_bits, f->name, f->storage_bits, f->frac_bits);
         return false;
     }
     num->fmt = f;
@@ -328,8 +350,8 @@ hex_without_exponent(const char *text)
 }
 
 bool
-cli_parse_number(const char *text, const sf_format *target,
-                 sf_round in_mode, cli_number *num, char *why, size_t n)
+cli_parse_number(const char *text, const sf_format *target, sf_round in_mode,
+                 cli_number *num, char *why, size_t n)
 {
     const char *colon = strchr(text, ':');
     sf_env env = SF_ENV_IEEE;
@@ -345,7 +367,8 @@ cli_parse_number(const char *text, const sf_format *target,
         return false;
     }
     if (hex_without_exponent(text)) {
-        snprintf(why, n, "a hex-float needs a binary exponent (e.g. "
+        snprintf(why, n,
+                 "a hex-float needs a binary exponent (e.g. "
                  "-0x1.34p+1); a bit pattern needs a format prefix (e.g. "
                  "bf16:0xC013)");
         return false;
@@ -355,14 +378,17 @@ cli_parse_number(const char *text, const sf_format *target,
     env.events = &sink;
     num->bits = sf_from_string(target, text, &end, in_mode, &env);
     if (end == text) {
-        snprintf(why, n, "not a number (expected a decimal such as "
+        snprintf(why, n,
+                 "not a number (expected a decimal such as "
                  "-2.40625, a hex-float such as -0x1.34p+1, inf, nan, or "
                  "FORMAT:0xBITS such as bf16:0xC013)");
         return false;
     }
     if (*end != '\0') {
-        snprintf(why, n, "unexpected '%s' after the number (expected a "
-                 "decimal, a hex-float or FORMAT:0xBITS)", end);
+        snprintf(why, n,
+                 "unexpected '%s' after the number (expected a "
+                 "decimal, a hex-float or FORMAT:0xBITS)",
+                 end);
         return false;
     }
     num->fmt = target;

@@ -36,6 +36,8 @@ const char *cli_version(void);
  *--------------------------------------------------------------------------*/
 int trace_main(int argc, char **argv);
 void trace_help(FILE *out);
+int mma_main(int argc, char **argv);
+void mma_help(FILE *out);
 
 /*----------------------------------------------------------------------------
  * Errors.  cli_error prints "bf16emu CMD: MESSAGE" (or "bf16emu: MESSAGE"
@@ -53,14 +55,14 @@ typedef struct
 {
     const char *name; /* without the leading "--" */
     bool has_arg;
-    int id;           /* returned by cli_parser_next; >= 0 */
+    int id; /* returned by cli_parser_next; >= 0 */
 } cli_option;
 
 enum
 {
-    CLI_ARG_END = -1,        /* no arguments left */
-    CLI_ARG_OPERAND = -2,    /* *value = the operand */
-    CLI_ARG_ERROR = -3       /* message printed on stderr */
+    CLI_ARG_END = -1,     /* no arguments left */
+    CLI_ARG_OPERAND = -2, /* *value = the operand */
+    CLI_ARG_ERROR = -3    /* message printed on stderr */
 };
 
 typedef struct
@@ -68,7 +70,7 @@ typedef struct
     const char *cmd; /* the subcommand, for messages */
     int argc;
     char **argv;
-    int next;        /* index of the next argument */
+    int next; /* index of the next argument */
     bool operands_only;
     const char *opt_name; /* the option just returned, as typed */
 } cli_parser;
@@ -79,8 +81,7 @@ void cli_parser_init(cli_parser *p, const char *cmd, int argc, char **argv);
 /* The next option's id (with *VALUE its argument, or NULL), an operand
    (CLI_ARG_OPERAND, *VALUE the text), CLI_ARG_END, or CLI_ARG_ERROR after
    printing what was wrong.  OPTS ends with an entry whose name is NULL. */
-int cli_parser_next(cli_parser *p, const cli_option *opts,
-                    const char **value);
+int cli_parser_next(cli_parser *p, const cli_option *opts, const char **value);
 
 /* Option values.  Each prints an error naming OPT (as "--acc") and what
    was expected, and returns false, when VALUE is not valid. */
@@ -110,17 +111,16 @@ typedef struct
     const char *text;
     const sf_format *fmt; /* the prefix's format, else TARGET */
     uint64_t bits;
-    bool prefixed;        /* given as FORMAT:0xBITS */
-    bool inexact;         /* decimal text that TARGET cannot hold exactly */
-    unsigned flags;       /* flags raised by reading the text */
-    sf_event ev;          /* the rounding of the text (not prefixed) */
+    bool prefixed;  /* given as FORMAT:0xBITS */
+    bool inexact;   /* decimal text that TARGET cannot hold exactly */
+    unsigned flags; /* flags raised by reading the text */
+    sf_event ev;    /* the rounding of the text (not prefixed) */
 } cli_number;
 
 /* Parse TEXT.  On failure writes into WHY (N bytes) what was wrong and
    what was expected, and returns false. */
 bool cli_parse_number(const char *text, const sf_format *target,
-                      sf_round in_mode, cli_number *num, char *why,
-                      size_t n);
+                      sf_round in_mode, cli_number *num, char *why, size_t n);
 
 /*----------------------------------------------------------------------------
  * A growable text buffer.  Output is built in memory and written at the

@@ -5,23 +5,27 @@ bin_PROGRAMS += experiments/bf16emu
 experiments_bf16emu_SOURCES = \
 	experiments/bf16emu.c \
 	experiments/cli.c experiments/cli.h \
-	experiments/trace.c
-experiments_bf16emu_LDADD = softfloat/libsoftfloat.la
+	experiments/trace.c \
+	experiments/mma.c
+experiments_bf16emu_LDADD = analysis/libanalysis.la softfloat/libsoftfloat.la
 
 dist_man_MANS += doc/man/bf16emu.1
 
 # The CLI tests are shell scripts; they find the built program, its
-# version and the JSON checker through the environment.
+# version, the JSON checker and the mma input writer through the
+# environment.
 AM_TESTS_ENVIRONMENT = \
 	BF16EMU='$(abs_top_builddir)/experiments/bf16emu'; \
 	BF16EMU_VERSION='$(PACKAGE_VERSION)'; \
 	JSONQ='$(abs_top_builddir)/tests/experiments/jsonq'; \
-	export BF16EMU BF16EMU_VERSION JSONQ;
+	MMA_INPUTS='$(abs_top_builddir)/tests/experiments/mma_inputs'; \
+	export BF16EMU BF16EMU_VERSION JSONQ MMA_INPUTS;
 
 TESTS += \
 	tests/experiments/test_cli.sh \
 	tests/experiments/test_trace.sh \
-	tests/experiments/test_trace_json.sh
+	tests/experiments/test_trace_json.sh \
+	tests/experiments/test_mma.sh
 
 # jsonq parses the --json output with jansson.
 check_PROGRAMS += tests/experiments/jsonq
@@ -29,10 +33,19 @@ tests_experiments_jsonq_SOURCES = tests/experiments/jsonq.c
 tests_experiments_jsonq_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS)
 tests_experiments_jsonq_LDADD = $(JANSSON_LIBS)
 
+# mma_inputs writes the inputs of test_mma.sh: the H200 fixture reshaped
+# into batched A, B, C, D, and integer problems with exact results.
+check_PROGRAMS += tests/experiments/mma_inputs
+tests_experiments_mma_inputs_SOURCES = tests/experiments/mma_inputs.c
+tests_experiments_mma_inputs_LDADD = analysis/libanalysis.la \
+	softfloat/libsoftfloat.la
+
 EXTRA_DIST += \
 	tests/experiments/lib.sh \
 	tests/experiments/test_cli.sh \
 	tests/experiments/test_trace.sh \
 	tests/experiments/test_trace_json.sh \
+	tests/experiments/test_mma.sh \
 	tests/experiments/t1_rne.txt \
-	tests/experiments/jsonq.c
+	tests/experiments/jsonq.c \
+	tests/experiments/mma_inputs.c

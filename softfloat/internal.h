@@ -150,6 +150,9 @@ bool s_add_exact(bool sx, s_u128 x, int32_t ex, bool sy, s_u128 y,
                  int32_t ey, bool *sign, int32_t *exp, s_u128 *sig,
                  bool *tail);
 
+/* The fused multiply-add core of sf_fma and of the accumulation models'
+   FMA step, s_fma_core, is inlined into both from s_fma.h. */
+
 /* Add or subtract (a - b when SUBTRACT) for sf_add and sf_sub. */
 uint64_t s_add_sub(const sf_format *f, uint64_t a, uint64_t b, bool subtract,
                    sf_round rm, sf_env *env);

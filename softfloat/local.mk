@@ -11,6 +11,6 @@ softfloat_libsoftfloat_la_SOURCES = \
 	softfloat/convert.c softfloat/to_int.c softfloat/from_int.c \
 	softfloat/native.c softfloat/typed.c \
 	softfloat/from_string.c softfloat/to_string.c \
-	softfloat/s_bignum.c softfloat/s_bignum.h
+	softfloat/s_bignum.c softfloat/s_bignum.h softfloat/s_fma.h
 softfloat_libsoftfloat_la_LDFLAGS = -version-info 0:0:0
 pkginclude_HEADERS += softfloat/softfloat.h

@@ -35,10 +35,16 @@ tests_softfloat_test_mma_gemm_LDADD = $(mma_test_ldadd)
 # tests/softfloat/test_mma_h200.c (sm90 against the H200 fixture) is
 # built by tests/gpu.mk.
 
-# A standalone program (no Check), so that it can be built by hand on an
-# AMX host.
-tests_softfloat_test_mma_amx_SOURCES = tests/softfloat/test_mma_amx.c
-tests_softfloat_test_mma_amx_LDADD = softfloat/libsoftfloat.la
+# TDPBF16PS runs only on a CPU with AMX-BF16 under a kernel that grants the
+# tile data (exit 77, skipped, elsewhere).  Static binaries of both AMX
+# programs, to copy to such a host:
+#   rm -f tests/softfloat/test_mma_amx tests/exhaustive/exh_mma_amx
+#   make LDFLAGS=-all-static tests/softfloat/test_mma_amx \
+#       tests/exhaustive/exh_mma_amx
+tests_softfloat_test_mma_amx_SOURCES = tests/softfloat/test_mma_amx.c \
+	tests/softfloat/test_mma_amx.h
+tests_softfloat_test_mma_amx_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_softfloat_test_mma_amx_LDADD = $(mma_test_ldadd)
 
 # make check-exhaustive only (EXTRA_PROGRAMS: not built by make or make
 # check).
@@ -48,4 +54,12 @@ tests_exhaustive_exh_mma_avx512bf16_SOURCES = \
 tests_exhaustive_exh_mma_avx512bf16_CFLAGS = $(AM_CFLAGS) $(OPENMP_CFLAGS)
 tests_exhaustive_exh_mma_avx512bf16_LDFLAGS = $(OPENMP_CFLAGS)
 tests_exhaustive_exh_mma_avx512bf16_LDADD = tests/support/libtestsupport.la \
+	softfloat/libsoftfloat.la $(LIBM)
+
+EXHAUSTIVE_TESTS += tests/exhaustive/exh_mma_amx
+tests_exhaustive_exh_mma_amx_SOURCES = tests/exhaustive/exh_mma_amx.c \
+	tests/softfloat/test_mma_amx.h
+tests_exhaustive_exh_mma_amx_CFLAGS = $(AM_CFLAGS) $(OPENMP_CFLAGS)
+tests_exhaustive_exh_mma_amx_LDFLAGS = $(OPENMP_CFLAGS)
+tests_exhaustive_exh_mma_amx_LDADD = tests/support/libtestsupport.la \
 	softfloat/libsoftfloat.la $(LIBM)

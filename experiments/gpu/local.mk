@@ -1,26 +1,39 @@
 # experiments/gpu/local.mk -- the tensor-core probe and its CPU-side tools
 #
 # mma_probe (CUDA, sm_90a) is compiled when configure found nvcc; it needs
-# a Hopper GPU to run, so make check never runs it.  check_model and
-# mma_fixture are plain C and always built: they regenerate the probe's
-# inputs, compare its results with the block-FMA model and write the
-# committed fixture tests/data/gpu/mma_h200.{safetensors,json}.
+# a Hopper GPU to run, so make check never runs it.  It is built from its
+# own sources alone (probe_vectors.c and the small safetensors writer
+# st_io.c), so that it also builds by hand on a GPU machine.  check_model
+# and mma_fixture are plain C and always built: they regenerate the
+# probe's inputs, compare its results with the sm90 model of
+# softfloat/mma.h (probe_tools.c) and write the committed fixture
+# tests/data/gpu/mma_h200.{safetensors,json}, reading and writing tensor
+# files with analysis/tensor.h.
 
-gpu_common_sources = \
+gpu_tool_sources = \
 	experiments/gpu/probe_vectors.c experiments/gpu/probe_vectors.h \
-	experiments/gpu/st_io.c experiments/gpu/st_io.h \
-	experiments/gpu/bfma_model.c experiments/gpu/bfma_model.h
+	experiments/gpu/probe_tools.c experiments/gpu/probe_tools.h
+gpu_tool_ldadd = analysis/libanalysis.la softfloat/libsoftfloat.la \
+	$(JANSSON_LIBS)
 
 noinst_PROGRAMS += experiments/gpu/check_model experiments/gpu/mma_fixture
 experiments_gpu_check_model_SOURCES = experiments/gpu/check_model.c \
-	$(gpu_common_sources)
+	$(gpu_tool_sources)
+experiments_gpu_check_model_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS)
+experiments_gpu_check_model_LDADD = $(gpu_tool_ldadd)
 experiments_gpu_mma_fixture_SOURCES = experiments/gpu/mma_fixture.c \
-	$(gpu_common_sources)
+	$(gpu_tool_sources)
+experiments_gpu_mma_fixture_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS)
+experiments_gpu_mma_fixture_LDADD = $(gpu_tool_ldadd)
 
 EXTRA_DIST += \
 	experiments/gpu/README.md \
 	experiments/gpu/mma_probe.cu \
+	experiments/gpu/st_io.c experiments/gpu/st_io.h \
 	experiments/gpu/run_probe.sh \
+	experiments/gpu/cvt_probe.cu \
+	experiments/gpu/ex2_probe.cu \
+	experiments/gpu/pack_ex2_table.py \
 	tests/data/gpu/mma_h200.safetensors \
 	tests/data/gpu/mma_h200.json
 

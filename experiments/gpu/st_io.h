@@ -1,4 +1,6 @@
-/* st_io.h -- a minimal safetensors writer and reader for the GPU probes.
+/* st_io.h -- a minimal safetensors writer for the GPU probe (mma_probe.cu,
+ * built by nvcc on the GPU machine with no other part of the project).
+ * The CPU-side tools read its files with analysis/tensor.h.
  *
  * File format: an 8-byte little-endian header length L, L bytes of JSON
  * (padded with spaces to a multiple of 8), then the data buffer.  The JSON
@@ -27,7 +29,7 @@ typedef struct
     int ndim;
     uint64_t shape[ST_MAXDIM];
     uint64_t begin, end; /* byte offsets in the data buffer */
-    const void *data;    /* writer: caller's data; reader: in the file image */
+    const void *data;    /* the caller's data */
 } st_tensor;
 
 typedef struct
@@ -36,11 +38,9 @@ typedef struct
     size_t n, cap;
     char **meta; /* key, value, key, value, ... (copies) */
     size_t nmeta;
-    unsigned char *image; /* reader: the whole file */
-    size_t image_len;
 } st_file;
 
-/* Writer.  st_add keeps a pointer to data (no copy) until st_write. */
+/* st_add keeps a pointer to data (no copy) until st_write. */
 void st_init(st_file *f);
 int st_add(st_file *f, const char *name, const char *dtype, int ndim,
            const uint64_t *shape, const void *data);
@@ -48,13 +48,6 @@ int st_meta(st_file *f, const char *key, const char *value);
 /* Writes the file; returns 0 or -1 (errno set by stdio). */
 int st_write(const st_file *f, const char *path);
 void st_free(st_file *f);
-
-/* Reader: loads and parses path; returns 0, or -1 with a message in err. */
-int st_read(st_file *f, const char *path, char *err, size_t errlen);
-/* The tensor called name, or NULL. */
-const st_tensor *st_find(const st_file *f, const char *name);
-/* The metadata value of key, or NULL. */
-const char *st_meta_get(const st_file *f, const char *key);
 
 /* Size in bytes of one element of dtype (0 if unknown). */
 size_t st_dtype_size(const char *dtype);

@@ -42,6 +42,21 @@
         .store = st, .store_rm = SF_RNE, .in_formats = IN_ALL                 \
     }
 
+/* The x86 BF16 dot products (VDPBF16PS, TDPBF16PS): FP32 FMAs with DAZ,
+   FTZ and RNE, tininess after rounding, the first NaN operand quieted and
+   the x86 default NaN, IEEE overflow and zero signs. */
+#define X86_BF16(nm, kd, nn, desc, ln)                                        \
+    {                                                                         \
+        .name = nm, .kind = kd, .n = nn, .frac_bits = SF_MMA_F_EXACT,         \
+        .align = SF_MMA_ALIGN_TRUNC, .rm = SF_RNE, .acc = &sf_format_f32,     \
+        .daz = true, .ftz = true, .tininess_after = true, .c_in_block = true, \
+        .zero_c_in_max = false, .emax_floor = SF_MMA_NO_FLOOR,                \
+        .nan = SF_MMA_NAN_FIRST, .default_nan = SF_DNAN_NEGATIVE,             \
+        .overflow = SF_MMA_OVF_IEEE, .zero = SF_MMA_ZERO_IEEE,                \
+        .descending = desc, .lanes = ln, .store = NULL, .store_rm = SF_RNE,   \
+        .in_formats = SF_MMA_IN_BF16                                          \
+    }
+
 static const sf_mma_model presets[] = {
     NVIDIA("sm70", 4, 23, SF_MMA_IN_F16),
     NVIDIA("sm80", 8, 24, IN_BF16_F16),
@@ -50,58 +65,16 @@ static const sf_mma_model presets[] = {
     HOPPER("sm90-fp8", 32, 13, SF_MMA_IN_E4M3 | SF_MMA_IN_E5M2),
     NVIDIA("sm100", 16, 25, IN_BF16_F16),
     /* VDPBF16PS: per FP32 lane, srcdest += src1.odd * src2.odd, then
-       += src1.even * src2.even, each an FP32 FMA with DAZ, FTZ and RNE;
-       the NaN priority (src1 even, src2 even, src1 odd, src2 odd,
-       srcdest) follows from the nesting.  A dot product over K pairs is
-       K/2 such instructions chained through the accumulator. */
-    {.name = "avx512bf16",
-     .kind = SF_MMA_FMA_CHAIN,
-     .n = 2,
-     .frac_bits = SF_MMA_F_EXACT,
-     .align = SF_MMA_ALIGN_TRUNC,
-     .rm = SF_RNE,
-     .acc = &sf_format_f32,
-     .daz = true,
-     .ftz = true,
-     .tininess_after = true,
-     .c_in_block = true,
-     .zero_c_in_max = false,
-     .emax_floor = SF_MMA_NO_FLOOR,
-     .nan = SF_MMA_NAN_FIRST,
-     .default_nan = SF_DNAN_NEGATIVE,
-     .overflow = SF_MMA_OVF_IEEE,
-     .zero = SF_MMA_ZERO_IEEE,
-     .descending = true,
-     .lanes = 1,
-     .store = NULL,
-     .store_rm = SF_RNE,
-     .in_formats = SF_MMA_IN_BF16},
+       += src1.even * src2.even; the NaN priority (src1 even, src2 even,
+       src1 odd, src2 odd, srcdest) follows from the nesting.  A dot
+       product over K pairs is K/2 such instructions chained through the
+       accumulator. */
+    X86_BF16("avx512bf16", SF_MMA_FMA_CHAIN, 2, true, 1),
     /* TDPBF16PS (SDM pseudocode): per output element, the even and the
        odd elements of the K pairs of one instruction (at most 16 pairs:
-       a 64-byte tile row) go into two FP32 FMA chains started at 0
-       (DAZ, FTZ, RNE); then srcdest + (even + odd). */
-    {.name = "amx",
-     .kind = SF_MMA_FMA_LANES,
-     .n = 32,
-     .frac_bits = SF_MMA_F_EXACT,
-     .align = SF_MMA_ALIGN_TRUNC,
-     .rm = SF_RNE,
-     .acc = &sf_format_f32,
-     .daz = true,
-     .ftz = true,
-     .tininess_after = true,
-     .c_in_block = true,
-     .zero_c_in_max = false,
-     .emax_floor = SF_MMA_NO_FLOOR,
-     .nan = SF_MMA_NAN_FIRST,
-     .default_nan = SF_DNAN_NEGATIVE,
-     .overflow = SF_MMA_OVF_IEEE,
-     .zero = SF_MMA_ZERO_IEEE,
-     .descending = false,
-     .lanes = 2,
-     .store = NULL,
-     .store_rm = SF_RNE,
-     .in_formats = SF_MMA_IN_BF16},
+       a 64-byte tile row) go into two FP32 FMA chains started at 0; then
+       srcdest + (even + odd). */
+    X86_BF16("amx", SF_MMA_FMA_LANES, 32, false, 2),
     /* BFDOT, FEAT_EBF16 off: acc + (round(a0 b0) + round(a1 b1)), every
        rounding to odd, FZ and FIZ (tininess before rounding), default
        NaN, overflow to Inf. */

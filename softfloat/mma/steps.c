@@ -1,6 +1,7 @@
 /* steps -- the rounded steps of the accumulation models: FMA, product,
    sum, storage rounding, with each model's NaN, zero and overflow rules */
 #include "softfloat/mma/mma_local.h"
+#include "softfloat/s_fma.h"
 
 void
 s_mma_enter(const sf_mma_model *m, sf_env *env, s_mma_saved *saved)
@@ -136,70 +137,48 @@ s_mma_zero_sign(const sf_mma_model *m, sf_round rm, bool all_zero,
 }
 
 /*----------------------------------------------------------------------------
- * One FMA step: acc' = round(a * b + acc).
+ * One FMA step: acc' = round(a * b + acc), the core of sf_fma with the
+ * model's rounding, NaN and zero rules.
  *--------------------------------------------------------------------------*/
+static uint64_t
+fma_round(const void *user, const sf_format *f, bool sign, int32_t exp,
+          s_u128 sig, bool tail, sf_round rm, sf_env *env, const s_opctx *ctx)
+{
+    return s_mma_round(user, f, sign, exp, sig, tail, rm, env, ctx);
+}
+
+/* the first NaN in the order a, b, acc (of format F) */
+static uint64_t
+fma_nan(const void *user, const sf_format *f, const uint64_t *ops,
+        const s_unpacked *u, sf_env *env)
+{
+    uint64_t first = u[0].cls == S_NAN   ? ops[0]
+                     : u[1].cls == S_NAN ? ops[1]
+                                         : ops[2];
+
+    return nan_result(user, f, first, u[0].snan || u[1].snan || u[2].snan,
+                      env);
+}
+
+static bool
+fma_zero_sign(const void *user, sf_round rm, bool all_zero, bool neg_all)
+{
+    return s_mma_zero_sign(user, rm, all_zero, neg_all);
+}
+
 uint64_t
 s_mma_fma(const sf_mma_model *m, const sf_format *fa, uint64_t a,
           const sf_format *fb, uint64_t b, uint64_t c, sf_env *env)
 {
-    const sf_format *fc = m->acc;
-    s_unpacked ua, ub, uc;
-    s_opctx ctx = {SF_OP_MMA_FMA, 3, {fa, fb, fc}, {a, b, c}, false};
-    unsigned before = env->flags;
-    uint64_t z;
-    bool sign_p, inf_zero;
+    const s_fma_policy policy = {.op = SF_OP_MMA_FMA,
+                                 .fmt = {fa, fb, m->acc},
+                                 .rm = m->rm,
+                                 .user = m,
+                                 .round = fma_round,
+                                 .nan = fma_nan,
+                                 .zero_sign = fma_zero_sign};
 
-    s_unpack(fa, a, env, &ua);
-    s_unpack(fb, b, env, &ub);
-    s_unpack(fc, c, env, &uc);
-    ctx.daz = ua.daz || ub.daz || uc.daz;
-    sign_p = ua.sign != ub.sign;
-    inf_zero = (ua.cls == S_INF && ub.cls == S_ZERO)
-               || (ua.cls == S_ZERO && ub.cls == S_INF);
-    if (ua.cls == S_FINITE && ub.cls == S_FINITE) {
-        s_u128 p = (s_u128)ua.sig * ub.sig;
-        int32_t ep = ua.exp + ub.exp;
-        if (uc.cls == S_FINITE) {
-            bool sign, tail;
-            int32_t exp;
-            s_u128 sig;
-            if (s_add_exact(sign_p, p, ep, uc.sign, uc.sig, uc.exp, &sign,
-                            &exp, &sig, &tail))
-                return s_mma_round(m, fc, sign, exp, sig, tail, m->rm, env,
-                                   &ctx);
-            z = s_pack_zero(fc, s_mma_zero_sign(m, m->rm, false, false));
-            s_event_special(fc, z, 0, m->rm, env, &ctx);
-            return z;
-        }
-        if (uc.cls == S_ZERO)
-            return s_mma_round(m, fc, sign_p, ep, p, false, m->rm, env, &ctx);
-    }
-    if (ua.cls == S_NAN || ub.cls == S_NAN || uc.cls == S_NAN) {
-        const sf_format *ff = ua.cls == S_NAN ? fa : ub.cls == S_NAN ? fb : fc;
-        uint64_t fv = ua.cls == S_NAN ? a : ub.cls == S_NAN ? b : c;
-        z = nan_result(m, ff, fv, ua.snan || ub.snan || uc.snan, env);
-        if (inf_zero)
-            env->flags |= SF_FLAG_INVALID;
-    } else if (inf_zero) {
-        z = s_invalid(fc, env);
-    } else if (ua.cls == S_INF || ub.cls == S_INF) {
-        if (uc.cls == S_INF && uc.sign != sign_p)
-            z = s_invalid(fc, env); /* Inf - Inf */
-        else
-            z = s_pack_inf(fc, sign_p);
-    } else if (uc.cls == S_INF) {
-        z = s_pack_inf(fc, uc.sign);
-    } else if (uc.cls == S_ZERO) {
-        /* zero product plus zero */
-        bool same = sign_p == uc.sign;
-        z = s_pack_zero(fc, s_mma_zero_sign(m, m->rm, same, same && sign_p));
-    } else {
-        /* zero product plus finite acc: acc, through the rounding (FTZ) */
-        return s_mma_round(m, fc, uc.sign, uc.exp, uc.sig, false, m->rm, env,
-                           &ctx);
-    }
-    s_event_special(fc, z, env->flags & ~before, m->rm, env, &ctx);
-    return z;
+    return s_fma_core(&policy, a, b, c, env);
 }
 
 /*----------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 # analysis/local.mk -- libanalysis: tensors and tensor files (.safetensors,
 # .npy, tensor-core vector text), the exact attention reference (MPFR),
-# signed-error and bias statistics.
+# signed-error and bias statistics, row classification and the gradient
+# error analyzers.
 
 lib_LTLIBRARIES += analysis/libanalysis.la
 analysis_libanalysis_la_SOURCES = \
@@ -8,14 +9,16 @@ analysis_libanalysis_la_SOURCES = \
 	analysis/tensor.c analysis/safetensors.c analysis/npy.c \
 	analysis/tcvec.c \
 	analysis/attn_exact.h analysis/attn_exact.c \
-	analysis/bias.h analysis/bias.c
+	analysis/bias.h analysis/bias.c \
+	analysis/rows.h analysis/rows.c \
+	analysis/gradient.h analysis/gradient.c
 analysis_libanalysis_la_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) \
 	$(MPFR_CFLAGS)
 analysis_libanalysis_la_LIBADD = attention/libattention.la \
 	softfloat/libsoftfloat.la $(JANSSON_LIBS) $(MPFR_LIBS) $(LIBM)
 analysis_libanalysis_la_LDFLAGS = -version-info 0:0:0
 pkginclude_HEADERS += analysis/tensor.h analysis/attn_exact.h \
-	analysis/bias.h
+	analysis/bias.h analysis/rows.h analysis/gradient.h
 
 check_PROGRAMS += tests/analysis/test_tensor_io
 TESTS += tests/analysis/test_tensor_io
@@ -41,7 +44,26 @@ tests_analysis_test_bias_CFLAGS = $(ANALYSIS_TEST_FLAGS)
 tests_analysis_test_bias_LDADD = $(ANALYSIS_TEST_LIBS)
 tests_analysis_test_bias_LDFLAGS = $(OPENMP_CFLAGS)
 
+# Row classification and the gradient error (LAPACKE, when configure found
+# it, is the SVD test's second oracle; the library does not use it).  The
+# test support library comes first: its objects call libsoftfloat, which
+# a linker with --as-needed would otherwise have dropped already.
+ROWS_GRADIENT_TEST_LIBS = tests/support/libtestsupport.la \
+	analysis/libanalysis.la attention/libattention.la \
+	softfloat/libsoftfloat.la $(CHECK_LIBS) $(MPFR_LIBS) $(LIBM)
+check_PROGRAMS += tests/analysis/test_rows tests/analysis/test_gradient
+TESTS += tests/analysis/test_rows tests/analysis/test_gradient
+tests_analysis_test_rows_SOURCES = tests/analysis/test_rows.c
+tests_analysis_test_rows_CFLAGS = $(ANALYSIS_TEST_FLAGS)
+tests_analysis_test_rows_LDADD = $(ROWS_GRADIENT_TEST_LIBS)
+tests_analysis_test_rows_LDFLAGS = $(OPENMP_CFLAGS)
+tests_analysis_test_gradient_SOURCES = tests/analysis/test_gradient.c
+tests_analysis_test_gradient_CFLAGS = $(ANALYSIS_TEST_FLAGS)
+tests_analysis_test_gradient_LDADD = $(ROWS_GRADIENT_TEST_LIBS) \
+	$(LAPACKE_LIBS)
+tests_analysis_test_gradient_LDFLAGS = $(OPENMP_CFLAGS)
+
 # The malformed corpus (with its table EXPECTED and the script that wrote
 # both) and the good fixtures; the reference's documentation.
 EXTRA_DIST += tests/data/bad tests/data/tensors \
-	tests/data/make-bad-corpus.py doc/exact.md
+	tests/data/make-bad-corpus.py doc/exact.md doc/analysis.md

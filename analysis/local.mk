@@ -11,14 +11,23 @@ analysis_libanalysis_la_SOURCES = \
 	analysis/attn_exact.h analysis/attn_exact.c \
 	analysis/bias.h analysis/bias.c \
 	analysis/rows.h analysis/rows.c \
-	analysis/gradient.h analysis/gradient.c
+	analysis/gradient.h analysis/gradient.c \
+	analysis/ex2_table.h analysis/ex2_table.c
+analysis_libanalysis_la_CPPFLAGS = $(AM_CPPFLAGS) \
+	-DBF16EMU_PKGDATADIR='"$(pkgdatadir)"'
 analysis_libanalysis_la_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) \
-	$(MPFR_CFLAGS)
+	$(MPFR_CFLAGS) $(ZLIB_CFLAGS)
 analysis_libanalysis_la_LIBADD = attention/libattention.la \
-	softfloat/libsoftfloat.la $(JANSSON_LIBS) $(MPFR_LIBS) $(LIBM)
+	softfloat/libsoftfloat.la $(JANSSON_LIBS) $(MPFR_LIBS) $(ZLIB_LIBS) \
+	$(LIBM)
 analysis_libanalysis_la_LDFLAGS = -version-info 0:0:0
 pkginclude_HEADERS += analysis/tensor.h analysis/attn_exact.h \
-	analysis/bias.h analysis/rows.h analysis/gradient.h
+	analysis/bias.h analysis/rows.h analysis/gradient.h \
+	analysis/ex2_table.h
+
+# The measured exp2 of the H200 (experiments/gpu/ex2_probe.cu, packed by
+# experiments/gpu/pack_ex2_table.py): the ex2-sm90 exp model's tables.
+dist_pkgdata_DATA = analysis/data/ex2-sm90.bin.gz
 
 check_PROGRAMS += tests/analysis/test_tensor_io
 TESTS += tests/analysis/test_tensor_io
@@ -29,9 +38,11 @@ tests_analysis_test_tensor_io_LDADD = analysis/libanalysis.la \
 
 # The exact reference and the bias statistics.
 ANALYSIS_TEST_FLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(MPFR_CFLAGS)
-ANALYSIS_TEST_LIBS = analysis/libanalysis.la attention/libattention.la \
-	softfloat/libsoftfloat.la tests/support/libtestsupport.la \
-	$(CHECK_LIBS) $(MPFR_LIBS) $(LIBM)
+# The test support library comes first: its objects call libsoftfloat,
+# which a linker with --as-needed would otherwise have dropped already.
+ANALYSIS_TEST_LIBS = tests/support/libtestsupport.la \
+	analysis/libanalysis.la attention/libattention.la \
+	softfloat/libsoftfloat.la $(CHECK_LIBS) $(MPFR_LIBS) $(LIBM)
 
 check_PROGRAMS += tests/analysis/test_attn_exact tests/analysis/test_bias
 TESTS += tests/analysis/test_attn_exact tests/analysis/test_bias
@@ -45,12 +56,8 @@ tests_analysis_test_bias_LDADD = $(ANALYSIS_TEST_LIBS)
 tests_analysis_test_bias_LDFLAGS = $(OPENMP_CFLAGS)
 
 # Row classification and the gradient error (LAPACKE, when configure found
-# it, is the SVD test's second oracle; the library does not use it).  The
-# test support library comes first: its objects call libsoftfloat, which
-# a linker with --as-needed would otherwise have dropped already.
-ROWS_GRADIENT_TEST_LIBS = tests/support/libtestsupport.la \
-	analysis/libanalysis.la attention/libattention.la \
-	softfloat/libsoftfloat.la $(CHECK_LIBS) $(MPFR_LIBS) $(LIBM)
+# it, is the SVD test's second oracle; the library does not use it).
+ROWS_GRADIENT_TEST_LIBS = $(ANALYSIS_TEST_LIBS)
 check_PROGRAMS += tests/analysis/test_rows tests/analysis/test_gradient
 TESTS += tests/analysis/test_rows tests/analysis/test_gradient
 tests_analysis_test_rows_SOURCES = tests/analysis/test_rows.c

@@ -10,5 +10,5 @@ doc_examples_tour_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/softfloat
 doc_examples_tour_LDADD = softfloat/libsoftfloat.la
 
 EXTRA_DIST += doc/HACKING.md doc/semantics.md doc/verification.md \
-	doc/performance.md doc/mma-models.md \
+	doc/performance.md doc/mma-models.md doc/gpu-measurements.md \
 	doc/examples/readme-sync.sh

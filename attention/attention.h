@@ -80,6 +80,11 @@ typedef struct fa_fix
     double eps_zero;      /* FA_ZERO_MAX_SHIFT: the shift used (2^-5) */
 } fa_fix;
 
+/* The fix KIND with its default parameters: beta 2 (7 for beta-v2), tol
+   1e-3, eps 2^-5, zero_max keep, eps_zero 2^-5.  The parameters are
+   rounded to FP32 where they are used; doc/attention.md says where. */
+fa_fix fa_fix_default(fa_fix_kind kind);
+
 /* Ablations (paper section 3.2), OR-ed. */
 enum
 {
@@ -94,19 +99,32 @@ enum
 /*----------------------------------------------------------------------------
  * exp models.  Every exponential of the forward and backward goes
  * through one model: natural exp (paper-eq4, repo, fp32) or exp2 (fa2),
- * FP32 in, FP32 out (bit patterns).
+ * FP32 in, FP32 out (bit patterns).  doc/exp-models.md has the rules, the
+ * method of the correctly rounded functions and their error bounds.
  *--------------------------------------------------------------------------*/
 typedef enum
 {
     FA_EXP_CR,    /* "cr": correctly rounded (RNE), subnormals kept */
     FA_EXP_LIBM,  /* "libm": the C library's expf / exp2f */
-    FA_EXP_TABLE, /* a measured exp2 table (ex2-sm90 when measured) */
+    FA_EXP_TABLE, /* a measured exp2 table (ex2-sm90 when measured);
+                     natural exp is exp2(RN(x * RN(log2 e))) */
     FA_EXP_FN     /* a caller-supplied function */
 } fa_exp_kind;
 
-/* A table model of exp2 for x <= 0: x is cut to t = floor(x) + f with
-   f in [0, 1) quantised toward zero... the exact rule is in
-   doc/attention.md; entries give exp2 of each grid point of [-1, 0). */
+/* A table model of exp2, made for x <= 0 (the arguments of softmax) and
+   applied by the same rule to x > 0.  values[i] is the model's exp2 of
+   the grid point -1 + i 2^-frac_bits of [-1, 0).  For FP32 x:
+     q = x truncated toward zero to a multiple of 2^-frac_bits,
+     n = floor(q), f = q - n in [0, 1),
+     exp2(x) = values[f 2^frac_bits] * 2^(n + 1),
+   the product exact while it is normal; below 2^-126 it is rounded once
+   to the FP32 subnormal grid (roundTiesToEven), or with ftz flushed to a
+   zero of the entry's sign (+0).  Beyond the FP32 range it is +Inf or
+   +0.  Special inputs: NaN -> the NaN quieted (payload kept), -Inf ->
+   +0, +Inf -> +Inf, +-0 -> 2 values[0].  A NaN entry is returned
+   quieted.  So x in [-1, 0) on the grid gives values[i] itself, and a
+   subnormal x (|x| < 2^-126) behaves as 0 whether or not ftz is set.
+   0 <= frac_bits <= FA_EXP2_TABLE_MAX_BITS. */
 typedef struct fa_exp2_table
 {
     unsigned frac_bits;     /* grid 2^-frac_bits */
@@ -123,14 +141,50 @@ typedef struct fa_exp_model
     void *user;
 } fa_exp_model;
 
-/* The built-in models by name ("cr", "libm"), or NULL. */
+/* The built-in models by name ("cr", "libm"), or NULL (also for a NULL
+   NAME). */
 const fa_exp_model *fa_exp_model_by_name(const char *name);
-/* exp(x) (base2 false) or exp2(x) of FP32 bits X under model M. */
+/* exp(x) (base2 false) or exp2(x) of FP32 bits X under model M.  A NULL M
+   is "cr"; a model that fa_exp_model_check refuses gives the default NaN
+   0x7FC00000.  FA_EXP_FN passes M->user, BASE2 and X to M->fn. */
 uint32_t fa_exp_eval(const fa_exp_model *m, bool base2, uint32_t x);
-/* Correctly rounded FP32 exp and exp2 (RNE, subnormal results rounded
-   once, overflow to +Inf, NaN quieted). */
+/* Correctly rounded FP32 exp and exp2 for every FP32 input: RNE,
+   subnormal results rounded once, overflow to +Inf, -Inf -> +0, +Inf ->
+   +Inf, NaN -> the same NaN with the quiet bit set.  They assume the
+   host's default floating-point environment (double operations rounded to
+   nearest). */
 uint32_t fa_expf_cr(uint32_t x);
 uint32_t fa_exp2f_cr(uint32_t x);
+
+/* The largest frac_bits of a table model: 2^24 entries, every grid point
+   of [-1, 0) an FP32 value. */
+#define FA_EXP2_TABLE_MAX_BITS 24
+
+/* Fills VALUES[0 .. 2^FRAC_BITS - 1] with FN(-1 + i 2^-FRAC_BITS) (FP32
+   bits in and out), the table of a model whose exp2 is FN on the grid.
+   Returns 0, or -1 (nothing written) for a NULL argument or FRAC_BITS
+   above FA_EXP2_TABLE_MAX_BITS. */
+int fa_exp2_table_fill(uint32_t *values, unsigned frac_bits,
+                       uint32_t (*fn)(uint32_t x));
+
+/* NULL if M can be evaluated (a NULL M is "cr"), else a static string
+   saying what is wrong: a table model without a table or values or with
+   frac_bits above the maximum, a function model without fn, an unknown
+   kind. */
+const char *fa_exp_model_check(const fa_exp_model *m);
+
+/* How fa_expf_cr (BASE2 false) or fa_exp2f_cr decides X, for tests and
+   doc/exp-models.md: 0 without evaluating (NaN, infinities, beyond the
+   overflow and underflow bounds), 1 by the double evaluation, 2 by the
+   double-double evaluation, 3 by neither (the result is then the
+   double-double value rounded to nearest; make check-exhaustive counts
+   these inputs and finds none). */
+int fa_exp_cr_level(bool base2, uint32_t x);
+/* The result of the double-double evaluation alone (what fa_expf_cr or
+   fa_exp2f_cr returns when the first evaluation cannot decide; level-0
+   inputs as there), for tests: it is correctly rounded wherever its own
+   test decides. */
+uint32_t fa_exp_cr_second(bool base2, uint32_t x);
 
 /*----------------------------------------------------------------------------
  * Captures: caller-owned buffers, NULL when not wanted.  Sizes in
@@ -153,6 +207,19 @@ typedef struct fa_capture
     size_t trace_b, trace_h, trace_row, trace_col;
     const sf_event_sink *events;
 } fa_capture;
+/* fa_forward fills s, p, m, l and obar; fa_backward fills dp and ds.
+   Values are those of the policy (BF16 ones widened exactly); s of fa2 is
+   the unscaled Q K^T, as the kernel holds it; ds of fp32, paper-eq4 and
+   fa2 is P o (dP - delta) without the softmax scale (applied to dQ and dK
+   at the end), of the repo with it.  Masked entries hold the policy's
+   mask value in s (-Inf; the repo -finfo(bf16).max) and 0 in p, dp, ds
+   where nothing is computed.  For a row that visits fewer than Tc blocks
+   the last m and l are repeated (a row that visits none: m -Inf, l 0).
+   The traced events come from a second evaluation of that element's
+   chain with the sink installed in a private copy of the environment;
+   the caller's ENV neither sees them nor gets their flags (it already has
+   the flags of the first evaluation).  The exp model and the log raise no
+   events. */
 
 /*----------------------------------------------------------------------------
  * The configuration.  fa_config_default() fills every field; then set
@@ -175,31 +242,61 @@ typedef struct fa_config
     fa_shape shape;
     bool causal;          /* key j masked for query i when
                              j > i + (Nk - Nq) (bottom-right aligned) */
-    float scale;          /* softmax scale; 0: 1/sqrt(d) rounded to FP32 */
+    float scale;          /* softmax scale; 0: 1/sqrt(d) correctly
+                             rounded to FP32 */
     size_t br, bc;        /* tile sizes; 0: the policy's default (fa2:
-                             d <= 64 -> 128 x 128, else 128 x 64;
-                             others: untiled) */
+                             d <= 64 -> 128 x 128, else 128 x 64; repo:
+                             512 x 512, the released code's buckets;
+                             others: untiled); larger than N: N */
     fa_kv_order order;    /* 0-initialised: forward; fa2 default reverse */
     fa_policy policy;
     fa_fix fix;
     unsigned ablations;   /* FA_ABL_* */
-    const fa_exp_model *exp;
-    /* Matrix-unit models for Q K^T and P~V (fa2; NULL: sm90) and the
-       dot products of the backward. */
+    const fa_exp_model *exp; /* NULL: "cr" */
+    /* Accumulation models of the dot products: Q K^T, P~V and those of
+       the backward (FP32 accumulator).  NULL: the policy's default (fa2:
+       sm90; the others: fma-chain, sequential FP32 FMA). */
     const sf_mma_model *mma_qk, *mma_pv, *mma_bwd;
+    /* Backward tiles (query rows x keys); 0: the policy's default (fa2:
+       d <= 64 -> 128 x 128, else 64 x 128; repo: br x bc; fp32 and
+       paper-eq4: 64 rows, all keys). */
+    size_t br_bwd, bc_bwd;
+    /* fa2 backward: the number of dQ accumulation buffers of the
+       deterministic kernel (its nsplits; KV block n goes to buffer
+       n mod dq_splits, the buffers are added in order at the end).
+       0 or 1: one buffer. */
+    size_t dq_splits;
 } fa_config;
 
-/* Defaults for POLICY: scale 0, untiled or the FA2 tiles, fix none
-   (with beta 2, tol 1e-3, eps 2^-5 filled in), exp model "cr", sm90
-   models, reverse KV order for fa2. */
+/* Defaults for POLICY: scale 0, tiles 0 (the policy's), fix none (with
+   beta 2, tol 1e-3, eps 2^-5 filled in), exp model "cr", the policy's
+   accumulation models (sm90 for fa2, fma-chain otherwise), reverse KV
+   order for fa2, one dQ buffer. */
 fa_config fa_config_default(fa_policy policy);
 
 /* NULL if CFG is usable, else a static string saying what is wrong. */
 const char *fa_config_check(const fa_config *cfg);
 
+/* NULL if CAP can be used with CFG (a NULL CAP can), else a static string
+   saying what is wrong (CFG unusable, a traced element out of range,
+   tracing without a sink). */
+const char *fa_capture_check(const fa_config *cfg, const fa_capture *cap);
+
+/* The softmax scale CFG gives (cfg->scale, or 1/sqrt(d) correctly
+   rounded to FP32 when it is 0) and fa2's scale_log2, the kernel's
+   float(scale * M_LOG2E) (a double product rounded to FP32), as FP32
+   bits; 0 when CFG is unusable. */
+uint32_t fa_scale_bits(const fa_config *cfg);
+uint32_t fa_scale_log2_bits(const fa_config *cfg);
+
 /* Bytes of working memory fa_forward / fa_backward allocate for CFG
-   (so a caller can refuse a shape before allocating outputs). */
+   (so a caller can refuse a shape before allocating outputs): the larger
+   of the two; 0 when CFG is unusable. */
 size_t fa_workspace_bytes(const fa_config *cfg);
+
+/* The largest head dimension (fa2: FA2_MAX_HEAD_DIM, the kernel's). */
+#define FA_MAX_HEAD_DIM 4096
+#define FA2_MAX_HEAD_DIM 256
 
 /* Names <-> values; the parse functions return -1 for an unknown name. */
 const char *fa_policy_name(fa_policy p);
@@ -210,15 +307,34 @@ int fa_fix_parse(const char *name);
    name. */
 long fa_ablations_parse(const char *list);
 const char *fa_ablation_name(unsigned one_bit);
+/* "forward", "reverse". */
+const char *fa_order_name(fa_kv_order o);
+int fa_order_parse(const char *name);
+/* The names return NULL for a value they do not know; the parse functions
+   take NULL as unknown.  fa_ablations_parse takes "" and "none" as 0. */
 
 /* The format the values of output NAME ("o", "lse", "delta", "dq", "dk",
-   "dv", "s", "p") lie on under CFG. */
+   "dv", "s", "p", and the captures "m", "l", "obar", "dp", "ds") lie on
+   under CFG; NULL for an unknown name or a NULL CFG. */
 const sf_format *fa_output_format(const fa_config *cfg, const char *name);
+
+/* Correctly rounded FP32 natural log (RNE): +-0 -> -Inf, x < 0 -> the
+   default NaN 0x7FC00000, +Inf -> +Inf, NaN -> quieted (payload kept).
+   No flags are reported (the function has no environment);
+   doc/attention.md gives the method and its check. */
+uint32_t fa_logf_cr(uint32_t x);
+/* How fa_logf_cr decides X: 0 a special input, 1 from the double log, 2
+   from the long double log, 3 from neither (the long double log rounded;
+   make check-exhaustive counts these inputs and compares every result
+   with MPFR). */
+int fa_logf_cr_level(uint32_t x);
 
 /*----------------------------------------------------------------------------
  * Forward: O [B,H,Nq,d] and LSE [B,H,Nq] (natural log).  Returns 0, or
- * -1 when CFG is unusable or memory runs out (nothing useful written).
- * ENV carries flags and events of the whole computation.
+ * -1 when CFG or CAP is unusable or memory runs out (nothing useful
+ * written).  ENV carries flags and events of the whole computation.
+ * Deterministic; no global state; the only allocation is the working
+ * memory of fa_workspace_bytes.
  *--------------------------------------------------------------------------*/
 int fa_forward(const fa_config *cfg, const uint16_t *q, const uint16_t *k,
                const uint16_t *v, uint32_t *o, uint32_t *lse,

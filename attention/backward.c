@@ -1,0 +1,571 @@
+/* backward -- the reference flash-attention backward pass: delta, P
+   recomputed from LSE, dP, dS and the gradients dQ, dK, dV, for each
+   policy (rounding maps: doc/attention.md) */
+#include <config.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "attention/fa_local.h"
+
+/*----------------------------------------------------------------------------
+ * Working memory: per head K^T, V^T and the dK, dV accumulators; per
+ * query block (its rows against every key) the S/P, dP and dS strips and
+ * the dQ accumulators.
+ *--------------------------------------------------------------------------*/
+typedef struct bwd_ws
+{
+    uint16_t *kt, *vt;  /* d x Nk */
+    uint32_t *sp;       /* R x Nk: raw S, then P (FP32 bits) */
+    uint32_t *dp;       /* R x Nk: raw dP, then the policy's dP */
+    uint32_t *ds;       /* R x Nk: dS */
+    uint16_t *pb, *dsb; /* R x Nk: P and dS in BF16 (fa2, repo) */
+    uint32_t *at32;     /* Nk x R: P^T or dS^T in FP32 (fp32, paper-eq4) */
+    uint16_t *at16;     /* Bc x R: a tile of P^T or dS^T in BF16 */
+    uint32_t *dk, *dv;  /* Nk x d accumulators */
+    uint32_t *chunk;    /* Bc x d: a repo chunk */
+    uint32_t *dqs;      /* R x splits x d: dQ accumulators */
+    uint32_t *dqt;      /* d: one block's dQ */
+    uint32_t *delta;    /* R */
+    uint32_t *ohp;      /* d: O recomputed in FP32 (delta-fp32-o) */
+} bwd_ws;
+
+static bool
+fp_policy(const fa_plan *pl)
+{
+    return pl->policy == FA_POLICY_FP32 || pl->policy == FA_POLICY_PAPER_EQ4;
+}
+
+static void
+bwd_layout(const fa_plan *pl, fa_ws *w, bwd_ws *b)
+{
+    size_t r = pl->br_bwd, nk = pl->nk, d = pl->d;
+    bool *o = &w->overflow;
+    size_t strip = fa_mul_size(r, nk, o);
+
+    b->kt = fa_ws_take(w, fa_mul_size(d, nk, o), sizeof(uint16_t));
+    b->vt = fa_ws_take(w, fa_mul_size(d, nk, o), sizeof(uint16_t));
+    b->sp = fa_ws_take(w, strip, sizeof(uint32_t));
+    b->dp = fa_ws_take(w, strip, sizeof(uint32_t));
+    b->ds = fa_ws_take(w, strip, sizeof(uint32_t));
+    b->pb = fa_ws_take(w, fp_policy(pl) ? 0 : strip, sizeof(uint16_t));
+    b->dsb = fa_ws_take(w, fp_policy(pl) ? 0 : strip, sizeof(uint16_t));
+    b->at32 = fa_ws_take(w, fp_policy(pl) ? strip : 0, sizeof(uint32_t));
+    b->at16 = fa_ws_take(w, fp_policy(pl) ? 0 : fa_mul_size(pl->bc_bwd, r, o),
+                         sizeof(uint16_t));
+    b->dk = fa_ws_take(w, fa_mul_size(nk, d, o), sizeof(uint32_t));
+    b->dv = fa_ws_take(w, fa_mul_size(nk, d, o), sizeof(uint32_t));
+    b->chunk = fa_ws_take(
+        w, pl->policy == FA_POLICY_REPO ? fa_mul_size(pl->bc_bwd, d, o) : 0,
+        sizeof(uint32_t));
+    b->dqs = fa_ws_take(w, fa_mul_size(fa_mul_size(r, pl->dq_splits, o), d, o),
+                        sizeof(uint32_t));
+    b->dqt = fa_ws_take(w, d, sizeof(uint32_t));
+    b->delta = fa_ws_take(w, r, sizeof(uint32_t));
+    b->ohp = fa_ws_take(w, d, sizeof(uint32_t));
+}
+
+size_t
+fa_backward_bytes(const fa_plan *pl)
+{
+    fa_ws w = {NULL, 0, false};
+    bwd_ws b;
+
+    bwd_layout(pl, &w, &b);
+    return w.overflow ? SIZE_MAX : w.used;
+}
+
+/*----------------------------------------------------------------------------
+ * FA2's delta: the dot_do_o order of flash_bwd_preprocess_kernel.h.
+ *--------------------------------------------------------------------------*/
+uint32_t
+fa2_dot_do_o(const fa_plan *pl, const uint16_t *dout, const uint32_t *o,
+             sf_env *env)
+{
+    /* The kernel's head dimension (d rounded up to 32, zero padded), its
+       "page" of 64 columns (32 when not a multiple of 64) and T threads
+       per row, each loading 8 consecutive columns of every page. */
+    size_t kd = (pl->d + 31) / 32 * 32;
+    size_t page = kd % 64 == 0 ? 64 : 32, nt = page / 8;
+    uint32_t x[8], y[8];
+    unsigned need[4];
+    int levels = 0;
+
+    for (size_t t = 0; t < nt; t++) {
+        bool first = true;
+        for (size_t p0 = 0; p0 < kd; p0 += page)
+            for (size_t e = 0; e < 8; e++) {
+                size_t c = p0 + 8 * t + e;
+                uint32_t a = c < pl->d ? fa_wide(dout[c]) : FA_F32_ZERO;
+                uint32_t b = c < pl->d ? o[c] : FA_F32_ZERO;
+                /* do * o, then FFMA (nvcc contracts dP_sum += do * o) */
+                x[t] = first ? fa_mul(a, b, env) : fa_fma(a, b, x[t], env);
+                first = false;
+            }
+    }
+    /* Allreduce<nt>: lane r adds lane r ^ off, off = nt/2, ..., 1.  Only
+       the adds that lane 0's result depends on are evaluated: NEED[k] is
+       the set of lanes whose value after level k is used. */
+    for (size_t off = nt / 2; off >= 1; off /= 2)
+        levels++;
+    need[levels - 1] = 1u; /* lane 0 after the last level */
+    for (int k = levels - 1; k > 0; k--) {
+        unsigned off = (unsigned)(nt >> (k + 1));
+        unsigned s = need[k], add = 0;
+        for (unsigned ln = 0; ln < nt; ln++)
+            if (s & (1u << ln))
+                add |= 1u << (ln ^ off);
+        need[k - 1] = s | add;
+    }
+    for (int k = 0; k < levels; k++) {
+        unsigned off = (unsigned)(nt >> (k + 1));
+        for (unsigned ln = 0; ln < nt; ln++)
+            if (need[k] & (1u << ln))
+                y[ln] = fa_add(x[ln], x[ln ^ off], env);
+        for (unsigned ln = 0; ln < nt; ln++)
+            if (need[k] & (1u << ln))
+                x[ln] = y[ln];
+    }
+    /* times p_keep = 1 (no dropout): exact */
+    return x[0];
+}
+
+/*----------------------------------------------------------------------------
+ * One evaluation of a query block of one head.
+ *--------------------------------------------------------------------------*/
+typedef struct bwd_run
+{
+    const fa_plan *pl;
+    bwd_ws *w;
+    const uint16_t *q, *k, *v, *dout; /* this head */
+    const uint32_t *o, *lse;          /* this head */
+    size_t head;
+    uint32_t *delta, *dq; /* outputs of every head */
+    fa_capture *cap;
+    sf_env *env, *quiet;
+    long tcol;
+} bwd_run;
+
+static sf_env *
+col_env(const bwd_run *r, size_t col)
+{
+    return r->tcol < 0 || (size_t)r->tcol == col ? r->env : r->quiet;
+}
+
+static bool
+writing(const bwd_run *r)
+{
+    return r->tcol < 0;
+}
+
+/* Whether the kernel of the policy computes S, P, dP, dS at (row I of
+   query block MB, key J). */
+static bool
+computed(const fa_plan *pl, size_t mb, size_t vis, size_t j)
+{
+    switch (pl->policy) {
+    case FA_POLICY_REPO:
+        return true;
+    case FA_POLICY_FA2:
+        return mb >= fa2_bwd_first_mblock(pl, j / pl->bc_bwd);
+    default:
+        return j < vis;
+    }
+}
+
+/* delta of row RI (P and dP strips ready). */
+static uint32_t
+row_delta(bwd_run *r, size_t i, size_t ri, size_t vis)
+{
+    const fa_plan *pl = r->pl;
+    bwd_ws *w = r->w;
+    const uint16_t *dor = r->dout + i * pl->d;
+    const uint32_t *orow = r->o + i * pl->d;
+    const uint32_t *prow = w->sp + ri * pl->nk, *dprow = w->dp + ri * pl->nk;
+    bool repo = pl->policy == FA_POLICY_REPO;
+    size_t nkeys = repo ? pl->nk : vis;
+    sf_env *e = r->env;
+    uint32_t acc = FA_F32_ZERO;
+
+    if (pl->abl & FA_ABL_DELTA_FP32_O) {
+        /* O recomputed as P V in FP32 (FMA chains over the keys), then
+           delta = rowsum(dO o O) as an FMA chain over the columns */
+        for (size_t c = 0; c < pl->d; c++) {
+            uint32_t a = FA_F32_ZERO;
+            for (size_t j = 0; j < nkeys; j++)
+                a = fa_fma(prow[j], fa_wide(r->v[j * pl->d + c]), a, e);
+            w->ohp[c] = a;
+        }
+        for (size_t c = 0; c < pl->d; c++)
+            acc = fa_fma(fa_wide(dor[c]), w->ohp[c], acc, e);
+        return repo ? fa_rbf(acc, e) : acc;
+    }
+    if (pl->abl & FA_ABL_DELTA_DPP) {
+        if (repo) {
+            /* (dp * p).sum(-1): BF16 products, FP32 sum, BF16 */
+            acc = fa_rbf(fa_mul(dprow[0], prow[0], e), e);
+            for (size_t j = 1; j < pl->nk; j++)
+                acc = fa_add(acc, fa_rbf(fa_mul(dprow[j], prow[j], e), e), e);
+            return fa_rbf(acc, e);
+        }
+        for (size_t j = 0; j < vis; j++)
+            acc = fa_fma(prow[j], dprow[j], acc, e);
+        return acc;
+    }
+    switch (pl->policy) {
+    case FA_POLICY_REPO:
+        /* D = (doc * oc).sum(-1): BF16 products, FP32 sum, BF16 */
+        acc = fa_rbf(fa_mul(fa_wide(dor[0]), orow[0], e), e);
+        for (size_t c = 1; c < pl->d; c++)
+            acc =
+                fa_add(acc, fa_rbf(fa_mul(fa_wide(dor[c]), orow[c], e), e), e);
+        return fa_rbf(acc, e);
+    case FA_POLICY_FA2:
+        return fa2_dot_do_o(pl, dor, orow, e);
+    default:
+        return (uint32_t)sf_mma_dot(pl->mbwd, &sf_format_bf16, dor, 1,
+                                    &sf_format_f32, orow, 1, pl->d, 0, e);
+    }
+}
+
+/* S, P, dP, delta, dS and dQ of rows I0 .. I0+NR-1 of query block MB. */
+static void
+bwd_rows(bwd_run *r, size_t mb, size_t i0, size_t nr)
+{
+    const fa_plan *pl = r->pl;
+    bwd_ws *w = r->w;
+    sf_env *e = r->env;
+    size_t nk = pl->nk, d = pl->d;
+
+    if (r->tcol < 0) {
+        sf_mma_gemm(pl->mqk, nr, nk, d, &sf_format_bf16, r->q + i0 * d,
+                    &sf_format_bf16, w->kt, NULL, w->sp, SF_MMA_PATH_AUTO, e);
+        sf_mma_gemm(pl->mbwd, nr, nk, d, &sf_format_bf16, r->dout + i0 * d,
+                    &sf_format_bf16, w->vt, NULL, w->dp, SF_MMA_PATH_AUTO, e);
+    }
+    for (size_t ri = 0; ri < nr; ri++) {
+        size_t i = i0 + ri, vis = fa_visible(pl, i);
+        uint32_t *sp = w->sp + ri * nk, *dp = w->dp + ri * nk;
+        uint32_t *ds = w->ds + ri * nk;
+        uint16_t *pb = w->pb != NULL ? w->pb + ri * nk : NULL;
+        uint16_t *dsb = w->dsb != NULL ? w->dsb + ri * nk : NULL;
+        uint32_t lse = r->lse[i], lse2 = FA_F32_ZERO, delta;
+
+        if (pl->policy == FA_POLICY_FA2 && lse != FA_F32_NEG_INF)
+            lse2 = fa_mul(lse, FA_F32_LOG2E, e);
+        /* S and dP of the computed entries; P */
+        for (size_t j = 0; j < nk; j++) {
+            bool masked = j >= vis;
+            uint32_t s;
+            if (!computed(pl, mb, vis, j)) {
+                sp[j] = dp[j] = FA_F32_ZERO;
+                continue;
+            }
+            if (r->tcol >= 0) {
+                if (!masked)
+                    sp[j] = (uint32_t)sf_mma_dot(
+                        pl->mqk, &sf_format_bf16, r->q + i * d, 1,
+                        &sf_format_bf16, r->k + j * d, 1, d, 0, e);
+                dp[j] = (uint32_t)sf_mma_dot(
+                    pl->mbwd, &sf_format_bf16, r->dout + i * d, 1,
+                    &sf_format_bf16, r->v + j * d, 1, d, 0, e);
+            }
+            switch (pl->policy) {
+            case FA_POLICY_REPO:
+                s = masked ? FA_F32_NEG_INF
+                           : fa_rbf(fa_mul(fa_rbf(sp[j], e), pl->scale, e), e);
+                /* p = exp(S - lse), BF16 */
+                sp[j] = fa_rbf(fa_exp(pl, fa_rbf(fa_sub(s, lse, e), e)), e);
+                pb[j] = (uint16_t)(sp[j] >> 16);
+                dp[j] = fa_rbf(dp[j], e);
+                break;
+            case FA_POLICY_FA2:
+                s = masked ? FA_F32_NEG_INF : sp[j];
+                /* P = exp2(RN(S scale_log2) - RN(LSE log2e)) */
+                sp[j] =
+                    fa_exp(pl, fa_sub(fa_mul(s, pl->scale_log2, e), lse2, e));
+                pb[j] = fa_bf16(sp[j], e);
+                break;
+            default:
+                s = fa_mul(sp[j], pl->scale, e);
+                sp[j] = fa_exp(pl, fa_sub(s, lse, e));
+                break;
+            }
+        }
+        delta = row_delta(r, i, ri, vis);
+        w->delta[ri] = delta;
+        /* dS */
+        for (size_t j = 0; j < nk; j++) {
+            if (!computed(pl, mb, vis, j)) {
+                ds[j] = FA_F32_ZERO;
+                if (dsb != NULL)
+                    dsb[j] = 0;
+                if (pb != NULL)
+                    pb[j] = 0;
+                continue;
+            }
+            switch (pl->policy) {
+            case FA_POLICY_REPO:
+                /* ds = p * scale * (dp - D) */
+                ds[j] = fa_rbf(fa_mul(fa_rbf(fa_mul(sp[j], pl->scale, e), e),
+                                      fa_rbf(fa_sub(dp[j], delta, e), e), e),
+                               e);
+                dsb[j] = (uint16_t)(ds[j] >> 16);
+                break;
+            case FA_POLICY_FA2:
+                ds[j] = fa_mul(sp[j], fa_sub(dp[j], delta, e), e);
+                dsb[j] = fa_bf16(ds[j], e);
+                break;
+            default:
+                ds[j] = fa_mul(sp[j], fa_sub(dp[j], delta, e), e);
+                break;
+            }
+        }
+        if (writing(r)) {
+            fa_capture *cap = r->cap;
+            size_t x = (r->head * pl->nq + i) * nk;
+            if (r->delta != NULL)
+                r->delta[r->head * pl->nq + i] = delta;
+            if (cap != NULL && cap->dp != NULL)
+                memcpy(cap->dp + x, dp, nk * sizeof *dp);
+            if (cap != NULL && cap->ds != NULL)
+                memcpy(cap->ds + x, ds, nk * sizeof *ds);
+        }
+
+        /* dQ of the row */
+        {
+            uint32_t *dqrow = w->dqs + ri * pl->dq_splits * d;
+            uint32_t *out =
+                writing(r) ? r->dq + (r->head * pl->nq + i) * d : NULL;
+            size_t tb = (nk + pl->bc_bwd - 1) / pl->bc_bwd;
+
+            if (fp_policy(pl)) {
+                /* dQ = scale * (dS K), one chain over the visible keys */
+                if (r->tcol < 0)
+                    sf_mma_gemm(pl->mbwd, 1, d, vis, &sf_format_f32, ds,
+                                &sf_format_bf16, r->k, NULL, w->dqt,
+                                SF_MMA_PATH_AUTO, e);
+                for (size_t c = 0; c < d; c++) {
+                    sf_env *ce = col_env(r, c);
+                    uint32_t x = r->tcol < 0 ? w->dqt[c]
+                                             : (uint32_t)sf_mma_dot(
+                                                 pl->mbwd, &sf_format_f32, ds,
+                                                 1, &sf_format_bf16, r->k + c,
+                                                 (ptrdiff_t)d, vis, 0, ce);
+                    x = fa_mul(x, pl->scale, ce);
+                    if (out)
+                        out[c] = x;
+                }
+                continue;
+            }
+            for (size_t x = 0; x < pl->dq_splits * d; x++)
+                dqrow[x] = FA_F32_ZERO;
+            for (size_t nb = 0; nb < tb; nb++) {
+                size_t c0 = nb * pl->bc_bwd;
+                size_t bw = nk - c0 < pl->bc_bwd ? nk - c0 : pl->bc_bwd;
+                uint32_t *acc =
+                    dqrow
+                    + (pl->policy == FA_POLICY_FA2 ? nb % pl->dq_splits : 0)
+                          * d;
+                if (pl->policy == FA_POLICY_FA2
+                    && mb < fa2_bwd_first_mblock(pl, nb))
+                    continue;
+                /* the block's dS K, an MMA chain over its keys from 0 */
+                if (r->tcol < 0)
+                    sf_mma_gemm(pl->mbwd, 1, d, bw, &sf_format_bf16, dsb + c0,
+                                &sf_format_bf16, r->k + c0 * d, NULL, w->dqt,
+                                SF_MMA_PATH_AUTO, e);
+                for (size_t c = 0; c < d; c++) {
+                    sf_env *ce = col_env(r, c);
+                    uint32_t x = r->tcol < 0
+                                     ? w->dqt[c]
+                                     : (uint32_t)sf_mma_dot(
+                                         pl->mbwd, &sf_format_bf16, dsb + c0,
+                                         1, &sf_format_bf16, r->k + c0 * d + c,
+                                         (ptrdiff_t)d, bw, 0, ce);
+                    if (pl->policy == FA_POLICY_REPO)
+                        /* dqc.add_(dq_chunk), both BF16 */
+                        acc[c] = fa_rbf(fa_add(acc[c], fa_rbf(x, ce), ce), ce);
+                    else
+                        /* atomicAdd into dq_accum */
+                        acc[c] = fa_add(acc[c], x, ce);
+                }
+            }
+            for (size_t c = 0; c < d; c++) {
+                sf_env *ce = col_env(r, c);
+                uint32_t x = dqrow[c];
+                if (pl->policy == FA_POLICY_FA2) {
+                    /* convert_dQ: the buffers added in order from 0, then
+                       times the softmax scale, then BF16 */
+                    x = FA_F32_ZERO;
+                    for (size_t sp_ = 0; sp_ < pl->dq_splits; sp_++)
+                        x = fa_add(x, dqrow[sp_ * d + c], ce);
+                    x = fa_rbf(fa_mul(x, pl->scale, ce), ce);
+                }
+                if (out)
+                    out[c] = x;
+            }
+        }
+    }
+}
+
+/* The dK, dV contributions of query block MB (rows I0 .. I0+NR-1). */
+static void
+bwd_kv(bwd_run *r, size_t mb, size_t i0, size_t nr)
+{
+    const fa_plan *pl = r->pl;
+    bwd_ws *w = r->w;
+    sf_env *e = r->env;
+    size_t nk = pl->nk, d = pl->d;
+    size_t tb = (nk + pl->bc_bwd - 1) / pl->bc_bwd;
+
+    if (fp_policy(pl)) {
+        /* dV += P^T dO, dK += dS^T Q, chained through the accumulators */
+        for (size_t j = 0; j < nk; j++)
+            for (size_t ri = 0; ri < nr; ri++)
+                w->at32[j * nr + ri] = w->sp[ri * nk + j];
+        sf_mma_gemm(pl->mbwd, nk, d, nr, &sf_format_f32, w->at32,
+                    &sf_format_bf16, r->dout + i0 * d, w->dv, w->dv,
+                    SF_MMA_PATH_AUTO, e);
+        for (size_t j = 0; j < nk; j++)
+            for (size_t ri = 0; ri < nr; ri++)
+                w->at32[j * nr + ri] = w->ds[ri * nk + j];
+        sf_mma_gemm(pl->mbwd, nk, d, nr, &sf_format_f32, w->at32,
+                    &sf_format_bf16, r->q + i0 * d, w->dk, w->dk,
+                    SF_MMA_PATH_AUTO, e);
+        return;
+    }
+    for (size_t nb = 0; nb < tb; nb++) {
+        size_t c0 = nb * pl->bc_bwd;
+        size_t bw = nk - c0 < pl->bc_bwd ? nk - c0 : pl->bc_bwd;
+        uint32_t *dv = w->dv + c0 * d, *dk = w->dk + c0 * d;
+        for (int which = 0; which < 2; which++) {
+            const uint16_t *src = which == 0 ? w->pb : w->dsb;
+            const uint16_t *rhs = which == 0 ? r->dout : r->q;
+            uint32_t *acc = which == 0 ? dv : dk;
+            if (pl->policy == FA_POLICY_FA2
+                && mb < fa2_bwd_first_mblock(pl, nb))
+                continue;
+            for (size_t j = 0; j < bw; j++)
+                for (size_t ri = 0; ri < nr; ri++)
+                    w->at16[j * nr + ri] = src[ri * nk + c0 + j];
+            if (pl->policy == FA_POLICY_FA2) {
+                /* acc_dv += P~^T dO (acc_dk += dS~^T Q): the MMA chain
+                   over the block's rows, through the accumulator */
+                sf_mma_gemm(pl->mbwd, bw, d, nr, &sf_format_bf16, w->at16,
+                            &sf_format_bf16, rhs + i0 * d, acc, acc,
+                            SF_MMA_PATH_AUTO, e);
+            } else {
+                /* repo: dv_chunk (dk_chunk) in BF16, then dvc.add_ */
+                sf_mma_gemm(pl->mbwd, bw, d, nr, &sf_format_bf16, w->at16,
+                            &sf_format_bf16, rhs + i0 * d, NULL, w->chunk,
+                            SF_MMA_PATH_AUTO, e);
+                for (size_t x = 0; x < bw * d; x++)
+                    acc[x] =
+                        fa_rbf(fa_add(acc[x], fa_rbf(w->chunk[x], e), e), e);
+            }
+        }
+    }
+}
+
+/*----------------------------------------------------------------------------
+ * The backward.
+ *--------------------------------------------------------------------------*/
+int
+fa_backward(const fa_config *cfg, const uint16_t *q, const uint16_t *k,
+            const uint16_t *v, const uint32_t *o, const uint32_t *lse,
+            const uint16_t *dout, uint32_t *delta, uint32_t *dq, uint32_t *dk,
+            uint32_t *dv, fa_capture *cap, sf_env *env)
+{
+    fa_plan pl;
+    fa_ws ws = {NULL, 0, false};
+    bwd_ws w;
+    bwd_run run;
+    size_t nmb;
+
+    if (fa_plan_init(cfg, &pl) != NULL || fa_plan_capture_check(&pl, cap)
+        || q == NULL || k == NULL || v == NULL || o == NULL || lse == NULL
+        || dout == NULL || dq == NULL || dk == NULL || dv == NULL
+        || env == NULL)
+        return -1;
+    ws.base = malloc(fa_backward_bytes(&pl));
+    if (ws.base == NULL)
+        return -1;
+    bwd_layout(&pl, &ws, &w);
+    nmb = (pl.nq + pl.br_bwd - 1) / pl.br_bwd;
+
+    memset(&run, 0, sizeof run);
+    run.pl = &pl;
+    run.w = &w;
+    run.delta = delta;
+    run.dq = dq;
+    run.cap = cap;
+    run.env = env;
+    run.quiet = env;
+    run.tcol = -1;
+    for (size_t hd = 0; hd < pl.batch * pl.heads; hd++) {
+        size_t nd = pl.nq * pl.d, kd = pl.nk * pl.d;
+        run.head = hd;
+        run.q = q + hd * nd;
+        run.dout = dout + hd * nd;
+        run.o = o + hd * nd;
+        run.lse = lse + hd * pl.nq;
+        run.k = k + hd * kd;
+        run.v = v + hd * kd;
+        for (size_t j = 0; j < pl.nk; j++)
+            for (size_t c = 0; c < pl.d; c++) {
+                w.kt[c * pl.nk + j] = run.k[j * pl.d + c];
+                w.vt[c * pl.nk + j] = run.v[j * pl.d + c];
+            }
+        memset(w.dk, 0, kd * sizeof *w.dk);
+        memset(w.dv, 0, kd * sizeof *w.dv);
+        for (size_t x = 0; x < nmb; x++) {
+            /* the FA2 kernel walks the query blocks backwards */
+            size_t mb = pl.policy == FA_POLICY_FA2 ? nmb - 1 - x : x;
+            size_t i0 = mb * pl.br_bwd;
+            size_t nr = pl.nq - i0 < pl.br_bwd ? pl.nq - i0 : pl.br_bwd;
+            bwd_rows(&run, mb, i0, nr);
+            bwd_kv(&run, mb, i0, nr);
+        }
+        for (size_t x = 0; x < kd; x++) {
+            uint32_t gk = w.dk[x], gv = w.dv[x];
+            switch (pl.policy) {
+            case FA_POLICY_FA2:
+                gk = fa_rbf(fa_mul(gk, pl.scale, env), env);
+                gv = fa_rbf(gv, env);
+                break;
+            case FA_POLICY_REPO:
+                break;
+            default:
+                gk = fa_mul(gk, pl.scale, env);
+                break;
+            }
+            dk[hd * kd + x] = gk;
+            dv[hd * kd + x] = gv;
+        }
+    }
+
+    if (cap != NULL && cap->trace) {
+        sf_env tenv = *env, quiet = *env;
+        size_t hd = cap->trace_b * pl.heads + cap->trace_h;
+        size_t nd = pl.nq * pl.d, kd = pl.nk * pl.d;
+
+        tenv.events = cap->events;
+        tenv.flags = 0;
+        quiet.events = NULL;
+        quiet.flags = 0;
+        run.env = &tenv;
+        run.quiet = &quiet;
+        run.tcol = (long)cap->trace_col;
+        run.head = hd;
+        run.q = q + hd * nd;
+        run.dout = dout + hd * nd;
+        run.o = o + hd * nd;
+        run.lse = lse + hd * pl.nq;
+        run.k = k + hd * kd;
+        run.v = v + hd * kd;
+        bwd_rows(&run, cap->trace_row / pl.br_bwd, cap->trace_row, 1);
+    }
+    free(ws.base);
+    return 0;
+}

@@ -1,0 +1,559 @@
+/* config -- the configuration of the reference attention: defaults, names,
+   checks, the resolved plan, output formats and working-memory sizes */
+#include <config.h>
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attention/fa_local.h"
+
+/*----------------------------------------------------------------------------
+ * Names.
+ *--------------------------------------------------------------------------*/
+static const char *const policy_names[] = {"paper-eq4", "repo", "fa2", "fp32"};
+static const char *const fix_names[] = {"none", "beta", "beta-v2", "eps",
+                                        "always"};
+static const char *const order_names[] = {"forward", "reverse"};
+static const char *const ablation_names[] = {"fp32-pv", "fp32-o", "delta-dpp",
+                                             "delta-fp32-o", "untiled"};
+#define N_POLICIES (sizeof policy_names / sizeof policy_names[0])
+#define N_FIXES (sizeof fix_names / sizeof fix_names[0])
+#define N_ORDERS (sizeof order_names / sizeof order_names[0])
+#define N_ABLATIONS (sizeof ablation_names / sizeof ablation_names[0])
+#define ABL_ALL ((1u << N_ABLATIONS) - 1u)
+
+static int
+find_name(const char *const *names, size_t n, const char *name)
+{
+    if (name == NULL)
+        return -1;
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(names[i], name) == 0)
+            return (int)i;
+    return -1;
+}
+
+const char *
+fa_policy_name(fa_policy p)
+{
+    return (unsigned)p < N_POLICIES ? policy_names[p] : NULL;
+}
+
+int
+fa_policy_parse(const char *name)
+{
+    return find_name(policy_names, N_POLICIES, name);
+}
+
+const char *
+fa_fix_name(fa_fix_kind f)
+{
+    return (unsigned)f < N_FIXES ? fix_names[f] : NULL;
+}
+
+int
+fa_fix_parse(const char *name)
+{
+    return find_name(fix_names, N_FIXES, name);
+}
+
+const char *
+fa_order_name(fa_kv_order o)
+{
+    return (unsigned)o < N_ORDERS ? order_names[o] : NULL;
+}
+
+int
+fa_order_parse(const char *name)
+{
+    return find_name(order_names, N_ORDERS, name);
+}
+
+const char *
+fa_ablation_name(unsigned one_bit)
+{
+    for (size_t i = 0; i < N_ABLATIONS; i++)
+        if (one_bit == 1u << i)
+            return ablation_names[i];
+    return NULL;
+}
+
+long
+fa_ablations_parse(const char *list)
+{
+    unsigned bits = 0;
+    const char *p = list;
+
+    if (list == NULL)
+        return -1;
+    if (*list == '\0' || strcmp(list, "none") == 0)
+        return 0;
+    for (;;) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma != NULL ? (size_t)(comma - p) : strlen(p);
+        size_t i;
+
+        for (i = 0; i < N_ABLATIONS; i++)
+            if (strlen(ablation_names[i]) == len
+                && strncmp(ablation_names[i], p, len) == 0)
+                break;
+        if (i == N_ABLATIONS)
+            return -1; /* unknown or empty element */
+        bits |= 1u << i;
+        if (comma == NULL)
+            return (long)bits;
+        p = comma + 1;
+    }
+}
+
+/*----------------------------------------------------------------------------
+ * Defaults.
+ *--------------------------------------------------------------------------*/
+fa_fix
+fa_fix_default(fa_fix_kind kind)
+{
+    fa_fix f;
+
+    f.kind = kind;
+    f.beta = kind == FA_FIX_BETA_V2 ? 7.0 : 2.0;
+    f.tol = 1e-3;
+    f.eps = 0x1p-5;
+    f.zero_max = FA_ZERO_MAX_KEEP;
+    f.eps_zero = 0x1p-5;
+    return f;
+}
+
+fa_config
+fa_config_default(fa_policy policy)
+{
+    fa_config c;
+    const sf_mma_model *m =
+        sf_mma_preset_by_name(policy == FA_POLICY_FA2 ? "sm90" : "fma-chain");
+
+    memset(&c, 0, sizeof c);
+    c.policy = policy;
+    c.causal = false;
+    c.scale = 0.0f;
+    c.order = policy == FA_POLICY_FA2 ? FA_ORDER_REVERSE : FA_ORDER_FORWARD;
+    c.fix = fa_fix_default(FA_FIX_NONE);
+    c.ablations = 0;
+    c.exp = fa_exp_model_by_name("cr");
+    c.mma_qk = c.mma_pv = c.mma_bwd = m;
+    c.dq_splits = 1;
+    return c;
+}
+
+/*----------------------------------------------------------------------------
+ * The scale.
+ *--------------------------------------------------------------------------*/
+static uint32_t
+f32_bits(float f)
+{
+    uint32_t x;
+
+    memcpy(&x, &f, sizeof x);
+    return x;
+}
+
+/* RN_f32(1/sqrt(D)), correctly rounded.  The double 1/sqrt(d) is within
+   two double ulps of the exact value, so the correct FP32 result is its
+   float rounding or a neighbour; the midpoint between two neighbours
+   w = W 2^E (W < 2^25, an odd integer) lies below 1/sqrt(d) exactly
+   when W^2 d < 2^(-2E), which integers decide (W^2 d < 2^63 for
+   d <= 4096). */
+static uint32_t
+inv_sqrt_f32(size_t d)
+{
+    float f = (float)(1.0 / sqrt((double)d));
+    uint32_t x = f32_bits(f);
+
+    /* Move X until the midpoints on both sides bracket 1/sqrt(d). */
+    for (int step = 0; step < 4; step++) {
+        int moved = 0;
+        for (int side = 0; side < 2; side++) {
+            /* midpoint of x and x-1 (side 0) or x and x+1 (side 1) */
+            uint32_t lo = side == 0 ? x - 1 : x;
+            uint32_t e_field = (lo >> 23) & 0xFF;
+            uint64_t sig = (lo & 0x7FFFFF) | (e_field ? 0x800000u : 0u);
+            int e = (int)(e_field ? e_field : 1) - 127 - 23;
+            /* midpoint = (2 sig + 1) 2^(e - 1); if lo's successor changes
+               binade the formula still holds (sig + 1/2 ulp). */
+            uint64_t w = 2 * sig + 1;
+            int ew = e - 1; /* midpoint = w 2^ew, ew < 0 */
+            /* w^2 d < 2^(-2 ew) <=> midpoint < 1/sqrt(d); w < 2^26 and
+               d <= 4096 keep w^2 d below 2^64, and -2 ew <= 62 for a
+               midpoint near 1/sqrt(d) >= 2^-6. */
+            uint64_t lhs = w * w * (uint64_t)d;
+            uint64_t rhs = (uint64_t)1 << (-2 * ew);
+            bool mid_below = lhs < rhs;
+            if (side == 0 && !mid_below) {
+                x--; /* 1/sqrt(d) is below the lower midpoint */
+                moved = 1;
+            } else if (side == 1 && mid_below) {
+                x++; /* above the upper midpoint */
+                moved = 1;
+            }
+            if (moved)
+                break;
+        }
+        if (!moved)
+            break;
+    }
+    return x;
+}
+
+/*----------------------------------------------------------------------------
+ * The plan.
+ *--------------------------------------------------------------------------*/
+static const char *
+model_check(const sf_mma_model *m, const char *not_usable,
+            const char *not_fp32)
+{
+    if (m == NULL)
+        return NULL;
+    if (sf_mma_model_check(m) != NULL)
+        return not_usable;
+    if (m->acc != &sf_format_f32)
+        return not_fp32;
+    return NULL;
+}
+
+static size_t
+clamp_tile(size_t t, size_t n)
+{
+    return t == 0 || t > n ? n : t;
+}
+
+/* D as an FP32 value (correctly rounded). */
+static uint32_t
+f32_of_double(double x)
+{
+    sf_env env = SF_ENV_IEEE;
+
+    return (uint32_t)sf_from_double(&sf_format_f32, x, SF_RNE, &env);
+}
+
+const char *
+fa_plan_init(const fa_config *cfg, fa_plan *pl)
+{
+    const fa_shape *sh;
+    const char *why;
+    bool ovf = false;
+    size_t n;
+
+    if (cfg == NULL)
+        return "config: NULL";
+    sh = &cfg->shape;
+    if (sh->batch == 0)
+        return "shape: batch must be at least 1";
+    if (sh->heads == 0)
+        return "shape: heads must be at least 1";
+    if (sh->nq == 0)
+        return "shape: nq must be at least 1";
+    if (sh->nk == 0)
+        return "shape: nk must be at least 1";
+    if (sh->d == 0)
+        return "shape: d must be at least 1";
+    if (sh->d > FA_MAX_HEAD_DIM)
+        return "shape: d above FA_MAX_HEAD_DIM (4096)";
+    if ((unsigned)cfg->policy >= N_POLICIES)
+        return "policy: unknown value";
+    if (cfg->policy == FA_POLICY_FA2 && sh->d > FA2_MAX_HEAD_DIM)
+        return "shape: fa2 needs d <= 256, the FA2 kernel's largest head "
+               "dimension";
+    /* Every array of the interface and of the working memory is indexed
+       by size_t: B H Nq Nk, B H N d and their byte sizes must fit. */
+    n = fa_mul_size(
+        fa_mul_size(fa_mul_size(sh->batch, sh->heads, &ovf), sh->nq, &ovf),
+        sh->nk, &ovf);
+    (void)fa_mul_size(n, 4 * sizeof(uint32_t), &ovf);
+    if (ovf)
+        return "shape: B*H*Nq*Nk elements overflow size_t";
+    n = fa_mul_size(
+        fa_mul_size(sh->batch, sh->heads, &ovf),
+        fa_mul_size(sh->nq > sh->nk ? sh->nq : sh->nk, sh->d, &ovf), &ovf);
+    (void)fa_mul_size(n, 4 * sizeof(uint32_t), &ovf);
+    if (ovf)
+        return "shape: B*H*N*d elements overflow size_t";
+    if (!(cfg->scale >= 0.0f) || isinf(cfg->scale))
+        return "scale: must be finite and positive, or 0 for 1/sqrt(d)";
+    if ((unsigned)cfg->order >= N_ORDERS)
+        return "order: unknown value";
+    if ((cfg->ablations & ~ABL_ALL) != 0)
+        return "ablations: unknown bit set";
+    if ((unsigned)cfg->fix.kind >= N_FIXES)
+        return "fix: unknown kind";
+    if (cfg->fix.kind == FA_FIX_BETA || cfg->fix.kind == FA_FIX_BETA_V2
+        || cfg->fix.kind == FA_FIX_ALWAYS) {
+        if (!(cfg->fix.beta > 1.0) || isinf(cfg->fix.beta))
+            return "fix: beta must be finite and greater than 1";
+        if ((unsigned)cfg->fix.zero_max > FA_ZERO_MAX_SHIFT)
+            return "fix: unknown zero_max rule";
+        if (cfg->fix.zero_max == FA_ZERO_MAX_SHIFT
+            && (!(cfg->fix.eps_zero > 0.0) || isinf(cfg->fix.eps_zero)))
+            return "fix: eps_zero must be finite and positive";
+    }
+    if ((cfg->fix.kind == FA_FIX_BETA || cfg->fix.kind == FA_FIX_EPS)
+        && (!(cfg->fix.tol >= 0.0) || isinf(cfg->fix.tol)))
+        return "fix: tol must be finite and at least 0";
+    if (cfg->fix.kind == FA_FIX_EPS
+        && (!(cfg->fix.eps > 0.0) || isinf(cfg->fix.eps)))
+        return "fix: eps must be finite and positive";
+    if (fa_exp_model_check(cfg->exp) != NULL)
+        return "exp: the model fails fa_exp_model_check";
+    why =
+        model_check(cfg->mma_qk, "mma_qk: the model fails sf_mma_model_check",
+                    "mma_qk: the accumulator must be FP32");
+    if (why == NULL)
+        why = model_check(cfg->mma_pv,
+                          "mma_pv: the model fails sf_mma_model_check",
+                          "mma_pv: the accumulator must be FP32");
+    if (why == NULL)
+        why = model_check(cfg->mma_bwd,
+                          "mma_bwd: the model fails sf_mma_model_check",
+                          "mma_bwd: the accumulator must be FP32");
+    if (why != NULL)
+        return why;
+    if (cfg->dq_splits > 65536)
+        return "dq_splits: more than 65536";
+
+    memset(pl, 0, sizeof *pl);
+    pl->batch = sh->batch;
+    pl->heads = sh->heads;
+    pl->nq = sh->nq;
+    pl->nk = sh->nk;
+    pl->d = sh->d;
+    pl->policy = cfg->policy;
+    pl->causal = cfg->causal;
+    pl->order = cfg->order;
+    pl->abl = cfg->ablations;
+    pl->exp = cfg->exp;
+    pl->dq_splits = cfg->dq_splits == 0 ? 1 : cfg->dq_splits;
+    {
+        const char *dflt = cfg->policy == FA_POLICY_FA2 ? "sm90" : "fma-chain";
+        const sf_mma_model *m = sf_mma_preset_by_name(dflt);
+        pl->mqk = cfg->mma_qk != NULL ? cfg->mma_qk : m;
+        pl->mpv = cfg->mma_pv != NULL ? cfg->mma_pv : m;
+        pl->mbwd = cfg->mma_bwd != NULL ? cfg->mma_bwd : m;
+    }
+
+    /* Tiles. */
+    {
+        size_t br = cfg->br, bc = cfg->bc, brb = cfg->br_bwd,
+               bcb = cfg->bc_bwd;
+        switch (cfg->policy) {
+        case FA_POLICY_FA2:
+            if (br == 0)
+                br = 128;
+            if (bc == 0)
+                bc = sh->d <= 64 ? 128 : 64;
+            if (brb == 0)
+                brb = sh->d <= 64 ? 128 : 64;
+            if (bcb == 0)
+                bcb = 128;
+            if (bc % 16 != 0 || bcb % 16 != 0 || brb % 16 != 0)
+                return "tiles: fa2 needs bc, br_bwd and bc_bwd multiples "
+                       "of 16 (the MMA k-slices)";
+            break;
+        case FA_POLICY_REPO:
+            if (br == 0)
+                br = 512;
+            if (bc == 0)
+                bc = 512;
+            if (brb == 0)
+                brb = br;
+            if (bcb == 0)
+                bcb = bc;
+            break;
+        default:
+            if (brb == 0)
+                brb = FA_BWD_ROWS_DEFAULT;
+            break;
+        }
+        if (cfg->ablations & FA_ABL_UNTILED) {
+            br = brb = sh->nq;
+            bc = bcb = sh->nk;
+        }
+        pl->br = clamp_tile(br, sh->nq);
+        pl->bc = clamp_tile(bc, sh->nk);
+        pl->br_bwd = clamp_tile(brb, sh->nq);
+        pl->bc_bwd = clamp_tile(bcb, sh->nk);
+        if (cfg->policy == FA_POLICY_FP32
+            || cfg->policy == FA_POLICY_PAPER_EQ4)
+            pl->bc_bwd = sh->nk; /* one chain over all keys */
+        pl->tc = (sh->nk + pl->bc - 1) / pl->bc;
+    }
+
+    /* Scale and the fix's parameters. */
+    {
+        sf_env env = SF_ENV_IEEE;
+        uint32_t s =
+            cfg->scale != 0.0f ? f32_bits(cfg->scale) : inv_sqrt_f32(sh->d);
+        /* The kernel's float(softmax_scale * M_LOG2E): a double product,
+           then one rounding to FP32. */
+        double sd;
+        float sf;
+        memcpy(&sf, &s, sizeof sf);
+        sd = (double)sf * 1.4426950408889634074;
+        pl->scale = s;
+        pl->scale_log2 = f32_of_double(sd);
+        pl->score_bf16 = cfg->policy == FA_POLICY_REPO
+                         || cfg->policy == FA_POLICY_PAPER_EQ4;
+        pl->fix = cfg->fix.kind;
+        pl->zero_max = cfg->fix.zero_max;
+        pl->beta = f32_of_double(cfg->fix.beta);
+        pl->tol = f32_of_double(cfg->fix.tol);
+        pl->eps = f32_of_double(cfg->fix.eps);
+        pl->eps_zero = f32_of_double(cfg->fix.eps_zero);
+        if (cfg->policy == FA_POLICY_FA2) {
+            /* fa2 holds S unscaled: a shift of x in scaled units is
+               x / scale in its units. */
+            pl->tol = fa_div(pl->tol, s, &env);
+            pl->eps = fa_div(pl->eps, s, &env);
+            pl->eps_zero = fa_div(pl->eps_zero, s, &env);
+        }
+    }
+
+    if (fa_forward_bytes(pl) == SIZE_MAX || fa_backward_bytes(pl) == SIZE_MAX)
+        return "shape: the working memory size overflows size_t";
+    return NULL;
+}
+
+const char *
+fa_config_check(const fa_config *cfg)
+{
+    fa_plan pl;
+
+    return fa_plan_init(cfg, &pl);
+}
+
+const char *
+fa_plan_capture_check(const fa_plan *pl, const fa_capture *cap)
+{
+    if (cap == NULL || !cap->trace)
+        return NULL;
+    if (cap->events == NULL || cap->events->fn == NULL)
+        return "capture: trace set without an event sink";
+    if (cap->trace_b >= pl->batch || cap->trace_h >= pl->heads
+        || cap->trace_row >= pl->nq || cap->trace_col >= pl->d)
+        return "capture: the traced element is out of range";
+    return NULL;
+}
+
+const char *
+fa_capture_check(const fa_config *cfg, const fa_capture *cap)
+{
+    fa_plan pl;
+    const char *why = fa_plan_init(cfg, &pl);
+
+    return why != NULL ? why : fa_plan_capture_check(&pl, cap);
+}
+
+uint32_t
+fa_scale_bits(const fa_config *cfg)
+{
+    fa_plan pl;
+
+    return fa_plan_init(cfg, &pl) == NULL ? pl.scale : 0;
+}
+
+uint32_t
+fa_scale_log2_bits(const fa_config *cfg)
+{
+    fa_plan pl;
+
+    return fa_plan_init(cfg, &pl) == NULL ? pl.scale_log2 : 0;
+}
+
+/*----------------------------------------------------------------------------
+ * Working memory.
+ *--------------------------------------------------------------------------*/
+size_t
+fa_mul_size(size_t a, size_t b, bool *ovf)
+{
+    if (a != 0 && b > SIZE_MAX / a) {
+        *ovf = true;
+        return SIZE_MAX;
+    }
+    return a * b;
+}
+
+void *
+fa_ws_take(fa_ws *ws, size_t n, size_t size)
+{
+    size_t bytes = fa_mul_size(n, size, &ws->overflow);
+    size_t start = ws->used;
+    void *p;
+
+    /* 64-byte aligned pieces */
+    if (bytes > SIZE_MAX - 63 || start > SIZE_MAX - 63 - bytes) {
+        ws->overflow = true;
+        return NULL;
+    }
+    ws->used = start + ((bytes + 63) & ~(size_t)63);
+    if (ws->base == NULL || ws->overflow)
+        return NULL;
+    p = ws->base + start;
+    return p;
+}
+
+size_t
+fa_workspace_bytes(const fa_config *cfg)
+{
+    fa_plan pl;
+    size_t f, b;
+
+    if (fa_plan_init(cfg, &pl) != NULL)
+        return 0;
+    f = fa_forward_bytes(&pl);
+    b = fa_backward_bytes(&pl);
+    return f > b ? f : b;
+}
+
+/*----------------------------------------------------------------------------
+ * Output formats.
+ *--------------------------------------------------------------------------*/
+const sf_format *
+fa_output_format(const fa_config *cfg, const char *name)
+{
+    static const char *const names[] = {"o",    "lse", "delta", "dq", "dk",
+                                        "dv",   "s",   "p",     "m",  "l",
+                                        "obar", "dp",  "ds"};
+    const sf_format *b16 = &sf_format_bf16, *f32 = &sf_format_f32;
+    fa_policy p;
+    bool o32, obar32;
+    int i;
+
+    if (cfg == NULL || (unsigned)cfg->policy >= N_POLICIES)
+        return NULL;
+    i = find_name(names, sizeof names / sizeof names[0], name);
+    if (i < 0)
+        return NULL;
+    p = cfg->policy;
+    o32 = p == FA_POLICY_FP32 || (cfg->ablations & FA_ABL_FP32_O);
+    obar32 = p == FA_POLICY_FP32 || p == FA_POLICY_FA2
+             || (cfg->ablations & (FA_ABL_FP32_O | FA_ABL_FP32_PV));
+    switch (i) {
+    case 0: /* o */
+        return o32 ? f32 : b16;
+    case 1:  /* lse */
+    case 2:  /* delta */
+    case 9:  /* l */
+    case 11: /* dp */
+    case 12: /* ds */
+        return p == FA_POLICY_REPO ? b16 : f32;
+    case 3: /* dq */
+    case 4: /* dk */
+    case 5: /* dv */
+        return p == FA_POLICY_REPO || p == FA_POLICY_FA2 ? b16 : f32;
+    case 6: /* s */
+    case 8: /* m */
+        return p == FA_POLICY_REPO || p == FA_POLICY_PAPER_EQ4 ? b16 : f32;
+    case 7: /* p */
+        return p == FA_POLICY_FP32 ? f32 : b16;
+    default: /* obar */
+        return obar32 ? f32 : b16;
+    }
+}

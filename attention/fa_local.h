@@ -1,0 +1,251 @@
+/* fa_local.h -- internals shared by the reference attention sources: the
+   resolved configuration (plan), FP32/BF16 helpers, working memory */
+#ifndef BF16EMU_ATTENTION_FA_LOCAL_H
+#define BF16EMU_ATTENTION_FA_LOCAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "attention/attention.h"
+
+/* FP32 bit patterns. */
+#define FA_F32_ZERO 0x00000000u
+#define FA_F32_ONE 0x3F800000u
+#define FA_F32_INF 0x7F800000u
+#define FA_F32_NEG_INF 0xFF800000u
+#define FA_F32_MAG 0x7FFFFFFFu
+#define FA_F32_SIGN 0x80000000u
+#define FA_F32_QNAN 0x7FC00000u
+/* float(M_LOG2E), the FP32 log2(e) of the FA2 backward: 0x1.715476p+0 */
+#define FA_F32_LOG2E 0x3FB8AA3Bu
+/* -finfo(bfloat16).max widened to FP32: the repo's forward mask fill */
+#define FA_F32_BF16_NEG_MAX 0xFF7F0000u
+
+/* Rows of S, P~ and O~ the forward holds at once (a chunk of a query
+   block; rows are independent in the forward). */
+#define FA_ROW_CHUNK 64
+/* Backward row tile of fp32 and paper-eq4 when none is given. */
+#define FA_BWD_ROWS_DEFAULT 64
+
+/*----------------------------------------------------------------------------
+ * The plan: a configuration checked and resolved (tiles, models, the fix's
+ * parameters in the units and format of the policy's scores).
+ *--------------------------------------------------------------------------*/
+typedef struct fa_plan
+{
+    size_t batch, heads, nq, nk, d;
+    fa_policy policy;
+    bool causal;
+    size_t br, bc;         /* forward tiles */
+    size_t br_bwd, bc_bwd; /* backward tiles */
+    size_t tc;             /* number of forward KV blocks */
+    size_t dq_splits;      /* fa2 backward dQ buffers (>= 1) */
+    fa_kv_order order;
+    unsigned abl;
+    const fa_exp_model *exp;
+    const sf_mma_model *mqk, *mpv, *mbwd;
+    uint32_t scale;      /* softmax scale, FP32 */
+    uint32_t scale_log2; /* fa2: RN_f32(scale * log2(e)) */
+    bool score_bf16;     /* the policy holds S in BF16 (repo, paper-eq4) */
+    /* The fix, its parameters as FP32 values in the units of the
+       policy's scores (fa2: unscaled Q K^T, so tol, eps and eps_zero are
+       divided by the scale). */
+    fa_fix_kind fix;
+    fa_zero_max zero_max;
+    uint32_t beta, tol, eps, eps_zero;
+} fa_plan;
+
+/* Resolves CFG into PL; NULL on success, else the reason (static). */
+const char *fa_plan_init(const fa_config *cfg, fa_plan *pl);
+
+/* A capture is usable with PL: NULL, or the reason. */
+const char *fa_plan_capture_check(const fa_plan *pl, const fa_capture *cap);
+
+/*----------------------------------------------------------------------------
+ * Working memory: a list of arrays carved from one allocation.  A layout
+ * function calls fa_ws_take for each array in a fixed order; with
+ * ws->base NULL it only counts, so sizing and carving share one list.
+ *--------------------------------------------------------------------------*/
+typedef struct fa_ws
+{
+    char *base;    /* NULL: count only */
+    size_t used;   /* bytes so far (64-byte aligned pieces) */
+    bool overflow; /* a size did not fit in size_t */
+} fa_ws;
+
+/* An array of N elements of SIZE bytes; NULL while counting. */
+void *fa_ws_take(fa_ws *ws, size_t n, size_t size);
+/* A * B, or SIZE_MAX with *OVF set when it overflows. */
+size_t fa_mul_size(size_t a, size_t b, bool *ovf);
+
+/* Bytes the forward / backward need under PL (SIZE_MAX on overflow). */
+size_t fa_forward_bytes(const fa_plan *pl);
+size_t fa_backward_bytes(const fa_plan *pl);
+
+/*----------------------------------------------------------------------------
+ * Arithmetic on bit patterns, every rounding to nearest even.  BF16
+ * values are held widened to FP32 bit patterns (exact).
+ *--------------------------------------------------------------------------*/
+static inline uint32_t
+fa_add(uint32_t a, uint32_t b, sf_env *env)
+{
+    return sf_f32_add((sf_f32){a}, (sf_f32){b}, SF_RNE, env).bits;
+}
+
+static inline uint32_t
+fa_sub(uint32_t a, uint32_t b, sf_env *env)
+{
+    return sf_f32_sub((sf_f32){a}, (sf_f32){b}, SF_RNE, env).bits;
+}
+
+static inline uint32_t
+fa_mul(uint32_t a, uint32_t b, sf_env *env)
+{
+    return sf_f32_mul((sf_f32){a}, (sf_f32){b}, SF_RNE, env).bits;
+}
+
+static inline uint32_t
+fa_div(uint32_t a, uint32_t b, sf_env *env)
+{
+    return sf_f32_div((sf_f32){a}, (sf_f32){b}, SF_RNE, env).bits;
+}
+
+static inline uint32_t
+fa_fma(uint32_t a, uint32_t b, uint32_t c, sf_env *env)
+{
+    return sf_f32_fma((sf_f32){a}, (sf_f32){b}, (sf_f32){c}, SF_RNE, env).bits;
+}
+
+/* FP32 to BF16 (RNE), as BF16 bits. */
+static inline uint16_t
+fa_bf16(uint32_t a, sf_env *env)
+{
+    return sf_f32_to_bf16((sf_f32){a}, SF_RNE, env).bits;
+}
+
+/* FP32 rounded to BF16 (RNE), widened back to FP32 bits. */
+static inline uint32_t
+fa_rbf(uint32_t a, sf_env *env)
+{
+    return (uint32_t)fa_bf16(a, env) << 16;
+}
+
+/* BF16 widened to FP32 (exact, no rounding). */
+static inline uint32_t
+fa_wide(uint16_t a)
+{
+    return (uint32_t)a << 16;
+}
+
+/* x - y computed exactly and rounded once to BF16 (x, y BF16 widened). */
+static inline uint32_t
+fa_bf16_sub(uint32_t x, uint32_t y, sf_env *env)
+{
+    sf_bf16 a = {(uint16_t)(x >> 16)}, b = {(uint16_t)(y >> 16)};
+
+    return fa_wide(sf_bf16_sub(a, b, SF_RNE, env).bits);
+}
+
+static inline bool
+fa_is_nan(uint32_t a)
+{
+    return (a & FA_F32_MAG) > FA_F32_INF;
+}
+
+static inline bool
+fa_is_zero(uint32_t a)
+{
+    return (a & FA_F32_MAG) == 0;
+}
+
+/* A key that orders non-NaN FP32 values as unsigned integers (-0 just
+   below +0). */
+static inline uint32_t
+fa_key(uint32_t a)
+{
+    return (a & FA_F32_SIGN) ? ~a : a | FA_F32_SIGN;
+}
+
+/* IEEE a < b, a <= b, a == b for FP32 bits (false when either is NaN). */
+static inline bool
+fa_lt(uint32_t a, uint32_t b)
+{
+    if (fa_is_nan(a) || fa_is_nan(b) || (fa_is_zero(a) && fa_is_zero(b)))
+        return false;
+    return fa_key(a) < fa_key(b);
+}
+
+static inline bool
+fa_eq(uint32_t a, uint32_t b)
+{
+    if (fa_is_nan(a) || fa_is_nan(b))
+        return false;
+    return a == b || (fa_is_zero(a) && fa_is_zero(b));
+}
+
+static inline bool
+fa_le(uint32_t a, uint32_t b)
+{
+    return fa_lt(a, b) || fa_eq(a, b);
+}
+
+/* The larger of A and B; a NaN loses to a number (fmaxf), the first of
+   two equal values is kept. */
+static inline uint32_t
+fa_max(uint32_t a, uint32_t b)
+{
+    if (fa_is_nan(a))
+        return b;
+    if (fa_is_nan(b))
+        return a;
+    return fa_lt(a, b) ? b : a;
+}
+
+/*----------------------------------------------------------------------------
+ * Shared steps.
+ *--------------------------------------------------------------------------*/
+/* Number of keys query I sees: keys 0 .. fa_visible(pl, i) - 1. */
+static inline size_t
+fa_visible(const fa_plan *pl, size_t i)
+{
+    long long lim;
+
+    if (!pl->causal)
+        return pl->nk;
+    /* key j is masked when j > i + (Nk - Nq) */
+    lim = (long long)i + (long long)pl->nk - (long long)pl->nq + 1;
+    if (lim <= 0)
+        return 0;
+    return (size_t)lim < pl->nk ? (size_t)lim : pl->nk;
+}
+
+/* exp (natural; fa2: exp2) of FP32 bits under the configured model. */
+static inline uint32_t
+fa_exp(const fa_plan *pl, uint32_t x)
+{
+    return fa_exp_eval(pl->exp, pl->policy == FA_POLICY_FA2, x);
+}
+
+/* The block max of the policy's scores after the fix: S holds the N
+   scores of one row in one KV block that the repetition test counts
+   (FP32 bits, BF16 widened when the policy holds BF16: the unmasked ones,
+   or for the repo every entry with its mask fill); R is their max, not
+   -Inf.  Returns the shifted max m~ (R when the fix does not apply).
+   Roundings go to ENV. */
+uint32_t fa_fix_max(const fa_plan *pl, const uint32_t *s, size_t n, uint32_t r,
+                    sf_env *env);
+
+/* The FA2 dot_do_o order for delta = rowsum(dO o O): DOUT (BF16) and O
+   (FP32 bits) of one row of D elements. */
+uint32_t fa2_dot_do_o(const fa_plan *pl, const uint16_t *dout,
+                      const uint32_t *o, sf_env *env);
+
+/* KV blocks of the fa2 forward visited by query block MB (the kernel's
+   n_block_max, at most Tc, possibly 0). */
+size_t fa2_fwd_blocks(const fa_plan *pl, size_t mb);
+
+/* First query block of the fa2 backward for KV block NB (m_block_min). */
+size_t fa2_bwd_first_mblock(const fa_plan *pl, size_t nb);
+
+#endif /* BF16EMU_ATTENTION_FA_LOCAL_H */

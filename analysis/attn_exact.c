@@ -187,6 +187,8 @@ ax_block_cols(const fa_config *cfg)
         bc = cfg->bc;
     else if (cfg->policy == FA_POLICY_FA2)
         bc = cfg->shape.d <= 64 ? 128 : 64;
+    else if (cfg->policy == FA_POLICY_REPO)
+        bc = 512; /* the released code's KV block */
     else
         bc = nk;
     if (bc > nk)

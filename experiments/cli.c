@@ -229,6 +229,74 @@ bad:
 }
 
 bool
+cli_parse_double(const char *cmd, const char *opt, const char *value,
+                 bool finite, double *v)
+{
+    cli_number num;
+    char why[256];
+    double x;
+
+    if (!cli_parse_number(value, &sf_format_f64, SF_RNE, &num, why,
+                          sizeof why)) {
+        cli_error(cmd, "%s '%s': %s", opt, value, why);
+        return false;
+    }
+    x = sf_to_double(num.fmt, num.bits);
+    if (finite && (x != x || x - x != 0.0)) {
+        cli_error(cmd, "%s '%s': expected a finite number", opt, value);
+        return false;
+    }
+    *v = x;
+    return true;
+}
+
+bool
+cli_parse_bytes(const char *cmd, const char *opt, const char *value,
+                uint64_t *v)
+{
+    static const char suffixes[] = "KMGT";
+    const char *s = value, *p;
+    uint64_t x = 0;
+    unsigned shift = 0;
+
+    if (!isdigit((unsigned char)*s))
+        goto bad;
+    for (; isdigit((unsigned char)*s); s++) {
+        unsigned d = (unsigned)(*s - '0');
+        if (x > (UINT64_MAX - d) / 10)
+            goto big;
+        x = x * 10 + d;
+    }
+    if (*s != '\0') {
+        p = strchr(suffixes, toupper((unsigned char)*s));
+        if (p == NULL)
+            goto bad;
+        shift = 10 * (unsigned)(p - suffixes + 1);
+        s++;
+        if (*s == 'i')
+            s++;
+        if (*s == 'B')
+            s++;
+        if (*s != '\0')
+            goto bad;
+    }
+    if (shift > 0 && x > (UINT64_MAX >> shift))
+        goto big;
+    *v = x << shift;
+    return true;
+big:
+    cli_error(cmd, "%s '%s': too large (expected at most 2^64 - 1 bytes)", opt,
+              value);
+    return false;
+bad:
+    cli_error(cmd,
+              "%s '%s': not a byte count (expected digits with an "
+              "optional K, M, G or T suffix, e.g. 512M or 8G)",
+              opt, value);
+    return false;
+}
+
+bool
 cli_parse_env(const char *cmd, const char *opt, const char *value, sf_env *env)
 {
     static const sf_env ieee = SF_ENV_IEEE, x86 = SF_ENV_X86,
@@ -634,6 +702,16 @@ cli_json_null(cli_json *j, const char *key)
 {
     json_item(j, key);
     cli_buf_puts(j->out, "null");
+}
+
+void
+cli_json_double(cli_json *j, const char *key, double v)
+{
+    json_item(j, key);
+    if (v != v || v - v != 0.0)
+        cli_buf_puts(j->out, "null");
+    else
+        cli_buf_printf(j->out, "%.17g", v);
 }
 
 void

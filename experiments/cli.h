@@ -38,6 +38,8 @@ int trace_main(int argc, char **argv);
 void trace_help(FILE *out);
 int mma_main(int argc, char **argv);
 void mma_help(FILE *out);
+int attn_main(int argc, char **argv);
+void attn_help(FILE *out);
 
 /*----------------------------------------------------------------------------
  * Errors.  cli_error prints "bf16emu CMD: MESSAGE" (or "bf16emu: MESSAGE"
@@ -91,6 +93,15 @@ bool cli_parse_mode(const char *cmd, const char *opt, const char *value,
                     sf_round *rm);
 bool cli_parse_u64(const char *cmd, const char *opt, const char *value,
                    uint64_t *v);
+/* A real number: anything cli_parse_number reads (decimal and hex-float
+   text rounded to a double once, to nearest; a prefixed bit pattern
+   converted exactly).  With FINITE, NaN and infinities are refused. */
+bool cli_parse_double(const char *cmd, const char *opt, const char *value,
+                      bool finite, double *v);
+/* A byte count: decimal digits with an optional suffix K, M, G or T
+   (powers of 1024; "KiB", "MiB", ... and a final "B" are also read). */
+bool cli_parse_bytes(const char *cmd, const char *opt, const char *value,
+                     uint64_t *v);
 
 /* Environment presets: "ieee", "x86", "avx512bf16", "nvidia",
    "arm-bfdot".  Returns false (after an error message) for another name. */
@@ -166,6 +177,9 @@ void cli_json_string(cli_json *j, const char *key, const char *s);
 void cli_json_int(cli_json *j, const char *key, long long v);
 void cli_json_bool(cli_json *j, const char *key, bool v);
 void cli_json_null(cli_json *j, const char *key);
+/* A number, printed with 17 significant digits (it reads back as the
+   same double); NaN and infinities, which JSON cannot hold, are null. */
+void cli_json_double(cli_json *j, const char *key, double v);
 /* Ends the document with a newline. */
 void cli_json_finish(cli_json *j);
 

@@ -6,26 +6,32 @@ experiments_bf16emu_SOURCES = \
 	experiments/bf16emu.c \
 	experiments/cli.c experiments/cli.h \
 	experiments/trace.c \
-	experiments/mma.c
-experiments_bf16emu_LDADD = analysis/libanalysis.la softfloat/libsoftfloat.la
+	experiments/mma.c \
+	experiments/attn.c
+experiments_bf16emu_CFLAGS = $(AM_CFLAGS) $(MPFR_CFLAGS) $(OPENMP_CFLAGS)
+experiments_bf16emu_LDFLAGS = $(OPENMP_CFLAGS)
+experiments_bf16emu_LDADD = analysis/libanalysis.la \
+	attention/libattention.la softfloat/libsoftfloat.la $(MPFR_LIBS) $(LIBM)
 
 dist_man_MANS += doc/man/bf16emu.1
 
 # The CLI tests are shell scripts; they find the built program, its
-# version, the JSON checker and the mma input writer through the
+# version, the JSON checker and the mma and attn input writers through the
 # environment.
 AM_TESTS_ENVIRONMENT = \
 	BF16EMU='$(abs_top_builddir)/experiments/bf16emu'; \
 	BF16EMU_VERSION='$(PACKAGE_VERSION)'; \
 	JSONQ='$(abs_top_builddir)/tests/experiments/jsonq'; \
 	MMA_INPUTS='$(abs_top_builddir)/tests/experiments/mma_inputs'; \
-	export BF16EMU BF16EMU_VERSION JSONQ MMA_INPUTS;
+	ATTN_INPUTS='$(abs_top_builddir)/tests/experiments/attn_inputs'; \
+	export BF16EMU BF16EMU_VERSION JSONQ MMA_INPUTS ATTN_INPUTS;
 
 TESTS += \
 	tests/experiments/test_cli.sh \
 	tests/experiments/test_trace.sh \
 	tests/experiments/test_trace_json.sh \
-	tests/experiments/test_mma.sh
+	tests/experiments/test_mma.sh \
+	tests/experiments/test_attn.sh
 
 # jsonq parses the --json output with jansson.
 check_PROGRAMS += tests/experiments/jsonq
@@ -40,12 +46,21 @@ tests_experiments_mma_inputs_SOURCES = tests/experiments/mma_inputs.c
 tests_experiments_mma_inputs_LDADD = analysis/libanalysis.la \
 	softfloat/libsoftfloat.la
 
+# attn_inputs rewrites generated attention inputs in other layouts, writes
+# malformed ones, and reads output headers for test_attn.sh.
+check_PROGRAMS += tests/experiments/attn_inputs
+tests_experiments_attn_inputs_SOURCES = tests/experiments/attn_inputs.c
+tests_experiments_attn_inputs_LDADD = analysis/libanalysis.la \
+	softfloat/libsoftfloat.la
+
 EXTRA_DIST += \
 	tests/experiments/lib.sh \
 	tests/experiments/test_cli.sh \
 	tests/experiments/test_trace.sh \
 	tests/experiments/test_trace_json.sh \
 	tests/experiments/test_mma.sh \
+	tests/experiments/test_attn.sh \
 	tests/experiments/t1_rne.txt \
 	tests/experiments/jsonq.c \
-	tests/experiments/mma_inputs.c
+	tests/experiments/mma_inputs.c \
+	tests/experiments/attn_inputs.c

@@ -1,0 +1,2998 @@
+/* attn.c -- bf16emu attn: the reference flash attention on given or
+   generated Q, K, V (and dO), its outputs and captures written to a
+   tensor file, and its signed errors against the exact reference */
+#ifdef HAVE_CONFIG_H
+#include <config.h>
+#endif
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L /* stat, strdup, strndup, sysconf */
+#endif
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include <mpfr.h>
+
+#include "analysis/attn_exact.h"
+#include "analysis/bias.h"
+#include "analysis/tensor.h"
+#include "attention/attention.h"
+#include "experiments/cli.h"
+
+#define CMD "attn"
+
+/*
+ * What is computed.  Q, K, V (and dO for the backward) are BF16 tensors
+ * [B, H, N, d], [H, N, d] or [N, d], read from files or generated.  The
+ * forward (and backward) of attention/attention.h runs with the chosen
+ * policy, fix, ablations, tiles, KV order, mask, scale and exp model, one
+ * (batch, head) pair at a time, so the pairs can run in parallel threads;
+ * each pair is independent, so the bits do not depend on the thread
+ * count.  O, LSE (and delta, dQ, dK, dV) and the captures are FP32 bit
+ * patterns; fa_output_format says which format each output's values lie
+ * on (a BF16 value is stored widened, exactly), and the output file names
+ * that format in its metadata ("format.o": "bf16").
+ *
+ * The exact reference (analysis/attn_exact.h, MPFR at 256 bits, the
+ * direct evaluation) gives O, LSE, delta, dQ, dK, dV from the same BF16
+ * inputs.  For each output, every element whose exact value is finite
+ * gives a signed error (computed - exact) in ulps of the output's format at
+ * the exact value (ax_error_ulps); elements whose exact value is not
+ * finite (the LSE of a row with every key masked, -Inf) are left out and
+ * counted as skipped.  A head whose inputs hold NaN or Inf has no exact
+ * reference (attn_exact.h refuses them): its elements are skipped too.
+ * The statistics per output are those of analysis/bias.h: count, mean,
+ * standard error, t, the 95% interval of the normal approximation, sign
+ * counts, the largest |error| and the mean |error|.
+ *
+ * The exact reference costs about B H Nq Nk d operations at 256 bits
+ * (0.3 us each on one core; the backward about three times more).  It
+ * runs only while the work B H Nq Nk d (times 4 with --backward) is at
+ * most EXACT_WORK_LIMIT = 2^26, about 20 s on one core, unless --exact
+ * forces it; --no-exact skips it always.
+ *
+ * Memory is estimated before anything large is allocated (inputs,
+ * outputs, captures, the library's working memory per thread, the exact
+ * reference's arrays and its MPFR numbers per thread, the kept trace
+ * events); a run whose estimate exceeds --max-memory (default the smaller
+ * of 8 GiB and the physical memory) is refused.  For file inputs the
+ * sizes of the files are checked against the limit before they are read.
+ */
+
+/* The exact reference runs when B H Nq Nk d (x4 with --backward) is at
+   most this, unless --exact. */
+#define EXACT_WORK_LIMIT ((uint64_t)1 << 26)
+#define MAX_MEMORY_DEFAULT ((uint64_t)8 << 30)
+/* P~ is captured for the row statistics when it takes at most this. */
+#define AUTO_P_BYTES ((uint64_t)64 << 20)
+/* Trace events kept per pass (the last ones). */
+#define TRACE_KEEP_DEFAULT 1000
+/* Bytes per MPFR number of the exact reference (struct and limbs of a
+   score at 546 + bitlen(d) bits, rounded up), for the estimate. */
+#define MP_NUMBER_BYTES 128
+
+/*----------------------------------------------------------------------------
+ * Types.
+ *--------------------------------------------------------------------------*/
+/* One input (or the output) given as FILE[:KEY]. */
+typedef struct
+{
+    const char *opt; /* "--q" */
+    const char *arg; /* as typed; NULL when not given */
+    char *path;      /* the file (malloc'ed) */
+    const char *key; /* the key (in ARG), or NULL */
+    bool have_id;    /* the file exists: its device and inode */
+    dev_t dev;
+    ino_t ino;
+    tensor t;
+} operand;
+
+enum
+{
+    IN_Q,
+    IN_K,
+    IN_V,
+    IN_DO,
+    N_IN
+};
+
+static const char *const in_names[N_IN] = {"q", "k", "v", "do"};
+static const char *const in_labels[N_IN] = {"Q", "K", "V", "dO"};
+
+typedef enum
+{
+    GEN_NORMAL,
+    GEN_SINK,
+    GEN_REPEATED,
+    N_GENS
+} gen_kind;
+
+static const char *const gen_names[N_GENS] = {"normal", "sink",
+                                              "repeated-max"};
+
+typedef struct
+{
+    bool on;
+    gen_kind kind;
+    uint64_t seed;
+    double qk_std, v_mean, v_std, do_std;
+    double sink;
+    uint64_t repeat;
+    double max_value, gap_min, gap_max;
+} gen_params;
+
+enum
+{
+    OUT_O,
+    OUT_LSE,
+    OUT_DELTA,
+    OUT_DQ,
+    OUT_DK,
+    OUT_DV,
+    N_OUT
+};
+
+static const char *const out_names[N_OUT] = {"o",  "lse", "delta",
+                                             "dq", "dk",  "dv"};
+
+enum
+{
+    CAP_S,
+    CAP_P,
+    CAP_M,
+    CAP_L,
+    CAP_OBAR,
+    CAP_DP,
+    CAP_DS,
+    N_CAP
+};
+
+static const char *const cap_names[N_CAP] = {"s",    "p",  "m", "l",
+                                             "obar", "dp", "ds"};
+
+/* The statistics of one output's errors. */
+typedef struct
+{
+    bool have;
+    const sf_format *fmt;
+    uint64_t skipped; /* exact value not finite */
+    bias_cell err;    /* signed errors in ulps */
+    bias_cell mag;    /* their magnitudes */
+} err_stat;
+
+/* One rounding event of a trace, kept for the table. */
+typedef struct
+{
+    uint64_t seq; /* 1-based position among the pass's events */
+    int op;
+    const sf_format *fmt;
+    unsigned n_in;
+    const sf_format *in_fmt[3];
+    uint64_t in[3];
+    uint64_t result;
+    int dir;
+    unsigned guard, round, sticky;
+    bool tie;
+    double err_ulps;
+    unsigned flags;
+} trace_ev;
+
+/* The events of one pass: every one counted (by operation), the last CAP
+   kept in a ring. */
+typedef struct
+{
+    size_t cap, n, next;
+    uint64_t total;
+    trace_ev *ring;
+    bias_acc *acc;
+} trace_log;
+
+/* Bytes by kind, for the memory check. */
+typedef struct
+{
+    uint64_t inputs, outputs, captures, workspace, exact, trace, total;
+} mem_estimate;
+
+enum
+{
+    SH_BATCH,
+    SH_HEADS,
+    SH_NQ,
+    SH_NK,
+    SH_D,
+    N_SH
+};
+
+static const char *const sh_opts[N_SH] = {"--batch", "--heads", "--nq", "--nk",
+                                          "--d"};
+
+typedef struct
+{
+    /* options */
+    operand in[N_IN];
+    operand out;
+    gen_params gen;
+    const char *gen_only[16]; /* generator options given, for messages */
+    size_t n_gen_only;
+    const char *kind_only[8]; /* options of one generator: "--sink" */
+    gen_kind kind_of[8];
+    size_t n_kind_only;
+    bool sh_given[N_SH];
+    uint64_t sh[N_SH];
+    fa_policy policy;
+    fa_fix_kind fix_kind;
+    bool beta_given, tol_given, eps_given, eps_zero_given, zero_max_given;
+    double beta, tol, eps, eps_zero;
+    fa_zero_max zero_max;
+    unsigned ablations;
+    uint64_t br, bc;
+    bool order_given;
+    fa_kv_order order;
+    bool causal;
+    bool scale_given;
+    uint32_t scale_bits;
+    const char *exp_name;
+    const fa_exp_model *exp;
+    bool backward;
+    unsigned captures; /* 1 << CAP_* */
+    bool trace;
+    uint64_t trace_at[4]; /* b, h, row, col */
+    uint64_t trace_keep;
+    bool trace_keep_given;
+    bool json, force, no_exact, exact_forced;
+    uint64_t max_memory;
+    bool max_memory_given;
+    uint64_t threads;
+
+    /* resolved */
+    fa_config cfg;  /* the whole shape */
+    fa_config hcfg; /* one head */
+    unsigned rank;  /* of Q: 2, 3 or 4 */
+    uint64_t lead[2];
+    unsigned n_lead;
+    size_t nb, nh, nq, nk, d; /* B, H, Nq, Nk, d */
+    size_t heads;             /* B H */
+    size_t br_eff, bc_eff, tc;
+    uint32_t scale_used;
+    uint16_t *data[N_IN]; /* the inputs, host order */
+    uint16_t *gen_buf[N_IN];
+    uint64_t nonfinite_in[N_IN];
+    uint32_t *res[N_OUT];
+    uint32_t *cap[N_CAP];
+    bool p_internal;
+    unsigned flags_fwd, flags_bwd;
+    mem_estimate mem;
+    int threads_used;
+
+    /* the exact reference */
+    bool exact_run;
+    const char *exact_note; /* why it did not run */
+    uint64_t exact_work;
+    uint64_t heads_nonfinite, heads_range;
+    double *ex[N_OUT];
+    err_stat st[N_OUT];
+
+    /* rows with P~ = 1 */
+    bool rows_have;
+    uint64_t rows, rows_p1, rows_p2;
+
+    trace_log tr[2]; /* forward (O), backward (dQ) */
+} attn_ctx;
+
+/*----------------------------------------------------------------------------
+ * Small helpers.
+ *--------------------------------------------------------------------------*/
+static uint64_t
+sat_mul(uint64_t a, uint64_t b)
+{
+    if (a != 0 && b > UINT64_MAX / a)
+        return UINT64_MAX;
+    return a * b;
+}
+
+static uint64_t
+sat_add(uint64_t a, uint64_t b)
+{
+    return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+/* "[2, 3, 4]" into BUF of N bytes. */
+static const char *
+shape_str(char *buf, size_t n, unsigned ndim, const uint64_t *shape)
+{
+    size_t o = 0;
+
+    o += (size_t)snprintf(buf, n, "[");
+    for (unsigned i = 0; i < ndim && o < n; i++)
+        o += (size_t)snprintf(buf + o, n - o, "%s%" PRIu64, i ? ", " : "",
+                              shape[i]);
+    if (o < n)
+        snprintf(buf + o, n - o, "]");
+    return buf;
+}
+
+#define SHAPE_MAX (TENSOR_MAX_DIMS * 24 + 4)
+
+/* "file:KEY", or "file" without a key. */
+static const char *
+spec_str(char *buf, size_t n, const operand *o)
+{
+    if (o->key != NULL)
+        snprintf(buf, n, "%s:%s", o->path, o->key);
+    else
+        snprintf(buf, n, "%s", o->path);
+    return buf;
+}
+
+#define SPEC_MAX 4200
+
+/* "1.5 GiB" (binary units, three significant digits) into BUF. */
+static const char *
+bytes_str(char *buf, size_t n, uint64_t b)
+{
+    static const char *const units[] = {"bytes", "KiB", "MiB", "GiB",
+                                        "TiB",   "PiB", "EiB"};
+    double v = (double)b;
+    unsigned u = 0;
+
+    if (b == UINT64_MAX) {
+        snprintf(buf, n, "more than 16 EiB");
+        return buf;
+    }
+    while (v >= 1024.0 && u + 1 < sizeof units / sizeof units[0]) {
+        v /= 1024.0;
+        u++;
+    }
+    if (u == 0)
+        snprintf(buf, n, "%" PRIu64 " bytes", b);
+    else
+        snprintf(buf, n, "%.3g %s", v, units[u]);
+    return buf;
+}
+
+static bool
+host_little_endian(void)
+{
+    const uint16_t one = 1;
+    unsigned char c;
+
+    memcpy(&c, &one, 1);
+    return c == 1;
+}
+
+/* Reverses the bytes of each ES-byte element of P[0..N): little-endian
+   file order <-> host order on a big-endian host; nothing on a
+   little-endian one. */
+static void
+swap_elems(void *p, size_t n, size_t es)
+{
+    unsigned char *b = p;
+
+    if (host_little_endian() || es < 2 || p == NULL)
+        return;
+    for (size_t i = 0; i < n; i++, b += es)
+        for (size_t x = 0, y = es - 1; x < y; x++, y--) {
+            unsigned char c = b[x];
+            b[x] = b[y];
+            b[y] = c;
+        }
+}
+
+static bool
+bf16_nonfinite(uint16_t x)
+{
+    return (x & 0x7F80u) == 0x7F80u;
+}
+
+static const char *
+f32_dec(char *buf, size_t n, uint32_t v)
+{
+    sf_to_string(&sf_format_f32, v, SF_PRINT_SHORTEST, buf, n);
+    return buf;
+}
+
+static const char *
+dbl_str(char *buf, size_t n, double v)
+{
+    snprintf(buf, n, "%.17g", v);
+    return buf;
+}
+
+/*----------------------------------------------------------------------------
+ * Generated inputs.
+ *
+ * Every number is a function of (seed, stream, index) alone: a counter-
+ * based generator (three rounds of the SplitMix64 finaliser over the seed,
+ * the stream and the element's index in C order), so the values do not
+ * depend on the order or the threads that produce them.  A standard
+ * normal deviate comes from Marsaglia's polar method on two 24-bit
+ * uniforms in (-1, 1) drawn from the element's own counter: s = v1^2 +
+ * v2^2 is exact in double, rounded once to FP32, its logarithm is the
+ * correctly rounded fa_logf_cr, and z = v1 sqrt(-2 ln s / s) is computed
+ * in IEEE double; the value mean + std z is rounded once to BF16 (RNE).
+ * No C library function is involved, so every machine gives the same bits.
+ *
+ * Streams: Q 1, K 2, V 3, dO 4, the repeated-max gaps 5 and positions 6.
+ *--------------------------------------------------------------------------*/
+static uint64_t
+mix64(uint64_t z)
+{
+    z += 0x9E3779B97F4A7C15u;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9u;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBu;
+    return z ^ (z >> 31);
+}
+
+static uint64_t
+draw(uint64_t seed, unsigned stream, uint64_t index, uint64_t k)
+{
+    uint64_t h = mix64(seed ^ ((uint64_t)stream * 0xD1B54A32D192ED03u));
+
+    h = mix64(h + index);
+    return mix64(h + k);
+}
+
+/* A uniform double in [0, 1) with 53 random bits. */
+static double
+uniform01(uint64_t r)
+{
+    return (double)(r >> 11) * 0x1p-53;
+}
+
+/* An odd multiple of 2^-24 in (-1, 1), from the top 24 bits of R. */
+static double
+unit_odd(uint64_t r)
+{
+    int64_t m = (int64_t)(2 * (r >> 40) + 1) - ((int64_t)1 << 24);
+    return (double)m * 0x1p-24;
+}
+
+static double
+std_normal(uint64_t seed, unsigned stream, uint64_t index)
+{
+    for (uint64_t k = 0;; k += 2) {
+        double v1 = unit_odd(draw(seed, stream, index, k));
+        double v2 = unit_odd(draw(seed, stream, index, k + 1));
+        double s = v1 * v1 + v2 * v2; /* exact: at most 49 bits */
+        sf_env env = SF_ENV_IEEE;
+        uint32_t sb, lb;
+        float lf;
+
+        if (s >= 1.0)
+            continue;
+        sb = (uint32_t)sf_from_double(&sf_format_f32, s, SF_RNE, &env);
+        lb = fa_logf_cr(sb);
+        memcpy(&lf, &lb, sizeof lf);
+        return v1 * sqrt(-2.0 * (double)lf / s);
+    }
+}
+
+static uint16_t
+to_bf16(double x)
+{
+    sf_env env = SF_ENV_IEEE;
+    return (uint16_t)sf_from_double(&sf_format_bf16, x, SF_RNE, &env);
+}
+
+static uint16_t
+gen_normal(const gen_params *g, unsigned stream, uint64_t index, double mean,
+           double sd)
+{
+    return to_bf16(mean + sd * std_normal(g->seed, stream, index));
+}
+
+#define BF16_ONE 0x3F80u
+
+/* Fills the inputs of head HH (B H heads of Nq or Nk rows of d). */
+static void
+gen_head(const attn_ctx *x, size_t hh)
+{
+    const gen_params *g = &x->gen;
+    size_t nq = x->nq, nk = x->nk, d = x->d;
+    uint16_t *q = x->gen_buf[IN_Q] + hh * nq * d;
+    uint16_t *k = x->gen_buf[IN_K] + hh * nk * d;
+    uint16_t *v = x->gen_buf[IN_V] + hh * nk * d;
+    uint16_t *dout =
+        x->gen_buf[IN_DO] != NULL ? x->gen_buf[IN_DO] + hh * nq * d : NULL;
+    uint64_t q0 = (uint64_t)(hh * nq * d), k0 = (uint64_t)(hh * nk * d);
+    float sf;
+    double scale;
+    uint64_t selected = 0;
+
+    memcpy(&sf, &x->scale_used, sizeof sf);
+    scale = (double)sf;
+    for (size_t i = 0; i < nq * d; i++)
+        q[i] = gen_normal(g, 1, q0 + i, 0.0, g->qk_std);
+    for (size_t i = 0; i < nk * d; i++) {
+        k[i] = gen_normal(g, 2, k0 + i, 0.0, g->qk_std);
+        v[i] = gen_normal(g, 3, k0 + i, g->v_mean, g->v_std);
+    }
+    if (dout != NULL)
+        for (size_t i = 0; i < nq * d; i++)
+            dout[i] = gen_normal(g, 4, q0 + i, 0.0, g->do_std);
+    if (g->kind == GEN_NORMAL)
+        return;
+
+    /* sink and repeated-max: feature 0 of every query is 1, so feature 0
+       of key j adds scale K[j, 0] to every score of key j. */
+    for (size_t i = 0; i < nq; i++)
+        q[i * d] = BF16_ONE;
+    if (g->kind == GEN_SINK) {
+        k[0] = to_bf16(g->sink / scale);
+        for (size_t j = 1; j < nk; j++)
+            k[j * d] = 0;
+        return;
+    }
+    /* repeated-max: REPEAT keys chosen by selection sampling (key j is
+       taken with probability (still needed) / (keys left)) get K[j, 0] =
+       RN16(max_value / scale) and zeros elsewhere, so their scores are
+       equal in every row and every policy; the other keys get K[j, 0] =
+       RN16((max_value - gap) / scale), gap uniform in [gap_min,
+       gap_max]. */
+    for (size_t j = 0; j < nk; j++) {
+        uint64_t r = draw(g->seed, 6, (uint64_t)hh, (uint64_t)j);
+        uint64_t left = (uint64_t)(nk - j);
+        uint64_t pick =
+            (uint64_t)(((unsigned __int128)r * left) >> 64); /* [0, left) */
+        if (pick < g->repeat - selected) {
+            selected++;
+            k[j * d] = to_bf16(g->max_value / scale);
+            for (size_t c = 1; c < d; c++)
+                k[j * d + c] = 0;
+        } else {
+            double u = uniform01(draw(g->seed, 5, k0 / d + j, 0));
+            double gap = g->gap_min + (g->gap_max - g->gap_min) * u;
+            k[j * d] = to_bf16((g->max_value - gap) / scale);
+        }
+    }
+}
+
+/*----------------------------------------------------------------------------
+ * Operands.
+ *--------------------------------------------------------------------------*/
+/* Splits O->arg into the file and the key: at the last ':', unless the
+   text after it holds a '/' or the whole argument names an existing
+   file. */
+static bool
+split_spec(operand *o)
+{
+    const char *colon = strrchr(o->arg, ':');
+    struct stat st;
+
+    if (colon == NULL || strchr(colon + 1, '/') != NULL
+        || stat(o->arg, &st) == 0) {
+        o->path = strdup(o->arg);
+        o->key = NULL;
+    } else {
+        o->path = strndup(o->arg, (size_t)(colon - o->arg));
+        o->key = colon + 1;
+    }
+    if (o->path == NULL) {
+        cli_error(CMD, "out of memory");
+        return false;
+    }
+    if (o->path[0] == '\0') {
+        cli_error(CMD, "%s '%s': no file name (expected FILE or FILE:KEY)",
+                  o->opt, o->arg);
+        return false;
+    }
+    if (o->key != NULL && o->key[0] == '\0') {
+        cli_error(CMD,
+                  "%s '%s': empty key after ':' (expected FILE or "
+                  "FILE:KEY)",
+                  o->opt, o->arg);
+        return false;
+    }
+    if (stat(o->path, &st) == 0) {
+        o->have_id = true;
+        o->dev = st.st_dev;
+        o->ino = st.st_ino;
+    }
+    return true;
+}
+
+static bool
+has_suffix(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), m = strlen(suffix);
+    return n > m && strcmp(s + n - m, suffix) == 0;
+}
+
+/* The output: a .safetensors name, not an input, not an existing file
+   unless --force. */
+static bool
+check_output(attn_ctx *x)
+{
+    operand *o = &x->out;
+
+    if (o->key != NULL || !has_suffix(o->path, ".safetensors")) {
+        cli_error(CMD,
+                  "--out '%s': expected a file name ending in .safetensors "
+                  "(it holds several tensors; no :KEY)",
+                  o->arg);
+        return false;
+    }
+    for (int i = 0; i < N_IN; i++) {
+        const operand *in = &x->in[i];
+        if (in->arg == NULL)
+            continue;
+        if (strcmp(in->path, o->path) == 0
+            || (in->have_id && o->have_id && in->dev == o->dev
+                && in->ino == o->ino)) {
+            cli_error(CMD,
+                      "--out %s is the input file of %s (%s); an "
+                      "input is never overwritten, also not with --force",
+                      o->path, in->opt, in->path);
+            return false;
+        }
+    }
+    if (o->have_id && !x->force) {
+        cli_error(CMD,
+                  "--out %s: the file exists (give --force to replace "
+                  "it)",
+                  o->path);
+        return false;
+    }
+    return true;
+}
+
+static bool
+read_operand(operand *o)
+{
+    tensor_error err;
+    char spec[SPEC_MAX], sh[SHAPE_MAX];
+
+    if (tensor_file_read(o->path, o->key, TENSOR_BF16, &o->t, &err)
+        != TENSOR_OK) {
+        if (err.code == TENSOR_E_DTYPE)
+            cli_error(CMD,
+                      "%s: %s (BF16 bit patterns: BF16, U16, or a '<u2' "
+                      ".npy)",
+                      o->opt, err.message);
+        else
+            cli_error(CMD, "%s: %s", o->opt, err.message);
+        return false;
+    }
+    spec_str(spec, sizeof spec, o);
+    shape_str(sh, sizeof sh, o->t.ndim, o->t.shape);
+    if (o->t.ndim < 2 || o->t.ndim > 4) {
+        cli_error(CMD,
+                  "%s %s: shape: %s has %u dimension%s; expected [B, H, N, "
+                  "d], [H, N, d] or [N, d]",
+                  o->opt, spec, sh, o->t.ndim, o->t.ndim == 1 ? "" : "s");
+        return false;
+    }
+    if (o->t.n_elems == 0) {
+        cli_error(CMD,
+                  "%s %s: shape: %s has no elements; expected every "
+                  "dimension at least 1",
+                  o->opt, spec, sh);
+        return false;
+    }
+    swap_elems(o->t.data, (size_t)o->t.n_elems, 2);
+    return true;
+}
+
+/* Q [.., Nq, d], K and V [.., Nk, d], dO Q's shape. */
+static bool
+check_shapes(attn_ctx *x)
+{
+    const tensor *q = &x->in[IN_Q].t;
+    char sq[SPEC_MAX], so[SPEC_MAX], hq[SHAPE_MAX], ho[SHAPE_MAX],
+        want[SHAPE_MAX];
+    uint64_t w[4];
+    unsigned r = q->ndim;
+
+    spec_str(sq, sizeof sq, &x->in[IN_Q]);
+    shape_str(hq, sizeof hq, q->ndim, q->shape);
+    for (int i = IN_K; i < N_IN; i++) {
+        const operand *o = &x->in[i];
+        bool same;
+        if (o->arg == NULL)
+            continue;
+        memcpy(w, q->shape, sizeof w);
+        if (i != IN_DO)
+            w[r - 2] = i == IN_V ? x->in[IN_K].t.shape[r - 2]
+                                 : o->t.shape[o->t.ndim - 2];
+        same = o->t.ndim == r;
+        for (unsigned j = 0; same && j < r; j++)
+            same = o->t.shape[j] == w[j];
+        if (!same) {
+            const char *rule =
+                i == IN_DO  ? "dO has the shape of Q"
+                : i == IN_K ? "K has Q's leading dimensions and d, with its "
+                              "own Nk"
+                            : "V has the shape of K";
+            spec_str(so, sizeof so, o);
+            shape_str(ho, sizeof ho, o->t.ndim, o->t.shape);
+            if (o->t.ndim != r)
+                cli_error(CMD,
+                          "%s %s: shape: %s has %u dimensions but Q %s has "
+                          "%s; expected %u (%s)",
+                          o->opt, so, ho, o->t.ndim, sq, hq, r, rule);
+            else
+                cli_error(CMD,
+                          "%s %s: shape: %s does not fit Q %s %s; expected "
+                          "%s (%s)",
+                          o->opt, so, ho, sq, hq,
+                          shape_str(want, sizeof want, r, w), rule);
+            return false;
+        }
+    }
+    x->rank = r;
+    x->n_lead = r - 2;
+    for (unsigned j = 0; j < x->n_lead; j++)
+        x->lead[j] = q->shape[j];
+    x->nb = r == 4 ? (size_t)q->shape[0] : 1;
+    x->nh = r >= 3 ? (size_t)q->shape[r - 3] : 1;
+    x->nq = (size_t)q->shape[r - 2];
+    x->d = (size_t)q->shape[r - 1];
+    x->nk = (size_t)x->in[IN_K].t.shape[r - 2];
+    for (int i = 0; i < N_IN; i++)
+        if (x->in[i].arg != NULL)
+            x->data[i] = (uint16_t *)(void *)x->in[i].t.data;
+    return true;
+}
+
+/*----------------------------------------------------------------------------
+ * The configuration.
+ *--------------------------------------------------------------------------*/
+/* The forward tiles attention.h documents: fa2 Bc = 128 (d <= 64) or 64,
+   Br 128; repo 512 x 512; the others untiled; untiled ablation N x N; a
+   tile of 0 is the default, a tile above N is N.  TC = the number of KV
+   blocks (the second dimension of the m and l captures). */
+static void
+resolve_tiles(attn_ctx *x)
+{
+    size_t br = (size_t)x->br, bc = (size_t)x->bc;
+
+    switch (x->policy) {
+    case FA_POLICY_FA2:
+        if (br == 0)
+            br = 128;
+        if (bc == 0)
+            bc = x->d <= 64 ? 128 : 64;
+        break;
+    case FA_POLICY_REPO:
+        if (br == 0)
+            br = 512;
+        if (bc == 0)
+            bc = 512;
+        break;
+    default:
+        break;
+    }
+    if (x->ablations & FA_ABL_UNTILED)
+        br = bc = 0;
+    x->br_eff = br == 0 || br > x->nq ? x->nq : br;
+    x->bc_eff = bc == 0 || bc > x->nk ? x->nk : bc;
+    x->tc = (x->nk + x->bc_eff - 1) / x->bc_eff;
+}
+
+static bool
+build_config(attn_ctx *x)
+{
+    fa_config *c = &x->cfg;
+    const char *why;
+    float sf;
+
+    *c = fa_config_default(x->policy);
+    c->shape.batch = x->nb;
+    c->shape.heads = x->nh;
+    c->shape.nq = x->nq;
+    c->shape.nk = x->nk;
+    c->shape.d = x->d;
+    c->causal = x->causal;
+    if (x->scale_given) {
+        memcpy(&sf, &x->scale_bits, sizeof sf);
+        c->scale = sf;
+    }
+    c->br = (size_t)x->br;
+    c->bc = (size_t)x->bc;
+    if (x->order_given)
+        c->order = x->order;
+    c->fix = fa_fix_default(x->fix_kind);
+    if (x->beta_given)
+        c->fix.beta = x->beta;
+    if (x->tol_given)
+        c->fix.tol = x->tol;
+    if (x->eps_given)
+        c->fix.eps = x->eps;
+    if (x->zero_max_given)
+        c->fix.zero_max = x->zero_max;
+    if (x->eps_zero_given)
+        c->fix.eps_zero = x->eps_zero;
+    c->ablations = x->ablations;
+    c->exp = x->exp;
+    why = fa_config_check(c);
+    if (why != NULL) {
+        cli_error(CMD, "the configuration is refused: %s", why);
+        return false;
+    }
+    x->hcfg = *c;
+    x->hcfg.shape.batch = 1;
+    x->hcfg.shape.heads = 1;
+    x->heads = x->nb * x->nh;
+    x->scale_used = fa_scale_bits(c);
+    x->order = c->order;
+    resolve_tiles(x);
+    if (x->trace) {
+        static const char *const what[4] = {"b", "h", "row", "col"};
+        const uint64_t lim[4] = {x->nb, x->nh, x->nq, x->d};
+        for (int i = 0; i < 4; i++)
+            if (x->trace_at[i] >= lim[i]) {
+                cli_error(CMD,
+                          "--trace %" PRIu64 ",%" PRIu64 ",%" PRIu64
+                          ",%" PRIu64 ": %s %" PRIu64
+                          " is out of range (expected below %" PRIu64 ")",
+                          x->trace_at[0], x->trace_at[1], x->trace_at[2],
+                          x->trace_at[3], what[i], x->trace_at[i], lim[i]);
+                return false;
+            }
+    }
+    return true;
+}
+
+/*----------------------------------------------------------------------------
+ * Memory.
+ *--------------------------------------------------------------------------*/
+static uint64_t
+physical_memory(void)
+{
+#if defined(_SC_PHYS_PAGES) && defined(_SC_PAGESIZE)
+    long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+    if (pages > 0 && size > 0)
+        return sat_mul((uint64_t)pages, (uint64_t)size);
+#endif
+    return UINT64_MAX;
+}
+
+static uint64_t
+default_max_memory(void)
+{
+    uint64_t p = physical_memory();
+    return p < MAX_MEMORY_DEFAULT ? p : MAX_MEMORY_DEFAULT;
+}
+
+/* Threads that run at once: at most one per head. */
+static uint64_t
+concurrent(const attn_ctx *x)
+{
+    uint64_t t = x->threads == 0 ? 1 : x->threads;
+    return t < x->heads ? t : (uint64_t)x->heads;
+}
+
+static void
+estimate_memory(attn_ctx *x)
+{
+    mem_estimate *m = &x->mem;
+    uint64_t bh = (uint64_t)x->heads, nq = x->nq, nk = x->nk, d = x->d;
+    uint64_t qd = sat_mul(bh, sat_mul(nq, d)),
+             kd = sat_mul(bh, sat_mul(nk, d));
+    uint64_t rows = sat_mul(bh, nq), sp = sat_mul(rows, nk);
+    uint64_t t = concurrent(x), e;
+
+    memset(m, 0, sizeof *m);
+    /* inputs: BF16 Q, K, V (dO) */
+    e = sat_add(sat_add(qd, kd), kd);
+    if (x->backward)
+        e = sat_add(e, qd);
+    m->inputs = sat_mul(e, 2);
+    /* outputs: FP32 O, LSE (delta, dQ, dK, dV) */
+    e = sat_add(qd, rows);
+    if (x->backward)
+        e = sat_add(e, sat_add(sat_add(rows, qd), sat_mul(kd, 2)));
+    m->outputs = sat_mul(e, 4);
+    /* captures, FP32 */
+    e = 0;
+    for (int i = 0; i < N_CAP; i++) {
+        uint64_t n;
+        if (!(x->captures & (1u << i)) && !(i == CAP_P && x->p_internal))
+            continue;
+        n = i == CAP_M || i == CAP_L ? sat_mul(rows, x->tc)
+            : i == CAP_OBAR          ? qd
+                                     : sp;
+        e = sat_add(e, n);
+    }
+    m->captures = sat_mul(e, 4);
+    /* the library's working memory, per concurrent head */
+    m->workspace = sat_mul(fa_workspace_bytes(&x->hcfg), t);
+    /* the exact reference: doubles of every compared output, and MPFR
+       numbers per concurrent head */
+    if (x->exact_run) {
+        e = sat_add(qd, rows);
+        if (x->backward)
+            e = sat_add(e, sat_add(sat_add(rows, qd), sat_mul(kd, 2)));
+        m->exact = sat_mul(e, 8);
+        e = sat_add(sat_mul(sat_add(nq, sat_mul(3, nk)), d),
+                    sat_add(sat_mul(4, nk), 64));
+        m->exact = sat_add(m->exact, sat_mul(sat_mul(e, MP_NUMBER_BYTES), t));
+    }
+    if (x->trace)
+        m->trace = sat_add(sat_mul(sat_mul(x->trace_keep, sizeof(trace_ev)),
+                                   x->backward ? 2 : 1),
+                           2 * sizeof(bias_acc));
+    m->total = sat_add(sat_add(sat_add(m->inputs, m->outputs),
+                               sat_add(m->captures, m->workspace)),
+                       sat_add(m->exact, m->trace));
+}
+
+static bool
+check_memory(attn_ctx *x)
+{
+    const mem_estimate *m = &x->mem;
+    char a[6][40], tot[40], lim[40];
+
+    if (m->total <= x->max_memory)
+        return true;
+    cli_error(CMD,
+              "B %zu, H %zu, Nq %zu, Nk %zu, d %zu needs about %s (%" PRIu64
+              " bytes: inputs %s, outputs %s, captures %s, working memory %s, "
+              "exact reference %s, trace %s), more than the limit of %s%s",
+              x->nb, x->nh, x->nq, x->nk, x->d,
+              bytes_str(tot, sizeof tot, m->total), m->total,
+              bytes_str(a[0], sizeof a[0], m->inputs),
+              bytes_str(a[1], sizeof a[1], m->outputs),
+              bytes_str(a[2], sizeof a[2], m->captures),
+              bytes_str(a[3], sizeof a[3], m->workspace),
+              bytes_str(a[4], sizeof a[4], m->exact),
+              bytes_str(a[5], sizeof a[5], m->trace),
+              bytes_str(lim, sizeof lim, x->max_memory),
+              x->max_memory_given ? " (--max-memory)"
+                                  : " (the default: the smaller of 8 GiB and "
+                                    "the physical memory; see --max-memory)");
+    return false;
+}
+
+/* Before reading files: their sizes against the limit. */
+static bool
+check_file_sizes(const attn_ctx *x)
+{
+    uint64_t total = 0;
+    char a[40], b[40];
+
+    for (int i = 0; i < N_IN; i++) {
+        struct stat st;
+        bool dup = false;
+        if (x->in[i].arg == NULL || stat(x->in[i].path, &st) != 0)
+            continue;
+        for (int j = 0; j < i; j++)
+            dup =
+                dup
+                || (x->in[j].arg != NULL && x->in[j].have_id
+                    && x->in[j].dev == st.st_dev && x->in[j].ino == st.st_ino);
+        if (!dup && st.st_size > 0)
+            total = sat_add(total, (uint64_t)st.st_size);
+    }
+    if (total <= x->max_memory)
+        return true;
+    cli_error(CMD,
+              "the input files hold %s (%" PRIu64
+              " bytes), more than the memory limit of %s (--max-memory)",
+              bytes_str(a, sizeof a, total), total,
+              bytes_str(b, sizeof b, x->max_memory));
+    return false;
+}
+
+/*----------------------------------------------------------------------------
+ * Allocation.
+ *--------------------------------------------------------------------------*/
+static void *
+alloc_n(size_t n, size_t size)
+{
+    if (n == 0)
+        n = 1;
+    return calloc(n, size);
+}
+
+static bool
+allocate(attn_ctx *x)
+{
+    size_t bh = x->heads, qd = bh * x->nq * x->d, kd = bh * x->nk * x->d;
+    size_t rows = bh * x->nq, sp = rows * x->nk;
+    const size_t out_n[N_OUT] = {qd, rows, rows, qd, kd, kd};
+    bool ok = true;
+
+    if (x->gen.on) {
+        const size_t in_n[N_IN] = {qd, kd, kd, qd};
+        for (int i = 0; i < N_IN; i++) {
+            if (i == IN_DO && !x->backward)
+                continue;
+            x->gen_buf[i] = alloc_n(in_n[i], sizeof(uint16_t));
+            x->data[i] = x->gen_buf[i];
+            ok = ok && x->gen_buf[i] != NULL;
+        }
+    }
+    for (int i = 0; i < N_OUT; i++) {
+        if (i > OUT_LSE && !x->backward)
+            continue;
+        x->res[i] = alloc_n(out_n[i], sizeof(uint32_t));
+        ok = ok && x->res[i] != NULL;
+        if (x->exact_run) {
+            x->ex[i] = alloc_n(out_n[i], sizeof(double));
+            ok = ok && x->ex[i] != NULL;
+        }
+    }
+    for (int i = 0; i < N_CAP; i++) {
+        size_t n;
+        if (!(x->captures & (1u << i)) && !(i == CAP_P && x->p_internal))
+            continue;
+        n = i == CAP_M || i == CAP_L ? rows * x->tc : i == CAP_OBAR ? qd : sp;
+        x->cap[i] = alloc_n(n, sizeof(uint32_t));
+        ok = ok && x->cap[i] != NULL;
+    }
+    for (int i = 0; x->trace && i < (x->backward ? 2 : 1); i++) {
+        trace_log *t = &x->tr[i];
+        t->cap = (size_t)x->trace_keep;
+        t->ring = alloc_n(t->cap, sizeof(trace_ev));
+        t->acc = malloc(sizeof *t->acc);
+        ok = ok && t->ring != NULL && t->acc != NULL;
+        if (t->acc != NULL)
+            bias_init(t->acc);
+    }
+    if (!ok)
+        cli_error(CMD, "out of memory (the estimate was %" PRIu64 " bytes)",
+                  x->mem.total);
+    return ok;
+}
+
+/*----------------------------------------------------------------------------
+ * The computation.
+ *--------------------------------------------------------------------------*/
+static void
+trace_event(void *user, const sf_event *ev)
+{
+    trace_log *t = user;
+    trace_ev *e;
+
+    t->total++;
+    bias_add_event(t->acc, ev);
+    if (t->cap == 0)
+        return;
+    e = &t->ring[t->next];
+    t->next = (t->next + 1) % t->cap;
+    if (t->n < t->cap)
+        t->n++;
+    e->seq = t->total;
+    e->op = ev->op;
+    e->fmt = ev->fmt;
+    e->n_in = ev->n_in > 3 ? 3 : ev->n_in;
+    for (unsigned i = 0; i < 3; i++) {
+        e->in_fmt[i] = ev->in_fmt[i];
+        e->in[i] = ev->in[i];
+    }
+    e->result = ev->result;
+    e->dir = ev->dir;
+    e->guard = ev->guard;
+    e->round = ev->round;
+    e->sticky = ev->sticky;
+    e->tie = ev->tie;
+    e->err_ulps = sf_event_error_ulps(ev);
+    e->flags = ev->flags;
+}
+
+/* The captures of head HH (offsets into the whole tensors). */
+static void
+head_capture(const attn_ctx *x, size_t hh, fa_capture *cap)
+{
+    size_t sp = x->nq * x->nk, ml = x->nq * x->tc, od = x->nq * x->d;
+
+    memset(cap, 0, sizeof *cap);
+    cap->s = x->cap[CAP_S] ? x->cap[CAP_S] + hh * sp : NULL;
+    cap->p = x->cap[CAP_P] ? x->cap[CAP_P] + hh * sp : NULL;
+    cap->m = x->cap[CAP_M] ? x->cap[CAP_M] + hh * ml : NULL;
+    cap->l = x->cap[CAP_L] ? x->cap[CAP_L] + hh * ml : NULL;
+    cap->obar = x->cap[CAP_OBAR] ? x->cap[CAP_OBAR] + hh * od : NULL;
+    cap->dp = x->cap[CAP_DP] ? x->cap[CAP_DP] + hh * sp : NULL;
+    cap->ds = x->cap[CAP_DS] ? x->cap[CAP_DS] + hh * sp : NULL;
+}
+
+static size_t
+traced_head(const attn_ctx *x)
+{
+    return (size_t)(x->trace_at[0] * x->nh + x->trace_at[1]);
+}
+
+/* The forward (and backward) of head HH; 0 or -1. */
+static int
+run_head(const attn_ctx *x, size_t hh, unsigned *ffl, unsigned *bfl)
+{
+    size_t nq = x->nq, nk = x->nk, d = x->d;
+    const uint16_t *q = x->data[IN_Q] + hh * nq * d;
+    const uint16_t *k = x->data[IN_K] + hh * nk * d;
+    const uint16_t *v = x->data[IN_V] + hh * nk * d;
+    uint32_t *o = x->res[OUT_O] + hh * nq * d,
+             *lse = x->res[OUT_LSE] + hh * nq;
+    sf_event_sink sink[2];
+    fa_capture cap;
+    sf_env env = SF_ENV_IEEE;
+    bool traced = x->trace && hh == traced_head(x);
+
+    head_capture(x, hh, &cap);
+    if (traced) {
+        sink[0].fn = trace_event;
+        sink[0].user = (void *)&x->tr[0];
+        cap.trace = true;
+        cap.trace_row = (size_t)x->trace_at[2];
+        cap.trace_col = (size_t)x->trace_at[3];
+        cap.events = &sink[0];
+    }
+    if (fa_forward(&x->hcfg, q, k, v, o, lse, &cap, &env) != 0)
+        return -1;
+    *ffl |= env.flags;
+    if (!x->backward)
+        return 0;
+    if (traced) {
+        sink[1].fn = trace_event;
+        sink[1].user = (void *)&x->tr[1];
+        cap.events = &sink[1];
+    }
+    env = (sf_env)SF_ENV_IEEE;
+    if (fa_backward(&x->hcfg, q, k, v, o, lse, x->data[IN_DO] + hh * nq * d,
+                    x->res[OUT_DELTA] + hh * nq, x->res[OUT_DQ] + hh * nq * d,
+                    x->res[OUT_DK] + hh * nk * d, x->res[OUT_DV] + hh * nk * d,
+                    &cap, &env)
+        != 0)
+        return -1;
+    *bfl |= env.flags;
+    return 0;
+}
+
+/* The exact reference of head HH: AX_OK, or an ax code. */
+static int
+exact_head(const attn_ctx *x, size_t hh)
+{
+    size_t nq = x->nq, nk = x->nk, d = x->d;
+    const uint16_t *q = x->data[IN_Q] + hh * nq * d;
+    const uint16_t *k = x->data[IN_K] + hh * nk * d;
+    const uint16_t *v = x->data[IN_V] + hh * nk * d;
+    ax_options opt = {0, AX_DIRECT};
+    ax_outputs out;
+
+    memset(&out, 0, sizeof out);
+    out.o.d = x->ex[OUT_O] + hh * nq * d;
+    out.lse.d = x->ex[OUT_LSE] + hh * nq;
+    if (!x->backward)
+        return ax_forward_ex(&x->hcfg, &opt, q, k, v, &out);
+    out.delta.d = x->ex[OUT_DELTA] + hh * nq;
+    out.dq.d = x->ex[OUT_DQ] + hh * nq * d;
+    out.dk.d = x->ex[OUT_DK] + hh * nk * d;
+    out.dv.d = x->ex[OUT_DV] + hh * nk * d;
+    return ax_backward_ex(&x->hcfg, &opt, q, k, v,
+                          x->data[IN_DO] + hh * nq * d, NULL, &out);
+}
+
+/* Marks every exact value of head HH as missing (NaN). */
+static void
+exact_head_missing(const attn_ctx *x, size_t hh)
+{
+    size_t nq = x->nq, nk = x->nk, d = x->d;
+    const size_t per[N_OUT] = {nq * d, nq, nq, nq * d, nk * d, nk * d};
+
+    for (int i = 0; i < N_OUT; i++)
+        if (x->ex[i] != NULL)
+            for (size_t j = 0; j < per[i]; j++)
+                x->ex[i][hh * per[i] + j] = NAN;
+}
+
+static int
+thread_count(const attn_ctx *x)
+{
+    uint64_t t = concurrent(x);
+    return t > 1024 ? 1024 : (int)t;
+}
+
+static bool
+compute(attn_ctx *x)
+{
+    long long nh = (long long)x->heads;
+    unsigned ffl = 0, bfl = 0;
+    int failed = 0, nt = thread_count(x);
+
+#ifdef _OPENMP
+    x->threads_used = nt;
+#else
+    x->threads_used = 1;
+    (void)nt;
+#endif
+    if (x->gen.on) {
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
+#endif
+        for (long long hh = 0; hh < nh; hh++)
+            gen_head(x, (size_t)hh);
+    }
+    for (int i = 0; i < N_IN; i++) {
+        size_t n;
+        if (x->data[i] == NULL)
+            continue;
+        n = x->heads * (i == IN_K || i == IN_V ? x->nk : x->nq) * x->d;
+        for (size_t j = 0; j < n; j++)
+            x->nonfinite_in[i] += bf16_nonfinite(x->data[i][j]);
+    }
+
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic, 1) num_threads(nt)                 \
+    reduction(|                                                               \
+              : ffl, bfl, failed)
+#endif
+    for (long long hh = 0; hh < nh; hh++)
+        if (run_head(x, (size_t)hh, &ffl, &bfl) != 0)
+            failed |= 1;
+    if (failed) {
+        cli_error(CMD, "the attention library failed (out of memory for its "
+                       "working memory)");
+        return false;
+    }
+    x->flags_fwd = ffl;
+    x->flags_bwd = bfl;
+    return true;
+}
+
+/* Codes of the exact reference that stop the run. */
+static bool
+exact_all(attn_ctx *x)
+{
+    long long nh = (long long)x->heads;
+    int nt = thread_count(x), bad = AX_OK;
+    uint64_t n_input = 0, n_range = 0;
+
+    if (!mpfr_buildopt_tls_p())
+        nt = 1; /* MPFR's caches are shared: one thread */
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic, 1) num_threads(nt)                \
+    reduction(+ : n_input, n_range)
+#else
+    (void)nt;
+#endif
+    for (long long hh = 0; hh < nh; hh++) {
+        int rc = exact_head(x, (size_t)hh);
+        if (rc == AX_OK)
+            continue;
+        exact_head_missing(x, (size_t)hh);
+        if (rc == AX_EINPUT) {
+            n_input++;
+        } else if (rc == AX_ERANGE) {
+            n_range++;
+        } else {
+#ifdef _OPENMP
+#pragma omp critical(attn_exact_error)
+#endif
+            bad = rc;
+        }
+    }
+    mpfr_free_cache();
+    if (bad != AX_OK) {
+        cli_error(CMD, "the exact reference failed: %s", ax_strerror(bad));
+        return false;
+    }
+    x->heads_nonfinite = n_input;
+    x->heads_range = n_range;
+    return true;
+}
+
+/* The errors of output I against the exact values. */
+static void
+stat_output(attn_ctx *x, int i)
+{
+    err_stat *st = &x->st[i];
+    size_t bh = x->heads;
+    size_t n = i == OUT_O || i == OUT_DQ    ? bh * x->nq * x->d
+               : i == OUT_DK || i == OUT_DV ? bh * x->nk * x->d
+                                            : bh * x->nq;
+    const uint32_t *got = x->res[i];
+    const double *ex = x->ex[i];
+
+    st->have = true;
+    st->fmt = fa_output_format(&x->cfg, out_names[i]);
+    if (st->fmt == NULL)
+        st->fmt = &sf_format_f32;
+    bias_cell_init(&st->err);
+    bias_cell_init(&st->mag);
+    for (size_t j = 0; j < n; j++) {
+        double e = ex[j], u;
+        if (!isfinite(e)) {
+            st->skipped++;
+            continue;
+        }
+        /* the error in FP32 ulps, correctly rounded, then scaled exactly
+           to the output format's ulp (same exponent range) */
+        u = ax_error_ulps(&sf_format_f32, got[j], e);
+        if (st->fmt != &sf_format_f32 && isfinite(u))
+            u = ldexp(u,
+                      ax_ulp_exp(&sf_format_f32, e) - ax_ulp_exp(st->fmt, e));
+        bias_cell_add(&st->err, u);
+        if (isfinite(u))
+            bias_cell_add(&st->mag, fabs(u));
+    }
+}
+
+/* Rows whose P~ has entries exactly 1 (from the p capture). */
+static void
+count_rows(attn_ctx *x)
+{
+    const uint32_t *p = x->cap[CAP_P];
+    size_t rows = x->heads * x->nq;
+
+    if (p == NULL)
+        return;
+    x->rows_have = true;
+    x->rows = rows;
+    for (size_t r = 0; r < rows; r++) {
+        unsigned ones = 0;
+        for (size_t j = 0; j < x->nk && ones < 2; j++)
+            ones += p[r * x->nk + j] == 0x3F800000u;
+        x->rows_p1 += ones >= 1;
+        x->rows_p2 += ones >= 2;
+    }
+}
+
+/*----------------------------------------------------------------------------
+ * The output file.
+ *--------------------------------------------------------------------------*/
+#define MAX_TENSORS (N_OUT + N_CAP + N_IN)
+#define MAX_META 64
+#define META_LEN 96
+
+typedef struct
+{
+    tensor_named list[MAX_TENSORS];
+    size_t n;
+    tensor_meta meta[MAX_META];
+    char keys[MAX_META][META_LEN], values[MAX_META][META_LEN];
+    size_t n_meta;
+    /* arrays to swap back after writing on a big-endian host */
+    void *swapped[MAX_TENSORS];
+    size_t swapped_n[MAX_TENSORS], swapped_es[MAX_TENSORS];
+} out_file;
+
+static void meta_add(out_file *f, const char *key, const char *fmt, ...)
+    CLI_PRINTF(3, 4);
+
+static void
+meta_add(out_file *f, const char *key, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (f->n_meta == MAX_META)
+        return;
+    snprintf(f->keys[f->n_meta], META_LEN, "%s", key);
+    va_start(ap, fmt);
+    vsnprintf(f->values[f->n_meta], META_LEN, fmt, ap);
+    va_end(ap);
+    f->meta[f->n_meta].key = f->keys[f->n_meta];
+    f->meta[f->n_meta].value = f->values[f->n_meta];
+    f->n_meta++;
+}
+
+/* The shape of a tensor with Q's leading dimensions and two (or one)
+   trailing ones; returns its rank. */
+static unsigned
+out_shape(const attn_ctx *x, uint64_t *shape, size_t a, size_t b, bool two)
+{
+    unsigned r = 0;
+
+    for (unsigned i = 0; i < x->n_lead; i++)
+        shape[r++] = x->lead[i];
+    shape[r++] = a;
+    if (two)
+        shape[r++] = b;
+    return r;
+}
+
+static void
+tensor_add(out_file *f, const attn_ctx *x, const char *name, tensor_dtype dt,
+           void *data, size_t a, size_t b, bool two)
+{
+    tensor *t = &f->list[f->n].tensor;
+    size_t es = tensor_dtype_size(dt);
+
+    memset(t, 0, sizeof *t);
+    t->dtype = dt;
+    t->ndim = out_shape(x, t->shape, a, b, two);
+    t->n_elems = 1;
+    for (unsigned i = 0; i < t->ndim; i++)
+        t->n_elems *= t->shape[i];
+    t->n_bytes = (size_t)t->n_elems * es;
+    t->data = data;
+    f->list[f->n].name = name;
+    swap_elems(data, (size_t)t->n_elems, es);
+    f->swapped[f->n] = data;
+    f->swapped_n[f->n] = (size_t)t->n_elems;
+    f->swapped_es[f->n] = es;
+    f->n++;
+}
+
+static const char *
+ablation_list(char *buf, size_t n, unsigned abl)
+{
+    size_t o = 0;
+
+    buf[0] = '\0';
+    for (unsigned b = 0; b < 32; b++)
+        if ((abl & (1u << b)) && fa_ablation_name(1u << b) != NULL && o < n)
+            o += (size_t)snprintf(buf + o, n - o, "%s%s", o ? "," : "",
+                                  fa_ablation_name(1u << b));
+    if (o == 0)
+        snprintf(buf, n, "none");
+    return buf;
+}
+
+static void
+file_meta(out_file *f, const attn_ctx *x)
+{
+    const fa_fix *fx = &x->cfg.fix;
+    char buf[META_LEN];
+
+    meta_add(f, "producer", "bf16emu %s attn", cli_version());
+    meta_add(f, "policy", "%s", fa_policy_name(x->policy));
+    meta_add(f, "fix", "%s", fa_fix_name(fx->kind));
+    meta_add(f, "fix.beta", "%s", dbl_str(buf, sizeof buf, fx->beta));
+    meta_add(f, "fix.tol", "%s", dbl_str(buf, sizeof buf, fx->tol));
+    meta_add(f, "fix.eps", "%s", dbl_str(buf, sizeof buf, fx->eps));
+    meta_add(f, "fix.zero_max", "%s",
+             fx->zero_max == FA_ZERO_MAX_SHIFT ? "shift" : "keep");
+    meta_add(f, "fix.eps_zero", "%s", dbl_str(buf, sizeof buf, fx->eps_zero));
+    meta_add(f, "ablations", "%s",
+             ablation_list(buf, sizeof buf, x->ablations));
+    meta_add(f, "exp", "%s", x->exp_name);
+    meta_add(f, "scale", "f32:0x%08" PRIX32, x->scale_used);
+    meta_add(f, "causal", "%s", x->causal ? "true" : "false");
+    meta_add(f, "order", "%s", fa_order_name(x->order));
+    meta_add(f, "tiles", "%zux%zu", x->br_eff, x->bc_eff);
+    meta_add(f, "kv_blocks", "%zu", x->tc);
+    if (x->gen.on) {
+        const gen_params *g = &x->gen;
+        meta_add(f, "inputs", "generated");
+        meta_add(f, "gen", "%s", gen_names[g->kind]);
+        meta_add(f, "gen.seed", "%" PRIu64, g->seed);
+        meta_add(f, "gen.qk_std", "%s", dbl_str(buf, sizeof buf, g->qk_std));
+        meta_add(f, "gen.v_mean", "%s", dbl_str(buf, sizeof buf, g->v_mean));
+        meta_add(f, "gen.v_std", "%s", dbl_str(buf, sizeof buf, g->v_std));
+        if (x->backward)
+            meta_add(f, "gen.do_std", "%s",
+                     dbl_str(buf, sizeof buf, g->do_std));
+        if (g->kind == GEN_SINK)
+            meta_add(f, "gen.sink", "%s", dbl_str(buf, sizeof buf, g->sink));
+        if (g->kind == GEN_REPEATED) {
+            meta_add(f, "gen.repeat", "%" PRIu64, g->repeat);
+            meta_add(f, "gen.max_value", "%s",
+                     dbl_str(buf, sizeof buf, g->max_value));
+            meta_add(f, "gen.gap_min", "%s",
+                     dbl_str(buf, sizeof buf, g->gap_min));
+            meta_add(f, "gen.gap_max", "%s",
+                     dbl_str(buf, sizeof buf, g->gap_max));
+        }
+    } else {
+        meta_add(f, "inputs", "files");
+    }
+}
+
+static bool
+write_output(attn_ctx *x)
+{
+    out_file *f = calloc(1, sizeof *f);
+    tensor_error err;
+    size_t nq = x->nq, nk = x->nk, d = x->d;
+    int rc;
+
+    if (f == NULL) {
+        cli_error(CMD, "out of memory");
+        return false;
+    }
+    file_meta(f, x);
+    tensor_add(f, x, "o", TENSOR_F32, x->res[OUT_O], nq, d, true);
+    tensor_add(f, x, "lse", TENSOR_F32, x->res[OUT_LSE], nq, 0, false);
+    if (x->backward) {
+        tensor_add(f, x, "delta", TENSOR_F32, x->res[OUT_DELTA], nq, 0, false);
+        tensor_add(f, x, "dq", TENSOR_F32, x->res[OUT_DQ], nq, d, true);
+        tensor_add(f, x, "dk", TENSOR_F32, x->res[OUT_DK], nk, d, true);
+        tensor_add(f, x, "dv", TENSOR_F32, x->res[OUT_DV], nk, d, true);
+    }
+    for (int i = 0; i < N_CAP; i++) {
+        if (!(x->captures & (1u << i)))
+            continue;
+        tensor_add(f, x, cap_names[i], TENSOR_F32, x->cap[i], nq,
+                   i == CAP_M || i == CAP_L ? x->tc
+                   : i == CAP_OBAR          ? d
+                                            : nk,
+                   true);
+    }
+    for (int i = 0; i < N_IN; i++) {
+        if (x->data[i] == NULL)
+            continue;
+        tensor_add(f, x, in_names[i], TENSOR_BF16, x->data[i],
+                   i == IN_K || i == IN_V ? nk : nq, d, true);
+    }
+    for (size_t i = 0; i < f->n; i++) {
+        char key[32];
+        const char *name = f->list[i].name;
+        const sf_format *fmt = fa_output_format(&x->cfg, name);
+        if (fmt == NULL)
+            fmt = &sf_format_bf16; /* the inputs */
+        snprintf(key, sizeof key, "format.%s", name);
+        meta_add(f, key, "%s", fmt->name);
+    }
+    rc = safetensors_write(x->out.path, f->list, f->n, f->meta, f->n_meta,
+                           x->force, &err);
+    for (size_t i = 0; i < f->n; i++)
+        swap_elems(f->swapped[i], f->swapped_n[i], f->swapped_es[i]);
+    free(f);
+    if (rc != TENSOR_OK) {
+        cli_error(CMD, "--out: %s", err.message);
+        return false;
+    }
+    return true;
+}
+
+/*----------------------------------------------------------------------------
+ * Reports.
+ *--------------------------------------------------------------------------*/
+static const char *
+op_name(int op)
+{
+    switch (op) {
+    case SF_OP_ADD:
+        return "add";
+    case SF_OP_SUB:
+        return "sub";
+    case SF_OP_MUL:
+        return "mul";
+    case SF_OP_DIV:
+        return "div";
+    case SF_OP_SQRT:
+        return "sqrt";
+    case SF_OP_FMA:
+        return "fma";
+    case SF_OP_CONVERT:
+        return "convert";
+    case SF_OP_ROUND_INT:
+        return "round-int";
+    case SF_OP_TO_INT:
+        return "to-int";
+    case SF_OP_FROM_INT:
+        return "from-int";
+    case SF_OP_FROM_DOUBLE:
+        return "from-double";
+    case SF_OP_FROM_STRING:
+        return "from-string";
+    case SF_OP_MMA_ALIGN:
+        return "mma-align";
+    case SF_OP_MMA_BLOCK:
+        return "mma-block";
+    case SF_OP_MMA_FMA:
+        return "mma-fma";
+    case SF_OP_MMA_MUL:
+        return "mma-mul";
+    case SF_OP_MMA_ADD:
+        return "mma-add";
+    case SF_OP_MMA_STORE:
+        return "mma-store";
+    case SF_OP_MMA_EXACT:
+        return "mma-exact";
+    default:
+        return "other";
+    }
+}
+
+static const char *
+dir_name(int dir)
+{
+    return dir > 0 ? "away" : dir < 0 ? "toward" : "exact";
+}
+
+/* BITS of FMT as hex with the format's digits ("0x3F80"); an integer
+   (FMT NULL) in decimal. */
+static const char *
+bits_str(char *buf, size_t n, const sf_format *fmt, uint64_t bits)
+{
+    if (fmt == NULL)
+        snprintf(buf, n, "%" PRId64, (int64_t)bits);
+    else
+        snprintf(buf, n, "0x%0*" PRIX64, (int)(fmt->storage_bits / 4), bits);
+    return buf;
+}
+
+static const char *
+gen_desc(char *buf, size_t n, const attn_ctx *x)
+{
+    const gen_params *g = &x->gen;
+    size_t o;
+
+    o = (size_t)snprintf(buf, n,
+                         "%s, seed %" PRIu64 ":\n    Q, K ~ N(0, %.6g), V ~ "
+                         "N(%.6g, %.6g)",
+                         gen_names[g->kind], g->seed, g->qk_std, g->v_mean,
+                         g->v_std);
+    if (x->backward && o < n)
+        o += (size_t)snprintf(buf + o, n - o, ", dO ~ N(0, %.6g)", g->do_std);
+    if (g->kind == GEN_SINK && o < n)
+        snprintf(buf + o, n - o, ";\n    key 0's scores raised by %.6g",
+                 g->sink);
+    else if (g->kind == GEN_REPEATED && o < n)
+        snprintf(buf + o, n - o,
+                 ";\n    %" PRIu64 " keys at score %.6g, the others %.6g to "
+                 "%.6g below",
+                 g->repeat, g->max_value, g->gap_min, g->gap_max);
+    return buf;
+}
+
+static void
+text_input(cli_buf *b, const attn_ctx *x, int i)
+{
+    char spec[SPEC_MAX], sh[SHAPE_MAX];
+    uint64_t shape[4];
+    unsigned r;
+
+    if (x->data[i] == NULL)
+        return;
+    if (x->gen.on) {
+        r = out_shape(x, shape, i == IN_K || i == IN_V ? x->nk : x->nq, x->d,
+                      true);
+        cli_buf_printf(b, "  %-3s generated  BF16 %s", in_labels[i],
+                       shape_str(sh, sizeof sh, r, shape));
+    } else {
+        const operand *o = &x->in[i];
+        cli_buf_printf(b, "  %-3s %s  %s %s", in_labels[i],
+                       spec_str(spec, sizeof spec, o),
+                       tensor_dtype_name(o->t.dtype),
+                       shape_str(sh, sizeof sh, o->t.ndim, o->t.shape));
+    }
+    if (x->nonfinite_in[i] > 0)
+        cli_buf_printf(b, ", %" PRIu64 " NaN or Inf", x->nonfinite_in[i]);
+    cli_buf_putc(b, '\n');
+}
+
+static void
+text_fix(cli_buf *b, const attn_ctx *x)
+{
+    const fa_fix *f = &x->cfg.fix;
+
+    cli_buf_printf(b, "fix %s", fa_fix_name(f->kind));
+    switch (f->kind) {
+    case FA_FIX_BETA:
+    case FA_FIX_BETA_V2:
+    case FA_FIX_ALWAYS:
+        cli_buf_printf(b, " (beta %.6g", f->beta);
+        if (f->kind == FA_FIX_BETA)
+            cli_buf_printf(b, ", tol %.6g", f->tol);
+        if (f->zero_max == FA_ZERO_MAX_SHIFT)
+            cli_buf_printf(b, ", zero max shifted by %.6g)", f->eps_zero);
+        else
+            cli_buf_puts(b, ", zero max kept)");
+        break;
+    case FA_FIX_EPS:
+        cli_buf_printf(b, " (eps %.6g, tol %.6g)", f->eps, f->tol);
+        break;
+    default:
+        break;
+    }
+}
+
+/* X with four significant digits, "-" for NaN. */
+static const char *
+g4(char *buf, size_t n, double x)
+{
+    if (isnan(x))
+        snprintf(buf, n, "-");
+    else
+        snprintf(buf, n, "%.4g", x);
+    return buf;
+}
+
+static void
+text_stats(cli_buf *b, const attn_ctx *x)
+{
+    bias_summary s[N_OUT];
+    char v[5][32];
+
+    cli_buf_puts(b, "\nerrors against the exact reference (computed - exact, "
+                    "in ulps of the format):\n");
+    cli_buf_puts(b, "  output format       n       mean         se          t"
+                    "  95% CI\n");
+    for (int i = 0; i < N_OUT; i++) {
+        const err_stat *st = &x->st[i];
+        char ci[64];
+        if (!st->have)
+            continue;
+        bias_summarize(&st->err, &s[i]);
+        if (s[i].valid)
+            snprintf(ci, sizeof ci, "[%.4g, %.4g]", s[i].ci_lo, s[i].ci_hi);
+        else
+            snprintf(ci, sizeof ci, "-");
+        cli_buf_printf(
+            b, "  %-6s %-6s %7" PRIu64 " %10s %10s %10s  %s\n", out_names[i],
+            st->fmt->name, s[i].n, g4(v[0], sizeof v[0], s[i].mean),
+            g4(v[1], sizeof v[1], s[i].se), g4(v[2], sizeof v[2], s[i].t), ci);
+    }
+    cli_buf_puts(b,
+                 "  output     neg    zero     pos   max|err|  mean|err|\n");
+    for (int i = 0; i < N_OUT; i++) {
+        const err_stat *st = &x->st[i];
+        if (!st->have)
+            continue;
+        cli_buf_printf(
+            b, "  %-6s %7" PRIu64 " %7" PRIu64 " %7" PRIu64 " %10s %10s\n",
+            out_names[i], st->err.neg, st->err.zero, st->err.pos,
+            g4(v[3], sizeof v[3],
+               s[i].n > 0 ? fmax(fabs(s[i].min), fabs(s[i].max)) : NAN),
+            g4(v[4], sizeof v[4], st->mag.n > 0 ? st->mag.mean : NAN));
+    }
+    for (int i = 0; i < N_OUT; i++) {
+        const err_stat *st = &x->st[i];
+        if (!st->have || (st->skipped == 0 && st->err.nonfinite == 0))
+            continue;
+        cli_buf_printf(b, "  %s: ", out_names[i]);
+        if (st->skipped > 0)
+            cli_buf_printf(b,
+                           "%" PRIu64 " element%s without a finite exact "
+                           "value left out",
+                           st->skipped, st->skipped == 1 ? "" : "s");
+        if (st->err.nonfinite > 0)
+            cli_buf_printf(b,
+                           "%s%" PRIu64 " computed NaN or Inf against a "
+                           "finite exact value (not in the moments)",
+                           st->skipped > 0 ? "; " : "", st->err.nonfinite);
+        cli_buf_putc(b, '\n');
+    }
+}
+
+static void
+text_trace(cli_buf *b, const attn_ctx *x, int pass)
+{
+    const trace_log *t = &x->tr[pass];
+    char r[40], ops[80];
+
+    cli_buf_printf(b,
+                   "\ntrace: rounding events of %s[%" PRIu64 ", %" PRIu64
+                   ", %" PRIu64 ", %" PRIu64 "] (%s): %" PRIu64 " events",
+                   pass == 0 ? "O" : "dQ", x->trace_at[0], x->trace_at[1],
+                   x->trace_at[2], x->trace_at[3],
+                   pass == 0 ? "forward" : "backward", t->total);
+    if (t->total > t->n)
+        cli_buf_printf(b, ", the last %zu listed\n", t->n);
+    else
+        cli_buf_puts(b, "\n");
+    cli_buf_puts(b, "  operation       events   exact    away  toward    "
+                    "ties  mean error (ulps)\n");
+    for (int op = 0; op < BIAS_N_OPS; op++) {
+        const bias_cell *c = &t->acc->by_op[op];
+        if (c->events == 0)
+            continue;
+        cli_buf_printf(b,
+                       "  %-12s %9" PRIu64 " %7" PRIu64 " %7" PRIu64
+                       " %7" PRIu64 " %7" PRIu64 "  %+.4g\n",
+                       op_name(op), c->events, c->exact, c->away, c->toward,
+                       c->ties, c->n > 0 ? c->mean : 0.0);
+    }
+    if (t->n == 0)
+        return;
+    cli_buf_puts(b, "  #         operation    fmt   operands                  "
+                    "      result       dir     G R S tie  error (ulps)\n");
+    for (size_t i = 0; i < t->n; i++) {
+        const trace_ev *e = &t->ring[(t->next + t->cap - t->n + i) % t->cap];
+        size_t o = 0;
+        ops[0] = '\0';
+        for (unsigned j = 0; j < e->n_in && o < sizeof ops; j++) {
+            char one[40];
+            o += (size_t)snprintf(
+                ops + o, sizeof ops - o, "%s%s", j ? " " : "",
+                bits_str(one, sizeof one, e->in_fmt[j], e->in[j]));
+        }
+        cli_buf_printf(
+            b,
+            "  %-9" PRIu64 " %-12s %-5s %-31s %-12s %-7s %u %u "
+            "%u %-3s  %+.6g\n",
+            e->seq, op_name(e->op), e->fmt != NULL ? e->fmt->name : "-", ops,
+            bits_str(r, sizeof r, e->fmt, e->result), dir_name(e->dir),
+            e->guard, e->round, e->sticky, e->tie ? "yes" : "no", e->err_ulps);
+    }
+}
+
+static void
+text_report(attn_ctx *x, cli_buf *b)
+{
+    char buf[512], fl[6], fl2[6], sv[64], abl[128];
+
+    cli_buf_printf(b, "attn: %s %s, ", fa_policy_name(x->policy),
+                   x->backward ? "forward and backward" : "forward");
+    text_fix(b, x);
+    cli_buf_printf(b, ", exp %s\n", x->exp_name);
+    for (int i = 0; i < N_IN; i++)
+        text_input(b, x, i);
+    if (x->gen.on)
+        cli_buf_printf(b, "  generated by %s\n", gen_desc(buf, sizeof buf, x));
+    cli_buf_printf(b,
+                   "  B %zu, H %zu, Nq %zu, Nk %zu, d %zu; scale %s "
+                   "(f32:0x%08" PRIX32 "), %s\n",
+                   x->nb, x->nh, x->nq, x->nk, x->d,
+                   f32_dec(sv, sizeof sv, x->scale_used), x->scale_used,
+                   x->causal ? "causal" : "no mask");
+    cli_buf_printf(b,
+                   "  tiles %zu x %zu, %zu KV block%s, order %s; ablations "
+                   "%s\n",
+                   x->br_eff, x->bc_eff, x->tc, x->tc == 1 ? "" : "s",
+                   fa_order_name(x->order),
+                   ablation_list(abl, sizeof abl, x->ablations));
+    cli_buf_printf(b, "  flags %s", sf_flags_str(x->flags_fwd, fl));
+    if (x->backward)
+        cli_buf_printf(b, " (forward), %s (backward)",
+                       sf_flags_str(x->flags_bwd, fl2));
+    cli_buf_putc(b, '\n');
+    if (x->rows_have)
+        cli_buf_printf(
+            b,
+            "  rows with P~ = 1 entries: %" PRIu64 " of %" PRIu64
+            " (%.4g%%); with two or more: %" PRIu64 " (%.4g%%)\n",
+            x->rows_p1, x->rows,
+            x->rows ? 100.0 * (double)x->rows_p1 / (double)x->rows : 0.0,
+            x->rows_p2,
+            x->rows ? 100.0 * (double)x->rows_p2 / (double)x->rows : 0.0);
+    if (x->out.arg != NULL) {
+        cli_buf_printf(b, "  out %s: o, lse", x->out.path);
+        if (x->backward)
+            cli_buf_puts(b, ", delta, dq, dk, dv");
+        for (int i = 0; i < N_CAP; i++)
+            if (x->captures & (1u << i))
+                cli_buf_printf(b, ", %s", cap_names[i]);
+        cli_buf_puts(b, " (F32);");
+        for (int i = 0; i < N_IN; i++)
+            if (x->data[i] != NULL)
+                cli_buf_printf(b, "%s %s", i ? "," : "", in_names[i]);
+        cli_buf_puts(b, " (BF16)\n");
+    }
+    if (x->exact_run) {
+        text_stats(b, x);
+        if (x->heads_nonfinite > 0)
+            cli_buf_printf(b,
+                           "  %" PRIu64 " head%s with NaN or Inf inputs have "
+                           "no exact reference (left out)\n",
+                           x->heads_nonfinite,
+                           x->heads_nonfinite == 1 ? "" : "s");
+        if (x->heads_range > 0)
+            cli_buf_printf(b,
+                           "  %" PRIu64 " head%s outside MPFR's exponent "
+                           "range left out\n",
+                           x->heads_range, x->heads_range == 1 ? "" : "s");
+    } else {
+        cli_buf_printf(b, "\nexact reference: not run (%s)\n", x->exact_note);
+    }
+    for (int p = 0; x->trace && p < (x->backward ? 2 : 1); p++)
+        text_trace(b, x, p);
+}
+
+static void
+json_shape(cli_json *j, const char *key, unsigned ndim, const uint64_t *shape)
+{
+    cli_json_array_begin(j, key);
+    for (unsigned i = 0; i < ndim; i++)
+        cli_json_int(j, NULL, (long long)shape[i]);
+    cli_json_array_end(j);
+}
+
+static void
+json_input(cli_json *j, const attn_ctx *x, int i)
+{
+    uint64_t shape[4];
+    unsigned r;
+
+    if (x->data[i] == NULL) {
+        cli_json_null(j, in_names[i]);
+        return;
+    }
+    cli_json_object_begin(j, in_names[i]);
+    if (x->gen.on) {
+        cli_json_null(j, "file");
+        cli_json_null(j, "key");
+        cli_json_string(j, "dtype", "BF16");
+        r = out_shape(x, shape, i == IN_K || i == IN_V ? x->nk : x->nq, x->d,
+                      true);
+        json_shape(j, "shape", r, shape);
+    } else {
+        const operand *o = &x->in[i];
+        cli_json_string(j, "file", o->path);
+        cli_json_string(j, "key", o->key);
+        cli_json_string(j, "dtype", tensor_dtype_name(o->t.dtype));
+        json_shape(j, "shape", o->t.ndim, o->t.shape);
+    }
+    cli_json_int(j, "nonfinite", (long long)x->nonfinite_in[i]);
+    cli_json_object_end(j);
+}
+
+static void
+json_stats(cli_json *j, const attn_ctx *x)
+{
+    if (!x->exact_run) {
+        cli_json_null(j, "errors");
+        return;
+    }
+    cli_json_object_begin(j, "errors");
+    for (int i = 0; i < N_OUT; i++) {
+        const err_stat *st = &x->st[i];
+        bias_summary s;
+        if (!st->have)
+            continue;
+        bias_summarize(&st->err, &s);
+        cli_json_object_begin(j, out_names[i]);
+        cli_json_string(j, "format", st->fmt->name);
+        cli_json_int(j, "count", (long long)s.n);
+        cli_json_int(j, "nonfinite", (long long)st->err.nonfinite);
+        cli_json_int(j, "skipped", (long long)st->skipped);
+        cli_json_double(j, "mean", s.mean);
+        cli_json_double(j, "sd", s.sd);
+        cli_json_double(j, "se", s.se);
+        cli_json_double(j, "t", s.t);
+        cli_json_double(j, "ci_lo", s.ci_lo);
+        cli_json_double(j, "ci_hi", s.ci_hi);
+        cli_json_int(j, "neg", (long long)st->err.neg);
+        cli_json_int(j, "zero", (long long)st->err.zero);
+        cli_json_int(j, "pos", (long long)st->err.pos);
+        cli_json_double(j, "min", s.min);
+        cli_json_double(j, "max", s.max);
+        cli_json_double(j, "max_abs",
+                        s.n > 0 ? fmax(fabs(s.min), fabs(s.max)) : NAN);
+        cli_json_double(j, "mean_abs", st->mag.n > 0 ? st->mag.mean : NAN);
+        cli_json_object_end(j);
+    }
+    cli_json_object_end(j);
+}
+
+static void
+json_trace(cli_json *j, const attn_ctx *x, int pass)
+{
+    const trace_log *t = &x->tr[pass];
+    char buf[40];
+
+    cli_json_object_begin(j, pass == 0 ? "forward" : "backward");
+    cli_json_string(j, "element", pass == 0 ? "o" : "dq");
+    cli_json_int(j, "events", (long long)t->total);
+    cli_json_int(j, "listed", (long long)t->n);
+    cli_json_array_begin(j, "by_operation");
+    for (int op = 0; op < BIAS_N_OPS; op++) {
+        const bias_cell *c = &t->acc->by_op[op];
+        if (c->events == 0)
+            continue;
+        cli_json_object_begin(j, NULL);
+        cli_json_string(j, "op", op_name(op));
+        cli_json_int(j, "code", op);
+        cli_json_int(j, "events", (long long)c->events);
+        cli_json_int(j, "exact", (long long)c->exact);
+        cli_json_int(j, "away", (long long)c->away);
+        cli_json_int(j, "toward", (long long)c->toward);
+        cli_json_int(j, "up", (long long)c->up);
+        cli_json_int(j, "down", (long long)c->down);
+        cli_json_int(j, "ties", (long long)c->ties);
+        cli_json_double(j, "mean_error_ulps", c->n > 0 ? c->mean : NAN);
+        cli_json_object_end(j);
+    }
+    cli_json_array_end(j);
+    cli_json_array_begin(j, "list");
+    for (size_t i = 0; i < t->n; i++) {
+        const trace_ev *e = &t->ring[(t->next + t->cap - t->n + i) % t->cap];
+        cli_json_object_begin(j, NULL);
+        cli_json_int(j, "seq", (long long)e->seq);
+        cli_json_string(j, "op", op_name(e->op));
+        cli_json_string(j, "format", e->fmt != NULL ? e->fmt->name : NULL);
+        cli_json_array_begin(j, "operands");
+        for (unsigned k = 0; k < e->n_in; k++)
+            cli_json_string(j, NULL,
+                            bits_str(buf, sizeof buf, e->in_fmt[k], e->in[k]));
+        cli_json_array_end(j);
+        cli_json_string(j, "result",
+                        bits_str(buf, sizeof buf, e->fmt, e->result));
+        cli_json_string(j, "direction", dir_name(e->dir));
+        cli_json_int(j, "guard", e->guard);
+        cli_json_int(j, "round", e->round);
+        cli_json_int(j, "sticky", e->sticky);
+        cli_json_bool(j, "tie", e->tie);
+        cli_json_double(j, "error_ulps", e->err_ulps);
+        cli_json_string(j, "flags", sf_flags_str(e->flags, buf));
+        cli_json_object_end(j);
+    }
+    cli_json_array_end(j);
+    cli_json_object_end(j);
+}
+
+static void
+json_report(attn_ctx *x, cli_json *j)
+{
+    const fa_fix *f = &x->cfg.fix;
+    char buf[64], fl[6];
+
+    cli_json_object_begin(j, NULL);
+    cli_json_string(j, "command", "attn");
+    cli_json_string(j, "version", cli_version());
+    cli_json_string(j, "policy", fa_policy_name(x->policy));
+    cli_json_object_begin(j, "fix");
+    cli_json_string(j, "kind", fa_fix_name(f->kind));
+    cli_json_double(j, "beta", f->beta);
+    cli_json_double(j, "tol", f->tol);
+    cli_json_double(j, "eps", f->eps);
+    cli_json_string(j, "zero_max",
+                    f->zero_max == FA_ZERO_MAX_SHIFT ? "shift" : "keep");
+    cli_json_double(j, "eps_zero", f->eps_zero);
+    cli_json_object_end(j);
+    cli_json_array_begin(j, "ablations");
+    for (unsigned b = 0; b < 32; b++)
+        if ((x->ablations & (1u << b)) && fa_ablation_name(1u << b) != NULL)
+            cli_json_string(j, NULL, fa_ablation_name(1u << b));
+    cli_json_array_end(j);
+    cli_json_string(j, "exp", x->exp_name);
+    cli_json_bool(j, "causal", x->causal);
+    cli_json_object_begin(j, "scale");
+    snprintf(buf, sizeof buf, "0x%08" PRIX32, x->scale_used);
+    cli_json_string(j, "bits", buf);
+    cli_json_string(j, "value", f32_dec(buf, sizeof buf, x->scale_used));
+    cli_json_object_end(j);
+    cli_json_string(j, "order", fa_order_name(x->order));
+    cli_json_object_begin(j, "tiles");
+    cli_json_int(j, "br", (long long)x->br_eff);
+    cli_json_int(j, "bc", (long long)x->bc_eff);
+    cli_json_int(j, "kv_blocks", (long long)x->tc);
+    cli_json_object_end(j);
+    cli_json_bool(j, "backward", x->backward);
+    cli_json_object_begin(j, "shape");
+    cli_json_int(j, "batch", (long long)x->nb);
+    cli_json_int(j, "heads", (long long)x->nh);
+    cli_json_int(j, "nq", (long long)x->nq);
+    cli_json_int(j, "nk", (long long)x->nk);
+    cli_json_int(j, "d", (long long)x->d);
+    cli_json_int(j, "rank", x->rank);
+    cli_json_object_end(j);
+    cli_json_object_begin(j, "inputs");
+    cli_json_string(j, "source", x->gen.on ? "generated" : "files");
+    if (x->gen.on) {
+        const gen_params *g = &x->gen;
+        cli_json_object_begin(j, "generator");
+        cli_json_string(j, "name", gen_names[g->kind]);
+        cli_json_int(j, "seed", (long long)g->seed);
+        cli_json_double(j, "qk_std", g->qk_std);
+        cli_json_double(j, "v_mean", g->v_mean);
+        cli_json_double(j, "v_std", g->v_std);
+        cli_json_double(j, "do_std", g->do_std);
+        if (g->kind == GEN_SINK)
+            cli_json_double(j, "sink", g->sink);
+        if (g->kind == GEN_REPEATED) {
+            cli_json_int(j, "repeat", (long long)g->repeat);
+            cli_json_double(j, "max_value", g->max_value);
+            cli_json_double(j, "gap_min", g->gap_min);
+            cli_json_double(j, "gap_max", g->gap_max);
+        }
+        cli_json_object_end(j);
+    } else {
+        cli_json_null(j, "generator");
+    }
+    for (int i = 0; i < N_IN; i++)
+        json_input(j, x, i);
+    cli_json_object_end(j);
+    cli_json_string(j, "flags", sf_flags_str(x->flags_fwd, fl));
+    if (x->backward)
+        cli_json_string(j, "flags_backward", sf_flags_str(x->flags_bwd, fl));
+    else
+        cli_json_null(j, "flags_backward");
+    cli_json_int(j, "threads", x->threads_used);
+    cli_json_object_begin(j, "memory");
+    cli_json_int(j, "estimate", (long long)x->mem.total);
+    cli_json_int(j, "limit", (long long)x->max_memory);
+    cli_json_object_end(j);
+    if (x->rows_have) {
+        cli_json_object_begin(j, "rows");
+        cli_json_int(j, "count", (long long)x->rows);
+        cli_json_int(j, "p_one", (long long)x->rows_p1);
+        cli_json_int(j, "p_one_repeated", (long long)x->rows_p2);
+        cli_json_object_end(j);
+    } else {
+        cli_json_null(j, "rows");
+    }
+    cli_json_object_begin(j, "exact");
+    cli_json_bool(j, "run", x->exact_run);
+    cli_json_string(j, "note", x->exact_run ? NULL : x->exact_note);
+    cli_json_int(j, "work", (long long)x->exact_work);
+    cli_json_int(j, "limit", (long long)EXACT_WORK_LIMIT);
+    cli_json_int(j, "prec", AX_PREC_DEFAULT);
+    cli_json_int(j, "heads_nonfinite", (long long)x->heads_nonfinite);
+    cli_json_int(j, "heads_range", (long long)x->heads_range);
+    cli_json_object_end(j);
+    json_stats(j, x);
+    if (x->trace) {
+        cli_json_object_begin(j, "trace");
+        cli_json_int(j, "b", (long long)x->trace_at[0]);
+        cli_json_int(j, "h", (long long)x->trace_at[1]);
+        cli_json_int(j, "row", (long long)x->trace_at[2]);
+        cli_json_int(j, "col", (long long)x->trace_at[3]);
+        for (int p = 0; p < (x->backward ? 2 : 1); p++)
+            json_trace(j, x, p);
+        cli_json_object_end(j);
+    } else {
+        cli_json_null(j, "trace");
+    }
+    if (x->out.arg != NULL) {
+        cli_json_object_begin(j, "out");
+        cli_json_string(j, "file", x->out.path);
+        cli_json_array_begin(j, "tensors");
+        cli_json_string(j, NULL, "o");
+        cli_json_string(j, NULL, "lse");
+        for (int i = OUT_DELTA; x->backward && i < N_OUT; i++)
+            cli_json_string(j, NULL, out_names[i]);
+        for (int i = 0; i < N_CAP; i++)
+            if (x->captures & (1u << i))
+                cli_json_string(j, NULL, cap_names[i]);
+        for (int i = 0; i < N_IN; i++)
+            if (x->data[i] != NULL)
+                cli_json_string(j, NULL, in_names[i]);
+        cli_json_array_end(j);
+        cli_json_object_end(j);
+    } else {
+        cli_json_null(j, "out");
+    }
+    cli_json_object_end(j);
+    cli_json_finish(j);
+}
+
+/*----------------------------------------------------------------------------
+ * Options.
+ *--------------------------------------------------------------------------*/
+enum
+{
+    O_Q,
+    O_K,
+    O_V,
+    O_DO,
+    O_GEN,
+    O_SEED,
+    O_BATCH,
+    O_HEADS,
+    O_NQ,
+    O_NK,
+    O_D,
+    O_QK_STD,
+    O_V_MEAN,
+    O_V_STD,
+    O_DO_STD,
+    O_SINK,
+    O_REPEAT,
+    O_MAX_VALUE,
+    O_GAP_MIN,
+    O_GAP_MAX,
+    O_POLICY,
+    O_FIX,
+    O_BETA,
+    O_TOL,
+    O_EPS,
+    O_ZERO_MAX,
+    O_EPS_ZERO,
+    O_ABLATE,
+    O_BR,
+    O_BC,
+    O_ORDER,
+    O_CAUSAL,
+    O_SCALE,
+    O_EXP,
+    O_BACKWARD,
+    O_CAPTURE,
+    O_TRACE,
+    O_TRACE_MAX,
+    O_OUT,
+    O_FORCE,
+    O_EXACT,
+    O_NO_EXACT,
+    O_MAX_MEMORY,
+    O_THREADS,
+    O_JSON,
+    O_HELP
+};
+
+static const cli_option options[] = {{"q", true, O_Q},
+                                     {"k", true, O_K},
+                                     {"v", true, O_V},
+                                     {"do", true, O_DO},
+                                     {"gen", true, O_GEN},
+                                     {"seed", true, O_SEED},
+                                     {"batch", true, O_BATCH},
+                                     {"heads", true, O_HEADS},
+                                     {"nq", true, O_NQ},
+                                     {"nk", true, O_NK},
+                                     {"d", true, O_D},
+                                     {"qk-std", true, O_QK_STD},
+                                     {"v-mean", true, O_V_MEAN},
+                                     {"v-std", true, O_V_STD},
+                                     {"do-std", true, O_DO_STD},
+                                     {"sink", true, O_SINK},
+                                     {"repeat", true, O_REPEAT},
+                                     {"max-value", true, O_MAX_VALUE},
+                                     {"gap-min", true, O_GAP_MIN},
+                                     {"gap-max", true, O_GAP_MAX},
+                                     {"policy", true, O_POLICY},
+                                     {"fix", true, O_FIX},
+                                     {"beta", true, O_BETA},
+                                     {"tol", true, O_TOL},
+                                     {"eps", true, O_EPS},
+                                     {"zero-max", true, O_ZERO_MAX},
+                                     {"eps-zero", true, O_EPS_ZERO},
+                                     {"ablate", true, O_ABLATE},
+                                     {"br", true, O_BR},
+                                     {"bc", true, O_BC},
+                                     {"order", true, O_ORDER},
+                                     {"causal", false, O_CAUSAL},
+                                     {"scale", true, O_SCALE},
+                                     {"exp", true, O_EXP},
+                                     {"backward", false, O_BACKWARD},
+                                     {"capture", true, O_CAPTURE},
+                                     {"trace", true, O_TRACE},
+                                     {"trace-max", true, O_TRACE_MAX},
+                                     {"out", true, O_OUT},
+                                     {"force", false, O_FORCE},
+                                     {"exact", false, O_EXACT},
+                                     {"no-exact", false, O_NO_EXACT},
+                                     {"max-memory", true, O_MAX_MEMORY},
+                                     {"threads", true, O_THREADS},
+                                     {"json", false, O_JSON},
+                                     {"help", false, O_HELP},
+                                     {NULL, false, 0}};
+
+void
+attn_help(FILE *out)
+{
+    fputs("usage: bf16emu attn --gen NAME [--seed N] [shape] [options]\n"
+          "       bf16emu attn --q FILE[:KEY] --k FILE[:KEY] --v FILE[:KEY]\n"
+          "                    [--do FILE[:KEY]] [options]\n"
+          "\n"
+          "Runs the reference flash attention (forward, and with --backward "
+          "the\nbackward) on BF16 Q, K, V (and dO) with a precision policy, a "
+          "fix, ablations,\ntiles and an exp model, every rounding emulated; "
+          "writes O, LSE (delta, dQ,\ndK, dV) and captures to a .safetensors "
+          "file, and measures the signed error\n(computed - exact) of each "
+          "output against the exact reference (MPFR), in\nulps of the "
+          "output's format.\n"
+          "\n"
+          "inputs (files: BF16, or U16 / '<u2' bit patterns; [B, H, N, d], "
+          "[H, N, d]\nor [N, d]; K and V [.., Nk, d] with Q's leading "
+          "dimensions and d):\n"
+          "  --q, --k, --v FILE[:KEY]  Q, K, V\n"
+          "  --do FILE[:KEY]      dO (needed with --backward)\n"
+          "  --gen NAME           generate Q, K, V (and dO): normal, sink, "
+          "repeated-max\n"
+          "  --seed N             the generator's seed (default 1)\n"
+          "  --batch B, --heads H, --nq NQ, --nk NK, --d D\n"
+          "                       the generated shape [B, H, N, d] (default "
+          "1, 1, 128,\n"
+          "                       NQ, 64)\n"
+          "  --qk-std X           Q and K ~ N(0, X) (default 1)\n"
+          "  --v-mean X, --v-std X  V ~ N(mean, std) (default 0, 1)\n"
+          "  --do-std X           dO ~ N(0, X) (default 1)\n"
+          "  --sink X             sink: key 0's scores raised by X (default "
+          "4)\n"
+          "  --repeat K           repeated-max: K keys share the row maximum "
+          "(default 2)\n"
+          "  --max-value R        repeated-max: their score (default 3)\n"
+          "  --gap-min A, --gap-max B\n"
+          "                       repeated-max: the other scores are R - "
+          "U(A, B)\n"
+          "                       (default 12, 30)\n"
+          "\n"
+          "computation:\n"
+          "  --policy NAME        paper-eq4 (default), repo, fa2, fp32\n"
+          "  --fix NAME           none (default), beta, beta-v2, eps, always\n"
+          "  --beta X, --tol X, --eps X\n"
+          "                       the fix's parameters (defaults 2 or 7 for "
+          "beta-v2,\n"
+          "                       1e-3, 2^-5)\n"
+          "  --zero-max keep|shift, --eps-zero X\n"
+          "                       a repeated maximum of exactly 0: keep m = 0 "
+          "(default)\n"
+          "                       or shift by X (default 2^-5)\n"
+          "  --ablate LIST        fp32-pv, fp32-o, delta-dpp, delta-fp32-o, "
+          "untiled\n"
+          "                       (comma-separated)\n"
+          "  --br N, --bc N       forward tiles (0: the policy's default)\n"
+          "  --order forward|reverse  KV block order (default: the policy's)\n"
+          "  --causal             bottom-right causal mask\n"
+          "  --scale X            softmax scale, rounded to FP32 (default "
+          "1/sqrt(d))\n"
+          "  --exp NAME           cr (default) or libm (ex2-sm90: not in this "
+          "build)\n"
+          "  --backward           also the backward (delta, dQ, dK, dV)\n"
+          "  --threads N          heads computed in parallel (default: the "
+          "online CPUs);\n"
+          "                       results do not depend on it\n"
+          "\n"
+          "output:\n"
+          "  --out FILE           write the outputs, captures and inputs to "
+          "FILE\n"
+          "                       (.safetensors, atomically; never over an "
+          "input)\n"
+          "  --force              replace an existing --out file\n"
+          "  --capture LIST       also write s, p, m, l, obar (forward), dp, "
+          "ds (backward)\n"
+          "  --trace B,H,ROW,COL  list the rounding events of O[B,H,ROW,COL] "
+          "(and of\n"
+          "                       dQ[B,H,ROW,COL] with --backward)\n"
+          "  --trace-max N        events listed per pass, the last ones "
+          "(default 1000)\n"
+          "  --no-exact           skip the exact reference\n"
+          "  --exact              run it even above the size limit\n"
+          "  --max-memory BYTES   refuse runs estimated above BYTES (K, M, G, "
+          "T suffixes;\n"
+          "                       default the smaller of 8G and the physical "
+          "memory)\n"
+          "  --json               print one JSON object instead of text\n"
+          "  -h, --help           this help\n"
+          "\n"
+          "The exact reference runs when B*H*Nq*Nk*d (times 4 with "
+          "--backward) is at\nmost 2^26 (67108864, about 20 s on one core); "
+          "larger runs skip it with a\nnote unless --exact.  Errors are in "
+          "ulps of each output's format at the\nexact value; elements whose "
+          "exact value is not finite are left out and\ncounted.  Inputs may "
+          "hold NaN or Inf: they are counted, and their heads\nhave no exact "
+          "reference.\n"
+          "\n"
+          "example (the paper's repeated maxima with a negative V, in 128 "
+          "independent\nheads):\n"
+          "  bf16emu attn --gen repeated-max --heads 128 --nq 4 --nk 256 "
+          "--d 16 \\\n"
+          "      --v-mean -1.5 --v-std 0.4 --out t12.safetensors\n"
+          "\n"
+          "Exit status: 0 ok, 2 bad usage or input.\n",
+          out);
+}
+
+/* Parses "b,h,row,col". */
+static bool
+parse_trace(attn_ctx *x, const char *v)
+{
+    const char *s = v;
+
+    for (int i = 0; i < 4; i++) {
+        char *end;
+        unsigned long long n;
+        if (*s < '0' || *s > '9')
+            goto bad;
+        n = strtoull(s, &end, 10);
+        if (end == s || (i < 3 && *end != ',') || (i == 3 && *end != '\0'))
+            goto bad;
+        x->trace_at[i] = (uint64_t)n;
+        s = end + 1;
+    }
+    x->trace = true;
+    return true;
+bad:
+    cli_error(CMD,
+              "--trace '%s': expected four indices B,H,ROW,COL (e.g. "
+              "0,0,5,3)",
+              v);
+    return false;
+}
+
+static bool
+parse_capture(attn_ctx *x, const char *v)
+{
+    const char *p = v;
+
+    if (strcmp(v, "none") == 0) {
+        x->captures = 0;
+        return true;
+    }
+    for (;;) {
+        size_t len = strcspn(p, ",");
+        int i;
+        for (i = 0; i < N_CAP; i++)
+            if (strlen(cap_names[i]) == len
+                && strncmp(cap_names[i], p, len) == 0)
+                break;
+        if (i == N_CAP) {
+            cli_error(CMD,
+                      "--capture '%s': unknown capture '%.*s' (expected a "
+                      "comma-separated list of s, p, m, l, obar, dp, ds)",
+                      v, (int)len, p);
+            return false;
+        }
+        x->captures |= 1u << i;
+        if (p[len] == '\0')
+            return true;
+        p += len + 1;
+    }
+}
+
+static bool
+parse_ablate(attn_ctx *x, const char *v)
+{
+    long bits = fa_ablations_parse(v);
+    const char *p = v;
+
+    if (bits >= 0) {
+        x->ablations = (unsigned)bits;
+        return true;
+    }
+    for (;;) {
+        size_t len = strcspn(p, ",");
+        char one[64];
+        snprintf(one, sizeof one, "%.*s", (int)len, p);
+        if (len == 0 || len >= sizeof one || fa_ablations_parse(one) < 0) {
+            cli_error(CMD,
+                      "--ablate '%s': unknown ablation '%.*s' (expected a "
+                      "comma-separated list of fp32-pv, fp32-o, delta-dpp, "
+                      "delta-fp32-o, untiled)",
+                      v, (int)len, p);
+            return false;
+        }
+        if (p[len] == '\0')
+            break;
+        p += len + 1;
+    }
+    cli_error(CMD, "--ablate '%s': not a list of ablations", v);
+    return false;
+}
+
+static bool
+parse_scale(attn_ctx *x, const char *v)
+{
+    cli_number num;
+    char why[256];
+    sf_env env = SF_ENV_IEEE;
+    uint32_t bits;
+
+    if (!cli_parse_number(v, &sf_format_f32, SF_RNE, &num, why, sizeof why)) {
+        cli_error(CMD, "--scale '%s': %s", v, why);
+        return false;
+    }
+    bits =
+        (uint32_t)sf_convert(&sf_format_f32, num.fmt, num.bits, SF_RNE, &env);
+    if ((bits & 0x80000000u) != 0 || (bits & 0x7FFFFFFFu) == 0
+        || (bits & 0x7F800000u) == 0x7F800000u) {
+        cli_error(CMD,
+                  "--scale '%s': expected a finite positive number (the "
+                  "softmax scale)",
+                  v);
+        return false;
+    }
+    x->scale_bits = bits;
+    x->scale_given = true;
+    return true;
+}
+
+static bool
+parse_exp(attn_ctx *x, const char *v)
+{
+    const fa_exp_model *m = NULL;
+
+    if (strcmp(v, "ex2-sm90") == 0) {
+        cli_error(CMD,
+                  "--exp ex2-sm90: the measured sm90 exp2 table model is not "
+                  "available in this build (expected cr or libm)");
+        return false;
+    }
+    if (strcmp(v, "cr") == 0 || strcmp(v, "libm") == 0)
+        m = fa_exp_model_by_name(v);
+    if (m == NULL) {
+        cli_error(CMD, "--exp '%s': unknown exp model (expected cr or libm)",
+                  v);
+        return false;
+    }
+    x->exp = m;
+    x->exp_name = v;
+    return true;
+}
+
+/* A positive count (--batch, --nq, ...). */
+static bool
+parse_count(const char *opt, const char *v, uint64_t *n)
+{
+    if (!cli_parse_u64(CMD, opt, v, n))
+        return false;
+    if (*n == 0) {
+        cli_error(CMD, "%s '%s': expected at least 1", opt, v);
+        return false;
+    }
+    return true;
+}
+
+static bool
+parse_nonneg(const char *opt, const char *v, double *d)
+{
+    if (!cli_parse_double(CMD, opt, v, true, d))
+        return false;
+    if (*d < 0) {
+        cli_error(CMD, "%s '%s': expected a number at least 0", opt, v);
+        return false;
+    }
+    return true;
+}
+
+static void
+gen_only(attn_ctx *x, const char *opt)
+{
+    if (x->n_gen_only < sizeof x->gen_only / sizeof x->gen_only[0])
+        x->gen_only[x->n_gen_only++] = opt;
+}
+
+static void
+kind_only(attn_ctx *x, const char *opt, gen_kind k)
+{
+    gen_only(x, opt);
+    if (x->n_kind_only < sizeof x->kind_only / sizeof x->kind_only[0]) {
+        x->kind_only[x->n_kind_only] = opt;
+        x->kind_of[x->n_kind_only++] = k;
+    }
+}
+
+/* One option; false after an error message. */
+static bool
+take_option(attn_ctx *x, int id, const char *v)
+{
+    int n;
+
+    switch (id) {
+    case O_Q:
+    case O_K:
+    case O_V:
+    case O_DO:
+        x->in[id - O_Q].arg = v;
+        return true;
+    case O_GEN:
+        for (n = 0; n < N_GENS; n++)
+            if (strcmp(v, gen_names[n]) == 0)
+                break;
+        if (n == N_GENS) {
+            cli_error(CMD,
+                      "--gen '%s': unknown generator (expected normal, sink "
+                      "or repeated-max)",
+                      v);
+            return false;
+        }
+        x->gen.on = true;
+        x->gen.kind = (gen_kind)n;
+        return true;
+    case O_SEED:
+        gen_only(x, "--seed");
+        return cli_parse_u64(CMD, "--seed", v, &x->gen.seed);
+    case O_BATCH:
+    case O_HEADS:
+    case O_NQ:
+    case O_NK:
+    case O_D:
+        gen_only(x, sh_opts[id - O_BATCH]);
+        x->sh_given[id - O_BATCH] = true;
+        return parse_count(sh_opts[id - O_BATCH], v, &x->sh[id - O_BATCH]);
+    case O_QK_STD:
+        gen_only(x, "--qk-std");
+        return parse_nonneg("--qk-std", v, &x->gen.qk_std);
+    case O_V_MEAN:
+        gen_only(x, "--v-mean");
+        return cli_parse_double(CMD, "--v-mean", v, true, &x->gen.v_mean);
+    case O_V_STD:
+        gen_only(x, "--v-std");
+        return parse_nonneg("--v-std", v, &x->gen.v_std);
+    case O_DO_STD:
+        gen_only(x, "--do-std");
+        return parse_nonneg("--do-std", v, &x->gen.do_std);
+    case O_SINK:
+        kind_only(x, "--sink", GEN_SINK);
+        return cli_parse_double(CMD, "--sink", v, true, &x->gen.sink);
+    case O_REPEAT:
+        kind_only(x, "--repeat", GEN_REPEATED);
+        return parse_count("--repeat", v, &x->gen.repeat);
+    case O_MAX_VALUE:
+        kind_only(x, "--max-value", GEN_REPEATED);
+        return cli_parse_double(CMD, "--max-value", v, true,
+                                &x->gen.max_value);
+    case O_GAP_MIN:
+        kind_only(x, "--gap-min", GEN_REPEATED);
+        return parse_nonneg("--gap-min", v, &x->gen.gap_min);
+    case O_GAP_MAX:
+        kind_only(x, "--gap-max", GEN_REPEATED);
+        return parse_nonneg("--gap-max", v, &x->gen.gap_max);
+    case O_POLICY:
+        n = fa_policy_parse(v);
+        if (n < 0) {
+            cli_error(CMD,
+                      "--policy '%s': unknown policy (expected paper-eq4, "
+                      "repo, fa2 or fp32)",
+                      v);
+            return false;
+        }
+        x->policy = (fa_policy)n;
+        return true;
+    case O_FIX:
+        n = fa_fix_parse(v);
+        if (n < 0) {
+            cli_error(CMD,
+                      "--fix '%s': unknown fix (expected none, beta, "
+                      "beta-v2, eps or always)",
+                      v);
+            return false;
+        }
+        x->fix_kind = (fa_fix_kind)n;
+        return true;
+    case O_BETA:
+        x->beta_given = true;
+        return cli_parse_double(CMD, "--beta", v, true, &x->beta);
+    case O_TOL:
+        x->tol_given = true;
+        return cli_parse_double(CMD, "--tol", v, true, &x->tol);
+    case O_EPS:
+        x->eps_given = true;
+        return cli_parse_double(CMD, "--eps", v, true, &x->eps);
+    case O_EPS_ZERO:
+        x->eps_zero_given = true;
+        return cli_parse_double(CMD, "--eps-zero", v, true, &x->eps_zero);
+    case O_ZERO_MAX:
+        x->zero_max_given = true;
+        if (strcmp(v, "keep") == 0)
+            x->zero_max = FA_ZERO_MAX_KEEP;
+        else if (strcmp(v, "shift") == 0)
+            x->zero_max = FA_ZERO_MAX_SHIFT;
+        else {
+            cli_error(CMD, "--zero-max '%s': expected keep or shift", v);
+            return false;
+        }
+        return true;
+    case O_ABLATE:
+        return parse_ablate(x, v);
+    case O_BR:
+        return cli_parse_u64(CMD, "--br", v, &x->br);
+    case O_BC:
+        return cli_parse_u64(CMD, "--bc", v, &x->bc);
+    case O_ORDER:
+        n = fa_order_parse(v);
+        if (n < 0) {
+            cli_error(CMD, "--order '%s': expected forward or reverse", v);
+            return false;
+        }
+        x->order = (fa_kv_order)n;
+        x->order_given = true;
+        return true;
+    case O_CAUSAL:
+        x->causal = true;
+        return true;
+    case O_SCALE:
+        return parse_scale(x, v);
+    case O_EXP:
+        return parse_exp(x, v);
+    case O_BACKWARD:
+        x->backward = true;
+        return true;
+    case O_CAPTURE:
+        return parse_capture(x, v);
+    case O_TRACE:
+        return parse_trace(x, v);
+    case O_TRACE_MAX:
+        x->trace_keep_given = true;
+        return cli_parse_u64(CMD, "--trace-max", v, &x->trace_keep);
+    case O_OUT:
+        x->out.arg = v;
+        return true;
+    case O_FORCE:
+        x->force = true;
+        return true;
+    case O_EXACT:
+        x->exact_forced = true;
+        return true;
+    case O_NO_EXACT:
+        x->no_exact = true;
+        return true;
+    case O_MAX_MEMORY:
+        x->max_memory_given = true;
+        return cli_parse_bytes(CMD, "--max-memory", v, &x->max_memory);
+    case O_THREADS:
+        if (!cli_parse_u64(CMD, "--threads", v, &x->threads))
+            return false;
+        if (x->threads == 0) {
+            cli_error(CMD, "--threads '%s': expected at least 1", v);
+            return false;
+        }
+        return true;
+    case O_JSON:
+        x->json = true;
+        return true;
+    default:
+        return true;
+    }
+}
+
+/* The combinations of options; false after an error message. */
+static bool
+check_options(attn_ctx *x)
+{
+    bool files = false;
+    const fa_fix_kind k = x->fix_kind;
+
+    for (int i = 0; i < N_IN; i++)
+        files = files || x->in[i].arg != NULL;
+    if (x->gen.on && files) {
+        for (int i = 0; i < N_IN; i++)
+            if (x->in[i].arg != NULL)
+                cli_error(CMD,
+                          "%s: the inputs come from --gen or from files, not "
+                          "both",
+                          x->in[i].opt);
+        return false;
+    }
+    if (!x->gen.on && !files) {
+        cli_error(CMD, "no inputs: give --gen NAME, or --q, --k and --v (see "
+                       "'bf16emu attn --help')");
+        return false;
+    }
+    if (files) {
+        for (int i = IN_Q; i <= IN_V; i++)
+            if (x->in[i].arg == NULL) {
+                cli_error(CMD,
+                          "missing %s (inputs from files need --q, --k "
+                          "and --v)",
+                          x->in[i].opt);
+                return false;
+            }
+        if (x->backward && x->in[IN_DO].arg == NULL) {
+            cli_error(CMD, "--backward with inputs from files needs --do "
+                           "FILE[:KEY] (dO, the shape of Q)");
+            return false;
+        }
+        if (!x->backward && x->in[IN_DO].arg != NULL) {
+            cli_error(CMD, "--do applies to --backward");
+            return false;
+        }
+        if (x->n_gen_only > 0) {
+            cli_error(CMD,
+                      "%s applies to --gen (the inputs come from files; "
+                      "their shapes give B, H, Nq, Nk and d)",
+                      x->gen_only[0]);
+            return false;
+        }
+    }
+    for (size_t i = 0; x->gen.on && i < x->n_kind_only; i++)
+        if (x->kind_of[i] != x->gen.kind) {
+            cli_error(CMD, "%s applies to --gen %s, not to --gen %s",
+                      x->kind_only[i], gen_names[x->kind_of[i]],
+                      gen_names[x->gen.kind]);
+            return false;
+        }
+    if (x->gen.on && x->gen.gap_max < x->gen.gap_min) {
+        cli_error(CMD,
+                  "--gap-max %.17g is below --gap-min %.17g (expected "
+                  "gap-min <= gap-max)",
+                  x->gen.gap_max, x->gen.gap_min);
+        return false;
+    }
+    if (x->beta_given && k != FA_FIX_BETA && k != FA_FIX_BETA_V2
+        && k != FA_FIX_ALWAYS) {
+        cli_error(CMD,
+                  "--beta applies to --fix beta, beta-v2 or always "
+                  "(the fix is %s)",
+                  fa_fix_name(k));
+        return false;
+    }
+    if (x->tol_given && k != FA_FIX_BETA && k != FA_FIX_EPS) {
+        cli_error(CMD, "--tol applies to --fix beta or eps (the fix is %s)",
+                  fa_fix_name(k));
+        return false;
+    }
+    if (x->eps_given && k != FA_FIX_EPS) {
+        cli_error(CMD, "--eps applies to --fix eps (the fix is %s)",
+                  fa_fix_name(k));
+        return false;
+    }
+    if (x->zero_max_given && k != FA_FIX_BETA && k != FA_FIX_BETA_V2
+        && k != FA_FIX_ALWAYS) {
+        cli_error(CMD,
+                  "--zero-max applies to --fix beta, beta-v2 or always "
+                  "(the fix is %s)",
+                  fa_fix_name(k));
+        return false;
+    }
+    if (x->eps_zero_given
+        && !(x->zero_max_given && x->zero_max == FA_ZERO_MAX_SHIFT)) {
+        cli_error(CMD, "--eps-zero applies to --zero-max shift");
+        return false;
+    }
+    if (!x->backward && (x->captures & ((1u << CAP_DP) | (1u << CAP_DS)))) {
+        cli_error(CMD, "--capture dp and ds need --backward (they are "
+                       "captured by the backward)");
+        return false;
+    }
+    if (x->captures != 0 && x->out.arg == NULL) {
+        cli_error(CMD, "--capture needs --out FILE (captures are written "
+                       "there)");
+        return false;
+    }
+    if (x->trace_keep_given && !x->trace) {
+        cli_error(CMD, "--trace-max applies to --trace");
+        return false;
+    }
+    if (x->exact_forced && x->no_exact) {
+        cli_error(CMD, "--exact and --no-exact contradict each other");
+        return false;
+    }
+    return true;
+}
+
+static void
+ctx_free(attn_ctx *x)
+{
+    for (int i = 0; i < N_IN; i++) {
+        free(x->in[i].path);
+        tensor_free(&x->in[i].t);
+        free(x->gen_buf[i]);
+    }
+    free(x->out.path);
+    for (int i = 0; i < N_OUT; i++) {
+        free(x->res[i]);
+        free(x->ex[i]);
+    }
+    for (int i = 0; i < N_CAP; i++)
+        free(x->cap[i]);
+    for (int i = 0; i < 2; i++) {
+        free(x->tr[i].ring);
+        free(x->tr[i].acc);
+    }
+    free(x);
+}
+
+/* Everything up to the report; false after an error message. */
+static bool
+run(attn_ctx *x)
+{
+    if (!check_options(x))
+        return false;
+    for (int i = 0; i < N_IN; i++)
+        if (x->in[i].arg != NULL && !split_spec(&x->in[i]))
+            return false;
+    if (x->out.arg != NULL && (!split_spec(&x->out) || !check_output(x)))
+        return false;
+    if (!x->max_memory_given)
+        x->max_memory = default_max_memory();
+
+    if (x->gen.on) {
+        x->rank = 4;
+        x->n_lead = 2;
+        x->nb = (size_t)x->sh[SH_BATCH];
+        x->nh = (size_t)x->sh[SH_HEADS];
+        x->nq = (size_t)x->sh[SH_NQ];
+        x->nk = (size_t)(x->sh_given[SH_NK] ? x->sh[SH_NK] : x->sh[SH_NQ]);
+        x->d = (size_t)x->sh[SH_D];
+        x->lead[0] = x->nb;
+        x->lead[1] = x->nh;
+        if (x->gen.kind == GEN_REPEATED && x->gen.repeat > x->nk) {
+            cli_error(CMD,
+                      "--repeat %" PRIu64 ": more keys than Nk = %zu "
+                      "(expected at most Nk)",
+                      x->gen.repeat, x->nk);
+            return false;
+        }
+    } else {
+        if (!check_file_sizes(x))
+            return false;
+        for (int i = 0; i < N_IN; i++)
+            if (x->in[i].arg != NULL && !read_operand(&x->in[i]))
+                return false;
+        if (!check_shapes(x))
+            return false;
+    }
+    if (!build_config(x))
+        return false;
+
+    /* The exact reference: run it? */
+    x->exact_work = sat_mul(
+        sat_mul(sat_mul((uint64_t)x->heads, x->nq), sat_mul(x->nk, x->d)),
+        x->backward ? 4 : 1);
+    if (x->no_exact)
+        x->exact_note = "--no-exact";
+    else if (x->exact_work > EXACT_WORK_LIMIT && !x->exact_forced)
+        x->exact_note = "B*H*Nq*Nk*d (x4 with --backward) is above 2^26; "
+                        "give --exact to run it anyway";
+    else
+        x->exact_run = true;
+    x->p_internal =
+        !(x->captures & (1u << CAP_P))
+        && sat_mul(sat_mul((uint64_t)x->heads, x->nq), sat_mul(x->nk, 4))
+               <= AUTO_P_BYTES;
+    estimate_memory(x);
+    if (!check_memory(x) || !allocate(x) || !compute(x))
+        return false;
+    if (x->exact_run) {
+        if (!exact_all(x))
+            return false;
+        for (int i = 0; i < N_OUT; i++)
+            if (x->ex[i] != NULL)
+                stat_output(x, i);
+    }
+    count_rows(x);
+    return x->out.arg == NULL || write_output(x);
+}
+
+int
+attn_main(int argc, char **argv)
+{
+    attn_ctx *x = calloc(1, sizeof *x);
+    cli_parser p;
+    cli_buf out;
+    cli_json js;
+    const char *v;
+    int id, rc = CLI_EXIT_OK;
+    long ncpu;
+
+    if (x == NULL)
+        return cli_error(CMD, "out of memory");
+    for (int i = 0; i < N_IN; i++)
+        x->in[i].opt = i == IN_Q   ? "--q"
+                       : i == IN_K ? "--k"
+                       : i == IN_V ? "--v"
+                                   : "--do";
+    x->out.opt = "--out";
+    x->gen.seed = 1;
+    x->gen.qk_std = 1.0;
+    x->gen.v_mean = 0.0;
+    x->gen.v_std = 1.0;
+    x->gen.do_std = 1.0;
+    x->gen.sink = 4.0;
+    x->gen.repeat = 2;
+    x->gen.max_value = 3.0;
+    x->gen.gap_min = 12.0;
+    x->gen.gap_max = 30.0;
+    x->sh[SH_BATCH] = 1;
+    x->sh[SH_HEADS] = 1;
+    x->sh[SH_NQ] = 128;
+    x->sh[SH_NK] = 128;
+    x->sh[SH_D] = 64;
+    x->policy = FA_POLICY_PAPER_EQ4;
+    x->fix_kind = FA_FIX_NONE;
+    x->exp_name = "cr";
+    x->exp = fa_exp_model_by_name("cr");
+    x->trace_keep = TRACE_KEEP_DEFAULT;
+#ifdef _SC_NPROCESSORS_ONLN
+    ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+#else
+    ncpu = 1;
+#endif
+    x->threads = ncpu > 0 ? (uint64_t)ncpu : 1;
+
+    cli_parser_init(&p, CMD, argc, argv);
+    while ((id = cli_parser_next(&p, options, &v)) != CLI_ARG_END) {
+        bool ok = true;
+        if (id == CLI_ARG_ERROR) {
+            ok = false;
+        } else if (id == CLI_ARG_OPERAND) {
+            cli_error(CMD,
+                      "unexpected operand '%s' (the inputs are options: "
+                      "--gen, or --q, --k, --v; see 'bf16emu attn --help')",
+                      v);
+            ok = false;
+        } else if (id == O_HELP) {
+            attn_help(stdout);
+            ctx_free(x);
+            return CLI_EXIT_OK;
+        } else {
+            ok = take_option(x, id, v);
+        }
+        if (!ok) {
+            ctx_free(x);
+            return CLI_EXIT_USAGE;
+        }
+    }
+
+    if (!run(x)) {
+        ctx_free(x);
+        return CLI_EXIT_USAGE;
+    }
+    cli_buf_init(&out);
+    if (x->json) {
+        cli_json_init(&js, &out);
+        json_report(x, &js);
+    } else {
+        text_report(x, &out);
+    }
+    if (out.failed) {
+        rc = cli_error(CMD, "out of memory");
+    } else if (!cli_buf_write(&out, stdout)) {
+        fprintf(stderr, "bf16emu attn: cannot write the report\n");
+        rc = CLI_EXIT_USAGE;
+    }
+    cli_buf_free(&out);
+    ctx_free(x);
+    return rc;
+}

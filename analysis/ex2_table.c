@@ -185,3 +185,19 @@ ax_ex2_table_free(ax_ex2_table *t)
     free(t->pos);
     memset(t, 0, sizeof *t);
 }
+
+void
+ax_ex2_model(const ax_ex2_table *t, bool ftz, fa_exp2_table *tab,
+             fa_exp_model *model)
+{
+    memset(tab, 0, sizeof *tab);
+    memset(model, 0, sizeof *model);
+    tab->frac_bits = t->frac_bits;
+    tab->values = t->neg;
+    tab->pos_values = t->pos;
+    tab->ftz = ftz;
+    tab->square_below = !ftz;
+    model->name = ftz ? "ex2-sm90-ftz" : "ex2-sm90";
+    model->kind = FA_EXP_TABLE;
+    model->table = tab;
+}

@@ -2,8 +2,11 @@
 #ifndef BF16EMU_ANALYSIS_EX2_TABLE_H
 #define BF16EMU_ANALYSIS_EX2_TABLE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "attention/attention.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -34,6 +37,14 @@ int ax_ex2_table_load(const char *path, ax_ex2_table *t, char *err,
                       size_t errlen);
 
 void ax_ex2_table_free(ax_ex2_table *t);
+
+/* The H200's ex2.approx.f32 (FTZ false: "ex2-sm90") or ex2.approx.ftz.f32
+   (FTZ true: "ex2-sm90-ftz") as an exp model over T's tables: TAB and
+   MODEL are filled; T must outlive them.  Measured to agree on all 2^32
+   inputs (doc/gpu-measurements.md); natural exp under the model is
+   exp2(RN(x RN(log2 e))). */
+void ax_ex2_model(const ax_ex2_table *t, bool ftz, fa_exp2_table *tab,
+                  fa_exp_model *model);
 
 #ifdef __cplusplus
 }

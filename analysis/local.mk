@@ -70,6 +70,15 @@ tests_analysis_test_gradient_LDADD = $(ROWS_GRADIENT_TEST_LIBS) \
 	$(LAPACKE_LIBS)
 tests_analysis_test_gradient_LDFLAGS = $(OPENMP_CFLAGS)
 
+# The ex2-sm90 exp model against sampled H200 outputs, and its loader.
+check_PROGRAMS += tests/analysis/test_ex2_table
+TESTS += tests/analysis/test_ex2_table
+tests_analysis_test_ex2_table_SOURCES = tests/analysis/test_ex2_table.c
+tests_analysis_test_ex2_table_CFLAGS = $(ANALYSIS_TEST_FLAGS) $(ZLIB_CFLAGS)
+tests_analysis_test_ex2_table_LDADD = $(ANALYSIS_TEST_LIBS) $(ZLIB_LIBS)
+EXTRA_DIST += tests/data/gpu/ex2_h200.safetensors \
+	tests/data/gpu/ex2_h200.json
+
 # The malformed corpus (with its table EXPECTED and the script that wrote
 # both) and the good fixtures; the reference's documentation.
 EXTRA_DIST += tests/data/bad tests/data/tensors \

@@ -130,6 +130,16 @@ typedef struct fa_exp2_table
     unsigned frac_bits;     /* grid 2^-frac_bits */
     const uint32_t *values; /* 2^frac_bits FP32 bit patterns */
     bool ftz;               /* subnormal results flushed to +0 */
+    /* Optional, for a measured unit (the H200's ex2.approx,
+       doc/gpu-measurements.md):
+       pos_values: NULL, or 2^frac_bits entries giving exp2 at the grid
+         points i 2^-frac_bits of [0, 1); then a q > 0 gives
+         pos_values[f 2^frac_bits] * 2^n instead of the rule above;
+       square_below: without ftz, an x below -126 gives the model at x/2
+         squared and rounded once (to nearest even) into the subnormal
+         range, instead of the one rounding of the scaled entry. */
+    const uint32_t *pos_values;
+    bool square_below;
 } fa_exp2_table;
 
 typedef struct fa_exp_model

@@ -501,8 +501,28 @@ scale_f32(uint32_t v, int n, bool ftz)
 /* exp2 of the binary32 X under table T (see attention.h):
    q = X cut toward zero to a multiple of 2^-fb, n = floor(q),
    f = q - n, result = values[f 2^fb] 2^(n + 1). */
+static uint32_t table_exp2_rule(const fa_exp2_table *t, uint32_t x);
+
 static uint32_t
 table_exp2(const fa_exp2_table *t, uint32_t x)
+{
+    /* square_below: x < -126 (a normal x, so halving it is exact) gives
+       the model at x/2 squared, the square (exact in double) rounded once
+       to binary32 */
+    if (t->square_below && !t->ftz && (x & F32_SIGN) &&
+        (x & F32_MAG) > 0x42FC0000u && (x & F32_MAG) < F32_INF) {
+        uint32_t h = table_exp2_rule(t, x - 0x00800000u);
+        double y = (double)f32_of_bits(h);
+        bool ok;
+        if ((h & F32_MAG) > F32_INF)
+            return h | F32_QUIET;
+        return round_to_f32(y * y, 0.0, 0.0, &ok);
+    }
+    return table_exp2_rule(t, x);
+}
+
+static uint32_t
+table_exp2_rule(const fa_exp2_table *t, uint32_t x)
 {
     unsigned fb = t->frac_bits;
     uint32_t mag = x & F32_MAG;
@@ -539,6 +559,9 @@ table_exp2(const fa_exp2_table *t, uint32_t x)
         if (!neg) {
             n = (int64_t)ip;
             idx = fp;
+            if (t->pos_values != NULL && a != 0)
+                return scale_f32(t->pos_values[idx],
+                                 ip > 400 ? 400 : (int)ip, t->ftz);
         } else if (fp == 0) {
             n = -(int64_t)ip;
         } else {

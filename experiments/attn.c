@@ -22,6 +22,7 @@
 
 #include "analysis/attn_exact.h"
 #include "analysis/bias.h"
+#include "analysis/ex2_table.h"
 #include "analysis/tensor.h"
 #include "attention/attention.h"
 #include "experiments/cli.h"
@@ -240,6 +241,9 @@ typedef struct
     uint32_t scale_bits;
     const char *exp_name;
     const fa_exp_model *exp;
+    ax_ex2_table ex2_tab; /* ex2-sm90: the measured tables */
+    fa_exp2_table ex2_rule;
+    fa_exp_model ex2_model;
     bool backward;
     unsigned captures; /* 1 << CAP_* */
     bool trace;
@@ -2296,8 +2300,9 @@ attn_help(FILE *out)
           "  --causal             bottom-right causal mask\n"
           "  --scale X            softmax scale, rounded to FP32 (default "
           "1/sqrt(d))\n"
-          "  --exp NAME           cr (default) or libm (ex2-sm90: not in this "
-          "build)\n"
+          "  --exp NAME           cr (default), libm, ex2-sm90 or ex2-sm90-ftz "
+          "(the H200's\n"
+          "                       ex2.approx, measured)\n"
           "  --backward           also the backward (delta, dQ, dK, dV)\n"
           "  --threads N          heads computed in parallel (default: the "
           "online CPUs);\n"
@@ -2462,16 +2467,24 @@ parse_exp(attn_ctx *x, const char *v)
 {
     const fa_exp_model *m = NULL;
 
-    if (strcmp(v, "ex2-sm90") == 0) {
-        cli_error(CMD,
-                  "--exp ex2-sm90: the measured sm90 exp2 table model is not "
-                  "available in this build (expected cr or libm)");
-        return false;
-    }
-    if (strcmp(v, "cr") == 0 || strcmp(v, "libm") == 0)
+    if (strcmp(v, "ex2-sm90") == 0 || strcmp(v, "ex2-sm90-ftz") == 0) {
+        char err[1024];
+        ax_ex2_table_free(&x->ex2_tab);
+        if (ax_ex2_table_load(ax_ex2_table_default_path(), &x->ex2_tab, err,
+                              sizeof err) != 0) {
+            cli_error(CMD, "--exp %s: %s", v, err);
+            return false;
+        }
+        ax_ex2_model(&x->ex2_tab, strcmp(v, "ex2-sm90-ftz") == 0,
+                     &x->ex2_rule, &x->ex2_model);
+        m = &x->ex2_model;
+    } else if (strcmp(v, "cr") == 0 || strcmp(v, "libm") == 0) {
         m = fa_exp_model_by_name(v);
+    }
     if (m == NULL) {
-        cli_error(CMD, "--exp '%s': unknown exp model (expected cr or libm)",
+        cli_error(CMD,
+                  "--exp '%s': unknown exp model (expected cr, libm, "
+                  "ex2-sm90 or ex2-sm90-ftz)",
                   v);
         return false;
     }
@@ -2830,6 +2843,7 @@ ctx_free(attn_ctx *x)
         free(x->tr[i].ring);
         free(x->tr[i].acc);
     }
+    ax_ex2_table_free(&x->ex2_tab);
     free(x);
 }
 

@@ -421,9 +421,16 @@ bad "--order 'backward': expected forward or reverse" --gen normal \
     --order backward
 bad "--zero-max 'drop': expected keep or shift" --gen normal --fix beta \
     --zero-max drop
-bad "--exp ex2-sm90: the measured sm90 exp2 table model is not available" \
+BF16EMU_EX2_TABLE="$o/no-such-table.gz"
+export BF16EMU_EX2_TABLE
+bad "--exp ex2-sm90: $o/no-such-table.gz: cannot open the file" \
     --gen normal --exp ex2-sm90
-bad "--exp 'fast': unknown exp model (expected cr or libm)" --gen normal \
+unset BF16EMU_EX2_TABLE
+# the measured H200 exp2 under the fa2 policy (the table from the tree)
+run attn --gen normal --seed 5 $SMALL --policy fa2 --exp ex2-sm90 --no-exact
+expect_rc 0
+expect_out_has "exp ex2-sm90"
+bad "--exp 'fast': unknown exp model (expected cr, libm, ex2-sm90 or ex2-sm90-ftz)" --gen normal \
     --exp fast
 bad "--scale '-1': expected a finite positive number" --gen normal \
     --scale -1

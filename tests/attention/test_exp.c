@@ -312,7 +312,7 @@ START_TEST(test_table_grid)
        model is exp2 of the grid point, the table entry itself */
     tally t = {"table grid", 0, 0};
     uint32_t *v = table_from_cr(23);
-    fa_exp2_table tab = {23, v, false};
+    fa_exp2_table tab = {23, v, false, NULL, false};
     fa_exp_model m = {"t23", FA_EXP_TABLE, &tab, NULL, NULL};
     uint32_t i;
 
@@ -346,7 +346,7 @@ table_rule(unsigned frac_bits, unsigned long n)
     snprintf(what, sizeof what, "table rule, frac_bits %u", frac_bits);
     t.what = what;
     for (ftz = 0; ftz < 2; ftz++) {
-        fa_exp2_table tab = {frac_bits, v, ftz != 0};
+        fa_exp2_table tab = {frac_bits, v, ftz != 0, NULL, false};
         fa_exp_model m = {"t", FA_EXP_TABLE, &tab, NULL, NULL};
         for (i = 0; i < n; i++) {
             uint32_t x = table_input(&rng);
@@ -447,7 +447,7 @@ START_TEST(test_table_by_hand)
     size_t i;
 
     for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        fa_exp2_table tab = {2, tiny_values, cases[i].ftz};
+        fa_exp2_table tab = {2, tiny_values, cases[i].ftz, NULL, false};
         fa_exp_model m = {"tiny", FA_EXP_TABLE, &tab, NULL, NULL};
         compare(&t, cases[i].ftz ? "exp2 ftz" : "exp2", cases[i].x,
                 cases[i].want, fa_exp_eval(&m, true, cases[i].x));
@@ -455,7 +455,7 @@ START_TEST(test_table_by_hand)
     {
         /* frac_bits 0: one entry, x cut toward zero to an integer */
         static const uint32_t one[1] = {0x3F000000};
-        fa_exp2_table tab = {0, one, false};
+        fa_exp2_table tab = {0, one, false, NULL, false};
         fa_exp_model m = {"one", FA_EXP_TABLE, &tab, NULL, NULL};
         compare(&t, "exp2 fb0", 0xBFC00000, 0x3F000000,
                 fa_exp_eval(&m, true, 0xBFC00000)); /* -1.5 -> -1 */
@@ -465,7 +465,7 @@ START_TEST(test_table_by_hand)
     {
         /* a NaN entry is quieted; natural exp: x log2(e) = 0 for x = 0 */
         static const uint32_t nan_values[2] = {0x7F800001, 0x3F3504F3};
-        fa_exp2_table tab = {1, nan_values, false};
+        fa_exp2_table tab = {1, nan_values, false, NULL, false};
         fa_exp_model m = {"nan", FA_EXP_TABLE, &tab, NULL, NULL};
         compare(&t, "exp2 nan entry", 0xBF800000, 0x7FC00001,
                 fa_exp_eval(&m, true, 0xBF800000));
@@ -545,8 +545,9 @@ START_TEST(test_models)
     fn_user u = {0, false, 0};
     fa_exp_model f = {"mine", FA_EXP_FN, NULL, user_fn, &u};
     fa_exp_model bad_fn = {"bad", FA_EXP_FN, NULL, NULL, NULL};
-    fa_exp2_table big = {FA_EXP2_TABLE_MAX_BITS + 1, tiny_values, false};
-    fa_exp2_table empty = {2, NULL, false};
+    fa_exp2_table big = {FA_EXP2_TABLE_MAX_BITS + 1, tiny_values, false, NULL,
+                         false};
+    fa_exp2_table empty = {2, NULL, false, NULL, false};
     fa_exp_model bad_table = {"bad", FA_EXP_TABLE, NULL, NULL, NULL};
     fa_exp_model bad_big = {"bad", FA_EXP_TABLE, &big, NULL, NULL};
     fa_exp_model bad_empty = {"bad", FA_EXP_TABLE, &empty, NULL, NULL};

@@ -1,0 +1,157 @@
+#!/usr/bin/env python3
+"""dump_sdpa.py -- PyTorch scaled-dot-product attention on the GPU, dumped.
+
+usage: dump_sdpa.py --out FILE.safetensors [--backend flash|cudnn|efficient|math]
+                    [--batch B] [--heads H] [--nq NQ] [--nk NK] [--d D]
+                    [--seed N] [--causal] [--no-backward]
+
+Generates BF16 Q, K, V [B, H, N, d] and dO from a seeded CPU generator
+(N(0, 1), rounded to BF16 by PyTorch's CPU conversion), runs the forward
+with the backend pinned (FLASH_ATTENTION by default: PyTorch 2.11 on an
+H200 would pick cuDNN), and the backward with deterministic algorithms on.
+Writes q, k, v, do, o, lse (FP32 [B, H, NQ], natural log), dq, dk, dv to
+FILE (safetensors; BF16 tensors as BF16) and FILE's name with .json: GPU,
+driver, CUDA, torch and cuDNN versions, the backend, the CUDA kernels the
+profiler saw, the shapes, the seed, the date and the split rule.
+
+The flash forward is called through aten._scaled_dot_product_flash_attention
+(the op SDPA dispatches to for that backend), because it also returns the
+log-sum-exp; the cuDNN backend through
+aten._scaled_dot_product_cudnn_attention.  Shapes with B*H*ceil(NQ/64) >= 212
+(or NK <= 128 at d = 64) keep the FA2 kernel on one KV split on an H200.
+"""
+import argparse
+import datetime
+import json
+import subprocess
+import sys
+
+import torch
+from safetensors.torch import save_file
+
+
+def kernels_seen(fn):
+    """Names of the CUDA kernels FN launches."""
+    from torch.profiler import ProfilerActivity, profile
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        fn()
+        torch.cuda.synchronize()
+    names = sorted({e.name for e in prof.events()
+                    if e.device_type == torch.autograd.DeviceType.CUDA})
+    return names
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--backend", default="flash",
+                    choices=["flash", "cudnn", "efficient", "math"])
+    ap.add_argument("--batch", type=int, default=1)
+    ap.add_argument("--heads", type=int, default=16)
+    ap.add_argument("--nq", type=int, default=1024)
+    ap.add_argument("--nk", type=int, default=None)
+    ap.add_argument("--d", type=int, default=64)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--causal", action="store_true")
+    ap.add_argument("--no-backward", action="store_true")
+    a = ap.parse_args()
+    nk = a.nk if a.nk is not None else a.nq
+    if not a.out.endswith(".safetensors"):
+        sys.exit("dump_sdpa.py: --out: expected a .safetensors name")
+
+    torch.use_deterministic_algorithms(True)
+    gen = torch.Generator().manual_seed(a.seed)
+
+    def draw(n):
+        x = torch.randn(a.batch, a.heads, n, a.d, generator=gen)
+        return x.to(torch.bfloat16)
+
+    q, k, v = draw(a.nq), draw(nk), draw(nk)
+    do = draw(a.nq)
+    dev = torch.device("cuda")
+    qg, kg, vg, dog = (t.to(dev).requires_grad_(t is not do)
+                       for t in (q, k, v, do))
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    backend = {"flash": SDPBackend.FLASH_ATTENTION,
+               "cudnn": SDPBackend.CUDNN_ATTENTION,
+               "efficient": SDPBackend.EFFICIENT_ATTENTION,
+               "math": SDPBackend.MATH}[a.backend]
+
+    def forward():
+        if a.backend == "flash":
+            r = torch.ops.aten._scaled_dot_product_flash_attention(
+                qg, kg, vg, 0.0, a.causal, False)
+            return r[0], r[1]
+        if a.backend == "cudnn":
+            r = torch.ops.aten._scaled_dot_product_cudnn_attention(
+                qg, kg, vg, None, True, 0.0, a.causal, False)
+            return r[0], r[1]
+        with sdpa_kernel(backend):
+            o = torch.nn.functional.scaled_dot_product_attention(
+                qg, kg, vg, is_causal=a.causal)
+        return o, None
+
+    fwd_kernels = kernels_seen(forward)
+    with sdpa_kernel(backend):
+        o, lse = forward()
+        bwd_kernels = []
+        grads = None
+        if not a.no_backward:
+            def backward():
+                for t in (qg, kg, vg):
+                    t.grad = None
+                o2 = torch.nn.functional.scaled_dot_product_attention(
+                    qg, kg, vg, is_causal=a.causal)
+                o2.backward(dog)
+            bwd_kernels = kernels_seen(backward)
+            backward()
+            grads = (qg.grad, kg.grad, vg.grad)
+    torch.cuda.synchronize()
+
+    out = {"q": q, "k": k, "v": v, "do": do, "o": o.detach().cpu()}
+    if lse is not None:
+        out["lse"] = lse.detach().float().cpu()
+    if grads is not None:
+        out["dq"], out["dk"], out["dv"] = (g.detach().cpu() for g in grads)
+    out = {n: t.contiguous() for n, t in out.items()}
+    try:
+        smi = subprocess.run(["nvidia-smi", "--query-gpu=driver_version",
+                              "--format=csv,noheader"],
+                             capture_output=True, text=True).stdout.strip()
+    except OSError:
+        smi = "unknown"
+    manifest = {
+        "producer": "experiments/gpu/dump_sdpa.py",
+        "gpu": torch.cuda.get_device_name(0),
+        "cc": "%d.%d" % torch.cuda.get_device_capability(0),
+        "driver": smi,
+        "cuda": torch.version.cuda,
+        "torch": torch.__version__,
+        "cudnn": torch.backends.cudnn.version(),
+        "backend": a.backend,
+        "forward_kernels": fwd_kernels,
+        "backward_kernels": bwd_kernels,
+        "deterministic": True,
+        "shape": {"batch": a.batch, "heads": a.heads, "nq": a.nq, "nk": nk,
+                  "d": a.d},
+        "causal": a.causal,
+        "scale": "1/sqrt(d) (PyTorch default)",
+        "seed": a.seed,
+        "inputs": "torch.randn on a CPU generator, then .to(bfloat16)",
+        "single_split": a.batch * a.heads * ((a.nq + 63) // 64) >= 212
+        or (a.d <= 64 and nk <= 128),
+        "date": datetime.datetime.now(datetime.timezone.utc)
+        .strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "tensors": {n: [str(t.dtype).replace("torch.", ""), list(t.shape)]
+                    for n, t in out.items()},
+    }
+    save_file(out, a.out, metadata={"manifest": json.dumps(manifest)})
+    with open(a.out[:-len(".safetensors")] + ".json", "w") as f:
+        json.dump(manifest, f, indent=1)
+        f.write("\n")
+    print(json.dumps({"forward_kernels": fwd_kernels,
+                      "backward_kernels": bwd_kernels}))
+
+
+if __name__ == "__main__":
+    main()

@@ -4,9 +4,14 @@
 usage: dump_sdpa.py --out FILE.safetensors [--backend flash|cudnn|efficient|math]
                     [--batch B] [--heads H] [--nq NQ] [--nk NK] [--d D]
                     [--seed N] [--causal] [--no-backward]
+                    [--gen normal|repeated-max|sink] [--repeat K]
+                    [--v-mean X] [--v-std X]
 
 Generates BF16 Q, K, V [B, H, N, d] and dO from a seeded CPU generator
-(N(0, 1), rounded to BF16 by PyTorch's CPU conversion), runs the forward
+(N(0, 1), rounded to BF16 by PyTorch's CPU conversion; repeated-max: per
+head a direction u of norm 4, queries 4u + N(0, 0.1), the keys N(0, 1/16)
+except K of them (spread over the sequence) equal to u, so those K scores
+are exactly equal and by far the largest of each row; sink: the same with one key; V ~ N(v-mean, v-std)), runs the forward
 with the backend pinned (FLASH_ATTENTION by default: PyTorch 2.11 on an
 H200 would pick cuDNN), and the backward with deterministic algorithms on.
 Writes q, k, v, do, o, lse (FP32 [B, H, NQ], natural log), dq, dk, dv to
@@ -54,20 +59,37 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--causal", action="store_true")
     ap.add_argument("--no-backward", action="store_true")
+    ap.add_argument("--gen", default="normal",
+                    choices=["normal", "repeated-max", "sink"])
+    ap.add_argument("--repeat", type=int, default=4)
+    ap.add_argument("--v-mean", type=float, default=0.0)
+    ap.add_argument("--v-std", type=float, default=1.0)
     a = ap.parse_args()
     nk = a.nk if a.nk is not None else a.nq
     if not a.out.endswith(".safetensors"):
         sys.exit("dump_sdpa.py: --out: expected a .safetensors name")
 
-    torch.use_deterministic_algorithms(True)
+    # cuDNN's backward has no deterministic mode
+    torch.use_deterministic_algorithms(a.backend != "cudnn")
     gen = torch.Generator().manual_seed(a.seed)
 
-    def draw(n):
+    def draw(n, mean=0.0, std=1.0):
         x = torch.randn(a.batch, a.heads, n, a.d, generator=gen)
-        return x.to(torch.bfloat16)
+        return (x * std + mean).to(torch.bfloat16)
 
-    q, k, v = draw(a.nq), draw(nk), draw(nk)
+    q, k = draw(a.nq), draw(nk)
+    v = draw(nk, a.v_mean, a.v_std)
     do = draw(a.nq)
+    if a.gen != "normal":
+        u = torch.randn(a.batch, a.heads, 1, a.d, generator=gen)
+        u = (u / u.norm(dim=-1, keepdim=True) * 4.0).to(torch.bfloat16)
+        k = (k.float() * 0.25).to(torch.bfloat16)
+        noise = torch.randn(a.batch, a.heads, a.nq, a.d, generator=gen)
+        q = (4.0 * u.float() + 0.1 * noise).to(torch.bfloat16)
+        nrep = a.repeat if a.gen == "repeated-max" else 1
+        step = max(1, nk // nrep)
+        for j in range(nrep):
+            k[:, :, (j * step + step // 2) % nk, :] = u[:, :, 0, :]
     dev = torch.device("cuda")
     qg, kg, vg, dog = (t.to(dev).requires_grad_(t is not do)
                        for t in (q, k, v, do))
@@ -131,13 +153,15 @@ def main():
         "backend": a.backend,
         "forward_kernels": fwd_kernels,
         "backward_kernels": bwd_kernels,
-        "deterministic": True,
+        "deterministic": a.backend != "cudnn",
         "shape": {"batch": a.batch, "heads": a.heads, "nq": a.nq, "nk": nk,
                   "d": a.d},
         "causal": a.causal,
         "scale": "1/sqrt(d) (PyTorch default)",
         "seed": a.seed,
         "inputs": "torch.randn on a CPU generator, then .to(bfloat16)",
+        "gen": a.gen, "repeat": a.repeat if a.gen == "repeated-max" else
+        (1 if a.gen == "sink" else 0), "v_mean": a.v_mean, "v_std": a.v_std,
         "single_split": a.batch * a.heads * ((a.nq + 63) // 64) >= 212
         or (a.d <= 64 and nk <= 128),
         "date": datetime.datetime.now(datetime.timezone.utc)

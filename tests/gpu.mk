@@ -31,3 +31,17 @@ tests_exhaustive_exh_cvt_h200_LDFLAGS = $(OPENMP_CFLAGS)
 tests_exhaustive_exh_cvt_h200_LDADD = \
 	$(tests_softfloat_test_cvt_h200_LDADD)
 EXTRA_DIST += tests/data/gpu/cvt_h200.json
+
+# PyTorch SDPA (flash backend) dumps from an H200 (experiments/gpu/
+# dump_sdpa.py); bf16emu diff checks the fa2 policy against them.
+EXTRA_DIST += experiments/gpu/dump_sdpa.py \
+	tests/data/gpu/sdpa_h200_d64.safetensors \
+	tests/data/gpu/sdpa_h200_d64.json \
+	tests/data/gpu/sdpa_h200_d64_causal.safetensors \
+	tests/data/gpu/sdpa_h200_d64_causal.json \
+	tests/data/gpu/sdpa_h200_d64_repmax.safetensors \
+	tests/data/gpu/sdpa_h200_d64_repmax.json \
+	tests/data/gpu/sdpa_h200_d64_sink_causal.safetensors \
+	tests/data/gpu/sdpa_h200_d64_sink_causal.json \
+	tests/data/gpu/sdpa_h200_d128.safetensors \
+	tests/data/gpu/sdpa_h200_d128.json

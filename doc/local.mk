@@ -11,4 +11,5 @@ doc_examples_tour_LDADD = softfloat/libsoftfloat.la
 
 EXTRA_DIST += doc/HACKING.md doc/semantics.md doc/verification.md \
 	doc/performance.md doc/mma-models.md doc/gpu-measurements.md \
+	doc/gpu-crosscheck.md \
 	doc/examples/readme-sync.sh

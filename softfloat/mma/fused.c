@@ -188,7 +188,8 @@ s_mma_fused(const sf_mma_model *m, const sf_format *fa, const s_mma_vec *a,
     const sf_format *nan_fmt = NULL;
     uint64_t nan_bits = 0, z;
     bool any_snan = false, invalid = false, inf_pos = false, inf_neg = false;
-    bool any_term = false, all_zero_neg = true, daz = false;
+    bool any_term = false, all_zero_neg = true, all_zero_pos = true;
+    bool daz = false;
     int32_t emax = INT32_MIN;
     unsigned before = env->flags;
     s_unpacked ua, ub, uc;
@@ -226,6 +227,7 @@ s_mma_fused(const sf_mma_model *m, const sf_format *fa, const s_mma_vec *a,
                 emax = e;
         } else {
             all_zero_neg &= sp;
+            all_zero_pos &= !sp;
         }
     }
     if (with_c) {
@@ -249,6 +251,7 @@ s_mma_fused(const sf_mma_model *m, const sf_format *fa, const s_mma_vec *a,
                 emax = e;
         } else {
             all_zero_neg &= uc.sign;
+            all_zero_pos &= !uc.sign;
             if (m->zero_c_in_max && fc->emin > emax)
                 emax = fc->emin;
         }
@@ -270,7 +273,8 @@ s_mma_fused(const sf_mma_model *m, const sf_format *fa, const s_mma_vec *a,
     }
     if (!any_term) {
         bool neg_all = all_zero_neg && (n > 0 || with_c);
-        z = s_pack_zero(fc, s_mma_zero_sign(m, m->rm, true, neg_all));
+        z = s_pack_zero(
+            fc, s_mma_zero_sign(m, m->rm, neg_all || all_zero_pos, neg_all));
         s_event_special(fc, z, 0, m->rm, env, &ctx);
         return z;
     }

@@ -74,7 +74,8 @@ uint64_t s_mma_add(const sf_mma_model *m, uint64_t x, uint64_t y, sf_env *env);
 uint64_t s_mma_nan_result(const sf_mma_model *m, const sf_format *ff,
                           uint64_t fv, bool any_snan, sf_env *env);
 /* The sign of an exact zero sum under M and RM: ALL_ZERO when every term
-   was a zero, NEG_ALL when those zeros were all negative. */
+   was a zero of one sign, NEG_ALL when that sign is negative (mixed zeros
+   and exact cancellations pass false, false). */
 bool s_mma_zero_sign(const sf_mma_model *m, sf_round rm, bool all_zero,
                      bool neg_all);
 /* The storage rounding of the accumulator (identity without m->store). */

@@ -131,8 +131,10 @@ s_mma_zero_sign(const sf_mma_model *m, sf_round rm, bool all_zero,
 {
     if (m->zero == SF_MMA_ZERO_POS)
         return false;
-    if (all_zero && neg_all)
-        return true;
+    /* every term a zero of one sign: that sign; mixed zeros or an exact
+       cancellation: +0, -0 under SF_RDN */
+    if (all_zero)
+        return neg_all;
     return rm == SF_RDN;
 }
 

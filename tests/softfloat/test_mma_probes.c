@@ -268,6 +268,52 @@ START_TEST(test_arm_bfdot)
 END_TEST
 
 /* Sequential and compensated models on small hand-checked sums. */
+/* Zero sums under IEEE zero rules and round-down: zeros of one sign keep
+   that sign, mixed zeros and exact cancellation give -0 (as sf_fma and
+   sf_add do), whatever the model's kind.  (Kahan's summation is left out:
+   its compensation step computes +0 - +0 = -0 under round-down, so its
+   IEEE result for +0 terms is -0.) */
+START_TEST(test_zero_sign_rdn)
+{
+    static const char *const kinds[] = {"fma-chain", "mul-add", "exact",
+                                        "pairwise", "amx"};
+    static const struct
+    {
+        uint16_t a, b;
+        uint32_t c, want;
+    } cases[] = {
+        {0x0000, 0x3F80, 0x00000000, 0x00000000}, /* +0*1 + +0 */
+        {0x8000, 0x3F80, 0x80000000, 0x80000000}, /* -0*1 + -0 */
+        {0x8000, 0x3F80, 0x00000000, 0x80000000}, /* -0*1 + +0 */
+        {0x3F80, 0xBF80, 0x3F800000, 0x80000000}, /* 1*-1 + 1 */
+    };
+    unsigned bad = 0;
+
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+        const sf_mma_model *base = sf_mma_preset_by_name(kinds[i]);
+        ck_assert_ptr_nonnull(base);
+        sf_mma_model m = *base;
+        m.rm = SF_RDN;
+        m.zero = SF_MMA_ZERO_IEEE;
+        m.daz = m.ftz = false;
+        for (size_t j = 0; j < sizeof cases / sizeof cases[0]; j++) {
+            uint64_t a = cases[j].a, b = cases[j].b;
+            sf_env env = SF_ENV_IEEE;
+            uint64_t d = sf_mma_block(&m, &sf_format_bf16, &a, &sf_format_bf16,
+                                      &b, 1, cases[j].c, &env);
+            if ((uint32_t)d != cases[j].want) {
+                printf("%s rdn: a %04x b %04x c %08x: got %08x, want "
+                       "%08x\n",
+                       kinds[i], cases[j].a, cases[j].b, cases[j].c,
+                       (unsigned)d, cases[j].want);
+                bad++;
+            }
+        }
+    }
+    ck_assert_uint_eq(bad, 0);
+}
+END_TEST
+
 START_TEST(test_sequential)
 {
     /* 1 + 2^-24 + 2^-24: a chain rounds each step (RNE ties to 1), the
@@ -428,6 +474,7 @@ probes_suite(void)
     tcase_add_test(tc, test_nvidia_specials);
     tcase_add_test(tc, test_arm_bfdot);
     tcase_add_test(tc, test_sequential);
+    tcase_add_test(tc, test_zero_sign_rdn);
     tcase_add_test(tc, test_events);
     tcase_add_test(tc, test_other_inputs);
     suite_add_tcase(s, tc);

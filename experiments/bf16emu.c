@@ -23,7 +23,8 @@ static const command commands[] = {
     {"attn", "reference flash attention with a precision policy and fix",
      attn_main, attn_help},
     {"sweep", "rounding-bias sweeps over value distributions", NULL, NULL},
-    {"diff", "emulator against GPU dumps, stage by stage", NULL, NULL},
+    {"diff", "emulator against GPU dumps, stage by stage", diff_main,
+     diff_help},
     {"reproduce", "the paper's reproduction targets into results/", NULL,
      NULL},
 };

@@ -8,6 +8,7 @@
 #endif
 
 #include <ctype.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -751,4 +752,70 @@ cli_color_enabled(FILE *stream, cli_color_when when)
     if (no_color != NULL && no_color[0] != '\0')
         return false;
     return isatty(fileno(stream)) == 1;
+}
+
+/*----------------------------------------------------------------------------
+ * Distances.
+ *--------------------------------------------------------------------------*/
+/* X's place on the integer line of F: its magnitude bits, negated for a
+   negative sign (so -0 and +0 share 0). */
+static int64_t
+dist_place(const sf_format *f, uint64_t x)
+{
+    int64_t mag = (int64_t)(x & ~f->sign_mask & ((f->sign_mask << 1) - 1));
+    return (x & f->sign_mask) ? -mag : mag;
+}
+
+uint64_t
+cli_ulp_distance(const sf_format *f, uint64_t x, uint64_t y)
+{
+    bool nx = sf_is_nan(f, x), ny = sf_is_nan(f, y);
+    int64_t d;
+
+    if (nx || ny)
+        return nx && ny ? 0 : CLI_DIST_INF;
+    d = dist_place(f, x) - dist_place(f, y);
+    return d < 0 ? (uint64_t)-d : (uint64_t)d;
+}
+
+unsigned
+cli_dist_bucket(uint64_t d)
+{
+    unsigned i = 0;
+
+    if (d == CLI_DIST_INF)
+        return CLI_DIST_BUCKET_INF;
+    while (d != 0) {
+        i++;
+        d >>= 1;
+    }
+    return i;
+}
+
+void
+cli_dist_bucket_bounds(unsigned i, uint64_t *lo, uint64_t *hi)
+{
+    if (i == 0 || i >= CLI_DIST_FINITE_BUCKETS) {
+        *lo = *hi = 0;
+        return;
+    }
+    *lo = (uint64_t)1 << (i - 1);
+    *hi = i == 64 ? UINT64_MAX - 1 : ((uint64_t)1 << i) - 1;
+}
+
+const char *
+cli_dist_bucket_label(char *buf, size_t n, unsigned i)
+{
+    uint64_t lo, hi;
+
+    if (i >= CLI_DIST_BUCKET_INF) {
+        snprintf(buf, n, "inf");
+        return buf;
+    }
+    cli_dist_bucket_bounds(i, &lo, &hi);
+    if (lo == hi)
+        snprintf(buf, n, "%" PRIu64, lo);
+    else
+        snprintf(buf, n, "%" PRIu64 "-%" PRIu64, lo, hi);
+    return buf;
 }

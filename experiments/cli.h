@@ -40,6 +40,8 @@ int mma_main(int argc, char **argv);
 void mma_help(FILE *out);
 int attn_main(int argc, char **argv);
 void attn_help(FILE *out);
+int diff_main(int argc, char **argv);
+void diff_help(FILE *out);
 
 /*----------------------------------------------------------------------------
  * Errors.  cli_error prints "bf16emu CMD: MESSAGE" (or "bf16emu: MESSAGE"
@@ -198,5 +200,25 @@ typedef enum
 bool cli_parse_color(const char *cmd, const char *opt, const char *value,
                      cli_color_when *when);
 bool cli_color_enabled(FILE *stream, cli_color_when when);
+
+/*----------------------------------------------------------------------------
+ * Distances between two values of one format, for comparisons.  The
+ * distance of X and Y (bit patterns of F) is the number of steps between
+ * them on F's monotone integer line (sign and magnitude folded so that
+ * -0 and +0 are one point): 0 for equal values, 1 for neighbours.  Two
+ * NaNs are 0 apart; a NaN and a number CLI_DIST_INF.  Histogram buckets:
+ * 0, 1, 2-3, 4-7, ..., 2^63 and above, then "inf".
+ *--------------------------------------------------------------------------*/
+#define CLI_DIST_INF UINT64_MAX
+#define CLI_DIST_FINITE_BUCKETS 65
+#define CLI_DIST_BUCKET_INF CLI_DIST_FINITE_BUCKETS
+#define CLI_DIST_BUCKETS (CLI_DIST_FINITE_BUCKETS + 1)
+
+uint64_t cli_ulp_distance(const sf_format *f, uint64_t x, uint64_t y);
+unsigned cli_dist_bucket(uint64_t d);
+/* The smallest and largest distance of finite bucket I. */
+void cli_dist_bucket_bounds(unsigned i, uint64_t *lo, uint64_t *hi);
+/* "0", "1", "2-3", ..., "inf" into BUF (N bytes); returns BUF. */
+const char *cli_dist_bucket_label(char *buf, size_t n, unsigned i);
 
 #endif /* BF16EMU_EXPERIMENTS_CLI_H */

@@ -7,7 +7,8 @@ experiments_bf16emu_SOURCES = \
 	experiments/cli.c experiments/cli.h \
 	experiments/trace.c \
 	experiments/mma.c \
-	experiments/attn.c
+	experiments/attn.c \
+	experiments/diff.c
 experiments_bf16emu_CFLAGS = $(AM_CFLAGS) $(MPFR_CFLAGS) $(OPENMP_CFLAGS)
 experiments_bf16emu_LDFLAGS = $(OPENMP_CFLAGS)
 experiments_bf16emu_LDADD = analysis/libanalysis.la \
@@ -16,7 +17,7 @@ experiments_bf16emu_LDADD = analysis/libanalysis.la \
 dist_man_MANS += doc/man/bf16emu.1
 
 # The CLI tests are shell scripts; they find the built program, its
-# version, the JSON checker and the mma and attn input writers through the
+# version, the JSON checker and the mma, attn and diff input writers through the
 # environment.
 AM_TESTS_ENVIRONMENT = \
 	BF16EMU='$(abs_top_builddir)/experiments/bf16emu'; \
@@ -24,14 +25,16 @@ AM_TESTS_ENVIRONMENT = \
 	JSONQ='$(abs_top_builddir)/tests/experiments/jsonq'; \
 	MMA_INPUTS='$(abs_top_builddir)/tests/experiments/mma_inputs'; \
 	ATTN_INPUTS='$(abs_top_builddir)/tests/experiments/attn_inputs'; \
-	export BF16EMU BF16EMU_VERSION JSONQ MMA_INPUTS ATTN_INPUTS;
+	DIFF_INPUTS='$(abs_top_builddir)/tests/experiments/diff_inputs'; \
+	export BF16EMU BF16EMU_VERSION JSONQ MMA_INPUTS ATTN_INPUTS DIFF_INPUTS;
 
 TESTS += \
 	tests/experiments/test_cli.sh \
 	tests/experiments/test_trace.sh \
 	tests/experiments/test_trace_json.sh \
 	tests/experiments/test_mma.sh \
-	tests/experiments/test_attn.sh
+	tests/experiments/test_attn.sh \
+	tests/experiments/test_diff.sh
 
 # jsonq parses the --json output with jansson.
 check_PROGRAMS += tests/experiments/jsonq
@@ -53,6 +56,12 @@ tests_experiments_attn_inputs_SOURCES = tests/experiments/attn_inputs.c
 tests_experiments_attn_inputs_LDADD = analysis/libanalysis.la \
 	softfloat/libsoftfloat.la
 
+# diff_inputs writes damaged copies of a GPU dump for test_diff.sh.
+check_PROGRAMS += tests/experiments/diff_inputs
+tests_experiments_diff_inputs_SOURCES = tests/experiments/diff_inputs.c
+tests_experiments_diff_inputs_LDADD = analysis/libanalysis.la \
+	softfloat/libsoftfloat.la
+
 EXTRA_DIST += \
 	tests/experiments/lib.sh \
 	tests/experiments/test_cli.sh \
@@ -60,7 +69,9 @@ EXTRA_DIST += \
 	tests/experiments/test_trace_json.sh \
 	tests/experiments/test_mma.sh \
 	tests/experiments/test_attn.sh \
+	tests/experiments/test_diff.sh \
 	tests/experiments/t1_rne.txt \
 	tests/experiments/jsonq.c \
 	tests/experiments/mma_inputs.c \
-	tests/experiments/attn_inputs.c
+	tests/experiments/attn_inputs.c \
+	tests/experiments/diff_inputs.c

@@ -1,0 +1,1767 @@
+/* diff.c -- bf16emu diff: the reference flash attention against a GPU
+   dump, stage by stage: bit-equal counts, distances, worst elements and
+   the signed errors of both against the exact reference */
+#ifdef HAVE_CONFIG_H
+#include <config.h>
+#endif
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include <mpfr.h>
+
+#include "analysis/attn_exact.h"
+#include "analysis/bias.h"
+#include "analysis/ex2_table.h"
+#include "analysis/tensor.h"
+#include "attention/attention.h"
+#include "experiments/cli.h"
+
+#define CMD "diff"
+
+/*
+ * What is compared.  A dump is one .safetensors file with the BF16 inputs
+ * q, k, v [B, H, Nq or Nk, d] (and do [B, H, Nq, d]) and the GPU's outputs
+ * o (BF16 [B, H, Nq, d]), lse (F32 [B, H, Nq], natural log) and dq, dk, dv
+ * (BF16, the shapes of q, k, v), and in its metadata a "manifest" (JSON)
+ * that may give the mask ("causal": true/false), the shape and the scale
+ * rule.  Each stage is recomputed on the emulator from the dump's own
+ * inputs to that stage: o and lse by fa_forward from q, k, v; dq, dk and
+ * dv by fa_backward from q, k, v, do and the dump's o and lse (so a
+ * difference in the forward does not spill into the backward).
+ *
+ * For each stage the GPU's and the emulator's values are compared in the
+ * stage's format (fa_output_format: BF16 for o, dq, dk, dv under fa2, FP32
+ * for lse): bit-equal count, distance histogram (cli_ulp_distance), the
+ * worst elements with their indices [b, h, row, col].  A stage passes when
+ * every distance is at most --tolerance (default 0: bit-equal).
+ *
+ * With the exact reference (analysis/attn_exact.h, the direct evaluation
+ * at 256 bits; the backward's delta from the exact O) each element with a
+ * finite exact value gives two signed errors, GPU - exact and emulator -
+ * exact, in ulps of the stage's format at the exact value; their means,
+ * standard errors and sign counts are reported side by side.  It runs
+ * while B H Nq Nk d (times 4 when a backward stage is compared) is at most
+ * 2^26, unless --exact; --no-exact skips it.
+ */
+
+#define EXACT_WORK_LIMIT ((uint64_t)1 << 26)
+#define N_WORST 10
+
+enum
+{
+    T_Q,
+    T_K,
+    T_V,
+    T_DO,
+    T_O,
+    T_LSE,
+    T_DQ,
+    T_DK,
+    T_DV,
+    N_T
+};
+
+static const char *const t_names[N_T] = {"q",   "k",  "v",  "do", "o",
+                                         "lse", "dq", "dk", "dv"};
+
+enum
+{
+    ST_O,
+    ST_LSE,
+    ST_DQ,
+    ST_DK,
+    ST_DV,
+    N_ST
+};
+
+static const char *const st_names[N_ST] = {"o", "lse", "dq", "dk", "dv"};
+/* The dump's tensor of each stage. */
+static const int st_tensor[N_ST] = {T_O, T_LSE, T_DQ, T_DK, T_DV};
+
+typedef struct
+{
+    uint64_t flat;
+    uint64_t dist;
+    uint32_t gpu, emu; /* FP32 bit patterns */
+} diff_elem;
+
+typedef struct
+{
+    bool on;
+    const sf_format *fmt;
+    uint64_t elements, equal, differ, nan_vs_number, within;
+    uint64_t max_dist;
+    uint64_t hist[CLI_DIST_BUCKETS];
+    size_t n_worst;
+    diff_elem worst[N_WORST];
+    bool pass;
+    /* against the exact reference */
+    bool have_exact;
+    uint64_t skipped;
+    bias_cell err_gpu, err_emu;
+} stage_result;
+
+typedef enum
+{
+    CAUSAL_AUTO,
+    CAUSAL_YES,
+    CAUSAL_NO
+} causal_opt;
+
+typedef struct
+{
+    /* options */
+    const char *dump;
+    fa_policy policy;
+    const char *exp_name;
+    bool exp_given;
+    const fa_exp_model *exp;
+    ax_ex2_table ex2_tab;
+    fa_exp2_table ex2_rule;
+    fa_exp_model ex2_model;
+    bool stage_given;
+    bool want[N_ST];
+    causal_opt causal_opt;
+    bool scale_given;
+    uint32_t scale_bits;
+    uint64_t tol;
+    bool json, no_exact, exact_forced;
+
+    /* the dump */
+    tensor_file file;
+    const tensor *t[N_T];
+    bool have_manifest;
+    bool man_causal_given, man_causal;
+    const char *man_scale; /* the manifest's scale text, or NULL */
+    char man_scale_buf[256];
+    bool man_scale_number;
+    double man_scale_value;
+    bool man_shape_given;
+    uint64_t man_shape[5]; /* batch, heads, nq, nk, d */
+    size_t nb, nh, nq, nk, d, heads;
+
+    /* resolved */
+    bool causal;
+    const char *causal_from; /* "manifest", "--causal", "default" */
+    fa_config cfg, hcfg;
+    uint32_t scale_used;
+    bool torch_scale_same; /* float(1/sqrt(d)) in double gives it */
+    bool need_bwd;
+    uint16_t *in[4]; /* q, k, v, do: host order */
+    uint32_t *gpu[N_ST];
+    uint32_t *emu[N_ST];
+    uint32_t *delta;
+    double *ex[N_ST];
+    bool exact_run;
+    const char *exact_note;
+    uint64_t exact_work, heads_skipped;
+    stage_result r[N_ST];
+    bool pass;
+} diff_ctx;
+
+/*----------------------------------------------------------------------------
+ * Small helpers.
+ *--------------------------------------------------------------------------*/
+static uint64_t
+sat_mul(uint64_t a, uint64_t b)
+{
+    if (a != 0 && b > UINT64_MAX / a)
+        return UINT64_MAX;
+    return a * b;
+}
+
+static const char *
+shape_str(char *buf, size_t n, unsigned ndim, const uint64_t *shape)
+{
+    size_t o = 0;
+
+    o += (size_t)snprintf(buf, n, "[");
+    for (unsigned i = 0; i < ndim && o < n; i++)
+        o += (size_t)snprintf(buf + o, n - o, "%s%" PRIu64, i ? ", " : "",
+                              shape[i]);
+    if (o < n)
+        snprintf(buf + o, n - o, "]");
+    return buf;
+}
+
+#define SHAPE_MAX (TENSOR_MAX_DIMS * 24 + 4)
+
+static const char *
+f32_dec(char *buf, size_t n, uint32_t v)
+{
+    sf_to_string(&sf_format_f32, v, SF_PRINT_SHORTEST, buf, n);
+    return buf;
+}
+
+/* BITS32 (an FP32 pattern whose value lies on FMT) as FMT's pattern. */
+static uint64_t
+to_fmt(const sf_format *fmt, uint32_t bits32)
+{
+    sf_env env = SF_ENV_IEEE;
+
+    if (fmt == &sf_format_f32)
+        return bits32;
+    return sf_convert(fmt, &sf_format_f32, bits32, SF_RNE, &env);
+}
+
+/* "0x3F80 1.5" (FMT's bits and the shortest decimal) into BUF. */
+static const char *
+val_str(char *buf, size_t n, const sf_format *fmt, uint32_t bits32)
+{
+    char dec[64];
+    int w = (int)(fmt->storage_bits + 3) / 4;
+
+    snprintf(buf, n, "0x%0*" PRIX64 " %s", w, to_fmt(fmt, bits32),
+             f32_dec(dec, sizeof dec, bits32));
+    return buf;
+}
+
+static const char *
+g4(char *buf, size_t n, double x)
+{
+    if (isnan(x))
+        snprintf(buf, n, "-");
+    else
+        snprintf(buf, n, "%.4g", x);
+    return buf;
+}
+
+/*----------------------------------------------------------------------------
+ * The manifest: a small JSON reader, enough to find the top-level fields
+ * "causal", "shape" and "scale" and to skip everything else.
+ *--------------------------------------------------------------------------*/
+typedef struct
+{
+    const char *s, *p, *end;
+    const char *why; /* the first error */
+} jcur;
+
+static void
+jws(jcur *c)
+{
+    while (
+        c->p < c->end
+        && (*c->p == ' ' || *c->p == '\t' || *c->p == '\n' || *c->p == '\r'))
+        c->p++;
+}
+
+static bool
+jfail(jcur *c, const char *why)
+{
+    if (c->why == NULL)
+        c->why = why;
+    return false;
+}
+
+static bool
+jlit(jcur *c, const char *lit)
+{
+    size_t n = strlen(lit);
+
+    if ((size_t)(c->end - c->p) < n || memcmp(c->p, lit, n) != 0)
+        return jfail(c, "expected a JSON value");
+    c->p += n;
+    return true;
+}
+
+/* A string; its text (escapes kept as '?', cut at N - 1 bytes) into BUF
+   when BUF is not NULL. */
+static bool
+jstring(jcur *c, char *buf, size_t n)
+{
+    size_t o = 0;
+
+    if (c->p >= c->end || *c->p != '"')
+        return jfail(c, "expected a string");
+    c->p++;
+    while (c->p < c->end && *c->p != '"') {
+        char ch = *c->p++;
+        if ((unsigned char)ch < 0x20)
+            return jfail(c, "control character in a string");
+        if (ch == '\\') {
+            if (c->p >= c->end)
+                break;
+            if (*c->p == 'u') {
+                if (c->end - c->p < 5)
+                    return jfail(c, "short \\u escape");
+                c->p += 4;
+            }
+            c->p++;
+            ch = '?';
+        }
+        if (buf != NULL && o + 1 < n)
+            buf[o++] = ch;
+    }
+    if (c->p >= c->end)
+        return jfail(c, "unterminated string");
+    c->p++;
+    if (buf != NULL && n > 0)
+        buf[o] = '\0';
+    return true;
+}
+
+static bool
+jnumber(jcur *c, double *v)
+{
+    char tmp[64];
+    size_t n = 0;
+    char *e;
+
+    while (c->p + n < c->end && n + 1 < sizeof tmp
+           && strchr("+-0123456789.eE", c->p[n]) != NULL)
+        n++;
+    if (n == 0)
+        return jfail(c, "expected a number");
+    memcpy(tmp, c->p, n);
+    tmp[n] = '\0';
+    *v = strtod(tmp, &e);
+    if (*e != '\0')
+        return jfail(c, "malformed number");
+    c->p += n;
+    return true;
+}
+
+static bool jvalue(jcur *c, int depth);
+
+static bool
+jcontainer(jcur *c, int depth, char close, bool keys)
+{
+    c->p++;
+    jws(c);
+    if (c->p < c->end && *c->p == close) {
+        c->p++;
+        return true;
+    }
+    for (;;) {
+        jws(c);
+        if (keys) {
+            if (!jstring(c, NULL, 0))
+                return false;
+            jws(c);
+            if (c->p >= c->end || *c->p != ':')
+                return jfail(c, "expected ':'");
+            c->p++;
+            jws(c);
+        }
+        if (!jvalue(c, depth + 1))
+            return false;
+        jws(c);
+        if (c->p < c->end && *c->p == ',') {
+            c->p++;
+            continue;
+        }
+        if (c->p < c->end && *c->p == close) {
+            c->p++;
+            return true;
+        }
+        return jfail(c, keys ? "expected ',' or '}'" : "expected ',' or ']'");
+    }
+}
+
+static bool
+jvalue(jcur *c, int depth)
+{
+    double v;
+
+    if (depth > 64)
+        return jfail(c, "nested too deeply");
+    jws(c);
+    if (c->p >= c->end)
+        return jfail(c, "expected a JSON value");
+    switch (*c->p) {
+    case '{':
+        return jcontainer(c, depth, '}', true);
+    case '[':
+        return jcontainer(c, depth, ']', false);
+    case '"':
+        return jstring(c, NULL, 0);
+    case 't':
+        return jlit(c, "true");
+    case 'f':
+        return jlit(c, "false");
+    case 'n':
+        return jlit(c, "null");
+    default:
+        return jnumber(c, &v);
+    }
+}
+
+/* The manifest text M: its fields into X; false after an error message
+   "FILE: manifest: FIELD: what was expected". */
+static bool
+read_manifest(diff_ctx *x, const char *m)
+{
+    static const char *const sh_keys[5] = {"batch", "heads", "nq", "nk", "d"};
+    jcur c = {m, m, m + strlen(m), NULL};
+    char key[64];
+    bool first = true;
+
+    jws(&c);
+    if (c.p >= c.end || *c.p != '{') {
+        cli_error(CMD, "%s: manifest: not a JSON object (expected {...})",
+                  x->dump);
+        return false;
+    }
+    c.p++;
+    for (;;) {
+        jws(&c);
+        if (first && c.p < c.end && *c.p == '}') {
+            c.p++;
+            break;
+        }
+        first = false;
+        if (!jstring(&c, key, sizeof key))
+            goto bad;
+        jws(&c);
+        if (c.p >= c.end || *c.p != ':') {
+            jfail(&c, "expected ':'");
+            goto bad;
+        }
+        c.p++;
+        jws(&c);
+        if (strcmp(key, "causal") == 0) {
+            if (c.end - c.p >= 4 && memcmp(c.p, "true", 4) == 0) {
+                x->man_causal = true;
+                c.p += 4;
+            } else if (c.end - c.p >= 5 && memcmp(c.p, "false", 5) == 0) {
+                x->man_causal = false;
+                c.p += 5;
+            } else {
+                cli_error(CMD, "%s: manifest: causal: expected true or false",
+                          x->dump);
+                return false;
+            }
+            x->man_causal_given = true;
+        } else if (strcmp(key, "scale") == 0) {
+            if (c.p < c.end && *c.p == '"') {
+                if (!jstring(&c, x->man_scale_buf, sizeof x->man_scale_buf))
+                    goto bad;
+                x->man_scale = x->man_scale_buf;
+            } else if (c.p < c.end && strchr("-0123456789", *c.p) != NULL) {
+                if (!jnumber(&c, &x->man_scale_value))
+                    goto bad;
+                x->man_scale_number = true;
+            } else {
+                cli_error(CMD,
+                          "%s: manifest: scale: expected a number or a "
+                          "string such as \"1/sqrt(d) (PyTorch default)\"",
+                          x->dump);
+                return false;
+            }
+        } else if (strcmp(key, "shape") == 0) {
+            bool got[5] = {false};
+            if (c.p >= c.end || *c.p != '{') {
+                cli_error(
+                    CMD,
+                    "%s: manifest: shape: expected an object {\"batch\", "
+                    "\"heads\", \"nq\", \"nk\", \"d\"}",
+                    x->dump);
+                return false;
+            }
+            c.p++;
+            for (bool f2 = true;; f2 = false) {
+                char k2[32];
+                double v;
+                int i;
+                jws(&c);
+                if (f2 && c.p < c.end && *c.p == '}') {
+                    c.p++;
+                    break;
+                }
+                if (!jstring(&c, k2, sizeof k2))
+                    goto bad;
+                jws(&c);
+                if (c.p >= c.end || *c.p != ':') {
+                    jfail(&c, "expected ':'");
+                    goto bad;
+                }
+                c.p++;
+                jws(&c);
+                for (i = 0; i < 5; i++)
+                    if (strcmp(k2, sh_keys[i]) == 0)
+                        break;
+                if (i < 5) {
+                    if (!jnumber(&c, &v) || !(v >= 1 && v <= 0x1p53)
+                        || v != floor(v)) {
+                        cli_error(CMD,
+                                  "%s: manifest: shape.%s: expected a "
+                                  "positive integer",
+                                  x->dump, sh_keys[i]);
+                        return false;
+                    }
+                    x->man_shape[i] = (uint64_t)v;
+                    got[i] = true;
+                } else if (!jvalue(&c, 1)) {
+                    goto bad;
+                }
+                jws(&c);
+                if (c.p < c.end && *c.p == ',') {
+                    c.p++;
+                    continue;
+                }
+                if (c.p < c.end && *c.p == '}') {
+                    c.p++;
+                    break;
+                }
+                jfail(&c, "expected ',' or '}'");
+                goto bad;
+            }
+            for (int i = 0; i < 5; i++)
+                if (!got[i]) {
+                    cli_error(CMD,
+                              "%s: manifest: shape.%s: missing (expected "
+                              "batch, heads, nq, nk and d)",
+                              x->dump, sh_keys[i]);
+                    return false;
+                }
+            x->man_shape_given = true;
+        } else if (!jvalue(&c, 1)) {
+            goto bad;
+        }
+        jws(&c);
+        if (c.p < c.end && *c.p == ',') {
+            c.p++;
+            continue;
+        }
+        if (c.p < c.end && *c.p == '}') {
+            c.p++;
+            break;
+        }
+        jfail(&c, "expected ',' or '}'");
+        goto bad;
+    }
+    jws(&c);
+    if (c.p != c.end) {
+        jfail(&c, "text after the object");
+        goto bad;
+    }
+    return true;
+bad:
+    cli_error(CMD, "%s: manifest: malformed JSON at byte %td: %s", x->dump,
+              c.p - c.s, c.why != NULL ? c.why : "unexpected text");
+    return false;
+}
+
+/*----------------------------------------------------------------------------
+ * The dump.
+ *--------------------------------------------------------------------------*/
+static const tensor *
+find_tensor(const tensor_file *f, const char *name)
+{
+    for (size_t i = 0; i < f->n_tensors; i++)
+        if (strcmp(f->tensors[i].name, name) == 0)
+            return &f->tensors[i].tensor;
+    return NULL;
+}
+
+/* Which tensors the wanted stages need. */
+static void
+needed(const diff_ctx *x, bool need[N_T])
+{
+    memset(need, 0, N_T * sizeof need[0]);
+    need[T_Q] = need[T_K] = need[T_V] = true;
+    for (int s = 0; s < N_ST; s++)
+        if (x->want[s])
+            need[st_tensor[s]] = true;
+    if (x->want[ST_DQ] || x->want[ST_DK] || x->want[ST_DV])
+        need[T_DO] = need[T_O] = need[T_LSE] = true;
+}
+
+/* Checks tensor I's dtype and shape; false after an error message. */
+static bool
+check_tensor(diff_ctx *x, int i)
+{
+    const tensor *t = x->t[i];
+    const tensor *q = x->t[T_Q], *k = x->t[T_K];
+    uint64_t w[4];
+    unsigned nd = i == T_LSE ? 3 : 4;
+    char sh[SHAPE_MAX], ws[SHAPE_MAX];
+    bool same;
+
+    if (i == T_Q) {
+        memcpy(w, q->shape, sizeof w);
+    } else {
+        w[0] = q->shape[0];
+        w[1] = q->shape[1];
+        w[2] = i == T_K || i == T_V || i == T_DK || i == T_DV
+                   ? (i == T_K ? t->shape[2] : k->shape[2])
+                   : q->shape[2];
+        w[3] = q->shape[3];
+    }
+    if (i == T_LSE) {
+        if (t->dtype != TENSOR_F32) {
+            cli_error(CMD, "%s: lse: dtype %s (expected F32)", x->dump,
+                      tensor_dtype_name(t->dtype));
+            return false;
+        }
+    } else if (i <= T_DO) {
+        if (!tensor_dtype_readable_as(t->dtype, TENSOR_BF16)) {
+            cli_error(CMD, "%s: %s: dtype %s (expected BF16)", x->dump,
+                      t_names[i], tensor_dtype_name(t->dtype));
+            return false;
+        }
+    } else if (t->dtype != TENSOR_F32
+               && !tensor_dtype_readable_as(t->dtype, TENSOR_BF16)) {
+        cli_error(CMD,
+                  "%s: %s: dtype %s (expected BF16, or F32 holding BF16 "
+                  "values)",
+                  x->dump, t_names[i], tensor_dtype_name(t->dtype));
+        return false;
+    }
+    same = t->ndim == nd;
+    for (unsigned j = 0; same && j < nd; j++)
+        same = t->shape[j] == w[j];
+    if (i == T_Q)
+        same = t->ndim == 4 && t->n_elems > 0;
+    if (!same) {
+        shape_str(sh, sizeof sh, t->ndim, t->shape);
+        if (i == T_Q)
+            cli_error(CMD,
+                      "%s: q: shape %s (expected [B, H, Nq, d], every "
+                      "dimension at least 1)",
+                      x->dump, sh);
+        else
+            cli_error(CMD, "%s: %s: shape %s (expected %s)", x->dump,
+                      t_names[i], sh, shape_str(ws, sizeof ws, nd, w));
+        return false;
+    }
+    return true;
+}
+
+/* FP32 patterns of output tensor I (BF16 widened) into DST; false after
+   an error message when an F32 tensor holds a value that FMT (the stage's
+   format) cannot hold. */
+static bool
+load_output(diff_ctx *x, int i, const sf_format *fmt, uint32_t *dst)
+{
+    const tensor *t = x->t[i];
+
+    for (uint64_t j = 0; j < t->n_elems; j++) {
+        uint64_t b = tensor_get_bits(t, j);
+        if (t->dtype != TENSOR_F32) {
+            dst[j] = (uint32_t)b << 16;
+            continue;
+        }
+        dst[j] = (uint32_t)b;
+        if (fmt != &sf_format_f32 && !sf_is_nan(&sf_format_f32, b)) {
+            sf_env env = SF_ENV_IEEE;
+            uint64_t r = sf_convert(fmt, &sf_format_f32, b, SF_RNE, &env);
+            if (sf_convert(&sf_format_f32, fmt, r, SF_RNE, &env) != b) {
+                cli_error(CMD,
+                          "%s: %s: element %" PRIu64 " is F32 0x%08" PRIX64
+                          ", not a %s value (expected %s values)",
+                          x->dump, t_names[i], j, b, fmt->name, fmt->name);
+                return false;
+            }
+        }
+    }
+    return true;
+}
+
+static bool
+read_dump(diff_ctx *x)
+{
+    tensor_error err;
+    bool need[N_T];
+    const char *man = NULL;
+
+    if (safetensors_read_all(x->dump, TENSOR_ANY, &x->file, &err)
+        != TENSOR_OK) {
+        cli_error(CMD, "%s", err.message);
+        return false;
+    }
+    for (size_t i = 0; i < x->file.n_meta; i++)
+        if (strcmp(x->file.meta[i].key, "manifest") == 0)
+            man = x->file.meta[i].value;
+    if (man != NULL) {
+        x->have_manifest = true;
+        if (!read_manifest(x, man))
+            return false;
+    }
+    for (int i = 0; i < N_T; i++)
+        x->t[i] = find_tensor(&x->file, t_names[i]);
+    if (!x->stage_given) {
+        /* every stage the dump can give */
+        for (int s = 0; s < N_ST; s++)
+            x->want[s] = x->t[st_tensor[s]] != NULL;
+        if (x->t[T_DO] == NULL || x->t[T_O] == NULL || x->t[T_LSE] == NULL)
+            x->want[ST_DQ] = x->want[ST_DK] = x->want[ST_DV] = false;
+    }
+    needed(x, need);
+    for (int i = 0; i < N_T; i++)
+        if (need[i] && x->t[i] == NULL) {
+            cli_error(CMD, "%s: %s: missing (expected a tensor \"%s\"%s)",
+                      x->dump, t_names[i], t_names[i],
+                      i == T_DO || i == T_O || i == T_LSE
+                          ? " for the backward stages"
+                          : "");
+            return false;
+        }
+    {
+        bool any = false;
+        for (int s = 0; s < N_ST; s++)
+            any = any || x->want[s];
+        if (!any) {
+            cli_error(CMD,
+                      "%s: no stage to compare (expected at least one of "
+                      "the tensors o, lse, dq, dk, dv)",
+                      x->dump);
+            return false;
+        }
+    }
+    if (!check_tensor(x, T_Q) || !check_tensor(x, T_K))
+        return false;
+    for (int i = T_V; i < N_T; i++)
+        if (need[i] && !check_tensor(x, i))
+            return false;
+    x->nb = (size_t)x->t[T_Q]->shape[0];
+    x->nh = (size_t)x->t[T_Q]->shape[1];
+    x->nq = (size_t)x->t[T_Q]->shape[2];
+    x->d = (size_t)x->t[T_Q]->shape[3];
+    x->nk = (size_t)x->t[T_K]->shape[2];
+    x->heads = x->nb * x->nh;
+    if (x->man_shape_given) {
+        static const char *const sh_keys[5] = {"batch", "heads", "nq", "nk",
+                                               "d"};
+        const size_t got[5] = {x->nb, x->nh, x->nq, x->nk, x->d};
+        for (int i = 0; i < 5; i++)
+            if (x->man_shape[i] != got[i]) {
+                cli_error(CMD,
+                          "%s: manifest: shape.%s: %" PRIu64
+                          " (expected %zu, as the tensors have it)",
+                          x->dump, sh_keys[i], x->man_shape[i], got[i]);
+                return false;
+            }
+    }
+    return true;
+}
+
+/*----------------------------------------------------------------------------
+ * The configuration.
+ *--------------------------------------------------------------------------*/
+static bool
+build_config(diff_ctx *x)
+{
+    fa_config *c = &x->cfg;
+    const char *why;
+    float sf;
+
+    if (x->causal_opt != CAUSAL_AUTO) {
+        x->causal = x->causal_opt == CAUSAL_YES;
+        x->causal_from = x->causal ? "--causal" : "--no-causal";
+    } else if (x->man_causal_given) {
+        x->causal = x->man_causal;
+        x->causal_from = "manifest";
+    } else {
+        x->causal = false;
+        x->causal_from =
+            x->have_manifest ? "not in the manifest" : "no manifest";
+    }
+    *c = fa_config_default(x->policy);
+    c->shape.batch = x->nb;
+    c->shape.heads = x->nh;
+    c->shape.nq = x->nq;
+    c->shape.nk = x->nk;
+    c->shape.d = x->d;
+    c->causal = x->causal;
+    if (x->scale_given) {
+        memcpy(&sf, &x->scale_bits, sizeof sf);
+        c->scale = sf;
+    } else if (x->man_scale_number) {
+        sf_env env = SF_ENV_IEEE;
+        uint32_t b = (uint32_t)sf_from_double(
+            &sf_format_f32, x->man_scale_value, SF_RNE, &env);
+        memcpy(&sf, &b, sizeof sf);
+        if (!(sf > 0.0f) || isinf(sf)) {
+            cli_error(CMD,
+                      "%s: manifest: scale: %.17g (expected a finite "
+                      "positive number)",
+                      x->dump, x->man_scale_value);
+            return false;
+        }
+        c->scale = sf;
+    } else if (x->man_scale != NULL
+               && strncmp(x->man_scale, "1/sqrt(d)", 9) != 0) {
+        cli_error(CMD,
+                  "%s: manifest: scale: \"%s\" (expected a number or "
+                  "\"1/sqrt(d) ...\"; or give --scale)",
+                  x->dump, x->man_scale);
+        return false;
+    }
+    c->exp = x->exp;
+    why = fa_config_check(c);
+    if (why != NULL) {
+        cli_error(CMD, "the configuration is refused: %s", why);
+        return false;
+    }
+    x->hcfg = *c;
+    x->hcfg.shape.batch = 1;
+    x->hcfg.shape.heads = 1;
+    x->scale_used = fa_scale_bits(c);
+    {
+        /* PyTorch's default: 1/sqrt(d) in double, then to float */
+        double r = 1.0 / sqrt((double)x->d);
+        float f = (float)r;
+        uint32_t b;
+        memcpy(&b, &f, sizeof b);
+        x->torch_scale_same = b == x->scale_used;
+    }
+    for (int s = 0; s < N_ST; s++) {
+        x->r[s].fmt = fa_output_format(c, st_names[s]);
+        if (x->r[s].fmt == NULL)
+            x->r[s].fmt = &sf_format_f32;
+    }
+    return true;
+}
+
+/*----------------------------------------------------------------------------
+ * Computation.
+ *--------------------------------------------------------------------------*/
+static size_t
+stage_per_head(const diff_ctx *x, int s)
+{
+    return s == ST_LSE                ? x->nq
+           : s == ST_DK || s == ST_DV ? x->nk * x->d
+                                      : x->nq * x->d;
+}
+
+static bool
+allocate(diff_ctx *x)
+{
+    for (int i = 0; i < 4; i++) {
+        const tensor *t = x->t[i];
+        if (t == NULL)
+            continue;
+        x->in[i] = malloc((size_t)t->n_elems * sizeof(uint16_t));
+        if (x->in[i] == NULL)
+            goto nomem;
+        for (uint64_t j = 0; j < t->n_elems; j++)
+            x->in[i][j] = (uint16_t)tensor_get_bits(t, j);
+    }
+    for (int s = 0; s < N_ST; s++) {
+        size_t n = x->heads * stage_per_head(x, s);
+        bool gpu = x->want[s] || (x->need_bwd && (s == ST_O || s == ST_LSE));
+        if (gpu) {
+            x->gpu[s] = malloc(n * sizeof(uint32_t));
+            if (x->gpu[s] == NULL)
+                goto nomem;
+            if (!load_output(x, st_tensor[s], x->r[s].fmt, x->gpu[s]))
+                return false;
+        }
+        x->emu[s] = calloc(n, sizeof(uint32_t));
+        if (x->emu[s] == NULL)
+            goto nomem;
+        if (x->exact_run && x->want[s]) {
+            x->ex[s] = calloc(n, sizeof(double));
+            if (x->ex[s] == NULL)
+                goto nomem;
+        }
+    }
+    x->delta = calloc(x->heads * x->nq, sizeof(uint32_t));
+    if (x->delta == NULL)
+        goto nomem;
+    return true;
+nomem:
+    cli_error(CMD, "out of memory");
+    return false;
+}
+
+/* The emulator on head HH; 0 or -1. */
+static int
+emu_head(const diff_ctx *x, size_t hh)
+{
+    size_t nq = x->nq, nk = x->nk, d = x->d;
+    const uint16_t *q = x->in[T_Q] + hh * nq * d;
+    const uint16_t *k = x->in[T_K] + hh * nk * d;
+    const uint16_t *v = x->in[T_V] + hh * nk * d;
+    sf_env env = SF_ENV_IEEE;
+
+    if (fa_forward(&x->hcfg, q, k, v, x->emu[ST_O] + hh * nq * d,
+                   x->emu[ST_LSE] + hh * nq, NULL, &env)
+        != 0)
+        return -1;
+    if (!x->need_bwd)
+        return 0;
+    env = (sf_env)SF_ENV_IEEE;
+    return fa_backward(&x->hcfg, q, k, v, x->gpu[ST_O] + hh * nq * d,
+                       x->gpu[ST_LSE] + hh * nq, x->in[T_DO] + hh * nq * d,
+                       x->delta + hh * nq, x->emu[ST_DQ] + hh * nq * d,
+                       x->emu[ST_DK] + hh * nk * d,
+                       x->emu[ST_DV] + hh * nk * d, NULL, &env);
+}
+
+/* The exact reference of head HH: AX_OK or an ax code. */
+static int
+exact_head(const diff_ctx *x, size_t hh)
+{
+    size_t nq = x->nq, nk = x->nk, d = x->d;
+    const uint16_t *q = x->in[T_Q] + hh * nq * d;
+    const uint16_t *k = x->in[T_K] + hh * nk * d;
+    const uint16_t *v = x->in[T_V] + hh * nk * d;
+    ax_options opt = {0, AX_DIRECT};
+    ax_outputs out;
+
+    memset(&out, 0, sizeof out);
+    if (x->ex[ST_O] != NULL)
+        out.o.d = x->ex[ST_O] + hh * nq * d;
+    if (x->ex[ST_LSE] != NULL)
+        out.lse.d = x->ex[ST_LSE] + hh * nq;
+    if (!x->need_bwd)
+        return ax_forward_ex(&x->hcfg, &opt, q, k, v, &out);
+    if (x->ex[ST_DQ] != NULL)
+        out.dq.d = x->ex[ST_DQ] + hh * nq * d;
+    if (x->ex[ST_DK] != NULL)
+        out.dk.d = x->ex[ST_DK] + hh * nk * d;
+    if (x->ex[ST_DV] != NULL)
+        out.dv.d = x->ex[ST_DV] + hh * nk * d;
+    return ax_backward_ex(&x->hcfg, &opt, q, k, v, x->in[T_DO] + hh * nq * d,
+                          NULL, &out);
+}
+
+static int
+thread_count(const diff_ctx *x)
+{
+#ifdef _OPENMP
+    int n = omp_get_max_threads();
+    if ((size_t)n > x->heads)
+        n = (int)x->heads;
+    return n < 1 ? 1 : n;
+#else
+    (void)x;
+    return 1;
+#endif
+}
+
+static bool
+compute(diff_ctx *x)
+{
+    long long nh = (long long)x->heads;
+    int failed = 0, nt = thread_count(x);
+    uint64_t skipped = 0;
+
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic, 1) num_threads(nt)                 \
+    reduction(|                                                               \
+              : failed)
+#else
+    (void)nt;
+#endif
+    for (long long hh = 0; hh < nh; hh++)
+        if (emu_head(x, (size_t)hh) != 0)
+            failed |= 1;
+    if (failed) {
+        cli_error(CMD, "the attention library failed (out of memory for its "
+                       "working memory)");
+        return false;
+    }
+    if (!x->exact_run)
+        return true;
+    if (!mpfr_buildopt_tls_p())
+        nt = 1;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic, 1) num_threads(nt)                 \
+    reduction(| : failed) reduction(+ : skipped)
+#endif
+    for (long long hh = 0; hh < nh; hh++) {
+        int rc = exact_head(x, (size_t)hh);
+        if (rc == AX_OK)
+            continue;
+        if (rc == AX_EINPUT || rc == AX_ERANGE) {
+            /* no exact values for this head */
+            for (int s = 0; s < N_ST; s++)
+                if (x->ex[s] != NULL) {
+                    size_t per = stage_per_head(x, s);
+                    for (size_t j = 0; j < per; j++)
+                        x->ex[s][(size_t)hh * per + j] = NAN;
+                }
+            skipped++;
+        } else {
+            failed |= 1;
+        }
+    }
+    mpfr_free_cache();
+    if (failed) {
+        cli_error(CMD, "the exact reference failed (out of memory)");
+        return false;
+    }
+    x->heads_skipped = skipped;
+    return true;
+}
+
+/*----------------------------------------------------------------------------
+ * The comparison.
+ *--------------------------------------------------------------------------*/
+static void
+worst_add(stage_result *r, const diff_elem *e)
+{
+    size_t i;
+
+    if (r->n_worst == N_WORST) {
+        if (e->dist <= r->worst[N_WORST - 1].dist)
+            return;
+        i = N_WORST - 1;
+    } else {
+        i = r->n_worst++;
+    }
+    while (i > 0 && r->worst[i - 1].dist < e->dist) {
+        r->worst[i] = r->worst[i - 1];
+        i--;
+    }
+    r->worst[i] = *e;
+}
+
+/* (computed - exact) in ulps of FMT at the exact value E. */
+static double
+err_ulps(const sf_format *fmt, uint32_t bits32, double e)
+{
+    double u = ax_error_ulps(&sf_format_f32, bits32, e);
+
+    if (fmt != &sf_format_f32 && isfinite(u))
+        u = ldexp(u, ax_ulp_exp(&sf_format_f32, e) - ax_ulp_exp(fmt, e));
+    return u;
+}
+
+static void
+compare_stage(diff_ctx *x, int s)
+{
+    stage_result *r = &x->r[s];
+    size_t n = x->heads * stage_per_head(x, s);
+    const uint32_t *g = x->gpu[s], *m = x->emu[s];
+
+    r->on = true;
+    r->elements = n;
+    bias_cell_init(&r->err_gpu);
+    bias_cell_init(&r->err_emu);
+    for (size_t j = 0; j < n; j++) {
+        diff_elem e;
+        uint64_t gb = to_fmt(r->fmt, g[j]), mb = to_fmt(r->fmt, m[j]);
+        e.dist = cli_ulp_distance(r->fmt, gb, mb);
+        r->hist[cli_dist_bucket(e.dist)]++;
+        if (e.dist != CLI_DIST_INF && e.dist <= x->tol)
+            r->within++;
+        if (gb == mb) {
+            r->equal++;
+        } else {
+            r->differ++;
+            if (e.dist == CLI_DIST_INF)
+                r->nan_vs_number++;
+            else if (e.dist > r->max_dist)
+                r->max_dist = e.dist;
+            e.flat = j;
+            e.gpu = g[j];
+            e.emu = m[j];
+            worst_add(r, &e);
+        }
+        if (x->ex[s] != NULL) {
+            double ex = x->ex[s][j];
+            if (!isfinite(ex)) {
+                r->skipped++;
+                continue;
+            }
+            bias_cell_add(&r->err_gpu, err_ulps(r->fmt, g[j], ex));
+            bias_cell_add(&r->err_emu, err_ulps(r->fmt, m[j], ex));
+        }
+    }
+    r->have_exact = x->ex[s] != NULL;
+    r->pass = r->within == r->elements;
+}
+
+/* [b, h, row, col] (or [b, h, row] for lse) of flat index I of stage S. */
+static unsigned
+split_index(const diff_ctx *x, int s, uint64_t i, uint64_t idx[4])
+{
+    uint64_t rows = s == ST_DK || s == ST_DV ? x->nk : x->nq;
+
+    if (s == ST_LSE) {
+        idx[2] = i % rows;
+        i /= rows;
+        idx[1] = i % x->nh;
+        idx[0] = i / x->nh;
+        return 3;
+    }
+    idx[3] = i % x->d;
+    i /= x->d;
+    idx[2] = i % rows;
+    i /= rows;
+    idx[1] = i % x->nh;
+    idx[0] = i / x->nh;
+    return 4;
+}
+
+/*----------------------------------------------------------------------------
+ * Reports.
+ *--------------------------------------------------------------------------*/
+static void
+text_scale(cli_buf *b, const diff_ctx *x)
+{
+    char v[64];
+
+    cli_buf_printf(b, "  scale %s (FP32 0x%08" PRIX32 "), ",
+                   f32_dec(v, sizeof v, x->scale_used), x->scale_used);
+    if (x->scale_given)
+        cli_buf_puts(b, "from --scale\n");
+    else if (x->man_scale_number)
+        cli_buf_puts(b, "from the manifest\n");
+    else
+        cli_buf_printf(b,
+                       "1/sqrt(%zu) correctly rounded to FP32; PyTorch's "
+                       "float(1/sqrt(d)) in double %s\n",
+                       x->d,
+                       x->torch_scale_same ? "gives the same value"
+                                           : "gives ANOTHER value (give "
+                                             "--scale)");
+}
+
+static void
+text_stage(cli_buf *b, const diff_ctx *x, int s)
+{
+    const stage_result *r = &x->r[s];
+    char buf[64], sh[SHAPE_MAX], g[128], m[128];
+    const tensor *t = x->t[st_tensor[s]];
+
+    cli_buf_printf(b, "\nstage %s (%s %s, dump %s):\n", st_names[s],
+                   r->fmt->name, shape_str(sh, sizeof sh, t->ndim, t->shape),
+                   tensor_dtype_name(t->dtype));
+    cli_buf_printf(b,
+                   "  %" PRIu64 " elements, %" PRIu64
+                   " bit-equal (%.3f%%), %" PRIu64 " differ",
+                   r->elements, r->equal,
+                   100.0 * (double)r->equal / (double)r->elements, r->differ);
+    if (r->nan_vs_number > 0)
+        cli_buf_printf(b, " (%" PRIu64 " NaN against a number)",
+                       r->nan_vs_number);
+    cli_buf_putc(b, '\n');
+    snprintf(buf, sizeof buf, "ulp distance (%s)", r->fmt->name);
+    cli_buf_printf(b, "  %-22s elements\n", buf);
+    for (unsigned i = 0; i < CLI_DIST_BUCKETS; i++)
+        if (r->hist[i] > 0)
+            cli_buf_printf(b, "  %-22s %" PRIu64 "\n",
+                           cli_dist_bucket_label(buf, sizeof buf, i),
+                           r->hist[i]);
+    if (r->n_worst > 0) {
+        cli_buf_puts(b, "  worst elements (largest distance first):\n");
+        for (size_t i = 0; i < r->n_worst; i++) {
+            const diff_elem *e = &r->worst[i];
+            uint64_t idx[4];
+            unsigned nd = split_index(x, s, e->flat, idx);
+            cli_buf_printf(b, "    %s: gpu %s, emulator %s, distance ",
+                           shape_str(sh, sizeof sh, nd, idx),
+                           val_str(g, sizeof g, r->fmt, e->gpu),
+                           val_str(m, sizeof m, r->fmt, e->emu));
+            if (e->dist == CLI_DIST_INF)
+                cli_buf_puts(b, "inf\n");
+            else
+                cli_buf_printf(b, "%" PRIu64 "\n", e->dist);
+        }
+    }
+    if (r->have_exact) {
+        bias_summary sg, se;
+        char v[4][32];
+        bias_summarize(&r->err_gpu, &sg);
+        bias_summarize(&r->err_emu, &se);
+        snprintf(buf, sizeof buf, "against exact (ulps of %s)", r->fmt->name);
+        cli_buf_printf(b, "  %-28s %7s %10s %10s %7s %7s %7s\n", buf, "n",
+                       "mean", "se", "neg", "zero", "pos");
+        cli_buf_printf(b,
+                       "  %-28s %7" PRIu64 " %10s %10s %7" PRIu64 " %7" PRIu64
+                       " %7" PRIu64 "\n",
+                       "  gpu - exact", sg.n, g4(v[0], sizeof v[0], sg.mean),
+                       g4(v[1], sizeof v[1], sg.se), r->err_gpu.neg,
+                       r->err_gpu.zero, r->err_gpu.pos);
+        cli_buf_printf(b,
+                       "  %-28s %7" PRIu64 " %10s %10s %7" PRIu64 " %7" PRIu64
+                       " %7" PRIu64 "\n",
+                       "  emulator - exact", se.n,
+                       g4(v[2], sizeof v[2], se.mean),
+                       g4(v[3], sizeof v[3], se.se), r->err_emu.neg,
+                       r->err_emu.zero, r->err_emu.pos);
+        if (r->skipped > 0)
+            cli_buf_printf(b,
+                           "    %" PRIu64 " element%s without a finite "
+                           "exact value left out\n",
+                           r->skipped, r->skipped == 1 ? "" : "s");
+    }
+    if (r->differ == 0)
+        cli_buf_printf(b, "  %s: bit-equal\n", st_names[s]);
+    else if (r->pass)
+        cli_buf_printf(
+            b, "  %s: within %" PRIu64 " ulp%s (max distance %" PRIu64 ")\n",
+            st_names[s], x->tol, x->tol == 1 ? "" : "s", r->max_dist);
+    else if (x->tol == 0)
+        cli_buf_printf(b, "  %s: %" PRIu64 " of %" PRIu64 " elements differ\n",
+                       st_names[s], r->differ, r->elements);
+    else
+        cli_buf_printf(b,
+                       "  %s: %" PRIu64 " of %" PRIu64
+                       " elements beyond %" PRIu64 " ulp%s\n",
+                       st_names[s], r->elements - r->within, r->elements,
+                       x->tol, x->tol == 1 ? "" : "s");
+}
+
+static void
+text_report(const diff_ctx *x, cli_buf *b)
+{
+    int n_fail = 0, n_on = 0;
+
+    cli_buf_printf(b, "bf16emu diff: %s\n", x->dump);
+    cli_buf_printf(b,
+                   "  B %zu, H %zu, Nq %zu, Nk %zu, d %zu; policy %s, exp "
+                   "%s, causal %s (%s)\n",
+                   x->nb, x->nh, x->nq, x->nk, x->d, fa_policy_name(x->policy),
+                   x->exp_name, x->causal ? "yes" : "no", x->causal_from);
+    text_scale(b, x);
+    if (x->need_bwd)
+        cli_buf_puts(b, "  backward stages from the dump's q, k, v, do, o and "
+                        "lse\n");
+    if (x->exact_run)
+        cli_buf_puts(b, "  exact reference: MPFR, 256 bits, direct\n");
+    else
+        cli_buf_printf(b, "  exact reference: not run (%s)\n", x->exact_note);
+    if (x->heads_skipped > 0)
+        cli_buf_printf(b,
+                       "  %" PRIu64 " head%s without an exact reference "
+                       "(inputs NaN or Inf, or out of MPFR's range)\n",
+                       x->heads_skipped, x->heads_skipped == 1 ? "" : "s");
+    for (int s = 0; s < N_ST; s++)
+        if (x->r[s].on) {
+            text_stage(b, x, s);
+            n_on++;
+            n_fail += !x->r[s].pass;
+        }
+    if (n_fail == 0)
+        cli_buf_printf(b, "\nresult: %d stage%s compared, all %s\n", n_on,
+                       n_on == 1 ? "" : "s",
+                       x->tol == 0 ? "bit-equal" : "within tolerance");
+    else
+        cli_buf_printf(b, "\nresult: %d of %d stage%s differ%s%s\n", n_fail,
+                       n_on, n_on == 1 ? "" : "s", n_fail == 1 ? "s" : "",
+                       x->tol == 0 ? "" : " beyond tolerance");
+}
+
+static void
+json_shape(cli_json *j, const char *key, unsigned ndim, const uint64_t *shape)
+{
+    cli_json_array_begin(j, key);
+    for (unsigned i = 0; i < ndim; i++)
+        cli_json_int(j, NULL, (long long)shape[i]);
+    cli_json_array_end(j);
+}
+
+static void
+json_val(cli_json *j, const char *key, const sf_format *fmt, uint32_t bits32)
+{
+    char buf[64];
+    int w = (int)(fmt->storage_bits + 3) / 4;
+
+    cli_json_object_begin(j, key);
+    snprintf(buf, sizeof buf, "0x%0*" PRIX64, w, to_fmt(fmt, bits32));
+    cli_json_string(j, "bits", buf);
+    cli_json_string(j, "value", f32_dec(buf, sizeof buf, bits32));
+    cli_json_object_end(j);
+}
+
+static void
+json_dist(cli_json *j, const char *key, uint64_t d)
+{
+    if (d == CLI_DIST_INF)
+        cli_json_string(j, key, "inf");
+    else
+        cli_json_int(j, key, (long long)d);
+}
+
+static void
+json_bias(cli_json *j, const char *key, const bias_cell *c)
+{
+    bias_summary s;
+
+    bias_summarize(c, &s);
+    cli_json_object_begin(j, key);
+    cli_json_int(j, "n", (long long)s.n);
+    cli_json_double(j, "mean", s.mean);
+    cli_json_double(j, "se", s.se);
+    cli_json_double(j, "t", s.t);
+    cli_json_double(j, "ci_lo", s.ci_lo);
+    cli_json_double(j, "ci_hi", s.ci_hi);
+    cli_json_double(j, "min", s.min);
+    cli_json_double(j, "max", s.max);
+    cli_json_int(j, "neg", (long long)c->neg);
+    cli_json_int(j, "zero", (long long)c->zero);
+    cli_json_int(j, "pos", (long long)c->pos);
+    cli_json_int(j, "nonfinite", (long long)c->nonfinite);
+    cli_json_object_end(j);
+}
+
+static void
+json_stage(cli_json *j, const diff_ctx *x, int s)
+{
+    const stage_result *r = &x->r[s];
+    const tensor *t = x->t[st_tensor[s]];
+    char buf[64];
+
+    cli_json_object_begin(j, NULL);
+    cli_json_string(j, "stage", st_names[s]);
+    cli_json_string(j, "format", r->fmt->name);
+    cli_json_string(j, "gpu_dtype", tensor_dtype_name(t->dtype));
+    json_shape(j, "shape", t->ndim, t->shape);
+    cli_json_int(j, "elements", (long long)r->elements);
+    cli_json_int(j, "equal", (long long)r->equal);
+    cli_json_double(j, "equal_fraction",
+                    (double)r->equal / (double)r->elements);
+    cli_json_int(j, "differ", (long long)r->differ);
+    cli_json_int(j, "nan_vs_number", (long long)r->nan_vs_number);
+    json_dist(j, "max_distance",
+              r->nan_vs_number > 0 ? CLI_DIST_INF : r->max_dist);
+    cli_json_int(j, "within_tolerance", (long long)r->within);
+    cli_json_bool(j, "pass", r->pass);
+    cli_json_array_begin(j, "histogram");
+    for (unsigned i = 0; i < CLI_DIST_BUCKETS; i++) {
+        uint64_t lo, hi;
+        if (r->hist[i] == 0)
+            continue;
+        cli_json_object_begin(j, NULL);
+        cli_json_string(j, "bucket",
+                        cli_dist_bucket_label(buf, sizeof buf, i));
+        if (i == CLI_DIST_BUCKET_INF) {
+            cli_json_null(j, "min");
+            cli_json_null(j, "max");
+        } else {
+            cli_dist_bucket_bounds(i, &lo, &hi);
+            cli_json_int(j, "min", (long long)lo);
+            cli_json_int(j, "max", (long long)hi);
+        }
+        cli_json_int(j, "count", (long long)r->hist[i]);
+        cli_json_object_end(j);
+    }
+    cli_json_array_end(j);
+    cli_json_array_begin(j, "worst");
+    for (size_t i = 0; i < r->n_worst; i++) {
+        const diff_elem *e = &r->worst[i];
+        uint64_t idx[4];
+        unsigned nd = split_index(x, s, e->flat, idx);
+        cli_json_object_begin(j, NULL);
+        json_shape(j, "index", nd, idx);
+        json_val(j, "gpu", r->fmt, e->gpu);
+        json_val(j, "emulator", r->fmt, e->emu);
+        json_dist(j, "distance", e->dist);
+        cli_json_object_end(j);
+    }
+    cli_json_array_end(j);
+    if (r->have_exact) {
+        cli_json_object_begin(j, "exact");
+        cli_json_int(j, "skipped", (long long)r->skipped);
+        json_bias(j, "gpu", &r->err_gpu);
+        json_bias(j, "emulator", &r->err_emu);
+        cli_json_object_end(j);
+    } else {
+        cli_json_null(j, "exact");
+    }
+    cli_json_object_end(j);
+}
+
+static void
+json_report(const diff_ctx *x, cli_json *j)
+{
+    char buf[64];
+
+    cli_json_object_begin(j, NULL);
+    cli_json_string(j, "command", "diff");
+    cli_json_string(j, "version", cli_version());
+    cli_json_string(j, "dump", x->dump);
+    cli_json_bool(j, "manifest", x->have_manifest);
+    cli_json_object_begin(j, "shape");
+    cli_json_int(j, "batch", (long long)x->nb);
+    cli_json_int(j, "heads", (long long)x->nh);
+    cli_json_int(j, "nq", (long long)x->nq);
+    cli_json_int(j, "nk", (long long)x->nk);
+    cli_json_int(j, "d", (long long)x->d);
+    cli_json_object_end(j);
+    cli_json_string(j, "policy", fa_policy_name(x->policy));
+    cli_json_string(j, "exp", x->exp_name);
+    cli_json_bool(j, "causal", x->causal);
+    cli_json_string(j, "causal_from", x->causal_from);
+    cli_json_object_begin(j, "scale");
+    snprintf(buf, sizeof buf, "0x%08" PRIX32, x->scale_used);
+    cli_json_string(j, "bits", buf);
+    cli_json_string(j, "value", f32_dec(buf, sizeof buf, x->scale_used));
+    cli_json_string(j, "from",
+                    x->scale_given        ? "--scale"
+                    : x->man_scale_number ? "manifest"
+                                          : "1/sqrt(d)");
+    cli_json_bool(j, "torch_default_same", x->torch_scale_same);
+    cli_json_object_end(j);
+    cli_json_int(j, "tolerance", (long long)x->tol);
+    cli_json_object_begin(j, "exact_reference");
+    cli_json_bool(j, "run", x->exact_run);
+    cli_json_string(j, "note", x->exact_run ? NULL : x->exact_note);
+    cli_json_int(j, "heads_skipped", (long long)x->heads_skipped);
+    cli_json_object_end(j);
+    cli_json_array_begin(j, "stages");
+    for (int s = 0; s < N_ST; s++)
+        if (x->r[s].on)
+            json_stage(j, x, s);
+    cli_json_array_end(j);
+    cli_json_bool(j, "pass", x->pass);
+    cli_json_object_end(j);
+    cli_json_finish(j);
+}
+
+/*----------------------------------------------------------------------------
+ * Options.
+ *--------------------------------------------------------------------------*/
+enum
+{
+    O_HELP,
+    O_DUMP,
+    O_POLICY,
+    O_STAGE,
+    O_EXP,
+    O_CAUSAL,
+    O_NO_CAUSAL,
+    O_SCALE,
+    O_TOLERANCE,
+    O_EXACT,
+    O_NO_EXACT,
+    O_JSON
+};
+
+static const cli_option options[] = {{"help", false, O_HELP},
+                                     {"dump", true, O_DUMP},
+                                     {"policy", true, O_POLICY},
+                                     {"stage", true, O_STAGE},
+                                     {"exp", true, O_EXP},
+                                     {"causal", false, O_CAUSAL},
+                                     {"no-causal", false, O_NO_CAUSAL},
+                                     {"scale", true, O_SCALE},
+                                     {"tolerance", true, O_TOLERANCE},
+                                     {"exact", false, O_EXACT},
+                                     {"no-exact", false, O_NO_EXACT},
+                                     {"json", false, O_JSON},
+                                     {NULL, false, 0}};
+
+void
+diff_help(FILE *out)
+{
+    fputs(
+        "usage: bf16emu diff --dump FILE [--policy fa2] [--stage LIST] "
+        "[--exp MODEL]\n"
+        "                    [--causal | --no-causal] [--scale X] "
+        "[--tolerance ULPS]\n"
+        "                    [--exact | --no-exact] [--json]\n"
+        "\n"
+        "Recomputes each stage of a GPU flash-attention dump on the "
+        "emulator, from the\n"
+        "dump's own inputs to that stage, and compares bit by bit.\n"
+        "\n"
+        "  --dump FILE          a .safetensors dump: q, k, v [B, H, N, d] "
+        "BF16, do (for\n"
+        "                       the backward), o BF16, lse F32 [B, H, Nq], "
+        "dq, dk, dv\n"
+        "                       BF16; its metadata \"manifest\" (JSON) may "
+        "give causal,\n"
+        "                       shape and scale\n"
+        "  --policy NAME        paper-eq4, repo, fa2 (default) or fp32\n"
+        "  --stage LIST         comma-separated: o, lse, dq, dk, dv "
+        "(default: every\n"
+        "                       stage the dump holds); o and lse from q, k, "
+        "v; dq, dk, dv\n"
+        "                       from q, k, v, do and the dump's o and lse\n"
+        "  --exp MODEL          cr, libm, ex2-sm90 or ex2-sm90-ftz "
+        "(default: ex2-sm90\n"
+        "                       for fa2, cr otherwise)\n"
+        "  --causal, --no-causal  the mask (default: the manifest's "
+        "\"causal\", else none)\n"
+        "  --scale X            softmax scale (default: the manifest's "
+        "number, else\n"
+        "                       1/sqrt(d) correctly rounded to FP32)\n"
+        "  --tolerance ULPS     a stage passes when every element is at most "
+        "ULPS apart\n"
+        "                       (default 0: bit-equal)\n"
+        "  --exact              run the exact reference on any size\n"
+        "  --no-exact           skip the exact reference (it runs while B H "
+        "Nq Nk d,\n"
+        "                       x4 with a backward stage, is at most "
+        "2^26)\n"
+        "  --json               one JSON object on stdout\n"
+        "  -h, --help           this text\n"
+        "\n"
+        "Distances are counted in the stage's format (BF16 for o, dq, dk, "
+        "dv; FP32 for\n"
+        "lse): the number of representable values between the GPU's and "
+        "the emulator's.\n"
+        "With the exact reference, GPU - exact and emulator - exact are "
+        "reported side by\n"
+        "side in ulps of that format.\n"
+        "\n"
+        "Example:\n"
+        "  bf16emu diff --policy fa2 --dump sdpa_h200_d64.safetensors "
+        "--stage o\n"
+        "\n"
+        "Exit status: 0 every compared stage bit-equal (or within "
+        "--tolerance), 1 a\n"
+        "stage differs, 2 bad usage or input.\n",
+        out);
+}
+
+static bool
+parse_stages(diff_ctx *x, const char *v)
+{
+    const char *p = v;
+
+    memset(x->want, 0, sizeof x->want);
+    x->stage_given = true;
+    for (;;) {
+        size_t n = strcspn(p, ",");
+        int s;
+        for (s = 0; s < N_ST; s++)
+            if (strlen(st_names[s]) == n && strncmp(p, st_names[s], n) == 0)
+                break;
+        if (s == N_ST) {
+            cli_error(CMD,
+                      "--stage '%s': unknown stage '%.*s' (expected a "
+                      "comma-separated list of o, lse, dq, dk, dv)",
+                      v, (int)n, p);
+            return false;
+        }
+        x->want[s] = true;
+        if (p[n] == '\0')
+            return true;
+        p += n + 1;
+    }
+}
+
+static bool
+parse_exp(diff_ctx *x, const char *v)
+{
+    const fa_exp_model *m = NULL;
+
+    if (strcmp(v, "ex2-sm90") == 0 || strcmp(v, "ex2-sm90-ftz") == 0) {
+        char err[1024];
+        ax_ex2_table_free(&x->ex2_tab);
+        if (ax_ex2_table_load(ax_ex2_table_default_path(), &x->ex2_tab, err,
+                              sizeof err)
+            != 0) {
+            cli_error(CMD, "--exp %s: %s", v, err);
+            return false;
+        }
+        ax_ex2_model(&x->ex2_tab, strcmp(v, "ex2-sm90-ftz") == 0, &x->ex2_rule,
+                     &x->ex2_model);
+        m = &x->ex2_model;
+    } else if (strcmp(v, "cr") == 0 || strcmp(v, "libm") == 0) {
+        m = fa_exp_model_by_name(v);
+    }
+    if (m == NULL) {
+        cli_error(CMD,
+                  "--exp '%s': unknown exp model (expected cr, libm, "
+                  "ex2-sm90 or ex2-sm90-ftz)",
+                  v);
+        return false;
+    }
+    x->exp = m;
+    x->exp_name = v;
+    return true;
+}
+
+static bool
+parse_scale(diff_ctx *x, const char *v)
+{
+    cli_number num;
+    char why[256];
+    sf_env env = SF_ENV_IEEE;
+    uint32_t bits;
+
+    if (!cli_parse_number(v, &sf_format_f32, SF_RNE, &num, why, sizeof why)) {
+        cli_error(CMD, "--scale '%s': %s", v, why);
+        return false;
+    }
+    bits =
+        (uint32_t)sf_convert(&sf_format_f32, num.fmt, num.bits, SF_RNE, &env);
+    if ((bits & 0x80000000u) != 0 || (bits & 0x7FFFFFFFu) == 0
+        || (bits & 0x7F800000u) == 0x7F800000u) {
+        cli_error(CMD,
+                  "--scale '%s': expected a finite positive number (the "
+                  "softmax scale)",
+                  v);
+        return false;
+    }
+    x->scale_bits = bits;
+    x->scale_given = true;
+    return true;
+}
+
+static bool
+take_option(diff_ctx *x, int id, const char *v)
+{
+    int n;
+
+    switch (id) {
+    case O_DUMP:
+        x->dump = v;
+        return true;
+    case O_POLICY:
+        n = fa_policy_parse(v);
+        if (n < 0) {
+            cli_error(CMD,
+                      "--policy '%s': unknown policy (expected paper-eq4, "
+                      "repo, fa2 or fp32)",
+                      v);
+            return false;
+        }
+        x->policy = (fa_policy)n;
+        return true;
+    case O_STAGE:
+        return parse_stages(x, v);
+    case O_EXP:
+        x->exp_given = true;
+        return parse_exp(x, v);
+    case O_CAUSAL:
+    case O_NO_CAUSAL:
+        if (x->causal_opt != CAUSAL_AUTO
+            && x->causal_opt != (id == O_CAUSAL ? CAUSAL_YES : CAUSAL_NO)) {
+            cli_error(CMD, "--causal and --no-causal contradict each other");
+            return false;
+        }
+        x->causal_opt = id == O_CAUSAL ? CAUSAL_YES : CAUSAL_NO;
+        return true;
+    case O_SCALE:
+        return parse_scale(x, v);
+    case O_TOLERANCE:
+        return cli_parse_u64(CMD, "--tolerance", v, &x->tol);
+    case O_EXACT:
+        x->exact_forced = true;
+        return true;
+    case O_NO_EXACT:
+        x->no_exact = true;
+        return true;
+    case O_JSON:
+        x->json = true;
+        return true;
+    default:
+        return true;
+    }
+}
+
+static void
+ctx_free(diff_ctx *x)
+{
+    for (int i = 0; i < 4; i++)
+        free(x->in[i]);
+    for (int s = 0; s < N_ST; s++) {
+        free(x->gpu[s]);
+        free(x->emu[s]);
+        free(x->ex[s]);
+    }
+    free(x->delta);
+    tensor_file_free(&x->file);
+    ax_ex2_table_free(&x->ex2_tab);
+    free(x);
+}
+
+static bool
+run(diff_ctx *x)
+{
+    if (x->dump == NULL) {
+        cli_error(CMD, "missing --dump FILE (see 'bf16emu diff --help')");
+        return false;
+    }
+    if (x->exact_forced && x->no_exact) {
+        cli_error(CMD, "--exact and --no-exact contradict each other");
+        return false;
+    }
+    if (!x->exp_given) {
+        if (x->policy == FA_POLICY_FA2) {
+            if (!parse_exp(x, "ex2-sm90"))
+                return false;
+        } else {
+            x->exp = fa_exp_model_by_name("cr");
+            x->exp_name = "cr";
+        }
+    }
+    if (!read_dump(x) || !build_config(x))
+        return false;
+    x->need_bwd = x->want[ST_DQ] || x->want[ST_DK] || x->want[ST_DV];
+    x->exact_work = sat_mul(
+        sat_mul(sat_mul((uint64_t)x->heads, x->nq), sat_mul(x->nk, x->d)),
+        x->need_bwd ? 4 : 1);
+    if (x->no_exact)
+        x->exact_note = "--no-exact";
+    else if (x->exact_work > EXACT_WORK_LIMIT && !x->exact_forced)
+        x->exact_note = "B*H*Nq*Nk*d (x4 with a backward stage) is above "
+                        "2^26; give --exact to run it anyway";
+    else
+        x->exact_run = true;
+    if (!allocate(x) || !compute(x))
+        return false;
+    x->pass = true;
+    for (int s = 0; s < N_ST; s++)
+        if (x->want[s]) {
+            compare_stage(x, s);
+            x->pass = x->pass && x->r[s].pass;
+        }
+    return true;
+}
+
+int
+diff_main(int argc, char **argv)
+{
+    diff_ctx *x = calloc(1, sizeof *x);
+    cli_parser p;
+    cli_buf out;
+    cli_json js;
+    const char *v;
+    int id, rc;
+
+    if (x == NULL)
+        return cli_error(CMD, "out of memory");
+    x->policy = FA_POLICY_FA2;
+    x->causal_opt = CAUSAL_AUTO;
+    cli_parser_init(&p, CMD, argc, argv);
+    while ((id = cli_parser_next(&p, options, &v)) != CLI_ARG_END) {
+        bool ok = true;
+        if (id == CLI_ARG_ERROR) {
+            ok = false;
+        } else if (id == CLI_ARG_OPERAND) {
+            cli_error(CMD,
+                      "unexpected operand '%s' (the dump is --dump FILE; see "
+                      "'bf16emu diff --help')",
+                      v);
+            ok = false;
+        } else if (id == O_HELP) {
+            diff_help(stdout);
+            ctx_free(x);
+            return CLI_EXIT_OK;
+        } else {
+            ok = take_option(x, id, v);
+        }
+        if (!ok) {
+            ctx_free(x);
+            return CLI_EXIT_USAGE;
+        }
+    }
+    if (!run(x)) {
+        ctx_free(x);
+        return CLI_EXIT_USAGE;
+    }
+    rc = x->pass ? CLI_EXIT_OK : CLI_EXIT_CHECK;
+    cli_buf_init(&out);
+    if (x->json) {
+        cli_json_init(&js, &out);
+        json_report(x, &js);
+    } else {
+        text_report(x, &out);
+    }
+    if (out.failed) {
+        rc = cli_error(CMD, "out of memory");
+    } else if (!cli_buf_write(&out, stdout)) {
+        fprintf(stderr, "bf16emu diff: cannot write the report\n");
+        rc = CLI_EXIT_USAGE;
+    }
+    cli_buf_free(&out);
+    ctx_free(x);
+    return rc;
+}

@@ -39,7 +39,7 @@
 #define N_FINITE_BUCKETS 33
 #define BUCKET_INF N_FINITE_BUCKETS
 #define N_BUCKETS (N_FINITE_BUCKETS + 1)
-#define DIST_INF UINT64_MAX
+#define DIST_INF CLI_DIST_INF
 
 /* One operand given as FILE[:KEY]. */
 typedef struct
@@ -162,73 +162,19 @@ swap_to_host(tensor *t)
         }
 }
 
-static bool
-is_f32_nan(uint32_t x)
-{
-    return (x & 0x7F800000u) == 0x7F800000u && (x & 0x007FFFFFu) != 0;
-}
-
-/* The place of X on the monotone integer line of FP32. */
-static int64_t
-f32_place(uint32_t x)
-{
-    int64_t mag = (int64_t)(x & 0x7FFFFFFFu);
-    return (x & 0x80000000u) ? -mag : mag;
-}
-
-static uint64_t
-ulp_distance(uint32_t x, uint32_t y)
-{
-    bool nx = is_f32_nan(x), ny = is_f32_nan(y);
-    int64_t d;
-
-    if (nx || ny)
-        return nx && ny ? 0 : DIST_INF;
-    d = f32_place(x) - f32_place(y);
-    return (uint64_t)(d < 0 ? -d : d);
-}
-
+/* The histogram index of distance D: the shared buckets (experiments/
+   cli.h), of which an FP32 distance uses the first 34, then "inf". */
 static unsigned
 bucket_of(uint64_t d)
 {
-    unsigned i = 0;
-
-    if (d == DIST_INF)
-        return BUCKET_INF;
-    while (d != 0) {
-        i++;
-        d >>= 1;
-    }
-    return i; /* 0 -> 0, 1 -> 1, 2..3 -> 2, 4..7 -> 3, ... */
-}
-
-/* The bounds of finite bucket I. */
-static void
-bucket_bounds(unsigned i, uint64_t *lo, uint64_t *hi)
-{
-    if (i == 0) {
-        *lo = *hi = 0;
-        return;
-    }
-    *lo = (uint64_t)1 << (i - 1);
-    *hi = ((uint64_t)1 << i) - 1;
+    return d == CLI_DIST_INF ? BUCKET_INF : cli_dist_bucket(d);
 }
 
 static const char *
 bucket_label(char *buf, size_t n, unsigned i)
 {
-    uint64_t lo, hi;
-
-    if (i == BUCKET_INF) {
-        snprintf(buf, n, "inf");
-        return buf;
-    }
-    bucket_bounds(i, &lo, &hi);
-    if (lo == hi)
-        snprintf(buf, n, "%" PRIu64, lo);
-    else
-        snprintf(buf, n, "%" PRIu64 "-%" PRIu64, lo, hi);
-    return buf;
+    return cli_dist_bucket_label(buf, n,
+                                 i == BUCKET_INF ? CLI_DIST_BUCKET_INF : i);
 }
 
 static const char *
@@ -771,7 +717,7 @@ compare(mma_ctx *x)
         diff_elem e;
         memcpy(&got, x->d.data + i * 4, 4);
         memcpy(&want, ref->data + i * 4, 4);
-        e.dist = ulp_distance(got, want);
+        e.dist = cli_ulp_distance(&sf_format_f32, got, want);
         r->hist[bucket_of(e.dist)]++;
         if (got == want) {
             r->equal++;
@@ -992,7 +938,7 @@ json_compare(mma_ctx *x, cli_json *j)
             cli_json_null(j, "min");
             cli_json_null(j, "max");
         } else {
-            bucket_bounds(i, &lo, &hi);
+            cli_dist_bucket_bounds(i, &lo, &hi);
             cli_json_int(j, "min", (long long)lo);
             cli_json_int(j, "max", (long long)hi);
         }

@@ -60,6 +60,19 @@ bad()
 ALL="32768 elements, 32768 bit-equal (100.000%), 0 differ"
 
 # ---------------------------------------------------------------------
+# The other committed dumps (repeated maxima and a causal sink with
+# negative-mean V, and d = 128 with 64-key blocks): O and the backward
+# from the dump's own O and LSE are bit-equal with the H200.
+# ---------------------------------------------------------------------
+for name in sdpa_h200_d64_repmax sdpa_h200_d64_sink_causal sdpa_h200_d128; do
+    run diff --policy fa2 --dump "$G/$name.safetensors" --stage o,dq,dk,dv \
+        --no-exact
+    expect_rc 0
+    expect_line "result: 4 stages compared, all bit-equal"
+    expect_no_stderr
+done
+
+# ---------------------------------------------------------------------
 # O: bit-equal with the GPU on both dumps (the CPU-only check of the
 # hardware agreement).
 # ---------------------------------------------------------------------

@@ -22,10 +22,10 @@
 
 #include "analysis/attn_exact.h"
 #include "analysis/bias.h"
-#include "analysis/ex2_table.h"
 #include "analysis/tensor.h"
 #include "attention/attention.h"
 #include "experiments/cli.h"
+#include "experiments/fa_cli.h"
 
 #define CMD "attn"
 
@@ -83,17 +83,7 @@
  * Types.
  *--------------------------------------------------------------------------*/
 /* One input (or the output) given as FILE[:KEY]. */
-typedef struct
-{
-    const char *opt; /* "--q" */
-    const char *arg; /* as typed; NULL when not given */
-    char *path;      /* the file (malloc'ed) */
-    const char *key; /* the key (in ARG), or NULL */
-    bool have_id;    /* the file exists: its device and inode */
-    dev_t dev;
-    ino_t ino;
-    tensor t;
-} operand;
+typedef cli_operand operand;
 
 enum
 {
@@ -239,11 +229,7 @@ typedef struct
     bool causal;
     bool scale_given;
     uint32_t scale_bits;
-    const char *exp_name;
-    const fa_exp_model *exp;
-    ax_ex2_table ex2_tab; /* ex2-sm90: the measured tables */
-    fa_exp2_table ex2_rule;
-    fa_exp_model ex2_model;
+    fa_cli_exp exp;
     bool backward;
     unsigned captures; /* 1 << CAP_* */
     bool trace;
@@ -294,46 +280,12 @@ typedef struct
  * Small helpers.
  *--------------------------------------------------------------------------*/
 static uint64_t
-sat_mul(uint64_t a, uint64_t b)
-{
-    if (a != 0 && b > UINT64_MAX / a)
-        return UINT64_MAX;
-    return a * b;
-}
-
-static uint64_t
 sat_add(uint64_t a, uint64_t b)
 {
     return a > UINT64_MAX - b ? UINT64_MAX : a + b;
 }
 
-/* "[2, 3, 4]" into BUF of N bytes. */
-static const char *
-shape_str(char *buf, size_t n, unsigned ndim, const uint64_t *shape)
-{
-    size_t o = 0;
-
-    o += (size_t)snprintf(buf, n, "[");
-    for (unsigned i = 0; i < ndim && o < n; i++)
-        o += (size_t)snprintf(buf + o, n - o, "%s%" PRIu64, i ? ", " : "",
-                              shape[i]);
-    if (o < n)
-        snprintf(buf + o, n - o, "]");
-    return buf;
-}
-
 #define SHAPE_MAX (TENSOR_MAX_DIMS * 24 + 4)
-
-/* "file:KEY", or "file" without a key. */
-static const char *
-spec_str(char *buf, size_t n, const operand *o)
-{
-    if (o->key != NULL)
-        snprintf(buf, n, "%s:%s", o->path, o->key);
-    else
-        snprintf(buf, n, "%s", o->path);
-    return buf;
-}
 
 #define SPEC_MAX 4200
 
@@ -361,16 +313,6 @@ bytes_str(char *buf, size_t n, uint64_t b)
     return buf;
 }
 
-static bool
-host_little_endian(void)
-{
-    const uint16_t one = 1;
-    unsigned char c;
-
-    memcpy(&c, &one, 1);
-    return c == 1;
-}
-
 /* Reverses the bytes of each ES-byte element of P[0..N): little-endian
    file order <-> host order on a big-endian host; nothing on a
    little-endian one. */
@@ -379,7 +321,7 @@ swap_elems(void *p, size_t n, size_t es)
 {
     unsigned char *b = p;
 
-    if (host_little_endian() || es < 2 || p == NULL)
+    if (cli_host_little_endian() || es < 2 || p == NULL)
         return;
     for (size_t i = 0; i < n; i++, b += es)
         for (size_t x = 0, y = es - 1; x < y; x++, y--) {
@@ -393,13 +335,6 @@ static bool
 bf16_nonfinite(uint16_t x)
 {
     return (x & 0x7F80u) == 0x7F80u;
-}
-
-static const char *
-f32_dec(char *buf, size_t n, uint32_t v)
-{
-    sf_to_string(&sf_format_f32, v, SF_PRINT_SHORTEST, buf, n);
-    return buf;
 }
 
 static const char *
@@ -561,54 +496,6 @@ gen_head(const attn_ctx *x, size_t hh)
 /*----------------------------------------------------------------------------
  * Operands.
  *--------------------------------------------------------------------------*/
-/* Splits O->arg into the file and the key: at the last ':', unless the
-   text after it holds a '/' or the whole argument names an existing
-   file. */
-static bool
-split_spec(operand *o)
-{
-    const char *colon = strrchr(o->arg, ':');
-    struct stat st;
-
-    if (colon == NULL || strchr(colon + 1, '/') != NULL
-        || stat(o->arg, &st) == 0) {
-        o->path = strdup(o->arg);
-        o->key = NULL;
-    } else {
-        o->path = strndup(o->arg, (size_t)(colon - o->arg));
-        o->key = colon + 1;
-    }
-    if (o->path == NULL) {
-        cli_error(CMD, "out of memory");
-        return false;
-    }
-    if (o->path[0] == '\0') {
-        cli_error(CMD, "%s '%s': no file name (expected FILE or FILE:KEY)",
-                  o->opt, o->arg);
-        return false;
-    }
-    if (o->key != NULL && o->key[0] == '\0') {
-        cli_error(CMD,
-                  "%s '%s': empty key after ':' (expected FILE or "
-                  "FILE:KEY)",
-                  o->opt, o->arg);
-        return false;
-    }
-    if (stat(o->path, &st) == 0) {
-        o->have_id = true;
-        o->dev = st.st_dev;
-        o->ino = st.st_ino;
-    }
-    return true;
-}
-
-static bool
-has_suffix(const char *s, const char *suffix)
-{
-    size_t n = strlen(s), m = strlen(suffix);
-    return n > m && strcmp(s + n - m, suffix) == 0;
-}
-
 /* The output: a .safetensors name, not an input, not an existing file
    unless --force. */
 static bool
@@ -616,35 +503,14 @@ check_output(attn_ctx *x)
 {
     operand *o = &x->out;
 
-    if (o->key != NULL || !has_suffix(o->path, ".safetensors")) {
+    if (o->key != NULL || !cli_has_suffix(o->path, ".safetensors")) {
         cli_error(CMD,
                   "--out '%s': expected a file name ending in .safetensors "
                   "(it holds several tensors; no :KEY)",
                   o->arg);
         return false;
     }
-    for (int i = 0; i < N_IN; i++) {
-        const operand *in = &x->in[i];
-        if (in->arg == NULL)
-            continue;
-        if (strcmp(in->path, o->path) == 0
-            || (in->have_id && o->have_id && in->dev == o->dev
-                && in->ino == o->ino)) {
-            cli_error(CMD,
-                      "--out %s is the input file of %s (%s); an "
-                      "input is never overwritten, also not with --force",
-                      o->path, in->opt, in->path);
-            return false;
-        }
-    }
-    if (o->have_id && !x->force) {
-        cli_error(CMD,
-                  "--out %s: the file exists (give --force to replace "
-                  "it)",
-                  o->path);
-        return false;
-    }
-    return true;
+    return cli_check_output_file(CMD, o, x->in, N_IN, x->force);
 }
 
 static bool
@@ -664,8 +530,8 @@ read_operand(operand *o)
             cli_error(CMD, "%s: %s", o->opt, err.message);
         return false;
     }
-    spec_str(spec, sizeof spec, o);
-    shape_str(sh, sizeof sh, o->t.ndim, o->t.shape);
+    cli_spec_str(spec, sizeof spec, o);
+    cli_shape_str(sh, sizeof sh, o->t.ndim, o->t.shape);
     if (o->t.ndim < 2 || o->t.ndim > 4) {
         cli_error(CMD,
                   "%s %s: shape: %s has %u dimension%s; expected [B, H, N, "
@@ -694,8 +560,8 @@ check_shapes(attn_ctx *x)
     uint64_t w[4];
     unsigned r = q->ndim;
 
-    spec_str(sq, sizeof sq, &x->in[IN_Q]);
-    shape_str(hq, sizeof hq, q->ndim, q->shape);
+    cli_spec_str(sq, sizeof sq, &x->in[IN_Q]);
+    cli_shape_str(hq, sizeof hq, q->ndim, q->shape);
     for (int i = IN_K; i < N_IN; i++) {
         const operand *o = &x->in[i];
         bool same;
@@ -714,8 +580,8 @@ check_shapes(attn_ctx *x)
                 : i == IN_K ? "K has Q's leading dimensions and d, with its "
                               "own Nk"
                             : "V has the shape of K";
-            spec_str(so, sizeof so, o);
-            shape_str(ho, sizeof ho, o->t.ndim, o->t.shape);
+            cli_spec_str(so, sizeof so, o);
+            cli_shape_str(ho, sizeof ho, o->t.ndim, o->t.shape);
             if (o->t.ndim != r)
                 cli_error(CMD,
                           "%s %s: shape: %s has %u dimensions but Q %s has "
@@ -726,7 +592,7 @@ check_shapes(attn_ctx *x)
                           "%s %s: shape: %s does not fit Q %s %s; expected "
                           "%s (%s)",
                           o->opt, so, ho, sq, hq,
-                          shape_str(want, sizeof want, r, w), rule);
+                          cli_shape_str(want, sizeof want, r, w), rule);
             return false;
         }
     }
@@ -814,7 +680,7 @@ build_config(attn_ctx *x)
     if (x->eps_zero_given)
         c->fix.eps_zero = x->eps_zero;
     c->ablations = x->ablations;
-    c->exp = x->exp;
+    c->exp = x->exp.model;
     why = fa_config_check(c);
     if (why != NULL) {
         cli_error(CMD, "the configuration is refused: %s", why);
@@ -853,7 +719,7 @@ physical_memory(void)
 #if defined(_SC_PHYS_PAGES) && defined(_SC_PAGESIZE)
     long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
     if (pages > 0 && size > 0)
-        return sat_mul((uint64_t)pages, (uint64_t)size);
+        return cli_sat_mul((uint64_t)pages, (uint64_t)size);
 #endif
     return UINT64_MAX;
 }
@@ -878,9 +744,9 @@ estimate_memory(attn_ctx *x)
 {
     mem_estimate *m = &x->mem;
     uint64_t bh = (uint64_t)x->heads, nq = x->nq, nk = x->nk, d = x->d;
-    uint64_t qd = sat_mul(bh, sat_mul(nq, d)),
-             kd = sat_mul(bh, sat_mul(nk, d));
-    uint64_t rows = sat_mul(bh, nq), sp = sat_mul(rows, nk);
+    uint64_t qd = cli_sat_mul(bh, cli_sat_mul(nq, d)),
+             kd = cli_sat_mul(bh, cli_sat_mul(nk, d));
+    uint64_t rows = cli_sat_mul(bh, nq), sp = cli_sat_mul(rows, nk);
     uint64_t t = concurrent(x), e;
 
     memset(m, 0, sizeof *m);
@@ -888,41 +754,43 @@ estimate_memory(attn_ctx *x)
     e = sat_add(sat_add(qd, kd), kd);
     if (x->backward)
         e = sat_add(e, qd);
-    m->inputs = sat_mul(e, 2);
+    m->inputs = cli_sat_mul(e, 2);
     /* outputs: FP32 O, LSE (delta, dQ, dK, dV) */
     e = sat_add(qd, rows);
     if (x->backward)
-        e = sat_add(e, sat_add(sat_add(rows, qd), sat_mul(kd, 2)));
-    m->outputs = sat_mul(e, 4);
+        e = sat_add(e, sat_add(sat_add(rows, qd), cli_sat_mul(kd, 2)));
+    m->outputs = cli_sat_mul(e, 4);
     /* captures, FP32 */
     e = 0;
     for (int i = 0; i < N_CAP; i++) {
         uint64_t n;
         if (!(x->captures & (1u << i)) && !(i == CAP_P && x->p_internal))
             continue;
-        n = i == CAP_M || i == CAP_L ? sat_mul(rows, x->tc)
+        n = i == CAP_M || i == CAP_L ? cli_sat_mul(rows, x->tc)
             : i == CAP_OBAR          ? qd
                                      : sp;
         e = sat_add(e, n);
     }
-    m->captures = sat_mul(e, 4);
+    m->captures = cli_sat_mul(e, 4);
     /* the library's working memory, per concurrent head */
-    m->workspace = sat_mul(fa_workspace_bytes(&x->hcfg), t);
+    m->workspace = cli_sat_mul(fa_workspace_bytes(&x->hcfg), t);
     /* the exact reference: doubles of every compared output, and MPFR
        numbers per concurrent head */
     if (x->exact_run) {
         e = sat_add(qd, rows);
         if (x->backward)
-            e = sat_add(e, sat_add(sat_add(rows, qd), sat_mul(kd, 2)));
-        m->exact = sat_mul(e, 8);
-        e = sat_add(sat_mul(sat_add(nq, sat_mul(3, nk)), d),
-                    sat_add(sat_mul(4, nk), 64));
-        m->exact = sat_add(m->exact, sat_mul(sat_mul(e, MP_NUMBER_BYTES), t));
+            e = sat_add(e, sat_add(sat_add(rows, qd), cli_sat_mul(kd, 2)));
+        m->exact = cli_sat_mul(e, 8);
+        e = sat_add(cli_sat_mul(sat_add(nq, cli_sat_mul(3, nk)), d),
+                    sat_add(cli_sat_mul(4, nk), 64));
+        m->exact =
+            sat_add(m->exact, cli_sat_mul(cli_sat_mul(e, MP_NUMBER_BYTES), t));
     }
     if (x->trace)
-        m->trace = sat_add(sat_mul(sat_mul(x->trace_keep, sizeof(trace_ev)),
-                                   x->backward ? 2 : 1),
-                           2 * sizeof(bias_acc));
+        m->trace =
+            sat_add(cli_sat_mul(cli_sat_mul(x->trace_keep, sizeof(trace_ev)),
+                                x->backward ? 2 : 1),
+                    2 * sizeof(bias_acc));
     m->total = sat_add(sat_add(sat_add(m->inputs, m->outputs),
                                sat_add(m->captures, m->workspace)),
                        sat_add(m->exact, m->trace));
@@ -1446,7 +1314,7 @@ file_meta(out_file *f, const attn_ctx *x)
     meta_add(f, "fix.eps_zero", "%s", dbl_str(buf, sizeof buf, fx->eps_zero));
     meta_add(f, "ablations", "%s",
              ablation_list(buf, sizeof buf, x->ablations));
-    meta_add(f, "exp", "%s", x->exp_name);
+    meta_add(f, "exp", "%s", x->exp.name);
     meta_add(f, "scale", "f32:0x%08" PRIX32, x->scale_used);
     meta_add(f, "causal", "%s", x->causal ? "true" : "false");
     meta_add(f, "order", "%s", fa_order_name(x->order));
@@ -1641,13 +1509,13 @@ text_input(cli_buf *b, const attn_ctx *x, int i)
         r = out_shape(x, shape, i == IN_K || i == IN_V ? x->nk : x->nq, x->d,
                       true);
         cli_buf_printf(b, "  %-3s generated  BF16 %s", in_labels[i],
-                       shape_str(sh, sizeof sh, r, shape));
+                       cli_shape_str(sh, sizeof sh, r, shape));
     } else {
         const operand *o = &x->in[i];
         cli_buf_printf(b, "  %-3s %s  %s %s", in_labels[i],
-                       spec_str(spec, sizeof spec, o),
+                       cli_spec_str(spec, sizeof spec, o),
                        tensor_dtype_name(o->t.dtype),
-                       shape_str(sh, sizeof sh, o->t.ndim, o->t.shape));
+                       cli_shape_str(sh, sizeof sh, o->t.ndim, o->t.shape));
     }
     if (x->nonfinite_in[i] > 0)
         cli_buf_printf(b, ", %" PRIu64 " NaN or Inf", x->nonfinite_in[i]);
@@ -1808,7 +1676,7 @@ text_report(attn_ctx *x, cli_buf *b)
     cli_buf_printf(b, "attn: %s %s, ", fa_policy_name(x->policy),
                    x->backward ? "forward and backward" : "forward");
     text_fix(b, x);
-    cli_buf_printf(b, ", exp %s\n", x->exp_name);
+    cli_buf_printf(b, ", exp %s\n", x->exp.name);
     for (int i = 0; i < N_IN; i++)
         text_input(b, x, i);
     if (x->gen.on)
@@ -1817,7 +1685,7 @@ text_report(attn_ctx *x, cli_buf *b)
                    "  B %zu, H %zu, Nq %zu, Nk %zu, d %zu; scale %s "
                    "(f32:0x%08" PRIX32 "), %s\n",
                    x->nb, x->nh, x->nq, x->nk, x->d,
-                   f32_dec(sv, sizeof sv, x->scale_used), x->scale_used,
+                   cli_f32_dec(sv, sizeof sv, x->scale_used), x->scale_used,
                    x->causal ? "causal" : "no mask");
     cli_buf_printf(b,
                    "  tiles %zu x %zu, %zu KV block%s, order %s; ablations "
@@ -2028,12 +1896,12 @@ json_report(attn_ctx *x, cli_json *j)
         if ((x->ablations & (1u << b)) && fa_ablation_name(1u << b) != NULL)
             cli_json_string(j, NULL, fa_ablation_name(1u << b));
     cli_json_array_end(j);
-    cli_json_string(j, "exp", x->exp_name);
+    cli_json_string(j, "exp", x->exp.name);
     cli_json_bool(j, "causal", x->causal);
     cli_json_object_begin(j, "scale");
     snprintf(buf, sizeof buf, "0x%08" PRIX32, x->scale_used);
     cli_json_string(j, "bits", buf);
-    cli_json_string(j, "value", f32_dec(buf, sizeof buf, x->scale_used));
+    cli_json_string(j, "value", cli_f32_dec(buf, sizeof buf, x->scale_used));
     cli_json_object_end(j);
     cli_json_string(j, "order", fa_order_name(x->order));
     cli_json_object_begin(j, "tiles");
@@ -2435,64 +2303,6 @@ parse_ablate(attn_ctx *x, const char *v)
     return false;
 }
 
-static bool
-parse_scale(attn_ctx *x, const char *v)
-{
-    cli_number num;
-    char why[256];
-    sf_env env = SF_ENV_IEEE;
-    uint32_t bits;
-
-    if (!cli_parse_number(v, &sf_format_f32, SF_RNE, &num, why, sizeof why)) {
-        cli_error(CMD, "--scale '%s': %s", v, why);
-        return false;
-    }
-    bits =
-        (uint32_t)sf_convert(&sf_format_f32, num.fmt, num.bits, SF_RNE, &env);
-    if ((bits & 0x80000000u) != 0 || (bits & 0x7FFFFFFFu) == 0
-        || (bits & 0x7F800000u) == 0x7F800000u) {
-        cli_error(CMD,
-                  "--scale '%s': expected a finite positive number (the "
-                  "softmax scale)",
-                  v);
-        return false;
-    }
-    x->scale_bits = bits;
-    x->scale_given = true;
-    return true;
-}
-
-static bool
-parse_exp(attn_ctx *x, const char *v)
-{
-    const fa_exp_model *m = NULL;
-
-    if (strcmp(v, "ex2-sm90") == 0 || strcmp(v, "ex2-sm90-ftz") == 0) {
-        char err[1024];
-        ax_ex2_table_free(&x->ex2_tab);
-        if (ax_ex2_table_load(ax_ex2_table_default_path(), &x->ex2_tab, err,
-                              sizeof err) != 0) {
-            cli_error(CMD, "--exp %s: %s", v, err);
-            return false;
-        }
-        ax_ex2_model(&x->ex2_tab, strcmp(v, "ex2-sm90-ftz") == 0,
-                     &x->ex2_rule, &x->ex2_model);
-        m = &x->ex2_model;
-    } else if (strcmp(v, "cr") == 0 || strcmp(v, "libm") == 0) {
-        m = fa_exp_model_by_name(v);
-    }
-    if (m == NULL) {
-        cli_error(CMD,
-                  "--exp '%s': unknown exp model (expected cr, libm, "
-                  "ex2-sm90 or ex2-sm90-ftz)",
-                  v);
-        return false;
-    }
-    x->exp = m;
-    x->exp_name = v;
-    return true;
-}
-
 /* A positive count (--batch, --nq, ...). */
 static bool
 parse_count(const char *opt, const char *v, uint64_t *n)
@@ -2537,8 +2347,9 @@ kind_only(attn_ctx *x, const char *opt, gen_kind k)
 
 /* One option; false after an error message. */
 static bool
-take_option(attn_ctx *x, int id, const char *v)
+take_option(void *ctx, int id, const char *v)
 {
+    attn_ctx *x = ctx;
     int n;
 
     switch (id) {
@@ -2602,16 +2413,7 @@ take_option(attn_ctx *x, int id, const char *v)
         kind_only(x, "--gap-max", GEN_REPEATED);
         return parse_nonneg("--gap-max", v, &x->gen.gap_max);
     case O_POLICY:
-        n = fa_policy_parse(v);
-        if (n < 0) {
-            cli_error(CMD,
-                      "--policy '%s': unknown policy (expected paper-eq4, "
-                      "repo, fa2 or fp32)",
-                      v);
-            return false;
-        }
-        x->policy = (fa_policy)n;
-        return true;
+        return fa_cli_parse_policy(CMD, v, &x->policy);
     case O_FIX:
         n = fa_fix_parse(v);
         if (n < 0) {
@@ -2665,9 +2467,12 @@ take_option(attn_ctx *x, int id, const char *v)
         x->causal = true;
         return true;
     case O_SCALE:
-        return parse_scale(x, v);
+        if (!fa_cli_parse_scale(CMD, v, &x->scale_bits))
+            return false;
+        x->scale_given = true;
+        return true;
     case O_EXP:
-        return parse_exp(x, v);
+        return fa_cli_parse_exp(CMD, &x->exp, v);
     case O_BACKWARD:
         x->backward = true;
         return true;
@@ -2843,7 +2648,7 @@ ctx_free(attn_ctx *x)
         free(x->tr[i].ring);
         free(x->tr[i].acc);
     }
-    ax_ex2_table_free(&x->ex2_tab);
+    fa_cli_exp_free(&x->exp);
     free(x);
 }
 
@@ -2854,9 +2659,10 @@ run(attn_ctx *x)
     if (!check_options(x))
         return false;
     for (int i = 0; i < N_IN; i++)
-        if (x->in[i].arg != NULL && !split_spec(&x->in[i]))
+        if (x->in[i].arg != NULL && !cli_split_spec(CMD, &x->in[i]))
             return false;
-    if (x->out.arg != NULL && (!split_spec(&x->out) || !check_output(x)))
+    if (x->out.arg != NULL
+        && (!cli_split_spec(CMD, &x->out) || !check_output(x)))
         return false;
     if (!x->max_memory_given)
         x->max_memory = default_max_memory();
@@ -2891,9 +2697,10 @@ run(attn_ctx *x)
         return false;
 
     /* The exact reference: run it? */
-    x->exact_work = sat_mul(
-        sat_mul(sat_mul((uint64_t)x->heads, x->nq), sat_mul(x->nk, x->d)),
-        x->backward ? 4 : 1);
+    x->exact_work =
+        cli_sat_mul(cli_sat_mul(cli_sat_mul((uint64_t)x->heads, x->nq),
+                                cli_sat_mul(x->nk, x->d)),
+                    x->backward ? 4 : 1);
     if (x->no_exact)
         x->exact_note = "--no-exact";
     else if (x->exact_work > EXACT_WORK_LIMIT && !x->exact_forced)
@@ -2901,10 +2708,10 @@ run(attn_ctx *x)
                         "give --exact to run it anyway";
     else
         x->exact_run = true;
-    x->p_internal =
-        !(x->captures & (1u << CAP_P))
-        && sat_mul(sat_mul((uint64_t)x->heads, x->nq), sat_mul(x->nk, 4))
-               <= AUTO_P_BYTES;
+    x->p_internal = !(x->captures & (1u << CAP_P))
+                    && cli_sat_mul(cli_sat_mul((uint64_t)x->heads, x->nq),
+                                   cli_sat_mul(x->nk, 4))
+                           <= AUTO_P_BYTES;
     estimate_memory(x);
     if (!check_memory(x) || !allocate(x) || !compute(x))
         return false;
@@ -2923,10 +2730,8 @@ int
 attn_main(int argc, char **argv)
 {
     attn_ctx *x = calloc(1, sizeof *x);
-    cli_parser p;
     cli_buf out;
     cli_json js;
-    const char *v;
     int id, rc = CLI_EXIT_OK;
     long ncpu;
 
@@ -2955,8 +2760,7 @@ attn_main(int argc, char **argv)
     x->sh[SH_D] = 64;
     x->policy = FA_POLICY_PAPER_EQ4;
     x->fix_kind = FA_FIX_NONE;
-    x->exp_name = "cr";
-    x->exp = fa_exp_model_by_name("cr");
+    fa_cli_exp_default(&x->exp);
     x->trace_keep = TRACE_KEEP_DEFAULT;
 #ifdef _SC_NPROCESSORS_ONLN
     ncpu = sysconf(_SC_NPROCESSORS_ONLN);
@@ -2965,28 +2769,13 @@ attn_main(int argc, char **argv)
 #endif
     x->threads = ncpu > 0 ? (uint64_t)ncpu : 1;
 
-    cli_parser_init(&p, CMD, argc, argv);
-    while ((id = cli_parser_next(&p, options, &v)) != CLI_ARG_END) {
-        bool ok = true;
-        if (id == CLI_ARG_ERROR) {
-            ok = false;
-        } else if (id == CLI_ARG_OPERAND) {
-            cli_error(CMD,
-                      "unexpected operand '%s' (the inputs are options: "
-                      "--gen, or --q, --k, --v; see 'bf16emu attn --help')",
-                      v);
-            ok = false;
-        } else if (id == O_HELP) {
-            attn_help(stdout);
-            ctx_free(x);
-            return CLI_EXIT_OK;
-        } else {
-            ok = take_option(x, id, v);
-        }
-        if (!ok) {
-            ctx_free(x);
-            return CLI_EXIT_USAGE;
-        }
+    id = cli_take_options(CMD, argc, argv, options, O_HELP, attn_help,
+                          "the inputs are options: --gen, or --q, --k, "
+                          "--v; see 'bf16emu attn --help'",
+                          take_option, x);
+    if (id >= 0) {
+        ctx_free(x);
+        return id;
     }
 
     if (!run(x)) {
@@ -3000,13 +2789,7 @@ attn_main(int argc, char **argv)
     } else {
         text_report(x, &out);
     }
-    if (out.failed) {
-        rc = cli_error(CMD, "out of memory");
-    } else if (!cli_buf_write(&out, stdout)) {
-        fprintf(stderr, "bf16emu attn: cannot write the report\n");
-        rc = CLI_EXIT_USAGE;
-    }
-    cli_buf_free(&out);
+    cli_report_emit(CMD, &out, &rc);
     ctx_free(x);
     return rc;
 }

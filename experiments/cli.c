@@ -12,6 +12,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "experiments/cli.h"
@@ -818,4 +819,218 @@ cli_dist_bucket_label(char *buf, size_t n, unsigned i)
     else
         snprintf(buf, n, "%" PRIu64 "-%" PRIu64, lo, hi);
     return buf;
+}
+
+/*----------------------------------------------------------------------------
+ * Small helpers.
+ *--------------------------------------------------------------------------*/
+uint64_t
+cli_sat_mul(uint64_t a, uint64_t b)
+{
+    if (a != 0 && b > UINT64_MAX / a)
+        return UINT64_MAX;
+    return a * b;
+}
+
+bool
+cli_host_little_endian(void)
+{
+    const uint16_t one = 1;
+    unsigned char c;
+
+    memcpy(&c, &one, 1);
+    return c == 1;
+}
+
+const char *
+cli_shape_str(char *buf, size_t n, unsigned ndim, const uint64_t *shape)
+{
+    size_t o = 0;
+
+    o += (size_t)snprintf(buf, n, "[");
+    for (unsigned i = 0; i < ndim && o < n; i++)
+        o += (size_t)snprintf(buf + o, n - o, "%s%" PRIu64, i ? ", " : "",
+                              shape[i]);
+    if (o < n)
+        snprintf(buf + o, n - o, "]");
+    return buf;
+}
+
+const char *
+cli_f32_dec(char *buf, size_t n, uint32_t v)
+{
+    sf_to_string(&sf_format_f32, v, SF_PRINT_SHORTEST, buf, n);
+    return buf;
+}
+
+/*----------------------------------------------------------------------------
+ * Tensor operands.
+ *--------------------------------------------------------------------------*/
+bool
+cli_split_spec(const char *cmd, cli_operand *o)
+{
+    const char *colon = strrchr(o->arg, ':');
+    struct stat st;
+
+    if (colon == NULL || strchr(colon + 1, '/') != NULL
+        || stat(o->arg, &st) == 0) {
+        o->path = strdup(o->arg);
+        o->key = NULL;
+    } else {
+        o->path = strndup(o->arg, (size_t)(colon - o->arg));
+        o->key = colon + 1;
+    }
+    if (o->path == NULL) {
+        cli_error(cmd, "out of memory");
+        return false;
+    }
+    if (o->path[0] == '\0') {
+        cli_error(cmd, "%s '%s': no file name (expected FILE or FILE:KEY)",
+                  o->opt, o->arg);
+        return false;
+    }
+    if (o->key != NULL && o->key[0] == '\0') {
+        cli_error(cmd,
+                  "%s '%s': empty key after ':' (expected FILE or "
+                  "FILE:KEY)",
+                  o->opt, o->arg);
+        return false;
+    }
+    if (stat(o->path, &st) == 0) {
+        o->have_id = true;
+        o->dev = st.st_dev;
+        o->ino = st.st_ino;
+    }
+    return true;
+}
+
+const char *
+cli_spec_str(char *buf, size_t n, const cli_operand *o)
+{
+    if (o->key != NULL)
+        snprintf(buf, n, "%s:%s", o->path, o->key);
+    else
+        snprintf(buf, n, "%s", o->path);
+    return buf;
+}
+
+bool
+cli_has_suffix(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), m = strlen(suffix);
+    return n > m && strcmp(s + n - m, suffix) == 0;
+}
+
+bool
+cli_check_output_file(const char *cmd, const cli_operand *out,
+                      const cli_operand *in, size_t n_in, bool force)
+{
+    for (size_t i = 0; i < n_in; i++) {
+        if (in[i].arg == NULL)
+            continue;
+        if (strcmp(in[i].path, out->path) == 0
+            || (in[i].have_id && out->have_id && in[i].dev == out->dev
+                && in[i].ino == out->ino)) {
+            cli_error(cmd,
+                      "--out %s is the input file of %s (%s); an "
+                      "input is never overwritten, also not with --force",
+                      out->path, in[i].opt, in[i].path);
+            return false;
+        }
+    }
+    if (out->have_id && !force) {
+        cli_error(cmd,
+                  "--out %s: the file exists (give --force to replace "
+                  "it)",
+                  out->path);
+        return false;
+    }
+    return true;
+}
+
+/*----------------------------------------------------------------------------
+ * Comparisons and their JSON.
+ *--------------------------------------------------------------------------*/
+void
+cli_worst_add(cli_diff_elem *worst, size_t *n, size_t cap,
+              const cli_diff_elem *e)
+{
+    size_t i;
+
+    if (*n == cap) {
+        if (e->dist <= worst[cap - 1].dist)
+            return;
+        i = cap - 1;
+    } else {
+        i = (*n)++;
+    }
+    while (i > 0 && worst[i - 1].dist < e->dist) {
+        worst[i] = worst[i - 1];
+        i--;
+    }
+    worst[i] = *e;
+}
+
+void
+cli_json_shape(cli_json *j, const char *key, unsigned ndim,
+               const uint64_t *shape)
+{
+    cli_json_array_begin(j, key);
+    for (unsigned i = 0; i < ndim; i++)
+        cli_json_int(j, NULL, (long long)shape[i]);
+    cli_json_array_end(j);
+}
+
+void
+cli_json_dist(cli_json *j, const char *key, uint64_t d)
+{
+    if (d == CLI_DIST_INF)
+        cli_json_string(j, key, "inf");
+    else
+        cli_json_int(j, key, (long long)d);
+}
+
+bool
+cli_report_emit(const char *cmd, cli_buf *out, int *rc)
+{
+    bool ok = false;
+
+    if (out->failed) {
+        *rc = cli_error(cmd, "out of memory");
+    } else if (!cli_buf_write(out, stdout)) {
+        fprintf(stderr, "bf16emu %s: cannot write the report\n", cmd);
+        *rc = CLI_EXIT_USAGE;
+    } else {
+        ok = true;
+    }
+    cli_buf_free(out);
+    return ok;
+}
+
+int
+cli_take_options(const char *cmd, int argc, char **argv,
+                 const cli_option *opts, int help_id, void (*help)(FILE *out),
+                 const char *hint,
+                 bool (*take)(void *ctx, int id, const char *v), void *ctx)
+{
+    cli_parser p;
+    const char *v;
+    int id;
+
+    cli_parser_init(&p, cmd, argc, argv);
+    while ((id = cli_parser_next(&p, opts, &v)) != CLI_ARG_END) {
+        if (id == CLI_ARG_ERROR)
+            return CLI_EXIT_USAGE;
+        if (id == CLI_ARG_OPERAND) {
+            cli_error(cmd, "unexpected operand '%s' (%s)", v, hint);
+            return CLI_EXIT_USAGE;
+        }
+        if (id == help_id) {
+            help(stdout);
+            return CLI_EXIT_OK;
+        }
+        if (!take(ctx, id, v))
+            return CLI_EXIT_USAGE;
+    }
+    return -1;
 }

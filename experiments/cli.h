@@ -9,6 +9,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include <sys/types.h>
+
+#include "analysis/tensor.h"
 #include "softfloat/softfloat.h"
 
 #if defined(__GNUC__)
@@ -177,6 +180,11 @@ void cli_json_array_end(cli_json *j);
 /* A string (escaped); NULL writes null. */
 void cli_json_string(cli_json *j, const char *key, const char *s);
 void cli_json_int(cli_json *j, const char *key, long long v);
+/* An array of NDIM integers. */
+void cli_json_shape(cli_json *j, const char *key, unsigned ndim,
+                    const uint64_t *shape);
+/* A distance: an integer, or "inf" for CLI_DIST_INF. */
+void cli_json_dist(cli_json *j, const char *key, uint64_t d);
 void cli_json_bool(cli_json *j, const char *key, bool v);
 void cli_json_null(cli_json *j, const char *key);
 /* A number, printed with 17 significant digits (it reads back as the
@@ -220,5 +228,79 @@ unsigned cli_dist_bucket(uint64_t d);
 void cli_dist_bucket_bounds(unsigned i, uint64_t *lo, uint64_t *hi);
 /* "0", "1", "2-3", ..., "inf" into BUF (N bytes); returns BUF. */
 const char *cli_dist_bucket_label(char *buf, size_t n, unsigned i);
+
+/* One element of a comparison: its flat index, the distance and the two
+   values compared (FP32 bit patterns, in the order of cli_ulp_distance). */
+typedef struct cli_diff_elem
+{
+    uint64_t flat;
+    uint64_t dist; /* CLI_DIST_INF: NaN against a number */
+    uint32_t x, y;
+} cli_diff_elem;
+
+/* Puts E into the list WORST of *N (at most CAP) elements, largest
+   distance first, where it belongs; the first of equal distances stays
+   ahead. */
+void cli_worst_add(cli_diff_elem *worst, size_t *n, size_t cap,
+                   const cli_diff_elem *e);
+
+/*----------------------------------------------------------------------------
+ * Tensor operands given as FILE[:KEY].
+ *--------------------------------------------------------------------------*/
+typedef struct cli_operand
+{
+    const char *opt; /* "--q" */
+    const char *arg; /* as typed; NULL when not given */
+    char *path;      /* the file (malloc'ed) */
+    const char *key; /* the key (in ARG), or NULL */
+    bool have_id;    /* the file exists: its device and inode */
+    dev_t dev;
+    ino_t ino;
+    tensor t;
+    const sf_format *fmt; /* the input format, where the subcommand sets one */
+} cli_operand;
+
+/* Splits O->arg into the file and the key (a last ':' not followed by a
+   '/' starts the key, unless the whole argument names a file) and notes
+   the file's identity; false after an error message under CMD. */
+bool cli_split_spec(const char *cmd, cli_operand *o);
+/* "FILE" or "FILE:KEY" into BUF of N bytes; returns BUF. */
+const char *cli_spec_str(char *buf, size_t n, const cli_operand *o);
+/* Whether S ends in SUFFIX (and has more before it). */
+bool cli_has_suffix(const char *s, const char *suffix);
+/* Refuses an output OUT that is one of the N_IN inputs IN (those given),
+   or that exists unless FORCE; false after an error message under CMD. */
+bool cli_check_output_file(const char *cmd, const cli_operand *out,
+                           const cli_operand *in, size_t n_in, bool force);
+
+/* Writes the report OUT of subcommand CMD to stdout and frees it; true
+   when written, else false with *RC set after an error message (out of
+   memory, or the write failed). */
+bool cli_report_emit(const char *cmd, cli_buf *out, int *rc);
+
+/* Reads the arguments of a subcommand that takes options only: TAKE(CTX,
+   id, value) for each option (false stops), HELP(stdout) for HELP_ID,
+   and an operand refused with "unexpected operand 'X' (HINT)".  Returns
+   -1 when every argument was taken, else the exit code: CLI_EXIT_OK after
+   the help, CLI_EXIT_USAGE after an error. */
+int cli_take_options(const char *cmd, int argc, char **argv,
+                     const cli_option *opts, int help_id,
+                     void (*help)(FILE *out), const char *hint,
+                     bool (*take)(void *ctx, int id, const char *v),
+                     void *ctx);
+
+/*----------------------------------------------------------------------------
+ * Small helpers.
+ *--------------------------------------------------------------------------*/
+/* a * b, or UINT64_MAX where it overflows. */
+uint64_t cli_sat_mul(uint64_t a, uint64_t b);
+/* Whether the host stores integers least significant byte first. */
+bool cli_host_little_endian(void);
+/* "[2, 3, 4]" ("[]" for a scalar) into BUF of N bytes; returns BUF. */
+const char *cli_shape_str(char *buf, size_t n, unsigned ndim,
+                          const uint64_t *shape);
+/* The shortest decimal of the FP32 bits V into BUF of N bytes; returns
+   BUF. */
+const char *cli_f32_dec(char *buf, size_t n, uint32_t v);
 
 #endif /* BF16EMU_EXPERIMENTS_CLI_H */

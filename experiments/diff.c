@@ -17,10 +17,10 @@
 
 #include "analysis/attn_exact.h"
 #include "analysis/bias.h"
-#include "analysis/ex2_table.h"
 #include "analysis/tensor.h"
 #include "attention/attention.h"
 #include "experiments/cli.h"
+#include "experiments/fa_cli.h"
 
 #define CMD "diff"
 
@@ -84,12 +84,8 @@ static const char *const st_names[N_ST] = {"o", "lse", "dq", "dk", "dv"};
 /* The dump's tensor of each stage. */
 static const int st_tensor[N_ST] = {T_O, T_LSE, T_DQ, T_DK, T_DV};
 
-typedef struct
-{
-    uint64_t flat;
-    uint64_t dist;
-    uint32_t gpu, emu; /* FP32 bit patterns */
-} diff_elem;
+/* x: the GPU's value, y: the emulator's */
+typedef cli_diff_elem diff_elem;
 
 typedef struct
 {
@@ -119,12 +115,8 @@ typedef struct
     /* options */
     const char *dump;
     fa_policy policy;
-    const char *exp_name;
+    fa_cli_exp exp;
     bool exp_given;
-    const fa_exp_model *exp;
-    ax_ex2_table ex2_tab;
-    fa_exp2_table ex2_rule;
-    fa_exp_model ex2_model;
     bool stage_given;
     bool want[N_ST];
     causal_opt causal_opt;
@@ -168,36 +160,7 @@ typedef struct
 /*----------------------------------------------------------------------------
  * Small helpers.
  *--------------------------------------------------------------------------*/
-static uint64_t
-sat_mul(uint64_t a, uint64_t b)
-{
-    if (a != 0 && b > UINT64_MAX / a)
-        return UINT64_MAX;
-    return a * b;
-}
-
-static const char *
-shape_str(char *buf, size_t n, unsigned ndim, const uint64_t *shape)
-{
-    size_t o = 0;
-
-    o += (size_t)snprintf(buf, n, "[");
-    for (unsigned i = 0; i < ndim && o < n; i++)
-        o += (size_t)snprintf(buf + o, n - o, "%s%" PRIu64, i ? ", " : "",
-                              shape[i]);
-    if (o < n)
-        snprintf(buf + o, n - o, "]");
-    return buf;
-}
-
 #define SHAPE_MAX (TENSOR_MAX_DIMS * 24 + 4)
-
-static const char *
-f32_dec(char *buf, size_t n, uint32_t v)
-{
-    sf_to_string(&sf_format_f32, v, SF_PRINT_SHORTEST, buf, n);
-    return buf;
-}
 
 /* BITS32 (an FP32 pattern whose value lies on FMT) as FMT's pattern. */
 static uint64_t
@@ -218,7 +181,7 @@ val_str(char *buf, size_t n, const sf_format *fmt, uint32_t bits32)
     int w = (int)(fmt->storage_bits + 3) / 4;
 
     snprintf(buf, n, "0x%0*" PRIX64 " %s", w, to_fmt(fmt, bits32),
-             f32_dec(dec, sizeof dec, bits32));
+             cli_f32_dec(dec, sizeof dec, bits32));
     return buf;
 }
 
@@ -620,7 +583,7 @@ check_tensor(diff_ctx *x, int i)
     if (i == T_Q)
         same = t->ndim == 4 && t->n_elems > 0;
     if (!same) {
-        shape_str(sh, sizeof sh, t->ndim, t->shape);
+        cli_shape_str(sh, sizeof sh, t->ndim, t->shape);
         if (i == T_Q)
             cli_error(CMD,
                       "%s: q: shape %s (expected [B, H, Nq, d], every "
@@ -628,7 +591,7 @@ check_tensor(diff_ctx *x, int i)
                       x->dump, sh);
         else
             cli_error(CMD, "%s: %s: shape %s (expected %s)", x->dump,
-                      t_names[i], sh, shape_str(ws, sizeof ws, nd, w));
+                      t_names[i], sh, cli_shape_str(ws, sizeof ws, nd, w));
         return false;
     }
     return true;
@@ -794,7 +757,7 @@ build_config(diff_ctx *x)
                   x->dump, x->man_scale);
         return false;
     }
-    c->exp = x->exp;
+    c->exp = x->exp.model;
     why = fa_config_check(c);
     if (why != NULL) {
         cli_error(CMD, "the configuration is refused: %s", why);
@@ -997,25 +960,6 @@ compute(diff_ctx *x)
 /*----------------------------------------------------------------------------
  * The comparison.
  *--------------------------------------------------------------------------*/
-static void
-worst_add(stage_result *r, const diff_elem *e)
-{
-    size_t i;
-
-    if (r->n_worst == N_WORST) {
-        if (e->dist <= r->worst[N_WORST - 1].dist)
-            return;
-        i = N_WORST - 1;
-    } else {
-        i = r->n_worst++;
-    }
-    while (i > 0 && r->worst[i - 1].dist < e->dist) {
-        r->worst[i] = r->worst[i - 1];
-        i--;
-    }
-    r->worst[i] = *e;
-}
-
 /* (computed - exact) in ulps of FMT at the exact value E. */
 static double
 err_ulps(const sf_format *fmt, uint32_t bits32, double e)
@@ -1054,9 +998,9 @@ compare_stage(diff_ctx *x, int s)
             else if (e.dist > r->max_dist)
                 r->max_dist = e.dist;
             e.flat = j;
-            e.gpu = g[j];
-            e.emu = m[j];
-            worst_add(r, &e);
+            e.x = g[j];
+            e.y = m[j];
+            cli_worst_add(r->worst, &r->n_worst, N_WORST, &e);
         }
         if (x->ex[s] != NULL) {
             double ex = x->ex[s][j];
@@ -1103,7 +1047,7 @@ text_scale(cli_buf *b, const diff_ctx *x)
     char v[64];
 
     cli_buf_printf(b, "  scale %s (FP32 0x%08" PRIX32 "), ",
-                   f32_dec(v, sizeof v, x->scale_used), x->scale_used);
+                   cli_f32_dec(v, sizeof v, x->scale_used), x->scale_used);
     if (x->scale_given)
         cli_buf_puts(b, "from --scale\n");
     else if (x->man_scale_number)
@@ -1126,7 +1070,8 @@ text_stage(cli_buf *b, const diff_ctx *x, int s)
     const tensor *t = x->t[st_tensor[s]];
 
     cli_buf_printf(b, "\nstage %s (%s %s, dump %s):\n", st_names[s],
-                   r->fmt->name, shape_str(sh, sizeof sh, t->ndim, t->shape),
+                   r->fmt->name,
+                   cli_shape_str(sh, sizeof sh, t->ndim, t->shape),
                    tensor_dtype_name(t->dtype));
     cli_buf_printf(b,
                    "  %" PRIu64 " elements, %" PRIu64
@@ -1151,9 +1096,9 @@ text_stage(cli_buf *b, const diff_ctx *x, int s)
             uint64_t idx[4];
             unsigned nd = split_index(x, s, e->flat, idx);
             cli_buf_printf(b, "    %s: gpu %s, emulator %s, distance ",
-                           shape_str(sh, sizeof sh, nd, idx),
-                           val_str(g, sizeof g, r->fmt, e->gpu),
-                           val_str(m, sizeof m, r->fmt, e->emu));
+                           cli_shape_str(sh, sizeof sh, nd, idx),
+                           val_str(g, sizeof g, r->fmt, e->x),
+                           val_str(m, sizeof m, r->fmt, e->y));
             if (e->dist == CLI_DIST_INF)
                 cli_buf_puts(b, "inf\n");
             else
@@ -1214,7 +1159,7 @@ text_report(const diff_ctx *x, cli_buf *b)
                    "  B %zu, H %zu, Nq %zu, Nk %zu, d %zu; policy %s, exp "
                    "%s, causal %s (%s)\n",
                    x->nb, x->nh, x->nq, x->nk, x->d, fa_policy_name(x->policy),
-                   x->exp_name, x->causal ? "yes" : "no", x->causal_from);
+                   x->exp.name, x->causal ? "yes" : "no", x->causal_from);
     text_scale(b, x);
     if (x->need_bwd)
         cli_buf_puts(b, "  backward stages from the dump's q, k, v, do, o and "
@@ -1245,15 +1190,6 @@ text_report(const diff_ctx *x, cli_buf *b)
 }
 
 static void
-json_shape(cli_json *j, const char *key, unsigned ndim, const uint64_t *shape)
-{
-    cli_json_array_begin(j, key);
-    for (unsigned i = 0; i < ndim; i++)
-        cli_json_int(j, NULL, (long long)shape[i]);
-    cli_json_array_end(j);
-}
-
-static void
 json_val(cli_json *j, const char *key, const sf_format *fmt, uint32_t bits32)
 {
     char buf[64];
@@ -1262,17 +1198,8 @@ json_val(cli_json *j, const char *key, const sf_format *fmt, uint32_t bits32)
     cli_json_object_begin(j, key);
     snprintf(buf, sizeof buf, "0x%0*" PRIX64, w, to_fmt(fmt, bits32));
     cli_json_string(j, "bits", buf);
-    cli_json_string(j, "value", f32_dec(buf, sizeof buf, bits32));
+    cli_json_string(j, "value", cli_f32_dec(buf, sizeof buf, bits32));
     cli_json_object_end(j);
-}
-
-static void
-json_dist(cli_json *j, const char *key, uint64_t d)
-{
-    if (d == CLI_DIST_INF)
-        cli_json_string(j, key, "inf");
-    else
-        cli_json_int(j, key, (long long)d);
 }
 
 static void
@@ -1308,15 +1235,15 @@ json_stage(cli_json *j, const diff_ctx *x, int s)
     cli_json_string(j, "stage", st_names[s]);
     cli_json_string(j, "format", r->fmt->name);
     cli_json_string(j, "gpu_dtype", tensor_dtype_name(t->dtype));
-    json_shape(j, "shape", t->ndim, t->shape);
+    cli_json_shape(j, "shape", t->ndim, t->shape);
     cli_json_int(j, "elements", (long long)r->elements);
     cli_json_int(j, "equal", (long long)r->equal);
     cli_json_double(j, "equal_fraction",
                     (double)r->equal / (double)r->elements);
     cli_json_int(j, "differ", (long long)r->differ);
     cli_json_int(j, "nan_vs_number", (long long)r->nan_vs_number);
-    json_dist(j, "max_distance",
-              r->nan_vs_number > 0 ? CLI_DIST_INF : r->max_dist);
+    cli_json_dist(j, "max_distance",
+                  r->nan_vs_number > 0 ? CLI_DIST_INF : r->max_dist);
     cli_json_int(j, "within_tolerance", (long long)r->within);
     cli_json_bool(j, "pass", r->pass);
     cli_json_array_begin(j, "histogram");
@@ -1345,10 +1272,10 @@ json_stage(cli_json *j, const diff_ctx *x, int s)
         uint64_t idx[4];
         unsigned nd = split_index(x, s, e->flat, idx);
         cli_json_object_begin(j, NULL);
-        json_shape(j, "index", nd, idx);
-        json_val(j, "gpu", r->fmt, e->gpu);
-        json_val(j, "emulator", r->fmt, e->emu);
-        json_dist(j, "distance", e->dist);
+        cli_json_shape(j, "index", nd, idx);
+        json_val(j, "gpu", r->fmt, e->x);
+        json_val(j, "emulator", r->fmt, e->y);
+        cli_json_dist(j, "distance", e->dist);
         cli_json_object_end(j);
     }
     cli_json_array_end(j);
@@ -1382,13 +1309,13 @@ json_report(const diff_ctx *x, cli_json *j)
     cli_json_int(j, "d", (long long)x->d);
     cli_json_object_end(j);
     cli_json_string(j, "policy", fa_policy_name(x->policy));
-    cli_json_string(j, "exp", x->exp_name);
+    cli_json_string(j, "exp", x->exp.name);
     cli_json_bool(j, "causal", x->causal);
     cli_json_string(j, "causal_from", x->causal_from);
     cli_json_object_begin(j, "scale");
     snprintf(buf, sizeof buf, "0x%08" PRIX32, x->scale_used);
     cli_json_string(j, "bits", buf);
-    cli_json_string(j, "value", f32_dec(buf, sizeof buf, x->scale_used));
+    cli_json_string(j, "value", cli_f32_dec(buf, sizeof buf, x->scale_used));
     cli_json_string(j, "from",
                     x->scale_given        ? "--scale"
                     : x->man_scale_number ? "manifest"
@@ -1536,89 +1463,20 @@ parse_stages(diff_ctx *x, const char *v)
 }
 
 static bool
-parse_exp(diff_ctx *x, const char *v)
+take_option(void *ctx, int id, const char *v)
 {
-    const fa_exp_model *m = NULL;
-
-    if (strcmp(v, "ex2-sm90") == 0 || strcmp(v, "ex2-sm90-ftz") == 0) {
-        char err[1024];
-        ax_ex2_table_free(&x->ex2_tab);
-        if (ax_ex2_table_load(ax_ex2_table_default_path(), &x->ex2_tab, err,
-                              sizeof err)
-            != 0) {
-            cli_error(CMD, "--exp %s: %s", v, err);
-            return false;
-        }
-        ax_ex2_model(&x->ex2_tab, strcmp(v, "ex2-sm90-ftz") == 0, &x->ex2_rule,
-                     &x->ex2_model);
-        m = &x->ex2_model;
-    } else if (strcmp(v, "cr") == 0 || strcmp(v, "libm") == 0) {
-        m = fa_exp_model_by_name(v);
-    }
-    if (m == NULL) {
-        cli_error(CMD,
-                  "--exp '%s': unknown exp model (expected cr, libm, "
-                  "ex2-sm90 or ex2-sm90-ftz)",
-                  v);
-        return false;
-    }
-    x->exp = m;
-    x->exp_name = v;
-    return true;
-}
-
-static bool
-parse_scale(diff_ctx *x, const char *v)
-{
-    cli_number num;
-    char why[256];
-    sf_env env = SF_ENV_IEEE;
-    uint32_t bits;
-
-    if (!cli_parse_number(v, &sf_format_f32, SF_RNE, &num, why, sizeof why)) {
-        cli_error(CMD, "--scale '%s': %s", v, why);
-        return false;
-    }
-    bits =
-        (uint32_t)sf_convert(&sf_format_f32, num.fmt, num.bits, SF_RNE, &env);
-    if ((bits & 0x80000000u) != 0 || (bits & 0x7FFFFFFFu) == 0
-        || (bits & 0x7F800000u) == 0x7F800000u) {
-        cli_error(CMD,
-                  "--scale '%s': expected a finite positive number (the "
-                  "softmax scale)",
-                  v);
-        return false;
-    }
-    x->scale_bits = bits;
-    x->scale_given = true;
-    return true;
-}
-
-static bool
-take_option(diff_ctx *x, int id, const char *v)
-{
-    int n;
-
+    diff_ctx *x = ctx;
     switch (id) {
     case O_DUMP:
         x->dump = v;
         return true;
     case O_POLICY:
-        n = fa_policy_parse(v);
-        if (n < 0) {
-            cli_error(CMD,
-                      "--policy '%s': unknown policy (expected paper-eq4, "
-                      "repo, fa2 or fp32)",
-                      v);
-            return false;
-        }
-        x->policy = (fa_policy)n;
-        return true;
+        return fa_cli_parse_policy(CMD, v, &x->policy);
     case O_STAGE:
         return parse_stages(x, v);
     case O_EXP:
         x->exp_given = true;
-        return parse_exp(x, v);
+        return fa_cli_parse_exp(CMD, &x->exp, v);
     case O_CAUSAL:
     case O_NO_CAUSAL:
         if (x->causal_opt != CAUSAL_AUTO
@@ -1629,7 +1487,10 @@ take_option(diff_ctx *x, int id, const char *v)
         x->causal_opt = id == O_CAUSAL ? CAUSAL_YES : CAUSAL_NO;
         return true;
     case O_SCALE:
-        return parse_scale(x, v);
+        if (!fa_cli_parse_scale(CMD, v, &x->scale_bits))
+            return false;
+        x->scale_given = true;
+        return true;
     case O_TOLERANCE:
         return cli_parse_u64(CMD, "--tolerance", v, &x->tol);
     case O_EXACT:
@@ -1658,7 +1519,7 @@ ctx_free(diff_ctx *x)
     }
     free(x->delta);
     tensor_file_free(&x->file);
-    ax_ex2_table_free(&x->ex2_tab);
+    fa_cli_exp_free(&x->exp);
     free(x);
 }
 
@@ -1675,19 +1536,19 @@ run(diff_ctx *x)
     }
     if (!x->exp_given) {
         if (x->policy == FA_POLICY_FA2) {
-            if (!parse_exp(x, "ex2-sm90"))
+            if (!fa_cli_parse_exp(CMD, &x->exp, "ex2-sm90"))
                 return false;
         } else {
-            x->exp = fa_exp_model_by_name("cr");
-            x->exp_name = "cr";
+            fa_cli_exp_default(&x->exp);
         }
     }
     if (!read_dump(x) || !build_config(x))
         return false;
     x->need_bwd = x->want[ST_DQ] || x->want[ST_DK] || x->want[ST_DV];
-    x->exact_work = sat_mul(
-        sat_mul(sat_mul((uint64_t)x->heads, x->nq), sat_mul(x->nk, x->d)),
-        x->need_bwd ? 4 : 1);
+    x->exact_work =
+        cli_sat_mul(cli_sat_mul(cli_sat_mul((uint64_t)x->heads, x->nq),
+                                cli_sat_mul(x->nk, x->d)),
+                    x->need_bwd ? 4 : 1);
     if (x->no_exact)
         x->exact_note = "--no-exact";
     else if (x->exact_work > EXACT_WORK_LIMIT && !x->exact_forced)
@@ -1710,38 +1571,21 @@ int
 diff_main(int argc, char **argv)
 {
     diff_ctx *x = calloc(1, sizeof *x);
-    cli_parser p;
     cli_buf out;
     cli_json js;
-    const char *v;
     int id, rc;
 
     if (x == NULL)
         return cli_error(CMD, "out of memory");
     x->policy = FA_POLICY_FA2;
     x->causal_opt = CAUSAL_AUTO;
-    cli_parser_init(&p, CMD, argc, argv);
-    while ((id = cli_parser_next(&p, options, &v)) != CLI_ARG_END) {
-        bool ok = true;
-        if (id == CLI_ARG_ERROR) {
-            ok = false;
-        } else if (id == CLI_ARG_OPERAND) {
-            cli_error(CMD,
-                      "unexpected operand '%s' (the dump is --dump FILE; see "
-                      "'bf16emu diff --help')",
-                      v);
-            ok = false;
-        } else if (id == O_HELP) {
-            diff_help(stdout);
-            ctx_free(x);
-            return CLI_EXIT_OK;
-        } else {
-            ok = take_option(x, id, v);
-        }
-        if (!ok) {
-            ctx_free(x);
-            return CLI_EXIT_USAGE;
-        }
+    id = cli_take_options(CMD, argc, argv, options, O_HELP, diff_help,
+                          "the dump is --dump FILE; see 'bf16emu diff "
+                          "--help'",
+                          take_option, x);
+    if (id >= 0) {
+        ctx_free(x);
+        return id;
     }
     if (!run(x)) {
         ctx_free(x);
@@ -1755,13 +1599,7 @@ diff_main(int argc, char **argv)
     } else {
         text_report(x, &out);
     }
-    if (out.failed) {
-        rc = cli_error(CMD, "out of memory");
-    } else if (!cli_buf_write(&out, stdout)) {
-        fprintf(stderr, "bf16emu diff: cannot write the report\n");
-        rc = CLI_EXIT_USAGE;
-    }
-    cli_buf_free(&out);
+    cli_report_emit(CMD, &out, &rc);
     ctx_free(x);
     return rc;
 }

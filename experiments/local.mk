@@ -8,7 +8,8 @@ experiments_bf16emu_SOURCES = \
 	experiments/trace.c \
 	experiments/mma.c \
 	experiments/attn.c \
-	experiments/diff.c
+	experiments/diff.c \
+	experiments/fa_cli.c experiments/fa_cli.h
 experiments_bf16emu_CFLAGS = $(AM_CFLAGS) $(MPFR_CFLAGS) $(OPENMP_CFLAGS)
 experiments_bf16emu_LDFLAGS = $(OPENMP_CFLAGS)
 experiments_bf16emu_LDADD = analysis/libanalysis.la \

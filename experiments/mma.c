@@ -10,7 +10,6 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "analysis/tensor.h"
 #include "experiments/cli.h"
@@ -42,18 +41,7 @@
 #define DIST_INF CLI_DIST_INF
 
 /* One operand given as FILE[:KEY]. */
-typedef struct
-{
-    const char *opt; /* "--a" */
-    const char *arg; /* as typed; NULL when not given */
-    char *path;      /* the file (malloc'ed) */
-    const char *key; /* the key (in ARG), or NULL */
-    bool have_id;    /* the file exists: its device and inode */
-    dev_t dev;
-    ino_t ino;
-    tensor t;
-    const sf_format *fmt; /* A and B: the input format */
-} operand;
+typedef cli_operand operand;
 
 enum
 {
@@ -64,13 +52,8 @@ enum
     N_IN
 };
 
-/* One element that differs from the reference. */
-typedef struct
-{
-    uint64_t flat;
-    uint64_t dist; /* DIST_INF: NaN against a number */
-    uint32_t got, want;
-} diff_elem;
+/* One element that differs from the reference (x: got, y: expected). */
+typedef cli_diff_elem diff_elem;
 
 typedef struct
 {
@@ -106,45 +89,9 @@ typedef struct
 /*----------------------------------------------------------------------------
  * Small helpers.
  *--------------------------------------------------------------------------*/
-/* "[2, 3, 4]" ("[]" for a scalar) into BUF of N bytes. */
-static const char *
-shape_str(char *buf, size_t n, unsigned ndim, const uint64_t *shape)
-{
-    size_t o = 0;
-
-    o += (size_t)snprintf(buf, n, "[");
-    for (unsigned i = 0; i < ndim && o < n; i++)
-        o += (size_t)snprintf(buf + o, n - o, "%s%" PRIu64, i ? ", " : "",
-                              shape[i]);
-    if (o < n)
-        snprintf(buf + o, n - o, "]");
-    return buf;
-}
-
 #define SHAPE_MAX (TENSOR_MAX_DIMS * 24 + 4)
 
-/* "file:KEY", or "file" without a key, into BUF. */
-static const char *
-spec_str(char *buf, size_t n, const operand *o)
-{
-    if (o->key != NULL)
-        snprintf(buf, n, "%s:%s", o->path, o->key);
-    else
-        snprintf(buf, n, "%s", o->path);
-    return buf;
-}
-
 #define SPEC_MAX 4200
-
-static bool
-host_little_endian(void)
-{
-    const uint16_t one = 1;
-    unsigned char c;
-
-    memcpy(&c, &one, 1);
-    return c == 1;
-}
 
 /* Tensor data is little-endian; the engine reads native integers. */
 static void
@@ -152,7 +99,7 @@ swap_to_host(tensor *t)
 {
     size_t es = tensor_dtype_size(t->dtype);
 
-    if (host_little_endian() || es < 2)
+    if (cli_host_little_endian() || es < 2)
         return;
     for (size_t i = 0; i + es <= t->n_bytes; i += es)
         for (size_t a = 0, b = es - 1; a < b; a++, b--) {
@@ -250,47 +197,6 @@ is_fp8(const sf_format *f)
 /*----------------------------------------------------------------------------
  * Operands.
  *--------------------------------------------------------------------------*/
-/* Splits O->arg into the file and the key: at the last ':', unless the
-   text after it holds a '/' or the whole argument names an existing
-   file. */
-static bool
-split_spec(operand *o)
-{
-    const char *colon = strrchr(o->arg, ':');
-    struct stat st;
-
-    if (colon == NULL || strchr(colon + 1, '/') != NULL
-        || stat(o->arg, &st) == 0) {
-        o->path = strdup(o->arg);
-        o->key = NULL;
-    } else {
-        o->path = strndup(o->arg, (size_t)(colon - o->arg));
-        o->key = colon + 1;
-    }
-    if (o->path == NULL) {
-        cli_error(CMD, "out of memory");
-        return false;
-    }
-    if (o->path[0] == '\0') {
-        cli_error(CMD, "%s '%s': no file name (expected FILE or FILE:KEY)",
-                  o->opt, o->arg);
-        return false;
-    }
-    if (o->key != NULL && o->key[0] == '\0') {
-        cli_error(CMD,
-                  "%s '%s': empty key after ':' (expected FILE or "
-                  "FILE:KEY)",
-                  o->opt, o->arg);
-        return false;
-    }
-    if (stat(o->path, &st) == 0) {
-        o->have_id = true;
-        o->dev = st.st_dev;
-        o->ino = st.st_ino;
-    }
-    return true;
-}
-
 static bool
 read_operand(operand *o, tensor_dtype want)
 {
@@ -311,7 +217,7 @@ input_format(mma_ctx *x, operand *o)
 {
     char spec[SPEC_MAX];
 
-    spec_str(spec, sizeof spec, o);
+    cli_spec_str(spec, sizeof spec, o);
     switch (o->t.dtype) {
     case TENSOR_BF16:
     case TENSOR_F16:
@@ -363,8 +269,8 @@ resolve_model(mma_ctx *x)
             && sf_mma_preset_for(x->preset, &sf_format_tf32) != NULL)
             o->fmt = &sf_format_tf32;
     }
-    spec_str(sa, sizeof sa, a);
-    spec_str(sb, sizeof sb, b);
+    cli_spec_str(sa, sizeof sa, a);
+    cli_spec_str(sb, sizeof sb, b);
     if (a->fmt != b->fmt && !(is_fp8(a->fmt) && is_fp8(b->fmt))) {
         cli_error(CMD,
                   "A %s is %s and B %s is %s: A and B must have one "
@@ -422,7 +328,7 @@ check_tf32(const operand *o)
                       "%s %s: element %" PRIu64 " (in C order) is "
                       "f32:0x%08" PRIX32 ", not a tf32 value (its %u low "
                       "bits must be zero; round the input to tf32 first)",
-                      o->opt, spec_str(spec, sizeof spec, o), i, v,
+                      o->opt, cli_spec_str(spec, sizeof spec, o), i, v,
                       sf_format_tf32.pad_bits);
             return false;
         }
@@ -440,10 +346,10 @@ check_shapes(mma_ctx *x)
     uint64_t dshape[TENSOR_MAX_DIMS];
     unsigned nd;
 
-    spec_str(sa, sizeof sa, &x->in[IN_A]);
-    spec_str(sb, sizeof sb, &x->in[IN_B]);
-    shape_str(ha, sizeof ha, a->ndim, a->shape);
-    shape_str(hb, sizeof hb, b->ndim, b->shape);
+    cli_spec_str(sa, sizeof sa, &x->in[IN_A]);
+    cli_spec_str(sb, sizeof sb, &x->in[IN_B]);
+    cli_shape_str(ha, sizeof ha, a->ndim, a->shape);
+    cli_shape_str(hb, sizeof hb, b->ndim, b->shape);
     for (int i = IN_A; i <= IN_B; i++) {
         const tensor *t = &x->in[i].t;
         if (t->ndim < 2) {
@@ -467,8 +373,8 @@ check_shapes(mma_ctx *x)
             same = a->shape[i] == b->shape[i];
         if (!same) {
             char ba[SHAPE_MAX], bb[SHAPE_MAX];
-            shape_str(ba, sizeof ba, x->n_batch_dims, a->shape);
-            shape_str(bb, sizeof bb, b->ndim - 2, b->shape);
+            cli_shape_str(ba, sizeof ba, x->n_batch_dims, a->shape);
+            cli_shape_str(bb, sizeof bb, b->ndim - 2, b->shape);
             if (x->n_batch_dims == 0)
                 cli_error(CMD,
                           "the batch dimensions differ: A %s has shape "
@@ -502,7 +408,7 @@ check_shapes(mma_ctx *x)
     nd = x->n_batch_dims;
     dshape[nd] = x->m;
     dshape[nd + 1] = x->n;
-    shape_str(hd, sizeof hd, nd + 2, dshape);
+    cli_shape_str(hd, sizeof hd, nd + 2, dshape);
     for (int i = IN_C; i <= IN_REF; i++) {
         const operand *o = &x->in[i];
         bool same = o->t.ndim == nd + 2;
@@ -511,8 +417,8 @@ check_shapes(mma_ctx *x)
         for (unsigned j = 0; same && j < nd + 2; j++)
             same = o->t.shape[j] == dshape[j];
         if (!same) {
-            spec_str(so, sizeof so, o);
-            shape_str(ho, sizeof ho, o->t.ndim, o->t.shape);
+            cli_spec_str(so, sizeof so, o);
+            cli_shape_str(ho, sizeof ho, o->t.ndim, o->t.shape);
             cli_error(CMD,
                       "%s %s has shape %s; expected %s, the shape of D "
                       "= A B + C for A %s and B %s",
@@ -531,55 +437,28 @@ check_shapes(mma_ctx *x)
  * The output file: checked before anything is read or computed.
  *--------------------------------------------------------------------------*/
 static bool
-has_suffix(const char *s, const char *suffix)
-{
-    size_t n = strlen(s), m = strlen(suffix);
-    return n > m && strcmp(s + n - m, suffix) == 0;
-}
-
-static bool
 check_output(mma_ctx *x)
 {
     operand *o = &x->out;
 
-    if (!has_suffix(o->path, ".safetensors") && !has_suffix(o->path, ".npy")) {
+    if (!cli_has_suffix(o->path, ".safetensors")
+        && !cli_has_suffix(o->path, ".npy")) {
         cli_error(CMD,
                   "--out '%s': unknown file type (expected a name "
                   "ending in .safetensors or .npy)",
                   o->arg);
         return false;
     }
-    if (has_suffix(o->path, ".npy") && o->key != NULL) {
+    if (cli_has_suffix(o->path, ".npy") && o->key != NULL) {
         cli_error(CMD,
                   "--out '%s': a .npy file holds one unnamed array "
                   "(expected no :KEY)",
                   o->arg);
         return false;
     }
-    if (o->key == NULL && has_suffix(o->path, ".safetensors"))
+    if (o->key == NULL && cli_has_suffix(o->path, ".safetensors"))
         o->key = "D";
-    for (int i = 0; i < N_IN; i++) {
-        const operand *in = &x->in[i];
-        if (in->arg == NULL)
-            continue;
-        if (strcmp(in->path, o->path) == 0
-            || (in->have_id && o->have_id && in->dev == o->dev
-                && in->ino == o->ino)) {
-            cli_error(CMD,
-                      "--out %s is the input file of %s (%s); an "
-                      "input is never overwritten, also not with --force",
-                      o->path, in->opt, in->path);
-            return false;
-        }
-    }
-    if (o->have_id && !x->force) {
-        cli_error(CMD,
-                  "--out %s: the file exists (give --force to replace "
-                  "it)",
-                  o->path);
-        return false;
-    }
-    return true;
+    return cli_check_output_file(CMD, o, x->in, N_IN, x->force);
 }
 
 static bool
@@ -590,7 +469,7 @@ write_output(mma_ctx *x)
     int rc;
 
     swap_to_host(&x->d); /* back to little-endian */
-    if (has_suffix(o->path, ".npy")) {
+    if (cli_has_suffix(o->path, ".npy")) {
         rc = npy_write(o->path, &x->d, x->force, &err);
     } else {
         char producer[64];
@@ -683,27 +562,6 @@ check_path(const mma_ctx *x)
 /*----------------------------------------------------------------------------
  * The comparison.
  *--------------------------------------------------------------------------*/
-/* Keeps the N_WORST largest distances, the earlier element first among
-   equal ones. */
-static void
-worst_add(cmp_result *r, const diff_elem *e)
-{
-    size_t i;
-
-    if (r->n_worst == N_WORST) {
-        if (e->dist <= r->worst[N_WORST - 1].dist)
-            return;
-        i = N_WORST - 1;
-    } else {
-        i = r->n_worst++;
-    }
-    while (i > 0 && r->worst[i - 1].dist < e->dist) {
-        r->worst[i] = r->worst[i - 1];
-        i--;
-    }
-    r->worst[i] = *e;
-}
-
 static void
 compare(mma_ctx *x)
 {
@@ -729,9 +587,9 @@ compare(mma_ctx *x)
         else if (e.dist > r->max_dist)
             r->max_dist = e.dist;
         e.flat = i;
-        e.got = got;
-        e.want = want;
-        worst_add(r, &e);
+        e.x = got;
+        e.y = want;
+        cli_worst_add(r->worst, &r->n_worst, N_WORST, &e);
     }
 }
 
@@ -758,13 +616,6 @@ f32_ref(char *buf, size_t n, uint32_t v)
     return buf;
 }
 
-static const char *
-f32_dec(char *buf, size_t n, uint32_t v)
-{
-    sf_to_string(&sf_format_f32, v, SF_PRINT_SHORTEST, buf, n);
-    return buf;
-}
-
 /*----------------------------------------------------------------------------
  * Reports.
  *--------------------------------------------------------------------------*/
@@ -774,9 +625,9 @@ text_operand(cli_buf *b, const char *label, const operand *o, const char *note)
     char spec[SPEC_MAX], sh[SHAPE_MAX];
 
     cli_buf_printf(b, "  %-2s %s  %s %s%s\n", label,
-                   spec_str(spec, sizeof spec, o),
+                   cli_spec_str(spec, sizeof spec, o),
                    tensor_dtype_name(o->t.dtype),
-                   shape_str(sh, sizeof sh, o->t.ndim, o->t.shape), note);
+                   cli_shape_str(sh, sizeof sh, o->t.ndim, o->t.shape), note);
 }
 
 static void
@@ -801,13 +652,13 @@ text_report(mma_ctx *x, cli_buf *b)
         text_operand(b, "C", &x->in[IN_C], "");
     else
         cli_buf_puts(b, "  C  zeros\n");
-    shape_str(sh, sizeof sh, x->d.ndim, x->d.shape);
+    cli_shape_str(sh, sizeof sh, x->d.ndim, x->d.shape);
     if (x->out.arg != NULL)
         cli_buf_printf(b, "  D  %s  F32 %s, written\n",
-                       spec_str(spec, sizeof spec, &x->out), sh);
+                       cli_spec_str(spec, sizeof spec, &x->out), sh);
     else
         cli_buf_printf(b, "  D  F32 %s, not written\n", sh);
-    shape_str(sh, sizeof sh, x->n_batch_dims, x->batch);
+    cli_shape_str(sh, sizeof sh, x->n_batch_dims, x->batch);
     cli_buf_printf(b,
                    "  batch %s: %" PRIu64 " product%s of [%" PRIu64
                    " x %" PRIu64 "] by [%" PRIu64 " x %" PRIu64 "]\n",
@@ -818,9 +669,9 @@ text_report(mma_ctx *x, cli_buf *b)
     if (x->in[IN_REF].arg == NULL)
         return;
 
-    shape_str(sh, sizeof sh, x->in[IN_REF].t.ndim, x->in[IN_REF].t.shape);
+    cli_shape_str(sh, sizeof sh, x->in[IN_REF].t.ndim, x->in[IN_REF].t.shape);
     cli_buf_printf(b, "\ncompare: D against %s (F32 %s)\n",
-                   spec_str(spec, sizeof spec, &x->in[IN_REF]), sh);
+                   cli_spec_str(spec, sizeof spec, &x->in[IN_REF]), sh);
     cli_buf_printf(
         b, "  %" PRIu64 " elements, %" PRIu64 " bit-equal, %" PRIu64 " differ",
         r->elements, r->equal, r->differ);
@@ -843,11 +694,11 @@ text_report(mma_ctx *x, cli_buf *b)
             cli_buf_printf(b,
                            "    batch %s row %" PRIu64 " col %" PRIu64
                            ": got %s %s, expected %s %s, distance ",
-                           shape_str(sh, sizeof sh, x->n_batch_dims, bi), row,
-                           col, f32_ref(ref1, sizeof ref1, e->got),
-                           f32_dec(g, sizeof g, e->got),
-                           f32_ref(ref2, sizeof ref2, e->want),
-                           f32_dec(w, sizeof w, e->want));
+                           cli_shape_str(sh, sizeof sh, x->n_batch_dims, bi),
+                           row, col, f32_ref(ref1, sizeof ref1, e->x),
+                           cli_f32_dec(g, sizeof g, e->x),
+                           f32_ref(ref2, sizeof ref2, e->y),
+                           cli_f32_dec(w, sizeof w, e->y));
             if (e->dist == DIST_INF)
                 cli_buf_puts(b, "inf\n");
             else
@@ -864,15 +715,6 @@ text_report(mma_ctx *x, cli_buf *b)
 }
 
 static void
-json_shape(cli_json *j, const char *key, unsigned ndim, const uint64_t *shape)
-{
-    cli_json_array_begin(j, key);
-    for (unsigned i = 0; i < ndim; i++)
-        cli_json_int(j, NULL, (long long)shape[i]);
-    cli_json_array_end(j);
-}
-
-static void
 json_operand(cli_json *j, const char *key, const operand *o)
 {
     if (o->arg == NULL) {
@@ -885,7 +727,7 @@ json_operand(cli_json *j, const char *key, const operand *o)
     cli_json_string(j, "dtype", tensor_dtype_name(o->t.dtype));
     if (o->fmt != NULL)
         cli_json_string(j, "format", o->fmt->name);
-    json_shape(j, "shape", o->t.ndim, o->t.shape);
+    cli_json_shape(j, "shape", o->t.ndim, o->t.shape);
     cli_json_object_end(j);
 }
 
@@ -897,17 +739,8 @@ json_f32(cli_json *j, const char *key, uint32_t v)
     cli_json_object_begin(j, key);
     snprintf(buf, sizeof buf, "0x%08" PRIX32, v);
     cli_json_string(j, "bits", buf);
-    cli_json_string(j, "value", f32_dec(buf, sizeof buf, v));
+    cli_json_string(j, "value", cli_f32_dec(buf, sizeof buf, v));
     cli_json_object_end(j);
-}
-
-static void
-json_distance(cli_json *j, const char *key, uint64_t d)
-{
-    if (d == DIST_INF)
-        cli_json_string(j, key, "inf");
-    else
-        cli_json_int(j, key, (long long)d);
 }
 
 static void
@@ -927,7 +760,7 @@ json_compare(mma_ctx *x, cli_json *j)
     cli_json_int(j, "equal", (long long)r->equal);
     cli_json_int(j, "differ", (long long)r->differ);
     cli_json_int(j, "nan_vs_number", (long long)r->nan_vs_number);
-    json_distance(j, "max_distance",
+    cli_json_dist(j, "max_distance",
                   r->nan_vs_number > 0 ? DIST_INF : r->max_dist);
     cli_json_array_begin(j, "histogram");
     for (unsigned i = 0; i < N_BUCKETS; i++) {
@@ -953,12 +786,12 @@ json_compare(mma_ctx *x, cli_json *j)
         split_index(x, e->flat, bi, &row, &col);
         cli_json_object_begin(j, NULL);
         cli_json_int(j, "index", (long long)e->flat);
-        json_shape(j, "batch", x->n_batch_dims, bi);
+        cli_json_shape(j, "batch", x->n_batch_dims, bi);
         cli_json_int(j, "row", (long long)row);
         cli_json_int(j, "col", (long long)col);
-        json_f32(j, "got", e->got);
-        json_f32(j, "expected", e->want);
-        json_distance(j, "distance", e->dist);
+        json_f32(j, "got", e->x);
+        json_f32(j, "expected", e->y);
+        cli_json_dist(j, "distance", e->dist);
         cli_json_object_end(j);
     }
     cli_json_array_end(j);
@@ -981,7 +814,7 @@ json_report(mma_ctx *x, cli_json *j)
     json_operand(j, "b", &x->in[IN_B]);
     json_operand(j, "c", &x->in[IN_C]);
     cli_json_bool(j, "b_shared", x->b_shared);
-    json_shape(j, "batch", x->n_batch_dims, x->batch);
+    cli_json_shape(j, "batch", x->n_batch_dims, x->batch);
     cli_json_int(j, "m", (long long)x->m);
     cli_json_int(j, "k", (long long)x->k);
     cli_json_int(j, "n", (long long)x->n);
@@ -992,7 +825,7 @@ json_report(mma_ctx *x, cli_json *j)
         cli_json_string(j, "file", x->out.path);
         cli_json_string(j, "key", x->out.key);
         cli_json_string(j, "dtype", "F32");
-        json_shape(j, "shape", x->d.ndim, x->d.shape);
+        cli_json_shape(j, "shape", x->d.ndim, x->d.shape);
         cli_json_object_end(j);
     } else {
         cli_json_null(j, "out");
@@ -1214,9 +1047,10 @@ run(mma_ctx *x)
         return false;
     }
     for (int i = 0; i < N_IN; i++)
-        if (x->in[i].arg != NULL && !split_spec(&x->in[i]))
+        if (x->in[i].arg != NULL && !cli_split_spec(CMD, &x->in[i]))
             return false;
-    if (x->out.arg != NULL && (!split_spec(&x->out) || !check_output(x)))
+    if (x->out.arg != NULL
+        && (!cli_split_spec(CMD, &x->out) || !check_output(x)))
         return false;
 
     if (!read_operand(&x->in[IN_A], x->dtype_given ? x->want : TENSOR_ANY)
@@ -1322,15 +1156,9 @@ mma_main(int argc, char **argv)
     } else {
         text_report(x, &out);
     }
-    if (out.failed) {
-        rc = cli_error(CMD, "out of memory");
-    } else if (!cli_buf_write(&out, stdout)) {
-        fprintf(stderr, "bf16emu mma: cannot write the report\n");
-        rc = CLI_EXIT_USAGE;
-    } else if (x->in[IN_REF].arg != NULL && x->cmp.differ > 0) {
+    if (cli_report_emit(CMD, &out, &rc) && x->in[IN_REF].arg != NULL
+        && x->cmp.differ > 0)
         rc = CLI_EXIT_CHECK;
-    }
-    cli_buf_free(&out);
     ctx_free(x);
     return rc;
 }

@@ -1,0 +1,95 @@
+/* fa_cli.c -- helpers shared by the attention subcommands of bf16emu */
+#ifdef HAVE_CONFIG_H
+#include <config.h>
+#endif
+
+#include <string.h>
+
+#include "experiments/cli.h"
+#include "experiments/fa_cli.h"
+
+void
+fa_cli_exp_default(fa_cli_exp *e)
+{
+    e->name = "cr";
+    e->model = fa_exp_model_by_name("cr");
+}
+
+bool
+fa_cli_parse_exp(const char *cmd, fa_cli_exp *e, const char *v)
+{
+    const fa_exp_model *m = NULL;
+
+    if (strcmp(v, "ex2-sm90") == 0 || strcmp(v, "ex2-sm90-ftz") == 0) {
+        char err[1024];
+        ax_ex2_table_free(&e->tab);
+        if (ax_ex2_table_load(ax_ex2_table_default_path(), &e->tab, err,
+                              sizeof err)
+            != 0) {
+            cli_error(cmd, "--exp %s: %s", v, err);
+            return false;
+        }
+        ax_ex2_model(&e->tab, strcmp(v, "ex2-sm90-ftz") == 0, &e->rule,
+                     &e->ex2);
+        m = &e->ex2;
+    } else if (strcmp(v, "cr") == 0 || strcmp(v, "libm") == 0) {
+        m = fa_exp_model_by_name(v);
+    }
+    if (m == NULL) {
+        cli_error(cmd,
+                  "--exp '%s': unknown exp model (expected cr, libm, "
+                  "ex2-sm90 or ex2-sm90-ftz)",
+                  v);
+        return false;
+    }
+    e->model = m;
+    e->name = v;
+    return true;
+}
+
+void
+fa_cli_exp_free(fa_cli_exp *e)
+{
+    ax_ex2_table_free(&e->tab);
+}
+
+bool
+fa_cli_parse_scale(const char *cmd, const char *v, uint32_t *bits)
+{
+    cli_number num;
+    char why[256];
+    sf_env env = SF_ENV_IEEE;
+    uint32_t b;
+
+    if (!cli_parse_number(v, &sf_format_f32, SF_RNE, &num, why, sizeof why)) {
+        cli_error(cmd, "--scale '%s': %s", v, why);
+        return false;
+    }
+    b = (uint32_t)sf_convert(&sf_format_f32, num.fmt, num.bits, SF_RNE, &env);
+    if ((b & 0x80000000u) != 0 || (b & 0x7FFFFFFFu) == 0
+        || (b & 0x7F800000u) == 0x7F800000u) {
+        cli_error(cmd,
+                  "--scale '%s': expected a finite positive number (the "
+                  "softmax scale)",
+                  v);
+        return false;
+    }
+    *bits = b;
+    return true;
+}
+
+bool
+fa_cli_parse_policy(const char *cmd, const char *v, fa_policy *p)
+{
+    int n = fa_policy_parse(v);
+
+    if (n < 0) {
+        cli_error(cmd,
+                  "--policy '%s': unknown policy (expected paper-eq4, "
+                  "repo, fa2 or fp32)",
+                  v);
+        return false;
+    }
+    *p = (fa_policy)n;
+    return true;
+}

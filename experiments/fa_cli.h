@@ -1,0 +1,40 @@
+/* fa_cli.h -- helpers shared by the attention subcommands of bf16emu (attn
+   and diff): the softmax scale, the exp model with its measured ex2-sm90
+   tables, and the policy option */
+#ifndef BF16EMU_EXPERIMENTS_FA_CLI_H
+#define BF16EMU_EXPERIMENTS_FA_CLI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "analysis/ex2_table.h"
+#include "attention/attention.h"
+
+/* The exp model chosen by --exp.  The ex2-sm90 models point into tab and
+   rule, so the struct stays where it was first filled in. */
+typedef struct fa_cli_exp
+{
+    const char *name;          /* as given: "cr", "ex2-sm90", ... */
+    const fa_exp_model *model; /* what the configuration uses */
+    ax_ex2_table tab;          /* ex2-sm90: the measured tables */
+    fa_exp2_table rule;
+    fa_exp_model ex2;
+} fa_cli_exp;
+
+/* Sets e to the default model, cr (e must be zeroed first). */
+void fa_cli_exp_default(fa_cli_exp *e);
+
+/* --exp NAME: cr, libm, ex2-sm90 or ex2-sm90-ftz (loading the tables).
+   Reports an error under cmd and returns false when v is refused. */
+bool fa_cli_parse_exp(const char *cmd, fa_cli_exp *e, const char *v);
+
+/* Frees the tables of e. */
+void fa_cli_exp_free(fa_cli_exp *e);
+
+/* --scale X: a finite positive number, rounded to FP32 bits. */
+bool fa_cli_parse_scale(const char *cmd, const char *v, uint32_t *bits);
+
+/* --policy NAME. */
+bool fa_cli_parse_policy(const char *cmd, const char *v, fa_policy *p);
+
+#endif

@@ -1,0 +1,1 @@
+# tests/fuzz.mk -- libFuzzer targets (make fuzz) and the replay of their corpora in make check

@@ -93,7 +93,12 @@ enum
     FA_ABL_DELTA_DPP = 1u << 2,    /* "delta-dpp": delta = rowsum(dP o P) */
     FA_ABL_DELTA_FP32_O = 1u << 3, /* "delta-fp32-o": delta from O
                                       recomputed in FP32 */
-    FA_ABL_UNTILED = 1u << 4       /* "untiled": Br = Nq, Bc = Nk */
+    FA_ABL_UNTILED = 1u << 4,      /* "untiled": Br = Nq, Bc = Nk */
+    FA_ABL_FP32_P = 1u << 5,       /* "fp32-p": P~ kept FP32 and fed to the
+                                      P~V product in FP32 (paper-eq4,
+                                      fa2) */
+    FA_ABL_FP32_OCAST = 1u << 6    /* "fp32-ocast": only the final
+                                      rounding of O to BF16 left out */
 };
 
 /*----------------------------------------------------------------------------
@@ -146,7 +151,7 @@ typedef struct fa_exp_model
 {
     const char *name;
     fa_exp_kind kind;
-    const fa_exp2_table *table;                   /* FA_EXP_TABLE */
+    const fa_exp2_table *table;                         /* FA_EXP_TABLE */
     uint32_t (*fn)(void *user, bool base2, uint32_t x); /* FA_EXP_FN */
     void *user;
 } fa_exp_model;
@@ -203,13 +208,13 @@ uint32_t fa_exp_cr_second(bool base2, uint32_t x);
  *--------------------------------------------------------------------------*/
 typedef struct fa_capture
 {
-    uint32_t *s;     /* [B,H,Nq,Nk] scores as the policy holds them */
-    uint32_t *p;     /* [B,H,Nq,Nk] P~ as fed to the P~V product */
-    uint32_t *m;     /* [B,H,Nq,Tc] running max after each KV block */
-    uint32_t *l;     /* [B,H,Nq,Tc] running row sum after each block */
-    uint32_t *obar;  /* [B,H,Nq,d] O~ (unnormalised) after the last block */
-    uint32_t *dp;    /* [B,H,Nq,Nk] */
-    uint32_t *ds;    /* [B,H,Nq,Nk] */
+    uint32_t *s;    /* [B,H,Nq,Nk] scores as the policy holds them */
+    uint32_t *p;    /* [B,H,Nq,Nk] P~ as fed to the P~V product */
+    uint32_t *m;    /* [B,H,Nq,Tc] running max after each KV block */
+    uint32_t *l;    /* [B,H,Nq,Tc] running row sum after each block */
+    uint32_t *obar; /* [B,H,Nq,d] O~ (unnormalised) after the last block */
+    uint32_t *dp;   /* [B,H,Nq,Nk] */
+    uint32_t *ds;   /* [B,H,Nq,Nk] */
     /* Rounding events of one output element O[b,h,row,col] (forward) and
        of dQ[b,h,row,col] (backward): every rounding that feeds it is
        delivered to EVENTS (NULL: none). */
@@ -243,25 +248,25 @@ typedef enum
 
 typedef enum
 {
-    FA_DELTA_DO_O,   /* delta = rowsum(dO o O) (FA2, the paper) */
-    FA_DELTA_DP_P    /* delta = rowsum(dP o P) */
+    FA_DELTA_DO_O, /* delta = rowsum(dO o O) (FA2, the paper) */
+    FA_DELTA_DP_P  /* delta = rowsum(dP o P) */
 } fa_delta_rule;
 
 typedef struct fa_config
 {
     fa_shape shape;
-    bool causal;          /* key j masked for query i when
-                             j > i + (Nk - Nq) (bottom-right aligned) */
-    float scale;          /* softmax scale; 0: 1/sqrt(d) correctly
-                             rounded to FP32 */
-    size_t br, bc;        /* tile sizes; 0: the policy's default (fa2:
-                             d <= 64 -> 128 x 128, else 128 x 64; repo:
-                             512 x 512, the released code's buckets;
-                             others: untiled); larger than N: N */
-    fa_kv_order order;    /* 0-initialised: forward; fa2 default reverse */
+    bool causal;       /* key j masked for query i when
+                          j > i + (Nk - Nq) (bottom-right aligned) */
+    float scale;       /* softmax scale; 0: 1/sqrt(d) correctly
+                          rounded to FP32 */
+    size_t br, bc;     /* tile sizes; 0: the policy's default (fa2:
+                          d <= 64 -> 128 x 128, else 128 x 64; repo:
+                          512 x 512, the released code's buckets;
+                          others: untiled); larger than N: N */
+    fa_kv_order order; /* 0-initialised: forward; fa2 default reverse */
     fa_policy policy;
     fa_fix fix;
-    unsigned ablations;   /* FA_ABL_* */
+    unsigned ablations;      /* FA_ABL_* */
     const fa_exp_model *exp; /* NULL: "cr" */
     /* Accumulation models of the dot products: Q K^T, P~V and those of
        the backward (FP32 accumulator).  NULL: the policy's default (fa2:
@@ -347,8 +352,8 @@ int fa_logf_cr_level(uint32_t x);
  * memory of fa_workspace_bytes.
  *--------------------------------------------------------------------------*/
 int fa_forward(const fa_config *cfg, const uint16_t *q, const uint16_t *k,
-               const uint16_t *v, uint32_t *o, uint32_t *lse,
-               fa_capture *cap, sf_env *env);
+               const uint16_t *v, uint32_t *o, uint32_t *lse, fa_capture *cap,
+               sf_env *env);
 
 /* Backward from the forward's O and LSE (as fa_forward wrote them) and
    dO: delta [B,H,Nq], dQ [B,H,Nq,d], dK and dV [B,H,Nk,d]. */

@@ -16,8 +16,9 @@ static const char *const policy_names[] = {"paper-eq4", "repo", "fa2", "fp32"};
 static const char *const fix_names[] = {"none", "beta", "beta-v2", "eps",
                                         "always"};
 static const char *const order_names[] = {"forward", "reverse"};
-static const char *const ablation_names[] = {"fp32-pv", "fp32-o", "delta-dpp",
-                                             "delta-fp32-o", "untiled"};
+static const char *const ablation_names[] = {
+    "fp32-pv", "fp32-o", "delta-dpp", "delta-fp32-o",
+    "untiled", "fp32-p", "fp32-ocast"};
 #define N_POLICIES (sizeof policy_names / sizeof policy_names[0])
 #define N_FIXES (sizeof fix_names / sizeof fix_names[0])
 #define N_ORDERS (sizeof order_names / sizeof order_names[0])
@@ -532,7 +533,8 @@ fa_output_format(const fa_config *cfg, const char *name)
     if (i < 0)
         return NULL;
     p = cfg->policy;
-    o32 = p == FA_POLICY_FP32 || (cfg->ablations & FA_ABL_FP32_O);
+    o32 = p == FA_POLICY_FP32
+          || (cfg->ablations & (FA_ABL_FP32_O | FA_ABL_FP32_OCAST));
     obar32 = p == FA_POLICY_FP32 || p == FA_POLICY_FA2
              || (cfg->ablations & (FA_ABL_FP32_O | FA_ABL_FP32_PV));
     switch (i) {
@@ -552,7 +554,11 @@ fa_output_format(const fa_config *cfg, const char *name)
     case 8: /* m */
         return p == FA_POLICY_REPO || p == FA_POLICY_PAPER_EQ4 ? b16 : f32;
     case 7: /* p */
-        return p == FA_POLICY_FP32 ? f32 : b16;
+        return p == FA_POLICY_FP32
+                       || ((p == FA_POLICY_PAPER_EQ4 || p == FA_POLICY_FA2)
+                           && (cfg->ablations & FA_ABL_FP32_P))
+                   ? f32
+                   : b16;
     default: /* obar */
         return obar32 ? f32 : b16;
     }

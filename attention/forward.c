@@ -239,7 +239,9 @@ block_fp(fwd_run *r, size_t i0, size_t nr, size_t c0, size_t bw)
     fwd_ws *w = r->w;
     bool eq4 = pl->policy == FA_POLICY_PAPER_EQ4;
     bool keep32 = (pl->abl & (FA_ABL_FP32_PV | FA_ABL_FP32_O)) != 0;
-    const sf_format *fa = eq4 ? &sf_format_bf16 : &sf_format_f32;
+    /* P~ in BF16: paper-eq4 without the fp32-p ablation */
+    bool p16 = eq4 && (pl->abl & FA_ABL_FP32_P) == 0;
+    const sf_format *fa = p16 ? &sf_format_bf16 : &sf_format_f32;
 
     for (size_t ri = 0; ri < nr; ri++) {
         size_t i = i0 + ri, vis = fa_visible(pl, i);
@@ -263,7 +265,7 @@ block_fp(fwd_run *r, size_t i0, size_t nr, size_t c0, size_t bw)
         if (started)
             alpha = fa_exp(pl, fa_sub(w->m[ri], meff, r->env));
         for (size_t t = 0; t < nv; t++) {
-            if (eq4) {
+            if (p16) {
                 uint32_t x = fa_bf16_sub(srow[t], meff, r->env);
                 pb[t] = fa_bf16(fa_exp(pl, x), r->env);
             } else {
@@ -271,9 +273,9 @@ block_fp(fwd_run *r, size_t i0, size_t nr, size_t c0, size_t bw)
             }
         }
         /* rowsum(P~), sequential in FP32 from the first term */
-        rs = eq4 ? fa_wide(pb[0]) : pf[0];
+        rs = p16 ? fa_wide(pb[0]) : pf[0];
         for (size_t t = 1; t < nv; t++)
-            rs = fa_add(rs, eq4 ? fa_wide(pb[t]) : pf[t], r->env);
+            rs = fa_add(rs, p16 ? fa_wide(pb[t]) : pf[t], r->env);
         w->l[ri] =
             started ? fa_add(fa_mul(alpha, w->l[ri], r->env), rs, r->env) : rs;
         /* O~ = alpha O~ + P~V: the block's dot products chained from the
@@ -281,14 +283,14 @@ block_fp(fwd_run *r, size_t i0, size_t nr, size_t c0, size_t bw)
         if (started)
             for (size_t col = 0; col < pl->d; col++)
                 tmp[col] = fa_mul(alpha, acc[col], col_env(r, col));
-        row_pv(r, fa, eq4 ? (const void *)pb : (const void *)pf, c0, nv,
+        row_pv(r, fa, p16 ? (const void *)pb : (const void *)pf, c0, nv,
                started ? tmp : NULL, acc);
         if (eq4 && !keep32)
             for (size_t col = 0; col < pl->d; col++)
                 acc[col] = fa_rbf(acc[col], col_env(r, col));
         w->m[ri] = mnew;
         w->started[ri] = 1;
-        capture_p(r, i, c0, bw, nv, eq4 ? NULL : pf, pb);
+        capture_p(r, i, c0, bw, nv, p16 ? NULL : pf, pb);
     }
 }
 
@@ -362,6 +364,7 @@ block_fa2(fwd_run *r, size_t i0, size_t nr, size_t c0, size_t bw, bool first)
     const fa_plan *pl = r->pl;
     fwd_ws *w = r->w;
     sf_env *e = r->env;
+    bool p32 = (pl->abl & FA_ABL_FP32_P) != 0;
 
     for (size_t ri = 0; ri < nr; ri++) {
         size_t i = i0 + ri, vis = fa_visible(pl, i);
@@ -396,7 +399,8 @@ block_fa2(fwd_run *r, size_t i0, size_t nr, size_t c0, size_t bw, bool first)
             uint32_t p =
                 fa_exp(pl, fa_sub(fa_mul(srow[t], pl->scale_log2, e), ms, e));
             pf[t] = p;
-            pb[t] = fa_bf16(p, e);
+            if (!p32)
+                pb[t] = fa_bf16(p, e);
             if (fresh[k]) {
                 part[k] = p;
                 fresh[k] = false;
@@ -405,12 +409,16 @@ block_fa2(fwd_run *r, size_t i0, size_t nr, size_t c0, size_t bw, bool first)
             }
         }
         w->m[ri] = mnew;
-        capture_p(r, i, c0, bw, bw, NULL, pb);
+        capture_p(r, i, c0, bw, bw, p32 ? pf : NULL, pb);
     }
     /* O~ += P~(BF16) V through the MMA chain, from 0 for the first
-       block */
-    chunk_pv(r, nr, &sf_format_bf16, w->pb, c0, bw, first ? NULL : w->acc,
-             w->acc);
+       block (fp32-p: P~ in FP32) */
+    if (p32)
+        chunk_pv(r, nr, &sf_format_f32, w->pf, c0, bw, first ? NULL : w->acc,
+                 w->acc);
+    else
+        chunk_pv(r, nr, &sf_format_bf16, w->pb, c0, bw, first ? NULL : w->acc,
+                 w->acc);
 }
 
 /* fa2's l: the quad all-reduce (s0 + s2) + (s1 + s3). */
@@ -430,7 +438,7 @@ fwd_chunk(fwd_run *r, size_t mb, size_t i0, size_t nr)
     const fa_plan *pl = r->pl;
     fwd_ws *w = r->w;
     bool fa2 = pl->policy == FA_POLICY_FA2;
-    bool o32 = (pl->abl & FA_ABL_FP32_O) != 0;
+    bool o32 = (pl->abl & (FA_ABL_FP32_O | FA_ABL_FP32_OCAST)) != 0;
     size_t nvb = fa2 ? fa2_fwd_blocks(pl, mb) : pl->tc;
     fa_capture *cap = writing(r) ? r->cap : NULL;
     sf_env scratch = SF_ENV_IEEE;

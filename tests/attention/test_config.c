@@ -32,8 +32,9 @@ START_TEST(test_names)
     static const char *const pol[] = {"paper-eq4", "repo", "fa2", "fp32"};
     static const char *const fix[] = {"none", "beta", "beta-v2", "eps",
                                       "always"};
-    static const char *const abl[] = {"fp32-pv", "fp32-o", "delta-dpp",
-                                      "delta-fp32-o", "untiled"};
+    static const char *const abl[] = {"fp32-pv",      "fp32-o",  "delta-dpp",
+                                      "delta-fp32-o", "untiled", "fp32-p",
+                                      "fp32-ocast"};
 
     for (int i = 0; i < 4; i++) {
         ck_assert_str_eq(fa_policy_name((fa_policy)i), pol[i]);
@@ -60,13 +61,13 @@ START_TEST(test_names)
     ck_assert_int_eq(fa_order_parse("forward"), FA_ORDER_FORWARD);
     ck_assert_int_eq(fa_order_parse("backward"), -1);
     ck_assert_int_eq(fa_order_parse(NULL), -1);
-    for (int i = 0; i < 5; i++) {
+    for (int i = 0; i < 7; i++) {
         ck_assert_str_eq(fa_ablation_name(1u << i), abl[i]);
         ck_assert_int_eq(fa_ablations_parse(abl[i]), 1L << i);
     }
     ck_assert_ptr_null(fa_ablation_name(0));
     ck_assert_ptr_null(fa_ablation_name(3));
-    ck_assert_ptr_null(fa_ablation_name(1u << 5));
+    ck_assert_ptr_null(fa_ablation_name(1u << 7));
     ck_assert_int_eq(FA_ABL_FP32_PV, 1);
     ck_assert_int_eq(FA_ABL_UNTILED, 16);
     ck_assert_int_eq(fa_ablations_parse("fp32-pv,untiled"),
@@ -219,7 +220,7 @@ START_TEST(test_check_strings)
     c.order = (fa_kv_order)2;
     expect(c, "order: unknown value");
     c = small(FA_POLICY_FP32);
-    c.ablations = 32;
+    c.ablations = 128;
     expect(c, "ablations: unknown bit set");
     c.ablations = 31;
     expect(c, NULL);

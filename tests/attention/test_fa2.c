@@ -441,6 +441,81 @@ START_TEST(test_order_and_models)
 }
 END_TEST
 
+/* The stage ablations.  fp32-ocast leaves out only the last rounding:
+   RN16 of its O is the policy's O, bit for bit, while LSE is unchanged.
+   fp32-p (fa2) feeds the FP32 P~ to the P~V product: RN16 of its
+   captured P~ is the policy's P~, m and l are unchanged (they never see
+   the BF16 P~), and O moves.  The converter RN16 here is sf_convert, not
+   the policy's code path. */
+static uint32_t
+rn16(uint32_t x)
+{
+    sf_env env = SF_ENV_IEEE;
+    uint16_t b =
+        (uint16_t)sf_convert(&sf_format_bf16, &sf_format_f32, x, SF_RNE, &env);
+    return (uint32_t)b << 16;
+}
+
+START_TEST(test_stage_ablations)
+{
+    static const fa_policy pols[] = {FA_POLICY_FA2, FA_POLICY_PAPER_EQ4};
+    tst_rng rng;
+    size_t nq = 48, nk = 256, d = 64;
+
+    tst_rng_init(&rng, 205);
+    for (size_t pi = 0; pi < 2; pi++) {
+        fa_config c = fa_config_default(pols[pi]);
+        bufs b, x;
+        size_t n = nq * d, bad = 0, moved = 0;
+
+        c.shape = (fa_shape){1, 1, nq, nk, d};
+        c.bc = 64;
+        bufs_init(&b, &c, 4, &rng, 2.0);
+        bufs_init(&x, &c, 4, &rng, 2.0);
+        memcpy(x.q, b.q, nq * d * 2);
+        memcpy(x.k, b.k, nk * d * 2);
+        memcpy(x.v, b.v, nk * d * 2);
+        run_fa2(&c, &b);
+        c.ablations = FA_ABL_FP32_OCAST;
+        ck_assert_ptr_eq(fa_output_format(&c, "o"), &sf_format_f32);
+        run_fa2(&c, &x);
+        for (size_t i = 0; i < n; i++)
+            if (rn16(x.o[i]) != b.o[i] && bad++ < 5)
+                printf("fp32-ocast %s O[%zu]: %08x -> %08x, policy %08x\n",
+                       fa_policy_name(c.policy), i, x.o[i], rn16(x.o[i]),
+                       b.o[i]);
+        ck_assert_uint_eq(bad, 0);
+        ck_assert_uint_eq(ft_count_diff(x.lse, b.lse, nq), 0);
+        ck_assert_uint_gt(ft_count_diff(x.o, b.o, n), 0);
+        if (c.policy == FA_POLICY_FA2) {
+            c.ablations = FA_ABL_FP32_P;
+            ck_assert_ptr_eq(fa_output_format(&c, "p"), &sf_format_f32);
+            run_fa2(&c, &x);
+            for (size_t i = 0; i < nq * nk; i++) {
+                moved += x.p[i] != b.p[i];
+                if (rn16(x.p[i]) != b.p[i] && bad++ < 5)
+                    printf("fp32-p P[%zu]: %08x -> %08x, policy %08x\n", i,
+                           x.p[i], rn16(x.p[i]), b.p[i]);
+            }
+            ck_assert_uint_eq(bad, 0);
+            ck_assert_uint_gt(moved, 0);
+            ck_assert_uint_eq(ft_count_diff(x.m, b.m, nq * 4), 0);
+            ck_assert_uint_eq(ft_count_diff(x.l, b.l, nq * 4), 0);
+            ck_assert_uint_gt(ft_count_diff(x.o, b.o, n), 0);
+        } else {
+            /* paper-eq4: P~ = exp(RN32(s - m)) in FP32; at the row's max
+               it is still exactly 1 */
+            c.ablations = FA_ABL_FP32_P;
+            run_fa2(&c, &x);
+            ck_assert_uint_gt(ft_count_diff(x.p, b.p, nq * nk), 0);
+            ck_assert_uint_gt(ft_count_diff(x.o, b.o, n), 0);
+        }
+        bufs_free(&b);
+        bufs_free(&x);
+    }
+}
+END_TEST
+
 int
 main(void)
 {
@@ -451,5 +526,6 @@ main(void)
     tcase_add_test(tc, test_reimplementation);
     tcase_add_test(tc, test_vs_fp32);
     tcase_add_test(tc, test_order_and_models);
+    tcase_add_test(tc, test_stage_ablations);
     return tst_run_suite(s);
 }

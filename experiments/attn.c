@@ -26,6 +26,7 @@
 #include "attention/attention.h"
 #include "experiments/cli.h"
 #include "experiments/fa_cli.h"
+#include "experiments/gen.h"
 
 #define CMD "attn"
 
@@ -96,28 +97,6 @@ enum
 
 static const char *const in_names[N_IN] = {"q", "k", "v", "do"};
 static const char *const in_labels[N_IN] = {"Q", "K", "V", "dO"};
-
-typedef enum
-{
-    GEN_NORMAL,
-    GEN_SINK,
-    GEN_REPEATED,
-    N_GENS
-} gen_kind;
-
-static const char *const gen_names[N_GENS] = {"normal", "sink",
-                                              "repeated-max"};
-
-typedef struct
-{
-    bool on;
-    gen_kind kind;
-    uint64_t seed;
-    double qk_std, v_mean, v_std, do_std;
-    double sink;
-    uint64_t repeat;
-    double max_value, gap_min, gap_max;
-} gen_params;
 
 enum
 {
@@ -209,6 +188,7 @@ typedef struct
     /* options */
     operand in[N_IN];
     operand out;
+    bool gen_on;
     gen_params gen;
     const char *gen_only[16]; /* generator options given, for messages */
     size_t n_gen_only;
@@ -342,155 +322,6 @@ dbl_str(char *buf, size_t n, double v)
 {
     snprintf(buf, n, "%.17g", v);
     return buf;
-}
-
-/*----------------------------------------------------------------------------
- * Generated inputs.
- *
- * Every number is a function of (seed, stream, index) alone: a counter-
- * based generator (three rounds of the SplitMix64 finaliser over the seed,
- * the stream and the element's index in C order), so the values do not
- * depend on the order or the threads that produce them.  A standard
- * normal deviate comes from Marsaglia's polar method on two 24-bit
- * uniforms in (-1, 1) drawn from the element's own counter: s = v1^2 +
- * v2^2 is exact in double, rounded once to FP32, its logarithm is the
- * correctly rounded fa_logf_cr, and z = v1 sqrt(-2 ln s / s) is computed
- * in IEEE double; the value mean + std z is rounded once to BF16 (RNE).
- * No C library function is involved, so every machine gives the same bits.
- *
- * Streams: Q 1, K 2, V 3, dO 4, the repeated-max gaps 5 and positions 6.
- *--------------------------------------------------------------------------*/
-static uint64_t
-mix64(uint64_t z)
-{
-    z += 0x9E3779B97F4A7C15u;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9u;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBu;
-    return z ^ (z >> 31);
-}
-
-static uint64_t
-draw(uint64_t seed, unsigned stream, uint64_t index, uint64_t k)
-{
-    uint64_t h = mix64(seed ^ ((uint64_t)stream * 0xD1B54A32D192ED03u));
-
-    h = mix64(h + index);
-    return mix64(h + k);
-}
-
-/* A uniform double in [0, 1) with 53 random bits. */
-static double
-uniform01(uint64_t r)
-{
-    return (double)(r >> 11) * 0x1p-53;
-}
-
-/* An odd multiple of 2^-24 in (-1, 1), from the top 24 bits of R. */
-static double
-unit_odd(uint64_t r)
-{
-    int64_t m = (int64_t)(2 * (r >> 40) + 1) - ((int64_t)1 << 24);
-    return (double)m * 0x1p-24;
-}
-
-static double
-std_normal(uint64_t seed, unsigned stream, uint64_t index)
-{
-    for (uint64_t k = 0;; k += 2) {
-        double v1 = unit_odd(draw(seed, stream, index, k));
-        double v2 = unit_odd(draw(seed, stream, index, k + 1));
-        double s = v1 * v1 + v2 * v2; /* exact: at most 49 bits */
-        sf_env env = SF_ENV_IEEE;
-        uint32_t sb, lb;
-        float lf;
-
-        if (s >= 1.0)
-            continue;
-        sb = (uint32_t)sf_from_double(&sf_format_f32, s, SF_RNE, &env);
-        lb = fa_logf_cr(sb);
-        memcpy(&lf, &lb, sizeof lf);
-        return v1 * sqrt(-2.0 * (double)lf / s);
-    }
-}
-
-static uint16_t
-to_bf16(double x)
-{
-    sf_env env = SF_ENV_IEEE;
-    return (uint16_t)sf_from_double(&sf_format_bf16, x, SF_RNE, &env);
-}
-
-static uint16_t
-gen_normal(const gen_params *g, unsigned stream, uint64_t index, double mean,
-           double sd)
-{
-    return to_bf16(mean + sd * std_normal(g->seed, stream, index));
-}
-
-#define BF16_ONE 0x3F80u
-
-/* Fills the inputs of head HH (B H heads of Nq or Nk rows of d). */
-static void
-gen_head(const attn_ctx *x, size_t hh)
-{
-    const gen_params *g = &x->gen;
-    size_t nq = x->nq, nk = x->nk, d = x->d;
-    uint16_t *q = x->gen_buf[IN_Q] + hh * nq * d;
-    uint16_t *k = x->gen_buf[IN_K] + hh * nk * d;
-    uint16_t *v = x->gen_buf[IN_V] + hh * nk * d;
-    uint16_t *dout =
-        x->gen_buf[IN_DO] != NULL ? x->gen_buf[IN_DO] + hh * nq * d : NULL;
-    uint64_t q0 = (uint64_t)(hh * nq * d), k0 = (uint64_t)(hh * nk * d);
-    float sf;
-    double scale;
-    uint64_t selected = 0;
-
-    memcpy(&sf, &x->scale_used, sizeof sf);
-    scale = (double)sf;
-    for (size_t i = 0; i < nq * d; i++)
-        q[i] = gen_normal(g, 1, q0 + i, 0.0, g->qk_std);
-    for (size_t i = 0; i < nk * d; i++) {
-        k[i] = gen_normal(g, 2, k0 + i, 0.0, g->qk_std);
-        v[i] = gen_normal(g, 3, k0 + i, g->v_mean, g->v_std);
-    }
-    if (dout != NULL)
-        for (size_t i = 0; i < nq * d; i++)
-            dout[i] = gen_normal(g, 4, q0 + i, 0.0, g->do_std);
-    if (g->kind == GEN_NORMAL)
-        return;
-
-    /* sink and repeated-max: feature 0 of every query is 1, so feature 0
-       of key j adds scale K[j, 0] to every score of key j. */
-    for (size_t i = 0; i < nq; i++)
-        q[i * d] = BF16_ONE;
-    if (g->kind == GEN_SINK) {
-        k[0] = to_bf16(g->sink / scale);
-        for (size_t j = 1; j < nk; j++)
-            k[j * d] = 0;
-        return;
-    }
-    /* repeated-max: REPEAT keys chosen by selection sampling (key j is
-       taken with probability (still needed) / (keys left)) get K[j, 0] =
-       RN16(max_value / scale) and zeros elsewhere, so their scores are
-       equal in every row and every policy; the other keys get K[j, 0] =
-       RN16((max_value - gap) / scale), gap uniform in [gap_min,
-       gap_max]. */
-    for (size_t j = 0; j < nk; j++) {
-        uint64_t r = draw(g->seed, 6, (uint64_t)hh, (uint64_t)j);
-        uint64_t left = (uint64_t)(nk - j);
-        uint64_t pick =
-            (uint64_t)(((unsigned __int128)r * left) >> 64); /* [0, left) */
-        if (pick < g->repeat - selected) {
-            selected++;
-            k[j * d] = to_bf16(g->max_value / scale);
-            for (size_t c = 1; c < d; c++)
-                k[j * d + c] = 0;
-        } else {
-            double u = uniform01(draw(g->seed, 5, k0 / d + j, 0));
-            double gap = g->gap_min + (g->gap_max - g->gap_min) * u;
-            k[j * d] = to_bf16((g->max_value - gap) / scale);
-        }
-    }
 }
 
 /*----------------------------------------------------------------------------
@@ -872,7 +703,7 @@ allocate(attn_ctx *x)
     const size_t out_n[N_OUT] = {qd, rows, rows, qd, kd, kd};
     bool ok = true;
 
-    if (x->gen.on) {
+    if (x->gen_on) {
         const size_t in_n[N_IN] = {qd, kd, kd, qd};
         for (int i = 0; i < N_IN; i++) {
             if (i == IN_DO && !x->backward)
@@ -1054,6 +885,20 @@ exact_head_missing(const attn_ctx *x, size_t hh)
                 x->ex[i][hh * per[i] + j] = NAN;
 }
 
+/* The generated inputs of head HH. */
+static void
+gen_inputs(const attn_ctx *x, size_t hh)
+{
+    size_t nq = x->nq, nk = x->nk, d = x->d;
+    float scale;
+
+    memcpy(&scale, &x->scale_used, sizeof scale);
+    gen_head(&x->gen, scale, nq, nk, d, hh, x->gen_buf[IN_Q] + hh * nq * d,
+             x->gen_buf[IN_K] + hh * nk * d, x->gen_buf[IN_V] + hh * nk * d,
+             x->gen_buf[IN_DO] != NULL ? x->gen_buf[IN_DO] + hh * nq * d
+                                       : NULL);
+}
+
 static int
 thread_count(const attn_ctx *x)
 {
@@ -1074,12 +919,12 @@ compute(attn_ctx *x)
     x->threads_used = 1;
     (void)nt;
 #endif
-    if (x->gen.on) {
+    if (x->gen_on) {
 #ifdef _OPENMP
 #pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
 #endif
         for (long long hh = 0; hh < nh; hh++)
-            gen_head(x, (size_t)hh);
+            gen_inputs(x, (size_t)hh);
     }
     for (int i = 0; i < N_IN; i++) {
         size_t n;
@@ -1320,10 +1165,10 @@ file_meta(out_file *f, const attn_ctx *x)
     meta_add(f, "order", "%s", fa_order_name(x->order));
     meta_add(f, "tiles", "%zux%zu", x->br_eff, x->bc_eff);
     meta_add(f, "kv_blocks", "%zu", x->tc);
-    if (x->gen.on) {
+    if (x->gen_on) {
         const gen_params *g = &x->gen;
         meta_add(f, "inputs", "generated");
-        meta_add(f, "gen", "%s", gen_names[g->kind]);
+        meta_add(f, "gen", "%s", gen_kind_name(g->kind));
         meta_add(f, "gen.seed", "%" PRIu64, g->seed);
         meta_add(f, "gen.qk_std", "%s", dbl_str(buf, sizeof buf, g->qk_std));
         meta_add(f, "gen.v_mean", "%s", dbl_str(buf, sizeof buf, g->v_mean));
@@ -1481,7 +1326,7 @@ gen_desc(char *buf, size_t n, const attn_ctx *x)
     o = (size_t)snprintf(buf, n,
                          "%s, seed %" PRIu64 ":\n    Q, K ~ N(0, %.6g), V ~ "
                          "N(%.6g, %.6g)",
-                         gen_names[g->kind], g->seed, g->qk_std, g->v_mean,
+                         gen_kind_name(g->kind), g->seed, g->qk_std, g->v_mean,
                          g->v_std);
     if (x->backward && o < n)
         o += (size_t)snprintf(buf + o, n - o, ", dO ~ N(0, %.6g)", g->do_std);
@@ -1505,7 +1350,7 @@ text_input(cli_buf *b, const attn_ctx *x, int i)
 
     if (x->data[i] == NULL)
         return;
-    if (x->gen.on) {
+    if (x->gen_on) {
         r = out_shape(x, shape, i == IN_K || i == IN_V ? x->nk : x->nq, x->d,
                       true);
         cli_buf_printf(b, "  %-3s generated  BF16 %s", in_labels[i],
@@ -1679,7 +1524,7 @@ text_report(attn_ctx *x, cli_buf *b)
     cli_buf_printf(b, ", exp %s\n", x->exp.name);
     for (int i = 0; i < N_IN; i++)
         text_input(b, x, i);
-    if (x->gen.on)
+    if (x->gen_on)
         cli_buf_printf(b, "  generated by %s\n", gen_desc(buf, sizeof buf, x));
     cli_buf_printf(b,
                    "  B %zu, H %zu, Nq %zu, Nk %zu, d %zu; scale %s "
@@ -1760,7 +1605,7 @@ json_input(cli_json *j, const attn_ctx *x, int i)
         return;
     }
     cli_json_object_begin(j, in_names[i]);
-    if (x->gen.on) {
+    if (x->gen_on) {
         cli_json_null(j, "file");
         cli_json_null(j, "key");
         cli_json_string(j, "dtype", "BF16");
@@ -1919,11 +1764,11 @@ json_report(attn_ctx *x, cli_json *j)
     cli_json_int(j, "rank", x->rank);
     cli_json_object_end(j);
     cli_json_object_begin(j, "inputs");
-    cli_json_string(j, "source", x->gen.on ? "generated" : "files");
-    if (x->gen.on) {
+    cli_json_string(j, "source", x->gen_on ? "generated" : "files");
+    if (x->gen_on) {
         const gen_params *g = &x->gen;
         cli_json_object_begin(j, "generator");
-        cli_json_string(j, "name", gen_names[g->kind]);
+        cli_json_string(j, "name", gen_kind_name(g->kind));
         cli_json_int(j, "seed", (long long)g->seed);
         cli_json_double(j, "qk_std", g->qk_std);
         cli_json_double(j, "v_mean", g->v_mean);
@@ -2112,108 +1957,109 @@ static const cli_option options[] = {{"q", true, O_Q},
 void
 attn_help(FILE *out)
 {
-    fputs("usage: bf16emu attn --gen NAME [--seed N] [shape] [options]\n"
-          "       bf16emu attn --q FILE[:KEY] --k FILE[:KEY] --v FILE[:KEY]\n"
-          "                    [--do FILE[:KEY]] [options]\n"
-          "\n"
-          "Runs the reference flash attention (forward, and with --backward "
-          "the\nbackward) on BF16 Q, K, V (and dO) with a precision policy, a "
-          "fix, ablations,\ntiles and an exp model, every rounding emulated; "
-          "writes O, LSE (delta, dQ,\ndK, dV) and captures to a .safetensors "
-          "file, and measures the signed error\n(computed - exact) of each "
-          "output against the exact reference (MPFR), in\nulps of the "
-          "output's format.\n"
-          "\n"
-          "inputs (files: BF16, or U16 / '<u2' bit patterns; [B, H, N, d], "
-          "[H, N, d]\nor [N, d]; K and V [.., Nk, d] with Q's leading "
-          "dimensions and d):\n"
-          "  --q, --k, --v FILE[:KEY]  Q, K, V\n"
-          "  --do FILE[:KEY]      dO (needed with --backward)\n"
-          "  --gen NAME           generate Q, K, V (and dO): normal, sink, "
-          "repeated-max\n"
-          "  --seed N             the generator's seed (default 1)\n"
-          "  --batch B, --heads H, --nq NQ, --nk NK, --d D\n"
-          "                       the generated shape [B, H, N, d] (default "
-          "1, 1, 128,\n"
-          "                       NQ, 64)\n"
-          "  --qk-std X           Q and K ~ N(0, X) (default 1)\n"
-          "  --v-mean X, --v-std X  V ~ N(mean, std) (default 0, 1)\n"
-          "  --do-std X           dO ~ N(0, X) (default 1)\n"
-          "  --sink X             sink: key 0's scores raised by X (default "
-          "4)\n"
-          "  --repeat K           repeated-max: K keys share the row maximum "
-          "(default 2)\n"
-          "  --max-value R        repeated-max: their score (default 3)\n"
-          "  --gap-min A, --gap-max B\n"
-          "                       repeated-max: the other scores are R - "
-          "U(A, B)\n"
-          "                       (default 12, 30)\n"
-          "\n"
-          "computation:\n"
-          "  --policy NAME        paper-eq4 (default), repo, fa2, fp32\n"
-          "  --fix NAME           none (default), beta, beta-v2, eps, always\n"
-          "  --beta X, --tol X, --eps X\n"
-          "                       the fix's parameters (defaults 2 or 7 for "
-          "beta-v2,\n"
-          "                       1e-3, 2^-5)\n"
-          "  --zero-max keep|shift, --eps-zero X\n"
-          "                       a repeated maximum of exactly 0: keep m = 0 "
-          "(default)\n"
-          "                       or shift by X (default 2^-5)\n"
-          "  --ablate LIST        fp32-pv, fp32-o, delta-dpp, delta-fp32-o, "
-          "untiled\n"
-          "                       (comma-separated)\n"
-          "  --br N, --bc N       forward tiles (0: the policy's default)\n"
-          "  --order forward|reverse  KV block order (default: the policy's)\n"
-          "  --causal             bottom-right causal mask\n"
-          "  --scale X            softmax scale, rounded to FP32 (default "
-          "1/sqrt(d))\n"
-          "  --exp NAME           cr (default), libm, ex2-sm90 or ex2-sm90-ftz "
-          "(the H200's\n"
-          "                       ex2.approx, measured)\n"
-          "  --backward           also the backward (delta, dQ, dK, dV)\n"
-          "  --threads N          heads computed in parallel (default: the "
-          "online CPUs);\n"
-          "                       results do not depend on it\n"
-          "\n"
-          "output:\n"
-          "  --out FILE           write the outputs, captures and inputs to "
-          "FILE\n"
-          "                       (.safetensors, atomically; never over an "
-          "input)\n"
-          "  --force              replace an existing --out file\n"
-          "  --capture LIST       also write s, p, m, l, obar (forward), dp, "
-          "ds (backward)\n"
-          "  --trace B,H,ROW,COL  list the rounding events of O[B,H,ROW,COL] "
-          "(and of\n"
-          "                       dQ[B,H,ROW,COL] with --backward)\n"
-          "  --trace-max N        events listed per pass, the last ones "
-          "(default 1000)\n"
-          "  --no-exact           skip the exact reference\n"
-          "  --exact              run it even above the size limit\n"
-          "  --max-memory BYTES   refuse runs estimated above BYTES (K, M, G, "
-          "T suffixes;\n"
-          "                       default the smaller of 8G and the physical "
-          "memory)\n"
-          "  --json               print one JSON object instead of text\n"
-          "  -h, --help           this help\n"
-          "\n"
-          "The exact reference runs when B*H*Nq*Nk*d (times 4 with "
-          "--backward) is at\nmost 2^26 (67108864, about 20 s on one core); "
-          "larger runs skip it with a\nnote unless --exact.  Errors are in "
-          "ulps of each output's format at the\nexact value; elements whose "
-          "exact value is not finite are left out and\ncounted.  Inputs may "
-          "hold NaN or Inf: they are counted, and their heads\nhave no exact "
-          "reference.\n"
-          "\n"
-          "example (the paper's repeated maxima with a negative V, in 128 "
-          "independent\nheads):\n"
-          "  bf16emu attn --gen repeated-max --heads 128 --nq 4 --nk 256 "
-          "--d 16 \\\n"
-          "      --v-mean -1.5 --v-std 0.4 --out t12.safetensors\n"
-          "\n"
-          "Exit status: 0 ok, 2 bad usage or input.\n",
-          out);
+    fputs(
+        "usage: bf16emu attn --gen NAME [--seed N] [shape] [options]\n"
+        "       bf16emu attn --q FILE[:KEY] --k FILE[:KEY] --v FILE[:KEY]\n"
+        "                    [--do FILE[:KEY]] [options]\n"
+        "\n"
+        "Runs the reference flash attention (forward, and with --backward "
+        "the\nbackward) on BF16 Q, K, V (and dO) with a precision policy, a "
+        "fix, ablations,\ntiles and an exp model, every rounding emulated; "
+        "writes O, LSE (delta, dQ,\ndK, dV) and captures to a .safetensors "
+        "file, and measures the signed error\n(computed - exact) of each "
+        "output against the exact reference (MPFR), in\nulps of the "
+        "output's format.\n"
+        "\n"
+        "inputs (files: BF16, or U16 / '<u2' bit patterns; [B, H, N, d], "
+        "[H, N, d]\nor [N, d]; K and V [.., Nk, d] with Q's leading "
+        "dimensions and d):\n"
+        "  --q, --k, --v FILE[:KEY]  Q, K, V\n"
+        "  --do FILE[:KEY]      dO (needed with --backward)\n"
+        "  --gen NAME           generate Q, K, V (and dO): normal, sink, "
+        "repeated-max\n"
+        "  --seed N             the generator's seed (default 1)\n"
+        "  --batch B, --heads H, --nq NQ, --nk NK, --d D\n"
+        "                       the generated shape [B, H, N, d] (default "
+        "1, 1, 128,\n"
+        "                       NQ, 64)\n"
+        "  --qk-std X           Q and K ~ N(0, X) (default 1)\n"
+        "  --v-mean X, --v-std X  V ~ N(mean, std) (default 0, 1)\n"
+        "  --do-std X           dO ~ N(0, X) (default 1)\n"
+        "  --sink X             sink: key 0's scores raised by X (default "
+        "4)\n"
+        "  --repeat K           repeated-max: K keys share the row maximum "
+        "(default 2)\n"
+        "  --max-value R        repeated-max: their score (default 3)\n"
+        "  --gap-min A, --gap-max B\n"
+        "                       repeated-max: the other scores are R - "
+        "U(A, B)\n"
+        "                       (default 12, 30)\n"
+        "\n"
+        "computation:\n"
+        "  --policy NAME        paper-eq4 (default), repo, fa2, fp32\n"
+        "  --fix NAME           none (default), beta, beta-v2, eps, always\n"
+        "  --beta X, --tol X, --eps X\n"
+        "                       the fix's parameters (defaults 2 or 7 for "
+        "beta-v2,\n"
+        "                       1e-3, 2^-5)\n"
+        "  --zero-max keep|shift, --eps-zero X\n"
+        "                       a repeated maximum of exactly 0: keep m = 0 "
+        "(default)\n"
+        "                       or shift by X (default 2^-5)\n"
+        "  --ablate LIST        fp32-pv, fp32-o, delta-dpp, delta-fp32-o, "
+        "untiled\n"
+        "                       (comma-separated)\n"
+        "  --br N, --bc N       forward tiles (0: the policy's default)\n"
+        "  --order forward|reverse  KV block order (default: the policy's)\n"
+        "  --causal             bottom-right causal mask\n"
+        "  --scale X            softmax scale, rounded to FP32 (default "
+        "1/sqrt(d))\n"
+        "  --exp NAME           cr (default), libm, ex2-sm90 or ex2-sm90-ftz "
+        "(the H200's\n"
+        "                       ex2.approx, measured)\n"
+        "  --backward           also the backward (delta, dQ, dK, dV)\n"
+        "  --threads N          heads computed in parallel (default: the "
+        "online CPUs);\n"
+        "                       results do not depend on it\n"
+        "\n"
+        "output:\n"
+        "  --out FILE           write the outputs, captures and inputs to "
+        "FILE\n"
+        "                       (.safetensors, atomically; never over an "
+        "input)\n"
+        "  --force              replace an existing --out file\n"
+        "  --capture LIST       also write s, p, m, l, obar (forward), dp, "
+        "ds (backward)\n"
+        "  --trace B,H,ROW,COL  list the rounding events of O[B,H,ROW,COL] "
+        "(and of\n"
+        "                       dQ[B,H,ROW,COL] with --backward)\n"
+        "  --trace-max N        events listed per pass, the last ones "
+        "(default 1000)\n"
+        "  --no-exact           skip the exact reference\n"
+        "  --exact              run it even above the size limit\n"
+        "  --max-memory BYTES   refuse runs estimated above BYTES (K, M, G, "
+        "T suffixes;\n"
+        "                       default the smaller of 8G and the physical "
+        "memory)\n"
+        "  --json               print one JSON object instead of text\n"
+        "  -h, --help           this help\n"
+        "\n"
+        "The exact reference runs when B*H*Nq*Nk*d (times 4 with "
+        "--backward) is at\nmost 2^26 (67108864, about 20 s on one core); "
+        "larger runs skip it with a\nnote unless --exact.  Errors are in "
+        "ulps of each output's format at the\nexact value; elements whose "
+        "exact value is not finite are left out and\ncounted.  Inputs may "
+        "hold NaN or Inf: they are counted, and their heads\nhave no exact "
+        "reference.\n"
+        "\n"
+        "example (the paper's repeated maxima with a negative V, in 128 "
+        "independent\nheads):\n"
+        "  bf16emu attn --gen repeated-max --heads 128 --nq 4 --nk 256 "
+        "--d 16 \\\n"
+        "      --v-mean -1.5 --v-std 0.4 --out t12.safetensors\n"
+        "\n"
+        "Exit status: 0 ok, 2 bad usage or input.\n",
+        out);
 }
 
 /* Parses "b,h,row,col". */
@@ -2360,17 +2206,15 @@ take_option(void *ctx, int id, const char *v)
         x->in[id - O_Q].arg = v;
         return true;
     case O_GEN:
-        for (n = 0; n < N_GENS; n++)
-            if (strcmp(v, gen_names[n]) == 0)
-                break;
-        if (n == N_GENS) {
+        n = gen_kind_parse(v);
+        if (n < 0) {
             cli_error(CMD,
                       "--gen '%s': unknown generator (expected normal, sink "
                       "or repeated-max)",
                       v);
             return false;
         }
-        x->gen.on = true;
+        x->gen_on = true;
         x->gen.kind = (gen_kind)n;
         return true;
     case O_SEED:
@@ -2523,7 +2367,7 @@ check_options(attn_ctx *x)
 
     for (int i = 0; i < N_IN; i++)
         files = files || x->in[i].arg != NULL;
-    if (x->gen.on && files) {
+    if (x->gen_on && files) {
         for (int i = 0; i < N_IN; i++)
             if (x->in[i].arg != NULL)
                 cli_error(CMD,
@@ -2532,7 +2376,7 @@ check_options(attn_ctx *x)
                           x->in[i].opt);
         return false;
     }
-    if (!x->gen.on && !files) {
+    if (!x->gen_on && !files) {
         cli_error(CMD, "no inputs: give --gen NAME, or --q, --k and --v (see "
                        "'bf16emu attn --help')");
         return false;
@@ -2563,14 +2407,14 @@ check_options(attn_ctx *x)
             return false;
         }
     }
-    for (size_t i = 0; x->gen.on && i < x->n_kind_only; i++)
+    for (size_t i = 0; x->gen_on && i < x->n_kind_only; i++)
         if (x->kind_of[i] != x->gen.kind) {
             cli_error(CMD, "%s applies to --gen %s, not to --gen %s",
-                      x->kind_only[i], gen_names[x->kind_of[i]],
-                      gen_names[x->gen.kind]);
+                      x->kind_only[i], gen_kind_name(x->kind_of[i]),
+                      gen_kind_name(x->gen.kind));
             return false;
         }
-    if (x->gen.on && x->gen.gap_max < x->gen.gap_min) {
+    if (x->gen_on && x->gen.gap_max < x->gen.gap_min) {
         cli_error(CMD,
                   "--gap-max %.17g is below --gap-min %.17g (expected "
                   "gap-min <= gap-max)",
@@ -2667,7 +2511,7 @@ run(attn_ctx *x)
     if (!x->max_memory_given)
         x->max_memory = default_max_memory();
 
-    if (x->gen.on) {
+    if (x->gen_on) {
         x->rank = 4;
         x->n_lead = 2;
         x->nb = (size_t)x->sh[SH_BATCH];
@@ -2743,16 +2587,7 @@ attn_main(int argc, char **argv)
                        : i == IN_V ? "--v"
                                    : "--do";
     x->out.opt = "--out";
-    x->gen.seed = 1;
-    x->gen.qk_std = 1.0;
-    x->gen.v_mean = 0.0;
-    x->gen.v_std = 1.0;
-    x->gen.do_std = 1.0;
-    x->gen.sink = 4.0;
-    x->gen.repeat = 2;
-    x->gen.max_value = 3.0;
-    x->gen.gap_min = 12.0;
-    x->gen.gap_max = 30.0;
+    x->gen = gen_params_default();
     x->sh[SH_BATCH] = 1;
     x->sh[SH_HEADS] = 1;
     x->sh[SH_NQ] = 128;

@@ -1,0 +1,1490 @@
+/* sweep.c -- bf16emu sweep: the rounding bias of O and delta over a grid
+   of value distributions, score structures, shapes, policies, fixes,
+   ablations, exp and accumulation models, with stage attribution; CSV and
+   JSON per point, resumable, sharded, plotted with gnuplot; and bf16emu
+   merge, which joins the outputs of shards */
+#ifdef HAVE_CONFIG_H
+#include <config.h>
+#endif
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L
+#endif
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "experiments/cli.h"
+#include "experiments/fa_cli.h"
+#include "experiments/grid.h"
+#include "experiments/plot.h"
+#include "experiments/point.h"
+
+#define CMD "sweep"
+
+/*
+ * Output directory (--out, default ./sweep-out):
+ *   sweep.csv   "# bf16emu sweep ..." (the grid's hash, the shard), the
+ *               column names, then one row per point in index order,
+ *               appended and flushed to disk after each batch of points;
+ *   grid.txt    the canonical grid;
+ *   sweep.json  the same rows as JSON, written (atomically) at the end;
+ *   bias-vmean.dat, .png, .svg   the plot of the bias of O against the
+ *               mean of V, one line per combination of the other axes
+ *               (when v-mean has two or more values).
+ * A point's numbers depend on the grid, the seed and the point only, not
+ * on the thread count or the shard: every trial is computed on its own
+ * (pt_trial) and a point's trials are merged in trial order.
+ */
+
+/*----------------------------------------------------------------------------
+ * Columns.
+ *--------------------------------------------------------------------------*/
+static const int stat_stages[] = {PT_P_CAST, PT_PV_ACC, PT_PV_CAST, PT_O_CAST,
+                                  PT_ALL};
+#define N_STAT_STAGES (sizeof stat_stages / sizeof stat_stages[0])
+
+static void
+put_num(cli_buf *b, double x)
+{
+    if (isnan(x))
+        cli_buf_puts(b, ",nan");
+    else if (isinf(x))
+        cli_buf_puts(b, x > 0 ? ",inf" : ",-inf");
+    else
+        cli_buf_printf(b, ",%.17g", x);
+}
+
+static void
+csv_header(cli_buf *b, bool stages)
+{
+    cli_buf_puts(b, "index");
+    for (int a = 0; a < N_GX; a++) {
+        const char *k = grid_axis_key((grid_axis)a);
+        cli_buf_putc(b, ',');
+        for (; *k; k++)
+            cli_buf_putc(b, *k == '-' ? '_' : *k);
+    }
+    cli_buf_puts(b, ",trials,heads,rows,frac_p1,frac_p2,"
+                    "o_n,o_mean_ulp,o_se_ulp,o_t,o_ci_lo_ulp,o_ci_hi_ulp,"
+                    "o_mean_abs,o_neg_frac,o_se_heads,o_t_heads,"
+                    "delta_n,delta_mean,delta_se,delta_t,delta_ci_lo,"
+                    "delta_ci_hi,delta_se_heads,delta_t_heads");
+    if (stages)
+        for (size_t i = 0; i < N_STAT_STAGES; i++) {
+            char name[32];
+            const char *s = pt_stage_name(stat_stages[i]);
+            size_t j = 0;
+            for (; s[j] && j < sizeof name - 1; j++)
+                name[j] = s[j] == '-' ? '_' : s[j];
+            name[j] = '\0';
+            cli_buf_printf(b,
+                           ",o_mean_ulp_%s,delta_mean_%s,share_o_%s,"
+                           "share_delta_%s",
+                           name, name, name, name);
+        }
+    cli_buf_putc(b, '\n');
+}
+
+static void
+csv_row(cli_buf *b, const sweep_grid *g, uint64_t index, const pt_stats *st,
+        bool stages)
+{
+    size_t idx[N_GX];
+    bias_summary so, sd;
+    double rows = (double)st->rows;
+
+    grid_point(g, index, idx);
+    cli_buf_printf(b, "%" PRIu64, index);
+    for (int a = 0; a < N_GX; a++)
+        cli_buf_printf(b, ",%s", g->ax[a].text[idx[a]]);
+    cli_buf_printf(b, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64, g->set[GS_TRIALS],
+                   g->set[GS_HEADS], st->rows);
+    put_num(b, rows > 0 ? (double)st->rows_p1 / rows : NAN);
+    put_num(b, rows > 0 ? (double)st->rows_p2 / rows : NAN);
+    bias_summarize(&st->o_ulp[PT_BASE], &so);
+    bias_summarize(&st->delta[PT_BASE], &sd);
+    cli_buf_printf(b, ",%" PRIu64, so.n);
+    put_num(b, so.mean);
+    put_num(b, so.se);
+    put_num(b, so.t);
+    put_num(b, so.ci_lo);
+    put_num(b, so.ci_hi);
+    {
+        bias_summary sa;
+        const bias_cell *c = &st->o_abs[PT_BASE];
+        bias_summarize(c, &sa);
+        put_num(b, sa.mean);
+        put_num(b, c->n > 0 ? (double)c->neg / (double)c->n : NAN);
+        bias_summarize(&st->o_head, &sa);
+        put_num(b, sa.se);
+        put_num(b, sa.t);
+    }
+    cli_buf_printf(b, ",%" PRIu64, sd.n);
+    put_num(b, sd.mean);
+    put_num(b, sd.se);
+    put_num(b, sd.t);
+    put_num(b, sd.ci_lo);
+    put_num(b, sd.ci_hi);
+    {
+        bias_summary sh;
+        bias_summarize(&st->delta_head, &sh);
+        put_num(b, sh.se);
+        put_num(b, sh.t);
+    }
+    if (stages)
+        for (size_t i = 0; i < N_STAT_STAGES; i++) {
+            bias_summary xo, xd;
+            bias_summarize(&st->o_ulp[stat_stages[i]], &xo);
+            bias_summarize(&st->delta[stat_stages[i]], &xd);
+            put_num(b, xo.mean);
+            put_num(b, xd.mean);
+            /* the share of the bias that goes away with the stage */
+            put_num(b, so.mean != 0 ? (so.mean - xo.mean) / so.mean : NAN);
+            put_num(b, sd.mean != 0 ? (sd.mean - xd.mean) / sd.mean : NAN);
+        }
+    cli_buf_putc(b, '\n');
+}
+
+/*----------------------------------------------------------------------------
+ * The context.
+ *--------------------------------------------------------------------------*/
+typedef struct
+{
+    sweep_grid grid;
+    bool grid_ok;
+    const char *out_dir;
+    long threads;
+    bool resume, force, quiet, dry_run, print_grid, json;
+    int plot; /* -1 auto, 0 no, 1 yes */
+    uint64_t shard_i, shard_n;
+    /* exp models, one per value of the exp axis */
+    fa_cli_exp *exps;
+    char *text; /* grid_text */
+    uint64_t hash;
+} sweep_ctx;
+
+static uint64_t
+fnv1a(const char *s)
+{
+    uint64_t h = 0xCBF29CE484222325u;
+
+    for (; *s; s++) {
+        h ^= (unsigned char)*s;
+        h *= 0x100000001B3u;
+    }
+    return h;
+}
+
+/* The pt_spec of point INDEX. */
+static void
+point_spec(const sweep_ctx *x, uint64_t index, pt_spec *s)
+{
+    const sweep_grid *g = &x->grid;
+    size_t idx[N_GX];
+    char abl[GRID_MAX_TEXT];
+
+#define TXT(a) (g->ax[a].text[idx[a]])
+#define NUM(a) (g->ax[a].num[idx[a]])
+    grid_point(g, index, idx);
+    memset(s, 0, sizeof *s);
+    s->gen = gen_params_default();
+    s->gen.seed = g->set[GS_SEED];
+    s->gen.kind = (gen_kind)gen_kind_parse(TXT(GX_QK));
+    s->gen.vdist = (gen_vdist)gen_vdist_parse(TXT(GX_V_DIST));
+    s->gen.sink = NUM(GX_SINK);
+    s->gen.repeat = (uint64_t)NUM(GX_REPEAT);
+    s->gen.max_value = NUM(GX_MAX_VALUE);
+    s->gen.gap_min = NUM(GX_GAP_MIN);
+    s->gen.gap_max = NUM(GX_GAP_MAX);
+    s->gen.qk_std = NUM(GX_QK_STD);
+    s->gen.do_mean = NUM(GX_DO_MEAN);
+    s->gen.v_nu = (unsigned)NUM(GX_V_NU);
+    s->gen.v_std = NUM(GX_V_STD);
+    s->gen.v_shift = NUM(GX_V_SHIFT);
+    s->gen.v_mean = NUM(GX_V_MEAN);
+    s->nq = s->nk = (size_t)NUM(GX_N);
+    s->d = (size_t)NUM(GX_D);
+    s->heads = (size_t)g->set[GS_HEADS];
+    s->causal = NUM(GX_CAUSAL) != 0;
+    s->policy = (fa_policy)fa_policy_parse(TXT(GX_POLICY));
+    s->fix = fa_fix_default((fa_fix_kind)fa_fix_parse(TXT(GX_FIX)));
+    snprintf(abl, sizeof abl, "%s", TXT(GX_ABLATE));
+    for (char *p = abl; *p; p++)
+        if (*p == '+')
+            *p = ',';
+    s->ablations =
+        strcmp(abl, "none") == 0 ? 0 : (unsigned)fa_ablations_parse(abl);
+    s->br = (size_t)NUM(GX_BR);
+    s->bc = (size_t)NUM(GX_BC);
+    s->exp = x->exps[idx[GX_EXP]].model;
+    s->mma_pv = strcmp(TXT(GX_MMA), "default") == 0
+                    ? NULL
+                    : sf_mma_preset_by_name(TXT(GX_MMA));
+    s->stages = g->set[GS_STAGES] != 0;
+#undef TXT
+#undef NUM
+}
+
+/*----------------------------------------------------------------------------
+ * Files.
+ *--------------------------------------------------------------------------*/
+static char *
+path_join(const char *dir, const char *name)
+{
+    size_t n = strlen(dir) + strlen(name) + 2;
+    char *p = malloc(n);
+
+    if (p != NULL)
+        snprintf(p, n, "%s/%s", dir, name);
+    return p;
+}
+
+/* Reads a whole file into a NUL-terminated buffer (*LEN bytes); NULL with
+   errno set on failure. */
+static char *
+read_all(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    char *buf = NULL;
+    size_t cap = 0, n = 0;
+
+    if (f == NULL)
+        return NULL;
+    for (;;) {
+        size_t r;
+        if (n + 65536 + 1 > cap) {
+            char *t;
+            cap = cap ? 2 * cap : 65536 * 2;
+            t = realloc(buf, cap);
+            if (t == NULL) {
+                free(buf);
+                fclose(f);
+                errno = ENOMEM;
+                return NULL;
+            }
+            buf = t;
+        }
+        r = fread(buf + n, 1, cap - n - 1, f);
+        n += r;
+        if (r == 0)
+            break;
+    }
+    if (ferror(f)) {
+        free(buf);
+        fclose(f);
+        errno = EIO;
+        return NULL;
+    }
+    fclose(f);
+    buf[n] = '\0';
+    *len = n;
+    return buf;
+}
+
+/* Writes BUF to PATH atomically (a temporary file in the same directory,
+   fsync, rename). */
+static bool
+write_atomic(const char *path, const char *buf, size_t n)
+{
+    size_t tl = strlen(path) + 16;
+    char *tmp = malloc(tl);
+    int fd;
+    bool ok;
+
+    if (tmp == NULL)
+        return false;
+    snprintf(tmp, tl, "%s.tmp%ld", path, (long)getpid());
+    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0) {
+        free(tmp);
+        return false;
+    }
+    ok = true;
+    for (size_t off = 0; off < n && ok;) {
+        ssize_t w = write(fd, buf + off, n - off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        ok = w > 0;
+        off += w > 0 ? (size_t)w : 0;
+    }
+    ok = ok && fsync(fd) == 0;
+    ok = close(fd) == 0 && ok;
+    ok = ok && rename(tmp, path) == 0;
+    if (!ok)
+        unlink(tmp);
+    free(tmp);
+    return ok;
+}
+
+static bool
+append_sync(int fd, const char *buf, size_t n)
+{
+    for (size_t off = 0; off < n;) {
+        ssize_t w = write(fd, buf + off, n - off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return false;
+        off += (size_t)w;
+    }
+    return fsync(fd) == 0;
+}
+
+static bool
+make_dir(const char *dir)
+{
+    struct stat st;
+
+    if (stat(dir, &st) == 0)
+        return S_ISDIR(st.st_mode);
+    return mkdir(dir, 0755) == 0;
+}
+
+/*----------------------------------------------------------------------------
+ * CSV to JSON and the plot data: both read the finished sweep.csv.
+ *--------------------------------------------------------------------------*/
+#define MAX_COLS 128
+
+/* Splits LINE (modified) at commas into at most MAX_COLS fields. */
+static size_t
+split_csv(char *line, char **f)
+{
+    size_t n = 0;
+
+    f[n++] = line;
+    for (char *p = line; *p; p++)
+        if (*p == ',' && n < MAX_COLS) {
+            *p = '\0';
+            f[n++] = p + 1;
+        }
+    return n;
+}
+
+static bool
+is_name_column(size_t col)
+{
+    /* index, then the axes: names for non-numeric axes */
+    return col >= 1 && col <= N_GX && !grid_axis_numeric((grid_axis)(col - 1));
+}
+
+/* The JSON of a finished CSV (the header comment line first). */
+static bool
+csv_to_json(const char *csv, const char *grid, cli_buf *out)
+{
+    char *copy = strdup(csv), *save = NULL, *line;
+    char *names[MAX_COLS], *f[MAX_COLS];
+    size_t nn = 0, lineno = 0;
+    cli_json j;
+
+    if (copy == NULL)
+        return false;
+    cli_json_init(&j, out);
+    cli_json_object_begin(&j, NULL);
+    cli_json_string(&j, "tool", "bf16emu sweep");
+    cli_json_string(&j, "version", PACKAGE_VERSION);
+    cli_json_string(&j, "grid", grid);
+    cli_json_array_begin(&j, "points");
+    for (line = strtok_r(copy, "\n", &save); line != NULL;
+         line = strtok_r(NULL, "\n", &save)) {
+        lineno++;
+        if (line[0] == '#')
+            continue;
+        if (nn == 0) {
+            nn = split_csv(line, names);
+            continue;
+        }
+        {
+            size_t n = split_csv(line, f);
+            cli_json_object_begin(&j, NULL);
+            for (size_t c = 0; c < n && c < nn; c++) {
+                if (is_name_column(c))
+                    cli_json_string(&j, names[c], f[c]);
+                else if (strcmp(f[c], "nan") == 0 || strcmp(f[c], "inf") == 0
+                         || strcmp(f[c], "-inf") == 0)
+                    cli_json_null(&j, names[c]);
+                else
+                    cli_json_double(&j, names[c], strtod(f[c], NULL));
+            }
+            cli_json_object_end(&j);
+        }
+    }
+    cli_json_array_end(&j);
+    cli_json_object_end(&j);
+    cli_json_finish(&j);
+    free(copy);
+    return true;
+}
+
+/* The plot data: one block per combination of the axes other than v-mean
+   that vary, in order of first appearance; each block starts with its
+   title and holds v_mean, o_mean_ulp and the 95% interval from the
+   spread of the heads' means (o_se_heads; none with one head).  Returns
+   the number of blocks. */
+static size_t
+plot_data(const char *csv, const sweep_grid *g, cli_buf *out)
+{
+    char *copy = strdup(csv), *save = NULL, *line;
+    char *f[MAX_COLS], *names[MAX_COLS];
+    size_t nn = 0, c_mean = 0, c_se = 0, nb = 0;
+    char **keys = NULL;
+    cli_buf *blocks = NULL;
+
+    if (copy == NULL)
+        return 0;
+    for (line = strtok_r(copy, "\n", &save); line != NULL;
+         line = strtok_r(NULL, "\n", &save)) {
+        char key[2048];
+        size_t n, o = 0, bi;
+        if (line[0] == '#')
+            continue;
+        if (nn == 0) {
+            nn = split_csv(line, names);
+            for (size_t c = 0; c < nn; c++) {
+                if (strcmp(names[c], "o_mean_ulp") == 0)
+                    c_mean = c;
+                if (strcmp(names[c], "o_se_heads") == 0)
+                    c_se = c;
+            }
+            continue;
+        }
+        n = split_csv(line, f);
+        if (n < nn || c_mean == 0 || c_se == 0)
+            continue;
+        key[0] = '\0';
+        for (int a = 0; a < N_GX; a++)
+            if (a != GX_V_MEAN && g->ax[a].n > 1 && o < sizeof key)
+                o += (size_t)snprintf(key + o, sizeof key - o, "%s%s=%s",
+                                      o ? " " : "",
+                                      grid_axis_key((grid_axis)a), f[1 + a]);
+        if (o == 0)
+            snprintf(key, sizeof key, "bias of O");
+        for (bi = 0; bi < nb; bi++)
+            if (strcmp(keys[bi], key) == 0)
+                break;
+        if (bi == nb) {
+            char **k2 = realloc(keys, (nb + 1) * sizeof *keys);
+            cli_buf *b2 = realloc(blocks, (nb + 1) * sizeof *blocks);
+            if (k2 != NULL)
+                keys = k2;
+            if (b2 != NULL)
+                blocks = b2;
+            if (k2 == NULL || b2 == NULL || (keys[nb] = strdup(key)) == NULL)
+                break;
+            cli_buf_init(&blocks[nb]);
+            cli_buf_printf(&blocks[nb], "\"%s\"\n", key);
+            nb++;
+        }
+        {
+            /* the 95% interval from the spread of the heads' means */
+            double m = strtod(f[c_mean], NULL), se = strtod(f[c_se], NULL);
+            if (!isfinite(se))
+                se = 0;
+            cli_buf_printf(&blocks[bi], "%s %.9g %.9g %.9g\n",
+                           f[1 + GX_V_MEAN], m, m - BIAS_Z95 * se,
+                           m + BIAS_Z95 * se);
+        }
+    }
+    for (size_t bi = 0; bi < nb; bi++) {
+        cli_buf_put_mem(out, blocks[bi].p, blocks[bi].len);
+        cli_buf_puts(out, bi + 1 < nb ? "\n\n" : "");
+        cli_buf_free(&blocks[bi]);
+        free(keys[bi]);
+    }
+    free(blocks);
+    free(keys);
+    free(copy);
+    return nb;
+}
+
+/* sweep.json and the plot, from the finished CSV in DIR. */
+static int
+finish_outputs(const char *cmd, const char *dir, const sweep_grid *g,
+               const char *grid_txt, int plot, bool quiet)
+{
+    char *csv_path = path_join(dir, "sweep.csv");
+    char *json_path = path_join(dir, "sweep.json");
+    char *dat_path = path_join(dir, "bias-vmean.dat");
+    char *base = path_join(dir, "bias-vmean");
+    char *log = path_join(dir, "gnuplot.log");
+    size_t len;
+    char *csv = NULL;
+    cli_buf jb, db;
+    int rc = CLI_EXIT_OK;
+
+    cli_buf_init(&jb);
+    cli_buf_init(&db);
+    if (!csv_path || !json_path || !dat_path || !base || !log) {
+        rc = cli_error(cmd, "out of memory");
+        goto done;
+    }
+    csv = read_all(csv_path, &len);
+    if (csv == NULL) {
+        rc = cli_error(cmd, "%s: cannot read: %s", csv_path, strerror(errno));
+        goto done;
+    }
+    if (!csv_to_json(csv, grid_txt, &jb) || jb.failed
+        || !write_atomic(json_path, jb.p, jb.len)) {
+        rc =
+            cli_error(cmd, "%s: cannot write: %s", json_path, strerror(errno));
+        goto done;
+    }
+    if (plot != 0 && g->ax[GX_V_MEAN].n >= 2) {
+        size_t nb = plot_data(csv, g, &db);
+        char vars[8600], q1[4200], q2[4200];
+        char why[512];
+        int pr;
+        if (nb == 0 || db.failed || !write_atomic(dat_path, db.p, db.len)) {
+            rc = cli_error(cmd, "%s: cannot write the plot data", dat_path);
+            goto done;
+        }
+        if (!plot_quote(q1, sizeof q1, dat_path)
+            || !plot_quote(q2, sizeof q2, base)) {
+            rc = cli_error(cmd, "%s: a quote or newline in the path; no plot",
+                           dir);
+            goto done;
+        }
+        snprintf(vars, sizeof vars, "datafile=%s; out=%s; nseries=%zu", q1, q2,
+                 nb);
+        unlink(log);
+        pr = plot_run("sweep-bias.gp", vars, log, why, sizeof why);
+        if (pr == 1) {
+            if (plot == 1)
+                rc = cli_error(cmd, "gnuplot is not installed (--plot)");
+            else if (!quiet)
+                fprintf(stderr, "bf16emu %s: gnuplot not found; no plot\n",
+                        cmd);
+        } else if (pr != 0) {
+            rc = cli_error(cmd, "%s", why);
+        } else {
+            unlink(log);
+        }
+    }
+done:
+    free(csv);
+    cli_buf_free(&jb);
+    cli_buf_free(&db);
+    free(csv_path);
+    free(json_path);
+    free(dat_path);
+    free(base);
+    free(log);
+    return rc;
+}
+
+/* Copies DIR/sweep.json to stdout. */
+static int
+print_json(const char *cmd, const char *dir)
+{
+    char *p = path_join(dir, "sweep.json");
+    size_t len;
+    char *text = p != NULL ? read_all(p, &len) : NULL;
+    int rc = CLI_EXIT_OK;
+
+    if (text == NULL)
+        rc = cli_error(cmd, "%s: cannot read: %s", p ? p : dir,
+                       strerror(errno));
+    else if (fwrite(text, 1, len, stdout) != len || fflush(stdout) != 0)
+        rc = cli_error(cmd, "cannot write to stdout");
+    free(text);
+    free(p);
+    return rc;
+}
+
+/*----------------------------------------------------------------------------
+ * Progress.
+ *--------------------------------------------------------------------------*/
+static double
+now_s(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void
+progress(uint64_t done, uint64_t total, double t0, bool final)
+{
+    double el = now_s() - t0, rate = el > 0 ? (double)done / el : 0;
+    double eta = rate > 0 ? (double)(total - done) / rate : 0;
+    int w = 30,
+        fill = total ? (int)((double)w * (double)done / (double)total) : w;
+    char bar[64];
+
+    for (int i = 0; i < w; i++)
+        bar[i] = i < fill ? '#' : '.';
+    bar[w] = '\0';
+    fprintf(stderr,
+            "\r[%s] %" PRIu64 "/%" PRIu64 " points  %.2f/s  ETA %.0f s ", bar,
+            done, total, rate, eta);
+    if (final)
+        fputc('\n', stderr);
+    fflush(stderr);
+}
+
+/*----------------------------------------------------------------------------
+ * Interruption: the first SIGINT finishes the batch in hand and stops
+ * (what is done stays on disk; --resume continues); the second one stops
+ * at once.
+ *--------------------------------------------------------------------------*/
+static volatile sig_atomic_t interrupted;
+
+static void
+on_sigint(int sig)
+{
+    (void)sig;
+    interrupted = 1;
+    signal(SIGINT, SIG_DFL);
+}
+
+/*----------------------------------------------------------------------------
+ * Resume: the rows already in sweep.csv.
+ *--------------------------------------------------------------------------*/
+/* Checks the existing CSV at PATH against the header HEAD (its first two
+   lines); marks the points found in DONE; truncates a last incomplete
+   line.  Returns 0, or an exit code after a message. */
+static int
+resume_scan(const char *path, const char *head, unsigned char *done,
+            uint64_t npoints, uint64_t *ndone)
+{
+    size_t len, hl = strlen(head), keep;
+    char *buf = read_all(path, &len);
+    char *p, *end;
+
+    *ndone = 0;
+    if (buf == NULL)
+        return cli_error(CMD, "%s: cannot read: %s", path, strerror(errno));
+    if (len < hl || memcmp(buf, head, hl) != 0) {
+        free(buf);
+        return cli_error(CMD,
+                         "%s: written by another grid, seed, shard or "
+                         "version; cannot resume it (use --force to start "
+                         "again)",
+                         path);
+    }
+    keep = hl;
+    p = buf + hl;
+    end = buf + len;
+    while (p < end) {
+        char *nl = memchr(p, '\n', (size_t)(end - p));
+        char *stop;
+        unsigned long long idx;
+        if (nl == NULL)
+            break; /* an incomplete last row: dropped */
+        errno = 0;
+        idx = strtoull(p, &stop, 10);
+        if (stop == p || *stop != ',' || errno != 0 || idx >= npoints
+            || done[idx]) {
+            size_t off = (size_t)(p - buf);
+            free(buf);
+            return cli_error(CMD,
+                             "%s: the row at byte %zu is damaged; cannot "
+                             "resume",
+                             path, off);
+        }
+        done[idx] = 1;
+        (*ndone)++;
+        p = nl + 1;
+        keep = (size_t)(p - buf);
+    }
+    free(buf);
+    if (keep < len && truncate(path, (off_t)keep) != 0)
+        return cli_error(CMD, "%s: cannot drop the incomplete last row: %s",
+                         path, strerror(errno));
+    return -1;
+}
+
+/*----------------------------------------------------------------------------
+ * The run.
+ *--------------------------------------------------------------------------*/
+static int
+thread_count(const sweep_ctx *x)
+{
+#ifdef _OPENMP
+    return x->threads > 0 ? (int)x->threads : omp_get_max_threads();
+#else
+    (void)x;
+    return 1;
+#endif
+}
+
+static void
+header_text(cli_buf *b, const sweep_ctx *x, uint64_t npoints)
+{
+    cli_buf_printf(b,
+                   "# bf16emu sweep %s grid=%016" PRIx64 " points=%" PRIu64
+                   " shard=%" PRIu64 "/%" PRIu64 "\n",
+                   PACKAGE_VERSION, x->hash, npoints, x->shard_i, x->shard_n);
+    csv_header(b, x->grid.set[GS_STAGES] != 0);
+}
+
+static int
+run_sweep(sweep_ctx *x)
+{
+    const sweep_grid *g = &x->grid;
+    uint64_t npoints = grid_points(g), mine = 0, ndone = 0, total;
+    uint64_t trials = g->set[GS_TRIALS];
+    char *csv_path = NULL, *grid_path = NULL;
+    unsigned char *done = NULL;
+    cli_buf head;
+    int fd = -1, rc = CLI_EXIT_OK, nt = thread_count(x);
+    bool tty = isatty(2) && !x->quiet;
+    double t0 = now_s();
+    struct stat st;
+    uint64_t *todo = NULL;
+    size_t ntodo = 0;
+
+    cli_buf_init(&head);
+    header_text(&head, x, npoints);
+    csv_path = path_join(x->out_dir, "sweep.csv");
+    grid_path = path_join(x->out_dir, "grid.txt");
+    done = calloc(npoints, 1);
+    todo = malloc(npoints * sizeof *todo);
+    if (!csv_path || !grid_path || !done || !todo || head.failed) {
+        rc = cli_error(CMD, "out of memory");
+        goto out;
+    }
+    if (!make_dir(x->out_dir)) {
+        rc = cli_error(CMD, "--out %s: cannot create the directory: %s",
+                       x->out_dir, strerror(errno));
+        goto out;
+    }
+    if (stat(csv_path, &st) == 0) {
+        if (x->resume) {
+            rc = resume_scan(csv_path, head.p, done, npoints, &ndone);
+            if (rc >= 0)
+                goto out;
+            rc = CLI_EXIT_OK;
+        } else if (!x->force) {
+            rc = cli_error(CMD,
+                           "%s exists (--resume continues it, --force "
+                           "starts again)",
+                           csv_path);
+            goto out;
+        }
+    } else {
+        x->resume = false;
+    }
+    if (!write_atomic(grid_path, x->text, strlen(x->text))) {
+        rc =
+            cli_error(CMD, "%s: cannot write: %s", grid_path, strerror(errno));
+        goto out;
+    }
+    fd = open(csv_path,
+              x->resume ? O_WRONLY | O_APPEND : O_WRONLY | O_CREAT | O_TRUNC,
+              0644);
+    if (fd < 0) {
+        rc = cli_error(CMD, "%s: cannot open: %s", csv_path, strerror(errno));
+        goto out;
+    }
+    if (!x->resume && !append_sync(fd, head.p, head.len)) {
+        rc = cli_error(CMD, "%s: cannot write: %s", csv_path, strerror(errno));
+        goto out;
+    }
+    for (uint64_t p = x->shard_i; p < npoints; p += x->shard_n) {
+        mine++;
+        if (!done[p])
+            todo[ntodo++] = p;
+    }
+    total = mine;
+    ndone = mine - ntodo;
+    if (!x->quiet && x->resume)
+        fprintf(stderr,
+                "bf16emu sweep: resuming, %" PRIu64 " of %" PRIu64
+                " points already done\n",
+                ndone, total);
+    interrupted = 0;
+    signal(SIGINT, on_sigint);
+    if (tty)
+        progress(ndone, total, t0, false);
+
+    {
+        /* batches of points; inside a batch, (point, trial) tasks in
+           parallel; then the points merged in trial order and written in
+           index order */
+        size_t batch = (size_t)(nt > 1 ? 4 * nt : 1);
+        pt_stats *res = malloc(batch * trials * sizeof *res);
+        const char **why = malloc(batch * trials * sizeof *why);
+        pt_spec *specs = malloc(batch * sizeof *specs);
+        uint64_t t_start = 0;
+        if (res == NULL || why == NULL || specs == NULL) {
+            free(res);
+            free(why);
+            free(specs);
+            rc = cli_error(CMD, "out of memory");
+            goto out;
+        }
+        (void)t_start;
+        for (size_t b0 = 0; b0 < ntodo && rc == CLI_EXIT_OK && !interrupted;
+             b0 += batch) {
+            size_t nb = ntodo - b0 < batch ? ntodo - b0 : batch;
+            long long ntask = (long long)(nb * trials);
+            cli_buf rows;
+            int failed = 0;
+            for (size_t i = 0; i < nb; i++)
+                point_spec(x, todo[b0 + i], &specs[i]);
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
+#endif
+            for (long long t = 0; t < ntask; t++) {
+                size_t pi = (size_t)t / trials;
+                uint64_t tr = (uint64_t)t % trials;
+                pt_stats_init(&res[t]);
+                why[t] = NULL;
+                if (pt_trial(&specs[pi], tr, &res[t], &why[t]) != 0) {
+#ifdef _OPENMP
+#pragma omp atomic write
+#endif
+                    failed = 1;
+                }
+            }
+            if (failed) {
+                for (long long t = 0; t < ntask; t++)
+                    if (why[t] != NULL) {
+                        rc = cli_error(CMD, "point %" PRIu64 ": %s",
+                                       todo[b0 + (size_t)t / trials], why[t]);
+                        break;
+                    }
+                break;
+            }
+            cli_buf_init(&rows);
+            for (size_t i = 0; i < nb; i++) {
+                pt_stats acc;
+                pt_stats_init(&acc);
+                for (uint64_t t = 0; t < trials; t++)
+                    pt_stats_merge(&acc, &res[i * trials + t]);
+                csv_row(&rows, g, todo[b0 + i], &acc, g->set[GS_STAGES] != 0);
+            }
+            if (rows.failed || !append_sync(fd, rows.p, rows.len)) {
+                rc = cli_error(CMD, "%s: cannot write: %s", csv_path,
+                               strerror(errno));
+                cli_buf_free(&rows);
+                break;
+            }
+            cli_buf_free(&rows);
+            ndone += nb;
+            if (tty)
+                progress(ndone, total, t0, false);
+        }
+        free(res);
+        free(why);
+        free(specs);
+    }
+    signal(SIGINT, SIG_DFL);
+    if (tty)
+        progress(ndone, total, t0, true);
+    if (close(fd) != 0 && rc == CLI_EXIT_OK)
+        rc = cli_error(CMD, "%s: cannot write: %s", csv_path, strerror(errno));
+    fd = -1;
+    if (rc != CLI_EXIT_OK)
+        goto out;
+    if (interrupted) {
+        fprintf(stderr,
+                "bf16emu sweep: interrupted after %" PRIu64 " of %" PRIu64
+                " points; the rows written are kept in %s (--resume "
+                "continues)\n",
+                ndone, total, csv_path);
+        rc = 130;
+        goto out;
+    }
+    rc = finish_outputs(CMD, x->out_dir, g, x->text, x->plot, x->quiet);
+    if (rc == CLI_EXIT_OK && x->json)
+        rc = print_json(CMD, x->out_dir);
+    if (rc == CLI_EXIT_OK && !x->quiet)
+        fprintf(stderr, "bf16emu sweep: %" PRIu64 " points in %.1f s -> %s\n",
+                total, now_s() - t0, x->out_dir);
+out:
+    if (fd >= 0)
+        close(fd);
+    cli_buf_free(&head);
+    free(csv_path);
+    free(grid_path);
+    free(done);
+    free(todo);
+    return rc;
+}
+
+/*----------------------------------------------------------------------------
+ * Options.
+ *--------------------------------------------------------------------------*/
+enum
+{
+    O_HELP,
+    O_GRID,
+    O_OUT,
+    O_THREADS,
+    O_RESUME,
+    O_FORCE,
+    O_SHARD,
+    O_PLOT,
+    O_NO_PLOT,
+    O_QUIET,
+    O_DRY_RUN,
+    O_PRINT_GRID,
+    O_JSON,
+    O_KEY0 /* the grid keys follow */
+};
+
+static cli_option options[O_KEY0 + N_GX + N_GS + 1];
+
+static void
+init_options(void)
+{
+    static const cli_option fixed[O_KEY0] = {
+        {"help", false, O_HELP},       {"grid", true, O_GRID},
+        {"out", true, O_OUT},          {"threads", true, O_THREADS},
+        {"resume", false, O_RESUME},   {"force", false, O_FORCE},
+        {"shard", true, O_SHARD},      {"plot", false, O_PLOT},
+        {"no-plot", false, O_NO_PLOT}, {"quiet", false, O_QUIET},
+        {"dry-run", false, O_DRY_RUN}, {"print-grid", false, O_PRINT_GRID},
+        {"json", false, O_JSON},
+    };
+    int n = 0;
+
+    for (int i = 0; i < O_KEY0; i++)
+        options[n++] = fixed[i];
+    for (int a = 0; a < N_GX; a++)
+        options[n++] =
+            (cli_option){grid_axis_key((grid_axis)a), true, O_KEY0 + a};
+    for (int s = 0; s < N_GS; s++)
+        options[n++] = (cli_option){grid_setting_key((grid_setting)s), true,
+                                    O_KEY0 + N_GX + s};
+    options[n] = (cli_option){NULL, false, 0};
+}
+
+void
+sweep_help(FILE *out)
+{
+    fputs(
+        "usage: bf16emu sweep [--grid FILE] [--KEY VALUES ...] [--out DIR]\n"
+        "                     [--threads N] [--resume | --force] [--shard "
+        "I/N]\n"
+        "                     [--plot | --no-plot] [--quiet] [--dry-run] "
+        "[--print-grid] [--json]\n"
+        "\n"
+        "The rounding bias of O and of delta = rowsum(dO o O) over a grid "
+        "of\n"
+        "parameters.  Every point runs TRIALS trials of HEADS generated "
+        "heads\n"
+        "(N x d, Q and K with the score structure, V from the "
+        "distribution)\n"
+        "through the reference flash attention and compares each O element "
+        "and\n"
+        "each row's delta with a binary64 evaluation of the exact formula.\n"
+        "Without options it runs the embedded default grid (54 points:\n"
+        "paper-eq4, fix none and beta, 1, 2 and 4 repeated maxima, 9 means "
+        "of V).\n"
+        "\n"
+        "Axes (each takes a comma-separated list; numbers also LO:HI:STEP):\n"
+        "  --policy      paper-eq4, repo, fa2, fp32\n"
+        "  --fix         none, beta, beta-v2, eps, always\n"
+        "  --ablate      none, or ablations joined with '+' "
+        "(fp32-pv+untiled)\n"
+        "  --exp         cr, libm, ex2-sm90, ex2-sm90-ftz\n"
+        "  --mma         default, or the P~V accumulation preset (sm90, "
+        "exact, ...)\n"
+        "  --qk          normal, sink, repeated-max\n"
+        "  --sink S      sink strength (scaled score added to key 0)\n"
+        "  --repeat K    keys at the maximum (repeated-max)\n"
+        "  --max-value --gap-min --gap-max   repeated-max scores\n"
+        "  --qk-std      standard deviation of Q and K\n"
+        "  --do-mean     mean of dO (standard deviation 1)\n"
+        "  --causal      0 or 1\n"
+        "  --n --d       sequence length (Nq = Nk) and head dimension\n"
+        "  --br --bc     tiles (0: the policy's)\n"
+        "  --v-dist      normal, uniform, laplace, student-t\n"
+        "  --v-nu        degrees of freedom of student-t\n"
+        "  --v-mean --v-std   V's mean and standard deviation\n"
+        "  --v-shift     per-column mean shift: column c gets v-mean + "
+        "v-shift (2c/(d-1) - 1)\n"
+        "Settings:\n"
+        "  --trials T --heads H --seed S   (defaults 8, 1, 1; the intervals\n"
+        "                    of *_heads columns come from the spread of the\n"
+        "                    heads' means, TRIALS x HEADS of them)\n"
+        "  --stages on|off   stage attribution: each rounding stage left out "
+        "in turn\n"
+        "                    (p-cast, pv-acc, pv-cast, o-cast, all)\n"
+        "\n"
+        "  --grid FILE   'key = values' lines ('#' comments); options after "
+        "it override\n"
+        "  --out DIR     output directory (default sweep-out): sweep.csv, "
+        "sweep.json,\n"
+        "                grid.txt, bias-vmean.{dat,png,svg}\n"
+        "  --threads N   OpenMP threads (results do not depend on N)\n"
+        "  --resume      continue an interrupted sweep in DIR\n"
+        "  --force       replace an existing sweep in DIR\n"
+        "  --shard I/N   only the points with index mod N == I (bf16emu "
+        "merge joins them)\n"
+        "  --plot        fail when gnuplot is missing; --no-plot: no plot\n"
+        "  --dry-run     print the points and exit; --print-grid: the grid\n"
+        "  --json        also print sweep.json on stdout at the end\n"
+        "\n"
+        "Progress goes to stderr when it is a terminal.  Ctrl-C stops after "
+        "the\n"
+        "batch in hand; the rows written stay (--resume continues).\n",
+        out);
+}
+
+static bool
+take_option(void *ctx, int id, const char *v)
+{
+    sweep_ctx *x = ctx;
+    char err[1024];
+
+    switch (id) {
+    case O_GRID: {
+        size_t len;
+        char *text = read_all(v, &len);
+        if (text == NULL) {
+            cli_error(CMD, "--grid %s: cannot read: %s", v, strerror(errno));
+            return false;
+        }
+        if (grid_parse_text(&x->grid, text, len, err, sizeof err) != 0) {
+            cli_error(CMD, "--grid %s: %s", v, err);
+            free(text);
+            return false;
+        }
+        free(text);
+        return true;
+    }
+    case O_OUT:
+        if (*v == '\0') {
+            cli_error(CMD, "--out: an empty directory name");
+            return false;
+        }
+        x->out_dir = v;
+        return true;
+    case O_THREADS: {
+        uint64_t n;
+        if (!cli_parse_u64(CMD, "--threads", v, &n))
+            return false;
+        if (n < 1 || n > 1024) {
+            cli_error(CMD, "--threads %s: expected 1 .. 1024", v);
+            return false;
+        }
+        x->threads = (long)n;
+        return true;
+    }
+    case O_RESUME:
+        x->resume = true;
+        return true;
+    case O_FORCE:
+        x->force = true;
+        return true;
+    case O_SHARD: {
+        unsigned long long i, n;
+        char c;
+        if (sscanf(v, "%llu/%llu%c", &i, &n, &c) != 2 || n < 1 || i >= n
+            || v[0] < '0' || v[0] > '9') {
+            cli_error(CMD, "--shard %s: expected I/N with 0 <= I < N", v);
+            return false;
+        }
+        x->shard_i = i;
+        x->shard_n = n;
+        return true;
+    }
+    case O_PLOT:
+        x->plot = 1;
+        return true;
+    case O_NO_PLOT:
+        x->plot = 0;
+        return true;
+    case O_QUIET:
+        x->quiet = true;
+        return true;
+    case O_DRY_RUN:
+        x->dry_run = true;
+        return true;
+    case O_PRINT_GRID:
+        x->print_grid = true;
+        return true;
+    case O_JSON:
+        x->json = true;
+        return true;
+    default:
+        if (id >= O_KEY0 && id < O_KEY0 + N_GX + N_GS) {
+            const char *key =
+                id < O_KEY0 + N_GX
+                    ? grid_axis_key((grid_axis)(id - O_KEY0))
+                    : grid_setting_key((grid_setting)(id - O_KEY0 - N_GX));
+            if (grid_set(&x->grid, key, v, err, sizeof err) != 0) {
+                cli_error(CMD, "--%s", err);
+                return false;
+            }
+            return true;
+        }
+        return false;
+    }
+}
+
+/* Loads the exp models of the exp axis. */
+static bool
+load_exps(sweep_ctx *x)
+{
+    const grid_values *e = &x->grid.ax[GX_EXP];
+
+    x->exps = calloc(e->n, sizeof *x->exps);
+    if (x->exps == NULL) {
+        cli_error(CMD, "out of memory");
+        return false;
+    }
+    for (size_t i = 0; i < e->n; i++) {
+        fa_cli_exp_default(&x->exps[i]);
+        if (!fa_cli_parse_exp(CMD, &x->exps[i], e->text[i]))
+            return false;
+    }
+    return true;
+}
+
+/* Every point's configuration must be usable: checked before anything
+   runs. */
+static bool
+check_points(sweep_ctx *x, uint64_t npoints)
+{
+    for (uint64_t p = 0; p < npoints; p++) {
+        pt_spec s;
+        const char *why;
+        point_spec(x, p, &s);
+        why = pt_spec_check(&s);
+        if (why != NULL) {
+            size_t idx[N_GX];
+            grid_point(&x->grid, p, idx);
+            cli_error(CMD,
+                      "point %" PRIu64
+                      " (policy %s, n %s, d %s, bc %s, br %s, repeat %s): %s",
+                      p, x->grid.ax[GX_POLICY].text[idx[GX_POLICY]],
+                      x->grid.ax[GX_N].text[idx[GX_N]],
+                      x->grid.ax[GX_D].text[idx[GX_D]],
+                      x->grid.ax[GX_BC].text[idx[GX_BC]],
+                      x->grid.ax[GX_BR].text[idx[GX_BR]],
+                      x->grid.ax[GX_REPEAT].text[idx[GX_REPEAT]], why);
+            return false;
+        }
+    }
+    return true;
+}
+
+static void
+ctx_free(sweep_ctx *x)
+{
+    if (x->exps != NULL)
+        for (size_t i = 0; i < x->grid.ax[GX_EXP].n; i++)
+            fa_cli_exp_free(&x->exps[i]);
+    free(x->exps);
+    free(x->text);
+    if (x->grid_ok)
+        grid_free(&x->grid);
+}
+
+int
+sweep_main(int argc, char **argv)
+{
+    sweep_ctx x;
+    int rc;
+    uint64_t npoints;
+
+    memset(&x, 0, sizeof x);
+    x.out_dir = "sweep-out";
+    x.plot = -1;
+    x.shard_n = 1;
+    if (grid_init_default(&x.grid) != 0)
+        return cli_error(CMD, "out of memory");
+    x.grid_ok = true;
+    init_options();
+    rc = cli_take_options(CMD, argc, argv, options, O_HELP, sweep_help,
+                          "sweep takes options only", take_option, &x);
+    if (rc >= 0) {
+        ctx_free(&x);
+        return rc;
+    }
+    if (x.resume && x.force) {
+        ctx_free(&x);
+        return cli_error(CMD, "--resume and --force exclude each other");
+    }
+    npoints = grid_points(&x.grid);
+    if (npoints == 0 || npoints > GRID_MAX_POINTS) {
+        ctx_free(&x);
+        return cli_error(CMD, "the grid has too many points (at most %u)",
+                         GRID_MAX_POINTS);
+    }
+    x.text = grid_text(&x.grid);
+    if (x.text == NULL) {
+        ctx_free(&x);
+        return cli_error(CMD, "out of memory");
+    }
+    x.hash = fnv1a(x.text);
+    if (x.print_grid) {
+        fputs(x.text, stdout);
+        ctx_free(&x);
+        return CLI_EXIT_OK;
+    }
+    if (!load_exps(&x) || !check_points(&x, npoints)) {
+        ctx_free(&x);
+        return CLI_EXIT_USAGE;
+    }
+    if (x.dry_run) {
+        cli_buf b;
+        cli_buf_init(&b);
+        printf("%" PRIu64 " points (shard %" PRIu64 "/%" PRIu64 ")\n", npoints,
+               x.shard_i, x.shard_n);
+        for (uint64_t p = x.shard_i; p < npoints; p += x.shard_n) {
+            size_t idx[N_GX];
+            grid_point(&x.grid, p, idx);
+            cli_buf_printf(&b, "%" PRIu64, p);
+            for (int a = 0; a < N_GX; a++)
+                if (x.grid.ax[a].n > 1)
+                    cli_buf_printf(&b, " %s=%s", grid_axis_key((grid_axis)a),
+                                   x.grid.ax[a].text[idx[a]]);
+            cli_buf_putc(&b, '\n');
+        }
+        rc = CLI_EXIT_OK;
+        cli_report_emit(CMD, &b, &rc);
+        ctx_free(&x);
+        return rc;
+    }
+    rc = run_sweep(&x);
+    ctx_free(&x);
+    return rc;
+}
+
+/*----------------------------------------------------------------------------
+ * bf16emu merge --out DIR SHARD_DIR...: the rows of every shard of one
+ * sweep, in index order, with sweep.json and the plot.  The shards must
+ * come from one grid (grid.txt equal), cover each point once and be
+ * complete; the order of the arguments does not matter.
+ *--------------------------------------------------------------------------*/
+#define MCMD "merge"
+
+void
+merge_help(FILE *out)
+{
+    fputs("usage: bf16emu merge [--force] [--no-plot] [--json] --out DIR "
+          "SHARD_DIR...\n"
+          "\n"
+          "Joins the outputs of 'bf16emu sweep --shard I/N' runs of one "
+          "grid into\n"
+          "DIR: sweep.csv (rows in point order, the header of an unsharded "
+          "run),\n"
+          "sweep.json, grid.txt and the plot; the result is byte for byte "
+          "the\n"
+          "output of the unsharded sweep.  Every point must be present "
+          "exactly once.\n",
+          out);
+}
+
+typedef struct
+{
+    const char *out;
+    bool force;
+    int plot;
+    const char *dirs[1024];
+    size_t nd;
+} merge_ctx;
+
+int
+merge_main(int argc, char **argv)
+{
+    static const cli_option opts[] = {
+        {"help", false, 0},    {"out", true, 1},   {"force", false, 2},
+        {"no-plot", false, 3}, {"plot", false, 4}, {"json", false, 5},
+        {NULL, false, 0}};
+    bool json = false;
+    merge_ctx m;
+    cli_parser p;
+    const char *v;
+    int id, rc = CLI_EXIT_OK;
+    char *grid_txt = NULL, *colhead = NULL;
+    char **rows = NULL;
+    uint64_t npoints = 0, version_points = 0;
+    unsigned long long shard_n = 0;
+    unsigned char *seen_shard = NULL;
+    sweep_grid g;
+    bool g_ok = false;
+    cli_buf out;
+
+    memset(&m, 0, sizeof m);
+    m.plot = -1;
+    cli_buf_init(&out);
+    cli_parser_init(&p, MCMD, argc, argv);
+    while ((id = cli_parser_next(&p, opts, &v)) != CLI_ARG_END) {
+        switch (id) {
+        case CLI_ARG_ERROR:
+            return CLI_EXIT_USAGE;
+        case CLI_ARG_OPERAND:
+            if (m.nd == sizeof m.dirs / sizeof m.dirs[0])
+                return cli_error(MCMD, "too many shard directories");
+            m.dirs[m.nd++] = v;
+            break;
+        case 0:
+            merge_help(stdout);
+            return CLI_EXIT_OK;
+        case 1:
+            m.out = v;
+            break;
+        case 2:
+            m.force = true;
+            break;
+        case 3:
+            m.plot = 0;
+            break;
+        case 5:
+            json = true;
+            break;
+        default:
+            m.plot = 1;
+            break;
+        }
+    }
+    if (m.out == NULL || m.nd == 0)
+        return cli_error(MCMD, "expected --out DIR and one or more shard "
+                               "directories");
+    for (size_t i = 0; i < m.nd && rc == CLI_EXIT_OK; i++) {
+        char *gp = path_join(m.dirs[i], "grid.txt");
+        char *cp = path_join(m.dirs[i], "sweep.csv");
+        size_t gl, cl;
+        char *gt = gp ? read_all(gp, &gl) : NULL;
+        char *ct = cp ? read_all(cp, &cl) : NULL;
+        char *line, *save = NULL;
+        unsigned long long si, sn, np;
+        int lineno = 0;
+        if (gt == NULL || ct == NULL) {
+            rc = cli_error(MCMD, "%s: cannot read: %s", gt == NULL ? gp : cp,
+                           strerror(errno));
+        } else if (grid_txt != NULL && strcmp(grid_txt, gt) != 0) {
+            rc = cli_error(MCMD, "%s: another grid than %s", gp, m.dirs[0]);
+        } else if (sscanf(ct,
+                          "# bf16emu sweep %*s grid=%*x points=%llu "
+                          "shard=%llu/%llu",
+                          &np, &si, &sn)
+                   != 3) {
+            rc = cli_error(MCMD, "%s: line 1: not a bf16emu sweep header", cp);
+        } else if (strncmp(ct + strlen("# bf16emu sweep "), PACKAGE_VERSION,
+                           strlen(PACKAGE_VERSION))
+                   != 0) {
+            rc = cli_error(MCMD, "%s: written by another version", cp);
+        } else if (shard_n != 0 && (sn != shard_n || np != npoints)) {
+            rc = cli_error(MCMD, "%s: shard %llu/%llu of another split", cp,
+                           si, sn);
+        } else {
+            if (grid_txt == NULL) {
+                grid_txt = gt;
+                gt = NULL;
+                shard_n = sn;
+                npoints = np;
+                version_points = np;
+                rows = calloc(np, sizeof *rows);
+                seen_shard = calloc(sn, 1);
+                if (rows == NULL || seen_shard == NULL)
+                    rc = cli_error(MCMD, "out of memory");
+            }
+            if (rc == CLI_EXIT_OK && seen_shard[si])
+                rc = cli_error(MCMD, "%s: shard %llu/%llu given twice", cp, si,
+                               sn);
+            if (rc == CLI_EXIT_OK)
+                seen_shard[si] = 1;
+            for (line = strtok_r(ct, "\n", &save);
+                 line != NULL && rc == CLI_EXIT_OK;
+                 line = strtok_r(NULL, "\n", &save)) {
+                char *stop;
+                unsigned long long idx;
+                lineno++;
+                if (lineno == 1)
+                    continue;
+                if (lineno == 2) {
+                    if (colhead == NULL)
+                        colhead = strdup(line);
+                    else if (strcmp(colhead, line) != 0)
+                        rc = cli_error(MCMD, "%s: other columns", cp);
+                    continue;
+                }
+                idx = strtoull(line, &stop, 10);
+                if (stop == line || *stop != ',' || idx >= npoints
+                    || idx % sn != si) {
+                    rc = cli_error(MCMD,
+                                   "%s: line %d: not a row of shard "
+                                   "%llu/%llu",
+                                   cp, lineno, si, sn);
+                } else if (rows[idx] != NULL) {
+                    rc = cli_error(MCMD, "%s: point %llu twice", cp, idx);
+                } else if ((rows[idx] = strdup(line)) == NULL) {
+                    rc = cli_error(MCMD, "out of memory");
+                }
+            }
+        }
+        free(gt);
+        free(ct);
+        free(gp);
+        free(cp);
+    }
+    if (rc == CLI_EXIT_OK)
+        for (uint64_t i = 0; i < npoints; i++)
+            if (rows[i] == NULL) {
+                rc = cli_error(MCMD,
+                               "point %" PRIu64 " is missing (shard %" PRIu64
+                               "/%llu not given or not finished)",
+                               i, (uint64_t)(i % shard_n), shard_n);
+                break;
+            }
+    if (rc == CLI_EXIT_OK) {
+        memset(&g, 0, sizeof g);
+        g_ok = true;
+        if (grid_parse_text(&g, grid_txt, strlen(grid_txt), NULL, 0) != 0
+            || grid_points(&g) != npoints)
+            rc = cli_error(MCMD, "%s/grid.txt: not a usable grid", m.dirs[0]);
+    }
+    if (rc == CLI_EXIT_OK) {
+        char *csv_path = path_join(m.out, "sweep.csv");
+        char *grid_path = path_join(m.out, "grid.txt");
+        struct stat st;
+        if (!make_dir(m.out)) {
+            rc = cli_error(MCMD, "--out %s: cannot create the directory: %s",
+                           m.out, strerror(errno));
+        } else if (csv_path == NULL || grid_path == NULL) {
+            rc = cli_error(MCMD, "out of memory");
+        } else if (stat(csv_path, &st) == 0 && !m.force) {
+            rc = cli_error(MCMD, "%s exists (--force replaces it)", csv_path);
+        } else {
+            cli_buf_printf(&out,
+                           "# bf16emu sweep %s grid=%016" PRIx64
+                           " points=%" PRIu64 " shard=0/1\n%s\n",
+                           PACKAGE_VERSION, fnv1a(grid_txt), version_points,
+                           colhead);
+            for (uint64_t i = 0; i < npoints; i++)
+                cli_buf_printf(&out, "%s\n", rows[i]);
+            if (out.failed
+                || !write_atomic(grid_path, grid_txt, strlen(grid_txt))
+                || !write_atomic(csv_path, out.p, out.len))
+                rc = cli_error(MCMD, "%s: cannot write: %s", csv_path,
+                               strerror(errno));
+            else
+                rc = finish_outputs(MCMD, m.out, &g, grid_txt, m.plot, false);
+            if (rc == CLI_EXIT_OK && json)
+                rc = print_json(MCMD, m.out);
+        }
+        free(csv_path);
+        free(grid_path);
+    }
+    if (rows != NULL)
+        for (uint64_t i = 0; i < npoints; i++)
+            free(rows[i]);
+    free(rows);
+    free(seen_shard);
+    free(grid_txt);
+    free(colhead);
+    cli_buf_free(&out);
+    if (g_ok)
+        grid_free(&g);
+    return rc;
+}

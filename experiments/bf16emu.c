@@ -22,11 +22,13 @@ static const command commands[] = {
     {"mma", "a matrix-unit model on A, B, C from files", mma_main, mma_help},
     {"attn", "reference flash attention with a precision policy and fix",
      attn_main, attn_help},
-    {"sweep", "rounding-bias sweeps over value distributions", NULL, NULL},
+    {"sweep", "rounding-bias sweeps over value distributions", sweep_main,
+     sweep_help},
+    {"merge", "joins the outputs of sharded sweeps", merge_main, merge_help},
     {"diff", "emulator against GPU dumps, stage by stage", diff_main,
      diff_help},
-    {"reproduce", "the paper's reproduction targets into results/", NULL,
-     NULL},
+    {"reproduce", "the paper's reproduction targets into results/",
+     reproduce_main, reproduce_help},
 };
 
 #define N_COMMANDS (sizeof commands / sizeof commands[0])

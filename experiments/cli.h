@@ -45,6 +45,12 @@ int attn_main(int argc, char **argv);
 void attn_help(FILE *out);
 int diff_main(int argc, char **argv);
 void diff_help(FILE *out);
+int sweep_main(int argc, char **argv);
+void sweep_help(FILE *out);
+int merge_main(int argc, char **argv);
+void merge_help(FILE *out);
+int reproduce_main(int argc, char **argv);
+void reproduce_help(FILE *out);
 
 /*----------------------------------------------------------------------------
  * Errors.  cli_error prints "bf16emu CMD: MESSAGE" (or "bf16emu: MESSAGE"

@@ -9,13 +9,30 @@ experiments_bf16emu_SOURCES = \
 	experiments/mma.c \
 	experiments/attn.c \
 	experiments/diff.c \
-	experiments/fa_cli.c experiments/fa_cli.h
-experiments_bf16emu_CFLAGS = $(AM_CFLAGS) $(MPFR_CFLAGS) $(OPENMP_CFLAGS)
+	experiments/fa_cli.c experiments/fa_cli.h \
+	experiments/gen.c experiments/gen.h \
+	experiments/grid.c experiments/grid.h \
+	experiments/point.c experiments/point.h \
+	experiments/plot.c experiments/plot.h \
+	experiments/sweep.c \
+	experiments/reproduce.c
+experiments_bf16emu_CFLAGS = $(AM_CFLAGS) $(MPFR_CFLAGS) $(OPENMP_CFLAGS) \
+	-DBF16EMU_PKGDATADIR='"$(pkgdatadir)"'
 experiments_bf16emu_LDFLAGS = $(OPENMP_CFLAGS)
 experiments_bf16emu_LDADD = analysis/libanalysis.la \
 	attention/libattention.la softfloat/libsoftfloat.la $(MPFR_LIBS) $(LIBM)
 
 dist_man_MANS += doc/man/bf16emu.1
+
+# The gnuplot scripts of sweep and reproduce (found in the source tree,
+# else here, else through BF16EMU_PLOTS).
+plotsdir = $(pkgdatadir)/plots
+dist_plots_DATA = \
+	experiments/plots/sweep-bias.gp \
+	experiments/plots/eq4-trace.gp \
+	experiments/plots/fig5a.gp \
+	experiments/plots/fig6.gp \
+	experiments/plots/t12.gp
 
 # The CLI tests are shell scripts; they find the built program, its
 # version, the JSON checker and the mma, attn and diff input writers through the
@@ -35,7 +52,9 @@ TESTS += \
 	tests/experiments/test_trace_json.sh \
 	tests/experiments/test_mma.sh \
 	tests/experiments/test_attn.sh \
-	tests/experiments/test_diff.sh
+	tests/experiments/test_diff.sh \
+	tests/experiments/test_sweep.sh \
+	tests/experiments/test_reproduce.sh
 
 # jsonq parses the --json output with jansson.
 check_PROGRAMS += tests/experiments/jsonq
@@ -71,6 +90,8 @@ EXTRA_DIST += \
 	tests/experiments/test_mma.sh \
 	tests/experiments/test_attn.sh \
 	tests/experiments/test_diff.sh \
+	tests/experiments/test_sweep.sh \
+	tests/experiments/test_reproduce.sh \
 	tests/experiments/t1_rne.txt \
 	tests/experiments/jsonq.c \
 	tests/experiments/mma_inputs.c \

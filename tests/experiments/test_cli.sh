@@ -49,8 +49,7 @@ bad 'usage: bf16emu SUBCOMMAND'
 bad "bf16emu: unknown subcommand 'frobnicate' (see 'bf16emu --help')" \
     frobnicate
 bad "bf16emu: unknown option '--bogus'" --bogus
-bad "bf16emu: 'sweep' is planned but not yet available (available: trace, mma, attn, diff)" sweep
-bad "bf16emu: 'reproduce' is planned but not yet available" reproduce
+bad "bf16emu merge: expected --out DIR and one or more shard directories" merge
 bad "bf16emu: unknown subcommand 'nope'" help nope
 bad "bf16emu trace: unknown option '--bogus' (see 'bf16emu trace --help')" \
     trace --bogus 1

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "experiments/cli.h"
@@ -1033,4 +1034,24 @@ cli_take_options(const char *cmd, int argc, char **argv,
             return CLI_EXIT_USAGE;
     }
     return -1;
+}
+
+double
+cli_now_s(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+char *
+cli_path_join(const char *dir, const char *name)
+{
+    size_t n = strlen(dir) + strlen(name) + 2;
+    char *p = malloc(n);
+
+    if (p != NULL)
+        snprintf(p, n, "%s/%s", dir, name);
+    return p;
 }

@@ -298,6 +298,10 @@ int cli_take_options(const char *cmd, int argc, char **argv,
 /*----------------------------------------------------------------------------
  * Small helpers.
  *--------------------------------------------------------------------------*/
+/* Seconds on the monotonic clock. */
+double cli_now_s(void);
+/* "DIR/NAME" in a malloc'd string (NULL: out of memory). */
+char *cli_path_join(const char *dir, const char *name);
 /* a * b, or UINT64_MAX where it overflows. */
 uint64_t cli_sat_mul(uint64_t a, uint64_t b);
 /* Whether the host stores integers least significant byte first. */

@@ -22,6 +22,14 @@ experiments_bf16emu_LDFLAGS = $(OPENMP_CFLAGS)
 experiments_bf16emu_LDADD = analysis/libanalysis.la \
 	attention/libattention.la softfloat/libsoftfloat.la $(MPFR_LIBS) $(LIBM)
 
+if HAVE_MPI
+experiments_bf16emu_CFLAGS += $(MPI_CFLAGS)
+experiments_bf16emu_LDADD += $(MPI_LIBS)
+MPIRUN_FOR_TESTS = $(MPIRUN)
+else
+MPIRUN_FOR_TESTS =
+endif
+
 dist_man_MANS += doc/man/bf16emu.1
 
 # The gnuplot scripts of sweep and reproduce (found in the source tree,
@@ -44,7 +52,9 @@ AM_TESTS_ENVIRONMENT = \
 	MMA_INPUTS='$(abs_top_builddir)/tests/experiments/mma_inputs'; \
 	ATTN_INPUTS='$(abs_top_builddir)/tests/experiments/attn_inputs'; \
 	DIFF_INPUTS='$(abs_top_builddir)/tests/experiments/diff_inputs'; \
-	export BF16EMU BF16EMU_VERSION JSONQ MMA_INPUTS ATTN_INPUTS DIFF_INPUTS;
+	MPIRUN='$(MPIRUN_FOR_TESTS)'; \
+	export BF16EMU BF16EMU_VERSION JSONQ MMA_INPUTS ATTN_INPUTS DIFF_INPUTS \
+	  MPIRUN;
 
 TESTS += \
 	tests/experiments/test_cli.sh \
@@ -54,6 +64,7 @@ TESTS += \
 	tests/experiments/test_attn.sh \
 	tests/experiments/test_diff.sh \
 	tests/experiments/test_sweep.sh \
+	tests/experiments/test_sweep_mpi.sh \
 	tests/experiments/test_reproduce.sh
 
 # jsonq parses the --json output with jansson.
@@ -91,6 +102,7 @@ EXTRA_DIST += \
 	tests/experiments/test_attn.sh \
 	tests/experiments/test_diff.sh \
 	tests/experiments/test_sweep.sh \
+	tests/experiments/test_sweep_mpi.sh \
 	tests/experiments/test_reproduce.sh \
 	tests/experiments/t1_rne.txt \
 	tests/experiments/jsonq.c \

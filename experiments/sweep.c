@@ -30,6 +30,9 @@
 #include "experiments/grid.h"
 #include "experiments/plot.h"
 #include "experiments/point.h"
+#ifdef HAVE_MPI
+#include <mpi.h>
+#endif
 
 #define CMD "sweep"
 
@@ -240,16 +243,6 @@ point_spec(const sweep_ctx *x, uint64_t index, pt_spec *s)
 /*----------------------------------------------------------------------------
  * Files.
  *--------------------------------------------------------------------------*/
-static char *
-path_join(const char *dir, const char *name)
-{
-    size_t n = strlen(dir) + strlen(name) + 2;
-    char *p = malloc(n);
-
-    if (p != NULL)
-        snprintf(p, n, "%s/%s", dir, name);
-    return p;
-}
 
 /* Reads a whole file into a NUL-terminated buffer (*LEN bytes); NULL with
    errno set on failure. */
@@ -513,11 +506,11 @@ static int
 finish_outputs(const char *cmd, const char *dir, const sweep_grid *g,
                const char *grid_txt, int plot, bool quiet)
 {
-    char *csv_path = path_join(dir, "sweep.csv");
-    char *json_path = path_join(dir, "sweep.json");
-    char *dat_path = path_join(dir, "bias-vmean.dat");
-    char *base = path_join(dir, "bias-vmean");
-    char *log = path_join(dir, "gnuplot.log");
+    char *csv_path = cli_path_join(dir, "sweep.csv");
+    char *json_path = cli_path_join(dir, "sweep.json");
+    char *dat_path = cli_path_join(dir, "bias-vmean.dat");
+    char *base = cli_path_join(dir, "bias-vmean");
+    char *log = cli_path_join(dir, "gnuplot.log");
     size_t len;
     char *csv = NULL;
     cli_buf jb, db;
@@ -587,7 +580,7 @@ done:
 static int
 print_json(const char *cmd, const char *dir)
 {
-    char *p = path_join(dir, "sweep.json");
+    char *p = cli_path_join(dir, "sweep.json");
     size_t len;
     char *text = p != NULL ? read_all(p, &len) : NULL;
     int rc = CLI_EXIT_OK;
@@ -605,19 +598,11 @@ print_json(const char *cmd, const char *dir)
 /*----------------------------------------------------------------------------
  * Progress.
  *--------------------------------------------------------------------------*/
-static double
-now_s(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static void
 progress(uint64_t done, uint64_t total, double t0, bool final)
 {
-    double el = now_s() - t0, rate = el > 0 ? (double)done / el : 0;
+    double el = cli_now_s() - t0, rate = el > 0 ? (double)done / el : 0;
     double eta = rate > 0 ? (double)(total - done) / rate : 0;
     int w = 30,
         fill = total ? (int)((double)w * (double)done / (double)total) : w;
@@ -730,6 +715,86 @@ header_text(cli_buf *b, const sweep_ctx *x, uint64_t npoints)
     csv_header(b, x->grid.set[GS_STAGES] != 0);
 }
 
+/*----------------------------------------------------------------------------
+ * A batch of points: inside a batch, (point, trial) tasks run in
+ * parallel; then each point's trials are merged in trial order and its
+ * row written, in the order of the points.
+ *--------------------------------------------------------------------------*/
+typedef struct
+{
+    pt_stats *res;
+    const char **why;
+    pt_spec *specs;
+    uint64_t trials;
+} batch_work;
+
+static size_t
+batch_size(int nt)
+{
+    return (size_t)(nt > 1 ? 4 * nt : 1);
+}
+
+static bool
+batch_init(batch_work *w, size_t batch, uint64_t trials)
+{
+    w->trials = trials;
+    w->res = malloc(batch * trials * sizeof *w->res);
+    w->why = malloc(batch * trials * sizeof *w->why);
+    w->specs = malloc(batch * sizeof *w->specs);
+    return w->res != NULL && w->why != NULL && w->specs != NULL;
+}
+
+static void
+batch_free(batch_work *w)
+{
+    free(w->res);
+    free(w->why);
+    free(w->specs);
+}
+
+/* The rows of the NB points POINTS (at most the batch size) into ROWS. */
+static int
+compute_batch(const sweep_ctx *x, batch_work *w, const uint64_t *points,
+              size_t nb, int nt, cli_buf *rows)
+{
+    uint64_t trials = w->trials;
+    long long ntask = (long long)(nb * trials);
+    int failed = 0;
+
+    for (size_t i = 0; i < nb; i++)
+        point_spec(x, points[i], &w->specs[i]);
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
+#endif
+    for (long long t = 0; t < ntask; t++) {
+        size_t pi = (size_t)t / trials;
+        uint64_t tr = (uint64_t)t % trials;
+        pt_stats_init(&w->res[t]);
+        w->why[t] = NULL;
+        if (pt_trial(&w->specs[pi], tr, &w->res[t], &w->why[t]) != 0) {
+#ifdef _OPENMP
+#pragma omp atomic write
+#endif
+            failed = 1;
+        }
+    }
+    if (failed) {
+        for (long long t = 0; t < ntask; t++)
+            if (w->why[t] != NULL)
+                return cli_error(CMD, "point %" PRIu64 ": %s",
+                                 points[(size_t)t / trials], w->why[t]);
+        return cli_error(CMD, "a point failed");
+    }
+    for (size_t i = 0; i < nb; i++) {
+        pt_stats acc;
+        pt_stats_init(&acc);
+        for (uint64_t t = 0; t < trials; t++)
+            pt_stats_merge(&acc, &w->res[i * trials + t]);
+        csv_row(rows, &x->grid, points[i], &acc, x->grid.set[GS_STAGES] != 0);
+    }
+    return CLI_EXIT_OK;
+}
+
 static int
 run_sweep(sweep_ctx *x)
 {
@@ -741,15 +806,15 @@ run_sweep(sweep_ctx *x)
     cli_buf head;
     int fd = -1, rc = CLI_EXIT_OK, nt = thread_count(x);
     bool tty = isatty(2) && !x->quiet;
-    double t0 = now_s();
+    double t0 = cli_now_s();
     struct stat st;
     uint64_t *todo = NULL;
     size_t ntodo = 0;
 
     cli_buf_init(&head);
     header_text(&head, x, npoints);
-    csv_path = path_join(x->out_dir, "sweep.csv");
-    grid_path = path_join(x->out_dir, "grid.txt");
+    csv_path = cli_path_join(x->out_dir, "sweep.csv");
+    grid_path = cli_path_join(x->out_dir, "grid.txt");
     done = calloc(npoints, 1);
     todo = malloc(npoints * sizeof *todo);
     if (!csv_path || !grid_path || !done || !todo || head.failed) {
@@ -811,76 +876,30 @@ run_sweep(sweep_ctx *x)
         progress(ndone, total, t0, false);
 
     {
-        /* batches of points; inside a batch, (point, trial) tasks in
-           parallel; then the points merged in trial order and written in
-           index order */
-        size_t batch = (size_t)(nt > 1 ? 4 * nt : 1);
-        pt_stats *res = malloc(batch * trials * sizeof *res);
-        const char **why = malloc(batch * trials * sizeof *why);
-        pt_spec *specs = malloc(batch * sizeof *specs);
-        uint64_t t_start = 0;
-        if (res == NULL || why == NULL || specs == NULL) {
-            free(res);
-            free(why);
-            free(specs);
+        batch_work bw;
+        size_t batch = batch_size(nt);
+        if (!batch_init(&bw, batch, trials)) {
             rc = cli_error(CMD, "out of memory");
             goto out;
         }
-        (void)t_start;
         for (size_t b0 = 0; b0 < ntodo && rc == CLI_EXIT_OK && !interrupted;
              b0 += batch) {
             size_t nb = ntodo - b0 < batch ? ntodo - b0 : batch;
-            long long ntask = (long long)(nb * trials);
             cli_buf rows;
-            int failed = 0;
-            for (size_t i = 0; i < nb; i++)
-                point_spec(x, todo[b0 + i], &specs[i]);
-#ifdef _OPENMP
-#pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
-#endif
-            for (long long t = 0; t < ntask; t++) {
-                size_t pi = (size_t)t / trials;
-                uint64_t tr = (uint64_t)t % trials;
-                pt_stats_init(&res[t]);
-                why[t] = NULL;
-                if (pt_trial(&specs[pi], tr, &res[t], &why[t]) != 0) {
-#ifdef _OPENMP
-#pragma omp atomic write
-#endif
-                    failed = 1;
-                }
-            }
-            if (failed) {
-                for (long long t = 0; t < ntask; t++)
-                    if (why[t] != NULL) {
-                        rc = cli_error(CMD, "point %" PRIu64 ": %s",
-                                       todo[b0 + (size_t)t / trials], why[t]);
-                        break;
-                    }
-                break;
-            }
             cli_buf_init(&rows);
-            for (size_t i = 0; i < nb; i++) {
-                pt_stats acc;
-                pt_stats_init(&acc);
-                for (uint64_t t = 0; t < trials; t++)
-                    pt_stats_merge(&acc, &res[i * trials + t]);
-                csv_row(&rows, g, todo[b0 + i], &acc, g->set[GS_STAGES] != 0);
-            }
-            if (rows.failed || !append_sync(fd, rows.p, rows.len)) {
+            rc = compute_batch(x, &bw, todo + b0, nb, nt, &rows);
+            if (rc == CLI_EXIT_OK
+                && (rows.failed || !append_sync(fd, rows.p, rows.len)))
                 rc = cli_error(CMD, "%s: cannot write: %s", csv_path,
                                strerror(errno));
-                cli_buf_free(&rows);
-                break;
-            }
             cli_buf_free(&rows);
+            if (rc != CLI_EXIT_OK)
+                break;
             ndone += nb;
             if (tty)
                 progress(ndone, total, t0, false);
         }
-        free(res);
-        free(why);
-        free(specs);
+        batch_free(&bw);
     }
     signal(SIGINT, SIG_DFL);
     if (tty)
@@ -904,7 +923,7 @@ run_sweep(sweep_ctx *x)
         rc = print_json(CMD, x->out_dir);
     if (rc == CLI_EXIT_OK && !x->quiet)
         fprintf(stderr, "bf16emu sweep: %" PRIu64 " points in %.1f s -> %s\n",
-                total, now_s() - t0, x->out_dir);
+                total, cli_now_s() - t0, x->out_dir);
 out:
     if (fd >= 0)
         close(fd);
@@ -915,6 +934,170 @@ out:
     free(todo);
     return rc;
 }
+
+#ifdef HAVE_MPI
+/*----------------------------------------------------------------------------
+ * Under mpirun: rank r of n computes the points with index mod n == r
+ * (each with its threads); rank 0 gathers the rows and writes the output
+ * of a single-process run, byte for byte.  No resume (the rows are
+ * written at the end) and no --shard (the ranks are the shards).
+ *--------------------------------------------------------------------------*/
+static bool
+under_mpirun(void)
+{
+    return getenv("OMPI_COMM_WORLD_SIZE") != NULL
+           || getenv("PMIX_RANK") != NULL || getenv("PMI_RANK") != NULL;
+}
+
+static int
+run_sweep_mpi(sweep_ctx *x)
+{
+    const sweep_grid *g = &x->grid;
+    uint64_t npoints = grid_points(g), mine = 0;
+    int rank, size, rc = CLI_EXIT_OK, nt = thread_count(x), all_rc;
+    uint64_t *todo = NULL;
+    cli_buf rows, head;
+    long long len, *lens = NULL;
+    int *counts = NULL, *displs = NULL;
+    char *all = NULL;
+
+    MPI_Init(NULL, NULL);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    cli_buf_init(&rows);
+    cli_buf_init(&head);
+    if (rank == 0) {
+        char *csv_path = cli_path_join(x->out_dir, "sweep.csv");
+        struct stat st;
+        if (x->resume || x->shard_n != 1)
+            rc = cli_error(CMD, "under mpirun the ranks share the points: "
+                                "--resume and --shard are not available");
+        else if (csv_path == NULL)
+            rc = cli_error(CMD, "out of memory");
+        else if (!make_dir(x->out_dir))
+            rc = cli_error(CMD, "--out %s: cannot create the directory: %s",
+                           x->out_dir, strerror(errno));
+        else if (stat(csv_path, &st) == 0 && !x->force)
+            rc = cli_error(CMD, "%s exists (--force replaces it)", csv_path);
+        free(csv_path);
+    }
+    MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (rc != CLI_EXIT_OK)
+        goto out;
+
+    todo = malloc((npoints / (uint64_t)size + 1) * sizeof *todo);
+    if (todo == NULL) {
+        rc = cli_error(CMD, "out of memory");
+    } else {
+        batch_work bw;
+        size_t batch = batch_size(nt);
+        for (uint64_t p = (uint64_t)rank; p < npoints; p += (uint64_t)size)
+            todo[mine++] = p;
+        if (!batch_init(&bw, batch, g->set[GS_TRIALS]))
+            rc = cli_error(CMD, "out of memory");
+        for (size_t b0 = 0; b0 < mine && rc == CLI_EXIT_OK; b0 += batch) {
+            size_t nb = mine - b0 < batch ? mine - b0 : batch;
+            rc = compute_batch(x, &bw, todo + b0, nb, nt, &rows);
+        }
+        batch_free(&bw);
+        if (rc == CLI_EXIT_OK && (rows.failed || rows.len > INT32_MAX))
+            rc = cli_error(CMD, "rank %d: out of memory", rank);
+    }
+    MPI_Allreduce(&rc, &all_rc, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (all_rc != CLI_EXIT_OK) {
+        rc = all_rc;
+        goto out;
+    }
+
+    /* rank 0 gathers every rank's rows */
+    len = (long long)rows.len;
+    if (rank == 0) {
+        lens = malloc((size_t)size * sizeof *lens);
+        counts = malloc((size_t)size * sizeof *counts);
+        displs = malloc((size_t)size * sizeof *displs);
+    }
+    MPI_Gather(&len, 1, MPI_LONG_LONG, lens, 1, MPI_LONG_LONG, 0,
+               MPI_COMM_WORLD);
+    if (rank == 0) {
+        long long total = 0;
+        for (int i = 0; i < size; i++) {
+            counts[i] = (int)lens[i];
+            displs[i] = (int)total;
+            total += lens[i];
+        }
+        all = total < INT32_MAX ? malloc((size_t)total + 1) : NULL;
+        if (all == NULL)
+            rc = cli_error(CMD, "the rows do not fit in memory on rank 0");
+    }
+    MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (rc != CLI_EXIT_OK)
+        goto out;
+    MPI_Gatherv(rows.p != NULL ? rows.p : "", (int)rows.len, MPI_CHAR, all,
+                counts, displs, MPI_CHAR, 0, MPI_COMM_WORLD);
+    if (rank == 0) {
+        /* point p is line p / size of rank p mod size's rows */
+        char **cur = malloc((size_t)size * sizeof *cur);
+        char *csv_path = cli_path_join(x->out_dir, "sweep.csv");
+        char *grid_path = cli_path_join(x->out_dir, "grid.txt");
+        cli_buf out;
+        cli_buf_init(&out);
+        x->shard_i = 0;
+        x->shard_n = 1;
+        header_text(&out, x, npoints);
+        if (cur == NULL || csv_path == NULL || grid_path == NULL) {
+            rc = cli_error(CMD, "out of memory");
+        } else {
+            for (int i = 0; i < size; i++)
+                cur[i] = all + displs[i];
+            for (uint64_t p = 0; p < npoints; p++) {
+                char *line = cur[p % (uint64_t)size];
+                char *nl =
+                    memchr(line, '\n',
+                           (size_t)(all + displs[p % (uint64_t)size]
+                                    + counts[p % (uint64_t)size] - line));
+                if (nl == NULL) {
+                    rc = cli_error(CMD, "rank %d sent too few rows",
+                                   (int)(p % (uint64_t)size));
+                    break;
+                }
+                cli_buf_put_mem(&out, line, (size_t)(nl - line + 1));
+                cur[p % (uint64_t)size] = nl + 1;
+            }
+            if (rc == CLI_EXIT_OK
+                && (out.failed
+                    || !write_atomic(grid_path, x->text, strlen(x->text))
+                    || !write_atomic(csv_path, out.p, out.len)))
+                rc = cli_error(CMD, "%s: cannot write: %s", csv_path,
+                               strerror(errno));
+            if (rc == CLI_EXIT_OK)
+                rc = finish_outputs(CMD, x->out_dir, g, x->text, x->plot,
+                                    x->quiet);
+            if (rc == CLI_EXIT_OK && x->json)
+                rc = print_json(CMD, x->out_dir);
+            if (rc == CLI_EXIT_OK && !x->quiet)
+                fprintf(stderr,
+                        "bf16emu sweep: %" PRIu64
+                        " points on %d ranks -> %s\n",
+                        npoints, size, x->out_dir);
+        }
+        free(cur);
+        free(csv_path);
+        free(grid_path);
+        cli_buf_free(&out);
+    }
+    MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
+out:
+    free(todo);
+    free(lens);
+    free(counts);
+    free(displs);
+    free(all);
+    cli_buf_free(&rows);
+    cli_buf_free(&head);
+    MPI_Finalize();
+    return rc;
+}
+#endif
 
 /*----------------------------------------------------------------------------
  * Options.
@@ -1254,7 +1437,12 @@ sweep_main(int argc, char **argv)
         ctx_free(&x);
         return rc;
     }
-    rc = run_sweep(&x);
+#ifdef HAVE_MPI
+    if (under_mpirun())
+        rc = run_sweep_mpi(&x);
+    else
+#endif
+        rc = run_sweep(&x);
     ctx_free(&x);
     return rc;
 }
@@ -1351,8 +1539,8 @@ merge_main(int argc, char **argv)
         return cli_error(MCMD, "expected --out DIR and one or more shard "
                                "directories");
     for (size_t i = 0; i < m.nd && rc == CLI_EXIT_OK; i++) {
-        char *gp = path_join(m.dirs[i], "grid.txt");
-        char *cp = path_join(m.dirs[i], "sweep.csv");
+        char *gp = cli_path_join(m.dirs[i], "grid.txt");
+        char *cp = cli_path_join(m.dirs[i], "sweep.csv");
         size_t gl, cl;
         char *gt = gp ? read_all(gp, &gl) : NULL;
         char *ct = cp ? read_all(cp, &cl) : NULL;
@@ -1445,8 +1633,8 @@ merge_main(int argc, char **argv)
             rc = cli_error(MCMD, "%s/grid.txt: not a usable grid", m.dirs[0]);
     }
     if (rc == CLI_EXIT_OK) {
-        char *csv_path = path_join(m.out, "sweep.csv");
-        char *grid_path = path_join(m.out, "grid.txt");
+        char *csv_path = cli_path_join(m.out, "sweep.csv");
+        char *grid_path = cli_path_join(m.out, "grid.txt");
         struct stat st;
         if (!make_dir(m.out)) {
             rc = cli_error(MCMD, "--out %s: cannot create the directory: %s",

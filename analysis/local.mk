@@ -1,7 +1,8 @@
 # analysis/local.mk -- libanalysis: tensors and tensor files (.safetensors,
 # .npy, tensor-core vector text), the exact attention reference (MPFR),
-# signed-error and bias statistics, row classification and the gradient
-# error analyzers.
+# signed-error and bias statistics, row classification, the gradient
+# error analyzers, generated attention inputs and the bias of one
+# experiment point with its stage attribution.
 
 lib_LTLIBRARIES += analysis/libanalysis.la
 analysis_libanalysis_la_SOURCES = \
@@ -12,7 +13,9 @@ analysis_libanalysis_la_SOURCES = \
 	analysis/bias.h analysis/bias.c \
 	analysis/rows.h analysis/rows.c \
 	analysis/gradient.h analysis/gradient.c \
-	analysis/ex2_table.h analysis/ex2_table.c
+	analysis/ex2_table.h analysis/ex2_table.c \
+	analysis/gen.h analysis/gen.c \
+	analysis/point.h analysis/point.c
 analysis_libanalysis_la_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DBF16EMU_PKGDATADIR='"$(pkgdatadir)"'
 analysis_libanalysis_la_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) \
@@ -23,7 +26,7 @@ analysis_libanalysis_la_LIBADD = attention/libattention.la \
 analysis_libanalysis_la_LDFLAGS = -version-info 0:0:0
 pkginclude_HEADERS += analysis/tensor.h analysis/attn_exact.h \
 	analysis/bias.h analysis/rows.h analysis/gradient.h \
-	analysis/ex2_table.h
+	analysis/ex2_table.h analysis/gen.h analysis/point.h
 
 # The measured exp2 of the H200 (experiments/gpu/ex2_probe.cu, packed by
 # experiments/gpu/pack_ex2_table.py): the ex2-sm90 exp model's tables.
@@ -69,6 +72,14 @@ tests_analysis_test_gradient_CFLAGS = $(ANALYSIS_TEST_FLAGS)
 tests_analysis_test_gradient_LDADD = $(ROWS_GRADIENT_TEST_LIBS) \
 	$(LAPACKE_LIBS)
 tests_analysis_test_gradient_LDFLAGS = $(OPENMP_CFLAGS)
+
+# Generated inputs and experiment points (stage attribution).
+check_PROGRAMS += tests/analysis/test_point
+TESTS += tests/analysis/test_point
+tests_analysis_test_point_SOURCES = tests/analysis/test_point.c
+tests_analysis_test_point_CFLAGS = $(ANALYSIS_TEST_FLAGS)
+tests_analysis_test_point_LDADD = $(ANALYSIS_TEST_LIBS)
+tests_analysis_test_point_LDFLAGS = $(OPENMP_CFLAGS)
 
 # The ex2-sm90 exp model against sampled H200 outputs, and its loader.
 check_PROGRAMS += tests/analysis/test_ex2_table

@@ -26,7 +26,7 @@
 #include "attention/attention.h"
 #include "experiments/cli.h"
 #include "experiments/fa_cli.h"
-#include "experiments/gen.h"
+#include "analysis/gen.h"
 
 #define CMD "attn"
 

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "attention/attention.h"
-#include "experiments/gen.h"
+#include "analysis/gen.h"
 #include "experiments/grid.h"
 #include "softfloat/mma.h"
 

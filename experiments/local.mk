@@ -10,9 +10,7 @@ experiments_bf16emu_SOURCES = \
 	experiments/attn.c \
 	experiments/diff.c \
 	experiments/fa_cli.c experiments/fa_cli.h \
-	experiments/gen.c experiments/gen.h \
 	experiments/grid.c experiments/grid.h \
-	experiments/point.c experiments/point.h \
 	experiments/plot.c experiments/plot.h \
 	experiments/sweep.c \
 	experiments/reproduce.c

@@ -25,9 +25,9 @@
 #include "analysis/attn_exact.h"
 #include "analysis/gradient.h"
 #include "experiments/cli.h"
-#include "experiments/gen.h"
+#include "analysis/gen.h"
 #include "experiments/plot.h"
-#include "experiments/point.h"
+#include "analysis/point.h"
 #include "softfloat/mma.h"
 
 #define CMD "reproduce"

@@ -29,7 +29,7 @@
 #include "experiments/fa_cli.h"
 #include "experiments/grid.h"
 #include "experiments/plot.h"
-#include "experiments/point.h"
+#include "analysis/point.h"
 #ifdef HAVE_MPI
 #include <mpi.h>
 #endif

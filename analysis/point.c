@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "analysis/attn_exact.h"
-#include "experiments/point.h"
+#include "analysis/point.h"
 #include "softfloat/mma.h"
 
 static const char *const stage_names[PT_N_STAGES] = {

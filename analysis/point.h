@@ -3,8 +3,8 @@
    and accumulation model, and the signed errors of O and delta against a
    binary64 evaluation of the exact formula, optionally with each rounding
    stage left out in turn (stage attribution) */
-#ifndef BF16EMU_EXPERIMENTS_POINT_H
-#define BF16EMU_EXPERIMENTS_POINT_H
+#ifndef BF16EMU_ANALYSIS_POINT_H
+#define BF16EMU_ANALYSIS_POINT_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -12,7 +12,7 @@
 
 #include "analysis/bias.h"
 #include "attention/attention.h"
-#include "experiments/gen.h"
+#include "analysis/gen.h"
 
 /* Stages: the policy as configured (PT_BASE), then the same inputs with
    one rounding point left out (kept in FP32, or, for the accumulation,

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "attention/attention.h"
-#include "experiments/gen.h"
+#include "analysis/gen.h"
 
 static const char *const kind_names[N_GENS] = {"normal", "sink",
                                                "repeated-max"};

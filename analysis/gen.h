@@ -2,8 +2,8 @@
    Q and K with a chosen score structure (random, an attention sink, k
    repeated maxima) and V from a chosen value distribution, all BF16 and
    bitwise reproducible from a seed */
-#ifndef BF16EMU_EXPERIMENTS_GEN_H
-#define BF16EMU_EXPERIMENTS_GEN_H
+#ifndef BF16EMU_ANALYSIS_GEN_H
+#define BF16EMU_ANALYSIS_GEN_H
 
 #include <stdbool.h>
 #include <stddef.h>

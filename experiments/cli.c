@@ -8,8 +8,11 @@
 #endif
 
 #include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -1054,4 +1057,81 @@ cli_path_join(const char *dir, const char *name)
     if (p != NULL)
         snprintf(p, n, "%s/%s", dir, name);
     return p;
+}
+
+/* Reads a whole file into a NUL-terminated buffer (*LEN bytes); NULL with
+   errno set on failure. */
+char *
+cli_read_all(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    char *buf = NULL;
+    size_t cap = 0, n = 0;
+
+    if (f == NULL)
+        return NULL;
+    for (;;) {
+        size_t r;
+        if (n + 65536 + 1 > cap) {
+            char *t;
+            cap = cap ? 2 * cap : 65536 * 2;
+            t = realloc(buf, cap);
+            if (t == NULL) {
+                free(buf);
+                fclose(f);
+                errno = ENOMEM;
+                return NULL;
+            }
+            buf = t;
+        }
+        r = fread(buf + n, 1, cap - n - 1, f);
+        n += r;
+        if (r == 0)
+            break;
+    }
+    if (ferror(f)) {
+        free(buf);
+        fclose(f);
+        errno = EIO;
+        return NULL;
+    }
+    fclose(f);
+    buf[n] = '\0';
+    *len = n;
+    return buf;
+}
+
+/* Writes BUF to PATH atomically (a temporary file in the same directory,
+   fsync, rename). */
+bool
+cli_write_atomic(const char *path, const char *buf, size_t n)
+{
+    size_t tl = strlen(path) + 16;
+    char *tmp = malloc(tl);
+    int fd;
+    bool ok;
+
+    if (tmp == NULL)
+        return false;
+    snprintf(tmp, tl, "%s.tmp%ld", path, (long)getpid());
+    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0) {
+        free(tmp);
+        return false;
+    }
+    ok = true;
+    for (size_t off = 0; off < n && ok;) {
+        ssize_t w = write(fd, buf + off, n - off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        ok = w > 0;
+        off += w > 0 ? (size_t)w : 0;
+    }
+    ok = ok && fsync(fd) == 0;
+    ok = close(fd) == 0 && ok;
+    ok = ok && rename(tmp, path) == 0;
+    if (!ok)
+        unlink(tmp);
+    free(tmp);
+    return ok;
 }

@@ -298,6 +298,13 @@ int cli_take_options(const char *cmd, int argc, char **argv,
 /*----------------------------------------------------------------------------
  * Small helpers.
  *--------------------------------------------------------------------------*/
+/* The whole file PATH in a malloc'd NUL-terminated buffer of *LEN bytes
+   (plus the NUL); NULL with errno set on failure. */
+char *cli_read_all(const char *path, size_t *len);
+/* Writes N bytes of BUF to PATH atomically: a temporary file in the same
+   directory, fsync, rename; false (errno set, PATH untouched) on
+   failure. */
+bool cli_write_atomic(const char *path, const char *buf, size_t n);
 /* Seconds on the monotonic clock. */
 double cli_now_s(void);
 /* "DIR/NAME" in a malloc'd string (NULL: out of memory). */

@@ -167,11 +167,8 @@ static bool
 write_file(const repro *r, const char *name, const char *text, size_t len)
 {
     char *p = cli_path_join(r->out, name);
-    FILE *f = p != NULL ? fopen(p, "wb") : NULL;
-    bool ok = f != NULL && fwrite(text, 1, len, f) == len;
+    bool ok = p != NULL && cli_write_atomic(p, text != NULL ? text : "", len);
 
-    if (f != NULL)
-        ok = fclose(f) == 0 && ok;
     if (!ok)
         cli_error(CMD, "%s: cannot write: %s", p ? p : name, strerror(errno));
     free(p);

@@ -244,83 +244,6 @@ point_spec(const sweep_ctx *x, uint64_t index, pt_spec *s)
  * Files.
  *--------------------------------------------------------------------------*/
 
-/* Reads a whole file into a NUL-terminated buffer (*LEN bytes); NULL with
-   errno set on failure. */
-static char *
-read_all(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    char *buf = NULL;
-    size_t cap = 0, n = 0;
-
-    if (f == NULL)
-        return NULL;
-    for (;;) {
-        size_t r;
-        if (n + 65536 + 1 > cap) {
-            char *t;
-            cap = cap ? 2 * cap : 65536 * 2;
-            t = realloc(buf, cap);
-            if (t == NULL) {
-                free(buf);
-                fclose(f);
-                errno = ENOMEM;
-                return NULL;
-            }
-            buf = t;
-        }
-        r = fread(buf + n, 1, cap - n - 1, f);
-        n += r;
-        if (r == 0)
-            break;
-    }
-    if (ferror(f)) {
-        free(buf);
-        fclose(f);
-        errno = EIO;
-        return NULL;
-    }
-    fclose(f);
-    buf[n] = '\0';
-    *len = n;
-    return buf;
-}
-
-/* Writes BUF to PATH atomically (a temporary file in the same directory,
-   fsync, rename). */
-static bool
-write_atomic(const char *path, const char *buf, size_t n)
-{
-    size_t tl = strlen(path) + 16;
-    char *tmp = malloc(tl);
-    int fd;
-    bool ok;
-
-    if (tmp == NULL)
-        return false;
-    snprintf(tmp, tl, "%s.tmp%ld", path, (long)getpid());
-    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd < 0) {
-        free(tmp);
-        return false;
-    }
-    ok = true;
-    for (size_t off = 0; off < n && ok;) {
-        ssize_t w = write(fd, buf + off, n - off);
-        if (w < 0 && errno == EINTR)
-            continue;
-        ok = w > 0;
-        off += w > 0 ? (size_t)w : 0;
-    }
-    ok = ok && fsync(fd) == 0;
-    ok = close(fd) == 0 && ok;
-    ok = ok && rename(tmp, path) == 0;
-    if (!ok)
-        unlink(tmp);
-    free(tmp);
-    return ok;
-}
-
 static bool
 append_sync(int fd, const char *buf, size_t n)
 {
@@ -522,13 +445,13 @@ finish_outputs(const char *cmd, const char *dir, const sweep_grid *g,
         rc = cli_error(cmd, "out of memory");
         goto done;
     }
-    csv = read_all(csv_path, &len);
+    csv = cli_read_all(csv_path, &len);
     if (csv == NULL) {
         rc = cli_error(cmd, "%s: cannot read: %s", csv_path, strerror(errno));
         goto done;
     }
     if (!csv_to_json(csv, grid_txt, &jb) || jb.failed
-        || !write_atomic(json_path, jb.p, jb.len)) {
+        || !cli_write_atomic(json_path, jb.p, jb.len)) {
         rc =
             cli_error(cmd, "%s: cannot write: %s", json_path, strerror(errno));
         goto done;
@@ -538,7 +461,8 @@ finish_outputs(const char *cmd, const char *dir, const sweep_grid *g,
         char vars[8600], q1[4200], q2[4200];
         char why[512];
         int pr;
-        if (nb == 0 || db.failed || !write_atomic(dat_path, db.p, db.len)) {
+        if (nb == 0 || db.failed
+            || !cli_write_atomic(dat_path, db.p, db.len)) {
             rc = cli_error(cmd, "%s: cannot write the plot data", dat_path);
             goto done;
         }
@@ -582,7 +506,7 @@ print_json(const char *cmd, const char *dir)
 {
     char *p = cli_path_join(dir, "sweep.json");
     size_t len;
-    char *text = p != NULL ? read_all(p, &len) : NULL;
+    char *text = p != NULL ? cli_read_all(p, &len) : NULL;
     int rc = CLI_EXIT_OK;
 
     if (text == NULL)
@@ -645,7 +569,7 @@ resume_scan(const char *path, const char *head, unsigned char *done,
             uint64_t npoints, uint64_t *ndone)
 {
     size_t len, hl = strlen(head), keep;
-    char *buf = read_all(path, &len);
+    char *buf = cli_read_all(path, &len);
     char *p, *end;
 
     *ndone = 0;
@@ -842,7 +766,7 @@ run_sweep(sweep_ctx *x)
     } else {
         x->resume = false;
     }
-    if (!write_atomic(grid_path, x->text, strlen(x->text))) {
+    if (!cli_write_atomic(grid_path, x->text, strlen(x->text))) {
         rc =
             cli_error(CMD, "%s: cannot write: %s", grid_path, strerror(errno));
         goto out;
@@ -1065,8 +989,8 @@ run_sweep_mpi(sweep_ctx *x)
             }
             if (rc == CLI_EXIT_OK
                 && (out.failed
-                    || !write_atomic(grid_path, x->text, strlen(x->text))
-                    || !write_atomic(csv_path, out.p, out.len)))
+                    || !cli_write_atomic(grid_path, x->text, strlen(x->text))
+                    || !cli_write_atomic(csv_path, out.p, out.len)))
                 rc = cli_error(CMD, "%s: cannot write: %s", csv_path,
                                strerror(errno));
             if (rc == CLI_EXIT_OK)
@@ -1229,7 +1153,7 @@ take_option(void *ctx, int id, const char *v)
     switch (id) {
     case O_GRID: {
         size_t len;
-        char *text = read_all(v, &len);
+        char *text = cli_read_all(v, &len);
         if (text == NULL) {
             cli_error(CMD, "--grid %s: cannot read: %s", v, strerror(errno));
             return false;
@@ -1542,8 +1466,8 @@ merge_main(int argc, char **argv)
         char *gp = cli_path_join(m.dirs[i], "grid.txt");
         char *cp = cli_path_join(m.dirs[i], "sweep.csv");
         size_t gl, cl;
-        char *gt = gp ? read_all(gp, &gl) : NULL;
-        char *ct = cp ? read_all(cp, &cl) : NULL;
+        char *gt = gp ? cli_read_all(gp, &gl) : NULL;
+        char *ct = cp ? cli_read_all(cp, &cl) : NULL;
         char *line, *save = NULL;
         unsigned long long si, sn, np;
         int lineno = 0;
@@ -1652,8 +1576,8 @@ merge_main(int argc, char **argv)
             for (uint64_t i = 0; i < npoints; i++)
                 cli_buf_printf(&out, "%s\n", rows[i]);
             if (out.failed
-                || !write_atomic(grid_path, grid_txt, strlen(grid_txt))
-                || !write_atomic(csv_path, out.p, out.len))
+                || !cli_write_atomic(grid_path, grid_txt, strlen(grid_txt))
+                || !cli_write_atomic(csv_path, out.p, out.len))
                 rc = cli_error(MCMD, "%s: cannot write: %s", csv_path,
                                strerror(errno));
             else

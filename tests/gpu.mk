@@ -33,7 +33,9 @@ tests_exhaustive_exh_cvt_h200_LDADD = \
 EXTRA_DIST += tests/data/gpu/cvt_h200.json
 
 # PyTorch SDPA (flash backend) dumps from an H200 (experiments/gpu/
-# dump_sdpa.py); bf16emu diff checks the fa2 policy against them.
+# dump_sdpa.py; the _rows file is a slice of one head and 128 query rows
+# of a 14-head, 1024-key dump, slice_heads.py); bf16emu diff checks the
+# fa2 policy against them.
 EXTRA_DIST += experiments/gpu/dump_sdpa.py \
 	tests/data/gpu/sdpa_h200_d64.safetensors \
 	tests/data/gpu/sdpa_h200_d64.json \
@@ -44,4 +46,19 @@ EXTRA_DIST += experiments/gpu/dump_sdpa.py \
 	tests/data/gpu/sdpa_h200_d64_sink_causal.safetensors \
 	tests/data/gpu/sdpa_h200_d64_sink_causal.json \
 	tests/data/gpu/sdpa_h200_d128.safetensors \
-	tests/data/gpu/sdpa_h200_d128.json
+	tests/data/gpu/sdpa_h200_d128.json \
+	tests/data/gpu/sdpa_h200_d64_n1024_h7_rows.safetensors \
+	tests/data/gpu/sdpa_h200_d64_n1024_h7_rows.json
+
+# Dumps of experiments/gpu/fa_dump.cu (our FA2-style kernel on the H200)
+# with every intermediate stage (S, m, l, P~, the accumulator per KV block,
+# O, LSE); test_diff.sh compares each stage with the fa2 policy.
+EXTRA_DIST += \
+	tests/data/gpu/fa_h200_d64.safetensors \
+	tests/data/gpu/fa_h200_d64.json \
+	tests/data/gpu/fa_h200_d64_ffma.safetensors \
+	tests/data/gpu/fa_h200_d64_ffma.json \
+	tests/data/gpu/fa_h200_d64_sink_causal.safetensors \
+	tests/data/gpu/fa_h200_d64_sink_causal.json \
+	tests/data/gpu/fa_h200_d128_repmax_beta.safetensors \
+	tests/data/gpu/fa_h200_d128_repmax_beta.json

@@ -46,7 +46,8 @@ def kernels_seen(fn):
     return names
 
 
-def main():
+def main(argv=None):
+    """Runs one dump; ARGV as on the command line (None: sys.argv)."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", required=True)
     ap.add_argument("--backend", default="flash",
@@ -64,7 +65,7 @@ def main():
     ap.add_argument("--repeat", type=int, default=4)
     ap.add_argument("--v-mean", type=float, default=0.0)
     ap.add_argument("--v-std", type=float, default=1.0)
-    a = ap.parse_args()
+    a = ap.parse_args(argv)
     nk = a.nk if a.nk is not None else a.nq
     if not a.out.endswith(".safetensors"):
         sys.exit("dump_sdpa.py: --out: expected a .safetensors name")

@@ -1,4 +1,5 @@
-# experiments/gpu/local.mk -- the tensor-core probe and its CPU-side tools
+# experiments/gpu/local.mk -- the tensor-core probe and its CPU-side tools,
+# and the FlashAttention dumper fa_dump
 #
 # mma_probe (CUDA, sm_90a) is compiled when configure found nvcc; it needs
 # a Hopper GPU to run, so make check never runs it.  It is built from its
@@ -34,6 +35,11 @@ EXTRA_DIST += \
 	experiments/gpu/cvt_probe.cu \
 	experiments/gpu/ex2_probe.cu \
 	experiments/gpu/pack_ex2_table.py \
+	experiments/gpu/fa_dump.cu \
+	experiments/gpu/run_crosscheck.sh \
+	experiments/gpu/sdpa_sweep.py \
+	experiments/gpu/crosscheck_table.py \
+	experiments/gpu/slice_heads.py \
 	tests/data/gpu/mma_h200.safetensors \
 	tests/data/gpu/mma_h200.json
 
@@ -54,6 +60,18 @@ experiments/gpu/mma_probe$(EXEEXT): \
 		$(srcdir)/experiments/gpu/probe_vectors.c \
 		$(srcdir)/experiments/gpu/st_io.c
 
-all-local: experiments/gpu/mma_probe$(EXEEXT)
-CLEANFILES += experiments/gpu/mma_probe$(EXEEXT)
+# fa_dump: every rounding is an explicit intrinsic, and -fmad=false keeps
+# nvcc from contracting anything else.
+experiments/gpu/fa_dump$(EXEEXT): \
+		$(srcdir)/experiments/gpu/fa_dump.cu \
+		$(srcdir)/experiments/gpu/st_io.c \
+		$(srcdir)/experiments/gpu/st_io.h
+	@$(MKDIR_P) experiments/gpu
+	$(NVCC) $(NVCC_PROBE_FLAGS) -fmad=false -o $@ \
+		$(srcdir)/experiments/gpu/fa_dump.cu \
+		$(srcdir)/experiments/gpu/st_io.c
+
+all-local: experiments/gpu/mma_probe$(EXEEXT) experiments/gpu/fa_dump$(EXEEXT)
+CLEANFILES += experiments/gpu/mma_probe$(EXEEXT) \
+	experiments/gpu/fa_dump$(EXEEXT)
 endif

@@ -19,7 +19,7 @@
 extern "C" {
 #endif
 
-#define ST_MAXDIM 4
+#define ST_MAXDIM 6
 #define ST_NAMELEN 96
 
 typedef struct

@@ -1,6 +1,7 @@
 /* diff.c -- bf16emu diff: the reference flash attention against a GPU
-   dump, stage by stage: bit-equal counts, distances, worst elements and
-   the signed errors of both against the exact reference */
+   dump, stage by stage: bit-equal counts, distances, worst elements, the
+   first divergent stage and the signed errors of both against the exact
+   reference */
 #ifdef HAVE_CONFIG_H
 #include <config.h>
 #endif
@@ -41,6 +42,20 @@
  * worst elements with their indices [b, h, row, col].  A stage passes when
  * every distance is at most --tolerance (default 0: bit-equal).
  *
+ * A dump of a kernel's intermediate stages (experiments/gpu/fa_dump.cu)
+ * also holds s (F32 [B, H, Nq, Nk], the raw scores), p (BF16, P~), m and
+ * l (F32 [B, H, Nq, Tc], the running max and row sum after each KV block
+ * in visiting order) and acc (F32 [B, H, Nq, Tc, d], the accumulator O~
+ * after each block).  Under fa2 these are compared with the emulator's
+ * captures (fa_capture: s, p, m, l); acc after visiting KV block j is
+ * the final O~ of the same problem restricted to the keys from block j
+ * on (the kernel visits the blocks in reverse, so that suffix is exactly
+ * what it has seen), and slots after the last visited block repeat the
+ * last value, as in the capture of m and l.  The report names the first
+ * divergent stage in the order s, m, p, l, acc, o, lse, and for each of
+ * the worst O elements the first KV block and stage where its row (or,
+ * for acc, its column) diverges.
+ *
  * With the exact reference (analysis/attn_exact.h, the direct evaluation
  * at 256 bits; the backward's delta from the exact O) each element with a
  * finite exact value gives two signed errors, GPU - exact and emulator -
@@ -64,14 +79,27 @@ enum
     T_DQ,
     T_DK,
     T_DV,
+    T_S,
+    T_P,
+    T_M,
+    T_L,
+    T_ACC,
     N_T
 };
 
 static const char *const t_names[N_T] = {"q",   "k",  "v",  "do", "o",
-                                         "lse", "dq", "dk", "dv"};
+                                         "lse", "dq", "dk", "dv", "s",
+                                         "p",   "m",  "l",  "acc"};
 
+/* Stages in the order of the computation: the forward's intermediate
+   stages (captures) first. */
 enum
 {
+    ST_S,
+    ST_M,
+    ST_P,
+    ST_L,
+    ST_ACC,
     ST_O,
     ST_LSE,
     ST_DQ,
@@ -80,9 +108,21 @@ enum
     N_ST
 };
 
-static const char *const st_names[N_ST] = {"o", "lse", "dq", "dk", "dv"};
+static const char *const st_names[N_ST] = {"s", "m",   "p",  "l",  "acc",
+                                           "o", "lse", "dq", "dk", "dv"};
 /* The dump's tensor of each stage. */
-static const int st_tensor[N_ST] = {T_O, T_LSE, T_DQ, T_DK, T_DV};
+static const int st_tensor[N_ST] = {T_S, T_M,   T_P,  T_L,  T_ACC,
+                                    T_O, T_LSE, T_DQ, T_DK, T_DV};
+/* The name fa_output_format knows each stage's values by. */
+static const char *const st_format_name[N_ST] = {
+    "s", "m", "p", "l", "obar", "o", "lse", "dq", "dk", "dv"};
+
+/* A stage of the forward's intermediate values (fa2 only). */
+static bool
+is_capture(int s)
+{
+    return s <= ST_ACC;
+}
 
 /* x: the GPU's value, y: the emulator's */
 typedef cli_diff_elem diff_elem;
@@ -110,11 +150,22 @@ typedef enum
     CAUSAL_NO
 } causal_opt;
 
+/* Where the row of one differing O element first diverges. */
+typedef struct
+{
+    uint64_t flat; /* index into o */
+    bool found;
+    size_t visit, block; /* visiting order, KV block */
+    int stage;           /* ST_S .. ST_ACC, or ST_O (only the last step) */
+} o_trace;
+
 typedef struct
 {
     /* options */
     const char *dump;
     fa_policy policy;
+    bool fix_given;
+    fa_fix_kind fix_opt;
     fa_cli_exp exp;
     bool exp_given;
     bool stage_given;
@@ -136,11 +187,19 @@ typedef struct
     double man_scale_value;
     bool man_shape_given;
     uint64_t man_shape[5]; /* batch, heads, nq, nk, d */
+    bool man_fix_given;
+    fa_fix_kind man_fix;
+    bool man_rowsum_separate; /* "rowsum": "FMUL then FADD ..." */
+    int rowsum_opt;           /* --fa2-rowsum: -1 not given, 0, 1 */
     size_t nb, nh, nq, nk, d, heads;
+    size_t br, bc, tc; /* fa2's forward tiles (resolved) and KV blocks */
 
     /* resolved */
     bool causal;
     const char *causal_from; /* "manifest", "--causal", "default" */
+    fa_fix_kind fix;
+    const char *fix_from;
+    bool want_cap; /* a capture stage is compared */
     fa_config cfg, hcfg;
     uint32_t scale_used;
     bool torch_scale_same; /* float(1/sqrt(d)) in double gives it */
@@ -154,6 +213,9 @@ typedef struct
     const char *exact_note;
     uint64_t exact_work, heads_skipped;
     stage_result r[N_ST];
+    int first_div; /* first stage that differs, or -1 */
+    size_t n_trace;
+    o_trace trace[N_WORST];
     bool pass;
 } diff_ctx;
 
@@ -401,6 +463,35 @@ read_manifest(diff_ctx *x, const char *m)
                 return false;
             }
             x->man_causal_given = true;
+        } else if (strcmp(key, "fix") == 0) {
+            char fb[32];
+            int f;
+            if (c.p >= c.end || *c.p != '"') {
+                cli_error(CMD,
+                          "%s: manifest: fix: expected a string (none, beta, "
+                          "beta-v2, eps or always)",
+                          x->dump);
+                return false;
+            }
+            if (!jstring(&c, fb, sizeof fb))
+                goto bad;
+            f = fa_fix_parse(fb);
+            if (f < 0) {
+                cli_error(CMD,
+                          "%s: manifest: fix: \"%s\" (expected none, beta, "
+                          "beta-v2, eps or always)",
+                          x->dump, fb);
+                return false;
+            }
+            x->man_fix = (fa_fix_kind)f;
+            x->man_fix_given = true;
+        } else if (strcmp(key, "rowsum") == 0 && c.p < c.end && *c.p == '"') {
+            /* fa_dump's row-sum rescale: "FMUL then FADD ..." (no
+               contraction) or "FFMA ..." (PyTorch's build) */
+            char rb[96];
+            if (!jstring(&c, rb, sizeof rb))
+                goto bad;
+            x->man_rowsum_separate = strncmp(rb, "FMUL", 4) == 0;
         } else if (strcmp(key, "scale") == 0) {
             if (c.p < c.end && *c.p == '"') {
                 if (!jstring(&c, x->man_scale_buf, sizeof x->man_scale_buf))
@@ -542,25 +633,51 @@ check_tensor(diff_ctx *x, int i)
 {
     const tensor *t = x->t[i];
     const tensor *q = x->t[T_Q], *k = x->t[T_K];
-    uint64_t w[4];
-    unsigned nd = i == T_LSE ? 3 : 4;
+    uint64_t w[5];
+    unsigned nd = 4;
     char sh[SHAPE_MAX], ws[SHAPE_MAX];
     bool same;
 
     if (i == T_Q) {
-        memcpy(w, q->shape, sizeof w);
+        memcpy(w, q->shape, 4 * sizeof w[0]);
     } else {
         w[0] = q->shape[0];
         w[1] = q->shape[1];
-        w[2] = i == T_K || i == T_V || i == T_DK || i == T_DV
-                   ? (i == T_K ? t->shape[2] : k->shape[2])
-                   : q->shape[2];
+        w[2] = q->shape[2];
         w[3] = q->shape[3];
+        switch (i) {
+        case T_K:
+            w[2] = t->shape[2];
+            break;
+        case T_V:
+        case T_DK:
+        case T_DV:
+            w[2] = k->shape[2];
+            break;
+        case T_LSE:
+            nd = 3;
+            break;
+        case T_S:
+        case T_P:
+            w[3] = k->shape[2];
+            break;
+        case T_M:
+        case T_L:
+            w[3] = x->tc;
+            break;
+        case T_ACC:
+            nd = 5;
+            w[3] = x->tc;
+            w[4] = q->shape[3];
+            break;
+        default:
+            break;
+        }
     }
-    if (i == T_LSE) {
+    if (i == T_LSE || i == T_S || i == T_M || i == T_L || i == T_ACC) {
         if (t->dtype != TENSOR_F32) {
-            cli_error(CMD, "%s: lse: dtype %s (expected F32)", x->dump,
-                      tensor_dtype_name(t->dtype));
+            cli_error(CMD, "%s: %s: dtype %s (expected F32)", x->dump,
+                      t_names[i], tensor_dtype_name(t->dtype));
             return false;
         }
     } else if (i <= T_DO) {
@@ -650,9 +767,10 @@ read_dump(diff_ctx *x)
     for (int i = 0; i < N_T; i++)
         x->t[i] = find_tensor(&x->file, t_names[i]);
     if (!x->stage_given) {
-        /* every stage the dump can give */
+        /* every stage the dump can give (the intermediate ones under fa2) */
         for (int s = 0; s < N_ST; s++)
-            x->want[s] = x->t[st_tensor[s]] != NULL;
+            x->want[s] = x->t[st_tensor[s]] != NULL
+                         && (!is_capture(s) || x->policy == FA_POLICY_FA2);
         if (x->t[T_DO] == NULL || x->t[T_O] == NULL || x->t[T_LSE] == NULL)
             x->want[ST_DQ] = x->want[ST_DK] = x->want[ST_DV] = false;
     }
@@ -673,22 +791,29 @@ read_dump(diff_ctx *x)
         if (!any) {
             cli_error(CMD,
                       "%s: no stage to compare (expected at least one of "
-                      "the tensors o, lse, dq, dk, dv)",
+                      "the tensors o, lse, dq, dk, dv, s, m, p, l, acc)",
                       x->dump);
             return false;
         }
     }
     if (!check_tensor(x, T_Q) || !check_tensor(x, T_K))
         return false;
-    for (int i = T_V; i < N_T; i++)
-        if (need[i] && !check_tensor(x, i))
-            return false;
     x->nb = (size_t)x->t[T_Q]->shape[0];
     x->nh = (size_t)x->t[T_Q]->shape[1];
     x->nq = (size_t)x->t[T_Q]->shape[2];
     x->d = (size_t)x->t[T_Q]->shape[3];
     x->nk = (size_t)x->t[T_K]->shape[2];
     x->heads = x->nb * x->nh;
+    /* fa2's forward tiles, as the library resolves its defaults (d <= 64:
+       128 x 128, else 128 x 64; a tile larger than N is N) */
+    x->br = x->nq < 128 ? x->nq : 128;
+    x->bc = x->d <= 64 ? 128 : 64;
+    if (x->bc > x->nk)
+        x->bc = x->nk;
+    x->tc = x->nk == 0 ? 0 : (x->nk + x->bc - 1) / x->bc;
+    for (int i = T_V; i < N_T; i++)
+        if (need[i] && !check_tensor(x, i))
+            return false;
     if (x->man_shape_given) {
         static const char *const sh_keys[5] = {"batch", "heads", "nq", "nk",
                                                "d"};
@@ -757,6 +882,21 @@ build_config(diff_ctx *x)
                   x->dump, x->man_scale);
         return false;
     }
+    if (x->fix_given) {
+        x->fix = x->fix_opt;
+        x->fix_from = "--fix";
+    } else if (x->man_fix_given) {
+        x->fix = x->man_fix;
+        x->fix_from = "manifest";
+    } else {
+        x->fix = FA_FIX_NONE;
+        x->fix_from = "default";
+    }
+    c->fix = fa_fix_default(x->fix);
+    if (x->rowsum_opt >= 0)
+        x->man_rowsum_separate = x->rowsum_opt == 0;
+    if (x->man_rowsum_separate)
+        c->fa2_rowsum_fma = false;
     c->exp = x->exp.model;
     why = fa_config_check(c);
     if (why != NULL) {
@@ -776,7 +916,7 @@ build_config(diff_ctx *x)
         x->torch_scale_same = b == x->scale_used;
     }
     for (int s = 0; s < N_ST; s++) {
-        x->r[s].fmt = fa_output_format(c, st_names[s]);
+        x->r[s].fmt = fa_output_format(c, st_format_name[s]);
         if (x->r[s].fmt == NULL)
             x->r[s].fmt = &sf_format_f32;
     }
@@ -789,9 +929,39 @@ build_config(diff_ctx *x)
 static size_t
 stage_per_head(const diff_ctx *x, int s)
 {
-    return s == ST_LSE                ? x->nq
-           : s == ST_DK || s == ST_DV ? x->nk * x->d
-                                      : x->nq * x->d;
+    switch (s) {
+    case ST_LSE:
+        return x->nq;
+    case ST_DK:
+    case ST_DV:
+        return x->nk * x->d;
+    case ST_S:
+    case ST_P:
+        return x->nq * x->nk;
+    case ST_M:
+    case ST_L:
+        return x->nq * x->tc;
+    case ST_ACC:
+        return x->nq * x->tc * x->d;
+    default:
+        return x->nq * x->d;
+    }
+}
+
+/* KV blocks the fa2 kernel visits for query block MB (its n_block_max;
+   the library's rule, with C's truncating division). */
+static size_t
+fa2_blocks(const diff_ctx *x, size_t mb)
+{
+    long long num, n;
+
+    if (!x->causal)
+        return x->tc;
+    num = (long long)((mb + 1) * x->br) + (long long)x->nk - (long long)x->nq;
+    n = (num + (long long)x->bc - 1) / (long long)x->bc;
+    if (n <= 0)
+        return 0;
+    return (size_t)n < x->tc ? (size_t)n : x->tc;
 }
 
 static bool
@@ -817,10 +987,12 @@ allocate(diff_ctx *x)
             if (!load_output(x, st_tensor[s], x->r[s].fmt, x->gpu[s]))
                 return false;
         }
+        if (is_capture(s) && !x->want[s])
+            continue;
         x->emu[s] = calloc(n, sizeof(uint32_t));
         if (x->emu[s] == NULL)
             goto nomem;
-        if (x->exact_run && x->want[s]) {
+        if (x->exact_run && x->want[s] && !is_capture(s)) {
             x->ex[s] = calloc(n, sizeof(double));
             if (x->ex[s] == NULL)
                 goto nomem;
@@ -835,6 +1007,48 @@ nomem:
     return false;
 }
 
+/* The accumulator after each visited KV block of head HH into
+   x->emu[ST_ACC]: OBAR holds Tc slots of [Nq, d]; slot 0 is the whole
+   problem's O~ on entry.  Slot j (j >= 1) gets the O~ of the problem
+   restricted to the keys from block j on: the kernel visits blocks in
+   reverse, so after it has visited block j a row has seen exactly that
+   suffix, in the same order, with the same tiles and mask (the causal
+   offset Nk - Nq and n_block_max both shift by whole blocks).  0 or -1. */
+static int
+acc_head(const diff_ctx *x, size_t hh, const uint16_t *q, const uint16_t *k,
+         const uint16_t *v, uint32_t *obar)
+{
+    size_t nq = x->nq, d = x->d, tc = x->tc;
+    uint32_t *o = malloc(nq * d * sizeof *o), *lse = malloc(nq * sizeof *lse);
+    uint32_t *dst = x->emu[ST_ACC] + hh * nq * tc * d;
+    int rc = 0;
+
+    if (o == NULL || lse == NULL)
+        rc = -1;
+    for (size_t j = 1; j < tc && rc == 0; j++) {
+        fa_config c = x->hcfg;
+        fa_capture cap;
+        sf_env env = SF_ENV_IEEE;
+        size_t off = j * x->bc * d;
+        memset(&cap, 0, sizeof cap);
+        cap.obar = obar + j * nq * d;
+        c.shape.nk = x->nk - j * x->bc;
+        if (fa_forward(&c, q, k + off, v + off, o, lse, &cap, &env) != 0)
+            rc = -1;
+    }
+    for (size_t i = 0; i < nq && rc == 0; i++) {
+        size_t nvb = fa2_blocks(x, i / x->br);
+        for (size_t vi = 0; vi < tc; vi++) {
+            size_t slot = vi < nvb ? nvb - 1 - vi : 0;
+            memcpy(dst + (i * tc + vi) * d, obar + (slot * nq + i) * d,
+                   d * sizeof *dst);
+        }
+    }
+    free(o);
+    free(lse);
+    return rc;
+}
+
 /* The emulator on head HH; 0 or -1. */
 static int
 emu_head(const diff_ctx *x, size_t hh)
@@ -844,11 +1058,38 @@ emu_head(const diff_ctx *x, size_t hh)
     const uint16_t *k = x->in[T_K] + hh * nk * d;
     const uint16_t *v = x->in[T_V] + hh * nk * d;
     sf_env env = SF_ENV_IEEE;
+    fa_capture cap;
+    uint32_t *obar = NULL;
+    int rc = 0;
 
+    memset(&cap, 0, sizeof cap);
+    if (x->want[ST_S])
+        cap.s = x->emu[ST_S] + hh * nq * nk;
+    if (x->want[ST_P])
+        cap.p = x->emu[ST_P] + hh * nq * nk;
+    if (x->want[ST_M])
+        cap.m = x->emu[ST_M] + hh * nq * x->tc;
+    if (x->want[ST_L])
+        cap.l = x->emu[ST_L] + hh * nq * x->tc;
+    if (x->want[ST_ACC]) {
+        /* O~ of the whole problem and of each suffix of KV blocks */
+        obar = malloc(x->tc * nq * d * sizeof *obar);
+        if (obar == NULL)
+            return -1;
+        cap.obar = obar;
+    }
     if (fa_forward(&x->hcfg, q, k, v, x->emu[ST_O] + hh * nq * d,
-                   x->emu[ST_LSE] + hh * nq, NULL, &env)
-        != 0)
+                   x->emu[ST_LSE] + hh * nq, x->want_cap ? &cap : NULL, &env)
+        != 0) {
+        free(obar);
         return -1;
+    }
+    if (obar != NULL) {
+        rc = acc_head(x, hh, q, k, v, obar);
+        free(obar);
+        if (rc != 0)
+            return rc;
+    }
     if (!x->need_bwd)
         return 0;
     env = (sf_env)SF_ENV_IEEE;
@@ -1016,26 +1257,117 @@ compare_stage(diff_ctx *x, int s)
     r->pass = r->within == r->elements;
 }
 
-/* [b, h, row, col] (or [b, h, row] for lse) of flat index I of stage S. */
+/* The index of flat element I of stage S: [b, h, row, col] ([b, h, row]
+   for lse, [b, h, row, key] for s and p, [b, h, row, block] for m and l,
+   [b, h, row, block, col] for acc). */
 static unsigned
-split_index(const diff_ctx *x, int s, uint64_t i, uint64_t idx[4])
+split_index(const diff_ctx *x, int s, uint64_t i, uint64_t idx[5])
 {
     uint64_t rows = s == ST_DK || s == ST_DV ? x->nk : x->nq;
+    uint64_t inner[2];
+    unsigned ni = 0, nd;
 
-    if (s == ST_LSE) {
-        idx[2] = i % rows;
-        i /= rows;
-        idx[1] = i % x->nh;
-        idx[0] = i / x->nh;
-        return 3;
+    switch (s) {
+    case ST_LSE:
+        break;
+    case ST_S:
+    case ST_P:
+        inner[ni++] = x->nk;
+        break;
+    case ST_M:
+    case ST_L:
+        inner[ni++] = x->tc;
+        break;
+    case ST_ACC:
+        inner[ni++] = x->tc;
+        inner[ni++] = x->d;
+        break;
+    default:
+        inner[ni++] = x->d;
+        break;
     }
-    idx[3] = i % x->d;
-    i /= x->d;
+    nd = 3 + ni;
+    for (unsigned j = ni; j-- > 0;) {
+        idx[3 + j] = i % inner[j];
+        i /= inner[j];
+    }
     idx[2] = i % rows;
     i /= rows;
     idx[1] = i % x->nh;
     idx[0] = i / x->nh;
-    return 4;
+    return nd;
+}
+
+/* Whether the GPU's and the emulator's values of stage S differ at flat
+   index J (in the stage's format). */
+static bool
+differs(const diff_ctx *x, int s, size_t j)
+{
+    const sf_format *f = x->r[s].fmt;
+
+    return to_fmt(f, x->gpu[s][j]) != to_fmt(f, x->emu[s][j]);
+}
+
+/* Where the row of O element FLAT first diverges: KV blocks in visiting
+   order, in each the stages s, m, p (the row's keys of the block), l and
+   acc (the element's column). */
+static void
+trace_o(const diff_ctx *x, o_trace *tr)
+{
+    size_t d = x->d, nq = x->nq, nk = x->nk, tc = x->tc;
+    size_t col = (size_t)(tr->flat % d), row = (size_t)(tr->flat / d);
+    size_t i = row % nq, nvb = fa2_blocks(x, i / x->br);
+
+    tr->found = false;
+    for (size_t vi = 0; vi < nvb; vi++) {
+        size_t jb = nvb - 1 - vi, k0 = jb * x->bc;
+        size_t k1 = k0 + x->bc < nk ? k0 + x->bc : nk;
+        size_t xm = row * tc + vi;
+        int st = -1;
+        for (size_t key = k0; key < k1 && st < 0; key++)
+            if (differs(x, ST_S, row * nk + key))
+                st = ST_S;
+        if (st < 0 && differs(x, ST_M, xm))
+            st = ST_M;
+        for (size_t key = k0; key < k1 && st < 0; key++)
+            if (differs(x, ST_P, row * nk + key))
+                st = ST_P;
+        if (st < 0 && differs(x, ST_L, xm))
+            st = ST_L;
+        if (st < 0 && differs(x, ST_ACC, xm * d + col))
+            st = ST_ACC;
+        if (st >= 0) {
+            tr->found = true;
+            tr->visit = vi;
+            tr->block = jb;
+            tr->stage = st;
+            return;
+        }
+    }
+    tr->stage = ST_O;
+}
+
+/* The first divergent stage, and the traces of the worst O elements. */
+static void
+locate(diff_ctx *x)
+{
+    bool all = true;
+
+    x->first_div = -1;
+    for (int s = 0; s < ST_DQ; s++)
+        if (x->r[s].on && x->r[s].differ > 0) {
+            x->first_div = s;
+            break;
+        }
+    for (int s = ST_S; s <= ST_O; s++)
+        all = all && x->want[s];
+    if (!all)
+        return;
+    for (size_t n = 0; n < x->r[ST_O].n_worst; n++) {
+        x->trace[n].flat = x->r[ST_O].worst[n].flat;
+        trace_o(x, &x->trace[n]);
+    }
+    x->n_trace = x->r[ST_O].n_worst;
 }
 
 /*----------------------------------------------------------------------------
@@ -1093,7 +1425,7 @@ text_stage(cli_buf *b, const diff_ctx *x, int s)
         cli_buf_puts(b, "  worst elements (largest distance first):\n");
         for (size_t i = 0; i < r->n_worst; i++) {
             const diff_elem *e = &r->worst[i];
-            uint64_t idx[4];
+            uint64_t idx[5];
             unsigned nd = split_index(x, s, e->flat, idx);
             cli_buf_printf(b, "    %s: gpu %s, emulator %s, distance ",
                            cli_shape_str(sh, sizeof sh, nd, idx),
@@ -1149,6 +1481,37 @@ text_stage(cli_buf *b, const diff_ctx *x, int s)
                        x->tol, x->tol == 1 ? "" : "s");
 }
 
+/* The first divergent stage and the traced O elements. */
+static void
+text_locate(cli_buf *b, const diff_ctx *x)
+{
+    char sh[SHAPE_MAX];
+
+    if (x->first_div < 0)
+        cli_buf_puts(b, "\nfirst divergent stage: none\n");
+    else
+        cli_buf_printf(b, "\nfirst divergent stage: %s\n",
+                       st_names[x->first_div]);
+    for (size_t n = 0; n < x->n_trace; n++) {
+        const o_trace *tr = &x->trace[n];
+        uint64_t idx[5];
+        unsigned nd = split_index(x, ST_O, tr->flat, idx);
+        cli_buf_printf(b, "  o %s: ", cli_shape_str(sh, sizeof sh, nd, idx));
+        if (tr->found) {
+            size_t k0 = tr->block * x->bc;
+            size_t k1 = k0 + x->bc < x->nk ? k0 + x->bc : x->nk;
+            cli_buf_printf(b,
+                           "row first diverges in KV block %zu (visit %zu, "
+                           "keys %zu..%zu), stage %s\n",
+                           tr->block, tr->visit, k0, k1 - 1,
+                           st_names[tr->stage]);
+        } else {
+            cli_buf_puts(b, "every stage of its row agrees; only the "
+                            "normalisation differs\n");
+        }
+    }
+}
+
 static void
 text_report(const diff_ctx *x, cli_buf *b)
 {
@@ -1161,6 +1524,16 @@ text_report(const diff_ctx *x, cli_buf *b)
                    x->nb, x->nh, x->nq, x->nk, x->d, fa_policy_name(x->policy),
                    x->exp.name, x->causal ? "yes" : "no", x->causal_from);
     text_scale(b, x);
+    if (x->fix != FA_FIX_NONE)
+        cli_buf_printf(b, "  fix %s (%s)\n", fa_fix_name(x->fix), x->fix_from);
+    if (x->man_rowsum_separate)
+        cli_buf_printf(b, "  fa2 row sums: product, then addition (%s)\n",
+                       x->rowsum_opt >= 0 ? "--fa2-rowsum" : "manifest");
+    if (x->want_cap)
+        cli_buf_printf(b,
+                       "  kernel stages: tiles %zu x %zu, %zu KV block%s, "
+                       "visited in reverse\n",
+                       x->br, x->bc, x->tc, x->tc == 1 ? "" : "s");
     if (x->need_bwd)
         cli_buf_puts(b, "  backward stages from the dump's q, k, v, do, o and "
                         "lse\n");
@@ -1179,6 +1552,8 @@ text_report(const diff_ctx *x, cli_buf *b)
             n_on++;
             n_fail += !x->r[s].pass;
         }
+    if (x->want_cap)
+        text_locate(b, x);
     if (n_fail == 0)
         cli_buf_printf(b, "\nresult: %d stage%s compared, all %s\n", n_on,
                        n_on == 1 ? "" : "s",
@@ -1269,7 +1644,7 @@ json_stage(cli_json *j, const diff_ctx *x, int s)
     cli_json_array_begin(j, "worst");
     for (size_t i = 0; i < r->n_worst; i++) {
         const diff_elem *e = &r->worst[i];
-        uint64_t idx[4];
+        uint64_t idx[5];
         unsigned nd = split_index(x, s, e->flat, idx);
         cli_json_object_begin(j, NULL);
         cli_json_shape(j, "index", nd, idx);
@@ -1312,6 +1687,9 @@ json_report(const diff_ctx *x, cli_json *j)
     cli_json_string(j, "exp", x->exp.name);
     cli_json_bool(j, "causal", x->causal);
     cli_json_string(j, "causal_from", x->causal_from);
+    cli_json_string(j, "fix", fa_fix_name(x->fix));
+    cli_json_string(j, "fix_from", x->fix_from);
+    cli_json_bool(j, "rowsum_fma", !x->man_rowsum_separate);
     cli_json_object_begin(j, "scale");
     snprintf(buf, sizeof buf, "0x%08" PRIX32, x->scale_used);
     cli_json_string(j, "bits", buf);
@@ -1333,6 +1711,36 @@ json_report(const diff_ctx *x, cli_json *j)
         if (x->r[s].on)
             json_stage(j, x, s);
     cli_json_array_end(j);
+    if (x->want_cap) {
+        cli_json_object_begin(j, "kernel");
+        cli_json_int(j, "br", (long long)x->br);
+        cli_json_int(j, "bc", (long long)x->bc);
+        cli_json_int(j, "tc", (long long)x->tc);
+        cli_json_object_end(j);
+        if (x->first_div < 0)
+            cli_json_null(j, "first_divergent_stage");
+        else
+            cli_json_string(j, "first_divergent_stage",
+                            st_names[x->first_div]);
+        cli_json_array_begin(j, "o_trace");
+        for (size_t n = 0; n < x->n_trace; n++) {
+            const o_trace *tr = &x->trace[n];
+            uint64_t idx[5];
+            unsigned nd = split_index(x, ST_O, tr->flat, idx);
+            cli_json_object_begin(j, NULL);
+            cli_json_shape(j, "index", nd, idx);
+            if (tr->found) {
+                cli_json_int(j, "block", (long long)tr->block);
+                cli_json_int(j, "visit", (long long)tr->visit);
+            } else {
+                cli_json_null(j, "block");
+                cli_json_null(j, "visit");
+            }
+            cli_json_string(j, "stage", st_names[tr->stage]);
+            cli_json_object_end(j);
+        }
+        cli_json_array_end(j);
+    }
     cli_json_bool(j, "pass", x->pass);
     cli_json_object_end(j);
     cli_json_finish(j);
@@ -1348,13 +1756,15 @@ enum
     O_POLICY,
     O_STAGE,
     O_EXP,
+    O_FIX,
     O_CAUSAL,
     O_NO_CAUSAL,
     O_SCALE,
     O_TOLERANCE,
     O_EXACT,
     O_NO_EXACT,
-    O_JSON
+    O_JSON,
+    O_ROWSUM
 };
 
 static const cli_option options[] = {{"help", false, O_HELP},
@@ -1362,6 +1772,7 @@ static const cli_option options[] = {{"help", false, O_HELP},
                                      {"policy", true, O_POLICY},
                                      {"stage", true, O_STAGE},
                                      {"exp", true, O_EXP},
+                                     {"fix", true, O_FIX},
                                      {"causal", false, O_CAUSAL},
                                      {"no-causal", false, O_NO_CAUSAL},
                                      {"scale", true, O_SCALE},
@@ -1369,6 +1780,7 @@ static const cli_option options[] = {{"help", false, O_HELP},
                                      {"exact", false, O_EXACT},
                                      {"no-exact", false, O_NO_EXACT},
                                      {"json", false, O_JSON},
+                                     {"fa2-rowsum", true, O_ROWSUM},
                                      {NULL, false, 0}};
 
 void
@@ -1377,9 +1789,10 @@ diff_help(FILE *out)
     fputs(
         "usage: bf16emu diff --dump FILE [--policy fa2] [--stage LIST] "
         "[--exp MODEL]\n"
-        "                    [--causal | --no-causal] [--scale X] "
-        "[--tolerance ULPS]\n"
-        "                    [--exact | --no-exact] [--json]\n"
+        "                    [--fix NAME] [--causal | --no-causal] "
+        "[--scale X]\n"
+        "                    [--tolerance ULPS] [--exact | --no-exact] "
+        "[--json]\n"
         "\n"
         "Recomputes each stage of a GPU flash-attention dump on the "
         "emulator, from the\n"
@@ -1389,18 +1802,34 @@ diff_help(FILE *out)
         "BF16, do (for\n"
         "                       the backward), o BF16, lse F32 [B, H, Nq], "
         "dq, dk, dv\n"
-        "                       BF16; its metadata \"manifest\" (JSON) may "
-        "give causal,\n"
+        "                       BF16; a kernel's stages: s, p [B, H, Nq, "
+        "Nk] (F32, BF16),\n"
+        "                       m, l [B, H, Nq, Tc] and acc [B, H, Nq, Tc, "
+        "d] (F32);\n"
+        "                       its metadata \"manifest\" (JSON) may give "
+        "causal, fix,\n"
         "                       shape and scale\n"
         "  --policy NAME        paper-eq4, repo, fa2 (default) or fp32\n"
-        "  --stage LIST         comma-separated: o, lse, dq, dk, dv "
-        "(default: every\n"
-        "                       stage the dump holds); o and lse from q, k, "
-        "v; dq, dk, dv\n"
-        "                       from q, k, v, do and the dump's o and lse\n"
+        "  --stage LIST         comma-separated: s, m, p, l, acc (fa2 only), "
+        "o, lse, dq,\n"
+        "                       dk, dv (default: every stage the dump "
+        "holds); s, m, p,\n"
+        "                       l, acc, o and lse from q, k, v; dq, dk, dv "
+        "from q, k, v,\n"
+        "                       do and the dump's o and lse\n"
         "  --exp MODEL          cr, libm, ex2-sm90 or ex2-sm90-ftz "
         "(default: ex2-sm90\n"
         "                       for fa2, cr otherwise)\n"
+        "  --fa2-rowsum fma|separate  the row-sum partials' rescale and "
+        "first\n"
+        "                       addition: one FFMA (PyTorch's build, the "
+        "default)\n"
+        "                       or a product and an addition (the "
+        "manifest's\n"
+        "                       \"rowsum\": \"FMUL ...\")\n"
+        "  --fix NAME           none, beta, beta-v2, eps or always "
+        "(default: the\n"
+        "                       manifest's \"fix\", else none)\n"
         "  --causal, --no-causal  the mask (default: the manifest's "
         "\"causal\", else none)\n"
         "  --scale X            softmax scale (default: the manifest's "
@@ -1424,6 +1853,10 @@ diff_help(FILE *out)
         "With the exact reference, GPU - exact and emulator - exact are "
         "reported side by\n"
         "side in ulps of that format.\n"
+        "The stages s, m, p, l, acc: the report names the first stage "
+        "that differs and,\n"
+        "for the worst O elements, the first KV block and stage where "
+        "their row diverges.\n"
         "\n"
         "Example:\n"
         "  bf16emu diff --policy fa2 --dump sdpa_h200_d64.safetensors "
@@ -1451,7 +1884,8 @@ parse_stages(diff_ctx *x, const char *v)
         if (s == N_ST) {
             cli_error(CMD,
                       "--stage '%s': unknown stage '%.*s' (expected a "
-                      "comma-separated list of o, lse, dq, dk, dv)",
+                      "comma-separated list of s, m, p, l, acc, o, lse, dq, "
+                      "dk, dv)",
                       v, (int)n, p);
             return false;
         }
@@ -1477,6 +1911,26 @@ take_option(void *ctx, int id, const char *v)
     case O_EXP:
         x->exp_given = true;
         return fa_cli_parse_exp(CMD, &x->exp, v);
+    case O_ROWSUM:
+        if (strcmp(v, "fma") != 0 && strcmp(v, "separate") != 0) {
+            cli_error(CMD, "--fa2-rowsum '%s': expected fma or separate", v);
+            return false;
+        }
+        x->rowsum_opt = v[0] == 'f' ? 1 : 0;
+        return true;
+    case O_FIX: {
+        int f = fa_fix_parse(v);
+        if (f < 0) {
+            cli_error(CMD,
+                      "--fix '%s': unknown fix (expected none, beta, beta-v2, "
+                      "eps or always)",
+                      v);
+            return false;
+        }
+        x->fix_opt = (fa_fix_kind)f;
+        x->fix_given = true;
+        return true;
+    }
     case O_CAUSAL:
     case O_NO_CAUSAL:
         if (x->causal_opt != CAUSAL_AUTO
@@ -1545,12 +1999,22 @@ run(diff_ctx *x)
     if (!read_dump(x) || !build_config(x))
         return false;
     x->need_bwd = x->want[ST_DQ] || x->want[ST_DK] || x->want[ST_DV];
+    for (int s = ST_S; s <= ST_ACC; s++)
+        x->want_cap = x->want_cap || x->want[s];
+    if (x->want_cap && x->policy != FA_POLICY_FA2) {
+        cli_error(CMD,
+                  "the stages s, m, p, l and acc are compared under --policy "
+                  "fa2 only (the kernel dumps of experiments/gpu/fa_dump.cu)");
+        return false;
+    }
     x->exact_work =
         cli_sat_mul(cli_sat_mul(cli_sat_mul((uint64_t)x->heads, x->nq),
                                 cli_sat_mul(x->nk, x->d)),
                     x->need_bwd ? 4 : 1);
     if (x->no_exact)
         x->exact_note = "--no-exact";
+    else if (!x->want[ST_O] && !x->want[ST_LSE] && !x->need_bwd)
+        x->exact_note = "no stage with an exact value compared";
     else if (x->exact_work > EXACT_WORK_LIMIT && !x->exact_forced)
         x->exact_note = "B*H*Nq*Nk*d (x4 with a backward stage) is above "
                         "2^26; give --exact to run it anyway";
@@ -1564,6 +2028,7 @@ run(diff_ctx *x)
             compare_stage(x, s);
             x->pass = x->pass && x->r[s].pass;
         }
+    locate(x);
     return true;
 }
 
@@ -1579,6 +2044,7 @@ diff_main(int argc, char **argv)
         return cli_error(CMD, "out of memory");
     x->policy = FA_POLICY_FA2;
     x->causal_opt = CAUSAL_AUTO;
+    x->rowsum_opt = -1;
     id = cli_take_options(CMD, argc, argv, options, O_HELP, diff_help,
                           "the dump is --dump FILE; see 'bf16emu diff "
                           "--help'",

@@ -1,9 +1,12 @@
 #!/bin/sh
 # test_diff.sh -- bf16emu diff against the committed H200 flash-attention
-# dumps (PyTorch SDPA, flash backend): the counts of bit-equal elements of
-# every stage, the exit status, --tolerance, the mask from the manifest,
-# --json, the emulator against its own output file, and every error (exit
-# 2, a message naming the file and the field, nothing on stdout)
+# dumps (PyTorch SDPA, flash backend; and experiments/gpu/fa_dump.cu, our
+# own FA2-style kernel, with every intermediate stage): the counts of
+# bit-equal elements of every stage, the first divergent stage and the
+# trace of differing O elements, the exit status, --tolerance, the mask
+# and the fix from the manifest, --json, the emulator against its own
+# output file, and every error (exit 2, a message naming the file and the
+# field, nothing on stdout)
 #
 # The counts are hardware measurements: the GPU's O, dQ, dK, dV are
 # reproduced bit for bit by the fa2 policy with the measured exp model
@@ -71,6 +74,141 @@ for name in sdpa_h200_d64_repmax sdpa_h200_d64_sink_causal sdpa_h200_d128; do
     expect_line "result: 4 stages compared, all bit-equal"
     expect_no_stderr
 done
+
+# ---------------------------------------------------------------------
+# fa_dump: our kernel on the H200 (mma.sync, ex2.approx, cvt.rn), in the
+# fa2 policy's order of operations, dumps S, m and l after each KV block,
+# P~, the accumulator after each KV block, O and LSE; every stage is
+# bit-equal with the emulator (exp ex2-sm90): two KV blocks, a causal
+# sink with partial blocks, and three blocks of repeated maxima with the
+# beta fix (from the manifest) at d = 128.
+# ---------------------------------------------------------------------
+FD=$G/fa_h200_d64.safetensors
+for name in fa_h200_d64 fa_h200_d64_ffma fa_h200_d64_sink_causal \
+    fa_h200_d128_repmax_beta; do
+    run diff --dump "$G/$name.safetensors" --no-exact
+    expect_rc 0
+    expect_line "result: 7 stages compared, all bit-equal"
+    expect_line "first divergent stage: none"
+    for st in s m p l acc o lse; do
+        expect_line "  $st: bit-equal"
+    done
+    expect_no_stderr
+    case $name in
+    fa_h200_d64)
+        expect_line "  B 1, H 1, Nq 64, Nk 256, d 64; policy fa2, exp ex2-sm90, causal no (manifest)"
+        expect_line "  kernel stages: tiles 64 x 128, 2 KV blocks, visited in reverse"
+        expect_line "stage acc (f32 [1, 1, 64, 2, 64], dump F32):"
+        expect_line "stage p (bf16 [1, 1, 64, 256], dump BF16):"
+        expect_line "  fa2 row sums: product, then addition (manifest)"
+        ;;
+    fa_h200_d64_ffma)
+        expect_no_line "  fa2 row sums: product, then addition (manifest)"
+        ;;
+    fa_h200_d128_repmax_beta)
+        expect_line "  fix beta (manifest)"
+        expect_line "  kernel stages: tiles 32 x 64, 3 KV blocks, visited in reverse"
+        ;;
+    esac
+done
+# Without the fix the scores still agree, the running max no longer.
+run diff --dump "$G/fa_h200_d128_repmax_beta.safetensors" --no-exact \
+    --fix none
+expect_rc 1
+expect_line "  s: bit-equal"
+expect_line "first divergent stage: m"
+run diff --dump "$G/fa_h200_d64_sink_causal.safetensors" --no-exact \
+    --no-causal
+expect_rc 1
+expect_line "first divergent stage: s"
+
+# The same kernel and inputs dumped twice: with each row-sum partial's
+# rescale and its first addition of the next KV block as one FFMA
+# (fa_dump --rowsum-ffma, what PyTorch's build of the FA2 kernel does) and
+# without (a product, then an addition; the manifest says so).  The fa2
+# policy models both (fa_config.fa2_rowsum_fma); with the wrong one, S, m,
+# P~ and the accumulator still agree and l is the first stage that
+# differs (3 of 128 values, 1 ulp), then through 1/l one LSE.
+run diff --dump "$G/fa_h200_d64_ffma.safetensors" --no-exact \
+    --fa2-rowsum separate
+expect_rc 1
+expect_line "  fa2 row sums: product, then addition (--fa2-rowsum)"
+expect_line "first divergent stage: l"
+expect_line "  128 elements, 125 bit-equal (97.656%), 3 differ"
+expect_line "    [0, 0, 15, 1]: gpu 0x41FE74FD 31.807123, emulator 0x41FE74FC 31.807121, distance 1"
+expect_line "  acc: bit-equal"
+expect_line "  o: bit-equal"
+expect_line "  lse: 1 of 64 elements differ"
+expect_line "result: 2 of 7 stages differ"
+run diff --dump "$G/fa_h200_d64.safetensors" --no-exact --fa2-rowsum fma
+expect_rc 1
+expect_line "first divergent stage: l"
+run diff --dump "$G/fa_h200_d64.safetensors" --fa2-rowsum both
+expect_rc 2
+expect_err_has "--fa2-rowsum 'both': expected fma or separate"
+
+# The flash kernel itself: head 7, query rows 384..511 of a 14-head,
+# 1024-key SDPA dump (non-causal, so each row is computed as in the whole
+# problem).  Its O element [24, 21] is 1 BF16 ulp off without the row-sum
+# FFMA, and bit-equal with it (the default).
+run diff --dump "$G/sdpa_h200_d64_n1024_h7_rows.safetensors" --stage o \
+    --no-exact
+expect_rc 0
+expect_line "  8192 elements, 8192 bit-equal (100.000%), 0 differ"
+run diff --dump "$G/sdpa_h200_d64_n1024_h7_rows.safetensors" --stage o \
+    --no-exact --fa2-rowsum separate
+expect_rc 1
+expect_line "  8192 elements, 8191 bit-equal (99.988%), 1 differ"
+expect_line "    [0, 0, 24, 21]: gpu 0x3D9C 0.076171875, emulator 0x3D9D 0.076660156, distance 1"
+
+# --stage picks stages; JSON names the kernel's tiles and the first
+# divergent stage (null when none).
+run diff --dump "$FD" --stage acc,l --json
+expect_rc 0
+expect_json stages "[2]"
+expect_json stages.0.stage l
+expect_json stages.1.stage acc
+expect_json stages.1.equal 8192
+expect_json stages.1.worst "[0]"
+expect_json kernel.tc 2
+expect_json kernel.bc 128
+expect_json first_divergent_stage null
+expect_json o_trace "[0]"
+expect_json exact_reference.run false
+expect_json fix none
+run diff --dump "$FD" --stage o --exact --json
+expect_json stages.0.exact.gpu.n 4096
+
+# Damaged stages: the first divergent stage, and the trace of a changed
+# O element back to the KV block and stage where its row diverges.  Row 5
+# visits block 1 (keys 128..255) first and block 0 second; l of row 5
+# after its second block is flat index 5 * 2 + 1, its score of key 200
+# flat index 5 * 256 + 200, O[5, 3] flat index 5 * 64 + 3.
+X1=$tmp/x1.safetensors
+X2=$tmp/x2.safetensors
+"$DIFF_INPUTS" set "$FD" l 11 3F800000 "$X1" || exit 99
+"$DIFF_INPUTS" set "$X1" o 323 3F80 "$X2" || exit 99
+run diff --dump "$X2" --no-exact
+expect_rc 1
+expect_line "first divergent stage: l"
+expect_line "  o [0, 0, 5, 3]: row first diverges in KV block 0 (visit 1, keys 0..127), stage l"
+expect_line "  l: 1 of 128 elements differ"
+expect_line "result: 2 of 7 stages differ"
+"$DIFF_INPUTS" set "$X2" s 1480 3F800000 "$X1" || exit 99
+run diff --dump "$X1" --no-exact --json
+expect_json first_divergent_stage s
+expect_json o_trace.0.index.2 5
+expect_json o_trace.0.block 1
+expect_json o_trace.0.visit 0
+expect_json o_trace.0.stage s
+# O[5, 3] changed alone, and the accumulator of row 6 after its first
+# block (flat index (6 * 2 + 0) * 64 + 3).
+"$DIFF_INPUTS" set "$FD" o 323 3F80 "$X1" || exit 99
+"$DIFF_INPUTS" set "$X1" acc 771 3F800000 "$X2" || exit 99
+run diff --dump "$X2" --no-exact
+expect_line "  o [0, 0, 5, 3]: every stage of its row agrees; only the normalisation differs"
+expect_out_has "    [0, 0, 6, 0, 3]: gpu 0x3F800000 1, emulator "
+expect_line "first divergent stage: acc"
 
 # ---------------------------------------------------------------------
 # O: bit-equal with the GPU on both dumps (the CPU-only check of the
@@ -250,6 +388,21 @@ bad "--exp 'fast': unknown exp model" --dump "$D" --exp fast
 bad "--causal and --no-causal contradict each other" --dump "$D" --causal \
     --no-causal
 bad "unexpected operand" "$D"
+bad "--fix 'sometimes': unknown fix (expected none, beta, beta-v2, eps or always)" \
+    --dump "$D" --fix sometimes
+bad "the stages s, m, p, l and acc are compared under --policy fa2 only" \
+    --dump "$FD" --policy fp32 --stage acc
+# Under another policy the default leaves the kernel stages out.
+run diff --dump "$FD" --policy fp32 --exp cr --no-exact
+expect_out_has "stage o (f32"
+expect_no_line "stage acc (f32 [1, 1, 64, 2, 64], dump F32):"
+"$DIFF_INPUTS" drop "$FD" acc "$X" || exit 99
+bad "$X: acc: missing (expected a tensor \"acc\")" --dump "$X" --stage acc
+"$DIFF_INPUTS" manifest "$FD" '{"fix": "sometimes"}' "$X" || exit 99
+bad "$X: manifest: fix: \"sometimes\" (expected none, beta, beta-v2, eps or always)" \
+    --dump "$X"
+"$DIFF_INPUTS" manifest "$FD" '{"fix": 2}' "$X" || exit 99
+bad "$X: manifest: fix: expected a string" --dump "$X"
 
 "$DIFF_INPUTS" drop "$D" do "$X" || exit 99
 bad "$X: do: missing (expected a tensor \"do\" for the backward stages)" \

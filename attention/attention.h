@@ -281,12 +281,18 @@ typedef struct fa_config
        n mod dq_splits, the buffers are added in order at the end).
        0 or 1: one buffer. */
     size_t dq_splits;
+    /* fa2 forward: after a rescale, each row-sum partial's product with
+       the rescale factor and its first addition of the block are one
+       FMA (nvcc's contraction in PyTorch's build, measured on the H200:
+       true, the default); false: a product, then an addition (the
+       source's order without contraction). */
+    bool fa2_rowsum_fma;
 } fa_config;
 
 /* Defaults for POLICY: scale 0, tiles 0 (the policy's), fix none (with
    beta 2, tol 1e-3, eps 2^-5 filled in), exp model "cr", the policy's
    accumulation models (sm90 for fa2, fma-chain otherwise), reverse KV
-   order for fa2, one dQ buffer. */
+   order for fa2, one dQ buffer, the fa2 row-sum FMA. */
 fa_config fa_config_default(fa_policy policy);
 
 /* NULL if CFG is usable, else a static string saying what is wrong. */

@@ -143,6 +143,7 @@ fa_config_default(fa_policy policy)
     c.exp = fa_exp_model_by_name("cr");
     c.mma_qk = c.mma_pv = c.mma_bwd = m;
     c.dq_splits = 1;
+    c.fa2_rowsum_fma = true;
     return c;
 }
 
@@ -332,6 +333,7 @@ fa_plan_init(const fa_config *cfg, fa_plan *pl)
     pl->abl = cfg->ablations;
     pl->exp = cfg->exp;
     pl->dq_splits = cfg->dq_splits == 0 ? 1 : cfg->dq_splits;
+    pl->rowsum_fma = cfg->fa2_rowsum_fma;
     {
         const char *dflt = cfg->policy == FA_POLICY_FA2 ? "sm90" : "fma-chain";
         const sf_mma_model *m = sf_mma_preset_by_name(dflt);

@@ -41,6 +41,7 @@ typedef struct fa_plan
     size_t br_bwd, bc_bwd; /* backward tiles */
     size_t tc;             /* number of forward KV blocks */
     size_t dq_splits;      /* fa2 backward dQ buffers (>= 1) */
+    bool rowsum_fma;       /* fa2: the row-sum partials' FFMA */
     fa_kv_order order;
     unsigned abl;
     const fa_exp_model *exp;

@@ -373,8 +373,13 @@ block_fa2(fwd_run *r, size_t i0, size_t nr, size_t c0, size_t bw, bool first)
         uint32_t *part = w->part + 4 * ri, *acc = w->acc + ri * pl->d;
         uint32_t *pf = w->pf + ri * bw;
         uint16_t *pb = w->pb + ri * bw;
-        uint32_t mx = row_max(srow, bw), mt = mx, mnew, ms;
+        uint32_t mx = row_max(srow, bw), mt = mx, mnew, ms, sc = FA_F32_ONE;
         bool fresh[4] = {first, first, first, first};
+        /* after a rescale, nvcc contracts a partial's product with the
+           rescale factor and its first addition of the block into one
+           FFMA (measured: bit-equal to PyTorch's flash kernel) */
+        bool fz = !first && pl->rowsum_fma;
+        bool fuse[4] = {fz, fz, fz, fz};
 
         if (nv > 0)
             mt = fa_fix_max(pl, srow, nv, mx, e);
@@ -382,10 +387,11 @@ block_fa2(fwd_run *r, size_t i0, size_t nr, size_t c0, size_t bw, bool first)
         if (!first) {
             /* Check_inf: a row still all -Inf rescales against 0 */
             uint32_t cur = mnew == FA_F32_NEG_INF ? FA_F32_ZERO : mnew;
-            uint32_t sc = fa_exp(
-                pl, fa_mul(fa_sub(w->m[ri], cur, e), pl->scale_log2, e));
-            for (int k = 0; k < 4; k++)
-                part[k] = fa_mul(part[k], sc, e);
+            sc = fa_exp(pl,
+                        fa_mul(fa_sub(w->m[ri], cur, e), pl->scale_log2, e));
+            if (!pl->rowsum_fma)
+                for (int k = 0; k < 4; k++)
+                    part[k] = fa_mul(part[k], sc, e);
             for (size_t col = 0; col < pl->d; col++)
                 acc[col] = fa_mul(acc[col], sc, col_env(r, col));
         }
@@ -404,10 +410,17 @@ block_fa2(fwd_run *r, size_t i0, size_t nr, size_t c0, size_t bw, bool first)
             if (fresh[k]) {
                 part[k] = p;
                 fresh[k] = false;
+            } else if (fuse[k]) {
+                part[k] = fa_fma(part[k], sc, p, e);
+                fuse[k] = false;
             } else {
                 part[k] = fa_add(part[k], p, e);
             }
         }
+        /* a partial that got no column of this block is only rescaled */
+        for (int k = 0; k < 4; k++)
+            if (fuse[k])
+                part[k] = fa_mul(part[k], sc, e);
         w->m[ri] = mnew;
         capture_p(r, i, c0, bw, bw, p32 ? pf : NULL, pb);
     }

@@ -176,7 +176,7 @@ fa2_row(const fa_config *c, const bufs *b, size_t i, uint32_t *o,
     for (long long nb = nmax - 1; nb >= 0; nb--) {
         bool first = nb == nmax - 1;
         size_t c0 = (size_t)nb * bn;
-        uint32_t mprev = m, bmax = 0xFF800000u, ms;
+        uint32_t mprev = m, bmax = 0xFF800000u, ms, scale = 0x3F800000u;
         /* S = Q K^T, masked to -Inf (also past Nk) */
         for (size_t jj = 0; jj < bn; jj++) {
             size_t j = c0 + jj;
@@ -194,14 +194,14 @@ fa2_row(const fa_config *c, const bufs *b, size_t i, uint32_t *o,
         if (first) {
             m = bmax;
         } else {
-            uint32_t cur, scale;
+            uint32_t cur;
             if (f_gt(bmax, m))
                 m = bmax;
             cur = m == 0xFF800000u ? 0 : m;
             scale =
                 fa_exp_eval(NULL, true, f_mul(f_sub(mprev, cur, &e), sl2, &e));
-            for (int t = 0; t < 4; t++)
-                sum[t] = f_mul(sum[t], scale, &e);
+            /* the row-sum partials: rescaled below, fused with their first
+               addition (one FFMA) */
             for (size_t cc = 0; cc < d; cc++)
                 acc[cc] = f_mul(acc[cc], scale, &e);
         }
@@ -216,6 +216,10 @@ fa2_row(const fa_config *c, const bufs *b, size_t i, uint32_t *o,
                     pblk[col] = p;
                     if (first && n8 == 0 && jj == 0)
                         sum[t] = p;
+                    else if (n8 == 0 && jj == 0)
+                        sum[t] = sf_f32_fma((sf_f32){sum[t]}, (sf_f32){scale},
+                                            (sf_f32){p}, SF_RNE, &e)
+                                     .bits;
                     else
                         sum[t] = f_add(sum[t], p, &e);
                 }

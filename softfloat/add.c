@@ -1,5 +1,5 @@
 /* sf_add -- sum of two values of one format, rounded once */
-#include "internal.h"
+#include "s_fast.h"
 
 uint64_t
 s_add_sub(const sf_format *f, uint64_t a, uint64_t b, bool subtract,
@@ -55,5 +55,7 @@ s_add_sub(const sf_format *f, uint64_t a, uint64_t b, bool subtract,
 uint64_t
 sf_add(const sf_format *f, uint64_t a, uint64_t b, sf_round rm, sf_env *env)
 {
-    return s_add_sub(f, a, b, false, rm, env);
+    uint64_t z = s_fast_add_any(f, a, b, false, rm, env);
+
+    return z != S_FAST_NONE ? z : s_add_sub(f, a, b, false, rm, env);
 }

@@ -1,5 +1,5 @@
 /* sf_convert -- conversion between any two formats, rounded once */
-#include "internal.h"
+#include "s_fast.h"
 
 uint64_t
 s_convert(const sf_format *to, const sf_format *from, uint64_t a,
@@ -37,5 +37,7 @@ sf_convert(const sf_format *to, const sf_format *from, uint64_t a,
            sf_round rm, sf_env *env)
 {
     s_opctx ctx = {SF_OP_CONVERT, 1, {from, NULL, NULL}, {a, 0, 0}, false};
-    return s_convert(to, from, a, rm, env, &ctx);
+    uint64_t z = s_fast_convert_any(to, from, a, rm, env);
+
+    return z != S_FAST_NONE ? z : s_convert(to, from, a, rm, env, &ctx);
 }

@@ -1,4 +1,5 @@
 /* sf_fma -- a*b + c with a single rounding */
+#include "s_fast.h"
 #include "s_fma.h"
 
 /* The IEEE policy of sf_fma: one format, s_round_pack, ENV's NaN rule,
@@ -29,8 +30,8 @@ fma_zero_sign(const void *user, sf_round rm, bool all_zero, bool neg_all)
 }
 
 uint64_t
-sf_fma(const sf_format *f, uint64_t a, uint64_t b, uint64_t c, sf_round rm,
-       sf_env *env)
+s_fma(const sf_format *f, uint64_t a, uint64_t b, uint64_t c, sf_round rm,
+      sf_env *env)
 {
     const s_fma_policy policy = {.op = SF_OP_FMA,
                                  .fmt = {f, f, f},
@@ -41,4 +42,13 @@ sf_fma(const sf_format *f, uint64_t a, uint64_t b, uint64_t c, sf_round rm,
                                  .zero_sign = fma_zero_sign};
 
     return s_fma_core(&policy, a, b, c, env);
+}
+
+uint64_t
+sf_fma(const sf_format *f, uint64_t a, uint64_t b, uint64_t c, sf_round rm,
+       sf_env *env)
+{
+    uint64_t z = s_fast_fma_any(f, a, b, c, rm, env);
+
+    return z != S_FAST_NONE ? z : s_fma(f, a, b, c, rm, env);
 }

@@ -23,12 +23,12 @@
         .max_frac = SF_BIT(f) - ((sp) == SF_SPECIALS_IEEE ? 1u : 2u),       \
     }
 
-const sf_format sf_format_bf16 = SF_FORMAT_INIT("bf16", 8, 7, 0,
-                                                SF_SPECIALS_IEEE);
-const sf_format sf_format_f16 = SF_FORMAT_INIT("f16", 5, 10, 0,
-                                               SF_SPECIALS_IEEE);
-const sf_format sf_format_f32 = SF_FORMAT_INIT("f32", 8, 23, 0,
-                                               SF_SPECIALS_IEEE);
+const sf_format sf_format_bf16 = SF_FORMAT_INIT(
+    "bf16", S_BF16_EXP_BITS, S_BF16_FRAC_BITS, 0, SF_SPECIALS_IEEE);
+const sf_format sf_format_f16 = SF_FORMAT_INIT(
+    "f16", S_F16_EXP_BITS, S_F16_FRAC_BITS, 0, SF_SPECIALS_IEEE);
+const sf_format sf_format_f32 = SF_FORMAT_INIT(
+    "f32", S_F32_EXP_BITS, S_F32_FRAC_BITS, 0, SF_SPECIALS_IEEE);
 const sf_format sf_format_tf32 = SF_FORMAT_INIT("tf32", 8, 10, 13,
                                                 SF_SPECIALS_IEEE);
 const sf_format sf_format_e4m3 = SF_FORMAT_INIT("e4m3", 4, 3, 0,

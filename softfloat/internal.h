@@ -32,6 +32,16 @@ typedef unsigned __int128 s_u128;
 #define S_EVENTS_ON(env) SF_UNLIKELY((env)->events != NULL)
 #endif
 
+/* The widths of the formats that have fast paths (softfloat/s_fast.h),
+   where they must be compile-time constants; format.c builds the
+   descriptors from the same macros. */
+#define S_BF16_EXP_BITS 8
+#define S_BF16_FRAC_BITS 7
+#define S_F16_EXP_BITS 5
+#define S_F16_FRAC_BITS 10
+#define S_F32_EXP_BITS 8
+#define S_F32_FRAC_BITS 23
+
 /*----------------------------------------------------------------------------
  * Unpacked operand.
  *--------------------------------------------------------------------------*/
@@ -156,6 +166,11 @@ bool s_add_exact(bool sx, s_u128 x, int32_t ex, bool sy, s_u128 y,
 /* Add or subtract (a - b when SUBTRACT) for sf_add and sf_sub. */
 uint64_t s_add_sub(const sf_format *f, uint64_t a, uint64_t b, bool subtract,
                    sf_round rm, sf_env *env);
+/* sf_mul and sf_fma without their fast paths (softfloat/s_fast.h). */
+uint64_t s_mul(const sf_format *f, uint64_t a, uint64_t b, sf_round rm,
+               sf_env *env);
+uint64_t s_fma(const sf_format *f, uint64_t a, uint64_t b, uint64_t c,
+               sf_round rm, sf_env *env);
 
 /* sf_convert with the event context CTX (sf_from_double uses its own). */
 uint64_t s_convert(const sf_format *to, const sf_format *from, uint64_t a,

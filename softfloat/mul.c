@@ -1,8 +1,8 @@
 /* sf_mul -- product of two values of one format, rounded once */
-#include "internal.h"
+#include "s_fast.h"
 
 uint64_t
-sf_mul(const sf_format *f, uint64_t a, uint64_t b, sf_round rm, sf_env *env)
+s_mul(const sf_format *f, uint64_t a, uint64_t b, sf_round rm, sf_env *env)
 {
     s_unpacked ua, ub;
     s_opctx ctx = {SF_OP_MUL, 2, {f, f, NULL}, {a, b, 0}, false};
@@ -31,4 +31,12 @@ sf_mul(const sf_format *f, uint64_t a, uint64_t b, sf_round rm, sf_env *env)
     }
     s_event_special(f, z, env->flags & ~before, rm, env, &ctx);
     return z;
+}
+
+uint64_t
+sf_mul(const sf_format *f, uint64_t a, uint64_t b, sf_round rm, sf_env *env)
+{
+    uint64_t z = s_fast_mul_any(f, a, b, rm, env);
+
+    return z != S_FAST_NONE ? z : s_mul(f, a, b, rm, env);
 }

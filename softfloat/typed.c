@@ -1,5 +1,6 @@
-/* typed.c -- the sf_<fmt>_<op> wrappers over the generic operations */
-#include "internal.h"
+/* typed.c -- the sf_<fmt>_<op> wrappers over the generic operations, with
+   the fast paths of softfloat/s_fast.h inlined */
+#include "s_fast.h"
 
 #define SF_DEFINE_TYPED_OPS(fmt, T, W)                                      \
     static inline T fmt##_wrap(uint64_t bits)                               \
@@ -10,18 +11,24 @@
     }                                                                       \
     T sf_##fmt##_add(T a, T b, sf_round rm, sf_env *env)                    \
     {                                                                       \
-        return fmt##_wrap(sf_add(&sf_format_##fmt, a.bits, b.bits, rm,      \
-                                 env));                                     \
+        uint64_t z = s_fast_add_##fmt(a.bits, b.bits, false, rm, env);      \
+        if (z == S_FAST_NONE)                                               \
+            z = s_add_sub(&sf_format_##fmt, a.bits, b.bits, false, rm, env); \
+        return fmt##_wrap(z);                                               \
     }                                                                       \
     T sf_##fmt##_sub(T a, T b, sf_round rm, sf_env *env)                    \
     {                                                                       \
-        return fmt##_wrap(sf_sub(&sf_format_##fmt, a.bits, b.bits, rm,      \
-                                 env));                                     \
+        uint64_t z = s_fast_add_##fmt(a.bits, b.bits, true, rm, env);       \
+        if (z == S_FAST_NONE)                                               \
+            z = s_add_sub(&sf_format_##fmt, a.bits, b.bits, true, rm, env);  \
+        return fmt##_wrap(z);                                               \
     }                                                                       \
     T sf_##fmt##_mul(T a, T b, sf_round rm, sf_env *env)                    \
     {                                                                       \
-        return fmt##_wrap(sf_mul(&sf_format_##fmt, a.bits, b.bits, rm,      \
-                                 env));                                     \
+        uint64_t z = s_fast_mul_##fmt(a.bits, b.bits, rm, env);             \
+        if (z == S_FAST_NONE)                                               \
+            z = s_mul(&sf_format_##fmt, a.bits, b.bits, rm, env);           \
+        return fmt##_wrap(z);                                               \
     }                                                                       \
     T sf_##fmt##_div(T a, T b, sf_round rm, sf_env *env)                    \
     {                                                                       \
@@ -34,8 +41,10 @@
     }                                                                       \
     T sf_##fmt##_fma(T a, T b, T c, sf_round rm, sf_env *env)               \
     {                                                                       \
-        return fmt##_wrap(sf_fma(&sf_format_##fmt, a.bits, b.bits, c.bits,  \
-                                 rm, env));                                 \
+        uint64_t z = s_fast_fma_##fmt(a.bits, b.bits, c.bits, rm, env);     \
+        if (z == S_FAST_NONE)                                               \
+            z = s_fma(&sf_format_##fmt, a.bits, b.bits, c.bits, rm, env);    \
+        return fmt##_wrap(z);                                               \
     }                                                                       \
     T sf_##fmt##_neg(T a)                                                   \
     {                                                                       \
@@ -134,8 +143,12 @@ SF_DEFINE_TYPED_OPS(e5m2, sf_e5m2, uint8_t)
     TT sf_##from##_to_##to(TF a, sf_round rm, sf_env *env)                  \
     {                                                                       \
         TT z;                                                               \
-        z.bits = (WT)sf_convert(&sf_format_##to, &sf_format_##from, a.bits, \
-                                rm, env);                                   \
+        uint64_t r = s_fast_convert_any(&sf_format_##to, &sf_format_##from, \
+                                        a.bits, rm, env);                   \
+        if (r == S_FAST_NONE)                                               \
+            r = sf_convert(&sf_format_##to, &sf_format_##from, a.bits, rm,  \
+                           env);                                            \
+        z.bits = (WT)r;                                                     \
         return z;                                                           \
     }
 

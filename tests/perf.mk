@@ -1,1 +1,16 @@
 # tests/perf.mk -- tests of the vectorised and fast paths against the scalar ones
+
+# The fast paths of softfloat/s_fast.h and the AVX-512 path of
+# sf_convert_array against the generic operations, bit for bit with flags.
+# (The AVX-512 GEMM path against the scalar one is in tests/mma.mk,
+# test_mma_gemm; every BF16 pair through add, sub and mul, fast paths
+# included, is checked against an independent reference by
+# tests/exhaustive/exh_bf16_binary in make check-exhaustive.)
+perf_tests = tests/softfloat/test_fast
+check_PROGRAMS += $(perf_tests)
+TESTS += $(perf_tests)
+
+tests_softfloat_test_fast_SOURCES = tests/softfloat/test_fast.c
+tests_softfloat_test_fast_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_softfloat_test_fast_LDADD = tests/support/libtestsupport.la \
+	softfloat/libsoftfloat.la $(CHECK_LIBS) $(LIBM)

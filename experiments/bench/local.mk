@@ -1,5 +1,21 @@
 # experiments/bench/local.mk -- benchmarks (make bench); not run by make check
 
+# The table of doc/performance.md: the emulator against native float
+# arithmetic, MPFR, VCVTNEPS2BF16, a float GEMM and a float attention.
+# Linked statically (libtool -static), so library calls are direct calls
+# as in a program that embeds the library.
+EXTRA_PROGRAMS += experiments/bench/bench
+experiments_bench_bench_SOURCES = experiments/bench/bench.c \
+	experiments/bench/bench.h experiments/bench/bench_ops.c \
+	experiments/bench/bench_convert.c experiments/bench/bench_gemm.c \
+	experiments/bench/bench_exh.c experiments/bench/bench_sweep.c \
+	tests/support/avx512bf16.c tests/support/avx512bf16.h \
+	tests/exhaustive/exh_ref.c tests/exhaustive/exh_ref.h
+experiments_bench_bench_CFLAGS = $(AM_CFLAGS) $(MPFR_CFLAGS) $(OPENMP_CFLAGS)
+experiments_bench_bench_LDFLAGS = -static $(OPENMP_CFLAGS)
+experiments_bench_bench_LDADD = attention/libattention.la \
+	softfloat/libsoftfloat.la $(MPFR_LIBS) $(LIBM)
+
 # The event hook with no sink, against a library built without the hook:
 # the same sources compiled into each program, so the macro is the only
 # difference (no shared-library call overhead on either side).
@@ -14,12 +30,20 @@ experiments_bench_bench_events_nohook_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DSF_NO_EVENT_HOOK
 EXTRA_DIST += experiments/bench/run-events.sh
 
-BENCH_BINARIES = experiments/bench/bench_events \
+BENCH_BINARIES = experiments/bench/bench experiments/bench/bench_events \
 	experiments/bench/bench_events_nohook
 
-bench: $(BENCH_BINARIES)
-	$(SHELL) $(srcdir)/experiments/bench/run-events.sh \
-	  experiments/bench/bench_events experiments/bench/bench_events_nohook
+# BENCH_FLAGS: more options for the program (--quick, --rounds N, or the
+# parts to run: scalar events convert gemm attn exhaustive sweep).
+BENCH_FLAGS =
+
+bench: $(BENCH_BINARIES) experiments/bf16emu
+	@echo "bench: `LC_ALL=C date -u '+%Y-%m-%d %H:%M UTC'`;" \
+	  "`sed -n 's/^model name[^:]*: //p' /proc/cpuinfo 2>/dev/null | head -1`;" \
+	  "`$(CC) --version | head -1`"
+	./experiments/bench/bench --events experiments/bench/bench_events \
+	  experiments/bench/bench_events_nohook \
+	  --sweep experiments/bf16emu $(BENCH_FLAGS)
 
 CLEANFILES += $(BENCH_BINARIES)
 

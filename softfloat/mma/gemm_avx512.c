@@ -6,7 +6,6 @@
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #define HAVE_VEC 1
-#include <cpuid.h>
 #include <immintrin.h>
 #else
 #define HAVE_VEC 0
@@ -19,19 +18,15 @@ bool
 sf_mma_gemm_avx512_available(void)
 {
 #if HAVE_VEC
-    unsigned eax, ebx, ecx, edx, xcr0_lo, xcr0_hi;
-
-    if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx) || !(ecx & (1u << 27)))
-        return false;
-    __asm__ volatile("xgetbv" : "=a"(xcr0_lo), "=d"(xcr0_hi) : "c"(0u));
-    (void)xcr0_hi;
-    if ((xcr0_lo & 0xE6u) != 0xE6u)
-        return false;
-    if (__get_cpuid_max(0, NULL) < 7)
-        return false;
-    __cpuid_count(7, 0, eax, ebx, ecx, edx);
-    /* AVX512F (bit 16) and AVX512CD (bit 28) */
-    return (ebx & (1u << 16)) && (ebx & (1u << 28));
+    /* The compiler's run-time library reads CPUID and XCR0 once (the
+       AVX-512 features count only when the OS saves the zmm and opmask
+       state); executing CPUID on every call costs a trap to the
+       hypervisor in a virtual machine.  __builtin_cpu_init returns at
+       once when that is done (it is, unless this runs from a
+       constructor). */
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f")
+           && __builtin_cpu_supports("avx512cd");
 #else
     return false;
 #endif

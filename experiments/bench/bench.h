@@ -1,0 +1,77 @@
+/* bench.h -- the make bench program: timing pairs and the result table */
+#ifndef BF16EMU_BENCH_H
+#define BF16EMU_BENCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* One side of a comparison: RUN does REPS repetitions of a unit of work
+   worth ITEMS items (operations, elements, products, forward passes). */
+typedef struct
+{
+    void (*run)(void *ctx, long reps);
+    void *ctx;
+    double items;
+    bool wall; /* timed by the wall clock (threads); else by the CPU time
+                  of the calling thread, which other processes sharing the
+                  core do not inflate */
+} bench_side;
+
+/* Settings of the whole run (from the command line). */
+typedef struct
+{
+    int rounds;      /* interleaved rounds per pair; the median is kept */
+    double min_time; /* seconds one timed call should last at least */
+    bool quick;      /* smaller shapes, for a smoke run */
+} bench_opts;
+
+extern bench_opts bench_cfg;
+
+/* Seconds since an arbitrary origin: CLOCK_MONOTONIC when WALL, else the
+   CPU time of the calling thread. */
+double bench_now(bool wall);
+
+/* Times EMU and BASE alternately bench_cfg.rounds times (after choosing
+   a repetition count for each so that one call lasts about
+   bench_cfg.min_time) and stores the median seconds per item of each. */
+void bench_pair(const bench_side *emu, const bench_side *base, double *emu_s,
+                double *base_s);
+/* The same for one side alone. */
+double bench_one(const bench_side *side);
+
+/* How a row's ratio (emulated time / baseline time) is judged. */
+typedef enum
+{
+    BENCH_AT_MOST,  /* met when ratio <= target */
+    BENCH_AT_LEAST, /* met when ratio >= target */
+    BENCH_NONE      /* no target */
+} bench_goal;
+
+/* Adds a row: EMU and BASE are throughputs in UNIT; RATIO is printed as
+   is; TARGET with GOAL decides the last column. */
+void bench_row(const char *op, double emu, double base, const char *unit,
+               double ratio, bench_goal goal, double target);
+/* Adds a row whose baseline is absent (printed as "-"). */
+void bench_row_alone(const char *op, double emu, const char *unit,
+                     double ratio, bench_goal goal, double target);
+/* Prints every row as one table on stdout. */
+void bench_print_table(void);
+
+/* The median of V[0..N-1] (reorders V). */
+double bench_median(double *v, int n);
+
+/* A splitmix64 step, for inputs. */
+uint64_t bench_next(uint64_t *s);
+
+/* The parts of the table, each adding its rows. */
+void bench_scalar(void);
+void bench_events(const char *hook_prog, const char *nohook_prog);
+void bench_convert(void);
+void bench_gemm(void);
+void bench_attn(void);
+void bench_exhaustive(void);
+/* PROG: the bf16emu program (NULL: the row is left out with a message). */
+void bench_sweep(const char *prog);
+
+#endif

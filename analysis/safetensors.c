@@ -387,10 +387,15 @@ header_read(const char *path, st_header *h, tensor_error *err)
     if (rc == TENSOR_OK) {
         h->root =
             json_loadb(text, (size_t)hlen, JSON_REJECT_DUPLICATES, &jerr);
-        if (h->root == NULL)
+        if (h->root == NULL) {
+            /* jansson's message quotes the header near the error: made
+               one line of printable ASCII */
+            char msg[4 * JSON_ERROR_TEXT_LENGTH + 8];
             rc = tio_fail(err, TENSOR_E_FORMAT, path, "header",
-                          "not valid JSON: %s (line %d, column %d)", jerr.text,
-                          jerr.line, jerr.column);
+                          "not valid JSON: %s (line %d, column %d)",
+                          tio_escape(msg, sizeof msg, jerr.text), jerr.line,
+                          jerr.column);
+        }
     }
     free(text);
     if (rc != TENSOR_OK)

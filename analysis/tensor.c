@@ -200,25 +200,22 @@ tio_fail_errno(tensor_error *err, const char *path, const char *what,
                     strerror(errnum));
 }
 
-char *
-tio_quote(char *buf, size_t size, const char *s, size_t len)
+/* S[0..LEN) escaped into BUF from offset O: '"', '\\' and bytes outside
+   printable ASCII as \xNN; at most MAX bytes of S, and while RESERVE more
+   bytes stay free after an escape; "..." marks a cut.  Returns the new
+   offset (BUF is not terminated). */
+static size_t
+escape_into(char *buf, size_t size, size_t o, const char *s, size_t len,
+            size_t max, size_t reserve)
 {
     static const char hex[] = "0123456789abcdef";
-    size_t o = 0;
 
-    if (size < 8) {
-        if (size > 0)
-            buf[0] = '\0';
-        return buf;
-    }
-    buf[o++] = '"';
     for (size_t i = 0; i < len; i++) {
         unsigned char c = (unsigned char)s[i];
-        /* room for an escape (4), the cut mark (3), '"' and NUL */
-        if (o + 4 + 3 + 2 > size || i >= 60) {
+        /* room for an escape (4), the cut mark (3) and RESERVE */
+        if (o + 4 + 3 + reserve > size || i >= max) {
             memcpy(buf + o, "...", 3);
-            o += 3;
-            break;
+            return o + 3;
         }
         if (c == '"' || c == '\\' || c < 0x20 || c >= 0x7f) {
             buf[o++] = '\\';
@@ -229,7 +226,38 @@ tio_quote(char *buf, size_t size, const char *s, size_t len)
             buf[o++] = (char)c;
         }
     }
+    return o;
+}
+
+char *
+tio_quote(char *buf, size_t size, const char *s, size_t len)
+{
+    size_t o;
+
+    if (size < 8) {
+        if (size > 0)
+            buf[0] = '\0';
+        return buf;
+    }
+    buf[0] = '"';
+    /* the closing '"' and NUL */
+    o = escape_into(buf, size, 1, s, len, 60, 2);
     buf[o++] = '"';
+    buf[o] = '\0';
+    return buf;
+}
+
+char *
+tio_escape(char *buf, size_t size, const char *s)
+{
+    size_t o;
+
+    if (size < 8) {
+        if (size > 0)
+            buf[0] = '\0';
+        return buf;
+    }
+    o = escape_into(buf, size, 0, s, strlen(s), SIZE_MAX, 1);
     buf[o] = '\0';
     return buf;
 }

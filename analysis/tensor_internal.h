@@ -33,6 +33,9 @@ int tio_fail_errno(tensor_error *err, const char *path, const char *what,
    after about 60 characters.  Returns BUF. */
 char *tio_quote(char *buf, size_t size, const char *s, size_t len);
 #define TIO_QUOTE_SIZE 96
+/* The string S escaped as by tio_quote, without the quotes and without the
+   60-character limit (cut with "..." only where BUF is full). */
+char *tio_escape(char *buf, size_t size, const char *s);
 
 /* Writes "[d0, d1, ...]" (or "(d0, d1, )" style when PY is true: a Python
    tuple) into BUF of SIZE bytes; returns BUF. */

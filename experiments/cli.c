@@ -762,25 +762,22 @@ cli_color_enabled(FILE *stream, cli_color_when when)
 /*----------------------------------------------------------------------------
  * Distances.
  *--------------------------------------------------------------------------*/
-/* X's place on the integer line of F: its magnitude bits, negated for a
-   negative sign (so -0 and +0 share 0). */
-static int64_t
-dist_place(const sf_format *f, uint64_t x)
-{
-    int64_t mag = (int64_t)(x & ~f->sign_mask & ((f->sign_mask << 1) - 1));
-    return (x & f->sign_mask) ? -mag : mag;
-}
-
 uint64_t
 cli_ulp_distance(const sf_format *f, uint64_t x, uint64_t y)
 {
     bool nx = sf_is_nan(f, x), ny = sf_is_nan(f, y);
-    int64_t d;
+    uint64_t mag = (f->sign_mask << 1) - 1 - f->sign_mask;
+    uint64_t mx = x & mag, my = y & mag;
 
     if (nx || ny)
         return nx && ny ? 0 : CLI_DIST_INF;
-    d = dist_place(f, x) - dist_place(f, y);
-    return d < 0 ? (uint64_t)-d : (uint64_t)d;
+    /* places on the integer line: the magnitude bits, negated for a
+       negative sign (-0 and +0 share 0); in unsigned arithmetic, as the
+       distance between -Inf and +Inf of f64 does not fit int64_t (it is
+       below CLI_DIST_INF) */
+    if (((x ^ y) & f->sign_mask) != 0)
+        return mx + my;
+    return mx > my ? mx - my : my - mx;
 }
 
 unsigned

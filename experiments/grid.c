@@ -82,16 +82,37 @@ grid_axis_numeric(grid_axis a)
     return (unsigned)a < N_GX && axes[a].kind != K_NAME;
 }
 
+/* The message into ERR (N bytes), one line of printable ASCII: the bytes of
+   the user's text that are not (a newline, an escape sequence) are written
+   as \xNN, and the message is cut to fit. */
 static void
 msg(char *err, size_t n, const char *fmt, ...)
 {
+    static const char hex[] = "0123456789abcdef";
+    char raw[1024];
+    size_t o = 0;
     va_list ap;
 
     if (err == NULL || n == 0)
         return;
     va_start(ap, fmt);
-    vsnprintf(err, n, fmt, ap);
+    vsnprintf(raw, sizeof raw, fmt, ap);
     va_end(ap);
+    for (const char *s = raw; *s != '\0'; s++) {
+        unsigned char c = (unsigned char)*s;
+        bool plain = c >= 0x20 && c < 0x7f;
+        if (o + (plain ? 1 : 4) >= n)
+            break;
+        if (plain) {
+            err[o++] = (char)c;
+        } else {
+            err[o++] = '\\';
+            err[o++] = 'x';
+            err[o++] = hex[c >> 4];
+            err[o++] = hex[c & 15];
+        }
+    }
+    err[o] = '\0';
 }
 
 /*----------------------------------------------------------------------------
@@ -188,15 +209,33 @@ number(const char *s, double *x)
     return *end == '\0' && errno != ERANGE && isfinite(*x);
 }
 
-static bool
-push(grid_values *v, const char *text, double x)
+/* Appends a value to V (of axis KEY).  The arrays grow by doubling from
+   8: their capacity is full exactly when N is 8 or a larger power of two.
+   Returns 0, or -1 with a message. */
+static int
+push(grid_values *v, const char *key, const char *text, double x, char *err,
+     size_t errlen)
 {
-    if (v->n >= GRID_MAX_VALUES)
-        return false;
+    if (v->n >= GRID_MAX_VALUES) {
+        msg(err, errlen, "%s: more than %d values", key, GRID_MAX_VALUES);
+        return -1;
+    }
+    if (v->n == 0 || (v->n >= 8 && (v->n & (v->n - 1)) == 0)) {
+        size_t cap = v->n == 0 ? 8 : 2 * v->n;
+        char(*t)[GRID_MAX_TEXT] = realloc(v->text, cap * sizeof *v->text);
+        double *y = t == NULL ? NULL : realloc(v->num, cap * sizeof *v->num);
+        if (t != NULL)
+            v->text = t;
+        if (y == NULL) {
+            msg(err, errlen, "%s: out of memory", key);
+            return -1;
+        }
+        v->num = y;
+    }
     snprintf(v->text[v->n], GRID_MAX_TEXT, "%s", text);
     v->num[v->n] = x;
     v->n++;
-    return true;
+    return 0;
 }
 
 /* Checks X against axis A's range; writes its canonical text. */
@@ -242,11 +281,7 @@ parse_item(grid_axis a, const char *item, grid_values *v, char *err,
                 item, name_expected(a));
             return -1;
         }
-        if (!push(v, item, 0)) {
-            msg(err, errlen, "%s: more than %d values", key, GRID_MAX_VALUES);
-            return -1;
-        }
-        return 0;
+        return push(v, key, item, 0, err, errlen);
     }
     c1 = strchr(item, ':');
     if (c1 != NULL) {
@@ -293,11 +328,8 @@ parse_item(grid_axis a, const char *item, grid_values *v, char *err,
                     axes[a].kind == K_REAL ? "" : ", an integer");
                 return -1;
             }
-            if (!push(v, text, x)) {
-                msg(err, errlen, "%s: more than %d values", key,
-                    GRID_MAX_VALUES);
+            if (push(v, key, text, x, err, errlen) != 0)
                 return -1;
-            }
         }
         return 0;
     }
@@ -313,12 +345,8 @@ parse_item(grid_axis a, const char *item, grid_values *v, char *err,
                 axes[a].kind == K_REAL ? "" : ", an integer");
             return -1;
         }
-        if (!push(v, text, x)) {
-            msg(err, errlen, "%s: more than %d values", key, GRID_MAX_VALUES);
-            return -1;
-        }
+        return push(v, key, text, x, err, errlen);
     }
-    return 0;
 }
 
 static int
@@ -328,13 +356,6 @@ set_axis(sweep_grid *g, grid_axis a, const char *value, char *err,
     grid_values v = {0, NULL, NULL};
     const char *p = value;
 
-    v.text = malloc(GRID_MAX_VALUES * sizeof *v.text);
-    v.num = malloc(GRID_MAX_VALUES * sizeof *v.num);
-    if (v.text == NULL || v.num == NULL) {
-        values_free(&v);
-        msg(err, errlen, "%s: out of memory", axes[a].key);
-        return -1;
-    }
     for (;;) {
         const char *e = strchr(p, ',');
         size_t n = e != NULL ? (size_t)(e - p) : strlen(p);
@@ -416,8 +437,15 @@ grid_parse_text(sweep_grid *g, const char *text, size_t len, char *err,
                 size_t errlen)
 {
     size_t pos = 0, line = 0;
-    char buf[8192];
+    int rc = 0;
+    /* every line fits: a grid file may hold what grid_text wrote, up to
+       GRID_MAX_VALUES values per line */
+    char *buf = malloc(len + 1);
 
+    if (buf == NULL) {
+        msg(err, errlen, "out of memory");
+        return -1;
+    }
     while (pos < len) {
         size_t e = pos, n;
         char *eq, *k, *v, *hash;
@@ -425,17 +453,13 @@ grid_parse_text(sweep_grid *g, const char *text, size_t len, char *err,
             e++;
         line++;
         n = e - pos;
-        if (n >= sizeof buf) {
-            msg(err, errlen, "line %zu: longer than %zu bytes", line,
-                sizeof buf - 1);
-            return -1;
-        }
         memcpy(buf, text + pos, n);
         buf[n] = '\0';
         pos = e + 1;
         if (memchr(buf, '\0', n) != NULL) {
             msg(err, errlen, "line %zu: a NUL byte", line);
-            return -1;
+            rc = -1;
+            break;
         }
         if (n > 0 && buf[n - 1] == '\r')
             buf[--n] = '\0';
@@ -450,7 +474,8 @@ grid_parse_text(sweep_grid *g, const char *text, size_t len, char *err,
         eq = strchr(k, '=');
         if (eq == NULL) {
             msg(err, errlen, "line %zu: expected 'key = value'", line);
-            return -1;
+            rc = -1;
+            break;
         }
         *eq = '\0';
         v = eq + 1;
@@ -465,11 +490,13 @@ grid_parse_text(sweep_grid *g, const char *text, size_t len, char *err,
             char sub[1024];
             if (grid_set(g, k, v, sub, sizeof sub) != 0) {
                 msg(err, errlen, "line %zu: %s", line, sub);
-                return -1;
+                rc = -1;
+                break;
             }
         }
     }
-    return 0;
+    free(buf);
+    return rc;
 }
 
 /*----------------------------------------------------------------------------

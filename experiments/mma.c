@@ -536,17 +536,13 @@ run_gemm(mma_ctx *x)
     return true;
 }
 
+/* What the request asks is checked before what this CPU has, so that the
+   same command gives the same message on every machine. */
 static bool
 check_path(const mma_ctx *x)
 {
     if (x->path != SF_MMA_PATH_AVX512)
         return true;
-    if (!sf_mma_gemm_avx512_available()) {
-        cli_error(CMD, "--path avx512: this CPU (or its operating system) "
-                       "lacks AVX-512F and AVX-512CD (use --path scalar or "
-                       "auto)");
-        return false;
-    }
     if (!sf_mma_gemm_avx512_covers(x->model, x->in[IN_A].fmt,
                                    x->in[IN_B].fmt)) {
         cli_error(CMD,
@@ -554,6 +550,12 @@ check_path(const mma_ctx *x)
                   "with %s inputs (it covers the fused NVIDIA models with "
                   "bf16 or f16 inputs; use --path scalar or auto)",
                   x->model->name, x->in[IN_A].fmt->name);
+        return false;
+    }
+    if (!sf_mma_gemm_avx512_available()) {
+        cli_error(CMD, "--path avx512: this CPU (or its operating system) "
+                       "lacks AVX-512F and AVX-512CD (use --path scalar or "
+                       "auto)");
         return false;
     }
     return true;

@@ -139,6 +139,29 @@ expect_same_as()
     fi
 }
 
+# expect_jsons PATH VALUE [PATH VALUE ...]: the values at the PATHs of
+# the last output (one $JSONQ run for all of them; paths hold no blanks).
+expect_jsons()
+{
+    _paths=
+    : >"$tmp/jwant"
+    while [ $# -ge 2 ]; do
+        _paths="$_paths $1"
+        printf '%s\n' "$2" >>"$tmp/jwant"
+        shift 2
+    done
+    # shellcheck disable=SC2086
+    "$JSONQ" "$tmp/out" $_paths >"$tmp/jgot" 2>"$tmp/jerr"
+    if cmp -s "$tmp/jwant" "$tmp/jgot"; then
+        pass
+    else
+        fail "JSON values (path, expected, got):"
+        echo "$_paths" | tr ' ' '\n' | sed '/^$/d' >"$tmp/jpaths"
+        paste "$tmp/jpaths" "$tmp/jwant" "$tmp/jgot" | sed 's/^/    /'
+        cat "$tmp/jerr"
+    fi
+}
+
 finish()
 {
     echo "$n_pass checks passed, $n_fail failed"

@@ -40,29 +40,6 @@ expect_json()
 
 jq() { "$JSONQ" "$tmp/out" "$1" 2>/dev/null; }
 
-# expect_jsons PATH VALUE [PATH VALUE ...]: the values at the PATHs (one
-# jsonq run for all of them; paths hold no blanks).
-expect_jsons()
-{
-    paths=
-    : >"$tmp/jwant"
-    while [ $# -ge 2 ]; do
-        paths="$paths $1"
-        printf '%s\n' "$2" >>"$tmp/jwant"
-        shift 2
-    done
-    # shellcheck disable=SC2086
-    "$JSONQ" "$tmp/out" $paths >"$tmp/jgot" 2>"$tmp/jerr"
-    if cmp -s "$tmp/jwant" "$tmp/jgot"; then
-        pass
-    else
-        fail "JSON values (path, expected, got):"
-        echo "$paths" | tr ' ' '\n' | sed '/^$/d' >"$tmp/jpaths"
-        paste "$tmp/jpaths" "$tmp/jwant" "$tmp/jgot" | sed 's/^/    /'
-        cat "$tmp/jerr"
-    fi
-}
-
 # expect_num WHAT CONDITION X [Y]: the awk condition on x (and y) holds.
 expect_num()
 {

@@ -214,29 +214,6 @@ expect_same()
     fi
 }
 
-# expect_jsons PATH VALUE [PATH VALUE ...]: the values at the PATHs of
-# the last output (one jsonq run).
-expect_jsons()
-{
-    _paths=
-    : >"$tmp/jwant"
-    while [ $# -ge 2 ]; do
-        _paths="$_paths $1"
-        printf '%s\n' "$2" >>"$tmp/jwant"
-        shift 2
-    done
-    # shellcheck disable=SC2086
-    "$JSONQ" "$tmp/out" $_paths >"$tmp/jgot" 2>"$tmp/jerr"
-    if cmp -s "$tmp/jwant" "$tmp/jgot"; then
-        pass
-    else
-        fail "JSON values (path, expected, got):"
-        echo "$_paths" | tr ' ' '\n' | sed '/^$/d' >"$tmp/jpaths"
-        paste "$tmp/jpaths" "$tmp/jwant" "$tmp/jgot" | sed 's/^/    /'
-        cat "$tmp/jerr"
-    fi
-}
-
 # repeat N TEXT: N copies of TEXT separated by blanks
 repeat()
 {

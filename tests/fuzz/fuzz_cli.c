@@ -111,14 +111,22 @@ check_print_parse(const sf_format *f, uint64_t bits, sf_print_style style)
     FUZZ_CHECK(back == bits);
 }
 
+/* Whether S starts with white space, which strtod and strtof skip (the
+   host comparison is made on texts without it only). */
+static bool
+leading_space(const char *s)
+{
+    return s[0] == ' ' || s[0] == '\t' || s[0] == '\n' || s[0] == '\v'
+           || s[0] == '\f' || s[0] == '\r';
+}
+
 /* Host conversions of S; false when they do not read the whole text. */
 static bool
 host_double(const char *s, double *v)
 {
     char *end;
 
-    if (s[0] == ' ' || s[0] == '\t' || s[0] == '\n' || s[0] == '\v'
-        || s[0] == '\f' || s[0] == '\r')
+    if (leading_space(s))
         return false;
     errno = 0;
     *v = strtod(s, &end);
@@ -130,8 +138,7 @@ host_float(const char *s, float *v)
 {
     char *end;
 
-    if (s[0] == ' ' || s[0] == '\t' || s[0] == '\n' || s[0] == '\v'
-        || s[0] == '\f' || s[0] == '\r')
+    if (leading_space(s))
         return false;
     errno = 0;
     *v = strtof(s, &end);

@@ -201,6 +201,24 @@ expect_class()
     fi
 }
 
+# diff_own_dump NAME Q K V DO [OPTION...]: attn (fa2, the measured exp,
+# backward, the OPTIONs) writes a dump of every stage from the files
+# Q K V DO of $in; bf16emu diff (with the OPTIONs) reads it back and finds
+# every stage bit-equal.  The output of diff is left for more checks.
+diff_own_dump()
+{
+    _dump=$in/dump_$1.safetensors
+    _q=$2 _k=$3 _v=$4 _do=$5
+    shift 5
+    run attn --q "$in/$_q.safetensors" --k "$in/$_k.safetensors" \
+        --v "$in/$_v.safetensors" "$@" --policy fa2 --exp ex2-sm90 \
+        --backward --do "$in/$_do.safetensors" --no-exact --out "$_dump"
+    expect_rc 0
+    run diff --dump "$_dump" "$@"
+    expect_rc 0
+    expect_line "result: 5 stages compared, all bit-equal"
+}
+
 # expect_same A B NAME...: the tensors hold the same bytes.
 expect_same()
 {
@@ -314,13 +332,7 @@ done
 
 # diff on attn's own output with those inputs (fa2 and the measured exp,
 # forward and backward): every stage bit-equal, NaNs included
-run attn --q "$in/q.safetensors" --k "$in/knan.safetensors" \
-    --v "$in/vinf.safetensors" --policy fa2 --exp ex2-sm90 --backward \
-    --do "$in/q.safetensors" --no-exact --out "$in/dump_nan.safetensors"
-expect_rc 0
-run diff --dump "$in/dump_nan.safetensors"
-expect_rc 0
-expect_line "result: 5 stages compared, all bit-equal"
+diff_own_dump nan q knan vinf q
 expect_out_has "elements without a finite exact value left out"
 expect_no_stderr
 
@@ -441,13 +453,7 @@ for pol in $POLICIES; do
     rm -f "$o"/*
 done
 # Nq = Nk = 1, forward and backward: diff reproduces attn's dump
-run attn --q "$in/k1.safetensors" --k "$in/k1.safetensors" \
-    --v "$in/v1.safetensors" --policy fa2 --exp ex2-sm90 --backward \
-    --do "$in/v1.safetensors" --no-exact --out "$in/dump_n1.safetensors"
-expect_rc 0
-run diff --dump "$in/dump_n1.safetensors"
-expect_rc 0
-expect_line "result: 5 stages compared, all bit-equal"
+diff_own_dump n1 k1 k1 v1 v1
 # mma with M = N = K = 1: 3 * -2.5 + 0.5 = -7
 st "$in/a1.safetensors" BF16 "1, 1" 0x4040
 st "$in/b1.safetensors" BF16 "1, 1" 0xC020
@@ -528,13 +534,7 @@ for d in 17 5; do
     done
     [ $d -eq 17 ] || continue
     # diff reproduces attn's dump with d = 17 (fa2, backward)
-    run attn --q "$in/qd.safetensors" --k "$in/vd.safetensors" \
-        --v "$in/vd.safetensors" --policy fa2 --exp ex2-sm90 --backward \
-        --do "$in/qd.safetensors" --no-exact --out "$in/dump_d17.safetensors"
-    expect_rc 0
-    run diff --dump "$in/dump_d17.safetensors"
-    expect_rc 0
-    expect_line "result: 5 stages compared, all bit-equal"
+    diff_own_dump d17 qd vd vd qd
 done
 # mma: K = 33 (two blocks of 16 and a remainder), ones: D = 33
 st "$in/ak.safetensors" BF16 "1, 33" 0x3F80
@@ -591,14 +591,7 @@ for pol in $POLICIES; do
     esac
     rm -f "$o"/*
 done
-run attn --q "$in/qm.safetensors" --k "$in/km.safetensors" \
-    --v "$in/vm.safetensors" --causal --policy fa2 --exp ex2-sm90 \
-    --backward --do "$in/qm.safetensors" --no-exact \
-    --out "$in/dump_masked.safetensors"
-expect_rc 0
-run diff --dump "$in/dump_masked.safetensors" --causal
-expect_rc 0
-expect_line "result: 5 stages compared, all bit-equal"
+diff_own_dump masked qm km vm qm --causal
 
 # ---------------------------------------------------------------------
 # Shapes that do not fit in memory: refused before anything is computed

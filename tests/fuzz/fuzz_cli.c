@@ -59,18 +59,6 @@ storage_mask(const sf_format *f)
                                  : ((uint64_t)1 << f->storage_bits) - 1;
 }
 
-static int
-hex_digit_value(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 /*----------------------------------------------------------------------------
  * Numbers.
  *--------------------------------------------------------------------------*/
@@ -261,7 +249,7 @@ check_u64(const char *s)
     }
     syntax = *p != '\0';
     for (; *p != '\0' && syntax; p++) {
-        int d = base == 16 ? hex_digit_value(*p) : -1;
+        int d = base == 16 ? fuzz_hex_digit((unsigned char)*p) : -1;
         if (base == 10)
             d = *p >= '0' && *p <= '9' ? *p - '0' : -1;
         if (d < 0) {

@@ -211,3 +211,15 @@ fuzz_load_le(const uint8_t *p, size_t n)
         v = v << 8 | p[n];
     return v;
 }
+
+int
+fuzz_hex_digit(unsigned char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}

@@ -54,6 +54,11 @@ void fuzz_check_error(int rc, const tensor_error *err, const char *path);
 /* Whether A and B have the same dtype, shape and bytes. */
 bool fuzz_same_tensor(const tensor *a, const tensor *b);
 
+/* The value of the hexadecimal digit C (either case), or -1.  For the
+   targets' own reference parsers, which must not share code with the
+   parsers under test. */
+int fuzz_hex_digit(unsigned char c);
+
 /* The little-endian number in P[0..N), N <= 8. */
 uint64_t fuzz_load_le(const uint8_t *p, size_t n);
 

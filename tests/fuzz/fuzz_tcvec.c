@@ -27,18 +27,6 @@ blank(uint8_t c)
     return c == ' ' || c == '\t' || c == '\r';
 }
 
-static int
-hex_value(uint8_t c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 /* One line of an a/b file into OUT[0..16); false when malformed. */
 static bool
 ref_ab_line(const uint8_t *s, size_t len, uint32_t *out)
@@ -59,7 +47,7 @@ ref_ab_line(const uint8_t *s, size_t len, uint32_t *out)
         if (k == TCVEC_K || i - start != 8)
             return false;
         for (size_t j = start; j < i; j++) {
-            int d = hex_value(s[j]);
+            int d = fuzz_hex_digit((unsigned char)s[j]);
             if (d < 0)
                 return false;
             v = v * 16 + (uint32_t)d;

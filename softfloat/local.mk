@@ -2,7 +2,7 @@
 lib_LTLIBRARIES += softfloat/libsoftfloat.la
 softfloat_libsoftfloat_la_SOURCES = \
 	softfloat/internal.h \
-	softfloat/format.c softfloat/env.c softfloat/classify.c \
+	softfloat/format.c softfloat/env.c softfloat/isa.c softfloat/classify.c \
 	softfloat/s_unpack.c softfloat/s_nan.c softfloat/s_round_pack.c \
 	softfloat/s_round_integer.c softfloat/s_add_exact.c \
 	softfloat/add.c softfloat/sub.c softfloat/mul.c softfloat/div.c \

@@ -188,27 +188,62 @@ typedef struct sf_env
                                     draws sf_sr_random(sr_seed, i) */
     uint64_t sr_counter;         /* number of SR draws made so far */
     const sf_event_sink *events; /* NULL: no events (one branch per op) */
+    int isa;                     /* sf_isa: which vector path the array and
+                                    matrix calls may take; 0 (SF_ISA_AUTO):
+                                    the best the CPU has.  Never changes
+                                    bits or flags, only speed. */
 } sf_env;
 
 /* Strict IEEE 754-2019 defaults, tininess after rounding (as x86). */
 #define SF_ENV_IEEE                                                         \
-    {0, true, false, false, false, SF_NAN_FIRST, SF_DNAN_POSITIVE, 0, 0, NULL}
+    {0, true, false, false, false, SF_NAN_FIRST, SF_DNAN_POSITIVE, 0, 0,   \
+     NULL, 0}
 /* x86 SSE/AVX scalar with MXCSR defaults. */
 #define SF_ENV_X86                                                          \
-    {0, true, false, false, false, SF_NAN_FIRST, SF_DNAN_NEGATIVE, 0, 0, NULL}
+    {0, true, false, false, false, SF_NAN_FIRST, SF_DNAN_NEGATIVE, 0, 0,   \
+     NULL, 0}
 /* x86 AVX512-BF16 (VCVTNEPS2BF16, VDPBF16PS): DAZ and FTZ, RNE, MXCSR
    neither read nor written (ignore the flags). */
 #define SF_ENV_AVX512BF16                                                   \
-    {0, true, true, true, false, SF_NAN_FIRST, SF_DNAN_NEGATIVE, 0, 0, NULL}
+    {0, true, true, true, false, SF_NAN_FIRST, SF_DNAN_NEGATIVE, 0, 0,     \
+     NULL, 0}
 /* NVIDIA cvt.rn without .ftz: subnormals kept, canonical NaN. */
 #define SF_ENV_NVIDIA                                                       \
     {0, true, false, false, false, SF_NAN_DEFAULT, SF_DNAN_ALL_ONES, 0, 0,  \
-     NULL}
+     NULL, 0}
 /* Arm BFDOT/BFMMLA with FEAT_EBF16 off: FTZ and DAZ, default NaN, no
    flags; the products and sums use SF_ROD. */
 #define SF_ENV_ARM_BFDOT                                                    \
     {0, false, true, true, false, SF_NAN_DEFAULT, SF_DNAN_POSITIVE, 0, 0,   \
-     NULL}
+     NULL, 0}
+
+/*----------------------------------------------------------------------------
+ * Instruction-set paths.  The array and matrix calls (sf_convert_array,
+ * sf_mma_gemm, the attention engine's loops) have a portable path and
+ * vector paths; every path gives the same bits and flags.  env->isa caps
+ * the path a call may take, so a test or a user can force a slower one.
+ *--------------------------------------------------------------------------*/
+typedef enum
+{
+    SF_ISA_AUTO = 0, /* the best path the CPU runs */
+    SF_ISA_SCALAR,   /* portable C only */
+    SF_ISA_AVX2,     /* x86-64 AVX2 with FMA and F16C */
+    SF_ISA_AVX512,   /* x86-64 AVX-512 F, BW, CD, VL, DQ */
+    SF_N_ISA
+} sf_isa;
+
+/* The best path the running CPU (and its operating system) supports. */
+sf_isa sf_isa_cpu(void);
+/* Whether the running CPU supports path ISA (SF_ISA_AUTO and
+   SF_ISA_SCALAR: always). */
+bool sf_isa_supported(sf_isa isa);
+/* The path a call with env->isa == WANT takes: SF_ISA_AUTO gives
+   sf_isa_cpu(); a request the CPU lacks gives the best path below it. */
+sf_isa sf_isa_resolve(int want);
+/* "auto", "scalar", "avx2", "avx512"; "?" for other values. */
+const char *sf_isa_name(sf_isa isa);
+/* The path named NAME (case-insensitive), or -1. */
+int sf_isa_by_name(const char *name);
 
 /* Flags as TestFloat prints them: "vioux" order, '.' for clear. BUF gets 6
    bytes. Returns BUF. */

@@ -353,10 +353,29 @@ swap_bytes(unsigned char *p, size_t n_bytes, size_t esize)
         }
 }
 
-int
-npy_read(const char *path, tensor_dtype want, tensor *out, tensor_error *err)
+/* A checked .npy header, the file still open. */
+typedef struct
 {
-    static const tensor empty = TENSOR_INIT;
+    int fd;
+    uint64_t size;        /* of the file */
+    uint64_t data_offset; /* where the data begins */
+    unsigned major;       /* the version: 1, 2 or 3 */
+    py_header p;          /* descr, fortran order, shape */
+    tensor_dtype file_dt; /* TENSOR_ANY for raw bytes 'V1' / 'V2' */
+    tensor_dtype dt;      /* the dtype read as (WANT resolved) */
+    size_t esize;
+    bool big;
+    uint64_t n_elems, n_bytes;
+} npy_head;
+
+/* Opens PATH and checks its header and its size.  WANT is resolved into
+   h->dt (E_DTYPE) unless LIST, which also lets Fortran order pass: a
+   listing reports what the file holds.  On success the file stays open
+   (h->fd); on error it is closed. */
+static int
+npy_head_read(const char *path, tensor_dtype want, bool list, npy_head *h,
+              tensor_error *err)
+{
     unsigned char pre[12];
     char sbuf[TIO_SHAPE_SIZE];
     py_header p;
@@ -367,9 +386,8 @@ npy_read(const char *path, tensor_dtype want, tensor *out, tensor_error *err)
     bool big;
     int fd, rc;
 
-    if (path == NULL || out == NULL)
-        return tio_fail(err, TENSOR_E_ARG, path, NULL, "NULL argument");
-    *out = empty;
+    memset(h, 0, sizeof *h);
+    h->fd = -1;
     rc = tio_open_read(path, &fd, &size, err);
     if (rc != TENSOR_OK)
         return rc;
@@ -384,8 +402,19 @@ npy_read(const char *path, tensor_dtype want, tensor *out, tensor_error *err)
     if (rc != TENSOR_OK)
         goto done;
     if (memcmp(pre, npy_magic, 6) != 0) {
-        rc = tio_fail(err, TENSOR_E_FORMAT, path, "magic",
-                      "expected \"\\x93NUMPY\" (not a .npy file)");
+        unsigned char head[TIO_SNIFF_SIZE];
+        size_t head_n = size < sizeof head ? (size_t)size : sizeof head;
+        const char *kind = NULL;
+        if (tio_pread(fd, 0, head, head_n, path, NULL, NULL) == TENSOR_OK)
+            kind = tio_sniff(head, head_n, size);
+        if (kind != NULL)
+            rc = tio_fail(err, TENSOR_E_FORMAT, path, "magic",
+                          "expected \"\\x93NUMPY\" (not a .npy file; it "
+                          "looks like %s)",
+                          kind);
+        else
+            rc = tio_fail(err, TENSOR_E_FORMAT, path, "magic",
+                          "expected \"\\x93NUMPY\" (not a .npy file)");
         goto done;
     }
     if (pre[6] < 1 || pre[6] > 3 || pre[7] != 0) {
@@ -456,7 +485,7 @@ npy_read(const char *path, tensor_dtype want, tensor *out, tensor_error *err)
             tio_quote(q, sizeof q, p.descr, strlen(p.descr)));
         goto done;
     }
-    if (p.fortran) {
+    if (p.fortran && !list) {
         rc =
             tio_fail(err, TENSOR_E_UNSUPPORTED, path, "header 'fortran_order'",
                      "non-contiguous (Fortran-order) arrays are not "
@@ -470,9 +499,11 @@ npy_read(const char *path, tensor_dtype want, tensor *out, tensor_error *err)
                       p.descr);
         goto done;
     }
-    rc = resolve_dtype(path, p.descr, file_dt, esize, want, &dt, err);
-    if (rc != TENSOR_OK)
-        goto done;
+    if (!list) {
+        rc = resolve_dtype(path, p.descr, file_dt, esize, want, &dt, err);
+        if (rc != TENSOR_OK)
+            goto done;
+    }
     data_size = size - prefix - hlen;
     if (data_size < n_bytes) {
         rc = tio_fail(err, TENSOR_E_FORMAT, path, "data",
@@ -491,27 +522,98 @@ npy_read(const char *path, tensor_dtype want, tensor *out, tensor_error *err)
                       p.descr, n_bytes);
         goto done;
     }
-    rc = tensor_alloc(out, dt, p.ndim, p.shape, err);
+    h->fd = fd;
+    h->size = size;
+    h->data_offset = prefix + hlen;
+    h->major = pre[6];
+    h->p = p;
+    h->p.s = NULL;
+    h->p.err = NULL;
+    h->file_dt = file_dt;
+    h->dt = dt;
+    h->esize = esize;
+    h->big = big;
+    h->n_elems = n_elems;
+    h->n_bytes = n_bytes;
+    free(text);
+    return tio_ok(err);
+done:
+    free(text);
+    close(fd);
+    return rc;
+}
+
+int
+npy_read(const char *path, tensor_dtype want, tensor *out, tensor_error *err)
+{
+    static const tensor empty = TENSOR_INIT;
+    npy_head h;
+    int rc;
+
+    if (path == NULL || out == NULL)
+        return tio_fail(err, TENSOR_E_ARG, path, NULL, "NULL argument");
+    *out = empty;
+    rc = npy_head_read(path, want, false, &h, err);
+    if (rc != TENSOR_OK)
+        return rc;
+    rc = tensor_alloc(out, h.dt, h.p.ndim, h.p.shape, err);
     if (rc != TENSOR_OK) {
         rc = tio_fail(err, rc, path, "data",
-                      "cannot allocate %" PRIu64 " bytes", n_bytes);
+                      "cannot allocate %" PRIu64 " bytes", h.n_bytes);
         goto done;
     }
     if (out->n_bytes > 0) {
-        rc = tio_pread(fd, prefix + hlen, out->data, out->n_bytes, path,
+        rc = tio_pread(h.fd, h.data_offset, out->data, out->n_bytes, path,
                        "data", err);
         if (rc != TENSOR_OK) {
             tensor_free(out);
             goto done;
         }
-        if (big)
-            swap_bytes(out->data, out->n_bytes, esize);
+        if (h.big)
+            swap_bytes(out->data, out->n_bytes, h.esize);
     }
     rc = tio_ok(err);
 done:
-    free(text);
-    close(fd);
+    close(h.fd);
     return rc;
+}
+
+int
+npy_list(const char *path, tensor_listing *out, tensor_error *err)
+{
+    static const tensor_listing empty = TENSOR_LISTING_INIT;
+    npy_head h;
+    int rc;
+
+    if (path == NULL || out == NULL)
+        return tio_fail(err, TENSOR_E_ARG, path, NULL, "NULL argument");
+    *out = empty;
+    rc = npy_head_read(path, TENSOR_ANY, true, &h, err);
+    if (rc != TENSOR_OK)
+        return rc;
+    close(h.fd);
+    out->tensors = calloc(1, sizeof *out->tensors);
+    out->strings = malloc(1);
+    if (out->tensors == NULL || out->strings == NULL) {
+        tensor_listing_free(out);
+        return tio_fail(err, TENSOR_E_NOMEM, path, NULL, "out of memory");
+    }
+    out->strings[0] = '\0';
+    out->kind = TENSOR_KIND_NPY;
+    out->file_size = h.size;
+    out->data_offset = h.data_offset;
+    out->npy_version = h.major;
+    out->npy_fortran = h.p.fortran;
+    snprintf(out->npy_descr, sizeof out->npy_descr, "%s", h.p.descr);
+    out->n_tensors = 1;
+    out->tensors[0].name = out->strings;
+    out->tensors[0].dtype = h.file_dt;
+    out->tensors[0].ndim = h.p.ndim;
+    memcpy(out->tensors[0].shape, h.p.shape, sizeof h.p.shape);
+    out->tensors[0].n_elems = h.n_elems;
+    out->tensors[0].n_bytes = h.n_bytes;
+    out->tensors[0].offset = h.data_offset;
+    return tio_ok(err);
 }
 
 /*----------------------------------------------------------------------------

@@ -7,6 +7,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -330,7 +331,9 @@ check_coverage(st_header *h, tensor_error *err)
 static int
 header_read(const char *path, st_header *h, tensor_error *err)
 {
-    unsigned char len8[8];
+    unsigned char head[TIO_SNIFF_SIZE];
+    const char *kind;
+    size_t head_n;
     uint64_t size, hlen;
     char *text;
     json_error_t jerr;
@@ -345,6 +348,22 @@ header_read(const char *path, st_header *h, tensor_error *err)
     rc = tio_open_read(path, &h->fd, &size, err);
     if (rc != TENSOR_OK)
         return rc;
+    head_n = size < sizeof head ? (size_t)size : sizeof head;
+    memset(head, 0, sizeof head);
+    rc = tio_pread(h->fd, 0, head, head_n, path, "header length", err);
+    if (rc != TENSOR_OK)
+        goto fail;
+    /* another kind of file: say so rather than read its first bytes as a
+       length */
+    kind = tio_sniff(head, head_n, size);
+    if (kind != NULL && strcmp(kind, "a .safetensors file") != 0) {
+        rc = tio_fail(err, TENSOR_E_FORMAT, path, NULL,
+                      "not a .safetensors file (it looks like %s; a "
+                      ".safetensors file begins with an 8-byte header "
+                      "length and a JSON header)",
+                      kind);
+        goto fail;
+    }
     if (size < 8) {
         rc = tio_fail(err, TENSOR_E_FORMAT, path, "header length",
                       "truncated: the file is %" PRIu64
@@ -352,10 +371,16 @@ header_read(const char *path, st_header *h, tensor_error *err)
                       size);
         goto fail;
     }
-    rc = tio_pread(h->fd, 0, len8, 8, path, "header length", err);
-    if (rc != TENSOR_OK)
+    hlen = load_le64(head);
+    if (hlen > size - 8 && (size == 8 || head[8] != '{')) {
+        rc = tio_fail(err, TENSOR_E_FORMAT, path, NULL,
+                      "not a .safetensors file (its first 8 bytes, read as "
+                      "the header length, give %" PRIu64
+                      " bytes, but the file has %" PRIu64
+                      ", and no JSON header follows them)",
+                      hlen, size);
         goto fail;
-    hlen = load_le64(len8);
+    }
     if (hlen > size - 8) {
         rc = tio_fail(err, TENSOR_E_FORMAT, path, "header length",
                       "%" PRIu64 " bytes, past the end of the file (%" PRIu64
@@ -552,12 +577,30 @@ done:
     return rc;
 }
 
+/* The names of H's tensors, in the order of their data, as
+   tensor_name_list writes them. */
+static const char *
+header_names(char *buf, size_t size, const st_header *h)
+{
+    const char **names = malloc((h->n > 0 ? h->n : 1) * sizeof *names);
+
+    if (names == NULL) {
+        snprintf(buf, size, "%zu tensors", h->n);
+        return buf;
+    }
+    for (size_t i = 0; i < h->n; i++)
+        names[i] = h->entries[i].name;
+    tensor_name_list(buf, size, names, h->n);
+    free(names);
+    return buf;
+}
+
 int
 safetensors_read(const char *path, const char *key, tensor_dtype want,
                  tensor *out, tensor_error *err)
 {
     static const tensor empty = TENSOR_INIT;
-    char q[TIO_QUOTE_SIZE];
+    char q[TIO_QUOTE_SIZE], list[TENSOR_NAME_LIST_SIZE];
     const st_entry *e = NULL;
     st_header h;
     int rc;
@@ -575,19 +618,31 @@ safetensors_read(const char *path, const char *key, tensor_dtype want,
             rc = tio_fail(err, TENSOR_E_KEY, path, NULL,
                           "the file holds no tensors");
         else
-            rc =
-                tio_fail(err, TENSOR_E_KEY, path, NULL,
-                         "the file holds %zu tensors (%s, ...); name one", h.n,
-                         tio_quote(q, sizeof q, h.entries[0].name,
-                                   strlen(h.entries[0].name)));
+            rc = tio_fail(err, TENSOR_E_KEY, path, NULL,
+                          "the file holds %zu tensors (%s); name one", h.n,
+                          header_names(list, sizeof list, &h));
     } else {
         for (size_t i = 0; i < h.n && e == NULL; i++)
             if (strcmp(h.entries[i].name, key) == 0)
                 e = &h.entries[i];
-        if (e == NULL)
+        if (e == NULL && h.n == 0)
             rc = tio_fail(err, TENSOR_E_KEY, path, NULL,
-                          "no tensor %s in the file (%zu tensors)",
-                          tio_quote(q, sizeof q, key, strlen(key)), h.n);
+                          "no tensor %s in the file; it holds no tensors",
+                          tio_quote(q, sizeof q, key, strlen(key)));
+        else if (e == NULL) {
+            const char *like = NULL;
+            char q2[TIO_QUOTE_SIZE], hint[TIO_QUOTE_SIZE + 32] = "";
+            for (size_t i = 0; i < h.n && like == NULL; i++)
+                if (strcasecmp(h.entries[i].name, key) == 0)
+                    like = h.entries[i].name;
+            if (like != NULL)
+                snprintf(hint, sizeof hint, " (names are case-sensitive: %s)",
+                         tio_quote(q2, sizeof q2, like, strlen(like)));
+            rc = tio_fail(err, TENSOR_E_KEY, path, NULL,
+                          "no tensor %s in the file; it holds %s%s",
+                          tio_quote(q, sizeof q, key, strlen(key)),
+                          header_names(list, sizeof list, &h), hint);
+        }
     }
     if (e != NULL)
         rc = check_want(&h, e, want, err);
@@ -597,6 +652,90 @@ safetensors_read(const char *path, const char *key, tensor_dtype want,
         tio_ok(err);
     header_free(&h);
     return rc;
+}
+
+int
+safetensors_list(const char *path, tensor_listing *out, tensor_error *err)
+{
+    static const tensor_listing empty = TENSOR_LISTING_INIT;
+    tensor_listing l = TENSOR_LISTING_INIT;
+    size_t strings = 0, o = 0;
+    st_header h;
+    int rc;
+
+    if (path == NULL || out == NULL)
+        return tio_fail(err, TENSOR_E_ARG, path, NULL, "NULL argument");
+    *out = empty;
+    rc = header_read(path, &h, err);
+    if (rc != TENSOR_OK)
+        return rc;
+    for (size_t i = 0; i < h.n; i++)
+        strings += strlen(h.entries[i].name) + 1;
+    for (void *it = h.meta != NULL ? json_object_iter(h.meta) : NULL;
+         it != NULL; it = json_object_iter_next(h.meta, it)) {
+        strings += strlen(json_object_iter_key(it)) + 1
+                   + json_string_length(json_object_iter_value(it)) + 1;
+        l.n_meta++;
+    }
+    l.strings = malloc(strings > 0 ? strings : 1);
+    l.tensors = calloc(h.n > 0 ? h.n : 1, sizeof *l.tensors);
+    l.meta = calloc(l.n_meta > 0 ? l.n_meta : 1, sizeof *l.meta);
+    if (l.strings == NULL || l.tensors == NULL || l.meta == NULL) {
+        tensor_listing_free(&l);
+        header_free(&h);
+        return tio_fail(err, TENSOR_E_NOMEM, path, NULL,
+                        "cannot allocate the tensor list");
+    }
+    l.kind = TENSOR_KIND_SAFETENSORS;
+    l.data_offset = h.data_start;
+    l.file_size = h.data_start + h.data_size;
+    for (size_t i = 0; i < h.n; i++) {
+        const st_entry *e = &h.entries[i];
+        tensor_entry *t = &l.tensors[i];
+        size_t len = strlen(e->name) + 1;
+        memcpy(l.strings + o, e->name, len);
+        t->name = l.strings + o;
+        o += len;
+        t->dtype = e->dtype;
+        t->ndim = e->ndim;
+        memcpy(t->shape, e->shape, sizeof t->shape);
+        t->n_elems = e->n_elems;
+        t->n_bytes = e->n_bytes;
+        t->offset = h.data_start + e->begin;
+    }
+    l.n_tensors = h.n;
+    {
+        void *it = h.meta != NULL ? json_object_iter(h.meta) : NULL;
+        for (size_t j = 0; j < l.n_meta; j++) {
+            const char *k = json_object_iter_key(it);
+            json_t *v = json_object_iter_value(it);
+            size_t len = strlen(k) + 1;
+            memcpy(l.strings + o, k, len);
+            l.meta[j].key = l.strings + o;
+            o += len;
+            len = json_string_length(v);
+            memcpy(l.strings + o, json_string_value(v), len);
+            l.strings[o + len] = '\0';
+            l.meta[j].value = l.strings + o;
+            o += len + 1;
+            it = json_object_iter_next(h.meta, it);
+        }
+    }
+    header_free(&h);
+    *out = l;
+    return tio_ok(err);
+}
+
+void
+tensor_listing_free(tensor_listing *l)
+{
+    static const tensor_listing empty = TENSOR_LISTING_INIT;
+    if (l == NULL)
+        return;
+    free(l->tensors);
+    free(l->meta);
+    free(l->strings);
+    *l = empty;
 }
 
 void

@@ -143,9 +143,13 @@ read_vectors(const char *path, tcvec_kind kind, tensor *out, tensor_error *err)
         return rc;
     nul = memchr(buf, '\0', len);
     if (nul != NULL) {
+        const char *what =
+            tio_sniff((const unsigned char *)buf,
+                      len < TIO_SNIFF_SIZE ? len : TIO_SNIFF_SIZE, len);
         rc = tio_fail(err, TENSOR_E_FORMAT, path, NULL,
-                      "a NUL byte at byte %zu (not a text file)",
-                      (size_t)(nul - buf));
+                      "a NUL byte at byte %zu (not a text file%s%s)",
+                      (size_t)(nul - buf), what != NULL ? "; it looks like " : "",
+                      what != NULL ? what : "");
         goto done;
     }
     /* the vectors are the lines up to the last one that is not blank */

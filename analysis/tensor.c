@@ -262,6 +262,88 @@ tio_escape(char *buf, size_t size, const char *s)
     return buf;
 }
 
+/*----------------------------------------------------------------------------
+ * Files of the wrong type.
+ *--------------------------------------------------------------------------*/
+static bool
+starts_with(const unsigned char *head, size_t n, const char *magic,
+            size_t len)
+{
+    return n >= len && memcmp(head, magic, len) == 0;
+}
+
+const char *
+tio_sniff(const unsigned char *head, size_t n, uint64_t size)
+{
+    size_t i, text = 0;
+
+    if (starts_with(head, n, "\x93NUMPY", 6))
+        return "a .npy file";
+    /* a plausible header length, then '{' (before the magic numbers
+       below, which could be the low bytes of a length) */
+    if (n >= 9 && head[8] == '{') {
+        uint64_t hlen = 0;
+        for (int k = 7; k >= 0; k--)
+            hlen = hlen << 8 | head[k];
+        if (hlen >= 2 && hlen <= size - 8)
+            return "a .safetensors file";
+    }
+    if (starts_with(head, n, "PK\x03\x04", 4)
+        || starts_with(head, n, "PK\x05\x06", 4))
+        return "a zip archive, such as a PyTorch .pt file or a NumPy .npz "
+               "file";
+    if (n >= 2 && head[0] == 0x80 && head[1] >= 2 && head[1] <= 5)
+        return "a Python pickle, such as an old PyTorch file";
+    if (starts_with(head, n, "\x1f\x8b", 2))
+        return "a gzip file";
+    if (starts_with(head, n, "\x89HDF\r\n\x1a\n", 8))
+        return "an HDF5 file";
+    if (starts_with(head, n, "GGUF", 4))
+        return "a GGUF file";
+    /* text: printable ASCII, blanks and UTF-8 bytes only */
+    for (i = 0; i < n; i++) {
+        unsigned char c = head[i];
+        if (c == '\t' || c == '\n' || c == '\r' || (c >= 0x20 && c != 0x7f))
+            text++;
+    }
+    if (n > 0 && text == n) {
+        for (i = 0; i < n && (head[i] == ' ' || head[i] == '\t'
+                              || head[i] == '\n' || head[i] == '\r');
+             i++)
+            ;
+        if (i < n && (head[i] == '{' || head[i] == '['))
+            return "a JSON text";
+        return "a text file";
+    }
+    return NULL;
+}
+
+char *
+tensor_name_list(char *buf, size_t size, const char *const *names, size_t n)
+{
+    size_t o = 0, budget = size < 300 ? size : 300;
+
+    if (size == 0)
+        return buf;
+    buf[0] = '\0';
+    for (size_t i = 0; i < n; i++) {
+        char one[TIO_QUOTE_SIZE], tail[48];
+        size_t len = strlen(names[i]);
+        int t;
+        /* the name, escaped, at most 40 characters */
+        one[escape_into(one, sizeof one, 0, names[i], len, 40, 1)] = '\0';
+        t = snprintf(tail, sizeof tail, ", ... (%zu in all)", n);
+        if (o + strlen(one) + 2 + (i + 1 < n ? (size_t)t : 0) >= budget) {
+            snprintf(buf + o, size - o, "%s... (%zu in all)",
+                     i > 0 ? ", " : "", n);
+            return buf;
+        }
+        o += (size_t)snprintf(buf + o, size - o, "%s%s", i > 0 ? ", " : "",
+                              one);
+    }
+    return buf;
+}
+
 char *
 tio_shape_str(char *buf, size_t size, unsigned ndim, const uint64_t *shape,
               bool py)
@@ -658,6 +740,38 @@ has_suffix(const char *s, const char *suffix)
 {
     size_t n = strlen(s), m = strlen(suffix);
     return n >= m && strcasecmp(s + n - m, suffix) == 0;
+}
+
+/* Whether PATH is a .npy file: by its extension, else by its content
+   (the .npy magic).  A file that cannot be opened is left to the
+   safetensors reader, which reports it. */
+static bool
+is_npy(const char *path)
+{
+    unsigned char head[6];
+    uint64_t size;
+    bool npy;
+    int fd;
+
+    if (has_suffix(path, ".safetensors"))
+        return false;
+    if (has_suffix(path, ".npy"))
+        return true;
+    if (tio_open_read(path, &fd, &size, NULL) != TENSOR_OK)
+        return false;
+    npy = size >= 6 && tio_pread(fd, 0, head, 6, path, NULL, NULL) == TENSOR_OK
+          && memcmp(head, "\x93NUMPY", 6) == 0;
+    close(fd);
+    return npy;
+}
+
+int
+tensor_file_list(const char *path, tensor_listing *out, tensor_error *err)
+{
+    if (path == NULL || out == NULL)
+        return tio_fail(err, TENSOR_E_ARG, path, NULL, "NULL argument");
+    return is_npy(path) ? npy_list(path, out, err)
+                        : safetensors_list(path, out, err);
 }
 
 int

@@ -84,6 +84,15 @@ typedef enum
 } tensor_status;
 #define TENSOR_N_STATUS 10
 
+/* The N names NAMES[i] as "a, b, c" into BUF (SIZE bytes), for messages:
+   bytes outside printable ASCII, '"' and '\\' escaped as \xNN, each name
+   cut after 40 characters, and the list cut with "... (N in all)" to stay
+   within about 300 bytes (TENSOR_NAME_LIST_SIZE holds it).  Returns
+   BUF. */
+char *tensor_name_list(char *buf, size_t size, const char *const *names,
+                       size_t n);
+#define TENSOR_NAME_LIST_SIZE 400
+
 /* "ok", "io", "format", "unsupported", "limit", "nomem", "exists", "key",
    "dtype", "arg"; NULL for other values. */
 const char *tensor_status_name(int code);
@@ -274,6 +283,60 @@ int npy_read(const char *path, tensor_dtype want, tensor *out,
    with WANT). */
 int npy_write(const char *path, const tensor *t, bool force,
               tensor_error *err);
+
+/*----------------------------------------------------------------------------
+ * Listing a file: what it holds, from its header alone (no tensor data is
+ * read, so a file of any size is listed at once).  The header is checked
+ * as the readers check it; a .npy file in Fortran order, or of raw bytes
+ * ('V2'), is listed (the readers refuse the first and need a dtype for the
+ * second).
+ *--------------------------------------------------------------------------*/
+typedef enum
+{
+    TENSOR_KIND_SAFETENSORS = 1,
+    TENSOR_KIND_NPY = 2
+} tensor_kind;
+
+/* One tensor of a listing. */
+typedef struct
+{
+    const char *name;  /* the safetensors key; "" for a .npy file */
+    tensor_dtype dtype; /* as the file stores it; TENSOR_ANY for raw bytes */
+    unsigned ndim;
+    uint64_t shape[TENSOR_MAX_DIMS];
+    uint64_t n_elems, n_bytes;
+    uint64_t offset; /* of its first byte, from the start of the file */
+} tensor_entry;
+
+typedef struct
+{
+    tensor_kind kind;
+    uint64_t file_size;
+    uint64_t data_offset; /* the bytes before the data (length + header) */
+    unsigned npy_version; /* .npy: 1, 2 or 3 */
+    bool npy_fortran;     /* .npy: 'fortran_order': True */
+    char npy_descr[32];   /* .npy: the 'descr' as written, "<u2" */
+    size_t n_tensors;
+    tensor_entry *tensors; /* in the order of their data */
+    size_t n_meta;
+    tensor_meta *meta; /* safetensors "__metadata__", in header order */
+    char *strings;     /* owns every name, key and value */
+} tensor_listing;
+
+#define TENSOR_LISTING_INIT                                                   \
+    {                                                                         \
+        0, 0, 0, 0, false, "", 0, NULL, 0, NULL, NULL                         \
+    }
+
+/* Lists PATH into *OUT (empty on entry, TENSOR_LISTING_INIT; empty again on
+   error): a .safetensors or .npy file, told apart as tensor_file_read
+   does. */
+int tensor_file_list(const char *path, tensor_listing *out, tensor_error *err);
+int safetensors_list(const char *path, tensor_listing *out, tensor_error *err);
+int npy_list(const char *path, tensor_listing *out, tensor_error *err);
+
+/* Frees everything L owns and makes it empty.  L may be NULL. */
+void tensor_listing_free(tensor_listing *l);
 
 /*----------------------------------------------------------------------------
  * Tensor-core vector text files (published BF16 x BF16 + FP32 -> FP32

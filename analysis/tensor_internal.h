@@ -88,6 +88,15 @@ int tio_out_commit(tio_out *o, tensor_error *err);
 /* Closes and removes the temporary file. */
 void tio_out_abort(tio_out *o);
 
+/* What the first N bytes HEAD of a file of SIZE bytes look like, for
+   messages about a file of the wrong type: "a .npy file", "a .safetensors
+   file", "a zip archive (...)", "a Python pickle", "a gzip file", "an HDF5
+   file", "a GGUF file", "a JSON text", "a text file"; NULL when nothing is
+   recognised.  N should be at least TIO_SNIFF_SIZE where the file has
+   that many bytes. */
+const char *tio_sniff(const unsigned char *head, size_t n, uint64_t size);
+#define TIO_SNIFF_SIZE 64
+
 /* The dtype of a safetensors dtype string, or TENSOR_ANY. */
 tensor_dtype tio_dtype_by_st_name(const char *name);
 

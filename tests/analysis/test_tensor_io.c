@@ -472,10 +472,14 @@ START_TEST(test_st_read_hand)
     tensor_free(&t);
 
     assert_error(safetensors_read(p, NULL, TENSOR_ANY, &t, &err), &err,
-                 TENSOR_E_KEY, p, "the file holds 2 tensors (\"a\", ...)");
+                 TENSOR_E_KEY, p, "the file holds 2 tensors (a, b); name one");
     assert_empty(&t);
     assert_error(safetensors_read(p, "c", TENSOR_ANY, &t, &err), &err,
-                 TENSOR_E_KEY, p, "no tensor \"c\" in the file (2 tensors)");
+                 TENSOR_E_KEY, p, "no tensor \"c\" in the file; it holds a, b");
+    assert_error(safetensors_read(p, "B", TENSOR_ANY, &t, &err), &err,
+                 TENSOR_E_KEY, p,
+                 "no tensor \"B\" in the file; it holds a, b (names are "
+                 "case-sensitive: \"b\")");
     assert_error(tensor_file_read(p, "b", TENSOR_BF16, &t, &err), &err,
                  TENSOR_E_DTYPE, p,
                  "tensor \"b\" dtype: the file holds F32, expected BF16");
@@ -709,6 +713,45 @@ START_TEST(test_st_header_limit)
 }
 END_TEST
 
+/* A missing key in a file of many tensors: the message lists the first
+   names and the count, and stays short. */
+START_TEST(test_st_key_list_cut)
+{
+    const char *p = tpath("many.safetensors");
+    static char names[200][8];
+    tensor_named list[200];
+    const char *msg, *tail = ", ... (200 in all)";
+    tensor t = TENSOR_INIT;
+    tensor_error err;
+    uint64_t zero = 0;
+    size_t len;
+
+    for (int i = 0; i < 200; i++) {
+        snprintf(names[i], sizeof names[i], "t%03d", i);
+        list[i].name = names[i];
+        ck_assert_int_eq(
+            tensor_alloc(&list[i].tensor, TENSOR_F32, 1, &zero, NULL),
+            TENSOR_OK);
+    }
+    ck_assert_int_eq(safetensors_write(p, list, 200, NULL, 0, false, &err),
+                     TENSOR_OK);
+    assert_error(safetensors_read(p, "x", TENSOR_ANY, &t, &err), &err,
+                 TENSOR_E_KEY, p,
+                 "no tensor \"x\" in the file; it holds t000, t001, t002, ");
+    msg = err.message;
+    len = strlen(msg);
+    ck_assert_msg(len < strlen(p) + 400, "message of %zu bytes: %s", len,
+                  msg);
+    ck_assert_msg(len > strlen(tail) && strcmp(msg + len - strlen(tail), tail)
+                      == 0,
+                  "message does not end in '%s': %s", tail, msg);
+    assert_error(safetensors_read(p, NULL, TENSOR_ANY, &t, &err), &err,
+                 TENSOR_E_KEY, p, "the file holds 200 tensors (t000, t001, ");
+    ck_assert_msg(strstr(err.message, "... (200 in all)); name one") != NULL,
+                  "%s", err.message);
+}
+END_TEST
+
 START_TEST(test_read_dispatch)
 {
     static const unsigned char npy_u8[] =
@@ -747,7 +790,14 @@ START_TEST(test_read_dispatch)
     write_bytes(tpath("np.safetensors"), npy_u8, sizeof npy_u8 - 1);
     assert_error(
         tensor_file_read(tpath("np.safetensors"), NULL, TENSOR_ANY, &t, &err),
-        &err, TENSOR_E_FORMAT, tpath("np.safetensors"), "header length:");
+        &err, TENSOR_E_FORMAT, tpath("np.safetensors"),
+        "not a .safetensors file (it looks like a .npy file;");
+    /* and a safetensors file named .npy is not a .npy file */
+    write_bytes(tpath("st.npy"), st_hand, sizeof st_hand - 1);
+    assert_error(tensor_file_read(tpath("st.npy"), NULL, TENSOR_ANY, &t, &err),
+                 &err, TENSOR_E_FORMAT, tpath("st.npy"),
+                 "magic: expected \"\\x93NUMPY\" (not a .npy file; it looks "
+                 "like a .safetensors file)");
     assert_error(
         tensor_file_read(tpath("missing.npy"), NULL, TENSOR_ANY, &t, &err),
         &err, TENSOR_E_IO, tpath("missing.npy"),
@@ -1551,6 +1601,7 @@ tensor_io_suite(void)
     tcase_add_test(tc, test_st_exists_and_force);
     tcase_add_test(tc, test_st_write_errors);
     tcase_add_test(tc, test_st_header_limit);
+    tcase_add_test(tc, test_st_key_list_cut);
     tcase_add_test(tc, test_read_dispatch);
     tcase_add_test(tc, test_st_foreign);
     suite_add_tcase(s, tc);

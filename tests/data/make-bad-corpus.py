@@ -323,6 +323,31 @@ case("d_two_words_fp32.txt", "format", "line 1: expected 32 binary digits",
      b"00111101101000101110010011110011 00111101101000101110010011110011\n")
 case("d_nul_fp32.txt", "format", "a NUL byte at byte 32 (not a text file)",
      b"00111101101000101110010011110011\0\n")
+# --- files of another type: said so, not read as a broken file of the
+# expected type
+case("st_is_npy.safetensors", "format",
+     "not a .safetensors file (it looks like a .npy file;",
+     npy(hdr(), f8))
+case("st_is_zip.safetensors", "format",
+     "not a .safetensors file (it looks like a zip archive",
+     b"PK\x03\x04" + bytes(60))
+case("st_is_text.safetensors", "format",
+     "not a .safetensors file (it looks like a text file;",
+     b"q,k,v\n0.5,1.5,2.5\n")
+case("st_is_json.safetensors", "format",
+     "not a .safetensors file (it looks like a JSON text;",
+     b'{"gpu": "NVIDIA H200", "causal": false}\n')
+case("st_hlen_absurd.safetensors", "format",
+     "not a .safetensors file (its first 8 bytes, read as the header "
+     "length, give 1125899906842624 bytes, but the file has 16",
+     struct.pack("<Q", 1 << 50) + bytes(range(1, 9)))
+case("npy_is_safetensors.npy", "format",
+     'magic: expected "\\x93NUMPY" (not a .npy file; it looks like a '
+     '.safetensors file)',
+     st("{" + W + ent("F32", "[2]", 0, 8) + "}", data=d8))
+case("d_is_npy_fp32.txt", "format",
+     "a NUL byte at byte 7 (not a text file; it looks like a .npy file)",
+     npy(hdr(), f8))
 
 def main():
     os.makedirs(OUT, exist_ok=True)

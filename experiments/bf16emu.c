@@ -36,6 +36,10 @@ static const command commands[] = {
 static void
 usage(FILE *out)
 {
+    size_t planned = 0;
+
+    for (size_t i = 0; i < N_COMMANDS; i++)
+        planned += commands[i].run == NULL;
     fputs("usage: bf16emu SUBCOMMAND [options] [operands]\n"
           "       bf16emu help SUBCOMMAND\n"
           "       bf16emu --help | --version\n"
@@ -50,11 +54,13 @@ usage(FILE *out)
         if (commands[i].run != NULL)
             fprintf(out, "  %-10s %s\n", commands[i].name,
                     commands[i].summary);
-    fputs("\nplanned, not yet available:\n", out);
-    for (size_t i = 0; i < N_COMMANDS; i++)
-        if (commands[i].run == NULL)
-            fprintf(out, "  %-10s %s\n", commands[i].name,
-                    commands[i].summary);
+    if (planned > 0) {
+        fputs("\nplanned, not yet available:\n", out);
+        for (size_t i = 0; i < N_COMMANDS; i++)
+            if (commands[i].run == NULL)
+                fprintf(out, "  %-10s %s\n", commands[i].name,
+                        commands[i].summary);
+    }
     fputs("\nNumbers: decimal (-2.40625), C99 hex-float (-0x1.34p+1), or a "
           "bit pattern\nwith a format prefix (bf16:0xC013, f32:0xC01A0E2E, "
           "f16:, tf32:, e4m3:, e5m2:).\n"
@@ -104,6 +110,7 @@ main(int argc, char **argv)
 {
     const command *c;
 
+    cli_note_args(argc, argv);
     if (argc < 2) {
         usage(stderr);
         return CLI_EXIT_USAGE;

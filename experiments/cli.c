@@ -35,26 +35,308 @@ cli_version(void)
 
 /*----------------------------------------------------------------------------
  * Errors.
+ *
+ * cli_error formats its message itself, one conversion at a time, so that
+ * it can treat the strings it is given: control bytes are written as \xNN
+ * (a message stays one line), and a string that lies inside the argument
+ * vector noted by cli_note_args (an option value or an operand as typed)
+ * and is longer than CLI_ECHO_MAX bytes is cut there and followed by
+ * "... (N bytes)".
  *--------------------------------------------------------------------------*/
+#define CLI_ECHO_MAX 60
+
+static int echo_argc;
+static char **echo_argv;
+
+void
+cli_note_args(int argc, char **argv)
+{
+    echo_argc = argc;
+    echo_argv = argv;
+}
+
+/* Whether S points into one of the noted arguments. */
+static bool
+is_echo(const char *s)
+{
+    for (int i = 0; i < echo_argc; i++) {
+        const char *a = echo_argv[i];
+        if (a != NULL && s >= a && s <= a + strlen(a))
+            return true;
+    }
+    return false;
+}
+
+static void
+put_escaped(cli_buf *b, const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c < 0x20 || c == 0x7f)
+            cli_buf_printf(b, "\\x%02X", c);
+        else
+            cli_buf_putc(b, (char)c);
+    }
+}
+
+/* The string S of N bytes as a message shows it (see above), padded to
+   WIDTH (on the right when LEFT). */
+static void
+put_string(cli_buf *b, const char *s, size_t n, int width, bool left)
+{
+    cli_buf t;
+    size_t shown = n;
+
+    cli_buf_init(&t);
+    if (n > CLI_ECHO_MAX && is_echo(s)) {
+        shown = CLI_ECHO_MAX;
+        /* not inside a UTF-8 sequence */
+        while (shown > 0 && ((unsigned char)s[shown] & 0xC0) == 0x80)
+            shown--;
+    }
+    put_escaped(&t, s, shown);
+    if (shown < n)
+        cli_buf_printf(&t, "\xe2\x80\xa6 (%zu bytes)", n);
+    if (!left)
+        for (size_t k = t.len; k < (size_t)(width > 0 ? width : 0); k++)
+            cli_buf_putc(b, ' ');
+    if (t.len > 0)
+        cli_buf_put_mem(b, t.p, t.len);
+    if (left)
+        for (size_t k = t.len; k < (size_t)(width > 0 ? width : 0); k++)
+            cli_buf_putc(b, ' ');
+    b->failed = b->failed || t.failed;
+    cli_buf_free(&t);
+}
+
+/* Formats FMT with AP into B: printf's conversions, with the strings of
+   %s treated by put_string. */
+static void
+format_message(cli_buf *b, const char *fmt, va_list ap)
+{
+    const char *p = fmt;
+
+    while (*p != '\0') {
+        char spec[64];
+        const char *start, *flags;
+        int flags_len;
+        int width = 0, prec = -1;
+        bool left = false;
+        size_t len;
+        char conv;
+        enum
+        {
+            L_NONE,
+            L_HH,
+            L_H,
+            L_L,
+            L_LL,
+            L_Z,
+            L_T,
+            L_J,
+            L_BIG
+        } lm = L_NONE;
+
+        if (*p != '%') {
+            const char *q = strchr(p, '%');
+            size_t n = q != NULL ? (size_t)(q - p) : strlen(p);
+            cli_buf_put_mem(b, p, n);
+            p += n;
+            continue;
+        }
+        start = p++;
+        if (*p == '%') {
+            cli_buf_putc(b, '%');
+            p++;
+            continue;
+        }
+        flags = p;
+        while (*p != '\0' && strchr("-+ #0", *p) != NULL)
+            left = left || *p++ == '-';
+        flags_len = (int)(p - flags);
+        if (*p == '*') {
+            width = va_arg(ap, int);
+            if (width < 0) {
+                left = true;
+                width = -width;
+            }
+            p++;
+        } else {
+            while (isdigit((unsigned char)*p))
+                width = width * 10 + (*p++ - '0');
+        }
+        if (*p == '.') {
+            p++;
+            prec = 0;
+            if (*p == '*') {
+                prec = va_arg(ap, int);
+                p++;
+            } else {
+                while (isdigit((unsigned char)*p))
+                    prec = prec * 10 + (*p++ - '0');
+            }
+        }
+        if (p[0] == 'h' && p[1] == 'h') {
+            lm = L_HH;
+            p += 2;
+        } else if (p[0] == 'l' && p[1] == 'l') {
+            lm = L_LL;
+            p += 2;
+        } else if (*p == 'h' || *p == 'l' || *p == 'z' || *p == 't'
+                   || *p == 'j' || *p == 'L') {
+            lm = *p == 'h'   ? L_H
+                 : *p == 'l' ? L_L
+                 : *p == 'z' ? L_Z
+                 : *p == 't' ? L_T
+                 : *p == 'j' ? L_J
+                             : L_BIG;
+            p++;
+        }
+        conv = *p;
+        if (conv == '\0')
+            break;
+        p++;
+        if (conv == 's') {
+            const char *s = va_arg(ap, const char *);
+            if (s == NULL)
+                s = "(null)";
+            len = 0;
+            while ((prec < 0 || len < (size_t)prec) && s[len] != '\0')
+                len++;
+            put_string(b, s, len, width, left);
+            continue;
+        }
+        /* any other conversion: printf with the spec rebuilt from its
+           parts (a width or precision given by '*' written out) */
+        len = (size_t)(p - start);
+        {
+            static const char *const lens_names[] = {
+                "", "hh", "h", "l", "ll", "z", "t", "j", "L"};
+            const char *lens = lens_names[lm];
+            int o;
+            o = snprintf(spec, sizeof spec, "%%%.*s%s", flags_len, flags,
+                         left ? "-" : "");
+            if (width > 0)
+                o += snprintf(spec + o, sizeof spec - (size_t)o, "%d", width);
+            if (prec >= 0)
+                o += snprintf(spec + o, sizeof spec - (size_t)o, ".%d", prec);
+            snprintf(spec + o, sizeof spec - (size_t)o, "%s%c", lens, conv);
+        }
+        switch (conv) {
+        case 'd':
+        case 'i':
+            switch (lm) {
+            case L_L:
+                cli_buf_printf(b, spec, va_arg(ap, long));
+                break;
+            case L_LL:
+                cli_buf_printf(b, spec, va_arg(ap, long long));
+                break;
+            case L_Z:
+                cli_buf_printf(b, spec, va_arg(ap, size_t));
+                break;
+            case L_T:
+                cli_buf_printf(b, spec, va_arg(ap, ptrdiff_t));
+                break;
+            case L_J:
+                cli_buf_printf(b, spec, va_arg(ap, intmax_t));
+                break;
+            default:
+                cli_buf_printf(b, spec, va_arg(ap, int));
+                break;
+            }
+            break;
+        case 'u':
+        case 'o':
+        case 'x':
+        case 'X':
+            switch (lm) {
+            case L_L:
+                cli_buf_printf(b, spec, va_arg(ap, unsigned long));
+                break;
+            case L_LL:
+                cli_buf_printf(b, spec, va_arg(ap, unsigned long long));
+                break;
+            case L_Z:
+                cli_buf_printf(b, spec, va_arg(ap, size_t));
+                break;
+            case L_T:
+                cli_buf_printf(b, spec, va_arg(ap, ptrdiff_t));
+                break;
+            case L_J:
+                cli_buf_printf(b, spec, va_arg(ap, uintmax_t));
+                break;
+            default:
+                cli_buf_printf(b, spec, va_arg(ap, unsigned));
+                break;
+            }
+            break;
+        case 'c': {
+            char c = (char)va_arg(ap, int);
+            put_escaped(b, &c, 1);
+            break;
+        }
+        case 'e':
+        case 'E':
+        case 'f':
+        case 'F':
+        case 'g':
+        case 'G':
+        case 'a':
+        case 'A':
+            if (lm == L_BIG)
+                cli_buf_printf(b, spec, va_arg(ap, long double));
+            else
+                cli_buf_printf(b, spec, va_arg(ap, double));
+            break;
+        case 'p':
+            cli_buf_printf(b, spec, va_arg(ap, void *));
+            break;
+        default:
+            /* an unknown conversion: shown as written */
+            cli_buf_put_mem(b, start, len);
+            break;
+        }
+    }
+}
+
 int
 cli_error(const char *cmd, const char *fmt, ...)
 {
     va_list ap;
+    cli_buf b;
 
+    cli_buf_init(&b);
     if (cmd != NULL)
-        fprintf(stderr, "bf16emu %s: ", cmd);
+        cli_buf_printf(&b, "bf16emu %s: ", cmd);
     else
-        fputs("bf16emu: ", stderr);
+        cli_buf_puts(&b, "bf16emu: ");
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    format_message(&b, fmt, ap);
     va_end(ap);
-    fputc('\n', stderr);
+    cli_buf_putc(&b, '\n');
+    if (b.failed)
+        fputs("bf16emu: out of memory\n", stderr);
+    else
+        fputs(b.p, stderr);
+    cli_buf_free(&b);
     return CLI_EXIT_USAGE;
 }
 
 /*----------------------------------------------------------------------------
  * Options.
  *--------------------------------------------------------------------------*/
+/* Whether S begins with PREFIX (ASCII letters in either case). */
+static bool
+has_prefix_nocase(const char *s, const char *prefix, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (tolower((unsigned char)s[i]) != tolower((unsigned char)prefix[i])
+            || s[i] == '\0')
+            return false;
+    return true;
+}
+
 void
 cli_parser_init(cli_parser *p, const char *cmd, int argc, char **argv)
 {
@@ -154,15 +436,112 @@ cli_parser_next(cli_parser *p, const cli_option *opts, const char **value)
     }
 }
 
+/*----------------------------------------------------------------------------
+ * Format and rounding-mode names: the one place where the names users type
+ * are read.  Case does not matter.  Formats: the softfloat names (bf16,
+ * f16, fp16, f32, fp32, tf32, e4m3, fp8e4m3, e5m2, fp8e5m2, f64, fp64),
+ * the safetensors dtype names (BF16, F16, F32, F64, F8_E4M3, F8_E5M2), and
+ * the PyTorch dtype names, with or without "torch.": bfloat16, float16,
+ * half, float32, float, float64, double, float8_e4m3fn, float8_e5m2.
+ * Modes: rne, rtz, rdn, rup, rna, rod, sr, and the PTX names rn, rz, rm,
+ * rp (rne, rtz, rdn, rup).
+ *--------------------------------------------------------------------------*/
+static const struct
+{
+    const char *alias, *name;
+} format_aliases[] = {
+    {"bfloat16", "bf16"},   {"float16", "f16"},        {"half", "f16"},
+    {"float32", "f32"},     {"float", "f32"},          {"float64", "f64"},
+    {"double", "f64"},      {"float8_e4m3fn", "e4m3"}, {"f8_e4m3", "e4m3"},
+    {"float8_e5m2", "e5m2"}, {"f8_e5m2", "e5m2"},
+};
+
+static const struct
+{
+    const char *alias, *name;
+} mode_aliases[] = {
+    {"rn", "rne"},
+    {"rz", "rtz"},
+    {"rm", "rdn"},
+    {"rp", "rup"},
+};
+
+/* NAME in lower case into BUF (N bytes), without a leading "torch." when
+   TORCH; false when it does not fit. */
+static bool
+lower_name(char *buf, size_t n, const char *name, bool torch)
+{
+    size_t i;
+
+    if (torch && has_prefix_nocase(name, "torch.", 6))
+        name += 6;
+    for (i = 0; name[i] != '\0'; i++) {
+        if (i + 1 >= n)
+            return false;
+        buf[i] = (char)tolower((unsigned char)name[i]);
+    }
+    buf[i] = '\0';
+    return true;
+}
+
+const sf_format *
+cli_format_by_name(const char *name)
+{
+    char low[32];
+
+    if (name == NULL || !lower_name(low, sizeof low, name, true))
+        return NULL;
+    for (size_t i = 0; i < sizeof format_aliases / sizeof format_aliases[0];
+         i++)
+        if (strcmp(low, format_aliases[i].alias) == 0)
+            return sf_format_by_name(format_aliases[i].name);
+    return sf_format_by_name(low);
+}
+
+int
+cli_mode_by_name(const char *name)
+{
+    char low[16];
+
+    if (name == NULL || !lower_name(low, sizeof low, name, false))
+        return -1;
+    for (size_t i = 0; i < sizeof mode_aliases / sizeof mode_aliases[0]; i++)
+        if (strcmp(low, mode_aliases[i].alias) == 0)
+            return sf_round_by_name(mode_aliases[i].name);
+    return sf_round_by_name(low);
+}
+
+/* A hint for a format name that is close to one we know but is another
+   format; "" when there is none. */
+static const char *
+format_hint(const char *name)
+{
+    char low[32];
+
+    if (!lower_name(low, sizeof low, name, true))
+        return "";
+    if (strcmp(low, "float8_e4m3fnuz") == 0
+        || strcmp(low, "float8_e5m2fnuz") == 0)
+        return "; the fnuz FP8 types have another bias and NaN encoding "
+               "than OCP e4m3 and e5m2, and are not emulated";
+    if (strncmp(low, "int", 3) == 0 || strncmp(low, "uint", 4) == 0
+        || strcmp(low, "bool") == 0)
+        return "; integer types are not floating-point formats";
+    return "";
+}
+
 bool
 cli_parse_format(const char *cmd, const char *opt, const char *value,
                  bool arithmetic, const sf_format **fmt)
 {
-    const sf_format *f = sf_format_by_name(value);
+    const sf_format *f = cli_format_by_name(value);
 
     if (f == NULL) {
-        cli_error(cmd, "%s '%s': unknown format (expected one of %s%s)", opt,
-                  value, cli_format_list, arithmetic ? "" : ", f64");
+        cli_error(cmd,
+                  "%s '%s': unknown format (expected one of %s%s, or a "
+                  "PyTorch name such as bfloat16 or torch.float16%s)",
+                  opt, value, cli_format_list, arithmetic ? "" : ", f64",
+                  format_hint(value));
         return false;
     }
     if (arithmetic && f == &sf_format_f64) {
@@ -180,12 +559,13 @@ bool
 cli_parse_mode(const char *cmd, const char *opt, const char *value,
                sf_round *rm)
 {
-    int m = sf_round_by_name(value);
+    int m = cli_mode_by_name(value);
 
     if (m < 0) {
         cli_error(cmd,
                   "%s '%s': unknown rounding mode (expected rne, rtz, "
-                  "rdn, rup, rna, rod or sr)",
+                  "rdn, rup, rna, rod or sr, or the PTX names rn, rz, rm, "
+                  "rp)",
                   opt, value);
         return false;
     }
@@ -342,7 +722,7 @@ static bool
 parse_bits(const char *text, const char *colon, cli_number *num, char *why,
            size_t n)
 {
-    char name[16];
+    char name[32];
     size_t len = (size_t)(colon - text), i;
     const char *s = colon + 1;
     const sf_format *f;
@@ -358,7 +738,7 @@ parse_bits(const char *text, const char *colon, cli_number *num, char *why,
     for (i = 0; i < len; i++)
         name[i] = (char)tolower((unsigned char)text[i]);
     name[len] = '\0';
-    f = sf_format_by_name(name);
+    f = cli_format_by_name(name);
     if (f == NULL) {
         snprintf(why, n,
                  "unknown format prefix '%s' (expected one of %s, "

@@ -55,8 +55,15 @@ void reproduce_help(FILE *out);
 /*----------------------------------------------------------------------------
  * Errors.  cli_error prints "bf16emu CMD: MESSAGE" (or "bf16emu: MESSAGE"
  * when CMD is NULL) and a newline on stderr, and returns CLI_EXIT_USAGE.
+ * In the strings of its %s conversions control bytes are written as \xNN,
+ * and a string that points into the arguments noted by cli_note_args (a
+ * value or operand as typed) is cut after about 60 bytes and followed by
+ * "\u2026 (N bytes)", so that no message echoes a huge argument whole.
  *--------------------------------------------------------------------------*/
 int cli_error(const char *cmd, const char *fmt, ...) CLI_PRINTF(2, 3);
+
+/* Notes the program's arguments for cli_error (main calls it first). */
+void cli_note_args(int argc, char **argv);
 
 /*----------------------------------------------------------------------------
  * Option parsing, GNU style: "--name=value" or "--name value" for options
@@ -96,8 +103,20 @@ void cli_parser_init(cli_parser *p, const char *cmd, int argc, char **argv);
    printing what was wrong.  OPTS ends with an entry whose name is NULL. */
 int cli_parser_next(cli_parser *p, const cli_option *opts, const char **value);
 
+/* The names users type for formats and rounding modes, read in one place
+   (case does not matter): the format NAME stands for, or NULL: the
+   softfloat names (bf16, f16, fp16, f32, fp32, tf32, e4m3, fp8e4m3, e5m2,
+   fp8e5m2, f64, fp64), the safetensors dtype names (BF16, ..., F8_E4M3,
+   F8_E5M2) and the PyTorch dtype names with or without "torch."
+   (bfloat16, float16, half, float32, float, float64, double,
+   float8_e4m3fn, float8_e5m2); and the mode NAME stands for, or -1: rne,
+   rtz, rdn, rup, rna, rod, sr and the PTX names rn, rz, rm, rp. */
+const sf_format *cli_format_by_name(const char *name);
+int cli_mode_by_name(const char *name);
+
 /* Option values.  Each prints an error naming OPT (as "--acc") and what
-   was expected, and returns false, when VALUE is not valid. */
+   was expected, and returns false, when VALUE is not valid.  Formats and
+   modes are read with cli_format_by_name and cli_mode_by_name. */
 bool cli_parse_format(const char *cmd, const char *opt, const char *value,
                       bool arithmetic, const sf_format **fmt);
 bool cli_parse_mode(const char *cmd, const char *opt, const char *value,

@@ -744,6 +744,29 @@ load_output(diff_ctx *x, int i, const sf_format *fmt, uint32_t *dst)
     return true;
 }
 
+/* The names of F's tensors, "q, k, v" (cut for long lists), or "no
+   tensors", into BUF of N bytes. */
+static const char *
+file_names(char *buf, size_t n, const tensor_file *f)
+{
+    const char **names;
+
+    if (f->n_tensors == 0) {
+        snprintf(buf, n, "no tensors");
+        return buf;
+    }
+    names = malloc(f->n_tensors * sizeof *names);
+    if (names == NULL) {
+        snprintf(buf, n, "%zu tensors", f->n_tensors);
+        return buf;
+    }
+    for (size_t i = 0; i < f->n_tensors; i++)
+        names[i] = f->tensors[i].name;
+    tensor_name_list(buf, n, names, f->n_tensors);
+    free(names);
+    return buf;
+}
+
 static bool
 read_dump(diff_ctx *x)
 {
@@ -753,7 +776,7 @@ read_dump(diff_ctx *x)
 
     if (safetensors_read_all(x->dump, TENSOR_ANY, &x->file, &err)
         != TENSOR_OK) {
-        cli_error(CMD, "%s", err.message);
+        cli_error(CMD, "--dump: %s", err.message);
         return false;
     }
     for (size_t i = 0; i < x->file.n_meta; i++)
@@ -777,11 +800,15 @@ read_dump(diff_ctx *x)
     needed(x, need);
     for (int i = 0; i < N_T; i++)
         if (need[i] && x->t[i] == NULL) {
-            cli_error(CMD, "%s: %s: missing (expected a tensor \"%s\"%s)",
+            char held[TENSOR_NAME_LIST_SIZE];
+            cli_error(CMD,
+                      "%s: %s: missing (expected a tensor \"%s\"%s); the "
+                      "dump holds %s",
                       x->dump, t_names[i], t_names[i],
                       i == T_DO || i == T_O || i == T_LSE
                           ? " for the backward stages"
-                          : "");
+                          : "",
+                      file_names(held, sizeof held, &x->file));
             return false;
         }
     {

@@ -962,26 +962,18 @@ mma_help(FILE *out)
 static bool
 parse_dtype(mma_ctx *x, const char *v)
 {
-    static const struct
-    {
-        const char *name;
-        tensor_dtype dt;
-        bool tf32;
-    } names[] = {
-        {"bf16", TENSOR_BF16, false},    {"f16", TENSOR_F16, false},
-        {"e4m3", TENSOR_F8_E4M3, false}, {"e5m2", TENSOR_F8_E5M2, false},
-        {"f32", TENSOR_F32, false},      {"tf32", TENSOR_F32, true},
-    };
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        if (strcmp(v, names[i].name) == 0) {
-            x->dtype_given = true;
-            x->want = names[i].dt;
-            x->as_tf32 = names[i].tf32;
-            return true;
-        }
+    const sf_format *f = cli_format_by_name(v);
+
+    if (f != NULL && f != &sf_format_f64) {
+        x->dtype_given = true;
+        x->want = tensor_dtype_from_format(f);
+        x->as_tf32 = f == &sf_format_tf32;
+        return true;
+    }
     cli_error(CMD,
               "--dtype '%s': unknown input format (expected bf16, f16, "
-              "e4m3, e5m2, f32 or tf32)",
+              "e4m3, e5m2, f32 or tf32, or a PyTorch name such as "
+              "bfloat16)",
               v);
     return false;
 }

@@ -2653,7 +2653,7 @@ trace_main(int argc, char **argv)
         t->fmt = &sf_format_f32;
         for (int i = 0; i < t->n_operands; i++) {
             const char *c = strchr(t->operand_text[i], ':');
-            char name[16];
+            char name[32];
             size_t len = c ? (size_t)(c - t->operand_text[i]) : 0;
             const sf_format *f;
             if (c == NULL || len >= sizeof name)
@@ -2661,7 +2661,7 @@ trace_main(int argc, char **argv)
             for (size_t k = 0; k < len; k++)
                 name[k] = (char)tolower((unsigned char)t->operand_text[i][k]);
             name[len] = '\0';
-            f = sf_format_by_name(name);
+            f = cli_format_by_name(name);
             if (f != NULL && f != &sf_format_f64) {
                 t->fmt = f;
                 break;

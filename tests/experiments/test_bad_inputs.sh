@@ -286,11 +286,31 @@ while IFS='	' read -r f _status sub; do
             --k "$in/k.safetensors" --v "$in/v.safetensors" \
             --out "$o/a.safetensors"
         ;;
-    2) bad diff "bf16emu diff: $P: $sub" --dump "$P" ;;
+    2) bad diff "bf16emu diff: --dump: $P: $sub" --dump "$P" ;;
     esac
 done <"$BAD/EXPECTED"
 ctx="the malformed corpus"
 if [ $n_bad -ge 70 ]; then pass; else fail "only $n_bad files in $BAD"; fi
+
+# A key that is not in the file: the message lists the keys it has, for
+# attn, mma and diff alike (the order of their data).
+st_begin "$in/qkvo.safetensors"
+st_add q BF16 "1, 1, 2, 8"
+st_add k BF16 "1, 1, 2, 8"
+st_add v BF16 "1, 1, 2, 8"
+st_add o BF16 "1, 1, 2, 8"
+st_end
+F=$in/qkvo.safetensors
+bad attn "bf16emu attn: --q: $F: no tensor \"Q\" in the file; it holds q, k, v, o (names are case-sensitive: \"q\")" \
+    --q "$F:Q" --k "$F:k" --v "$F:v" --out "$o/a.safetensors"
+bad mma "bf16emu mma: --b: $F: no tensor \"B\" in the file; it holds q, k, v, o" \
+    --model sm90 --a "$F:q" --b "$F:B" --out "$o/d.npy"
+bad diff "bf16emu diff: $F: do: missing (expected a tensor \"do\" for the backward stages)" \
+    --dump "$F" --stage dq
+expect_err_has "; the dump holds q, k, v, o"
+# and a .npy file given where a dump is expected is named as one
+bad diff "bf16emu diff: --dump: $BAD/st_is_npy.safetensors: not a .safetensors file (it looks like a .npy file;" \
+    --dump "$BAD/st_is_npy.safetensors"
 
 # ---------------------------------------------------------------------
 # NaN and Inf inside the inputs.

@@ -17,6 +17,8 @@ fi
 run --help
 expect_rc 0
 expect_line 'usage: bf16emu SUBCOMMAND [options] [operands]'
+# every subcommand is available: no empty "planned" heading
+expect_no_line 'planned, not yet available:'
 expect_line '  trace      an accumulation or one operation, bit by bit'
 expect_line '  reproduce  the paper'"'"'s reproduction targets into results/'
 run help
@@ -57,13 +59,13 @@ bad "bf16emu trace: unknown option '-x'" trace -x 1
 bad "bf16emu trace: option '--acc' needs a value" trace 1 --acc
 bad "bf16emu trace: option '--json' takes no value (got '1')" \
     trace --json=1 1
-bad "bf16emu trace: --acc 'f128': unknown format (expected one of bf16, f16, f32, tf32, e4m3, e5m2)" \
+bad "bf16emu trace: --acc 'f128': unknown format (expected one of bf16, f16, f32, tf32, e4m3, e5m2, or a PyTorch name such as bfloat16 or torch.float16)" \
     trace --acc f128 1
 bad "bf16emu trace: --acc 'f64': f64 is for conversions only" \
     trace --acc=f64 1
 bad "bf16emu trace: --out 'bf8': unknown format" trace --out bf8 1
-bad "bf16emu trace: --mode 'rn': unknown rounding mode (expected rne, rtz, rdn, rup, rna, rod or sr)" \
-    trace --mode rn 1
+bad "bf16emu trace: --mode 'rx': unknown rounding mode (expected rne, rtz, rdn, rup, rna, rod or sr, or the PTX names rn, rz, rm, rp)" \
+    trace --mode rx 1
 bad "bf16emu trace: --acc-mode 'x': unknown rounding mode" \
     trace --acc-mode x 1
 bad "bf16emu trace: --in-mode 'x': unknown rounding mode" \
@@ -127,5 +129,107 @@ expect_line 'x1   bf16:0xC013        -2.296875'
 run trace -- -1 -inf
 expect_rc 0
 expect_line '  result       bf16:0xFF80 = -inf'
+
+# ---------------------------------------------------------------------
+# The names users type for formats and rounding modes: PTX rounding names
+# and PyTorch dtype names, in any case, for every option and operand
+# prefix that takes one.  Each alias must give the same output as the
+# project's own name.
+# ---------------------------------------------------------------------
+# same_as_canonical "ALIAS ARGS" "CANONICAL ARGS": both run, exit 0, and
+# print the same thing
+same_as_canonical()
+{
+    # shellcheck disable=SC2086
+    "$BF16EMU" $2 >"$tmp/want" 2>&1
+    # shellcheck disable=SC2086
+    run $1
+    expect_rc 0
+    expect_same_as "$tmp/want"
+}
+for pair in "rn rne" "rz rtz" "rm rdn" "rp rup" "RN rne" "Rz rtz" "RNE rne" \
+    "Rna rna"; do
+    set -- $pair
+    same_as_canonical "trace --mode $1 0.1 0.2" "trace --mode $2 0.1 0.2"
+    same_as_canonical "trace --acc-mode $1 --acc bf16 0.1 0.2 0.3" \
+        "trace --acc-mode $2 --acc bf16 0.1 0.2 0.3"
+    same_as_canonical "trace --in-mode $1 0.1" "trace --in-mode $2 0.1"
+done
+for pair in "bfloat16 bf16" "torch.bfloat16 bf16" "BFloat16 bf16" \
+    "float16 f16" "half f16" "torch.half f16" "TORCH.FLOAT16 f16" \
+    "float32 f32" "float f32" "torch.float32 f32" "F32 f32" \
+    "float8_e4m3fn e4m3" "torch.float8_e4m3fn e4m3" "F8_E4M3 e4m3" \
+    "float8_e5m2 e5m2" "torch.float8_e5m2 e5m2"; do
+    set -- $pair
+    same_as_canonical "trace --acc $1 1 2" "trace --acc $2 1 2"
+    same_as_canonical "trace --out $1 0.1" "trace --out $2 0.1"
+    same_as_canonical "trace --op mul --fmt $1 3 5" \
+        "trace --op mul --fmt $2 3 5"
+done
+same_as_canonical "trace --op convert --out float64 0.1" \
+    "trace --op convert --out f64 0.1"
+same_as_canonical "trace --op convert --out torch.double 0.1" \
+    "trace --op convert --out f64 0.1"
+# a number's format prefix
+same_as_canonical "trace bfloat16:0xC013 torch.bfloat16:0x3F80" \
+    "trace bf16:0xC013 bf16:0x3F80"
+same_as_canonical "trace --acc f16 half:0x3C00 float16:0x3C00" \
+    "trace --acc f16 f16:0x3C00 f16:0x3C00"
+# ... which also gives --op its default --fmt
+same_as_canonical "trace --op add bfloat16:0x3F80 BFloat16:0x3F81" \
+    "trace --op add bf16:0x3F80 bf16:0x3F81"
+same_as_canonical "trace --op mul torch.float8_e4m3fn:0x38 e4m3:0x40" \
+    "trace --op mul e4m3:0x38 e4m3:0x40"
+bad "bf16emu trace: --acc 'float8_e4m3fnuz': unknown format" \
+    trace --acc float8_e4m3fnuz 1
+expect_err_has "the fnuz FP8 types have another bias and NaN encoding"
+bad "bf16emu trace: --acc 'torch.float64': f64 is for conversions only" \
+    trace --acc torch.float64 1
+bad "bf16emu trace: --mode 'rnd': unknown rounding mode" trace --mode rnd 1
+bad "bf16emu trace: operand 1 'torch.int8:0x1': unknown format prefix 'torch.int8'" \
+    trace torch.int8:0x1
+
+# ---------------------------------------------------------------------
+# A huge value is not echoed whole: at most 60 of its bytes, then the
+# ellipsis (U+2026) and its size; control bytes are escaped as \xNN.
+# ---------------------------------------------------------------------
+big=$(head -c 100000 /dev/zero | tr '\0' 'a')
+sixty=$(head -c 60 /dev/zero | tr '\0' 'a')
+ell=$(printf '\342\200\246')
+# bad_big MESSAGE ARGS...: as bad, with a short context for messages
+bad_big()
+{
+    msg=$1
+    shift
+    run "$@"
+    ctx="a 100000-byte value: $msg"
+    expect_rc 2
+    expect_no_stdout
+    expect_err_has "$msg"
+    if [ "$(wc -c <"$tmp/err")" -lt 400 ]; then pass; else
+        fail "$(wc -c <"$tmp/err") bytes on stderr"
+    fi
+}
+bad_big "bf16emu trace: --mode '$sixty$ell (100000 bytes)': unknown rounding mode" \
+    trace --mode "$big" 1
+bad_big "bf16emu trace: --acc '$sixty$ell (100000 bytes)': unknown format" \
+    trace --acc="$big" 1
+bad_big "bf16emu trace: unknown option '--$sixty$ell (100000 bytes)'" \
+    trace "--$big" 1
+bad_big "bf16emu trace: --seed '$sixty$ell (100000 bytes)': not a non-negative integer" \
+    trace --seed "$big" 1
+bad_big "bf16emu trace: operand 1 '$sixty$ell (100000 bytes)': not a number" \
+    trace "$big"
+bad_big "bf16emu: unknown subcommand '$sixty$ell (100000 bytes)'" "$big"
+bad_big "bf16emu mma: --a '$sixty$ell (100001 bytes)': empty key" mma --model sm90 \
+    --a "$big:" --b x --out y.npy
+# exactly 60 bytes are shown whole
+bad "bf16emu trace: --mode '$sixty': unknown rounding mode" \
+    trace --mode "$sixty" 1
+# control bytes
+bad "bf16emu trace: --mode 'r\x01z\x0Ax': unknown rounding mode" \
+    trace --mode "$(printf 'r\001z\nx')" 1
+ctx="one line on stderr for a value with a newline"
+if [ "$(wc -l <"$tmp/err")" -eq 1 ]; then pass; else fail "$(cat "$tmp/err")"; fi
 
 finish

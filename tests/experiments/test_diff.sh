@@ -412,6 +412,25 @@ expect_rc 1
 expect_line "result: 1 of 2 stages differs"
 "$DIFF_INPUTS" drop "$D" q "$X" || exit 99
 bad "$X: q: missing (expected a tensor \"q\")" --dump "$X" --stage o
+# the message lists the tensors the dump holds (all but q)
+expect_err_has "; the dump holds "
+ctx="the dump's tensors are listed without q"
+for t in k v do o lse dq dk dv; do
+    if grep -q -E "holds (.*, )?$t(,|\$)" "$tmp/err"; then pass; else
+        fail "no $t in: $(cat "$tmp/err")"
+    fi
+done
+if grep -q -E "holds (.*, )?q(,|\$)" "$tmp/err"; then fail "q listed"; else
+    pass
+fi
+
+# A file of another type given as the dump: said so, with the option
+printf '\223NUMPY\001\000\066\000%s\n' \
+    "{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }" \
+    >"$tmp/X.npy"
+head -c 8 /dev/zero >>"$tmp/X.npy"
+bad "bf16emu diff: --dump: $tmp/X.npy: not a .safetensors file (it looks like a .npy file;" \
+    --dump "$tmp/X.npy"
 
 "$DIFF_INPUTS" manifest "$D" '{"q": [1, ' "$X" || exit 99
 bad "$X: manifest: malformed JSON at byte 10: expected a JSON value" \

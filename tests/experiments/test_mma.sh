@@ -367,18 +367,44 @@ bad "--model 'sm91': unknown preset (expected one of sm70, sm80, sm90, " \
 bad "option '--model' needs a value" $AB --out "$OUT" --model
 bad "unknown option '--bogus'" --model sm90 $AB --out "$OUT" --bogus
 bad "unexpected operand 'extra'" --model sm90 $AB --out "$OUT" extra
-bad "--dtype 'bf8': unknown input format (expected bf16, f16, e4m3, e5m2, f32 or tf32)" \
+bad "--dtype 'bf8': unknown input format (expected bf16, f16, e4m3, e5m2, f32 or tf32, or a PyTorch name such as bfloat16)" \
     --model sm90 $AB --out "$OUT" --dtype bf8
+bad "--dtype 'torch.float64': unknown input format" \
+    --model sm90 $AB --out "$OUT" --dtype torch.float64
+# the PyTorch names of --dtype read as the project's own
+for pair in "bfloat16 bf16" "torch.bfloat16 bf16" "BF16 bf16"; do
+    set -- $pair
+    run mma --json --model sm90 --a "$E:A_u16" --b "$E:B_bf16" --dtype "$2" \
+        --out "$o/want.npy"
+    cp "$tmp/out" "$tmp/want_json"
+    run mma --json --model sm90 --a "$E:A_u16" --b "$E:B_bf16" --dtype "$1" \
+        --out "$o/got.npy"
+    expect_rc 0
+    sed "s|$o/got.npy|$o/want.npy|" "$tmp/out" >"$tmp/got_json"
+    ctx="mma --dtype $1 as --dtype $2"
+    if cmp -s "$tmp/want_json" "$tmp/got_json" \
+        && cmp -s "$o/want.npy" "$o/got.npy"; then pass; else
+        fail "the output differs from --dtype $2"
+        diff "$tmp/want_json" "$tmp/got_json" | head -10
+    fi
+    rm -f "$o/want.npy" "$o/got.npy"
+done
 bad "--path 'gpu': expected auto, scalar or avx512" \
     --model sm90 $AB --out "$OUT" --path gpu
 bad "--path avx512: the AVX-512 path does not cover fma-chain with bf16 inputs" \
     --model fma-chain $AB --out "$OUT" --path avx512
 
 # keys and files
-bad "--a: $E: no tensor \"nope\" in the file (26 tensors)" \
+# (a missing key: the message lists the keys the file has, in the order
+# of their data, as tests/experiments/mma_inputs.c writes them)
+bad "--a: $E: no tensor \"nope\" in the file; it holds A_bf16, B_bf16, A_f16, B_f16, A_e4m3, B_e4m3, A_e5m2, B_e5m2, A_f32, B_f32, Bs_bf16, C, D, D0, Ds, Dbad, A2, B2, C2, D2, Bk32, Bbatch, Cm3, Cn6, A_i32, A_u16" \
     --model sm90 --a "$E:nope" --b "$E:B_bf16" --out "$OUT"
-bad "--b: $E: the file holds 26 tensors (\"A_bf16\", ...); name one" \
+bad "--a: $E: no tensor \"a_bf16\" in the file; it holds A_bf16, " \
+    --model sm90 --a "$E:a_bf16" --b "$E:B_bf16" --out "$OUT"
+expect_err_has "(names are case-sensitive: \"A_bf16\")"
+bad "--b: $E: the file holds 26 tensors (A_bf16, B_bf16, A_f16, " \
     --model sm90 --a "$E:A_bf16" --b "$E" --out "$OUT"
+expect_err_has ", A_i32, A_u16); name one"
 bad "--c: $in/missing.safetensors: cannot open: No such file or directory" \
     --model sm90 $AB --c "$in/missing.safetensors" --out "$OUT"
 printf 'not a tensor file\n' >"$in/junk.safetensors"

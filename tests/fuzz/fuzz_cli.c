@@ -5,6 +5,7 @@
 #include <config.h>
 #endif
 
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -33,7 +34,9 @@
  * - cli_parse_double agrees with cli_parse_number for f64;
  * - cli_parse_u64 and cli_parse_bytes accept exactly what their contracts
  *   describe, with the value the reference computes here;
- * - cli_parse_format and cli_parse_mode agree with the softfloat lookups;
+ * - cli_parse_format and cli_parse_mode agree with the softfloat lookups
+ *   after the aliases (PyTorch dtype names, PTX rounding names, any case)
+ *   are mapped by a table of this file;
  * - the JSON writer escapes the string (as a key and a value) into a
  *   document that jansson reads back to the same string, whenever the
  *   string is valid UTF-8;
@@ -307,23 +310,88 @@ check_bytes(const char *s)
         FUZZ_CHECK(v == x << shift);
 }
 
+/* The names users may type, written out here independently of cli.c:
+   the format or mode each stands for (after lower-casing, and for formats
+   after dropping a leading "torch."). */
+static const char *const format_alias[][2] = {
+    {"bfloat16", "bf16"},      {"float16", "f16"},    {"half", "f16"},
+    {"float32", "f32"},        {"float", "f32"},      {"float64", "f64"},
+    {"double", "f64"},         {"float8_e4m3fn", "e4m3"},
+    {"float8_e5m2", "e5m2"},   {"f8_e4m3", "e4m3"},   {"f8_e5m2", "e5m2"},
+};
+static const char *const mode_alias[][2] = {
+    {"rn", "rne"}, {"rz", "rtz"}, {"rm", "rdn"}, {"rp", "rup"}};
+
+/* S lower-cased into BUF (N bytes), without "torch." when TORCH; NULL
+   when it does not fit. */
+static const char *
+ref_lower(char *buf, size_t n, const char *s, bool torch)
+{
+    size_t len;
+
+    if (torch && strlen(s) >= 6) {
+        char head[7];
+        for (int i = 0; i < 6; i++)
+            head[i] = (char)tolower((unsigned char)s[i]);
+        head[6] = '\0';
+        if (strcmp(head, "torch.") == 0)
+            s += 6;
+    }
+    len = strlen(s);
+    if (len >= n)
+        return NULL;
+    for (size_t i = 0; i <= len; i++)
+        buf[i] = (char)tolower((unsigned char)s[i]);
+    return buf;
+}
+
+static const sf_format *
+ref_format(const char *s)
+{
+    char buf[64];
+    const char *low = ref_lower(buf, sizeof buf, s, true);
+
+    if (low == NULL)
+        return NULL;
+    for (size_t i = 0; i < sizeof format_alias / sizeof format_alias[0]; i++)
+        if (strcmp(low, format_alias[i][0]) == 0)
+            return sf_format_by_name(format_alias[i][1]);
+    return sf_format_by_name(low);
+}
+
+static int
+ref_mode(const char *s)
+{
+    char buf[64];
+    const char *low = ref_lower(buf, sizeof buf, s, false);
+
+    if (low == NULL)
+        return -1;
+    for (size_t i = 0; i < sizeof mode_alias / sizeof mode_alias[0]; i++)
+        if (strcmp(low, mode_alias[i][0]) == 0)
+            return sf_round_by_name(mode_alias[i][1]);
+    return sf_round_by_name(low);
+}
+
 static void
 check_names(const char *s)
 {
-    const sf_format *f = NULL, *want = sf_format_by_name(s);
+    const sf_format *f = NULL, *want = ref_format(s);
     sf_round rm = SF_RNE;
     sf_env env;
     cli_color_when when;
     bool ok;
 
+    FUZZ_CHECK(cli_format_by_name(s) == want);
+    FUZZ_CHECK(cli_mode_by_name(s) == ref_mode(s));
     ok = cli_parse_format("fuzz", "--format", s, false, &f);
     FUZZ_CHECK(ok == (want != NULL));
     FUZZ_CHECK(!ok || f == want);
     ok = cli_parse_format("fuzz", "--format", s, true, &f);
     FUZZ_CHECK(ok == (want != NULL && want != &sf_format_f64));
     ok = cli_parse_mode("fuzz", "--mode", s, &rm);
-    FUZZ_CHECK(ok == (sf_round_by_name(s) >= 0));
-    FUZZ_CHECK(!ok || (int)rm == sf_round_by_name(s));
+    FUZZ_CHECK(ok == (ref_mode(s) >= 0));
+    FUZZ_CHECK(!ok || (int)rm == ref_mode(s));
     (void)cli_parse_env("fuzz", "--env", s, &env);
     ok = cli_parse_color("fuzz", "--color", s, &when);
     FUZZ_CHECK(ok

@@ -29,6 +29,8 @@ static const command commands[] = {
      diff_help},
     {"reproduce", "the paper's reproduction targets into results/",
      reproduce_main, reproduce_help},
+    {"ls", "keys, dtypes, shapes and sizes of tensor files", ls_main,
+     ls_help},
 };
 
 #define N_COMMANDS (sizeof commands / sizeof commands[0])

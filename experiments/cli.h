@@ -51,6 +51,8 @@ int merge_main(int argc, char **argv);
 void merge_help(FILE *out);
 int reproduce_main(int argc, char **argv);
 void reproduce_help(FILE *out);
+int ls_main(int argc, char **argv);
+void ls_help(FILE *out);
 
 /*----------------------------------------------------------------------------
  * Errors.  cli_error prints "bf16emu CMD: MESSAGE" (or "bf16emu: MESSAGE"

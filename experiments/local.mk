@@ -13,12 +13,15 @@ experiments_bf16emu_SOURCES = \
 	experiments/grid.c experiments/grid.h \
 	experiments/plot.c experiments/plot.h \
 	experiments/sweep.c \
-	experiments/reproduce.c
+	experiments/reproduce.c \
+	experiments/ls.c
 experiments_bf16emu_CFLAGS = $(AM_CFLAGS) $(MPFR_CFLAGS) $(OPENMP_CFLAGS) \
+	$(JANSSON_CFLAGS) \
 	-DBF16EMU_PKGDATADIR='"$(pkgdatadir)"'
 experiments_bf16emu_LDFLAGS = $(OPENMP_CFLAGS)
 experiments_bf16emu_LDADD = analysis/libanalysis.la \
-	attention/libattention.la softfloat/libsoftfloat.la $(MPFR_LIBS) $(LIBM)
+	attention/libattention.la softfloat/libsoftfloat.la $(MPFR_LIBS) \
+	$(JANSSON_LIBS) $(LIBM)
 
 if HAVE_MPI
 experiments_bf16emu_CFLAGS += $(MPI_CFLAGS)
@@ -63,7 +66,8 @@ TESTS += \
 	tests/experiments/test_diff.sh \
 	tests/experiments/test_sweep.sh \
 	tests/experiments/test_sweep_mpi.sh \
-	tests/experiments/test_reproduce.sh
+	tests/experiments/test_reproduce.sh \
+	tests/experiments/test_ls.sh
 
 # jsonq parses the --json output with jansson.
 check_PROGRAMS += tests/experiments/jsonq
@@ -102,6 +106,7 @@ EXTRA_DIST += \
 	tests/experiments/test_sweep.sh \
 	tests/experiments/test_sweep_mpi.sh \
 	tests/experiments/test_reproduce.sh \
+	tests/experiments/test_ls.sh \
 	tests/experiments/t1_rne.txt \
 	tests/experiments/jsonq.c \
 	tests/experiments/mma_inputs.c \

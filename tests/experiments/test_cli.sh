@@ -19,6 +19,7 @@ expect_rc 0
 expect_line 'usage: bf16emu SUBCOMMAND [options] [operands]'
 # every subcommand is available: no empty "planned" heading
 expect_no_line 'planned, not yet available:'
+expect_line '  ls         keys, dtypes, shapes and sizes of tensor files'
 expect_line '  trace      an accumulation or one operation, bit by bit'
 expect_line '  reproduce  the paper'"'"'s reproduction targets into results/'
 run help

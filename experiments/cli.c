@@ -524,8 +524,9 @@ format_hint(const char *name)
         || strcmp(low, "float8_e5m2fnuz") == 0)
         return "; the fnuz FP8 types have another bias and NaN encoding "
                "than OCP e4m3 and e5m2, and are not emulated";
-    if (strncmp(low, "int", 3) == 0 || strncmp(low, "uint", 4) == 0
-        || strcmp(low, "bool") == 0)
+    if ((strncmp(low, "int", 3) == 0 && isdigit((unsigned char)low[3]))
+        || (strncmp(low, "uint", 4) == 0 && isdigit((unsigned char)low[4]))
+        || strcmp(low, "bool") == 0 || strcmp(low, "long") == 0)
         return "; integer types are not floating-point formats";
     return "";
 }

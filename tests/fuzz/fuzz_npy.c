@@ -122,6 +122,31 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         && prefix + hlen <= size)
         payload = data + prefix + hlen;
 
+    /* the listing: the same header checks but Fortran order and raw
+       bytes, which it lists; for a file that reads, the same array */
+    {
+        tensor_listing l = TENSOR_LISTING_INIT;
+        tensor_error errl;
+        int rcl = npy_list(path, &l, &errl);
+        if (rc == TENSOR_OK) {
+            FUZZ_CHECK(rcl == TENSOR_OK);
+            FUZZ_CHECK(l.kind == TENSOR_KIND_NPY && l.n_tensors == 1);
+            FUZZ_CHECK(l.file_size == size && l.data_offset == prefix + hlen);
+            FUZZ_CHECK(l.tensors[0].dtype == t.dtype);
+            FUZZ_CHECK(l.tensors[0].ndim == t.ndim);
+            FUZZ_CHECK(memcmp(l.tensors[0].shape, t.shape, sizeof t.shape)
+                       == 0);
+            FUZZ_CHECK(l.tensors[0].n_bytes == t.n_bytes);
+        } else if (rcl == TENSOR_OK) {
+            /* only what the listing lets pass */
+            FUZZ_CHECK(rc == TENSOR_E_UNSUPPORTED || rc == TENSOR_E_DTYPE);
+            FUZZ_CHECK(l.npy_fortran || l.tensors[0].dtype == TENSOR_ANY);
+        } else {
+            fuzz_check_error(rcl, &errl, path);
+        }
+        tensor_listing_free(&l);
+    }
+
     /* the reader chosen from the magic */
     if (size >= 6 && memcmp(data, "\x93NUMPY", 6) == 0) {
         rc2 = tensor_file_read(path, NULL, TENSOR_ANY, &t2, &err2);

@@ -143,6 +143,45 @@ check_bf16(const char *path, const tensor_file *f)
     tensor_file_free(&b);
 }
 
+/* The listing of the file: the same header checks (a file that reads
+   lists with the same tensors, in the same order; one that does not read
+   fails the listing with the same message), and nothing read but the
+   header. */
+static void
+check_list(const char *path, int rc_read, const tensor_error *err_read,
+           const tensor_file *f, size_t size)
+{
+    tensor_listing l = TENSOR_LISTING_INIT;
+    tensor_error err;
+    int rc = safetensors_list(path, &l, &err);
+
+    FUZZ_CHECK(rc == rc_read);
+    if (rc != TENSOR_OK) {
+        FUZZ_CHECK(strcmp(err.message, err_read->message) == 0);
+        FUZZ_CHECK(l.n_tensors == 0 && l.tensors == NULL && l.strings == NULL);
+        return;
+    }
+    FUZZ_CHECK(l.kind == TENSOR_KIND_SAFETENSORS);
+    FUZZ_CHECK(l.file_size == size);
+    FUZZ_CHECK(l.n_tensors == f->n_tensors && l.n_meta == f->n_meta);
+    for (size_t i = 0; i < l.n_tensors; i++) {
+        const tensor_entry *e = &l.tensors[i];
+        const tensor *t = &f->tensors[i].tensor;
+        FUZZ_CHECK(strcmp(e->name, f->tensors[i].name) == 0);
+        FUZZ_CHECK(e->dtype == t->dtype && e->ndim == t->ndim);
+        FUZZ_CHECK(memcmp(e->shape, t->shape, sizeof e->shape) == 0);
+        FUZZ_CHECK(e->n_elems == t->n_elems && e->n_bytes == t->n_bytes);
+        FUZZ_CHECK(e->offset >= l.data_offset
+                   && e->offset + e->n_bytes <= size);
+    }
+    for (size_t i = 0; i < l.n_meta; i++) {
+        FUZZ_CHECK(strcmp(l.meta[i].key, f->meta[i].key) == 0);
+        FUZZ_CHECK(strcmp(l.meta[i].value, f->meta[i].value) == 0);
+    }
+    tensor_listing_free(&l);
+    FUZZ_CHECK(l.n_tensors == 0 && l.tensors == NULL && l.strings == NULL);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -153,6 +192,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int rc, rc1;
 
     rc = safetensors_read_all(path, TENSOR_ANY, &f, &err);
+    check_list(path, rc, &err, &f, size);
     if (rc != TENSOR_OK) {
         fuzz_check_error(rc, &err, path);
         FUZZ_CHECK(f.n_tensors == 0 && f.tensors == NULL && f.n_meta == 0

@@ -475,7 +475,8 @@ START_TEST(test_st_read_hand)
                  TENSOR_E_KEY, p, "the file holds 2 tensors (a, b); name one");
     assert_empty(&t);
     assert_error(safetensors_read(p, "c", TENSOR_ANY, &t, &err), &err,
-                 TENSOR_E_KEY, p, "no tensor \"c\" in the file; it holds a, b");
+                 TENSOR_E_KEY, p,
+                 "no tensor \"c\" in the file; it holds a, b");
     assert_error(safetensors_read(p, "B", TENSOR_ANY, &t, &err), &err,
                  TENSOR_E_KEY, p,
                  "no tensor \"B\" in the file; it holds a, b (names are "
@@ -740,10 +741,9 @@ START_TEST(test_st_key_list_cut)
                  "no tensor \"x\" in the file; it holds t000, t001, t002, ");
     msg = err.message;
     len = strlen(msg);
-    ck_assert_msg(len < strlen(p) + 400, "message of %zu bytes: %s", len,
-                  msg);
-    ck_assert_msg(len > strlen(tail) && strcmp(msg + len - strlen(tail), tail)
-                      == 0,
+    ck_assert_msg(len < strlen(p) + 400, "message of %zu bytes: %s", len, msg);
+    ck_assert_msg(len > strlen(tail)
+                      && strcmp(msg + len - strlen(tail), tail) == 0,
                   "message does not end in '%s': %s", tail, msg);
     assert_error(safetensors_read(p, NULL, TENSOR_ANY, &t, &err), &err,
                  TENSOR_E_KEY, p, "the file holds 200 tensors (t000, t001, ");

@@ -314,10 +314,10 @@ check_bytes(const char *s)
    the format or mode each stands for (after lower-casing, and for formats
    after dropping a leading "torch."). */
 static const char *const format_alias[][2] = {
-    {"bfloat16", "bf16"},      {"float16", "f16"},    {"half", "f16"},
-    {"float32", "f32"},        {"float", "f32"},      {"float64", "f64"},
-    {"double", "f64"},         {"float8_e4m3fn", "e4m3"},
-    {"float8_e5m2", "e5m2"},   {"f8_e4m3", "e4m3"},   {"f8_e5m2", "e5m2"},
+    {"bfloat16", "bf16"}, {"float16", "f16"},        {"half", "f16"},
+    {"float32", "f32"},   {"float", "f32"},          {"float64", "f64"},
+    {"double", "f64"},    {"float8_e4m3fn", "e4m3"}, {"float8_e5m2", "e5m2"},
+    {"f8_e4m3", "e4m3"},  {"f8_e5m2", "e5m2"},
 };
 static const char *const mode_alias[][2] = {
     {"rn", "rne"}, {"rz", "rtz"}, {"rm", "rdn"}, {"rp", "rup"}};

@@ -104,6 +104,15 @@ tests_analysis_test_lg2_table_LDADD = $(ANALYSIS_TEST_LIBS) $(ZLIB_LIBS)
 EXTRA_DIST += tests/data/gpu/lg2_h200.safetensors \
 	tests/data/gpu/lg2_h200.json
 
+# The extended H200 SDPA dumps (split-KV, decode, FP16, other head
+# dimensions, causal with NQ != NK): their manifests against their tensors.
+check_PROGRAMS += tests/analysis/test_sdpa_ext
+TESTS += tests/analysis/test_sdpa_ext
+tests_analysis_test_sdpa_ext_SOURCES = tests/analysis/test_sdpa_ext.c
+tests_analysis_test_sdpa_ext_CFLAGS = $(ANALYSIS_TEST_FLAGS) $(JANSSON_CFLAGS)
+tests_analysis_test_sdpa_ext_LDADD = $(ANALYSIS_TEST_LIBS) $(JANSSON_LIBS)
+EXTRA_DIST += tests/data/gpu/sdpa_ext
+
 # The malformed corpus (with its table EXPECTED and the script that wrote
 # both) and the good fixtures; the reference's documentation.
 EXTRA_DIST += tests/data/bad tests/data/tensors \

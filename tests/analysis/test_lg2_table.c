@@ -6,7 +6,8 @@
    samples of tests/data/gpu/ex2_h200.safetensors, measured on another
    day), the loader against damaged files, and the LSE of PyTorch's flash
    kernel, fma(m, scale, __logf(l)), recomputed from the fa2 forward's
-   final m and l against the SDPA dumps' LSE. */
+   final m and l against the LSE of the SDPA dumps (the six of
+   tests/data/gpu and the nine one-split BF16 ones of its sdpa_ext). */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -267,6 +268,16 @@ START_TEST(test_lse_sdpa)
         {"sdpa_h200_d64_sink_causal", true},
         {"sdpa_h200_d128", false},
         {"sdpa_h200_d64_n1024_h7_rows", false},
+        /* the one-split BF16 dumps of sdpa_ext (O bit-equal with fa2) */
+        {"sdpa_ext/causal_d256_nq128_nk64", true},
+        {"sdpa_ext/causal_d32_nq64_nk256", true},
+        {"sdpa_ext/causal_d64_nq128_nk256", true},
+        {"sdpa_ext/causal_d64_nq256_nk128", true},
+        {"sdpa_ext/d32_normal", false},
+        {"sdpa_ext/d32_repmax8", false},
+        {"sdpa_ext/d32_sink_causal", true},
+        {"sdpa_ext/d96_normal", false},
+        {"sdpa_ext/d96_repmax4", false},
     };
     ax_lg2_table tab;
     ax_ex2_table etab;

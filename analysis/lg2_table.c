@@ -34,8 +34,7 @@ const char *
 ax_lg2_table_default_path(void)
 {
     static const char *const in_tree = SRCDIR "/analysis/data/lg2-sm90.bin.gz";
-    static const char *const installed =
-        BF16EMU_PKGDATADIR "/lg2-sm90.bin.gz";
+    static const char *const installed = BF16EMU_PKGDATADIR "/lg2-sm90.bin.gz";
     const char *env = getenv("BF16EMU_LG2_TABLE");
     struct stat st;
 
@@ -159,8 +158,7 @@ base54(uint32_t b)
 }
 
 int
-ax_lg2_table_load(const char *path, ax_lg2_table *t, char *err,
-                  size_t errlen)
+ax_lg2_table_load(const char *path, ax_lg2_table *t, char *err, size_t errlen)
 {
     unsigned char *buf = NULL;
     const unsigned char *p, *end;
@@ -177,8 +175,9 @@ ax_lg2_table_load(const char *path, ax_lg2_table *t, char *err,
         return fail(err, errlen, path, "cannot open the file");
     if (!slurp(g, &buf, &n)) {
         gzclose(g);
-        return fail(err, errlen, path, "cannot read the file (damaged, or "
-                                       "larger than 256 MiB unpacked)");
+        return fail(err, errlen, path,
+                    "cannot read the file (damaged, or "
+                    "larger than 256 MiB unpacked)");
     }
     gzclose(g);
     if (n < LG2_HEADER) {
@@ -196,15 +195,17 @@ ax_lg2_table_load(const char *path, ax_lg2_table *t, char *err,
         goto out;
     }
     if (le(buf + 12, 4) != FA_LG2_MBITS || le(buf + 16, 4) != FA_LG2_GBITS) {
-        fail(err, errlen, path, "bits: expected 23 mantissa and 54 "
-                                "correction bits, found %u and %u",
+        fail(err, errlen, path,
+             "bits: expected 23 mantissa and 54 "
+             "correction bits, found %u and %u",
              (unsigned)le(buf + 12, 4), (unsigned)le(buf + 16, 4));
         goto out;
     }
     nc = le(buf + 20, 4);
     if (nc > LG2_MAX_CORR) {
-        fail(err, errlen, path, "corrections: expected at most 2^23, "
-                                "found %llu",
+        fail(err, errlen, path,
+             "corrections: expected at most 2^23, "
+             "found %llu",
              (unsigned long long)nc);
         goto out;
     }
@@ -224,8 +225,9 @@ ax_lg2_table_load(const char *path, ax_lg2_table *t, char *err,
     for (size_t i = 1; i < LG2_COUNT; i++) {
         uint64_t v;
         if (!varint(&p, end, &v)) {
-            fail(err, errlen, path, "base: the file ends before 2^23 - 1 "
-                                    "steps");
+            fail(err, errlen, path,
+                 "base: the file ends before 2^23 - 1 "
+                 "steps");
             goto out;
         }
         d += unzigzag(v);
@@ -234,14 +236,16 @@ ax_lg2_table_load(const char *path, ax_lg2_table *t, char *err,
     for (size_t k = 0; k < t->ncorr; k++) {
         uint64_t a, v;
         if (!varint(&p, end, &a) || !varint(&p, end, &v)) {
-            fail(err, errlen, path, "corrections: the file ends before "
-                                    "%zu entries",
+            fail(err, errlen, path,
+                 "corrections: the file ends before "
+                 "%zu entries",
                  t->ncorr);
             goto out;
         }
         if (a > LG2_COUNT - 1 - idx || (k > 0 && a == 0)) {
-            fail(err, errlen, path, "corrections: entry %zu: expected an "
-                                    "ascending index below 2^23",
+            fail(err, errlen, path,
+                 "corrections: entry %zu: expected an "
+                 "ascending index below 2^23",
                  k);
             goto out;
         }
@@ -257,8 +261,9 @@ ax_lg2_table_load(const char *path, ax_lg2_table *t, char *err,
     for (size_t i = 0; i < LG2_COUNT; i++)
         h = fnv_bytes(h, t->base[i], 4);
     if (h != hb) {
-        fail(err, errlen, path, "hash: the base table does not match the "
-                                "hash in the header (damaged file)");
+        fail(err, errlen, path,
+             "hash: the base table does not match the "
+             "hash in the header (damaged file)");
         goto out;
     }
     h = 1469598103934665603ull;
@@ -267,8 +272,9 @@ ax_lg2_table_load(const char *path, ax_lg2_table *t, char *err,
         h = fnv_bytes(h, (uint64_t)t->corr_g[k], 8);
     }
     if (h != hc) {
-        fail(err, errlen, path, "hash: the corrections do not match the "
-                                "hash in the header (damaged file)");
+        fail(err, errlen, path,
+             "hash: the corrections do not match the "
+             "hash in the header (damaged file)");
         goto out;
     }
     {

@@ -191,9 +191,8 @@ fa_lg2_table_core(const fa_lg2_table *t, int e, uint32_t i)
         ;
     if (p < 23) /* |v| < 2^-31: does not occur for e != 0 */
         return neg ? F32_SIGN : 0;
-    return (neg ? F32_SIGN : 0) |
-           (uint32_t)(p - FA_LG2_GBITS + 127) << 23 |
-           ((uint32_t)(mag >> (p - 23)) & 0x7FFFFFu);
+    return (neg ? F32_SIGN : 0) | (uint32_t)(p - FA_LG2_GBITS + 127) << 23
+           | ((uint32_t)(mag >> (p - 23)) & 0x7FFFFFu);
 }
 
 uint32_t
@@ -215,8 +214,8 @@ fa_lg2_table_eval(const fa_lg2_table *t, uint32_t x)
     if (fe == 0) {
         /* x 2^24 is normal (exact); then subtract 24, rounded to nearest
            (finite: the scaled log lies in [-126, -102)) */
-        uint32_t ys = fa_lg2_table_eval(
-            t, bits_of_f32(f32_of_bits(x) * 16777216.0f));
+        uint32_t ys =
+            fa_lg2_table_eval(t, bits_of_f32(f32_of_bits(x) * 16777216.0f));
         return bits_of_f32(f32_of_bits(ys) - 24.0f);
     }
     e = (int)fe - 127;
@@ -233,11 +232,11 @@ fa_lg2_table_check(const fa_lg2_table *t)
     if (t->ncorr > 0 && (t->corr_i == NULL || t->corr_g == NULL))
         return "lg2 table: corrections without indices or values";
     for (size_t k = 0; k < t->ncorr; k++) {
-        if (t->corr_i[k] >= (1u << FA_LG2_MBITS) ||
-            (k > 0 && t->corr_i[k] <= t->corr_i[k - 1]))
+        if (t->corr_i[k] >= (1u << FA_LG2_MBITS)
+            || (k > 0 && t->corr_i[k] <= t->corr_i[k - 1]))
             return "lg2 table: correction indices not ascending below 2^23";
-        if (t->corr_g[k] <= -((int64_t)1 << FA_LG2_GBITS) ||
-            t->corr_g[k] >= ((int64_t)1 << FA_LG2_GBITS))
+        if (t->corr_g[k] <= -((int64_t)1 << FA_LG2_GBITS)
+            || t->corr_g[k] >= ((int64_t)1 << FA_LG2_GBITS))
             return "lg2 table: a correction outside (-1, 1)";
     }
     return NULL;

@@ -65,8 +65,7 @@ check_variant(const ax_lg2_table *tab, bool ftz, const tensor *xs,
             (*nsub)++;
         if (got != hw && bad++ < 10)
             printf("%s: x %08x: H200 %08x, model %08x\n",
-                   ftz ? "lg2.approx.ftz.f32" : "lg2.approx.f32", x, hw,
-                   got);
+                   ftz ? "lg2.approx.ftz.f32" : "lg2.approx.f32", x, hw, got);
     }
     return bad;
 }
@@ -86,22 +85,23 @@ START_TEST(test_against_h200)
     ax_lg2_table tab;
     char err[512];
 
-    ck_assert_msg(ax_lg2_table_load(ax_lg2_table_default_path(), &tab, err,
-                                    sizeof err) == 0,
-                  "%s", err);
+    ck_assert_msg(
+        ax_lg2_table_load(ax_lg2_table_default_path(), &tab, err, sizeof err)
+            == 0,
+        "%s", err);
     for (size_t s = 0; s < sizeof sets / sizeof sets[0]; s++) {
         tensor_file f;
         tensor_error terr;
         unsigned bad, nc = 0, ncf = 0, sub = 0, subf = 0;
 
-        ck_assert_msg(safetensors_read_all(sets[s].file, TENSOR_U32, &f,
-                                           &terr) == 0,
+        ck_assert_msg(safetensors_read_all(sets[s].file, TENSOR_U32, &f, &terr)
+                          == 0,
                       "%s", terr.message);
         const tensor *xs = find(&f, sets[s].x);
         ck_assert_uint_eq(xs->n_elems, sets[s].n);
         bad = check_variant(&tab, false, xs, find(&f, sets[s].y), &nc, &sub);
-        bad += check_variant(&tab, true, xs, find(&f, sets[s].yf), &ncf,
-                             &subf);
+        bad +=
+            check_variant(&tab, true, xs, find(&f, sets[s].yf), &ncf, &subf);
         printf("lg2-sm90: %s: %llu samples x 2 variants, %u mismatches; "
                "the corrections decide %u and %u of them, %u subnormal "
                "inputs\n",
@@ -132,7 +132,7 @@ START_TEST(test_rules)
     fa_log_model m = {"t", FA_LOG_LG2, &t};
 
     memset(base, 0, sizeof base);
-    base[1] = 0x33800000u;       /* 2^-24 */
+    base[1] = 0x33800000u;        /* 2^-24 */
     base[0x400000] = 0xBF000000u; /* -0.5 at m = 1.5 (reduced to 0.75) */
     ck_assert_ptr_null(fa_lg2_table_check(&t));
     /* x = 1 + 2^-23: e = 0, the base entry */
@@ -251,8 +251,17 @@ lse_case(const char *name, bool causal, const fa_log_model *lg2,
     *tot += n;
     *eq_cr += c;
     *eq_lg2 += g;
-    free(q); free(k); free(v); free(o); free(lse); free(m); free(l);
-    tensor_free(&tq); tensor_free(&tk); tensor_free(&tv); tensor_free(&tl);
+    free(q);
+    free(k);
+    free(v);
+    free(o);
+    free(lse);
+    free(m);
+    free(l);
+    tensor_free(&tq);
+    tensor_free(&tk);
+    tensor_free(&tv);
+    tensor_free(&tl);
 }
 
 START_TEST(test_lse_sdpa)
@@ -288,12 +297,14 @@ START_TEST(test_lse_sdpa)
     char err[512];
     unsigned long long n = 0, c = 0, g = 0;
 
-    ck_assert_msg(ax_lg2_table_load(ax_lg2_table_default_path(), &tab, err,
-                                    sizeof err) == 0,
-                  "%s", err);
-    ck_assert_msg(ax_ex2_table_load(ax_ex2_table_default_path(), &etab, err,
-                                    sizeof err) == 0,
-                  "%s", err);
+    ck_assert_msg(
+        ax_lg2_table_load(ax_lg2_table_default_path(), &tab, err, sizeof err)
+            == 0,
+        "%s", err);
+    ck_assert_msg(
+        ax_ex2_table_load(ax_ex2_table_default_path(), &etab, err, sizeof err)
+            == 0,
+        "%s", err);
     ax_lg2_model(&tab, false, &t, &lm);
     ax_ex2_model(&etab, false, &et, &em);
     for (size_t i = 0; i < sizeof dumps / sizeof dumps[0]; i++)
@@ -394,8 +405,7 @@ START_TEST(test_damaged)
     memcpy(bad, ok, n);
     put(bad + 32, 7, 8);
     expect_error(bad, n, "hash: the corrections do not match");
-    ck_assert_int_eq(ax_lg2_table_load("no/such/file.gz", &t, err,
-                                       sizeof err),
+    ck_assert_int_eq(ax_lg2_table_load("no/such/file.gz", &t, err, sizeof err),
                      -1);
     ck_assert_msg(strstr(err, "no/such/file.gz: cannot open") == err, "%s",
                   err);

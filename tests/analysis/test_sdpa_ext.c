@@ -23,20 +23,47 @@
 #define DIR SRCDIR "/tests/data/gpu/sdpa_ext/"
 
 static const char *const fixtures[] = {
-    "causal_d128_nq64_nk192", "causal_d256_nq128_nk64",
-    "causal_d32_nq128_nk64_fp16", "causal_d32_nq64_nk256",
-    "causal_d64_nq128_nk256", "causal_d64_nq192_nk320",
-    "causal_d64_nq256_nk128", "causal_d96_nq100_nk300_fp16",
-    "d160_causal", "d256_normal", "d32_normal", "d32_repmax8",
-    "d32_sink_causal", "d96_normal", "d96_repmax4",
-    "decode_d128_nk512_b2", "decode_d16_nk16384", "decode_d32_nk1024_fp16",
-    "decode_d32_nk4096", "decode_d64_nk1024", "decode_d64_nk1024_fp16_sink",
-    "decode_d64_nk2048", "decode_d64_nk512", "fp16_d128_normal_causal",
-    "fp16_d32_sink", "fp16_d64_normal", "fp16_d64_repmax8", "fp16_d64_sink",
-    "fp16_d64_sink_causal", "split_d128_s2", "split_d128_s4_repmax",
-    "split_d128_s6", "split_d256_s2", "split_d256_s4", "split_d32_s2",
-    "split_d32_s4_sink", "split_d64_h20_s2", "split_d64_s2",
-    "split_d64_s2_fp16", "split_d64_s3", "split_d64_s4_causal",
+    "causal_d128_nq64_nk192",
+    "causal_d256_nq128_nk64",
+    "causal_d32_nq128_nk64_fp16",
+    "causal_d32_nq64_nk256",
+    "causal_d64_nq128_nk256",
+    "causal_d64_nq192_nk320",
+    "causal_d64_nq256_nk128",
+    "causal_d96_nq100_nk300_fp16",
+    "d160_causal",
+    "d256_normal",
+    "d32_normal",
+    "d32_repmax8",
+    "d32_sink_causal",
+    "d96_normal",
+    "d96_repmax4",
+    "decode_d128_nk512_b2",
+    "decode_d16_nk16384",
+    "decode_d32_nk1024_fp16",
+    "decode_d32_nk4096",
+    "decode_d64_nk1024",
+    "decode_d64_nk1024_fp16_sink",
+    "decode_d64_nk2048",
+    "decode_d64_nk512",
+    "fp16_d128_normal_causal",
+    "fp16_d32_sink",
+    "fp16_d64_normal",
+    "fp16_d64_repmax8",
+    "fp16_d64_sink",
+    "fp16_d64_sink_causal",
+    "split_d128_s2",
+    "split_d128_s4_repmax",
+    "split_d128_s6",
+    "split_d256_s2",
+    "split_d256_s4",
+    "split_d32_s2",
+    "split_d32_s4_sink",
+    "split_d64_h20_s2",
+    "split_d64_s2",
+    "split_d64_s2_fp16",
+    "split_d64_s3",
+    "split_d64_s4_causal",
     "split_d64_s5",
 };
 #define NFIX (sizeof fixtures / sizeof fixtures[0])
@@ -92,8 +119,9 @@ expect_shape(const char *name, const char *path, const char *key,
                   "%s: %s: %s", name, key, terr.message);
     ck_assert_uint_eq(out->ndim, ndim);
     for (unsigned i = 0; i < ndim; i++)
-        ck_assert_msg(out->shape[i] == shape[i], "%s: %s: dim %u is %llu, "
-                                                 "the manifest says %llu",
+        ck_assert_msg(out->shape[i] == shape[i],
+                      "%s: %s: dim %u is %llu, "
+                      "the manifest says %llu",
                       name, key, i, (unsigned long long)out->shape[i],
                       (unsigned long long)shape[i]);
 }
@@ -142,8 +170,8 @@ START_TEST(test_manifests)
     bool split_k = kernel_seen(kern, "flash_fwd_splitkv_kernel");
     bool comb_k = kernel_seen(kern, "flash_fwd_splitkv_combine_kernel");
     bool one_k = kernel_seen(kern, "flash_fwd_kernel");
-    ck_assert_msg(split_k == (splits > 1) && comb_k == (splits > 1) &&
-                      one_k == (splits == 1),
+    ck_assert_msg(split_k == (splits > 1) && comb_k == (splits > 1)
+                      && one_k == (splits == 1),
                   "%s: %lld splits, kernels split %d combine %d one-pass %d",
                   name, (long long)splits, split_k, comb_k, one_k);
     json_t *l = launch(lau, splits > 1 ? "flash_fwd_splitkv_kernel"
@@ -210,8 +238,9 @@ START_TEST(test_manifests)
                           (long long)r);
             inf++;
         } else {
-            ck_assert_msg((x & 0x7F800000u) != 0x7F800000u, "%s: lse[%lld] "
-                                                            "= %08x",
+            ck_assert_msg((x & 0x7F800000u) != 0x7F800000u,
+                          "%s: lse[%lld] "
+                          "= %08x",
                           name, (long long)r, x);
         }
     }
@@ -244,8 +273,9 @@ START_TEST(test_coverage)
             split_seen[s] = true;
         if (d >= 1 && d <= 256)
             d_seen[d] = true;
-        n_fp16 += strcmp(json_string_value(json_object_get(m, "dtype")),
-                         "float16") == 0;
+        n_fp16 +=
+            strcmp(json_string_value(json_object_get(m, "dtype")), "float16")
+            == 0;
         n_bwd += json_is_string(json_object_get(m, "backward_op"));
         n_decode += nq == 1;
         n_causal_rect +=

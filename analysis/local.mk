@@ -14,6 +14,7 @@ analysis_libanalysis_la_SOURCES = \
 	analysis/rows.h analysis/rows.c \
 	analysis/gradient.h analysis/gradient.c \
 	analysis/ex2_table.h analysis/ex2_table.c \
+	analysis/lg2_table.h analysis/lg2_table.c \
 	analysis/gen.h analysis/gen.c \
 	analysis/point.h analysis/point.c
 analysis_libanalysis_la_CPPFLAGS = $(AM_CPPFLAGS) \
@@ -26,11 +27,14 @@ analysis_libanalysis_la_LIBADD = attention/libattention.la \
 analysis_libanalysis_la_LDFLAGS = -version-info 0:0:0
 pkginclude_HEADERS += analysis/tensor.h analysis/attn_exact.h \
 	analysis/bias.h analysis/rows.h analysis/gradient.h \
-	analysis/ex2_table.h analysis/gen.h analysis/point.h
+	analysis/ex2_table.h analysis/lg2_table.h analysis/gen.h \
+	analysis/point.h
 
 # The measured exp2 of the H200 (experiments/gpu/ex2_probe.cu, packed by
-# experiments/gpu/pack_ex2_table.py): the ex2-sm90 exp model's tables.
-dist_pkgdata_DATA = analysis/data/ex2-sm90.bin.gz
+# experiments/gpu/pack_ex2_table.py): the ex2-sm90 exp model's tables; its
+# log2 (experiments/gpu/lg2_probe.cu): the lg2-sm90 log model's tables.
+dist_pkgdata_DATA = analysis/data/ex2-sm90.bin.gz \
+	analysis/data/lg2-sm90.bin.gz
 
 check_PROGRAMS += tests/analysis/test_tensor_io
 TESTS += tests/analysis/test_tensor_io
@@ -89,6 +93,25 @@ tests_analysis_test_ex2_table_CFLAGS = $(ANALYSIS_TEST_FLAGS) $(ZLIB_CFLAGS)
 tests_analysis_test_ex2_table_LDADD = $(ANALYSIS_TEST_LIBS) $(ZLIB_LIBS)
 EXTRA_DIST += tests/data/gpu/ex2_h200.safetensors \
 	tests/data/gpu/ex2_h200.json
+
+# The lg2-sm90 log model against sampled H200 outputs, its loader, and the
+# LSE of the flash kernel (fma(m, scale, __logf(l))) on the SDPA dumps.
+check_PROGRAMS += tests/analysis/test_lg2_table
+TESTS += tests/analysis/test_lg2_table
+tests_analysis_test_lg2_table_SOURCES = tests/analysis/test_lg2_table.c
+tests_analysis_test_lg2_table_CFLAGS = $(ANALYSIS_TEST_FLAGS) $(ZLIB_CFLAGS)
+tests_analysis_test_lg2_table_LDADD = $(ANALYSIS_TEST_LIBS) $(ZLIB_LIBS)
+EXTRA_DIST += tests/data/gpu/lg2_h200.safetensors \
+	tests/data/gpu/lg2_h200.json
+
+# The extended H200 SDPA dumps (split-KV, decode, FP16, other head
+# dimensions, causal with NQ != NK): their manifests against their tensors.
+check_PROGRAMS += tests/analysis/test_sdpa_ext
+TESTS += tests/analysis/test_sdpa_ext
+tests_analysis_test_sdpa_ext_SOURCES = tests/analysis/test_sdpa_ext.c
+tests_analysis_test_sdpa_ext_CFLAGS = $(ANALYSIS_TEST_FLAGS) $(JANSSON_CFLAGS)
+tests_analysis_test_sdpa_ext_LDADD = $(ANALYSIS_TEST_LIBS) $(JANSSON_LIBS)
+EXTRA_DIST += tests/data/gpu/sdpa_ext
 
 # The malformed corpus (with its table EXPECTED and the script that wrote
 # both) and the good fixtures; the reference's documentation.

@@ -351,6 +351,68 @@ uint32_t fa_logf_cr(uint32_t x);
 int fa_logf_cr_level(uint32_t x);
 
 /*----------------------------------------------------------------------------
+ * log models.  The LSE of the forward takes a natural log of the row sum
+ * l >= 1.  "cr" is fa_logf_cr; a measured model is the H200's
+ * lg2.approx.f32 (lg2-sm90) or lg2.approx.ftz.f32 (lg2-sm90-ftz) as a
+ * table (doc/gpu-measurements.md, analysis/lg2_table.h), with the natural
+ * log as CUDA's __logf computes it: RN(lg2(x) * RN(ln 2)).
+ *--------------------------------------------------------------------------*/
+
+/* The mantissa bits of lg2's internal table: FA_LG2_MBITS = 23. */
+#define FA_LG2_MBITS 23
+/* Fixed-point scale of the corrections: G in units of 2^-FA_LG2_GBITS. */
+#define FA_LG2_GBITS 54
+
+/* A table model of lg2.approx.  For a positive normal x = 2^E (1 + f),
+   f = i 2^-23, the unit reduces m = 1 + f to [0.75, 1.5): e = E and
+   G = G(i) ~ log2(1 + f) for i < 2^22, else e = E + 1 and G ~ log2((1 +
+   f) / 2) in [-0.415, 0).  The result is
+     e = 0:  base[i], the hardware's own output on [0.75, 1.5);
+     e != 0: e + G(i) rounded toward zero to FP32,
+   with G(i) = base[i] (as a real) unless i is among the corrections,
+   then G(i) = corr_g[k] 2^-FA_LG2_GBITS.  Special inputs: +-0 -> -Inf,
+   x < 0 (-Inf, negative subnormals) -> 0x7FFFFFFF, NaN -> 0x7FFFFFFF,
+   +Inf -> +Inf.  A positive subnormal x gives -Inf with ftz, else the
+   model at x 2^24 minus 24 rounded to nearest (the instruction's
+   pre-scaling). */
+typedef struct fa_lg2_table
+{
+    const uint32_t *base;  /* 2^23 FP32 bit patterns */
+    size_t ncorr;          /* corrections */
+    const uint32_t *corr_i; /* ncorr mantissa indices, ascending */
+    const int64_t *corr_g;  /* ncorr values of G, units 2^-54 */
+    bool ftz;
+} fa_lg2_table;
+
+/* lg2(x) of FP32 bits X under T (NULL T: the correctly rounded log2 is not
+   provided; returns the default NaN 0x7FC00000). */
+uint32_t fa_lg2_table_eval(const fa_lg2_table *t, uint32_t x);
+/* The unit's core for a reduced input: E + G(I) rounded toward zero
+   (E != 0), or base[I] (E = 0); I < 2^23, |E| <= 200.  For tests. */
+uint32_t fa_lg2_table_core(const fa_lg2_table *t, int e, uint32_t i);
+/* NULL if T is usable, else a static string saying what is wrong. */
+const char *fa_lg2_table_check(const fa_lg2_table *t);
+
+typedef enum
+{
+    FA_LOG_CR,   /* "cr": fa_logf_cr */
+    FA_LOG_LG2   /* a lg2 table: RN(lg2(x) * RN(ln 2)), CUDA's __logf */
+} fa_log_kind;
+
+typedef struct fa_log_model
+{
+    const char *name;
+    fa_log_kind kind;
+    const fa_lg2_table *table; /* FA_LOG_LG2 */
+} fa_log_model;
+
+/* Natural log of FP32 bits X under M (a NULL M is "cr").  FA_LOG_LG2: y
+   = lg2(x) under the table, then RN(y * 0x3F317218) for finite y, y
+   itself for +-Inf, 0x7FFFFFFF for NaN; a model with no table gives the
+   default NaN 0x7FC00000. */
+uint32_t fa_log_eval(const fa_log_model *m, uint32_t x);
+
+/*----------------------------------------------------------------------------
  * Forward: O [B,H,Nq,d] and LSE [B,H,Nq] (natural log).  Returns 0, or
  * -1 when CFG or CAP is unusable or memory runs out (nothing useful
  * written).  ENV carries flags and events of the whole computation.

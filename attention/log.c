@@ -1,5 +1,6 @@
-/* log -- correctly rounded FP32 natural logarithm for the LSE of the
-   reference attention */
+/* log -- the FP32 natural logarithm for the LSE of the reference
+   attention: correctly rounded, or the H200's lg2.approx as a table model
+   (lg2-sm90) with CUDA's __logf on top */
 #include <config.h>
 
 #include <float.h>
@@ -120,4 +121,141 @@ fa_logf_cr_level(uint32_t x)
     uint32_t r;
 
     return log_eval(x, &r);
+}
+
+/*----------------------------------------------------------------------------
+ * lg2.approx as a table model (attention.h).
+ *--------------------------------------------------------------------------*/
+#define LG2_NAN 0x7FFFFFFFu
+
+/* G(I) in units of 2^-FA_LG2_GBITS, truncated toward zero; *STICKY set
+   when bits were dropped (a base entry below 2^-30 in magnitude). */
+static int64_t
+lg2_g(const fa_lg2_table *t, uint32_t i, bool *sticky)
+{
+    size_t lo = 0, hi = t->ncorr;
+    uint32_t b, fe;
+    uint64_t sig;
+    int sh;
+    int64_t g;
+
+    *sticky = false;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (t->corr_i[mid] < i)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < t->ncorr && t->corr_i[lo] == i)
+        return t->corr_g[lo];
+    b = t->base[i];
+    fe = (b >> 23) & 0xFFu;
+    if (fe == 0) /* zero (subnormal entries do not occur) */
+        return 0;
+    sig = (uint64_t)((b & 0x7FFFFFu) | 0x800000u);
+    /* value = sig 2^(fe - 150); units of 2^-54: shift by fe - 96 */
+    sh = (int)fe - 150 + FA_LG2_GBITS;
+    if (sh >= 0) {
+        g = (int64_t)(sig << sh); /* |b| < 2 keeps this below 2^55 */
+    } else if (sh > -64) {
+        *sticky = (sig & ((UINT64_C(1) << -sh) - 1)) != 0;
+        g = (int64_t)(sig >> -sh);
+    } else {
+        *sticky = true;
+        g = 0;
+    }
+    return (b & F32_SIGN) ? -g : g;
+}
+
+uint32_t
+fa_lg2_table_core(const fa_lg2_table *t, int e, uint32_t i)
+{
+    bool sticky, neg;
+    int64_t g, v;
+    uint64_t mag;
+    int p;
+
+    if (e == 0)
+        return t->base[i];
+    g = lg2_g(t, i, &sticky);
+    v = (int64_t)e * ((int64_t)1 << FA_LG2_GBITS) + g;
+    neg = v < 0;
+    mag = neg ? (uint64_t)(-v) : (uint64_t)v;
+    /* a dropped positive remainder of |g| against the sign of v lowers
+       |v| below the kept value; the result grid is far coarser than one
+       unit, so one unit less truncates alike */
+    if (sticky && ((g < 0) != neg))
+        mag--;
+    for (p = 63; p > 0 && !((mag >> p) & 1u); p--)
+        ;
+    if (p < 23) /* |v| < 2^-31: does not occur for e != 0 */
+        return neg ? F32_SIGN : 0;
+    return (neg ? F32_SIGN : 0) | (uint32_t)(p - FA_LG2_GBITS + 127) << 23
+           | ((uint32_t)(mag >> (p - 23)) & 0x7FFFFFu);
+}
+
+uint32_t
+fa_lg2_table_eval(const fa_lg2_table *t, uint32_t x)
+{
+    uint32_t fe = (x >> 23) & 0xFFu, i = x & 0x7FFFFFu;
+    int e;
+
+    if (t == NULL || t->base == NULL)
+        return F32_DEFAULT_NAN;
+    if ((x & F32_MAG) > F32_INF)
+        return LG2_NAN;
+    if (fe == 0 && (i == 0 || t->ftz)) /* +-0, or a flushed subnormal */
+        return F32_NEG_INF;
+    if (x & F32_SIGN)
+        return LG2_NAN;
+    if (x == F32_INF)
+        return F32_INF;
+    if (fe == 0) {
+        /* x 2^24 is normal (exact); then subtract 24, rounded to nearest
+           (finite: the scaled log lies in [-126, -102)) */
+        uint32_t ys =
+            fa_lg2_table_eval(t, bits_of_f32(f32_of_bits(x) * 16777216.0f));
+        return bits_of_f32(f32_of_bits(ys) - 24.0f);
+    }
+    e = (int)fe - 127;
+    if (i >= (1u << 22))
+        e++;
+    return fa_lg2_table_core(t, e, i);
+}
+
+const char *
+fa_lg2_table_check(const fa_lg2_table *t)
+{
+    if (t == NULL || t->base == NULL)
+        return "lg2 table: no base entries";
+    if (t->ncorr > 0 && (t->corr_i == NULL || t->corr_g == NULL))
+        return "lg2 table: corrections without indices or values";
+    for (size_t k = 0; k < t->ncorr; k++) {
+        if (t->corr_i[k] >= (1u << FA_LG2_MBITS)
+            || (k > 0 && t->corr_i[k] <= t->corr_i[k - 1]))
+            return "lg2 table: correction indices not ascending below 2^23";
+        if (t->corr_g[k] <= -((int64_t)1 << FA_LG2_GBITS)
+            || t->corr_g[k] >= ((int64_t)1 << FA_LG2_GBITS))
+            return "lg2 table: a correction outside (-1, 1)";
+    }
+    return NULL;
+}
+
+uint32_t
+fa_log_eval(const fa_log_model *m, uint32_t x)
+{
+    uint32_t y;
+
+    if (m == NULL || m->kind == FA_LOG_CR)
+        return fa_logf_cr(x);
+    if (m->kind != FA_LOG_LG2 || m->table == NULL)
+        return F32_DEFAULT_NAN;
+    y = fa_lg2_table_eval(m->table, x);
+    if ((y & F32_MAG) > F32_INF)
+        return LG2_NAN;
+    if ((y & F32_MAG) == F32_INF)
+        return y;
+    /* FMUL by RN(ln 2) = 0x3F317218, to nearest; finite, no overflow */
+    return bits_of_f32(f32_of_bits(y) * f32_of_bits(0x3F317218u));
 }

@@ -3,21 +3,27 @@
 
 usage: dump_sdpa.py --out FILE.safetensors [--backend flash|cudnn|efficient|math]
                     [--batch B] [--heads H] [--nq NQ] [--nk NK] [--d D]
-                    [--seed N] [--causal] [--no-backward]
+                    [--dtype bf16|fp16] [--seed N] [--causal] [--no-backward]
                     [--gen normal|repeated-max|sink] [--repeat K]
                     [--v-mean X] [--v-std X]
 
-Generates BF16 Q, K, V [B, H, N, d] and dO from a seeded CPU generator
-(N(0, 1), rounded to BF16 by PyTorch's CPU conversion; repeated-max: per
+Generates BF16 (or FP16) Q, K, V [B, H, N, d] and dO from a seeded CPU
+generator (N(0, 1), rounded by PyTorch's CPU conversion; repeated-max: per
 head a direction u of norm 4, queries 4u + N(0, 0.1), the keys N(0, 1/16)
 except K of them (spread over the sequence) equal to u, so those K scores
 are exactly equal and by far the largest of each row; sink: the same with one key; V ~ N(v-mean, v-std)), runs the forward
 with the backend pinned (FLASH_ATTENTION by default: PyTorch 2.11 on an
 H200 would pick cuDNN), and the backward with deterministic algorithms on.
 Writes q, k, v, do, o, lse (FP32 [B, H, NQ], natural log), dq, dk, dv to
-FILE (safetensors; BF16 tensors as BF16) and FILE's name with .json: GPU,
-driver, CUDA, torch and cuDNN versions, the backend, the CUDA kernels the
-profiler saw, the shapes, the seed, the date and the split rule.
+FILE (safetensors; BF16/FP16 tensors as such) and FILE's name with .json:
+GPU, driver, CUDA, torch and cuDNN versions, the backend, the dtype, the
+launch shape, the CUDA kernels the profiler saw with their grid and block
+dimensions, the shapes, the seed and the date.  "splits" is the number of
+KV splits of the flash forward read from the profiler (the split-KV
+kernel's grid.y; 1 for the one-pass kernel), "splits_predicted" the
+count FA2's heuristic gives for the launch shape (num_splits_heuristic
+with 2 x 132 SMs, 64-row query blocks and 256/128/64-key blocks for
+d <= 64 / 128 / larger).
 
 The flash forward is called through aten._scaled_dot_product_flash_attention
 (the op SDPA dispatches to for that backend), because it also returns the
@@ -28,6 +34,7 @@ aten._scaled_dot_product_cudnn_attention.  Shapes with B*H*ceil(NQ/64) >= 212
 import argparse
 import datetime
 import json
+import math
 import subprocess
 import sys
 
@@ -35,15 +42,83 @@ import torch
 from safetensors.torch import save_file
 
 
-def kernels_seen(fn):
-    """Names of the CUDA kernels FN launches."""
+def kernels_seen(fn, launches=None):
+    """Names of the CUDA kernels FN launches; with a list LAUNCHES, also
+    appends {name, grid, block} per distinct launch (from the profiler's
+    trace)."""
+    import os
+    import tempfile
     from torch.profiler import ProfilerActivity, profile
     with profile(activities=[ProfilerActivity.CUDA]) as prof:
         fn()
         torch.cuda.synchronize()
     names = sorted({e.name for e in prof.events()
                     if e.device_type == torch.autograd.DeviceType.CUDA})
+    if launches is not None:
+        fd, path = tempfile.mkstemp(suffix=".json")
+        os.close(fd)
+        try:
+            prof.export_chrome_trace(path)
+            with open(path) as f:
+                trace = json.load(f)
+        finally:
+            os.unlink(path)
+        seen = set()
+        for ev in trace.get("traceEvents", []):
+            if str(ev.get("cat", "")).lower() != "kernel":
+                continue
+            args = ev.get("args", {})
+            key = (ev.get("name"), str(args.get("grid")),
+                   str(args.get("block")))
+            if key in seen:
+                continue
+            seen.add(key)
+            launches.append({"name": ev.get("name"),
+                             "grid": args.get("grid"),
+                             "block": args.get("block")})
     return names
+
+
+def splits_heuristic(batch, heads, nq, nk, d, num_sms=264, max_splits=128):
+    """FA2's num_splits_heuristic for a launch shape (flash_api.cpp; the
+    SM count passed is twice the H200's 132)."""
+    block_n = 256 if d <= 64 else (128 if d <= 128 else 64)
+    n_blocks = (nk + block_n - 1) // block_n
+    bhm = batch * heads * ((nq + 63) // 64)
+    if bhm >= 0.8 * num_sms:
+        return 1
+    max_splits = min(max_splits, num_sms, n_blocks)
+
+    def cdiv(a, b):
+        return (a + b - 1) // b
+
+    def eligible(s):
+        return s == 1 or cdiv(n_blocks, s) != cdiv(n_blocks, s - 1)
+
+    eff = []
+    for s in range(1, max_splits + 1):
+        if not eligible(s):
+            eff.append(0.0)
+        else:
+            waves = float(bhm * s) / num_sms
+            eff.append(waves / math.ceil(waves))
+    best = max(eff) if eff else 0.0
+    for s in range(1, max_splits + 1):
+        if eligible(s) and eff[s - 1] >= 0.85 * best:
+            return s
+    return 1
+
+
+def splits_seen(launches):
+    """The KV split count of the flash forward among LAUNCHES: grid.y of
+    the split-KV kernel, 1 for the one-pass kernel, None if neither."""
+    for ln in launches:
+        if "flash_fwd_splitkv_kernel" in (ln["name"] or "") and ln["grid"]:
+            return int(ln["grid"][1])
+    for ln in launches:
+        if "flash_fwd_kernel" in (ln["name"] or ""):
+            return 1
+    return None
 
 
 def main(argv=None):
@@ -57,6 +132,7 @@ def main(argv=None):
     ap.add_argument("--nq", type=int, default=1024)
     ap.add_argument("--nk", type=int, default=None)
     ap.add_argument("--d", type=int, default=64)
+    ap.add_argument("--dtype", default="bf16", choices=["bf16", "fp16"])
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--causal", action="store_true")
     ap.add_argument("--no-backward", action="store_true")
@@ -74,19 +150,21 @@ def main(argv=None):
     torch.use_deterministic_algorithms(a.backend != "cudnn")
     gen = torch.Generator().manual_seed(a.seed)
 
+    dt = torch.bfloat16 if a.dtype == "bf16" else torch.float16
+
     def draw(n, mean=0.0, std=1.0):
         x = torch.randn(a.batch, a.heads, n, a.d, generator=gen)
-        return (x * std + mean).to(torch.bfloat16)
+        return (x * std + mean).to(dt)
 
     q, k = draw(a.nq), draw(nk)
     v = draw(nk, a.v_mean, a.v_std)
     do = draw(a.nq)
     if a.gen != "normal":
         u = torch.randn(a.batch, a.heads, 1, a.d, generator=gen)
-        u = (u / u.norm(dim=-1, keepdim=True) * 4.0).to(torch.bfloat16)
-        k = (k.float() * 0.25).to(torch.bfloat16)
+        u = (u / u.norm(dim=-1, keepdim=True) * 4.0).to(dt)
+        k = (k.float() * 0.25).to(dt)
         noise = torch.randn(a.batch, a.heads, a.nq, a.d, generator=gen)
-        q = (4.0 * u.float() + 0.1 * noise).to(torch.bfloat16)
+        q = (4.0 * u.float() + 0.1 * noise).to(dt)
         nrep = a.repeat if a.gen == "repeated-max" else 1
         step = max(1, nk // nrep)
         for j in range(nrep):
@@ -100,10 +178,17 @@ def main(argv=None):
                "efficient": SDPBackend.EFFICIENT_ATTENTION,
                "math": SDPBackend.MATH}[a.backend]
 
+    fwd_full = []
+    # SDPA's own causal mask is top-left aligned and has no flash kernel
+    # for NQ != NK; the flash op takes the kernel's bottom-right mask, so
+    # that backward goes through the flash backward op directly.
+    aten_bwd = a.backend == "flash" and a.causal and a.nq != nk
+
     def forward():
         if a.backend == "flash":
             r = torch.ops.aten._scaled_dot_product_flash_attention(
                 qg, kg, vg, 0.0, a.causal, False)
+            fwd_full[:] = list(r)
             return r[0], r[1]
         if a.backend == "cudnn":
             r = torch.ops.aten._scaled_dot_product_cudnn_attention(
@@ -114,7 +199,8 @@ def main(argv=None):
                 qg, kg, vg, is_causal=a.causal)
         return o, None
 
-    fwd_kernels = kernels_seen(forward)
+    fwd_launches = []
+    fwd_kernels = kernels_seen(forward, fwd_launches)
     with sdpa_kernel(backend):
         o, lse = forward()
         bwd_kernels = []
@@ -126,9 +212,20 @@ def main(argv=None):
                 o2 = torch.nn.functional.scaled_dot_product_attention(
                     qg, kg, vg, is_causal=a.causal)
                 o2.backward(dog)
-            bwd_kernels = kernels_seen(backward)
-            backward()
-            grads = (qg.grad, kg.grad, vg.grad)
+
+            def backward_op():
+                r = fwd_full
+                with torch.no_grad():
+                    return torch.ops.aten._scaled_dot_product_flash_attention_backward(
+                        dog, qg, kg, vg, r[0], r[1], r[2], r[3], r[4], r[5],
+                        0.0, a.causal, r[6], r[7])
+            if aten_bwd:
+                bwd_kernels = kernels_seen(backward_op)
+                grads = backward_op()
+            else:
+                bwd_kernels = kernels_seen(backward)
+                backward()
+                grads = (qg.grad, kg.grad, vg.grad)
     torch.cuda.synchronize()
 
     out = {"q": q, "k": k, "v": v, "do": do, "o": o.detach().cpu()}
@@ -152,19 +249,31 @@ def main(argv=None):
         "torch": torch.__version__,
         "cudnn": torch.backends.cudnn.version(),
         "backend": a.backend,
+        "dtype": {"bf16": "bfloat16", "fp16": "float16"}[a.dtype],
+        "launch_shape": {"batch": a.batch, "heads": a.heads, "nq": a.nq,
+                         "nk": nk, "d": a.d},
         "forward_kernels": fwd_kernels,
+        "forward_launches": fwd_launches,
+        "splits": splits_seen(fwd_launches),
+        "splits_predicted": splits_heuristic(a.batch, a.heads, a.nq, nk,
+                                             a.d),
         "backward_kernels": bwd_kernels,
         "deterministic": a.backend != "cudnn",
         "shape": {"batch": a.batch, "heads": a.heads, "nq": a.nq, "nk": nk,
                   "d": a.d},
         "causal": a.causal,
+        "causal_alignment": "bottom-right (key j masked for query i when "
+        "j > i + nk - nq: the flash kernel's)" if a.causal else None,
+        "backward_op": None if a.no_backward else
+        ("aten._scaled_dot_product_flash_attention_backward" if aten_bwd
+         else "scaled_dot_product_attention(...).backward"),
         "scale": "1/sqrt(d) (PyTorch default)",
         "seed": a.seed,
-        "inputs": "torch.randn on a CPU generator, then .to(bfloat16)",
+        "inputs": "torch.randn on a CPU generator, then .to(%s)"
+        % {"bf16": "bfloat16", "fp16": "float16"}[a.dtype],
         "gen": a.gen, "repeat": a.repeat if a.gen == "repeated-max" else
         (1 if a.gen == "sink" else 0), "v_mean": a.v_mean, "v_std": a.v_std,
-        "single_split": a.batch * a.heads * ((a.nq + 63) // 64) >= 212
-        or (a.d <= 64 and nk <= 128),
+        "single_split": splits_seen(fwd_launches) == 1,
         "date": datetime.datetime.now(datetime.timezone.utc)
         .strftime("%Y-%m-%dT%H:%M:%SZ"),
         "tensors": {n: [str(t.dtype).replace("torch.", ""), list(t.shape)]

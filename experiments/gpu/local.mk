@@ -34,6 +34,7 @@ EXTRA_DIST += \
 	experiments/gpu/run_probe.sh \
 	experiments/gpu/cvt_probe.cu \
 	experiments/gpu/ex2_probe.cu \
+	experiments/gpu/lg2_probe.cu \
 	experiments/gpu/pack_ex2_table.py \
 	experiments/gpu/fa_dump.cu \
 	experiments/gpu/run_crosscheck.sh \

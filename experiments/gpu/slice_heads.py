@@ -19,19 +19,28 @@ from safetensors import safe_open
 from safetensors.torch import save_file
 
 
-def slice_one(src, dst, heads):
-    """Writes DST from SRC's heads HEADS (a list of indices)."""
+def slice_one(src, dst, heads, batch=None, drop=()):
+    """Writes DST from SRC's heads HEADS (a list of indices); with BATCH,
+    of that batch entry alone (any batch size), else of batch 1 only.
+    Tensors named in DROP are left out."""
     out = {}
     with safe_open(src, framework="pt") as f:
         meta = f.metadata() or {}
         for name in f.keys():
+            if name in drop:
+                continue
             t = f.get_tensor(name)
+            if batch is not None and t.dim() >= 2:
+                t = t[batch:batch + 1]
             if t.dim() >= 2 and t.shape[0] == 1:
                 t = t[:, heads]
             out[name] = t.contiguous()
     man = json.loads(meta.get("manifest", "{}"))
     if "shape" in man:
         man["shape"]["heads"] = len(heads)
+        if batch is not None:
+            man["shape"]["batch"] = 1
+            man["batch_from"] = batch
     man["heads_from"] = heads
     man["sliced_from"] = src.rsplit("/", 1)[-1]
     if "tensors" in man:

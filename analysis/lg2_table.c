@@ -1,0 +1,319 @@
+/* lg2_table.c -- read the measured lg2 tables (lg2-sm90.bin.gz) */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include "analysis/lg2_table.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <zlib.h>
+
+#ifndef BF16EMU_PKGDATADIR
+#define BF16EMU_PKGDATADIR "/usr/local/share/bf16emu"
+#endif
+#ifndef SRCDIR
+#define SRCDIR "."
+#endif
+
+#define LG2_MAGIC "BF16LG2"
+#define LG2_VERSION 1u
+#define LG2_HEADER 44u
+#define LG2_COUNT ((size_t)1 << FA_LG2_MBITS)
+/* no real file holds more (the header's N is checked against this) */
+#define LG2_MAX_CORR LG2_COUNT
+/* 2^23 entries need far less than this, compressed */
+#define LG2_MAX_BYTES ((size_t)1 << 28)
+
+const char *
+ax_lg2_table_default_path(void)
+{
+    static const char *const in_tree = SRCDIR "/analysis/data/lg2-sm90.bin.gz";
+    static const char *const installed = BF16EMU_PKGDATADIR "/lg2-sm90.bin.gz";
+    const char *env = getenv("BF16EMU_LG2_TABLE");
+    struct stat st;
+
+    if (env != NULL && *env != '\0')
+        return env;
+    if (stat(in_tree, &st) == 0)
+        return in_tree;
+    return installed;
+}
+
+static int
+fail(char *err, size_t errlen, const char *path, const char *fmt, ...)
+{
+    va_list ap;
+    int n;
+
+    if (err == NULL || errlen == 0)
+        return -1;
+    n = snprintf(err, errlen, "%s: ", path);
+    if (n < 0 || (size_t)n >= errlen)
+        return -1;
+    va_start(ap, fmt);
+    vsnprintf(err + n, errlen - (size_t)n, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+static uint64_t
+le(const unsigned char *p, int n)
+{
+    uint64_t v = 0;
+    for (int k = n - 1; k >= 0; k--)
+        v = v << 8 | p[k];
+    return v;
+}
+
+static uint64_t
+fnv_bytes(uint64_t h, uint64_t v, int n)
+{
+    for (int k = 0; k < n; k++) {
+        h ^= (v >> (8 * k)) & 0xFF;
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+/* The whole decompressed file into *BUF (*N bytes); false when it cannot
+   be read or is larger than LG2_MAX_BYTES. */
+static bool
+slurp(gzFile g, unsigned char **buf, size_t *n)
+{
+    size_t cap = (size_t)1 << 20, len = 0;
+    unsigned char *b = malloc(cap);
+
+    if (b == NULL)
+        return false;
+    for (;;) {
+        int got;
+        if (len == cap) {
+            unsigned char *nb;
+            if (cap >= LG2_MAX_BYTES) {
+                free(b);
+                return false;
+            }
+            nb = realloc(b, cap * 2);
+            if (nb == NULL) {
+                free(b);
+                return false;
+            }
+            b = nb;
+            cap *= 2;
+        }
+        got = gzread(g, b + len, (unsigned)(cap - len));
+        if (got < 0) {
+            free(b);
+            return false;
+        }
+        if (got == 0)
+            break;
+        len += (size_t)got;
+    }
+    *buf = b;
+    *n = len;
+    return true;
+}
+
+/* One LEB128 varint at *P (before END); false past END or beyond 64
+   bits. */
+static bool
+varint(const unsigned char **p, const unsigned char *end, uint64_t *v)
+{
+    uint64_t r = 0;
+    for (unsigned sh = 0; sh < 64; sh += 7) {
+        unsigned char c;
+        if (*p >= end)
+            return false;
+        c = *(*p)++;
+        r |= (uint64_t)(c & 0x7F) << sh;
+        if (!(c & 0x80)) {
+            *v = r;
+            return true;
+        }
+    }
+    return false;
+}
+
+static int64_t
+unzigzag(uint64_t v)
+{
+    return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+}
+
+/* A base entry in units of 2^-54, truncated toward zero (as the probe
+   wrote the corrections). */
+static int64_t
+base54(uint32_t b)
+{
+    float f;
+    memcpy(&f, &b, sizeof f);
+    return (int64_t)ldexp((double)f, FA_LG2_GBITS);
+}
+
+int
+ax_lg2_table_load(const char *path, ax_lg2_table *t, char *err, size_t errlen)
+{
+    unsigned char *buf = NULL;
+    const unsigned char *p, *end;
+    size_t n = 0;
+    uint64_t hb, hc, h, nc;
+    int64_t d = 0;
+    uint32_t idx = 0;
+    gzFile g;
+    int rc = -1;
+
+    memset(t, 0, sizeof *t);
+    g = gzopen(path, "rb");
+    if (g == NULL)
+        return fail(err, errlen, path, "cannot open the file");
+    if (!slurp(g, &buf, &n)) {
+        gzclose(g);
+        return fail(err, errlen, path,
+                    "cannot read the file (damaged, or "
+                    "larger than 256 MiB unpacked)");
+    }
+    gzclose(g);
+    if (n < LG2_HEADER) {
+        fail(err, errlen, path, "header: the file ends before %u bytes",
+             LG2_HEADER);
+        goto out;
+    }
+    if (memcmp(buf, LG2_MAGIC, 8) != 0) {
+        fail(err, errlen, path, "magic: expected \"BF16LG2\"");
+        goto out;
+    }
+    if (le(buf + 8, 4) != LG2_VERSION) {
+        fail(err, errlen, path, "version: expected 1, found %u",
+             (unsigned)le(buf + 8, 4));
+        goto out;
+    }
+    if (le(buf + 12, 4) != FA_LG2_MBITS || le(buf + 16, 4) != FA_LG2_GBITS) {
+        fail(err, errlen, path,
+             "bits: expected 23 mantissa and 54 "
+             "correction bits, found %u and %u",
+             (unsigned)le(buf + 12, 4), (unsigned)le(buf + 16, 4));
+        goto out;
+    }
+    nc = le(buf + 20, 4);
+    if (nc > LG2_MAX_CORR) {
+        fail(err, errlen, path,
+             "corrections: expected at most 2^23, "
+             "found %llu",
+             (unsigned long long)nc);
+        goto out;
+    }
+    hb = le(buf + 24, 8);
+    hc = le(buf + 32, 8);
+    t->ncorr = (size_t)nc;
+    t->base = malloc(LG2_COUNT * sizeof *t->base);
+    t->corr_i = malloc((t->ncorr ? t->ncorr : 1) * sizeof *t->corr_i);
+    t->corr_g = malloc((t->ncorr ? t->ncorr : 1) * sizeof *t->corr_g);
+    if (t->base == NULL || t->corr_i == NULL || t->corr_g == NULL) {
+        fail(err, errlen, path, "tables: out of memory");
+        goto out;
+    }
+    t->base[0] = (uint32_t)le(buf + 40, 4);
+    p = buf + 44;
+    end = buf + n;
+    for (size_t i = 1; i < LG2_COUNT; i++) {
+        uint64_t v;
+        if (!varint(&p, end, &v)) {
+            fail(err, errlen, path,
+                 "base: the file ends before 2^23 - 1 "
+                 "steps");
+            goto out;
+        }
+        d += unzigzag(v);
+        t->base[i] = (uint32_t)((int64_t)t->base[i - 1] + d);
+    }
+    for (size_t k = 0; k < t->ncorr; k++) {
+        uint64_t a, v;
+        if (!varint(&p, end, &a) || !varint(&p, end, &v)) {
+            fail(err, errlen, path,
+                 "corrections: the file ends before "
+                 "%zu entries",
+                 t->ncorr);
+            goto out;
+        }
+        if (a > LG2_COUNT - 1 - idx || (k > 0 && a == 0)) {
+            fail(err, errlen, path,
+                 "corrections: entry %zu: expected an "
+                 "ascending index below 2^23",
+                 k);
+            goto out;
+        }
+        idx += (uint32_t)a;
+        t->corr_i[k] = idx;
+        t->corr_g[k] = base54(t->base[idx]) + unzigzag(v);
+    }
+    if (p != end) {
+        fail(err, errlen, path, "corrections: data after the last entry");
+        goto out;
+    }
+    h = 1469598103934665603ull;
+    for (size_t i = 0; i < LG2_COUNT; i++)
+        h = fnv_bytes(h, t->base[i], 4);
+    if (h != hb) {
+        fail(err, errlen, path,
+             "hash: the base table does not match the "
+             "hash in the header (damaged file)");
+        goto out;
+    }
+    h = 1469598103934665603ull;
+    for (size_t k = 0; k < t->ncorr; k++) {
+        h = fnv_bytes(h, t->corr_i[k], 4);
+        h = fnv_bytes(h, (uint64_t)t->corr_g[k], 8);
+    }
+    if (h != hc) {
+        fail(err, errlen, path,
+             "hash: the corrections do not match the "
+             "hash in the header (damaged file)");
+        goto out;
+    }
+    {
+        fa_lg2_table ft = {t->base, t->ncorr, t->corr_i, t->corr_g, false};
+        const char *why = fa_lg2_table_check(&ft);
+        if (why != NULL) {
+            fail(err, errlen, path, "corrections: %s", why);
+            goto out;
+        }
+    }
+    rc = 0;
+out:
+    free(buf);
+    if (rc != 0)
+        ax_lg2_table_free(t);
+    return rc;
+}
+
+void
+ax_lg2_table_free(ax_lg2_table *t)
+{
+    free(t->base);
+    free(t->corr_i);
+    free(t->corr_g);
+    memset(t, 0, sizeof *t);
+}
+
+void
+ax_lg2_model(const ax_lg2_table *t, bool ftz, fa_lg2_table *tab,
+             fa_log_model *model)
+{
+    memset(tab, 0, sizeof *tab);
+    memset(model, 0, sizeof *model);
+    tab->base = t->base;
+    tab->ncorr = t->ncorr;
+    tab->corr_i = t->corr_i;
+    tab->corr_g = t->corr_g;
+    tab->ftz = ftz;
+    model->name = ftz ? "lg2-sm90-ftz" : "lg2-sm90";
+    model->kind = FA_LOG_LG2;
+    model->table = tab;
+}

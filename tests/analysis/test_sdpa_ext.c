@@ -1,0 +1,313 @@
+/* test_sdpa_ext.c -- the extended H200 SDPA dumps (tests/data/gpu/sdpa_ext:
+   split-KV, decode, FP16, d = 16 ... 256, causal with NQ != NK; made by
+   experiments/gpu/sdpa_sweep.py --set extended) checked at the level of
+   their manifests: each manifest's launch shape, dtype, kernels, grids and
+   split count agree with each other and with the tensors of its
+   safetensors file, and the LSE holds +Inf exactly on the rows the
+   kernel's bottom-right causal mask leaves empty.  The emulator is not
+   run on them. */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <check.h>
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/tensor.h"
+
+#define DIR SRCDIR "/tests/data/gpu/sdpa_ext/"
+
+static const char *const fixtures[] = {
+    "causal_d128_nq64_nk192",
+    "causal_d256_nq128_nk64",
+    "causal_d32_nq128_nk64_fp16",
+    "causal_d32_nq64_nk256",
+    "causal_d64_nq128_nk256",
+    "causal_d64_nq192_nk320",
+    "causal_d64_nq256_nk128",
+    "causal_d96_nq100_nk300_fp16",
+    "d160_causal",
+    "d256_normal",
+    "d32_normal",
+    "d32_repmax8",
+    "d32_sink_causal",
+    "d96_normal",
+    "d96_repmax4",
+    "decode_d128_nk512_b2",
+    "decode_d16_nk16384",
+    "decode_d32_nk1024_fp16",
+    "decode_d32_nk4096",
+    "decode_d64_nk1024",
+    "decode_d64_nk1024_fp16_sink",
+    "decode_d64_nk2048",
+    "decode_d64_nk512",
+    "fp16_d128_normal_causal",
+    "fp16_d32_sink",
+    "fp16_d64_normal",
+    "fp16_d64_repmax8",
+    "fp16_d64_sink",
+    "fp16_d64_sink_causal",
+    "split_d128_s2",
+    "split_d128_s4_repmax",
+    "split_d128_s6",
+    "split_d256_s2",
+    "split_d256_s4",
+    "split_d32_s2",
+    "split_d32_s4_sink",
+    "split_d64_h20_s2",
+    "split_d64_s2",
+    "split_d64_s2_fp16",
+    "split_d64_s3",
+    "split_d64_s4_causal",
+    "split_d64_s5",
+};
+#define NFIX (sizeof fixtures / sizeof fixtures[0])
+
+static json_int_t
+int_at(const char *name, json_t *obj, const char *key)
+{
+    json_t *v = json_object_get(obj, key);
+    ck_assert_msg(json_is_integer(v), "%s: manifest: %s: expected an integer",
+                  name, key);
+    return json_integer_value(v);
+}
+
+/* The launch of the kernel whose name contains WHAT (NULL: none). */
+static json_t *
+launch(json_t *launches, const char *what)
+{
+    size_t i;
+    json_t *l;
+
+    json_array_foreach(launches, i, l)
+    {
+        const char *n = json_string_value(json_object_get(l, "name"));
+        if (n != NULL && strstr(n, what) != NULL)
+            return l;
+    }
+    return NULL;
+}
+
+static bool
+kernel_seen(json_t *kernels, const char *what)
+{
+    size_t i;
+    json_t *k;
+
+    json_array_foreach(kernels, i, k)
+    {
+        const char *n = json_string_value(k);
+        if (n != NULL && strstr(n, what) != NULL)
+            return true;
+    }
+    return false;
+}
+
+static void
+expect_shape(const char *name, const char *path, const char *key,
+             tensor_dtype dt, unsigned ndim, const uint64_t *shape,
+             tensor *out)
+{
+    tensor_error terr;
+
+    ck_assert_msg(safetensors_read(path, key, dt, out, &terr) == 0,
+                  "%s: %s: %s", name, key, terr.message);
+    ck_assert_uint_eq(out->ndim, ndim);
+    for (unsigned i = 0; i < ndim; i++)
+        ck_assert_msg(out->shape[i] == shape[i],
+                      "%s: %s: dim %u is %llu, "
+                      "the manifest says %llu",
+                      name, key, i, (unsigned long long)out->shape[i],
+                      (unsigned long long)shape[i]);
+}
+
+START_TEST(test_manifests)
+{
+    const char *name = fixtures[_i];
+    char path[512], jpath[512];
+    json_error_t jerr;
+
+    snprintf(jpath, sizeof jpath, DIR "%s.json", name);
+    snprintf(path, sizeof path, DIR "%s.safetensors", name);
+    json_t *m = json_load_file(jpath, 0, &jerr);
+    ck_assert_msg(m != NULL, "%s: %s", jpath, jerr.text);
+    ck_assert_str_eq(json_string_value(json_object_get(m, "producer")),
+                     "experiments/gpu/dump_sdpa.py");
+    ck_assert_str_eq(json_string_value(json_object_get(m, "gpu")),
+                     "NVIDIA H200");
+    ck_assert_str_eq(json_string_value(json_object_get(m, "backend")),
+                     "flash");
+    const char *dts = json_string_value(json_object_get(m, "dtype"));
+    ck_assert_ptr_nonnull(dts);
+    bool fp16 = strcmp(dts, "float16") == 0;
+    ck_assert_msg(fp16 || strcmp(dts, "bfloat16") == 0, "%s: dtype %s", name,
+                  dts);
+    json_t *ls = json_object_get(m, "launch_shape");
+    json_t *sh = json_object_get(m, "shape");
+    json_int_t b = int_at(name, ls, "batch"), h = int_at(name, ls, "heads");
+    json_int_t nq = int_at(name, ls, "nq"), nk = int_at(name, ls, "nk");
+    json_int_t d = int_at(name, ls, "d");
+    ck_assert(b >= 1 && h >= 1 && nq >= 1 && nk >= 1 && d >= 8);
+    /* one head of the launch kept */
+    ck_assert_int_eq(int_at(name, sh, "batch"), 1);
+    ck_assert_int_eq(int_at(name, sh, "heads"), 1);
+    ck_assert_int_eq(int_at(name, sh, "nq"), nq);
+    ck_assert_int_eq(int_at(name, sh, "nk"), nk);
+    ck_assert_int_eq(int_at(name, sh, "d"), d);
+
+    /* the split count: the kernels seen, the grids and the heuristic */
+    json_int_t splits = int_at(name, m, "splits");
+    ck_assert_int_ge(splits, 1);
+    ck_assert_int_eq(int_at(name, m, "splits_predicted"), splits);
+    json_t *kern = json_object_get(m, "forward_kernels");
+    json_t *lau = json_object_get(m, "forward_launches");
+    ck_assert(json_is_array(kern) && json_is_array(lau));
+    bool split_k = kernel_seen(kern, "flash_fwd_splitkv_kernel");
+    bool comb_k = kernel_seen(kern, "flash_fwd_splitkv_combine_kernel");
+    bool one_k = kernel_seen(kern, "flash_fwd_kernel");
+    ck_assert_msg(split_k == (splits > 1) && comb_k == (splits > 1)
+                      && one_k == (splits == 1),
+                  "%s: %lld splits, kernels split %d combine %d one-pass %d",
+                  name, (long long)splits, split_k, comb_k, one_k);
+    json_t *l = launch(lau, splits > 1 ? "flash_fwd_splitkv_kernel"
+                                       : "flash_fwd_kernel");
+    ck_assert_ptr_nonnull(l);
+    json_t *grid = json_object_get(l, "grid");
+    ck_assert_uint_eq(json_array_size(grid), 3);
+    json_int_t gx = json_integer_value(json_array_get(grid, 0));
+    json_int_t gy = json_integer_value(json_array_get(grid, 1));
+    json_int_t gz = json_integer_value(json_array_get(grid, 2));
+    /* query blocks of 64 or 128 rows */
+    ck_assert(gx == (nq + 63) / 64 || gx == (nq + 127) / 128);
+    if (splits > 1) {
+        ck_assert_int_eq(gy, splits);
+        ck_assert_int_eq(gz, b * h);
+    } else {
+        ck_assert_int_eq(gy, b);
+        ck_assert_int_eq(gz, h);
+    }
+
+    /* tensors */
+    tensor_dtype in = fp16 ? TENSOR_F16 : TENSOR_BF16;
+    uint64_t qs[4] = {1, 1, (uint64_t)nq, (uint64_t)d};
+    uint64_t ks[4] = {1, 1, (uint64_t)nk, (uint64_t)d};
+    uint64_t rs[3] = {1, 1, (uint64_t)nq};
+    tensor t = TENSOR_INIT, lse = TENSOR_INIT;
+    expect_shape(name, path, "q", in, 4, qs, &t);
+    tensor_free(&t);
+    expect_shape(name, path, "k", in, 4, ks, &t);
+    tensor_free(&t);
+    expect_shape(name, path, "v", in, 4, ks, &t);
+    tensor_free(&t);
+    expect_shape(name, path, "o", in, 4, qs, &t);
+    tensor_free(&t);
+    json_t *bop = json_object_get(m, "backward_op");
+    json_t *tens = json_object_get(m, "tensors");
+    if (json_is_string(bop)) {
+        expect_shape(name, path, "do", in, 4, qs, &t);
+        tensor_free(&t);
+        expect_shape(name, path, "dq", in, 4, qs, &t);
+        tensor_free(&t);
+        expect_shape(name, path, "dk", in, 4, ks, &t);
+        tensor_free(&t);
+        expect_shape(name, path, "dv", in, 4, ks, &t);
+        tensor_free(&t);
+        ck_assert_uint_eq(json_object_size(tens), 9);
+    } else {
+        ck_assert(json_is_null(bop));
+        ck_assert_ptr_null(json_object_get(tens, "dq"));
+        ck_assert_uint_eq(json_object_size(tens), 5);
+    }
+    expect_shape(name, path, "lse", TENSOR_F32, 3, rs, &lse);
+
+    /* LSE: +Inf exactly on the rows the mask leaves without a key
+       (causal: key j masked for query i when j > i + nk - nq) */
+    bool causal = json_is_true(json_object_get(m, "causal"));
+    json_int_t empty = causal && nq > nk ? nq - nk : 0, inf = 0;
+    for (json_int_t r = 0; r < nq; r++) {
+        uint32_t x = (uint32_t)tensor_get_bits(&lse, (uint64_t)r);
+        ck_assert_msg((x & 0x7FFFFFFFu) <= 0x7F800000u,
+                      "%s: lse[%lld] = %08x (NaN)", name, (long long)r, x);
+        if (x == 0x7F800000u) {
+            ck_assert_msg(r < empty, "%s: lse[%lld] = +Inf", name,
+                          (long long)r);
+            inf++;
+        } else {
+            ck_assert_msg((x & 0x7F800000u) != 0x7F800000u,
+                          "%s: lse[%lld] "
+                          "= %08x",
+                          name, (long long)r, x);
+        }
+    }
+    ck_assert_int_eq(inf, empty);
+    tensor_free(&lse);
+    json_decref(m);
+}
+END_TEST
+
+/* The set covers what it is for: at least 40 dumps, split counts 2 to 16
+   and beyond, decode, FP16, the head dimensions, the backward. */
+START_TEST(test_coverage)
+{
+    bool split_seen[65] = {false}, d_seen[257] = {false};
+    unsigned n_fp16 = 0, n_bwd = 0, n_decode = 0, n_causal_rect = 0;
+    json_error_t jerr;
+
+    ck_assert_uint_ge(NFIX, 40);
+    for (size_t i = 0; i < NFIX; i++) {
+        char jpath[512];
+        snprintf(jpath, sizeof jpath, DIR "%s.json", fixtures[i]);
+        json_t *m = json_load_file(jpath, 0, &jerr);
+        ck_assert_msg(m != NULL, "%s: %s", jpath, jerr.text);
+        json_t *ls = json_object_get(m, "launch_shape");
+        json_int_t s = json_integer_value(json_object_get(m, "splits"));
+        json_int_t d = json_integer_value(json_object_get(ls, "d"));
+        json_int_t nq = json_integer_value(json_object_get(ls, "nq"));
+        json_int_t nk = json_integer_value(json_object_get(ls, "nk"));
+        if (s >= 1 && s <= 64)
+            split_seen[s] = true;
+        if (d >= 1 && d <= 256)
+            d_seen[d] = true;
+        n_fp16 +=
+            strcmp(json_string_value(json_object_get(m, "dtype")), "float16")
+            == 0;
+        n_bwd += json_is_string(json_object_get(m, "backward_op"));
+        n_decode += nq == 1;
+        n_causal_rect +=
+            json_is_true(json_object_get(m, "causal")) && nq != nk;
+        json_decref(m);
+    }
+    static const int want_splits[] = {1, 2, 3, 4, 5, 6, 8, 16, 32};
+    for (size_t i = 0; i < sizeof want_splits / sizeof want_splits[0]; i++)
+        ck_assert_msg(split_seen[want_splits[i]], "no dump with %d splits",
+                      want_splits[i]);
+    static const int want_d[] = {16, 32, 64, 96, 128, 160, 256};
+    for (size_t i = 0; i < sizeof want_d / sizeof want_d[0]; i++)
+        ck_assert_msg(d_seen[want_d[i]], "no dump with d = %d", want_d[i]);
+    ck_assert_uint_ge(n_fp16, 8);
+    ck_assert_uint_ge(n_bwd, 15);
+    ck_assert_uint_ge(n_decode, 6);
+    ck_assert_uint_ge(n_causal_rect, 6);
+}
+END_TEST
+
+int
+main(void)
+{
+    Suite *s = suite_create("sdpa_ext");
+    TCase *tc = tcase_create("sdpa_ext");
+    tcase_set_timeout(tc, 60);
+    tcase_add_loop_test(tc, test_manifests, 0, (int)NFIX);
+    tcase_add_test(tc, test_coverage);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -15,7 +15,8 @@ analysis_libanalysis_la_SOURCES = \
 	analysis/gradient.h analysis/gradient.c \
 	analysis/ex2_table.h analysis/ex2_table.c \
 	analysis/gen.h analysis/gen.c \
-	analysis/point.h analysis/point.c
+	analysis/point.h analysis/point.c \
+	analysis/exact_decimal.h analysis/exact_decimal.c
 analysis_libanalysis_la_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DBF16EMU_PKGDATADIR='"$(pkgdatadir)"'
 analysis_libanalysis_la_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) \
@@ -26,7 +27,8 @@ analysis_libanalysis_la_LIBADD = attention/libattention.la \
 analysis_libanalysis_la_LDFLAGS = -version-info 0:0:0
 pkginclude_HEADERS += analysis/tensor.h analysis/attn_exact.h \
 	analysis/bias.h analysis/rows.h analysis/gradient.h \
-	analysis/ex2_table.h analysis/gen.h analysis/point.h
+	analysis/ex2_table.h analysis/gen.h analysis/point.h \
+	analysis/exact_decimal.h
 
 # The measured exp2 of the H200 (experiments/gpu/ex2_probe.cu, packed by
 # experiments/gpu/pack_ex2_table.py): the ex2-sm90 exp model's tables.

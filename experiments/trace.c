@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/exact_decimal.h"
 #include "experiments/cli.h"
 
 #define CMD "trace"
@@ -22,6 +23,13 @@
  * exact sum, carry-out, normalisation) is computed here from the operand
  * bits with exact integer arithmetic on bit arrays, and checked against
  * the event's exact value; a mismatch is an internal error (exit 1).
+ *
+ * Every decimal shown (exact values, errors, fractions of an ulp, the
+ * input errors of decimal operands) is computed here exactly with GMP from
+ * the operand bits and the operands' text (analysis/exact_decimal.h), not
+ * from the event's 128-bit windows: a value whose decimal expansion ends is
+ * written whole, a quotient or square root that does not end is written to
+ * XDEC_DIGITS significant digits (each a true digit) and "...".
  */
 
 /*----------------------------------------------------------------------------
@@ -224,6 +232,20 @@ xn_to_dyadic(const xnum *x, sf_dyadic *d)
         else
             d->hi |= v << (i - 64);
     }
+}
+
+/* Q = x exactly. */
+static void
+xn_to_mpq(const xnum *x, mpq_t q)
+{
+    mpz_t z;
+
+    mpz_init(z);
+    for (int64_t i = 0; i < x->n; i++)
+        if (x->bit[i])
+            mpz_setbit(z, (mp_bitcnt_t)i);
+    xdec_set_dyadic(q, x->sign, z, x->lsb);
+    mpz_clear(z);
 }
 
 /* Weight of the lowest 1 bit of a dyadic's window (W_NONE if none).  The
@@ -760,6 +782,10 @@ typedef struct
     sf_event ev;
     xnum exact;        /* exact value (the event's window when tail) */
     bool tail;
+    /* where the exact value comes from, for its decimal: EX_BITS, the
+       bits in exact; EX_DIV, ex_a / ex_b; EX_SQRT, sqrt(ex_a) */
+    enum { EX_BITS, EX_DIV, EX_SQRT } ex_kind;
+    opnd ex_a, ex_b;
     bool special;      /* no rounding happened: NaN, Inf, exact zero */
     const char *special_why;
     const char *context; /* first sentence of --explain, or NULL */
@@ -784,13 +810,111 @@ split_free(split *s)
     cli_buf_free(&s->fraction_ulps);
 }
 
+/* Q = the value of a finite or zero operand. */
+static void
+opnd_to_mpq(const opnd *o, mpq_t q)
+{
+    mpz_t z;
+
+    if (o->k != K_FINITE) {
+        mpq_set_ui(q, 0, 1);
+        return;
+    }
+    mpz_init(z);
+    mpz_import(z, 1, -1, sizeof o->sig, 0, 0, &o->sig);
+    xdec_set_dyadic(q, o->sign, z, o->e - (int64_t)o->f->frac_bits);
+    mpz_clear(z);
+}
+
+/* Q = Q * 2^e. */
+static void
+mpq_scale2(mpq_t q, int64_t e)
+{
+    if (e >= 0)
+        mpq_mul_2exp(q, q, (mp_bitcnt_t)e);
+    else
+        mpq_div_2exp(q, q, (mp_bitcnt_t)-e);
+}
+
+typedef enum
+{
+    V_EXACT,     /* the exact value v */
+    V_ERROR,     /* result - v */
+    V_ERROR_ULP, /* (result - v) / ulp */
+    V_DISCARDED  /* the discarded part of |v|, in ulps */
+} quantity;
+
+/* The exact decimal of a quantity of rounding R, from malloc (NULL when
+   memory runs out).  v = A + B sqrt(C), computed from the operand bits. */
+static char *
+rounding_str(const rounding *r, quantity k)
+{
+    mpq_t a, b, c, x;
+    mpz_t z;
+    int64_t u = r->ev.ulp_exp;
+    char *str;
+
+    mpq_init(a);
+    mpq_init(b);
+    mpq_init(c);
+    mpq_init(x);
+    mpz_init(z);
+    switch (r->ex_kind) {
+    case EX_DIV:
+        opnd_to_mpq(&r->ex_a, a);
+        opnd_to_mpq(&r->ex_b, x);
+        mpq_div(a, a, x);
+        break;
+    case EX_SQRT:
+        opnd_to_mpq(&r->ex_a, c);
+        mpq_set_ui(b, 1, 1);
+        break;
+    case EX_BITS:
+    default:
+        xn_to_mpq(&r->exact, a);
+        break;
+    }
+    if (k == V_ERROR || k == V_ERROR_ULP) {
+        opnd o;
+        decode(r->f, r->ev.result, false, &o);
+        opnd_to_mpq(&o, x);
+        mpq_sub(a, x, a);
+        mpq_neg(b, b);
+    } else if (k == V_DISCARDED) {
+        /* |v| / ulp minus the kept bits (those at and above the ulp; the
+           window's when v does not end, which are v's) */
+        if (r->exact.sign) {
+            mpq_neg(a, a);
+            mpq_neg(b, b);
+        }
+        for (int64_t i = 0; i < r->exact.n; i++)
+            if (r->exact.bit[i] && r->exact.lsb + i >= u)
+                mpz_setbit(z, (mp_bitcnt_t)(r->exact.lsb + i - u));
+    }
+    if (k == V_ERROR_ULP || k == V_DISCARDED) {
+        mpq_scale2(a, -u);
+        mpq_scale2(b, -u);
+        mpq_set_z(x, z);
+        mpq_sub(a, a, x);
+    }
+    str = xdec_sqrt_affine(a, b, c);
+    mpq_clear(a);
+    mpq_clear(b);
+    mpq_clear(c);
+    mpq_clear(x);
+    mpz_clear(z);
+    return str;
+}
+
+/* S, or a marker when memory ran out. */
+#define STR_OR(s) ((s) != NULL ? (s) : "(out of memory)")
+
 static void
 make_split(trace_ctx *t, const rounding *r, split *s)
 {
     const sf_event *ev = &r->ev;
     int64_t u = ev->ulp_exp, low = xn_low(&r->exact);
     int64_t fb = (int64_t)r->f->frac_bits;
-    xnum d;
 
     cli_buf_init(&s->kept);
     cli_buf_init(&s->kept_frac);
@@ -815,19 +939,13 @@ make_split(trace_ctx *t, const rounding *r, split *s)
     if (r->tail)
         cli_buf_puts(&s->discarded, "...");
 
-    /* the discarded fraction of an ulp, exactly: bits below u, / 2^u */
-    d = r->exact;
-    d.sign = false;
-    for (int64_t i = 0; i < d.n; i++)
-        if (d.lsb + i >= u)
-            d.bit[i] = 0;
+    /* the discarded fraction of an ulp, exactly */
     {
-        sf_dyadic dy;
-        char buf[DEC_MAX];
-        xn_to_dyadic(&d, &dy);
-        dy.exp = (int32_t)(dy.exp - u);
-        dy.tail = dy.tail || r->tail;
-        cli_buf_puts(&s->fraction_ulps, dyadic_str(buf, sizeof buf, &dy));
+        char *d = rounding_str(r, V_DISCARDED);
+        if (d == NULL)
+            internal_error(t, "out of memory");
+        cli_buf_puts(&s->fraction_ulps, STR_OR(d));
+        free(d);
     }
 
     /* SR: F = top 64 discarded bits, lower ones jammed into its last bit */
@@ -1013,9 +1131,8 @@ explain_text(const rounding *r, const split *s, cli_buf *o)
     const sf_event *ev = &r->ev;
     bool neg = ev->exact.sign;
     bool inexact = ev->guard || ev->round || ev->sticky;
-    char res[40], dec[DEC_MAX], err[DEC_MAX], ub[DEC_MAX];
+    char res[40], dec[DEC_MAX], *err, *ub;
     const char *fmt = r->f->name;
-    sf_dyadic eu = ev->error;
 
     ref_str(res, sizeof res, r->f, ev->result);
     if (r->context != NULL)
@@ -1133,13 +1250,15 @@ explain_text(const rounding *r, const split *s, cli_buf *o)
                                  SF_PRINT_EXACT));
         return;
     }
-    eu.exp -= ev->ulp_exp;
+    err = rounding_str(r, V_ERROR);
+    ub = rounding_str(r, V_ERROR_ULP);
     cli_buf_printf(o, "The result is %s = %s; the error (result - exact) is "
                    "%s = %s ulp", res,
                    value_str(dec, sizeof dec, r->f, ev->result,
                              SF_PRINT_EXACT),
-                   dyadic_str(err, sizeof err, &ev->error),
-                   dyadic_str(ub, sizeof ub, &eu));
+                   STR_OR(err), STR_OR(ub));
+    free(err);
+    free(ub);
     if (ev->dir != 0)
         cli_buf_printf(o, ": %s, because the value is %s and it was rounded "
                        "%s in magnitude.",
@@ -1159,16 +1278,36 @@ show_rounding(trace_ctx *t, const rounding *r)
     const sf_event *ev = &r->ev;
     split s;
     cli_buf dec_line, expl;
-    char buf[DEC_MAX], eub[DEC_MAX], flags[6];
+    char buf[DEC_MAX], flags[6];
     sf_dyadic eu = ev->error;
+    char *xs = NULL, *es = NULL, *us = NULL;
 
     make_split(t, r, &s);
+    if (!r->special) {
+        /* computed exactly here; the event's windows are only checked */
+        xs = rounding_str(r, V_EXACT);
+        es = rounding_str(r, V_ERROR);
+        us = rounding_str(r, V_ERROR_ULP);
+        if (xs == NULL || es == NULL || us == NULL)
+            internal_error(t, "out of memory");
+    } else {
+        xs = malloc(DEC_MAX);
+        es = malloc(DEC_MAX);
+        us = malloc(DEC_MAX);
+        if (xs == NULL || es == NULL || us == NULL) {
+            internal_error(t, "out of memory");
+        } else {
+            eu.exp -= ev->ulp_exp;
+            dyadic_str(xs, DEC_MAX, &ev->exact);
+            dyadic_str(es, DEC_MAX, &ev->error);
+            dyadic_str(us, DEC_MAX, &eu);
+        }
+    }
     cli_buf_init(&dec_line);
     cli_buf_init(&expl);
     decision_text(t, r, &s, &dec_line);
     if (t->explain)
         explain_text(r, &s, &expl);
-    eu.exp -= ev->ulp_exp;
     sf_flags_str(ev->flags, flags);
     t->n_roundings++;
     if (ev->dir != 0)
@@ -1181,8 +1320,7 @@ show_rounding(trace_ctx *t, const rounding *r)
         cli_json_bool(t->j, "rounded", !r->special);
         if (r->special)
             cli_json_string(t->j, "reason", r->special_why);
-        cli_json_string(t->j, "exact", dyadic_str(buf, sizeof buf,
-                                                   &ev->exact));
+        cli_json_string(t->j, "exact", STR_OR(xs));
         if (!r->special) {
             cli_buf eb;
             cli_buf_init(&eb);
@@ -1219,10 +1357,8 @@ show_rounding(trace_ctx *t, const rounding *r)
             cli_json_null(t->j, "error");
             cli_json_null(t->j, "error_ulps");
         } else {
-            cli_json_string(t->j, "error", dyadic_str(buf, sizeof buf,
-                                                       &ev->error));
-            cli_json_string(t->j, "error_ulps", dyadic_str(eub, sizeof eub,
-                                                            &eu));
+            cli_json_string(t->j, "error", STR_OR(es));
+            cli_json_string(t->j, "error_ulps", STR_OR(us));
         }
         cli_json_string(t->j, "flags", flags);
         cli_json_bool(t->j, "inexact", (ev->flags & SF_FLAG_INEXACT) != 0);
@@ -1240,8 +1376,7 @@ show_rounding(trace_ctx *t, const rounding *r)
             size_t klen = s.kept.len;
             cli_buf_puts(b, "  exact    ");
             put_exact_binary(b, &r->exact, r->tail);
-            cli_buf_printf(b, " = %s\n",
-                           dyadic_str(buf, sizeof buf, &ev->exact));
+            cli_buf_printf(b, " = %s\n", STR_OR(xs));
             cli_buf_printf(b, "  round to %s (%u fraction bits, %s) at the "
                            "ulp 2^%d:\n", r->f->name, r->f->frac_bits,
                            sf_round_name(r->mode), ev->ulp_exp);
@@ -1262,16 +1397,13 @@ show_rounding(trace_ctx *t, const rounding *r)
         put_wrapped2(b, buf_str(&dec_line), "  decision ", "           ");
         put_value_line(t, "result", r->f, ev->result, NULL);
         if (!r->special)
-            cli_buf_printf(b, "  exact    %s\n",
-                           dyadic_str(buf, sizeof buf, &ev->exact));
+            cli_buf_printf(b, "  exact    %s\n", STR_OR(xs));
         if (ev->error_infinite)
             cli_buf_puts(b, "  error    infinite (the result is not "
                             "finite)\n");
         else if (!r->special || ev->dir != 0)
             cli_buf_printf(b, "  error    %s = %s ulp (result - exact, ulp "
-                           "2^%d)\n", dyadic_str(buf, sizeof buf,
-                                                 &ev->error),
-                           dyadic_str(eub, sizeof eub, &eu), ev->ulp_exp);
+                           "2^%d)\n", STR_OR(es), STR_OR(us), ev->ulp_exp);
         cli_buf_printf(b, "  flags    %s%s%s%s%s%s\n", flags,
                        ev->tiny ? "  tiny" : "",
                        ev->subnormal ? "  subnormal result" : "",
@@ -1288,6 +1420,9 @@ show_rounding(trace_ctx *t, const rounding *r)
     split_free(&s);
     cli_buf_free(&dec_line);
     cli_buf_free(&expl);
+    free(xs);
+    free(es);
+    free(us);
 }
 
 /* Fill R from the captured event; X is the exact value computed here (NULL
@@ -1303,6 +1438,7 @@ setup_rounding(trace_ctx *t, rounding *r, const char *title,
     r->f = f;
     r->mode = mode;
     r->ev = *ev;
+    r->ex_kind = EX_BITS;
     if (x != NULL) {
         r->exact = *x;
         r->tail = false;
@@ -1608,14 +1744,53 @@ alignment_context(const alignment *al, const addend *a, const addend *b,
 /*----------------------------------------------------------------------------
  * Operands and conversions into the working format.
  *--------------------------------------------------------------------------*/
+/* Text of (value of BITS in F) - X, exactly, from malloc (NULL when
+   memory runs out). */
+static char *
+error_str(const sf_format *f, uint64_t bits, const mpq_t x)
+{
+    mpq_t v;
+    opnd o;
+    char *str;
+
+    mpq_init(v);
+    decode(f, bits, false, &o);
+    opnd_to_mpq(&o, v);
+    mpq_sub(v, v, x);
+    str = xdec_rational(v);
+    mpq_clear(v);
+    return str;
+}
+
+/* The error of reading the text of operand N (not prefixed), value -
+   text, exactly (the text was checked by xdec_parse when it was read). */
+static char *
+input_error_str(trace_ctx *t, const cli_number *n)
+{
+    mpq_t x;
+    bool neg;
+    char *str = NULL;
+
+    mpq_init(x);
+    if (xdec_parse(x, &neg, n->text) == XDEC_OK)
+        str = error_str(n->fmt, n->bits, x);
+    else
+        internal_error(t, "operand '%s' cannot be read exactly", n->text);
+    mpq_clear(x);
+    if (str == NULL)
+        internal_error(t, "out of memory");
+    return str;
+}
+
 /* Note the rounding of a decimal operand that TARGET cannot hold. */
 static void
 note_decimal(trace_ctx *t, int i, const cli_number *n)
 {
-    char ref[40], dec[DEC_MAX], err[DEC_MAX];
+    char ref[40], dec[DEC_MAX], *err;
 
     if (!n->inexact || t->j != NULL)
         return;
+    err = n->ev.error_infinite ? NULL : input_error_str(t, n);
     ref_str(ref, sizeof ref, n->fmt, n->bits);
     cli_buf_printf(t->b, "  %snote%s: x%d '%s' is not exactly representable "
                    "in %s; read with %s as %s = %s (error %s)\n",
@@ -1623,16 +1798,14 @@ note_decimal(trace_ctx *t, int i, const cli_number *n)
                    n->fmt->name, sf_round_name(t->in_mode), ref,
                    value_str(dec, sizeof dec, n->fmt, n->bits,
                              SF_PRINT_EXACT),
-                   n->ev.error_infinite
-                       ? "infinite: overflow"
-                       : dyadic_str(err, sizeof err, &n->ev.error));
+                   n->ev.error_infinite ? "infinite: overflow"
+                                        : STR_OR(err));
+    free(err);
 }
 
 static void
 json_operand(trace_ctx *t, int i, const cli_number *n)
 {
-    char dec[DEC_MAX];
-
     cli_json_object_begin(t->j, NULL);
     cli_json_int(t->j, "index", i);
     cli_json_string(t->j, "text", n->text);
@@ -1643,10 +1816,11 @@ json_operand(trace_ctx *t, int i, const cli_number *n)
         cli_json_string(t->j, "in_mode", sf_round_name(t->in_mode));
         if (n->inexact && n->ev.error_infinite)
             cli_json_string(t->j, "input_error", "inf");
-        else if (n->inexact)
-            cli_json_string(t->j, "input_error",
-                            dyadic_str(dec, sizeof dec, &n->ev.error));
-        else
+        else if (n->inexact) {
+            char *err = input_error_str(t, n);
+            cli_json_string(t->j, "input_error", STR_OR(err));
+            free(err);
+        } else
             cli_json_string(t->j, "input_error", "0");
     }
     cli_json_object_end(t->j);
@@ -1659,7 +1833,9 @@ operand_in(trace_ctx *t, int i, const sf_format *f)
 {
     const cli_number *n = &t->num[i - 1];
     uint64_t z;
-    char ref[40], ref2[40], dec[DEC_MAX];
+    char ref[40], ref2[40], *err = NULL;
+    opnd o;
+    mpq_t x;
 
     if (n->fmt == f)
         return n->bits;
@@ -1669,6 +1845,16 @@ operand_in(trace_ctx *t, int i, const sf_format *f)
     took_one_event(t, &t->conv_cap, "an operand conversion");
     ref_str(ref, sizeof ref, n->fmt, n->bits);
     ref_str(ref2, sizeof ref2, f, z);
+    if (!t->conv_cap.ev.error_infinite) {
+        /* the error, exactly: z - the operand's value */
+        mpq_init(x);
+        decode(n->fmt, n->bits, false, &o);
+        opnd_to_mpq(&o, x);
+        err = error_str(f, z, x);
+        mpq_clear(x);
+        if (err == NULL)
+            internal_error(t, "out of memory");
+    }
     if (t->j != NULL) {
         cli_json_object_begin(t->j, "conversion");
         cli_json_int(t->j, "operand", i);
@@ -1678,25 +1864,22 @@ operand_in(trace_ctx *t, int i, const sf_format *f)
         cli_json_bool(t->j, "exact", t->conv_cap.ev.dir == 0
                                          && !(t->conv_env.flags
                                               & SF_FLAG_INEXACT));
-        cli_json_string(t->j, "error",
-                        t->conv_cap.ev.error_infinite
-                            ? "inf"
-                            : dyadic_str(dec, sizeof dec,
-                                         &t->conv_cap.ev.error));
+        cli_json_string(t->j, "error", t->conv_cap.ev.error_infinite
+                                           ? "inf"
+                                           : STR_OR(err));
         cli_json_object_end(t->j);
     } else if (t->conv_env.flags & SF_FLAG_INEXACT) {
         cli_buf_printf(t->b, "  %snote%s: x%d %s is not exactly "
                        "representable in %s; converted with %s to %s "
                        "(error %s)\n", sgr(t, SGR_NOTE), sgr(t, SGR_RESET),
                        i, ref, f->name, sf_round_name(t->in_mode), ref2,
-                       t->conv_cap.ev.error_infinite
-                           ? "infinite"
-                           : dyadic_str(dec, sizeof dec,
-                                        &t->conv_cap.ev.error));
+                       t->conv_cap.ev.error_infinite ? "infinite"
+                                                     : STR_OR(err));
     } else {
         cli_buf_printf(t->b, "  x%d %s converted to %s exactly: %s\n", i, ref,
                        f->name, ref2);
     }
+    free(err);
     return z;
 }
 
@@ -1914,9 +2097,9 @@ summary(trace_ctx *t, const sf_format *f, uint64_t result,
         const sf_event *final_ev)
 {
     xnum *x = malloc(3 * sizeof *x);
-    char buf[DEC_MAX], ebuf[DEC_MAX], ubuf[DEC_MAX], flags[6], ref[40];
+    char buf[DEC_MAX], flags[6], ref[40];
+    char *exact = NULL, *err = NULL, *eu = NULL;
     bool have = false;
-    sf_dyadic exact, err, eu;
 
     if (x == NULL) {
         internal_error(t, "out of memory");
@@ -1932,21 +2115,27 @@ summary(trace_ctx *t, const sf_format *f, uint64_t result,
         x[0].sign = !x[0].sign;
         have = xn_add(&x[2], &x[1], &x[0]);
         x[0].sign = !x[0].sign;
-        xn_to_dyadic(&x[0], &exact);
-        xn_to_dyadic(&x[2], &err);
-        eu = err;
-        eu.exp -= final_ev->ulp_exp;
+        if (have) {
+            mpq_t q;
+            mpq_init(q);
+            xn_to_mpq(&x[0], q);
+            exact = xdec_rational(q);
+            xn_to_mpq(&x[2], q);
+            err = xdec_rational(q);
+            mpq_scale2(q, -(int64_t)final_ev->ulp_exp);
+            eu = xdec_rational(q);
+            mpq_clear(q);
+            if (exact == NULL || err == NULL || eu == NULL)
+                internal_error(t, "out of memory");
+        }
     }
     if (t->j != NULL) {
         cli_json_object_begin(t->j, "summary");
         json_value(t, "result", f, result);
         if (have) {
-            cli_json_string(t->j, "exact_sum", dyadic_str(buf, sizeof buf,
-                                                          &exact));
-            cli_json_string(t->j, "error", dyadic_str(ebuf, sizeof ebuf,
-                                                      &err));
-            cli_json_string(t->j, "error_ulps", dyadic_str(ubuf, sizeof ubuf,
-                                                           &eu));
+            cli_json_string(t->j, "exact_sum", STR_OR(exact));
+            cli_json_string(t->j, "error", STR_OR(err));
+            cli_json_string(t->j, "error_ulps", STR_OR(eu));
             cli_json_int(t->j, "ulp_exp", final_ev->ulp_exp);
         }
         cli_json_int(t->j, "roundings", t->n_roundings);
@@ -1965,11 +2154,10 @@ summary(trace_ctx *t, const sf_format *f, uint64_t result,
                                  SF_PRINT_EXACT));
         if (have) {
             cli_buf_printf(t->b, "  exact sum    %s (the operands as "
-                           "given)\n", dyadic_str(buf, sizeof buf, &exact));
+                           "given)\n", STR_OR(exact));
             cli_buf_printf(t->b, "  total error  %s = %s ulp of %s (result "
-                           "- exact sum)\n",
-                           dyadic_str(ebuf, sizeof ebuf, &err),
-                           dyadic_str(ubuf, sizeof ubuf, &eu), f->name);
+                           "- exact sum)\n", STR_OR(err), STR_OR(eu),
+                           f->name);
         }
         cli_buf_printf(t->b, "  roundings    %d, %d inexact\n",
                        t->n_roundings, t->n_inexact);
@@ -1978,6 +2166,9 @@ summary(trace_ctx *t, const sf_format *f, uint64_t result,
             cli_buf_printf(t->b, "  sr draws     %" PRIu64 " (seed %" PRIu64
                            ")\n", t->env.sr_counter, t->seed);
     }
+    free(exact);
+    free(err);
+    free(eu);
     free(x);
 }
 
@@ -2365,12 +2556,20 @@ run_op(trace_ctx *t)
             break;
         }
         check_quotient(t, &t->cap.ev, &o[0], &o[1], is_sqrt);
-        if (t->j == NULL)
-            cli_buf_printf(t->b, "  the exact %s is %s binary fraction: "
-                           "shown to the event's 128-bit window%s\n",
-                           is_sqrt ? "square root" : "quotient",
-                           r->tail ? "an infinite" : "a finite",
-                           r->tail ? ", '...' marks the infinite rest" : "");
+        r->ex_kind = is_sqrt ? EX_SQRT : EX_DIV;
+        r->ex_a = o[0];
+        r->ex_b = o[1];
+        if (t->j == NULL && r->tail)
+            cli_buf_printf(t->b, "  the exact %s is an infinite binary "
+                           "fraction: its bits are shown to the event's "
+                           "128-bit window, '...' marks the infinite rest; "
+                           "a decimal that does not end is shown to %d "
+                           "significant digits, then '...'\n",
+                           is_sqrt ? "square root" : "quotient", XDEC_DIGITS);
+        else if (t->j == NULL)
+            cli_buf_printf(t->b, "  the exact %s is a finite binary "
+                           "fraction\n", is_sqrt ? "square root"
+                                                  : "quotient");
         break;
     }
     case OP_CONVERT:
@@ -2685,6 +2884,24 @@ trace_main(int argc, char **argv)
             rc = cli_error(CMD, "operand %d '%s': %s", i + 1,
                            t->operand_text[i], why);
             goto out_free;
+        }
+        if (!t->num[i].prefixed) {
+            /* the input error is shown exactly: the text's value must be
+               within reach */
+            mpq_t x;
+            bool neg;
+            xdec_status st;
+            mpq_init(x);
+            st = xdec_parse(x, &neg, t->operand_text[i]);
+            mpq_clear(x);
+            if (st == XDEC_RANGE) {
+                rc = cli_error(CMD, "operand %d '%s': the exponent is out "
+                               "of range (expected a decimal exponent "
+                               "within +-%d, or a binary one within +-%d)",
+                               i + 1, t->operand_text[i], XDEC_EXP10_MAX,
+                               XDEC_EXP2_MAX);
+                goto out_free;
+            }
         }
         if (t->op != OP_ACCUMULATE && t->op != OP_CONVERT
             && t->num[i].fmt == &sf_format_f64) {

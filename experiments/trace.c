@@ -4,6 +4,7 @@
 #endif
 
 #include <ctype.h>
+#include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -611,8 +612,12 @@ typedef struct
     bool json, explain;
     cli_color_when color_when;
     uint64_t seed;
-    int n_operands;
+    int n_operands, cap_operands;
     char **operand_text;
+    const char **operand_file; /* NULL: the command line; else its name */
+    long *operand_line;
+    char **file_text; /* the contents of operand files, owned */
+    int n_files;
     cli_number *num;
 
     /* output */
@@ -2721,6 +2726,160 @@ operand_count(op_kind op)
     }
 }
 
+/*----------------------------------------------------------------------------
+ * Operands from files: @FILE, or - for standard input.
+ *--------------------------------------------------------------------------*/
+/* Appends operand TEXT (from FILE's line LINE; FILE NULL for the command
+   line). */
+static bool
+add_operand(trace_ctx *t, char *text, const char *file, long line)
+{
+    if (t->n_operands == t->cap_operands) {
+        int cap = t->cap_operands < 16 ? 16 : 2 * t->cap_operands;
+        char **tx = realloc(t->operand_text, (size_t)cap * sizeof *tx);
+        const char **fl;
+        long *ln;
+        if (tx == NULL)
+            return false;
+        t->operand_text = tx;
+        fl = realloc(t->operand_file, (size_t)cap * sizeof *fl);
+        if (fl == NULL)
+            return false;
+        t->operand_file = fl;
+        ln = realloc(t->operand_line, (size_t)cap * sizeof *ln);
+        if (ln == NULL)
+            return false;
+        t->operand_line = ln;
+        t->cap_operands = cap;
+    }
+    t->operand_text[t->n_operands] = text;
+    t->operand_file[t->n_operands] = file;
+    t->operand_line[t->n_operands] = line;
+    t->n_operands++;
+    return true;
+}
+
+/* Reads the operands of ARG ("@FILE" or "-"): whitespace-separated
+   tokens, '#' to the end of the line a comment.  Returns CLI_EXIT_OK, or
+   CLI_EXIT_USAGE after a message naming the file. */
+static int
+read_operand_file(trace_ctx *t, const char *arg)
+{
+    bool is_stdin = strcmp(arg, "-") == 0;
+    const char *name = is_stdin ? "stdin" : arg + 1;
+    FILE *fp;
+    char *buf = NULL, **files;
+    size_t len = 0, cap = 0;
+    long line = 1;
+
+    if (!is_stdin && name[0] == '\0')
+        return cli_error(CMD, "operand '@': expected a file name after '@' "
+                         "(e.g. @operands.txt), or - for standard input");
+    fp = is_stdin ? stdin : fopen(name, "rb");
+    if (fp == NULL)
+        return cli_error(CMD, "operand file '%s': cannot open it (%s)", name,
+                         strerror(errno));
+    for (;;) {
+        size_t got;
+        if (cap - len < 4096) {
+            char *nb = realloc(buf, cap + 65536);
+            if (nb == NULL) {
+                free(buf);
+                if (!is_stdin)
+                    fclose(fp);
+                return cli_error(CMD, "out of memory");
+            }
+            buf = nb;
+            cap += 65536;
+        }
+        got = fread(buf + len, 1, cap - len - 1, fp);
+        len += got;
+        if (got == 0)
+            break;
+    }
+    if (ferror(fp)) {
+        int e = errno;
+        free(buf);
+        if (!is_stdin)
+            fclose(fp);
+        return cli_error(CMD, "operand file '%s': cannot read it (%s)", name,
+                         strerror(e));
+    }
+    if (!is_stdin)
+        fclose(fp);
+    buf[len] = '\0';
+    files = realloc(t->file_text, (size_t)(t->n_files + 1) * sizeof *files);
+    if (files == NULL) {
+        free(buf);
+        return cli_error(CMD, "out of memory");
+    }
+    t->file_text = files;
+    t->file_text[t->n_files++] = buf;
+
+    /* tokens, split in place */
+    for (size_t i = 0; i < len;) {
+        char c = buf[i];
+        if (c == '\0')
+            return cli_error(CMD, "%s:%ld: a NUL byte (expected text: "
+                             "numbers separated by white space)", name, line);
+        if (c == '\n') {
+            line++;
+            i++;
+        } else if (isspace((unsigned char)c)) {
+            i++;
+        } else if (c == '#') {
+            while (i < len && buf[i] != '\n')
+                i++;
+        } else {
+            size_t start = i;
+            while (i < len && buf[i] != '\0' && buf[i] != '#'
+                   && !isspace((unsigned char)buf[i]))
+                i++;
+            if (i < len && buf[i] == '#') {
+                /* a comment right after the token: end the token, skip
+                   the comment */
+                buf[i] = '\0';
+                while (i < len && buf[i] != '\n')
+                    i++;
+            } else if (i < len && buf[i] != '\0') {
+                char sep = buf[i];
+                buf[i] = '\0';
+                i++;
+                if (sep == '\n') {
+                    if (!add_operand(t, buf + start, name, line))
+                        return cli_error(CMD, "out of memory");
+                    line++;
+                    continue;
+                }
+            }
+            if (!add_operand(t, buf + start, name, line))
+                return cli_error(CMD, "out of memory");
+        }
+    }
+    return CLI_EXIT_OK;
+}
+
+/* "FILE:LINE: " for an operand read from a file, else "". */
+static const char *
+operand_where(const trace_ctx *t, int i, char *buf, size_t n)
+{
+    if (t->operand_file[i] == NULL)
+        return "";
+    snprintf(buf, n, "%s:%ld: ", t->operand_file[i], t->operand_line[i]);
+    return buf;
+}
+
+static void
+free_operands(trace_ctx *t)
+{
+    for (int i = 0; i < t->n_files; i++)
+        free(t->file_text[i]);
+    free(t->file_text);
+    free(t->operand_text);
+    free(t->operand_file);
+    free(t->operand_line);
+}
+
 int
 trace_main(int argc, char **argv)
 {
@@ -2732,7 +2891,7 @@ trace_main(int argc, char **argv)
     int id, rc = CLI_EXIT_OK;
     bool ftz = false, daz = false, acc_given = false, acc_mode_given = false,
          out_given = false, fmt_given = false;
-    char why[512];
+    char why[512], where[300];
     sf_env env = SF_ENV_IEEE;
 
     if (t == NULL)
@@ -2744,11 +2903,6 @@ trace_main(int argc, char **argv)
     t->acc_mode = t->mode = t->in_mode = SF_RNE;
     t->env_name = "ieee";
     t->color_when = CLI_COLOR_AUTO;
-    t->operand_text = calloc((size_t)argc, sizeof *t->operand_text);
-    if (t->operand_text == NULL) {
-        free(t);
-        return cli_error(CMD, "out of memory");
-    }
 
     cli_parser_init(&p, CMD, argc, argv);
     while ((id = cli_parser_next(&p, options, &v)) != CLI_ARG_END) {
@@ -2758,7 +2912,10 @@ trace_main(int argc, char **argv)
             ok = false;
             break;
         case CLI_ARG_OPERAND:
-            t->operand_text[t->n_operands++] = (char *)v;
+            if (v[0] == '@' || strcmp(v, "-") == 0)
+                ok = read_operand_file(t, v) == CLI_EXIT_OK;
+            else if (!add_operand(t, (char *)v, NULL, 0))
+                ok = cli_error(CMD, "out of memory") == CLI_EXIT_OK;
             break;
         case O_ACC:
             ok = cli_parse_format(CMD, "--acc", v, true, &t->acc);
@@ -2809,14 +2966,14 @@ trace_main(int argc, char **argv)
             break;
         case O_HELP:
             trace_help(stdout);
-            free(t->operand_text);
+            free_operands(t);
             free(t);
             return CLI_EXIT_OK;
         default:
             break;
         }
         if (!ok) {
-            free(t->operand_text);
+            free_operands(t);
             free(t);
             return CLI_EXIT_USAGE;
         }
@@ -2881,7 +3038,8 @@ trace_main(int argc, char **argv)
         const sf_format *target = t->op == OP_ACCUMULATE ? t->acc : t->fmt;
         if (!cli_parse_number(t->operand_text[i], target, t->in_mode,
                               &t->num[i], why, sizeof why)) {
-            rc = cli_error(CMD, "operand %d '%s': %s", i + 1,
+            rc = cli_error(CMD, "%soperand %d '%s': %s",
+                           operand_where(t, i, where, sizeof where), i + 1,
                            t->operand_text[i], why);
             goto out_free;
         }
@@ -2895,9 +3053,10 @@ trace_main(int argc, char **argv)
             st = xdec_parse(x, &neg, t->operand_text[i]);
             mpq_clear(x);
             if (st == XDEC_RANGE) {
-                rc = cli_error(CMD, "operand %d '%s': the exponent is out "
-                               "of range (expected a decimal exponent "
+                rc = cli_error(CMD, "%soperand %d '%s': the exponent is "
+                               "out of range (expected a decimal exponent "
                                "within +-%d, or a binary one within +-%d)",
+                               operand_where(t, i, where, sizeof where),
                                i + 1, t->operand_text[i], XDEC_EXP10_MAX,
                                XDEC_EXP2_MAX);
                 goto out_free;
@@ -2905,8 +3064,10 @@ trace_main(int argc, char **argv)
         }
         if (t->op != OP_ACCUMULATE && t->op != OP_CONVERT
             && t->num[i].fmt == &sf_format_f64) {
-            rc = cli_error(CMD, "operand %d '%s': f64 operands are for "
-                           "--op convert only", i + 1, t->operand_text[i]);
+            rc = cli_error(CMD, "%soperand %d '%s': f64 operands are for "
+                           "--op convert only",
+                           operand_where(t, i, where, sizeof where), i + 1,
+                           t->operand_text[i]);
             goto out_free;
         }
     }
@@ -2963,7 +3124,7 @@ trace_main(int argc, char **argv)
 
 out_free:
     free(t->num);
-    free(t->operand_text);
+    free_operands(t);
     free(t);
     return rc;
 }

@@ -96,3 +96,11 @@ EXTRA_DIST += tests/data/gpu/ex2_h200.safetensors \
 # both) and the good fixtures; the reference's documentation.
 EXTRA_DIST += tests/data/bad tests/data/tensors \
 	tests/data/make-bad-corpus.py doc/exact.md doc/analysis.md
+
+# Exact decimal text against MPFR.
+check_PROGRAMS += tests/analysis/test_exact_decimal
+TESTS += tests/analysis/test_exact_decimal
+tests_analysis_test_exact_decimal_SOURCES = \
+	tests/analysis/test_exact_decimal.c
+tests_analysis_test_exact_decimal_CFLAGS = $(ANALYSIS_TEST_FLAGS)
+tests_analysis_test_exact_decimal_LDADD = $(ANALYSIS_TEST_LIBS)

@@ -65,6 +65,17 @@ TESTS += \
 	tests/experiments/test_sweep_mpi.sh \
 	tests/experiments/test_reproduce.sh
 
+# Every exact decimal of trace --json against MPFR and GMP.
+check_PROGRAMS += tests/experiments/test_trace_decimals
+TESTS += tests/experiments/test_trace_decimals
+tests_experiments_test_trace_decimals_SOURCES = \
+	tests/experiments/test_trace_decimals.c
+tests_experiments_test_trace_decimals_CFLAGS = $(AM_CFLAGS) \
+	$(JANSSON_CFLAGS) $(MPFR_CFLAGS)
+tests_experiments_test_trace_decimals_LDADD = \
+	tests/support/libtestsupport.la softfloat/libsoftfloat.la \
+	$(JANSSON_LIBS) $(MPFR_LIBS)
+
 # jsonq parses the --json output with jansson.
 check_PROGRAMS += tests/experiments/jsonq
 tests_experiments_jsonq_SOURCES = tests/experiments/jsonq.c

@@ -58,6 +58,7 @@ TESTS += \
 	tests/experiments/test_cli.sh \
 	tests/experiments/test_trace.sh \
 	tests/experiments/test_trace_json.sh \
+	tests/experiments/test_trace_exact.sh \
 	tests/experiments/test_mma.sh \
 	tests/experiments/test_attn.sh \
 	tests/experiments/test_diff.sh \
@@ -107,6 +108,7 @@ EXTRA_DIST += \
 	tests/experiments/test_cli.sh \
 	tests/experiments/test_trace.sh \
 	tests/experiments/test_trace_json.sh \
+	tests/experiments/test_trace_exact.sh \
 	tests/experiments/test_mma.sh \
 	tests/experiments/test_attn.sh \
 	tests/experiments/test_diff.sh \

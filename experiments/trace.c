@@ -2643,6 +2643,7 @@ trace_help(FILE *out)
 {
     fputs(
         "usage: bf16emu trace [options] X1 [X2 ...]\n"
+        "       bf16emu trace [options] @FILE | -\n"
         "       bf16emu trace --op OP [options] A [B [C]]\n"
         "\n"
         "Traces the accumulation X1 + X2 + ... + Xn in the accumulator "
@@ -2658,6 +2659,16 @@ trace_help(FILE *out)
         "tf32:, e4m3:, e5m2:,\nf64:).  Numbers are read into the working "
         "format with --in-mode; bit\npatterns keep their format and are "
         "converted (a note says when inexactly).\n"
+        "@FILE reads operands from FILE, - from standard input: numbers "
+        "separated by\nblanks or newlines, '#' to the end of the line a "
+        "comment; they take the\nplace of the argument, and may be mixed "
+        "with operands on the command line.\n"
+        "\n"
+        "Every decimal printed is exact: values, sums, errors and the "
+        "error of reading\na decimal or hex-float operand (result - the "
+        "text's value) are written to\ntheir last digit; a quotient or "
+        "square root that does not end is written to\n40 significant "
+        "digits, each a true digit, then '...'.\n"
         "\n"
         "options:\n"
         "  --acc FMT         accumulator format (default f32)\n"
@@ -2691,6 +2702,7 @@ trace_help(FILE *out)
         "example (the paper's addition):\n"
         "  bf16emu trace f32:0xC01A0E2E bf16:0xC013\n"
         "  bf16emu trace -2.40625 -0x1.c5cp-11 -2.296875\n"
+        "  seq 1 1000 | sed 's/$/e-3/' | bf16emu trace --acc bf16 -\n"
         "\n"
         "Exit status: 0 ok, 1 an internal check failed, 2 bad usage or "
         "input.\n",

@@ -457,7 +457,20 @@ typedef struct
 
 static const dyadic_case dyadic_cases[] = {
     {{true, false, -5, 0, 151}, "-4.71875"},
-    {{true, true, -5, 0, 151}, "-4.71875..."},
+    /* a tail: the value lies in (W 2^e, (W + 1) 2^e); only the digits
+       shared by all of it are written: (4.71875, 4.75) -> 4.7..., (0,
+       0.5) and (0.25, 0.5) -> 0..., (9, 10) -> 9..., and the 128-bit
+       window of 1/3 (W = 0x5555...5 2^-128, between 0.3{38}235... and
+       0.3{38}529...) -> 38 threes; (2^128 - 1, 2^128) -> the integer
+       2^128 - 1 and "..." */
+    {{true, true, -5, 0, 151}, "-4.7..."},
+    {{false, true, -1, 0, 0}, "0..."},
+    {{false, true, -2, 0, 1}, "0..."},
+    {{false, true, 0, 0, 9}, "9..."},
+    {{false, true, -128, 0x5555555555555555u, 0x5555555555555555u},
+     "0.33333333333333333333333333333333333333..."},
+    {{false, true, 0, ~(uint64_t)0, ~(uint64_t)0},
+     "3.40282366920938463463374607431768211455e+38..."},
     {{false, false, 100, 0, 1}, "1.267650600228229401496703205376e+30"},
     {{false, false, 0, 1, 0}, "18446744073709551616"},
     {{false, false, 20, 0, 95367431640625u}, "100000000000000000000"},
@@ -585,7 +598,7 @@ START_TEST(test_special)
         ck_assert_str_eq(small, "");
         sf_dyadic d = {true, true, -5, 0, 151};
         len = sf_dyadic_to_string(&d, small, 3);
-        ck_assert_uint_eq(len, 11);
+        ck_assert_uint_eq(len, 7);
         ck_assert_str_eq(small, "-4");
     }
 

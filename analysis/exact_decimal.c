@@ -472,7 +472,7 @@ xdec_parse(mpq_t q, bool *neg, const char *text)
         e -= 4 * frac;
         lead = e + (int64_t)mpz_sizeinbase(d, 2) - 1;
         st = lead > XDEC_EXP2_MAX || lead < -XDEC_EXP2_MAX ? XDEC_RANGE
-                                                             : XDEC_OK;
+                                                           : XDEC_OK;
         if (st == XDEC_OK && e >= 0)
             mpq_mul_2exp(q, q, (mp_bitcnt_t)e);
         else if (st == XDEC_OK)
@@ -485,7 +485,7 @@ xdec_parse(mpq_t q, bool *neg, const char *text)
         e -= frac;
         lead = e + (int64_t)strlen(first) - 1;
         st = lead > XDEC_EXP10_MAX || lead < -XDEC_EXP10_MAX ? XDEC_RANGE
-                                                               : XDEC_OK;
+                                                             : XDEC_OK;
         if (st == XDEC_OK) {
             mpq_init(t);
             pow10q(t, e);

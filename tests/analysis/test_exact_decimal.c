@@ -84,8 +84,7 @@ expect_exact(const mpfr_t x)
     /* the lowest bit is at least 2^(ex - prec): that many places after
        the point, plus the integer digits, hold every digit */
     n = (ex > 0 ? ex * 31 / 100 + 2 : 2)
-        + (ex - (long)mpfr_get_prec(x) < 0 ? (long)mpfr_get_prec(x) - ex
-                                            : 0)
+        + (ex - (long)mpfr_get_prec(x) < 0 ? (long)mpfr_get_prec(x) - ex : 0)
         + 4;
     dig = mpfr_get_str(NULL, &e, 10, (size_t)n, x, MPFR_RNDN);
     r = layout(dig[0] == '-', dig + (dig[0] == '-'), (long)e, false);
@@ -555,8 +554,8 @@ START_TEST(test_sqrt_affine_random)
                                        mpfr_sgn(lo) < 0 ? lo : hi))
                  == NULL)
             w = strdup("(undecided)");
-        snprintf(what, sizeof what, "kind %d: %a + %a sqrt(%a) (approx)",
-                 kind, mpfr_get_d(x, MPFR_RNDN), mpfr_get_d(y, MPFR_RNDN),
+        snprintf(what, sizeof what, "kind %d: %a + %a sqrt(%a) (approx)", kind,
+                 mpfr_get_d(x, MPFR_RNDN), mpfr_get_d(y, MPFR_RNDN),
                  mpfr_get_d(z, MPFR_RNDN));
         check_text(what, s, w);
         free(s);
@@ -588,8 +587,8 @@ START_TEST(test_parse_hex_random)
     n_fail = 0;
     for (unsigned long i = 0; i < n; i++) {
         char text[200], *p = text, *s, *w;
-        size_t nd = 1 + tst_rand_below(&r, 30), point = tst_rand_below(&r,
-                                                                     nd + 1);
+        size_t nd = 1 + tst_rand_below(&r, 30),
+               point = tst_rand_below(&r, nd + 1);
         long e = (long)tst_rand_below(&r, 2701) - 1600;
 
         if (tst_rand64(&r) & 1)
@@ -677,16 +676,14 @@ END_TEST
 
 START_TEST(test_parse_bad)
 {
-    static const char *const syntax[] = {"", "-", "inf", "nan", "1e", "1e+",
-                                         "0x", "0xp1", "1.2.3", "1 ", " 1",
-                                         "0x1p", "1x", "1e5.0", "."};
-    static const char *const range[] = {"1e100001", "-1e-100001",
-                                        "0.0001e-99997", "1000e99998",
-                                        "0x1p332194", "0x1p-332194",
-                                        "0x10p332190"};
-    static const char *const ok[] = {"1e100000", "1e-100000",
-                                     "0x1p332193", "0x1p-332193",
-                                     "0.00000e999999999"};
+    static const char *const syntax[] = {"",    "-",    "inf",  "nan",   "1e",
+                                         "1e+", "0x",   "0xp1", "1.2.3", "1 ",
+                                         " 1",  "0x1p", "1x",   "1e5.0", "."};
+    static const char *const range[] = {
+        "1e100001",   "-1e-100001",  "0.0001e-99997", "1000e99998",
+        "0x1p332194", "0x1p-332194", "0x10p332190"};
+    static const char *const ok[] = {"1e100000", "1e-100000", "0x1p332193",
+                                     "0x1p-332193", "0.00000e999999999"};
     mpq_t q;
     bool neg;
 

@@ -88,9 +88,8 @@ mpfr_text(const mpfr_t x)
         return strdup(mpfr_signbit(x) ? "-0" : "0");
     ex = (long)mpfr_get_exp(x);
     n = (size_t)((ex > 0 ? ex * 31 / 100 + 2 : 2)
-                 + ((long)mpfr_get_prec(x) > ex
-                        ? (long)mpfr_get_prec(x) - ex
-                        : 0)
+                 + ((long)mpfr_get_prec(x) > ex ? (long)mpfr_get_prec(x) - ex
+                                                : 0)
                  + 4);
     dig = mpfr_get_str(NULL, &e, 10, n, x, MPFR_RNDN);
     r = layout(dig[0] == '-', dig + (dig[0] == '-'), (long)e, false);
@@ -390,8 +389,7 @@ f64_operand(char *buf, size_t n)
     snprintf(buf, n, "f64:0x%016" PRIX64, bits | (field << 52));
 }
 
-static const char *const modes[] = {"rne", "rtz", "rdn", "rup", "rna",
-                                    "rod"};
+static const char *const modes[] = {"rne", "rtz", "rdn", "rup", "rna", "rod"};
 static const char *const accs[] = {"f32", "bf16", "f16"};
 static const char *const outs[] = {"bf16", "f32", "f16", "f64"};
 
@@ -405,9 +403,11 @@ one_accumulation(const char *forced)
     mpfr_t x, v, s;
     mpq_t q, t;
 
-    snprintf(args, sizeof args, "--acc %s --acc-mode %s --out %s --mode %s "
-             "--in-mode %s", accs[rnd(3)], modes[rnd(6)], outs[rnd(4)],
-             modes[rnd(6)], modes[rnd(6)]);
+    snprintf(args, sizeof args,
+             "--acc %s --acc-mode %s --out %s --mode %s "
+             "--in-mode %s",
+             accs[rnd(3)], modes[rnd(6)], outs[rnd(4)], modes[rnd(6)],
+             modes[rnd(6)]);
     strcat(args, " --");
     for (int i = 0; i < n; i++) {
         int kind = (int)rnd(3);
@@ -600,12 +600,22 @@ done:
 int
 main(void)
 {
-    static const char *const edges[] = {
-        "0x1p-400",  "0x1p-300",  "-0x1p-1490", "0x1p-1074", "0x1.8p-149",
-        "0x1p-150",  "0.1",       "1e-45",      "1e-460",    "3.4e38",
-        "0x1p128",   "-0x1.fffffep127", "f64:0x0000000000000001",
-        "f64:0x7FEFFFFFFFFFFFFF", "f64:0x000FFFFFFFFFFFFF",
-        "f64:0x3FB999999999999A"};
+    static const char *const edges[] = {"0x1p-400",
+                                        "0x1p-300",
+                                        "-0x1p-1490",
+                                        "0x1p-1074",
+                                        "0x1.8p-149",
+                                        "0x1p-150",
+                                        "0.1",
+                                        "1e-45",
+                                        "1e-460",
+                                        "3.4e38",
+                                        "0x1p128",
+                                        "-0x1.fffffep127",
+                                        "f64:0x0000000000000001",
+                                        "f64:0x7FEFFFFFFFFFFFFF",
+                                        "f64:0x000FFFFFFFFFFFFF",
+                                        "f64:0x3FB999999999999A"};
     unsigned long n = 25 * tst_multiplier();
 
     bf16emu = getenv("BF16EMU");

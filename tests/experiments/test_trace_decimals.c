@@ -597,6 +597,28 @@ done:
     json_decref(doc);
 }
 
+/* One --op convert of a binary64 pattern (subnormals to 2^-1074, up to
+   2^1024) to a narrower format. */
+static void
+one_convert(void)
+{
+    char args[256], op[64];
+    json_t *doc;
+    mpfr_t x;
+
+    f64_operand(op, sizeof op);
+    snprintf(args, sizeof args, "--op convert --out %s --mode %s %s",
+             outs[rnd(3)], modes[rnd(6)], op);
+    doc = run_json(args);
+    if (doc == NULL)
+        return;
+    mpfr_init2(x, PREC);
+    if (value_of(get(doc, "steps.0.a"), x))
+        check_rounding_exact(doc, "steps.0.rounding", x);
+    mpfr_clear(x);
+    json_decref(doc);
+}
+
 int
 main(void)
 {
@@ -616,7 +638,7 @@ main(void)
                                         "f64:0x7FEFFFFFFFFFFFFF",
                                         "f64:0x000FFFFFFFFFFFFF",
                                         "f64:0x3FB999999999999A"};
-    unsigned long n = 25 * tst_multiplier();
+    unsigned long n = 20 * tst_multiplier();
 
     bf16emu = getenv("BF16EMU");
     if (bf16emu == NULL)
@@ -628,6 +650,7 @@ main(void)
         one_accumulation(NULL);
         one_quotient(false);
         one_quotient(true);
+        one_convert();
     }
     printf("trace_decimals: %d values checked, %d wrong\n", n_checked, n_fail);
     return n_fail == 0 && n_checked > 0 ? EXIT_SUCCESS : EXIT_FAILURE;

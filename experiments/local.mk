@@ -61,6 +61,7 @@ TESTS += \
 	tests/experiments/test_cli.sh \
 	tests/experiments/test_trace.sh \
 	tests/experiments/test_trace_json.sh \
+	tests/experiments/test_trace_exact.sh \
 	tests/experiments/test_mma.sh \
 	tests/experiments/test_attn.sh \
 	tests/experiments/test_diff.sh \
@@ -68,6 +69,17 @@ TESTS += \
 	tests/experiments/test_sweep_mpi.sh \
 	tests/experiments/test_reproduce.sh \
 	tests/experiments/test_ls.sh
+
+# Every exact decimal of trace --json against MPFR and GMP.
+check_PROGRAMS += tests/experiments/test_trace_decimals
+TESTS += tests/experiments/test_trace_decimals
+tests_experiments_test_trace_decimals_SOURCES = \
+	tests/experiments/test_trace_decimals.c
+tests_experiments_test_trace_decimals_CFLAGS = $(AM_CFLAGS) \
+	$(JANSSON_CFLAGS) $(MPFR_CFLAGS)
+tests_experiments_test_trace_decimals_LDADD = \
+	tests/support/libtestsupport.la softfloat/libsoftfloat.la \
+	$(JANSSON_LIBS) $(MPFR_LIBS)
 
 # jsonq parses the --json output with jansson.
 check_PROGRAMS += tests/experiments/jsonq
@@ -100,6 +112,7 @@ EXTRA_DIST += \
 	tests/experiments/test_cli.sh \
 	tests/experiments/test_trace.sh \
 	tests/experiments/test_trace_json.sh \
+	tests/experiments/test_trace_exact.sh \
 	tests/experiments/test_mma.sh \
 	tests/experiments/test_attn.sh \
 	tests/experiments/test_diff.sh \

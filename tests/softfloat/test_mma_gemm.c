@@ -159,13 +159,67 @@ make_variants(variant *v)
         v[n].m.n = 1;
         v[n].m.name = "n1";
         v[n++].f = fmts[fi];
+        /* the largest F whose products fit 32-bit lanes, with a block sum
+           that does not (n = 16) and one that does (n = 2); and F = 30 */
+        v[n].m = *sf_mma_preset_by_name("sm90");
+        v[n].m.frac_bits = 29;
+        v[n].m.name = "F29n16";
+        v[n++].f = fmts[fi];
+        v[n].m = *sf_mma_preset_by_name("sm90");
+        v[n].m.frac_bits = 29;
+        v[n].m.n = 2;
+        v[n].m.name = "F29n2";
+        v[n++].f = fmts[fi];
+        v[n].m = *sf_mma_preset_by_name("sm90");
+        v[n].m.frac_bits = 30;
+        v[n].m.n = 8;
+        v[n].m.name = "F30n8";
+        v[n++].f = fmts[fi];
     }
     v[n].m = *sf_mma_preset_by_name("sm70");
     v[n++].f = &sf_format_f16;
     return n;
 }
 
-START_TEST(test_vector_vs_scalar)
+/* D and the flags of one dot product per element through sf_mma_dot:
+   the one-block code, which the tiled paths do not use. */
+static void
+gemm_by_dots(const sf_mma_model *m, const sf_format *f, size_t rows,
+             size_t cols, size_t k, const uint32_t *c, uint32_t *d,
+             sf_env *env)
+{
+    for (size_t i = 0; i < rows; i++)
+        for (size_t j = 0; j < cols; j++)
+            d[i * cols + j] = (uint32_t)sf_mma_dot(
+                m, f, buf_a + i * k, 1, f, buf_b + j, (ptrdiff_t)cols, k,
+                c != NULL ? c[i * cols + j] : 0, env);
+}
+
+/* The paths under test: the portable tiled path and each vector path
+   the CPU has. */
+typedef struct
+{
+    sf_mma_path path;
+    const char *name;
+    bool (*available)(void);
+} path_case;
+
+static bool
+always(void)
+{
+    return true;
+}
+
+static const path_case paths[] = {
+    {SF_MMA_PATH_SCALAR, "scalar", always},
+    {SF_MMA_PATH_AVX2, "avx2", sf_mma_gemm_avx2_available},
+    {SF_MMA_PATH_AVX512, "avx512", sf_mma_gemm_avx512_available},
+};
+
+/* Path P against one dot product per element, bits and flags, on random
+   and edge inputs of every covered variant. */
+static void
+check_path(const path_case *p)
 {
     variant v[32];
     size_t nv = make_variants(v);
@@ -173,9 +227,9 @@ START_TEST(test_vector_vs_scalar)
     unsigned printed = 0;
     tst_rng r;
 
-    if (!sf_mma_gemm_avx512_available()) {
-        printf("test_mma_gemm: vector path skipped: the CPU lacks "
-               "AVX512F/AVX512CD\n");
+    if (!p->available()) {
+        printf("test_mma_gemm: %s path skipped: the CPU lacks it\n",
+               p->name);
         return;
     }
     tst_rng_init(&r, 0x6E33u);
@@ -187,48 +241,50 @@ START_TEST(test_vector_vs_scalar)
             bool specials = rep % 4 == 3;
             bool with_c = rep % 5 != 0;
             sf_env es = SF_ENV_NVIDIA, ev = SF_ENV_NVIDIA;
-            int ps, pv;
+            int pv;
 
-            ck_assert_msg(sf_mma_gemm_avx512_covers(&v[w].m, v[w].f, v[w].f),
+            ck_assert_msg(sf_mma_gemm_covers(&v[w].m, v[w].f, v[w].f),
                           "%s not covered", v[w].m.name);
             gen_problem(&r, v[w].f, m, nn, k, specials);
-            ps = sf_mma_gemm(&v[w].m, m, nn, k, v[w].f, buf_a, v[w].f, buf_b,
-                             with_c ? buf_c : NULL, d_scalar,
-                             SF_MMA_PATH_SCALAR, &es);
+            gemm_by_dots(&v[w].m, v[w].f, m, nn, k, with_c ? buf_c : NULL,
+                         d_scalar, &es);
             pv = sf_mma_gemm(&v[w].m, m, nn, k, v[w].f, buf_a, v[w].f, buf_b,
-                             with_c ? buf_c : NULL, d_vec, SF_MMA_PATH_AVX512,
-                             &ev);
-            ck_assert_int_eq(ps, SF_MMA_PATH_SCALAR);
-            ck_assert_int_eq(pv, SF_MMA_PATH_AVX512);
+                             with_c ? buf_c : NULL, d_vec, p->path, &ev);
+            ck_assert_int_eq(pv, p->path);
             problems++;
             for (size_t i = 0; i < m * nn; i++) {
                 n++;
                 if (d_scalar[i] != d_vec[i]) {
                     bad++;
                     if (printed++ < TST_MAX_PRINT)
-                        printf("%s %s M=%zu N=%zu K=%zu element %zu: c=%08x "
-                               "scalar=%08x avx512=%08x\n",
-                               v[w].m.name, v[w].f->name, m, nn, k, i,
-                               with_c ? (unsigned)buf_c[i] : 0u,
-                               (unsigned)d_scalar[i], (unsigned)d_vec[i]);
+                        printf("%s %s %s M=%zu N=%zu K=%zu element %zu: "
+                               "c=%08x dots=%08x %s=%08x\n",
+                               p->name, v[w].m.name, v[w].f->name, m, nn, k,
+                               i, with_c ? (unsigned)buf_c[i] : 0u,
+                               (unsigned)d_scalar[i], p->name,
+                               (unsigned)d_vec[i]);
                 }
             }
             if (es.flags != ev.flags) {
                 char fs[6], fv[6];
                 bad++;
                 if (printed++ < TST_MAX_PRINT)
-                    printf("%s %s M=%zu N=%zu K=%zu: flags scalar %s avx512 "
+                    printf("%s %s %s M=%zu N=%zu K=%zu: flags dots %s %s "
                            "%s\n",
-                           v[w].m.name, v[w].f->name, m, nn, k,
-                           sf_flags_str(es.flags, fs),
+                           p->name, v[w].m.name, v[w].f->name, m, nn, k,
+                           sf_flags_str(es.flags, fs), p->name,
                            sf_flags_str(ev.flags, fv));
             }
         }
     }
-    printf("gemm avx512 vs scalar: %lu problems, %lu elements, %lu "
-           "mismatches\n",
-           problems, n, bad);
-    ck_assert_msg(bad == 0, "%lu mismatches", bad);
+    printf("gemm %s vs dots: %lu problems, %lu elements, %lu mismatches\n",
+           p->name, problems, n, bad);
+    ck_assert_msg(bad == 0, "%s: %lu mismatches", p->name, bad);
+}
+
+START_TEST(test_path_vs_dots)
+{
+    check_path(&paths[_i]);
 }
 END_TEST
 
@@ -336,7 +392,8 @@ gemm_suite(void)
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, test_edges);
     tcase_add_test(tc, test_gemm_vs_blocks);
-    tcase_add_test(tc, test_vector_vs_scalar);
+    tcase_add_loop_test(tc, test_path_vs_dots, 0,
+                        (int)(sizeof paths / sizeof paths[0]));
     suite_add_tcase(s, tc);
     return s;
 }

@@ -87,7 +87,7 @@ sf_mma_gemm(const sf_mma_model *m, size_t rows, size_t cols, size_t k,
     if (used == SF_MMA_PATH_SCALAR) {
         if (env->events == NULL && sf_mma_gemm_covers(m, fa, fb)) {
             s_mma_plan pl;
-            s_mma_plan_init(&pl, m, fa, fb, false);
+            s_mma_plan_init(&pl, m, fa, fb, S_MMA_C_LANES, false);
             s_mma_gemm_tiled(&pl, s_mma_kernel_c, rows, cols, k, a, b, c, d,
                              env);
         } else {

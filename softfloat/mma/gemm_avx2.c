@@ -24,6 +24,44 @@ sf_mma_gemm_avx2_available(void)
 
 #define TGT __attribute__((target("avx2,fma,f16c,bmi2")))
 
+/* Eight elements of B decoded (s_mma_decode). */
+TGT static bool
+decode8(const s_mma_dec *d, const uint16_t *x, int32_t *sig, int32_t *e)
+{
+    const __m256i zero = _mm256_setzero_si256();
+    __m256i v = _mm256_cvtepu16_epi32(
+        _mm_loadu_si128((const __m128i *)(const void *)x));
+    __m256i ef = _mm256_and_si256(
+        _mm256_srlv_epi32(v, _mm256_set1_epi32((int)d->fb)),
+        _mm256_set1_epi32((int)d->emask));
+    __m256i fr = _mm256_and_si256(v, _mm256_set1_epi32((int)d->fmask));
+    __m256i sub = _mm256_cmpeq_epi32(ef, zero);
+    __m256i sp = _mm256_cmpeq_epi32(ef, _mm256_set1_epi32((int)d->emask));
+    __m256i s = _mm256_or_si256(
+        fr, _mm256_andnot_si256(sub, _mm256_set1_epi32((int)d->hidden)));
+    __m256i neg, m, el;
+
+    s = _mm256_andnot_si256(
+        _mm256_or_si256(sp, _mm256_and_si256(
+                                sub, _mm256_set1_epi32((int)d->daz))),
+        s);
+    neg = _mm256_cmpeq_epi32(
+        _mm256_and_si256(v, _mm256_set1_epi32((int)d->smask)),
+        _mm256_set1_epi32((int)d->smask));
+    m = _mm256_sub_epi32(
+        _mm256_xor_si256(
+            _mm256_sllv_epi32(s, _mm256_set1_epi32(d->shift)), neg),
+        neg);
+    el = _mm256_sub_epi32(
+        _mm256_or_si256(ef, _mm256_and_si256(sub, _mm256_set1_epi32(1))),
+        _mm256_set1_epi32(d->ebias));
+    el = _mm256_blendv_epi8(el, _mm256_set1_epi32(S_MMA_ZERO_E),
+                            _mm256_cmpeq_epi32(s, zero));
+    _mm256_storeu_si256((__m256i *)(void *)sig, m);
+    _mm256_storeu_si256((__m256i *)(void *)e, el);
+    return !_mm256_testz_si256(sp, sp);
+}
+
 /* Flags of the lanes, as the scalar path raises them (any set bit). */
 typedef struct
 {
@@ -116,7 +154,7 @@ hi64(__m256i x)
 
 /* One block for eight lanes; NARROW: the products and their sum in
    32-bit lanes (pl->narrow, pl->lp == 0), else in 64-bit lanes. */
-TGT static inline void
+TGT __attribute__((always_inline)) static inline bool
 kernel8(const s_mma_plan *pl, const int32_t *as, const int32_t *ae,
         const int32_t *bs, const int32_t *be, size_t len, uint32_t *acc,
         unsigned *flags, bool narrow)
@@ -134,11 +172,14 @@ kernel8(const s_mma_plan *pl, const int32_t *as, const int32_t *ae,
         mx = _mm256_max_epi32(
             mx, _mm256_add_epi32(_mm256_set1_epi32(ae[t]),
                                  _mm256_loadu_si256((const __m256i *)(const void
-                                                                          *)(be + t * S_MMA_LANES))));
+                                                                          *)(be + t * 8))));
 
     /* C: a term of the block, and part of emax */
     c = _mm256_loadu_si256((const __m256i *)(const void *)acc);
     cef = _mm256_and_si256(_mm256_srli_epi32(c, 23), _mm256_set1_epi32(0xFF));
+    if (!_mm256_testz_si256(_mm256_cmpeq_epi32(cef, _mm256_set1_epi32(0xFF)),
+                            _mm256_set1_epi32(-1)))
+        return false;
     cfr = _mm256_and_si256(c, _mm256_set1_epi32(0x7FFFFF));
     csub = _mm256_cmpeq_epi32(cef, zero);
     csig = _mm256_or_si256(
@@ -162,8 +203,8 @@ kernel8(const s_mma_plan *pl, const int32_t *as, const int32_t *ae,
     if (narrow) {
         __m256i sum = zero;
         for (size_t t = 0; t < len; t++) {
-            const int32_t *bst = bs + t * S_MMA_LANES,
-                          *bet = be + t * S_MMA_LANES;
+            const int32_t *bst = bs + t * 8,
+                          *bet = be + t * 8;
             __m256i p = _mm256_mullo_epi32(
                 _mm256_set1_epi32(as[t]),
                 _mm256_loadu_si256((const __m256i *)(const void *)bst));
@@ -181,8 +222,8 @@ kernel8(const s_mma_plan *pl, const int32_t *as, const int32_t *ae,
     } else {
         const __m256i lp = _mm256_set1_epi64x(pl->lp);
         for (size_t t = 0; t < len; t++) {
-            const int32_t *bst = bs + t * S_MMA_LANES,
-                          *bet = be + t * S_MMA_LANES;
+            const int32_t *bst = bs + t * 8,
+                          *bet = be + t * 8;
             __m256i p = _mm256_mullo_epi32(
                 _mm256_set1_epi32(as[t]),
                 _mm256_loadu_si256((const __m256i *)(const void *)bst));
@@ -232,22 +273,23 @@ kernel8(const s_mma_plan *pl, const int32_t *as, const int32_t *ae,
     if (!_mm256_testz_si256(fl.overflow, fl.overflow))
         f |= SF_FLAG_OVERFLOW;
     *flags |= f;
+    return true;
 }
 
-TGT static void
+TGT static bool
 kernel_narrow(const s_mma_plan *pl, const int32_t *as, const int32_t *ae,
               const int32_t *bs, const int32_t *be, size_t len, uint32_t *acc,
               unsigned *flags)
 {
-    kernel8(pl, as, ae, bs, be, len, acc, flags, true);
+    return kernel8(pl, as, ae, bs, be, len, acc, flags, true);
 }
 
-TGT static void
+TGT static bool
 kernel_wide(const s_mma_plan *pl, const int32_t *as, const int32_t *ae,
             const int32_t *bs, const int32_t *be, size_t len, uint32_t *acc,
             unsigned *flags)
 {
-    kernel8(pl, as, ae, bs, be, len, acc, flags, false);
+    return kernel8(pl, as, ae, bs, be, len, acc, flags, false);
 }
 
 #endif /* HAVE_VEC */
@@ -262,7 +304,8 @@ s_mma_gemm_avx2(const sf_mma_model *m, size_t rows, size_t cols, size_t k,
 
     if (!sf_mma_gemm_avx2_available())
         return false;
-    s_mma_plan_init(&pl, m, fa, fb, true);
+    s_mma_plan_init(&pl, m, fa, fb, 8, true);
+    pl.decode = decode8;
     s_mma_gemm_tiled(&pl, pl.narrow ? kernel_narrow : kernel_wide, rows, cols,
                      k, a, b, c, d, env);
     return true;

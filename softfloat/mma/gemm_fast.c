@@ -7,11 +7,11 @@
 #include "softfloat/mma/mma_local.h"
 
 /* Rows of A decoded at once. */
-#define TILE_ROWS 16
+#define TILE_ROWS 32
 
 void
 s_mma_plan_init(s_mma_plan *pl, const sf_mma_model *m, const sf_format *fa,
-                const sf_format *fb, bool lb)
+                const sf_format *fb, size_t lanes, bool lb)
 {
     int32_t fab = (int32_t)(fa->frac_bits + fb->frac_bits);
     int32_t l = m->frac_bits > fab ? m->frac_bits - fab : 0;
@@ -22,6 +22,8 @@ s_mma_plan_init(s_mma_plan *pl, const sf_mma_model *m, const sf_format *fa,
     pl->fa = fa;
     pl->fb = fb;
     pl->f = m->frac_bits;
+    pl->lanes = lanes;
+    pl->decode = NULL;
     /* every kept product is below pmax * 2^l, and a block has at most
        m->n of them */
     pl->narrow = l + fab + 2 <= 31
@@ -32,27 +34,41 @@ s_mma_plan_init(s_mma_plan *pl, const sf_mma_model *m, const sf_format *fa,
     pl->ovf_bits = m->overflow == SF_MMA_OVF_INF ? 0x7F800000u : 0x7F7FFFFFu;
 }
 
-/* Element X of format F (16 bits at most): signed significand times
-   2^SHIFT and the exponent of its bit 0 (less SHIFT); true when X is Inf
-   or NaN (then a zero is stored). */
-static bool
-decode(const sf_format *f, bool daz, uint32_t x, int32_t shift, int32_t *sig,
-       int32_t *e)
+s_mma_dec
+s_mma_dec_init(const sf_format *f, bool daz, int32_t shift)
 {
-    uint32_t fb = f->frac_bits, emask = (1u << f->exp_bits) - 1;
-    uint32_t ef = (x >> fb) & emask, fr = x & ((1u << fb) - 1), s;
+    s_mma_dec d;
 
-    *sig = 0;
-    *e = S_MMA_ZERO_E;
-    if (ef == emask)
-        return true;
-    s = ef != 0 ? fr | (1u << fb) : daz ? 0 : fr;
-    if (s == 0)
-        return false;
-    s <<= shift;
-    *sig = (x & f->sign_mask) != 0 ? -(int32_t)s : (int32_t)s;
-    *e = (int32_t)(ef != 0 ? ef : 1) - f->bias - (int32_t)fb - shift;
-    return false;
+    d.fb = f->frac_bits;
+    d.emask = (1u << f->exp_bits) - 1;
+    d.fmask = (1u << f->frac_bits) - 1;
+    d.hidden = 1u << f->frac_bits;
+    d.smask = (uint32_t)f->sign_mask;
+    d.ebias = f->bias + (int32_t)f->frac_bits + shift;
+    d.shift = shift;
+    d.daz = daz ? ~0u : 0;
+    return d;
+}
+
+bool
+s_mma_decode(const s_mma_dec *d, const uint16_t *x, size_t n, int32_t *sig,
+             int32_t *e)
+{
+    uint32_t spec = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        uint32_t v = x[i];
+        uint32_t ef = (v >> d->fb) & d->emask, fr = v & d->fmask;
+        uint32_t sub = ef == 0 ? ~0u : 0, sp = ef == d->emask ? ~0u : 0;
+        uint32_t s = (fr | (d->hidden & ~sub)) & ~(sub & d->daz) & ~sp;
+        uint32_t nz = s != 0 ? ~0u : 0, neg = v & d->smask ? ~0u : 0;
+        uint32_t m = ((s << d->shift) ^ neg) - neg;
+        int32_t el = (int32_t)(ef | (sub & 1u)) - d->ebias;
+        sig[i] = (int32_t)m;
+        e[i] = nz ? el : S_MMA_ZERO_E;
+        spec |= sp;
+    }
+    return spec != 0;
 }
 
 void
@@ -62,7 +78,9 @@ s_mma_gemm_tiled(const s_mma_plan *pl, s_mma_kernel *kernel, size_t rows,
 {
     const sf_mma_model *m = pl->m;
     const uint16_t *a16 = a, *b16 = b;
-    const size_t step = m->n;
+    const size_t step = m->n, w = pl->lanes;
+    const s_mma_dec da = s_mma_dec_init(pl->fa, m->daz, 0),
+                    db = s_mma_dec_init(pl->fb, m->daz, pl->lb);
     int32_t as[TILE_ROWS][S_MMA_TILE_N], ae[TILE_ROWS][S_MMA_TILE_N];
     int32_t bs[S_MMA_TILE_N * S_MMA_LANES], be[S_MMA_TILE_N * S_MMA_LANES];
     bool aspec[TILE_ROWS];
@@ -75,39 +93,34 @@ s_mma_gemm_tiled(const s_mma_plan *pl, s_mma_kernel *kernel, size_t rows,
                 d[i * cols + j] = c != NULL ? c[i * cols + j] : 0;
         for (size_t k0 = 0; k0 < k; k0 += step) {
             size_t len = k - k0 < step ? k - k0 : step;
-            for (size_t i = 0; i < nr; i++) {
-                const uint16_t *ar = a16 + (i0 + i) * k + k0;
-                aspec[i] = false;
-                for (size_t t = 0; t < len; t++)
-                    aspec[i] |= decode(pl->fa, m->daz, ar[t], 0, &as[i][t],
-                                       &ae[i][t]);
-            }
-            for (size_t j0 = 0; j0 < cols; j0 += S_MMA_LANES) {
-                size_t nl = cols - j0 < S_MMA_LANES ? cols - j0 : S_MMA_LANES;
+            for (size_t i = 0; i < nr; i++)
+                aspec[i] = s_mma_decode(&da, a16 + (i0 + i) * k + k0, len,
+                                        as[i], ae[i]);
+            for (size_t j0 = 0; j0 < cols; j0 += w) {
+                size_t nl = cols - j0 < w ? cols - j0 : w;
                 bool bspec = false;
                 for (size_t t = 0; t < len; t++) {
                     const uint16_t *br = b16 + (k0 + t) * cols + j0;
-                    for (size_t l = 0; l < S_MMA_LANES; l++) {
-                        size_t o = t * S_MMA_LANES + l;
-                        if (l < nl) {
-                            bspec |= decode(pl->fb, m->daz, br[l], pl->lb,
-                                            &bs[o], &be[o]);
-                        } else {
-                            bs[o] = 0;
-                            be[o] = S_MMA_ZERO_E;
-                        }
+                    bspec |= nl == w && pl->decode != NULL
+                                 ? pl->decode(&db, br, bs + t * w, be + t * w)
+                                 : s_mma_decode(&db, br, nl, bs + t * w,
+                                                be + t * w);
+                    for (size_t l = nl; l < w; l++) {
+                        bs[t * w + l] = 0;
+                        be[t * w + l] = S_MMA_ZERO_E;
                     }
                 }
                 for (size_t i = 0; i < nr; i++) {
-                    uint32_t acc[S_MMA_LANES] = {0};
+                    uint32_t tmp[S_MMA_LANES] = {0};
                     uint32_t *dr = d + (i0 + i) * cols + j0;
-                    bool cspec = false;
-                    memcpy(acc, dr, nl * sizeof *acc);
-                    for (size_t l = 0; l < nl; l++)
-                        cspec |= (acc[l] & 0x7F800000u) == 0x7F800000u;
-                    if (!aspec[i] && !bspec && !cspec) {
-                        kernel(pl, as[i], ae[i], bs, be, len, acc, &flags);
-                    } else {
+                    uint32_t *acc = nl == w ? dr : tmp;
+                    bool done = false;
+                    if (nl < w)
+                        memcpy(tmp, dr, nl * sizeof *dr);
+                    if (!aspec[i] && !bspec)
+                        done = kernel(pl, as[i], ae[i], bs, be, len, acc,
+                                      &flags);
+                    if (!done) {
                         /* Inf or NaN in the block: the scalar block */
                         s_mma_vec va = {a16 + (i0 + i) * k + k0, 1, 2};
                         for (size_t l = 0; l < nl; l++) {
@@ -118,7 +131,8 @@ s_mma_gemm_tiled(const s_mma_plan *pl, s_mma_kernel *kernel, size_t rows,
                                 env);
                         }
                     }
-                    memcpy(dr, acc, nl * sizeof *acc);
+                    if (nl < w)
+                        memcpy(dr, tmp, nl * sizeof *dr);
                 }
             }
         }
@@ -130,18 +144,21 @@ s_mma_gemm_tiled(const s_mma_plan *pl, s_mma_kernel *kernel, size_t rows,
  * The portable kernel, in 64-bit integers (F <= 40, n <= 64: every kept
  * term is below 2^42 and a block's sum below 2^49).
  *--------------------------------------------------------------------------*/
-void
+bool
 s_mma_kernel_c(const s_mma_plan *pl, const int32_t *as, const int32_t *ae,
                const int32_t *bs, const int32_t *be, size_t len, uint32_t *acc,
                unsigned *flags)
 {
-    enum { W = S_MMA_LANES };
+    enum { W = S_MMA_C_LANES };
     const sf_mma_model *m = pl->m;
     int32_t mx[W], q[W];
     int64_t sum[W];
     uint64_t lost = 0;
     unsigned fl = 0;
 
+    for (size_t l = 0; l < W; l++)
+        if ((acc[l] & 0x7F800000u) == 0x7F800000u)
+            return false;
     for (size_t l = 0; l < W; l++)
         mx[l] = 2 * S_MMA_ZERO_E;
     /* pass 1: the largest exponent of a non-zero product */
@@ -227,4 +244,5 @@ s_mma_kernel_c(const s_mma_plan *pl, const int32_t *as, const int32_t *ae,
     if (lost != 0)
         fl |= SF_FLAG_INEXACT;
     *flags |= fl;
+    return true;
 }

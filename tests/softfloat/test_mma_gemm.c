@@ -1,6 +1,7 @@
-/* test_mma_gemm.c -- sf_mma_gemm: the AVX-512 path against the scalar path
-   (bits and flags) on random and edge inputs, and the scalar path against
-   blocks chained by hand through sf_mma_block */
+/* test_mma_gemm.c -- sf_mma_gemm: each path (portable, AVX2, AVX-512)
+   against one sf_mma_dot per element (bits and flags) on random, edge
+   and directed inputs, the choice of path under env->isa, and the GEMM
+   against blocks chained by hand through sf_mma_block */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -353,6 +354,110 @@ START_TEST(test_gemm_vs_blocks)
 }
 END_TEST
 
+/* Directed blocks for every path: a block that overflows to Inf and a
+   later block that starts from it; products that are all subnormal;
+   pairs that cancel exactly, beside a C of +-2^-24; a single negative
+   product of the smallest BF16 subnormal. */
+START_TEST(test_directed)
+{
+    const sf_mma_model *m = sf_mma_preset_by_name("sm90");
+    enum { K = 40, N = 19 };
+    static uint16_t a[4 * K], b[K * N];
+    uint32_t c[4 * N], ref[4 * N], got[4 * N];
+    unsigned long bad = 0;
+
+    for (size_t j = 0; j < N; j++)
+        for (size_t t = 0; t < K; t++) {
+            /* row 0: 2^127 * 1.5 * 2^0 ... overflows in the first block */
+            a[0 * K + t] = 0x7F40;
+            b[t * N + j] = (uint16_t)(t < 16 ? 0x3FC0 : 0x3F80 + j);
+            /* row 1: subnormals times b: every product below FP32's
+               normal range */
+            a[1 * K + t] = (uint16_t)(0x0001 + t);
+            /* row 2: 2b - 2b in pairs (t >= 16: b depends on j only) */
+            a[2 * K + t] = (uint16_t)(t % 2 ? 0xC000 : 0x4000);
+            /* row 3: -2^-133 times b in the first block, zeros after */
+            a[3 * K + t] = (uint16_t)(t == 0 ? 0x8001 : 0);
+        }
+    for (size_t j = 0; j < N; j++) {
+        c[0 * N + j] = 0;
+        c[1 * N + j] = (uint32_t)j;
+        c[2 * N + j] = j % 2 ? 0x33800000u : 0xB3800000u; /* +-2^-24 */
+        c[3 * N + j] = 0;
+    }
+    for (size_t p = 0; p < sizeof paths / sizeof paths[0]; p++) {
+        sf_env er = SF_ENV_NVIDIA, eg = SF_ENV_NVIDIA;
+        if (!paths[p].available()) {
+            printf("test_mma_gemm: directed %s skipped: the CPU lacks it\n",
+                   paths[p].name);
+            continue;
+        }
+        memcpy(buf_a, a, sizeof a);
+        memcpy(buf_b, b, sizeof b);
+        gemm_by_dots(m, &sf_format_bf16, 4, N, K, c, ref, &er);
+        ck_assert_int_eq(sf_mma_gemm(m, 4, N, K, &sf_format_bf16, a,
+                                     &sf_format_bf16, b, c, got,
+                                     paths[p].path, &eg),
+                         paths[p].path);
+        for (size_t i = 0; i < 4 * N; i++)
+            if (ref[i] != got[i] && bad++ < TST_MAX_PRINT)
+                printf("directed %s element (%zu,%zu): dots=%08x got=%08x\n",
+                       paths[p].name, i / N, i % N, (unsigned)ref[i],
+                       (unsigned)got[i]);
+        if (er.flags != eg.flags && bad++ < TST_MAX_PRINT) {
+            char f1[6], f2[6];
+            printf("directed %s: flags dots %s got %s\n", paths[p].name,
+                   sf_flags_str(er.flags, f1), sf_flags_str(eg.flags, f2));
+        }
+    }
+    /* the first row overflowed: +Inf (the NVIDIA rule), kept as Inf */
+    ck_assert_uint_eq(ref[0], 0x7F800000u);
+    ck_assert_msg(bad == 0, "%lu mismatches", bad);
+}
+END_TEST
+
+/* env->isa caps the path; an explicit path above the cap fails. */
+START_TEST(test_isa_cap)
+{
+    const sf_mma_model *m = sf_mma_preset_by_name("sm90");
+    uint16_t a[1] = {0x3F80}, b[1] = {0x4000};
+    uint32_t d[1];
+    sf_env env = SF_ENV_NVIDIA;
+    bool v2 = sf_mma_gemm_avx2_available(),
+         v512 = sf_mma_gemm_avx512_available();
+
+    env.isa = SF_ISA_SCALAR;
+    ck_assert_int_eq(sf_mma_gemm(m, 1, 1, 1, &sf_format_bf16, a,
+                                 &sf_format_bf16, b, NULL, d,
+                                 SF_MMA_PATH_AUTO, &env),
+                     SF_MMA_PATH_SCALAR);
+    ck_assert_uint_eq(d[0], 0x40000000u);
+    ck_assert_int_eq(sf_mma_gemm(m, 1, 1, 1, &sf_format_bf16, a,
+                                 &sf_format_bf16, b, NULL, d,
+                                 SF_MMA_PATH_AVX2, &env),
+                     -1);
+    env.isa = SF_ISA_AVX2;
+    ck_assert_int_eq(sf_mma_gemm_choose(m, &sf_format_bf16, &sf_format_bf16,
+                                        SF_MMA_PATH_AUTO, &env),
+                     v2 ? SF_MMA_PATH_AVX2 : SF_MMA_PATH_SCALAR);
+    ck_assert_int_eq(sf_mma_gemm_choose(m, &sf_format_bf16, &sf_format_bf16,
+                                        SF_MMA_PATH_AVX512, &env),
+                     -1);
+    env.isa = SF_ISA_AUTO;
+    ck_assert_int_eq(sf_mma_gemm_choose(m, &sf_format_bf16, &sf_format_bf16,
+                                        SF_MMA_PATH_AUTO, &env),
+                     v512 && sf_isa_supported(SF_ISA_AVX512)
+                         ? SF_MMA_PATH_AVX512
+                     : v2 ? SF_MMA_PATH_AVX2
+                          : SF_MMA_PATH_SCALAR);
+    /* a model the tiled path does not cover: one dot per element */
+    ck_assert_int_eq(sf_mma_gemm_choose(sf_mma_preset_by_name("fma-chain"),
+                                        &sf_format_bf16, &sf_format_bf16,
+                                        SF_MMA_PATH_AVX2, &env),
+                     -1);
+}
+END_TEST
+
 /* D may alias C; C NULL means +0; k = 0 gives C. */
 START_TEST(test_edges)
 {
@@ -391,6 +496,8 @@ gemm_suite(void)
 
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, test_edges);
+    tcase_add_test(tc, test_directed);
+    tcase_add_test(tc, test_isa_cap);
     tcase_add_test(tc, test_gemm_vs_blocks);
     tcase_add_loop_test(tc, test_path_vs_dots, 0,
                         (int)(sizeof paths / sizeof paths[0]));

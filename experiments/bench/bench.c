@@ -9,7 +9,9 @@
    two-thread time), both measured alternately in the same run; each
    figure is the median of the rounds.  Times are the CPU time of the
    measuring thread, except for the thread rows (wall clock).  Progress goes to
-   stderr, the table to stdout. */
+   stderr, the table to stdout.  BF16EMU_ISA=auto|scalar|avx2|avx512 caps
+   the vector paths of the attention rows (exit 2 for an unknown name or a
+   path this CPU lacks); the GEMM rows force each path themselves. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>

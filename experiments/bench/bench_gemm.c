@@ -1,6 +1,8 @@
-/* bench_gemm -- the sm90 GEMM (BF16 in, FP32 out) against a native float
-   GEMM, against the library's scalar path and on two threads; the fa2
-   attention forward against a plain float attention */
+/* bench_gemm -- the sm90 GEMM (BF16 in, FP32 out): each path (portable,
+   AVX2, AVX-512, forced through env.isa) against a native float GEMM,
+   the portable path against one dot product per element, and two
+   threads; the fa2 attention forward (env.isa from BF16EMU_ISA) against
+   a plain float attention */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -373,7 +375,8 @@ bench_attn(void)
     bench_pair(&se, &sn, &te, &tn);
     snprintf(label, sizeof label, "attn fa2 forward N=%zu d=%zu %s vs float",
              n, d, sf_isa_name(sf_isa_resolve(bench_cfg.isa)));
-    bench_row(label, 1 / te, 1 / tn, "fwd/s", te / tn, BENCH_AT_MOST, 40);
+    /* the target: at most 5 times the float attention's time */
+    bench_row(label, 1 / te, 1 / tn, "fwd/s", te / tn, BENCH_AT_MOST, 5);
     free(q);
     free(k);
     free(v);

@@ -193,16 +193,16 @@ version_json(void)
        model with BF16 inputs, the array conversions (which follow
        env.isa the same way), and the fa2 attention's products */
     cli_json_object_begin(&j, "paths");
-    cli_json_string(&j, "gemm",
-                    gemm_path_name(sf_mma_gemm_choose(
-                        sm90, &sf_format_bf16, &sf_format_bf16,
-                        SF_MMA_PATH_AUTO, &env)));
+    cli_json_string(
+        &j, "gemm",
+        gemm_path_name(sf_mma_gemm_choose(
+            sm90, &sf_format_bf16, &sf_format_bf16, SF_MMA_PATH_AUTO, &env)));
     cli_json_string(&j, "convert", sf_isa_name(sf_isa_resolve(cli_isa())));
-    cli_json_string(&j, "attention",
-                    gemm_path_name(sf_mma_gemm_choose(
-                        fa2.mma_qk != NULL ? fa2.mma_qk : sm90,
-                        &sf_format_bf16, &sf_format_bf16, SF_MMA_PATH_AUTO,
-                        &env)));
+    cli_json_string(
+        &j, "attention",
+        gemm_path_name(sf_mma_gemm_choose(
+            fa2.mma_qk != NULL ? fa2.mma_qk : sm90, &sf_format_bf16,
+            &sf_format_bf16, SF_MMA_PATH_AUTO, &env)));
     cli_json_object_end(&j);
     cli_json_object_end(&j);
     cli_json_finish(&j);
@@ -233,8 +233,7 @@ main(int argc, char **argv)
         if (argc == 3 && strcmp(argv[2], "--json") == 0)
             return version_json();
         if (argc > 2)
-            return cli_error(NULL,
-                             "--version takes only --json (got '%s')",
+            return cli_error(NULL, "--version takes only --json (got '%s')",
                              argv[2]);
         printf("bf16emu %s\n", cli_version());
         return CLI_EXIT_OK;

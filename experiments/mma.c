@@ -564,15 +564,16 @@ check_path(const mma_ctx *x)
     }
     if (v512 ? !sf_mma_gemm_avx512_available()
              : !sf_mma_gemm_avx2_available()) {
-        cli_error(CMD, "--path %s: this CPU (or its operating system) lacks %s "
-                       "(use --path scalar or auto)",
-                  name, v512 ? "AVX-512F and AVX-512CD"
-                             : "AVX2, FMA, F16C or BMI2");
+        cli_error(CMD,
+                  "--path %s: this CPU (or its operating system) lacks %s "
+                  "(use --path scalar or auto)",
+                  name,
+                  v512 ? "AVX-512F and AVX-512CD" : "AVX2, FMA, F16C or BMI2");
         return false;
     }
     if (sf_isa_resolve(cli_isa()) < (v512 ? SF_ISA_AVX512 : SF_ISA_AVX2)) {
-        cli_error(CMD, "--path %s: BF16EMU_ISA=%s caps the run below it",
-                  name, sf_isa_name((sf_isa)cli_isa()));
+        cli_error(CMD, "--path %s: BF16EMU_ISA=%s caps the run below it", name,
+                  sf_isa_name((sf_isa)cli_isa()));
         return false;
     }
     return true;

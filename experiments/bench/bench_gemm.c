@@ -65,9 +65,9 @@ typedef struct
     const float *fa, *fb;  /* the same values as floats */
     uint32_t *d;
     float *fd;
-    int isa;   /* env.isa of the emulated GEMM */
+    int isa;    /* env.isa of the emulated GEMM */
     int expect; /* the path sf_mma_gemm must report */
-    bool dots; /* one sf_mma_dot per element instead of sf_mma_gemm */
+    bool dots;  /* one sf_mma_dot per element instead of sf_mma_gemm */
     int threads;
     const sf_mma_model *model;
 } gemm_ctx;
@@ -163,7 +163,8 @@ bench_gemm(void)
     {
         sf_isa isa;
         double target;
-    } paths[] = {{SF_ISA_SCALAR, 0}, {SF_ISA_AVX2, 300}, {SF_ISA_AVX512, 1500}};
+    } paths[] = {
+        {SF_ISA_SCALAR, 0}, {SF_ISA_AVX2, 300}, {SF_ISA_AVX512, 1500}};
     size_t dim = bench_cfg.quick ? 64 : 256, m = dim, n = dim, k = dim;
     uint16_t *a = xmalloc(m * k * 2), *b = xmalloc(k * n * 2);
     float *fa = xmalloc(m * k * 4), *fb = xmalloc(k * n * 4),
@@ -182,8 +183,17 @@ bench_gemm(void)
     for (size_t i = 0; i < k * n; i++)
         fb[i] = bf16_float(b[i] = rand_bf16(&s, 2));
 
-    best = (gemm_ctx){m,    n,    k, a, b, NULL, NULL, d, NULL, SF_ISA_AUTO,
-                      path_of(SF_ISA_AUTO), false, 1, sm90};
+    memset(&best, 0, sizeof best);
+    best.m = m;
+    best.n = n;
+    best.k = k;
+    best.a = a;
+    best.b = b;
+    best.d = d;
+    best.isa = SF_ISA_AUTO;
+    best.expect = path_of(SF_ISA_AUTO);
+    best.threads = 1;
+    best.model = sm90;
     nat = best;
     nat.fa = fa;
     nat.fb = fb;
@@ -205,8 +215,8 @@ bench_gemm(void)
         double tx;
         const char *name = sf_isa_name(paths[p].isa);
         if (!sf_isa_supported(paths[p].isa)) {
-            fprintf(stderr, "bench: this CPU lacks %s; no %s GEMM row\n",
-                    name, name);
+            fprintf(stderr, "bench: this CPU lacks %s; no %s GEMM row\n", name,
+                    name);
             continue;
         }
         x.isa = (int)paths[p].isa;
@@ -214,16 +224,17 @@ bench_gemm(void)
         x.d = d;
         gemm_run(&x, 1);
         if (memcmp(d, d2, m * n * 4) != 0) {
-            fprintf(stderr, "bench: the %s GEMM disagrees with the dot "
-                            "products\n",
+            fprintf(stderr,
+                    "bench: the %s GEMM disagrees with the dot "
+                    "products\n",
                     name);
             exit(1);
         }
         bench_pair(&sx, &sn, &tx, &tn);
         snprintf(label, sizeof label, "sm90 gemm %zu^3 %s vs native float",
                  dim, name);
-        bench_row(label, 1e-6 / tx, 1e-6 / tn, "Mprod/s", tx / tn,
-                  BENCH_NONE, 0);
+        bench_row(label, 1e-6 / tx, 1e-6 / tn, "Mprod/s", tx / tn, BENCH_NONE,
+                  0);
         if (paths[p].target > 0) {
             snprintf(label, sizeof label,
                      "sm90 gemm %zu^3 %s (target %g Mprod/s)", dim, name,

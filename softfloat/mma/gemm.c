@@ -48,8 +48,8 @@ sf_mma_gemm_choose(const sf_mma_model *m, const sf_format *fa,
 {
     bool tiled = env->events == NULL && sf_mma_gemm_covers(m, fa, fb);
     sf_isa cap = sf_isa_resolve(env->isa);
-    bool v512 = tiled && cap >= SF_ISA_AVX512
-                && sf_mma_gemm_avx512_available();
+    bool v512 =
+        tiled && cap >= SF_ISA_AVX512 && sf_mma_gemm_avx512_available();
     bool v2 = tiled && cap >= SF_ISA_AVX2 && sf_mma_gemm_avx2_available();
 
     switch (path) {

@@ -39,13 +39,15 @@ decode16(const s_mma_dec *d, const uint16_t *x, int32_t *sig, int32_t *e)
     const __m512i zero = _mm512_setzero_si512();
     __m512i v = _mm512_cvtepu16_epi32(
         _mm256_loadu_si256((const __m256i *)(const void *)x));
-    __m512i ef = _mm512_and_si512(
-        _mm512_srlv_epi32(v, _mm512_set1_epi32((int)d->fb)),
-        _mm512_set1_epi32((int)d->emask));
+    __m512i ef =
+        _mm512_and_si512(_mm512_srlv_epi32(v, _mm512_set1_epi32((int)d->fb)),
+                         _mm512_set1_epi32((int)d->emask));
     __m512i fr = _mm512_and_si512(v, _mm512_set1_epi32((int)d->fmask));
     __mmask16 sub = _mm512_cmpeq_epi32_mask(ef, zero);
-    __mmask16 sp = _mm512_cmpeq_epi32_mask(ef, _mm512_set1_epi32((int)d->emask));
-    __mmask16 neg = _mm512_test_epi32_mask(v, _mm512_set1_epi32((int)d->smask));
+    __mmask16 sp =
+        _mm512_cmpeq_epi32_mask(ef, _mm512_set1_epi32((int)d->emask));
+    __mmask16 neg =
+        _mm512_test_epi32_mask(v, _mm512_set1_epi32((int)d->smask));
     __mmask16 kill = sp | (d->daz ? sub : 0), nz;
     __m512i s = _mm512_mask_or_epi32(fr, (__mmask16)~sub, fr,
                                      _mm512_set1_epi32((int)d->hidden));
@@ -71,8 +73,7 @@ typedef struct
 
 /* The accumulator's term on the grid 2^Q for eight lanes (64-bit). */
 TGT static inline __m512i
-c_term8(__m512i csig, __m512i celow, __mmask8 cneg, __m512i q,
-        __mmask8 *lost)
+c_term8(__m512i csig, __m512i celow, __mmask8 cneg, __m512i q, __mmask8 *lost)
 {
     const __m512i zero = _mm512_setzero_si512();
     __m512i shc = _mm512_sub_epi64(q, celow);
@@ -97,13 +98,14 @@ finish8(__m512i tot, __m512i q, uint32_t ovf_bits, s_vflags *fl)
     __m512i t =
         _mm512_sub_epi64(_mm512_set1_epi64(63), _mm512_lzcnt_epi64(mag));
     __m512i ex = _mm512_add_epi64(q, t);
-    __m512i sh = _mm512_max_epi64(_mm512_sub_epi64(t, _mm512_set1_epi64(23)),
-                                  _mm512_sub_epi64(_mm512_set1_epi64(-149), q));
+    __m512i sh =
+        _mm512_max_epi64(_mm512_sub_epi64(t, _mm512_set1_epi64(23)),
+                         _mm512_sub_epi64(_mm512_set1_epi64(-149), q));
     __mmask8 rpos = _mm512_cmpgt_epi64_mask(sh, zero);
     /* a shift count outside 0..63 gives 0, so one of the two is 0 */
-    __m512i mm = _mm512_or_si512(
-        _mm512_srlv_epi64(mag, sh),
-        _mm512_sllv_epi64(mag, _mm512_sub_epi64(zero, sh)));
+    __m512i mm =
+        _mm512_or_si512(_mm512_srlv_epi64(mag, sh),
+                        _mm512_sllv_epi64(mag, _mm512_sub_epi64(zero, sh)));
     __mmask8 inexf =
         _mm512_mask_cmpneq_epi64_mask(rpos, _mm512_sllv_epi64(mm, sh), mag);
     __mmask8 normal = _mm512_cmpge_epi64_mask(ex, _mm512_set1_epi64(-126));
@@ -113,9 +115,9 @@ finish8(__m512i tot, __m512i q, uint32_t ovf_bits, s_vflags *fl)
 
     bits = _mm512_mask_mov_epi64(bits, ovf, _mm512_set1_epi64(ovf_bits));
     /* a result that truncates to zero is +0 (SF_MMA_ZERO_POS) */
-    bits = _mm512_mask_or_epi64(
-        bits, negs & (_mm512_test_epi64_mask(mm, mm) | ovf), bits,
-        _mm512_set1_epi64(0x80000000));
+    bits = _mm512_mask_or_epi64(bits,
+                                negs & (_mm512_test_epi64_mask(mm, mm) | ovf),
+                                bits, _mm512_set1_epi64(0x80000000));
     bits = _mm512_mask_mov_epi64(bits, zs, zero);
     inexf &= (__mmask8)~zs;
     ovf &= (__mmask8)~zs;
@@ -148,7 +150,7 @@ kernel16(const s_mma_plan *pl, const int32_t *as, const int32_t *ae,
     const __m512i zero = _mm512_setzero_si512();
     __m512i mx = _mm512_set1_epi32(2 * S_MMA_ZERO_E);
     __m512i c, cef, csig, celow, cc, emax, q, lostv = zero, s0 = zero,
-                                             s1 = zero;
+                                              s1 = zero;
     __mmask16 csub, cneg;
     __mmask8 lost = 0;
     s_vflags fl = {0, 0, 0};
@@ -162,9 +164,9 @@ kernel16(const s_mma_plan *pl, const int32_t *as, const int32_t *ae,
     /* pass 1: the largest exponent of a non-zero product */
     for (size_t t = 0; t < len; t++)
         mx = _mm512_max_epi32(
-            mx, _mm512_add_epi32(_mm512_set1_epi32(ae[t]),
-                                 _mm512_loadu_si512((const void *)(be
-                                                                   + t * 16))));
+            mx,
+            _mm512_add_epi32(_mm512_set1_epi32(ae[t]),
+                             _mm512_loadu_si512((const void *)(be + t * 16))));
 
     /* C: a term of the block, and part of emax */
     csub = _mm512_cmpeq_epi32_mask(cef, zero);
@@ -180,8 +182,8 @@ kernel16(const s_mma_plan *pl, const int32_t *as, const int32_t *ae,
         _mm512_set1_epi32(m->zero_c_in_max ? m->acc->emin : INT32_MIN),
         _mm512_test_epi32_mask(csig, csig),
         _mm512_add_epi32(celow, _mm512_set1_epi32(23)));
-    emax = _mm512_max_epi32(
-        _mm512_add_epi32(mx, _mm512_set1_epi32(pl->qadd)), cc);
+    emax = _mm512_max_epi32(_mm512_add_epi32(mx, _mm512_set1_epi32(pl->qadd)),
+                            cc);
     if (m->emax_floor != SF_MMA_NO_FLOOR)
         emax = _mm512_max_epi32(emax, _mm512_set1_epi32(m->emax_floor));
     q = _mm512_sub_epi32(emax, _mm512_set1_epi32(pl->f));
@@ -226,12 +228,12 @@ kernel16(const s_mma_plan *pl, const int32_t *as, const int32_t *ae,
             __m512i h0 = lo64(sh), h1 = hi64(sh);
             __m512i k0 = _mm512_srlv_epi64(a0, h0),
                     k1 = _mm512_srlv_epi64(a1, h1);
-            lostv = _mm512_ternarylogic_epi64(
-                lostv, a0, _mm512_sllv_epi64(k0, h0), 0xF6);
-            lostv = _mm512_ternarylogic_epi64(
-                lostv, a1, _mm512_sllv_epi64(k1, h1), 0xF6);
-            s0 = _mm512_mask_sub_epi64(_mm512_add_epi64(s0, k0),
-                                       (__mmask8)ng, s0, k0);
+            lostv = _mm512_ternarylogic_epi64(lostv, a0,
+                                              _mm512_sllv_epi64(k0, h0), 0xF6);
+            lostv = _mm512_ternarylogic_epi64(lostv, a1,
+                                              _mm512_sllv_epi64(k1, h1), 0xF6);
+            s0 = _mm512_mask_sub_epi64(_mm512_add_epi64(s0, k0), (__mmask8)ng,
+                                       s0, k0);
             s1 = _mm512_mask_sub_epi64(_mm512_add_epi64(s1, k1),
                                        (__mmask8)(ng >> 8), s1, k1);
         }
@@ -240,16 +242,16 @@ kernel16(const s_mma_plan *pl, const int32_t *as, const int32_t *ae,
     /* plus C, then one rounding */
     {
         __m512i q0 = lo64(q), q1 = hi64(q), r0, r1;
-        s0 = _mm512_add_epi64(s0, c_term8(lo64(csig), lo64(celow),
-                                          (__mmask8)cneg, q0, &lost));
+        s0 = _mm512_add_epi64(
+            s0, c_term8(lo64(csig), lo64(celow), (__mmask8)cneg, q0, &lost));
         s1 = _mm512_add_epi64(s1, c_term8(hi64(csig), hi64(celow),
                                           (__mmask8)(cneg >> 8), q1, &lost));
         r0 = finish8(s0, q0, pl->ovf_bits, &fl);
         r1 = finish8(s1, q1, pl->ovf_bits, &fl);
         _mm512_storeu_si512(
-            (void *)acc,
-            _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtepi64_epi32(r0)),
-                               _mm512_cvtepi64_epi32(r1), 1));
+            (void *)acc, _mm512_inserti64x4(
+                             _mm512_castsi256_si512(_mm512_cvtepi64_epi32(r0)),
+                             _mm512_cvtepi64_epi32(r1), 1));
     }
     if (lost | fl.inexact || _mm512_test_epi32_mask(lostv, lostv) != 0)
         f |= SF_FLAG_INEXACT;

@@ -118,17 +118,17 @@ s_mma_gemm_tiled(const s_mma_plan *pl, s_mma_kernel *kernel, size_t rows,
                     if (nl < w)
                         memcpy(tmp, dr, nl * sizeof *dr);
                     if (!aspec[i] && !bspec)
-                        done = kernel(pl, as[i], ae[i], bs, be, len, acc,
-                                      &flags);
+                        done =
+                            kernel(pl, as[i], ae[i], bs, be, len, acc, &flags);
                     if (!done) {
                         /* Inf or NaN in the block: the scalar block */
                         s_mma_vec va = {a16 + (i0 + i) * k + k0, 1, 2};
                         for (size_t l = 0; l < nl; l++) {
                             s_mma_vec vb = {b16 + k0 * cols + j0 + l,
                                             (ptrdiff_t)cols, 2};
-                            acc[l] = (uint32_t)s_mma_block(
-                                m, pl->fa, &va, pl->fb, &vb, len, k0, acc[l],
-                                env);
+                            acc[l] = (uint32_t)s_mma_block(m, pl->fa, &va,
+                                                           pl->fb, &vb, len,
+                                                           k0, acc[l], env);
                         }
                     }
                     if (nl < w)
@@ -149,7 +149,10 @@ s_mma_kernel_c(const s_mma_plan *pl, const int32_t *as, const int32_t *ae,
                const int32_t *bs, const int32_t *be, size_t len, uint32_t *acc,
                unsigned *flags)
 {
-    enum { W = S_MMA_C_LANES };
+    enum
+    {
+        W = S_MMA_C_LANES
+    };
     const sf_mma_model *m = pl->m;
     int32_t mx[W], q[W];
     int64_t sum[W];
@@ -238,7 +241,8 @@ s_mma_kernel_c(const s_mma_plan *pl, const int32_t *as, const int32_t *ae,
         if (neg && (mm != 0 || ovf))
             bits |= 0x80000000u; /* a result that truncates to 0 is +0 */
         if (inexf)
-            fl |= normal ? SF_FLAG_INEXACT : SF_FLAG_INEXACT | SF_FLAG_UNDERFLOW;
+            fl |=
+                normal ? SF_FLAG_INEXACT : SF_FLAG_INEXACT | SF_FLAG_UNDERFLOW;
         acc[l] = (uint32_t)bits;
     }
     if (lost != 0)

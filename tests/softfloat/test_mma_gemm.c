@@ -229,8 +229,7 @@ check_path(const path_case *p)
     tst_rng r;
 
     if (!p->available()) {
-        printf("test_mma_gemm: %s path skipped: the CPU lacks it\n",
-               p->name);
+        printf("test_mma_gemm: %s path skipped: the CPU lacks it\n", p->name);
         return;
     }
     tst_rng_init(&r, 0x6E33u);
@@ -260,8 +259,8 @@ check_path(const path_case *p)
                     if (printed++ < TST_MAX_PRINT)
                         printf("%s %s %s M=%zu N=%zu K=%zu element %zu: "
                                "c=%08x dots=%08x %s=%08x\n",
-                               p->name, v[w].m.name, v[w].f->name, m, nn, k,
-                               i, with_c ? (unsigned)buf_c[i] : 0u,
+                               p->name, v[w].m.name, v[w].f->name, m, nn, k, i,
+                               with_c ? (unsigned)buf_c[i] : 0u,
                                (unsigned)d_scalar[i], p->name,
                                (unsigned)d_vec[i]);
                 }
@@ -361,7 +360,11 @@ END_TEST
 START_TEST(test_directed)
 {
     const sf_mma_model *m = sf_mma_preset_by_name("sm90");
-    enum { K = 40, N = 19 };
+    enum
+    {
+        K = 40,
+        N = 19
+    };
     static uint16_t a[4 * K], b[K * N];
     uint32_t c[4 * N], ref[4 * N], got[4 * N];
     unsigned long bad = 0;
@@ -396,8 +399,8 @@ START_TEST(test_directed)
         memcpy(buf_b, b, sizeof b);
         gemm_by_dots(m, &sf_format_bf16, 4, N, K, c, ref, &er);
         ck_assert_int_eq(sf_mma_gemm(m, 4, N, K, &sf_format_bf16, a,
-                                     &sf_format_bf16, b, c, got,
-                                     paths[p].path, &eg),
+                                     &sf_format_bf16, b, c, got, paths[p].path,
+                                     &eg),
                          paths[p].path);
         for (size_t i = 0; i < 4 * N; i++)
             if (ref[i] != got[i] && bad++ < TST_MAX_PRINT)
@@ -428,13 +431,13 @@ START_TEST(test_isa_cap)
 
     env.isa = SF_ISA_SCALAR;
     ck_assert_int_eq(sf_mma_gemm(m, 1, 1, 1, &sf_format_bf16, a,
-                                 &sf_format_bf16, b, NULL, d,
-                                 SF_MMA_PATH_AUTO, &env),
+                                 &sf_format_bf16, b, NULL, d, SF_MMA_PATH_AUTO,
+                                 &env),
                      SF_MMA_PATH_SCALAR);
     ck_assert_uint_eq(d[0], 0x40000000u);
     ck_assert_int_eq(sf_mma_gemm(m, 1, 1, 1, &sf_format_bf16, a,
-                                 &sf_format_bf16, b, NULL, d,
-                                 SF_MMA_PATH_AVX2, &env),
+                                 &sf_format_bf16, b, NULL, d, SF_MMA_PATH_AVX2,
+                                 &env),
                      -1);
     env.isa = SF_ISA_AVX2;
     ck_assert_int_eq(sf_mma_gemm_choose(m, &sf_format_bf16, &sf_format_bf16,

@@ -1,7 +1,7 @@
 /* gemm_fast -- the tiled GEMM of the truncating fused models: A and B
-   decoded once per tile, blocks of eight output columns handed to a
-   kernel (the portable one is here), blocks with Inf or NaN operands
-   handed to the scalar block */
+   decoded once per tile, one block of a kernel's width of output columns
+   at a time handed to a kernel (the portable one is here), blocks with
+   Inf or NaN operands handed to the scalar block */
 #include <string.h>
 
 #include "softfloat/mma/mma_local.h"

@@ -419,6 +419,72 @@ START_TEST(test_directed)
 }
 END_TEST
 
+/* A and B of different formats (BF16 by FP16 and FP16 by BF16) through
+   every path, against one sf_mma_dot per element. */
+START_TEST(test_mixed_formats)
+{
+    const sf_format *fmt[2] = {&sf_format_bf16, &sf_format_f16};
+    unsigned long n = 0, bad = 0;
+    tst_rng r;
+
+    tst_rng_init(&r, 0x313Bu);
+    for (size_t p = 0; p < sizeof paths / sizeof paths[0]; p++) {
+        if (!paths[p].available()) {
+            printf("test_mma_gemm: mixed formats %s skipped: the CPU lacks "
+                   "it\n",
+                   paths[p].name);
+            continue;
+        }
+        for (unsigned rep = 0; rep < 80 * tst_multiplier(); rep++) {
+            const sf_format *fa = fmt[rep % 2], *fb = fmt[1 - rep % 2];
+            sf_mma_model m =
+                *sf_mma_preset_by_name(rep % 4 < 2 ? "sm90" : "sm80");
+            size_t rows = 1 + tst_rand64(&r) % MAX_M;
+            size_t cols = 1 + tst_rand64(&r) % MAX_N;
+            size_t k = tst_rand64(&r) % MAX_K;
+            int base = (int)(tst_rand64(&r) % 9) - 4;
+            sf_env er = SF_ENV_NVIDIA, eg = SF_ENV_NVIDIA;
+
+            if (rep % 8 == 7)
+                m.frac_bits = 35; /* the 64-bit kernels */
+            for (size_t i = 0; i < rows * k; i++)
+                buf_a[i] = gen_in(&r, fa, base, rep % 3 == 2);
+            for (size_t i = 0; i < k * cols; i++)
+                buf_b[i] = gen_in(&r, fb, base, rep % 3 == 2);
+            for (size_t i = 0; i < rows * cols; i++)
+                buf_c[i] = gen_c(&r, 2 * base, rep % 3 == 2);
+            for (size_t i = 0; i < rows; i++)
+                for (size_t j = 0; j < cols; j++)
+                    d_scalar[i * cols + j] = (uint32_t)sf_mma_dot(
+                        &m, fa, buf_a + i * k, 1, fb, buf_b + j,
+                        (ptrdiff_t)cols, k, buf_c[i * cols + j], &er);
+            ck_assert_int_eq(sf_mma_gemm(&m, rows, cols, k, fa, buf_a, fb,
+                                         buf_b, buf_c, d_vec, paths[p].path,
+                                         &eg),
+                             paths[p].path);
+            for (size_t i = 0; i < rows * cols; i++) {
+                n++;
+                if (d_scalar[i] != d_vec[i] && bad++ < TST_MAX_PRINT)
+                    printf("mixed %s %s x %s F=%d K=%zu element %zu: c=%08x "
+                           "dots=%08x got=%08x\n",
+                           paths[p].name, fa->name, fb->name, m.frac_bits, k,
+                           i, (unsigned)buf_c[i], (unsigned)d_scalar[i],
+                           (unsigned)d_vec[i]);
+            }
+            if (er.flags != eg.flags && bad++ < TST_MAX_PRINT) {
+                char f1[6], f2[6];
+                printf("mixed %s %s x %s K=%zu: flags dots %s got %s\n",
+                       paths[p].name, fa->name, fb->name, k,
+                       sf_flags_str(er.flags, f1), sf_flags_str(eg.flags, f2));
+            }
+        }
+    }
+    printf("gemm mixed formats vs dots: %lu elements, %lu mismatches\n", n,
+           bad);
+    ck_assert_msg(bad == 0, "%lu mismatches", bad);
+}
+END_TEST
+
 /* env->isa caps the path; an explicit path above the cap fails. */
 START_TEST(test_isa_cap)
 {
@@ -500,6 +566,7 @@ gemm_suite(void)
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, test_edges);
     tcase_add_test(tc, test_directed);
+    tcase_add_test(tc, test_mixed_formats);
     tcase_add_test(tc, test_isa_cap);
     tcase_add_test(tc, test_gemm_vs_blocks);
     tcase_add_loop_test(tc, test_path_vs_dots, 0,

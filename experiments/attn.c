@@ -815,7 +815,7 @@ run_head(const attn_ctx *x, size_t hh, unsigned *ffl, unsigned *bfl)
              *lse = x->res[OUT_LSE] + hh * nq;
     sf_event_sink sink[2];
     fa_capture cap;
-    sf_env env = SF_ENV_IEEE;
+    sf_env env = cli_env_ieee();
     bool traced = x->trace && hh == traced_head(x);
 
     head_capture(x, hh, &cap);
@@ -837,7 +837,7 @@ run_head(const attn_ctx *x, size_t hh, unsigned *ffl, unsigned *bfl)
         sink[1].user = (void *)&x->tr[1];
         cap.events = &sink[1];
     }
-    env = (sf_env)SF_ENV_IEEE;
+    env = cli_env_ieee();
     if (fa_backward(&x->hcfg, q, k, v, o, lse, x->data[IN_DO] + hh * nq * d,
                     x->res[OUT_DELTA] + hh * nq, x->res[OUT_DQ] + hh * nq * d,
                     x->res[OUT_DK] + hh * nk * d, x->res[OUT_DV] + hh * nk * d,

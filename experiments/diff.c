@@ -228,7 +228,7 @@ typedef struct
 static uint64_t
 to_fmt(const sf_format *fmt, uint32_t bits32)
 {
-    sf_env env = SF_ENV_IEEE;
+    sf_env env = cli_env_ieee();
 
     if (fmt == &sf_format_f32)
         return bits32;
@@ -730,7 +730,7 @@ load_output(diff_ctx *x, int i, const sf_format *fmt, uint32_t *dst)
         }
         dst[j] = (uint32_t)b;
         if (fmt != &sf_format_f32 && !sf_is_nan(&sf_format_f32, b)) {
-            sf_env env = SF_ENV_IEEE;
+            sf_env env = cli_env_ieee();
             uint64_t r = sf_convert(fmt, &sf_format_f32, b, SF_RNE, &env);
             if (sf_convert(&sf_format_f32, fmt, r, SF_RNE, &env) != b) {
                 cli_error(CMD,
@@ -889,7 +889,7 @@ build_config(diff_ctx *x)
         memcpy(&sf, &x->scale_bits, sizeof sf);
         c->scale = sf;
     } else if (x->man_scale_number) {
-        sf_env env = SF_ENV_IEEE;
+        sf_env env = cli_env_ieee();
         uint32_t b = (uint32_t)sf_from_double(
             &sf_format_f32, x->man_scale_value, SF_RNE, &env);
         memcpy(&sf, &b, sizeof sf);
@@ -1055,7 +1055,7 @@ acc_head(const diff_ctx *x, size_t hh, const uint16_t *q, const uint16_t *k,
     for (size_t j = 1; j < tc && rc == 0; j++) {
         fa_config c = x->hcfg;
         fa_capture cap;
-        sf_env env = SF_ENV_IEEE;
+        sf_env env = cli_env_ieee();
         size_t off = j * x->bc * d;
         memset(&cap, 0, sizeof cap);
         cap.obar = obar + j * nq * d;
@@ -1084,7 +1084,7 @@ emu_head(const diff_ctx *x, size_t hh)
     const uint16_t *q = x->in[T_Q] + hh * nq * d;
     const uint16_t *k = x->in[T_K] + hh * nk * d;
     const uint16_t *v = x->in[T_V] + hh * nk * d;
-    sf_env env = SF_ENV_IEEE;
+    sf_env env = cli_env_ieee();
     fa_capture cap;
     uint32_t *obar = NULL;
     int rc = 0;
@@ -1119,7 +1119,7 @@ emu_head(const diff_ctx *x, size_t hh)
     }
     if (!x->need_bwd)
         return 0;
-    env = (sf_env)SF_ENV_IEEE;
+    env = cli_env_ieee();
     return fa_backward(&x->hcfg, q, k, v, x->gpu[ST_O] + hh * nq * d,
                        x->gpu[ST_LSE] + hh * nq, x->in[T_DO] + hh * nq * d,
                        x->delta + hh * nq, x->emu[ST_DQ] + hh * nq * d,

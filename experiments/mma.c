@@ -82,7 +82,7 @@ typedef struct
 
     tensor d;
     unsigned flags;
-    bool used_avx512, used_scalar;
+    bool used_avx512, used_avx2, used_scalar;
     cmp_result cmp;
 } mma_ctx;
 
@@ -148,13 +148,17 @@ kind_name(sf_mma_kind k)
 static const char *
 path_name(const mma_ctx *x)
 {
-    if (x->used_avx512 && x->used_scalar)
-        return "avx512 and scalar";
-    if (x->used_avx512)
-        return "avx512";
-    if (x->used_scalar)
-        return "scalar";
-    return "none";
+    static const char *const names[8] = {"none",
+                                         "scalar",
+                                         "avx2",
+                                         "avx2 and scalar",
+                                         "avx512",
+                                         "avx512 and scalar",
+                                         "avx512 and avx2",
+                                         "avx512, avx2 and scalar"};
+
+    return names[(x->used_avx512 ? 4 : 0) | (x->used_avx2 ? 2 : 0)
+                 | (x->used_scalar ? 1 : 0)];
 }
 
 /*----------------------------------------------------------------------------
@@ -496,7 +500,7 @@ run_gemm(mma_ctx *x)
     const operand *a = &x->in[IN_A], *b = &x->in[IN_B], *c = &x->in[IN_C];
     size_t sa = a->fmt->storage_bits / 8, sb = b->fmt->storage_bits / 8;
     size_t mn = (size_t)(x->m * x->n);
-    sf_env env = SF_ENV_IEEE;
+    sf_env env = cli_env_ieee();
     uint32_t *d = (uint32_t *)(void *)x->d.data;
     const uint32_t *cd =
         c->arg != NULL ? (const uint32_t *)(const void *)c->t.data : NULL;
@@ -524,11 +528,14 @@ run_gemm(mma_ctx *x)
             b->t.data + (x->b_shared ? 0 : bi * (size_t)(x->k * x->n) * sb),
             ci, di, x->path, &env);
         if (used < 0) {
-            cli_error(CMD, "--path avx512: the AVX-512 path cannot run");
+            cli_error(CMD, "--path %s: that path cannot run",
+                      x->path == SF_MMA_PATH_AVX2 ? "avx2" : "avx512");
             return false;
         }
         if (used == SF_MMA_PATH_AVX512)
             x->used_avx512 = true;
+        else if (used == SF_MMA_PATH_AVX2)
+            x->used_avx2 = true;
         else
             x->used_scalar = true;
     }
@@ -541,21 +548,32 @@ run_gemm(mma_ctx *x)
 static bool
 check_path(const mma_ctx *x)
 {
-    if (x->path != SF_MMA_PATH_AVX512)
+    bool v512 = x->path == SF_MMA_PATH_AVX512;
+    const char *name = v512 ? "avx512" : "avx2";
+
+    if (x->path != SF_MMA_PATH_AVX512 && x->path != SF_MMA_PATH_AVX2)
         return true;
-    if (!sf_mma_gemm_avx512_covers(x->model, x->in[IN_A].fmt,
-                                   x->in[IN_B].fmt)) {
+    if (!sf_mma_gemm_covers(x->model, x->in[IN_A].fmt, x->in[IN_B].fmt)) {
         cli_error(CMD,
-                  "--path avx512: the AVX-512 path does not cover %s "
-                  "with %s inputs (it covers the fused NVIDIA models with "
-                  "bf16 or f16 inputs; use --path scalar or auto)",
-                  x->model->name, x->in[IN_A].fmt->name);
+                  "--path %s: the %s path does not cover %s with %s "
+                  "inputs (it covers the fused NVIDIA models with bf16 or "
+                  "f16 inputs; use --path scalar or auto)",
+                  name, v512 ? "AVX-512" : "AVX2", x->model->name,
+                  x->in[IN_A].fmt->name);
         return false;
     }
-    if (!sf_mma_gemm_avx512_available()) {
-        cli_error(CMD, "--path avx512: this CPU (or its operating system) "
-                       "lacks AVX-512F and AVX-512CD (use --path scalar or "
-                       "auto)");
+    if (v512 ? !sf_mma_gemm_avx512_available()
+             : !sf_mma_gemm_avx2_available()) {
+        cli_error(CMD,
+                  "--path %s: this CPU (or its operating system) lacks %s "
+                  "(use --path scalar or auto)",
+                  name,
+                  v512 ? "AVX-512F and AVX-512CD" : "AVX2, FMA, F16C or BMI2");
+        return false;
+    }
+    if (sf_isa_resolve(cli_isa()) < (v512 ? SF_ISA_AVX512 : SF_ISA_AVX2)) {
+        cli_error(CMD, "--path %s: BF16EMU_ISA=%s caps the run below it", name,
+                  sf_isa_name((sf_isa)cli_isa()));
         return false;
     }
     return true;
@@ -910,8 +928,8 @@ mma_help(FILE *out)
           "                       bit: equal count, ulp-distance histogram, "
           "worst\n"
           "                       elements; exit 1 if any element differs\n"
-          "  --path PATH          auto (default), scalar or avx512: the same "
-          "bits\n"
+          "  --path PATH          auto (default), scalar, avx2 or avx512: the "
+          "same bits\n"
           "  --json               print one JSON object instead of text\n"
           "  -h, --help           this help\n"
           "\n"
@@ -985,10 +1003,13 @@ parse_path(mma_ctx *x, const char *v)
         x->path = SF_MMA_PATH_AUTO;
     else if (strcmp(v, "scalar") == 0)
         x->path = SF_MMA_PATH_SCALAR;
+    else if (strcmp(v, "avx2") == 0)
+        x->path = SF_MMA_PATH_AVX2;
     else if (strcmp(v, "avx512") == 0)
         x->path = SF_MMA_PATH_AVX512;
     else {
-        cli_error(CMD, "--path '%s': expected auto, scalar or avx512", v);
+        cli_error(CMD, "--path '%s': expected auto, scalar, avx2 or avx512",
+                  v);
         return false;
     }
     return true;

@@ -230,7 +230,7 @@ static uint16_t
 add_then_round(uint32_t acc, uint32_t addend, uint32_t *sum, unsigned *flags,
                sf_event *ev)
 {
-    sf_env env = SF_ENV_IEEE;
+    sf_env env = cli_env_ieee();
     last_event le = {.n = 0};
     sf_event_sink sink = {keep_event, &le};
     uint16_t b;
@@ -309,7 +309,7 @@ t4_products(repro *r)
              one_low = 0, ones = 0;
 
     for (uint64_t i = 0; i < n; i++) {
-        sf_env env = SF_ENV_IEEE;
+        sf_env env = cli_env_ieee();
         uint64_t h = gen_draw(4, 9, i, 0);
         double u = 0.01 + (10 - 0.01) * (double)(h >> 11) * 0x1p-53;
         uint16_t p, v;
@@ -473,7 +473,7 @@ static void
 crafted(size_t nk, size_t d, const double *s, float scale, uint16_t *q,
         uint16_t *k, uint16_t *v)
 {
-    sf_env env = SF_ENV_IEEE;
+    sf_env env = cli_env_ieee();
 
     memset(q, 0, d * 2);
     memset(k, 0, nk * d * 2);
@@ -507,7 +507,7 @@ t7_t8(repro *r)
         fa_config c = fa_config_default(FA_POLICY_FP32);
         fa_capture cap;
         float scale = 0.25f;
-        sf_env env = SF_ENV_IEEE;
+        sf_env env = cli_env_ieee();
         bool nan_always, fin_beta, sub1, zero_f32, zero_bf16, nz_bf16;
         uint32_t e873, e1040, e928, e930;
         c.shape = (fa_shape){1, 1, 1, 64, d};
@@ -529,7 +529,7 @@ t7_t8(repro *r)
         sub1 = e873 != 0 && e873 < 0x00800000u;
         zero_f32 = e1040 == 0;
         {
-            sf_env e2 = SF_ENV_IEEE;
+            sf_env e2 = cli_env_ieee();
             zero_bf16 =
                 (sf_convert(&sf_format_bf16, &sf_format_f32, e930, SF_RNE, &e2)
                  & 0x7FFF)
@@ -569,7 +569,7 @@ t7_t8(repro *r)
         c.fix = fa_fix_default(FA_FIX_BETA);
         buf[0] = '\0';
         for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
-            sf_env env = SF_ENV_IEEE;
+            sf_env env = cli_env_ieee();
             double got;
             for (size_t j = 0; j < nk; j++)
                 s[j] = cases[ci].a - 6.0 - (double)(j % 11) * 0.125;
@@ -611,6 +611,7 @@ t12_spec(const repro *r, size_t n, size_t d, uint64_t k)
     pt_spec s;
 
     memset(&s, 0, sizeof s);
+    s.isa = cli_isa();
     s.gen = gen_params_default();
     s.gen.kind = GEN_REPEATED;
     s.gen.repeat = k;
@@ -806,7 +807,7 @@ t9_ablations(repro *r, cli_buf *csv)
                  *dk = malloc(n * d * 4), *dv = malloc(n * d * 4);
         double *ref = malloc(nq * d * 8), *work = malloc(n * 8);
         fa_config c = c0;
-        sf_env env = SF_ENV_IEEE;
+        sf_env env = cli_env_ieee();
         bias_cell local;
         bias_cell_init(&local);
         g.kind = GEN_REPEATED;
@@ -969,7 +970,7 @@ t11_prefix(repro *r, cli_buf *dat)
     uint64_t acc = 0;
     double prev = 0, hp = 0, ulp = 0;
     size_t neg_at_one = 0, big_elsewhere = 0, ones = 0;
-    sf_env env = SF_ENV_IEEE;
+    sf_env env = cli_env_ieee();
 
     cli_buf_puts(dat, "# t error_ulps p_is_one\n");
     for (size_t t = 0; t < nk; t++) {

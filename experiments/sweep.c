@@ -203,6 +203,7 @@ point_spec(const sweep_ctx *x, uint64_t index, pt_spec *s)
     grid_point(g, index, idx);
     memset(s, 0, sizeof *s);
     s->gen = gen_params_default();
+    s->isa = cli_isa();
     s->gen.seed = g->set[GS_SEED];
     s->gen.kind = (gen_kind)gen_kind_parse(TXT(GX_QK));
     s->gen.vdist = (gen_vdist)gen_vdist_parse(TXT(GX_V_DIST));

@@ -2904,7 +2904,7 @@ trace_main(int argc, char **argv)
     bool ftz = false, daz = false, acc_given = false, acc_mode_given = false,
          out_given = false, fmt_given = false;
     char why[512], where[300];
-    sf_env env = SF_ENV_IEEE;
+    sf_env env = cli_env_ieee();
 
     if (t == NULL)
         return cli_error(CMD, "out of memory");
@@ -3094,10 +3094,7 @@ trace_main(int argc, char **argv)
     t->sink.fn = on_event;
     t->sink.user = &t->cap;
     t->env.events = &t->sink;
-    {
-        sf_env ieee = SF_ENV_IEEE;
-        t->conv_env = ieee;
-    }
+    t->conv_env = cli_env_ieee();
     t->conv_env.sr_seed = t->seed;
     t->conv_sink.fn = on_event;
     t->conv_sink.user = &t->conv_cap;

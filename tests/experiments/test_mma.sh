@@ -128,6 +128,35 @@ else
         fail "the scalar and AVX-512 outputs differ"
     fi
 fi
+run mma --model sm90 --a "$H:A" --b "$H:B" --c "$H:C" --path avx2 \
+    --out "$o/avx2.safetensors"
+if [ "$rc" -eq 2 ] && grep -q 'lacks AVX2' "$tmp/err"; then
+    echo "note: no AVX2 here, the AVX2 path is not compared"
+else
+    expect_rc 0
+    expect_line '  path avx2, flags v.oux'
+    if cmp -s "$o/scalar.safetensors" "$o/avx2.safetensors"; then
+        pass
+    else
+        fail "the scalar and AVX2 outputs differ"
+    fi
+fi
+# BF16EMU_ISA caps the automatic path, and refuses a forced path above it
+BF16EMU_ISA=scalar
+export BF16EMU_ISA
+run mma --json --model sm90 --a "$H:A" --b "$H:B" --c "$H:C" \
+    --out "$o/capped.safetensors"
+expect_rc 0
+expect_json path scalar
+run mma --model sm90 --a "$H:A" --b "$H:B" --c "$H:C" --path avx2 \
+    --out "$o/x.safetensors"
+expect_rc 2
+if grep -q 'lacks AVX2' "$tmp/err"; then
+    pass
+else
+    expect_err_has "bf16emu mma: --path avx2: BF16EMU_ISA=scalar caps the run below it"
+fi
+unset BF16EMU_ISA
 rm -f "$o"/*
 
 # ---------------------------------------------------------------------
@@ -389,7 +418,7 @@ for pair in "bfloat16 bf16" "torch.bfloat16 bf16" "BF16 bf16"; do
     fi
     rm -f "$o/want.npy" "$o/got.npy"
 done
-bad "--path 'gpu': expected auto, scalar or avx512" \
+bad "--path 'gpu': expected auto, scalar, avx2 or avx512" \
     --model sm90 $AB --out "$OUT" --path gpu
 bad "--path avx512: the AVX-512 path does not cover fma-chain with bf16 inputs" \
     --model fma-chain $AB --out "$OUT" --path avx512

@@ -39,15 +39,60 @@ cli_version(void)
 int
 cli_error(const char *cmd, const char *fmt, ...)
 {
+    /* A word of the message (an option's value, a path: a run of bytes
+       up to a blank, a quote, or a ':', ',', ';', ')' that a blank or the
+       end follows) longer than LONG_WORD bytes is cut to its first KEEP
+       bytes, "..." and its length, so that a huge value is not echoed
+       back whole. */
+    enum
+    {
+        LONG_WORD = 256,
+        KEEP = 60
+    };
+    char small[1024], *msg = small;
     va_list ap;
+    int n;
 
     if (cmd != NULL)
         fprintf(stderr, "bf16emu %s: ", cmd);
     else
         fputs("bf16emu: ", stderr);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    n = vsnprintf(small, sizeof small, fmt, ap);
     va_end(ap);
+    if (n >= (int)sizeof small) {
+        msg = malloc((size_t)n + 1);
+        if (msg != NULL) {
+            va_start(ap, fmt);
+            vsnprintf(msg, (size_t)n + 1, fmt, ap);
+            va_end(ap);
+        } else {
+            msg = small; /* cut at the buffer's end */
+            n = (int)sizeof small - 1;
+        }
+    }
+    for (size_t i = 0; n > 0 && i < (size_t)n;) {
+        size_t w = i;
+        while (w < (size_t)n && strchr(" \t'\"", msg[w]) == NULL
+               && (strchr(":,;)", msg[w]) == NULL
+                   || (w + 1 < (size_t)n && msg[w + 1] != ' ')))
+            w++;
+        if (w - i > LONG_WORD) {
+            size_t keep = KEEP;
+            /* not inside a UTF-8 sequence */
+            while (keep > 0 && ((unsigned char)msg[i + keep] & 0xC0) == 0x80)
+                keep--;
+            fwrite(msg + i, 1, keep, stderr);
+            fprintf(stderr, "...(%zu bytes)", w - i);
+        } else {
+            fwrite(msg + i, 1, w - i, stderr);
+        }
+        if (w < (size_t)n)
+            fputc(msg[w++], stderr);
+        i = w;
+    }
+    if (msg != small)
+        free(msg);
     fputc('\n', stderr);
     return CLI_EXIT_USAGE;
 }

@@ -55,6 +55,9 @@ void reproduce_help(FILE *out);
 /*----------------------------------------------------------------------------
  * Errors.  cli_error prints "bf16emu CMD: MESSAGE" (or "bf16emu: MESSAGE"
  * when CMD is NULL) and a newline on stderr, and returns CLI_EXIT_USAGE.
+ * A word of MESSAGE (up to a blank, a quote, or a ':', ',', ';', ')'
+ * that a blank or the end follows) longer than 256 bytes is cut to its
+ * first 60 bytes and "...(N bytes)".
  *--------------------------------------------------------------------------*/
 int cli_error(const char *cmd, const char *fmt, ...) CLI_PRINTF(2, 3);
 

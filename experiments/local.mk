@@ -62,6 +62,7 @@ TESTS += \
 	tests/experiments/test_attn.sh \
 	tests/experiments/test_diff.sh \
 	tests/experiments/test_sweep.sh \
+	tests/experiments/test_sweep_cli.sh \
 	tests/experiments/test_sweep_mpi.sh \
 	tests/experiments/test_reproduce.sh
 
@@ -100,6 +101,7 @@ EXTRA_DIST += \
 	tests/experiments/test_attn.sh \
 	tests/experiments/test_diff.sh \
 	tests/experiments/test_sweep.sh \
+	tests/experiments/test_sweep_cli.sh \
 	tests/experiments/test_sweep_mpi.sh \
 	tests/experiments/test_reproduce.sh \
 	tests/experiments/t1_rne.txt \

@@ -89,7 +89,7 @@ S="--policy paper-eq4 --fix none --repeat 2 --n 256 --d 64 --trials 1 \
 "$BF16EMU" sweep $S --out "$tmp/t" >"$tmp/out" 2>"$tmp/err" &
 pid=$!
 i=0
-while [ $i -lt 400 ] && ! grep -q 'cost' "$tmp/err"; do
+while [ $i -lt 1200 ] && ! grep -q 'cost' "$tmp/err"; do
     sleep 0.05
     i=$((i + 1))
 done
@@ -98,11 +98,14 @@ wait $pid
 rc=$?
 ctx="SIGTERM"
 expect_rc 143
-expect_err_has "SIGTERM: stopped after the batch in hand, 1 of 3 points done"
+# the first batch (normally the only one) is finished
+k=$(sed -n 's/.*SIGTERM: stopped after the batch in hand, \([12]\) of 3 points done.*/\1/p' "$tmp/err")
+check '[ -n "$k" ]' "no 'SIGTERM: stopped after the batch in hand, K of 3 points done'"
 expect_err_has "with --resume (instead of --force) continues"
 shape=$(awk -F, 'NR == 1 { nf = NF } NF != nf { bad++ }
-    END { print NR, bad + 0 }' "$tmp/t/sweep.csv")
-check '[ "$shape" = "2 0" ]' "lines, damaged lines: '$shape', expected '2 0'"
+    END { print NR - 1, bad + 0 }' "$tmp/t/sweep.csv")
+check '[ "$shape" = "${k:-1} 0" ]' \
+    "rows, damaged lines: '$shape', expected '${k:-1} 0'"
 check '[ ! -e "$tmp/t/sweep.json" ]' "sweep.json written after SIGTERM"
 run sweep $S --out "$tmp/t" --resume --quiet
 ctx="resumed after SIGTERM"

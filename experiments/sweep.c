@@ -847,12 +847,23 @@ write_plots(const char *cmd, const char *dir, const sweep_grid *g,
         char name[64], q[4200], why[512];
         const char *key = grid_axis_key((grid_axis)a);
         size_t o = 0;
-        if (g->ax[a].n < 2)
-            continue;
         for (size_t i = 0; key[i] && o < 40; i++)
             if (key[i] != '-')
                 name[o++] = key[i];
         name[o] = '\0';
+        if (g->ax[a].n < 2) {
+            /* the plots of an earlier grid in DIR would mislead */
+            static const char *const ext[] = {"dat", "png", "svg"};
+            for (size_t kk = 0; kk < 2 * 3; kk++) {
+                char file[128], *path;
+                snprintf(file, sizeof file, "%s-%s.%s",
+                         plot_kinds[kk / 3].file, name, ext[kk % 3]);
+                if ((path = cli_path_join(dir, file)) != NULL)
+                    unlink(path);
+                free(path);
+            }
+            continue;
+        }
         for (size_t kk = 0;
              kk < sizeof plot_kinds / sizeof plot_kinds[0] && rc == 0; kk++) {
             const plot_kind *k = &plot_kinds[kk];

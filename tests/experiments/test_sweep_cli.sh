@@ -158,6 +158,15 @@ if command -v gnuplot >/dev/null 2>&1; then
     run sweep --policy paper-eq4 --fix none --repeat 2 --n 32 --d 16 \
         --trials 1 --heads 2 --v-mean -1,1 --stages off --threads 1 --quiet \
         --plot --out "$tmp/h"
+    cp "$tmp/g/bias-n.png" "$tmp/h/bias-n.png"
+    cp "$tmp/g/delta-n.dat" "$tmp/h/delta-n.dat"
+    run sweep --policy paper-eq4 --fix none --repeat 2 --n 32 --d 16 \
+        --trials 1 --heads 2 --v-mean -1,1 --stages off --threads 1 --quiet \
+        --plot --out "$tmp/h" --force
+    ctx="--force: no plot of an axis the grid no longer sweeps"
+    expect_rc 0
+    check '[ ! -e "$tmp/h/bias-n.png" ] && [ ! -e "$tmp/h/delta-n.dat" ]' \
+        "a plot of n is left from an earlier grid"
     ctx="one head: intervals"
     ci=$(awk 'NF == 4 && $3 != "NaN" && $3 < $2 && $2 < $4' \
         "$tmp/h/bias-vmean.dat" | wc -l)

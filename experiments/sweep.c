@@ -1418,7 +1418,7 @@ run_sweep(sweep_ctx *x)
                 " of %" PRIu64
                 " points done; the rows are kept in %s; the same command "
                 "with --resume (instead of --force) continues\n",
-                sig == SIGTERM ? "SIGTERM" : "interrupted", ndone, total,
+                sig == SIGTERM ? "SIGTERM" : "SIGINT (Ctrl-C)", ndone, total,
                 csv_path);
         rc = 128 + sig;
         goto out;

@@ -539,7 +539,7 @@ axis_in_title(const sweep_grid *g, const sweep_grid *def, grid_axis a)
 }
 
 /* The fixed settings of grid G, for a title: "key value, ..." broken into
-   lines of about 90 characters. */
+   lines of at most about 110 characters. */
 static void
 fixed_settings(const sweep_grid *g, cli_buf *out)
 {
@@ -561,7 +561,7 @@ fixed_settings(const sweep_grid *g, cli_buf *out)
                      "trials x heads %" PRIu64 " x %" PRIu64 ", seed %" PRIu64,
                      g->set[GS_TRIALS], g->set[GS_HEADS], g->set[GS_SEED]);
         }
-        if (!first && out->len - line0 + strlen(item) + 2 > 90) {
+        if (!first && out->len - line0 + strlen(item) + 2 > 110) {
             cli_buf_puts(out, ",\n");
             line0 = out->len;
         } else if (!first) {
@@ -712,8 +712,8 @@ cmp_double(const void *a, const void *b)
 }
 
 /* The gnuplot variables of the plot of axis XA, kind K: the x range
-   padded by 5% on each side (a log scale for n and d spread over a factor
-   of 4 or more), tics at the values when there are at most 10, series
+   padded by 5% on each side (a log scale for n, d, repeat, br and bc
+   spread over a factor of 4 or more), tics at the values when there are at most 10, series
    moved apart by a little so that their error bars do not hide each
    other, the title with the fixed settings and what the error bars
    mean.  HEAD (unless NULL) receives a comment line for the data file
@@ -738,7 +738,9 @@ plot_vars(const sweep_grid *g, grid_axis xa, const plot_kind *k,
         qsort(x, nx, sizeof *x, cmp_double);
         lo = x[0];
         hi = x[nx - 1];
-        logx = (xa == GX_N || xa == GX_D) && lo > 0 && hi >= 4 * lo;
+        logx = (xa == GX_N || xa == GX_D || xa == GX_REPEAT || xa == GX_BR
+                || xa == GX_BC)
+               && lo > 0 && hi >= 4 * lo;
         gap = 0;
         for (size_t i = 1; i < nx; i++) {
             double d = logx ? log10(x[i]) - log10(x[i - 1]) : x[i] - x[i - 1];

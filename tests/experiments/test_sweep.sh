@@ -61,6 +61,11 @@ run sweep --print-grid
 expect_rc 0
 expect_line "v-mean = -2,-1.5,-1,-0.5,0,0.5,1,1.5,2"
 expect_line "trials = 8"
+# numbers without an exponent where one is not needed
+expect_line "gap-max = 30"
+run sweep --print-grid --sink 10000,-0.00025,1e-5 --gap-min 0.1:0.3:0.1
+expect_line "sink = 10000,-0.00025,1e-05"
+expect_line "gap-min = 0.1,0.2,0.3"
 
 # ---- a small sweep with stage attribution
 run sweep $G --stages on --out "$tmp/a" --threads 1

@@ -275,8 +275,9 @@ out_dir_ok(const char *cmd, const char *dir, bool create)
     if (stat(dir, &st) == 0) {
         if (S_ISDIR(st.st_mode))
             return true;
-        cli_error(cmd, "--out %s: exists and is not a directory (expected "
-                       "a directory for sweep.csv and the other outputs)",
+        cli_error(cmd,
+                  "--out %s: exists and is not a directory (expected "
+                  "a directory for sweep.csv and the other outputs)",
                   dir);
         return false;
     }
@@ -309,8 +310,7 @@ meta_text(cli_buf *b, const sweep_meta *m)
 {
     cli_buf_printf(b,
                    "tool = bf16emu sweep\nversion = %s\ngrid = %016" PRIx64
-                   "\npoints = %" PRIu64 "\nshard = %" PRIu64 "/%" PRIu64
-                   "\n",
+                   "\npoints = %" PRIu64 "\nshard = %" PRIu64 "/%" PRIu64 "\n",
                    PACKAGE_VERSION, m->hash, m->npoints, m->shard_i,
                    m->shard_n);
 }
@@ -655,8 +655,7 @@ plot_data(const char *csv, const sweep_grid *g, grid_axis xa,
             b2 = realloc(blocks, (nb + 1) * sizeof *blocks);
             if (b2 != NULL)
                 blocks = b2;
-            if (k2 == NULL || b2 == NULL
-                || (keys[nb] = strdup(key)) == NULL) {
+            if (k2 == NULL || b2 == NULL || (keys[nb] = strdup(key)) == NULL) {
                 ok = false;
                 break;
             }
@@ -713,11 +712,11 @@ cmp_double(const void *a, const void *b)
 
 /* The gnuplot variables of the plot of axis XA, kind K: the x range
    padded by 5% on each side (a log scale for n, d, repeat, br and bc
-   spread over a factor of 4 or more), tics at the values when there are at most 10, series
-   moved apart by a little so that their error bars do not hide each
-   other, the title with the fixed settings and what the error bars
-   mean.  HEAD (unless NULL) receives a comment line for the data file
-   that says what its columns and x range are. */
+   spread over a factor of 4 or more), tics at the values when there are at
+   most 10, series moved apart by a little so that their error bars do not hide
+   each other, the title with the fixed settings and what the error bars mean.
+   HEAD (unless NULL) receives a comment line for the data file that says what
+   its columns and x range are. */
 static void
 plot_vars(const sweep_grid *g, grid_axis xa, const plot_kind *k,
           const plot_info *pi, cli_buf *v, cli_buf *head)
@@ -780,8 +779,9 @@ plot_vars(const sweep_grid *g, grid_axis xa, const plot_kind *k,
                        k->column,
                        named ? "the position of the name" : grid_axis_key(xa),
                        lo_r, hi_r, logx ? " (log scale)" : "");
-    cli_buf_printf(v, "; nseries=%zu; xmin=%.17g; xmax=%.17g; logx=%d; "
-                      "named=%d; rotate=%d; dodge=%.17g; xlabel=",
+    cli_buf_printf(v,
+                   "; nseries=%zu; xmin=%.17g; xmax=%.17g; logx=%d; "
+                   "named=%d; rotate=%d; dodge=%.17g; xlabel=",
                    pi->nseries, lo_r, hi_r, logx, named, labels > 80, spread);
     gp_string(v, axis_label(xa));
     cli_buf_puts(v, "; ylabel=");
@@ -806,8 +806,7 @@ plot_vars(const sweep_grid *g, grid_axis xa, const plot_kind *k,
     gp_string(v, t.failed ? "" : (t.p != NULL ? t.p : ""));
     cli_buf_free(&t);
     cli_buf_init(&t);
-    cli_buf_printf(&t, "Rounding bias of %s (computed - exact)\n",
-                   k->what);
+    cli_buf_printf(&t, "Rounding bias of %s (computed - exact)\n", k->what);
     fixed_settings(g, &t);
     cli_buf_putc(&t, '\n');
     if (pi->nno_ci == 0)
@@ -887,8 +886,9 @@ write_plots(const char *cmd, const char *dir, const sweep_grid *g,
                 rc = cli_error(cmd, "%s: cannot make the plot data",
                                dat ? dat : dir);
             } else if (!plot_quote(q, sizeof q, dat)) {
-                rc = cli_error(cmd, "%s: a quote or newline in the path; no "
-                                    "plot",
+                rc = cli_error(cmd,
+                               "%s: a quote or newline in the path; no "
+                               "plot",
                                dir);
             } else {
                 cli_buf_printf(&vars, "datafile=%s", q);
@@ -936,8 +936,7 @@ write_plots(const char *cmd, const char *dir, const sweep_grid *g,
 /* sweep.json and the plots, from the finished CSV in DIR. */
 static int
 finish_outputs(const char *cmd, const char *dir, const sweep_grid *g,
-               const char *grid_txt, const sweep_meta *m, int plot,
-               bool quiet)
+               const char *grid_txt, const sweep_meta *m, int plot, bool quiet)
 {
     char *csv_path = cli_path_join(dir, "sweep.csv");
     char *json_path = cli_path_join(dir, "sweep.json");
@@ -1042,8 +1041,8 @@ sweep_cost(const sweep_ctx *x, uint64_t npoints, double *base)
         grid_point(g, p, idx);
         n = g->ax[GX_N].num[idx[GX_N]];
         d = g->ax[GX_D].num[idx[GX_D]];
-        sum += (double)g->set[GS_TRIALS] * (double)g->set[GS_HEADS] * n * n
-               * d;
+        sum +=
+            (double)g->set[GS_TRIALS] * (double)g->set[GS_HEADS] * n * n * d;
     }
     *base = sum;
     return g->set[GS_STAGES] ? sum * PT_N_STAGES : sum;
@@ -1055,8 +1054,9 @@ cost_text(cli_buf *b, const sweep_ctx *x, uint64_t npoints)
 {
     double base, cost = sweep_cost(x, npoints, &base);
 
-    cli_buf_printf(b, "cost %.3g: trials x heads x N^2 x d summed over the "
-                      "points",
+    cli_buf_printf(b,
+                   "cost %.3g: trials x heads x N^2 x d summed over the "
+                   "points",
                    cost);
     if (x->grid.set[GS_STAGES])
         cli_buf_printf(b, " (%.3g), x %d stage variants (--stages on)", base,
@@ -1363,8 +1363,8 @@ run_sweep(sweep_ctx *x)
         cli_buf_init(&c);
         cost_text(&c, x, npoints);
         fprintf(stderr,
-                "bf16emu sweep: %" PRIu64 " points (shard %" PRIu64
-                "/%" PRIu64 "), trials x heads %" PRIu64 " x %" PRIu64
+                "bf16emu sweep: %" PRIu64 " points (shard %" PRIu64 "/%" PRIu64
+                "), trials x heads %" PRIu64 " x %" PRIu64
                 " per point, threads %d; %s\n",
                 total, x->shard_i, x->shard_n, trials, g->set[GS_HEADS], nt,
                 c.failed ? "" : c.p);
@@ -1584,8 +1584,8 @@ run_sweep_mpi(sweep_ctx *x)
                 rc = cli_error(CMD, "%s: cannot write: %s", csv_path,
                                strerror(errno));
             if (rc == CLI_EXIT_OK)
-                rc = finish_outputs(CMD, x->out_dir, g, x->text, &mt,
-                                    x->plot, x->quiet);
+                rc = finish_outputs(CMD, x->out_dir, g, x->text, &mt, x->plot,
+                                    x->quiet);
             if (rc == CLI_EXIT_OK && x->json)
                 rc = print_json(CMD, x->out_dir);
             if (rc == CLI_EXIT_OK && !x->quiet)
@@ -1644,13 +1644,20 @@ static void
 init_options(void)
 {
     static const cli_option fixed[O_KEY0] = {
-        {"help", false, O_HELP},       {"grid", true, O_GRID},
-        {"out", true, O_OUT},          {"threads", true, O_THREADS},
-        {"resume", false, O_RESUME},   {"force", false, O_FORCE},
-        {"shard", true, O_SHARD},      {"plot", false, O_PLOT},
-        {"no-plot", false, O_NO_PLOT}, {"quiet", false, O_QUIET},
-        {"dry-run", false, O_DRY_RUN}, {"print-grid", false, O_PRINT_GRID},
-        {"json", false, O_JSON},       {"progress", false, O_PROGRESS},
+        {"help", false, O_HELP},
+        {"grid", true, O_GRID},
+        {"out", true, O_OUT},
+        {"threads", true, O_THREADS},
+        {"resume", false, O_RESUME},
+        {"force", false, O_FORCE},
+        {"shard", true, O_SHARD},
+        {"plot", false, O_PLOT},
+        {"no-plot", false, O_NO_PLOT},
+        {"quiet", false, O_QUIET},
+        {"dry-run", false, O_DRY_RUN},
+        {"print-grid", false, O_PRINT_GRID},
+        {"json", false, O_JSON},
+        {"progress", false, O_PROGRESS},
         {"no-progress", false, O_NO_PROGRESS},
     };
     int n = 0;
@@ -1769,8 +1776,9 @@ take_option(void *ctx, int id, const char *v)
         struct stat st;
         char *text;
         if (stat(v, &st) == 0 && S_ISDIR(st.st_mode)) {
-            cli_error(CMD, "--grid %s: a directory (expected a grid file of "
-                           "'key = values' lines)",
+            cli_error(CMD,
+                      "--grid %s: a directory (expected a grid file of "
+                      "'key = values' lines)",
                       v);
             return false;
         }
@@ -2041,9 +2049,9 @@ typedef struct
     size_t nd;
     /* what the shards read so far hold */
     char *grid_txt, *colhead;
-    char **rows;          /* per point, its CSV row */
-    unsigned char *seen;  /* per shard, whether it was read */
-    sweep_meta meta;      /* of the first shard */
+    char **rows;         /* per point, its CSV row */
+    unsigned char *seen; /* per shard, whether it was read */
+    sweep_meta meta;     /* of the first shard */
 } merge_ctx;
 
 /* DIR/NAME read whole into *TEXT; false after a message. */
@@ -2077,8 +2085,9 @@ merge_rows(merge_ctx *m, const char *dir, char *ct, const sweep_meta *sh)
             if (m->colhead == NULL && (m->colhead = strdup(line)) == NULL)
                 rc = cli_error(MCMD, "out of memory");
             else if (strcmp(m->colhead, line) != 0)
-                rc = cli_error(MCMD, "%s/sweep.csv: line 1: other columns "
-                                     "than %s/sweep.csv",
+                rc = cli_error(MCMD,
+                               "%s/sweep.csv: line 1: other columns "
+                               "than %s/sweep.csv",
                                dir, m->dirs[0]);
             continue;
         }
@@ -2095,8 +2104,9 @@ merge_rows(merge_ctx *m, const char *dir, char *ct, const sweep_meta *sh)
             rc = cli_error(MCMD, "out of memory");
     }
     if (rc == CLI_EXIT_OK && lineno == 0)
-        rc = cli_error(MCMD, "%s/sweep.csv: empty (expected the column "
-                             "names on line 1)",
+        rc = cli_error(MCMD,
+                       "%s/sweep.csv: empty (expected the column "
+                       "names on line 1)",
                        dir);
     return rc;
 }
@@ -2116,7 +2126,8 @@ merge_shard(merge_ctx *m, const char *dir)
     } else if ((why = meta_parse(mt, &sh)) != NULL) {
         rc = cli_error(MCMD, "%s/%s: %s", dir, META_FILE, why);
     } else if (sh.hash != fnv1a(gt)) {
-        rc = cli_error(MCMD, "%s/%s: the grid's hash is not that of %s/grid.txt",
+        rc = cli_error(MCMD,
+                       "%s/%s: the grid's hash is not that of %s/grid.txt",
                        dir, META_FILE, dir);
     } else if (m->grid_txt != NULL && strcmp(m->grid_txt, gt) != 0) {
         rc = cli_error(MCMD, "%s/grid.txt: another grid than %s", dir,

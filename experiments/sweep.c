@@ -1494,6 +1494,17 @@ run_sweep_mpi(sweep_ctx *x)
     MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
     if (rc != CLI_EXIT_OK)
         goto out;
+    if (rank == 0 && (x->progress == 1 || (x->progress < 0 && !x->quiet))) {
+        cli_buf c;
+        cli_buf_init(&c);
+        cost_text(&c, x, npoints);
+        fprintf(stderr,
+                "bf16emu sweep: %" PRIu64 " points on %d ranks, trials x "
+                "heads %" PRIu64 " x %" PRIu64 " per point; %s\n",
+                npoints, size, g->set[GS_TRIALS], g->set[GS_HEADS],
+                c.failed ? "" : c.p);
+        cli_buf_free(&c);
+    }
 
     todo = malloc((npoints / (uint64_t)size + 1) * sizeof *todo);
     if (todo == NULL) {

@@ -66,6 +66,7 @@ TESTS += \
 	tests/experiments/test_attn.sh \
 	tests/experiments/test_diff.sh \
 	tests/experiments/test_sweep.sh \
+	tests/experiments/test_sweep_cli.sh \
 	tests/experiments/test_sweep_mpi.sh \
 	tests/experiments/test_reproduce.sh \
 	tests/experiments/test_ls.sh
@@ -117,6 +118,7 @@ EXTRA_DIST += \
 	tests/experiments/test_attn.sh \
 	tests/experiments/test_diff.sh \
 	tests/experiments/test_sweep.sh \
+	tests/experiments/test_sweep_cli.sh \
 	tests/experiments/test_sweep_mpi.sh \
 	tests/experiments/test_reproduce.sh \
 	tests/experiments/test_ls.sh \

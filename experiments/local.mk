@@ -63,7 +63,8 @@ TESTS += \
 	tests/experiments/test_diff.sh \
 	tests/experiments/test_sweep.sh \
 	tests/experiments/test_sweep_mpi.sh \
-	tests/experiments/test_reproduce.sh
+	tests/experiments/test_reproduce.sh \
+	tests/experiments/test_reproduce_only.sh
 
 # jsonq parses the --json output with jansson.
 check_PROGRAMS += tests/experiments/jsonq
@@ -102,6 +103,7 @@ EXTRA_DIST += \
 	tests/experiments/test_sweep.sh \
 	tests/experiments/test_sweep_mpi.sh \
 	tests/experiments/test_reproduce.sh \
+	tests/experiments/test_reproduce_only.sh \
 	tests/experiments/t1_rne.txt \
 	tests/experiments/jsonq.c \
 	tests/experiments/mma_inputs.c \

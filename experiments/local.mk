@@ -69,7 +69,8 @@ TESTS += \
 	tests/experiments/test_sweep_cli.sh \
 	tests/experiments/test_sweep_mpi.sh \
 	tests/experiments/test_reproduce.sh \
-	tests/experiments/test_ls.sh
+	tests/experiments/test_ls.sh \
+	tests/experiments/test_reproduce_only.sh
 
 # Every exact decimal of trace --json against MPFR and GMP.
 check_PROGRAMS += tests/experiments/test_trace_decimals
@@ -122,6 +123,7 @@ EXTRA_DIST += \
 	tests/experiments/test_sweep_mpi.sh \
 	tests/experiments/test_reproduce.sh \
 	tests/experiments/test_ls.sh \
+	tests/experiments/test_reproduce_only.sh \
 	tests/experiments/t1_rne.txt \
 	tests/experiments/jsonq.c \
 	tests/experiments/mma_inputs.c \

@@ -8,7 +8,7 @@ lib_LTLIBRARIES += analysis/libanalysis.la
 analysis_libanalysis_la_SOURCES = \
 	analysis/tensor.h analysis/tensor_internal.h \
 	analysis/tensor.c analysis/safetensors.c analysis/npy.c \
-	analysis/tcvec.c \
+	analysis/tcvec.c analysis/user_tensor.h analysis/user_tensor.c \
 	analysis/attn_exact.h analysis/attn_exact.c \
 	analysis/bias.h analysis/bias.c \
 	analysis/rows.h analysis/rows.c \
@@ -24,7 +24,8 @@ analysis_libanalysis_la_LIBADD = attention/libattention.la \
 	softfloat/libsoftfloat.la $(JANSSON_LIBS) $(MPFR_LIBS) $(ZLIB_LIBS) \
 	$(LIBM)
 analysis_libanalysis_la_LDFLAGS = -version-info 0:0:0
-pkginclude_HEADERS += analysis/tensor.h analysis/attn_exact.h \
+pkginclude_HEADERS += analysis/tensor.h analysis/user_tensor.h \
+	analysis/attn_exact.h \
 	analysis/bias.h analysis/rows.h analysis/gradient.h \
 	analysis/ex2_table.h analysis/gen.h analysis/point.h
 

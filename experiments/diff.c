@@ -1086,6 +1086,7 @@ read_dump(diff_ctx *x)
 {
     bool need[N_T];
     const char *label = x->dump != NULL ? x->dump : "the inputs";
+    unsigned rank;
 
     if (x->dump != NULL && !read_dump_header(x))
         return false;
@@ -1151,11 +1152,12 @@ read_dump(diff_ctx *x)
     }
     if (!resolve_layout(x))
         return false;
+    rank = x->t[T_Q]->ndim;
     for (int i = 0; i < N_T; i++) {
         tensor_error err;
         if (!need[i] || !is_attn_tensor(i))
             continue;
-        if (x->own[i].ndim == x->t[T_Q]->ndim
+        if (x->own[i].ndim == rank
             && ut_to_bhnd(&x->own[i], x->layout, &x->info[i], &err)
                    != TENSOR_OK) {
             cli_error(CMD, "%s: %s", x->src[i], err.message);
@@ -1165,12 +1167,10 @@ read_dump(diff_ctx *x)
     /* [N, d] and [H, N, d] as [1, 1, N, d] and [1, H, N, d]; LSE one
        dimension fewer */
     for (int i = 0; i < N_T; i++)
-        if (need[i] && is_attn_tensor(i)
-            && x->own[i].ndim == x->t[T_Q]->ndim)
+        if (need[i] && is_attn_tensor(i) && x->own[i].ndim == rank)
             promote(&x->own[i], 4);
-    if (need[T_LSE] && x->own[T_LSE].ndim + 1 == x->t[T_Q]->ndim)
+    if (need[T_LSE] && x->own[T_LSE].ndim + 1 == rank)
         promote(&x->own[T_LSE], 3);
-    promote(&x->own[T_Q], 4);
     if (!check_tensor(x, T_Q) || !check_tensor(x, T_K))
         return false;
     x->nb = (size_t)x->t[T_Q]->shape[0];

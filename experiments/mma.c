@@ -250,11 +250,12 @@ input_format(mma_ctx *x, operand *o)
         o->fmt = x->as_tf32 ? &sf_format_tf32 : &sf_format_f32;
         return true;
     case TENSOR_U16:
+    case TENSOR_I16:
         cli_error(CMD,
-                  "%s %s: dtype U16 (raw 16-bit patterns); expected "
+                  "%s %s: dtype %s (raw 16-bit patterns); expected "
                   "BF16 or F16 (give --dtype bf16 or --dtype f16 to read "
                   "them as such)",
-                  o->opt, spec);
+                  o->opt, spec, tensor_dtype_name(o->t.dtype));
         return false;
     case TENSOR_U8:
         cli_error(CMD,

@@ -95,3 +95,10 @@ EXTRA_DIST += tests/data/gpu/ex2_h200.safetensors \
 # both) and the good fixtures; the reference's documentation.
 EXTRA_DIST += tests/data/bad tests/data/tensors \
 	tests/data/make-bad-corpus.py doc/exact.md doc/analysis.md
+
+check_PROGRAMS += tests/analysis/test_user_tensor
+TESTS += tests/analysis/test_user_tensor
+tests_analysis_test_user_tensor_SOURCES = tests/analysis/test_user_tensor.c
+tests_analysis_test_user_tensor_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_analysis_test_user_tensor_LDADD = analysis/libanalysis.la \
+	softfloat/libsoftfloat.la $(CHECK_LIBS)

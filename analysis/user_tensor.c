@@ -123,8 +123,8 @@ ut_as_dtype(tensor *t, const char *what, tensor_dtype want, bool asked,
     if (want == TENSOR_ANY || t->dtype == want)
         return TENSOR_OK;
     if (dtype_opt != NULL)
-        snprintf(hint, sizeof hint, "; pass %s %s to read it as %s",
-                 dtype_opt, opt_name(want), tensor_dtype_name(want));
+        snprintf(hint, sizeof hint, "; pass %s %s to read it as %s", dtype_opt,
+                 opt_name(want), tensor_dtype_name(want));
     from = tensor_dtype_format(t->dtype);
     to = tensor_dtype_format(want);
     if (is_bits_of(t->dtype, want)) {
@@ -136,8 +136,7 @@ ut_as_dtype(tensor *t, const char *what, tensor_dtype want, bool asked,
                         tensor_dtype_name(want), hint);
         if (info != NULL) {
             info->relabelled = true;
-            snprintf(info->how, sizeof info->how,
-                     "%s bit patterns read as %s",
+            snprintf(info->how, sizeof info->how, "%s bit patterns read as %s",
                      tensor_dtype_name(t->dtype), tensor_dtype_name(want));
         }
         t->dtype = want;
@@ -150,8 +149,8 @@ ut_as_dtype(tensor *t, const char *what, tensor_dtype want, bool asked,
         return fail(err, TENSOR_E_DTYPE,
                     "%s: dtype %s (expected %s%s, if its values are %s "
                     "values)",
-                    what, tensor_dtype_name(t->dtype),
-                    tensor_dtype_name(want), hint, tensor_dtype_name(want));
+                    what, tensor_dtype_name(t->dtype), tensor_dtype_name(want),
+                    hint, tensor_dtype_name(want));
     rc = tensor_alloc(&out, want, t->ndim, t->shape, err);
     if (rc != TENSOR_OK)
         return rc;
@@ -178,8 +177,8 @@ ut_as_dtype(tensor *t, const char *what, tensor_dtype want, bool asked,
                         "%s: element %" PRIu64 " %s is %s 0x%0*" PRIX64
                         ", not a %s value (every element must be one to be "
                         "read as %s)",
-                        what, i, ut_index_str(ix, sizeof ix, t->ndim,
-                                              t->shape, i),
+                        what, i,
+                        ut_index_str(ix, sizeof ix, t->ndim, t->shape, i),
                         tensor_dtype_name(t->dtype),
                         (int)(2 * tensor_dtype_size(t->dtype)), b,
                         tensor_dtype_name(want), tensor_dtype_name(want));
@@ -199,8 +198,7 @@ ut_as_dtype(tensor *t, const char *what, tensor_dtype want, bool asked,
 
 int
 ut_read(const char *path, const char *key, tensor_dtype want, bool asked,
-        const char *dtype_opt, tensor *out, ut_info *info,
-        tensor_error *err)
+        const char *dtype_opt, tensor *out, ut_info *info, tensor_error *err)
 {
     tensor_listing l = TENSOR_LISTING_INIT;
     tensor_dtype file_dt = TENSOR_ANY, read_as = TENSOR_ANY;
@@ -227,13 +225,13 @@ ut_read(const char *path, const char *key, tensor_dtype want, bool asked,
     if (found && file_dt == TENSOR_ANY) {
         /* NumPy raw bytes ('V2'): only as a type the user names */
         if (!asked || tensor_dtype_format(want) == NULL)
-            return fail(err, TENSOR_E_DTYPE,
-                        "%s: raw bytes of no stated type (expected %s%s%s%s)",
-                        what, want == TENSOR_ANY ? "a typed array"
-                                                 : tensor_dtype_name(want),
-                        dtype_opt != NULL ? "; pass " : "",
-                        dtype_opt != NULL ? dtype_opt : "",
-                        dtype_opt != NULL ? " with the type" : "");
+            return fail(
+                err, TENSOR_E_DTYPE,
+                "%s: raw bytes of no stated type (expected %s%s%s%s)", what,
+                want == TENSOR_ANY ? "a typed array" : tensor_dtype_name(want),
+                dtype_opt != NULL ? "; pass " : "",
+                dtype_opt != NULL ? dtype_opt : "",
+                dtype_opt != NULL ? " with the type" : "");
         read_as = want;
     }
     rc = tensor_file_read(path, key, read_as, out, err);

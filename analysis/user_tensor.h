@@ -96,8 +96,7 @@ ut_layout ut_layout_tell(const tensor *q, const tensor *k);
 /* Rearranges T (2-, 3- or 4-D) from LAYOUT to BHND: a BNHD tensor is
    transposed; BHND and 2-D tensors are left as they are.  On error
    (out of memory) T is unchanged. */
-int ut_to_bhnd(tensor *t, ut_layout layout, ut_info *info,
-               tensor_error *err);
+int ut_to_bhnd(tensor *t, ut_layout layout, ut_info *info, tensor_error *err);
 
 /* The index of element I (C order) of a tensor of shape SHAPE[0..NDIM)
    as "[i, j, k]" into BUF of N bytes; returns BUF. */

@@ -362,8 +362,8 @@ read_operand(attn_ctx *x, int i)
     tensor_error err;
     char spec[SPEC_MAX], sh[SHAPE_MAX];
 
-    if (ut_read(o->path, o->key, TENSOR_BF16, x->dtype_given, "--dtype",
-                &o->t, &x->info[i], &err)
+    if (ut_read(o->path, o->key, TENSOR_BF16, x->dtype_given, "--dtype", &o->t,
+                &x->info[i], &err)
         != TENSOR_OK) {
         cli_error(CMD, "%s: %s", o->opt, err.message);
         return false;

@@ -472,8 +472,7 @@ read_list(diff_ctx *x, jcur *c, const char *name, uint64_t *v, size_t max,
             c->p++;
             return true;
         }
-        cli_error(CMD, "%s: manifest: %s: expected ',' or ']'", x->dump,
-                  name);
+        cli_error(CMD, "%s: manifest: %s: expected ',' or ']'", x->dump, name);
         return false;
     }
 }
@@ -900,8 +899,8 @@ load_tensor(diff_ctx *x, int i)
                  "--dtype", t, &x->info[i], &err);
     if (rc == TENSOR_OK && is_attn_tensor(i) && !input
         && t->dtype != TENSOR_F32)
-        rc = ut_as_dtype(t, x->src[i], TENSOR_BF16, x->dtype_given,
-                         "--dtype", &x->info[i], &err);
+        rc = ut_as_dtype(t, x->src[i], TENSOR_BF16, x->dtype_given, "--dtype",
+                         &x->info[i], &err);
     if (rc != TENSOR_OK) {
         cli_error(CMD, "%s: %s", opt, err.message);
         return false;
@@ -961,10 +960,10 @@ resolve_layout(diff_ctx *x)
 
     if (x->layout_opt != UT_LAYOUT_UNSET) {
         x->layout = x->layout_opt;
-        x->layout_from = x->man_layout != UT_LAYOUT_UNSET
-                                 && x->man_layout != x->layout_opt
-                             ? "--layout, over the manifest's"
-                             : "--layout";
+        x->layout_from =
+            x->man_layout != UT_LAYOUT_UNSET && x->man_layout != x->layout_opt
+                ? "--layout, over the manifest's"
+                : "--layout";
     } else if (x->man_layout != UT_LAYOUT_UNSET) {
         x->layout = x->man_layout;
         x->layout_from = "manifest";
@@ -1000,8 +999,7 @@ resolve_layout(diff_ctx *x)
 static bool
 check_manifest_shape(diff_ctx *x)
 {
-    static const char *const sh_keys[5] = {"batch", "heads", "nq", "nk",
-                                           "d"};
+    static const char *const sh_keys[5] = {"batch", "heads", "nq", "nk", "d"};
     const size_t got[5] = {x->nb, x->nh, x->nq, x->nk, x->d};
 
     if (x->man_shape_given)
@@ -1219,9 +1217,8 @@ build_config(diff_ctx *x)
         x->causal = x->meta_causal;
         x->causal_from = "the file's metadata";
     } else {
-        cli_error(CMD,
-                  "%s gives causal; pass --causal or --no-causal",
-                  x->have_manifest ? "the manifest does not"
+        cli_error(CMD, "%s gives causal; pass --causal or --no-causal",
+                  x->have_manifest  ? "the manifest does not"
                   : x->dump != NULL ? "no manifest"
                                     : "no --dump manifest");
         return false;
@@ -1267,7 +1264,7 @@ build_config(diff_ctx *x)
         cli_error(CMD,
                   "%s gives scale; pass --scale X (PyTorch's default is "
                   "1/sqrt(d) = %.9g for d = %zu)",
-                  x->have_manifest ? "the manifest does not"
+                  x->have_manifest  ? "the manifest does not"
                   : x->dump != NULL ? "no manifest"
                                     : "no --dump manifest",
                   1.0 / sqrt((double)x->d), x->d);
@@ -1918,9 +1915,9 @@ text_inputs(cli_buf *b, const diff_ctx *x)
                            ? ": [B, N, H, d] read as [B, H, N, d]"
                            : "");
     if (x->heads_subset) {
-        cli_buf_printf(b, "  the file keeps %zu of the launch's %" PRIu64
-                          " heads",
-                       x->nh, x->man_shape[1]);
+        cli_buf_printf(
+            b, "  the file keeps %zu of the launch's %" PRIu64 " heads", x->nh,
+            x->man_shape[1]);
         if (x->man_heads_kept_given) {
             cli_buf_puts(b, ":");
             for (size_t h = 0; h < x->n_heads_kept; h++)
@@ -2215,32 +2212,20 @@ enum
     O_TENSOR /* O_TENSOR + T_Q .. T_DV: --q, --k, ... FILE[:KEY] */
 };
 
-static const cli_option options[] = {{"help", false, O_HELP},
-                                     {"dump", true, O_DUMP},
-                                     {"policy", true, O_POLICY},
-                                     {"stage", true, O_STAGE},
-                                     {"exp", true, O_EXP},
-                                     {"fix", true, O_FIX},
-                                     {"causal", false, O_CAUSAL},
-                                     {"no-causal", false, O_NO_CAUSAL},
-                                     {"scale", true, O_SCALE},
-                                     {"tolerance", true, O_TOLERANCE},
-                                     {"exact", false, O_EXACT},
-                                     {"no-exact", false, O_NO_EXACT},
-                                     {"json", false, O_JSON},
-                                     {"fa2-rowsum", true, O_ROWSUM},
-                                     {"dtype", true, O_DTYPE},
-                                     {"layout", true, O_LAYOUT},
-                                     {"q", true, O_TENSOR + T_Q},
-                                     {"k", true, O_TENSOR + T_K},
-                                     {"v", true, O_TENSOR + T_V},
-                                     {"do", true, O_TENSOR + T_DO},
-                                     {"o", true, O_TENSOR + T_O},
-                                     {"lse", true, O_TENSOR + T_LSE},
-                                     {"dq", true, O_TENSOR + T_DQ},
-                                     {"dk", true, O_TENSOR + T_DK},
-                                     {"dv", true, O_TENSOR + T_DV},
-                                     {NULL, false, 0}};
+static const cli_option options[] = {
+    {"help", false, O_HELP},       {"dump", true, O_DUMP},
+    {"policy", true, O_POLICY},    {"stage", true, O_STAGE},
+    {"exp", true, O_EXP},          {"fix", true, O_FIX},
+    {"causal", false, O_CAUSAL},   {"no-causal", false, O_NO_CAUSAL},
+    {"scale", true, O_SCALE},      {"tolerance", true, O_TOLERANCE},
+    {"exact", false, O_EXACT},     {"no-exact", false, O_NO_EXACT},
+    {"json", false, O_JSON},       {"fa2-rowsum", true, O_ROWSUM},
+    {"dtype", true, O_DTYPE},      {"layout", true, O_LAYOUT},
+    {"q", true, O_TENSOR + T_Q},   {"k", true, O_TENSOR + T_K},
+    {"v", true, O_TENSOR + T_V},   {"do", true, O_TENSOR + T_DO},
+    {"o", true, O_TENSOR + T_O},   {"lse", true, O_TENSOR + T_LSE},
+    {"dq", true, O_TENSOR + T_DQ}, {"dk", true, O_TENSOR + T_DK},
+    {"dv", true, O_TENSOR + T_DV}, {NULL, false, 0}};
 
 void
 diff_help(FILE *out)

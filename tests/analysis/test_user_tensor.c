@@ -55,8 +55,8 @@ write_npy(const char *name, tensor_dtype dt, unsigned nd,
 static uint64_t
 bf16_at(uint64_t i)
 {
-    static const uint16_t v[] = {0x3F80, 0x8000, 0x0000, 0x0001, 0x7F80,
-                                 0xFF7F, 0xC013, 0x3E00};
+    static const uint16_t v[] = {0x3F80, 0x8000, 0x0000, 0x0001,
+                                 0x7F80, 0xFF7F, 0xC013, 0x3E00};
     return v[i % 8] ^ (uint16_t)(i / 8);
 }
 static uint64_t
@@ -78,15 +78,15 @@ START_TEST(test_same_type)
     ut_info info;
 
     write_npy("a.npy", TENSOR_F32, 2, sh, f32_of_bf16);
-    ck_assert_int_eq(ut_read(path, NULL, TENSOR_F32, false, "--dtype", &t,
-                             &info, &err),
-                     TENSOR_OK);
+    ck_assert_int_eq(
+        ut_read(path, NULL, TENSOR_F32, false, "--dtype", &t, &info, &err),
+        TENSOR_OK);
     ck_assert_int_eq(t.dtype, TENSOR_F32);
     ck_assert_str_eq(info.how, "");
     tensor_free(&t);
-    ck_assert_int_eq(ut_read(path, NULL, TENSOR_ANY, false, NULL, &t, &info,
-                             &err),
-                     TENSOR_OK);
+    ck_assert_int_eq(
+        ut_read(path, NULL, TENSOR_ANY, false, NULL, &t, &info, &err),
+        TENSOR_OK);
     ck_assert_int_eq(t.dtype, TENSOR_F32);
     tensor_free(&t);
 }
@@ -101,16 +101,16 @@ START_TEST(test_f32_as_bf16)
 
     write_npy("f.npy", TENSOR_F32, 3, sh, f32_of_bf16);
     /* not asked: refused, naming the option */
-    ck_assert_int_eq(ut_read(path, NULL, TENSOR_BF16, false, "--dtype", &t,
-                             &info, &err),
-                     TENSOR_E_DTYPE);
+    ck_assert_int_eq(
+        ut_read(path, NULL, TENSOR_BF16, false, "--dtype", &t, &info, &err),
+        TENSOR_E_DTYPE);
     ck_assert_ptr_null(t.data);
     ck_assert_ptr_nonnull(strstr(err.message, "dtype F32 (expected BF16; "
                                               "pass --dtype bf16"));
     /* asked: every element exact */
-    ck_assert_int_eq(ut_read(path, NULL, TENSOR_BF16, true, "--dtype", &t,
-                             &info, &err),
-                     TENSOR_OK);
+    ck_assert_int_eq(
+        ut_read(path, NULL, TENSOR_BF16, true, "--dtype", &t, &info, &err),
+        TENSOR_OK);
     ck_assert_int_eq(t.dtype, TENSOR_BF16);
     ck_assert(info.converted);
     ck_assert_str_eq(info.how, "F32 values read as BF16 (every one exact)");
@@ -123,9 +123,9 @@ START_TEST(test_f32_as_bf16)
     tensor_free(&t);
     /* one element off the BF16 grid: named with index and bits */
     write_npy("g.npy", TENSOR_F32, 3, sh, f32_bad);
-    ck_assert_int_eq(ut_read(path, NULL, TENSOR_BF16, true, "--dtype", &t,
-                             &info, &err),
-                     TENSOR_E_DTYPE);
+    ck_assert_int_eq(
+        ut_read(path, NULL, TENSOR_BF16, true, "--dtype", &t, &info, &err),
+        TENSOR_E_DTYPE);
     ck_assert_ptr_null(t.data);
     {
         char want[128];
@@ -147,13 +147,13 @@ START_TEST(test_f16_and_bits)
 
     /* I16 patterns: refused unless asked, then kept bit for bit */
     write_npy("i.npy", TENSOR_I16, 1, sh, bf16_at);
-    ck_assert_int_eq(ut_read(path, NULL, TENSOR_BF16, false, "--dtype", &t,
-                             &info, &err),
-                     TENSOR_E_DTYPE);
+    ck_assert_int_eq(
+        ut_read(path, NULL, TENSOR_BF16, false, "--dtype", &t, &info, &err),
+        TENSOR_E_DTYPE);
     ck_assert_ptr_nonnull(strstr(err.message, "dtype I16 holds bit patterns"));
-    ck_assert_int_eq(ut_read(path, NULL, TENSOR_F16, true, "--dtype", &t,
-                             &info, &err),
-                     TENSOR_OK);
+    ck_assert_int_eq(
+        ut_read(path, NULL, TENSOR_F16, true, "--dtype", &t, &info, &err),
+        TENSOR_OK);
     ck_assert_int_eq(t.dtype, TENSOR_F16);
     ck_assert(info.relabelled);
     for (uint64_t i = 0; i < 16; i++)
@@ -161,9 +161,9 @@ START_TEST(test_f16_and_bits)
     tensor_free(&t);
     /* U16 the same */
     write_npy("u.npy", TENSOR_U16, 1, sh, bf16_at);
-    ck_assert_int_eq(ut_read(path, NULL, TENSOR_BF16, true, "--dtype", &t,
-                             &info, &err),
-                     TENSOR_OK);
+    ck_assert_int_eq(
+        ut_read(path, NULL, TENSOR_BF16, true, "--dtype", &t, &info, &err),
+        TENSOR_OK);
     ck_assert_str_eq(info.how, "U16 bit patterns read as BF16");
     tensor_free(&t);
     /* F16 1.0 (0x3C00) and 2^-24 (0x0001, not a BF16 value? it is:
@@ -171,23 +171,22 @@ START_TEST(test_f16_and_bits)
     {
         tensor f = TENSOR_INIT;
         const uint64_t s2[1] = {3};
-        ck_assert_int_eq(tensor_alloc(&f, TENSOR_F16, 1, s2, &err),
-                         TENSOR_OK);
+        ck_assert_int_eq(tensor_alloc(&f, TENSOR_F16, 1, s2, &err), TENSOR_OK);
         tensor_set_bits(&f, 0, 0x3C00);
         tensor_set_bits(&f, 1, 0x0001);
         tensor_set_bits(&f, 2, 0x3C01);
-        ck_assert_int_eq(ut_as_dtype(&f, "x", TENSOR_BF16, true, NULL, NULL,
-                                     &err),
-                         TENSOR_E_DTYPE);
+        ck_assert_int_eq(
+            ut_as_dtype(&f, "x", TENSOR_BF16, true, NULL, NULL, &err),
+            TENSOR_E_DTYPE);
         ck_assert_ptr_nonnull(
             strstr(err.message, "x: element 2 [2] is F16 0x3C01"));
         ck_assert_int_eq(f.dtype, TENSOR_F16);
         f.n_elems = 2; /* the first two only */
         f.shape[0] = 2;
         f.n_bytes = 4;
-        ck_assert_int_eq(ut_as_dtype(&f, "x", TENSOR_BF16, true, NULL, NULL,
-                                     &err),
-                         TENSOR_OK);
+        ck_assert_int_eq(
+            ut_as_dtype(&f, "x", TENSOR_BF16, true, NULL, NULL, &err),
+            TENSOR_OK);
         ck_assert_uint_eq(tensor_get_bits(&f, 0), 0x3F80); /* 1.0 */
         ck_assert_uint_eq(tensor_get_bits(&f, 1), 0x3380); /* 2^-24 */
         tensor_free(&f);
@@ -210,9 +209,9 @@ START_TEST(test_bnhd)
     ut_info info;
 
     write_npy("t.npy", TENSOR_U16, 4, sh, index_value);
-    ck_assert_int_eq(ut_read(path, NULL, TENSOR_BF16, true, NULL, &t, &info,
-                             &err),
-                     TENSOR_OK);
+    ck_assert_int_eq(
+        ut_read(path, NULL, TENSOR_BF16, true, NULL, &t, &info, &err),
+        TENSOR_OK);
     ck_assert(ut_layout_matters(&t));
     ck_assert_int_eq(ut_to_bhnd(&t, UT_LAYOUT_BNHD, &info, &err), TENSOR_OK);
     ck_assert(info.transposed);

@@ -111,8 +111,7 @@ reform(tensor *t, const char *form)
         memmove(shape, shape + 2, nd * sizeof shape[0]);
         shape[nd] = shape[nd + 1] = 0;
         h = 1;
-    } else if (sscanf(form, "h%lu-%lu", &k0, &k1) == 2 && k0 < k1
-               && k1 <= h) {
+    } else if (sscanf(form, "h%lu-%lu", &k0, &k1) == 2 && k0 < k1 && k1 <= h) {
         h0 = k0;
         h1 = k1;
         shape[1] = h1 - h0;
@@ -199,8 +198,7 @@ main(int argc, char **argv)
         }
         if (rc == 0
             && safetensors_write(argv[2], list, n, &meta,
-                                 strcmp(argv[3], "-") == 0 ? 0 : 1, true,
-                                 &err)
+                                 strcmp(argv[3], "-") == 0 ? 0 : 1, true, &err)
                    != TENSOR_OK)
             rc = fail(argv[2], err.message);
         for (size_t i = 0; i < n; i++)

@@ -18,6 +18,7 @@
 #include <omp.h>
 #endif
 
+#include <jansson.h>
 #include <mpfr.h>
 
 #include "analysis/attn_exact.h"
@@ -388,20 +389,62 @@ read_operand(attn_ctx *x, int i)
     return true;
 }
 
-/* The layout of Q's file metadata ("layout": "bhnd" or "bnhd", as
-   bf16emu writes it), or UNSET. */
+/* The layout a dump's manifest M (JSON) gives for Q: its "layout", else
+   what its launch shape ("shape": {"heads", "nq", ...} or [B, H, N, d])
+   tells: Q's H dimension within the launch's heads and its N dimension
+   nq, or the other way round (only one may fit); else UNSET. */
 static ut_layout
-file_layout(const operand *o)
+manifest_layout(const char *m, const tensor *q)
+{
+    json_t *root = json_loads(m, 0, NULL), *sh;
+    ut_layout r = UT_LAYOUT_UNSET;
+    json_int_t heads = 0, nq = 0;
+
+    if (root == NULL)
+        return r;
+    if (json_is_string(json_object_get(root, "layout"))
+        && ut_layout_parse(json_string_value(json_object_get(root, "layout")),
+                           &r)) {
+        json_decref(root);
+        return r;
+    }
+    sh = json_object_get(root, "shape");
+    if (json_is_object(sh)) {
+        heads = json_integer_value(json_object_get(sh, "heads"));
+        nq = json_integer_value(json_object_get(sh, "nq"));
+    } else if (json_is_array(sh) && json_array_size(sh) == 4) {
+        heads = json_integer_value(json_array_get(sh, 1));
+        nq = json_integer_value(json_array_get(sh, 2));
+    }
+    if (heads > 0 && nq > 0 && q->ndim >= 3) {
+        uint64_t a = q->shape[q->ndim - 3], b = q->shape[q->ndim - 2];
+        bool bhnd = b == (uint64_t)nq && a <= (uint64_t)heads;
+        bool bnhd = a == (uint64_t)nq && b <= (uint64_t)heads;
+        if (bhnd != bnhd)
+            r = bhnd ? UT_LAYOUT_BHND : UT_LAYOUT_BNHD;
+    }
+    json_decref(root);
+    return r;
+}
+
+/* The layout the metadata of Q's file gives: "layout" ("bhnd" or "bnhd",
+   as bf16emu writes it), or a dump's manifest; UNSET when it says
+   nothing. */
+static ut_layout
+file_layout(const operand *o, const tensor *q)
 {
     tensor_listing l = TENSOR_LISTING_INIT;
     ut_layout r = UT_LAYOUT_UNSET;
 
     if (tensor_file_list(o->path, &l, NULL) != TENSOR_OK)
         return r;
-    for (size_t i = 0; i < l.n_meta; i++)
-        if (strcmp(l.meta[i].key, "layout") == 0
-            && !ut_layout_parse(l.meta[i].value, &r))
-            r = UT_LAYOUT_UNSET;
+    for (size_t i = 0; i < l.n_meta && r == UT_LAYOUT_UNSET; i++)
+        if (strcmp(l.meta[i].key, "layout") == 0) {
+            if (!ut_layout_parse(l.meta[i].value, &r))
+                r = UT_LAYOUT_UNSET;
+        } else if (strcmp(l.meta[i].key, "manifest") == 0) {
+            r = manifest_layout(l.meta[i].value, q);
+        }
     tensor_listing_free(&l);
     return r;
 }
@@ -418,7 +461,7 @@ resolve_layout(attn_ctx *x)
     if (x->layout_opt != UT_LAYOUT_UNSET) {
         x->layout = x->layout_opt;
         x->layout_from = "--layout";
-    } else if ((l = file_layout(&x->in[IN_Q])) != UT_LAYOUT_UNSET) {
+    } else if ((l = file_layout(&x->in[IN_Q], q)) != UT_LAYOUT_UNSET) {
         x->layout = l;
         x->layout_from = "the file's metadata";
     } else if ((l = ut_layout_tell(q, k)) != UT_LAYOUT_UNSET) {

@@ -184,7 +184,7 @@ bad "--layout 'bhdn': expected bhnd ([B, H, N, d]) or bnhd ([B, N, H, d])" \
 # ---------------------------------------------------------------------
 ctx="attn"
 run attn --q "$C:q" --k "$C:k" --v "$C:v" --causal --policy fa2 \
-    --exp ex2-sm90 --no-exact --out "$o/ref.safetensors" --layout bhnd
+    --exp ex2-sm90 --no-exact --out "$o/ref.safetensors"
 expect_rc 0
 run attn --q "$in/q_f32_bnhd.npy" --k "$in/k_f32_bnhd.npy" \
     --v "$in/v_f32_bnhd.npy" --dtype bf16 --layout bnhd --causal \
@@ -212,6 +212,18 @@ bad "--q: $in/q_i16_bnhd.npy: dtype I16 holds bit patterns of no stated type" \
 bad "--q $in/q_i16_bnhd.npy: shape [1, 128, 4, 64] may be [B, H, N, d] or [B, N, H, d]" \
     attn --q "$in/q_i16_bnhd.npy" --k "$in/k_i16_bnhd.npy" \
     --v "$in/v_i16_bnhd.npy" --dtype bf16 --no-exact
+# the dump's manifest (heads 4, nq 128) told the layout above; a file
+# without one does not
+bad "--q $K:query: shape [1, 4, 128, 64] may be [B, H, N, d] or [B, N, H, d], and neither the file nor the shapes tell which; pass --layout bhnd or --layout bnhd" \
+    attn --q "$K:query" --k "$K:key" --v "$K:value" --no-exact
+run attn --q "$K:query" --k "$K:key" --v "$K:value" --causal --policy fa2 \
+    --exp ex2-sm90 --no-exact --layout bhnd --out "$o/keys.safetensors"
+expect_rc 0
+if cmp -s "$o/ref.safetensors" "$o/keys.safetensors"; then
+    pass
+else
+    fail "inputs under other keys give another output file"
+fi
 bad "--q: $in/q_bad.npy: element 5 [0, 0, 0, 5] is F32 0x" \
     attn --q "$in/q_bad.npy" --k "$in/k_f32_bnhd.npy" \
     --v "$in/v_f32_bnhd.npy" --dtype bf16 --layout bnhd --no-exact
@@ -221,7 +233,7 @@ bad "--q: $in/q_bad.npy: element 5 [0, 0, 0, 5] is F32 0x" \
 # the bit) they are not all equal
 run attn --q "$C:q" --k "$C:k" --v "$C:v" --do "$C:do" --o "$C:o" \
     --lse "$C:lse" --backward --causal --policy fa2 --exp ex2-sm90 \
-    --no-exact --out "$o/bwd_gpu.safetensors" --layout bhnd
+    --no-exact --out "$o/bwd_gpu.safetensors"
 expect_rc 0
 run attn --q "$C:q" --k "$C:k" --v "$C:v" --do "$C:do" --backward \
     --causal --policy fa2 --exp ex2-sm90 --no-exact \

@@ -200,6 +200,8 @@ typedef struct
     const char *meta_scale;              /* a tensor file's "scale" */
     bool causal_override;                /* an option overrides the file */
     bool scale_meta;                     /* scale from the file's "scale" */
+    bool scale_override;                 /* --scale over another one */
+    uint32_t scale_file;                 /* the file's scale then */
     const char *man_scale; /* the manifest's scale text, or NULL */
     char man_scale_buf[256];
     bool man_scale_number;
@@ -1295,6 +1297,34 @@ build_config(diff_ctx *x)
     x->hcfg.shape.batch = 1;
     x->hcfg.shape.heads = 1;
     x->scale_used = fa_scale_bits(c);
+    if (x->scale_given) {
+        /* the file's own scale, to note an override */
+        fa_config fc = *c;
+        bool file_says = true;
+        fc.scale = fa_config_default(x->policy).scale;
+        if (x->man_scale_number) {
+            sf_env env = SF_ENV_IEEE;
+            uint32_t b = (uint32_t)sf_from_double(
+                &sf_format_f32, x->man_scale_value, SF_RNE, &env);
+            memcpy(&sf, &b, sizeof sf);
+            fc.scale = sf;
+        } else if (x->man_scale == NULL && x->meta_scale != NULL) {
+            uint32_t b;
+            if (fa_cli_parse_scale(CMD, x->meta_scale, &b)) {
+                memcpy(&sf, &b, sizeof sf);
+                fc.scale = sf;
+            } else {
+                file_says = false;
+            }
+        } else if (x->man_scale == NULL
+                   || strncmp(x->man_scale, "1/sqrt(d)", 9) != 0) {
+            file_says = false;
+        }
+        if (file_says && fa_scale_bits(&fc) != x->scale_used) {
+            x->scale_override = true;
+            x->scale_file = fa_scale_bits(&fc);
+        }
+    }
     {
         /* PyTorch's default: 1/sqrt(d) in double, then to float */
         double r = 1.0 / sqrt((double)x->d);
@@ -1947,6 +1977,13 @@ text_report(const diff_ctx *x, cli_buf *b)
     if (x->causal_override)
         cli_buf_printf(b, "  note: %s overrides the file's causal: %s\n",
                        x->causal_from, x->causal ? "false" : "true");
+    if (x->scale_override) {
+        char v[64];
+        cli_buf_printf(b,
+                       "  note: --scale overrides the file's scale %s "
+                       "(FP32 0x%08" PRIX32 ")\n",
+                       cli_f32_dec(v, sizeof v, x->scale_file), x->scale_file);
+    }
     text_inputs(b, x);
     text_scale(b, x);
     if (x->fix != FA_FIX_NONE)
@@ -2141,6 +2178,7 @@ json_report(const diff_ctx *x, cli_json *j)
                     : x->scale_meta       ? "metadata"
                                           : "1/sqrt(d)");
     cli_json_bool(j, "torch_default_same", x->torch_scale_same);
+    cli_json_bool(j, "override", x->scale_override);
     cli_json_object_end(j);
     cli_json_int(j, "tolerance", (long long)x->tol);
     cli_json_object_begin(j, "exact_reference");

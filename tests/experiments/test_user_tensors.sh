@@ -175,6 +175,14 @@ run diff --q "$K:query" --k "$K:key" --v "$K:value" --o "$K:out" \
     --stage o --no-exact --causal --scale 0.125 --layout bhnd
 expect_rc 0
 expect_line "$O_ALL"
+# an option over the manifest wins, and the report says so
+run diff --dump "$C" --stage o --no-exact --no-causal --scale 0.1
+expect_rc 1
+expect_line "  note: --no-causal overrides the file's causal: true"
+expect_line "  note: --scale overrides the file's scale 0.125 (FP32 0x3E000000)"
+run diff --dump "$C" --stage o --no-exact --causal --scale 0.125
+expect_rc 0
+expect_no_line "  note: --scale overrides the file's scale 0.125 (FP32 0x3E000000)"
 bad "--dtype 'f16': expected bf16" diff --dump "$C" --dtype f16
 bad "--layout 'bhdn': expected bhnd ([B, H, N, d]) or bnhd ([B, N, H, d])" \
     diff --dump "$C" --layout bhdn

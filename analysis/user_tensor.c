@@ -213,7 +213,9 @@ ut_read(const char *path, const char *key, tensor_dtype want, bool asked,
     else
         snprintf(what, sizeof what, "%s", path);
     /* The stored type from the header, so raw bytes can be named. */
-    if (tensor_file_list(path, &l, NULL) == TENSOR_OK) {
+    if (tensor_file_list(path, &l, NULL) == TENSOR_OK && !l.npy_fortran) {
+        /* (a Fortran-order .npy is left to the reader, which refuses
+           it) */
         for (size_t i = 0; i < l.n_tensors; i++)
             if ((key == NULL && l.n_tensors == 1)
                 || (key != NULL && strcmp(l.tensors[i].name, key) == 0)) {
@@ -233,6 +235,14 @@ ut_read(const char *path, const char *key, tensor_dtype want, bool asked,
                 dtype_opt != NULL ? dtype_opt : "",
                 dtype_opt != NULL ? " with the type" : "");
         read_as = want;
+    }
+    if (found && !asked && file_dt != TENSOR_ANY) {
+        /* a refusal needs the header only: no data is read */
+        tensor probe = TENSOR_INIT;
+        probe.dtype = file_dt;
+        rc = ut_as_dtype(&probe, what, want, false, dtype_opt, NULL, err);
+        if (rc != TENSOR_OK)
+            return rc;
     }
     rc = tensor_file_read(path, key, read_as, out, err);
     if (rc != TENSOR_OK)

@@ -8,7 +8,7 @@ lib_LTLIBRARIES += analysis/libanalysis.la
 analysis_libanalysis_la_SOURCES = \
 	analysis/tensor.h analysis/tensor_internal.h \
 	analysis/tensor.c analysis/safetensors.c analysis/npy.c \
-	analysis/tcvec.c \
+	analysis/tcvec.c analysis/user_tensor.h analysis/user_tensor.c \
 	analysis/attn_exact.h analysis/attn_exact.c \
 	analysis/bias.h analysis/bias.c \
 	analysis/rows.h analysis/rows.c \
@@ -26,7 +26,8 @@ analysis_libanalysis_la_LIBADD = attention/libattention.la \
 	softfloat/libsoftfloat.la $(JANSSON_LIBS) $(MPFR_LIBS) $(ZLIB_LIBS) \
 	$(LIBM)
 analysis_libanalysis_la_LDFLAGS = -version-info 0:0:0
-pkginclude_HEADERS += analysis/tensor.h analysis/attn_exact.h \
+pkginclude_HEADERS += analysis/tensor.h analysis/user_tensor.h \
+	analysis/attn_exact.h \
 	analysis/bias.h analysis/rows.h analysis/gradient.h \
 	analysis/ex2_table.h analysis/lg2_table.h analysis/gen.h \
 	analysis/point.h analysis/exact_decimal.h
@@ -126,3 +127,10 @@ tests_analysis_test_exact_decimal_SOURCES = \
 	tests/analysis/test_exact_decimal.c
 tests_analysis_test_exact_decimal_CFLAGS = $(ANALYSIS_TEST_FLAGS)
 tests_analysis_test_exact_decimal_LDADD = $(ANALYSIS_TEST_LIBS)
+
+check_PROGRAMS += tests/analysis/test_user_tensor
+TESTS += tests/analysis/test_user_tensor
+tests_analysis_test_user_tensor_SOURCES = tests/analysis/test_user_tensor.c
+tests_analysis_test_user_tensor_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_analysis_test_user_tensor_LDADD = analysis/libanalysis.la \
+	softfloat/libsoftfloat.la $(CHECK_LIBS)

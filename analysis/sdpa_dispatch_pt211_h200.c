@@ -276,7 +276,7 @@ variant_of(sdpa_backend b, const sdpa_case *c, char *v, size_t size)
     case SDPA_BACKEND_CUDNN:
         if (c->nq == 1) {
             /* decode: cuDNN's sm80 WMMA engines (seen: knob 3 up to 256
-               keys, knob 35 from 512, a lean-reduction pass from 1024) */
+               keys, knob 35 from 257, a lean-reduction pass from 513) */
             long long dt = dm <= 64 ? 64 : 128;
             if (c->nk <= 256)
                 snprintf(v, size,
@@ -284,7 +284,7 @@ variant_of(sdpa_backend b, const sdpa_case *c, char *v, size_t size)
             else
                 snprintf(v, size,
                          "sm80_flash_fprop_wmma_f16_knob_35_16x128x%lld%s", dt,
-                         c->nk >= 1024 ? " + lean_reduction" : "");
+                         c->nk > 512 ? " + lean_reduction" : "");
         } else {
             long long dt = (long long)((dm + 63) / 64 * 64);
             snprintf(v, size, "sm90_flash_fprop_wgmma_f16_knob_7_64x128x%lld",

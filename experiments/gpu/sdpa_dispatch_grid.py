@@ -97,6 +97,18 @@ def grid():
     add(rank=3)
     add(batch=65536, heads=1, kv_heads=1, nq=16, nk=16)
     add(batch=4, heads=32, kv_heads=32, nq=512, nk=512, d=128)
+    # cuDNN's decode engines: where the key count switches them
+    for nk in (200, 257, 300, 384, 448, 511, 513, 600, 768, 900, 1000,
+               1023, 2048):
+        add(nq=1, nk=nk)
+    for nk in (384, 512, 768, 1024):
+        add(nq=1, nk=nk, d=128)
+    add(nq=1, nk=512, heads=1, kv_heads=1)
+    add(nq=1, nk=512, batch=8, heads=32, kv_heads=32)
+    add(nq=1, nk=2048, heads=64, kv_heads=64)
+    add(nq=1, nk=768, heads=1, kv_heads=1)
+    add(nq=1, nk=300, batch=16, heads=32, kv_heads=32)
+    add(nq=1, nk=8192, d=128, heads=32, kv_heads=8, gqa=True)
     return cases
 
 

@@ -251,7 +251,7 @@ START_TEST(test_dispatch_grid)
     }
     printf("dispatch grid: %d cases (%d with kernels), %d mismatches\n", n,
            nvar, bad);
-    ck_assert_int_ge(n, 90);
+    ck_assert_int_ge(n, 114);
     ck_assert_int_eq(bad, 0);
     json_decref(top);
 }

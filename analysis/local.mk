@@ -17,7 +17,8 @@ analysis_libanalysis_la_SOURCES = \
 	analysis/lg2_table.h analysis/lg2_table.c \
 	analysis/gen.h analysis/gen.c \
 	analysis/point.h analysis/point.c \
-	analysis/exact_decimal.h analysis/exact_decimal.c
+	analysis/exact_decimal.h analysis/exact_decimal.c \
+	analysis/sdpa_dispatch_pt211_h200.h analysis/sdpa_dispatch_pt211_h200.c
 analysis_libanalysis_la_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DBF16EMU_PKGDATADIR='"$(pkgdatadir)"'
 analysis_libanalysis_la_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) \
@@ -30,7 +31,8 @@ pkginclude_HEADERS += analysis/tensor.h analysis/user_tensor.h \
 	analysis/attn_exact.h \
 	analysis/bias.h analysis/rows.h analysis/gradient.h \
 	analysis/ex2_table.h analysis/lg2_table.h analysis/gen.h \
-	analysis/point.h analysis/exact_decimal.h
+	analysis/point.h analysis/exact_decimal.h \
+	analysis/sdpa_dispatch_pt211_h200.h
 
 # The measured exp2 of the H200 (experiments/gpu/ex2_probe.cu, packed by
 # experiments/gpu/pack_ex2_table.py): the ex2-sm90 exp model's tables; its
@@ -134,3 +136,14 @@ tests_analysis_test_user_tensor_SOURCES = tests/analysis/test_user_tensor.c
 tests_analysis_test_user_tensor_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_analysis_test_user_tensor_LDADD = analysis/libanalysis.la \
 	softfloat/libsoftfloat.la $(CHECK_LIBS)
+
+# PyTorch 2.11's SDPA backend choice on the H200 against the recorded grid
+# and the pinned backend dumps (tests/data/gpu/backends/).
+check_PROGRAMS += tests/analysis/test_sdpa_dispatch
+TESTS += tests/analysis/test_sdpa_dispatch
+tests_analysis_test_sdpa_dispatch_SOURCES = \
+	tests/analysis/test_sdpa_dispatch.c
+tests_analysis_test_sdpa_dispatch_CFLAGS = $(ANALYSIS_TEST_FLAGS) \
+	$(JANSSON_CFLAGS)
+tests_analysis_test_sdpa_dispatch_LDADD = $(ANALYSIS_TEST_LIBS) \
+	$(JANSSON_LIBS)

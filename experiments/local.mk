@@ -14,7 +14,8 @@ experiments_bf16emu_SOURCES = \
 	experiments/plot.c experiments/plot.h \
 	experiments/sweep.c \
 	experiments/reproduce.c \
-	experiments/ls.c
+	experiments/ls.c \
+	experiments/scan.c
 experiments_bf16emu_CFLAGS = $(AM_CFLAGS) $(MPFR_CFLAGS) $(OPENMP_CFLAGS) \
 	$(JANSSON_CFLAGS) \
 	-DBF16EMU_PKGDATADIR='"$(pkgdatadir)"'
@@ -41,7 +42,8 @@ dist_plots_DATA = \
 	experiments/plots/eq4-trace.gp \
 	experiments/plots/fig5a.gp \
 	experiments/plots/fig6.gp \
-	experiments/plots/t12.gp
+	experiments/plots/t12.gp \
+	experiments/plots/scan-heat.gp
 
 # The CLI tests are shell scripts; they find the built program, its
 # version, the JSON checker and the mma, attn and diff input writers through the

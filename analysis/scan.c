@@ -175,6 +175,7 @@ scan_head(const fa_config *cfg, const fa_fix *fix, const scan_head_in *in,
     bad = count_nonfinite(in->q, nq * d) + count_nonfinite(in->k, nk * d)
           + count_nonfinite(in->v, nk * d) + count_nonfinite(in->o, nq * d)
           + count_nonfinite(in->dout, nq * d);
+    out->has_do = out->has_do || in->dout != NULL;
     if (bad > 0) {
         out->bad_heads++;
         out->bad_elems += bad;
@@ -240,7 +241,6 @@ scan_head(const fa_config *cfg, const fa_fix *fix, const scan_head_in *in,
     out->heads++;
     out->features += d;
     out->one_sign += one_sign_features(in->v, nk, d);
-    out->has_do = out->has_do || in->dout != NULL;
     for (size_t i = 0; i < nq; i++) {
         rows_info ex, ke, fx;
         if (rows_classify_d(nk, s_ex + i * nk, NULL, &ro, NULL, &ex) != ROWS_OK

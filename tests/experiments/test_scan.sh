@@ -1,0 +1,106 @@
+# test_scan.sh -- bf16emu scan on a capture of two layers: a synthetic one
+# whose heads have repeated maxima or not (the expected counts come from
+# the integer scores that scan_inputs computes), and the H200 FLASH dump
+# (a real kernel's O, which the fa2 emulation must reproduce bit for bit);
+# --json fields, the same output for 1 and 2 threads, --csv and --plot,
+# and the bad inputs (exit 2, nothing written).
+
+: "${srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
+. "$srcdir/tests/experiments/lib.sh"
+
+: "${JSONQ:=./tests/experiments/jsonq}"
+: "${SCAN_INPUTS:=./tests/experiments/scan_inputs}"
+for p in "$JSONQ" "$SCAN_INPUTS"; do
+    if [ ! -x "$p" ]; then
+        echo "SKIP: $p not built"
+        exit 77
+    fi
+done
+
+d=$tmp/d
+mkdir "$d" || exit 99
+h200=$srcdir/tests/data/gpu/sdpa_h200_d64_repmax.safetensors
+"$SCAN_INPUTS" "$d" "$h200" >"$d/expect" || exit 99
+rep0=$(awk '$2 == 0 { print $4 }' "$d/expect")
+rep1=$(awk '$2 == 1 { print $4 }' "$d/expect")
+rep2=$(awk '$2 == 2 { print $4 }' "$d/expect")
+
+# The counts: synthetic heads (scores are integers over 8, so the fix's
+# tolerance 1e-3 finds no more than exact equality), then the H200 layer
+# (generated with 4 equal keys at the maximum of every row).
+run scan --quiet --json --threads 1 "$d/cap.safetensors"
+expect_rc 0
+cp "$tmp/out" "$d/t1.json"
+expect_jsons heads.0.layer 0 heads.0.head 0 \
+    heads.0.rows 64 heads.0.rows_repeated_max "$rep0" \
+    heads.0.rows_near_max "$rep0" heads.0.rows_p1_ge2 "$rep0" \
+    heads.0.rows_p1_ge2_fix 0 \
+    heads.1.rows_repeated_max "$rep1" heads.1.rows_near_max "$rep1" \
+    heads.2.rows_repeated_max "$rep2" heads.2.rows_near_max "$rep2" \
+    heads.0.v_features 64 heads.0.v_features_one_sign 64 \
+    heads.1.v_features_one_sign 0 \
+    heads.0.risk 1 heads.0.rank 1 heads.2.risk 0 \
+    heads.3.layer 1 heads.3.rows 128 heads.3.rows_repeated_max 128 \
+    heads.3.rows_p1_ge2 128 \
+    heads.3.o_match 8192 heads.3.o_elements 8192 \
+    heads.6.o_match 8192 heads.6.lse_elements 128 \
+    heads.0.o_match 4096 ranking.0.layer 0 ranking.0.head 0 \
+    heads.0.o_bias_ulps.emulated.n 4096 heads.0.delta_bias.emulated.n 64
+# The counts must differ between the heads, or the test shows nothing.
+[ "$rep0" -eq 64 ] && [ "$rep1" -gt 0 ] && [ "$rep1" -lt 64 ] \
+    && [ "$rep2" -eq 0 ] && pass || fail "counts $rep0 $rep1 $rep2"
+
+# Threads: the same bytes.
+run scan --quiet --json --threads 2 "$d/cap.safetensors"
+expect_rc 0
+expect_same_as "$d/t1.json"
+
+# Under a BF16 accumulator (repo) the fix shrinks the bias of O and of
+# delta on the repeated-max head 0 (values of this fixed capture).
+run scan --quiet --json --policy repo "$d/eager.safetensors"
+expect_rc 0
+"$JSONQ" "$tmp/out" heads.0.o_bias_ulps.emulated.mean \
+    heads.0.o_bias_ulps.fix.mean heads.0.delta_bias.emulated.mean \
+    heads.0.delta_bias.fix.mean >"$d/bias" || fail "jsonq"
+awk 'function a(x) { return x < 0 ? -x : x }
+     { v[NR] = $1 }
+     END { exit !(a(v[2]) < a(v[1]) && a(v[4]) < a(v[3])) }' "$d/bias" \
+    && pass || { ctx=bias; fail "fix not smaller: $(tr '\n' ' ' <"$d/bias")"; }
+
+# The table, --csv and --plot (atomic, refused when present).
+run scan --quiet --csv "$d/s.csv" --plot "$d/heat" "$d/cap.safetensors"
+expect_rc 0
+expect_out_has "highest risk: L0.h0 1.0000"
+[ "$(wc -l <"$d/s.csv")" -eq 8 ] && pass || fail "csv rows"
+[ -s "$d/heat.dat" ] && pass || fail "no heat.dat"
+cp "$d/s.csv" "$d/s.keep"
+run scan --quiet --csv "$d/s.csv" "$d/cap.safetensors"
+expect_rc 2
+expect_err_has "exists (give --force)"
+expect_no_stdout
+cmp -s "$d/s.csv" "$d/s.keep" && pass || fail "csv overwritten"
+
+# Bad input.
+run scan --quiet "$d/missing.safetensors"
+expect_rc 2
+expect_err_has "tensor 'L0.s0.v' (layer 0 step 0) is in none of the files"
+expect_no_stdout
+run scan --quiet "$d/sharda.safetensors" "$d/shardb.safetensors"
+expect_rc 2
+expect_err_has "L0.s0.k [1, 3, 64, 32] does not fit"
+run scan --quiet "$d/eager.safetensors"
+expect_rc 2
+expect_err_has "backend 'math', not FLASH; give --policy"
+run scan --quiet "$d/cap.safetensors" "$d/cap.safetensors"
+expect_rc 2
+expect_err_has "is in both"
+run scan --quiet "$h200"
+expect_rc 2
+expect_err_has "no capture manifest"
+# NaN: the head is left out and counted.
+run scan --quiet --json "$d/nan.safetensors"
+expect_rc 0
+expect_jsons heads.1.heads_nonfinite 1 heads.1.nonfinite_elements 1 \
+    heads.1.rows 0 heads.0.rows_repeated_max "$rep0"
+
+finish

@@ -153,4 +153,5 @@ EXTRA_DIST += \
 	tests/experiments/attn_inputs.c \
 	tests/experiments/diff_inputs.c \
 	tests/experiments/user_inputs.c \
-	tests/experiments/scan_inputs.c
+	tests/experiments/scan_inputs.c \
+	doc/real-models.md

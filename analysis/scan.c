@@ -259,7 +259,7 @@ scan_head(const fa_config *cfg, const fa_fix *fix, const scan_head_in *in,
             continue;
         out->rows++;
         out->rep_exact += ex.n_max >= 2;
-        out->near_tol += ex.n_near >= 2;
+        out->near_tol += ke.n_near >= 2;
         out->rep_kernel += ke.n_max >= 2;
         out->p1_ge2 += ke.n_one >= 2;
         out->p1_entries += ke.n_one;

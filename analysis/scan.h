@@ -29,9 +29,10 @@ extern "C" {
  * Rows (queries with at least one visible key):
  *   rep_exact   rows whose exact scores S = scale Q K^T have their maximum
  *               two or more times;
- *   near_tol    rows with two or more exact scores within the fix's
- *               tolerance of the maximum (rows.h's n_near >= 2, tol =
- *               fix.tol);
+ *   near_tol    rows with two or more scores within the fix's tolerance
+ *               of the row maximum (rows.h's n_near >= 2, tol = fix.tol),
+ *               in the scores as the emulated kernel holds them, the
+ *               domain of the fix's own test (fa2: the unscaled Q K^T);
  *   rep_kernel  rows whose scores as the emulated kernel holds them have a
  *               repeated maximum;
  *   p1_ge2      rows with two or more P~ == 1 exactly in the emulated

@@ -1,7 +1,7 @@
 # scan-heat.gp -- the risk score of bf16emu scan as a heat map, one cell
 # per layer (y) and head (x).
 # Variables (gnuplot -e), all set by bf16emu scan:
-#   datafile  rows "layer head risk", a blank line after each layer
+#   datafile  rows "layer head risk", a blank line between layers
 #   out       the output path without extension (.png and .svg are written)
 #   title     the plot's title
 if (!exists("datafile")) datafile = 'scan.dat'
@@ -14,7 +14,10 @@ set cblabel "risk (rows with two or more P~ = 1) x (V features of one sign)"
 set title title
 set cbrange [0:*]
 set palette defined (0 "#FFFFFF", 0.25 "#FDE0C5", 0.5 "#F59E72", 0.75 "#D1495B", 1 "#5C0029")
-set view map
+set xtics 1
+set ytics 1
+set offsets 0.5, 0.5, 0.5, 0.5
+set border lw 1
 unset key
 set tics out
 do for [t in "pngcairo svg"] {
@@ -25,6 +28,8 @@ do for [t in "pngcairo svg"] {
         set terminal svg size 900,700 noenhanced font ",10"
         set output out.'.svg'
     }
-    plot datafile using 2:1:3 with image
+    # one box per cell, so layers with different head counts stay square
+    plot datafile using 2:1:(0.5):(0.5):3 with boxxyerror \
+         fillstyle solid 1.0 border lc rgb "#BBBBBB" lc palette
     unset output
 }

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/point.h"
 #include "analysis/scan.h"
 
 void
@@ -146,8 +147,8 @@ one_sign_features(const uint16_t *v, size_t nk, size_t d)
 }
 
 int
-scan_head(const fa_config *cfg, const fa_fix *fix, const scan_head_in *in,
-          scan_stats *out, const char **why)
+scan_head(const fa_config *cfg, const fa_fix *fix, scan_reference ref,
+          const scan_head_in *in, scan_stats *out, const char **why)
 {
     const char *w;
     size_t nq, nk, d;
@@ -199,8 +200,23 @@ scan_head(const fa_config *cfg, const fa_fix *fix, const scan_head_in *in,
         goto done;
     }
 
-    /* The exact reference: scores and O. */
-    {
+    /* The reference: scores and O. */
+    if (ref == SCAN_REF_BINARY64) {
+        uint32_t sb = ax_scale_bits(cfg);
+        double scale = f32_value(sb);
+        pt_reference(nq, nk, d, cfg->causal, scale, in->q, in->k, in->v, work,
+                     o_ex);
+        for (size_t i = 0; i < nq; i++)
+            for (size_t j = 0; j < nk; j++) {
+                double acc = 0;
+                bool masked = cfg->causal && j + nq > i + nk;
+                if (!masked)
+                    for (size_t c = 0; c < d; c++)
+                        acc += bf16_value(in->q[i * d + c])
+                               * bf16_value(in->k[j * d + c]);
+                s_ex[i * nk + j] = masked ? -INFINITY : scale * acc;
+            }
+    } else {
         ax_options ao = {0, AX_DIRECT};
         ax_outputs ax;
         int arc;

@@ -92,13 +92,28 @@ typedef struct scan_head_in
    usable, else a static message. */
 const char *scan_check(const fa_config *cfg, const fa_fix *fix);
 
+/* The reference O and scores are compared with:
+     SCAN_REF_EXACT     attn_exact.h's direct evaluation (MPFR, 256 bits):
+                        exact scores, O correctly rounded to a double;
+     SCAN_REF_BINARY64  point.h's pt_reference for O (binary64, relative
+                        error a few hundred units of 2^-53) and the scores
+                        summed in binary64 in index order (each BF16
+                        product is exact; the sum is exact unless the
+                        products of a row span more than about 2^29),
+                        some hundred times faster, for large captures. */
+typedef enum
+{
+    SCAN_REF_EXACT = 0,
+    SCAN_REF_BINARY64
+} scan_reference;
+
 /* Measures one head and adds it to *OUT (initialised by the caller).  A
    head with a NaN or infinite element in Q, K, V, dO or O is counted in
    bad_heads and bad_elems and nothing else.  Returns 0, or -1 with a
    static message in *WHY (configuration refused, out of memory, the exact
    evaluation failed). */
-int scan_head(const fa_config *cfg, const fa_fix *fix, const scan_head_in *in,
-              scan_stats *out, const char **why);
+int scan_head(const fa_config *cfg, const fa_fix *fix, scan_reference ref,
+              const scan_head_in *in, scan_stats *out, const char **why);
 
 #ifdef __cplusplus
 }

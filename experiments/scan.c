@@ -78,6 +78,7 @@ typedef struct
     fa_policy policy;
     fa_fix fix;
     bool json, force, quiet;
+    scan_reference ref;
     const char *csv, *plot;
     long threads;
     group *groups;
@@ -621,7 +622,7 @@ run_call(scan_ctx *x, size_t ci, double t0, double *last)
             in.dout = dd != NULL ? dd + bh * nq * d : NULL;
             in.lse = lse != NULL ? lse + bh * nq : NULL;
             scan_stats_init(&res[bh]);
-            if (scan_head(&cfg, &x->fix, &in, &res[bh], &why[bh]) != 0
+            if (scan_head(&cfg, &x->fix, x->ref, &in, &res[bh], &why[bh]) != 0
                 && why[bh] == NULL)
                 why[bh] = "failed";
         }
@@ -692,11 +693,12 @@ text_report(const scan_ctx *x, const size_t *order, cli_buf *b)
     }
     cli_buf_printf(b,
                    "scan: %zu call%s, %zu (layer, head) cells; policy %s, "
-                   "fix %s (tol %g)\n",
+                   "fix %s (tol %g); reference %s\n",
                    x->n_calls, x->n_calls == 1 ? "" : "s", x->n_groups,
                    fa_policy_name(x->policy_given ? x->policy
                                                   : FA_POLICY_FA2),
-                   fa_fix_name(x->fix.kind), x->fix.tol);
+                   fa_fix_name(x->fix.kind), x->fix.tol,
+                   x->ref == SCAN_REF_EXACT ? "exact" : "binary64");
     cli_buf_puts(b,
                  "O errors: mean (computed - exact) in BF16 ulps; delta: "
                  "mean absolute (computed - exact)\n\n");
@@ -781,6 +783,8 @@ json_report(const scan_ctx *x, const size_t *order, cli_buf *b)
         cli_json_string(&j, NULL, x->shards[i].path);
     cli_json_array_end(&j);
     cli_json_int(&j, "calls", (long long)x->n_calls);
+    cli_json_string(&j, "reference",
+                    x->ref == SCAN_REF_EXACT ? "exact" : "binary64");
     cli_json_array_begin(&j, "heads");
     for (size_t i = 0; i < x->n_groups; i++) {
         const group *g = &x->groups[i];
@@ -947,7 +951,7 @@ scan_help(FILE *out)
         "[--json]\n"
         "                    [--csv FILE] [--plot PREFIX] [--threads N] "
         "[--force]\n"
-        "                    [--quiet] CAPTURE...\n"
+        "                    [--reference R] [--quiet] CAPTURE...\n"
         "\n"
         "Measures the failure mechanism of BF16 flash attention on "
         "captured attention\n"
@@ -986,6 +990,10 @@ scan_help(FILE *out)
         "PREFIX.png and\n"
         "                   PREFIX.svg (gnuplot)\n"
         "  --threads N      OpenMP threads (results do not depend on N)\n"
+        "  --reference R    exact (MPFR, the default) or binary64 (some "
+        "hundred times\n"
+        "                   faster, for large captures; "
+        "doc/real-models.md)\n"
         "  --force          overwrite the --csv and --plot outputs\n"
         "  --quiet          no progress on stderr\n"
         "  -h, --help       this text\n"
@@ -1009,7 +1017,8 @@ enum
     O_PLOT,
     O_THREADS,
     O_FORCE,
-    O_QUIET
+    O_QUIET,
+    O_REFERENCE
 };
 
 int
@@ -1021,6 +1030,7 @@ scan_main(int argc, char **argv)
         {"json", false, O_JSON},     {"csv", true, O_CSV},
         {"plot", true, O_PLOT},      {"threads", true, O_THREADS},
         {"force", false, O_FORCE},   {"quiet", false, O_QUIET},
+        {"reference", true, O_REFERENCE},
         {NULL, false, 0}};
     scan_ctx x;
     cli_parser p;
@@ -1094,6 +1104,18 @@ scan_main(int argc, char **argv)
             break;
         case O_QUIET:
             x.quiet = true;
+            break;
+        case O_REFERENCE:
+            if (strcmp(v, "exact") == 0) {
+                x.ref = SCAN_REF_EXACT;
+            } else if (strcmp(v, "binary64") == 0) {
+                x.ref = SCAN_REF_BINARY64;
+            } else {
+                rc = cli_error(CMD, "--reference %s: expected exact or "
+                                    "binary64",
+                               v);
+                goto out;
+            }
             break;
         default:
             x.shards[x.n_shards++].path = v;

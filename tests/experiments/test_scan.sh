@@ -50,6 +50,41 @@ expect_jsons heads.0.layer 0 heads.0.head 0 \
 [ "$rep0" -eq 64 ] && [ "$rep1" -gt 0 ] && [ "$rep1" -lt 64 ] \
     && [ "$rep2" -eq 0 ] && pass || fail "counts $rep0 $rep1 $rep2"
 
+# A causal H200 dump through --manifest (its own manifest has no calls):
+# the fa2 emulation reproduces the GPU's O; the binary64 reference finds
+# the same rows as the exact one, here and on the synthetic layer.
+cat >"$d/causal.json" <<'JSON'
+{"calls": [{"layer": 3, "step": 7, "prefix": "", "causal": true,
+            "scale": null, "layout": "bhnd", "dtype": "bfloat16",
+            "backend": "flash"}]}
+JSON
+causal=$srcdir/tests/data/gpu/sdpa_h200_d64_sink_causal.safetensors
+for ref in exact binary64; do
+    run scan --quiet --json --reference $ref --manifest "$d/causal.json" \
+        "$causal"
+    expect_rc 0
+    "$JSONQ" "$tmp/out" heads.0.layer heads.0.steps heads.0.o_match \
+        heads.0.o_elements heads.3.o_match heads.0.rows \
+        heads.0.rows_repeated_max heads.0.rows_near_max \
+        heads.0.rows_p1_ge2 heads.0.rows_sink heads.2.rows_p1_ge2 \
+        >"$d/causal.$ref" || fail "jsonq"
+    run scan --quiet --json --reference $ref "$d/cap.safetensors"
+    "$JSONQ" "$tmp/out" heads.0.rows_repeated_max heads.1.rows_repeated_max \
+        heads.2.rows_repeated_max heads.1.rows_sink reference \
+        >"$d/syn.$ref" || fail "jsonq"
+done
+printf '3\n1\n8192\n8192\n8192\n128\n' >"$d/causal.want"
+head -6 "$d/causal.exact" | cmp -s - "$d/causal.want" && pass \
+    || { ctx=causal; fail "$(tr '\n' ' ' <"$d/causal.exact")"; }
+cmp -s "$d/causal.exact" "$d/causal.binary64" && pass \
+    || { ctx=binary64; fail "causal counts differ"; }
+head -4 "$d/syn.exact" >"$d/syn.e4"
+head -4 "$d/syn.binary64" >"$d/syn.b4"
+cmp -s "$d/syn.e4" "$d/syn.b4" && pass \
+    || { ctx=binary64; fail "synthetic counts differ"; }
+[ "$(sed -n 5p "$d/syn.binary64")" = binary64 ] && pass \
+    || { ctx=binary64; fail "reference field"; }
+
 # Threads: the same bytes.
 run scan --quiet --json --threads 2 "$d/cap.safetensors"
 expect_rc 0

@@ -100,7 +100,7 @@ const char *scan_check(const fa_config *cfg, const fa_fix *fix);
                         summed in binary64 in index order (each BF16
                         product is exact; the sum is exact unless the
                         products of a row span more than about 2^29),
-                        some hundred times faster, for large captures. */
+                        about ten times faster, for large captures. */
 typedef enum
 {
     SCAN_REF_EXACT = 0,

@@ -54,6 +54,8 @@ typedef struct
     double scale;
     ut_layout layout;
     char backend[64];
+    size_t n_heads_kept; /* 0: every head, numbered as stored */
+    size_t *heads_kept;  /* the model's index of each stored head */
 } call_spec;
 
 typedef struct
@@ -245,6 +247,43 @@ parse_call(const json_t *c, size_t idx, const char *top_backend,
         || !get_string(c, "name", out->name, sizeof out->name, what)
         || !get_string(c, "prefix", out->prefix, sizeof out->prefix, what))
         return false;
+    v = json_object_get(c, "heads_kept");
+    if (v != NULL && !json_is_null(v)) {
+        if (!json_is_array(v) || json_array_size(v) == 0)
+            return cli_error(CMD,
+                             "%s: 'heads_kept' must be null or a non-empty "
+                             "array of head indices",
+                             what),
+                   false;
+        out->n_heads_kept = json_array_size(v);
+        out->heads_kept = calloc(out->n_heads_kept, sizeof *out->heads_kept);
+        if (out->heads_kept == NULL)
+            return cli_error(CMD, "out of memory"), false;
+        for (size_t i = 0; i < out->n_heads_kept; i++) {
+            const json_t *e = json_array_get(v, i);
+            if (!json_is_integer(e) || json_integer_value(e) < 0)
+                return cli_error(CMD,
+                                 "%s: heads_kept[%zu] must be an integer "
+                                 ">= 0",
+                                 what, i),
+                       false;
+            out->heads_kept[i] = (size_t)json_integer_value(e);
+            for (size_t j = 0; j < i; j++)
+                if (out->heads_kept[j] == out->heads_kept[i])
+                    return cli_error(CMD,
+                                     "%s: heads_kept lists head %zu twice",
+                                     what, out->heads_kept[i]),
+                           false;
+        }
+    }
+    v = json_object_get(c, "rows_kept");
+    if (v != NULL && !json_is_null(v) && out->causal)
+        return cli_error(CMD,
+                         "%s: 'rows_kept' with a causal mask: the mask "
+                         "needs every query row's position (record every "
+                         "row, or the last Nq rows with rows_kept null)",
+                         what),
+               false;
     if (out->backend[0] == '\0' && top_backend != NULL)
         snprintf(out->backend, sizeof out->backend, "%s", top_backend);
     if (json_object_get(c, "prefix") == NULL)
@@ -480,6 +519,12 @@ load_call(const scan_ctx *x, const call_spec *c, call_data *cd)
                false;
     if (sq[2] == 0 || sk[2] == 0 || sq[3] == 0)
         return cli_error(CMD, "%s: empty tensor", wq), false;
+    if (c->n_heads_kept != 0 && c->n_heads_kept != sq[1])
+        return cli_error(CMD,
+                         "%s: %" PRIu64 " heads, but the manifest's "
+                         "heads_kept lists %zu",
+                         wq, sq[1], c->n_heads_kept),
+               false;
     cd->b = (size_t)sq[0];
     cd->h = (size_t)sq[1];
     cd->nq = (size_t)sq[2];
@@ -634,7 +679,9 @@ run_call(scan_ctx *x, size_t ci, double t0, double *last)
                            c->step, i % cd.h, why[i]);
             break;
         }
-        g = group_get(x, c->layer, i % cd.h, c->name);
+        g = group_get(x, c->layer,
+                      c->n_heads_kept ? c->heads_kept[i % cd.h] : i % cd.h,
+                      c->name);
         if (g == NULL) {
             rc = cli_error(CMD, "out of memory");
             break;
@@ -1207,6 +1254,8 @@ out:
     for (size_t i = 0; i < x.n_shards; i++)
         tensor_listing_free(&x.shards[i].l);
     free(x.shards);
+    for (size_t i = 0; x.calls != NULL && i < x.n_calls; i++)
+        free(x.calls[i].heads_kept);
     free(x.calls);
     free(x.groups);
     return rc;

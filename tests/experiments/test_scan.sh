@@ -85,6 +85,28 @@ cmp -s "$d/syn.e4" "$d/syn.b4" && pass \
 [ "$(sed -n 5p "$d/syn.binary64")" = binary64 ] && pass \
     || { ctx=binary64; fail "reference field"; }
 
+# heads_kept names the model's heads; rows_kept with a causal mask is
+# refused (the mask needs the rows' positions).
+cat >"$d/kept.json" <<'JSON'
+{"calls": [{"layer": 2, "step": 0, "prefix": "", "causal": false,
+            "scale": null, "layout": "bhnd", "dtype": "bfloat16",
+            "backend": "flash", "heads_kept": [9, 4, 7, 5]}]}
+JSON
+run scan --quiet --json --reference binary64 --manifest "$d/kept.json" "$h200"
+expect_rc 0
+expect_jsons heads.0.head 4 heads.1.head 5 heads.2.head 7 heads.3.head 9 \
+    heads.3.rows_repeated_max 128
+sed 's/"causal": false/"causal": true/; s/"heads_kept": \[9, 4, 7, 5\]/"rows_kept": [0, 1]/' \
+    "$d/kept.json" >"$d/rows.json"
+run scan --quiet --manifest "$d/rows.json" "$h200"
+expect_rc 2
+expect_err_has "'rows_kept' with a causal mask"
+sed 's/\[9, 4, 7, 5\]/[9, 4, 7]/' "$d/kept.json" >"$d/kept3.json"
+run scan --quiet --manifest "$d/kept3.json" "$h200"
+expect_rc 2
+expect_err_has "4 heads, but the manifest's heads_kept lists 3"
+expect_no_stdout
+
 # Threads: the same bytes.
 run scan --quiet --json --threads 2 "$d/cap.safetensors"
 expect_rc 0

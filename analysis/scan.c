@@ -125,6 +125,21 @@ err_bf16_ulps(double computed, double exact)
 }
 
 /* The features of V [NK, D] whose values are all of one sign. */
+/* Whether one KV block of BC keys of the row P [NK] (FP32 bits) holds
+   two or more P~ == 1. */
+static bool
+block_has_two_ones(const uint32_t *p, size_t nk, size_t bc)
+{
+    for (size_t j0 = 0; j0 < nk; j0 += bc) {
+        size_t ones = 0;
+        for (size_t j = j0; j < nk && j < j0 + bc; j++)
+            ones += p[j] == 0x3F800000u;
+        if (ones >= 2)
+            return true;
+    }
+    return false;
+}
+
 static uint64_t
 one_sign_features(const uint16_t *v, size_t nk, size_t d)
 {
@@ -151,7 +166,7 @@ scan_head(const fa_config *cfg, const fa_fix *fix, scan_reference ref,
           const scan_head_in *in, scan_stats *out, const char **why)
 {
     const char *w;
-    size_t nq, nk, d;
+    size_t nq, nk, d, bc;
     fa_config cf;
     double *s_ex = NULL, *o_ex = NULL, *work = NULL;
     uint32_t *s_k = NULL, *p_k = NULL, *p_f = NULL, *o_e = NULL,
@@ -253,6 +268,7 @@ scan_head(const fa_config *cfg, const fa_fix *fix, scan_reference ref,
         }
     }
 
+    bc = ax_block_cols(cfg);
     ro.tol = fix->tol >= 0 && !isnan(fix->tol) ? fix->tol : ro.tol;
     out->heads++;
     out->features += d;
@@ -277,9 +293,9 @@ scan_head(const fa_config *cfg, const fa_fix *fix, scan_reference ref,
         out->rep_exact += ex.n_max >= 2;
         out->near_tol += ke.n_near >= 2;
         out->rep_kernel += ke.n_max >= 2;
-        out->p1_ge2 += ke.n_one >= 2;
+        out->p1_ge2 += block_has_two_ones(p_k + i * nk, nk, bc);
         out->p1_entries += ke.n_one;
-        out->p1_ge2_fix += fx.n_one >= 2;
+        out->p1_ge2_fix += block_has_two_ones(p_f + i * nk, nk, bc);
         if (!isnan(ex.p_max)) {
             out->sum_p_max += ex.p_max;
             out->sink_rows += ex.p_max >= 0.5;

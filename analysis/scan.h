@@ -35,10 +35,14 @@ extern "C" {
  *               domain of the fix's own test (fa2: the unscaled Q K^T);
  *   rep_kernel  rows whose scores as the emulated kernel holds them have a
  *               repeated maximum;
- *   p1_ge2      rows with two or more P~ == 1 exactly in the emulated
- *               forward without the fix (the paper's trigger);
+ *   p1_ge2      rows where one KV block (the policy's width Bc,
+ *               ax_block_cols) has two or more P~ == 1 exactly, as fed to
+ *               the P~V product of the emulated forward without the fix
+ *               (the paper's trigger; a P~ == 1 in each of two blocks,
+ *               where the running maximum grew, is not one);
  *   p1_ge2_fix  the same under the fix;
- *   p1_entries  all P~ == 1 entries without the fix;
+ *   p1_entries  all P~ == 1 entries of the rows without the fix (every
+ *               block);
  *   sink_rows   rows whose exact P has one key with >= 0.5 of the mass;
  *   sum_p_max   the sum over rows of the largest exact P (sink strength).
  * V: of its d features (columns), those whose Nk values are all >= 0 or

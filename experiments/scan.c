@@ -54,6 +54,7 @@ typedef struct
     double scale;
     ut_layout layout;
     char backend[64];
+    bool bottom_right;   /* "causal_alignment": "bottom-right" given */
     size_t n_heads_kept; /* 0: every head, numbered as stored */
     size_t *heads_kept;  /* the model's index of each stored head */
 } call_spec;
@@ -276,6 +277,15 @@ parse_call(const json_t *c, size_t idx, const char *top_backend,
                            false;
         }
     }
+    if (!get_string(c, "causal_alignment", buf, sizeof buf, what))
+        return false;
+    if (buf[0] != '\0' && strcmp(buf, "bottom-right") != 0)
+        return cli_error(CMD,
+                         "%s: 'causal_alignment' \"%s\": only "
+                         "\"bottom-right\" (the flash kernel's) is modelled",
+                         what, buf),
+               false;
+    out->bottom_right = buf[0] != '\0';
     v = json_object_get(c, "rows_kept");
     if (v != NULL && !json_is_null(v) && out->causal)
         return cli_error(CMD,
@@ -519,6 +529,14 @@ load_call(const scan_ctx *x, const call_spec *c, call_data *cd)
                false;
     if (sq[2] == 0 || sk[2] == 0 || sq[3] == 0)
         return cli_error(CMD, "%s: empty tensor", wq), false;
+    if (c->causal && sq[2] != sk[2] && !c->bottom_right)
+        return cli_error(CMD,
+                         "layer %lld step %lld: causal with Nq = %" PRIu64
+                         " != Nk = %" PRIu64 ": the manifest must say "
+                         "\"causal_alignment\": \"bottom-right\" (the "
+                         "flash kernel's; top-left is not modelled)",
+                         c->layer, c->step, sq[2], sk[2]),
+               false;
     if (c->n_heads_kept != 0 && c->n_heads_kept != sq[1])
         return cli_error(CMD,
                          "%s: %" PRIu64 " heads, but the manifest's "

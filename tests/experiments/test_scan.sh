@@ -107,6 +107,25 @@ expect_rc 2
 expect_err_has "4 heads, but the manifest's heads_kept lists 3"
 expect_no_stdout
 
+# Causal with Nq = 64 < Nk = 192 (d = 128: three KV blocks of 64): the
+# alignment must be stated.  Random normal inputs have no repeated
+# maximum, yet most rows see P~ == 1 in more than one block (where the
+# running maximum grew); those are not the trigger and are not counted.
+ext=$srcdir/tests/data/gpu/sdpa_ext/causal_d128_nq64_nk192.safetensors
+sed 's/"causal": false/"causal": true/; s/, "heads_kept": \[9, 4, 7, 5\]//' \
+    "$d/kept.json" >"$d/ext.json"
+run scan --quiet --manifest "$d/ext.json" "$ext"
+expect_rc 2
+expect_err_has "causal with Nq = 64 != Nk = 192"
+sed 's/"backend": "flash"/"backend": "flash", "causal_alignment": "bottom-right"/' \
+    "$d/ext.json" >"$d/ext2.json"
+run scan --quiet --json --reference binary64 --manifest "$d/ext2.json" "$ext"
+expect_rc 0
+expect_jsons heads.0.rows 64 heads.0.rows_repeated_max 0 \
+    heads.0.rows_p1_ge2 0
+p1=$("$JSONQ" "$tmp/out" heads.0.p1_entries)
+[ "$p1" -gt 64 ] && pass || { ctx=blocks; fail "p1_entries $p1"; }
+
 # Threads: the same bytes.
 run scan --quiet --json --threads 2 "$d/cap.safetensors"
 expect_rc 0

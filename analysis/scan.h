@@ -81,7 +81,7 @@ void scan_stats_init(scan_stats *s);
 void scan_stats_merge(scan_stats *into, const scan_stats *from);
 
 /* The risk score of doc/real-models.md: the share of rows with two or
-   more P~ == 1 (p1_ge2 / rows) times the share of V features of one sign
+   more P~ == 1 in one KV block (p1_ge2 / rows) times the share of V features of one sign
    (one_sign / features).  0 when there are no rows or features. */
 double scan_risk(const scan_stats *s);
 

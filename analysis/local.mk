@@ -12,6 +12,7 @@ analysis_libanalysis_la_SOURCES = \
 	analysis/attn_exact.h analysis/attn_exact.c \
 	analysis/bias.h analysis/bias.c \
 	analysis/rows.h analysis/rows.c \
+	analysis/scan.h analysis/scan.c \
 	analysis/gradient.h analysis/gradient.c \
 	analysis/ex2_table.h analysis/ex2_table.c \
 	analysis/lg2_table.h analysis/lg2_table.c \

@@ -36,6 +36,8 @@ static const command commands[] = {
      reproduce_main, reproduce_help},
     {"ls", "keys, dtypes, shapes and sizes of tensor files", ls_main,
      ls_help},
+    {"scan", "repeated maxima and bias per layer and head of a capture",
+     scan_main, scan_help},
 };
 
 #define N_COMMANDS (sizeof commands / sizeof commands[0])

@@ -67,6 +67,8 @@ int reproduce_main(int argc, char **argv);
 void reproduce_help(FILE *out);
 int ls_main(int argc, char **argv);
 void ls_help(FILE *out);
+int scan_main(int argc, char **argv);
+void scan_help(FILE *out);
 
 /*----------------------------------------------------------------------------
  * Errors.  cli_error prints "bf16emu CMD: MESSAGE" (or "bf16emu: MESSAGE"

@@ -14,7 +14,8 @@ experiments_bf16emu_SOURCES = \
 	experiments/plot.c experiments/plot.h \
 	experiments/sweep.c \
 	experiments/reproduce.c \
-	experiments/ls.c
+	experiments/ls.c \
+	experiments/scan.c
 experiments_bf16emu_CFLAGS = $(AM_CFLAGS) $(MPFR_CFLAGS) $(OPENMP_CFLAGS) \
 	$(JANSSON_CFLAGS) \
 	-DBF16EMU_PKGDATADIR='"$(pkgdatadir)"'
@@ -41,7 +42,8 @@ dist_plots_DATA = \
 	experiments/plots/eq4-trace.gp \
 	experiments/plots/fig5a.gp \
 	experiments/plots/fig6.gp \
-	experiments/plots/t12.gp
+	experiments/plots/t12.gp \
+	experiments/plots/scan-heat.gp
 
 # The CLI tests are shell scripts; they find the built program, its
 # version, the JSON checker and the mma, attn and diff input writers through the
@@ -54,9 +56,10 @@ AM_TESTS_ENVIRONMENT = \
 	ATTN_INPUTS='$(abs_top_builddir)/tests/experiments/attn_inputs'; \
 	DIFF_INPUTS='$(abs_top_builddir)/tests/experiments/diff_inputs'; \
 	USER_INPUTS='$(abs_top_builddir)/tests/experiments/user_inputs'; \
+	SCAN_INPUTS='$(abs_top_builddir)/tests/experiments/scan_inputs'; \
 	MPIRUN='$(MPIRUN_FOR_TESTS)'; \
 	export BF16EMU BF16EMU_VERSION JSONQ MMA_INPUTS ATTN_INPUTS DIFF_INPUTS \
-	  USER_INPUTS MPIRUN;
+	  USER_INPUTS SCAN_INPUTS MPIRUN;
 
 TESTS += \
 	tests/experiments/test_cli.sh \
@@ -72,6 +75,7 @@ TESTS += \
 	tests/experiments/test_sweep_mpi.sh \
 	tests/experiments/test_reproduce.sh \
 	tests/experiments/test_ls.sh \
+	tests/experiments/test_scan.sh \
 	tests/experiments/test_reproduce_only.sh
 
 # Every exact decimal of trace --json against MPFR and GMP.
@@ -112,6 +116,14 @@ tests_experiments_user_inputs_SOURCES = tests/experiments/user_inputs.c
 tests_experiments_user_inputs_LDADD = analysis/libanalysis.la \
 	softfloat/libsoftfloat.la
 
+# scan_inputs writes the captures of test_scan.sh: a synthetic layer with
+# and without repeated maxima, the H200 dump as a second layer, damaged
+# variants; it prints the expected counts.
+check_PROGRAMS += tests/experiments/scan_inputs
+tests_experiments_scan_inputs_SOURCES = tests/experiments/scan_inputs.c
+tests_experiments_scan_inputs_LDADD = analysis/libanalysis.la \
+	attention/libattention.la softfloat/libsoftfloat.la $(LIBM)
+
 # diff_inputs writes damaged copies of a GPU dump for test_diff.sh.
 check_PROGRAMS += tests/experiments/diff_inputs
 tests_experiments_diff_inputs_SOURCES = tests/experiments/diff_inputs.c
@@ -133,10 +145,13 @@ EXTRA_DIST += \
 	tests/experiments/test_sweep_mpi.sh \
 	tests/experiments/test_reproduce.sh \
 	tests/experiments/test_ls.sh \
+	tests/experiments/test_scan.sh \
 	tests/experiments/test_reproduce_only.sh \
 	tests/experiments/t1_rne.txt \
 	tests/experiments/jsonq.c \
 	tests/experiments/mma_inputs.c \
 	tests/experiments/attn_inputs.c \
 	tests/experiments/diff_inputs.c \
-	tests/experiments/user_inputs.c
+	tests/experiments/user_inputs.c \
+	tests/experiments/scan_inputs.c \
+	doc/real-models.md

@@ -3,7 +3,8 @@
 
    Usage: bench [--quick] [--rounds N] [--events HOOK NOHOOK]
                 [--sweep BF16EMU] [PART...]
-   PART is one of scalar, events, convert, gemm, attn, exhaustive, sweep
+   PART is one of scalar, events, convert, gemm, attn, exhaustive, sweep,
+   scan
    (default: all).  Every ratio is the emulated time per item divided by
    the baseline's (for the thread rows, the one-thread time divided by the
    two-thread time), both measured alternately in the same run; each
@@ -220,7 +221,7 @@ usage(void)
     fprintf(stderr,
             "usage: bench [--quick] [--rounds N] [--events HOOK NOHOOK] "
             "[--sweep BF16EMU]\n"
-            "             [scalar|events|convert|gemm|attn|exhaustive|sweep]"
+            "             [scalar|events|convert|gemm|attn|exhaustive|sweep|scan]"
             "...\n");
     exit(2);
 }
@@ -230,7 +231,7 @@ main(int argc, char **argv)
 {
     static const char *const parts[] = {"scalar", "events",     "convert",
                                         "gemm",   "attn",       "exhaustive",
-                                        "sweep"};
+                                        "sweep",  "scan"};
     enum { N_PARTS = sizeof parts / sizeof parts[0] };
     bool want[N_PARTS] = {false}, any = false;
     const char *hook = NULL, *nohook = NULL, *sweep_prog = NULL;
@@ -295,6 +296,8 @@ main(int argc, char **argv)
         bench_exhaustive();
     if (want[6])
         bench_sweep(sweep_prog);
+    if (want[7])
+        bench_scan(sweep_prog, BENCH_SRCDIR);
     bench_print_table();
     return 0;
 }

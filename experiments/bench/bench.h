@@ -74,5 +74,8 @@ void bench_attn(void);
 void bench_exhaustive(void);
 /* PROG: the bf16emu program (NULL: the row is left out with a message). */
 void bench_sweep(const char *prog);
+/* bf16emu scan (PROG) on SRCDIR's H200 dump: binary64 against the exact
+   reference. */
+void bench_scan(const char *prog, const char *srcdir);
 
 #endif

@@ -9,9 +9,11 @@ experiments_bench_bench_SOURCES = experiments/bench/bench.c \
 	experiments/bench/bench.h experiments/bench/bench_ops.c \
 	experiments/bench/bench_convert.c experiments/bench/bench_gemm.c \
 	experiments/bench/bench_exh.c experiments/bench/bench_sweep.c \
+	experiments/bench/bench_scan.c \
 	tests/support/avx512bf16.c tests/support/avx512bf16.h \
 	tests/exhaustive/exh_ref.c tests/exhaustive/exh_ref.h
-experiments_bench_bench_CFLAGS = $(AM_CFLAGS) $(MPFR_CFLAGS) $(OPENMP_CFLAGS)
+experiments_bench_bench_CFLAGS = $(AM_CFLAGS) $(MPFR_CFLAGS) $(OPENMP_CFLAGS) \
+	-DBENCH_SRCDIR='"$(abs_top_srcdir)"'
 experiments_bench_bench_LDFLAGS = -static $(OPENMP_CFLAGS)
 experiments_bench_bench_LDADD = attention/libattention.la \
 	softfloat/libsoftfloat.la $(MPFR_LIBS) $(LIBM)

@@ -1,0 +1,347 @@
+/* scan.c -- one head of a captured attention call measured (scan.h) */
+#ifdef HAVE_CONFIG_H
+#include <config.h>
+#endif
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/point.h"
+#include "analysis/scan.h"
+
+void
+scan_stats_init(scan_stats *s)
+{
+    memset(s, 0, sizeof *s);
+    bias_cell_init(&s->o_cap);
+    bias_cell_init(&s->o_emu);
+    bias_cell_init(&s->o_fix);
+    bias_cell_init(&s->d_cap);
+    bias_cell_init(&s->d_emu);
+    bias_cell_init(&s->d_fix);
+}
+
+void
+scan_stats_merge(scan_stats *into, const scan_stats *from)
+{
+    into->heads += from->heads;
+    into->bad_heads += from->bad_heads;
+    into->bad_elems += from->bad_elems;
+    into->rows += from->rows;
+    into->rep_exact += from->rep_exact;
+    into->near_tol += from->near_tol;
+    into->rep_kernel += from->rep_kernel;
+    into->p1_ge2 += from->p1_ge2;
+    into->p1_ge2_fix += from->p1_ge2_fix;
+    into->p1_entries += from->p1_entries;
+    into->sink_rows += from->sink_rows;
+    into->sum_p_max += from->sum_p_max;
+    into->features += from->features;
+    into->one_sign += from->one_sign;
+    bias_cell_merge(&into->o_cap, &from->o_cap);
+    bias_cell_merge(&into->o_emu, &from->o_emu);
+    bias_cell_merge(&into->o_fix, &from->o_fix);
+    bias_cell_merge(&into->d_cap, &from->d_cap);
+    bias_cell_merge(&into->d_emu, &from->d_emu);
+    bias_cell_merge(&into->d_fix, &from->d_fix);
+    into->o_match += from->o_match;
+    into->o_elems += from->o_elems;
+    into->lse_match += from->lse_match;
+    into->lse_elems += from->lse_elems;
+    into->has_do = into->has_do || from->has_do;
+}
+
+double
+scan_risk(const scan_stats *s)
+{
+    if (s->rows == 0 || s->features == 0)
+        return 0.0;
+    return ((double)s->p1_ge2 / (double)s->rows)
+           * ((double)s->one_sign / (double)s->features);
+}
+
+const char *
+scan_check(const fa_config *cfg, const fa_fix *fix)
+{
+    fa_config c;
+    const char *why;
+
+    if (cfg == NULL || fix == NULL)
+        return "no configuration";
+    if (cfg->shape.batch != 1 || cfg->shape.heads != 1)
+        return "scan measures one head at a time (batch = heads = 1)";
+    if (cfg->fix.kind != FA_FIX_NONE)
+        return "the capture's configuration has no fix";
+    if ((why = fa_config_check(cfg)) != NULL)
+        return why;
+    c = *cfg;
+    c.fix = *fix;
+    return fa_config_check(&c);
+}
+
+static bool
+bf16_finite(uint16_t b)
+{
+    return (b & 0x7F80u) != 0x7F80u;
+}
+
+static uint64_t
+count_nonfinite(const uint16_t *x, size_t n)
+{
+    uint64_t c = 0;
+
+    if (x == NULL)
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        c += !bf16_finite(x[i]);
+    return c;
+}
+
+static double
+bf16_value(uint16_t b)
+{
+    uint32_t u = (uint32_t)b << 16;
+    float f;
+
+    memcpy(&f, &u, sizeof f);
+    return (double)f;
+}
+
+static double
+f32_value(uint32_t u)
+{
+    float f;
+
+    memcpy(&f, &u, sizeof f);
+    return (double)f;
+}
+
+/* (computed - exact) in units of the BF16 ulp at EXACT. */
+static double
+err_bf16_ulps(double computed, double exact)
+{
+    return ldexp(computed - exact, -ax_ulp_exp(&sf_format_bf16, exact));
+}
+
+/* The features of V [NK, D] whose values are all of one sign. */
+/* Whether one KV block of BC keys of the row P [NK] (FP32 bits) holds
+   two or more P~ == 1. */
+static bool
+block_has_two_ones(const uint32_t *p, size_t nk, size_t bc)
+{
+    for (size_t j0 = 0; j0 < nk; j0 += bc) {
+        size_t ones = 0;
+        for (size_t j = j0; j < nk && j < j0 + bc; j++)
+            ones += p[j] == 0x3F800000u;
+        if (ones >= 2)
+            return true;
+    }
+    return false;
+}
+
+static uint64_t
+one_sign_features(const uint16_t *v, size_t nk, size_t d)
+{
+    uint64_t n = 0;
+
+    for (size_t c = 0; c < d; c++) {
+        bool pos = false, neg = false;
+        for (size_t j = 0; j < nk; j++) {
+            uint16_t b = v[j * d + c];
+            if ((b & 0x7FFFu) == 0)
+                continue;
+            if (b & 0x8000u)
+                neg = true;
+            else
+                pos = true;
+        }
+        n += pos != neg;
+    }
+    return n;
+}
+
+int
+scan_head(const fa_config *cfg, const fa_fix *fix, scan_reference ref,
+          const scan_head_in *in, scan_stats *out, const char **why)
+{
+    const char *w;
+    size_t nq, nk, d, bc;
+    fa_config cf;
+    double *s_ex = NULL, *o_ex = NULL, *work = NULL;
+    uint32_t *s_k = NULL, *p_k = NULL, *p_f = NULL, *o_e = NULL,
+             *o_f = NULL, *lse_e = NULL, *lse_f = NULL;
+    uint64_t bad;
+    rows_options ro = rows_options_default();
+    int rc = -1;
+
+    *why = NULL;
+    if ((w = scan_check(cfg, fix)) != NULL) {
+        *why = w;
+        return -1;
+    }
+    if (in == NULL || in->q == NULL || in->k == NULL || in->v == NULL) {
+        *why = "Q, K and V are needed";
+        return -1;
+    }
+    nq = cfg->shape.nq;
+    nk = cfg->shape.nk;
+    d = cfg->shape.d;
+
+    bad = count_nonfinite(in->q, nq * d) + count_nonfinite(in->k, nk * d)
+          + count_nonfinite(in->v, nk * d) + count_nonfinite(in->o, nq * d)
+          + count_nonfinite(in->dout, nq * d);
+    out->has_do = out->has_do || in->dout != NULL;
+    if (bad > 0) {
+        out->bad_heads++;
+        out->bad_elems += bad;
+        return 0;
+    }
+
+    s_ex = malloc(nq * nk * sizeof *s_ex);
+    o_ex = malloc(nq * d * sizeof *o_ex);
+    work = malloc((nk > 0 ? nk : 1) * sizeof *work);
+    s_k = malloc(nq * nk * sizeof *s_k);
+    p_k = malloc(nq * nk * sizeof *p_k);
+    p_f = malloc(nq * nk * sizeof *p_f);
+    o_e = malloc(nq * d * sizeof *o_e);
+    o_f = malloc(nq * d * sizeof *o_f);
+    lse_e = malloc((nq > 0 ? nq : 1) * sizeof *lse_e);
+    lse_f = malloc((nq > 0 ? nq : 1) * sizeof *lse_f);
+    if (s_ex == NULL || o_ex == NULL || work == NULL || s_k == NULL
+        || p_k == NULL || p_f == NULL || o_e == NULL || o_f == NULL
+        || lse_e == NULL || lse_f == NULL) {
+        *why = "out of memory";
+        goto done;
+    }
+
+    /* The reference: scores and O. */
+    if (ref == SCAN_REF_BINARY64) {
+        uint32_t sb = ax_scale_bits(cfg);
+        double scale = f32_value(sb);
+        pt_reference(nq, nk, d, cfg->causal, scale, in->q, in->k, in->v, work,
+                     o_ex);
+        for (size_t i = 0; i < nq; i++)
+            for (size_t j = 0; j < nk; j++) {
+                double acc = 0;
+                bool masked = cfg->causal && j + nq > i + nk;
+                if (!masked)
+                    for (size_t c = 0; c < d; c++)
+                        acc += bf16_value(in->q[i * d + c])
+                               * bf16_value(in->k[j * d + c]);
+                s_ex[i * nk + j] = masked ? -INFINITY : scale * acc;
+            }
+    } else {
+        ax_options ao = {0, AX_DIRECT};
+        ax_outputs ax;
+        int arc;
+        memset(&ax, 0, sizeof ax);
+        ax.s.d = s_ex;
+        ax.o.d = o_ex;
+        arc = ax_forward_ex(cfg, &ao, in->q, in->k, in->v, &ax);
+        if (arc != AX_OK) {
+            *why = ax_strerror(arc);
+            goto done;
+        }
+    }
+
+    /* The kernel without and with the fix. */
+    {
+        fa_capture cap;
+        sf_env env = SF_ENV_IEEE, env2 = SF_ENV_IEEE;
+        memset(&cap, 0, sizeof cap);
+        cap.s = s_k;
+        cap.p = p_k;
+        if (fa_forward(cfg, in->q, in->k, in->v, o_e, lse_e, &cap, &env)
+            != 0) {
+            *why = "the emulated forward failed";
+            goto done;
+        }
+        cf = *cfg;
+        cf.fix = *fix;
+        memset(&cap, 0, sizeof cap);
+        cap.p = p_f;
+        if (fa_forward(&cf, in->q, in->k, in->v, o_f, lse_f, &cap, &env2)
+            != 0) {
+            *why = "the emulated forward with the fix failed";
+            goto done;
+        }
+    }
+
+    bc = ax_block_cols(cfg);
+    ro.tol = fix->tol >= 0 && !isnan(fix->tol) ? fix->tol : ro.tol;
+    out->heads++;
+    out->features += d;
+    out->one_sign += one_sign_features(in->v, nk, d);
+    for (size_t i = 0; i < nq; i++) {
+        rows_info ex, ke, fx;
+        if (rows_classify_d(nk, s_ex + i * nk, NULL, &ro, NULL, &ex) != ROWS_OK
+            || rows_classify(nk, s_k + i * nk, p_k + i * nk, &ro, NULL, &ke)
+                   != ROWS_OK
+            || rows_classify(nk, NULL, p_f + i * nk, &ro, NULL, &fx)
+                   != ROWS_OK) {
+            *why = "row classification failed";
+            goto done;
+        }
+        if (in->lse != NULL) {
+            out->lse_elems++;
+            out->lse_match += in->lse[i] == lse_e[i];
+        }
+        if (ex.cls == ROWS_MASKED)
+            continue;
+        out->rows++;
+        out->rep_exact += ex.n_max >= 2;
+        out->near_tol += ke.n_near >= 2;
+        out->rep_kernel += ke.n_max >= 2;
+        out->p1_ge2 += block_has_two_ones(p_k + i * nk, nk, bc);
+        out->p1_entries += ke.n_one;
+        out->p1_ge2_fix += block_has_two_ones(p_f + i * nk, nk, bc);
+        if (!isnan(ex.p_max)) {
+            out->sum_p_max += ex.p_max;
+            out->sink_rows += ex.p_max >= 0.5;
+        }
+        {
+            double dex = 0, dcap = 0, demu = 0, dfix = 0;
+            for (size_t c = 0; c < d; c++) {
+                size_t at = i * d + c;
+                double oe = f32_value(o_e[at]), of = f32_value(o_f[at]);
+                bias_cell_add(&out->o_emu, err_bf16_ulps(oe, o_ex[at]));
+                bias_cell_add(&out->o_fix, err_bf16_ulps(of, o_ex[at]));
+                if (in->o != NULL) {
+                    double oc = bf16_value(in->o[at]);
+                    bias_cell_add(&out->o_cap, err_bf16_ulps(oc, o_ex[at]));
+                    out->o_elems++;
+                    out->o_match += (uint32_t)in->o[at] << 16 == o_e[at];
+                }
+                if (in->dout != NULL) {
+                    double g = bf16_value(in->dout[at]);
+                    dex += g * o_ex[at];
+                    demu += g * oe;
+                    dfix += g * of;
+                    if (in->o != NULL)
+                        dcap += g * bf16_value(in->o[at]);
+                }
+            }
+            if (in->dout != NULL) {
+                bias_cell_add(&out->d_emu, demu - dex);
+                bias_cell_add(&out->d_fix, dfix - dex);
+                if (in->o != NULL)
+                    bias_cell_add(&out->d_cap, dcap - dex);
+            }
+        }
+    }
+    rc = 0;
+
+done:
+    free(s_ex);
+    free(o_ex);
+    free(work);
+    free(s_k);
+    free(p_k);
+    free(p_f);
+    free(o_e);
+    free(o_f);
+    free(lse_e);
+    free(lse_f);
+    return rc;
+}

@@ -1,0 +1,126 @@
+/* scan.h -- the paper's failure mechanism measured on one head of a
+   captured attention call: repeated maxima, P~ == 1, sink strength, the
+   sign structure of V and the bias of O and delta against the exact
+   reference, with and without a fix */
+#ifndef BF16EMU_ANALYSIS_SCAN_H
+#define BF16EMU_ANALYSIS_SCAN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "analysis/attn_exact.h"
+#include "analysis/bias.h"
+#include "analysis/rows.h"
+#include "attention/attention.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*----------------------------------------------------------------------------
+ * What is measured (doc/real-models.md, "What scan measures").
+ *
+ * One head: Q, dO, O [Nq, d] and K, V [Nk, d] (BF16 bit patterns, the
+ * captured tensors), LSE [Nq] (FP32 bits, optional), under CFG (shape
+ * B = H = 1, causal, scale, the policy of the kernel that produced the
+ * capture, fix none) and FIX (the fix to compare; FA_FIX_NONE: none).
+ *
+ * Rows (queries with at least one visible key):
+ *   rep_exact   rows whose exact scores S = scale Q K^T have their maximum
+ *               two or more times;
+ *   near_tol    rows with two or more scores within the fix's tolerance
+ *               of the row maximum (rows.h's n_near >= 2, tol = fix.tol),
+ *               in the scores as the emulated kernel holds them, the
+ *               domain of the fix's own test (fa2: the unscaled Q K^T);
+ *   rep_kernel  rows whose scores as the emulated kernel holds them have a
+ *               repeated maximum;
+ *   p1_ge2      rows where one KV block (the policy's width Bc,
+ *               ax_block_cols) has two or more P~ == 1 exactly, as fed to
+ *               the P~V product of the emulated forward without the fix
+ *               (the paper's trigger; a P~ == 1 in each of two blocks,
+ *               where the running maximum grew, is not one);
+ *   p1_ge2_fix  the same under the fix;
+ *   p1_entries  all P~ == 1 entries of the rows without the fix (every
+ *               block);
+ *   sink_rows   rows whose exact P has one key with >= 0.5 of the mass;
+ *   sum_p_max   the sum over rows of the largest exact P (sink strength).
+ * V: of its d features (columns), those whose Nk values are all >= 0 or
+ * all <= 0 with at least one non-zero value (one_sign).
+ * Errors (computed - exact), O in units of the BF16 ulp at the exact value
+ * (whatever the policy's O format), delta absolute:
+ *   o_cap, o_emu, o_fix   the captured O, the emulated O without and with
+ *                         the fix;
+ *   d_cap, d_emu, d_fix   delta = rowsum(dO o O) from each of those O,
+ *                         against rowsum(dO o O_exact); both sums in
+ *                         double (each product of two BF16 values is
+ *                         exact), so this is the part of delta's error
+ *                         that O's error carries (the paper's path);
+ *                         only with dO.
+ * o_match and lse_match count the captured O and LSE elements that the
+ * emulation without the fix reproduces bit for bit (a check that the
+ * policy is the capture's kernel).
+ *--------------------------------------------------------------------------*/
+typedef struct scan_stats
+{
+    uint64_t heads;          /* heads measured */
+    uint64_t bad_heads;      /* heads left out: a non-finite input */
+    uint64_t bad_elems;      /* their non-finite elements */
+    uint64_t rows, rep_exact, near_tol, rep_kernel;
+    uint64_t p1_ge2, p1_ge2_fix, p1_entries, sink_rows;
+    double sum_p_max;
+    uint64_t features, one_sign;
+    bias_cell o_cap, o_emu, o_fix;
+    bias_cell d_cap, d_emu, d_fix;
+    uint64_t o_match, o_elems, lse_match, lse_elems;
+    bool has_do;
+} scan_stats;
+
+void scan_stats_init(scan_stats *s);
+/* INTO += FROM (counts exactly, moments as bias_cell_merge). */
+void scan_stats_merge(scan_stats *into, const scan_stats *from);
+
+/* The risk score of doc/real-models.md: the share of rows with two or
+   more P~ == 1 in one KV block (p1_ge2 / rows) times the share of V features of one sign
+   (one_sign / features).  0 when there are no rows or features. */
+double scan_risk(const scan_stats *s);
+
+/* One head's inputs; O, DOUT and LSE may be NULL. */
+typedef struct scan_head_in
+{
+    const uint16_t *q, *k, *v, *o, *dout;
+    const uint32_t *lse;
+} scan_head_in;
+
+/* NULL when CFG (one head: batch = heads = 1, fix none) and FIX are
+   usable, else a static message. */
+const char *scan_check(const fa_config *cfg, const fa_fix *fix);
+
+/* The reference O and scores are compared with:
+     SCAN_REF_EXACT     attn_exact.h's direct evaluation (MPFR, 256 bits):
+                        exact scores, O correctly rounded to a double;
+     SCAN_REF_BINARY64  point.h's pt_reference for O (binary64, relative
+                        error a few hundred units of 2^-53) and the scores
+                        summed in binary64 in index order (each BF16
+                        product is exact; the sum is exact unless the
+                        products of a row span more than about 2^29),
+                        about ten times faster, for large captures. */
+typedef enum
+{
+    SCAN_REF_EXACT = 0,
+    SCAN_REF_BINARY64
+} scan_reference;
+
+/* Measures one head and adds it to *OUT (initialised by the caller).  A
+   head with a NaN or infinite element in Q, K, V, dO or O is counted in
+   bad_heads and bad_elems and nothing else.  Returns 0, or -1 with a
+   static message in *WHY (configuration refused, out of memory, the exact
+   evaluation failed). */
+int scan_head(const fa_config *cfg, const fa_fix *fix, scan_reference ref,
+              const scan_head_in *in, scan_stats *out, const char **why);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* BF16EMU_ANALYSIS_SCAN_H */

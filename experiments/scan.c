@@ -1,0 +1,1280 @@
+/* scan.c -- bf16emu scan: the paper's failure mechanism per layer and head
+   of captured attention calls (doc/real-models.md) */
+#ifdef HAVE_CONFIG_H
+#include <config.h>
+#endif
+
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <jansson.h>
+#include <omp.h>
+
+#include "analysis/scan.h"
+#include "analysis/user_tensor.h"
+#include "experiments/cli.h"
+#include "experiments/plot.h"
+
+#define CMD "scan"
+
+/*
+ * A capture is one or more .safetensors files (shards) and one manifest
+ * with a "calls" list (doc/real-models.md, "The capture format").  The
+ * manifest is --manifest FILE, else the metadata entry "manifest" of the
+ * shards, else their sidecars (FILE with .json for .safetensors); every
+ * shard that carries one must carry the same.  A key may live in any
+ * shard, but only in one.
+ *
+ * Each call's heads are measured in parallel (one scan_head per batch
+ * entry and head), the results kept in order and merged in that order, so
+ * the output does not depend on the thread count.  Rows of the report are
+ * (layer, head), merged over steps and batch entries.
+ */
+
+typedef struct
+{
+    const char *path;
+    tensor_listing l;
+} shard;
+
+typedef struct
+{
+    long long layer, step;
+    char name[128];
+    char prefix[128];
+    bool causal;
+    bool has_scale;
+    double scale;
+    ut_layout layout;
+    char backend[64];
+    bool bottom_right;   /* "causal_alignment": "bottom-right" given */
+    size_t n_heads_kept; /* 0: every head, numbered as stored */
+    size_t *heads_kept;  /* the model's index of each stored head */
+} call_spec;
+
+typedef struct
+{
+    long long layer;
+    size_t head;
+    char name[128];
+    uint64_t steps;
+    scan_stats st;
+    double risk;
+    size_t rank;
+} group;
+
+typedef struct
+{
+    shard *shards;
+    size_t n_shards;
+    call_spec *calls;
+    size_t n_calls;
+    const char *manifest_path;
+    bool policy_given;
+    fa_policy policy;
+    fa_fix fix;
+    bool json, force, quiet;
+    scan_reference ref;
+    const char *csv, *plot;
+    long threads;
+    group *groups;
+    size_t n_groups, cap_groups;
+} scan_ctx;
+
+/*----------------------------------------------------------------------------
+ * The manifest.
+ *--------------------------------------------------------------------------*/
+static json_t *
+parse_json_text(const char *text, size_t len, const char *what)
+{
+    json_error_t je;
+    json_t *v = json_loadb(text, len, 0, &je);
+
+    if (v == NULL) {
+        cli_error(CMD, "%s: the manifest is not JSON (line %d: %s)", what,
+                  je.line, je.text);
+        return NULL;
+    }
+    if (!json_is_object(v)) {
+        json_decref(v);
+        cli_error(CMD, "%s: the manifest is not a JSON object", what);
+        return NULL;
+    }
+    return v;
+}
+
+static json_t *
+read_json_file(const char *path)
+{
+    size_t len;
+    char *text = cli_read_all(path, &len);
+    json_t *v;
+
+    if (text == NULL) {
+        cli_error(CMD, "%s: cannot read: %s", path, strerror(errno));
+        return NULL;
+    }
+    v = parse_json_text(text, len, path);
+    free(text);
+    return v;
+}
+
+/* The manifest a shard carries, or NULL (none); *BAD after an error. */
+static json_t *
+shard_manifest(const shard *s, bool *bad)
+{
+    struct stat st;
+    char *side;
+    size_t n;
+    json_t *v;
+    const char *dot;
+
+    *bad = false;
+    for (size_t i = 0; i < s->l.n_meta; i++)
+        if (strcmp(s->l.meta[i].key, "manifest") == 0) {
+            v = parse_json_text(s->l.meta[i].value,
+                                strlen(s->l.meta[i].value), s->path);
+            *bad = v == NULL;
+            return v;
+        }
+    n = strlen(s->path);
+    dot = strrchr(s->path, '.');
+    if (dot == NULL || strchr(dot, '/') != NULL)
+        dot = s->path + n;
+    side = malloc((size_t)(dot - s->path) + 6);
+    if (side == NULL) {
+        *bad = true;
+        cli_error(CMD, "out of memory");
+        return NULL;
+    }
+    memcpy(side, s->path, (size_t)(dot - s->path));
+    strcpy(side + (dot - s->path), ".json");
+    if (stat(side, &st) != 0 || !S_ISREG(st.st_mode)) {
+        free(side);
+        return NULL;
+    }
+    v = read_json_file(side);
+    *bad = v == NULL;
+    free(side);
+    return v;
+}
+
+static bool
+get_string(const json_t *o, const char *key, char *buf, size_t n,
+           const char *what)
+{
+    const json_t *v = json_object_get(o, key);
+
+    buf[0] = '\0';
+    if (v == NULL || json_is_null(v))
+        return true;
+    if (!json_is_string(v) || strlen(json_string_value(v)) >= n) {
+        cli_error(CMD, "%s: field '%s' must be a string (under %zu bytes)",
+                  what, key, n);
+        return false;
+    }
+    strcpy(buf, json_string_value(v));
+    return true;
+}
+
+static bool
+parse_call(const json_t *c, size_t idx, const char *top_backend,
+           call_spec *out)
+{
+    char what[64], buf[64];
+    const json_t *v;
+
+    snprintf(what, sizeof what, "manifest calls[%zu]", idx);
+    memset(out, 0, sizeof *out);
+    if (!json_is_object(c))
+        return cli_error(CMD, "%s: expected an object", what), false;
+    v = json_object_get(c, "layer");
+    if (!json_is_integer(v) || json_integer_value(v) < 0)
+        return cli_error(CMD, "%s: 'layer' must be an integer >= 0", what),
+               false;
+    out->layer = (long long)json_integer_value(v);
+    v = json_object_get(c, "step");
+    if (!json_is_integer(v) || json_integer_value(v) < 0)
+        return cli_error(CMD, "%s: 'step' must be an integer >= 0", what),
+               false;
+    out->step = (long long)json_integer_value(v);
+    v = json_object_get(c, "causal");
+    if (!json_is_boolean(v))
+        return cli_error(CMD, "%s: 'causal' must be true or false", what),
+               false;
+    out->causal = json_is_true(v);
+    v = json_object_get(c, "scale");
+    if (v == NULL)
+        return cli_error(CMD,
+                         "%s: 'scale' is missing (a number, or null for "
+                         "1/sqrt(d))",
+                         what),
+               false;
+    if (json_is_number(v)) {
+        out->has_scale = true;
+        out->scale = json_number_value(v);
+        if (!(out->scale > 0) || !isfinite(out->scale))
+            return cli_error(CMD, "%s: 'scale' must be positive", what),
+                   false;
+    } else if (!json_is_null(v)) {
+        return cli_error(CMD,
+                         "%s: 'scale' must be a number, or null for "
+                         "1/sqrt(d)",
+                         what),
+               false;
+    }
+    if (!get_string(c, "layout", buf, sizeof buf, what))
+        return false;
+    if (!ut_layout_parse(buf, &out->layout))
+        return cli_error(CMD, "%s: 'layout' must be \"bhnd\" or \"bnhd\"",
+                         what),
+               false;
+    if (!get_string(c, "dtype", buf, sizeof buf, what))
+        return false;
+    if (strcasecmp(buf, "bfloat16") != 0 && strcasecmp(buf, "bf16") != 0)
+        return cli_error(CMD,
+                         "%s: 'dtype' must be \"bfloat16\" (scan measures "
+                         "BF16 attention)",
+                         what),
+               false;
+    if (!get_string(c, "backend", out->backend, sizeof out->backend, what)
+        || !get_string(c, "name", out->name, sizeof out->name, what)
+        || !get_string(c, "prefix", out->prefix, sizeof out->prefix, what))
+        return false;
+    v = json_object_get(c, "heads_kept");
+    if (v != NULL && !json_is_null(v)) {
+        if (!json_is_array(v) || json_array_size(v) == 0)
+            return cli_error(CMD,
+                             "%s: 'heads_kept' must be null or a non-empty "
+                             "array of head indices",
+                             what),
+                   false;
+        out->n_heads_kept = json_array_size(v);
+        out->heads_kept = calloc(out->n_heads_kept, sizeof *out->heads_kept);
+        if (out->heads_kept == NULL)
+            return cli_error(CMD, "out of memory"), false;
+        for (size_t i = 0; i < out->n_heads_kept; i++) {
+            const json_t *e = json_array_get(v, i);
+            if (!json_is_integer(e) || json_integer_value(e) < 0)
+                return cli_error(CMD,
+                                 "%s: heads_kept[%zu] must be an integer "
+                                 ">= 0",
+                                 what, i),
+                       false;
+            out->heads_kept[i] = (size_t)json_integer_value(e);
+            for (size_t j = 0; j < i; j++)
+                if (out->heads_kept[j] == out->heads_kept[i])
+                    return cli_error(CMD,
+                                     "%s: heads_kept lists head %zu twice",
+                                     what, out->heads_kept[i]),
+                           false;
+        }
+    }
+    if (!get_string(c, "causal_alignment", buf, sizeof buf, what))
+        return false;
+    if (buf[0] != '\0' && strcmp(buf, "bottom-right") != 0)
+        return cli_error(CMD,
+                         "%s: 'causal_alignment' \"%s\": only "
+                         "\"bottom-right\" (the flash kernel's) is modelled",
+                         what, buf),
+               false;
+    out->bottom_right = buf[0] != '\0';
+    v = json_object_get(c, "rows_kept");
+    if (v != NULL && !json_is_null(v) && out->causal)
+        return cli_error(CMD,
+                         "%s: 'rows_kept' with a causal mask: the mask "
+                         "needs every query row's position (record every "
+                         "row, or the last Nq rows with rows_kept null)",
+                         what),
+               false;
+    if (out->backend[0] == '\0' && top_backend != NULL)
+        snprintf(out->backend, sizeof out->backend, "%s", top_backend);
+    if (json_object_get(c, "prefix") == NULL)
+        snprintf(out->prefix, sizeof out->prefix, "L%lld.s%lld.", out->layer,
+                 out->step);
+    return true;
+}
+
+static bool
+load_manifest(scan_ctx *x)
+{
+    json_t *man = NULL, *calls;
+    const char *from = NULL;
+    const char *top_backend = NULL;
+
+    if (x->manifest_path != NULL) {
+        man = read_json_file(x->manifest_path);
+        if (man == NULL)
+            return false;
+        from = x->manifest_path;
+    } else {
+        for (size_t i = 0; i < x->n_shards; i++) {
+            bool bad;
+            json_t *m = shard_manifest(&x->shards[i], &bad);
+            if (bad) {
+                json_decref(man);
+                return false;
+            }
+            if (m == NULL || json_object_get(m, "calls") == NULL) {
+                json_decref(m);
+                continue;
+            }
+            if (man == NULL) {
+                man = m;
+                from = x->shards[i].path;
+            } else {
+                bool same = json_equal(man, m);
+                json_decref(m);
+                if (!same) {
+                    cli_error(CMD,
+                              "%s: its manifest differs from that of %s "
+                              "(give one with --manifest)",
+                              x->shards[i].path, from);
+                    json_decref(man);
+                    return false;
+                }
+            }
+        }
+        if (man == NULL)
+            return cli_error(CMD,
+                             "no capture manifest with a \"calls\" list in "
+                             "the files or their .json sidecars (give one "
+                             "with --manifest)"),
+                   false;
+    }
+    calls = json_object_get(man, "calls");
+    if (!json_is_array(calls) || json_array_size(calls) == 0) {
+        cli_error(CMD, "%s: the manifest's 'calls' must be a non-empty array",
+                  from);
+        json_decref(man);
+        return false;
+    }
+    if (json_is_string(json_object_get(man, "backend")))
+        top_backend = json_string_value(json_object_get(man, "backend"));
+    x->n_calls = json_array_size(calls);
+    x->calls = calloc(x->n_calls, sizeof *x->calls);
+    if (x->calls == NULL) {
+        json_decref(man);
+        return cli_error(CMD, "out of memory"), false;
+    }
+    for (size_t i = 0; i < x->n_calls; i++)
+        if (!parse_call(json_array_get(calls, i), i, top_backend,
+                        &x->calls[i])) {
+            json_decref(man);
+            return false;
+        }
+    for (size_t i = 0; i < x->n_calls; i++)
+        for (size_t j = 0; j < i; j++)
+            if (strcmp(x->calls[i].prefix, x->calls[j].prefix) == 0) {
+                json_decref(man);
+                return cli_error(CMD,
+                                 "manifest calls[%zu] and calls[%zu]: the "
+                                 "same tensors ('%s')",
+                                 j, i, x->calls[i].prefix),
+                       false;
+            }
+    json_decref(man);
+    return true;
+}
+
+/*----------------------------------------------------------------------------
+ * Tensors of a call.
+ *--------------------------------------------------------------------------*/
+/* The shard holding KEY: its index, -1 when none, -2 after an error (two
+   shards hold it). */
+static long
+find_key(const scan_ctx *x, const char *key)
+{
+    long at = -1;
+
+    for (size_t i = 0; i < x->n_shards; i++)
+        for (size_t t = 0; t < x->shards[i].l.n_tensors; t++)
+            if (strcmp(x->shards[i].l.tensors[t].name, key) == 0) {
+                if (at >= 0) {
+                    cli_error(CMD, "tensor '%s' is in both %s and %s", key,
+                              x->shards[at].path, x->shards[i].path);
+                    return -2;
+                }
+                at = (long)i;
+            }
+    return at;
+}
+
+typedef struct
+{
+    tensor q, k, v, o, lse, dout;
+    bool has_lse, has_do;
+    size_t b, h, nq, nk, d;
+} call_data;
+
+static void
+call_data_free(call_data *c)
+{
+    tensor_free(&c->q);
+    tensor_free(&c->k);
+    tensor_free(&c->v);
+    tensor_free(&c->o);
+    tensor_free(&c->lse);
+    tensor_free(&c->dout);
+}
+
+/* Reads tensor NAME of call C; REQUIRED: missing is an error; *FOUND. */
+static bool
+read_one(const scan_ctx *x, const call_spec *c, const char *name,
+         tensor_dtype want, bool attn, bool required, tensor *out,
+         bool *found, char *where, size_t wn)
+{
+    char key[192];
+    long at;
+    tensor_error err;
+
+    snprintf(key, sizeof key, "%s%s", c->prefix, name);
+    at = find_key(x, key);
+    if (at == -2)
+        return false;
+    if (at == -1) {
+        if (found != NULL)
+            *found = false;
+        if (required)
+            return cli_error(CMD,
+                             "tensor '%s' (layer %lld step %lld) is in none "
+                             "of the files",
+                             key, c->layer, c->step),
+                   false;
+        return true;
+    }
+    if (found != NULL)
+        *found = true;
+    snprintf(where, wn, "%s: %s", x->shards[at].path, key);
+    if (ut_read(x->shards[at].path, key, want, true, NULL, out, NULL, &err)
+        != TENSOR_OK)
+        return cli_error(CMD, "%s", err.message), false;
+    if (attn) {
+        if (out->ndim != 3 && out->ndim != 4)
+            return cli_error(CMD,
+                             "%s: expected [B, H, N, d] or [B, N, H, d] (or "
+                             "3-D without B), got %u dimensions",
+                             where, out->ndim),
+                   false;
+        if (ut_to_bhnd(out, c->layout, NULL, &err) != TENSOR_OK)
+            return cli_error(CMD, "%s", err.message), false;
+    }
+    return true;
+}
+
+static void
+dims4(const tensor *t, uint64_t s[4])
+{
+    unsigned off = 4 - t->ndim;
+
+    for (unsigned i = 0; i < 4; i++)
+        s[i] = i < off ? 1 : t->shape[i - off];
+}
+
+static bool
+load_call(const scan_ctx *x, const call_spec *c, call_data *cd)
+{
+    char wq[256], wk[256], wv[256], wo[256], wl[256], wd[256];
+    uint64_t sq[4], sk[4], sv[4], so[4];
+    bool f;
+
+    memset(cd, 0, sizeof *cd);
+    if (!read_one(x, c, "q", TENSOR_BF16, true, true, &cd->q, NULL, wq,
+                  sizeof wq)
+        || !read_one(x, c, "k", TENSOR_BF16, true, true, &cd->k, NULL, wk,
+                     sizeof wk)
+        || !read_one(x, c, "v", TENSOR_BF16, true, true, &cd->v, NULL, wv,
+                     sizeof wv)
+        || !read_one(x, c, "o", TENSOR_BF16, true, true, &cd->o, NULL, wo,
+                     sizeof wo)
+        || !read_one(x, c, "lse", TENSOR_F32, false, false, &cd->lse,
+                     &cd->has_lse, wl, sizeof wl)
+        || !read_one(x, c, "do", TENSOR_BF16, true, false, &cd->dout, &f, wd,
+                     sizeof wd))
+        return false;
+    cd->has_do = f;
+    dims4(&cd->q, sq);
+    dims4(&cd->k, sk);
+    dims4(&cd->v, sv);
+    dims4(&cd->o, so);
+    if (memcmp(sk, sv, sizeof sk) != 0 || sk[0] != sq[0] || sk[1] != sq[1]
+        || sk[3] != sq[3])
+        return cli_error(CMD,
+                         "%s [%" PRIu64 ", %" PRIu64 ", %" PRIu64
+                         ", %" PRIu64 "] does not fit %s [%" PRIu64
+                         ", %" PRIu64 ", %" PRIu64 ", %" PRIu64 "] and %s (B, "
+                         "H and d must agree, K and V the same shape)",
+                         wk, sk[0], sk[1], sk[2], sk[3], wq, sq[0], sq[1],
+                         sq[2], sq[3], wv),
+               false;
+    if (memcmp(so, sq, sizeof so) != 0)
+        return cli_error(CMD, "%s: shape differs from %s", wo, wq), false;
+    if (cd->has_do) {
+        uint64_t sd[4];
+        dims4(&cd->dout, sd);
+        if (memcmp(sd, sq, sizeof sd) != 0)
+            return cli_error(CMD, "%s: shape differs from %s", wd, wq), false;
+    }
+    if (cd->has_lse && cd->lse.n_elems != sq[0] * sq[1] * sq[2])
+        return cli_error(CMD,
+                         "%s: %" PRIu64 " elements, expected B*H*Nq = %" PRIu64,
+                         wl, cd->lse.n_elems, sq[0] * sq[1] * sq[2]),
+               false;
+    if (sq[2] == 0 || sk[2] == 0 || sq[3] == 0)
+        return cli_error(CMD, "%s: empty tensor", wq), false;
+    if (c->causal && sq[2] != sk[2] && !c->bottom_right)
+        return cli_error(CMD,
+                         "layer %lld step %lld: causal with Nq = %" PRIu64
+                         " != Nk = %" PRIu64 ": the manifest must say "
+                         "\"causal_alignment\": \"bottom-right\" (the "
+                         "flash kernel's; top-left is not modelled)",
+                         c->layer, c->step, sq[2], sk[2]),
+               false;
+    if (c->n_heads_kept != 0 && c->n_heads_kept != sq[1])
+        return cli_error(CMD,
+                         "%s: %" PRIu64 " heads, but the manifest's "
+                         "heads_kept lists %zu",
+                         wq, sq[1], c->n_heads_kept),
+               false;
+    cd->b = (size_t)sq[0];
+    cd->h = (size_t)sq[1];
+    cd->nq = (size_t)sq[2];
+    cd->nk = (size_t)sk[2];
+    cd->d = (size_t)sq[3];
+    return true;
+}
+
+/*----------------------------------------------------------------------------
+ * Groups (layer, head).
+ *--------------------------------------------------------------------------*/
+static group *
+group_get(scan_ctx *x, long long layer, size_t head, const char *name)
+{
+    for (size_t i = 0; i < x->n_groups; i++)
+        if (x->groups[i].layer == layer && x->groups[i].head == head)
+            return &x->groups[i];
+    if (x->n_groups == x->cap_groups) {
+        size_t nc = x->cap_groups ? 2 * x->cap_groups : 64;
+        group *g = realloc(x->groups, nc * sizeof *g);
+        if (g == NULL)
+            return NULL;
+        x->groups = g;
+        x->cap_groups = nc;
+    }
+    {
+        group *g = &x->groups[x->n_groups++];
+        memset(g, 0, sizeof *g);
+        g->layer = layer;
+        g->head = head;
+        snprintf(g->name, sizeof g->name, "%s", name);
+        scan_stats_init(&g->st);
+        return g;
+    }
+}
+
+static int
+cmp_group(const void *a, const void *b)
+{
+    const group *x = a, *y = b;
+
+    if (x->layer != y->layer)
+        return x->layer < y->layer ? -1 : 1;
+    return x->head < y->head ? -1 : x->head > y->head;
+}
+
+/* Heads by decreasing risk, ties by (layer, head). */
+static const group *rank_base;
+static int
+cmp_rank(const void *a, const void *b)
+{
+    const group *x = &rank_base[*(const size_t *)a];
+    const group *y = &rank_base[*(const size_t *)b];
+
+    if (x->risk != y->risk)
+        return x->risk > y->risk ? -1 : 1;
+    return cmp_group(x, y);
+}
+
+/*----------------------------------------------------------------------------
+ * Running.
+ *--------------------------------------------------------------------------*/
+static int
+run_call(scan_ctx *x, size_t ci, double t0, double *last)
+{
+    const call_spec *c = &x->calls[ci];
+    call_data cd;
+    fa_config cfg;
+    scan_stats *res;
+    const char **why;
+    size_t n;
+    int nt = x->threads > 0 ? (int)x->threads : omp_get_max_threads();
+    int rc = CLI_EXIT_OK;
+    const char *w;
+
+    if (!load_call(x, c, &cd)) {
+        call_data_free(&cd);
+        return CLI_EXIT_USAGE;
+    }
+    if (!x->policy_given && strcasecmp(c->backend, "flash") != 0) {
+        call_data_free(&cd);
+        return cli_error(CMD,
+                         "layer %lld step %lld: the manifest names backend "
+                         "'%s', not FLASH; give --policy (the kernel that "
+                         "produced the capture)",
+                         c->layer, c->step,
+                         c->backend[0] ? c->backend : "(none)");
+    }
+    cfg = fa_config_default(x->policy_given ? x->policy : FA_POLICY_FA2);
+    cfg.shape.batch = 1;
+    cfg.shape.heads = 1;
+    cfg.shape.nq = cd.nq;
+    cfg.shape.nk = cd.nk;
+    cfg.shape.d = cd.d;
+    cfg.causal = c->causal;
+    if (c->has_scale) {
+        float s = (float)c->scale;
+        if ((double)s != c->scale) {
+            call_data_free(&cd);
+            return cli_error(CMD,
+                             "layer %lld step %lld: 'scale' %.17g is not an "
+                             "FP32 value",
+                             c->layer, c->step, c->scale);
+        }
+        cfg.scale = s;
+    }
+    if ((w = scan_check(&cfg, &x->fix)) != NULL) {
+        call_data_free(&cd);
+        return cli_error(CMD, "layer %lld step %lld: %s", c->layer, c->step,
+                         w);
+    }
+    n = cd.b * cd.h;
+    res = calloc(n, sizeof *res);
+    why = calloc(n, sizeof *why);
+    if (res == NULL || why == NULL) {
+        free(res);
+        free(why);
+        call_data_free(&cd);
+        return cli_error(CMD, "out of memory");
+    }
+    {
+        const uint16_t *q = (const uint16_t *)cd.q.data;
+        const uint16_t *k = (const uint16_t *)cd.k.data;
+        const uint16_t *v = (const uint16_t *)cd.v.data;
+        const uint16_t *o = (const uint16_t *)cd.o.data;
+        const uint16_t *dd = cd.has_do ? (const uint16_t *)cd.dout.data
+                                       : NULL;
+        const uint32_t *lse = cd.has_lse ? (const uint32_t *)cd.lse.data
+                                         : NULL;
+        size_t nq = cd.nq, nk = cd.nk, d = cd.d;
+        long i;
+#pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
+        for (i = 0; i < (long)n; i++) {
+            scan_head_in in;
+            size_t bh = (size_t)i;
+            in.q = q + bh * nq * d;
+            in.k = k + bh * nk * d;
+            in.v = v + bh * nk * d;
+            in.o = o + bh * nq * d;
+            in.dout = dd != NULL ? dd + bh * nq * d : NULL;
+            in.lse = lse != NULL ? lse + bh * nq : NULL;
+            scan_stats_init(&res[bh]);
+            if (scan_head(&cfg, &x->fix, x->ref, &in, &res[bh], &why[bh]) != 0
+                && why[bh] == NULL)
+                why[bh] = "failed";
+        }
+    }
+    for (size_t i = 0; i < n && rc == CLI_EXIT_OK; i++) {
+        group *g;
+        if (why[i] != NULL) {
+            rc = cli_error(CMD, "layer %lld step %lld head %zu: %s", c->layer,
+                           c->step, i % cd.h, why[i]);
+            break;
+        }
+        g = group_get(x, c->layer,
+                      c->n_heads_kept ? c->heads_kept[i % cd.h] : i % cd.h,
+                      c->name);
+        if (g == NULL) {
+            rc = cli_error(CMD, "out of memory");
+            break;
+        }
+        if (i / cd.h == 0)
+            g->steps++;
+        scan_stats_merge(&g->st, &res[i]);
+    }
+    free(res);
+    free(why);
+    call_data_free(&cd);
+    if (!x->quiet) {
+        double now = cli_now_s();
+        if (now - *last >= 2.0 || (ci + 1 == x->n_calls && now - t0 >= 2.0)) {
+            fprintf(stderr, "%s: %zu/%zu calls (layer %lld step %lld), %.1f s\n",
+                    CMD, ci + 1, x->n_calls, c->layer, c->step, now - t0);
+            *last = now;
+        }
+    }
+    return rc;
+}
+
+/*----------------------------------------------------------------------------
+ * Output.
+ *--------------------------------------------------------------------------*/
+static double
+mean_or_nan(const bias_cell *c)
+{
+    return c->n > 0 ? c->mean : NAN;
+}
+
+static double
+frac(uint64_t a, uint64_t b)
+{
+    return b > 0 ? (double)a / (double)b : NAN;
+}
+
+static void
+put_num(cli_buf *b, double v, int w, int prec)
+{
+    if (isnan(v))
+        cli_buf_printf(b, " %*s", w, "-");
+    else
+        cli_buf_printf(b, " %*.*f", w, prec, v);
+}
+
+static void
+text_report(const scan_ctx *x, const size_t *order, cli_buf *b)
+{
+    bool any_do = false;
+    uint64_t bad = 0;
+
+    for (size_t i = 0; i < x->n_groups; i++) {
+        any_do = any_do || x->groups[i].st.has_do;
+        bad += x->groups[i].st.bad_heads;
+    }
+    cli_buf_printf(b,
+                   "scan: %zu call%s, %zu (layer, head) cells; policy %s, "
+                   "fix %s (tol %g); reference %s\n",
+                   x->n_calls, x->n_calls == 1 ? "" : "s", x->n_groups,
+                   fa_policy_name(x->policy_given ? x->policy
+                                                  : FA_POLICY_FA2),
+                   fa_fix_name(x->fix.kind), x->fix.tol,
+                   x->ref == SCAN_REF_EXACT ? "exact" : "binary64");
+    cli_buf_puts(b,
+                 "O errors: mean (computed - exact) in BF16 ulps; delta: "
+                 "mean absolute (computed - exact)\n\n");
+    cli_buf_printf(b,
+                   "%5s %4s %6s %6s %6s %6s %6s %6s %6s %6s %9s %9s %9s "
+                   "%10s %10s %6s %7s %4s\n",
+                   "layer", "head", "rows", "rep", "near", "P1>=2", "fixP1",
+                   "sink", "p_max", "1sign", "O_cap", "O_emu", "O_fix",
+                   "d_emu", "d_fix", "match", "risk", "rank");
+    for (size_t i = 0; i < x->n_groups; i++) {
+        const group *g = &x->groups[i];
+        const scan_stats *s = &g->st;
+        cli_buf_printf(b, "%5lld %4zu %6" PRIu64 " %6" PRIu64 " %6" PRIu64
+                          " %6" PRIu64 " %6" PRIu64 " %6" PRIu64,
+                       g->layer, g->head, s->rows, s->rep_exact, s->near_tol,
+                       s->p1_ge2, s->p1_ge2_fix, s->sink_rows);
+        put_num(b, s->rows ? s->sum_p_max / (double)s->rows : NAN, 6, 3);
+        put_num(b, frac(s->one_sign, s->features), 6, 3);
+        put_num(b, mean_or_nan(&s->o_cap), 9, 4);
+        put_num(b, mean_or_nan(&s->o_emu), 9, 4);
+        put_num(b, mean_or_nan(&s->o_fix), 9, 4);
+        if (s->has_do) {
+            cli_buf_printf(b, " %10.3e %10.3e", mean_or_nan(&s->d_emu),
+                           mean_or_nan(&s->d_fix));
+        } else {
+            cli_buf_printf(b, " %10s %10s", "needs dO", "needs dO");
+        }
+        put_num(b, frac(s->o_match, s->o_elems), 6, 3);
+        cli_buf_printf(b, " %7.4f %4zu", g->risk, g->rank);
+        if (s->bad_heads > 0)
+            cli_buf_printf(b, "  (%" PRIu64 " head%s left out: %" PRIu64
+                              " non-finite inputs)",
+                           s->bad_heads, s->bad_heads == 1 ? "" : "s",
+                           s->bad_elems);
+        cli_buf_putc(b, '\n');
+    }
+    cli_buf_puts(b, "\nhighest risk:");
+    for (size_t r = 0; r < x->n_groups && r < 10; r++)
+        cli_buf_printf(b, "%s L%lld.h%zu %.4f", r ? "," : "",
+                       x->groups[order[r]].layer, x->groups[order[r]].head,
+                       x->groups[order[r]].risk);
+    cli_buf_putc(b, '\n');
+    if (!any_do)
+        cli_buf_puts(b, "delta: the capture has no dO; the bias of delta = "
+                        "rowsum(dO o O) needs it\n");
+    if (bad > 0)
+        cli_buf_printf(b, "non-finite inputs: %" PRIu64
+                          " head%s left out (see the rows above)\n",
+                       bad, bad == 1 ? "" : "s");
+}
+
+static void
+json_cell(cli_json *j, const char *key, const bias_cell *c)
+{
+    bias_summary s;
+
+    bias_summarize(c, &s);
+    cli_json_object_begin(j, key);
+    cli_json_int(j, "n", (long long)s.n);
+    cli_json_double(j, "mean", s.n > 0 ? s.mean : NAN);
+    cli_json_double(j, "se", s.se);
+    cli_json_double(j, "t", s.t);
+    cli_json_object_end(j);
+}
+
+static void
+json_report(const scan_ctx *x, const size_t *order, cli_buf *b)
+{
+    cli_json j;
+
+    cli_json_init(&j, b);
+    cli_json_object_begin(&j, NULL);
+    cli_json_string(&j, "policy",
+                    fa_policy_name(x->policy_given ? x->policy
+                                                   : FA_POLICY_FA2));
+    cli_json_object_begin(&j, "fix");
+    cli_json_string(&j, "kind", fa_fix_name(x->fix.kind));
+    cli_json_double(&j, "tol", x->fix.tol);
+    cli_json_object_end(&j);
+    cli_json_array_begin(&j, "files");
+    for (size_t i = 0; i < x->n_shards; i++)
+        cli_json_string(&j, NULL, x->shards[i].path);
+    cli_json_array_end(&j);
+    cli_json_int(&j, "calls", (long long)x->n_calls);
+    cli_json_string(&j, "reference",
+                    x->ref == SCAN_REF_EXACT ? "exact" : "binary64");
+    cli_json_array_begin(&j, "heads");
+    for (size_t i = 0; i < x->n_groups; i++) {
+        const group *g = &x->groups[i];
+        const scan_stats *s = &g->st;
+        cli_json_object_begin(&j, NULL);
+        cli_json_int(&j, "layer", g->layer);
+        cli_json_string(&j, "name", g->name[0] ? g->name : NULL);
+        cli_json_int(&j, "head", (long long)g->head);
+        cli_json_int(&j, "steps", (long long)g->steps);
+        cli_json_int(&j, "heads_measured", (long long)s->heads);
+        cli_json_int(&j, "heads_nonfinite", (long long)s->bad_heads);
+        cli_json_int(&j, "nonfinite_elements", (long long)s->bad_elems);
+        cli_json_int(&j, "rows", (long long)s->rows);
+        cli_json_int(&j, "rows_repeated_max", (long long)s->rep_exact);
+        cli_json_int(&j, "rows_near_max", (long long)s->near_tol);
+        cli_json_int(&j, "rows_repeated_max_kernel",
+                     (long long)s->rep_kernel);
+        cli_json_int(&j, "rows_p1_ge2", (long long)s->p1_ge2);
+        cli_json_int(&j, "rows_p1_ge2_fix", (long long)s->p1_ge2_fix);
+        cli_json_int(&j, "p1_entries", (long long)s->p1_entries);
+        cli_json_int(&j, "rows_sink", (long long)s->sink_rows);
+        cli_json_double(&j, "mean_p_max",
+                        s->rows ? s->sum_p_max / (double)s->rows : NAN);
+        cli_json_int(&j, "v_features", (long long)s->features);
+        cli_json_int(&j, "v_features_one_sign", (long long)s->one_sign);
+        cli_json_object_begin(&j, "o_bias_ulps");
+        json_cell(&j, "captured", &s->o_cap);
+        json_cell(&j, "emulated", &s->o_emu);
+        json_cell(&j, "fix", &s->o_fix);
+        cli_json_object_end(&j);
+        if (s->has_do) {
+            cli_json_object_begin(&j, "delta_bias");
+            json_cell(&j, "captured", &s->d_cap);
+            json_cell(&j, "emulated", &s->d_emu);
+            json_cell(&j, "fix", &s->d_fix);
+            cli_json_object_end(&j);
+        } else {
+            cli_json_string(&j, "delta_bias", "needs dO");
+        }
+        cli_json_int(&j, "o_match", (long long)s->o_match);
+        cli_json_int(&j, "o_elements", (long long)s->o_elems);
+        cli_json_int(&j, "lse_match", (long long)s->lse_match);
+        cli_json_int(&j, "lse_elements", (long long)s->lse_elems);
+        cli_json_double(&j, "risk", g->risk);
+        cli_json_int(&j, "rank", (long long)g->rank);
+        cli_json_object_end(&j);
+    }
+    cli_json_array_end(&j);
+    cli_json_array_begin(&j, "ranking");
+    for (size_t r = 0; r < x->n_groups; r++) {
+        cli_json_object_begin(&j, NULL);
+        cli_json_int(&j, "layer", x->groups[order[r]].layer);
+        cli_json_int(&j, "head", (long long)x->groups[order[r]].head);
+        cli_json_double(&j, "risk", x->groups[order[r]].risk);
+        cli_json_object_end(&j);
+    }
+    cli_json_array_end(&j);
+    cli_json_object_end(&j);
+    cli_json_finish(&j);
+}
+
+static void
+csv_report(const scan_ctx *x, cli_buf *b)
+{
+    cli_buf_puts(b, "layer,head,steps,rows,rows_repeated_max,rows_near_max,"
+                    "rows_repeated_max_kernel,rows_p1_ge2,rows_p1_ge2_fix,"
+                    "p1_entries,rows_sink,mean_p_max,v_features,"
+                    "v_features_one_sign,o_bias_captured,o_bias_emulated,"
+                    "o_bias_fix,delta_bias_captured,delta_bias_emulated,"
+                    "delta_bias_fix,o_match,o_elements,lse_match,"
+                    "lse_elements,heads_nonfinite,risk,rank\n");
+    for (size_t i = 0; i < x->n_groups; i++) {
+        const group *g = &x->groups[i];
+        const scan_stats *s = &g->st;
+        cli_buf_printf(b,
+                       "%lld,%zu,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
+                       ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
+                       ",%" PRIu64 ",%.17g,%" PRIu64 ",%" PRIu64
+                       ",%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%" PRIu64
+                       ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
+                       ",%.17g,%zu\n",
+                       g->layer, g->head, g->steps, s->rows, s->rep_exact,
+                       s->near_tol, s->rep_kernel, s->p1_ge2, s->p1_ge2_fix,
+                       s->p1_entries, s->sink_rows,
+                       s->rows ? s->sum_p_max / (double)s->rows : NAN,
+                       s->features, s->one_sign, mean_or_nan(&s->o_cap),
+                       mean_or_nan(&s->o_emu), mean_or_nan(&s->o_fix),
+                       mean_or_nan(&s->d_cap), mean_or_nan(&s->d_emu),
+                       mean_or_nan(&s->d_fix), s->o_match, s->o_elems,
+                       s->lse_match, s->lse_elems, s->bad_heads, g->risk,
+                       g->rank);
+    }
+}
+
+static bool
+exists(const char *path)
+{
+    struct stat st;
+
+    return stat(path, &st) == 0;
+}
+
+static int
+write_plot(const scan_ctx *x)
+{
+    cli_buf b;
+    char *dat = NULL, *png = NULL, *svg = NULL;
+    size_t n = strlen(x->plot) + 5;
+    char vars[8320], qd[4096], qo[4096], why[512];
+    int rc = CLI_EXIT_OK, prc;
+
+    dat = malloc(n);
+    png = malloc(n);
+    svg = malloc(n);
+    if (dat == NULL || png == NULL || svg == NULL) {
+        rc = cli_error(CMD, "out of memory");
+        goto done;
+    }
+    snprintf(dat, n, "%s.dat", x->plot);
+    snprintf(png, n, "%s.png", x->plot);
+    snprintf(svg, n, "%s.svg", x->plot);
+    cli_buf_init(&b);
+    cli_buf_puts(&b, "# bf16emu scan: layer head risk\n");
+    for (size_t i = 0; i < x->n_groups; i++) {
+        if (i > 0 && x->groups[i].layer != x->groups[i - 1].layer)
+            cli_buf_putc(&b, '\n');
+        cli_buf_printf(&b, "%lld %zu %.17g\n", x->groups[i].layer,
+                       x->groups[i].head, x->groups[i].risk);
+    }
+    if (!cli_write_atomic(dat, b.p, b.len)) {
+        rc = cli_error(CMD, "%s: cannot write: %s", dat, strerror(errno));
+        cli_buf_free(&b);
+        goto done;
+    }
+    cli_buf_free(&b);
+    if (!plot_quote(qd, sizeof qd, dat)
+        || !plot_quote(qo, sizeof qo, x->plot)) {
+        rc = cli_error(CMD, "--plot %s: a quote or newline in the path",
+                       x->plot);
+        goto done;
+    }
+    snprintf(vars, sizeof vars, "datafile=%s; out=%s", qd, qo);
+    prc = plot_run("scan-heat.gp", vars, NULL, why, sizeof why);
+    if (prc == 1)
+        fprintf(stderr, "%s: gnuplot not found; %s written, no plot\n", CMD,
+                dat);
+    else if (prc != 0)
+        rc = cli_error(CMD, "%s", why);
+done:
+    free(dat);
+    free(png);
+    free(svg);
+    return rc;
+}
+
+/*----------------------------------------------------------------------------
+ * The command.
+ *--------------------------------------------------------------------------*/
+void
+scan_help(FILE *out)
+{
+    fputs(
+        "usage: bf16emu scan [--policy P] [--fix F] [--manifest FILE] "
+        "[--json]\n"
+        "                    [--csv FILE] [--plot PREFIX] [--threads N] "
+        "[--force]\n"
+        "                    [--reference R] [--quiet] CAPTURE...\n"
+        "\n"
+        "Measures the failure mechanism of BF16 flash attention on "
+        "captured attention\n"
+        "calls, per layer and head: rows whose maximum score repeats "
+        "(exactly, and\n"
+        "within the fix's tolerance), rows with two or more P~ == 1 in one "
+        "KV block\n"
+        "of the emulated kernel, sink strength, the share of V features of "
+        "one sign,\n"
+        "and the bias of O and of delta = rowsum(dO o O) against the exact "
+        "reference,\n"
+        "for the captured O and the emulated kernel without and with the "
+        "fix.  Heads\n"
+        "are ranked by risk = (share of those rows) x (share of V features "
+        "of one\n"
+        "sign).  CAPTURE is one or more .safetensors shards with a manifest "
+        "(the\n"
+        "format: doc/real-models.md).\n"
+        "\n"
+        "options:\n"
+        "  --policy P       the kernel that produced the capture (fa2, "
+        "repo,\n"
+        "                   paper-eq4, fp32); default fa2 only when every "
+        "call's\n"
+        "                   backend is \"flash\", else required\n"
+        "  --fix F          the fix compared (beta, beta-v2, eps, always; "
+        "default beta)\n"
+        "  --manifest FILE  the capture manifest (default: the files' "
+        "metadata\n"
+        "                   \"manifest\", else their .json sidecars)\n"
+        "  --json           one JSON object: {policy, fix, files, calls, "
+        "heads: [...],\n"
+        "                   ranking: [{layer, head, risk}]}\n"
+        "  --csv FILE       also one CSV row per (layer, head) to FILE\n"
+        "  --plot PREFIX    PREFIX.dat and a heat map of the risk, "
+        "PREFIX.png and\n"
+        "                   PREFIX.svg (gnuplot)\n"
+        "  --threads N      OpenMP threads (results do not depend on N)\n"
+        "  --reference R    exact (MPFR, the default) or binary64 (about "
+        "ten times\n"
+        "                   faster, for large captures; "
+        "doc/real-models.md)\n"
+        "  --force          overwrite the --csv and --plot outputs\n"
+        "  --quiet          no progress on stderr\n"
+        "  -h, --help       this text\n"
+        "\n"
+        "Exit status: 0 ok, 2 bad usage or input (a missing tensor, shapes "
+        "that do\n"
+        "not fit, a manifest field missing; nothing written).  Heads with "
+        "NaN or\n"
+        "Inf inputs are left out and counted.\n",
+        out);
+}
+
+enum
+{
+    O_HELP,
+    O_POLICY,
+    O_FIX,
+    O_MANIFEST,
+    O_JSON,
+    O_CSV,
+    O_PLOT,
+    O_THREADS,
+    O_FORCE,
+    O_QUIET,
+    O_REFERENCE
+};
+
+int
+scan_main(int argc, char **argv)
+{
+    static const cli_option opts[] = {
+        {"help", false, O_HELP},     {"policy", true, O_POLICY},
+        {"fix", true, O_FIX},        {"manifest", true, O_MANIFEST},
+        {"json", false, O_JSON},     {"csv", true, O_CSV},
+        {"plot", true, O_PLOT},      {"threads", true, O_THREADS},
+        {"force", false, O_FORCE},   {"quiet", false, O_QUIET},
+        {"reference", true, O_REFERENCE},
+        {NULL, false, 0}};
+    scan_ctx x;
+    cli_parser p;
+    const char *v;
+    int id, rc = CLI_EXIT_OK;
+    size_t *order = NULL;
+    double t0, last;
+
+    memset(&x, 0, sizeof x);
+    x.fix = fa_fix_default(FA_FIX_BETA);
+    x.shards = calloc((size_t)(argc > 0 ? argc : 1), sizeof *x.shards);
+    if (x.shards == NULL)
+        return cli_error(CMD, "out of memory");
+    cli_parser_init(&p, CMD, argc, argv);
+    while ((id = cli_parser_next(&p, opts, &v)) != CLI_ARG_END) {
+        int k;
+        uint64_t u;
+        switch (id) {
+        case CLI_ARG_ERROR:
+            rc = CLI_EXIT_USAGE;
+            goto out;
+        case O_HELP:
+            scan_help(stdout);
+            goto out;
+        case O_POLICY:
+            if ((k = fa_policy_parse(v)) < 0) {
+                rc = cli_error(CMD,
+                               "--policy %s: expected fa2, repo, paper-eq4 "
+                               "or fp32",
+                               v);
+                goto out;
+            }
+            x.policy = (fa_policy)k;
+            x.policy_given = true;
+            break;
+        case O_FIX:
+            if ((k = fa_fix_parse(v)) < 0 || k == FA_FIX_NONE) {
+                rc = cli_error(CMD,
+                               "--fix %s: expected beta, beta-v2, eps or "
+                               "always",
+                               v);
+                goto out;
+            }
+            x.fix = fa_fix_default((fa_fix_kind)k);
+            break;
+        case O_MANIFEST:
+            x.manifest_path = v;
+            break;
+        case O_JSON:
+            x.json = true;
+            break;
+        case O_CSV:
+            x.csv = v;
+            break;
+        case O_PLOT:
+            x.plot = v;
+            break;
+        case O_THREADS:
+            if (!cli_parse_u64(CMD, "--threads", v, &u)) {
+                rc = CLI_EXIT_USAGE;
+                goto out;
+            }
+            if (u < 1 || u > 4096) {
+                rc = cli_error(CMD, "--threads %s: expected 1 to 4096", v);
+                goto out;
+            }
+            x.threads = (long)u;
+            break;
+        case O_FORCE:
+            x.force = true;
+            break;
+        case O_QUIET:
+            x.quiet = true;
+            break;
+        case O_REFERENCE:
+            if (strcmp(v, "exact") == 0) {
+                x.ref = SCAN_REF_EXACT;
+            } else if (strcmp(v, "binary64") == 0) {
+                x.ref = SCAN_REF_BINARY64;
+            } else {
+                rc = cli_error(CMD, "--reference %s: expected exact or "
+                                    "binary64",
+                               v);
+                goto out;
+            }
+            break;
+        default:
+            x.shards[x.n_shards++].path = v;
+            break;
+        }
+    }
+    if (x.n_shards == 0) {
+        rc = cli_error(CMD, "expected one or more CAPTURE files (see "
+                            "'bf16emu scan --help')");
+        goto out;
+    }
+    if (!x.force) {
+        const char *ext[] = {".dat", ".png", ".svg"};
+        if (x.csv != NULL && exists(x.csv)) {
+            rc = cli_error(CMD, "--csv %s: exists (give --force)", x.csv);
+            goto out;
+        }
+        for (size_t e = 0; x.plot != NULL && e < 3; e++) {
+            char buf[4096];
+            snprintf(buf, sizeof buf, "%s%s", x.plot, ext[e]);
+            if (exists(buf)) {
+                rc = cli_error(CMD, "--plot %s: %s exists (give --force)",
+                               x.plot, buf);
+                goto out;
+            }
+        }
+    }
+    for (size_t i = 0; i < x.n_shards; i++) {
+        tensor_error err;
+        if (tensor_file_list(x.shards[i].path, &x.shards[i].l, &err)
+            != TENSOR_OK) {
+            rc = cli_error(CMD, "%s", err.message);
+            goto out;
+        }
+        if (x.shards[i].l.kind != TENSOR_KIND_SAFETENSORS) {
+            rc = cli_error(CMD, "%s: a capture shard must be .safetensors",
+                           x.shards[i].path);
+            goto out;
+        }
+    }
+    if (!load_manifest(&x)) {
+        rc = CLI_EXIT_USAGE;
+        goto out;
+    }
+    t0 = last = cli_now_s();
+    for (size_t c = 0; c < x.n_calls && rc == CLI_EXIT_OK; c++)
+        rc = run_call(&x, c, t0, &last);
+    if (rc != CLI_EXIT_OK)
+        goto out;
+    qsort(x.groups, x.n_groups, sizeof *x.groups, cmp_group);
+    order = malloc((x.n_groups ? x.n_groups : 1) * sizeof *order);
+    if (order == NULL) {
+        rc = cli_error(CMD, "out of memory");
+        goto out;
+    }
+    for (size_t i = 0; i < x.n_groups; i++) {
+        x.groups[i].risk = scan_risk(&x.groups[i].st);
+        order[i] = i;
+    }
+    rank_base = x.groups;
+    qsort(order, x.n_groups, sizeof *order, cmp_rank);
+    for (size_t r = 0; r < x.n_groups; r++)
+        x.groups[order[r]].rank = r + 1;
+    if (x.csv != NULL) {
+        cli_buf b;
+        cli_buf_init(&b);
+        csv_report(&x, &b);
+        if (!cli_write_atomic(x.csv, b.p, b.len)) {
+            rc = cli_error(CMD, "--csv %s: cannot write: %s", x.csv,
+                           strerror(errno));
+            cli_buf_free(&b);
+            goto out;
+        }
+        cli_buf_free(&b);
+    }
+    if (x.plot != NULL && (rc = write_plot(&x)) != CLI_EXIT_OK)
+        goto out;
+    {
+        cli_buf b;
+        cli_buf_init(&b);
+        if (x.json)
+            json_report(&x, order, &b);
+        else
+            text_report(&x, order, &b);
+        cli_report_emit(CMD, &b, &rc);
+    }
+out:
+    free(order);
+    for (size_t i = 0; i < x.n_shards; i++)
+        tensor_listing_free(&x.shards[i].l);
+    free(x.shards);
+    for (size_t i = 0; x.calls != NULL && i < x.n_calls; i++)
+        free(x.calls[i].heads_kept);
+    free(x.calls);
+    free(x.groups);
+    return rc;
+}

@@ -6,11 +6,18 @@
 # test_mma_gemm; every BF16 pair through add, sub and mul, fast paths
 # included, is checked against an independent reference by
 # tests/exhaustive/exh_bf16_binary in make check-exhaustive.)
-perf_tests = tests/softfloat/test_fast
+perf_tests = tests/softfloat/test_fast tests/softfloat/test_array
 check_PROGRAMS += $(perf_tests)
 TESTS += $(perf_tests)
 
 tests_softfloat_test_fast_SOURCES = tests/softfloat/test_fast.c
 tests_softfloat_test_fast_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_softfloat_test_fast_LDADD = tests/support/libtestsupport.la \
+	softfloat/libsoftfloat.la $(CHECK_LIBS) $(LIBM)
+
+# The array calls (sf_<fmt>_<op>_array, sf_convert_array) on every path
+# the CPU has, forced through env.isa, against the scalar operations.
+tests_softfloat_test_array_SOURCES = tests/softfloat/test_array.c
+tests_softfloat_test_array_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_softfloat_test_array_LDADD = tests/support/libtestsupport.la \
 	softfloat/libsoftfloat.la $(CHECK_LIBS) $(LIBM)

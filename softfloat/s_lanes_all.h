@@ -1,0 +1,35 @@
+/* s_lanes_all.h -- s_lanes.h for AVX2 (8 lanes) and AVX-512 (16 lanes);
+   the includer defines S_LANES_ARITH (an S_ARR_ operation) or
+   S_LANES_CONVERT first, and includes s_array.h.  Not guarded: included
+   once per file. */
+#if S_ARRAY_VEC
+
+/* Every function of s_lanes.h that passes a vector by value is inlined,
+   so no vector crosses a call: the ABI warning for the 64-byte vectors
+   of the AVX2 copy does not apply (the warning comes at the end of the
+   file, so it stays off for the rest of the including file). */
+#pragma GCC diagnostic ignored "-Wpsabi"
+
+#define LN 8
+#define L(x) x##_avx2
+#define S_LANES_512 0
+#define LT __attribute__((target("avx2,fma,f16c,bmi2")))
+#include "s_lanes.h"
+#undef LN
+#undef L
+#undef S_LANES_512
+#undef LT
+
+#define LN 16
+#define L(x) x##_avx512
+#define S_LANES_512 1
+#define LT                                                                    \
+    __attribute__((target("avx2,fma,f16c,bmi2,avx512f,avx512bw,avx512cd,"    \
+                          "avx512vl,avx512dq")))
+#include "s_lanes.h"
+#undef LN
+#undef L
+#undef S_LANES_512
+#undef LT
+
+#endif

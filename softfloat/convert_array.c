@@ -5,6 +5,265 @@
 #include "s_array.h"
 #include "s_lanes_all.h"
 
+
+#if S_ARRAY_VEC
+/*----------------------------------------------------------------------------
+ * FP32 to BF16 in 16-bit lanes (the exponent field stays, so the rounding
+ * is on the top half by the bottom half).
+ *--------------------------------------------------------------------------*/
+#define TGT __attribute__((target("avx512f,avx512bw")))
+#define TGT2 __attribute__((target("avx2")))
+
+/*----------------------------------------------------------------------------
+ * FP32 to BF16, 32 elements per step: the top and bottom 16-bit halves of
+ * two registers of FP32 bits are gathered into one register each (hi,
+ * lo), and hi is rounded by lo in 16-bit lanes.  That is the whole
+ * conversion for the values of the fast subset of s_fast_narrow: normal,
+ * and with |hi| below a bound per mode that keeps the rounded value
+ * finite (conservative: |hi| = 0x7F7F is left to sf_convert in every
+ * mode that can round up).  There the exponent and a carry out of the
+ * fraction carry over as in s_fast_narrow, the sign is untouched, and
+ * inexact is raised when a lo is not zero.
+ *--------------------------------------------------------------------------*/
+/* The largest |hi| the vector step takes in mode RM. */
+static inline int
+hi_bound(sf_round rm)
+{
+    return rm == SF_RTZ || rm == SF_ROD ? 0x7F7F : 0x7F7E;
+}
+
+/* One step of CNT (1 to 32) elements from IN + I to OUT + I in mode RM
+   (a constant where this is inlined); returns false, writing nothing,
+   when an element is outside the fast subset.  *INEXACT collects the
+   lanes whose lo is not zero (a general register: no store and reload of
+   a vector accumulator in the loop). */
+TGT static inline __attribute__((always_inline)) bool
+step32(const uint32_t *in, uint16_t *out, size_t i, size_t cnt, sf_round rm,
+       uint32_t *inexact)
+{
+    /* odd and even 16-bit words of two registers */
+    const __m512i pick_hi = _mm512_set_epi16(
+        63, 61, 59, 57, 55, 53, 51, 49, 47, 45, 43, 41, 39, 37, 35, 33, 31, 29,
+        27, 25, 23, 21, 19, 17, 15, 13, 11, 9, 7, 5, 3, 1);
+    const __m512i pick_lo = _mm512_set_epi16(
+        62, 60, 58, 56, 54, 52, 50, 48, 46, 44, 42, 40, 38, 36, 34, 32, 30, 28,
+        26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+    const __m512i one = _mm512_set1_epi16(1);
+    __m512i x0, x1, hi, lo, mag;
+    __mmask32 inc;
+
+    if (cnt == 32) {
+        x0 = _mm512_loadu_si512((const void *)(in + i));
+        x1 = _mm512_loadu_si512((const void *)(in + i + 16));
+    } else {
+        /* the missing lanes read 1.0: in the subset, exact */
+        const __m512i fill = _mm512_set1_epi32(0x3F800000);
+        __mmask16 m0 = (__mmask16)(cnt >= 16 ? 0xFFFFu : (1u << cnt) - 1);
+        __mmask16 m1 = (__mmask16)(cnt > 16 ? (1u << (cnt - 16)) - 1 : 0u);
+        x0 = _mm512_mask_loadu_epi32(fill, m0, (const void *)(in + i));
+        x1 = _mm512_mask_loadu_epi32(fill, m1, (const void *)(in + i + 16));
+    }
+    hi = _mm512_permutex2var_epi16(x0, pick_hi, x1);
+    lo = _mm512_permutex2var_epi16(x0, pick_lo, x1);
+    /* normal (|hi| >= 0x0080) and within the bound, unsigned */
+    mag = _mm512_and_si512(hi, _mm512_set1_epi16(0x7FFF));
+    if (_mm512_cmpgt_epu16_mask(
+            _mm512_sub_epi16(mag, _mm512_set1_epi16(0x0080)),
+            _mm512_set1_epi16((short)(hi_bound(rm) - 0x0080))))
+        return false;
+    *inexact |= (uint32_t)_mm512_test_epi16_mask(lo, lo);
+    switch (rm) {
+    case SF_RNE: /* up when lo > 0x8000, or lo = 0x8000 and hi is odd */
+        inc = _mm512_cmpgt_epu16_mask(
+            lo, _mm512_sub_epi16(_mm512_set1_epi16((short)0x8000),
+                                 _mm512_and_si512(hi, one)));
+        break;
+    case SF_RNA:
+        inc = _mm512_cmpge_epu16_mask(lo, _mm512_set1_epi16((short)0x8000));
+        break;
+    case SF_RUP: /* up in magnitude for the positive lanes */
+        inc = _mm512_test_epi16_mask(lo, lo)
+              & _mm512_testn_epi16_mask(hi, _mm512_set1_epi16((short)0x8000));
+        break;
+    case SF_RDN: /* up in magnitude for the negative lanes */
+        inc = _mm512_test_epi16_mask(lo, lo)
+              & _mm512_test_epi16_mask(hi, _mm512_set1_epi16((short)0x8000));
+        break;
+    case SF_ROD: /* the last bit set (an even hi plus one) when anything
+                    is discarded */
+        inc =
+            _mm512_test_epi16_mask(lo, lo) & _mm512_testn_epi16_mask(hi, one);
+        break;
+    default: /* SF_RTZ */
+        inc = 0;
+        break;
+    }
+    hi = _mm512_mask_add_epi16(hi, inc, hi, one);
+    if (cnt == 32)
+        _mm512_storeu_si512((void *)(out + i), hi);
+    else
+        _mm512_mask_storeu_epi16((void *)(out + i),
+                                 (__mmask32)((UINT64_C(1) << cnt) - 1), hi);
+    return true;
+}
+
+/* Full steps from I while their elements are in the subset: returns the
+   index of the first step refused, or of the last n - I < 32 elements.
+   No call in the loop, so its constants stay in registers. */
+TGT static inline __attribute__((always_inline)) size_t
+run32(const uint32_t *in, uint16_t *out, size_t i, size_t n, sf_round rm,
+      uint32_t *inexact)
+{
+    uint32_t nz = 0;
+
+    for (; n - i >= 32; i += 32)
+        if (!step32(in, out, i, 32, rm, &nz))
+            break;
+    *inexact |= nz;
+    return i;
+}
+
+/* The whole array in mode RM (a constant where this is inlined); a step
+   that refuses its elements sends them through sf_convert one by one (so
+   those results and flags are sf_convert's). */
+TGT static inline __attribute__((always_inline)) void
+narrow_all(const uint32_t *in, uint16_t *out, size_t n, sf_round rm,
+           sf_env *env)
+{
+    uint32_t inexact = 0;
+    size_t i = 0;
+
+    while ((i = run32(in, out, i, n, rm, &inexact)) < n) {
+        size_t cnt = n - i < 32 ? n - i : 32;
+        if (cnt == 32 || !step32(in, out, i, cnt, rm, &inexact))
+            for (size_t j = i; j < i + cnt; j++)
+                out[j] = (uint16_t)sf_convert(&sf_format_bf16, &sf_format_f32,
+                                              in[j], rm, env);
+        i += cnt;
+    }
+    if (inexact)
+        env->flags |= SF_FLAG_INEXACT;
+}
+
+TGT static void
+f32_to_bf16_avx512(const uint32_t *in, uint16_t *out, size_t n, sf_round rm,
+                   sf_env *env)
+{
+    switch (rm) {
+    case SF_RNE:
+        narrow_all(in, out, n, SF_RNE, env);
+        break;
+    case SF_RNA:
+        narrow_all(in, out, n, SF_RNA, env);
+        break;
+    case SF_RUP:
+        narrow_all(in, out, n, SF_RUP, env);
+        break;
+    case SF_RDN:
+        narrow_all(in, out, n, SF_RDN, env);
+        break;
+    case SF_ROD:
+        narrow_all(in, out, n, SF_ROD, env);
+        break;
+    default:
+        narrow_all(in, out, n, SF_RTZ, env);
+        break;
+    }
+}
+
+
+
+/*----------------------------------------------------------------------------
+ * The same on AVX2, 16 elements per step: the halves of two registers of
+ * FP32 bits packed into one register of hi and one of lo (16-bit lanes),
+ * the unsigned comparisons by saturating subtraction.
+ *--------------------------------------------------------------------------*/
+TGT2 static inline __attribute__((always_inline)) bool
+step16(const uint32_t *in, uint16_t *out, size_t i, sf_round rm,
+       __m256i *inexact)
+{
+    const __m256i one = _mm256_set1_epi16(1), low = _mm256_set1_epi32(0xFFFF);
+    __m256i x0 = _mm256_loadu_si256((const __m256i *)(const void *)(in + i));
+    __m256i x1 =
+        _mm256_loadu_si256((const __m256i *)(const void *)(in + i + 8));
+    /* packus works within 128-bit halves: 0xD8 puts the quarters back in
+       order */
+    __m256i hi = _mm256_permute4x64_epi64(
+        _mm256_packus_epi32(_mm256_srli_epi32(x0, 16),
+                            _mm256_srli_epi32(x1, 16)),
+        0xD8);
+    __m256i lo = _mm256_permute4x64_epi64(
+        _mm256_packus_epi32(_mm256_and_si256(x0, low),
+                            _mm256_and_si256(x1, low)),
+        0xD8);
+    __m256i mag = _mm256_and_si256(hi, _mm256_set1_epi16(0x7FFF));
+    /* mag - 0x0080 > bound - 0x0080 (unsigned): a saturating difference
+       that is not zero */
+    __m256i over = _mm256_subs_epu16(
+        _mm256_sub_epi16(mag, _mm256_set1_epi16(0x0080)),
+        _mm256_set1_epi16((short)(hi_bound(rm) - 0x0080)));
+    __m256i nz;
+
+    if (!_mm256_testz_si256(over, over))
+        return false;
+    *inexact = _mm256_or_si256(*inexact, lo);
+    nz = _mm256_min_epu16(lo, one); /* 1 where lo != 0 */
+    switch (rm) {
+    case SF_RNE: { /* up when lo > 0x8000 - (hi & 1) */
+        __m256i thr = _mm256_sub_epi16(_mm256_set1_epi16((short)0x8000),
+                                       _mm256_and_si256(hi, one));
+        __m256i keep = _mm256_cmpeq_epi16(_mm256_subs_epu16(lo, thr),
+                                          _mm256_setzero_si256());
+        hi = _mm256_add_epi16(hi, _mm256_add_epi16(one, keep));
+        break;
+    }
+    case SF_RNA:
+        hi = _mm256_add_epi16(hi, _mm256_srli_epi16(lo, 15));
+        break;
+    case SF_RUP:
+        hi = _mm256_add_epi16(hi,
+                              _mm256_andnot_si256(_mm256_srli_epi16(hi, 15), nz));
+        break;
+    case SF_RDN:
+        hi = _mm256_add_epi16(hi,
+                              _mm256_and_si256(_mm256_srli_epi16(hi, 15), nz));
+        break;
+    case SF_ROD:
+        hi = _mm256_add_epi16(hi, _mm256_andnot_si256(hi, nz));
+        break;
+    default: /* SF_RTZ */
+        break;
+    }
+    _mm256_storeu_si256((__m256i *)(void *)(out + i), hi);
+    return true;
+}
+
+TGT2 static inline __attribute__((always_inline)) void
+narrow_all_avx2(const uint32_t *in, uint16_t *out, size_t n, sf_round rm,
+                sf_env *env)
+{
+    __m256i inexact = _mm256_setzero_si256();
+    size_t i = 0;
+
+    for (; n - i >= 16; i += 16)
+        if (SF_UNLIKELY(!step16(in, out, i, rm, &inexact)))
+            s_cv_step(S_CV_F32_BF16, in, out, i, i + 16, rm, env);
+    if (i < n)
+        s_cv_step(S_CV_F32_BF16, in, out, i, n, rm, env);
+    if (!_mm256_testz_si256(inexact, inexact))
+        env->flags |= SF_FLAG_INEXACT;
+}
+
+TGT2 static void
+f32_to_bf16_avx2(const uint32_t *in, uint16_t *out, size_t n, sf_round rm,
+                 sf_env *env)
+{
+#define CALL(m) narrow_all_avx2(in, out, n, m, env)
+    S_ARR_BY_MODE(CALL, rm);
+#undef CALL
+}
+#endif
+
 static int
 conversion_kind(const sf_format *to, const sf_format *from)
 {
@@ -31,7 +290,7 @@ static void
 convert_portable(int kind, const void *in, void *out, size_t n, sf_round rm,
                  sf_env *env)
 {
-#define CALL(m) s_cv_portable(kind, in, out, 0, n, m, env)
+#define CALL(m) s_cv_blocked(kind, in, out, n, m, env)
     S_ARR_BY_MODE(CALL, rm);
 #undef CALL
 }
@@ -52,9 +311,19 @@ sf_convert_array(const sf_format *to, const sf_format *from, const void *in,
     switch (s_arr_isa(rm, env)) {
 #if S_ARRAY_VEC
     case SF_ISA_AVX512:
+        if (kind == S_CV_F32_BF16) {
+            f32_to_bf16_avx512((const uint32_t *)in, (uint16_t *)out, n, rm,
+                               env);
+            return;
+        }
         cv_entry_avx512(kind, in, out, n, rm, env);
         return;
     case SF_ISA_AVX2:
+        if (kind == S_CV_F32_BF16) {
+            f32_to_bf16_avx2((const uint32_t *)in, (uint16_t *)out, n, rm,
+                             env);
+            return;
+        }
         cv_entry_avx2(kind, in, out, n, rm, env);
         return;
 #endif

@@ -44,10 +44,16 @@ s_arr_portable_all(int op, int fmt, const void *a, const void *b,
     {                                                                         \
         switch (s_arr_isa(rm, env)) {                                         \
         case SF_ISA_AVX512:                                                   \
-            arith_entry_avx512(fmt, a, b, c, out, n, rm, env);                \
+            if (fmt == S_ARR_F32)                                             \
+                arith_entry_avx512q(fmt, a, b, c, out, n, rm, env);           \
+            else                                                              \
+                arith_entry_avx512(fmt, a, b, c, out, n, rm, env);            \
             return;                                                           \
         case SF_ISA_AVX2:                                                     \
-            arith_entry_avx2(fmt, a, b, c, out, n, rm, env);                  \
+            if (fmt == S_ARR_F32)                                             \
+                arith_entry_avx2q(fmt, a, b, c, out, n, rm, env);             \
+            else                                                              \
+                arith_entry_avx2(fmt, a, b, c, out, n, rm, env);              \
             return;                                                           \
         default:                                                              \
             s_arr_portable_all(S_LANES_ARITH, fmt, a, b, c, out, n, rm, env); \
@@ -362,6 +368,95 @@ s_cv_portable(int kind, const void *in, void *out, size_t i0, size_t i1,
         env->flags |= SF_FLAG_INEXACT;
 }
 
+/* The portable path of a conversion with kernels: blocks of 16 elements
+   computed without branches (a compiler may vectorise the inner loops for
+   whatever the target has), a block with an element outside the fast
+   subset element by element. */
+#define S_CV_BLOCK 16
+S_AI void
+s_cv_blocked(int kind, const void *in, void *out, size_t n, sf_round rm,
+             sf_env *env)
+{
+    const sf_format *to = s_cv_to(kind), *from = s_cv_from(kind);
+    unsigned bi = from->storage_bits / 8, bo = to->storage_bits / 8;
+    size_t i = 0;
+    uint32_t inx = 0;
+
+    if (rm == SF_SR || !s_fast_ok(env)) {
+        s_cv_portable(kind, in, out, 0, n, rm, env);
+        return;
+    }
+    for (; n - i >= S_CV_BLOCK; i += S_CV_BLOCK) {
+        uint32_t x[S_CV_BLOCK], r[S_CV_BLOCK], bad = 0, bx = 0;
+        for (int j = 0; j < S_CV_BLOCK; j++)
+            x[j] = (uint32_t)s_arr_load(in, i + (size_t)j, bi);
+        if (kind == S_CV_BF16_F32) {
+            for (int j = 0; j < S_CV_BLOCK; j++) {
+                uint32_t e = x[j] & 0x7F80, f = x[j] & 0x7F;
+                bad |= (f != 0) & ((e == 0) | (e == 0x7F80));
+                r[j] = x[j] << 16;
+            }
+        } else if (kind == S_CV_F16_F32) {
+            for (int j = 0; j < S_CV_BLOCK; j++) {
+                uint32_t mag = x[j] & 0x7FFF, e = mag >> 10, f = mag & 0x3FF;
+                uint32_t z = (uint32_t)0 - (e == 0), o = (uint32_t)0 - (e == 31);
+                bad |= (f != 0) & ((e == 0) | (e == 31));
+                r[j] = (((mag << 13) + (112u << 23)) & ~z & ~o)
+                       | (0x7F800000 & o) | ((x[j] & 0x8000u) << 16);
+            }
+        } else {
+            unsigned fb, eb;
+            uint32_t maxb, rebias, half;
+            unsigned sh;
+            s_cv_params(kind, &fb, &eb, &maxb);
+            sh = 23 - fb;
+            rebias = 127 - ((1u << (eb - 1)) - 1);
+            half = 1u << (sh - 1);
+            for (int j = 0; j < S_CV_BLOCK; j++) {
+                uint32_t mag = x[j] & 0x7FFFFFFF, sign = x[j] >> 31;
+                uint32_t er = (mag >> 23) - rebias;
+                uint32_t kept = (mag >> sh) - (rebias << fb);
+                uint32_t rem = mag & ((half << 1) - 1), inc;
+                switch (rm) {
+                case SF_RNE:
+                    inc = rem + (kept & 1) > half;
+                    break;
+                case SF_RNA:
+                    inc = rem >= half;
+                    break;
+                case SF_RUP:
+                    inc = (rem != 0) & (sign ^ 1);
+                    break;
+                case SF_RDN:
+                    inc = (rem != 0) & sign;
+                    break;
+                case SF_ROD:
+                    inc = (rem != 0) & ~kept & 1;
+                    break;
+                default:
+                    inc = 0;
+                    break;
+                }
+                kept += inc;
+                bad |= (er - 1 >= (maxb >> fb)) | (kept > maxb);
+                bx |= rem;
+                r[j] = kept | (sign << (fb + eb));
+            }
+        }
+        if (SF_UNLIKELY(bad)) {
+            s_cv_portable(kind, in, out, i, i + S_CV_BLOCK, rm, env);
+            continue;
+        }
+        inx |= bx;
+        for (int j = 0; j < S_CV_BLOCK; j++)
+            s_arr_store(out, i + (size_t)j, bo, r[j]);
+    }
+    if (i < n)
+        s_cv_portable(kind, in, out, i, n, rm, env);
+    if (inx != 0)
+        env->flags |= SF_FLAG_INEXACT;
+}
+
 /* The portable steps the vector drivers hand a step to (not inlined:
    they are rare). */
 __attribute__((noinline, unused)) static void
@@ -418,10 +513,16 @@ s_arr_portable_all(int op, int fmt, const void *a, const void *b,
     {                                                                         \
         switch (s_arr_isa(rm, env)) {                                         \
         case SF_ISA_AVX512:                                                   \
-            arith_entry_avx512(fmt, a, b, c, out, n, rm, env);                \
+            if (fmt == S_ARR_F32)                                             \
+                arith_entry_avx512q(fmt, a, b, c, out, n, rm, env);           \
+            else                                                              \
+                arith_entry_avx512(fmt, a, b, c, out, n, rm, env);            \
             return;                                                           \
         case SF_ISA_AVX2:                                                     \
-            arith_entry_avx2(fmt, a, b, c, out, n, rm, env);                  \
+            if (fmt == S_ARR_F32)                                             \
+                arith_entry_avx2q(fmt, a, b, c, out, n, rm, env);             \
+            else                                                              \
+                arith_entry_avx2(fmt, a, b, c, out, n, rm, env);              \
             return;                                                           \
         default:                                                              \
             s_arr_portable_all(S_LANES_ARITH, fmt, a, b, c, out, n, rm, env); \

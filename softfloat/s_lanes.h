@@ -39,10 +39,12 @@ LA L(vq) L(selq)(L(vqi) m, L(vq) a, L(vq) b)
 /* Whether any lane of M is set. */
 LA bool L(any)(L(vi) m)
 {
-#if S_LANES_512
+#if LN == 16
     return _mm512_test_epi32_mask((__m512i)m, (__m512i)m) != 0;
-#else
+#elif LN == 8
     return !_mm256_testz_si256((__m256i)m, (__m256i)m);
+#else
+    return !_mm_testz_si128((__m128i)m, (__m128i)m);
 #endif
 }
 
@@ -54,7 +56,7 @@ LA L(vi) L(narrowmask)(L(vqi) m)
 /* Leading zeros of Z, 0 < Z < 2^31 (other lanes: any value below 64). */
 LA L(vu) L(clz32)(L(vu) z)
 {
-#if S_LANES_512
+#if S_LANES_512 && LN == 16
     return (L(vu))_mm512_lzcnt_epi32((__m512i)z);
 #else
     /* the exponents of z >> 8 and z & 0xFF as binary32 (both exact) */
@@ -63,6 +65,19 @@ LA L(vu) L(clz32)(L(vu) z)
     L(vu) eh = (L(vu))fh >> 23, el = (L(vu))fl >> 23;
     /* 31 - log2 z: 31 - (eh - 127 + 8) or 31 - (el - 127) */
     return (L(sel)((L(vi))(eh != 0), 150 - eh, 158 - el)) & 63;
+#endif
+}
+
+/* Leading zeros of Z, 2^7 <= Z < 2^31 (other lanes: any value below
+   64): the exponent of z >> 7 as binary32 (exact). */
+LA L(vu) L(clz32_big)(L(vu) z)
+{
+#if S_LANES_512 && LN == 16
+    return (L(vu))_mm512_lzcnt_epi32((__m512i)z);
+#else
+    L(vf) f = __builtin_convertvector((L(vi))(z >> 7), L(vf));
+    /* 31 - (e - 127 + 7) */
+    return (151 - ((L(vu))f >> 23)) & 63;
 #endif
 }
 
@@ -170,8 +185,10 @@ LA L(vu) L(add32)(unsigned fb, unsigned eb, L(vu) a, L(vu) b, bool sub,
     flip = (L(vu))(((x ^ y) & sbit) != 0);
     z = sx + ((sy ^ flip) - flip);
     *bad |= (L(vi))(z == 0);
+    /* a nonzero z is at least 2^(s - 1) >= 2^7: for d <= 1 both terms
+       are multiples of 2^(s - 1), else z > 2^28 */
     return L(round32)(fb, eb, w, x & sbit, z, ex + 1,
-                      L(clz32)(z) - (31 - w), rm, bad, inx);
+                      L(clz32_big)(z) - (31 - w), rm, bad, inx);
 }
 
 LA L(vu) L(mul32)(unsigned fb, unsigned eb, L(vu) a, L(vu) b, sf_round rm,
@@ -464,29 +481,35 @@ LA void L(arith_drive)(int op, int fmt, const void *a, const void *b,
 }
 
 /* The entry for operation S_LANES_ARITH, the format and the mode made
-   constants. */
+   constants: BF16 and FP16 in 32-bit lanes, or (S_LANES_Q) FP32 in 64-bit
+   lanes, half as many, so that a vector of them is one register (wider
+   vectors of 64-bit lanes would have their comparisons done lane by
+   lane). */
 LT static void L(arith_entry)(int fmt, const void *a, const void *b,
                               const void *c, void *out, size_t n,
                               sf_round rm, sf_env *env)
 {
+#if S_LANES_Q
+#define S_LANES_CALL(m)                                                       \
+    L(arith_drive)(S_LANES_ARITH, S_ARR_F32, a, b, c, out, n, m, env)
+    (void)fmt;
+#else
 #define S_LANES_CALL(m)                                                       \
     do {                                                                      \
         if (fmt == S_ARR_BF16)                                                \
             L(arith_drive)(S_LANES_ARITH, S_ARR_BF16, a, b, c, out, n, m,     \
                            env);                                              \
-        else if (fmt == S_ARR_F16)                                            \
+        else                                                                  \
             L(arith_drive)(S_LANES_ARITH, S_ARR_F16, a, b, c, out, n, m,      \
                            env);                                              \
-        else                                                                  \
-            L(arith_drive)(S_LANES_ARITH, S_ARR_F32, a, b, c, out, n, m,      \
-                           env);                                              \
     } while (0)
+#endif
     S_ARR_BY_MODE(S_LANES_CALL, rm);
 #undef S_LANES_CALL
 }
 #endif
 
-#ifdef S_LANES_CONVERT
+#if defined(S_LANES_CONVERT) && !S_LANES_Q
 LA void L(cv_drive)(int kind, const void *in, void *out, size_t n,
                     sf_round rm, sf_env *env)
 {

@@ -1,4 +1,5 @@
-/* s_lanes_all.h -- s_lanes.h for AVX2 (8 lanes) and AVX-512 (16 lanes);
+/* s_lanes_all.h -- s_lanes.h for AVX2 (8 lanes; 4 for FP32 arithmetic)
+   and AVX-512 (16 lanes; 8 for FP32 arithmetic);
    the includer defines S_LANES_ARITH (an S_ARR_ operation) or
    S_LANES_CONVERT first, and includes s_array.h.  Not guarded: included
    once per file. */
@@ -10,6 +11,7 @@
    file, so it stays off for the rest of the including file). */
 #pragma GCC diagnostic ignored "-Wpsabi"
 
+#define S_LANES_Q 0
 #define LN 8
 #define L(x) x##_avx2
 #define S_LANES_512 0
@@ -19,16 +21,43 @@
 #undef L
 #undef S_LANES_512
 #undef LT
+#undef S_LANES_Q
 
-#define LN 16
-#define L(x) x##_avx512
+#ifdef S_LANES_ARITH
+#define S_LANES_Q 1
+#define LN 4
+#define L(x) x##_avx2q
+#define S_LANES_512 0
+#define LT __attribute__((target("avx2,fma,f16c,bmi2")))
+#include "s_lanes.h"
+#undef LN
+#undef L
+#undef S_LANES_512
+#undef LT
+#undef S_LANES_Q
+#endif
+
 #define S_LANES_512 1
 #define LT                                                                    \
     __attribute__((target("avx2,fma,f16c,bmi2,avx512f,avx512bw,avx512cd,"    \
                           "avx512vl,avx512dq")))
+#define S_LANES_Q 0
+#define LN 16
+#define L(x) x##_avx512
 #include "s_lanes.h"
 #undef LN
 #undef L
+#undef S_LANES_Q
+
+#ifdef S_LANES_ARITH
+#define S_LANES_Q 1
+#define LN 8
+#define L(x) x##_avx512q
+#include "s_lanes.h"
+#undef LN
+#undef L
+#undef S_LANES_Q
+#endif
 #undef S_LANES_512
 #undef LT
 

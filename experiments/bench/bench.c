@@ -124,7 +124,7 @@ typedef struct
     bench_goal goal;
 } row;
 
-#define MAX_ROWS 64
+#define MAX_ROWS 160
 static row rows[MAX_ROWS];
 static int n_rows;
 
@@ -217,7 +217,7 @@ usage(void)
     fprintf(stderr,
             "usage: bench [--quick] [--rounds N] [--events HOOK NOHOOK] "
             "[--sweep BF16EMU]\n"
-            "             [scalar|events|convert|gemm|attn|exhaustive|sweep]"
+            "             [scalar|events|convert|gemm|attn|exhaustive|sweep|arrays]"
             "...\n");
     exit(2);
 }
@@ -227,7 +227,7 @@ main(int argc, char **argv)
 {
     static const char *const parts[] = {"scalar", "events",     "convert",
                                         "gemm",   "attn",       "exhaustive",
-                                        "sweep"};
+                                        "sweep",  "arrays"};
     enum { N_PARTS = sizeof parts / sizeof parts[0] };
     bool want[N_PARTS] = {false}, any = false;
     const char *hook = NULL, *nohook = NULL, *sweep_prog = NULL;
@@ -273,6 +273,8 @@ main(int argc, char **argv)
         bench_exhaustive();
     if (want[6])
         bench_sweep(sweep_prog);
+    if (want[7])
+        bench_arrays();
     bench_print_table();
     return 0;
 }

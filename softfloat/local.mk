@@ -18,4 +18,4 @@ softfloat_libsoftfloat_la_SOURCES = \
 	softfloat/s_bignum.c softfloat/s_bignum.h softfloat/s_fma.h \
 	softfloat/s_fast.h
 softfloat_libsoftfloat_la_LDFLAGS = -version-info 0:0:0
-pkginclude_HEADERS += softfloat/softfloat.h
+pkginclude_HEADERS += softfloat/softfloat.h softfloat/softfloat_inline.h

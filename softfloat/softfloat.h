@@ -455,6 +455,11 @@ SF_DECLARE_CONVERSIONS_FROM(tf32, sf_tf32)
 SF_DECLARE_CONVERSIONS_FROM(e4m3, sf_e4m3)
 SF_DECLARE_CONVERSIONS_FROM(e5m2, sf_e5m2)
 
+/* The inline fast paths of the typed BF16, FP16 and FP32 add, sub, mul
+   and fma (macros over the functions above; SF_NO_INLINE turns them
+   off). */
+#include "softfloat_inline.h"
+
 #ifdef __cplusplus
 }
 #endif

@@ -75,7 +75,8 @@ make_operands(void)
  *--------------------------------------------------------------------------*/
 typedef struct
 {
-    int op; /* 0 bf16_add, 1 bf16_mul, 2 f32_add, 3 f32_fma */
+    int op; /* 0 bf16_add, 1 bf16_mul, 2 f32_add, 3 f32_fma, 4 bf16_add
+               called out of line */
     sf_env env;
 } emu_ctx;
 
@@ -99,13 +100,19 @@ emu_run(void *p, long reps)
                                      SF_RNE, env)
                              .bits;
             break;
+        case 4: /* the library's function, not the inline fast path */
+            for (int i = 0; i < N_OPS; i++)
+                r16[i] = (sf_bf16_add)((sf_bf16){a16[i]}, (sf_bf16){b16[i]},
+                                       SF_RNE, env)
+                             .bits;
+            break;
         case 2:
             for (int i = 0; i < N_OPS; i++)
                 r32[i] =
                     sf_f32_add((sf_f32){a32[i]}, (sf_f32){b32[i]}, SF_RNE, env)
                         .bits;
             break;
-        default:
+        case 3:
             for (int i = 0; i < N_OPS; i++)
                 r32[i] = sf_f32_fma((sf_f32){a32[i]}, (sf_f32){b32[i]},
                                     (sf_f32){c32[i]}, SF_RNE, env)
@@ -333,6 +340,16 @@ bench_scalar(void)
             /* the target: at least 40 times faster than MPFR */
             bench_row(label, 1e-6 / te, 1e-6 / tm, "Mop/s", te / tm,
                       bf && full ? BENCH_AT_MOST : BENCH_NONE, 1.0 / 40);
+        }
+        if (op == 0) {
+            /* the inline fast path of softfloat_inline.h against a call
+               of the library's function */
+            emu_ctx oc = {4, SF_ENV_IEEE};
+            bench_side call = {emu_run, &oc, N_OPS, false};
+            double tc;
+            bench_pair(&emu, &call, &te, &tc);
+            bench_row("bf16_add inline vs library call", 1e-6 / te,
+                      1e-6 / tc, "Mop/s", te / tc, BENCH_NONE, 0);
         }
         mpfr_clears(mc.x, mc.y, mc.w, mc.r, (mpfr_ptr)0);
         mp_free(mc.a);

@@ -21,3 +21,11 @@ tests_softfloat_test_array_SOURCES = tests/softfloat/test_array.c
 tests_softfloat_test_array_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_softfloat_test_array_LDADD = tests/support/libtestsupport.la \
 	softfloat/libsoftfloat.la $(CHECK_LIBS) $(LIBM)
+
+# make check-exhaustive only: every BF16 pair through the add and mul
+# arrays on every path, against the scalar operations (OpenMP).
+EXHAUSTIVE_TESTS += tests/exhaustive/exh_bf16_array
+tests_exhaustive_exh_bf16_array_SOURCES = tests/exhaustive/exh_bf16_array.c
+tests_exhaustive_exh_bf16_array_CFLAGS = $(AM_CFLAGS) $(OPENMP_CFLAGS)
+tests_exhaustive_exh_bf16_array_LDFLAGS = $(OPENMP_CFLAGS)
+tests_exhaustive_exh_bf16_array_LDADD = softfloat/libsoftfloat.la

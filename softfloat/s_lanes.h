@@ -25,15 +25,33 @@ typedef double L(vd) __attribute__((vector_size(8 * LN)));
 
 #define LA LT static inline __attribute__((always_inline))
 
-/* a where M is set, else b */
+/* a where M is set, else b (M: all ones or zero in each lane) */
 LA L(vu) L(sel)(L(vi) m, L(vu) a, L(vu) b)
 {
+#if LN == 8 && !S_LANES_512
+    return (L(vu))_mm256_blendv_epi8((__m256i)b, (__m256i)a, (__m256i)m);
+#else
     return ((L(vu))m & a) | (~(L(vu))m & b);
+#endif
 }
 
 LA L(vq) L(selq)(L(vqi) m, L(vq) a, L(vq) b)
 {
     return ((L(vq))m & a) | (~(L(vq))m & b);
+}
+
+/* C in every lane, as a value the compiler cannot see through: it is
+   computed once outside the loop and kept (or spilled and reloaded)
+   rather than rebuilt from an immediate at each use, which costs AVX2
+   three instructions. */
+LA L(vu) L(K)(uint32_t c)
+{
+    L(vu) v = (L(vu)){0} + c;
+
+#if !S_LANES_512
+    __asm__("" : "+x"(v));
+#endif
+    return v;
 }
 
 /* Whether any lane of M is set. */
@@ -106,9 +124,11 @@ LA L(vq) L(clz64)(L(vq) z)
  * finite value, INX where bits are discarded.
  *--------------------------------------------------------------------------*/
 /* The increment mask (-1 where the kept magnitude goes up by one). */
+/* (REM and HALF are below 2^31 or 2^63: signed comparisons, which AVX2
+   has for both lane widths.) */
 #define S_LANES_INC(T, TI, rm, kept, rem, half, neg)                          \
-    ((rm) == SF_RNE   ? (TI)((rem) + ((kept) & 1) > (half))                   \
-     : (rm) == SF_RNA ? (TI)((rem) >= (half))                                 \
+    ((rm) == SF_RNE   ? (TI)((TI)(rem) + (TI)((kept) & 1) > (half))           \
+     : (rm) == SF_RNA ? (TI)((TI)(rem) >= (half))                             \
      : (rm) == SF_RUP ? (TI)((rem) != 0) & ~(neg)                             \
      : (rm) == SF_RDN ? (TI)((rem) != 0) & (neg)                              \
      : (rm) == SF_ROD ? (TI)((rem) != 0) & (TI)(((kept) & 1) == 0)            \
@@ -119,17 +139,20 @@ LA L(vu) L(round32)(unsigned fb, unsigned eb, unsigned w, L(vu) sign,
                     L(vi) *inx)
 {
     const unsigned sh = w - fb;
-    const uint32_t half = 1u << (sh - 1), emask = (1u << eb) - 1;
+    const uint32_t emask = (1u << eb) - 1;
+    const int32_t half = (int32_t)1 << (sh - 1);
     L(vu) er = e0 - n, rem, kept, bits;
     L(vi) inc;
 
-    *bad |= (L(vi))(er - 1 >= emask - 1);
-    z <<= n & 31;
-    rem = z & ((half << 1) - 1);
+    *bad |= (L(vi))(er - 1 >= L(K)(emask - 1));
+    z <<= n & L(K)(31);
+    rem = z & L(K)(((uint32_t)half << 1) - 1);
     kept = z >> sh;
-    inc = S_LANES_INC(L(vu), L(vi), rm, kept, rem, half, (L(vi))(sign != 0));
+    inc = S_LANES_INC(L(vu), L(vi), rm, kept, rem, (L(vi))L(K)((uint32_t)half),
+                      (L(vi))(sign != 0));
     bits = ((er - 1) << fb) + kept - (L(vu))inc;
-    *bad |= (L(vi))(bits >= (emask << fb));
+    /* signed: below 2^31 in every lane not already bad */
+    *bad |= (L(vi))bits >= (L(vi))L(K)(emask << fb);
     *inx |= (L(vi))(rem != 0);
     return bits | sign;
 }
@@ -139,18 +162,19 @@ LA L(vu) L(round64)(unsigned fb, unsigned eb, unsigned w, L(vq) sign,
                     L(vi) *inx)
 {
     const unsigned sh = w - fb;
-    const uint64_t half = (uint64_t)1 << (sh - 1), emask = (1u << eb) - 1;
+    const uint64_t emask = (1u << eb) - 1;
+    const int64_t half = (int64_t)1 << (sh - 1);
     L(vq) er = e0 - n, rem, kept, bits;
     L(vqi) inc, bq;
 
     bq = (L(vqi))(er - 1 >= emask - 1);
     z <<= n & 63;
-    rem = z & ((half << 1) - 1);
+    rem = z & (((uint64_t)half << 1) - 1);
     kept = z >> sh;
     inc = S_LANES_INC(L(vq), L(vqi), rm, kept, rem, half,
                       (L(vqi))(sign != 0));
     bits = ((er - 1) << fb) + kept - (L(vq))inc;
-    bq |= (L(vqi))(bits >= (emask << fb));
+    bq |= (L(vqi))bits >= (int64_t)(emask << fb);
     *bad |= L(narrowmask)(bq);
     *inx |= L(narrowmask)((L(vqi))(rem != 0));
     return __builtin_convertvector(bits | sign, L(vu));
@@ -162,7 +186,7 @@ LA L(vu) L(round64)(unsigned fb, unsigned eb, unsigned w, L(vq) sign,
  *--------------------------------------------------------------------------*/
 LA L(vi) L(notnormal32)(L(vu) e, unsigned eb)
 {
-    return (L(vi))(e - 1 >= (1u << eb) - 2);
+    return (L(vi))(e - 1 >= L(K)((1u << eb) - 2));
 }
 
 LA L(vu) L(add32)(unsigned fb, unsigned eb, L(vu) a, L(vu) b, bool sub,
@@ -170,19 +194,20 @@ LA L(vu) L(add32)(unsigned fb, unsigned eb, L(vu) a, L(vu) b, bool sub,
 {
     const unsigned w = 30, s = w - 1 - fb;
     const uint32_t sbit = 1u << (fb + eb), fmask = (1u << fb) - 1;
-    L(vu) ub = sub ? b ^ sbit : b;
-    L(vu) ma = a & (sbit - 1), mb = ub & (sbit - 1);
-    L(vi) sw = (L(vi))(ma < mb);
+    const L(vu) kmag = L(K)(sbit - 1), kfrac = L(K)(fmask);
+    const L(vu) khid = L(K)(fmask + 1), k31 = L(K)(31);
+    L(vu) ub = sub ? b ^ L(K)(sbit) : b;
+    L(vu) ma = a & kmag, mb = ub & kmag;
+    L(vi) sw = (L(vi))ma < (L(vi))mb; /* both below 2^15 */
     L(vu) x = L(sel)(sw, ub, a), y = L(sel)(sw, a, ub);
-    L(vu) ex = (x & (sbit - 1)) >> fb, ey = (y & (sbit - 1)) >> fb;
-    L(vu) d = ex - ey, sx, sy, flip, z;
+    L(vu) ex = (x & kmag) >> fb, ey = (y & kmag) >> fb;
+    L(vu) d = ex - ey, sx, sy, flip, z; /* 0 <= d < 2^8 */
 
     *bad |= L(notnormal32)(ma >> fb, eb) | L(notnormal32)(mb >> fb, eb);
-    sx = ((x & fmask) | (fmask + 1)) << s;
-    sy = ((((y & fmask) | (fmask + 1)) << s)
-          >> L(sel)((L(vi))(d > 31), d - d + 31, d))
-         | ((L(vu))(d > s) & 1);
-    flip = (L(vu))(((x ^ y) & sbit) != 0);
+    sx = ((x & kfrac) | khid) << s;
+    sy = ((((y & kfrac) | khid) << s) >> L(sel)((L(vi))d > (L(vi))k31, k31, d))
+         | ((L(vu))((L(vi))d > (L(vi))L(K)(s)) & L(K)(1));
+    flip = (L(vu))(((x ^ y) & L(K)(sbit)) != 0);
     z = sx + ((sy ^ flip) - flip);
     *bad |= (L(vi))(z == 0);
     /* a nonzero z is at least 2^(s - 1) >= 2^7: for d <= 1 both terms
@@ -349,10 +374,11 @@ LA L(vu) L(narrow)(unsigned fb, unsigned eb, uint32_t maxb, L(vu) x,
 {
     const unsigned sh = 23 - fb;
     const uint32_t rebias = 127 - ((1u << (eb - 1)) - 1);
-    const uint32_t half = 1u << (sh - 1);
+    const int32_t half = (int32_t)1 << (sh - 1);
     L(vu) mag = x & 0x7FFFFFFF, sign = x >> 31;
     L(vu) er = (mag >> 23) - rebias;
-    L(vu) kept = (mag >> sh) - (rebias << fb), rem = mag & ((half << 1) - 1);
+    L(vu) kept = (mag >> sh) - (rebias << fb);
+    L(vu) rem = mag & (((uint32_t)half << 1) - 1);
     L(vu) res;
     L(vi) inc;
 
@@ -393,10 +419,18 @@ LA L(vu) L(widen_f16)(L(vu) x, L(vi) *bad)
  *--------------------------------------------------------------------------*/
 LA L(vu) L(ld16)(const void *p, size_t i)
 {
+#if LN == 8
+    return (L(vu))_mm256_cvtepu16_epi32(
+        _mm_loadu_si128((const __m128i *)(const void *)((const uint16_t *)p + i)));
+#elif LN == 16
+    return (L(vu))_mm512_cvtepu16_epi32(_mm256_loadu_si256(
+        (const __m256i *)(const void *)((const uint16_t *)p + i)));
+#else
     L(vh) h;
 
     memcpy(&h, (const uint16_t *)p + i, sizeof h);
     return __builtin_convertvector(h, L(vu));
+#endif
 }
 
 LA L(vu) L(ld32)(const void *p, size_t i)

@@ -54,7 +54,8 @@ typedef struct
     void *out;
     size_t n;
     int kind; /* 0 sf_convert_array, 1 VCVTNEPS2BF16, 2 memcpy of the
-                 output's bytes, 3 an element loop of sf_convert */
+                 output's bytes, 3 an element loop of sf_convert, 4 memcpy
+                 of the input's bytes */
     sf_env env;
 } cvt_ctx;
 
@@ -77,6 +78,9 @@ cvt_run(void *p, long reps)
             break;
         case 2:
             memcpy(c->out, c->in, c->n * bo);
+            break;
+        case 4: /* the input's bytes (OUT has room: see bench_convert) */
+            memcpy(c->out, c->in, c->n * bi);
             break;
         default:
             /* what sf_convert_array did before it had paths: one
@@ -166,7 +170,8 @@ bench_convert(void)
             if (k == 1 && pr != 0) /* memory-bound row: FP32 -> BF16 */
                 continue;
             in = make_inputs(to, from, n, &s);
-            out = malloc(n * (to->storage_bits / 8));
+            /* room for a copy of the input too (the memcpy baselines) */
+            out = malloc(n * 4);
             if (out == NULL) {
                 fprintf(stderr, "bench: out of memory\n");
                 exit(1);
@@ -192,6 +197,25 @@ bench_convert(void)
                                     paths[p] == SF_ISA_AVX2 ? BENCH_AT_MOST
                                                             : BENCH_NONE,
                                     0.5);
+                }
+            }
+            if (k == 1) {
+                /* the memory-bound row also against a copy of the input
+                   (4 bytes read and 4 written per element, where the
+                   conversion reads 4 and writes 2) */
+                cvt_ctx cin = base;
+                cin.kind = 4;
+                for (int p = 0; p < n_paths; p++) {
+                    emu.env.isa = (int)paths[p];
+                    te = time_side(&emu, &cin, &tb);
+                    snprintf(label, sizeof label,
+                             "%s->%s n=%zu %s vs memcpy in", from->name,
+                             to->name, n, sf_isa_name(paths[p]));
+                    bench_row(label, 1e-6 / te, 1e-6 / tb, "Melem/s",
+                              te / tb,
+                              paths[p] == SF_ISA_AVX2 ? BENCH_AT_MOST
+                                                      : BENCH_NONE,
+                              1.25);
                 }
             }
             if (k == 0) {

@@ -3,8 +3,8 @@
    (env.isa), against the scalar operations element by element: the bits
    of every result, and the flags of every run of 64 results (make
    check-exhaustive; the scalar operations themselves are checked against
-   an independent reference by exh_bf16_binary).  With an argument N,
-   only the first N leading operands. */
+   an independent reference by exh_bf16_binary).  Arguments [stride
+   [offset]]: only the leading operands offset, offset + stride, ... */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,26 +17,34 @@ int
 main(int argc, char **argv)
 {
     static const char *const names[2] = {"bf16_add", "bf16_mul"};
-    long rows = argc > 1 ? atol(argv[1]) : 65536;
+    long stride = argc > 1 ? atol(argv[1]) : 1;
+    long offset = argc > 2 ? atol(argv[2]) : 0;
+    long rows;
     sf_isa paths[SF_N_ISA];
     int n_paths = 0;
     unsigned long long bad = 0, checked = 0;
 
-    if (rows < 1 || rows > 65536) {
-        fprintf(stderr, "exh_bf16_array: the argument must be 1 to 65536\n");
+    if (argc > 3 || stride < 1 || stride > 65536 || offset < 0
+        || offset >= stride) {
+        fprintf(stderr, "exh_bf16_array: usage: exh_bf16_array [stride "
+                        "[offset]], 1 <= stride <= 65536, 0 <= offset < "
+                        "stride\n");
         return 2;
     }
+    rows = (65536 - offset + stride - 1) / stride;
     for (int p = SF_ISA_SCALAR; p < SF_N_ISA; p++)
         if (sf_isa_supported((sf_isa)p))
             paths[n_paths++] = (sf_isa)p;
     printf("exh_bf16_array: paths");
     for (int p = 0; p < n_paths; p++)
         printf(" %s", sf_isa_name(paths[p]));
-    printf(", %ld leading operands\n", rows);
+    printf(", %ld leading operands (stride %ld, offset %ld)\n", rows, stride,
+           offset);
     fflush(stdout);
 
 #pragma omp parallel for schedule(dynamic, 16) reduction(+ : bad, checked)
-    for (long ai = 0; ai < rows; ai++) {
+    for (long r = 0; r < rows; r++) {
+        long ai = offset + r * stride;
         sf_bf16 a[CHUNK], b[CHUNK], want[CHUNK], got[CHUNK];
         for (int i = 0; i < CHUNK; i++)
             a[i].bits = (uint16_t)ai;

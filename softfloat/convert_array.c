@@ -5,7 +5,6 @@
 #include "s_array.h"
 #include "s_lanes_all.h"
 
-
 #if S_ARRAY_VEC
 /*----------------------------------------------------------------------------
  * FP32 to BF16 in 16-bit lanes (the exponent field stays, so the rounding
@@ -171,8 +170,6 @@ f32_to_bf16_avx512(const uint32_t *in, uint16_t *out, size_t n, sf_round rm,
     }
 }
 
-
-
 /*----------------------------------------------------------------------------
  * The same on AVX2, 16 elements per step: the halves of two registers of
  * FP32 bits packed into one register of hi and one of lo (16-bit lanes),
@@ -199,9 +196,9 @@ step16(const uint32_t *in, uint16_t *out, size_t i, sf_round rm,
     __m256i mag = _mm256_and_si256(hi, _mm256_set1_epi16(0x7FFF));
     /* mag - 0x0080 > bound - 0x0080 (unsigned): a saturating difference
        that is not zero */
-    __m256i over = _mm256_subs_epu16(
-        _mm256_sub_epi16(mag, _mm256_set1_epi16(0x0080)),
-        _mm256_set1_epi16((short)(hi_bound(rm) - 0x0080)));
+    __m256i over =
+        _mm256_subs_epu16(_mm256_sub_epi16(mag, _mm256_set1_epi16(0x0080)),
+                          _mm256_set1_epi16((short)(hi_bound(rm) - 0x0080)));
     __m256i nz;
 
     if (!_mm256_testz_si256(over, over))
@@ -221,8 +218,8 @@ step16(const uint32_t *in, uint16_t *out, size_t i, sf_round rm,
         hi = _mm256_add_epi16(hi, _mm256_srli_epi16(lo, 15));
         break;
     case SF_RUP:
-        hi = _mm256_add_epi16(hi,
-                              _mm256_andnot_si256(_mm256_srli_epi16(hi, 15), nz));
+        hi = _mm256_add_epi16(
+            hi, _mm256_andnot_si256(_mm256_srli_epi16(hi, 15), nz));
         break;
     case SF_RDN:
         hi = _mm256_add_epi16(hi,

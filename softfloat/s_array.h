@@ -73,8 +73,19 @@ s_arr_portable_all(int op, int fmt, const void *a, const void *b,
 #endif
 
 /* The operations and formats of the array kernels. */
-enum { S_ARR_ADD, S_ARR_SUB, S_ARR_MUL, S_ARR_FMA };
-enum { S_ARR_BF16, S_ARR_F16, S_ARR_F32 };
+enum
+{
+    S_ARR_ADD,
+    S_ARR_SUB,
+    S_ARR_MUL,
+    S_ARR_FMA
+};
+enum
+{
+    S_ARR_BF16,
+    S_ARR_F16,
+    S_ARR_F32
+};
 /* The conversions with kernels (others go element by element). */
 enum
 {
@@ -156,9 +167,10 @@ s_arr_op1(int op, int fmt, uint64_t a, uint64_t b, uint64_t c, sf_round rm,
     switch (op) {
     case S_ARR_ADD:
     case S_ARR_SUB:
-        z = fmt == S_ARR_BF16  ? s_fast_add_bf16(a, b, op == S_ARR_SUB, rm, env)
-            : fmt == S_ARR_F16 ? s_fast_add_f16(a, b, op == S_ARR_SUB, rm, env)
-                               : s_fast_add_f32(a, b, op == S_ARR_SUB, rm, env);
+        z = fmt == S_ARR_BF16 ? s_fast_add_bf16(a, b, op == S_ARR_SUB, rm, env)
+            : fmt == S_ARR_F16
+                ? s_fast_add_f16(a, b, op == S_ARR_SUB, rm, env)
+                : s_fast_add_f32(a, b, op == S_ARR_SUB, rm, env);
         return z != S_FAST_NONE ? z
                                 : s_add_sub(f, a, b, op == S_ARR_SUB, rm, env);
     case S_ARR_MUL:
@@ -225,15 +237,16 @@ s_arr_portable(int op, int fmt, const void *a, const void *b, const void *c,
 /* FP32 bits X to a format (FB, EB, largest finite magnitude MAXB), or
    S_FAST_NONE; *INX gets whether bits were discarded. */
 S_AI uint64_t
-s_arr_narrow1(unsigned fb, unsigned eb, uint32_t maxb, uint32_t x,
-              sf_round rm, unsigned *inx)
+s_arr_narrow1(unsigned fb, unsigned eb, uint32_t maxb, uint32_t x, sf_round rm,
+              unsigned *inx)
 {
     const unsigned sh = 23 - fb;
     const uint32_t rebias = 127 - ((1u << (eb - 1)) - 1);
     const uint32_t half = 1u << (sh - 1);
     uint32_t mag = x & 0x7FFFFFFF, sign = x >> 31;
     uint32_t er = (mag >> 23) - rebias;
-    uint32_t kept = (mag >> sh) - (rebias << fb), rem = mag & ((half << 1) - 1);
+    uint32_t kept = (mag >> sh) - (rebias << fb),
+             rem = mag & ((half << 1) - 1);
     bool inc;
 
     if (er - 1 >= (maxb >> fb))
@@ -357,8 +370,8 @@ s_cv_portable(int kind, const void *in, void *out, size_t i0, size_t i1,
         s_cv_params(kind, &fb, &eb, &maxb);
         for (size_t i = i0; i < i1; i++) {
             uint32_t x = (uint32_t)s_arr_load(in, i, bi);
-            uint64_t r = fast ? s_arr_narrow1(fb, eb, maxb, x, rm, &inx)
-                              : S_FAST_NONE;
+            uint64_t r =
+                fast ? s_arr_narrow1(fb, eb, maxb, x, rm, &inx) : S_FAST_NONE;
             if (r == S_FAST_NONE)
                 r = sf_convert(to, from, x, rm, env);
             s_arr_store(out, i, bo, r);
@@ -399,7 +412,8 @@ s_cv_blocked(int kind, const void *in, void *out, size_t n, sf_round rm,
         } else if (kind == S_CV_F16_F32) {
             for (int j = 0; j < S_CV_BLOCK; j++) {
                 uint32_t mag = x[j] & 0x7FFF, e = mag >> 10, f = mag & 0x3FF;
-                uint32_t z = (uint32_t)0 - (e == 0), o = (uint32_t)0 - (e == 31);
+                uint32_t z = (uint32_t)0 - (e == 0),
+                         o = (uint32_t)0 - (e == 31);
                 bad |= (f != 0) & ((e == 0) | (e == 31));
                 r[j] = (((mag << 13) + (112u << 23)) & ~z & ~o)
                        | (0x7F800000 & o) | ((x[j] & 0x8000u) << 16);

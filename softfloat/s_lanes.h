@@ -375,19 +375,22 @@ LA L(vu) L(narrow)(unsigned fb, unsigned eb, uint32_t maxb, L(vu) x,
     const unsigned sh = 23 - fb;
     const uint32_t rebias = 127 - ((1u << (eb - 1)) - 1);
     const int32_t half = (int32_t)1 << (sh - 1);
-    L(vu) mag = x & 0x7FFFFFFF, sign = x >> 31;
-    L(vu) er = (mag >> 23) - rebias;
-    L(vu) kept = (mag >> sh) - (rebias << fb);
-    L(vu) rem = mag & (((uint32_t)half << 1) - 1);
+    L(vu) mag = x & L(K)(0x7FFFFFFF), sign = x >> 31;
+    L(vu) er = (mag >> 23) - L(K)(rebias + 1);
+    L(vu) kept = (mag >> sh) - L(K)(rebias << fb);
+    L(vu) rem = mag & L(K)(((uint32_t)half << 1) - 1);
     L(vu) res;
     L(vi) inc;
 
     /* the exponent before rounding: a normal of the target (an E4M3 with
-       the all-ones field is finite below MAXB) */
-    *bad |= (L(vi))(er - 1 >= (maxb >> fb));
-    inc = S_LANES_INC(L(vu), L(vi), rm, kept, rem, half, (L(vi))(sign != 0));
+       the all-ones field is finite below MAXB); er is that exponent
+       minus one */
+    *bad |= (L(vi))(er >= L(K)(maxb >> fb));
+    inc = S_LANES_INC(L(vu), L(vi), rm, kept, rem, (L(vi))L(K)((uint32_t)half),
+                      (L(vi))(sign != 0));
     res = kept - (L(vu))inc;
-    *bad |= (L(vi))(res > maxb);
+    /* signed: both below 2^31 */
+    *bad |= (L(vi))res > (L(vi))L(K)(maxb);
     *inx |= (L(vi))(rem != 0);
     return res | (sign << (fb + eb));
 }
@@ -405,13 +408,15 @@ LA L(vu) L(widen_bf16)(L(vu) x, L(vi) *bad)
 /* FP16 bits to FP32 bits (NaN and subnormals: bad). */
 LA L(vu) L(widen_f16)(L(vu) x, L(vi) *bad)
 {
-    L(vu) mag = x & 0x7FFF, e = mag >> 10, f = mag & 0x3FF;
+    const L(vu) k31 = L(K)(31), zero = {0};
+    L(vu) mag = x & L(K)(0x7FFF), e = mag >> 10, f = mag & L(K)(0x3FF);
     L(vu) r;
+    L(vi) e0 = (L(vi))(e == zero), e31 = (L(vi))(e == k31);
 
-    *bad |= (L(vi))(f != 0) & ((L(vi))(e == 0) | (L(vi))(e == 31));
-    r = L(sel)((L(vi))(e == 0), mag << 13, (mag << 13) + (112u << 23));
-    r = L(sel)((L(vi))(e == 31), mag - mag + 0x7F800000, r);
-    return r | ((x & 0x8000) << 16);
+    *bad |= (L(vi))(f != zero) & (e0 | e31);
+    r = L(sel)(e0, mag << 13, (mag << 13) + L(K)(112u << 23));
+    r = L(sel)(e31, L(K)(0x7F800000), r);
+    return r | ((x & L(K)(0x8000)) << 16);
 }
 
 /*----------------------------------------------------------------------------
@@ -443,9 +448,22 @@ LA L(vu) L(ld32)(const void *p, size_t i)
 
 LA void L(st8)(void *p, size_t i, L(vu) v)
 {
+#if LN == 8 && !S_LANES_512
+    /* lanes below 2^8: two unsigned saturating packs leave bytes 0-3 of
+       each 128-bit half */
+    __m256i b = _mm256_packus_epi32((__m256i)v, (__m256i)v);
+    uint32_t lo, hi;
+
+    b = _mm256_packus_epi16(b, b);
+    lo = (uint32_t)_mm256_cvtsi256_si32(b);
+    hi = (uint32_t)_mm256_extract_epi32(b, 4);
+    memcpy((uint8_t *)p + i, &lo, 4);
+    memcpy((uint8_t *)p + i + 4, &hi, 4);
+#else
     L(vb) b = __builtin_convertvector(v, L(vb));
 
     memcpy((uint8_t *)p + i, &b, sizeof b);
+#endif
 }
 
 LA void L(st16)(void *p, size_t i, L(vu) v)

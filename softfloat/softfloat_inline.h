@@ -75,7 +75,7 @@ sf_fast_normal(uint64_t e, unsigned eb)
    bit W, so that the rounding shifts are constants. */
 static inline uint64_t
 sf_fast_round(unsigned fb, unsigned eb, unsigned w, bool sign, uint64_t z,
-             int e0, sf_round rm, sf_env *env)
+              int e0, sf_round rm, sf_env *env)
 {
     const unsigned sh = w - fb; /* bits below the last kept one */
     const uint64_t half = (uint64_t)1 << (sh - 1);
@@ -149,7 +149,7 @@ sf_fast_sig(uint64_t a, unsigned fb)
    below 2^(W + 1); with its top at bit W its exponent is ex + 1. */
 static inline uint64_t
 sf_fast_add(unsigned fb, unsigned eb, unsigned w, uint64_t a, uint64_t b,
-           bool sub, sf_round rm, sf_env *env)
+            bool sub, sf_round rm, sf_env *env)
 {
     const unsigned s = w - 1 - fb;
     const uint64_t sbit = (uint64_t)1 << (fb + eb);
@@ -181,18 +181,19 @@ sf_fast_add(unsigned fb, unsigned eb, unsigned w, uint64_t a, uint64_t b,
    2 FB its exponent is ea + eb - bias. */
 static inline uint64_t
 sf_fast_mul(unsigned fb, unsigned eb, unsigned w, uint64_t a, uint64_t b,
-           sf_round rm, sf_env *env)
+            sf_round rm, sf_env *env)
 {
     const int bias = (1 << (eb - 1)) - 1;
     const uint64_t sbit = (uint64_t)1 << (fb + eb);
     uint64_t ea = (a & (sbit - 1)) >> fb, eb_ = (b & (sbit - 1)) >> fb;
 
-    if (!sf_fast_ok(env) || !sf_fast_normal(ea, eb) || !sf_fast_normal(eb_, eb))
+    if (!sf_fast_ok(env) || !sf_fast_normal(ea, eb)
+        || !sf_fast_normal(eb_, eb))
         return SF_FAST_NONE;
     return sf_fast_round(fb, eb, w, ((a ^ b) & sbit) != 0,
-                        sf_fast_sig(a, fb) * sf_fast_sig(b, fb),
-                        (int)(ea + eb_) - bias + (int)w - 2 * (int)fb, rm,
-                        env);
+                         sf_fast_sig(a, fb) * sf_fast_sig(b, fb),
+                         (int)(ea + eb_) - bias + (int)w - 2 * (int)fb, rm,
+                         env);
 }
 
 /* a * b + c in the format (FB, EB).  The product p (at most 48 bits) and
@@ -207,7 +208,7 @@ sf_fast_mul(unsigned fb, unsigned eb, unsigned w, uint64_t a, uint64_t b,
    or midpoint (all even) lies in that interval, and both round alike. */
 static inline uint64_t
 sf_fast_fma(unsigned fb, unsigned eb, uint64_t a, uint64_t b, uint64_t c,
-           sf_round rm, sf_env *env)
+            sf_round rm, sf_env *env)
 {
     const int bias = (1 << (eb - 1)) - 1;
     const uint64_t sbit = (uint64_t)1 << (fb + eb);
@@ -253,34 +254,33 @@ sf_fast_fma(unsigned fb, unsigned eb, uint64_t a, uint64_t b, uint64_t c,
    rounded. */
 static inline uint64_t
 sf_fast_narrow(unsigned fb_from, unsigned fb_to, unsigned eb, uint64_t a,
-              sf_round rm, sf_env *env)
+               sf_round rm, sf_env *env)
 {
     const uint64_t sbit = (uint64_t)1 << (fb_from + eb);
     uint64_t e = (a & (sbit - 1)) >> fb_from;
 
     if (!sf_fast_ok(env) || !sf_fast_normal(e, eb))
         return SF_FAST_NONE;
-    return sf_fast_round(fb_to, eb, 30, (a & sbit) != 0, sf_fast_sig(a, fb_from),
-                        (int)e + 30 - (int)fb_from, rm, env);
+    return sf_fast_round(fb_to, eb, 30, (a & sbit) != 0,
+                         sf_fast_sig(a, fb_from), (int)e + 30 - (int)fb_from,
+                         rm, env);
 }
-
 
 /*----------------------------------------------------------------------------
  * The typed operations: the fast subset inline, the library otherwise.
  *--------------------------------------------------------------------------*/
 #define SF_FAST_DEFINE_TYPED(fmt, T, W, FB, EB, WIN)                          \
-    static inline T sf_inline_##fmt##_add(T a, T b, sf_round rm,             \
-                                          sf_env *env)                        \
+    static inline T sf_inline_##fmt##_add(T a, T b, sf_round rm, sf_env *env) \
     {                                                                         \
-        uint64_t z = sf_fast_add(FB, EB, WIN, a.bits, b.bits, false, rm, env);\
+        uint64_t z =                                                          \
+            sf_fast_add(FB, EB, WIN, a.bits, b.bits, false, rm, env);         \
         T r;                                                                  \
         if (z == SF_FAST_NONE)                                                \
             return (sf_##fmt##_add)(a, b, rm, env);                           \
         r.bits = (W)z;                                                        \
         return r;                                                             \
     }                                                                         \
-    static inline T sf_inline_##fmt##_sub(T a, T b, sf_round rm,             \
-                                          sf_env *env)                        \
+    static inline T sf_inline_##fmt##_sub(T a, T b, sf_round rm, sf_env *env) \
     {                                                                         \
         uint64_t z = sf_fast_add(FB, EB, WIN, a.bits, b.bits, true, rm, env); \
         T r;                                                                  \
@@ -289,20 +289,19 @@ sf_fast_narrow(unsigned fb_from, unsigned fb_to, unsigned eb, uint64_t a,
         r.bits = (W)z;                                                        \
         return r;                                                             \
     }                                                                         \
-    static inline T sf_inline_##fmt##_mul(T a, T b, sf_round rm,             \
-                                          sf_env *env)                        \
+    static inline T sf_inline_##fmt##_mul(T a, T b, sf_round rm, sf_env *env) \
     {                                                                         \
-        uint64_t z = sf_fast_mul(FB, EB, WIN, a.bits, b.bits, rm, env);      \
+        uint64_t z = sf_fast_mul(FB, EB, WIN, a.bits, b.bits, rm, env);       \
         T r;                                                                  \
         if (z == SF_FAST_NONE)                                                \
             return (sf_##fmt##_mul)(a, b, rm, env);                           \
         r.bits = (W)z;                                                        \
         return r;                                                             \
     }                                                                         \
-    static inline T sf_inline_##fmt##_fma(T a, T b, T c, sf_round rm,        \
+    static inline T sf_inline_##fmt##_fma(T a, T b, T c, sf_round rm,         \
                                           sf_env *env)                        \
     {                                                                         \
-        uint64_t z = sf_fast_fma(FB, EB, a.bits, b.bits, c.bits, rm, env);   \
+        uint64_t z = sf_fast_fma(FB, EB, a.bits, b.bits, c.bits, rm, env);    \
         T r;                                                                  \
         if (z == SF_FAST_NONE)                                                \
             return (sf_##fmt##_fma)(a, b, c, rm, env);                        \

@@ -186,13 +186,11 @@ bench_convert(void)
                 /* the AVX2 target: 0.8 of memcpy's element rate, i.e. at
                    most 1.25 times its time per element */
                 bench_row(label, 1e-6 / te, 1e-6 / tb, "Melem/s", te / tb,
-                          paths[p] == SF_ISA_AVX2 ? BENCH_AT_MOST
-                                                  : BENCH_NONE,
+                          paths[p] == SF_ISA_AVX2 ? BENCH_AT_MOST : BENCH_NONE,
                           1.25);
                 if (k == 0) {
                     snprintf(label, sizeof label, "%s->%s n=%zu %s ns/elem",
-                             from->name, to->name, n,
-                             sf_isa_name(paths[p]));
+                             from->name, to->name, n, sf_isa_name(paths[p]));
                     bench_row_alone(label, 1e-6 / te, "Melem/s", te * 1e9,
                                     paths[p] == SF_ISA_AVX2 ? BENCH_AT_MOST
                                                             : BENCH_NONE,
@@ -211,8 +209,7 @@ bench_convert(void)
                     snprintf(label, sizeof label,
                              "%s->%s n=%zu %s vs memcpy in", from->name,
                              to->name, n, sf_isa_name(paths[p]));
-                    bench_row(label, 1e-6 / te, 1e-6 / tb, "Melem/s",
-                              te / tb,
+                    bench_row(label, 1e-6 / te, 1e-6 / tb, "Melem/s", te / tb,
                               paths[p] == SF_ISA_AVX2 ? BENCH_AT_MOST
                                                       : BENCH_NONE,
                               1.25);
@@ -235,8 +232,9 @@ bench_convert(void)
                 cv.kind = 1;
                 emu.env.isa = SF_ISA_AUTO;
                 te = time_side(&emu, &cv, &tb);
-                snprintf(label, sizeof label, "f32->bf16 n=%zu %s vs VCVTNEPS2BF16",
-                         n, sf_isa_name(sf_isa_cpu()));
+                snprintf(label, sizeof label,
+                         "f32->bf16 n=%zu %s vs VCVTNEPS2BF16", n,
+                         sf_isa_name(sf_isa_cpu()));
                 bench_row(label, 1e-6 / te, 1e-6 / tb, "Melem/s", te / tb,
                           BENCH_NONE, 0);
             }

@@ -348,8 +348,8 @@ bench_scalar(void)
             bench_side call = {emu_run, &oc, N_OPS, false};
             double tc;
             bench_pair(&emu, &call, &te, &tc);
-            bench_row("bf16_add inline vs library call", 1e-6 / te,
-                      1e-6 / tc, "Mop/s", te / tc, BENCH_NONE, 0);
+            bench_row("bf16_add inline vs library call", 1e-6 / te, 1e-6 / tc,
+                      "Mop/s", te / tc, BENCH_NONE, 0);
         }
         mpfr_clears(mc.x, mc.y, mc.w, mc.r, (mpfr_ptr)0);
         mp_free(mc.a);
@@ -498,8 +498,8 @@ arr_run(void *p, long reps)
             break;
         default:
             sf_f32_fma_array((const sf_f32 *)a32, (const sf_f32 *)b32,
-                             (const sf_f32 *)c32, (sf_f32 *)r32, N_OPS,
-                             SF_RNE, env);
+                             (const sf_f32 *)c32, (sf_f32 *)r32, N_OPS, SF_RNE,
+                             env);
             break;
         }
     }

@@ -53,8 +53,9 @@ main(int argc, char **argv)
                 sf_env ref = SF_ENV_IEEE;
                 for (int i = 0; i < CHUNK; i++) {
                     b[i].bits = (uint16_t)(b0 + (uint32_t)i);
-                    want[i] = op == 0 ? (sf_bf16_add)(a[i], b[i], SF_RNE, &ref)
-                                      : (sf_bf16_mul)(a[i], b[i], SF_RNE, &ref);
+                    want[i] = op == 0
+                                  ? (sf_bf16_add)(a[i], b[i], SF_RNE, &ref)
+                                  : (sf_bf16_mul)(a[i], b[i], SF_RNE, &ref);
                 }
                 for (int p = 0; p < n_paths; p++) {
                     sf_env env = SF_ENV_IEEE;
@@ -81,10 +82,9 @@ main(int argc, char **argv)
 #pragma omp critical
                         printf("%s_array %s: a %04x, b %04x..%04x: flags "
                                "%02x, want %02x\n",
-                               names[op], sf_isa_name(paths[p]),
-                               (unsigned)ai, (unsigned)b0,
-                               (unsigned)(b0 + CHUNK - 1), env.flags,
-                               ref.flags);
+                               names[op], sf_isa_name(paths[p]), (unsigned)ai,
+                               (unsigned)b0, (unsigned)(b0 + CHUNK - 1),
+                               env.flags, ref.flags);
                     }
                 }
             }

@@ -318,12 +318,12 @@ END_TEST
 /*----------------------------------------------------------------------------
  * Conversions.
  *--------------------------------------------------------------------------*/
-static const sf_format *const cv_to[6] = {
-    &sf_format_bf16, &sf_format_f16, &sf_format_e4m3,
-    &sf_format_e5m2, &sf_format_f32, &sf_format_f32};
-static const sf_format *const cv_from[6] = {
-    &sf_format_f32, &sf_format_f32,  &sf_format_f32,
-    &sf_format_f32, &sf_format_bf16, &sf_format_f16};
+static const sf_format *const cv_to[6] = {&sf_format_bf16, &sf_format_f16,
+                                          &sf_format_e4m3, &sf_format_e5m2,
+                                          &sf_format_f32,  &sf_format_f32};
+static const sf_format *const cv_from[6] = {&sf_format_f32,  &sf_format_f32,
+                                            &sf_format_f32,  &sf_format_f32,
+                                            &sf_format_bf16, &sf_format_f16};
 
 START_TEST(test_convert)
 {
@@ -346,8 +346,9 @@ START_TEST(test_convert)
         for (size_t i = 0; i < n; i++) {
             uint64_t x;
             if (to == &sf_format_f32 || r % 5 != 0) {
-                int64_t c = lo + (int64_t)tst_rand_below(
-                                     &rng, (uint64_t)(hi - lo + 1));
+                int64_t c =
+                    lo
+                    + (int64_t)tst_rand_below(&rng, (uint64_t)(hi - lo + 1));
                 x = operand(from, &rng, c, 0, special);
             } else {
                 x = operand(from, &rng, 127, 126, special);
@@ -363,7 +364,9 @@ START_TEST(test_convert)
                     x &= ~((half << 1) - 1);
                 else if (r % 2 == 1 && tst_rand64(&rng) & 1)
                     x = (x & ~((half << 1) - 1))
-                        | ((t < 4 ? half : t == 4 ? 0 : (half << 1))
+                        | ((t < 4    ? half
+                            : t == 4 ? 0
+                                     : (half << 1))
                            + (uint64_t)tails[t])
                               % (half << 1);
             }
@@ -390,8 +393,8 @@ START_TEST(test_convert)
                             uint64_t x = get(A, from, i);
                             printf("sf_convert_array %s -> %s path %s, "
                                    "element %zu of %zu, env %d:\n",
-                                   from->name, to->name,
-                                   sf_isa_name(paths[p]), i, n, k);
+                                   from->name, to->name, sf_isa_name(paths[p]),
+                                   i, n, k);
                             tst_print_case("convert", from, modes[m], &x, 1,
                                            get(WANT, to, i), 0,
                                            get(OUT, to, i), 0);

@@ -9,7 +9,9 @@
    so no vector crosses a call: the ABI warning for the 64-byte vectors
    of the AVX2 copy does not apply (the warning comes at the end of the
    file, so it stays off for the rest of the including file). */
+#if !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wpsabi"
+#endif
 
 #define S_LANES_Q 0
 #define LN 8

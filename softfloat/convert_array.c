@@ -1,73 +1,17 @@
-/* sf_convert_array -- sf_convert over an array, with an AVX-512 path for
-   FP32 to BF16 */
-#include <string.h>
+/* sf_convert_array -- sf_convert over an array: FP32 to BF16, FP16, E4M3
+   and E5M2 and BF16 and FP16 to FP32 by the fields (portable, AVX2 and
+   AVX-512 paths), every other pair element by element */
+#define S_LANES_CONVERT 1
+#include "s_array.h"
+#include "s_lanes_all.h"
 
-#include "s_fast.h"
-
-#if defined(__x86_64__) && defined(__GNUC__)
-#define HAVE_VEC 1
-#include <immintrin.h>
-#else
-#define HAVE_VEC 0
-#endif
-
-static uint64_t
-load_elem(const void *p, size_t i, unsigned bytes)
-{
-    const unsigned char *c = (const unsigned char *)p + i * bytes;
-    uint8_t u8;
-    uint16_t u16;
-    uint32_t u32;
-
-    switch (bytes) {
-    case 1:
-        memcpy(&u8, c, 1);
-        return u8;
-    case 2:
-        memcpy(&u16, c, 2);
-        return u16;
-    default:
-        memcpy(&u32, c, 4);
-        return u32;
-    }
-}
-
-static void
-store_elem(void *p, size_t i, unsigned bytes, uint64_t v)
-{
-    unsigned char *c = (unsigned char *)p + i * bytes;
-    uint8_t u8 = (uint8_t)v;
-    uint16_t u16 = (uint16_t)v;
-    uint32_t u32 = (uint32_t)v;
-
-    switch (bytes) {
-    case 1:
-        memcpy(c, &u8, 1);
-        break;
-    case 2:
-        memcpy(c, &u16, 2);
-        break;
-    default:
-        memcpy(c, &u32, 4);
-        break;
-    }
-}
-
-/* Elements [I0, I1) one by one. */
-static void
-convert_scalar(const sf_format *to, const sf_format *from, const void *in,
-               void *out, size_t i0, size_t i1, sf_round rm, sf_env *env)
-{
-    unsigned bi = from->storage_bits / 8, bo = to->storage_bits / 8;
-
-    for (size_t i = i0; i < i1; i++)
-        store_elem(out, i, bo,
-                   sf_convert(to, from, load_elem(in, i, bi), rm, env));
-}
-
-#if HAVE_VEC
-
+#if S_ARRAY_VEC
+/*----------------------------------------------------------------------------
+ * FP32 to BF16 in 16-bit lanes (the exponent field stays, so the rounding
+ * is on the top half by the bottom half).
+ *--------------------------------------------------------------------------*/
 #define TGT __attribute__((target("avx512f,avx512bw")))
+#define TGT2 __attribute__((target("avx2")))
 
 /*----------------------------------------------------------------------------
  * FP32 to BF16, 32 elements per step: the top and bottom 16-bit halves of
@@ -226,22 +170,162 @@ f32_to_bf16_avx512(const uint32_t *in, uint16_t *out, size_t n, sf_round rm,
     }
 }
 
-#endif /* HAVE_VEC */
+/*----------------------------------------------------------------------------
+ * The same on AVX2, 16 elements per step: the halves of two registers of
+ * FP32 bits packed into one register of hi and one of lo (16-bit lanes),
+ * the unsigned comparisons by saturating subtraction.
+ *--------------------------------------------------------------------------*/
+TGT2 static inline __attribute__((always_inline)) bool
+step16(const uint32_t *in, uint16_t *out, size_t i, sf_round rm,
+       __m256i *inexact)
+{
+    const __m256i one = _mm256_set1_epi16(1), low = _mm256_set1_epi32(0xFFFF);
+    __m256i x0 = _mm256_loadu_si256((const __m256i *)(const void *)(in + i));
+    __m256i x1 =
+        _mm256_loadu_si256((const __m256i *)(const void *)(in + i + 8));
+    /* packus works within 128-bit halves: 0xD8 puts the quarters back in
+       order */
+    __m256i hi = _mm256_permute4x64_epi64(
+        _mm256_packus_epi32(_mm256_srli_epi32(x0, 16),
+                            _mm256_srli_epi32(x1, 16)),
+        0xD8);
+    __m256i lo = _mm256_permute4x64_epi64(
+        _mm256_packus_epi32(_mm256_and_si256(x0, low),
+                            _mm256_and_si256(x1, low)),
+        0xD8);
+    __m256i mag = _mm256_and_si256(hi, _mm256_set1_epi16(0x7FFF));
+    /* mag - 0x0080 > bound - 0x0080 (unsigned): a saturating difference
+       that is not zero */
+    __m256i over =
+        _mm256_subs_epu16(_mm256_sub_epi16(mag, _mm256_set1_epi16(0x0080)),
+                          _mm256_set1_epi16((short)(hi_bound(rm) - 0x0080)));
+    __m256i nz;
+
+    if (!_mm256_testz_si256(over, over))
+        return false;
+    *inexact = _mm256_or_si256(*inexact, lo);
+    nz = _mm256_min_epu16(lo, one); /* 1 where lo != 0 */
+    switch (rm) {
+    case SF_RNE: { /* up when lo > 0x8000 - (hi & 1) */
+        __m256i thr = _mm256_sub_epi16(_mm256_set1_epi16((short)0x8000),
+                                       _mm256_and_si256(hi, one));
+        __m256i keep = _mm256_cmpeq_epi16(_mm256_subs_epu16(lo, thr),
+                                          _mm256_setzero_si256());
+        hi = _mm256_add_epi16(hi, _mm256_add_epi16(one, keep));
+        break;
+    }
+    case SF_RNA:
+        hi = _mm256_add_epi16(hi, _mm256_srli_epi16(lo, 15));
+        break;
+    case SF_RUP:
+        hi = _mm256_add_epi16(
+            hi, _mm256_andnot_si256(_mm256_srli_epi16(hi, 15), nz));
+        break;
+    case SF_RDN:
+        hi = _mm256_add_epi16(hi,
+                              _mm256_and_si256(_mm256_srli_epi16(hi, 15), nz));
+        break;
+    case SF_ROD:
+        hi = _mm256_add_epi16(hi, _mm256_andnot_si256(hi, nz));
+        break;
+    default: /* SF_RTZ */
+        break;
+    }
+    _mm256_storeu_si256((__m256i *)(void *)(out + i), hi);
+    return true;
+}
+
+TGT2 static inline __attribute__((always_inline)) void
+narrow_all_avx2(const uint32_t *in, uint16_t *out, size_t n, sf_round rm,
+                sf_env *env)
+{
+    __m256i inexact = _mm256_setzero_si256();
+    size_t i = 0;
+
+    for (; n - i >= 16; i += 16)
+        if (SF_UNLIKELY(!step16(in, out, i, rm, &inexact)))
+            s_cv_step(S_CV_F32_BF16, in, out, i, i + 16, rm, env);
+    if (i < n)
+        s_cv_step(S_CV_F32_BF16, in, out, i, n, rm, env);
+    if (!_mm256_testz_si256(inexact, inexact))
+        env->flags |= SF_FLAG_INEXACT;
+}
+
+TGT2 static void
+f32_to_bf16_avx2(const uint32_t *in, uint16_t *out, size_t n, sf_round rm,
+                 sf_env *env)
+{
+#define CALL(m) narrow_all_avx2(in, out, n, m, env)
+    S_ARR_BY_MODE(CALL, rm);
+#undef CALL
+}
+#endif
+
+static int
+conversion_kind(const sf_format *to, const sf_format *from)
+{
+    if (from == &sf_format_f32) {
+        if (to == &sf_format_bf16)
+            return S_CV_F32_BF16;
+        if (to == &sf_format_f16)
+            return S_CV_F32_F16;
+        if (to == &sf_format_e4m3)
+            return S_CV_F32_E4M3;
+        if (to == &sf_format_e5m2)
+            return S_CV_F32_E5M2;
+    } else if (to == &sf_format_f32) {
+        if (from == &sf_format_bf16)
+            return S_CV_BF16_F32;
+        if (from == &sf_format_f16)
+            return S_CV_F16_F32;
+    }
+    return S_CV_NONE;
+}
+
+/* The portable path, the mode a constant in each loop. */
+static void
+convert_portable(int kind, const void *in, void *out, size_t n, sf_round rm,
+                 sf_env *env)
+{
+#define CALL(m) s_cv_blocked(kind, in, out, n, m, env)
+    S_ARR_BY_MODE(CALL, rm);
+#undef CALL
+}
 
 void
 sf_convert_array(const sf_format *to, const sf_format *from, const void *in,
                  void *out, size_t n, sf_round rm, sf_env *env)
 {
-#if HAVE_VEC
-    /* the CPU's features as the compiler's run-time library read them
-       once (see sf_mma_gemm_avx512_available) */
-    __builtin_cpu_init();
-    if (to == &sf_format_bf16 && from == &sf_format_f32 && rm != SF_SR
-        && s_fast_ok(env) && __builtin_cpu_supports("avx512f")
-        && __builtin_cpu_supports("avx512bw")) {
-        f32_to_bf16_avx512((const uint32_t *)in, (uint16_t *)out, n, rm, env);
+    int kind = conversion_kind(to, from);
+
+    if (kind == S_CV_NONE) {
+        unsigned bi = from->storage_bits / 8, bo = to->storage_bits / 8;
+        for (size_t i = 0; i < n; i++)
+            s_arr_store(out, i, bo,
+                        sf_convert(to, from, s_arr_load(in, i, bi), rm, env));
         return;
     }
+    switch (s_arr_isa(rm, env)) {
+#if S_ARRAY_VEC
+    case SF_ISA_AVX512:
+        if (kind == S_CV_F32_BF16) {
+            f32_to_bf16_avx512((const uint32_t *)in, (uint16_t *)out, n, rm,
+                               env);
+            return;
+        }
+        cv_entry_avx512(kind, in, out, n, rm, env);
+        return;
+    case SF_ISA_AVX2:
+        if (kind == S_CV_F32_BF16) {
+            f32_to_bf16_avx2((const uint32_t *)in, (uint16_t *)out, n, rm,
+                             env);
+            return;
+        }
+        cv_entry_avx2(kind, in, out, n, rm, env);
+        return;
 #endif
-    convert_scalar(to, from, in, out, 0, n, rm, env);
+    default:
+        convert_portable(kind, in, out, n, rm, env);
+        return;
+    }
 }

@@ -2,6 +2,11 @@
 #ifndef BF16EMU_SOFTFLOAT_INTERNAL_H
 #define BF16EMU_SOFTFLOAT_INTERNAL_H
 
+/* The library defines the typed operations: no inline macros over them
+   here (the fast paths are called by their internal names). */
+#ifndef SF_NO_INLINE
+#define SF_NO_INLINE 1
+#endif
 #include "softfloat.h"
 
 /* GCC and Clang provide 128-bit integers on every 64-bit target we build

@@ -9,10 +9,13 @@ softfloat_libsoftfloat_la_SOURCES = \
 	softfloat/sqrt.c softfloat/fma.c softfloat/neg.c softfloat/abs.c \
 	softfloat/minmax.c softfloat/compare.c softfloat/round_to_int.c \
 	softfloat/convert.c softfloat/convert_array.c \
+	softfloat/array_add.c softfloat/array_sub.c softfloat/array_mul.c \
+	softfloat/array_fma.c softfloat/s_array.h softfloat/s_lanes.h \
+	softfloat/s_lanes_all.h \
 	softfloat/to_int.c softfloat/from_int.c \
 	softfloat/native.c softfloat/typed.c \
 	softfloat/from_string.c softfloat/to_string.c \
 	softfloat/s_bignum.c softfloat/s_bignum.h softfloat/s_fma.h \
 	softfloat/s_fast.h
 softfloat_libsoftfloat_la_LDFLAGS = -version-info 0:0:0
-pkginclude_HEADERS += softfloat/softfloat.h
+pkginclude_HEADERS += softfloat/softfloat.h softfloat/softfloat_inline.h

@@ -312,9 +312,12 @@ uint64_t sf_convert(const sf_format *to, const sf_format *from, uint64_t a,
 /* OUT[i] = sf_convert(TO, FROM, IN[i], RM, ENV) for 0 <= i < N, in
    ascending i: the same bits, flags, SR draws and events.  IN and OUT hold
    elements of storage_bits / 8 bytes (uint8_t, uint16_t or uint32_t) and
-   must not overlap.  FP32 to BF16 without an event sink and in a mode
-   other than SF_SR runs 16 or 32 elements at a time on a CPU with
-   AVX-512F and AVX-512BW. */
+   must not overlap.  FP32 to BF16, FP16, E4M3 and E5M2 and BF16 and FP16
+   to FP32, without an event sink and in a mode other than SF_SR, run on
+   the vector path env->isa allows (8 elements a step on AVX2, 16 on
+   AVX-512) or a portable loop that handles the values of the fast subset
+   (normal in and out) by their fields; every other pair, and every pair
+   with a sink or in SF_SR, goes element by element through sf_convert. */
 void sf_convert_array(const sf_format *to, const sf_format *from,
                       const void *in, void *out, size_t n, sf_round rm,
                       sf_env *env);
@@ -412,6 +415,33 @@ SF_DECLARE_TYPED_OPS(tf32, sf_tf32)
 SF_DECLARE_TYPED_OPS(e4m3, sf_e4m3)
 SF_DECLARE_TYPED_OPS(e5m2, sf_e5m2)
 
+/*----------------------------------------------------------------------------
+ * Array arithmetic: sf_<fmt>_<op>_array for add, sub, mul and fma of BF16,
+ * FP16 and FP32.  OUT[i] = sf_<fmt>_<op>(A[i], B[i] (, C[i]), RM, ENV) for
+ * 0 <= i < N, as if in ascending i: the same bits, the same flags (OR-ed
+ * into env->flags), the same SR draws in the same order and, when env has
+ * an event sink, the same events in the same order.  OUT may be one of
+ * the inputs (in place); no other overlap is allowed.  Without a sink and
+ * in a mode other than SF_SR the elements whose operands are normal and
+ * whose result is normal and nonzero go through the vector path env->isa
+ * allows (8 a step on AVX2, 16 on AVX-512) or a portable loop of the
+ * scalar fast subset; the rest (and every element with a sink or in
+ * SF_SR) through the scalar operation.
+ *--------------------------------------------------------------------------*/
+#define SF_DECLARE_ARRAY_OPS(fmt, T)                                        \
+    void sf_##fmt##_add_array(const T *a, const T *b, T *out, size_t n,     \
+                              sf_round rm, sf_env *env);                    \
+    void sf_##fmt##_sub_array(const T *a, const T *b, T *out, size_t n,     \
+                              sf_round rm, sf_env *env);                    \
+    void sf_##fmt##_mul_array(const T *a, const T *b, T *out, size_t n,     \
+                              sf_round rm, sf_env *env);                    \
+    void sf_##fmt##_fma_array(const T *a, const T *b, const T *c, T *out,   \
+                              size_t n, sf_round rm, sf_env *env);
+
+SF_DECLARE_ARRAY_OPS(bf16, sf_bf16)
+SF_DECLARE_ARRAY_OPS(f16, sf_f16)
+SF_DECLARE_ARRAY_OPS(f32, sf_f32)
+
 /* Conversions between every pair of formats: sf_<from>_to_<to>. */
 #define SF_DECLARE_CONVERSIONS_FROM(from, TF)                               \
     sf_bf16 sf_##from##_to_bf16(TF a, sf_round rm, sf_env *env);            \
@@ -427,6 +457,11 @@ SF_DECLARE_CONVERSIONS_FROM(f32, sf_f32)
 SF_DECLARE_CONVERSIONS_FROM(tf32, sf_tf32)
 SF_DECLARE_CONVERSIONS_FROM(e4m3, sf_e4m3)
 SF_DECLARE_CONVERSIONS_FROM(e5m2, sf_e5m2)
+
+/* The inline fast paths of the typed BF16, FP16 and FP32 add, sub, mul
+   and fma (macros over the functions above; SF_NO_INLINE turns them
+   off). */
+#include "softfloat_inline.h"
 
 #ifdef __cplusplus
 }

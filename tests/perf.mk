@@ -6,7 +6,7 @@
 # test_mma_gemm; every BF16 pair through add, sub and mul, fast paths
 # included, is checked against an independent reference by
 # tests/exhaustive/exh_bf16_binary in make check-exhaustive.)
-perf_tests = tests/softfloat/test_fast
+perf_tests = tests/softfloat/test_fast tests/softfloat/test_array
 check_PROGRAMS += $(perf_tests)
 TESTS += $(perf_tests)
 
@@ -14,3 +14,18 @@ tests_softfloat_test_fast_SOURCES = tests/softfloat/test_fast.c
 tests_softfloat_test_fast_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_softfloat_test_fast_LDADD = tests/support/libtestsupport.la \
 	softfloat/libsoftfloat.la $(CHECK_LIBS) $(LIBM)
+
+# The array calls (sf_<fmt>_<op>_array, sf_convert_array) on every path
+# the CPU has, forced through env.isa, against the scalar operations.
+tests_softfloat_test_array_SOURCES = tests/softfloat/test_array.c
+tests_softfloat_test_array_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_softfloat_test_array_LDADD = tests/support/libtestsupport.la \
+	softfloat/libsoftfloat.la $(CHECK_LIBS) $(LIBM)
+
+# make check-exhaustive only: every BF16 pair through the add and mul
+# arrays on every path, against the scalar operations (OpenMP).
+EXHAUSTIVE_TESTS += tests/exhaustive/exh_bf16_array
+tests_exhaustive_exh_bf16_array_SOURCES = tests/exhaustive/exh_bf16_array.c
+tests_exhaustive_exh_bf16_array_CFLAGS = $(AM_CFLAGS) $(OPENMP_CFLAGS)
+tests_exhaustive_exh_bf16_array_LDFLAGS = $(OPENMP_CFLAGS)
+tests_exhaustive_exh_bf16_array_LDADD = softfloat/libsoftfloat.la

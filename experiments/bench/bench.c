@@ -128,7 +128,7 @@ typedef struct
     bench_goal goal;
 } row;
 
-#define MAX_ROWS 64
+#define MAX_ROWS 160
 static row rows[MAX_ROWS];
 static int n_rows;
 
@@ -221,7 +221,7 @@ usage(void)
     fprintf(stderr,
             "usage: bench [--quick] [--rounds N] [--events HOOK NOHOOK] "
             "[--sweep BF16EMU]\n"
-            "             [scalar|events|convert|gemm|attn|exhaustive|sweep|scan]"
+            "             [scalar|events|convert|gemm|attn|exhaustive|sweep|scan|arrays]"
             "...\n");
     exit(2);
 }
@@ -231,7 +231,7 @@ main(int argc, char **argv)
 {
     static const char *const parts[] = {"scalar", "events",     "convert",
                                         "gemm",   "attn",       "exhaustive",
-                                        "sweep",  "scan"};
+                                        "sweep",  "scan",       "arrays"};
     enum { N_PARTS = sizeof parts / sizeof parts[0] };
     bool want[N_PARTS] = {false}, any = false;
     const char *hook = NULL, *nohook = NULL, *sweep_prog = NULL;
@@ -298,6 +298,8 @@ main(int argc, char **argv)
         bench_sweep(sweep_prog);
     if (want[7])
         bench_scan(sweep_prog, BENCH_SRCDIR);
+    if (want[8])
+        bench_arrays();
     bench_print_table();
     return 0;
 }

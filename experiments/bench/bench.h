@@ -69,6 +69,7 @@ uint64_t bench_next(uint64_t *s);
 void bench_scalar(void);
 void bench_events(const char *hook_prog, const char *nohook_prog);
 void bench_convert(void);
+void bench_arrays(void);
 void bench_gemm(void);
 void bench_attn(void);
 void bench_exhaustive(void);

@@ -1,5 +1,7 @@
-/* bench_convert -- sf_convert_array FP32 -> BF16 (RNE) against the CPU's
-   VCVTNEPS2BF16 (or memcpy of the same bytes where the CPU lacks it) */
+/* bench_convert -- sf_convert_array (RNE) on each path the CPU has
+   (forced through env.isa) against memcpy of the output's bytes, the
+   portable path against an element loop of sf_convert, and FP32 -> BF16
+   against the CPU's VCVTNEPS2BF16 where it has one */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -33,12 +35,27 @@ cvt_hw(const uint32_t *in, uint16_t *out, size_t n)
 #define HAVE_CVT 0
 #endif
 
+/* The paths this CPU runs, slowest first. */
+static int
+cpu_paths(sf_isa *paths)
+{
+    int n = 0;
+
+    for (int p = SF_ISA_SCALAR; p < SF_N_ISA; p++)
+        if (sf_isa_supported((sf_isa)p))
+            paths[n++] = (sf_isa)p;
+    return n;
+}
+
 typedef struct
 {
-    const uint32_t *in;
-    uint16_t *out;
+    const sf_format *to, *from;
+    const void *in;
+    void *out;
     size_t n;
-    int kind; /* 0 emulated, 1 VCVTNEPS2BF16, 2 memcpy */
+    int kind; /* 0 sf_convert_array, 1 VCVTNEPS2BF16, 2 memcpy of the
+                 output's bytes, 3 an element loop of sf_convert, 4 memcpy
+                 of the input's bytes */
     sf_env env;
 } cvt_ctx;
 
@@ -46,71 +63,183 @@ static void
 cvt_run(void *p, long reps)
 {
     cvt_ctx *c = p;
+    unsigned bi = c->from->storage_bits / 8, bo = c->to->storage_bits / 8;
 
     for (long r = 0; r < reps; r++) {
         switch (c->kind) {
         case 0:
-            sf_convert_array(&sf_format_bf16, &sf_format_f32, c->in, c->out,
-                             c->n, SF_RNE, &c->env);
+            sf_convert_array(c->to, c->from, c->in, c->out, c->n, SF_RNE,
+                             &c->env);
             break;
         case 1:
 #if HAVE_CVT
             cvt_hw(c->in, c->out, c->n);
 #endif
             break;
+        case 2:
+            memcpy(c->out, c->in, c->n * bo);
+            break;
+        case 4: /* the input's bytes (OUT has room: see bench_convert) */
+            memcpy(c->out, c->in, c->n * bi);
+            break;
         default:
-            /* the output's bytes: half the input */
-            memcpy(c->out, c->in, c->n * sizeof *c->out);
+            /* what sf_convert_array did before it had paths: one
+               sf_convert per element */
+            for (size_t i = 0; i < c->n; i++) {
+                uint64_t x = 0, z;
+                memcpy(&x, (const char *)c->in + i * bi, bi);
+                z = sf_convert(c->to, c->from, x, SF_RNE, &c->env);
+                memcpy((char *)c->out + i * bo, &z, bo);
+            }
             break;
         }
     }
 }
 
+/* N inputs of format FROM: normal values whose conversion is normal (for
+   a narrowing, FP32 values in the target's exponent range), random signs
+   and fractions. */
+static void *
+make_inputs(const sf_format *to, const sf_format *from, size_t n, uint64_t *s)
+{
+    void *in = malloc(n * (from->storage_bits / 8));
+    int lo = 1, span = (1 << from->exp_bits) - 3;
+
+    if (in == NULL) {
+        fprintf(stderr, "bench: out of memory\n");
+        exit(1);
+    }
+    if (from == &sf_format_f32 && to != &sf_format_f32) {
+        lo = 127 - to->bias + 1;
+        span = (1 << to->exp_bits) - 4;
+        if (lo + span > 253)
+            span = 253 - lo;
+    }
+    for (size_t i = 0; i < n; i++) {
+        uint64_t r = bench_next(s);
+        uint64_t sign = (r >> 63) & 1;
+        uint64_t e = (uint64_t)lo + (r >> 32) % (uint64_t)span;
+        uint64_t v = (sign << (from->storage_bits - 1))
+                     | (e << from->frac_bits)
+                     | (r & (((uint64_t)1 << from->frac_bits) - 1));
+        memcpy((char *)in + i * (from->storage_bits / 8), &v,
+               from->storage_bits / 8);
+    }
+    return in;
+}
+
+static double
+time_side(cvt_ctx *c, const cvt_ctx *base, double *tb)
+{
+    bench_side se = {cvt_run, c, (double)c->n, false};
+    cvt_ctx b = *base;
+    bench_side sb = {cvt_run, &b, (double)b.n, false};
+    double te;
+
+    bench_pair(&se, &sb, &te, tb);
+    return te;
+}
+
 void
 bench_convert(void)
 {
+    static const sf_format *const pairs[6][2] = {
+        {&sf_format_bf16, &sf_format_f32}, {&sf_format_f16, &sf_format_f32},
+        {&sf_format_e4m3, &sf_format_f32}, {&sf_format_e5m2, &sf_format_f32},
+        {&sf_format_f32, &sf_format_bf16}, {&sf_format_f32, &sf_format_f16}};
     const char *missing = tst_avx512bf16_missing();
+    bool hw = missing == NULL && HAVE_CVT;
     size_t sizes[2] = {4096, (size_t)4 << 20};
+    sf_isa paths[SF_N_ISA];
+    int n_paths = cpu_paths(paths);
     uint64_t s = 7;
 
     if (bench_cfg.quick)
         sizes[1] = (size_t)1 << 18;
-    if (missing != NULL || !HAVE_CVT)
-        fprintf(stderr, "bench: no VCVTNEPS2BF16 (%s); baseline memcpy\n",
+    if (!hw)
+        fprintf(stderr, "bench: no VCVTNEPS2BF16 (%s)\n",
                 missing != NULL ? missing : "not built");
-    for (int k = 0; k < 2; k++) {
-        size_t n = sizes[k];
-        uint32_t *in = malloc(n * sizeof *in);
-        uint16_t *out = malloc(n * sizeof *out);
-        cvt_ctx emu, base;
-        bench_side se, sb;
-        double te, tb;
-        char label[64];
-        bool hw = missing == NULL && HAVE_CVT;
-
-        if (in == NULL || out == NULL) {
-            fprintf(stderr, "bench: out of memory\n");
-            exit(1);
+    for (int pr = 0; pr < 6; pr++) {
+        const sf_format *to = pairs[pr][0], *from = pairs[pr][1];
+        for (int k = 0; k < 2; k++) {
+            size_t n = sizes[k];
+            void *in, *out;
+            cvt_ctx emu, base;
+            char label[64];
+            double te, tb;
+            if (k == 1 && pr != 0) /* memory-bound row: FP32 -> BF16 */
+                continue;
+            in = make_inputs(to, from, n, &s);
+            /* room for a copy of the input too (the memcpy baselines) */
+            out = malloc(n * 4);
+            if (out == NULL) {
+                fprintf(stderr, "bench: out of memory\n");
+                exit(1);
+            }
+            emu = (cvt_ctx){to, from, in, out, n, 0, SF_ENV_IEEE};
+            base = (cvt_ctx){to, from, in, out, n, 2, SF_ENV_IEEE};
+            for (int p = 0; p < n_paths; p++) {
+                emu.env.isa = (int)paths[p];
+                te = time_side(&emu, &base, &tb);
+                snprintf(label, sizeof label, "%s->%s n=%zu %s vs memcpy",
+                         from->name, to->name, n, sf_isa_name(paths[p]));
+                /* the AVX2 target: 0.8 of memcpy's element rate, i.e. at
+                   most 1.25 times its time per element */
+                bench_row(label, 1e-6 / te, 1e-6 / tb, "Melem/s", te / tb,
+                          paths[p] == SF_ISA_AVX2 ? BENCH_AT_MOST : BENCH_NONE,
+                          1.25);
+                if (k == 0) {
+                    snprintf(label, sizeof label, "%s->%s n=%zu %s ns/elem",
+                             from->name, to->name, n, sf_isa_name(paths[p]));
+                    bench_row_alone(label, 1e-6 / te, "Melem/s", te * 1e9,
+                                    paths[p] == SF_ISA_AVX2 ? BENCH_AT_MOST
+                                                            : BENCH_NONE,
+                                    0.5);
+                }
+            }
+            if (k == 1) {
+                /* the memory-bound row also against a copy of the input
+                   (4 bytes read and 4 written per element, where the
+                   conversion reads 4 and writes 2) */
+                cvt_ctx cin = base;
+                cin.kind = 4;
+                for (int p = 0; p < n_paths; p++) {
+                    emu.env.isa = (int)paths[p];
+                    te = time_side(&emu, &cin, &tb);
+                    snprintf(label, sizeof label,
+                             "%s->%s n=%zu %s vs memcpy in", from->name,
+                             to->name, n, sf_isa_name(paths[p]));
+                    bench_row(label, 1e-6 / te, 1e-6 / tb, "Melem/s", te / tb,
+                              paths[p] == SF_ISA_AVX2 ? BENCH_AT_MOST
+                                                      : BENCH_NONE,
+                              1.25);
+                }
+            }
+            if (k == 0) {
+                /* the portable path against the element loop */
+                cvt_ctx loop = emu;
+                loop.kind = 3;
+                emu.env.isa = SF_ISA_SCALAR;
+                te = time_side(&emu, &loop, &tb);
+                snprintf(label, sizeof label,
+                         "%s->%s n=%zu scalar vs sf_convert loop", from->name,
+                         to->name, n);
+                bench_row(label, 1e-6 / te, 1e-6 / tb, "Melem/s", te / tb,
+                          BENCH_AT_MOST, 1.0 / 3);
+            }
+            if (pr == 0 && hw) {
+                cvt_ctx cv = emu;
+                cv.kind = 1;
+                emu.env.isa = SF_ISA_AUTO;
+                te = time_side(&emu, &cv, &tb);
+                snprintf(label, sizeof label,
+                         "f32->bf16 n=%zu %s vs VCVTNEPS2BF16", n,
+                         sf_isa_name(sf_isa_cpu()));
+                bench_row(label, 1e-6 / te, 1e-6 / tb, "Melem/s", te / tb,
+                          BENCH_NONE, 0);
+            }
+            free(in);
+            free(out);
         }
-        /* normal values of every binade with random signs and fractions */
-        for (size_t i = 0; i < n; i++) {
-            uint64_t r = bench_next(&s);
-            in[i] =
-                (uint32_t)(((r >> 32) & 0x80000000u)
-                           | ((1 + (r >> 24) % 253) << 23) | (r & 0x7FFFFF));
-        }
-        emu = (cvt_ctx){in, out, n, 0, SF_ENV_IEEE};
-        base = (cvt_ctx){in, out, n, hw ? 1 : 2, SF_ENV_IEEE};
-        se = (bench_side){cvt_run, &emu, (double)n, false};
-        sb = (bench_side){cvt_run, &base, (double)n, false};
-        bench_pair(&se, &sb, &te, &tb);
-        snprintf(label, sizeof label, "f32->bf16 array n=%zu vs %s", n,
-                 hw ? "VCVTNEPS2BF16" : "memcpy");
-        /* the target is on speed: baseline time / emulated time >= 0.8,
-           i.e. emulated time / baseline time <= 1.25 */
-        bench_row(label, 1e-6 / te, 1e-6 / tb, "Melem/s", te / tb,
-                  BENCH_AT_MOST, 1.25);
-        free(in);
-        free(out);
     }
 }

@@ -22,7 +22,8 @@
  * bits, and the same values as host floats for the native loops and as
  * MPFR numbers.
  *--------------------------------------------------------------------------*/
-static uint16_t a16[N_OPS], b16[N_OPS], r16[N_OPS];
+static uint16_t a16[N_OPS], b16[N_OPS], c16[N_OPS], r16[N_OPS];
+static uint16_t ah[N_OPS], bh[N_OPS], ch[N_OPS];
 static uint32_t a32[N_OPS], b32[N_OPS], c32[N_OPS], r32[N_OPS];
 static float fa16[N_OPS], fb16[N_OPS], fa32[N_OPS], fb32[N_OPS], fc32[N_OPS],
     fr[N_OPS];
@@ -52,6 +53,14 @@ make_operands(void)
                             + ((bench_next(&s) & 1) << 31));
         c32[i] = (uint32_t)(0x3C000000 + (bench_next(&s) & 0x07FFFFFF)
                             + ((bench_next(&s) & 1) << 31));
+        c16[i] = (uint16_t)(0x3C00 + (bench_next(&s) & 0x07FF)
+                            + ((bench_next(&s) & 1) << 15));
+        ah[i] = (uint16_t)(0x3000 + (bench_next(&s) & 0x1FFF)
+                           + ((bench_next(&s) & 1) << 15));
+        bh[i] = (uint16_t)(0x3000 + (bench_next(&s) & 0x1FFF)
+                           + ((bench_next(&s) & 1) << 15));
+        ch[i] = (uint16_t)(0x3000 + (bench_next(&s) & 0x1FFF)
+                           + ((bench_next(&s) & 1) << 15));
         fa16[i] = bits_float((uint32_t)a16[i] << 16);
         fb16[i] = bits_float((uint32_t)b16[i] << 16);
         fa32[i] = bits_float(a32[i]);
@@ -66,7 +75,8 @@ make_operands(void)
  *--------------------------------------------------------------------------*/
 typedef struct
 {
-    int op; /* 0 bf16_add, 1 bf16_mul, 2 f32_add, 3 f32_fma */
+    int op; /* 0 bf16_add, 1 bf16_mul, 2 f32_add, 3 f32_fma, 4 bf16_add
+               called out of line */
     sf_env env;
 } emu_ctx;
 
@@ -90,13 +100,19 @@ emu_run(void *p, long reps)
                                      SF_RNE, env)
                              .bits;
             break;
+        case 4: /* the library's function, not the inline fast path */
+            for (int i = 0; i < N_OPS; i++)
+                r16[i] = (sf_bf16_add)((sf_bf16){a16[i]}, (sf_bf16){b16[i]},
+                                       SF_RNE, env)
+                             .bits;
+            break;
         case 2:
             for (int i = 0; i < N_OPS; i++)
                 r32[i] =
                     sf_f32_add((sf_f32){a32[i]}, (sf_f32){b32[i]}, SF_RNE, env)
                         .bits;
             break;
-        default:
+        case 3:
             for (int i = 0; i < N_OPS; i++)
                 r32[i] = sf_f32_fma((sf_f32){a32[i]}, (sf_f32){b32[i]},
                                     (sf_f32){c32[i]}, SF_RNE, env)
@@ -325,6 +341,16 @@ bench_scalar(void)
             bench_row(label, 1e-6 / te, 1e-6 / tm, "Mop/s", te / tm,
                       bf && full ? BENCH_AT_MOST : BENCH_NONE, 1.0 / 40);
         }
+        if (op == 0) {
+            /* the inline fast path of softfloat_inline.h against a call
+               of the library's function */
+            emu_ctx oc = {4, SF_ENV_IEEE};
+            bench_side call = {emu_run, &oc, N_OPS, false};
+            double tc;
+            bench_pair(&emu, &call, &te, &tc);
+            bench_row("bf16_add inline vs library call", 1e-6 / te, 1e-6 / tc,
+                      "Mop/s", te / tc, BENCH_NONE, 0);
+        }
         mpfr_clears(mc.x, mc.y, mc.w, mc.r, (mpfr_ptr)0);
         mp_free(mc.a);
         mp_free(mc.b);
@@ -421,6 +447,106 @@ bench_events(const char *hook_prog, const char *nohook_prog)
                      names[op]);
             bench_row(label, 1e3 / mh, 1e3 / mx, "Mop/s", mh / mx,
                       BENCH_AT_MOST, 1.03);
+        }
+    }
+}
+
+/*----------------------------------------------------------------------------
+ * Array arithmetic: sf_<fmt>_<op>_array over the same 4096 operands on
+ * each path the CPU has (forced through env.isa), against the native
+ * scalar loop of the operation (one instruction per element).
+ *--------------------------------------------------------------------------*/
+typedef struct
+{
+    int op; /* 0 bf16 add, 1 bf16 mul, 2 bf16 fma, 3 f16 add, 4 f32 add,
+               5 f32 mul, 6 f32 fma */
+    sf_env env;
+} arr_ctx;
+
+static void
+arr_run(void *p, long reps)
+{
+    arr_ctx *c = p;
+    sf_env *env = &c->env;
+
+    for (long r = 0; r < reps; r++) {
+        switch (c->op) {
+        case 0:
+            sf_bf16_add_array((const sf_bf16 *)a16, (const sf_bf16 *)b16,
+                              (sf_bf16 *)r16, N_OPS, SF_RNE, env);
+            break;
+        case 1:
+            sf_bf16_mul_array((const sf_bf16 *)a16, (const sf_bf16 *)b16,
+                              (sf_bf16 *)r16, N_OPS, SF_RNE, env);
+            break;
+        case 2:
+            sf_bf16_fma_array((const sf_bf16 *)a16, (const sf_bf16 *)b16,
+                              (const sf_bf16 *)c16, (sf_bf16 *)r16, N_OPS,
+                              SF_RNE, env);
+            break;
+        case 3:
+            sf_f16_add_array((const sf_f16 *)ah, (const sf_f16 *)bh,
+                             (sf_f16 *)r16, N_OPS, SF_RNE, env);
+            break;
+        case 4:
+            sf_f32_add_array((const sf_f32 *)a32, (const sf_f32 *)b32,
+                             (sf_f32 *)r32, N_OPS, SF_RNE, env);
+            break;
+        case 5:
+            sf_f32_mul_array((const sf_f32 *)a32, (const sf_f32 *)b32,
+                             (sf_f32 *)r32, N_OPS, SF_RNE, env);
+            break;
+        default:
+            sf_f32_fma_array((const sf_f32 *)a32, (const sf_f32 *)b32,
+                             (const sf_f32 *)c32, (sf_f32 *)r32, N_OPS, SF_RNE,
+                             env);
+            break;
+        }
+    }
+}
+
+void
+bench_arrays(void)
+{
+    static const char *const names[7] = {
+        "bf16_add_array", "bf16_mul_array", "bf16_fma_array", "f16_add_array",
+        "f32_add_array",  "f32_mul_array",  "f32_fma_array"};
+    /* the native loop of the same operation (bench_scalar's ops) */
+    static const int native_op[7] = {0, 1, 3, 0, 2, 1, 3};
+    static const char *const native_names[4] = {"float add", "float mul",
+                                                "float add", "fmaf"};
+    bool have_fma = HAVE_NATIVE_FMA;
+
+#if HAVE_NATIVE_FMA
+    __builtin_cpu_init();
+    have_fma = __builtin_cpu_supports("fma");
+#endif
+    make_operands();
+    for (int op = 0; op < 7; op++) {
+        for (int p = SF_ISA_SCALAR; p < SF_N_ISA; p++) {
+            arr_ctx ac = {op, SF_ENV_IEEE};
+            native_ctx nc = {native_op[op]};
+            bench_side emu = {arr_run, &ac, N_OPS, false},
+                       nat = {native_run, &nc, N_OPS, false};
+            double te, tn;
+            char label[64];
+            if (!sf_isa_supported((sf_isa)p)
+                || (native_op[op] == 3 && !have_fma))
+                continue;
+            ac.env.isa = p;
+            bench_pair(&emu, &nat, &te, &tn);
+            snprintf(label, sizeof label, "%s %s vs native %s", names[op],
+                     sf_isa_name((sf_isa)p), native_names[native_op[op]]);
+            bench_row(label, 1e-6 / te, 1e-6 / tn, "Mop/s", te / tn,
+                      BENCH_NONE, 0);
+            if (op == 0) {
+                /* the AVX2 target: at most 1 ns per element */
+                snprintf(label, sizeof label, "%s %s ns/elem", names[op],
+                         sf_isa_name((sf_isa)p));
+                bench_row_alone(label, 1e-6 / te, "Mop/s", te * 1e9,
+                                p == SF_ISA_AVX2 ? BENCH_AT_MOST : BENCH_NONE,
+                                1);
+            }
         }
     }
 }

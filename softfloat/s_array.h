@@ -1,0 +1,556 @@
+/* s_array.h -- the array calls (sf_convert_array, sf_<fmt>_<op>_array):
+   the portable path, element by element through the fast subset of
+   s_fast.h with the generic operation behind it, and the vector paths of
+   s_lanes.h with their drivers */
+#ifndef BF16EMU_SOFTFLOAT_S_ARRAY_H
+#define BF16EMU_SOFTFLOAT_S_ARRAY_H
+
+#include <string.h>
+
+#include "s_fast.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#define S_ARRAY_VEC 1
+#include <immintrin.h>
+#else
+#define S_ARRAY_VEC 0
+/* The portable path of operation OP, the format and the mode constants
+   in each loop. */
+S_AI void
+s_arr_portable_all(int op, int fmt, const void *a, const void *b,
+                   const void *c, void *out, size_t n, sf_round rm,
+                   sf_env *env)
+{
+#define S_ARR_CALL(m)                                                         \
+    do {                                                                      \
+        if (fmt == S_ARR_BF16)                                                \
+            s_arr_portable(op, S_ARR_BF16, a, b, c, out, 0, n, m, env);       \
+        else if (fmt == S_ARR_F16)                                            \
+            s_arr_portable(op, S_ARR_F16, a, b, c, out, 0, n, m, env);        \
+        else                                                                  \
+            s_arr_portable(op, S_ARR_F32, a, b, c, out, 0, n, m, env);        \
+    } while (0)
+    S_ARR_BY_MODE(S_ARR_CALL, rm);
+#undef S_ARR_CALL
+}
+
+/* Defines s_arr_run for the file's operation S_LANES_ARITH: the path by
+   s_arr_isa. */
+#if S_ARRAY_VEC
+#define S_ARR_DEFINE_RUN()                                                    \
+    static void s_arr_run(int fmt, const void *a, const void *b,              \
+                          const void *c, void *out, size_t n, sf_round rm,    \
+                          sf_env *env)                                        \
+    {                                                                         \
+        switch (s_arr_isa(rm, env)) {                                         \
+        case SF_ISA_AVX512:                                                   \
+            if (fmt == S_ARR_F32)                                             \
+                arith_entry_avx512q(fmt, a, b, c, out, n, rm, env);           \
+            else                                                              \
+                arith_entry_avx512(fmt, a, b, c, out, n, rm, env);            \
+            return;                                                           \
+        case SF_ISA_AVX2:                                                     \
+            if (fmt == S_ARR_F32)                                             \
+                arith_entry_avx2q(fmt, a, b, c, out, n, rm, env);             \
+            else                                                              \
+                arith_entry_avx2(fmt, a, b, c, out, n, rm, env);              \
+            return;                                                           \
+        default:                                                              \
+            s_arr_portable_all(S_LANES_ARITH, fmt, a, b, c, out, n, rm, env); \
+            return;                                                           \
+        }                                                                     \
+    }
+#else
+#define S_ARR_DEFINE_RUN()                                                    \
+    static void s_arr_run(int fmt, const void *a, const void *b,              \
+                          const void *c, void *out, size_t n, sf_round rm,    \
+                          sf_env *env)                                        \
+    {                                                                         \
+        s_arr_portable_all(S_LANES_ARITH, fmt, a, b, c, out, n, rm, env);     \
+    }
+#endif
+
+#endif
+
+/* The operations and formats of the array kernels. */
+enum
+{
+    S_ARR_ADD,
+    S_ARR_SUB,
+    S_ARR_MUL,
+    S_ARR_FMA
+};
+enum
+{
+    S_ARR_BF16,
+    S_ARR_F16,
+    S_ARR_F32
+};
+/* The conversions with kernels (others go element by element). */
+enum
+{
+    S_CV_NONE,
+    S_CV_F32_BF16,
+    S_CV_F32_F16,
+    S_CV_F32_E4M3,
+    S_CV_F32_E5M2,
+    S_CV_BF16_F32,
+    S_CV_F16_F32
+};
+
+#define S_AI static inline __attribute__((always_inline))
+
+/*----------------------------------------------------------------------------
+ * Element access.
+ *--------------------------------------------------------------------------*/
+S_AI uint64_t
+s_arr_load(const void *p, size_t i, unsigned bytes)
+{
+    const unsigned char *c = (const unsigned char *)p + i * bytes;
+    uint8_t u8;
+    uint16_t u16;
+    uint32_t u32;
+
+    switch (bytes) {
+    case 1:
+        memcpy(&u8, c, 1);
+        return u8;
+    case 2:
+        memcpy(&u16, c, 2);
+        return u16;
+    default:
+        memcpy(&u32, c, 4);
+        return u32;
+    }
+}
+
+S_AI void
+s_arr_store(void *p, size_t i, unsigned bytes, uint64_t v)
+{
+    unsigned char *c = (unsigned char *)p + i * bytes;
+    uint8_t u8 = (uint8_t)v;
+    uint16_t u16 = (uint16_t)v;
+    uint32_t u32 = (uint32_t)v;
+
+    switch (bytes) {
+    case 1:
+        memcpy(c, &u8, 1);
+        break;
+    case 2:
+        memcpy(c, &u16, 2);
+        break;
+    default:
+        memcpy(c, &u32, 4);
+        break;
+    }
+}
+
+/*----------------------------------------------------------------------------
+ * The portable arithmetic: one element through the fast subset, else the
+ * generic operation (which handles events, SR and every special case).
+ *--------------------------------------------------------------------------*/
+S_AI const sf_format *
+s_arr_format(int fmt)
+{
+    return fmt == S_ARR_BF16  ? &sf_format_bf16
+           : fmt == S_ARR_F16 ? &sf_format_f16
+                              : &sf_format_f32;
+}
+
+S_AI uint64_t
+s_arr_op1(int op, int fmt, uint64_t a, uint64_t b, uint64_t c, sf_round rm,
+          sf_env *env)
+{
+    const sf_format *f = s_arr_format(fmt);
+    uint64_t z;
+
+    switch (op) {
+    case S_ARR_ADD:
+    case S_ARR_SUB:
+        z = fmt == S_ARR_BF16 ? s_fast_add_bf16(a, b, op == S_ARR_SUB, rm, env)
+            : fmt == S_ARR_F16
+                ? s_fast_add_f16(a, b, op == S_ARR_SUB, rm, env)
+                : s_fast_add_f32(a, b, op == S_ARR_SUB, rm, env);
+        return z != S_FAST_NONE ? z
+                                : s_add_sub(f, a, b, op == S_ARR_SUB, rm, env);
+    case S_ARR_MUL:
+        z = fmt == S_ARR_BF16  ? s_fast_mul_bf16(a, b, rm, env)
+            : fmt == S_ARR_F16 ? s_fast_mul_f16(a, b, rm, env)
+                               : s_fast_mul_f32(a, b, rm, env);
+        return z != S_FAST_NONE ? z : s_mul(f, a, b, rm, env);
+    default:
+        z = fmt == S_ARR_BF16  ? s_fast_fma_bf16(a, b, c, rm, env)
+            : fmt == S_ARR_F16 ? s_fast_fma_f16(a, b, c, rm, env)
+                               : s_fast_fma_f32(a, b, c, rm, env);
+        return z != S_FAST_NONE ? z : s_fma(f, a, b, c, rm, env);
+    }
+}
+
+/* Elements [I0, I1) in ascending order (so SR draws and events come as
+   from n scalar calls). */
+S_AI void
+s_arr_portable(int op, int fmt, const void *a, const void *b, const void *c,
+               void *out, size_t i0, size_t i1, sf_round rm, sf_env *env)
+{
+    unsigned bytes = fmt == S_ARR_F32 ? 4 : 2;
+
+    for (size_t i = i0; i < i1; i++)
+        s_arr_store(out, i, bytes,
+                    s_arr_op1(op, fmt, s_arr_load(a, i, bytes),
+                              s_arr_load(b, i, bytes),
+                              op == S_ARR_FMA ? s_arr_load(c, i, bytes) : 0,
+                              rm, env));
+}
+
+/* The portable path with the mode a constant in each loop. */
+#define S_ARR_BY_MODE(call_with_rm, rm)                                       \
+    do {                                                                      \
+        switch (rm) {                                                         \
+        case SF_RNE:                                                          \
+            call_with_rm(SF_RNE);                                             \
+            break;                                                            \
+        case SF_RTZ:                                                          \
+            call_with_rm(SF_RTZ);                                             \
+            break;                                                            \
+        case SF_RDN:                                                          \
+            call_with_rm(SF_RDN);                                             \
+            break;                                                            \
+        case SF_RUP:                                                          \
+            call_with_rm(SF_RUP);                                             \
+            break;                                                            \
+        case SF_RNA:                                                          \
+            call_with_rm(SF_RNA);                                             \
+            break;                                                            \
+        case SF_ROD:                                                          \
+            call_with_rm(SF_ROD);                                             \
+            break;                                                            \
+        default:                                                              \
+            call_with_rm(rm);                                                 \
+            break;                                                            \
+        }                                                                     \
+    } while (0)
+
+/*----------------------------------------------------------------------------
+ * The portable conversions: the fast subset by the fields (as s_lanes.h's
+ * narrow and widen), else sf_convert.
+ *--------------------------------------------------------------------------*/
+/* FP32 bits X to a format (FB, EB, largest finite magnitude MAXB), or
+   S_FAST_NONE; *INX gets whether bits were discarded. */
+S_AI uint64_t
+s_arr_narrow1(unsigned fb, unsigned eb, uint32_t maxb, uint32_t x, sf_round rm,
+              unsigned *inx)
+{
+    const unsigned sh = 23 - fb;
+    const uint32_t rebias = 127 - ((1u << (eb - 1)) - 1);
+    const uint32_t half = 1u << (sh - 1);
+    uint32_t mag = x & 0x7FFFFFFF, sign = x >> 31;
+    uint32_t er = (mag >> 23) - rebias;
+    uint32_t kept = (mag >> sh) - (rebias << fb),
+             rem = mag & ((half << 1) - 1);
+    bool inc;
+
+    if (er - 1 >= (maxb >> fb))
+        return S_FAST_NONE;
+    switch (rm) {
+    case SF_RNE:
+        inc = rem + (kept & 1) > half;
+        break;
+    case SF_RNA:
+        inc = rem >= half;
+        break;
+    case SF_RUP:
+        inc = rem != 0 && !sign;
+        break;
+    case SF_RDN:
+        inc = rem != 0 && sign;
+        break;
+    case SF_ROD:
+        inc = rem != 0 && (kept & 1) == 0;
+        break;
+    case SF_RTZ:
+        inc = false;
+        break;
+    default:
+        return S_FAST_NONE;
+    }
+    kept += inc;
+    if (kept > maxb)
+        return S_FAST_NONE;
+    *inx |= rem != 0;
+    return kept | (sign << (fb + eb));
+}
+
+/* The target's fields for a narrowing kind. */
+S_AI void
+s_cv_params(int kind, unsigned *fb, unsigned *eb, uint32_t *maxb)
+{
+    switch (kind) {
+    case S_CV_F32_BF16:
+        *fb = 7, *eb = 8, *maxb = 0x7F7F;
+        break;
+    case S_CV_F32_F16:
+        *fb = 10, *eb = 5, *maxb = 0x7BFF;
+        break;
+    case S_CV_F32_E4M3:
+        *fb = 3, *eb = 4, *maxb = 0x7E;
+        break;
+    default: /* S_CV_F32_E5M2 */
+        *fb = 2, *eb = 5, *maxb = 0x7B;
+        break;
+    }
+}
+
+/* BF16 or FP16 bits to FP32 bits, or S_FAST_NONE (NaN, subnormal). */
+S_AI uint64_t
+s_arr_widen1(int kind, uint32_t x)
+{
+    if (kind == S_CV_BF16_F32) {
+        uint32_t e = x & 0x7F80, f = x & 0x7F;
+        if (f != 0 && (e == 0 || e == 0x7F80))
+            return S_FAST_NONE;
+        return (uint64_t)x << 16;
+    } else {
+        uint32_t mag = x & 0x7FFF, e = mag >> 10, f = mag & 0x3FF, r;
+        if (f != 0 && (e == 0 || e == 31))
+            return S_FAST_NONE;
+        r = e == 0 ? 0 : e == 31 ? 0x7F800000 : (mag << 13) + (112u << 23);
+        return r | ((x & 0x8000u) << 16);
+    }
+}
+
+S_AI const sf_format *
+s_cv_to(int kind)
+{
+    switch (kind) {
+    case S_CV_F32_BF16:
+        return &sf_format_bf16;
+    case S_CV_F32_F16:
+        return &sf_format_f16;
+    case S_CV_F32_E4M3:
+        return &sf_format_e4m3;
+    case S_CV_F32_E5M2:
+        return &sf_format_e5m2;
+    default:
+        return &sf_format_f32;
+    }
+}
+
+S_AI const sf_format *
+s_cv_from(int kind)
+{
+    return kind == S_CV_BF16_F32  ? &sf_format_bf16
+           : kind == S_CV_F16_F32 ? &sf_format_f16
+                                  : &sf_format_f32;
+}
+
+/* Elements [I0, I1) of conversion KIND in ascending order. */
+S_AI void
+s_cv_portable(int kind, const void *in, void *out, size_t i0, size_t i1,
+              sf_round rm, sf_env *env)
+{
+    const sf_format *to = s_cv_to(kind), *from = s_cv_from(kind);
+    unsigned bi = from->storage_bits / 8, bo = to->storage_bits / 8;
+    unsigned inx = 0;
+
+    if (kind == S_CV_BF16_F32 || kind == S_CV_F16_F32) {
+        for (size_t i = i0; i < i1; i++) {
+            uint32_t x = (uint32_t)s_arr_load(in, i, bi);
+            uint64_t r = s_fast_ok(env) && rm != SF_SR ? s_arr_widen1(kind, x)
+                                                       : S_FAST_NONE;
+            if (r == S_FAST_NONE)
+                r = sf_convert(to, from, x, rm, env);
+            s_arr_store(out, i, bo, r);
+        }
+        return;
+    }
+    {
+        unsigned fb, eb;
+        uint32_t maxb;
+        bool fast = s_fast_ok(env);
+        s_cv_params(kind, &fb, &eb, &maxb);
+        for (size_t i = i0; i < i1; i++) {
+            uint32_t x = (uint32_t)s_arr_load(in, i, bi);
+            uint64_t r =
+                fast ? s_arr_narrow1(fb, eb, maxb, x, rm, &inx) : S_FAST_NONE;
+            if (r == S_FAST_NONE)
+                r = sf_convert(to, from, x, rm, env);
+            s_arr_store(out, i, bo, r);
+        }
+    }
+    if (inx)
+        env->flags |= SF_FLAG_INEXACT;
+}
+
+/* The portable path of a conversion with kernels: blocks of 16 elements
+   computed without branches (a compiler may vectorise the inner loops for
+   whatever the target has), a block with an element outside the fast
+   subset element by element. */
+#define S_CV_BLOCK 16
+S_AI void
+s_cv_blocked(int kind, const void *in, void *out, size_t n, sf_round rm,
+             sf_env *env)
+{
+    const sf_format *to = s_cv_to(kind), *from = s_cv_from(kind);
+    unsigned bi = from->storage_bits / 8, bo = to->storage_bits / 8;
+    size_t i = 0;
+    uint32_t inx = 0;
+
+    if (rm == SF_SR || !s_fast_ok(env)) {
+        s_cv_portable(kind, in, out, 0, n, rm, env);
+        return;
+    }
+    for (; n - i >= S_CV_BLOCK; i += S_CV_BLOCK) {
+        uint32_t x[S_CV_BLOCK], r[S_CV_BLOCK], bad = 0, bx = 0;
+        for (int j = 0; j < S_CV_BLOCK; j++)
+            x[j] = (uint32_t)s_arr_load(in, i + (size_t)j, bi);
+        if (kind == S_CV_BF16_F32) {
+            for (int j = 0; j < S_CV_BLOCK; j++) {
+                uint32_t e = x[j] & 0x7F80, f = x[j] & 0x7F;
+                bad |= (f != 0) & ((e == 0) | (e == 0x7F80));
+                r[j] = x[j] << 16;
+            }
+        } else if (kind == S_CV_F16_F32) {
+            for (int j = 0; j < S_CV_BLOCK; j++) {
+                uint32_t mag = x[j] & 0x7FFF, e = mag >> 10, f = mag & 0x3FF;
+                uint32_t z = (uint32_t)0 - (e == 0),
+                         o = (uint32_t)0 - (e == 31);
+                bad |= (f != 0) & ((e == 0) | (e == 31));
+                r[j] = (((mag << 13) + (112u << 23)) & ~z & ~o)
+                       | (0x7F800000 & o) | ((x[j] & 0x8000u) << 16);
+            }
+        } else {
+            unsigned fb, eb;
+            uint32_t maxb, rebias, half;
+            unsigned sh;
+            s_cv_params(kind, &fb, &eb, &maxb);
+            sh = 23 - fb;
+            rebias = 127 - ((1u << (eb - 1)) - 1);
+            half = 1u << (sh - 1);
+            for (int j = 0; j < S_CV_BLOCK; j++) {
+                uint32_t mag = x[j] & 0x7FFFFFFF, sign = x[j] >> 31;
+                uint32_t er = (mag >> 23) - rebias;
+                uint32_t kept = (mag >> sh) - (rebias << fb);
+                uint32_t rem = mag & ((half << 1) - 1), inc;
+                switch (rm) {
+                case SF_RNE:
+                    inc = rem + (kept & 1) > half;
+                    break;
+                case SF_RNA:
+                    inc = rem >= half;
+                    break;
+                case SF_RUP:
+                    inc = (rem != 0) & (sign ^ 1);
+                    break;
+                case SF_RDN:
+                    inc = (rem != 0) & sign;
+                    break;
+                case SF_ROD:
+                    inc = (rem != 0) & ~kept & 1;
+                    break;
+                default:
+                    inc = 0;
+                    break;
+                }
+                kept += inc;
+                bad |= (er - 1 >= (maxb >> fb)) | (kept > maxb);
+                bx |= rem;
+                r[j] = kept | (sign << (fb + eb));
+            }
+        }
+        if (SF_UNLIKELY(bad)) {
+            s_cv_portable(kind, in, out, i, i + S_CV_BLOCK, rm, env);
+            continue;
+        }
+        inx |= bx;
+        for (int j = 0; j < S_CV_BLOCK; j++)
+            s_arr_store(out, i + (size_t)j, bo, r[j]);
+    }
+    if (i < n)
+        s_cv_portable(kind, in, out, i, n, rm, env);
+    if (inx != 0)
+        env->flags |= SF_FLAG_INEXACT;
+}
+
+/* The portable steps the vector drivers hand a step to (not inlined:
+   they are rare). */
+__attribute__((noinline, unused)) static void
+s_arr_step(int op, int fmt, const void *a, const void *b, const void *c,
+           void *out, size_t i0, size_t i1, sf_round rm, sf_env *env)
+{
+    s_arr_portable(op, fmt, a, b, c, out, i0, i1, rm, env);
+}
+
+__attribute__((noinline, unused)) static void
+s_cv_step(int kind, const void *in, void *out, size_t i0, size_t i1,
+          sf_round rm, sf_env *env)
+{
+    s_cv_portable(kind, in, out, i0, i1, rm, env);
+}
+
+/* The path an array call takes: a vector path only without an event
+   sink and in a mode other than SF_SR. */
+S_AI sf_isa
+s_arr_isa(sf_round rm, const sf_env *env)
+{
+    if (rm == SF_SR || !s_fast_ok(env))
+        return SF_ISA_SCALAR;
+    return sf_isa_resolve(env->isa);
+}
+
+/* The portable path of operation OP, the format and the mode constants
+   in each loop. */
+S_AI void
+s_arr_portable_all(int op, int fmt, const void *a, const void *b,
+                   const void *c, void *out, size_t n, sf_round rm,
+                   sf_env *env)
+{
+#define S_ARR_CALL(m)                                                         \
+    do {                                                                      \
+        if (fmt == S_ARR_BF16)                                                \
+            s_arr_portable(op, S_ARR_BF16, a, b, c, out, 0, n, m, env);       \
+        else if (fmt == S_ARR_F16)                                            \
+            s_arr_portable(op, S_ARR_F16, a, b, c, out, 0, n, m, env);        \
+        else                                                                  \
+            s_arr_portable(op, S_ARR_F32, a, b, c, out, 0, n, m, env);        \
+    } while (0)
+    S_ARR_BY_MODE(S_ARR_CALL, rm);
+#undef S_ARR_CALL
+}
+
+/* Defines s_arr_run for the file's operation S_LANES_ARITH: the path by
+   s_arr_isa. */
+#if S_ARRAY_VEC
+#define S_ARR_DEFINE_RUN()                                                    \
+    static void s_arr_run(int fmt, const void *a, const void *b,              \
+                          const void *c, void *out, size_t n, sf_round rm,    \
+                          sf_env *env)                                        \
+    {                                                                         \
+        switch (s_arr_isa(rm, env)) {                                         \
+        case SF_ISA_AVX512:                                                   \
+            if (fmt == S_ARR_F32)                                             \
+                arith_entry_avx512q(fmt, a, b, c, out, n, rm, env);           \
+            else                                                              \
+                arith_entry_avx512(fmt, a, b, c, out, n, rm, env);            \
+            return;                                                           \
+        case SF_ISA_AVX2:                                                     \
+            if (fmt == S_ARR_F32)                                             \
+                arith_entry_avx2q(fmt, a, b, c, out, n, rm, env);             \
+            else                                                              \
+                arith_entry_avx2(fmt, a, b, c, out, n, rm, env);              \
+            return;                                                           \
+        default:                                                              \
+            s_arr_portable_all(S_LANES_ARITH, fmt, a, b, c, out, n, rm, env); \
+            return;                                                           \
+        }                                                                     \
+    }
+#else
+#define S_ARR_DEFINE_RUN()                                                    \
+    static void s_arr_run(int fmt, const void *a, const void *b,              \
+                          const void *c, void *out, size_t n, sf_round rm,    \
+                          sf_env *env)                                        \
+    {                                                                         \
+        s_arr_portable_all(S_LANES_ARITH, fmt, a, b, c, out, n, rm, env);     \
+    }
+#endif
+
+#endif

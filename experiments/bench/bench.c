@@ -221,8 +221,8 @@ usage(void)
     fprintf(stderr,
             "usage: bench [--quick] [--rounds N] [--events HOOK NOHOOK] "
             "[--sweep BF16EMU]\n"
-            "             [scalar|events|convert|gemm|attn|exhaustive|sweep|scan|arrays]"
-            "...\n");
+            "             [scalar|events|convert|gemm|attn|exhaustive|sweep|"
+            "scan|arrays]...\n");
     exit(2);
 }
 

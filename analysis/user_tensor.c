@@ -213,10 +213,10 @@ ut_read(const char *path, const char *key, tensor_dtype want, bool asked,
     else
         snprintf(what, sizeof what, "%s", path);
     /* The stored type from the header, so raw bytes can be named. */
-    if (tensor_file_list(path, &l, NULL) == TENSOR_OK && !l.npy_fortran) {
+    if (tensor_file_list(path, &l, NULL) == TENSOR_OK) {
         /* (a Fortran-order .npy is left to the reader, which refuses
            it) */
-        for (size_t i = 0; i < l.n_tensors; i++)
+        for (size_t i = 0; !l.npy_fortran && i < l.n_tensors; i++)
             if ((key == NULL && l.n_tensors == 1)
                 || (key != NULL && strcmp(l.tensors[i].name, key) == 0)) {
                 file_dt = l.tensors[i].dtype;

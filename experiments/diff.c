@@ -22,6 +22,8 @@
 #include "attention/attention.h"
 #include "experiments/cli.h"
 #include "experiments/fa_cli.h"
+#include "experiments/fa_kernel_json.h"
+#include "experiments/splits_pytorch211.h"
 
 #define CMD "diff"
 
@@ -164,6 +166,13 @@ typedef struct
     /* options */
     const char *dump;
     fa_policy policy;
+    bool policy_given;
+    const char *kernel_path; /* --kernel FILE.json */
+    fa_kernel kernel;
+    uint64_t splits_opt; /* --splits N (0: not given) */
+    bool splits_auto;
+    uint64_t sms;
+    size_t splits;       /* resolved */
     bool fix_given;
     fa_fix_kind fix_opt;
     fa_cli_exp exp;
@@ -218,6 +227,29 @@ typedef struct
     o_trace trace[N_WORST];
     bool pass;
 } diff_ctx;
+
+/* The kernel is FA2's (the quad row sum): the fa_dump stages, the
+   ex2-sm90 default. */
+static bool
+fa2_like(const diff_ctx *x)
+{
+    return x->kernel_path != NULL ? x->kernel.rowsum == FA_ROWSUM_QUAD
+                                  : x->policy == FA_POLICY_FA2;
+}
+
+/* The name of the description run. */
+static const char *
+run_name(const diff_ctx *x)
+{
+    return x->kernel_path != NULL ? x->kernel.name : fa_policy_name(x->policy);
+}
+
+/* m, l and acc: stages of one non-split pass. */
+static bool
+split_stage(int s)
+{
+    return s == ST_M || s == ST_L || s == ST_ACC;
+}
 
 /*----------------------------------------------------------------------------
  * Small helpers.
@@ -793,7 +825,7 @@ read_dump(diff_ctx *x)
         /* every stage the dump can give (the intermediate ones under fa2) */
         for (int s = 0; s < N_ST; s++)
             x->want[s] = x->t[st_tensor[s]] != NULL
-                         && (!is_capture(s) || x->policy == FA_POLICY_FA2);
+                         && (!is_capture(s) || fa2_like(x));
         if (x->t[T_DO] == NULL || x->t[T_O] == NULL || x->t[T_LSE] == NULL)
             x->want[ST_DQ] = x->want[ST_DK] = x->want[ST_DV] = false;
     }
@@ -831,13 +863,38 @@ read_dump(diff_ctx *x)
     x->d = (size_t)x->t[T_Q]->shape[3];
     x->nk = (size_t)x->t[T_K]->shape[2];
     x->heads = x->nb * x->nh;
-    /* fa2's forward tiles, as the library resolves its defaults (d <= 64:
-       128 x 128, else 128 x 64; a tile larger than N is N) */
-    x->br = x->nq < 128 ? x->nq : 128;
-    x->bc = x->d <= 64 ? 128 : 64;
-    if (x->bc > x->nk)
-        x->bc = x->nk;
-    x->tc = x->nk == 0 ? 0 : (x->nk + x->bc - 1) / x->bc;
+    /* the forward tiles as the library resolves them for the kernel and
+       the split count (a refused configuration is reported later) */
+    x->splits = x->splits_auto
+                    ? pt211_num_splits(x->nb, x->nh, x->nq, x->nk, x->d,
+                                       (unsigned)x->sms)
+                    : (size_t)x->splits_opt;
+    if (!x->stage_given && x->splits > 1)
+        /* m, l and acc belong to a pass that is not split */
+        for (int st = 0; st < N_ST; st++)
+            if (split_stage(st))
+                x->want[st] = false;
+    {
+        fa_config c = x->kernel_path != NULL
+                          ? fa_config_kernel_default(&x->kernel)
+                          : fa_config_default(x->policy);
+        c.shape.batch = x->nb;
+        c.shape.heads = x->nh;
+        c.shape.nq = x->nq;
+        c.shape.nk = x->nk;
+        c.shape.d = x->d;
+        c.splits = x->splits;
+        /* (the stages of another kernel are refused later: its dump
+           tensors are checked against fa2's tiles) */
+        if (!fa2_like(x)
+            || fa_config_tiles(&c, &x->br, &x->bc, &x->tc, NULL) != 0) {
+            x->br = x->nq < 128 ? x->nq : 128;
+            x->bc = x->d <= 64 ? 128 : 64;
+            if (x->bc > x->nk)
+                x->bc = x->nk;
+            x->tc = x->nk == 0 ? 0 : (x->nk + x->bc - 1) / x->bc;
+        }
+    }
     for (int i = T_V; i < N_T; i++)
         if (need[i] && !check_tensor(x, i))
             return false;
@@ -878,7 +935,11 @@ build_config(diff_ctx *x)
         x->causal_from =
             x->have_manifest ? "not in the manifest" : "no manifest";
     }
-    *c = fa_config_default(x->policy);
+    if (x->kernel_path != NULL)
+        *c = fa_config_kernel_default(&x->kernel);
+    else
+        *c = fa_config_default(x->policy);
+    c->splits = x->splits;
     c->shape.batch = x->nb;
     c->shape.heads = x->nh;
     c->shape.nq = x->nq;
@@ -1548,7 +1609,7 @@ text_report(const diff_ctx *x, cli_buf *b)
     cli_buf_printf(b,
                    "  B %zu, H %zu, Nq %zu, Nk %zu, d %zu; policy %s, exp "
                    "%s, causal %s (%s)\n",
-                   x->nb, x->nh, x->nq, x->nk, x->d, fa_policy_name(x->policy),
+                   x->nb, x->nh, x->nq, x->nk, x->d, run_name(x),
                    x->exp.name, x->causal ? "yes" : "no", x->causal_from);
     text_scale(b, x);
     if (x->fix != FA_FIX_NONE)
@@ -1710,7 +1771,7 @@ json_report(const diff_ctx *x, cli_json *j)
     cli_json_int(j, "nk", (long long)x->nk);
     cli_json_int(j, "d", (long long)x->d);
     cli_json_object_end(j);
-    cli_json_string(j, "policy", fa_policy_name(x->policy));
+    cli_json_string(j, "policy", run_name(x));
     cli_json_string(j, "exp", x->exp.name);
     cli_json_bool(j, "causal", x->causal);
     cli_json_string(j, "causal_from", x->causal_from);
@@ -1781,6 +1842,9 @@ enum
     O_HELP,
     O_DUMP,
     O_POLICY,
+    O_KERNEL,
+    O_SPLITS,
+    O_SMS,
     O_STAGE,
     O_EXP,
     O_FIX,
@@ -1797,6 +1861,9 @@ enum
 static const cli_option options[] = {{"help", false, O_HELP},
                                      {"dump", true, O_DUMP},
                                      {"policy", true, O_POLICY},
+                                     {"kernel", true, O_KERNEL},
+                                     {"splits", true, O_SPLITS},
+                                     {"sms", true, O_SMS},
                                      {"stage", true, O_STAGE},
                                      {"exp", true, O_EXP},
                                      {"fix", true, O_FIX},
@@ -1837,6 +1904,16 @@ diff_help(FILE *out)
         "causal, fix,\n"
         "                       shape and scale\n"
         "  --policy NAME        paper-eq4, repo, fa2 (default) or fp32\n"
+        "  --kernel FILE        a kernel description (JSON, as 'bf16emu "
+        "attn --describe'\n"
+        "                       writes it) instead of --policy\n"
+        "  --splits N|auto      split-KV: N splits (1: not split, the "
+        "default); auto:\n"
+        "                       PyTorch 2.11's rule for the dump's shape "
+        "(o and lse\n"
+        "                       stages only)\n"
+        "  --sms N              multiprocessors for --splits auto (default "
+        "132, H200)\n"
         "  --stage LIST         comma-separated: s, m, p, l, acc (fa2 only), "
         "o, lse, dq,\n"
         "                       dk, dv (default: every stage the dump "
@@ -1932,7 +2009,22 @@ take_option(void *ctx, int id, const char *v)
         x->dump = v;
         return true;
     case O_POLICY:
+        x->policy_given = true;
         return fa_cli_parse_policy(CMD, v, &x->policy);
+    case O_KERNEL:
+        x->kernel_path = v;
+        return true;
+    case O_SPLITS:
+        return fa_cli_parse_splits(CMD, v, &x->splits_opt, &x->splits_auto);
+    case O_SMS:
+        if (!cli_parse_u64(CMD, "--sms", v, &x->sms))
+            return false;
+        if (x->sms == 0 || x->sms > 100000) {
+            cli_error(CMD, "--sms %s: expected 1 to 100000 multiprocessors",
+                      v);
+            return false;
+        }
+        return true;
     case O_STAGE:
         return parse_stages(x, v);
     case O_EXP:
@@ -2016,7 +2108,7 @@ run(diff_ctx *x)
         return false;
     }
     if (!x->exp_given) {
-        if (x->policy == FA_POLICY_FA2) {
+        if (fa2_like(x)) {
             if (!fa_cli_parse_exp(CMD, &x->exp, "ex2-sm90"))
                 return false;
         } else {
@@ -2028,7 +2120,13 @@ run(diff_ctx *x)
     x->need_bwd = x->want[ST_DQ] || x->want[ST_DK] || x->want[ST_DV];
     for (int s = ST_S; s <= ST_ACC; s++)
         x->want_cap = x->want_cap || x->want[s];
-    if (x->want_cap && x->policy != FA_POLICY_FA2) {
+    if (x->splits > 1
+        && (x->want[ST_M] || x->want[ST_L] || x->want[ST_ACC])) {
+        cli_error(CMD, "--stage: m, l and acc are not defined with --splits "
+                       "above 1 (expected s, p, o, lse, dq, dk or dv)");
+        return false;
+    }
+    if (x->want_cap && !fa2_like(x)) {
         cli_error(CMD,
                   "the stages s, m, p, l and acc are compared under --policy "
                   "fa2 only (the kernel dumps of experiments/gpu/fa_dump.cu)");
@@ -2070,6 +2168,7 @@ diff_main(int argc, char **argv)
     if (x == NULL)
         return cli_error(CMD, "out of memory");
     x->policy = FA_POLICY_FA2;
+    x->sms = 132;
     x->causal_opt = CAUSAL_AUTO;
     x->rowsum_opt = -1;
     id = cli_take_options(CMD, argc, argv, options, O_HELP, diff_help,
@@ -2079,6 +2178,17 @@ diff_main(int argc, char **argv)
     if (id >= 0) {
         ctx_free(x);
         return id;
+    }
+    if (x->kernel_path != NULL && x->policy_given) {
+        cli_error(CMD, "--kernel '%s' and --policy: expected one of them",
+                  x->kernel_path);
+        ctx_free(x);
+        return CLI_EXIT_USAGE;
+    }
+    if (x->kernel_path != NULL
+        && !fa_kernel_load(CMD, "--kernel", x->kernel_path, &x->kernel)) {
+        ctx_free(x);
+        return CLI_EXIT_USAGE;
     }
     if (!run(x)) {
         ctx_free(x);

@@ -93,3 +93,28 @@ fa_cli_parse_policy(const char *cmd, const char *v, fa_policy *p)
     *p = (fa_policy)n;
     return true;
 }
+
+bool
+fa_cli_parse_splits(const char *cmd, const char *v, uint64_t *n,
+                    bool *autosel)
+{
+    uint64_t x;
+
+    if (strcmp(v, "auto") == 0) {
+        *autosel = true;
+        *n = 0;
+        return true;
+    }
+    if (!cli_parse_u64(cmd, "--splits", v, &x))
+        return false;
+    if (x == 0 || x > 128) {
+        cli_error(cmd,
+                  "--splits %s: expected 1 to 128 (the FA2 combine kernel's "
+                  "limit) or auto",
+                  v);
+        return false;
+    }
+    *autosel = false;
+    *n = x;
+    return true;
+}

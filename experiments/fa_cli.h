@@ -37,4 +37,8 @@ bool fa_cli_parse_scale(const char *cmd, const char *v, uint32_t *bits);
 /* --policy NAME. */
 bool fa_cli_parse_policy(const char *cmd, const char *v, fa_policy *p);
 
+/* --splits N|auto: N from 1 to 128 into *N (auto: *AUTO set). */
+bool fa_cli_parse_splits(const char *cmd, const char *v, uint64_t *n,
+                         bool *autosel);
+
 #endif

@@ -292,6 +292,9 @@ typedef struct fa_config
        description of POLICY.  Set with fa_config_kernel_default, which
        also fills order, the models and fa2_rowsum_fma from it. */
     const fa_kernel *kernel;
+    /* The log model of a description whose log is "lg2" (a table model,
+       FA_LOG_LG2); NULL otherwise. */
+    const struct fa_log_model *log;
     /* Split-KV: the number of splits of the KV blocks (FA2's
        flash_fwd_splitkv_kernel and its combine); 0: the description's
        (1 for every named one); 1: not split. */

@@ -370,11 +370,17 @@ fa_plan_init(const fa_config *cfg, fa_plan *pl)
     pl->nq = sh->nq;
     pl->nk = sh->nk;
     pl->d = sh->d;
+    if ((kern->log == FA_KLOG_LG2 || kern->combine_log == FA_KLOG_LG2)
+        && (cfg->log == NULL || cfg->log->kind != FA_LOG_LG2
+            || fa_lg2_table_check(cfg->log->table) != NULL))
+        return "log: the description's lg2 log needs a usable lg2 table "
+               "model in cfg->log";
     pl->k = *kern;
     pl->causal = cfg->causal;
     pl->order = cfg->order;
     pl->abl = cfg->ablations;
     pl->exp = cfg->exp;
+    pl->logm = cfg->log;
     pl->dq_splits = cfg->dq_splits == 0 ? 1 : cfg->dq_splits;
     pl->k.rowsum_fma = cfg->fa2_rowsum_fma;
     pl->k.kv_reverse = cfg->order == FA_ORDER_REVERSE;

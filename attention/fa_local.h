@@ -48,6 +48,7 @@ typedef struct fa_plan
     fa_kv_order order;
     unsigned abl;
     const fa_exp_model *exp;
+    const fa_log_model *logm; /* the "lg2" log's table model */
     const sf_mma_model *mqk, *mpv, *mdp, *mdq, *mdk, *mdv, *mdelta;
     uint32_t scale;      /* softmax scale, FP32 */
     uint32_t scale_log2; /* fa2: RN_f32(scale * log2(e)) */

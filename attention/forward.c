@@ -469,12 +469,11 @@ row_l(const fwd_run *r, size_t ri, sf_env *env)
                                              : r->w->l[ri];
 }
 
-/* The log of the LSE. */
+/* The natural log of the LSE (M: the description's log). */
 static uint32_t
-log_of(fa_log_model m, uint32_t x)
+log_of(const fa_plan *pl, fa_kernel_log m, uint32_t x)
 {
-    (void)m; /* FA_LOG_CR, the only model */
-    return fa_logf_cr(x);
+    return m == FA_KLOG_LG2 ? fa_log_eval(pl->logm, x) : fa_logf_cr(x);
 }
 
 /* The combine's natural exp. */
@@ -600,10 +599,10 @@ fwd_range(fwd_run *r, size_t i0, size_t nr, size_t lo, size_t hi, long split)
                 /* row_max * softmax_scale + __logf(sum): nvcc contracts
                    it into one FFMA */
                 lse = zn ? (split >= 0 ? FA_F32_NEG_INF : FA_F32_INF)
-                         : fa_fma(w->m[ri], pl->scale, log_of(k->log, l), le);
+                         : fa_fma(w->m[ri], pl->scale, log_of(pl, k->log, l), le);
             } else {
                 lse = fa_round(k->lse_fmt,
-                               fa_add(fa_round(k->lse_fmt, log_of(k->log, l),
+                               fa_add(fa_round(k->lse_fmt, log_of(pl, k->log, l),
                                                le),
                                       w->m[ri], le),
                                le);
@@ -664,7 +663,7 @@ fwd_combine(fwd_run *r, size_t i0, size_t nr)
         }
         lse = fa_is_zero(x[0]) || fa_is_nan(x[0])
                   ? FA_F32_INF
-                  : fa_add(log_of(pl->k.combine_log, x[0]), mx, e);
+                  : fa_add(log_of(pl, pl->k.combine_log, x[0]), mx, e);
         for (size_t s = 0; s < ns; s++)
             wgt[s] = combine_exp(pl, fa_sub(ls[s * nr + ri], lse, e));
         for (size_t col = 0; col < pl->d; col++) {

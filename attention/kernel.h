@@ -91,10 +91,14 @@ typedef enum
                         or NaN gives +Inf */
 } fa_lse_rule;
 
+/* The natural log of the LSE and of the combine. */
 typedef enum
 {
-    FA_LOG_CR /* "cr": correctly rounded FP32 log (fa_logf_cr) */
-} fa_log_model;
+    FA_KLOG_CR, /* "cr": correctly rounded FP32 log (fa_logf_cr) */
+    FA_KLOG_LG2 /* "lg2": CUDA's __logf, RN(lg2(x) RN(ln 2)), through the
+                   configuration's lg2 table model (cfg->log; lg2-sm90
+                   for the H200's lg2.approx) */
+} fa_kernel_log;
 
 typedef enum
 {
@@ -188,13 +192,13 @@ typedef struct fa_kernel
     fa_fmt o;
     fa_lse_rule lse;
     fa_fmt lse_fmt;
-    fa_log_model log;
+    fa_kernel_log log;
     bool empty_lse_pos; /* a row that saw no key: LSE +Inf (else -Inf) */
     /* split-KV */
     unsigned splits;    /* 1: not split */
     fa_combine combine;
     fa_combine_exp combine_exp;
-    fa_log_model combine_log;
+    fa_kernel_log combine_log;
     /* the backward */
     fa_bwd_scheme bwd;
     bool bwd_reverse_q; /* query blocks walked last first */

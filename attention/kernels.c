@@ -68,12 +68,12 @@ static const fa_kernel kernels[] = {
      FA_FMT_BF16,
      FA_LSE_FMA_SCALE,
      FA_FMT_F32,
-     FA_LOG_CR,
+     FA_KLOG_CR,
      true,
      1,
      FA_COMBINE_FA2,
      FA_CEXP_CR,
-     FA_LOG_CR,
+     FA_KLOG_CR,
      FA_BWD_FA2,
      true},
     /* paper-eq4: the paper's abstraction (Algorithm 1, Eq. 4): every dot
@@ -117,12 +117,12 @@ static const fa_kernel kernels[] = {
      FA_FMT_BF16,
      FA_LSE_ADD,
      FA_FMT_F32,
-     FA_LOG_CR,
+     FA_KLOG_CR,
      false,
      1,
      FA_COMBINE_FA2,
      FA_CEXP_CR,
-     FA_LOG_CR,
+     FA_KLOG_CR,
      FA_BWD_CHAIN,
      false},
     /* repo: the released PyTorch re-implementation (paper-notes section
@@ -167,12 +167,12 @@ static const fa_kernel kernels[] = {
      FA_FMT_BF16,
      FA_LSE_ADD,
      FA_FMT_BF16,
-     FA_LOG_CR,
+     FA_KLOG_CR,
      false,
      1,
      FA_COMBINE_FA2,
      FA_CEXP_CR,
-     FA_LOG_CR,
+     FA_KLOG_CR,
      FA_BWD_REPO,
      false},
     /* fp32: everything FP32 (the paper's hp), untiled forward. */
@@ -213,12 +213,12 @@ static const fa_kernel kernels[] = {
      FA_FMT_F32,
      FA_LSE_ADD,
      FA_FMT_F32,
-     FA_LOG_CR,
+     FA_KLOG_CR,
      false,
      1,
      FA_COMBINE_FA2,
      FA_CEXP_CR,
-     FA_LOG_CR,
+     FA_KLOG_CR,
      FA_BWD_CHAIN,
      false},
 };
@@ -256,7 +256,7 @@ static const char *const acc_names[] = {"chain", "separate", NULL};
 static const char *const first_names[] = {"init", "update", NULL};
 static const char *const norm_names[] = {"divide", "reciprocal", NULL};
 static const char *const lse_names[] = {"add", "fma-scale", NULL};
-static const char *const log_names[] = {"cr", NULL};
+static const char *const log_names[] = {"cr", "lg2", NULL};
 static const char *const mask_names[] = {"-inf", "bf16-lowest", NULL};
 static const char *const combine_names[] = {"fa2", NULL};
 static const char *const cexp_names[] = {"cr", "libm", "model", NULL};
@@ -343,8 +343,8 @@ fa_kernel_check(const fa_kernel *k)
         || (unsigned)k->first > FA_FIRST_UPDATE
         || (unsigned)k->normalize > FA_NORM_RECIPROCAL
         || (unsigned)k->lse > FA_LSE_FMA_SCALE
-        || (unsigned)k->log > FA_LOG_CR
-        || (unsigned)k->combine_log > FA_LOG_CR
+        || (unsigned)k->log > FA_KLOG_LG2
+        || (unsigned)k->combine_log > FA_KLOG_LG2
         || (unsigned)k->mask > FA_MASK_BF16_LOWEST
         || (unsigned)k->m_init > FA_MASK_BF16_LOWEST
         || (unsigned)k->combine > FA_COMBINE_FA2

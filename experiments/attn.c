@@ -203,6 +203,7 @@ typedef struct
     bool policy_given;
     const char *kernel_path; /* --kernel FILE.json */
     fa_kernel kernel;        /* loaded from it */
+    fa_cli_log logm;         /* its lg2 log, when it has one */
     bool describe;
     uint64_t splits; /* 0: the description's */
     bool splits_auto;
@@ -510,6 +511,9 @@ build_config(attn_ctx *x)
         c->fix.eps_zero = x->eps_zero;
     c->ablations = x->ablations;
     c->exp = x->exp.model;
+    if (!fa_cli_log_for(CMD, "--kernel", fa_config_kernel(c), &x->logm))
+        return false;
+    c->log = fa_cli_log_model(&x->logm);
     if (x->splits_auto)
         /* PyTorch 2.11's rule on the launch shape */
         c->splits = pt211_num_splits(x->nb, x->nh, x->nq, x->nk, x->d,
@@ -2543,6 +2547,7 @@ ctx_free(attn_ctx *x)
         free(x->tr[i].acc);
     }
     fa_cli_exp_free(&x->exp);
+    fa_cli_log_free(&x->logm);
     free(x);
 }
 

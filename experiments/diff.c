@@ -169,6 +169,7 @@ typedef struct
     bool policy_given;
     const char *kernel_path; /* --kernel FILE.json */
     fa_kernel kernel;
+    fa_cli_log logm;     /* its lg2 log, when it has one */
     uint64_t splits_opt; /* --splits N (0: not given) */
     bool splits_auto;
     uint64_t sms;
@@ -884,6 +885,10 @@ read_dump(diff_ctx *x)
         c.shape.nk = x->nk;
         c.shape.d = x->d;
         c.splits = x->splits;
+        if (!fa_cli_log_for(CMD, "--kernel", fa_config_kernel(&c),
+                            &x->logm))
+            return false;
+        c.log = fa_cli_log_model(&x->logm);
         /* (the stages of another kernel are refused later: its dump
            tensors are checked against fa2's tiles) */
         if (!fa2_like(x)
@@ -986,6 +991,9 @@ build_config(diff_ctx *x)
     if (x->man_rowsum_separate)
         c->fa2_rowsum_fma = false;
     c->exp = x->exp.model;
+    if (!fa_cli_log_for(CMD, "--kernel", fa_config_kernel(c), &x->logm))
+        return false;
+    c->log = fa_cli_log_model(&x->logm);
     why = fa_config_check(c);
     if (why != NULL) {
         cli_error(CMD, "the configuration is refused: %s", why);
@@ -2093,6 +2101,7 @@ ctx_free(diff_ctx *x)
     free(x->delta);
     tensor_file_free(&x->file);
     fa_cli_exp_free(&x->exp);
+    fa_cli_log_free(&x->logm);
     free(x);
 }
 

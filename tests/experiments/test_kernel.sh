@@ -230,4 +230,41 @@ run diff --dump "$gpu/fa_h200_d64.safetensors" --stage o --splits 2
 expect_rc 2
 expect_err_has "the configuration is refused: splits: more splits than KV blocks"
 
+# ---------------------------------------------------------------------
+# The H200's extended SDPA dumps (tests/data/gpu/sdpa_ext, PyTorch 2.11's
+# flash backend; each manifest records the split count read from the
+# split kernel's grid): the split count auto predicts from the launch
+# shape, O bit for bit with the manifest's split count (head dimensions
+# 32 to 256, decode), LSE with the lg2 log; the split-KV dumps differ in
+# at most 2 O elements and a few LSE rows, by 1 ulp (the combine's CUDA
+# expf and logf, not modelled).
+# ---------------------------------------------------------------------
+ext=$gpu/sdpa_ext
+sed 's/"log": "cr"/"log": "lg2"/' "$k/fa2.json" >"$k/fa2-lg2.json"
+while read -r name o_diff lse_diff; do
+    m=$ext/$name.json
+    sp=$("$JSONQ" "$m" splits)
+    b=$("$JSONQ" "$m" launch_shape.batch) h=$("$JSONQ" "$m" launch_shape.heads)
+    nq=$("$JSONQ" "$m" launch_shape.nq) nk=$("$JSONQ" "$m" launch_shape.nk)
+    d=$("$JSONQ" "$m" launch_shape.d)
+    run attn --gen normal --batch "$b" --heads "$h" --nq "$nq" --nk "$nk" \
+        --d "$d" --policy fa2 --splits auto --no-exact --json \
+        --max-memory 16G
+    expect_rc 0
+    expect_jsons tiles.splits "$sp"
+    run diff --dump "$ext/$name.safetensors" --stage o,lse --splits "$sp" \
+        --kernel "$k/fa2-lg2.json" --no-exact --json
+    expect_jsons stages.0.stage o stages.0.differ "$o_diff" \
+        stages.1.stage lse stages.1.differ "$lse_diff"
+done <<'END'
+d32_normal 0 0
+d96_repmax4 0 0
+causal_d256_nq128_nk64 0 0
+d160_causal 0 2
+decode_d16_nk16384 0 0
+split_d64_s5 0 4
+split_d256_s2 1 1
+split_d64_h20_s2 1 6
+END
+
 finish

@@ -292,6 +292,11 @@ typedef struct fa_config
        description of POLICY.  Set with fa_config_kernel_default, which
        also fills order, the models and fa2_rowsum_fma from it. */
     const fa_kernel *kernel;
+    /* The format of the inputs Q, K, V and dO (their uint16_t bit
+       patterns): NULL or &sf_format_bf16 for BF16, &sf_format_f16 for
+       FP16 (the forward; the backward takes BF16 only).  A description's
+       "in" format is this one. */
+    const sf_format *input;
     /* The log model of a description whose log is "lg2" (a table model,
        FA_LOG_LG2); NULL otherwise. */
     const struct fa_log_model *log;

@@ -490,6 +490,7 @@ fa_backward(const fa_config *cfg, const uint16_t *q, const uint16_t *k,
     size_t nmb;
 
     if (fa_plan_init(cfg, &pl) != NULL || fa_plan_capture_check(&pl, cap)
+        || pl.in_fmt != FA_FMT_BF16 /* the backward takes BF16 inputs */
         || q == NULL || k == NULL || v == NULL || o == NULL || lse == NULL
         || dout == NULL || dq == NULL || dk == NULL || dv == NULL
         || env == NULL)

@@ -370,6 +370,10 @@ fa_plan_init(const fa_config *cfg, fa_plan *pl)
     pl->nq = sh->nq;
     pl->nk = sh->nk;
     pl->d = sh->d;
+    if (cfg->input != NULL && cfg->input != &sf_format_bf16
+        && cfg->input != &sf_format_f16)
+        return "input: expected BF16 or FP16 (sf_format_bf16, "
+               "sf_format_f16)";
     if ((kern->log == FA_KLOG_LG2 || kern->combine_log == FA_KLOG_LG2)
         && (cfg->log == NULL || cfg->log->kind != FA_LOG_LG2
             || fa_lg2_table_check(cfg->log->table) != NULL))
@@ -381,6 +385,17 @@ fa_plan_init(const fa_config *cfg, fa_plan *pl)
     pl->abl = cfg->ablations;
     pl->exp = cfg->exp;
     pl->logm = cfg->log;
+    pl->in = cfg->input == &sf_format_f16 ? &sf_format_f16 : &sf_format_bf16;
+    pl->in_fmt = pl->in == &sf_format_f16 ? FA_FMT_F16 : FA_FMT_BF16;
+    {
+        /* the description's "in" formats are the inputs' */
+        fa_fmt *f[] = {&pl->k.score_dot, &pl->k.score, &pl->k.alpha,
+                       &pl->k.p,         &pl->k.l,     &pl->k.acc,
+                       &pl->k.o,         &pl->k.lse_fmt};
+        for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
+            if (*f[i] == FA_FMT_IN)
+                *f[i] = pl->in_fmt;
+    }
     pl->dq_splits = cfg->dq_splits == 0 ? 1 : cfg->dq_splits;
     pl->k.rowsum_fma = cfg->fa2_rowsum_fma;
     pl->k.kv_reverse = cfg->order == FA_ORDER_REVERSE;

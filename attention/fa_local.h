@@ -49,6 +49,8 @@ typedef struct fa_plan
     unsigned abl;
     const fa_exp_model *exp;
     const fa_log_model *logm; /* the "lg2" log's table model */
+    const sf_format *in;      /* the inputs' format (BF16 or FP16) */
+    fa_fmt in_fmt;
     const sf_mma_model *mqk, *mpv, *mdp, *mdq, *mdk, *mdv, *mdelta;
     uint32_t scale;      /* softmax scale, FP32 */
     uint32_t scale_log2; /* fa2: RN_f32(scale * log2(e)) */
@@ -119,6 +121,17 @@ static inline uint32_t
 fa_fma(uint32_t a, uint32_t b, uint32_t c, sf_env *env)
 {
     return sf_f32_fma((sf_f32){a}, (sf_f32){b}, (sf_f32){c}, SF_RNE, env).bits;
+}
+
+/* An input element (BF16 or FP16 bits, as PL says) widened to FP32. */
+static inline uint32_t
+fa_in_wide(fa_fmt in, uint16_t a)
+{
+    if (in == FA_FMT_F16) {
+        sf_env env = SF_ENV_IEEE;
+        return sf_f16_to_f32((sf_f16){a}, SF_RNE, &env).bits;
+    }
+    return (uint32_t)a << 16;
 }
 
 /* FP32 to BF16 (RNE), as BF16 bits. */

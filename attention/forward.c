@@ -139,8 +139,8 @@ fwd_scores(fwd_run *r, size_t i0, size_t nr)
     uint32_t mv = fa_mask_bits(pl->k.mask);
 
     if (r->tcol < 0)
-        sf_mma_gemm(pl->mqk, nr, pl->nk, pl->d, &sf_format_bf16,
-                    r->q + i0 * pl->d, &sf_format_bf16, r->w->kt, NULL, s,
+        sf_mma_gemm(pl->mqk, nr, pl->nk, pl->d, pl->in,
+                    r->q + i0 * pl->d, pl->in, r->w->kt, NULL, s,
                     SF_MMA_PATH_AUTO, r->env);
     for (size_t ri = 0; ri < nr; ri++) {
         size_t i = i0 + ri, nv = fa_visible(pl, i);
@@ -152,8 +152,8 @@ fwd_scores(fwd_run *r, size_t i0, size_t nr)
             }
             if (r->tcol >= 0)
                 srow[j] = (uint32_t)sf_mma_dot(
-                    pl->mqk, &sf_format_bf16, r->q + i * pl->d, 1,
-                    &sf_format_bf16, r->k + j * pl->d, 1, pl->d, 0, r->env);
+                    pl->mqk, pl->in, r->q + i * pl->d, 1,
+                    pl->in, r->k + j * pl->d, 1, pl->d, 0, r->env);
             srow[j] = score_of(pl, srow[j], r->env);
         }
         if (writing(r) && r->cap != NULL && r->cap->s != NULL)
@@ -172,13 +172,13 @@ row_pv(fwd_run *r, const sf_format *fa, const void *a, size_t c0, size_t n,
     const fa_plan *pl = r->pl;
 
     if (r->tcol < 0) {
-        sf_mma_gemm(pl->mpv, 1, pl->d, n, fa, a, &sf_format_bf16,
+        sf_mma_gemm(pl->mpv, 1, pl->d, n, fa, a, pl->in,
                     r->v + c0 * pl->d, c, d, SF_MMA_PATH_AUTO, r->env);
         return;
     }
     for (size_t col = 0; col < pl->d; col++)
         d[col] = (uint32_t)sf_mma_dot(
-            pl->mpv, fa, a, 1, &sf_format_bf16, r->v + c0 * pl->d + col,
+            pl->mpv, fa, a, 1, pl->in, r->v + c0 * pl->d + col,
             (ptrdiff_t)pl->d, n, c != NULL ? c[col] : 0, col_env(r, col));
 }
 
@@ -191,7 +191,7 @@ chunk_pv(fwd_run *r, size_t nr, const sf_format *fa, const void *a, size_t c0,
     size_t sa = fa->storage_bits / 8;
 
     if (r->tcol < 0) {
-        sf_mma_gemm(pl->mpv, nr, pl->d, n, fa, a, &sf_format_bf16,
+        sf_mma_gemm(pl->mpv, nr, pl->d, n, fa, a, pl->in,
                     r->v + c0 * pl->d, c, d, SF_MMA_PATH_AUTO, r->env);
         return;
     }

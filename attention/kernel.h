@@ -16,7 +16,9 @@ typedef enum
 {
     FA_FMT_F32,
     FA_FMT_BF16,
-    FA_FMT_F16
+    FA_FMT_F16,
+    FA_FMT_IN /* "in": the format of the inputs Q, K, V (BF16 or FP16), as
+                 a kernel's Element type */
 } fa_fmt;
 
 /* How the argument of the softmax's exponential is formed from a score s

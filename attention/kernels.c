@@ -23,7 +23,9 @@ static const fa_kernel kernels[] = {
        above 128 are not checked).  Measured: O bit for bit against the
        flash kernel on every dump in tests/data/gpu (d = 64, 128, split
        count 1); LSE where the GPU's __logf and the correctly rounded log
-       agree. */
+       agree.  P~ and O are the kernel's Element type, the inputs'
+       format (cvt.rn.bf16x2 or cvt.rn.f16x2; FP16 MMA inputs with FP32
+       accumulation in the sm90 model). */
     {"fa2",
      32,
      8,
@@ -56,7 +58,7 @@ static const fa_kernel kernels[] = {
      FA_ARG_SCALE_SUB,
      FA_ALPHA_SUB_SCALE,
      FA_FMT_F32,
-     FA_FMT_BF16,
+     FA_FMT_IN,
      true,
      FA_ROWSUM_QUAD,
      true,
@@ -65,7 +67,7 @@ static const fa_kernel kernels[] = {
      FA_ACC_CHAIN,
      FA_FMT_F32,
      FA_NORM_RECIPROCAL,
-     FA_FMT_BF16,
+     FA_FMT_IN,
      FA_LSE_FMA_SCALE,
      FA_FMT_F32,
      FA_KLOG_CR,
@@ -245,7 +247,7 @@ fa_kernel_by_name(const char *name)
 /*----------------------------------------------------------------------------
  * Names of the enumerated fields.
  *--------------------------------------------------------------------------*/
-static const char *const fmt_names[] = {"f32", "bf16", "f16", NULL};
+static const char *const fmt_names[] = {"f32", "bf16", "f16", "in", NULL};
 static const char *const arg_names[] = {"sub", "sub-round", "sub-once",
                                         "scale-sub", "scale-fma", NULL};
 static const char *const alpha_names[] = {"sub", "sub-round", "sub-scale",
@@ -298,7 +300,7 @@ fa_kernel_enum_names(const char *field)
 static bool
 fmt_ok(fa_fmt f)
 {
-    return (unsigned)f <= FA_FMT_F16;
+    return (unsigned)f <= FA_FMT_IN;
 }
 
 static bool

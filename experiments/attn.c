@@ -201,6 +201,7 @@ typedef struct
     uint64_t sh[N_SH];
     fa_policy policy;
     bool policy_given;
+    bool f16; /* the input files are F16 */
     const char *kernel_path; /* --kernel FILE.json */
     fa_kernel kernel;        /* loaded from it */
     fa_cli_log logm;         /* its lg2 log, when it has one */
@@ -361,11 +362,15 @@ read_operand(operand *o)
     char spec[SPEC_MAX], sh[SHAPE_MAX];
 
     if (tensor_file_read(o->path, o->key, TENSOR_BF16, &o->t, &err)
-        != TENSOR_OK) {
+            != TENSOR_OK
+        && !(err.code == TENSOR_E_DTYPE
+             /* FP16 inputs: their dtype comes from the file */
+             && tensor_file_read(o->path, o->key, TENSOR_F16, &o->t, &err)
+                    == TENSOR_OK)) {
         if (err.code == TENSOR_E_DTYPE)
             cli_error(CMD,
                       "%s: %s (BF16 bit patterns: BF16, U16, or a '<u2' "
-                      ".npy)",
+                      ".npy; or F16)",
                       o->opt, err.message);
         else
             cli_error(CMD, "%s: %s", o->opt, err.message);
@@ -436,6 +441,24 @@ check_shapes(attn_ctx *x)
                           cli_shape_str(want, sizeof want, r, w), rule);
             return false;
         }
+    }
+    for (int i = IN_K; i < N_IN; i++)
+        if (x->in[i].arg != NULL
+            && (x->in[i].t.dtype == TENSOR_F16) != (q->dtype == TENSOR_F16)) {
+            cli_spec_str(so, sizeof so, &x->in[i]);
+            cli_error(CMD,
+                      "%s %s: dtype %s but Q %s is %s (expected one dtype for "
+                      "Q, K, V and dO: BF16 or F16)",
+                      x->in[i].opt, so, tensor_dtype_name(x->in[i].t.dtype),
+                      sq, tensor_dtype_name(q->dtype));
+            return false;
+        }
+    x->f16 = q->dtype == TENSOR_F16;
+    if (x->f16 && x->backward) {
+        cli_error(CMD, "--backward: Q %s is F16; the backward takes BF16 "
+                       "inputs (expected BF16 files, or no --backward)",
+                  sq);
+        return false;
     }
     x->rank = r;
     x->n_lead = r - 2;
@@ -514,6 +537,7 @@ build_config(attn_ctx *x)
     if (!fa_cli_log_for(CMD, "--kernel", fa_config_kernel(c), &x->logm))
         return false;
     c->log = fa_cli_log_model(&x->logm);
+    c->input = x->f16 ? &sf_format_f16 : NULL;
     if (x->splits_auto)
         /* PyTorch 2.11's rule on the launch shape */
         c->splits = pt211_num_splits(x->nb, x->nh, x->nq, x->nk, x->d,
@@ -946,7 +970,8 @@ compute(attn_ctx *x)
             continue;
         n = x->heads * (i == IN_K || i == IN_V ? x->nk : x->nq) * x->d;
         for (size_t j = 0; j < n; j++)
-            x->nonfinite_in[i] += bf16_nonfinite(x->data[i][j]);
+            x->nonfinite_in[i] += x->f16 ? (x->data[i][j] & 0x7C00u) == 0x7C00u
+                                          : bf16_nonfinite(x->data[i][j]);
     }
 
 #ifdef _OPENMP
@@ -1240,7 +1265,8 @@ write_output(attn_ctx *x)
     for (int i = 0; i < N_IN; i++) {
         if (x->data[i] == NULL)
             continue;
-        tensor_add(f, x, in_names[i], TENSOR_BF16, x->data[i],
+        tensor_add(f, x, in_names[i], x->f16 ? TENSOR_F16 : TENSOR_BF16,
+                   x->data[i],
                    i == IN_K || i == IN_V ? nk : nq, d, true);
     }
     for (size_t i = 0; i < f->n; i++) {
@@ -1578,7 +1604,7 @@ text_report(attn_ctx *x, cli_buf *b)
         for (int i = 0; i < N_IN; i++)
             if (x->data[i] != NULL)
                 cli_buf_printf(b, "%s %s", i ? "," : "", in_names[i]);
-        cli_buf_puts(b, " (BF16)\n");
+        cli_buf_puts(b, x->f16 ? " (F16)\n" : " (BF16)\n");
     }
     if (x->exact_run) {
         text_stats(b, x);
@@ -1623,7 +1649,7 @@ json_input(cli_json *j, const attn_ctx *x, int i)
     if (x->gen_on) {
         cli_json_null(j, "file");
         cli_json_null(j, "key");
-        cli_json_string(j, "dtype", "BF16");
+        cli_json_string(j, "dtype", x->f16 ? "F16" : "BF16");
         r = out_shape(x, shape, i == IN_K || i == IN_V ? x->nk : x->nq, x->d,
                       true);
         json_shape(j, "shape", r, shape);
@@ -2602,6 +2628,8 @@ run(attn_ctx *x)
                     x->backward ? 4 : 1);
     if (x->no_exact)
         x->exact_note = "--no-exact";
+    else if (x->f16)
+        x->exact_note = "F16 inputs (the exact reference takes BF16)";
     else if (x->exact_work > EXACT_WORK_LIMIT && !x->exact_forced)
         x->exact_note = "B*H*Nq*Nk*d (x4 with --backward) is above 2^26; "
                         "give --exact to run it anyway";

@@ -170,6 +170,7 @@ typedef struct
     const char *kernel_path; /* --kernel FILE.json */
     fa_kernel kernel;
     fa_cli_log logm;     /* its lg2 log, when it has one */
+    bool f16;            /* q, k, v (and o) are FP16 */
     uint64_t splits_opt; /* --splits N (0: not given) */
     bool splits_auto;
     uint64_t sms;
@@ -714,9 +715,26 @@ check_tensor(diff_ctx *x, int i)
             return false;
         }
     } else if (i <= T_DO) {
-        if (!tensor_dtype_readable_as(t->dtype, TENSOR_BF16)) {
-            cli_error(CMD, "%s: %s: dtype %s (expected BF16)", x->dump,
-                      t_names[i], tensor_dtype_name(t->dtype));
+        bool f16 = t->dtype == TENSOR_F16;
+        if (!f16 && !tensor_dtype_readable_as(t->dtype, TENSOR_BF16)) {
+            cli_error(CMD, "%s: %s: dtype %s (expected BF16 or F16)",
+                      x->dump, t_names[i], tensor_dtype_name(t->dtype));
+            return false;
+        }
+        if (i == T_Q)
+            x->f16 = f16;
+        else if (f16 != x->f16) {
+            cli_error(CMD,
+                      "%s: %s: dtype %s but q is %s (expected one dtype "
+                      "for q, k, v and do, BF16 or F16)",
+                      x->dump, t_names[i], tensor_dtype_name(t->dtype),
+                      x->f16 ? "F16" : "BF16");
+            return false;
+        }
+    } else if (x->f16 && i == T_O) {
+        if (t->dtype != TENSOR_F16) {
+            cli_error(CMD, "%s: o: dtype %s (expected F16, as q)", x->dump,
+                      tensor_dtype_name(t->dtype));
             return false;
         }
     } else if (t->dtype != TENSOR_F32
@@ -757,6 +775,12 @@ load_output(diff_ctx *x, int i, const sf_format *fmt, uint32_t *dst)
 
     for (uint64_t j = 0; j < t->n_elems; j++) {
         uint64_t b = tensor_get_bits(t, j);
+        if (t->dtype == TENSOR_F16) {
+            sf_env env = SF_ENV_IEEE;
+            dst[j] = (uint32_t)sf_convert(&sf_format_f32, &sf_format_f16, b,
+                                          SF_RNE, &env);
+            continue;
+        }
         if (t->dtype != TENSOR_F32) {
             dst[j] = (uint32_t)b << 16;
             continue;
@@ -994,6 +1018,7 @@ build_config(diff_ctx *x)
     if (!fa_cli_log_for(CMD, "--kernel", fa_config_kernel(c), &x->logm))
         return false;
     c->log = fa_cli_log_model(&x->logm);
+    c->input = x->f16 ? &sf_format_f16 : NULL;
     why = fa_config_check(c);
     if (why != NULL) {
         cli_error(CMD, "the configuration is refused: %s", why);
@@ -2145,8 +2170,17 @@ run(diff_ctx *x)
         cli_sat_mul(cli_sat_mul(cli_sat_mul((uint64_t)x->heads, x->nq),
                                 cli_sat_mul(x->nk, x->d)),
                     x->need_bwd ? 4 : 1);
+    if (x->f16 && x->need_bwd) {
+        cli_error(CMD, "%s: the stages dq, dk and dv: the backward takes "
+                       "BF16 inputs (the dump's are F16; expected --stage "
+                       "without them)",
+                  x->dump);
+        return false;
+    }
     if (x->no_exact)
         x->exact_note = "--no-exact";
+    else if (x->f16)
+        x->exact_note = "FP16 inputs (the exact reference takes BF16)";
     else if (!x->want[ST_O] && !x->want[ST_LSE] && !x->need_bwd)
         x->exact_note = "no stage with an exact value compared";
     else if (x->exact_work > EXACT_WORK_LIMIT && !x->exact_forced)

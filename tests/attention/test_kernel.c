@@ -368,6 +368,99 @@ START_TEST(test_decode_causal)
 }
 END_TEST
 
+/* FP16 inputs: P~ and O on the FP16 grid ("in"), O within 2^-8 of the
+   exact result for inputs in [-1, 1]; the backward refuses them; a
+   description's "in" is the input format. */
+START_TEST(test_fp16)
+{
+    size_t nq = 40, nk = 300, d = 64;
+    fa_config c = fa_config_default(FA_POLICY_FA2);
+    uint16_t *q = ft_alloc(nq * d, 2), *k = ft_alloc(nk * d, 2),
+             *v = ft_alloc(nk * d, 2);
+    uint32_t *o = ft_alloc(nq * d, 4), *lse = ft_alloc(nq, 4),
+             *p = ft_alloc(nq * nk, 4), *g = ft_alloc(nk * d, 4);
+    double *ro = ft_alloc(nq * d, 8), *bo = ft_alloc(nq * d, 8);
+    tst_rng rng;
+    fa_capture cap;
+    sf_env env = SF_ENV_IEEE;
+    size_t bad = 0;
+
+    tst_rng_init(&rng, 304);
+    for (size_t i = 0; i < nq * d; i++)
+        q[i] = sf_f16_from_double(2 * ft_unit(&rng) - 1, SF_RNE, &env).bits;
+    for (size_t i = 0; i < nk * d; i++) {
+        k[i] = sf_f16_from_double(2 * ft_unit(&rng) - 1, SF_RNE, &env).bits;
+        v[i] = sf_f16_from_double(2 * ft_unit(&rng) - 1, SF_RNE, &env).bits;
+    }
+    c.shape = (fa_shape){1, 1, nq, nk, d};
+    c.causal = true;
+    c.input = &sf_format_f16;
+    ck_assert_ptr_eq(fa_output_format(&c, "o"), &sf_format_f16);
+    ck_assert_ptr_eq(fa_output_format(&c, "p"), &sf_format_f16);
+    memset(&cap, 0, sizeof cap);
+    cap.p = p;
+    ck_assert_int_eq(fa_forward(&c, q, k, v, o, lse, &cap, &env), 0);
+    for (size_t i = 0; i < nq * nk; i++) {
+        sf_env e2 = SF_ENV_IEEE;
+        uint32_t r = sf_f16_to_f32(sf_f32_to_f16((sf_f32){p[i]}, SF_RNE, &e2),
+                                   SF_RNE, &e2)
+                         .bits;
+        bad += r != p[i];
+    }
+    for (size_t i = 0; i < nq * d; i++) {
+        sf_env e2 = SF_ENV_IEEE;
+        uint32_t r = sf_f16_to_f32(sf_f32_to_f16((sf_f32){o[i]}, SF_RNE, &e2),
+                                   SF_RNE, &e2)
+                         .bits;
+        bad += r != o[i];
+    }
+    ck_assert_uint_eq(bad, 0);
+    /* the reference in double from the FP16 values */
+    for (size_t i = 0; i < nq * d; i++) {
+        double acc = 0, l = 0, mx = -INFINITY;
+        size_t r = i / d, col = i % d, vis = r + nk - nq + 1;
+        double s[300];
+        for (size_t j = 0; j < vis; j++) {
+            double x = 0;
+            for (size_t t = 0; t < d; t++)
+                x += sf_f16_to_double((sf_f16){q[r * d + t]})
+                     * sf_f16_to_double((sf_f16){k[j * d + t]});
+            s[j] = x * 0.125;
+            mx = fmax(mx, s[j]);
+        }
+        for (size_t j = 0; j < vis; j++) {
+            double e = exp(s[j] - mx);
+            l += e;
+            acc += e * sf_f16_to_double((sf_f16){v[j * d + col]});
+        }
+        ro[i] = acc / l;
+        bo[i] = 0x1p-8;
+    }
+    ck_assert_uint_eq(ft_check_close("O", o, ro, bo, nq * d), 0);
+    /* BF16 reading of the same bits is another result */
+    c.input = NULL;
+    ck_assert_int_eq(fa_forward(&c, q, k, v, g, lse, NULL, &env), 0);
+    ck_assert_uint_gt(ft_count_diff(o, g, nq * d), 0);
+    c.input = &sf_format_f16;
+    ck_assert_int_eq(fa_backward(&c, q, k, v, o, lse, q, lse, o, g, g, NULL,
+                                 &env),
+                     -1);
+    c.input = &sf_format_f32;
+    ck_assert_str_eq(fa_config_check(&c),
+                     "input: expected BF16 or FP16 (sf_format_bf16, "
+                     "sf_format_f16)");
+    free(q);
+    free(k);
+    free(v);
+    free(o);
+    free(lse);
+    free(p);
+    free(g);
+    free(ro);
+    free(bo);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -379,5 +472,6 @@ main(void)
     tcase_add_test(tc, test_tiles);
     tcase_add_test(tc, test_splitkv);
     tcase_add_test(tc, test_decode_causal);
+    tcase_add_test(tc, test_fp16);
     return tst_run_suite(s);
 }

@@ -189,7 +189,7 @@ done
 #   1 x 1 x 1 x 32768, d 64: 1 block, 128 KV blocks of 256; eff(s) =
 #     s / 264; the best at 128, and the only eligible count above
 #     0.85 * 128 = 108.8 is 128 -> 128
-#   4 x 16 x 256 x 4096, d 64: 256 blocks >= 211.2 -> 1
+#   4 x 14 x 256 x 512, d 64: 224 blocks >= 211.2 -> 1
 #   1 x 8 x 64 x 2048, d 128: 8 blocks, 16 KV blocks; eff(s) = 8 s / 264
 #     up to s = 16 (0.485); 0.85 of it needs s >= 13.6, and 14, 15 are not
 #     eligible (ceil(16/14) = ceil(16/13) = 2) -> 16
@@ -207,8 +207,8 @@ done <<'END'
 1 8 64 2048 128 132 16
 1 1 64 1024 64 8 4
 END
-run attn --gen normal --batch 4 --heads 16 --nq 256 --nk 4096 --d 64 \
-    --policy fa2 --splits auto --no-exact --json --max-memory 16G
+run attn --gen normal --batch 4 --heads 14 --nq 256 --nk 512 --d 64 \
+    --policy fa2 --splits auto --no-exact --json
 expect_rc 0
 expect_jsons tiles.splits 1
 
@@ -266,5 +266,39 @@ split_d64_s5 0 4
 split_d256_s2 1 1
 split_d64_h20_s2 1 6
 END
+
+# FP16 dumps: the dtype from the file, P~ and O in FP16 ("in"), O and LSE
+# bit for bit (split and not, decode)
+for name in fp16_d64_normal fp16_d128_normal_causal fp16_d32_sink \
+    decode_d32_nk1024_fp16 causal_d96_nq100_nk300_fp16; do
+    m=$ext/${name}.json
+    sp=$("$JSONQ" "$m" splits)
+    run diff --dump "$ext/$name.safetensors" --stage o,lse --splits "$sp" \
+        --kernel "$k/fa2-lg2.json" --json
+    expect_rc 0
+    expect_jsons stages.0.format f16 stages.0.gpu_dtype F16 \
+        stages.0.differ 0 stages.1.differ 0
+done
+# mixed BF16 and F16 inputs
+f16=$ext/fp16_d64_sink.safetensors
+b16=$ext/split_d64_s2.safetensors
+run attn --q "$f16:q" --k "$b16:k" --v "$b16:v" --policy fa2 \
+    --out "$o/x.safetensors"
+expect_rc 2
+expect_no_stdout
+expect_err_has "--k $b16:k: dtype BF16 but Q $f16:q is F16 (expected one dtype for Q, K, V and dO: BF16 or F16)"
+expect_no_files
+run attn --q "$f16:q" --k "$f16:k" --v "$f16:v" --do "$f16:q" --backward \
+    --policy fa2 --out "$o/x.safetensors"
+expect_rc 2
+expect_err_has "--backward: Q $f16:q is F16; the backward takes BF16 inputs"
+expect_no_files
+run attn --q "$f16:q" --k "$f16:k" --v "$f16:v" --policy fa2 --json \
+    --out "$o/x.safetensors"
+expect_rc 0
+expect_jsons inputs.q.dtype F16 exact.run false
+read_dt() { "$ATTN_INPUTS" header "$o/x.safetensors" 2>&1; }
+if read_dt | grep -q '^tensor q F16'; then pass; else fail "q not written as F16: $(read_dt)"; fi
+rm -f "$o/x.safetensors"
 
 finish

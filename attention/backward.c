@@ -370,8 +370,7 @@ bwd_rows(bwd_run *r, size_t mb, size_t i0, size_t nr)
                 size_t bw = nk - c0 < pl->bc_bwd ? nk - c0 : pl->bc_bwd;
                 uint32_t *acc =
                     dqrow
-                    + (pl->k.bwd == FA_BWD_FA2 ? nb % pl->dq_splits : 0)
-                          * d;
+                    + (pl->k.bwd == FA_BWD_FA2 ? nb % pl->dq_splits : 0) * d;
                 if (pl->k.bwd == FA_BWD_FA2
                     && mb < fa_bwd_first_mblock(pl, nb))
                     continue;
@@ -385,8 +384,8 @@ bwd_rows(bwd_run *r, size_t mb, size_t i0, size_t nr)
                     uint32_t x = r->tcol < 0
                                      ? w->dqt[c]
                                      : (uint32_t)sf_mma_dot(
-                                         pl->mdq, &sf_format_bf16, dsb + c0,
-                                         1, &sf_format_bf16, r->k + c0 * d + c,
+                                         pl->mdq, &sf_format_bf16, dsb + c0, 1,
+                                         &sf_format_bf16, r->k + c0 * d + c,
                                          (ptrdiff_t)d, bw, 0, ce);
                     if (pl->k.bwd == FA_BWD_REPO)
                         /* dqc.add_(dq_chunk), both BF16 */
@@ -449,8 +448,7 @@ bwd_kv(bwd_run *r, size_t mb, size_t i0, size_t nr)
             const uint16_t *rhs = which == 0 ? r->dout : r->q;
             uint32_t *acc = which == 0 ? dv : dk;
             const sf_mma_model *mm = which == 0 ? pl->mdv : pl->mdk;
-            if (pl->k.bwd == FA_BWD_FA2
-                && mb < fa_bwd_first_mblock(pl, nb))
+            if (pl->k.bwd == FA_BWD_FA2 && mb < fa_bwd_first_mblock(pl, nb))
                 continue;
             for (size_t j = 0; j < bw; j++)
                 for (size_t ri = 0; ri < nr; ri++)

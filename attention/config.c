@@ -389,8 +389,8 @@ fa_plan_init(const fa_config *cfg, fa_plan *pl)
     pl->in_fmt = pl->in == &sf_format_f16 ? FA_FMT_F16 : FA_FMT_BF16;
     {
         /* the description's "in" formats are the inputs' */
-        fa_fmt *f[] = {&pl->k.score_dot, &pl->k.score, &pl->k.alpha,
-                       &pl->k.p,         &pl->k.l,     &pl->k.acc,
+        fa_fmt *f[] = {&pl->k.score_dot, &pl->k.score,  &pl->k.alpha,
+                       &pl->k.p,         &pl->k.l,      &pl->k.acc,
                        &pl->k.o,         &pl->k.lse_fmt};
         for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
             if (*f[i] == FA_FMT_IN)
@@ -399,8 +399,8 @@ fa_plan_init(const fa_config *cfg, fa_plan *pl)
     pl->dq_splits = cfg->dq_splits == 0 ? 1 : cfg->dq_splits;
     pl->k.rowsum_fma = cfg->fa2_rowsum_fma;
     pl->k.kv_reverse = cfg->order == FA_ORDER_REVERSE;
-    pl->mqk = cfg->mma_qk != NULL ? cfg->mma_qk
-                                  : sf_mma_preset_by_name(kern->mma_s);
+    pl->mqk =
+        cfg->mma_qk != NULL ? cfg->mma_qk : sf_mma_preset_by_name(kern->mma_s);
     pl->mpv = cfg->mma_pv != NULL ? cfg->mma_pv
                                   : sf_mma_preset_by_name(kern->mma_pv);
     pl->mdp = sf_mma_preset_by_name(kern->mma_dp);
@@ -416,8 +416,7 @@ fa_plan_init(const fa_config *cfg, fa_plan *pl)
         pl->k.acc = FA_FMT_F32;
     if (cfg->ablations & (FA_ABL_FP32_O | FA_ABL_FP32_OCAST))
         pl->k.o = FA_FMT_F32;
-    if ((cfg->ablations & FA_ABL_FP32_P)
-        && pl->k.acc_update == FA_ACC_CHAIN) {
+    if ((cfg->ablations & FA_ABL_FP32_P) && pl->k.acc_update == FA_ACC_CHAIN) {
         /* P~ fed to the chain in FP32, without the roundings of its
            argument */
         pl->k.p = FA_FMT_F32;
@@ -717,8 +716,7 @@ fa_sub_once(fa_fmt f, uint32_t x, uint32_t y, sf_env *env)
         sf_env q = *env;
         sf_f16 a = sf_f32_to_f16((sf_f32){x}, SF_RNE, &q);
         sf_f16 b = sf_f32_to_f16((sf_f32){y}, SF_RNE, &q);
-        return sf_f16_to_f32(sf_f16_sub(a, b, SF_RNE, env), SF_RNE, env)
-            .bits;
+        return sf_f16_to_f32(sf_f16_sub(a, b, SF_RNE, env), SF_RNE, env).bits;
     }
     default:
         return fa_sub(x, y, env);

@@ -39,12 +39,12 @@ typedef struct fa_plan
        row-sum FMA) and the ablations applied. */
     fa_kernel k;
     bool causal;
-    size_t br, bc;         /* forward tiles */
-    size_t br_bwd, bc_bwd; /* backward tiles */
-    size_t tc;             /* number of forward KV blocks */
-    size_t splits;         /* split-KV: 1 not split */
+    size_t br, bc;           /* forward tiles */
+    size_t br_bwd, bc_bwd;   /* backward tiles */
+    size_t tc;               /* number of forward KV blocks */
+    size_t splits;           /* split-KV: 1 not split */
     size_t blocks_per_split; /* split-KV: n_blocks_per_split */
-    size_t dq_splits;      /* fa2 backward dQ buffers (>= 1) */
+    size_t dq_splits;        /* fa2 backward dQ buffers (>= 1) */
     fa_kv_order order;
     unsigned abl;
     const fa_exp_model *exp;

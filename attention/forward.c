@@ -17,22 +17,22 @@
  *--------------------------------------------------------------------------*/
 typedef struct fwd_ws
 {
-    uint16_t *kt;    /* d x Nk: K transposed */
-    uint32_t *s;     /* R x Nk: scores of the chunk's rows */
-    uint16_t *pb;    /* R x Bc: P~ in a 16-bit format (rows of the
-                        block's width) */
-    uint32_t *pf;    /* R x Bc: P~ before its rounding, FP32 */
-    uint32_t *ps;    /* R x Bc: P~ as stored, FP32 bits */
-    uint32_t *acc;   /* R x d: O~ (or the repo's oc) */
-    uint32_t *tmp;   /* R x d: a block's P~V */
-    uint32_t *m;     /* R: running max */
-    uint32_t *l;     /* R: running row sum (fa2: unused) */
-    uint32_t *part;  /* 4R: fa2's per-thread row-sum partials */
-    uint32_t *alpha; /* R: a block's rescale factor */
+    uint16_t *kt;           /* d x Nk: K transposed */
+    uint32_t *s;            /* R x Nk: scores of the chunk's rows */
+    uint16_t *pb;           /* R x Bc: P~ in a 16-bit format (rows of the
+                               block's width) */
+    uint32_t *pf;           /* R x Bc: P~ before its rounding, FP32 */
+    uint32_t *ps;           /* R x Bc: P~ as stored, FP32 bits */
+    uint32_t *acc;          /* R x d: O~ (or the repo's oc) */
+    uint32_t *tmp;          /* R x d: a block's P~V */
+    uint32_t *m;            /* R: running max */
+    uint32_t *l;            /* R: running row sum (fa2: unused) */
+    uint32_t *part;         /* 4R: fa2's per-thread row-sum partials */
+    uint32_t *alpha;        /* R: a block's rescale factor */
     unsigned char *started; /* R: the row has seen an unmasked key */
     unsigned char *init;    /* R: this block initialises the row */
-    uint32_t *osplit; /* splits x R x d: split-KV partial O (FP32) */
-    uint32_t *lsplit; /* splits x R: split-KV partial LSE */
+    uint32_t *osplit;       /* splits x R x d: split-KV partial O (FP32) */
+    uint32_t *lsplit;       /* splits x R: split-KV partial LSE */
 } fwd_ws;
 
 static size_t
@@ -61,12 +61,13 @@ fwd_layout(const fa_plan *pl, fa_ws *w, fwd_ws *f)
     f->started = fa_ws_take(w, r, 1);
     f->init = fa_ws_take(w, r, 1);
     f->osplit = fa_ws_take(
-        w, pl->splits > 1 ? fa_mul_size(fa_mul_size(pl->splits, r, o), pl->d, o)
-                          : 0,
+        w,
+        pl->splits > 1 ? fa_mul_size(fa_mul_size(pl->splits, r, o), pl->d, o)
+                       : 0,
         sizeof(uint32_t));
-    f->lsplit = fa_ws_take(
-        w, pl->splits > 1 ? fa_mul_size(pl->splits, r, o) : 0,
-        sizeof(uint32_t));
+    f->lsplit =
+        fa_ws_take(w, pl->splits > 1 ? fa_mul_size(pl->splits, r, o) : 0,
+                   sizeof(uint32_t));
 }
 
 size_t
@@ -123,10 +124,9 @@ score_of(const fa_plan *pl, uint32_t raw, sf_env *env)
 {
     if (!pl->k.score_scaled)
         return raw;
-    return fa_round(pl->k.score,
-                    fa_mul(fa_round(pl->k.score_dot, raw, env), pl->scale,
-                           env),
-                    env);
+    return fa_round(
+        pl->k.score,
+        fa_mul(fa_round(pl->k.score_dot, raw, env), pl->scale, env), env);
 }
 
 /* Scores of rows I0 .. I0+NR-1 into w->s (masked entries: the mask
@@ -139,9 +139,8 @@ fwd_scores(fwd_run *r, size_t i0, size_t nr)
     uint32_t mv = fa_mask_bits(pl->k.mask);
 
     if (r->tcol < 0)
-        sf_mma_gemm(pl->mqk, nr, pl->nk, pl->d, pl->in,
-                    r->q + i0 * pl->d, pl->in, r->w->kt, NULL, s,
-                    SF_MMA_PATH_AUTO, r->env);
+        sf_mma_gemm(pl->mqk, nr, pl->nk, pl->d, pl->in, r->q + i0 * pl->d,
+                    pl->in, r->w->kt, NULL, s, SF_MMA_PATH_AUTO, r->env);
     for (size_t ri = 0; ri < nr; ri++) {
         size_t i = i0 + ri, nv = fa_visible(pl, i);
         uint32_t *srow = s + ri * pl->nk;
@@ -152,8 +151,8 @@ fwd_scores(fwd_run *r, size_t i0, size_t nr)
             }
             if (r->tcol >= 0)
                 srow[j] = (uint32_t)sf_mma_dot(
-                    pl->mqk, pl->in, r->q + i * pl->d, 1,
-                    pl->in, r->k + j * pl->d, 1, pl->d, 0, r->env);
+                    pl->mqk, pl->in, r->q + i * pl->d, 1, pl->in,
+                    r->k + j * pl->d, 1, pl->d, 0, r->env);
             srow[j] = score_of(pl, srow[j], r->env);
         }
         if (writing(r) && r->cap != NULL && r->cap->s != NULL)
@@ -172,8 +171,8 @@ row_pv(fwd_run *r, const sf_format *fa, const void *a, size_t c0, size_t n,
     const fa_plan *pl = r->pl;
 
     if (r->tcol < 0) {
-        sf_mma_gemm(pl->mpv, 1, pl->d, n, fa, a, pl->in,
-                    r->v + c0 * pl->d, c, d, SF_MMA_PATH_AUTO, r->env);
+        sf_mma_gemm(pl->mpv, 1, pl->d, n, fa, a, pl->in, r->v + c0 * pl->d, c,
+                    d, SF_MMA_PATH_AUTO, r->env);
         return;
     }
     for (size_t col = 0; col < pl->d; col++)
@@ -191,8 +190,8 @@ chunk_pv(fwd_run *r, size_t nr, const sf_format *fa, const void *a, size_t c0,
     size_t sa = fa->storage_bits / 8;
 
     if (r->tcol < 0) {
-        sf_mma_gemm(pl->mpv, nr, pl->d, n, fa, a, pl->in,
-                    r->v + c0 * pl->d, c, d, SF_MMA_PATH_AUTO, r->env);
+        sf_mma_gemm(pl->mpv, nr, pl->d, n, fa, a, pl->in, r->v + c0 * pl->d, c,
+                    d, SF_MMA_PATH_AUTO, r->env);
         return;
     }
     for (size_t ri = 0; ri < nr; ri++)
@@ -240,8 +239,7 @@ capture_p(fwd_run *r, size_t i, size_t c0, size_t n, size_t nv,
 /* The exponential's argument for score S against the row max M (MEFF: M,
    or 0 when M is -Inf; MS: the kernel's max_scaled). */
 static uint32_t
-exp_arg(const fa_plan *pl, uint32_t s, uint32_t meff, uint32_t ms,
-        sf_env *e)
+exp_arg(const fa_plan *pl, uint32_t s, uint32_t meff, uint32_t ms, sf_env *e)
 {
     switch (pl->k.exp_arg) {
     case FA_ARG_SUB_ROUND:
@@ -379,14 +377,13 @@ block_step(fwd_run *r, size_t i0, size_t nr, size_t c0, size_t bw)
             bs = fa_round(k->l, rs, e);
             if (k->rowsum_clamp && fa_lt(bs, F32_CLAMP_MIN))
                 bs = fa_round(k->l, F32_CLAMP_MIN, e);
-            w->l[ri] = init ? bs
-                            : fa_round(k->l,
-                                       fa_add(fa_round(k->l,
-                                                       fa_mul(alpha, w->l[ri],
-                                                              e),
-                                                       e),
-                                              bs, e),
-                                       e);
+            w->l[ri] =
+                init ? bs
+                     : fa_round(
+                         k->l,
+                         fa_add(fa_round(k->l, fa_mul(alpha, w->l[ri], e), e),
+                                bs, e),
+                         e);
         }
         w->m[ri] = mnew;
         w->started[ri] = 1;
@@ -422,8 +419,9 @@ block_step(fwd_run *r, size_t i0, size_t nr, size_t c0, size_t bw)
                         fa_mul(w->acc[ri * pl->d + col], w->alpha[ri],
                                col_env(r, col));
         if (all_init || all_cont) {
-            chunk_pv(r, nr, pa, p16 ? (const void *)w->pb : (const void *)w->ps,
-                     c0, bw, all_init ? NULL : w->acc, w->acc);
+            chunk_pv(r, nr, pa,
+                     p16 ? (const void *)w->pb : (const void *)w->ps, c0, bw,
+                     all_init ? NULL : w->acc, w->acc);
         } else {
             for (size_t ri = 0; ri < nr; ri++)
                 if (w->init[ri] != 2)
@@ -447,7 +445,8 @@ block_step(fwd_run *r, size_t i0, size_t nr, size_t c0, size_t bw)
         for (size_t col = 0; col < pl->d; col++) {
             sf_env *ce = col_env(r, col);
             uint32_t evb = fa_round(k->acc, ev[col], ce);
-            acc[col] = fa_round(k->acc, fa_mul(acc[col], w->alpha[ri], ce), ce);
+            acc[col] =
+                fa_round(k->acc, fa_mul(acc[col], w->alpha[ri], ce), ce);
             acc[col] = fa_round(k->acc, fa_add(acc[col], evb, ce), ce);
         }
     }
@@ -465,8 +464,9 @@ quad_sum(const uint32_t *part, sf_env *env)
 static uint32_t
 row_l(const fwd_run *r, size_t ri, sf_env *env)
 {
-    return r->pl->k.rowsum == FA_ROWSUM_QUAD ? quad_sum(r->w->part + 4 * ri, env)
-                                             : r->w->l[ri];
+    return r->pl->k.rowsum == FA_ROWSUM_QUAD
+               ? quad_sum(r->w->part + 4 * ri, env)
+               : r->w->l[ri];
 }
 
 /* The natural log of the LSE (M: the description's log). */
@@ -567,7 +567,7 @@ fwd_range(fwd_run *r, size_t i0, size_t nr, size_t lo, size_t hi, long split)
                kernel's early exit): O = 0 */
             for (size_t col = 0; col < pl->d && out; col++)
                 out[col] = FA_F32_ZERO;
-            lse = split >= 0        ? FA_F32_NEG_INF
+            lse = split >= 0         ? FA_F32_NEG_INF
                   : k->empty_lse_pos ? FA_F32_INF
                                      : FA_F32_NEG_INF;
         } else {
@@ -599,13 +599,14 @@ fwd_range(fwd_run *r, size_t i0, size_t nr, size_t lo, size_t hi, long split)
                 /* row_max * softmax_scale + __logf(sum): nvcc contracts
                    it into one FFMA */
                 lse = zn ? (split >= 0 ? FA_F32_NEG_INF : FA_F32_INF)
-                         : fa_fma(w->m[ri], pl->scale, log_of(pl, k->log, l), le);
+                         : fa_fma(w->m[ri], pl->scale, log_of(pl, k->log, l),
+                                  le);
             } else {
-                lse = fa_round(k->lse_fmt,
-                               fa_add(fa_round(k->lse_fmt, log_of(pl, k->log, l),
-                                               le),
-                                      w->m[ri], le),
-                               le);
+                lse = fa_round(
+                    k->lse_fmt,
+                    fa_add(fa_round(k->lse_fmt, log_of(pl, k->log, l), le),
+                           w->m[ri], le),
+                    le);
             }
         }
         if (split >= 0)
@@ -641,8 +642,8 @@ fwd_combine(fwd_run *r, size_t i0, size_t nr)
         size_t i = i0 + ri;
         uint32_t mx = FA_F32_NEG_INF, lse;
         sf_env *e = r->env;
-        uint32_t *out = writing(r) ? r->o + (r->head * pl->nq + i) * pl->d
-                                   : NULL;
+        uint32_t *out =
+            writing(r) ? r->o + (r->head * pl->nq + i) * pl->d : NULL;
 
         for (size_t s = 0; s < ns; s++)
             mx = fa_max(mx, ls[s * nr + ri]);

@@ -25,22 +25,22 @@ typedef enum
    and the row max m (or the LSE in the backward). */
 typedef enum
 {
-    FA_ARG_SUB,           /* "sub": RN32(s - m) */
-    FA_ARG_SUB_ROUND,     /* "sub-round": RN_p(RN32(s - m)) (two roundings) */
-    FA_ARG_SUB_ONCE,      /* "sub-once": s - m exact, rounded once to the
-                             P~ format */
-    FA_ARG_SCALE_SUB,     /* "scale-sub": RN32(RN32(s sl2) - RN32(m sl2)),
-                             exp2 (FA2 built with UNFUSE_FMA) */
-    FA_ARG_SCALE_FMA      /* "scale-fma": fma(s, sl2, -RN32(m sl2)), exp2
-                             (FA2 without UNFUSE_FMA) */
+    FA_ARG_SUB,       /* "sub": RN32(s - m) */
+    FA_ARG_SUB_ROUND, /* "sub-round": RN_p(RN32(s - m)) (two roundings) */
+    FA_ARG_SUB_ONCE,  /* "sub-once": s - m exact, rounded once to the
+                         P~ format */
+    FA_ARG_SCALE_SUB, /* "scale-sub": RN32(RN32(s sl2) - RN32(m sl2)),
+                         exp2 (FA2 built with UNFUSE_FMA) */
+    FA_ARG_SCALE_FMA  /* "scale-fma": fma(s, sl2, -RN32(m sl2)), exp2
+                         (FA2 without UNFUSE_FMA) */
 } fa_exp_arg;
 
 /* The rescale factor's argument, m_old against m_new. */
 typedef enum
 {
-    FA_ALPHA_SUB,        /* "sub": exp(RN32(m_old - m_new)) */
-    FA_ALPHA_SUB_ROUND,  /* "sub-round": exp(RN_a(RN32(m_old - m_new))) */
-    FA_ALPHA_SUB_SCALE   /* "sub-scale": exp2(RN32(RN32(m_old - m_new) sl2)) */
+    FA_ALPHA_SUB,       /* "sub": exp(RN32(m_old - m_new)) */
+    FA_ALPHA_SUB_ROUND, /* "sub-round": exp(RN_a(RN32(m_old - m_new))) */
+    FA_ALPHA_SUB_SCALE  /* "sub-scale": exp2(RN32(RN32(m_old - m_new) sl2)) */
 } fa_alpha_arg;
 
 /* Which keys of a KV block enter the block's softmax step. */
@@ -137,9 +137,9 @@ typedef enum
 /* Tiles of one range of head dimensions; 0 means N (untiled). */
 typedef struct fa_kernel_tiles
 {
-    unsigned d_max;           /* the row serves padded d up to d_max */
-    unsigned br, bc;          /* forward */
-    unsigned br_bwd, bc_bwd;  /* backward */
+    unsigned d_max;              /* the row serves padded d up to d_max */
+    unsigned br, bc;             /* forward */
+    unsigned br_bwd, bc_bwd;     /* backward */
     unsigned br_split, bc_split; /* split-KV forward */
 } fa_kernel_tiles;
 
@@ -156,25 +156,25 @@ typedef struct fa_kernel
     unsigned d_round;
     size_t n_tiles;
     fa_kernel_tiles tiles[FA_KERNEL_MAX_TILES];
-    bool kv_reverse;   /* KV blocks visited last first */
-    bool causal_skip;  /* causal: only the blocks up to the kernel's
-                          n_block_max are visited (the rest masked for the
-                          whole query block); none: O = 0, LSE = +Inf */
+    bool kv_reverse;  /* KV blocks visited last first */
+    bool causal_skip; /* causal: only the blocks up to the kernel's
+                         n_block_max are visited (the rest masked for the
+                         whole query block); none: O = 0, LSE = +Inf */
     /* MMA presets (softfloat/mma.h names) of each product */
     char mma_s[FA_KERNEL_MMA_MAX], mma_pv[FA_KERNEL_MMA_MAX],
         mma_dp[FA_KERNEL_MMA_MAX], mma_dq[FA_KERNEL_MMA_MAX],
         mma_dk[FA_KERNEL_MMA_MAX], mma_dv[FA_KERNEL_MMA_MAX],
         mma_delta[FA_KERNEL_MMA_MAX];
     /* scores */
-    fa_fmt score_dot;   /* the dot product rounded to this before scaling */
-    bool score_scaled;  /* false: S unscaled, the scale in the exponent */
-    fa_fmt score;       /* S (and m) */
-    fa_mask_fill mask;  /* the forward's mask value */
+    fa_fmt score_dot;  /* the dot product rounded to this before scaling */
+    bool score_scaled; /* false: S unscaled, the scale in the exponent */
+    fa_fmt score;      /* S (and m) */
+    fa_mask_fill mask; /* the forward's mask value */
     fa_mask_fill m_init;
     /* the online softmax */
     fa_visit visit;
-    bool fix_all_keys;  /* the fix's repetition test counts every key of
-                           the block (mask fill included) */
+    bool fix_all_keys; /* the fix's repetition test counts every key of
+                          the block (mask fill included) */
     fa_first_block first;
     bool exp_base2;
     fa_exp_arg exp_arg;
@@ -183,9 +183,9 @@ typedef struct fa_kernel
     fa_fmt p;           /* P~ as fed to the P~V product */
     bool rowsum_fp32_p; /* l sums P~ before its rounding to the p format */
     fa_rowsum rowsum;
-    bool rowsum_fma;    /* quad: a partial's rescale and its next addition
-                           are one FMA */
-    bool rowsum_clamp;  /* the block sum clamped below at RN32(1e-10) */
+    bool rowsum_fma;   /* quad: a partial's rescale and its next addition
+                          are one FMA */
+    bool rowsum_clamp; /* the block sum clamped below at RN32(1e-10) */
     fa_fmt l;
     fa_acc_update acc_update;
     fa_fmt acc;
@@ -197,7 +197,7 @@ typedef struct fa_kernel
     fa_kernel_log log;
     bool empty_lse_pos; /* a row that saw no key: LSE +Inf (else -Inf) */
     /* split-KV */
-    unsigned splits;    /* 1: not split */
+    unsigned splits; /* 1: not split */
     fa_combine combine;
     fa_combine_exp combine_exp;
     fa_kernel_log combine_log;

@@ -201,7 +201,7 @@ typedef struct
     uint64_t sh[N_SH];
     fa_policy policy;
     bool policy_given;
-    bool f16; /* the input files are F16 */
+    bool f16;                /* the input files are F16 */
     const char *kernel_path; /* --kernel FILE.json */
     fa_kernel kernel;        /* loaded from it */
     fa_cli_log logm;         /* its lg2 log, when it has one */
@@ -358,14 +358,14 @@ check_output(attn_ctx *x)
 static bool
 read_operand(operand *o)
 {
-    tensor_error err;
+    tensor_error err, err16;
     char spec[SPEC_MAX], sh[SHAPE_MAX];
 
     if (tensor_file_read(o->path, o->key, TENSOR_BF16, &o->t, &err)
             != TENSOR_OK
         && !(err.code == TENSOR_E_DTYPE
              /* FP16 inputs: their dtype comes from the file */
-             && tensor_file_read(o->path, o->key, TENSOR_F16, &o->t, &err)
+             && tensor_file_read(o->path, o->key, TENSOR_F16, &o->t, &err16)
                     == TENSOR_OK)) {
         if (err.code == TENSOR_E_DTYPE)
             cli_error(CMD,
@@ -455,8 +455,9 @@ check_shapes(attn_ctx *x)
         }
     x->f16 = q->dtype == TENSOR_F16;
     if (x->f16 && x->backward) {
-        cli_error(CMD, "--backward: Q %s is F16; the backward takes BF16 "
-                       "inputs (expected BF16 files, or no --backward)",
+        cli_error(CMD,
+                  "--backward: Q %s is F16; the backward takes BF16 "
+                  "inputs (expected BF16 files, or no --backward)",
                   sq);
         return false;
     }
@@ -545,7 +546,8 @@ build_config(attn_ctx *x)
     else
         c->splits = (size_t)x->splits;
     if (c->splits > 1
-        && (x->captures & ((1u << CAP_M) | (1u << CAP_L) | (1u << CAP_OBAR)))) {
+        && (x->captures
+            & ((1u << CAP_M) | (1u << CAP_L) | (1u << CAP_OBAR)))) {
         cli_error(CMD, "--capture: m, l and obar are not defined with "
                        "--splits above 1 (expected s or p)");
         return false;
@@ -971,7 +973,7 @@ compute(attn_ctx *x)
         n = x->heads * (i == IN_K || i == IN_V ? x->nk : x->nq) * x->d;
         for (size_t j = 0; j < n; j++)
             x->nonfinite_in[i] += x->f16 ? (x->data[i][j] & 0x7C00u) == 0x7C00u
-                                          : bf16_nonfinite(x->data[i][j]);
+                                         : bf16_nonfinite(x->data[i][j]);
     }
 
 #ifdef _OPENMP
@@ -1266,8 +1268,7 @@ write_output(attn_ctx *x)
         if (x->data[i] == NULL)
             continue;
         tensor_add(f, x, in_names[i], x->f16 ? TENSOR_F16 : TENSOR_BF16,
-                   x->data[i],
-                   i == IN_K || i == IN_V ? nk : nq, d, true);
+                   x->data[i], i == IN_K || i == IN_V ? nk : nq, d, true);
     }
     for (size_t i = 0; i < f->n; i++) {
         char key[32];
@@ -2022,7 +2023,7 @@ attn_help(FILE *out)
         "\n"
         "inputs (files: BF16, or U16 / '<u2' bit patterns; [B, H, N, d], "
         "[H, N, d]\nor [N, d]; K and V [.., Nk, d] with Q's leading "
-        "dimensions and d):\n"
+        "dimensions and d; or F16, the forward only):\n"
         "  --q, --k, --v FILE[:KEY]  Q, K, V\n"
         "  --do FILE[:KEY]      dO (needed with --backward)\n"
         "  --gen NAME           generate Q, K, V (and dO): normal, sink, "
@@ -2709,9 +2710,10 @@ attn_main(int argc, char **argv)
         return CLI_EXIT_USAGE;
     }
     if (x->describe) {
-        const fa_kernel *k = x->kernel_path != NULL
-                                 ? &x->kernel
-                                 : fa_kernel_by_name(fa_policy_name(x->policy));
+        const fa_kernel *k =
+            x->kernel_path != NULL
+                ? &x->kernel
+                : fa_kernel_by_name(fa_policy_name(x->policy));
         char *text = fa_kernel_json(k);
         ctx_free(x);
         if (text == NULL)

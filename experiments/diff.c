@@ -174,7 +174,7 @@ typedef struct
     uint64_t splits_opt; /* --splits N (0: not given) */
     bool splits_auto;
     uint64_t sms;
-    size_t splits;       /* resolved */
+    size_t splits; /* resolved */
     bool fix_given;
     fa_fix_kind fix_opt;
     fa_cli_exp exp;
@@ -717,8 +717,8 @@ check_tensor(diff_ctx *x, int i)
     } else if (i <= T_DO) {
         bool f16 = t->dtype == TENSOR_F16;
         if (!f16 && !tensor_dtype_readable_as(t->dtype, TENSOR_BF16)) {
-            cli_error(CMD, "%s: %s: dtype %s (expected BF16 or F16)",
-                      x->dump, t_names[i], tensor_dtype_name(t->dtype));
+            cli_error(CMD, "%s: %s: dtype %s (expected BF16 or F16)", x->dump,
+                      t_names[i], tensor_dtype_name(t->dtype));
             return false;
         }
         if (i == T_Q)
@@ -849,8 +849,8 @@ read_dump(diff_ctx *x)
     if (!x->stage_given) {
         /* every stage the dump can give (the intermediate ones under fa2) */
         for (int s = 0; s < N_ST; s++)
-            x->want[s] = x->t[st_tensor[s]] != NULL
-                         && (!is_capture(s) || fa2_like(x));
+            x->want[s] =
+                x->t[st_tensor[s]] != NULL && (!is_capture(s) || fa2_like(x));
         if (x->t[T_DO] == NULL || x->t[T_O] == NULL || x->t[T_LSE] == NULL)
             x->want[ST_DQ] = x->want[ST_DK] = x->want[ST_DV] = false;
     }
@@ -890,10 +890,9 @@ read_dump(diff_ctx *x)
     x->heads = x->nb * x->nh;
     /* the forward tiles as the library resolves them for the kernel and
        the split count (a refused configuration is reported later) */
-    x->splits = x->splits_auto
-                    ? pt211_num_splits(x->nb, x->nh, x->nq, x->nk, x->d,
-                                       (unsigned)x->sms)
-                    : (size_t)x->splits_opt;
+    x->splits = x->splits_auto ? pt211_num_splits(x->nb, x->nh, x->nq, x->nk,
+                                                  x->d, (unsigned)x->sms)
+                               : (size_t)x->splits_opt;
     if (!x->stage_given && x->splits > 1)
         /* m, l and acc belong to a pass that is not split */
         for (int st = 0; st < N_ST; st++)
@@ -909,8 +908,7 @@ read_dump(diff_ctx *x)
         c.shape.nk = x->nk;
         c.shape.d = x->d;
         c.splits = x->splits;
-        if (!fa_cli_log_for(CMD, "--kernel", fa_config_kernel(&c),
-                            &x->logm))
+        if (!fa_cli_log_for(CMD, "--kernel", fa_config_kernel(&c), &x->logm))
             return false;
         c.log = fa_cli_log_model(&x->logm);
         /* (the stages of another kernel are refused later: its dump
@@ -1642,8 +1640,8 @@ text_report(const diff_ctx *x, cli_buf *b)
     cli_buf_printf(b,
                    "  B %zu, H %zu, Nq %zu, Nk %zu, d %zu; policy %s, exp "
                    "%s, causal %s (%s)\n",
-                   x->nb, x->nh, x->nq, x->nk, x->d, run_name(x),
-                   x->exp.name, x->causal ? "yes" : "no", x->causal_from);
+                   x->nb, x->nh, x->nq, x->nk, x->d, run_name(x), x->exp.name,
+                   x->causal ? "yes" : "no", x->causal_from);
     text_scale(b, x);
     if (x->fix != FA_FIX_NONE)
         cli_buf_printf(b, "  fix %s (%s)\n", fa_fix_name(x->fix), x->fix_from);
@@ -2154,8 +2152,7 @@ run(diff_ctx *x)
     x->need_bwd = x->want[ST_DQ] || x->want[ST_DK] || x->want[ST_DV];
     for (int s = ST_S; s <= ST_ACC; s++)
         x->want_cap = x->want_cap || x->want[s];
-    if (x->splits > 1
-        && (x->want[ST_M] || x->want[ST_L] || x->want[ST_ACC])) {
+    if (x->splits > 1 && (x->want[ST_M] || x->want[ST_L] || x->want[ST_ACC])) {
         cli_error(CMD, "--stage: m, l and acc are not defined with --splits "
                        "above 1 (expected s, p, o, lse, dq, dk or dv)");
         return false;
@@ -2171,9 +2168,10 @@ run(diff_ctx *x)
                                 cli_sat_mul(x->nk, x->d)),
                     x->need_bwd ? 4 : 1);
     if (x->f16 && x->need_bwd) {
-        cli_error(CMD, "%s: the stages dq, dk and dv: the backward takes "
-                       "BF16 inputs (the dump's are F16; expected --stage "
-                       "without them)",
+        cli_error(CMD,
+                  "%s: the stages dq, dk and dv: the backward takes "
+                  "BF16 inputs (the dump's are F16; expected --stage "
+                  "without them)",
                   x->dump);
         return false;
     }

@@ -95,8 +95,7 @@ fa_cli_parse_policy(const char *cmd, const char *v, fa_policy *p)
 }
 
 bool
-fa_cli_parse_splits(const char *cmd, const char *v, uint64_t *n,
-                    bool *autosel)
+fa_cli_parse_splits(const char *cmd, const char *v, uint64_t *n, bool *autosel)
 {
     uint64_t x;
 
@@ -125,8 +124,7 @@ fa_cli_log_for(const char *cmd, const char *opt, const fa_kernel *k,
 {
     char err[1024];
 
-    if (k == NULL
-        || (k->log != FA_KLOG_LG2 && k->combine_log != FA_KLOG_LG2))
+    if (k == NULL || (k->log != FA_KLOG_LG2 && k->combine_log != FA_KLOG_LG2))
         return true;
     if (l->loaded)
         return true;

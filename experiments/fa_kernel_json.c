@@ -20,9 +20,9 @@ typedef enum
     F_STRING, /* a name: char[] */
     F_ENUM,   /* an enumerated value: int-sized enum */
     F_BOOL,
-    F_UINT,   /* unsigned */
+    F_UINT, /* unsigned */
     F_TILES,
-    F_MMA     /* the object of MMA preset names */
+    F_MMA /* the object of MMA preset names */
 } ftype;
 
 typedef struct
@@ -81,9 +81,8 @@ static const field fields[] = {
 };
 #define N_FIELDS (sizeof fields / sizeof fields[0])
 
-static const char *const tile_names[] = {"d_max",  "br",       "bc",
-                                         "br_bwd", "bc_bwd",   "br_split",
-                                         "bc_split"};
+static const char *const tile_names[] = {
+    "d_max", "br", "bc", "br_bwd", "bc_bwd", "br_split", "bc_split"};
 static const char *const mma_names[] = {"s",  "pv", "dp",   "dq",
                                         "dk", "dv", "delta"};
 
@@ -147,9 +146,9 @@ fa_kernel_json(const fa_kernel *kin)
             for (size_t t = 0; t < k.n_tiles; t++) {
                 json_t *row = json_object();
                 for (size_t m = 0; m < 7; m++)
-                    json_object_set_new(
-                        row, tile_names[m],
-                        json_integer((json_int_t)*tile_member(&k.tiles[t], m)));
+                    json_object_set_new(row, tile_names[m],
+                                        json_integer((json_int_t)*tile_member(
+                                            &k.tiles[t], m)));
                 json_array_append_new(v, row);
             }
             break;
@@ -209,8 +208,8 @@ get_uint(const where *w, const char *name, json_t *v, unsigned max,
 
 /* One of NAMES (NULL-terminated) from V, as its index. */
 static bool
-get_name(const where *w, const char *name, json_t *v,
-         const char *const *names, int *out)
+get_name(const where *w, const char *name, json_t *v, const char *const *names,
+         int *out)
 {
     char msg[256];
     size_t len = 0;
@@ -314,8 +313,9 @@ fa_kernel_load(const char *cmd, const char *opt, const char *path,
 
     root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
     if (root == NULL) {
-        cli_error(cmd, "%s '%s': line %d: %s (expected a kernel description "
-                       "as written by --describe)",
+        cli_error(cmd,
+                  "%s '%s': line %d: %s (expected a kernel description "
+                  "as written by --describe)",
                   opt, path, jerr.line, jerr.text);
         return false;
     }

@@ -77,9 +77,9 @@ START_TEST(test_named)
             g[t][1] = ft_alloc(nq * d, 4);
             g[t][2] = ft_alloc(nk * d, 4);
             g[t][3] = ft_alloc(nk * d, 4);
-            ck_assert_int_eq(fa_forward(t ? &b : &a, q, kk, v, o[t], lse[t],
-                                        NULL, &env),
-                             0);
+            ck_assert_int_eq(
+                fa_forward(t ? &b : &a, q, kk, v, o[t], lse[t], NULL, &env),
+                0);
             ck_assert_int_eq(fa_backward(t ? &b : &a, q, kk, v, o[t], lse[t],
                                          dout, g[t][0], g[t][1], g[t][2],
                                          g[t][3], NULL, &env),
@@ -148,10 +148,10 @@ END_TEST
    split kernel 64 x (256, 128 or 64). */
 START_TEST(test_tiles)
 {
-    static const size_t want[8][4] = {
-        {32, 128, 128, 256}, {64, 128, 128, 256},  {96, 128, 64, 128},
-        {128, 128, 64, 128}, {160, 128, 32, 64},   {192, 128, 64, 64},
-        {224, 128, 64, 64},  {256, 64, 64, 64}};
+    static const size_t want[8][4] = {{32, 128, 128, 256}, {64, 128, 128, 256},
+                                      {96, 128, 64, 128},  {128, 128, 64, 128},
+                                      {160, 128, 32, 64},  {192, 128, 64, 64},
+                                      {224, 128, 64, 64},  {256, 64, 64, 64}};
 
     for (size_t d = 1; d <= 256; d++) {
         size_t row = (d + 31) / 32 - 1, br, bc, tc, sp;
@@ -196,16 +196,21 @@ check_split(size_t nq, size_t nk, size_t d, size_t splits, tst_rng *rng)
              *v = ft_alloc(nk * d, 2);
     uint32_t *o = ft_alloc(nq * d, 4), *lse = ft_alloc(nq, 4);
     uint32_t *o32 = ft_alloc(nq * d, 4); /* O before its BF16 rounding */
-    uint32_t *os = ft_alloc(splits * nq * d, 4), *ls = ft_alloc(splits * nq, 4);
+    uint32_t *os = ft_alloc(splits * nq * d, 4),
+             *ls = ft_alloc(splits * nq, 4);
     sf_env env = SF_ENV_IEEE;
     size_t dpad = (d + 31) / 32 * 32;
     /* the combine kernel: kBlockM rows per CTA of 128 threads, kMaxSplits
        the power of two it was instantiated for, each row's splits spread
        over kRowsPerLoadTranspose threads, kNLsePerThread each */
     size_t kbm = dpad % 128 == 0 ? 4 : dpad % 64 == 0 ? 8 : 16;
-    size_t kmax = splits <= 2 ? 2 : splits <= 4 ? 4 : splits <= 8 ? 8
-                                 : splits <= 16 ? 16 : splits <= 32 ? 32
-                                 : splits <= 64 ? 64 : 128;
+    size_t kmax = splits <= 2    ? 2
+                  : splits <= 4  ? 4
+                  : splits <= 8  ? 8
+                  : splits <= 16 ? 16
+                  : splits <= 32 ? 32
+                  : splits <= 64 ? 64
+                                 : 128;
     size_t rows_per_load = 128 / kbm;
     size_t rpt = rows_per_load < kmax ? rows_per_load : kmax;
     size_t per = (kmax * kbm + 127) / 128;
@@ -283,8 +288,8 @@ check_split(size_t nq, size_t nk, size_t d, size_t splits, tst_rng *rng)
             for (size_t s = 0; s < splits; s++)
                 x = fmaf(scale[s], f32(os[(s * nq + i) * d + col]), x);
             if (bits(x) != o32[i * d + col] && bad++ < 5)
-                printf("split %zu: O~[%zu][%zu] %08x, expected %08x\n",
-                       splits, i, col, o32[i * d + col], bits(x));
+                printf("split %zu: O~[%zu][%zu] %08x, expected %08x\n", splits,
+                       i, col, o32[i * d + col], bits(x));
             want = (uint32_t)ft_bf16((double)x) << 16;
             if (want != o[i * d + col] && bad++ < 5)
                 printf("split %zu: O[%zu][%zu] %08x, expected %08x\n", splits,
@@ -324,9 +329,11 @@ END_TEST
    within 2^-6 max|V| of the exact O and 2^-16 of the exact LSE. */
 START_TEST(test_decode_causal)
 {
-    static const size_t shapes[][4] = {
-        {1, 4096, 64, 16}, {5, 300, 64, 2}, {64, 2000, 128, 8},
-        {17, 700, 96, 3},  {1, 32768, 64, 128}};
+    static const size_t shapes[][4] = {{1, 4096, 64, 16},
+                                       {5, 300, 64, 2},
+                                       {64, 2000, 128, 8},
+                                       {17, 700, 96, 3},
+                                       {1, 32768, 64, 128}};
     tst_rng rng;
 
     tst_rng_init(&rng, 303);
@@ -442,9 +449,8 @@ START_TEST(test_fp16)
     ck_assert_int_eq(fa_forward(&c, q, k, v, g, lse, NULL, &env), 0);
     ck_assert_uint_gt(ft_count_diff(o, g, nq * d), 0);
     c.input = &sf_format_f16;
-    ck_assert_int_eq(fa_backward(&c, q, k, v, o, lse, q, lse, o, g, g, NULL,
-                                 &env),
-                     -1);
+    ck_assert_int_eq(
+        fa_backward(&c, q, k, v, o, lse, q, lse, o, g, g, NULL, &env), -1);
     c.input = &sf_format_f32;
     ck_assert_str_eq(fa_config_check(&c),
                      "input: expected BF16 or FP16 (sf_format_bf16, "

@@ -174,7 +174,9 @@ typedef struct
     uint64_t splits_opt; /* --splits N (0: not given) */
     bool splits_auto;
     uint64_t sms;
-    size_t splits; /* resolved */
+    size_t splits;     /* resolved */
+    size_t man_splits; /* the manifest's "splits" (0: none) */
+    const char *splits_from;
     bool fix_given;
     fa_fix_kind fix_opt;
     fa_cli_exp exp;
@@ -542,6 +544,18 @@ read_manifest(diff_ctx *x, const char *m)
                           x->dump);
                 return false;
             }
+        } else if (strcmp(key, "splits") == 0) {
+            /* the KV split count of the launch (dump_sdpa.py reads it
+               from the split kernel's grid) */
+            double v;
+            if (!jnumber(&c, &v) || !(v >= 1 && v <= 128) || v != floor(v)) {
+                cli_error(CMD,
+                          "%s: manifest: splits: expected an integer from 1 "
+                          "to 128",
+                          x->dump);
+                return false;
+            }
+            x->man_splits = (size_t)v;
         } else if (strcmp(key, "shape") == 0) {
             bool got[5] = {false};
             if (c.p >= c.end || *c.p != '{') {
@@ -890,9 +904,20 @@ read_dump(diff_ctx *x)
     x->heads = x->nb * x->nh;
     /* the forward tiles as the library resolves them for the kernel and
        the split count (a refused configuration is reported later) */
-    x->splits = x->splits_auto ? pt211_num_splits(x->nb, x->nh, x->nq, x->nk,
-                                                  x->d, (unsigned)x->sms)
-                               : (size_t)x->splits_opt;
+    if (x->splits_auto) {
+        x->splits = pt211_num_splits(x->nb, x->nh, x->nq, x->nk, x->d,
+                                     (unsigned)x->sms);
+        x->splits_from = "--splits auto";
+    } else if (x->splits_opt != 0) {
+        x->splits = (size_t)x->splits_opt;
+        x->splits_from = "--splits";
+    } else if (x->man_splits != 0) {
+        x->splits = x->man_splits;
+        x->splits_from = "manifest";
+    } else {
+        x->splits = 1;
+        x->splits_from = "default";
+    }
     if (!x->stage_given && x->splits > 1)
         /* m, l and acc belong to a pass that is not split */
         for (int st = 0; st < N_ST; st++)
@@ -1643,6 +1668,9 @@ text_report(const diff_ctx *x, cli_buf *b)
                    x->nb, x->nh, x->nq, x->nk, x->d, run_name(x), x->exp.name,
                    x->causal ? "yes" : "no", x->causal_from);
     text_scale(b, x);
+    if (x->splits > 1)
+        cli_buf_printf(b, "  split-KV: %zu splits (%s)\n", x->splits,
+                       x->splits_from);
     if (x->fix != FA_FIX_NONE)
         cli_buf_printf(b, "  fix %s (%s)\n", fa_fix_name(x->fix), x->fix_from);
     if (x->man_rowsum_separate)
@@ -1809,6 +1837,8 @@ json_report(const diff_ctx *x, cli_json *j)
     cli_json_string(j, "fix", fa_fix_name(x->fix));
     cli_json_string(j, "fix_from", x->fix_from);
     cli_json_bool(j, "rowsum_fma", !x->man_rowsum_separate);
+    cli_json_int(j, "splits", (long long)x->splits);
+    cli_json_string(j, "splits_from", x->splits_from);
     cli_json_object_begin(j, "scale");
     snprintf(buf, sizeof buf, "0x%08" PRIX32, x->scale_used);
     cli_json_string(j, "bits", buf);

@@ -109,6 +109,8 @@ else
 fi
 rm -f "$o/a.safetensors" "$o/b.safetensors"
 
+jq_o() { "$JSONQ" "$tmp/out" stages.0.differ 2>/dev/null; }
+
 # ---------------------------------------------------------------------
 # Malformed descriptions: exit 2, the file and the field named.
 # ---------------------------------------------------------------------
@@ -266,6 +268,14 @@ split_d64_s5 0 4
 split_d256_s2 1 1
 split_d64_h20_s2 1 6
 END
+
+# without --splits, diff takes the manifest's split count
+run diff --dump "$ext/split_d64_s3.safetensors" --stage o --json
+expect_rc 0
+expect_jsons splits 3 splits_from manifest stages.0.differ 0
+run diff --dump "$ext/split_d64_s3.safetensors" --stage o --splits 1 --json
+expect_jsons splits 1 splits_from --splits
+if [ "$(jq_o)" != 0 ]; then pass; else fail "split_d64_s3 unsplit: O equal"; fi
 
 # FP16 dumps: the dtype from the file, P~ and O in FP16 ("in"), O and LSE
 # bit for bit (split and not, decode)

@@ -8,7 +8,7 @@ lib_LTLIBRARIES += analysis/libanalysis.la
 analysis_libanalysis_la_SOURCES = \
 	analysis/tensor.h analysis/tensor_internal.h \
 	analysis/tensor.c analysis/safetensors.c analysis/npy.c \
-	analysis/tcvec.c \
+	analysis/tcvec.c analysis/user_tensor.h analysis/user_tensor.c \
 	analysis/attn_exact.h analysis/attn_exact.c \
 	analysis/bias.h analysis/bias.c \
 	analysis/rows.h analysis/rows.c \
@@ -16,7 +16,9 @@ analysis_libanalysis_la_SOURCES = \
 	analysis/ex2_table.h analysis/ex2_table.c \
 	analysis/lg2_table.h analysis/lg2_table.c \
 	analysis/gen.h analysis/gen.c \
-	analysis/point.h analysis/point.c
+	analysis/point.h analysis/point.c \
+	analysis/exact_decimal.h analysis/exact_decimal.c \
+	analysis/sdpa_dispatch_pt211_h200.h analysis/sdpa_dispatch_pt211_h200.c
 analysis_libanalysis_la_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DBF16EMU_PKGDATADIR='"$(pkgdatadir)"'
 analysis_libanalysis_la_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) \
@@ -25,10 +27,12 @@ analysis_libanalysis_la_LIBADD = attention/libattention.la \
 	softfloat/libsoftfloat.la $(JANSSON_LIBS) $(MPFR_LIBS) $(ZLIB_LIBS) \
 	$(LIBM)
 analysis_libanalysis_la_LDFLAGS = -version-info 0:0:0
-pkginclude_HEADERS += analysis/tensor.h analysis/attn_exact.h \
+pkginclude_HEADERS += analysis/tensor.h analysis/user_tensor.h \
+	analysis/attn_exact.h \
 	analysis/bias.h analysis/rows.h analysis/gradient.h \
 	analysis/ex2_table.h analysis/lg2_table.h analysis/gen.h \
-	analysis/point.h
+	analysis/point.h analysis/exact_decimal.h \
+	analysis/sdpa_dispatch_pt211_h200.h
 
 # The measured exp2 of the H200 (experiments/gpu/ex2_probe.cu, packed by
 # experiments/gpu/pack_ex2_table.py): the ex2-sm90 exp model's tables; its
@@ -117,3 +121,29 @@ EXTRA_DIST += tests/data/gpu/sdpa_ext
 # both) and the good fixtures; the reference's documentation.
 EXTRA_DIST += tests/data/bad tests/data/tensors \
 	tests/data/make-bad-corpus.py doc/exact.md doc/analysis.md
+
+# Exact decimal text against MPFR.
+check_PROGRAMS += tests/analysis/test_exact_decimal
+TESTS += tests/analysis/test_exact_decimal
+tests_analysis_test_exact_decimal_SOURCES = \
+	tests/analysis/test_exact_decimal.c
+tests_analysis_test_exact_decimal_CFLAGS = $(ANALYSIS_TEST_FLAGS)
+tests_analysis_test_exact_decimal_LDADD = $(ANALYSIS_TEST_LIBS)
+
+check_PROGRAMS += tests/analysis/test_user_tensor
+TESTS += tests/analysis/test_user_tensor
+tests_analysis_test_user_tensor_SOURCES = tests/analysis/test_user_tensor.c
+tests_analysis_test_user_tensor_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_analysis_test_user_tensor_LDADD = analysis/libanalysis.la \
+	softfloat/libsoftfloat.la $(CHECK_LIBS)
+
+# PyTorch 2.11's SDPA backend choice on the H200 against the recorded grid
+# and the pinned backend dumps (tests/data/gpu/backends/).
+check_PROGRAMS += tests/analysis/test_sdpa_dispatch
+TESTS += tests/analysis/test_sdpa_dispatch
+tests_analysis_test_sdpa_dispatch_SOURCES = \
+	tests/analysis/test_sdpa_dispatch.c
+tests_analysis_test_sdpa_dispatch_CFLAGS = $(ANALYSIS_TEST_FLAGS) \
+	$(JANSSON_CFLAGS)
+tests_analysis_test_sdpa_dispatch_LDADD = $(ANALYSIS_TEST_LIBS) \
+	$(JANSSON_LIBS)

@@ -270,6 +270,8 @@ pt_trial(const pt_spec *spec, uint64_t trial, pt_stats *out, const char **why)
             sf_env env = SF_ENV_IEEE;
             bias_cell ho, hd;
 
+            env.isa = spec->isa;
+
             bias_cell_init(&ho);
             bias_cell_init(&hd);
 

@@ -45,6 +45,8 @@ typedef struct pt_spec
     const fa_exp_model *exp;    /* NULL: cr */
     const sf_mma_model *mma_pv; /* NULL: the policy's */
     bool stages;                /* also run the stage variants */
+    int isa;                    /* env.isa of the runs (sf_isa; speed
+                                   only) */
 } pt_spec;
 
 typedef struct pt_stats

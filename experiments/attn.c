@@ -18,11 +18,13 @@
 #include <omp.h>
 #endif
 
+#include <jansson.h>
 #include <mpfr.h>
 
 #include "analysis/attn_exact.h"
 #include "analysis/bias.h"
 #include "analysis/tensor.h"
+#include "analysis/user_tensor.h"
 #include "attention/attention.h"
 #include "experiments/cli.h"
 #include "experiments/fa_cli.h"
@@ -190,6 +192,9 @@ typedef struct
     /* options */
     operand in[N_IN];
     operand out;
+    operand gpu_o, gpu_lse; /* --o, --lse: the backward's O and LSE */
+    bool dtype_given;       /* --dtype bf16 */
+    ut_layout layout_opt;   /* --layout */
     bool gen_on;
     gen_params gen;
     const char *gen_only[16]; /* generator options given, for messages */
@@ -243,6 +248,10 @@ typedef struct
     size_t br_eff, bc_eff, tc, splits_eff;
     uint32_t scale_used;
     uint16_t *data[N_IN]; /* the inputs, host order */
+    ut_info info[N_IN];   /* what the reader did to each input */
+    ut_layout layout;
+    const char *layout_from;
+    uint32_t *bwd_o, *bwd_lse; /* --o, --lse as FP32 patterns, or NULL */
     uint16_t *gen_buf[N_IN];
     uint64_t nonfinite_in[N_IN];
     uint32_t *res[N_OUT];
@@ -355,25 +364,26 @@ check_output(attn_ctx *x)
     return cli_check_output_file(CMD, o, x->in, N_IN, x->force);
 }
 
+/* Input O through the shared reader (analysis/user_tensor.h): BF16, or
+   with --dtype bf16 F32 / F16 values that are BF16 values and U16 / I16
+   bit patterns. */
 static bool
-read_operand(operand *o)
+read_operand(attn_ctx *x, int i)
 {
+    operand *o = &x->in[i];
     tensor_error err, err16;
     char spec[SPEC_MAX], sh[SHAPE_MAX];
 
-    if (tensor_file_read(o->path, o->key, TENSOR_BF16, &o->t, &err)
+    if (ut_read(o->path, o->key, TENSOR_BF16, x->dtype_given, "--dtype", &o->t,
+                &x->info[i], &err)
             != TENSOR_OK
         && !(err.code == TENSOR_E_DTYPE
+             && !x->dtype_given
              /* FP16 inputs: their dtype comes from the file */
-             && tensor_file_read(o->path, o->key, TENSOR_F16, &o->t, &err16)
+             && ut_read(o->path, o->key, TENSOR_F16, false, "--dtype", &o->t,
+                        &x->info[i], &err16)
                     == TENSOR_OK)) {
-        if (err.code == TENSOR_E_DTYPE)
-            cli_error(CMD,
-                      "%s: %s (BF16 bit patterns: BF16, U16, or a '<u2' "
-                      ".npy; or F16)",
-                      o->opt, err.message);
-        else
-            cli_error(CMD, "%s: %s", o->opt, err.message);
+        cli_error(CMD, "%s: %s", o->opt, err.message);
         return false;
     }
     cli_spec_str(spec, sizeof spec, o);
@@ -393,6 +403,195 @@ read_operand(operand *o)
         return false;
     }
     swap_elems(o->t.data, (size_t)o->t.n_elems, 2);
+    return true;
+}
+
+/* The layout a dump's manifest M (JSON) gives for Q: its "layout", else
+   what its launch shape ("shape": {"heads", "nq", ...} or [B, H, N, d])
+   tells: Q's H dimension within the launch's heads and its N dimension
+   nq, or the other way round (only one may fit); else UNSET. */
+static ut_layout
+manifest_layout(const char *m, const tensor *q)
+{
+    json_t *root = json_loads(m, 0, NULL), *sh;
+    ut_layout r = UT_LAYOUT_UNSET;
+    json_int_t heads = 0, nq = 0;
+
+    if (root == NULL)
+        return r;
+    if (json_is_string(json_object_get(root, "layout"))
+        && ut_layout_parse(json_string_value(json_object_get(root, "layout")),
+                           &r)) {
+        json_decref(root);
+        return r;
+    }
+    sh = json_object_get(root, "shape");
+    if (json_is_object(sh)) {
+        heads = json_integer_value(json_object_get(sh, "heads"));
+        nq = json_integer_value(json_object_get(sh, "nq"));
+    } else if (json_is_array(sh) && json_array_size(sh) == 4) {
+        heads = json_integer_value(json_array_get(sh, 1));
+        nq = json_integer_value(json_array_get(sh, 2));
+    }
+    if (heads > 0 && nq > 0 && q->ndim >= 3) {
+        uint64_t a = q->shape[q->ndim - 3], b = q->shape[q->ndim - 2];
+        bool bhnd = b == (uint64_t)nq && a <= (uint64_t)heads;
+        bool bnhd = a == (uint64_t)nq && b <= (uint64_t)heads;
+        if (bhnd != bnhd)
+            r = bhnd ? UT_LAYOUT_BHND : UT_LAYOUT_BNHD;
+    }
+    json_decref(root);
+    return r;
+}
+
+/* The layout the metadata of Q's file gives: "layout" ("bhnd" or "bnhd",
+   as bf16emu writes it), or a dump's manifest; UNSET when it says
+   nothing. */
+static ut_layout
+file_layout(const operand *o, const tensor *q)
+{
+    tensor_listing l = TENSOR_LISTING_INIT;
+    ut_layout r = UT_LAYOUT_UNSET;
+
+    if (tensor_file_list(o->path, &l, NULL) != TENSOR_OK)
+        return r;
+    for (size_t i = 0; i < l.n_meta && r == UT_LAYOUT_UNSET; i++)
+        if (strcmp(l.meta[i].key, "layout") == 0) {
+            if (!ut_layout_parse(l.meta[i].value, &r))
+                r = UT_LAYOUT_UNSET;
+        } else if (strcmp(l.meta[i].key, "manifest") == 0) {
+            r = manifest_layout(l.meta[i].value, q);
+        }
+    tensor_listing_free(&l);
+    return r;
+}
+
+/* [B, H, N, d] or [B, N, H, d]: --layout, the metadata of Q's file, the
+   shapes of Q and K, or either when H or N is 1; else an error asking for
+   --layout.  BNHD inputs are transposed to BHND. */
+static bool
+resolve_layout(attn_ctx *x)
+{
+    const tensor *q = &x->in[IN_Q].t, *k = &x->in[IN_K].t;
+    ut_layout l;
+
+    if (x->layout_opt != UT_LAYOUT_UNSET) {
+        x->layout = x->layout_opt;
+        x->layout_from = "--layout";
+    } else if ((l = file_layout(&x->in[IN_Q], q)) != UT_LAYOUT_UNSET) {
+        x->layout = l;
+        x->layout_from = "the file's metadata";
+    } else if ((l = ut_layout_tell(q, k)) != UT_LAYOUT_UNSET) {
+        x->layout = l;
+        x->layout_from = "Q and K share H, not N";
+    } else if (!ut_layout_matters(q) || q->ndim != k->ndim) {
+        x->layout = UT_LAYOUT_BHND;
+        x->layout_from = NULL;
+    } else {
+        char spec[SPEC_MAX], sh[SHAPE_MAX];
+        cli_error(CMD,
+                  "--q %s: shape %s may be %s or %s, and neither the file "
+                  "nor the shapes tell which; pass --layout bhnd or "
+                  "--layout bnhd",
+                  cli_spec_str(spec, sizeof spec, &x->in[IN_Q]),
+                  cli_shape_str(sh, sizeof sh, q->ndim, q->shape),
+                  q->ndim == 4 ? "[B, H, N, d]" : "[H, N, d]",
+                  q->ndim == 4 ? "[B, N, H, d]" : "[N, H, d]");
+        return false;
+    }
+    for (int i = 0; i < N_IN; i++) {
+        tensor_error err;
+        if (x->in[i].arg == NULL || x->in[i].t.ndim != q->ndim)
+            continue;
+        if (ut_to_bhnd(&x->in[i].t, x->layout, &x->info[i], &err)
+            != TENSOR_OK) {
+            cli_error(CMD, "%s: %s", x->in[i].opt, err.message);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* --o and --lse: the GPU's O (Q's shape; BF16, or F32 holding values of
+   the policy's O format) and LSE (F32, Q's shape without d), the inputs
+   of the backward in place of the emulator's own forward; FP32 patterns
+   into x->bwd_o and x->bwd_lse.  False after an error message. */
+static bool
+read_fwd_outputs(attn_ctx *x)
+{
+    operand *ops[2] = {&x->gpu_o, &x->gpu_lse};
+    const tensor *q = &x->in[IN_Q].t;
+    const sf_format *ofmt = fa_output_format(&x->cfg, "o");
+
+    for (int n = 0; n < 2; n++) {
+        operand *o = ops[n];
+        tensor_error err;
+        char spec[SPEC_MAX], sh[SHAPE_MAX], want[SHAPE_MAX];
+        unsigned nd = n == 0 ? q->ndim : q->ndim - 1;
+        bool same;
+        uint32_t *dst;
+
+        cli_spec_str(spec, sizeof spec, o);
+        if (ut_read(o->path, o->key, TENSOR_ANY, x->dtype_given, "--dtype",
+                    &o->t, NULL, &err)
+                != TENSOR_OK
+            || (n == 0 && o->t.dtype != TENSOR_F32
+                && ut_as_dtype(&o->t, spec, TENSOR_BF16, x->dtype_given,
+                               "--dtype", NULL, &err)
+                       != TENSOR_OK)) {
+            cli_error(CMD, "%s: %s", o->opt, err.message);
+            return false;
+        }
+        if (n == 0 && o->t.ndim == q->ndim
+            && ut_to_bhnd(&o->t, x->layout, NULL, &err) != TENSOR_OK) {
+            cli_error(CMD, "%s: %s", o->opt, err.message);
+            return false;
+        }
+        same = o->t.ndim == nd;
+        for (unsigned j = 0; same && j < nd; j++)
+            same = o->t.shape[j] == q->shape[j];
+        if (!same) {
+            cli_error(CMD, "%s %s: shape %s (expected %s, %s)", o->opt, spec,
+                      cli_shape_str(sh, sizeof sh, o->t.ndim, o->t.shape),
+                      cli_shape_str(want, sizeof want, nd, q->shape),
+                      n == 0 ? "the shape of Q" : "Q's without d");
+            return false;
+        }
+        if (n == 1 && o->t.dtype != TENSOR_F32) {
+            cli_error(CMD, "%s %s: dtype %s (expected F32)", o->opt, spec,
+                      tensor_dtype_name(o->t.dtype));
+            return false;
+        }
+        dst = malloc((size_t)o->t.n_elems * sizeof *dst);
+        if (dst == NULL) {
+            cli_error(CMD, "out of memory");
+            return false;
+        }
+        if (n == 0)
+            x->bwd_o = dst;
+        else
+            x->bwd_lse = dst;
+        for (uint64_t j = 0; j < o->t.n_elems; j++) {
+            uint64_t b = tensor_get_bits(&o->t, j);
+            if (o->t.dtype != TENSOR_F32) {
+                dst[j] = (uint32_t)b << 16;
+                continue;
+            }
+            dst[j] = (uint32_t)b;
+            if (n == 0 && ofmt != NULL && ofmt != &sf_format_f32
+                && !sf_is_nan(&sf_format_f32, b)) {
+                sf_env env = SF_ENV_IEEE;
+                uint64_t r = sf_convert(ofmt, &sf_format_f32, b, SF_RNE, &env);
+                if (sf_convert(&sf_format_f32, ofmt, r, SF_RNE, &env) != b) {
+                    cli_error(CMD,
+                              "%s %s: element %" PRIu64 " is F32 0x%08" PRIX64
+                              ", not a %s value (the policy's O format)",
+                              o->opt, spec, j, b, ofmt->name);
+                    return false;
+                }
+            }
+        }
+    }
     return true;
 }
 
@@ -855,7 +1054,7 @@ run_head(const attn_ctx *x, size_t hh, unsigned *ffl, unsigned *bfl)
              *lse = x->res[OUT_LSE] + hh * nq;
     sf_event_sink sink[2];
     fa_capture cap;
-    sf_env env = SF_ENV_IEEE;
+    sf_env env = cli_env_ieee();
     bool traced = x->trace && hh == traced_head(x);
 
     head_capture(x, hh, &cap);
@@ -877,7 +1076,12 @@ run_head(const attn_ctx *x, size_t hh, unsigned *ffl, unsigned *bfl)
         sink[1].user = (void *)&x->tr[1];
         cap.events = &sink[1];
     }
-    env = (sf_env)SF_ENV_IEEE;
+    env = cli_env_ieee();
+    if (x->bwd_o != NULL) {
+        /* the GPU's O and LSE (--o, --lse) in place of the forward's */
+        o = x->bwd_o + hh * nq * d;
+        lse = x->bwd_lse + hh * nq;
+    }
     if (fa_backward(&x->hcfg, q, k, v, o, lse, x->data[IN_DO] + hh * nq * d,
                     x->res[OUT_DELTA] + hh * nq, x->res[OUT_DQ] + hh * nq * d,
                     x->res[OUT_DK] + hh * nk * d, x->res[OUT_DV] + hh * nk * d,
@@ -1204,6 +1408,7 @@ file_meta(out_file *f, const attn_ctx *x)
     meta_add(f, "exp", "%s", x->exp.name);
     meta_add(f, "scale", "f32:0x%08" PRIX32, x->scale_used);
     meta_add(f, "causal", "%s", x->causal ? "true" : "false");
+    meta_add(f, "layout", "bhnd");
     meta_add(f, "order", "%s", fa_order_name(x->order));
     meta_add(f, "tiles", "%zux%zu", x->br_eff, x->bc_eff);
     meta_add(f, "kv_blocks", "%zu", x->tc);
@@ -1403,6 +1608,12 @@ text_input(cli_buf *b, const attn_ctx *x, int i)
                        cli_spec_str(spec, sizeof spec, o),
                        tensor_dtype_name(o->t.dtype),
                        cli_shape_str(sh, sizeof sh, o->t.ndim, o->t.shape));
+        if (x->info[i].how[0] != '\0')
+            cli_buf_printf(b, " (%s)", x->info[i].how);
+        if (x->info[i].transposed)
+            cli_buf_printf(b, " (read as %s, layout %s: %s)",
+                           x->rank == 4 ? "[B, N, H, d]" : "[N, H, d]",
+                           ut_layout_name(x->layout), x->layout_from);
     }
     if (x->nonfinite_in[i] > 0)
         cli_buf_printf(b, ", %" PRIu64 " NaN or Inf", x->nonfinite_in[i]);
@@ -1950,6 +2161,10 @@ enum
     O_MAX_MEMORY,
     O_THREADS,
     O_JSON,
+    O_DTYPE,
+    O_LAYOUT,
+    O_GPU_O,
+    O_GPU_LSE,
     O_HELP
 };
 
@@ -2002,6 +2217,10 @@ static const cli_option options[] = {{"q", true, O_Q},
                                      {"max-memory", true, O_MAX_MEMORY},
                                      {"threads", true, O_THREADS},
                                      {"json", false, O_JSON},
+                                     {"dtype", true, O_DTYPE},
+                                     {"layout", true, O_LAYOUT},
+                                     {"o", true, O_GPU_O},
+                                     {"lse", true, O_GPU_LSE},
                                      {"help", false, O_HELP},
                                      {NULL, false, 0}};
 
@@ -2267,6 +2486,31 @@ take_option(void *ctx, int id, const char *v)
     case O_V:
     case O_DO:
         x->in[id - O_Q].arg = v;
+        return true;
+    case O_GPU_O:
+        x->gpu_o.arg = v;
+        return true;
+    case O_GPU_LSE:
+        x->gpu_lse.arg = v;
+        return true;
+    case O_DTYPE:
+        if (strcmp(v, "bf16") != 0 && strcmp(v, "BF16") != 0) {
+            cli_error(CMD,
+                      "--dtype '%s': expected bf16 (the inputs of the "
+                      "attention engine are BF16)",
+                      v);
+            return false;
+        }
+        x->dtype_given = true;
+        return true;
+    case O_LAYOUT:
+        if (!ut_layout_parse(v, &x->layout_opt)) {
+            cli_error(CMD,
+                      "--layout '%s': expected bhnd ([B, H, N, d]) or bnhd "
+                      "([B, N, H, d])",
+                      v);
+            return false;
+        }
         return true;
     case O_GEN:
         n = gen_kind_parse(v);
@@ -2563,6 +2807,12 @@ ctx_free(attn_ctx *x)
         free(x->gen_buf[i]);
     }
     free(x->out.path);
+    free(x->gpu_o.path);
+    free(x->gpu_lse.path);
+    tensor_free(&x->gpu_o.t);
+    tensor_free(&x->gpu_lse.t);
+    free(x->bwd_o);
+    free(x->bwd_lse);
     for (int i = 0; i < N_OUT; i++) {
         free(x->res[i]);
         free(x->ex[i]);
@@ -2587,6 +2837,21 @@ run(attn_ctx *x)
     for (int i = 0; i < N_IN; i++)
         if (x->in[i].arg != NULL && !cli_split_spec(CMD, &x->in[i]))
             return false;
+    if ((x->gpu_o.arg == NULL) != (x->gpu_lse.arg == NULL)) {
+        cli_error(CMD, "%s needs %s too (the GPU's O and LSE go together)",
+                  x->gpu_o.arg != NULL ? "--o" : "--lse",
+                  x->gpu_o.arg != NULL ? "--lse" : "--o");
+        return false;
+    }
+    if (x->gpu_o.arg != NULL && (!x->backward || x->gen_on)) {
+        cli_error(CMD, "--o and --lse are inputs of --backward with inputs "
+                       "from files (--q, --k, --v, --do)");
+        return false;
+    }
+    if (x->gpu_o.arg != NULL
+        && (!cli_split_spec(CMD, &x->gpu_o)
+            || !cli_split_spec(CMD, &x->gpu_lse)))
+        return false;
     if (x->out.arg != NULL
         && (!cli_split_spec(CMD, &x->out) || !check_output(x)))
         return false;
@@ -2614,12 +2879,14 @@ run(attn_ctx *x)
         if (!check_file_sizes(x))
             return false;
         for (int i = 0; i < N_IN; i++)
-            if (x->in[i].arg != NULL && !read_operand(&x->in[i]))
+            if (x->in[i].arg != NULL && !read_operand(x, i))
                 return false;
-        if (!check_shapes(x))
+        if (!resolve_layout(x) || !check_shapes(x))
             return false;
     }
     if (!build_config(x))
+        return false;
+    if (x->gpu_o.arg != NULL && !read_fwd_outputs(x))
         return false;
 
     /* The exact reference: run it? */
@@ -2671,6 +2938,8 @@ attn_main(int argc, char **argv)
                        : i == IN_V ? "--v"
                                    : "--do";
     x->out.opt = "--out";
+    x->gpu_o.opt = "--o";
+    x->gpu_lse.opt = "--lse";
     x->gen = gen_params_default();
     x->sh[SH_BATCH] = 1;
     x->sh[SH_HEADS] = 1;

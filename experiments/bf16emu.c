@@ -5,8 +5,13 @@
 
 #include <stdio.h>
 #include <string.h>
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <cpuid.h>
+#endif
 
+#include "attention/attention.h"
 #include "experiments/cli.h"
+#include "softfloat/mma.h"
 
 typedef struct
 {
@@ -44,7 +49,7 @@ usage(FILE *out)
         planned += commands[i].run == NULL;
     fputs("usage: bf16emu SUBCOMMAND [options] [operands]\n"
           "       bf16emu help SUBCOMMAND\n"
-          "       bf16emu --help | --version\n"
+          "       bf16emu --help | --version [--json]\n"
           "\n"
           "Bit-exact emulation of BF16, FP16, FP32, TF32 and FP8 "
           "arithmetic: where\nlow-precision arithmetic loses accuracy, in "
@@ -107,6 +112,115 @@ lookup(const char *name)
     return c;
 }
 
+/*----------------------------------------------------------------------------
+ * --version --json: the CPU features found and the path of each kernel.
+ *--------------------------------------------------------------------------*/
+typedef struct
+{
+    bool avx2, fma, f16c, bmi2, avx512f, avx512bw, avx512bf16, amx_bf16;
+} cpu_features;
+
+/* What CPUID and XCR0 say; a feature counts only when the operating
+   system saves its register state. */
+static cpu_features
+cpu_find(void)
+{
+    cpu_features f;
+
+    memset(&f, 0, sizeof f);
+#if defined(__x86_64__) && defined(__GNUC__)
+    {
+        unsigned a, b, c, d;
+        __builtin_cpu_init();
+        f.avx2 = __builtin_cpu_supports("avx2");
+        f.fma = __builtin_cpu_supports("fma");
+        f.f16c = __builtin_cpu_supports("f16c");
+        f.bmi2 = __builtin_cpu_supports("bmi2");
+        f.avx512f = __builtin_cpu_supports("avx512f");
+        f.avx512bw = __builtin_cpu_supports("avx512bw");
+        /* CPUID.(7,1):EAX[5] AVX512_BF16; CPUID.(7,0):EDX[22] AMX-BF16
+           with the tile state (XCR0 bits 17, 18) enabled */
+        if (__get_cpuid_count(7, 1, &a, &b, &c, &d))
+            f.avx512bf16 = f.avx512f && (a >> 5 & 1u);
+        if (__get_cpuid_count(7, 0, &a, &b, &c, &d) && (d >> 22 & 1u)
+            && __get_cpuid(1, &a, &b, &c, &d) && (c >> 27 & 1u)) {
+            unsigned lo, hi;
+            __asm__("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0u));
+            (void)hi;
+            f.amx_bf16 = (lo & 0x60000u) == 0x60000u;
+        }
+    }
+#endif
+    return f;
+}
+
+static const char *
+gemm_path_name(int path)
+{
+    switch (path) {
+    case SF_MMA_PATH_AVX512:
+        return "avx512";
+    case SF_MMA_PATH_AVX2:
+        return "avx2";
+    default:
+        return "scalar";
+    }
+}
+
+static int
+version_json(void)
+{
+    cpu_features f = cpu_find();
+    sf_env env = cli_env_ieee();
+    fa_config fa2 = fa_config_default(FA_POLICY_FA2);
+    const sf_mma_model *sm90 = sf_mma_preset_by_name("sm90");
+    cli_buf out;
+    cli_json j;
+    bool ok;
+
+    cli_buf_init(&out);
+    cli_json_init(&j, &out);
+    cli_json_object_begin(&j, NULL);
+    cli_json_string(&j, "version", cli_version());
+    cli_json_object_begin(&j, "cpu");
+    cli_json_bool(&j, "avx2", f.avx2);
+    cli_json_bool(&j, "fma", f.fma);
+    cli_json_bool(&j, "f16c", f.f16c);
+    cli_json_bool(&j, "bmi2", f.bmi2);
+    cli_json_bool(&j, "avx512f", f.avx512f);
+    cli_json_bool(&j, "avx512bw", f.avx512bw);
+    cli_json_bool(&j, "avx512bf16", f.avx512bf16);
+    cli_json_bool(&j, "amx-bf16", f.amx_bf16);
+    cli_json_object_end(&j);
+    cli_json_object_begin(&j, "isa");
+    cli_json_string(&j, "requested", sf_isa_name((sf_isa)cli_isa()));
+    cli_json_string(&j, "cpu", sf_isa_name(sf_isa_cpu()));
+    cli_json_string(&j, "cap", sf_isa_name(sf_isa_resolve(cli_isa())));
+    cli_json_object_end(&j);
+    /* the path each kernel takes under the cap: the GEMM for the sm90
+       model with BF16 inputs, the array conversions (which follow
+       env.isa the same way), and the fa2 attention's products */
+    cli_json_object_begin(&j, "paths");
+    cli_json_string(
+        &j, "gemm",
+        gemm_path_name(sf_mma_gemm_choose(
+            sm90, &sf_format_bf16, &sf_format_bf16, SF_MMA_PATH_AUTO, &env)));
+    cli_json_string(&j, "convert", sf_isa_name(sf_isa_resolve(cli_isa())));
+    cli_json_string(
+        &j, "attention",
+        gemm_path_name(sf_mma_gemm_choose(
+            fa2.mma_qk != NULL ? fa2.mma_qk : sm90, &sf_format_bf16,
+            &sf_format_bf16, SF_MMA_PATH_AUTO, &env)));
+    cli_json_object_end(&j);
+    cli_json_object_end(&j);
+    cli_json_finish(&j);
+    ok = !out.failed && cli_buf_write(&out, stdout);
+    cli_buf_free(&out);
+    if (!ok)
+        return cli_error(NULL, "--version --json: cannot write the report");
+    return CLI_EXIT_OK;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -121,7 +235,15 @@ main(int argc, char **argv)
         usage(stdout);
         return CLI_EXIT_OK;
     }
+    /* the instruction-set cap, once for the whole run */
+    if (!cli_isa_init())
+        return CLI_EXIT_USAGE;
     if (strcmp(argv[1], "--version") == 0) {
+        if (argc == 3 && strcmp(argv[2], "--json") == 0)
+            return version_json();
+        if (argc > 2)
+            return cli_error(NULL, "--version takes only --json (got '%s')",
+                             argv[2]);
         printf("bf16emu %s\n", cli_version());
         return CLI_EXIT_OK;
     }

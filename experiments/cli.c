@@ -683,6 +683,53 @@ bad:
     return false;
 }
 
+/*----------------------------------------------------------------------------
+ * The instruction-set cap of the run (BF16EMU_ISA).
+ *--------------------------------------------------------------------------*/
+static int run_isa = SF_ISA_AUTO;
+
+bool
+cli_isa_init(void)
+{
+    const char *v = getenv("BF16EMU_ISA");
+    int isa;
+
+    if (v == NULL || v[0] == '\0')
+        return true;
+    isa = sf_isa_by_name(v);
+    if (isa < 0) {
+        cli_error(NULL,
+                  "BF16EMU_ISA '%s': unknown path (expected auto, scalar, "
+                  "avx2 or avx512)",
+                  v);
+        return false;
+    }
+    if (!sf_isa_supported((sf_isa)isa)) {
+        cli_error(NULL,
+                  "BF16EMU_ISA '%s': this CPU (or its operating system) "
+                  "lacks that path (the best it has is %s)",
+                  v, sf_isa_name(sf_isa_cpu()));
+        return false;
+    }
+    run_isa = isa;
+    return true;
+}
+
+int
+cli_isa(void)
+{
+    return run_isa;
+}
+
+sf_env
+cli_env_ieee(void)
+{
+    sf_env env = SF_ENV_IEEE;
+
+    env.isa = run_isa;
+    return env;
+}
+
 bool
 cli_parse_env(const char *cmd, const char *opt, const char *value, sf_env *env)
 {
@@ -707,6 +754,7 @@ cli_parse_env(const char *cmd, const char *opt, const char *value, sf_env *env)
                   opt, value);
         return false;
     }
+    env->isa = run_isa;
     return true;
 }
 

@@ -34,6 +34,20 @@ enum
 const char *cli_version(void);
 
 /*----------------------------------------------------------------------------
+ * The instruction-set cap of the run: BF16EMU_ISA=auto|scalar|avx2|avx512
+ * (unset or empty: auto), read once by main before any subcommand.  Every
+ * sf_env the subcommands build carries it in env.isa; it changes speed
+ * only, never bits or flags.
+ *--------------------------------------------------------------------------*/
+/* Reads BF16EMU_ISA; false after a message on stderr for an unknown name
+   or a path this CPU lacks. */
+bool cli_isa_init(void);
+/* The cap read by cli_isa_init (sf_isa; SF_ISA_AUTO before it). */
+int cli_isa(void);
+/* SF_ENV_IEEE with env.isa = cli_isa(). */
+sf_env cli_env_ieee(void);
+
+/*----------------------------------------------------------------------------
  * Subcommands.  Each lives in its own file and has a main that takes argv
  * with argv[0] = the subcommand's name, and a help printer.
  *--------------------------------------------------------------------------*/

@@ -19,6 +19,7 @@
 #include "analysis/attn_exact.h"
 #include "analysis/bias.h"
 #include "analysis/tensor.h"
+#include "analysis/user_tensor.h"
 #include "attention/attention.h"
 #include "experiments/cli.h"
 #include "experiments/fa_cli.h"
@@ -69,6 +70,7 @@
 
 #define EXACT_WORK_LIMIT ((uint64_t)1 << 26)
 #define N_WORST 10
+#define SRC_MAX 512 /* "FILE: KEY" of a tensor, for messages */
 
 enum
 {
@@ -188,18 +190,39 @@ typedef struct
     uint32_t scale_bits;
     uint64_t tol;
     bool json, no_exact, exact_forced;
+    cli_operand opd[N_T]; /* --q FILE[:KEY], ...: where each tensor is */
+    bool dtype_given;     /* --dtype bf16 */
+    ut_layout layout_opt; /* --layout */
 
-    /* the dump */
-    tensor_file file;
+    /* the dump and the tensors */
+    tensor_listing list; /* of --dump */
+    tensor own[N_T];
     const tensor *t[N_T];
+    char src[N_T][SRC_MAX]; /* "FILE: KEY" of each tensor read */
+    ut_info info[N_T];
+    ut_layout layout;
+    const char *layout_from;
     bool have_manifest;
     bool man_causal_given, man_causal;
+    ut_layout man_layout;
+    bool man_heads_kept_given;
+    uint64_t man_heads_kept[64]; /* "heads_kept": the launch's heads kept */
+    size_t n_heads_kept;
+    bool heads_subset; /* the file keeps some of the launch's heads */
+    bool meta_causal_given, meta_causal; /* a tensor file's "causal" */
+    const char *meta_scale;              /* a tensor file's "scale" */
+    bool causal_override;                /* an option overrides the file */
+    bool scale_meta;                     /* scale from the file's "scale" */
+    bool scale_override;                 /* --scale over another one */
+    uint32_t scale_file;                 /* the file's scale then */
     const char *man_scale; /* the manifest's scale text, or NULL */
     char man_scale_buf[256];
     bool man_scale_number;
     double man_scale_value;
     bool man_shape_given;
     uint64_t man_shape[5]; /* batch, heads, nq, nk, d */
+    uint64_t man_list[4];  /* "shape": [B, H, N, d] as written */
+    size_t n_man_list;     /* 4 when given as a list */
     bool man_fix_given;
     fa_fix_kind man_fix;
     bool man_rowsum_separate; /* "rowsum": "FMUL then FADD ..." */
@@ -264,7 +287,7 @@ split_stage(int s)
 static uint64_t
 to_fmt(const sf_format *fmt, uint32_t bits32)
 {
-    sf_env env = SF_ENV_IEEE;
+    sf_env env = cli_env_ieee();
 
     if (fmt == &sf_format_f32)
         return bits32;
@@ -453,6 +476,45 @@ jvalue(jcur *c, int depth)
     }
 }
 
+/* A JSON list of at most MAX non-negative integers at C (field NAME) into
+   V[0..*N); false after an error message. */
+static bool
+read_list(diff_ctx *x, jcur *c, const char *name, uint64_t *v, size_t max,
+          size_t *n)
+{
+    *n = 0;
+    c->p++; /* '[' */
+    jws(c);
+    if (c->p < c->end && *c->p == ']') {
+        c->p++;
+        return true;
+    }
+    for (;;) {
+        double d;
+        jws(c);
+        if (!jnumber(c, &d) || !(d >= 0 && d <= 0x1p53) || d != floor(d)
+            || *n >= max) {
+            cli_error(CMD,
+                      "%s: manifest: %s: expected a list of at most %zu "
+                      "non-negative integers",
+                      x->dump, name, max);
+            return false;
+        }
+        v[(*n)++] = (uint64_t)d;
+        jws(c);
+        if (c->p < c->end && *c->p == ',') {
+            c->p++;
+            continue;
+        }
+        if (c->p < c->end && *c->p == ']') {
+            c->p++;
+            return true;
+        }
+        cli_error(CMD, "%s: manifest: %s: expected ',' or ']'", x->dump, name);
+        return false;
+    }
+}
+
 /* The manifest text M: its fields into X; false after an error message
    "FILE: manifest: FIELD: what was expected". */
 static bool
@@ -556,13 +618,45 @@ read_manifest(diff_ctx *x, const char *m)
                 return false;
             }
             x->man_splits = (size_t)v;
+        } else if (strcmp(key, "shape") == 0 && c.p < c.end && *c.p == '[') {
+            /* PyTorch's t.shape: [B, H, N, d] (or [B, N, H, d] under
+               "layout": "bnhd") */
+            if (!read_list(x, &c, "shape", x->man_list, 4, &x->n_man_list))
+                return false;
+            if (x->n_man_list != 4) {
+                cli_error(CMD,
+                          "%s: manifest: shape: a list of %zu numbers "
+                          "(expected [B, H, N, d], or an object {\"batch\", "
+                          "\"heads\", \"nq\", \"nk\", \"d\"})",
+                          x->dump, x->n_man_list);
+                return false;
+            }
+            x->man_shape_given = true;
+        } else if (strcmp(key, "heads_kept") == 0) {
+            if (!read_list(x, &c, "heads_kept", x->man_heads_kept,
+                           sizeof x->man_heads_kept
+                               / sizeof x->man_heads_kept[0],
+                           &x->n_heads_kept))
+                return false;
+            x->man_heads_kept_given = true;
+        } else if (strcmp(key, "layout") == 0) {
+            char lb[16];
+            if (c.p >= c.end || *c.p != '"' || !jstring(&c, lb, sizeof lb)
+                || !ut_layout_parse(lb, &x->man_layout)) {
+                cli_error(CMD,
+                          "%s: manifest: layout: expected \"bhnd\" or "
+                          "\"bnhd\"",
+                          x->dump);
+                return false;
+            }
         } else if (strcmp(key, "shape") == 0) {
             bool got[5] = {false};
             if (c.p >= c.end || *c.p != '{') {
                 cli_error(
                     CMD,
-                    "%s: manifest: shape: expected an object {\"batch\", "
-                    "\"heads\", \"nq\", \"nk\", \"d\"}",
+                    "%s: manifest: shape: expected a list [B, H, N, d] or an "
+                    "object {\"batch\", \"heads\", \"nq\", \"nk\", "
+                    "\"d\"}",
                     x->dump);
                 return false;
             }
@@ -653,15 +747,6 @@ bad:
 /*----------------------------------------------------------------------------
  * The dump.
  *--------------------------------------------------------------------------*/
-static const tensor *
-find_tensor(const tensor_file *f, const char *name)
-{
-    for (size_t i = 0; i < f->n_tensors; i++)
-        if (strcmp(f->tensors[i].name, name) == 0)
-            return &f->tensors[i].tensor;
-    return NULL;
-}
-
 /* Which tensors the wanted stages need. */
 static void
 needed(const diff_ctx *x, bool need[N_T])
@@ -724,39 +809,44 @@ check_tensor(diff_ctx *x, int i)
     }
     if (i == T_LSE || i == T_S || i == T_M || i == T_L || i == T_ACC) {
         if (t->dtype != TENSOR_F32) {
-            cli_error(CMD, "%s: %s: dtype %s (expected F32)", x->dump,
-                      t_names[i], tensor_dtype_name(t->dtype));
+            cli_error(CMD, "%s: dtype %s (expected F32)", x->src[i],
+                      tensor_dtype_name(t->dtype));
             return false;
         }
     } else if (i <= T_DO) {
         bool f16 = t->dtype == TENSOR_F16;
         if (!f16 && !tensor_dtype_readable_as(t->dtype, TENSOR_BF16)) {
-            cli_error(CMD, "%s: %s: dtype %s (expected BF16 or F16)", x->dump,
-                      t_names[i], tensor_dtype_name(t->dtype));
+            cli_error(CMD, "%s: dtype %s (expected BF16 or F16)", x->src[i],
+                      tensor_dtype_name(t->dtype));
             return false;
         }
         if (i == T_Q)
             x->f16 = f16;
         else if (f16 != x->f16) {
             cli_error(CMD,
-                      "%s: %s: dtype %s but q is %s (expected one dtype "
-                      "for q, k, v and do, BF16 or F16)",
-                      x->dump, t_names[i], tensor_dtype_name(t->dtype),
+                      "%s: dtype %s but q is %s (expected one dtype for q, "
+                      "k, v and do, BF16 or F16)",
+                      x->src[i], tensor_dtype_name(t->dtype),
                       x->f16 ? "F16" : "BF16");
             return false;
         }
+    } else if (x->f16 && t->dtype == TENSOR_F16 && !x->stage_given
+               && (i == T_DQ || i == T_DK || i == T_DV)) {
+        /* the backward takes BF16 inputs: its stages are left out */
+        x->want[ST_DQ] = x->want[ST_DK] = x->want[ST_DV] = false;
+        return true;
     } else if (x->f16 && i == T_O) {
         if (t->dtype != TENSOR_F16) {
-            cli_error(CMD, "%s: o: dtype %s (expected F16, as q)", x->dump,
+            cli_error(CMD, "%s: dtype %s (expected F16, as q)", x->src[i],
                       tensor_dtype_name(t->dtype));
             return false;
         }
     } else if (t->dtype != TENSOR_F32
                && !tensor_dtype_readable_as(t->dtype, TENSOR_BF16)) {
         cli_error(CMD,
-                  "%s: %s: dtype %s (expected BF16, or F32 holding BF16 "
+                  "%s: dtype %s (expected BF16, or F32 holding BF16 "
                   "values)",
-                  x->dump, t_names[i], tensor_dtype_name(t->dtype));
+                  x->src[i], tensor_dtype_name(t->dtype));
         return false;
     }
     same = t->ndim == nd;
@@ -768,12 +858,12 @@ check_tensor(diff_ctx *x, int i)
         cli_shape_str(sh, sizeof sh, t->ndim, t->shape);
         if (i == T_Q)
             cli_error(CMD,
-                      "%s: q: shape %s (expected [B, H, Nq, d], every "
+                      "%s: shape %s (expected [B, H, Nq, d], every "
                       "dimension at least 1)",
-                      x->dump, sh);
+                      x->src[i], sh);
         else
-            cli_error(CMD, "%s: %s: shape %s (expected %s)", x->dump,
-                      t_names[i], sh, cli_shape_str(ws, sizeof ws, nd, w));
+            cli_error(CMD, "%s: shape %s (expected %s)", x->src[i], sh,
+                      cli_shape_str(ws, sizeof ws, nd, w));
         return false;
     }
     return true;
@@ -801,13 +891,13 @@ load_output(diff_ctx *x, int i, const sf_format *fmt, uint32_t *dst)
         }
         dst[j] = (uint32_t)b;
         if (fmt != &sf_format_f32 && !sf_is_nan(&sf_format_f32, b)) {
-            sf_env env = SF_ENV_IEEE;
+            sf_env env = cli_env_ieee();
             uint64_t r = sf_convert(fmt, &sf_format_f32, b, SF_RNE, &env);
             if (sf_convert(&sf_format_f32, fmt, r, SF_RNE, &env) != b) {
                 cli_error(CMD,
-                          "%s: %s: element %" PRIu64 " is F32 0x%08" PRIX64
+                          "%s: element %" PRIu64 " is F32 0x%08" PRIX64
                           ", not a %s value (expected %s values)",
-                          x->dump, t_names[i], j, b, fmt->name, fmt->name);
+                          x->src[i], j, b, fmt->name, fmt->name);
                 return false;
             }
         }
@@ -815,71 +905,306 @@ load_output(diff_ctx *x, int i, const sf_format *fmt, uint32_t *dst)
     return true;
 }
 
-/* The names of F's tensors, "q, k, v" (cut for long lists), or "no
-   tensors", into BUF of N bytes. */
+/* Whether the dump holds a tensor NAME. */
+static bool
+dump_has(const diff_ctx *x, const char *name)
+{
+    for (size_t i = 0; i < x->list.n_tensors; i++)
+        if (strcmp(x->list.tensors[i].name, name) == 0)
+            return true;
+    return false;
+}
+
+/* Whether tensor I is given: by its option, or in the dump. */
+static bool
+given(const diff_ctx *x, int i)
+{
+    return x->opd[i].arg != NULL || dump_has(x, t_names[i]);
+}
+
+/* The names of the dump's tensors, "q, k, v" (cut for long lists), or
+   "no tensors", into BUF of N bytes. */
 static const char *
-file_names(char *buf, size_t n, const tensor_file *f)
+dump_names(char *buf, size_t n, const diff_ctx *x)
 {
     const char **names;
 
-    if (f->n_tensors == 0) {
+    if (x->list.n_tensors == 0) {
         snprintf(buf, n, "no tensors");
         return buf;
     }
-    names = malloc(f->n_tensors * sizeof *names);
+    names = malloc(x->list.n_tensors * sizeof *names);
     if (names == NULL) {
-        snprintf(buf, n, "%zu tensors", f->n_tensors);
+        snprintf(buf, n, "%zu tensors", x->list.n_tensors);
         return buf;
     }
-    for (size_t i = 0; i < f->n_tensors; i++)
-        names[i] = f->tensors[i].name;
-    tensor_name_list(buf, n, names, f->n_tensors);
+    for (size_t i = 0; i < x->list.n_tensors; i++)
+        names[i] = x->list.tensors[i].name;
+    tensor_name_list(buf, n, names, x->list.n_tensors);
     free(names);
     return buf;
 }
 
+/* Tensors in the attention layout: inputs and the BF16 outputs. */
 static bool
-read_dump(diff_ctx *x)
+is_attn_tensor(int i)
+{
+    return i <= T_DV && i != T_LSE;
+}
+
+/* Reads tensor I from its option (--q FILE[:KEY]) or from the dump (key
+   t_names[I]) through the shared reader: the inputs as BF16 (F32 or F16
+   values and U16 / I16 bit patterns only with --dtype bf16), the BF16
+   outputs as BF16 or F32 (values checked against the stage's format
+   later), the others as stored.  False after an error message. */
+static bool
+load_tensor(diff_ctx *x, int i)
+{
+    const cli_operand *o = &x->opd[i];
+    const char *path = o->arg != NULL ? o->path : x->dump;
+    const char *key = o->arg != NULL ? o->key : t_names[i];
+    const char *opt = o->arg != NULL ? o->opt : "--dump";
+    bool input = i == T_Q || i == T_K || i == T_V || i == T_DO;
+    tensor *t = &x->own[i];
+    tensor_error err, err16;
+    int rc;
+
+    if (key != NULL)
+        snprintf(x->src[i], SRC_MAX, "%s: %s", path, key);
+    else
+        snprintf(x->src[i], SRC_MAX, "%s", path);
+    rc = ut_read(path, key, input ? TENSOR_BF16 : TENSOR_ANY, x->dtype_given,
+                 "--dtype", t, &x->info[i], &err);
+    if (rc != TENSOR_OK && input && err.code == TENSOR_E_DTYPE
+        && !x->dtype_given
+        /* FP16 inputs: their dtype comes from the file */
+        && ut_read(path, key, TENSOR_F16, false, "--dtype", t, &x->info[i],
+                   &err16)
+               == TENSOR_OK)
+        rc = TENSOR_OK;
+    if (rc == TENSOR_OK && is_attn_tensor(i) && !input
+        && t->dtype != TENSOR_F32
+        && !(t->dtype == TENSOR_F16 && !x->dtype_given))
+        rc = ut_as_dtype(t, x->src[i], TENSOR_BF16, x->dtype_given, "--dtype",
+                         &x->info[i], &err);
+    if (rc != TENSOR_OK) {
+        cli_error(CMD, "%s: %s", opt, err.message);
+        return false;
+    }
+    x->t[i] = t;
+    return true;
+}
+
+/* Prepends dimensions of 1 to T up to ND dimensions. */
+static void
+promote(tensor *t, unsigned nd)
+{
+    unsigned add;
+
+    if (t->ndim >= nd)
+        return;
+    add = nd - t->ndim;
+    memmove(t->shape + add, t->shape, t->ndim * sizeof t->shape[0]);
+    for (unsigned j = 0; j < add; j++)
+        t->shape[j] = 1;
+    t->ndim = nd;
+}
+
+/* The layout the manifest's shape tells for Q (3- or 4-D): BHND when
+   Q's H dimension fits the launch's heads and its N dimension is nq,
+   BNHD the other way round; UNSET when both or neither fit (*NEITHER
+   says which). */
+static ut_layout
+manifest_layout(const diff_ctx *x, const tensor *q, bool *neither)
+{
+    unsigned r = q->ndim;
+    uint64_t a, b;
+    bool bhnd, bnhd;
+
+    if (!x->man_shape_given || r < 3)
+        return UT_LAYOUT_UNSET;
+    a = q->shape[r - 3];
+    b = q->shape[r - 2];
+    bhnd = b == x->man_shape[2] && a <= x->man_shape[1];
+    bnhd = a == x->man_shape[2] && b <= x->man_shape[1];
+    *neither = !bhnd && !bnhd;
+    return bhnd == bnhd ? UT_LAYOUT_UNSET
+           : bhnd       ? UT_LAYOUT_BHND
+                        : UT_LAYOUT_BNHD;
+}
+
+/* The layout of the attention tensors: --layout, the manifest, the
+   shapes of q and k, the manifest's shape, or either when Q has one head
+   or one row; else an error asking for --layout. */
+static bool
+resolve_layout(diff_ctx *x)
+{
+    const tensor *q = x->t[T_Q], *k = x->t[T_K];
+    ut_layout l;
+    char sh[SHAPE_MAX];
+    bool neither = false;
+
+    if (x->layout_opt != UT_LAYOUT_UNSET) {
+        x->layout = x->layout_opt;
+        x->layout_from =
+            x->man_layout != UT_LAYOUT_UNSET && x->man_layout != x->layout_opt
+                ? "--layout, over the manifest's"
+                : "--layout";
+    } else if (x->man_layout != UT_LAYOUT_UNSET) {
+        x->layout = x->man_layout;
+        x->layout_from = "manifest";
+    } else if ((l = ut_layout_tell(q, k)) != UT_LAYOUT_UNSET) {
+        x->layout = l;
+        x->layout_from = "q and k share H, not N";
+    } else if ((l = manifest_layout(x, q, &neither)) != UT_LAYOUT_UNSET) {
+        x->layout = l;
+        x->layout_from = "the manifest's shape";
+    } else if (!ut_layout_matters(q) || neither) {
+        /* either reads alike; or the manifest's shape fits neither, and
+           check_manifest_shape says so */
+        x->layout = UT_LAYOUT_BHND;
+        x->layout_from = q->ndim <= 2 ? "no heads dimension"
+                                      : "H or N is 1: both read alike";
+    } else {
+        cli_shape_str(sh, sizeof sh, q->ndim, q->shape);
+        cli_error(CMD,
+                  "%s: shape %s may be [B, H, N, d] or [B, N, H, d], and "
+                  "%s tells which; pass --layout bhnd or --layout bnhd",
+                  x->src[T_Q], sh,
+                  x->have_manifest ? "neither the manifest nor the shapes"
+                                   : "no manifest gives the layout and no "
+                                     "shape");
+        return false;
+    }
+    return true;
+}
+
+/* The launch shape of the manifest against the tensors': equal, except
+   that the file may keep some of the launch's heads ("heads_kept" names
+   them, when given). */
+static bool
+check_manifest_shape(diff_ctx *x)
+{
+    static const char *const sh_keys[5] = {"batch", "heads", "nq", "nk", "d"};
+    const size_t got[5] = {x->nb, x->nh, x->nq, x->nk, x->d};
+
+    if (x->man_shape_given)
+        for (int i = 0; i < 5; i++) {
+            if (i == 1 && x->man_shape[i] > got[i]) {
+                x->heads_subset = true;
+                continue;
+            }
+            if (x->man_shape[i] != got[i]) {
+                cli_error(CMD,
+                          "%s: manifest: shape.%s: %" PRIu64
+                          " (expected %zu, as the tensors have it%s)",
+                          x->dump, sh_keys[i], x->man_shape[i], got[i],
+                          i == 1 ? ", or more: the launch's heads of which "
+                                   "the file keeps some"
+                                 : "");
+                return false;
+            }
+        }
+    if (x->man_heads_kept_given) {
+        if (x->n_heads_kept != x->nh) {
+            cli_error(CMD,
+                      "%s: manifest: heads_kept: %zu heads (expected %zu, "
+                      "one for each head the tensors hold)",
+                      x->dump, x->n_heads_kept, x->nh);
+            return false;
+        }
+        for (size_t h = 0; h < x->n_heads_kept; h++)
+            if (x->man_shape_given
+                && x->man_heads_kept[h] >= x->man_shape[1]) {
+                cli_error(CMD,
+                          "%s: manifest: heads_kept: head %" PRIu64
+                          " (expected below the launch's %" PRIu64 " heads)",
+                          x->dump, x->man_heads_kept[h], x->man_shape[1]);
+                return false;
+            }
+    }
+    return true;
+}
+
+/* The manifest (or the plain metadata of a bf16emu file) of the dump. */
+static bool
+read_dump_header(diff_ctx *x)
 {
     tensor_error err;
-    bool need[N_T];
     const char *man = NULL;
 
-    if (safetensors_read_all(x->dump, TENSOR_ANY, &x->file, &err)
-        != TENSOR_OK) {
+    if (safetensors_list(x->dump, &x->list, &err) != TENSOR_OK) {
         cli_error(CMD, "--dump: %s", err.message);
         return false;
     }
-    for (size_t i = 0; i < x->file.n_meta; i++)
-        if (strcmp(x->file.meta[i].key, "manifest") == 0)
-            man = x->file.meta[i].value;
+    for (size_t i = 0; i < x->list.n_meta; i++) {
+        const tensor_meta *m = &x->list.meta[i];
+        if (strcmp(m->key, "manifest") == 0)
+            man = m->value;
+        else if (strcmp(m->key, "causal") == 0
+                 && (strcmp(m->value, "true") == 0
+                     || strcmp(m->value, "false") == 0)) {
+            x->meta_causal_given = true;
+            x->meta_causal = m->value[0] == 't';
+        } else if (strcmp(m->key, "scale") == 0)
+            x->meta_scale = m->value;
+    }
     if (man != NULL) {
         x->have_manifest = true;
         if (!read_manifest(x, man))
             return false;
     }
-    for (int i = 0; i < N_T; i++)
-        x->t[i] = find_tensor(&x->file, t_names[i]);
+    if (x->n_man_list == 4) {
+        /* [B, H, N, d], or [B, N, H, d] under "layout": "bnhd" */
+        bool nh = x->man_layout == UT_LAYOUT_BNHD;
+        x->man_shape[0] = x->man_list[0];
+        x->man_shape[1] = x->man_list[nh ? 2 : 1];
+        x->man_shape[2] = x->man_shape[3] = x->man_list[nh ? 1 : 2];
+        x->man_shape[4] = x->man_list[3];
+    }
+    return true;
+}
+
+static bool
+read_dump(diff_ctx *x)
+{
+    bool need[N_T];
+    const char *label = x->dump != NULL ? x->dump : "the inputs";
+    unsigned rank;
+
+    if (x->dump != NULL && !read_dump_header(x))
+        return false;
     if (!x->stage_given) {
-        /* every stage the dump can give (the intermediate ones under fa2) */
+        /* every stage the inputs can give (the intermediate ones under
+           fa2) */
         for (int s = 0; s < N_ST; s++)
             x->want[s] =
-                x->t[st_tensor[s]] != NULL && (!is_capture(s) || fa2_like(x));
-        if (x->t[T_DO] == NULL || x->t[T_O] == NULL || x->t[T_LSE] == NULL)
+                given(x, st_tensor[s]) && (!is_capture(s) || fa2_like(x));
+        if (!given(x, T_DO) || !given(x, T_O) || !given(x, T_LSE))
             x->want[ST_DQ] = x->want[ST_DK] = x->want[ST_DV] = false;
     }
     needed(x, need);
     for (int i = 0; i < N_T; i++)
-        if (need[i] && x->t[i] == NULL) {
+        if (need[i] && !given(x, i)) {
             char held[TENSOR_NAME_LIST_SIZE];
-            cli_error(CMD,
-                      "%s: %s: missing (expected a tensor \"%s\"%s); the "
-                      "dump holds %s",
-                      x->dump, t_names[i], t_names[i],
-                      i == T_DO || i == T_O || i == T_LSE
-                          ? " for the backward stages"
-                          : "",
-                      file_names(held, sizeof held, &x->file));
+            if (x->dump == NULL)
+                cli_error(CMD,
+                          "%s: missing (expected --%s FILE[:KEY]%s, or "
+                          "--dump FILE holding \"%s\")",
+                          t_names[i], t_names[i],
+                          i == T_DO || i == T_O || i == T_LSE
+                              ? " for the backward stages"
+                              : "",
+                          t_names[i]);
+            else
+                cli_error(CMD,
+                          "%s: %s: missing (expected a tensor \"%s\"%s); "
+                          "the dump holds %s",
+                          x->dump, t_names[i], t_names[i],
+                          i == T_DO || i == T_O || i == T_LSE
+                              ? " for the backward stages"
+                              : "",
+                          dump_names(held, sizeof held, x));
             return false;
         }
     {
@@ -890,10 +1215,46 @@ read_dump(diff_ctx *x)
             cli_error(CMD,
                       "%s: no stage to compare (expected at least one of "
                       "the tensors o, lse, dq, dk, dv, s, m, p, l, acc)",
-                      x->dump);
+                      label);
             return false;
         }
     }
+    for (int i = 0; i < N_T; i++)
+        if (need[i] && !load_tensor(x, i))
+            return false;
+    {
+        const tensor *q = x->t[T_Q];
+        char sh[SHAPE_MAX];
+        if (q->ndim < 2 || q->ndim > 4 || q->n_elems == 0) {
+            cli_error(CMD,
+                      "%s: shape %s (expected [B, H, Nq, d], [H, Nq, d] or "
+                      "[Nq, d], every dimension at least 1)",
+                      x->src[T_Q],
+                      cli_shape_str(sh, sizeof sh, q->ndim, q->shape));
+            return false;
+        }
+    }
+    if (!resolve_layout(x))
+        return false;
+    rank = x->t[T_Q]->ndim;
+    for (int i = 0; i < N_T; i++) {
+        tensor_error err;
+        if (!need[i] || !is_attn_tensor(i))
+            continue;
+        if (x->own[i].ndim == rank
+            && ut_to_bhnd(&x->own[i], x->layout, &x->info[i], &err)
+                   != TENSOR_OK) {
+            cli_error(CMD, "%s: %s", x->src[i], err.message);
+            return false;
+        }
+    }
+    /* [N, d] and [H, N, d] as [1, 1, N, d] and [1, H, N, d]; LSE one
+       dimension fewer */
+    for (int i = 0; i < N_T; i++)
+        if (need[i] && is_attn_tensor(i) && x->own[i].ndim == rank)
+            promote(&x->own[i], 4);
+    if (need[T_LSE] && x->own[T_LSE].ndim + 1 == rank)
+        promote(&x->own[T_LSE], 3);
     if (!check_tensor(x, T_Q) || !check_tensor(x, T_K))
         return false;
     x->nb = (size_t)x->t[T_Q]->shape[0];
@@ -950,20 +1311,7 @@ read_dump(diff_ctx *x)
     for (int i = T_V; i < N_T; i++)
         if (need[i] && !check_tensor(x, i))
             return false;
-    if (x->man_shape_given) {
-        static const char *const sh_keys[5] = {"batch", "heads", "nq", "nk",
-                                               "d"};
-        const size_t got[5] = {x->nb, x->nh, x->nq, x->nk, x->d};
-        for (int i = 0; i < 5; i++)
-            if (x->man_shape[i] != got[i]) {
-                cli_error(CMD,
-                          "%s: manifest: shape.%s: %" PRIu64
-                          " (expected %zu, as the tensors have it)",
-                          x->dump, sh_keys[i], x->man_shape[i], got[i]);
-                return false;
-            }
-    }
-    return true;
+    return check_manifest_shape(x);
 }
 
 /*----------------------------------------------------------------------------
@@ -976,16 +1324,28 @@ build_config(diff_ctx *x)
     const char *why;
     float sf;
 
+    /* Every setting that changes bits comes from the file or an option;
+       an option given over the file's setting wins, and the report says
+       so. */
     if (x->causal_opt != CAUSAL_AUTO) {
+        bool file_given = x->man_causal_given || x->meta_causal_given;
+        bool file_causal =
+            x->man_causal_given ? x->man_causal : x->meta_causal;
         x->causal = x->causal_opt == CAUSAL_YES;
+        x->causal_override = file_given && file_causal != x->causal;
         x->causal_from = x->causal ? "--causal" : "--no-causal";
     } else if (x->man_causal_given) {
         x->causal = x->man_causal;
         x->causal_from = "manifest";
+    } else if (x->meta_causal_given) {
+        x->causal = x->meta_causal;
+        x->causal_from = "the file's metadata";
     } else {
-        x->causal = false;
-        x->causal_from =
-            x->have_manifest ? "not in the manifest" : "no manifest";
+        cli_error(CMD, "%s gives causal; pass --causal or --no-causal",
+                  x->have_manifest  ? "the manifest does not"
+                  : x->dump != NULL ? "no manifest"
+                                    : "no --dump manifest");
+        return false;
     }
     if (x->kernel_path != NULL)
         *c = fa_config_kernel_default(&x->kernel);
@@ -1002,7 +1362,7 @@ build_config(diff_ctx *x)
         memcpy(&sf, &x->scale_bits, sizeof sf);
         c->scale = sf;
     } else if (x->man_scale_number) {
-        sf_env env = SF_ENV_IEEE;
+        sf_env env = cli_env_ieee();
         uint32_t b = (uint32_t)sf_from_double(
             &sf_format_f32, x->man_scale_value, SF_RNE, &env);
         memcpy(&sf, &b, sizeof sf);
@@ -1020,6 +1380,22 @@ build_config(diff_ctx *x)
                   "%s: manifest: scale: \"%s\" (expected a number or "
                   "\"1/sqrt(d) ...\"; or give --scale)",
                   x->dump, x->man_scale);
+        return false;
+    } else if (x->man_scale == NULL && x->meta_scale != NULL) {
+        uint32_t b;
+        if (!fa_cli_parse_scale(CMD, x->meta_scale, &b))
+            return false;
+        memcpy(&sf, &b, sizeof sf);
+        c->scale = sf;
+        x->scale_meta = true;
+    } else if (x->man_scale == NULL) {
+        cli_error(CMD,
+                  "%s gives scale; pass --scale X (PyTorch's default is "
+                  "1/sqrt(d) = %.9g for d = %zu)",
+                  x->have_manifest  ? "the manifest does not"
+                  : x->dump != NULL ? "no manifest"
+                                    : "no --dump manifest",
+                  1.0 / sqrt((double)x->d), x->d);
         return false;
     }
     if (x->fix_given) {
@@ -1051,6 +1427,34 @@ build_config(diff_ctx *x)
     x->hcfg.shape.batch = 1;
     x->hcfg.shape.heads = 1;
     x->scale_used = fa_scale_bits(c);
+    if (x->scale_given) {
+        /* the file's own scale, to note an override */
+        fa_config fc = *c;
+        bool file_says = true;
+        fc.scale = fa_config_default(x->policy).scale;
+        if (x->man_scale_number) {
+            sf_env env = SF_ENV_IEEE;
+            uint32_t b = (uint32_t)sf_from_double(
+                &sf_format_f32, x->man_scale_value, SF_RNE, &env);
+            memcpy(&sf, &b, sizeof sf);
+            fc.scale = sf;
+        } else if (x->man_scale == NULL && x->meta_scale != NULL) {
+            uint32_t b;
+            if (fa_cli_parse_scale(CMD, x->meta_scale, &b)) {
+                memcpy(&sf, &b, sizeof sf);
+                fc.scale = sf;
+            } else {
+                file_says = false;
+            }
+        } else if (x->man_scale == NULL
+                   || strncmp(x->man_scale, "1/sqrt(d)", 9) != 0) {
+            file_says = false;
+        }
+        if (file_says && fa_scale_bits(&fc) != x->scale_used) {
+            x->scale_override = true;
+            x->scale_file = fa_scale_bits(&fc);
+        }
+    }
     {
         /* PyTorch's default: 1/sqrt(d) in double, then to float */
         double r = 1.0 / sqrt((double)x->d);
@@ -1172,7 +1576,7 @@ acc_head(const diff_ctx *x, size_t hh, const uint16_t *q, const uint16_t *k,
     for (size_t j = 1; j < tc && rc == 0; j++) {
         fa_config c = x->hcfg;
         fa_capture cap;
-        sf_env env = SF_ENV_IEEE;
+        sf_env env = cli_env_ieee();
         size_t off = j * x->bc * d;
         memset(&cap, 0, sizeof cap);
         cap.obar = obar + j * nq * d;
@@ -1201,7 +1605,7 @@ emu_head(const diff_ctx *x, size_t hh)
     const uint16_t *q = x->in[T_Q] + hh * nq * d;
     const uint16_t *k = x->in[T_K] + hh * nk * d;
     const uint16_t *v = x->in[T_V] + hh * nk * d;
-    sf_env env = SF_ENV_IEEE;
+    sf_env env = cli_env_ieee();
     fa_capture cap;
     uint32_t *obar = NULL;
     int rc = 0;
@@ -1236,7 +1640,7 @@ emu_head(const diff_ctx *x, size_t hh)
     }
     if (!x->need_bwd)
         return 0;
-    env = (sf_env)SF_ENV_IEEE;
+    env = cli_env_ieee();
     return fa_backward(&x->hcfg, q, k, v, x->gpu[ST_O] + hh * nq * d,
                        x->gpu[ST_LSE] + hh * nq, x->in[T_DO] + hh * nq * d,
                        x->delta + hh * nq, x->emu[ST_DQ] + hh * nq * d,
@@ -1528,6 +1932,8 @@ text_scale(cli_buf *b, const diff_ctx *x)
         cli_buf_puts(b, "from --scale\n");
     else if (x->man_scale_number)
         cli_buf_puts(b, "from the manifest\n");
+    else if (x->scale_meta)
+        cli_buf_puts(b, "from the file's metadata\n");
     else
         cli_buf_printf(b,
                        "1/sqrt(%zu) correctly rounded to FP32; PyTorch's "
@@ -1656,17 +2062,59 @@ text_locate(cli_buf *b, const diff_ctx *x)
     }
 }
 
+/* The layout, the heads kept and what the reader did to each tensor
+   (nothing is printed for a plain BHND dump). */
+static void
+text_inputs(cli_buf *b, const diff_ctx *x)
+{
+    if (x->layout == UT_LAYOUT_BNHD || x->layout_opt != UT_LAYOUT_UNSET
+        || x->man_layout != UT_LAYOUT_UNSET)
+        cli_buf_printf(b, "  layout %s (%s)%s\n", ut_layout_name(x->layout),
+                       x->layout_from,
+                       x->layout == UT_LAYOUT_BNHD
+                           ? ": [B, N, H, d] read as [B, H, N, d]"
+                           : "");
+    if (x->heads_subset) {
+        cli_buf_printf(
+            b, "  the file keeps %zu of the launch's %" PRIu64 " heads", x->nh,
+            x->man_shape[1]);
+        if (x->man_heads_kept_given) {
+            cli_buf_puts(b, ":");
+            for (size_t h = 0; h < x->n_heads_kept; h++)
+                cli_buf_printf(b, " %" PRIu64, x->man_heads_kept[h]);
+        } else {
+            cli_buf_puts(b, " (which ones: not in the manifest)");
+        }
+        cli_buf_puts(b, "\n");
+    }
+    for (int i = 0; i < N_T; i++)
+        if (x->t[i] != NULL && x->info[i].how[0] != '\0')
+            cli_buf_printf(b, "  %s: %s\n", t_names[i], x->info[i].how);
+}
+
 static void
 text_report(const diff_ctx *x, cli_buf *b)
 {
     int n_fail = 0, n_on = 0;
 
-    cli_buf_printf(b, "bf16emu diff: %s\n", x->dump);
+    cli_buf_printf(b, "bf16emu diff: %s\n",
+                   x->dump != NULL ? x->dump : x->src[T_Q]);
     cli_buf_printf(b,
                    "  B %zu, H %zu, Nq %zu, Nk %zu, d %zu; policy %s, exp "
                    "%s, causal %s (%s)\n",
                    x->nb, x->nh, x->nq, x->nk, x->d, run_name(x), x->exp.name,
                    x->causal ? "yes" : "no", x->causal_from);
+    if (x->causal_override)
+        cli_buf_printf(b, "  note: %s overrides the file's causal: %s\n",
+                       x->causal_from, x->causal ? "false" : "true");
+    if (x->scale_override) {
+        char v[64];
+        cli_buf_printf(b,
+                       "  note: --scale overrides the file's scale %s "
+                       "(FP32 0x%08" PRIX32 ")\n",
+                       cli_f32_dec(v, sizeof v, x->scale_file), x->scale_file);
+    }
+    text_inputs(b, x);
     text_scale(b, x);
     if (x->splits > 1)
         cli_buf_printf(b, "  split-KV: %zu splits (%s)\n", x->splits,
@@ -1834,6 +2282,22 @@ json_report(const diff_ctx *x, cli_json *j)
     cli_json_string(j, "exp", x->exp.name);
     cli_json_bool(j, "causal", x->causal);
     cli_json_string(j, "causal_from", x->causal_from);
+    cli_json_bool(j, "causal_override", x->causal_override);
+    cli_json_string(j, "layout", ut_layout_name(x->layout));
+    cli_json_string(j, "layout_from", x->layout_from);
+    if (x->heads_subset) {
+        cli_json_int(j, "launch_heads", (long long)x->man_shape[1]);
+        if (x->man_heads_kept_given)
+            cli_json_shape(j, "heads_kept", (unsigned)x->n_heads_kept,
+                           x->man_heads_kept);
+        else
+            cli_json_null(j, "heads_kept");
+    }
+    cli_json_object_begin(j, "read");
+    for (int i = 0; i < N_T; i++)
+        if (x->t[i] != NULL && x->info[i].how[0] != '\0')
+            cli_json_string(j, t_names[i], x->info[i].how);
+    cli_json_object_end(j);
     cli_json_string(j, "fix", fa_fix_name(x->fix));
     cli_json_string(j, "fix_from", x->fix_from);
     cli_json_bool(j, "rowsum_fma", !x->man_rowsum_separate);
@@ -1846,8 +2310,10 @@ json_report(const diff_ctx *x, cli_json *j)
     cli_json_string(j, "from",
                     x->scale_given        ? "--scale"
                     : x->man_scale_number ? "manifest"
+                    : x->scale_meta       ? "metadata"
                                           : "1/sqrt(d)");
     cli_json_bool(j, "torch_default_same", x->torch_scale_same);
+    cli_json_bool(j, "override", x->scale_override);
     cli_json_object_end(j);
     cli_json_int(j, "tolerance", (long long)x->tol);
     cli_json_object_begin(j, "exact_reference");
@@ -1916,16 +2382,19 @@ enum
     O_EXACT,
     O_NO_EXACT,
     O_JSON,
-    O_ROWSUM
+    O_ROWSUM,
+    O_DTYPE,
+    O_LAYOUT,
+    O_TENSOR /* O_TENSOR + T_Q .. T_DV: --q, --k, ... FILE[:KEY] */
 };
 
 static const cli_option options[] = {{"help", false, O_HELP},
                                      {"dump", true, O_DUMP},
                                      {"policy", true, O_POLICY},
+                                     {"stage", true, O_STAGE},
                                      {"kernel", true, O_KERNEL},
                                      {"splits", true, O_SPLITS},
                                      {"sms", true, O_SMS},
-                                     {"stage", true, O_STAGE},
                                      {"exp", true, O_EXP},
                                      {"fix", true, O_FIX},
                                      {"causal", false, O_CAUSAL},
@@ -1936,6 +2405,17 @@ static const cli_option options[] = {{"help", false, O_HELP},
                                      {"no-exact", false, O_NO_EXACT},
                                      {"json", false, O_JSON},
                                      {"fa2-rowsum", true, O_ROWSUM},
+                                     {"dtype", true, O_DTYPE},
+                                     {"layout", true, O_LAYOUT},
+                                     {"q", true, O_TENSOR + T_Q},
+                                     {"k", true, O_TENSOR + T_K},
+                                     {"v", true, O_TENSOR + T_V},
+                                     {"do", true, O_TENSOR + T_DO},
+                                     {"o", true, O_TENSOR + T_O},
+                                     {"lse", true, O_TENSOR + T_LSE},
+                                     {"dq", true, O_TENSOR + T_DQ},
+                                     {"dk", true, O_TENSOR + T_DK},
+                                     {"dv", true, O_TENSOR + T_DV},
                                      {NULL, false, 0}};
 
 void
@@ -1944,6 +2424,11 @@ diff_help(FILE *out)
     fputs(
         "usage: bf16emu diff --dump FILE [--policy fa2] [--stage LIST] "
         "[--exp MODEL]\n"
+        "       bf16emu diff --q FILE[:KEY] --k .. --v .. --o .. [--lse ..] "
+        "[--do ..]\n"
+        "                    [--dq ..] [--dk ..] [--dv ..] [--dump FILE] "
+        "[--layout L]\n"
+        "                    [--dtype bf16] [options]\n"
         "                    [--fix NAME] [--causal | --no-causal] "
         "[--scale X]\n"
         "                    [--tolerance ULPS] [--exact | --no-exact] "
@@ -1964,6 +2449,22 @@ diff_help(FILE *out)
         "                       its metadata \"manifest\" (JSON) may give "
         "causal, fix,\n"
         "                       shape and scale\n"
+        "  --q, --k, --v, --do, --o, --lse, --dq, --dk, --dv FILE[:KEY]\n"
+        "                       a tensor from another file or key "
+        "(.safetensors or\n"
+        "                       .npy; over the dump's); [B, H, N, d], "
+        "[H, N, d] or\n"
+        "                       [N, d] (lse one dimension fewer)\n"
+        "  --layout bhnd|bnhd   [B, H, N, d] or PyTorch's [B, N, H, d] "
+        "(needed when\n"
+        "                       H and N both exceed 1 and neither the "
+        "manifest's\n"
+        "                       \"layout\" or \"shape\" nor the shapes of q "
+        "and k tell)\n"
+        "  --dtype bf16         read F32 or F16 tensors whose values are "
+        "BF16 values,\n"
+        "                       and U16 / I16 bit patterns, as BF16 (every "
+        "value checked)\n"
         "  --policy NAME        paper-eq4, repo, fa2 (default) or fp32\n"
         "  --kernel FILE        a kernel description (JSON, as 'bf16emu "
         "attn --describe'\n"
@@ -1996,10 +2497,15 @@ diff_help(FILE *out)
         "(default: the\n"
         "                       manifest's \"fix\", else none)\n"
         "  --causal, --no-causal  the mask (default: the manifest's "
-        "\"causal\", else none)\n"
+        "\"causal\"; needed\n"
+        "                       when the file does not say; over the "
+        "manifest, noted)\n"
         "  --scale X            softmax scale (default: the manifest's "
-        "number, else\n"
-        "                       1/sqrt(d) correctly rounded to FP32)\n"
+        "number, or\n"
+        "                       1/sqrt(d) correctly rounded to FP32 when it "
+        "says\n"
+        "                       \"1/sqrt(d)\"; needed when the file does "
+        "not say)\n"
         "  --tolerance ULPS     a stage passes when every element is at most "
         "ULPS apart\n"
         "                       (default 0: bit-equal)\n"
@@ -2136,7 +2642,30 @@ take_option(void *ctx, int id, const char *v)
     case O_JSON:
         x->json = true;
         return true;
+    case O_DTYPE:
+        if (strcmp(v, "bf16") != 0 && strcmp(v, "BF16") != 0) {
+            cli_error(CMD,
+                      "--dtype '%s': expected bf16 (the inputs of the "
+                      "attention engine are BF16)",
+                      v);
+            return false;
+        }
+        x->dtype_given = true;
+        return true;
+    case O_LAYOUT:
+        if (!ut_layout_parse(v, &x->layout_opt)) {
+            cli_error(CMD,
+                      "--layout '%s': expected bhnd ([B, H, N, d]) or bnhd "
+                      "([B, N, H, d])",
+                      v);
+            return false;
+        }
+        return true;
     default:
+        if (id >= O_TENSOR && id <= O_TENSOR + T_DV) {
+            x->opd[id - O_TENSOR].arg = v;
+            return true;
+        }
         return true;
     }
 }
@@ -2152,7 +2681,11 @@ ctx_free(diff_ctx *x)
         free(x->ex[s]);
     }
     free(x->delta);
-    tensor_file_free(&x->file);
+    for (int i = 0; i < N_T; i++) {
+        tensor_free(&x->own[i]);
+        free(x->opd[i].path);
+    }
+    tensor_listing_free(&x->list);
     fa_cli_exp_free(&x->exp);
     fa_cli_log_free(&x->logm);
     free(x);
@@ -2161,10 +2694,14 @@ ctx_free(diff_ctx *x)
 static bool
 run(diff_ctx *x)
 {
-    if (x->dump == NULL) {
-        cli_error(CMD, "missing --dump FILE (see 'bf16emu diff --help')");
+    if (x->dump == NULL && x->opd[T_Q].arg == NULL) {
+        cli_error(CMD, "missing --dump FILE, or --q, --k, --v FILE[:KEY] "
+                       "(see 'bf16emu diff --help')");
         return false;
     }
+    for (int i = 0; i < N_T; i++)
+        if (x->opd[i].arg != NULL && !cli_split_spec(CMD, &x->opd[i]))
+            return false;
     if (x->exact_forced && x->no_exact) {
         cli_error(CMD, "--exact and --no-exact contradict each other");
         return false;
@@ -2200,9 +2737,9 @@ run(diff_ctx *x)
     if (x->f16 && x->need_bwd) {
         cli_error(CMD,
                   "%s: the stages dq, dk and dv: the backward takes "
-                  "BF16 inputs (the dump's are F16; expected --stage "
+                  "BF16 inputs (these are F16; expected --stage "
                   "without them)",
-                  x->dump);
+                  x->dump != NULL ? x->dump : "the inputs");
         return false;
     }
     if (x->no_exact)
@@ -2242,6 +2779,12 @@ diff_main(int argc, char **argv)
     x->sms = 132;
     x->causal_opt = CAUSAL_AUTO;
     x->rowsum_opt = -1;
+    for (int i = 0; i < N_T; i++) {
+        static const char *const opts[N_T] = {"--q",  "--k",  "--v",
+                                              "--do", "--o",  "--lse",
+                                              "--dq", "--dk", "--dv"};
+        x->opd[i].opt = opts[i] != NULL ? opts[i] : t_names[i];
+    }
     id = cli_take_options(CMD, argc, argv, options, O_HELP, diff_help,
                           "the dump is --dump FILE; see 'bf16emu diff "
                           "--help'",

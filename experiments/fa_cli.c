@@ -58,7 +58,7 @@ fa_cli_parse_scale(const char *cmd, const char *v, uint32_t *bits)
 {
     cli_number num;
     char why[256];
-    sf_env env = SF_ENV_IEEE;
+    sf_env env = cli_env_ieee();
     uint32_t b;
 
     if (!cli_parse_number(v, &sf_format_f32, SF_RNE, &num, why, sizeof why)) {

@@ -252,12 +252,15 @@ numeric_ok(grid_axis a, double x, char *text, size_t n)
         snprintf(text, n, "%.17g", x);
     else
         snprintf(text, n, "%.0f", x);
-    /* the shortest text that gives back X */
+    /* the shortest text that gives back X, without an exponent for
+       magnitudes from 1e-4 to 1e15 (30, not 3e+01) */
     if (ai->kind == K_REAL)
         for (int prec = 1; prec <= 17; prec++) {
             char buf[64];
+            bool exp_ok = x == 0 || fabs(x) < 1e-4 || fabs(x) >= 1e15;
             snprintf(buf, sizeof buf, "%.*g", prec, x);
-            if (strtod(buf, NULL) == x) {
+            if (strtod(buf, NULL) == x
+                && (exp_ok || strchr(buf, 'e') == NULL)) {
                 snprintf(text, n, "%s", buf);
                 break;
             }

@@ -55,22 +55,38 @@ AM_TESTS_ENVIRONMENT = \
 	MMA_INPUTS='$(abs_top_builddir)/tests/experiments/mma_inputs'; \
 	ATTN_INPUTS='$(abs_top_builddir)/tests/experiments/attn_inputs'; \
 	DIFF_INPUTS='$(abs_top_builddir)/tests/experiments/diff_inputs'; \
+	USER_INPUTS='$(abs_top_builddir)/tests/experiments/user_inputs'; \
 	MPIRUN='$(MPIRUN_FOR_TESTS)'; \
 	export BF16EMU BF16EMU_VERSION JSONQ MMA_INPUTS ATTN_INPUTS DIFF_INPUTS \
-	  MPIRUN;
+	  USER_INPUTS MPIRUN;
 
 TESTS += \
 	tests/experiments/test_cli.sh \
 	tests/experiments/test_trace.sh \
 	tests/experiments/test_trace_json.sh \
+	tests/experiments/test_trace_exact.sh \
 	tests/experiments/test_mma.sh \
 	tests/experiments/test_attn.sh \
 	tests/experiments/test_diff.sh \
 	tests/experiments/test_kernel.sh \
+	tests/experiments/test_user_tensors.sh \
 	tests/experiments/test_sweep.sh \
+	tests/experiments/test_sweep_cli.sh \
 	tests/experiments/test_sweep_mpi.sh \
 	tests/experiments/test_reproduce.sh \
-	tests/experiments/test_ls.sh
+	tests/experiments/test_ls.sh \
+	tests/experiments/test_reproduce_only.sh
+
+# Every exact decimal of trace --json against MPFR and GMP.
+check_PROGRAMS += tests/experiments/test_trace_decimals
+TESTS += tests/experiments/test_trace_decimals
+tests_experiments_test_trace_decimals_SOURCES = \
+	tests/experiments/test_trace_decimals.c
+tests_experiments_test_trace_decimals_CFLAGS = $(AM_CFLAGS) \
+	$(JANSSON_CFLAGS) $(MPFR_CFLAGS)
+tests_experiments_test_trace_decimals_LDADD = \
+	tests/support/libtestsupport.la softfloat/libsoftfloat.la \
+	$(JANSSON_LIBS) $(MPFR_LIBS)
 
 # jsonq parses the --json output with jansson.
 check_PROGRAMS += tests/experiments/jsonq
@@ -92,6 +108,13 @@ tests_experiments_attn_inputs_SOURCES = tests/experiments/attn_inputs.c
 tests_experiments_attn_inputs_LDADD = analysis/libanalysis.la \
 	softfloat/libsoftfloat.la
 
+# user_inputs writes tensors as users save them (.npy, F32 holding BF16,
+# int16 bit patterns, [B, N, H, d], head subsets) for test_user_tensors.sh.
+check_PROGRAMS += tests/experiments/user_inputs
+tests_experiments_user_inputs_SOURCES = tests/experiments/user_inputs.c
+tests_experiments_user_inputs_LDADD = analysis/libanalysis.la \
+	softfloat/libsoftfloat.la
+
 # diff_inputs writes damaged copies of a GPU dump for test_diff.sh.
 check_PROGRAMS += tests/experiments/diff_inputs
 tests_experiments_diff_inputs_SOURCES = tests/experiments/diff_inputs.c
@@ -103,16 +126,21 @@ EXTRA_DIST += \
 	tests/experiments/test_cli.sh \
 	tests/experiments/test_trace.sh \
 	tests/experiments/test_trace_json.sh \
+	tests/experiments/test_trace_exact.sh \
 	tests/experiments/test_mma.sh \
 	tests/experiments/test_attn.sh \
 	tests/experiments/test_diff.sh \
 	tests/experiments/test_kernel.sh \
+	tests/experiments/test_user_tensors.sh \
 	tests/experiments/test_sweep.sh \
+	tests/experiments/test_sweep_cli.sh \
 	tests/experiments/test_sweep_mpi.sh \
 	tests/experiments/test_reproduce.sh \
 	tests/experiments/test_ls.sh \
+	tests/experiments/test_reproduce_only.sh \
 	tests/experiments/t1_rne.txt \
 	tests/experiments/jsonq.c \
 	tests/experiments/mma_inputs.c \
 	tests/experiments/attn_inputs.c \
-	tests/experiments/diff_inputs.c
+	tests/experiments/diff_inputs.c \
+	tests/experiments/user_inputs.c

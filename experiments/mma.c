@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "analysis/tensor.h"
+#include "analysis/user_tensor.h"
 #include "experiments/cli.h"
 #include "softfloat/mma.h"
 
@@ -72,6 +73,7 @@ typedef struct
     const sf_mma_model *model;
     bool dtype_given, as_tf32;
     tensor_dtype want; /* A and B */
+    ut_info info[2];   /* what the reader did to A and B */
     sf_mma_path path;
     bool json, force;
 
@@ -82,7 +84,7 @@ typedef struct
 
     tensor d;
     unsigned flags;
-    bool used_avx512, used_scalar;
+    bool used_avx512, used_avx2, used_scalar;
     cmp_result cmp;
 } mma_ctx;
 
@@ -148,13 +150,17 @@ kind_name(sf_mma_kind k)
 static const char *
 path_name(const mma_ctx *x)
 {
-    if (x->used_avx512 && x->used_scalar)
-        return "avx512 and scalar";
-    if (x->used_avx512)
-        return "avx512";
-    if (x->used_scalar)
-        return "scalar";
-    return "none";
+    static const char *const names[8] = {"none",
+                                         "scalar",
+                                         "avx2",
+                                         "avx2 and scalar",
+                                         "avx512",
+                                         "avx512 and scalar",
+                                         "avx512 and avx2",
+                                         "avx512, avx2 and scalar"};
+
+    return names[(x->used_avx512 ? 4 : 0) | (x->used_avx2 ? 2 : 0)
+                 | (x->used_scalar ? 1 : 0)];
 }
 
 /*----------------------------------------------------------------------------
@@ -210,6 +216,25 @@ read_operand(operand *o, tensor_dtype want)
     return true;
 }
 
+/* Input I (A or B) through the shared reader: the --dtype type when
+   given (F32 or F16 values that are values of it converted exactly; U16,
+   I16, U8, I8 bit patterns kept), else the file's type as stored. */
+static bool
+read_input(mma_ctx *x, int i)
+{
+    operand *o = &x->in[i];
+    tensor_error err;
+
+    if (ut_read(o->path, o->key, x->dtype_given ? x->want : TENSOR_ANY,
+                x->dtype_given, "--dtype", &o->t, &x->info[i], &err)
+        != TENSOR_OK) {
+        cli_error(CMD, "%s: %s", o->opt, err.message);
+        return false;
+    }
+    swap_to_host(&o->t);
+    return true;
+}
+
 /* The format of the elements of input O (A or B) before the model is
    known: F32 stands for FP32 or TF32. */
 static bool
@@ -229,11 +254,12 @@ input_format(mma_ctx *x, operand *o)
         o->fmt = x->as_tf32 ? &sf_format_tf32 : &sf_format_f32;
         return true;
     case TENSOR_U16:
+    case TENSOR_I16:
         cli_error(CMD,
-                  "%s %s: dtype U16 (raw 16-bit patterns); expected "
+                  "%s %s: dtype %s (raw 16-bit patterns); expected "
                   "BF16 or F16 (give --dtype bf16 or --dtype f16 to read "
                   "them as such)",
-                  o->opt, spec);
+                  o->opt, spec, tensor_dtype_name(o->t.dtype));
         return false;
     case TENSOR_U8:
         cli_error(CMD,
@@ -251,9 +277,11 @@ input_format(mma_ctx *x, operand *o)
     }
 }
 
-/* The model variant of the preset for the formats of A and B; an F32
-   input is FP32 where the preset takes FP32, else TF32 where it has a
-   TF32 variant. */
+/* The model variant of the preset for the formats of A and B.  An F32
+   input is FP32, or TF32 with --dtype tf32: a preset with a TF32 variant
+   but no FP32 one (sm90) is refused without --dtype, since F32 files
+   also hold BF16 or F16 values (PyTorch's t.float()); the input type
+   never changes the model silently. */
 static bool
 resolve_model(mma_ctx *x)
 {
@@ -262,15 +290,21 @@ resolve_model(mma_ctx *x)
     char sa[SPEC_MAX], sb[SPEC_MAX];
     cli_buf list;
 
-    for (int i = IN_A; i <= IN_B; i++) {
-        operand *o = &x->in[i];
-        if (o->fmt == &sf_format_f32
-            && sf_mma_preset_for(x->preset, &sf_format_f32) == NULL
-            && sf_mma_preset_for(x->preset, &sf_format_tf32) != NULL)
-            o->fmt = &sf_format_tf32;
-    }
     cli_spec_str(sa, sizeof sa, a);
     cli_spec_str(sb, sizeof sb, b);
+    for (int i = IN_A; i <= IN_B; i++) {
+        operand *o = &x->in[i];
+        if (o->fmt == &sf_format_f32 && !x->dtype_given
+            && sf_mma_preset_for(x->preset, &sf_format_f32) == NULL
+            && sf_mma_preset_for(x->preset, &sf_format_tf32) != NULL) {
+            cli_error(CMD,
+                      "%s %s is F32 and --model %s has no f32 variant: pass "
+                      "--dtype tf32 for its tf32 variant, or --dtype bf16 "
+                      "or --dtype f16 if the values are BF16 or F16 values",
+                      i == IN_A ? "A" : "B", i == IN_A ? sa : sb, x->preset);
+            return false;
+        }
+    }
     if (a->fmt != b->fmt && !(is_fp8(a->fmt) && is_fp8(b->fmt))) {
         cli_error(CMD,
                   "A %s is %s and B %s is %s: A and B must have one "
@@ -496,7 +530,7 @@ run_gemm(mma_ctx *x)
     const operand *a = &x->in[IN_A], *b = &x->in[IN_B], *c = &x->in[IN_C];
     size_t sa = a->fmt->storage_bits / 8, sb = b->fmt->storage_bits / 8;
     size_t mn = (size_t)(x->m * x->n);
-    sf_env env = SF_ENV_IEEE;
+    sf_env env = cli_env_ieee();
     uint32_t *d = (uint32_t *)(void *)x->d.data;
     const uint32_t *cd =
         c->arg != NULL ? (const uint32_t *)(const void *)c->t.data : NULL;
@@ -524,11 +558,14 @@ run_gemm(mma_ctx *x)
             b->t.data + (x->b_shared ? 0 : bi * (size_t)(x->k * x->n) * sb),
             ci, di, x->path, &env);
         if (used < 0) {
-            cli_error(CMD, "--path avx512: the AVX-512 path cannot run");
+            cli_error(CMD, "--path %s: that path cannot run",
+                      x->path == SF_MMA_PATH_AVX2 ? "avx2" : "avx512");
             return false;
         }
         if (used == SF_MMA_PATH_AVX512)
             x->used_avx512 = true;
+        else if (used == SF_MMA_PATH_AVX2)
+            x->used_avx2 = true;
         else
             x->used_scalar = true;
     }
@@ -541,21 +578,32 @@ run_gemm(mma_ctx *x)
 static bool
 check_path(const mma_ctx *x)
 {
-    if (x->path != SF_MMA_PATH_AVX512)
+    bool v512 = x->path == SF_MMA_PATH_AVX512;
+    const char *name = v512 ? "avx512" : "avx2";
+
+    if (x->path != SF_MMA_PATH_AVX512 && x->path != SF_MMA_PATH_AVX2)
         return true;
-    if (!sf_mma_gemm_avx512_covers(x->model, x->in[IN_A].fmt,
-                                   x->in[IN_B].fmt)) {
+    if (!sf_mma_gemm_covers(x->model, x->in[IN_A].fmt, x->in[IN_B].fmt)) {
         cli_error(CMD,
-                  "--path avx512: the AVX-512 path does not cover %s "
-                  "with %s inputs (it covers the fused NVIDIA models with "
-                  "bf16 or f16 inputs; use --path scalar or auto)",
-                  x->model->name, x->in[IN_A].fmt->name);
+                  "--path %s: the %s path does not cover %s with %s "
+                  "inputs (it covers the fused NVIDIA models with bf16 or "
+                  "f16 inputs; use --path scalar or auto)",
+                  name, v512 ? "AVX-512" : "AVX2", x->model->name,
+                  x->in[IN_A].fmt->name);
         return false;
     }
-    if (!sf_mma_gemm_avx512_available()) {
-        cli_error(CMD, "--path avx512: this CPU (or its operating system) "
-                       "lacks AVX-512F and AVX-512CD (use --path scalar or "
-                       "auto)");
+    if (v512 ? !sf_mma_gemm_avx512_available()
+             : !sf_mma_gemm_avx2_available()) {
+        cli_error(CMD,
+                  "--path %s: this CPU (or its operating system) lacks %s "
+                  "(use --path scalar or auto)",
+                  name,
+                  v512 ? "AVX-512F and AVX-512CD" : "AVX2, FMA, F16C or BMI2");
+        return false;
+    }
+    if (sf_isa_resolve(cli_isa()) < (v512 ? SF_ISA_AVX512 : SF_ISA_AVX2)) {
+        cli_error(CMD, "--path %s: BF16EMU_ISA=%s caps the run below it", name,
+                  sf_isa_name((sf_isa)cli_isa()));
         return false;
     }
     return true;
@@ -650,6 +698,10 @@ text_report(mma_ctx *x, cli_buf *b)
     text_operand(b, "A", &x->in[IN_A], "");
     text_operand(b, "B", &x->in[IN_B],
                  x->b_shared ? ", shared by every batch" : "");
+    for (int i = IN_A; i <= IN_B; i++)
+        if (x->info[i].how[0] != '\0')
+            cli_buf_printf(b, "     %s: %s\n", i == IN_A ? "A" : "B",
+                           x->info[i].how);
     if (x->in[IN_C].arg != NULL)
         text_operand(b, "C", &x->in[IN_C], "");
     else
@@ -814,6 +866,10 @@ json_report(mma_ctx *x, cli_json *j)
     cli_json_int(j, "block", x->model->n);
     json_operand(j, "a", &x->in[IN_A]);
     json_operand(j, "b", &x->in[IN_B]);
+    cli_json_string(j, "a_read",
+                    x->info[IN_A].how[0] != '\0' ? x->info[IN_A].how : NULL);
+    cli_json_string(j, "b_read",
+                    x->info[IN_B].how[0] != '\0' ? x->info[IN_B].how : NULL);
     json_operand(j, "c", &x->in[IN_C]);
     cli_json_bool(j, "b_shared", x->b_shared);
     cli_json_shape(j, "batch", x->n_batch_dims, x->batch);
@@ -910,8 +966,8 @@ mma_help(FILE *out)
           "                       bit: equal count, ulp-distance histogram, "
           "worst\n"
           "                       elements; exit 1 if any element differs\n"
-          "  --path PATH          auto (default), scalar or avx512: the same "
-          "bits\n"
+          "  --path PATH          auto (default), scalar, avx2 or avx512: the "
+          "same bits\n"
           "  --json               print one JSON object instead of text\n"
           "  -h, --help           this help\n"
           "\n"
@@ -985,10 +1041,13 @@ parse_path(mma_ctx *x, const char *v)
         x->path = SF_MMA_PATH_AUTO;
     else if (strcmp(v, "scalar") == 0)
         x->path = SF_MMA_PATH_SCALAR;
+    else if (strcmp(v, "avx2") == 0)
+        x->path = SF_MMA_PATH_AVX2;
     else if (strcmp(v, "avx512") == 0)
         x->path = SF_MMA_PATH_AVX512;
     else {
-        cli_error(CMD, "--path '%s': expected auto, scalar or avx512", v);
+        cli_error(CMD, "--path '%s': expected auto, scalar, avx2 or avx512",
+                  v);
         return false;
     }
     return true;
@@ -1047,8 +1106,7 @@ run(mma_ctx *x)
         && (!cli_split_spec(CMD, &x->out) || !check_output(x)))
         return false;
 
-    if (!read_operand(&x->in[IN_A], x->dtype_given ? x->want : TENSOR_ANY)
-        || !read_operand(&x->in[IN_B], x->dtype_given ? x->want : TENSOR_ANY)
+    if (!read_input(x, IN_A) || !read_input(x, IN_B)
         || !input_format(x, &x->in[IN_A]) || !input_format(x, &x->in[IN_B])
         || !resolve_model(x) || !check_tf32(&x->in[IN_A])
         || !check_tf32(&x->in[IN_B]))

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -61,6 +62,88 @@ enum
     N_T
 };
 
+/* The steps of a run: targets computed together, in this order. */
+enum
+{
+    S_TRACE,
+    S_T4,
+    S_T5T6,
+    S_T7T8,
+    S_T9,
+    S_T10,
+    S_T11,
+    S_T12T13,
+    S_SWEEP,
+    N_STEP
+};
+
+#define TBIT(t) (1u << (t))
+
+static const struct
+{
+    const char *label;
+    unsigned targets; /* TBIT mask; 0 for the sweep */
+    /* seconds of a full and of a quick run on an idle 2-core machine with
+       2 threads: the prior of the ETA, which the elapsed time corrects */
+    double w_full, w_quick;
+    const char *heading; /* how its section of summary.md starts, or NULL */
+} step_defs[N_STEP] = {
+    {"T1-T3", TBIT(T1) | TBIT(T2) | TBIT(T3), 0.01, 0.01, "## T1-T3:"},
+    {"T4", TBIT(T4), 0.05, 0.01, NULL},
+    {"T5, T6", TBIT(T5) | TBIT(T6), 0.03, 0.03, NULL},
+    {"T7, T8", TBIT(T7) | TBIT(T8), 0.01, 0.01, NULL},
+    {"T9", TBIT(T9), 50.0, 10.0, "## T9:"},
+    {"T10", TBIT(T10), 7.0, 2.8, "## T10:"},
+    {"T11", TBIT(T11), 0.01, 0.01, "## T11:"},
+    {"T12, T13", TBIT(T12) | TBIT(T13), 60.0, 12.0, "## T12, T13:"},
+    {"sweep", 0, 21.0, 3.5, "## The bias against the mean of V"},
+};
+
+/* Progress on stderr: a bar redrawn in place on a terminal, else one
+   line per step (so that logs get it), or nothing. */
+typedef enum
+{
+    PROG_AUTO,
+    PROG_OFF,
+    PROG_LINES,
+    PROG_BAR
+} prog_mode;
+
+typedef struct
+{
+    prog_mode mode;
+    int nthreads, n_targets, n_done;
+    double t0, last_draw;
+    double w_total, w_done, w_step; /* step weights (step_defs[].w_*) */
+    double frac;                    /* of the current step, 0 .. 1 */
+    size_t drawn;                   /* length of the bar line last drawn */
+    const char *label;
+} progress;
+
+/* A run recorded in summary.md. */
+typedef struct
+{
+    int id;
+    char date[32], version[32], samples[16], computed[96];
+    double seconds;
+    bool sweep; /* it computed the sweep */
+} run_rec;
+
+#define MAX_RUNS 64
+
+/* What an earlier summary.md in the output directory holds, for a run
+   with --only to merge into. */
+typedef struct
+{
+    int row_run[N_T]; /* the run of each target's row; 0: no row */
+    bool pass[N_T];
+    char obtained[N_T][600];
+    run_rec runs[MAX_RUNS];
+    int nruns, max_id;
+    char *section[N_STEP]; /* each step's section (malloc'd), or NULL */
+    int sweep_run;         /* the run of the sweep section, or 0 */
+} prior;
+
 typedef struct
 {
     const char *out;
@@ -68,10 +151,14 @@ typedef struct
     long threads;
     bool only[N_T];
     bool only_set;
+    prog_mode prog_want;
     target t[N_T];
-    cli_buf details; /* sections of summary.md after the table */
+    cli_buf section[N_STEP]; /* this run's sections of summary.md */
     int plot_missing;
     char plot_error[512];
+    progress *prog;
+    prior *prev; /* NULL: a summary of this run alone */
+    int run_id;
 } repro;
 
 static const struct
@@ -144,6 +231,105 @@ nthreads(const repro *r)
 #else
     (void)r;
     return 1;
+#endif
+}
+
+/*----------------------------------------------------------------------------
+ * Progress.
+ *--------------------------------------------------------------------------*/
+static const char *
+duration(char *buf, size_t n, double s)
+{
+    long v = s > 0 ? lround(s) : 0;
+
+    if (v < 60)
+        snprintf(buf, n, "%ld s", v);
+    else if (v < 3600)
+        snprintf(buf, n, "%ld min %02ld s", v / 60, v % 60);
+    else
+        snprintf(buf, n, "%ld h %02ld min", v / 3600, v / 60 % 60);
+    return buf;
+}
+
+/* The seconds left: the weights left, at the rate seen so far once there
+   is one, else at the prior's (2 threads on an idle machine). */
+static double
+prog_eta(const progress *p, double now)
+{
+    double el = now - p->t0, done = p->w_done + p->frac * p->w_step;
+    double left = p->w_total - done;
+
+    if (left < 0)
+        left = 0;
+    if (el > 1.0 && done > 0.02 * p->w_total)
+        return left * el / done;
+    return left * 2.0 / p->nthreads;
+}
+
+static void
+prog_draw(progress *p, bool final)
+{
+    double now = cli_now_s(), done = p->w_done + p->frac * p->w_step;
+    double f = p->w_total > 0 ? done / p->w_total : 1;
+    char bar[32], line[200], e1[32], e2[32];
+    int w = 24, fill = final ? w : (int)(f * w);
+    size_t len;
+
+    for (int i = 0; i < w; i++)
+        bar[i] = i < fill ? '#' : '.';
+    bar[w] = '\0';
+    if (final)
+        snprintf(line, sizeof line, "[%s] %d/%d targets, done in %s", bar,
+                 p->n_done, p->n_targets,
+                 duration(e1, sizeof e1, now - p->t0));
+    else
+        snprintf(line, sizeof line,
+                 "[%s] %d/%d targets  %s  elapsed %s  ETA %s", bar, p->n_done,
+                 p->n_targets, p->label, duration(e1, sizeof e1, now - p->t0),
+                 duration(e2, sizeof e2, prog_eta(p, now)));
+    len = strlen(line);
+    fprintf(stderr, "\r%s%*s", line,
+            p->drawn > len ? (int)(p->drawn - len) : 0, "");
+    if (final)
+        fputc('\n', stderr);
+    fflush(stderr);
+    p->drawn = len;
+    p->last_draw = now;
+}
+
+/* Called by the thread that runs the step (thread 0 of a parallel loop):
+   FRAC of the step is done.  Redraws the bar at most 5 times a second;
+   without the bar, a line when nothing was printed for 30 s. */
+static void
+prog_tick(progress *p, double frac)
+{
+    double now;
+    char el[32], eta[32];
+
+    if (p == NULL)
+        return;
+    p->frac = frac;
+    now = cli_now_s();
+    if (p->mode == PROG_BAR && now - p->last_draw >= 0.2)
+        prog_draw(p, false);
+    else if (p->mode == PROG_LINES && now - p->last_draw >= 30) {
+        fprintf(stderr,
+                "bf16emu reproduce: %s running, %.0f%% done; elapsed %s, "
+                "ETA %s\n",
+                p->label, 100 * frac, duration(el, sizeof el, now - p->t0),
+                duration(eta, sizeof eta, prog_eta(p, now)));
+        fflush(stderr);
+        p->last_draw = now;
+    }
+}
+
+static bool
+master_thread(void)
+{
+#ifdef _OPENMP
+    return omp_get_thread_num() == 0;
+#else
+    return true;
 #endif
 }
 
@@ -230,7 +416,7 @@ static uint16_t
 add_then_round(uint32_t acc, uint32_t addend, uint32_t *sum, unsigned *flags,
                sf_event *ev)
 {
-    sf_env env = SF_ENV_IEEE;
+    sf_env env = cli_env_ieee();
     last_event le = {.n = 0};
     sf_event_sink sink = {keep_event, &le};
     uint16_t b;
@@ -253,8 +439,10 @@ trace_targets(repro *r, cli_buf *dat)
     uint16_t b;
     double err;
 
+    /* the three always: eq4-trace.dat holds them all, whichever of them
+       --only asks for (the others' rows are not reported) */
     cli_buf_puts(dat, "# case error(ulps of BF16 at 4) label\n");
-    if (r->t[T1].run) {
+    {
         b = add_then_round(0xC01A0E2Eu, 0xC0130000u, &sum, &fl, &ev);
         err = bf16v(b) - f32v(sum);
         result(&r->t[T1],
@@ -268,7 +456,7 @@ trace_targets(repro *r, cli_buf *dat)
         cli_buf_printf(dat, "0 %.17g \"T1 (residual: rounds away)\"\n",
                        err / 0.03125);
     }
-    if (r->t[T2].run) {
+    {
         b = add_then_round(0xC01A0000u, 0xC0130000u, &sum, &fl, &ev);
         err = bf16v(b) - f32v(sum);
         result(&r->t[T2],
@@ -278,7 +466,7 @@ trace_targets(repro *r, cli_buf *dat)
         cli_buf_printf(dat, "1 %.17g \"T2 (no residual: tie to even)\"\n",
                        err / 0.03125);
     }
-    if (r->t[T3].run) {
+    {
         uint32_t s0;
         unsigned f0;
         sf_event e0;
@@ -309,7 +497,7 @@ t4_products(repro *r)
              one_low = 0, ones = 0;
 
     for (uint64_t i = 0; i < n; i++) {
-        sf_env env = SF_ENV_IEEE;
+        sf_env env = cli_env_ieee();
         uint64_t h = gen_draw(4, 9, i, 0);
         double u = 0.01 + (10 - 0.01) * (double)(h >> 11) * 0x1p-53;
         uint16_t p, v;
@@ -473,7 +661,7 @@ static void
 crafted(size_t nk, size_t d, const double *s, float scale, uint16_t *q,
         uint16_t *k, uint16_t *v)
 {
-    sf_env env = SF_ENV_IEEE;
+    sf_env env = cli_env_ieee();
 
     memset(q, 0, d * 2);
     memset(k, 0, nk * d * 2);
@@ -507,7 +695,7 @@ t7_t8(repro *r)
         fa_config c = fa_config_default(FA_POLICY_FP32);
         fa_capture cap;
         float scale = 0.25f;
-        sf_env env = SF_ENV_IEEE;
+        sf_env env = cli_env_ieee();
         bool nan_always, fin_beta, sub1, zero_f32, zero_bf16, nz_bf16;
         uint32_t e873, e1040, e928, e930;
         c.shape = (fa_shape){1, 1, 1, 64, d};
@@ -529,7 +717,7 @@ t7_t8(repro *r)
         sub1 = e873 != 0 && e873 < 0x00800000u;
         zero_f32 = e1040 == 0;
         {
-            sf_env e2 = SF_ENV_IEEE;
+            sf_env e2 = cli_env_ieee();
             zero_bf16 =
                 (sf_convert(&sf_format_bf16, &sf_format_f32, e930, SF_RNE, &e2)
                  & 0x7FFF)
@@ -569,7 +757,7 @@ t7_t8(repro *r)
         c.fix = fa_fix_default(FA_FIX_BETA);
         buf[0] = '\0';
         for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
-            sf_env env = SF_ENV_IEEE;
+            sf_env env = cli_env_ieee();
             double got;
             for (size_t j = 0; j < nk; j++)
                 s[j] = cases[ci].a - 6.0 - (double)(j % 11) * 0.125;
@@ -611,6 +799,7 @@ t12_spec(const repro *r, size_t n, size_t d, uint64_t k)
     pt_spec s;
 
     memset(&s, 0, sizeof s);
+    s.isa = cli_isa();
     s.gen = gen_params_default();
     s.gen.kind = GEN_REPEATED;
     s.gen.repeat = k;
@@ -635,7 +824,7 @@ static bool
 run_specs(const repro *r, size_t ns, const pt_spec *sp, uint64_t trials,
           pt_stats *out)
 {
-    long long nt = (long long)(ns * trials);
+    long long nt = (long long)(ns * trials), ndone = 0;
     pt_stats *res = malloc((size_t)nt * sizeof *res);
     int failed = 0;
 
@@ -646,6 +835,7 @@ run_specs(const repro *r, size_t ns, const pt_spec *sp, uint64_t trials,
 #endif
     for (long long t = 0; t < nt; t++) {
         const char *why;
+        long long nd;
         pt_stats_init(&res[t]);
         if (pt_trial(&sp[(size_t)t / trials], (uint64_t)t % trials, &res[t],
                      &why)
@@ -655,6 +845,12 @@ run_specs(const repro *r, size_t ns, const pt_spec *sp, uint64_t trials,
 #endif
             failed = 1;
         }
+#ifdef _OPENMP
+#pragma omp atomic capture
+#endif
+        nd = ++ndone;
+        if (master_thread())
+            prog_tick(r->prog, (double)nd / (double)nt);
     }
     for (size_t i = 0; i < ns; i++) {
         pt_stats_init(&out[i]);
@@ -773,6 +969,7 @@ t9_ablations(repro *r, cli_buf *csv)
        maximum, so only trials are independent); 256 keys */
     size_t n = 256, nq = 1, d = 64;
     size_t heads = r->quick ? 300 : 1500;
+    long long ndone = 0;
     bias_cell cells[NA];
     bool ok = true, fail = false;
     char buf[600];
@@ -806,7 +1003,7 @@ t9_ablations(repro *r, cli_buf *csv)
                  *dk = malloc(n * d * 4), *dv = malloc(n * d * 4);
         double *ref = malloc(nq * d * 8), *work = malloc(n * 8);
         fa_config c = c0;
-        sf_env env = SF_ENV_IEEE;
+        sf_env env = cli_env_ieee();
         bias_cell local;
         bias_cell_init(&local);
         g.kind = GEN_REPEATED;
@@ -843,6 +1040,15 @@ t9_ablations(repro *r, cli_buf *csv)
             fail = true;
         }
         jobs[job] = local;
+        {
+            long long nd;
+#ifdef _OPENMP
+#pragma omp atomic capture
+#endif
+            nd = ++ndone;
+            if (master_thread())
+                prog_tick(r->prog, (double)nd / (double)(NA * heads));
+        }
         free(q);
         free(k);
         free(v);
@@ -969,7 +1175,7 @@ t11_prefix(repro *r, cli_buf *dat)
     uint64_t acc = 0;
     double prev = 0, hp = 0, ulp = 0;
     size_t neg_at_one = 0, big_elsewhere = 0, ones = 0;
-    sf_env env = SF_ENV_IEEE;
+    sf_env env = cli_env_ieee();
 
     cli_buf_puts(dat, "# t error_ulps p_is_one\n");
     for (size_t t = 0; t < nk; t++) {
@@ -1055,51 +1261,632 @@ run_sweep_part(repro *r)
 }
 
 /*----------------------------------------------------------------------------
+ * Target lists: "T1-T3, T8, T12".
+ *--------------------------------------------------------------------------*/
+static const char target_list[] =
+    "T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13";
+
+/* The targets of MASK (TBIT bits), consecutive ones as a range, into BUF
+   of N bytes; returns BUF. */
+static const char *
+ids_str(unsigned mask, char *buf, size_t n)
+{
+    size_t o = 0;
+
+    buf[0] = '\0';
+    for (int i = 0; i < N_T && o < n; i++) {
+        int j = i;
+        if (!(mask & TBIT(i)))
+            continue;
+        while (j + 1 < N_T && (mask & TBIT(j + 1)))
+            j++;
+        if (j == i)
+            o += (size_t)snprintf(buf + o, n - o, "%s%s", o ? ", " : "",
+                                  target_ids[i]);
+        else
+            o += (size_t)snprintf(buf + o, n - o, "%s%s%s%s", o ? ", " : "",
+                                  target_ids[i], j == i + 1 ? ", " : "-",
+                                  target_ids[j]);
+        i = j;
+    }
+    return buf;
+}
+
+static unsigned
+run_mask(const repro *r)
+{
+    unsigned m = 0;
+
+    for (int i = 0; i < N_T; i++)
+        if (r->t[i].run)
+            m |= TBIT(i);
+    return m;
+}
+
+static bool
+step_runs(const repro *r, int s)
+{
+    return s == S_SWEEP ? !r->only_set
+                        : (run_mask(r) & step_defs[s].targets) != 0;
+}
+
+static double
+step_weight(const repro *r, int s)
+{
+    return r->quick ? step_defs[s].w_quick : step_defs[s].w_full;
+}
+
+/*----------------------------------------------------------------------------
+ * Progress of the steps.
+ *--------------------------------------------------------------------------*/
+static void
+prog_begin(repro *r, progress *p)
+{
+    char ids[128], eta[32];
+
+    memset(p, 0, sizeof *p);
+    p->mode = r->prog_want;
+    if (p->mode == PROG_AUTO)
+        p->mode = isatty(2) ? PROG_BAR : PROG_LINES;
+    r->prog = p->mode == PROG_OFF ? NULL : p;
+    if (r->prog == NULL)
+        return;
+    p->t0 = p->last_draw = cli_now_s();
+    p->nthreads = nthreads(r);
+    p->label = "starting";
+    for (int s = 0; s < N_STEP; s++)
+        if (step_runs(r, s))
+            p->w_total += step_weight(r, s);
+    for (int i = 0; i < N_T; i++)
+        p->n_targets += r->t[i].run;
+    if (p->mode == PROG_LINES)
+        fprintf(stderr,
+                "bf16emu reproduce: %s%s (%s samples, %d thread%s) into %s; "
+                "ETA %s\n",
+                ids_str(run_mask(r), ids, sizeof ids),
+                r->only_set ? "" : " and the sweep",
+                r->quick ? "quick" : "full", p->nthreads,
+                p->nthreads == 1 ? "" : "s", r->out,
+                duration(eta, sizeof eta, prog_eta(p, p->t0)));
+    else
+        prog_draw(p, false);
+}
+
+static void
+prog_step_begin(repro *r, int s)
+{
+    progress *p = r->prog;
+
+    if (p == NULL)
+        return;
+    p->label = step_defs[s].label;
+    p->w_step = step_weight(r, s);
+    p->frac = 0;
+    if (p->mode == PROG_BAR)
+        prog_draw(p, false);
+}
+
+static void
+prog_step_end(repro *r, int s, double seconds, bool ok)
+{
+    progress *p = r->prog;
+    char what[160], el[32], eta[32];
+    size_t o = 0;
+    double now = cli_now_s();
+
+    if (p == NULL)
+        return;
+    p->w_done += p->w_step;
+    p->w_step = 0;
+    p->frac = 0;
+    what[0] = '\0';
+    for (int i = 0; i < N_T; i++)
+        if ((step_defs[s].targets & TBIT(i)) && r->t[i].run) {
+            p->n_done++;
+            if (o < sizeof what)
+                o += (size_t)snprintf(what + o, sizeof what - o, "%s%s %s",
+                                      o ? ", " : "", r->t[i].id,
+                                      r->t[i].pass ? "PASS" : "FAIL");
+        }
+    if (s == S_SWEEP)
+        snprintf(what, sizeof what, "sweep %s", ok ? "done" : "failed");
+    if (p->mode == PROG_LINES)
+        fprintf(stderr,
+                "bf16emu reproduce: [%2d/%d] %s (%.1f s); elapsed %s, ETA "
+                "%s\n",
+                p->n_done, p->n_targets, what, seconds,
+                duration(el, sizeof el, now - p->t0),
+                duration(eta, sizeof eta, prog_eta(p, now)));
+    else
+        prog_draw(p, false);
+    p->last_draw = now;
+}
+
+static void
+prog_end(repro *r)
+{
+    if (r->prog != NULL && r->prog->mode == PROG_BAR)
+        prog_draw(r->prog, true);
+}
+
+/*----------------------------------------------------------------------------
+ * An earlier summary.md, read back to merge a run with --only into it.
+ *--------------------------------------------------------------------------*/
+
+/* Splits the table row LINE ("| a | b \| c |", no newline) in place into
+   its cells, trimmed, "\|" read as '|'; the number of cells (the first
+   MAX in CELL), or -1 when LINE is not a table row. */
+static int
+split_row(char *line, char **cell, int max)
+{
+    size_t len = strlen(line);
+    char *rd, *wr;
+    int n = 0;
+
+    while (len > 0 && (line[len - 1] == ' ' || line[len - 1] == '\r'))
+        line[--len] = '\0';
+    if (len < 2 || line[0] != '|' || line[len - 1] != '|'
+        || line[len - 2] == '\\')
+        return -1;
+    rd = line + 1;
+    while (*rd != '\0') {
+        char *start, *end;
+        while (*rd == ' ')
+            rd++;
+        start = wr = rd;
+        while (*rd != '\0' && *rd != '|') {
+            if (rd[0] == '\\' && rd[1] == '|')
+                rd++;
+            *wr++ = *rd++;
+        }
+        if (*rd == '|')
+            rd++;
+        for (end = wr; end > start && end[-1] == ' '; end--)
+            ;
+        *end = '\0';
+        if (n < max)
+            cell[n] = start;
+        n++;
+    }
+    return n;
+}
+
+/* A run number (1 .. 10^6) in TEXT, else 0. */
+static int
+run_number(const char *text)
+{
+    char *end;
+    long v;
+
+    if (*text < '0' || *text > '9')
+        return 0;
+    v = strtol(text, &end, 10);
+    return *end == '\0' && v >= 1 && v <= 1000000 ? (int)v : 0;
+}
+
+static run_rec *
+prior_run(prior *pv, int id)
+{
+    for (int i = 0; i < pv->nruns; i++)
+        if (pv->runs[i].id == id)
+            return &pv->runs[i];
+    return NULL;
+}
+
+static void
+prior_free(prior *pv)
+{
+    for (int s = 0; s < N_STEP; s++)
+        free(pv->section[s]);
+}
+
+/* Reads TEXT, a summary.md written by reproduce (this version's or the
+   earlier one without the run column), into PV: the target rows, the
+   runs, the sections.  Lines it does not know are left out; the
+   gnuplot notes belong to the run that wrote them and are dropped.
+   False when out of memory. */
+static bool
+prior_parse(prior *pv, const char *text)
+{
+    cli_buf sec[N_STEP];
+    run_rec legacy;
+    bool have_legacy = false, ok = true;
+    int cur = -1;
+
+    memset(pv, 0, sizeof *pv);
+    memset(&legacy, 0, sizeof legacy);
+    for (int s = 0; s < N_STEP; s++)
+        cli_buf_init(&sec[s]);
+    for (const char *line = text, *next; *line != '\0'; line = next) {
+        const char *nl = strchr(line, '\n');
+        size_t len;
+        char *row, *cell[8];
+        int n;
+
+        next = nl != NULL ? nl + 1 : line + strlen(line);
+        len = (size_t)(next - line);
+        if (strncmp(line, "## ", 3) == 0) {
+            cur = -1;
+            for (int s = 0; s < N_STEP; s++)
+                if (step_defs[s].heading != NULL
+                    && strncmp(line, step_defs[s].heading,
+                               strlen(step_defs[s].heading))
+                           == 0)
+                    cur = s;
+            if (cur >= 0)
+                sec[cur].len = 0;
+        }
+        if (cur >= 0) {
+            if (strncmp(line, "gnuplot is not installed", 24) != 0
+                && strncmp(line, "A plot failed:", 14) != 0)
+                cli_buf_put_mem(&sec[cur], line, len);
+            continue;
+        }
+        row = malloc(len + 1);
+        if (row == NULL) {
+            ok = false;
+            break;
+        }
+        memcpy(row, line, len);
+        row[len - (nl != NULL)] = '\0';
+        n = split_row(row, cell, 8);
+        if (n >= 5) {
+            int i, id = 1;
+            for (i = 0; i < N_T; i++)
+                if (strcmp(cell[0], target_ids[i]) == 0)
+                    break;
+            if (n >= 6)
+                id = run_number(cell[5]);
+            if (i < N_T && id > 0) {
+                pv->row_run[i] = id;
+                pv->pass[i] = strcmp(cell[4], "PASS") == 0;
+                snprintf(pv->obtained[i], sizeof pv->obtained[i], "%s",
+                         cell[3]);
+            } else if (n == 6 && run_number(cell[0]) > 0
+                       && pv->nruns < MAX_RUNS) {
+                run_rec *x = &pv->runs[pv->nruns++];
+                x->id = run_number(cell[0]);
+                snprintf(x->date, sizeof x->date, "%s", cell[1]);
+                snprintf(x->version, sizeof x->version, "%s", cell[2]);
+                snprintf(x->samples, sizeof x->samples, "%s", cell[3]);
+                snprintf(x->computed, sizeof x->computed, "%s", cell[4]);
+                x->seconds = strtod(cell[5], NULL);
+                x->sweep = strstr(x->computed, "sweep") != NULL;
+            }
+        } else if (n < 0 && strncmp(row, "bf16emu ", 8) == 0
+                   && sscanf(row, "bf16emu %31[^,], %31[^,], %15s run, %lf s",
+                             legacy.version, legacy.date, legacy.samples,
+                             &legacy.seconds)
+                          == 4) {
+            have_legacy = true;
+        }
+        free(row);
+    }
+    for (int s = 0; s < N_STEP; s++) {
+        /* one blank line after each section */
+        while (sec[s].len > 0 && sec[s].p[sec[s].len - 1] == '\n')
+            sec[s].len--;
+        if (sec[s].len > 0 && !sec[s].failed) {
+            cli_buf_puts(&sec[s], "\n\n");
+            pv->section[s] = sec[s].failed ? NULL : strdup(sec[s].p);
+            ok = ok && pv->section[s] != NULL;
+        }
+        cli_buf_free(&sec[s]);
+    }
+    /* the earlier format: one run, described by the line under the title */
+    if (pv->nruns == 0) {
+        unsigned m = 0;
+        char ids[96];
+        if (!have_legacy) {
+            snprintf(legacy.date, sizeof legacy.date, "?");
+            snprintf(legacy.version, sizeof legacy.version, "?");
+            snprintf(legacy.samples, sizeof legacy.samples, "?");
+        }
+        legacy.id = 1;
+        for (int i = 0; i < N_T; i++)
+            if (pv->row_run[i])
+                m |= TBIT(i);
+        legacy.sweep = pv->section[S_SWEEP] != NULL;
+        snprintf(legacy.computed, sizeof legacy.computed, "%s%s",
+                 ids_str(m, ids, sizeof ids), legacy.sweep ? ", sweep" : "");
+        pv->runs[pv->nruns++] = legacy;
+    }
+    if (pv->section[S_SWEEP] != NULL) {
+        for (int i = pv->nruns - 1; i >= 0; i--)
+            if (pv->runs[i].sweep)
+                pv->sweep_run = pv->runs[i].id;
+        if (pv->sweep_run == 0)
+            pv->sweep_run = pv->runs[0].id;
+    }
+    /* rows whose run is not in the table: a run of unknown date */
+    for (int i = 0; i < N_T; i++)
+        if (pv->row_run[i] && prior_run(pv, pv->row_run[i]) == NULL
+            && pv->nruns < MAX_RUNS) {
+            run_rec *x = &pv->runs[pv->nruns++];
+            memset(x, 0, sizeof *x);
+            x->id = pv->row_run[i];
+            snprintf(x->date, sizeof x->date, "?");
+            snprintf(x->version, sizeof x->version, "?");
+            snprintf(x->samples, sizeof x->samples, "?");
+            snprintf(x->computed, sizeof x->computed, "?");
+        }
+    for (int i = 0; i < pv->nruns; i++)
+        if (pv->runs[i].id > pv->max_id)
+            pv->max_id = pv->runs[i].id;
+    for (int i = 0; i < N_T; i++)
+        if (pv->row_run[i] > pv->max_id)
+            pv->max_id = pv->row_run[i];
+    return ok;
+}
+
+/*----------------------------------------------------------------------------
  * summary.md
  *--------------------------------------------------------------------------*/
+
+/* S into B with '|' written as "\|", so that it stays one table cell. */
+static void
+put_cell(cli_buf *b, const char *s)
+{
+    for (; *s != '\0'; s++) {
+        if (*s == '|')
+            cli_buf_putc(b, '\\');
+        cli_buf_putc(b, *s);
+    }
+}
+
+/* The rows of the summary: this run's targets, and from the earlier
+   summary (when merging) the others; *KEPT the targets kept. */
+static void
+summary_rows(const repro *r, int *row_run, bool *pass, const char **obtained,
+             unsigned *kept)
+{
+    *kept = 0;
+    for (int i = 0; i < N_T; i++) {
+        row_run[i] = 0;
+        if (r->t[i].run) {
+            row_run[i] = r->run_id;
+            pass[i] = r->t[i].pass;
+            obtained[i] = r->t[i].obtained;
+        } else if (r->prev != NULL && r->prev->row_run[i] != 0) {
+            row_run[i] = r->prev->row_run[i];
+            pass[i] = r->prev->pass[i];
+            obtained[i] = r->prev->obtained[i];
+            *kept |= TBIT(i);
+        }
+    }
+}
+
+/* The run of the sweep section: this run's, the earlier one's, or 0. */
+static int
+sweep_run(const repro *r)
+{
+    if (!r->only_set)
+        return r->run_id;
+    return r->prev != NULL ? r->prev->sweep_run : 0;
+}
+
 static void
 summary(const repro *r, cli_buf *b, double total_s)
 {
-    int npass = 0, nrun = 0;
+    int npass = 0, nrow = 0, row_run[N_T], ids[N_T + 2], nids = 0;
+    bool pass[N_T], merged;
+    const char *obtained[N_T];
+    unsigned kept;
     time_t now = time(NULL);
     struct tm tmv;
-    char date[32];
+    char date[32], mine[96];
 
     gmtime_r(&now, &tmv);
     strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", &tmv);
+    summary_rows(r, row_run, pass, obtained, &kept);
+    merged = kept != 0 || (r->only_set && sweep_run(r) != 0);
     for (int i = 0; i < N_T; i++)
-        if (r->t[i].run) {
-            nrun++;
-            npass += r->t[i].pass;
+        if (row_run[i]) {
+            nrow++;
+            npass += pass[i];
         }
+    ids_str(run_mask(r), mine, sizeof mine);
     cli_buf_printf(b,
                    "# bf16emu reproduce: Qiu & Yao, arXiv:2510.04212\n\n"
-                   "bf16emu %s, %s, %s run, %.0f s.  **%d of %d targets "
-                   "PASS.**\n\n"
-                   "Every number below was computed by this run, from "
-                   "generated inputs with fixed seeds; the expected values "
-                   "are the paper's (or, where marked in doc/reproduce.md, "
-                   "what its analysis implies).  Rerun one target with "
-                   "`bf16emu reproduce --only ID`.\n\n",
-                   PACKAGE_VERSION, date, r->quick ? "quick" : "full", total_s,
-                   npass, nrun);
-    cli_buf_puts(b, "| target | what | expected | obtained | result |\n"
-                    "|---|---|---|---|---|\n");
+                   "bf16emu %s, %s, %s run%s%s, %.0f s%s.  **%d of %d "
+                   "targets PASS.**\n\n",
+                   PACKAGE_VERSION, date, r->quick ? "quick" : "full",
+                   merged ? " of " : "", merged ? mine : "", total_s,
+                   merged ? ", merged into the earlier summary (the run "
+                            "column says which run each row comes from)"
+                          : "",
+                   npass, nrow);
+    cli_buf_puts(b, "Every number below was computed by bf16emu reproduce, "
+                    "from generated inputs with fixed seeds; the expected "
+                    "values are the paper's (or, where marked in "
+                    "doc/reproduce.md, what its analysis implies).  Rerun "
+                    "some targets with `bf16emu reproduce --only ID,...`: "
+                    "their rows, files and sections are replaced and the "
+                    "others kept.\n\n");
+    cli_buf_puts(b, "| target | what | expected | obtained | result | run |\n"
+                    "|---|---|---|---|---|---|\n");
     for (int i = 0; i < N_T; i++) {
-        const target *t = &r->t[i];
-        if (!t->run)
+        if (!row_run[i])
             continue;
-        cli_buf_printf(b, "| %s | %s | %s | %s | %s |\n", t->id, t->what,
-                       t->expected, t->obtained,
-                       t->pass ? "PASS" : "**FAIL**");
+        cli_buf_printf(b, "| %s | %s | %s | ", target_ids[i], specs[i].what,
+                       specs[i].expected);
+        put_cell(b, obtained[i]);
+        cli_buf_printf(b, " | %s | %d |\n", pass[i] ? "PASS" : "**FAIL**",
+                       row_run[i]);
+    }
+    /* the runs still present, in order */
+    for (int i = 0; i < N_T; i++)
+        if (row_run[i])
+            ids[nids++] = row_run[i];
+    if (sweep_run(r) != 0)
+        ids[nids++] = sweep_run(r);
+    cli_buf_puts(b, "\n| run | date | bf16emu | samples | computed | time |\n"
+                    "|---|---|---|---|---|---|\n");
+    for (int id = 1, last = 0; nids > 0; id = last + 1) {
+        int next = 0;
+        const run_rec *x;
+        for (int k = 0; k < nids; k++)
+            if (ids[k] >= id && (next == 0 || ids[k] < next))
+                next = ids[k];
+        if (next == 0)
+            break;
+        last = next;
+        if (next == r->run_id)
+            cli_buf_printf(b, "| %d | %s | %s | %s | %s%s | %.0f s |\n", next,
+                           date, PACKAGE_VERSION, r->quick ? "quick" : "full",
+                           mine, r->only_set ? "" : ", sweep", total_s);
+        else if (r->prev != NULL && (x = prior_run(r->prev, next)) != NULL) {
+            cli_buf_printf(b, "| %d | ", next);
+            put_cell(b, x->date);
+            cli_buf_puts(b, " | ");
+            put_cell(b, x->version);
+            cli_buf_puts(b, " | ");
+            put_cell(b, x->samples);
+            cli_buf_puts(b, " | ");
+            put_cell(b, x->computed);
+            cli_buf_printf(b, " | %.0f s |\n", x->seconds);
+        }
     }
     cli_buf_puts(b, "\n");
-    cli_buf_put_mem(b, r->details.p, r->details.len);
+    for (int s = 0; s < N_STEP; s++) {
+        if (r->section[s].len > 0)
+            cli_buf_put_mem(b, r->section[s].p, r->section[s].len);
+        else if (r->prev != NULL && r->prev->section[s] != NULL)
+            cli_buf_puts(b, r->prev->section[s]);
+    }
+    if (r->plot_missing || r->plot_error[0])
+        cli_buf_printf(b, "## Notes\n\n");
     if (r->plot_missing)
-        cli_buf_puts(b, "\ngnuplot is not installed: no plots were drawn "
-                        "(the .dat files are there).\n");
+        cli_buf_printf(b,
+                       "gnuplot is not installed: run %d drew no plots "
+                       "(the .dat files are there).\n",
+                       r->run_id);
     if (r->plot_error[0])
-        cli_buf_printf(b, "\nA plot failed: %s\n", r->plot_error);
+        cli_buf_printf(b, "A plot of run %d failed: %s\n", r->run_id,
+                       r->plot_error);
+}
+
+/*----------------------------------------------------------------------------
+ * The steps.
+ *--------------------------------------------------------------------------*/
+
+/* The T9 section: the table of t9-ablations.csv. */
+static void
+t9_section(cli_buf *sec, const cli_buf *csv)
+{
+    char *save = NULL, *copy = strdup(csv->p ? csv->p : "");
+    int line = 0;
+
+    cli_buf_puts(sec, "## T9: ablations\n\n");
+    cli_buf_puts(sec, "| ablation | n | mean delta_lp - delta_hp "
+                      "| se | t | 95% CI | / none |\n"
+                      "|---|---|---|---|---|---|---|\n");
+    for (char *l = copy ? strtok_r(copy, "\n", &save) : NULL; l;
+         l = strtok_r(NULL, "\n", &save)) {
+        char *f[8], *s2 = NULL;
+        int n = 0;
+        if (line++ == 0)
+            continue;
+        for (char *x = strtok_r(l, ",", &s2); x && n < 8;
+             x = strtok_r(NULL, ",", &s2))
+            f[n++] = x;
+        if (n == 8)
+            cli_buf_printf(sec,
+                           "| %s | %s | %s | %s | %s | [%s, %s] | "
+                           "%s |\n",
+                           f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7]);
+    }
+    free(copy);
+    cli_buf_puts(sec, "\nThe ablations that keep O (or delta) out of BF16 "
+                      "remove the bias of delta; computing without tiles "
+                      "does not (t9-ablations.csv).\n\n");
+}
+
+/* Runs step S: its targets, files, plots and section.  False when a file
+   could not be written (message printed). */
+static bool
+run_step(repro *r, int s)
+{
+    cli_buf a, b, *sec = &r->section[s];
+    bool ok = true;
+
+    cli_buf_init(&a);
+    cli_buf_init(&b);
+    switch (s) {
+    case S_TRACE:
+        trace_targets(r, &a);
+        ok = write_file(r, "eq4-trace.dat", a.p, a.len);
+        plot(r, "eq4-trace.gp", "eq4-trace.dat", "eq4-trace", NULL);
+        cli_buf_puts(sec,
+                     "## T1-T3: the Eq. 4 trace\n\n"
+                     "![signed errors](eq4-trace.png)\n\n"
+                     "The same two BF16 operands, with and without the FP32 "
+                     "residual: the residual sets the sticky bit, so the "
+                     "exact tie (T2, rounded to even, +1/2 ulp) becomes a "
+                     "round away from zero (T1, about -1/2 ulp).  T3 is the "
+                     "opposite case, guard bit 0: a small positive error.  "
+                     "Command: `bf16emu trace --acc f32 --out bf16 "
+                     "f32:0xC01A0E2E bf16:0xC013`.\n\n");
+        break;
+    case S_T4:
+        t4_products(r);
+        break;
+    case S_T5T6:
+        t5_t6(r);
+        break;
+    case S_T7T8:
+        t7_t8(r);
+        break;
+    case S_T9:
+        t9_ablations(r, &a);
+        ok = write_file(r, "t9-ablations.csv", a.p, a.len);
+        t9_section(sec, &a);
+        break;
+    case S_T10:
+        t10_steps(r, &a);
+        ok = write_file(r, "fig5a-cumulative.dat", a.p, a.len);
+        plot(r, "fig5a.gp", "fig5a-cumulative.dat", "fig5a-cumulative", NULL);
+        cli_buf_puts(sec, "## T10: the Fig. 5(a) analogue\n\n"
+                          "![cumulative delta error](fig5a-cumulative.png)"
+                          "\n\n");
+        break;
+    case S_T11:
+        t11_prefix(r, &a);
+        ok = write_file(r, "fig6-prefix.dat", a.p, a.len);
+        plot(r, "fig6.gp", "fig6-prefix.dat", "fig6-prefix", NULL);
+        cli_buf_puts(sec, "## T11: the Fig. 6 analogue\n\n"
+                          "![prefix error](fig6-prefix.png)\n\n");
+        break;
+    case S_T12T13:
+        t12_t13(r, &a, &b);
+        if (!r->t[T12].run) /* T13 alone: T12's files stay */
+            break;
+        ok = write_file(r, "t12-bias.csv", a.p, a.len)
+             && write_file(r, "t12-bias.dat", b.p, b.len);
+        plot(r, "t12.gp", "t12-bias.dat", "t12-bias", NULL);
+        cli_buf_puts(sec,
+                     "## T12, T13: Monte-Carlo bias of O\n\n"
+                     "![bias against k](t12-bias.png)\n\n"
+                     "Mean O_lp - O_exact (absolute) over every element, "
+                     "policy paper-eq4 (the paper's Eq. 4 abstraction), "
+                     "N = 512 keys, k at the maximum 3, the others 12 to 30 "
+                     "below; t12-bias.csv has the intervals.\n\n");
+        break;
+    default:
+        ok = run_sweep_part(r) == 0;
+        cli_buf_puts(sec,
+                     "## The bias against the mean of V\n\n"
+                     "![bias against the mean of V](sweep/bias-vmean.png)\n\n"
+                     "`bf16emu sweep` with 2 repeated maxima, paper-eq4, "
+                     "without and with the fix (sweep/sweep.csv also holds "
+                     "the stage attribution: the share of the bias that "
+                     "goes when each rounding is left out).\n\n");
+        break;
+    }
+    ok = ok && !a.failed && !b.failed && !sec->failed;
+    cli_buf_free(&a);
+    cli_buf_free(&b);
+    return ok;
 }
 
 /*----------------------------------------------------------------------------
@@ -1112,6 +1899,7 @@ reproduce_help(FILE *out)
         "usage: bf16emu reproduce [--out DIR] [--quick] [--only T1,T12,...]\n"
         "                         [--threads N] [--no-plot] [--force] "
         "[--json]\n"
+        "                         [--progress | --no-progress]\n"
         "\n"
         "Computes the paper's reproduction targets T1-T13 (see "
         "doc/reproduce.md)\n"
@@ -1124,15 +1912,73 @@ reproduce_help(FILE *out)
         "t12-bias, fig5a-cumulative, sweep/bias-vmean.  Exit 1 when a "
         "target fails.\n"
         "\n"
-        "  --quick       smaller samples (for tests; about 4x faster)\n"
-        "  --only LIST   only these targets\n"
-        "  --threads N   OpenMP threads (results do not depend on N)\n"
-        "  --no-plot     no gnuplot\n"
-        "  --json        the targets as one JSON object on stdout\n"
-        "  --force       write into DIR even if it holds files not written "
+        "  --quick        smaller samples (for tests; about 4x faster)\n"
+        "  --only LIST    only these targets (T1 .. T13, separated by "
+        "commas); a\n"
+        "                 summary.md already in DIR keeps the other "
+        "targets' rows,\n"
+        "                 files and sections, and its run column says "
+        "which run\n"
+        "                 each row comes from\n"
+        "  --threads N    OpenMP threads (results do not depend on N)\n"
+        "  --no-plot      no gnuplot\n"
+        "  --json         the targets as one JSON object on stdout\n"
+        "  --progress     progress on stderr (the default): a bar on a "
+        "terminal,\n"
+        "                 else one line per target or group of targets\n"
+        "  --no-progress  no progress\n"
+        "  --force        write into DIR even if it holds files not written "
         "by\n"
-        "                reproduce\n",
+        "                 reproduce\n",
         out);
+}
+
+/* The --only list V into R->only; false after an error message. */
+static bool
+take_only(repro *r, const char *v)
+{
+    const char *p = v;
+
+    if (*v == '\0') {
+        cli_error(CMD,
+                  "--only: an empty list (expected target names "
+                  "separated by commas, from %s)",
+                  target_list);
+        return false;
+    }
+    r->only_set = true;
+    for (;;) {
+        size_t len = strcspn(p, ","), k;
+        const char *e = p + len;
+        int i;
+        while (p < e && *p == ' ')
+            p++;
+        while (e > p && e[-1] == ' ')
+            e--;
+        k = (size_t)(e - p);
+        if (k == 0) {
+            cli_error(CMD,
+                      "--only '%s': an empty target name (expected target "
+                      "names separated by commas, from %s)",
+                      v, target_list);
+            return false;
+        }
+        for (i = 0; i < N_T; i++)
+            if (strlen(target_ids[i]) == k
+                && strncasecmp(p, target_ids[i], k) == 0)
+                break;
+        if (i == N_T) {
+            cli_error(CMD,
+                      "--only: unknown target '%.*s' (expected one of %s)",
+                      (int)k, p, target_list);
+            return false;
+        }
+        r->only[i] = true;
+        p += strcspn(p, ",");
+        if (*p == '\0')
+            return true;
+        p++;
+    }
 }
 
 static bool
@@ -1151,28 +1997,8 @@ take(void *ctx, int id, const char *v)
     case 2:
         r->quick = true;
         return true;
-    case 3: {
-        char buf[256];
-        char *save = NULL;
-        snprintf(buf, sizeof buf, "%s", v);
-        r->only_set = true;
-        for (char *tok = strtok_r(buf, ",", &save); tok != NULL;
-             tok = strtok_r(NULL, ",", &save)) {
-            int i;
-            for (i = 0; i < N_T; i++)
-                if (strcmp(tok, target_ids[i]) == 0)
-                    break;
-            if (i == N_T) {
-                cli_error(CMD,
-                          "--only: unknown target '%s' (expected T1 .. "
-                          "T13)",
-                          tok);
-                return false;
-            }
-            r->only[i] = true;
-        }
-        return true;
-    }
+    case 3:
+        return take_only(r, v);
     case 4: {
         uint64_t n;
         if (!cli_parse_u64(CMD, "--threads", v, &n))
@@ -1190,6 +2016,12 @@ take(void *ctx, int id, const char *v)
     case 7:
         r->json = true;
         return true;
+    case 8:
+        r->prog_want = PROG_AUTO;
+        return true;
+    case 9:
+        r->prog_want = PROG_OFF;
+        return true;
     default:
         r->force = true;
         return true;
@@ -1197,15 +2029,17 @@ take(void *ctx, int id, const char *v)
 }
 
 /* DIR may be written: it does not exist, is empty, or holds a
-   summary.md written by reproduce; or --force. */
+   summary.md written by reproduce (then *OLD is its text, malloc'd); or
+   --force. */
 static bool
-check_out(const repro *r)
+check_out(const repro *r, char **old)
 {
     struct stat st;
-    char *sp;
-    FILE *f;
-    char line[64] = "";
+    char *sp, *text;
+    size_t len;
+    bool ours;
 
+    *old = NULL;
     if (stat(r->out, &st) != 0) {
         if (mkdir(r->out, 0755) != 0) {
             cli_error(CMD, "--out %s: cannot create: %s", r->out,
@@ -1218,43 +2052,154 @@ check_out(const repro *r)
         cli_error(CMD, "--out %s: not a directory", r->out);
         return false;
     }
-    if (r->force)
-        return true;
     sp = cli_path_join(r->out, "summary.md");
-    f = sp != NULL ? fopen(sp, "r") : NULL;
-    if (f != NULL) {
-        if (fgets(line, sizeof line, f) == NULL)
-            line[0] = '\0';
-        fclose(f);
-    }
-    free(sp);
-    if (f != NULL && strncmp(line, "# bf16emu reproduce", 19) == 0)
-        return true;
-    if (f != NULL) {
-        cli_error(CMD,
-                  "--out %s: holds a summary.md not written by bf16emu "
-                  "reproduce (--force writes there anyway)",
-                  r->out);
+    if (sp == NULL) {
+        cli_error(CMD, "out of memory");
         return false;
     }
-    return true;
+    text = cli_read_all(sp, &len);
+    if (text == NULL && errno != ENOENT && !r->force) {
+        cli_error(CMD, "%s: cannot read: %s", sp, strerror(errno));
+        free(sp);
+        return false;
+    }
+    free(sp);
+    if (text == NULL)
+        return true;
+    ours =
+        strncmp(text, "# bf16emu reproduce", 19) == 0 && strlen(text) == len;
+    if (ours) {
+        *old = text;
+        return true;
+    }
+    free(text);
+    if (r->force)
+        return true;
+    cli_error(CMD,
+              "--out %s: holds a summary.md not written by bf16emu "
+              "reproduce (--force writes there anyway)",
+              r->out);
+    return false;
+}
+
+/* The JSON report of this run. */
+static bool
+report_json(const repro *r, double seconds, int *rc)
+{
+    cli_buf jb;
+    cli_json j;
+    int np = 0, nr = 0, row_run[N_T];
+    bool pass[N_T];
+    const char *obtained[N_T];
+    unsigned kept;
+
+    summary_rows(r, row_run, pass, obtained, &kept);
+    cli_buf_init(&jb);
+    cli_json_init(&j, &jb);
+    cli_json_object_begin(&j, NULL);
+    cli_json_string(&j, "tool", "bf16emu reproduce");
+    cli_json_string(&j, "version", PACKAGE_VERSION);
+    cli_json_string(&j, "out", r->out);
+    cli_json_bool(&j, "quick", r->quick);
+    cli_json_array_begin(&j, "targets");
+    for (int i = 0; i < N_T; i++) {
+        if (!r->t[i].run)
+            continue;
+        nr++;
+        np += r->t[i].pass;
+        cli_json_object_begin(&j, NULL);
+        cli_json_string(&j, "id", r->t[i].id);
+        cli_json_string(&j, "what", r->t[i].what);
+        cli_json_string(&j, "expected", r->t[i].expected);
+        cli_json_string(&j, "obtained", r->t[i].obtained);
+        cli_json_bool(&j, "pass", r->t[i].pass);
+        cli_json_double(&j, "seconds", r->t[i].seconds);
+        cli_json_object_end(&j);
+    }
+    cli_json_array_end(&j);
+    cli_json_int(&j, "passed", np);
+    cli_json_int(&j, "run", nr);
+    cli_json_int(&j, "run_id", r->run_id);
+    cli_json_array_begin(&j, "kept");
+    for (int i = 0; i < N_T; i++)
+        if (kept & TBIT(i)) {
+            cli_json_object_begin(&j, NULL);
+            cli_json_string(&j, "id", target_ids[i]);
+            cli_json_int(&j, "run_id", row_run[i]);
+            cli_json_bool(&j, "pass", pass[i]);
+            cli_json_object_end(&j);
+        }
+    cli_json_array_end(&j);
+    cli_json_double(&j, "seconds", seconds);
+    cli_json_object_end(&j);
+    cli_json_finish(&j);
+    *rc = CLI_EXIT_OK;
+    return cli_report_emit(CMD, &jb, rc);
+}
+
+/* The report of this run on stdout: the targets, where the summary is,
+   and what it kept from earlier runs. */
+static void
+report_text(const repro *r, double seconds)
+{
+    const char *sep = "";
+    int row_run[N_T], from[N_T + 1], nfrom = 0;
+    bool pass[N_T];
+    const char *obtained[N_T];
+    unsigned kept;
+    char ids[96];
+
+    summary_rows(r, row_run, pass, obtained, &kept);
+    printf("bf16emu reproduce: ");
+    for (int i = 0; i < N_T; i++)
+        if (r->t[i].run) {
+            printf("%s%s %s", sep, r->t[i].id, r->t[i].pass ? "PASS" : "FAIL");
+            sep = ", ";
+        }
+    printf("\n-> %s/summary.md (%.0f s)", r->out, seconds);
+    if (kept == 0 && !(r->only_set && sweep_run(r) != 0)) {
+        printf("\n");
+        return;
+    }
+    for (int i = 0; i <= N_T; i++) {
+        int id = i < N_T ? ((kept & TBIT(i)) ? row_run[i] : 0) : sweep_run(r);
+        bool seen = false;
+        for (int k = 0; k < nfrom; k++)
+            seen = seen || from[k] == id;
+        if (id != 0 && !seen)
+            from[nfrom++] = id;
+    }
+    printf(", run %d merged into the earlier summary: kept %s%s%s from run%s",
+           r->run_id, ids_str(kept, ids, sizeof ids),
+           kept != 0 && sweep_run(r) != 0 ? " and " : "",
+           sweep_run(r) != 0 ? "the sweep" : "", nfrom > 1 ? "s" : "");
+    for (int k = 0; k < nfrom; k++)
+        printf("%s%d", k == 0 ? " " : ", ", from[k]);
+    printf("\n");
 }
 
 int
 reproduce_main(int argc, char **argv)
 {
     static const cli_option opts[] = {
-        {"help", false, 0},  {"out", true, 1},     {"quick", false, 2},
-        {"only", true, 3},   {"threads", true, 4}, {"no-plot", false, 5},
-        {"force", false, 6}, {"json", false, 7},   {NULL, false, 0}};
+        {"help", false, 0},     {"out", true, 1},
+        {"quick", false, 2},    {"only", true, 3},
+        {"threads", true, 4},   {"no-plot", false, 5},
+        {"force", false, 6},    {"json", false, 7},
+        {"progress", false, 8}, {"no-progress", false, 9},
+        {NULL, false, 0}};
     repro r;
+    progress prog;
+    prior prev;
     int rc;
     double t0 = cli_now_s();
-    cli_buf trace_dat, t12_csv, t12_dat, t9_csv, t10_dat, t11_dat, sum;
+    cli_buf sum;
+    char *old = NULL;
     bool all_pass = true, ok = true;
 
     memset(&r, 0, sizeof r);
     r.out = "results";
+    r.prog_want = PROG_AUTO;
     rc = cli_take_options(CMD, argc, argv, opts, 0, reproduce_help,
                           "reproduce takes options only", take, &r);
     if (rc >= 0)
@@ -1266,170 +2211,56 @@ reproduce_main(int argc, char **argv)
         r.t[i].run = !r.only_set || r.only[i];
         snprintf(r.t[i].obtained, sizeof r.t[i].obtained, "not computed");
     }
-    if (!check_out(&r))
+    if (!check_out(&r, &old))
         return CLI_EXIT_USAGE;
-    cli_buf_init(&r.details);
-    cli_buf_init(&trace_dat);
-    cli_buf_init(&t12_csv);
-    cli_buf_init(&t12_dat);
-    cli_buf_init(&t9_csv);
-    cli_buf_init(&t10_dat);
-    cli_buf_init(&t11_dat);
+    /* a run of some targets merges into the summary already there */
+    if (old != NULL && r.only_set) {
+        if (!prior_parse(&prev, old)) {
+            prior_free(&prev);
+            free(old);
+            return cli_error(CMD, "out of memory");
+        }
+        r.prev = &prev;
+    }
+    free(old);
+    r.run_id = r.prev != NULL ? r.prev->max_id + 1 : 1;
+    for (int s = 0; s < N_STEP; s++)
+        cli_buf_init(&r.section[s]);
     cli_buf_init(&sum);
 
-    if (r.t[T1].run || r.t[T2].run || r.t[T3].run) {
-        trace_targets(&r, &trace_dat);
-        ok = ok && write_file(&r, "eq4-trace.dat", trace_dat.p, trace_dat.len);
-        plot(&r, "eq4-trace.gp", "eq4-trace.dat", "eq4-trace", NULL);
-        cli_buf_puts(&r.details,
-                     "## T1-T3: the Eq. 4 trace\n\n"
-                     "![signed errors](eq4-trace.png)\n\n"
-                     "The same two BF16 operands, with and without the FP32 "
-                     "residual: the residual sets the sticky bit, so the "
-                     "exact tie (T2, rounded to even, +1/2 ulp) becomes a "
-                     "round away from zero (T1, about -1/2 ulp).  T3 is the "
-                     "opposite case, guard bit 0: a small positive error.  "
-                     "Command: `bf16emu trace --acc f32 --out bf16 "
-                     "f32:0xC01A0E2E bf16:0xC013`.\n\n");
+    prog_begin(&r, &prog);
+    for (int s = 0; s < N_STEP; s++) {
+        double ts;
+        bool step_ok;
+        if (!step_runs(&r, s))
+            continue;
+        prog_step_begin(&r, s);
+        ts = cli_now_s();
+        step_ok = run_step(&r, s);
+        ts = cli_now_s() - ts;
+        for (int i = 0; i < N_T; i++)
+            if (step_defs[s].targets & TBIT(i))
+                r.t[i].seconds = ts;
+        prog_step_end(&r, s, ts, step_ok);
+        ok = ok && step_ok;
     }
-    if (r.t[T4].run)
-        t4_products(&r);
-    if (r.t[T5].run || r.t[T6].run)
-        t5_t6(&r);
-    if (r.t[T7].run || r.t[T8].run)
-        t7_t8(&r);
-    if (r.t[T9].run) {
-        t9_ablations(&r, &t9_csv);
-        ok = ok && write_file(&r, "t9-ablations.csv", t9_csv.p, t9_csv.len);
-        cli_buf_puts(&r.details, "## T9: ablations\n\n");
-        cli_buf_puts(&r.details, "| ablation | n | mean delta_lp - delta_hp "
-                                 "| se | t | 95% CI | / none |\n"
-                                 "|---|---|---|---|---|---|---|\n");
-        {
-            char *save = NULL, *copy = strdup(t9_csv.p ? t9_csv.p : "");
-            int line = 0;
-            for (char *l = copy ? strtok_r(copy, "\n", &save) : NULL; l;
-                 l = strtok_r(NULL, "\n", &save)) {
-                char *f[8], *s2 = NULL;
-                int n = 0;
-                if (line++ == 0)
-                    continue;
-                for (char *x = strtok_r(l, ",", &s2); x && n < 8;
-                     x = strtok_r(NULL, ",", &s2))
-                    f[n++] = x;
-                if (n == 8)
-                    cli_buf_printf(&r.details,
-                                   "| %s | %s | %s | %s | %s | [%s, %s] | "
-                                   "%s |\n",
-                                   f[0], f[1], f[2], f[3], f[4], f[5], f[6],
-                                   f[7]);
-            }
-            free(copy);
-        }
-        cli_buf_puts(&r.details,
-                     "\nThe ablations that keep O (or delta) out of BF16 "
-                     "remove the bias of delta; computing without tiles "
-                     "does not (t9-ablations.csv).\n\n");
-    }
-    if (r.t[T10].run) {
-        t10_steps(&r, &t10_dat);
-        ok = ok
-             && write_file(&r, "fig5a-cumulative.dat", t10_dat.p, t10_dat.len);
-        plot(&r, "fig5a.gp", "fig5a-cumulative.dat", "fig5a-cumulative", NULL);
-        cli_buf_puts(&r.details,
-                     "## T10: the Fig. 5(a) analogue\n\n"
-                     "![cumulative delta error](fig5a-cumulative.png)\n\n");
-    }
-    if (r.t[T11].run) {
-        t11_prefix(&r, &t11_dat);
-        ok = ok && write_file(&r, "fig6-prefix.dat", t11_dat.p, t11_dat.len);
-        plot(&r, "fig6.gp", "fig6-prefix.dat", "fig6-prefix", NULL);
-        cli_buf_puts(&r.details, "## T11: the Fig. 6 analogue\n\n"
-                                 "![prefix error](fig6-prefix.png)\n\n");
-    }
-    if (r.t[T12].run || r.t[T13].run) {
-        t12_t13(&r, &t12_csv, &t12_dat);
-        ok = ok && write_file(&r, "t12-bias.csv", t12_csv.p, t12_csv.len)
-             && write_file(&r, "t12-bias.dat", t12_dat.p, t12_dat.len);
-        plot(&r, "t12.gp", "t12-bias.dat", "t12-bias", NULL);
-        cli_buf_puts(&r.details,
-                     "## T12, T13: Monte-Carlo bias of O\n\n"
-                     "![bias against k](t12-bias.png)\n\n"
-                     "Mean O_lp - O_exact (absolute) over every element, "
-                     "policy paper-eq4 (the paper's Eq. 4 abstraction), "
-                     "N = 512 keys, k at the maximum 3, the others 12 to 30 "
-                     "below; t12-bias.csv has the intervals.\n\n");
-    }
-    if (!r.only_set) {
-        int src = run_sweep_part(&r);
-        if (src != 0)
-            ok = false;
-        cli_buf_puts(&r.details,
-                     "## The bias against the mean of V\n\n"
-                     "![bias against the mean of V](sweep/bias-vmean.png)\n\n"
-                     "`bf16emu sweep` with 2 repeated maxima, paper-eq4, "
-                     "without and with the fix (sweep/sweep.csv also holds "
-                     "the stage attribution: the share of the bias that "
-                     "goes when each rounding is left out).\n\n");
-    }
+    prog_end(&r);
     summary(&r, &sum, cli_now_s() - t0);
     ok = ok && !sum.failed && write_file(&r, "summary.md", sum.p, sum.len);
     for (int i = 0; i < N_T; i++)
         if (r.t[i].run && !r.t[i].pass)
             all_pass = false;
     if (ok && r.json) {
-        cli_buf jb;
-        cli_json j;
-        int np = 0, nr = 0;
-        cli_buf_init(&jb);
-        cli_json_init(&j, &jb);
-        cli_json_object_begin(&j, NULL);
-        cli_json_string(&j, "tool", "bf16emu reproduce");
-        cli_json_string(&j, "version", PACKAGE_VERSION);
-        cli_json_string(&j, "out", r.out);
-        cli_json_bool(&j, "quick", r.quick);
-        cli_json_array_begin(&j, "targets");
-        for (int i = 0; i < N_T; i++) {
-            if (!r.t[i].run)
-                continue;
-            nr++;
-            np += r.t[i].pass;
-            cli_json_object_begin(&j, NULL);
-            cli_json_string(&j, "id", r.t[i].id);
-            cli_json_string(&j, "what", r.t[i].what);
-            cli_json_string(&j, "expected", r.t[i].expected);
-            cli_json_string(&j, "obtained", r.t[i].obtained);
-            cli_json_bool(&j, "pass", r.t[i].pass);
-            cli_json_object_end(&j);
-        }
-        cli_json_array_end(&j);
-        cli_json_int(&j, "passed", np);
-        cli_json_int(&j, "run", nr);
-        cli_json_double(&j, "seconds", cli_now_s() - t0);
-        cli_json_object_end(&j);
-        cli_json_finish(&j);
-        rc = CLI_EXIT_OK;
-        if (!cli_report_emit(CMD, &jb, &rc))
+        if (!report_json(&r, cli_now_s() - t0, &rc))
             ok = false;
     } else if (ok) {
-        const char *sep = "";
-        printf("bf16emu reproduce: ");
-        for (int i = 0; i < N_T; i++)
-            if (r.t[i].run) {
-                printf("%s%s %s", sep, r.t[i].id,
-                       r.t[i].pass ? "PASS" : "FAIL");
-                sep = ", ";
-            }
-        printf("\n-> %s/summary.md (%.0f s)\n", r.out, cli_now_s() - t0);
+        report_text(&r, cli_now_s() - t0);
     }
-    cli_buf_free(&r.details);
-    cli_buf_free(&trace_dat);
-    cli_buf_free(&t12_csv);
-    cli_buf_free(&t12_dat);
-    cli_buf_free(&t9_csv);
-    cli_buf_free(&t10_dat);
-    cli_buf_free(&t11_dat);
+    for (int s = 0; s < N_STEP; s++)
+        cli_buf_free(&r.section[s]);
     cli_buf_free(&sum);
+    if (r.prev != NULL)
+        prior_free(r.prev);
     if (!ok)
         return CLI_EXIT_USAGE;
     return all_pass ? CLI_EXIT_OK : 1;

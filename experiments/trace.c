@@ -4,11 +4,13 @@
 #endif
 
 #include <ctype.h>
+#include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/exact_decimal.h"
 #include "experiments/cli.h"
 
 #define CMD "trace"
@@ -22,6 +24,13 @@
  * exact sum, carry-out, normalisation) is computed here from the operand
  * bits with exact integer arithmetic on bit arrays, and checked against
  * the event's exact value; a mismatch is an internal error (exit 1).
+ *
+ * Every decimal shown (exact values, errors, fractions of an ulp, the
+ * input errors of decimal operands) is computed here exactly with GMP from
+ * the operand bits and the operands' text (analysis/exact_decimal.h), not
+ * from the event's 128-bit windows: a value whose decimal expansion ends is
+ * written whole, a quotient or square root that does not end is written to
+ * XDEC_DIGITS significant digits (each a true digit) and "...".
  */
 
 /*----------------------------------------------------------------------------
@@ -224,6 +233,20 @@ xn_to_dyadic(const xnum *x, sf_dyadic *d)
         else
             d->hi |= v << (i - 64);
     }
+}
+
+/* Q = x exactly. */
+static void
+xn_to_mpq(const xnum *x, mpq_t q)
+{
+    mpz_t z;
+
+    mpz_init(z);
+    for (int64_t i = 0; i < x->n; i++)
+        if (x->bit[i])
+            mpz_setbit(z, (mp_bitcnt_t)i);
+    xdec_set_dyadic(q, x->sign, z, x->lsb);
+    mpz_clear(z);
 }
 
 /* Weight of the lowest 1 bit of a dyadic's window (W_NONE if none).  The
@@ -589,8 +612,12 @@ typedef struct
     bool json, explain;
     cli_color_when color_when;
     uint64_t seed;
-    int n_operands;
+    int n_operands, cap_operands;
     char **operand_text;
+    const char **operand_file; /* NULL: the command line; else its name */
+    long *operand_line;
+    char **file_text; /* the contents of operand files, owned */
+    int n_files;
     cli_number *num;
 
     /* output */
@@ -760,6 +787,10 @@ typedef struct
     sf_event ev;
     xnum exact;        /* exact value (the event's window when tail) */
     bool tail;
+    /* where the exact value comes from, for its decimal: EX_BITS, the
+       bits in exact; EX_DIV, ex_a / ex_b; EX_SQRT, sqrt(ex_a) */
+    enum { EX_BITS, EX_DIV, EX_SQRT } ex_kind;
+    opnd ex_a, ex_b;
     bool special;      /* no rounding happened: NaN, Inf, exact zero */
     const char *special_why;
     const char *context; /* first sentence of --explain, or NULL */
@@ -784,13 +815,111 @@ split_free(split *s)
     cli_buf_free(&s->fraction_ulps);
 }
 
+/* Q = the value of a finite or zero operand. */
+static void
+opnd_to_mpq(const opnd *o, mpq_t q)
+{
+    mpz_t z;
+
+    if (o->k != K_FINITE) {
+        mpq_set_ui(q, 0, 1);
+        return;
+    }
+    mpz_init(z);
+    mpz_import(z, 1, -1, sizeof o->sig, 0, 0, &o->sig);
+    xdec_set_dyadic(q, o->sign, z, o->e - (int64_t)o->f->frac_bits);
+    mpz_clear(z);
+}
+
+/* Q = Q * 2^e. */
+static void
+mpq_scale2(mpq_t q, int64_t e)
+{
+    if (e >= 0)
+        mpq_mul_2exp(q, q, (mp_bitcnt_t)e);
+    else
+        mpq_div_2exp(q, q, (mp_bitcnt_t)-e);
+}
+
+typedef enum
+{
+    V_EXACT,     /* the exact value v */
+    V_ERROR,     /* result - v */
+    V_ERROR_ULP, /* (result - v) / ulp */
+    V_DISCARDED  /* the discarded part of |v|, in ulps */
+} quantity;
+
+/* The exact decimal of a quantity of rounding R, from malloc (NULL when
+   memory runs out).  v = A + B sqrt(C), computed from the operand bits. */
+static char *
+rounding_str(const rounding *r, quantity k)
+{
+    mpq_t a, b, c, x;
+    mpz_t z;
+    int64_t u = r->ev.ulp_exp;
+    char *str;
+
+    mpq_init(a);
+    mpq_init(b);
+    mpq_init(c);
+    mpq_init(x);
+    mpz_init(z);
+    switch (r->ex_kind) {
+    case EX_DIV:
+        opnd_to_mpq(&r->ex_a, a);
+        opnd_to_mpq(&r->ex_b, x);
+        mpq_div(a, a, x);
+        break;
+    case EX_SQRT:
+        opnd_to_mpq(&r->ex_a, c);
+        mpq_set_ui(b, 1, 1);
+        break;
+    case EX_BITS:
+    default:
+        xn_to_mpq(&r->exact, a);
+        break;
+    }
+    if (k == V_ERROR || k == V_ERROR_ULP) {
+        opnd o;
+        decode(r->f, r->ev.result, false, &o);
+        opnd_to_mpq(&o, x);
+        mpq_sub(a, x, a);
+        mpq_neg(b, b);
+    } else if (k == V_DISCARDED) {
+        /* |v| / ulp minus the kept bits (those at and above the ulp; the
+           window's when v does not end, which are v's) */
+        if (r->exact.sign) {
+            mpq_neg(a, a);
+            mpq_neg(b, b);
+        }
+        for (int64_t i = 0; i < r->exact.n; i++)
+            if (r->exact.bit[i] && r->exact.lsb + i >= u)
+                mpz_setbit(z, (mp_bitcnt_t)(r->exact.lsb + i - u));
+    }
+    if (k == V_ERROR_ULP || k == V_DISCARDED) {
+        mpq_scale2(a, -u);
+        mpq_scale2(b, -u);
+        mpq_set_z(x, z);
+        mpq_sub(a, a, x);
+    }
+    str = xdec_sqrt_affine(a, b, c);
+    mpq_clear(a);
+    mpq_clear(b);
+    mpq_clear(c);
+    mpq_clear(x);
+    mpz_clear(z);
+    return str;
+}
+
+/* S, or a marker when memory ran out. */
+#define STR_OR(s) ((s) != NULL ? (s) : "(out of memory)")
+
 static void
 make_split(trace_ctx *t, const rounding *r, split *s)
 {
     const sf_event *ev = &r->ev;
     int64_t u = ev->ulp_exp, low = xn_low(&r->exact);
     int64_t fb = (int64_t)r->f->frac_bits;
-    xnum d;
 
     cli_buf_init(&s->kept);
     cli_buf_init(&s->kept_frac);
@@ -815,19 +944,13 @@ make_split(trace_ctx *t, const rounding *r, split *s)
     if (r->tail)
         cli_buf_puts(&s->discarded, "...");
 
-    /* the discarded fraction of an ulp, exactly: bits below u, / 2^u */
-    d = r->exact;
-    d.sign = false;
-    for (int64_t i = 0; i < d.n; i++)
-        if (d.lsb + i >= u)
-            d.bit[i] = 0;
+    /* the discarded fraction of an ulp, exactly */
     {
-        sf_dyadic dy;
-        char buf[DEC_MAX];
-        xn_to_dyadic(&d, &dy);
-        dy.exp = (int32_t)(dy.exp - u);
-        dy.tail = dy.tail || r->tail;
-        cli_buf_puts(&s->fraction_ulps, dyadic_str(buf, sizeof buf, &dy));
+        char *d = rounding_str(r, V_DISCARDED);
+        if (d == NULL)
+            internal_error(t, "out of memory");
+        cli_buf_puts(&s->fraction_ulps, STR_OR(d));
+        free(d);
     }
 
     /* SR: F = top 64 discarded bits, lower ones jammed into its last bit */
@@ -1013,9 +1136,8 @@ explain_text(const rounding *r, const split *s, cli_buf *o)
     const sf_event *ev = &r->ev;
     bool neg = ev->exact.sign;
     bool inexact = ev->guard || ev->round || ev->sticky;
-    char res[40], dec[DEC_MAX], err[DEC_MAX], ub[DEC_MAX];
+    char res[40], dec[DEC_MAX], *err, *ub;
     const char *fmt = r->f->name;
-    sf_dyadic eu = ev->error;
 
     ref_str(res, sizeof res, r->f, ev->result);
     if (r->context != NULL)
@@ -1133,13 +1255,15 @@ explain_text(const rounding *r, const split *s, cli_buf *o)
                                  SF_PRINT_EXACT));
         return;
     }
-    eu.exp -= ev->ulp_exp;
+    err = rounding_str(r, V_ERROR);
+    ub = rounding_str(r, V_ERROR_ULP);
     cli_buf_printf(o, "The result is %s = %s; the error (result - exact) is "
                    "%s = %s ulp", res,
                    value_str(dec, sizeof dec, r->f, ev->result,
                              SF_PRINT_EXACT),
-                   dyadic_str(err, sizeof err, &ev->error),
-                   dyadic_str(ub, sizeof ub, &eu));
+                   STR_OR(err), STR_OR(ub));
+    free(err);
+    free(ub);
     if (ev->dir != 0)
         cli_buf_printf(o, ": %s, because the value is %s and it was rounded "
                        "%s in magnitude.",
@@ -1159,16 +1283,36 @@ show_rounding(trace_ctx *t, const rounding *r)
     const sf_event *ev = &r->ev;
     split s;
     cli_buf dec_line, expl;
-    char buf[DEC_MAX], eub[DEC_MAX], flags[6];
+    char buf[DEC_MAX], flags[6];
     sf_dyadic eu = ev->error;
+    char *xs = NULL, *es = NULL, *us = NULL;
 
     make_split(t, r, &s);
+    if (!r->special) {
+        /* computed exactly here; the event's windows are only checked */
+        xs = rounding_str(r, V_EXACT);
+        es = rounding_str(r, V_ERROR);
+        us = rounding_str(r, V_ERROR_ULP);
+        if (xs == NULL || es == NULL || us == NULL)
+            internal_error(t, "out of memory");
+    } else {
+        xs = malloc(DEC_MAX);
+        es = malloc(DEC_MAX);
+        us = malloc(DEC_MAX);
+        if (xs == NULL || es == NULL || us == NULL) {
+            internal_error(t, "out of memory");
+        } else {
+            eu.exp -= ev->ulp_exp;
+            dyadic_str(xs, DEC_MAX, &ev->exact);
+            dyadic_str(es, DEC_MAX, &ev->error);
+            dyadic_str(us, DEC_MAX, &eu);
+        }
+    }
     cli_buf_init(&dec_line);
     cli_buf_init(&expl);
     decision_text(t, r, &s, &dec_line);
     if (t->explain)
         explain_text(r, &s, &expl);
-    eu.exp -= ev->ulp_exp;
     sf_flags_str(ev->flags, flags);
     t->n_roundings++;
     if (ev->dir != 0)
@@ -1181,8 +1325,7 @@ show_rounding(trace_ctx *t, const rounding *r)
         cli_json_bool(t->j, "rounded", !r->special);
         if (r->special)
             cli_json_string(t->j, "reason", r->special_why);
-        cli_json_string(t->j, "exact", dyadic_str(buf, sizeof buf,
-                                                   &ev->exact));
+        cli_json_string(t->j, "exact", STR_OR(xs));
         if (!r->special) {
             cli_buf eb;
             cli_buf_init(&eb);
@@ -1219,10 +1362,8 @@ show_rounding(trace_ctx *t, const rounding *r)
             cli_json_null(t->j, "error");
             cli_json_null(t->j, "error_ulps");
         } else {
-            cli_json_string(t->j, "error", dyadic_str(buf, sizeof buf,
-                                                       &ev->error));
-            cli_json_string(t->j, "error_ulps", dyadic_str(eub, sizeof eub,
-                                                            &eu));
+            cli_json_string(t->j, "error", STR_OR(es));
+            cli_json_string(t->j, "error_ulps", STR_OR(us));
         }
         cli_json_string(t->j, "flags", flags);
         cli_json_bool(t->j, "inexact", (ev->flags & SF_FLAG_INEXACT) != 0);
@@ -1240,8 +1381,7 @@ show_rounding(trace_ctx *t, const rounding *r)
             size_t klen = s.kept.len;
             cli_buf_puts(b, "  exact    ");
             put_exact_binary(b, &r->exact, r->tail);
-            cli_buf_printf(b, " = %s\n",
-                           dyadic_str(buf, sizeof buf, &ev->exact));
+            cli_buf_printf(b, " = %s\n", STR_OR(xs));
             cli_buf_printf(b, "  round to %s (%u fraction bits, %s) at the "
                            "ulp 2^%d:\n", r->f->name, r->f->frac_bits,
                            sf_round_name(r->mode), ev->ulp_exp);
@@ -1262,16 +1402,13 @@ show_rounding(trace_ctx *t, const rounding *r)
         put_wrapped2(b, buf_str(&dec_line), "  decision ", "           ");
         put_value_line(t, "result", r->f, ev->result, NULL);
         if (!r->special)
-            cli_buf_printf(b, "  exact    %s\n",
-                           dyadic_str(buf, sizeof buf, &ev->exact));
+            cli_buf_printf(b, "  exact    %s\n", STR_OR(xs));
         if (ev->error_infinite)
             cli_buf_puts(b, "  error    infinite (the result is not "
                             "finite)\n");
         else if (!r->special || ev->dir != 0)
             cli_buf_printf(b, "  error    %s = %s ulp (result - exact, ulp "
-                           "2^%d)\n", dyadic_str(buf, sizeof buf,
-                                                 &ev->error),
-                           dyadic_str(eub, sizeof eub, &eu), ev->ulp_exp);
+                           "2^%d)\n", STR_OR(es), STR_OR(us), ev->ulp_exp);
         cli_buf_printf(b, "  flags    %s%s%s%s%s%s\n", flags,
                        ev->tiny ? "  tiny" : "",
                        ev->subnormal ? "  subnormal result" : "",
@@ -1288,6 +1425,9 @@ show_rounding(trace_ctx *t, const rounding *r)
     split_free(&s);
     cli_buf_free(&dec_line);
     cli_buf_free(&expl);
+    free(xs);
+    free(es);
+    free(us);
 }
 
 /* Fill R from the captured event; X is the exact value computed here (NULL
@@ -1303,6 +1443,7 @@ setup_rounding(trace_ctx *t, rounding *r, const char *title,
     r->f = f;
     r->mode = mode;
     r->ev = *ev;
+    r->ex_kind = EX_BITS;
     if (x != NULL) {
         r->exact = *x;
         r->tail = false;
@@ -1608,14 +1749,53 @@ alignment_context(const alignment *al, const addend *a, const addend *b,
 /*----------------------------------------------------------------------------
  * Operands and conversions into the working format.
  *--------------------------------------------------------------------------*/
+/* Text of (value of BITS in F) - X, exactly, from malloc (NULL when
+   memory runs out). */
+static char *
+error_str(const sf_format *f, uint64_t bits, const mpq_t x)
+{
+    mpq_t v;
+    opnd o;
+    char *str;
+
+    mpq_init(v);
+    decode(f, bits, false, &o);
+    opnd_to_mpq(&o, v);
+    mpq_sub(v, v, x);
+    str = xdec_rational(v);
+    mpq_clear(v);
+    return str;
+}
+
+/* The error of reading the text of operand N (not prefixed), value -
+   text, exactly (the text was checked by xdec_parse when it was read). */
+static char *
+input_error_str(trace_ctx *t, const cli_number *n)
+{
+    mpq_t x;
+    bool neg;
+    char *str = NULL;
+
+    mpq_init(x);
+    if (xdec_parse(x, &neg, n->text) == XDEC_OK)
+        str = error_str(n->fmt, n->bits, x);
+    else
+        internal_error(t, "operand '%s' cannot be read exactly", n->text);
+    mpq_clear(x);
+    if (str == NULL)
+        internal_error(t, "out of memory");
+    return str;
+}
+
 /* Note the rounding of a decimal operand that TARGET cannot hold. */
 static void
 note_decimal(trace_ctx *t, int i, const cli_number *n)
 {
-    char ref[40], dec[DEC_MAX], err[DEC_MAX];
+    char ref[40], dec[DEC_MAX], *err;
 
     if (!n->inexact || t->j != NULL)
         return;
+    err = n->ev.error_infinite ? NULL : input_error_str(t, n);
     ref_str(ref, sizeof ref, n->fmt, n->bits);
     cli_buf_printf(t->b, "  %snote%s: x%d '%s' is not exactly representable "
                    "in %s; read with %s as %s = %s (error %s)\n",
@@ -1623,16 +1803,14 @@ note_decimal(trace_ctx *t, int i, const cli_number *n)
                    n->fmt->name, sf_round_name(t->in_mode), ref,
                    value_str(dec, sizeof dec, n->fmt, n->bits,
                              SF_PRINT_EXACT),
-                   n->ev.error_infinite
-                       ? "infinite: overflow"
-                       : dyadic_str(err, sizeof err, &n->ev.error));
+                   n->ev.error_infinite ? "infinite: overflow"
+                                        : STR_OR(err));
+    free(err);
 }
 
 static void
 json_operand(trace_ctx *t, int i, const cli_number *n)
 {
-    char dec[DEC_MAX];
-
     cli_json_object_begin(t->j, NULL);
     cli_json_int(t->j, "index", i);
     cli_json_string(t->j, "text", n->text);
@@ -1643,10 +1821,11 @@ json_operand(trace_ctx *t, int i, const cli_number *n)
         cli_json_string(t->j, "in_mode", sf_round_name(t->in_mode));
         if (n->inexact && n->ev.error_infinite)
             cli_json_string(t->j, "input_error", "inf");
-        else if (n->inexact)
-            cli_json_string(t->j, "input_error",
-                            dyadic_str(dec, sizeof dec, &n->ev.error));
-        else
+        else if (n->inexact) {
+            char *err = input_error_str(t, n);
+            cli_json_string(t->j, "input_error", STR_OR(err));
+            free(err);
+        } else
             cli_json_string(t->j, "input_error", "0");
     }
     cli_json_object_end(t->j);
@@ -1659,7 +1838,9 @@ operand_in(trace_ctx *t, int i, const sf_format *f)
 {
     const cli_number *n = &t->num[i - 1];
     uint64_t z;
-    char ref[40], ref2[40], dec[DEC_MAX];
+    char ref[40], ref2[40], *err = NULL;
+    opnd o;
+    mpq_t x;
 
     if (n->fmt == f)
         return n->bits;
@@ -1669,6 +1850,16 @@ operand_in(trace_ctx *t, int i, const sf_format *f)
     took_one_event(t, &t->conv_cap, "an operand conversion");
     ref_str(ref, sizeof ref, n->fmt, n->bits);
     ref_str(ref2, sizeof ref2, f, z);
+    if (!t->conv_cap.ev.error_infinite) {
+        /* the error, exactly: z - the operand's value */
+        mpq_init(x);
+        decode(n->fmt, n->bits, false, &o);
+        opnd_to_mpq(&o, x);
+        err = error_str(f, z, x);
+        mpq_clear(x);
+        if (err == NULL)
+            internal_error(t, "out of memory");
+    }
     if (t->j != NULL) {
         cli_json_object_begin(t->j, "conversion");
         cli_json_int(t->j, "operand", i);
@@ -1678,25 +1869,22 @@ operand_in(trace_ctx *t, int i, const sf_format *f)
         cli_json_bool(t->j, "exact", t->conv_cap.ev.dir == 0
                                          && !(t->conv_env.flags
                                               & SF_FLAG_INEXACT));
-        cli_json_string(t->j, "error",
-                        t->conv_cap.ev.error_infinite
-                            ? "inf"
-                            : dyadic_str(dec, sizeof dec,
-                                         &t->conv_cap.ev.error));
+        cli_json_string(t->j, "error", t->conv_cap.ev.error_infinite
+                                           ? "inf"
+                                           : STR_OR(err));
         cli_json_object_end(t->j);
     } else if (t->conv_env.flags & SF_FLAG_INEXACT) {
         cli_buf_printf(t->b, "  %snote%s: x%d %s is not exactly "
                        "representable in %s; converted with %s to %s "
                        "(error %s)\n", sgr(t, SGR_NOTE), sgr(t, SGR_RESET),
                        i, ref, f->name, sf_round_name(t->in_mode), ref2,
-                       t->conv_cap.ev.error_infinite
-                           ? "infinite"
-                           : dyadic_str(dec, sizeof dec,
-                                        &t->conv_cap.ev.error));
+                       t->conv_cap.ev.error_infinite ? "infinite"
+                                                     : STR_OR(err));
     } else {
         cli_buf_printf(t->b, "  x%d %s converted to %s exactly: %s\n", i, ref,
                        f->name, ref2);
     }
+    free(err);
     return z;
 }
 
@@ -1914,9 +2102,9 @@ summary(trace_ctx *t, const sf_format *f, uint64_t result,
         const sf_event *final_ev)
 {
     xnum *x = malloc(3 * sizeof *x);
-    char buf[DEC_MAX], ebuf[DEC_MAX], ubuf[DEC_MAX], flags[6], ref[40];
+    char buf[DEC_MAX], flags[6], ref[40];
+    char *exact = NULL, *err = NULL, *eu = NULL;
     bool have = false;
-    sf_dyadic exact, err, eu;
 
     if (x == NULL) {
         internal_error(t, "out of memory");
@@ -1932,21 +2120,27 @@ summary(trace_ctx *t, const sf_format *f, uint64_t result,
         x[0].sign = !x[0].sign;
         have = xn_add(&x[2], &x[1], &x[0]);
         x[0].sign = !x[0].sign;
-        xn_to_dyadic(&x[0], &exact);
-        xn_to_dyadic(&x[2], &err);
-        eu = err;
-        eu.exp -= final_ev->ulp_exp;
+        if (have) {
+            mpq_t q;
+            mpq_init(q);
+            xn_to_mpq(&x[0], q);
+            exact = xdec_rational(q);
+            xn_to_mpq(&x[2], q);
+            err = xdec_rational(q);
+            mpq_scale2(q, -(int64_t)final_ev->ulp_exp);
+            eu = xdec_rational(q);
+            mpq_clear(q);
+            if (exact == NULL || err == NULL || eu == NULL)
+                internal_error(t, "out of memory");
+        }
     }
     if (t->j != NULL) {
         cli_json_object_begin(t->j, "summary");
         json_value(t, "result", f, result);
         if (have) {
-            cli_json_string(t->j, "exact_sum", dyadic_str(buf, sizeof buf,
-                                                          &exact));
-            cli_json_string(t->j, "error", dyadic_str(ebuf, sizeof ebuf,
-                                                      &err));
-            cli_json_string(t->j, "error_ulps", dyadic_str(ubuf, sizeof ubuf,
-                                                           &eu));
+            cli_json_string(t->j, "exact_sum", STR_OR(exact));
+            cli_json_string(t->j, "error", STR_OR(err));
+            cli_json_string(t->j, "error_ulps", STR_OR(eu));
             cli_json_int(t->j, "ulp_exp", final_ev->ulp_exp);
         }
         cli_json_int(t->j, "roundings", t->n_roundings);
@@ -1965,11 +2159,10 @@ summary(trace_ctx *t, const sf_format *f, uint64_t result,
                                  SF_PRINT_EXACT));
         if (have) {
             cli_buf_printf(t->b, "  exact sum    %s (the operands as "
-                           "given)\n", dyadic_str(buf, sizeof buf, &exact));
+                           "given)\n", STR_OR(exact));
             cli_buf_printf(t->b, "  total error  %s = %s ulp of %s (result "
-                           "- exact sum)\n",
-                           dyadic_str(ebuf, sizeof ebuf, &err),
-                           dyadic_str(ubuf, sizeof ubuf, &eu), f->name);
+                           "- exact sum)\n", STR_OR(err), STR_OR(eu),
+                           f->name);
         }
         cli_buf_printf(t->b, "  roundings    %d, %d inexact\n",
                        t->n_roundings, t->n_inexact);
@@ -1978,6 +2171,9 @@ summary(trace_ctx *t, const sf_format *f, uint64_t result,
             cli_buf_printf(t->b, "  sr draws     %" PRIu64 " (seed %" PRIu64
                            ")\n", t->env.sr_counter, t->seed);
     }
+    free(exact);
+    free(err);
+    free(eu);
     free(x);
 }
 
@@ -2365,12 +2561,20 @@ run_op(trace_ctx *t)
             break;
         }
         check_quotient(t, &t->cap.ev, &o[0], &o[1], is_sqrt);
-        if (t->j == NULL)
-            cli_buf_printf(t->b, "  the exact %s is %s binary fraction: "
-                           "shown to the event's 128-bit window%s\n",
-                           is_sqrt ? "square root" : "quotient",
-                           r->tail ? "an infinite" : "a finite",
-                           r->tail ? ", '...' marks the infinite rest" : "");
+        r->ex_kind = is_sqrt ? EX_SQRT : EX_DIV;
+        r->ex_a = o[0];
+        r->ex_b = o[1];
+        if (t->j == NULL && r->tail)
+            cli_buf_printf(t->b, "  the exact %s is an infinite binary "
+                           "fraction: its bits are shown to the event's "
+                           "128-bit window, '...' marks the infinite rest; "
+                           "a decimal that does not end is shown to %d "
+                           "significant digits, then '...'\n",
+                           is_sqrt ? "square root" : "quotient", XDEC_DIGITS);
+        else if (t->j == NULL)
+            cli_buf_printf(t->b, "  the exact %s is a finite binary "
+                           "fraction\n", is_sqrt ? "square root"
+                                                  : "quotient");
         break;
     }
     case OP_CONVERT:
@@ -2439,6 +2643,7 @@ trace_help(FILE *out)
 {
     fputs(
         "usage: bf16emu trace [options] X1 [X2 ...]\n"
+        "       bf16emu trace [options] @FILE | -\n"
         "       bf16emu trace --op OP [options] A [B [C]]\n"
         "\n"
         "Traces the accumulation X1 + X2 + ... + Xn in the accumulator "
@@ -2454,6 +2659,16 @@ trace_help(FILE *out)
         "tf32:, e4m3:, e5m2:,\nf64:).  Numbers are read into the working "
         "format with --in-mode; bit\npatterns keep their format and are "
         "converted (a note says when inexactly).\n"
+        "@FILE reads operands from FILE, - from standard input: numbers "
+        "separated by\nblanks or newlines, '#' to the end of the line a "
+        "comment; they take the\nplace of the argument, and may be mixed "
+        "with operands on the command line.\n"
+        "\n"
+        "Every decimal printed is exact: values, sums, errors and the "
+        "error of reading\na decimal or hex-float operand (result - the "
+        "text's value) are written to\ntheir last digit; a quotient or "
+        "square root that does not end is written to\n40 significant "
+        "digits, each a true digit, then '...'.\n"
         "\n"
         "options:\n"
         "  --acc FMT         accumulator format (default f32)\n"
@@ -2487,6 +2702,7 @@ trace_help(FILE *out)
         "example (the paper's addition):\n"
         "  bf16emu trace f32:0xC01A0E2E bf16:0xC013\n"
         "  bf16emu trace -2.40625 -0x1.c5cp-11 -2.296875\n"
+        "  seq 1 1000 | sed 's/$/e-3/' | bf16emu trace --acc bf16 -\n"
         "\n"
         "Exit status: 0 ok, 1 an internal check failed, 2 bad usage or "
         "input.\n",
@@ -2522,6 +2738,160 @@ operand_count(op_kind op)
     }
 }
 
+/*----------------------------------------------------------------------------
+ * Operands from files: @FILE, or - for standard input.
+ *--------------------------------------------------------------------------*/
+/* Appends operand TEXT (from FILE's line LINE; FILE NULL for the command
+   line). */
+static bool
+add_operand(trace_ctx *t, char *text, const char *file, long line)
+{
+    if (t->n_operands == t->cap_operands) {
+        int cap = t->cap_operands < 16 ? 16 : 2 * t->cap_operands;
+        char **tx = realloc(t->operand_text, (size_t)cap * sizeof *tx);
+        const char **fl;
+        long *ln;
+        if (tx == NULL)
+            return false;
+        t->operand_text = tx;
+        fl = realloc(t->operand_file, (size_t)cap * sizeof *fl);
+        if (fl == NULL)
+            return false;
+        t->operand_file = fl;
+        ln = realloc(t->operand_line, (size_t)cap * sizeof *ln);
+        if (ln == NULL)
+            return false;
+        t->operand_line = ln;
+        t->cap_operands = cap;
+    }
+    t->operand_text[t->n_operands] = text;
+    t->operand_file[t->n_operands] = file;
+    t->operand_line[t->n_operands] = line;
+    t->n_operands++;
+    return true;
+}
+
+/* Reads the operands of ARG ("@FILE" or "-"): whitespace-separated
+   tokens, '#' to the end of the line a comment.  Returns CLI_EXIT_OK, or
+   CLI_EXIT_USAGE after a message naming the file. */
+static int
+read_operand_file(trace_ctx *t, const char *arg)
+{
+    bool is_stdin = strcmp(arg, "-") == 0;
+    const char *name = is_stdin ? "stdin" : arg + 1;
+    FILE *fp;
+    char *buf = NULL, **files;
+    size_t len = 0, cap = 0;
+    long line = 1;
+
+    if (!is_stdin && name[0] == '\0')
+        return cli_error(CMD, "operand '@': expected a file name after '@' "
+                         "(e.g. @operands.txt), or - for standard input");
+    fp = is_stdin ? stdin : fopen(name, "rb");
+    if (fp == NULL)
+        return cli_error(CMD, "operand file '%s': cannot open it (%s)", name,
+                         strerror(errno));
+    for (;;) {
+        size_t got;
+        if (cap - len < 4096) {
+            char *nb = realloc(buf, cap + 65536);
+            if (nb == NULL) {
+                free(buf);
+                if (!is_stdin)
+                    fclose(fp);
+                return cli_error(CMD, "out of memory");
+            }
+            buf = nb;
+            cap += 65536;
+        }
+        got = fread(buf + len, 1, cap - len - 1, fp);
+        len += got;
+        if (got == 0)
+            break;
+    }
+    if (ferror(fp)) {
+        int e = errno;
+        free(buf);
+        if (!is_stdin)
+            fclose(fp);
+        return cli_error(CMD, "operand file '%s': cannot read it (%s)", name,
+                         strerror(e));
+    }
+    if (!is_stdin)
+        fclose(fp);
+    buf[len] = '\0';
+    files = realloc(t->file_text, (size_t)(t->n_files + 1) * sizeof *files);
+    if (files == NULL) {
+        free(buf);
+        return cli_error(CMD, "out of memory");
+    }
+    t->file_text = files;
+    t->file_text[t->n_files++] = buf;
+
+    /* tokens, split in place */
+    for (size_t i = 0; i < len;) {
+        char c = buf[i];
+        if (c == '\0')
+            return cli_error(CMD, "%s:%ld: a NUL byte (expected text: "
+                             "numbers separated by white space)", name, line);
+        if (c == '\n') {
+            line++;
+            i++;
+        } else if (isspace((unsigned char)c)) {
+            i++;
+        } else if (c == '#') {
+            while (i < len && buf[i] != '\n')
+                i++;
+        } else {
+            size_t start = i;
+            while (i < len && buf[i] != '\0' && buf[i] != '#'
+                   && !isspace((unsigned char)buf[i]))
+                i++;
+            if (i < len && buf[i] == '#') {
+                /* a comment right after the token: end the token, skip
+                   the comment */
+                buf[i] = '\0';
+                while (i < len && buf[i] != '\n')
+                    i++;
+            } else if (i < len && buf[i] != '\0') {
+                char sep = buf[i];
+                buf[i] = '\0';
+                i++;
+                if (sep == '\n') {
+                    if (!add_operand(t, buf + start, name, line))
+                        return cli_error(CMD, "out of memory");
+                    line++;
+                    continue;
+                }
+            }
+            if (!add_operand(t, buf + start, name, line))
+                return cli_error(CMD, "out of memory");
+        }
+    }
+    return CLI_EXIT_OK;
+}
+
+/* "FILE:LINE: " for an operand read from a file, else "". */
+static const char *
+operand_where(const trace_ctx *t, int i, char *buf, size_t n)
+{
+    if (t->operand_file[i] == NULL)
+        return "";
+    snprintf(buf, n, "%s:%ld: ", t->operand_file[i], t->operand_line[i]);
+    return buf;
+}
+
+static void
+free_operands(trace_ctx *t)
+{
+    for (int i = 0; i < t->n_files; i++)
+        free(t->file_text[i]);
+    free(t->file_text);
+    free(t->operand_text);
+    free(t->operand_file);
+    free(t->operand_line);
+}
+
 int
 trace_main(int argc, char **argv)
 {
@@ -2533,8 +2903,8 @@ trace_main(int argc, char **argv)
     int id, rc = CLI_EXIT_OK;
     bool ftz = false, daz = false, acc_given = false, acc_mode_given = false,
          out_given = false, fmt_given = false;
-    char why[512];
-    sf_env env = SF_ENV_IEEE;
+    char why[512], where[300];
+    sf_env env = cli_env_ieee();
 
     if (t == NULL)
         return cli_error(CMD, "out of memory");
@@ -2545,11 +2915,6 @@ trace_main(int argc, char **argv)
     t->acc_mode = t->mode = t->in_mode = SF_RNE;
     t->env_name = "ieee";
     t->color_when = CLI_COLOR_AUTO;
-    t->operand_text = calloc((size_t)argc, sizeof *t->operand_text);
-    if (t->operand_text == NULL) {
-        free(t);
-        return cli_error(CMD, "out of memory");
-    }
 
     cli_parser_init(&p, CMD, argc, argv);
     while ((id = cli_parser_next(&p, options, &v)) != CLI_ARG_END) {
@@ -2559,7 +2924,10 @@ trace_main(int argc, char **argv)
             ok = false;
             break;
         case CLI_ARG_OPERAND:
-            t->operand_text[t->n_operands++] = (char *)v;
+            if (v[0] == '@' || strcmp(v, "-") == 0)
+                ok = read_operand_file(t, v) == CLI_EXIT_OK;
+            else if (!add_operand(t, (char *)v, NULL, 0))
+                ok = cli_error(CMD, "out of memory") == CLI_EXIT_OK;
             break;
         case O_ACC:
             ok = cli_parse_format(CMD, "--acc", v, true, &t->acc);
@@ -2610,14 +2978,14 @@ trace_main(int argc, char **argv)
             break;
         case O_HELP:
             trace_help(stdout);
-            free(t->operand_text);
+            free_operands(t);
             free(t);
             return CLI_EXIT_OK;
         default:
             break;
         }
         if (!ok) {
-            free(t->operand_text);
+            free_operands(t);
             free(t);
             return CLI_EXIT_USAGE;
         }
@@ -2682,14 +3050,36 @@ trace_main(int argc, char **argv)
         const sf_format *target = t->op == OP_ACCUMULATE ? t->acc : t->fmt;
         if (!cli_parse_number(t->operand_text[i], target, t->in_mode,
                               &t->num[i], why, sizeof why)) {
-            rc = cli_error(CMD, "operand %d '%s': %s", i + 1,
+            rc = cli_error(CMD, "%soperand %d '%s': %s",
+                           operand_where(t, i, where, sizeof where), i + 1,
                            t->operand_text[i], why);
             goto out_free;
         }
+        if (!t->num[i].prefixed) {
+            /* the input error is shown exactly: the text's value must be
+               within reach */
+            mpq_t x;
+            bool neg;
+            xdec_status st;
+            mpq_init(x);
+            st = xdec_parse(x, &neg, t->operand_text[i]);
+            mpq_clear(x);
+            if (st == XDEC_RANGE) {
+                rc = cli_error(CMD, "%soperand %d '%s': the exponent is "
+                               "out of range (expected a decimal exponent "
+                               "within +-%d, or a binary one within +-%d)",
+                               operand_where(t, i, where, sizeof where),
+                               i + 1, t->operand_text[i], XDEC_EXP10_MAX,
+                               XDEC_EXP2_MAX);
+                goto out_free;
+            }
+        }
         if (t->op != OP_ACCUMULATE && t->op != OP_CONVERT
             && t->num[i].fmt == &sf_format_f64) {
-            rc = cli_error(CMD, "operand %d '%s': f64 operands are for "
-                           "--op convert only", i + 1, t->operand_text[i]);
+            rc = cli_error(CMD, "%soperand %d '%s': f64 operands are for "
+                           "--op convert only",
+                           operand_where(t, i, where, sizeof where), i + 1,
+                           t->operand_text[i]);
             goto out_free;
         }
     }
@@ -2704,10 +3094,7 @@ trace_main(int argc, char **argv)
     t->sink.fn = on_event;
     t->sink.user = &t->cap;
     t->env.events = &t->sink;
-    {
-        sf_env ieee = SF_ENV_IEEE;
-        t->conv_env = ieee;
-    }
+    t->conv_env = cli_env_ieee();
     t->conv_env.sr_seed = t->seed;
     t->conv_sink.fn = on_event;
     t->conv_sink.user = &t->conv_cap;
@@ -2746,7 +3133,7 @@ trace_main(int argc, char **argv)
 
 out_free:
     free(t->num);
-    free(t->operand_text);
+    free_operands(t);
     free(t);
     return rc;
 }

@@ -250,33 +250,62 @@ uint64_t sf_mma_dot(const sf_mma_model *m, const sf_format *fa, const void *a,
 /* GEMM: D = A * B + C with A [M x K], B [K x N], C and D [M x N], all
    row-major; each D[i][j] is sf_mma_dot of row i of A and column j of B
    with C[i][j] (C NULL: +0).  A and B hold elements of storage_bits / 8
-   bytes; C and D accumulator bits in uint32_t.  D may alias C. */
+   bytes; C and D accumulator bits in uint32_t.  D may alias C.
+
+   Paths.  Every path gives the same bits and flags; they differ only in
+   speed.  The models of sf_mma_gemm_covers (the truncating fused models
+   with BF16 or FP16 inputs: the NVIDIA presets) have a tiled path that
+   decodes each input once per tile and three kernels for it: portable C,
+   AVX2 (with FMA, F16C and BMI2) and AVX-512; blocks that hold an Inf or
+   NaN operand go through the one-block code.  Other models, and any call
+   while ENV has an event sink, take one dot product per element.
+
+   PATH and env->isa combine so: env->isa (sf_isa, 0 = auto) caps the
+   instruction set any path may use; SF_MMA_PATH_AUTO takes the fastest
+   kernel under the cap that covers the model; SF_MMA_PATH_SCALAR takes
+   portable C whatever the cap; SF_MMA_PATH_AVX2 and SF_MMA_PATH_AVX512
+   demand that kernel and fail (return -1, nothing written) when the CPU
+   lacks it, env->isa caps below it, the model is not covered or ENV has
+   an event sink. */
 typedef enum
 {
-    SF_MMA_PATH_AUTO,   /* the vector path when it applies, else scalar */
+    SF_MMA_PATH_AUTO,   /* the fastest path allowed (see above) */
     SF_MMA_PATH_SCALAR, /* portable C */
-    SF_MMA_PATH_AVX512  /* AVX-512: needs the CPU features and a model it
+    SF_MMA_PATH_AVX512, /* AVX-512: needs the CPU features and a model it
                            covers (sf_mma_gemm_avx512_covers) */
+    SF_MMA_PATH_AVX2    /* AVX2: needs AVX2, FMA, F16C, BMI2 and a
+                           covered model */
 } sf_mma_path;
 
-/* Returns the path used (SF_MMA_PATH_SCALAR or SF_MMA_PATH_AVX512), or
-   -1 when PATH is SF_MMA_PATH_AVX512 and that path cannot run (nothing
-   is written then).  Both paths give the same bits and flags; the vector
-   path is never taken while ENV has an event sink. */
+/* Returns the path used (SF_MMA_PATH_SCALAR, SF_MMA_PATH_AVX2 or
+   SF_MMA_PATH_AVX512), or -1 when the requested PATH cannot run (nothing
+   is written then). */
 int sf_mma_gemm(const sf_mma_model *m, size_t rows, size_t cols, size_t k,
                 const sf_format *fa, const void *a, const sf_format *fb,
                 const void *b, const uint32_t *c, uint32_t *d,
                 sf_mma_path path, sf_env *env);
 
-/* Whether the running CPU has the AVX-512 GEMM path (AVX512F, AVX512CD
-   and OS support), and whether that path covers model M with inputs FA,
-   FB: SF_MMA_FUSED with C in the block, SF_MMA_ALIGN_TRUNC, F <= 40,
+/* The path sf_mma_gemm would take for M, FA, FB, PATH and ENV (its
+   event sink and isa), or -1; computes nothing. */
+int sf_mma_gemm_choose(const sf_mma_model *m, const sf_format *fa,
+                       const sf_format *fb, sf_mma_path path,
+                       const sf_env *env);
+
+/* Whether the tiled kernels cover model M with inputs FA, FB:
+   SF_MMA_FUSED with C in the block, SF_MMA_ALIGN_TRUNC, F <= 40,
    n <= 64, SF_RTZ, FP32 accumulator, BF16 or FP16 inputs, no FTZ, the
    default-NaN rule, +0 for zero sums, no storage rounding (the NVIDIA
-   presets with 16-bit inputs). */
-bool sf_mma_gemm_avx512_available(void);
+   presets with 16-bit inputs).  sf_mma_gemm_avx512_covers is the same
+   test under its older name. */
+bool sf_mma_gemm_covers(const sf_mma_model *m, const sf_format *fa,
+                        const sf_format *fb);
 bool sf_mma_gemm_avx512_covers(const sf_mma_model *m, const sf_format *fa,
                                const sf_format *fb);
+/* Whether the running CPU has the AVX-512 kernel (AVX512F, AVX512CD and
+   OS support), and the AVX2 kernel (AVX2, FMA, F16C, BMI2), and the build
+   has it. */
+bool sf_mma_gemm_avx512_available(void);
+bool sf_mma_gemm_avx2_available(void);
 
 #ifdef __cplusplus
 }

@@ -352,7 +352,10 @@ typedef enum
 size_t sf_to_string(const sf_format *f, uint64_t a, sf_print_style style,
                     char *buf, size_t n);
 /* The exact value of a dyadic number as a decimal string (same return
-   convention). A set tail is shown as a trailing "..." */
+   convention).  With a tail, the value lies strictly inside the window
+   (W 2^exp, (W + 1) 2^exp): only the leading digits that every such value
+   shares are written (each a digit of the true value, truncated), then
+   "...". */
 size_t sf_dyadic_to_string(const sf_dyadic *d, char *buf, size_t n);
 
 /* Classification (no flags). */

@@ -444,17 +444,74 @@ sf_to_string(const sf_format *f, uint64_t a, sf_print_style style, char *buf,
     return s_out_finish(&o);
 }
 
+/* The digits every value strictly between L = w 2^exp and U = (w + 1)
+   2^exp shares (0 <= w < 2^128): the truncation T_j(L) = floor(L / 10^j)
+   for the smallest j at which it equals ceil(U / 10^j) - 1, the truncation
+   of every value below U (monotone in j: agreeing at j, they agree above).
+   The digits of those values just below U are U's, its last non-zero digit
+   less one, then nines.  Writes T_j(L) to DIG (room for 2 S_DEC_MAX) and
+   *K = j; returns the number of digits (0 when T_j(L) = 0), or (size_t)-1
+   when L or U is beyond the digit capacity. */
+static size_t
+s_tail_digits(s_u128 w, int64_t exp, char *dig, int64_t *k)
+{
+    char dl[S_DEC_MAX], du[S_DEC_MAX];
+    size_t ndl = 0, ndu, nd = 0;
+    int64_t kl = 0, ku = 0, el = 0, eu, pos;
+
+    if (w != 0 && (ndl = s_exact_digits(w, exp, dl, &kl)) == 0)
+        return (size_t)-1;
+    if (w == ~(s_u128)0)
+        ndu = s_exact_digits(1, exp + 128, du, &ku);
+    else
+        ndu = s_exact_digits(w + 1, exp, du, &ku);
+    if (ndu == 0)
+        return (size_t)-1;
+    el = (int64_t)ndl - 1 + kl;
+    eu = (int64_t)ndu - 1 + ku;
+    for (pos = eu;; pos--) {
+        unsigned l = ndl > 0 && pos <= el && pos >= kl
+                         ? (unsigned)(dl[el - pos] - '0')
+                         : 0u;
+        unsigned u = pos > ku    ? (unsigned)(du[eu - pos] - '0')
+                     : pos == ku ? (unsigned)(du[eu - pos] - '0') - 1u
+                                 : 9u;
+        if (l != u)
+            break;
+    }
+    /* positions above POS agree: T_(pos+1)(L) */
+    *k = pos + 1;
+    if (ndl == 0 || el < pos + 1)
+        return 0;
+    for (int64_t q = el; q >= pos + 1; q--)
+        dig[nd++] = q >= kl ? dl[el - q] : '0';
+    return nd;
+}
+
 /* sf_dyadic_to_string -- the exact decimal value of a dyadic number.
    Values whose exact decimal would exceed the internal capacity (|exp|
    beyond about 3000) are written exactly as a normalised hex-float
-   instead. */
+   instead.  With a tail, only the digits that every value of the window
+   (W 2^exp, (W + 1) 2^exp) shares are written, then "..." (a hex-float
+   window is a binary prefix of the value, so it is written whole). */
 size_t
 sf_dyadic_to_string(const sf_dyadic *d, char *buf, size_t n)
 {
     s_out o = {buf, n, 0};
     s_u128 sig = ((s_u128)d->hi << 64) | d->lo;
 
-    if (sig == 0) {
+    if (d->tail) {
+        char dig[2 * S_DEC_MAX];
+        int64_t k = 0;
+        size_t nd = s_tail_digits(sig, d->exp, dig, &k);
+        if (nd == (size_t)-1 && sig != 0)
+            s_put_hex(&o, d->sign, sig, d->exp);
+        else if (nd == 0 || nd == (size_t)-1)
+            s_puts(&o, d->sign ? "-0" : "0");
+        else
+            s_put_decimal(&o, d->sign, dig, nd, k);
+        s_puts(&o, "...");
+    } else if (sig == 0) {
         s_puts(&o, d->sign ? "-0" : "0");
     } else {
         char dig[S_DEC_MAX];
@@ -465,7 +522,5 @@ sf_dyadic_to_string(const sf_dyadic *d, char *buf, size_t n)
         else
             s_put_hex(&o, d->sign, sig, d->exp);
     }
-    if (d->tail)
-        s_puts(&o, "...");
     return s_out_finish(&o);
 }

@@ -62,3 +62,9 @@ EXTRA_DIST += \
 	tests/data/gpu/fa_h200_d64_sink_causal.json \
 	tests/data/gpu/fa_h200_d128_repmax_beta.safetensors \
 	tests/data/gpu/fa_h200_d128_repmax_beta.json
+
+# PyTorch's four SDPA backends on the same inputs (experiments/gpu/
+# sdpa_backends.py), the dispatch grid (sdpa_dispatch_grid.py) and the
+# crafted-input probes (sdpa_probes.py), all from the H200.
+EXTRA_DIST += tests/data/gpu/backends experiments/gpu/sdpa_backends.py \
+	experiments/gpu/sdpa_dispatch_grid.py experiments/gpu/sdpa_probes.py

@@ -9,7 +9,9 @@
    two-thread time), both measured alternately in the same run; each
    figure is the median of the rounds.  Times are the CPU time of the
    measuring thread, except for the thread rows (wall clock).  Progress goes to
-   stderr, the table to stdout. */
+   stderr, the table to stdout.  BF16EMU_ISA=auto|scalar|avx2|avx512 caps
+   the vector paths of the attention rows (exit 2 for an unknown name or a
+   path this CPU lacks); the GEMM rows force each path themselves. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,8 +19,9 @@
 #include <time.h>
 
 #include "experiments/bench/bench.h"
+#include "softfloat/softfloat.h"
 
-bench_opts bench_cfg = {5, 0.05, false};
+bench_opts bench_cfg = {5, 0.05, false, 0};
 
 double
 bench_now(bool wall)
@@ -231,6 +234,25 @@ main(int argc, char **argv)
     enum { N_PARTS = sizeof parts / sizeof parts[0] };
     bool want[N_PARTS] = {false}, any = false;
     const char *hook = NULL, *nohook = NULL, *sweep_prog = NULL;
+    const char *isa = getenv("BF16EMU_ISA");
+
+    /* BF16EMU_ISA caps the vector path of the attention rows (the GEMM
+       rows force each path themselves) */
+    if (isa != NULL && isa[0] != '\0') {
+        bench_cfg.isa = sf_isa_by_name(isa);
+        if (bench_cfg.isa < 0) {
+            fprintf(stderr,
+                    "bench: BF16EMU_ISA '%s': expected auto, scalar, avx2 "
+                    "or avx512\n",
+                    isa);
+            return 2;
+        }
+        if (!sf_isa_supported((sf_isa)bench_cfg.isa)) {
+            fprintf(stderr, "bench: BF16EMU_ISA '%s': this CPU lacks it\n",
+                    isa);
+            return 2;
+        }
+    }
 
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--quick") == 0) {

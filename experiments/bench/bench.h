@@ -24,6 +24,7 @@ typedef struct
     int rounds;      /* interleaved rounds per pair; the median is kept */
     double min_time; /* seconds one timed call should last at least */
     bool quick;      /* smaller shapes, for a smoke run */
+    int isa;         /* env.isa of the attention rows (BF16EMU_ISA) */
 } bench_opts;
 
 extern bench_opts bench_cfg;

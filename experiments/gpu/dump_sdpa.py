@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """dump_sdpa.py -- PyTorch scaled-dot-product attention on the GPU, dumped.
 
-usage: dump_sdpa.py --out FILE.safetensors [--backend flash|cudnn|efficient|math]
+usage: dump_sdpa.py --out FILE.safetensors
+                    [--backend flash|cudnn|efficient|math|default]
                     [--batch B] [--heads H] [--nq NQ] [--nk NK] [--d D]
                     [--dtype bf16|fp16] [--seed N] [--causal] [--no-backward]
                     [--gen normal|repeated-max|sink] [--repeat K]
@@ -28,7 +29,14 @@ d <= 64 / 128 / larger).
 The flash forward is called through aten._scaled_dot_product_flash_attention
 (the op SDPA dispatches to for that backend), because it also returns the
 log-sum-exp; the cuDNN backend through
-aten._scaled_dot_product_cudnn_attention.  Shapes with B*H*ceil(NQ/64) >= 212
+aten._scaled_dot_product_cudnn_attention, the memory-efficient backend
+through aten._scaled_dot_product_efficient_attention with
+compute_log_sumexp (its LSE is padded to a multiple of 32 rows; the
+dump keeps the first NQ); the math backend has no LSE.  "default" pins
+nothing: SDPA picks (deterministic algorithms off, as a user would run
+it, since they rule cuDNN out), and the manifest records
+torch._fused_sdp_choice and the backend the kernels show
+("backend_seen", from the kernel names).  Shapes with B*H*ceil(NQ/64) >= 212
 (or NK <= 128 at d = 64) keep the FA2 kernel on one KV split on an H200.
 """
 import argparse
@@ -79,6 +87,27 @@ def kernels_seen(fn, launches=None):
     return names
 
 
+def backend_of_kernels(names):
+    """The SDPA backend that the CUDA kernel NAMES belong to: cudnn,
+    flash, efficient or math (matrix products and a softmax); None if
+    none of them."""
+    text = " ".join(names)
+    if "cudnn" in text:
+        return "cudnn"
+    if "flash_fwd" in text or "pytorch_flash" in text:
+        return "flash"
+    if "fmha_cutlass" in text or "attention_kernel" in text:
+        return "efficient"
+    if "softmax" in text and ("gemm" in text or "nvjet" in text
+                              or "xmma" in text or "cutlass" in text):
+        return "math"
+    return None
+
+
+CHOICE_NAMES = {-1: "error", 0: "math", 1: "flash", 2: "efficient",
+                3: "cudnn", 4: "overrideable"}
+
+
 def splits_heuristic(batch, heads, nq, nk, d, num_sms=264, max_splits=128):
     """FA2's num_splits_heuristic for a launch shape (flash_api.cpp; the
     SM count passed is twice the H200's 132)."""
@@ -121,12 +150,39 @@ def splits_seen(launches):
     return None
 
 
+def gen_inputs(batch, heads, nq, nk, d, dt, seed, gen_name="normal",
+               repeat=4, v_mean=0.0, v_std=1.0):
+    """Q, K, V, dO as CPU tensors of dtype DT from a seeded CPU generator
+    (the module docstring describes the generators)."""
+    gen = torch.Generator().manual_seed(seed)
+
+    def draw(n, mean=0.0, std=1.0):
+        x = torch.randn(batch, heads, n, d, generator=gen)
+        return (x * std + mean).to(dt)
+
+    q, k = draw(nq), draw(nk)
+    v = draw(nk, v_mean, v_std)
+    do = draw(nq)
+    if gen_name != "normal":
+        u = torch.randn(batch, heads, 1, d, generator=gen)
+        u = (u / u.norm(dim=-1, keepdim=True) * 4.0).to(dt)
+        k = (k.float() * 0.25).to(dt)
+        noise = torch.randn(batch, heads, nq, d, generator=gen)
+        q = (4.0 * u.float() + 0.1 * noise).to(dt)
+        nrep = repeat if gen_name == "repeated-max" else 1
+        step = max(1, nk // nrep)
+        for j in range(nrep):
+            k[:, :, (j * step + step // 2) % nk, :] = u[:, :, 0, :]
+    return q, k, v, do
+
+
 def main(argv=None):
     """Runs one dump; ARGV as on the command line (None: sys.argv)."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", required=True)
     ap.add_argument("--backend", default="flash",
-                    choices=["flash", "cudnn", "efficient", "math"])
+                    choices=["flash", "cudnn", "efficient", "math",
+                             "default"])
     ap.add_argument("--batch", type=int, default=1)
     ap.add_argument("--heads", type=int, default=16)
     ap.add_argument("--nq", type=int, default=1024)
@@ -146,29 +202,13 @@ def main(argv=None):
     if not a.out.endswith(".safetensors"):
         sys.exit("dump_sdpa.py: --out: expected a .safetensors name")
 
-    # cuDNN's backward has no deterministic mode
-    torch.use_deterministic_algorithms(a.backend != "cudnn")
-    gen = torch.Generator().manual_seed(a.seed)
-
+    # cuDNN's backward has no deterministic mode, and deterministic
+    # algorithms rule cuDNN out of the default choice
+    deterministic = a.backend not in ("cudnn", "default")
+    torch.use_deterministic_algorithms(deterministic)
     dt = torch.bfloat16 if a.dtype == "bf16" else torch.float16
-
-    def draw(n, mean=0.0, std=1.0):
-        x = torch.randn(a.batch, a.heads, n, a.d, generator=gen)
-        return (x * std + mean).to(dt)
-
-    q, k = draw(a.nq), draw(nk)
-    v = draw(nk, a.v_mean, a.v_std)
-    do = draw(a.nq)
-    if a.gen != "normal":
-        u = torch.randn(a.batch, a.heads, 1, a.d, generator=gen)
-        u = (u / u.norm(dim=-1, keepdim=True) * 4.0).to(dt)
-        k = (k.float() * 0.25).to(dt)
-        noise = torch.randn(a.batch, a.heads, a.nq, a.d, generator=gen)
-        q = (4.0 * u.float() + 0.1 * noise).to(dt)
-        nrep = a.repeat if a.gen == "repeated-max" else 1
-        step = max(1, nk // nrep)
-        for j in range(nrep):
-            k[:, :, (j * step + step // 2) % nk, :] = u[:, :, 0, :]
+    q, k, v, do = gen_inputs(a.batch, a.heads, a.nq, nk, a.d, dt, a.seed,
+                             a.gen, a.repeat, a.v_mean, a.v_std)
     dev = torch.device("cuda")
     qg, kg, vg, dog = (t.to(dev).requires_grad_(t is not do)
                        for t in (q, k, v, do))
@@ -176,7 +216,14 @@ def main(argv=None):
     backend = {"flash": SDPBackend.FLASH_ATTENTION,
                "cudnn": SDPBackend.CUDNN_ATTENTION,
                "efficient": SDPBackend.EFFICIENT_ATTENTION,
-               "math": SDPBackend.MATH}[a.backend]
+               "math": SDPBackend.MATH,
+               "default": None}[a.backend]
+    import contextlib
+
+    def pinned():
+        if backend is None:
+            return contextlib.nullcontext()
+        return sdpa_kernel(backend)
 
     fwd_full = []
     # SDPA's own causal mask is top-left aligned and has no flash kernel
@@ -194,14 +241,20 @@ def main(argv=None):
             r = torch.ops.aten._scaled_dot_product_cudnn_attention(
                 qg, kg, vg, None, True, 0.0, a.causal, False)
             return r[0], r[1]
-        with sdpa_kernel(backend):
+        if a.backend == "efficient":
+            r = torch.ops.aten._scaled_dot_product_efficient_attention(
+                qg, kg, vg, None, True, 0.0, a.causal)
+            return r[0], r[1][:, :, :a.nq]
+        with pinned():
             o = torch.nn.functional.scaled_dot_product_attention(
                 qg, kg, vg, is_causal=a.causal)
         return o, None
 
     fwd_launches = []
     fwd_kernels = kernels_seen(forward, fwd_launches)
-    with sdpa_kernel(backend):
+    choice = CHOICE_NAMES.get(int(torch._fused_sdp_choice(
+        qg, kg, vg, None, 0.0, a.causal)), "unknown")
+    with pinned():
         o, lse = forward()
         bwd_kernels = []
         grads = None
@@ -249,6 +302,8 @@ def main(argv=None):
         "torch": torch.__version__,
         "cudnn": torch.backends.cudnn.version(),
         "backend": a.backend,
+        "fused_sdp_choice": choice,
+        "backend_seen": backend_of_kernels(fwd_kernels),
         "dtype": {"bf16": "bfloat16", "fp16": "float16"}[a.dtype],
         "launch_shape": {"batch": a.batch, "heads": a.heads, "nq": a.nq,
                          "nk": nk, "d": a.d},
@@ -258,12 +313,16 @@ def main(argv=None):
         "splits_predicted": splits_heuristic(a.batch, a.heads, a.nq, nk,
                                              a.d),
         "backward_kernels": bwd_kernels,
-        "deterministic": a.backend != "cudnn",
+        "deterministic": deterministic,
         "shape": {"batch": a.batch, "heads": a.heads, "nq": a.nq, "nk": nk,
                   "d": a.d},
         "causal": a.causal,
-        "causal_alignment": "bottom-right (key j masked for query i when "
-        "j > i + nk - nq: the flash kernel's)" if a.causal else None,
+        "causal_alignment": ("bottom-right (key j masked for query i when "
+                             "j > i + nk - nq: the flash kernel's)"
+                             if a.backend == "flash" else
+                             "top-left (key j masked for query i when "
+                             "j > i: SDPA's is_causal)")
+        if a.causal else None,
         "backward_op": None if a.no_backward else
         ("aten._scaled_dot_product_flash_attention_backward" if aten_bwd
          else "scaled_dot_product_attention(...).backward"),

@@ -1,11 +1,11 @@
-/* gemm -- D = A * B + C through an accumulation model, scalar path and
-   dispatch to the AVX-512 path */
+/* gemm -- D = A * B + C through an accumulation model: the choice of
+   path, and the path of one dot product per element */
 #include "softfloat/mma/mma_local.h"
 
 void
-s_mma_gemm_scalar(const sf_mma_model *m, size_t rows, size_t cols, size_t k,
-                  const sf_format *fa, const void *a, const sf_format *fb,
-                  const void *b, const uint32_t *c, uint32_t *d, sf_env *env)
+s_mma_gemm_dots(const sf_mma_model *m, size_t rows, size_t cols, size_t k,
+                const sf_format *fa, const void *a, const sf_format *fb,
+                const void *b, const uint32_t *c, uint32_t *d, sf_env *env)
 {
     unsigned sa = fa->storage_bits / 8, sb = fb->storage_bits / 8;
 
@@ -31,8 +31,39 @@ sf_mma_gemm_avx512_covers(const sf_mma_model *m, const sf_format *fa,
            && m->align == SF_MMA_ALIGN_TRUNC && m->c_in_block
            && m->rm == SF_RTZ && m->acc == &sf_format_f32 && in_a && in_b
            && m->store == NULL && m->frac_bits != SF_MMA_F_EXACT
-           && m->frac_bits <= 40 && m->n <= 64 && !m->ftz
+           && m->frac_bits <= 40 && m->n <= S_MMA_TILE_N && !m->ftz
            && m->nan == SF_MMA_NAN_DEFAULT && m->zero == SF_MMA_ZERO_POS;
+}
+
+bool
+sf_mma_gemm_covers(const sf_mma_model *m, const sf_format *fa,
+                   const sf_format *fb)
+{
+    return sf_mma_gemm_avx512_covers(m, fa, fb);
+}
+
+int
+sf_mma_gemm_choose(const sf_mma_model *m, const sf_format *fa,
+                   const sf_format *fb, sf_mma_path path, const sf_env *env)
+{
+    bool tiled = env->events == NULL && sf_mma_gemm_covers(m, fa, fb);
+    sf_isa cap = sf_isa_resolve(env->isa);
+    bool v512 =
+        tiled && cap >= SF_ISA_AVX512 && sf_mma_gemm_avx512_available();
+    bool v2 = tiled && cap >= SF_ISA_AVX2 && sf_mma_gemm_avx2_available();
+
+    switch (path) {
+    case SF_MMA_PATH_SCALAR:
+        return SF_MMA_PATH_SCALAR;
+    case SF_MMA_PATH_AVX512:
+        return v512 ? SF_MMA_PATH_AVX512 : -1;
+    case SF_MMA_PATH_AVX2:
+        return v2 ? SF_MMA_PATH_AVX2 : -1;
+    default:
+        return v512 ? SF_MMA_PATH_AVX512
+               : v2 ? SF_MMA_PATH_AVX2
+                    : SF_MMA_PATH_SCALAR;
+    }
 }
 
 int
@@ -41,19 +72,28 @@ sf_mma_gemm(const sf_mma_model *m, size_t rows, size_t cols, size_t k,
             const void *b, const uint32_t *c, uint32_t *d, sf_mma_path path,
             sf_env *env)
 {
-    bool vec_ok = env->events == NULL && sf_mma_gemm_avx512_covers(m, fa, fb)
-                  && sf_mma_gemm_avx512_available();
+    int used = sf_mma_gemm_choose(m, fa, fb, path, env);
     s_mma_saved saved;
-    int used = SF_MMA_PATH_SCALAR;
 
-    if (path == SF_MMA_PATH_AVX512 && !vec_ok)
+    if (used < 0)
         return -1;
     s_mma_enter(m, env, &saved);
-    if (path != SF_MMA_PATH_SCALAR && vec_ok
-        && s_mma_gemm_avx512(m, rows, cols, k, fa, a, fb, b, c, d, env))
-        used = SF_MMA_PATH_AVX512;
-    else
-        s_mma_gemm_scalar(m, rows, cols, k, fa, a, fb, b, c, d, env);
+    if (used == SF_MMA_PATH_AVX512
+        && !s_mma_gemm_avx512(m, rows, cols, k, fa, a, fb, b, c, d, env))
+        used = SF_MMA_PATH_SCALAR;
+    if (used == SF_MMA_PATH_AVX2
+        && !s_mma_gemm_avx2(m, rows, cols, k, fa, a, fb, b, c, d, env))
+        used = SF_MMA_PATH_SCALAR;
+    if (used == SF_MMA_PATH_SCALAR) {
+        if (env->events == NULL && sf_mma_gemm_covers(m, fa, fb)) {
+            s_mma_plan pl;
+            s_mma_plan_init(&pl, m, fa, fb, S_MMA_C_LANES, false);
+            s_mma_gemm_tiled(&pl, s_mma_kernel_c, rows, cols, k, a, b, c, d,
+                             env);
+        } else {
+            s_mma_gemm_dots(m, rows, cols, k, fa, a, fb, b, c, d, env);
+        }
+    }
     s_mma_leave(env, &saved);
     return used;
 }

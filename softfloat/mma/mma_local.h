@@ -90,11 +90,12 @@ uint64_t s_mma_fused(const sf_mma_model *m, const sf_format *fa,
                      const s_mma_vec *b, size_t n, size_t k0, uint64_t c,
                      bool with_c, bool exact, sf_env *env);
 
-/* The scalar GEMM (same contract as sf_mma_gemm's scalar path). */
-void s_mma_gemm_scalar(const sf_mma_model *m, size_t rows, size_t cols,
-                       size_t k, const sf_format *fa, const void *a,
-                       const sf_format *fb, const void *b, const uint32_t *c,
-                       uint32_t *d, sf_env *env);
+/* The GEMM as one dot product per element (any model; the reference
+   the tiled paths are tested against). */
+void s_mma_gemm_dots(const sf_mma_model *m, size_t rows, size_t cols, size_t k,
+                     const sf_format *fa, const void *a, const sf_format *fb,
+                     const void *b, const uint32_t *c, uint32_t *d,
+                     sf_env *env);
 
 /* The AVX-512 GEMM; false (nothing written) when the CPU lacks it.  The
    caller has checked the model with sf_mma_gemm_avx512_covers and that
@@ -103,5 +104,87 @@ bool s_mma_gemm_avx512(const sf_mma_model *m, size_t rows, size_t cols,
                        size_t k, const sf_format *fa, const void *a,
                        const sf_format *fb, const void *b, const uint32_t *c,
                        uint32_t *d, sf_env *env);
+
+/*----------------------------------------------------------------------------
+ * The tiled GEMM of the truncating fused models (sf_mma_gemm_avx512_covers):
+ * A and B are decoded once per tile into signed significands and
+ * exponents, and a kernel computes one block of pl->lanes output columns
+ * of one row at a time.  Kernels: portable C (gemm_fast.c), AVX2
+ * (gemm_avx2.c).
+ *--------------------------------------------------------------------------*/
+#define S_MMA_LANES 16  /* most columns a kernel takes at once */
+#define S_MMA_TILE_N 64 /* largest block a kernel takes */
+/* Exponent of a zero significand: far below any product, so a zero term
+   never sets the block's maximum, and its shift count is huge. */
+#define S_MMA_ZERO_E (-(INT32_C(1) << 24))
+
+/* The fields of a 16-bit input format, for decoding. */
+typedef struct
+{
+    uint32_t fb, emask, fmask, hidden, smask;
+    int32_t ebias; /* bias + fraction bits + shift */
+    int32_t shift; /* the significand is stored times 2^shift */
+    uint32_t daz;  /* all ones: a subnormal reads as zero */
+} s_mma_dec;
+
+s_mma_dec s_mma_dec_init(const sf_format *f, bool daz, int32_t shift);
+/* The N elements X[i] decoded into SIG[i], E[i] (the tile layout below),
+   without branches on the data; returns whether one of them is Inf or
+   NaN (then a zero is stored for it). */
+bool s_mma_decode(const s_mma_dec *d, const uint16_t *x, size_t n,
+                  int32_t *sig, int32_t *e);
+/* The same for pl->lanes elements, vectorised. */
+typedef bool s_mma_decoder(const s_mma_dec *d, const uint16_t *x, int32_t *sig,
+                           int32_t *e);
+
+typedef struct
+{
+    const sf_mma_model *m;
+    const sf_format *fa, *fb;
+    s_mma_decoder *decode; /* NULL: s_mma_decode */
+    int32_t f;             /* m->frac_bits */
+    int32_t lb;            /* B's significands are stored times 2^lb */
+    int32_t qadd;          /* a product with stored exponent sum e has the
+                              unnormalised exponent e + qadd (= lb + fab) */
+    int32_t lp;            /* the kernel multiplies each product by 2^lp more:
+                              lb + lp = max(F - fab, 0), so a product's shift to
+                              the grid is never negative */
+    size_t lanes;          /* columns per kernel call (at most S_MMA_LANES) */
+    bool narrow;           /* the products times 2^(lb + lp) and every block's
+                              sum of them fit in int32 */
+    uint32_t ovf_bits;     /* an overflowing result (sign apart) */
+} s_mma_plan;
+
+/* A decoded tile: element (k, l) of B at bs[k * pl->lanes + l]; A's
+   row at as[k].  Significands carry the sign; a zero (or a DAZ-flushed
+   subnormal) has significand 0 and exponent S_MMA_ZERO_E; an exponent is
+   that of the significand's bit 0.  ACC: pl->lanes accumulators, updated
+   in place.  Returns false, changing nothing, when an accumulator is Inf
+   or NaN. */
+typedef bool s_mma_kernel(const s_mma_plan *pl, const int32_t *as,
+                          const int32_t *ae, const int32_t *bs,
+                          const int32_t *be, size_t len, uint32_t *acc,
+                          unsigned *flags);
+
+/* PL for model M with inputs FA, FB and LANES columns per kernel call;
+   LB: whether B's significands are stored pre-shifted (the 32-bit
+   kernels). */
+void s_mma_plan_init(s_mma_plan *pl, const sf_mma_model *m,
+                     const sf_format *fa, const sf_format *fb, size_t lanes,
+                     bool lb);
+/* The tiled GEMM with KERNEL (same contract as sf_mma_gemm, under an
+   entered ENV). */
+void s_mma_gemm_tiled(const s_mma_plan *pl, s_mma_kernel *kernel, size_t rows,
+                      size_t cols, size_t k, const void *a, const void *b,
+                      const uint32_t *c, uint32_t *d, sf_env *env);
+/* The portable kernel, S_MMA_C_LANES columns. */
+#define S_MMA_C_LANES 8
+s_mma_kernel s_mma_kernel_c;
+/* The AVX2 GEMM; false (nothing written) when the CPU lacks AVX2, FMA,
+   F16C or BMI2 or the build has no such path. */
+bool s_mma_gemm_avx2(const sf_mma_model *m, size_t rows, size_t cols, size_t k,
+                     const sf_format *fa, const void *a, const sf_format *fb,
+                     const void *b, const uint32_t *c, uint32_t *d,
+                     sf_env *env);
 
 #endif /* BF16EMU_SOFTFLOAT_MMA_LOCAL_H */

@@ -216,9 +216,9 @@ for form in all npy h u16; do
     case $form in
     all) set -- --q "$A:Q" --k "$A:K" --v "$A:V" --do "$A:dO" ;;
     npy) set -- --q "$in/g/q.npy" --k "$in/g/k.npy" --v "$in/g/v.npy" \
-        --do "$in/g/do.npy" ;;
+        --do "$in/g/do.npy" --dtype bf16 ;;
     h) set -- --q "$H:Q" --k "$H:K" --v "$H:V" --do "$H:dO" ;;
-    u16) set -- --q "$A:Qu" --k "$A:K" --v "$A:V" --do "$A:dO" ;;
+    u16) set -- --q "$A:Qu" --k "$A:K" --v "$A:V" --do "$A:dO" --dtype bf16 ;;
     esac
     run attn "$@" --backward --causal --policy repo --no-exact \
         --out "$o/$form.safetensors" --threads 1
@@ -445,7 +445,7 @@ bad "unexpected operand 'x'" --gen normal x
 
 # bad input files: the message names the file, the field and what was
 # expected
-bad "--q: $X: tensor \"Qf\" dtype: the file holds F32, expected BF16" \
+bad "--q: $X: Qf: dtype F32 (expected BF16; pass --dtype bf16 to read it as BF16, if its values are BF16 values)" \
     --q "$X:Qf" --k "$X:K" --v "$X:V"
 bad "--k $X:Kd: shape: [1, 2, 6, 7] does not fit Q $X:Q [1, 2, 4, 8]; expected [1, 2, 6, 8]" \
     --q "$X:Q" --k "$X:Kd" --v "$X:V"
@@ -456,7 +456,7 @@ bad "--k $X:Kb: shape: [2, 2, 6, 8] does not fit Q $X:Q [1, 2, 4, 8]; expected [
 bad "--k $X:K3: shape: [2, 6, 8] has 3 dimensions but Q $X:Q has [1, 2, 4, 8]; expected 4" \
     --q "$X:Q" --k "$X:K3" --v "$X:V"
 bad "--do $X:Q: shape: [1, 2, 4, 8] does not fit" \
-    --q "$X:K" --k "$X:K" --v "$X:V" --backward --do "$X:Q"
+    --q "$X:K" --k "$X:K" --v "$X:V" --backward --do "$X:Q" --layout bhnd
 bad "--q $X:Qe: shape: [1, 2, 0, 8] has no elements" \
     --q "$X:Qe" --k "$X:K" --v "$X:V"
 bad "--q $X:R1: shape: [8] has 1 dimension; expected [B, H, N, d], [H, N, d] or [N, d]" \

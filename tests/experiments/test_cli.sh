@@ -14,6 +14,25 @@ else
     expect_out_has "bf16emu "
 fi
 
+# --version --json: the CPU features found and the path of each kernel
+run --version --json
+expect_rc 0
+expect_out_has '"avx2": '
+expect_out_has '"avx512bf16": '
+expect_out_has '"amx-bf16": '
+expect_out_has '"gemm": '
+expect_out_has '"convert": '
+expect_out_has '"attention": '
+# BF16EMU_ISA=scalar caps every kernel at portable C
+BF16EMU_ISA=scalar
+export BF16EMU_ISA
+run --version --json
+expect_rc 0
+expect_out_has '"requested": "scalar"'
+expect_out_has '"gemm": "scalar"'
+expect_out_has '"attention": "scalar"'
+unset BF16EMU_ISA
+
 run --help
 expect_rc 0
 expect_line 'usage: bf16emu SUBCOMMAND [options] [operands]'
@@ -49,6 +68,23 @@ bad()
 }
 
 bad 'usage: bf16emu SUBCOMMAND'
+bad "bf16emu: --version takes only --json (got '--xml')" --version --xml
+# BF16EMU_ISA: an unknown name, and a path this CPU lacks (when it does)
+BF16EMU_ISA=avx3
+export BF16EMU_ISA
+bad "bf16emu: BF16EMU_ISA 'avx3': unknown path (expected auto, scalar, avx2 or avx512)" \
+    trace 1
+unset BF16EMU_ISA
+run --version --json
+if grep -q '"cpu": "avx512"' "$tmp/out"; then
+    echo "note: this CPU has every path; the refusal of a missing one is not run"
+else
+    BF16EMU_ISA=avx512
+    export BF16EMU_ISA
+    bad "bf16emu: BF16EMU_ISA 'avx512': this CPU (or its operating system) lacks that path" \
+        trace 1
+    unset BF16EMU_ISA
+fi
 bad "bf16emu: unknown subcommand 'frobnicate' (see 'bf16emu --help')" \
     frobnicate
 bad "bf16emu: unknown option '--bogus'" --bogus

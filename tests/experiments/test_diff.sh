@@ -343,9 +343,16 @@ run diff --dump "$A" --causal --no-exact
 expect_rc 0
 expect_line "result: 5 stages compared, all bit-equal"
 expect_out_has "causal yes (--causal)"
+# bf16emu's own files say causal and scale in their metadata; an option
+# over them wins, and the report says so.
 run diff --dump "$A" --no-exact
+expect_rc 0
+expect_out_has "causal yes (the file's metadata)"
+expect_out_has "from the file's metadata"
+run diff --dump "$A" --no-causal --no-exact
 expect_rc 1
-expect_out_has "causal no (no manifest)"
+expect_out_has "causal no (--no-causal)"
+expect_line "  note: --no-causal overrides the file's causal: true"
 
 # ---------------------------------------------------------------------
 # README.md's example (the block after "<!-- diff-h200 -->"), run again
@@ -445,14 +452,29 @@ bad "$X: manifest: causal: expected true or false" --dump "$X"
 bad "$X: manifest: shape.nq: 64 (expected 128, as the tensors have it)" \
     --dump "$X"
 "$DIFF_INPUTS" manifest "$D" '{"scale": "0.1 per head"}' "$X" || exit 99
-bad "$X: manifest: scale: \"0.1 per head\"" --dump "$X"
-run diff --dump "$X" --stage o --scale 0.125 --no-exact
+bad "$X: manifest: scale: \"0.1 per head\"" --dump "$X" --layout bhnd \
+    --no-causal
+run diff --dump "$X" --stage o --scale 0.125 --no-exact --layout bhnd \
+    --no-causal
 expect_rc 0
 
+# No silent defaults: a causal dump without its manifest was compared as
+# non-causal (440,612 of 1,048,576 O elements "differed" on a user's
+# dump); now the mask, the scale and the layout must be given.
 "$DIFF_INPUTS" manifest "$C" - "$X" || exit 99
-run diff --dump "$X" --stage o --no-exact
-expect_rc 1
-expect_out_has "causal no (no manifest)"
+bad "no manifest gives causal; pass --causal or --no-causal" --dump "$X" \
+    --stage o --no-exact --layout bhnd --scale 0.125
+bad "no manifest gives scale; pass --scale X" --dump "$X" --stage o \
+    --no-exact --layout bhnd --causal
+bad "$X: q: shape [1, 4, 128, 64] may be [B, H, N, d] or [B, N, H, d]" \
+    --dump "$X" --stage o --no-exact --causal --scale 0.125
+bad "pass --layout bhnd or --layout bnhd" --dump "$X" --stage o \
+    --no-exact --causal --scale 0.125
+run diff --dump "$X" --stage o --no-exact --causal --scale 0.125 \
+    --layout bhnd
+expect_rc 0
+expect_out_has "causal yes (--causal)"
+expect_line "  layout bhnd (--layout)"
 
 "$DIFF_INPUTS" set "$A" o 3 3F800001 "$X" || exit 99
 bad "$X: o: element 3 is F32 0x3F800001, not a bf16 value" --dump "$X" \

@@ -128,6 +128,35 @@ else
         fail "the scalar and AVX-512 outputs differ"
     fi
 fi
+run mma --model sm90 --a "$H:A" --b "$H:B" --c "$H:C" --path avx2 \
+    --out "$o/avx2.safetensors"
+if [ "$rc" -eq 2 ] && grep -q 'lacks AVX2' "$tmp/err"; then
+    echo "note: no AVX2 here, the AVX2 path is not compared"
+else
+    expect_rc 0
+    expect_line '  path avx2, flags v.oux'
+    if cmp -s "$o/scalar.safetensors" "$o/avx2.safetensors"; then
+        pass
+    else
+        fail "the scalar and AVX2 outputs differ"
+    fi
+fi
+# BF16EMU_ISA caps the automatic path, and refuses a forced path above it
+BF16EMU_ISA=scalar
+export BF16EMU_ISA
+run mma --json --model sm90 --a "$H:A" --b "$H:B" --c "$H:C" \
+    --out "$o/capped.safetensors"
+expect_rc 0
+expect_json path scalar
+run mma --model sm90 --a "$H:A" --b "$H:B" --c "$H:C" --path avx2 \
+    --out "$o/x.safetensors"
+expect_rc 2
+if grep -q 'lacks AVX2' "$tmp/err"; then
+    pass
+else
+    expect_err_has "bf16emu mma: --path avx2: BF16EMU_ISA=scalar caps the run below it"
+fi
+unset BF16EMU_ISA
 rm -f "$o"/*
 
 # ---------------------------------------------------------------------
@@ -145,7 +174,13 @@ exact_ok()
 }
 exact_ok sm90 sm90 bf16 bf16
 exact_ok sm90 sm90 f16 f16
-exact_ok sm90 sm90-tf32 f32 f32
+# F32 inputs: sm90 has a tf32 variant and no f32 one; the input type never
+# switches the model silently, --dtype says which (tf32 here)
+run mma --json --model sm90 --dtype tf32 --a "$E:A_f32" --b "$E:B_f32" \
+    --c "$E:C" --compare "$E:D"
+expect_rc 0
+expect_json model sm90-tf32
+expect_json compare.equal 120
 exact_ok sm90 sm90-fp8 e4m3 e4m3
 exact_ok sm90 sm90-fp8 e5m2 e5m2
 exact_ok sm90 sm90-fp8 e4m3 e5m2
@@ -389,7 +424,7 @@ for pair in "bfloat16 bf16" "torch.bfloat16 bf16" "BF16 bf16"; do
     fi
     rm -f "$o/want.npy" "$o/got.npy"
 done
-bad "--path 'gpu': expected auto, scalar or avx512" \
+bad "--path 'gpu': expected auto, scalar, avx2 or avx512" \
     --model sm90 $AB --out "$OUT" --path gpu
 bad "--path avx512: the AVX-512 path does not cover fma-chain with bf16 inputs" \
     --model fma-chain $AB --out "$OUT" --path avx512
@@ -440,8 +475,14 @@ bad "--a $in/a_bf16.npy: dtype U16" \
     --model sm90 --a "$in/a_bf16.npy" --b "$in/b_bf16.npy" --out "$OUT"
 bad "--c: $E: tensor \"A_bf16\" dtype: the file holds BF16, expected F32" \
     --model sm90 $AB --c "$E:A_bf16" --out "$OUT"
-bad "--b: $E: tensor \"B_f16\" dtype: the file holds F16, expected BF16" \
-    --model sm90 --dtype bf16 --a "$E:A_bf16" --b "$E:B_f16" --out "$OUT"
+# F16 values that are BF16 values read as BF16 when asked, and said so
+run mma --model sm90 --dtype bf16 --a "$E:A_bf16" --b "$E:B_f16" \
+    --out "$OUT"
+expect_rc 0
+expect_line "     B: F16 values read as BF16 (every one exact)"
+rm -f "$OUT"
+bad "A $E:A_f32 is F32 and --model sm90 has no f32 variant: pass --dtype tf32 for its tf32 variant, or --dtype bf16 or --dtype f16 if the values are BF16 or F16 values" \
+    --model sm90 --a "$E:A_f32" --b "$E:B_f32" --out "$OUT"
 bad "A $E:A_bf16 is bf16 and B $E:B_f16 is f16: A and B must have one format" \
     --model sm90 --a "$E:A_bf16" --b "$E:B_f16" --out "$OUT"
 bad "--model sm70 does not take bf16 inputs (A $E:A_bf16 is BF16); sm70 takes f16" \
@@ -453,7 +494,7 @@ bad "--model avx512bf16 does not take e4m3 inputs" \
 bad "--model sm90-fp8 does not take tf32 inputs (A $E:A_f32 is F32, read as f32 or tf32); sm90-fp8 takes e4m3, e5m2" \
     --model sm90-fp8 --dtype tf32 --a "$E:A_f32" --b "$E:B_f32" --out "$OUT"
 bad "--a $E:Dbad: element " \
-    --model sm90 --a "$E:Dbad" --b "$E:C" --out "$OUT"
+    --model sm90 --dtype tf32 --a "$E:Dbad" --b "$E:C" --out "$OUT"
 expect_err_has "not a tf32 value (its 13 low bits must be zero; round the input to tf32 first)"
 
 # the output: its type, an input's name, an existing file

@@ -13,12 +13,12 @@ if [ ! -x "$JSONQ" ]; then
     exit 77
 fi
 
-# csv_get FILE INDEX COLUMN: the field COLUMN of the row of point INDEX.
+# csv_get FILE INDEX COLUMN: the field COLUMN of the row of point INDEX
+# (the column names on line 1).
 csv_get()
 {
     awk -F, -v idx="$2" -v col="$3" '
-        /^#/ { next }
-        !h { for (i = 1; i <= NF; i++) c[$i] = i; h = 1; next }
+        NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
         $1 == idx { print $(c[col]); found = 1 }
         END { if (!found || !(col in c)) exit 1 }' "$1"
 }
@@ -61,12 +61,17 @@ run sweep --print-grid
 expect_rc 0
 expect_line "v-mean = -2,-1.5,-1,-0.5,0,0.5,1,1.5,2"
 expect_line "trials = 8"
+# numbers without an exponent where one is not needed
+expect_line "gap-max = 30"
+run sweep --print-grid --sink 10000,-0.00025,1e-5 --gap-min 0.1:0.3:0.1
+expect_line "sink = 10000,-0.00025,1e-05"
+expect_line "gap-min = 0.1,0.2,0.3"
 
 # ---- a small sweep with stage attribution
 run sweep $G --stages on --out "$tmp/a" --threads 1
 expect_rc 0
 expect_no_stdout
-n=$(grep -c -v '^#' "$tmp/a/sweep.csv")
+n=$(wc -l <"$tmp/a/sweep.csv")
 expect_awk 'v1 == 5' "$n"
 run sweep $G --stages on --out "$tmp/a" --threads 1
 expect_rc 2
@@ -120,6 +125,7 @@ expect_rc 0
 ctx="3 shards merged"
 expect_same_file "$tmp/a/sweep.csv" "$tmp/m/sweep.csv"
 expect_same_file "$tmp/a/sweep.json" "$tmp/m/sweep.json"
+expect_same_file "$tmp/a/sweep-meta.txt" "$tmp/m/sweep-meta.txt"
 run merge --out "$tmp/mj" --no-plot --json "$tmp/s1" "$tmp/s0" "$tmp/s2"
 expect_rc 0
 ctx="merge --json prints sweep.json"
@@ -141,8 +147,9 @@ expect_err_has "another grid"
 # ---- resume after an interruption (a complete row and half of the next)
 mkdir "$tmp/r"
 cp "$tmp/a/grid.txt" "$tmp/r/grid.txt"
-head -n 3 "$tmp/a/sweep.csv" >"$tmp/r/sweep.csv"
-sed -n 4p "$tmp/a/sweep.csv" | cut -c1-40 | tr -d '\n' >>"$tmp/r/sweep.csv"
+cp "$tmp/a/sweep-meta.txt" "$tmp/r/sweep-meta.txt"
+head -n 2 "$tmp/a/sweep.csv" >"$tmp/r/sweep.csv"
+sed -n 3p "$tmp/a/sweep.csv" | cut -c1-40 | tr -d '\n' >>"$tmp/r/sweep.csv"
 run sweep $G --stages on --out "$tmp/r" --resume
 expect_rc 0
 ctx="resumed"
@@ -213,7 +220,7 @@ run sweep --policy fa2 --fix none --repeat 2 --n 64 --d 16 --trials 1 \
     --heads 1 --v-dist uniform,laplace,student-t --v-mean -1 --v-shift 0.5 \
     --qk sink --sink 6 --stages off --out "$tmp/v" --quiet --no-plot
 expect_rc 0
-n=$(grep -c -v '^#' "$tmp/v/sweep.csv")
+n=$(wc -l <"$tmp/v/sweep.csv")
 expect_awk 'v1 == 4' "$n"
 
 # ---- the plot (PNG 1000 x 600 and SVG), when gnuplot is installed
@@ -221,7 +228,9 @@ if command -v gnuplot >/dev/null 2>&1; then
     run sweep $G --stages off --out "$tmp/p" --plot
     expect_rc 0
     ctx="plot files"
-    for f in bias-vmean.png bias-vmean.svg bias-vmean.dat; do
+    for f in bias-vmean.png bias-vmean.svg bias-vmean.dat \
+        delta-vmean.png delta-vmean.svg delta-vmean.dat bias-fix.png \
+        delta-fix.png; do
         if [ -s "$tmp/p/$f" ]; then pass; else fail "$f missing or empty"; fi
     done
     wh=$(od -A n -t u1 -j 16 -N 8 "$tmp/p/bias-vmean.png" | tr -s ' ')

@@ -37,7 +37,7 @@ ASAN_OPTIONS=$MPI_ASAN "$MPIRUN" --oversubscribe -x ASAN_OPTIONS -np 3 \
     --threads 1 >"$tmp/out" 2>"$tmp/err"
 rc=$?
 expect_rc 0
-for f in sweep.csv sweep.json grid.txt; do
+for f in sweep.csv sweep-meta.txt sweep.json grid.txt; do
     if cmp -s "$tmp/one/$f" "$tmp/mpi/$f"; then
         pass
     else

@@ -1,6 +1,7 @@
-/* test_mma_gemm.c -- sf_mma_gemm: the AVX-512 path against the scalar path
-   (bits and flags) on random and edge inputs, and the scalar path against
-   blocks chained by hand through sf_mma_block */
+/* test_mma_gemm.c -- sf_mma_gemm: each path (portable, AVX2, AVX-512)
+   against one sf_mma_dot per element (bits and flags) on random, edge
+   and directed inputs, the choice of path under env->isa, and the GEMM
+   against blocks chained by hand through sf_mma_block */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -159,13 +160,67 @@ make_variants(variant *v)
         v[n].m.n = 1;
         v[n].m.name = "n1";
         v[n++].f = fmts[fi];
+        /* the largest F whose products fit 32-bit lanes, with a block sum
+           that does not (n = 16) and one that does (n = 2); and F = 30 */
+        v[n].m = *sf_mma_preset_by_name("sm90");
+        v[n].m.frac_bits = 29;
+        v[n].m.name = "F29n16";
+        v[n++].f = fmts[fi];
+        v[n].m = *sf_mma_preset_by_name("sm90");
+        v[n].m.frac_bits = 29;
+        v[n].m.n = 2;
+        v[n].m.name = "F29n2";
+        v[n++].f = fmts[fi];
+        v[n].m = *sf_mma_preset_by_name("sm90");
+        v[n].m.frac_bits = 30;
+        v[n].m.n = 8;
+        v[n].m.name = "F30n8";
+        v[n++].f = fmts[fi];
     }
     v[n].m = *sf_mma_preset_by_name("sm70");
     v[n++].f = &sf_format_f16;
     return n;
 }
 
-START_TEST(test_vector_vs_scalar)
+/* D and the flags of one dot product per element through sf_mma_dot:
+   the one-block code, which the tiled paths do not use. */
+static void
+gemm_by_dots(const sf_mma_model *m, const sf_format *f, size_t rows,
+             size_t cols, size_t k, const uint32_t *c, uint32_t *d,
+             sf_env *env)
+{
+    for (size_t i = 0; i < rows; i++)
+        for (size_t j = 0; j < cols; j++)
+            d[i * cols + j] = (uint32_t)sf_mma_dot(
+                m, f, buf_a + i * k, 1, f, buf_b + j, (ptrdiff_t)cols, k,
+                c != NULL ? c[i * cols + j] : 0, env);
+}
+
+/* The paths under test: the portable tiled path and each vector path
+   the CPU has. */
+typedef struct
+{
+    sf_mma_path path;
+    const char *name;
+    bool (*available)(void);
+} path_case;
+
+static bool
+always(void)
+{
+    return true;
+}
+
+static const path_case paths[] = {
+    {SF_MMA_PATH_SCALAR, "scalar", always},
+    {SF_MMA_PATH_AVX2, "avx2", sf_mma_gemm_avx2_available},
+    {SF_MMA_PATH_AVX512, "avx512", sf_mma_gemm_avx512_available},
+};
+
+/* Path P against one dot product per element, bits and flags, on random
+   and edge inputs of every covered variant. */
+static void
+check_path(const path_case *p)
 {
     variant v[32];
     size_t nv = make_variants(v);
@@ -173,9 +228,8 @@ START_TEST(test_vector_vs_scalar)
     unsigned printed = 0;
     tst_rng r;
 
-    if (!sf_mma_gemm_avx512_available()) {
-        printf("test_mma_gemm: vector path skipped: the CPU lacks "
-               "AVX512F/AVX512CD\n");
+    if (!p->available()) {
+        printf("test_mma_gemm: %s path skipped: the CPU lacks it\n", p->name);
         return;
     }
     tst_rng_init(&r, 0x6E33u);
@@ -187,48 +241,50 @@ START_TEST(test_vector_vs_scalar)
             bool specials = rep % 4 == 3;
             bool with_c = rep % 5 != 0;
             sf_env es = SF_ENV_NVIDIA, ev = SF_ENV_NVIDIA;
-            int ps, pv;
+            int pv;
 
-            ck_assert_msg(sf_mma_gemm_avx512_covers(&v[w].m, v[w].f, v[w].f),
+            ck_assert_msg(sf_mma_gemm_covers(&v[w].m, v[w].f, v[w].f),
                           "%s not covered", v[w].m.name);
             gen_problem(&r, v[w].f, m, nn, k, specials);
-            ps = sf_mma_gemm(&v[w].m, m, nn, k, v[w].f, buf_a, v[w].f, buf_b,
-                             with_c ? buf_c : NULL, d_scalar,
-                             SF_MMA_PATH_SCALAR, &es);
+            gemm_by_dots(&v[w].m, v[w].f, m, nn, k, with_c ? buf_c : NULL,
+                         d_scalar, &es);
             pv = sf_mma_gemm(&v[w].m, m, nn, k, v[w].f, buf_a, v[w].f, buf_b,
-                             with_c ? buf_c : NULL, d_vec, SF_MMA_PATH_AVX512,
-                             &ev);
-            ck_assert_int_eq(ps, SF_MMA_PATH_SCALAR);
-            ck_assert_int_eq(pv, SF_MMA_PATH_AVX512);
+                             with_c ? buf_c : NULL, d_vec, p->path, &ev);
+            ck_assert_int_eq(pv, p->path);
             problems++;
             for (size_t i = 0; i < m * nn; i++) {
                 n++;
                 if (d_scalar[i] != d_vec[i]) {
                     bad++;
                     if (printed++ < TST_MAX_PRINT)
-                        printf("%s %s M=%zu N=%zu K=%zu element %zu: c=%08x "
-                               "scalar=%08x avx512=%08x\n",
-                               v[w].m.name, v[w].f->name, m, nn, k, i,
+                        printf("%s %s %s M=%zu N=%zu K=%zu element %zu: "
+                               "c=%08x dots=%08x %s=%08x\n",
+                               p->name, v[w].m.name, v[w].f->name, m, nn, k, i,
                                with_c ? (unsigned)buf_c[i] : 0u,
-                               (unsigned)d_scalar[i], (unsigned)d_vec[i]);
+                               (unsigned)d_scalar[i], p->name,
+                               (unsigned)d_vec[i]);
                 }
             }
             if (es.flags != ev.flags) {
                 char fs[6], fv[6];
                 bad++;
                 if (printed++ < TST_MAX_PRINT)
-                    printf("%s %s M=%zu N=%zu K=%zu: flags scalar %s avx512 "
+                    printf("%s %s %s M=%zu N=%zu K=%zu: flags dots %s %s "
                            "%s\n",
-                           v[w].m.name, v[w].f->name, m, nn, k,
-                           sf_flags_str(es.flags, fs),
+                           p->name, v[w].m.name, v[w].f->name, m, nn, k,
+                           sf_flags_str(es.flags, fs), p->name,
                            sf_flags_str(ev.flags, fv));
             }
         }
     }
-    printf("gemm avx512 vs scalar: %lu problems, %lu elements, %lu "
-           "mismatches\n",
-           problems, n, bad);
-    ck_assert_msg(bad == 0, "%lu mismatches", bad);
+    printf("gemm %s vs dots: %lu problems, %lu elements, %lu mismatches\n",
+           p->name, problems, n, bad);
+    ck_assert_msg(bad == 0, "%s: %lu mismatches", p->name, bad);
+}
+
+START_TEST(test_path_vs_dots)
+{
+    check_path(&paths[_i]);
 }
 END_TEST
 
@@ -297,6 +353,180 @@ START_TEST(test_gemm_vs_blocks)
 }
 END_TEST
 
+/* Directed blocks for every path: a block that overflows to Inf and a
+   later block that starts from it; products that are all subnormal;
+   pairs that cancel exactly, beside a C of +-2^-24; a single negative
+   product of the smallest BF16 subnormal. */
+START_TEST(test_directed)
+{
+    const sf_mma_model *m = sf_mma_preset_by_name("sm90");
+    enum
+    {
+        K = 40,
+        N = 19
+    };
+    static uint16_t a[4 * K], b[K * N];
+    uint32_t c[4 * N], ref[4 * N], got[4 * N];
+    unsigned long bad = 0;
+
+    for (size_t j = 0; j < N; j++)
+        for (size_t t = 0; t < K; t++) {
+            /* row 0: 2^127 * 1.5 * 2^0 ... overflows in the first block */
+            a[0 * K + t] = 0x7F40;
+            b[t * N + j] = (uint16_t)(t < 16 ? 0x3FC0 : 0x3F80 + j);
+            /* row 1: subnormals times b: every product below FP32's
+               normal range */
+            a[1 * K + t] = (uint16_t)(0x0001 + t);
+            /* row 2: 2b - 2b in pairs (t >= 16: b depends on j only) */
+            a[2 * K + t] = (uint16_t)(t % 2 ? 0xC000 : 0x4000);
+            /* row 3: -2^-133 times b in the first block, zeros after */
+            a[3 * K + t] = (uint16_t)(t == 0 ? 0x8001 : 0);
+        }
+    for (size_t j = 0; j < N; j++) {
+        c[0 * N + j] = 0;
+        c[1 * N + j] = (uint32_t)j;
+        c[2 * N + j] = j % 2 ? 0x33800000u : 0xB3800000u; /* +-2^-24 */
+        c[3 * N + j] = 0;
+    }
+    for (size_t p = 0; p < sizeof paths / sizeof paths[0]; p++) {
+        sf_env er = SF_ENV_NVIDIA, eg = SF_ENV_NVIDIA;
+        if (!paths[p].available()) {
+            printf("test_mma_gemm: directed %s skipped: the CPU lacks it\n",
+                   paths[p].name);
+            continue;
+        }
+        memcpy(buf_a, a, sizeof a);
+        memcpy(buf_b, b, sizeof b);
+        gemm_by_dots(m, &sf_format_bf16, 4, N, K, c, ref, &er);
+        ck_assert_int_eq(sf_mma_gemm(m, 4, N, K, &sf_format_bf16, a,
+                                     &sf_format_bf16, b, c, got, paths[p].path,
+                                     &eg),
+                         paths[p].path);
+        for (size_t i = 0; i < 4 * N; i++)
+            if (ref[i] != got[i] && bad++ < TST_MAX_PRINT)
+                printf("directed %s element (%zu,%zu): dots=%08x got=%08x\n",
+                       paths[p].name, i / N, i % N, (unsigned)ref[i],
+                       (unsigned)got[i]);
+        if (er.flags != eg.flags && bad++ < TST_MAX_PRINT) {
+            char f1[6], f2[6];
+            printf("directed %s: flags dots %s got %s\n", paths[p].name,
+                   sf_flags_str(er.flags, f1), sf_flags_str(eg.flags, f2));
+        }
+    }
+    /* the first row overflowed: +Inf (the NVIDIA rule), kept as Inf */
+    ck_assert_uint_eq(ref[0], 0x7F800000u);
+    ck_assert_msg(bad == 0, "%lu mismatches", bad);
+}
+END_TEST
+
+/* A and B of different formats (BF16 by FP16 and FP16 by BF16) through
+   every path, against one sf_mma_dot per element. */
+START_TEST(test_mixed_formats)
+{
+    const sf_format *fmt[2] = {&sf_format_bf16, &sf_format_f16};
+    unsigned long n = 0, bad = 0;
+    tst_rng r;
+
+    tst_rng_init(&r, 0x313Bu);
+    for (size_t p = 0; p < sizeof paths / sizeof paths[0]; p++) {
+        if (!paths[p].available()) {
+            printf("test_mma_gemm: mixed formats %s skipped: the CPU lacks "
+                   "it\n",
+                   paths[p].name);
+            continue;
+        }
+        for (unsigned rep = 0; rep < 80 * tst_multiplier(); rep++) {
+            const sf_format *fa = fmt[rep % 2], *fb = fmt[1 - rep % 2];
+            sf_mma_model m =
+                *sf_mma_preset_by_name(rep % 4 < 2 ? "sm90" : "sm80");
+            size_t rows = 1 + tst_rand64(&r) % MAX_M;
+            size_t cols = 1 + tst_rand64(&r) % MAX_N;
+            size_t k = tst_rand64(&r) % MAX_K;
+            int base = (int)(tst_rand64(&r) % 9) - 4;
+            sf_env er = SF_ENV_NVIDIA, eg = SF_ENV_NVIDIA;
+
+            if (rep % 8 == 7)
+                m.frac_bits = 35; /* the 64-bit kernels */
+            for (size_t i = 0; i < rows * k; i++)
+                buf_a[i] = gen_in(&r, fa, base, rep % 3 == 2);
+            for (size_t i = 0; i < k * cols; i++)
+                buf_b[i] = gen_in(&r, fb, base, rep % 3 == 2);
+            for (size_t i = 0; i < rows * cols; i++)
+                buf_c[i] = gen_c(&r, 2 * base, rep % 3 == 2);
+            for (size_t i = 0; i < rows; i++)
+                for (size_t j = 0; j < cols; j++)
+                    d_scalar[i * cols + j] = (uint32_t)sf_mma_dot(
+                        &m, fa, buf_a + i * k, 1, fb, buf_b + j,
+                        (ptrdiff_t)cols, k, buf_c[i * cols + j], &er);
+            ck_assert_int_eq(sf_mma_gemm(&m, rows, cols, k, fa, buf_a, fb,
+                                         buf_b, buf_c, d_vec, paths[p].path,
+                                         &eg),
+                             paths[p].path);
+            for (size_t i = 0; i < rows * cols; i++) {
+                n++;
+                if (d_scalar[i] != d_vec[i] && bad++ < TST_MAX_PRINT)
+                    printf("mixed %s %s x %s F=%d K=%zu element %zu: c=%08x "
+                           "dots=%08x got=%08x\n",
+                           paths[p].name, fa->name, fb->name, m.frac_bits, k,
+                           i, (unsigned)buf_c[i], (unsigned)d_scalar[i],
+                           (unsigned)d_vec[i]);
+            }
+            if (er.flags != eg.flags && bad++ < TST_MAX_PRINT) {
+                char f1[6], f2[6];
+                printf("mixed %s %s x %s K=%zu: flags dots %s got %s\n",
+                       paths[p].name, fa->name, fb->name, k,
+                       sf_flags_str(er.flags, f1), sf_flags_str(eg.flags, f2));
+            }
+        }
+    }
+    printf("gemm mixed formats vs dots: %lu elements, %lu mismatches\n", n,
+           bad);
+    ck_assert_msg(bad == 0, "%lu mismatches", bad);
+}
+END_TEST
+
+/* env->isa caps the path; an explicit path above the cap fails. */
+START_TEST(test_isa_cap)
+{
+    const sf_mma_model *m = sf_mma_preset_by_name("sm90");
+    uint16_t a[1] = {0x3F80}, b[1] = {0x4000};
+    uint32_t d[1];
+    sf_env env = SF_ENV_NVIDIA;
+    bool v2 = sf_mma_gemm_avx2_available(),
+         v512 = sf_mma_gemm_avx512_available();
+
+    env.isa = SF_ISA_SCALAR;
+    ck_assert_int_eq(sf_mma_gemm(m, 1, 1, 1, &sf_format_bf16, a,
+                                 &sf_format_bf16, b, NULL, d, SF_MMA_PATH_AUTO,
+                                 &env),
+                     SF_MMA_PATH_SCALAR);
+    ck_assert_uint_eq(d[0], 0x40000000u);
+    ck_assert_int_eq(sf_mma_gemm(m, 1, 1, 1, &sf_format_bf16, a,
+                                 &sf_format_bf16, b, NULL, d, SF_MMA_PATH_AVX2,
+                                 &env),
+                     -1);
+    env.isa = SF_ISA_AVX2;
+    ck_assert_int_eq(sf_mma_gemm_choose(m, &sf_format_bf16, &sf_format_bf16,
+                                        SF_MMA_PATH_AUTO, &env),
+                     v2 ? SF_MMA_PATH_AVX2 : SF_MMA_PATH_SCALAR);
+    ck_assert_int_eq(sf_mma_gemm_choose(m, &sf_format_bf16, &sf_format_bf16,
+                                        SF_MMA_PATH_AVX512, &env),
+                     -1);
+    env.isa = SF_ISA_AUTO;
+    ck_assert_int_eq(sf_mma_gemm_choose(m, &sf_format_bf16, &sf_format_bf16,
+                                        SF_MMA_PATH_AUTO, &env),
+                     v512 && sf_isa_supported(SF_ISA_AVX512)
+                         ? SF_MMA_PATH_AVX512
+                     : v2 ? SF_MMA_PATH_AVX2
+                          : SF_MMA_PATH_SCALAR);
+    /* a model the tiled path does not cover: one dot per element */
+    ck_assert_int_eq(sf_mma_gemm_choose(sf_mma_preset_by_name("fma-chain"),
+                                        &sf_format_bf16, &sf_format_bf16,
+                                        SF_MMA_PATH_AVX2, &env),
+                     -1);
+}
+END_TEST
+
 /* D may alias C; C NULL means +0; k = 0 gives C. */
 START_TEST(test_edges)
 {
@@ -335,8 +565,12 @@ gemm_suite(void)
 
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, test_edges);
+    tcase_add_test(tc, test_directed);
+    tcase_add_test(tc, test_mixed_formats);
+    tcase_add_test(tc, test_isa_cap);
     tcase_add_test(tc, test_gemm_vs_blocks);
-    tcase_add_test(tc, test_vector_vs_scalar);
+    tcase_add_loop_test(tc, test_path_vs_dots, 0,
+                        (int)(sizeof paths / sizeof paths[0]));
     suite_add_tcase(s, tc);
     return s;
 }

@@ -457,7 +457,20 @@ typedef struct
 
 static const dyadic_case dyadic_cases[] = {
     {{true, false, -5, 0, 151}, "-4.71875"},
-    {{true, true, -5, 0, 151}, "-4.71875..."},
+    /* a tail: the value lies in (W 2^e, (W + 1) 2^e); only the digits
+       shared by all of it are written: (4.71875, 4.75) -> 4.7..., (0,
+       0.5) and (0.25, 0.5) -> 0..., (9, 10) -> 9..., and the 128-bit
+       window of 1/3 (W = 0x5555...5 2^-128, between 0.3{38}235... and
+       0.3{38}529...) -> 38 threes; (2^128 - 1, 2^128) -> the integer
+       2^128 - 1 and "..." */
+    {{true, true, -5, 0, 151}, "-4.7..."},
+    {{false, true, -1, 0, 0}, "0..."},
+    {{false, true, -2, 0, 1}, "0..."},
+    {{false, true, 0, 0, 9}, "9..."},
+    {{false, true, -128, 0x5555555555555555u, 0x5555555555555555u},
+     "0.33333333333333333333333333333333333333..."},
+    {{false, true, 0, ~(uint64_t)0, ~(uint64_t)0},
+     "3.40282366920938463463374607431768211455e+38..."},
     {{false, false, 100, 0, 1}, "1.267650600228229401496703205376e+30"},
     {{false, false, 0, 1, 0}, "18446744073709551616"},
     {{false, false, 20, 0, 95367431640625u}, "100000000000000000000"},
@@ -585,7 +598,7 @@ START_TEST(test_special)
         ck_assert_str_eq(small, "");
         sf_dyadic d = {true, true, -5, 0, 151};
         len = sf_dyadic_to_string(&d, small, 3);
-        ck_assert_uint_eq(len, 11);
+        ck_assert_uint_eq(len, 7);
         ck_assert_str_eq(small, "-4");
     }
 
@@ -1226,6 +1239,133 @@ START_TEST(test_roundtrip)
 }
 END_TEST
 
+/*----------------------------------------------------------------------------
+ * sf_dyadic_to_string with a tail, on random windows (W 2^e, (W + 1) 2^e):
+ * the expected digits are floor(L / 10^j) for the smallest j at which it
+ * equals ceil(U / 10^j) - 1, found with GMP rationals.
+ *--------------------------------------------------------------------------*/
+/* The notation of D (digits, no leading zero) * 10^k, then "...". */
+static void
+tail_layout(char *out, bool neg, const char *d, long k)
+{
+    long nd = (long)strlen(d), e = nd - 1 + k, i;
+
+    if (neg)
+        *out++ = '-';
+    if (e >= -5 && e <= 20) {
+        if (e < 0) {
+            *out++ = '0';
+            *out++ = '.';
+            for (i = 0; i < -e - 1; i++)
+                *out++ = '0';
+            for (i = 0; i < nd; i++)
+                *out++ = d[i];
+        } else {
+            for (i = 0; i <= e; i++)
+                *out++ = i < nd ? d[i] : '0';
+            if (e + 1 < nd)
+                *out++ = '.';
+            for (i = e + 1; i < nd; i++)
+                *out++ = d[i];
+        }
+    } else {
+        *out++ = d[0];
+        if (nd > 1)
+            *out++ = '.';
+        for (i = 1; i < nd; i++)
+            *out++ = d[i];
+        out += sprintf(out, "e%c%02ld", e < 0 ? '-' : '+', e < 0 ? -e : e);
+    }
+    strcpy(out, "...");
+}
+
+START_TEST(test_dyadic_tail)
+{
+    tst_rng r;
+    unsigned long n = 20000 * tst_multiplier(), bad = 0;
+    mpq_t lo, hi, t;
+    mpz_t p, a, b;
+
+    tst_rng_init(&r, 0x5354524454414953u);
+    mpq_inits(lo, hi, t, NULL);
+    mpz_inits(p, a, b, NULL);
+    for (unsigned long i = 0; i < n; i++) {
+        sf_dyadic d;
+        int sh = (int)tst_rand_below(&r, 128);
+        int32_t e = (int32_t)tst_rand_below(&r, 1201) - 700;
+        char got[400], want[400], *dig;
+        long j;
+
+        d.sign = tst_rand64(&r) & 1;
+        d.tail = true;
+        d.exp = e;
+        d.hi = sh >= 64 ? 0 : tst_rand64(&r) >> sh;
+        d.lo = sh >= 64 ? tst_rand64(&r) >> (sh - 64) : tst_rand64(&r);
+        if (i % 7 == 0)
+            d.hi = d.lo = ~(uint64_t)0; /* W + 1 = 2^128 */
+        sf_dyadic_to_string(&d, got, sizeof got);
+        /* L = W 2^e, U = L + 2^e */
+        mpz_set_ui(a, d.hi);
+        mpz_mul_2exp(a, a, 64);
+        mpz_add_ui(a, a, d.lo);
+        mpq_set_z(lo, a);
+        mpz_add_ui(a, a, 1);
+        mpq_set_z(hi, a);
+        if (e >= 0) {
+            mpq_mul_2exp(lo, lo, (mp_bitcnt_t)e);
+            mpq_mul_2exp(hi, hi, (mp_bitcnt_t)e);
+        } else {
+            mpq_div_2exp(lo, lo, (mp_bitcnt_t)-e);
+            mpq_div_2exp(hi, hi, (mp_bitcnt_t)-e);
+        }
+        /* from j above U (10^j > U) down while they agree */
+        j = ((long)mpz_sizeinbase(mpq_numref(hi), 2)
+             - (long)mpz_sizeinbase(mpq_denref(hi), 2) + 1)
+                * 30103 / 100000
+            + 2;
+        for (;; j--) {
+            mpz_ui_pow_ui(p, 10, (unsigned long)(j < 0 ? -j : j));
+            mpq_set_z(t, p);
+            if (j >= 0)
+                mpq_inv(t, t);
+            mpq_mul(t, t, lo);
+            mpz_fdiv_q(a, mpq_numref(t), mpq_denref(t));
+            mpq_set_z(t, p);
+            if (j >= 0)
+                mpq_inv(t, t);
+            mpq_mul(t, t, hi);
+            mpz_cdiv_q(b, mpq_numref(t), mpq_denref(t));
+            mpz_sub_ui(b, b, 1);
+            if (mpz_cmp(a, b) != 0)
+                break;
+        }
+        /* T_(j+1)(L) */
+        j++;
+        mpz_ui_pow_ui(p, 10, (unsigned long)(j < 0 ? -j : j));
+        mpq_set_z(t, p);
+        if (j >= 0)
+            mpq_inv(t, t);
+        mpq_mul(t, t, lo);
+        mpz_fdiv_q(a, mpq_numref(t), mpq_denref(t));
+        if (mpz_sgn(a) == 0) {
+            strcpy(want, d.sign ? "-0..." : "0...");
+        } else {
+            dig = mpz_get_str(NULL, 10, a);
+            tail_layout(want, d.sign, dig, j);
+            free(dig);
+        }
+        if (strcmp(got, want) != 0 && bad++ < TST_MAX_PRINT)
+            printf("dyadic_to_string tail {%d, 1, %d, 0x%016llx, 0x%016llx}: "
+                   "\"%s\", want \"%s\"\n",
+                   d.sign, (int)d.exp, (unsigned long long)d.hi,
+                   (unsigned long long)d.lo, got, want);
+    }
+    mpq_clears(lo, hi, t, NULL);
+    mpz_clears(p, a, b, NULL);
+    ck_assert_uint_eq(bad, 0);
+}
+END_TEST
+
 static Suite *
 string_suite(void)
 {
@@ -1240,6 +1380,11 @@ string_suite(void)
     tc = tcase_create("mpfr");
     tcase_add_test(tc, test_mpfr);
     tcase_set_timeout(tc, 300);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("dyadic_tail");
+    tcase_add_test(tc, test_dyadic_tail);
+    tcase_set_timeout(tc, 120);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("roundtrip");

@@ -1,0 +1,110 @@
+/* user_tensor.h -- a user's tensor file read as the engine takes it: the
+   element type asked for, [B, H, N, d] order, and what was done */
+#ifndef BF16EMU_ANALYSIS_USER_TENSOR_H
+#define BF16EMU_ANALYSIS_USER_TENSOR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "analysis/tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * One reader for the tensors users bring (PyTorch or NumPy dumps,
+ * .safetensors or .npy), shared by the attn, diff and mma subcommands.
+ * Nothing here guesses: a setting that changes bits is either in the file,
+ * or the caller passes it (from an option), or the read fails with a
+ * message that names the option to give.
+ *
+ * Element types.  The engine computes on BF16 or F16 (attention), or on
+ * the formats of a matrix-unit model (mma).  A file may hold
+ *   - the type asked for: read as stored;
+ *   - another floating-point type (F32, F16, BF16, F64) whose every value
+ *     is a value of the type asked for (what PyTorch's t.float().numpy()
+ *     gives): converted exactly, only when the user asked for the type
+ *     (ASKED); the first element that is not such a value is an error
+ *     naming its index and bits;
+ *   - bit patterns in integers of the same width (U16 or I16 for BF16 and
+ *     F16, PyTorch's t.view(torch.int16); U8 or I8 for the FP8 types),
+ *     or NumPy raw bytes ('V2'): the bits are kept, only when ASKED.
+ * Anything else is an error (TENSOR_E_DTYPE) whose message says which
+ * option would read the file (DTYPE_OPT, e.g. "--dtype", followed by the
+ * type's name).
+ *
+ * Layouts.  Attention tensors are [B, H, N, d] (BHND, what the engine and
+ * PyTorch's SDPA take) or [B, N, H, d] (BNHD, the layout before the
+ * transpose in most models); without the batch dimension [H, N, d] or
+ * [N, H, d]; [N, d] has no heads.  BNHD input is transposed to BHND.
+ * The layout matters only when both the H and the N dimension exceed 1;
+ * then it must be given or told from the shapes (ut_layout_tell).
+ */
+
+typedef enum
+{
+    UT_LAYOUT_UNSET = 0,
+    UT_LAYOUT_BHND, /* [B, H, N, d], [H, N, d] */
+    UT_LAYOUT_BNHD  /* [B, N, H, d], [N, H, d] */
+} ut_layout;
+
+/* "bhnd", "bnhd"; "unset" for UT_LAYOUT_UNSET. */
+const char *ut_layout_name(ut_layout l);
+/* Parses "bhnd" or "bnhd" (case-insensitive); false for anything else. */
+bool ut_layout_parse(const char *s, ut_layout *out);
+
+/* What the reader did, for reports. */
+typedef struct
+{
+    tensor_dtype file_dtype; /* as stored; TENSOR_ANY for raw bytes */
+    unsigned file_ndim;
+    uint64_t file_shape[TENSOR_MAX_DIMS];
+    bool converted;  /* values converted exactly to another type */
+    bool relabelled; /* integer bit patterns read as a float type */
+    bool transposed; /* BNHD read as BHND */
+    char how[160];   /* "F32 values read as BF16 (all exact)", "" when
+                        nothing was done */
+} ut_info;
+
+/* Reads the tensor KEY (NULL: the only one) of PATH into *OUT (empty on
+   entry; empty again on error) in the element type WANT, as described
+   above.  WANT = TENSOR_ANY reads the file's type as stored (raw bytes are
+   then an error).  ASKED: the user named WANT (conversions and bit
+   patterns are allowed).  DTYPE_OPT: the option that names a type, for
+   the messages (NULL: none is named).  INFO (may be NULL) is filled. */
+int ut_read(const char *path, const char *key, tensor_dtype want, bool asked,
+            const char *dtype_opt, tensor *out, ut_info *info,
+            tensor_error *err);
+
+/* Converts *T (read from WHAT, "FILE" or "FILE: KEY", for messages) to
+   WANT as ut_read does; T is unchanged on error. */
+int ut_as_dtype(tensor *t, const char *what, tensor_dtype want, bool asked,
+                const char *dtype_opt, ut_info *info, tensor_error *err);
+
+/* Whether the layout of T (2-, 3- or 4-D) matters: it has both an H and
+   an N dimension above 1 (dimensions ndim-3 and ndim-2). */
+bool ut_layout_matters(const tensor *t);
+
+/* The layout that Q and K (same rank, 3 or 4) can only have, when their
+   shapes tell it: under BHND they share H (dimension ndim-3), under BNHD
+   they share H at ndim-2; when exactly one of the two holds, it is the
+   layout.  UT_LAYOUT_UNSET when both hold (Nq = Nk) or neither. */
+ut_layout ut_layout_tell(const tensor *q, const tensor *k);
+
+/* Rearranges T (2-, 3- or 4-D) from LAYOUT to BHND: a BNHD tensor is
+   transposed; BHND and 2-D tensors are left as they are.  On error
+   (out of memory) T is unchanged. */
+int ut_to_bhnd(tensor *t, ut_layout layout, ut_info *info, tensor_error *err);
+
+/* The index of element I (C order) of a tensor of shape SHAPE[0..NDIM)
+   as "[i, j, k]" into BUF of N bytes; returns BUF. */
+char *ut_index_str(char *buf, size_t n, unsigned ndim, const uint64_t *shape,
+                   uint64_t i);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,252 @@
+/* gemm_fast -- the tiled GEMM of the truncating fused models: A and B
+   decoded once per tile, one block of a kernel's width of output columns
+   at a time handed to a kernel (the portable one is here), blocks with
+   Inf or NaN operands handed to the scalar block */
+#include <string.h>
+
+#include "softfloat/mma/mma_local.h"
+
+/* Rows of A decoded at once. */
+#define TILE_ROWS 32
+
+void
+s_mma_plan_init(s_mma_plan *pl, const sf_mma_model *m, const sf_format *fa,
+                const sf_format *fb, size_t lanes, bool lb)
+{
+    int32_t fab = (int32_t)(fa->frac_bits + fb->frac_bits);
+    int32_t l = m->frac_bits > fab ? m->frac_bits - fab : 0;
+    uint64_t pmax = (((uint64_t)2 << fa->frac_bits) - 1)
+                    * (((uint64_t)2 << fb->frac_bits) - 1);
+
+    pl->m = m;
+    pl->fa = fa;
+    pl->fb = fb;
+    pl->f = m->frac_bits;
+    pl->lanes = lanes;
+    pl->decode = NULL;
+    /* every kept product is below pmax * 2^l, and a block has at most
+       m->n of them */
+    pl->narrow = l + fab + 2 <= 31
+                 && (uint64_t)m->n * (pmax << l) <= (uint64_t)INT32_MAX;
+    pl->lb = lb && pl->narrow ? l : 0;
+    pl->lp = l - pl->lb;
+    pl->qadd = pl->lb + fab;
+    pl->ovf_bits = m->overflow == SF_MMA_OVF_INF ? 0x7F800000u : 0x7F7FFFFFu;
+}
+
+s_mma_dec
+s_mma_dec_init(const sf_format *f, bool daz, int32_t shift)
+{
+    s_mma_dec d;
+
+    d.fb = f->frac_bits;
+    d.emask = (1u << f->exp_bits) - 1;
+    d.fmask = (1u << f->frac_bits) - 1;
+    d.hidden = 1u << f->frac_bits;
+    d.smask = (uint32_t)f->sign_mask;
+    d.ebias = f->bias + (int32_t)f->frac_bits + shift;
+    d.shift = shift;
+    d.daz = daz ? ~0u : 0;
+    return d;
+}
+
+bool
+s_mma_decode(const s_mma_dec *d, const uint16_t *x, size_t n, int32_t *sig,
+             int32_t *e)
+{
+    uint32_t spec = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        uint32_t v = x[i];
+        uint32_t ef = (v >> d->fb) & d->emask, fr = v & d->fmask;
+        uint32_t sub = ef == 0 ? ~0u : 0, sp = ef == d->emask ? ~0u : 0;
+        uint32_t s = (fr | (d->hidden & ~sub)) & ~(sub & d->daz) & ~sp;
+        uint32_t nz = s != 0 ? ~0u : 0, neg = v & d->smask ? ~0u : 0;
+        uint32_t m = ((s << d->shift) ^ neg) - neg;
+        int32_t el = (int32_t)(ef | (sub & 1u)) - d->ebias;
+        sig[i] = (int32_t)m;
+        e[i] = nz ? el : S_MMA_ZERO_E;
+        spec |= sp;
+    }
+    return spec != 0;
+}
+
+void
+s_mma_gemm_tiled(const s_mma_plan *pl, s_mma_kernel *kernel, size_t rows,
+                 size_t cols, size_t k, const void *a, const void *b,
+                 const uint32_t *c, uint32_t *d, sf_env *env)
+{
+    const sf_mma_model *m = pl->m;
+    const uint16_t *a16 = a, *b16 = b;
+    const size_t step = m->n, w = pl->lanes;
+    const s_mma_dec da = s_mma_dec_init(pl->fa, m->daz, 0),
+                    db = s_mma_dec_init(pl->fb, m->daz, pl->lb);
+    int32_t as[TILE_ROWS][S_MMA_TILE_N], ae[TILE_ROWS][S_MMA_TILE_N];
+    int32_t bs[S_MMA_TILE_N * S_MMA_LANES], be[S_MMA_TILE_N * S_MMA_LANES];
+    bool aspec[TILE_ROWS];
+    unsigned flags = 0;
+
+    for (size_t i0 = 0; i0 < rows; i0 += TILE_ROWS) {
+        size_t nr = rows - i0 < TILE_ROWS ? rows - i0 : TILE_ROWS;
+        for (size_t i = i0; i < i0 + nr; i++)
+            for (size_t j = 0; j < cols; j++)
+                d[i * cols + j] = c != NULL ? c[i * cols + j] : 0;
+        for (size_t k0 = 0; k0 < k; k0 += step) {
+            size_t len = k - k0 < step ? k - k0 : step;
+            for (size_t i = 0; i < nr; i++)
+                aspec[i] = s_mma_decode(&da, a16 + (i0 + i) * k + k0, len,
+                                        as[i], ae[i]);
+            for (size_t j0 = 0; j0 < cols; j0 += w) {
+                size_t nl = cols - j0 < w ? cols - j0 : w;
+                bool bspec = false;
+                for (size_t t = 0; t < len; t++) {
+                    const uint16_t *br = b16 + (k0 + t) * cols + j0;
+                    bspec |= nl == w && pl->decode != NULL
+                                 ? pl->decode(&db, br, bs + t * w, be + t * w)
+                                 : s_mma_decode(&db, br, nl, bs + t * w,
+                                                be + t * w);
+                    for (size_t l = nl; l < w; l++) {
+                        bs[t * w + l] = 0;
+                        be[t * w + l] = S_MMA_ZERO_E;
+                    }
+                }
+                for (size_t i = 0; i < nr; i++) {
+                    uint32_t tmp[S_MMA_LANES] = {0};
+                    uint32_t *dr = d + (i0 + i) * cols + j0;
+                    uint32_t *acc = nl == w ? dr : tmp;
+                    bool done = false;
+                    if (nl < w)
+                        memcpy(tmp, dr, nl * sizeof *dr);
+                    if (!aspec[i] && !bspec)
+                        done =
+                            kernel(pl, as[i], ae[i], bs, be, len, acc, &flags);
+                    if (!done) {
+                        /* Inf or NaN in the block: the scalar block */
+                        s_mma_vec va = {a16 + (i0 + i) * k + k0, 1, 2};
+                        for (size_t l = 0; l < nl; l++) {
+                            s_mma_vec vb = {b16 + k0 * cols + j0 + l,
+                                            (ptrdiff_t)cols, 2};
+                            acc[l] = (uint32_t)s_mma_block(m, pl->fa, &va,
+                                                           pl->fb, &vb, len,
+                                                           k0, acc[l], env);
+                        }
+                    }
+                    if (nl < w)
+                        memcpy(dr, tmp, nl * sizeof *dr);
+                }
+            }
+        }
+    }
+    env->flags |= flags;
+}
+
+/*----------------------------------------------------------------------------
+ * The portable kernel, in 64-bit integers (F <= 40, n <= 64: every kept
+ * term is below 2^42 and a block's sum below 2^49).
+ *--------------------------------------------------------------------------*/
+bool
+s_mma_kernel_c(const s_mma_plan *pl, const int32_t *as, const int32_t *ae,
+               const int32_t *bs, const int32_t *be, size_t len, uint32_t *acc,
+               unsigned *flags)
+{
+    enum
+    {
+        W = S_MMA_C_LANES
+    };
+    const sf_mma_model *m = pl->m;
+    int32_t mx[W], q[W];
+    int64_t sum[W];
+    uint64_t lost = 0;
+    unsigned fl = 0;
+
+    for (size_t l = 0; l < W; l++)
+        if ((acc[l] & 0x7F800000u) == 0x7F800000u)
+            return false;
+    for (size_t l = 0; l < W; l++)
+        mx[l] = 2 * S_MMA_ZERO_E;
+    /* pass 1: the largest exponent of a non-zero product */
+    for (size_t t = 0; t < len; t++)
+        for (size_t l = 0; l < W; l++) {
+            int32_t e = ae[t] + be[t * W + l];
+            mx[l] = e > mx[l] ? e : mx[l];
+        }
+    /* C: a term of the block, and part of emax */
+    for (size_t l = 0; l < W; l++) {
+        uint32_t cef = (acc[l] >> 23) & 0xFF, cfr = acc[l] & 0x7FFFFF;
+        uint64_t csig = cef != 0 ? cfr | 0x800000u : m->daz ? 0 : cfr, kc;
+        int32_t celow = (int32_t)(cef != 0 ? cef : 1) - 150;
+        int32_t emax = mx[l] + pl->qadd, shc;
+
+        if (csig != 0)
+            emax = celow + 23 > emax ? celow + 23 : emax;
+        else if (m->zero_c_in_max && m->acc->emin > emax)
+            emax = m->acc->emin;
+        if (m->emax_floor != SF_MMA_NO_FLOOR && emax < m->emax_floor)
+            emax = m->emax_floor;
+        q[l] = emax - pl->f;
+        /* C on the grid: shc >= 23 - F >= -17 when C is not zero */
+        shc = q[l] - celow;
+        if (csig == 0) {
+            kc = 0;
+        } else if (shc <= 0) {
+            kc = csig << -shc;
+        } else {
+            int32_t s = shc > 63 ? 63 : shc;
+            kc = csig >> s;
+            lost |= csig ^ (kc << s);
+        }
+        sum[l] = (acc[l] >> 31) != 0 ? -(int64_t)kc : (int64_t)kc;
+    }
+    /* pass 2: every product on the grid 2^q, truncated; the shift is
+       never negative (lb + lp >= F - fab) */
+    for (size_t t = 0; t < len; t++)
+        for (size_t l = 0; l < W; l++) {
+            int64_t p = (int64_t)as[t] * bs[t * W + l];
+            uint64_t ap = (uint64_t)(p < 0 ? -p : p) << pl->lp, kept;
+            int32_t sh = q[l] - (ae[t] + be[t * W + l]) + pl->lp;
+            sh = sh > 63 ? 63 : sh;
+            kept = ap >> sh;
+            lost |= ap ^ (kept << sh);
+            sum[l] += p < 0 ? -(int64_t)kept : (int64_t)kept;
+        }
+    /* normalise once and truncate (RZ) to FP32 */
+    for (size_t l = 0; l < W; l++) {
+        bool neg = sum[l] < 0, normal, ovf, inexf;
+        uint64_t mag = neg ? (uint64_t)0 - (uint64_t)sum[l] : (uint64_t)sum[l];
+        uint64_t mm, bits;
+        int32_t t, ex, sh;
+
+        if (mag == 0) {
+            acc[l] = 0; /* SF_MMA_ZERO_POS */
+            continue;
+        }
+        t = 63 - s_clz64(mag);
+        ex = q[l] + t;
+        sh = t - 23 > -149 - q[l] ? t - 23 : -149 - q[l];
+        if (sh <= 0) {
+            mm = mag << -sh;
+            inexf = false;
+        } else {
+            int32_t s = sh > 63 ? 63 : sh;
+            mm = mag >> s;
+            inexf = (mm << s) != mag;
+        }
+        normal = ex >= -126;
+        ovf = ex > 127;
+        bits = ((uint64_t)(normal ? ex + 126 : 0) << 23) + mm;
+        if (ovf) {
+            bits = pl->ovf_bits;
+            fl |= SF_FLAG_OVERFLOW | SF_FLAG_INEXACT;
+        }
+        if (neg && (mm != 0 || ovf))
+            bits |= 0x80000000u; /* a result that truncates to 0 is +0 */
+        if (inexf)
+            fl |=
+                normal ? SF_FLAG_INEXACT : SF_FLAG_INEXACT | SF_FLAG_UNDERFLOW;
+        acc[l] = (uint32_t)bits;
+    }
+    if (lost != 0)
+        fl |= SF_FLAG_INEXACT;
+    *flags |= fl;
+    return true;
+}

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "attention/kernel.h"
 #include "softfloat/mma.h"
 #include "softfloat/softfloat.h"
 
@@ -287,6 +288,22 @@ typedef struct fa_config
        true, the default); false: a product, then an addition (the
        source's order without contraction). */
     bool fa2_rowsum_fma;
+    /* The kernel description (attention/kernel.h); NULL: the named
+       description of POLICY.  Set with fa_config_kernel_default, which
+       also fills order, the models and fa2_rowsum_fma from it. */
+    const fa_kernel *kernel;
+    /* The format of the inputs Q, K, V and dO (their uint16_t bit
+       patterns): NULL or &sf_format_bf16 for BF16, &sf_format_f16 for
+       FP16 (the forward; the backward takes BF16 only).  A description's
+       "in" format is this one. */
+    const sf_format *input;
+    /* The log model of a description whose log is "lg2" (a table model,
+       FA_LOG_LG2); NULL otherwise. */
+    const struct fa_log_model *log;
+    /* Split-KV: the number of splits of the KV blocks (FA2's
+       flash_fwd_splitkv_kernel and its combine); 0: the description's
+       (1 for every named one); 1: not split. */
+    size_t splits;
 } fa_config;
 
 /* Defaults for POLICY: scale 0, tiles 0 (the policy's), fix none (with
@@ -294,6 +311,16 @@ typedef struct fa_config
    accumulation models (sm90 for fa2, fma-chain otherwise), reverse KV
    order for fa2, one dQ buffer, the fa2 row-sum FMA. */
 fa_config fa_config_default(fa_policy policy);
+
+/* Defaults for kernel description K (not copied: K must outlive the
+   configuration): as fa_config_default, with the order, the MMA models
+   and the row-sum FMA taken from K.  POLICY is left at the value whose
+   description is K's namesake, or FA_POLICY_FA2. */
+fa_config fa_config_kernel_default(const fa_kernel *k);
+
+/* The description CFG runs (cfg->kernel, or the policy's); NULL for an
+   unknown policy. */
+const fa_kernel *fa_config_kernel(const fa_config *cfg);
 
 /* NULL if CFG is usable, else a static string saying what is wrong. */
 const char *fa_config_check(const fa_config *cfg);
@@ -309,6 +336,12 @@ const char *fa_capture_check(const fa_config *cfg, const fa_capture *cap);
    bits; 0 when CFG is unusable. */
 uint32_t fa_scale_bits(const fa_config *cfg);
 uint32_t fa_scale_log2_bits(const fa_config *cfg);
+
+/* The forward tiles BR x BC, the number of KV blocks TC and the split
+   count SPLITS that CFG resolves to (any may be NULL); 0, or -1 when CFG
+   is unusable. */
+int fa_config_tiles(const fa_config *cfg, size_t *br, size_t *bc, size_t *tc,
+                    size_t *splits);
 
 /* Bytes of working memory fa_forward / fa_backward allocate for CFG
    (so a caller can refuse a shape before allocating outputs): the larger

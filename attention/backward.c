@@ -30,10 +30,12 @@ typedef struct bwd_ws
     uint32_t *ohp;      /* d: O recomputed in FP32 (delta-fp32-o) */
 } bwd_ws;
 
+/* The chain scheme (fp32, paper-eq4): FP32 values, one chain per
+   gradient element. */
 static bool
 fp_policy(const fa_plan *pl)
 {
-    return pl->policy == FA_POLICY_FP32 || pl->policy == FA_POLICY_PAPER_EQ4;
+    return pl->k.bwd == FA_BWD_CHAIN;
 }
 
 static void
@@ -56,7 +58,7 @@ bwd_layout(const fa_plan *pl, fa_ws *w, bwd_ws *b)
     b->dk = fa_ws_take(w, fa_mul_size(nk, d, o), sizeof(uint32_t));
     b->dv = fa_ws_take(w, fa_mul_size(nk, d, o), sizeof(uint32_t));
     b->chunk = fa_ws_take(
-        w, pl->policy == FA_POLICY_REPO ? fa_mul_size(pl->bc_bwd, d, o) : 0,
+        w, pl->k.bwd == FA_BWD_REPO ? fa_mul_size(pl->bc_bwd, d, o) : 0,
         sizeof(uint32_t));
     b->dqs = fa_ws_take(w, fa_mul_size(fa_mul_size(r, pl->dq_splits, o), d, o),
                         sizeof(uint32_t));
@@ -163,11 +165,11 @@ writing(const bwd_run *r)
 static bool
 computed(const fa_plan *pl, size_t mb, size_t vis, size_t j)
 {
-    switch (pl->policy) {
-    case FA_POLICY_REPO:
+    switch (pl->k.bwd) {
+    case FA_BWD_REPO:
         return true;
-    case FA_POLICY_FA2:
-        return mb >= fa2_bwd_first_mblock(pl, j / pl->bc_bwd);
+    case FA_BWD_FA2:
+        return mb >= fa_bwd_first_mblock(pl, j / pl->bc_bwd);
     default:
         return j < vis;
     }
@@ -182,7 +184,7 @@ row_delta(bwd_run *r, size_t i, size_t ri, size_t vis)
     const uint16_t *dor = r->dout + i * pl->d;
     const uint32_t *orow = r->o + i * pl->d;
     const uint32_t *prow = w->sp + ri * pl->nk, *dprow = w->dp + ri * pl->nk;
-    bool repo = pl->policy == FA_POLICY_REPO;
+    bool repo = pl->k.bwd == FA_BWD_REPO;
     size_t nkeys = repo ? pl->nk : vis;
     sf_env *e = r->env;
     uint32_t acc = FA_F32_ZERO;
@@ -212,18 +214,18 @@ row_delta(bwd_run *r, size_t i, size_t ri, size_t vis)
             acc = fa_fma(prow[j], dprow[j], acc, e);
         return acc;
     }
-    switch (pl->policy) {
-    case FA_POLICY_REPO:
+    switch (pl->k.bwd) {
+    case FA_BWD_REPO:
         /* D = (doc * oc).sum(-1): BF16 products, FP32 sum, BF16 */
         acc = fa_rbf(fa_mul(fa_wide(dor[0]), orow[0], e), e);
         for (size_t c = 1; c < pl->d; c++)
             acc =
                 fa_add(acc, fa_rbf(fa_mul(fa_wide(dor[c]), orow[c], e), e), e);
         return fa_rbf(acc, e);
-    case FA_POLICY_FA2:
+    case FA_BWD_FA2:
         return fa2_dot_do_o(pl, dor, orow, e);
     default:
-        return (uint32_t)sf_mma_dot(pl->mbwd, &sf_format_bf16, dor, 1,
+        return (uint32_t)sf_mma_dot(pl->mdelta, &sf_format_bf16, dor, 1,
                                     &sf_format_f32, orow, 1, pl->d, 0, e);
     }
 }
@@ -240,7 +242,7 @@ bwd_rows(bwd_run *r, size_t mb, size_t i0, size_t nr)
     if (r->tcol < 0) {
         sf_mma_gemm(pl->mqk, nr, nk, d, &sf_format_bf16, r->q + i0 * d,
                     &sf_format_bf16, w->kt, NULL, w->sp, SF_MMA_PATH_AUTO, e);
-        sf_mma_gemm(pl->mbwd, nr, nk, d, &sf_format_bf16, r->dout + i0 * d,
+        sf_mma_gemm(pl->mdp, nr, nk, d, &sf_format_bf16, r->dout + i0 * d,
                     &sf_format_bf16, w->vt, NULL, w->dp, SF_MMA_PATH_AUTO, e);
     }
     for (size_t ri = 0; ri < nr; ri++) {
@@ -251,7 +253,7 @@ bwd_rows(bwd_run *r, size_t mb, size_t i0, size_t nr)
         uint16_t *dsb = w->dsb != NULL ? w->dsb + ri * nk : NULL;
         uint32_t lse = r->lse[i], lse2 = FA_F32_ZERO, delta;
 
-        if (pl->policy == FA_POLICY_FA2 && lse != FA_F32_NEG_INF)
+        if (pl->k.bwd == FA_BWD_FA2 && lse != FA_F32_NEG_INF)
             lse2 = fa_mul(lse, FA_F32_LOG2E, e);
         /* S and dP of the computed entries; P */
         for (size_t j = 0; j < nk; j++) {
@@ -267,11 +269,11 @@ bwd_rows(bwd_run *r, size_t mb, size_t i0, size_t nr)
                         pl->mqk, &sf_format_bf16, r->q + i * d, 1,
                         &sf_format_bf16, r->k + j * d, 1, d, 0, e);
                 dp[j] = (uint32_t)sf_mma_dot(
-                    pl->mbwd, &sf_format_bf16, r->dout + i * d, 1,
+                    pl->mdp, &sf_format_bf16, r->dout + i * d, 1,
                     &sf_format_bf16, r->v + j * d, 1, d, 0, e);
             }
-            switch (pl->policy) {
-            case FA_POLICY_REPO:
+            switch (pl->k.bwd) {
+            case FA_BWD_REPO:
                 s = masked ? FA_F32_NEG_INF
                            : fa_rbf(fa_mul(fa_rbf(sp[j], e), pl->scale, e), e);
                 /* p = exp(S - lse), BF16 */
@@ -279,11 +281,14 @@ bwd_rows(bwd_run *r, size_t mb, size_t i0, size_t nr)
                 pb[j] = (uint16_t)(sp[j] >> 16);
                 dp[j] = fa_rbf(dp[j], e);
                 break;
-            case FA_POLICY_FA2:
+            case FA_BWD_FA2:
                 s = masked ? FA_F32_NEG_INF : sp[j];
-                /* P = exp2(RN(S scale_log2) - RN(LSE log2e)) */
-                sp[j] =
-                    fa_exp(pl, fa_sub(fa_mul(s, pl->scale_log2, e), lse2, e));
+                /* P = exp2(RN(S scale_log2) - RN(LSE log2e)) (without
+                   UNFUSE_FMA one FFMA) */
+                sp[j] = fa_exp(
+                    pl, pl->k.exp_arg == FA_ARG_SCALE_FMA
+                            ? fa_fma(s, pl->scale_log2, lse2 ^ FA_F32_SIGN, e)
+                            : fa_sub(fa_mul(s, pl->scale_log2, e), lse2, e));
                 pb[j] = fa_bf16(sp[j], e);
                 break;
             default:
@@ -304,15 +309,15 @@ bwd_rows(bwd_run *r, size_t mb, size_t i0, size_t nr)
                     pb[j] = 0;
                 continue;
             }
-            switch (pl->policy) {
-            case FA_POLICY_REPO:
+            switch (pl->k.bwd) {
+            case FA_BWD_REPO:
                 /* ds = p * scale * (dp - D) */
                 ds[j] = fa_rbf(fa_mul(fa_rbf(fa_mul(sp[j], pl->scale, e), e),
                                       fa_rbf(fa_sub(dp[j], delta, e), e), e),
                                e);
                 dsb[j] = (uint16_t)(ds[j] >> 16);
                 break;
-            case FA_POLICY_FA2:
+            case FA_BWD_FA2:
                 ds[j] = fa_mul(sp[j], fa_sub(dp[j], delta, e), e);
                 dsb[j] = fa_bf16(ds[j], e);
                 break;
@@ -342,14 +347,14 @@ bwd_rows(bwd_run *r, size_t mb, size_t i0, size_t nr)
             if (fp_policy(pl)) {
                 /* dQ = scale * (dS K), one chain over the visible keys */
                 if (r->tcol < 0)
-                    sf_mma_gemm(pl->mbwd, 1, d, vis, &sf_format_f32, ds,
+                    sf_mma_gemm(pl->mdq, 1, d, vis, &sf_format_f32, ds,
                                 &sf_format_bf16, r->k, NULL, w->dqt,
                                 SF_MMA_PATH_AUTO, e);
                 for (size_t c = 0; c < d; c++) {
                     sf_env *ce = col_env(r, c);
                     uint32_t x = r->tcol < 0 ? w->dqt[c]
                                              : (uint32_t)sf_mma_dot(
-                                                 pl->mbwd, &sf_format_f32, ds,
+                                                 pl->mdq, &sf_format_f32, ds,
                                                  1, &sf_format_bf16, r->k + c,
                                                  (ptrdiff_t)d, vis, 0, ce);
                     x = fa_mul(x, pl->scale, ce);
@@ -365,14 +370,13 @@ bwd_rows(bwd_run *r, size_t mb, size_t i0, size_t nr)
                 size_t bw = nk - c0 < pl->bc_bwd ? nk - c0 : pl->bc_bwd;
                 uint32_t *acc =
                     dqrow
-                    + (pl->policy == FA_POLICY_FA2 ? nb % pl->dq_splits : 0)
-                          * d;
-                if (pl->policy == FA_POLICY_FA2
-                    && mb < fa2_bwd_first_mblock(pl, nb))
+                    + (pl->k.bwd == FA_BWD_FA2 ? nb % pl->dq_splits : 0) * d;
+                if (pl->k.bwd == FA_BWD_FA2
+                    && mb < fa_bwd_first_mblock(pl, nb))
                     continue;
                 /* the block's dS K, an MMA chain over its keys from 0 */
                 if (r->tcol < 0)
-                    sf_mma_gemm(pl->mbwd, 1, d, bw, &sf_format_bf16, dsb + c0,
+                    sf_mma_gemm(pl->mdq, 1, d, bw, &sf_format_bf16, dsb + c0,
                                 &sf_format_bf16, r->k + c0 * d, NULL, w->dqt,
                                 SF_MMA_PATH_AUTO, e);
                 for (size_t c = 0; c < d; c++) {
@@ -380,10 +384,10 @@ bwd_rows(bwd_run *r, size_t mb, size_t i0, size_t nr)
                     uint32_t x = r->tcol < 0
                                      ? w->dqt[c]
                                      : (uint32_t)sf_mma_dot(
-                                         pl->mbwd, &sf_format_bf16, dsb + c0,
-                                         1, &sf_format_bf16, r->k + c0 * d + c,
+                                         pl->mdq, &sf_format_bf16, dsb + c0, 1,
+                                         &sf_format_bf16, r->k + c0 * d + c,
                                          (ptrdiff_t)d, bw, 0, ce);
-                    if (pl->policy == FA_POLICY_REPO)
+                    if (pl->k.bwd == FA_BWD_REPO)
                         /* dqc.add_(dq_chunk), both BF16 */
                         acc[c] = fa_rbf(fa_add(acc[c], fa_rbf(x, ce), ce), ce);
                     else
@@ -394,7 +398,7 @@ bwd_rows(bwd_run *r, size_t mb, size_t i0, size_t nr)
             for (size_t c = 0; c < d; c++) {
                 sf_env *ce = col_env(r, c);
                 uint32_t x = dqrow[c];
-                if (pl->policy == FA_POLICY_FA2) {
+                if (pl->k.bwd == FA_BWD_FA2) {
                     /* convert_dQ: the buffers added in order from 0, then
                        times the softmax scale, then BF16 */
                     x = FA_F32_ZERO;
@@ -424,13 +428,13 @@ bwd_kv(bwd_run *r, size_t mb, size_t i0, size_t nr)
         for (size_t j = 0; j < nk; j++)
             for (size_t ri = 0; ri < nr; ri++)
                 w->at32[j * nr + ri] = w->sp[ri * nk + j];
-        sf_mma_gemm(pl->mbwd, nk, d, nr, &sf_format_f32, w->at32,
+        sf_mma_gemm(pl->mdv, nk, d, nr, &sf_format_f32, w->at32,
                     &sf_format_bf16, r->dout + i0 * d, w->dv, w->dv,
                     SF_MMA_PATH_AUTO, e);
         for (size_t j = 0; j < nk; j++)
             for (size_t ri = 0; ri < nr; ri++)
                 w->at32[j * nr + ri] = w->ds[ri * nk + j];
-        sf_mma_gemm(pl->mbwd, nk, d, nr, &sf_format_f32, w->at32,
+        sf_mma_gemm(pl->mdk, nk, d, nr, &sf_format_f32, w->at32,
                     &sf_format_bf16, r->q + i0 * d, w->dk, w->dk,
                     SF_MMA_PATH_AUTO, e);
         return;
@@ -443,21 +447,21 @@ bwd_kv(bwd_run *r, size_t mb, size_t i0, size_t nr)
             const uint16_t *src = which == 0 ? w->pb : w->dsb;
             const uint16_t *rhs = which == 0 ? r->dout : r->q;
             uint32_t *acc = which == 0 ? dv : dk;
-            if (pl->policy == FA_POLICY_FA2
-                && mb < fa2_bwd_first_mblock(pl, nb))
+            const sf_mma_model *mm = which == 0 ? pl->mdv : pl->mdk;
+            if (pl->k.bwd == FA_BWD_FA2 && mb < fa_bwd_first_mblock(pl, nb))
                 continue;
             for (size_t j = 0; j < bw; j++)
                 for (size_t ri = 0; ri < nr; ri++)
                     w->at16[j * nr + ri] = src[ri * nk + c0 + j];
-            if (pl->policy == FA_POLICY_FA2) {
+            if (pl->k.bwd == FA_BWD_FA2) {
                 /* acc_dv += P~^T dO (acc_dk += dS~^T Q): the MMA chain
                    over the block's rows, through the accumulator */
-                sf_mma_gemm(pl->mbwd, bw, d, nr, &sf_format_bf16, w->at16,
+                sf_mma_gemm(mm, bw, d, nr, &sf_format_bf16, w->at16,
                             &sf_format_bf16, rhs + i0 * d, acc, acc,
                             SF_MMA_PATH_AUTO, e);
             } else {
                 /* repo: dv_chunk (dk_chunk) in BF16, then dvc.add_ */
-                sf_mma_gemm(pl->mbwd, bw, d, nr, &sf_format_bf16, w->at16,
+                sf_mma_gemm(mm, bw, d, nr, &sf_format_bf16, w->at16,
                             &sf_format_bf16, rhs + i0 * d, NULL, w->chunk,
                             SF_MMA_PATH_AUTO, e);
                 for (size_t x = 0; x < bw * d; x++)
@@ -484,6 +488,7 @@ fa_backward(const fa_config *cfg, const uint16_t *q, const uint16_t *k,
     size_t nmb;
 
     if (fa_plan_init(cfg, &pl) != NULL || fa_plan_capture_check(&pl, cap)
+        || pl.in_fmt != FA_FMT_BF16 /* the backward takes BF16 inputs */
         || q == NULL || k == NULL || v == NULL || o == NULL || lse == NULL
         || dout == NULL || dq == NULL || dk == NULL || dv == NULL
         || env == NULL)
@@ -521,7 +526,7 @@ fa_backward(const fa_config *cfg, const uint16_t *q, const uint16_t *k,
         memset(w.dv, 0, kd * sizeof *w.dv);
         for (size_t x = 0; x < nmb; x++) {
             /* the FA2 kernel walks the query blocks backwards */
-            size_t mb = pl.policy == FA_POLICY_FA2 ? nmb - 1 - x : x;
+            size_t mb = pl.k.bwd_reverse_q ? nmb - 1 - x : x;
             size_t i0 = mb * pl.br_bwd;
             size_t nr = pl.nq - i0 < pl.br_bwd ? pl.nq - i0 : pl.br_bwd;
             bwd_rows(&run, mb, i0, nr);
@@ -529,12 +534,12 @@ fa_backward(const fa_config *cfg, const uint16_t *q, const uint16_t *k,
         }
         for (size_t x = 0; x < kd; x++) {
             uint32_t gk = w.dk[x], gv = w.dv[x];
-            switch (pl.policy) {
-            case FA_POLICY_FA2:
+            switch (pl.k.bwd) {
+            case FA_BWD_FA2:
                 gk = fa_rbf(fa_mul(gk, pl.scale, env), env);
                 gv = fa_rbf(gv, env);
                 break;
-            case FA_POLICY_REPO:
+            case FA_BWD_REPO:
                 break;
             default:
                 gk = fa_mul(gk, pl.scale, env);

@@ -127,24 +127,57 @@ fa_fix_default(fa_fix_kind kind)
 }
 
 fa_config
-fa_config_default(fa_policy policy)
+fa_config_kernel_default(const fa_kernel *k)
 {
     fa_config c;
-    const sf_mma_model *m =
-        sf_mma_preset_by_name(policy == FA_POLICY_FA2 ? "sm90" : "fma-chain");
+    int p = k != NULL ? fa_policy_parse(k->name) : -1;
 
     memset(&c, 0, sizeof c);
-    c.policy = policy;
+    c.policy = p >= 0 ? (fa_policy)p : FA_POLICY_FA2;
+    c.kernel = k;
     c.causal = false;
     c.scale = 0.0f;
-    c.order = policy == FA_POLICY_FA2 ? FA_ORDER_REVERSE : FA_ORDER_FORWARD;
     c.fix = fa_fix_default(FA_FIX_NONE);
     c.ablations = 0;
     c.exp = fa_exp_model_by_name("cr");
-    c.mma_qk = c.mma_pv = c.mma_bwd = m;
     c.dq_splits = 1;
-    c.fa2_rowsum_fma = true;
+    c.splits = 0;
+    if (k != NULL) {
+        c.order = k->kv_reverse ? FA_ORDER_REVERSE : FA_ORDER_FORWARD;
+        c.mma_qk = sf_mma_preset_by_name(k->mma_s);
+        c.mma_pv = sf_mma_preset_by_name(k->mma_pv);
+        /* one model for every product of the backward, when the
+           description has one */
+        if (strcmp(k->mma_dp, k->mma_dq) == 0
+            && strcmp(k->mma_dp, k->mma_dk) == 0
+            && strcmp(k->mma_dp, k->mma_dv) == 0
+            && strcmp(k->mma_dp, k->mma_delta) == 0)
+            c.mma_bwd = sf_mma_preset_by_name(k->mma_dp);
+        c.fa2_rowsum_fma = k->rowsum_fma;
+    }
     return c;
+}
+
+fa_config
+fa_config_default(fa_policy policy)
+{
+    fa_config c =
+        fa_config_kernel_default(fa_kernel_by_name(fa_policy_name(policy)));
+
+    /* the named description is implied by the policy */
+    c.kernel = NULL;
+    c.policy = policy;
+    return c;
+}
+
+const fa_kernel *
+fa_config_kernel(const fa_config *cfg)
+{
+    if (cfg == NULL)
+        return NULL;
+    if (cfg->kernel != NULL)
+        return cfg->kernel;
+    return fa_kernel_by_name(fa_policy_name(cfg->policy));
 }
 
 /*----------------------------------------------------------------------------
@@ -242,6 +275,8 @@ fa_plan_init(const fa_config *cfg, fa_plan *pl)
 {
     const fa_shape *sh;
     const char *why;
+    const fa_kernel *kern;
+    const fa_kernel_tiles *kt;
     bool ovf = false;
     size_t n;
 
@@ -260,11 +295,17 @@ fa_plan_init(const fa_config *cfg, fa_plan *pl)
         return "shape: d must be at least 1";
     if (sh->d > FA_MAX_HEAD_DIM)
         return "shape: d above FA_MAX_HEAD_DIM (4096)";
-    if ((unsigned)cfg->policy >= N_POLICIES)
+    if (cfg->kernel == NULL && (unsigned)cfg->policy >= N_POLICIES)
         return "policy: unknown value";
-    if (cfg->policy == FA_POLICY_FA2 && sh->d > FA2_MAX_HEAD_DIM)
-        return "shape: fa2 needs d <= 256, the FA2 kernel's largest head "
-               "dimension";
+    kern = fa_config_kernel(cfg);
+    why = fa_kernel_check(kern);
+    if (why != NULL)
+        return why;
+    if (fa_kernel_tiles_for(kern, sh->d) == NULL)
+        return kern->d_round > 1
+                   ? "shape: fa2 needs d <= 256, the FA2 kernel's largest "
+                     "head dimension"
+                   : "shape: d above the kernel's largest head dimension";
     /* Every array of the interface and of the working memory is indexed
        by size_t: B H Nq Nk, B H N d and their byte sizes must fit. */
     n = fa_mul_size(
@@ -320,6 +361,8 @@ fa_plan_init(const fa_config *cfg, fa_plan *pl)
         return why;
     if (cfg->dq_splits > 65536)
         return "dq_splits: more than 65536";
+    if (cfg->splits > 128)
+        return "splits: more than 128 (the FA2 combine kernel's limit)";
 
     memset(pl, 0, sizeof *pl);
     pl->batch = sh->batch;
@@ -327,54 +370,85 @@ fa_plan_init(const fa_config *cfg, fa_plan *pl)
     pl->nq = sh->nq;
     pl->nk = sh->nk;
     pl->d = sh->d;
-    pl->policy = cfg->policy;
+    if (cfg->input != NULL && cfg->input != &sf_format_bf16
+        && cfg->input != &sf_format_f16)
+        return "input: expected BF16 or FP16 (sf_format_bf16, "
+               "sf_format_f16)";
+    if ((kern->log == FA_KLOG_LG2 || kern->combine_log == FA_KLOG_LG2)
+        && (cfg->log == NULL || cfg->log->kind != FA_LOG_LG2
+            || fa_lg2_table_check(cfg->log->table) != NULL))
+        return "log: the description's lg2 log needs a usable lg2 table "
+               "model in cfg->log";
+    pl->k = *kern;
     pl->causal = cfg->causal;
     pl->order = cfg->order;
     pl->abl = cfg->ablations;
     pl->exp = cfg->exp;
-    pl->dq_splits = cfg->dq_splits == 0 ? 1 : cfg->dq_splits;
-    pl->rowsum_fma = cfg->fa2_rowsum_fma;
+    pl->logm = cfg->log;
+    pl->in = cfg->input == &sf_format_f16 ? &sf_format_f16 : &sf_format_bf16;
+    pl->in_fmt = pl->in == &sf_format_f16 ? FA_FMT_F16 : FA_FMT_BF16;
     {
-        const char *dflt = cfg->policy == FA_POLICY_FA2 ? "sm90" : "fma-chain";
-        const sf_mma_model *m = sf_mma_preset_by_name(dflt);
-        pl->mqk = cfg->mma_qk != NULL ? cfg->mma_qk : m;
-        pl->mpv = cfg->mma_pv != NULL ? cfg->mma_pv : m;
-        pl->mbwd = cfg->mma_bwd != NULL ? cfg->mma_bwd : m;
+        /* the description's "in" formats are the inputs' */
+        fa_fmt *f[] = {&pl->k.score_dot, &pl->k.score,  &pl->k.alpha,
+                       &pl->k.p,         &pl->k.l,      &pl->k.acc,
+                       &pl->k.o,         &pl->k.lse_fmt};
+        for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
+            if (*f[i] == FA_FMT_IN)
+                *f[i] = pl->in_fmt;
+    }
+    pl->dq_splits = cfg->dq_splits == 0 ? 1 : cfg->dq_splits;
+    pl->k.rowsum_fma = cfg->fa2_rowsum_fma;
+    pl->k.kv_reverse = cfg->order == FA_ORDER_REVERSE;
+    pl->mqk =
+        cfg->mma_qk != NULL ? cfg->mma_qk : sf_mma_preset_by_name(kern->mma_s);
+    pl->mpv = cfg->mma_pv != NULL ? cfg->mma_pv
+                                  : sf_mma_preset_by_name(kern->mma_pv);
+    pl->mdp = sf_mma_preset_by_name(kern->mma_dp);
+    pl->mdq = sf_mma_preset_by_name(kern->mma_dq);
+    pl->mdk = sf_mma_preset_by_name(kern->mma_dk);
+    pl->mdv = sf_mma_preset_by_name(kern->mma_dv);
+    pl->mdelta = sf_mma_preset_by_name(kern->mma_delta);
+    if (cfg->mma_bwd != NULL)
+        pl->mdp = pl->mdq = pl->mdk = pl->mdv = pl->mdelta = cfg->mma_bwd;
+
+    /* The ablations, as changes of the description. */
+    if (cfg->ablations & (FA_ABL_FP32_PV | FA_ABL_FP32_O))
+        pl->k.acc = FA_FMT_F32;
+    if (cfg->ablations & (FA_ABL_FP32_O | FA_ABL_FP32_OCAST))
+        pl->k.o = FA_FMT_F32;
+    if ((cfg->ablations & FA_ABL_FP32_P) && pl->k.acc_update == FA_ACC_CHAIN) {
+        /* P~ fed to the chain in FP32, without the roundings of its
+           argument */
+        pl->k.p = FA_FMT_F32;
+        if (pl->k.exp_arg == FA_ARG_SUB_ONCE
+            || pl->k.exp_arg == FA_ARG_SUB_ROUND)
+            pl->k.exp_arg = FA_ARG_SUB;
     }
 
-    /* Tiles. */
+    /* Tiles: 0 in the description is N (forward) or the forward's tile
+       (backward); the configuration's nonzero tiles override. */
+    kt = fa_kernel_tiles_for(kern, sh->d);
     {
-        size_t br = cfg->br, bc = cfg->bc, brb = cfg->br_bwd,
-               bcb = cfg->bc_bwd;
-        switch (cfg->policy) {
-        case FA_POLICY_FA2:
-            if (br == 0)
-                br = 128;
-            if (bc == 0)
-                bc = sh->d <= 64 ? 128 : 64;
-            if (brb == 0)
-                brb = sh->d <= 64 ? 128 : 64;
-            if (bcb == 0)
-                bcb = 128;
+        size_t br = cfg->br != 0 ? cfg->br : kt->br;
+        size_t bc = cfg->bc != 0 ? cfg->bc : kt->bc;
+        size_t brb = cfg->br_bwd != 0 ? cfg->br_bwd : kt->br_bwd;
+        size_t bcb = cfg->bc_bwd != 0 ? cfg->bc_bwd : kt->bc_bwd;
+        size_t splits = cfg->splits != 0 ? cfg->splits : kern->splits;
+        if (brb == 0)
+            brb = br;
+        if (bcb == 0)
+            bcb = bc;
+        if (splits > 1) {
+            /* the split kernel's own tiles */
+            if (cfg->br == 0 && kt->br_split != 0)
+                br = kt->br_split;
+            if (cfg->bc == 0 && kt->bc_split != 0)
+                bc = kt->bc_split;
+        }
+        if (pl->k.rowsum == FA_ROWSUM_QUAD || pl->k.bwd == FA_BWD_FA2)
             if (bc % 16 != 0 || bcb % 16 != 0 || brb % 16 != 0)
                 return "tiles: fa2 needs bc, br_bwd and bc_bwd multiples "
                        "of 16 (the MMA k-slices)";
-            break;
-        case FA_POLICY_REPO:
-            if (br == 0)
-                br = 512;
-            if (bc == 0)
-                bc = 512;
-            if (brb == 0)
-                brb = br;
-            if (bcb == 0)
-                bcb = bc;
-            break;
-        default:
-            if (brb == 0)
-                brb = FA_BWD_ROWS_DEFAULT;
-            break;
-        }
         if (cfg->ablations & FA_ABL_UNTILED) {
             br = brb = sh->nq;
             bc = bcb = sh->nk;
@@ -383,10 +457,18 @@ fa_plan_init(const fa_config *cfg, fa_plan *pl)
         pl->bc = clamp_tile(bc, sh->nk);
         pl->br_bwd = clamp_tile(brb, sh->nq);
         pl->bc_bwd = clamp_tile(bcb, sh->nk);
-        if (cfg->policy == FA_POLICY_FP32
-            || cfg->policy == FA_POLICY_PAPER_EQ4)
+        if (pl->k.bwd == FA_BWD_CHAIN)
             pl->bc_bwd = sh->nk; /* one chain over all keys */
         pl->tc = (sh->nk + pl->bc - 1) / pl->bc;
+        if (splits == 0)
+            splits = 1;
+        if (splits > 1 && pl->k.rowsum != FA_ROWSUM_QUAD)
+            return "splits: split-KV needs a kernel with the quad row sum "
+                   "(the FA2 split kernel)";
+        if (splits > pl->tc)
+            return "splits: more splits than KV blocks";
+        pl->splits = splits;
+        pl->blocks_per_split = (pl->tc + splits - 1) / splits;
     }
 
     /* Scale and the fix's parameters. */
@@ -402,15 +484,13 @@ fa_plan_init(const fa_config *cfg, fa_plan *pl)
         sd = (double)sf * 1.4426950408889634074;
         pl->scale = s;
         pl->scale_log2 = f32_of_double(sd);
-        pl->score_bf16 = cfg->policy == FA_POLICY_REPO
-                         || cfg->policy == FA_POLICY_PAPER_EQ4;
         pl->fix = cfg->fix.kind;
         pl->zero_max = cfg->fix.zero_max;
         pl->beta = f32_of_double(cfg->fix.beta);
         pl->tol = f32_of_double(cfg->fix.tol);
         pl->eps = f32_of_double(cfg->fix.eps);
         pl->eps_zero = f32_of_double(cfg->fix.eps_zero);
-        if (cfg->policy == FA_POLICY_FA2) {
+        if (!kern->score_scaled) {
             /* fa2 holds S unscaled: a shift of x in scaled units is
                x / scale in its units. */
             pl->tol = fa_div(pl->tol, s, &env);
@@ -435,6 +515,9 @@ fa_config_check(const fa_config *cfg)
 const char *
 fa_plan_capture_check(const fa_plan *pl, const fa_capture *cap)
 {
+    if (cap != NULL && pl->splits > 1
+        && (cap->m != NULL || cap->l != NULL || cap->obar != NULL))
+        return "capture: m, l and obar are not defined for split-KV";
     if (cap == NULL || !cap->trace)
         return NULL;
     if (cap->events == NULL || cap->events->fn == NULL)
@@ -460,6 +543,25 @@ fa_scale_bits(const fa_config *cfg)
     fa_plan pl;
 
     return fa_plan_init(cfg, &pl) == NULL ? pl.scale : 0;
+}
+
+int
+fa_config_tiles(const fa_config *cfg, size_t *br, size_t *bc, size_t *tc,
+                size_t *splits)
+{
+    fa_plan pl;
+
+    if (fa_plan_init(cfg, &pl) != NULL)
+        return -1;
+    if (br != NULL)
+        *br = pl.br;
+    if (bc != NULL)
+        *bc = pl.bc;
+    if (tc != NULL)
+        *tc = pl.tc;
+    if (splits != NULL)
+        *splits = pl.splits;
+    return 0;
 }
 
 uint32_t
@@ -524,44 +626,105 @@ fa_output_format(const fa_config *cfg, const char *name)
     static const char *const names[] = {"o",    "lse", "delta", "dq", "dk",
                                         "dv",   "s",   "p",     "m",  "l",
                                         "obar", "dp",  "ds"};
-    const sf_format *b16 = &sf_format_bf16, *f32 = &sf_format_f32;
-    fa_policy p;
-    bool o32, obar32;
+    const sf_format *f32 = &sf_format_f32;
+    fa_plan pl;
+    const fa_kernel *k;
+    bool bwd16;
     int i;
 
-    if (cfg == NULL || (unsigned)cfg->policy >= N_POLICIES)
+    if (cfg == NULL || fa_config_kernel(cfg) == NULL)
         return NULL;
     i = find_name(names, sizeof names / sizeof names[0], name);
     if (i < 0)
         return NULL;
-    p = cfg->policy;
-    o32 = p == FA_POLICY_FP32
-          || (cfg->ablations & (FA_ABL_FP32_O | FA_ABL_FP32_OCAST));
-    obar32 = p == FA_POLICY_FP32 || p == FA_POLICY_FA2
-             || (cfg->ablations & (FA_ABL_FP32_O | FA_ABL_FP32_PV));
+    if (fa_plan_init(cfg, &pl) != NULL) {
+        /* the formats do not depend on the shape: ask with a small one */
+        fa_config c = *cfg;
+        c.shape.batch = c.shape.heads = c.shape.nq = c.shape.nk = 1;
+        c.shape.d = 64;
+        c.br = c.bc = c.br_bwd = c.bc_bwd = 0;
+        c.splits = 0;
+        if (fa_plan_init(&c, &pl) != NULL)
+            return NULL;
+    }
+    k = &pl.k;
+    bwd16 = k->bwd == FA_BWD_REPO;
     switch (i) {
     case 0: /* o */
-        return o32 ? f32 : b16;
-    case 1:  /* lse */
+        return fa_fmt_format(k->o);
+    case 1: /* lse */
+        return fa_fmt_format(k->lse_fmt);
+    case 9: /* l */
+        return fa_fmt_format(k->l);
     case 2:  /* delta */
-    case 9:  /* l */
     case 11: /* dp */
     case 12: /* ds */
-        return p == FA_POLICY_REPO ? b16 : f32;
+        return bwd16 ? &sf_format_bf16 : f32;
     case 3: /* dq */
     case 4: /* dk */
     case 5: /* dv */
-        return p == FA_POLICY_REPO || p == FA_POLICY_FA2 ? b16 : f32;
+        return k->bwd == FA_BWD_CHAIN ? f32 : &sf_format_bf16;
     case 6: /* s */
     case 8: /* m */
-        return p == FA_POLICY_REPO || p == FA_POLICY_PAPER_EQ4 ? b16 : f32;
+        return fa_fmt_format(k->score);
     case 7: /* p */
-        return p == FA_POLICY_FP32
-                       || ((p == FA_POLICY_PAPER_EQ4 || p == FA_POLICY_FA2)
-                           && (cfg->ablations & FA_ABL_FP32_P))
-                   ? f32
-                   : b16;
+        return fa_fmt_format(k->p);
     default: /* obar */
-        return obar32 ? f32 : b16;
+        return fa_fmt_format(k->acc);
     }
+}
+
+/*----------------------------------------------------------------------------
+ * Formats.
+ *--------------------------------------------------------------------------*/
+const sf_format *
+fa_fmt_format(fa_fmt f)
+{
+    switch (f) {
+    case FA_FMT_BF16:
+        return &sf_format_bf16;
+    case FA_FMT_F16:
+        return &sf_format_f16;
+    default:
+        return &sf_format_f32;
+    }
+}
+
+uint32_t
+fa_round(fa_fmt f, uint32_t x, sf_env *env)
+{
+    switch (f) {
+    case FA_FMT_BF16:
+        return fa_rbf(x, env);
+    case FA_FMT_F16: {
+        sf_f16 h = sf_f32_to_f16((sf_f32){x}, SF_RNE, env);
+        return sf_f16_to_f32(h, SF_RNE, env).bits;
+    }
+    default:
+        return x;
+    }
+}
+
+uint32_t
+fa_sub_once(fa_fmt f, uint32_t x, uint32_t y, sf_env *env)
+{
+    switch (f) {
+    case FA_FMT_BF16:
+        return fa_bf16_sub(x, y, env);
+    case FA_FMT_F16: {
+        /* x, y on the FP16 grid: the exact difference rounded once */
+        sf_env q = *env;
+        sf_f16 a = sf_f32_to_f16((sf_f32){x}, SF_RNE, &q);
+        sf_f16 b = sf_f32_to_f16((sf_f32){y}, SF_RNE, &q);
+        return sf_f16_to_f32(sf_f16_sub(a, b, SF_RNE, env), SF_RNE, env).bits;
+    }
+    default:
+        return fa_sub(x, y, env);
+    }
+}
+
+uint32_t
+fa_mask_bits(fa_mask_fill m)
+{
+    return m == FA_MASK_BF16_LOWEST ? FA_F32_BF16_NEG_MAX : FA_F32_NEG_INF;
 }

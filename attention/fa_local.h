@@ -35,22 +35,27 @@
 typedef struct fa_plan
 {
     size_t batch, heads, nq, nk, d;
-    fa_policy policy;
+    /* The description, resolved: the configuration's overrides (order,
+       row-sum FMA) and the ablations applied. */
+    fa_kernel k;
     bool causal;
-    size_t br, bc;         /* forward tiles */
-    size_t br_bwd, bc_bwd; /* backward tiles */
-    size_t tc;             /* number of forward KV blocks */
-    size_t dq_splits;      /* fa2 backward dQ buffers (>= 1) */
-    bool rowsum_fma;       /* fa2: the row-sum partials' FFMA */
+    size_t br, bc;           /* forward tiles */
+    size_t br_bwd, bc_bwd;   /* backward tiles */
+    size_t tc;               /* number of forward KV blocks */
+    size_t splits;           /* split-KV: 1 not split */
+    size_t blocks_per_split; /* split-KV: n_blocks_per_split */
+    size_t dq_splits;        /* fa2 backward dQ buffers (>= 1) */
     fa_kv_order order;
     unsigned abl;
     const fa_exp_model *exp;
-    const sf_mma_model *mqk, *mpv, *mbwd;
+    const fa_log_model *logm; /* the "lg2" log's table model */
+    const sf_format *in;      /* the inputs' format (BF16 or FP16) */
+    fa_fmt in_fmt;
+    const sf_mma_model *mqk, *mpv, *mdp, *mdq, *mdk, *mdv, *mdelta;
     uint32_t scale;      /* softmax scale, FP32 */
     uint32_t scale_log2; /* fa2: RN_f32(scale * log2(e)) */
-    bool score_bf16;     /* the policy holds S in BF16 (repo, paper-eq4) */
     /* The fix, its parameters as FP32 values in the units of the
-       policy's scores (fa2: unscaled Q K^T, so tol, eps and eps_zero are
+       kernel's scores (unscaled scores: tol, eps and eps_zero are
        divided by the scale). */
     fa_fix_kind fix;
     fa_zero_max zero_max;
@@ -116,6 +121,17 @@ static inline uint32_t
 fa_fma(uint32_t a, uint32_t b, uint32_t c, sf_env *env)
 {
     return sf_f32_fma((sf_f32){a}, (sf_f32){b}, (sf_f32){c}, SF_RNE, env).bits;
+}
+
+/* An input element (BF16 or FP16 bits, as PL says) widened to FP32. */
+static inline uint32_t
+fa_in_wide(fa_fmt in, uint16_t a)
+{
+    if (in == FA_FMT_F16) {
+        sf_env env = SF_ENV_IEEE;
+        return sf_f16_to_f32((sf_f16){a}, SF_RNE, &env).bits;
+    }
+    return (uint32_t)a << 16;
 }
 
 /* FP32 to BF16 (RNE), as BF16 bits. */
@@ -221,12 +237,22 @@ fa_visible(const fa_plan *pl, size_t i)
     return (size_t)lim < pl->nk ? (size_t)lim : pl->nk;
 }
 
-/* exp (natural; fa2: exp2) of FP32 bits under the configured model. */
+/* exp (natural, or exp2 for a base-2 kernel) of FP32 bits under the
+   configured model. */
 static inline uint32_t
 fa_exp(const fa_plan *pl, uint32_t x)
 {
-    return fa_exp_eval(pl->exp, pl->policy == FA_POLICY_FA2, x);
+    return fa_exp_eval(pl->exp, pl->k.exp_base2, x);
 }
+
+/* X rounded to format F (held widened to FP32 bits). */
+uint32_t fa_round(fa_fmt f, uint32_t x, sf_env *env);
+/* X - Y computed exactly and rounded once to F (X, Y on F's grid). */
+uint32_t fa_sub_once(fa_fmt f, uint32_t x, uint32_t y, sf_env *env);
+/* The softfloat format of F. */
+const sf_format *fa_fmt_format(fa_fmt f);
+/* The FP32 bits of the mask value M. */
+uint32_t fa_mask_bits(fa_mask_fill m);
 
 /* The block max of the policy's scores after the fix: S holds the N
    scores of one row in one KV block that the repetition test counts
@@ -242,11 +268,13 @@ uint32_t fa_fix_max(const fa_plan *pl, const uint32_t *s, size_t n, uint32_t r,
 uint32_t fa2_dot_do_o(const fa_plan *pl, const uint16_t *dout,
                       const uint32_t *o, sf_env *env);
 
-/* KV blocks of the fa2 forward visited by query block MB (the kernel's
-   n_block_max, at most Tc, possibly 0). */
-size_t fa2_fwd_blocks(const fa_plan *pl, size_t mb);
+/* KV blocks a causal_skip kernel's forward visits for query block MB of
+   BR rows with KV blocks of BC keys (the kernel's n_block_max, at most
+   the number of blocks, possibly 0); without causal_skip all of them. */
+size_t fa_fwd_blocks(const fa_plan *pl, size_t mb, size_t br, size_t bc);
 
-/* First query block of the fa2 backward for KV block NB (m_block_min). */
-size_t fa2_bwd_first_mblock(const fa_plan *pl, size_t nb);
+/* First query block of a causal_skip backward for KV block NB
+   (m_block_min). */
+size_t fa_bwd_first_mblock(const fa_plan *pl, size_t nb);
 
 #endif /* BF16EMU_ATTENTION_FA_LOCAL_H */

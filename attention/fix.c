@@ -9,7 +9,7 @@
 static uint32_t
 to_score(const fa_plan *pl, uint32_t x, sf_env *env)
 {
-    return pl->score_bf16 ? fa_rbf(x, env) : x;
+    return fa_round(pl->k.score, x, env);
 }
 
 uint32_t
@@ -59,28 +59,28 @@ fa_fix_max(const fa_plan *pl, const uint32_t *s, size_t n, uint32_t r,
 }
 
 size_t
-fa2_fwd_blocks(const fa_plan *pl, size_t mb)
+fa_fwd_blocks(const fa_plan *pl, size_t mb, size_t br, size_t bc)
 {
     long long num, n;
+    size_t nblk = (pl->nk + bc - 1) / bc;
 
-    if (!pl->causal)
-        return pl->tc;
+    if (!pl->causal || !pl->k.causal_skip)
+        return nblk;
     /* n_block_max = ceil_div((m_block + 1) kBlockM + Nk - Nq, kBlockN),
        with C's truncating division as the kernel has it */
-    num =
-        (long long)((mb + 1) * pl->br) + (long long)pl->nk - (long long)pl->nq;
-    n = (num + (long long)pl->bc - 1) / (long long)pl->bc;
+    num = (long long)((mb + 1) * br) + (long long)pl->nk - (long long)pl->nq;
+    n = (num + (long long)bc - 1) / (long long)bc;
     if (n <= 0)
         return 0;
-    return (size_t)n < pl->tc ? (size_t)n : pl->tc;
+    return (size_t)n < nblk ? (size_t)n : nblk;
 }
 
 size_t
-fa2_bwd_first_mblock(const fa_plan *pl, size_t nb)
+fa_bwd_first_mblock(const fa_plan *pl, size_t nb)
 {
     long long num, m;
 
-    if (!pl->causal)
+    if (!pl->causal || !pl->k.causal_skip)
         return 0;
     /* m_block_min = max(0, (n_block kBlockN + Nq - Nk) / kBlockM) */
     num = (long long)(nb * pl->bc_bwd) + (long long)pl->nq - (long long)pl->nk;

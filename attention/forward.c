@@ -17,17 +17,22 @@
  *--------------------------------------------------------------------------*/
 typedef struct fwd_ws
 {
-    uint16_t *kt;    /* d x Nk: K transposed */
-    uint32_t *s;     /* R x Nk: scores of the chunk's rows */
-    uint16_t *pb;    /* R x Bc: P~ in BF16 (rows of the block's width) */
-    uint32_t *pf;    /* R x Bc: P~ in FP32 */
-    uint32_t *acc;   /* R x d: O~ (or the repo's oc) */
-    uint32_t *tmp;   /* R x d: a block's P~V */
-    uint32_t *m;     /* R: running max */
-    uint32_t *l;     /* R: running row sum (fa2: unused) */
-    uint32_t *part;  /* 4R: fa2's per-thread row-sum partials */
-    uint32_t *alpha; /* R: a block's rescale factor */
+    uint16_t *kt;           /* d x Nk: K transposed */
+    uint32_t *s;            /* R x Nk: scores of the chunk's rows */
+    uint16_t *pb;           /* R x Bc: P~ in a 16-bit format (rows of the
+                               block's width) */
+    uint32_t *pf;           /* R x Bc: P~ before its rounding, FP32 */
+    uint32_t *ps;           /* R x Bc: P~ as stored, FP32 bits */
+    uint32_t *acc;          /* R x d: O~ (or the repo's oc) */
+    uint32_t *tmp;          /* R x d: a block's P~V */
+    uint32_t *m;            /* R: running max */
+    uint32_t *l;            /* R: running row sum (fa2: unused) */
+    uint32_t *part;         /* 4R: fa2's per-thread row-sum partials */
+    uint32_t *alpha;        /* R: a block's rescale factor */
     unsigned char *started; /* R: the row has seen an unmasked key */
+    unsigned char *init;    /* R: this block initialises the row */
+    uint32_t *osplit;       /* splits x R x d: split-KV partial O (FP32) */
+    uint32_t *lsplit;       /* splits x R: split-KV partial LSE */
 } fwd_ws;
 
 static size_t
@@ -46,6 +51,7 @@ fwd_layout(const fa_plan *pl, fa_ws *w, fwd_ws *f)
     f->s = fa_ws_take(w, fa_mul_size(r, pl->nk, o), sizeof(uint32_t));
     f->pb = fa_ws_take(w, fa_mul_size(r, pl->bc, o), sizeof(uint16_t));
     f->pf = fa_ws_take(w, fa_mul_size(r, pl->bc, o), sizeof(uint32_t));
+    f->ps = fa_ws_take(w, fa_mul_size(r, pl->bc, o), sizeof(uint32_t));
     f->acc = fa_ws_take(w, fa_mul_size(r, pl->d, o), sizeof(uint32_t));
     f->tmp = fa_ws_take(w, fa_mul_size(r, pl->d, o), sizeof(uint32_t));
     f->m = fa_ws_take(w, r, sizeof(uint32_t));
@@ -53,6 +59,15 @@ fwd_layout(const fa_plan *pl, fa_ws *w, fwd_ws *f)
     f->part = fa_ws_take(w, fa_mul_size(r, 4, o), sizeof(uint32_t));
     f->alpha = fa_ws_take(w, r, sizeof(uint32_t));
     f->started = fa_ws_take(w, r, 1);
+    f->init = fa_ws_take(w, r, 1);
+    f->osplit = fa_ws_take(
+        w,
+        pl->splits > 1 ? fa_mul_size(fa_mul_size(pl->splits, r, o), pl->d, o)
+                       : 0,
+        sizeof(uint32_t));
+    f->lsplit =
+        fa_ws_take(w, pl->splits > 1 ? fa_mul_size(pl->splits, r, o) : 0,
+                   sizeof(uint32_t));
 }
 
 size_t
@@ -101,27 +116,17 @@ writing(const fwd_run *r)
     return r->tcol < 0;
 }
 
-static uint32_t
-mask_value(const fa_plan *pl)
-{
-    return pl->policy == FA_POLICY_REPO ? FA_F32_BF16_NEG_MAX : FA_F32_NEG_INF;
-}
-
-/* The policy's score from the FP32 dot product RAW of q_i and k_j. */
+/* The kernel's score from the FP32 dot product RAW of q_i and k_j: the
+   dot rounded to score_dot, times the scale (unless the kernel keeps S
+   unscaled), rounded to the score format. */
 static uint32_t
 score_of(const fa_plan *pl, uint32_t raw, sf_env *env)
 {
-    switch (pl->policy) {
-    case FA_POLICY_FP32:
-        return fa_mul(raw, pl->scale, env);
-    case FA_POLICY_PAPER_EQ4:
-        return fa_rbf(fa_mul(raw, pl->scale, env), env);
-    case FA_POLICY_REPO:
-        /* einsum output in BF16, then * scale (float opmath), BF16 */
-        return fa_rbf(fa_mul(fa_rbf(raw, env), pl->scale, env), env);
-    default: /* fa2: unscaled */
+    if (!pl->k.score_scaled)
         return raw;
-    }
+    return fa_round(
+        pl->k.score,
+        fa_mul(fa_round(pl->k.score_dot, raw, env), pl->scale, env), env);
 }
 
 /* Scores of rows I0 .. I0+NR-1 into w->s (masked entries: the mask
@@ -131,12 +136,11 @@ fwd_scores(fwd_run *r, size_t i0, size_t nr)
 {
     const fa_plan *pl = r->pl;
     uint32_t *s = r->w->s;
-    uint32_t mv = mask_value(pl);
+    uint32_t mv = fa_mask_bits(pl->k.mask);
 
     if (r->tcol < 0)
-        sf_mma_gemm(pl->mqk, nr, pl->nk, pl->d, &sf_format_bf16,
-                    r->q + i0 * pl->d, &sf_format_bf16, r->w->kt, NULL, s,
-                    SF_MMA_PATH_AUTO, r->env);
+        sf_mma_gemm(pl->mqk, nr, pl->nk, pl->d, pl->in, r->q + i0 * pl->d,
+                    pl->in, r->w->kt, NULL, s, SF_MMA_PATH_AUTO, r->env);
     for (size_t ri = 0; ri < nr; ri++) {
         size_t i = i0 + ri, nv = fa_visible(pl, i);
         uint32_t *srow = s + ri * pl->nk;
@@ -147,8 +151,8 @@ fwd_scores(fwd_run *r, size_t i0, size_t nr)
             }
             if (r->tcol >= 0)
                 srow[j] = (uint32_t)sf_mma_dot(
-                    pl->mqk, &sf_format_bf16, r->q + i * pl->d, 1,
-                    &sf_format_bf16, r->k + j * pl->d, 1, pl->d, 0, r->env);
+                    pl->mqk, pl->in, r->q + i * pl->d, 1, pl->in,
+                    r->k + j * pl->d, 1, pl->d, 0, r->env);
             srow[j] = score_of(pl, srow[j], r->env);
         }
         if (writing(r) && r->cap != NULL && r->cap->s != NULL)
@@ -167,13 +171,13 @@ row_pv(fwd_run *r, const sf_format *fa, const void *a, size_t c0, size_t n,
     const fa_plan *pl = r->pl;
 
     if (r->tcol < 0) {
-        sf_mma_gemm(pl->mpv, 1, pl->d, n, fa, a, &sf_format_bf16,
-                    r->v + c0 * pl->d, c, d, SF_MMA_PATH_AUTO, r->env);
+        sf_mma_gemm(pl->mpv, 1, pl->d, n, fa, a, pl->in, r->v + c0 * pl->d, c,
+                    d, SF_MMA_PATH_AUTO, r->env);
         return;
     }
     for (size_t col = 0; col < pl->d; col++)
         d[col] = (uint32_t)sf_mma_dot(
-            pl->mpv, fa, a, 1, &sf_format_bf16, r->v + c0 * pl->d + col,
+            pl->mpv, fa, a, 1, pl->in, r->v + c0 * pl->d + col,
             (ptrdiff_t)pl->d, n, c != NULL ? c[col] : 0, col_env(r, col));
 }
 
@@ -186,8 +190,8 @@ chunk_pv(fwd_run *r, size_t nr, const sf_format *fa, const void *a, size_t c0,
     size_t sa = fa->storage_bits / 8;
 
     if (r->tcol < 0) {
-        sf_mma_gemm(pl->mpv, nr, pl->d, n, fa, a, &sf_format_bf16,
-                    r->v + c0 * pl->d, c, d, SF_MMA_PATH_AUTO, r->env);
+        sf_mma_gemm(pl->mpv, nr, pl->d, n, fa, a, pl->in, r->v + c0 * pl->d, c,
+                    d, SF_MMA_PATH_AUTO, r->env);
         return;
     }
     for (size_t ri = 0; ri < nr; ri++)
@@ -216,7 +220,7 @@ block_index(const fwd_run *r, size_t i, size_t vi)
    c0+nv .. c0+n-1 get 0. */
 static void
 capture_p(fwd_run *r, size_t i, size_t c0, size_t n, size_t nv,
-          const uint32_t *p32, const uint16_t *p16)
+          const uint32_t *p32)
 {
     uint32_t *dst;
 
@@ -224,217 +228,231 @@ capture_p(fwd_run *r, size_t i, size_t c0, size_t n, size_t nv,
         return;
     dst = r->cap->p + (r->head * r->pl->nq + i) * r->pl->nk + c0;
     for (size_t t = 0; t < n; t++)
-        dst[t] = t >= nv ? 0 : p32 != NULL ? p32[t] : fa_wide(p16[t]);
+        dst[t] = t >= nv ? 0 : p32[t];
 }
 
 /*----------------------------------------------------------------------------
- * fp32 and paper-eq4: Algorithm 1 with FP32 m (paper-eq4: BF16 scores,
- * so BF16 m), l and dot products; paper-eq4 rounds S - m and P~ to BF16
- * and O~ to BF16 after each block's FP32 dot product (its lp).
+ * One KV block of the online softmax, for every kernel: the fields of the
+ * description choose each rounding (doc/attention.md, "Kernel
+ * descriptions").
  *--------------------------------------------------------------------------*/
+/* The exponential's argument for score S against the row max M (MEFF: M,
+   or 0 when M is -Inf; MS: the kernel's max_scaled). */
+static uint32_t
+exp_arg(const fa_plan *pl, uint32_t s, uint32_t meff, uint32_t ms, sf_env *e)
+{
+    switch (pl->k.exp_arg) {
+    case FA_ARG_SUB_ROUND:
+        return fa_round(pl->k.p, fa_sub(s, meff, e), e);
+    case FA_ARG_SUB_ONCE:
+        return fa_sub_once(pl->k.p, s, meff, e);
+    case FA_ARG_SCALE_SUB:
+        return fa_sub(fa_mul(s, pl->scale_log2, e), ms, e);
+    case FA_ARG_SCALE_FMA:
+        return fa_fma(s, pl->scale_log2, ms ^ FA_F32_SIGN, e);
+    default:
+        return fa_sub(s, meff, e);
+    }
+}
+
+/* The rescale factor of m_old against MEFF. */
+static uint32_t
+alpha_of(const fa_plan *pl, uint32_t mold, uint32_t meff, sf_env *e)
+{
+    uint32_t x = fa_sub(mold, meff, e);
+
+    switch (pl->k.alpha_arg) {
+    case FA_ALPHA_SUB_ROUND:
+        x = fa_round(pl->k.alpha, x, e);
+        break;
+    case FA_ALPHA_SUB_SCALE:
+        x = fa_mul(x, pl->scale_log2, e);
+        break;
+    default:
+        break;
+    }
+    return fa_round(pl->k.alpha, fa_exp(pl, x), e);
+}
+
+/* The P~V product's A operand format. */
+static const sf_format *
+p_format(const fa_plan *pl)
+{
+    return fa_fmt_format(pl->k.p);
+}
+
 static void
-block_fp(fwd_run *r, size_t i0, size_t nr, size_t c0, size_t bw)
+block_step(fwd_run *r, size_t i0, size_t nr, size_t c0, size_t bw)
 {
     const fa_plan *pl = r->pl;
+    const fa_kernel *k = &pl->k;
     fwd_ws *w = r->w;
-    bool eq4 = pl->policy == FA_POLICY_PAPER_EQ4;
-    bool keep32 = (pl->abl & (FA_ABL_FP32_PV | FA_ABL_FP32_O)) != 0;
-    /* P~ in BF16: paper-eq4 without the fp32-p ablation */
-    bool p16 = eq4 && (pl->abl & FA_ABL_FP32_P) == 0;
-    const sf_format *fa = p16 ? &sf_format_bf16 : &sf_format_f32;
+    sf_env *e = r->env;
+    bool visible = k->visit == FA_VISIT_VISIBLE;
+    bool quad = k->rowsum == FA_ROWSUM_QUAD;
+    bool p16 = k->p != FA_FMT_F32;
+    const sf_format *pa = p_format(pl);
+    bool all_init = true, all_cont = true;
 
     for (size_t ri = 0; ri < nr; ri++) {
         size_t i = i0 + ri, vis = fa_visible(pl, i);
         size_t nv = vis <= c0 ? 0 : vis - c0 < bw ? vis - c0 : bw;
+        size_t n = visible ? nv : bw;
+        size_t nfix = k->fix_all_keys ? bw : nv;
         const uint32_t *srow = w->s + ri * pl->nk + c0;
-        uint32_t *acc = w->acc + ri * pl->d, *tmp = w->tmp + ri * pl->d;
-        uint32_t *pf = w->pf + ri * pl->bc;
-        uint16_t *pb = w->pb + ri * pl->bc;
-        uint32_t mt, mnew, meff, alpha = FA_F32_ONE, rs;
-        bool started = w->started[ri] != 0;
+        uint32_t *part = w->part + 4 * ri;
+        uint32_t *pf = w->pf + ri * bw, *ps = w->ps + ri * bw;
+        uint16_t *pb = w->pb + ri * bw;
+        uint32_t mx, mt, mnew, meff, ms, alpha = FA_F32_ONE;
+        bool init = k->first == FA_FIRST_INIT && !w->started[ri];
+        bool fresh[4], fuse[4];
 
-        if (nv == 0) {
-            /* no unmasked key of this row in this block: nothing to do */
-            capture_p(r, i, c0, bw, 0, NULL, NULL);
+        w->init[ri] = init;
+        if (n == 0) {
+            /* no visible key of this row in this block: nothing to do */
+            w->init[ri] = 2;
+            capture_p(r, i, c0, bw, 0, NULL);
             continue;
         }
-        mt = fa_fix_max(pl, srow, nv, row_max(srow, nv), r->env);
-        mnew = started ? fa_max(w->m[ri], mt) : mt;
-        /* an all -Inf row would give -Inf - -Inf: shift by 0 instead */
+        mx = row_max(srow, n);
+        mt = nfix > 0 ? fa_fix_max(pl, srow, nfix, mx, e) : mx;
+        mnew = init                          ? mt
+               : k->first == FA_FIRST_UPDATE ? fa_max(mt, w->m[ri])
+                                             : fa_max(w->m[ri], mt);
+        /* Check_inf: a row still all -Inf shifts by 0 */
         meff = mnew == FA_F32_NEG_INF ? FA_F32_ZERO : mnew;
-        if (started)
-            alpha = fa_exp(pl, fa_sub(w->m[ri], meff, r->env));
-        for (size_t t = 0; t < nv; t++) {
-            if (p16) {
-                uint32_t x = fa_bf16_sub(srow[t], meff, r->env);
-                pb[t] = fa_bf16(fa_exp(pl, x), r->env);
-            } else {
-                pf[t] = fa_exp(pl, fa_sub(srow[t], meff, r->env));
+        if (!init)
+            alpha = alpha_of(pl, w->m[ri], meff, e);
+        w->alpha[ri] = alpha;
+        for (int q = 0; q < 4; q++) {
+            fresh[q] = init;
+            /* after a rescale, the partial's product with the factor and
+               its first addition of the block are one FFMA */
+            fuse[q] = !init && k->rowsum_fma;
+        }
+        if (quad && !init && !k->rowsum_fma)
+            for (int q = 0; q < 4; q++)
+                part[q] = fa_mul(part[q], alpha, e);
+        /* max_scaled of the unscaled kernels */
+        ms = mnew == FA_F32_NEG_INF ? FA_F32_ZERO
+             : k->score_scaled      ? meff
+                                    : fa_mul(mnew, pl->scale_log2, e);
+        for (size_t t = 0; t < n; t++) {
+            uint32_t p = fa_exp(pl, exp_arg(pl, srow[t], meff, ms, e));
+            uint32_t st = fa_round(k->p, p, e);
+            pf[t] = p;
+            ps[t] = st;
+            if (p16)
+                pb[t] = k->p == FA_FMT_BF16
+                            ? (uint16_t)(st >> 16)
+                            : sf_f32_to_f16((sf_f32){st}, SF_RNE, e).bits;
+            if (quad) {
+                /* thread t' = (t mod 8) / 2 of the quad owns columns
+                   8n + 2t', 8n + 2t' + 1 and adds them in that order */
+                int q = (int)((t & 7) >> 1);
+                uint32_t v = k->rowsum_fp32_p ? p : st;
+                if (fresh[q]) {
+                    part[q] = v;
+                    fresh[q] = false;
+                } else if (fuse[q]) {
+                    part[q] = fa_fma(part[q], alpha, v, e);
+                    fuse[q] = false;
+                } else {
+                    part[q] = fa_add(part[q], v, e);
+                }
             }
         }
-        /* rowsum(P~), sequential in FP32 from the first term */
-        rs = p16 ? fa_wide(pb[0]) : pf[0];
-        for (size_t t = 1; t < nv; t++)
-            rs = fa_add(rs, p16 ? fa_wide(pb[t]) : pf[t], r->env);
-        w->l[ri] =
-            started ? fa_add(fa_mul(alpha, w->l[ri], r->env), rs, r->env) : rs;
-        /* O~ = alpha O~ + P~V: the block's dot products chained from the
-           rescaled accumulator */
-        if (started)
-            for (size_t col = 0; col < pl->d; col++)
-                tmp[col] = fa_mul(alpha, acc[col], col_env(r, col));
-        row_pv(r, fa, p16 ? (const void *)pb : (const void *)pf, c0, nv,
-               started ? tmp : NULL, acc);
-        if (eq4 && !keep32)
-            for (size_t col = 0; col < pl->d; col++)
-                acc[col] = fa_rbf(acc[col], col_env(r, col));
+        if (quad) {
+            /* a partial that got no column of this block is only
+               rescaled */
+            for (int q = 0; q < 4; q++)
+                if (fuse[q])
+                    part[q] = fa_mul(part[q], alpha, e);
+        } else {
+            /* rowsum(P~), sequential in FP32 from the first term */
+            const uint32_t *src = k->rowsum_fp32_p ? pf : ps;
+            uint32_t rs = src[0], bs;
+            for (size_t t = 1; t < n; t++)
+                rs = fa_add(rs, src[t], e);
+            bs = fa_round(k->l, rs, e);
+            if (k->rowsum_clamp && fa_lt(bs, F32_CLAMP_MIN))
+                bs = fa_round(k->l, F32_CLAMP_MIN, e);
+            w->l[ri] =
+                init ? bs
+                     : fa_round(
+                         k->l,
+                         fa_add(fa_round(k->l, fa_mul(alpha, w->l[ri], e), e),
+                                bs, e),
+                         e);
+        }
         w->m[ri] = mnew;
         w->started[ri] = 1;
-        capture_p(r, i, c0, bw, nv, p16 ? NULL : pf, pb);
+        if (init)
+            all_cont = false;
+        else
+            all_init = false;
+        capture_p(r, i, c0, bw, n, ps);
+        if (visible && k->acc_update == FA_ACC_CHAIN) {
+            /* O~ = alpha O~ + P~V over the row's visible keys: the block's
+               dot products chained from the rescaled accumulator */
+            uint32_t *acc = w->acc + ri * pl->d, *tmp = w->tmp + ri * pl->d;
+            if (!init)
+                for (size_t col = 0; col < pl->d; col++)
+                    tmp[col] = fa_mul(alpha, acc[col], col_env(r, col));
+            row_pv(r, pa, p16 ? (const void *)pb : (const void *)ps, c0, n,
+                   init ? NULL : tmp, acc);
+            for (size_t col = 0; col < pl->d; col++)
+                acc[col] = fa_round(k->acc, acc[col], col_env(r, col));
+        }
     }
-}
+    if (visible && k->acc_update == FA_ACC_CHAIN)
+        return;
 
-/*----------------------------------------------------------------------------
- * repo: the released PyTorch code, one rounding per PyTorch op on BF16
- * tensors (FP32 opmath, then BF16).
- *--------------------------------------------------------------------------*/
-static void
-block_repo(fwd_run *r, size_t i0, size_t nr, size_t c0, size_t bw)
-{
-    const fa_plan *pl = r->pl;
-    fwd_ws *w = r->w;
-    bool keep32 = (pl->abl & (FA_ABL_FP32_PV | FA_ABL_FP32_O)) != 0;
-    sf_env *e = r->env;
-
-    for (size_t ri = 0; ri < nr; ri++) {
-        size_t i = i0 + ri;
-        const uint32_t *srow = w->s + ri * pl->nk + c0;
-        uint16_t *pb = w->pb + ri * bw;
-        uint32_t mt, mnew, acc32, bs;
-
-        /* block_row_maxes = amax; the STABLE branch; torch.maximum */
-        mt = fa_fix_max(pl, srow, bw, row_max(srow, bw), e);
-        mnew = fa_max(mt, w->m[ri]);
-        /* exp_weights = exp(S - new_max), both BF16 */
-        for (size_t t = 0; t < bw; t++)
-            pb[t] =
-                fa_bf16(fa_exp(pl, fa_rbf(fa_sub(srow[t], mnew, e), e)), e);
-        /* block_row_sums = sum(-1).clamp(min=1e-10): FP32 accumulation,
-           BF16 result, then the clamp (float max, BF16) */
-        acc32 = fa_wide(pb[0]);
-        for (size_t t = 1; t < bw; t++)
-            acc32 = fa_add(acc32, fa_wide(pb[t]), e);
-        bs = fa_rbf(acc32, e);
-        if (fa_lt(bs, F32_CLAMP_MIN))
-            bs = fa_rbf(F32_CLAMP_MIN, e);
-        /* exp_row_max_diff = exp(row_maxes - new_row_maxes) */
-        w->alpha[ri] =
-            fa_rbf(fa_exp(pl, fa_rbf(fa_sub(w->m[ri], mnew, e), e)), e);
-        /* new_row_sums = exp_row_max_diff * row_sums + block_row_sums */
-        w->l[ri] = fa_rbf(
-            fa_add(fa_rbf(fa_mul(w->alpha[ri], w->l[ri], e), e), bs, e), e);
-        w->m[ri] = mnew;
-        capture_p(r, i, c0, bw, bw, NULL, pb);
+    /* Every key of the block: the chunk's P~V at once. */
+    if (k->acc_update == FA_ACC_CHAIN) {
+        /* rescale in place, then chain from the accumulator (from 0 for a
+           row the block initialises) */
+        for (size_t ri = 0; ri < nr; ri++)
+            if (w->init[ri] == 0)
+                for (size_t col = 0; col < pl->d; col++)
+                    w->acc[ri * pl->d + col] =
+                        fa_mul(w->acc[ri * pl->d + col], w->alpha[ri],
+                               col_env(r, col));
+        if (all_init || all_cont) {
+            chunk_pv(r, nr, pa,
+                     p16 ? (const void *)w->pb : (const void *)w->ps, c0, bw,
+                     all_init ? NULL : w->acc, w->acc);
+        } else {
+            for (size_t ri = 0; ri < nr; ri++)
+                if (w->init[ri] != 2)
+                    row_pv(r, pa,
+                           p16 ? (const void *)(w->pb + ri * bw)
+                               : (const void *)(w->ps + ri * bw),
+                           c0, bw, w->init[ri] ? NULL : w->acc + ri * pl->d,
+                           w->acc + ri * pl->d);
+        }
+        for (size_t ri = 0; ri < nr; ri++)
+            for (size_t col = 0; col < pl->d; col++)
+                w->acc[ri * pl->d + col] = fa_round(
+                    k->acc, w->acc[ri * pl->d + col], col_env(r, col));
+        return;
     }
-    /* exp_values = einsum(P~, V): FP32 accumulation, BF16 output */
-    chunk_pv(r, nr, &sf_format_bf16, w->pb, c0, bw, NULL, w->tmp);
+    /* separate: P~V from 0, then oc.mul_(alpha).add_(P~V) */
+    chunk_pv(r, nr, pa, p16 ? (const void *)w->pb : (const void *)w->ps, c0,
+             bw, NULL, w->tmp);
     for (size_t ri = 0; ri < nr; ri++) {
         uint32_t *acc = w->acc + ri * pl->d, *ev = w->tmp + ri * pl->d;
         for (size_t col = 0; col < pl->d; col++) {
             sf_env *ce = col_env(r, col);
-            /* oc.mul_(exp_row_max_diff).add_(exp_values) */
-            if (keep32) {
-                acc[col] = fa_mul(acc[col], w->alpha[ri], ce);
-                acc[col] = fa_add(acc[col], ev[col], ce);
-            } else {
-                uint32_t evb = fa_rbf(ev[col], ce);
-                acc[col] = fa_rbf(fa_mul(acc[col], w->alpha[ri], ce), ce);
-                acc[col] = fa_rbf(fa_add(acc[col], evb, ce), ce);
-            }
+            uint32_t evb = fa_round(k->acc, ev[col], ce);
+            acc[col] =
+                fa_round(k->acc, fa_mul(acc[col], w->alpha[ri], ce), ce);
+            acc[col] = fa_round(k->acc, fa_add(acc[col], evb, ce), ce);
         }
     }
 }
 
-/*----------------------------------------------------------------------------
- * fa2: the FlashAttention-2 kernel (softmax_rescale_o, UNFUSE_FMA).
- *--------------------------------------------------------------------------*/
-static void
-block_fa2(fwd_run *r, size_t i0, size_t nr, size_t c0, size_t bw, bool first)
-{
-    const fa_plan *pl = r->pl;
-    fwd_ws *w = r->w;
-    sf_env *e = r->env;
-    bool p32 = (pl->abl & FA_ABL_FP32_P) != 0;
-
-    for (size_t ri = 0; ri < nr; ri++) {
-        size_t i = i0 + ri, vis = fa_visible(pl, i);
-        size_t nv = vis <= c0 ? 0 : vis - c0 < bw ? vis - c0 : bw;
-        const uint32_t *srow = w->s + ri * pl->nk + c0;
-        uint32_t *part = w->part + 4 * ri, *acc = w->acc + ri * pl->d;
-        uint32_t *pf = w->pf + ri * bw;
-        uint16_t *pb = w->pb + ri * bw;
-        uint32_t mx = row_max(srow, bw), mt = mx, mnew, ms, sc = FA_F32_ONE;
-        bool fresh[4] = {first, first, first, first};
-        /* after a rescale, nvcc contracts a partial's product with the
-           rescale factor and its first addition of the block into one
-           FFMA (measured: bit-equal to PyTorch's flash kernel) */
-        bool fz = !first && pl->rowsum_fma;
-        bool fuse[4] = {fz, fz, fz, fz};
-
-        if (nv > 0)
-            mt = fa_fix_max(pl, srow, nv, mx, e);
-        mnew = first ? mt : fa_max(w->m[ri], mt);
-        if (!first) {
-            /* Check_inf: a row still all -Inf rescales against 0 */
-            uint32_t cur = mnew == FA_F32_NEG_INF ? FA_F32_ZERO : mnew;
-            sc = fa_exp(pl,
-                        fa_mul(fa_sub(w->m[ri], cur, e), pl->scale_log2, e));
-            if (!pl->rowsum_fma)
-                for (int k = 0; k < 4; k++)
-                    part[k] = fa_mul(part[k], sc, e);
-            for (size_t col = 0; col < pl->d; col++)
-                acc[col] = fa_mul(acc[col], sc, col_env(r, col));
-        }
-        /* max_scaled; p = exp2(RN(s scale_log2) - max_scaled) */
-        ms = mnew == FA_F32_NEG_INF ? FA_F32_ZERO
-                                    : fa_mul(mnew, pl->scale_log2, e);
-        for (size_t t = 0; t < bw; t++) {
-            /* thread t' = (t mod 8) / 2 of the quad owns columns
-               8n + 2t', 8n + 2t' + 1 and adds them in that order */
-            int k = (int)((t & 7) >> 1);
-            uint32_t p =
-                fa_exp(pl, fa_sub(fa_mul(srow[t], pl->scale_log2, e), ms, e));
-            pf[t] = p;
-            if (!p32)
-                pb[t] = fa_bf16(p, e);
-            if (fresh[k]) {
-                part[k] = p;
-                fresh[k] = false;
-            } else if (fuse[k]) {
-                part[k] = fa_fma(part[k], sc, p, e);
-                fuse[k] = false;
-            } else {
-                part[k] = fa_add(part[k], p, e);
-            }
-        }
-        /* a partial that got no column of this block is only rescaled */
-        for (int k = 0; k < 4; k++)
-            if (fuse[k])
-                part[k] = fa_mul(part[k], sc, e);
-        w->m[ri] = mnew;
-        capture_p(r, i, c0, bw, bw, p32 ? pf : NULL, pb);
-    }
-    /* O~ += P~(BF16) V through the MMA chain, from 0 for the first
-       block (fp32-p: P~ in FP32) */
-    if (p32)
-        chunk_pv(r, nr, &sf_format_f32, w->pf, c0, bw, first ? NULL : w->acc,
-                 w->acc);
-    else
-        chunk_pv(r, nr, &sf_format_bf16, w->pb, c0, bw, first ? NULL : w->acc,
-                 w->acc);
-}
-
-/* fa2's l: the quad all-reduce (s0 + s2) + (s1 + s3). */
+/* The quad all-reduce of the partials: (s0 + s2) + (s1 + s3). */
 static uint32_t
 quad_sum(const uint32_t *part, sf_env *env)
 {
@@ -442,151 +460,249 @@ quad_sum(const uint32_t *part, sf_env *env)
                   env);
 }
 
+/* The row sum l of row RI as the kernel holds it. */
+static uint32_t
+row_l(const fwd_run *r, size_t ri, sf_env *env)
+{
+    return r->pl->k.rowsum == FA_ROWSUM_QUAD
+               ? quad_sum(r->w->part + 4 * ri, env)
+               : r->w->l[ri];
+}
+
+/* The natural log of the LSE (M: the description's log). */
+static uint32_t
+log_of(const fa_plan *pl, fa_kernel_log m, uint32_t x)
+{
+    return m == FA_KLOG_LG2 ? fa_log_eval(pl->logm, x) : fa_logf_cr(x);
+}
+
+/* The combine's natural exp. */
+static uint32_t
+combine_exp(const fa_plan *pl, uint32_t x)
+{
+    switch (pl->k.combine_exp) {
+    case FA_CEXP_LIBM:
+        return fa_exp_eval(fa_exp_model_by_name("libm"), false, x);
+    case FA_CEXP_MODEL:
+        return fa_exp_eval(pl->exp, false, x);
+    default:
+        return fa_expf_cr(x);
+    }
+}
+
 /*----------------------------------------------------------------------------
- * A chunk: rows I0 .. I0+NR-1 of query block MB.
+ * A chunk: rows I0 .. I0+NR-1 of query block MB, KV blocks LO .. HI-1
+ * (their visiting order from the description).  SPLIT < 0: the whole
+ * pass, writing O and LSE; else the split's partial O (FP32, normalised
+ * by its own l) and partial LSE into w->osplit, w->lsplit.
  *--------------------------------------------------------------------------*/
 static void
-fwd_chunk(fwd_run *r, size_t mb, size_t i0, size_t nr)
+fwd_range(fwd_run *r, size_t i0, size_t nr, size_t lo, size_t hi, long split)
 {
     const fa_plan *pl = r->pl;
+    const fa_kernel *k = &pl->k;
     fwd_ws *w = r->w;
-    bool fa2 = pl->policy == FA_POLICY_FA2;
-    bool o32 = (pl->abl & (FA_ABL_FP32_O | FA_ABL_FP32_OCAST)) != 0;
-    size_t nvb = fa2 ? fa2_fwd_blocks(pl, mb) : pl->tc;
     fa_capture *cap = writing(r) ? r->cap : NULL;
+    size_t nvb = hi > lo ? hi - lo : 0;
     sf_env scratch = SF_ENV_IEEE;
 
-    fwd_scores(r, i0, nr);
     for (size_t ri = 0; ri < nr; ri++) {
-        w->m[ri] = pl->policy == FA_POLICY_REPO ? FA_F32_BF16_NEG_MAX
-                                                : FA_F32_NEG_INF;
+        w->m[ri] = fa_mask_bits(k->m_init);
         w->l[ri] = FA_F32_ZERO;
         w->started[ri] = 0;
-        for (size_t k = 0; k < 4; k++)
-            w->part[4 * ri + k] = FA_F32_ZERO;
+        for (size_t q = 0; q < 4; q++)
+            w->part[4 * ri + q] = FA_F32_ZERO;
         for (size_t col = 0; col < pl->d; col++)
             w->acc[ri * pl->d + col] = FA_F32_ZERO;
     }
 
     for (size_t vi = 0; vi < nvb; vi++) {
-        size_t jb = pl->order == FA_ORDER_REVERSE ? nvb - 1 - vi : vi;
+        size_t jb = pl->order == FA_ORDER_REVERSE ? hi - 1 - vi : lo + vi;
         size_t c0 = jb * pl->bc;
         size_t bw = pl->nk - c0 < pl->bc ? pl->nk - c0 : pl->bc;
 
-        switch (pl->policy) {
-        case FA_POLICY_REPO:
-            block_repo(r, i0, nr, c0, bw);
-            break;
-        case FA_POLICY_FA2:
-            block_fa2(r, i0, nr, c0, bw, vi == 0);
-            break;
-        default:
-            block_fp(r, i0, nr, c0, bw);
-            break;
-        }
+        block_step(r, i0, nr, c0, bw);
         if (cap != NULL && (cap->m != NULL || cap->l != NULL))
             for (size_t ri = 0; ri < nr; ri++) {
                 size_t x = block_index(r, i0 + ri, vi);
                 if (cap->m != NULL)
                     cap->m[x] = w->m[ri];
                 if (cap->l != NULL)
-                    cap->l[x] =
-                        fa2 ? quad_sum(w->part + 4 * ri, &scratch) : w->l[ri];
+                    cap->l[x] = row_l(r, ri, &scratch);
             }
     }
-    if (cap != NULL && cap->p != NULL && nvb < pl->tc)
-        /* fa2: the blocks the kernel skips (masked for the whole query
+    if (split < 0 && cap != NULL && cap->p != NULL && hi < pl->tc)
+        /* the blocks the kernel skips (masked for the whole query
            block) */
         for (size_t ri = 0; ri < nr; ri++)
-            for (size_t j = nvb * pl->bc; j < pl->nk; j++)
+            for (size_t j = hi * pl->bc; j < pl->nk; j++)
                 cap->p[(r->head * pl->nq + i0 + ri) * pl->nk + j] = 0;
-    if (cap != NULL && (cap->m != NULL || cap->l != NULL))
+    if (split < 0 && cap != NULL && (cap->m != NULL || cap->l != NULL))
         for (size_t ri = 0; ri < nr; ri++)
             for (size_t vi = nvb; vi < pl->tc; vi++) {
                 size_t x = block_index(r, i0 + ri, vi);
                 if (cap->m != NULL)
                     cap->m[x] = w->m[ri];
                 if (cap->l != NULL)
-                    cap->l[x] =
-                        fa2 ? quad_sum(w->part + 4 * ri, &scratch) : w->l[ri];
+                    cap->l[x] = row_l(r, ri, &scratch);
             }
 
     /* O = O~ / l and LSE */
     for (size_t ri = 0; ri < nr; ri++) {
         size_t i = i0 + ri;
         uint32_t *acc = w->acc + ri * pl->d;
-        uint32_t *orow = r->o + (r->head * pl->nq + i) * pl->d;
-        uint32_t lse = FA_F32_NEG_INF;
-        uint32_t *out = writing(r) ? orow : NULL;
-        uint32_t l = w->l[ri];
+        uint32_t *out;
+        uint32_t lse, l;
+        bool zn;
 
-        if (cap != NULL && cap->obar != NULL)
+        if (split >= 0)
+            out = w->osplit + ((size_t)split * nr + ri) * pl->d;
+        else
+            out = writing(r) ? r->o + (r->head * pl->nq + i) * pl->d : NULL;
+        if (split < 0 && cap != NULL && cap->obar != NULL)
             memcpy(cap->obar + (r->head * pl->nq + i) * pl->d, acc,
                    pl->d * sizeof *acc);
-        switch (pl->policy) {
-        case FA_POLICY_FA2:
-            if (nvb == 0) {
-                /* the kernel's early exit: O = 0, LSE = +Inf */
-                for (size_t col = 0; col < pl->d && out; col++)
-                    out[col] = FA_F32_ZERO;
-                lse = FA_F32_INF;
-                break;
-            }
-            l = quad_sum(w->part + 4 * ri, r->env);
-            {
-                bool zn = fa_is_zero(l) || fa_is_nan(l);
+        if (!w->started[ri]) {
+            /* no key seen (no visible key, or no block visited: the
+               kernel's early exit): O = 0 */
+            for (size_t col = 0; col < pl->d && out; col++)
+                out[col] = FA_F32_ZERO;
+            lse = split >= 0         ? FA_F32_NEG_INF
+                  : k->empty_lse_pos ? FA_F32_INF
+                                     : FA_F32_NEG_INF;
+        } else {
+            l = row_l(r, ri, r->env);
+            zn = fa_is_zero(l) || fa_is_nan(l);
+            if (k->normalize == FA_NORM_RECIPROCAL) {
                 uint32_t inv = zn ? FA_F32_ONE : fa_div(FA_F32_ONE, l, r->env);
                 for (size_t col = 0; col < pl->d; col++) {
                     sf_env *ce = col_env(r, col);
                     uint32_t x = fa_mul(acc[col], inv, ce);
-                    if (!o32)
-                        x = fa_rbf(x, ce);
+                    if (split < 0)
+                        x = fa_round(k->o, x, ce);
                     if (out)
                         out[col] = x;
                 }
-                /* row_max * softmax_scale + __logf(sum): nvcc contracts it
-                   into one FFMA */
-                lse = zn ? FA_F32_INF
-                         : fa_fma(w->m[ri], pl->scale, fa_logf_cr(l),
-                                  lse_env(r));
+            } else {
+                for (size_t col = 0; col < pl->d; col++) {
+                    sf_env *ce = col_env(r, col);
+                    uint32_t x = fa_div(acc[col], l, ce);
+                    if (split < 0)
+                        x = fa_round(k->o, x, ce);
+                    if (out)
+                        out[col] = x;
+                }
             }
-            break;
-        case FA_POLICY_REPO:
-            for (size_t col = 0; col < pl->d; col++) {
-                sf_env *ce = col_env(r, col);
-                uint32_t x = fa_div(acc[col], l, ce);
-                if (!o32)
-                    x = fa_rbf(x, ce);
-                if (out)
-                    out[col] = x;
+            /* the split's LSE feeds O through the combine */
+            sf_env *le = split >= 0 ? r->env : lse_env(r);
+            if (k->lse == FA_LSE_FMA_SCALE) {
+                /* row_max * softmax_scale + __logf(sum): nvcc contracts
+                   it into one FFMA */
+                lse = zn ? (split >= 0 ? FA_F32_NEG_INF : FA_F32_INF)
+                         : fa_fma(w->m[ri], pl->scale, log_of(pl, k->log, l),
+                                  le);
+            } else {
+                lse = fa_round(
+                    k->lse_fmt,
+                    fa_add(fa_round(k->lse_fmt, log_of(pl, k->log, l), le),
+                           w->m[ri], le),
+                    le);
             }
-            /* lse = all_row_sums.log() + all_row_maxes */
-            lse = fa_rbf(fa_add(fa_rbf(fa_logf_cr(l), lse_env(r)), w->m[ri],
-                                lse_env(r)),
-                         lse_env(r));
-            break;
-        default:
-            if (!w->started[ri]) {
-                /* no visible key: no softmax; O = 0, LSE = log 0 */
-                for (size_t col = 0; col < pl->d && out; col++)
-                    out[col] = FA_F32_ZERO;
-                lse = FA_F32_NEG_INF;
-                break;
+        }
+        if (split >= 0)
+            w->lsplit[(size_t)split * nr + ri] = lse;
+        else if (writing(r))
+            r->lse[r->head * pl->nq + i] = lse;
+    }
+}
+
+/* The split-KV combine of rows I0 .. I0+NR-1 (flash_fwd_splitkv_combine_
+   kernel): the max of the partial LSEs, their exp sum as the combine's
+   threads hold it, LSE = log(sum) + max, the weights exp(LSE_s - LSE) and
+   O = RN_o(FMA chain over the splits in order from 0). */
+static void
+fwd_combine(fwd_run *r, size_t i0, size_t nr)
+{
+    const fa_plan *pl = r->pl;
+    fwd_ws *w = r->w;
+    size_t ns = pl->splits;
+    size_t dpad = (pl->d + 31) / 32 * 32;
+    size_t bm = dpad % 128 == 0 ? 4 : dpad % 64 == 0 ? 8 : 16;
+    size_t maxs = 2, lanes, per;
+    uint32_t x[32], y[32], wgt[128];
+
+    while (maxs < ns)
+        maxs *= 2;
+    /* the combine kernel's kRowsPerLoadTranspose threads per row, each
+       holding kNLsePerThread splits: lane t has splits l lanes + t */
+    lanes = 128 / bm < maxs ? 128 / bm : maxs;
+    per = (maxs * bm + 127) / 128;
+    for (size_t ri = 0; ri < nr; ri++) {
+        const uint32_t *ls = w->lsplit;
+        size_t i = i0 + ri;
+        uint32_t mx = FA_F32_NEG_INF, lse;
+        sf_env *e = r->env;
+        uint32_t *out =
+            writing(r) ? r->o + (r->head * pl->nq + i) * pl->d : NULL;
+
+        for (size_t s = 0; s < ns; s++)
+            mx = fa_max(mx, ls[s * nr + ri]);
+        if (mx == FA_F32_NEG_INF)
+            mx = FA_F32_ZERO;
+        for (size_t t = 0; t < lanes; t++)
+            for (size_t l = 0; l < per; l++) {
+                size_t s = l * lanes + t;
+                uint32_t v = s < ns ? ls[s * nr + ri] : FA_F32_NEG_INF;
+                uint32_t ex = combine_exp(pl, fa_sub(v, mx, e));
+                x[t] = l == 0 ? ex : fa_add(x[t], ex, e);
             }
-            for (size_t col = 0; col < pl->d; col++) {
-                sf_env *ce = col_env(r, col);
-                uint32_t x = fa_div(acc[col], l, ce);
-                if (pl->policy == FA_POLICY_PAPER_EQ4 && !o32)
-                    x = fa_rbf(x, ce);
-                if (out)
-                    out[col] = x;
-            }
-            lse = fa_add(w->m[ri], fa_logf_cr(l), lse_env(r));
-            break;
+        /* Allreduce over the lanes: xor lanes/2, ..., 1 */
+        for (size_t off = lanes / 2; off >= 1; off /= 2) {
+            for (size_t t = 0; t < lanes; t++)
+                y[t] = fa_add(x[t], x[t ^ off], e);
+            memcpy(x, y, lanes * sizeof *x);
+        }
+        lse = fa_is_zero(x[0]) || fa_is_nan(x[0])
+                  ? FA_F32_INF
+                  : fa_add(log_of(pl, pl->k.combine_log, x[0]), mx, e);
+        for (size_t s = 0; s < ns; s++)
+            wgt[s] = combine_exp(pl, fa_sub(ls[s * nr + ri], lse, e));
+        for (size_t col = 0; col < pl->d; col++) {
+            sf_env *ce = col_env(r, col);
+            uint32_t acc = FA_F32_ZERO;
+            for (size_t s = 0; s < ns; s++)
+                acc = fa_fma(wgt[s], w->osplit[(s * nr + ri) * pl->d + col],
+                             acc, ce);
+            acc = fa_round(pl->k.o, acc, ce);
+            if (out)
+                out[col] = acc;
         }
         if (writing(r))
             r->lse[r->head * pl->nq + i] = lse;
     }
+}
+
+/* Rows I0 .. I0+NR-1 of query block MB. */
+static void
+fwd_chunk(fwd_run *r, size_t mb, size_t i0, size_t nr)
+{
+    const fa_plan *pl = r->pl;
+    size_t nvb = fa_fwd_blocks(pl, mb, pl->br, pl->bc);
+
+    fwd_scores(r, i0, nr);
+    if (pl->splits <= 1) {
+        fwd_range(r, i0, nr, 0, nvb, -1);
+        return;
+    }
+    for (size_t s = 0; s < pl->splits; s++) {
+        /* n_blocks_per_split, the split's range, clipped by n_block_max */
+        size_t lo = s * pl->blocks_per_split;
+        size_t hi = lo + pl->blocks_per_split;
+        if (hi > nvb)
+            hi = nvb;
+        fwd_range(r, i0, nr, lo, hi > lo ? hi : lo, (long)s);
+    }
+    fwd_combine(r, i0, nr);
 }
 
 /*----------------------------------------------------------------------------

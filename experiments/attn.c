@@ -28,6 +28,8 @@
 #include "attention/attention.h"
 #include "experiments/cli.h"
 #include "experiments/fa_cli.h"
+#include "experiments/fa_kernel_json.h"
+#include "experiments/splits_pytorch211.h"
 #include "analysis/gen.h"
 
 #define CMD "attn"
@@ -203,6 +205,15 @@ typedef struct
     bool sh_given[N_SH];
     uint64_t sh[N_SH];
     fa_policy policy;
+    bool policy_given;
+    bool f16;                /* the input files are F16 */
+    const char *kernel_path; /* --kernel FILE.json */
+    fa_kernel kernel;        /* loaded from it */
+    fa_cli_log logm;         /* its lg2 log, when it has one */
+    bool describe;
+    uint64_t splits; /* 0: the description's */
+    bool splits_auto;
+    uint64_t sms;
     fa_fix_kind fix_kind;
     bool beta_given, tol_given, eps_given, eps_zero_given, zero_max_given;
     double beta, tol, eps, eps_zero;
@@ -234,7 +245,7 @@ typedef struct
     unsigned n_lead;
     size_t nb, nh, nq, nk, d; /* B, H, Nq, Nk, d */
     size_t heads;             /* B H */
-    size_t br_eff, bc_eff, tc;
+    size_t br_eff, bc_eff, tc, splits_eff;
     uint32_t scale_used;
     uint16_t *data[N_IN]; /* the inputs, host order */
     ut_info info[N_IN];   /* what the reader did to each input */
@@ -360,12 +371,18 @@ static bool
 read_operand(attn_ctx *x, int i)
 {
     operand *o = &x->in[i];
-    tensor_error err;
+    tensor_error err, err16;
     char spec[SPEC_MAX], sh[SHAPE_MAX];
 
     if (ut_read(o->path, o->key, TENSOR_BF16, x->dtype_given, "--dtype", &o->t,
                 &x->info[i], &err)
-        != TENSOR_OK) {
+            != TENSOR_OK
+        && !(err.code == TENSOR_E_DTYPE
+             && !x->dtype_given
+             /* FP16 inputs: their dtype comes from the file */
+             && ut_read(o->path, o->key, TENSOR_F16, false, "--dtype", &o->t,
+                        &x->info[i], &err16)
+                    == TENSOR_OK)) {
         cli_error(CMD, "%s: %s", o->opt, err.message);
         return false;
     }
@@ -624,6 +641,25 @@ check_shapes(attn_ctx *x)
             return false;
         }
     }
+    for (int i = IN_K; i < N_IN; i++)
+        if (x->in[i].arg != NULL
+            && (x->in[i].t.dtype == TENSOR_F16) != (q->dtype == TENSOR_F16)) {
+            cli_spec_str(so, sizeof so, &x->in[i]);
+            cli_error(CMD,
+                      "%s %s: dtype %s but Q %s is %s (expected one dtype for "
+                      "Q, K, V and dO: BF16 or F16)",
+                      x->in[i].opt, so, tensor_dtype_name(x->in[i].t.dtype),
+                      sq, tensor_dtype_name(q->dtype));
+            return false;
+        }
+    x->f16 = q->dtype == TENSOR_F16;
+    if (x->f16 && x->backward) {
+        cli_error(CMD,
+                  "--backward: Q %s is F16; the backward takes BF16 "
+                  "inputs (expected BF16 files, or no --backward)",
+                  sq);
+        return false;
+    }
     x->rank = r;
     x->n_lead = r - 2;
     for (unsigned j = 0; j < x->n_lead; j++)
@@ -642,36 +678,22 @@ check_shapes(attn_ctx *x)
 /*----------------------------------------------------------------------------
  * The configuration.
  *--------------------------------------------------------------------------*/
-/* The forward tiles attention.h documents: fa2 Bc = 128 (d <= 64) or 64,
-   Br 128; repo 512 x 512; the others untiled; untiled ablation N x N; a
-   tile of 0 is the default, a tile above N is N.  TC = the number of KV
-   blocks (the second dimension of the m and l captures). */
+/* The forward tiles, KV blocks and split count the configuration
+   resolves to (TC: the second dimension of the m and l captures). */
 static void
 resolve_tiles(attn_ctx *x)
 {
-    size_t br = (size_t)x->br, bc = (size_t)x->bc;
+    (void)fa_config_tiles(&x->cfg, &x->br_eff, &x->bc_eff, &x->tc,
+                          &x->splits_eff);
+}
 
-    switch (x->policy) {
-    case FA_POLICY_FA2:
-        if (br == 0)
-            br = 128;
-        if (bc == 0)
-            bc = x->d <= 64 ? 128 : 64;
-        break;
-    case FA_POLICY_REPO:
-        if (br == 0)
-            br = 512;
-        if (bc == 0)
-            bc = 512;
-        break;
-    default:
-        break;
-    }
-    if (x->ablations & FA_ABL_UNTILED)
-        br = bc = 0;
-    x->br_eff = br == 0 || br > x->nq ? x->nq : br;
-    x->bc_eff = bc == 0 || bc > x->nk ? x->nk : bc;
-    x->tc = (x->nk + x->bc_eff - 1) / x->bc_eff;
+/* The description run: --kernel's, or the policy's. */
+static const char *
+kernel_name(const attn_ctx *x)
+{
+    const fa_kernel *k = fa_config_kernel(&x->cfg);
+
+    return k != NULL ? k->name : kernel_name(x);
 }
 
 static bool
@@ -681,7 +703,10 @@ build_config(attn_ctx *x)
     const char *why;
     float sf;
 
-    *c = fa_config_default(x->policy);
+    if (x->kernel_path != NULL)
+        *c = fa_config_kernel_default(&x->kernel);
+    else
+        *c = fa_config_default(x->policy);
     c->shape.batch = x->nb;
     c->shape.heads = x->nh;
     c->shape.nq = x->nq;
@@ -709,6 +734,23 @@ build_config(attn_ctx *x)
         c->fix.eps_zero = x->eps_zero;
     c->ablations = x->ablations;
     c->exp = x->exp.model;
+    if (!fa_cli_log_for(CMD, "--kernel", fa_config_kernel(c), &x->logm))
+        return false;
+    c->log = fa_cli_log_model(&x->logm);
+    c->input = x->f16 ? &sf_format_f16 : NULL;
+    if (x->splits_auto)
+        /* PyTorch 2.11's rule on the launch shape */
+        c->splits = pt211_num_splits(x->nb, x->nh, x->nq, x->nk, x->d,
+                                     (unsigned)x->sms);
+    else
+        c->splits = (size_t)x->splits;
+    if (c->splits > 1
+        && (x->captures
+            & ((1u << CAP_M) | (1u << CAP_L) | (1u << CAP_OBAR)))) {
+        cli_error(CMD, "--capture: m, l and obar are not defined with "
+                       "--splits above 1 (expected s or p)");
+        return false;
+    }
     why = fa_config_check(c);
     if (why != NULL) {
         cli_error(CMD, "the configuration is refused: %s", why);
@@ -1134,7 +1176,8 @@ compute(attn_ctx *x)
             continue;
         n = x->heads * (i == IN_K || i == IN_V ? x->nk : x->nq) * x->d;
         for (size_t j = 0; j < n; j++)
-            x->nonfinite_in[i] += bf16_nonfinite(x->data[i][j]);
+            x->nonfinite_in[i] += x->f16 ? (x->data[i][j] & 0x7C00u) == 0x7C00u
+                                         : bf16_nonfinite(x->data[i][j]);
     }
 
 #ifdef _OPENMP
@@ -1351,7 +1394,8 @@ file_meta(out_file *f, const attn_ctx *x)
     char buf[META_LEN];
 
     meta_add(f, "producer", "bf16emu %s attn", cli_version());
-    meta_add(f, "policy", "%s", fa_policy_name(x->policy));
+    meta_add(f, "policy", "%s", kernel_name(x));
+    meta_add(f, "splits", "%zu", x->splits_eff);
     meta_add(f, "fix", "%s", fa_fix_name(fx->kind));
     meta_add(f, "fix.beta", "%s", dbl_str(buf, sizeof buf, fx->beta));
     meta_add(f, "fix.tol", "%s", dbl_str(buf, sizeof buf, fx->tol));
@@ -1428,8 +1472,8 @@ write_output(attn_ctx *x)
     for (int i = 0; i < N_IN; i++) {
         if (x->data[i] == NULL)
             continue;
-        tensor_add(f, x, in_names[i], TENSOR_BF16, x->data[i],
-                   i == IN_K || i == IN_V ? nk : nq, d, true);
+        tensor_add(f, x, in_names[i], x->f16 ? TENSOR_F16 : TENSOR_BF16,
+                   x->data[i], i == IN_K || i == IN_V ? nk : nq, d, true);
     }
     for (size_t i = 0; i < f->n; i++) {
         char key[32];
@@ -1727,7 +1771,7 @@ text_report(attn_ctx *x, cli_buf *b)
 {
     char buf[512], fl[6], fl2[6], sv[64], abl[128];
 
-    cli_buf_printf(b, "attn: %s %s, ", fa_policy_name(x->policy),
+    cli_buf_printf(b, "attn: %s %s, ", kernel_name(x),
                    x->backward ? "forward and backward" : "forward");
     text_fix(b, x);
     cli_buf_printf(b, ", exp %s\n", x->exp.name);
@@ -1741,11 +1785,11 @@ text_report(attn_ctx *x, cli_buf *b)
                    x->nb, x->nh, x->nq, x->nk, x->d,
                    cli_f32_dec(sv, sizeof sv, x->scale_used), x->scale_used,
                    x->causal ? "causal" : "no mask");
-    cli_buf_printf(b,
-                   "  tiles %zu x %zu, %zu KV block%s, order %s; ablations "
-                   "%s\n",
-                   x->br_eff, x->bc_eff, x->tc, x->tc == 1 ? "" : "s",
-                   fa_order_name(x->order),
+    cli_buf_printf(b, "  tiles %zu x %zu, %zu KV block%s", x->br_eff,
+                   x->bc_eff, x->tc, x->tc == 1 ? "" : "s");
+    if (x->splits_eff > 1)
+        cli_buf_printf(b, " in %zu splits (split-KV)", x->splits_eff);
+    cli_buf_printf(b, ", order %s; ablations %s\n", fa_order_name(x->order),
                    ablation_list(abl, sizeof abl, x->ablations));
     cli_buf_printf(b, "  flags %s", sf_flags_str(x->flags_fwd, fl));
     if (x->backward)
@@ -1772,7 +1816,7 @@ text_report(attn_ctx *x, cli_buf *b)
         for (int i = 0; i < N_IN; i++)
             if (x->data[i] != NULL)
                 cli_buf_printf(b, "%s %s", i ? "," : "", in_names[i]);
-        cli_buf_puts(b, " (BF16)\n");
+        cli_buf_puts(b, x->f16 ? " (F16)\n" : " (BF16)\n");
     }
     if (x->exact_run) {
         text_stats(b, x);
@@ -1817,7 +1861,7 @@ json_input(cli_json *j, const attn_ctx *x, int i)
     if (x->gen_on) {
         cli_json_null(j, "file");
         cli_json_null(j, "key");
-        cli_json_string(j, "dtype", "BF16");
+        cli_json_string(j, "dtype", x->f16 ? "F16" : "BF16");
         r = out_shape(x, shape, i == IN_K || i == IN_V ? x->nk : x->nq, x->d,
                       true);
         json_shape(j, "shape", r, shape);
@@ -1935,7 +1979,7 @@ json_report(attn_ctx *x, cli_json *j)
     cli_json_object_begin(j, NULL);
     cli_json_string(j, "command", "attn");
     cli_json_string(j, "version", cli_version());
-    cli_json_string(j, "policy", fa_policy_name(x->policy));
+    cli_json_string(j, "policy", kernel_name(x));
     cli_json_object_begin(j, "fix");
     cli_json_string(j, "kind", fa_fix_name(f->kind));
     cli_json_double(j, "beta", f->beta);
@@ -1962,6 +2006,7 @@ json_report(attn_ctx *x, cli_json *j)
     cli_json_int(j, "br", (long long)x->br_eff);
     cli_json_int(j, "bc", (long long)x->bc_eff);
     cli_json_int(j, "kv_blocks", (long long)x->tc);
+    cli_json_int(j, "splits", (long long)x->splits_eff);
     cli_json_object_end(j);
     cli_json_bool(j, "backward", x->backward);
     cli_json_object_begin(j, "shape");
@@ -2088,6 +2133,10 @@ enum
     O_GAP_MIN,
     O_GAP_MAX,
     O_POLICY,
+    O_KERNEL,
+    O_DESCRIBE,
+    O_SPLITS,
+    O_SMS,
     O_FIX,
     O_BETA,
     O_TOL,
@@ -2140,6 +2189,10 @@ static const cli_option options[] = {{"q", true, O_Q},
                                      {"gap-min", true, O_GAP_MIN},
                                      {"gap-max", true, O_GAP_MAX},
                                      {"policy", true, O_POLICY},
+                                     {"kernel", true, O_KERNEL},
+                                     {"describe", false, O_DESCRIBE},
+                                     {"splits", true, O_SPLITS},
+                                     {"sms", true, O_SMS},
                                      {"fix", true, O_FIX},
                                      {"beta", true, O_BETA},
                                      {"tol", true, O_TOL},
@@ -2189,7 +2242,7 @@ attn_help(FILE *out)
         "\n"
         "inputs (files: BF16, or U16 / '<u2' bit patterns; [B, H, N, d], "
         "[H, N, d]\nor [N, d]; K and V [.., Nk, d] with Q's leading "
-        "dimensions and d):\n"
+        "dimensions and d; or F16, the forward only):\n"
         "  --q, --k, --v FILE[:KEY]  Q, K, V\n"
         "  --do FILE[:KEY]      dO (needed with --backward)\n"
         "  --gen NAME           generate Q, K, V (and dO): normal, sink, "
@@ -2214,6 +2267,18 @@ attn_help(FILE *out)
         "\n"
         "computation:\n"
         "  --policy NAME        paper-eq4 (default), repo, fa2, fp32\n"
+        "  --kernel FILE        a kernel description (JSON, as --describe "
+        "writes it)\n"
+        "                       instead of --policy\n"
+        "  --describe           print the description of --policy (or "
+        "--kernel) as\n"
+        "                       JSON and stop\n"
+        "  --splits N|auto      split-KV: N splits of the KV blocks (1: not "
+        "split, the\n"
+        "                       default); auto: PyTorch 2.11's rule for the "
+        "shape\n"
+        "  --sms N              multiprocessors for --splits auto (default "
+        "132, H200)\n"
         "  --fix NAME           none (default), beta, beta-v2, eps, always\n"
         "  --beta X, --tol X, --eps X\n"
         "                       the fix's parameters (defaults 2 or 7 for "
@@ -2499,7 +2564,25 @@ take_option(void *ctx, int id, const char *v)
         kind_only(x, "--gap-max", GEN_REPEATED);
         return parse_nonneg("--gap-max", v, &x->gen.gap_max);
     case O_POLICY:
+        x->policy_given = true;
         return fa_cli_parse_policy(CMD, v, &x->policy);
+    case O_KERNEL:
+        x->kernel_path = v;
+        return true;
+    case O_DESCRIBE:
+        x->describe = true;
+        return true;
+    case O_SPLITS:
+        return fa_cli_parse_splits(CMD, v, &x->splits, &x->splits_auto);
+    case O_SMS:
+        if (!cli_parse_u64(CMD, "--sms", v, &x->sms))
+            return false;
+        if (x->sms == 0 || x->sms > 100000) {
+            cli_error(CMD, "--sms %s: expected 1 to 100000 multiprocessors",
+                      v);
+            return false;
+        }
+        return true;
     case O_FIX:
         n = fa_fix_parse(v);
         if (n < 0) {
@@ -2741,6 +2824,7 @@ ctx_free(attn_ctx *x)
         free(x->tr[i].acc);
     }
     fa_cli_exp_free(&x->exp);
+    fa_cli_log_free(&x->logm);
     free(x);
 }
 
@@ -2812,6 +2896,8 @@ run(attn_ctx *x)
                     x->backward ? 4 : 1);
     if (x->no_exact)
         x->exact_note = "--no-exact";
+    else if (x->f16)
+        x->exact_note = "F16 inputs (the exact reference takes BF16)";
     else if (x->exact_work > EXACT_WORK_LIMIT && !x->exact_forced)
         x->exact_note = "B*H*Nq*Nk*d (x4 with --backward) is above 2^26; "
                         "give --exact to run it anyway";
@@ -2861,6 +2947,7 @@ attn_main(int argc, char **argv)
     x->sh[SH_NK] = 128;
     x->sh[SH_D] = 64;
     x->policy = FA_POLICY_PAPER_EQ4;
+    x->sms = 132;
     x->fix_kind = FA_FIX_NONE;
     fa_cli_exp_default(&x->exp);
     x->trace_keep = TRACE_KEEP_DEFAULT;
@@ -2880,6 +2967,30 @@ attn_main(int argc, char **argv)
         return id;
     }
 
+    if (x->kernel_path != NULL && x->policy_given) {
+        cli_error(CMD, "--kernel '%s' and --policy: expected one of them",
+                  x->kernel_path);
+        ctx_free(x);
+        return CLI_EXIT_USAGE;
+    }
+    if (x->kernel_path != NULL
+        && !fa_kernel_load(CMD, "--kernel", x->kernel_path, &x->kernel)) {
+        ctx_free(x);
+        return CLI_EXIT_USAGE;
+    }
+    if (x->describe) {
+        const fa_kernel *k =
+            x->kernel_path != NULL
+                ? &x->kernel
+                : fa_kernel_by_name(fa_policy_name(x->policy));
+        char *text = fa_kernel_json(k);
+        ctx_free(x);
+        if (text == NULL)
+            return cli_error(CMD, "out of memory");
+        fputs(text, stdout);
+        free(text);
+        return fflush(stdout) == 0 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
+    }
     if (!run(x)) {
         ctx_free(x);
         return CLI_EXIT_USAGE;

@@ -23,6 +23,8 @@
 #include "attention/attention.h"
 #include "experiments/cli.h"
 #include "experiments/fa_cli.h"
+#include "experiments/fa_kernel_json.h"
+#include "experiments/splits_pytorch211.h"
 
 #define CMD "diff"
 
@@ -166,6 +168,17 @@ typedef struct
     /* options */
     const char *dump;
     fa_policy policy;
+    bool policy_given;
+    const char *kernel_path; /* --kernel FILE.json */
+    fa_kernel kernel;
+    fa_cli_log logm;     /* its lg2 log, when it has one */
+    bool f16;            /* q, k, v (and o) are FP16 */
+    uint64_t splits_opt; /* --splits N (0: not given) */
+    bool splits_auto;
+    uint64_t sms;
+    size_t splits;     /* resolved */
+    size_t man_splits; /* the manifest's "splits" (0: none) */
+    const char *splits_from;
     bool fix_given;
     fa_fix_kind fix_opt;
     fa_cli_exp exp;
@@ -241,6 +254,29 @@ typedef struct
     o_trace trace[N_WORST];
     bool pass;
 } diff_ctx;
+
+/* The kernel is FA2's (the quad row sum): the fa_dump stages, the
+   ex2-sm90 default. */
+static bool
+fa2_like(const diff_ctx *x)
+{
+    return x->kernel_path != NULL ? x->kernel.rowsum == FA_ROWSUM_QUAD
+                                  : x->policy == FA_POLICY_FA2;
+}
+
+/* The name of the description run. */
+static const char *
+run_name(const diff_ctx *x)
+{
+    return x->kernel_path != NULL ? x->kernel.name : fa_policy_name(x->policy);
+}
+
+/* m, l and acc: stages of one non-split pass. */
+static bool
+split_stage(int s)
+{
+    return s == ST_M || s == ST_L || s == ST_ACC;
+}
 
 /*----------------------------------------------------------------------------
  * Small helpers.
@@ -570,6 +606,18 @@ read_manifest(diff_ctx *x, const char *m)
                           x->dump);
                 return false;
             }
+        } else if (strcmp(key, "splits") == 0) {
+            /* the KV split count of the launch (dump_sdpa.py reads it
+               from the split kernel's grid) */
+            double v;
+            if (!jnumber(&c, &v) || !(v >= 1 && v <= 128) || v != floor(v)) {
+                cli_error(CMD,
+                          "%s: manifest: splits: expected an integer from 1 "
+                          "to 128",
+                          x->dump);
+                return false;
+            }
+            x->man_splits = (size_t)v;
         } else if (strcmp(key, "shape") == 0 && c.p < c.end && *c.p == '[') {
             /* PyTorch's t.shape: [B, H, N, d] (or [B, N, H, d] under
                "layout": "bnhd") */
@@ -766,8 +814,30 @@ check_tensor(diff_ctx *x, int i)
             return false;
         }
     } else if (i <= T_DO) {
-        if (!tensor_dtype_readable_as(t->dtype, TENSOR_BF16)) {
-            cli_error(CMD, "%s: dtype %s (expected BF16)", x->src[i],
+        bool f16 = t->dtype == TENSOR_F16;
+        if (!f16 && !tensor_dtype_readable_as(t->dtype, TENSOR_BF16)) {
+            cli_error(CMD, "%s: dtype %s (expected BF16 or F16)", x->src[i],
+                      tensor_dtype_name(t->dtype));
+            return false;
+        }
+        if (i == T_Q)
+            x->f16 = f16;
+        else if (f16 != x->f16) {
+            cli_error(CMD,
+                      "%s: dtype %s but q is %s (expected one dtype for q, "
+                      "k, v and do, BF16 or F16)",
+                      x->src[i], tensor_dtype_name(t->dtype),
+                      x->f16 ? "F16" : "BF16");
+            return false;
+        }
+    } else if (x->f16 && t->dtype == TENSOR_F16 && !x->stage_given
+               && (i == T_DQ || i == T_DK || i == T_DV)) {
+        /* the backward takes BF16 inputs: its stages are left out */
+        x->want[ST_DQ] = x->want[ST_DK] = x->want[ST_DV] = false;
+        return true;
+    } else if (x->f16 && i == T_O) {
+        if (t->dtype != TENSOR_F16) {
+            cli_error(CMD, "%s: dtype %s (expected F16, as q)", x->src[i],
                       tensor_dtype_name(t->dtype));
             return false;
         }
@@ -809,6 +879,12 @@ load_output(diff_ctx *x, int i, const sf_format *fmt, uint32_t *dst)
 
     for (uint64_t j = 0; j < t->n_elems; j++) {
         uint64_t b = tensor_get_bits(t, j);
+        if (t->dtype == TENSOR_F16) {
+            sf_env env = SF_ENV_IEEE;
+            dst[j] = (uint32_t)sf_convert(&sf_format_f32, &sf_format_f16, b,
+                                          SF_RNE, &env);
+            continue;
+        }
         if (t->dtype != TENSOR_F32) {
             dst[j] = (uint32_t)b << 16;
             continue;
@@ -890,7 +966,7 @@ load_tensor(diff_ctx *x, int i)
     const char *opt = o->arg != NULL ? o->opt : "--dump";
     bool input = i == T_Q || i == T_K || i == T_V || i == T_DO;
     tensor *t = &x->own[i];
-    tensor_error err;
+    tensor_error err, err16;
     int rc;
 
     if (key != NULL)
@@ -899,8 +975,16 @@ load_tensor(diff_ctx *x, int i)
         snprintf(x->src[i], SRC_MAX, "%s", path);
     rc = ut_read(path, key, input ? TENSOR_BF16 : TENSOR_ANY, x->dtype_given,
                  "--dtype", t, &x->info[i], &err);
+    if (rc != TENSOR_OK && input && err.code == TENSOR_E_DTYPE
+        && !x->dtype_given
+        /* FP16 inputs: their dtype comes from the file */
+        && ut_read(path, key, TENSOR_F16, false, "--dtype", t, &x->info[i],
+                   &err16)
+               == TENSOR_OK)
+        rc = TENSOR_OK;
     if (rc == TENSOR_OK && is_attn_tensor(i) && !input
-        && t->dtype != TENSOR_F32)
+        && t->dtype != TENSOR_F32
+        && !(t->dtype == TENSOR_F16 && !x->dtype_given))
         rc = ut_as_dtype(t, x->src[i], TENSOR_BF16, x->dtype_given, "--dtype",
                          &x->info[i], &err);
     if (rc != TENSOR_OK) {
@@ -1094,8 +1178,8 @@ read_dump(diff_ctx *x)
         /* every stage the inputs can give (the intermediate ones under
            fa2) */
         for (int s = 0; s < N_ST; s++)
-            x->want[s] = given(x, st_tensor[s])
-                         && (!is_capture(s) || x->policy == FA_POLICY_FA2);
+            x->want[s] =
+                given(x, st_tensor[s]) && (!is_capture(s) || fa2_like(x));
         if (!given(x, T_DO) || !given(x, T_O) || !given(x, T_LSE))
             x->want[ST_DQ] = x->want[ST_DK] = x->want[ST_DV] = false;
     }
@@ -1179,13 +1263,51 @@ read_dump(diff_ctx *x)
     x->d = (size_t)x->t[T_Q]->shape[3];
     x->nk = (size_t)x->t[T_K]->shape[2];
     x->heads = x->nb * x->nh;
-    /* fa2's forward tiles, as the library resolves its defaults (d <= 64:
-       128 x 128, else 128 x 64; a tile larger than N is N) */
-    x->br = x->nq < 128 ? x->nq : 128;
-    x->bc = x->d <= 64 ? 128 : 64;
-    if (x->bc > x->nk)
-        x->bc = x->nk;
-    x->tc = x->nk == 0 ? 0 : (x->nk + x->bc - 1) / x->bc;
+    /* the forward tiles as the library resolves them for the kernel and
+       the split count (a refused configuration is reported later) */
+    if (x->splits_auto) {
+        x->splits = pt211_num_splits(x->nb, x->nh, x->nq, x->nk, x->d,
+                                     (unsigned)x->sms);
+        x->splits_from = "--splits auto";
+    } else if (x->splits_opt != 0) {
+        x->splits = (size_t)x->splits_opt;
+        x->splits_from = "--splits";
+    } else if (x->man_splits != 0) {
+        x->splits = x->man_splits;
+        x->splits_from = "manifest";
+    } else {
+        x->splits = 1;
+        x->splits_from = "default";
+    }
+    if (!x->stage_given && x->splits > 1)
+        /* m, l and acc belong to a pass that is not split */
+        for (int st = 0; st < N_ST; st++)
+            if (split_stage(st))
+                x->want[st] = false;
+    {
+        fa_config c = x->kernel_path != NULL
+                          ? fa_config_kernel_default(&x->kernel)
+                          : fa_config_default(x->policy);
+        c.shape.batch = x->nb;
+        c.shape.heads = x->nh;
+        c.shape.nq = x->nq;
+        c.shape.nk = x->nk;
+        c.shape.d = x->d;
+        c.splits = x->splits;
+        if (!fa_cli_log_for(CMD, "--kernel", fa_config_kernel(&c), &x->logm))
+            return false;
+        c.log = fa_cli_log_model(&x->logm);
+        /* (the stages of another kernel are refused later: its dump
+           tensors are checked against fa2's tiles) */
+        if (!fa2_like(x)
+            || fa_config_tiles(&c, &x->br, &x->bc, &x->tc, NULL) != 0) {
+            x->br = x->nq < 128 ? x->nq : 128;
+            x->bc = x->d <= 64 ? 128 : 64;
+            if (x->bc > x->nk)
+                x->bc = x->nk;
+            x->tc = x->nk == 0 ? 0 : (x->nk + x->bc - 1) / x->bc;
+        }
+    }
     for (int i = T_V; i < N_T; i++)
         if (need[i] && !check_tensor(x, i))
             return false;
@@ -1225,7 +1347,11 @@ build_config(diff_ctx *x)
                                     : "no --dump manifest");
         return false;
     }
-    *c = fa_config_default(x->policy);
+    if (x->kernel_path != NULL)
+        *c = fa_config_kernel_default(&x->kernel);
+    else
+        *c = fa_config_default(x->policy);
+    c->splits = x->splits;
     c->shape.batch = x->nb;
     c->shape.heads = x->nh;
     c->shape.nq = x->nq;
@@ -1288,6 +1414,10 @@ build_config(diff_ctx *x)
     if (x->man_rowsum_separate)
         c->fa2_rowsum_fma = false;
     c->exp = x->exp.model;
+    if (!fa_cli_log_for(CMD, "--kernel", fa_config_kernel(c), &x->logm))
+        return false;
+    c->log = fa_cli_log_model(&x->logm);
+    c->input = x->f16 ? &sf_format_f16 : NULL;
     why = fa_config_check(c);
     if (why != NULL) {
         cli_error(CMD, "the configuration is refused: %s", why);
@@ -1972,8 +2102,8 @@ text_report(const diff_ctx *x, cli_buf *b)
     cli_buf_printf(b,
                    "  B %zu, H %zu, Nq %zu, Nk %zu, d %zu; policy %s, exp "
                    "%s, causal %s (%s)\n",
-                   x->nb, x->nh, x->nq, x->nk, x->d, fa_policy_name(x->policy),
-                   x->exp.name, x->causal ? "yes" : "no", x->causal_from);
+                   x->nb, x->nh, x->nq, x->nk, x->d, run_name(x), x->exp.name,
+                   x->causal ? "yes" : "no", x->causal_from);
     if (x->causal_override)
         cli_buf_printf(b, "  note: %s overrides the file's causal: %s\n",
                        x->causal_from, x->causal ? "false" : "true");
@@ -1986,6 +2116,9 @@ text_report(const diff_ctx *x, cli_buf *b)
     }
     text_inputs(b, x);
     text_scale(b, x);
+    if (x->splits > 1)
+        cli_buf_printf(b, "  split-KV: %zu splits (%s)\n", x->splits,
+                       x->splits_from);
     if (x->fix != FA_FIX_NONE)
         cli_buf_printf(b, "  fix %s (%s)\n", fa_fix_name(x->fix), x->fix_from);
     if (x->man_rowsum_separate)
@@ -2145,7 +2278,7 @@ json_report(const diff_ctx *x, cli_json *j)
     cli_json_int(j, "nk", (long long)x->nk);
     cli_json_int(j, "d", (long long)x->d);
     cli_json_object_end(j);
-    cli_json_string(j, "policy", fa_policy_name(x->policy));
+    cli_json_string(j, "policy", run_name(x));
     cli_json_string(j, "exp", x->exp.name);
     cli_json_bool(j, "causal", x->causal);
     cli_json_string(j, "causal_from", x->causal_from);
@@ -2168,6 +2301,8 @@ json_report(const diff_ctx *x, cli_json *j)
     cli_json_string(j, "fix", fa_fix_name(x->fix));
     cli_json_string(j, "fix_from", x->fix_from);
     cli_json_bool(j, "rowsum_fma", !x->man_rowsum_separate);
+    cli_json_int(j, "splits", (long long)x->splits);
+    cli_json_string(j, "splits_from", x->splits_from);
     cli_json_object_begin(j, "scale");
     snprintf(buf, sizeof buf, "0x%08" PRIX32, x->scale_used);
     cli_json_string(j, "bits", buf);
@@ -2234,6 +2369,9 @@ enum
     O_HELP,
     O_DUMP,
     O_POLICY,
+    O_KERNEL,
+    O_SPLITS,
+    O_SMS,
     O_STAGE,
     O_EXP,
     O_FIX,
@@ -2250,20 +2388,35 @@ enum
     O_TENSOR /* O_TENSOR + T_Q .. T_DV: --q, --k, ... FILE[:KEY] */
 };
 
-static const cli_option options[] = {
-    {"help", false, O_HELP},       {"dump", true, O_DUMP},
-    {"policy", true, O_POLICY},    {"stage", true, O_STAGE},
-    {"exp", true, O_EXP},          {"fix", true, O_FIX},
-    {"causal", false, O_CAUSAL},   {"no-causal", false, O_NO_CAUSAL},
-    {"scale", true, O_SCALE},      {"tolerance", true, O_TOLERANCE},
-    {"exact", false, O_EXACT},     {"no-exact", false, O_NO_EXACT},
-    {"json", false, O_JSON},       {"fa2-rowsum", true, O_ROWSUM},
-    {"dtype", true, O_DTYPE},      {"layout", true, O_LAYOUT},
-    {"q", true, O_TENSOR + T_Q},   {"k", true, O_TENSOR + T_K},
-    {"v", true, O_TENSOR + T_V},   {"do", true, O_TENSOR + T_DO},
-    {"o", true, O_TENSOR + T_O},   {"lse", true, O_TENSOR + T_LSE},
-    {"dq", true, O_TENSOR + T_DQ}, {"dk", true, O_TENSOR + T_DK},
-    {"dv", true, O_TENSOR + T_DV}, {NULL, false, 0}};
+static const cli_option options[] = {{"help", false, O_HELP},
+                                     {"dump", true, O_DUMP},
+                                     {"policy", true, O_POLICY},
+                                     {"stage", true, O_STAGE},
+                                     {"kernel", true, O_KERNEL},
+                                     {"splits", true, O_SPLITS},
+                                     {"sms", true, O_SMS},
+                                     {"exp", true, O_EXP},
+                                     {"fix", true, O_FIX},
+                                     {"causal", false, O_CAUSAL},
+                                     {"no-causal", false, O_NO_CAUSAL},
+                                     {"scale", true, O_SCALE},
+                                     {"tolerance", true, O_TOLERANCE},
+                                     {"exact", false, O_EXACT},
+                                     {"no-exact", false, O_NO_EXACT},
+                                     {"json", false, O_JSON},
+                                     {"fa2-rowsum", true, O_ROWSUM},
+                                     {"dtype", true, O_DTYPE},
+                                     {"layout", true, O_LAYOUT},
+                                     {"q", true, O_TENSOR + T_Q},
+                                     {"k", true, O_TENSOR + T_K},
+                                     {"v", true, O_TENSOR + T_V},
+                                     {"do", true, O_TENSOR + T_DO},
+                                     {"o", true, O_TENSOR + T_O},
+                                     {"lse", true, O_TENSOR + T_LSE},
+                                     {"dq", true, O_TENSOR + T_DQ},
+                                     {"dk", true, O_TENSOR + T_DK},
+                                     {"dv", true, O_TENSOR + T_DV},
+                                     {NULL, false, 0}};
 
 void
 diff_help(FILE *out)
@@ -2313,6 +2466,16 @@ diff_help(FILE *out)
         "                       and U16 / I16 bit patterns, as BF16 (every "
         "value checked)\n"
         "  --policy NAME        paper-eq4, repo, fa2 (default) or fp32\n"
+        "  --kernel FILE        a kernel description (JSON, as 'bf16emu "
+        "attn --describe'\n"
+        "                       writes it) instead of --policy\n"
+        "  --splits N|auto      split-KV: N splits (1: not split, the "
+        "default); auto:\n"
+        "                       PyTorch 2.11's rule for the dump's shape "
+        "(o and lse\n"
+        "                       stages only)\n"
+        "  --sms N              multiprocessors for --splits auto (default "
+        "132, H200)\n"
         "  --stage LIST         comma-separated: s, m, p, l, acc (fa2 only), "
         "o, lse, dq,\n"
         "                       dk, dv (default: every stage the dump "
@@ -2413,7 +2576,22 @@ take_option(void *ctx, int id, const char *v)
         x->dump = v;
         return true;
     case O_POLICY:
+        x->policy_given = true;
         return fa_cli_parse_policy(CMD, v, &x->policy);
+    case O_KERNEL:
+        x->kernel_path = v;
+        return true;
+    case O_SPLITS:
+        return fa_cli_parse_splits(CMD, v, &x->splits_opt, &x->splits_auto);
+    case O_SMS:
+        if (!cli_parse_u64(CMD, "--sms", v, &x->sms))
+            return false;
+        if (x->sms == 0 || x->sms > 100000) {
+            cli_error(CMD, "--sms %s: expected 1 to 100000 multiprocessors",
+                      v);
+            return false;
+        }
+        return true;
     case O_STAGE:
         return parse_stages(x, v);
     case O_EXP:
@@ -2509,6 +2687,7 @@ ctx_free(diff_ctx *x)
     }
     tensor_listing_free(&x->list);
     fa_cli_exp_free(&x->exp);
+    fa_cli_log_free(&x->logm);
     free(x);
 }
 
@@ -2528,7 +2707,7 @@ run(diff_ctx *x)
         return false;
     }
     if (!x->exp_given) {
-        if (x->policy == FA_POLICY_FA2) {
+        if (fa2_like(x)) {
             if (!fa_cli_parse_exp(CMD, &x->exp, "ex2-sm90"))
                 return false;
         } else {
@@ -2540,7 +2719,12 @@ run(diff_ctx *x)
     x->need_bwd = x->want[ST_DQ] || x->want[ST_DK] || x->want[ST_DV];
     for (int s = ST_S; s <= ST_ACC; s++)
         x->want_cap = x->want_cap || x->want[s];
-    if (x->want_cap && x->policy != FA_POLICY_FA2) {
+    if (x->splits > 1 && (x->want[ST_M] || x->want[ST_L] || x->want[ST_ACC])) {
+        cli_error(CMD, "--stage: m, l and acc are not defined with --splits "
+                       "above 1 (expected s, p, o, lse, dq, dk or dv)");
+        return false;
+    }
+    if (x->want_cap && !fa2_like(x)) {
         cli_error(CMD,
                   "the stages s, m, p, l and acc are compared under --policy "
                   "fa2 only (the kernel dumps of experiments/gpu/fa_dump.cu)");
@@ -2550,8 +2734,18 @@ run(diff_ctx *x)
         cli_sat_mul(cli_sat_mul(cli_sat_mul((uint64_t)x->heads, x->nq),
                                 cli_sat_mul(x->nk, x->d)),
                     x->need_bwd ? 4 : 1);
+    if (x->f16 && x->need_bwd) {
+        cli_error(CMD,
+                  "%s: the stages dq, dk and dv: the backward takes "
+                  "BF16 inputs (these are F16; expected --stage "
+                  "without them)",
+                  x->dump != NULL ? x->dump : "the inputs");
+        return false;
+    }
     if (x->no_exact)
         x->exact_note = "--no-exact";
+    else if (x->f16)
+        x->exact_note = "FP16 inputs (the exact reference takes BF16)";
     else if (!x->want[ST_O] && !x->want[ST_LSE] && !x->need_bwd)
         x->exact_note = "no stage with an exact value compared";
     else if (x->exact_work > EXACT_WORK_LIMIT && !x->exact_forced)
@@ -2582,6 +2776,7 @@ diff_main(int argc, char **argv)
     if (x == NULL)
         return cli_error(CMD, "out of memory");
     x->policy = FA_POLICY_FA2;
+    x->sms = 132;
     x->causal_opt = CAUSAL_AUTO;
     x->rowsum_opt = -1;
     for (int i = 0; i < N_T; i++) {
@@ -2597,6 +2792,17 @@ diff_main(int argc, char **argv)
     if (id >= 0) {
         ctx_free(x);
         return id;
+    }
+    if (x->kernel_path != NULL && x->policy_given) {
+        cli_error(CMD, "--kernel '%s' and --policy: expected one of them",
+                  x->kernel_path);
+        ctx_free(x);
+        return CLI_EXIT_USAGE;
+    }
+    if (x->kernel_path != NULL
+        && !fa_kernel_load(CMD, "--kernel", x->kernel_path, &x->kernel)) {
+        ctx_free(x);
+        return CLI_EXIT_USAGE;
     }
     if (!run(x)) {
         ctx_free(x);

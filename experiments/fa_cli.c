@@ -93,3 +93,62 @@ fa_cli_parse_policy(const char *cmd, const char *v, fa_policy *p)
     *p = (fa_policy)n;
     return true;
 }
+
+bool
+fa_cli_parse_splits(const char *cmd, const char *v, uint64_t *n, bool *autosel)
+{
+    uint64_t x;
+
+    if (strcmp(v, "auto") == 0) {
+        *autosel = true;
+        *n = 0;
+        return true;
+    }
+    if (!cli_parse_u64(cmd, "--splits", v, &x))
+        return false;
+    if (x == 0 || x > 128) {
+        cli_error(cmd,
+                  "--splits %s: expected 1 to 128 (the FA2 combine kernel's "
+                  "limit) or auto",
+                  v);
+        return false;
+    }
+    *autosel = false;
+    *n = x;
+    return true;
+}
+
+bool
+fa_cli_log_for(const char *cmd, const char *opt, const fa_kernel *k,
+               fa_cli_log *l)
+{
+    char err[1024];
+
+    if (k == NULL || (k->log != FA_KLOG_LG2 && k->combine_log != FA_KLOG_LG2))
+        return true;
+    if (l->loaded)
+        return true;
+    if (ax_lg2_table_load(ax_lg2_table_default_path(), &l->tab, err,
+                          sizeof err)
+        != 0) {
+        cli_error(cmd, "%s: the description's log lg2: %s", opt, err);
+        return false;
+    }
+    ax_lg2_model(&l->tab, false, &l->rule, &l->model);
+    l->loaded = true;
+    return true;
+}
+
+const fa_log_model *
+fa_cli_log_model(const fa_cli_log *l)
+{
+    return l->loaded ? &l->model : NULL;
+}
+
+void
+fa_cli_log_free(fa_cli_log *l)
+{
+    if (l->loaded)
+        ax_lg2_table_free(&l->tab);
+    l->loaded = false;
+}

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "analysis/ex2_table.h"
+#include "analysis/lg2_table.h"
 #include "attention/attention.h"
 
 /* The exp model chosen by --exp.  The ex2-sm90 models point into tab and
@@ -36,5 +37,30 @@ bool fa_cli_parse_scale(const char *cmd, const char *v, uint32_t *bits);
 
 /* --policy NAME. */
 bool fa_cli_parse_policy(const char *cmd, const char *v, fa_policy *p);
+
+/* The lg2 log model a kernel description asks for ("log" or
+   "combine_log": "lg2"): the H200's lg2.approx table (lg2-sm90).  The
+   model points into tab, so the struct stays where it was filled in. */
+typedef struct fa_cli_log
+{
+    bool loaded;
+    ax_lg2_table tab;
+    fa_lg2_table rule;
+    fa_log_model model;
+} fa_cli_log;
+
+/* Loads the lg2-sm90 table when K needs it (L zeroed first); reports an
+   error under CMD naming OPT and returns false when it cannot. */
+bool fa_cli_log_for(const char *cmd, const char *opt, const fa_kernel *k,
+                    fa_cli_log *l);
+
+/* The model for a configuration's log field (NULL when not loaded). */
+const fa_log_model *fa_cli_log_model(const fa_cli_log *l);
+
+void fa_cli_log_free(fa_cli_log *l);
+
+/* --splits N|auto: N from 1 to 128 into *N (auto: *AUTO set). */
+bool fa_cli_parse_splits(const char *cmd, const char *v, uint64_t *n,
+                         bool *autosel);
 
 #endif

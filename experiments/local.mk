@@ -10,6 +10,8 @@ experiments_bf16emu_SOURCES = \
 	experiments/attn.c \
 	experiments/diff.c \
 	experiments/fa_cli.c experiments/fa_cli.h \
+	experiments/fa_kernel_json.c experiments/fa_kernel_json.h \
+	experiments/splits_pytorch211.c experiments/splits_pytorch211.h \
 	experiments/grid.c experiments/grid.h \
 	experiments/plot.c experiments/plot.h \
 	experiments/sweep.c \
@@ -69,6 +71,7 @@ TESTS += \
 	tests/experiments/test_mma.sh \
 	tests/experiments/test_attn.sh \
 	tests/experiments/test_diff.sh \
+	tests/experiments/test_kernel.sh \
 	tests/experiments/test_user_tensors.sh \
 	tests/experiments/test_sweep.sh \
 	tests/experiments/test_sweep_cli.sh \
@@ -139,6 +142,7 @@ EXTRA_DIST += \
 	tests/experiments/test_mma.sh \
 	tests/experiments/test_attn.sh \
 	tests/experiments/test_diff.sh \
+	tests/experiments/test_kernel.sh \
 	tests/experiments/test_user_tensors.sh \
 	tests/experiments/test_sweep.sh \
 	tests/experiments/test_sweep_cli.sh \

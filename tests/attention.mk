@@ -13,6 +13,7 @@ attention_tests = \
 	tests/attention/test_config \
 	tests/attention/test_forward \
 	tests/attention/test_fa2 \
+	tests/attention/test_kernel \
 	tests/attention/test_policies \
 	tests/attention/test_bias \
 	tests/attention/test_backward \
@@ -35,6 +36,11 @@ tests_attention_test_fa2_SOURCES = tests/attention/test_fa2.c \
 	$(attention_test_common)
 tests_attention_test_fa2_CFLAGS = $(attention_test_cflags)
 tests_attention_test_fa2_LDADD = $(attention_test_ldadd)
+
+tests_attention_test_kernel_SOURCES = tests/attention/test_kernel.c \
+	$(attention_test_common)
+tests_attention_test_kernel_CFLAGS = $(attention_test_cflags)
+tests_attention_test_kernel_LDADD = $(attention_test_ldadd)
 
 tests_attention_test_policies_SOURCES = tests/attention/test_policies.c \
 	$(attention_test_common)

@@ -1,0 +1,233 @@
+/* kernel.h -- attention kernels as data: everything that changes the bits
+   of a forward or backward pass, as one value (doc/attention.md, "Kernel
+   descriptions", documents every field and its evidence) */
+#ifndef BF16EMU_ATTENTION_KERNEL_H
+#define BF16EMU_ATTENTION_KERNEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A number format of a stored intermediate. */
+typedef enum
+{
+    FA_FMT_F32,
+    FA_FMT_BF16,
+    FA_FMT_F16,
+    FA_FMT_IN /* "in": the format of the inputs Q, K, V (BF16 or FP16), as
+                 a kernel's Element type */
+} fa_fmt;
+
+/* How the argument of the softmax's exponential is formed from a score s
+   and the row max m (or the LSE in the backward). */
+typedef enum
+{
+    FA_ARG_SUB,       /* "sub": RN32(s - m) */
+    FA_ARG_SUB_ROUND, /* "sub-round": RN_p(RN32(s - m)) (two roundings) */
+    FA_ARG_SUB_ONCE,  /* "sub-once": s - m exact, rounded once to the
+                         P~ format */
+    FA_ARG_SCALE_SUB, /* "scale-sub": RN32(RN32(s sl2) - RN32(m sl2)),
+                         exp2 (FA2 built with UNFUSE_FMA) */
+    FA_ARG_SCALE_FMA  /* "scale-fma": fma(s, sl2, -RN32(m sl2)), exp2
+                         (FA2 without UNFUSE_FMA) */
+} fa_exp_arg;
+
+/* The rescale factor's argument, m_old against m_new. */
+typedef enum
+{
+    FA_ALPHA_SUB,       /* "sub": exp(RN32(m_old - m_new)) */
+    FA_ALPHA_SUB_ROUND, /* "sub-round": exp(RN_a(RN32(m_old - m_new))) */
+    FA_ALPHA_SUB_SCALE  /* "sub-scale": exp2(RN32(RN32(m_old - m_new) sl2)) */
+} fa_alpha_arg;
+
+/* Which keys of a KV block enter the block's softmax step. */
+typedef enum
+{
+    FA_VISIT_VISIBLE, /* "visible": only the row's visible keys; a block
+                         with none is skipped for the row */
+    FA_VISIT_BLOCK    /* "block": every key of the block, a masked one as
+                         the mask value (its P~ is exp of it) */
+} fa_visit;
+
+/* The row sum. */
+typedef enum
+{
+    FA_ROWSUM_SEQUENTIAL, /* "sequential": one FP32 sum over the block's P~
+                             from its first term, then
+                             l = RN_l(RN_l(alpha l) + RN_l(sum)) */
+    FA_ROWSUM_QUAD        /* "quad": four per-thread partials (thread
+                             (t mod 8) / 2 of a quad owns key t of the
+                             block), rescaled in place, reduced
+                             (s0 + s2) + (s1 + s3) at the end */
+} fa_rowsum;
+
+/* How O~ takes a block. */
+typedef enum
+{
+    FA_ACC_CHAIN,   /* "chain": O~ = RN_acc(P~V chained from RN32(O~ alpha)) */
+    FA_ACC_SEPARATE /* "separate": O~ = RN_acc(RN_acc(O~ alpha) +
+                       RN_acc(P~V from 0)) */
+} fa_acc_update;
+
+typedef enum
+{
+    FA_FIRST_INIT,  /* "init": the first visited block sets m, l, O~ */
+    FA_FIRST_UPDATE /* "update": every block updates, from m = m_init,
+                       l = 0, O~ = 0 */
+} fa_first_block;
+
+typedef enum
+{
+    FA_NORM_DIVIDE,    /* "divide": O = RN_o(O~ / l) */
+    FA_NORM_RECIPROCAL /* "reciprocal": O = RN_o(O~ RN32(1 / l)); l = 0 or
+                          NaN multiplies by 1 */
+} fa_normalize;
+
+typedef enum
+{
+    FA_LSE_ADD,      /* "add": RN_lse(RN_lse(log l) + m) */
+    FA_LSE_FMA_SCALE /* "fma-scale": fma(m, scale, log l) (m unscaled); l = 0
+                        or NaN gives +Inf */
+} fa_lse_rule;
+
+/* The natural log of the LSE and of the combine. */
+typedef enum
+{
+    FA_KLOG_CR, /* "cr": correctly rounded FP32 log (fa_logf_cr) */
+    FA_KLOG_LG2 /* "lg2": CUDA's __logf, RN(lg2(x) RN(ln 2)), through the
+                   configuration's lg2 table model (cfg->log; lg2-sm90
+                   for the H200's lg2.approx) */
+} fa_kernel_log;
+
+typedef enum
+{
+    FA_MASK_NEG_INF,    /* "-inf" */
+    FA_MASK_BF16_LOWEST /* "bf16-lowest": -finfo(bfloat16).max */
+} fa_mask_fill;
+
+/* The split-KV combine. */
+typedef enum
+{
+    FA_COMBINE_FA2 /* "fa2": flash_fwd_splitkv_combine_kernel */
+} fa_combine;
+
+/* The exp of the combine (natural). */
+typedef enum
+{
+    FA_CEXP_CR,   /* "cr": correctly rounded expf */
+    FA_CEXP_LIBM, /* "libm": the C library's expf */
+    FA_CEXP_MODEL /* "model": the configured exp model */
+} fa_combine_exp;
+
+/* The backward's scheme of accumulation. */
+typedef enum
+{
+    FA_BWD_CHAIN, /* "chain": dQ one chain over the row's visible keys,
+                     dK and dV chained through the accumulators over row
+                     tiles; FP32 values (fp32, paper-eq4) */
+    FA_BWD_FA2,   /* "fa2": the FA2 backward kernel (query blocks walked
+                     backwards, causal m_block_min, BF16 P~ and dS~ into
+                     the MMA chains, dQ buffers, dot_do_o delta) */
+    FA_BWD_REPO   /* "repo": the released code's backward (BF16 ops) */
+} fa_bwd_scheme;
+
+/* Tiles of one range of head dimensions; 0 means N (untiled). */
+typedef struct fa_kernel_tiles
+{
+    unsigned d_max;              /* the row serves padded d up to d_max */
+    unsigned br, bc;             /* forward */
+    unsigned br_bwd, bc_bwd;     /* backward */
+    unsigned br_split, bc_split; /* split-KV forward */
+} fa_kernel_tiles;
+
+#define FA_KERNEL_MAX_TILES 8
+#define FA_KERNEL_NAME_MAX 32
+#define FA_KERNEL_MMA_MAX 24
+
+/* One kernel.  Every field changes bits; nothing else does (besides the
+   configuration's shape, mask, scale, fix, ablations and exp model). */
+typedef struct fa_kernel
+{
+    char name[FA_KERNEL_NAME_MAX];
+    /* tiles: the first row whose d_max >= d rounded up to d_round */
+    unsigned d_round;
+    size_t n_tiles;
+    fa_kernel_tiles tiles[FA_KERNEL_MAX_TILES];
+    bool kv_reverse;  /* KV blocks visited last first */
+    bool causal_skip; /* causal: only the blocks up to the kernel's
+                         n_block_max are visited (the rest masked for the
+                         whole query block); none: O = 0, LSE = +Inf */
+    /* MMA presets (softfloat/mma.h names) of each product */
+    char mma_s[FA_KERNEL_MMA_MAX], mma_pv[FA_KERNEL_MMA_MAX],
+        mma_dp[FA_KERNEL_MMA_MAX], mma_dq[FA_KERNEL_MMA_MAX],
+        mma_dk[FA_KERNEL_MMA_MAX], mma_dv[FA_KERNEL_MMA_MAX],
+        mma_delta[FA_KERNEL_MMA_MAX];
+    /* scores */
+    fa_fmt score_dot;  /* the dot product rounded to this before scaling */
+    bool score_scaled; /* false: S unscaled, the scale in the exponent */
+    fa_fmt score;      /* S (and m) */
+    fa_mask_fill mask; /* the forward's mask value */
+    fa_mask_fill m_init;
+    /* the online softmax */
+    fa_visit visit;
+    bool fix_all_keys; /* the fix's repetition test counts every key of
+                          the block (mask fill included) */
+    fa_first_block first;
+    bool exp_base2;
+    fa_exp_arg exp_arg;
+    fa_alpha_arg alpha_arg;
+    fa_fmt alpha;       /* the rescale factor stored */
+    fa_fmt p;           /* P~ as fed to the P~V product */
+    bool rowsum_fp32_p; /* l sums P~ before its rounding to the p format */
+    fa_rowsum rowsum;
+    bool rowsum_fma;   /* quad: a partial's rescale and its next addition
+                          are one FMA */
+    bool rowsum_clamp; /* the block sum clamped below at RN32(1e-10) */
+    fa_fmt l;
+    fa_acc_update acc_update;
+    fa_fmt acc;
+    /* the epilogue */
+    fa_normalize normalize;
+    fa_fmt o;
+    fa_lse_rule lse;
+    fa_fmt lse_fmt;
+    fa_kernel_log log;
+    bool empty_lse_pos; /* a row that saw no key: LSE +Inf (else -Inf) */
+    /* split-KV */
+    unsigned splits; /* 1: not split */
+    fa_combine combine;
+    fa_combine_exp combine_exp;
+    fa_kernel_log combine_log;
+    /* the backward */
+    fa_bwd_scheme bwd;
+    bool bwd_reverse_q; /* query blocks walked last first */
+} fa_kernel;
+
+/* The named descriptions ("fa2", "paper-eq4", "repo", "fp32"): NULL for
+   an unknown name. */
+const fa_kernel *fa_kernel_by_name(const char *name);
+/* The I-th named description (NULL past the last). */
+const fa_kernel *fa_kernel_at(size_t i);
+
+/* NULL if K is usable, else a static string naming the field and what is
+   wrong. */
+const char *fa_kernel_check(const fa_kernel *k);
+
+/* The tiles of K for head dimension D (the row of D rounded up to
+   d_round), or NULL when no row serves D. */
+const fa_kernel_tiles *fa_kernel_tiles_for(const fa_kernel *k, size_t d);
+
+/* Names of enumerated values, by field: FIELD is the JSON field name
+   ("score", "exp_arg", ...).  fa_kernel_enum_names returns the
+   NULL-terminated list of names of FIELD's values (value i = names[i]),
+   or NULL when FIELD is not an enumerated field. */
+const char *const *fa_kernel_enum_names(const char *field);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* BF16EMU_ATTENTION_KERNEL_H */

@@ -1,0 +1,404 @@
+/* kernels -- the named kernel descriptions (each with its evidence), the
+   names of the enumerated fields, the description's check and its tiles */
+#include <config.h>
+
+#include <string.h>
+
+#include "attention/kernel.h"
+#include "softfloat/mma.h"
+
+/*----------------------------------------------------------------------------
+ * The named descriptions.
+ *--------------------------------------------------------------------------*/
+static const fa_kernel kernels[] = {
+    /* fa2: FlashAttention-2 as PyTorch 2.11's flash backend runs it on an
+       H200 (sm90, BF16, UNFUSE_FMA, no dropout), flash_fwd_kernel.h,
+       softmax.h, flash_bwd_kernel.h.  Forward tiles per head dimension
+       (d padded to a multiple of 32): flash_fwd_launch_template.h, the
+       non-sm8x branches without dropout, with the H200's shared memory
+       (227 KiB per block, 228 KiB per SM: d = 224 takes 128 x 64, d = 256
+       64 x 64); split-KV tiles run_mha_fwd_splitkv_dispatch (kBlockM 64,
+       kBlockN 256 / 128 / 64).  Backward tiles: d <= 64 128 x 128, else
+       64 x 128 (flash_bwd_launch_template.h for d = 64, 128; the rows
+       above 128 are not checked).  Measured (doc/attention.md): O bit for bit
+       against the flash kernel on every non-split and decode dump in
+       tests/data/gpu and tests/data/gpu/sdpa_ext (d = 16 to 256, BF16 and
+       FP16); split-KV 1 ulp apart on 6 of 256,368 elements (the
+       combine's CUDA expf and logf); LSE bit for bit on those rows with
+       log "lg2" (CUDA's __logf), where it agrees with the correctly
+       rounded log with "cr".  P~ and O are the kernel's Element type, the
+       inputs' format (cvt.rn.bf16x2 or cvt.rn.f16x2; FP16 MMA inputs with FP32
+       accumulation in the sm90 model). */
+    {
+        .name = "fa2",
+        .d_round = 32,
+        .n_tiles = 8,
+        .tiles = {{32, 128, 128, 128, 128, 64, 256},
+                  {64, 128, 128, 128, 128, 64, 256},
+                  {96, 128, 64, 64, 128, 64, 128},
+                  {128, 128, 64, 64, 128, 64, 128},
+                  {160, 128, 32, 64, 128, 64, 64},
+                  {192, 128, 64, 64, 128, 64, 64},
+                  {224, 128, 64, 64, 128, 64, 64},
+                  {256, 64, 64, 64, 128, 64, 64}},
+        .kv_reverse = true,
+        .causal_skip = true,
+        .mma_s = "sm90",
+        .mma_pv = "sm90",
+        .mma_dp = "sm90",
+        .mma_dq = "sm90",
+        .mma_dk = "sm90",
+        .mma_dv = "sm90",
+        .mma_delta = "sm90",
+        .score_dot = FA_FMT_F32,
+        .score_scaled = false,
+        .score = FA_FMT_F32,
+        .mask = FA_MASK_NEG_INF,
+        .m_init = FA_MASK_NEG_INF,
+        .visit = FA_VISIT_BLOCK,
+        .fix_all_keys = false,
+        .first = FA_FIRST_INIT,
+        .exp_base2 = true,
+        .exp_arg = FA_ARG_SCALE_SUB,
+        .alpha_arg = FA_ALPHA_SUB_SCALE,
+        .alpha = FA_FMT_F32,
+        .p = FA_FMT_IN,
+        .rowsum_fp32_p = true,
+        .rowsum = FA_ROWSUM_QUAD,
+        .rowsum_fma = true,
+        .rowsum_clamp = false,
+        .l = FA_FMT_F32,
+        .acc_update = FA_ACC_CHAIN,
+        .acc = FA_FMT_F32,
+        .normalize = FA_NORM_RECIPROCAL,
+        .o = FA_FMT_IN,
+        .lse = FA_LSE_FMA_SCALE,
+        .lse_fmt = FA_FMT_F32,
+        .log = FA_KLOG_CR,
+        .empty_lse_pos = true,
+        .splits = 1,
+        .combine = FA_COMBINE_FA2,
+        .combine_exp = FA_CEXP_CR,
+        .combine_log = FA_KLOG_CR,
+        .bwd = FA_BWD_FA2,
+        .bwd_reverse_q = true,
+    },
+    /* paper-eq4: the paper's abstraction (Algorithm 1, Eq. 4): every dot
+       product one FP32 chain, BF16 where the paper writes lp (S, S - m
+       rounded once, P~, O~ after each block, O); untiled forward; the
+       backward is the fp32 backward (paper-notes section 1). */
+    {
+        .name = "paper-eq4",
+        .d_round = 1,
+        .n_tiles = 1,
+        .tiles = {{4096, 0, 0, 64, 0, 0, 0}},
+        .kv_reverse = false,
+        .causal_skip = false,
+        .mma_s = "fma-chain",
+        .mma_pv = "fma-chain",
+        .mma_dp = "fma-chain",
+        .mma_dq = "fma-chain",
+        .mma_dk = "fma-chain",
+        .mma_dv = "fma-chain",
+        .mma_delta = "fma-chain",
+        .score_dot = FA_FMT_F32,
+        .score_scaled = true,
+        .score = FA_FMT_BF16,
+        .mask = FA_MASK_NEG_INF,
+        .m_init = FA_MASK_NEG_INF,
+        .visit = FA_VISIT_VISIBLE,
+        .fix_all_keys = false,
+        .first = FA_FIRST_INIT,
+        .exp_base2 = false,
+        .exp_arg = FA_ARG_SUB_ONCE,
+        .alpha_arg = FA_ALPHA_SUB,
+        .alpha = FA_FMT_F32,
+        .p = FA_FMT_BF16,
+        .rowsum_fp32_p = false,
+        .rowsum = FA_ROWSUM_SEQUENTIAL,
+        .rowsum_fma = false,
+        .rowsum_clamp = false,
+        .l = FA_FMT_F32,
+        .acc_update = FA_ACC_CHAIN,
+        .acc = FA_FMT_BF16,
+        .normalize = FA_NORM_DIVIDE,
+        .o = FA_FMT_BF16,
+        .lse = FA_LSE_ADD,
+        .lse_fmt = FA_FMT_F32,
+        .log = FA_KLOG_CR,
+        .empty_lse_pos = false,
+        .splits = 1,
+        .combine = FA_COMBINE_FA2,
+        .combine_exp = FA_CEXP_CR,
+        .combine_log = FA_KLOG_CR,
+        .bwd = FA_BWD_CHAIN,
+        .bwd_reverse_q = false,
+    },
+    /* repo: the released PyTorch re-implementation (paper-notes section
+       1.4), one rounding per PyTorch op on BF16 tensors: buckets of
+       512 x 512, the mask fill -finfo(bf16).max, m, l and oc in BF16,
+       oc.mul_().add_(), the clamp of the block sum at 1e-10, LSE =
+       log(l) + m in BF16. */
+    {
+        .name = "repo",
+        .d_round = 1,
+        .n_tiles = 1,
+        .tiles = {{4096, 512, 512, 0, 0, 0, 0}},
+        .kv_reverse = false,
+        .causal_skip = false,
+        .mma_s = "fma-chain",
+        .mma_pv = "fma-chain",
+        .mma_dp = "fma-chain",
+        .mma_dq = "fma-chain",
+        .mma_dk = "fma-chain",
+        .mma_dv = "fma-chain",
+        .mma_delta = "fma-chain",
+        .score_dot = FA_FMT_BF16,
+        .score_scaled = true,
+        .score = FA_FMT_BF16,
+        .mask = FA_MASK_BF16_LOWEST,
+        .m_init = FA_MASK_BF16_LOWEST,
+        .visit = FA_VISIT_BLOCK,
+        .fix_all_keys = true,
+        .first = FA_FIRST_UPDATE,
+        .exp_base2 = false,
+        .exp_arg = FA_ARG_SUB_ROUND,
+        .alpha_arg = FA_ALPHA_SUB_ROUND,
+        .alpha = FA_FMT_BF16,
+        .p = FA_FMT_BF16,
+        .rowsum_fp32_p = false,
+        .rowsum = FA_ROWSUM_SEQUENTIAL,
+        .rowsum_fma = false,
+        .rowsum_clamp = true,
+        .l = FA_FMT_BF16,
+        .acc_update = FA_ACC_SEPARATE,
+        .acc = FA_FMT_BF16,
+        .normalize = FA_NORM_DIVIDE,
+        .o = FA_FMT_BF16,
+        .lse = FA_LSE_ADD,
+        .lse_fmt = FA_FMT_BF16,
+        .log = FA_KLOG_CR,
+        .empty_lse_pos = false,
+        .splits = 1,
+        .combine = FA_COMBINE_FA2,
+        .combine_exp = FA_CEXP_CR,
+        .combine_log = FA_KLOG_CR,
+        .bwd = FA_BWD_REPO,
+        .bwd_reverse_q = false,
+    },
+    /* fp32: everything FP32 (the paper's hp), untiled forward. */
+    {
+        .name = "fp32",
+        .d_round = 1,
+        .n_tiles = 1,
+        .tiles = {{4096, 0, 0, 64, 0, 0, 0}},
+        .kv_reverse = false,
+        .causal_skip = false,
+        .mma_s = "fma-chain",
+        .mma_pv = "fma-chain",
+        .mma_dp = "fma-chain",
+        .mma_dq = "fma-chain",
+        .mma_dk = "fma-chain",
+        .mma_dv = "fma-chain",
+        .mma_delta = "fma-chain",
+        .score_dot = FA_FMT_F32,
+        .score_scaled = true,
+        .score = FA_FMT_F32,
+        .mask = FA_MASK_NEG_INF,
+        .m_init = FA_MASK_NEG_INF,
+        .visit = FA_VISIT_VISIBLE,
+        .fix_all_keys = false,
+        .first = FA_FIRST_INIT,
+        .exp_base2 = false,
+        .exp_arg = FA_ARG_SUB,
+        .alpha_arg = FA_ALPHA_SUB,
+        .alpha = FA_FMT_F32,
+        .p = FA_FMT_F32,
+        .rowsum_fp32_p = false,
+        .rowsum = FA_ROWSUM_SEQUENTIAL,
+        .rowsum_fma = false,
+        .rowsum_clamp = false,
+        .l = FA_FMT_F32,
+        .acc_update = FA_ACC_CHAIN,
+        .acc = FA_FMT_F32,
+        .normalize = FA_NORM_DIVIDE,
+        .o = FA_FMT_F32,
+        .lse = FA_LSE_ADD,
+        .lse_fmt = FA_FMT_F32,
+        .log = FA_KLOG_CR,
+        .empty_lse_pos = false,
+        .splits = 1,
+        .combine = FA_COMBINE_FA2,
+        .combine_exp = FA_CEXP_CR,
+        .combine_log = FA_KLOG_CR,
+        .bwd = FA_BWD_CHAIN,
+        .bwd_reverse_q = false,
+    },
+};
+
+#define N_KERNELS (sizeof kernels / sizeof kernels[0])
+
+const fa_kernel *
+fa_kernel_at(size_t i)
+{
+    return i < N_KERNELS ? &kernels[i] : NULL;
+}
+
+const fa_kernel *
+fa_kernel_by_name(const char *name)
+{
+    if (name == NULL)
+        return NULL;
+    for (size_t i = 0; i < N_KERNELS; i++)
+        if (strcmp(kernels[i].name, name) == 0)
+            return &kernels[i];
+    return NULL;
+}
+
+/*----------------------------------------------------------------------------
+ * Names of the enumerated fields.
+ *--------------------------------------------------------------------------*/
+static const char *const fmt_names[] = {"f32", "bf16", "f16", "in", NULL};
+static const char *const arg_names[] = {"sub",       "sub-round", "sub-once",
+                                        "scale-sub", "scale-fma", NULL};
+static const char *const alpha_names[] = {"sub", "sub-round", "sub-scale",
+                                          NULL};
+static const char *const visit_names[] = {"visible", "block", NULL};
+static const char *const rowsum_names[] = {"sequential", "quad", NULL};
+static const char *const acc_names[] = {"chain", "separate", NULL};
+static const char *const first_names[] = {"init", "update", NULL};
+static const char *const norm_names[] = {"divide", "reciprocal", NULL};
+static const char *const lse_names[] = {"add", "fma-scale", NULL};
+static const char *const log_names[] = {"cr", "lg2", NULL};
+static const char *const mask_names[] = {"-inf", "bf16-lowest", NULL};
+static const char *const combine_names[] = {"fa2", NULL};
+static const char *const cexp_names[] = {"cr", "libm", "model", NULL};
+static const char *const bwd_names[] = {"chain", "fa2", "repo", NULL};
+
+static const struct
+{
+    const char *field;
+    const char *const *names;
+} enum_fields[] = {
+    {"score_dot", fmt_names},   {"score", fmt_names},
+    {"alpha", fmt_names},       {"p", fmt_names},
+    {"l", fmt_names},           {"acc", fmt_names},
+    {"o", fmt_names},           {"lse_format", fmt_names},
+    {"exp_arg", arg_names},     {"alpha_arg", alpha_names},
+    {"visit", visit_names},     {"rowsum", rowsum_names},
+    {"acc_update", acc_names},  {"first_block", first_names},
+    {"normalize", norm_names},  {"lse", lse_names},
+    {"log", log_names},         {"combine_log", log_names},
+    {"mask", mask_names},       {"m_init", mask_names},
+    {"combine", combine_names}, {"combine_exp", cexp_names},
+    {"bwd", bwd_names},
+};
+
+const char *const *
+fa_kernel_enum_names(const char *field)
+{
+    if (field == NULL)
+        return NULL;
+    for (size_t i = 0; i < sizeof enum_fields / sizeof enum_fields[0]; i++)
+        if (strcmp(enum_fields[i].field, field) == 0)
+            return enum_fields[i].names;
+    return NULL;
+}
+
+/*----------------------------------------------------------------------------
+ * Check and tiles.
+ *--------------------------------------------------------------------------*/
+static bool
+fmt_ok(fa_fmt f)
+{
+    return (unsigned)f <= FA_FMT_IN;
+}
+
+static bool
+mma_ok(const char *name)
+{
+    const sf_mma_model *m;
+
+    if (memchr(name, '\0', FA_KERNEL_MMA_MAX) == NULL)
+        return false;
+    m = sf_mma_preset_by_name(name);
+    return m != NULL && m->acc == &sf_format_f32;
+}
+
+const char *
+fa_kernel_check(const fa_kernel *k)
+{
+    if (k == NULL)
+        return "kernel: NULL";
+    if (memchr(k->name, '\0', sizeof k->name) == NULL || k->name[0] == '\0')
+        return "name: empty or too long";
+    if (k->d_round == 0 || k->d_round > 256)
+        return "d_round: expected 1 to 256";
+    if (k->n_tiles == 0 || k->n_tiles > FA_KERNEL_MAX_TILES)
+        return "tiles: expected 1 to 8 rows";
+    for (size_t i = 0; i < k->n_tiles; i++)
+        if (k->tiles[i].d_max == 0
+            || (i > 0 && k->tiles[i].d_max <= k->tiles[i - 1].d_max))
+            return "tiles: d_max must be positive and increasing";
+    if (!mma_ok(k->mma_s) || !mma_ok(k->mma_pv) || !mma_ok(k->mma_dp)
+        || !mma_ok(k->mma_dq) || !mma_ok(k->mma_dk) || !mma_ok(k->mma_dv)
+        || !mma_ok(k->mma_delta))
+        return "mma: an unknown preset, or one without an FP32 accumulator";
+    if (!fmt_ok(k->score_dot) || !fmt_ok(k->score) || !fmt_ok(k->alpha)
+        || !fmt_ok(k->p) || !fmt_ok(k->l) || !fmt_ok(k->acc) || !fmt_ok(k->o)
+        || !fmt_ok(k->lse_fmt))
+        return "format: unknown value";
+    if ((unsigned)k->exp_arg > FA_ARG_SCALE_FMA
+        || (unsigned)k->alpha_arg > FA_ALPHA_SUB_SCALE
+        || (unsigned)k->visit > FA_VISIT_BLOCK
+        || (unsigned)k->rowsum > FA_ROWSUM_QUAD
+        || (unsigned)k->acc_update > FA_ACC_SEPARATE
+        || (unsigned)k->first > FA_FIRST_UPDATE
+        || (unsigned)k->normalize > FA_NORM_RECIPROCAL
+        || (unsigned)k->lse > FA_LSE_FMA_SCALE
+        || (unsigned)k->log > FA_KLOG_LG2
+        || (unsigned)k->combine_log > FA_KLOG_LG2
+        || (unsigned)k->mask > FA_MASK_BF16_LOWEST
+        || (unsigned)k->m_init > FA_MASK_BF16_LOWEST
+        || (unsigned)k->combine > FA_COMBINE_FA2
+        || (unsigned)k->combine_exp > FA_CEXP_MODEL
+        || (unsigned)k->bwd > FA_BWD_REPO)
+        return "kernel: an enumerated field out of range";
+    if ((k->exp_arg == FA_ARG_SCALE_SUB || k->exp_arg == FA_ARG_SCALE_FMA)
+        != (k->alpha_arg == FA_ALPHA_SUB_SCALE))
+        return "exp_arg: scale-sub and scale-fma go with alpha_arg "
+               "sub-scale";
+    if ((k->exp_arg == FA_ARG_SCALE_SUB || k->exp_arg == FA_ARG_SCALE_FMA)
+        && (k->score_scaled || !k->exp_base2))
+        return "exp_arg: scale-sub and scale-fma need unscaled scores and "
+               "exp_base2";
+    if (k->lse == FA_LSE_FMA_SCALE && k->score_scaled)
+        return "lse: fma-scale needs unscaled scores (score_scaled false)";
+    if (!k->score_scaled
+        && !(k->exp_arg == FA_ARG_SCALE_SUB || k->exp_arg == FA_ARG_SCALE_FMA))
+        return "score_scaled: unscaled scores need exp_arg scale-sub or "
+               "scale-fma";
+    if (k->splits == 0 || k->splits > 128)
+        return "splits: expected 1 to 128";
+    if (k->bwd == FA_BWD_FA2 && k->exp_arg != FA_ARG_SCALE_SUB
+        && k->exp_arg != FA_ARG_SCALE_FMA)
+        return "bwd: fa2 needs unscaled scores (exp_arg scale-sub or "
+               "scale-fma)";
+    if (k->bwd != FA_BWD_FA2 && !k->score_scaled)
+        return "bwd: chain and repo need scaled scores";
+    return NULL;
+}
+
+const fa_kernel_tiles *
+fa_kernel_tiles_for(const fa_kernel *k, size_t d)
+{
+    size_t dr;
+
+    if (k == NULL || k->d_round == 0)
+        return NULL;
+    dr = (d + k->d_round - 1) / k->d_round * k->d_round;
+    for (size_t i = 0; i < k->n_tiles && i < FA_KERNEL_MAX_TILES; i++)
+        if (dr <= k->tiles[i].d_max)
+            return &k->tiles[i];
+    return NULL;
+}

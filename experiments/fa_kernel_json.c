@@ -1,0 +1,395 @@
+/* fa_kernel_json -- attention kernel descriptions to and from JSON
+   (jansson), validated field by field */
+#include <config.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "experiments/cli.h"
+#include "experiments/fa_kernel_json.h"
+
+/*----------------------------------------------------------------------------
+ * The fields, in their documented order.
+ *--------------------------------------------------------------------------*/
+typedef enum
+{
+    F_STRING, /* a name: char[] */
+    F_ENUM,   /* an enumerated value: int-sized enum */
+    F_BOOL,
+    F_UINT, /* unsigned */
+    F_TILES,
+    F_MMA /* the object of MMA preset names */
+} ftype;
+
+typedef struct
+{
+    const char *name;
+    ftype type;
+    size_t off;
+    const char *enum_field; /* F_ENUM: the name in fa_kernel_enum_names;
+                               F_BOOL with names: "false" "true" as these */
+} field;
+
+#define OFF(m) offsetof(fa_kernel, m)
+
+static const char *const order_names[] = {"forward", "reverse", NULL};
+static const char *const empty_names[] = {"-inf", "+inf", NULL};
+
+static const field fields[] = {
+    {"name", F_STRING, OFF(name), NULL},
+    {"d_round", F_UINT, OFF(d_round), NULL},
+    {"tiles", F_TILES, OFF(tiles), NULL},
+    {"kv_order", F_BOOL, OFF(kv_reverse), "kv_order"},
+    {"causal_skip", F_BOOL, OFF(causal_skip), NULL},
+    {"mma", F_MMA, 0, NULL},
+    {"score_dot", F_ENUM, OFF(score_dot), "score_dot"},
+    {"score_scaled", F_BOOL, OFF(score_scaled), NULL},
+    {"score", F_ENUM, OFF(score), "score"},
+    {"mask", F_ENUM, OFF(mask), "mask"},
+    {"m_init", F_ENUM, OFF(m_init), "m_init"},
+    {"visit", F_ENUM, OFF(visit), "visit"},
+    {"fix_all_keys", F_BOOL, OFF(fix_all_keys), NULL},
+    {"first_block", F_ENUM, OFF(first), "first_block"},
+    {"exp_base2", F_BOOL, OFF(exp_base2), NULL},
+    {"exp_arg", F_ENUM, OFF(exp_arg), "exp_arg"},
+    {"alpha_arg", F_ENUM, OFF(alpha_arg), "alpha_arg"},
+    {"alpha", F_ENUM, OFF(alpha), "alpha"},
+    {"p", F_ENUM, OFF(p), "p"},
+    {"rowsum_fp32_p", F_BOOL, OFF(rowsum_fp32_p), NULL},
+    {"rowsum", F_ENUM, OFF(rowsum), "rowsum"},
+    {"rowsum_fma", F_BOOL, OFF(rowsum_fma), NULL},
+    {"rowsum_clamp", F_BOOL, OFF(rowsum_clamp), NULL},
+    {"l", F_ENUM, OFF(l), "l"},
+    {"acc_update", F_ENUM, OFF(acc_update), "acc_update"},
+    {"acc", F_ENUM, OFF(acc), "acc"},
+    {"normalize", F_ENUM, OFF(normalize), "normalize"},
+    {"o", F_ENUM, OFF(o), "o"},
+    {"lse", F_ENUM, OFF(lse), "lse"},
+    {"lse_format", F_ENUM, OFF(lse_fmt), "lse_format"},
+    {"log", F_ENUM, OFF(log), "log"},
+    {"empty_lse", F_BOOL, OFF(empty_lse_pos), "empty_lse"},
+    {"splits", F_UINT, OFF(splits), NULL},
+    {"combine", F_ENUM, OFF(combine), "combine"},
+    {"combine_exp", F_ENUM, OFF(combine_exp), "combine_exp"},
+    {"combine_log", F_ENUM, OFF(combine_log), "combine_log"},
+    {"bwd", F_ENUM, OFF(bwd), "bwd"},
+    {"bwd_query_order", F_BOOL, OFF(bwd_reverse_q), "kv_order"},
+};
+#define N_FIELDS (sizeof fields / sizeof fields[0])
+
+static const char *const tile_names[] = {
+    "d_max", "br", "bc", "br_bwd", "bc_bwd", "br_split", "bc_split"};
+static const char *const mma_names[] = {"s",  "pv", "dp",   "dq",
+                                        "dk", "dv", "delta"};
+
+static const char *const *
+bool_names(const field *f)
+{
+    if (f->enum_field == NULL)
+        return NULL;
+    return strcmp(f->enum_field, "kv_order") == 0 ? order_names : empty_names;
+}
+
+static unsigned *
+tile_member(fa_kernel_tiles *t, size_t i)
+{
+    unsigned *m[] = {&t->d_max,  &t->br,       &t->bc,      &t->br_bwd,
+                     &t->bc_bwd, &t->br_split, &t->bc_split};
+    return m[i];
+}
+
+static char *
+mma_member(fa_kernel *k, size_t i)
+{
+    char *m[] = {k->mma_s,  k->mma_pv, k->mma_dp,   k->mma_dq,
+                 k->mma_dk, k->mma_dv, k->mma_delta};
+    return m[i];
+}
+
+/*----------------------------------------------------------------------------
+ * Out.
+ *--------------------------------------------------------------------------*/
+char *
+fa_kernel_json(const fa_kernel *kin)
+{
+    fa_kernel k = *kin;
+    json_t *o = json_object(), *v;
+    char *s, *r;
+
+    if (o == NULL)
+        return NULL;
+    for (size_t i = 0; i < N_FIELDS; i++) {
+        const field *f = &fields[i];
+        char *base = (char *)&k + f->off;
+        switch (f->type) {
+        case F_STRING:
+            v = json_string(base);
+            break;
+        case F_ENUM:
+            v = json_string(
+                fa_kernel_enum_names(f->enum_field)[*(int *)(void *)base]);
+            break;
+        case F_BOOL:
+            v = bool_names(f) != NULL
+                    ? json_string(bool_names(f)[*(bool *)base ? 1 : 0])
+                    : json_boolean(*(bool *)base);
+            break;
+        case F_UINT:
+            v = json_integer((json_int_t) * (unsigned *)(void *)base);
+            break;
+        case F_TILES:
+            v = json_array();
+            for (size_t t = 0; t < k.n_tiles; t++) {
+                json_t *row = json_object();
+                for (size_t m = 0; m < 7; m++)
+                    json_object_set_new(row, tile_names[m],
+                                        json_integer((json_int_t)*tile_member(
+                                            &k.tiles[t], m)));
+                json_array_append_new(v, row);
+            }
+            break;
+        default:
+            v = json_object();
+            for (size_t m = 0; m < 7; m++)
+                json_object_set_new(v, mma_names[m],
+                                    json_string(mma_member(&k, m)));
+            break;
+        }
+        json_object_set_new(o, f->name, v);
+    }
+    s = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    json_decref(o);
+    if (s == NULL)
+        return NULL;
+    r = malloc(strlen(s) + 2);
+    if (r != NULL) {
+        strcpy(r, s);
+        strcat(r, "\n");
+    }
+    free(s);
+    return r;
+}
+
+/*----------------------------------------------------------------------------
+ * In.
+ *--------------------------------------------------------------------------*/
+typedef struct
+{
+    const char *cmd, *opt, *path;
+} where;
+
+static bool
+bad(const where *w, const char *fieldname, const char *what)
+{
+    cli_error(w->cmd, "%s '%s': field '%s': %s", w->opt, w->path, fieldname,
+              what);
+    return false;
+}
+
+/* An unsigned from V (a JSON integer in [0, MAX]). */
+static bool
+get_uint(const where *w, const char *name, json_t *v, unsigned max,
+         unsigned *out)
+{
+    char msg[80];
+
+    if (!json_is_integer(v) || json_integer_value(v) < 0
+        || json_integer_value(v) > (json_int_t)max) {
+        snprintf(msg, sizeof msg, "expected an integer from 0 to %u", max);
+        return bad(w, name, msg);
+    }
+    *out = (unsigned)json_integer_value(v);
+    return true;
+}
+
+/* One of NAMES (NULL-terminated) from V, as its index. */
+static bool
+get_name(const where *w, const char *name, json_t *v, const char *const *names,
+         int *out)
+{
+    char msg[256];
+    size_t len = 0;
+
+    if (json_is_string(v))
+        for (int i = 0; names[i] != NULL; i++)
+            if (strcmp(names[i], json_string_value(v)) == 0) {
+                *out = i;
+                return true;
+            }
+    len += (size_t)snprintf(msg, sizeof msg, "expected one of");
+    for (int i = 0; names[i] != NULL && len < sizeof msg; i++)
+        len += (size_t)snprintf(msg + len, sizeof msg - len, "%s %s",
+                                i == 0 ? "" : ",", names[i]);
+    return bad(w, name, msg);
+}
+
+/* Every key of OBJ is one of NAMES[0..N), and every one of them is there. */
+static bool
+check_keys(const where *w, const char *prefix, json_t *obj,
+           const char *const *names, size_t n)
+{
+    const char *key;
+    json_t *val;
+    char full[128];
+
+    json_object_foreach(obj, key, val)
+    {
+        size_t i;
+        for (i = 0; i < n; i++)
+            if (strcmp(names[i], key) == 0)
+                break;
+        if (i == n) {
+            snprintf(full, sizeof full, "%s%s", prefix, key);
+            return bad(w, full, "unknown field");
+        }
+    }
+    for (size_t i = 0; i < n; i++)
+        if (json_object_get(obj, names[i]) == NULL) {
+            snprintf(full, sizeof full, "%s%s", prefix, names[i]);
+            return bad(w, full, "missing");
+        }
+    return true;
+}
+
+static bool
+load_tiles(const where *w, json_t *v, fa_kernel *k)
+{
+    char prefix[48];
+
+    if (!json_is_array(v) || json_array_size(v) == 0
+        || json_array_size(v) > FA_KERNEL_MAX_TILES)
+        return bad(w, "tiles", "expected an array of 1 to 8 objects");
+    k->n_tiles = json_array_size(v);
+    for (size_t t = 0; t < k->n_tiles; t++) {
+        json_t *row = json_array_get(v, t);
+        snprintf(prefix, sizeof prefix, "tiles[%zu].", t);
+        if (!json_is_object(row))
+            return bad(w, "tiles", "expected objects in the array");
+        if (!check_keys(w, prefix, row, tile_names, 7))
+            return false;
+        for (size_t m = 0; m < 7; m++) {
+            char full[64];
+            snprintf(full, sizeof full, "%s%s", prefix, tile_names[m]);
+            if (!get_uint(w, full, json_object_get(row, tile_names[m]), 65536,
+                          tile_member(&k->tiles[t], m)))
+                return false;
+        }
+    }
+    return true;
+}
+
+static bool
+load_mma(const where *w, json_t *v, fa_kernel *k)
+{
+    if (!json_is_object(v))
+        return bad(w, "mma", "expected an object of preset names");
+    if (!check_keys(w, "mma.", v, mma_names, 7))
+        return false;
+    for (size_t m = 0; m < 7; m++) {
+        json_t *s = json_object_get(v, mma_names[m]);
+        char full[32];
+        snprintf(full, sizeof full, "mma.%s", mma_names[m]);
+        if (!json_is_string(s) || strlen(json_string_value(s)) == 0
+            || strlen(json_string_value(s)) >= FA_KERNEL_MMA_MAX)
+            return bad(w, full, "expected an MMA preset name");
+        strcpy(mma_member(k, m), json_string_value(s));
+    }
+    return true;
+}
+
+bool
+fa_kernel_load(const char *cmd, const char *opt, const char *path,
+               fa_kernel *k)
+{
+    where w = {cmd, opt, path};
+    json_error_t jerr;
+    json_t *root;
+    const char *names[N_FIELDS], *why;
+    bool ok = false;
+
+    root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
+    if (root == NULL) {
+        cli_error(cmd,
+                  "%s '%s': line %d: %s (expected a kernel description "
+                  "as written by --describe)",
+                  opt, path, jerr.line, jerr.text);
+        return false;
+    }
+    memset(k, 0, sizeof *k);
+    if (!json_is_object(root)) {
+        cli_error(cmd, "%s '%s': expected a JSON object", opt, path);
+        goto done;
+    }
+    for (size_t i = 0; i < N_FIELDS; i++)
+        names[i] = fields[i].name;
+    if (!check_keys(&w, "", root, names, N_FIELDS))
+        goto done;
+    for (size_t i = 0; i < N_FIELDS; i++) {
+        const field *f = &fields[i];
+        json_t *v = json_object_get(root, f->name);
+        char *base = (char *)k + f->off;
+        int n;
+        switch (f->type) {
+        case F_STRING:
+            if (!json_is_string(v) || strlen(json_string_value(v)) == 0
+                || strlen(json_string_value(v)) >= FA_KERNEL_NAME_MAX) {
+                bad(&w, f->name, "expected a name of 1 to 31 characters");
+                goto done;
+            }
+            strcpy(base, json_string_value(v));
+            break;
+        case F_ENUM:
+            if (!get_name(&w, f->name, v, fa_kernel_enum_names(f->enum_field),
+                          &n))
+                goto done;
+            *(int *)(void *)base = n;
+            break;
+        case F_BOOL:
+            if (bool_names(f) != NULL) {
+                if (!get_name(&w, f->name, v, bool_names(f), &n))
+                    goto done;
+                *(bool *)base = n == 1;
+            } else {
+                if (!json_is_boolean(v)) {
+                    bad(&w, f->name, "expected true or false");
+                    goto done;
+                }
+                *(bool *)base = json_is_true(v);
+            }
+            break;
+        case F_UINT:
+            if (!get_uint(&w, f->name, v, 4096, (unsigned *)(void *)base))
+                goto done;
+            break;
+        case F_TILES:
+            if (!load_tiles(&w, v, k))
+                goto done;
+            break;
+        default:
+            if (!load_mma(&w, v, k))
+                goto done;
+            break;
+        }
+    }
+    why = fa_kernel_check(k);
+    if (why != NULL) {
+        /* the check names the field first: "field: what" */
+        const char *colon = strchr(why, ':');
+        char fname[48];
+        size_t len = colon != NULL ? (size_t)(colon - why) : 0;
+        if (len >= sizeof fname)
+            len = sizeof fname - 1;
+        memcpy(fname, why, len);
+        fname[len] = '\0';
+        bad(&w, fname, colon != NULL ? colon + 2 : why);
+        goto done;
+    }
+    ok = true;
+done:
+    json_decref(root);
+    return ok;
+}

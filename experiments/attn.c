@@ -2494,24 +2494,12 @@ take_option(void *ctx, int id, const char *v)
         x->gpu_lse.arg = v;
         return true;
     case O_DTYPE:
-        if (strcmp(v, "bf16") != 0 && strcmp(v, "BF16") != 0) {
-            cli_error(CMD,
-                      "--dtype '%s': expected bf16 (the inputs of the "
-                      "attention engine are BF16)",
-                      v);
+        if (!fa_cli_parse_dtype(CMD, v))
             return false;
-        }
         x->dtype_given = true;
         return true;
     case O_LAYOUT:
-        if (!ut_layout_parse(v, &x->layout_opt)) {
-            cli_error(CMD,
-                      "--layout '%s': expected bhnd ([B, H, N, d]) or bnhd "
-                      "([B, N, H, d])",
-                      v);
-            return false;
-        }
-        return true;
+        return fa_cli_parse_layout(CMD, v, &x->layout_opt);
     case O_GEN:
         n = gen_kind_parse(v);
         if (n < 0) {
@@ -2967,14 +2955,8 @@ attn_main(int argc, char **argv)
         return id;
     }
 
-    if (x->kernel_path != NULL && x->policy_given) {
-        cli_error(CMD, "--kernel '%s' and --policy: expected one of them",
-                  x->kernel_path);
-        ctx_free(x);
-        return CLI_EXIT_USAGE;
-    }
-    if (x->kernel_path != NULL
-        && !fa_kernel_load(CMD, "--kernel", x->kernel_path, &x->kernel)) {
+    if (!fa_cli_load_kernel(CMD, x->kernel_path, x->policy_given,
+                            &x->kernel)) {
         ctx_free(x);
         return CLI_EXIT_USAGE;
     }

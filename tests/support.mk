@@ -9,6 +9,7 @@ tests_support_libtestsupport_la_SOURCES = \
 	tests/support/opsuite.h tests/support/opsuite.c \
 	tests/support/suite.h tests/support/suite.c \
 	tests/support/valueset.h tests/support/valueset.c \
+	tests/support/decimal.h tests/support/decimal.c \
 	tests/support/avx512bf16.h tests/support/avx512bf16.c
 tests_support_libtestsupport_la_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) \
 	$(MPFR_CFLAGS) $(OPENMP_CFLAGS)

@@ -2583,14 +2583,7 @@ take_option(void *ctx, int id, const char *v)
     case O_SPLITS:
         return fa_cli_parse_splits(CMD, v, &x->splits_opt, &x->splits_auto);
     case O_SMS:
-        if (!cli_parse_u64(CMD, "--sms", v, &x->sms))
-            return false;
-        if (x->sms == 0 || x->sms > 100000) {
-            cli_error(CMD, "--sms %s: expected 1 to 100000 multiprocessors",
-                      v);
-            return false;
-        }
-        return true;
+        return fa_cli_parse_sms(CMD, v, &x->sms);
     case O_STAGE:
         return parse_stages(x, v);
     case O_EXP:

@@ -155,6 +155,18 @@ fa_cli_log_free(fa_cli_log *l)
 }
 
 bool
+fa_cli_parse_sms(const char *cmd, const char *v, uint64_t *sms)
+{
+    if (!cli_parse_u64(cmd, "--sms", v, sms))
+        return false;
+    if (*sms == 0 || *sms > 100000) {
+        cli_error(cmd, "--sms %s: expected 1 to 100000 multiprocessors", v);
+        return false;
+    }
+    return true;
+}
+
+bool
 fa_cli_parse_dtype(const char *cmd, const char *v)
 {
     if (strcmp(v, "bf16") != 0 && strcmp(v, "BF16") != 0) {

@@ -64,6 +64,10 @@ void fa_cli_log_free(fa_cli_log *l);
 bool fa_cli_parse_splits(const char *cmd, const char *v, uint64_t *n,
                          bool *autosel);
 
+/* --sms N: 1 to 100000 multiprocessors into *SMS.  Reports an error under
+   cmd and returns false otherwise. */
+bool fa_cli_parse_sms(const char *cmd, const char *v, uint64_t *sms);
+
 /* --dtype NAME: only bf16 (or BF16) is taken.  Reports an error under cmd
    and returns false otherwise. */
 bool fa_cli_parse_dtype(const char *cmd, const char *v);

@@ -5,12 +5,11 @@
 
 #include "analysis/ex2_table.h"
 
-#include <stdarg.h>
+#include "analysis/gz_table.h"
+
 #include <stdbool.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <zlib.h>
 
 #ifndef BF16EMU_PKGDATADIR
@@ -27,52 +26,17 @@
 const char *
 ax_ex2_table_default_path(void)
 {
-    static const char *const in_tree = SRCDIR "/analysis/data/ex2-sm90.bin.gz";
-    static const char *const installed =
-        BF16EMU_PKGDATADIR "/ex2-sm90.bin.gz";
-    const char *dir = getenv("BF16EMU_EX2_TABLE");
-    struct stat st;
-
-    if (dir != NULL && *dir != '\0')
-        return dir;
-    if (stat(in_tree, &st) == 0)
-        return in_tree;
-    return installed;
-}
-
-static int
-fail(char *err, size_t errlen, const char *path, const char *fmt, ...)
-{
-    va_list ap;
-    int n;
-
-    if (err == NULL || errlen == 0)
-        return -1;
-    n = snprintf(err, errlen, "%s: ", path);
-    if (n < 0 || (size_t)n >= errlen)
-        return -1;
-    va_start(ap, fmt);
-    vsnprintf(err + n, errlen - (size_t)n, fmt, ap);
-    va_end(ap);
-    return -1;
-}
-
-static uint32_t
-le32(const unsigned char *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-           (uint32_t)p[3] << 24;
+    return gzt_default_path("BF16EMU_EX2_TABLE",
+                            SRCDIR "/analysis/data/ex2-sm90.bin.gz",
+                            BF16EMU_PKGDATADIR "/ex2-sm90.bin.gz");
 }
 
 static uint64_t
 fnv1a_words(const uint32_t *w, size_t n)
 {
-    uint64_t h = 1469598103934665603ull;
+    uint64_t h = GZT_FNV_OFFSET;
     for (size_t i = 0; i < n; i++)
-        for (unsigned k = 0; k < 4; k++) {
-            h ^= (w[i] >> (8 * k)) & 0xFF;
-            h *= 1099511628211ull;
-        }
+        h = gzt_fnv(h, w[i], 4);
     return h;
 }
 
@@ -122,52 +86,54 @@ ax_ex2_table_load(const char *path, ax_ex2_table *t, char *err,
     memset(t, 0, sizeof *t);
     g = gzopen(path, "rb");
     if (g == NULL)
-        return fail(err, errlen, path, "cannot open the file");
+        return gzt_fail(err, errlen, path, "cannot open the file");
     if (!read_all(g, hdr, sizeof hdr)) {
-        fail(err, errlen, path, "header: the file ends before 40 bytes");
+        gzt_fail(err, errlen, path, "header: the file ends before 40 bytes");
         goto out;
     }
     if (memcmp(hdr, EX2_MAGIC, 8) != 0) {
-        fail(err, errlen, path, "magic: expected \"BF16EX2\"");
+        gzt_fail(err, errlen, path, "magic: expected \"BF16EX2\"");
         goto out;
     }
-    version = le32(hdr + 8);
-    bits = le32(hdr + 12);
+    version = (uint32_t)gzt_le(hdr + 8, 4);
+    bits = (uint32_t)gzt_le(hdr + 12, 4);
     if (version != EX2_VERSION) {
-        fail(err, errlen, path, "version: expected 1, found %u", version);
+        gzt_fail(err, errlen, path, "version: expected 1, found %u", version);
         goto out;
     }
     if (bits < 1 || bits > EX2_MAX_BITS) {
-        fail(err, errlen, path, "grid bits: expected 1..%u, found %u",
-             EX2_MAX_BITS, bits);
+        gzt_fail(err, errlen, path, "grid bits: expected 1..%u, found %u",
+                 EX2_MAX_BITS, bits);
         goto out;
     }
-    hash_n = (uint64_t)le32(hdr + 24) | (uint64_t)le32(hdr + 28) << 32;
-    hash_p = (uint64_t)le32(hdr + 32) | (uint64_t)le32(hdr + 36) << 32;
+    hash_n = gzt_le(hdr + 24, 8);
+    hash_p = gzt_le(hdr + 32, 8);
     t->frac_bits = bits;
     t->count = (size_t)1 << bits;
     t->neg = malloc(t->count * sizeof *t->neg);
     t->pos = malloc(t->count * sizeof *t->pos);
     if (t->neg == NULL || t->pos == NULL) {
-        fail(err, errlen, path, "tables: out of memory for 2^%u entries",
-             bits);
+        gzt_fail(err, errlen, path, "tables: out of memory for 2^%u entries",
+                 bits);
         goto out;
     }
-    if (!read_table(g, le32(hdr + 16), t->neg, t->count) ||
-        !read_table(g, le32(hdr + 20), t->pos, t->count)) {
-        fail(err, errlen, path, "steps: the file ends before 2 x (2^%u - 1) "
-                                "bytes of steps",
-             bits);
+    if (!read_table(g, (uint32_t)gzt_le(hdr + 16, 4), t->neg, t->count)
+        || !read_table(g, (uint32_t)gzt_le(hdr + 20, 4), t->pos, t->count)) {
+        gzt_fail(err, errlen, path,
+                 "steps: the file ends before 2 x (2^%u - 1) "
+                 "bytes of steps",
+                 bits);
         goto out;
     }
     if (gzgetc(g) != -1) {
-        fail(err, errlen, path, "steps: data after the second table");
+        gzt_fail(err, errlen, path, "steps: data after the second table");
         goto out;
     }
-    if (fnv1a_words(t->neg, t->count) != hash_n ||
-        fnv1a_words(t->pos, t->count) != hash_p) {
-        fail(err, errlen, path, "hash: the tables do not match the hashes "
-                                "in the header (damaged file)");
+    if (fnv1a_words(t->neg, t->count) != hash_n
+        || fnv1a_words(t->pos, t->count) != hash_p) {
+        gzt_fail(err, errlen, path,
+                 "hash: the tables do not match the hashes "
+                 "in the header (damaged file)");
         goto out;
     }
     rc = 0;

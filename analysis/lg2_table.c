@@ -5,13 +5,12 @@
 
 #include "analysis/lg2_table.h"
 
+#include "analysis/gz_table.h"
+
 #include <math.h>
-#include <stdarg.h>
 #include <stdbool.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <zlib.h>
 
 #ifndef BF16EMU_PKGDATADIR
@@ -33,52 +32,9 @@
 const char *
 ax_lg2_table_default_path(void)
 {
-    static const char *const in_tree = SRCDIR "/analysis/data/lg2-sm90.bin.gz";
-    static const char *const installed = BF16EMU_PKGDATADIR "/lg2-sm90.bin.gz";
-    const char *env = getenv("BF16EMU_LG2_TABLE");
-    struct stat st;
-
-    if (env != NULL && *env != '\0')
-        return env;
-    if (stat(in_tree, &st) == 0)
-        return in_tree;
-    return installed;
-}
-
-static int
-fail(char *err, size_t errlen, const char *path, const char *fmt, ...)
-{
-    va_list ap;
-    int n;
-
-    if (err == NULL || errlen == 0)
-        return -1;
-    n = snprintf(err, errlen, "%s: ", path);
-    if (n < 0 || (size_t)n >= errlen)
-        return -1;
-    va_start(ap, fmt);
-    vsnprintf(err + n, errlen - (size_t)n, fmt, ap);
-    va_end(ap);
-    return -1;
-}
-
-static uint64_t
-le(const unsigned char *p, int n)
-{
-    uint64_t v = 0;
-    for (int k = n - 1; k >= 0; k--)
-        v = v << 8 | p[k];
-    return v;
-}
-
-static uint64_t
-fnv_bytes(uint64_t h, uint64_t v, int n)
-{
-    for (int k = 0; k < n; k++) {
-        h ^= (v >> (8 * k)) & 0xFF;
-        h *= 1099511628211ull;
-    }
-    return h;
+    return gzt_default_path("BF16EMU_LG2_TABLE",
+                            SRCDIR "/analysis/data/lg2-sm90.bin.gz",
+                            BF16EMU_PKGDATADIR "/lg2-sm90.bin.gz");
 }
 
 /* The whole decompressed file into *BUF (*N bytes); false when it cannot
@@ -172,62 +128,63 @@ ax_lg2_table_load(const char *path, ax_lg2_table *t, char *err, size_t errlen)
     memset(t, 0, sizeof *t);
     g = gzopen(path, "rb");
     if (g == NULL)
-        return fail(err, errlen, path, "cannot open the file");
+        return gzt_fail(err, errlen, path, "cannot open the file");
     if (!slurp(g, &buf, &n)) {
         gzclose(g);
-        return fail(err, errlen, path,
-                    "cannot read the file (damaged, or "
-                    "larger than 256 MiB unpacked)");
+        return gzt_fail(err, errlen, path,
+                        "cannot read the file (damaged, or "
+                        "larger than 256 MiB unpacked)");
     }
     gzclose(g);
     if (n < LG2_HEADER) {
-        fail(err, errlen, path, "header: the file ends before %u bytes",
-             LG2_HEADER);
+        gzt_fail(err, errlen, path, "header: the file ends before %u bytes",
+                 LG2_HEADER);
         goto out;
     }
     if (memcmp(buf, LG2_MAGIC, 8) != 0) {
-        fail(err, errlen, path, "magic: expected \"BF16LG2\"");
+        gzt_fail(err, errlen, path, "magic: expected \"BF16LG2\"");
         goto out;
     }
-    if (le(buf + 8, 4) != LG2_VERSION) {
-        fail(err, errlen, path, "version: expected 1, found %u",
-             (unsigned)le(buf + 8, 4));
+    if (gzt_le(buf + 8, 4) != LG2_VERSION) {
+        gzt_fail(err, errlen, path, "version: expected 1, found %u",
+                 (unsigned)gzt_le(buf + 8, 4));
         goto out;
     }
-    if (le(buf + 12, 4) != FA_LG2_MBITS || le(buf + 16, 4) != FA_LG2_GBITS) {
-        fail(err, errlen, path,
-             "bits: expected 23 mantissa and 54 "
-             "correction bits, found %u and %u",
-             (unsigned)le(buf + 12, 4), (unsigned)le(buf + 16, 4));
+    if (gzt_le(buf + 12, 4) != FA_LG2_MBITS
+        || gzt_le(buf + 16, 4) != FA_LG2_GBITS) {
+        gzt_fail(err, errlen, path,
+                 "bits: expected 23 mantissa and 54 "
+                 "correction bits, found %u and %u",
+                 (unsigned)gzt_le(buf + 12, 4), (unsigned)gzt_le(buf + 16, 4));
         goto out;
     }
-    nc = le(buf + 20, 4);
+    nc = gzt_le(buf + 20, 4);
     if (nc > LG2_MAX_CORR) {
-        fail(err, errlen, path,
-             "corrections: expected at most 2^23, "
-             "found %llu",
-             (unsigned long long)nc);
+        gzt_fail(err, errlen, path,
+                 "corrections: expected at most 2^23, "
+                 "found %llu",
+                 (unsigned long long)nc);
         goto out;
     }
-    hb = le(buf + 24, 8);
-    hc = le(buf + 32, 8);
+    hb = gzt_le(buf + 24, 8);
+    hc = gzt_le(buf + 32, 8);
     t->ncorr = (size_t)nc;
     t->base = malloc(LG2_COUNT * sizeof *t->base);
     t->corr_i = malloc((t->ncorr ? t->ncorr : 1) * sizeof *t->corr_i);
     t->corr_g = malloc((t->ncorr ? t->ncorr : 1) * sizeof *t->corr_g);
     if (t->base == NULL || t->corr_i == NULL || t->corr_g == NULL) {
-        fail(err, errlen, path, "tables: out of memory");
+        gzt_fail(err, errlen, path, "tables: out of memory");
         goto out;
     }
-    t->base[0] = (uint32_t)le(buf + 40, 4);
+    t->base[0] = (uint32_t)gzt_le(buf + 40, 4);
     p = buf + 44;
     end = buf + n;
     for (size_t i = 1; i < LG2_COUNT; i++) {
         uint64_t v;
         if (!varint(&p, end, &v)) {
-            fail(err, errlen, path,
-                 "base: the file ends before 2^23 - 1 "
-                 "steps");
+            gzt_fail(err, errlen, path,
+                     "base: the file ends before 2^23 - 1 "
+                     "steps");
             goto out;
         }
         d += unzigzag(v);
@@ -236,17 +193,17 @@ ax_lg2_table_load(const char *path, ax_lg2_table *t, char *err, size_t errlen)
     for (size_t k = 0; k < t->ncorr; k++) {
         uint64_t a, v;
         if (!varint(&p, end, &a) || !varint(&p, end, &v)) {
-            fail(err, errlen, path,
-                 "corrections: the file ends before "
-                 "%zu entries",
-                 t->ncorr);
+            gzt_fail(err, errlen, path,
+                     "corrections: the file ends before "
+                     "%zu entries",
+                     t->ncorr);
             goto out;
         }
         if (a > LG2_COUNT - 1 - idx || (k > 0 && a == 0)) {
-            fail(err, errlen, path,
-                 "corrections: entry %zu: expected an "
-                 "ascending index below 2^23",
-                 k);
+            gzt_fail(err, errlen, path,
+                     "corrections: entry %zu: expected an "
+                     "ascending index below 2^23",
+                     k);
             goto out;
         }
         idx += (uint32_t)a;
@@ -254,34 +211,34 @@ ax_lg2_table_load(const char *path, ax_lg2_table *t, char *err, size_t errlen)
         t->corr_g[k] = base54(t->base[idx]) + unzigzag(v);
     }
     if (p != end) {
-        fail(err, errlen, path, "corrections: data after the last entry");
+        gzt_fail(err, errlen, path, "corrections: data after the last entry");
         goto out;
     }
-    h = 1469598103934665603ull;
+    h = GZT_FNV_OFFSET;
     for (size_t i = 0; i < LG2_COUNT; i++)
-        h = fnv_bytes(h, t->base[i], 4);
+        h = gzt_fnv(h, t->base[i], 4);
     if (h != hb) {
-        fail(err, errlen, path,
-             "hash: the base table does not match the "
-             "hash in the header (damaged file)");
+        gzt_fail(err, errlen, path,
+                 "hash: the base table does not match the "
+                 "hash in the header (damaged file)");
         goto out;
     }
-    h = 1469598103934665603ull;
+    h = GZT_FNV_OFFSET;
     for (size_t k = 0; k < t->ncorr; k++) {
-        h = fnv_bytes(h, t->corr_i[k], 4);
-        h = fnv_bytes(h, (uint64_t)t->corr_g[k], 8);
+        h = gzt_fnv(h, t->corr_i[k], 4);
+        h = gzt_fnv(h, (uint64_t)t->corr_g[k], 8);
     }
     if (h != hc) {
-        fail(err, errlen, path,
-             "hash: the corrections do not match the "
-             "hash in the header (damaged file)");
+        gzt_fail(err, errlen, path,
+                 "hash: the corrections do not match the "
+                 "hash in the header (damaged file)");
         goto out;
     }
     {
         fa_lg2_table ft = {t->base, t->ncorr, t->corr_i, t->corr_g, false};
         const char *why = fa_lg2_table_check(&ft);
         if (why != NULL) {
-            fail(err, errlen, path, "corrections: %s", why);
+            gzt_fail(err, errlen, path, "corrections: %s", why);
             goto out;
         }
     }

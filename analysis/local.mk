@@ -14,6 +14,7 @@ analysis_libanalysis_la_SOURCES = \
 	analysis/rows.h analysis/rows.c \
 	analysis/scan.h analysis/scan.c \
 	analysis/gradient.h analysis/gradient.c \
+	analysis/gz_table.h analysis/gz_table.c analysis/bits_internal.h \
 	analysis/ex2_table.h analysis/ex2_table.c \
 	analysis/lg2_table.h analysis/lg2_table.c \
 	analysis/gen.h analysis/gen.c \

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "analysis/attn_exact.h"
+#include "analysis/bits_internal.h"
 #include "analysis/point.h"
 #include "softfloat/mma.h"
 
@@ -99,25 +100,6 @@ pt_spec_check(const pt_spec *spec)
 /*----------------------------------------------------------------------------
  * The binary64 reference.
  *--------------------------------------------------------------------------*/
-static double
-bf16_val(uint16_t b)
-{
-    uint32_t w = (uint32_t)b << 16;
-    float f;
-
-    memcpy(&f, &w, sizeof f);
-    return (double)f;
-}
-
-static double
-f32_val(uint32_t w)
-{
-    float f;
-
-    memcpy(&f, &w, sizeof f);
-    return (double)f;
-}
-
 void
 pt_reference(size_t nq, size_t nk, size_t d, bool causal, double scale,
              const uint16_t *q, const uint16_t *k, const uint16_t *v,
@@ -140,7 +122,8 @@ pt_reference(size_t nq, size_t nk, size_t d, bool causal, double scale,
         for (size_t j = 0; j < vis; j++) {
             double s = 0;
             for (size_t c = 0; c < d; c++)
-                s += bf16_val(q[i * d + c]) * bf16_val(k[j * d + c]);
+                s += bits_bf16_value(q[i * d + c])
+                     * bits_bf16_value(k[j * d + c]);
             work[j] = scale * s;
             if (work[j] > mx)
                 mx = work[j];
@@ -156,7 +139,8 @@ pt_reference(size_t nq, size_t nk, size_t d, bool causal, double scale,
         for (size_t c = 0; c < d; c++) {
             double acc = 0, comp = 0;
             for (size_t j = 0; j < vis; j++) {
-                double x = work[j] * bf16_val(v[j * d + c]), t = acc + x;
+                double x = work[j] * bits_bf16_value(v[j * d + c]),
+                       t = acc + x;
                 comp += fabs(acc) >= fabs(x) ? (acc - t) + x : (x - t) + acc;
                 acc = t;
             }
@@ -182,7 +166,7 @@ row_delta(size_t d, const uint16_t *dout, const double *x)
     double s = 0, comp = 0;
 
     for (size_t c = 0; c < d; c++) {
-        double p = bf16_val(dout[c]) * x[c], t = s + p;
+        double p = bits_bf16_value(dout[c]) * x[c], t = s + p;
         comp += fabs(s) >= fabs(p) ? (s - t) + p : (p - t) + s;
         s = t;
     }
@@ -292,7 +276,7 @@ pt_trial(const pt_spec *spec, uint64_t trial, pt_stats *out, const char **why)
                     continue; /* no visible key */
                 for (size_t col = 0; col < d; col++) {
                     double e;
-                    got[col] = f32_val(b.o[i * d + col]);
+                    got[col] = bits_f32_value(b.o[i * d + col]);
                     e = got[col] - ref[col];
                     bias_cell_add(&out->o_abs[s], e);
                     e = ldexp(e, -ax_ulp_exp(ofmt, ref[col]));

@@ -506,6 +506,47 @@ load_entry(const st_header *h, const st_entry *e, tensor_dtype want, tensor *t,
     return rc;
 }
 
+/* The number of H's metadata entries; adds the bytes their keys and
+   values take as strings (each with its '\0') to *STRINGS. */
+static size_t
+meta_size(const st_header *h, size_t *strings)
+{
+    size_t n = 0;
+
+    for (void *it = h->meta != NULL ? json_object_iter(h->meta) : NULL;
+         it != NULL; it = json_object_iter_next(h->meta, it)) {
+        *strings += strlen(json_object_iter_key(it)) + 1
+                    + json_string_length(json_object_iter_value(it)) + 1;
+        n++;
+    }
+    return n;
+}
+
+/* Copies the first N of H's metadata entries into META, their strings
+   into STRINGS from offset O; returns the offset after the last. */
+static size_t
+meta_copy(const st_header *h, tensor_meta *meta, size_t n, char *strings,
+          size_t o)
+{
+    void *it = h->meta != NULL ? json_object_iter(h->meta) : NULL;
+
+    for (size_t j = 0; j < n; j++) {
+        const char *k = json_object_iter_key(it);
+        json_t *v = json_object_iter_value(it);
+        size_t len = strlen(k) + 1;
+        memcpy(strings + o, k, len);
+        meta[j].key = strings + o;
+        o += len;
+        len = json_string_length(v);
+        memcpy(strings + o, json_string_value(v), len);
+        strings[o + len] = '\0';
+        meta[j].value = strings + o;
+        o += len + 1;
+        it = json_object_iter_next(h->meta, it);
+    }
+    return o;
+}
+
 int
 safetensors_read_all(const char *path, tensor_dtype want, tensor_file *out,
                      tensor_error *err)
@@ -514,7 +555,6 @@ safetensors_read_all(const char *path, tensor_dtype want, tensor_file *out,
     st_header h;
     tensor_file f = TENSOR_FILE_INIT;
     size_t strings = 0, o = 0;
-    void *meta_it;
     int rc;
 
     if (path == NULL || out == NULL)
@@ -529,12 +569,7 @@ safetensors_read_all(const char *path, tensor_dtype want, tensor_file *out,
             goto done;
         strings += strlen(h.entries[i].name) + 1;
     }
-    for (void *it = h.meta != NULL ? json_object_iter(h.meta) : NULL;
-         it != NULL; it = json_object_iter_next(h.meta, it)) {
-        strings += strlen(json_object_iter_key(it)) + 1
-                   + json_string_length(json_object_iter_value(it)) + 1;
-        f.n_meta++;
-    }
+    f.n_meta = meta_size(&h, &strings);
     f.strings = malloc(strings > 0 ? strings : 1);
     f.tensors = calloc(h.n > 0 ? h.n : 1, sizeof *f.tensors);
     f.meta = calloc(f.n_meta > 0 ? f.n_meta : 1, sizeof *f.meta);
@@ -553,21 +588,7 @@ safetensors_read_all(const char *path, tensor_dtype want, tensor_file *out,
             goto done;
         f.n_tensors = i + 1;
     }
-    meta_it = h.meta != NULL ? json_object_iter(h.meta) : NULL;
-    for (size_t j = 0; j < f.n_meta; j++) {
-        const char *k = json_object_iter_key(meta_it);
-        json_t *v = json_object_iter_value(meta_it);
-        size_t len = strlen(k) + 1;
-        memcpy(f.strings + o, k, len);
-        f.meta[j].key = f.strings + o;
-        o += len;
-        len = json_string_length(v);
-        memcpy(f.strings + o, json_string_value(v), len);
-        f.strings[o + len] = '\0';
-        f.meta[j].value = f.strings + o;
-        o += len + 1;
-        meta_it = json_object_iter_next(h.meta, meta_it);
-    }
+    meta_copy(&h, f.meta, f.n_meta, f.strings, o);
     *out = f;
     rc = tio_ok(err);
 done:
@@ -671,12 +692,7 @@ safetensors_list(const char *path, tensor_listing *out, tensor_error *err)
         return rc;
     for (size_t i = 0; i < h.n; i++)
         strings += strlen(h.entries[i].name) + 1;
-    for (void *it = h.meta != NULL ? json_object_iter(h.meta) : NULL;
-         it != NULL; it = json_object_iter_next(h.meta, it)) {
-        strings += strlen(json_object_iter_key(it)) + 1
-                   + json_string_length(json_object_iter_value(it)) + 1;
-        l.n_meta++;
-    }
+    l.n_meta = meta_size(&h, &strings);
     l.strings = malloc(strings > 0 ? strings : 1);
     l.tensors = calloc(h.n > 0 ? h.n : 1, sizeof *l.tensors);
     l.meta = calloc(l.n_meta > 0 ? l.n_meta : 1, sizeof *l.meta);
@@ -704,23 +720,7 @@ safetensors_list(const char *path, tensor_listing *out, tensor_error *err)
         t->offset = h.data_start + e->begin;
     }
     l.n_tensors = h.n;
-    {
-        void *it = h.meta != NULL ? json_object_iter(h.meta) : NULL;
-        for (size_t j = 0; j < l.n_meta; j++) {
-            const char *k = json_object_iter_key(it);
-            json_t *v = json_object_iter_value(it);
-            size_t len = strlen(k) + 1;
-            memcpy(l.strings + o, k, len);
-            l.meta[j].key = l.strings + o;
-            o += len;
-            len = json_string_length(v);
-            memcpy(l.strings + o, json_string_value(v), len);
-            l.strings[o + len] = '\0';
-            l.meta[j].value = l.strings + o;
-            o += len + 1;
-            it = json_object_iter_next(h.meta, it);
-        }
-    }
+    meta_copy(&h, l.meta, l.n_meta, l.strings, o);
     header_free(&h);
     *out = l;
     return tio_ok(err);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/bits_internal.h"
 #include "analysis/point.h"
 #include "analysis/scan.h"
 
@@ -96,25 +97,6 @@ count_nonfinite(const uint16_t *x, size_t n)
     for (size_t i = 0; i < n; i++)
         c += !bf16_finite(x[i]);
     return c;
-}
-
-static double
-bf16_value(uint16_t b)
-{
-    uint32_t u = (uint32_t)b << 16;
-    float f;
-
-    memcpy(&f, &u, sizeof f);
-    return (double)f;
-}
-
-static double
-f32_value(uint32_t u)
-{
-    float f;
-
-    memcpy(&f, &u, sizeof f);
-    return (double)f;
 }
 
 /* (computed - exact) in units of the BF16 ulp at EXACT. */
@@ -218,7 +200,7 @@ scan_head(const fa_config *cfg, const fa_fix *fix, scan_reference ref,
     /* The reference: scores and O. */
     if (ref == SCAN_REF_BINARY64) {
         uint32_t sb = ax_scale_bits(cfg);
-        double scale = f32_value(sb);
+        double scale = bits_f32_value(sb);
         pt_reference(nq, nk, d, cfg->causal, scale, in->q, in->k, in->v, work,
                      o_ex);
         for (size_t i = 0; i < nq; i++)
@@ -227,8 +209,8 @@ scan_head(const fa_config *cfg, const fa_fix *fix, scan_reference ref,
                 bool masked = cfg->causal && j + nq > i + nk;
                 if (!masked)
                     for (size_t c = 0; c < d; c++)
-                        acc += bf16_value(in->q[i * d + c])
-                               * bf16_value(in->k[j * d + c]);
+                        acc += bits_bf16_value(in->q[i * d + c])
+                               * bits_bf16_value(in->k[j * d + c]);
                 s_ex[i * nk + j] = masked ? -INFINITY : scale * acc;
             }
     } else {
@@ -304,22 +286,23 @@ scan_head(const fa_config *cfg, const fa_fix *fix, scan_reference ref,
             double dex = 0, dcap = 0, demu = 0, dfix = 0;
             for (size_t c = 0; c < d; c++) {
                 size_t at = i * d + c;
-                double oe = f32_value(o_e[at]), of = f32_value(o_f[at]);
+                double oe = bits_f32_value(o_e[at]),
+                       of = bits_f32_value(o_f[at]);
                 bias_cell_add(&out->o_emu, err_bf16_ulps(oe, o_ex[at]));
                 bias_cell_add(&out->o_fix, err_bf16_ulps(of, o_ex[at]));
                 if (in->o != NULL) {
-                    double oc = bf16_value(in->o[at]);
+                    double oc = bits_bf16_value(in->o[at]);
                     bias_cell_add(&out->o_cap, err_bf16_ulps(oc, o_ex[at]));
                     out->o_elems++;
                     out->o_match += (uint32_t)in->o[at] << 16 == o_e[at];
                 }
                 if (in->dout != NULL) {
-                    double g = bf16_value(in->dout[at]);
+                    double g = bits_bf16_value(in->dout[at]);
                     dex += g * o_ex[at];
                     demu += g * oe;
                     dfix += g * of;
                     if (in->o != NULL)
-                        dcap += g * bf16_value(in->o[at]);
+                        dcap += g * bits_bf16_value(in->o[at]);
                 }
             }
             if (in->dout != NULL) {

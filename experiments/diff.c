@@ -23,7 +23,6 @@
 #include "attention/attention.h"
 #include "experiments/cli.h"
 #include "experiments/fa_cli.h"
-#include "experiments/fa_kernel_json.h"
 #include "experiments/splits_pytorch211.h"
 
 #define CMD "diff"
@@ -2584,14 +2583,7 @@ take_option(void *ctx, int id, const char *v)
     case O_SPLITS:
         return fa_cli_parse_splits(CMD, v, &x->splits_opt, &x->splits_auto);
     case O_SMS:
-        if (!cli_parse_u64(CMD, "--sms", v, &x->sms))
-            return false;
-        if (x->sms == 0 || x->sms > 100000) {
-            cli_error(CMD, "--sms %s: expected 1 to 100000 multiprocessors",
-                      v);
-            return false;
-        }
-        return true;
+        return fa_cli_parse_sms(CMD, v, &x->sms);
     case O_STAGE:
         return parse_stages(x, v);
     case O_EXP:
@@ -2643,24 +2635,12 @@ take_option(void *ctx, int id, const char *v)
         x->json = true;
         return true;
     case O_DTYPE:
-        if (strcmp(v, "bf16") != 0 && strcmp(v, "BF16") != 0) {
-            cli_error(CMD,
-                      "--dtype '%s': expected bf16 (the inputs of the "
-                      "attention engine are BF16)",
-                      v);
+        if (!fa_cli_parse_dtype(CMD, v))
             return false;
-        }
         x->dtype_given = true;
         return true;
     case O_LAYOUT:
-        if (!ut_layout_parse(v, &x->layout_opt)) {
-            cli_error(CMD,
-                      "--layout '%s': expected bhnd ([B, H, N, d]) or bnhd "
-                      "([B, N, H, d])",
-                      v);
-            return false;
-        }
-        return true;
+        return fa_cli_parse_layout(CMD, v, &x->layout_opt);
     default:
         if (id >= O_TENSOR && id <= O_TENSOR + T_DV) {
             x->opd[id - O_TENSOR].arg = v;
@@ -2793,14 +2773,8 @@ diff_main(int argc, char **argv)
         ctx_free(x);
         return id;
     }
-    if (x->kernel_path != NULL && x->policy_given) {
-        cli_error(CMD, "--kernel '%s' and --policy: expected one of them",
-                  x->kernel_path);
-        ctx_free(x);
-        return CLI_EXIT_USAGE;
-    }
-    if (x->kernel_path != NULL
-        && !fa_kernel_load(CMD, "--kernel", x->kernel_path, &x->kernel)) {
+    if (!fa_cli_load_kernel(CMD, x->kernel_path, x->policy_given,
+                            &x->kernel)) {
         ctx_free(x);
         return CLI_EXIT_USAGE;
     }

@@ -7,6 +7,7 @@
 
 #include "experiments/cli.h"
 #include "experiments/fa_cli.h"
+#include "experiments/fa_kernel_json.h"
 
 void
 fa_cli_exp_default(fa_cli_exp *e)
@@ -151,4 +152,54 @@ fa_cli_log_free(fa_cli_log *l)
     if (l->loaded)
         ax_lg2_table_free(&l->tab);
     l->loaded = false;
+}
+
+bool
+fa_cli_parse_sms(const char *cmd, const char *v, uint64_t *sms)
+{
+    if (!cli_parse_u64(cmd, "--sms", v, sms))
+        return false;
+    if (*sms == 0 || *sms > 100000) {
+        cli_error(cmd, "--sms %s: expected 1 to 100000 multiprocessors", v);
+        return false;
+    }
+    return true;
+}
+
+bool
+fa_cli_parse_dtype(const char *cmd, const char *v)
+{
+    if (strcmp(v, "bf16") != 0 && strcmp(v, "BF16") != 0) {
+        cli_error(cmd,
+                  "--dtype '%s': expected bf16 (the inputs of the "
+                  "attention engine are BF16)",
+                  v);
+        return false;
+    }
+    return true;
+}
+
+bool
+fa_cli_parse_layout(const char *cmd, const char *v, ut_layout *l)
+{
+    if (!ut_layout_parse(v, l)) {
+        cli_error(cmd,
+                  "--layout '%s': expected bhnd ([B, H, N, d]) or bnhd "
+                  "([B, N, H, d])",
+                  v);
+        return false;
+    }
+    return true;
+}
+
+bool
+fa_cli_load_kernel(const char *cmd, const char *path, bool policy_given,
+                   fa_kernel *k)
+{
+    if (path != NULL && policy_given) {
+        cli_error(cmd, "--kernel '%s' and --policy: expected one of them",
+                  path);
+        return false;
+    }
+    return path == NULL || fa_kernel_load(cmd, "--kernel", path, k);
 }

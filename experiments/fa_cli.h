@@ -9,6 +9,7 @@
 
 #include "analysis/ex2_table.h"
 #include "analysis/lg2_table.h"
+#include "analysis/user_tensor.h"
 #include "attention/attention.h"
 
 /* The exp model chosen by --exp.  The ex2-sm90 models point into tab and
@@ -62,5 +63,23 @@ void fa_cli_log_free(fa_cli_log *l);
 /* --splits N|auto: N from 1 to 128 into *N (auto: *AUTO set). */
 bool fa_cli_parse_splits(const char *cmd, const char *v, uint64_t *n,
                          bool *autosel);
+
+/* --sms N: 1 to 100000 multiprocessors into *SMS.  Reports an error under
+   cmd and returns false otherwise. */
+bool fa_cli_parse_sms(const char *cmd, const char *v, uint64_t *sms);
+
+/* --dtype NAME: only bf16 (or BF16) is taken.  Reports an error under cmd
+   and returns false otherwise. */
+bool fa_cli_parse_dtype(const char *cmd, const char *v);
+
+/* --layout NAME: bhnd or bnhd into *L.  Reports an error under cmd and
+   returns false otherwise. */
+bool fa_cli_parse_layout(const char *cmd, const char *v, ut_layout *l);
+
+/* --kernel PATH (when not NULL) into *K, refused together with --policy
+   (POLICY_GIVEN).  Reports an error under cmd and returns false when
+   either is refused. */
+bool fa_cli_load_kernel(const char *cmd, const char *path, bool policy_given,
+                        fa_kernel *k);
 
 #endif

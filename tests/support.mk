@@ -1,6 +1,7 @@
 # tests/support.mk -- libtestsupport: seeded PRNG, failure printer, the MPFR
 # oracle, the library-versus-oracle loops and suites, the Check runner, the
-# value sets and the VCVTNEPS2BF16 wrapper shared by the test programs
+# value sets, the exact decimal texts, gzip scratch files and the
+# VCVTNEPS2BF16 wrapper shared by the test programs
 check_LTLIBRARIES += tests/support/libtestsupport.la
 tests_support_libtestsupport_la_SOURCES = \
 	tests/support/support.h tests/support/support.c \
@@ -9,7 +10,9 @@ tests_support_libtestsupport_la_SOURCES = \
 	tests/support/opsuite.h tests/support/opsuite.c \
 	tests/support/suite.h tests/support/suite.c \
 	tests/support/valueset.h tests/support/valueset.c \
+	tests/support/decimal.h tests/support/decimal.c \
+	tests/support/gzfile.h tests/support/gzfile.c \
 	tests/support/avx512bf16.h tests/support/avx512bf16.c
 tests_support_libtestsupport_la_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) \
-	$(MPFR_CFLAGS) $(OPENMP_CFLAGS)
-tests_support_libtestsupport_la_LIBADD = $(MPFR_LIBS)
+	$(MPFR_CFLAGS) $(OPENMP_CFLAGS) $(ZLIB_CFLAGS)
+tests_support_libtestsupport_la_LIBADD = $(MPFR_LIBS) $(ZLIB_LIBS)

@@ -58,6 +58,28 @@ bench_median(double *v, int n)
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+double
+bench_system(const char *cmd)
+{
+    double t0, t1;
+
+    t0 = bench_now(true);
+    if (system(cmd) != 0)
+        return -1;
+    t1 = bench_now(true);
+    return t1 - t0;
+}
+
+void
+bench_remove_dir(const char *dir)
+{
+    char cmd[256];
+
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "bench: cannot remove %s\n", dir);
+}
+
 /* Repetitions so that one call of SIDE lasts about min_time (one warm-up
    call included). */
 static long

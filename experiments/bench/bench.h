@@ -59,6 +59,12 @@ void bench_row_alone(const char *op, double emu, const char *unit,
 /* Prints every row as one table on stdout. */
 void bench_print_table(void);
 
+/* The wall seconds system(CMD) took, or -1 when it did not exit 0. */
+double bench_system(const char *cmd);
+/* Removes the scratch folder DIR and all below it (a message on stderr
+   when that fails). */
+void bench_remove_dir(const char *dir);
+
 /* The median of V[0..N-1] (reorders V). */
 double bench_median(double *v, int n);
 

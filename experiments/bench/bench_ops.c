@@ -189,6 +189,22 @@ native_run(void *p, long reps)
     }
 }
 
+/* The names of native_run's operations. */
+static const char *const native_names[4] = {"float add", "float mul",
+                                            "float add", "fmaf"};
+
+/* Whether native_run's fmaf (op 3) can run on this CPU. */
+static bool
+have_native_fma(void)
+{
+#if HAVE_NATIVE_FMA
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("fma") != 0;
+#else
+    return false;
+#endif
+}
+
 /*----------------------------------------------------------------------------
  * MPFR: the same correctly rounded operation at the format's precision
  * and exponent range, with mpfr_subnormalize.  Two ways: "bits", the
@@ -293,14 +309,8 @@ bench_scalar(void)
 {
     static const char *const names[4] = {"bf16_add", "bf16_mul", "f32_add",
                                          "f32_fma"};
-    static const char *const native_names[4] = {"float add", "float mul",
-                                                "float add", "fmaf"};
-    bool have_fma = HAVE_NATIVE_FMA;
+    bool have_fma = have_native_fma();
 
-#if HAVE_NATIVE_FMA
-    __builtin_cpu_init();
-    have_fma = __builtin_cpu_supports("fma");
-#endif
     make_operands();
     for (int op = 0; op < 4; op++) {
         emu_ctx ec = {op, SF_ENV_IEEE};
@@ -513,14 +523,8 @@ bench_arrays(void)
         "f32_add_array",  "f32_mul_array",  "f32_fma_array"};
     /* the native loop of the same operation (bench_scalar's ops) */
     static const int native_op[7] = {0, 1, 3, 0, 2, 1, 3};
-    static const char *const native_names[4] = {"float add", "float mul",
-                                                "float add", "fmaf"};
-    bool have_fma = HAVE_NATIVE_FMA;
+    bool have_fma = have_native_fma();
 
-#if HAVE_NATIVE_FMA
-    __builtin_cpu_init();
-    have_fma = __builtin_cpu_supports("fma");
-#endif
     make_operands();
     for (int op = 0; op < 7; op++) {
         for (int p = SF_ISA_SCALAR; p < SF_N_ISA; p++) {

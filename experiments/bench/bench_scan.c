@@ -21,24 +21,18 @@ run_scan(const char *prog, const char *man, const char *dump,
          const char *ref)
 {
     char cmd[16384];
-    double t0, t1;
 
     snprintf(cmd, sizeof cmd,
              "'%s' scan --quiet --threads 1 --reference %s --manifest '%s' "
              "'%s' >/dev/null",
              prog, ref, man, dump);
-    t0 = bench_now(true);
-    if (system(cmd) != 0)
-        return -1;
-    t1 = bench_now(true);
-    return t1 - t0;
+    return bench_system(cmd);
 }
 
 void
 bench_scan(const char *prog, const char *srcdir)
 {
-    char dir[] = "/tmp/bf16emu-bench-XXXXXX", man[4096], dump[4096],
-         cmd[256];
+    char dir[] = "/tmp/bf16emu-bench-XXXXXX", man[4096], dump[4096];
     double ex[MAX_SCAN_ROUNDS], fast[MAX_SCAN_ROUNDS], m1, m2;
     int rounds = bench_cfg.quick ? 1 : 3;
     FILE *f;
@@ -72,9 +66,7 @@ bench_scan(const char *prog, const char *srcdir)
             break;
         }
     }
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    if (system(cmd) != 0)
-        fprintf(stderr, "bench: cannot remove %s\n", dir);
+    bench_remove_dir(dir);
     if (rounds == 0)
         return;
     m1 = bench_median(ex, rounds);

@@ -20,23 +20,18 @@ static double
 run_sweep(const char *prog, const char *dir, int threads, int trials)
 {
     char cmd[4096];
-    double t0, t1;
 
     snprintf(cmd, sizeof cmd,
              "'%s' sweep --out '%s/out' --force --no-plot --quiet "
              "--threads %d --trials %d >/dev/null",
              prog, dir, threads, trials);
-    t0 = bench_now(true);
-    if (system(cmd) != 0)
-        return -1;
-    t1 = bench_now(true);
-    return t1 - t0;
+    return bench_system(cmd);
 }
 
 void
 bench_sweep(const char *prog)
 {
-    char dir[] = "/tmp/bf16emu-bench-XXXXXX", cmd[256];
+    char dir[] = "/tmp/bf16emu-bench-XXXXXX";
     double one[MAX_SWEEP_ROUNDS], two[MAX_SWEEP_ROUNDS], m1, m2;
     int rounds = bench_cfg.quick ? 1 : 3, trials = bench_cfg.quick ? 1 : 2;
 
@@ -59,9 +54,7 @@ bench_sweep(const char *prog)
             break;
         }
     }
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    if (system(cmd) != 0)
-        fprintf(stderr, "bench: cannot remove %s\n", dir);
+    bench_remove_dir(dir);
     if (rounds == 0)
         return;
     m1 = bench_median(one, rounds);

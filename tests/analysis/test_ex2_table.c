@@ -15,11 +15,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include "analysis/ex2_table.h"
 #include "analysis/tensor.h"
 #include "attention/attention.h"
+#include "tests/support/gzfile.h"
 
 static const char *
 samples_path(void)
@@ -106,28 +106,13 @@ START_TEST(test_against_h200)
 }
 END_TEST
 
-/* Writes BYTES (N) gzip-compressed to a temporary file; returns its
-   name in NAME. */
-static void
-write_gz(char *name, size_t len, const unsigned char *bytes, size_t n)
-{
-    snprintf(name, len, "ex2_bad_%ld_XXXXXX", (long)getpid());
-    int fd = mkstemp(name);
-    ck_assert_int_ge(fd, 0);
-    gzFile g = gzdopen(fd, "wb");
-    ck_assert_ptr_nonnull(g);
-    if (n > 0)
-        ck_assert_int_eq(gzwrite(g, bytes, (unsigned)n), (int)n);
-    gzclose(g);
-}
-
 static void
 expect_error(const unsigned char *bytes, size_t n, const char *what)
 {
     char name[64], err[512];
     ax_ex2_table t;
 
-    write_gz(name, sizeof name, bytes, n);
+    ck_assert(tst_write_gz(name, sizeof name, "ex2_bad", bytes, n));
     ck_assert_int_eq(ax_ex2_table_load(name, &t, err, sizeof err), -1);
     ck_assert_msg(strstr(err, what) != NULL && strstr(err, name) == err,
                   "for %s: got \"%s\"", what, err);
@@ -169,7 +154,7 @@ START_TEST(test_damaged)
     put32(ok + 36, (uint32_t)(h[1] >> 32));
     ok[40] = 1;
     ok[41] = 2;
-    write_gz(name, sizeof name, ok, sizeof ok);
+    ck_assert(tst_write_gz(name, sizeof name, "ex2_bad", ok, sizeof ok));
     ck_assert_msg(ax_ex2_table_load(name, &t, err, sizeof err) == 0, "%s",
                   err);
     ck_assert_uint_eq(t.count, 2);

@@ -14,82 +14,20 @@
 #include <string.h>
 
 #include "analysis/exact_decimal.h"
+#include "tests/support/decimal.h"
 #include "tests/support/suite.h"
 #include "tests/support/support.h"
 
 /*----------------------------------------------------------------------------
- * The oracle: digits from mpfr_get_str, laid out in the notation by this
- * file's own code (pinned by the hand-written cases of test_notation).
+ * The oracle: digits from mpfr_get_str, laid out in the notation by the
+ * tests' own code, tests/support/decimal.c (pinned by the hand-written
+ * cases of test_notation).
  *--------------------------------------------------------------------------*/
-/* The text of 0.DIG * 10^e10p (DIG from mpfr_get_str, no sign), where
-   "..." follows when MORE; trailing zeros dropped unless MORE. */
-static char *
-layout(bool neg, const char *dig, long e10p, bool more)
-{
-    size_t nd = strlen(dig), cap = nd + 64;
-    long e = e10p - 1; /* exponent of the leading digit */
-    char *out = malloc(cap + (size_t)(e > 0 && e < 30 ? e : 0)
-                       + (size_t)(e < 0 && e > -10 ? -e : 0));
-    char *p = out;
-
-    while (!more && nd > 1 && dig[nd - 1] == '0')
-        nd--;
-    if (neg)
-        *p++ = '-';
-    if (e >= -5 && e <= 20) {
-        if (e < 0) {
-            *p++ = '0';
-            *p++ = '.';
-            for (long i = 0; i < -e - 1; i++)
-                *p++ = '0';
-            memcpy(p, dig, nd);
-            p += nd;
-        } else {
-            for (long i = 0; i <= e; i++)
-                *p++ = (size_t)i < nd ? dig[i] : '0';
-            if ((size_t)e + 1 < nd) {
-                *p++ = '.';
-                memcpy(p, dig + e + 1, nd - (size_t)e - 1);
-                p += nd - (size_t)e - 1;
-            }
-        }
-    } else {
-        *p++ = dig[0];
-        if (nd > 1) {
-            *p++ = '.';
-            memcpy(p, dig + 1, nd - 1);
-            p += nd - 1;
-        }
-        p += sprintf(p, "e%c%02ld", e < 0 ? '-' : '+', e < 0 ? -e : e);
-    }
-    if (more) {
-        memcpy(p, "...", 3);
-        p += 3;
-    }
-    *p = '\0';
-    return out;
-}
-
 /* Every digit of X, an MPFR number held exactly. */
 static char *
 expect_exact(const mpfr_t x)
 {
-    mpfr_exp_t e;
-    long ex, n;
-    char *dig, *r;
-
-    if (mpfr_zero_p(x))
-        return strdup("0");
-    ex = (long)mpfr_get_exp(x);
-    /* the lowest bit is at least 2^(ex - prec): that many places after
-       the point, plus the integer digits, hold every digit */
-    n = (ex > 0 ? ex * 31 / 100 + 2 : 2)
-        + (ex - (long)mpfr_get_prec(x) < 0 ? (long)mpfr_get_prec(x) - ex : 0)
-        + 4;
-    dig = mpfr_get_str(NULL, &e, 10, (size_t)n, x, MPFR_RNDN);
-    r = layout(dig[0] == '-', dig + (dig[0] == '-'), (long)e, false);
-    mpfr_free_str(dig);
-    return r;
+    return mpfr_zero_p(x) ? strdup("0") : tst_decimal_exact(x);
 }
 
 /* The first XDEC_DIGITS digits of a value known to lie in [LO, HI] (same
@@ -97,16 +35,7 @@ expect_exact(const mpfr_t x)
 static char *
 expect_truncated(const mpfr_t lo, const mpfr_t hi)
 {
-    mpfr_exp_t e1, e2;
-    char *d1 = mpfr_get_str(NULL, &e1, 10, XDEC_DIGITS, lo, MPFR_RNDZ);
-    char *d2 = mpfr_get_str(NULL, &e2, 10, XDEC_DIGITS, hi, MPFR_RNDZ);
-    char *r = NULL;
-
-    if (e1 == e2 && strcmp(d1, d2) == 0)
-        r = layout(d1[0] == '-', d1 + (d1[0] == '-'), (long)e1, true);
-    mpfr_free_str(d1);
-    mpfr_free_str(d2);
-    return r;
+    return tst_decimal_truncated(lo, hi, XDEC_DIGITS);
 }
 
 static int n_fail;
@@ -349,7 +278,7 @@ START_TEST(test_decimal_random)
         if (neg)
             mpq_neg(q, q);
         s = xdec_rational(q);
-        w = layout(neg, dig, k + (long)nd, false);
+        w = tst_decimal_layout(neg, dig, k + (long)nd, false);
         snprintf(what, sizeof what, "%zu digits * 10^%ld", nd, k);
         check_text(what, s, w);
         free(s);
@@ -662,7 +591,8 @@ START_TEST(test_parse_decimal_random)
         s = xdec_rational(q);
         /* value = 0.DIG * 10^(point - first + e): POINT digits before
            the point, the first significant one at index FIRST */
-        w = any ? layout(minus, dig, (long)point - (long)first + e, false)
+        w = any ? tst_decimal_layout(minus, dig, (long)point - (long)first + e,
+                                     false)
                 : strdup("0");
         check_text(text, s, w);
         free(s);

@@ -19,13 +19,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include "analysis/ex2_table.h"
 #include "analysis/lg2_table.h"
 #include "analysis/tensor.h"
 #include "attention/attention.h"
 #include "softfloat/softfloat.h"
+#include "tests/support/gzfile.h"
 
 #define G SRCDIR "/tests/data/gpu/"
 
@@ -320,25 +320,12 @@ START_TEST(test_lse_sdpa)
 END_TEST
 
 static void
-write_gz(char *name, size_t len, const unsigned char *bytes, size_t n)
-{
-    snprintf(name, len, "lg2_bad_%ld_XXXXXX", (long)getpid());
-    int fd = mkstemp(name);
-    ck_assert_int_ge(fd, 0);
-    gzFile g = gzdopen(fd, "wb");
-    ck_assert_ptr_nonnull(g);
-    if (n > 0)
-        ck_assert_int_eq(gzwrite(g, bytes, (unsigned)n), (int)n);
-    gzclose(g);
-}
-
-static void
 expect_error(const unsigned char *bytes, size_t n, const char *what)
 {
     char name[64], err[512];
     ax_lg2_table t;
 
-    write_gz(name, sizeof name, bytes, n);
+    ck_assert(tst_write_gz(name, sizeof name, "lg2_bad", bytes, n));
     ck_assert_int_eq(ax_lg2_table_load(name, &t, err, sizeof err), -1);
     ck_assert_msg(strstr(err, what) != NULL && strstr(err, name) == err,
                   "for %s: got \"%s\"", what, err);
@@ -376,7 +363,7 @@ START_TEST(test_damaged)
     put(ok + 24, hb, 8);
     put(ok + 32, hc, 8);
     put(ok + 40, 0x3F800000u, 4);
-    write_gz(name, sizeof name, ok, n);
+    ck_assert(tst_write_gz(name, sizeof name, "lg2_bad", ok, n));
     ck_assert_msg(ax_lg2_table_load(name, &t, err, sizeof err) == 0, "%s",
                   err);
     ck_assert_uint_eq(t.base[12345], 0x3F800000u);

@@ -20,6 +20,7 @@
 #include <jansson.h>
 #include <mpfr.h>
 
+#include "tests/support/decimal.h"
 #include "tests/support/support.h"
 
 #define PREC 4400    /* holds every dyadic from 2^-1600 to 2^2700 */
@@ -34,67 +35,13 @@ static char cmdline[4096];
  * The expected text: significant digits laid out as the man page says
  * (positional for leading-digit exponents -5..20, else d.ddde+XX).
  *--------------------------------------------------------------------------*/
-/* 0.DIG * 10^e10p, sign NEG, "..." when MORE (then zeros are kept). */
-static char *
-layout(bool neg, const char *dig, long e10p, bool more)
-{
-    size_t nd = strlen(dig);
-    long e = e10p - 1;
-    char *out = malloc(nd + 80), *p = out;
-
-    while (!more && nd > 1 && dig[nd - 1] == '0')
-        nd--;
-    if (neg)
-        *p++ = '-';
-    if (e >= -5 && e <= 20) {
-        if (e < 0) {
-            p += sprintf(p, "0.");
-            for (long i = 0; i < -e - 1; i++)
-                *p++ = '0';
-            memcpy(p, dig, nd);
-            p += nd;
-        } else {
-            for (long i = 0; i <= e; i++)
-                *p++ = (size_t)i < nd ? dig[i] : '0';
-            if ((size_t)e + 1 < nd) {
-                *p++ = '.';
-                memcpy(p, dig + e + 1, nd - (size_t)e - 1);
-                p += nd - (size_t)e - 1;
-            }
-        }
-    } else {
-        *p++ = dig[0];
-        if (nd > 1) {
-            *p++ = '.';
-            memcpy(p, dig + 1, nd - 1);
-            p += nd - 1;
-        }
-        p += sprintf(p, "e%c%02ld", e < 0 ? '-' : '+', e < 0 ? -e : e);
-    }
-    strcpy(p, more ? "..." : "");
-    return out;
-}
-
 /* Every digit of X (held exactly). */
 static char *
 mpfr_text(const mpfr_t x)
 {
-    mpfr_exp_t e;
-    long ex;
-    size_t n;
-    char *dig, *r;
-
     if (mpfr_zero_p(x)) /* the values of -0 are "-0" */
         return strdup(mpfr_signbit(x) ? "-0" : "0");
-    ex = (long)mpfr_get_exp(x);
-    n = (size_t)((ex > 0 ? ex * 31 / 100 + 2 : 2)
-                 + ((long)mpfr_get_prec(x) > ex ? (long)mpfr_get_prec(x) - ex
-                                                : 0)
-                 + 4);
-    dig = mpfr_get_str(NULL, &e, 10, n, x, MPFR_RNDN);
-    r = layout(dig[0] == '-', dig + (dig[0] == '-'), (long)e, false);
-    mpfr_free_str(dig);
-    return r;
+    return tst_decimal_exact(x);
 }
 
 /* Every digit of X as a number (an error, a sum): zero is "0". */
@@ -109,16 +56,7 @@ num_text(const mpfr_t x)
 static char *
 truncated_text(const mpfr_t lo, const mpfr_t hi)
 {
-    mpfr_exp_t e1, e2;
-    char *d1 = mpfr_get_str(NULL, &e1, 10, DIGITS, lo, MPFR_RNDZ);
-    char *d2 = mpfr_get_str(NULL, &e2, 10, DIGITS, hi, MPFR_RNDZ);
-    char *r = NULL;
-
-    if (e1 == e2 && strcmp(d1, d2) == 0 && mpfr_sgn(lo) == mpfr_sgn(hi))
-        r = layout(d1[0] == '-', d1 + (d1[0] == '-'), (long)e1, true);
-    mpfr_free_str(d1);
-    mpfr_free_str(d2);
-    return r;
+    return tst_decimal_truncated(lo, hi, DIGITS);
 }
 
 /* Every digit of Q when its reduced denominator is 2^i 5^j (scaled by
@@ -145,7 +83,8 @@ rational_text(const mpq_t q)
         mpz_divexact(n, n, mpq_denref(q));
         mpz_abs(n, n);
         dig = mpz_get_str(NULL, 10, n);
-        r = layout(mpq_sgn(q) < 0, dig, (long)strlen(dig) - (long)p, false);
+        r = tst_decimal_layout(mpq_sgn(q) < 0, dig,
+                               (long)strlen(dig) - (long)p, false);
         free(dig);
     }
     mpz_clears(d, n, five, NULL);

@@ -1,0 +1,36 @@
+/* gz_table.h -- pieces shared by the readers of the measured H200 tables
+   (ex2-sm90.bin.gz, lg2-sm90.bin.gz): where the file is, error messages,
+   little-endian fields and the FNV-1a hashes in the headers */
+#ifndef BF16EMU_ANALYSIS_GZ_TABLE_H
+#define BF16EMU_ANALYSIS_GZ_TABLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(__GNUC__)
+#define GZT_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define GZT_PRINTF(f, a)
+#endif
+
+/* The FNV-1a 64-bit offset basis. */
+#define GZT_FNV_OFFSET 1469598103934665603ull
+
+/* The value of the environment variable ENV when set and not empty, else
+   IN_TREE when it exists, else INSTALLED. */
+const char *gzt_default_path(const char *env, const char *in_tree,
+                             const char *installed);
+
+/* Fills ERR (when not NULL and ERRLEN > 0) with "PATH: " and the message;
+   returns -1. */
+int gzt_fail(char *err, size_t errlen, const char *path, const char *fmt, ...)
+    GZT_PRINTF(4, 5);
+
+/* The N-byte (N <= 8) little-endian unsigned integer at P. */
+uint64_t gzt_le(const unsigned char *p, int n);
+
+/* H advanced by FNV-1a over the N low bytes of V, least significant
+   first. */
+uint64_t gzt_fnv(uint64_t h, uint64_t v, int n);
+
+#endif

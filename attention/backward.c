@@ -38,6 +38,31 @@ fp_policy(const fa_plan *pl)
     return pl->k.bwd == FA_BWD_CHAIN;
 }
 
+/* The format of P~ and dS~ as the backward's MMAs take them, and of its
+   16-bit outputs: FA2's Element type (the inputs' format), the repo's
+   BF16. */
+static fa_fmt
+elt_fmt(const fa_plan *pl)
+{
+    return pl->k.bwd == FA_BWD_FA2 ? pl->in_fmt : FA_FMT_BF16;
+}
+
+static const sf_format *
+elt_format(const fa_plan *pl)
+{
+    return fa_fmt_format(elt_fmt(pl));
+}
+
+/* X rounded to the format F (BF16 or FP16, RNE), as its 16-bit pattern
+   (cvt.rn.bf16x2.f32, cvt.rn.f16x2.f32: overflow gives infinity). */
+static uint16_t
+to_elt(fa_fmt f, uint32_t x, sf_env *env)
+{
+    if (f == FA_FMT_F16)
+        return sf_f32_to_f16((sf_f32){x}, SF_RNE, env).bits;
+    return fa_bf16(x, env);
+}
+
 static void
 bwd_layout(const fa_plan *pl, fa_ws *w, bwd_ws *b)
 {
@@ -84,10 +109,12 @@ uint32_t
 fa2_dot_do_o(const fa_plan *pl, const uint16_t *dout, const uint32_t *o,
              sf_env *env)
 {
-    /* The kernel's head dimension (d rounded up to 32, zero padded), its
-       "page" of 64 columns (32 when not a multiple of 64) and T threads
-       per row, each loading 8 consecutive columns of every page. */
-    size_t kd = (pl->d + 31) / 32 * 32;
+    /* The kernel's head dimension kHeadDim (zero padded): PyTorch's
+       head_size_rounded, d rounded up to 32 up to 128 and to 64 above
+       (d = 160 runs the 192 kernel), its "page" of 64 columns (32 when
+       not a multiple of 64) and T threads per row, each loading 8
+       consecutive columns of every page. */
+    size_t kd = pl->d <= 128 ? (pl->d + 31) / 32 * 32 : (pl->d + 63) / 64 * 64;
     size_t page = kd % 64 == 0 ? 64 : 32, nt = page / 8;
     uint32_t x[8], y[8];
     unsigned need[4];
@@ -98,7 +125,8 @@ fa2_dot_do_o(const fa_plan *pl, const uint16_t *dout, const uint32_t *o,
         for (size_t p0 = 0; p0 < kd; p0 += page)
             for (size_t e = 0; e < 8; e++) {
                 size_t c = p0 + 8 * t + e;
-                uint32_t a = c < pl->d ? fa_wide(dout[c]) : FA_F32_ZERO;
+                uint32_t a =
+                    c < pl->d ? fa_in_wide(pl->in_fmt, dout[c]) : FA_F32_ZERO;
                 uint32_t b = c < pl->d ? o[c] : FA_F32_ZERO;
                 /* do * o, then FFMA (nvcc contracts dP_sum += do * o) */
                 x[t] = first ? fa_mul(a, b, env) : fa_fma(a, b, x[t], env);
@@ -195,11 +223,12 @@ row_delta(bwd_run *r, size_t i, size_t ri, size_t vis)
         for (size_t c = 0; c < pl->d; c++) {
             uint32_t a = FA_F32_ZERO;
             for (size_t j = 0; j < nkeys; j++)
-                a = fa_fma(prow[j], fa_wide(r->v[j * pl->d + c]), a, e);
+                a = fa_fma(prow[j], fa_in_wide(pl->in_fmt, r->v[j * pl->d + c]),
+                           a, e);
             w->ohp[c] = a;
         }
         for (size_t c = 0; c < pl->d; c++)
-            acc = fa_fma(fa_wide(dor[c]), w->ohp[c], acc, e);
+            acc = fa_fma(fa_in_wide(pl->in_fmt, dor[c]), w->ohp[c], acc, e);
         return repo ? fa_rbf(acc, e) : acc;
     }
     if (pl->abl & FA_ABL_DELTA_DPP) {
@@ -217,15 +246,18 @@ row_delta(bwd_run *r, size_t i, size_t ri, size_t vis)
     switch (pl->k.bwd) {
     case FA_BWD_REPO:
         /* D = (doc * oc).sum(-1): BF16 products, FP32 sum, BF16 */
-        acc = fa_rbf(fa_mul(fa_wide(dor[0]), orow[0], e), e);
+        acc = fa_rbf(fa_mul(fa_in_wide(pl->in_fmt, dor[0]), orow[0], e), e);
         for (size_t c = 1; c < pl->d; c++)
             acc =
-                fa_add(acc, fa_rbf(fa_mul(fa_wide(dor[c]), orow[c], e), e), e);
+                fa_add(acc,
+                       fa_rbf(fa_mul(fa_in_wide(pl->in_fmt, dor[c]), orow[c], e),
+                              e),
+                       e);
         return fa_rbf(acc, e);
     case FA_BWD_FA2:
         return fa2_dot_do_o(pl, dor, orow, e);
     default:
-        return (uint32_t)sf_mma_dot(pl->mdelta, &sf_format_bf16, dor, 1,
+        return (uint32_t)sf_mma_dot(pl->mdelta, pl->in, dor, 1,
                                     &sf_format_f32, orow, 1, pl->d, 0, e);
     }
 }
@@ -240,10 +272,10 @@ bwd_rows(bwd_run *r, size_t mb, size_t i0, size_t nr)
     size_t nk = pl->nk, d = pl->d;
 
     if (r->tcol < 0) {
-        sf_mma_gemm(pl->mqk, nr, nk, d, &sf_format_bf16, r->q + i0 * d,
-                    &sf_format_bf16, w->kt, NULL, w->sp, SF_MMA_PATH_AUTO, e);
-        sf_mma_gemm(pl->mdp, nr, nk, d, &sf_format_bf16, r->dout + i0 * d,
-                    &sf_format_bf16, w->vt, NULL, w->dp, SF_MMA_PATH_AUTO, e);
+        sf_mma_gemm(pl->mqk, nr, nk, d, pl->in, r->q + i0 * d, pl->in, w->kt,
+                    NULL, w->sp, SF_MMA_PATH_AUTO, e);
+        sf_mma_gemm(pl->mdp, nr, nk, d, pl->in, r->dout + i0 * d, pl->in,
+                    w->vt, NULL, w->dp, SF_MMA_PATH_AUTO, e);
     }
     for (size_t ri = 0; ri < nr; ri++) {
         size_t i = i0 + ri, vis = fa_visible(pl, i);
@@ -266,11 +298,11 @@ bwd_rows(bwd_run *r, size_t mb, size_t i0, size_t nr)
             if (r->tcol >= 0) {
                 if (!masked)
                     sp[j] = (uint32_t)sf_mma_dot(
-                        pl->mqk, &sf_format_bf16, r->q + i * d, 1,
-                        &sf_format_bf16, r->k + j * d, 1, d, 0, e);
+                        pl->mqk, pl->in, r->q + i * d, 1, pl->in,
+                        r->k + j * d, 1, d, 0, e);
                 dp[j] = (uint32_t)sf_mma_dot(
-                    pl->mdp, &sf_format_bf16, r->dout + i * d, 1,
-                    &sf_format_bf16, r->v + j * d, 1, d, 0, e);
+                    pl->mdp, pl->in, r->dout + i * d, 1, pl->in,
+                    r->v + j * d, 1, d, 0, e);
             }
             switch (pl->k.bwd) {
             case FA_BWD_REPO:
@@ -289,7 +321,7 @@ bwd_rows(bwd_run *r, size_t mb, size_t i0, size_t nr)
                     pl, pl->k.exp_arg == FA_ARG_SCALE_FMA
                             ? fa_fma(s, pl->scale_log2, lse2 ^ FA_F32_SIGN, e)
                             : fa_sub(fa_mul(s, pl->scale_log2, e), lse2, e));
-                pb[j] = fa_bf16(sp[j], e);
+                pb[j] = to_elt(pl->in_fmt, sp[j], e);
                 break;
             default:
                 s = fa_mul(sp[j], pl->scale, e);
@@ -319,7 +351,7 @@ bwd_rows(bwd_run *r, size_t mb, size_t i0, size_t nr)
                 break;
             case FA_BWD_FA2:
                 ds[j] = fa_mul(sp[j], fa_sub(dp[j], delta, e), e);
-                dsb[j] = fa_bf16(ds[j], e);
+                dsb[j] = to_elt(pl->in_fmt, ds[j], e);
                 break;
             default:
                 ds[j] = fa_mul(sp[j], fa_sub(dp[j], delta, e), e);
@@ -348,14 +380,14 @@ bwd_rows(bwd_run *r, size_t mb, size_t i0, size_t nr)
                 /* dQ = scale * (dS K), one chain over the visible keys */
                 if (r->tcol < 0)
                     sf_mma_gemm(pl->mdq, 1, d, vis, &sf_format_f32, ds,
-                                &sf_format_bf16, r->k, NULL, w->dqt,
+                                pl->in, r->k, NULL, w->dqt,
                                 SF_MMA_PATH_AUTO, e);
                 for (size_t c = 0; c < d; c++) {
                     sf_env *ce = col_env(r, c);
                     uint32_t x = r->tcol < 0 ? w->dqt[c]
                                              : (uint32_t)sf_mma_dot(
                                                  pl->mdq, &sf_format_f32, ds,
-                                                 1, &sf_format_bf16, r->k + c,
+                                                 1, pl->in, r->k + c,
                                                  (ptrdiff_t)d, vis, 0, ce);
                     x = fa_mul(x, pl->scale, ce);
                     if (out)
@@ -376,16 +408,16 @@ bwd_rows(bwd_run *r, size_t mb, size_t i0, size_t nr)
                     continue;
                 /* the block's dS K, an MMA chain over its keys from 0 */
                 if (r->tcol < 0)
-                    sf_mma_gemm(pl->mdq, 1, d, bw, &sf_format_bf16, dsb + c0,
-                                &sf_format_bf16, r->k + c0 * d, NULL, w->dqt,
+                    sf_mma_gemm(pl->mdq, 1, d, bw, elt_format(pl), dsb + c0,
+                                pl->in, r->k + c0 * d, NULL, w->dqt,
                                 SF_MMA_PATH_AUTO, e);
                 for (size_t c = 0; c < d; c++) {
                     sf_env *ce = col_env(r, c);
                     uint32_t x = r->tcol < 0
                                      ? w->dqt[c]
                                      : (uint32_t)sf_mma_dot(
-                                         pl->mdq, &sf_format_bf16, dsb + c0, 1,
-                                         &sf_format_bf16, r->k + c0 * d + c,
+                                         pl->mdq, elt_format(pl), dsb + c0, 1,
+                                         pl->in, r->k + c0 * d + c,
                                          (ptrdiff_t)d, bw, 0, ce);
                     if (pl->k.bwd == FA_BWD_REPO)
                         /* dqc.add_(dq_chunk), both BF16 */
@@ -404,7 +436,7 @@ bwd_rows(bwd_run *r, size_t mb, size_t i0, size_t nr)
                     x = FA_F32_ZERO;
                     for (size_t sp_ = 0; sp_ < pl->dq_splits; sp_++)
                         x = fa_add(x, dqrow[sp_ * d + c], ce);
-                    x = fa_rbf(fa_mul(x, pl->scale, ce), ce);
+                    x = fa_round(pl->in_fmt, fa_mul(x, pl->scale, ce), ce);
                 }
                 if (out)
                     out[c] = x;
@@ -429,13 +461,13 @@ bwd_kv(bwd_run *r, size_t mb, size_t i0, size_t nr)
             for (size_t ri = 0; ri < nr; ri++)
                 w->at32[j * nr + ri] = w->sp[ri * nk + j];
         sf_mma_gemm(pl->mdv, nk, d, nr, &sf_format_f32, w->at32,
-                    &sf_format_bf16, r->dout + i0 * d, w->dv, w->dv,
+                    pl->in, r->dout + i0 * d, w->dv, w->dv,
                     SF_MMA_PATH_AUTO, e);
         for (size_t j = 0; j < nk; j++)
             for (size_t ri = 0; ri < nr; ri++)
                 w->at32[j * nr + ri] = w->ds[ri * nk + j];
         sf_mma_gemm(pl->mdk, nk, d, nr, &sf_format_f32, w->at32,
-                    &sf_format_bf16, r->q + i0 * d, w->dk, w->dk,
+                    pl->in, r->q + i0 * d, w->dk, w->dk,
                     SF_MMA_PATH_AUTO, e);
         return;
     }
@@ -456,13 +488,13 @@ bwd_kv(bwd_run *r, size_t mb, size_t i0, size_t nr)
             if (pl->k.bwd == FA_BWD_FA2) {
                 /* acc_dv += P~^T dO (acc_dk += dS~^T Q): the MMA chain
                    over the block's rows, through the accumulator */
-                sf_mma_gemm(mm, bw, d, nr, &sf_format_bf16, w->at16,
-                            &sf_format_bf16, rhs + i0 * d, acc, acc,
+                sf_mma_gemm(mm, bw, d, nr, elt_format(pl), w->at16, pl->in,
+                            rhs + i0 * d, acc, acc,
                             SF_MMA_PATH_AUTO, e);
             } else {
                 /* repo: dv_chunk (dk_chunk) in BF16, then dvc.add_ */
-                sf_mma_gemm(mm, bw, d, nr, &sf_format_bf16, w->at16,
-                            &sf_format_bf16, rhs + i0 * d, NULL, w->chunk,
+                sf_mma_gemm(mm, bw, d, nr, elt_format(pl), w->at16, pl->in,
+                            rhs + i0 * d, NULL, w->chunk,
                             SF_MMA_PATH_AUTO, e);
                 for (size_t x = 0; x < bw * d; x++)
                     acc[x] =
@@ -488,7 +520,6 @@ fa_backward(const fa_config *cfg, const uint16_t *q, const uint16_t *k,
     size_t nmb;
 
     if (fa_plan_init(cfg, &pl) != NULL || fa_plan_capture_check(&pl, cap)
-        || pl.in_fmt != FA_FMT_BF16 /* the backward takes BF16 inputs */
         || q == NULL || k == NULL || v == NULL || o == NULL || lse == NULL
         || dout == NULL || dq == NULL || dk == NULL || dv == NULL
         || env == NULL)
@@ -536,8 +567,8 @@ fa_backward(const fa_config *cfg, const uint16_t *q, const uint16_t *k,
             uint32_t gk = w.dk[x], gv = w.dv[x];
             switch (pl.k.bwd) {
             case FA_BWD_FA2:
-                gk = fa_rbf(fa_mul(gk, pl.scale, env), env);
-                gv = fa_rbf(gv, env);
+                gk = fa_round(pl.in_fmt, fa_mul(gk, pl.scale, env), env);
+                gv = fa_round(pl.in_fmt, gv, env);
                 break;
             case FA_BWD_REPO:
                 break;

@@ -829,12 +829,8 @@ check_tensor(diff_ctx *x, int i)
                       x->f16 ? "F16" : "BF16");
             return false;
         }
-    } else if (x->f16 && t->dtype == TENSOR_F16 && !x->stage_given
-               && (i == T_DQ || i == T_DK || i == T_DV)) {
-        /* the backward takes BF16 inputs: its stages are left out */
-        x->want[ST_DQ] = x->want[ST_DK] = x->want[ST_DV] = false;
-        return true;
-    } else if (x->f16 && i == T_O) {
+    } else if (x->f16
+               && (i == T_O || i == T_DQ || i == T_DK || i == T_DV)) {
         if (t->dtype != TENSOR_F16) {
             cli_error(CMD, "%s: dtype %s (expected F16, as q)", x->src[i],
                       tensor_dtype_name(t->dtype));
@@ -2714,14 +2710,6 @@ run(diff_ctx *x)
         cli_sat_mul(cli_sat_mul(cli_sat_mul((uint64_t)x->heads, x->nq),
                                 cli_sat_mul(x->nk, x->d)),
                     x->need_bwd ? 4 : 1);
-    if (x->f16 && x->need_bwd) {
-        cli_error(CMD,
-                  "%s: the stages dq, dk and dv: the backward takes "
-                  "BF16 inputs (these are F16; expected --stage "
-                  "without them)",
-                  x->dump != NULL ? x->dump : "the inputs");
-        return false;
-    }
     if (x->no_exact)
         x->exact_note = "--no-exact";
     else if (x->f16)

@@ -229,7 +229,10 @@ bf16_bwd_bounds(const fa_config *c, const bw *b, const double *o,
                  : c->br_bwd ? c->br_bwd
                  : c->br     ? c->br
                              : 512;
-    size_t bcb = fa2 ? 128 : c->bc_bwd ? c->bc_bwd : c->bc ? c->bc : 512;
+    size_t bcb = fa2 ? (d <= 128 ? 128 : 64)
+                 : c->bc_bwd ? c->bc_bwd
+                 : c->bc     ? c->bc
+                             : 512;
     double tr = (double)((nq + brb - 1) / brb),
            tb = (double)((nk + bcb - 1) / bcb);
     double kd = (double)((d + 15) / 16);

@@ -36,7 +36,8 @@
 
 /*
  * What is computed.  Q, K, V (and dO for the backward) are BF16 tensors
- * [B, H, N, d], [H, N, d] or [N, d], read from files or generated.  The
+ * (or FP16 ones, all four alike) [B, H, N, d], [H, N, d] or [N, d], read
+ * from files or generated.  The
  * forward (and backward) of attention/attention.h runs with the chosen
  * policy, fix, ablations, tiles, KV order, mask, scale and exp model, one
  * (batch, head) pair at a time, so the pairs can run in parallel threads;
@@ -536,6 +537,7 @@ read_fwd_outputs(attn_ctx *x)
                     &o->t, NULL, &err)
                 != TENSOR_OK
             || (n == 0 && o->t.dtype != TENSOR_F32
+                && !(x->f16 && o->t.dtype == TENSOR_F16)
                 && ut_as_dtype(&o->t, spec, TENSOR_BF16, x->dtype_given,
                                "--dtype", NULL, &err)
                        != TENSOR_OK)) {
@@ -557,6 +559,13 @@ read_fwd_outputs(attn_ctx *x)
                       n == 0 ? "the shape of Q" : "Q's without d");
             return false;
         }
+        if (n == 0 && (o->t.dtype == TENSOR_F16) != x->f16
+            && o->t.dtype != TENSOR_F32) {
+            cli_error(CMD, "%s %s: dtype %s but Q is %s (expected %s or F32)",
+                      o->opt, spec, tensor_dtype_name(o->t.dtype),
+                      x->f16 ? "F16" : "BF16", x->f16 ? "F16" : "BF16");
+            return false;
+        }
         if (n == 1 && o->t.dtype != TENSOR_F32) {
             cli_error(CMD, "%s %s: dtype %s (expected F32)", o->opt, spec,
                       tensor_dtype_name(o->t.dtype));
@@ -573,6 +582,12 @@ read_fwd_outputs(attn_ctx *x)
             x->bwd_lse = dst;
         for (uint64_t j = 0; j < o->t.n_elems; j++) {
             uint64_t b = tensor_get_bits(&o->t, j);
+            if (o->t.dtype == TENSOR_F16) {
+                sf_env env = SF_ENV_IEEE;
+                dst[j] = (uint32_t)sf_convert(&sf_format_f32, &sf_format_f16,
+                                              b, SF_RNE, &env);
+                continue;
+            }
             if (o->t.dtype != TENSOR_F32) {
                 dst[j] = (uint32_t)b << 16;
                 continue;
@@ -653,13 +668,6 @@ check_shapes(attn_ctx *x)
             return false;
         }
     x->f16 = q->dtype == TENSOR_F16;
-    if (x->f16 && x->backward) {
-        cli_error(CMD,
-                  "--backward: Q %s is F16; the backward takes BF16 "
-                  "inputs (expected BF16 files, or no --backward)",
-                  sq);
-        return false;
-    }
     x->rank = r;
     x->n_lead = r - 2;
     for (unsigned j = 0; j < x->n_lead; j++)
@@ -1479,8 +1487,8 @@ write_output(attn_ctx *x)
         char key[32];
         const char *name = f->list[i].name;
         const sf_format *fmt = fa_output_format(&x->cfg, name);
-        if (fmt == NULL)
-            fmt = &sf_format_bf16; /* the inputs */
+        if (fmt == NULL) /* the inputs */
+            fmt = x->f16 ? &sf_format_f16 : &sf_format_bf16;
         snprintf(key, sizeof key, "format.%s", name);
         meta_add(f, key, "%s", fmt->name);
     }
@@ -2242,7 +2250,7 @@ attn_help(FILE *out)
         "\n"
         "inputs (files: BF16, or U16 / '<u2' bit patterns; [B, H, N, d], "
         "[H, N, d]\nor [N, d]; K and V [.., Nk, d] with Q's leading "
-        "dimensions and d; or F16, the forward only):\n"
+        "dimensions and d; or F16, all four):\n"
         "  --q, --k, --v FILE[:KEY]  Q, K, V\n"
         "  --do FILE[:KEY]      dO (needed with --backward)\n"
         "  --gen NAME           generate Q, K, V (and dO): normal, sink, "

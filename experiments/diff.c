@@ -36,7 +36,9 @@
  * rule.  Each stage is recomputed on the emulator from the dump's own
  * inputs to that stage: o and lse by fa_forward from q, k, v; dq, dk and
  * dv by fa_backward from q, k, v, do and the dump's o and lse (so a
- * difference in the forward does not spill into the backward).
+ * difference in the forward does not spill into the backward).  An FP16
+ * dump has q, k, v, do, o, dq, dk, dv in F16 (FA2's Element type: the
+ * stages are compared in FP16).
  *
  * For each stage the GPU's and the emulator's values are compared in the
  * stage's format (fa_output_format: BF16 for o, dq, dk, dv under fa2, FP32

@@ -761,7 +761,9 @@ build_config(attn_ctx *x)
     }
     why = fa_config_check(c);
     if (why != NULL) {
-        cli_error(CMD, "the configuration is refused: %s", why);
+        fa_cli_config_refused(CMD, c,
+                              x->splits_auto ? "--splits auto" : "--splits",
+                              why);
         return false;
     }
     x->hcfg = *c;

@@ -825,17 +825,20 @@ check_tensor(diff_ctx *x, int i)
             x->f16 = f16;
         else if (f16 != x->f16) {
             cli_error(CMD,
-                      "%s: dtype %s but q is %s (expected one dtype for q, "
-                      "k, v and do, BF16 or F16)",
-                      x->src[i], tensor_dtype_name(t->dtype),
-                      x->f16 ? "F16" : "BF16");
+                      "%s%s%s: dtype %s but q is %s (expected one dtype for "
+                      "q, k, v and do, BF16 or F16)",
+                      x->opd[i].arg != NULL ? x->opd[i].opt : "",
+                      x->opd[i].arg != NULL ? " " : "", x->src[i],
+                      tensor_dtype_name(t->dtype), x->f16 ? "F16" : "BF16");
             return false;
         }
     } else if (x->f16
                && (i == T_O || i == T_DQ || i == T_DK || i == T_DV)) {
-        if (t->dtype != TENSOR_F16) {
-            cli_error(CMD, "%s: dtype %s (expected F16, as q)", x->src[i],
-                      tensor_dtype_name(t->dtype));
+        if (t->dtype != TENSOR_F16 && t->dtype != TENSOR_F32) {
+            cli_error(CMD,
+                      "%s: dtype %s (expected F16, as q, or F32 holding FP16 "
+                      "values)",
+                      x->src[i], tensor_dtype_name(t->dtype));
             return false;
         }
     } else if (t->dtype != TENSOR_F32
@@ -1417,7 +1420,11 @@ build_config(diff_ctx *x)
     c->input = x->f16 ? &sf_format_f16 : NULL;
     why = fa_config_check(c);
     if (why != NULL) {
-        cli_error(CMD, "the configuration is refused: %s", why);
+        fa_cli_config_refused(CMD, c,
+                              strcmp(x->splits_from, "manifest") == 0
+                                  ? "the manifest's splits"
+                                  : x->splits_from,
+                              why);
         return false;
     }
     x->hcfg = *c;

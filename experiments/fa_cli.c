@@ -119,6 +119,35 @@ fa_cli_parse_splits(const char *cmd, const char *v, uint64_t *n, bool *autosel)
     return true;
 }
 
+void
+fa_cli_config_refused(const char *cmd, const fa_config *c,
+                      const char *splits_from, const char *why)
+{
+    const fa_kernel *k = fa_config_kernel(c);
+    const fa_kernel_tiles *kt =
+        k != NULL ? fa_kernel_tiles_for(k, c->shape.d) : NULL;
+
+    if (kt != NULL && c->splits > 1 && c->shape.nk > 0
+        && strcmp(why, "splits: more splits than KV blocks") == 0) {
+        /* the split kernel's key blocks, as fa_plan_init chooses them */
+        size_t bc = c->bc != 0         ? c->bc
+                    : kt->bc_split != 0 ? kt->bc_split
+                    : kt->bc != 0       ? kt->bc
+                                        : c->shape.nk;
+        size_t tc;
+        if (bc > c->shape.nk)
+            bc = c->shape.nk;
+        tc = (c->shape.nk + bc - 1) / bc;
+        cli_error(cmd,
+                  "%s %zu: more splits than KV blocks (Nk = %zu in blocks "
+                  "of %zu keys: %zu; expected 1 to %zu)",
+                  splits_from != NULL ? splits_from : "--splits", c->splits,
+                  c->shape.nk, bc, tc, tc);
+        return;
+    }
+    cli_error(cmd, "the configuration is refused: %s", why);
+}
+
 bool
 fa_cli_log_for(const char *cmd, const char *opt, const fa_kernel *k,
                fa_cli_log *l)

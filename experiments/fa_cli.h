@@ -64,6 +64,14 @@ void fa_cli_log_free(fa_cli_log *l);
 bool fa_cli_parse_splits(const char *cmd, const char *v, uint64_t *n,
                          bool *autosel);
 
+/* Reports the refusal WHY (fa_config_check's reason) of the
+   configuration C under cmd, naming the option that set the field where
+   one did: more splits than KV blocks names SPLITS_FROM ("--splits",
+   "--splits auto" or the dump's "manifest") and the split kernel's
+   block count. */
+void fa_cli_config_refused(const char *cmd, const fa_config *c,
+                           const char *splits_from, const char *why);
+
 /* --sms N: 1 to 100000 multiprocessors into *SMS.  Reports an error under
    cmd and returns false otherwise. */
 bool fa_cli_parse_sms(const char *cmd, const char *v, uint64_t *sms);

@@ -378,7 +378,7 @@ END_TEST
 
 /* FP16 inputs: P~ and O on the FP16 grid ("in"), O within 2^-8 of the
    exact result for inputs in [-1, 1]; fa2's dQ, dK, dV are FP16 values
-   (their bits against the H200 are tests/experiments/fa2_bwd_gpu.sh's);
+   (their bits against the H200 are tests/experiments/test_fa2_backward.sh's);
    a description's "in" is the input format. */
 START_TEST(test_fp16)
 {

@@ -1,0 +1,164 @@
+#!/bin/sh
+# test_fa2_backward.sh -- the fa2 backward against the H200 (PyTorch 2.11's
+# flash backward in its deterministic mode, tests/data/gpu/sdpa_ext), fed
+# each dump's own O and LSE: dQ, dK and dV bit for bit for FP16 inputs
+# (compared in FP16) and for d = 160 and 256 (the 192 and 256 kernels,
+# 64 x 64 backward tiles), through diff and through attn --backward --o
+# --lse; 128-key backward tiles give other dQ bits at d = 256; and bad
+# input: --splits 0, more splits than KV blocks, a --kernel file with an
+# unknown or a missing field, BF16 and F16 mixed (exit 2, the option or
+# field named, nothing written).
+
+: "${srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
+. "$srcdir/tests/experiments/lib.sh"
+
+: "${JSONQ:=./tests/experiments/jsonq}"
+if [ ! -x "$JSONQ" ]; then
+    echo "SKIP: $JSONQ not built"
+    exit 77
+fi
+ext=$srcdir/tests/data/gpu/sdpa_ext
+o=$tmp/o
+k=$tmp/k
+mkdir "$o" "$k" || exit 99
+
+expect_no_files()
+{
+    if [ -z "$(ls -A "$o")" ]; then
+        pass
+    else
+        fail "files left behind: $(ls -A "$o" | tr '\n' ' ')"
+        rm -f "$o"/*
+    fi
+}
+
+# ---------------------------------------------------------------------
+# diff: the backward stages of every FP16 dump and of d = 160, 256.
+# ---------------------------------------------------------------------
+while read -r name fmt; do
+    run diff --dump "$ext/$name.safetensors" --stage dq,dk,dv --no-exact \
+        --json
+    expect_rc 0
+    expect_jsons stages.0.stage dq stages.0.format "$fmt" stages.0.differ 0 \
+        stages.1.stage dk stages.1.format "$fmt" stages.1.differ 0 \
+        stages.2.stage dv stages.2.format "$fmt" stages.2.differ 0
+done <<'END'
+fp16_d64_normal f16
+fp16_d64_repmax8 f16
+fp16_d64_sink f16
+fp16_d64_sink_causal f16
+fp16_d32_sink f16
+fp16_d128_normal_causal f16
+causal_d32_nq128_nk64_fp16 f16
+d160_causal bf16
+d256_normal bf16
+END
+
+# The tiles are evidence: with the backward's KV blocks of 128 keys at
+# d = 256 (dQ one chain over 128 keys instead of two 64-key chains added
+# in FP32), 4 dQ elements differ by one ulp; dK and dV do not change (the
+# query blocks stay 64 rows).
+run attn --policy fa2 --describe
+expect_rc 0
+cp "$tmp/out" "$k/fa2.json"
+sed 's/"bc_bwd": 64/"bc_bwd": 128/' "$k/fa2.json" >"$k/fa2-bc128.json"
+run diff --dump "$ext/d256_normal.safetensors" --stage dq,dk,dv \
+    --kernel "$k/fa2-bc128.json" --no-exact --json
+expect_rc 1
+expect_jsons stages.0.differ 4 stages.1.differ 0 stages.2.differ 0
+
+# ---------------------------------------------------------------------
+# attn --backward on FP16 files with the GPU's O and LSE: its dQ, dK, dV
+# (F32 holding FP16 values) equal the emulator's of diff, so the GPU's.
+# ---------------------------------------------------------------------
+for name in fp16_d64_sink_causal fp16_d128_normal_causal; do
+    f=$ext/$name.safetensors
+    run attn --q "$f:q" --k "$f:k" --v "$f:v" --do "$f:do" --o "$f:o" \
+        --lse "$f:lse" --causal --backward --policy fa2 --exp ex2-sm90 \
+        --no-exact --out "$o/x.safetensors"
+    expect_rc 0
+    run diff --dump "$f" --dq "$o/x.safetensors:dq" \
+        --dk "$o/x.safetensors:dk" --dv "$o/x.safetensors:dv" \
+        --stage dq,dk,dv --no-exact --json
+    expect_rc 0
+    expect_jsons stages.0.format f16 stages.0.gpu_dtype F32 \
+        stages.0.differ 0 stages.1.differ 0 stages.2.differ 0
+    rm -f "$o/x.safetensors"
+done
+
+# ---------------------------------------------------------------------
+# Bad input.
+# ---------------------------------------------------------------------
+f16=$ext/fp16_d64_sink.safetensors
+b16=$ext/split_d64_s2.safetensors
+b128=$ext/causal_d64_nq128_nk256.safetensors # BF16, Q [1, 1, 128, 64]
+
+for cmd in attn diff; do
+    if [ $cmd = attn ]; then
+        set -- attn --gen normal --nq 64 --nk 512 --d 64 --policy fa2 \
+            --no-exact --out "$o/x.safetensors"
+    else
+        set -- diff --dump "$b16" --stage o --no-exact
+    fi
+    run "$@" --splits 0
+    expect_rc 2
+    expect_no_stdout
+    expect_err_has "bf16emu $cmd: --splits 0: expected 1 to 128"
+    expect_no_files
+    # 512 keys in the split kernel's blocks of 256 (d = 64)
+    run "$@" --splits 3
+    expect_rc 2
+    expect_no_stdout
+    expect_err_has "bf16emu $cmd: --splits 3: more splits than KV blocks (Nk = 512 in blocks of 256 keys: 2; expected 1 to 2)"
+    expect_no_files
+done
+
+# a description with an unknown field, or without one of its fields
+sed 's/^  "name": "fa2",$/  "name": "fa2", "bogus": 1,/' "$k/fa2.json" \
+    >"$k/unknown.json"
+grep -v '"exp_arg"' "$k/fa2.json" >"$k/missing.json"
+sed 's/"br_split": 64,//' "$k/fa2.json" >"$k/missing_tile.json"
+while read -r file field what; do
+    run attn --gen normal --nq 64 --nk 128 --d 64 --kernel "$k/$file" \
+        --no-exact --out "$o/x.safetensors"
+    expect_rc 2
+    expect_no_stdout
+    expect_err_has "bf16emu attn: --kernel '$k/$file': field '$field': $what"
+    expect_no_files
+    run diff --dump "$f16" --kernel "$k/$file" --no-exact
+    expect_rc 2
+    expect_no_stdout
+    expect_err_has "bf16emu diff: --kernel '$k/$file': field '$field': $what"
+done <<'END'
+unknown.json bogus unknown field
+missing.json exp_arg missing
+missing_tile.json tiles[0].br_split missing
+END
+
+# BF16 and F16 mixed across Q, K, V, dO (and the backward's O)
+run attn --q "$f16:q" --k "$b16:k" --v "$b16:v" --policy fa2 \
+    --out "$o/x.safetensors"
+expect_rc 2
+expect_no_stdout
+expect_err_has "--k $b16:k: dtype BF16 but Q $f16:q is F16 (expected one dtype for Q, K, V and dO: BF16 or F16)"
+expect_no_files
+run attn --q "$f16:q" --k "$f16:k" --v "$f16:v" --do "$b128:q" --backward \
+    --policy fa2 --out "$o/x.safetensors"
+expect_rc 2
+expect_err_has "--do $b128:q: dtype BF16 but Q $f16:q is F16"
+expect_no_files
+run attn --q "$f16:q" --k "$f16:k" --v "$f16:v" --do "$f16:do" \
+    --o "$b128:q" --lse "$f16:lse" --backward --policy fa2 \
+    --out "$o/x.safetensors"
+expect_rc 2
+expect_err_has "--o $b128:q: dtype BF16 but Q is F16 (expected F16 or F32)"
+expect_no_files
+run diff --dump "$f16" --do "$b128:q" --stage dq --no-exact
+expect_rc 2
+expect_no_stdout
+expect_err_has "bf16emu diff: --do $b128: q: dtype BF16 but q is F16 (expected one dtype for q, k, v and do, BF16 or F16)"
+run diff --dump "$b16" --k "$f16:k" --stage o --no-exact
+expect_rc 2
+expect_err_has "bf16emu diff: --k $f16: k: dtype F16 but q is BF16"
+
+finish

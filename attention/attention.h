@@ -294,8 +294,8 @@ typedef struct fa_config
     const fa_kernel *kernel;
     /* The format of the inputs Q, K, V and dO (their uint16_t bit
        patterns): NULL or &sf_format_bf16 for BF16, &sf_format_f16 for
-       FP16 (the forward; the backward takes BF16 only).  A description's
-       "in" format is this one. */
+       FP16 (forward and backward; O given to the backward is FP16 then).
+       A description's "in" format is this one. */
     const sf_format *input;
     /* The log model of a description whose log is "lg2" (a table model,
        FA_LOG_LG2); NULL otherwise. */

@@ -223,8 +223,8 @@ row_delta(bwd_run *r, size_t i, size_t ri, size_t vis)
         for (size_t c = 0; c < pl->d; c++) {
             uint32_t a = FA_F32_ZERO;
             for (size_t j = 0; j < nkeys; j++)
-                a = fa_fma(prow[j], fa_in_wide(pl->in_fmt, r->v[j * pl->d + c]),
-                           a, e);
+                a = fa_fma(prow[j],
+                           fa_in_wide(pl->in_fmt, r->v[j * pl->d + c]), a, e);
             w->ohp[c] = a;
         }
         for (size_t c = 0; c < pl->d; c++)
@@ -248,17 +248,16 @@ row_delta(bwd_run *r, size_t i, size_t ri, size_t vis)
         /* D = (doc * oc).sum(-1): BF16 products, FP32 sum, BF16 */
         acc = fa_rbf(fa_mul(fa_in_wide(pl->in_fmt, dor[0]), orow[0], e), e);
         for (size_t c = 1; c < pl->d; c++)
-            acc =
-                fa_add(acc,
-                       fa_rbf(fa_mul(fa_in_wide(pl->in_fmt, dor[c]), orow[c], e),
-                              e),
-                       e);
+            acc = fa_add(
+                acc,
+                fa_rbf(fa_mul(fa_in_wide(pl->in_fmt, dor[c]), orow[c], e), e),
+                e);
         return fa_rbf(acc, e);
     case FA_BWD_FA2:
         return fa2_dot_do_o(pl, dor, orow, e);
     default:
-        return (uint32_t)sf_mma_dot(pl->mdelta, pl->in, dor, 1,
-                                    &sf_format_f32, orow, 1, pl->d, 0, e);
+        return (uint32_t)sf_mma_dot(pl->mdelta, pl->in, dor, 1, &sf_format_f32,
+                                    orow, 1, pl->d, 0, e);
     }
 }
 
@@ -297,12 +296,12 @@ bwd_rows(bwd_run *r, size_t mb, size_t i0, size_t nr)
             }
             if (r->tcol >= 0) {
                 if (!masked)
-                    sp[j] = (uint32_t)sf_mma_dot(
-                        pl->mqk, pl->in, r->q + i * d, 1, pl->in,
-                        r->k + j * d, 1, d, 0, e);
-                dp[j] = (uint32_t)sf_mma_dot(
-                    pl->mdp, pl->in, r->dout + i * d, 1, pl->in,
-                    r->v + j * d, 1, d, 0, e);
+                    sp[j] =
+                        (uint32_t)sf_mma_dot(pl->mqk, pl->in, r->q + i * d, 1,
+                                             pl->in, r->k + j * d, 1, d, 0, e);
+                dp[j] =
+                    (uint32_t)sf_mma_dot(pl->mdp, pl->in, r->dout + i * d, 1,
+                                         pl->in, r->v + j * d, 1, d, 0, e);
             }
             switch (pl->k.bwd) {
             case FA_BWD_REPO:
@@ -379,16 +378,16 @@ bwd_rows(bwd_run *r, size_t mb, size_t i0, size_t nr)
             if (fp_policy(pl)) {
                 /* dQ = scale * (dS K), one chain over the visible keys */
                 if (r->tcol < 0)
-                    sf_mma_gemm(pl->mdq, 1, d, vis, &sf_format_f32, ds,
-                                pl->in, r->k, NULL, w->dqt,
-                                SF_MMA_PATH_AUTO, e);
+                    sf_mma_gemm(pl->mdq, 1, d, vis, &sf_format_f32, ds, pl->in,
+                                r->k, NULL, w->dqt, SF_MMA_PATH_AUTO, e);
                 for (size_t c = 0; c < d; c++) {
                     sf_env *ce = col_env(r, c);
-                    uint32_t x = r->tcol < 0 ? w->dqt[c]
-                                             : (uint32_t)sf_mma_dot(
-                                                 pl->mdq, &sf_format_f32, ds,
-                                                 1, pl->in, r->k + c,
-                                                 (ptrdiff_t)d, vis, 0, ce);
+                    uint32_t x =
+                        r->tcol < 0
+                            ? w->dqt[c]
+                            : (uint32_t)sf_mma_dot(pl->mdq, &sf_format_f32, ds,
+                                                   1, pl->in, r->k + c,
+                                                   (ptrdiff_t)d, vis, 0, ce);
                     x = fa_mul(x, pl->scale, ce);
                     if (out)
                         out[c] = x;
@@ -413,12 +412,12 @@ bwd_rows(bwd_run *r, size_t mb, size_t i0, size_t nr)
                                 SF_MMA_PATH_AUTO, e);
                 for (size_t c = 0; c < d; c++) {
                     sf_env *ce = col_env(r, c);
-                    uint32_t x = r->tcol < 0
-                                     ? w->dqt[c]
-                                     : (uint32_t)sf_mma_dot(
-                                         pl->mdq, elt_format(pl), dsb + c0, 1,
-                                         pl->in, r->k + c0 * d + c,
-                                         (ptrdiff_t)d, bw, 0, ce);
+                    uint32_t x =
+                        r->tcol < 0
+                            ? w->dqt[c]
+                            : (uint32_t)sf_mma_dot(
+                                pl->mdq, elt_format(pl), dsb + c0, 1, pl->in,
+                                r->k + c0 * d + c, (ptrdiff_t)d, bw, 0, ce);
                     if (pl->k.bwd == FA_BWD_REPO)
                         /* dqc.add_(dq_chunk), both BF16 */
                         acc[c] = fa_rbf(fa_add(acc[c], fa_rbf(x, ce), ce), ce);
@@ -460,15 +459,13 @@ bwd_kv(bwd_run *r, size_t mb, size_t i0, size_t nr)
         for (size_t j = 0; j < nk; j++)
             for (size_t ri = 0; ri < nr; ri++)
                 w->at32[j * nr + ri] = w->sp[ri * nk + j];
-        sf_mma_gemm(pl->mdv, nk, d, nr, &sf_format_f32, w->at32,
-                    pl->in, r->dout + i0 * d, w->dv, w->dv,
-                    SF_MMA_PATH_AUTO, e);
+        sf_mma_gemm(pl->mdv, nk, d, nr, &sf_format_f32, w->at32, pl->in,
+                    r->dout + i0 * d, w->dv, w->dv, SF_MMA_PATH_AUTO, e);
         for (size_t j = 0; j < nk; j++)
             for (size_t ri = 0; ri < nr; ri++)
                 w->at32[j * nr + ri] = w->ds[ri * nk + j];
-        sf_mma_gemm(pl->mdk, nk, d, nr, &sf_format_f32, w->at32,
-                    pl->in, r->q + i0 * d, w->dk, w->dk,
-                    SF_MMA_PATH_AUTO, e);
+        sf_mma_gemm(pl->mdk, nk, d, nr, &sf_format_f32, w->at32, pl->in,
+                    r->q + i0 * d, w->dk, w->dk, SF_MMA_PATH_AUTO, e);
         return;
     }
     for (size_t nb = 0; nb < tb; nb++) {
@@ -489,13 +486,11 @@ bwd_kv(bwd_run *r, size_t mb, size_t i0, size_t nr)
                 /* acc_dv += P~^T dO (acc_dk += dS~^T Q): the MMA chain
                    over the block's rows, through the accumulator */
                 sf_mma_gemm(mm, bw, d, nr, elt_format(pl), w->at16, pl->in,
-                            rhs + i0 * d, acc, acc,
-                            SF_MMA_PATH_AUTO, e);
+                            rhs + i0 * d, acc, acc, SF_MMA_PATH_AUTO, e);
             } else {
                 /* repo: dv_chunk (dk_chunk) in BF16, then dvc.add_ */
                 sf_mma_gemm(mm, bw, d, nr, elt_format(pl), w->at16, pl->in,
-                            rhs + i0 * d, NULL, w->chunk,
-                            SF_MMA_PATH_AUTO, e);
+                            rhs + i0 * d, NULL, w->chunk, SF_MMA_PATH_AUTO, e);
                 for (size_t x = 0; x < bw * d; x++)
                     acc[x] =
                         fa_rbf(fa_add(acc[x], fa_rbf(w->chunk[x], e), e), e);

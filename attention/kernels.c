@@ -25,16 +25,16 @@ static const fa_kernel kernels[] = {
        (kBlockM 64, kBlockN 256 / 128 / 64).  Backward tiles:
        flash_bwd_launch_template.h with 227 KiB per block, no dropout:
        d = 32, 64 128 x 128; 96, 128 64 x 128; 192, 256 64 x 64.
-       Measured (doc/attention.md): O bit for bit against the flash kernel on every non-split and decode dump in
-       tests/data/gpu and tests/data/gpu/sdpa_ext (d = 16 to 256, BF16 and
-       FP16); split-KV 1 ulp apart on 6 of 256,368 elements (the
-       combine's CUDA expf and logf); LSE bit for bit on those rows with
-       log "lg2" (CUDA's __logf), where it agrees with the correctly
-       rounded log with "cr".  P~ and O are the kernel's Element type, the
-       inputs' format (cvt.rn.bf16x2 or cvt.rn.f16x2; FP16 MMA inputs with FP32
-       accumulation in the sm90 model).  dQ, dK, dV bit for bit (from the
-       dump's O and LSE) on every deterministic backward dump, BF16 and
-       FP16, d = 32 to 256. */
+       Measured (doc/attention.md): O bit for bit against the flash kernel on
+       every non-split and decode dump in tests/data/gpu and
+       tests/data/gpu/sdpa_ext (d = 16 to 256, BF16 and FP16); split-KV 1 ulp
+       apart on 6 of 256,368 elements (the combine's CUDA expf and logf); LSE
+       bit for bit on those rows with log "lg2" (CUDA's __logf), where it
+       agrees with the correctly rounded log with "cr".  P~ and O are the
+       kernel's Element type, the inputs' format (cvt.rn.bf16x2 or
+       cvt.rn.f16x2; FP16 MMA inputs with FP32 accumulation in the sm90 model).
+       dQ, dK, dV bit for bit (from the dump's O and LSE) on every
+       deterministic backward dump, BF16 and FP16, d = 32 to 256. */
     {
         .name = "fa2",
         .d_round = 32,

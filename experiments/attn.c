@@ -761,9 +761,8 @@ build_config(attn_ctx *x)
     }
     why = fa_config_check(c);
     if (why != NULL) {
-        fa_cli_config_refused(CMD, c,
-                              x->splits_auto ? "--splits auto" : "--splits",
-                              why);
+        fa_cli_config_refused(
+            CMD, c, x->splits_auto ? "--splits auto" : "--splits", why);
         return false;
     }
     x->hcfg = *c;

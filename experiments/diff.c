@@ -832,8 +832,7 @@ check_tensor(diff_ctx *x, int i)
                       tensor_dtype_name(t->dtype), x->f16 ? "F16" : "BF16");
             return false;
         }
-    } else if (x->f16
-               && (i == T_O || i == T_DQ || i == T_DK || i == T_DV)) {
+    } else if (x->f16 && (i == T_O || i == T_DQ || i == T_DK || i == T_DV)) {
         if (t->dtype != TENSOR_F16 && t->dtype != TENSOR_F32) {
             cli_error(CMD,
                       "%s: dtype %s (expected F16, as q, or F32 holding FP16 "

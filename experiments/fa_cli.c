@@ -130,7 +130,7 @@ fa_cli_config_refused(const char *cmd, const fa_config *c,
     if (kt != NULL && c->splits > 1 && c->shape.nk > 0
         && strcmp(why, "splits: more splits than KV blocks") == 0) {
         /* the split kernel's key blocks, as fa_plan_init chooses them */
-        size_t bc = c->bc != 0         ? c->bc
+        size_t bc = c->bc != 0          ? c->bc
                     : kt->bc_split != 0 ? kt->bc_split
                     : kt->bc != 0       ? kt->bc
                                         : c->shape.nk;

@@ -229,7 +229,7 @@ bf16_bwd_bounds(const fa_config *c, const bw *b, const double *o,
                  : c->br_bwd ? c->br_bwd
                  : c->br     ? c->br
                              : 512;
-    size_t bcb = fa2 ? (d <= 128 ? 128 : 64)
+    size_t bcb = fa2         ? (d <= 128 ? 128 : 64)
                  : c->bc_bwd ? c->bc_bwd
                  : c->bc     ? c->bc
                              : 512;

@@ -458,14 +458,14 @@ START_TEST(test_fp16)
         /* dO = Q's bits */
         uint32_t *dq = ft_alloc(nq * d, 4), *dk = ft_alloc(nk * d, 4),
                  *dv = ft_alloc(nk * d, 4), *delta = ft_alloc(nq, 4);
-        ck_assert_int_eq(fa_backward(&c, q, k, v, o, lse, q, delta, dq, dk,
-                                     dv, NULL, &env),
-                         0);
+        ck_assert_int_eq(
+            fa_backward(&c, q, k, v, o, lse, q, delta, dq, dk, dv, NULL, &env),
+            0);
         for (size_t i = 0; i < nq * d + 2 * nk * d; i++) {
             sf_env e2 = SF_ENV_IEEE;
-            uint32_t x = i < nq * d        ? dq[i]
+            uint32_t x = i < nq * d            ? dq[i]
                          : i < nq * d + nk * d ? dk[i - nq * d]
-                                              : dv[i - nq * d - nk * d];
+                                               : dv[i - nq * d - nk * d];
             uint32_t r = sf_f16_to_f32(sf_f32_to_f16((sf_f32){x}, SF_RNE, &e2),
                                        SF_RNE, &e2)
                              .bits;

@@ -12,6 +12,7 @@ experiments_bf16emu_SOURCES = \
 	experiments/fa_cli.c experiments/fa_cli.h \
 	experiments/fa_kernel_json.c experiments/fa_kernel_json.h \
 	experiments/splits_pytorch211.c experiments/splits_pytorch211.h \
+	experiments/sdpa_policy.c experiments/sdpa_policy.h \
 	experiments/grid.c experiments/grid.h \
 	experiments/plot.c experiments/plot.h \
 	experiments/sweep.c \

@@ -10,7 +10,7 @@ static const fa_kernel kernels[] = {
        BF16 and FP16 on an H200 (sm90_flash_fprop_wgmma_f16_knob_7_
        64x128x64 for d = 64, ..._64x128x128 for d = 128; with one query
        row the sm80 WMMA decode engines, whose dumps the same description
-       reproduces).  Found by probing (sdpa_probes.py, cudnn_lse_probes.py)
+       reproduces).  Found by probing (sdpa_probes.py)
        and by the backend dumps: P~ and the exp argument as fa2's
        (probe 4), 1/l by a rounded reciprocal (probe 2), one FP32 chain of
        P~V through the sm90 block FMA with the KV tiles of 128 keys in

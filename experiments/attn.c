@@ -2013,6 +2013,13 @@ json_report(attn_ctx *x, cli_json *j)
     cli_json_string(j, "command", "attn");
     cli_json_string(j, "version", cli_version());
     cli_json_string(j, "policy", kernel_name(x));
+    if (x->sdpa) {
+        cli_json_object_begin(j, "sdpa");
+        cli_json_string(j, "backend", sdpa_backend_name(x->sdpa_ch.backend));
+        cli_json_string(j, "variant", x->sdpa_ch.variant);
+        cli_json_string(j, "reason", x->sdpa_ch.reason);
+        cli_json_object_end(j);
+    }
     cli_json_object_begin(j, "fix");
     cli_json_string(j, "kind", fa_fix_name(f->kind));
     cli_json_double(j, "beta", f->beta);

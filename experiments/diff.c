@@ -2197,6 +2197,10 @@ text_report(const diff_ctx *x, cli_buf *b)
                    "%s, causal %s (%s)\n",
                    x->nb, x->nh, x->nq, x->nk, x->d, run_name(x), x->exp.name,
                    x->causal ? "yes" : "no", x->causal_from);
+    if (x->sdpa)
+        cli_buf_printf(b, "  sdpa (%s): PyTorch 2.11 on an H200 runs %s, %s: %s\n",
+                       x->sdpa_from, sdpa_backend_name(x->sdpa_ch.backend),
+                       x->sdpa_ch.variant, x->sdpa_ch.reason);
     if (x->causal_override)
         cli_buf_printf(b, "  note: %s overrides the file's causal: %s\n",
                        x->causal_from, x->causal ? "false" : "true");
@@ -2372,6 +2376,14 @@ json_report(const diff_ctx *x, cli_json *j)
     cli_json_int(j, "d", (long long)x->d);
     cli_json_object_end(j);
     cli_json_string(j, "policy", run_name(x));
+    if (x->sdpa) {
+        cli_json_object_begin(j, "sdpa");
+        cli_json_string(j, "from", x->sdpa_from);
+        cli_json_string(j, "backend", sdpa_backend_name(x->sdpa_ch.backend));
+        cli_json_string(j, "variant", x->sdpa_ch.variant);
+        cli_json_string(j, "reason", x->sdpa_ch.reason);
+        cli_json_object_end(j);
+    }
     cli_json_string(j, "exp", x->exp.name);
     cli_json_bool(j, "causal", x->causal);
     cli_json_string(j, "causal_from", x->causal_from);

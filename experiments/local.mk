@@ -73,6 +73,7 @@ TESTS += \
 	tests/experiments/test_attn.sh \
 	tests/experiments/test_diff.sh \
 	tests/experiments/test_kernel.sh \
+	tests/experiments/test_cudnn_model.sh \
 	tests/experiments/test_user_tensors.sh \
 	tests/experiments/test_sweep.sh \
 	tests/experiments/test_sweep_cli.sh \
@@ -144,6 +145,7 @@ EXTRA_DIST += \
 	tests/experiments/test_attn.sh \
 	tests/experiments/test_diff.sh \
 	tests/experiments/test_kernel.sh \
+	tests/experiments/test_cudnn_model.sh \
 	tests/experiments/test_user_tensors.sh \
 	tests/experiments/test_sweep.sh \
 	tests/experiments/test_sweep_cli.sh \

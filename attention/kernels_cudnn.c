@@ -9,19 +9,22 @@ static const fa_kernel kernels[] = {
     /* cudnn: cuDNN 9.19's fused flash forward as PyTorch 2.11 runs it for
        BF16 and FP16 on an H200 (sm90_flash_fprop_wgmma_f16_knob_7_
        64x128x64 for d = 64, ..._64x128x128 for d = 128; with one query
-       row the sm80 WMMA decode engines, whose dumps the same description
-       reproduces).  Found by probing (sdpa_probes.py)
-       and by the backend dumps: P~ and the exp argument as fa2's
-       (probe 4), 1/l by a rounded reciprocal (probe 2), one FP32 chain of
-       P~V through the sm90 block FMA with the KV tiles of 128 keys in
-       ascending order (probe 3), the rescale factor's argument formed as
-       the exp's, RN(m_old sl2) - RN(m_new sl2); the row sum as four
-       per-thread block sums folded into the partials by one FFMA and
-       reduced (s0 + s1) + (s2 + s3); LSE = fma(RN(m sl2), RN(ln 2),
-       __logf(l)).  O and LSE bit for bit on every BF16 and FP16 dump of
-       tests/data/gpu/backends (tests/experiments/test_cudnn_model.sh).
-       d above 128 is not measured (no row); the backward fields are
-       fa2's and are not a model of cuDNN's backward. */
+       row the sm80 WMMA decode engines, which give the same bits up to
+       512 keys).  From crafted inputs (sdpa_probes.py): P~ and the exp
+       argument as fa2's, O by the rounded reciprocal of l, one FP32 chain
+       of P~V through the sm90 block FMA over 128-key tiles in ascending
+       order.  From the backend dumps, by testing each hypothesis row by
+       row (doc/gpu-crosscheck.md, "cuDNN model"): the rescale factor's
+       argument RN(m_old sl2) - RN(m_new sl2), per-thread block sums
+       folded into the four partials by one FFMA and reduced (s0 + s1) +
+       (s2 + s3), LSE = fma(RN(m sl2), RN(ln 2), __logf(l)).  Measured: O
+       and LSE bit for bit on every dump of tests/data/gpu/backends and
+       tests/data/gpu/cudnn with Nq > 1 or Nk <= 512 but one FP16 O
+       element (tests/experiments/test_cudnn_model.sh).  From 513 keys
+       cuDNN adds a lean reduction (one split per 128 keys with fa2's
+       combine reproduces its O, not its LSE; --policy sdpa sets that
+       split count).  No row above d = 128 (not measured); the backward
+       fields are fa2's and are not a model of cuDNN's backward. */
     {
         .name = "cudnn",
         .d_round = 64,

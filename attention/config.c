@@ -445,7 +445,8 @@ fa_plan_init(const fa_config *cfg, fa_plan *pl)
             if (cfg->bc == 0 && kt->bc_split != 0)
                 bc = kt->bc_split;
         }
-        if (pl->k.rowsum == FA_ROWSUM_QUAD || pl->k.bwd == FA_BWD_FA2)
+        if (pl->k.rowsum == FA_ROWSUM_QUAD
+            || pl->k.rowsum == FA_ROWSUM_QUAD_BLOCK || pl->k.bwd == FA_BWD_FA2)
             if (bc % 16 != 0 || bcb % 16 != 0 || brb % 16 != 0)
                 return "tiles: fa2 needs bc, br_bwd and bc_bwd multiples "
                        "of 16 (the MMA k-slices)";
@@ -462,7 +463,8 @@ fa_plan_init(const fa_config *cfg, fa_plan *pl)
         pl->tc = (sh->nk + pl->bc - 1) / pl->bc;
         if (splits == 0)
             splits = 1;
-        if (splits > 1 && pl->k.rowsum != FA_ROWSUM_QUAD)
+        if (splits > 1 && pl->k.rowsum != FA_ROWSUM_QUAD
+            && pl->k.rowsum != FA_ROWSUM_QUAD_BLOCK)
             return "splits: split-KV needs a kernel with the quad row sum "
                    "(the FA2 split kernel)";
         if (splits > pl->tc)

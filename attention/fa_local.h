@@ -22,6 +22,10 @@
 /* -finfo(bfloat16).max widened to FP32: the repo's forward mask fill */
 #define FA_F32_BF16_NEG_MAX 0xFF7F0000u
 
+/* The I-th named description of the SDPA backends (kernels_cudnn.c),
+   after those of kernels.c; NULL past the last. */
+const fa_kernel *fa_kernel_sdpa_at(size_t i);
+
 /* Rows of S, P~ and O~ the forward holds at once (a chunk of a query
    block; rows are independent in the forward). */
 #define FA_ROW_CHUNK 64

@@ -10,6 +10,7 @@
 
 /* The RN_f32(1e-10) of the repo's clamp of the block row sum. */
 #define F32_CLAMP_MIN 0x2EDBE6FFu
+#define F32_LN2 0x3F317218u /* RN32(ln 2) */
 
 /*----------------------------------------------------------------------------
  * Working memory: per head K^T, per chunk of rows the scores, P~, the
@@ -268,6 +269,10 @@ alpha_of(const fa_plan *pl, uint32_t mold, uint32_t meff, sf_env *e)
     case FA_ALPHA_SUB_SCALE:
         x = fa_mul(x, pl->scale_log2, e);
         break;
+    case FA_ALPHA_SCALE_SUB:
+        x = fa_sub(fa_mul(mold, pl->scale_log2, e),
+                   fa_mul(meff, pl->scale_log2, e), e);
+        break;
     default:
         break;
     }
@@ -289,6 +294,7 @@ block_step(fwd_run *r, size_t i0, size_t nr, size_t c0, size_t bw)
     fwd_ws *w = r->w;
     sf_env *e = r->env;
     bool visible = k->visit == FA_VISIT_VISIBLE;
+    bool qblock = k->rowsum == FA_ROWSUM_QUAD_BLOCK;
     bool quad = k->rowsum == FA_ROWSUM_QUAD;
     bool p16 = k->p != FA_FMT_F32;
     const sf_format *pa = p_format(pl);
@@ -304,6 +310,8 @@ block_step(fwd_run *r, size_t i0, size_t nr, size_t c0, size_t bw)
         uint32_t *pf = w->pf + ri * bw, *ps = w->ps + ri * bw;
         uint16_t *pb = w->pb + ri * bw;
         uint32_t mx, mt, mnew, meff, ms, alpha = FA_F32_ONE;
+        uint32_t bsum[4] = {FA_F32_ZERO, FA_F32_ZERO, FA_F32_ZERO,
+                            FA_F32_ZERO};
         bool init = k->first == FA_FIRST_INIT && !w->started[ri];
         bool fresh[4], fuse[4];
 
@@ -346,7 +354,11 @@ block_step(fwd_run *r, size_t i0, size_t nr, size_t c0, size_t bw)
                 pb[t] = k->p == FA_FMT_BF16
                             ? (uint16_t)(st >> 16)
                             : sf_f32_to_f16((sf_f32){st}, SF_RNE, e).bits;
-            if (quad) {
+            if (qblock) {
+                /* the thread's own sum of the block, from 0 */
+                int q = (int)((t & 7) >> 1);
+                bsum[q] = fa_add(bsum[q], k->rowsum_fp32_p ? p : st, e);
+            } else if (quad) {
                 /* thread t' = (t mod 8) / 2 of the quad owns columns
                    8n + 2t', 8n + 2t' + 1 and adds them in that order */
                 int q = (int)((t & 7) >> 1);
@@ -362,7 +374,14 @@ block_step(fwd_run *r, size_t i0, size_t nr, size_t c0, size_t bw)
                 }
             }
         }
-        if (quad) {
+        if (qblock) {
+            /* each partial rescaled and the block's sum added */
+            for (int q = 0; q < 4; q++)
+                part[q] = init ? bsum[q]
+                          : k->rowsum_fma
+                              ? fa_fma(part[q], alpha, bsum[q], e)
+                              : fa_add(fa_mul(part[q], alpha, e), bsum[q], e);
+        } else if (quad) {
             /* a partial that got no column of this block is only
                rescaled */
             for (int q = 0; q < 4; q++)
@@ -452,10 +471,14 @@ block_step(fwd_run *r, size_t i0, size_t nr, size_t c0, size_t bw)
     }
 }
 
-/* The quad all-reduce of the partials: (s0 + s2) + (s1 + s3). */
+/* The quad all-reduce of the partials: (s0 + s2) + (s1 + s3) ("quad"),
+   (s0 + s1) + (s2 + s3) ("quad-block"). */
 static uint32_t
-quad_sum(const uint32_t *part, sf_env *env)
+quad_sum(const fa_kernel *k, const uint32_t *part, sf_env *env)
 {
+    if (k->rowsum == FA_ROWSUM_QUAD_BLOCK)
+        return fa_add(fa_add(part[0], part[1], env),
+                      fa_add(part[2], part[3], env), env);
     return fa_add(fa_add(part[0], part[2], env), fa_add(part[1], part[3], env),
                   env);
 }
@@ -465,7 +488,8 @@ static uint32_t
 row_l(const fwd_run *r, size_t ri, sf_env *env)
 {
     return r->pl->k.rowsum == FA_ROWSUM_QUAD
-               ? quad_sum(r->w->part + 4 * ri, env)
+                   || r->pl->k.rowsum == FA_ROWSUM_QUAD_BLOCK
+               ? quad_sum(&r->pl->k, r->w->part + 4 * ri, env)
                : r->w->l[ri];
 }
 
@@ -601,6 +625,12 @@ fwd_range(fwd_run *r, size_t i0, size_t nr, size_t lo, size_t hi, long split)
                 lse = zn ? (split >= 0 ? FA_F32_NEG_INF : FA_F32_INF)
                          : fa_fma(w->m[ri], pl->scale, log_of(pl, k->log, l),
                                   le);
+            } else if (k->lse == FA_LSE_FMA_LN2) {
+                /* the log2-domain max times RN(ln 2), added to the
+                   natural log of l in one FFMA */
+                lse = zn ? (split >= 0 ? FA_F32_NEG_INF : FA_F32_INF)
+                         : fa_fma(fa_mul(w->m[ri], pl->scale_log2, le),
+                                  F32_LN2, log_of(pl, k->log, l), le);
             } else {
                 lse = fa_round(
                     k->lse_fmt,

@@ -40,7 +40,9 @@ typedef enum
 {
     FA_ALPHA_SUB,       /* "sub": exp(RN32(m_old - m_new)) */
     FA_ALPHA_SUB_ROUND, /* "sub-round": exp(RN_a(RN32(m_old - m_new))) */
-    FA_ALPHA_SUB_SCALE  /* "sub-scale": exp2(RN32(RN32(m_old - m_new) sl2)) */
+    FA_ALPHA_SUB_SCALE, /* "sub-scale": exp2(RN32(RN32(m_old - m_new) sl2)) */
+    FA_ALPHA_SCALE_SUB  /* "scale-sub": exp2(RN32(RN32(m_old sl2) -
+                           RN32(m_new sl2))), the exp argument's form */
 } fa_alpha_arg;
 
 /* Which keys of a KV block enter the block's softmax step. */
@@ -58,10 +60,15 @@ typedef enum
     FA_ROWSUM_SEQUENTIAL, /* "sequential": one FP32 sum over the block's P~
                              from its first term, then
                              l = RN_l(RN_l(alpha l) + RN_l(sum)) */
-    FA_ROWSUM_QUAD        /* "quad": four per-thread partials (thread
+    FA_ROWSUM_QUAD,       /* "quad": four per-thread partials (thread
                              (t mod 8) / 2 of a quad owns key t of the
                              block), rescaled in place, reduced
                              (s0 + s2) + (s1 + s3) at the end */
+    FA_ROWSUM_QUAD_BLOCK  /* "quad-block": the same four threads; each
+                             sums its keys of the block from 0, then
+                             s_q = fma(s_q, alpha, block sum) (rowsum_fma;
+                             else RN32(RN32(s_q alpha) + block sum));
+                             reduced (s0 + s1) + (s2 + s3) at the end */
 } fa_rowsum;
 
 /* How O~ takes a block. */
@@ -89,8 +96,11 @@ typedef enum
 typedef enum
 {
     FA_LSE_ADD,      /* "add": RN_lse(RN_lse(log l) + m) */
-    FA_LSE_FMA_SCALE /* "fma-scale": fma(m, scale, log l) (m unscaled); l = 0
-                        or NaN gives +Inf */
+    FA_LSE_FMA_SCALE, /* "fma-scale": fma(m, scale, log l) (m unscaled); l = 0
+                         or NaN gives +Inf */
+    FA_LSE_FMA_LN2    /* "fma-ln2": fma(RN32(m sl2), RN32(ln 2), log l) (m
+                         unscaled, sl2 the kernel's scale_log2); l = 0 or
+                         NaN gives +Inf */
 } fa_lse_rule;
 
 /* The natural log of the LSE and of the combine. */

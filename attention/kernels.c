@@ -4,6 +4,7 @@
 
 #include <string.h>
 
+#include "attention/fa_local.h"
 #include "attention/kernel.h"
 #include "softfloat/mma.h"
 
@@ -245,7 +246,8 @@ static const fa_kernel kernels[] = {
 const fa_kernel *
 fa_kernel_at(size_t i)
 {
-    return i < N_KERNELS ? &kernels[i] : NULL;
+    /* then the backends' descriptions of kernels_cudnn.c */
+    return i < N_KERNELS ? &kernels[i] : fa_kernel_sdpa_at(i - N_KERNELS);
 }
 
 const fa_kernel *
@@ -253,9 +255,9 @@ fa_kernel_by_name(const char *name)
 {
     if (name == NULL)
         return NULL;
-    for (size_t i = 0; i < N_KERNELS; i++)
-        if (strcmp(kernels[i].name, name) == 0)
-            return &kernels[i];
+    for (size_t i = 0; fa_kernel_at(i) != NULL; i++)
+        if (strcmp(fa_kernel_at(i)->name, name) == 0)
+            return fa_kernel_at(i);
     return NULL;
 }
 
@@ -266,13 +268,15 @@ static const char *const fmt_names[] = {"f32", "bf16", "f16", "in", NULL};
 static const char *const arg_names[] = {"sub",       "sub-round", "sub-once",
                                         "scale-sub", "scale-fma", NULL};
 static const char *const alpha_names[] = {"sub", "sub-round", "sub-scale",
-                                          NULL};
+                                          "scale-sub", NULL};
 static const char *const visit_names[] = {"visible", "block", NULL};
-static const char *const rowsum_names[] = {"sequential", "quad", NULL};
+static const char *const rowsum_names[] = {"sequential", "quad",
+                                           "quad-block", NULL};
 static const char *const acc_names[] = {"chain", "separate", NULL};
 static const char *const first_names[] = {"init", "update", NULL};
 static const char *const norm_names[] = {"divide", "reciprocal", NULL};
-static const char *const lse_names[] = {"add", "fma-scale", NULL};
+static const char *const lse_names[] = {"add", "fma-scale", "fma-ln2",
+                                        NULL};
 static const char *const log_names[] = {"cr", "lg2", NULL};
 static const char *const mask_names[] = {"-inf", "bf16-lowest", NULL};
 static const char *const combine_names[] = {"fa2", NULL};
@@ -353,13 +357,13 @@ fa_kernel_check(const fa_kernel *k)
         || !fmt_ok(k->lse_fmt))
         return "format: unknown value";
     if ((unsigned)k->exp_arg > FA_ARG_SCALE_FMA
-        || (unsigned)k->alpha_arg > FA_ALPHA_SUB_SCALE
+        || (unsigned)k->alpha_arg > FA_ALPHA_SCALE_SUB
         || (unsigned)k->visit > FA_VISIT_BLOCK
-        || (unsigned)k->rowsum > FA_ROWSUM_QUAD
+        || (unsigned)k->rowsum > FA_ROWSUM_QUAD_BLOCK
         || (unsigned)k->acc_update > FA_ACC_SEPARATE
         || (unsigned)k->first > FA_FIRST_UPDATE
         || (unsigned)k->normalize > FA_NORM_RECIPROCAL
-        || (unsigned)k->lse > FA_LSE_FMA_SCALE
+        || (unsigned)k->lse > FA_LSE_FMA_LN2
         || (unsigned)k->log > FA_KLOG_LG2
         || (unsigned)k->combine_log > FA_KLOG_LG2
         || (unsigned)k->mask > FA_MASK_BF16_LOWEST
@@ -369,15 +373,18 @@ fa_kernel_check(const fa_kernel *k)
         || (unsigned)k->bwd > FA_BWD_REPO)
         return "kernel: an enumerated field out of range";
     if ((k->exp_arg == FA_ARG_SCALE_SUB || k->exp_arg == FA_ARG_SCALE_FMA)
-        != (k->alpha_arg == FA_ALPHA_SUB_SCALE))
+        != (k->alpha_arg == FA_ALPHA_SUB_SCALE
+            || k->alpha_arg == FA_ALPHA_SCALE_SUB))
         return "exp_arg: scale-sub and scale-fma go with alpha_arg "
-               "sub-scale";
+               "sub-scale or scale-sub";
     if ((k->exp_arg == FA_ARG_SCALE_SUB || k->exp_arg == FA_ARG_SCALE_FMA)
         && (k->score_scaled || !k->exp_base2))
         return "exp_arg: scale-sub and scale-fma need unscaled scores and "
                "exp_base2";
-    if (k->lse == FA_LSE_FMA_SCALE && k->score_scaled)
-        return "lse: fma-scale needs unscaled scores (score_scaled false)";
+    if ((k->lse == FA_LSE_FMA_SCALE || k->lse == FA_LSE_FMA_LN2)
+        && k->score_scaled)
+        return "lse: fma-scale and fma-ln2 need unscaled scores "
+               "(score_scaled false)";
     if (!k->score_scaled
         && !(k->exp_arg == FA_ARG_SCALE_SUB || k->exp_arg == FA_ARG_SCALE_FMA))
         return "score_scaled: unscaled scores need exp_arg scale-sub or "

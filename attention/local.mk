@@ -4,7 +4,7 @@
 lib_LTLIBRARIES += attention/libattention.la
 attention_libattention_la_SOURCES = attention/attention.h \
 	attention/fa_local.h attention/kernel.h \
-	attention/kernels.c \
+	attention/kernels.c attention/kernels_cudnn.c \
 	attention/config.c attention/fix.c attention/forward.c \
 	attention/backward.c attention/log.c \
 	attention/exp.c

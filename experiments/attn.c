@@ -29,6 +29,7 @@
 #include "experiments/cli.h"
 #include "experiments/fa_cli.h"
 #include "experiments/fa_kernel_json.h"
+#include "experiments/sdpa_policy.h"
 #include "experiments/splits_pytorch211.h"
 #include "analysis/gen.h"
 
@@ -210,6 +211,12 @@ typedef struct
     bool f16;                /* the input files are F16 */
     const char *kernel_path; /* --kernel FILE.json */
     fa_kernel kernel;        /* loaded from it */
+    bool kernel_named;       /* --policy NAME of a named description (or
+                                sdpa's choice) in kernel */
+    bool sdpa;               /* --policy sdpa */
+    unsigned sdpa_backends;  /* --sdpa-backends (SDPA_EN_*) */
+    bool sdpa_backends_given;
+    sdpa_choice sdpa_ch;     /* its choice */
     fa_cli_log logm;         /* its lg2 log, when it has one */
     bool describe;
     uint64_t splits; /* 0: the description's */
@@ -711,7 +718,33 @@ build_config(attn_ctx *x)
     const char *why;
     float sf;
 
-    if (x->kernel_path != NULL)
+    if (x->sdpa) {
+        /* PyTorch 2.11's backend for this call on an H200 */
+        sdpa_case sc = sdpa_case_default();
+        const fa_kernel *k;
+        bool split_auto;
+        unsigned lean;
+        sc.batch = (int64_t)x->nb;
+        sc.heads = sc.kv_heads = (int64_t)x->nh;
+        sc.nq = (int64_t)x->nq;
+        sc.nk = (int64_t)x->nk;
+        sc.d = (int64_t)x->d;
+        sc.dtype = x->f16 ? SDPA_DT_F16 : SDPA_DT_BF16;
+        sc.causal = x->causal;
+        sc.requires_grad = x->backward;
+        if (x->sdpa_backends_given)
+            sc.enabled = x->sdpa_backends;
+        if (!sdpa_policy_pick(CMD, &sc, &k, &x->sdpa_ch, &split_auto, &lean))
+            return false;
+        sdpa_policy_note(CMD, &x->sdpa_ch, k);
+        x->kernel = *k;
+        x->kernel_named = true;
+        if (split_auto && x->splits == 0)
+            x->splits_auto = true;
+        if (lean > 1 && x->splits == 0 && !x->splits_auto)
+            x->splits = lean;
+    }
+    if (x->kernel_path != NULL || x->kernel_named)
         *c = fa_config_kernel_default(&x->kernel);
     else
         *c = fa_config_default(x->policy);
@@ -1989,6 +2022,13 @@ json_report(attn_ctx *x, cli_json *j)
     cli_json_string(j, "command", "attn");
     cli_json_string(j, "version", cli_version());
     cli_json_string(j, "policy", kernel_name(x));
+    if (x->sdpa) {
+        cli_json_object_begin(j, "sdpa");
+        cli_json_string(j, "backend", sdpa_backend_name(x->sdpa_ch.backend));
+        cli_json_string(j, "variant", x->sdpa_ch.variant);
+        cli_json_string(j, "reason", x->sdpa_ch.reason);
+        cli_json_object_end(j);
+    }
     cli_json_object_begin(j, "fix");
     cli_json_string(j, "kind", fa_fix_name(f->kind));
     cli_json_double(j, "beta", f->beta);
@@ -2144,6 +2184,7 @@ enum
     O_POLICY,
     O_KERNEL,
     O_DESCRIBE,
+    O_SDPA_BACKENDS,
     O_SPLITS,
     O_SMS,
     O_FIX,
@@ -2200,6 +2241,7 @@ static const cli_option options[] = {{"q", true, O_Q},
                                      {"policy", true, O_POLICY},
                                      {"kernel", true, O_KERNEL},
                                      {"describe", false, O_DESCRIBE},
+                                     {"sdpa-backends", true, O_SDPA_BACKENDS},
                                      {"splits", true, O_SPLITS},
                                      {"sms", true, O_SMS},
                                      {"fix", true, O_FIX},
@@ -2275,7 +2317,16 @@ attn_help(FILE *out)
         "                       (default 12, 30)\n"
         "\n"
         "computation:\n"
-        "  --policy NAME        paper-eq4 (default), repo, fa2, fp32\n"
+        "  --policy NAME        paper-eq4 (default), repo, fa2, fp32, a "
+        "backend's\n"
+        "                       description (cudnn), or sdpa: the backend "
+        "PyTorch 2.11\n"
+        "                       runs on an H200 for the call (the choice "
+        "and why on\n"
+        "                       stderr)\n"
+        "  --sdpa-backends LIST with --policy sdpa: the backends enabled "
+        "(cudnn, flash,\n"
+        "                       efficient, math; default all)\n"
         "  --kernel FILE        a kernel description (JSON, as --describe "
         "writes it)\n"
         "                       instead of --policy\n"
@@ -2560,15 +2611,28 @@ take_option(void *ctx, int id, const char *v)
     case O_GAP_MAX:
         kind_only(x, "--gap-max", GEN_REPEATED);
         return parse_nonneg("--gap-max", v, &x->gen.gap_max);
-    case O_POLICY:
+    case O_POLICY: {
+        const fa_kernel *named;
         x->policy_given = true;
+        x->kernel_named = x->sdpa = false;
+        if (sdpa_policy_named(v, &named, &x->sdpa)) {
+            if (named != NULL) {
+                x->kernel = *named;
+                x->kernel_named = true;
+            }
+            return true;
+        }
         return fa_cli_parse_policy(CMD, v, &x->policy);
+    }
     case O_KERNEL:
         x->kernel_path = v;
         return true;
     case O_DESCRIBE:
         x->describe = true;
         return true;
+    case O_SDPA_BACKENDS:
+        x->sdpa_backends_given = true;
+        return sdpa_policy_parse_backends(CMD, v, &x->sdpa_backends);
     case O_SPLITS:
         return fa_cli_parse_splits(CMD, v, &x->splits, &x->splits_auto);
     case O_SMS:
@@ -2962,9 +3026,18 @@ attn_main(int argc, char **argv)
         ctx_free(x);
         return CLI_EXIT_USAGE;
     }
+    if (x->sdpa_backends_given && !x->sdpa) {
+        ctx_free(x);
+        return cli_error(CMD, "--sdpa-backends applies to --policy sdpa");
+    }
+    if (x->describe && x->sdpa) {
+        ctx_free(x);
+        return cli_error(CMD, "--describe: --policy sdpa picks a description "
+                              "per call (name one: cudnn, fa2)");
+    }
     if (x->describe) {
         const fa_kernel *k =
-            x->kernel_path != NULL
+            x->kernel_path != NULL || x->kernel_named
                 ? &x->kernel
                 : fa_kernel_by_name(fa_policy_name(x->policy));
         char *text = fa_kernel_json(k);

@@ -23,6 +23,7 @@
 #include "attention/attention.h"
 #include "experiments/cli.h"
 #include "experiments/fa_cli.h"
+#include "experiments/sdpa_policy.h"
 #include "experiments/splits_pytorch211.h"
 
 #define CMD "diff"
@@ -172,6 +173,16 @@ typedef struct
     bool policy_given;
     const char *kernel_path; /* --kernel FILE.json */
     fa_kernel kernel;
+    bool kernel_named;  /* kernel: --policy NAME of a named description,
+                           the manifest's backend, or sdpa's choice */
+    bool sdpa;          /* --policy sdpa, or a manifest's "backend":
+                           "default" */
+    const char *sdpa_from; /* "--policy sdpa" or "manifest" */
+    unsigned sdpa_backends; /* --sdpa-backends (SDPA_EN_*) */
+    bool sdpa_backends_given;
+    sdpa_choice sdpa_ch;
+    bool sdpa_lean; /* its split count: cuDNN's lean reduction */
+    char man_backend[16]; /* the manifest's "backend" ("" when none) */
     fa_cli_log logm;     /* its lg2 log, when it has one */
     bool f16;            /* q, k, v (and o) are FP16 */
     uint64_t splits_opt; /* --splits N (0: not given) */
@@ -261,15 +272,21 @@ typedef struct
 static bool
 fa2_like(const diff_ctx *x)
 {
-    return x->kernel_path != NULL ? x->kernel.rowsum == FA_ROWSUM_QUAD
-                                  : x->policy == FA_POLICY_FA2;
+    if (x->sdpa && !x->kernel_named)
+        return true; /* not yet picked: the fused GPU kernels */
+    return x->kernel_path != NULL || x->kernel_named
+               ? x->kernel.rowsum == FA_ROWSUM_QUAD
+                     || x->kernel.rowsum == FA_ROWSUM_QUAD_BLOCK
+               : x->policy == FA_POLICY_FA2;
 }
 
 /* The name of the description run. */
 static const char *
 run_name(const diff_ctx *x)
 {
-    return x->kernel_path != NULL ? x->kernel.name : fa_policy_name(x->policy);
+    return x->kernel_path != NULL || x->kernel_named
+               ? x->kernel.name
+               : fa_policy_name(x->policy);
 }
 
 /* m, l and acc: stages of one non-split pass. */
@@ -584,6 +601,12 @@ read_manifest(diff_ctx *x, const char *m)
             }
             x->man_fix = (fa_fix_kind)f;
             x->man_fix_given = true;
+        } else if (strcmp(key, "backend") == 0 && c.p < c.end
+                   && *c.p == '"') {
+            /* dump_sdpa.py: the backend pinned, or "default" (PyTorch's
+               own choice) */
+            if (!jstring(&c, x->man_backend, sizeof x->man_backend))
+                goto bad;
         } else if (strcmp(key, "rowsum") == 0 && c.p < c.end && *c.p == '"') {
             /* fa_dump's row-sum rescale: "FMUL then FADD ..." (no
                contraction) or "FFMA ..." (PyTorch's build) */
@@ -607,6 +630,10 @@ read_manifest(diff_ctx *x, const char *m)
                           x->dump);
                 return false;
             }
+        } else if (strcmp(key, "splits") == 0 && c.end - c.p >= 4
+                   && memcmp(c.p, "null", 4) == 0) {
+            /* dump_sdpa.py of a backend without the flash kernel */
+            c.p += 4;
         } else if (strcmp(key, "splits") == 0) {
             /* the KV split count of the launch (dump_sdpa.py reads it
                from the split kernel's grid) */
@@ -1164,6 +1191,64 @@ read_dump_header(diff_ctx *x)
     return true;
 }
 
+/* The description of --policy sdpa (or of a dump PyTorch ran with its
+   default settings, "backend": "default"), or of the backend a dump's
+   manifest pinned ("cudnn"), when neither --policy nor --kernel is
+   given. */
+static bool
+pick_backend(diff_ctx *x)
+{
+    sdpa_case sc;
+    const fa_kernel *k;
+    bool split_auto;
+    unsigned lean;
+
+    if (!x->policy_given && x->kernel_path == NULL) {
+        /* PyTorch's choice with every backend enabled, or with the one
+           the dump pinned (whose kernel variant cuDNN still chooses) */
+        unsigned pinned = strcmp(x->man_backend, "cudnn") == 0 ? SDPA_EN_CUDNN
+                          : strcmp(x->man_backend, "efficient") == 0
+                              ? SDPA_EN_EFFICIENT
+                          : strcmp(x->man_backend, "math") == 0 ? SDPA_EN_MATH
+                                                                : 0;
+        if (strcmp(x->man_backend, "default") == 0 || pinned != 0) {
+            x->sdpa = true;
+            x->sdpa_from = "manifest";
+            if (pinned != 0) {
+                x->sdpa_backends = pinned;
+                x->sdpa_backends_given = true;
+            }
+        }
+    }
+    if (!x->sdpa)
+        return true;
+    sc = sdpa_case_default();
+    sc.batch = (int64_t)x->nb;
+    sc.heads = sc.kv_heads = (int64_t)x->nh;
+    sc.nq = (int64_t)x->nq;
+    sc.nk = (int64_t)x->nk;
+    sc.d = (int64_t)x->d;
+    sc.dtype = x->f16 ? SDPA_DT_F16 : SDPA_DT_BF16;
+    sc.causal = x->causal_opt != CAUSAL_AUTO ? x->causal_opt == CAUSAL_YES
+                : x->man_causal_given        ? x->man_causal
+                                             : x->meta_causal_given
+                                                   && x->meta_causal;
+    if (x->sdpa_backends_given)
+        sc.enabled = x->sdpa_backends;
+    if (!sdpa_policy_pick(CMD, &sc, &k, &x->sdpa_ch, &split_auto, &lean))
+        return false;
+    sdpa_policy_note(CMD, &x->sdpa_ch, k);
+    x->kernel = *k;
+    x->kernel_named = true;
+    if (split_auto && x->splits_opt == 0 && x->man_splits == 0)
+        x->splits_auto = true;
+    if (lean > 1 && x->splits_opt == 0 && !x->splits_auto) {
+        x->splits_opt = lean;
+        x->sdpa_lean = true;
+    }
+    return true;
+}
+
 static bool
 read_dump(diff_ctx *x)
 {
@@ -1252,6 +1337,11 @@ read_dump(diff_ctx *x)
     for (int i = 0; i < N_T; i++)
         if (need[i] && is_attn_tensor(i) && x->own[i].ndim == rank)
             promote(&x->own[i], 4);
+    /* cuDNN's LSE (aten._scaled_dot_product_cudnn_attention) is
+       [B, H, Nq, 1] */
+    if (need[T_LSE] && rank == 4 && x->own[T_LSE].ndim == 4
+        && x->own[T_LSE].shape[3] == 1)
+        x->own[T_LSE].ndim = 3;
     if (need[T_LSE] && x->own[T_LSE].ndim + 1 == rank)
         promote(&x->own[T_LSE], 3);
     if (!check_tensor(x, T_Q) || !check_tensor(x, T_K))
@@ -1262,6 +1352,8 @@ read_dump(diff_ctx *x)
     x->d = (size_t)x->t[T_Q]->shape[3];
     x->nk = (size_t)x->t[T_K]->shape[2];
     x->heads = x->nb * x->nh;
+    if (!pick_backend(x))
+        return false;
     /* the forward tiles as the library resolves them for the kernel and
        the split count (a refused configuration is reported later) */
     if (x->splits_auto) {
@@ -1270,7 +1362,9 @@ read_dump(diff_ctx *x)
         x->splits_from = "--splits auto";
     } else if (x->splits_opt != 0) {
         x->splits = (size_t)x->splits_opt;
-        x->splits_from = "--splits";
+        x->splits_from = x->sdpa_lean ? "--policy sdpa: cuDNN's lean "
+                                        "reduction, one split per 128 keys"
+                                      : "--splits";
     } else if (x->man_splits != 0) {
         x->splits = x->man_splits;
         x->splits_from = "manifest";
@@ -1284,7 +1378,7 @@ read_dump(diff_ctx *x)
             if (split_stage(st))
                 x->want[st] = false;
     {
-        fa_config c = x->kernel_path != NULL
+        fa_config c = x->kernel_path != NULL || x->kernel_named
                           ? fa_config_kernel_default(&x->kernel)
                           : fa_config_default(x->policy);
         c.shape.batch = x->nb;
@@ -1346,7 +1440,7 @@ build_config(diff_ctx *x)
                                     : "no --dump manifest");
         return false;
     }
-    if (x->kernel_path != NULL)
+    if (x->kernel_path != NULL || x->kernel_named)
         *c = fa_config_kernel_default(&x->kernel);
     else
         *c = fa_config_default(x->policy);
@@ -2107,6 +2201,10 @@ text_report(const diff_ctx *x, cli_buf *b)
                    "%s, causal %s (%s)\n",
                    x->nb, x->nh, x->nq, x->nk, x->d, run_name(x), x->exp.name,
                    x->causal ? "yes" : "no", x->causal_from);
+    if (x->sdpa)
+        cli_buf_printf(b, "  sdpa (%s): PyTorch 2.11 on an H200 runs %s, %s: %s\n",
+                       x->sdpa_from, sdpa_backend_name(x->sdpa_ch.backend),
+                       x->sdpa_ch.variant, x->sdpa_ch.reason);
     if (x->causal_override)
         cli_buf_printf(b, "  note: %s overrides the file's causal: %s\n",
                        x->causal_from, x->causal ? "false" : "true");
@@ -2282,6 +2380,14 @@ json_report(const diff_ctx *x, cli_json *j)
     cli_json_int(j, "d", (long long)x->d);
     cli_json_object_end(j);
     cli_json_string(j, "policy", run_name(x));
+    if (x->sdpa) {
+        cli_json_object_begin(j, "sdpa");
+        cli_json_string(j, "from", x->sdpa_from);
+        cli_json_string(j, "backend", sdpa_backend_name(x->sdpa_ch.backend));
+        cli_json_string(j, "variant", x->sdpa_ch.variant);
+        cli_json_string(j, "reason", x->sdpa_ch.reason);
+        cli_json_object_end(j);
+    }
     cli_json_string(j, "exp", x->exp.name);
     cli_json_bool(j, "causal", x->causal);
     cli_json_string(j, "causal_from", x->causal_from);
@@ -2373,6 +2479,7 @@ enum
     O_DUMP,
     O_POLICY,
     O_KERNEL,
+    O_SDPA_BACKENDS,
     O_SPLITS,
     O_SMS,
     O_STAGE,
@@ -2396,6 +2503,7 @@ static const cli_option options[] = {{"help", false, O_HELP},
                                      {"policy", true, O_POLICY},
                                      {"stage", true, O_STAGE},
                                      {"kernel", true, O_KERNEL},
+                                     {"sdpa-backends", true, O_SDPA_BACKENDS},
                                      {"splits", true, O_SPLITS},
                                      {"sms", true, O_SMS},
                                      {"exp", true, O_EXP},
@@ -2468,7 +2576,18 @@ diff_help(FILE *out)
         "BF16 values,\n"
         "                       and U16 / I16 bit patterns, as BF16 (every "
         "value checked)\n"
-        "  --policy NAME        paper-eq4, repo, fa2 (default) or fp32\n"
+        "  --policy NAME        paper-eq4, repo, fa2 (default), fp32, a "
+        "backend's\n"
+        "                       description (cudnn), or sdpa: the backend "
+        "PyTorch 2.11\n"
+        "                       runs on an H200 for the dump's shape (the "
+        "choice and\n"
+        "                       why on stderr); a manifest's \"backend\": "
+        "\"default\" means\n"
+        "                       sdpa, \"cudnn\" the cudnn description\n"
+        "  --sdpa-backends LIST with sdpa: the backends enabled (cudnn, "
+        "flash, efficient,\n"
+        "                       math; default all)\n"
         "  --kernel FILE        a kernel description (JSON, as 'bf16emu "
         "attn --describe'\n"
         "                       writes it) instead of --policy\n"
@@ -2578,9 +2697,23 @@ take_option(void *ctx, int id, const char *v)
     case O_DUMP:
         x->dump = v;
         return true;
-    case O_POLICY:
+    case O_POLICY: {
+        const fa_kernel *named;
         x->policy_given = true;
+        x->kernel_named = x->sdpa = false;
+        if (sdpa_policy_named(v, &named, &x->sdpa)) {
+            if (named != NULL) {
+                x->kernel = *named;
+                x->kernel_named = true;
+            }
+            x->sdpa_from = "--policy sdpa";
+            return true;
+        }
         return fa_cli_parse_policy(CMD, v, &x->policy);
+    }
+    case O_SDPA_BACKENDS:
+        x->sdpa_backends_given = true;
+        return sdpa_policy_parse_backends(CMD, v, &x->sdpa_backends);
     case O_KERNEL:
         x->kernel_path = v;
         return true;
@@ -2773,6 +2906,10 @@ diff_main(int argc, char **argv)
                             &x->kernel)) {
         ctx_free(x);
         return CLI_EXIT_USAGE;
+    }
+    if (x->sdpa_backends_given && !x->sdpa) {
+        ctx_free(x);
+        return cli_error(CMD, "--sdpa-backends applies to --policy sdpa");
     }
     if (!run(x)) {
         ctx_free(x);

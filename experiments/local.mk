@@ -12,6 +12,7 @@ experiments_bf16emu_SOURCES = \
 	experiments/fa_cli.c experiments/fa_cli.h \
 	experiments/fa_kernel_json.c experiments/fa_kernel_json.h \
 	experiments/splits_pytorch211.c experiments/splits_pytorch211.h \
+	experiments/sdpa_policy.c experiments/sdpa_policy.h \
 	experiments/grid.c experiments/grid.h \
 	experiments/plot.c experiments/plot.h \
 	experiments/sweep.c \
@@ -73,6 +74,7 @@ TESTS += \
 	tests/experiments/test_diff.sh \
 	tests/experiments/test_kernel.sh \
 	tests/experiments/test_fa2_backward.sh \
+	tests/experiments/test_cudnn_model.sh \
 	tests/experiments/test_user_tensors.sh \
 	tests/experiments/test_sweep.sh \
 	tests/experiments/test_sweep_cli.sh \
@@ -145,6 +147,7 @@ EXTRA_DIST += \
 	tests/experiments/test_diff.sh \
 	tests/experiments/test_kernel.sh \
 	tests/experiments/test_fa2_backward.sh \
+	tests/experiments/test_cudnn_model.sh \
 	tests/experiments/test_user_tensors.sh \
 	tests/experiments/test_sweep.sh \
 	tests/experiments/test_sweep_cli.sh \

@@ -68,3 +68,8 @@ EXTRA_DIST += \
 # crafted-input probes (sdpa_probes.py), all from the H200.
 EXTRA_DIST += tests/data/gpu/backends experiments/gpu/sdpa_backends.py \
 	experiments/gpu/sdpa_dispatch_grid.py experiments/gpu/sdpa_probes.py
+
+# cuDNN alone (experiments/gpu/cudnn_dumps.py): the decode engine with its
+# lean reduction, longer KV sequences, and PyTorch's default choice;
+# test_cudnn_model.sh diffs them with the cudnn description.
+EXTRA_DIST += tests/data/gpu/cudnn experiments/gpu/cudnn_dumps.py

@@ -388,6 +388,32 @@ bench_attn(void)
              n, d, sf_isa_name(sf_isa_resolve(bench_cfg.isa)));
     /* the target: at most 5 times the float attention's time */
     bench_row(label, 1 / te, 1 / tn, "fwd/s", te / tn, BENCH_AT_MOST, 5);
+    {
+        /* the cudnn description against fa2 on the same inputs: at most
+           twice fa2's time (its log as fa2's, cr: one per row, and the
+           lg2 table lives in analysis/) */
+        fa_kernel kc = *fa_kernel_by_name("cudnn");
+        fa_config cc;
+        kc.log = FA_KLOG_CR;
+        cc = fa_config_kernel_default(&kc);
+        attn_ctx emc;
+        bench_side sc;
+        double tc, tf;
+        cc.shape = cfg.shape;
+        why = fa_config_check(&cc);
+        if (why != NULL) {
+            fprintf(stderr, "bench: cudnn config: %s\n", why);
+            exit(1);
+        }
+        emc = (attn_ctx){n,    d,    q,    k,    v,    NULL, NULL,
+                         NULL, o,    lse,  NULL, NULL, &cc};
+        sc = (bench_side){attn_run, &emc, 1, false};
+        bench_pair(&sc, &se, &tc, &tf);
+        snprintf(label, sizeof label,
+                 "attn cudnn forward N=%zu d=%zu %s vs fa2", n, d,
+                 sf_isa_name(sf_isa_resolve(bench_cfg.isa)));
+        bench_row(label, 1 / tc, 1 / tf, "fwd/s", tc / tf, BENCH_AT_MOST, 2);
+    }
     free(q);
     free(k);
     free(v);

@@ -100,8 +100,19 @@ START_TEST(test_named)
         free(v);
         free(dout);
     }
-    ck_assert_ptr_null(fa_kernel_by_name("cudnn"));
-    ck_assert_ptr_null(fa_kernel_at(4));
+    ck_assert_ptr_null(fa_kernel_by_name("no-such-kernel"));
+    /* after the policies' four, the SDPA backends' descriptions: each
+       passes its check and is found by its name */
+    {
+        size_t n = 4;
+        for (; fa_kernel_at(n) != NULL; n++) {
+            ck_assert_ptr_null(fa_kernel_check(fa_kernel_at(n)));
+            ck_assert_ptr_eq(fa_kernel_by_name(fa_kernel_at(n)->name),
+                             fa_kernel_at(n));
+        }
+        ck_assert_uint_ge(n, 5);
+        ck_assert_ptr_nonnull(fa_kernel_by_name("cudnn"));
+    }
 }
 END_TEST
 

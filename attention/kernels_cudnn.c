@@ -1,0 +1,82 @@
+/* kernels_cudnn -- the named descriptions of PyTorch's cuDNN SDPA backend
+   on the H200 (each with its evidence; doc/gpu-crosscheck.md, "cuDNN
+   model") */
+#include <config.h>
+
+#include "attention/fa_local.h"
+
+static const fa_kernel kernels[] = {
+    /* cudnn: cuDNN 9.19's fused flash forward as PyTorch 2.11 runs it for
+       BF16 and FP16 on an H200 (sm90_flash_fprop_wgmma_f16_knob_7_
+       64x128x64 for d = 64, ..._64x128x128 for d = 128; with one query
+       row the sm80 WMMA decode engines, which give the same bits up to
+       512 keys).  From crafted inputs (sdpa_probes.py): P~ and the exp
+       argument as fa2's, O by the rounded reciprocal of l, one FP32 chain
+       of P~V through the sm90 block FMA over 128-key tiles in ascending
+       order.  From the backend dumps, by testing each hypothesis row by
+       row (doc/gpu-crosscheck.md, "cuDNN model"): the rescale factor's
+       argument RN(m_old sl2) - RN(m_new sl2), per-thread block sums
+       folded into the four partials by one FFMA and reduced (s0 + s1) +
+       (s2 + s3), LSE = fma(RN(m sl2), RN(ln 2), __logf(l)).  Measured: O
+       and LSE bit for bit on every dump of tests/data/gpu/backends and
+       tests/data/gpu/cudnn with Nq > 1 or Nk <= 512 but one FP16 O
+       element (tests/experiments/test_cudnn_model.sh).  From 513 keys
+       cuDNN adds a lean reduction (one split per 128 keys with fa2's
+       combine reproduces its O, not its LSE; --policy sdpa sets that
+       split count).  No row above d = 128 (not measured); the backward
+       fields are fa2's and are not a model of cuDNN's backward. */
+    {
+        .name = "cudnn",
+        .d_round = 64,
+        .n_tiles = 2,
+        .tiles = {{64, 64, 128, 128, 128, 0, 0},
+                  {128, 64, 128, 64, 128, 0, 0}},
+        .kv_reverse = false,
+        .causal_skip = true,
+        .mma_s = "sm90",
+        .mma_pv = "sm90",
+        .mma_dp = "sm90",
+        .mma_dq = "sm90",
+        .mma_dk = "sm90",
+        .mma_dv = "sm90",
+        .mma_delta = "sm90",
+        .score_dot = FA_FMT_F32,
+        .score_scaled = false,
+        .score = FA_FMT_F32,
+        .mask = FA_MASK_NEG_INF,
+        .m_init = FA_MASK_NEG_INF,
+        .visit = FA_VISIT_BLOCK,
+        .fix_all_keys = false,
+        .first = FA_FIRST_INIT,
+        .exp_base2 = true,
+        .exp_arg = FA_ARG_SCALE_SUB,
+        .alpha_arg = FA_ALPHA_SCALE_SUB,
+        .alpha = FA_FMT_F32,
+        .p = FA_FMT_IN,
+        .rowsum_fp32_p = true,
+        .rowsum = FA_ROWSUM_QUAD_BLOCK,
+        .rowsum_fma = true,
+        .rowsum_clamp = false,
+        .l = FA_FMT_F32,
+        .acc_update = FA_ACC_CHAIN,
+        .acc = FA_FMT_F32,
+        .normalize = FA_NORM_RECIPROCAL,
+        .o = FA_FMT_IN,
+        .lse = FA_LSE_FMA_LN2,
+        .lse_fmt = FA_FMT_F32,
+        .log = FA_KLOG_LG2,
+        .empty_lse_pos = true,
+        .splits = 1,
+        .combine = FA_COMBINE_FA2,
+        .combine_exp = FA_CEXP_CR,
+        .combine_log = FA_KLOG_CR,
+        .bwd = FA_BWD_FA2,
+        .bwd_reverse_q = true,
+    },
+};
+
+const fa_kernel *
+fa_kernel_sdpa_at(size_t i)
+{
+    return i < sizeof kernels / sizeof kernels[0] ? &kernels[i] : NULL;
+}

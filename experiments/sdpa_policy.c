@@ -1,0 +1,127 @@
+/* sdpa_policy.c -- --policy sdpa and the named SDPA descriptions */
+#ifdef HAVE_CONFIG_H
+#include <config.h>
+#endif
+
+#include <stdio.h>
+#include <string.h>
+
+#include "experiments/cli.h"
+#include "experiments/sdpa_policy.h"
+
+bool
+sdpa_policy_named(const char *v, const fa_kernel **k, bool *sdpa)
+{
+    *k = NULL;
+    *sdpa = false;
+    if (v == NULL)
+        return false;
+    if (strcmp(v, "sdpa") == 0) {
+        *sdpa = true;
+        return true;
+    }
+    if (fa_policy_parse(v) >= 0)
+        return false;
+    *k = fa_kernel_by_name(v);
+    return *k != NULL;
+}
+
+bool
+sdpa_policy_parse_backends(const char *cmd, const char *v, unsigned *flags)
+{
+    static const struct
+    {
+        const char *name;
+        unsigned flag;
+    } names[] = {{"cudnn", SDPA_EN_CUDNN},
+                 {"flash", SDPA_EN_FLASH},
+                 {"efficient", SDPA_EN_EFFICIENT},
+                 {"math", SDPA_EN_MATH}};
+    unsigned f = 0;
+    const char *p = v;
+
+    if (v == NULL || *v == '\0') {
+        cli_error(cmd, "--sdpa-backends: expected a comma list of cudnn, "
+                       "flash, efficient, math");
+        return false;
+    }
+    for (;;) {
+        size_t n = strcspn(p, ","), i;
+        for (i = 0; i < sizeof names / sizeof names[0]; i++)
+            if (strlen(names[i].name) == n && strncmp(p, names[i].name, n) == 0)
+                break;
+        if (i == sizeof names / sizeof names[0]) {
+            cli_error(cmd,
+                      "--sdpa-backends '%s': unknown backend '%.*s' "
+                      "(expected cudnn, flash, efficient or math)",
+                      v, (int)n, p);
+            return false;
+        }
+        f |= names[i].flag;
+        if (p[n] == '\0')
+            break;
+        p += n + 1;
+    }
+    *flags = f;
+    return true;
+}
+
+/* The description of each backend, by name. */
+static const char *
+description_of(sdpa_backend b)
+{
+    switch (b) {
+    case SDPA_BACKEND_CUDNN:
+        return "cudnn";
+    case SDPA_BACKEND_FLASH:
+        return "fa2";
+    case SDPA_BACKEND_EFFICIENT:
+        return "efficient";
+    case SDPA_BACKEND_MATH:
+        return "math";
+    default:
+        return NULL;
+    }
+}
+
+bool
+sdpa_policy_pick(const char *cmd, const sdpa_case *c, const fa_kernel **k,
+                 sdpa_choice *ch, bool *split_auto, unsigned *splits)
+{
+    sdpa_backend b = sdpa_choose_pt211_h200(c, ch);
+    const char *name = description_of(b);
+
+    *k = NULL;
+    *split_auto = false;
+    *splits = 0;
+    if (b == SDPA_BACKEND_ERROR) {
+        cli_error(cmd,
+                  "--policy sdpa: PyTorch 2.11 on an H200 runs no backend "
+                  "for this call (%s)",
+                  ch->reason);
+        return false;
+    }
+    *k = fa_kernel_by_name(name);
+    if (*k == NULL) {
+        cli_error(cmd,
+                  "--policy sdpa: PyTorch 2.11 on an H200 runs the %s "
+                  "backend here (%s; %s), and there is no description "
+                  "'%s' yet",
+                  sdpa_backend_name(b), ch->variant, ch->reason, name);
+        return false;
+    }
+    *split_auto = b == SDPA_BACKEND_FLASH;
+    if (b == SDPA_BACKEND_CUDNN && strstr(ch->variant, "lean_reduction")) {
+        int64_t n = (c->nk + 127) / 128;
+        *splits = (unsigned)(n > 128 ? 128 : n);
+    }
+    return true;
+}
+
+void
+sdpa_policy_note(const char *cmd, const sdpa_choice *ch, const fa_kernel *k)
+{
+    fprintf(stderr, "bf16emu %s: --policy sdpa: %s (%s), description %s: %s\n",
+            cmd, sdpa_backend_name(ch->backend), ch->variant,
+            k != NULL ? k->name : "none", ch->reason);
+}

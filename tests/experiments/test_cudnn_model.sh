@@ -1,0 +1,152 @@
+#!/bin/sh
+# test_cudnn_model.sh -- the cudnn description against cuDNN on the H200
+#
+# Every dump of tests/data/gpu/backends (cuDNN's O and LSE beside the
+# other backends', on the same inputs) and of tests/data/gpu/cudnn (cuDNN
+# alone, and PyTorch's default choice) is diffed with the cudnn
+# description; the test asserts the number of bit-equal elements of O and
+# LSE per dump, as measured (doc/gpu-crosscheck.md, "cuDNN model").  A
+# count that moves either way fails and prints the first differing
+# element in hex.  Then --policy sdpa: the backend PyTorch 2.11 picks,
+# the note on stderr, --sdpa-backends, and the refusals.
+
+. "${srcdir:-.}/tests/experiments/lib.sh"
+
+: "${JSONQ:=./tests/experiments/jsonq}"
+B=${srcdir:-.}/tests/data/gpu/backends
+C=${srcdir:-.}/tests/data/gpu/cudnn
+for f in "$B/d64_normal.safetensors" "$C/mb_d64_nq256_nk1024.safetensors"; do
+    if [ ! -r "$f" ]; then
+        echo "SKIP: $f missing"
+        exit 77
+    fi
+done
+
+# jq PATH: the value at PATH of the last output.
+jq() { "$JSONQ" "$tmp/out" "$1" 2>/dev/null; }
+
+# count FILE STAGE-INDEX NAME WANT-EQUAL WANT-TOTAL
+count()
+{
+    eq=$(jq "stages.$2.equal")
+    n=$(jq "stages.$2.elements")
+    if [ "$eq" = "$4" ] && [ "$n" = "$5" ]; then
+        pass
+    else
+        fail "$1 $3: $eq of $n bit-equal, expected $4 of $5; first" \
+            "differing: $(jq "stages.$2.worst.0.index") gpu" \
+            "$(jq "stages.$2.worst.0.gpu.bits") emulator" \
+            "$(jq "stages.$2.worst.0.emulator.bits")"
+    fi
+}
+
+# The 24 backend dumps: NAME O-EQUAL O-TOTAL LSE-EQUAL LSE-TOTAL.
+while read -r name oe on le ln; do
+    f=$B/$name.safetensors
+    run diff --dump "$f" --q "$f:q" --k "$f:k" --v "$f:v" --o "$f:cudnn.o" \
+        --lse "$f:cudnn.lse" --policy cudnn --stage o,lse --splits 1 \
+        --no-exact --json
+    count "$name" 0 o "$oe" "$on"
+    count "$name" 1 lse "$le" "$ln"
+done <<'END'
+d128_bwd_normal 8192 8192 64 64
+d128_causal_normal 16384 16384 128 128
+d128_causal_repmax4_fp16 16384 16384 128 128
+d128_causal_sink 16384 16384 128 128
+d128_normal 8192 8192 64 64
+d128_normal_fp16 8192 8192 64 64
+d128_nq64_nk129_repmax2 8192 8192 64 64
+d128_repmax4 8192 8192 64 64
+d128_sink 8192 8192 64 64
+d64_bwd_normal 4096 4096 64 64
+d64_bwd_sink_causal 4096 4096 64 64
+d64_causal_normal 8192 8192 128 128
+d64_causal_repmax8 8192 8192 128 128
+d64_causal_sink 8192 8192 128 128
+d64_normal 4096 4096 64 64
+d64_normal_fp16 4095 4096 64 64
+d64_nq100_nk200 6400 6400 100 100
+d64_repmax4 4096 4096 64 64
+d64_sink 4096 4096 64 64
+d64_sink_fp16 4096 4096 64 64
+decode_d128_nk256 128 128 1 1
+decode_d64_nk512 64 64 1 1
+decode_d64_nk512_fp16 64 64 1 1
+decode_d64_nk512_sink 64 64 1 1
+END
+
+# cuDNN pinned ("backend": "cudnn"): no option, the manifest decides,
+# cuDNN's decode engine with the lean reduction included (one split per
+# 128 keys; its LSE is not modelled).
+while read -r name oe on le ln; do
+    run diff --dump "$C/$name.safetensors" --stage o,lse --no-exact --json
+    count "$name" 0 o "$oe" "$on"
+    count "$name" 1 lse "$le" "$ln"
+done <<'END'
+mb_d64_nq256_nk1024 16384 16384 256 256
+mb_d128_causal_512 65536 65536 512 512
+mb_d64_fp16_nq128_nk768 8192 8192 128 128
+dec_d64_nk1024 128 128 1 2
+dec_d64_nk4096 64 64 1 1
+dec_d128_nk2048 128 128 1 1
+dec_d128_nk600 128 128 1 1
+dec_d64_nk1000_sink 64 64 1 1
+dec_d64_nk1024_fp16 64 64 0 1
+END
+
+# PyTorch's defaults ("backend": "default", no LSE): --policy sdpa from
+# the manifest picks cuDNN and passes.
+for name in mb_d64_default_nq128_nk512 dec_d64_nk1024_default; do
+    run diff --dump "$C/$name.safetensors" --stage o --no-exact --json
+    expect_rc 0
+    expect_err_has "--policy sdpa: cudnn ("
+    [ "$(jq policy)" = cudnn ] && pass || fail "policy $(jq policy)"
+done
+expect_err_has "+ lean_reduction), description cudnn"
+
+# --describe and back: the same bits.
+run attn --policy cudnn --describe
+expect_rc 0
+cp "$tmp/out" "$tmp/cudnn.json"
+[ "$(jq name)" = cudnn ] && [ "$(jq rowsum)" = quad-block ] \
+    && [ "$(jq lse)" = fma-ln2 ] && [ "$(jq alpha_arg)" = scale-sub ] && pass \
+    || fail "describe: $(jq name) $(jq rowsum) $(jq lse) $(jq alpha_arg)"
+f=$B/d64_normal.safetensors
+run diff --dump "$f" --q "$f:q" --k "$f:k" --v "$f:v" --o "$f:cudnn.o" \
+    --lse "$f:cudnn.lse" --kernel "$tmp/cudnn.json" --stage o,lse \
+    --splits 1 --no-exact --json
+count "d64_normal --kernel" 0 o 4096 4096
+count "d64_normal --kernel" 1 lse 64 64
+
+# attn --policy sdpa: the choice and why on stderr.
+run attn --gen normal --nq 64 --nk 256 --d 64 --policy sdpa --no-exact
+expect_rc 0
+expect_err_has "--policy sdpa: cudnn (sm90_flash_fprop_wgmma_f16_knob_7_64x128x64), description cudnn"
+run attn --gen normal --nq 64 --nk 256 --d 64 --policy sdpa \
+    --sdpa-backends flash,math --no-exact
+expect_rc 0
+expect_err_has "--policy sdpa: flash (flash_fwd_kernel hdim 64), description fa2"
+run attn --gen normal --nq 1 --nk 1024 --d 64 --policy sdpa --no-exact
+expect_rc 0
+expect_err_has "lean_reduction), description cudnn"
+# a backend without a description yet: exit 2, saying so
+for be in efficient math; do
+    if "$BF16EMU" attn --policy "$be" --describe >/dev/null 2>&1; then
+        continue
+    fi
+    run attn --gen normal --nq 64 --nk 256 --d 64 --policy sdpa \
+        --sdpa-backends "$be" --no-exact
+    expect_rc 2
+    expect_err_has "there is no description '$be' yet"
+done
+run attn --gen normal --policy sdpa --sdpa-backends flash,cuda
+expect_rc 2
+expect_err_has "--sdpa-backends 'flash,cuda': unknown backend 'cuda'"
+run attn --gen normal --policy fa2 --sdpa-backends flash
+expect_rc 2
+expect_err_has "--sdpa-backends applies to --policy sdpa"
+run attn --policy sdpa --describe
+expect_rc 2
+
+echo "$n_pass passed, $n_fail failed"
+[ "$n_fail" -eq 0 ]

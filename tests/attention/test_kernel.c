@@ -101,7 +101,9 @@ START_TEST(test_named)
         free(dout);
     }
     ck_assert_ptr_null(fa_kernel_by_name("cudnn"));
-    ck_assert_ptr_null(fa_kernel_at(4));
+    ck_assert_ptr_nonnull(fa_kernel_by_name("efficient"));
+    ck_assert_ptr_nonnull(fa_kernel_by_name("math"));
+    ck_assert_ptr_null(fa_kernel_at(6));
 }
 END_TEST
 

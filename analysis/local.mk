@@ -128,6 +128,7 @@ tests_analysis_test_sdpa_em_SOURCES = tests/analysis/test_sdpa_em.c
 tests_analysis_test_sdpa_em_CFLAGS = $(ANALYSIS_TEST_FLAGS) $(JANSSON_CFLAGS)
 tests_analysis_test_sdpa_em_LDADD = $(ANALYSIS_TEST_LIBS) $(JANSSON_LIBS)
 EXTRA_DIST += tests/data/gpu/cuda_logf_h200.safetensors \
+	tests/data/gpu/cuda_math_h200.json \
 	experiments/gpu/cuda_math_probe.cu experiments/gpu/cuda_logf_probe.cu \
 	experiments/gpu/sdpa_math_ops.py experiments/gpu/slice_math_stages.py \
 	experiments/gpu/pack_logf_vectors.py

@@ -242,8 +242,8 @@ typedef struct fa_kernel
                             again */
 } fa_kernel;
 
-/* The named descriptions ("fa2", "paper-eq4", "repo", "fp32"): NULL for
-   an unknown name. */
+/* The named descriptions ("fa2", "paper-eq4", "repo", "fp32", then
+   "efficient" and "math"): NULL for an unknown name. */
 const fa_kernel *fa_kernel_by_name(const char *name);
 /* The I-th named description (NULL past the last). */
 const fa_kernel *fa_kernel_at(size_t i);

@@ -189,6 +189,8 @@ ax_block_cols(const fa_config *cfg)
         bc = cfg->shape.d <= 64 ? 128 : 64;
     else if (cfg->policy == FA_POLICY_REPO)
         bc = 512; /* the released code's KV block */
+    else if (cfg->policy == FA_POLICY_EFFICIENT)
+        bc = cfg->shape.d <= 64 ? 64 : 128;
     else
         bc = nk;
     if (bc > nk)
@@ -290,7 +292,7 @@ work_config(ax_work *w, const fa_config *cfg, const ax_options *opt)
         && (int)cfg->order != FA_ORDER_REVERSE)
         return AX_ECONFIG;
     if ((int)cfg->policy < (int)FA_POLICY_PAPER_EQ4
-        || (int)cfg->policy > (int)FA_POLICY_FP32)
+        || (int)cfg->policy > (int)FA_POLICY_MATH)
         return AX_ECONFIG;
     w->fix = cfg->fix;
     switch (cfg->fix.kind) {

@@ -119,6 +119,20 @@ tests_analysis_test_sdpa_ext_CFLAGS = $(ANALYSIS_TEST_FLAGS) $(JANSSON_CFLAGS)
 tests_analysis_test_sdpa_ext_LDADD = $(ANALYSIS_TEST_LIBS) $(JANSSON_LIBS)
 EXTRA_DIST += tests/data/gpu/sdpa_ext
 
+# The efficient and math descriptions against the memory-efficient and
+# math SDPA backends' dumps (tests/data/gpu/backends), the math backend's
+# FP32 stages and CUDA's logf on the H200.
+check_PROGRAMS += tests/analysis/test_sdpa_em
+TESTS += tests/analysis/test_sdpa_em
+tests_analysis_test_sdpa_em_SOURCES = tests/analysis/test_sdpa_em.c
+tests_analysis_test_sdpa_em_CFLAGS = $(ANALYSIS_TEST_FLAGS) $(JANSSON_CFLAGS)
+tests_analysis_test_sdpa_em_LDADD = $(ANALYSIS_TEST_LIBS) $(JANSSON_LIBS)
+EXTRA_DIST += tests/data/gpu/cuda_logf_h200.safetensors \
+	tests/data/gpu/cuda_math_h200.json \
+	experiments/gpu/cuda_math_probe.cu experiments/gpu/cuda_logf_probe.cu \
+	experiments/gpu/sdpa_math_ops.py experiments/gpu/slice_math_stages.py \
+	experiments/gpu/pack_logf_vectors.py
+
 # The malformed corpus (with its table EXPECTED and the script that wrote
 # both) and the good fixtures; the reference's documentation.
 EXTRA_DIST += tests/data/bad tests/data/tensors \

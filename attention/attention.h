@@ -45,7 +45,11 @@ typedef enum
     FA_POLICY_REPO,      /* "repo": the released PyTorch code's per-op
                             BF16 roundings (m, l and O accumulator BF16) */
     FA_POLICY_FA2,       /* "fa2": the FlashAttention-2 kernel on sm90 */
-    FA_POLICY_FP32       /* "fp32": everything FP32 (the paper's hp) */
+    FA_POLICY_FP32,      /* "fp32": everything FP32 (the paper's hp) */
+    FA_POLICY_EFFICIENT, /* "efficient": PyTorch's memory-efficient SDPA
+                            kernel (CUTLASS) on sm80+ */
+    FA_POLICY_MATH       /* "math": PyTorch's math SDPA backend on CUDA
+                            (FP32 throughout, cuBLAS FFMA GEMMs) */
 } fa_policy;
 
 /* Softmax-shift fix variants (paper section 4, Algorithm 1). */
@@ -171,6 +175,18 @@ uint32_t fa_exp_eval(const fa_exp_model *m, bool base2, uint32_t x);
    nearest). */
 uint32_t fa_expf_cr(uint32_t x);
 uint32_t fa_exp2f_cr(uint32_t x);
+
+/* CUDA's accurate expf (not __expf), as nvcc compiles it for sm_90: an
+   FMA range reduction x log2(e) = n + f, one exp2 of f through EX2 (the
+   model of MUFU.EX2: a table model, ex2-sm90 for the H200), times 2^n
+   (n clamped to [-126, 126], the product rounded once).  Equal to the
+   H200's expf on every FP32 input with ex2.approx in place of EX2
+   (doc/gpu-crosscheck.md, "math model"). */
+uint32_t fa_cuda_expf(const fa_exp_model *ex2, uint32_t x);
+/* CUDA's accurate logf (not __logf), as nvcc compiles it for sm_90: a
+   polynomial in FP32 FMAs, no special-function unit; -Inf for +-0, NaN
+   below 0. */
+uint32_t fa_cuda_logf(uint32_t x);
 
 /* The largest frac_bits of a table model: 2^24 entries, every grid point
    of [-1, 0) an FP32 value. */

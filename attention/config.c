@@ -12,7 +12,8 @@
 /*----------------------------------------------------------------------------
  * Names.
  *--------------------------------------------------------------------------*/
-static const char *const policy_names[] = {"paper-eq4", "repo", "fa2", "fp32"};
+static const char *const policy_names[] = {"paper-eq4", "repo", "fa2",
+                                           "fp32", "efficient", "math"};
 static const char *const fix_names[] = {"none", "beta", "beta-v2", "eps",
                                         "always"};
 static const char *const order_names[] = {"forward", "reverse"};
@@ -486,6 +487,11 @@ fa_plan_init(const fa_config *cfg, fa_plan *pl)
         sd = (double)sf * 1.4426950408889634074;
         pl->scale = s;
         pl->scale_log2 = f32_of_double(sd);
+        /* PyTorch's math backend: sqrt of the FP64 scale (1/sqrt(d) in
+           FP64 by default), rounded to FP32 when it multiplies an FP32
+           tensor */
+        pl->sqrt_scale = f32_of_double(sqrt(
+            cfg->scale != 0.0f ? (double)sf : 1.0 / sqrt((double)sh->d)));
         pl->fix = cfg->fix.kind;
         pl->zero_max = cfg->fix.zero_max;
         pl->beta = f32_of_double(cfg->fix.beta);

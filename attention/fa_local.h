@@ -64,6 +64,9 @@ typedef struct fa_plan
     fa_fix_kind fix;
     fa_zero_max zero_max;
     uint32_t beta, tol, eps, eps_zero;
+    /* score_prescale: RN32(sqrt(scale)), the square root taken in FP64
+       of the FP64 scale (PyTorch's math backend) */
+    uint32_t sqrt_scale;
 } fa_plan;
 
 /* Resolves CFG into PL; NULL on success, else the reason (static). */
@@ -246,6 +249,8 @@ fa_visible(const fa_plan *pl, size_t i)
 static inline uint32_t
 fa_exp(const fa_plan *pl, uint32_t x)
 {
+    if (!pl->k.exp_base2 && pl->k.exp_fn == FA_EXPFN_CUDA)
+        return fa_cuda_expf(pl->exp, x);
     return fa_exp_eval(pl->exp, pl->k.exp_base2, x);
 }
 
@@ -280,5 +285,12 @@ size_t fa_fwd_blocks(const fa_plan *pl, size_t mb, size_t br, size_t bc);
 /* First query block of a causal_skip backward for KV block NB
    (m_block_min). */
 size_t fa_bwd_first_mblock(const fa_plan *pl, size_t nb);
+
+/* The descriptions of PyTorch's memory-efficient and math SDPA backends
+   (kernels_sdpa_em.c), after the named ones of kernels.c. */
+extern const fa_kernel fa_kernels_sdpa_em[];
+extern const size_t fa_kernels_sdpa_em_count;
+/* The checks of the fields those descriptions brought (NULL: usable). */
+const char *fa_kernel_check_sdpa_em(const fa_kernel *k);
 
 #endif /* BF16EMU_ATTENTION_FA_LOCAL_H */

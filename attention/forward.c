@@ -32,6 +32,8 @@ typedef struct fwd_ws
     uint32_t *alpha;        /* R: a block's rescale factor */
     unsigned char *started; /* R: the row has seen an unmasked key */
     unsigned char *init;    /* R: this block initialises the row */
+    uint32_t *qs;           /* R x d: score_prescale's FP32 Q rows */
+    uint32_t *kts;          /* d x Nk: score_prescale's FP32 K^T */
     uint32_t *osplit;       /* splits x R x d: split-KV partial O (FP32) */
     uint32_t *lsplit;       /* splits x R: split-KV partial LSE */
 } fwd_ws;
@@ -61,6 +63,11 @@ fwd_layout(const fa_plan *pl, fa_ws *w, fwd_ws *f)
     f->alpha = fa_ws_take(w, r, sizeof(uint32_t));
     f->started = fa_ws_take(w, r, 1);
     f->init = fa_ws_take(w, r, 1);
+    f->qs = fa_ws_take(w, pl->k.score_prescale ? fa_mul_size(r, pl->d, o) : 0,
+                       sizeof(uint32_t));
+    f->kts = fa_ws_take(
+        w, pl->k.score_prescale ? fa_mul_size(pl->d, pl->nk, o) : 0,
+        sizeof(uint32_t));
     f->osplit = fa_ws_take(
         w,
         pl->splits > 1 ? fa_mul_size(fa_mul_size(pl->splits, r, o), pl->d, o)
@@ -123,7 +130,7 @@ writing(const fwd_run *r)
 static uint32_t
 score_of(const fa_plan *pl, uint32_t raw, sf_env *env)
 {
-    if (!pl->k.score_scaled)
+    if (!pl->k.score_scaled || pl->k.score_prescale)
         return raw;
     return fa_round(
         pl->k.score,
@@ -139,7 +146,16 @@ fwd_scores(fwd_run *r, size_t i0, size_t nr)
     uint32_t *s = r->w->s;
     uint32_t mv = fa_mask_bits(pl->k.mask);
 
-    if (r->tcol < 0)
+    if (pl->k.score_prescale)
+        /* Q's rows times RN32(sqrt(scale)) in FP32 (K^T's per head) */
+        for (size_t x = 0; x < nr * pl->d; x++)
+            r->w->qs[x] = fa_mul(fa_in_wide(pl->in_fmt, r->q[i0 * pl->d + x]),
+                                 pl->sqrt_scale, r->env);
+    if (r->tcol < 0 && pl->k.score_prescale)
+        sf_mma_gemm(pl->mqk, nr, pl->nk, pl->d, &sf_format_f32, r->w->qs,
+                    &sf_format_f32, r->w->kts, NULL, s, SF_MMA_PATH_AUTO,
+                    r->env);
+    else if (r->tcol < 0)
         sf_mma_gemm(pl->mqk, nr, pl->nk, pl->d, pl->in, r->q + i0 * pl->d,
                     pl->in, r->w->kt, NULL, s, SF_MMA_PATH_AUTO, r->env);
     for (size_t ri = 0; ri < nr; ri++) {
@@ -150,7 +166,12 @@ fwd_scores(fwd_run *r, size_t i0, size_t nr)
                 srow[j] = mv;
                 continue;
             }
-            if (r->tcol >= 0)
+            if (r->tcol >= 0 && pl->k.score_prescale)
+                srow[j] = (uint32_t)sf_mma_dot(
+                    pl->mqk, &sf_format_f32, r->w->qs + ri * pl->d, 1,
+                    &sf_format_f32, r->w->kts + j, (ptrdiff_t)pl->nk, pl->d,
+                    0, r->env);
+            else if (r->tcol >= 0)
                 srow[j] = (uint32_t)sf_mma_dot(
                     pl->mqk, pl->in, r->q + i * pl->d, 1, pl->in,
                     r->k + j * pl->d, 1, pl->d, 0, r->env);
@@ -251,6 +272,9 @@ exp_arg(const fa_plan *pl, uint32_t s, uint32_t meff, uint32_t ms, sf_env *e)
         return fa_sub(fa_mul(s, pl->scale_log2, e), ms, e);
     case FA_ARG_SCALE_FMA:
         return fa_fma(s, pl->scale_log2, ms ^ FA_F32_SIGN, e);
+    case FA_ARG_LOG2E_SUB:
+        return fa_sub(fa_mul(s, FA_F32_LOG2E, e), fa_mul(meff, FA_F32_LOG2E, e),
+                      e);
     default:
         return fa_sub(s, meff, e);
     }
@@ -260,7 +284,10 @@ exp_arg(const fa_plan *pl, uint32_t s, uint32_t meff, uint32_t ms, sf_env *e)
 static uint32_t
 alpha_of(const fa_plan *pl, uint32_t mold, uint32_t meff, sf_env *e)
 {
-    uint32_t x = fa_sub(mold, meff, e);
+    uint32_t x = pl->k.alpha_arg == FA_ALPHA_LOG2E_SUB
+                     ? fa_sub(fa_mul(mold, FA_F32_LOG2E, e),
+                              fa_mul(meff, FA_F32_LOG2E, e), e)
+                     : fa_sub(mold, meff, e);
 
     switch (pl->k.alpha_arg) {
     case FA_ALPHA_SUB_ROUND:
@@ -284,6 +311,61 @@ static const sf_format *
 p_format(const fa_plan *pl)
 {
     return fa_fmt_format(pl->k.p);
+}
+
+/* The memory-efficient kernel's block sum ("warps"): per 32-key warp
+   tile four thread partials from 0 (thread q owns keys 8 n + 2 q and
+   8 n + 2 q + 1, n = 0..3, in that order), reduced (s0 + s1) + (s2 + s3),
+   then added in tile order to RN_l(alpha l) (LOLD NULL: the first block,
+   from the first tile's sum). */
+static uint32_t
+warps_sum(const uint32_t *p, size_t n, const uint32_t *lold, uint32_t alpha,
+          fa_fmt lf, sf_env *e)
+{
+    uint32_t l = lold != NULL ? fa_round(lf, fa_mul(alpha, *lold, e), e) : 0;
+    bool first = lold == NULL;
+
+    for (size_t w0 = 0; w0 < n; w0 += 32) {
+        uint32_t part[4], ws;
+        for (size_t q = 0; q < 4; q++) {
+            part[q] = FA_F32_ZERO;
+            for (size_t nn = 0; nn < 4; nn++)
+                for (size_t c = 0; c < 2; c++) {
+                    size_t t = w0 + 8 * nn + 2 * q + c;
+                    if (t < n)
+                        part[q] = fa_add(part[q], p[t], e);
+                }
+        }
+        ws = fa_add(fa_add(part[0], part[1], e), fa_add(part[2], part[3], e),
+                    e);
+        l = first ? fa_round(lf, ws, e) : fa_round(lf, fa_add(l, ws, e), e);
+        first = false;
+    }
+    return l;
+}
+
+/* softmax_warp_forward's sum of N values ("warp32"): W = min(32,
+   2^ceil(log2 N)) lanes, lane t adding values t, t + W, ... to 0, then
+   the butterfly xor W/2, ..., 1; lane 0's value. */
+static uint32_t
+warp32_sum(const uint32_t *p, size_t n, sf_env *e)
+{
+    uint32_t x[32], y[32];
+    size_t w = 1;
+
+    while (w < n && w < 32)
+        w *= 2;
+    for (size_t t = 0; t < w; t++) {
+        x[t] = FA_F32_ZERO;
+        for (size_t j = t; j < n; j += w)
+            x[t] = fa_add(x[t], p[j], e);
+    }
+    for (size_t off = w / 2; off >= 1; off /= 2) {
+        for (size_t t = 0; t < w; t++)
+            y[t] = fa_add(x[t], x[t ^ off], e);
+        memcpy(x, y, w * sizeof *x);
+    }
+    return x[0];
 }
 
 static void
@@ -387,6 +469,18 @@ block_step(fwd_run *r, size_t i0, size_t nr, size_t c0, size_t bw)
             for (int q = 0; q < 4; q++)
                 if (fuse[q])
                     part[q] = fa_mul(part[q], alpha, e);
+        } else if (k->rowsum == FA_ROWSUM_WARPS) {
+            w->l[ri] = warps_sum(k->rowsum_fp32_p ? pf : ps, n,
+                                 init ? NULL : &w->l[ri], alpha, k->l, e);
+        } else if (k->rowsum == FA_ROWSUM_WARP32) {
+            uint32_t bs = warp32_sum(k->rowsum_fp32_p ? pf : ps, n, e);
+            w->l[ri] =
+                init ? fa_round(k->l, bs, e)
+                     : fa_round(
+                         k->l,
+                         fa_add(fa_round(k->l, fa_mul(alpha, w->l[ri], e), e),
+                                fa_round(k->l, bs, e), e),
+                         e);
         } else {
             /* rowsum(P~), sequential in FP32 from the first term */
             const uint32_t *src = k->rowsum_fp32_p ? pf : ps;
@@ -404,6 +498,17 @@ block_step(fwd_run *r, size_t i0, size_t nr, size_t c0, size_t bw)
                                 bs, e),
                          e);
         }
+        if (k->normalize == FA_NORM_P_DIVIDE && !quad)
+            /* the softmax's output: P~ / l before the P~V product */
+            for (size_t t = 0; t < n; t++) {
+                uint32_t st =
+                    fa_round(k->p, fa_div(pf[t], w->l[ri], e), e);
+                ps[t] = st;
+                if (p16)
+                    pb[t] = k->p == FA_FMT_BF16
+                                ? (uint16_t)(st >> 16)
+                                : sf_f32_to_f16((sf_f32){st}, SF_RNE, e).bits;
+            }
         w->m[ri] = mnew;
         w->started[ri] = 1;
         if (init)
@@ -497,6 +602,8 @@ row_l(const fwd_run *r, size_t ri, sf_env *env)
 static uint32_t
 log_of(const fa_plan *pl, fa_kernel_log m, uint32_t x)
 {
+    if (m == FA_KLOG_CUDA)
+        return fa_cuda_logf(x);
     return m == FA_KLOG_LG2 ? fa_log_eval(pl->logm, x) : fa_logf_cr(x);
 }
 
@@ -597,7 +704,16 @@ fwd_range(fwd_run *r, size_t i0, size_t nr, size_t lo, size_t hi, long split)
         } else {
             l = row_l(r, ri, r->env);
             zn = fa_is_zero(l) || fa_is_nan(l);
-            if (k->normalize == FA_NORM_RECIPROCAL) {
+            if (k->normalize == FA_NORM_P_DIVIDE) {
+                /* P~ was divided by l before the product */
+                for (size_t col = 0; col < pl->d; col++) {
+                    uint32_t x = acc[col];
+                    if (split < 0)
+                        x = fa_round(k->o, x, col_env(r, col));
+                    if (out)
+                        out[col] = x;
+                }
+            } else if (k->normalize == FA_NORM_RECIPROCAL) {
                 uint32_t inv = zn ? FA_F32_ONE : fa_div(FA_F32_ONE, l, r->env);
                 for (size_t col = 0; col < pl->d; col++) {
                     sf_env *ce = col_env(r, col);
@@ -619,7 +735,13 @@ fwd_range(fwd_run *r, size_t i0, size_t nr, size_t lo, size_t hi, long split)
             }
             /* the split's LSE feeds O through the combine */
             sf_env *le = split >= 0 ? r->env : lse_env(r);
-            if (k->lse == FA_LSE_FMA_SCALE) {
+            if (k->lse == FA_LSE_LOG2E_DIV) {
+                /* RN32(mi / log2e) + log(s_prime), mi = RN32(m log2e) */
+                lse = zn ? FA_F32_INF
+                         : fa_add(fa_div(fa_mul(w->m[ri], FA_F32_LOG2E, le),
+                                         FA_F32_LOG2E, le),
+                                  log_of(pl, k->log, l), le);
+            } else if (k->lse == FA_LSE_FMA_SCALE) {
                 /* row_max * softmax_scale + __logf(sum): nvcc contracts
                    it into one FFMA */
                 lse = zn ? (split >= 0 ? FA_F32_NEG_INF : FA_F32_INF)
@@ -735,6 +857,19 @@ fwd_chunk(fwd_run *r, size_t mb, size_t i0, size_t nr)
     fwd_combine(r, i0, nr);
 }
 
+/* score_prescale: K^T of the head (K, Nk x d) times RN32(sqrt(scale)) in
+   FP32. */
+static void
+prescale_k(const fa_plan *pl, fwd_ws *w, const uint16_t *k, sf_env *env)
+{
+    if (!pl->k.score_prescale)
+        return;
+    for (size_t j = 0; j < pl->nk; j++)
+        for (size_t c = 0; c < pl->d; c++)
+            w->kts[c * pl->nk + j] = fa_mul(fa_in_wide(pl->in_fmt, k[j * pl->d + c]),
+                                            pl->sqrt_scale, env);
+}
+
 /*----------------------------------------------------------------------------
  * The forward.
  *--------------------------------------------------------------------------*/
@@ -777,6 +912,7 @@ fa_forward(const fa_config *cfg, const uint16_t *q, const uint16_t *k,
         for (size_t j = 0; j < pl.nk; j++)
             for (size_t c = 0; c < pl.d; c++)
                 w.kt[c * pl.nk + j] = run.k[j * pl.d + c];
+        prescale_k(&pl, &w, run.k, env);
         for (size_t mb = 0; mb * pl.br < pl.nq; mb++) {
             size_t end = (mb + 1) * pl.br < pl.nq ? (mb + 1) * pl.br : pl.nq;
             for (size_t i0 = mb * pl.br; i0 < end; i0 += rows)
@@ -802,6 +938,7 @@ fa_forward(const fa_config *cfg, const uint16_t *q, const uint16_t *k,
         run.q = q + hd * nd;
         run.k = k + hd * kd;
         run.v = v + hd * kd;
+        prescale_k(&pl, &w, run.k, &quiet);
         fwd_chunk(&run, cap->trace_row / pl.br, cap->trace_row, 1);
     }
     free(ws.base);

@@ -31,8 +31,11 @@ typedef enum
                          P~ format */
     FA_ARG_SCALE_SUB, /* "scale-sub": RN32(RN32(s sl2) - RN32(m sl2)),
                          exp2 (FA2 built with UNFUSE_FMA) */
-    FA_ARG_SCALE_FMA  /* "scale-fma": fma(s, sl2, -RN32(m sl2)), exp2
+    FA_ARG_SCALE_FMA, /* "scale-fma": fma(s, sl2, -RN32(m sl2)), exp2
                          (FA2 without UNFUSE_FMA) */
+    FA_ARG_LOG2E_SUB  /* "log2e-sub": RN32(RN32(s L) - RN32(m L)) with
+                         L = RN32(log2 e), s scaled, exp2 (the
+                         memory-efficient kernel) */
 } fa_exp_arg;
 
 /* The rescale factor's argument, m_old against m_new. */
@@ -41,8 +44,10 @@ typedef enum
     FA_ALPHA_SUB,       /* "sub": exp(RN32(m_old - m_new)) */
     FA_ALPHA_SUB_ROUND, /* "sub-round": exp(RN_a(RN32(m_old - m_new))) */
     FA_ALPHA_SUB_SCALE, /* "sub-scale": exp2(RN32(RN32(m_old - m_new) sl2)) */
-    FA_ALPHA_SCALE_SUB  /* "scale-sub": exp2(RN32(RN32(m_old sl2) -
+    FA_ALPHA_SCALE_SUB,  /* "scale-sub": exp2(RN32(RN32(m_old sl2) -
                            RN32(m_new sl2))), the exp argument's form */
+    FA_ALPHA_LOG2E_SUB  /* "log2e-sub": exp2(RN32(RN32(m_old L) -
+                           RN32(m_new L))), L = RN32(log2 e) */
 } fa_alpha_arg;
 
 /* Which keys of a KV block enter the block's softmax step. */
@@ -64,11 +69,20 @@ typedef enum
                              (t mod 8) / 2 of a quad owns key t of the
                              block), rescaled in place, reduced
                              (s0 + s2) + (s1 + s3) at the end */
-    FA_ROWSUM_QUAD_BLOCK  /* "quad-block": the same four threads; each
+    FA_ROWSUM_QUAD_BLOCK,  /* "quad-block": the same four threads; each
                              sums its keys of the block from 0, then
                              s_q = fma(s_q, alpha, block sum) (rowsum_fma;
                              else RN32(RN32(s_q alpha) + block sum));
                              reduced (s0 + s1) + (s2 + s3) at the end */
+    FA_ROWSUM_WARPS,      /* "warps": per 32 keys of the block (one warp
+                             tile) four thread partials from 0 (thread
+                             (t mod 8) / 2 owns key t), reduced
+                             (s0 + s1) + (s2 + s3); then
+                             l = ((RN32(alpha l) + w0) + w1) + ... */
+    FA_ROWSUM_WARP32      /* "warp32": softmax_warp_forward's sum over the
+                             row: lane t of W = min(32, 2^ceil(log2 n))
+                             lanes sums keys t, t + W, ... from 0, then
+                             the lanes' butterfly xor W/2, ..., 1 */
 } fa_rowsum;
 
 /* How O~ takes a block. */
@@ -89,8 +103,10 @@ typedef enum
 typedef enum
 {
     FA_NORM_DIVIDE,    /* "divide": O = RN_o(O~ / l) */
-    FA_NORM_RECIPROCAL /* "reciprocal": O = RN_o(O~ RN32(1 / l)); l = 0 or
+    FA_NORM_RECIPROCAL, /* "reciprocal": O = RN_o(O~ RN32(1 / l)); l = 0 or
                           NaN multiplies by 1 */
+    FA_NORM_P_DIVIDE    /* "p-divide": P~ = RN32(P~ / l) before the P~V
+                           product (one KV block: untiled), O = RN_o(O~) */
 } fa_normalize;
 
 typedef enum
@@ -98,18 +114,23 @@ typedef enum
     FA_LSE_ADD,      /* "add": RN_lse(RN_lse(log l) + m) */
     FA_LSE_FMA_SCALE, /* "fma-scale": fma(m, scale, log l) (m unscaled); l = 0
                          or NaN gives +Inf */
-    FA_LSE_FMA_LN2    /* "fma-ln2": fma(RN32(m sl2), RN32(ln 2), log l) (m
+    FA_LSE_FMA_LN2,    /* "fma-ln2": fma(RN32(m sl2), RN32(ln 2), log l) (m
                          unscaled, sl2 the kernel's scale_log2); l = 0 or
                          NaN gives +Inf */
+                        or NaN gives +Inf */
+    FA_LSE_LOG2E_DIV  /* "log2e-div": RN32(RN32(RN32(m L) / L) + log l),
+                         L = RN32(log2 e) (m scaled) */
 } fa_lse_rule;
 
 /* The natural log of the LSE and of the combine. */
 typedef enum
 {
     FA_KLOG_CR, /* "cr": correctly rounded FP32 log (fa_logf_cr) */
-    FA_KLOG_LG2 /* "lg2": CUDA's __logf, RN(lg2(x) RN(ln 2)), through the
+    FA_KLOG_LG2, /* "lg2": CUDA's __logf, RN(lg2(x) RN(ln 2)), through the
                    configuration's lg2 table model (cfg->log; lg2-sm90
                    for the H200's lg2.approx) */
+    FA_KLOG_CUDA /* "cuda-logf": CUDA's accurate logf (FP32 FMA
+                    arithmetic only, fa_cuda_logf) */
 } fa_kernel_log;
 
 typedef enum
@@ -143,6 +164,15 @@ typedef enum
                      the MMA chains, dQ buffers, dot_do_o delta) */
     FA_BWD_REPO   /* "repo": the released code's backward (BF16 ops) */
 } fa_bwd_scheme;
+
+/* The natural exp of a kernel whose exp_base2 is false. */
+typedef enum
+{
+    FA_EXPFN_MODEL, /* "model": the configured exp model's natural exp */
+    FA_EXPFN_CUDA   /* "cuda-expf": CUDA's accurate expf, an FMA range
+                       reduction around one exp2 of the configured model
+                       (ex2-sm90: the H200's ex2.approx), fa_cuda_expf */
+} fa_exp_fn;
 
 /* Tiles of one range of head dimensions; 0 means N (untiled). */
 typedef struct fa_kernel_tiles
@@ -214,10 +244,17 @@ typedef struct fa_kernel
     /* the backward */
     fa_bwd_scheme bwd;
     bool bwd_reverse_q; /* query blocks walked last first */
+    /* Appended (optional in JSON, 0 when absent): PyTorch's
+       memory-efficient and math SDPA backends. */
+    fa_exp_fn exp_fn;    /* how the natural exp is formed */
+    bool score_prescale; /* Q and K each times RN32(sqrt(scale)) in FP32
+                            before an FP32 product (the math backend's
+                            scaling); S is that product, not scaled
+                            again */
 } fa_kernel;
 
-/* The named descriptions ("fa2", "paper-eq4", "repo", "fp32"): NULL for
-   an unknown name. */
+/* The named descriptions ("fa2", "paper-eq4", "repo", "fp32", then
+   "efficient" and "math"): NULL for an unknown name. */
 const fa_kernel *fa_kernel_by_name(const char *name);
 /* The I-th named description (NULL past the last). */
 const fa_kernel *fa_kernel_at(size_t i);

@@ -246,8 +246,18 @@ static const fa_kernel kernels[] = {
 const fa_kernel *
 fa_kernel_at(size_t i)
 {
-    /* then the backends' descriptions of kernels_cudnn.c */
-    return i < N_KERNELS ? &kernels[i] : fa_kernel_sdpa_at(i - N_KERNELS);
+    size_t n = 0;
+
+    /* then the backends' descriptions: kernels_cudnn.c, kernels_sdpa_em.c */
+    if (i < N_KERNELS)
+        return &kernels[i];
+    i -= N_KERNELS;
+    while (fa_kernel_sdpa_at(n) != NULL)
+        n++;
+    if (i < n)
+        return fa_kernel_sdpa_at(i);
+    i -= n;
+    return i < fa_kernels_sdpa_em_count ? &fa_kernels_sdpa_em[i] : NULL;
 }
 
 const fa_kernel *
@@ -265,19 +275,22 @@ fa_kernel_by_name(const char *name)
  * Names of the enumerated fields.
  *--------------------------------------------------------------------------*/
 static const char *const fmt_names[] = {"f32", "bf16", "f16", "in", NULL};
-static const char *const arg_names[] = {"sub",       "sub-round", "sub-once",
-                                        "scale-sub", "scale-fma", NULL};
+static const char *const arg_names[] = {
+    "sub", "sub-round", "sub-once", "scale-sub", "scale-fma", "log2e-sub",
+    NULL};
 static const char *const alpha_names[] = {"sub", "sub-round", "sub-scale",
-                                          "scale-sub", NULL};
+                                          "scale-sub", "log2e-sub", NULL};
 static const char *const visit_names[] = {"visible", "block", NULL};
-static const char *const rowsum_names[] = {"sequential", "quad",
-                                           "quad-block", NULL};
+static const char *const rowsum_names[] = {"sequential", "quad", "quad-block",
+                                           "warps", "warp32", NULL};
 static const char *const acc_names[] = {"chain", "separate", NULL};
 static const char *const first_names[] = {"init", "update", NULL};
-static const char *const norm_names[] = {"divide", "reciprocal", NULL};
+static const char *const norm_names[] = {"divide", "reciprocal", "p-divide",
+                                         NULL};
 static const char *const lse_names[] = {"add", "fma-scale", "fma-ln2",
-                                        NULL};
-static const char *const log_names[] = {"cr", "lg2", NULL};
+                                        "log2e-div", NULL};
+static const char *const log_names[] = {"cr", "lg2", "cuda-logf", NULL};
+static const char *const expfn_names[] = {"model", "cuda-expf", NULL};
 static const char *const mask_names[] = {"-inf", "bf16-lowest", NULL};
 static const char *const combine_names[] = {"fa2", NULL};
 static const char *const cexp_names[] = {"cr", "libm", "model", NULL};
@@ -299,7 +312,7 @@ static const struct
     {"log", log_names},         {"combine_log", log_names},
     {"mask", mask_names},       {"m_init", mask_names},
     {"combine", combine_names}, {"combine_exp", cexp_names},
-    {"bwd", bwd_names},
+    {"bwd", bwd_names},         {"exp_fn", expfn_names},
 };
 
 const char *const *
@@ -356,16 +369,17 @@ fa_kernel_check(const fa_kernel *k)
         || !fmt_ok(k->p) || !fmt_ok(k->l) || !fmt_ok(k->acc) || !fmt_ok(k->o)
         || !fmt_ok(k->lse_fmt))
         return "format: unknown value";
-    if ((unsigned)k->exp_arg > FA_ARG_SCALE_FMA
-        || (unsigned)k->alpha_arg > FA_ALPHA_SCALE_SUB
+    if ((unsigned)k->exp_arg > FA_ARG_LOG2E_SUB
+        || (unsigned)k->alpha_arg > FA_ALPHA_LOG2E_SUB
         || (unsigned)k->visit > FA_VISIT_BLOCK
-        || (unsigned)k->rowsum > FA_ROWSUM_QUAD_BLOCK
+        || (unsigned)k->rowsum > FA_ROWSUM_WARP32
         || (unsigned)k->acc_update > FA_ACC_SEPARATE
         || (unsigned)k->first > FA_FIRST_UPDATE
-        || (unsigned)k->normalize > FA_NORM_RECIPROCAL
-        || (unsigned)k->lse > FA_LSE_FMA_LN2
-        || (unsigned)k->log > FA_KLOG_LG2
-        || (unsigned)k->combine_log > FA_KLOG_LG2
+        || (unsigned)k->normalize > FA_NORM_P_DIVIDE
+        || (unsigned)k->lse > FA_LSE_LOG2E_DIV
+        || (unsigned)k->log > FA_KLOG_CUDA
+        || (unsigned)k->combine_log > FA_KLOG_CUDA
+        || (unsigned)k->exp_fn > FA_EXPFN_CUDA
         || (unsigned)k->mask > FA_MASK_BF16_LOWEST
         || (unsigned)k->m_init > FA_MASK_BF16_LOWEST
         || (unsigned)k->combine > FA_COMBINE_FA2
@@ -397,7 +411,7 @@ fa_kernel_check(const fa_kernel *k)
                "scale-fma)";
     if (k->bwd != FA_BWD_FA2 && !k->score_scaled)
         return "bwd: chain and repo need scaled scores";
-    return NULL;
+    return fa_kernel_check_sdpa_em(k);
 }
 
 const fa_kernel_tiles *

@@ -280,6 +280,19 @@ fa2_like(const diff_ctx *x)
                : x->policy == FA_POLICY_FA2;
 }
 
+/* The description models a CUDA kernel whose exponentials run on the
+   H200's ex2.approx (the memory-efficient kernel's exp2f, the math
+   backend's expf): the ex2-sm90 default. */
+static bool
+cuda_exp_like(const diff_ctx *x)
+{
+    const fa_kernel *k = x->kernel_path != NULL
+                             ? &x->kernel
+                             : fa_kernel_by_name(fa_policy_name(x->policy));
+    return k != NULL
+           && (k->exp_arg == FA_ARG_LOG2E_SUB || k->exp_fn == FA_EXPFN_CUDA);
+}
+
 /* The name of the description run. */
 static const char *
 run_name(const diff_ctx *x)
@@ -2578,7 +2591,8 @@ diff_help(FILE *out)
         "value checked)\n"
         "  --policy NAME        paper-eq4, repo, fa2 (default), fp32, a "
         "backend's\n"
-        "                       description (cudnn), or sdpa: the backend "
+        "                       description (cudnn,\n"
+        "                       efficient, math), or sdpa: the backend "
         "PyTorch 2.11\n"
         "                       runs on an H200 for the dump's shape (the "
         "choice and\n"
@@ -2607,7 +2621,8 @@ diff_help(FILE *out)
         "                       do and the dump's o and lse\n"
         "  --exp MODEL          cr, libm, ex2-sm90 or ex2-sm90-ftz "
         "(default: ex2-sm90\n"
-        "                       for fa2, cr otherwise)\n"
+        "                       for fa2, efficient and math, cr "
+        "otherwise)\n"
         "  --fa2-rowsum fma|separate  the row-sum partials' rescale and "
         "first\n"
         "                       addition: one FFMA (PyTorch's build, the "
@@ -2824,7 +2839,7 @@ run(diff_ctx *x)
         return false;
     }
     if (!x->exp_given) {
-        if (fa2_like(x)) {
+        if (fa2_like(x) || cuda_exp_like(x)) {
             if (!fa_cli_parse_exp(CMD, &x->exp, "ex2-sm90"))
                 return false;
         } else {

@@ -87,7 +87,7 @@ fa_cli_parse_policy(const char *cmd, const char *v, fa_policy *p)
     if (n < 0) {
         cli_error(cmd,
                   "--policy '%s': unknown policy (expected paper-eq4, "
-                  "repo, fa2 or fp32)",
+                  "repo, fa2, fp32, efficient or math)",
                   v);
         return false;
     }

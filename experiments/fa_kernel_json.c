@@ -78,8 +78,13 @@ static const field fields[] = {
     {"combine_log", F_ENUM, OFF(combine_log), "combine_log"},
     {"bwd", F_ENUM, OFF(bwd), "bwd"},
     {"bwd_query_order", F_BOOL, OFF(bwd_reverse_q), "kv_order"},
+    /* optional (absent: 0, the behaviour before them) */
+    {"exp_fn", F_ENUM, OFF(exp_fn), "exp_fn"},
+    {"score_prescale", F_BOOL, OFF(score_prescale), NULL},
 };
 #define N_FIELDS (sizeof fields / sizeof fields[0])
+/* the optional fields come last */
+#define N_REQUIRED (N_FIELDS - 2)
 
 static const char *const tile_names[] = {
     "d_max", "br", "bc", "br_bwd", "bc_bwd", "br_split", "bc_split"};
@@ -227,10 +232,11 @@ get_name(const where *w, const char *name, json_t *v, const char *const *names,
     return bad(w, name, msg);
 }
 
-/* Every key of OBJ is one of NAMES[0..N), and every one of them is there. */
+/* Every key of OBJ is one of NAMES[0..N), and each of NAMES[0..NREQ) is
+   there. */
 static bool
 check_keys(const where *w, const char *prefix, json_t *obj,
-           const char *const *names, size_t n)
+           const char *const *names, size_t n, size_t nreq)
 {
     const char *key;
     json_t *val;
@@ -247,7 +253,7 @@ check_keys(const where *w, const char *prefix, json_t *obj,
             return bad(w, full, "unknown field");
         }
     }
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < nreq; i++)
         if (json_object_get(obj, names[i]) == NULL) {
             snprintf(full, sizeof full, "%s%s", prefix, names[i]);
             return bad(w, full, "missing");
@@ -269,7 +275,7 @@ load_tiles(const where *w, json_t *v, fa_kernel *k)
         snprintf(prefix, sizeof prefix, "tiles[%zu].", t);
         if (!json_is_object(row))
             return bad(w, "tiles", "expected objects in the array");
-        if (!check_keys(w, prefix, row, tile_names, 7))
+        if (!check_keys(w, prefix, row, tile_names, 7, 7))
             return false;
         for (size_t m = 0; m < 7; m++) {
             char full[64];
@@ -287,7 +293,7 @@ load_mma(const where *w, json_t *v, fa_kernel *k)
 {
     if (!json_is_object(v))
         return bad(w, "mma", "expected an object of preset names");
-    if (!check_keys(w, "mma.", v, mma_names, 7))
+    if (!check_keys(w, "mma.", v, mma_names, 7, 7))
         return false;
     for (size_t m = 0; m < 7; m++) {
         json_t *s = json_object_get(v, mma_names[m]);
@@ -326,13 +332,15 @@ fa_kernel_load(const char *cmd, const char *opt, const char *path,
     }
     for (size_t i = 0; i < N_FIELDS; i++)
         names[i] = fields[i].name;
-    if (!check_keys(&w, "", root, names, N_FIELDS))
+    if (!check_keys(&w, "", root, names, N_FIELDS, N_REQUIRED))
         goto done;
     for (size_t i = 0; i < N_FIELDS; i++) {
         const field *f = &fields[i];
         json_t *v = json_object_get(root, f->name);
         char *base = (char *)k + f->off;
         int n;
+        if (v == NULL && i >= N_REQUIRED)
+            continue;
         switch (f->type) {
         case F_STRING:
             if (!json_is_string(v) || strlen(json_string_value(v)) == 0

@@ -165,7 +165,7 @@ name_expected(grid_axis a)
 {
     switch (a) {
     case GX_POLICY:
-        return "paper-eq4, repo, fa2 or fp32";
+        return "paper-eq4, repo, fa2, fp32, efficient or math";
     case GX_FIX:
         return "none, beta, beta-v2, eps or always";
     case GX_ABLATE:

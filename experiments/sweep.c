@@ -1710,7 +1710,7 @@ sweep_help(FILE *out)
         "of V).\n"
         "\n"
         "Axes (each takes a comma-separated list; numbers also LO:HI:STEP):\n"
-        "  --policy      paper-eq4, repo, fa2, fp32\n"
+        "  --policy      paper-eq4, repo, fa2, fp32, efficient, math\n"
         "  --fix         none, beta, beta-v2, eps, always\n"
         "  --ablate      none, or ablations joined with '+' "
         "(fp32-pv+untiled)\n"

@@ -192,6 +192,7 @@ enum
  *               (a k16 instruction is two chained k8 blocks)
  *   sm90        Hopper mma.sync/wgmma bf16/f16: FUSED n=16, F=25,
  *               truncate, RZ
+ *   sm90-k8     Hopper mma.sync.m16n8k8 bf16/f16: FUSED n=8, F=25
  *   sm90-tf32   Hopper TF32: n=8, F=25;  sm90-fp8: E4M3/E5M2, n=32, F=13
  *   sm100       Blackwell tcgen05 bf16/f16: FUSED n=16, F=25, RZ
  *   avx512bf16  VDPBF16PS: per FP32 lane two FMAs, odd element first,

@@ -414,6 +414,29 @@ bench_attn(void)
                  sf_isa_name(sf_isa_resolve(bench_cfg.isa)));
         bench_row(label, 1 / tc, 1 / tf, "fwd/s", tc / tf, BENCH_AT_MOST, 2);
     }
+    /* PyTorch's other SDPA backends against fa2 (target: at most twice
+       its time) */
+    for (int pi = 0; pi < 2; pi++) {
+        const char *pn = pi == 0 ? "efficient" : "math";
+        fa_config c2 = fa_config_default((fa_policy)fa_policy_parse(pn));
+        attn_ctx e2;
+        bench_side s2, sf2;
+        double t2, tf;
+        c2.shape = cfg.shape;
+        why = fa_config_check(&c2);
+        if (why != NULL) {
+            fprintf(stderr, "bench: attention config %s: %s\n", pn, why);
+            exit(1);
+        }
+        e2 = (attn_ctx){n,   d,    q,    k,   v,    NULL, NULL,
+                        NULL, o,   lse, NULL, NULL, &c2};
+        s2 = (bench_side){attn_run, &e2, 1, false};
+        sf2 = (bench_side){attn_run, &emu, 1, false};
+        bench_pair(&s2, &sf2, &t2, &tf);
+        snprintf(label, sizeof label, "attn %s forward N=%zu d=%zu vs fa2",
+                 pn, n, d);
+        bench_row(label, 1 / t2, 1 / tf, "fwd/s", t2 / tf, BENCH_AT_MOST, 2);
+    }
     free(q);
     free(k);
     free(v);

@@ -1,5 +1,8 @@
 /* gemm -- D = A * B + C through an accumulation model: the choice of
    path, and the path of one dot product per element */
+#include <stdlib.h>
+#include <string.h>
+
 #include "softfloat/mma/mma_local.h"
 
 void
@@ -18,6 +21,95 @@ s_mma_gemm_dots(const sf_mma_model *m, size_t rows, size_t cols, size_t k,
                 (uint32_t)s_mma_dot(m, fa, &va, fb, &vb, k, acc, env);
         }
     }
+}
+
+/* FP32 bits of element I of a row of format F (exact widening), and
+   whether the value is finite. */
+static uint32_t
+wide_f32(const sf_format *f, const void *p, size_t i, bool *finite)
+{
+    uint32_t x;
+
+    if (f == &sf_format_f32) {
+        memcpy(&x, (const char *)p + 4 * i, 4);
+    } else {
+        uint16_t h;
+        memcpy(&h, (const char *)p + 2 * i, 2);
+        if (f == &sf_format_bf16) {
+            x = (uint32_t)h << 16;
+        } else {
+            sf_env e = SF_ENV_IEEE;
+            x = sf_f16_to_f32((sf_f16){h}, SF_RNE, &e).bits;
+        }
+    }
+    if ((x & 0x7F800000u) == 0x7F800000u)
+        *finite = false;
+    return x;
+}
+
+/* The sequential FP32 FMA chain ("fma-chain": IEEE FMAs, RNE, no
+   storage rounding) with finite FP32, BF16 or FP16 inputs and C: each
+   element one sf_f32_fma per product, inputs widened once.  Returns false
+   (nothing written) when the model or the data is not of that kind: a
+   non-finite input or C, whose NaN rules the generic path keeps. */
+static bool
+gemm_fma_chain(const sf_mma_model *m, size_t rows, size_t cols, size_t k,
+               const sf_format *fa, const void *a, const sf_format *fb,
+               const void *b, const uint32_t *c, uint32_t *d, sf_env *env)
+{
+    bool ok = true;
+    uint32_t *bt, *ar;
+
+    if (m->kind != SF_MMA_FMA_CHAIN || m->acc != &sf_format_f32
+        || m->rm != SF_RNE || m->store != NULL || m->descending || m->daz
+        || m->ftz || m->lanes > 1 || k == 0 || rows == 0 || cols == 0)
+        return false;
+    if ((fa != &sf_format_f32 && fa != &sf_format_bf16
+         && fa != &sf_format_f16)
+        || (fb != &sf_format_f32 && fb != &sf_format_bf16
+            && fb != &sf_format_f16))
+        return false;
+    if (cols > SIZE_MAX / 4 / k)
+        return false;
+    bt = malloc(cols * k * 4);
+    ar = malloc(k * 4);
+    if (bt == NULL || ar == NULL) {
+        free(bt);
+        free(ar);
+        return false;
+    }
+    /* B transposed: column j contiguous */
+    for (size_t t = 0; t < k && ok; t++)
+        for (size_t j = 0; j < cols; j++)
+            bt[j * k + t] = wide_f32(fb, b, t * cols + j, &ok);
+    for (size_t i = 0; i < rows * cols && ok && c != NULL; i++)
+        if ((c[i] & 0x7F800000u) == 0x7F800000u)
+            ok = false;
+    for (size_t i = 0; i < rows && ok; i++)
+        for (size_t t = 0; t < k; t++)
+            (void)wide_f32(fa, (const char *)a + i * k * (fa->storage_bits / 8),
+                           t, &ok);
+    if (!ok) {
+        free(bt);
+        free(ar);
+        return false;
+    }
+    for (size_t i = 0; i < rows; i++) {
+        const char *arow = (const char *)a + i * k * (fa->storage_bits / 8);
+        for (size_t t = 0; t < k; t++)
+            ar[t] = wide_f32(fa, arow, t, &ok);
+        for (size_t j = 0; j < cols; j++) {
+            const uint32_t *bc = bt + j * k;
+            sf_f32 acc = {c != NULL ? c[i * cols + j] : 0};
+            for (size_t t = 0; t < k; t++)
+                acc = sf_f32_fma((sf_f32){ar[t]}, (sf_f32){bc[t]}, acc,
+                                 SF_RNE, env);
+            d[i * cols + j] = acc.bits;
+        }
+    }
+    free(bt);
+    free(ar);
+    return true;
 }
 
 bool
@@ -90,7 +182,9 @@ sf_mma_gemm(const sf_mma_model *m, size_t rows, size_t cols, size_t k,
             s_mma_plan_init(&pl, m, fa, fb, S_MMA_C_LANES, false);
             s_mma_gemm_tiled(&pl, s_mma_kernel_c, rows, cols, k, a, b, c, d,
                              env);
-        } else {
+        } else if (env->events != NULL
+                   || !gemm_fma_chain(m, rows, cols, k, fa, a, fb, b, c, d,
+                                      env)) {
             s_mma_gemm_dots(m, rows, cols, k, fa, a, fb, b, c, d, env);
         }
     }

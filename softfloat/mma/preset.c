@@ -61,6 +61,10 @@ static const sf_mma_model presets[] = {
     NVIDIA("sm70", 4, 23, SF_MMA_IN_F16),
     NVIDIA("sm80", 8, 24, IN_BF16_F16),
     HOPPER("sm90", 16, 25, IN_BF16_F16),
+    /* Hopper mma.sync.m16n8k8 (BF16, FP16): one k8 instruction is one
+       fused block of 8 with C; CUTLASS's sm75+ 16-bit GEMMs (the
+       memory-efficient attention kernel) chain k8 instructions */
+    HOPPER("sm90-k8", 8, 25, IN_BF16_F16),
     HOPPER("sm90-tf32", 8, 25, SF_MMA_IN_TF32),
     HOPPER("sm90-fp8", 32, 13, SF_MMA_IN_E4M3 | SF_MMA_IN_E5M2),
     NVIDIA("sm100", 16, 25, IN_BF16_F16),

@@ -29,20 +29,22 @@ small(fa_policy p)
 
 START_TEST(test_names)
 {
-    static const char *const pol[] = {"paper-eq4", "repo", "fa2", "fp32"};
+    static const char *const pol[] = {"paper-eq4", "repo", "fa2",
+                                      "fp32",      "efficient", "math"};
     static const char *const fix[] = {"none", "beta", "beta-v2", "eps",
                                       "always"};
     static const char *const abl[] = {"fp32-pv",      "fp32-o",  "delta-dpp",
                                       "delta-fp32-o", "untiled", "fp32-p",
                                       "fp32-ocast"};
 
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < 6; i++) {
         ck_assert_str_eq(fa_policy_name((fa_policy)i), pol[i]);
         ck_assert_int_eq(fa_policy_parse(pol[i]), i);
     }
     ck_assert_int_eq(FA_POLICY_PAPER_EQ4, 0);
     ck_assert_int_eq(FA_POLICY_FP32, 3);
-    ck_assert_ptr_null(fa_policy_name((fa_policy)4));
+    ck_assert_int_eq(FA_POLICY_MATH, 5);
+    ck_assert_ptr_null(fa_policy_name((fa_policy)6));
     ck_assert_int_eq(fa_policy_parse("FP32"), -1);
     ck_assert_int_eq(fa_policy_parse("fp32 "), -1);
     ck_assert_int_eq(fa_policy_parse(""), -1);
@@ -182,7 +184,7 @@ START_TEST(test_check_strings)
     c.shape.d = 4096;
     expect(c, NULL);
     c = small(FA_POLICY_FP32);
-    c.policy = (fa_policy)4;
+    c.policy = (fa_policy)6;
     expect(c, "policy: unknown value");
     c = small(FA_POLICY_FA2);
     c.shape.d = 257;

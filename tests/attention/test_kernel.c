@@ -110,8 +110,10 @@ START_TEST(test_named)
             ck_assert_ptr_eq(fa_kernel_by_name(fa_kernel_at(n)->name),
                              fa_kernel_at(n));
         }
-        ck_assert_uint_ge(n, 5);
+        ck_assert_uint_ge(n, 7);
         ck_assert_ptr_nonnull(fa_kernel_by_name("cudnn"));
+        ck_assert_ptr_nonnull(fa_kernel_by_name("efficient"));
+        ck_assert_ptr_nonnull(fa_kernel_by_name("math"));
     }
 }
 END_TEST

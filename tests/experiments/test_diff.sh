@@ -388,7 +388,7 @@ fi
 X=$tmp/x.safetensors
 bad "$tmp/none.safetensors" --dump "$tmp/none.safetensors"
 bad "missing --dump FILE" --stage o
-bad "--policy 'fa3': unknown policy (expected paper-eq4, repo, fa2 or fp32)" \
+bad "--policy 'fa3': unknown policy (expected paper-eq4, repo, fa2, fp32, efficient or math)" \
     --policy fa3 --dump "$D"
 bad "--stage 'o,foo': unknown stage 'foo'" --dump "$D" --stage o,foo
 bad "--exp 'fast': unknown exp model" --dump "$D" --exp fast

@@ -575,7 +575,7 @@ fi
 run mma --help
 expect_rc 0
 expect_line 'usage: bf16emu mma --model PRESET --a FILE[:KEY] --b FILE[:KEY]'
-expect_out_has 'presets: sm70, sm80, sm90, sm90-tf32, sm90-fp8, sm100, '
+expect_out_has 'presets: sm70, sm80, sm90, sm90-k8, sm90-tf32, sm90-fp8, sm100, '
 run help mma
 expect_rc 0
 expect_line 'usage: bf16emu mma --model PRESET --a FILE[:KEY] --b FILE[:KEY]'

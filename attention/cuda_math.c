@@ -1,0 +1,76 @@
+/* cuda_math -- CUDA's accurate expf and logf (not the __expf and __logf
+   intrinsics) as nvcc compiles them for sm_90: FP32 FMA arithmetic around
+   one exp2 of a model (expf) or none (logf).  doc/gpu-crosscheck.md,
+   "math model", has the instruction sequences and the device checks. */
+#include <config.h>
+
+#include "attention/fa_local.h"
+
+/* One FP32 FMA, product and sum exact, rounded once in mode RM. */
+static uint32_t
+ffma(uint32_t a, uint32_t b, uint32_t c, sf_round rm, sf_env *env)
+{
+    return sf_f32_fma((sf_f32){a}, (sf_f32){b}, (sf_f32){c}, rm, env).bits;
+}
+
+uint32_t
+fa_cuda_expf(const fa_exp_model *ex2, uint32_t x)
+{
+    sf_env env = SF_ENV_IEEE;
+    uint32_t j, r0, n, f, e;
+
+    /* FFMA.SAT: x log2(e) / 252 + 1/2 clamped to [0, 1] (NaN -> 0) */
+    j = ffma(x, 0x3BBB989Du, 0x3F000000u, SF_RNE, &env);
+    if (fa_is_nan(j) || (j & FA_F32_SIGN))
+        j = FA_F32_ZERO;
+    else if (fa_lt(FA_F32_ONE, j))
+        j = FA_F32_ONE;
+    /* FFMA.RM j 252 + 12582913: 2^23 1.5 + 127 + n, n = round(x log2 e)
+       clamped to [-126, 126] */
+    r0 = ffma(j, 0x437C0000u, 0x4B400001u, SF_RDN, &env);
+    /* n = r0 - 12583039 (exact) */
+    n = fa_add(r0, 0xCB40007Fu, &env);
+    /* f = x log2(e) - n in two FMAs (log2 e split in two FP32 parts) */
+    f = ffma(x, 0x3FB8AA3Bu, n ^ FA_F32_SIGN, SF_RNE, &env);
+    f = ffma(x, 0x32A57060u, f, SF_RNE, &env);
+    /* 2^n from the low bits of r0 (SHF.L 23), times MUFU.EX2 of f */
+    e = fa_exp_eval(ex2, true, f);
+    return fa_mul((uint32_t)(r0 << 23), e, &env);
+}
+
+uint32_t
+fa_cuda_logf(uint32_t x)
+{
+    /* the polynomial's coefficients, highest first */
+    static const uint32_t c[] = {0xBDF8CDCCu, 0x3E0F2955u, 0xBE2AD8B9u,
+                                 0x3E4CED0Bu, 0xBE7FFF22u, 0x3EAAAA78u,
+                                 0xBF000000u};
+    sf_env env = SF_ENV_IEEE;
+    uint32_t i, e, m, f, r;
+    int32_t ei;
+    bool normal = !fa_lt(x, 0x00800000u); /* FSETP.GEU: NaN counts */
+
+    i = FA_F32_ZERO;
+    if (!normal) {
+        x = fa_mul(x, 0x4B000000u, &env); /* x 2^23 */
+        i = 0xC1B80000u;                  /* -23 */
+    }
+    /* m in [2/3, 4/3): x's exponent taken relative to 0x3F2AAAAB */
+    e = (x - 0x3F2AAAABu) & 0xFF800000u;
+    m = x - e;
+    ei = (int32_t)e;
+    i = ffma(sf_f32_from_i32(ei, SF_RNE, &env).bits, 0x34000000u, i, SF_RNE,
+             &env);
+    f = fa_add(m, 0xBF800000u, &env);
+    r = ffma(f, 0xBE055027u, 0x3E1039F6u, SF_RNE, &env);
+    for (size_t t = 0; t < sizeof c / sizeof c[0]; t++)
+        r = ffma(f, r, c[t], SF_RNE, &env);
+    r = fa_mul(f, r, &env);
+    r = ffma(f, r, f, SF_RNE, &env);
+    r = ffma(i, 0x3F317218u, r, SF_RNE, &env);
+    if (x >= FA_F32_INF) /* +Inf, NaN, and (scaled) negatives */
+        r = ffma(x, FA_F32_INF, FA_F32_INF, SF_RNE, &env);
+    if (fa_is_zero(x))
+        r = FA_F32_NEG_INF;
+    return r;
+}

@@ -1,0 +1,161 @@
+/* kernels_sdpa_em -- the descriptions of PyTorch 2.11's memory-efficient
+   and math SDPA backends on the H200 (doc/attention.md, "Kernel
+   descriptions"; evidence in doc/gpu-crosscheck.md, "memory-efficient
+   model" and "math model"), and the checks of the fields they brought */
+#include <config.h>
+
+#include "attention/fa_local.h"
+
+const fa_kernel fa_kernels_sdpa_em[] = {
+    /* efficient: fmha_cutlassF_{bf16,f16}_aligned_64x64_rf_sm80 (d <= 64)
+       and _64x128_rf_sm80 (d <= 128), PyTorch 2.11's
+       mem_eff_attention/kernel_forward.h with bias support: 64 query rows
+       a block, 64 or 128 keys a block in ascending order, the output
+       kept in registers (one value iteration).  S = RN32(dot scale) from
+       mma.sync.m16n8k8 (CUTLASS's 16x8x8 instruction shape for 16-bit
+       inputs on sm75+; sm90-k8 on the H200, P~V likewise), then times
+       RN32(log2 e): the row max mi and P~ = exp2f(RN32(s' - mi)) (exp2f
+       is ex2.approx), the rescale exp2f(RN32(m_prime - mi)) applied to
+       the output fragment and to s_prime, the block sum per 32-key warp
+       tile (iterative_softmax), P~ rounded to the input format into
+       shared memory, P~V chained through the rescaled accumulator, the
+       epilogue O = RN(acc RN32(1 / s_prime)), LSE = RN32(mi / log2e) +
+       logf(s_prime) with CUDA's accurate logf.  Causal: keys up to
+       query_start + 64 (the blocks past it are skipped). */
+    {
+        .name = "efficient",
+        .d_round = 1,
+        .n_tiles = 2,
+        .tiles = {{64, 64, 64, 64, 0, 0, 0}, {128, 64, 128, 64, 0, 0, 0}},
+        .kv_reverse = false,
+        .causal_skip = true,
+        .mma_s = "sm90-k8",
+        .mma_pv = "sm90-k8",
+        .mma_dp = "fma-chain",
+        .mma_dq = "fma-chain",
+        .mma_dk = "fma-chain",
+        .mma_dv = "fma-chain",
+        .mma_delta = "fma-chain",
+        .score_dot = FA_FMT_F32,
+        .score_scaled = true,
+        .score = FA_FMT_F32,
+        .mask = FA_MASK_NEG_INF,
+        .m_init = FA_MASK_NEG_INF,
+        .visit = FA_VISIT_BLOCK,
+        .fix_all_keys = false,
+        .first = FA_FIRST_INIT,
+        .exp_base2 = true,
+        .exp_arg = FA_ARG_LOG2E_SUB,
+        .alpha_arg = FA_ALPHA_LOG2E_SUB,
+        .alpha = FA_FMT_F32,
+        .p = FA_FMT_IN,
+        .rowsum_fp32_p = true,
+        .rowsum = FA_ROWSUM_WARPS,
+        .rowsum_fma = false,
+        .rowsum_clamp = false,
+        .l = FA_FMT_F32,
+        .acc_update = FA_ACC_CHAIN,
+        .acc = FA_FMT_F32,
+        .normalize = FA_NORM_RECIPROCAL,
+        .o = FA_FMT_IN,
+        .lse = FA_LSE_LOG2E_DIV,
+        .lse_fmt = FA_FMT_F32,
+        .log = FA_KLOG_CUDA,
+        .empty_lse_pos = true,
+        .splits = 1,
+        .combine = FA_COMBINE_FA2,
+        .combine_exp = FA_CEXP_CR,
+        .combine_log = FA_KLOG_CR,
+        .bwd = FA_BWD_CHAIN,
+        .bwd_reverse_q = false,
+        .exp_fn = FA_EXPFN_MODEL,
+        .score_prescale = false,
+    },
+    /* math: _scaled_dot_product_attention_math for BF16 and FP16 inputs
+       on CUDA (no LSE): Q, K, V copied to FP32; Q and K^T each times
+       RN32(sqrt(scale)); S by cuBLAS's FP32 SIMT GEMM
+       (sm80_xmma_gemm_f32f32_..._ffma: one FFMA chain over d from 0);
+       the causal mask added (-Inf); _safe_softmax: softmax_warp_forward
+       with CUDA's expf of RN32(s - max), the warp's strided sum, then
+       P = RN32(e / sum); P V by the same GEMM (one FFMA chain over the
+       keys); O cast to the input format. */
+    {
+        .name = "math",
+        .d_round = 1,
+        .n_tiles = 1,
+        .tiles = {{4096, 0, 0, 64, 0, 0, 0}},
+        .kv_reverse = false,
+        .causal_skip = false,
+        .mma_s = "fma-chain",
+        .mma_pv = "fma-chain",
+        .mma_dp = "fma-chain",
+        .mma_dq = "fma-chain",
+        .mma_dk = "fma-chain",
+        .mma_dv = "fma-chain",
+        .mma_delta = "fma-chain",
+        .score_dot = FA_FMT_F32,
+        .score_scaled = true,
+        .score = FA_FMT_F32,
+        .mask = FA_MASK_NEG_INF,
+        .m_init = FA_MASK_NEG_INF,
+        .visit = FA_VISIT_BLOCK,
+        .fix_all_keys = false,
+        .first = FA_FIRST_INIT,
+        .exp_base2 = false,
+        .exp_arg = FA_ARG_SUB,
+        .alpha_arg = FA_ALPHA_SUB,
+        .alpha = FA_FMT_F32,
+        .p = FA_FMT_F32,
+        .rowsum_fp32_p = true,
+        .rowsum = FA_ROWSUM_WARP32,
+        .rowsum_fma = false,
+        .rowsum_clamp = false,
+        .l = FA_FMT_F32,
+        .acc_update = FA_ACC_CHAIN,
+        .acc = FA_FMT_F32,
+        .normalize = FA_NORM_P_DIVIDE,
+        .o = FA_FMT_IN,
+        .lse = FA_LSE_ADD,
+        .lse_fmt = FA_FMT_F32,
+        .log = FA_KLOG_CR,
+        .empty_lse_pos = false,
+        .splits = 1,
+        .combine = FA_COMBINE_FA2,
+        .combine_exp = FA_CEXP_CR,
+        .combine_log = FA_KLOG_CR,
+        .bwd = FA_BWD_CHAIN,
+        .bwd_reverse_q = false,
+        .exp_fn = FA_EXPFN_CUDA,
+        .score_prescale = true,
+    },
+};
+
+const size_t fa_kernels_sdpa_em_count =
+    sizeof fa_kernels_sdpa_em / sizeof fa_kernels_sdpa_em[0];
+
+const char *
+fa_kernel_check_sdpa_em(const fa_kernel *k)
+{
+    if ((k->exp_arg == FA_ARG_LOG2E_SUB) != (k->alpha_arg == FA_ALPHA_LOG2E_SUB))
+        return "exp_arg: log2e-sub goes with alpha_arg log2e-sub";
+    if (k->exp_arg == FA_ARG_LOG2E_SUB && (!k->score_scaled || !k->exp_base2))
+        return "exp_arg: log2e-sub needs scaled scores and exp_base2";
+    if (k->lse == FA_LSE_LOG2E_DIV && !k->score_scaled)
+        return "lse: log2e-div needs scaled scores (score_scaled true)";
+    if (k->exp_fn == FA_EXPFN_CUDA && k->exp_base2)
+        return "exp_fn: cuda-expf is a natural exp (exp_base2 false)";
+    if (k->score_prescale && !k->score_scaled)
+        return "score_prescale: needs score_scaled true";
+    if (k->normalize == FA_NORM_P_DIVIDE) {
+        for (size_t i = 0; i < k->n_tiles && i < FA_KERNEL_MAX_TILES; i++)
+            if (k->tiles[i].bc != 0)
+                return "normalize: p-divide needs one KV block (bc 0)";
+        if (k->rowsum == FA_ROWSUM_QUAD)
+            return "normalize: p-divide needs a whole-row sum, not quad";
+        if (k->splits > 1)
+            return "normalize: p-divide cannot be split";
+    }
+    if (k->rowsum == FA_ROWSUM_WARPS && k->rowsum_fma)
+        return "rowsum_fma: only with the quad row sum";
+    return NULL;
+}

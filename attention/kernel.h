@@ -117,7 +117,6 @@ typedef enum
     FA_LSE_FMA_LN2,    /* "fma-ln2": fma(RN32(m sl2), RN32(ln 2), log l) (m
                          unscaled, sl2 the kernel's scale_log2); l = 0 or
                          NaN gives +Inf */
-                        or NaN gives +Inf */
     FA_LSE_LOG2E_DIV  /* "log2e-div": RN32(RN32(RN32(m L) / L) + log l),
                          L = RN32(log2 e) (m scaled) */
 } fa_lse_rule;

@@ -446,6 +446,16 @@ typedef struct fa_log_model
 uint32_t fa_log_eval(const fa_log_model *m, uint32_t x);
 
 /*----------------------------------------------------------------------------
+ * CUDA's accurate expf and logf (a kernel built without fast math, as
+ * PyTorch builds FlashAttention-2): the device library's instruction
+ * sequences (doc/attention.md, "The split-KV combine") on FP32 bits.
+ *--------------------------------------------------------------------------*/
+/* expf(X) with EX2 the model of ex2.approx (a NULL EX2 is "cr"). */
+uint32_t fa_cuda_expf(const fa_exp_model *ex2, uint32_t x);
+/* logf(X): -Inf for +-0, NaN for X < 0, +Inf and NaN through. */
+uint32_t fa_cuda_logf(uint32_t x);
+
+/*----------------------------------------------------------------------------
  * Forward: O [B,H,Nq,d] and LSE [B,H,Nq] (natural log).  Returns 0, or
  * -1 when CFG or CAP is unusable or memory runs out (nothing useful
  * written).  ENV carries flags and events of the whole computation.

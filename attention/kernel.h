@@ -97,9 +97,11 @@ typedef enum
 typedef enum
 {
     FA_KLOG_CR, /* "cr": correctly rounded FP32 log (fa_logf_cr) */
-    FA_KLOG_LG2 /* "lg2": CUDA's __logf, RN(lg2(x) RN(ln 2)), through the
-                   configuration's lg2 table model (cfg->log; lg2-sm90
-                   for the H200's lg2.approx) */
+    FA_KLOG_LG2, /* "lg2": CUDA's __logf, RN(lg2(x) RN(ln 2)), through the
+                    configuration's lg2 table model (cfg->log; lg2-sm90
+                    for the H200's lg2.approx) */
+    FA_KLOG_LOGF /* "logf": CUDA's logf built without fast math
+                    (fa_cuda_logf) */
 } fa_kernel_log;
 
 typedef enum
@@ -119,7 +121,10 @@ typedef enum
 {
     FA_CEXP_CR,   /* "cr": correctly rounded expf */
     FA_CEXP_LIBM, /* "libm": the C library's expf */
-    FA_CEXP_MODEL /* "model": the configured exp model */
+    FA_CEXP_MODEL, /* "model": the configured exp model, natural exp as
+                      exp2(RN(x RN(log2 e))) (CUDA's __expf) */
+    FA_CEXP_EXPF   /* "expf": CUDA's expf built without fast math
+                      (fa_cuda_expf, its ex2 the configured model) */
 } fa_combine_exp;
 
 /* The backward's scheme of accumulation. */

@@ -269,10 +269,11 @@ static const char *const acc_names[] = {"chain", "separate", NULL};
 static const char *const first_names[] = {"init", "update", NULL};
 static const char *const norm_names[] = {"divide", "reciprocal", NULL};
 static const char *const lse_names[] = {"add", "fma-scale", NULL};
-static const char *const log_names[] = {"cr", "lg2", NULL};
+static const char *const log_names[] = {"cr", "lg2", "logf", NULL};
 static const char *const mask_names[] = {"-inf", "bf16-lowest", NULL};
 static const char *const combine_names[] = {"fa2", NULL};
-static const char *const cexp_names[] = {"cr", "libm", "model", NULL};
+static const char *const cexp_names[] = {"cr", "libm", "model", "expf",
+                                         NULL};
 static const char *const bwd_names[] = {"chain", "fa2", "repo", NULL};
 
 static const struct
@@ -356,12 +357,12 @@ fa_kernel_check(const fa_kernel *k)
         || (unsigned)k->first > FA_FIRST_UPDATE
         || (unsigned)k->normalize > FA_NORM_RECIPROCAL
         || (unsigned)k->lse > FA_LSE_FMA_SCALE
-        || (unsigned)k->log > FA_KLOG_LG2
-        || (unsigned)k->combine_log > FA_KLOG_LG2
+        || (unsigned)k->log > FA_KLOG_LOGF
+        || (unsigned)k->combine_log > FA_KLOG_LOGF
         || (unsigned)k->mask > FA_MASK_BF16_LOWEST
         || (unsigned)k->m_init > FA_MASK_BF16_LOWEST
         || (unsigned)k->combine > FA_COMBINE_FA2
-        || (unsigned)k->combine_exp > FA_CEXP_MODEL
+        || (unsigned)k->combine_exp > FA_CEXP_EXPF
         || (unsigned)k->bwd > FA_BWD_REPO)
         return "kernel: an enumerated field out of range";
     if ((k->exp_arg == FA_ARG_SCALE_SUB || k->exp_arg == FA_ARG_SCALE_FMA)

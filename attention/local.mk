@@ -6,7 +6,7 @@ attention_libattention_la_SOURCES = attention/attention.h \
 	attention/fa_local.h attention/kernel.h \
 	attention/kernels.c \
 	attention/config.c attention/fix.c attention/forward.c \
-	attention/backward.c attention/log.c \
+	attention/backward.c attention/log.c attention/cudamath.c \
 	attention/exp.c
 attention_libattention_la_LIBADD = softfloat/libsoftfloat.la $(LIBM)
 attention_libattention_la_LDFLAGS = -version-info 0:0:0

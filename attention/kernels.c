@@ -12,22 +12,23 @@
  *--------------------------------------------------------------------------*/
 static const fa_kernel kernels[] = {
     /* fa2: FlashAttention-2 as PyTorch 2.11's flash backend runs it on an
-       H200 (sm90, BF16, UNFUSE_FMA, no dropout), flash_fwd_kernel.h,
-       softmax.h, flash_bwd_kernel.h.  Forward tiles per head dimension
-       (d padded to a multiple of 32): flash_fwd_launch_template.h, the
-       non-sm8x branches without dropout, with the H200's shared memory
-       (227 KiB per block, 228 KiB per SM: d = 224 takes 128 x 64, d = 256
-       64 x 64); split-KV tiles run_mha_fwd_splitkv_dispatch (kBlockM 64,
-       kBlockN 256 / 128 / 64).  Backward tiles: d <= 64 128 x 128, else
-       64 x 128 (flash_bwd_launch_template.h for d = 64, 128; the rows
-       above 128 are not checked).  Measured (doc/attention.md): O bit for bit
-       against the flash kernel on every non-split and decode dump in
+       H200 (sm90, BF16, UNFUSE_FMA, no dropout, no fast math),
+       flash_fwd_kernel.h, softmax.h, flash_bwd_kernel.h.  Forward tiles
+       per head dimension (d padded to a multiple of 32):
+       flash_fwd_launch_template.h, the non-sm8x branches without dropout,
+       with the H200's shared memory (227 KiB per block, 228 KiB per SM:
+       d = 224 takes 128 x 64, d = 256 64 x 64); split-KV tiles
+       run_mha_fwd_splitkv_dispatch (kBlockM 64, kBlockN 256 / 128 / 64).
+       Backward tiles: d <= 64 128 x 128, d <= 160 64 x 128, d = 192 to
+       256 64 x 64 (flash_bwd_launch_template.h, the branches for 136 and
+       176 KiB of shared memory; d = 256 checked on d256_normal, d = 160
+       not told apart by d160_causal).  Measured (doc/gpu-crosscheck.md):
+       O and LSE bit for bit against the flash kernel on every dump in
        tests/data/gpu and tests/data/gpu/sdpa_ext (d = 16 to 256, BF16 and
-       FP16); split-KV 1 ulp apart on 6 of 256,368 elements (the
-       combine's CUDA expf and logf); LSE bit for bit on those rows with
-       log "lg2" (CUDA's __logf), where it agrees with the correctly
-       rounded log with "cr".  P~ and O are the kernel's Element type, the
-       inputs' format (cvt.rn.bf16x2 or cvt.rn.f16x2; FP16 MMA inputs with FP32
+       FP16, split-KV and decode), the LSE through CUDA's __logf ("lg2",
+       the lg2-sm90 model), the split-KV combine through CUDA's accurate
+       expf and logf.  P~ and O are the kernel's Element type, the inputs'
+       format (cvt.rn.bf16x2 or cvt.rn.f16x2; FP16 MMA inputs with FP32
        accumulation in the sm90 model). */
     {
         .name = "fa2",
@@ -38,9 +39,9 @@ static const fa_kernel kernels[] = {
                   {96, 128, 64, 64, 128, 64, 128},
                   {128, 128, 64, 64, 128, 64, 128},
                   {160, 128, 32, 64, 128, 64, 64},
-                  {192, 128, 64, 64, 128, 64, 64},
-                  {224, 128, 64, 64, 128, 64, 64},
-                  {256, 64, 64, 64, 128, 64, 64}},
+                  {192, 128, 64, 64, 64, 64, 64},
+                  {224, 128, 64, 64, 64, 64, 64},
+                  {256, 64, 64, 64, 64, 64, 64}},
         .kv_reverse = true,
         .causal_skip = true,
         .mma_s = "sm90",
@@ -74,12 +75,12 @@ static const fa_kernel kernels[] = {
         .o = FA_FMT_IN,
         .lse = FA_LSE_FMA_SCALE,
         .lse_fmt = FA_FMT_F32,
-        .log = FA_KLOG_CR,
+        .log = FA_KLOG_LG2,
         .empty_lse_pos = true,
         .splits = 1,
         .combine = FA_COMBINE_FA2,
-        .combine_exp = FA_CEXP_CR,
-        .combine_log = FA_KLOG_CR,
+        .combine_exp = FA_CEXP_EXPF,
+        .combine_log = FA_KLOG_LOGF,
         .bwd = FA_BWD_FA2,
         .bwd_reverse_q = true,
     },

@@ -964,6 +964,14 @@ load_tensor(diff_ctx *x, int i)
     const char *key = o->arg != NULL ? o->key : t_names[i];
     const char *opt = o->arg != NULL ? o->opt : "--dump";
     bool input = i == T_Q || i == T_K || i == T_V || i == T_DO;
+    const fa_kernel *kern = x->kernel_path != NULL
+                                ? &x->kernel
+                                : fa_kernel_by_name(fa_policy_name(x->policy));
+
+    /* fa_dump's LSE through __logf, for a description whose log is lg2 */
+    if (o->arg == NULL && i == T_LSE && kern != NULL
+        && kern->log == FA_KLOG_LG2 && dump_has(x, "lse_fast"))
+        key = "lse_fast";
     tensor *t = &x->own[i];
     tensor_error err, err16;
     int rc;

@@ -48,6 +48,12 @@ fa_cli_parse_exp(const char *cmd, fa_cli_exp *e, const char *v)
     return true;
 }
 
+bool
+fa_cli_fa2_like(const fa_kernel *k)
+{
+    return k != NULL && k->rowsum == FA_ROWSUM_QUAD;
+}
+
 void
 fa_cli_exp_free(fa_cli_exp *e)
 {

@@ -72,6 +72,7 @@ TESTS += \
 	tests/experiments/test_attn.sh \
 	tests/experiments/test_diff.sh \
 	tests/experiments/test_kernel.sh \
+	tests/experiments/test_chain.sh \
 	tests/experiments/test_user_tensors.sh \
 	tests/experiments/test_sweep.sh \
 	tests/experiments/test_sweep_cli.sh \
@@ -143,6 +144,7 @@ EXTRA_DIST += \
 	tests/experiments/test_attn.sh \
 	tests/experiments/test_diff.sh \
 	tests/experiments/test_kernel.sh \
+	tests/experiments/test_chain.sh \
 	tests/experiments/test_user_tensors.sh \
 	tests/experiments/test_sweep.sh \
 	tests/experiments/test_sweep_cli.sh \

@@ -735,7 +735,7 @@ build_config(attn_ctx *x)
         c->fix.eps_zero = x->eps_zero;
     c->ablations = x->ablations;
     c->exp = x->exp.model;
-    if (!fa_cli_log_for(CMD, "--kernel", fa_config_kernel(c), &x->logm))
+    if (!fa_cli_log_for(CMD, x->kernel_path != NULL ? "--kernel" : "--policy", fa_config_kernel(c), &x->logm))
         return false;
     c->log = fa_cli_log_model(&x->logm);
     c->input = x->f16 ? &sf_format_f16 : NULL;

@@ -1301,7 +1301,7 @@ read_dump(diff_ctx *x)
         c.shape.nk = x->nk;
         c.shape.d = x->d;
         c.splits = x->splits;
-        if (!fa_cli_log_for(CMD, "--kernel", fa_config_kernel(&c), &x->logm))
+        if (!fa_cli_log_for(CMD, x->kernel_path != NULL ? "--kernel" : "--policy", fa_config_kernel(&c), &x->logm))
             return false;
         c.log = fa_cli_log_model(&x->logm);
         /* (the stages of another kernel are refused later: its dump
@@ -1421,7 +1421,7 @@ build_config(diff_ctx *x)
     if (x->man_rowsum_separate)
         c->fa2_rowsum_fma = false;
     c->exp = x->exp.model;
-    if (!fa_cli_log_for(CMD, "--kernel", fa_config_kernel(c), &x->logm))
+    if (!fa_cli_log_for(CMD, x->kernel_path != NULL ? "--kernel" : "--policy", fa_config_kernel(c), &x->logm))
         return false;
     c->log = fa_cli_log_model(&x->logm);
     c->input = x->f16 ? &sf_format_f16 : NULL;

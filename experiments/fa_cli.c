@@ -138,7 +138,10 @@ fa_cli_log_for(const char *cmd, const char *opt, const fa_kernel *k,
     if (ax_lg2_table_load(ax_lg2_table_default_path(), &l->tab, err,
                           sizeof err)
         != 0) {
-        cli_error(cmd, "%s: the description's log lg2: %s", opt, err);
+        cli_error(cmd,
+                  "%s: the description's lg2 log needs the lg2-sm90 table "
+                  "($BF16EMU_LG2_TABLE): %s",
+                  opt, err);
         return false;
     }
     ax_lg2_model(&l->tab, false, &l->rule, &l->model);

@@ -76,6 +76,15 @@ def frac(r):
     return "%d/%d" % r
 
 
+def inputs(man):
+    g = man.get("gen", "normal")
+    txt = {"repeated-max": "repmax %d" % man.get("repeat", 0)}.get(g, g)
+    if man.get("v_mean", 0.0) != 0.0 or man.get("v_std", 1.0) != 1.0:
+        txt += ", V~N(%g, %g)" % (man.get("v_mean", 0.0),
+                                  man.get("v_std", 1.0))
+    return txt
+
+
 def family(man, nq, nk):
     if man.get("dtype") == "float16":
         return "FP16"
@@ -119,6 +128,7 @@ def run(bf16emu, path):
         "case": os.path.basename(path)[:-len(".safetensors")],
         "shape": shape,
         "causal": "yes" if man.get("causal") else "—",
+        "inputs": inputs(man),
         "splits": splits,
         "family": family(man, nq, nk),
     }
@@ -147,12 +157,12 @@ def main(argv):
         if not sel:
             continue
         print("\n#### %s (%d dumps)\n" % (fam, len(sel)))
-        print("| case | B·H·Nq·Nk·d (launch) | causal | splits | O | LSE "
-              "| dQ | dK | dV |")
-        print("|---|---|---|---|---|---|---|---|---|")
+        print("| case | B·H·Nq·Nk·d (launch) | causal | inputs | splits | O "
+              "| LSE | dQ | dK | dV |")
+        print("|---|---|---|---|---|---|---|---|---|---|")
         for r in sel:
-            print("| `%s` | %s | %s | %d | %s | %s | %s | %s | %s |" % (
-                r["case"], r["shape"], r["causal"], r["splits"],
+            print("| `%s` | %s | %s | %s | %d | %s | %s | %s | %s | %s |" % (
+                r["case"], r["shape"], r["causal"], r["inputs"], r["splits"],
                 frac(r["o"]), frac(r["lse"]), frac(r["dq"]), frac(r["dk"]),
                 frac(r["dv"])))
             for key in ("o", "lse", "dq", "dk", "dv"):

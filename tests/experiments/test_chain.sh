@@ -46,4 +46,18 @@ for f in sdpa_h200_d64 sdpa_h200_d64_sink_causal sdpa_ext/causal_d64_nq256_nk128
     fi
 done
 
+# without the lg2 table fa2 stops: exit 2, the file named, nothing written
+F=$gpu/sdpa_h200_d64.safetensors
+BF16EMU_LG2_TABLE=$tmp/none.bin.gz
+export BF16EMU_LG2_TABLE
+run attn --policy fa2 --q "$F:q" --k "$F:k" --v "$F:v" --no-exact \
+    --out "$tmp/none.safetensors"
+expect_rc 2
+expect_err_has "--policy: the description's lg2 log needs the lg2-sm90 table (\$BF16EMU_LG2_TABLE): $tmp/none.bin.gz: cannot open the file"
+if [ -e "$tmp/none.safetensors" ]; then fail "written"; else pass; fi
+run diff --dump "$F" --stage lse --no-exact
+expect_rc 2
+expect_err_has "lg2-sm90 table"
+unset BF16EMU_LG2_TABLE
+
 finish

@@ -73,19 +73,18 @@ fa_cuda_expf(const fa_exp_model *ex2, uint32_t x)
     return mul_rn(fa_exp_eval(ex2, true, r), scale, &e);
 }
 
-/* logf: subnormals scaled by 2^23 first; x = 2^k m with m in [2/3, 4/3)
-   (the split at the bits of 2/3), f = m - 1 (exact), a degree-10
-   polynomial in f evaluated by Horner FMAs,
-     p = RN(f RN(f (c9 ... ))), q = RN(p f + f),
-     logf(x) = RN(RN(k 2^-23... ) ln2 + q)
-   with ln 2 rounded; +Inf and NaN pass through, x < 0 gives NaN, +-0
-   gives -Inf. */
+/* logf: subnormals scaled by 2^23 first (and 23 taken off the exponent);
+   x = 2^e m with m in [2/3, 4/3) (split at the bits of 2/3), f = m - 1
+   (exact), P(f) of degree 8 by Horner FMAs from c[0],
+     p = RN(f P(f)), q = RN(p f + f), logf(x) = RN(e RN(ln 2) + q),
+   e formed as RN(k 2^-23 + bias) from the exponent bits k; +Inf and NaN
+   pass through, x < 0 gives NaN, +-0 gives -Inf. */
 uint32_t
 fa_cuda_logf(uint32_t x)
 {
-    static const uint32_t c[9] = {
-        0xBE055027u, 0x3E1039F6u, 0xBDF8CDCCu, 0x3E0F2955u, 0xBE2AD8B9u,
-        0x3E4CED0Bu, 0xBE7FFF22u, 0x3EAAAA78u, 0xBF000000u};
+    static const uint32_t c[9] = {0xBE055027u, 0x3E1039F6u, 0xBDF8CDCCu,
+                                  0x3E0F2955u, 0xBE2AD8B9u, 0x3E4CED0Bu,
+                                  0xBE7FFF22u, 0x3EAAAA78u, 0xBF000000u};
     sf_env e = SF_ENV_IEEE;
     uint32_t a = x, bias = F32_ZERO, k, m, kf, f, p, q, res;
     int32_t ki;
@@ -99,8 +98,8 @@ fa_cuda_logf(uint32_t x)
     m = a - k;
     ki = (int32_t)k;
     kf = sf_f32_from_i32(ki, SF_RNE, &e).bits; /* exact: 2^23 | k */
-    kf = fma_rn(kf, 0x34000000u, bias, &e);  /* k 2^-23 + bias */
-    f = add_rn(m, 0xBF800000u, &e);          /* m - 1 */
+    kf = fma_rn(kf, 0x34000000u, bias, &e);    /* k 2^-23 + bias */
+    f = add_rn(m, 0xBF800000u, &e);            /* m - 1 */
     p = fma_rn(c[0], f, c[1], &e);
     for (int i = 2; i < 9; i++)
         p = fma_rn(p, f, c[i], &e);

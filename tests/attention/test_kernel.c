@@ -281,8 +281,8 @@ check_split(size_t nq, size_t nk, size_t d, size_t splits, tst_rng *rng)
             printf("split %zu: LSE[%zu] %08x, expected %08x\n", splits, i,
                    lse[i], bits(lse_out));
         for (size_t s = 0; s < splits; s++)
-            scale[s] = f32(
-                fa_cuda_expf(NULL, bits(f32(ls[s * nq + i]) - lse_out)));
+            scale[s] =
+                f32(fa_cuda_expf(NULL, bits(f32(ls[s * nq + i]) - lse_out)));
         for (size_t col = 0; col < d; col++) {
             float x = 0.0f;
             uint32_t want;

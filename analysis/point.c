@@ -61,6 +61,7 @@ pt_config(const pt_spec *spec, int stage)
     c.bc = spec->bc;
     c.fix = spec->fix;
     c.exp = spec->exp;
+    c.log = spec->log;
     if (spec->mma_pv != NULL)
         c.mma_pv = spec->mma_pv;
     if (stage == PT_P_CAST || stage == PT_ALL)

@@ -43,6 +43,8 @@ typedef struct pt_spec
     unsigned ablations;
     size_t br, bc;              /* 0: the policy's tiles */
     const fa_exp_model *exp;    /* NULL: cr */
+    const fa_log_model *log;    /* the lg2 log model of a description
+                                   that asks for one (fa2); NULL: cr */
     const sf_mma_model *mma_pv; /* NULL: the policy's */
     bool stages;                /* also run the stage variants */
     int isa;                    /* env.isa of the runs (sf_isa; speed

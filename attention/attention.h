@@ -178,7 +178,8 @@ uint32_t fa_exp2f_cr(uint32_t x);
 
 /* CUDA's accurate expf (not __expf), as nvcc compiles it for sm_90: an
    FMA range reduction x log2(e) = n + f, one exp2 of f through EX2 (the
-   model of MUFU.EX2: a table model, ex2-sm90 for the H200), times 2^n
+   model of MUFU.EX2: a table model, ex2-sm90 for the H200; NULL: the
+   correctly rounded exp2), times 2^n
    (n clamped to [-126, 126], the product rounded once).  Equal to the
    H200's expf on every FP32 input with ex2.approx in place of EX2
    (doc/gpu-crosscheck.md, "math model"). */

@@ -375,11 +375,14 @@ fa_plan_init(const fa_config *cfg, fa_plan *pl)
         && cfg->input != &sf_format_f16)
         return "input: expected BF16 or FP16 (sf_format_bf16, "
                "sf_format_f16)";
+    /* no model: the lg2 log is evaluated correctly rounded (the library
+       reads no table; the command line always passes one in) */
     if ((kern->log == FA_KLOG_LG2 || kern->combine_log == FA_KLOG_LG2)
-        && (cfg->log == NULL || cfg->log->kind != FA_LOG_LG2
+        && cfg->log != NULL
+        && (cfg->log->kind != FA_LOG_LG2
             || fa_lg2_table_check(cfg->log->table) != NULL))
-        return "log: the description's lg2 log needs a usable lg2 table "
-               "model in cfg->log";
+        return "log: the lg2 model in cfg->log is not a usable lg2 table "
+               "model";
     pl->k = *kern;
     pl->causal = cfg->causal;
     pl->order = cfg->order;

@@ -602,9 +602,14 @@ row_l(const fwd_run *r, size_t ri, sf_env *env)
 static uint32_t
 log_of(const fa_plan *pl, fa_kernel_log m, uint32_t x)
 {
-    if (m == FA_KLOG_CUDA)
+    switch (m) {
+    case FA_KLOG_LG2:
+        return fa_log_eval(pl->logm, x);
+    case FA_KLOG_CUDA:
         return fa_cuda_logf(x);
-    return m == FA_KLOG_LG2 ? fa_log_eval(pl->logm, x) : fa_logf_cr(x);
+    default:
+        return fa_logf_cr(x);
+    }
 }
 
 /* The combine's natural exp. */
@@ -616,6 +621,8 @@ combine_exp(const fa_plan *pl, uint32_t x)
         return fa_exp_eval(fa_exp_model_by_name("libm"), false, x);
     case FA_CEXP_MODEL:
         return fa_exp_eval(pl->exp, false, x);
+    case FA_CEXP_EXPF:
+        return fa_cuda_expf(pl->exp, x);
     default:
         return fa_expf_cr(x);
     }

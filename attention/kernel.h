@@ -149,7 +149,10 @@ typedef enum
 {
     FA_CEXP_CR,   /* "cr": correctly rounded expf */
     FA_CEXP_LIBM, /* "libm": the C library's expf */
-    FA_CEXP_MODEL /* "model": the configured exp model */
+    FA_CEXP_MODEL, /* "model": the configured exp model, natural exp as
+                      exp2(RN(x RN(log2 e))) (CUDA's __expf) */
+    FA_CEXP_EXPF   /* "cuda-expf": CUDA's expf built without fast math
+                      (fa_cuda_expf, its ex2 the configured model) */
 } fa_combine_exp;
 
 /* The backward's scheme of accumulation. */

@@ -13,7 +13,8 @@
  *--------------------------------------------------------------------------*/
 static const fa_kernel kernels[] = {
     /* fa2: FlashAttention-2 as PyTorch 2.11's flash backend runs it on an
-       H200 (sm90, BF16, UNFUSE_FMA, no dropout), flash_fwd_kernel.h,
+       H200 (sm90, BF16, UNFUSE_FMA, no dropout, no fast
+       math), flash_fwd_kernel.h,
        softmax.h, flash_bwd_kernel.h.  The kernel instance per head
        dimension: PyTorch's head_size_rounded, d rounded up to 32 up to
        128 and to 64 above, so the kernels run are 32, 64, 96, 128, 192
@@ -28,10 +29,10 @@ static const fa_kernel kernels[] = {
        d = 32, 64 128 x 128; 96, 128 64 x 128; 192, 256 64 x 64.
        Measured (doc/attention.md): O bit for bit against the flash kernel on
        every non-split and decode dump in tests/data/gpu and
-       tests/data/gpu/sdpa_ext (d = 16 to 256, BF16 and FP16); split-KV 1 ulp
-       apart on 6 of 256,368 elements (the combine's CUDA expf and logf); LSE
-       bit for bit on those rows with log "lg2" (CUDA's __logf), where it
-       agrees with the correctly rounded log with "cr".  P~ and O are the
+       tests/data/gpu/sdpa_ext (d = 16 to 256, BF16 and FP16); split-KV too,
+       its combine through CUDA's accurate expf and logf (combine_exp
+       "cuda-expf", combine_log "cuda-logf"); LSE bit for bit on every
+       dump with log "lg2" (CUDA's __logf, the lg2-sm90 model).  P~ and O are the
        kernel's Element type, the inputs' format (cvt.rn.bf16x2 or
        cvt.rn.f16x2; FP16 MMA inputs with FP32 accumulation in the sm90 model).
        dQ, dK, dV bit for bit (from the dump's O and LSE) on every
@@ -79,12 +80,12 @@ static const fa_kernel kernels[] = {
         .o = FA_FMT_IN,
         .lse = FA_LSE_FMA_SCALE,
         .lse_fmt = FA_FMT_F32,
-        .log = FA_KLOG_CR,
+        .log = FA_KLOG_LG2,
         .empty_lse_pos = true,
         .splits = 1,
         .combine = FA_COMBINE_FA2,
-        .combine_exp = FA_CEXP_CR,
-        .combine_log = FA_KLOG_CR,
+        .combine_exp = FA_CEXP_EXPF,
+        .combine_log = FA_KLOG_CUDA,
         .bwd = FA_BWD_FA2,
         .bwd_reverse_q = true,
     },
@@ -293,7 +294,8 @@ static const char *const log_names[] = {"cr", "lg2", "cuda-logf", NULL};
 static const char *const expfn_names[] = {"model", "cuda-expf", NULL};
 static const char *const mask_names[] = {"-inf", "bf16-lowest", NULL};
 static const char *const combine_names[] = {"fa2", NULL};
-static const char *const cexp_names[] = {"cr", "libm", "model", NULL};
+static const char *const cexp_names[] = {"cr", "libm", "model",
+                                         "cuda-expf", NULL};
 static const char *const bwd_names[] = {"chain", "fa2", "repo", NULL};
 
 static const struct
@@ -383,7 +385,7 @@ fa_kernel_check(const fa_kernel *k)
         || (unsigned)k->mask > FA_MASK_BF16_LOWEST
         || (unsigned)k->m_init > FA_MASK_BF16_LOWEST
         || (unsigned)k->combine > FA_COMBINE_FA2
-        || (unsigned)k->combine_exp > FA_CEXP_MODEL
+        || (unsigned)k->combine_exp > FA_CEXP_EXPF
         || (unsigned)k->bwd > FA_BWD_REPO)
         return "kernel: an enumerated field out of range";
     if ((k->exp_arg == FA_ARG_SCALE_SUB || k->exp_arg == FA_ARG_SCALE_FMA)

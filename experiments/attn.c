@@ -234,6 +234,7 @@ typedef struct
     bool scale_given;
     uint32_t scale_bits;
     fa_cli_exp exp;
+    bool exp_given;
     bool backward;
     unsigned captures; /* 1 << CAP_* */
     bool trace;
@@ -775,7 +776,7 @@ build_config(attn_ctx *x)
         c->fix.eps_zero = x->eps_zero;
     c->ablations = x->ablations;
     c->exp = x->exp.model;
-    if (!fa_cli_log_for(CMD, "--kernel", fa_config_kernel(c), &x->logm))
+    if (!fa_cli_log_for(CMD, x->kernel_path != NULL ? "--kernel" : "--policy", fa_config_kernel(c), &x->logm))
         return false;
     c->log = fa_cli_log_model(&x->logm);
     c->input = x->f16 ? &sf_format_f16 : NULL;
@@ -2357,9 +2358,11 @@ attn_help(FILE *out)
         "  --causal             bottom-right causal mask\n"
         "  --scale X            softmax scale, rounded to FP32 (default "
         "1/sqrt(d))\n"
-        "  --exp NAME           cr (default), libm, ex2-sm90 or ex2-sm90-ftz "
-        "(the H200's\n"
-        "                       ex2.approx, measured)\n"
+        "  --exp NAME           cr, libm, ex2-sm90 or ex2-sm90-ftz (the "
+        "H200's\n"
+        "                       ex2.approx, measured); default ex2-sm90 for "
+        "fa2,\n"
+        "                       else cr\n"
         "  --backward           also the backward (delta, dQ, dK, dV)\n"
         "  --threads N          heads computed in parallel (default: the "
         "online CPUs);\n"
@@ -2696,6 +2699,7 @@ take_option(void *ctx, int id, const char *v)
         x->scale_given = true;
         return true;
     case O_EXP:
+        x->exp_given = true;
         return fa_cli_parse_exp(CMD, &x->exp, v);
     case O_BACKWARD:
         x->backward = true;
@@ -3048,6 +3052,14 @@ attn_main(int argc, char **argv)
         fputs(text, stdout);
         free(text);
         return fflush(stdout) == 0 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
+    }
+    if (!x->exp_given
+        && fa_cli_fa2_like(x->kernel_path != NULL
+                               ? &x->kernel
+                               : fa_kernel_by_name(fa_policy_name(x->policy)))
+        && !fa_cli_parse_exp(CMD, &x->exp, "ex2-sm90")) {
+        ctx_free(x);
+        return CLI_EXIT_USAGE;
     }
     if (!run(x)) {
         ctx_free(x);

@@ -1004,6 +1004,14 @@ load_tensor(diff_ctx *x, int i)
     const char *key = o->arg != NULL ? o->key : t_names[i];
     const char *opt = o->arg != NULL ? o->opt : "--dump";
     bool input = i == T_Q || i == T_K || i == T_V || i == T_DO;
+    const fa_kernel *kern = x->kernel_path != NULL
+                                ? &x->kernel
+                                : fa_kernel_by_name(fa_policy_name(x->policy));
+
+    /* fa_dump's LSE through __logf, for a description whose log is lg2 */
+    if (o->arg == NULL && i == T_LSE && kern != NULL
+        && kern->log == FA_KLOG_LG2 && dump_has(x, "lse_fast"))
+        key = "lse_fast";
     tensor *t = &x->own[i];
     tensor_error err, err16;
     int rc;
@@ -1400,7 +1408,7 @@ read_dump(diff_ctx *x)
         c.shape.nk = x->nk;
         c.shape.d = x->d;
         c.splits = x->splits;
-        if (!fa_cli_log_for(CMD, "--kernel", fa_config_kernel(&c), &x->logm))
+        if (!fa_cli_log_for(CMD, x->kernel_path != NULL ? "--kernel" : "--policy", fa_config_kernel(&c), &x->logm))
             return false;
         c.log = fa_cli_log_model(&x->logm);
         /* (the stages of another kernel are refused later: its dump
@@ -1520,7 +1528,7 @@ build_config(diff_ctx *x)
     if (x->man_rowsum_separate)
         c->fa2_rowsum_fma = false;
     c->exp = x->exp.model;
-    if (!fa_cli_log_for(CMD, "--kernel", fa_config_kernel(c), &x->logm))
+    if (!fa_cli_log_for(CMD, x->kernel_path != NULL ? "--kernel" : "--policy", fa_config_kernel(c), &x->logm))
         return false;
     c->log = fa_cli_log_model(&x->logm);
     c->input = x->f16 ? &sf_format_f16 : NULL;

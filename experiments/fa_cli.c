@@ -48,6 +48,12 @@ fa_cli_parse_exp(const char *cmd, fa_cli_exp *e, const char *v)
     return true;
 }
 
+bool
+fa_cli_fa2_like(const fa_kernel *k)
+{
+    return k != NULL && k->rowsum == FA_ROWSUM_QUAD;
+}
+
 void
 fa_cli_exp_free(fa_cli_exp *e)
 {
@@ -161,7 +167,10 @@ fa_cli_log_for(const char *cmd, const char *opt, const fa_kernel *k,
     if (ax_lg2_table_load(ax_lg2_table_default_path(), &l->tab, err,
                           sizeof err)
         != 0) {
-        cli_error(cmd, "%s: the description's log lg2: %s", opt, err);
+        cli_error(cmd,
+                  "%s: the description's lg2 log needs the lg2-sm90 table "
+                  "($BF16EMU_LG2_TABLE): %s",
+                  opt, err);
         return false;
     }
     ax_lg2_model(&l->tab, false, &l->rule, &l->model);

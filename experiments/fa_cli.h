@@ -30,6 +30,10 @@ void fa_cli_exp_default(fa_cli_exp *e);
    Reports an error under cmd and returns false when v is refused. */
 bool fa_cli_parse_exp(const char *cmd, fa_cli_exp *e, const char *v);
 
+/* Whether K is FlashAttention-2's (its quad row sum): then ex2-sm90, the
+   H200's ex2.approx, is the default exp model of attn and diff. */
+bool fa_cli_fa2_like(const fa_kernel *k);
+
 /* Frees the tables of e. */
 void fa_cli_exp_free(fa_cli_exp *e);
 
@@ -50,8 +54,10 @@ typedef struct fa_cli_log
     fa_log_model model;
 } fa_cli_log;
 
-/* Loads the lg2-sm90 table when K needs it (L zeroed first); reports an
-   error under CMD naming OPT and returns false when it cannot. */
+/* Loads the lg2-sm90 table when K needs it ("log" or "combine_log"
+   "lg2": the built-in fa2 does), L zeroed first; reports an error under
+   CMD naming OPT and the table file, and returns false (exit 2) when it
+   cannot. */
 bool fa_cli_log_for(const char *cmd, const char *opt, const fa_kernel *k,
                     fa_cli_log *l);
 

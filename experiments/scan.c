@@ -20,6 +20,7 @@
 #include "analysis/scan.h"
 #include "analysis/user_tensor.h"
 #include "experiments/cli.h"
+#include "experiments/fa_cli.h"
 #include "experiments/plot.h"
 
 #define CMD "scan"
@@ -86,6 +87,8 @@ typedef struct
     long threads;
     group *groups;
     size_t n_groups, cap_groups;
+    fa_cli_exp exp;  /* fa2: ex2-sm90 */
+    fa_cli_log logm; /* fa2: lg2-sm90 */
 } scan_ctx;
 
 /*----------------------------------------------------------------------------
@@ -638,6 +641,9 @@ run_call(scan_ctx *x, size_t ci, double t0, double *last)
     cfg.shape.nk = cd.nk;
     cfg.shape.d = cd.d;
     cfg.causal = c->causal;
+    if (x->exp.model != NULL)
+        cfg.exp = x->exp.model;
+    cfg.log = fa_cli_log_model(&x->logm);
     if (c->has_scale) {
         float s = (float)c->scale;
         if ((double)s != c->scale) {
@@ -1225,6 +1231,18 @@ scan_main(int argc, char **argv)
         rc = CLI_EXIT_USAGE;
         goto out;
     }
+    {
+        /* the flash kernel's exp2 and log: the H200's ex2.approx and
+           lg2.approx tables */
+        const fa_kernel *kern = fa_kernel_by_name(
+            fa_policy_name(x.policy_given ? x.policy : FA_POLICY_FA2));
+        if (fa_cli_fa2_like(kern)
+            && (!fa_cli_parse_exp(CMD, &x.exp, "ex2-sm90")
+                || !fa_cli_log_for(CMD, "--policy", kern, &x.logm))) {
+            rc = CLI_EXIT_USAGE;
+            goto out;
+        }
+    }
     t0 = last = cli_now_s();
     for (size_t c = 0; c < x.n_calls && rc == CLI_EXIT_OK; c++)
         rc = run_call(&x, c, t0, &last);
@@ -1269,6 +1287,8 @@ scan_main(int argc, char **argv)
     }
 out:
     free(order);
+    fa_cli_exp_free(&x.exp);
+    fa_cli_log_free(&x.logm);
     for (size_t i = 0; i < x.n_shards; i++)
         tensor_listing_free(&x.shards[i].l);
     free(x.shards);

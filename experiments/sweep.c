@@ -181,7 +181,8 @@ typedef struct
     uint64_t shard_i, shard_n;
     /* exp models, one per value of the exp axis */
     fa_cli_exp *exps;
-    char *text; /* grid_text */
+    fa_cli_log logm; /* lg2-sm90, when the policy axis has fa2 */
+    char *text;      /* grid_text */
     uint64_t hash;
 } sweep_ctx;
 
@@ -240,6 +241,7 @@ point_spec(const sweep_ctx *x, uint64_t index, pt_spec *s)
     s->br = (size_t)NUM(GX_BR);
     s->bc = (size_t)NUM(GX_BC);
     s->exp = x->exps[idx[GX_EXP]].model;
+    s->log = fa_cli_log_model(&x->logm);
     s->mma_pv = strcmp(TXT(GX_MMA), "default") == 0
                     ? NULL
                     : sf_mma_preset_by_name(TXT(GX_MMA));
@@ -1899,6 +1901,12 @@ load_exps(sweep_ctx *x)
         if (!fa_cli_parse_exp(CMD, &x->exps[i], e->text[i]))
             return false;
     }
+    /* the lg2 log of a description on the policy axis (fa2) */
+    for (size_t i = 0; i < x->grid.ax[GX_POLICY].n; i++)
+        if (!fa_cli_log_for(CMD, "--policy",
+                            fa_kernel_by_name(x->grid.ax[GX_POLICY].text[i]),
+                            &x->logm))
+            return false;
     return true;
 }
 
@@ -1937,6 +1945,7 @@ ctx_free(sweep_ctx *x)
         for (size_t i = 0; i < x->grid.ax[GX_EXP].n; i++)
             fa_cli_exp_free(&x->exps[i]);
     free(x->exps);
+    fa_cli_log_free(&x->logm);
     free(x->text);
     if (x->grid_ok)
         grid_free(&x->grid);

@@ -17,7 +17,8 @@ attention_tests = \
 	tests/attention/test_policies \
 	tests/attention/test_bias \
 	tests/attention/test_backward \
-	tests/attention/test_log
+	tests/attention/test_log \
+	tests/attention/test_cudamath
 
 check_PROGRAMS += $(attention_tests)
 TESTS += $(attention_tests)
@@ -69,3 +70,8 @@ tests_attention_exh_logf_CFLAGS = $(AM_CFLAGS) $(MPFR_CFLAGS) $(OPENMP_CFLAGS)
 tests_attention_exh_logf_LDFLAGS = $(OPENMP_CFLAGS)
 tests_attention_exh_logf_LDADD = attention/libattention.la \
 	softfloat/libsoftfloat.la $(MPFR_LIBS) $(LIBM)
+
+tests_attention_test_cudamath_SOURCES = tests/attention/test_cudamath.c \
+	$(attention_test_common)
+tests_attention_test_cudamath_CFLAGS = $(attention_test_cflags)
+tests_attention_test_cudamath_LDADD = $(attention_test_ldadd)

@@ -15,6 +15,7 @@
 #include <omp.h>
 #endif
 
+#include "analysis/lg2_table.h"
 #include "attention/attention.h"
 #include "experiments/bench/bench.h"
 #include "softfloat/mma.h"
@@ -366,8 +367,21 @@ bench_attn(void)
     char label[80];
     uint64_t s = 13;
     const char *why;
+    ax_lg2_table lg2;
+    fa_lg2_table lg2_rule;
+    fa_log_model lg2_model;
+    char err[1024];
 
     cfg.shape = (fa_shape){1, 1, n, n, d};
+    /* fa2's LSE: CUDA's __logf through the H200's lg2.approx table */
+    if (ax_lg2_table_load(ax_lg2_table_default_path(), &lg2, err,
+                          sizeof err)
+        != 0) {
+        fprintf(stderr, "bench: %s\n", err);
+        exit(2);
+    }
+    ax_lg2_model(&lg2, false, &lg2_rule, &lg2_model);
+    cfg.log = &lg2_model;
     why = fa_config_check(&cfg);
     if (why != NULL) {
         fprintf(stderr, "bench: attention config: %s\n", why);
@@ -447,4 +461,5 @@ bench_attn(void)
     free(srow);
     free(o);
     free(lse);
+    ax_lg2_table_free(&lg2);
 }

@@ -278,7 +278,7 @@ check_split(size_t nq, size_t nk, size_t d, size_t splits, tst_rng *rng)
             for (size_t l = 0; l < per; l++) {
                 size_t row = l * rpt + t;
                 float x = row < splits ? f32(ls[row * nq + i]) : -INFINITY;
-                float e = f32(fa_expf_cr(bits(x - lmax)));
+                float e = f32(fa_cuda_expf(NULL, bits(x - lmax)));
                 acc[t] = l == 0 ? e : acc[t] + e;
             }
         for (size_t off = rpt / 2; off >= 1; off /= 2) {
@@ -290,12 +290,13 @@ check_split(size_t nq, size_t nk, size_t d, size_t splits, tst_rng *rng)
         lse_sum = acc[0];
         lse_out = lse_sum == 0.0f || lse_sum != lse_sum
                       ? INFINITY
-                      : f32(fa_logf_cr(bits(lse_sum))) + lmax;
+                      : f32(fa_cuda_logf(bits(lse_sum))) + lmax;
         if (bits(lse_out) != lse[i] && bad++ < 5)
             printf("split %zu: LSE[%zu] %08x, expected %08x\n", splits, i,
                    lse[i], bits(lse_out));
         for (size_t s = 0; s < splits; s++)
-            scale[s] = f32(fa_expf_cr(bits(f32(ls[s * nq + i]) - lse_out)));
+            scale[s] =
+                f32(fa_cuda_expf(NULL, bits(f32(ls[s * nq + i]) - lse_out)));
         for (size_t col = 0; col < d; col++) {
             float x = 0.0f;
             uint32_t want;

@@ -23,6 +23,7 @@
  *        attn_inputs header FILE
  *        attn_inputs same FILE1 FILE2 NAME...
  *        attn_inputs get FILE NAME INDEX
+ *        attn_inputs equal FILE1 FILE2 NAME...
  *
  * split: FILE is a bf16emu attn output holding the inputs q, k, v (and
  * do), [B, H, N, d] BF16.  Writes into OUTDIR (created when missing; files
@@ -53,6 +54,11 @@
  *
  * get: element INDEX (in C order) of tensor NAME as hex bits ("0x3F800000";
  * the digits of its dtype's size).
+ *
+ * equal: for each NAME, the elements of the two tensors compared as FP32
+ * bit patterns (BF16 widened exactly; F32 as stored): "NAME N of M
+ * bit-equal", and the first differing element "NAME [I] 0x... 0x...";
+ * exit status 1 when any element or element count differs.
  */
 
 static int
@@ -294,6 +300,74 @@ do_same(const char *a, const char *b, int n, char **names)
     return rc;
 }
 
+/* Element I of T as FP32 bits: BF16 widened, F32 as stored; false for
+   another dtype. */
+static bool
+f32_bits(const tensor *t, uint64_t i, uint32_t *out)
+{
+    uint64_t b = tensor_get_bits(t, i);
+
+    if (t->dtype == TENSOR_BF16)
+        *out = (uint32_t)b << 16;
+    else if (t->dtype == TENSOR_F32)
+        *out = (uint32_t)b;
+    else
+        return false;
+    return true;
+}
+
+static int
+do_equal(const char *a, const char *b, int n, char **names)
+{
+    tensor_file fa = TENSOR_FILE_INIT, fb = TENSOR_FILE_INIT;
+    tensor_error err;
+    int rc = 0;
+
+    if (safetensors_read_all(a, TENSOR_ANY, &fa, &err) != TENSOR_OK)
+        return fail(a, &err);
+    if (safetensors_read_all(b, TENSOR_ANY, &fb, &err) != TENSOR_OK) {
+        tensor_file_free(&fa);
+        return fail(b, &err);
+    }
+    for (int k = 0; k < n; k++) {
+        const tensor *ta = find(&fa, names[k]), *tb = find(&fb, names[k]);
+        uint64_t eq = 0, first = UINT64_MAX;
+        uint32_t xa = 0, xb = 0, fa32 = 0, fb32 = 0;
+        if (ta == NULL || tb == NULL || ta->n_elems != tb->n_elems) {
+            printf("%s differs (missing, or element counts differ)\n",
+                   names[k]);
+            rc = 1;
+            continue;
+        }
+        for (uint64_t i = 0; i < ta->n_elems; i++) {
+            if (!f32_bits(ta, i, &xa) || !f32_bits(tb, i, &xb)) {
+                printf("%s differs (not BF16 or F32)\n", names[k]);
+                rc = 1;
+                first = 0;
+                break;
+            }
+            if (xa == xb) {
+                eq++;
+            } else if (first == UINT64_MAX) {
+                first = i;
+                fa32 = xa;
+                fb32 = xb;
+            }
+        }
+        printf("%s %" PRIu64 " of %" PRIu64 " bit-equal\n", names[k], eq,
+               ta->n_elems);
+        if (eq != ta->n_elems) {
+            if (first != UINT64_MAX)
+                printf("%s [%" PRIu64 "] 0x%08" PRIX32 " 0x%08" PRIX32 "\n",
+                       names[k], first, fa32, fb32);
+            rc = 1;
+        }
+    }
+    tensor_file_free(&fa);
+    tensor_file_free(&fb);
+    return rc;
+}
+
 static int
 do_get(const char *file, const char *name, const char *index)
 {
@@ -337,13 +411,16 @@ main(int argc, char **argv)
         return do_header(argv[2]);
     if (argc >= 5 && strcmp(argv[1], "same") == 0)
         return do_same(argv[2], argv[3], argc - 4, argv + 4);
+    if (argc >= 5 && strcmp(argv[1], "equal") == 0)
+        return do_equal(argv[2], argv[3], argc - 4, argv + 4);
     if (argc == 5 && strcmp(argv[1], "get") == 0)
         return do_get(argv[2], argv[3], argv[4]);
     fputs("usage: attn_inputs split FILE OUTDIR\n"
           "       attn_inputs bad OUTDIR\n"
           "       attn_inputs header FILE\n"
           "       attn_inputs same FILE1 FILE2 NAME...\n"
-          "       attn_inputs get FILE NAME INDEX\n",
+          "       attn_inputs get FILE NAME INDEX\n"
+          "       attn_inputs equal FILE1 FILE2 NAME...\n",
           stderr);
     return 2;
 }

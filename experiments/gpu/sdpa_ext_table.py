@@ -1,0 +1,178 @@
+#!/usr/bin/env python3
+"""sdpa_ext_table.py -- the emulator's fa2 against the H200 SDPA dumps, one
+Markdown table per family.
+
+usage: sdpa_ext_table.py BF16EMU [DUMP.safetensors...]
+
+For each dump (default: tests/data/gpu/sdpa_h200_*.safetensors with a
+backward, and every tests/data/gpu/sdpa_ext/*.safetensors) runs
+
+    BF16EMU attn --policy fa2 --q F:q --k F:k --v F:v [--do F:do --backward]
+        [--causal] --splits N --no-exact --out TMP
+
+(the built-in fa2 description and its defaults: ex2-sm90, lg2-sm90, the
+split count N from the manifest) and counts the elements of o, lse, dq,
+dk and dv equal bit for bit to the dump's.  The backward runs from the
+emulator's own O and LSE: the chain.  Families: non-split (one KV split,
+Nq > 1), split-KV (Nq > 1), decode (Nq = 1), FP16, causal with
+Nq != Nk.  Standard library only.
+"""
+import glob
+import json
+import os
+import struct
+import subprocess
+import sys
+import tempfile
+
+TOP = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", ".."))
+
+
+def read_st(path):
+    """The tensors of a safetensors file as lists of FP32 bit patterns
+    (BF16 widened; F16 kept as its 16 bits, tagged)."""
+    with open(path, "rb") as f:
+        raw = f.read()
+    n = struct.unpack("<Q", raw[:8])[0]
+    head = json.loads(raw[8:8 + n])
+    data = raw[8 + n:]
+    out = {}
+    for key, v in head.items():
+        if key == "__metadata__":
+            continue
+        s, e = v["data_offsets"]
+        b = data[s:e]
+        if v["dtype"] == "F32":
+            out[key] = ("f32", struct.unpack("<%dI" % (len(b) // 4), b))
+        elif v["dtype"] == "BF16":
+            out[key] = ("f32", tuple(x << 16 for x in
+                                     struct.unpack("<%dH" % (len(b) // 2),
+                                                   b)))
+        elif v["dtype"] == "F16":
+            out[key] = ("f16", struct.unpack("<%dH" % (len(b) // 2), b))
+        out[key + ".shape"] = v["shape"]
+    return out
+
+
+def f32_to_f16_bits(x):
+    """FP32 bits of a value on the FP16 grid -> its FP16 bits (exact)."""
+    return struct.unpack("<H", struct.pack("<e", struct.unpack(
+        "<f", struct.pack("<I", x))[0]))[0]
+
+
+def equal(emu, gpu, key):
+    if key not in emu or key not in gpu:
+        return None
+    kind, g = gpu[key]
+    e = emu[key][1]
+    if kind == "f16":
+        e = tuple(f32_to_f16_bits(x) for x in e)
+    return sum(1 for a, b in zip(e, g) if a == b), len(g)
+
+
+def frac(r):
+    if r is None:
+        return "—"
+    return "%d/%d" % r
+
+
+def inputs(man):
+    g = man.get("gen", "normal")
+    txt = {"repeated-max": "repmax %d" % man.get("repeat", 0)}.get(g, g)
+    if man.get("v_mean", 0.0) != 0.0 or man.get("v_std", 1.0) != 1.0:
+        txt += ", V~N(%g, %g)" % (man.get("v_mean", 0.0),
+                                  man.get("v_std", 1.0))
+    return txt
+
+
+def family(man, nq, nk):
+    if man.get("dtype") == "float16":
+        return "FP16"
+    if nq == 1:
+        return "decode"
+    if man.get("causal") and nq != nk:
+        return "causal Nq ≠ Nk"
+    if man.get("splits", 1) > 1:
+        return "split-KV"
+    return "non-split"
+
+
+def run(bf16emu, path):
+    man_path = path[:-len(".safetensors")] + ".json"
+    man = json.load(open(man_path)) if os.path.exists(man_path) else {}
+    gpu = read_st(path)
+    nq, d = gpu["q.shape"][-2], gpu["q.shape"][-1]
+    nk = gpu["k.shape"][-2]
+    splits = man.get("splits", 1)
+    bwd = "dq" in gpu and "do" in gpu and man.get("dtype") != "float16"
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "emu.safetensors")
+        cmd = [bf16emu, "attn", "--policy", "fa2", "--q", path + ":q",
+               "--k", path + ":k", "--v", path + ":v", "--splits",
+               str(splits), "--no-exact", "--out", out]
+        if man.get("causal"):
+            cmd.append("--causal")
+        if bwd:
+            cmd += ["--do", path + ":do", "--backward"]
+        p = subprocess.run(cmd, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.PIPE, text=True)
+        if p.returncode != 0:
+            sys.exit("%s: %s" % (" ".join(cmd), p.stderr.strip()))
+        emu = read_st(out)
+    ls = man.get("launch_shape")
+    shape = ("%d·%d·%d·%d·%d" % (ls["batch"], ls["heads"], ls["nq"],
+                                 ls["nk"], ls["d"]) if ls else
+             "%d·%d·%d·%d·%d" % (gpu["q.shape"][0], gpu["q.shape"][1], nq,
+                                 nk, d))
+    row = {
+        "case": os.path.basename(path)[:-len(".safetensors")],
+        "shape": shape,
+        "causal": "yes" if man.get("causal") else "—",
+        "inputs": inputs(man),
+        "splits": splits,
+        "family": family(man, nq, nk),
+    }
+    for key in ("o", "lse", "dq", "dk", "dv"):
+        row[key] = equal(emu, gpu, key) if key in ("o", "lse") or bwd \
+            else None
+    return row
+
+
+def main(argv):
+    if len(argv) < 2:
+        sys.exit(__doc__)
+    bf16emu = argv[1]
+    files = argv[2:]
+    if not files:
+        files = sorted(f for f in glob.glob(os.path.join(
+            TOP, "tests/data/gpu/sdpa_h200_*.safetensors"))
+            if "_rows" not in f)
+        files += sorted(glob.glob(os.path.join(
+            TOP, "tests/data/gpu/sdpa_ext/*.safetensors")))
+    rows = [run(bf16emu, f) for f in files]
+    tot = {}
+    for fam in ("non-split", "split-KV", "decode", "FP16",
+                "causal Nq ≠ Nk"):
+        sel = [r for r in rows if r["family"] == fam]
+        if not sel:
+            continue
+        print("\n#### %s (%d dumps)\n" % (fam, len(sel)))
+        print("| case | B·H·Nq·Nk·d (launch) | causal | inputs | splits | O "
+              "| LSE | dQ | dK | dV |")
+        print("|---|---|---|---|---|---|---|---|---|---|")
+        for r in sel:
+            print("| `%s` | %s | %s | %s | %d | %s | %s | %s | %s | %s |" % (
+                r["case"], r["shape"], r["causal"], r["inputs"], r["splits"],
+                frac(r["o"]), frac(r["lse"]), frac(r["dq"]), frac(r["dk"]),
+                frac(r["dv"])))
+            for key in ("o", "lse", "dq", "dk", "dv"):
+                if r[key] is not None:
+                    a, b = tot.get(key, (0, 0))
+                    tot[key] = (a + r[key][0], b + r[key][1])
+    print("\nAll %d dumps: %s" % (len(rows), ", ".join(
+        "%s %d/%d" % (k, tot[k][0], tot[k][1]) for k in
+        ("o", "lse", "dq", "dk", "dv") if k in tot)))
+
+
+if __name__ == "__main__":
+    main(sys.argv)

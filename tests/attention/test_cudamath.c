@@ -1,0 +1,111 @@
+/* test_cudamath -- CUDA's accurate expf and logf models (fa_cuda_expf,
+   fa_cuda_logf): the special values, and against MPFR within the error
+   bounds CUDA documents (logf 1 ulp, expf 2 ulps), so a wrong constant
+   or step of the instruction sequences shows.  That they are the GPU's
+   functions bit for bit is checked on the H200's split-KV dumps
+   (tests/experiments/test_kernel.sh). */
+#include "config.h"
+
+#include <check.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <mpfr.h>
+
+#include "attention/attention.h"
+#include "tests/support/suite.h"
+#include "tests/support/support.h"
+
+/* MPFR's exp (EXP true) or log of binary32 X rounded to binary32 (normal
+   results only). */
+static uint32_t
+mpfr_f(bool exp, uint32_t x)
+{
+    mpfr_t a;
+    float f;
+    uint32_t r;
+
+    memcpy(&f, &x, sizeof f);
+    mpfr_init2(a, 24);
+    mpfr_set_flt(a, f, MPFR_RNDN);
+    if (exp)
+        mpfr_exp(a, a, MPFR_RNDN);
+    else
+        mpfr_log(a, a, MPFR_RNDN);
+    f = mpfr_get_flt(a, MPFR_RNDN);
+    mpfr_clear(a);
+    memcpy(&r, &f, sizeof r);
+    return r;
+}
+
+/* Distance in units in the last place between two finite binary32 values
+   of one sign. */
+static uint32_t
+ulps(uint32_t a, uint32_t b)
+{
+    return a > b ? a - b : b - a;
+}
+
+START_TEST(test_special)
+{
+    /* logf */
+    ck_assert_uint_eq(fa_cuda_logf(0x00000000u), 0xFF800000u);
+    ck_assert_uint_eq(fa_cuda_logf(0x80000000u), 0xFF800000u);
+    ck_assert_uint_eq(fa_cuda_logf(0x7F800000u), 0x7F800000u);
+    ck_assert_uint_eq(fa_cuda_logf(0x3F800000u), 0x00000000u);
+    ck_assert_uint_eq(fa_cuda_logf(0x40000000u), 0x3F317218u); /* ln 2 */
+    ck_assert(((fa_cuda_logf(0xBF800000u) >> 22) & 0x1FFu) == 0x1FFu);
+    ck_assert(((fa_cuda_logf(0x7FC00001u) >> 22) & 0x1FFu) == 0x1FFu);
+    /* expf */
+    ck_assert_uint_eq(fa_cuda_expf(NULL, 0xFF800000u), 0x00000000u);
+    ck_assert_uint_eq(fa_cuda_expf(NULL, 0x7F800000u), 0x7F800000u);
+    ck_assert_uint_eq(fa_cuda_expf(NULL, 0x00000000u), 0x3F800000u);
+    ck_assert_uint_eq(fa_cuda_expf(NULL, 0x80000000u), 0x3F800000u);
+    ck_assert_uint_eq(fa_cuda_expf(NULL, 0x42C80000u), 0x7F800000u); /* 100 */
+    ck_assert_uint_eq(fa_cuda_expf(NULL, 0xC2C80000u), 0x0000001Bu); /* -100,
+                                                                   subnormal */
+    ck_assert(((fa_cuda_expf(NULL, 0x7FC00001u) >> 22) & 0x1FFu) == 0x1FFu);
+}
+END_TEST
+
+START_TEST(test_bounds)
+{
+    tst_rng rng;
+    unsigned long n = 200000ul * tst_multiplier();
+    unsigned bad = 0;
+
+    tst_rng_init(&rng, 11);
+    for (unsigned long i = 0; i < n; i++) {
+        /* logf: every positive finite input, subnormals included */
+        uint32_t x = (uint32_t)tst_rand_below(&rng, 0x7F800000u - 1) + 1;
+        uint32_t got = fa_cuda_logf(x), want = mpfr_f(false, x);
+        if (x != 0x3F800000u && ulps(got, want) > 1 && bad++ < TST_MAX_PRINT)
+            printf("f32_logf_cuda %08x %08x got %08x  seed %llu\n",
+                   (unsigned)x, (unsigned)want, (unsigned)got,
+                   (unsigned long long)tst_seed());
+        /* expf on (-87, 88): normal results; the ex2 correctly rounded */
+        x = (uint32_t)tst_rand_below(&rng, 0x42AE0000u); /* |x| < 87 */
+        if (tst_rand64(&rng) & 1)
+            x |= 0x80000000u;
+        got = fa_cuda_expf(NULL, x);
+        want = mpfr_f(true, x);
+        if (ulps(got, want) > 2 && bad++ < TST_MAX_PRINT)
+            printf("f32_expf_cuda %08x %08x got %08x  seed %llu\n",
+                   (unsigned)x, (unsigned)want, (unsigned)got,
+                   (unsigned long long)tst_seed());
+    }
+    ck_assert_uint_eq(bad, 0);
+}
+END_TEST
+
+int
+main(void)
+{
+    Suite *s = suite_create("attention_cudamath");
+    TCase *tc = tst_add_tcase(s, "cudamath", 60);
+
+    tcase_add_test(tc, test_special);
+    tcase_add_test(tc, test_bounds);
+    return tst_run_suite(s);
+}

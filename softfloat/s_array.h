@@ -14,62 +14,6 @@
 #include <immintrin.h>
 #else
 #define S_ARRAY_VEC 0
-/* The portable path of operation OP, the format and the mode constants
-   in each loop. */
-S_AI void
-s_arr_portable_all(int op, int fmt, const void *a, const void *b,
-                   const void *c, void *out, size_t n, sf_round rm,
-                   sf_env *env)
-{
-#define S_ARR_CALL(m)                                                         \
-    do {                                                                      \
-        if (fmt == S_ARR_BF16)                                                \
-            s_arr_portable(op, S_ARR_BF16, a, b, c, out, 0, n, m, env);       \
-        else if (fmt == S_ARR_F16)                                            \
-            s_arr_portable(op, S_ARR_F16, a, b, c, out, 0, n, m, env);        \
-        else                                                                  \
-            s_arr_portable(op, S_ARR_F32, a, b, c, out, 0, n, m, env);        \
-    } while (0)
-    S_ARR_BY_MODE(S_ARR_CALL, rm);
-#undef S_ARR_CALL
-}
-
-/* Defines s_arr_run for the file's operation S_LANES_ARITH: the path by
-   s_arr_isa. */
-#if S_ARRAY_VEC
-#define S_ARR_DEFINE_RUN()                                                    \
-    static void s_arr_run(int fmt, const void *a, const void *b,              \
-                          const void *c, void *out, size_t n, sf_round rm,    \
-                          sf_env *env)                                        \
-    {                                                                         \
-        switch (s_arr_isa(rm, env)) {                                         \
-        case SF_ISA_AVX512:                                                   \
-            if (fmt == S_ARR_F32)                                             \
-                arith_entry_avx512q(fmt, a, b, c, out, n, rm, env);           \
-            else                                                              \
-                arith_entry_avx512(fmt, a, b, c, out, n, rm, env);            \
-            return;                                                           \
-        case SF_ISA_AVX2:                                                     \
-            if (fmt == S_ARR_F32)                                             \
-                arith_entry_avx2q(fmt, a, b, c, out, n, rm, env);             \
-            else                                                              \
-                arith_entry_avx2(fmt, a, b, c, out, n, rm, env);              \
-            return;                                                           \
-        default:                                                              \
-            s_arr_portable_all(S_LANES_ARITH, fmt, a, b, c, out, n, rm, env); \
-            return;                                                           \
-        }                                                                     \
-    }
-#else
-#define S_ARR_DEFINE_RUN()                                                    \
-    static void s_arr_run(int fmt, const void *a, const void *b,              \
-                          const void *c, void *out, size_t n, sf_round rm,    \
-                          sf_env *env)                                        \
-    {                                                                         \
-        s_arr_portable_all(S_LANES_ARITH, fmt, a, b, c, out, n, rm, env);     \
-    }
-#endif
-
 #endif
 
 /* The operations and formats of the array kernels. */

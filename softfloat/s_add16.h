@@ -67,8 +67,8 @@ s_add16_step(const uint16_t *a, const uint16_t *b, uint16_t *out, size_t i,
     bad = _mm256_or_si256(_mm256_subs_epu16(_mm256_set1_epi16(16), elo),
                           _mm256_subs_epu16(ehi, _mm256_set1_epi16(253)));
     /* d >= 16: the smaller operand becomes +-2^(ex - 16 - bias) */
-    far = _mm256_cmpgt_epi16(_mm256_sub_epi16(ehi, elo),
-                             _mm256_set1_epi16(15));
+    far =
+        _mm256_cmpgt_epi16(_mm256_sub_epi16(ehi, elo), _mm256_set1_epi16(15));
     asmall = _mm256_cmpgt_epi16(mb, ma); /* both below 2^15 */
     yp = _mm256_or_si256(
         _mm256_and_si256(_mm256_blendv_epi8(vb, va, asmall), ksign),
@@ -102,8 +102,7 @@ s_add16_step(const uint16_t *a, const uint16_t *b, uint16_t *out, size_t i,
     switch (rm) {
     case SF_RNE: { /* up when lo > 0x8000 - (hi & 1) */
         __m256i thr = _mm256_sub_epi16(ksign, _mm256_and_si256(hi, one));
-        __m256i keep =
-            _mm256_cmpeq_epi16(_mm256_subs_epu16(lo, thr), zero);
+        __m256i keep = _mm256_cmpeq_epi16(_mm256_subs_epu16(lo, thr), zero);
         hi = _mm256_add_epi16(hi, _mm256_add_epi16(one, keep));
         break;
     }
@@ -140,8 +139,8 @@ s_add16_all(const uint16_t *a, const uint16_t *b, uint16_t *out, size_t n,
             s_arr_step(sub ? S_ARR_SUB : S_ARR_ADD, S_ARR_BF16, a, b, NULL,
                        out, i, i + 16, rm, env);
     if (i < n)
-        s_arr_step(sub ? S_ARR_SUB : S_ARR_ADD, S_ARR_BF16, a, b, NULL, out,
-                   i, n, rm, env);
+        s_arr_step(sub ? S_ARR_SUB : S_ARR_ADD, S_ARR_BF16, a, b, NULL, out, i,
+                   n, rm, env);
     if (!_mm256_testz_si256(inexact, inexact))
         env->flags |= SF_FLAG_INEXACT;
 }

@@ -393,7 +393,8 @@ sf_fast_narrow(unsigned fb_from, unsigned fb_to, unsigned eb, uint64_t a,
     }
 
 /* The addition of each format (BF16: through the binary32 adder). */
-#define SF_FAST_ADD_bf16(a, b, sub, rm, env) sf_fast_add_bf16(a, b, sub, rm, env)
+#define SF_FAST_ADD_bf16(a, b, sub, rm, env)                                  \
+    sf_fast_add_bf16(a, b, sub, rm, env)
 #define SF_FAST_ADD_f16(a, b, sub, rm, env)                                   \
     sf_fast_add(10, 5, 30, a, b, sub, rm, env)
 #define SF_FAST_ADD_f32(a, b, sub, rm, env)                                   \

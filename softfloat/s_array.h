@@ -244,20 +244,21 @@ s_cv_params(int kind, unsigned *fb, unsigned *eb, uint32_t *maxb)
     }
 }
 
-/* BF16 or FP16 bits to FP32 bits, or S_FAST_NONE (NaN, subnormal). */
+/* BF16 or FP16 bits to FP32 bits, or S_FAST_NONE (NaN, Inf, which
+   saturation turns into the largest finite value, and subnormals). */
 S_AI uint64_t
 s_arr_widen1(int kind, uint32_t x)
 {
     if (kind == S_CV_BF16_F32) {
         uint32_t e = x & 0x7F80, f = x & 0x7F;
-        if (f != 0 && (e == 0 || e == 0x7F80))
+        if (e == 0x7F80 || (f != 0 && e == 0))
             return S_FAST_NONE;
         return (uint64_t)x << 16;
     } else {
         uint32_t mag = x & 0x7FFF, e = mag >> 10, f = mag & 0x3FF, r;
-        if (f != 0 && (e == 0 || e == 31))
+        if (e == 31 || (f != 0 && e == 0))
             return S_FAST_NONE;
-        r = e == 0 ? 0 : e == 31 ? 0x7F800000 : (mag << 13) + (112u << 23);
+        r = e == 0 ? 0 : (mag << 13) + (112u << 23);
         return r | ((x & 0x8000u) << 16);
     }
 }
@@ -350,7 +351,7 @@ s_cv_blocked(int kind, const void *in, void *out, size_t n, sf_round rm,
         if (kind == S_CV_BF16_F32) {
             for (int j = 0; j < S_CV_BLOCK; j++) {
                 uint32_t e = x[j] & 0x7F80, f = x[j] & 0x7F;
-                bad |= (f != 0) & ((e == 0) | (e == 0x7F80));
+                bad |= (e == 0x7F80) | ((f != 0) & (e == 0));
                 r[j] = x[j] << 16;
             }
         } else if (kind == S_CV_F16_F32) {
@@ -358,7 +359,7 @@ s_cv_blocked(int kind, const void *in, void *out, size_t n, sf_round rm,
                 uint32_t mag = x[j] & 0x7FFF, e = mag >> 10, f = mag & 0x3FF;
                 uint32_t z = (uint32_t)0 - (e == 0),
                          o = (uint32_t)0 - (e == 31);
-                bad |= (f != 0) & ((e == 0) | (e == 31));
+                bad |= (e == 31) | ((f != 0) & (e == 0));
                 r[j] = (((mag << 13) + (112u << 23)) & ~z & ~o)
                        | (0x7F800000 & o) | ((x[j] & 0x8000u) << 16);
             }

@@ -319,6 +319,54 @@ START_TEST(test_convert)
 }
 END_TEST
 
+/* Every BF16 and FP16 input widened to FP32 (Inf under saturation, NaNs,
+   subnormals under DAZ) on every path, every environment and mode. */
+START_TEST(test_widen_all)
+{
+    const sf_format *from = _i == 0 ? &sf_format_bf16 : &sf_format_f16;
+    static uint16_t in[65536];
+    static uint32_t out[65536], want[65536];
+
+    n_checked = n_bad = 0;
+    find_paths();
+    for (uint32_t i = 0; i < 65536; i++)
+        in[i] = (uint16_t)i;
+    for (int k = 0; k < TST_N_ENVS; k++) {
+        for (int m = 0; m < TST_N_MODES; m++) {
+            sf_env ref = tst_env_at(k);
+            ref.events = &tst_quiet;
+            for (uint32_t i = 0; i < 65536; i++)
+                want[i] = (uint32_t)sf_convert(&sf_format_f32, from, in[i],
+                                               tst_modes[m], &ref);
+            for (int p = 0; p < n_paths; p++) {
+                sf_env arr = tst_env_at(k);
+                arr.isa = (int)paths[p];
+                sf_convert_array(&sf_format_f32, from, in, out, 65536,
+                                 tst_modes[m], &arr);
+                n_checked += 65536;
+                for (uint32_t i = 0; i < 65536; i++)
+                    if (out[i] != want[i] && n_bad++ < TST_MAX_PRINT)
+                        printf("sf_convert_array %s -> f32 path %s, %s, env "
+                               "%d: %04x gives %08x, want %08x\n",
+                               from->name, sf_isa_name(paths[p]),
+                               sf_round_name(tst_modes[m]), k, (unsigned)i,
+                               (unsigned)out[i], (unsigned)want[i]);
+                if (arr.flags != ref.flags && n_bad++ < TST_MAX_PRINT)
+                    printf("sf_convert_array %s -> f32 path %s, %s, env %d: "
+                           "flags %02x, want %02x\n",
+                           from->name, sf_isa_name(paths[p]),
+                           sf_round_name(tst_modes[m]), k, arr.flags,
+                           ref.flags);
+            }
+        }
+    }
+    printf("%s -> f32, every input: %lu results compared on %d paths, %lu "
+           "differ\n",
+           from->name, n_checked, n_paths, n_bad);
+    ck_assert_uint_eq(n_bad, 0);
+}
+END_TEST
+
 /*----------------------------------------------------------------------------
  * Events: with a sink, one event per element in ascending order, as n
  * scalar calls make them, on every path.
@@ -378,6 +426,7 @@ main(void)
     tcase_add_loop_test(tc, test_arith, 0, 3 * TST_N_OPS);
     tc = tst_add_tcase(s, "convert", 600);
     tcase_add_loop_test(tc, test_convert, 0, 6);
+    tcase_add_loop_test(tc, test_widen_all, 0, 2);
     tcase_add_test(tc, test_events);
     return tst_run_suite(s);
 }

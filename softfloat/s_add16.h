@@ -1,6 +1,6 @@
-/* s_add16.h -- sf_bf16_add_array and sf_bf16_sub_array on AVX2, 16
-   elements per step, through the FP32 adder on exact sums; included by
-   array_add.c and array_sub.c after s_array.h.
+/* s_add16.h -- sf_bf16_add_array and sf_bf16_sub_array on AVX2 (16
+   elements per step) and AArch64 NEON (8), through the FP32 adder on
+   exact sums; included by array_add.c and array_sub.c after s_array.h.
 
    A BF16 value is an FP32 value whose bottom 16 bits are zero, so the
    step widens both operands (a shift), adds them as FP32 and rounds the
@@ -172,6 +172,125 @@ s_add16_run(const void *a, const void *b, void *out, size_t n, bool sub,
     if (isa != SF_ISA_AVX2 && isa != SF_ISA_AVX512)
         return false;
     s_add16_entry(a, b, out, n, sub, rm, env);
+    return true;
+}
+
+#elif defined(__aarch64__) && defined(__ARM_NEON)
+#include <arm_neon.h>
+
+/* The same step on AArch64 Advanced SIMD, 8 elements: the exact binary32
+   sums of the argument above (FPCR's rounding mode, FZ and AH cannot
+   act on them either), rounded by their halves in 16-bit lanes as the
+   NEON FP32 -> BF16 step of sf_convert_array does. */
+static inline __attribute__((always_inline)) bool
+s_add16_step_neon(const uint16_t *a, const uint16_t *b, uint16_t *out,
+                  size_t i, bool sub, sf_round rm, uint16x8_t *inexact)
+{
+    const uint16x8_t one = vdupq_n_u16(1), ksign = vdupq_n_u16(0x8000);
+    const uint16x8_t kmag = vdupq_n_u16(0x7FFF);
+    const uint16_t bound = rm == SF_RTZ || rm == SF_ROD ? 0x7F7F : 0x7F7E;
+    uint16x8_t va = vld1q_u16(a + i), vb = vld1q_u16(b + i);
+    uint16x8_t ma, mb, ea, eb, elo, ehi, bad, far, asmall, yp, hi, lo, nz;
+    uint32x4_t s0, s1;
+
+    if (sub)
+        vb = veorq_u16(vb, ksign);
+    ma = vandq_u16(va, kmag);
+    mb = vandq_u16(vb, kmag);
+    ea = vshrq_n_u16(ma, 7);
+    eb = vshrq_n_u16(mb, 7);
+    elo = vminq_u16(ea, eb);
+    ehi = vmaxq_u16(ea, eb);
+    bad = vorrq_u16(vcltq_u16(elo, vdupq_n_u16(16)),
+                    vcgtq_u16(ehi, vdupq_n_u16(253)));
+    far = vcgtq_u16(vsubq_u16(ehi, elo), vdupq_n_u16(15));
+    asmall = vcgtq_u16(mb, ma);
+    yp = vorrq_u16(vandq_u16(vbslq_u16(asmall, va, vb), ksign),
+                   vshlq_n_u16(vsubq_u16(ehi, vdupq_n_u16(16)), 7));
+    va = vbslq_u16(vandq_u16(far, asmall), yp, va);
+    vb = vbslq_u16(vbicq_u16(far, asmall), yp, vb);
+    s0 = vreinterpretq_u32_f32(
+        vaddq_f32(vreinterpretq_f32_u32(vshll_n_u16(vget_low_u16(va), 16)),
+                  vreinterpretq_f32_u32(vshll_n_u16(vget_low_u16(vb), 16))));
+    s1 = vreinterpretq_u32_f32(
+        vaddq_f32(vreinterpretq_f32_u32(vshll_high_n_u16(va, 16)),
+                  vreinterpretq_f32_u32(vshll_high_n_u16(vb, 16))));
+    hi = vuzp2q_u16(vreinterpretq_u16_u32(s0), vreinterpretq_u16_u32(s1));
+    lo = vuzp1q_u16(vreinterpretq_u16_u32(s0), vreinterpretq_u16_u32(s1));
+    /* the sum: normal (not zero) and within the mode's bound */
+    bad = vorrq_u16(
+        bad, vcgtq_u16(vsubq_u16(vandq_u16(hi, kmag), vdupq_n_u16(0x0080)),
+                       vdupq_n_u16((uint16_t)(bound - 0x0080))));
+    if (vmaxvq_u16(bad) != 0)
+        return false;
+    *inexact = vorrq_u16(*inexact, lo);
+    nz = vminq_u16(lo, one);
+    switch (rm) {
+    case SF_RNE:
+        hi =
+            vsubq_u16(hi, vcgtq_u16(lo, vsubq_u16(ksign, vandq_u16(hi, one))));
+        break;
+    case SF_RNA:
+        hi = vaddq_u16(hi, vshrq_n_u16(lo, 15));
+        break;
+    case SF_RUP:
+        hi = vaddq_u16(hi, vbicq_u16(nz, vshrq_n_u16(hi, 15)));
+        break;
+    case SF_RDN:
+        hi = vaddq_u16(hi, vandq_u16(nz, vshrq_n_u16(hi, 15)));
+        break;
+    case SF_ROD:
+        hi = vaddq_u16(hi, vbicq_u16(nz, hi));
+        break;
+    default: /* SF_RTZ */
+        break;
+    }
+    vst1q_u16(out + i, hi);
+    return true;
+}
+
+static inline __attribute__((always_inline)) void
+s_add16_all_neon(const uint16_t *a, const uint16_t *b, uint16_t *out, size_t n,
+                 bool sub, sf_round rm, sf_env *env)
+{
+    uint16x8_t inexact = vdupq_n_u16(0);
+    size_t i = 0;
+
+    for (; n - i >= 8; i += 8)
+        if (SF_UNLIKELY(!s_add16_step_neon(a, b, out, i, sub, rm, &inexact)))
+            s_arr_step(sub ? S_ARR_SUB : S_ARR_ADD, S_ARR_BF16, a, b, NULL,
+                       out, i, i + 8, rm, env);
+    if (i < n)
+        s_arr_step(sub ? S_ARR_SUB : S_ARR_ADD, S_ARR_BF16, a, b, NULL, out, i,
+                   n, rm, env);
+    if (vmaxvq_u16(inexact) != 0)
+        env->flags |= SF_FLAG_INEXACT;
+}
+
+static void
+s_add16_entry_neon(const void *a, const void *b, void *out, size_t n, bool sub,
+                   sf_round rm, sf_env *env)
+{
+#define S_ADD16_CALL(m)                                                       \
+    do {                                                                      \
+        if (sub)                                                              \
+            s_add16_all_neon(a, b, out, n, true, m, env);                     \
+        else                                                                  \
+            s_add16_all_neon(a, b, out, n, false, m, env);                    \
+    } while (0)
+    S_ARR_BY_MODE(S_ADD16_CALL, rm);
+#undef S_ADD16_CALL
+}
+
+/* Runs the BF16 add or sub array here on the NEON path; false: the
+   caller runs the portable path. */
+static inline bool
+s_add16_run(const void *a, const void *b, void *out, size_t n, bool sub,
+            sf_round rm, sf_env *env)
+{
+    if (s_arr_isa(rm, env) != SF_ISA_NEON)
+        return false;
+    s_add16_entry_neon(a, b, out, n, sub, rm, env);
     return true;
 }
 

@@ -230,8 +230,9 @@ typedef enum
     SF_ISA_AVX2,     /* x86-64 AVX2 with FMA and F16C */
     SF_ISA_AVX512,   /* x86-64 AVX-512 F, BW, CD, VL, DQ */
     SF_ISA_NEON,     /* AArch64 Advanced SIMD (sf_convert_array between
-                        FP32 and BF16; the other calls run the portable
-                        path) */
+                        FP32 and BF16, sf_bf16_add_array and
+                        sf_bf16_sub_array; the other calls run the
+                        portable path) */
     SF_N_ISA
 } sf_isa;
 

@@ -1,6 +1,7 @@
 #!/bin/sh
-# test_neon.sh -- the AArch64 NEON path of sf_convert_array (FP32 <-> BF16)
-# bit for bit against sf_convert: the library and
+# test_neon.sh -- the AArch64 NEON paths of sf_convert_array (FP32 <-> BF16)
+# and of sf_bf16_add_array and sf_bf16_sub_array
+# bit for bit against sf_convert, sf_add and sf_sub: the library and
 # tests/softfloat/neon_convert.c cross-compiled for AArch64 and run under
 # qemu-aarch64 (the portable path is checked there too).  Skipped (77)
 # without aarch64-linux-gnu-gcc or qemu-aarch64 (Debian:

@@ -25,7 +25,9 @@
    - the smallest nonzero sum is 2^(16 - bias - 7) = 2^-118 > 2^-126
      and the largest below 2^127: never tiny (FTZ and the underflow trap
      cannot act) and never overflowing; operands are normal (DAZ cannot
-     act); no exception is raised.
+     act); no exception is raised (a step with any other operand is
+     refused before the adder sees it, so the host's sticky flags stay
+     untouched).
    The sum is then rounded as by the conversion step: a result that is
    zero (exact cancellation, whose sign rule is the scalar path's), or
    whose rounded magnitude could be subnormal or overflow, refuses the
@@ -66,6 +68,11 @@ s_add16_step(const uint16_t *a, const uint16_t *b, uint16_t *out, size_t i,
        253 (saturating differences) */
     bad = _mm256_or_si256(_mm256_subs_epu16(_mm256_set1_epi16(16), elo),
                           _mm256_subs_epu16(ehi, _mm256_set1_epi16(253)));
+    /* refused before the adder sees a NaN, an infinity, a subnormal or a
+       sum that could be tiny or overflow (which would raise the host's
+       exception flags) */
+    if (!_mm256_testz_si256(bad, bad))
+        return false;
     /* d >= 16: the smaller operand becomes +-2^(ex - 16 - bias) */
     far =
         _mm256_cmpgt_epi16(_mm256_sub_epi16(ehi, elo), _mm256_set1_epi16(15));
@@ -91,10 +98,8 @@ s_add16_step(const uint16_t *a, const uint16_t *b, uint16_t *out, size_t i,
     /* the sum: normal (|hi| >= 0x0080: not zero) and within the mode's
        bound */
     mag = _mm256_and_si256(hi, kmag);
-    bad = _mm256_or_si256(
-        bad,
-        _mm256_subs_epu16(_mm256_sub_epi16(mag, _mm256_set1_epi16(0x0080)),
-                          _mm256_set1_epi16((short)(bound - 0x0080))));
+    bad = _mm256_subs_epu16(_mm256_sub_epi16(mag, _mm256_set1_epi16(0x0080)),
+                            _mm256_set1_epi16((short)(bound - 0x0080)));
     if (!_mm256_testz_si256(bad, bad))
         return false;
     *inexact = _mm256_or_si256(*inexact, lo);
@@ -203,6 +208,8 @@ s_add16_step_neon(const uint16_t *a, const uint16_t *b, uint16_t *out,
     ehi = vmaxq_u16(ea, eb);
     bad = vorrq_u16(vcltq_u16(elo, vdupq_n_u16(16)),
                     vcgtq_u16(ehi, vdupq_n_u16(253)));
+    if (vmaxvq_u16(bad) != 0) /* before the adder: as above */
+        return false;
     far = vcgtq_u16(vsubq_u16(ehi, elo), vdupq_n_u16(15));
     asmall = vcgtq_u16(mb, ma);
     yp = vorrq_u16(vandq_u16(vbslq_u16(asmall, va, vb), ksign),
@@ -218,9 +225,8 @@ s_add16_step_neon(const uint16_t *a, const uint16_t *b, uint16_t *out,
     hi = vuzp2q_u16(vreinterpretq_u16_u32(s0), vreinterpretq_u16_u32(s1));
     lo = vuzp1q_u16(vreinterpretq_u16_u32(s0), vreinterpretq_u16_u32(s1));
     /* the sum: normal (not zero) and within the mode's bound */
-    bad = vorrq_u16(
-        bad, vcgtq_u16(vsubq_u16(vandq_u16(hi, kmag), vdupq_n_u16(0x0080)),
-                       vdupq_n_u16((uint16_t)(bound - 0x0080))));
+    bad = vcgtq_u16(vsubq_u16(vandq_u16(hi, kmag), vdupq_n_u16(0x0080)),
+                    vdupq_n_u16((uint16_t)(bound - 0x0080)));
     if (vmaxvq_u16(bad) != 0)
         return false;
     *inexact = vorrq_u16(*inexact, lo);

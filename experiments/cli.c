@@ -700,7 +700,7 @@ cli_isa_init(void)
     if (isa < 0) {
         cli_error(NULL,
                   "BF16EMU_ISA '%s': unknown path (expected auto, scalar, "
-                  "avx2 or avx512)",
+                  "avx2, avx512 or neon)",
                   v);
         return false;
     }

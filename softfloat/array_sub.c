@@ -1,8 +1,10 @@
 /* sf_<fmt>_sub_array -- a[i] - b[i] over arrays of BF16, FP16 and FP32
-   (portable, AVX2 and AVX-512 paths) */
+   (portable, AVX2 and AVX-512 paths; BF16 on AVX2 and AVX-512 by
+   s_add16.h) */
 #define S_LANES_ARITH S_ARR_SUB
 #include "s_array.h"
 #include "s_lanes_all.h"
+#include "s_add16.h"
 
 S_ARR_DEFINE_RUN()
 
@@ -10,6 +12,8 @@ void
 sf_bf16_sub_array(const sf_bf16 *a, const sf_bf16 *b, sf_bf16 *out, size_t n,
                   sf_round rm, sf_env *env)
 {
+    if (s_add16_run(a, b, out, n, true, rm, env))
+        return;
     s_arr_run(S_ARR_BF16, a, b, NULL, out, n, rm, env);
 }
 

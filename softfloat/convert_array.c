@@ -5,6 +5,13 @@
 #include "s_array.h"
 #include "s_lanes_all.h"
 
+/* The largest |hi| the vector steps take in mode RM. */
+static inline __attribute__((unused)) int
+hi_bound(sf_round rm)
+{
+    return rm == SF_RTZ || rm == SF_ROD ? 0x7F7F : 0x7F7E;
+}
+
 #if S_ARRAY_VEC
 /*----------------------------------------------------------------------------
  * FP32 to BF16 in 16-bit lanes (the exponent field stays, so the rounding
@@ -24,12 +31,6 @@
  * fraction carry over as in s_fast_narrow, the sign is untouched, and
  * inexact is raised when a lo is not zero.
  *--------------------------------------------------------------------------*/
-/* The largest |hi| the vector step takes in mode RM. */
-static inline int
-hi_bound(sf_round rm)
-{
-    return rm == SF_RTZ || rm == SF_ROD ? 0x7F7F : 0x7F7E;
-}
 
 /* One step of CNT (1 to 32) elements from IN + I to OUT + I in mode RM
    (a constant where this is inlined); returns false, writing nothing,
@@ -261,6 +262,118 @@ f32_to_bf16_avx2(const uint32_t *in, uint16_t *out, size_t n, sf_round rm,
 }
 #endif
 
+#if defined(__aarch64__) && defined(__ARM_NEON)
+#define S_ARRAY_NEON 1
+#include <arm_neon.h>
+
+/*----------------------------------------------------------------------------
+ * AArch64 Advanced SIMD: FP32 to BF16 and BF16 to FP32, 8 elements per
+ * step, by the same fields as the AVX2 and AVX-512 steps above (the top
+ * halves of the FP32 bits rounded by their bottom halves in 16-bit lanes;
+ * a BF16 value shifted into the top half).  Integer instructions only, so
+ * FPCR (its rounding mode, FZ and AH bits) never enters.  A step with an
+ * element outside the fast subset goes through s_cv_step.
+ *--------------------------------------------------------------------------*/
+/* One step of 8 elements from IN + I in mode RM (a constant where this
+   is inlined); false, writing nothing, when an element is outside the
+   subset.  *INEXACT collects the bottom halves. */
+static inline __attribute__((always_inline)) bool
+step8_neon(const uint32_t *in, uint16_t *out, size_t i, sf_round rm,
+           uint16x8_t *inexact)
+{
+    const uint16x8_t one = vdupq_n_u16(1);
+    uint16x8_t x0 = vreinterpretq_u16_u32(vld1q_u32(in + i));
+    uint16x8_t x1 = vreinterpretq_u16_u32(vld1q_u32(in + i + 4));
+    /* little-endian: the odd 16-bit words are the top halves */
+    uint16x8_t hi = vuzp2q_u16(x0, x1), lo = vuzp1q_u16(x0, x1);
+    uint16x8_t mag = vandq_u16(hi, vdupq_n_u16(0x7FFF));
+    /* normal (|hi| >= 0x0080) and within the mode's bound, unsigned */
+    uint16x8_t over =
+        vcgtq_u16(vsubq_u16(mag, vdupq_n_u16(0x0080)),
+                  vdupq_n_u16((uint16_t)(hi_bound(rm) - 0x0080)));
+    uint16x8_t nz;
+
+    if (vmaxvq_u16(over) != 0)
+        return false;
+    *inexact = vorrq_u16(*inexact, lo);
+    nz = vminq_u16(lo, one); /* 1 where lo != 0 */
+    switch (rm) {
+    case SF_RNE: /* up when lo > 0x8000 - (hi & 1): the mask is -1 */
+        hi = vsubq_u16(hi, vcgtq_u16(lo, vsubq_u16(vdupq_n_u16(0x8000),
+                                                   vandq_u16(hi, one))));
+        break;
+    case SF_RNA:
+        hi = vaddq_u16(hi, vshrq_n_u16(lo, 15));
+        break;
+    case SF_RUP:
+        hi = vaddq_u16(hi, vbicq_u16(nz, vshrq_n_u16(hi, 15)));
+        break;
+    case SF_RDN:
+        hi = vaddq_u16(hi, vandq_u16(nz, vshrq_n_u16(hi, 15)));
+        break;
+    case SF_ROD:
+        hi = vaddq_u16(hi, vbicq_u16(nz, hi));
+        break;
+    default: /* SF_RTZ */
+        break;
+    }
+    vst1q_u16(out + i, hi);
+    return true;
+}
+
+static inline __attribute__((always_inline)) void
+narrow_all_neon(const uint32_t *in, uint16_t *out, size_t n, sf_round rm,
+                sf_env *env)
+{
+    uint16x8_t inexact = vdupq_n_u16(0);
+    size_t i = 0;
+
+    for (; n - i >= 8; i += 8)
+        if (SF_UNLIKELY(!step8_neon(in, out, i, rm, &inexact)))
+            s_cv_step(S_CV_F32_BF16, in, out, i, i + 8, rm, env);
+    if (i < n)
+        s_cv_step(S_CV_F32_BF16, in, out, i, n, rm, env);
+    if (vmaxvq_u16(inexact) != 0)
+        env->flags |= SF_FLAG_INEXACT;
+}
+
+static void
+f32_to_bf16_neon(const uint32_t *in, uint16_t *out, size_t n, sf_round rm,
+                 sf_env *env)
+{
+#define CALL(m) narrow_all_neon(in, out, n, m, env)
+    S_ARR_BY_MODE(CALL, rm);
+#undef CALL
+}
+
+/* BF16 to FP32: exact but for NaN (quieted), subnormals (DAZ) and Inf
+   (saturation), which go through s_cv_step. */
+static void
+bf16_to_f32_neon(const uint16_t *in, uint32_t *out, size_t n, sf_round rm,
+                 sf_env *env)
+{
+    size_t i = 0;
+
+    for (; n - i >= 8; i += 8) {
+        uint16x8_t x = vld1q_u16(in + i);
+        uint16x8_t e = vandq_u16(x, vdupq_n_u16(0x7F80));
+        uint16x8_t bad = vorrq_u16(vceqq_u16(e, vdupq_n_u16(0x7F80)),
+                                   vandq_u16(vtstq_u16(x, vdupq_n_u16(0x7F)),
+                                             vceqq_u16(e, vdupq_n_u16(0))));
+        if (SF_UNLIKELY(vmaxvq_u16(bad) != 0)) {
+            s_cv_step(S_CV_BF16_F32, in, out, i, i + 8, rm, env);
+            continue;
+        }
+        vst1q_u32(out + i, vshll_n_u16(vget_low_u16(x), 16));
+        vst1q_u32(out + i + 4, vshll_high_n_u16(x, 16));
+    }
+    if (i < n)
+        s_cv_step(S_CV_BF16_F32, in, out, i, n, rm, env);
+}
+#else
+#define S_ARRAY_NEON 0
+#endif
+
 static int
 conversion_kind(const sf_format *to, const sf_format *from)
 {
@@ -322,6 +435,21 @@ sf_convert_array(const sf_format *to, const sf_format *from, const void *in,
             return;
         }
         cv_entry_avx2(kind, in, out, n, rm, env);
+        return;
+#endif
+#if S_ARRAY_NEON
+    case SF_ISA_NEON:
+        if (kind == S_CV_F32_BF16) {
+            f32_to_bf16_neon((const uint32_t *)in, (uint16_t *)out, n, rm,
+                             env);
+            return;
+        }
+        if (kind == S_CV_BF16_F32) {
+            bf16_to_f32_neon((const uint16_t *)in, (uint32_t *)out, n, rm,
+                             env);
+            return;
+        }
+        convert_portable(kind, in, out, n, rm, env);
         return;
 #endif
     default:

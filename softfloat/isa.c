@@ -5,7 +5,7 @@
 #include "internal.h"
 
 static const char *const isa_names[SF_N_ISA] = {"auto", "scalar", "avx2",
-                                                "avx512"};
+                                                "avx512", "neon"};
 
 bool
 sf_isa_supported(sf_isa isa)
@@ -32,6 +32,10 @@ sf_isa_supported(sf_isa isa)
                && __builtin_cpu_supports("avx512vl")
                && __builtin_cpu_supports("avx512dq");
 #endif
+#if defined(__aarch64__) && defined(__ARM_NEON)
+    case SF_ISA_NEON: /* part of every AArch64 CPU */
+        return true;
+#endif
     default:
         return false;
     }
@@ -40,6 +44,8 @@ sf_isa_supported(sf_isa isa)
 sf_isa
 sf_isa_cpu(void)
 {
+    if (sf_isa_supported(SF_ISA_NEON))
+        return SF_ISA_NEON;
     if (sf_isa_supported(SF_ISA_AVX512))
         return SF_ISA_AVX512;
     if (sf_isa_supported(SF_ISA_AVX2))
@@ -54,6 +60,9 @@ sf_isa_resolve(int want)
 
     if (want <= SF_ISA_AUTO || want >= SF_N_ISA)
         return best;
+    /* the two families: SF_ISA_NEON, or the x86-64 paths in order */
+    if (want == SF_ISA_NEON || best == SF_ISA_NEON)
+        return want == (int)best ? best : SF_ISA_SCALAR;
     return (sf_isa)want < best ? (sf_isa)want : best;
 }
 

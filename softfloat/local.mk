@@ -16,6 +16,6 @@ softfloat_libsoftfloat_la_SOURCES = \
 	softfloat/native.c softfloat/typed.c \
 	softfloat/from_string.c softfloat/to_string.c \
 	softfloat/s_bignum.c softfloat/s_bignum.h softfloat/s_fma.h \
-	softfloat/s_fast.h
+	softfloat/s_fast.h softfloat/s_add16.h
 softfloat_libsoftfloat_la_LDFLAGS = -version-info 0:0:0
 pkginclude_HEADERS += softfloat/softfloat.h softfloat/softfloat_inline.h

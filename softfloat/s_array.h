@@ -14,62 +14,6 @@
 #include <immintrin.h>
 #else
 #define S_ARRAY_VEC 0
-/* The portable path of operation OP, the format and the mode constants
-   in each loop. */
-S_AI void
-s_arr_portable_all(int op, int fmt, const void *a, const void *b,
-                   const void *c, void *out, size_t n, sf_round rm,
-                   sf_env *env)
-{
-#define S_ARR_CALL(m)                                                         \
-    do {                                                                      \
-        if (fmt == S_ARR_BF16)                                                \
-            s_arr_portable(op, S_ARR_BF16, a, b, c, out, 0, n, m, env);       \
-        else if (fmt == S_ARR_F16)                                            \
-            s_arr_portable(op, S_ARR_F16, a, b, c, out, 0, n, m, env);        \
-        else                                                                  \
-            s_arr_portable(op, S_ARR_F32, a, b, c, out, 0, n, m, env);        \
-    } while (0)
-    S_ARR_BY_MODE(S_ARR_CALL, rm);
-#undef S_ARR_CALL
-}
-
-/* Defines s_arr_run for the file's operation S_LANES_ARITH: the path by
-   s_arr_isa. */
-#if S_ARRAY_VEC
-#define S_ARR_DEFINE_RUN()                                                    \
-    static void s_arr_run(int fmt, const void *a, const void *b,              \
-                          const void *c, void *out, size_t n, sf_round rm,    \
-                          sf_env *env)                                        \
-    {                                                                         \
-        switch (s_arr_isa(rm, env)) {                                         \
-        case SF_ISA_AVX512:                                                   \
-            if (fmt == S_ARR_F32)                                             \
-                arith_entry_avx512q(fmt, a, b, c, out, n, rm, env);           \
-            else                                                              \
-                arith_entry_avx512(fmt, a, b, c, out, n, rm, env);            \
-            return;                                                           \
-        case SF_ISA_AVX2:                                                     \
-            if (fmt == S_ARR_F32)                                             \
-                arith_entry_avx2q(fmt, a, b, c, out, n, rm, env);             \
-            else                                                              \
-                arith_entry_avx2(fmt, a, b, c, out, n, rm, env);              \
-            return;                                                           \
-        default:                                                              \
-            s_arr_portable_all(S_LANES_ARITH, fmt, a, b, c, out, n, rm, env); \
-            return;                                                           \
-        }                                                                     \
-    }
-#else
-#define S_ARR_DEFINE_RUN()                                                    \
-    static void s_arr_run(int fmt, const void *a, const void *b,              \
-                          const void *c, void *out, size_t n, sf_round rm,    \
-                          sf_env *env)                                        \
-    {                                                                         \
-        s_arr_portable_all(S_LANES_ARITH, fmt, a, b, c, out, n, rm, env);     \
-    }
-#endif
-
 #endif
 
 /* The operations and formats of the array kernels. */
@@ -300,20 +244,21 @@ s_cv_params(int kind, unsigned *fb, unsigned *eb, uint32_t *maxb)
     }
 }
 
-/* BF16 or FP16 bits to FP32 bits, or S_FAST_NONE (NaN, subnormal). */
+/* BF16 or FP16 bits to FP32 bits, or S_FAST_NONE (NaN, Inf, which
+   saturation turns into the largest finite value, and subnormals). */
 S_AI uint64_t
 s_arr_widen1(int kind, uint32_t x)
 {
     if (kind == S_CV_BF16_F32) {
         uint32_t e = x & 0x7F80, f = x & 0x7F;
-        if (f != 0 && (e == 0 || e == 0x7F80))
+        if (e == 0x7F80 || (f != 0 && e == 0))
             return S_FAST_NONE;
         return (uint64_t)x << 16;
     } else {
         uint32_t mag = x & 0x7FFF, e = mag >> 10, f = mag & 0x3FF, r;
-        if (f != 0 && (e == 0 || e == 31))
+        if (e == 31 || (f != 0 && e == 0))
             return S_FAST_NONE;
-        r = e == 0 ? 0 : e == 31 ? 0x7F800000 : (mag << 13) + (112u << 23);
+        r = e == 0 ? 0 : (mag << 13) + (112u << 23);
         return r | ((x & 0x8000u) << 16);
     }
 }
@@ -406,7 +351,7 @@ s_cv_blocked(int kind, const void *in, void *out, size_t n, sf_round rm,
         if (kind == S_CV_BF16_F32) {
             for (int j = 0; j < S_CV_BLOCK; j++) {
                 uint32_t e = x[j] & 0x7F80, f = x[j] & 0x7F;
-                bad |= (f != 0) & ((e == 0) | (e == 0x7F80));
+                bad |= (e == 0x7F80) | ((f != 0) & (e == 0));
                 r[j] = x[j] << 16;
             }
         } else if (kind == S_CV_F16_F32) {
@@ -414,7 +359,7 @@ s_cv_blocked(int kind, const void *in, void *out, size_t n, sf_round rm,
                 uint32_t mag = x[j] & 0x7FFF, e = mag >> 10, f = mag & 0x3FF;
                 uint32_t z = (uint32_t)0 - (e == 0),
                          o = (uint32_t)0 - (e == 31);
-                bad |= (f != 0) & ((e == 0) | (e == 31));
+                bad |= (e == 31) | ((f != 0) & (e == 0));
                 r[j] = (((mag << 13) + (112u << 23)) & ~z & ~o)
                        | (0x7F800000 & o) | ((x[j] & 0x8000u) << 16);
             }

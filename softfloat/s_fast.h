@@ -45,7 +45,7 @@
     static inline uint64_t s_fast_add_##fmt(uint64_t a, uint64_t b, bool sub, \
                                             sf_round rm, sf_env *env)         \
     {                                                                         \
-        return s_fast_add(FB, EB, W, a, b, sub, rm, env);                     \
+        return SF_FAST_ADD_##fmt(a, b, sub, rm, env);                         \
     }                                                                         \
     static inline uint64_t s_fast_mul_##fmt(uint64_t a, uint64_t b,           \
                                             sf_round rm, sf_env *env)         \
@@ -79,7 +79,10 @@
     }
 
 /* W, the window of the addition and the product: 30 where 2 FB + 3 <= 30
-   (constants that fit an instruction's 32-bit immediate), else 62. */
+   (constants that fit an instruction's 32-bit immediate), else 62.  The
+   addition of each format is SF_FAST_ADD_<fmt> of softfloat_inline.h
+   (BF16 through the binary32 adder, the others sf_fast_add with these
+   constants). */
 S_FAST_DEFINE(bf16, S_BF16_FRAC_BITS, S_BF16_EXP_BITS, 30)
 S_FAST_DEFINE(f16, S_F16_FRAC_BITS, S_F16_EXP_BITS, 30)
 S_FAST_DEFINE(f32, S_F32_FRAC_BITS, S_F32_EXP_BITS, 62)

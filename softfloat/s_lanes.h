@@ -395,17 +395,17 @@ LA L(vu) L(narrow)(unsigned fb, unsigned eb, uint32_t maxb, L(vu) x,
     return res | (sign << (fb + eb));
 }
 
-/* BF16 bits to FP32 bits: exact for every value but NaN (quieted) and
-   subnormals (DAZ). */
+/* BF16 bits to FP32 bits: exact for every value but NaN (quieted),
+   subnormals (DAZ) and Inf (saturation): those lanes are bad. */
 LA L(vu) L(widen_bf16)(L(vu) x, L(vi) *bad)
 {
     L(vu) e = x & 0x7F80, f = x & 0x7F;
 
-    *bad |= (L(vi))(f != 0) & ((L(vi))(e == 0) | (L(vi))(e == 0x7F80));
+    *bad |= (L(vi))(e == 0x7F80) | ((L(vi))(f != 0) & (L(vi))(e == 0));
     return x << 16;
 }
 
-/* FP16 bits to FP32 bits (NaN and subnormals: bad). */
+/* FP16 bits to FP32 bits (NaN, Inf and subnormals: bad). */
 LA L(vu) L(widen_f16)(L(vu) x, L(vi) *bad)
 {
     const L(vu) k31 = L(K)(31), zero = {0};
@@ -413,7 +413,7 @@ LA L(vu) L(widen_f16)(L(vu) x, L(vi) *bad)
     L(vu) r;
     L(vi) e0 = (L(vi))(e == zero), e31 = (L(vi))(e == k31);
 
-    *bad |= (L(vi))(f != zero) & (e0 | e31);
+    *bad |= e31 | ((L(vi))(f != zero) & e0);
     r = L(sel)(e0, mag << 13, (mag << 13) + L(K)(112u << 23));
     r = L(sel)(e31, L(K)(0x7F800000), r);
     return r | ((x & L(K)(0x8000)) << 16);

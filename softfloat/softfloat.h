@@ -229,6 +229,10 @@ typedef enum
     SF_ISA_SCALAR,   /* portable C only */
     SF_ISA_AVX2,     /* x86-64 AVX2 with FMA and F16C */
     SF_ISA_AVX512,   /* x86-64 AVX-512 F, BW, CD, VL, DQ */
+    SF_ISA_NEON,     /* AArch64 Advanced SIMD (sf_convert_array between
+                        FP32 and BF16, sf_bf16_add_array and
+                        sf_bf16_sub_array; the other calls run the
+                        portable path) */
     SF_N_ISA
 } sf_isa;
 
@@ -238,9 +242,10 @@ sf_isa sf_isa_cpu(void);
    SF_ISA_SCALAR: always). */
 bool sf_isa_supported(sf_isa isa);
 /* The path a call with env->isa == WANT takes: SF_ISA_AUTO gives
-   sf_isa_cpu(); a request the CPU lacks gives the best path below it. */
+   sf_isa_cpu(); a request the CPU lacks gives the best path below it of
+   the CPU's own family (x86-64 or AArch64), else SF_ISA_SCALAR. */
 sf_isa sf_isa_resolve(int want);
-/* "auto", "scalar", "avx2", "avx512"; "?" for other values. */
+/* "auto", "scalar", "avx2", "avx512", "neon"; "?" for other values. */
 const char *sf_isa_name(sf_isa isa);
 /* The path named NAME (case-insensitive), or -1. */
 int sf_isa_by_name(const char *name);

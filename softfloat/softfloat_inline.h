@@ -176,6 +176,90 @@ sf_fast_add(unsigned fb, unsigned eb, unsigned w, uint64_t a, uint64_t b,
     return sf_fast_round(fb, eb, w, (x & sbit) != 0, z, (int)ex + 1, rm, env);
 }
 
+/* a + b (b negated when SUB) in BF16, A and B the bits, through the
+   host's binary32 adder on a sum it computes exactly.  A BF16 value is
+   the binary32 value with the same top 16 bits and a zero bottom half.
+   The subset here: both exponent fields in [16, 253].  With ex >= ey the
+   fields of the operand of larger magnitude, x, and the other, y, and
+   d = ex - ey:
+   - d <= 15: both 8-bit significands fit one 24-bit window, so the
+     binary32 sum is exact;
+   - d >= 16: y is replaced by y' = +-2^(ex - 16 - 127) (y's sign).  Both
+     |y| and |y'| are below 2^(ex - 127 - 9), a quarter of x's ulp, so
+     every rounding boundary and midpoint of the result (x's ulp, or half
+     of it when x is a power of two and the sum falls a binade) lies
+     outside the open interval between x and x +- 2^(ex - 127 - 9): x + y
+     and x + y' round alike in every mode, and both are inexact; x + y'
+     spans 17 bits and is exact.
+   The nonzero sums lie in [2^-118, 2^127): no tininess, no overflow, no
+   subnormal operand, no exception, so the host's rounding mode, FTZ and
+   DAZ settings and trap masks never enter.  The exact sum (bits s) is
+   then rounded to BF16 by its bottom half, as sf_fast_narrow would: a
+   zero sum (whose sign rule is generic) or a result that may not be a
+   normal finite BF16 is refused. */
+static inline uint64_t
+sf_fast_add_bf16(uint64_t a64, uint64_t b64, bool sub, sf_round rm,
+                 sf_env *env)
+{
+    union
+    {
+        uint32_t u;
+        float f;
+    } x, y, z;
+    uint32_t a = (uint32_t)(a64 & 0xFFFF);
+    uint32_t ub = (uint32_t)(b64 & 0xFFFF) ^ (sub ? 0x8000u : 0u);
+    uint32_t ma = a & 0x7FFF, mb = ub & 0x7FFF, s, m, h, l, inc;
+
+    /* both fields in [16, 253] */
+    if (!sf_fast_ok(env) || ma - 0x0800 > 0x7EFF - 0x0800
+        || mb - 0x0800 > 0x7EFF - 0x0800)
+        return SF_FAST_NONE;
+    /* a field 16 or more above the other's: the smaller operand becomes
+       +-2^(ex - 16 - 127) */
+    if (ma >= (mb & 0x7F80) + 0x0800)
+        ub = (ub & 0x8000) | ((ma & 0x7F80) - 0x0800);
+    else if (mb >= (ma & 0x7F80) + 0x0800)
+        a = (a & 0x8000) | ((mb & 0x7F80) - 0x0800);
+    x.u = a << 16;
+    y.u = ub << 16;
+    z.f = x.f + y.f;
+    s = z.u;
+    /* a normal sum that cannot round past the largest finite BF16 (a zero
+       sum is refused here too) */
+    m = s & 0x7FFFFFFF;
+    if (m - 0x00800000
+        > (rm == SF_RTZ || rm == SF_ROD ? 0x7F7FFFFFu : 0x7F7EFFFFu)
+              - 0x00800000)
+        return SF_FAST_NONE;
+    h = s >> 16;
+    l = s & 0xFFFF;
+    switch (rm) {
+    case SF_RNE:
+        inc = (l + (h & 1)) > 0x8000;
+        break;
+    case SF_RNA:
+        inc = l >= 0x8000;
+        break;
+    case SF_RUP:
+        inc = l != 0 && !(h & 0x8000);
+        break;
+    case SF_RDN:
+        inc = l != 0 && (h & 0x8000);
+        break;
+    case SF_ROD:
+        inc = l != 0 && !(h & 1);
+        break;
+    case SF_RTZ:
+        inc = 0;
+        break;
+    default: /* SF_SR: the generic path draws the random bits */
+        return SF_FAST_NONE;
+    }
+    if (!(env->flags & SF_FLAG_INEXACT))
+        env->flags |= (unsigned)(l != 0) * SF_FLAG_INEXACT;
+    return h + inc;
+}
+
 /* a * b in the format (FB, EB) (2 FB + 1 <= W <= 62): the exact product
    of the significands has 2 FB + 1 or 2 FB + 2 bits; with its top at bit
    2 FB its exponent is ea + eb - bias. */
@@ -272,8 +356,7 @@ sf_fast_narrow(unsigned fb_from, unsigned fb_to, unsigned eb, uint64_t a,
 #define SF_FAST_DEFINE_TYPED(fmt, T, W, FB, EB, WIN)                          \
     static inline T sf_inline_##fmt##_add(T a, T b, sf_round rm, sf_env *env) \
     {                                                                         \
-        uint64_t z =                                                          \
-            sf_fast_add(FB, EB, WIN, a.bits, b.bits, false, rm, env);         \
+        uint64_t z = SF_FAST_ADD_##fmt(a.bits, b.bits, false, rm, env);       \
         T r;                                                                  \
         if (z == SF_FAST_NONE)                                                \
             return (sf_##fmt##_add)(a, b, rm, env);                           \
@@ -282,7 +365,7 @@ sf_fast_narrow(unsigned fb_from, unsigned fb_to, unsigned eb, uint64_t a,
     }                                                                         \
     static inline T sf_inline_##fmt##_sub(T a, T b, sf_round rm, sf_env *env) \
     {                                                                         \
-        uint64_t z = sf_fast_add(FB, EB, WIN, a.bits, b.bits, true, rm, env); \
+        uint64_t z = SF_FAST_ADD_##fmt(a.bits, b.bits, true, rm, env);        \
         T r;                                                                  \
         if (z == SF_FAST_NONE)                                                \
             return (sf_##fmt##_sub)(a, b, rm, env);                           \
@@ -308,6 +391,14 @@ sf_fast_narrow(unsigned fb_from, unsigned fb_to, unsigned eb, uint64_t a,
         r.bits = (W)z;                                                        \
         return r;                                                             \
     }
+
+/* The addition of each format (BF16: through the binary32 adder). */
+#define SF_FAST_ADD_bf16(a, b, sub, rm, env)                                  \
+    sf_fast_add_bf16(a, b, sub, rm, env)
+#define SF_FAST_ADD_f16(a, b, sub, rm, env)                                   \
+    sf_fast_add(10, 5, 30, a, b, sub, rm, env)
+#define SF_FAST_ADD_f32(a, b, sub, rm, env)                                   \
+    sf_fast_add(23, 8, 62, a, b, sub, rm, env)
 
 /* W, the window of the addition and the product: 30 where 2 FB + 3 <= 30,
    else 62 (as s_fast.h). */

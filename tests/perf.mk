@@ -22,10 +22,20 @@ tests_softfloat_test_array_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_softfloat_test_array_LDADD = tests/support/libtestsupport.la \
 	softfloat/libsoftfloat.la $(CHECK_LIBS) $(LIBM)
 
-# make check-exhaustive only: every BF16 pair through the add and mul
-# arrays on every path, against the scalar operations (OpenMP).
+# make check-exhaustive only: every BF16 pair through the add, sub and
+# mul arrays on every path (add and sub in every mode but SR), against
+# the scalar operations (OpenMP).
 EXHAUSTIVE_TESTS += tests/exhaustive/exh_bf16_array
 tests_exhaustive_exh_bf16_array_SOURCES = tests/exhaustive/exh_bf16_array.c
 tests_exhaustive_exh_bf16_array_CFLAGS = $(AM_CFLAGS) $(OPENMP_CFLAGS)
 tests_exhaustive_exh_bf16_array_LDFLAGS = $(OPENMP_CFLAGS)
 tests_exhaustive_exh_bf16_array_LDADD = softfloat/libsoftfloat.la
+
+# The AArch64 NEON paths (sf_convert_array FP32 <-> BF16, the BF16 add and
+# sub arrays): the library
+# and tests/softfloat/neon_convert.c cross-compiled and run under
+# qemu-aarch64; skipped (77) without aarch64-linux-gnu-gcc or qemu-aarch64.
+# make check-exhaustive runs it with "all": every FP32 input, six modes.
+TESTS += tests/softfloat/test_neon.sh
+EXHAUSTIVE_SH_TESTS += tests/softfloat/test_neon.sh
+EXTRA_DIST += tests/softfloat/test_neon.sh tests/softfloat/neon_convert.c

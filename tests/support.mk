@@ -12,7 +12,8 @@ tests_support_libtestsupport_la_SOURCES = \
 	tests/support/valueset.h tests/support/valueset.c \
 	tests/support/decimal.h tests/support/decimal.c \
 	tests/support/gzfile.h tests/support/gzfile.c \
-	tests/support/avx512bf16.h tests/support/avx512bf16.c
+	tests/support/avx512bf16.h tests/support/avx512bf16.c \
+	tests/support/pathcheck.h tests/support/pathcheck.c
 tests_support_libtestsupport_la_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) \
 	$(MPFR_CFLAGS) $(OPENMP_CFLAGS) $(ZLIB_CFLAGS)
 tests_support_libtestsupport_la_LIBADD = $(MPFR_LIBS) $(ZLIB_LIBS)

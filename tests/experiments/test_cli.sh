@@ -72,7 +72,7 @@ bad "bf16emu: --version takes only --json (got '--xml')" --version --xml
 # BF16EMU_ISA: an unknown name, and a path this CPU lacks (when it does)
 BF16EMU_ISA=avx3
 export BF16EMU_ISA
-bad "bf16emu: BF16EMU_ISA 'avx3': unknown path (expected auto, scalar, avx2 or avx512)" \
+bad "bf16emu: BF16EMU_ISA 'avx3': unknown path (expected auto, scalar, avx2, avx512 or neon)" \
     trace 1
 unset BF16EMU_ISA
 run --version --json
@@ -85,6 +85,13 @@ else
         trace 1
     unset BF16EMU_ISA
 fi
+# the other family's path: NEON on x86-64, AVX2 on AArch64
+if grep -q '"cpu": "neon"' "$tmp/out"; then other=avx2; else other=neon; fi
+BF16EMU_ISA=$other
+export BF16EMU_ISA
+bad "bf16emu: BF16EMU_ISA '$other': this CPU (or its operating system) lacks that path" \
+    trace 1
+unset BF16EMU_ISA
 bad "bf16emu: unknown subcommand 'frobnicate' (see 'bf16emu --help')" \
     frobnicate
 bad "bf16emu: unknown option '--bogus'" --bogus

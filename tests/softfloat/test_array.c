@@ -16,43 +16,9 @@
 #include <string.h>
 
 #include "softfloat/softfloat.h"
+#include "tests/support/pathcheck.h"
 #include "tests/support/suite.h"
 #include "tests/support/support.h"
-
-/* The reference: the scalar operation with an event sink that ignores
-   every event (a sink changes no result and no flag, and every fast path
-   steps aside while one is set). */
-static void
-ignore_event(void *user, const sf_event *ev)
-{
-    (void)user;
-    (void)ev;
-}
-
-static const sf_event_sink quiet = {ignore_event, NULL};
-
-#define N_ENVS 8
-static sf_env
-env_at(int i)
-{
-    static const sf_env presets[5] = {SF_ENV_IEEE, SF_ENV_X86,
-                                      SF_ENV_AVX512BF16, SF_ENV_NVIDIA,
-                                      SF_ENV_ARM_BFDOT};
-    sf_env e = SF_ENV_IEEE;
-
-    if (i < 5)
-        return presets[i];
-    if (i == 5)
-        e.saturate = true;
-    else if (i == 6)
-        e.ftz = e.daz = true;
-    else
-        e.tininess_after = false;
-    return e;
-}
-
-static const sf_round modes[7] = {SF_RNE, SF_RTZ, SF_RDN, SF_RUP,
-                                  SF_RNA, SF_ROD, SF_SR};
 
 /* The paths this CPU runs. */
 static int n_paths;
@@ -61,39 +27,11 @@ static sf_isa paths[SF_N_ISA];
 static void
 find_paths(void)
 {
-    n_paths = 0;
-    for (int p = SF_ISA_SCALAR; p < SF_N_ISA; p++)
-        if (sf_isa_supported((sf_isa)p))
-            paths[n_paths++] = (sf_isa)p;
+    n_paths = tst_find_paths(paths);
 }
 
-enum
-{
-    OP_ADD,
-    OP_SUB,
-    OP_MUL,
-    OP_FMA,
-    N_OPS
-};
-static const char *const op_names[N_OPS] = {"add", "sub", "mul", "fma"};
 static const sf_format *const fmts[3] = {&sf_format_bf16, &sf_format_f16,
                                          &sf_format_f32};
-
-static uint64_t
-scalar_op(const sf_format *f, int op, uint64_t a, uint64_t b, uint64_t c,
-          sf_round rm, sf_env *env)
-{
-    switch (op) {
-    case OP_ADD:
-        return sf_add(f, a, b, rm, env);
-    case OP_SUB:
-        return sf_sub(f, a, b, rm, env);
-    case OP_MUL:
-        return sf_mul(f, a, b, rm, env);
-    default:
-        return sf_fma(f, a, b, c, rm, env);
-    }
-}
 
 /* The array call on arrays of uint16_t or uint32_t bits. */
 static void
@@ -103,13 +41,13 @@ array_op(const sf_format *f, int op, const void *a, const void *b,
 #define ARR(fmt, T)                                                           \
     if (f == &sf_format_##fmt) {                                              \
         switch (op) {                                                         \
-        case OP_ADD:                                                          \
+        case TST_OP_ADD:                                                      \
             sf_##fmt##_add_array(a, b, out, n, rm, env);                      \
             return;                                                           \
-        case OP_SUB:                                                          \
+        case TST_OP_SUB:                                                      \
             sf_##fmt##_sub_array(a, b, out, n, rm, env);                      \
             return;                                                           \
-        case OP_MUL:                                                          \
+        case TST_OP_MUL:                                                      \
             sf_##fmt##_mul_array(a, b, out, n, rm, env);                      \
             return;                                                           \
         default:                                                              \
@@ -129,25 +67,6 @@ array_op(const sf_format *f, int op, const void *a, const void *b,
  * of the range, and with probability SPECIAL / 64 anything at all.
  *--------------------------------------------------------------------------*/
 static uint64_t
-rand_frac(const sf_format *f, tst_rng *rng)
-{
-    uint64_t ones = ((uint64_t)1 << f->frac_bits) - 1;
-
-    switch (tst_rand_below(rng, 8)) {
-    case 0:
-        return 0;
-    case 1:
-        return ones;
-    case 2:
-        return (uint64_t)1 << (f->frac_bits - 1);
-    case 3:
-        return ((uint64_t)1 << (f->frac_bits - 1)) + 1;
-    default:
-        return tst_rand64(rng) & ones;
-    }
-}
-
-static uint64_t
 operand(const sf_format *f, tst_rng *rng, int64_t center, int spread,
         unsigned special)
 {
@@ -159,28 +78,7 @@ operand(const sf_format *f, tst_rng *rng, int64_t center, int spread,
     e = center + (int64_t)tst_rand_below(rng, 2 * (uint64_t)spread + 1)
         - spread;
     e = e < 1 ? 1 : e > top ? top : e;
-    return sign | ((uint64_t)e << f->frac_bits) | rand_frac(f, rng);
-}
-
-static void
-put(void *p, const sf_format *f, size_t i, uint64_t v)
-{
-    if (f->storage_bits == 32)
-        ((uint32_t *)p)[i] = (uint32_t)v;
-    else if (f->storage_bits == 16)
-        ((uint16_t *)p)[i] = (uint16_t)v;
-    else
-        ((uint8_t *)p)[i] = (uint8_t)v;
-}
-
-static uint64_t
-get(const void *p, const sf_format *f, size_t i)
-{
-    if (f->storage_bits == 32)
-        return ((const uint32_t *)p)[i];
-    if (f->storage_bits == 16)
-        return ((const uint16_t *)p)[i];
-    return ((const uint8_t *)p)[i];
+    return sign | ((uint64_t)e << f->frac_bits) | tst_rand_frac(f, rng);
 }
 
 #define MAXN 300
@@ -202,7 +100,8 @@ fill(const sf_format *f, int op, int kind, size_t n, tst_rng *rng)
         case 0: /* all normal, close exponents (the vector steps) */
         case 1:
             a = operand(f, rng, center, 2, special);
-            b = operand(f, rng, op == OP_MUL || op == OP_FMA ? bias : center,
+            b = operand(f, rng,
+                        op == TST_OP_MUL || op == TST_OP_FMA ? bias : center,
                         fb + 3, special);
             c = operand(f, rng, center, fb + 3, special);
             break;
@@ -215,7 +114,7 @@ fill(const sf_format *f, int op, int kind, size_t n, tst_rng *rng)
             center = tst_rand64(rng) & 1 ? top : 1;
             a = operand(f, rng, center, 3, special);
             b = operand(f, rng,
-                        op == OP_MUL || op == OP_FMA
+                        op == TST_OP_MUL || op == TST_OP_FMA
                             ? (center == 1 ? bias - 2 : bias + 1)
                             : center,
                         3, special);
@@ -228,7 +127,7 @@ fill(const sf_format *f, int op, int kind, size_t n, tst_rng *rng)
             b = a ^ f->sign_mask;
             if (tst_rand64(rng) & 1)
                 b += tst_rand_below(rng, 4);
-            if (op == OP_SUB)
+            if (op == TST_OP_SUB)
                 b ^= f->sign_mask;
             c = sf_mul(f, a, b, SF_RNE, &e) ^ f->sign_mask;
             if (tst_rand64(rng) & 1)
@@ -236,9 +135,9 @@ fill(const sf_format *f, int op, int kind, size_t n, tst_rng *rng)
             break;
         }
         }
-        put(A, f, i, a);
-        put(B, f, i, b);
-        put(C, f, i, c);
+        tst_put(A, f, i, a);
+        tst_put(B, f, i, b);
+        tst_put(C, f, i, c);
     }
 }
 
@@ -246,17 +145,17 @@ static void
 check_arith(const sf_format *f, int op, size_t n, int k, sf_round rm,
             sf_isa isa, bool in_place, uint64_t flags0)
 {
-    sf_env ref = env_at(k), arr;
+    sf_env ref = tst_env_at(k), arr;
     ref.flags = (unsigned)flags0;
     ref.sr_seed = 77;
     ref.sr_counter = 5;
     arr = ref;
     arr.isa = (int)isa;
-    ref.events = &quiet;
+    ref.events = &tst_quiet;
     for (size_t i = 0; i < n; i++)
-        put(WANT, f, i,
-            scalar_op(f, op, get(A, f, i), get(B, f, i), get(C, f, i), rm,
-                      &ref));
+        tst_put(WANT, f, i,
+                tst_generic_op(f, op, tst_get(A, f, i), tst_get(B, f, i),
+                               tst_get(C, f, i), rm, &ref));
     if (in_place) {
         memcpy(OUT, A, sizeof OUT);
         array_op(f, op, OUT, B, C, OUT, n, rm, &arr);
@@ -265,14 +164,16 @@ check_arith(const sf_format *f, int op, size_t n, int k, sf_round rm,
     }
     n_checked += n;
     for (size_t i = 0; i < n; i++) {
-        if (get(OUT, f, i) != get(WANT, f, i)) {
+        if (tst_get(OUT, f, i) != tst_get(WANT, f, i)) {
             if (n_bad++ < TST_MAX_PRINT) {
-                uint64_t in[3] = {get(A, f, i), get(B, f, i), get(C, f, i)};
+                uint64_t in[3] = {tst_get(A, f, i), tst_get(B, f, i),
+                                  tst_get(C, f, i)};
                 printf("%s_%s_array path %s, element %zu of %zu, env %d%s:\n",
-                       f->name, op_names[op], sf_isa_name(isa), i, n, k,
+                       f->name, tst_op_names[op], sf_isa_name(isa), i, n, k,
                        in_place ? ", in place" : "");
-                tst_print_case(op_names[op], f, rm, in, op == OP_FMA ? 3 : 2,
-                               get(WANT, f, i), 0, get(OUT, f, i), 0);
+                tst_print_case(tst_op_names[op], f, rm, in,
+                               op == TST_OP_FMA ? 3 : 2, tst_get(WANT, f, i),
+                               0, tst_get(OUT, f, i), 0);
             }
         }
     }
@@ -280,7 +181,7 @@ check_arith(const sf_format *f, int op, size_t n, int k, sf_round rm,
         if (n_bad++ < TST_MAX_PRINT)
             printf("%s_%s_array path %s: flags %02x counter %llu, want %02x "
                    "%llu (n %zu, %s, env %d)\n",
-                   f->name, op_names[op], sf_isa_name(isa), arr.flags,
+                   f->name, tst_op_names[op], sf_isa_name(isa), arr.flags,
                    (unsigned long long)arr.sr_counter, ref.flags,
                    (unsigned long long)ref.sr_counter, n, sf_round_name(rm),
                    k);
@@ -289,9 +190,9 @@ check_arith(const sf_format *f, int op, size_t n, int k, sf_round rm,
 
 START_TEST(test_arith)
 {
-    /* _i: format * N_OPS + op */
-    const sf_format *f = fmts[_i / N_OPS];
-    int op = _i % N_OPS;
+    /* _i: format * TST_N_OPS + op */
+    const sf_format *f = fmts[_i / TST_N_OPS];
+    int op = _i % TST_N_OPS;
     unsigned long rounds = 60 * tst_multiplier();
     tst_rng rng;
 
@@ -303,14 +204,14 @@ START_TEST(test_arith)
                               : tst_rand_below(&rng, 70);
         int kind = (int)(r % 5);
         fill(f, op, kind, n, &rng);
-        for (int k = 0; k < N_ENVS; k++)
+        for (int k = 0; k < TST_N_ENVS; k++)
             for (int m = 0; m < 7; m++)
                 for (int p = 0; p < n_paths; p++)
-                    check_arith(f, op, n, k, modes[m], paths[p], r % 7 == 1,
-                                tst_rand64(&rng) & 31);
+                    check_arith(f, op, n, k, tst_modes[m], paths[p],
+                                r % 7 == 1, tst_rand64(&rng) & 31);
     }
     printf("%s_%s_array: %lu results compared on %d paths, %lu differ\n",
-           f->name, op_names[op], n_checked, n_paths, n_bad);
+           f->name, tst_op_names[op], n_checked, n_paths, n_bad);
     ck_assert_uint_eq(n_bad, 0);
 }
 END_TEST
@@ -370,34 +271,34 @@ START_TEST(test_convert)
                            + (uint64_t)tails[t])
                               % (half << 1);
             }
-            put(A, from, i, x);
+            tst_put(A, from, i, x);
         }
-        for (int k = 0; k < N_ENVS; k++) {
+        for (int k = 0; k < TST_N_ENVS; k++) {
             for (int m = 0; m < 7; m++) {
                 for (int p = 0; p < n_paths; p++) {
-                    sf_env ref = env_at(k), arr;
+                    sf_env ref = tst_env_at(k), arr;
                     ref.flags = (unsigned)tst_rand64(&rng) & 31;
                     ref.sr_seed = 5;
                     arr = ref;
                     arr.isa = (int)paths[p];
-                    ref.events = &quiet;
+                    ref.events = &tst_quiet;
                     for (size_t i = 0; i < n; i++)
-                        put(WANT, to, i,
-                            sf_convert(to, from, get(A, from, i), modes[m],
-                                       &ref));
-                    sf_convert_array(to, from, A, OUT, n, modes[m], &arr);
+                        tst_put(WANT, to, i,
+                                sf_convert(to, from, tst_get(A, from, i),
+                                           tst_modes[m], &ref));
+                    sf_convert_array(to, from, A, OUT, n, tst_modes[m], &arr);
                     n_checked += n;
                     for (size_t i = 0; i < n; i++) {
-                        if (get(OUT, to, i) != get(WANT, to, i)
+                        if (tst_get(OUT, to, i) != tst_get(WANT, to, i)
                             && n_bad++ < TST_MAX_PRINT) {
-                            uint64_t x = get(A, from, i);
+                            uint64_t x = tst_get(A, from, i);
                             printf("sf_convert_array %s -> %s path %s, "
                                    "element %zu of %zu, env %d:\n",
                                    from->name, to->name, sf_isa_name(paths[p]),
                                    i, n, k);
-                            tst_print_case("convert", from, modes[m], &x, 1,
-                                           get(WANT, to, i), 0,
-                                           get(OUT, to, i), 0);
+                            tst_print_case("convert", from, tst_modes[m], &x,
+                                           1, tst_get(WANT, to, i), 0,
+                                           tst_get(OUT, to, i), 0);
                         }
                     }
                     if ((arr.flags != ref.flags
@@ -407,13 +308,61 @@ START_TEST(test_convert)
                                "%02x, want %02x (n %zu, %s, env %d)\n",
                                from->name, to->name, sf_isa_name(paths[p]),
                                arr.flags, ref.flags, n,
-                               sf_round_name(modes[m]), k);
+                               sf_round_name(tst_modes[m]), k);
                 }
             }
         }
     }
     printf("%s -> %s array: %lu results compared on %d paths, %lu differ\n",
            from->name, to->name, n_checked, n_paths, n_bad);
+    ck_assert_uint_eq(n_bad, 0);
+}
+END_TEST
+
+/* Every BF16 and FP16 input widened to FP32 (Inf under saturation, NaNs,
+   subnormals under DAZ) on every path, every environment and mode. */
+START_TEST(test_widen_all)
+{
+    const sf_format *from = _i == 0 ? &sf_format_bf16 : &sf_format_f16;
+    static uint16_t in[65536];
+    static uint32_t out[65536], want[65536];
+
+    n_checked = n_bad = 0;
+    find_paths();
+    for (uint32_t i = 0; i < 65536; i++)
+        in[i] = (uint16_t)i;
+    for (int k = 0; k < TST_N_ENVS; k++) {
+        for (int m = 0; m < TST_N_MODES; m++) {
+            sf_env ref = tst_env_at(k);
+            ref.events = &tst_quiet;
+            for (uint32_t i = 0; i < 65536; i++)
+                want[i] = (uint32_t)sf_convert(&sf_format_f32, from, in[i],
+                                               tst_modes[m], &ref);
+            for (int p = 0; p < n_paths; p++) {
+                sf_env arr = tst_env_at(k);
+                arr.isa = (int)paths[p];
+                sf_convert_array(&sf_format_f32, from, in, out, 65536,
+                                 tst_modes[m], &arr);
+                n_checked += 65536;
+                for (uint32_t i = 0; i < 65536; i++)
+                    if (out[i] != want[i] && n_bad++ < TST_MAX_PRINT)
+                        printf("sf_convert_array %s -> f32 path %s, %s, env "
+                               "%d: %04x gives %08x, want %08x\n",
+                               from->name, sf_isa_name(paths[p]),
+                               sf_round_name(tst_modes[m]), k, (unsigned)i,
+                               (unsigned)out[i], (unsigned)want[i]);
+                if (arr.flags != ref.flags && n_bad++ < TST_MAX_PRINT)
+                    printf("sf_convert_array %s -> f32 path %s, %s, env %d: "
+                           "flags %02x, want %02x\n",
+                           from->name, sf_isa_name(paths[p]),
+                           sf_round_name(tst_modes[m]), k, arr.flags,
+                           ref.flags);
+            }
+        }
+    }
+    printf("%s -> f32, every input: %lu results compared on %d paths, %lu "
+           "differ\n",
+           from->name, n_checked, n_paths, n_bad);
     ck_assert_uint_eq(n_bad, 0);
 }
 END_TEST
@@ -474,9 +423,10 @@ main(void)
     Suite *s = suite_create("array");
     TCase *tc = tst_add_tcase(s, "arith", 600);
 
-    tcase_add_loop_test(tc, test_arith, 0, 3 * N_OPS);
+    tcase_add_loop_test(tc, test_arith, 0, 3 * TST_N_OPS);
     tc = tst_add_tcase(s, "convert", 600);
     tcase_add_loop_test(tc, test_convert, 0, 6);
+    tcase_add_loop_test(tc, test_widen_all, 0, 2);
     tcase_add_test(tc, test_events);
     return tst_run_suite(s);
 }

@@ -15,57 +15,9 @@
 #include <string.h>
 
 #include "softfloat/softfloat.h"
+#include "tests/support/pathcheck.h"
 #include "tests/support/suite.h"
 #include "tests/support/support.h"
-
-/*----------------------------------------------------------------------------
- * The generic path: the same call with an event sink that ignores every
- * event.  A sink changes no result and no flag (events only report), and
- * every fast path refuses to run while one is set.
- *--------------------------------------------------------------------------*/
-static void
-ignore_event(void *user, const sf_event *ev)
-{
-    (void)user;
-    (void)ev;
-}
-
-static const sf_event_sink quiet = {ignore_event, NULL};
-
-/* The environments: the presets, and IEEE with saturation, with FTZ and
-   DAZ, and with tininess before rounding. */
-#define N_ENVS 8
-static sf_env
-env_at(int i)
-{
-    static const sf_env presets[5] = {SF_ENV_IEEE, SF_ENV_X86,
-                                      SF_ENV_AVX512BF16, SF_ENV_NVIDIA,
-                                      SF_ENV_ARM_BFDOT};
-    sf_env e = SF_ENV_IEEE;
-
-    if (i < 5)
-        return presets[i];
-    if (i == 5)
-        e.saturate = true;
-    else if (i == 6)
-        e.ftz = e.daz = true;
-    else
-        e.tininess_after = false;
-    return e;
-}
-
-static const sf_round modes[7] = {SF_RNE, SF_RTZ, SF_RDN, SF_RUP,
-                                  SF_RNA, SF_ROD, SF_SR};
-
-enum
-{
-    OP_ADD,
-    OP_SUB,
-    OP_MUL,
-    OP_FMA,
-    N_OPS
-};
-static const char *const op_names[N_OPS] = {"add", "sub", "mul", "fma"};
 
 static const sf_format *const fmts[6] = {&sf_format_bf16, &sf_format_f16,
                                          &sf_format_f32,  &sf_format_tf32,
@@ -80,11 +32,11 @@ typed_op(const sf_format *f, int op, uint64_t a, uint64_t b, uint64_t c,
     if (f == &sf_format_##fmt) {                                              \
         T x = {(W)a}, y = {(W)b}, z = {(W)c};                                 \
         switch (op) {                                                         \
-        case OP_ADD:                                                          \
+        case TST_OP_ADD:                                                      \
             return sf_##fmt##_add(x, y, rm, env).bits;                        \
-        case OP_SUB:                                                          \
+        case TST_OP_SUB:                                                      \
             return sf_##fmt##_sub(x, y, rm, env).bits;                        \
-        case OP_MUL:                                                          \
+        case TST_OP_MUL:                                                      \
             return sf_##fmt##_mul(x, y, rm, env).bits;                        \
         default:                                                              \
             return sf_##fmt##_fma(x, y, z, rm, env).bits;                     \
@@ -98,22 +50,6 @@ typed_op(const sf_format *f, int op, uint64_t a, uint64_t b, uint64_t c,
     TYPED(e5m2, sf_e5m2, uint8_t)
 #undef TYPED
     return 0;
-}
-
-static uint64_t
-generic_op(const sf_format *f, int op, uint64_t a, uint64_t b, uint64_t c,
-           sf_round rm, sf_env *env)
-{
-    switch (op) {
-    case OP_ADD:
-        return sf_add(f, a, b, rm, env);
-    case OP_SUB:
-        return sf_sub(f, a, b, rm, env);
-    case OP_MUL:
-        return sf_mul(f, a, b, rm, env);
-    default:
-        return sf_fma(f, a, b, c, rm, env);
-    }
 }
 
 static unsigned long n_checked, n_failed;
@@ -136,28 +72,28 @@ check_op(const sf_format *f, int op, uint64_t a, uint64_t b, uint64_t c,
          tst_rng *rng)
 {
     uint64_t in[3] = {a, b, c};
-    unsigned n_in = op == OP_FMA ? 3 : 2;
+    unsigned n_in = op == TST_OP_FMA ? 3 : 2;
 
-    for (int k = 0; k < N_ENVS; k++) {
+    for (int k = 0; k < TST_N_ENVS; k++) {
         for (int m = 0; m < 7; m++) {
-            sf_env ref = env_at(k), t, g;
+            sf_env ref = tst_env_at(k), t, g;
             uint64_t want, got_t, got_g;
             ref.flags = (unsigned)tst_rand64(rng) & 31;
             ref.sr_seed = 99;
             t = g = ref;
-            ref.events = &quiet;
-            want = generic_op(f, op, a, b, c, modes[m], &ref);
-            got_t = typed_op(f, op, a, b, c, modes[m], &t);
-            got_g = generic_op(f, op, a, b, c, modes[m], &g);
+            ref.events = &tst_quiet;
+            want = tst_generic_op(f, op, a, b, c, tst_modes[m], &ref);
+            got_t = typed_op(f, op, a, b, c, tst_modes[m], &t);
+            got_g = tst_generic_op(f, op, a, b, c, tst_modes[m], &g);
             n_checked += 2;
             if (got_t != want || t.flags != ref.flags
                 || t.sr_counter != ref.sr_counter)
-                report(op_names[op], f, modes[m], in, n_in, want, ref.flags,
-                       got_t, t.flags, k);
+                report(tst_op_names[op], f, tst_modes[m], in, n_in, want,
+                       ref.flags, got_t, t.flags, k);
             if (got_g != want || g.flags != ref.flags
                 || g.sr_counter != ref.sr_counter)
-                report(op_names[op], f, modes[m], in, n_in, want, ref.flags,
-                       got_g, g.flags, k);
+                report(tst_op_names[op], f, tst_modes[m], in, n_in, want,
+                       ref.flags, got_g, g.flags, k);
         }
     }
 }
@@ -186,31 +122,6 @@ all_ones_field(const sf_format *f)
     return ((uint64_t)1 << f->exp_bits) - 1;
 }
 
-/* A fraction: random, or one of the patterns that reach ties and carries
-   (0, 1, all ones, the top bit, the top bit plus one). */
-static uint64_t
-rand_frac(const sf_format *f, tst_rng *rng)
-{
-    uint64_t ones = ((uint64_t)1 << f->frac_bits) - 1;
-
-    switch (tst_rand_below(rng, 8)) {
-    case 0:
-        return 0;
-    case 1:
-        return 1;
-    case 2:
-        return ones;
-    case 3:
-        return (uint64_t)1 << (f->frac_bits - 1);
-    case 4:
-        return ((uint64_t)1 << (f->frac_bits - 1)) + 1;
-    case 5:
-        return ones - 1;
-    default:
-        return tst_rand64(rng) & ones;
-    }
-}
-
 /* A field in [1, all ones - 1] within SPREAD of CENTER (clamped), or
    anything at random with probability 1/16 (zero, subnormal, Inf, NaN). */
 static uint64_t
@@ -229,7 +140,7 @@ static uint64_t
 rand_value(const sf_format *f, tst_rng *rng, int64_t center, int spread)
 {
     return pack(f, tst_rand64(rng) & 1, field_near(f, rng, center, spread),
-                rand_frac(f, rng));
+                tst_rand_frac(f, rng));
 }
 
 /* The operands of one case of kind KIND. */
@@ -252,7 +163,7 @@ make_case(const sf_format *f, int op, int kind, tst_rng *rng, uint64_t *a,
         *a = rand_value(f, rng,
                         (int64_t)tst_rand_below(rng, (uint64_t)emax) + 1, 0);
         ea = (int64_t)field_of(f, *a);
-        *b = rand_value(f, rng, op == OP_MUL ? bias : ea, fb + 4);
+        *b = rand_value(f, rng, op == TST_OP_MUL ? bias : ea, fb + 4);
         *c = rand_value(f, rng, ea, fb + 4);
         break;
     case 2: /* far exponents: the jammed operand, around the window */
@@ -268,15 +179,17 @@ make_case(const sf_format *f, int op, int kind, tst_rng *rng, uint64_t *a,
         break;
     case 3: /* near overflow */
         *a = rand_value(f, rng, emax, 2);
-        *b = rand_value(f, rng, op == OP_MUL || op == OP_FMA ? bias : emax,
-                        op == OP_ADD || op == OP_SUB ? 3 : 2);
+        *b = rand_value(f, rng,
+                        op == TST_OP_MUL || op == TST_OP_FMA ? bias : emax,
+                        op == TST_OP_ADD || op == TST_OP_SUB ? 3 : 2);
         *c = rand_value(f, rng, emax, 3);
         break;
     case 4: /* near the normal range's bottom and below */
         *a = rand_value(f, rng, 1, 3);
-        *b = rand_value(f, rng, op == OP_MUL || op == OP_FMA ? bias : 1, 3);
+        *b = rand_value(f, rng,
+                        op == TST_OP_MUL || op == TST_OP_FMA ? bias : 1, 3);
         *c = rand_value(f, rng, 1, 3);
-        if (op == OP_MUL || op == OP_FMA) /* products around 2^emin */
+        if (op == TST_OP_MUL || op == TST_OP_FMA) /* products around 2^emin */
             *a = rand_value(f, rng, (int64_t)tst_rand_below(rng, 8) + 1, 0);
         break;
     default: { /* exact and near cancellation: b = -(a + small), c = -ab */
@@ -287,9 +200,9 @@ make_case(const sf_format *f, int op, int kind, tst_rng *rng, uint64_t *a,
             *b += (tst_rand_below(rng, 5) << f->pad_bits);
         *c = sf_mul(f, *a, *b, (sf_round)tst_rand_below(rng, 6), &e)
              ^ f->sign_mask;
-        if (op == OP_FMA && (tst_rand64(rng) & 1))
+        if (op == TST_OP_FMA && (tst_rand64(rng) & 1))
             *c += (tst_rand_below(rng, 3) << f->pad_bits);
-        if (op == OP_SUB)
+        if (op == TST_OP_SUB)
             *b ^= f->sign_mask;
         break;
     }
@@ -308,7 +221,7 @@ START_TEST(test_ops)
 
     n_failed = n_checked = 0;
     tst_rng_init(&rng, 0xFA57000u + (uint64_t)_i);
-    for (int op = 0; op < N_OPS; op++)
+    for (int op = 0; op < TST_N_OPS; op++)
         for (int kind = 0; kind < 6; kind++)
             for (unsigned long i = 0; i < n; i++) {
                 uint64_t a, b, c;
@@ -338,15 +251,16 @@ START_TEST(test_bf16_pairs)
                 for (int m = 0; m < 2; m++) {
                     sf_env ref = SF_ENV_IEEE, t = SF_ENV_IEEE;
                     uint64_t want, got;
-                    ref.events = &quiet;
-                    want = generic_op(&sf_format_bf16, op, a, b, 0, modes[m],
-                                      &ref);
-                    got = typed_op(&sf_format_bf16, op, a, b, 0, modes[m], &t);
+                    ref.events = &tst_quiet;
+                    want = tst_generic_op(&sf_format_bf16, op, a, b, 0,
+                                          tst_modes[m], &ref);
+                    got = typed_op(&sf_format_bf16, op, a, b, 0, tst_modes[m],
+                                   &t);
                     n_checked++;
                     if (got != want || t.flags != ref.flags) {
                         uint64_t in[2] = {a, b};
-                        report(op_names[op], &sf_format_bf16, modes[m], in, 2,
-                               want, ref.flags, got, t.flags, 0);
+                        report(tst_op_names[op], &sf_format_bf16, tst_modes[m],
+                               in, 2, want, ref.flags, got, t.flags, 0);
                         bad++;
                     }
                 }
@@ -366,7 +280,7 @@ END_TEST
    probability SPECIAL / 64 one of the values outside the fast subset or
    on its edge (zeros, subnormals, the smallest normal, the largest
    finite values and those that round to Inf in one mode or another,
-   infinities, quiet and signalling NaNs). */
+   infinities, tst_quiet and signalling NaNs). */
 static uint32_t
 f32_elem(tst_rng *rng, unsigned special)
 {
@@ -409,19 +323,19 @@ START_TEST(test_convert)
         if (r % 8 == 3) /* exact conversions only: inexact stays clear */
             for (size_t i = 0; i < n; i++)
                 in[i] &= 0xffff0000u;
-        for (int k = 0; k < N_ENVS; k++) {
+        for (int k = 0; k < TST_N_ENVS; k++) {
             for (int m = 0; m < 7; m++) {
-                sf_env ref = env_at(k), arr, one;
+                sf_env ref = tst_env_at(k), arr, one;
                 ref.flags = (unsigned)tst_rand64(&rng) & 31;
                 ref.sr_seed = 5;
                 arr = one = ref;
-                ref.events = &quiet;
+                ref.events = &tst_quiet;
                 for (size_t i = 0; i < n; i++)
                     want[i] =
                         (uint16_t)sf_convert(&sf_format_bf16, &sf_format_f32,
-                                             in[i], modes[m], &ref);
+                                             in[i], tst_modes[m], &ref);
                 sf_convert_array(&sf_format_bf16, &sf_format_f32, in, out, n,
-                                 modes[m], &arr);
+                                 tst_modes[m], &arr);
                 checked += n;
                 for (size_t i = 0; i < n; i++) {
                     if (out[i] != want[i]) {
@@ -430,8 +344,9 @@ START_TEST(test_convert)
                             printf("sf_convert_array element %zu of %zu, "
                                    "env %d:\n",
                                    i, n, k);
-                            tst_print_case("to_bf16", &sf_format_f32, modes[m],
-                                           &x, 1, want[i], 0, out[i], 0);
+                            tst_print_case("to_bf16", &sf_format_f32,
+                                           tst_modes[m], &x, 1, want[i], 0,
+                                           out[i], 0);
                         }
                     }
                 }
@@ -441,29 +356,29 @@ START_TEST(test_convert)
                         printf("sf_convert_array flags %02x, want %02x "
                                "(n %zu, %s, env %d)\n",
                                arr.flags, ref.flags, n,
-                               sf_round_name(modes[m]), k);
+                               sf_round_name(tst_modes[m]), k);
                 }
                 /* the scalar forms, element by element, on a sample */
                 for (size_t i = 0; i < n; i += 7) {
                     sf_env g = one, h = one, e = one;
                     uint64_t x = in[i], w;
                     uint64_t t, c;
-                    e.events = &quiet;
+                    e.events = &tst_quiet;
                     w = sf_convert(&sf_format_bf16, &sf_format_f32, x,
-                                   modes[m], &e);
-                    t = sf_f32_to_bf16((sf_f32){in[i]}, modes[m], &g).bits;
+                                   tst_modes[m], &e);
+                    t = sf_f32_to_bf16((sf_f32){in[i]}, tst_modes[m], &g).bits;
                     c = sf_convert(&sf_format_bf16, &sf_format_f32, x,
-                                   modes[m], &h);
+                                   tst_modes[m], &h);
                     checked += 2;
                     if (t != w || g.flags != e.flags) {
                         bad++;
-                        report("to_bf16", &sf_format_f32, modes[m], &x, 1, w,
-                               e.flags, t, g.flags, k);
+                        report("to_bf16", &sf_format_f32, tst_modes[m], &x, 1,
+                               w, e.flags, t, g.flags, k);
                     }
                     if (c != w || h.flags != e.flags) {
                         bad++;
-                        report("to_bf16", &sf_format_f32, modes[m], &x, 1, w,
-                               e.flags, c, h.flags, k);
+                        report("to_bf16", &sf_format_f32, tst_modes[m], &x, 1,
+                               w, e.flags, c, h.flags, k);
                     }
                 }
             }

@@ -17,7 +17,9 @@
  *--------------------------------------------------------------------------*/
 typedef struct fwd_ws
 {
-    uint16_t *kt;           /* d x Nk: K transposed */
+    uint16_t *kt;           /* K transposed by KV blocks: block jb (keys
+                               c0 .. c0+bw-1, c0 = jb Bc) is d x bw,
+                               row-major, from kt + c0 d */
     uint32_t *s;            /* R x Nk: scores of the chunk's rows */
     uint16_t *pb;           /* R x Bc: P~ in a 16-bit format (rows of the
                                block's width) */
@@ -94,6 +96,8 @@ typedef struct fwd_run
     sf_env *env;               /* roundings shared by the whole row */
     sf_env *quiet;             /* columns other than the traced one */
     long tcol;                 /* the traced column, or -1: none */
+    bool kt_lazy;              /* K^T transposed by fwd_scores, block by
+                                  block (else once per head) */
 } fwd_run;
 
 /* The environment of the roundings that feed column COL only. */
@@ -129,8 +133,76 @@ score_of(const fa_plan *pl, uint32_t raw, sf_env *env)
         fa_mul(fa_round(pl->k.score_dot, raw, env), pl->scale, env), env);
 }
 
+#if defined(__SSE2__) && defined(__GNUC__)
+#define FA_HAVE_SSE2 1
+#include <emmintrin.h>
+
+/* The 8 x 8 matrix of 16-bit elements at SRC (rows SS apart) transposed
+   into DST (rows DS apart). */
+static inline void
+fa_transpose8x8(const uint16_t *src, size_t ss, uint16_t *dst, size_t ds)
+{
+    __m128i r[8], a[8], b[8];
+
+    for (size_t u = 0; u < 8; u++)
+        r[u] = _mm_loadu_si128((const __m128i *)(const void *)(src + u * ss));
+    for (size_t u = 0; u < 4; u++) {
+        a[2 * u] = _mm_unpacklo_epi16(r[2 * u], r[2 * u + 1]);
+        a[2 * u + 1] = _mm_unpackhi_epi16(r[2 * u], r[2 * u + 1]);
+    }
+    /* a[2u] = columns 0..3 of rows 2u, 2u+1; a[2u+1] columns 4..7 */
+    for (size_t u = 0; u < 2; u++)
+        for (size_t h = 0; h < 2; h++) {
+            b[4 * u + 2 * h] = _mm_unpacklo_epi32(a[4 * u + h], a[4 * u + 2 + h]);
+            b[4 * u + 2 * h + 1] =
+                _mm_unpackhi_epi32(a[4 * u + h], a[4 * u + 2 + h]);
+        }
+    /* b[4u + 2h + g]: columns 4h + 2g, 4h + 2g + 1 of rows 4u .. 4u+3 */
+    for (size_t c = 0; c < 4; c++) {
+        _mm_storeu_si128((__m128i *)(void *)(dst + (2 * c) * ds),
+                         _mm_unpacklo_epi64(b[c], b[4 + c]));
+        _mm_storeu_si128((__m128i *)(void *)(dst + (2 * c + 1) * ds),
+                         _mm_unpackhi_epi64(b[c], b[4 + c]));
+    }
+}
+#endif
+
+/* Block C0 of K^T (keys C0 .. C0+BW-1) of one head into w->kt (a
+   block's rows are short, so the writes stay in a few cache lines; a
+   transpose with rows of Nk keys misses the cache on every write when Nk
+   is a large power of two). */
+static void
+fwd_transpose(const fa_plan *pl, const uint16_t *k, uint16_t *kt, size_t c0,
+              size_t bw)
+{
+    uint16_t *blk = kt + c0 * pl->d;
+    size_t j = 0;
+
+    /* eight keys at a time: each row of the block gets 16 bytes */
+    for (; j + 8 <= bw; j += 8) {
+        const uint16_t *kr = k + (c0 + j) * pl->d;
+        size_t c = 0;
+#ifdef FA_HAVE_SSE2
+        /* 8 x 8 tiles in SSE2 registers (in every x86-64 CPU) */
+        for (; c + 8 <= pl->d; c += 8)
+            fa_transpose8x8(kr + c, pl->d, blk + c * bw + j, bw);
+#endif
+        for (; c < pl->d; c++)
+            for (size_t u = 0; u < 8; u++)
+                blk[c * bw + j + u] = kr[u * pl->d + c];
+    }
+    for (; j < bw; j++) {
+        const uint16_t *kr = k + (c0 + j) * pl->d;
+        for (size_t c = 0; c < pl->d; c++)
+            blk[c * bw + j] = kr[c];
+    }
+}
+
 /* Scores of rows I0 .. I0+NR-1 into w->s (masked entries: the mask
-   value); with tracing, only the unmasked ones are computed. */
+   value); with tracing, only the unmasked ones are computed.  The GEMM
+   runs per KV block (an element of D depends only on its row of A and
+   its column of B, so the bits are those of one GEMM over every key),
+   through w->pf when the rows of S are longer than the block's. */
 static void
 fwd_scores(fwd_run *r, size_t i0, size_t nr)
 {
@@ -138,9 +210,20 @@ fwd_scores(fwd_run *r, size_t i0, size_t nr)
     uint32_t *s = r->w->s;
     uint32_t mv = fa_mask_bits(pl->k.mask);
 
-    if (r->tcol < 0)
-        sf_mma_gemm(pl->mqk, nr, pl->nk, pl->d, pl->in, r->q + i0 * pl->d,
-                    pl->in, r->w->kt, NULL, s, SF_MMA_PATH_AUTO, r->env);
+    for (size_t c0 = 0; r->tcol < 0 && c0 < pl->nk; c0 += pl->bc) {
+        size_t bw = pl->nk - c0 < pl->bc ? pl->nk - c0 : pl->bc;
+        uint32_t *dst = nr == 1 || bw == pl->nk ? s + c0 : r->w->pf;
+        if (r->kt_lazy)
+            /* one chunk of rows per head: each block once, while it is in
+               the cache */
+            fwd_transpose(pl, r->k, r->w->kt, c0, bw);
+        sf_mma_gemm(pl->mqk, nr, bw, pl->d, pl->in, r->q + i0 * pl->d,
+                    pl->in, r->w->kt + c0 * pl->d, NULL, dst,
+                    SF_MMA_PATH_AUTO, r->env);
+        if (dst != s + c0)
+            for (size_t ri = 0; ri < nr; ri++)
+                memcpy(s + ri * pl->nk + c0, dst + ri * bw, bw * sizeof *s);
+    }
     for (size_t ri = 0; ri < nr; ri++) {
         size_t i = i0 + ri, nv = fa_visible(pl, i);
         uint32_t *srow = s + ri * pl->nk;
@@ -744,9 +827,10 @@ fa_forward(const fa_config *cfg, const uint16_t *q, const uint16_t *k,
         run.q = q + hd * nd;
         run.k = k + hd * kd;
         run.v = v + hd * kd;
-        for (size_t j = 0; j < pl.nk; j++)
-            for (size_t c = 0; c < pl.d; c++)
-                w.kt[c * pl.nk + j] = run.k[j * pl.d + c];
+        run.kt_lazy = pl.nq <= rows;
+        for (size_t c0 = 0; !run.kt_lazy && c0 < pl.nk; c0 += pl.bc)
+            fwd_transpose(&pl, run.k, w.kt, c0,
+                          pl.nk - c0 < pl.bc ? pl.nk - c0 : pl.bc);
         for (size_t mb = 0; mb * pl.br < pl.nq; mb++) {
             size_t end = (mb + 1) * pl.br < pl.nq ? (mb + 1) * pl.br : pl.nq;
             for (size_t i0 = mb * pl.br; i0 < end; i0 += rows)

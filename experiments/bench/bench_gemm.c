@@ -351,6 +351,96 @@ attn_run(void *p, long reps)
     }
 }
 
+/*----------------------------------------------------------------------------
+ * Decode and split-KV: the emulated forward alone, per (query, key) pair
+ * of a head, against the plain forward's time per pair.
+ *--------------------------------------------------------------------------*/
+typedef struct
+{
+    const fa_config *cfg;
+    const uint16_t *q, *k, *v;
+    uint32_t *o, *lse;
+} keys_ctx;
+
+static void
+keys_run(void *p, long reps)
+{
+    keys_ctx *c = p;
+
+    for (long r = 0; r < reps; r++) {
+        sf_env env = SF_ENV_IEEE;
+        env.isa = bench_cfg.isa;
+        if (fa_forward(c->cfg, c->q, c->k, c->v, c->o, c->lse, NULL, &env)
+            != 0) {
+            fprintf(stderr, "bench: fa_forward failed\n");
+            exit(1);
+        }
+    }
+}
+
+/* One row: NAME for shape SH with SPLITS splits, its time per pair
+   against PLAIN seconds per pair (target: at most 1.25 times). */
+static void
+keys_row(const char *name, fa_shape sh, size_t splits, double plain)
+{
+    size_t nq = sh.batch * sh.heads * sh.nq * sh.d,
+           nk = sh.batch * sh.heads * sh.nk * sh.d;
+    uint16_t *q = xmalloc(nq * 2), *k = xmalloc(nk * 2), *v = xmalloc(nk * 2);
+    uint32_t *o = xmalloc(nq * 4),
+             *lse = xmalloc(sh.batch * sh.heads * sh.nq * 4);
+    fa_config cfg = fa_config_default(FA_POLICY_FA2);
+    keys_ctx c;
+    bench_side side;
+    double t, pairs = (double)(sh.batch * sh.heads * sh.nq * sh.nk);
+    char label[96];
+    uint64_t s = 17;
+    const char *why;
+
+    cfg.shape = sh;
+    cfg.splits = splits;
+    why = fa_config_check(&cfg);
+    if (why != NULL) {
+        fprintf(stderr, "bench: attention config: %s\n", why);
+        exit(1);
+    }
+    for (size_t i = 0; i < nq; i++)
+        q[i] = rand_bf16(&s, 2);
+    for (size_t i = 0; i < nk; i++) {
+        k[i] = rand_bf16(&s, 2);
+        v[i] = rand_bf16(&s, 2);
+    }
+    c = (keys_ctx){&cfg, q, k, v, o, lse};
+    side = (bench_side){keys_run, &c, pairs, false};
+    t = bench_one(&side);
+    snprintf(label, sizeof label, "%s %s ns/key vs fa2", name,
+             sf_isa_name(sf_isa_resolve(bench_cfg.isa)));
+    bench_row(label, 1e-6 / t, 1e-6 / plain, "Mkey/s", t / plain,
+              BENCH_AT_MOST, 1.25);
+    free(q);
+    free(k);
+    free(v);
+    free(o);
+    free(lse);
+}
+
+/* The decode step and the split case of the GPU's split-KV kernel. */
+static void
+bench_attn_keys(double plain)
+{
+    fa_shape dec = {1, 32, 1, 16384, 128}, spl = {1, 1, 64, 1024, 64};
+
+    if (bench_cfg.quick) {
+        dec = (fa_shape){1, 2, 1, 4096, 128};
+        spl = (fa_shape){1, 1, 64, 512, 64};
+    }
+    keys_row(bench_cfg.quick ? "attn fa2 decode Nq=1 Nk=4096 d=128 H=2"
+                             : "attn fa2 decode Nq=1 Nk=16384 d=128 H=32",
+             dec, 1, plain);
+    keys_row(bench_cfg.quick ? "attn fa2 split 4 Nq=64 Nk=512 d=64"
+                             : "attn fa2 split 4 Nq=64 Nk=1024 d=64",
+             spl, 4, plain);
+}
+
 void
 bench_attn(void)
 {
@@ -388,6 +478,13 @@ bench_attn(void)
              n, d, sf_isa_name(sf_isa_resolve(bench_cfg.isa)));
     /* the target: at most 5 times the float attention's time */
     bench_row(label, 1 / te, 1 / tn, "fwd/s", te / tn, BENCH_AT_MOST, 5);
+    /* per (query, key) pair of a head: the unit of the decode and split
+       rows */
+    snprintf(label, sizeof label, "attn fa2 forward N=%zu d=%zu %s ns/key", n,
+             d, sf_isa_name(sf_isa_resolve(bench_cfg.isa)));
+    bench_row_alone(label, 1e-6 * (double)(n * n) / te, "Mkey/s",
+                    1e9 * te / (double)(n * n), BENCH_NONE, 0);
+    bench_attn_keys(te / (double)(n * n));
     free(q);
     free(k);
     free(v);

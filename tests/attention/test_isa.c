@@ -53,10 +53,13 @@ in_bits(double x, bool f16)
     return sf_f32_to_f16((sf_f32){ft_f32_bits(x)}, SF_RNE, &env).bits;
 }
 
+/* The inputs of role 'q', 'k' or 'v' (N elements, rows of ROWLEN). */
 static void
 fill(const isa_case *c, tst_rng *rng, uint16_t *x, size_t n, size_t rowlen,
-     bool is_v)
+     char role)
 {
+    bool is_v = role == 'v';
+
     for (size_t i = 0; i < n; i++) {
         double u = ft_unit(rng);
         double val;
@@ -66,9 +69,12 @@ fill(const isa_case *c, tst_rng *rng, uint16_t *x, size_t n, size_t rowlen,
                        : (double)tst_rand_below(rng, 3) - 1.0;
             break;
         case GEN_SINK:
-            /* Q and K near +1 in the first dimension of key 0 */
-            if (!is_v && i % rowlen == 0 && (i / rowlen) % 97 == 0)
-                val = 8.0;
+            /* every query near +1 in its first dimension, every 97th key
+               (key 0 first) 8 there: scores of about 8 against |s| < 1 */
+            if (!is_v && i % rowlen == 0)
+                val = role == 'q' ? 1 + 0.25 * u
+                      : (i / rowlen) % 97 == 0 ? 8.0
+                                               : 0.5 * u - 0.25;
             else
                 val = is_v ? 4 * u - 2 : 0.5 * u - 0.25;
             break;
@@ -207,9 +213,9 @@ START_TEST(test_paths)
     k = ft_alloc(ft_nk_d(&cfg), 2);
     v = ft_alloc(ft_nk_d(&cfg), 2);
     dout = ft_alloc(ft_nq_d(&cfg), 2);
-    fill(c, &rng, q, ft_nq_d(&cfg), c->shape.d, false);
-    fill(c, &rng, k, ft_nk_d(&cfg), c->shape.d, false);
-    fill(c, &rng, v, ft_nk_d(&cfg), c->shape.d, true);
+    fill(c, &rng, q, ft_nq_d(&cfg), c->shape.d, 'q');
+    fill(c, &rng, k, ft_nk_d(&cfg), c->shape.d, 'k');
+    fill(c, &rng, v, ft_nk_d(&cfg), c->shape.d, 'v');
     for (size_t i = 0; i < ft_nq_d(&cfg); i++)
         dout[i] = ft_bf16(2 * ft_unit(&rng) - 1);
     out_alloc(&ref, &cfg);

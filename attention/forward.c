@@ -282,14 +282,52 @@ chunk_pv(fwd_run *r, size_t nr, const sf_format *fa, const void *a, size_t c0,
                c != NULL ? c + ri * pl->d : NULL, d + ri * pl->d);
 }
 
+/* fa_max over S[0 .. N-1] from -Inf, without a branch per element: a
+   NaN loses, and of equal values the first is kept, which matters only
+   for zeros (every other value has one encoding). */
 static uint32_t
 row_max(const uint32_t *s, size_t n)
 {
-    uint32_t mx = FA_F32_NEG_INF;
+    uint32_t best = 0; /* below the key of every number */
 
-    for (size_t t = 0; t < n; t++)
-        mx = fa_max(mx, s[t]);
-    return mx;
+    for (size_t t = 0; t < n; t++) {
+        uint32_t x = s[t], mag = x & FA_F32_MAG;
+        /* the key of x with -0 read as +0; 0 for a NaN */
+        uint32_t key = mag == 0 ? FA_F32_SIGN : fa_key(x);
+        key = mag > FA_F32_INF ? 0 : key;
+        best = key > best ? key : best;
+    }
+    if (best == 0)
+        return FA_F32_NEG_INF;
+    if (best == FA_F32_SIGN)
+        /* the maximum is a zero: the first zero's sign */
+        for (size_t t = 0; t < n; t++)
+            if (fa_is_zero(s[t]))
+                return s[t];
+    /* invert fa_key */
+    return (best & FA_F32_SIGN) ? best & FA_F32_MAG : ~best;
+}
+
+/* fa_add, inline in the per-key loops whatever the compiler's size
+   limits (the typed addition's fast path is inline itself). */
+#ifdef __GNUC__
+__attribute__((always_inline))
+#endif
+static inline uint32_t
+fwd_add(uint32_t a, uint32_t b, sf_env *env)
+{
+    return sf_f32_add((sf_f32){a}, (sf_f32){b}, SF_RNE, env).bits;
+}
+
+/* fa_round with the formats of the hot loops inline. */
+static inline uint32_t
+fwd_round(fa_fmt f, uint32_t x, sf_env *env)
+{
+    if (f == FA_FMT_F32)
+        return x;
+    if (f == FA_FMT_BF16)
+        return fa_rbf(x, env);
+    return fa_round(f, x, env);
 }
 
 /* Index into a [B,H,Nq,Tc] capture. */
@@ -326,7 +364,7 @@ exp_arg(const fa_plan *pl, uint32_t s, uint32_t meff, uint32_t ms, sf_env *e)
 {
     switch (pl->k.exp_arg) {
     case FA_ARG_SUB_ROUND:
-        return fa_round(pl->k.p, fa_sub(s, meff, e), e);
+        return fwd_round(pl->k.p, fa_sub(s, meff, e), e);
     case FA_ARG_SUB_ONCE:
         return fa_sub_once(pl->k.p, s, meff, e);
     case FA_ARG_SCALE_SUB:
@@ -346,7 +384,7 @@ alpha_of(const fa_plan *pl, uint32_t mold, uint32_t meff, sf_env *e)
 
     switch (pl->k.alpha_arg) {
     case FA_ALPHA_SUB_ROUND:
-        x = fa_round(pl->k.alpha, x, e);
+        x = fwd_round(pl->k.alpha, x, e);
         break;
     case FA_ALPHA_SUB_SCALE:
         x = fa_mul(x, pl->scale_log2, e);
@@ -354,7 +392,7 @@ alpha_of(const fa_plan *pl, uint32_t mold, uint32_t meff, sf_env *e)
     default:
         break;
     }
-    return fa_round(pl->k.alpha, fa_exp(pl, x), e);
+    return fwd_round(pl->k.alpha, fa_exp(pl, x), e);
 }
 
 /* The P~V product's A operand format. */
@@ -422,7 +460,7 @@ block_step(fwd_run *r, size_t i0, size_t nr, size_t c0, size_t bw)
                                     : fa_mul(mnew, pl->scale_log2, e);
         for (size_t t = 0; t < n; t++) {
             uint32_t p = fa_exp(pl, exp_arg(pl, srow[t], meff, ms, e));
-            uint32_t st = fa_round(k->p, p, e);
+            uint32_t st = fwd_round(k->p, p, e);
             pf[t] = p;
             ps[t] = st;
             if (p16)
@@ -441,7 +479,7 @@ block_step(fwd_run *r, size_t i0, size_t nr, size_t c0, size_t bw)
                     part[q] = fa_fma(part[q], alpha, v, e);
                     fuse[q] = false;
                 } else {
-                    part[q] = fa_add(part[q], v, e);
+                    part[q] = fwd_add(part[q], v, e);
                 }
             }
         }
@@ -456,15 +494,15 @@ block_step(fwd_run *r, size_t i0, size_t nr, size_t c0, size_t bw)
             const uint32_t *src = k->rowsum_fp32_p ? pf : ps;
             uint32_t rs = src[0], bs;
             for (size_t t = 1; t < n; t++)
-                rs = fa_add(rs, src[t], e);
-            bs = fa_round(k->l, rs, e);
+                rs = fwd_add(rs, src[t], e);
+            bs = fwd_round(k->l, rs, e);
             if (k->rowsum_clamp && fa_lt(bs, F32_CLAMP_MIN))
-                bs = fa_round(k->l, F32_CLAMP_MIN, e);
+                bs = fwd_round(k->l, F32_CLAMP_MIN, e);
             w->l[ri] =
                 init ? bs
-                     : fa_round(
+                     : fwd_round(
                          k->l,
-                         fa_add(fa_round(k->l, fa_mul(alpha, w->l[ri], e), e),
+                         fa_add(fwd_round(k->l, fa_mul(alpha, w->l[ri], e), e),
                                 bs, e),
                          e);
         }
@@ -485,7 +523,7 @@ block_step(fwd_run *r, size_t i0, size_t nr, size_t c0, size_t bw)
             row_pv(r, pa, p16 ? (const void *)pb : (const void *)ps, c0, n,
                    init ? NULL : tmp, acc);
             for (size_t col = 0; col < pl->d; col++)
-                acc[col] = fa_round(k->acc, acc[col], col_env(r, col));
+                acc[col] = fwd_round(k->acc, acc[col], col_env(r, col));
         }
     }
     if (visible && k->acc_update == FA_ACC_CHAIN)
@@ -516,7 +554,7 @@ block_step(fwd_run *r, size_t i0, size_t nr, size_t c0, size_t bw)
         }
         for (size_t ri = 0; ri < nr; ri++)
             for (size_t col = 0; col < pl->d; col++)
-                w->acc[ri * pl->d + col] = fa_round(
+                w->acc[ri * pl->d + col] = fwd_round(
                     k->acc, w->acc[ri * pl->d + col], col_env(r, col));
         return;
     }
@@ -527,10 +565,10 @@ block_step(fwd_run *r, size_t i0, size_t nr, size_t c0, size_t bw)
         uint32_t *acc = w->acc + ri * pl->d, *ev = w->tmp + ri * pl->d;
         for (size_t col = 0; col < pl->d; col++) {
             sf_env *ce = col_env(r, col);
-            uint32_t evb = fa_round(k->acc, ev[col], ce);
+            uint32_t evb = fwd_round(k->acc, ev[col], ce);
             acc[col] =
-                fa_round(k->acc, fa_mul(acc[col], w->alpha[ri], ce), ce);
-            acc[col] = fa_round(k->acc, fa_add(acc[col], evb, ce), ce);
+                fwd_round(k->acc, fa_mul(acc[col], w->alpha[ri], ce), ce);
+            acc[col] = fwd_round(k->acc, fa_add(acc[col], evb, ce), ce);
         }
     }
 }
@@ -662,7 +700,7 @@ fwd_range(fwd_run *r, size_t i0, size_t nr, size_t lo, size_t hi, long split)
                     sf_env *ce = col_env(r, col);
                     uint32_t x = fa_mul(acc[col], inv, ce);
                     if (split < 0)
-                        x = fa_round(k->o, x, ce);
+                        x = fwd_round(k->o, x, ce);
                     if (out)
                         out[col] = x;
                 }
@@ -671,7 +709,7 @@ fwd_range(fwd_run *r, size_t i0, size_t nr, size_t lo, size_t hi, long split)
                     sf_env *ce = col_env(r, col);
                     uint32_t x = fa_div(acc[col], l, ce);
                     if (split < 0)
-                        x = fa_round(k->o, x, ce);
+                        x = fwd_round(k->o, x, ce);
                     if (out)
                         out[col] = x;
                 }
@@ -685,9 +723,9 @@ fwd_range(fwd_run *r, size_t i0, size_t nr, size_t lo, size_t hi, long split)
                          : fa_fma(w->m[ri], pl->scale, log_of(pl, k->log, l),
                                   le);
             } else {
-                lse = fa_round(
+                lse = fwd_round(
                     k->lse_fmt,
-                    fa_add(fa_round(k->lse_fmt, log_of(pl, k->log, l), le),
+                    fa_add(fwd_round(k->lse_fmt, log_of(pl, k->log, l), le),
                            w->m[ri], le),
                     le);
             }
@@ -756,7 +794,7 @@ fwd_combine(fwd_run *r, size_t i0, size_t nr)
             for (size_t s = 0; s < ns; s++)
                 acc = fa_fma(wgt[s], w->osplit[(s * nr + ri) * pl->d + col],
                              acc, ce);
-            acc = fa_round(pl->k.o, acc, ce);
+            acc = fwd_round(pl->k.o, acc, ce);
             if (out)
                 out[col] = acc;
         }

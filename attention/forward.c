@@ -17,9 +17,10 @@
  *--------------------------------------------------------------------------*/
 typedef struct fwd_ws
 {
-    uint16_t *kt;           /* K transposed by KV blocks: block jb (keys
-                               c0 .. c0+bw-1, c0 = jb Bc) is d x bw,
-                               row-major, from kt + c0 d */
+    uint16_t *kt;           /* K transposed: d x Nk, row-major; or (one
+                               chunk of rows per head) by KV blocks, block
+                               jb (keys c0 .. c0+bw-1, c0 = jb Bc) d x bw
+                               from kt + c0 d */
     uint32_t *s;            /* R x Nk: scores of the chunk's rows */
     uint16_t *pb;           /* R x Bc: P~ in a 16-bit format (rows of the
                                block's width) */
@@ -167,15 +168,15 @@ fa_transpose8x8(const uint16_t *src, size_t ss, uint16_t *dst, size_t ds)
 }
 #endif
 
-/* Block C0 of K^T (keys C0 .. C0+BW-1) of one head into w->kt (a
-   block's rows are short, so the writes stay in a few cache lines; a
-   transpose with rows of Nk keys misses the cache on every write when Nk
-   is a large power of two). */
+/* Keys C0 .. C0+BW-1 of one head's K transposed into BLK (d rows LD
+   apart).  Eight keys at a time, so each row of BLK gets 16 bytes per
+   step: a transpose key by key writes one element per cache line and,
+   with rows of Nk keys for a large power of two Nk, misses on every
+   write. */
 static void
-fwd_transpose(const fa_plan *pl, const uint16_t *k, uint16_t *kt, size_t c0,
-              size_t bw)
+fwd_transpose(const fa_plan *pl, const uint16_t *k, uint16_t *blk, size_t ld,
+              size_t c0, size_t bw)
 {
-    uint16_t *blk = kt + c0 * pl->d;
     size_t j = 0;
 
     /* eight keys at a time: each row of the block gets 16 bytes */
@@ -185,24 +186,26 @@ fwd_transpose(const fa_plan *pl, const uint16_t *k, uint16_t *kt, size_t c0,
 #ifdef FA_HAVE_SSE2
         /* 8 x 8 tiles in SSE2 registers (in every x86-64 CPU) */
         for (; c + 8 <= pl->d; c += 8)
-            fa_transpose8x8(kr + c, pl->d, blk + c * bw + j, bw);
+            fa_transpose8x8(kr + c, pl->d, blk + c * ld + j, ld);
 #endif
         for (; c < pl->d; c++)
             for (size_t u = 0; u < 8; u++)
-                blk[c * bw + j + u] = kr[u * pl->d + c];
+                blk[c * ld + j + u] = kr[u * pl->d + c];
     }
     for (; j < bw; j++) {
         const uint16_t *kr = k + (c0 + j) * pl->d;
         for (size_t c = 0; c < pl->d; c++)
-            blk[c * bw + j] = kr[c];
+            blk[c * ld + j] = kr[c];
     }
 }
 
 /* Scores of rows I0 .. I0+NR-1 into w->s (masked entries: the mask
-   value); with tracing, only the unmasked ones are computed.  The GEMM
-   runs per KV block (an element of D depends only on its row of A and
-   its column of B, so the bits are those of one GEMM over every key),
-   through w->pf when the rows of S are longer than the block's. */
+   value); with tracing, only the unmasked ones are computed.  With one
+   chunk of rows per head, K is transposed block by block just before the
+   block's GEMM, while it is in the cache (an element of D depends only on
+   its row of A and its column of B, so the bits are those of one GEMM
+   over every key); the block's scores go through w->pf when the rows of
+   S are longer. */
 static void
 fwd_scores(fwd_run *r, size_t i0, size_t nr)
 {
@@ -210,13 +213,14 @@ fwd_scores(fwd_run *r, size_t i0, size_t nr)
     uint32_t *s = r->w->s;
     uint32_t mv = fa_mask_bits(pl->k.mask);
 
-    for (size_t c0 = 0; r->tcol < 0 && c0 < pl->nk; c0 += pl->bc) {
+    if (r->tcol < 0 && !r->kt_lazy)
+        sf_mma_gemm(pl->mqk, nr, pl->nk, pl->d, pl->in, r->q + i0 * pl->d,
+                    pl->in, r->w->kt, NULL, s, SF_MMA_PATH_AUTO, r->env);
+    for (size_t c0 = 0; r->tcol < 0 && r->kt_lazy && c0 < pl->nk;
+         c0 += pl->bc) {
         size_t bw = pl->nk - c0 < pl->bc ? pl->nk - c0 : pl->bc;
         uint32_t *dst = nr == 1 || bw == pl->nk ? s + c0 : r->w->pf;
-        if (r->kt_lazy)
-            /* one chunk of rows per head: each block once, while it is in
-               the cache */
-            fwd_transpose(pl, r->k, r->w->kt, c0, bw);
+        fwd_transpose(pl, r->k, r->w->kt + c0 * pl->d, bw, c0, bw);
         sf_mma_gemm(pl->mqk, nr, bw, pl->d, pl->in, r->q + i0 * pl->d,
                     pl->in, r->w->kt + c0 * pl->d, NULL, dst,
                     SF_MMA_PATH_AUTO, r->env);
@@ -866,9 +870,8 @@ fa_forward(const fa_config *cfg, const uint16_t *q, const uint16_t *k,
         run.k = k + hd * kd;
         run.v = v + hd * kd;
         run.kt_lazy = pl.nq <= rows;
-        for (size_t c0 = 0; !run.kt_lazy && c0 < pl.nk; c0 += pl.bc)
-            fwd_transpose(&pl, run.k, w.kt, c0,
-                          pl.nk - c0 < pl.bc ? pl.nk - c0 : pl.bc);
+        if (!run.kt_lazy)
+            fwd_transpose(&pl, run.k, w.kt, pl.nk, 0, pl.nk);
         for (size_t mb = 0; mb * pl.br < pl.nq; mb++) {
             size_t end = (mb + 1) * pl.br < pl.nq ? (mb + 1) * pl.br : pl.nq;
             for (size_t i0 = mb * pl.br; i0 < end; i0 += rows)

@@ -2,7 +2,8 @@
    AVX2, AVX-512, forced through env.isa) against a native float GEMM,
    the portable path against one dot product per element, and two
    threads; the fa2 attention forward (env.isa from BF16EMU_ISA) against
-   a plain float attention */
+   a plain float attention, and per (query, key) pair: the plain forward
+   at d = 64 and 128, a decode step and a split-KV forward */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif

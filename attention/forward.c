@@ -154,7 +154,8 @@ fa_transpose8x8(const uint16_t *src, size_t ss, uint16_t *dst, size_t ds)
     /* a[2u] = columns 0..3 of rows 2u, 2u+1; a[2u+1] columns 4..7 */
     for (size_t u = 0; u < 2; u++)
         for (size_t h = 0; h < 2; h++) {
-            b[4 * u + 2 * h] = _mm_unpacklo_epi32(a[4 * u + h], a[4 * u + 2 + h]);
+            b[4 * u + 2 * h] =
+                _mm_unpacklo_epi32(a[4 * u + h], a[4 * u + 2 + h]);
             b[4 * u + 2 * h + 1] =
                 _mm_unpackhi_epi32(a[4 * u + h], a[4 * u + 2 + h]);
         }
@@ -221,9 +222,9 @@ fwd_scores(fwd_run *r, size_t i0, size_t nr)
         size_t bw = pl->nk - c0 < pl->bc ? pl->nk - c0 : pl->bc;
         uint32_t *dst = nr == 1 || bw == pl->nk ? s + c0 : r->w->pf;
         fwd_transpose(pl, r->k, r->w->kt + c0 * pl->d, bw, c0, bw);
-        sf_mma_gemm(pl->mqk, nr, bw, pl->d, pl->in, r->q + i0 * pl->d,
-                    pl->in, r->w->kt + c0 * pl->d, NULL, dst,
-                    SF_MMA_PATH_AUTO, r->env);
+        sf_mma_gemm(pl->mqk, nr, bw, pl->d, pl->in, r->q + i0 * pl->d, pl->in,
+                    r->w->kt + c0 * pl->d, NULL, dst, SF_MMA_PATH_AUTO,
+                    r->env);
         if (dst != s + c0)
             for (size_t ri = 0; ri < nr; ri++)
                 memcpy(s + ri * pl->nk + c0, dst + ri * bw, bw * sizeof *s);

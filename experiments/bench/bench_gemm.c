@@ -454,8 +454,7 @@ bench_attn_keys(double plain64)
     keys_row(bench_cfg.quick ? "attn decode Nq=1 Nk=4096 d=128 H=2"
                              : "attn decode Nq=1 Nk=16384 d=128 H=32",
              keys_time(dec, 0), plain128);
-    keys_row("attn split 4 Nq=64 Nk=1024 d=64", keys_time(spl, 4),
-             plain64);
+    keys_row("attn split 4 Nq=64 Nk=1024 d=64", keys_time(spl, 4), plain64);
 }
 
 void

@@ -30,16 +30,24 @@ typedef enum
                     elements */
 } gen_kind;
 
+/* Options of a case. */
+enum
+{
+    BWD = 1,    /* the backward too (BF16 inputs only) */
+    CAUSAL = 2, /* causal, bottom-right aligned */
+    F16 = 4,    /* FP16 inputs */
+    BC = BWD | CAUSAL,
+    FC = F16 | CAUSAL
+};
+
 typedef struct
 {
     const char *name;
     fa_policy policy;
     fa_shape shape;
-    bool causal;
-    size_t splits;
-    bool f16;
+    size_t splits; /* 0: none */
     gen_kind gen;
-    bool backward;
+    unsigned opt; /* BWD, CAUSAL, F16 */
 } isa_case;
 
 /* Element I of a BF16 or FP16 (F16) input from the double X. */
@@ -72,7 +80,7 @@ fill(const isa_case *c, tst_rng *rng, uint16_t *x, size_t n, size_t rowlen,
             /* every query near +1 in its first dimension, every 97th key
                (key 0 first) 8 there: scores of about 8 against |s| < 1 */
             if (!is_v && i % rowlen == 0)
-                val = role == 'q' ? 1 + 0.25 * u
+                val = role == 'q'              ? 1 + 0.25 * u
                       : (i / rowlen) % 97 == 0 ? 8.0
                                                : 0.5 * u - 0.25;
             else
@@ -82,9 +90,9 @@ fill(const isa_case *c, tst_rng *rng, uint16_t *x, size_t n, size_t rowlen,
             val = is_v ? 6 * u - 3 : 4 * u - 2;
             break;
         }
-        x[i] = in_bits(val, c->f16);
+        x[i] = in_bits(val, (c->opt & F16) != 0);
     }
-    if (c->gen == GEN_SPECIAL && !c->f16)
+    if (c->gen == GEN_SPECIAL && !(c->opt & F16))
         for (size_t t = 0; t < n / 97 + 1; t++) {
             static const uint16_t sp[] = {0x7F80, 0xFF80, 0x7FC1, 0x7F7F,
                                           0xFF7F, 0x0001, 0x8040, 0x0000};
@@ -147,47 +155,34 @@ run_isa(const isa_case *c, const fa_config *cfg, const uint16_t *q,
     env.isa = (int)isa;
     ck_assert_int_eq(fa_forward(cfg, q, k, v, r->o, r->lse, NULL, &env), 0);
     r->fflags = (uint32_t)env.flags;
-    if (!c->backward)
+    if (!(c->opt & BWD))
         return;
     {
         sf_env benv = SF_ENV_IEEE;
         benv.isa = (int)isa;
-        ck_assert_int_eq(
-            fa_backward(cfg, q, k, v, ref != NULL ? ref->o : r->o,
-                        ref != NULL ? ref->lse : r->lse, dout, r->delta,
-                        r->dq, r->dk, r->dv, NULL, &benv),
-            0);
+        ck_assert_int_eq(fa_backward(cfg, q, k, v, ref != NULL ? ref->o : r->o,
+                                     ref != NULL ? ref->lse : r->lse, dout,
+                                     r->delta, r->dq, r->dk, r->dv, NULL,
+                                     &benv),
+                         0);
         r->bflags = (uint32_t)benv.flags;
     }
 }
 
 static const isa_case cases[] = {
-    {"fa2-random", FA_POLICY_FA2, {1, 2, 150, 300, 64}, false, 0, false,
-     GEN_RANDOM, true},
-    {"fa2-ties", FA_POLICY_FA2, {1, 1, 96, 256, 64}, false, 0, false, GEN_TIES,
-     true},
-    {"fa2-sink", FA_POLICY_FA2, {1, 1, 130, 200, 128}, false, 0, false,
-     GEN_SINK, true},
-    {"fa2-special", FA_POLICY_FA2, {1, 1, 70, 90, 64}, false, 0, false,
-     GEN_SPECIAL, true},
-    {"fa2-causal", FA_POLICY_FA2, {2, 1, 100, 260, 128}, true, 0, false,
-     GEN_RANDOM, true},
-    {"fa2-split", FA_POLICY_FA2, {1, 2, 64, 700, 64}, false, 3, false,
-     GEN_RANDOM, false},
-    {"fa2-split-causal", FA_POLICY_FA2, {1, 1, 40, 600, 128}, true, 4, false,
-     GEN_TIES, false},
-    {"fa2-decode", FA_POLICY_FA2, {1, 3, 1, 1000, 128}, false, 0, false,
-     GEN_RANDOM, true},
-    {"fa2-f16", FA_POLICY_FA2, {1, 1, 100, 200, 64}, false, 0, true,
-     GEN_RANDOM, false},
-    {"fa2-f16-ties", FA_POLICY_FA2, {1, 1, 64, 160, 64}, true, 0, true,
-     GEN_TIES, false},
-    {"fp32-random", FA_POLICY_FP32, {1, 1, 70, 130, 32}, true, 0, false,
-     GEN_RANDOM, true},
-    {"paper-eq4-ties", FA_POLICY_PAPER_EQ4, {1, 1, 64, 100, 32}, false, 0,
-     false, GEN_TIES, true},
-    {"repo-sink", FA_POLICY_REPO, {1, 1, 60, 120, 32}, true, 0, false,
-     GEN_SINK, true},
+    {"fa2-random", FA_POLICY_FA2, {1, 2, 150, 300, 64}, 0, GEN_RANDOM, BWD},
+    {"fa2-ties", FA_POLICY_FA2, {1, 1, 96, 256, 64}, 0, GEN_TIES, BWD},
+    {"fa2-sink", FA_POLICY_FA2, {1, 1, 130, 200, 128}, 0, GEN_SINK, BWD},
+    {"fa2-special", FA_POLICY_FA2, {1, 1, 70, 90, 64}, 0, GEN_SPECIAL, BWD},
+    {"fa2-causal", FA_POLICY_FA2, {2, 1, 99, 260, 128}, 0, GEN_RANDOM, BC},
+    {"fa2-split", FA_POLICY_FA2, {1, 2, 64, 700, 64}, 3, GEN_RANDOM, 0},
+    {"fa2-split-c", FA_POLICY_FA2, {1, 1, 40, 600, 128}, 4, GEN_TIES, CAUSAL},
+    {"fa2-decode", FA_POLICY_FA2, {1, 3, 1, 1000, 128}, 0, GEN_RANDOM, BWD},
+    {"fa2-f16", FA_POLICY_FA2, {1, 1, 100, 200, 64}, 0, GEN_RANDOM, F16},
+    {"fa2-f16-ties", FA_POLICY_FA2, {1, 1, 64, 160, 64}, 0, GEN_TIES, FC},
+    {"fp32-random", FA_POLICY_FP32, {1, 1, 70, 130, 32}, 0, GEN_RANDOM, BC},
+    {"eq4-ties", FA_POLICY_PAPER_EQ4, {1, 1, 64, 100, 32}, 0, GEN_TIES, BWD},
+    {"repo-sink", FA_POLICY_REPO, {1, 1, 60, 120, 32}, 0, GEN_SINK, BC},
 };
 
 START_TEST(test_paths)
@@ -200,11 +195,11 @@ START_TEST(test_paths)
     size_t bad = 0, paths = 0;
 
     cfg.shape = c->shape;
-    cfg.causal = c->causal;
+    cfg.causal = (c->opt & CAUSAL) != 0;
     cfg.splits = c->splits;
-    if (c->f16)
+    if (c->opt & F16)
         cfg.input = &sf_format_f16;
-    if (c->gen == GEN_TIES && c->policy == FA_POLICY_FA2 && !c->f16)
+    if (c->gen == GEN_TIES && c->policy == FA_POLICY_FA2 && !(c->opt & F16))
         cfg.fix = fa_fix_default(FA_FIX_BETA);
     ck_assert_msg(fa_config_check(&cfg) == NULL, "%s: %s", c->name,
                   fa_config_check(&cfg));
@@ -229,17 +224,17 @@ START_TEST(test_paths)
         run_isa(c, &cfg, q, k, v, dout, (sf_isa)isa, &ref, &got);
         bad += diff(c->name, name, "o", got.o, ref.o, ft_nq_d(&cfg));
         bad += diff(c->name, name, "lse", got.lse, ref.lse, ft_rows(&cfg));
-        bad += diff(c->name, name, "forward flags", &got.fflags, &ref.fflags,
-                    1);
-        if (!c->backward)
+        bad +=
+            diff(c->name, name, "forward flags", &got.fflags, &ref.fflags, 1);
+        if (!(c->opt & BWD))
             continue;
-        bad += diff(c->name, name, "delta", got.delta, ref.delta,
-                    ft_rows(&cfg));
+        bad +=
+            diff(c->name, name, "delta", got.delta, ref.delta, ft_rows(&cfg));
         bad += diff(c->name, name, "dq", got.dq, ref.dq, ft_nq_d(&cfg));
         bad += diff(c->name, name, "dk", got.dk, ref.dk, ft_nk_d(&cfg));
         bad += diff(c->name, name, "dv", got.dv, ref.dv, ft_nk_d(&cfg));
-        bad += diff(c->name, name, "backward flags", &got.bflags, &ref.bflags,
-                    1);
+        bad +=
+            diff(c->name, name, "backward flags", &got.bflags, &ref.bflags, 1);
     }
     if (paths == 0)
         printf("%s: no vector path on this CPU, nothing to compare\n",

@@ -18,7 +18,10 @@
  *--------------------------------------------------------------------------*/
 typedef struct fwd_ws
 {
-    uint16_t *kt;           /* d x Nk: K transposed */
+    uint16_t *kt;           /* K transposed: d x Nk, row-major; or (one
+                               chunk of rows per head) by KV blocks, block
+                               jb (keys c0 .. c0+bw-1, c0 = jb Bc) d x bw
+                               from kt + c0 d */
     uint32_t *s;            /* R x Nk: scores of the chunk's rows */
     uint16_t *pb;           /* R x Bc: P~ in a 16-bit format (rows of the
                                block's width) */
@@ -102,6 +105,8 @@ typedef struct fwd_run
     sf_env *env;               /* roundings shared by the whole row */
     sf_env *quiet;             /* columns other than the traced one */
     long tcol;                 /* the traced column, or -1: none */
+    bool kt_lazy;              /* K^T transposed by fwd_scores, block by
+                                  block (else once per head) */
 } fwd_run;
 
 /* The environment of the roundings that feed column COL only. */
@@ -137,8 +142,79 @@ score_of(const fa_plan *pl, uint32_t raw, sf_env *env)
         fa_mul(fa_round(pl->k.score_dot, raw, env), pl->scale, env), env);
 }
 
+#if defined(__SSE2__) && defined(__GNUC__)
+#define FA_HAVE_SSE2 1
+#include <emmintrin.h>
+
+/* The 8 x 8 matrix of 16-bit elements at SRC (rows SS apart) transposed
+   into DST (rows DS apart). */
+static inline void
+fa_transpose8x8(const uint16_t *src, size_t ss, uint16_t *dst, size_t ds)
+{
+    __m128i r[8], a[8], b[8];
+
+    for (size_t u = 0; u < 8; u++)
+        r[u] = _mm_loadu_si128((const __m128i *)(const void *)(src + u * ss));
+    for (size_t u = 0; u < 4; u++) {
+        a[2 * u] = _mm_unpacklo_epi16(r[2 * u], r[2 * u + 1]);
+        a[2 * u + 1] = _mm_unpackhi_epi16(r[2 * u], r[2 * u + 1]);
+    }
+    /* a[2u] = columns 0..3 of rows 2u, 2u+1; a[2u+1] columns 4..7 */
+    for (size_t u = 0; u < 2; u++)
+        for (size_t h = 0; h < 2; h++) {
+            b[4 * u + 2 * h] =
+                _mm_unpacklo_epi32(a[4 * u + h], a[4 * u + 2 + h]);
+            b[4 * u + 2 * h + 1] =
+                _mm_unpackhi_epi32(a[4 * u + h], a[4 * u + 2 + h]);
+        }
+    /* b[4u + 2h + g]: columns 4h + 2g, 4h + 2g + 1 of rows 4u .. 4u+3 */
+    for (size_t c = 0; c < 4; c++) {
+        _mm_storeu_si128((__m128i *)(void *)(dst + (2 * c) * ds),
+                         _mm_unpacklo_epi64(b[c], b[4 + c]));
+        _mm_storeu_si128((__m128i *)(void *)(dst + (2 * c + 1) * ds),
+                         _mm_unpackhi_epi64(b[c], b[4 + c]));
+    }
+}
+#endif
+
+/* Keys C0 .. C0+BW-1 of one head's K transposed into BLK (d rows LD
+   apart).  Eight keys at a time, so each row of BLK gets 16 bytes per
+   step: a transpose key by key writes one element per cache line and,
+   with rows of Nk keys for a large power of two Nk, misses on every
+   write. */
+static void
+fwd_transpose(const fa_plan *pl, const uint16_t *k, uint16_t *blk, size_t ld,
+              size_t c0, size_t bw)
+{
+    size_t j = 0;
+
+    /* eight keys at a time: each row of the block gets 16 bytes */
+    for (; j + 8 <= bw; j += 8) {
+        const uint16_t *kr = k + (c0 + j) * pl->d;
+        size_t c = 0;
+#ifdef FA_HAVE_SSE2
+        /* 8 x 8 tiles in SSE2 registers (in every x86-64 CPU) */
+        for (; c + 8 <= pl->d; c += 8)
+            fa_transpose8x8(kr + c, pl->d, blk + c * ld + j, ld);
+#endif
+        for (; c < pl->d; c++)
+            for (size_t u = 0; u < 8; u++)
+                blk[c * ld + j + u] = kr[u * pl->d + c];
+    }
+    for (; j < bw; j++) {
+        const uint16_t *kr = k + (c0 + j) * pl->d;
+        for (size_t c = 0; c < pl->d; c++)
+            blk[c * ld + j] = kr[c];
+    }
+}
+
 /* Scores of rows I0 .. I0+NR-1 into w->s (masked entries: the mask
-   value); with tracing, only the unmasked ones are computed. */
+   value); with tracing, only the unmasked ones are computed.  With one
+   chunk of rows per head, K is transposed block by block just before the
+   block's GEMM, while it is in the cache (an element of D depends only on
+   its row of A and its column of B, so the bits are those of one GEMM
+   over every key); the block's scores go through w->pf when the rows of
+   S are longer. */
 static void
 fwd_scores(fwd_run *r, size_t i0, size_t nr)
 {
@@ -155,9 +231,21 @@ fwd_scores(fwd_run *r, size_t i0, size_t nr)
         sf_mma_gemm(pl->mqk, nr, pl->nk, pl->d, &sf_format_f32, r->w->qs,
                     &sf_format_f32, r->w->kts, NULL, s, SF_MMA_PATH_AUTO,
                     r->env);
-    else if (r->tcol < 0)
+    else if (r->tcol < 0 && !r->kt_lazy)
         sf_mma_gemm(pl->mqk, nr, pl->nk, pl->d, pl->in, r->q + i0 * pl->d,
                     pl->in, r->w->kt, NULL, s, SF_MMA_PATH_AUTO, r->env);
+    for (size_t c0 = 0; r->tcol < 0 && r->kt_lazy && c0 < pl->nk;
+         c0 += pl->bc) {
+        size_t bw = pl->nk - c0 < pl->bc ? pl->nk - c0 : pl->bc;
+        uint32_t *dst = nr == 1 || bw == pl->nk ? s + c0 : r->w->pf;
+        fwd_transpose(pl, r->k, r->w->kt + c0 * pl->d, bw, c0, bw);
+        sf_mma_gemm(pl->mqk, nr, bw, pl->d, pl->in, r->q + i0 * pl->d, pl->in,
+                    r->w->kt + c0 * pl->d, NULL, dst, SF_MMA_PATH_AUTO,
+                    r->env);
+        if (dst != s + c0)
+            for (size_t ri = 0; ri < nr; ri++)
+                memcpy(s + ri * pl->nk + c0, dst + ri * bw, bw * sizeof *s);
+    }
     for (size_t ri = 0; ri < nr; ri++) {
         size_t i = i0 + ri, nv = fa_visible(pl, i);
         uint32_t *srow = s + ri * pl->nk;
@@ -221,14 +309,52 @@ chunk_pv(fwd_run *r, size_t nr, const sf_format *fa, const void *a, size_t c0,
                c != NULL ? c + ri * pl->d : NULL, d + ri * pl->d);
 }
 
+/* fa_max over S[0 .. N-1] from -Inf, without a branch per element: a
+   NaN loses, and of equal values the first is kept, which matters only
+   for zeros (every other value has one encoding). */
 static uint32_t
 row_max(const uint32_t *s, size_t n)
 {
-    uint32_t mx = FA_F32_NEG_INF;
+    uint32_t best = 0; /* below the key of every number */
 
-    for (size_t t = 0; t < n; t++)
-        mx = fa_max(mx, s[t]);
-    return mx;
+    for (size_t t = 0; t < n; t++) {
+        uint32_t x = s[t], mag = x & FA_F32_MAG;
+        /* the key of x with -0 read as +0; 0 for a NaN */
+        uint32_t key = mag == 0 ? FA_F32_SIGN : fa_key(x);
+        key = mag > FA_F32_INF ? 0 : key;
+        best = key > best ? key : best;
+    }
+    if (best == 0)
+        return FA_F32_NEG_INF;
+    if (best == FA_F32_SIGN)
+        /* the maximum is a zero: the first zero's sign */
+        for (size_t t = 0; t < n; t++)
+            if (fa_is_zero(s[t]))
+                return s[t];
+    /* invert fa_key */
+    return (best & FA_F32_SIGN) ? best & FA_F32_MAG : ~best;
+}
+
+/* fa_add, inline in the per-key loops whatever the compiler's size
+   limits (the typed addition's fast path is inline itself). */
+#ifdef __GNUC__
+__attribute__((always_inline))
+#endif
+static inline uint32_t
+fwd_add(uint32_t a, uint32_t b, sf_env *env)
+{
+    return sf_f32_add((sf_f32){a}, (sf_f32){b}, SF_RNE, env).bits;
+}
+
+/* fa_round with the formats of the hot loops inline. */
+static inline uint32_t
+fwd_round(fa_fmt f, uint32_t x, sf_env *env)
+{
+    if (f == FA_FMT_F32)
+        return x;
+    if (f == FA_FMT_BF16)
+        return fa_rbf(x, env);
+    return fa_round(f, x, env);
 }
 
 /* Index into a [B,H,Nq,Tc] capture. */
@@ -265,7 +391,7 @@ exp_arg(const fa_plan *pl, uint32_t s, uint32_t meff, uint32_t ms, sf_env *e)
 {
     switch (pl->k.exp_arg) {
     case FA_ARG_SUB_ROUND:
-        return fa_round(pl->k.p, fa_sub(s, meff, e), e);
+        return fwd_round(pl->k.p, fa_sub(s, meff, e), e);
     case FA_ARG_SUB_ONCE:
         return fa_sub_once(pl->k.p, s, meff, e);
     case FA_ARG_SCALE_SUB:
@@ -291,7 +417,7 @@ alpha_of(const fa_plan *pl, uint32_t mold, uint32_t meff, sf_env *e)
 
     switch (pl->k.alpha_arg) {
     case FA_ALPHA_SUB_ROUND:
-        x = fa_round(pl->k.alpha, x, e);
+        x = fwd_round(pl->k.alpha, x, e);
         break;
     case FA_ALPHA_SUB_SCALE:
         x = fa_mul(x, pl->scale_log2, e);
@@ -303,7 +429,7 @@ alpha_of(const fa_plan *pl, uint32_t mold, uint32_t meff, sf_env *e)
     default:
         break;
     }
-    return fa_round(pl->k.alpha, fa_exp(pl, x), e);
+    return fwd_round(pl->k.alpha, fa_exp(pl, x), e);
 }
 
 /* The P~V product's A operand format. */
@@ -429,7 +555,7 @@ block_step(fwd_run *r, size_t i0, size_t nr, size_t c0, size_t bw)
                                     : fa_mul(mnew, pl->scale_log2, e);
         for (size_t t = 0; t < n; t++) {
             uint32_t p = fa_exp(pl, exp_arg(pl, srow[t], meff, ms, e));
-            uint32_t st = fa_round(k->p, p, e);
+            uint32_t st = fwd_round(k->p, p, e);
             pf[t] = p;
             ps[t] = st;
             if (p16)
@@ -452,7 +578,7 @@ block_step(fwd_run *r, size_t i0, size_t nr, size_t c0, size_t bw)
                     part[q] = fa_fma(part[q], alpha, v, e);
                     fuse[q] = false;
                 } else {
-                    part[q] = fa_add(part[q], v, e);
+                    part[q] = fwd_add(part[q], v, e);
                 }
             }
         }
@@ -486,15 +612,15 @@ block_step(fwd_run *r, size_t i0, size_t nr, size_t c0, size_t bw)
             const uint32_t *src = k->rowsum_fp32_p ? pf : ps;
             uint32_t rs = src[0], bs;
             for (size_t t = 1; t < n; t++)
-                rs = fa_add(rs, src[t], e);
-            bs = fa_round(k->l, rs, e);
+                rs = fwd_add(rs, src[t], e);
+            bs = fwd_round(k->l, rs, e);
             if (k->rowsum_clamp && fa_lt(bs, F32_CLAMP_MIN))
-                bs = fa_round(k->l, F32_CLAMP_MIN, e);
+                bs = fwd_round(k->l, F32_CLAMP_MIN, e);
             w->l[ri] =
                 init ? bs
-                     : fa_round(
+                     : fwd_round(
                          k->l,
-                         fa_add(fa_round(k->l, fa_mul(alpha, w->l[ri], e), e),
+                         fa_add(fwd_round(k->l, fa_mul(alpha, w->l[ri], e), e),
                                 bs, e),
                          e);
         }
@@ -526,7 +652,7 @@ block_step(fwd_run *r, size_t i0, size_t nr, size_t c0, size_t bw)
             row_pv(r, pa, p16 ? (const void *)pb : (const void *)ps, c0, n,
                    init ? NULL : tmp, acc);
             for (size_t col = 0; col < pl->d; col++)
-                acc[col] = fa_round(k->acc, acc[col], col_env(r, col));
+                acc[col] = fwd_round(k->acc, acc[col], col_env(r, col));
         }
     }
     if (visible && k->acc_update == FA_ACC_CHAIN)
@@ -557,7 +683,7 @@ block_step(fwd_run *r, size_t i0, size_t nr, size_t c0, size_t bw)
         }
         for (size_t ri = 0; ri < nr; ri++)
             for (size_t col = 0; col < pl->d; col++)
-                w->acc[ri * pl->d + col] = fa_round(
+                w->acc[ri * pl->d + col] = fwd_round(
                     k->acc, w->acc[ri * pl->d + col], col_env(r, col));
         return;
     }
@@ -568,10 +694,10 @@ block_step(fwd_run *r, size_t i0, size_t nr, size_t c0, size_t bw)
         uint32_t *acc = w->acc + ri * pl->d, *ev = w->tmp + ri * pl->d;
         for (size_t col = 0; col < pl->d; col++) {
             sf_env *ce = col_env(r, col);
-            uint32_t evb = fa_round(k->acc, ev[col], ce);
+            uint32_t evb = fwd_round(k->acc, ev[col], ce);
             acc[col] =
-                fa_round(k->acc, fa_mul(acc[col], w->alpha[ri], ce), ce);
-            acc[col] = fa_round(k->acc, fa_add(acc[col], evb, ce), ce);
+                fwd_round(k->acc, fa_mul(acc[col], w->alpha[ri], ce), ce);
+            acc[col] = fwd_round(k->acc, fa_add(acc[col], evb, ce), ce);
         }
     }
 }
@@ -726,7 +852,7 @@ fwd_range(fwd_run *r, size_t i0, size_t nr, size_t lo, size_t hi, long split)
                     sf_env *ce = col_env(r, col);
                     uint32_t x = fa_mul(acc[col], inv, ce);
                     if (split < 0)
-                        x = fa_round(k->o, x, ce);
+                        x = fwd_round(k->o, x, ce);
                     if (out)
                         out[col] = x;
                 }
@@ -735,7 +861,7 @@ fwd_range(fwd_run *r, size_t i0, size_t nr, size_t lo, size_t hi, long split)
                     sf_env *ce = col_env(r, col);
                     uint32_t x = fa_div(acc[col], l, ce);
                     if (split < 0)
-                        x = fa_round(k->o, x, ce);
+                        x = fwd_round(k->o, x, ce);
                     if (out)
                         out[col] = x;
                 }
@@ -761,9 +887,9 @@ fwd_range(fwd_run *r, size_t i0, size_t nr, size_t lo, size_t hi, long split)
                          : fa_fma(fa_mul(w->m[ri], pl->scale_log2, le),
                                   F32_LN2, log_of(pl, k->log, l), le);
             } else {
-                lse = fa_round(
+                lse = fwd_round(
                     k->lse_fmt,
-                    fa_add(fa_round(k->lse_fmt, log_of(pl, k->log, l), le),
+                    fa_add(fwd_round(k->lse_fmt, log_of(pl, k->log, l), le),
                            w->m[ri], le),
                     le);
             }
@@ -832,7 +958,7 @@ fwd_combine(fwd_run *r, size_t i0, size_t nr)
             for (size_t s = 0; s < ns; s++)
                 acc = fa_fma(wgt[s], w->osplit[(s * nr + ri) * pl->d + col],
                              acc, ce);
-            acc = fa_round(pl->k.o, acc, ce);
+            acc = fwd_round(pl->k.o, acc, ce);
             if (out)
                 out[col] = acc;
         }
@@ -916,9 +1042,12 @@ fa_forward(const fa_config *cfg, const uint16_t *q, const uint16_t *k,
         run.q = q + hd * nd;
         run.k = k + hd * kd;
         run.v = v + hd * kd;
-        for (size_t j = 0; j < pl.nk; j++)
-            for (size_t c = 0; c < pl.d; c++)
-                w.kt[c * pl.nk + j] = run.k[j * pl.d + c];
+        /* K^T whole, unless fwd_scores builds it block by block (one
+           chunk of query rows: decode and short queries; never with
+           prescaled scores, which read K^T's prescaled copy) */
+        run.kt_lazy = pl.nq <= rows && !pl.k.score_prescale;
+        if (!run.kt_lazy)
+            fwd_transpose(&pl, run.k, w.kt, pl.nk, 0, pl.nk);
         prescale_k(&pl, &w, run.k, env);
         for (size_t mb = 0; mb * pl.br < pl.nq; mb++) {
             size_t end = (mb + 1) * pl.br < pl.nq ? (mb + 1) * pl.br : pl.nq;

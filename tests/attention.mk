@@ -18,7 +18,8 @@ attention_tests = \
 	tests/attention/test_bias \
 	tests/attention/test_backward \
 	tests/attention/test_log \
-	tests/attention/test_cudamath
+	tests/attention/test_cudamath \
+	tests/attention/test_isa
 
 check_PROGRAMS += $(attention_tests)
 TESTS += $(attention_tests)
@@ -61,6 +62,11 @@ tests_attention_test_backward_LDADD = $(attention_test_ldadd)
 tests_attention_test_log_SOURCES = tests/attention/test_log.c
 tests_attention_test_log_CFLAGS = $(attention_test_cflags)
 tests_attention_test_log_LDADD = $(attention_test_ldadd)
+
+tests_attention_test_isa_SOURCES = tests/attention/test_isa.c \
+	$(attention_test_common)
+tests_attention_test_isa_CFLAGS = $(attention_test_cflags)
+tests_attention_test_isa_LDADD = $(attention_test_ldadd)
 
 # make check-exhaustive only: fa_logf_cr against MPFR on every positive
 # binary32 (OpenMP-parallel).

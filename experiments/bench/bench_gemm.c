@@ -2,7 +2,8 @@
    AVX2, AVX-512, forced through env.isa) against a native float GEMM,
    the portable path against one dot product per element, and two
    threads; the fa2 attention forward (env.isa from BF16EMU_ISA) against
-   a plain float attention */
+   a plain float attention, and per (query, key) pair: the plain forward
+   at d = 64 and 128, a decode step and a split-KV forward */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -352,6 +353,111 @@ attn_run(void *p, long reps)
     }
 }
 
+/*----------------------------------------------------------------------------
+ * Decode and split-KV: the emulated forward alone, per (query, key) pair
+ * of a head, against the plain forward's time per pair.
+ *--------------------------------------------------------------------------*/
+typedef struct
+{
+    const fa_config *cfg;
+    const uint16_t *q, *k, *v;
+    uint32_t *o, *lse;
+} keys_ctx;
+
+static void
+keys_run(void *p, long reps)
+{
+    keys_ctx *c = p;
+
+    for (long r = 0; r < reps; r++) {
+        sf_env env = SF_ENV_IEEE;
+        env.isa = bench_cfg.isa;
+        if (fa_forward(c->cfg, c->q, c->k, c->v, c->o, c->lse, NULL, &env)
+            != 0) {
+            fprintf(stderr, "bench: fa_forward failed\n");
+            exit(1);
+        }
+    }
+}
+
+/* The emulated forward of shape SH with SPLITS splits (0: none): seconds
+   per (query, key) pair of a head. */
+static double
+keys_time(fa_shape sh, size_t splits)
+{
+    size_t nq = sh.batch * sh.heads * sh.nq * sh.d,
+           nk = sh.batch * sh.heads * sh.nk * sh.d;
+    uint16_t *q = xmalloc(nq * 2), *k = xmalloc(nk * 2), *v = xmalloc(nk * 2);
+    uint32_t *o = xmalloc(nq * 4),
+             *lse = xmalloc(sh.batch * sh.heads * sh.nq * 4);
+    fa_config cfg = fa_config_default(FA_POLICY_FA2);
+    keys_ctx c;
+    bench_side side;
+    double t;
+    uint64_t s = 17;
+    const char *why;
+
+    cfg.shape = sh;
+    cfg.splits = splits;
+    why = fa_config_check(&cfg);
+    if (why != NULL) {
+        fprintf(stderr, "bench: attention config: %s\n", why);
+        exit(1);
+    }
+    for (size_t i = 0; i < nq; i++)
+        q[i] = rand_bf16(&s, 2);
+    for (size_t i = 0; i < nk; i++) {
+        k[i] = rand_bf16(&s, 2);
+        v[i] = rand_bf16(&s, 2);
+    }
+    c = (keys_ctx){&cfg, q, k, v, o, lse};
+    side = (bench_side){keys_run, &c,
+                        (double)(sh.batch * sh.heads * sh.nq * sh.nk), false};
+    t = bench_one(&side);
+    free(q);
+    free(k);
+    free(v);
+    free(o);
+    free(lse);
+    return t;
+}
+
+/* A row "NAME <path> ns/key vs fa2": T seconds per pair against the
+   plain forward's PLAIN (target: as fast per key). */
+static void
+keys_row(const char *name, double t, double plain)
+{
+    char label[96];
+
+    snprintf(label, sizeof label, "%s %s vs fa2", name,
+             sf_isa_name(sf_isa_resolve(bench_cfg.isa)));
+    bench_row(label, 1e-6 / t, 1e-6 / plain, "Mkey/s", t / plain,
+              BENCH_AT_MOST, 1);
+}
+
+/* The decode step and the split case of the GPU's split-KV kernel, each
+   against the plain forward of its head dimension (PLAIN64: the d = 64
+   row's seconds per pair; the d = 128 one is measured here). */
+static void
+bench_attn_keys(double plain64)
+{
+    size_t n = bench_cfg.quick ? 256 : 1024;
+    fa_shape dec = {1, 32, 1, 16384, 128}, spl = {1, 1, 64, 1024, 64};
+    double plain128 = keys_time((fa_shape){1, 1, n, n, 128}, 0);
+    char label[96];
+
+    snprintf(label, sizeof label, "attn fa2 forward N=%zu d=128 %s ns/key", n,
+             sf_isa_name(sf_isa_resolve(bench_cfg.isa)));
+    bench_row_alone(label, 1e-6 / plain128, "Mkey/s", 1e9 * plain128,
+                    BENCH_NONE, 0);
+    if (bench_cfg.quick)
+        dec = (fa_shape){1, 2, 1, 4096, 128};
+    keys_row(bench_cfg.quick ? "attn decode Nq=1 Nk=4096 d=128 H=2"
+                             : "attn decode Nq=1 Nk=16384 d=128 H=32",
+             keys_time(dec, 0), plain128);
+    keys_row("attn split 4 Nq=64 Nk=1024 d=64", keys_time(spl, 4), plain64);
+}
+
 void
 bench_attn(void)
 {
@@ -451,6 +557,13 @@ bench_attn(void)
                  pn, n, d);
         bench_row(label, 1 / t2, 1 / tf, "fwd/s", t2 / tf, BENCH_AT_MOST, 2);
     }
+    /* per (query, key) pair of a head: the unit of the decode and split
+       rows */
+    snprintf(label, sizeof label, "attn fa2 forward N=%zu d=%zu %s ns/key", n,
+             d, sf_isa_name(sf_isa_resolve(bench_cfg.isa)));
+    bench_row_alone(label, 1e-6 * (double)(n * n) / te, "Mkey/s",
+                    1e9 * te / (double)(n * n), BENCH_NONE, 0);
+    bench_attn_keys(te / (double)(n * n));
     free(q);
     free(k);
     free(v);

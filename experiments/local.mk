@@ -79,6 +79,7 @@ TESTS += \
 	tests/experiments/test_reproduce.sh \
 	tests/experiments/test_ls.sh \
 	tests/experiments/test_scan.sh \
+	tests/experiments/test_capture.sh \
 	tests/experiments/test_reproduce_only.sh
 
 # Every exact decimal of trace --json against MPFR and GMP.
@@ -150,7 +151,12 @@ EXTRA_DIST += \
 	tests/experiments/test_reproduce.sh \
 	tests/experiments/test_ls.sh \
 	tests/experiments/test_scan.sh \
+	tests/experiments/test_capture.sh \
 	tests/experiments/test_reproduce_only.sh \
+	tests/data/gpu/capture_gpt6_r128.safetensors \
+	tests/data/gpu/capture_gpt6_r128.json \
+	experiments/gpu/capture.py \
+	experiments/gpu/train_gpt.py \
 	tests/experiments/t1_rne.txt \
 	tests/experiments/jsonq.c \
 	tests/experiments/mma_inputs.c \

@@ -155,6 +155,8 @@ EXTRA_DIST += \
 	tests/experiments/test_reproduce_only.sh \
 	tests/data/gpu/capture_gpt6_r128.safetensors \
 	tests/data/gpu/capture_gpt6_r128.json \
+	tests/data/gpu/capture_gpt6_s0_l1h0.safetensors \
+	tests/data/gpu/capture_gpt6_s0_l1h0.json \
 	experiments/gpu/capture.py \
 	experiments/gpu/train_gpt.py \
 	tests/experiments/t1_rne.txt \

@@ -1,7 +1,7 @@
 # test_capture.sh -- bf16emu scan and diff on a capture of a trained GPT
 # (tests/data/gpu/capture_gpt6_r128: experiments/gpu/train_gpt.py on an
 # H200, the final step, per layer the heads 0 and 7, the first 128
-# positions).  The expected repeated-maxima counts are the manifest's
+# positions; and capture_gpt6_s0_l1h0, one head at step 0).  The expected repeated-maxima counts are the manifest's
 # "repeated_max_rows_expected", counted on the GPU machine from the
 # captured Q and K with exact integer sums (capture.repeated_max_rows), not
 # by bf16emu; every O element must be the GPU's bits under fa2.
@@ -45,6 +45,18 @@ for layer in 0 1 2 3 4 5; do
 done
 # shellcheck disable=SC2086
 expect_jsons $args
+# Eq. 2-3 needs dO, which the capture has: every row is summed.
+expect_jsons heads.0.eq23.rows 128 heads.11.eq23.rows 128 \
+    heads.0.eq23.steps.0.step 10945
+
+# Step 0, layer 1, head 0, the first 128 positions: five O elements of
+# row 24 come out one BF16 ulp off with a correctly rounded exp; with the
+# H200's ex2.approx (what scan uses for fa2) all 8192 are the GPU's.
+s0=$srcdir/tests/data/gpu/capture_gpt6_s0_l1h0.safetensors
+run scan --quiet --json "$s0"
+expect_rc 0
+expect_jsons exp ex2-sm90 heads.0.layer 1 heads.0.head 0 heads.0.steps 1 \
+    heads.0.o_match 8192 heads.0.o_elements 8192
 
 # The same capture through diff, settings from the manifest alone: the
 # H200's O of one head pair, bit for bit.

@@ -51,6 +51,93 @@ scan_stats_merge(scan_stats *into, const scan_stats *from)
     into->lse_match += from->lse_match;
     into->lse_elems += from->lse_elems;
     into->has_do = into->has_do || from->has_do;
+    scan_eq23_merge(&into->eq, &from->eq);
+}
+
+void
+scan_eq23_merge(scan_eq23 *into, const scan_eq23 *from)
+{
+    if (from->d == 0)
+        return;
+    if (into->d == 0)
+        into->d = from->d;
+    if (into->d != from->d)
+        return;
+    into->rows += from->rows;
+    into->err_sum += from->err_sum;
+    for (size_t c = 0; c < from->d; c++)
+        into->u_sum[c] += from->u_sum[c];
+    into->u_norm_sum += from->u_norm_sum;
+    into->u_norm2_sum += from->u_norm2_sum;
+    into->sigma1_2 += from->sigma1_2;
+}
+
+static double
+eq_norm(const scan_eq23 *e)
+{
+    double n = 0;
+
+    for (size_t c = 0; c < e->d; c++)
+        n += e->u_sum[c] * e->u_sum[c];
+    return sqrt(n);
+}
+
+double
+scan_eq23_coherence(const scan_eq23 *e)
+{
+    if (e->d == 0 || !(e->u_norm_sum > 0))
+        return NAN;
+    return eq_norm(e) / e->u_norm_sum;
+}
+
+double
+scan_eq23_rank1(const scan_eq23 *e)
+{
+    if (e->d == 0 || !(e->u_norm2_sum > 0))
+        return NAN;
+    return e->sigma1_2 / e->u_norm2_sum;
+}
+
+double
+scan_eq23_cosine(const scan_eq23 *a, const scan_eq23 *b)
+{
+    double na = eq_norm(a), nb = eq_norm(b), dot = 0;
+
+    if (a->d == 0 || a->d != b->d || !(na > 0) || !(nb > 0))
+        return NAN;
+    for (size_t c = 0; c < a->d; c++)
+        dot += a->u_sum[c] * b->u_sum[c];
+    return dot / (na * nb);
+}
+
+/* The largest eigenvalue of the symmetric positive semidefinite G [D, D]
+   (power iteration from the all-ones vector, WORK of 2 D). */
+static double
+top_eigenvalue(const double *g, size_t d, double *work)
+{
+    double *x = work, *y = work + d, lam = 0;
+
+    for (size_t c = 0; c < d; c++)
+        x[c] = 1.0 / sqrt((double)d);
+    for (int it = 0; it < 200; it++) {
+        double n = 0, prev = lam;
+        for (size_t r = 0; r < d; r++) {
+            double acc = 0;
+            for (size_t c = 0; c < d; c++)
+                acc += g[r * d + c] * x[c];
+            y[r] = acc;
+            n += acc * acc;
+        }
+        n = sqrt(n);
+        if (!(n > 0))
+            return 0;
+        lam = n;
+        for (size_t c = 0; c < d; c++)
+            x[c] = y[c] / n;
+        if (it > 10 && fabs(lam - prev) <= 1e-12 * lam)
+            break;
+    }
+    return lam;
 }
 
 double
@@ -150,7 +237,10 @@ scan_head(const fa_config *cfg, const fa_fix *fix, scan_reference ref,
     const char *w;
     size_t nq, nk, d, bc;
     fa_config cf;
-    double *s_ex = NULL, *o_ex = NULL, *work = NULL;
+    double *s_ex = NULL, *o_ex = NULL, *work = NULL, *gram = NULL,
+           *pk = NULL, *eqw = NULL;
+    double scale_v = bits_f32_value(ax_scale_bits(cfg));
+    bool eq_on;
     uint32_t *s_k = NULL, *p_k = NULL, *p_f = NULL, *o_e = NULL,
              *o_f = NULL, *lse_e = NULL, *lse_f = NULL;
     uint64_t bad;
@@ -195,6 +285,18 @@ scan_head(const fa_config *cfg, const fa_fix *fix, scan_reference ref,
         || lse_e == NULL || lse_f == NULL) {
         *why = "out of memory";
         goto done;
+    }
+
+    eq_on = in->dout != NULL && d <= SCAN_EQ23_DMAX;
+    if (eq_on) {
+        gram = calloc(d * d, sizeof *gram);
+        pk = malloc(d * sizeof *pk);
+        eqw = malloc((2 * d + nk) * sizeof *eqw);
+        if (gram == NULL || pk == NULL || eqw == NULL) {
+            *why = "out of memory";
+            goto done;
+        }
+        out->eq.d = d;
     }
 
     /* The reference: scores and O. */
@@ -311,8 +413,41 @@ scan_head(const fa_config *cfg, const fa_fix *fix, scan_reference ref,
                 if (in->o != NULL)
                     bias_cell_add(&out->d_cap, dcap - dex);
             }
+            if (eq_on) {
+                /* Eq. 2: u_i = -scale e_i (P K)_i, P from the exact
+                   scores */
+                const double *srow = s_ex + i * nk;
+                double m = -INFINITY, z = 0, e, n2 = 0;
+                e = (in->o != NULL ? dcap : demu) - dex;
+                for (size_t j = 0; j < nk; j++)
+                    if (srow[j] > m)
+                        m = srow[j];
+                for (size_t c = 0; c < d; c++)
+                    pk[c] = 0;
+                for (size_t j = 0; j < nk; j++) {
+                    double wgt = isinf(srow[j]) ? 0.0 : exp(srow[j] - m);
+                    z += wgt;
+                    if (wgt != 0)
+                        for (size_t c = 0; c < d; c++)
+                            pk[c] += wgt * bits_bf16_value(in->k[j * d + c]);
+                }
+                for (size_t c = 0; c < d; c++) {
+                    pk[c] = -scale_v * e * pk[c] / z;
+                    out->eq.u_sum[c] += pk[c];
+                    n2 += pk[c] * pk[c];
+                }
+                for (size_t r = 0; r < d; r++)
+                    for (size_t c = 0; c < d; c++)
+                        gram[r * d + c] += pk[r] * pk[c];
+                out->eq.rows++;
+                out->eq.err_sum += e;
+                out->eq.u_norm_sum += sqrt(n2);
+                out->eq.u_norm2_sum += n2;
+            }
         }
     }
+    if (eq_on)
+        out->eq.sigma1_2 += top_eigenvalue(gram, d, eqw);
     rc = 0;
 
 done:
@@ -326,5 +461,8 @@ done:
     free(o_f);
     free(lse_e);
     free(lse_f);
+    free(gram);
+    free(pk);
+    free(eqw);
     return rc;
 }

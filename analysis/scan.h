@@ -61,6 +61,43 @@ extern "C" {
  * emulation without the fix reproduces bit for bit (a check that the
  * policy is the capture's kernel).
  *--------------------------------------------------------------------------*/
+/* The paper's Eq. 2-3 on one head: the error of delta carried into dQ.
+ * dQ_i = scale sum_j P_ij (dP_ij - delta_i) k_j, so an error e_i =
+ * delta_lp,i - delta_exact,i (delta from the captured O, else the
+ * emulated O, as d_cap / d_emu) changes dQ_i by
+ *     u_i = -scale e_i (P K)_i          (P the exact probabilities),
+ * and dW_Q = X^T dQ by sum_i x_i u_i^T.  Where the u_i share one
+ * direction that sum is close to rank 1 and does not cancel over tokens;
+ * where that direction stays across steps, the error adds up over
+ * training.  Per head (rows with at least one visible key):
+ *   d           features summed (0: not measured, no dO or d > 256);
+ *   rows, err_sum  rows and sum of e_i;
+ *   u_sum[c]    sum of u_i (its direction is compared across steps);
+ *   u_norm_sum  sum of |u_i|;  u_norm2_sum  sum of |u_i|^2;
+ *   sigma1_2    the largest eigenvalue of sum_i u_i u_i^T (power
+ *               iteration), summed over merged heads.
+ * coherence = |u_sum| / u_norm_sum (1: every u_i in one direction, about
+ * rows^-1/2 for random directions); rank1 = sigma1_2 / u_norm2_sum (the
+ * share of the u_i's energy in one direction, 1 for rank 1). */
+#define SCAN_EQ23_DMAX 256
+typedef struct scan_eq23
+{
+    size_t d;
+    uint64_t rows;
+    double err_sum;
+    double u_sum[SCAN_EQ23_DMAX];
+    double u_norm_sum, u_norm2_sum, sigma1_2;
+} scan_eq23;
+
+/* INTO += FROM (when the features agree or INTO is empty). */
+void scan_eq23_merge(scan_eq23 *into, const scan_eq23 *from);
+/* coherence and rank1 as above; NaN when nothing was summed. */
+double scan_eq23_coherence(const scan_eq23 *e);
+double scan_eq23_rank1(const scan_eq23 *e);
+/* The cosine of the angle between the u_sum of A and of B; NaN when
+   either is zero or the features differ. */
+double scan_eq23_cosine(const scan_eq23 *a, const scan_eq23 *b);
+
 typedef struct scan_stats
 {
     uint64_t heads;          /* heads measured */
@@ -74,6 +111,7 @@ typedef struct scan_stats
     bias_cell d_cap, d_emu, d_fix;
     uint64_t o_match, o_elems, lse_match, lse_elems;
     bool has_do;
+    scan_eq23 eq; /* Eq. 2-3 (needs dO) */
 } scan_stats;
 
 void scan_stats_init(scan_stats *s);

@@ -83,6 +83,7 @@ TESTS += \
 	tests/experiments/test_reproduce.sh \
 	tests/experiments/test_ls.sh \
 	tests/experiments/test_scan.sh \
+	tests/experiments/test_capture.sh \
 	tests/experiments/test_reproduce_only.sh
 
 # Every exact decimal of trace --json against MPFR and GMP.
@@ -157,7 +158,14 @@ EXTRA_DIST += \
 	tests/experiments/test_reproduce.sh \
 	tests/experiments/test_ls.sh \
 	tests/experiments/test_scan.sh \
+	tests/experiments/test_capture.sh \
 	tests/experiments/test_reproduce_only.sh \
+	tests/data/gpu/capture_gpt6_r128.safetensors \
+	tests/data/gpu/capture_gpt6_r128.json \
+	tests/data/gpu/capture_gpt6_s0_l1h0.safetensors \
+	tests/data/gpu/capture_gpt6_s0_l1h0.json \
+	experiments/gpu/capture.py \
+	experiments/gpu/train_gpt.py \
 	tests/experiments/t1_rne.txt \
 	tests/experiments/jsonq.c \
 	tests/experiments/mma_inputs.c \

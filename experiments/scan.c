@@ -60,6 +60,13 @@ typedef struct
     size_t *heads_kept;  /* the model's index of each stored head */
 } call_spec;
 
+/* One step's Eq. 2-3 sums of a (layer, head) (batch entries merged). */
+typedef struct
+{
+    long long step;
+    scan_eq23 eq;
+} step_eq;
+
 typedef struct
 {
     long long layer;
@@ -69,6 +76,8 @@ typedef struct
     scan_stats st;
     double risk;
     size_t rank;
+    step_eq *by_step; /* sorted by step before the report */
+    size_t n_by_step;
 } group;
 
 typedef struct
@@ -582,6 +591,55 @@ group_get(scan_ctx *x, long long layer, size_t head, const char *name)
     }
 }
 
+/* Adds E to G's record of STEP; false when out of memory. */
+static bool
+group_add_step(group *g, long long step, const scan_eq23 *e)
+{
+    step_eq *r;
+
+    if (e->d == 0)
+        return true;
+    for (size_t i = 0; i < g->n_by_step; i++)
+        if (g->by_step[i].step == step) {
+            scan_eq23_merge(&g->by_step[i].eq, e);
+            return true;
+        }
+    r = realloc(g->by_step, (g->n_by_step + 1) * sizeof *r);
+    if (r == NULL)
+        return false;
+    g->by_step = r;
+    memset(&r[g->n_by_step], 0, sizeof *r);
+    r[g->n_by_step].step = step;
+    scan_eq23_merge(&r[g->n_by_step].eq, e);
+    g->n_by_step++;
+    return true;
+}
+
+static int
+cmp_step_eq(const void *a, const void *b)
+{
+    const step_eq *x = a, *y = b;
+
+    return x->step < y->step ? -1 : x->step > y->step;
+}
+
+/* The mean cosine between the u_sum directions of consecutive steps. */
+static double
+mean_cos_adjacent(const group *g)
+{
+    double s = 0;
+    size_t n = 0;
+
+    for (size_t i = 1; i < g->n_by_step; i++) {
+        double c = scan_eq23_cosine(&g->by_step[i - 1].eq, &g->by_step[i].eq);
+        if (!isnan(c)) {
+            s += c;
+            n++;
+        }
+    }
+    return n > 0 ? s / (double)n : NAN;
+}
+
 static int
 cmp_group(const void *a, const void *b)
 {
@@ -713,6 +771,10 @@ run_call(scan_ctx *x, size_t ci, double t0, double *last)
         if (i / cd.h == 0)
             g->steps++;
         scan_stats_merge(&g->st, &res[i]);
+        if (!group_add_step(g, c->step, &res[i].eq)) {
+            rc = cli_error(CMD, "out of memory");
+            break;
+        }
     }
     free(res);
     free(why);
@@ -764,10 +826,11 @@ text_report(const scan_ctx *x, const size_t *order, cli_buf *b)
     }
     cli_buf_printf(b,
                    "scan: %zu call%s, %zu (layer, head) cells; policy %s, "
-                   "fix %s (tol %g); reference %s\n",
+                   "exp %s, fix %s (tol %g); reference %s\n",
                    x->n_calls, x->n_calls == 1 ? "" : "s", x->n_groups,
                    fa_policy_name(x->policy_given ? x->policy
                                                   : FA_POLICY_FA2),
+                   x->exp.name,
                    fa_fix_name(x->fix.kind), x->fix.tol,
                    x->ref == SCAN_REF_EXACT ? "exact" : "binary64");
     cli_buf_puts(b,
@@ -805,6 +868,32 @@ text_report(const scan_ctx *x, const size_t *order, cli_buf *b)
                            s->bad_heads, s->bad_heads == 1 ? "" : "s",
                            s->bad_elems);
         cli_buf_putc(b, '\n');
+    }
+    {
+        bool any_eq = false;
+        for (size_t i = 0; i < x->n_groups; i++)
+            any_eq = any_eq || x->groups[i].st.eq.d > 0;
+        if (any_eq) {
+            cli_buf_puts(b,
+                         "\nEq. 2-3: the error of delta carried into dQ, "
+                         "u_i = -scale e_i (P K)_i; coherence "
+                         "|sum u| / sum |u|,\nrank1 the share of one "
+                         "direction, cos the direction of sum u between "
+                         "consecutive steps (mean),\ncum_err the sum of "
+                         "e_i over rows and steps\n\n");
+            cli_buf_printf(b, "%5s %4s %5s %9s %9s %9s %11s\n", "layer",
+                           "head", "steps", "coherence", "rank1", "cos",
+                           "cum_err");
+            for (size_t i = 0; i < x->n_groups; i++) {
+                const group *g = &x->groups[i];
+                cli_buf_printf(b, "%5lld %4zu %5zu", g->layer, g->head,
+                               g->n_by_step);
+                put_num(b, scan_eq23_coherence(&g->st.eq), 9, 4);
+                put_num(b, scan_eq23_rank1(&g->st.eq), 9, 4);
+                put_num(b, mean_cos_adjacent(g), 9, 4);
+                cli_buf_printf(b, " %11.3e\n", g->st.eq.err_sum);
+            }
+        }
     }
     cli_buf_puts(b, "\nhighest risk:");
     for (size_t r = 0; r < x->n_groups && r < 10; r++)
@@ -845,6 +934,7 @@ json_report(const scan_ctx *x, const size_t *order, cli_buf *b)
     cli_json_string(&j, "policy",
                     fa_policy_name(x->policy_given ? x->policy
                                                    : FA_POLICY_FA2));
+    cli_json_string(&j, "exp", x->exp.name);
     cli_json_object_begin(&j, "fix");
     cli_json_string(&j, "kind", fa_fix_name(x->fix.kind));
     cli_json_double(&j, "tol", x->fix.tol);
@@ -901,6 +991,46 @@ json_report(const scan_ctx *x, const size_t *order, cli_buf *b)
         cli_json_int(&j, "lse_elements", (long long)s->lse_elems);
         cli_json_double(&j, "risk", g->risk);
         cli_json_int(&j, "rank", (long long)g->rank);
+        if (s->eq.d > 0) {
+            double cum = 0;
+            cli_json_object_begin(&j, "eq23");
+            cli_json_int(&j, "rows", (long long)s->eq.rows);
+            cli_json_double(&j, "err_sum", s->eq.err_sum);
+            cli_json_double(&j, "coherence", scan_eq23_coherence(&s->eq));
+            cli_json_double(&j, "rank1", scan_eq23_rank1(&s->eq));
+            cli_json_double(&j, "cos_adjacent_mean", mean_cos_adjacent(g));
+            cli_json_array_begin(&j, "steps");
+            for (size_t t = 0; t < g->n_by_step; t++) {
+                const scan_eq23 *e = &g->by_step[t].eq;
+                cum += e->err_sum;
+                cli_json_object_begin(&j, NULL);
+                cli_json_int(&j, "step", g->by_step[t].step);
+                cli_json_int(&j, "rows", (long long)e->rows);
+                cli_json_double(&j, "err_mean",
+                                e->rows ? e->err_sum / (double)e->rows
+                                        : NAN);
+                cli_json_double(&j, "err_sum", e->err_sum);
+                cli_json_double(&j, "cum_err", cum);
+                cli_json_double(&j, "coherence", scan_eq23_coherence(e));
+                cli_json_double(&j, "rank1", scan_eq23_rank1(e));
+                {
+                    double n2 = 0;
+                    for (size_t c = 0; c < e->d; c++)
+                        n2 += e->u_sum[c] * e->u_sum[c];
+                    cli_json_double(&j, "u_sum_norm", sqrt(n2));
+                }
+                cli_json_double(&j, "cos_prev",
+                                t > 0 ? scan_eq23_cosine(
+                                            &g->by_step[t - 1].eq, e)
+                                      : NAN);
+                cli_json_double(&j, "cos_last",
+                                scan_eq23_cosine(
+                                    e, &g->by_step[g->n_by_step - 1].eq));
+                cli_json_object_end(&j);
+            }
+            cli_json_array_end(&j);
+            cli_json_object_end(&j);
+        }
         cli_json_object_end(&j);
     }
     cli_json_array_end(&j);
@@ -1111,6 +1241,7 @@ scan_main(int argc, char **argv)
     double t0, last;
 
     memset(&x, 0, sizeof x);
+    fa_cli_exp_default(&x.exp);
     x.fix = fa_fix_default(FA_FIX_BETA);
     x.shards = calloc((size_t)(argc > 0 ? argc : 1), sizeof *x.shards);
     if (x.shards == NULL)
@@ -1249,6 +1380,10 @@ scan_main(int argc, char **argv)
     if (rc != CLI_EXIT_OK)
         goto out;
     qsort(x.groups, x.n_groups, sizeof *x.groups, cmp_group);
+    for (size_t i = 0; i < x.n_groups; i++)
+        if (x.groups[i].n_by_step > 1)
+            qsort(x.groups[i].by_step, x.groups[i].n_by_step,
+                  sizeof *x.groups[i].by_step, cmp_step_eq);
     order = malloc((x.n_groups ? x.n_groups : 1) * sizeof *order);
     if (order == NULL) {
         rc = cli_error(CMD, "out of memory");
@@ -1295,6 +1430,8 @@ out:
     for (size_t i = 0; x.calls != NULL && i < x.n_calls; i++)
         free(x.calls[i].heads_kept);
     free(x.calls);
+    for (size_t i = 0; i < x.n_groups; i++)
+        free(x.groups[i].by_step);
     free(x.groups);
     return rc;
 }

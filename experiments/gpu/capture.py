@@ -1,0 +1,806 @@
+#!/usr/bin/env python3
+"""capture.py -- record the attention calls of a running PyTorch model.
+
+    from capture import Capture
+
+    cap = Capture(model, layers=None, heads=None, rows=None, batch=[0],
+                  backward=True, grads=False, budget_bytes=1 << 30)
+    with cap.recording(step=0):
+        loss = model(x, y)
+        loss.backward()
+    cap.save("out/capture")      # out/capture.safetensors (+ shards)
+
+Inside `recording`, every call of torch.nn.functional.
+scaled_dot_product_attention made by the model is passed to the original
+function (the model's output is unchanged) and, when it is selected and
+recordable, its inputs and output are kept: q, k, v, o (BF16, [B, H, N, d]
+as SDPA takes them), the log-sum-exp (F32 [B, H, Nq], natural log) from
+the backend op that SDPA dispatches to (aten._scaled_dot_product_flash_
+attention, _efficient_attention or _cudnn_attention, called on the same
+inputs; its O is compared bit for bit with SDPA's, and the manifest says
+whether it was equal), and in the backward, through tensor hooks, dO and,
+with grads=True, dq, dk, dv.  The CUDA kernels of the backend op (and of
+the backward, between the dO hook and the last input gradient) are read
+with torch.profiler and written to the manifest (the backward's only
+with profile_backward=True, which PyTorch 2.11 did not survive: the
+profiler started in the dO hook could not be stopped, and later ones
+could not start); the backend is torch._fused_sdp_choice's answer for
+the call.
+
+A call is recordable when its inputs are 4-D BF16 CUDA tensors with equal
+head counts and head dimensions, no attn_mask, and dropout_p == 0; other
+calls are counted in the manifest's "skipped" and left alone.  A model
+that imported scaled_dot_product_attention by name before the recording
+began is not seen (it calls the original function).
+
+The layer of a call is the innermost module of MODEL running when SDPA is
+called (forward pre-hooks keep the stack): its path is the call's "name",
+and its layer index is the one integer component of the path
+("transformer.h.3.attn" -> 3), else the order in which the paths were
+first seen.
+
+Selection (None: everything):
+  layers   layer indices (a set, list or a function of (index, name));
+  steps    step numbers that are recorded (recording(step) outside it
+           records nothing);
+  heads    head indices kept, or {layer: [heads]};
+  batch    batch entries kept (default [0]);
+  rows     query rows kept: ("first", R) keeps rows and keys 0..R-1 of a
+           call with Nq == Nk (with a causal mask that is the same
+           attention on R positions, so the GPU's bits stay valid when R
+           is a multiple of the kernel's tiles), ("last", R) keeps the last
+           R query rows and every key (with a causal mask the manifest
+           says "causal_alignment": "bottom-right"), or a list of row
+           indices (no causal mask only: "rows_kept");
+  budget_bytes  calls that would take the recording past this size are
+           dropped and counted in "dropped".
+dk and dv are kept only when every row is kept.
+
+save(PATH) writes PATH.safetensors, or PATH-00001-of-0000N.safetensors
+...  when the tensors exceed shard_bytes (a call's tensors stay in one
+shard), each with the manifest (doc/real-models.md, "The capture format")
+in its metadata entry "manifest", and PATH.json with the same manifest
+unless sidecar=False.  Keys are L{layer}.s{step}.{q,k,v,o,lse,do,dq,dk,dv};
+a layer recorded twice at one step (a model that calls SDPA more than
+once per module) gets "prefix" L{layer}.s{step}.c{n}.
+
+The file runs as a script too: `capture.py --selftest OUT` trains nothing,
+runs a nanoGPT-style block and a randomly initialised transformers GPT-2
+(when transformers is installed) under the recorder and writes both.
+"""
+import contextlib
+import datetime
+import json
+import math
+import os
+import re
+
+import torch
+import torch.nn.functional as F
+
+try:
+    from safetensors.torch import save_file
+except ImportError:  # pragma: no cover
+    save_file = None
+
+_ORIG_SDPA = F.scaled_dot_product_attention
+
+CHOICE_NAMES = {0: "math", 1: "flash", 2: "efficient", 3: "cudnn",
+                4: "overrideable"}
+
+
+def _kernel_names(prof):
+    """The distinct CUDA kernel names of a finished profiler, in order."""
+    seen = []
+    for e in prof.events():
+        if e.device_type == torch.autograd.DeviceType.CUDA and \
+                e.name not in seen:
+            seen.append(e.name)
+    return seen
+
+
+def _start_profiler(errors=None):
+    """A running CUDA profiler, or None where one cannot be started (for
+    example inside a profiler the user runs); the reason is appended to
+    the list ERRORS."""
+    try:
+        from torch.profiler import ProfilerActivity, profile
+        try:
+            p = profile(activities=[ProfilerActivity.CUDA], acc_events=True)
+        except TypeError:
+            p = profile(activities=[ProfilerActivity.CUDA])
+        p.__enter__()
+        return p
+    except Exception as e:  # noqa: BLE001 -- any failure: no kernel names
+        if errors is not None:
+            errors.append("profiler start: %s: %s" % (type(e).__name__, e))
+        return None
+
+
+def _stop_profiler(p, errors=None):
+    if p is None:
+        return None
+    try:
+        torch.cuda.synchronize()
+        p.__exit__(None, None, None)
+    except Exception as e:  # noqa: BLE001
+        if errors is not None:
+            errors.append("profiler stop: %s: %s" % (type(e).__name__, e))
+        return None
+    try:
+        return _kernel_names(p)
+    except Exception as e:  # noqa: BLE001
+        if errors is not None:
+            errors.append("profiler events: %s: %s" % (type(e).__name__, e))
+        return None
+
+
+def _layer_index(name):
+    """The one integer component of a module path, or None."""
+    ints = [int(t) for t in name.split(".") if t.isdigit()]
+    return ints[0] if len(ints) == 1 else None
+
+
+def _nbytes(t):
+    return t.numel() * t.element_size()
+
+
+def _fp32_value(x):
+    """X as a Python float if it is an FP32 value, else raises."""
+    import struct
+    y = struct.unpack("<f", struct.pack("<f", float(x)))[0]
+    if y != float(x):
+        raise ValueError("scale %r is not an FP32 value" % (x,))
+    return y
+
+
+class _Call:
+    """One recorded SDPA call: its tensors (CPU) and manifest entry."""
+
+    def __init__(self, entry):
+        self.entry = entry
+        self.tensors = {}
+        self.pending = None  # hook state while the backward is to come
+
+    def nbytes(self):
+        return sum(_nbytes(t) for t in self.tensors.values())
+
+
+class Capture:
+    """Records the SDPA calls of MODEL (see the module docstring)."""
+
+    def __init__(self, model, layers=None, steps=None, heads=None,
+                 batch=(0,), rows=None, backward=True, grads=False,
+                 budget_bytes=1 << 30, profile=True, verify=True,
+                 profile_backward=False):
+        self.model = model
+        self.layers = layers
+        self.steps = None if steps is None else set(int(s) for s in steps)
+        self.heads = heads
+        self.batch = None if batch is None else [int(b) for b in batch]
+        self.rows = rows
+        self.backward = backward
+        self.grads = grads
+        self.budget = int(budget_bytes)
+        self.profile = profile
+        self.verify = verify
+        # a profiler started inside the backward (between the dO hook and
+        # the last input gradient) failed to stop on PyTorch 2.11 and left
+        # the next forward profilers unable to start: off by default
+        self.profile_backward = profile_backward
+        self.calls = []
+        self.skipped = {}
+        self.dropped = 0
+        self.step = None
+        self._names = {}
+        self._order = {}
+        self._stack = []
+        self._handles = []
+        self._bytes = 0
+        self._per_step = {}
+        self.launches = []
+        if rows is not None and not isinstance(rows, (list, tuple)):
+            raise ValueError("rows: expected None, ('first', R), "
+                             "('last', R) or a list of row indices")
+        if isinstance(rows, tuple) and len(rows) == 2 and \
+                rows[0] in ("first", "last"):
+            if int(rows[1]) <= 0:
+                raise ValueError("rows: R must be positive")
+        for name, mod in model.named_modules():
+            self._names[id(mod)] = name
+
+    # -- selection ---------------------------------------------------------
+    def _skip(self, why):
+        self.skipped[why] = self.skipped.get(why, 0) + 1
+
+    def _layer_selected(self, index, name):
+        if self.layers is None:
+            return True
+        if callable(self.layers):
+            return bool(self.layers(index, name))
+        return index in set(self.layers)
+
+    def _heads_for(self, index, n):
+        h = self.heads
+        if isinstance(h, dict):
+            h = h.get(index, None) if index in h else h.get("default")
+        if h is None:
+            return list(range(n))
+        h = [int(x) for x in h]
+        for x in h:
+            if not 0 <= x < n:
+                raise ValueError("heads: %d is not a head of a call with "
+                                 "%d heads" % (x, n))
+        return h
+
+    def _current_name(self):
+        return self._stack[-1] if self._stack else ""
+
+    def _index_of(self, name):
+        i = _layer_index(name)
+        if i is None:
+            if name not in self._order:
+                self._order[name] = len(self._order)
+            i = self._order[name]
+        return i
+
+    # -- recording ---------------------------------------------------------
+    @contextlib.contextmanager
+    def recording(self, step):
+        """Records the SDPA calls made inside the block as step STEP."""
+        if self.step is not None:
+            raise RuntimeError("Capture.recording: already recording")
+        self.step = int(step)
+        active = self.steps is None or self.step in self.steps
+        for mod in self.model.modules():
+            name = self._names.get(id(mod), "")
+
+            def pre(m, args, _n=name):
+                self._stack.append(_n)
+
+            def post(m, args, out):
+                if self._stack:
+                    self._stack.pop()
+            self._handles.append(mod.register_forward_pre_hook(pre))
+            self._handles.append(mod.register_forward_hook(post))
+        if active:
+            F.scaled_dot_product_attention = self._sdpa
+            torch.nn.functional.scaled_dot_product_attention = self._sdpa
+        try:
+            yield self
+        finally:
+            F.scaled_dot_product_attention = _ORIG_SDPA
+            torch.nn.functional.scaled_dot_product_attention = _ORIG_SDPA
+            for h in self._handles:
+                h.remove()
+            self._handles = []
+            self._stack = []
+            self.step = None
+
+    def _sdpa(self, query, key, value, attn_mask=None, dropout_p=0.0,
+              is_causal=False, scale=None, enable_gqa=False, **kw):
+        out = _ORIG_SDPA(query, key, value, attn_mask=attn_mask,
+                         dropout_p=dropout_p, is_causal=is_causal,
+                         scale=scale, enable_gqa=enable_gqa, **kw)
+        try:
+            self._record(query, key, value, attn_mask, dropout_p, is_causal,
+                         scale, enable_gqa, kw, out)
+        except Exception as e:  # noqa: BLE001 -- never break the model
+            self._skip("error: %s" % str(e).split("\n")[0][:200])
+        return out
+
+    def _record(self, q, k, v, attn_mask, dropout_p, is_causal, scale,
+                enable_gqa, kw, out):
+        name = self._current_name()
+        index = self._index_of(name)
+        if not self._layer_selected(index, name):
+            return
+        if kw:
+            return self._skip("keyword arguments %s" % sorted(kw))
+        if attn_mask is not None:
+            return self._skip("attn_mask")
+        if dropout_p != 0.0:
+            return self._skip("dropout")
+        if any(t.dim() != 4 for t in (q, k, v)):
+            return self._skip("not 4-D")
+        if any(t.dtype != torch.bfloat16 for t in (q, k, v)):
+            return self._skip("not BF16")
+        if not q.is_cuda:
+            return self._skip("not on a CUDA device")
+        if q.shape[1] != k.shape[1] or k.shape[1] != v.shape[1]:
+            return self._skip("grouped heads")
+        if q.shape[3] != k.shape[3] or v.shape[3] != q.shape[3]:
+            return self._skip("head dimensions differ")
+        if out.dtype != torch.bfloat16:
+            return self._skip("output not BF16")
+        B, H, Nq, d = q.shape
+        Nk = k.shape[2]
+        if scale is not None:
+            scale = _fp32_value(scale)
+        # the rows
+        rows_kept = None
+        causal_alignment = None
+        r = self.rows
+        kq = slice(None)
+        kk = slice(None)
+        every_row = True
+        if isinstance(r, tuple) and len(r) == 2 and r[0] == "first":
+            R = min(int(r[1]), Nq)
+            if R < Nq:
+                if Nq != Nk:
+                    return self._skip("rows ('first', R) with Nq != Nk")
+                kq, kk = slice(0, R), slice(0, R)
+                every_row = False
+        elif isinstance(r, tuple) and len(r) == 2 and r[0] == "last":
+            R = min(int(r[1]), Nq)
+            if R < Nq:
+                kq = slice(Nq - R, Nq)
+                every_row = False
+                if is_causal:
+                    if Nq != Nk:
+                        return self._skip("rows ('last', R) of a causal call "
+                                          "with Nq != Nk")
+                    causal_alignment = "bottom-right"
+        elif r is not None:
+            if is_causal:
+                return self._skip("row indices with a causal mask")
+            rows_kept = sorted(set(int(x) for x in r if 0 <= int(x) < Nq))
+            kq = torch.tensor(rows_kept, dtype=torch.long, device=q.device)
+            every_row = len(rows_kept) == Nq
+        heads = self._heads_for(index, H)
+        bsel = [b for b in (range(B) if self.batch is None else self.batch)
+                if 0 <= b < B]
+        if not bsel:
+            return self._skip("no batch entry selected")
+        bidx = torch.tensor(bsel, dtype=torch.long, device=q.device)
+        hidx = torch.tensor(heads, dtype=torch.long, device=q.device)
+
+        def sel_q(t):
+            t = t.index_select(0, bidx).index_select(1, hidx)
+            if isinstance(kq, slice):
+                t = t[:, :, kq]
+            else:
+                t = t.index_select(2, kq)
+            return t
+
+        def sel_k(t):
+            return t.index_select(0, bidx).index_select(1, hidx)[:, :, kk]
+
+        def sel_lse(t):
+            t = t.index_select(0, bidx).index_select(1, hidx)
+            if isinstance(kq, slice):
+                return t[:, :, kq]
+            return t.index_select(2, kq)
+
+        # the backend op: its O against SDPA's, its LSE and kernels
+        choice = int(torch._fused_sdp_choice(q, k, v, None, 0.0, is_causal,
+                                             scale=scale))
+        backend = CHOICE_NAMES.get(choice, "unknown")
+        lse = None
+        o_equal = None
+        kernels = None
+        with torch.no_grad():
+            perr = []
+            prof = _start_profiler(perr) if self.profile else None
+            res = None
+            try:
+                if backend == "flash":
+                    res = torch.ops.aten._scaled_dot_product_flash_attention(
+                        q, k, v, 0.0, is_causal, False, scale=scale)
+                    o2, lse = res[0], res[1]
+                elif backend == "efficient":
+                    res = torch.ops.aten._scaled_dot_product_efficient_attention(
+                        q, k, v, None, True, 0.0, is_causal, scale=scale)
+                    o2, lse = res[0], res[1][:, :, :Nq]
+                elif backend == "cudnn":
+                    res = torch.ops.aten._scaled_dot_product_cudnn_attention(
+                        q, k, v, None, True, 0.0, is_causal, False,
+                        scale=scale)
+                    o2, lse = res[0], res[1]
+                    if lse.dim() == 4:
+                        lse = lse[..., 0]
+                else:
+                    o2 = None
+            finally:
+                kernels = _stop_profiler(prof, perr)
+            if o2 is not None:
+                o_equal = bool(torch.equal(o2.view(torch.int16),
+                                           out.detach().view(torch.int16)))
+                if not o_equal:
+                    lse = None  # not the LSE of the O that SDPA gave
+            del res
+        entry = {"layer": index, "step": self.step, "name": name,
+                 "causal": bool(is_causal), "scale": scale,
+                 "layout": "bhnd", "dtype": "bfloat16", "backend": backend,
+                 "kernels": kernels, "heads_kept": heads,
+                 "rows_kept": rows_kept,
+                 "launch_shape": {"batch": B, "heads": H, "nq": Nq,
+                                  "nk": Nk, "d": d},
+                 "batch_kept": bsel,
+                 "o_equal_backend_op": o_equal}
+        if perr:
+            entry["kernels_error"] = "; ".join(perr)[:300]
+        if causal_alignment:
+            entry["causal_alignment"] = causal_alignment
+        if isinstance(r, tuple) and not every_row:
+            entry["rows_selection"] = [r[0], int(r[1])]
+        call = _Call(entry)
+        with torch.no_grad():
+            for n, t in (("q", sel_q(q)), ("k", sel_k(k)), ("v", sel_k(v)),
+                         ("o", sel_q(out.detach()))):
+                call.tensors[n] = t.detach().contiguous().cpu()
+            if lse is not None:
+                call.tensors["lse"] = sel_lse(lse).float().contiguous().cpu()
+        est = call.nbytes()
+        if self.backward and out.requires_grad:
+            est += _nbytes(call.tensors["o"])
+            if self.grads:
+                est += _nbytes(call.tensors["q"])
+                if every_row:
+                    est += 2 * _nbytes(call.tensors["k"])
+        if self._bytes + est > self.budget:
+            self.dropped += 1
+            return None
+        self._bytes += est
+        # the prefix: one call per (layer, step), else numbered
+        key = (index, self.step)
+        n = self._per_step.get(key, 0)
+        self._per_step[key] = n + 1
+        if n > 0:
+            entry["prefix"] = "L%d.s%d.c%d." % (index, self.step, n)
+        self.calls.append(call)
+        if self.backward and out.requires_grad:
+            self._hook_backward(call, q, k, v, out, sel_q, sel_k, every_row)
+        return None
+
+    def _hook_backward(self, call, q, k, v, out, sel_q, sel_k, every_row):
+        state = {"prof": None, "left": 0, "err": []}
+        want = []
+        if self.grads:
+            want = [("dq", q, sel_q)]
+            if every_row:
+                want += [("dk", k, sel_k), ("dv", v, sel_k)]
+        want = [w for w in want if w[1].requires_grad]
+        state["left"] = len(want)
+
+        def on_do(g):
+            call.tensors["do"] = sel_q(g.detach()).to(
+                torch.bfloat16).contiguous().cpu()
+            if self.profile_backward and state["left"] > 0:
+                state["prof"] = _start_profiler(state["err"])
+            return None
+
+        def make(name, sel):
+            def on_grad(g):
+                call.tensors[name] = sel(g.detach()).to(
+                    torch.bfloat16).contiguous().cpu()
+                state["left"] -= 1
+                if state["left"] == 0 and state["prof"] is not None:
+                    names = _stop_profiler(state["prof"], state["err"])
+                    state["prof"] = None
+                    if state["err"]:
+                        call.entry["backward_kernels_error"] = \
+                            "; ".join(state["err"])[:300]
+                    call.entry["backward_kernels"] = [
+                        x for x in (names or [])
+                        if re.search(r"flash|fmha|attention|cudnn|sdpa", x)]
+                return None
+            return on_grad
+
+        out.register_hook(on_do)
+        for name, t, sel in want:
+            t.register_hook(make(name, sel))
+
+    # -- a sub-recording ---------------------------------------------------
+    def subset(self, calls=None, heads=None, first_rows=None):
+        """A new Capture holding CALLS (a list of indices into self.calls;
+        None: all) with HEADS ({layer: [model head indices]} or a list) and
+        the first FIRST_ROWS rows and keys (Nq == Nk calls; causal or not),
+        from the tensors already recorded."""
+        sub = Capture.__new__(Capture)
+        sub.__dict__.update({k: v for k, v in self.__dict__.items()})
+        sub.calls = []
+        sub._bytes = 0
+        for ci in (range(len(self.calls)) if calls is None else calls):
+            c = self.calls[ci]
+            e = json.loads(json.dumps(c.entry))
+            kept = e["heads_kept"]
+            want = heads.get(e["layer"], kept) if isinstance(heads, dict) \
+                else (kept if heads is None else heads)
+            pos = [kept.index(h) for h in want]
+            n = _Call(e)
+            e["heads_kept"] = list(want)
+            for name, t in c.tensors.items():
+                t = t[:, pos]
+                if first_rows is not None:
+                    if e.get("rows_kept") is not None or \
+                            e.get("causal_alignment") is not None:
+                        raise ValueError("subset: first_rows of a call "
+                                         "that keeps a subset of rows")
+                    if name in ("dk", "dv"):
+                        continue  # they depend on the rows dropped
+                    t = t[:, :, :first_rows]
+                n.tensors[name] = t.contiguous()
+            if first_rows is not None:
+                e["rows_selection"] = ["first", int(first_rows)]
+            sub.calls.append(n)
+            sub._bytes += n.nbytes()
+        return sub
+
+    # -- writing -----------------------------------------------------------
+    def manifest(self, extra=None):
+        calls = [c.entry for c in self.calls]
+        m = {"format": "bf16emu-capture", "version": 1,
+             "producer": "experiments/gpu/capture.py",
+             "date": datetime.datetime.now(datetime.timezone.utc)
+             .strftime("%Y-%m-%dT%H:%M:%SZ"),
+             "torch": torch.__version__, "cuda": torch.version.cuda}
+        try:
+            m["gpu"] = torch.cuda.get_device_name(0)
+            m["cudnn"] = torch.backends.cudnn.version()
+        except Exception:  # noqa: BLE001
+            pass
+        m["deterministic"] = torch.are_deterministic_algorithms_enabled()
+        backends = sorted({c["backend"] for c in calls})
+        if len(backends) == 1:
+            m["backend"] = backends[0]
+        # settings every call shares, at the top level too (for
+        # `bf16emu diff --q FILE:KEY ...` on one call)
+        for f in ("causal", "scale", "layout", "dtype"):
+            vals = {json.dumps(c.get(f)) for c in calls}
+            if len(vals) == 1 and calls:
+                m[f] = calls[0].get(f)
+        if m.get("scale", 0) is None:
+            m["scale"] = "1/sqrt(d) (PyTorch default)"  # as diff reads it
+        m["calls"] = calls
+        m["skipped"] = self.skipped
+        m["dropped"] = self.dropped
+        if extra:
+            m.update(extra)
+        return m
+
+    def save(self, path, shard_bytes=1 << 30, sidecar=True, extra=None,
+             per_call=False):
+        """Writes the recording (see the module docstring); returns the
+        list of files written.  With PER_CALL, one file per call instead,
+        PATH.L{layer}.s{step}.safetensors, with the plain keys q, k, v, o,
+        lse, do, ... and a one-call manifest that also gives the call's
+        settings and shape at the top level, as `bf16emu diff --dump FILE`
+        reads them."""
+        if save_file is None:
+            raise RuntimeError("capture.save needs the safetensors package")
+        if per_call:
+            return self._save_per_call(path, sidecar, extra)
+        groups, cur, size = [], [], 0
+        for c in self.calls:
+            n = c.nbytes()
+            if cur and size + n > shard_bytes:
+                groups.append(cur)
+                cur, size = [], 0
+            cur.append(c)
+            size += n
+        if cur or not groups:
+            groups.append(cur)
+        m = self.manifest(extra)
+        text = json.dumps(m)
+        files = []
+        d = os.path.dirname(path)
+        if d:
+            os.makedirs(d, exist_ok=True)
+        for gi, g in enumerate(groups):
+            if len(groups) == 1:
+                fn = path + ".safetensors"
+            else:
+                fn = "%s-%05d-of-%05d.safetensors" % (path, gi + 1,
+                                                       len(groups))
+            tensors = {}
+            for c in g:
+                pre = c.entry.get("prefix") or "L%d.s%d." % (
+                    c.entry["layer"], c.entry["step"])
+                for name, t in c.tensors.items():
+                    tensors[pre + name] = t
+            save_file(tensors, fn, metadata={"manifest": text})
+            files.append(fn)
+        if sidecar:
+            with open(path + ".json", "w") as f:
+                json.dump(m, f, indent=1)
+                f.write("\n")
+            files.append(path + ".json")
+        return files
+
+
+    def _save_per_call(self, path, sidecar, extra):
+        files = []
+        d = os.path.dirname(path)
+        if d:
+            os.makedirs(d, exist_ok=True)
+        for c in self.calls:
+            e = dict(c.entry)
+            pre = e.get("prefix") or "L%d.s%d." % (e["layer"], e["step"])
+            e["prefix"] = ""
+            one = Capture.__new__(Capture)
+            one.__dict__.update(self.__dict__)
+            one.calls = [_Call(e)]
+            m = one.manifest(extra)
+            q = c.tensors["q"]
+            m["shape"] = {"batch": int(q.shape[0]),
+                          "heads": int(e["launch_shape"]["heads"]),
+                          "nq": int(q.shape[2]),
+                          "nk": int(c.tensors["k"].shape[2]),
+                          "d": int(q.shape[3])}
+            m["heads_kept"] = e["heads_kept"]
+            if e.get("causal_alignment"):
+                m["causal_alignment"] = e["causal_alignment"]
+            fn = "%s.%ssafetensors" % (path, pre)
+            save_file(dict(c.tensors), fn,
+                      metadata={"manifest": json.dumps(m)})
+            files.append(fn)
+            if sidecar:
+                side = fn[:-len(".safetensors")] + ".json"
+                with open(side, "w") as f:
+                    json.dump(m, f, indent=1)
+                    f.write("\n")
+                files.append(side)
+        return files
+
+
+# ---------------------------------------------------------------------------
+# Exact repeated maxima (an independent count, for tests)
+# ---------------------------------------------------------------------------
+def _bf16_ints(t):
+    """BF16 tensor T (CPU) as Python (mantissa, exponent) lists: each value
+    is mantissa * 2**exponent exactly."""
+    out = []
+    for x in t.float().tolist():
+        if x == 0.0:
+            out.append((0, 0))
+        else:
+            m, e = math.frexp(x)
+            out.append((int(m * (1 << 24)), e - 24))
+    return out
+
+
+def _exact_dot(a, b):
+    """The exact dot product of two (mantissa, exponent) lists, as
+    (integer, exponent)."""
+    terms = [(ma * mb, ea + eb) for (ma, ea), (mb, eb) in zip(a, b)
+             if ma != 0 and mb != 0]
+    if not terms:
+        return (0, 0)
+    e0 = min(e for _, e in terms)
+    return (sum(m << (e - e0) for m, e in terms), e0)
+
+
+def _cmp_exact(x, y):
+    (mx, ex), (my, ey) = x, y
+    e = min(ex, ey)
+    a, b = mx << (ex - e), my << (ey - e)
+    return (a > b) - (a < b)
+
+
+def repeated_max_rows(q, k, causal, bottom_right=True, deadline=None):
+    """Per head, the number of query rows whose exact scores q_i . k_j
+    (over the keys the causal mask leaves) have their maximum two or more
+    times.  Q [H, Nq, d], K [H, Nk, d] BF16 (CPU).  Float64 sums find the
+    candidates (each BF16 product is exact in binary64; a sum of d of them
+    is within d * 2**-53 * sum|products| of the exact value), and exact
+    integer sums decide among them.  Heads not finished by DEADLINE
+    (time.time()) are None."""
+    import time
+    H, Nq, d = q.shape
+    Nk = k.shape[1]
+    qd, kd = q.double(), k.double()
+    s = torch.einsum("hid,hjd->hij", qd, kd)
+    bound = torch.einsum("hid,hjd->hij", qd.abs(), kd.abs()) * \
+        (d * 2.0 ** -52)
+    if causal:
+        off = Nk - Nq if bottom_right else 0
+        i = torch.arange(Nq).view(Nq, 1)
+        j = torch.arange(Nk).view(1, Nk)
+        masked = j > i + off
+        s = s.masked_fill(masked, -math.inf)
+        bound = bound.masked_fill(masked, 0.0)
+    counts = []
+    for h in range(H):
+        if deadline is not None and time.time() > deadline:
+            counts.append(None)
+            continue
+        n = 0
+        sh, bh = s[h], bound[h]
+        top = sh.max(dim=1).values
+        lo = sh - bh
+        hi = sh + bh
+        # candidates: keys whose upper bound reaches the largest lower bound
+        best_lo = torch.where(torch.isinf(sh), torch.full_like(sh, -math.inf),
+                              lo).max(dim=1).values
+        cand = hi >= best_lo.view(-1, 1)
+        ncand = cand.sum(dim=1)
+        for i in torch.nonzero(ncand >= 2).flatten().tolist():
+            js = torch.nonzero(cand[i]).flatten().tolist()
+            qi = _bf16_ints(q[h, i])
+            vals = [_exact_dot(qi, _bf16_ints(k[h, j])) for j in js]
+            best = vals[0]
+            for x in vals[1:]:
+                if _cmp_exact(x, best) > 0:
+                    best = x
+            if sum(1 for x in vals if _cmp_exact(x, best) == 0) >= 2:
+                n += 1
+        del top
+        counts.append(n)
+    return counts
+
+
+# ---------------------------------------------------------------------------
+# Self-test: a nanoGPT-style block and a transformers GPT-2
+# ---------------------------------------------------------------------------
+class _Attn(torch.nn.Module):
+    def __init__(self, c, h):
+        super().__init__()
+        self.h = h
+        self.c_attn = torch.nn.Linear(c, 3 * c)
+        self.c_proj = torch.nn.Linear(c, c)
+
+    def forward(self, x):
+        B, T, C = x.shape
+        q, k, v = self.c_attn(x).split(C, dim=2)
+        q, k, v = (t.view(B, T, self.h, C // self.h).transpose(1, 2)
+                   for t in (q, k, v))
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        return self.c_proj(y.transpose(1, 2).contiguous().view(B, T, C))
+
+
+def _selftest(out_dir):
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    torch.manual_seed(0)
+    report = {}
+    dev = "cuda"
+    # nanoGPT-style: two attention modules in a Sequential
+    m = torch.nn.Sequential(_Attn(256, 4), _Attn(256, 4)).to(dev)
+    x = torch.randn(4, 256, 256, device=dev)
+    cap = Capture(m, heads={0: [0, 2], "default": None}, batch=[1],
+                  backward=True, grads=True)
+    with sdpa_kernel(SDPBackend.FLASH_ATTENTION), \
+            torch.autocast("cuda", dtype=torch.bfloat16):
+        ref = m(x).float().sum()
+        with cap.recording(step=3):
+            y = m(x).float().sum()
+        y.backward()
+    report["nanogpt_out_equal"] = bool(torch.equal(ref, y))
+    report["nanogpt_files"] = cap.save(os.path.join(out_dir, "selftest_nano"),
+                                       shard_bytes=600_000)
+    report["nanogpt_manifest"] = cap.manifest()
+    q = cap.calls[1].tensors["q"][0]
+    kk = cap.calls[1].tensors["k"][0]
+    report["nanogpt_repmax"] = repeated_max_rows(q, kk, True)
+    # transformers GPT-2, randomly initialised, no downloads
+    try:
+        import transformers
+        cfg = transformers.GPT2Config(n_layer=2, n_head=4, n_embd=256,
+                                      n_positions=512, vocab_size=512,
+                                      attn_pdrop=0.0, resid_pdrop=0.0,
+                                      embd_pdrop=0.0)
+        g = transformers.AutoModelForCausalLM.from_config(
+            cfg, attn_implementation="sdpa")
+        g = g.to(dev).to(torch.bfloat16)
+        ids = torch.randint(0, 512, (2, 256), device=dev)
+        cap2 = Capture(g, batch=None, rows=("last", 64), backward=True,
+                       grads=True)
+        with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
+            with cap2.recording(step=0):
+                loss = g(ids, labels=ids).loss
+            loss.backward()
+        report["hf_version"] = transformers.__version__
+        report["hf_files"] = cap2.save(os.path.join(out_dir, "selftest_hf"))
+        report["hf_manifest"] = cap2.manifest()
+    except ImportError as e:
+        report["hf_error"] = "transformers not importable: %s" % e
+    return report
+
+
+if __name__ == "__main__":
+    import sys
+    if len(sys.argv) == 3 and sys.argv[1] == "--selftest":
+        r = _selftest(sys.argv[2])
+        print(json.dumps(r, indent=1, default=str))
+    else:
+        sys.exit("usage: capture.py --selftest OUT_DIR")

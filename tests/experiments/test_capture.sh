@@ -1,0 +1,70 @@
+# test_capture.sh -- bf16emu scan and diff on a capture of a trained GPT
+# (tests/data/gpu/capture_gpt6_r128: experiments/gpu/train_gpt.py on an
+# H200, the final step, per layer the heads 0 and 7, the first 128
+# positions; and capture_gpt6_s0_l1h0, one head at step 0).  The expected repeated-maxima counts are the manifest's
+# "repeated_max_rows_expected", counted on the GPU machine from the
+# captured Q and K with exact integer sums (capture.repeated_max_rows), not
+# by bf16emu; every O element must be the GPU's bits under fa2.
+
+: "${srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
+. "$srcdir/tests/experiments/lib.sh"
+
+: "${JSONQ:=./tests/experiments/jsonq}"
+if [ ! -x "$JSONQ" ]; then
+    echo "SKIP: $JSONQ not built"
+    exit 77
+fi
+
+cap=$srcdir/tests/data/gpu/capture_gpt6_r128.safetensors
+s=10945
+
+# The expected counts, from the manifest (layer -> head -> rows).
+"$JSONQ" "${cap%.safetensors}.json" \
+    repeated_max_rows_expected.0.0 repeated_max_rows_expected.0.7 \
+    repeated_max_rows_expected.1.0 repeated_max_rows_expected.1.7 \
+    repeated_max_rows_expected.2.0 repeated_max_rows_expected.2.7 \
+    repeated_max_rows_expected.3.0 repeated_max_rows_expected.3.7 \
+    repeated_max_rows_expected.4.0 repeated_max_rows_expected.4.7 \
+    repeated_max_rows_expected.5.0 repeated_max_rows_expected.5.7 \
+    >"$tmp/expect" || { echo "cannot read the expected counts"; exit 99; }
+[ "$(wc -l <"$tmp/expect")" -eq 12 ] || exit 99
+
+run scan --quiet --json --threads 2 "$cap"
+expect_rc 0
+args=
+i=0
+for layer in 0 1 2 3 4 5; do
+    for head in 0 7; do
+        want=$(sed -n "$((i + 1))p" "$tmp/expect")
+        args="$args heads.$i.layer $layer heads.$i.head $head"
+        args="$args heads.$i.steps 1 heads.$i.rows 128"
+        args="$args heads.$i.rows_repeated_max $want"
+        args="$args heads.$i.o_match 8192 heads.$i.o_elements 8192"
+        i=$((i + 1))
+    done
+done
+# shellcheck disable=SC2086
+expect_jsons $args
+# Eq. 2-3 needs dO, which the capture has: every row is summed.
+expect_jsons heads.0.eq23.rows 128 heads.11.eq23.rows 128 \
+    heads.0.eq23.steps.0.step 10945
+
+# Step 0, layer 1, head 0, the first 128 positions: five O elements of
+# row 24 come out one BF16 ulp off with a correctly rounded exp; with the
+# H200's ex2.approx (what scan uses for fa2) all 8192 are the GPU's.
+s0=$srcdir/tests/data/gpu/capture_gpt6_s0_l1h0.safetensors
+run scan --quiet --json "$s0"
+expect_rc 0
+expect_jsons exp ex2-sm90 heads.0.layer 1 heads.0.head 0 heads.0.steps 1 \
+    heads.0.o_match 8192 heads.0.o_elements 8192
+
+# The same capture through diff, settings from the manifest alone: the
+# H200's O of one head pair, bit for bit.
+run diff --dump "$cap" --q "$cap:L3.s$s.q" --k "$cap:L3.s$s.k" \
+    --v "$cap:L3.s$s.v" --o "$cap:L3.s$s.o" --no-exact --stage o
+expect_rc 0
+expect_out_has "causal yes (manifest)"
+expect_out_has "layout bhnd (manifest)"
+expect_out_has "16384 elements, 16384 bit-equal (100.000%), 0 differ"
+
+finish

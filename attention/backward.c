@@ -44,7 +44,9 @@ fp_policy(const fa_plan *pl)
 static fa_fmt
 elt_fmt(const fa_plan *pl)
 {
-    return pl->k.bwd == FA_BWD_FA2 ? pl->in_fmt : FA_FMT_BF16;
+    return pl->k.bwd == FA_BWD_FA2 || pl->k.bwd == FA_BWD_EFFICIENT
+               ? pl->in_fmt
+               : FA_FMT_BF16;
 }
 
 static const sf_format *
@@ -161,6 +163,38 @@ fa2_dot_do_o(const fa_plan *pl, const uint16_t *dout, const uint32_t *o,
 }
 
 /*----------------------------------------------------------------------------
+ * The memory-efficient kernel's delta (computeDelta): T = threads / br_bwd
+ * threads per row (2 for the 64 x 64 kernel, 4 for 128 x 128), thread t
+ * taking 8 consecutive columns at 8 t + 8 T it for it = 0, 1, ...; each an
+ * FFMA chain o * do from 0, then the butterfly adds lane ^ 1, lane ^ 2.
+ *--------------------------------------------------------------------------*/
+static uint32_t
+eff_delta(const fa_plan *pl, const uint16_t *dout, const uint32_t *o,
+          sf_env *env)
+{
+    /* br_bwd bc_bwd / 1024 warps of 32 threads over br_bwd rows */
+    size_t nt = (size_t)pl->bc_bwd / 32, step;
+    uint32_t x[4];
+
+    if (nt < 1)
+        nt = 1;
+    if (nt > 4)
+        nt = 4;
+    step = 8 * nt;
+    for (size_t t = 0; t < nt; t++) {
+        x[t] = FA_F32_ZERO;
+        for (size_t c0 = 8 * t; c0 < pl->d; c0 += step)
+            for (size_t e = 0; e < 8 && c0 + e < pl->d; e++)
+                x[t] = fa_fma(o[c0 + e], fa_in_wide(pl->in_fmt, dout[c0 + e]),
+                              x[t], env);
+    }
+    for (size_t off = 1; off < nt; off *= 2)
+        for (size_t t = 0; t < nt; t += 2 * off)
+            x[t] = fa_add(x[t], x[t + off], env);
+    return x[0];
+}
+
+/*----------------------------------------------------------------------------
  * One evaluation of a query block of one head.
  *--------------------------------------------------------------------------*/
 typedef struct bwd_run
@@ -195,6 +229,7 @@ computed(const fa_plan *pl, size_t mb, size_t vis, size_t j)
 {
     switch (pl->k.bwd) {
     case FA_BWD_REPO:
+    case FA_BWD_EFFICIENT:
         return true;
     case FA_BWD_FA2:
         return mb >= fa_bwd_first_mblock(pl, j / pl->bc_bwd);
@@ -255,6 +290,8 @@ row_delta(bwd_run *r, size_t i, size_t ri, size_t vis)
         return fa_rbf(acc, e);
     case FA_BWD_FA2:
         return fa2_dot_do_o(pl, dor, orow, e);
+    case FA_BWD_EFFICIENT:
+        return eff_delta(pl, dor, orow, e);
     default:
         return (uint32_t)sf_mma_dot(pl->mdelta, pl->in, dor, 1, &sf_format_f32,
                                     orow, 1, pl->d, 0, e);
@@ -322,6 +359,14 @@ bwd_rows(bwd_run *r, size_t mb, size_t i0, size_t nr)
                             : fa_sub(fa_mul(s, pl->scale_log2, e), lse2, e));
                 pb[j] = to_elt(pl->in_fmt, sp[j], e);
                 break;
+            case FA_BWD_EFFICIENT:
+                /* P = expf(RN(S scale) - LSE) (CUDA's accurate expf),
+                   kept in the input format */
+                s = masked ? FA_F32_NEG_INF : fa_mul(sp[j], pl->scale, e);
+                pb[j] = to_elt(pl->in_fmt,
+                               fa_cuda_expf(pl->exp, fa_sub(s, lse, e)), e);
+                sp[j] = fa_in_wide(pl->in_fmt, pb[j]);
+                break;
             default:
                 s = fa_mul(sp[j], pl->scale, e);
                 sp[j] = fa_exp(pl, fa_sub(s, lse, e));
@@ -350,6 +395,13 @@ bwd_rows(bwd_run *r, size_t mb, size_t i0, size_t nr)
                 break;
             case FA_BWD_FA2:
                 ds[j] = fa_mul(sp[j], fa_sub(dp[j], delta, e), e);
+                dsb[j] = to_elt(pl->in_fmt, ds[j], e);
+                break;
+            case FA_BWD_EFFICIENT:
+                /* dS = RN(RN(dP - delta) P) scale, then the input
+                   format (the scale is in dS: dQ, dK unscaled) */
+                ds[j] = fa_mul(fa_mul(fa_sub(dp[j], delta, e), sp[j], e),
+                               pl->scale, e);
                 dsb[j] = to_elt(pl->in_fmt, ds[j], e);
                 break;
             default:
@@ -406,6 +458,22 @@ bwd_rows(bwd_run *r, size_t mb, size_t i0, size_t nr)
                     && mb < fa_bwd_first_mblock(pl, nb))
                     continue;
                 /* the block's dS K, an MMA chain over its keys from 0 */
+                if (pl->k.bwd == FA_BWD_EFFICIENT) {
+                    /* one MMA chain over the key blocks through the
+                       accumulator (one split: the FP32 workspace tile
+                       reloaded from the previous key block) */
+                    if (r->tcol < 0)
+                        sf_mma_gemm(pl->mdq, 1, d, bw, elt_format(pl),
+                                    dsb + c0, pl->in, r->k + c0 * d, acc, acc,
+                                    SF_MMA_PATH_AUTO, e);
+                    else
+                        for (size_t c = 0; c < d; c++)
+                            acc[c] = (uint32_t)sf_mma_dot(
+                                pl->mdq, elt_format(pl), dsb + c0, 1, pl->in,
+                                r->k + c0 * d + c, (ptrdiff_t)d, bw, acc[c],
+                                col_env(r, c));
+                    continue;
+                }
                 if (r->tcol < 0)
                     sf_mma_gemm(pl->mdq, 1, d, bw, elt_format(pl), dsb + c0,
                                 pl->in, r->k + c0 * d, NULL, w->dqt,
@@ -436,7 +504,8 @@ bwd_rows(bwd_run *r, size_t mb, size_t i0, size_t nr)
                     for (size_t sp_ = 0; sp_ < pl->dq_splits; sp_++)
                         x = fa_add(x, dqrow[sp_ * d + c], ce);
                     x = fa_round(pl->in_fmt, fa_mul(x, pl->scale, ce), ce);
-                }
+                } else if (pl->k.bwd == FA_BWD_EFFICIENT)
+                    x = fa_round(pl->in_fmt, x, ce);
                 if (out)
                     out[c] = x;
             }
@@ -482,7 +551,7 @@ bwd_kv(bwd_run *r, size_t mb, size_t i0, size_t nr)
             for (size_t j = 0; j < bw; j++)
                 for (size_t ri = 0; ri < nr; ri++)
                     w->at16[j * nr + ri] = src[ri * nk + c0 + j];
-            if (pl->k.bwd == FA_BWD_FA2) {
+            if (pl->k.bwd == FA_BWD_FA2 || pl->k.bwd == FA_BWD_EFFICIENT) {
                 /* acc_dv += P~^T dO (acc_dk += dS~^T Q): the MMA chain
                    over the block's rows, through the accumulator */
                 sf_mma_gemm(mm, bw, d, nr, elt_format(pl), w->at16, pl->in,
@@ -566,6 +635,10 @@ fa_backward(const fa_config *cfg, const uint16_t *q, const uint16_t *k,
                 gv = fa_round(pl.in_fmt, gv, env);
                 break;
             case FA_BWD_REPO:
+                break;
+            case FA_BWD_EFFICIENT:
+                gk = fa_round(pl.in_fmt, gk, env);
+                gv = fa_round(pl.in_fmt, gv, env);
                 break;
             default:
                 gk = fa_mul(gk, pl.scale, env);

@@ -676,7 +676,8 @@ fa_output_format(const fa_config *cfg, const char *name)
     case 5: /* dv */
         /* fa2: the kernel's Element type (the inputs' format) */
         return k->bwd == FA_BWD_CHAIN ? f32
-               : k->bwd == FA_BWD_FA2 ? fa_fmt_format(pl.in_fmt)
+               : k->bwd == FA_BWD_FA2 || k->bwd == FA_BWD_EFFICIENT
+                   ? fa_fmt_format(pl.in_fmt)
                                       : &sf_format_bf16;
     case 6: /* s */
     case 8: /* m */

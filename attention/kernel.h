@@ -164,7 +164,11 @@ typedef enum
     FA_BWD_FA2,   /* "fa2": the FA2 backward kernel (query blocks walked
                      backwards, causal m_block_min, BF16 P~ and dS~ into
                      the MMA chains, dQ buffers, dot_do_o delta) */
-    FA_BWD_REPO   /* "repo": the released code's backward (BF16 ops) */
+    FA_BWD_REPO,  /* "repo": the released code's backward (BF16 ops) */
+    FA_BWD_EFFICIENT /* "efficient": PyTorch's memory-efficient kernel
+                        (P = expf(S - LSE) in the input format, its
+                        delta, dS scaled then rounded, dQ, dK, dV MMA
+                        chains through the accumulators) */
 } fa_bwd_scheme;
 
 /* The natural exp of a kernel whose exp_base2 is false. */

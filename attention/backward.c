@@ -163,7 +163,7 @@ fa2_dot_do_o(const fa_plan *pl, const uint16_t *dout, const uint32_t *o,
 }
 
 /*----------------------------------------------------------------------------
- * The memory-efficient kernel's delta (computeDelta): T = threads / br_bwd
+ * The memory-efficient kernel's delta (computeDelta): T = bc_bwd / 32
  * threads per row (2 for the 64 x 64 kernel, 4 for 128 x 128), thread t
  * taking 8 consecutive columns at 8 t + 8 T it for it = 0, 1, ...; each an
  * FFMA chain o * do from 0, then the butterfly adds lane ^ 1, lane ^ 2.
@@ -172,7 +172,7 @@ static uint32_t
 eff_delta(const fa_plan *pl, const uint16_t *dout, const uint32_t *o,
           sf_env *env)
 {
-    /* br_bwd bc_bwd / 1024 warps of 32 threads over br_bwd rows */
+    /* br_bwd bc_bwd / 32 threads over br_bwd rows */
     size_t nt = (size_t)pl->bc_bwd / 32, step;
     uint32_t x[4];
 

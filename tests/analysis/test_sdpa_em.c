@@ -3,7 +3,8 @@
    H200: O (and the efficient LSE) of every dump of tests/data/gpu/backends,
    the math backend's FP32 stages (S, P, P V) of two cases, the efficient
    kernel's P~V accumulation probe, and CUDA's accurate logf on measured
-   vectors.  Bit-equality counts per dump; a mismatch prints the first
+   vectors; the efficient backward's dQ, dK, dV on the dumps that hold
+   them.  Bit-equality counts per dump; a mismatch prints the first
    differing element in hex. */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -226,6 +227,120 @@ START_TEST(test_math_dumps)
 }
 END_TEST
 
+/* The efficient backward: dQ, dK, dV of the dumps that hold them
+   (efficient.dq, .dk, .dv, and do), from the dump's q, k, v, do and its
+   own efficient.o and efficient.lse. */
+static const char *const bwd_dumps[] = {"d128_bwd_normal", "d64_bwd_normal",
+                                        "d64_bwd_sink_causal"};
+
+static uint16_t
+to16(uint32_t x, bool fp16)
+{
+    sf_env e = SF_ENV_IEEE;
+    return fp16 ? sf_f32_to_f16((sf_f32){x}, SF_RNE, &e).bits
+                : (uint16_t)(x >> 16);
+}
+
+START_TEST(test_efficient_backward)
+{
+    static const char *const grads[] = {"dq", "dk", "dv"};
+    ex2_model ex;
+    size_t all_eq = 0, all_n = 0;
+
+    ex2_load(&ex);
+    for (size_t di = 0; di < sizeof bwd_dumps / sizeof bwd_dumps[0]; di++) {
+        const char *name = bwd_dumps[di];
+        dump_shape sh = manifest(name);
+        tensor_dtype dt = sh.fp16 ? TENSOR_F16 : TENSOR_BF16;
+        fa_config cfg = fa_config_default(
+            (fa_policy)fa_policy_parse("efficient"));
+        sf_env env = SF_ENV_IEEE;
+        char path[1024], key[64];
+        tensor q, k, v, go, gl, gdo, gg[3];
+        size_t nq = sh.nq * sh.d, nk = sh.nk * sh.d;
+        uint32_t *o, *lse, *out[3];
+
+        snprintf(path, sizeof path, BK "%s.safetensors", name);
+        read_t(path, "q", dt, &q);
+        read_t(path, "k", dt, &k);
+        read_t(path, "v", dt, &v);
+        read_t(path, "do", dt, &gdo);
+        read_t(path, "efficient.o", dt, &go);
+        read_t(path, "efficient.lse", TENSOR_F32, &gl);
+        for (size_t g = 0; g < 3; g++) {
+            snprintf(key, sizeof key, "efficient.%s", grads[g]);
+            read_t(path, key, dt, &gg[g]);
+        }
+        cfg.shape.batch = 1;
+        cfg.shape.heads = 1;
+        cfg.shape.nq = sh.nq;
+        cfg.shape.nk = sh.nk;
+        cfg.shape.d = sh.d;
+        cfg.causal = sh.causal;
+        cfg.exp = &ex.model;
+        cfg.input = sh.fp16 ? &sf_format_f16 : &sf_format_bf16;
+        o = calloc(nq, 4);
+        lse = calloc(sh.nq, 4);
+        out[0] = calloc(nq, 4);
+        out[1] = calloc(nk, 4);
+        out[2] = calloc(nk, 4);
+        ck_assert(o && lse && out[0] && out[1] && out[2]);
+        for (size_t i = 0; i < nq; i++) {
+            uint32_t b = (uint32_t)tensor_get_bits(&go, i);
+            if (sh.fp16) {
+                sf_env e2 = SF_ENV_IEEE;
+                o[i] = sf_f16_to_f32((sf_f16){(uint16_t)b}, SF_RNE, &e2).bits;
+            } else
+                o[i] = b << 16;
+        }
+        for (size_t i = 0; i < sh.nq; i++)
+            lse[i] = u32_at(&gl, i);
+        ck_assert_msg(fa_backward(&cfg, (uint16_t *)(void *)q.data,
+                                  (uint16_t *)(void *)k.data,
+                                  (uint16_t *)(void *)v.data, o, lse,
+                                  (uint16_t *)(void *)gdo.data, NULL, out[0],
+                                  out[1], out[2], NULL, &env)
+                          == 0,
+                      "%s: fa_backward failed", name);
+        printf("%-26s efficient", name);
+        for (size_t g = 0; g < 3; g++) {
+            size_t n = g == 0 ? nq : nk, eq = 0;
+            bool shown = false;
+            for (size_t i = 0; i < n; i++) {
+                uint16_t em = to16(out[g][i], sh.fp16);
+                uint16_t gv = (uint16_t)tensor_get_bits(&gg[g], i);
+                if (em == gv)
+                    eq++;
+                else if (!shown) {
+                    printf("\n%s: %s[%zu][%zu] gpu 0x%04X emulator 0x%04X",
+                           name, grads[g], i / sh.d, i % sh.d, gv, em);
+                    shown = true;
+                }
+            }
+            printf("  %s %zu/%zu", grads[g], eq, n);
+            all_eq += eq;
+            all_n += n;
+            tensor_free(&gg[g]);
+            free(out[g]);
+        }
+        printf("\n");
+        free(o);
+        free(lse);
+        tensor_free(&q);
+        tensor_free(&k);
+        tensor_free(&v);
+        tensor_free(&go);
+        tensor_free(&gl);
+        tensor_free(&gdo);
+    }
+    printf("efficient backward: dQ, dK, dV %zu/%zu bit-equal\n", all_eq,
+           all_n);
+    ck_assert_msg(all_eq == all_n, "efficient backward: %zu/%zu bit-equal",
+                  all_eq, all_n);
+    ax_ex2_table_free(&ex.tab);
+}
+END_TEST
+
 /* The math backend's FP32 stages: S = Q'K'^T (unmasked entries), P (the
    softmax's output, what P V takes) and P V, from the engine's captures. */
 START_TEST(test_math_stages)
@@ -395,6 +510,7 @@ main(void)
     TCase *tc = tst_add_tcase(s, "h200", 120);
 
     tcase_add_test(tc, test_efficient_dumps);
+    tcase_add_test(tc, test_efficient_backward);
     tcase_add_test(tc, test_math_dumps);
     tcase_add_test(tc, test_math_stages);
     tcase_add_test(tc, test_efficient_pv_probe);

@@ -58,6 +58,10 @@ typedef struct
     bool bottom_right;   /* "causal_alignment": "bottom-right" given */
     size_t n_heads_kept; /* 0: every head, numbered as stored */
     size_t *heads_kept;  /* the model's index of each stored head */
+    size_t idx;          /* its index in the manifest's calls */
+    /* what the manifest says of the model, 0 when it does not say:
+       launch_shape.heads and .d, model.layers, .heads and .head_dim */
+    uint64_t launch_heads, launch_d, model_layers, model_heads, model_d;
 } call_spec;
 
 /* One step's Eq. 2-3 sums of a (layer, head) (batch entries merged). */
@@ -202,6 +206,60 @@ get_string(const json_t *o, const char *key, char *buf, size_t n,
     return true;
 }
 
+/* An optional integer > 0 of OBJ (0 when absent). */
+static bool
+opt_count(const json_t *obj, const char *key, const char *what,
+          uint64_t *out)
+{
+    const json_t *v = json_object_get(obj, key);
+
+    *out = 0;
+    if (v == NULL || json_is_null(v))
+        return true;
+    if (!json_is_integer(v) || json_integer_value(v) <= 0) {
+        cli_error(CMD, "%s.%s: expected an integer > 0", what, key);
+        return false;
+    }
+    *out = (uint64_t)json_integer_value(v);
+    return true;
+}
+
+/* The manifest's "model" (M, may be NULL) and the call's layer and kept
+   heads against it. */
+static bool
+model_fields(const json_t *m, call_spec *c)
+{
+    if (m != NULL && json_is_object(m)
+        && (!opt_count(m, "layers", "manifest model", &c->model_layers)
+            || !opt_count(m, "heads", "manifest model", &c->model_heads)
+            || !opt_count(m, "head_dim", "manifest model", &c->model_d)))
+        return false;
+    if (c->model_layers != 0 && (uint64_t)c->layer >= c->model_layers)
+        return cli_error(CMD,
+                         "manifest calls[%zu]: layer %lld, but model.layers "
+                         "is %" PRIu64 " (a manifest of another model?)",
+                         c->idx, c->layer, c->model_layers),
+               false;
+    if (c->launch_heads != 0 && c->model_heads != 0
+        && c->launch_heads != c->model_heads)
+        return cli_error(CMD,
+                         "manifest calls[%zu]: launch_shape.heads %" PRIu64
+                         ", but model.heads is %" PRIu64
+                         " (a manifest of another model?)",
+                         c->idx, c->launch_heads, c->model_heads),
+               false;
+    for (size_t i = 0; i < c->n_heads_kept; i++) {
+        uint64_t h = c->launch_heads ? c->launch_heads : c->model_heads;
+        if (h != 0 && c->heads_kept[i] >= h)
+            return cli_error(CMD,
+                             "manifest calls[%zu]: heads_kept[%zu] = %zu, "
+                             "but the model has %" PRIu64 " heads",
+                             c->idx, i, c->heads_kept[i], h),
+                   false;
+    }
+    return true;
+}
+
 static bool
 parse_call(const json_t *c, size_t idx, const char *top_backend,
            call_spec *out)
@@ -211,8 +269,19 @@ parse_call(const json_t *c, size_t idx, const char *top_backend,
 
     snprintf(what, sizeof what, "manifest calls[%zu]", idx);
     memset(out, 0, sizeof *out);
+    out->idx = idx;
     if (!json_is_object(c))
         return cli_error(CMD, "%s: expected an object", what), false;
+    v = json_object_get(c, "launch_shape");
+    if (v != NULL && !json_is_null(v)) {
+        char w2[80];
+        snprintf(w2, sizeof w2, "%s.launch_shape", what);
+        if (!json_is_object(v))
+            return cli_error(CMD, "%s: expected an object", w2), false;
+        if (!opt_count(v, "heads", w2, &out->launch_heads)
+            || !opt_count(v, "d", w2, &out->launch_d))
+            return false;
+    }
     v = json_object_get(c, "layer");
     if (!json_is_integer(v) || json_integer_value(v) < 0)
         return cli_error(CMD, "%s: 'layer' must be an integer >= 0", what),
@@ -384,7 +453,8 @@ load_manifest(scan_ctx *x)
     }
     for (size_t i = 0; i < x->n_calls; i++)
         if (!parse_call(json_array_get(calls, i), i, top_backend,
-                        &x->calls[i])) {
+                        &x->calls[i])
+            || !model_fields(json_object_get(man, "model"), &x->calls[i])) {
             json_decref(man);
             return false;
         }
@@ -561,6 +631,32 @@ load_call(const scan_ctx *x, const call_spec *c, call_data *cd)
                          "heads_kept lists %zu",
                          wq, sq[1], c->n_heads_kept),
                false;
+    {
+        /* the manifest's model against the tensors */
+        uint64_t md = c->launch_d ? c->launch_d : c->model_d;
+        uint64_t mh = c->launch_heads ? c->launch_heads : c->model_heads;
+        if (md != 0 && md != sq[3])
+            return cli_error(CMD,
+                             "%s: d = %" PRIu64 ", but manifest calls[%zu] "
+                             "says %s %" PRIu64
+                             " (a manifest of another model?)",
+                             wq, sq[3], c->idx,
+                             c->launch_d ? "launch_shape.d"
+                                         : "model.head_dim",
+                             md),
+                   false;
+        if (mh != 0 && c->n_heads_kept == 0 && sq[1] != mh)
+            return cli_error(CMD,
+                             "%s: %" PRIu64 " heads, but manifest calls[%zu] "
+                             "says %s %" PRIu64
+                             " and keeps every head (a manifest of another "
+                             "model?)",
+                             wq, sq[1], c->idx,
+                             c->launch_heads ? "launch_shape.heads"
+                                             : "model.heads",
+                             mh),
+                   false;
+    }
     cd->b = (size_t)sq[0];
     cd->h = (size_t)sq[1];
     cd->nq = (size_t)sq[2];

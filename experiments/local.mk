@@ -84,6 +84,7 @@ TESTS += \
 	tests/experiments/test_ls.sh \
 	tests/experiments/test_scan.sh \
 	tests/experiments/test_capture.sh \
+	tests/experiments/test_scan_shard.sh \
 	tests/experiments/test_reproduce_only.sh
 
 # Every exact decimal of trace --json against MPFR and GMP.
@@ -159,6 +160,7 @@ EXTRA_DIST += \
 	tests/experiments/test_ls.sh \
 	tests/experiments/test_scan.sh \
 	tests/experiments/test_capture.sh \
+	tests/experiments/test_scan_shard.sh \
 	tests/experiments/test_reproduce_only.sh \
 	tests/data/gpu/capture_gpt6_r128.safetensors \
 	tests/data/gpu/capture_gpt6_r128.json \

@@ -46,7 +46,8 @@ dist_plots_DATA = \
 	experiments/plots/fig5a.gp \
 	experiments/plots/fig6.gp \
 	experiments/plots/t12.gp \
-	experiments/plots/scan-heat.gp
+	experiments/plots/scan-heat.gp \
+	experiments/plots/scan-bias.gp
 
 # The CLI tests are shell scripts; they find the built program, its
 # version, the JSON checker and the mma, attn and diff input writers through the

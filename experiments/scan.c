@@ -1351,6 +1351,78 @@ exists(const char *path)
     return stat(path, &st) == 0;
 }
 
+/* "MEAN CI" of C (CI: 1.96 standard errors), "? ?" without a value. */
+static void
+put_ci(cli_buf *b, const bias_cell *c)
+{
+    bias_summary s;
+
+    bias_summarize(c, &s);
+    if (s.n == 0 || !isfinite(s.mean))
+        cli_buf_puts(b, " ? ?");
+    else
+        cli_buf_printf(b, " %.17g %.17g", s.mean,
+                       isfinite(s.se) ? 1.96 * s.se : 0.0);
+}
+
+/* PREFIX-bias.dat and its plot: the bias of O and delta per (layer,
+   head), emulated and with the fix, with 95% intervals. */
+static int
+write_bias_plot(const scan_ctx *x)
+{
+    cli_buf b;
+    size_t n = strlen(x->plot) + 16;
+    char *dat = malloc(n), *out = malloc(n);
+    char vars[8320], qd[4096], qo[4096], why[512];
+    int rc = CLI_EXIT_OK, prc;
+
+    if (dat == NULL || out == NULL) {
+        free(dat);
+        free(out);
+        return cli_error(CMD, "out of memory");
+    }
+    snprintf(out, n, "%s-bias", x->plot);
+    snprintf(dat, n, "%s-bias.dat", x->plot);
+    cli_buf_init(&b);
+    cli_buf_puts(&b, "# bf16emu scan: index label o_emu o_emu_ci o_fix "
+                     "o_fix_ci d_emu d_emu_ci d_fix d_fix_ci (ci: 1.96 se)\n");
+    for (size_t i = 0; i < x->n_groups; i++) {
+        const scan_stats *s = &x->groups[i].st;
+        cli_buf_printf(&b, "%zu L%lld.h%zu", i, x->groups[i].layer,
+                       x->groups[i].head);
+        put_ci(&b, &s->o_emu);
+        put_ci(&b, &s->o_fix);
+        if (s->has_do) {
+            put_ci(&b, &s->d_emu);
+            put_ci(&b, &s->d_fix);
+        } else {
+            cli_buf_puts(&b, " ? ? ? ?");
+        }
+        cli_buf_putc(&b, '\n');
+    }
+    if (!cli_write_atomic(dat, b.p, b.len)) {
+        rc = cli_error(CMD, "%s: cannot write: %s", dat, strerror(errno));
+        goto done;
+    }
+    if (!plot_quote(qd, sizeof qd, dat) || !plot_quote(qo, sizeof qo, out)) {
+        rc = cli_error(CMD, "--plot %s: a quote or newline in the path",
+                       x->plot);
+        goto done;
+    }
+    snprintf(vars, sizeof vars, "datafile=%s; out=%s", qd, qo);
+    prc = plot_run("scan-bias.gp", vars, NULL, why, sizeof why);
+    if (prc == 1)
+        fprintf(stderr, "%s: gnuplot not found; %s written, no plot\n", CMD,
+                dat);
+    else if (prc != 0)
+        rc = cli_error(CMD, "%s", why);
+done:
+    cli_buf_free(&b);
+    free(dat);
+    free(out);
+    return rc;
+}
+
 static int
 write_plot(const scan_ctx *x)
 {
@@ -1395,8 +1467,11 @@ write_plot(const scan_ctx *x)
     if (prc == 1)
         fprintf(stderr, "%s: gnuplot not found; %s written, no plot\n", CMD,
                 dat);
-    else if (prc != 0)
+    else if (prc != 0) {
         rc = cli_error(CMD, "%s", why);
+        goto done;
+    }
+    rc = write_bias_plot(x);
 done:
     free(dat);
     free(png);
@@ -1743,7 +1818,9 @@ scan_help(FILE *out)
         "  --csv FILE       also one CSV row per (layer, head) to FILE\n"
         "  --plot PREFIX    PREFIX.dat and a heat map of the risk, "
         "PREFIX.png and\n"
-        "                   PREFIX.svg (gnuplot)\n"
+        "                   PREFIX.svg (gnuplot); PREFIX-bias.{dat,png,svg}: "
+        "the bias of\n"
+        "                   O and delta per head with 95% intervals\n"
         "  --threads N      OpenMP threads (results do not depend on N)\n"
         "  --reference R    exact (MPFR, the default) or binary64 (about "
         "ten times\n"
@@ -1943,12 +2020,13 @@ scan_main(int argc, char **argv)
         goto out;
     }
     if (!x.force) {
-        const char *ext[] = {".dat", ".png", ".svg"};
+        const char *ext[] = {".dat",      ".png",      ".svg",
+                             "-bias.dat", "-bias.png", "-bias.svg"};
         if (x.csv != NULL && exists(x.csv)) {
             rc = cli_error(CMD, "--csv %s: exists (give --force)", x.csv);
             goto out;
         }
-        for (size_t e = 0; x.plot != NULL && e < 3; e++) {
+        for (size_t e = 0; x.plot != NULL && e < 6; e++) {
             char buf[4096];
             snprintf(buf, sizeof buf, "%s%s", x.plot, ext[e]);
             if (exists(buf)) {

@@ -59,6 +59,25 @@ expect_rc 0
 cmp -s "$tmp/out" "$d/full.txt" && pass || fail "merged text differs"
 cmp -s "$d/m.csv" "$d/full.csv" && pass || fail "merged CSV differs"
 
+# --plot from the merge: the heat map's and the per-head bias data
+# (PREFIX-bias.dat: one row per head, O's and delta's mean with 95%
+# intervals) are the unsharded run's.
+# shellcheck disable=SC2086
+run scan $opts --plot "$d/full" "$cap"
+expect_rc 0
+run scan --merge --plot "$d/m" "$d/s0.t1" "$d/s1.t1"
+expect_rc 0
+cmp -s "$d/m.dat" "$d/full.dat" && pass || fail "merged heat data differs"
+cmp -s "$d/m-bias.dat" "$d/full-bias.dat" && pass \
+    || fail "merged bias data differs"
+[ "$(grep -vc '^#' "$d/full-bias.dat")" -eq 12 ] && pass \
+    || fail "bias.dat: not 12 heads"
+# an existing PREFIX-bias file stops --plot without --force
+rm -f "$d/m.dat" "$d/m.png" "$d/m.svg"
+run scan --merge --plot "$d/m" "$d/s0.t1" "$d/s1.t1"
+expect_rc 2
+expect_err_has "m-bias.dat exists (give --force)"
+
 # Three shards, given in another order.
 for i in 0 1 2; do
     # shellcheck disable=SC2086

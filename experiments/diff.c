@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #ifdef _OPENMP
+#include <jansson.h>
 #include <omp.h>
 #endif
 
@@ -203,6 +204,9 @@ typedef struct
     uint64_t tol;
     bool json, no_exact, exact_forced;
     cli_operand opd[N_T]; /* --q FILE[:KEY], ...: where each tensor is */
+    const char *call;     /* --call L{layer}.s{step}: one call of a capture */
+    char *call_arg[N_T];  /* the FILE:KEY --call gives each tensor */
+    char *call_man;       /* the manifest with that call's settings */
     bool dtype_given;     /* --dtype bf16 */
     ut_layout layout_opt; /* --layout */
 
@@ -1173,6 +1177,8 @@ check_manifest_shape(diff_ctx *x)
     return true;
 }
 
+static bool call_manifest(diff_ctx *x, const char *man);
+
 /* The manifest (or the plain metadata of a bf16emu file) of the dump. */
 static bool
 read_dump_header(diff_ctx *x)
@@ -1195,6 +1201,17 @@ read_dump_header(diff_ctx *x)
             x->meta_causal = m->value[0] == 't';
         } else if (strcmp(m->key, "scale") == 0)
             x->meta_scale = m->value;
+    }
+    if (x->call != NULL) {
+        if (man == NULL) {
+            cli_error(CMD, "--call %s: %s has no manifest (expected one "
+                           "with a \"calls\" list)",
+                      x->call, x->dump);
+            return false;
+        }
+        if (!call_manifest(x, man))
+            return false;
+        man = x->call_man;
     }
     if (man != NULL) {
         x->have_manifest = true;
@@ -2516,6 +2533,7 @@ enum
     O_ROWSUM,
     O_DTYPE,
     O_LAYOUT,
+    O_CALL,
     O_TENSOR /* O_TENSOR + T_Q .. T_DV: --q, --k, ... FILE[:KEY] */
 };
 
@@ -2539,6 +2557,7 @@ static const cli_option options[] = {{"help", false, O_HELP},
                                      {"fa2-rowsum", true, O_ROWSUM},
                                      {"dtype", true, O_DTYPE},
                                      {"layout", true, O_LAYOUT},
+                                     {"call", true, O_CALL},
                                      {"q", true, O_TENSOR + T_Q},
                                      {"k", true, O_TENSOR + T_K},
                                      {"v", true, O_TENSOR + T_V},
@@ -2587,6 +2606,10 @@ diff_help(FILE *out)
         "                       .npy; over the dump's); [B, H, N, d], "
         "[H, N, d] or\n"
         "                       [N, d] (lse one dimension fewer)\n"
+        "  --call L3.s10945     one call of a capture (its keys "
+        "L3.s10945.q, .k, ...;\n"
+        "                       causal, scale, layout from its manifest "
+        "entry in calls)\n"
         "  --layout bhnd|bnhd   [B, H, N, d] or PyTorch's [B, N, H, d] "
         "(needed when\n"
         "                       H and N both exceed 1 and neither the "
@@ -2801,6 +2824,9 @@ take_option(void *ctx, int id, const char *v)
         return true;
     case O_LAYOUT:
         return fa_cli_parse_layout(CMD, v, &x->layout_opt);
+    case O_CALL:
+        x->call = v;
+        return true;
     default:
         if (id >= O_TENSOR && id <= O_TENSOR + T_DV) {
             x->opd[id - O_TENSOR].arg = v;
@@ -2824,16 +2850,132 @@ ctx_free(diff_ctx *x)
     for (int i = 0; i < N_T; i++) {
         tensor_free(&x->own[i]);
         free(x->opd[i].path);
+        free(x->call_arg[i]);
     }
+    free(x->call_man);
     tensor_listing_free(&x->list);
     fa_cli_exp_free(&x->exp);
     fa_cli_log_free(&x->logm);
     free(x);
 }
 
+/* --call NAME: the manifest MAN with the settings of its calls entry whose
+   prefix is "NAME." laid over the top-level ones, into X->call_man. */
+static bool
+call_manifest(diff_ctx *x, const char *man)
+{
+    static const char *const keys[] = {"causal", "layout", "dtype",
+                                       "backend", "splits", "fix"};
+    json_error_t je;
+    json_t *m = json_loads(man, 0, &je), *calls, *c = NULL;
+    const json_t *sc;
+    size_t n = strlen(x->call);
+
+    if (m == NULL || !json_is_array(calls = json_object_get(m, "calls"))) {
+        cli_error(CMD, "--call %s: %s: manifest: expected a JSON object "
+                       "with a \"calls\" list",
+                  x->call, x->dump);
+        json_decref(m);
+        return false;
+    }
+    for (size_t i = 0; i < json_array_size(calls) && c == NULL; i++) {
+        /* "prefix", else L{layer}.s{step}. (as scan reads the calls) */
+        json_t *e = json_array_get(calls, i);
+        const char *p = json_string_value(json_object_get(e, "prefix"));
+        char def[64];
+        if (p == NULL && json_is_integer(json_object_get(e, "layer"))
+            && json_is_integer(json_object_get(e, "step"))) {
+            snprintf(def, sizeof def, "L%lld.s%lld.",
+                     (long long)json_integer_value(json_object_get(e, "layer")),
+                     (long long)json_integer_value(json_object_get(e, "step")));
+            p = def;
+        }
+        if (p != NULL && strncmp(p, x->call, n) == 0 && p[n] == '.'
+            && p[n + 1] == '\0')
+            c = e;
+    }
+    if (c == NULL) {
+        cli_error(CMD, "--call %s: %s: manifest: no entry of calls has "
+                       "prefix \"%s.\" (expected L{layer}.s{step})",
+                  x->call, x->dump, x->call);
+        json_decref(m);
+        return false;
+    }
+    for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
+        json_t *v = json_object_get(c, keys[i]);
+        if (v != NULL)
+            json_object_set(m, keys[i], v);
+    }
+    sc = json_object_get(c, "scale");
+    if (sc != NULL)
+        json_object_set_new(m, "scale",
+                            json_is_null(sc)
+                                ? json_string("1/sqrt(d) (PyTorch default)")
+                                : json_deep_copy(sc));
+    json_object_del(m, "calls");
+    x->call_man = json_dumps(m, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    json_decref(m);
+    if (x->call_man == NULL) {
+        cli_error(CMD, "out of memory");
+        return false;
+    }
+    return true;
+}
+
+/* --call NAME: each tensor not given by its option, from the dump's key
+   "NAME.q", "NAME.k", ... where the dump has it. */
+static bool
+call_operands(diff_ctx *x)
+{
+    tensor_listing l;
+    tensor_error err;
+    bool any = false;
+
+    if (x->dump == NULL) {
+        cli_error(CMD, "--call %s: expected --dump CAPTURE (the capture "
+                       "holding the call)",
+                  x->call);
+        return false;
+    }
+    if (safetensors_list(x->dump, &l, &err) != TENSOR_OK) {
+        cli_error(CMD, "--dump: %s", err.message);
+        return false;
+    }
+    for (int i = 0; i < N_T; i++) {
+        char key[256];
+        snprintf(key, sizeof key, "%s.%s", x->call, t_names[i]);
+        for (size_t t = 0; t < l.n_tensors; t++)
+            if (strcmp(l.tensors[t].name, key) == 0) {
+                any = true;
+                if (x->opd[i].arg != NULL)
+                    break;
+                size_t len = strlen(x->dump) + strlen(key) + 2;
+                x->call_arg[i] = malloc(len);
+                if (x->call_arg[i] == NULL) {
+                    tensor_listing_free(&l);
+                    cli_error(CMD, "out of memory");
+                    return false;
+                }
+                snprintf(x->call_arg[i], len, "%s:%s", x->dump, key);
+                x->opd[i].arg = x->call_arg[i];
+                break;
+            }
+    }
+    tensor_listing_free(&l);
+    if (!any) {
+        cli_error(CMD, "--call %s: %s holds no tensor \"%s.q\", "
+                       "\"%s.k\", ... (expected L{layer}.s{step})",
+                  x->call, x->dump, x->call, x->call);
+        return false;
+    }
+    return true;
+}
+
 static bool
 run(diff_ctx *x)
 {
+    if (x->call != NULL && !call_operands(x))
+        return false;
     if (x->dump == NULL && x->opd[T_Q].arg == NULL) {
         cli_error(CMD, "missing --dump FILE, or --q, --k, --v FILE[:KEY] "
                        "(see 'bf16emu diff --help')");

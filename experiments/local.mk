@@ -46,7 +46,8 @@ dist_plots_DATA = \
 	experiments/plots/fig5a.gp \
 	experiments/plots/fig6.gp \
 	experiments/plots/t12.gp \
-	experiments/plots/scan-heat.gp
+	experiments/plots/scan-heat.gp \
+	experiments/plots/scan-bias.gp
 
 # The CLI tests are shell scripts; they find the built program, its
 # version, the JSON checker and the mma, attn and diff input writers through the
@@ -84,6 +85,7 @@ TESTS += \
 	tests/experiments/test_ls.sh \
 	tests/experiments/test_scan.sh \
 	tests/experiments/test_capture.sh \
+	tests/experiments/test_scan_shard.sh \
 	tests/experiments/test_reproduce_only.sh
 
 # Every exact decimal of trace --json against MPFR and GMP.
@@ -159,6 +161,7 @@ EXTRA_DIST += \
 	tests/experiments/test_ls.sh \
 	tests/experiments/test_scan.sh \
 	tests/experiments/test_capture.sh \
+	tests/experiments/test_scan_shard.sh \
 	tests/experiments/test_reproduce_only.sh \
 	tests/data/gpu/capture_gpt6_r128.safetensors \
 	tests/data/gpu/capture_gpt6_r128.json \

@@ -58,6 +58,10 @@ typedef struct
     bool bottom_right;   /* "causal_alignment": "bottom-right" given */
     size_t n_heads_kept; /* 0: every head, numbered as stored */
     size_t *heads_kept;  /* the model's index of each stored head */
+    size_t idx;          /* its index in the manifest's calls */
+    /* what the manifest says of the model, 0 when it does not say:
+       launch_shape.heads and .d, model.layers, .heads and .head_dim */
+    uint64_t launch_heads, launch_d, model_layers, model_heads, model_d;
 } call_spec;
 
 /* One step's Eq. 2-3 sums of a (layer, head) (batch entries merged). */
@@ -98,6 +102,12 @@ typedef struct
     size_t n_groups, cap_groups;
     fa_cli_exp exp;  /* fa2: ex2-sm90 */
     fa_cli_log logm; /* fa2: lg2-sm90 */
+    int progress;    /* -1 auto (unless --quiet), 0 no, 1 yes */
+    bool sharded;    /* --shard given: the items are written, unmerged */
+    uint64_t shard_i, shard_n;
+    json_t *items;      /* --shard: the items of this shard */
+    json_t *call_items; /* --shard: the items of each call */
+    bool merge;         /* --merge: the inputs are shard outputs */
 } scan_ctx;
 
 /*----------------------------------------------------------------------------
@@ -196,6 +206,60 @@ get_string(const json_t *o, const char *key, char *buf, size_t n,
     return true;
 }
 
+/* An optional integer > 0 of OBJ (0 when absent). */
+static bool
+opt_count(const json_t *obj, const char *key, const char *what,
+          uint64_t *out)
+{
+    const json_t *v = json_object_get(obj, key);
+
+    *out = 0;
+    if (v == NULL || json_is_null(v))
+        return true;
+    if (!json_is_integer(v) || json_integer_value(v) <= 0) {
+        cli_error(CMD, "%s.%s: expected an integer > 0", what, key);
+        return false;
+    }
+    *out = (uint64_t)json_integer_value(v);
+    return true;
+}
+
+/* The manifest's "model" (M, may be NULL) and the call's layer and kept
+   heads against it. */
+static bool
+model_fields(const json_t *m, call_spec *c)
+{
+    if (m != NULL && json_is_object(m)
+        && (!opt_count(m, "layers", "manifest model", &c->model_layers)
+            || !opt_count(m, "heads", "manifest model", &c->model_heads)
+            || !opt_count(m, "head_dim", "manifest model", &c->model_d)))
+        return false;
+    if (c->model_layers != 0 && (uint64_t)c->layer >= c->model_layers)
+        return cli_error(CMD,
+                         "manifest calls[%zu]: layer %lld, but model.layers "
+                         "is %" PRIu64 " (a manifest of another model?)",
+                         c->idx, c->layer, c->model_layers),
+               false;
+    if (c->launch_heads != 0 && c->model_heads != 0
+        && c->launch_heads != c->model_heads)
+        return cli_error(CMD,
+                         "manifest calls[%zu]: launch_shape.heads %" PRIu64
+                         ", but model.heads is %" PRIu64
+                         " (a manifest of another model?)",
+                         c->idx, c->launch_heads, c->model_heads),
+               false;
+    for (size_t i = 0; i < c->n_heads_kept; i++) {
+        uint64_t h = c->launch_heads ? c->launch_heads : c->model_heads;
+        if (h != 0 && c->heads_kept[i] >= h)
+            return cli_error(CMD,
+                             "manifest calls[%zu]: heads_kept[%zu] = %zu, "
+                             "but the model has %" PRIu64 " heads",
+                             c->idx, i, c->heads_kept[i], h),
+                   false;
+    }
+    return true;
+}
+
 static bool
 parse_call(const json_t *c, size_t idx, const char *top_backend,
            call_spec *out)
@@ -205,8 +269,19 @@ parse_call(const json_t *c, size_t idx, const char *top_backend,
 
     snprintf(what, sizeof what, "manifest calls[%zu]", idx);
     memset(out, 0, sizeof *out);
+    out->idx = idx;
     if (!json_is_object(c))
         return cli_error(CMD, "%s: expected an object", what), false;
+    v = json_object_get(c, "launch_shape");
+    if (v != NULL && !json_is_null(v)) {
+        char w2[80];
+        snprintf(w2, sizeof w2, "%s.launch_shape", what);
+        if (!json_is_object(v))
+            return cli_error(CMD, "%s: expected an object", w2), false;
+        if (!opt_count(v, "heads", w2, &out->launch_heads)
+            || !opt_count(v, "d", w2, &out->launch_d))
+            return false;
+    }
     v = json_object_get(c, "layer");
     if (!json_is_integer(v) || json_integer_value(v) < 0)
         return cli_error(CMD, "%s: 'layer' must be an integer >= 0", what),
@@ -378,7 +453,8 @@ load_manifest(scan_ctx *x)
     }
     for (size_t i = 0; i < x->n_calls; i++)
         if (!parse_call(json_array_get(calls, i), i, top_backend,
-                        &x->calls[i])) {
+                        &x->calls[i])
+            || !model_fields(json_object_get(man, "model"), &x->calls[i])) {
             json_decref(man);
             return false;
         }
@@ -555,6 +631,32 @@ load_call(const scan_ctx *x, const call_spec *c, call_data *cd)
                          "heads_kept lists %zu",
                          wq, sq[1], c->n_heads_kept),
                false;
+    {
+        /* the manifest's model against the tensors */
+        uint64_t md = c->launch_d ? c->launch_d : c->model_d;
+        uint64_t mh = c->launch_heads ? c->launch_heads : c->model_heads;
+        if (md != 0 && md != sq[3])
+            return cli_error(CMD,
+                             "%s: d = %" PRIu64 ", but manifest calls[%zu] "
+                             "says %s %" PRIu64
+                             " (a manifest of another model?)",
+                             wq, sq[3], c->idx,
+                             c->launch_d ? "launch_shape.d"
+                                         : "model.head_dim",
+                             md),
+                   false;
+        if (mh != 0 && c->n_heads_kept == 0 && sq[1] != mh)
+            return cli_error(CMD,
+                             "%s: %" PRIu64 " heads, but manifest calls[%zu] "
+                             "says %s %" PRIu64
+                             " and keeps every head (a manifest of another "
+                             "model?)",
+                             wq, sq[1], c->idx,
+                             c->launch_heads ? "launch_shape.heads"
+                                             : "model.heads",
+                             mh),
+                   false;
+    }
     cd->b = (size_t)sq[0];
     cd->h = (size_t)sq[1];
     cd->nq = (size_t)sq[2];
@@ -664,8 +766,166 @@ cmp_rank(const void *a, const void *b)
 }
 
 /*----------------------------------------------------------------------------
+ * Work items: one (call, batch entry x head) each.  --shard I/N keeps the
+ * items with (call + item) mod N == I and writes them unmerged (their
+ * scan_stats bit for bit); --merge reads the shards back and adds the items
+ * in (call, item) order, the order of an unsharded run, so the report is
+ * the same byte for byte.
+ *--------------------------------------------------------------------------*/
+/* Adds the result R of one item to its (layer, head) group; FIRST: the
+   item is of the call's first batch entry.  0 or an exit status. */
+static int
+add_item(scan_ctx *x, long long layer, long long step, const char *name,
+         size_t head, bool first, const scan_stats *r)
+{
+    group *g = group_get(x, layer, head, name);
+
+    if (g == NULL)
+        return cli_error(CMD, "out of memory");
+    if (first)
+        g->steps++;
+    scan_stats_merge(&g->st, r);
+    if (!group_add_step(g, step, &r->eq))
+        return cli_error(CMD, "out of memory");
+    return CLI_EXIT_OK;
+}
+
+/* Reads or writes a scan_stats as hex words (doubles by their bits). */
+typedef struct
+{
+    cli_buf *out;    /* writing */
+    const char *in;  /* reading */
+    bool bad;
+} stats_io;
+
+static void
+io_u64(stats_io *s, uint64_t *v)
+{
+    if (s->out != NULL) {
+        cli_buf_printf(s->out, "%s%" PRIx64, s->out->len ? " " : "", *v);
+        return;
+    }
+    if (s->bad)
+        return;
+    {
+        char *end;
+        while (*s->in == ' ')
+            s->in++;
+        if (!isxdigit((unsigned char)*s->in)) {
+            s->bad = true;
+            return;
+        }
+        errno = 0;
+        *v = (uint64_t)strtoull(s->in, &end, 16);
+        if (errno != 0 || (*end != ' ' && *end != '\0'))
+            s->bad = true;
+        s->in = end;
+    }
+}
+
+static void
+io_dbl(stats_io *s, double *v)
+{
+    uint64_t u;
+
+    memcpy(&u, v, sizeof u);
+    io_u64(s, &u);
+    memcpy(v, &u, sizeof u);
+}
+
+static void
+io_cell(stats_io *s, bias_cell *c)
+{
+    uint64_t *u[] = {&c->n,      &c->neg,   &c->zero,    &c->pos,
+                     &c->nonfinite, &c->events, &c->exact, &c->away,
+                     &c->toward, &c->up,    &c->down,    &c->ties,
+                     &c->nonties, &c->ties_away};
+    double *d[] = {&c->mean, &c->m2, &c->min, &c->max};
+
+    for (size_t i = 0; i < sizeof u / sizeof *u; i++)
+        io_u64(s, u[i]);
+    for (size_t i = 0; i < sizeof d / sizeof *d; i++)
+        io_dbl(s, d[i]);
+}
+
+/* Every field of scan_stats (keep in step with analysis/scan.h). */
+static void
+io_stats(stats_io *s, scan_stats *t)
+{
+    uint64_t *u[] = {&t->heads,    &t->bad_heads, &t->bad_elems,
+                     &t->rows,     &t->rep_exact, &t->near_tol,
+                     &t->rep_kernel, &t->p1_ge2,  &t->p1_ge2_fix,
+                     &t->p1_entries, &t->sink_rows, &t->features,
+                     &t->one_sign, &t->o_match,   &t->o_elems,
+                     &t->lse_match, &t->lse_elems};
+    bias_cell *c[] = {&t->o_cap, &t->o_emu, &t->o_fix,
+                      &t->d_cap, &t->d_emu, &t->d_fix};
+    uint64_t hd = t->has_do, d = t->eq.d;
+
+    for (size_t i = 0; i < sizeof u / sizeof *u; i++)
+        io_u64(s, u[i]);
+    io_dbl(s, &t->sum_p_max);
+    for (size_t i = 0; i < sizeof c / sizeof *c; i++)
+        io_cell(s, c[i]);
+    io_u64(s, &hd);
+    t->has_do = hd != 0;
+    io_u64(s, &d);
+    if (d > SCAN_EQ23_DMAX) {
+        s->bad = true;
+        return;
+    }
+    t->eq.d = (size_t)d;
+    io_u64(s, &t->eq.rows);
+    io_dbl(s, &t->eq.err_sum);
+    for (size_t i = 0; i < t->eq.d; i++)
+        io_dbl(s, &t->eq.u_sum[i]);
+    io_dbl(s, &t->eq.u_norm_sum);
+    io_dbl(s, &t->eq.u_norm2_sum);
+    io_dbl(s, &t->eq.sigma1_2);
+    if (s->out == NULL && !s->bad) {
+        while (*s->in == ' ')
+            s->in++;
+        if (*s->in != '\0')
+            s->bad = true;
+    }
+}
+
+/*----------------------------------------------------------------------------
  * Running.
  *--------------------------------------------------------------------------*/
+/* Whether item BH of call CI is this run's (every item without --shard). */
+static bool
+in_shard(const scan_ctx *x, size_t ci, size_t bh)
+{
+    return !x->sharded || ((uint64_t)ci + (uint64_t)bh) % x->shard_n
+                              == x->shard_i;
+}
+
+/* --shard: item BH of call CI (of C, the model's head HEAD) into X->items. */
+static int
+shard_item(scan_ctx *x, size_t ci, size_t bh, const call_spec *c, size_t head,
+           bool first, const scan_stats *r)
+{
+    cli_buf b;
+    stats_io io;
+    scan_stats t = *r;
+    json_t *o;
+
+    cli_buf_init(&b);
+    memset(&io, 0, sizeof io);
+    io.out = &b;
+    io_stats(&io, &t);
+    o = json_pack("{s:I, s:I, s:I, s:I, s:s, s:I, s:b, s:s}", "call",
+                  (json_int_t)ci, "item", (json_int_t)bh, "layer",
+                  (json_int_t)c->layer, "step", (json_int_t)c->step, "name",
+                  c->name, "head", (json_int_t)head, "first", (int)first,
+                  "stats", b.failed || b.p == NULL ? "" : b.p);
+    cli_buf_free(&b);
+    if (o == NULL || json_array_append_new(x->items, o) != 0)
+        return cli_error(CMD, "out of memory");
+    return CLI_EXIT_OK;
+}
+
 static int
 run_call(scan_ctx *x, size_t ci, double t0, double *last)
 {
@@ -742,6 +1002,8 @@ run_call(scan_ctx *x, size_t ci, double t0, double *last)
         for (i = 0; i < (long)n; i++) {
             scan_head_in in;
             size_t bh = (size_t)i;
+            if (!in_shard(x, ci, bh))
+                continue;
             in.q = q + bh * nq * d;
             in.k = k + bh * nk * d;
             in.v = v + bh * nk * d;
@@ -754,38 +1016,39 @@ run_call(scan_ctx *x, size_t ci, double t0, double *last)
                 why[bh] = "failed";
         }
     }
+    if (x->sharded
+        && json_array_append_new(x->call_items, json_integer((json_int_t)n))
+               != 0)
+        rc = cli_error(CMD, "out of memory");
     for (size_t i = 0; i < n && rc == CLI_EXIT_OK; i++) {
-        group *g;
+        size_t head = c->n_heads_kept ? c->heads_kept[i % cd.h] : i % cd.h;
+        if (!in_shard(x, ci, i))
+            continue;
         if (why[i] != NULL) {
             rc = cli_error(CMD, "layer %lld step %lld head %zu: %s", c->layer,
                            c->step, i % cd.h, why[i]);
             break;
         }
-        g = group_get(x, c->layer,
-                      c->n_heads_kept ? c->heads_kept[i % cd.h] : i % cd.h,
-                      c->name);
-        if (g == NULL) {
-            rc = cli_error(CMD, "out of memory");
-            break;
-        }
-        if (i / cd.h == 0)
-            g->steps++;
-        scan_stats_merge(&g->st, &res[i]);
-        if (!group_add_step(g, c->step, &res[i].eq)) {
-            rc = cli_error(CMD, "out of memory");
-            break;
-        }
+        if (x->sharded)
+            rc = shard_item(x, ci, i, c, head, i / cd.h == 0, &res[i]);
+        else
+            rc = add_item(x, c->layer, c->step, c->name, head, i / cd.h == 0,
+                          &res[i]);
     }
     free(res);
     free(why);
     call_data_free(&cd);
-    if (!x->quiet) {
+    if (rc == CLI_EXIT_OK
+        && (x->progress == 1 || (x->progress < 0 && !x->quiet))) {
         double now = cli_now_s();
-        if (now - *last >= 2.0 || (ci + 1 == x->n_calls && now - t0 >= 2.0)) {
-            fprintf(stderr, "%s: %zu/%zu calls (layer %lld step %lld), %.1f s\n",
-                    CMD, ci + 1, x->n_calls, c->layer, c->step, now - t0);
-            *last = now;
-        }
+        bool tty = isatty(2) != 0;
+        (void)last;
+        fprintf(stderr,
+                "%sbf16emu scan: %zu/%zu calls (layer %lld step %lld, %zu "
+                "heads), %.1f s%s",
+                tty ? "\r" : "", ci + 1, x->n_calls, c->layer, c->step, n,
+                now - t0, tty ? (ci + 1 == x->n_calls ? " \n" : " ") : "\n");
+        fflush(stderr);
     }
     return rc;
 }
@@ -1088,6 +1351,78 @@ exists(const char *path)
     return stat(path, &st) == 0;
 }
 
+/* "MEAN CI" of C (CI: 1.96 standard errors), "? ?" without a value. */
+static void
+put_ci(cli_buf *b, const bias_cell *c)
+{
+    bias_summary s;
+
+    bias_summarize(c, &s);
+    if (s.n == 0 || !isfinite(s.mean))
+        cli_buf_puts(b, " ? ?");
+    else
+        cli_buf_printf(b, " %.17g %.17g", s.mean,
+                       isfinite(s.se) ? 1.96 * s.se : 0.0);
+}
+
+/* PREFIX-bias.dat and its plot: the bias of O and delta per (layer,
+   head), emulated and with the fix, with 95% intervals. */
+static int
+write_bias_plot(const scan_ctx *x)
+{
+    cli_buf b;
+    size_t n = strlen(x->plot) + 16;
+    char *dat = malloc(n), *out = malloc(n);
+    char vars[8320], qd[4096], qo[4096], why[512];
+    int rc = CLI_EXIT_OK, prc;
+
+    if (dat == NULL || out == NULL) {
+        free(dat);
+        free(out);
+        return cli_error(CMD, "out of memory");
+    }
+    snprintf(out, n, "%s-bias", x->plot);
+    snprintf(dat, n, "%s-bias.dat", x->plot);
+    cli_buf_init(&b);
+    cli_buf_puts(&b, "# bf16emu scan: index label o_emu o_emu_ci o_fix "
+                     "o_fix_ci d_emu d_emu_ci d_fix d_fix_ci (ci: 1.96 se)\n");
+    for (size_t i = 0; i < x->n_groups; i++) {
+        const scan_stats *s = &x->groups[i].st;
+        cli_buf_printf(&b, "%zu L%lld.h%zu", i, x->groups[i].layer,
+                       x->groups[i].head);
+        put_ci(&b, &s->o_emu);
+        put_ci(&b, &s->o_fix);
+        if (s->has_do) {
+            put_ci(&b, &s->d_emu);
+            put_ci(&b, &s->d_fix);
+        } else {
+            cli_buf_puts(&b, " ? ? ? ?");
+        }
+        cli_buf_putc(&b, '\n');
+    }
+    if (!cli_write_atomic(dat, b.p, b.len)) {
+        rc = cli_error(CMD, "%s: cannot write: %s", dat, strerror(errno));
+        goto done;
+    }
+    if (!plot_quote(qd, sizeof qd, dat) || !plot_quote(qo, sizeof qo, out)) {
+        rc = cli_error(CMD, "--plot %s: a quote or newline in the path",
+                       x->plot);
+        goto done;
+    }
+    snprintf(vars, sizeof vars, "datafile=%s; out=%s", qd, qo);
+    prc = plot_run("scan-bias.gp", vars, NULL, why, sizeof why);
+    if (prc == 1)
+        fprintf(stderr, "%s: gnuplot not found; %s written, no plot\n", CMD,
+                dat);
+    else if (prc != 0)
+        rc = cli_error(CMD, "%s", why);
+done:
+    cli_buf_free(&b);
+    free(dat);
+    free(out);
+    return rc;
+}
+
 static int
 write_plot(const scan_ctx *x)
 {
@@ -1132,12 +1467,301 @@ write_plot(const scan_ctx *x)
     if (prc == 1)
         fprintf(stderr, "%s: gnuplot not found; %s written, no plot\n", CMD,
                 dat);
-    else if (prc != 0)
+    else if (prc != 0) {
         rc = cli_error(CMD, "%s", why);
+        goto done;
+    }
+    rc = write_bias_plot(x);
 done:
     free(dat);
     free(png);
     free(svg);
+    return rc;
+}
+
+/*----------------------------------------------------------------------------
+ * --shard output and --merge.
+ *--------------------------------------------------------------------------*/
+#define SHARD_FORMAT "bf16emu scan shard 1"
+
+static char *
+hex_bits(char *buf, size_t n, double v)
+{
+    uint64_t u;
+
+    memcpy(&u, &v, sizeof u);
+    snprintf(buf, n, "%016" PRIx64, u);
+    return buf;
+}
+
+/* What every shard of one scan shares: settings, files and calls. */
+static json_t *
+shard_header(const scan_ctx *x)
+{
+    char tol[32];
+    json_t *h, *files = json_array();
+
+    for (size_t i = 0; files != NULL && i < x->n_shards; i++)
+        json_array_append_new(files, json_string(x->shards[i].path));
+    h = json_pack("{s:s, s:s, s:b, s:s, s:s, s:s, s:s, s:o, s:I, s:O}",
+                  "format", SHARD_FORMAT, "policy",
+                  fa_policy_name(x->policy_given ? x->policy
+                                                 : FA_POLICY_FA2),
+                  "policy_given", (int)x->policy_given, "fix",
+                  fa_fix_name(x->fix.kind), "tol",
+                  hex_bits(tol, sizeof tol, x->fix.tol), "exp", x->exp.name,
+                  "reference",
+                  x->ref == SCAN_REF_EXACT ? "exact" : "binary64", "files",
+                  files, "calls", (json_int_t)x->n_calls, "call_items",
+                  x->call_items);
+    return h;
+}
+
+static int
+write_shard(scan_ctx *x)
+{
+    json_t *o = shard_header(x);
+    char text[48], *s;
+    cli_buf b;
+    int rc = CLI_EXIT_OK;
+
+    snprintf(text, sizeof text, "%" PRIu64 "/%" PRIu64, x->shard_i,
+             x->shard_n);
+    if (o == NULL || json_object_set_new(o, "shard", json_string(text)) != 0
+        || json_object_set(o, "items", x->items) != 0
+        || (s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER)) == NULL) {
+        json_decref(o);
+        return cli_error(CMD, "out of memory");
+    }
+    json_decref(o);
+    cli_buf_init(&b);
+    cli_buf_puts(&b, s);
+    cli_buf_putc(&b, '\n');
+    free(s);
+    cli_report_emit(CMD, &b, &rc);
+    return rc;
+}
+
+typedef struct
+{
+    size_t call, item, head;
+    long long layer, step;
+    const char *name;
+    bool first;
+    scan_stats st;
+} merge_item;
+
+static int
+cmp_merge_item(const void *a, const void *b)
+{
+    const merge_item *x = a, *y = b;
+
+    if (x->call != y->call)
+        return x->call < y->call ? -1 : 1;
+    return x->item < y->item ? -1 : x->item > y->item;
+}
+
+/* --merge: the shard outputs PATHS[0..N) into X's groups and settings.
+   *KEEP holds the JSON the settings point into (freed by the caller). */
+static int
+merge_shards(scan_ctx *x, const char *const *paths, size_t n, json_t **keep)
+{
+    json_t *first = NULL, *docs = json_array();
+    unsigned char *seen = NULL;
+    merge_item *it = NULL;
+    size_t n_it = 0, cap_it = 0, total = 0;
+    uint64_t sn = 0;
+    int rc = CLI_EXIT_OK;
+
+    if (docs == NULL)
+        return cli_error(CMD, "out of memory");
+    *keep = docs;
+    for (size_t f = 0; f < n && rc == CLI_EXIT_OK; f++) {
+        json_error_t je;
+        json_t *d = json_load_file(paths[f], 0, &je), *h, *items;
+        const char *fmt, *sh;
+        unsigned long long si, sn2;
+        int used = 0;
+
+        if (d == NULL) {
+            rc = cli_error(CMD, "%s: not a 'scan --shard' output: %s",
+                           paths[f], je.text);
+            break;
+        }
+        json_array_append_new(docs, d);
+        fmt = json_string_value(json_object_get(d, "format"));
+        sh = json_string_value(json_object_get(d, "shard"));
+        items = json_object_get(d, "items");
+        if (fmt == NULL || strcmp(fmt, SHARD_FORMAT) != 0 || sh == NULL
+            || !json_is_array(items)) {
+            rc = cli_error(CMD,
+                           "%s: not a 'scan --shard' output (format, shard "
+                           "or items missing)",
+                           paths[f]);
+            break;
+        }
+        if (sscanf(sh, "%llu/%llu%n", &si, &sn2, &used) != 2
+            || sh[used] != '\0' || sn2 == 0 || si >= sn2) {
+            rc = cli_error(CMD, "%s: shard: '%s', expected I/N", paths[f],
+                           sh);
+            break;
+        }
+        h = json_deep_copy(d);
+        if (h == NULL) {
+            rc = cli_error(CMD, "out of memory");
+            break;
+        }
+        json_object_del(h, "shard");
+        json_object_del(h, "items");
+        if (first == NULL) {
+            const json_t *ci = json_object_get(h, "call_items");
+            first = h;
+            sn = sn2;
+            seen = calloc(sn, 1);
+            if (seen == NULL || !json_is_array(ci)) {
+                rc = seen == NULL ? cli_error(CMD, "out of memory")
+                                  : cli_error(CMD, "%s: call_items: missing",
+                                              paths[f]);
+                break;
+            }
+            for (size_t c = 0; c < json_array_size(ci); c++)
+                total += (size_t)json_integer_value(json_array_get(ci, c));
+        } else {
+            bool same = json_equal(h, first) != 0;
+            json_decref(h);
+            if (!same || sn2 != sn) {
+                rc = cli_error(CMD,
+                               "%s: a shard of another scan (capture, "
+                               "settings or N differ from %s)",
+                               paths[f], paths[0]);
+                break;
+            }
+        }
+        if (seen[si]) {
+            rc = cli_error(CMD, "%s: shard %llu/%llu given twice", paths[f],
+                           si, sn2);
+            break;
+        }
+        seen[si] = 1;
+        for (size_t k = 0; k < json_array_size(items); k++) {
+            json_t *o = json_array_get(items, k);
+            json_int_t call, item, layer, step, head;
+            int fi;
+            const char *name, *st;
+            stats_io io;
+            merge_item *m;
+            const json_t *ci = json_object_get(first, "call_items");
+            if (json_unpack(o, "{s:I, s:I, s:I, s:I, s:s, s:I, s:b, s:s}",
+                            "call", &call, "item", &item, "layer", &layer,
+                            "step", &step, "name", &name, "head", &head,
+                            "first", &fi, "stats", &st)
+                    != 0
+                || call < 0 || (size_t)call >= json_array_size(ci)
+                || item < 0
+                || item >= json_integer_value(json_array_get(ci, (size_t)call))
+                || head < 0
+                || ((uint64_t)call + (uint64_t)item) % sn != si) {
+                rc = cli_error(CMD, "%s: items[%zu]: not an item of shard "
+                                    "%llu/%llu",
+                               paths[f], k, si, sn2);
+                break;
+            }
+            if (n_it == cap_it) {
+                size_t nc = cap_it ? 2 * cap_it : 256;
+                merge_item *r = realloc(it, nc * sizeof *r);
+                if (r == NULL) {
+                    rc = cli_error(CMD, "out of memory");
+                    break;
+                }
+                it = r;
+                cap_it = nc;
+            }
+            m = &it[n_it++];
+            memset(m, 0, sizeof *m);
+            m->call = (size_t)call;
+            m->item = (size_t)item;
+            m->layer = layer;
+            m->step = step;
+            m->name = name;
+            m->head = (size_t)head;
+            m->first = fi != 0;
+            scan_stats_init(&m->st);
+            memset(&io, 0, sizeof io);
+            io.in = st;
+            io_stats(&io, &m->st);
+            if (io.bad) {
+                rc = cli_error(CMD, "%s: items[%zu].stats: malformed",
+                               paths[f], k);
+                break;
+            }
+        }
+    }
+    if (rc == CLI_EXIT_OK) {
+        for (uint64_t i = 0; i < sn; i++)
+            if (!seen[i]) {
+                rc = cli_error(CMD,
+                               "shard %" PRIu64 "/%" PRIu64 " is missing",
+                               i, sn);
+                break;
+            }
+    }
+    if (rc == CLI_EXIT_OK) {
+        qsort(it, n_it, sizeof *it, cmp_merge_item);
+        for (size_t i = 1; i < n_it && rc == CLI_EXIT_OK; i++)
+            if (it[i].call == it[i - 1].call && it[i].item == it[i - 1].item)
+                rc = cli_error(CMD, "call %zu item %zu: in two shards",
+                               it[i].call, it[i].item);
+        if (rc == CLI_EXIT_OK && n_it != total)
+            rc = cli_error(CMD,
+                           "the shards hold %zu of the %zu items of the scan",
+                           n_it, total);
+    }
+    for (size_t i = 0; i < n_it && rc == CLI_EXIT_OK; i++)
+        rc = add_item(x, it[i].layer, it[i].step, it[i].name, it[i].head,
+                      it[i].first, &it[i].st);
+    if (rc == CLI_EXIT_OK) {
+        /* the settings, from the first shard */
+        const json_t *files = json_object_get(first, "files");
+        const char *fix = json_string_value(json_object_get(first, "fix"));
+        const char *tol = json_string_value(json_object_get(first, "tol"));
+        const char *ref =
+            json_string_value(json_object_get(first, "reference"));
+        const char *pol = json_string_value(json_object_get(first, "policy"));
+        int k = 0;
+        char buf[32];
+        x->n_calls = (size_t)json_integer_value(json_object_get(first,
+                                                                "calls"));
+        x->policy_given =
+            json_is_true(json_object_get(first, "policy_given"));
+        if (pol == NULL || (k = fa_policy_parse(pol)) < 0)
+            rc = cli_error(CMD, "%s: policy: unknown", paths[0]);
+        else
+            x->policy = (fa_policy)k;
+        if (rc == CLI_EXIT_OK
+            && (fix == NULL || (k = fa_fix_parse(fix)) < 0 || tol == NULL))
+            rc = cli_error(CMD, "%s: fix: unknown", paths[0]);
+        if (rc == CLI_EXIT_OK) {
+            x->fix = fa_fix_default((fa_fix_kind)k);
+            if (strcmp(hex_bits(buf, sizeof buf, x->fix.tol), tol) != 0)
+                rc = cli_error(CMD, "%s: tol: not the tolerance of fix %s",
+                               paths[0], fix);
+        }
+        if (rc == CLI_EXIT_OK && ref != NULL && strcmp(ref, "binary64") == 0)
+            x->ref = SCAN_REF_BINARY64;
+        else if (rc == CLI_EXIT_OK
+                 && (ref == NULL || strcmp(ref, "exact") != 0))
+            rc = cli_error(CMD, "%s: reference: unknown", paths[0]);
+        x->n_shards = json_array_size(files);
+        x->shards = calloc(x->n_shards ? x->n_shards : 1, sizeof *x->shards);
+        if (rc == CLI_EXIT_OK && x->shards == NULL)
+            rc = cli_error(CMD, "out of memory");
+        for (size_t i = 0; rc == CLI_EXIT_OK && i < x->n_shards; i++)
+            x->shards[i].path = json_string_value(json_array_get(files, i));
+    }
+    if (first != NULL)
+        json_array_append_new(docs, first);
+    free(seen);
+    free(it);
     return rc;
 }
 
@@ -1152,7 +1776,12 @@ scan_help(FILE *out)
         "[--json]\n"
         "                    [--csv FILE] [--plot PREFIX] [--threads N] "
         "[--force]\n"
-        "                    [--reference R] [--quiet] CAPTURE...\n"
+        "                    [--reference R] [--quiet] [--progress | "
+        "--no-progress]\n"
+        "                    [--shard I/N] CAPTURE...\n"
+        "       bf16emu scan --merge [--json] [--csv FILE] [--plot PREFIX] "
+        "[--force]\n"
+        "                    SHARD_OUTPUT...\n"
         "\n"
         "Measures the failure mechanism of BF16 flash attention on "
         "captured attention\n"
@@ -1189,7 +1818,9 @@ scan_help(FILE *out)
         "  --csv FILE       also one CSV row per (layer, head) to FILE\n"
         "  --plot PREFIX    PREFIX.dat and a heat map of the risk, "
         "PREFIX.png and\n"
-        "                   PREFIX.svg (gnuplot)\n"
+        "                   PREFIX.svg (gnuplot); PREFIX-bias.{dat,png,svg}: "
+        "the bias of\n"
+        "                   O and delta per head with 95% intervals\n"
         "  --threads N      OpenMP threads (results do not depend on N)\n"
         "  --reference R    exact (MPFR, the default) or binary64 (about "
         "ten times\n"
@@ -1197,6 +1828,15 @@ scan_help(FILE *out)
         "doc/real-models.md)\n"
         "  --force          overwrite the --csv and --plot outputs\n"
         "  --quiet          no progress on stderr\n"
+        "  --progress, --no-progress  one line per call on stderr (default: "
+        "on unless\n"
+        "                   --quiet)\n"
+        "  --shard I/N      only the items (call c, head h) with (c + h) mod "
+        "N == I,\n"
+        "                   written unmerged as JSON on stdout\n"
+        "  --merge          the operands are --shard outputs: their report, "
+        "the same\n"
+        "                   byte for byte as the unsharded run's\n"
         "  -h, --help       this text\n"
         "\n"
         "Exit status: 0 ok, 2 bad usage or input (a missing tensor, shapes "
@@ -1219,7 +1859,11 @@ enum
     O_THREADS,
     O_FORCE,
     O_QUIET,
-    O_REFERENCE
+    O_REFERENCE,
+    O_SHARD,
+    O_MERGE,
+    O_PROGRESS,
+    O_NO_PROGRESS
 };
 
 int
@@ -1232,6 +1876,9 @@ scan_main(int argc, char **argv)
         {"plot", true, O_PLOT},      {"threads", true, O_THREADS},
         {"force", false, O_FORCE},   {"quiet", false, O_QUIET},
         {"reference", true, O_REFERENCE},
+        {"shard", true, O_SHARD},    {"merge", false, O_MERGE},
+        {"progress", false, O_PROGRESS},
+        {"no-progress", false, O_NO_PROGRESS},
         {NULL, false, 0}};
     scan_ctx x;
     cli_parser p;
@@ -1239,8 +1886,12 @@ scan_main(int argc, char **argv)
     int id, rc = CLI_EXIT_OK;
     size_t *order = NULL;
     double t0, last;
+    json_t *keep = NULL;
+    const char *given = NULL; /* an option --merge takes from the shards */
 
     memset(&x, 0, sizeof x);
+    x.progress = -1;
+    x.shard_n = 1;
     fa_cli_exp_default(&x.exp);
     x.fix = fa_fix_default(FA_FIX_BETA);
     x.shards = calloc((size_t)(argc > 0 ? argc : 1), sizeof *x.shards);
@@ -1267,6 +1918,7 @@ scan_main(int argc, char **argv)
             }
             x.policy = (fa_policy)k;
             x.policy_given = true;
+            given = "--policy";
             break;
         case O_FIX:
             if ((k = fa_fix_parse(v)) < 0 || k == FA_FIX_NONE) {
@@ -1277,9 +1929,11 @@ scan_main(int argc, char **argv)
                 goto out;
             }
             x.fix = fa_fix_default((fa_fix_kind)k);
+            given = "--fix";
             break;
         case O_MANIFEST:
             x.manifest_path = v;
+            given = "--manifest";
             break;
         case O_JSON:
             x.json = true;
@@ -1318,6 +1972,31 @@ scan_main(int argc, char **argv)
                                v);
                 goto out;
             }
+            given = "--reference";
+            break;
+        case O_SHARD: {
+            unsigned long long si, sn;
+            int used = 0;
+            if (sscanf(v, "%llu/%llu%n", &si, &sn, &used) != 2
+                || v[used] != '\0' || v[0] == '-' || sn == 0 || si >= sn) {
+                rc = cli_error(CMD, "--shard %s: expected I/N with "
+                                    "0 <= I < N",
+                               v);
+                goto out;
+            }
+            x.shard_i = si;
+            x.shard_n = sn;
+            x.sharded = true;
+            break;
+        }
+        case O_MERGE:
+            x.merge = true;
+            break;
+        case O_PROGRESS:
+            x.progress = 1;
+            break;
+        case O_NO_PROGRESS:
+            x.progress = 0;
             break;
         default:
             x.shards[x.n_shards++].path = v;
@@ -1329,13 +2008,25 @@ scan_main(int argc, char **argv)
                             "'bf16emu scan --help')");
         goto out;
     }
+    if (x.merge && (x.sharded || given != NULL)) {
+        rc = cli_error(CMD, "--merge: %s comes from the shards; leave it out",
+                       x.sharded ? "--shard" : given);
+        goto out;
+    }
+    if (x.sharded && (x.csv != NULL || x.plot != NULL)) {
+        rc = cli_error(CMD, "--shard: the output is the shard's JSON; give "
+                            "%s to 'scan --merge'",
+                       x.csv != NULL ? "--csv" : "--plot");
+        goto out;
+    }
     if (!x.force) {
-        const char *ext[] = {".dat", ".png", ".svg"};
+        const char *ext[] = {".dat",      ".png",      ".svg",
+                             "-bias.dat", "-bias.png", "-bias.svg"};
         if (x.csv != NULL && exists(x.csv)) {
             rc = cli_error(CMD, "--csv %s: exists (give --force)", x.csv);
             goto out;
         }
-        for (size_t e = 0; x.plot != NULL && e < 3; e++) {
+        for (size_t e = 0; x.plot != NULL && e < 6; e++) {
             char buf[4096];
             snprintf(buf, sizeof buf, "%s%s", x.plot, ext[e]);
             if (exists(buf)) {
@@ -1344,6 +2035,24 @@ scan_main(int argc, char **argv)
                 goto out;
             }
         }
+    }
+    if (x.merge) {
+        const char **in = malloc(x.n_shards * sizeof *in);
+        size_t nin = x.n_shards;
+        if (in == NULL) {
+            rc = cli_error(CMD, "out of memory");
+            goto out;
+        }
+        for (size_t i = 0; i < nin; i++)
+            in[i] = x.shards[i].path;
+        free(x.shards);
+        x.shards = NULL;
+        x.n_shards = 0;
+        rc = merge_shards(&x, in, nin, &keep);
+        free(in);
+        if (rc != CLI_EXIT_OK)
+            goto out;
+        goto kernel;
     }
     for (size_t i = 0; i < x.n_shards; i++) {
         tensor_error err;
@@ -1362,6 +2071,7 @@ scan_main(int argc, char **argv)
         rc = CLI_EXIT_USAGE;
         goto out;
     }
+kernel:
     {
         /* the flash kernel's exp2 and log: the H200's ex2.approx and
            lg2.approx tables */
@@ -1374,11 +2084,32 @@ scan_main(int argc, char **argv)
             goto out;
         }
     }
-    t0 = last = cli_now_s();
-    for (size_t c = 0; c < x.n_calls && rc == CLI_EXIT_OK; c++)
-        rc = run_call(&x, c, t0, &last);
-    if (rc != CLI_EXIT_OK)
-        goto out;
+    if (x.merge) {
+        const json_t *h = json_array_get(keep, json_array_size(keep) - 1);
+        const char *e = json_string_value(json_object_get(h, "exp"));
+        if (e == NULL || strcmp(e, x.exp.name) != 0) {
+            rc = cli_error(CMD, "--merge: the shards' exp is '%s', expected "
+                                "'%s'",
+                           e ? e : "(none)", x.exp.name);
+            goto out;
+        }
+    } else {
+        if (x.sharded
+            && ((x.items = json_array()) == NULL
+                || (x.call_items = json_array()) == NULL)) {
+            rc = cli_error(CMD, "out of memory");
+            goto out;
+        }
+        t0 = last = cli_now_s();
+        for (size_t c = 0; c < x.n_calls && rc == CLI_EXIT_OK; c++)
+            rc = run_call(&x, c, t0, &last);
+        if (rc != CLI_EXIT_OK)
+            goto out;
+        if (x.sharded) {
+            rc = write_shard(&x);
+            goto out;
+        }
+    }
     qsort(x.groups, x.n_groups, sizeof *x.groups, cmp_group);
     for (size_t i = 0; i < x.n_groups; i++)
         if (x.groups[i].n_by_step > 1)
@@ -1421,6 +2152,9 @@ scan_main(int argc, char **argv)
         cli_report_emit(CMD, &b, &rc);
     }
 out:
+    json_decref(x.items);
+    json_decref(x.call_items);
+    json_decref(keep);
     free(order);
     fa_cli_exp_free(&x.exp);
     fa_cli_log_free(&x.logm);

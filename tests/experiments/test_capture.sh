@@ -67,6 +67,22 @@ expect_out_has "causal yes (manifest)"
 expect_out_has "layout bhnd (manifest)"
 expect_out_has "16384 elements, 16384 bit-equal (100.000%), 0 differ"
 
+# One call picked by --call: keys and settings from the manifest's calls
+# entry, no --q/--k/... list; O and LSE are the H200's bits.
+run diff --dump "$cap" --call "L3.s$s" --no-exact
+expect_rc 0
+expect_out_has "causal yes (manifest)"
+expect_out_has "16384 elements, 16384 bit-equal (100.000%), 0 differ"
+expect_out_has "256 elements, 256 bit-equal (100.000%), 0 differ"
+expect_out_has "result: 2 stages compared, all bit-equal"
+run diff --dump "$cap" --call "L3.s1" --no-exact
+expect_rc 2
+expect_err_has "--call L3.s1: $cap holds no tensor \"L3.s1.q\""
+expect_no_stdout
+run diff --call "L3.s$s" --no-exact
+expect_rc 2
+expect_err_has "--call L3.s$s: expected --dump CAPTURE"
+
 # Its LSE in every layer: CUDA's __logf (fa2's lg2 log) gives the H200's
 # bits in every row (a correctly rounded log misses some).
 for l in 0 1 2 3 4 5; do

@@ -169,14 +169,12 @@ fa_transpose8x8(const uint16_t *src, size_t ss, uint16_t *dst, size_t ds)
     }
     /* a[2u] = columns 0..3 of rows 2u, 2u+1; a[2u+1] columns 4..7 */
     FA_UNROLL
-    for (size_t u = 0; u < 2; u++)
-        FA_UNROLL
-        for (size_t h = 0; h < 2; h++) {
-            b[4 * u + 2 * h] =
-                _mm_unpacklo_epi32(a[4 * u + h], a[4 * u + 2 + h]);
-            b[4 * u + 2 * h + 1] =
-                _mm_unpackhi_epi32(a[4 * u + h], a[4 * u + 2 + h]);
-        }
+    for (size_t x = 0; x < 4; x++) {
+        size_t u = x / 2, h = x % 2;
+        b[4 * u + 2 * h] = _mm_unpacklo_epi32(a[4 * u + h], a[4 * u + 2 + h]);
+        b[4 * u + 2 * h + 1] =
+            _mm_unpackhi_epi32(a[4 * u + h], a[4 * u + 2 + h]);
+    }
     /* b[4u + 2h + g]: columns 4h + 2g, 4h + 2g + 1 of rows 4u .. 4u+3 */
     FA_UNROLL
     for (size_t c = 0; c < 4; c++) {

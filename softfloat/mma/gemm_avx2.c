@@ -293,8 +293,8 @@ kernel_wide(const s_mma_plan *pl, const int32_t *as, const int32_t *ae,
    here, with the format's fields in registers for the whole block. */
 TGT __attribute__((always_inline)) static inline bool
 row8(const s_mma_plan *pl, const s_mma_dec *db, const int32_t *as,
-      const int32_t *ae, const uint16_t *b, size_t ld, size_t len,
-      uint32_t *acc, unsigned *flags, bool narrow)
+     const int32_t *ae, const uint16_t *b, size_t ld, size_t len,
+     uint32_t *acc, unsigned *flags, bool narrow)
 {
     const s_mma_dec dl = *db;
     int32_t bs[S_MMA_TILE_N * 8], be[S_MMA_TILE_N * 8];

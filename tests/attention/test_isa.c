@@ -183,8 +183,7 @@ static const isa_case cases[] = {
        ties; a few causal rows take the one-row P~V of partly masked
        blocks */
     {"fa2-decode-sp", FA_POLICY_FA2, {1, 2, 1, 333, 128}, 0, GEN_SPECIAL, BWD},
-    {"fa2-decode-f16", FA_POLICY_FA2, {1, 2, 1, 1000, 128}, 0, GEN_RANDOM,
-     F16},
+    {"fa2-dec-f16", FA_POLICY_FA2, {1, 2, 1, 1000, 128}, 0, GEN_RANDOM, F16},
     {"fa2-decode-ties", FA_POLICY_FA2, {1, 1, 1, 517, 64}, 0, GEN_TIES, BWD},
     {"fa2-few-causal", FA_POLICY_FA2, {1, 2, 5, 333, 128}, 0, GEN_RANDOM, BC},
     {"fa2-f16", FA_POLICY_FA2, {1, 1, 100, 200, 64}, 0, GEN_RANDOM, F16},

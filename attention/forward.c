@@ -147,27 +147,36 @@ score_of(const fa_plan *pl, uint32_t raw, sf_env *env)
 #include <emmintrin.h>
 
 /* The 8 x 8 matrix of 16-bit elements at SRC (rows SS apart) transposed
-   into DST (rows DS apart). */
-static inline void
+   into DST (rows DS apart).  Inlined and unrolled, so that the 24
+   registers stay registers (not arrays on the stack). */
+#ifdef __clang__
+#define FA_UNROLL _Pragma("unroll")
+#else
+#define FA_UNROLL _Pragma("GCC unroll 8")
+#endif
+__attribute__((always_inline)) static inline void
 fa_transpose8x8(const uint16_t *src, size_t ss, uint16_t *dst, size_t ds)
 {
     __m128i r[8], a[8], b[8];
 
+    FA_UNROLL
     for (size_t u = 0; u < 8; u++)
         r[u] = _mm_loadu_si128((const __m128i *)(const void *)(src + u * ss));
+    FA_UNROLL
     for (size_t u = 0; u < 4; u++) {
         a[2 * u] = _mm_unpacklo_epi16(r[2 * u], r[2 * u + 1]);
         a[2 * u + 1] = _mm_unpackhi_epi16(r[2 * u], r[2 * u + 1]);
     }
     /* a[2u] = columns 0..3 of rows 2u, 2u+1; a[2u+1] columns 4..7 */
-    for (size_t u = 0; u < 2; u++)
-        for (size_t h = 0; h < 2; h++) {
-            b[4 * u + 2 * h] =
-                _mm_unpacklo_epi32(a[4 * u + h], a[4 * u + 2 + h]);
-            b[4 * u + 2 * h + 1] =
-                _mm_unpackhi_epi32(a[4 * u + h], a[4 * u + 2 + h]);
-        }
+    FA_UNROLL
+    for (size_t x = 0; x < 4; x++) {
+        size_t u = x / 2, h = x % 2;
+        b[4 * u + 2 * h] = _mm_unpacklo_epi32(a[4 * u + h], a[4 * u + 2 + h]);
+        b[4 * u + 2 * h + 1] =
+            _mm_unpackhi_epi32(a[4 * u + h], a[4 * u + 2 + h]);
+    }
     /* b[4u + 2h + g]: columns 4h + 2g, 4h + 2g + 1 of rows 4u .. 4u+3 */
+    FA_UNROLL
     for (size_t c = 0; c < 4; c++) {
         _mm_storeu_si128((__m128i *)(void *)(dst + (2 * c) * ds),
                          _mm_unpacklo_epi64(b[c], b[4 + c]));

@@ -25,7 +25,7 @@ sf_mma_gemm_avx2_available(void)
 #define TGT __attribute__((target("avx2,fma,f16c,bmi2")))
 
 /* Eight elements of B decoded (s_mma_decode). */
-TGT static bool
+TGT __attribute__((always_inline)) static inline bool
 decode8(const s_mma_dec *d, const uint16_t *x, int32_t *sig, int32_t *e)
 {
     const __m256i zero = _mm256_setzero_si256();
@@ -289,6 +289,40 @@ kernel_wide(const s_mma_plan *pl, const int32_t *as, const int32_t *ae,
     return kernel8(pl, as, ae, bs, be, len, acc, flags, false);
 }
 
+/* One row against LEN rows of B as stored (s_mma_rowkernel): B decoded
+   here, with the format's fields in registers for the whole block. */
+TGT __attribute__((always_inline)) static inline bool
+row8(const s_mma_plan *pl, const s_mma_dec *db, const int32_t *as,
+     const int32_t *ae, const uint16_t *b, size_t ld, size_t len,
+     uint32_t *acc, unsigned *flags, bool narrow)
+{
+    const s_mma_dec dl = *db;
+    int32_t bs[S_MMA_TILE_N * 8], be[S_MMA_TILE_N * 8];
+    bool spec = false;
+
+    for (size_t t = 0; t < len; t++)
+        spec |= decode8(&dl, b + t * ld, bs + t * 8, be + t * 8);
+    if (spec)
+        return false;
+    return kernel8(pl, as, ae, bs, be, len, acc, flags, narrow);
+}
+
+TGT static bool
+row_narrow(const s_mma_plan *pl, const s_mma_dec *db, const int32_t *as,
+           const int32_t *ae, const uint16_t *b, size_t ld, size_t len,
+           uint32_t *acc, unsigned *flags)
+{
+    return row8(pl, db, as, ae, b, ld, len, acc, flags, true);
+}
+
+TGT static bool
+row_wide(const s_mma_plan *pl, const s_mma_dec *db, const int32_t *as,
+         const int32_t *ae, const uint16_t *b, size_t ld, size_t len,
+         uint32_t *acc, unsigned *flags)
+{
+    return row8(pl, db, as, ae, b, ld, len, acc, flags, false);
+}
+
 #endif /* HAVE_VEC */
 
 bool
@@ -303,6 +337,7 @@ s_mma_gemm_avx2(const sf_mma_model *m, size_t rows, size_t cols, size_t k,
         return false;
     s_mma_plan_init(&pl, m, fa, fb, 8, true);
     pl.decode = decode8;
+    pl.row = pl.narrow ? row_narrow : row_wide;
     s_mma_gemm_tiled(&pl, pl.narrow ? kernel_narrow : kernel_wide, rows, cols,
                      k, a, b, c, d, env);
     return true;

@@ -33,7 +33,7 @@ sf_mma_gemm_avx512_available(void)
 #define TGT __attribute__((target("avx512f,avx512cd")))
 
 /* Sixteen elements of B decoded (s_mma_decode). */
-TGT static bool
+TGT __attribute__((always_inline)) static inline bool
 decode16(const s_mma_dec *d, const uint16_t *x, int32_t *sig, int32_t *e)
 {
     const __m512i zero = _mm512_setzero_si512();
@@ -279,6 +279,40 @@ kernel_wide(const s_mma_plan *pl, const int32_t *as, const int32_t *ae,
     return kernel16(pl, as, ae, bs, be, len, acc, flags, false);
 }
 
+/* One row against LEN rows of B as stored (s_mma_rowkernel): B decoded
+   here, with the format's fields in registers for the whole block. */
+TGT __attribute__((always_inline)) static inline bool
+row16(const s_mma_plan *pl, const s_mma_dec *db, const int32_t *as,
+      const int32_t *ae, const uint16_t *b, size_t ld, size_t len,
+      uint32_t *acc, unsigned *flags, bool narrow)
+{
+    const s_mma_dec dl = *db;
+    int32_t bs[S_MMA_TILE_N * 16], be[S_MMA_TILE_N * 16];
+    bool spec = false;
+
+    for (size_t t = 0; t < len; t++)
+        spec |= decode16(&dl, b + t * ld, bs + t * 16, be + t * 16);
+    if (spec)
+        return false;
+    return kernel16(pl, as, ae, bs, be, len, acc, flags, narrow);
+}
+
+TGT static bool
+row_narrow(const s_mma_plan *pl, const s_mma_dec *db, const int32_t *as,
+           const int32_t *ae, const uint16_t *b, size_t ld, size_t len,
+           uint32_t *acc, unsigned *flags)
+{
+    return row16(pl, db, as, ae, b, ld, len, acc, flags, true);
+}
+
+TGT static bool
+row_wide(const s_mma_plan *pl, const s_mma_dec *db, const int32_t *as,
+         const int32_t *ae, const uint16_t *b, size_t ld, size_t len,
+         uint32_t *acc, unsigned *flags)
+{
+    return row16(pl, db, as, ae, b, ld, len, acc, flags, false);
+}
+
 #endif /* HAVE_VEC */
 
 bool
@@ -293,6 +327,7 @@ s_mma_gemm_avx512(const sf_mma_model *m, size_t rows, size_t cols, size_t k,
         return false;
     s_mma_plan_init(&pl, m, fa, fb, 16, true);
     pl.decode = decode16;
+    pl.row = pl.narrow ? row_narrow : row_wide;
     s_mma_gemm_tiled(&pl, pl.narrow ? kernel_narrow : kernel_wide, rows, cols,
                      k, a, b, c, d, env);
     return true;

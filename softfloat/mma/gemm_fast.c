@@ -24,6 +24,7 @@ s_mma_plan_init(s_mma_plan *pl, const sf_mma_model *m, const sf_format *fa,
     pl->f = m->frac_bits;
     pl->lanes = lanes;
     pl->decode = NULL;
+    pl->row = NULL;
     /* every kept product is below pmax * 2^l, and a block has at most
        m->n of them */
     pl->narrow = l + fab + 2 <= 31
@@ -71,6 +72,22 @@ s_mma_decode(const s_mma_dec *d, const uint16_t *x, size_t n, int32_t *sig,
     return spec != 0;
 }
 
+/* A block with Inf or NaN operands: the scalar block for NL columns of
+   one row (A: its LEN elements; B: LEN rows COLS apart). */
+static void
+block_scalar(const s_mma_plan *pl, const uint16_t *a, const uint16_t *b,
+             size_t cols, size_t len, size_t k0, size_t nl, uint32_t *acc,
+             sf_env *env)
+{
+    s_mma_vec va = {a, 1, 2};
+
+    for (size_t l = 0; l < nl; l++) {
+        s_mma_vec vb = {b + l, (ptrdiff_t)cols, 2};
+        acc[l] = (uint32_t)s_mma_block(pl->m, pl->fa, &va, pl->fb, &vb, len,
+                                       k0, acc[l], env);
+    }
+}
+
 void
 s_mma_gemm_tiled(const s_mma_plan *pl, s_mma_kernel *kernel, size_t rows,
                  size_t cols, size_t k, const void *a, const void *b,
@@ -99,6 +116,19 @@ s_mma_gemm_tiled(const s_mma_plan *pl, s_mma_kernel *kernel, size_t rows,
             for (size_t j0 = 0; j0 < cols; j0 += w) {
                 size_t nl = cols - j0 < w ? cols - j0 : w;
                 bool bspec = false;
+                if (nr == 1 && nl == w && pl->row != NULL) {
+                    /* one row: B decoded by the kernel, block by block */
+                    uint32_t *acc = d + i0 * cols + j0;
+                    if (aspec[0]
+                        || !pl->row(pl, &db, as[0], ae[0],
+                                    b16 + k0 * cols + j0, cols, len, acc,
+                                    &flags)) {
+                        block_scalar(pl, a16 + i0 * k + k0,
+                                     b16 + k0 * cols + j0, cols, len, k0, w,
+                                     acc, env);
+                    }
+                    continue;
+                }
                 for (size_t t = 0; t < len; t++) {
                     const uint16_t *br = b16 + (k0 + t) * cols + j0;
                     bspec |= nl == w && pl->decode != NULL
@@ -120,17 +150,10 @@ s_mma_gemm_tiled(const s_mma_plan *pl, s_mma_kernel *kernel, size_t rows,
                     if (!aspec[i] && !bspec)
                         done =
                             kernel(pl, as[i], ae[i], bs, be, len, acc, &flags);
-                    if (!done) {
-                        /* Inf or NaN in the block: the scalar block */
-                        s_mma_vec va = {a16 + (i0 + i) * k + k0, 1, 2};
-                        for (size_t l = 0; l < nl; l++) {
-                            s_mma_vec vb = {b16 + k0 * cols + j0 + l,
-                                            (ptrdiff_t)cols, 2};
-                            acc[l] = (uint32_t)s_mma_block(m, pl->fa, &va,
-                                                           pl->fb, &vb, len,
-                                                           k0, acc[l], env);
-                        }
-                    }
+                    if (!done)
+                        block_scalar(pl, a16 + (i0 + i) * k + k0,
+                                     b16 + k0 * cols + j0, cols, len, k0, nl,
+                                     acc, env);
                     if (nl < w)
                         memcpy(dr, tmp, nl * sizeof *dr);
                 }

@@ -137,11 +137,23 @@ bool s_mma_decode(const s_mma_dec *d, const uint16_t *x, size_t n,
 typedef bool s_mma_decoder(const s_mma_dec *d, const uint16_t *x, int32_t *sig,
                            int32_t *e);
 
-typedef struct
+typedef struct s_mma_plan s_mma_plan;
+/* One row of A (decoded: AS, AE) against LEN rows of pl->lanes columns of
+   B as stored (row t at B + t * LD), decoded here: the kernel's contract,
+   and also false, changing nothing, when an element of B is Inf or NaN.
+   For a GEMM of one row, where decoding B apart from the kernel costs
+   as much as the kernel. */
+typedef bool s_mma_rowkernel(const s_mma_plan *pl, const s_mma_dec *db,
+                             const int32_t *as, const int32_t *ae,
+                             const uint16_t *b, size_t ld, size_t len,
+                             uint32_t *acc, unsigned *flags);
+
+struct s_mma_plan
 {
     const sf_mma_model *m;
     const sf_format *fa, *fb;
     s_mma_decoder *decode; /* NULL: s_mma_decode */
+    s_mma_rowkernel *row;  /* NULL: decode, then the kernel */
     int32_t f;             /* m->frac_bits */
     int32_t lb;            /* B's significands are stored times 2^lb */
     int32_t qadd;          /* a product with stored exponent sum e has the
@@ -153,7 +165,7 @@ typedef struct
     bool narrow;           /* the products times 2^(lb + lp) and every block's
                               sum of them fit in int32 */
     uint32_t ovf_bits;     /* an overflowing result (sign apart) */
-} s_mma_plan;
+};
 
 /* A decoded tile: element (k, l) of B at bs[k * pl->lanes + l]; A's
    row at as[k].  Significands carry the sign; a zero (or a DAZ-flushed

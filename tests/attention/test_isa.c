@@ -2,8 +2,8 @@
    on every instruction-set path the CPU has (env.isa: portable C, AVX2,
    AVX-512) as on the portable one: every policy, random and adversarial
    inputs (exact ties of the row max, an attention sink, infinities and
-   NaNs), causal with Nq != Nk, split-KV, a decode step, FP16 inputs,
-   ragged tiles */
+   NaNs), causal with Nq != Nk, split-KV, decode steps (Nk ragged,
+   specials, FP16), FP16 inputs, ragged tiles */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -178,6 +178,14 @@ static const isa_case cases[] = {
     {"fa2-split", FA_POLICY_FA2, {1, 2, 64, 700, 64}, 3, GEN_RANDOM, 0},
     {"fa2-split-c", FA_POLICY_FA2, {1, 1, 40, 600, 128}, 4, GEN_TIES, CAUSAL},
     {"fa2-decode", FA_POLICY_FA2, {1, 3, 1, 1000, 128}, 0, GEN_RANDOM, BWD},
+    /* one query row: the GEMMs of one row (B decoded by the kernel), Nk
+       not a multiple of the key block, Inf and NaN in the blocks, FP16,
+       ties; a few causal rows take the one-row P~V of partly masked
+       blocks */
+    {"fa2-decode-sp", FA_POLICY_FA2, {1, 2, 1, 333, 128}, 0, GEN_SPECIAL, BWD},
+    {"fa2-dec-f16", FA_POLICY_FA2, {1, 2, 1, 1000, 128}, 0, GEN_RANDOM, F16},
+    {"fa2-decode-ties", FA_POLICY_FA2, {1, 1, 1, 517, 64}, 0, GEN_TIES, BWD},
+    {"fa2-few-causal", FA_POLICY_FA2, {1, 2, 5, 333, 128}, 0, GEN_RANDOM, BC},
     {"fa2-f16", FA_POLICY_FA2, {1, 1, 100, 200, 64}, 0, GEN_RANDOM, F16},
     {"fa2-f16-ties", FA_POLICY_FA2, {1, 1, 64, 160, 64}, 0, GEN_TIES, FC},
     {"fp32-random", FA_POLICY_FP32, {1, 1, 70, 130, 32}, 0, GEN_RANDOM, BC},

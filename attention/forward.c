@@ -39,6 +39,8 @@ typedef struct fwd_ws
     uint32_t *kts;          /* d x Nk: score_prescale's FP32 K^T */
     uint32_t *osplit;       /* splits x R x d: split-KV partial O (FP32) */
     uint32_t *lsplit;       /* splits x R: split-KV partial LSE */
+    uint32_t *msplit;       /* splits x R: "lean": the split's max */
+    uint32_t *lpart;        /* splits x R: "lean": the split's l */
 } fwd_ws;
 
 static size_t
@@ -79,6 +81,16 @@ fwd_layout(const fa_plan *pl, fa_ws *w, fwd_ws *f)
     f->lsplit =
         fa_ws_take(w, pl->splits > 1 ? fa_mul_size(pl->splits, r, o) : 0,
                    sizeof(uint32_t));
+    f->msplit = fa_ws_take(w,
+                           pl->splits > 1 && pl->k.combine == FA_COMBINE_LEAN
+                               ? fa_mul_size(pl->splits, r, o)
+                               : 0,
+                           sizeof(uint32_t));
+    f->lpart = fa_ws_take(w,
+                          pl->splits > 1 && pl->k.combine == FA_COMBINE_LEAN
+                              ? fa_mul_size(pl->splits, r, o)
+                              : 0,
+                          sizeof(uint32_t));
 }
 
 size_t
@@ -767,16 +779,19 @@ combine_exp(const fa_plan *pl, uint32_t x)
  * A chunk: rows I0 .. I0+NR-1 of query block MB, KV blocks LO .. HI-1
  * (their visiting order from the description).  SPLIT < 0: the whole
  * pass, writing O and LSE; else the split's partial O (FP32, normalised
- * by its own l) and partial LSE into w->osplit, w->lsplit.
+ * by its own l) and partial LSE into w->osplit, w->lsplit ("lean": O~
+ * unnormalised, its m and l into w->msplit, w->lpart).  STRIDE: the step
+ * between the blocks visited (1, or the split count for "lean").
  *--------------------------------------------------------------------------*/
 static void
-fwd_range(fwd_run *r, size_t i0, size_t nr, size_t lo, size_t hi, long split)
+fwd_range(fwd_run *r, size_t i0, size_t nr, size_t lo, size_t hi, long split,
+          size_t stride)
 {
     const fa_plan *pl = r->pl;
     const fa_kernel *k = &pl->k;
     fwd_ws *w = r->w;
     fa_capture *cap = writing(r) ? r->cap : NULL;
-    size_t nvb = hi > lo ? hi - lo : 0;
+    size_t nvb = hi > lo ? (hi - lo + stride - 1) / stride : 0;
     sf_env scratch = SF_ENV_IEEE;
 
     for (size_t ri = 0; ri < nr; ri++) {
@@ -790,7 +805,8 @@ fwd_range(fwd_run *r, size_t i0, size_t nr, size_t lo, size_t hi, long split)
     }
 
     for (size_t vi = 0; vi < nvb; vi++) {
-        size_t jb = pl->order == FA_ORDER_REVERSE ? hi - 1 - vi : lo + vi;
+        size_t jb =
+            pl->order == FA_ORDER_REVERSE ? hi - 1 - vi : lo + vi * stride;
         size_t c0 = jb * pl->bc;
         size_t bw = pl->nk - c0 < pl->bc ? pl->nk - c0 : pl->bc;
 
@@ -828,6 +844,13 @@ fwd_range(fwd_run *r, size_t i0, size_t nr, size_t lo, size_t hi, long split)
         uint32_t lse, l;
         bool zn;
 
+        if (split >= 0 && k->combine == FA_COMBINE_LEAN) {
+            size_t x = (size_t)split * nr + ri;
+            memcpy(w->osplit + x * pl->d, acc, pl->d * sizeof *acc);
+            w->msplit[x] = w->started[ri] ? w->m[ri] : FA_F32_NEG_INF;
+            w->lpart[x] = w->started[ri] ? row_l(r, ri, r->env) : FA_F32_ZERO;
+            continue;
+        }
         if (split >= 0)
             out = w->osplit + ((size_t)split * nr + ri) * pl->d;
         else
@@ -910,6 +933,61 @@ fwd_range(fwd_run *r, size_t i0, size_t nr, size_t lo, size_t hi, long split)
     }
 }
 
+/* The "lean" reduction of rows I0 .. I0+NR-1 (cuDNN's lean_reduction_
+   kernel; attention/kernel.h, FA_COMBINE_LEAN). */
+static void
+fwd_combine_lean(fwd_run *r, size_t i0, size_t nr)
+{
+    const fa_plan *pl = r->pl;
+    fwd_ws *w = r->w;
+    size_t ns = pl->splits;
+    sf_env *e = r->env;
+    uint32_t a[128], wgt[128]; /* splits <= 128 (config.c) */
+
+    for (size_t ri = 0; ri < nr; ri++) {
+        size_t i = i0 + ri;
+        uint32_t mx = FA_F32_NEG_INF, l = FA_F32_ZERO, inv, lse;
+        uint32_t *out =
+            writing(r) ? r->o + (r->head * pl->nq + i) * pl->d : NULL;
+
+        for (size_t s = 0; s < ns; s++) {
+            uint32_t m = w->msplit[s * nr + ri];
+            a[s] = m == FA_F32_NEG_INF ? m : fa_mul(m, pl->scale_log2, e);
+            mx = fa_max(mx, a[s]);
+        }
+        for (size_t s = 0; s < ns; s++) {
+            wgt[s] = a[s] == FA_F32_NEG_INF
+                         ? FA_F32_ZERO
+                         : fa_exp_eval(pl->exp, true, fa_sub(a[s], mx, e));
+            l = fa_fma(wgt[s], w->lpart[s * nr + ri], l, e);
+        }
+        if (mx == FA_F32_NEG_INF || fa_is_zero(l) || fa_is_nan(l)) {
+            for (size_t col = 0; col < pl->d && out; col++)
+                out[col] = FA_F32_ZERO;
+            if (writing(r))
+                r->lse[r->head * pl->nq + i] =
+                    pl->k.empty_lse_pos ? FA_F32_INF : FA_F32_NEG_INF;
+            continue;
+        }
+        inv = fa_div(FA_F32_ONE, l, e);
+        lse = fa_fma(mx, F32_LN2, log_of(pl, pl->k.combine_log, l), lse_env(r));
+        for (size_t col = 0; col < pl->d; col++) {
+            sf_env *ce = col_env(r, col);
+            uint32_t acc = FA_F32_ZERO;
+            for (size_t s = 0; s < ns; s++)
+                if (wgt[s] != FA_F32_ZERO)
+                    acc = fa_fma(wgt[s],
+                                 w->osplit[(s * nr + ri) * pl->d + col], acc,
+                                 ce);
+            acc = fwd_round(pl->k.o, fa_mul(acc, inv, ce), ce);
+            if (out)
+                out[col] = acc;
+        }
+        if (writing(r))
+            r->lse[r->head * pl->nq + i] = lse;
+    }
+}
+
 /* The split-KV combine of rows I0 .. I0+NR-1 (flash_fwd_splitkv_combine_
    kernel): the max of the partial LSEs, their exp sum as the combine's
    threads hold it, LSE = log(sum) + max, the weights exp(LSE_s - LSE) and
@@ -985,18 +1063,26 @@ fwd_chunk(fwd_run *r, size_t mb, size_t i0, size_t nr)
 
     fwd_scores(r, i0, nr);
     if (pl->splits <= 1) {
-        fwd_range(r, i0, nr, 0, nvb, -1);
+        fwd_range(r, i0, nr, 0, nvb, -1, 1);
         return;
     }
     for (size_t s = 0; s < pl->splits; s++) {
         /* n_blocks_per_split, the split's range, clipped by n_block_max */
+        if (pl->k.combine == FA_COMBINE_LEAN) {
+            /* the decode engine's CTA s: blocks s, s + S, ... */
+            fwd_range(r, i0, nr, s, nvb, (long)s, pl->splits);
+            continue;
+        }
         size_t lo = s * pl->blocks_per_split;
         size_t hi = lo + pl->blocks_per_split;
         if (hi > nvb)
             hi = nvb;
-        fwd_range(r, i0, nr, lo, hi > lo ? hi : lo, (long)s);
+        fwd_range(r, i0, nr, lo, hi > lo ? hi : lo, (long)s, 1);
     }
-    fwd_combine(r, i0, nr);
+    if (pl->k.combine == FA_COMBINE_LEAN)
+        fwd_combine_lean(r, i0, nr);
+    else
+        fwd_combine(r, i0, nr);
 }
 
 /* score_prescale: K^T of the head (K, Nk x d) times RN32(sqrt(scale)) in

@@ -141,7 +141,15 @@ typedef enum
 /* The split-KV combine. */
 typedef enum
 {
-    FA_COMBINE_FA2 /* "fa2": flash_fwd_splitkv_combine_kernel */
+    FA_COMBINE_FA2, /* "fa2": flash_fwd_splitkv_combine_kernel */
+    FA_COMBINE_LEAN /* "lean": cuDNN's decode engine and lean_reduction_
+                       kernel: split s visits the KV blocks s, s + S, s + 2S,
+                       ... (S splits) and keeps m, l and O~; the reduction,
+                       in the log2 domain: a_s = RN32(m_s sl2), M = max a_s,
+                       w_s = exp2(a_s - M) (the configured exp model), L =
+                       fma(w_s, l_s, L) over s from 0, O = RN_o(RN32(sum
+                       fma(w_s, O~_s)) RN32(1/L)), LSE = fma(M, RN32(ln 2),
+                       log L) with combine_log; combine_exp unused */
 } fa_combine;
 
 /* The exp of the combine (natural). */

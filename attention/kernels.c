@@ -293,7 +293,7 @@ static const char *const lse_names[] = {"add", "fma-scale", "fma-ln2",
 static const char *const log_names[] = {"cr", "lg2", "cuda-logf", NULL};
 static const char *const expfn_names[] = {"model", "cuda-expf", NULL};
 static const char *const mask_names[] = {"-inf", "bf16-lowest", NULL};
-static const char *const combine_names[] = {"fa2", NULL};
+static const char *const combine_names[] = {"fa2", "lean", NULL};
 static const char *const cexp_names[] = {"cr", "libm", "model",
                                          "cuda-expf", NULL};
 static const char *const bwd_names[] = {"chain", "fa2", "repo", "efficient",
@@ -385,7 +385,7 @@ fa_kernel_check(const fa_kernel *k)
         || (unsigned)k->exp_fn > FA_EXPFN_CUDA
         || (unsigned)k->mask > FA_MASK_BF16_LOWEST
         || (unsigned)k->m_init > FA_MASK_BF16_LOWEST
-        || (unsigned)k->combine > FA_COMBINE_FA2
+        || (unsigned)k->combine > FA_COMBINE_LEAN
         || (unsigned)k->combine_exp > FA_CEXP_EXPF
         || (unsigned)k->bwd > FA_BWD_EFFICIENT)
         return "kernel: an enumerated field out of range";

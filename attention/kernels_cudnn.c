@@ -21,9 +21,12 @@ static const fa_kernel kernels[] = {
        and LSE bit for bit on every dump of tests/data/gpu/backends and
        tests/data/gpu/cudnn with Nq > 1 or Nk <= 512 but one FP16 O
        element (tests/experiments/test_cudnn_model.sh).  From 513 keys
-       cuDNN adds a lean reduction (one split per 128 keys with fa2's
-       combine reproduces its O, not its LSE; --policy sdpa sets that
-       split count).  No row above d = 128 (not measured); the backward
+       cuDNN runs the decode engine on S CTAs (the largest power of two
+       not above Nk / 128; --policy sdpa sets splits) and a lean
+       reduction: combine "lean", split s on the blocks s, s + S, ...,
+       reduced in the log2 domain; O bit for bit on every decode dump,
+       the LSE 1 ulp off on about a third of the rows (its log and sum
+       not found yet).  No row above d = 128 (not measured); the backward
        fields are fa2's and are not a model of cuDNN's backward. */
     {
         .name = "cudnn",
@@ -67,9 +70,9 @@ static const fa_kernel kernels[] = {
         .log = FA_KLOG_LG2,
         .empty_lse_pos = true,
         .splits = 1,
-        .combine = FA_COMBINE_FA2,
+        .combine = FA_COMBINE_LEAN,
         .combine_exp = FA_CEXP_CR,
-        .combine_log = FA_KLOG_CR,
+        .combine_log = FA_KLOG_LG2,
         .bwd = FA_BWD_FA2,
         .bwd_reverse_q = true,
     },

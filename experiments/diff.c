@@ -1400,9 +1400,10 @@ read_dump(diff_ctx *x)
         x->splits_from = "--splits auto";
     } else if (x->splits_opt != 0) {
         x->splits = (size_t)x->splits_opt;
-        x->splits_from = x->sdpa_lean ? "--policy sdpa: cuDNN's lean "
-                                        "reduction, one split per 128 keys"
-                                      : "--splits";
+        x->splits_from = x->sdpa_lean
+                             ? "--policy sdpa: cuDNN's decode engine's "
+                               "CTAs (a power of two, Nk / 128 or below)"
+                             : "--splits";
     } else if (x->man_splits != 0) {
         x->splits = x->man_splits;
         x->splits_from = "manifest";

@@ -112,8 +112,12 @@ sdpa_policy_pick(const char *cmd, const sdpa_case *c, const fa_kernel **k,
     }
     *split_auto = b == SDPA_BACKEND_FLASH;
     if (b == SDPA_BACKEND_CUDNN && strstr(ch->variant, "lean_reduction")) {
-        int64_t n = (c->nk + 127) / 128;
-        *splits = (unsigned)(n > 128 ? 128 : n);
+        /* the decode engine's grid: the largest power of two not above
+           the number of whole 128-key tiles (cuDNN 9.19, measured) */
+        int64_t n = c->nk / 128, s = 1;
+        while (s * 2 <= n && s * 2 <= 128)
+            s *= 2;
+        *splits = (unsigned)s;
     }
     return true;
 }

@@ -76,8 +76,10 @@ decode_d64_nk512_sink 64 64 1 1
 END
 
 # cuDNN pinned ("backend": "cudnn"): no option, the manifest decides,
-# cuDNN's decode engine with the lean reduction included (one split per
-# 128 keys; its LSE is not modelled).
+# cuDNN's decode engine with the lean reduction included (the largest
+# power of two of splits not above Nk / 128, split s on the tiles s, s +
+# S, ...; combine "lean").  O is exact; the reduction's LSE is not yet
+# (1-ulp differences; doc/gpu-crosscheck.md).
 while read -r name oe on le ln; do
     run diff --dump "$C/$name.safetensors" --stage o,lse --no-exact --json
     count "$name" 0 o "$oe" "$on"
@@ -89,9 +91,15 @@ mb_d64_fp16_nq128_nk768 8192 8192 128 128
 dec_d64_nk1024 128 128 1 2
 dec_d64_nk4096 64 64 1 1
 dec_d128_nk2048 128 128 1 1
-dec_d128_nk600 128 128 1 1
+dec_d128_nk600 128 128 0 1
 dec_d64_nk1000_sink 64 64 1 1
-dec_d64_nk1024_fp16 64 64 0 1
+dec_d64_nk1024_fp16 64 64 1 1
+lean_d64_nk513 256 256 2 4
+lean_d64_nk600 256 256 2 4
+lean_d128_nk700 512 512 4 4
+lean_d64_nk1000 256 256 2 4
+lean_d64_nk1024 256 256 4 4
+lean_d64_nk1536 256 256 3 4
 END
 
 # PyTorch's defaults ("backend": "default", no LSE): --policy sdpa from
@@ -109,8 +117,10 @@ run attn --policy cudnn --describe
 expect_rc 0
 cp "$tmp/out" "$tmp/cudnn.json"
 [ "$(jq name)" = cudnn ] && [ "$(jq rowsum)" = quad-block ] \
-    && [ "$(jq lse)" = fma-ln2 ] && [ "$(jq alpha_arg)" = scale-sub ] && pass \
-    || fail "describe: $(jq name) $(jq rowsum) $(jq lse) $(jq alpha_arg)"
+    && [ "$(jq lse)" = fma-ln2 ] && [ "$(jq alpha_arg)" = scale-sub ] \
+    && [ "$(jq combine)" = lean ] && pass \
+    || fail "describe: $(jq name) $(jq rowsum) $(jq lse) $(jq alpha_arg)" \
+        "$(jq combine)"
 f=$B/d64_normal.safetensors
 run diff --dump "$f" --q "$f:q" --k "$f:k" --v "$f:v" --o "$f:cudnn.o" \
     --lse "$f:cudnn.lse" --kernel "$tmp/cudnn.json" --stage o,lse \
@@ -129,6 +139,14 @@ expect_err_has "--policy sdpa: flash (flash_fwd_kernel hdim 64), description fa2
 run attn --gen normal --nq 1 --nk 1024 --d 64 --policy sdpa --no-exact
 expect_rc 0
 expect_err_has "lean_reduction), description cudnn"
+# the decode engine's split count (its grid.x on the H200): the largest
+# power of two not above Nk / 128
+for nks in 513:4 1000:4 1024:8 1536:8 4096:32; do
+    run attn --gen normal --nq 1 --nk "${nks%:*}" --d 64 --policy sdpa \
+        --no-exact --json
+    [ "$(jq tiles.splits)" = "${nks#*:}" ] && pass \
+        || fail "Nk ${nks%:*}: splits $(jq tiles.splits), expected ${nks#*:}"
+done
 # a backend without a description yet: exit 2, saying so
 for be in efficient math; do
     if "$BF16EMU" attn --policy "$be" --describe >/dev/null 2>&1; then

@@ -258,8 +258,15 @@ uint64_t sf_mma_dot(const sf_mma_model *m, const sf_format *fa, const void *a,
    with BF16 or FP16 inputs: the NVIDIA presets) have a tiled path that
    decodes each input once per tile and three kernels for it: portable C,
    AVX2 (with FMA, F16C and BMI2) and AVX-512; blocks that hold an Inf or
-   NaN operand go through the one-block code.  Other models, and any call
-   while ENV has an event sink, take one dot product per element.
+   NaN operand go through the one-block code.  The FP32 FMA chain
+   (fma-chain: RNE, no FTZ or DAZ) with finite FP32, BF16 or FP16
+   operands and C runs, under SF_MMA_PATH_AUTO on a CPU with AVX2 or
+   AVX-512 allowed by env->isa, on the host's binary32 FMA instructions
+   (correctly rounded, so the same bits; the host's MXCSR set to its
+   default around the kernel and put back; any block that overflows or
+   underflows recomputed in software for the flags) and returns
+   SF_MMA_PATH_SCALAR.  Other models, and any call while ENV has an event
+   sink, take one dot product per element.
 
    PATH and env->isa combine so: env->isa (sf_isa, 0 = auto) caps the
    instruction set any path may use; SF_MMA_PATH_AUTO takes the fastest

@@ -47,15 +47,75 @@ wide_f32(const sf_format *f, const void *p, size_t i, bool *finite)
     return x;
 }
 
+/* Whether the N elements at P (format F: FP32, BF16 or FP16) are all
+   finite. */
+static bool
+all_finite(const sf_format *f, const void *p, size_t n)
+{
+    unsigned bad = 0;
+
+    if (f == &sf_format_f32) {
+        const uint32_t *x = p;
+        for (size_t i = 0; i < n; i++)
+            bad |= (x[i] & 0x7F800000u) == 0x7F800000u;
+    } else {
+        const uint16_t *x = p;
+        uint16_t e = f == &sf_format_bf16 ? 0x7F80u : 0x7C00u;
+        for (size_t i = 0; i < n; i++)
+            bad |= (x[i] & e) == e;
+    }
+    return bad == 0;
+}
+
+/* The FMA chain of gemm_fma_chain on the host's FMA unit
+   (gemm_chain.c): A and B widened to FP32 row-major (B not transposed),
+   operands already known finite.  False (nothing written) when memory
+   runs out. */
+static bool
+chain_native(const sf_mma_model *m, size_t rows, size_t cols, size_t k,
+             const sf_format *fa, const void *a, const sf_format *fb,
+             const void *b, const uint32_t *c, uint32_t *d, sf_env *env)
+{
+    bool ok = true;
+    uint32_t *aw = NULL, *bw = NULL, *tmp;
+    const uint32_t *ap = a, *bp = b;
+
+    (void)m;
+    tmp = malloc(4 * cols * 4);
+    if (fa != &sf_format_f32)
+        ap = aw = malloc(rows * k * 4);
+    if (fb != &sf_format_f32)
+        bp = bw = malloc(k * cols * 4);
+    if (tmp == NULL || ap == NULL || bp == NULL) {
+        free(tmp);
+        free(aw);
+        free(bw);
+        return false;
+    }
+    for (size_t i = 0; aw != NULL && i < rows * k; i++)
+        aw[i] = wide_f32(fa, a, i, &ok);
+    for (size_t i = 0; bw != NULL && i < k * cols; i++)
+        bw[i] = wide_f32(fb, b, i, &ok);
+    s_mma_chain_native(s_mma_chain_native_isa(m, env), rows, cols, k, ap, bp,
+                       c, d, tmp, env);
+    free(tmp);
+    free(aw);
+    free(bw);
+    return true;
+}
+
 /* The sequential FP32 FMA chain ("fma-chain": IEEE FMAs, RNE, no
    storage rounding) with finite FP32, BF16 or FP16 inputs and C: each
-   element one sf_f32_fma per product, inputs widened once.  Returns false
+   element one sf_f32_fma per product, inputs widened once; with HOST
+   (any path but an explicit SF_MMA_PATH_SCALAR), on the host's FMA unit
+   where gemm_chain.c can run it (same bits and flags).  Returns false
    (nothing written) when the model or the data is not of that kind: a
    non-finite input or C, whose NaN rules the generic path keeps. */
 static bool
 gemm_fma_chain(const sf_mma_model *m, size_t rows, size_t cols, size_t k,
                const sf_format *fa, const void *a, const sf_format *fb,
-               const void *b, const uint32_t *c, uint32_t *d, sf_env *env)
+               const void *b, const uint32_t *c, uint32_t *d, bool host,
+               sf_env *env)
 {
     bool ok = true;
     uint32_t *bt, *ar;
@@ -69,8 +129,15 @@ gemm_fma_chain(const sf_mma_model *m, size_t rows, size_t cols, size_t k,
         || (fb != &sf_format_f32 && fb != &sf_format_bf16
             && fb != &sf_format_f16))
         return false;
-    if (cols > SIZE_MAX / 4 / k)
+    if (cols > SIZE_MAX / 4 / k || rows > SIZE_MAX / 4 / k
+        || rows > SIZE_MAX / 4 / cols)
         return false;
+    if (!all_finite(fa, a, rows * k) || !all_finite(fb, b, k * cols)
+        || (c != NULL && !all_finite(&sf_format_f32, c, rows * cols)))
+        return false;
+    if (host && s_mma_chain_native_isa(m, env) != 0
+        && chain_native(m, rows, cols, k, fa, a, fb, b, c, d, env))
+        return true;
     bt = malloc(cols * k * 4);
     ar = malloc(k * 4);
     if (bt == NULL || ar == NULL) {
@@ -184,7 +251,7 @@ sf_mma_gemm(const sf_mma_model *m, size_t rows, size_t cols, size_t k,
                              env);
         } else if (env->events != NULL
                    || !gemm_fma_chain(m, rows, cols, k, fa, a, fb, b, c, d,
-                                      env)) {
+                                      path != SF_MMA_PATH_SCALAR, env)) {
             s_mma_gemm_dots(m, rows, cols, k, fa, a, fb, b, c, d, env);
         }
     }

@@ -198,5 +198,18 @@ bool s_mma_gemm_avx2(const sf_mma_model *m, size_t rows, size_t cols, size_t k,
                      const sf_format *fa, const void *a, const sf_format *fb,
                      const void *b, const uint32_t *c, uint32_t *d,
                      sf_env *env);
+/* The FP32 FMA chain on the host's FMA unit (gemm_chain.c): the ISA
+   (SF_ISA_AVX2 or SF_ISA_AVX512) it would take for model M under ENV
+   (entered), or 0 when it cannot (no such CPU or build, an event sink,
+   FTZ, DAZ or tininess before rounding). */
+int s_mma_chain_native_isa(const sf_mma_model *m, const sf_env *env);
+/* D = A * B + C (C NULL: +0) as per-element FP32 FMA chains in RNE,
+   bit for bit and flag for flag those of sf_f32_fma; A (ROWS x K), B
+   (K x COLS), C and D (ROWS x COLS) FP32 row-major and finite; C may be
+   D; TMP holds 4 * COLS words. */
+void s_mma_chain_native(int isa, size_t rows, size_t cols, size_t k,
+                        const uint32_t *a, const uint32_t *b,
+                        const uint32_t *c, uint32_t *d, uint32_t *tmp,
+                        sf_env *env);
 
 #endif /* BF16EMU_SOFTFLOAT_MMA_LOCAL_H */

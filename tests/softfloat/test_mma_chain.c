@@ -1,0 +1,283 @@
+/* test_mma_chain.c -- sf_mma_gemm with the fma-chain model: the path on
+   the host's FMA unit (every ISA the CPU runs, env->isa forcing each)
+   against a chain of sf_f32_fma per element written here and against
+   the portable path, bits and flags, on random FP32, BF16 and FP16 data
+   with subnormals, zeros, exact cancellations, overflow, underflow,
+   infinities and NaNs, under host MXCSR states other than the default
+   (which the call must put back unchanged) */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <check.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "softfloat/mma.h"
+#include "softfloat/softfloat.h"
+#include "tests/support/support.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define HAVE_MXCSR 1
+#else
+#define HAVE_MXCSR 0
+#endif
+
+#define MAX_M 9
+#define MAX_N 41
+#define MAX_K 70
+
+enum
+{
+    D_NORMAL,   /* exponents near 0 */
+    D_WIDE,     /* any exponent */
+    D_SMALLINT, /* small integers: exact cancellations to zero */
+    D_OVERFLOW, /* products near FP32's top */
+    D_TINY,     /* products and sums in the subnormal range */
+    D_SPECIAL,  /* with infinities and NaNs */
+    N_DATA
+};
+
+static const char *const data_names[N_DATA] = {
+    "normal", "wide", "smallint", "overflow", "tiny", "special"};
+
+/* An FP32 value of data kind KIND (SUBS: with zeros and subnormal
+   operands, whose products underflow and send most blocks to the
+   recomputation). */
+static uint32_t
+gen32(tst_rng *r, int kind, bool subs)
+{
+    uint64_t x = tst_rand64(r);
+    uint32_t sign = (uint32_t)(x >> 63) << 31, frac = (uint32_t)x & 0x7FFFFFu;
+    unsigned cls = (unsigned)((x >> 24) % 100);
+    int e;
+
+    if (cls < 6 && subs)
+        return sign; /* zero */
+    if (cls < 12 && subs)
+        return sign | (frac != 0 ? frac : 1u); /* subnormal */
+    switch (kind) {
+    case D_WIDE:
+        e = 1 + (int)((x >> 32) % 254);
+        break;
+    case D_SMALLINT:
+        return sign | ((uint32_t)(127 + (x >> 32) % 3) << 23)
+               | (((uint32_t)x & 3u) << 21);
+    case D_OVERFLOW:
+        e = 127 + 60 + (int)((x >> 32) % 8);
+        break;
+    case D_TINY:
+        e = 127 - 66 + (int)((x >> 32) % 8);
+        break;
+    case D_SPECIAL:
+        if (cls < 15)
+            return sign | 0x7F800000u;
+        if (cls < 18)
+            return sign | 0x7F800000u | (frac != 0 ? frac : 1u);
+        e = 127 - 4 + (int)((x >> 32) % 9);
+        break;
+    default:
+        e = 127 - 4 + (int)((x >> 32) % 9);
+        break;
+    }
+    return sign | ((uint32_t)e << 23) | frac;
+}
+
+/* Element I of a matrix of format F from FP32 bits X: kept for FP32,
+   else X converted (RNE) to BF16 or FP16; returns the FP32 value of the
+   stored element (exact widening). */
+static uint32_t
+store(const sf_format *f, void *p, size_t i, uint32_t x)
+{
+    sf_env e = SF_ENV_IEEE;
+
+    if (f == &sf_format_f32) {
+        memcpy((char *)p + 4 * i, &x, 4);
+        return x;
+    }
+    if (f == &sf_format_bf16) {
+        uint16_t h = sf_f32_to_bf16((sf_f32){x}, SF_RNE, &e).bits;
+        memcpy((char *)p + 2 * i, &h, 2);
+        return (uint32_t)h << 16;
+    }
+    {
+        uint16_t h = sf_f32_to_f16((sf_f32){x}, SF_RNE, &e).bits;
+        memcpy((char *)p + 2 * i, &h, 2);
+        return sf_f16_to_f32((sf_f16){h}, SF_RNE, &e).bits;
+    }
+}
+
+static const sf_format *const fmts[3] = {&sf_format_f32, &sf_format_bf16,
+                                         &sf_format_f16};
+
+#if HAVE_MXCSR
+/* Host states the call must not depend on: default; FTZ and DAZ; round
+   toward zero; round up with FTZ, DAZ and sticky flags set. */
+static const unsigned mxcsr_states[4] = {0x1F80u, 0x9FC0u, 0x7F80u,
+                                         0xDFFFu};
+#endif
+
+START_TEST(test_chain_host)
+{
+    const sf_mma_model *m = sf_mma_preset_by_name("fma-chain");
+    static uint32_t a[MAX_M * MAX_K], b[MAX_K * MAX_N], c[MAX_M * MAX_N],
+        aw[MAX_M * MAX_K], bw[MAX_K * MAX_N], want[MAX_M * MAX_N],
+        ref[MAX_M * MAX_N], got[MAX_M * MAX_N];
+    static const int isas[] = {SF_ISA_AUTO, SF_ISA_AVX2, SF_ISA_AVX512};
+    tst_rng r;
+    long cases = 0;
+
+    ck_assert_ptr_nonnull(m);
+    tst_rng_init(&r, 0x6D617468u);
+    for (int it = 0; it < 720; it++) {
+        int kind = it % N_DATA;
+        const sf_format *fa = fmts[(it / N_DATA) % 3];
+        const sf_format *fb = fmts[(it / N_DATA / 3) % 3];
+        size_t rows = 1 + tst_rand_below(&r, MAX_M);
+        size_t cols = 1 + tst_rand_below(&r, MAX_N);
+        size_t k = 1 + tst_rand_below(&r, MAX_K);
+        bool use_c = tst_rand_below(&r, 4) != 0, finite = true;
+        bool subs = (it / 54) % 2 != 0;
+        unsigned want_flags = 0, ref_flags;
+        sf_env env = SF_ENV_IEEE;
+
+        for (size_t i = 0; i < rows * k; i++)
+            aw[i] = store(fa, a, i, gen32(&r, kind, subs));
+        for (size_t i = 0; i < k * cols; i++)
+            bw[i] = store(fb, b, i, gen32(&r, kind, subs));
+        for (size_t i = 0; i < rows * cols; i++)
+            c[i] = gen32(&r, kind == D_SMALLINT ? D_NORMAL : kind, subs);
+        for (size_t i = 0; i < rows * k; i++)
+            finite = finite && (aw[i] & 0x7F800000u) != 0x7F800000u;
+        for (size_t i = 0; i < k * cols; i++)
+            finite = finite && (bw[i] & 0x7F800000u) != 0x7F800000u;
+        for (size_t i = 0; use_c && i < rows * cols; i++)
+            finite = finite && (c[i] & 0x7F800000u) != 0x7F800000u;
+        /* the chain by hand: one sf_f32_fma per product, from C or +0 */
+        for (size_t i = 0; finite && i < rows; i++)
+            for (size_t j = 0; j < cols; j++) {
+                sf_f32 acc = {use_c ? c[i * cols + j] : 0};
+                for (size_t t = 0; t < k; t++)
+                    acc = sf_f32_fma((sf_f32){aw[i * k + t]},
+                                     (sf_f32){bw[t * cols + j]}, acc, SF_RNE,
+                                     &env);
+                want[i * cols + j] = acc.bits;
+            }
+        want_flags = env.flags;
+        /* the portable path */
+        env = (sf_env)SF_ENV_IEEE;
+        ck_assert_int_eq(sf_mma_gemm(m, rows, cols, k, fa, a, fb, b,
+                                     use_c ? c : NULL, ref,
+                                     SF_MMA_PATH_SCALAR, &env),
+                         SF_MMA_PATH_SCALAR);
+        ref_flags = env.flags;
+        for (size_t i = 0; finite && i < rows * cols; i++)
+            if (ref[i] != want[i])
+                ck_abort_msg("portable chain: case %d element %zu: %08x, "
+                             "want %08x",
+                             it, i, ref[i], want[i]);
+        if (finite)
+            ck_assert_uint_eq(ref_flags, want_flags);
+        for (size_t u = 0; u < sizeof isas / sizeof isas[0]; u++) {
+            if (!sf_isa_supported((sf_isa)isas[u]))
+                continue;
+            for (int s = 0; s < (HAVE_MXCSR ? 4 : 1); s++) {
+#if HAVE_MXCSR
+                unsigned host;
+                _mm_setcsr(mxcsr_states[s]);
+#endif
+                env = (sf_env)SF_ENV_IEEE;
+                env.isa = isas[u];
+                memset(got, 0xA5, sizeof got);
+                (void)sf_mma_gemm(m, rows, cols, k, fa, a, fb, b,
+                                  use_c ? c : NULL, got, SF_MMA_PATH_AUTO,
+                                  &env);
+#if HAVE_MXCSR
+                host = _mm_getcsr();
+                _mm_setcsr(0x1F80u);
+                if (host != mxcsr_states[s])
+                    ck_abort_msg("case %d isa %s: MXCSR %08x after the call, "
+                                 "%08x before",
+                                 it, sf_isa_name((sf_isa)isas[u]), host,
+                                 mxcsr_states[s]);
+#endif
+                for (size_t i = 0; i < rows * cols; i++)
+                    if (got[i] != ref[i])
+                        ck_abort_msg(
+                            "case %d (%s, %s x %s, %zux%zux%zu, c %d) isa %s "
+                            "mxcsr %d element %zu: %08x, want %08x",
+                            it, data_names[kind], fa->name, fb->name, rows,
+                            cols, k, use_c, sf_isa_name((sf_isa)isas[u]), s,
+                            i, got[i], ref[i]);
+                if (env.flags != ref_flags)
+                    ck_abort_msg("case %d (%s, subnormals %d) isa %s mxcsr %d: "
+                                 "flags %02x, want %02x",
+                                 it, data_names[kind], subs,
+                                 sf_isa_name((sf_isa)isas[u]), s, env.flags,
+                                 ref_flags);
+                cases++;
+            }
+        }
+    }
+    ck_assert_int_gt(cases, 0);
+}
+END_TEST
+
+/* The flags of every kind are reached: overflow, underflow and inexact
+   (so the recomputed blocks and the mapped flag both run). */
+START_TEST(test_chain_flags_reached)
+{
+    const sf_mma_model *m = sf_mma_preset_by_name("fma-chain");
+    /* 2^100 * 2^100 overflows; 2^-70 * 2^-70 (1 + 2^-23) underflows
+       (2^-140 + 2^-163 rounds to 2^-140); 1 * 3 + 2^-30 is inexact */
+    uint32_t a[3] = {0x71800000u, 0x1C800000u, 0x3F800000u};
+    uint32_t b[3] = {0x71800000u, 0x1C800001u, 0x40400000u};
+    uint32_t c[3] = {0, 0, 0x30800000u}, d[3];
+    static const unsigned want[3] = {SF_FLAG_OVERFLOW | SF_FLAG_INEXACT,
+                                     SF_FLAG_UNDERFLOW | SF_FLAG_INEXACT,
+                                     SF_FLAG_INEXACT};
+    static const uint32_t want_d[3] = {0x7F800000u, 0x00000200u,
+                                       0x40400000u};
+
+    for (int i = 0; i < 3; i++) {
+        sf_env env = SF_ENV_IEEE;
+        (void)sf_mma_gemm(m, 1, 1, 1, &sf_format_f32, a + i, &sf_format_f32,
+                          b + i, c + i, d + i, SF_MMA_PATH_AUTO, &env);
+        if (d[i] != want_d[i] || env.flags != want[i])
+            ck_abort_msg("%08x * %08x + %08x: %08x flags %02x, want %08x "
+                         "flags %02x",
+                         a[i], b[i], c[i], d[i], env.flags, want_d[i],
+                         want[i]);
+    }
+}
+END_TEST
+
+static Suite *
+chain_suite(void)
+{
+    Suite *s = suite_create("mma_chain");
+    TCase *tc = tcase_create("host");
+
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_chain_host);
+    tcase_add_test(tc, test_chain_flags_reached);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int
+main(void)
+{
+    SRunner *sr = srunner_create(chain_suite());
+    int failed;
+
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    srunner_run_all(sr, CK_ENV);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

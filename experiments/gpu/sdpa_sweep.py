@@ -13,9 +13,9 @@ exact reference (repeated maxima or a sink, V with a negative mean).
 extended: the cases of EXTENDED (split-KV launches, decode with one
 query row, FP16 inputs, d = 32, 96, 160, 192, 224, 256, causal with
 NQ != NK), the backward in deterministic mode where a case asks for it,
-then head 0 kept alone (slice_heads.py; a forward-only case without dO) so that
-the fixture stays small; the manifest keeps the launch shape, the
-kernels with their grids and the split count.
+then head 0 kept alone (slice_heads.py; a forward-only case without dO)
+so that the fixture stays small; the manifest keeps the launch shape,
+the kernels with their grids and the split count.
 
 With NAMEs, only those cases run.
 """

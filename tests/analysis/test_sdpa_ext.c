@@ -3,9 +3,9 @@
    NQ != NK; made by experiments/gpu/sdpa_sweep.py --set extended) checked
    at the level of their manifests: each manifest's launch shape, dtype,
    kernels, grids and split count agree with each other and with the
-   tensors of its safetensors file, and the LSE holds +Inf exactly on the rows the
-   kernel's bottom-right causal mask leaves empty.  The emulator is not
-   run on them. */
+   tensors of its safetensors file, and the LSE holds +Inf exactly on the
+   rows the kernel's bottom-right causal mask leaves empty.  The emulator
+   is not run on them. */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif

@@ -23,6 +23,9 @@ for p in "$ATTN_INPUTS" "$JSONQ"; do
     fi
 done
 gpu=$srcdir/tests/data/gpu
+# the one-pass or split forward kernel's name: \2 kBlockM, \3 kBlockN
+traits='.*flash_fwd_\(splitkv_\)\{0,1\}kernel<Flash_fwd_kernel_traits<'
+traits=$traits'[0-9]*, \([0-9]*\), \([0-9]*\),.*'
 
 for f in sdpa_h200_d64 sdpa_h200_d64_sink_causal sdpa_ext/causal_d64_nq256_nk128 \
     sdpa_ext/d160_causal sdpa_ext/d256_normal sdpa_ext/d192_normal \
@@ -42,8 +45,7 @@ for f in sdpa_h200_d64 sdpa_h200_d64_sink_causal sdpa_ext/causal_d64_nq256_nk128
         --out "$tmp/emu.safetensors" --force
     expect_rc 0
     # kBlockM and kBlockN of the forward kernel the H200 ran
-    set -- $(sed -n 's/.*flash_fwd_\(splitkv_\)\{0,1\}kernel<Flash_fwd_kernel_traits<[0-9]*, \([0-9]*\), \([0-9]*\),.*/\2 \3/p' \
-        "$m" | sort -u)
+    set -- $(sed -n "s/$traits/\\2 \\3/p" "$m" | sort -u)
     if [ $# -ne 2 ]; then
         fail "$f: expected one forward kernel in the manifest, got: $*"
         continue

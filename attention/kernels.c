@@ -23,10 +23,13 @@ static const fa_kernel kernels[] = {
        one instance (d_max = kHeadDim).  Forward tiles:
        flash_fwd_launch_template.h, the non-sm8x branches without dropout,
        with the H200's shared memory (227 KiB per block, 228 KiB per SM:
-       d = 256 64 x 64); split-KV tiles run_mha_fwd_splitkv_dispatch
-       (kBlockM 64, kBlockN 256 / 128 / 64).  Backward tiles:
-       flash_bwd_launch_template.h with 227 KiB per block, no dropout:
-       d = 32, 64 128 x 128; 96, 128 64 x 128; 192, 256 64 x 64.
+       d = 256 64 x 64; the H200 dumps at d = 192 and 224 name
+       Flash_fwd_kernel_traits<192, 128, 64, 8> and <256, 64, 64, 4>, and
+       a 128-key forward tile in the 192 row changes O); split-KV tiles
+       run_mha_fwd_splitkv_dispatch (kBlockM 64, kBlockN 256 / 128 / 64).
+       Backward tiles: flash_bwd_launch_template.h with 227 KiB per
+       block, no dropout: d = 32, 64 128 x 128; 96, 128 64 x 128; 192,
+       256 64 x 64.
        Measured (doc/attention.md): O bit for bit against the flash kernel on
        every non-split and decode dump in tests/data/gpu and
        tests/data/gpu/sdpa_ext (d = 16 to 256, BF16 and FP16); split-KV too,

@@ -104,7 +104,7 @@ def run(bf16emu, path):
     nq, d = gpu["q.shape"][-2], gpu["q.shape"][-1]
     nk = gpu["k.shape"][-2]
     splits = man.get("splits", 1)
-    bwd = "dq" in gpu and "do" in gpu and man.get("dtype") != "float16"
+    bwd = "dq" in gpu and "do" in gpu
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "emu.safetensors")
         cmd = [bf16emu, "attn", "--policy", "fa2", "--q", path + ":q",

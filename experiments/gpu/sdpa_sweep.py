@@ -11,11 +11,11 @@ ending in "_bias" are the cases whose O bias is measured against the
 exact reference (repeated maxima or a sink, V with a negative mean).
 
 extended: the cases of EXTENDED (split-KV launches, decode with one
-query row, FP16 inputs, d = 32, 96, 160, 256, causal with NQ != NK), the
-backward in deterministic mode where a case asks for it, then head 0
-kept alone (slice_heads.py; a forward-only case without dO) so that
-the fixture stays small; the manifest keeps the launch shape, the
-kernels with their grids and the split count.
+query row, FP16 inputs, d = 32, 96, 160, 192, 224, 256, causal with
+NQ != NK), the backward in deterministic mode where a case asks for it,
+then head 0 kept alone (slice_heads.py; a forward-only case without dO)
+so that the fixture stays small; the manifest keeps the launch shape,
+the kernels with their grids and the split count.
 
 With NAMEs, only those cases run.
 """
@@ -194,6 +194,22 @@ EXTENDED = [
     ("causal_d256_nq128_nk64", ["--d", "256", "--heads", "53", "--nq", "128",
                                 "--nk", "64", "--causal", "--seed", "157"],
      False),
+    # head dimensions 192 and 224 (kernel instances 192 and 256): 106
+    # heads of 128 rows (212 query blocks) keep one split; the split and
+    # decode cases one head (8 for decode) of 64 rows (1 row), their keys
+    # in 64-key blocks
+    ("d192_normal", ["--d", "192", "--heads", "106", "--nq", "128",
+                     "--seed", "161"], True),
+    ("d224_causal", ["--d", "224", "--heads", "106", "--nq", "128",
+                     "--causal", "--seed", "162"], True),
+    ("fp16_d192_normal", ["--dtype", "fp16", "--d", "192", "--heads", "106",
+                          "--nq", "128", "--seed", "163"], True),
+    ("split_d192_s6", ["--d", "192", "--heads", "1", "--nq", "64",
+                       "--nk", "384", "--seed", "164"], False),
+    ("split_d224_s4", ["--d", "224", "--heads", "1", "--nq", "64",
+                       "--nk", "256", "--seed", "165"], False),
+    ("decode_d192_nk192", ["--d", "192", "--heads", "8", "--nq", "1",
+                           "--nk", "192", "--seed", "166"], False),
 ]
 
 

@@ -1,11 +1,11 @@
 /* test_sdpa_ext.c -- the extended H200 SDPA dumps (tests/data/gpu/sdpa_ext:
-   split-KV, decode, FP16, d = 16 ... 256, causal with NQ != NK; made by
-   experiments/gpu/sdpa_sweep.py --set extended) checked at the level of
-   their manifests: each manifest's launch shape, dtype, kernels, grids and
-   split count agree with each other and with the tensors of its
-   safetensors file, and the LSE holds +Inf exactly on the rows the
-   kernel's bottom-right causal mask leaves empty.  The emulator is not
-   run on them. */
+   split-KV, decode, FP16, d = 16 ... 256 with 192 and 224, causal with
+   NQ != NK; made by experiments/gpu/sdpa_sweep.py --set extended) checked
+   at the level of their manifests: each manifest's launch shape, dtype,
+   kernels, grids and split count agree with each other and with the
+   tensors of its safetensors file, and the LSE holds +Inf exactly on the
+   rows the kernel's bottom-right causal mask leaves empty.  The emulator
+   is not run on them. */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -32,6 +32,8 @@ static const char *const fixtures[] = {
     "causal_d64_nq256_nk128",
     "causal_d96_nq100_nk300_fp16",
     "d160_causal",
+    "d192_normal",
+    "d224_causal",
     "d256_normal",
     "d32_normal",
     "d32_repmax8",
@@ -40,6 +42,7 @@ static const char *const fixtures[] = {
     "d96_repmax4",
     "decode_d128_nk512_b2",
     "decode_d16_nk16384",
+    "decode_d192_nk192",
     "decode_d32_nk1024_fp16",
     "decode_d32_nk4096",
     "decode_d64_nk1024",
@@ -47,6 +50,7 @@ static const char *const fixtures[] = {
     "decode_d64_nk2048",
     "decode_d64_nk512",
     "fp16_d128_normal_causal",
+    "fp16_d192_normal",
     "fp16_d32_sink",
     "fp16_d64_normal",
     "fp16_d64_repmax8",
@@ -55,6 +59,8 @@ static const char *const fixtures[] = {
     "split_d128_s2",
     "split_d128_s4_repmax",
     "split_d128_s6",
+    "split_d192_s6",
+    "split_d224_s4",
     "split_d256_s2",
     "split_d256_s4",
     "split_d32_s2",
@@ -286,7 +292,7 @@ START_TEST(test_coverage)
     for (size_t i = 0; i < sizeof want_splits / sizeof want_splits[0]; i++)
         ck_assert_msg(split_seen[want_splits[i]], "no dump with %d splits",
                       want_splits[i]);
-    static const int want_d[] = {16, 32, 64, 96, 128, 160, 256};
+    static const int want_d[] = {16, 32, 64, 96, 128, 160, 192, 224, 256};
     for (size_t i = 0; i < sizeof want_d / sizeof want_d[0]; i++)
         ck_assert_msg(d_seen[want_d[i]], "no dump with d = %d", want_d[i]);
     ck_assert_uint_ge(n_fp16, 8);

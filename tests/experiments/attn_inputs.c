@@ -56,7 +56,7 @@
  * the digits of its dtype's size).
  *
  * equal: for each NAME, the elements of the two tensors compared as FP32
- * bit patterns (BF16 widened exactly; F32 as stored): "NAME N of M
+ * bit patterns (BF16 and F16 widened exactly; F32 as stored): "NAME N of M
  * bit-equal", and the first differing element "NAME [I] 0x... 0x...";
  * exit status 1 when any element or element count differs.
  */
@@ -300,8 +300,31 @@ do_same(const char *a, const char *b, int n, char **names)
     return rc;
 }
 
-/* Element I of T as FP32 bits: BF16 widened, F32 as stored; false for
-   another dtype. */
+/* The FP32 bits of the FP16 value H (exact: FP32 holds every FP16
+   value; subnormals normalised, NaN payloads kept in the top bits). */
+static uint32_t
+f16_widen(uint32_t h)
+{
+    uint32_t sign = (h & 0x8000u) << 16, e = (h >> 10) & 0x1Fu,
+             m = h & 0x3FFu, shifts = 0;
+
+    if (e == 0x1F)
+        return sign | 0x7F800000u | (m << 13);
+    if (e == 0) {
+        if (m == 0)
+            return sign;
+        while ((m & 0x400u) == 0) {
+            m <<= 1;
+            shifts++;
+        }
+        /* 2^-14 x 0.m = 2^(-14 - shifts) x 1.m': FP32 exponent 113 - shifts */
+        return sign | ((113u - shifts) << 23) | ((m & 0x3FFu) << 13);
+    }
+    return sign | ((e + 112u) << 23) | (m << 13);
+}
+
+/* Element I of T as FP32 bits: BF16 and F16 widened, F32 as stored; false
+   for another dtype. */
 static bool
 f32_bits(const tensor *t, uint64_t i, uint32_t *out)
 {
@@ -309,6 +332,8 @@ f32_bits(const tensor *t, uint64_t i, uint32_t *out)
 
     if (t->dtype == TENSOR_BF16)
         *out = (uint32_t)b << 16;
+    else if (t->dtype == TENSOR_F16)
+        *out = f16_widen((uint32_t)b);
     else if (t->dtype == TENSOR_F32)
         *out = (uint32_t)b;
     else
@@ -341,7 +366,7 @@ do_equal(const char *a, const char *b, int n, char **names)
         }
         for (uint64_t i = 0; i < ta->n_elems; i++) {
             if (!f32_bits(ta, i, &xa) || !f32_bits(tb, i, &xb)) {
-                printf("%s differs (not BF16 or F32)\n", names[k]);
+                printf("%s differs (not BF16, F16 or F32)\n", names[k]);
                 rc = 1;
                 first = 0;
                 break;

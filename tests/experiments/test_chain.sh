@@ -4,8 +4,12 @@
 # and ex2-sm90 exp, split-KV through the combine's CUDA expf and logf) and
 # the backward from that O and LSE; O, LSE, dQ, dK and dV must equal the
 # flash kernel's bit for bit on a few PyTorch 2.11 dumps (non-split, causal
-# with a sink, causal Nq != Nk, split-KV with d = 160 and 256).  A
-# differing element prints as its index and both bit patterns.
+# with a sink, causal Nq != Nk, split-KV with d = 160 and 256, d = 192 and
+# 224 on one split, FP16 with d = 64 and 192; FP16 outputs compared in
+# FP16), and the forward tile the emulator reports must be the one the
+# manifest's kernel name gives (Flash_fwd_kernel_traits<d, kBlockM,
+# kBlockN, ...>, of the split kernel where there is one).  A differing
+# element prints as its index and both bit patterns.
 
 : "${srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
 . "$srcdir/tests/experiments/lib.sh"
@@ -19,9 +23,13 @@ for p in "$ATTN_INPUTS" "$JSONQ"; do
     fi
 done
 gpu=$srcdir/tests/data/gpu
+# the one-pass or split forward kernel's name: \2 kBlockM, \3 kBlockN
+traits='.*flash_fwd_\(splitkv_\)\{0,1\}kernel<Flash_fwd_kernel_traits<'
+traits=$traits'[0-9]*, \([0-9]*\), \([0-9]*\),.*'
 
 for f in sdpa_h200_d64 sdpa_h200_d64_sink_causal sdpa_ext/causal_d64_nq256_nk128 \
-    sdpa_ext/d160_causal sdpa_ext/d256_normal; do
+    sdpa_ext/d160_causal sdpa_ext/d256_normal sdpa_ext/d192_normal \
+    sdpa_ext/d224_causal sdpa_ext/fp16_d64_normal sdpa_ext/fp16_d192_normal; do
     F=$gpu/$f.safetensors
     m=$gpu/$f.json
     sp=1
@@ -36,7 +44,13 @@ for f in sdpa_h200_d64 sdpa_h200_d64_sink_causal sdpa_ext/causal_d64_nq256_nk128
         --backward $causal --splits "$sp" --no-exact --json \
         --out "$tmp/emu.safetensors" --force
     expect_rc 0
-    expect_jsons exp ex2-sm90 tiles.splits "$sp"
+    # kBlockM and kBlockN of the forward kernel the H200 ran
+    set -- $(sed -n "s/$traits/\\2 \\3/p" "$m" | sort -u)
+    if [ $# -ne 2 ]; then
+        fail "$f: expected one forward kernel in the manifest, got: $*"
+        continue
+    fi
+    expect_jsons exp ex2-sm90 tiles.splits "$sp" tiles.br "$1" tiles.bc "$2"
     if "$ATTN_INPUTS" equal "$tmp/emu.safetensors" "$F" o lse dq dk dv \
         >"$tmp/eq"; then
         pass

@@ -2,9 +2,10 @@
 # test_fa2_backward.sh -- the fa2 backward against the H200 (PyTorch 2.11's
 # flash backward in its deterministic mode, tests/data/gpu/sdpa_ext), fed
 # each dump's own O and LSE: dQ, dK and dV bit for bit for FP16 inputs
-# (compared in FP16) and for d = 160 and 256 (the 192 and 256 kernels,
-# 64 x 64 backward tiles), through diff and through attn --backward --o
-# --lse; 128-key backward tiles give other dQ bits at d = 256; and bad
+# (compared in FP16) and for d = 160, 192, 224 and 256 (the 192 and 256
+# kernels, 64 x 64 backward tiles), through diff and through attn
+# --backward --o --lse; 128-key backward tiles give other dQ bits at
+# d = 192 and 256, 128-key forward tiles other O at d = 192; and bad
 # input: --splits 0, more splits than KV blocks, a --kernel file with an
 # unknown or a missing field, BF16 and F16 mixed (exit 2, the option or
 # field named, nothing written).
@@ -33,7 +34,7 @@ expect_no_files()
 }
 
 # ---------------------------------------------------------------------
-# diff: the backward stages of every FP16 dump and of d = 160, 256.
+# diff: the backward stages of every FP16 dump and of d = 160 to 256.
 # ---------------------------------------------------------------------
 while read -r name fmt; do
     run diff --dump "$ext/$name.safetensors" --stage dq,dk,dv --no-exact \
@@ -52,6 +53,9 @@ fp16_d128_normal_causal f16
 causal_d32_nq128_nk64_fp16 f16
 d160_causal bf16
 d256_normal bf16
+d192_normal bf16
+d224_causal bf16
+fp16_d192_normal f16
 END
 
 # The tiles are evidence: with the backward's KV blocks of 128 keys at
@@ -66,6 +70,24 @@ run diff --dump "$ext/d256_normal.safetensors" --stage dq,dk,dv \
     --kernel "$k/fa2-bc128.json" --no-exact --json
 expect_rc 1
 expect_jsons stages.0.differ 4 stages.1.differ 0 stages.2.differ 0
+# and at d = 192 (the same 192 kernel row): 1 dQ element in BF16, 9 in FP16
+run diff --dump "$ext/d192_normal.safetensors" --stage dq,dk,dv \
+    --kernel "$k/fa2-bc128.json" --no-exact --json
+expect_rc 1
+expect_jsons stages.0.differ 1 stages.1.differ 0 stages.2.differ 0
+run diff --dump "$ext/fp16_d192_normal.safetensors" --stage dq,dk,dv \
+    --kernel "$k/fa2-bc128.json" --no-exact --json
+expect_rc 1
+expect_jsons stages.0.differ 9 stages.1.differ 0 stages.2.differ 0
+# The forward's KV blocks are evidence too: 128 keys (the d <= 128 tile)
+# in the 192 row's one-pass forward instead of the 64 that
+# Flash_fwd_kernel_traits<192, 128, 64, 8> runs change O and LSE.
+sed '/"d_max": 192/,/}/s/"bc": 64/"bc": 128/' "$k/fa2.json" \
+    >"$k/fa2-fwd-bc128.json"
+run diff --dump "$ext/d192_normal.safetensors" --stage o,lse \
+    --kernel "$k/fa2-fwd-bc128.json" --no-exact --json
+expect_rc 1
+expect_jsons stages.0.differ 4314 stages.1.differ 17
 
 # ---------------------------------------------------------------------
 # attn --backward on FP16 files with the GPU's O and LSE: its dQ, dK, dV

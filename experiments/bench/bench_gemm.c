@@ -508,53 +508,32 @@ bench_attn(void)
              n, d, sf_isa_name(sf_isa_resolve(bench_cfg.isa)));
     /* the target: at most 5 times the float attention's time */
     bench_row(label, 1 / te, 1 / tn, "fwd/s", te / tn, BENCH_AT_MOST, 5);
-    {
-        /* the cudnn description against fa2 on the same inputs: at most
-           twice fa2's time (its log as fa2's, cr: one per row, and the
-           lg2 table lives in analysis/) */
-        fa_kernel kc = *fa_kernel_by_name("cudnn");
-        fa_config cc;
-        kc.log = FA_KLOG_CR;
-        cc = fa_config_kernel_default(&kc);
-        attn_ctx emc;
-        bench_side sc;
-        double tc, tf;
-        cc.shape = cfg.shape;
-        why = fa_config_check(&cc);
-        if (why != NULL) {
-            fprintf(stderr, "bench: cudnn config: %s\n", why);
-            exit(1);
-        }
-        emc = (attn_ctx){n,    d,    q,    k,    v,    NULL, NULL,
-                         NULL, o,    lse,  NULL, NULL, &cc};
-        sc = (bench_side){attn_run, &emc, 1, false};
-        bench_pair(&sc, &se, &tc, &tf);
-        snprintf(label, sizeof label,
-                 "attn cudnn forward N=%zu d=%zu %s vs fa2", n, d,
-                 sf_isa_name(sf_isa_resolve(bench_cfg.isa)));
-        bench_row(label, 1 / tc, 1 / tf, "fwd/s", tc / tf, BENCH_AT_MOST, 2);
-    }
-    /* PyTorch's other SDPA backends against fa2 (target: at most twice
-       its time) */
-    for (int pi = 0; pi < 2; pi++) {
-        const char *pn = pi == 0 ? "efficient" : "math";
-        fa_config c2 = fa_config_default((fa_policy)fa_policy_parse(pn));
+    /* PyTorch's other SDPA backends' descriptions against fa2 on the same
+       inputs (target: at most twice its time); an lg2 log taken as cr, as
+       the bench's fa2 does (one per row) */
+    for (int pi = 0; pi < 3; pi++) {
+        static const char *const names[] = {"cudnn", "efficient", "math"};
+        fa_kernel kb = *fa_kernel_by_name(names[pi]);
+        fa_config c2;
         attn_ctx e2;
-        bench_side s2, sf2;
+        bench_side s2;
         double t2, tf;
+        if (kb.log == FA_KLOG_LG2)
+            kb.log = FA_KLOG_CR;
+        c2 = fa_config_kernel_default(&kb);
         c2.shape = cfg.shape;
         why = fa_config_check(&c2);
         if (why != NULL) {
-            fprintf(stderr, "bench: attention config %s: %s\n", pn, why);
+            fprintf(stderr, "bench: attention config %s: %s\n", names[pi],
+                    why);
             exit(1);
         }
         e2 = (attn_ctx){n,   d,    q,    k,   v,    NULL, NULL,
                         NULL, o,   lse, NULL, NULL, &c2};
         s2 = (bench_side){attn_run, &e2, 1, false};
-        sf2 = (bench_side){attn_run, &emu, 1, false};
-        bench_pair(&s2, &sf2, &t2, &tf);
+        bench_pair(&s2, &se, &t2, &tf);
         snprintf(label, sizeof label, "attn %s forward N=%zu d=%zu vs fa2",
-                 pn, n, d);
+                 names[pi], n, d);
         bench_row(label, 1 / t2, 1 / tf, "fwd/s", t2 / tf, BENCH_AT_MOST, 2);
     }
     /* per (query, key) pair of a head: the unit of the decode and split

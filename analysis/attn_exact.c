@@ -206,6 +206,7 @@ typedef struct
     /* configuration */
     fa_shape sh;
     bool causal, reverse;
+    bool top_left; /* causal mask aligned top-left (j > i masked) */
     size_t bc;
     fa_fix fix;
     mpfr_prec_t p;  /* working precision */
@@ -332,6 +333,7 @@ work_config(ax_work *w, const fa_config *cfg, const ax_options *opt)
     if (w->p < AX_PREC_MIN || w->p > AX_PREC_MAX)
         return AX_ECONFIG;
     w->causal = cfg->causal;
+    w->top_left = cfg->causal_top_left;
     w->reverse = cfg->order == FA_ORDER_REVERSE;
     w->bc = ax_block_cols(cfg);
     w->ps = ax_score_prec(sh->d);
@@ -437,6 +439,9 @@ row_visible(const ax_work *w, size_t i)
 
     if (!w->causal)
         return nk;
+    if (w->top_left)
+        /* key j visible iff j <= i */
+        return i + 1 < nk ? i + 1 : nk;
     /* key j visible iff j <= i + nk - nq, i.e. j + nq <= i + nk */
     if (i + nk < nq)
         return 0;

@@ -275,6 +275,11 @@ typedef struct fa_config
     fa_shape shape;
     bool causal;       /* key j masked for query i when
                           j > i + (Nk - Nq) (bottom-right aligned) */
+    bool causal_top_left; /* with causal: key j masked for query i when
+                             j > i (top-left aligned: SDPA's is_causal
+                             for the memory-efficient and math
+                             backends); same as bottom-right when
+                             Nq = Nk */
     float scale;       /* softmax scale; 0: 1/sqrt(d) correctly
                           rounded to FP32 */
     size_t br, bc;     /* tile sizes; 0: the policy's default (fa2:

@@ -385,6 +385,9 @@ fa_plan_init(const fa_config *cfg, fa_plan *pl)
                "model";
     pl->k = *kern;
     pl->causal = cfg->causal;
+    pl->causal_shift = cfg->causal_top_left
+                           ? 0
+                           : (long long)sh->nk - (long long)sh->nq;
     pl->order = cfg->order;
     pl->abl = cfg->ablations;
     pl->exp = cfg->exp;

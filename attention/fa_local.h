@@ -43,6 +43,9 @@ typedef struct fa_plan
        row-sum FMA) and the ablations applied. */
     fa_kernel k;
     bool causal;
+    long long causal_shift;  /* causal: key j masked for query i when
+                                j > i + causal_shift (Nk - Nq, or 0
+                                top-left aligned) */
     size_t br, bc;           /* forward tiles */
     size_t br_bwd, bc_bwd;   /* backward tiles */
     size_t tc;               /* number of forward KV blocks */
@@ -237,8 +240,8 @@ fa_visible(const fa_plan *pl, size_t i)
 
     if (!pl->causal)
         return pl->nk;
-    /* key j is masked when j > i + (Nk - Nq) */
-    lim = (long long)i + (long long)pl->nk - (long long)pl->nq + 1;
+    /* key j is masked when j > i + shift (bottom-right: Nk - Nq) */
+    lim = (long long)i + pl->causal_shift + 1;
     if (lim <= 0)
         return 0;
     return (size_t)lim < pl->nk ? (size_t)lim : pl->nk;

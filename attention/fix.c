@@ -66,9 +66,10 @@ fa_fwd_blocks(const fa_plan *pl, size_t mb, size_t br, size_t bc)
 
     if (!pl->causal || !pl->k.causal_skip)
         return nblk;
-    /* n_block_max = ceil_div((m_block + 1) kBlockM + Nk - Nq, kBlockN),
-       with C's truncating division as the kernel has it */
-    num = (long long)((mb + 1) * br) + (long long)pl->nk - (long long)pl->nq;
+    /* n_block_max = ceil_div((m_block + 1) kBlockM + shift, kBlockN)
+       (shift Nk - Nq bottom-right, 0 top-left), with C's truncating
+       division as the kernel has it */
+    num = (long long)((mb + 1) * br) + pl->causal_shift;
     n = (num + (long long)bc - 1) / (long long)bc;
     if (n <= 0)
         return 0;
@@ -82,8 +83,8 @@ fa_bwd_first_mblock(const fa_plan *pl, size_t nb)
 
     if (!pl->causal || !pl->k.causal_skip)
         return 0;
-    /* m_block_min = max(0, (n_block kBlockN + Nq - Nk) / kBlockM) */
-    num = (long long)(nb * pl->bc_bwd) + (long long)pl->nq - (long long)pl->nk;
+    /* m_block_min = max(0, (n_block kBlockN - shift) / kBlockM) */
+    num = (long long)(nb * pl->bc_bwd) - pl->causal_shift;
     m = num / (long long)pl->br_bwd;
     return m < 0 ? 0 : (size_t)m;
 }

@@ -6,7 +6,7 @@ usage: dump_sdpa.py --out FILE.safetensors
                     [--batch B] [--heads H] [--nq NQ] [--nk NK] [--d D]
                     [--dtype bf16|fp16] [--seed N] [--causal] [--no-backward]
                     [--gen normal|repeated-max|sink] [--repeat K]
-                    [--v-mean X] [--v-std X]
+                    [--v-mean X] [--v-std X] [--nondet-runs N]
 
 Generates BF16 (or FP16) Q, K, V [B, H, N, d] and dO from a seeded CPU
 generator (N(0, 1), rounded by PyTorch's CPU conversion; repeated-max: per
@@ -36,8 +36,21 @@ dump keeps the first NQ); the math backend has no LSE.  "default" pins
 nothing: SDPA picks (deterministic algorithms off, as a user would run
 it, since they rule cuDNN out), and the manifest records
 torch._fused_sdp_choice and the backend the kernels show
-("backend_seen", from the kernel names).  Shapes with B*H*ceil(NQ/64) >= 212
-(or NK <= 128 at d = 64) keep the FA2 kernel on one KV split on an H200.
+("backend_seen", from the kernel names).
+
+With --nondet-runs N (N >= 2), the backward is run again N times with
+deterministic algorithms off (the efficient backend then splits the keys
+over several thread blocks and adds their dQ tiles under a lock in
+arrival order); the first of those runs is kept as nd.dq, nd.dk, nd.dv
+and the manifest's "nondeterministic" records its launches (the
+efficient backward's grid.x is num_splits_key), per gradient the number
+of elements bit-equal to the deterministic gradient, and the number of
+distinct bit patterns over the N runs.  "backward_launches" and
+"deterministic_repeat_equal" (the deterministic backward run a second
+time, bit-equal in every gradient) are recorded for every backward.
+
+Shapes with B*H*ceil(NQ/64) >= 212 (or NK <= 128 at d = 64) keep the FA2
+kernel on one KV split on an H200.
 """
 import argparse
 import datetime
@@ -150,6 +163,58 @@ def splits_seen(launches):
     return None
 
 
+def bits_equal(a, b):
+    """Whether tensors A and B hold the same bits everywhere."""
+    return int(count_equal(a, b)) == a.numel()
+
+
+def count_equal(a, b):
+    """The number of elements of A and B with the same bits."""
+    ia = a.detach().contiguous().view(-1).view(torch.int16 if a.element_size()
+                                              == 2 else torch.int32)
+    ib = b.detach().contiguous().view(-1).view(ia.dtype)
+    return int((ia == ib).sum().item())
+
+
+def nondet_backward(backward, leaves, det_grads, runs, restore):
+    """Runs BACKWARD RUNS times with deterministic algorithms off (then
+    back to RESTORE): the first run's gradients (CPU), its launches, per
+    gradient the elements bit-equal to DET_GRADS and the number of
+    distinct bit patterns over the runs."""
+    torch.use_deterministic_algorithms(False)
+    launches = []
+    try:
+        kernels = kernels_seen(backward, launches)
+        first = None
+        patterns = [[], [], []]
+        for _ in range(runs):
+            backward()
+            now = [t.grad.detach().clone() for t in leaves]
+            if first is None:
+                first = now
+            for x, g in enumerate(now):
+                if not any(bits_equal(g, p) for p in patterns[x]):
+                    patterns[x].append(g)
+    finally:
+        torch.use_deterministic_algorithms(restore)
+    splits = None
+    for ln in launches:
+        if "fmha_cutlassB" in (ln["name"] or "") and ln["grid"]:
+            splits = int(ln["grid"][0])
+    names = ("dq", "dk", "dv")
+    return {
+        "runs": runs,
+        "backward_kernels": kernels,
+        "backward_launches": launches,
+        "num_splits_key": splits,
+        "equal_to_deterministic": {n: count_equal(g, d) for n, g, d in
+                                   zip(names, first, det_grads)},
+        "elements": {n: g.numel() for n, g in zip(names, first)},
+        "distinct_patterns": {n: len(p) for n, p in zip(names, patterns)},
+        "grads": [g.cpu() for g in first],
+    }
+
+
 def gen_inputs(batch, heads, nq, nk, d, dt, seed, gen_name="normal",
                repeat=4, v_mean=0.0, v_std=1.0):
     """Q, K, V, dO as CPU tensors of dtype DT from a seeded CPU generator
@@ -197,6 +262,7 @@ def main(argv=None):
     ap.add_argument("--repeat", type=int, default=4)
     ap.add_argument("--v-mean", type=float, default=0.0)
     ap.add_argument("--v-std", type=float, default=1.0)
+    ap.add_argument("--nondet-runs", type=int, default=0)
     a = ap.parse_args(argv)
     nk = a.nk if a.nk is not None else a.nq
     if not a.out.endswith(".safetensors"):
@@ -257,7 +323,10 @@ def main(argv=None):
     with pinned():
         o, lse = forward()
         bwd_kernels = []
+        bwd_launches = []
         grads = None
+        det_repeat = None
+        nondet = None
         if not a.no_backward:
             def backward():
                 for t in (qg, kg, vg):
@@ -276,9 +345,15 @@ def main(argv=None):
                 bwd_kernels = kernels_seen(backward_op)
                 grads = backward_op()
             else:
-                bwd_kernels = kernels_seen(backward)
+                bwd_kernels = kernels_seen(backward, bwd_launches)
                 backward()
-                grads = (qg.grad, kg.grad, vg.grad)
+                grads = tuple(t.grad.detach().clone() for t in (qg, kg, vg))
+                backward()
+                det_repeat = all(bits_equal(g, t.grad)
+                                 for g, t in zip(grads, (qg, kg, vg)))
+                if a.nondet_runs >= 2:
+                    nondet = nondet_backward(backward, (qg, kg, vg), grads,
+                                             a.nondet_runs, deterministic)
     torch.cuda.synchronize()
 
     out = {"q": q, "k": k, "v": v, "do": do, "o": o.detach().cpu()}
@@ -286,6 +361,9 @@ def main(argv=None):
         out["lse"] = lse.detach().float().cpu()
     if grads is not None:
         out["dq"], out["dk"], out["dv"] = (g.detach().cpu() for g in grads)
+    if nondet is not None:
+        for n, g in zip(("dq", "dk", "dv"), nondet.pop("grads")):
+            out["nd." + n] = g
     out = {n: t.contiguous() for n, t in out.items()}
     try:
         smi = subprocess.run(["nvidia-smi", "--query-gpu=driver_version",
@@ -313,6 +391,9 @@ def main(argv=None):
         "splits_predicted": splits_heuristic(a.batch, a.heads, a.nq, nk,
                                              a.d),
         "backward_kernels": bwd_kernels,
+        "backward_launches": bwd_launches,
+        "deterministic_repeat_equal": det_repeat,
+        "nondeterministic": nondet,
         "deterministic": deterministic,
         "shape": {"batch": a.batch, "heads": a.heads, "nq": a.nq, "nk": nk,
                   "d": a.d},

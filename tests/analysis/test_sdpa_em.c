@@ -4,8 +4,10 @@
    the math backend's FP32 stages (S, P, P V) of two cases, the efficient
    kernel's P~V accumulation probe, and CUDA's accurate logf on measured
    vectors; the efficient backward's dQ, dK, dV on the dumps that hold
-   them.  Bit-equality counts per dump; a mismatch prints the first
-   differing element in hex. */
+   them, and O, LSE, dQ, dK, dV of the efficient-only dumps of
+   tests/data/gpu/backends/efficient (several key and query blocks, FP16,
+   causal with Nq != Nk, top-left aligned).  Bit-equality counts per dump;
+   a mismatch prints the first differing element in hex. */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -79,6 +81,7 @@ typedef struct
 {
     size_t nq, nk, d;
     bool causal, fp16;
+    bool top_left; /* "causal_alignment": "top-left ..." */
 } dump_shape;
 
 static dump_shape
@@ -86,7 +89,7 @@ manifest(const char *name)
 {
     char path[1024];
     json_error_t jerr;
-    json_t *j, *s;
+    json_t *j, *s, *al;
     dump_shape r;
 
     snprintf(path, sizeof path, BK "%s.json", name);
@@ -97,6 +100,9 @@ manifest(const char *name)
     r.nk = (size_t)json_integer_value(json_object_get(s, "nk"));
     r.d = (size_t)json_integer_value(json_object_get(s, "d"));
     r.causal = json_is_true(json_object_get(j, "causal"));
+    al = json_object_get(j, "causal_alignment");
+    r.top_left = json_is_string(al)
+                 && strncmp(json_string_value(al), "top-left", 8) == 0;
     r.fp16 = strcmp(json_string_value(json_object_get(j, "dtype")),
                     "float16")
              == 0;
@@ -105,12 +111,12 @@ manifest(const char *name)
 }
 
 /* One dump under POLICY: returns the O elements equal to the dump's
-   POLICY.o and (efficient) the LSE rows equal to POLICY.lse in *LSE_EQ;
-   the first mismatch is printed. */
+   PREFIX o (PREFIX "efficient.", "math." or "") and (efficient) the LSE
+   rows equal to PREFIX lse in *LSE_EQ; the first mismatch is printed. */
 static size_t
-run_dump(const char *name, const char *policy, const ex2_model *ex,
-         size_t *o_n, size_t *lse_eq, size_t *lse_n, fa_capture *cap,
-         dump_shape *shp)
+run_dump(const char *name, const char *policy, const char *prefix,
+         const ex2_model *ex, size_t *o_n, size_t *lse_eq, size_t *lse_n,
+         fa_capture *cap, dump_shape *shp)
 {
     char path[1024], key[64];
     tensor q, k, v, go, gl;
@@ -127,7 +133,7 @@ run_dump(const char *name, const char *policy, const ex2_model *ex,
     read_t(path, "q", dt, &q);
     read_t(path, "k", dt, &k);
     read_t(path, "v", dt, &v);
-    snprintf(key, sizeof key, "%s.o", policy);
+    snprintf(key, sizeof key, "%so", prefix);
     read_t(path, key, dt, &go);
     cfg.shape.batch = 1;
     cfg.shape.heads = 1;
@@ -135,6 +141,7 @@ run_dump(const char *name, const char *policy, const ex2_model *ex,
     cfg.shape.nk = sh.nk;
     cfg.shape.d = sh.d;
     cfg.causal = sh.causal;
+    cfg.causal_top_left = sh.top_left;
     cfg.exp = &ex->model;
     cfg.input = sh.fp16 ? &sf_format_f16 : &sf_format_bf16;
     qb = (uint16_t *)(void *)q.data;
@@ -162,7 +169,7 @@ run_dump(const char *name, const char *policy, const ex2_model *ex,
     *o_n = nel;
     *lse_eq = *lse_n = 0;
     if (strcmp(policy, "efficient") == 0) {
-        snprintf(key, sizeof key, "%s.lse", policy);
+        snprintf(key, sizeof key, "%slse", prefix);
         read_t(path, key, TENSOR_F32, &gl);
         shown = false;
         for (size_t i = 0; i < sh.nq; i++) {
@@ -202,7 +209,10 @@ check_policy(const char *policy)
     ex2_load(&ex);
     for (size_t i = 0; i < N_DUMPS; i++) {
         size_t on, le, ln;
-        o_eq += run_dump(dumps[i], policy, &ex, &on, &le, &ln, NULL, NULL);
+        char prefix[32];
+        snprintf(prefix, sizeof prefix, "%s.", policy);
+        o_eq += run_dump(dumps[i], policy, prefix, &ex, &on, &le, &ln, NULL,
+                         NULL);
         o_n += on;
         l_eq += le;
         l_n += ln;
@@ -241,102 +251,165 @@ to16(uint32_t x, bool fp16)
                 : (uint16_t)(x >> 16);
 }
 
-START_TEST(test_efficient_backward)
+/* The efficient backward of dump NAME: dQ, dK, dV from its q, k, v, do
+   and its own PREFIX o and PREFIX lse against PREFIX dq, dk, dv.  Returns
+   the elements bit-equal, their number in *N. */
+static size_t
+bwd_dump(const char *name, const char *prefix, const ex2_model *ex,
+         size_t *n_all)
 {
     static const char *const grads[] = {"dq", "dk", "dv"};
+    dump_shape sh = manifest(name);
+    tensor_dtype dt = sh.fp16 ? TENSOR_F16 : TENSOR_BF16;
+    fa_config cfg =
+        fa_config_default((fa_policy)fa_policy_parse("efficient"));
+    sf_env env = SF_ENV_IEEE;
+    char path[1024], key[64];
+    tensor q, k, v, go, gl, gdo, gg[3];
+    size_t nq = sh.nq * sh.d, nk = sh.nk * sh.d, all_eq = 0;
+    uint32_t *o, *lse, *out[3];
+
+    *n_all = 0;
+    snprintf(path, sizeof path, BK "%s.safetensors", name);
+    read_t(path, "q", dt, &q);
+    read_t(path, "k", dt, &k);
+    read_t(path, "v", dt, &v);
+    read_t(path, "do", dt, &gdo);
+    snprintf(key, sizeof key, "%so", prefix);
+    read_t(path, key, dt, &go);
+    snprintf(key, sizeof key, "%slse", prefix);
+    read_t(path, key, TENSOR_F32, &gl);
+    for (size_t g = 0; g < 3; g++) {
+        snprintf(key, sizeof key, "%s%s", prefix, grads[g]);
+        read_t(path, key, dt, &gg[g]);
+    }
+    cfg.shape.batch = 1;
+    cfg.shape.heads = 1;
+    cfg.shape.nq = sh.nq;
+    cfg.shape.nk = sh.nk;
+    cfg.shape.d = sh.d;
+    cfg.causal = sh.causal;
+    cfg.causal_top_left = sh.top_left;
+    cfg.exp = &ex->model;
+    cfg.input = sh.fp16 ? &sf_format_f16 : &sf_format_bf16;
+    o = calloc(nq, 4);
+    lse = calloc(sh.nq, 4);
+    out[0] = calloc(nq, 4);
+    out[1] = calloc(nk, 4);
+    out[2] = calloc(nk, 4);
+    ck_assert(o && lse && out[0] && out[1] && out[2]);
+    for (size_t i = 0; i < nq; i++) {
+        uint32_t b = (uint32_t)tensor_get_bits(&go, i);
+        if (sh.fp16) {
+            sf_env e2 = SF_ENV_IEEE;
+            o[i] = sf_f16_to_f32((sf_f16){(uint16_t)b}, SF_RNE, &e2).bits;
+        } else
+            o[i] = b << 16;
+    }
+    for (size_t i = 0; i < sh.nq; i++)
+        lse[i] = u32_at(&gl, i);
+    ck_assert_msg(fa_backward(&cfg, (uint16_t *)(void *)q.data,
+                              (uint16_t *)(void *)k.data,
+                              (uint16_t *)(void *)v.data, o, lse,
+                              (uint16_t *)(void *)gdo.data, NULL, out[0],
+                              out[1], out[2], NULL, &env)
+                      == 0,
+                  "%s: fa_backward failed", name);
+    printf("%-26s efficient", name);
+    for (size_t g = 0; g < 3; g++) {
+        size_t n = g == 0 ? nq : nk, eq = 0;
+        bool shown = false;
+        for (size_t i = 0; i < n; i++) {
+            uint16_t em = to16(out[g][i], sh.fp16);
+            uint16_t gv = (uint16_t)tensor_get_bits(&gg[g], i);
+            if (em == gv)
+                eq++;
+            else if (!shown) {
+                printf("\n%s: %s[%zu][%zu] gpu 0x%04X emulator 0x%04X", name,
+                       grads[g], i / sh.d, i % sh.d, gv, em);
+                shown = true;
+            }
+        }
+        printf("  %s %zu/%zu", grads[g], eq, n);
+        all_eq += eq;
+        *n_all += n;
+        tensor_free(&gg[g]);
+        free(out[g]);
+    }
+    printf("\n");
+    free(o);
+    free(lse);
+    tensor_free(&q);
+    tensor_free(&k);
+    tensor_free(&v);
+    tensor_free(&go);
+    tensor_free(&gl);
+    tensor_free(&gdo);
+    return all_eq;
+}
+
+START_TEST(test_efficient_backward)
+{
     ex2_model ex;
     size_t all_eq = 0, all_n = 0;
 
     ex2_load(&ex);
     for (size_t di = 0; di < sizeof bwd_dumps / sizeof bwd_dumps[0]; di++) {
-        const char *name = bwd_dumps[di];
-        dump_shape sh = manifest(name);
-        tensor_dtype dt = sh.fp16 ? TENSOR_F16 : TENSOR_BF16;
-        fa_config cfg = fa_config_default(
-            (fa_policy)fa_policy_parse("efficient"));
-        sf_env env = SF_ENV_IEEE;
-        char path[1024], key[64];
-        tensor q, k, v, go, gl, gdo, gg[3];
-        size_t nq = sh.nq * sh.d, nk = sh.nk * sh.d;
-        uint32_t *o, *lse, *out[3];
-
-        snprintf(path, sizeof path, BK "%s.safetensors", name);
-        read_t(path, "q", dt, &q);
-        read_t(path, "k", dt, &k);
-        read_t(path, "v", dt, &v);
-        read_t(path, "do", dt, &gdo);
-        read_t(path, "efficient.o", dt, &go);
-        read_t(path, "efficient.lse", TENSOR_F32, &gl);
-        for (size_t g = 0; g < 3; g++) {
-            snprintf(key, sizeof key, "efficient.%s", grads[g]);
-            read_t(path, key, dt, &gg[g]);
-        }
-        cfg.shape.batch = 1;
-        cfg.shape.heads = 1;
-        cfg.shape.nq = sh.nq;
-        cfg.shape.nk = sh.nk;
-        cfg.shape.d = sh.d;
-        cfg.causal = sh.causal;
-        cfg.exp = &ex.model;
-        cfg.input = sh.fp16 ? &sf_format_f16 : &sf_format_bf16;
-        o = calloc(nq, 4);
-        lse = calloc(sh.nq, 4);
-        out[0] = calloc(nq, 4);
-        out[1] = calloc(nk, 4);
-        out[2] = calloc(nk, 4);
-        ck_assert(o && lse && out[0] && out[1] && out[2]);
-        for (size_t i = 0; i < nq; i++) {
-            uint32_t b = (uint32_t)tensor_get_bits(&go, i);
-            if (sh.fp16) {
-                sf_env e2 = SF_ENV_IEEE;
-                o[i] = sf_f16_to_f32((sf_f16){(uint16_t)b}, SF_RNE, &e2).bits;
-            } else
-                o[i] = b << 16;
-        }
-        for (size_t i = 0; i < sh.nq; i++)
-            lse[i] = u32_at(&gl, i);
-        ck_assert_msg(fa_backward(&cfg, (uint16_t *)(void *)q.data,
-                                  (uint16_t *)(void *)k.data,
-                                  (uint16_t *)(void *)v.data, o, lse,
-                                  (uint16_t *)(void *)gdo.data, NULL, out[0],
-                                  out[1], out[2], NULL, &env)
-                          == 0,
-                      "%s: fa_backward failed", name);
-        printf("%-26s efficient", name);
-        for (size_t g = 0; g < 3; g++) {
-            size_t n = g == 0 ? nq : nk, eq = 0;
-            bool shown = false;
-            for (size_t i = 0; i < n; i++) {
-                uint16_t em = to16(out[g][i], sh.fp16);
-                uint16_t gv = (uint16_t)tensor_get_bits(&gg[g], i);
-                if (em == gv)
-                    eq++;
-                else if (!shown) {
-                    printf("\n%s: %s[%zu][%zu] gpu 0x%04X emulator 0x%04X",
-                           name, grads[g], i / sh.d, i % sh.d, gv, em);
-                    shown = true;
-                }
-            }
-            printf("  %s %zu/%zu", grads[g], eq, n);
-            all_eq += eq;
-            all_n += n;
-            tensor_free(&gg[g]);
-            free(out[g]);
-        }
-        printf("\n");
-        free(o);
-        free(lse);
-        tensor_free(&q);
-        tensor_free(&k);
-        tensor_free(&v);
-        tensor_free(&go);
-        tensor_free(&gl);
-        tensor_free(&gdo);
+        size_t n;
+        all_eq += bwd_dump(bwd_dumps[di], "efficient.", &ex, &n);
+        all_n += n;
     }
     printf("efficient backward: dQ, dK, dV %zu/%zu bit-equal\n", all_eq,
            all_n);
     ck_assert_msg(all_eq == all_n, "efficient backward: %zu/%zu bit-equal",
                   all_eq, all_n);
+    ax_ex2_table_free(&ex.tab);
+}
+END_TEST
+
+/* The efficient-only dumps (dump_sdpa.py --backend efficient, head 0;
+   keys o, lse, dq, dk, dv): several 64- or 128-key blocks in both
+   directions (deterministic backward: one key split), FP16, a ragged
+   shape, causal square and with Nq != Nk (SDPA's is_causal: top-left
+   aligned). */
+static const char *const eff_dumps[] = {
+    "efficient/eff_d64_n256",
+    "efficient/eff_d64_nq128_nk1024",
+    "efficient/eff_d128_nq256_nk512",
+    "efficient/eff_d64_causal_n384",
+    "efficient/eff_d64_causal_nq128_nk320",
+    "efficient/eff_d64_causal_nq320_nk128",
+    "efficient/eff_d64_nq100_nk200",
+    "efficient/eff_d64_n256_fp16",
+    "efficient/eff_d128_n256_fp16",
+    "efficient/eff_d64_causal_nq192_nk448_fp16",
+    "efficient/eff_d128_causal_nq200_nk300",
+    "efficient/eff_d64_sink_nq256_nk512",
+    "efficient/eff_d128_causal_nq384_nk128_fp16"};
+
+START_TEST(test_efficient_blocks)
+{
+    ex2_model ex;
+    size_t o_eq = 0, o_n = 0, l_eq = 0, l_n = 0, g_eq = 0, g_n = 0;
+
+    ex2_load(&ex);
+    for (size_t i = 0; i < sizeof eff_dumps / sizeof eff_dumps[0]; i++) {
+        size_t on, le, ln, gn;
+        o_eq += run_dump(eff_dumps[i], "efficient", "", &ex, &on, &le, &ln,
+                         NULL, NULL);
+        o_n += on;
+        l_eq += le;
+        l_n += ln;
+        g_eq += bwd_dump(eff_dumps[i], "", &ex, &gn);
+        g_n += gn;
+    }
+    printf("efficient-only dumps: O %zu/%zu, LSE %zu/%zu, dQ dK dV %zu/%zu "
+           "bit-equal\n",
+           o_eq, o_n, l_eq, l_n, g_eq, g_n);
+    ck_assert_msg(o_eq == o_n && l_eq == l_n && g_eq == g_n,
+                  "efficient-only dumps: O %zu/%zu, LSE %zu/%zu, grads "
+                  "%zu/%zu bit-equal",
+                  o_eq, o_n, l_eq, l_n, g_eq, g_n);
     ax_ex2_table_free(&ex.tab);
 }
 END_TEST
@@ -364,7 +437,7 @@ START_TEST(test_math_stages)
         cap.s = s;
         cap.p = p;
         cap.obar = ob;
-        run_dump(cases[c], "math", &ex, &on, &le, &ln, &cap, NULL);
+        run_dump(cases[c], "math", "math.", &ex, &on, &le, &ln, &cap, NULL);
         snprintf(key, sizeof key, "%s.s", cases[c]);
         read_t(BK "math_stages_h200.safetensors", key, TENSOR_F32, &gs);
         snprintf(key, sizeof key, "%s.p", cases[c]);
@@ -511,6 +584,7 @@ main(void)
 
     tcase_add_test(tc, test_efficient_dumps);
     tcase_add_test(tc, test_efficient_backward);
+    tcase_add_test(tc, test_efficient_blocks);
     tcase_add_test(tc, test_math_dumps);
     tcase_add_test(tc, test_math_stages);
     tcase_add_test(tc, test_efficient_pv_probe);

@@ -220,6 +220,8 @@ typedef struct
     const char *layout_from;
     bool have_manifest;
     bool man_causal_given, man_causal;
+    bool man_align_given, man_top_left; /* "causal_alignment" */
+    int align_opt; /* --causal-align: -1 not given, 0 bottom-right, 1 top-left */
     ut_layout man_layout;
     bool man_heads_kept_given;
     uint64_t man_heads_kept[64]; /* "heads_kept": the launch's heads kept */
@@ -249,6 +251,8 @@ typedef struct
     /* resolved */
     bool causal;
     const char *causal_from; /* "manifest", "--causal", "default" */
+    bool top_left;           /* the causal mask aligned top-left */
+    const char *align_from;  /* "manifest", "--causal-align", "default" */
     fa_fix_kind fix;
     const char *fix_from;
     bool want_cap; /* a capture stage is compared */
@@ -596,6 +600,26 @@ read_manifest(diff_ctx *x, const char *m)
                 return false;
             }
             x->man_causal_given = true;
+        } else if (strcmp(key, "causal_alignment") == 0) {
+            /* dump_sdpa.py: "bottom-right (...)" (the flash kernel's) or
+               "top-left (...)" (SDPA's is_causal); null when not causal */
+            char ab[160];
+            if (c.end - c.p >= 4 && memcmp(c.p, "null", 4) == 0) {
+                c.p += 4;
+            } else if (c.p < c.end && *c.p == '"'
+                       && jstring(&c, ab, sizeof ab)
+                       && (strncmp(ab, "top-left", 8) == 0
+                           || strncmp(ab, "bottom-right", 12) == 0)) {
+                x->man_top_left = ab[0] == 't';
+                x->man_align_given = true;
+            } else {
+                cli_error(CMD,
+                          "%s: manifest: causal_alignment: expected a "
+                          "string starting \"top-left\" or "
+                          "\"bottom-right\", or null",
+                          x->dump);
+                return false;
+            }
         } else if (strcmp(key, "fix") == 0) {
             char fb[32];
             int f;
@@ -1490,6 +1514,11 @@ build_config(diff_ctx *x)
     c->shape.nk = x->nk;
     c->shape.d = x->d;
     c->causal = x->causal;
+    x->top_left = x->align_opt >= 0 ? x->align_opt == 1 : x->man_top_left;
+    x->align_from = x->align_opt >= 0   ? "--causal-align"
+                    : x->man_align_given ? "manifest"
+                                         : "default";
+    c->causal_top_left = x->causal && x->top_left;
     if (x->scale_given) {
         memcpy(&sf, &x->scale_bits, sizeof sf);
         c->scale = sf;
@@ -1641,7 +1670,8 @@ fa2_blocks(const diff_ctx *x, size_t mb)
 
     if (!x->causal)
         return x->tc;
-    num = (long long)((mb + 1) * x->br) + (long long)x->nk - (long long)x->nq;
+    num = (long long)((mb + 1) * x->br)
+          + (x->top_left ? 0 : (long long)x->nk - (long long)x->nq);
     n = (num + (long long)x->bc - 1) / (long long)x->bc;
     if (n <= 0)
         return 0;
@@ -2240,6 +2270,11 @@ text_report(const diff_ctx *x, cli_buf *b)
                    "%s, causal %s (%s)\n",
                    x->nb, x->nh, x->nq, x->nk, x->d, run_name(x), x->exp.name,
                    x->causal ? "yes" : "no", x->causal_from);
+    if (x->causal && x->top_left && x->nq != x->nk)
+        cli_buf_printf(b,
+                       "  causal mask top-left aligned (key j masked for "
+                       "query i when j > i; %s)\n",
+                       x->align_from);
     if (x->sdpa)
         cli_buf_printf(b, "  sdpa (%s): PyTorch 2.11 on an H200 runs %s, %s: %s\n",
                        x->sdpa_from, sdpa_backend_name(x->sdpa_ch.backend),
@@ -2429,6 +2464,7 @@ json_report(const diff_ctx *x, cli_json *j)
     }
     cli_json_string(j, "exp", x->exp.name);
     cli_json_bool(j, "causal", x->causal);
+    cli_json_bool(j, "causal_top_left", x->causal && x->top_left);
     cli_json_string(j, "causal_from", x->causal_from);
     cli_json_bool(j, "causal_override", x->causal_override);
     cli_json_string(j, "layout", ut_layout_name(x->layout));
@@ -2526,6 +2562,7 @@ enum
     O_FIX,
     O_CAUSAL,
     O_NO_CAUSAL,
+    O_CAUSAL_ALIGN,
     O_SCALE,
     O_TOLERANCE,
     O_EXACT,
@@ -2550,6 +2587,7 @@ static const cli_option options[] = {{"help", false, O_HELP},
                                      {"fix", true, O_FIX},
                                      {"causal", false, O_CAUSAL},
                                      {"no-causal", false, O_NO_CAUSAL},
+                                     {"causal-align", true, O_CAUSAL_ALIGN},
                                      {"scale", true, O_SCALE},
                                      {"tolerance", true, O_TOLERANCE},
                                      {"exact", false, O_EXACT},
@@ -2669,6 +2707,13 @@ diff_help(FILE *out)
         "\"causal\"; needed\n"
         "                       when the file does not say; over the "
         "manifest, noted)\n"
+        "  --causal-align top-left|bottom-right  key j masked for query i "
+        "when j > i\n"
+        "                       (SDPA's is_causal) or j > i + Nk - Nq (the "
+        "flash\n"
+        "                       kernel's; default: the manifest's "
+        "\"causal_alignment\",\n"
+        "                       else bottom-right)\n"
         "  --scale X            softmax scale (default: the manifest's "
         "number, or\n"
         "                       1/sqrt(d) correctly rounded to FP32 when it "
@@ -2801,6 +2846,16 @@ take_option(void *ctx, int id, const char *v)
             return false;
         }
         x->causal_opt = id == O_CAUSAL ? CAUSAL_YES : CAUSAL_NO;
+        return true;
+    case O_CAUSAL_ALIGN:
+        if (strcmp(v, "top-left") != 0 && strcmp(v, "bottom-right") != 0) {
+            cli_error(CMD,
+                      "--causal-align: \"%s\" (expected top-left or "
+                      "bottom-right)",
+                      v);
+            return false;
+        }
+        x->align_opt = v[0] == 't';
         return true;
     case O_SCALE:
         if (!fa_cli_parse_scale(CMD, v, &x->scale_bits))
@@ -3053,6 +3108,7 @@ diff_main(int argc, char **argv)
     x->policy = FA_POLICY_FA2;
     x->sms = 132;
     x->causal_opt = CAUSAL_AUTO;
+    x->align_opt = -1;
     x->rowsum_opt = -1;
     for (int i = 0; i < N_T; i++) {
         static const char *const opts[N_T] = {"--q",  "--k",  "--v",

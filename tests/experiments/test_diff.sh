@@ -491,4 +491,29 @@ expect_line "  layout bhnd (--layout)"
 bad "$X: o: element 3 is F32 0x3F800001, not a bf16 value" --dump "$X" \
     --causal
 
+
+# ---------------------------------------------------------------------
+# The causal alignment: a memory-efficient dump of SDPA's is_causal with
+# Nq != Nk (the manifest's "causal_alignment": "top-left ...") is
+# bit-equal under its own alignment; --causal-align bottom-right (the
+# flash kernel's mask) is not.
+# ---------------------------------------------------------------------
+T=$G/backends/efficient/eff_d64_causal_nq128_nk320.safetensors
+run diff --dump "$T" --policy efficient --stage o,lse,dq --no-exact
+expect_rc 0
+expect_out_has "causal yes (manifest)"
+expect_line "  causal mask top-left aligned (key j masked for query i when j > i; manifest)"
+expect_out_has "8192 elements, 8192 bit-equal (100.000%), 0 differ"
+expect_out_has "128 elements, 128 bit-equal (100.000%), 0 differ"
+run diff --dump "$T" --policy efficient --stage o --no-exact \
+    --causal-align bottom-right
+expect_rc 1
+expect_out_has "8192 elements, 10 bit-equal (0.122%), 8182 differ"
+bad "--causal-align: \"diagonal\" (expected top-left or bottom-right)" \
+    --dump "$T" --causal-align diagonal
+# the manifest's alignment replaced by one of the same length
+sed 's/top-left (key/middle!! (key/' "$T" >"$tmp/align.safetensors"
+bad "$tmp/align.safetensors: manifest: causal_alignment: expected a string starting \"top-left\" or \"bottom-right\", or null" \
+    --dump "$tmp/align.safetensors" --policy efficient
+
 finish

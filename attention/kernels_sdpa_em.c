@@ -21,10 +21,14 @@ const fa_kernel fa_kernels_sdpa_em[] = {
        shared memory, P~V chained through the rescaled accumulator, the
        epilogue O = RN(acc RN32(1 / s_prime)), LSE = RN32(mi / log2e) +
        logf(s_prime) with CUDA's accurate logf.  Causal: keys up to
-       query_start + 64 (the blocks past it are skipped).  The backward:
+       query_start + 64 (the blocks past it are skipped); SDPA's
+       is_causal is top-left aligned (the configuration's
+       causal_top_left).  The backward:
        fmha_cutlassB_{bf16,f16}_aligned_64x64_k64 (d <= 64) and
        _128x128_k128 (d <= 128), kernel_backward.h: bwd "efficient"
-       (backward.c), its products m16n8k8 as well. */
+       (backward.c), its products m16n8k8 as well, with one key split
+       (PyTorch's choice under deterministic algorithms; with several,
+       dQ is added in arrival order). */
     {
         .name = "efficient",
         .d_round = 1,

@@ -98,7 +98,8 @@ ft_alloc(size_t n, size_t size)
     return p;
 }
 
-/* Keys 0 .. visible - 1 are seen by query I (bottom-right causal). */
+/* Keys 0 .. visible - 1 are seen by query I (bottom-right causal, or
+   top-left: keys 0 .. I). */
 static size_t
 visible(const fa_config *c, size_t i)
 {
@@ -106,6 +107,8 @@ visible(const fa_config *c, size_t i)
 
     if (!c->causal)
         return c->shape.nk;
+    if (c->causal_top_left)
+        return i + 1 < c->shape.nk ? i + 1 : c->shape.nk;
     lim = (long long)i + (long long)c->shape.nk - (long long)c->shape.nq + 1;
     if (lim <= 0)
         return 0;

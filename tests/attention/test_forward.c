@@ -199,6 +199,97 @@ START_TEST(test_tiled_vs_untiled)
 }
 END_TEST
 
+/* The top-left causal mask: fp32 against the double reference (which
+   masks key j for query i when j > i) with Nq < Nk and Nq > Nk; and the
+   block-skipping policies (fa2, efficient) with Nq = 64 < Nk = 192, whose
+   queries see only keys 0 .. 63: O, LSE and dQ bit-equal to the square
+   problem on the first 64 keys (Nq = Nk, where both alignments agree),
+   dK and dV equal there and zero beyond. */
+START_TEST(test_causal_top_left)
+{
+    static const size_t shapes[2][2] = {{24, 40}, {40, 24}};
+    static const fa_policy pols[2] = {FA_POLICY_FA2, FA_POLICY_EFFICIENT};
+    tst_rng rng;
+    size_t d = 16;
+
+    tst_rng_init(&rng, 118);
+    for (size_t t = 0; t < 2; t++) {
+        fa_config c =
+            cfg(FA_POLICY_FP32, 1, 2, shapes[t][0], shapes[t][1], d);
+        run r;
+        c.causal = true;
+        c.causal_top_left = true;
+        c.bc = 8;
+        run_init(&r, &c, &rng, 2.0);
+        check_fp32(&r, t == 0 ? "fp32 top-left nq<nk" : "fp32 top-left nq>nk");
+        run_free(&r);
+    }
+    for (size_t pi = 0; pi < 2; pi++) {
+        size_t nq = 64, nk = 192, dd = 64, nqd = nq * dd, nkd = nk * dd;
+        fa_config tl = cfg(pols[pi], 1, 1, nq, nk, dd);
+        fa_config sq = cfg(pols[pi], 1, 1, nq, nq, dd);
+        uint16_t *q = ft_alloc(nqd, 2), *k = ft_alloc(nkd, 2),
+                 *v = ft_alloc(nkd, 2), *dout = ft_alloc(nqd, 2);
+        uint32_t *o[2], *lse[2], *dq[2], *dk[2], *dv[2];
+        sf_env env = SF_ENV_IEEE;
+
+        ft_fill_uniform(&rng, q, nqd, -2.0, 2.0);
+        ft_fill_uniform(&rng, k, nkd, -2.0, 2.0);
+        ft_fill_normal(&rng, v, nkd, 0.0, 1.0);
+        ft_fill_normal(&rng, dout, nqd, 0.0, 1.0);
+        tl.causal = sq.causal = true;
+        tl.causal_top_left = true;
+        tl.br = sq.br = tl.bc = sq.bc = 32;
+        tl.br_bwd = sq.br_bwd = tl.bc_bwd = sq.bc_bwd = 32;
+        for (int x = 0; x < 2; x++) {
+            o[x] = ft_alloc(nqd, 4);
+            lse[x] = ft_alloc(nq, 4);
+            dq[x] = ft_alloc(nqd, 4);
+            dk[x] = ft_alloc(nkd, 4);
+            dv[x] = ft_alloc(nkd, 4);
+            ck_assert_int_eq(fa_forward(x ? &sq : &tl, q, k, v, o[x], lse[x],
+                                        NULL, &env),
+                             0);
+            ck_assert_int_eq(fa_backward(x ? &sq : &tl, q, k, v, o[x], lse[x],
+                                         dout, NULL, dq[x], dk[x], dv[x],
+                                         NULL, &env),
+                             0);
+        }
+        ck_assert_msg(ft_count_diff(o[0], o[1], nqd) == 0
+                          && ft_count_diff(lse[0], lse[1], nq) == 0
+                          && ft_count_diff(dq[0], dq[1], nqd) == 0
+                          && ft_count_diff(dk[0], dk[1], nqd) == 0
+                          && ft_count_diff(dv[0], dv[1], nqd) == 0,
+                      "%s top-left 64x192: O %zu, LSE %zu, dQ %zu, dK %zu, "
+                      "dV %zu differ from the square problem (first O "
+                      "0x%08X vs 0x%08X)",
+                      fa_policy_name(pols[pi]),
+                      ft_count_diff(o[0], o[1], nqd),
+                      ft_count_diff(lse[0], lse[1], nq),
+                      ft_count_diff(dq[0], dq[1], nqd),
+                      ft_count_diff(dk[0], dk[1], nqd),
+                      ft_count_diff(dv[0], dv[1], nqd), o[0][0], o[1][0]);
+        for (size_t x = nqd; x < nkd; x++)
+            ck_assert_msg(dk[0][x] == 0 && dv[0][x] == 0,
+                          "%s top-left: dK[%zu] 0x%08X, dV 0x%08X (key "
+                          "seen by no query)",
+                          fa_policy_name(pols[pi]), x / dd, dk[0][x],
+                          dv[0][x]);
+        for (int x = 0; x < 2; x++) {
+            free(o[x]);
+            free(lse[x]);
+            free(dq[x]);
+            free(dk[x]);
+            free(dv[x]);
+        }
+        free(q);
+        free(k);
+        free(v);
+        free(dout);
+    }
+}
+END_TEST
+
 /* Causal masks: rows with no visible key (Nq > Nk), KV tiles masked for a
    whole query block, the captures of masked entries. */
 START_TEST(test_causal_masks)
@@ -857,6 +948,7 @@ main(void)
     tcase_add_test(tc, test_fp32_scale_ablation);
     tcase_add_test(tc, test_tiled_vs_untiled);
     tcase_add_test(tc, test_causal_masks);
+    tcase_add_test(tc, test_causal_top_left);
     tcase_add_test(tc, test_fix_variants_fp32);
     tcase_add_test(tc, test_fix_effect);
     tcase_add_test(tc, test_t7_underflow);

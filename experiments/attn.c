@@ -231,6 +231,7 @@ typedef struct
     bool order_given;
     fa_kv_order order;
     bool causal;
+    bool top_left; /* --causal-align top-left */
     bool scale_given;
     uint32_t scale_bits;
     fa_cli_exp exp;
@@ -755,6 +756,7 @@ build_config(attn_ctx *x)
     c->shape.nk = x->nk;
     c->shape.d = x->d;
     c->causal = x->causal;
+    c->causal_top_left = x->causal && x->top_left;
     if (x->scale_given) {
         memcpy(&sf, &x->scale_bits, sizeof sf);
         c->scale = sf;
@@ -1451,6 +1453,9 @@ file_meta(out_file *f, const attn_ctx *x)
     meta_add(f, "exp", "%s", x->exp.name);
     meta_add(f, "scale", "f32:0x%08" PRIX32, x->scale_used);
     meta_add(f, "causal", "%s", x->causal ? "true" : "false");
+    if (x->causal)
+        meta_add(f, "causal_alignment", "%s",
+                 x->top_left ? "top-left" : "bottom-right");
     meta_add(f, "layout", "bhnd");
     meta_add(f, "order", "%s", fa_order_name(x->order));
     meta_add(f, "tiles", "%zux%zu", x->br_eff, x->bc_eff);
@@ -1827,7 +1832,9 @@ text_report(attn_ctx *x, cli_buf *b)
                    "(f32:0x%08" PRIX32 "), %s\n",
                    x->nb, x->nh, x->nq, x->nk, x->d,
                    cli_f32_dec(sv, sizeof sv, x->scale_used), x->scale_used,
-                   x->causal ? "causal" : "no mask");
+                   !x->causal     ? "no mask"
+                   : x->top_left ? "causal, top-left aligned"
+                                 : "causal");
     cli_buf_printf(b, "  tiles %zu x %zu, %zu KV block%s", x->br_eff,
                    x->bc_eff, x->tc, x->tc == 1 ? "" : "s");
     if (x->splits_eff > 1)
@@ -2046,6 +2053,7 @@ json_report(attn_ctx *x, cli_json *j)
     cli_json_array_end(j);
     cli_json_string(j, "exp", x->exp.name);
     cli_json_bool(j, "causal", x->causal);
+    cli_json_bool(j, "causal_top_left", x->causal && x->top_left);
     cli_json_object_begin(j, "scale");
     snprintf(buf, sizeof buf, "0x%08" PRIX32, x->scale_used);
     cli_json_string(j, "bits", buf);
@@ -2199,6 +2207,7 @@ enum
     O_BC,
     O_ORDER,
     O_CAUSAL,
+    O_CAUSAL_ALIGN,
     O_SCALE,
     O_EXP,
     O_BACKWARD,
@@ -2256,6 +2265,7 @@ static const cli_option options[] = {{"q", true, O_Q},
                                      {"bc", true, O_BC},
                                      {"order", true, O_ORDER},
                                      {"causal", false, O_CAUSAL},
+                                     {"causal-align", true, O_CAUSAL_ALIGN},
                                      {"scale", true, O_SCALE},
                                      {"exp", true, O_EXP},
                                      {"backward", false, O_BACKWARD},
@@ -2356,6 +2366,11 @@ attn_help(FILE *out)
         "  --br N, --bc N       forward tiles (0: the policy's default)\n"
         "  --order forward|reverse  KV block order (default: the policy's)\n"
         "  --causal             bottom-right causal mask\n"
+        "  --causal-align top-left|bottom-right  with --causal: key j "
+        "masked for\n"
+        "                       query i when j > i (SDPA's is_causal) or "
+        "j > i + Nk - Nq\n"
+        "                       (default)\n"
         "  --scale X            softmax scale, rounded to FP32 (default "
         "1/sqrt(d))\n"
         "  --exp NAME           cr, libm, ex2-sm90 or ex2-sm90-ftz (the "
@@ -2692,6 +2707,16 @@ take_option(void *ctx, int id, const char *v)
         return true;
     case O_CAUSAL:
         x->causal = true;
+        return true;
+    case O_CAUSAL_ALIGN:
+        if (strcmp(v, "top-left") != 0 && strcmp(v, "bottom-right") != 0) {
+            cli_error(CMD,
+                      "--causal-align: \"%s\" (expected top-left or "
+                      "bottom-right)",
+                      v);
+            return false;
+        }
+        x->top_left = v[0] == 't';
         return true;
     case O_SCALE:
         if (!fa_cli_parse_scale(CMD, v, &x->scale_bits))

@@ -221,6 +221,7 @@ typedef struct
     bool have_manifest;
     bool man_causal_given, man_causal;
     bool man_align_given, man_top_left; /* "causal_alignment" */
+    const char *man_align_from; /* "manifest" or "the file's metadata" */
     int align_opt; /* --causal-align: -1 not given, 0 bottom-right, 1 top-left */
     ut_layout man_layout;
     bool man_heads_kept_given;
@@ -612,6 +613,7 @@ read_manifest(diff_ctx *x, const char *m)
                            || strncmp(ab, "bottom-right", 12) == 0)) {
                 x->man_top_left = ab[0] == 't';
                 x->man_align_given = true;
+                x->man_align_from = "manifest";
             } else {
                 cli_error(CMD,
                           "%s: manifest: causal_alignment: expected a "
@@ -1223,6 +1225,13 @@ read_dump_header(diff_ctx *x)
                      || strcmp(m->value, "false") == 0)) {
             x->meta_causal_given = true;
             x->meta_causal = m->value[0] == 't';
+        } else if (strcmp(m->key, "causal_alignment") == 0
+                   && (strcmp(m->value, "top-left") == 0
+                       || strcmp(m->value, "bottom-right") == 0)) {
+            /* bf16emu attn --causal-align */
+            x->man_align_given = true;
+            x->man_top_left = m->value[0] == 't';
+            x->man_align_from = "the file's metadata";
         } else if (strcmp(m->key, "scale") == 0)
             x->meta_scale = m->value;
     }
@@ -1516,7 +1525,7 @@ build_config(diff_ctx *x)
     c->causal = x->causal;
     x->top_left = x->align_opt >= 0 ? x->align_opt == 1 : x->man_top_left;
     x->align_from = x->align_opt >= 0   ? "--causal-align"
-                    : x->man_align_given ? "manifest"
+                    : x->man_align_given ? x->man_align_from
                                          : "default";
     c->causal_top_left = x->causal && x->top_left;
     if (x->scale_given) {

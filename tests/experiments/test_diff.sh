@@ -516,4 +516,23 @@ sed 's/top-left (key/middle!! (key/' "$T" >"$tmp/align.safetensors"
 bad "$tmp/align.safetensors: manifest: causal_alignment: expected a string starting \"top-left\" or \"bottom-right\", or null" \
     --dump "$tmp/align.safetensors" --policy efficient
 
+# bf16emu attn --causal-align top-left writes "causal_alignment" into the
+# file's metadata; diff reads it back (every stage bit-equal)
+run attn --gen normal --nq 40 --nk 72 --d 16 --policy efficient --causal \
+    --causal-align top-left --backward --out "$tmp/tl.safetensors"
+expect_rc 0
+run diff --dump "$tmp/tl.safetensors" --policy efficient --exp cr --no-exact
+expect_rc 0
+expect_line "  causal mask top-left aligned (key j masked for query i when j > i; the file's metadata)"
+expect_out_has "  640 elements, 640 bit-equal (100.000%), 0 differ"
+expect_out_has "  1152 elements, 1152 bit-equal (100.000%), 0 differ"
+if grep -e "differ" "$tmp/out" | grep -v -e " 0 differ" >/dev/null; then
+    fail "a stage differs"
+else
+    pass
+fi
+run attn --nq 8 --d 16 --causal --causal-align sideways
+expect_rc 2
+expect_err_has "--causal-align: \"sideways\" (expected top-left or bottom-right)"
+
 finish

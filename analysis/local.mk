@@ -137,7 +137,8 @@ EXTRA_DIST += tests/data/gpu/cuda_logf_h200.safetensors \
 	tests/data/gpu/cuda_math_h200.json \
 	experiments/gpu/cuda_math_probe.cu experiments/gpu/cuda_logf_probe.cu \
 	experiments/gpu/sdpa_math_ops.py experiments/gpu/slice_math_stages.py \
-	experiments/gpu/pack_logf_vectors.py
+	experiments/gpu/pack_logf_vectors.py \
+	experiments/gpu/sdpa_math_more.py experiments/gpu/sdpa_bias_table.py
 
 # The malformed corpus (with its table EXPECTED and the script that wrote
 # both) and the good fixtures; the reference's documentation.

@@ -138,7 +138,8 @@ fa_backward_math(const fa_config *cfg, const fa_plan *pl, const uint16_t *q,
     fa_capture fc;
     int rc = -1;
 
-    if (ov || pn > SIZE_MAX / 4 || sq + sk > SIZE_MAX / 16)
+    if (ov || pn > SIZE_MAX / 4 || on > SIZE_MAX / 4 || s > SIZE_MAX / 64
+        || sq > SIZE_MAX / 64 || sk > SIZE_MAX / 64)
         return -1;
     p = malloc(pn * sizeof *p);
     o = malloc(on * sizeof *o);

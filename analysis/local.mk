@@ -127,11 +127,18 @@ TESTS += tests/analysis/test_sdpa_em
 tests_analysis_test_sdpa_em_SOURCES = tests/analysis/test_sdpa_em.c
 tests_analysis_test_sdpa_em_CFLAGS = $(ANALYSIS_TEST_FLAGS) $(JANSSON_CFLAGS)
 tests_analysis_test_sdpa_em_LDADD = $(ANALYSIS_TEST_LIBS) $(JANSSON_LIBS)
+
+check_PROGRAMS += tests/analysis/test_sdpa_math
+TESTS += tests/analysis/test_sdpa_math
+tests_analysis_test_sdpa_math_SOURCES = tests/analysis/test_sdpa_math.c
+tests_analysis_test_sdpa_math_CFLAGS = $(ANALYSIS_TEST_FLAGS) $(JANSSON_CFLAGS)
+tests_analysis_test_sdpa_math_LDADD = $(ANALYSIS_TEST_LIBS) $(JANSSON_LIBS) $(LIBM)
 EXTRA_DIST += tests/data/gpu/cuda_logf_h200.safetensors \
 	tests/data/gpu/cuda_math_h200.json \
 	experiments/gpu/cuda_math_probe.cu experiments/gpu/cuda_logf_probe.cu \
 	experiments/gpu/sdpa_math_ops.py experiments/gpu/slice_math_stages.py \
-	experiments/gpu/pack_logf_vectors.py
+	experiments/gpu/pack_logf_vectors.py \
+	experiments/gpu/sdpa_math_more.py experiments/gpu/sdpa_bias_table.py
 
 # The malformed corpus (with its table EXPECTED and the script that wrote
 # both) and the good fixtures; the reference's documentation.

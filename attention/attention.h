@@ -326,6 +326,12 @@ typedef struct fa_config
        flash_fwd_splitkv_kernel and its combine); 0: the description's
        (1 for every named one); 1: not split. */
     size_t splits;
+    /* The batch x heads of the launch whose kernels are modelled, where
+       the choice depends on it (the math backend's cuBLAS gemv kernels
+       for Nq = 1: the description's gemv rows); 0: batch x heads of
+       this configuration.  A caller that runs one head of a larger
+       launch sets the launch's. */
+    size_t launch_bh;
 } fa_config;
 
 /* Defaults for POLICY: scale 0, tiles 0 (the policy's), fix none (with
@@ -479,7 +485,10 @@ int fa_forward(const fa_config *cfg, const uint16_t *q, const uint16_t *k,
                sf_env *env);
 
 /* Backward from the forward's O and LSE (as fa_forward wrote them) and
-   dO: delta [B,H,Nq], dQ [B,H,Nq,d], dK and dV [B,H,Nk,d]. */
+   dO: delta [B,H,Nq], dQ [B,H,Nq,d], dK and dV [B,H,Nk,d].  The "math"
+   scheme (bwd "math") reads neither O nor LSE (they may be NULL): it
+   takes P from fa_forward, as autograd takes the saved softmax output,
+   and its delta is the softmax backward's row sum rowsum(dP o P). */
 int fa_backward(const fa_config *cfg, const uint16_t *q, const uint16_t *k,
                 const uint16_t *v, const uint32_t *o, const uint32_t *lse,
                 const uint16_t *dout, uint32_t *delta, uint32_t *dq,

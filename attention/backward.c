@@ -584,9 +584,14 @@ fa_backward(const fa_config *cfg, const uint16_t *q, const uint16_t *k,
     size_t nmb;
 
     if (fa_plan_init(cfg, &pl) != NULL || fa_plan_capture_check(&pl, cap)
-        || q == NULL || k == NULL || v == NULL || o == NULL || lse == NULL
-        || dout == NULL || dq == NULL || dk == NULL || dv == NULL
-        || env == NULL)
+        || q == NULL || k == NULL || v == NULL || dout == NULL || dq == NULL
+        || dk == NULL || dv == NULL || env == NULL)
+        return -1;
+    /* the math backend's autograd takes P from its forward */
+    if (pl.k.bwd == FA_BWD_MATH)
+        return fa_backward_math(cfg, &pl, q, k, v, dout, delta, dq, dk, dv,
+                                cap, env);
+    if (o == NULL || lse == NULL)
         return -1;
     ws.base = malloc(fa_backward_bytes(&pl));
     if (ws.base == NULL)

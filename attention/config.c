@@ -498,6 +498,23 @@ fa_plan_init(const fa_config *cfg, fa_plan *pl)
            tensor */
         pl->sqrt_scale = f32_of_double(sqrt(
             cfg->scale != 0.0f ? (double)sf : 1.0 / sqrt((double)sh->d)));
+        memset(&pl->gemv_s, 0, sizeof pl->gemv_s);
+        memset(&pl->gemv_pv, 0, sizeof pl->gemv_pv);
+        if (sh->nq == 1) {
+            size_t bh = cfg->launch_bh != 0 ? cfg->launch_bh
+                                            : sh->batch * sh->heads;
+            for (size_t g = 0; g < kern->n_gemv && g < FA_KERNEL_MAX_GEMV;
+                 g++) {
+                const fa_gemv_row *gr = &kern->gemv[g];
+                if (sh->d < gr->d_min || sh->d > gr->d_max
+                    || sh->nk < gr->nk_min || sh->nk > gr->nk_max
+                    || bh < gr->bh_min || bh > gr->bh_max)
+                    continue;
+                pl->gemv_s = gr->s;
+                pl->gemv_pv = gr->pv;
+                break;
+            }
+        }
         pl->fix = cfg->fix.kind;
         pl->zero_max = cfg->fix.zero_max;
         pl->beta = f32_of_double(cfg->fix.beta);
@@ -680,6 +697,7 @@ fa_output_format(const fa_config *cfg, const char *name)
         /* fa2: the kernel's Element type (the inputs' format) */
         return k->bwd == FA_BWD_CHAIN ? f32
                : k->bwd == FA_BWD_FA2 || k->bwd == FA_BWD_EFFICIENT
+                         || k->bwd == FA_BWD_MATH
                    ? fa_fmt_format(pl.in_fmt)
                                       : &sf_format_bf16;
     case 6: /* s */

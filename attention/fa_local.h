@@ -70,6 +70,9 @@ typedef struct fa_plan
     /* score_prescale: RN32(sqrt(scale)), the square root taken in FP64
        of the FP64 scale (PyTorch's math backend) */
     uint32_t sqrt_scale;
+    /* Nq = 1 with a matching gemv row of the description: the orders of
+       S and P V (lanes 0: the MMA chain) */
+    fa_gemv_order gemv_s, gemv_pv;
 } fa_plan;
 
 /* Resolves CFG into PL; NULL on success, else the reason (static). */
@@ -98,6 +101,13 @@ size_t fa_mul_size(size_t a, size_t b, bool *ovf);
 /* Bytes the forward / backward need under PL (SIZE_MAX on overflow). */
 size_t fa_forward_bytes(const fa_plan *pl);
 size_t fa_backward_bytes(const fa_plan *pl);
+/* The backward of the "math" scheme (backward_math.c): P from
+   fa_forward of CFG, then autograd's ops; O and LSE are not used. */
+int fa_backward_math(const fa_config *cfg, const fa_plan *pl,
+                     const uint16_t *q, const uint16_t *k, const uint16_t *v,
+                     const uint16_t *dout, uint32_t *delta, uint32_t *dq,
+                     uint32_t *dk, uint32_t *dv, fa_capture *cap,
+                     sf_env *env);
 
 /*----------------------------------------------------------------------------
  * Arithmetic on bit patterns, every rounding to nearest even.  BF16

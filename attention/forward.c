@@ -229,6 +229,45 @@ fwd_transpose(const fa_plan *pl, const uint16_t *k, uint16_t *blk, size_t ld,
     }
 }
 
+/* One dot product of N terms in the gemv order G (lanes 1 .. 128): a[t]
+   (FP32 bits, stride SA) times b[t] (FP32 bits B32 or, when B32 is NULL,
+   16-bit inputs B16 widened from the inputs' format; stride SB). */
+static uint32_t
+gemv_dot(const fa_plan *pl, const fa_gemv_order *g, const uint32_t *a,
+         ptrdiff_t sa, const uint32_t *b32, const uint16_t *b16, ptrdiff_t sb,
+         size_t n, sf_env *env)
+{
+    uint32_t lane[128], next[128];
+    size_t w = g->lanes, ch = g->chunk;
+
+    if (w == 0 || w > 128 || ch == 0) /* excluded by fa_kernel_check */
+        return FA_F32_ZERO;
+    lane[0] = FA_F32_ZERO;
+
+    for (size_t t = 0; t < w; t++) {
+        uint32_t acc = FA_F32_ZERO;
+        for (size_t e0 = ch * t; e0 < n; e0 += ch * w)
+            for (size_t e = e0; e < e0 + ch && e < n; e++) {
+                ptrdiff_t ia = (ptrdiff_t)e * sa, ib = (ptrdiff_t)e * sb;
+                uint32_t y = b32 != NULL ? b32[ib]
+                                         : fa_in_wide(pl->in_fmt, b16[ib]);
+                acc = fa_fma(a[ia], y, acc, env);
+            }
+        lane[t] = acc;
+    }
+    if (g->combine == FA_GEMV_SEQUENTIAL) {
+        for (size_t t = 1; t < w; t++)
+            lane[0] = fa_add(lane[0], lane[t], env);
+        return lane[0];
+    }
+    for (size_t off = w / 2; off >= 1; off /= 2) {
+        for (size_t t = 0; t < w; t++)
+            next[t] = fa_add(lane[t], lane[t ^ off], env);
+        memcpy(lane, next, w * sizeof lane[0]);
+    }
+    return lane[0];
+}
+
 /* Scores of rows I0 .. I0+NR-1 into w->s (masked entries: the mask
    value); with tracing, only the unmasked ones are computed.  With one
    chunk of rows per head, K is transposed block by block just before the
@@ -248,7 +287,12 @@ fwd_scores(fwd_run *r, size_t i0, size_t nr)
         for (size_t x = 0; x < nr * pl->d; x++)
             r->w->qs[x] = fa_mul(fa_in_wide(pl->in_fmt, r->q[i0 * pl->d + x]),
                                  pl->sqrt_scale, r->env);
-    if (r->tcol < 0 && pl->k.score_prescale)
+    if (r->tcol < 0 && pl->k.score_prescale && pl->gemv_s.lanes != 0)
+        /* decode: cuBLAS's gemv over d, one score per key */
+        for (size_t j = 0; j < pl->nk && nr == 1; j++)
+            s[j] = gemv_dot(pl, &pl->gemv_s, r->w->qs, 1, r->w->kts + j,
+                            NULL, (ptrdiff_t)pl->nk, pl->d, r->env);
+    else if (r->tcol < 0 && pl->k.score_prescale)
         sf_mma_gemm(pl->mqk, nr, pl->nk, pl->d, &sf_format_f32, r->w->qs,
                     &sf_format_f32, r->w->kts, NULL, s, SF_MMA_PATH_AUTO,
                     r->env);
@@ -275,7 +319,12 @@ fwd_scores(fwd_run *r, size_t i0, size_t nr)
                 srow[j] = mv;
                 continue;
             }
-            if (r->tcol >= 0 && pl->k.score_prescale)
+            if (r->tcol >= 0 && pl->k.score_prescale
+                && pl->gemv_s.lanes != 0)
+                srow[j] = gemv_dot(pl, &pl->gemv_s, r->w->qs + ri * pl->d, 1,
+                                   r->w->kts + j, NULL, (ptrdiff_t)pl->nk,
+                                   pl->d, r->env);
+            else if (r->tcol >= 0 && pl->k.score_prescale)
                 srow[j] = (uint32_t)sf_mma_dot(
                     pl->mqk, &sf_format_f32, r->w->qs + ri * pl->d, 1,
                     &sf_format_f32, r->w->kts + j, (ptrdiff_t)pl->nk, pl->d,
@@ -301,6 +350,14 @@ row_pv(fwd_run *r, const sf_format *fa, const void *a, size_t c0, size_t n,
 {
     const fa_plan *pl = r->pl;
 
+    if (pl->gemv_pv.lanes != 0 && c == NULL && fa == &sf_format_f32) {
+        /* decode: cuBLAS's gemv over the keys */
+        for (size_t col = 0; col < pl->d; col++)
+            d[col] = gemv_dot(pl, &pl->gemv_pv, a, 1, NULL,
+                              r->v + c0 * pl->d + col, (ptrdiff_t)pl->d, n,
+                              col_env(r, col));
+        return;
+    }
     if (r->tcol < 0) {
         sf_mma_gemm(pl->mpv, 1, pl->d, n, fa, a, pl->in, r->v + c0 * pl->d, c,
                     d, SF_MMA_PATH_AUTO, r->env);
@@ -320,7 +377,7 @@ chunk_pv(fwd_run *r, size_t nr, const sf_format *fa, const void *a, size_t c0,
     const fa_plan *pl = r->pl;
     size_t sa = fa->storage_bits / 8;
 
-    if (r->tcol < 0) {
+    if (r->tcol < 0 && !(pl->gemv_pv.lanes != 0 && nr == 1)) {
         sf_mma_gemm(pl->mpv, nr, pl->d, n, fa, a, pl->in, r->v + c0 * pl->d, c,
                     d, SF_MMA_PATH_AUTO, r->env);
         return;

@@ -173,10 +173,15 @@ typedef enum
                      backwards, causal m_block_min, BF16 P~ and dS~ into
                      the MMA chains, dQ buffers, dot_do_o delta) */
     FA_BWD_REPO,  /* "repo": the released code's backward (BF16 ops) */
-    FA_BWD_EFFICIENT /* "efficient": PyTorch's memory-efficient kernel
-                        (P = expf(S - LSE) in the input format, its
-                        delta, dS scaled then rounded, dQ, dK, dV MMA
-                        chains through the accumulators) */
+    FA_BWD_EFFICIENT, /* "efficient": PyTorch's memory-efficient kernel
+                         (P = expf(S - LSE) in the input format, its
+                         delta, dS scaled then rounded, dQ, dK, dV MMA
+                         chains through the accumulators) */
+    FA_BWD_MATH /* "math": autograd through PyTorch's math SDPA graph (P
+                   of the forward, not from LSE; dP, dQ, dK, dV FP32
+                   GEMM chains; softmax_warp_backward's strided row sum;
+                   the sqrt(scale) factors on both sides; FP32 grads
+                   rounded once to the input format) */
 } fa_bwd_scheme;
 
 /* The natural exp of a kernel whose exp_base2 is false. */
@@ -196,6 +201,39 @@ typedef struct fa_kernel_tiles
     unsigned br_bwd, bc_bwd;     /* backward */
     unsigned br_split, bc_split; /* split-KV forward */
 } fa_kernel_tiles;
+
+/* The order of one dot product of a cuBLAS gemv kernel (decode, Nq = 1):
+   lane t of LANES takes the reduction's elements in runs of CHUNK
+   consecutive ones starting at chunk t + chunk lanes i (i = 0, 1, ...),
+   each lane one FMA chain from +0 in ascending order; then the lanes are
+   combined.  LANES 0: no gemv order (the description's MMA chain). */
+typedef enum
+{
+    FA_GEMV_BUTTERFLY, /* "butterfly": every lane adds lane t ^ o for
+                          o = lanes/2, ..., 1 (the result of lane 0) */
+    FA_GEMV_SEQUENTIAL /* "sequential": ((lane 0 + lane 1) + lane 2) ... */
+} fa_gemv_combine;
+
+typedef struct fa_gemv_order
+{
+    unsigned lanes, chunk;
+    fa_gemv_combine combine;
+} fa_gemv_order;
+
+/* One measured range of decode launches and the orders of its two gemv
+   products: S = Q'K'^T (each score a dot product over d) and P V (each
+   output column a dot product over the keys).  The bounds are
+   inclusive; BH is the launch's batch x heads (cuBLAS picks its kernel
+   from the whole strided batch). */
+typedef struct fa_gemv_row
+{
+    unsigned d_min, d_max;
+    unsigned nk_min, nk_max;
+    unsigned bh_min, bh_max;
+    fa_gemv_order s, pv;
+} fa_gemv_row;
+
+#define FA_KERNEL_MAX_GEMV 16
 
 #define FA_KERNEL_MAX_TILES 8
 #define FA_KERNEL_NAME_MAX 32
@@ -265,6 +303,11 @@ typedef struct fa_kernel
                             before an FP32 product (the math backend's
                             scaling); S is that product, not scaled
                             again */
+    /* Decode (Nq = 1) launches run cuBLAS gemv kernels: the first row
+       whose ranges hold (d, Nk, batch x heads of the launch) gives the
+       orders of S and P V; no row: the MMA chains above. */
+    size_t n_gemv;
+    fa_gemv_row gemv[FA_KERNEL_MAX_GEMV];
 } fa_kernel;
 
 /* The named descriptions ("fa2", "paper-eq4", "repo", "fp32", then

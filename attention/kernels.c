@@ -300,7 +300,7 @@ static const char *const combine_names[] = {"fa2", "lean", NULL};
 static const char *const cexp_names[] = {"cr", "libm", "model",
                                          "cuda-expf", NULL};
 static const char *const bwd_names[] = {"chain", "fa2", "repo", "efficient",
-                                         NULL};
+                                         "math", NULL};
 
 static const struct
 {
@@ -390,7 +390,7 @@ fa_kernel_check(const fa_kernel *k)
         || (unsigned)k->m_init > FA_MASK_BF16_LOWEST
         || (unsigned)k->combine > FA_COMBINE_LEAN
         || (unsigned)k->combine_exp > FA_CEXP_EXPF
-        || (unsigned)k->bwd > FA_BWD_EFFICIENT)
+        || (unsigned)k->bwd > FA_BWD_MATH)
         return "kernel: an enumerated field out of range";
     if ((k->exp_arg == FA_ARG_SCALE_SUB || k->exp_arg == FA_ARG_SCALE_FMA)
         != (k->alpha_arg == FA_ALPHA_SUB_SCALE

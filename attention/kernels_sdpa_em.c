@@ -6,6 +6,9 @@
 
 #include "attention/fa_local.h"
 
+#define B FA_GEMV_BUTTERFLY
+#define Q FA_GEMV_SEQUENTIAL
+
 const fa_kernel fa_kernels_sdpa_em[] = {
     /* efficient: fmha_cutlassF_{bf16,f16}_aligned_64x64_rf_sm80 (d <= 64)
        and _64x128_rf_sm80 (d <= 128), PyTorch 2.11's
@@ -85,7 +88,13 @@ const fa_kernel fa_kernels_sdpa_em[] = {
        the causal mask added (-Inf); _safe_softmax: softmax_warp_forward
        with CUDA's expf of RN32(s - max), the warp's strided sum, then
        P = RN32(e / sum); P V by the same GEMM (one FFMA chain over the
-       keys); O cast to the input format. */
+       keys); O cast to the input format.  Nq = 1: cuBLAS runs gemv
+       kernels, whose orders were fitted on the H200 for launches of
+       batch x heads 16 (experiments/gpu/sdpa_math_more.py: every S and
+       P V element of 30 shapes, d 32 to 256, Nk 64 to 2048); the gemv
+       rows below hold them (lanes, chunk, combine; B butterfly, Q
+       sequential), an order not fitted is left to the chain (lanes 0).
+       The backward: autograd through this graph (backward_math.c). */
     {
         .name = "math",
         .d_round = 1,
@@ -130,12 +139,35 @@ const fa_kernel fa_kernels_sdpa_em[] = {
         .combine = FA_COMBINE_FA2,
         .combine_exp = FA_CEXP_CR,
         .combine_log = FA_KLOG_CR,
-        .bwd = FA_BWD_CHAIN,
+        .bwd = FA_BWD_MATH,
         .bwd_reverse_q = false,
         .exp_fn = FA_EXPFN_CUDA,
         .score_prescale = true,
+        /* d, Nk, batch x heads; S (gemvx<..., true, ..., 6> up to 256
+           keys, then gemvx<..., 5> or gemv2T_kernel_val<128, 16, 2, 2>);
+           P V (gemvNSP<1, 32, 4, 1024> up to 256 keys, then gemvx<...,
+           false, ..., 7 to 9>) */
+        .n_gemv = 13,
+        .gemv = {
+            {32, 32, 64, 256, 16, 16, {8, 4, B}, {32, 4, B}},
+            {32, 32, 512, 2048, 16, 16, {2, 16, B}, {32, 1, B}},
+            {64, 64, 64, 256, 16, 16, {8, 8, B}, {32, 4, B}},
+            {64, 64, 512, 2048, 16, 16, {4, 1, B}, {32, 1, B}},
+            {96, 96, 64, 256, 16, 16, {0, 0, B}, {32, 4, B}},
+            {96, 96, 512, 2048, 16, 16, {16, 1, Q}, {32, 1, B}},
+            {128, 128, 64, 128, 16, 16, {16, 8, B}, {32, 4, B}},
+            {128, 128, 256, 256, 16, 16, {8, 16, B}, {32, 4, B}},
+            {128, 128, 512, 2048, 16, 16, {16, 1, Q}, {32, 1, B}},
+            {256, 256, 64, 64, 16, 16, {16, 16, B}, {8, 8, B}},
+            {256, 256, 128, 128, 16, 16, {16, 16, B}, {0, 0, B}},
+            {256, 256, 256, 256, 16, 16, {16, 1, Q}, {0, 0, B}},
+            {256, 256, 512, 2048, 16, 16, {16, 1, Q}, {8, 64, B}},
+        },
     },
 };
+
+#undef B
+#undef Q
 
 const size_t fa_kernels_sdpa_em_count =
     sizeof fa_kernels_sdpa_em / sizeof fa_kernels_sdpa_em[0];
@@ -164,5 +196,25 @@ fa_kernel_check_sdpa_em(const fa_kernel *k)
     }
     if (k->rowsum == FA_ROWSUM_WARPS && k->rowsum_fma)
         return "rowsum_fma: only with the quad row sum";
+    if (k->n_gemv > FA_KERNEL_MAX_GEMV)
+        return "gemv: at most 16 rows";
+    if (k->n_gemv > 0 && !k->score_prescale)
+        return "gemv: needs score_prescale true (the math backend's "
+               "FP32 products)";
+    for (size_t g = 0; g < k->n_gemv && g < FA_KERNEL_MAX_GEMV; g++) {
+        const fa_gemv_row *r = &k->gemv[g];
+        const fa_gemv_order *o[2] = {&r->s, &r->pv};
+        if (r->d_min > r->d_max || r->nk_min > r->nk_max
+            || r->bh_min > r->bh_max)
+            return "gemv: a range's min above its max";
+        for (int i = 0; i < 2; i++) {
+            unsigned w = o[i]->lanes;
+            if (w != 0 && (w > 128 || (w & (w - 1)) != 0 || o[i]->chunk == 0))
+                return "gemv: lanes 0 or a power of two up to 128, chunk "
+                       "at least 1";
+            if ((unsigned)o[i]->combine > FA_GEMV_SEQUENTIAL)
+                return "gemv: combine out of range";
+        }
+    }
     return NULL;
 }

@@ -6,7 +6,7 @@ attention_libattention_la_SOURCES = attention/attention.h \
 	attention/fa_local.h attention/kernel.h \
 	attention/kernels.c attention/kernels_cudnn.c \
 	attention/config.c attention/fix.c attention/forward.c \
-	attention/backward.c attention/log.c \
+	attention/backward.c attention/backward_math.c attention/log.c \
 	attention/exp.c attention/cuda_math.c \
 	attention/kernels_sdpa_em.c
 attention_libattention_la_LIBADD = softfloat/libsoftfloat.la $(LIBM)

@@ -240,6 +240,7 @@ typedef struct
     double man_scale_value;
     bool man_shape_given;
     uint64_t man_shape[5]; /* batch, heads, nq, nk, d */
+    uint64_t man_launch_bh; /* "launch_shape": batch x heads; 0 absent */
     uint64_t man_list[4];  /* "shape": [B, H, N, d] as written */
     size_t n_man_list;     /* 4 when given as a list */
     bool man_fix_given;
@@ -622,6 +623,56 @@ read_manifest(diff_ctx *x, const char *m)
                           x->dump);
                 return false;
             }
+        } else if (strcmp(key, "launch_shape") == 0 && c.p < c.end
+                   && *c.p == '{') {
+            /* the launch of a dump that keeps some of its heads: its
+               batch x heads selects the math backend's gemv kernels */
+            double lb = 0, lh = 0;
+            c.p++;
+            for (bool f2 = true;; f2 = false) {
+                char k2[32];
+                double v;
+                jws(&c);
+                if (f2 && c.p < c.end && *c.p == '}') {
+                    c.p++;
+                    break;
+                }
+                if (!jstring(&c, k2, sizeof k2))
+                    goto bad;
+                jws(&c);
+                if (c.p >= c.end || *c.p != ':') {
+                    jfail(&c, "expected ':'");
+                    goto bad;
+                }
+                c.p++;
+                jws(&c);
+                if (strcmp(k2, "batch") == 0 || strcmp(k2, "heads") == 0) {
+                    if (!jnumber(&c, &v) || !(v >= 1 && v <= 0x1p31)
+                        || v != floor(v)) {
+                        cli_error(CMD,
+                                  "%s: manifest: launch_shape.%s: expected "
+                                  "a positive integer",
+                                  x->dump, k2);
+                        return false;
+                    }
+                    *(k2[0] == 'b' ? &lb : &lh) = v;
+                } else if (!jvalue(&c, 1)) {
+                    goto bad;
+                }
+                jws(&c);
+                if (c.p < c.end && *c.p == ',') {
+                    c.p++;
+                    continue;
+                }
+                if (c.p < c.end && *c.p == '}') {
+                    c.p++;
+                    break;
+                }
+                jfail(&c, "expected ',' or '}'");
+                goto bad;
+            }
+            if (lb > 0 && lh > 0)
+                x->man_launch_bh = (uint64_t)lb * (uint64_t)lh;
         } else if (strcmp(key, "fix") == 0) {
             char fb[32];
             int f;
@@ -818,6 +869,16 @@ bad:
 /*----------------------------------------------------------------------------
  * The dump.
  *--------------------------------------------------------------------------*/
+/* The backward is the math backend's autograd, which takes P from the
+   forward and needs neither O nor LSE. */
+static bool
+bwd_math(const diff_ctx *x)
+{
+    return x->kernel_path != NULL || x->kernel_named
+               ? x->kernel.bwd == FA_BWD_MATH
+               : x->policy == FA_POLICY_MATH;
+}
+
 /* Which tensors the wanted stages need. */
 static void
 needed(const diff_ctx *x, bool need[N_T])
@@ -827,8 +888,11 @@ needed(const diff_ctx *x, bool need[N_T])
     for (int s = 0; s < N_ST; s++)
         if (x->want[s])
             need[st_tensor[s]] = true;
-    if (x->want[ST_DQ] || x->want[ST_DK] || x->want[ST_DV])
-        need[T_DO] = need[T_O] = need[T_LSE] = true;
+    if (x->want[ST_DQ] || x->want[ST_DK] || x->want[ST_DV]) {
+        need[T_DO] = true;
+        if (!bwd_math(x))
+            need[T_O] = need[T_LSE] = true;
+    }
 }
 
 /* Checks tensor I's dtype and shape; false after an error message. */
@@ -1335,7 +1399,8 @@ read_dump(diff_ctx *x)
         for (int s = 0; s < N_ST; s++)
             x->want[s] =
                 given(x, st_tensor[s]) && (!is_capture(s) || fa2_like(x));
-        if (!given(x, T_DO) || !given(x, T_O) || !given(x, T_LSE))
+        if (!given(x, T_DO)
+            || (!bwd_math(x) && (!given(x, T_O) || !given(x, T_LSE))))
             x->want[ST_DQ] = x->want[ST_DK] = x->want[ST_DV] = false;
     }
     needed(x, need);
@@ -1600,6 +1665,12 @@ build_config(diff_ctx *x)
     x->hcfg = *c;
     x->hcfg.shape.batch = 1;
     x->hcfg.shape.heads = 1;
+    /* the launch's batch x heads: the manifest's launch_shape, else the
+       shape it gave, else this run's */
+    x->hcfg.launch_bh =
+        x->man_launch_bh != 0 ? (size_t)x->man_launch_bh
+        : x->man_shape_given  ? (size_t)(x->man_shape[0] * x->man_shape[1])
+                              : c->shape.batch * c->shape.heads;
     x->scale_used = fa_scale_bits(c);
     if (x->scale_given) {
         /* the file's own scale, to note an override */
@@ -1702,7 +1773,8 @@ allocate(diff_ctx *x)
     }
     for (int s = 0; s < N_ST; s++) {
         size_t n = x->heads * stage_per_head(x, s);
-        bool gpu = x->want[s] || (x->need_bwd && (s == ST_O || s == ST_LSE));
+        bool gpu = x->want[s] || (x->need_bwd && !bwd_math(x)
+                                  && (s == ST_O || s == ST_LSE));
         if (gpu) {
             x->gpu[s] = malloc(n * sizeof(uint32_t));
             if (x->gpu[s] == NULL)
@@ -1816,8 +1888,12 @@ emu_head(const diff_ctx *x, size_t hh)
     if (!x->need_bwd)
         return 0;
     env = cli_env_ieee();
-    return fa_backward(&x->hcfg, q, k, v, x->gpu[ST_O] + hh * nq * d,
-                       x->gpu[ST_LSE] + hh * nq, x->in[T_DO] + hh * nq * d,
+    return fa_backward(&x->hcfg, q, k, v,
+                       x->gpu[ST_O] != NULL ? x->gpu[ST_O] + hh * nq * d
+                                            : NULL,
+                       x->gpu[ST_LSE] != NULL ? x->gpu[ST_LSE] + hh * nq
+                                              : NULL,
+                       x->in[T_DO] + hh * nq * d,
                        x->delta + hh * nq, x->emu[ST_DQ] + hh * nq * d,
                        x->emu[ST_DK] + hh * nk * d,
                        x->emu[ST_DV] + hh * nk * d, NULL, &env);

@@ -22,7 +22,8 @@ typedef enum
     F_BOOL,
     F_UINT, /* unsigned */
     F_TILES,
-    F_MMA /* the object of MMA preset names */
+    F_MMA, /* the object of MMA preset names */
+    F_GEMV /* the array of decode gemv rows */
 } ftype;
 
 typedef struct
@@ -81,10 +82,23 @@ static const field fields[] = {
     /* optional (absent: 0, the behaviour before them) */
     {"exp_fn", F_ENUM, OFF(exp_fn), "exp_fn"},
     {"score_prescale", F_BOOL, OFF(score_prescale), NULL},
+    {"gemv", F_GEMV, OFF(gemv), NULL},
 };
 #define N_FIELDS (sizeof fields / sizeof fields[0])
 /* the optional fields come last */
-#define N_REQUIRED (N_FIELDS - 2)
+#define N_REQUIRED (N_FIELDS - 3)
+
+static const char *const gemv_names[] = {"d", "nk", "bh", "s", "pv"};
+static const char *const order_keys[] = {"lanes", "chunk", "combine"};
+static const char *const combine_names[] = {"butterfly", "sequential", NULL};
+
+static unsigned *
+gemv_bound(fa_gemv_row *r, size_t i)
+{
+    unsigned *m[] = {&r->d_min, &r->d_max, &r->nk_min,
+                     &r->nk_max, &r->bh_min, &r->bh_max};
+    return m[i];
+}
 
 static const char *const tile_names[] = {
     "d_max", "br", "bc", "br_bwd", "bc_bwd", "br_split", "bc_split"};
@@ -154,6 +168,27 @@ fa_kernel_json(const fa_kernel *kin)
                     json_object_set_new(row, tile_names[m],
                                         json_integer((json_int_t)*tile_member(
                                             &k.tiles[t], m)));
+                json_array_append_new(v, row);
+            }
+            break;
+        case F_GEMV:
+            v = json_array();
+            for (size_t g = 0; g < k.n_gemv && g < FA_KERNEL_MAX_GEMV; g++) {
+                json_t *row = json_object();
+                fa_gemv_row *gr = &k.gemv[g];
+                fa_gemv_order *ord[2] = {&gr->s, &gr->pv};
+                for (size_t m = 0; m < 3; m++)
+                    json_object_set_new(
+                        row, gemv_names[m],
+                        json_pack("[II]", (json_int_t)*gemv_bound(gr, 2 * m),
+                                  (json_int_t)*gemv_bound(gr, 2 * m + 1)));
+                for (size_t m = 0; m < 2; m++)
+                    json_object_set_new(
+                        row, gemv_names[3 + m],
+                        json_pack("{sIsIss}", "lanes",
+                                  (json_int_t)ord[m]->lanes, "chunk",
+                                  (json_int_t)ord[m]->chunk, "combine",
+                                  combine_names[ord[m]->combine == 1]));
                 json_array_append_new(v, row);
             }
             break;
@@ -289,6 +324,62 @@ load_tiles(const where *w, json_t *v, fa_kernel *k)
 }
 
 static bool
+load_gemv(const where *w, json_t *v, fa_kernel *k)
+{
+    char prefix[48], full[80];
+
+    if (!json_is_array(v) || json_array_size(v) > FA_KERNEL_MAX_GEMV)
+        return bad(w, "gemv", "expected an array of at most 16 objects");
+    k->n_gemv = json_array_size(v);
+    for (size_t g = 0; g < k->n_gemv; g++) {
+        json_t *row = json_array_get(v, g);
+        fa_gemv_row *gr = &k->gemv[g];
+        fa_gemv_order *ord[2] = {&gr->s, &gr->pv};
+        snprintf(prefix, sizeof prefix, "gemv[%zu].", g);
+        if (!json_is_object(row))
+            return bad(w, "gemv", "expected objects in the array");
+        if (!check_keys(w, prefix, row, gemv_names, 5, 5))
+            return false;
+        for (size_t m = 0; m < 3; m++) {
+            json_t *pair = json_object_get(row, gemv_names[m]);
+            snprintf(full, sizeof full, "%s%s", prefix, gemv_names[m]);
+            if (!json_is_array(pair) || json_array_size(pair) != 2)
+                return bad(w, full, "expected [min, max]");
+            for (size_t e = 0; e < 2; e++)
+                if (!get_uint(w, full, json_array_get(pair, e), 1u << 30,
+                              gemv_bound(gr, 2 * m + e)))
+                    return false;
+        }
+        for (size_t m = 0; m < 2; m++) {
+            json_t *ob = json_object_get(row, gemv_names[3 + m]);
+            int c;
+            snprintf(full, sizeof full, "%s%s.", prefix, gemv_names[3 + m]);
+            if (!json_is_object(ob))
+                return bad(w, full, "expected {lanes, chunk, combine}");
+            if (!check_keys(w, full, ob, order_keys, 3, 3))
+                return false;
+            snprintf(full, sizeof full, "%s%s.lanes", prefix,
+                     gemv_names[3 + m]);
+            if (!get_uint(w, full, json_object_get(ob, "lanes"), 128,
+                          &ord[m]->lanes))
+                return false;
+            snprintf(full, sizeof full, "%s%s.chunk", prefix,
+                     gemv_names[3 + m]);
+            if (!get_uint(w, full, json_object_get(ob, "chunk"), 1u << 20,
+                          &ord[m]->chunk))
+                return false;
+            snprintf(full, sizeof full, "%s%s.combine", prefix,
+                     gemv_names[3 + m]);
+            if (!get_name(w, full, json_object_get(ob, "combine"),
+                          combine_names, &c))
+                return false;
+            ord[m]->combine = c == 1 ? FA_GEMV_SEQUENTIAL : FA_GEMV_BUTTERFLY;
+        }
+    }
+    return true;
+}
+
+static bool
 load_mma(const where *w, json_t *v, fa_kernel *k)
 {
     if (!json_is_object(v))
@@ -375,6 +466,10 @@ fa_kernel_load(const char *cmd, const char *opt, const char *path,
             break;
         case F_TILES:
             if (!load_tiles(&w, v, k))
+                goto done;
+            break;
+        case F_GEMV:
+            if (!load_gemv(&w, v, k))
                 goto done;
             break;
         default:

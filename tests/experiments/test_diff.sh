@@ -534,5 +534,35 @@ fi
 run attn --nq 8 --d 16 --causal --causal-align sideways
 expect_rc 2
 expect_err_has "--causal-align: \"sideways\" (expected top-left or bottom-right)"
+# ---------------------------------------------------------------------
+# The math backend (tests/data/gpu/backends/math): its backward needs
+# neither o nor lse; a decode dump's launch_shape selects the gemv orders
+# (without it the FFMA chains run and O differs).
+# ---------------------------------------------------------------------
+M=$G/backends/math/math_bwd_d64_nq48_nk12.safetensors
+run diff --dump "$M" --policy math --dq "$M:math.dq" --dk "$M:math.dk" \
+    --dv "$M:math.dv" --stage dq,dk,dv --no-exact
+expect_rc 0
+expect_line "result: 3 stages compared, all bit-equal"
+S=$G/backends/math/decode_order_s_d64_nk512.safetensors
+run diff --dump "$S" --policy math --o "$S:math.o" --stage o --no-exact
+expect_rc 0
+expect_line "result: 1 stage compared, all bit-equal"
+"$DIFF_INPUTS" manifest "$S" '{"causal": false, "scale": 0.25}' "$X" ||
+    exit 99
+run diff --dump "$X" --policy math --o "$X:math.o" --stage o --no-exact \
+    --layout bhnd
+expect_rc 1
+expect_out_has "64 elements, 0 bit-equal"
+"$DIFF_INPUTS" manifest "$S" \
+    '{"causal": false, "scale": 0.25, "launch_shape": {"batch": 2, "heads": 8}}' \
+    "$X" || exit 99
+run diff --dump "$X" --policy math --o "$X:math.o" --stage o --no-exact \
+    --layout bhnd
+expect_rc 0
+"$DIFF_INPUTS" manifest "$S" '{"launch_shape": {"batch": 0, "heads": 8}}' \
+    "$X" || exit 99
+bad "$X: manifest: launch_shape.batch: expected a positive integer" \
+    --dump "$X" --policy math --o "$X:math.o"
 
 finish

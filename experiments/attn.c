@@ -806,6 +806,8 @@ build_config(attn_ctx *x)
     x->hcfg = *c;
     x->hcfg.shape.batch = 1;
     x->hcfg.shape.heads = 1;
+    /* one head at a time: the dQ buffers are the whole launch's */
+    x->hcfg.dq_splits = fa_config_dq_buffers(c);
     x->heads = x->nb * x->nh;
     x->scale_used = fa_scale_bits(c);
     x->order = c->order;

@@ -2298,7 +2298,7 @@ text_report(const diff_ctx *x, cli_buf *b)
     if (x->splits > 1)
         cli_buf_printf(b, "  split-KV: %zu splits (%s)\n", x->splits,
                        x->splits_from);
-    if (x->dq_eff > 1)
+    if (x->dq_eff > 1 && x->want[ST_DQ])
         cli_buf_printf(b, "  backward: %zu dQ buffers (%s)\n", x->dq_eff,
                        x->dq_from);
     if (x->fix != FA_FIX_NONE)
@@ -2691,8 +2691,9 @@ diff_help(FILE *out)
         "  --dq-buffers N|auto  the fa2 backward's dQ accumulation buffers "
         "(default: the\n"
         "                       manifest's dq_buffers, else auto: the "
-        "description's rule,\n"
-        "                       fa2: ceil(SMs / (B H)) on the dump's shape)\n"
+        "description's\n"
+        "                       rule, fa2: ceil(SMs / (B H)) on the dump's "
+        "shape)\n"
         "  --sms N              multiprocessors for --splits auto and "
         "--dq-buffers auto\n"
         "                       (default 132, H200)\n"

@@ -5,8 +5,12 @@
 # (compared in FP16) and for d = 160, 192, 224 and 256 (the 192 and 256
 # kernels, 64 x 64 backward tiles), through diff and through attn
 # --backward --o --lse; 128-key backward tiles give other dQ bits at
-# d = 192 and 256, 128-key forward tiles other O at d = 192; and bad
-# input: --splits 0, more splits than KV blocks, a --kernel file with an
+# d = 192 and 256, 128-key forward tiles other O at d = 192; the dQ
+# buffers of the deterministic backward (the manifest's count bit for bit
+# on mirrored KV blocks, one buffer not; the rule on the whole launch, not
+# on one head) and the non-deterministic backward's dQ, which no run
+# reproduces; and bad input: --dq-buffers out of range, a manifest's
+# dq_buffers out of range, --splits 0, more splits than KV blocks, a --kernel file with an
 # unknown or a missing field, BF16 and F16 mixed (exit 2, the option or
 # field named, nothing written).
 
@@ -15,6 +19,7 @@
 
 : "${JSONQ:=./tests/experiments/jsonq}"
 : "${DIFF_INPUTS:=./tests/experiments/diff_inputs}"
+: "${ATTN_INPUTS:=./tests/experiments/attn_inputs}"
 if [ ! -x "$JSONQ" ]; then
     echo "SKIP: $JSONQ not built"
     exit 77
@@ -167,6 +172,32 @@ expect_rc 0
 expect_jsons stages.0.differ 0 stages.1.differ 0 stages.2.differ 0 \
     stages.3.differ 0 stages.4.differ 0
 rm -f "$o/x.safetensors"
+# auto is the rule on the whole launch, not on one head: two copies of
+# the kept head with 4 multiprocessors give ceil(4 / 2) = 2 buffers
+# (attn and diff compute head by head)
+"$ATTN_INPUTS" heads "$f" 2 "$tmp/h1.safetensors" || exit 99
+"$DIFF_INPUTS" manifest "$tmp/h1.safetensors" \
+    '{"causal": false, "scale": "1/sqrt(d) (PyTorch default)"}' \
+    "$tmp/h2.safetensors" || exit 99
+run attn --q "$tmp/h2.safetensors:q" --k "$tmp/h2.safetensors:k" \
+    --v "$tmp/h2.safetensors:v" --do "$tmp/h2.safetensors:do" \
+    --o "$tmp/h2.safetensors:o" --lse "$tmp/h2.safetensors:lse" --backward \
+    --policy fa2 --sms 4 --no-exact --json --out "$tmp/x2.safetensors"
+expect_rc 0
+expect_jsons tiles.dq_buffers 2
+run diff --dump "$tmp/h2.safetensors" --dq "$tmp/x2.safetensors:dq" \
+    --stage dq --sms 4 --no-exact --json
+expect_rc 0
+expect_jsons stages.0.differ 0
+run diff --dump "$tmp/h2.safetensors" --stage dq,dk,dv --sms 4 \
+    --no-exact --json
+expect_rc 0
+expect_jsons dq_buffers 2 dq_buffers_from default stages.0.differ 0 \
+    stages.1.differ 0 stages.2.differ 0
+run diff --dump "$tmp/h2.safetensors" --stage dq --sms 6 \
+    --no-exact --json
+expect_rc 1
+expect_jsons dq_buffers 3 stages.0.differ 6950
 # The non-deterministic backward: one buffer that the KV blocks' thread
 # blocks add into with atomicAdd, in an order no launch fixes.  On the
 # mirrored inputs the H200 gave 20 different dQ in 20 runs (the

@@ -192,11 +192,11 @@ typedef struct
     size_t splits;     /* resolved */
     size_t man_splits; /* the manifest's "splits" (0: none) */
     const char *splits_from;
-    bool dq_given;           /* --dq-buffers */
-    uint64_t dq_opt;         /* its count (0: auto) */
-    size_t man_dq;           /* the manifest's "dq_buffers" (0: none) */
-    size_t dq_set;           /* resolved: cfg->dq_splits (0: the rule) */
-    size_t dq_eff;           /* the count the library runs */
+    bool dq_given;   /* --dq-buffers */
+    uint64_t dq_opt; /* its count (0: auto) */
+    size_t man_dq;   /* the manifest's "dq_buffers" (0: none) */
+    size_t dq_set;   /* resolved: cfg->dq_splits (0: the rule) */
+    size_t dq_eff;   /* the count the library runs */
     const char *dq_from;
     bool fix_given;
     fa_fix_kind fix_opt;

@@ -349,8 +349,7 @@ START_TEST(test_coverage)
     for (size_t i = 0; i < sizeof want_splits / sizeof want_splits[0]; i++)
         ck_assert_msg(split_seen[want_splits[i]], "no dump with %d splits",
                       want_splits[i]);
-    static const int want_d[] = {8,   16,  32,  64, 96,
-                                 128, 160, 192, 224, 256};
+    static const int want_d[] = {8, 16, 32, 64, 96, 128, 160, 192, 224, 256};
     for (size_t i = 0; i < sizeof want_d / sizeof want_d[0]; i++)
         ck_assert_msg(d_seen[want_d[i]], "no dump with d = %d", want_d[i]);
     ck_assert_uint_ge(n_fp16, 8);

@@ -299,10 +299,10 @@ typedef struct fa_config
        d <= 64 -> 128 x 128, else 64 x 128; repo: br x bc; fp32 and
        paper-eq4: 64 rows, all keys). */
     size_t br_bwd, bc_bwd;
-    /* fa2 backward: the number of dQ accumulation buffers of the
-       deterministic kernel (its nsplits; KV block n goes to buffer
-       n mod dq_splits, the buffers are added in order at the end).
-       0 or 1: one buffer. */
+    /* fa2 backward: the number of dQ accumulation buffers (the
+       deterministic kernel's nsplits; KV block n goes to buffer
+       n mod dq_splits, the buffers are added in order at the end);
+       0: the description's dq_buffers rule (fa2: ceil(sms / (B H))). */
     size_t dq_splits;
     /* fa2 forward: after a rescale, each row-sum partial's product with
        the rescale factor and its first addition of the block are one
@@ -328,16 +328,21 @@ typedef struct fa_config
     size_t splits;
     /* The batch x heads of the launch whose kernels are modelled, where
        the choice depends on it (the math backend's cuBLAS gemv kernels
-       for Nq = 1: the description's gemv rows); 0: batch x heads of
+       for Nq = 1: the description's gemv rows; the fa2 backward's dQ
+       buffers under the "sms" rule); 0: batch x heads of
        this configuration.  A caller that runs one head of a larger
        launch sets the launch's. */
     size_t launch_bh;
+    /* The GPU's multiprocessors, for a description whose dq_buffers is
+       "sms"; 0: 132 (the H200). */
+    size_t sms;
 } fa_config;
 
 /* Defaults for POLICY: scale 0, tiles 0 (the policy's), fix none (with
    beta 2, tol 1e-3, eps 2^-5 filled in), exp model "cr", the policy's
    accumulation models (sm90 for fa2, fma-chain otherwise), reverse KV
-   order for fa2, one dQ buffer, the fa2 row-sum FMA. */
+   order for fa2, the description's dQ buffers (dq_splits 0; sms 0: 132),
+   the fa2 row-sum FMA. */
 fa_config fa_config_default(fa_policy policy);
 
 /* Defaults for kernel description K (not copied: K must outlive the
@@ -371,6 +376,12 @@ uint32_t fa_scale_log2_bits(const fa_config *cfg);
 int fa_config_tiles(const fa_config *cfg, size_t *br, size_t *bc, size_t *tc,
                     size_t *splits);
 
+/* The number of dQ accumulation buffers of the fa2 backward under CFG
+   (cfg->dq_splits, or the description's rule on the shape: ceil(SMs /
+   (B H)) for "sms", 1 for "one"); 0 when CFG is unusable.  Buffers past
+   the number of backward KV blocks stay zero and change no bit. */
+size_t fa_config_dq_buffers(const fa_config *cfg);
+
 /* Bytes of working memory fa_forward / fa_backward allocate for CFG
    (so a caller can refuse a shape before allocating outputs): the larger
    of the two; 0 when CFG is unusable. */
@@ -379,6 +390,8 @@ size_t fa_workspace_bytes(const fa_config *cfg);
 /* The largest head dimension (fa2: FA2_MAX_HEAD_DIM, the kernel's). */
 #define FA_MAX_HEAD_DIM 4096
 #define FA2_MAX_HEAD_DIM 256
+/* The multiprocessors of an H200 (cfg->sms when 0). */
+#define FA_H200_SMS 132
 
 /* Names <-> values; the parse functions return -1 for an unknown name. */
 const char *fa_policy_name(fa_policy p);

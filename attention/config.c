@@ -141,8 +141,9 @@ fa_config_kernel_default(const fa_kernel *k)
     c.fix = fa_fix_default(FA_FIX_NONE);
     c.ablations = 0;
     c.exp = fa_exp_model_by_name("cr");
-    c.dq_splits = 1;
+    c.dq_splits = 0;
     c.splits = 0;
+    c.sms = 0;
     if (k != NULL) {
         c.order = k->kv_reverse ? FA_ORDER_REVERSE : FA_ORDER_FORWARD;
         c.mma_qk = sf_mma_preset_by_name(k->mma_s);
@@ -362,6 +363,8 @@ fa_plan_init(const fa_config *cfg, fa_plan *pl)
         return why;
     if (cfg->dq_splits > 65536)
         return "dq_splits: more than 65536";
+    if (cfg->sms > 100000)
+        return "sms: more than 100000";
     if (cfg->splits > 128)
         return "splits: more than 128 (the FA2 combine kernel's limit)";
 
@@ -403,7 +406,6 @@ fa_plan_init(const fa_config *cfg, fa_plan *pl)
             if (*f[i] == FA_FMT_IN)
                 *f[i] = pl->in_fmt;
     }
-    pl->dq_splits = cfg->dq_splits == 0 ? 1 : cfg->dq_splits;
     pl->k.rowsum_fma = cfg->fa2_rowsum_fma;
     pl->k.kv_reverse = cfg->order == FA_ORDER_REVERSE;
     pl->mqk =
@@ -478,6 +480,24 @@ fa_plan_init(const fa_config *cfg, fa_plan *pl)
             return "splits: more splits than KV blocks";
         pl->splits = splits;
         pl->blocks_per_split = (pl->tc + splits - 1) / splits;
+    }
+
+    /* The dQ buffers: the configuration's count, or the description's
+       rule on the launch; the loop runs min(count, backward KV blocks) of
+       them (the rest stay +0: adding +0 changes no sum that starts from
+       +0, so no bit). */
+    {
+        size_t nbuf = cfg->dq_splits;
+        size_t tb = (sh->nk + pl->bc_bwd - 1) / pl->bc_bwd;
+        if (nbuf == 0) {
+            size_t sms = cfg->sms != 0 ? cfg->sms : FA_H200_SMS;
+            /* no overflow: the shape is checked, launch_bh < 2^63 */
+            size_t bh = cfg->launch_bh != 0 ? cfg->launch_bh
+                                            : sh->batch * sh->heads;
+            nbuf = kern->dq_buffers == FA_DQB_SMS ? (sms + bh - 1) / bh : 1;
+        }
+        pl->dq_buffers = nbuf;
+        pl->dq_splits = nbuf < tb ? nbuf : tb;
     }
 
     /* Scale and the fix's parameters. */
@@ -593,6 +613,14 @@ fa_config_tiles(const fa_config *cfg, size_t *br, size_t *bc, size_t *tc,
     if (splits != NULL)
         *splits = pl.splits;
     return 0;
+}
+
+size_t
+fa_config_dq_buffers(const fa_config *cfg)
+{
+    fa_plan pl;
+
+    return fa_plan_init(cfg, &pl) == NULL ? pl.dq_buffers : 0;
 }
 
 uint32_t

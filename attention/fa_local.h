@@ -51,7 +51,9 @@ typedef struct fa_plan
     size_t tc;               /* number of forward KV blocks */
     size_t splits;           /* split-KV: 1 not split */
     size_t blocks_per_split; /* split-KV: n_blocks_per_split */
-    size_t dq_splits;        /* fa2 backward dQ buffers (>= 1) */
+    size_t dq_buffers;       /* fa2 backward dQ buffers of the launch */
+    size_t dq_splits;        /* of them the ones that can be nonzero:
+                                min(dq_buffers, backward KV blocks) */
     fa_kv_order order;
     unsigned abl;
     const fa_exp_model *exp;

@@ -193,6 +193,22 @@ typedef enum
                        (ex2-sm90: the H200's ex2.approx), fa_cuda_expf */
 } fa_exp_fn;
 
+/* The number of dQ accumulation buffers of the fa2 backward (bwd "fa2"):
+   KV block n adds its dQ contribution into buffer n mod G, the blocks of
+   a buffer in ascending order; convert_dQ adds the buffers in order from
+   0, then scales and rounds. */
+typedef enum
+{
+    FA_DQB_ONE, /* "one": G = 1 (the non-deterministic kernel's one buffer,
+                   which the KV blocks' thread blocks add into with
+                   atomicAdd in an order no launch fixes; here in
+                   ascending order) */
+    FA_DQB_SMS  /* "sms": G = ceil(SMs / (B H)), the deterministic launch
+                   (run_flash_bwd_seqk_parallel: the dq_dk_dv kernel's
+                   grid.x, thread block x walking the KV blocks x, x + G,
+                   ... into buffer x); SMs the configuration's sms */
+} fa_dq_buffers;
+
 /* Tiles of one range of head dimensions; 0 means N (untiled). */
 typedef struct fa_kernel_tiles
 {
@@ -308,6 +324,8 @@ typedef struct fa_kernel
        orders of S and P V; no row: the MMA chains above. */
     size_t n_gemv;
     fa_gemv_row gemv[FA_KERNEL_MAX_GEMV];
+    /* Appended (optional in JSON, "one" when absent). */
+    fa_dq_buffers dq_buffers; /* the fa2 backward's dQ buffer count */
 } fa_kernel;
 
 /* The named descriptions ("fa2", "paper-eq4", "repo", "fp32", then

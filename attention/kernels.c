@@ -91,6 +91,7 @@ static const fa_kernel kernels[] = {
         .combine_log = FA_KLOG_CUDA,
         .bwd = FA_BWD_FA2,
         .bwd_reverse_q = true,
+        .dq_buffers = FA_DQB_SMS,
     },
     /* paper-eq4: the paper's abstraction (Algorithm 1, Eq. 4): every dot
        product one FP32 chain, BF16 where the paper writes lp (S, S - m
@@ -301,6 +302,7 @@ static const char *const cexp_names[] = {"cr", "libm", "model",
                                          "cuda-expf", NULL};
 static const char *const bwd_names[] = {"chain", "fa2", "repo", "efficient",
                                          "math", NULL};
+static const char *const dqb_names[] = {"one", "sms", NULL};
 
 static const struct
 {
@@ -319,6 +321,7 @@ static const struct
     {"mask", mask_names},       {"m_init", mask_names},
     {"combine", combine_names}, {"combine_exp", cexp_names},
     {"bwd", bwd_names},         {"exp_fn", expfn_names},
+    {"dq_buffers", dqb_names},
 };
 
 const char *const *
@@ -390,7 +393,8 @@ fa_kernel_check(const fa_kernel *k)
         || (unsigned)k->m_init > FA_MASK_BF16_LOWEST
         || (unsigned)k->combine > FA_COMBINE_LEAN
         || (unsigned)k->combine_exp > FA_CEXP_EXPF
-        || (unsigned)k->bwd > FA_BWD_MATH)
+        || (unsigned)k->bwd > FA_BWD_MATH
+        || (unsigned)k->dq_buffers > FA_DQB_SMS)
         return "kernel: an enumerated field out of range";
     if ((k->exp_arg == FA_ARG_SCALE_SUB || k->exp_arg == FA_ARG_SCALE_FMA)
         != (k->alpha_arg == FA_ALPHA_SUB_SCALE

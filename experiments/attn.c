@@ -221,6 +221,7 @@ typedef struct
     bool describe;
     uint64_t splits; /* 0: the description's */
     bool splits_auto;
+    uint64_t dq_buffers; /* 0: the description's rule */
     uint64_t sms;
     fa_fix_kind fix_kind;
     bool beta_given, tol_given, eps_given, eps_zero_given, zero_max_given;
@@ -255,7 +256,7 @@ typedef struct
     unsigned n_lead;
     size_t nb, nh, nq, nk, d; /* B, H, Nq, Nk, d */
     size_t heads;             /* B H */
-    size_t br_eff, bc_eff, tc, splits_eff;
+    size_t br_eff, bc_eff, tc, splits_eff, dq_buffers_eff;
     uint32_t scale_used;
     uint16_t *data[N_IN]; /* the inputs, host order */
     ut_info info[N_IN];   /* what the reader did to each input */
@@ -702,6 +703,7 @@ resolve_tiles(attn_ctx *x)
 {
     (void)fa_config_tiles(&x->cfg, &x->br_eff, &x->bc_eff, &x->tc,
                           &x->splits_eff);
+    x->dq_buffers_eff = fa_config_dq_buffers(&x->cfg);
 }
 
 /* The description run: --kernel's, or the policy's. */
@@ -788,6 +790,8 @@ build_config(attn_ctx *x)
                                      (unsigned)x->sms);
     else
         c->splits = (size_t)x->splits;
+    c->dq_splits = (size_t)x->dq_buffers;
+    c->sms = (size_t)x->sms;
     if (c->splits > 1
         && (x->captures
             & ((1u << CAP_M) | (1u << CAP_L) | (1u << CAP_OBAR)))) {
@@ -804,6 +808,8 @@ build_config(attn_ctx *x)
     x->hcfg = *c;
     x->hcfg.shape.batch = 1;
     x->hcfg.shape.heads = 1;
+    /* one head at a time: the dQ buffers are the whole launch's */
+    x->hcfg.dq_splits = fa_config_dq_buffers(c);
     x->heads = x->nb * x->nh;
     x->scale_used = fa_scale_bits(c);
     x->order = c->order;
@@ -1441,6 +1447,8 @@ file_meta(out_file *f, const attn_ctx *x)
     meta_add(f, "producer", "bf16emu %s attn", cli_version());
     meta_add(f, "policy", "%s", kernel_name(x));
     meta_add(f, "splits", "%zu", x->splits_eff);
+    if (x->backward)
+        meta_add(f, "dq_buffers", "%zu", x->dq_buffers_eff);
     meta_add(f, "fix", "%s", fa_fix_name(fx->kind));
     meta_add(f, "fix.beta", "%s", dbl_str(buf, sizeof buf, fx->beta));
     meta_add(f, "fix.tol", "%s", dbl_str(buf, sizeof buf, fx->tol));
@@ -2065,6 +2073,7 @@ json_report(attn_ctx *x, cli_json *j)
     cli_json_int(j, "bc", (long long)x->bc_eff);
     cli_json_int(j, "kv_blocks", (long long)x->tc);
     cli_json_int(j, "splits", (long long)x->splits_eff);
+    cli_json_int(j, "dq_buffers", (long long)x->dq_buffers_eff);
     cli_json_object_end(j);
     cli_json_bool(j, "backward", x->backward);
     cli_json_object_begin(j, "shape");
@@ -2195,6 +2204,7 @@ enum
     O_DESCRIBE,
     O_SDPA_BACKENDS,
     O_SPLITS,
+    O_DQ_BUFFERS,
     O_SMS,
     O_FIX,
     O_BETA,
@@ -2253,6 +2263,7 @@ static const cli_option options[] = {{"q", true, O_Q},
                                      {"describe", false, O_DESCRIBE},
                                      {"sdpa-backends", true, O_SDPA_BACKENDS},
                                      {"splits", true, O_SPLITS},
+                                     {"dq-buffers", true, O_DQ_BUFFERS},
                                      {"sms", true, O_SMS},
                                      {"fix", true, O_FIX},
                                      {"beta", true, O_BETA},
@@ -2349,8 +2360,15 @@ attn_help(FILE *out)
         "split, the\n"
         "                       default); auto: PyTorch 2.11's rule for the "
         "shape\n"
-        "  --sms N              multiprocessors for --splits auto (default "
-        "132, H200)\n"
+        "  --dq-buffers N|auto  the fa2 backward's dQ accumulation buffers "
+        "(KV block n\n"
+        "                       into buffer n mod N); auto (default): the "
+        "description's\n"
+        "                       rule (fa2: ceil(SMs / (B H)), the "
+        "deterministic launch)\n"
+        "  --sms N              multiprocessors for --splits auto and "
+        "--dq-buffers auto\n"
+        "                       (default 132, H200)\n"
         "  --fix NAME           none (default), beta, beta-v2, eps, always\n"
         "  --beta X, --tol X, --eps X\n"
         "                       the fix's parameters (defaults 2 or 7 for "
@@ -2654,6 +2672,8 @@ take_option(void *ctx, int id, const char *v)
         return sdpa_policy_parse_backends(CMD, v, &x->sdpa_backends);
     case O_SPLITS:
         return fa_cli_parse_splits(CMD, v, &x->splits, &x->splits_auto);
+    case O_DQ_BUFFERS:
+        return fa_cli_parse_dq_buffers(CMD, v, &x->dq_buffers);
     case O_SMS:
         return fa_cli_parse_sms(CMD, v, &x->sms);
     case O_FIX:

@@ -192,6 +192,12 @@ typedef struct
     size_t splits;     /* resolved */
     size_t man_splits; /* the manifest's "splits" (0: none) */
     const char *splits_from;
+    bool dq_given;   /* --dq-buffers */
+    uint64_t dq_opt; /* its count (0: auto) */
+    size_t man_dq;   /* the manifest's "dq_buffers" (0: none) */
+    size_t dq_set;   /* resolved: cfg->dq_splits (0: the rule) */
+    size_t dq_eff;   /* the count the library runs */
+    const char *dq_from;
     bool fix_given;
     fa_fix_kind fix_opt;
     fa_cli_exp exp;
@@ -740,6 +746,23 @@ read_manifest(diff_ctx *x, const char *m)
                 return false;
             }
             x->man_splits = (size_t)v;
+        } else if (strcmp(key, "dq_buffers") == 0 && c.end - c.p >= 4
+                   && memcmp(c.p, "null", 4) == 0) {
+            /* dump_sdpa.py without a flash backward */
+            c.p += 4;
+        } else if (strcmp(key, "dq_buffers") == 0) {
+            /* the flash backward's dQ accumulation buffers (dump_sdpa.py
+               reads them from the dq_dk_dv kernel's grid) */
+            double v;
+            if (!jnumber(&c, &v) || !(v >= 1 && v <= 65536)
+                || v != floor(v)) {
+                cli_error(CMD,
+                          "%s: manifest: dq_buffers: expected an integer "
+                          "from 1 to 65536 or null",
+                          x->dump);
+                return false;
+            }
+            x->man_dq = (size_t)v;
         } else if (strcmp(key, "shape") == 0 && c.p < c.end && *c.p == '[') {
             /* PyTorch's t.shape: [B, H, N, d] (or [B, N, H, d] under
                "layout": "bnhd") */
@@ -1509,6 +1532,17 @@ read_dump(diff_ctx *x)
         x->splits = 1;
         x->splits_from = "default";
     }
+    /* the backward's dQ buffers: the option, the manifest, the rule */
+    if (x->dq_given) {
+        x->dq_set = (size_t)x->dq_opt;
+        x->dq_from = x->dq_opt == 0 ? "--dq-buffers auto" : "--dq-buffers";
+    } else if (x->man_dq != 0) {
+        x->dq_set = x->man_dq;
+        x->dq_from = "manifest";
+    } else {
+        x->dq_set = 0;
+        x->dq_from = "default";
+    }
     if (!x->stage_given && x->splits > 1)
         /* m, l and acc belong to a pass that is not split */
         for (int st = 0; st < N_ST; st++)
@@ -1582,6 +1616,8 @@ build_config(diff_ctx *x)
     else
         *c = fa_config_default(x->policy);
     c->splits = x->splits;
+    c->dq_splits = x->dq_set;
+    c->sms = (size_t)x->sms;
     c->shape.batch = x->nb;
     c->shape.heads = x->nh;
     c->shape.nq = x->nq;
@@ -1671,6 +1707,9 @@ build_config(diff_ctx *x)
         x->man_launch_bh != 0 ? (size_t)x->man_launch_bh
         : x->man_shape_given  ? (size_t)(x->man_shape[0] * x->man_shape[1])
                               : c->shape.batch * c->shape.heads;
+    /* one head at a time: the dQ buffers are the whole launch's */
+    x->dq_eff = fa_config_dq_buffers(c);
+    x->hcfg.dq_splits = x->dq_eff;
     x->scale_used = fa_scale_bits(c);
     if (x->scale_given) {
         /* the file's own scale, to note an override */
@@ -2379,6 +2418,9 @@ text_report(const diff_ctx *x, cli_buf *b)
     if (x->splits > 1)
         cli_buf_printf(b, "  split-KV: %zu splits (%s)\n", x->splits,
                        x->splits_from);
+    if (x->dq_eff > 1 && x->want[ST_DQ])
+        cli_buf_printf(b, "  backward: %zu dQ buffers (%s)\n", x->dq_eff,
+                       x->dq_from);
     if (x->fix != FA_FIX_NONE)
         cli_buf_printf(b, "  fix %s (%s)\n", fa_fix_name(x->fix), x->fix_from);
     if (x->man_rowsum_separate)
@@ -2572,6 +2614,8 @@ json_report(const diff_ctx *x, cli_json *j)
     cli_json_bool(j, "rowsum_fma", !x->man_rowsum_separate);
     cli_json_int(j, "splits", (long long)x->splits);
     cli_json_string(j, "splits_from", x->splits_from);
+    cli_json_int(j, "dq_buffers", (long long)x->dq_eff);
+    cli_json_string(j, "dq_buffers_from", x->dq_from);
     cli_json_object_begin(j, "scale");
     snprintf(buf, sizeof buf, "0x%08" PRIX32, x->scale_used);
     cli_json_string(j, "bits", buf);
@@ -2641,6 +2685,7 @@ enum
     O_KERNEL,
     O_SDPA_BACKENDS,
     O_SPLITS,
+    O_DQ_BUFFERS,
     O_SMS,
     O_STAGE,
     O_EXP,
@@ -2667,6 +2712,7 @@ static const cli_option options[] = {{"help", false, O_HELP},
                                      {"kernel", true, O_KERNEL},
                                      {"sdpa-backends", true, O_SDPA_BACKENDS},
                                      {"splits", true, O_SPLITS},
+                                     {"dq-buffers", true, O_DQ_BUFFERS},
                                      {"sms", true, O_SMS},
                                      {"exp", true, O_EXP},
                                      {"fix", true, O_FIX},
@@ -2765,8 +2811,15 @@ diff_help(FILE *out)
         "                       PyTorch 2.11's rule for the dump's shape "
         "(o and lse\n"
         "                       stages only)\n"
-        "  --sms N              multiprocessors for --splits auto (default "
-        "132, H200)\n"
+        "  --dq-buffers N|auto  the fa2 backward's dQ accumulation buffers "
+        "(default: the\n"
+        "                       manifest's dq_buffers, else auto: the "
+        "description's\n"
+        "                       rule, fa2: ceil(SMs / (B H)) on the dump's "
+        "shape)\n"
+        "  --sms N              multiprocessors for --splits auto and "
+        "--dq-buffers auto\n"
+        "                       (default 132, H200)\n"
         "  --stage LIST         comma-separated: s, m, p, l, acc (fa2 only), "
         "o, lse, dq,\n"
         "                       dk, dv (default: every stage the dump "
@@ -2896,6 +2949,9 @@ take_option(void *ctx, int id, const char *v)
         return true;
     case O_SPLITS:
         return fa_cli_parse_splits(CMD, v, &x->splits_opt, &x->splits_auto);
+    case O_DQ_BUFFERS:
+        x->dq_given = true;
+        return fa_cli_parse_dq_buffers(CMD, v, &x->dq_opt);
     case O_SMS:
         return fa_cli_parse_sms(CMD, v, &x->sms);
     case O_STAGE:

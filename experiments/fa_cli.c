@@ -125,6 +125,25 @@ fa_cli_parse_splits(const char *cmd, const char *v, uint64_t *n, bool *autosel)
     return true;
 }
 
+bool
+fa_cli_parse_dq_buffers(const char *cmd, const char *v, uint64_t *n)
+{
+    uint64_t x;
+
+    if (strcmp(v, "auto") == 0) {
+        *n = 0;
+        return true;
+    }
+    if (!cli_parse_u64(cmd, "--dq-buffers", v, &x))
+        return false;
+    if (x == 0 || x > 65536) {
+        cli_error(cmd, "--dq-buffers %s: expected 1 to 65536 or auto", v);
+        return false;
+    }
+    *n = x;
+    return true;
+}
+
 void
 fa_cli_config_refused(const char *cmd, const fa_config *c,
                       const char *splits_from, const char *why)

@@ -78,6 +78,10 @@ bool fa_cli_parse_splits(const char *cmd, const char *v, uint64_t *n,
 void fa_cli_config_refused(const char *cmd, const fa_config *c,
                            const char *splits_from, const char *why);
 
+/* --dq-buffers N|auto: N from 1 to 65536 into *N (auto: 0, the
+   description's rule). */
+bool fa_cli_parse_dq_buffers(const char *cmd, const char *v, uint64_t *n);
+
 /* --sms N: 1 to 100000 multiprocessors into *SMS.  Reports an error under
    cmd and returns false otherwise. */
 bool fa_cli_parse_sms(const char *cmd, const char *v, uint64_t *sms);

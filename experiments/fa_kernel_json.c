@@ -83,6 +83,7 @@ static const field fields[] = {
     {"exp_fn", F_ENUM, OFF(exp_fn), "exp_fn"},
     {"score_prescale", F_BOOL, OFF(score_prescale), NULL},
     {"gemv", F_GEMV, OFF(gemv), NULL},
+    {"dq_buffers", F_ENUM, OFF(dq_buffers), "dq_buffers"},
 };
 #define N_FIELDS (sizeof fields / sizeof fields[0])
 /* the optional fields come last */

@@ -5,16 +5,30 @@ usage: dump_sdpa.py --out FILE.safetensors
                     [--backend flash|cudnn|efficient|math|default]
                     [--batch B] [--heads H] [--nq NQ] [--nk NK] [--d D]
                     [--dtype bf16|fp16] [--seed N] [--causal] [--no-backward]
-                    [--gen normal|repeated-max|sink] [--repeat K]
-                    [--v-mean X] [--v-std X] [--nondet-runs N]
+                    [--gen normal|repeated-max|sink|mirror] [--repeat K]
+                    [--mirror-block N] [--mirror-stride G]
+                    [--mirror-big X] [--mirror-small X]
+                    [--v-mean X] [--v-std X] [--nondeterministic]
+                    [--backward-runs N] [--nondet-runs N]
 
 Generates BF16 (or FP16) Q, K, V [B, H, N, d] and dO from a seeded CPU
 generator (N(0, 1), rounded by PyTorch's CPU conversion; repeated-max: per
 head a direction u of norm 4, queries 4u + N(0, 0.1), the keys N(0, 1/16)
 except K of them (spread over the sequence) equal to u, so those K scores
-are exactly equal and by far the largest of each row; sink: the same with one key; V ~ N(v-mean, v-std)), runs the forward
+are exactly equal and by far the largest of each row; sink: the same with one key; V ~ N(v-mean, v-std); mirror: the inputs
+of normal, then Q's second half of the head dimension zeroed, so that the
+scores see only the first half of K; K in blocks of --mirror-block keys
+(the backward's KV blocks): block n + G (G = --mirror-stride) copies
+block n (itself no copy) with its second half negated and V copied, so that their dS are
+equal and their dQ contributions in the second half cancel exactly; that
+half scaled by --mirror-big in the mirrored blocks and by --mirror-small
+in the others: the dQ there is the small blocks' contribution alone when
+the mirrored pairs are added first, and is lost to rounding when a large
+one is added before it), runs the forward
 with the backend pinned (FLASH_ATTENTION by default: PyTorch 2.11 on an
-H200 would pick cuDNN), and the backward with deterministic algorithms on.
+H200 would pick cuDNN), and the backward with deterministic algorithms on
+(--nondeterministic: off, the flash backward's dQ then one buffer that
+every KV block's thread block adds into with atomicAdd).
 Writes q, k, v, do, o, lse (FP32 [B, H, NQ], natural log), dq, dk, dv to
 FILE (safetensors; BF16/FP16 tensors as such) and FILE's name with .json:
 GPU, driver, CUDA, torch and cuDNN versions, the backend, the dtype, the
@@ -24,7 +38,18 @@ KV splits of the flash forward read from the profiler (the split-KV
 kernel's grid.y; 1 for the one-pass kernel), "splits_predicted" the
 count FA2's heuristic gives for the launch shape (num_splits_heuristic
 with 2 x 132 SMs, 64-row query blocks and 256/128/64-key blocks for
-d <= 64 / 128 / larger).
+d <= 64 / 128 / larger).  With the backward, "backward_launches" lists
+its kernels with their grids; "dq_buffers" is the number of dQ
+accumulation buffers its convert_dQ kernel adds up: in deterministic
+mode the grid.x of flash_bwd_dq_dk_dv_loop_seqk_parallel_kernel (each
+thread block walks the KV blocks x, x + grid.x, ... into buffer x),
+otherwise 1; "dq_buffers_predicted" is ceil(SMs / (B H)) (the launch
+template's rule) in deterministic mode, else 1.  The backward runs
+--backward-runs times (default 2) on the same inputs; "backward_repro"
+records, per gradient, the number of distinct bit patterns among the
+runs and the most elements of one run that differ from the first's;
+with --nondeterministic it also records how many dQ elements of the
+first run differ from the deterministic backward's on the same inputs.
 
 The flash forward is called through aten._scaled_dot_product_flash_attention
 (the op SDPA dispatches to for that backend), because it also returns the
@@ -215,8 +240,27 @@ def nondet_backward(backward, leaves, det_grads, runs, restore):
     }
 
 
+def dq_buffers_seen(launches, deterministic):
+    """The dQ accumulation buffers of the flash backward among LAUNCHES:
+    the grid.x of its dq_dk_dv kernel in deterministic mode, 1 otherwise;
+    None without that kernel."""
+    for ln in launches:
+        if "flash_bwd_dq_dk_dv" in (ln["name"] or "") and ln["grid"]:
+            return int(ln["grid"][0]) if deterministic else 1
+    return None
+
+
+def dq_buffers_rule(batch, heads, deterministic, num_sms=132):
+    """ceil(SMs / (B H)) in deterministic mode (run_flash_bwd_seqk_parallel
+    of flash_bwd_launch_template.h), else 1."""
+    if not deterministic:
+        return 1
+    return (num_sms + batch * heads - 1) // (batch * heads)
+
+
 def gen_inputs(batch, heads, nq, nk, d, dt, seed, gen_name="normal",
-               repeat=4, v_mean=0.0, v_std=1.0):
+               repeat=4, v_mean=0.0, v_std=1.0, mirror=(128, 2, 256.0,
+                                                        2.0 ** -12)):
     """Q, K, V, dO as CPU tensors of dtype DT from a seeded CPU generator
     (the module docstring describes the generators)."""
     gen = torch.Generator().manual_seed(seed)
@@ -228,7 +272,27 @@ def gen_inputs(batch, heads, nq, nk, d, dt, seed, gen_name="normal",
     q, k = draw(nq), draw(nk)
     v = draw(nk, v_mean, v_std)
     do = draw(nq)
-    if gen_name != "normal":
+    if gen_name == "mirror":
+        block, stride, big, small = mirror
+        h = d // 2
+        q[..., h:] = 0
+        k = k.float()
+        nblk = (nk + block - 1) // block
+        paired = set()
+        for n in range(nblk - stride):
+            lo, hi = n * block, min(nk, (n + 1) * block)
+            m = (n + stride) * block
+            if n in paired or hi - lo != min(nk, m + block) - m:
+                continue
+            paired.update((n, n + stride))
+            k[:, :, m:m + hi - lo, :] = k[:, :, lo:hi, :]
+            k[:, :, m:m + hi - lo, h:] *= -1
+            v[:, :, m:m + hi - lo, :] = v[:, :, lo:hi, :]
+        for n in range(nblk):
+            lo, hi = n * block, min(nk, (n + 1) * block)
+            k[:, :, lo:hi, h:] *= big if n in paired else small
+        k = k.to(dt)
+    elif gen_name != "normal":
         u = torch.randn(batch, heads, 1, d, generator=gen)
         u = (u / u.norm(dim=-1, keepdim=True) * 4.0).to(dt)
         k = (k.float() * 0.25).to(dt)
@@ -258,11 +322,17 @@ def main(argv=None):
     ap.add_argument("--causal", action="store_true")
     ap.add_argument("--no-backward", action="store_true")
     ap.add_argument("--gen", default="normal",
-                    choices=["normal", "repeated-max", "sink"])
+                    choices=["normal", "repeated-max", "sink", "mirror"])
+    ap.add_argument("--mirror-block", type=int, default=128)
+    ap.add_argument("--mirror-stride", type=int, default=2)
+    ap.add_argument("--mirror-big", type=float, default=256.0)
+    ap.add_argument("--mirror-small", type=float, default=2.0 ** -12)
     ap.add_argument("--repeat", type=int, default=4)
     ap.add_argument("--v-mean", type=float, default=0.0)
     ap.add_argument("--v-std", type=float, default=1.0)
     ap.add_argument("--nondet-runs", type=int, default=0)
+    ap.add_argument("--nondeterministic", action="store_true")
+    ap.add_argument("--backward-runs", type=int, default=2)
     a = ap.parse_args(argv)
     nk = a.nk if a.nk is not None else a.nq
     if not a.out.endswith(".safetensors"):
@@ -270,11 +340,14 @@ def main(argv=None):
 
     # cuDNN's backward has no deterministic mode, and deterministic
     # algorithms rule cuDNN out of the default choice
-    deterministic = a.backend not in ("cudnn", "default")
+    deterministic = (a.backend not in ("cudnn", "default")
+                     and not a.nondeterministic)
     torch.use_deterministic_algorithms(deterministic)
     dt = torch.bfloat16 if a.dtype == "bf16" else torch.float16
     q, k, v, do = gen_inputs(a.batch, a.heads, a.nq, nk, a.d, dt, a.seed,
-                             a.gen, a.repeat, a.v_mean, a.v_std)
+                             a.gen, a.repeat, a.v_mean, a.v_std,
+                             (a.mirror_block, a.mirror_stride, a.mirror_big,
+                              a.mirror_small))
     dev = torch.device("cuda")
     qg, kg, vg, dog = (t.to(dev).requires_grad_(t is not do)
                        for t in (q, k, v, do))
@@ -320,6 +393,8 @@ def main(argv=None):
     fwd_kernels = kernels_seen(forward, fwd_launches)
     choice = CHOICE_NAMES.get(int(torch._fused_sdp_choice(
         qg, kg, vg, None, 0.0, a.causal)), "unknown")
+    bwd_launches = []
+    repro = None
     with pinned():
         o, lse = forward()
         bwd_kernels = []
@@ -341,19 +416,42 @@ def main(argv=None):
                     return torch.ops.aten._scaled_dot_product_flash_attention_backward(
                         dog, qg, kg, vg, r[0], r[1], r[2], r[3], r[4], r[5],
                         0.0, a.causal, r[6], r[7])
-            if aten_bwd:
-                bwd_kernels = kernels_seen(backward_op)
-                grads = backward_op()
-            else:
-                bwd_kernels = kernels_seen(backward, bwd_launches)
+            def run_bwd():
+                if aten_bwd:
+                    return tuple(g.detach().clone()
+                                 for g in backward_op()[:3])
                 backward()
-                grads = tuple(t.grad.detach().clone() for t in (qg, kg, vg))
-                backward()
-                det_repeat = all(bits_equal(g, t.grad)
-                                 for g, t in zip(grads, (qg, kg, vg)))
-                if a.nondet_runs >= 2:
-                    nondet = nondet_backward(backward, (qg, kg, vg), grads,
-                                             a.nondet_runs, deterministic)
+                return tuple(g.detach().clone()
+                             for g in (qg.grad, kg.grad, vg.grad))
+            bwd_kernels = kernels_seen(
+                backward_op if aten_bwd else backward, bwd_launches)
+            runs = [run_bwd() for _ in range(max(1, a.backward_runs))]
+            torch.cuda.synchronize()
+            grads = runs[0]
+            repro = {"runs": len(runs)}
+            for gi, gname in enumerate(("dq", "dk", "dv")):
+                first = runs[0][gi].view(torch.int16)
+                views = [r[gi].view(torch.int16) for r in runs]
+                repro[gname + "_distinct"] = sum(
+                    1 for i, x in enumerate(views)
+                    if not any(torch.equal(x, y) for y in views[:i]))
+                repro[gname + "_differ_max"] = max(
+                    int((r[gi].view(torch.int16) != first).sum())
+                    for r in runs)
+            if not deterministic:
+                torch.use_deterministic_algorithms(True)
+                det = run_bwd()
+                torch.cuda.synchronize()
+                torch.use_deterministic_algorithms(False)
+                repro["dq_differ_vs_deterministic"] = int(
+                    (det[0].view(torch.int16)
+                     != runs[0][0].view(torch.int16)).sum())
+            if len(runs) >= 2 and deterministic:
+                det_repeat = repro["dq_distinct"] == 1 and \
+                    repro["dk_distinct"] == 1 and repro["dv_distinct"] == 1
+            if a.nondet_runs >= 2 and not aten_bwd:
+                nondet = nondet_backward(backward, (qg, kg, vg), grads,
+                                         a.nondet_runs, deterministic)
     torch.cuda.synchronize()
 
     out = {"q": q, "k": k, "v": v, "do": do, "o": o.detach().cpu()}
@@ -395,6 +493,13 @@ def main(argv=None):
         "deterministic_repeat_equal": det_repeat,
         "nondeterministic": nondet,
         "deterministic": deterministic,
+        "sms": torch.cuda.get_device_properties(0).multi_processor_count,
+        "dq_buffers": dq_buffers_seen(bwd_launches, deterministic),
+        "dq_buffers_predicted": None if a.no_backward else
+        dq_buffers_rule(a.batch, a.heads, deterministic,
+                        torch.cuda.get_device_properties(0)
+                        .multi_processor_count),
+        "backward_repro": repro,
         "shape": {"batch": a.batch, "heads": a.heads, "nq": a.nq, "nk": nk,
                   "d": a.d},
         "causal": a.causal,
@@ -413,6 +518,9 @@ def main(argv=None):
         % {"bf16": "bfloat16", "fp16": "float16"}[a.dtype],
         "gen": a.gen, "repeat": a.repeat if a.gen == "repeated-max" else
         (1 if a.gen == "sink" else 0), "v_mean": a.v_mean, "v_std": a.v_std,
+        "mirror": {"block": a.mirror_block, "stride": a.mirror_stride,
+                   "big": a.mirror_big, "small": a.mirror_small}
+        if a.gen == "mirror" else None,
         "single_split": splits_seen(fwd_launches) == 1,
         "date": datetime.datetime.now(datetime.timezone.utc)
         .strftime("%Y-%m-%dT%H:%M:%SZ"),

@@ -7,15 +7,19 @@ usage: sdpa_ext_table.py BF16EMU [DUMP.safetensors...]
 For each dump (default: tests/data/gpu/sdpa_h200_*.safetensors with a
 backward, and every tests/data/gpu/sdpa_ext/*.safetensors) runs
 
-    BF16EMU attn --policy fa2 --q F:q --k F:k --v F:v [--do F:do --backward]
-        [--causal] --splits N --no-exact --out TMP
+    BF16EMU attn --policy fa2 --q F:q --k F:k --v F:v [--do F:do --backward
+        [--dq-buffers G]] [--causal] --splits N --no-exact --out TMP
 
 (the built-in fa2 description and its defaults: ex2-sm90, lg2-sm90, the
-split count N from the manifest) and counts the elements of o, lse, dq,
-dk and dv equal bit for bit to the dump's.  The backward runs from the
-emulator's own O and LSE: the chain.  Families: non-split (one KV split,
-Nq > 1), split-KV (Nq > 1), decode (Nq = 1), FP16, causal with
-Nq != Nk.  Standard library only.
+split count N and the dQ buffer count G from the manifest: G is the
+launch's, and a dump keeps one head of it) and counts the elements of o,
+lse, dq, dk and dv equal bit for bit to the dump's.  The backward runs
+from the emulator's own O and LSE: the chain.  Families: non-split (one
+KV split, Nq > 1), split-KV (Nq > 1), decode (Nq = 1), FP16, causal with
+Nq != Nk, and dQ buffers (the backward runs of experiments/gpu/
+sdpa_sweep.py's "bwd_" cases: more KV blocks than dQ buffers, or the
+non-deterministic backward, whose dQ no run reproduces).  Standard
+library only.
 """
 import glob
 import json
@@ -86,6 +90,8 @@ def inputs(man):
 
 
 def family(man, nq, nk):
+    if man.get("backward_repro") is not None:
+        return "dQ buffers"
     if man.get("dtype") == "float16":
         return "FP16"
     if nq == 1:
@@ -114,6 +120,8 @@ def run(bf16emu, path):
             cmd.append("--causal")
         if bwd:
             cmd += ["--do", path + ":do", "--backward"]
+            if man.get("dq_buffers"):
+                cmd += ["--dq-buffers", str(man["dq_buffers"])]
         p = subprocess.run(cmd, stdout=subprocess.DEVNULL,
                            stderr=subprocess.PIPE, text=True)
         if p.returncode != 0:
@@ -131,6 +139,10 @@ def run(bf16emu, path):
         "inputs": inputs(man),
         "splits": splits,
         "family": family(man, nq, nk),
+        "dqbuf": "%s / %d%s" % (
+            man.get("dq_buffers"), (nk + (127 if d <= 128 else 63))
+            // (128 if d <= 128 else 64),
+            "" if man.get("deterministic", True) else " (non-det.)"),
     }
     for key in ("o", "lse", "dq", "dk", "dv"):
         row[key] = equal(emu, gpu, key) if key in ("o", "lse") or bwd \
@@ -152,17 +164,21 @@ def main(argv):
     rows = [run(bf16emu, f) for f in files]
     tot = {}
     for fam in ("non-split", "split-KV", "decode", "FP16",
-                "causal Nq ≠ Nk"):
+                "causal Nq ≠ Nk", "dQ buffers"):
         sel = [r for r in rows if r["family"] == fam]
         if not sel:
             continue
+        bufs = fam == "dQ buffers"
         print("\n#### %s (%d dumps)\n" % (fam, len(sel)))
-        print("| case | B·H·Nq·Nk·d (launch) | causal | inputs | splits | O "
-              "| LSE | dQ | dK | dV |")
-        print("|---|---|---|---|---|---|---|---|---|---|")
+        print("| case | B·H·Nq·Nk·d (launch) | causal | inputs | splits | %sO "
+              "| LSE | dQ | dK | dV |" % (
+                  "dQ buffers / KV blocks | " if bufs else ""))
+        print("|---|---|---|---|---|---|---|---|---|---|" +
+              ("---|" if bufs else ""))
         for r in sel:
-            print("| `%s` | %s | %s | %s | %d | %s | %s | %s | %s | %s |" % (
+            print("| `%s` | %s | %s | %s | %d | %s%s | %s | %s | %s | %s |" % (
                 r["case"], r["shape"], r["causal"], r["inputs"], r["splits"],
+                r["dqbuf"] + " | " if bufs else "",
                 frac(r["o"]), frac(r["lse"]), frac(r["dq"]), frac(r["dk"]),
                 frac(r["dv"])))
             for key in ("o", "lse", "dq", "dk", "dv"):

@@ -10,12 +10,14 @@ an H200 (132 SMs): B*H*ceil(NQ/64) >= 212, or a single KV block.  Names
 ending in "_bias" are the cases whose O bias is measured against the
 exact reference (repeated maxima or a sink, V with a negative mean).
 
-extended: the cases of EXTENDED (split-KV launches, decode with one
-query row, FP16 inputs, d = 32, 96, 160, 192, 224, 256, causal with
-NQ != NK), the backward in deterministic mode where a case asks for it,
-then head 0 kept alone (slice_heads.py; a forward-only case without dO)
-so that the fixture stays small; the manifest keeps the launch shape,
-the kernels with their grids and the split count.
+extended: the cases of EXTENDED (split-KV launches up to 128 splits,
+decode with one query row, FP16 inputs, d = 8 to 256, causal with
+NQ != NK, backward launches with more KV blocks than dQ buffers), the
+backward in deterministic mode where a case asks for it (a "bwd_nondet"
+case: not), then head 0 kept alone (slice_heads.py; a forward-only case
+without dO) so that the fixture stays small; the manifest keeps the
+launch shape, the kernels with their grids, the split count and the
+backward's dQ buffer count.
 
 With NAMEs, only those cases run.
 """
@@ -210,6 +212,72 @@ EXTENDED = [
                        "--nk", "256", "--seed", "165"], False),
     ("decode_d192_nk192", ["--d", "192", "--heads", "8", "--nq", "1",
                            "--nk", "192", "--seed", "166"], False),
+    # more than 32 splits (the combine kernel's 64- and 128-split
+    # instances): one head of 64 rows, the keys in blocks of 256 (d <= 64);
+    # 128 blocks give the heuristic's cap, 40 blocks 40 splits
+    ("split_d8_s128", ["--d", "8", "--heads", "1", "--nq", "64",
+                       "--nk", "32768", "--seed", "171"], False),
+    ("split_d16_s40", ["--d", "16", "--heads", "1", "--nq", "64",
+                       "--nk", "10240", "--seed", "172"], False),
+    # FP16 split-KV and decode at d = 128 and 256
+    ("split_d128_s4_fp16", ["--dtype", "fp16", "--d", "128", "--heads", "1",
+                            "--nq", "64", "--nk", "512", "--seed", "173"],
+     False),
+    ("split_d256_s4_fp16_sink", ["--dtype", "fp16", "--d", "256", "--heads",
+                                 "1", "--nq", "64", "--nk", "256", "--gen",
+                                 "sink", "--seed", "174"] + V_NEG, False),
+    ("decode_d128_nk512_fp16", ["--dtype", "fp16", "--d", "128", "--heads",
+                                "8", "--nq", "1", "--nk", "512", "--seed",
+                                "175"], False),
+    ("decode_d256_nk384_fp16_repmax", ["--dtype", "fp16", "--d", "256",
+                                       "--heads", "8", "--nq", "1", "--nk",
+                                       "384", "--gen", "repeated-max",
+                                       "--repeat", "4", "--seed", "176"]
+     + V_NEG, False),
+    # the deterministic backward with more KV blocks than dQ buffers
+    # (ceil(132 / (B H)) of them: 2 for 66 heads, 3 for 44), and the
+    # non-deterministic one (one buffer, atomicAdd from every KV block),
+    # each backward run several times on the same inputs
+    ("bwd_det_d64_h66_nk384", ["--heads", "66", "--nq", "128", "--nk", "384",
+                               "--seed", "181", "--backward-runs", "3"],
+     True),
+    ("bwd_det_d32_h66_nk512_fp16", ["--dtype", "fp16", "--d", "32",
+                                    "--heads", "66", "--nq", "128", "--nk",
+                                    "512", "--seed", "182",
+                                    "--backward-runs", "3"], True),
+    ("bwd_det_d128_b2h22_causal", ["--d", "128", "--batch", "2", "--heads",
+                                   "22", "--nq", "64", "--nk", "512",
+                                   "--causal", "--seed", "183",
+                                   "--backward-runs", "3"], True),
+    # the same with mirrored KV blocks (dump_sdpa.py --gen mirror): block
+    # n + G the mirror of block n for G dQ buffers, so that the buffers'
+    # order of addition decides the second half of dQ; 132 heads: one
+    # buffer, the KV blocks in ascending order
+    ("bwd_det_d64_h66_nk384_mirror", ["--heads", "66", "--nq", "128", "--nk",
+                                      "384", "--gen", "mirror",
+                                      "--mirror-stride", "2", "--seed",
+                                      "185", "--backward-runs", "3"], True),
+    ("bwd_det_d128_h44_nk512_mirror_fp16", ["--dtype", "fp16", "--d", "128",
+                                            "--heads", "44", "--nq", "64",
+                                            "--nk", "512", "--gen", "mirror",
+                                            "--mirror-stride", "3",
+                                            "--mirror-big", "64",
+                                            "--mirror-small", "0.00390625",
+                                            "--seed", "186",
+                                            "--backward-runs", "3"], True),
+    ("bwd_det_d32_h132_nk384_mirror", ["--d", "32", "--heads", "132", "--nq",
+                                       "128", "--nk", "384", "--gen",
+                                       "mirror", "--mirror-stride", "1",
+                                       "--seed", "187", "--backward-runs",
+                                       "3"], True),
+    ("bwd_nondet_d64_h4_nk384_mirror", ["--heads", "4", "--nq", "128",
+                                        "--nk", "384", "--gen", "mirror",
+                                        "--mirror-stride", "2", "--seed",
+                                        "188", "--nondeterministic",
+                                        "--backward-runs", "20"], True),
+    ("bwd_nondet_d64_h4_nk512", ["--heads", "4", "--nq", "128", "--nk",
+                                 "512", "--seed", "184", "--nondeterministic",
+                                 "--backward-runs", "10"], True),
 ]
 
 
@@ -238,9 +306,14 @@ def run_extended(out, only):
         os.unlink(full[:-len(".safetensors")] + ".json")
         with open(dst[:-len(".safetensors")] + ".json") as f:
             man = json.load(f)
-        print("  splits %s (predicted %s), %d bytes" % (
-            man.get("splits"), man.get("splits_predicted"),
-            os.path.getsize(dst)), flush=True)
+        print("  splits %s (predicted %s), dq buffers %s (predicted %s), "
+              "%d bytes" % (
+                  man.get("splits"), man.get("splits_predicted"),
+                  man.get("dq_buffers"), man.get("dq_buffers_predicted"),
+                  os.path.getsize(dst)), flush=True)
+        if man.get("backward_repro"):
+            print("  backward runs: %s" % json.dumps(man["backward_repro"]),
+                  flush=True)
 
 
 def main():

@@ -3,8 +3,11 @@
    NQ != NK; made by experiments/gpu/sdpa_sweep.py --set extended) checked
    at the level of their manifests: each manifest's launch shape, dtype,
    kernels, grids and split count agree with each other and with the
-   tensors of its safetensors file, and the LSE holds +Inf exactly on the
-   rows the kernel's bottom-right causal mask leaves empty.  The emulator
+   tensors of its safetensors file, the backward's dQ buffer count with
+   its dq_dk_dv kernel's grid (ceil(SMs / (B H)) in deterministic mode,
+   one KV block per thread block otherwise), and the LSE holds +Inf
+   exactly on the rows the kernel's bottom-right causal mask leaves
+   empty.  The emulator
    is not run on them. */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -23,6 +26,14 @@
 #define DIR SRCDIR "/tests/data/gpu/sdpa_ext/"
 
 static const char *const fixtures[] = {
+    "bwd_det_d128_b2h22_causal",
+    "bwd_det_d128_h44_nk512_mirror_fp16",
+    "bwd_det_d32_h132_nk384_mirror",
+    "bwd_det_d32_h66_nk512_fp16",
+    "bwd_det_d64_h66_nk384",
+    "bwd_det_d64_h66_nk384_mirror",
+    "bwd_nondet_d64_h4_nk384_mirror",
+    "bwd_nondet_d64_h4_nk512",
     "causal_d128_nq64_nk192",
     "causal_d256_nq128_nk64",
     "causal_d32_nq128_nk64_fp16",
@@ -41,8 +52,10 @@ static const char *const fixtures[] = {
     "d96_normal",
     "d96_repmax4",
     "decode_d128_nk512_b2",
+    "decode_d128_nk512_fp16",
     "decode_d16_nk16384",
     "decode_d192_nk192",
+    "decode_d256_nk384_fp16_repmax",
     "decode_d32_nk1024_fp16",
     "decode_d32_nk4096",
     "decode_d64_nk1024",
@@ -57,12 +70,15 @@ static const char *const fixtures[] = {
     "fp16_d64_sink",
     "fp16_d64_sink_causal",
     "split_d128_s2",
+    "split_d128_s4_fp16",
     "split_d128_s4_repmax",
     "split_d128_s6",
+    "split_d16_s40",
     "split_d192_s6",
     "split_d224_s4",
     "split_d256_s2",
     "split_d256_s4",
+    "split_d256_s4_fp16_sink",
     "split_d32_s2",
     "split_d32_s4_sink",
     "split_d64_h20_s2",
@@ -71,6 +87,7 @@ static const char *const fixtures[] = {
     "split_d64_s3",
     "split_d64_s4_causal",
     "split_d64_s5",
+    "split_d8_s128",
 };
 #define NFIX (sizeof fixtures / sizeof fixtures[0])
 
@@ -224,6 +241,33 @@ START_TEST(test_manifests)
         expect_shape(name, path, "dv", in, 4, ks, &t);
         tensor_free(&t);
         ck_assert_uint_eq(json_object_size(tens), 9);
+        /* the dQ buffers (dumps that record the backward's launches) */
+        json_t *bl = json_object_get(m, "backward_launches");
+        if (json_is_array(bl)) {
+            bool det = json_is_true(json_object_get(m, "deterministic"));
+            json_int_t sms = int_at(name, m, "sms");
+            json_int_t nbuf = int_at(name, m, "dq_buffers");
+            json_t *k = launch(bl, "flash_bwd_dq_dk_dv_loop_seqk_parallel");
+            ck_assert_ptr_nonnull(k);
+            json_t *g = json_object_get(k, "grid");
+            json_int_t g0 = json_integer_value(json_array_get(g, 0));
+            ck_assert_int_eq(json_integer_value(json_array_get(g, 1)), b);
+            ck_assert_int_eq(json_integer_value(json_array_get(g, 2)), h);
+            ck_assert_int_eq(sms, 132);
+            ck_assert_int_eq(int_at(name, m, "dq_buffers_predicted"), nbuf);
+            if (det) {
+                ck_assert_int_eq(g0, nbuf);
+                ck_assert_int_eq(nbuf, (sms + b * h - 1) / (b * h));
+            } else {
+                /* a thread block per KV block of 128 keys (d <= 128) */
+                ck_assert_int_eq(nbuf, 1);
+                ck_assert(d <= 128);
+                ck_assert_int_eq(g0, (nk + 127) / 128);
+            }
+            ck_assert(kernel_seen(json_object_get(m, "backward_kernels"),
+                                  det ? "flash_bwd_dot_do_o_kernel<false"
+                                      : "flash_bwd_dot_do_o_kernel<true"));
+        }
     } else {
         ck_assert(json_is_null(bop));
         ck_assert_ptr_null(json_object_get(tens, "dq"));
@@ -257,11 +301,15 @@ START_TEST(test_manifests)
 END_TEST
 
 /* The set covers what it is for: at least 40 dumps, split counts 2 to 16
-   and beyond, decode, FP16, the head dimensions, the backward. */
+   and beyond (up to the heuristic's 128), decode, FP16, the head
+   dimensions, the backward, deterministic backwards with more KV blocks
+   than dQ buffers, a non-deterministic one whose dQ changed between
+   runs. */
 START_TEST(test_coverage)
 {
-    bool split_seen[65] = {false}, d_seen[257] = {false};
+    bool split_seen[129] = {false}, d_seen[257] = {false};
     unsigned n_fp16 = 0, n_bwd = 0, n_decode = 0, n_causal_rect = 0;
+    unsigned n_spread = 0, n_nondet = 0;
     json_error_t jerr;
 
     ck_assert_uint_ge(NFIX, 40);
@@ -275,8 +323,17 @@ START_TEST(test_coverage)
         json_int_t d = json_integer_value(json_object_get(ls, "d"));
         json_int_t nq = json_integer_value(json_object_get(ls, "nq"));
         json_int_t nk = json_integer_value(json_object_get(ls, "nk"));
-        if (s >= 1 && s <= 64)
+        if (s >= 1 && s <= 128)
             split_seen[s] = true;
+        json_t *nb = json_object_get(m, "dq_buffers");
+        json_t *rp = json_object_get(m, "backward_repro");
+        if (json_is_integer(nb) && d <= 128) {
+            bool det = json_is_true(json_object_get(m, "deterministic"));
+            n_spread += det && (nk + 127) / 128 > json_integer_value(nb);
+            n_nondet +=
+                !det
+                && json_integer_value(json_object_get(rp, "dq_distinct")) > 1;
+        }
         if (d >= 1 && d <= 256)
             d_seen[d] = true;
         n_fp16 +=
@@ -288,17 +345,19 @@ START_TEST(test_coverage)
             json_is_true(json_object_get(m, "causal")) && nq != nk;
         json_decref(m);
     }
-    static const int want_splits[] = {1, 2, 3, 4, 5, 6, 8, 16, 32};
+    static const int want_splits[] = {1, 2, 3, 4, 5, 6, 8, 16, 32, 40, 128};
     for (size_t i = 0; i < sizeof want_splits / sizeof want_splits[0]; i++)
         ck_assert_msg(split_seen[want_splits[i]], "no dump with %d splits",
                       want_splits[i]);
-    static const int want_d[] = {16, 32, 64, 96, 128, 160, 192, 224, 256};
+    static const int want_d[] = {8, 16, 32, 64, 96, 128, 160, 192, 224, 256};
     for (size_t i = 0; i < sizeof want_d / sizeof want_d[0]; i++)
         ck_assert_msg(d_seen[want_d[i]], "no dump with d = %d", want_d[i]);
     ck_assert_uint_ge(n_fp16, 8);
     ck_assert_uint_ge(n_bwd, 15);
     ck_assert_uint_ge(n_decode, 6);
     ck_assert_uint_ge(n_causal_rect, 6);
+    ck_assert_uint_ge(n_spread, 5);
+    ck_assert_uint_ge(n_nondet, 1);
 }
 END_TEST
 

@@ -104,7 +104,8 @@ START_TEST(test_defaults)
         ck_assert_uint_eq(c.bc, 0);
         ck_assert_uint_eq(c.br_bwd, 0);
         ck_assert_uint_eq(c.bc_bwd, 0);
-        ck_assert_uint_eq(c.dq_splits, 1);
+        ck_assert_uint_eq(c.dq_splits, 0);
+        ck_assert_uint_eq(c.sms, 0);
         ck_assert_int_eq(c.order, p == FA_POLICY_FA2 ? FA_ORDER_REVERSE
                                                      : FA_ORDER_FORWARD);
         ck_assert_int_eq(c.fix.kind, FA_FIX_NONE);
@@ -205,9 +206,19 @@ START_TEST(test_check_strings)
     c.shape = (fa_shape){1, 1, (size_t)1 << 40, 1, 256};
     c.ablations = FA_ABL_UNTILED;
     c.dq_splits = 65536;
+    /* one KV block: one dQ buffer can be nonzero, one is held */
+    expect(c, NULL);
+    /* 2^40 rows x 2^15 buffers (of 2^15 KV blocks) x 256 */
+    c.ablations = 0;
+    c.shape = (fa_shape){1, 1, (size_t)1 << 40, (size_t)1 << 19, 256};
+    c.br_bwd = (size_t)1 << 40;
+    c.bc_bwd = 16;
     expect(c, "shape: the working memory size overflows size_t");
     c.dq_splits = 65537;
     expect(c, "dq_splits: more than 65536");
+    c.dq_splits = 0;
+    c.sms = 100001;
+    expect(c, "sms: more than 100000");
     /* scale */
     c = small(FA_POLICY_FP32);
     c.scale = -0.5f;
@@ -494,6 +505,57 @@ START_TEST(test_workspace)
 }
 END_TEST
 
+/* The fa2 backward's dQ buffer count on a launch: ceil(SMs / (B H)) for
+   the fa2 description ("sms"), the grid.x of the deterministic dq_dk_dv
+   kernel that PyTorch 2.11 launched on the H200 for (B, H) in the dumps
+   of tests/data/gpu/sdpa_ext (bwd_det_*: 66 heads 2, 2 x 22 and 44
+   heads 3, 132 heads 1); one buffer for the other descriptions; the
+   configuration's count over the rule. */
+START_TEST(test_dq_buffers)
+{
+    static const struct
+    {
+        size_t b, h, sms, want;
+    } launches[] = {
+        {1, 66, 0, 2},   {2, 22, 0, 3},          {1, 44, 0, 3}, {1, 132, 0, 1},
+        {1, 1, 0, 132},  {1, 133, 0, 1},         {3, 1, 0, 44}, {1, 4, 0, 33},
+        {1, 3, 100, 34}, {1, 1, 100000, 100000},
+    };
+    for (size_t i = 0; i < sizeof launches / sizeof launches[0]; i++) {
+        fa_config c = fa_config_default(FA_POLICY_FA2);
+        c.shape = (fa_shape){launches[i].b, launches[i].h, 64, 384, 64};
+        c.sms = launches[i].sms;
+        ck_assert_msg(fa_config_dq_buffers(&c) == launches[i].want,
+                      "B %zu H %zu sms %zu: %zu dQ buffers, expected %zu",
+                      launches[i].b, launches[i].h, launches[i].sms,
+                      fa_config_dq_buffers(&c), launches[i].want);
+        c.dq_splits = 5;
+        ck_assert_uint_eq(fa_config_dq_buffers(&c), 5);
+    }
+    ck_assert_int_eq(fa_kernel_by_name("fa2")->dq_buffers, FA_DQB_SMS);
+    for (int p = 0; p < 6; p++) {
+        fa_config c = fa_config_default((fa_policy)p);
+        c.shape = (fa_shape){1, 1, 64, 384, 64};
+        ck_assert_uint_eq(fa_config_dq_buffers(&c),
+                          p == FA_POLICY_FA2 ? 132 : 1);
+    }
+    {
+        /* an unusable configuration, a description's value out of range */
+        fa_config c = fa_config_default(FA_POLICY_FA2);
+        fa_kernel k = *fa_kernel_by_name("fa2");
+        ck_assert_uint_eq(fa_config_dq_buffers(&c), 0); /* no shape */
+        ck_assert_uint_eq(fa_config_dq_buffers(NULL), 0);
+        k.dq_buffers = (fa_dq_buffers)2;
+        ck_assert_str_eq(fa_kernel_check(&k),
+                         "kernel: an enumerated field out of range");
+        k.dq_buffers = FA_DQB_ONE;
+        c = fa_config_kernel_default(&k);
+        c.shape = (fa_shape){1, 1, 64, 384, 64};
+        ck_assert_uint_eq(fa_config_dq_buffers(&c), 1);
+    }
+}
+END_TEST
+
 int
 main(void)
 {
@@ -502,6 +564,7 @@ main(void)
 
     tcase_add_test(tc, test_names);
     tcase_add_test(tc, test_defaults);
+    tcase_add_test(tc, test_dq_buffers);
     tcase_add_test(tc, test_check_strings);
     tcase_add_test(tc, test_capture_check);
     tcase_add_test(tc, test_output_formats);

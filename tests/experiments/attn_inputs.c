@@ -24,6 +24,11 @@
  *        attn_inputs same FILE1 FILE2 NAME...
  *        attn_inputs get FILE NAME INDEX
  *        attn_inputs equal FILE1 FILE2 NAME...
+ *        attn_inputs heads FILE H OUT
+ *
+ * heads: OUT holds FILE's tensors of shape [1, 1, ...] repeated H times
+ * along the heads ([1, H, ...]), the others as they are, without FILE's
+ * metadata: one head of a dump as a launch of H equal heads.
  *
  * split: FILE is a bf16emu attn output holding the inputs q, k, v (and
  * do), [B, H, N, d] BF16.  Writes into OUTDIR (created when missing; files
@@ -416,6 +421,45 @@ do_get(const char *file, const char *name, const char *index)
 }
 
 static int
+do_heads(const char *file, const char *hs, const char *out)
+{
+    tensor_file f = TENSOR_FILE_INIT;
+    tensor_error err;
+    char *end;
+    unsigned long h = strtoul(hs, &end, 10);
+    int rc = 0;
+
+    if (*end != '\0' || h == 0 || h > 4096) {
+        fprintf(stderr, "attn_inputs: heads %s: expected 1 to 4096\n", hs);
+        return 1;
+    }
+    if (safetensors_read_all(file, TENSOR_ANY, &f, &err) != TENSOR_OK)
+        return fail(file, &err);
+    for (size_t i = 0; i < f.n_tensors && rc == 0; i++) {
+        tensor *t = &f.tensors[i].tensor, r = TENSOR_INIT;
+        uint64_t shape[TENSOR_MAX_DIMS];
+        if (t->ndim < 2 || t->shape[0] != 1 || t->shape[1] != 1)
+            continue;
+        memcpy(shape, t->shape, sizeof shape);
+        shape[1] = h;
+        if (tensor_alloc(&r, t->dtype, t->ndim, shape, &err) != TENSOR_OK) {
+            rc = fail(out, &err);
+            break;
+        }
+        for (unsigned long k = 0; k < h; k++)
+            memcpy(r.data + k * t->n_bytes, t->data, t->n_bytes);
+        tensor_free(t);
+        *t = r;
+    }
+    if (rc == 0
+        && safetensors_write(out, f.tensors, f.n_tensors, NULL, 0, true, &err)
+               != TENSOR_OK)
+        rc = fail(out, &err);
+    tensor_file_free(&f);
+    return rc;
+}
+
+static int
 make_dir(const char *dir)
 {
     if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
@@ -440,12 +484,15 @@ main(int argc, char **argv)
         return do_equal(argv[2], argv[3], argc - 4, argv + 4);
     if (argc == 5 && strcmp(argv[1], "get") == 0)
         return do_get(argv[2], argv[3], argv[4]);
+    if (argc == 5 && strcmp(argv[1], "heads") == 0)
+        return do_heads(argv[2], argv[3], argv[4]);
     fputs("usage: attn_inputs split FILE OUTDIR\n"
           "       attn_inputs bad OUTDIR\n"
           "       attn_inputs header FILE\n"
           "       attn_inputs same FILE1 FILE2 NAME...\n"
           "       attn_inputs get FILE NAME INDEX\n"
-          "       attn_inputs equal FILE1 FILE2 NAME...\n",
+          "       attn_inputs equal FILE1 FILE2 NAME...\n"
+          "       attn_inputs heads FILE H OUT\n",
           stderr);
     return 2;
 }

@@ -5,8 +5,12 @@
 # (compared in FP16) and for d = 160, 192, 224 and 256 (the 192 and 256
 # kernels, 64 x 64 backward tiles), through diff and through attn
 # --backward --o --lse; 128-key backward tiles give other dQ bits at
-# d = 192 and 256, 128-key forward tiles other O at d = 192; and bad
-# input: --splits 0, more splits than KV blocks, a --kernel file with an
+# d = 192 and 256, 128-key forward tiles other O at d = 192; the dQ
+# buffers of the deterministic backward (the manifest's count bit for bit
+# on mirrored KV blocks, one buffer not; the rule on the whole launch, not
+# on one head) and the non-deterministic backward's dQ, which no run
+# reproduces; and bad input: --dq-buffers out of range, a manifest's
+# dq_buffers out of range, --splits 0, more splits than KV blocks, a --kernel file with an
 # unknown or a missing field, BF16 and F16 mixed (exit 2, the option or
 # field named, nothing written).
 
@@ -14,6 +18,8 @@
 . "$srcdir/tests/experiments/lib.sh"
 
 : "${JSONQ:=./tests/experiments/jsonq}"
+: "${DIFF_INPUTS:=./tests/experiments/diff_inputs}"
+: "${ATTN_INPUTS:=./tests/experiments/attn_inputs}"
 if [ ! -x "$JSONQ" ]; then
     echo "SKIP: $JSONQ not built"
     exit 77
@@ -109,6 +115,108 @@ for name in fp16_d64_sink_causal fp16_d128_normal_causal; do
 done
 
 # ---------------------------------------------------------------------
+# The dQ buffers.  The deterministic backward spreads dQ over
+# G = ceil(132 / (B H)) buffers (KV block n into buffer n mod G; the
+# manifest's dq_buffers, read from the dq_dk_dv kernel's grid).  With
+# mirrored KV blocks (dump_sdpa.py --gen mirror) the order in which the
+# blocks' contributions meet decides half of dQ: the manifest's G gives
+# the H200's bits, one buffer (the KV blocks in ascending order) and the
+# rule on the kept head alone (B H = 1: 132 buffers) do not.
+# ---------------------------------------------------------------------
+while read -r name bufs one; do
+    run diff --dump "$ext/$name.safetensors" --stage dq,dk,dv --no-exact \
+        --json
+    expect_rc 0
+    expect_jsons dq_buffers "$bufs" dq_buffers_from manifest \
+        stages.0.differ 0 stages.1.differ 0 stages.2.differ 0
+    for opt in 1 auto; do
+        run diff --dump "$ext/$name.safetensors" --stage dq --dq-buffers $opt \
+            --no-exact --json
+        expect_rc 1
+        expect_jsons stages.0.differ "$one"
+    done
+    expect_jsons dq_buffers 132 dq_buffers_from "--dq-buffers auto"
+done <<'END'
+bwd_det_d64_h66_nk384_mirror 2 3475
+bwd_det_d128_h44_nk512_mirror_fp16 3 1691
+END
+# 132 heads: one buffer, the KV blocks in ascending order (two buffers
+# would differ)
+f=$ext/bwd_det_d32_h132_nk384_mirror.safetensors
+run diff --dump "$f" --stage dq --no-exact --json
+expect_rc 0
+expect_jsons dq_buffers 1 stages.0.differ 0
+run diff --dump "$f" --stage dq --dq-buffers 2 --no-exact --json
+expect_rc 1
+expect_jsons dq_buffers 2 dq_buffers_from --dq-buffers stages.0.differ 1750
+# normal inputs with more KV blocks than buffers (FP16; causal, batch 2)
+for name in bwd_det_d64_h66_nk384 bwd_det_d32_h66_nk512_fp16 \
+    bwd_det_d128_b2h22_causal; do
+    run diff --dump "$ext/$name.safetensors" --stage dq,dk,dv --no-exact \
+        --json
+    expect_rc 0
+    expect_jsons stages.0.differ 0 stages.1.differ 0 stages.2.differ 0
+done
+# the chain through attn: its own O and LSE (2 splits), then the backward
+# with the launch's two buffers
+f=$ext/bwd_det_d64_h66_nk384_mirror.safetensors
+run attn --q "$f:q" --k "$f:k" --v "$f:v" --do "$f:do" --backward \
+    --policy fa2 --splits 2 --dq-buffers 2 --no-exact --json \
+    --out "$o/x.safetensors"
+expect_rc 0
+expect_jsons tiles.splits 2 tiles.dq_buffers 2
+run diff --dump "$f" --o "$o/x.safetensors:o" --lse "$o/x.safetensors:lse" \
+    --dq "$o/x.safetensors:dq" --dk "$o/x.safetensors:dk" \
+    --dv "$o/x.safetensors:dv" --stage o,lse,dq,dk,dv --no-exact --json
+expect_rc 0
+expect_jsons stages.0.differ 0 stages.1.differ 0 stages.2.differ 0 \
+    stages.3.differ 0 stages.4.differ 0
+rm -f "$o/x.safetensors"
+# auto is the rule on the whole launch, not on one head: two copies of
+# the kept head with 4 multiprocessors give ceil(4 / 2) = 2 buffers
+# (attn and diff compute head by head)
+"$ATTN_INPUTS" heads "$f" 2 "$tmp/h1.safetensors" || exit 99
+"$DIFF_INPUTS" manifest "$tmp/h1.safetensors" \
+    '{"causal": false, "scale": "1/sqrt(d) (PyTorch default)"}' \
+    "$tmp/h2.safetensors" || exit 99
+run attn --q "$tmp/h2.safetensors:q" --k "$tmp/h2.safetensors:k" \
+    --v "$tmp/h2.safetensors:v" --do "$tmp/h2.safetensors:do" \
+    --o "$tmp/h2.safetensors:o" --lse "$tmp/h2.safetensors:lse" --backward \
+    --policy fa2 --sms 4 --no-exact --json --out "$tmp/x2.safetensors"
+expect_rc 0
+expect_jsons tiles.dq_buffers 2
+run diff --dump "$tmp/h2.safetensors" --dq "$tmp/x2.safetensors:dq" \
+    --stage dq --sms 4 --no-exact --json
+expect_rc 0
+expect_jsons stages.0.differ 0
+run diff --dump "$tmp/h2.safetensors" --stage dq,dk,dv --sms 4 \
+    --no-exact --json
+expect_rc 0
+expect_jsons dq_buffers 2 dq_buffers_from default stages.0.differ 0 \
+    stages.1.differ 0 stages.2.differ 0
+run diff --dump "$tmp/h2.safetensors" --stage dq --sms 6 \
+    --no-exact --json
+expect_rc 1
+expect_jsons dq_buffers 3 stages.0.differ 6950
+# The non-deterministic backward: one buffer that the KV blocks' thread
+# blocks add into with atomicAdd, in an order no launch fixes.  On the
+# mirrored inputs the H200 gave 20 different dQ in 20 runs (the
+# manifest's backward_repro), so no emulator is bit-equal to it: the
+# ascending order misses 600 elements of the dump's run; dK and dV are
+# each one thread block's and bit-equal.
+run diff --dump "$ext/bwd_nondet_d64_h4_nk384_mirror.safetensors" \
+    --stage dq,dk,dv --no-exact --json
+expect_rc 1
+expect_jsons dq_buffers 1 stages.0.differ 600 stages.1.differ 0 \
+    stages.2.differ 0
+"$JSONQ" "$ext/bwd_nondet_d64_h4_nk384_mirror.json" \
+    backward_repro.runs backward_repro.dq_distinct \
+    backward_repro.dk_distinct >"$tmp/jgot" 2>&1
+if [ "$(tr '\n' ' ' <"$tmp/jgot")" = "20 20 1 " ]; then pass; else
+    fail "backward_repro: $(cat "$tmp/jgot")"
+fi
+
+# ---------------------------------------------------------------------
 # Bad input.
 # ---------------------------------------------------------------------
 f16=$ext/fp16_d64_sink.safetensors
@@ -127,12 +235,33 @@ for cmd in attn diff; do
     expect_no_stdout
     expect_err_has "bf16emu $cmd: --splits 0: expected 1 to 128"
     expect_no_files
+    for v in 0 65537; do
+        run "$@" --dq-buffers $v
+        expect_rc 2
+        expect_no_stdout
+        expect_err_has "bf16emu $cmd: --dq-buffers $v: expected 1 to 65536 or auto"
+        expect_no_files
+    done
+    run "$@" --dq-buffers two
+    expect_rc 2
+    expect_err_has "bf16emu $cmd: --dq-buffers"
+    expect_no_files
     # 512 keys in the split kernel's blocks of 256 (d = 64)
     run "$@" --splits 3
     expect_rc 2
     expect_no_stdout
     expect_err_has "bf16emu $cmd: --splits 3: more splits than KV blocks (Nk = 512 in blocks of 256 keys: 2; expected 1 to 2)"
     expect_no_files
+done
+
+# a manifest's dq_buffers out of range
+for v in 0 1.5 '"two"'; do
+    "$DIFF_INPUTS" manifest "$b128" "{\"dq_buffers\": $v}" \
+        "$tmp/m.safetensors" || exit 99
+    run diff --dump "$tmp/m.safetensors" --stage dq --no-exact
+    expect_rc 2
+    expect_no_stdout
+    expect_err_has "bf16emu diff: $tmp/m.safetensors: manifest: dq_buffers: expected an integer from 1 to 65536 or null"
 done
 
 # a description with an unknown field, or without one of its fields

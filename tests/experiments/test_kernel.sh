@@ -237,13 +237,15 @@ expect_err_has "--splits 2: more splits than KV blocks"
 # flash backend; each manifest records the split count read from the
 # split kernel's grid): the split count auto predicts from the launch
 # shape; O and LSE bit for bit with the built-in fa2 and the manifest's
-# split count (head dimensions 16 to 256, decode, split-KV through the
-# combine's CUDA expf and logf).
+# split count (head dimensions 8 to 256, decode, split-KV through the
+# combine's CUDA expf and logf, up to 128 splits: the combine kernels of
+# 64 and 128 splits).
 # ---------------------------------------------------------------------
 ext=$gpu/sdpa_ext
 for name in d32_normal d96_repmax4 causal_d256_nq128_nk64 d160_causal \
     decode_d16_nk16384 split_d64_s5 split_d256_s2 split_d64_h20_s2 \
-    split_d128_s6 decode_d64_nk2048; do
+    split_d128_s6 decode_d64_nk2048 split_d16_s40 split_d8_s128 \
+    split_d128_s4_fp16 decode_d256_nk384_fp16_repmax; do
     m=$ext/$name.json
     sp=$("$JSONQ" "$m" splits)
     b=$("$JSONQ" "$m" launch_shape.batch) h=$("$JSONQ" "$m" launch_shape.heads)
@@ -279,9 +281,11 @@ expect_jsons splits 1 splits_from --splits
 if [ "$(jq_o)" != 0 ]; then pass; else fail "split_d64_s3 unsplit: O equal"; fi
 
 # FP16 dumps: the dtype from the file, P~ and O in FP16 ("in"), O and LSE
-# bit for bit (split and not, decode)
+# bit for bit (split and not, decode; split and decode at d = 128, 256)
 for name in fp16_d64_normal fp16_d128_normal_causal fp16_d32_sink \
-    decode_d32_nk1024_fp16 causal_d96_nq100_nk300_fp16; do
+    decode_d32_nk1024_fp16 causal_d96_nq100_nk300_fp16 split_d128_s4_fp16 \
+    split_d256_s4_fp16_sink decode_d128_nk512_fp16 \
+    decode_d256_nk384_fp16_repmax; do
     m=$ext/${name}.json
     sp=$("$JSONQ" "$m" splits)
     run diff --dump "$ext/$name.safetensors" --stage o,lse --splits "$sp" \

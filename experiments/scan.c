@@ -65,7 +65,8 @@ typedef struct
     /* what the manifest says of the model, 0 when it does not say:
        launch_shape.heads and .d, model.layers, .heads and .head_dim */
     uint64_t launch_heads, launch_d, model_layers, model_heads, model_d;
-    bool x_rotary; /* "x": {"rotary": true}: q is rotated after W_Q */
+    bool x_rotary;       /* "x": {"rotary": true}: q rotated after W_Q */
+    uint64_t x_features; /* "x": {"features": C}, 0 when not said */
 } call_spec;
 
 /* The spectrum of a dW_Q error (scan_dwq_spectrum): the largest singular
@@ -437,12 +438,16 @@ parse_call(const json_t *c, size_t idx, const char *top_backend,
         if (!json_is_object(v))
             return cli_error(CMD, "%s: 'x' must be an object or null", what),
                    false;
+        char w2[80];
         r = json_object_get(v, "rotary");
         if (r != NULL && !json_is_boolean(r))
             return cli_error(CMD, "%s: x.rotary must be true or false",
                              what),
                    false;
         out->x_rotary = json_is_true(r);
+        snprintf(w2, sizeof w2, "%s.x", what);
+        if (!opt_count(v, "features", w2, &out->x_features))
+            return false;
     }
     if (out->backend[0] == '\0' && top_backend != NULL)
         snprintf(out->backend, sizeof out->backend, "%s", top_backend);
@@ -730,8 +735,7 @@ load_call(const scan_ctx *x, const call_spec *c, call_data *cd)
         uint64_t xn = cd->x.ndim >= 2 ? cd->x.shape[cd->x.ndim - 2] : 0;
         uint64_t xc = cd->x.ndim >= 2 ? cd->x.shape[cd->x.ndim - 1] : 0;
         if ((cd->x.ndim != 2 && cd->x.ndim != 3) || xb != sq[0]
-            || xn != sq[2] || xc == 0 || xc > (1u << 20))
-        {
+            || xn != sq[2] || xc == 0 || xc > (1u << 20)) {
             char got[96];
             size_t at = 0;
             got[0] = '\0';
@@ -748,6 +752,12 @@ load_call(const scan_ctx *x, const call_spec *c, call_data *cd)
                              wx, got, wq, sq[0], sq[2]),
                    false;
         }
+        if (c->x_features != 0 && c->x_features != xc)
+            return cli_error(CMD,
+                             "%s: C = %" PRIu64 ", but manifest calls[%zu] "
+                             "says x.features %" PRIu64,
+                             wx, xc, c->idx, c->x_features),
+                   false;
         cd->xc = (size_t)xc;
     }
     cd->b = (size_t)sq[0];

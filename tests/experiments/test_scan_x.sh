@@ -104,12 +104,14 @@ elif mode == 'badman':
     calls[0]['x'] = 'yes'
 elif mode == 'badrot':
     calls[0]['x'] = {'rotary': 1}
+elif mode == 'badc':
+    calls[0]['x']['features'] = 16
 write(d + '/' + mode + '.safetensors', t,
       {'format': 'bf16emu-capture', 'calls': calls})
 PY
 }
 for m in none ident ident2 line steps neg batch one rotary badn badb bad4 \
-    badman badrot; do
+    badman badrot badc; do
     mk $m
 done
 
@@ -235,6 +237,7 @@ bad badb "L0.s0.x: shape [2, 16, 12] does not fit"
 bad bad4 "L0.s0.x: shape [1, 1, 16, 12] does not fit"
 bad badman "manifest calls[0]: 'x' must be an object or null"
 bad badrot "manifest calls[0]: x.rotary must be true or false"
+bad badc "L0.s0.x: C = 12, but manifest calls[0] says x.features 16"
 
 # The H200 capture with X (an untrained nanoGPT-style model, layers 0 and
 # 5, heads 0 and 1, 128 positions): X used, the GPU's O reproduced in

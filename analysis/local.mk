@@ -83,6 +83,14 @@ tests_analysis_test_gradient_LDADD = $(ROWS_GRADIENT_TEST_LIBS) \
 	$(LAPACKE_LIBS)
 tests_analysis_test_gradient_LDFLAGS = $(OPENMP_CFLAGS)
 
+# The dW_Q error's spectrum of scan (matrices of known singular values).
+check_PROGRAMS += tests/analysis/test_scan
+TESTS += tests/analysis/test_scan
+tests_analysis_test_scan_SOURCES = tests/analysis/test_scan.c
+tests_analysis_test_scan_CFLAGS = $(ANALYSIS_TEST_FLAGS)
+tests_analysis_test_scan_LDADD = $(ANALYSIS_TEST_LIBS)
+tests_analysis_test_scan_LDFLAGS = $(OPENMP_CFLAGS)
+
 # Generated inputs and experiment points (stage attribution).
 check_PROGRAMS += tests/analysis/test_point
 TESTS += tests/analysis/test_point

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "analysis/bits_internal.h"
+#include "analysis/gradient.h"
 #include "analysis/point.h"
 #include "analysis/scan.h"
 
@@ -140,6 +141,98 @@ top_eigenvalue(const double *g, size_t d, double *work)
     return lam;
 }
 
+int
+scan_dwq_spectrum(const double *m, size_t rows, size_t cols, double *sigma,
+                  double *fro2, const char **why)
+{
+    size_t nw = grad_svd_work_size(rows, cols);
+    double *work;
+    grad_svd_info info;
+    int rc;
+
+    *why = NULL;
+    if (nw == 0) {
+        *why = "empty or too large a matrix";
+        return -1;
+    }
+    work = malloc(nw * sizeof *work);
+    if (work == NULL) {
+        *why = "out of memory";
+        return -1;
+    }
+    rc = grad_svd(rows, cols, m, 0, sigma, NULL, NULL, work, &info);
+    free(work);
+    if (rc != GRAD_OK) {
+        *why = rc == GRAD_EINPUT    ? "a non-finite entry"
+               : rc == GRAD_ENOCONV ? "the SVD did not converge"
+                                    : "the SVD refused its input";
+        return -1;
+    }
+    *fro2 = info.fro2;
+    return 0;
+}
+
+int
+scan_dwq_top(const double *m, size_t rows, size_t cols, double *sigma1,
+             double *fro2, const char **why)
+{
+    double *v, *w, f = 0, lam = 0;
+
+    *why = NULL;
+    for (size_t i = 0; i < rows * cols; i++) {
+        if (!isfinite(m[i])) {
+            *why = "a non-finite entry";
+            return -1;
+        }
+        f += m[i] * m[i];
+    }
+    *fro2 = f;
+    *sigma1 = 0;
+    if (rows == 0 || cols == 0 || !(f > 0))
+        return 0;
+    v = malloc(cols * sizeof *v);
+    w = malloc(rows * sizeof *w);
+    if (v == NULL || w == NULL) {
+        free(v);
+        free(w);
+        *why = "out of memory";
+        return -1;
+    }
+    for (size_t c = 0; c < cols; c++)
+        v[c] = 1.0 / sqrt((double)cols);
+    for (int it = 0; it < 5000; it++) {
+        double n = 0, prev = lam;
+        for (size_t r = 0; r < rows; r++) {
+            double acc = 0;
+            const double *mr = m + r * cols;
+            for (size_t c = 0; c < cols; c++)
+                acc += mr[c] * v[c];
+            w[r] = acc;
+        }
+        for (size_t c = 0; c < cols; c++)
+            v[c] = 0;
+        for (size_t r = 0; r < rows; r++) {
+            const double *mr = m + r * cols;
+            for (size_t c = 0; c < cols; c++)
+                v[c] += mr[c] * w[r];
+        }
+        for (size_t c = 0; c < cols; c++)
+            n += v[c] * v[c];
+        n = sqrt(n);
+        if (!(n > 0))
+            break;
+        lam = n; /* |M^T M v| with |v| = 1: sigma1^2 in the limit */
+        for (size_t c = 0; c < cols; c++)
+            v[c] /= n;
+        if (it > 10 && fabs(lam - prev) <= 1e-13 * lam)
+            break;
+    }
+    *sigma1 = sqrt(lam);
+    free(v);
+    free(w);
+    return 0;
+}
+
 double
 scan_risk(const scan_stats *s)
 {
@@ -238,7 +331,7 @@ scan_head(const fa_config *cfg, const fa_fix *fix, scan_reference ref,
     size_t nq, nk, d, bc;
     fa_config cf;
     double *s_ex = NULL, *o_ex = NULL, *work = NULL, *gram = NULL,
-           *pk = NULL, *eqw = NULL;
+           *pk = NULL, *eqw = NULL, *xrow = NULL;
     double scale_v = bits_f32_value(ax_scale_bits(cfg));
     bool eq_on;
     uint32_t *s_k = NULL, *p_k = NULL, *p_f = NULL, *o_e = NULL,
@@ -263,6 +356,8 @@ scan_head(const fa_config *cfg, const fa_fix *fix, scan_reference ref,
     bad = count_nonfinite(in->q, nq * d) + count_nonfinite(in->k, nk * d)
           + count_nonfinite(in->v, nk * d) + count_nonfinite(in->o, nq * d)
           + count_nonfinite(in->dout, nq * d);
+    if (in->x != NULL && in->dwq != NULL)
+        bad += count_nonfinite(in->x, nq * in->x_cols);
     out->has_do = out->has_do || in->dout != NULL;
     if (bad > 0) {
         out->bad_heads++;
@@ -297,6 +392,11 @@ scan_head(const fa_config *cfg, const fa_fix *fix, scan_reference ref,
             goto done;
         }
         out->eq.d = d;
+        if (in->x != NULL && in->dwq != NULL && in->x_cols > 0
+            && (xrow = malloc(in->x_cols * sizeof *xrow)) == NULL) {
+            *why = "out of memory";
+            goto done;
+        }
     }
 
     /* The reference: scores and O. */
@@ -436,6 +536,17 @@ scan_head(const fa_config *cfg, const fa_fix *fix, scan_reference ref,
                     out->eq.u_sum[c] += pk[c];
                     n2 += pk[c] * pk[c];
                 }
+                if (xrow != NULL) {
+                    /* Eq. 2: dW_Q's error gains u_i x_i^T */
+                    const uint16_t *xr = in->x + i * in->x_cols;
+                    for (size_t a = 0; a < in->x_cols; a++)
+                        xrow[a] = bits_bf16_value(xr[a]);
+                    for (size_t c = 0; c < d; c++) {
+                        double *mr = in->dwq + c * in->x_cols;
+                        for (size_t a = 0; a < in->x_cols; a++)
+                            mr[a] += pk[c] * xrow[a];
+                    }
+                }
                 for (size_t r = 0; r < d; r++)
                     for (size_t c = 0; c < d; c++)
                         gram[r * d + c] += pk[r] * pk[c];
@@ -464,5 +575,6 @@ done:
     free(gram);
     free(pk);
     free(eqw);
+    free(xrow);
     return rc;
 }

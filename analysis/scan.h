@@ -123,12 +123,41 @@ void scan_stats_merge(scan_stats *into, const scan_stats *from);
    (one_sign / features).  0 when there are no rows or features. */
 double scan_risk(const scan_stats *s);
 
-/* One head's inputs; O, DOUT and LSE may be NULL. */
+/* One head's inputs; O, DOUT and LSE may be NULL.
+ *
+ * X (optional, with DOUT): the input of the query projection at the call's
+ * query rows, [Nq, X_COLS] BF16, the rows of the batch entry of this head.
+ * With X and DWQ (X_COLS * d doubles, [d, X_COLS] as the rows of W_Q
+ * belonging to the head, zeroed or holding an earlier sum), the error of
+ * dW_Q that delta's error carries (the paper's Eq. 2),
+ *     DWQ[c][a] += sum_i u_i[c] X[i][a],  u_i as in scan_eq23,
+ * summed in row order; its singular values are scan_dwq_spectrum's.  The
+ * rows without a visible key add nothing. */
 typedef struct scan_head_in
 {
     const uint16_t *q, *k, *v, *o, *dout;
     const uint32_t *lse;
+    const uint16_t *x;
+    size_t x_cols;
+    double *dwq;
 } scan_head_in;
+
+/* The spectrum of a dW_Q error M [ROWS, COLS] (row-major; a head's
+   [d, C], or a layer's heads stacked, [H d, C]): the singular values
+   SIGMA[0..min(ROWS, COLS)) in decreasing order (analysis/gradient.h's
+   one-sided Jacobi SVD), and *FRO2 = sum sigma^2.  Returns 0, or -1 with
+   a static message in *WHY (out of memory, a non-finite entry, no
+   convergence). */
+int scan_dwq_spectrum(const double *m, size_t rows, size_t cols,
+                      double *sigma, double *fro2, const char **why);
+
+/* The largest singular value *SIGMA1 of M [ROWS, COLS] by power iteration
+   on M^T M from the all-ones vector (to a relative change below 1e-13, at
+   most 5000 iterations; cheaper than the whole spectrum for a layer's
+   stacked heads), and *FRO2 = |M|_F^2.  Returns 0, or -1 with a static
+   message in *WHY (out of memory, a non-finite entry). */
+int scan_dwq_top(const double *m, size_t rows, size_t cols, double *sigma1,
+                 double *fro2, const char **why);
 
 /* NULL when CFG (one head: batch = heads = 1, fix none) and FIX are
    usable, else a static message. */

@@ -86,6 +86,8 @@ TESTS += \
 	tests/experiments/test_scan.sh \
 	tests/experiments/test_capture.sh \
 	tests/experiments/test_scan_shard.sh \
+	tests/experiments/test_scan_x.sh \
+	tests/experiments/test_scan_mpi.sh \
 	tests/experiments/test_reproduce_only.sh
 
 # Every exact decimal of trace --json against MPFR and GMP.
@@ -162,11 +164,15 @@ EXTRA_DIST += \
 	tests/experiments/test_scan.sh \
 	tests/experiments/test_capture.sh \
 	tests/experiments/test_scan_shard.sh \
+	tests/experiments/test_scan_x.sh \
+	tests/experiments/test_scan_mpi.sh \
 	tests/experiments/test_reproduce_only.sh \
 	tests/data/gpu/capture_gpt6_r128.safetensors \
 	tests/data/gpu/capture_gpt6_r128.json \
 	tests/data/gpu/capture_gpt6_s0_l1h0.safetensors \
 	tests/data/gpu/capture_gpt6_s0_l1h0.json \
+	tests/data/gpu/capture_gpt6u_x_r128.safetensors \
+	tests/data/gpu/capture_gpt6u_x_r128.json \
 	experiments/gpu/capture.py \
 	experiments/gpu/train_gpt.py \
 	tests/experiments/t1_rne.txt \

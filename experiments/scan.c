@@ -16,6 +16,9 @@
 
 #include <jansson.h>
 #include <omp.h>
+#ifdef HAVE_MPI
+#include <mpi.h>
+#endif
 
 #include "analysis/scan.h"
 #include "analysis/user_tensor.h"
@@ -62,14 +65,54 @@ typedef struct
     /* what the manifest says of the model, 0 when it does not say:
        launch_shape.heads and .d, model.layers, .heads and .head_dim */
     uint64_t launch_heads, launch_d, model_layers, model_heads, model_d;
+    bool x_rotary;       /* "x": {"rotary": true}: q rotated after W_Q */
+    uint64_t x_features; /* "x": {"features": C}, 0 when not said */
 } call_spec;
 
-/* One step's Eq. 2-3 sums of a (layer, head) (batch entries merged). */
+/* The spectrum of a dW_Q error (scan_dwq_spectrum): the largest singular
+   values, |M|_F^2, sigma1^2 / |M|_F^2 and |M|_F^2 / sigma1^2; ok false
+   where it could not be had. */
+#define DWQ_SIGMAS 8 /* singular values reported */
+typedef struct
+{
+    bool ok;
+    size_t k; /* singular values (min(rows, cols)) */
+    double sigma[DWQ_SIGMAS];
+    double fro2, energy1, stable_rank;
+} dwq_spec;
+
+/* One step's Eq. 2-3 sums of a (layer, head) (batch entries merged),
+   and the dW_Q error [d, dwq_c] (NULL: no X) summed over them, with its
+   spectrum (dwq_prepare). */
 typedef struct
 {
     long long step;
     scan_eq23 eq;
+    double *dwq;
+    size_t dwq_c;
+    dwq_spec sp;
 } step_eq;
+
+/* A (layer, head)'s dW_Q error over its steps: the mean Frobenius cosine
+   of consecutive steps, the spectrum of their sum, and growth = |sum_t
+   M_t|_F / sqrt(sum_t |M_t|_F^2) (1 when the steps are orthogonal,
+   sqrt(steps) when they are one matrix). */
+typedef struct
+{
+    size_t steps;
+    double cos_mean, growth;
+    dwq_spec cum;
+} dwq_sum;
+
+/* A layer's heads stacked at one step, [sum of their d, C]: its largest
+   singular value and |M|_F^2. */
+typedef struct
+{
+    long long layer, step;
+    size_t heads;
+    bool ok;
+    double sigma1, fro2;
+} dwq_layer_res;
 
 typedef struct
 {
@@ -82,6 +125,8 @@ typedef struct
     size_t rank;
     step_eq *by_step; /* sorted by step before the report */
     size_t n_by_step;
+    bool has_dwq; /* dsum holds its dW_Q error's summary */
+    dwq_sum dsum;
 } group;
 
 typedef struct
@@ -108,6 +153,12 @@ typedef struct
     json_t *items;      /* --shard: the items of this shard */
     json_t *call_items; /* --shard: the items of each call */
     bool merge;         /* --merge: the inputs are shard outputs */
+    /* calls whose X (the query projection's input) was used for dW_Q's
+       error, and those with X left unused: q rotated after W_Q (x.rotary)
+       or no dO */
+    uint64_t x_used, x_rotary, x_no_do;
+    dwq_layer_res *layers; /* per (layer, step) with a dW_Q error */
+    size_t n_layers;
 } scan_ctx;
 
 /*----------------------------------------------------------------------------
@@ -381,6 +432,23 @@ parse_call(const json_t *c, size_t idx, const char *top_backend,
                          "row, or the last Nq rows with rows_kept null)",
                          what),
                false;
+    v = json_object_get(c, "x");
+    if (v != NULL && !json_is_null(v)) {
+        const json_t *r;
+        if (!json_is_object(v))
+            return cli_error(CMD, "%s: 'x' must be an object or null", what),
+                   false;
+        char w2[80];
+        r = json_object_get(v, "rotary");
+        if (r != NULL && !json_is_boolean(r))
+            return cli_error(CMD, "%s: x.rotary must be true or false",
+                             what),
+                   false;
+        out->x_rotary = json_is_true(r);
+        snprintf(w2, sizeof w2, "%s.x", what);
+        if (!opt_count(v, "features", w2, &out->x_features))
+            return false;
+    }
     if (out->backend[0] == '\0' && top_backend != NULL)
         snprintf(out->backend, sizeof out->backend, "%s", top_backend);
     if (json_object_get(c, "prefix") == NULL)
@@ -497,9 +565,9 @@ find_key(const scan_ctx *x, const char *key)
 
 typedef struct
 {
-    tensor q, k, v, o, lse, dout;
-    bool has_lse, has_do;
-    size_t b, h, nq, nk, d;
+    tensor q, k, v, o, lse, dout, x;
+    bool has_lse, has_do, has_x;
+    size_t b, h, nq, nk, d, xc;
 } call_data;
 
 static void
@@ -511,6 +579,7 @@ call_data_free(call_data *c)
     tensor_free(&c->o);
     tensor_free(&c->lse);
     tensor_free(&c->dout);
+    tensor_free(&c->x);
 }
 
 /* Reads tensor NAME of call C; REQUIRED: missing is an error; *FOUND. */
@@ -569,7 +638,7 @@ dims4(const tensor *t, uint64_t s[4])
 static bool
 load_call(const scan_ctx *x, const call_spec *c, call_data *cd)
 {
-    char wq[256], wk[256], wv[256], wo[256], wl[256], wd[256];
+    char wq[256], wk[256], wv[256], wo[256], wl[256], wd[256], wx[256];
     uint64_t sq[4], sk[4], sv[4], so[4];
     bool f;
 
@@ -588,6 +657,9 @@ load_call(const scan_ctx *x, const call_spec *c, call_data *cd)
                      sizeof wd))
         return false;
     cd->has_do = f;
+    if (!read_one(x, c, "x", TENSOR_BF16, false, false, &cd->x, &cd->has_x,
+                  wx, sizeof wx))
+        return false;
     dims4(&cd->q, sq);
     dims4(&cd->k, sk);
     dims4(&cd->v, sv);
@@ -657,6 +729,37 @@ load_call(const scan_ctx *x, const call_spec *c, call_data *cd)
                              mh),
                    false;
     }
+    if (cd->has_x) {
+        /* X [B, Nq, C] (or [Nq, C] when B = 1): the query rows' inputs */
+        uint64_t xb = cd->x.ndim == 3 ? cd->x.shape[0] : 1;
+        uint64_t xn = cd->x.ndim >= 2 ? cd->x.shape[cd->x.ndim - 2] : 0;
+        uint64_t xc = cd->x.ndim >= 2 ? cd->x.shape[cd->x.ndim - 1] : 0;
+        if ((cd->x.ndim != 2 && cd->x.ndim != 3) || xb != sq[0]
+            || xn != sq[2] || xc == 0 || xc > (1u << 20)) {
+            char got[96];
+            size_t at = 0;
+            got[0] = '\0';
+            for (unsigned i = 0; i < cd->x.ndim && at < sizeof got - 24;
+                 i++)
+                at += (size_t)snprintf(got + at, sizeof got - at,
+                                       "%s%" PRIu64, i ? ", " : "",
+                                       cd->x.shape[i]);
+            return cli_error(CMD,
+                             "%s: shape [%s] does not fit %s: expected "
+                             "[B, Nq, C] = [%" PRIu64 ", %" PRIu64
+                             ", C] (or [Nq, C] when B = 1), C from 1 to "
+                             "2^20",
+                             wx, got, wq, sq[0], sq[2]),
+                   false;
+        }
+        if (c->x_features != 0 && c->x_features != xc)
+            return cli_error(CMD,
+                             "%s: C = %" PRIu64 ", but manifest calls[%zu] "
+                             "says x.features %" PRIu64,
+                             wx, xc, c->idx, c->x_features),
+                   false;
+        cd->xc = (size_t)xc;
+    }
     cd->b = (size_t)sq[0];
     cd->h = (size_t)sq[1];
     cd->nq = (size_t)sq[2];
@@ -693,9 +796,31 @@ group_get(scan_ctx *x, long long layer, size_t head, const char *name)
     }
 }
 
-/* Adds E to G's record of STEP; false when out of memory. */
+/* Adds DWQ [E->d, XC] (NULL: none) to R's sum; false when out of memory
+   or when it has other columns than the step's earlier ones. */
 static bool
-group_add_step(group *g, long long step, const scan_eq23 *e)
+step_add_dwq(step_eq *r, size_t d, const double *dwq, size_t xc)
+{
+    if (dwq == NULL)
+        return true;
+    if (r->dwq == NULL) {
+        r->dwq = calloc(d * xc, sizeof *r->dwq);
+        if (r->dwq == NULL)
+            return false;
+        r->dwq_c = xc;
+    }
+    if (r->dwq_c != xc)
+        return false;
+    for (size_t i = 0; i < d * xc; i++)
+        r->dwq[i] += dwq[i];
+    return true;
+}
+
+/* Adds E (and DWQ [E->d, XC], NULL: none) to G's record of STEP; false
+   when out of memory or X's columns change within a step. */
+static bool
+group_add_step(group *g, long long step, const scan_eq23 *e,
+               const double *dwq, size_t xc)
 {
     step_eq *r;
 
@@ -704,7 +829,7 @@ group_add_step(group *g, long long step, const scan_eq23 *e)
     for (size_t i = 0; i < g->n_by_step; i++)
         if (g->by_step[i].step == step) {
             scan_eq23_merge(&g->by_step[i].eq, e);
-            return true;
+            return step_add_dwq(&g->by_step[i], e->d, dwq, xc);
         }
     r = realloc(g->by_step, (g->n_by_step + 1) * sizeof *r);
     if (r == NULL)
@@ -714,7 +839,7 @@ group_add_step(group *g, long long step, const scan_eq23 *e)
     r[g->n_by_step].step = step;
     scan_eq23_merge(&r[g->n_by_step].eq, e);
     g->n_by_step++;
-    return true;
+    return step_add_dwq(&r[g->n_by_step - 1], e->d, dwq, xc);
 }
 
 static int
@@ -776,7 +901,8 @@ cmp_rank(const void *a, const void *b)
    item is of the call's first batch entry.  0 or an exit status. */
 static int
 add_item(scan_ctx *x, long long layer, long long step, const char *name,
-         size_t head, bool first, const scan_stats *r)
+         size_t head, bool first, const scan_stats *r, const double *dwq,
+         size_t xc)
 {
     group *g = group_get(x, layer, head, name);
 
@@ -785,8 +911,12 @@ add_item(scan_ctx *x, long long layer, long long step, const char *name,
     if (first)
         g->steps++;
     scan_stats_merge(&g->st, r);
-    if (!group_add_step(g, step, &r->eq))
-        return cli_error(CMD, "out of memory");
+    if (!group_add_step(g, step, &r->eq, dwq, xc))
+        return cli_error(CMD,
+                         "layer %lld step %lld head %zu: out of memory, or "
+                         "x has other columns than in another call of "
+                         "this step",
+                         layer, step, head);
     return CLI_EXIT_OK;
 }
 
@@ -904,7 +1034,7 @@ in_shard(const scan_ctx *x, size_t ci, size_t bh)
 /* --shard: item BH of call CI (of C, the model's head HEAD) into X->items. */
 static int
 shard_item(scan_ctx *x, size_t ci, size_t bh, const call_spec *c, size_t head,
-           bool first, const scan_stats *r)
+           bool first, const scan_stats *r, const double *dwq, size_t xc)
 {
     cli_buf b;
     stats_io io;
@@ -921,6 +1051,26 @@ shard_item(scan_ctx *x, size_t ci, size_t bh, const call_spec *c, size_t head,
                   c->name, "head", (json_int_t)head, "first", (int)first,
                   "stats", b.failed || b.p == NULL ? "" : b.p);
     cli_buf_free(&b);
+    if (o != NULL && dwq != NULL && r->eq.d > 0) {
+        /* the dW_Q error [d, xc], doubles by their bits */
+        cli_buf m;
+        stats_io mo;
+        cli_buf_init(&m);
+        memset(&mo, 0, sizeof mo);
+        mo.out = &m;
+        for (size_t i = 0; i < r->eq.d * xc; i++) {
+            double v = dwq[i];
+            io_dbl(&mo, &v);
+        }
+        if (m.failed || m.p == NULL
+            || json_object_set_new(o, "dwq_cols", json_integer((json_int_t)xc))
+                   != 0
+            || json_object_set_new(o, "dwq", json_string(m.p)) != 0) {
+            json_decref(o);
+            o = NULL;
+        }
+        cli_buf_free(&m);
+    }
     if (o == NULL || json_array_append_new(x->items, o) != 0)
         return cli_error(CMD, "out of memory");
     return CLI_EXIT_OK;
@@ -934,6 +1084,8 @@ run_call(scan_ctx *x, size_t ci, double t0, double *last)
     fa_config cfg;
     scan_stats *res;
     const char **why;
+    double *dwq = NULL; /* each item's dW_Q error [d, xc], with X */
+    bool use_x;
     size_t n;
     int nt = x->threads > 0 ? (int)x->threads : omp_get_max_threads();
     int rc = CLI_EXIT_OK;
@@ -979,11 +1131,25 @@ run_call(scan_ctx *x, size_t ci, double t0, double *last)
                          w);
     }
     n = cd.b * cd.h;
+    /* X is used with dO (Eq. 2 needs delta's error) and when q is not
+       rotated by position after the projection */
+    use_x = cd.has_x && cd.has_do && !c->x_rotary && cd.d <= SCAN_EQ23_DMAX;
+    if (cd.has_x) {
+        if (use_x)
+            x->x_used++;
+        else if (c->x_rotary)
+            x->x_rotary++;
+        else if (!cd.has_do)
+            x->x_no_do++;
+    }
     res = calloc(n, sizeof *res);
     why = calloc(n, sizeof *why);
-    if (res == NULL || why == NULL) {
+    if (use_x)
+        dwq = calloc(n * cd.d * cd.xc, sizeof *dwq);
+    if (res == NULL || why == NULL || (use_x && dwq == NULL)) {
         free(res);
         free(why);
+        free(dwq);
         call_data_free(&cd);
         return cli_error(CMD, "out of memory");
     }
@@ -996,7 +1162,8 @@ run_call(scan_ctx *x, size_t ci, double t0, double *last)
                                        : NULL;
         const uint32_t *lse = cd.has_lse ? (const uint32_t *)cd.lse.data
                                          : NULL;
-        size_t nq = cd.nq, nk = cd.nk, d = cd.d;
+        const uint16_t *xs = use_x ? (const uint16_t *)cd.x.data : NULL;
+        size_t nq = cd.nq, nk = cd.nk, d = cd.d, xc = cd.xc, hh = cd.h;
         long i;
 #pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
         for (i = 0; i < (long)n; i++) {
@@ -1010,6 +1177,9 @@ run_call(scan_ctx *x, size_t ci, double t0, double *last)
             in.o = o + bh * nq * d;
             in.dout = dd != NULL ? dd + bh * nq * d : NULL;
             in.lse = lse != NULL ? lse + bh * nq : NULL;
+            in.x = xs != NULL ? xs + (bh / hh) * nq * xc : NULL;
+            in.x_cols = xs != NULL ? xc : 0;
+            in.dwq = xs != NULL ? dwq + bh * d * xc : NULL;
             scan_stats_init(&res[bh]);
             if (scan_head(&cfg, &x->fix, x->ref, &in, &res[bh], &why[bh]) != 0
                 && why[bh] == NULL)
@@ -1030,13 +1200,16 @@ run_call(scan_ctx *x, size_t ci, double t0, double *last)
             break;
         }
         if (x->sharded)
-            rc = shard_item(x, ci, i, c, head, i / cd.h == 0, &res[i]);
+            rc = shard_item(x, ci, i, c, head, i / cd.h == 0, &res[i],
+                            use_x ? dwq + i * cd.d * cd.xc : NULL, cd.xc);
         else
             rc = add_item(x, c->layer, c->step, c->name, head, i / cd.h == 0,
-                          &res[i]);
+                          &res[i], use_x ? dwq + i * cd.d * cd.xc : NULL,
+                          cd.xc);
     }
     free(res);
     free(why);
+    free(dwq);
     call_data_free(&cd);
     if (rc == CLI_EXIT_OK
         && (x->progress == 1 || (x->progress < 0 && !x->quiet))) {
@@ -1075,6 +1248,282 @@ put_num(cli_buf *b, double v, int w, int prec)
         cli_buf_printf(b, " %*s", w, "-");
     else
         cli_buf_printf(b, " %*.*f", w, prec, v);
+}
+
+/*----------------------------------------------------------------------------
+ * The dW_Q error X^T u (Eq. 2) of each (layer, head, step), its spectrum
+ * and how its direction holds across steps, computed once (dwq_prepare)
+ * for the reports.
+ *--------------------------------------------------------------------------*/
+static dwq_spec
+dwq_spectrum(const double *m, size_t rows, size_t cols)
+{
+    dwq_spec r;
+    size_t k = rows < cols ? rows : cols;
+    double *sg = malloc((k ? k : 1) * sizeof *sg);
+    const char *why;
+
+    memset(&r, 0, sizeof r);
+    if (sg != NULL && k > 0
+        && scan_dwq_spectrum(m, rows, cols, sg, &r.fro2, &why) == 0) {
+        r.ok = true;
+        r.k = k;
+        for (size_t i = 0; i < k && i < DWQ_SIGMAS; i++)
+            r.sigma[i] = sg[i];
+        r.energy1 = r.fro2 > 0 ? sg[0] * sg[0] / r.fro2 : NAN;
+        r.stable_rank = sg[0] > 0 ? r.fro2 / (sg[0] * sg[0]) : NAN;
+    }
+    free(sg);
+    return r;
+}
+
+/* <A, B>_F / (|A|_F |B|_F) over N entries; NaN for a zero matrix. */
+static double
+dwq_cosine(const double *a, const double *b, size_t n)
+{
+    double ab = 0, aa = 0, bb = 0;
+
+    if (a == NULL || b == NULL)
+        return NAN;
+    for (size_t i = 0; i < n; i++) {
+        ab += a[i] * b[i];
+        aa += a[i] * a[i];
+        bb += b[i] * b[i];
+    }
+    return aa > 0 && bb > 0 ? ab / (sqrt(aa) * sqrt(bb)) : NAN;
+}
+
+/* The step before step index T of G with a dW_Q error of the same shape,
+   or -1. */
+static long
+dwq_prev(const group *g, size_t t)
+{
+    for (size_t u = t; u-- > 0;)
+        if (g->by_step[u].dwq != NULL
+            && g->by_step[u].dwq_c == g->by_step[t].dwq_c
+            && g->by_step[u].eq.d == g->by_step[t].eq.d)
+            return (long)u;
+    return -1;
+}
+
+/* G's dwq_sum (its steps' spectra already in place); false when G has no
+   dW_Q error.  Steps of another shape than the first are left out. */
+static bool
+dwq_summary(const group *g, dwq_sum *out)
+{
+    double *acc = NULL, norms = 0, cs = 0;
+    size_t ncos = 0, d = 0, cols = 0, only = 0;
+
+    memset(out, 0, sizeof *out);
+    out->cos_mean = out->growth = NAN;
+    for (size_t t = 0; t < g->n_by_step; t++) {
+        const step_eq *r = &g->by_step[t];
+        long p;
+        if (r->dwq == NULL)
+            continue;
+        if (acc == NULL) {
+            d = r->eq.d;
+            cols = r->dwq_c;
+            acc = calloc(d * cols, sizeof *acc);
+            if (acc == NULL)
+                return false;
+        }
+        if (r->eq.d != d || r->dwq_c != cols)
+            continue;
+        out->steps++;
+        only = t;
+        for (size_t i = 0; i < d * cols; i++) {
+            acc[i] += r->dwq[i];
+            norms += r->dwq[i] * r->dwq[i];
+        }
+        if ((p = dwq_prev(g, t)) >= 0) {
+            double c = dwq_cosine(g->by_step[p].dwq, r->dwq, d * cols);
+            if (!isnan(c)) {
+                cs += c;
+                ncos++;
+            }
+        }
+    }
+    if (acc == NULL)
+        return false;
+    out->cos_mean = ncos ? cs / (double)ncos : NAN;
+    out->cum = out->steps == 1 ? g->by_step[only].sp
+                               : dwq_spectrum(acc, d, cols);
+    out->growth = norms > 0 && out->cum.ok ? sqrt(out->cum.fro2 / norms)
+                                           : NAN;
+    free(acc);
+    return true;
+}
+
+/* The heads of groups I0..I1 (one layer, by head) stacked at STEP: [sum of
+   their d, cols], malloc'd; NULL when none has X at STEP, the widths
+   differ or memory is short.  *ROWS, *COLS, *HEADS. */
+static double *
+dwq_stack(const scan_ctx *x, size_t i0, size_t i1, long long step,
+          size_t *rows, size_t *cols, size_t *heads)
+{
+    double *m = NULL;
+    size_t r = 0, c = 0, h = 0;
+
+    for (size_t i = i0; i < i1; i++)
+        for (size_t t = 0; t < x->groups[i].n_by_step; t++) {
+            const step_eq *e = &x->groups[i].by_step[t];
+            if (e->step != step || e->dwq == NULL)
+                continue;
+            if (c != 0 && e->dwq_c != c)
+                return NULL;
+            c = e->dwq_c;
+            r += e->eq.d;
+            h++;
+        }
+    if (h == 0 || (m = malloc(r * c * sizeof *m)) == NULL)
+        return NULL;
+    r = 0;
+    for (size_t i = i0; i < i1; i++)
+        for (size_t t = 0; t < x->groups[i].n_by_step; t++) {
+            const step_eq *e = &x->groups[i].by_step[t];
+            if (e->step != step || e->dwq == NULL)
+                continue;
+            memcpy(m + r * c, e->dwq, e->eq.d * c * sizeof *m);
+            r += e->eq.d;
+        }
+    *rows = r;
+    *cols = c;
+    *heads = h;
+    return m;
+}
+
+/* The spectra of every step of every group, each group's summary, and
+   each (layer, step)'s stacked heads (groups sorted by layer and head),
+   on NT threads (each result computed by one thread: the same for any
+   NT).  0 or an exit status. */
+static int
+dwq_prepare(scan_ctx *x, int nt)
+{
+    size_t *first = NULL, cap = 0;
+    long n;
+
+#pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
+    for (n = 0; n < (long)x->n_groups; n++) {
+        group *g = &x->groups[n];
+        for (size_t t = 0; t < g->n_by_step; t++)
+            if (g->by_step[t].dwq != NULL)
+                g->by_step[t].sp = dwq_spectrum(g->by_step[t].dwq,
+                                                g->by_step[t].eq.d,
+                                                g->by_step[t].dwq_c);
+        g->has_dwq = dwq_summary(g, &g->dsum);
+    }
+    /* the (layer, step) pairs, in order; first[k]: the layer's group */
+    for (size_t i0 = 0; i0 < x->n_groups;) {
+        size_t i1 = i0, k0 = x->n_layers;
+        while (i1 < x->n_groups && x->groups[i1].layer == x->groups[i0].layer)
+            i1++;
+        for (size_t i = i0; i < i1; i++)
+            for (size_t t = 0; t < x->groups[i].n_by_step; t++) {
+                long long st = x->groups[i].by_step[t].step;
+                bool seen = false;
+                if (x->groups[i].by_step[t].dwq == NULL)
+                    continue;
+                for (size_t k = k0; k < x->n_layers && !seen; k++)
+                    seen = x->layers[k].step == st;
+                if (seen)
+                    continue;
+                if (x->n_layers == cap) {
+                    size_t nc = cap ? 2 * cap : 16;
+                    dwq_layer_res *r = realloc(x->layers, nc * sizeof *r);
+                    size_t *f = realloc(first, nc * sizeof *f);
+                    if (r != NULL)
+                        x->layers = r;
+                    if (f != NULL)
+                        first = f;
+                    if (r == NULL || f == NULL) {
+                        free(first);
+                        return cli_error(CMD, "out of memory");
+                    }
+                    cap = nc;
+                }
+                memset(&x->layers[x->n_layers], 0, sizeof *x->layers);
+                x->layers[x->n_layers].layer = x->groups[i0].layer;
+                x->layers[x->n_layers].step = st;
+                first[x->n_layers++] = i0;
+            }
+        /* by step within the layer */
+        for (size_t a = k0 + 1; a < x->n_layers; a++)
+            for (size_t b = a; b > k0 && x->layers[b - 1].step
+                                            > x->layers[b].step;
+                 b--) {
+                dwq_layer_res t = x->layers[b];
+                x->layers[b] = x->layers[b - 1];
+                x->layers[b - 1] = t;
+            }
+        i0 = i1;
+    }
+#pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
+    for (n = 0; n < (long)x->n_layers; n++) {
+        dwq_layer_res *L = &x->layers[n];
+        size_t i1 = first[n], r, c;
+        double *m;
+        const char *why;
+        while (i1 < x->n_groups && x->groups[i1].layer == L->layer)
+            i1++;
+        m = dwq_stack(x, first[n], i1, L->step, &r, &c, &L->heads);
+        L->ok = m != NULL
+                && scan_dwq_top(m, r, c, &L->sigma1, &L->fro2, &why) == 0;
+        free(m);
+    }
+    free(first);
+    return CLI_EXIT_OK;
+}
+
+static void
+json_spec(cli_json *j, const dwq_spec *r)
+{
+    cli_json_array_begin(j, "sigma");
+    for (size_t i = 0; r->ok && i < r->k && i < DWQ_SIGMAS; i++)
+        cli_json_double(j, NULL, r->sigma[i]);
+    cli_json_array_end(j);
+    cli_json_double(j, "fro", r->ok ? sqrt(r->fro2) : NAN);
+    cli_json_double(j, "energy1", r->ok ? r->energy1 : NAN);
+    cli_json_double(j, "stable_rank", r->ok ? r->stable_rank : NAN);
+}
+
+static void
+json_dwq_head(cli_json *j, const group *g)
+{
+    if (!g->has_dwq) {
+        cli_json_null(j, "dwq");
+        return;
+    }
+    cli_json_object_begin(j, "dwq");
+    for (size_t t = 0; t < g->n_by_step; t++)
+        if (g->by_step[t].dwq != NULL) {
+            cli_json_int(j, "rows", (long long)g->by_step[t].eq.d);
+            cli_json_int(j, "cols", (long long)g->by_step[t].dwq_c);
+            break;
+        }
+    cli_json_double(j, "cos_adjacent_mean", g->dsum.cos_mean);
+    cli_json_double(j, "growth", g->dsum.growth);
+    cli_json_object_begin(j, "cum");
+    json_spec(j, &g->dsum.cum);
+    cli_json_object_end(j);
+    cli_json_array_begin(j, "steps");
+    for (size_t t = 0; t < g->n_by_step; t++) {
+        const step_eq *r = &g->by_step[t];
+        long p;
+        if (r->dwq == NULL)
+            continue;
+        p = dwq_prev(g, t);
+        cli_json_object_begin(j, NULL);
+        cli_json_int(j, "step", r->step);
+        json_spec(j, &r->sp);
+        cli_json_double(j, "cos_prev",
+                        p >= 0 ? dwq_cosine(g->by_step[p].dwq, r->dwq,
+                                            r->eq.d * r->dwq_c)
+                               : NAN);
+        cli_json_object_end(j);
+    }
+    cli_json_array_end(j);
+    cli_json_object_end(j);
 }
 
 static void
@@ -1158,6 +1607,58 @@ text_report(const scan_ctx *x, const size_t *order, cli_buf *b)
             }
         }
     }
+    {
+        bool any = false;
+        for (size_t i = 0; i < x->n_groups; i++)
+            any = any || x->groups[i].has_dwq;
+        if (any) {
+            cli_buf_puts(b,
+                         "\nEq. 2: the error of dW_Q that delta's error "
+                         "carries, sum_i u_i x_i^T (X the query\n"
+                         "projection's input); per head over steps: "
+                         "energy1 = sigma1^2 / |M|_F^2 and the stable\n"
+                         "rank |M|_F^2 / sigma1^2 of the sum over steps, "
+                         "cos the Frobenius cosine of\nconsecutive steps "
+                         "(mean), growth |sum_t M_t|_F / sqrt(sum_t "
+                         "|M_t|_F^2)\n\n");
+            cli_buf_printf(b, "%5s %4s %5s %11s %9s %9s %9s %9s\n",
+                           "layer", "head", "steps", "sigma1", "energy1",
+                           "srank", "cos", "growth");
+            for (size_t i = 0; i < x->n_groups; i++) {
+                const group *g = &x->groups[i];
+                const dwq_sum *sm = &g->dsum;
+                if (!g->has_dwq)
+                    continue;
+                cli_buf_printf(b, "%5lld %4zu %5zu", g->layer, g->head,
+                               sm->steps);
+                cli_buf_printf(b, " %11.4e",
+                               sm->cum.ok ? sm->cum.sigma[0] : NAN);
+                put_num(b, sm->cum.ok ? sm->cum.energy1 : NAN, 9, 4);
+                put_num(b, sm->cum.ok ? sm->cum.stable_rank : NAN, 9, 3);
+                put_num(b, sm->cos_mean, 9, 4);
+                put_num(b, sm->growth, 9, 3);
+                cli_buf_putc(b, '\n');
+            }
+            cli_buf_puts(b, "\nper layer (its heads' rows stacked), per "
+                            "step:\n");
+            cli_buf_printf(b, "%5s %6s %5s %11s %9s %9s\n", "layer",
+                           "step", "heads", "sigma1", "energy1", "srank");
+            for (size_t k = 0; k < x->n_layers; k++) {
+                const dwq_layer_res *L = &x->layers[k];
+                bool ok = L->ok && L->fro2 > 0;
+                cli_buf_printf(b, "%5lld %6lld %5zu", L->layer, L->step,
+                               L->heads);
+                cli_buf_printf(b, " %11.4e", L->ok ? L->sigma1 : NAN);
+                put_num(b, ok ? L->sigma1 * L->sigma1 / L->fro2 : NAN, 9,
+                        4);
+                put_num(b, ok && L->sigma1 > 0
+                               ? L->fro2 / (L->sigma1 * L->sigma1)
+                               : NAN,
+                        9, 3);
+                cli_buf_putc(b, '\n');
+            }
+        }
+    }
     cli_buf_puts(b, "\nhighest risk:");
     for (size_t r = 0; r < x->n_groups && r < 10; r++)
         cli_buf_printf(b, "%s L%lld.h%zu %.4f", r ? "," : "",
@@ -1167,6 +1668,22 @@ text_report(const scan_ctx *x, const size_t *order, cli_buf *b)
     if (!any_do)
         cli_buf_puts(b, "delta: the capture has no dO; the bias of delta = "
                         "rowsum(dO o O) needs it\n");
+    if (x->x_used < x->n_calls) {
+        uint64_t absent = x->n_calls - x->x_used - x->x_rotary - x->x_no_do;
+        cli_buf_printf(b, "dW_Q: X (key x, the query projection's input) "
+                          "used in %" PRIu64 " of %zu calls",
+                       x->x_used, x->n_calls);
+        if (absent > 0)
+            cli_buf_printf(b, "; absent in %" PRIu64, absent);
+        if (x->x_rotary > 0)
+            cli_buf_printf(b, "; unused in %" PRIu64 " (x.rotary: q is "
+                              "rotated after the projection)",
+                           x->x_rotary);
+        if (x->x_no_do > 0)
+            cli_buf_printf(b, "; unused in %" PRIu64 " (no dO)",
+                           x->x_no_do);
+        cli_buf_putc(b, '\n');
+    }
     if (bad > 0)
         cli_buf_printf(b, "non-finite inputs: %" PRIu64
                           " head%s left out (see the rows above)\n",
@@ -1209,6 +1726,14 @@ json_report(const scan_ctx *x, const size_t *order, cli_buf *b)
     cli_json_int(&j, "calls", (long long)x->n_calls);
     cli_json_string(&j, "reference",
                     x->ref == SCAN_REF_EXACT ? "exact" : "binary64");
+    cli_json_object_begin(&j, "x");
+    cli_json_int(&j, "calls_used", (long long)x->x_used);
+    cli_json_int(&j, "calls_rotary", (long long)x->x_rotary);
+    cli_json_int(&j, "calls_without_do", (long long)x->x_no_do);
+    cli_json_int(&j, "calls_absent",
+                 (long long)(x->n_calls - x->x_used - x->x_rotary
+                             - x->x_no_do));
+    cli_json_object_end(&j);
     cli_json_array_begin(&j, "heads");
     for (size_t i = 0; i < x->n_groups; i++) {
         const group *g = &x->groups[i];
@@ -1294,6 +1819,26 @@ json_report(const scan_ctx *x, const size_t *order, cli_buf *b)
             cli_json_array_end(&j);
             cli_json_object_end(&j);
         }
+        json_dwq_head(&j, g);
+        cli_json_object_end(&j);
+    }
+    cli_json_array_end(&j);
+    cli_json_array_begin(&j, "dwq_layers");
+    for (size_t k = 0; k < x->n_layers; k++) {
+        const dwq_layer_res *L = &x->layers[k];
+        bool ok = L->ok && L->fro2 > 0;
+        cli_json_object_begin(&j, NULL);
+        cli_json_int(&j, "layer", L->layer);
+        cli_json_int(&j, "step", L->step);
+        cli_json_int(&j, "heads", (long long)L->heads);
+        cli_json_double(&j, "sigma1", L->ok ? L->sigma1 : NAN);
+        cli_json_double(&j, "fro", L->ok ? sqrt(L->fro2) : NAN);
+        cli_json_double(&j, "energy1",
+                        ok ? L->sigma1 * L->sigma1 / L->fro2 : NAN);
+        cli_json_double(&j, "stable_rank",
+                        ok && L->sigma1 > 0
+                            ? L->fro2 / (L->sigma1 * L->sigma1)
+                            : NAN);
         cli_json_object_end(&j);
     }
     cli_json_array_end(&j);
@@ -1482,7 +2027,7 @@ done:
 /*----------------------------------------------------------------------------
  * --shard output and --merge.
  *--------------------------------------------------------------------------*/
-#define SHARD_FORMAT "bf16emu scan shard 1"
+#define SHARD_FORMAT "bf16emu scan shard 2"
 
 static char *
 hex_bits(char *buf, size_t n, double v)
@@ -1503,7 +2048,8 @@ shard_header(const scan_ctx *x)
 
     for (size_t i = 0; files != NULL && i < x->n_shards; i++)
         json_array_append_new(files, json_string(x->shards[i].path));
-    h = json_pack("{s:s, s:s, s:b, s:s, s:s, s:s, s:s, s:o, s:I, s:O}",
+    h = json_pack("{s:s, s:s, s:b, s:s, s:s, s:s, s:s, s:o, s:I, s:O, "
+                  "s:[I, I, I]}",
                   "format", SHARD_FORMAT, "policy",
                   fa_policy_name(x->policy_given ? x->policy
                                                  : FA_POLICY_FA2),
@@ -1513,27 +2059,39 @@ shard_header(const scan_ctx *x)
                   "reference",
                   x->ref == SCAN_REF_EXACT ? "exact" : "binary64", "files",
                   files, "calls", (json_int_t)x->n_calls, "call_items",
-                  x->call_items);
+                  x->call_items, "x_calls", (json_int_t)x->x_used,
+                  (json_int_t)x->x_rotary, (json_int_t)x->x_no_do);
     return h;
+}
+
+/* The --shard output of X's items as text (malloc'd), NULL when out of
+   memory. */
+static char *
+shard_text(const scan_ctx *x)
+{
+    json_t *o = shard_header(x);
+    char text[48], *s = NULL;
+
+    snprintf(text, sizeof text, "%" PRIu64 "/%" PRIu64, x->shard_i,
+             x->shard_n);
+    if (o == NULL || json_object_set_new(o, "shard", json_string(text)) != 0
+        || json_object_set(o, "items", x->items) != 0)
+        s = NULL;
+    else
+        s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    json_decref(o);
+    return s;
 }
 
 static int
 write_shard(scan_ctx *x)
 {
-    json_t *o = shard_header(x);
-    char text[48], *s;
+    char *s = shard_text(x);
     cli_buf b;
     int rc = CLI_EXIT_OK;
 
-    snprintf(text, sizeof text, "%" PRIu64 "/%" PRIu64, x->shard_i,
-             x->shard_n);
-    if (o == NULL || json_object_set_new(o, "shard", json_string(text)) != 0
-        || json_object_set(o, "items", x->items) != 0
-        || (s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER)) == NULL) {
-        json_decref(o);
+    if (s == NULL)
         return cli_error(CMD, "out of memory");
-    }
-    json_decref(o);
     cli_buf_init(&b);
     cli_buf_puts(&b, s);
     cli_buf_putc(&b, '\n');
@@ -1549,6 +2107,8 @@ typedef struct
     const char *name;
     bool first;
     scan_stats st;
+    double *dwq; /* [st.eq.d, xc] or NULL */
+    size_t xc;
 } merge_item;
 
 static int
@@ -1561,34 +2121,27 @@ cmp_merge_item(const void *a, const void *b)
     return x->item < y->item ? -1 : x->item > y->item;
 }
 
-/* --merge: the shard outputs PATHS[0..N) into X's groups and settings.
-   *KEEP holds the JSON the settings point into (freed by the caller). */
+/* The shard outputs DOCS (a JSON array of N, named PATHS[0..N) in
+   messages) into X's groups; with SETTINGS, X's settings and files come
+   from the first (--merge), and DOCS holds the JSON they point into
+   (freed by the caller); without, X keeps its own (under mpirun). */
 static int
-merge_shards(scan_ctx *x, const char *const *paths, size_t n, json_t **keep)
+merge_docs(scan_ctx *x, const char *const *paths, size_t n, json_t *docs,
+           bool settings)
 {
-    json_t *first = NULL, *docs = json_array();
+    json_t *first = NULL;
     unsigned char *seen = NULL;
     merge_item *it = NULL;
     size_t n_it = 0, cap_it = 0, total = 0;
     uint64_t sn = 0;
     int rc = CLI_EXIT_OK;
 
-    if (docs == NULL)
-        return cli_error(CMD, "out of memory");
-    *keep = docs;
     for (size_t f = 0; f < n && rc == CLI_EXIT_OK; f++) {
-        json_error_t je;
-        json_t *d = json_load_file(paths[f], 0, &je), *h, *items;
+        json_t *d = json_array_get(docs, f), *h, *items;
         const char *fmt, *sh;
         unsigned long long si, sn2;
         int used = 0;
 
-        if (d == NULL) {
-            rc = cli_error(CMD, "%s: not a 'scan --shard' output: %s",
-                           paths[f], je.text);
-            break;
-        }
-        json_array_append_new(docs, d);
         fmt = json_string_value(json_object_get(d, "format"));
         sh = json_string_value(json_object_get(d, "shard"));
         items = json_object_get(d, "items");
@@ -1694,6 +2247,35 @@ merge_shards(scan_ctx *x, const char *const *paths, size_t n, json_t **keep)
                                paths[f], k);
                 break;
             }
+            if (json_object_get(o, "dwq") != NULL) {
+                const char *hx =
+                    json_string_value(json_object_get(o, "dwq"));
+                json_int_t xc =
+                    json_integer_value(json_object_get(o, "dwq_cols"));
+                size_t nd = m->st.eq.d * (size_t)(xc > 0 ? xc : 0);
+                if (hx == NULL || xc <= 0 || xc > (1 << 20) || nd == 0) {
+                    rc = cli_error(CMD, "%s: items[%zu].dwq: malformed",
+                                   paths[f], k);
+                    break;
+                }
+                m->xc = (size_t)xc;
+                m->dwq = malloc(nd * sizeof *m->dwq);
+                if (m->dwq == NULL) {
+                    rc = cli_error(CMD, "out of memory");
+                    break;
+                }
+                memset(&io, 0, sizeof io);
+                io.in = hx;
+                for (size_t e = 0; e < nd && !io.bad; e++)
+                    io_dbl(&io, &m->dwq[e]);
+                while (!io.bad && *io.in == ' ')
+                    io.in++;
+                if (io.bad || *io.in != '\0') {
+                    rc = cli_error(CMD, "%s: items[%zu].dwq: malformed",
+                                   paths[f], k);
+                    break;
+                }
+            }
         }
     }
     if (rc == CLI_EXIT_OK) {
@@ -1718,8 +2300,8 @@ merge_shards(scan_ctx *x, const char *const *paths, size_t n, json_t **keep)
     }
     for (size_t i = 0; i < n_it && rc == CLI_EXIT_OK; i++)
         rc = add_item(x, it[i].layer, it[i].step, it[i].name, it[i].head,
-                      it[i].first, &it[i].st);
-    if (rc == CLI_EXIT_OK) {
+                      it[i].first, &it[i].st, it[i].dwq, it[i].xc);
+    if (rc == CLI_EXIT_OK && settings) {
         /* the settings, from the first shard */
         const json_t *files = json_object_get(first, "files");
         const char *fix = json_string_value(json_object_get(first, "fix"));
@@ -1758,12 +2340,186 @@ merge_shards(scan_ctx *x, const char *const *paths, size_t n, json_t **keep)
         for (size_t i = 0; rc == CLI_EXIT_OK && i < x->n_shards; i++)
             x->shards[i].path = json_string_value(json_array_get(files, i));
     }
+    if (rc == CLI_EXIT_OK && settings) {
+        const json_t *xcalls = json_object_get(first, "x_calls");
+        x->x_used = (uint64_t)json_integer_value(json_array_get(xcalls, 0));
+        x->x_rotary = (uint64_t)json_integer_value(json_array_get(xcalls, 1));
+        x->x_no_do = (uint64_t)json_integer_value(json_array_get(xcalls, 2));
+    }
     if (first != NULL)
         json_array_append_new(docs, first);
     free(seen);
+    for (size_t i = 0; i < n_it; i++)
+        free(it[i].dwq);
     free(it);
     return rc;
 }
+
+/* --merge: the shard outputs PATHS[0..N) into X's groups and settings.
+   *KEEP holds the JSON the settings point into (freed by the caller). */
+static int
+merge_shards(scan_ctx *x, const char *const *paths, size_t n, json_t **keep)
+{
+    json_t *docs = json_array();
+
+    if (docs == NULL)
+        return cli_error(CMD, "out of memory");
+    *keep = docs;
+    for (size_t f = 0; f < n; f++) {
+        json_error_t je;
+        json_t *d = json_load_file(paths[f], 0, &je);
+        if (d == NULL)
+            return cli_error(CMD, "%s: not a 'scan --shard' output: %s",
+                             paths[f], je.text);
+        json_array_append_new(docs, d);
+    }
+    return merge_docs(x, paths, n, docs, true);
+}
+
+#ifdef HAVE_MPI
+/*----------------------------------------------------------------------------
+ * Under mpirun: rank r of n measures the items of --shard r/n; rank 0
+ * gathers the ranks' shard outputs and merges them as --merge does, so
+ * the report is byte for byte that of one process.  Only rank 0 writes:
+ * the other ranks' stderr goes to a temporary file, and when a rank fails
+ * while rank 0 does not, rank 0 prints the first failing rank's messages.
+ *--------------------------------------------------------------------------*/
+static bool
+under_mpirun(void)
+{
+    return getenv("OMPI_COMM_WORLD_SIZE") != NULL
+           || getenv("PMIX_RANK") != NULL || getenv("PMI_RANK") != NULL;
+}
+
+/* The text of ERRLOG (malloc'd, NUL-terminated; "" when unreadable). */
+static char *
+read_log(FILE *errlog, int *len)
+{
+    long n;
+    char *t;
+
+    fflush(stderr);
+    if (errlog == NULL || fseek(errlog, 0, SEEK_END) != 0
+        || (n = ftell(errlog)) < 0 || n > (1 << 20))
+        n = 0;
+    t = malloc((size_t)n + 1);
+    if (t == NULL)
+        return *len = 0, NULL;
+    if (n > 0) {
+        rewind(errlog);
+        n = (long)fread(t, 1, (size_t)n, errlog);
+    }
+    t[n] = '\0';
+    *len = (int)n;
+    return t;
+}
+
+/* After the run (this rank's status RC): the items to rank 0, merged
+   there.  Returns the status of the run: an error of any rank, else
+   rank 0's merge's. */
+static int
+mpi_collect(scan_ctx *x, int rc, int rank, int size, FILE *errlog)
+{
+    int all_rc, first_bad, me, len = 0;
+    char *text = NULL, *all = NULL;
+    int *counts = NULL, *displs = NULL;
+
+    MPI_Allreduce(&rc, &all_rc, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (all_rc != CLI_EXIT_OK) {
+        int r0 = rc;
+        MPI_Bcast(&r0, 1, MPI_INT, 0, MPI_COMM_WORLD);
+        me = rc != CLI_EXIT_OK ? rank : size;
+        MPI_Allreduce(&me, &first_bad, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+        if (r0 == CLI_EXIT_OK && first_bad > 0) {
+            /* rank 0 succeeded: it prints the first failing rank's words */
+            if (rank == first_bad) {
+                text = read_log(errlog, &len);
+                MPI_Send(&len, 1, MPI_INT, 0, 1, MPI_COMM_WORLD);
+                MPI_Send(text != NULL ? text : "", len, MPI_CHAR, 0, 2,
+                         MPI_COMM_WORLD);
+            } else if (rank == 0) {
+                MPI_Recv(&len, 1, MPI_INT, first_bad, 1, MPI_COMM_WORLD,
+                         MPI_STATUS_IGNORE);
+                text = malloc((size_t)len + 1);
+                if (text != NULL) {
+                    MPI_Recv(text, len, MPI_CHAR, first_bad, 2,
+                             MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                    fwrite(text, 1, (size_t)len, stderr);
+                    if (len == 0)
+                        fprintf(stderr, "bf16emu %s: rank %d failed\n", CMD,
+                                first_bad);
+                } else {
+                    fprintf(stderr, "bf16emu %s: rank %d failed\n", CMD,
+                            first_bad);
+                }
+            }
+        }
+        free(text);
+        return all_rc;
+    }
+    text = shard_text(x);
+    rc = text != NULL && strlen(text) < INT32_MAX ? CLI_EXIT_OK
+                                                  : CLI_EXIT_USAGE;
+    len = rc == CLI_EXIT_OK ? (int)strlen(text) : 0;
+    if (rank == 0) {
+        counts = malloc((size_t)size * sizeof *counts);
+        displs = malloc((size_t)size * sizeof *displs);
+    }
+    MPI_Gather(&len, 1, MPI_INT, counts, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (rank == 0) {
+        long long total = 0;
+        for (int i = 0; counts != NULL && displs != NULL && i < size; i++) {
+            displs[i] = (int)total;
+            total += counts[i];
+        }
+        if (counts == NULL || displs == NULL || total >= INT32_MAX
+            || (all = malloc((size_t)total + 1)) == NULL)
+            rc = cli_error(CMD, "the ranks' items do not fit in memory on "
+                                "rank 0");
+    }
+    MPI_Allreduce(MPI_IN_PLACE, &rc, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (rc != CLI_EXIT_OK) {
+        if (text == NULL && rank == 0)
+            cli_error(CMD, "out of memory");
+        goto out;
+    }
+    MPI_Gatherv(text, len, MPI_CHAR, all, counts, displs, MPI_CHAR, 0,
+                MPI_COMM_WORLD);
+    if (rank == 0) {
+        json_t *docs = json_array();
+        char (*names)[32] = malloc((size_t)size * sizeof *names);
+        const char **np = malloc((size_t)size * sizeof *np);
+        if (docs == NULL || names == NULL || np == NULL) {
+            rc = cli_error(CMD, "out of memory");
+        } else {
+            for (int i = 0; i < size && rc == CLI_EXIT_OK; i++) {
+                json_error_t je;
+                json_t *d = json_loadb(all + displs[i], (size_t)counts[i], 0,
+                                       &je);
+                snprintf(names[i], sizeof names[i], "rank %d", i);
+                np[i] = names[i];
+                if (d == NULL)
+                    rc = cli_error(CMD, "rank %d sent unreadable items: %s",
+                                   i, je.text);
+                else
+                    json_array_append_new(docs, d);
+            }
+            x->sharded = false;
+            if (rc == CLI_EXIT_OK)
+                rc = merge_docs(x, np, (size_t)size, docs, false);
+        }
+        json_decref(docs);
+        free(names);
+        free(np);
+    }
+out:
+    free(text);
+    free(all);
+    free(counts);
+    free(displs);
+    return rc;
+}
+#endif
 
 /*----------------------------------------------------------------------------
  * The command.
@@ -1799,7 +2555,13 @@ scan_help(FILE *out)
         "of one\n"
         "sign).  CAPTURE is one or more .safetensors shards with a manifest "
         "(the\n"
-        "format: doc/real-models.md).\n"
+        "format: doc/real-models.md).  With dO and X (key x, the query "
+        "projection's\n"
+        "input) the report adds the spectrum of dW_Q's error, sum_i u_i "
+        "x_i^T (Eq. 2),\n"
+        "per head, layer and step.  Under mpirun (built with MPI) the "
+        "ranks share\n"
+        "the calls and heads; rank 0 writes the one-process output.\n"
         "\n"
         "options:\n"
         "  --policy P       the kernel that produced the capture (fa2, "
@@ -1812,9 +2574,10 @@ scan_help(FILE *out)
         "  --manifest FILE  the capture manifest (default: the files' "
         "metadata\n"
         "                   \"manifest\", else their .json sidecars)\n"
-        "  --json           one JSON object: {policy, fix, files, calls, "
+        "  --json           one JSON object: {policy, fix, files, calls, x, "
         "heads: [...],\n"
-        "                   ranking: [{layer, head, risk}]}\n"
+        "                   dwq_layers: [...], ranking: [{layer, head, "
+        "risk}]}\n"
         "  --csv FILE       also one CSV row per (layer, head) to FILE\n"
         "  --plot PREFIX    PREFIX.dat and a heat map of the risk, "
         "PREFIX.png and\n"
@@ -1888,7 +2651,25 @@ scan_main(int argc, char **argv)
     double t0, last;
     json_t *keep = NULL;
     const char *given = NULL; /* an option --merge takes from the shards */
+    bool mpi = false;
+    int rank = 0, size = 1;
+    FILE *errlog = NULL;
 
+#ifdef HAVE_MPI
+    if (under_mpirun()) {
+        mpi = true;
+        MPI_Init(NULL, NULL);
+        MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+        MPI_Comm_size(MPI_COMM_WORLD, &size);
+        if (rank > 0) {
+            /* rank 0 speaks for all (mpi_collect) */
+            fflush(stderr);
+            errlog = tmpfile();
+            if (errlog == NULL || dup2(fileno(errlog), 2) < 0)
+                errlog = errlog != NULL ? (fclose(errlog), NULL) : NULL;
+        }
+    }
+#endif
     memset(&x, 0, sizeof x);
     x.progress = -1;
     x.shard_n = 1;
@@ -2008,6 +2789,11 @@ scan_main(int argc, char **argv)
                             "'bf16emu scan --help')");
         goto out;
     }
+    if (mpi && (x.sharded || x.merge)) {
+        rc = cli_error(CMD, "under mpirun the ranks share the calls and "
+                            "heads: --shard and --merge are not available");
+        goto out;
+    }
     if (x.merge && (x.sharded || given != NULL)) {
         rc = cli_error(CMD, "--merge: %s comes from the shards; leave it out",
                        x.sharded ? "--shard" : given);
@@ -2094,6 +2880,12 @@ kernel:
             goto out;
         }
     } else {
+        if (mpi) {
+            /* each rank its shard: rank 0 merges them (mpi_collect) */
+            x.sharded = true;
+            x.shard_i = (uint64_t)rank;
+            x.shard_n = (uint64_t)size;
+        }
         if (x.sharded
             && ((x.items = json_array()) == NULL
                 || (x.call_items = json_array()) == NULL)) {
@@ -2103,6 +2895,13 @@ kernel:
         t0 = last = cli_now_s();
         for (size_t c = 0; c < x.n_calls && rc == CLI_EXIT_OK; c++)
             rc = run_call(&x, c, t0, &last);
+#ifdef HAVE_MPI
+        if (mpi) {
+            rc = mpi_collect(&x, rc, rank, size, errlog);
+            if (rc != CLI_EXIT_OK || rank > 0)
+                goto out;
+        }
+#endif
         if (rc != CLI_EXIT_OK)
             goto out;
         if (x.sharded) {
@@ -2128,6 +2927,10 @@ kernel:
     qsort(order, x.n_groups, sizeof *order, cmp_rank);
     for (size_t r = 0; r < x.n_groups; r++)
         x.groups[order[r]].rank = r + 1;
+    if ((rc = dwq_prepare(&x, x.threads > 0 ? (int)x.threads
+                                            : omp_get_max_threads()))
+        != CLI_EXIT_OK)
+        goto out;
     if (x.csv != NULL) {
         cli_buf b;
         cli_buf_init(&b);
@@ -2164,8 +2967,23 @@ out:
     for (size_t i = 0; x.calls != NULL && i < x.n_calls; i++)
         free(x.calls[i].heads_kept);
     free(x.calls);
-    for (size_t i = 0; i < x.n_groups; i++)
+    for (size_t i = 0; i < x.n_groups; i++) {
+        for (size_t t = 0; t < x.groups[i].n_by_step; t++)
+            free(x.groups[i].by_step[t].dwq);
         free(x.groups[i].by_step);
+    }
     free(x.groups);
+    free(x.layers);
+#ifdef HAVE_MPI
+    if (mpi) {
+        MPI_Finalize();
+        if (errlog != NULL)
+            fclose(errlog);
+    }
+#else
+    (void)rank;
+    (void)size;
+    (void)errlog;
+#endif
     return rc;
 }

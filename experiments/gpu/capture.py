@@ -55,6 +55,19 @@ Selection (None: everything):
   budget_bytes  calls that would take the recording past this size are
            dropped and counted in "dropped".
 dk and dv are kept only when every row is kept.
+  record_x  also keep X, the input of the call's query projection (a
+           module of the attention module whose name ends in one of
+           Q_PROJ_NAMES: nanoGPT's and GPT-2's fused c_attn, q_proj,
+           query, Wqkv, qkv_proj, qkv; or a function of a module path),
+           at the kept batch entries and query rows, as BF16 [B, N, C]
+           (an FP32 input under autocast is rounded to BF16 as the
+           projection's matrix product reads it), key x; the manifest
+           entry's "x" says which module, C, the input's dtype, whether
+           the projection is fused and whether the model rotates q by
+           position after it ("rotary": RoPE, read from module names and
+           the config; then X^T dQ is not dW_Q and scan leaves X unused).
+           Where no projection ran in the attention module, or its input
+           is not [B, Nq, C], "x_error" says why and x is left out.
 
 save(PATH) writes PATH.safetensors, or PATH-00001-of-0000N.safetensors
 ...  when the tensors exceed shard_bytes (a call's tensors stay in one
@@ -66,7 +79,12 @@ once per module) gets "prefix" L{layer}.s{step}.c{n}.
 
 The file runs as a script too: `capture.py --selftest OUT` trains nothing,
 runs a nanoGPT-style block and a randomly initialised transformers GPT-2
-(when transformers is installed) under the recorder and writes both.
+(when transformers is installed) under the recorder and writes both;
+`capture.py --selftest-x OUT` records X of a nanoGPT-style model, a
+GPT-2 and a Llama (randomly initialised) and checks that sum_b X_b^T
+dq_b is the weight gradient of each head's rows of W_Q, saves with
+per_call=True and runs profile_backward=True twice, and prints a JSON
+report.
 """
 import contextlib
 import datetime
@@ -87,6 +105,27 @@ _ORIG_SDPA = F.scaled_dot_product_attention
 
 CHOICE_NAMES = {0: "math", 1: "flash", 2: "efficient", 3: "cudnn",
                 4: "overrideable"}
+
+
+# the last component of the path of a query projection (or of a fused
+# query-key-value projection): nanoGPT and GPT-2's c_attn, Llama-style
+# q_proj, BERT-style query, and fused Wqkv / qkv_proj / qkv
+Q_PROJ_NAMES = ("c_attn", "q_proj", "query", "Wqkv", "qkv_proj", "qkv")
+
+
+def _uses_rotary(model):
+    """Whether MODEL rotates q by position (RoPE) after the projection:
+    a module path naming rotary or rope, or a config with rope settings."""
+    for name, _ in model.named_modules():
+        low = name.lower()
+        if "rotary" in low or "rope" in low:
+            return True
+    cfg = getattr(model, "config", None)
+    for a in ("rope_theta", "rope_scaling", "rope_parameters",
+              "rotary_dim", "rotary_pct"):
+        if cfg is not None and getattr(cfg, a, None) is not None:
+            return True
+    return getattr(cfg, "position_embedding_type", None) == "rotary"
 
 
 def _kernel_names(prof):
@@ -172,7 +211,7 @@ class Capture:
     def __init__(self, model, layers=None, steps=None, heads=None,
                  batch=(0,), rows=None, backward=True, grads=False,
                  budget_bytes=1 << 30, profile=True, verify=True,
-                 profile_backward=False):
+                 profile_backward=False, record_x=False):
         self.model = model
         self.layers = layers
         self.steps = None if steps is None else set(int(s) for s in steps)
@@ -188,6 +227,11 @@ class Capture:
         # the last input gradient) failed to stop on PyTorch 2.11 and left
         # the next forward profilers unable to start: off by default
         self.profile_backward = profile_backward
+        # X, the input of the query projection: True (the modules named
+        # in Q_PROJ_NAMES), a function of a module path, or False
+        self.record_x = record_x
+        self.rotary = _uses_rotary(model)
+        self._x_last = {}
         self.calls = []
         self.skipped = {}
         self.dropped = 0
@@ -244,6 +288,37 @@ class Capture:
             i = self._order[name]
         return i
 
+    def _is_q_proj(self, name):
+        if not self.record_x or not name:
+            return False
+        if callable(self.record_x):
+            return bool(self.record_x(name))
+        return name.rsplit(".", 1)[-1] in Q_PROJ_NAMES
+
+    def _x_for(self, name, B, Nq, H, d, bsel, kq, entry):
+        """The recorded X of the attention module NAME, selected like q's
+        batch entries and rows, as BF16 [B', N', C]; None (and the reason
+        in ENTRY["x_error"]) where there is none or it does not fit."""
+        got = self._x_last.pop(name, None)
+        if got is None:
+            entry["x_error"] = "no query projection ran in %r" % name
+            return None
+        mname, x, nout = got
+        if x.dim() != 3 or x.shape[0] != B or x.shape[1] != Nq:
+            entry["x_error"] = ("%s: input %s is not [B=%d, N=%d, C]"
+                                % (mname, list(x.shape), B, Nq))
+            return None
+        bidx = torch.tensor(bsel, dtype=torch.long, device=x.device)
+        t = x.detach().index_select(0, bidx)
+        t = t[:, kq] if isinstance(kq, slice) else t.index_select(1, kq)
+        entry["x"] = {"module": mname, "features": int(x.shape[2]),
+                      "source_dtype": str(x.dtype).replace("torch.", ""),
+                      "fused_qkv": bool(nout != H * d),
+                      "rotary": bool(self.rotary)}
+        # what the projection's matrix product reads: under autocast an
+        # FP32 input is rounded to BF16 (to nearest even), as .to() does
+        return t.to(torch.bfloat16).contiguous().cpu()
+
     # -- recording ---------------------------------------------------------
     @contextlib.contextmanager
     def recording(self, step):
@@ -263,6 +338,13 @@ class Capture:
                     self._stack.pop()
             self._handles.append(mod.register_forward_pre_hook(pre))
             self._handles.append(mod.register_forward_hook(post))
+            if active and self._is_q_proj(name):
+                def xhook(m, args, out, _n=name):
+                    if args and torch.is_tensor(args[0]) and \
+                            torch.is_tensor(out):
+                        parent = _n.rsplit(".", 1)[0] if "." in _n else ""
+                        self._x_last[parent] = (_n, args[0], out.shape[-1])
+                self._handles.append(mod.register_forward_hook(xhook))
         if active:
             F.scaled_dot_product_attention = self._sdpa
             torch.nn.functional.scaled_dot_product_attention = self._sdpa
@@ -275,6 +357,7 @@ class Capture:
                 h.remove()
             self._handles = []
             self._stack = []
+            self._x_last = {}
             self.step = None
 
     def _sdpa(self, query, key, value, attn_mask=None, dropout_p=0.0,
@@ -431,6 +514,10 @@ class Capture:
                 call.tensors[n] = t.detach().contiguous().cpu()
             if lse is not None:
                 call.tensors["lse"] = sel_lse(lse).float().contiguous().cpu()
+            if self.record_x:
+                xt = self._x_for(name, B, Nq, H, d, bsel, kq, entry)
+                if xt is not None:
+                    call.tensors["x"] = xt
         est = call.nbytes()
         if self.backward and out.requires_grad:
             est += _nbytes(call.tensors["o"])
@@ -511,7 +598,8 @@ class Capture:
             n = _Call(e)
             e["heads_kept"] = list(want)
             for name, t in c.tensors.items():
-                t = t[:, pos]
+                if name != "x":
+                    t = t[:, pos]
                 if first_rows is not None:
                     if e.get("rows_kept") is not None or \
                             e.get("causal_alignment") is not None:
@@ -519,7 +607,8 @@ class Capture:
                                          "that keeps a subset of rows")
                     if name in ("dk", "dv"):
                         continue  # they depend on the rows dropped
-                    t = t[:, :, :first_rows]
+                    t = t[:, :first_rows] if name == "x" else \
+                        t[:, :, :first_rows]
                 n.tensors[name] = t.contiguous()
             if first_rows is not None:
                 e["rows_selection"] = ["first", int(first_rows)]
@@ -797,10 +886,176 @@ def _selftest(out_dir):
     return report
 
 
+def _dw_check(cap, weight_grad_rows):
+    """Per call of CAP (every batch entry and row kept, grads=True, X
+    recorded): the largest |sum_b X_b^T dq_b,h - dW_h| / max |dW_h| over
+    the heads h, with dW_h = WEIGHT_GRAD_ROWS(layer, h) ([d, C] fp32, the
+    rows of dW_Q of head h) and the sum in float64 from the captured BF16
+    tensors: a check that x and dq are the tensors dW_Q is made of."""
+    out = {}
+    for c in cap.calls:
+        e = c.entry
+        if "x" not in c.tensors or "dq" not in c.tensors:
+            out[e["name"]] = "x or dq missing: %s" % e.get("x_error")
+            continue
+        x = c.tensors["x"].double()           # [B, N, C]
+        dq = c.tensors["dq"].double()         # [B, H, N, d]
+        worst = 0.0
+        for hi, h in enumerate(e["heads_kept"]):
+            mine = torch.einsum("bnd,bnc->dc", dq[:, hi], x)
+            ref = weight_grad_rows(e["layer"], h).double().cpu()
+            worst = max(worst, float((mine - ref).abs().max() /
+                                     ref.abs().max()))
+        out[e["name"]] = worst
+    return out
+
+
+def _selftest_x(out_dir):
+    """X recording: a nanoGPT-style model (fused c_attn), a transformers
+    GPT-2 (Conv1D c_attn) and a Llama (q_proj, rotary), each randomly
+    initialised; per_call saving; a profiled backward.  Each part's
+    failure is reported under its name and the others still run."""
+    rep = {}
+    for name, part in (("nano", _st_nano), ("profile", _st_profile),
+                       ("hf", _st_hf)):
+        try:
+            part(out_dir, rep)
+        except Exception as e:  # noqa: BLE001 -- report, go on
+            import traceback
+            rep[name + "_error"] = "%s: %s\n%s" % (
+                type(e).__name__, e, traceback.format_exc()[-1500:])
+    return rep
+
+
+def _st_model():
+    torch.manual_seed(1)
+    m = torch.nn.Sequential(_Attn(256, 4), _Attn(256, 4)).to("cuda")
+    x = torch.randn(3, 256, 256, device="cuda")
+    return m, x
+
+
+def _st_nano(out_dir, rep):
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    dev = "cuda"
+    m, x = _st_model()
+    cap = Capture(m, batch=None, backward=True, grads=True, record_x=True)
+    with sdpa_kernel(SDPBackend.FLASH_ATTENTION), \
+            torch.autocast("cuda", dtype=torch.bfloat16):
+        with cap.recording(step=0):
+            y = m(x).float().sum()
+        y.backward()
+    rep["nano_x_entries"] = [c.entry.get("x") or c.entry.get("x_error")
+                             for c in cap.calls]
+    rep["nano_x_shapes"] = [list(c.tensors["x"].shape) for c in cap.calls
+                            if "x" in c.tensors]
+
+    def nano_rows(layer, h):
+        d = 256 // 4
+        return m[layer].c_attn.weight.grad[h * d:(h + 1) * d]
+    rep["nano_dw_rel_err"] = _dw_check(cap, nano_rows)
+    # q from X through the projection, against the captured q
+    c0 = cap.calls[0]
+    with torch.no_grad(), torch.autocast("cuda", dtype=torch.bfloat16):
+        q2 = m[0].c_attn(c0.tensors["x"].to(dev))[..., :256]
+    q2 = q2.reshape(3, 256, 4, 64).transpose(1, 2).float().cpu()
+    rep["nano_q_from_x_max_abs"] = float((q2 - c0.tensors["q"].float())
+                                         .abs().max())
+    rep["nano_q_from_x_bit_equal"] = bool(torch.equal(
+        q2.to(torch.bfloat16).view(torch.int16),
+        c0.tensors["q"].view(torch.int16)))
+    rep["nano_files"] = cap.save(os.path.join(out_dir, "x_nano"))
+    rep["per_call_files"] = cap.save(os.path.join(out_dir, "x_pc"),
+                                     per_call=True)
+    from safetensors import safe_open
+    with safe_open(rep["per_call_files"][0], "pt") as f:
+        rep["per_call_keys"] = sorted(f.keys())
+        rep["per_call_manifest"] = json.loads(f.metadata()["manifest"])
+
+
+def _st_profile(out_dir, rep):
+    """A profiled backward (profile_backward=True), twice: the second
+    shows whether profilers still start after the first."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    m, x = _st_model()
+    for i in range(2):
+        c = Capture(m, batch=[0], backward=True, grads=True,
+                    profile_backward=True)
+        with sdpa_kernel(SDPBackend.FLASH_ATTENTION), \
+                torch.autocast("cuda", dtype=torch.bfloat16):
+            with c.recording(step=10 + i):
+                y = m(x).float().sum()
+            y.backward()
+        torch.cuda.synchronize()
+        rep["profile_backward_%d" % i] = [
+            {k: c2.entry.get(k) for k in ("kernels", "kernels_error",
+                                          "backward_kernels",
+                                          "backward_kernels_error")}
+            for c2 in c.calls]
+        if i == 0:
+            rep["profile_backward_files"] = c.save(
+                os.path.join(out_dir, "x_pb"))
+
+
+def _st_hf(out_dir, rep):
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    dev = "cuda"
+    import transformers
+    torch.manual_seed(2)
+    rep["hf_version"] = transformers.__version__
+    cfg = transformers.GPT2Config(n_layer=2, n_head=4, n_embd=256,
+                                  n_positions=512, vocab_size=512,
+                                  attn_pdrop=0.0, resid_pdrop=0.0,
+                                  embd_pdrop=0.0)
+    g = transformers.AutoModelForCausalLM.from_config(
+        cfg, attn_implementation="sdpa").to(dev).to(torch.bfloat16)
+    ids = torch.randint(0, 512, (2, 256), device=dev)
+    cg = Capture(g, batch=None, backward=True, grads=True, record_x=True)
+    with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
+        with cg.recording(step=0):
+            loss = g(ids, labels=ids).loss
+        loss.backward()
+    rep["gpt2_x_entries"] = [c.entry.get("x") or c.entry.get("x_error")
+                             for c in cg.calls]
+    rep["gpt2_skipped"] = cg.skipped
+
+    def gpt2_rows(layer, h):
+        w = g.transformer.h[layer].attn.c_attn.weight.grad  # [C, 3C]
+        return w[:, h * 64:(h + 1) * 64].t()
+    rep["gpt2_dw_rel_err"] = _dw_check(cg, gpt2_rows)
+    rep["gpt2_files"] = cg.save(os.path.join(out_dir, "x_gpt2"))
+    lc = transformers.LlamaConfig(hidden_size=256, intermediate_size=512,
+                                  num_hidden_layers=1,
+                                  num_attention_heads=4,
+                                  num_key_value_heads=4, vocab_size=512,
+                                  max_position_embeddings=512)
+    ll = transformers.AutoModelForCausalLM.from_config(
+        lc, attn_implementation="sdpa").to(dev).to(torch.bfloat16)
+    cl = Capture(ll, batch=None, backward=True, grads=True, record_x=True)
+    with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
+        with cl.recording(step=0):
+            loss = ll(ids, labels=ids).loss
+        loss.backward()
+    rep["llama_x_entries"] = [c.entry.get("x") or c.entry.get("x_error")
+                              for c in cl.calls]
+    rep["llama_skipped"] = cl.skipped
+
+    def llama_rows(layer, h):
+        return ll.model.layers[layer].self_attn.q_proj.weight.grad[
+            h * 64:(h + 1) * 64]
+    # with RoPE, q is rotated after q_proj: X^T dq is not dW_Q (expected
+    # to differ; scan leaves such X unused)
+    rep["llama_dw_rel_err_rotary"] = _dw_check(cl, llama_rows)
+    rep["llama_files"] = cl.save(os.path.join(out_dir, "x_llama"))
+
+
 if __name__ == "__main__":
     import sys
     if len(sys.argv) == 3 and sys.argv[1] == "--selftest":
         r = _selftest(sys.argv[2])
         print(json.dumps(r, indent=1, default=str))
+    elif len(sys.argv) == 3 and sys.argv[1] == "--selftest-x":
+        r = _selftest_x(sys.argv[2])
+        print(json.dumps(r, indent=1, default=str))
     else:
-        sys.exit("usage: capture.py --selftest OUT_DIR")
+        sys.exit("usage: capture.py --selftest OUT_DIR | --selftest-x "
+                 "OUT_DIR")

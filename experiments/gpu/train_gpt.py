@@ -3,7 +3,8 @@
 
 usage: train_gpt.py --out DIR [--train-seconds S] [--layers 6] [--heads 8]
                     [--embd 512] [--ctx 1024] [--batch 32] [--seed 1]
-                    [--max-text-bytes N] [--capture-rows 256]
+                    [--max-text-bytes N] [--capture-rows 256] [--record-x]
+                    [--shard-bytes N] [--untrained]
 
 A nanoGPT-style decoder (pre-norm blocks, causal self-attention through
 torch.nn.functional.scaled_dot_product_attention, GELU MLP, tied
@@ -28,7 +29,10 @@ the fewest rows with a repeated exact maximum in the first 256 (and 128)
 positions (test_r256, test_r128).  DIR/log.json gets the losses, the
 text sources, the exact repeated-maxima counts per layer and head of
 every capture (capture.repeated_max_rows, independent of bf16emu) and
-the manifests.
+the manifests.  --record-x adds X, the input of each layer's c_attn
+(capture.py's record_x), to every capture.  --untrained trains nothing:
+one capture of every position (cap_full) of the model as initialised, on
+random bytes.
 """
 import argparse
 import gzip
@@ -185,11 +189,12 @@ def kernels_of_pass(model, xb, yb):
 
 
 def capture_step(model, xb, yb, step, rows, out_dir, stem, shard_bytes,
-                 log, deadline=None):
+                 log, deadline=None, record_x=False):
     """One recorded forward and backward pass on XB, YB at STEP."""
     from torch.nn.attention import SDPBackend, sdpa_kernel
     cap = capture.Capture(model, batch=[0], rows=rows, backward=True,
-                          grads=False, budget_bytes=60 << 20)
+                          grads=False, budget_bytes=80 << 20,
+                          record_x=record_x)
     torch.use_deterministic_algorithms(True, warn_only=True)
     try:
         with sdpa_kernel(SDPBackend.FLASH_ATTENTION), \
@@ -201,7 +206,8 @@ def capture_step(model, xb, yb, step, rows, out_dir, stem, shard_bytes,
     finally:
         torch.use_deterministic_algorithms(False)
     model.zero_grad(set_to_none=True)
-    extra = {"model": log["model"], "text": "local text, bytes",
+    extra = {"model": log["model"],
+             "text": log.get("text_note", "local text, bytes"),
              "loss": float(loss)}
     try:
         extra["kernels_seen"] = kernels_of_pass(model, xb, yb)
@@ -226,6 +232,32 @@ def capture_step(model, xb, yb, step, rows, out_dir, stem, shard_bytes,
     return cap, counts
 
 
+def capture_untrained(a, t_start):
+    """--untrained: the model as initialised, one recorded pass over all
+    positions of 4 sequences of random bytes (seeded), every layer and
+    head of batch entry 0, in shards of at most --shard-bytes."""
+    dev = "cuda"
+    log = {"model": {"layers": a.layers, "heads": a.heads, "embd": a.embd,
+                     "head_dim": a.embd // a.heads, "ctx": a.ctx,
+                     "vocab": 256, "seed": a.seed, "tokenizer": "bytes",
+                     "trained": False,
+                     "precision": "bf16 autocast, SDPA FLASH"},
+           "text_note": "random bytes (torch.randint, seeded); the model "
+                        "as initialised",
+           "losses": [], "captures": []}
+    model = GPT(a.layers, a.heads, a.embd, a.ctx).to(dev)
+    g = torch.Generator(device=dev).manual_seed(a.seed)
+    w = torch.randint(0, 256, (4, a.ctx + 1), device=dev, generator=g)
+    capture_step(model, w[:, :-1], w[:, 1:], 0, None, a.out, "cap_full",
+                 a.shard_bytes, log,
+                 deadline=t_start + min(a.deadline, 1e8) - 10,
+                 record_x=a.record_x)
+    log["total_seconds"] = time.time() - t_start
+    with open(os.path.join(a.out, "log.json"), "w") as f:
+        json.dump(log, f, indent=1, default=str)
+    print("done in %.0f s" % log["total_seconds"], flush=True)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", required=True)
@@ -241,11 +273,20 @@ def main(argv=None):
     ap.add_argument("--capture-rows", type=int, default=256)
     ap.add_argument("--deadline", type=float, default=1e9,
                     help="seconds from the start by which to be done")
+    ap.add_argument("--record-x", action="store_true",
+                    help="also record X, the input of each layer's c_attn")
+    ap.add_argument("--untrained", action="store_true",
+                    help="no text and no training: one capture of every "
+                    "position at step 0 on random bytes (cap_full)")
+    ap.add_argument("--shard-bytes", type=int, default=11 << 20,
+                    help="the largest shard of the full captures")
     a = ap.parse_args(argv)
     os.makedirs(a.out, exist_ok=True)
     t_start = time.time()
     torch.manual_seed(a.seed)
     dev = "cuda"
+    if a.untrained:
+        return capture_untrained(a, t_start)
     text, sources = gather_text(a.max_text_bytes)
     data = torch.frombuffer(bytearray(text), dtype=torch.uint8)
     n_val = max(len(data) // 20, 8 * a.ctx + 1)
@@ -294,7 +335,7 @@ def main(argv=None):
     r = ("first", a.capture_rows)
     caps = {}
     caps[0] = capture_step(model, xc, yc, 0, r, a.out, "cap_s0", 1 << 30,
-                           log)
+                           log, record_x=a.record_x)
     # speed from the first steps decides the step count
     warmup = 100
 
@@ -326,7 +367,8 @@ def main(argv=None):
             break
         if step in marks:
             caps[step] = capture_step(model, xc, yc, step, r, a.out,
-                                      marks[step], 1 << 30, log)
+                                      marks[step], 1 << 30, log,
+                                      record_x=a.record_x)
         loss = train_step(lr_at(step))
         step += 1
         if step % 250 == 0 or step == total:
@@ -339,8 +381,9 @@ def main(argv=None):
                   flush=True)
     log["train_seconds"] = time.time() - t_train
     cap, counts = capture_step(model, xc, yc, step, None, a.out,
-                               "cap_final", 11 << 20, log,
-                               deadline=t_start + a.deadline - 40)
+                               "cap_final", a.shard_bytes, log,
+                               deadline=t_start + a.deadline - 40,
+                               record_x=a.record_x)
     # small test captures: per layer the heads with most and fewest
     # repeated maxima in the first R positions
     for R in (256, 128):

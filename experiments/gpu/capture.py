@@ -19,13 +19,17 @@ the backend op that SDPA dispatches to (aten._scaled_dot_product_flash_
 attention, _efficient_attention or _cudnn_attention, called on the same
 inputs; its O is compared bit for bit with SDPA's, and the manifest says
 whether it was equal), and in the backward, through tensor hooks, dO and,
-with grads=True, dq, dk, dv.  The CUDA kernels of the backend op (and of
-the backward, between the dO hook and the last input gradient) are read
-with torch.profiler and written to the manifest (the backward's only
-with profile_backward=True, which PyTorch 2.11 did not survive: the
-profiler started in the dO hook could not be stopped, and later ones
-could not start); the backend is torch._fused_sdp_choice's answer for
-the call.
+with grads=True, dq, dk, dv.  The CUDA kernels of the backend op are read
+with torch.profiler and written to the manifest ("kernels"); the backend
+is torch._fused_sdp_choice's answer for the call.  With
+profile_backward=True the backward's kernels are read too
+("backward_kernels"): at record time, on the forward's thread, SDPA runs
+once more on detached copies of the call's inputs and its backward runs
+with a zero dO under a profiler (same shapes, dtypes, backend flags and
+deterministic setting as the model's own backward, so the same kernels;
+the model's gradients and outputs are not touched).  A profiler is never
+started inside the backward itself: on PyTorch 2.11 one started in a
+tensor hook on the autograd thread could not be stopped.
 
 A call is recordable when its inputs are 4-D BF16 CUDA tensors with equal
 head counts and head dimensions, no attn_mask, and dropout_p == 0; other
@@ -174,6 +178,34 @@ def _stop_profiler(p, errors=None):
         return None
 
 
+def _backward_kernels(q, k, v, is_causal, scale, enable_gqa, errors):
+    """The attention kernels of SDPA's backward on inputs shaped as Q, K,
+    V: SDPA runs once more on detached copies, with the caller's backend
+    flags and deterministic setting, and its backward (a zero dO) runs
+    under a profiler started here, on the forward's thread; None, with
+    the reason in ERRORS, where that fails."""
+    names = None
+    try:
+        with torch.enable_grad():
+            qq, kk, vv = (t.detach().requires_grad_(True) for t in (q, k, v))
+            o = _ORIG_SDPA(qq, kk, vv, is_causal=is_causal, scale=scale,
+                           enable_gqa=enable_gqa)
+            torch.cuda.synchronize()
+            prof = _start_profiler(errors)
+            try:
+                torch.autograd.grad(o, (qq, kk, vv), torch.zeros_like(o))
+            finally:
+                names = _stop_profiler(prof, errors) if prof else None
+    except Exception as e:  # noqa: BLE001 -- never break the model
+        errors.append("backward: %s: %s"
+                      % (type(e).__name__, str(e).split("\n")[0][:160]))
+        return None
+    if names is None:
+        return None
+    return [x for x in names
+            if re.search(r"flash|fmha|attention|cudnn|sdpa", x)]
+
+
 def _layer_index(name):
     """The one integer component of a module path, or None."""
     ints = [int(t) for t in name.split(".") if t.isdigit()]
@@ -223,9 +255,8 @@ class Capture:
         self.budget = int(budget_bytes)
         self.profile = profile
         self.verify = verify
-        # a profiler started inside the backward (between the dO hook and
-        # the last input gradient) failed to stop on PyTorch 2.11 and left
-        # the next forward profilers unable to start: off by default
+        # the backward's kernels, from one extra SDPA forward and backward
+        # per recorded call at record time: off by default (it costs)
         self.profile_backward = profile_backward
         # X, the input of the query projection: True (the modules named
         # in Q_PROJ_NAMES), a function of a module path, or False
@@ -492,6 +523,11 @@ class Capture:
                 if not o_equal:
                     lse = None  # not the LSE of the O that SDPA gave
             del res
+        bkernels = None
+        berr = []
+        if self.profile_backward and self.backward and out.requires_grad:
+            bkernels = _backward_kernels(q, k, v, is_causal, scale,
+                                         enable_gqa, berr)
         entry = {"layer": index, "step": self.step, "name": name,
                  "causal": bool(is_causal), "scale": scale,
                  "layout": "bhnd", "dtype": "bfloat16", "backend": backend,
@@ -503,6 +539,10 @@ class Capture:
                  "o_equal_backend_op": o_equal}
         if perr:
             entry["kernels_error"] = "; ".join(perr)[:300]
+        if self.profile_backward and self.backward and out.requires_grad:
+            entry["backward_kernels"] = bkernels
+            if berr:
+                entry["backward_kernels_error"] = "; ".join(berr)[:300]
         if causal_alignment:
             entry["causal_alignment"] = causal_alignment
         if isinstance(r, tuple) and not every_row:
@@ -541,36 +581,22 @@ class Capture:
         return None
 
     def _hook_backward(self, call, q, k, v, out, sel_q, sel_k, every_row):
-        state = {"prof": None, "left": 0, "err": []}
         want = []
         if self.grads:
             want = [("dq", q, sel_q)]
             if every_row:
                 want += [("dk", k, sel_k), ("dv", v, sel_k)]
         want = [w for w in want if w[1].requires_grad]
-        state["left"] = len(want)
 
         def on_do(g):
             call.tensors["do"] = sel_q(g.detach()).to(
                 torch.bfloat16).contiguous().cpu()
-            if self.profile_backward and state["left"] > 0:
-                state["prof"] = _start_profiler(state["err"])
             return None
 
         def make(name, sel):
             def on_grad(g):
                 call.tensors[name] = sel(g.detach()).to(
                     torch.bfloat16).contiguous().cpu()
-                state["left"] -= 1
-                if state["left"] == 0 and state["prof"] is not None:
-                    names = _stop_profiler(state["prof"], state["err"])
-                    state["prof"] = None
-                    if state["err"]:
-                        call.entry["backward_kernels_error"] = \
-                            "; ".join(state["err"])[:300]
-                    call.entry["backward_kernels"] = [
-                        x for x in (names or [])
-                        if re.search(r"flash|fmha|attention|cudnn|sdpa", x)]
                 return None
             return on_grad
 

@@ -308,18 +308,20 @@ row8(const s_mma_plan *pl, const s_mma_dec *db, const int32_t *as,
 }
 
 TGT static bool
-row_narrow(const s_mma_plan *pl, const s_mma_dec *db, const int32_t *as,
-           const int32_t *ae, const uint16_t *b, size_t ld, size_t len,
-           uint32_t *acc, unsigned *flags)
+row_narrow(const s_mma_plan *pl, const s_mma_dec *db, const uint16_t *a,
+           const int32_t *as, const int32_t *ae, const uint16_t *b, size_t ld,
+           size_t len, uint32_t *acc, unsigned *flags)
 {
+    (void)a;
     return row8(pl, db, as, ae, b, ld, len, acc, flags, true);
 }
 
 TGT static bool
-row_wide(const s_mma_plan *pl, const s_mma_dec *db, const int32_t *as,
-         const int32_t *ae, const uint16_t *b, size_t ld, size_t len,
-         uint32_t *acc, unsigned *flags)
+row_wide(const s_mma_plan *pl, const s_mma_dec *db, const uint16_t *a,
+         const int32_t *as, const int32_t *ae, const uint16_t *b, size_t ld,
+         size_t len, uint32_t *acc, unsigned *flags)
 {
+    (void)a;
     return row8(pl, db, as, ae, b, ld, len, acc, flags, false);
 }
 

@@ -120,7 +120,7 @@ s_mma_gemm_tiled(const s_mma_plan *pl, s_mma_kernel *kernel, size_t rows,
                     /* one row: B decoded by the kernel, block by block */
                     uint32_t *acc = d + i0 * cols + j0;
                     if (aspec[0]
-                        || !pl->row(pl, &db, as[0], ae[0],
+                        || !pl->row(pl, &db, a16 + i0 * k + k0, as[0], ae[0],
                                     b16 + k0 * cols + j0, cols, len, acc,
                                     &flags)) {
                         block_scalar(pl, a16 + i0 * k + k0,

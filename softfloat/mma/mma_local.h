@@ -105,6 +105,17 @@ bool s_mma_gemm_avx512(const sf_mma_model *m, size_t rows, size_t cols,
                        const sf_format *fb, const void *b, const uint32_t *c,
                        uint32_t *d, sf_env *env);
 
+/* D = A B^T + C (BT: COLS x K, row-major) on the AVX-512 binary32 path
+   for one row of BF16 (sf_mma_gemm_nt); false (nothing written) when it
+   does not apply: not one row, a model or format it does not cover, no
+   such CPU, or an element of A outside its range. */
+bool s_mma_gemm_nt_avx512_covers(const sf_mma_model *m, size_t rows,
+                                 const sf_format *fa, const sf_format *fb);
+bool s_mma_gemm_nt_avx512(const sf_mma_model *m, size_t rows, size_t cols,
+                          size_t k, const sf_format *fa, const void *a,
+                          const sf_format *fb, const void *bt,
+                          const uint32_t *c, uint32_t *d, sf_env *env);
+
 /*----------------------------------------------------------------------------
  * The tiled GEMM of the truncating fused models (sf_mma_gemm_avx512_covers):
  * A and B are decoded once per tile into signed significands and
@@ -138,15 +149,15 @@ typedef bool s_mma_decoder(const s_mma_dec *d, const uint16_t *x, int32_t *sig,
                            int32_t *e);
 
 typedef struct s_mma_plan s_mma_plan;
-/* One row of A (decoded: AS, AE) against LEN rows of pl->lanes columns of
-   B as stored (row t at B + t * LD), decoded here: the kernel's contract,
-   and also false, changing nothing, when an element of B is Inf or NaN.
-   For a GEMM of one row, where decoding B apart from the kernel costs
-   as much as the kernel. */
+/* One row of A (as stored: A; decoded: AS, AE) against LEN rows of
+   pl->lanes columns of B as stored (row t at B + t * LD), decoded here:
+   the kernel's contract, and also false, changing nothing, when an
+   element of B is Inf or NaN.  For a GEMM of one row, where decoding B
+   apart from the kernel costs as much as the kernel. */
 typedef bool s_mma_rowkernel(const s_mma_plan *pl, const s_mma_dec *db,
-                             const int32_t *as, const int32_t *ae,
-                             const uint16_t *b, size_t ld, size_t len,
-                             uint32_t *acc, unsigned *flags);
+                             const uint16_t *a, const int32_t *as,
+                             const int32_t *ae, const uint16_t *b, size_t ld,
+                             size_t len, uint32_t *acc, unsigned *flags);
 
 struct s_mma_plan
 {

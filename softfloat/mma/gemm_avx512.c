@@ -342,19 +342,29 @@ row_wide(const s_mma_plan *pl, const s_mma_dec *db, const uint16_t *a,
  * flags clear) and maps the inexact flag it reads back afterwards to
  * SF_FLAG_INEXACT.
  *--------------------------------------------------------------------------*/
-#define TGTBW __attribute__((target("avx512f,avx512cd,avx512bw,avx512dq")))
+#define TGTBW                                                                 \
+    __attribute__((target("avx512f,avx512cd,avx512bw,avx512dq,avx512vl")))
 #define MXCSR_DEFAULT 0x1F80u
 #define MXCSR_PE 0x20u
 /* |x| of a BF16 input the binary32 path takes: 0, or a normal number of
    exponent -63 .. 63 (fields 64 .. 190) */
 #define FP_ABS_MIN 0x2000u
 #define FP_ABS_MAX 0x5F7Fu
+/* the longest row of A the path takes */
+#define FP_ROW_MAX 1024
+
+#ifdef __clang__
+#define FP_UNROLL _Pragma("unroll")
+#else
+#define FP_UNROLL _Pragma("GCC unroll 16")
+#endif
 
 static bool
 fp_available(void)
 {
     return sf_mma_gemm_avx512_available() && __builtin_cpu_supports("avx512bw")
-           && __builtin_cpu_supports("avx512dq");
+           && __builtin_cpu_supports("avx512dq")
+           && __builtin_cpu_supports("avx512vl");
 }
 
 /* Whether model M with inputs FA, FB and plan PL takes the binary32
@@ -402,6 +412,21 @@ fp_range_ok(__m512i mn, __m512i mx)
                   == 0;
 }
 
+/* Whether the N elements of A are in the binary32 path's range. */
+static bool
+fp_row_ok(const uint16_t *a, size_t n)
+{
+    uint32_t bad = 0;
+
+    if (n > FP_ROW_MAX)
+        return false;
+    for (size_t t = 0; t < n; t++) {
+        uint32_t x = a[t] & 0x7FFFu;
+        bad |= x != 0 && (x < FP_ABS_MIN || x > FP_ABS_MAX);
+    }
+    return bad == 0;
+}
+
 /* Whether one of the sixteen accumulators C is Inf or NaN. */
 TGTBW static inline bool
 fp_c_special(__m512i c)
@@ -422,10 +447,11 @@ fp_block(const s_mma_plan *pl, const __m512 *x, const uint32_t *aw,
     const sf_mma_model *m = pl->m;
     const __m512i zero = _mm512_setzero_si512();
     __m512i mx = zero, sum = zero, cef, csig, celow, cc, emax, q, ep;
-    __m512 p[16], nq;
+    __m512 nq;
     __mmask16 csub, cneg;
 
-    /* pass 1: the products, and the largest 2^E_a 2^E_b */
+    /* pass 1: the largest 2^E_a 2^E_b of a product */
+    FP_UNROLL
     for (size_t t = 0; t < len; t++) {
         __m512 e = _mm512_castsi512_ps(_mm512_and_si512(
             _mm512_castps_si512(x[t]), _mm512_set1_epi32(0x7F800000)));
@@ -433,8 +459,6 @@ fp_block(const s_mma_plan *pl, const __m512 *x, const uint32_t *aw,
             _mm512_mul_ps(e, _mm512_castsi512_ps(_mm512_set1_epi32(
                                  (int)ap[t])));
         mx = _mm512_max_epi32(mx, _mm512_castps_si512(pe));
-        p[t] = _mm512_mul_ps(
-            x[t], _mm512_castsi512_ps(_mm512_set1_epi32((int)aw[t])));
     }
     /* emax over the non-zero products (the integer kernel's value when
        there is none) and C, as kernel16 */
@@ -462,10 +486,14 @@ fp_block(const s_mma_plan *pl, const __m512 *x, const uint32_t *aw,
     q = _mm512_sub_epi32(emax, _mm512_set1_epi32(pl->f));
     nq = _mm512_cvtepi32_ps(_mm512_sub_epi32(zero, q));
 
-    /* pass 2: each product times 2^-q, truncated */
-    for (size_t t = 0; t < len; t++)
-        sum = _mm512_add_epi32(
-            sum, _mm512_cvttps_epi32(_mm512_scalef_ps(p[t], nq)));
+    /* pass 2: each product (exact) times 2^-q, truncated */
+    FP_UNROLL
+    for (size_t t = 0; t < len; t++) {
+        __m512 p = _mm512_mul_ps(
+            x[t], _mm512_castsi512_ps(_mm512_set1_epi32((int)aw[t])));
+        sum = _mm512_add_epi32(sum,
+                               _mm512_cvttps_epi32(_mm512_scalef_ps(p, nq)));
+    }
 
     /* plus C, then one rounding */
     {
@@ -497,47 +525,6 @@ fp_flags(const s_vflags *fl, __mmask8 lost)
     if (fl->overflow)
         f |= SF_FLAG_OVERFLOW;
     return f;
-}
-
-/* The row kernel (s_mma_rowkernel) of the binary32 path: B's rows as
-   stored, each 16 BF16 widened by a shift; a block outside the path's
-   range goes to the integer kernel. */
-TGTBW static bool
-row_fp(const s_mma_plan *pl, const s_mma_dec *db, const uint16_t *a,
-       const int32_t *as, const int32_t *ae, const uint16_t *b, size_t ld,
-       size_t len, uint32_t *acc, unsigned *flags)
-{
-    uint32_t aw[16], ap[16];
-    __m512 x[16];
-    __m512i c = _mm512_loadu_si512((const void *)acc);
-    __m512i mn = _mm512_set1_epi16(-1), mx = _mm512_setzero_si512();
-    s_vflags fl = {0, 0, 0};
-    __mmask8 lost = 0;
-
-    if (fp_c_special(c))
-        return false;
-    if (len > 16 || !fp_side_a(a, len, aw, ap))
-        return row16(pl, db, as, ae, b, ld, len, acc, flags, true);
-    for (size_t t = 0; t < len; t += 2) {
-        const uint16_t *r1 = b + (t + 1 < len ? t + 1 : t) * ld;
-        fp_range(_mm512_inserti64x4(
-                     _mm512_castsi256_si512(_mm256_loadu_si256(
-                         (const __m256i *)(const void *)(b + t * ld))),
-                     _mm256_loadu_si256((const __m256i *)(const void *)r1),
-                     1),
-                 &mn, &mx);
-    }
-    if (!fp_range_ok(mn, mx))
-        return row16(pl, db, as, ae, b, ld, len, acc, flags, true);
-    for (size_t t = 0; t < len; t++)
-        x[t] = _mm512_castsi512_ps(_mm512_slli_epi32(
-            _mm512_cvtepu16_epi32(_mm256_loadu_si256(
-                (const __m256i *)(const void *)(b + t * ld))),
-            16));
-    c = fp_block(pl, x, aw, ap, len, c, &fl, &lost);
-    _mm512_storeu_si512((void *)acc, c);
-    *flags |= fp_flags(&fl, lost);
-    return true;
 }
 
 /* Word permutations of the 16 x 16 transposition in fp_transpose. */
@@ -596,16 +583,42 @@ fp_transpose(const __m512i *z, __m512 *x)
    at a time, chained block by block in registers; a block outside the
    path's range (or with a non-finite accumulator) goes to the scalar
    block, lane by lane. */
+
+/* The scalar block for the lanes L < NL of ACC: B's column j0 + l at
+   B + l * SL, elements SK apart (B as stored: SL = 1, SK = its row
+   length; BT: SL = K, SK = 1). */
+TGTBW static __m512i
+fp_block_scalar(const s_mma_plan *pl, const uint16_t *a, const uint16_t *b,
+                ptrdiff_t sl, ptrdiff_t sk, size_t len, size_t k0, size_t nl,
+                __m512i acc, sf_env *env)
+{
+    uint32_t t[16];
+    s_mma_vec va = {a, 1, 2};
+
+    _mm512_storeu_si512((void *)t, acc);
+    for (size_t l = 0; l < nl; l++) {
+        s_mma_vec vb = {b + (ptrdiff_t)l * sl, sk, 2};
+        t[l] = (uint32_t)s_mma_block(pl->m, pl->fa, &va, pl->fb, &vb, len, k0,
+                                     t[l], env);
+    }
+    return _mm512_loadu_si512((const void *)t);
+}
+
+/* D = A B^T + C for one row of A (K elements, all in range) and the
+   COLS x K matrix BT (row-major), under an entered ENV and
+   MXCSR_DEFAULT: sixteen columns at a time, chained block by block in
+   registers; a block of BT outside the path's range (or with a
+   non-finite accumulator) goes to the scalar block, lane by lane. */
 TGTBW static void
 gemm_nt_fp(const s_mma_plan *pl, size_t cols, size_t k, const uint16_t *a,
            const uint16_t *bt, const uint32_t *c, uint32_t *d, sf_env *env,
            unsigned *flags)
 {
-    const sf_mma_model *m = pl->m;
-    const size_t step = m->n;
-    uint32_t aw[S_MMA_TILE_N], ap[S_MMA_TILE_N];
+    const size_t step = pl->m->n;
+    uint32_t aw[FP_ROW_MAX], ap[FP_ROW_MAX];
     uint16_t pad[16 * 16];
 
+    (void)fp_side_a(a, k, aw, ap);
     for (size_t j0 = 0; j0 < cols; j0 += 16) {
         size_t nl = cols - j0 < 16 ? cols - j0 : 16;
         __mmask16 lanes = (__mmask16)((1u << nl) - 1);
@@ -620,9 +633,13 @@ gemm_nt_fp(const s_mma_plan *pl, size_t cols, size_t k, const uint16_t *a,
             __m512 x[16];
             s_vflags fl = {0, 0, 0};
             __mmask8 lost = 0;
-            bool ok = fp_side_a(a + k0, len, aw, ap) && !fp_c_special(acc);
 
-            if (ok && (nl < 16 || len < 16)) {
+            if (fp_c_special(acc)) {
+                acc = fp_block_scalar(pl, a + k0, bt + j0 * k + k0,
+                                      (ptrdiff_t)k, 1, len, k0, nl, acc, env);
+                continue;
+            }
+            if (nl < 16 || len < 16) {
                 /* a partial tile: zeros around it */
                 memset(pad, 0, sizeof pad);
                 for (size_t l = 0; l < nl; l++)
@@ -630,7 +647,7 @@ gemm_nt_fp(const s_mma_plan *pl, size_t cols, size_t k, const uint16_t *a,
                 src = pad;
                 ld = 16;
             }
-            for (size_t u = 0; ok && u < 8; u++) {
+            for (size_t u = 0; u < 8; u++) {
                 z[u] = _mm512_inserti64x4(
                     _mm512_castsi256_si512(_mm256_loadu_si256(
                         (const __m256i *)(const void *)(src + 2 * u * ld))),
@@ -640,26 +657,82 @@ gemm_nt_fp(const s_mma_plan *pl, size_t cols, size_t k, const uint16_t *a,
                     1);
                 fp_range(z[u], &mn, &mx);
             }
-            if (ok && fp_range_ok(mn, mx)) {
-                fp_transpose(z, x);
-                acc = fp_block(pl, x, aw, ap, len, acc, &fl, &lost);
-                *flags |= fp_flags(&fl, lost);
+            if (!fp_range_ok(mn, mx)) {
+                acc = fp_block_scalar(pl, a + k0, bt + j0 * k + k0,
+                                      (ptrdiff_t)k, 1, len, k0, nl, acc, env);
                 continue;
             }
-            /* the scalar block, lane by lane */
-            {
-                uint32_t t[16];
-                s_mma_vec va = {a + k0, 1, 2};
-                _mm512_storeu_si512((void *)t, acc);
-                for (size_t l = 0; l < nl; l++) {
-                    s_mma_vec vb = {bt + (j0 + l) * k + k0, 1, 2};
-                    t[l] = (uint32_t)s_mma_block(m, pl->fa, &va, pl->fb, &vb,
-                                                 len, k0, t[l], env);
-                }
-                acc = _mm512_loadu_si512((const void *)t);
-            }
+            fp_transpose(z, x);
+            /* a whole block: the loops unrolled, X and the products in
+               registers */
+            acc = len == 16 ? fp_block(pl, x, aw + k0, ap + k0, 16, acc, &fl,
+                                       &lost)
+                            : fp_block(pl, x, aw + k0, ap + k0, len, acc, &fl,
+                                       &lost);
+            *flags |= fp_flags(&fl, lost);
         }
         _mm512_mask_storeu_epi32(d + j0, lanes, acc);
+    }
+}
+
+/* D = A B + C for one row of A (K elements, all in range) and B as
+   stored (K x COLS), under an entered ENV and MXCSR_DEFAULT: block by
+   block of K, sixteen columns at a time (the last ones masked), the
+   accumulators in D; a block of B outside the path's range (or with a
+   non-finite accumulator) goes to the scalar block. */
+TGTBW static void
+gemm_row_fp(const s_mma_plan *pl, size_t cols, size_t k, const uint16_t *a,
+            const uint16_t *b, const uint32_t *c, uint32_t *d, sf_env *env,
+            unsigned *flags)
+{
+    const size_t step = pl->m->n;
+    uint32_t aw[FP_ROW_MAX], ap[FP_ROW_MAX];
+
+    (void)fp_side_a(a, k, aw, ap);
+    for (size_t j = 0; j < cols; j++)
+        d[j] = c != NULL ? c[j] : 0;
+    for (size_t k0 = 0; k0 < k; k0 += step) {
+        size_t len = k - k0 < step ? k - k0 : step;
+        for (size_t j0 = 0; j0 < cols; j0 += 16) {
+            size_t nl = cols - j0 < 16 ? cols - j0 : 16;
+            __mmask16 lanes = (__mmask16)((1u << nl) - 1);
+            const uint16_t *src = b + k0 * cols + j0;
+            __m512i acc = _mm512_maskz_loadu_epi32(lanes, d + j0);
+            __m512i mn = _mm512_set1_epi16(-1), mx = _mm512_setzero_si512();
+            __m512 x[16];
+            s_vflags fl = {0, 0, 0};
+            __mmask8 lost = 0;
+
+            if (!fp_c_special(acc)) {
+                for (size_t t = 0; t < len; t += 2) {
+                    size_t t1 = t + 1 < len ? t + 1 : t;
+                    fp_range(_mm512_inserti64x4(
+                                 _mm512_castsi256_si512(
+                                     _mm256_maskz_loadu_epi16(
+                                         lanes, src + t * cols)),
+                                 _mm256_maskz_loadu_epi16(lanes,
+                                                          src + t1 * cols),
+                                 1),
+                             &mn, &mx);
+                }
+            }
+            if (fp_c_special(acc) || !fp_range_ok(mn, mx)) {
+                acc = fp_block_scalar(pl, a + k0, src, 1, (ptrdiff_t)cols,
+                                      len, k0, nl, acc, env);
+            } else {
+                for (size_t t = 0; t < len; t++)
+                    x[t] = _mm512_castsi512_ps(_mm512_slli_epi32(
+                        _mm512_cvtepu16_epi32(
+                            _mm256_maskz_loadu_epi16(lanes, src + t * cols)),
+                        16));
+                acc = len == 16 ? fp_block(pl, x, aw + k0, ap + k0, 16, acc,
+                                           &fl, &lost)
+                                : fp_block(pl, x, aw + k0, ap + k0, len, acc,
+                                           &fl, &lost);
+                *flags |= fp_flags(&fl, lost);
+            }
+            _mm512_mask_storeu_epi32(d + j0, lanes, acc);
+        }
     }
 }
 
@@ -697,13 +770,8 @@ s_mma_gemm_nt_avx512(const sf_mma_model *m, size_t rows, size_t cols,
 
     if (!s_mma_gemm_nt_avx512_covers(m, rows, fa, fb))
         return false;
-    for (size_t t = 0; t < k; t++) {
-        /* A's row in the binary32 path's range (else every block would
-           go to the scalar block) */
-        uint32_t x = ((const uint16_t *)a)[t] & 0x7FFFu;
-        if (x != 0 && (x < FP_ABS_MIN || x > FP_ABS_MAX))
-            return false;
-    }
+    if (!fp_row_ok(a, k))
+        return false;
     s_mma_plan_init(&pl, m, fa, fb, 16, true);
     saved = _mm_getcsr();
     _mm_setcsr(MXCSR_DEFAULT);
@@ -743,16 +811,16 @@ s_mma_gemm_avx512(const sf_mma_model *m, size_t rows, size_t cols, size_t k,
     s_mma_plan_init(&pl, m, fa, fb, 16, true);
     pl.decode = decode16;
     pl.row = pl.narrow ? row_narrow : row_wide;
-    if (rows == 1 && fp_covers(&pl, fa, fb)) {
-        /* one row of BF16: the binary32 row kernel, under the default
-           MXCSR; its inexact flag is the products' lost bits */
-        unsigned saved = _mm_getcsr();
-        pl.row = row_fp;
+    if (rows == 1 && fp_covers(&pl, fa, fb) && fp_row_ok(a, k)) {
+        /* one row of BF16: the binary32 path, under the default MXCSR;
+           its inexact flag is the products' lost bits */
+        unsigned saved = _mm_getcsr(), flags = 0;
         _mm_setcsr(MXCSR_DEFAULT);
-        s_mma_gemm_tiled(&pl, kernel_narrow, rows, cols, k, a, b, c, d, env);
+        gemm_row_fp(&pl, cols, k, a, b, c, d, env, &flags);
         if (_mm_getcsr() & MXCSR_PE)
-            env->flags |= SF_FLAG_INEXACT;
+            flags |= SF_FLAG_INEXACT;
         _mm_setcsr(saved);
+        env->flags |= flags;
         return true;
     }
     s_mma_gemm_tiled(&pl, pl.narrow ? kernel_narrow : kernel_wide, rows, cols,

@@ -295,10 +295,11 @@ int sf_mma_gemm(const sf_mma_model *m, size_t rows, size_t cols, size_t k,
 
 /* D = A * B^T + C: sf_mma_gemm with B given transposed, BT (COLS x K,
    row-major: column j of B is row j of BT), same bits and flags.  With
-   one row of BF16 inputs, an AVX-512 path reads BT's rows directly
-   (sf_mma_gemm_nt_direct); otherwise B is transposed into allocated
-   memory and sf_mma_gemm runs (element by element, without memory, when
-   none can be had).  Returns what sf_mma_gemm returns. */
+   one row of BF16 inputs, the AVX2 and AVX-512 paths read BT's rows
+   directly (sf_mma_gemm_nt_direct; A's elements zero or of exponent
+   -63 .. 63); otherwise B is transposed into allocated memory and
+   sf_mma_gemm runs (element by element, without memory, when none can
+   be had).  Returns what sf_mma_gemm returns. */
 int sf_mma_gemm_nt(const sf_mma_model *m, size_t rows, size_t cols, size_t k,
                    const sf_format *fa, const void *a, const sf_format *fb,
                    const void *bt, const uint32_t *c, uint32_t *d,

@@ -264,8 +264,12 @@ sf_mma_gemm_nt_direct(const sf_mma_model *m, size_t rows,
                       const sf_format *fa, const sf_format *fb,
                       sf_mma_path path, const sf_env *env)
 {
-    return sf_mma_gemm_choose(m, fa, fb, path, env) == SF_MMA_PATH_AVX512
-           && s_mma_gemm_nt_avx512_covers(m, rows, fa, fb);
+    int used = sf_mma_gemm_choose(m, fa, fb, path, env);
+
+    return (used == SF_MMA_PATH_AVX512
+            && s_mma_gemm_nt_avx512_covers(m, rows, fa, fb))
+           || (used == SF_MMA_PATH_AVX2
+               && s_mma_gemm_nt_avx2_covers(m, rows, fa, fb));
 }
 
 int
@@ -287,6 +291,16 @@ sf_mma_gemm_nt(const sf_mma_model *m, size_t rows, size_t cols, size_t k,
         s_mma_enter(m, env, &saved);
         done = s_mma_gemm_nt_avx512(m, rows, cols, k, fa, a, fb, bt, c, d,
                                     env);
+        s_mma_leave(env, &saved);
+        if (done)
+            return used;
+    }
+    if (used == SF_MMA_PATH_AVX2
+        && s_mma_gemm_nt_avx2_covers(m, rows, fa, fb)) {
+        s_mma_saved saved;
+        bool done;
+        s_mma_enter(m, env, &saved);
+        done = s_mma_gemm_nt_avx2(m, rows, cols, k, fa, a, fb, bt, c, d, env);
         s_mma_leave(env, &saved);
         if (done)
             return used;

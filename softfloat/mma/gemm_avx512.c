@@ -318,40 +318,12 @@ row_wide(const s_mma_plan *pl, const s_mma_dec *db, const uint16_t *a,
 }
 
 /*----------------------------------------------------------------------------
- * BF16 times BF16 on the host's binary32 unit: one row of A.
- *
- * Why it gives the block's bits.  A BF16 value is a binary32 value (its
- * bits shifted left by 16), so decoding is a shift.  When every non-zero
- * input of a block is a normal number of exponent -63 .. 63 (checked
- * before any floating-point operation), a product of two of them has
- * at most 16 significant bits and a magnitude in [2^-126, 2^128): the
- * host's binary32 product is exact.  The block's emax is the largest
- * exponent sum E_a + E_b of a non-zero product (not the product's own
- * exponent, which may be one more): it is the exponent of 2^E_a 2^E_b,
- * the exact product of the two values with their fractions cleared.
- * With q = emax - F, the kept part of a product is its value times
- * 2^-q truncated toward zero: scalef gives the value times 2^-q exactly
- * unless that falls below 2^-126, and cvttps2dq truncates it; both raise
- * the host's inexact flag exactly when bits are discarded (a product
- * that scalef rounds is below 1, so its kept part is 0 and it lost
- * bits).  The kept parts are below 2^(F+2) and, for a model with
- * pl->narrow, their sum fits 32 bits, as in the integer kernel; C, the
- * normalisation and the flags of the result are the integer kernel's
- * (c_term8, finish8).  The host state: the caller loads MXCSR with its
- * default (round to nearest even, FTZ and DAZ off, exceptions masked,
- * flags clear) and maps the inexact flag it reads back afterwards to
- * SF_FLAG_INEXACT.
+ * BF16 times BF16 on the host's binary32 unit, one row of A (why it gives
+ * the block's bits: mma_local.h).  C, the normalisation and the flags of
+ * the result are the integer kernel's (c_term8, finish8).
  *--------------------------------------------------------------------------*/
 #define TGTBW                                                                 \
     __attribute__((target("avx512f,avx512cd,avx512bw,avx512dq,avx512vl")))
-#define MXCSR_DEFAULT 0x1F80u
-#define MXCSR_PE 0x20u
-/* |x| of a BF16 input the binary32 path takes: 0, or a normal number of
-   exponent -63 .. 63 (fields 64 .. 190) */
-#define FP_ABS_MIN 0x2000u
-#define FP_ABS_MAX 0x5F7Fu
-/* the longest row of A the path takes */
-#define FP_ROW_MAX 1024
 
 #ifdef __clang__
 #define FP_UNROLL _Pragma("unroll")
@@ -376,23 +348,6 @@ fp_covers(const s_mma_plan *pl, const sf_format *fa, const sf_format *fb)
            && pl->m->n <= 16 && fp_available();
 }
 
-/* A's elements A[0 .. LEN-1] as binary32 bits (AW) and the powers of two
-   2^E of their magnitudes (AP, 0 for a zero); false when one is outside
-   the path's range. */
-static bool
-fp_side_a(const uint16_t *a, size_t len, uint32_t *aw, uint32_t *ap)
-{
-    uint32_t bad = 0;
-
-    for (size_t t = 0; t < len; t++) {
-        uint32_t v = a[t], x = v & 0x7FFFu;
-        bad |= x != 0 && (x < FP_ABS_MIN || x > FP_ABS_MAX);
-        aw[t] = v << 16;
-        ap[t] = (v & 0x7F80u) << 16;
-    }
-    return bad == 0;
-}
-
 /* The range check of 32 BF16 inputs V, folded into MN (the least |x| - 1,
    wrapping a zero to the top) and MX (the largest |x|). */
 TGTBW static inline void
@@ -407,24 +362,9 @@ fp_range(__m512i v, __m512i *mn, __m512i *mx)
 TGTBW static inline bool
 fp_range_ok(__m512i mn, __m512i mx)
 {
-    return _mm512_cmplt_epu16_mask(mn, _mm512_set1_epi16(FP_ABS_MIN - 1)) == 0
-           && _mm512_cmpgt_epu16_mask(mx, _mm512_set1_epi16(FP_ABS_MAX))
+    return _mm512_cmplt_epu16_mask(mn, _mm512_set1_epi16(S_MMA_FP_ABS_MIN - 1)) == 0
+           && _mm512_cmpgt_epu16_mask(mx, _mm512_set1_epi16(S_MMA_FP_ABS_MAX))
                   == 0;
-}
-
-/* Whether the N elements of A are in the binary32 path's range. */
-static bool
-fp_row_ok(const uint16_t *a, size_t n)
-{
-    uint32_t bad = 0;
-
-    if (n > FP_ROW_MAX)
-        return false;
-    for (size_t t = 0; t < n; t++) {
-        uint32_t x = a[t] & 0x7FFFu;
-        bad |= x != 0 && (x < FP_ABS_MIN || x > FP_ABS_MAX);
-    }
-    return bad == 0;
 }
 
 /* Whether one of the sixteen accumulators C is Inf or NaN. */
@@ -579,7 +519,7 @@ fp_transpose(const __m512i *z, __m512 *x)
 }
 
 /* D = A B^T + C for one row of A (K elements) and the COLS x K matrix BT
-   (row-major), under an entered ENV and MXCSR_DEFAULT: sixteen columns
+   (row-major), under an entered ENV and S_MMA_MXCSR_DEFAULT: sixteen columns
    at a time, chained block by block in registers; a block outside the
    path's range (or with a non-finite accumulator) goes to the scalar
    block, lane by lane. */
@@ -606,7 +546,7 @@ fp_block_scalar(const s_mma_plan *pl, const uint16_t *a, const uint16_t *b,
 
 /* D = A B^T + C for one row of A (K elements, all in range) and the
    COLS x K matrix BT (row-major), under an entered ENV and
-   MXCSR_DEFAULT: sixteen columns at a time, chained block by block in
+   S_MMA_MXCSR_DEFAULT: sixteen columns at a time, chained block by block in
    registers; a block of BT outside the path's range (or with a
    non-finite accumulator) goes to the scalar block, lane by lane. */
 TGTBW static void
@@ -615,10 +555,10 @@ gemm_nt_fp(const s_mma_plan *pl, size_t cols, size_t k, const uint16_t *a,
            unsigned *flags)
 {
     const size_t step = pl->m->n;
-    uint32_t aw[FP_ROW_MAX], ap[FP_ROW_MAX];
+    uint32_t aw[S_MMA_FP_ROW_MAX], ap[S_MMA_FP_ROW_MAX];
     uint16_t pad[16 * 16];
 
-    (void)fp_side_a(a, k, aw, ap);
+    (void)s_mma_fp_side_a(a, k, aw, ap);
     for (size_t j0 = 0; j0 < cols; j0 += 16) {
         size_t nl = cols - j0 < 16 ? cols - j0 : 16;
         __mmask16 lanes = (__mmask16)((1u << nl) - 1);
@@ -676,7 +616,7 @@ gemm_nt_fp(const s_mma_plan *pl, size_t cols, size_t k, const uint16_t *a,
 }
 
 /* D = A B + C for one row of A (K elements, all in range) and B as
-   stored (K x COLS), under an entered ENV and MXCSR_DEFAULT: block by
+   stored (K x COLS), under an entered ENV and S_MMA_MXCSR_DEFAULT: block by
    block of K, sixteen columns at a time (the last ones masked), the
    accumulators in D; a block of B outside the path's range (or with a
    non-finite accumulator) goes to the scalar block. */
@@ -686,9 +626,9 @@ gemm_row_fp(const s_mma_plan *pl, size_t cols, size_t k, const uint16_t *a,
             unsigned *flags)
 {
     const size_t step = pl->m->n;
-    uint32_t aw[FP_ROW_MAX], ap[FP_ROW_MAX];
+    uint32_t aw[S_MMA_FP_ROW_MAX], ap[S_MMA_FP_ROW_MAX];
 
-    (void)fp_side_a(a, k, aw, ap);
+    (void)s_mma_fp_side_a(a, k, aw, ap);
     for (size_t j = 0; j < cols; j++)
         d[j] = c != NULL ? c[j] : 0;
     for (size_t k0 = 0; k0 < k; k0 += step) {
@@ -770,13 +710,13 @@ s_mma_gemm_nt_avx512(const sf_mma_model *m, size_t rows, size_t cols,
 
     if (!s_mma_gemm_nt_avx512_covers(m, rows, fa, fb))
         return false;
-    if (!fp_row_ok(a, k))
+    if (!s_mma_fp_row_ok(a, k))
         return false;
     s_mma_plan_init(&pl, m, fa, fb, 16, true);
     saved = _mm_getcsr();
-    _mm_setcsr(MXCSR_DEFAULT);
+    _mm_setcsr(S_MMA_MXCSR_DEFAULT);
     gemm_nt_fp(&pl, cols, k, a, bt, c, d, env, &flags);
-    if (_mm_getcsr() & MXCSR_PE)
+    if (_mm_getcsr() & S_MMA_MXCSR_PE)
         flags |= SF_FLAG_INEXACT;
     _mm_setcsr(saved);
     env->flags |= flags;
@@ -811,13 +751,13 @@ s_mma_gemm_avx512(const sf_mma_model *m, size_t rows, size_t cols, size_t k,
     s_mma_plan_init(&pl, m, fa, fb, 16, true);
     pl.decode = decode16;
     pl.row = pl.narrow ? row_narrow : row_wide;
-    if (rows == 1 && fp_covers(&pl, fa, fb) && fp_row_ok(a, k)) {
+    if (rows == 1 && fp_covers(&pl, fa, fb) && s_mma_fp_row_ok(a, k)) {
         /* one row of BF16: the binary32 path, under the default MXCSR;
            its inexact flag is the products' lost bits */
         unsigned saved = _mm_getcsr(), flags = 0;
-        _mm_setcsr(MXCSR_DEFAULT);
+        _mm_setcsr(S_MMA_MXCSR_DEFAULT);
         gemm_row_fp(&pl, cols, k, a, b, c, d, env, &flags);
-        if (_mm_getcsr() & MXCSR_PE)
+        if (_mm_getcsr() & S_MMA_MXCSR_PE)
             flags |= SF_FLAG_INEXACT;
         _mm_setcsr(saved);
         env->flags |= flags;

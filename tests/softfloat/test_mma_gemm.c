@@ -560,8 +560,9 @@ START_TEST(test_edges)
 }
 END_TEST
 
-/* One row of BF16 (the AVX-512 path on the host's binary32 unit, where
-   the CPU has it, and sf_mma_gemm_nt with B given transposed): mostly
+/* One row of BF16 (the AVX2 and AVX-512 paths on the host's binary32
+   unit, where the CPU has them, and sf_mma_gemm_nt with B given
+   transposed): mostly
    inputs whose products the host computes exactly, with exponents over
    the path's whole range (-63 .. 63) or near one value, a few elements
    outside it (tiny, subnormal, huge, Inf, NaN) in some problems, C of
@@ -604,20 +605,23 @@ START_TEST(test_one_row)
         if (v[w].f != &sf_format_bf16)
             continue;
         for (unsigned rep = 0; rep < 40 * tst_multiplier(); rep++) {
-            /* one block of one or two columns without C in a quarter of
-               them: its sum often exact but for the bits a small product
-               loses (the inexact flag from the products alone) */
+            /* one block of one column (in 8 or 16) without C in a quarter
+               of them: its sum often exact but for the bits a small
+               product loses (the inexact flag from the products alone) */
             bool one = rep % 4 == 1;
-            size_t nn = one ? 1 + tst_rand64(&r) % 2 : 1 + tst_rand64(&r) % ROW_N;
+            size_t nn = one ? 8 * (1 + rep / 4 % 2) : 1 + tst_rand64(&r) % ROW_N;
             size_t k = one ? 1 + tst_rand64(&r) % 16 : tst_rand64(&r) % ROW_K;
             bool wide = one || rep % 2 == 0, with_c = !one && rep % 5 != 0;
-            int base = (int)(tst_rand64(&r) % 101) - 50;
-            int lo = wide ? -63 : base - 6, hi = wide ? 63 : base + 6;
+            int base = (int)(tst_rand64(&r) % 111) - 60;
+            int lo = wide ? -63 : base - 6 < -63 ? -63 : base - 6;
+            int hi = wide ? 63 : base + 6;
             /* out-of-range elements: none, or about one in ODD */
             static const unsigned odds[] = {0, 2000, 150, 20};
             unsigned odd = odds[(rep / 4) % 4];
             sf_env es = SF_ENV_NVIDIA, eg = SF_ENV_NVIDIA, en = SF_ENV_NVIDIA;
 
+            /* AVX2 (its binary32 path) and AVX-512, alternately */
+            eg.isa = en.isa = rep % 2 ? SF_ISA_AVX2 : SF_ISA_AUTO;
             for (size_t t = 0; t < k; t++)
                 a[t] = row_in(&r, lo, hi, odd == 0 ? 0 : 4 * odd);
             if (one || rep % 8 == 3)
@@ -627,6 +631,11 @@ START_TEST(test_one_row)
                         a[t] = 0;
             for (size_t i = 0; i < k * nn; i++)
                 b[i] = row_in(&r, lo, hi, odd);
+            if (one)
+                /* one column that counts; the others exact zeros */
+                for (size_t i = 0; i < k * nn; i++)
+                    if (i % nn != 0)
+                        b[i] = 0;
             for (size_t t = 0; t < k; t++)
                 for (size_t j = 0; j < nn; j++)
                     bt[j * k + t] = b[t * nn + j];
@@ -690,6 +699,7 @@ START_TEST(test_one_row)
             uint16_t bb[2] = {edge[i / ne % ne], 0x3F81};
             uint32_t cc = i / (ne * ne) == 2 ? 0x00000001u : 0, dr, dg, dn;
             sf_env es = SF_ENV_NVIDIA, eg = SF_ENV_NVIDIA, en = SF_ENV_NVIDIA;
+            eg.isa = en.isa = i % 2 ? SF_ISA_AVX2 : SF_ISA_AUTO;
             dr = (uint32_t)sf_mma_dot(&v[w].m, &sf_format_bf16, aa, 1,
                                       &sf_format_bf16, bb, 1, 2, cc, &es);
             sf_mma_gemm(&v[w].m, 1, 1, 2, &sf_format_bf16, aa,

@@ -235,7 +235,8 @@ fwd_transpose(const fa_plan *pl, const uint16_t *k, uint16_t *blk, size_t ld,
    block's GEMM, while it is in the cache (an element of D depends only on
    its row of A and its column of B, so the bits are those of one GEMM
    over every key); the block's scores go through w->pf when the rows of
-   S are longer. */
+   S are longer.  One query row (a decode step) on a path that reads K's
+   rows as they are (sf_mma_gemm_nt_direct) needs no K^T at all. */
 static void
 fwd_scores(fwd_run *r, size_t i0, size_t nr)
 {
@@ -267,12 +268,13 @@ fwd_scores(fwd_run *r, size_t i0, size_t nr)
             size_t bw = pl->nk - c0 < pl->bc ? pl->nk - c0 : pl->bc;
             uint32_t *dst = nr == 1 || bw == pl->nk ? s + c0 : r->w->pf;
             fwd_transpose(pl, r->k, r->w->kt + c0 * pl->d, bw, c0, bw);
-            sf_mma_gemm(pl->mqk, nr, bw, pl->d, pl->in, r->q + i0 * pl->d, pl->in,
-                        r->w->kt + c0 * pl->d, NULL, dst, SF_MMA_PATH_AUTO,
-                        r->env);
+            sf_mma_gemm(pl->mqk, nr, bw, pl->d, pl->in, r->q + i0 * pl->d,
+                        pl->in, r->w->kt + c0 * pl->d, NULL, dst,
+                        SF_MMA_PATH_AUTO, r->env);
             if (dst != s + c0)
                 for (size_t ri = 0; ri < nr; ri++)
-                    memcpy(s + ri * pl->nk + c0, dst + ri * bw, bw * sizeof *s);
+                    memcpy(s + ri * pl->nk + c0, dst + ri * bw,
+                           bw * sizeof *s);
         }
     for (size_t ri = 0; ri < nr; ri++) {
         size_t i = i0 + ri, nv = fa_visible(pl, i);

@@ -400,9 +400,8 @@ fp_block8(const s_mma_plan *pl, const __m256 *x, const uint32_t *aw,
     q = _mm256_sub_epi32(emax, _mm256_set1_epi32(pl->f));
     /* 2^-q for a lane with products: q in -126 .. 126 */
     bad = _mm256_and_si256(
-        has, _mm256_or_si256(
-                 _mm256_cmpgt_epi32(_mm256_set1_epi32(-126), q),
-                 _mm256_cmpgt_epi32(q, _mm256_set1_epi32(126))));
+        has, _mm256_or_si256(_mm256_cmpgt_epi32(_mm256_set1_epi32(-126), q),
+                             _mm256_cmpgt_epi32(q, _mm256_set1_epi32(126))));
     if (!_mm256_testz_si256(bad, bad))
         return false;
     scale = _mm256_castsi256_ps(_mm256_slli_epi32(
@@ -423,17 +422,17 @@ fp_block8(const s_mma_plan *pl, const __m256 *x, const uint32_t *aw,
 
     /* plus C, then one rounding */
     cm = _mm256_srai_epi32(c, 31);
-    s0 = _mm256_add_epi64(lo64(sum), c_term4(lo64(csig), lo64(celow),
-                                             lo64(cm), lo64(q), lost));
-    s1 = _mm256_add_epi64(hi64(sum), c_term4(hi64(csig), hi64(celow),
-                                             hi64(cm), hi64(q), lost));
+    s0 = _mm256_add_epi64(
+        lo64(sum), c_term4(lo64(csig), lo64(celow), lo64(cm), lo64(q), lost));
+    s1 = _mm256_add_epi64(
+        hi64(sum), c_term4(hi64(csig), hi64(celow), hi64(cm), hi64(q), lost));
     r0 = finish4(s0, lo64(q), pl->ovf_bits, fl);
     r1 = finish4(s1, hi64(q), pl->ovf_bits, fl);
     {
         const __m256i even = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);
-        *res = _mm256_permute2x128_si256(
-            _mm256_permutevar8x32_epi32(r0, even),
-            _mm256_permutevar8x32_epi32(r1, even), 0x20);
+        *res = _mm256_permute2x128_si256(_mm256_permutevar8x32_epi32(r0, even),
+                                         _mm256_permutevar8x32_epi32(r1, even),
+                                         0x20);
     }
     return true;
 }
@@ -458,8 +457,8 @@ fp_range_ok(__m256i mn, __m256i mx)
 
     return _mm256_testc_si256(
                _mm256_cmpeq_epi16(
-                   _mm256_max_epu16(
-                       mn, _mm256_set1_epi16(S_MMA_FP_ABS_MIN - 1)),
+                   _mm256_max_epu16(mn,
+                                    _mm256_set1_epi16(S_MMA_FP_ABS_MIN - 1)),
                    mn),
                ones)
            && _mm256_testc_si256(
@@ -553,6 +552,9 @@ gemm_nt_fp(const s_mma_plan *pl, size_t cols, size_t k, const uint16_t *a,
 
         if (c != NULL)
             memcpy(t8, c + j0, nl * sizeof *t8);
+        if (j0 + 16 <= cols)
+            /* the next 8 rows of BT */
+            s_mma_prefetch_rows(bt + (j0 + 8) * k, k, 8, k * 2);
         acc = _mm256_loadu_si256((const __m256i *)(const void *)t8);
         for (size_t k0 = 0; k0 < k; k0 += step) {
             size_t len = k - k0 < step ? k - k0 : step;
@@ -631,11 +633,15 @@ gemm_row_fp(const s_mma_plan *pl, size_t cols, size_t k, const uint16_t *a,
         d[j] = c != NULL ? c[j] : 0;
     for (size_t k0 = 0; k0 < k; k0 += step) {
         size_t len = k - k0 < step ? k - k0 : step;
+        if (k0 + 2 * step <= k)
+            /* the next block's rows of B */
+            s_mma_prefetch_rows(b + (k0 + step) * cols, cols, step, cols * 2);
         bool adec = false;
         for (size_t j0 = 0; j0 < cols; j0 += 8) {
             size_t nl = cols - j0 < 8 ? cols - j0 : 8;
             const uint16_t *src = b + k0 * cols + j0;
-            __m256i acc, mn = _mm256_set1_epi16(-1), mx = _mm256_setzero_si256();
+            __m256i acc, mn = _mm256_set1_epi16(-1),
+                         mx = _mm256_setzero_si256();
             __m256 x[16];
             s_vflags fl = {_mm256_setzero_si256(), _mm256_setzero_si256(),
                            _mm256_setzero_si256()};
@@ -643,18 +649,20 @@ gemm_row_fp(const s_mma_plan *pl, size_t cols, size_t k, const uint16_t *a,
             bool done = false;
 
             if (nl == 8) {
-                acc = _mm256_loadu_si256((const __m256i *)(const void *)(d
-                                                                       + j0));
+                acc = _mm256_loadu_si256(
+                    (const __m256i *)(const void *)(d + j0));
                 for (size_t t = 0; t < len && !fp_c_special(acc); t += 2) {
                     size_t t1 = t + 1 < len ? t + 1 : t;
-                    fp_range(_mm256_inserti128_si256(
-                                 _mm256_castsi128_si256(_mm_loadu_si128(
-                                     (const __m128i *)(const void *)(src
-                                                                     + t * cols))),
-                                 _mm_loadu_si128((const __m128i *)(const void *)(src
-                                                                               + t1 * cols)),
-                                 1),
-                             &mn, &mx);
+                    fp_range(
+                        _mm256_inserti128_si256(
+                            _mm256_castsi128_si256(_mm_loadu_si128(
+                                (const __m128i *)(const void *)(src
+                                                                + t * cols))),
+                            _mm_loadu_si128(
+                                (const __m128i *)(const void *)(src
+                                                                + t1 * cols)),
+                            1),
+                        &mn, &mx);
                 }
                 if (!fp_c_special(acc) && fp_range_ok(mn, mx)) {
                     for (size_t t = 0; t < len; t++)
@@ -696,9 +704,9 @@ gemm_row_fp(const s_mma_plan *pl, size_t cols, size_t k, const uint16_t *a,
                     s_mma_vec va = {a + k0, 1, 2};
                     for (size_t l = 0; l < nl; l++) {
                         s_mma_vec vb = {src + l, (ptrdiff_t)cols, 2};
-                        tmp[l] = (uint32_t)s_mma_block(pl->m, pl->fa, &va,
-                                                       pl->fb, &vb, len, k0,
-                                                       tmp[l], env);
+                        tmp[l] =
+                            (uint32_t)s_mma_block(pl->m, pl->fa, &va, pl->fb,
+                                                  &vb, len, k0, tmp[l], env);
                     }
                 }
                 memcpy(d + j0, tmp, nl * sizeof *tmp);

@@ -362,7 +362,8 @@ fp_range(__m512i v, __m512i *mn, __m512i *mx)
 TGTBW static inline bool
 fp_range_ok(__m512i mn, __m512i mx)
 {
-    return _mm512_cmplt_epu16_mask(mn, _mm512_set1_epi16(S_MMA_FP_ABS_MIN - 1)) == 0
+    return _mm512_cmplt_epu16_mask(mn, _mm512_set1_epi16(S_MMA_FP_ABS_MIN - 1))
+               == 0
            && _mm512_cmpgt_epu16_mask(mx, _mm512_set1_epi16(S_MMA_FP_ABS_MAX))
                   == 0;
 }
@@ -395,9 +396,8 @@ fp_block(const s_mma_plan *pl, const __m512 *x, const uint32_t *aw,
     for (size_t t = 0; t < len; t++) {
         __m512 e = _mm512_castsi512_ps(_mm512_and_si512(
             _mm512_castps_si512(x[t]), _mm512_set1_epi32(0x7F800000)));
-        __m512 pe =
-            _mm512_mul_ps(e, _mm512_castsi512_ps(_mm512_set1_epi32(
-                                 (int)ap[t])));
+        __m512 pe = _mm512_mul_ps(
+            e, _mm512_castsi512_ps(_mm512_set1_epi32((int)ap[t])));
         mx = _mm512_max_epi32(mx, _mm512_castps_si512(pe));
     }
     /* emax over the non-zero products (the integer kernel's value when
@@ -479,7 +479,7 @@ static const uint16_t fp_perm2[2][32] = {
     {16, 17, 18, 19, 48, 49, 50, 51, 20, 21, 22, 23, 52, 53, 54, 55,
      24, 25, 26, 27, 56, 57, 58, 59, 28, 29, 30, 31, 60, 61, 62, 63}};
 static const uint16_t fp_perm3[4][32] = {
-    {0, 0, 0, 1,  0, 2,  0, 3,  0, 4,  0, 5,  0, 6,  0, 7,
+    {0, 0,  0, 1,  0, 2,  0, 3,  0, 4,  0, 5,  0, 6,  0, 7,
      0, 32, 0, 33, 0, 34, 0, 35, 0, 36, 0, 37, 0, 38, 0, 39},
     {0, 8,  0, 9,  0, 10, 0, 11, 0, 12, 0, 13, 0, 14, 0, 15,
      0, 40, 0, 41, 0, 42, 0, 43, 0, 44, 0, 45, 0, 46, 0, 47},
@@ -564,6 +564,9 @@ gemm_nt_fp(const s_mma_plan *pl, size_t cols, size_t k, const uint16_t *a,
         __mmask16 lanes = (__mmask16)((1u << nl) - 1);
         __m512i acc = c != NULL ? _mm512_maskz_loadu_epi32(lanes, c + j0)
                                 : _mm512_setzero_si512();
+        if (j0 + 32 <= cols)
+            /* the next 16 rows of BT */
+            s_mma_prefetch_rows(bt + (j0 + 16) * k, k, 16, k * 2);
         for (size_t k0 = 0; k0 < k; k0 += step) {
             size_t len = k - k0 < step ? k - k0 : step;
             const uint16_t *src = bt + j0 * k + k0;
@@ -605,10 +608,10 @@ gemm_nt_fp(const s_mma_plan *pl, size_t cols, size_t k, const uint16_t *a,
             fp_transpose(z, x);
             /* a whole block: the loops unrolled, X and the products in
                registers */
-            acc = len == 16 ? fp_block(pl, x, aw + k0, ap + k0, 16, acc, &fl,
-                                       &lost)
-                            : fp_block(pl, x, aw + k0, ap + k0, len, acc, &fl,
-                                       &lost);
+            acc =
+                len == 16
+                    ? fp_block(pl, x, aw + k0, ap + k0, 16, acc, &fl, &lost)
+                    : fp_block(pl, x, aw + k0, ap + k0, len, acc, &fl, &lost);
             *flags |= fp_flags(&fl, lost);
         }
         _mm512_mask_storeu_epi32(d + j0, lanes, acc);
@@ -633,6 +636,9 @@ gemm_row_fp(const s_mma_plan *pl, size_t cols, size_t k, const uint16_t *a,
         d[j] = c != NULL ? c[j] : 0;
     for (size_t k0 = 0; k0 < k; k0 += step) {
         size_t len = k - k0 < step ? k - k0 : step;
+        if (k0 + 2 * step <= k)
+            /* the next block's rows of B */
+            s_mma_prefetch_rows(b + (k0 + step) * cols, cols, step, cols * 2);
         for (size_t j0 = 0; j0 < cols; j0 += 16) {
             size_t nl = cols - j0 < 16 ? cols - j0 : 16;
             __mmask16 lanes = (__mmask16)((1u << nl) - 1);
@@ -646,19 +652,18 @@ gemm_row_fp(const s_mma_plan *pl, size_t cols, size_t k, const uint16_t *a,
             if (!fp_c_special(acc)) {
                 for (size_t t = 0; t < len; t += 2) {
                     size_t t1 = t + 1 < len ? t + 1 : t;
-                    fp_range(_mm512_inserti64x4(
-                                 _mm512_castsi256_si512(
-                                     _mm256_maskz_loadu_epi16(
-                                         lanes, src + t * cols)),
-                                 _mm256_maskz_loadu_epi16(lanes,
-                                                          src + t1 * cols),
-                                 1),
-                             &mn, &mx);
+                    fp_range(
+                        _mm512_inserti64x4(
+                            _mm512_castsi256_si512(_mm256_maskz_loadu_epi16(
+                                lanes, src + t * cols)),
+                            _mm256_maskz_loadu_epi16(lanes, src + t1 * cols),
+                            1),
+                        &mn, &mx);
                 }
             }
             if (fp_c_special(acc) || !fp_range_ok(mn, mx)) {
-                acc = fp_block_scalar(pl, a + k0, src, 1, (ptrdiff_t)cols,
-                                      len, k0, nl, acc, env);
+                acc = fp_block_scalar(pl, a + k0, src, 1, (ptrdiff_t)cols, len,
+                                      k0, nl, acc, env);
             } else {
                 for (size_t t = 0; t < len; t++)
                     x[t] = _mm512_castsi512_ps(_mm512_slli_epi32(
@@ -699,10 +704,10 @@ s_mma_gemm_nt_avx512_covers(const sf_mma_model *m, size_t rows,
 }
 
 bool
-s_mma_gemm_nt_avx512(const sf_mma_model *m, size_t rows, size_t cols,
-                     size_t k, const sf_format *fa, const void *a,
-                     const sf_format *fb, const void *bt, const uint32_t *c,
-                     uint32_t *d, sf_env *env)
+s_mma_gemm_nt_avx512(const sf_mma_model *m, size_t rows, size_t cols, size_t k,
+                     const sf_format *fa, const void *a, const sf_format *fb,
+                     const void *bt, const uint32_t *c, uint32_t *d,
+                     sf_env *env)
 {
 #if HAVE_VEC
     s_mma_plan pl;
@@ -736,7 +741,6 @@ s_mma_gemm_nt_avx512(const sf_mma_model *m, size_t rows, size_t cols,
     return false;
 #endif
 }
-
 
 bool
 s_mma_gemm_avx512(const sf_mma_model *m, size_t rows, size_t cols, size_t k,

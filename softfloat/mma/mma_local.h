@@ -142,6 +142,24 @@ bool s_mma_gemm_avx512(const sf_mma_model *m, size_t rows, size_t cols,
 /* the longest row of A the path takes */
 #define S_MMA_FP_ROW_MAX 1024
 
+/* N rows of BYTES at P (rows LD elements apart) asked into the cache
+   ahead of the block that reads them: with one row of A, B streams from
+   memory once. */
+static inline void
+s_mma_prefetch_rows(const uint16_t *p, size_t ld, size_t n, size_t bytes)
+{
+#if defined(__GNUC__)
+    for (size_t r = 0; r < n; r++)
+        for (size_t o = 0; o < bytes; o += 64)
+            __builtin_prefetch((const char *)(const void *)(p + r * ld) + o);
+#else
+    (void)p;
+    (void)ld;
+    (void)n;
+    (void)bytes;
+#endif
+}
+
 /* Whether the N elements of A are in the path's range (and N is at most
    S_MMA_FP_ROW_MAX). */
 bool s_mma_fp_row_ok(const uint16_t *a, size_t n);
@@ -165,8 +183,8 @@ bool s_mma_gemm_nt_avx2_covers(const sf_mma_model *m, size_t rows,
                                const sf_format *fa, const sf_format *fb);
 bool s_mma_gemm_nt_avx2(const sf_mma_model *m, size_t rows, size_t cols,
                         size_t k, const sf_format *fa, const void *a,
-                        const sf_format *fb, const void *bt,
-                        const uint32_t *c, uint32_t *d, sf_env *env);
+                        const sf_format *fb, const void *bt, const uint32_t *c,
+                        uint32_t *d, sf_env *env);
 
 /*----------------------------------------------------------------------------
  * The tiled GEMM of the truncating fused models (sf_mma_gemm_avx512_covers):

@@ -98,8 +98,8 @@ fill(const isa_case *c, tst_rng *rng, uint16_t *x, size_t n, size_t rowlen,
         /* tiny and subnormal (huge ones only in V: in Q or K one score
            would take the whole softmax) */
         for (size_t t = 0; t < n / 3000 + 1; t++) {
-            static const uint16_t sp[] = {0x0800, 0x8001, 0x1F80, 0x0000,
-                                          0x6000, 0xE100};
+            static const uint16_t sp[] = {0x0800, 0x8001, 0x1F80,
+                                          0x0000, 0x6000, 0xE100};
             x[tst_rand_below(rng, n)] = sp[tst_rand_below(rng, is_v ? 6 : 4)];
         }
     if (c->gen == GEN_SPECIAL && !(c->opt & F16))

@@ -609,7 +609,8 @@ START_TEST(test_one_row)
                of them: its sum often exact but for the bits a small
                product loses (the inexact flag from the products alone) */
             bool one = rep % 4 == 1;
-            size_t nn = one ? 8 * (1 + rep / 4 % 2) : 1 + tst_rand64(&r) % ROW_N;
+            size_t nn =
+                one ? 8 * (1 + rep / 4 % 2) : 1 + tst_rand64(&r) % ROW_N;
             size_t k = one ? 1 + tst_rand64(&r) % 16 : tst_rand64(&r) % ROW_K;
             bool wide = one || rep % 2 == 0, with_c = !one && rep % 5 != 0;
             int base = (int)(tst_rand64(&r) % 111) - 60;
@@ -645,14 +646,12 @@ START_TEST(test_one_row)
                 d_ref[j] = (uint32_t)sf_mma_dot(
                     &v[w].m, &sf_format_bf16, a, 1, &sf_format_bf16, b + j,
                     (ptrdiff_t)nn, k, with_c ? c[j] : 0, &es);
-            ck_assert_int_ge(sf_mma_gemm(&v[w].m, 1, nn, k, &sf_format_bf16,
-                                         a, &sf_format_bf16, b,
-                                         with_c ? c : NULL, d_gemm,
-                                         SF_MMA_PATH_AUTO, &eg),
+            ck_assert_int_ge(sf_mma_gemm(&v[w].m, 1, nn, k, &sf_format_bf16, a,
+                                         &sf_format_bf16, b, with_c ? c : NULL,
+                                         d_gemm, SF_MMA_PATH_AUTO, &eg),
                              0);
-            ck_assert_int_ge(sf_mma_gemm_nt(&v[w].m, 1, nn, k,
-                                            &sf_format_bf16, a,
-                                            &sf_format_bf16, bt,
+            ck_assert_int_ge(sf_mma_gemm_nt(&v[w].m, 1, nn, k, &sf_format_bf16,
+                                            a, &sf_format_bf16, bt,
                                             with_c ? c : NULL, d_nt,
                                             SF_MMA_PATH_AUTO, &en),
                              0);
@@ -685,25 +684,23 @@ START_TEST(test_one_row)
     /* directed: every pair of values at and beyond the path's range,
        alone in a block, with and without a larger product and C */
     for (size_t w = 0; w < nv; w++) {
-        static const uint16_t edge[] = {0x2000, 0x207F, 0x5F7F, 0x5F00,
-                                        0x1F80, 0x0800, 0x0080, 0x0001,
-                                        0x6000, 0x7F7F, 0x3F80, 0x0000,
-                                        0xA000, 0xDF7F, 0x3FFF};
+        static const uint16_t edge[] = {
+            0x2000, 0x207F, 0x5F7F, 0x5F00, 0x1F80, 0x0800, 0x0080, 0x0001,
+            0x6000, 0x7F7F, 0x3F80, 0x0000, 0xA000, 0xDF7F, 0x3FFF};
         const size_t ne = sizeof edge / sizeof edge[0];
         if (v[w].f != &sf_format_bf16)
             continue;
         for (size_t i = 0; i < ne * ne * 3; i++) {
-            uint16_t aa[2] = {edge[i % ne], (uint16_t)(i / (ne * ne) == 1)
-                                                 ? 0x3F80
-                                                 : 0};
+            uint16_t aa[2] = {edge[i % ne],
+                              (uint16_t)(i / (ne * ne) == 1) ? 0x3F80 : 0};
             uint16_t bb[2] = {edge[i / ne % ne], 0x3F81};
             uint32_t cc = i / (ne * ne) == 2 ? 0x00000001u : 0, dr, dg, dn;
             sf_env es = SF_ENV_NVIDIA, eg = SF_ENV_NVIDIA, en = SF_ENV_NVIDIA;
             eg.isa = en.isa = i % 2 ? SF_ISA_AVX2 : SF_ISA_AUTO;
             dr = (uint32_t)sf_mma_dot(&v[w].m, &sf_format_bf16, aa, 1,
                                       &sf_format_bf16, bb, 1, 2, cc, &es);
-            sf_mma_gemm(&v[w].m, 1, 1, 2, &sf_format_bf16, aa,
-                        &sf_format_bf16, bb, &cc, &dg, SF_MMA_PATH_AUTO, &eg);
+            sf_mma_gemm(&v[w].m, 1, 1, 2, &sf_format_bf16, aa, &sf_format_bf16,
+                        bb, &cc, &dg, SF_MMA_PATH_AUTO, &eg);
             sf_mma_gemm_nt(&v[w].m, 1, 1, 2, &sf_format_bf16, aa,
                            &sf_format_bf16, bb, &cc, &dn, SF_MMA_PATH_AUTO,
                            &en);
@@ -725,9 +722,8 @@ START_TEST(test_one_row)
     }
     printf("gemm one row (%s), and nt: %lu problems, %lu elements, %lu "
            "mismatches\n",
-           sf_mma_gemm_nt_direct(&v[0].m, 1, &sf_format_bf16,
-                                 &sf_format_bf16, SF_MMA_PATH_AUTO,
-                                 &(sf_env)SF_ENV_NVIDIA)
+           sf_mma_gemm_nt_direct(&v[0].m, 1, &sf_format_bf16, &sf_format_bf16,
+                                 SF_MMA_PATH_AUTO, &(sf_env)SF_ENV_NVIDIA)
                ? "binary32 path"
                : "no binary32 path on this CPU",
            problems, n, bad);

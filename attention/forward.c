@@ -274,7 +274,8 @@ gemv_dot(const fa_plan *pl, const fa_gemv_order *g, const uint32_t *a,
    block's GEMM, while it is in the cache (an element of D depends only on
    its row of A and its column of B, so the bits are those of one GEMM
    over every key); the block's scores go through w->pf when the rows of
-   S are longer. */
+   S are longer.  One query row (a decode step) on a path that reads K's
+   rows as they are (sf_mma_gemm_nt_direct) needs no K^T at all. */
 static void
 fwd_scores(fwd_run *r, size_t i0, size_t nr)
 {
@@ -299,18 +300,26 @@ fwd_scores(fwd_run *r, size_t i0, size_t nr)
     else if (r->tcol < 0 && !r->kt_lazy)
         sf_mma_gemm(pl->mqk, nr, pl->nk, pl->d, pl->in, r->q + i0 * pl->d,
                     pl->in, r->w->kt, NULL, s, SF_MMA_PATH_AUTO, r->env);
-    for (size_t c0 = 0; r->tcol < 0 && r->kt_lazy && c0 < pl->nk;
-         c0 += pl->bc) {
-        size_t bw = pl->nk - c0 < pl->bc ? pl->nk - c0 : pl->bc;
-        uint32_t *dst = nr == 1 || bw == pl->nk ? s + c0 : r->w->pf;
-        fwd_transpose(pl, r->k, r->w->kt + c0 * pl->d, bw, c0, bw);
-        sf_mma_gemm(pl->mqk, nr, bw, pl->d, pl->in, r->q + i0 * pl->d, pl->in,
-                    r->w->kt + c0 * pl->d, NULL, dst, SF_MMA_PATH_AUTO,
-                    r->env);
-        if (dst != s + c0)
-            for (size_t ri = 0; ri < nr; ri++)
-                memcpy(s + ri * pl->nk + c0, dst + ri * bw, bw * sizeof *s);
-    }
+    else if (r->tcol < 0 && r->kt_lazy && nr == 1
+             && sf_mma_gemm_nt_direct(pl->mqk, 1, pl->in, pl->in,
+                                      SF_MMA_PATH_AUTO, r->env))
+        /* one row: K's rows read as they are, no K^T */
+        sf_mma_gemm_nt(pl->mqk, 1, pl->nk, pl->d, pl->in, r->q + i0 * pl->d,
+                       pl->in, r->k, NULL, s, SF_MMA_PATH_AUTO, r->env);
+    else
+        for (size_t c0 = 0; r->tcol < 0 && r->kt_lazy && c0 < pl->nk;
+             c0 += pl->bc) {
+            size_t bw = pl->nk - c0 < pl->bc ? pl->nk - c0 : pl->bc;
+            uint32_t *dst = nr == 1 || bw == pl->nk ? s + c0 : r->w->pf;
+            fwd_transpose(pl, r->k, r->w->kt + c0 * pl->d, bw, c0, bw);
+            sf_mma_gemm(pl->mqk, nr, bw, pl->d, pl->in, r->q + i0 * pl->d,
+                        pl->in, r->w->kt + c0 * pl->d, NULL, dst,
+                        SF_MMA_PATH_AUTO, r->env);
+            if (dst != s + c0)
+                for (size_t ri = 0; ri < nr; ri++)
+                    memcpy(s + ri * pl->nk + c0, dst + ri * bw,
+                           bw * sizeof *s);
+        }
     for (size_t ri = 0; ri < nr; ri++) {
         size_t i = i0 + ri, nv = fa_visible(pl, i);
         uint32_t *srow = s + ri * pl->nk;

@@ -293,6 +293,23 @@ int sf_mma_gemm(const sf_mma_model *m, size_t rows, size_t cols, size_t k,
                 const void *b, const uint32_t *c, uint32_t *d,
                 sf_mma_path path, sf_env *env);
 
+/* D = A * B^T + C: sf_mma_gemm with B given transposed, BT (COLS x K,
+   row-major: column j of B is row j of BT), same bits and flags.  With
+   one row of BF16 inputs, the AVX2 and AVX-512 paths read BT's rows
+   directly (sf_mma_gemm_nt_direct; A's elements zero or of exponent
+   -63 .. 63); otherwise B is transposed into allocated memory and
+   sf_mma_gemm runs (element by element, without memory, when none can
+   be had).  Returns what sf_mma_gemm returns. */
+int sf_mma_gemm_nt(const sf_mma_model *m, size_t rows, size_t cols, size_t k,
+                   const sf_format *fa, const void *a, const sf_format *fb,
+                   const void *bt, const uint32_t *c, uint32_t *d,
+                   sf_mma_path path, sf_env *env);
+/* Whether sf_mma_gemm_nt with these arguments may take the path that
+   reads BT directly (it still checks A's values). */
+bool sf_mma_gemm_nt_direct(const sf_mma_model *m, size_t rows,
+                           const sf_format *fa, const sf_format *fb,
+                           sf_mma_path path, const sf_env *env);
+
 /* The path sf_mma_gemm would take for M, FA, FB, PATH and ENV (its
    event sink and isa), or -1; computes nothing. */
 int sf_mma_gemm_choose(const sf_mma_model *m, const sf_format *fa,

@@ -69,6 +69,12 @@ EXTRA_DIST += \
 EXTRA_DIST += tests/data/gpu/backends experiments/gpu/sdpa_backends.py \
 	experiments/gpu/sdpa_dispatch_grid.py experiments/gpu/sdpa_probes.py
 
+# The extended flash-backend dumps (more head dimensions, causal shapes,
+# FP16, the deterministic backward) that test_chain.sh, test_kernel.sh,
+# test_fa2_backward.sh and test_scan.sh read; sdpa_ext_table.py tabulates
+# the emulator against every one of them.
+EXTRA_DIST += tests/data/gpu/sdpa_ext experiments/gpu/sdpa_ext_table.py
+
 # cuDNN alone (experiments/gpu/cudnn_dumps.py): the decode engine with its
 # lean reduction, longer KV sequences, and PyTorch's default choice;
 # test_cudnn_model.sh diffs them with the cudnn description.

@@ -258,3 +258,76 @@ sf_mma_gemm(const sf_mma_model *m, size_t rows, size_t cols, size_t k,
     s_mma_leave(env, &saved);
     return used;
 }
+
+bool
+sf_mma_gemm_nt_direct(const sf_mma_model *m, size_t rows,
+                      const sf_format *fa, const sf_format *fb,
+                      sf_mma_path path, const sf_env *env)
+{
+    int used = sf_mma_gemm_choose(m, fa, fb, path, env);
+
+    return (used == SF_MMA_PATH_AVX512
+            && s_mma_gemm_nt_avx512_covers(m, rows, fa, fb))
+           || (used == SF_MMA_PATH_AVX2
+               && s_mma_gemm_nt_avx2_covers(m, rows, fa, fb));
+}
+
+int
+sf_mma_gemm_nt(const sf_mma_model *m, size_t rows, size_t cols, size_t k,
+               const sf_format *fa, const void *a, const sf_format *fb,
+               const void *bt, const uint32_t *c, uint32_t *d,
+               sf_mma_path path, sf_env *env)
+{
+    unsigned sb = fb->storage_bits / 8;
+    int used = sf_mma_gemm_choose(m, fa, fb, path, env);
+    void *b;
+
+    if (used < 0)
+        return -1;
+    if (used == SF_MMA_PATH_AVX512
+        && s_mma_gemm_nt_avx512_covers(m, rows, fa, fb)) {
+        s_mma_saved saved;
+        bool done;
+        s_mma_enter(m, env, &saved);
+        done = s_mma_gemm_nt_avx512(m, rows, cols, k, fa, a, fb, bt, c, d,
+                                    env);
+        s_mma_leave(env, &saved);
+        if (done)
+            return used;
+    }
+    if (used == SF_MMA_PATH_AVX2
+        && s_mma_gemm_nt_avx2_covers(m, rows, fa, fb)) {
+        s_mma_saved saved;
+        bool done;
+        s_mma_enter(m, env, &saved);
+        done = s_mma_gemm_nt_avx2(m, rows, cols, k, fa, a, fb, bt, c, d, env);
+        s_mma_leave(env, &saved);
+        if (done)
+            return used;
+    }
+    b = cols != 0 && k > SIZE_MAX / cols / sb ? NULL : malloc(k * cols * sb);
+    if (b == NULL && k != 0 && cols != 0) {
+        /* one dot product per element, BT's rows as they are */
+        unsigned sa = fa->storage_bits / 8;
+        s_mma_saved saved;
+        s_mma_enter(m, env, &saved);
+        for (size_t i = 0; i < rows; i++) {
+            s_mma_vec va = {(const char *)a + i * k * sa, 1, sa};
+            for (size_t j = 0; j < cols; j++) {
+                s_mma_vec vb = {(const char *)bt + j * k * sb, 1, sb};
+                d[i * cols + j] = (uint32_t)s_mma_dot(
+                    m, fa, &va, fb, &vb, k, c != NULL ? c[i * cols + j] : 0,
+                    env);
+            }
+        }
+        s_mma_leave(env, &saved);
+        return SF_MMA_PATH_SCALAR;
+    }
+    for (size_t j = 0; j < cols; j++)
+        for (size_t t = 0; t < k; t++)
+            memcpy((char *)b + (t * cols + j) * sb,
+                   (const char *)bt + (j * k + t) * sb, sb);
+    used = sf_mma_gemm(m, rows, cols, k, fa, a, fb, b, c, d, path, env);
+    free(b);
+    return used;
+}

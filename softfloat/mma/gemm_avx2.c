@@ -1,6 +1,8 @@
 /* gemm_avx2 -- the AVX2 kernels of the tiled GEMM for truncating fused
    models (sm70..sm100 style): eight output columns per vector,
    bit-identical to the scalar path (flags included) */
+#include <string.h>
+
 #include "softfloat/mma/mma_local.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -308,19 +310,409 @@ row8(const s_mma_plan *pl, const s_mma_dec *db, const int32_t *as,
 }
 
 TGT static bool
-row_narrow(const s_mma_plan *pl, const s_mma_dec *db, const int32_t *as,
-           const int32_t *ae, const uint16_t *b, size_t ld, size_t len,
-           uint32_t *acc, unsigned *flags)
+row_narrow(const s_mma_plan *pl, const s_mma_dec *db, const uint16_t *a,
+           const int32_t *as, const int32_t *ae, const uint16_t *b, size_t ld,
+           size_t len, uint32_t *acc, unsigned *flags)
 {
+    (void)a;
     return row8(pl, db, as, ae, b, ld, len, acc, flags, true);
 }
 
 TGT static bool
-row_wide(const s_mma_plan *pl, const s_mma_dec *db, const int32_t *as,
-         const int32_t *ae, const uint16_t *b, size_t ld, size_t len,
-         uint32_t *acc, unsigned *flags)
+row_wide(const s_mma_plan *pl, const s_mma_dec *db, const uint16_t *a,
+         const int32_t *as, const int32_t *ae, const uint16_t *b, size_t ld,
+         size_t len, uint32_t *acc, unsigned *flags)
 {
+    (void)a;
     return row8(pl, db, as, ae, b, ld, len, acc, flags, false);
+}
+
+/*----------------------------------------------------------------------------
+ * BF16 times BF16 on the host's binary32 unit, one row of A (why it gives
+ * the block's bits: mma_local.h).  AVX2 has no scalef: the scaling is a
+ * product by 2^-q, a normal number for q in -126 .. 126; a block whose q
+ * falls outside (all its products below 2^-101) goes to the integer
+ * kernel.
+ *--------------------------------------------------------------------------*/
+#ifdef __clang__
+#define FP_UNROLL _Pragma("unroll")
+#else
+#define FP_UNROLL _Pragma("GCC unroll 16")
+#endif
+
+/* Whether one of the eight accumulators C is Inf or NaN. */
+TGT static inline bool
+fp_c_special(__m256i c)
+{
+    __m256i e = _mm256_and_si256(c, _mm256_set1_epi32(0x7F800000));
+
+    return !_mm256_testz_si256(
+        _mm256_cmpeq_epi32(e, _mm256_set1_epi32(0x7F800000)),
+        _mm256_set1_epi32(-1));
+}
+
+/* One block: LEN products of A's AW[t] with the eight lanes of X[t],
+   chained from the accumulators C (finite) into *RES; false (nothing
+   computed) when a lane's q is outside the scaling's range. */
+TGT __attribute__((always_inline)) static inline bool
+fp_block8(const s_mma_plan *pl, const __m256 *x, const uint32_t *aw,
+          const uint32_t *ap, size_t len, __m256i c, __m256i *res,
+          s_vflags *fl, __m256i *lost)
+{
+    const sf_mma_model *m = pl->m;
+    const __m256i zero = _mm256_setzero_si256();
+    __m256i mx = zero, sum = zero, cef, cfr, csub, csig, celow, cc, emax, q;
+    __m256i ep, has, bad, cm, s0, s1, r0, r1;
+    __m256 scale;
+
+    /* pass 1: the largest 2^E_a 2^E_b of a product */
+    FP_UNROLL
+    for (size_t t = 0; t < len; t++) {
+        __m256 e = _mm256_castsi256_ps(_mm256_and_si256(
+            _mm256_castps_si256(x[t]), _mm256_set1_epi32(0x7F800000)));
+        __m256 pe = _mm256_mul_ps(
+            e, _mm256_castsi256_ps(_mm256_set1_epi32((int)ap[t])));
+        mx = _mm256_max_epi32(mx, _mm256_castps_si256(pe));
+    }
+    /* emax over the non-zero products (the integer kernel's value when
+       there is none) and C, as kernel8 */
+    has = _mm256_cmpgt_epi32(mx, zero);
+    ep = _mm256_blendv_epi8(
+        _mm256_set1_epi32(2 * S_MMA_ZERO_E + pl->qadd),
+        _mm256_sub_epi32(_mm256_srli_epi32(mx, 23), _mm256_set1_epi32(127)),
+        has);
+    cef = _mm256_and_si256(_mm256_srli_epi32(c, 23), _mm256_set1_epi32(0xFF));
+    cfr = _mm256_and_si256(c, _mm256_set1_epi32(0x7FFFFF));
+    csub = _mm256_cmpeq_epi32(cef, zero);
+    csig = _mm256_or_si256(
+        cfr, _mm256_andnot_si256(csub, _mm256_set1_epi32(0x800000)));
+    if (m->daz)
+        csig = _mm256_andnot_si256(csub, csig);
+    celow = _mm256_sub_epi32(_mm256_max_epi32(cef, _mm256_set1_epi32(1)),
+                             _mm256_set1_epi32(150));
+    cc = _mm256_blendv_epi8(
+        _mm256_add_epi32(celow, _mm256_set1_epi32(23)),
+        _mm256_set1_epi32(m->zero_c_in_max ? m->acc->emin : INT32_MIN),
+        _mm256_cmpeq_epi32(csig, zero));
+    emax = _mm256_max_epi32(ep, cc);
+    if (m->emax_floor != SF_MMA_NO_FLOOR)
+        emax = _mm256_max_epi32(emax, _mm256_set1_epi32(m->emax_floor));
+    q = _mm256_sub_epi32(emax, _mm256_set1_epi32(pl->f));
+    /* 2^-q for a lane with products: q in -126 .. 126 */
+    bad = _mm256_and_si256(
+        has, _mm256_or_si256(_mm256_cmpgt_epi32(_mm256_set1_epi32(-126), q),
+                             _mm256_cmpgt_epi32(q, _mm256_set1_epi32(126))));
+    if (!_mm256_testz_si256(bad, bad))
+        return false;
+    scale = _mm256_castsi256_ps(_mm256_slli_epi32(
+        _mm256_sub_epi32(
+            _mm256_set1_epi32(127),
+            _mm256_min_epi32(_mm256_max_epi32(q, _mm256_set1_epi32(-126)),
+                             _mm256_set1_epi32(126))),
+        23));
+
+    /* pass 2: each product (exact) times 2^-q, truncated */
+    FP_UNROLL
+    for (size_t t = 0; t < len; t++) {
+        __m256 p = _mm256_mul_ps(
+            x[t], _mm256_castsi256_ps(_mm256_set1_epi32((int)aw[t])));
+        sum = _mm256_add_epi32(sum,
+                               _mm256_cvttps_epi32(_mm256_mul_ps(p, scale)));
+    }
+
+    /* plus C, then one rounding */
+    cm = _mm256_srai_epi32(c, 31);
+    s0 = _mm256_add_epi64(
+        lo64(sum), c_term4(lo64(csig), lo64(celow), lo64(cm), lo64(q), lost));
+    s1 = _mm256_add_epi64(
+        hi64(sum), c_term4(hi64(csig), hi64(celow), hi64(cm), hi64(q), lost));
+    r0 = finish4(s0, lo64(q), pl->ovf_bits, fl);
+    r1 = finish4(s1, hi64(q), pl->ovf_bits, fl);
+    {
+        const __m256i even = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);
+        *res = _mm256_permute2x128_si256(_mm256_permutevar8x32_epi32(r0, even),
+                                         _mm256_permutevar8x32_epi32(r1, even),
+                                         0x20);
+    }
+    return true;
+}
+
+/* The range check of 16 BF16 inputs V, folded into MN (the least |x| - 1,
+   wrapping a zero to the top) and MX (the largest |x|). */
+TGT static inline void
+fp_range(__m256i v, __m256i *mn, __m256i *mx)
+{
+    __m256i ab = _mm256_and_si256(v, _mm256_set1_epi16(0x7FFF));
+
+    *mn = _mm256_min_epu16(*mn, _mm256_sub_epi16(ab, _mm256_set1_epi16(1)));
+    *mx = _mm256_max_epu16(*mx, ab);
+}
+
+/* Whether every input folded into MN and MX is in the path's range:
+   min(mn, limit) == limit and max(mx, limit) == limit. */
+TGT static inline bool
+fp_range_ok(__m256i mn, __m256i mx)
+{
+    const __m256i ones = _mm256_set1_epi32(-1);
+
+    return _mm256_testc_si256(
+               _mm256_cmpeq_epi16(
+                   _mm256_max_epu16(mn,
+                                    _mm256_set1_epi16(S_MMA_FP_ABS_MIN - 1)),
+                   mn),
+               ones)
+           && _mm256_testc_si256(
+               _mm256_cmpeq_epi16(
+                   _mm256_min_epu16(mx, _mm256_set1_epi16(S_MMA_FP_ABS_MAX)),
+                   mx),
+               ones);
+}
+
+/* The flags of a block's result, as kernel8 raises them. */
+TGT static inline unsigned
+fp_flags(const s_vflags *fl, __m256i lost)
+{
+    unsigned f = 0;
+    __m256i in = _mm256_or_si256(lost, fl->inexact);
+
+    if (!_mm256_testz_si256(in, in))
+        f |= SF_FLAG_INEXACT;
+    if (!_mm256_testz_si256(fl->underflow, fl->underflow))
+        f |= SF_FLAG_UNDERFLOW;
+    if (!_mm256_testz_si256(fl->overflow, fl->overflow))
+        f |= SF_FLAG_OVERFLOW;
+    return f;
+}
+
+/* R[u] holds key u's sixteen elements (words 0..7: elements 0..7, words
+   8..15: 8..15); X[t] gets element t of the eight keys as binary32 (lane
+   l: key l).  The 8 x 8 word transposition in each 128-bit half, then
+   each element's keys into the high halves of 32-bit lanes. */
+#ifdef __clang__
+#define FP_UNROLL8 _Pragma("unroll")
+#else
+#define FP_UNROLL8 _Pragma("GCC unroll 8")
+#endif
+TGT static inline void
+fp_transpose8(const __m256i *r, __m256 *x)
+{
+    const __m256i zero = _mm256_setzero_si256();
+    __m256i a[8], b[8];
+
+    FP_UNROLL8
+    for (size_t u = 0; u < 4; u++) {
+        a[2 * u] = _mm256_unpacklo_epi16(r[2 * u], r[2 * u + 1]);
+        a[2 * u + 1] = _mm256_unpackhi_epi16(r[2 * u], r[2 * u + 1]);
+    }
+    FP_UNROLL8
+    for (size_t v = 0; v < 4; v++) {
+        size_t u = v / 2, h = v % 2;
+        b[4 * u + 2 * h] =
+            _mm256_unpacklo_epi32(a[4 * u + h], a[4 * u + 2 + h]);
+        b[4 * u + 2 * h + 1] =
+            _mm256_unpackhi_epi32(a[4 * u + h], a[4 * u + 2 + h]);
+    }
+    FP_UNROLL8
+    for (size_t c = 0; c < 4; c++) {
+        /* elements 2c, 2c + 1 (and 8 more in the high half) */
+        __m256i o[2] = {_mm256_unpacklo_epi64(b[c], b[4 + c]),
+                        _mm256_unpackhi_epi64(b[c], b[4 + c])};
+        FP_UNROLL8
+        for (size_t g = 0; g < 2; g++) {
+            __m256i lo = _mm256_unpacklo_epi16(zero, o[g]),
+                    hi = _mm256_unpackhi_epi16(zero, o[g]);
+            x[2 * c + g] =
+                _mm256_castsi256_ps(_mm256_permute2x128_si256(lo, hi, 0x20));
+            x[2 * c + g + 8] =
+                _mm256_castsi256_ps(_mm256_permute2x128_si256(lo, hi, 0x31));
+        }
+    }
+}
+
+/* D = A B^T + C for one row of A (K elements, all in range) and the
+   COLS x K matrix BT (row-major), under an entered ENV and
+   S_MMA_MXCSR_DEFAULT: eight columns at a time, chained block by block
+   in registers; a block of BT outside the path's range (or a non-finite
+   accumulator, or q outside the scaling's range) goes to the scalar
+   block, lane by lane. */
+TGT static void
+gemm_nt_fp(const s_mma_plan *pl, size_t cols, size_t k, const uint16_t *a,
+           const uint16_t *bt, const uint32_t *c, uint32_t *d, sf_env *env,
+           unsigned *flags)
+{
+    const size_t step = pl->m->n;
+    uint32_t aw[S_MMA_FP_ROW_MAX], ap[S_MMA_FP_ROW_MAX];
+    uint16_t pad[8 * 16];
+
+    (void)s_mma_fp_side_a(a, k, aw, ap);
+    for (size_t j0 = 0; j0 < cols; j0 += 8) {
+        size_t nl = cols - j0 < 8 ? cols - j0 : 8;
+        uint32_t t8[8] = {0};
+        __m256i acc;
+
+        if (c != NULL)
+            memcpy(t8, c + j0, nl * sizeof *t8);
+        if (j0 + 16 <= cols)
+            /* the next 8 rows of BT */
+            s_mma_prefetch_rows(bt + (j0 + 8) * k, k, 8, k * 2);
+        acc = _mm256_loadu_si256((const __m256i *)(const void *)t8);
+        for (size_t k0 = 0; k0 < k; k0 += step) {
+            size_t len = k - k0 < step ? k - k0 : step;
+            const uint16_t *src = bt + j0 * k + k0;
+            size_t ld = k;
+            __m256i r[8], mn = _mm256_set1_epi16(-1),
+                          mx = _mm256_setzero_si256(), res;
+            __m256 x[16];
+            s_vflags fl = {_mm256_setzero_si256(), _mm256_setzero_si256(),
+                           _mm256_setzero_si256()};
+            __m256i lost = _mm256_setzero_si256();
+            bool done = false;
+
+            if (!fp_c_special(acc)) {
+                if (nl < 8 || len < 16) {
+                    /* a partial tile: zeros around it */
+                    memset(pad, 0, sizeof pad);
+                    for (size_t l = 0; l < nl; l++)
+                        memcpy(pad + 16 * l, src + l * k, len * sizeof *pad);
+                    src = pad;
+                    ld = 16;
+                }
+                for (size_t u = 0; u < 8; u++) {
+                    r[u] = _mm256_loadu_si256(
+                        (const __m256i *)(const void *)(src + u * ld));
+                    fp_range(r[u], &mn, &mx);
+                }
+                if (fp_range_ok(mn, mx)) {
+                    fp_transpose8(r, x);
+                    done = len == 16 ? fp_block8(pl, x, aw + k0, ap + k0, 16,
+                                                 acc, &res, &fl, &lost)
+                                     : fp_block8(pl, x, aw + k0, ap + k0, len,
+                                                 acc, &res, &fl, &lost);
+                }
+            }
+            if (done) {
+                acc = res;
+                *flags |= fp_flags(&fl, lost);
+                continue;
+            }
+            /* the scalar block, lane by lane */
+            {
+                s_mma_vec va = {a + k0, 1, 2};
+                _mm256_storeu_si256((__m256i *)(void *)t8, acc);
+                for (size_t l = 0; l < nl; l++) {
+                    s_mma_vec vb = {bt + (j0 + l) * k + k0, 1, 2};
+                    t8[l] = (uint32_t)s_mma_block(pl->m, pl->fa, &va, pl->fb,
+                                                  &vb, len, k0, t8[l], env);
+                }
+                acc = _mm256_loadu_si256((const __m256i *)(const void *)t8);
+            }
+        }
+        _mm256_storeu_si256((__m256i *)(void *)t8, acc);
+        memcpy(d + j0, t8, nl * sizeof *t8);
+    }
+}
+
+/* D = A B + C for one row of A (K elements, all in range) and B as
+   stored (K x COLS), under an entered ENV and S_MMA_MXCSR_DEFAULT: block
+   by block of K, eight columns at a time (the last ones by the tiled
+   path's kernels), the accumulators in D; a block of B outside the
+   path's range goes to the integer kernel (then the scalar block). */
+TGT static void
+gemm_row_fp(const s_mma_plan *pl, size_t cols, size_t k, const uint16_t *a,
+            const uint16_t *b, const uint32_t *c, uint32_t *d, sf_env *env,
+            unsigned *flags)
+{
+    const size_t step = pl->m->n;
+    const s_mma_dec da = s_mma_dec_init(pl->fa, pl->m->daz, 0),
+                    db = s_mma_dec_init(pl->fb, pl->m->daz, pl->lb);
+    uint32_t aw[S_MMA_FP_ROW_MAX], ap[S_MMA_FP_ROW_MAX];
+    int32_t as[S_MMA_TILE_N], ae[S_MMA_TILE_N];
+
+    (void)s_mma_fp_side_a(a, k, aw, ap);
+    for (size_t j = 0; j < cols; j++)
+        d[j] = c != NULL ? c[j] : 0;
+    for (size_t k0 = 0; k0 < k; k0 += step) {
+        size_t len = k - k0 < step ? k - k0 : step;
+        if (k0 + 2 * step <= k)
+            /* the next block's rows of B */
+            s_mma_prefetch_rows(b + (k0 + step) * cols, cols, step, cols * 2);
+        bool adec = false;
+        for (size_t j0 = 0; j0 < cols; j0 += 8) {
+            size_t nl = cols - j0 < 8 ? cols - j0 : 8;
+            const uint16_t *src = b + k0 * cols + j0;
+            __m256i acc, mn = _mm256_set1_epi16(-1),
+                         mx = _mm256_setzero_si256();
+            __m256 x[16];
+            s_vflags fl = {_mm256_setzero_si256(), _mm256_setzero_si256(),
+                           _mm256_setzero_si256()};
+            __m256i lost = _mm256_setzero_si256(), res;
+            bool done = false;
+
+            if (nl == 8) {
+                acc = _mm256_loadu_si256(
+                    (const __m256i *)(const void *)(d + j0));
+                for (size_t t = 0; t < len && !fp_c_special(acc); t += 2) {
+                    size_t t1 = t + 1 < len ? t + 1 : t;
+                    fp_range(
+                        _mm256_inserti128_si256(
+                            _mm256_castsi128_si256(_mm_loadu_si128(
+                                (const __m128i *)(const void *)(src
+                                                                + t * cols))),
+                            _mm_loadu_si128(
+                                (const __m128i *)(const void *)(src
+                                                                + t1 * cols)),
+                            1),
+                        &mn, &mx);
+                }
+                if (!fp_c_special(acc) && fp_range_ok(mn, mx)) {
+                    for (size_t t = 0; t < len; t++)
+                        x[t] = _mm256_castsi256_ps(_mm256_slli_epi32(
+                            _mm256_cvtepu16_epi32(_mm_loadu_si128(
+                                (const __m128i *)(const void *)(src
+                                                                + t * cols))),
+                            16));
+                    done = len == 16 ? fp_block8(pl, x, aw + k0, ap + k0, 16,
+                                                 acc, &res, &fl, &lost)
+                                     : fp_block8(pl, x, aw + k0, ap + k0, len,
+                                                 acc, &res, &fl, &lost);
+                }
+                if (done) {
+                    _mm256_storeu_si256((__m256i *)(void *)(d + j0), res);
+                    *flags |= fp_flags(&fl, lost);
+                    continue;
+                }
+            }
+            /* the integer kernel, or the scalar block */
+            if (!adec)
+                (void)s_mma_decode(&da, a + k0, len, as, ae);
+            adec = true;
+            {
+                int32_t bs[S_MMA_TILE_N * 8] = {0}, be[S_MMA_TILE_N * 8];
+                uint32_t tmp[8] = {0};
+                bool spec = false;
+                for (size_t t = 0; t < len; t++) {
+                    spec |= s_mma_decode(&db, src + t * cols, nl, bs + t * 8,
+                                         be + t * 8);
+                    for (size_t l = nl; l < 8; l++) {
+                        bs[t * 8 + l] = 0;
+                        be[t * 8 + l] = S_MMA_ZERO_E;
+                    }
+                }
+                memcpy(tmp, d + j0, nl * sizeof *tmp);
+                if (spec
+                    || !kernel8(pl, as, ae, bs, be, len, tmp, flags, true)) {
+                    s_mma_vec va = {a + k0, 1, 2};
+                    for (size_t l = 0; l < nl; l++) {
+                        s_mma_vec vb = {src + l, (ptrdiff_t)cols, 2};
+                        tmp[l] =
+                            (uint32_t)s_mma_block(pl->m, pl->fa, &va, pl->fb,
+                                                  &vb, len, k0, tmp[l], env);
+                    }
+                }
+                memcpy(d + j0, tmp, nl * sizeof *tmp);
+            }
+        }
+    }
 }
 
 #endif /* HAVE_VEC */
@@ -338,6 +730,19 @@ s_mma_gemm_avx2(const sf_mma_model *m, size_t rows, size_t cols, size_t k,
     s_mma_plan_init(&pl, m, fa, fb, 8, true);
     pl.decode = decode8;
     pl.row = pl.narrow ? row_narrow : row_wide;
+    if (rows == 1 && fa == &sf_format_bf16 && fb == &sf_format_bf16
+        && pl.narrow && m->n <= 16 && s_mma_fp_row_ok(a, k)) {
+        /* one row of BF16: the binary32 path, under the default MXCSR;
+           its inexact flag is the products' lost bits */
+        unsigned saved = _mm_getcsr(), flags = 0;
+        _mm_setcsr(S_MMA_MXCSR_DEFAULT);
+        gemm_row_fp(&pl, cols, k, a, b, c, d, env, &flags);
+        if (_mm_getcsr() & S_MMA_MXCSR_PE)
+            flags |= SF_FLAG_INEXACT;
+        _mm_setcsr(saved);
+        env->flags |= flags;
+        return true;
+    }
     s_mma_gemm_tiled(&pl, pl.narrow ? kernel_narrow : kernel_wide, rows, cols,
                      k, a, b, c, d, env);
     return true;
@@ -350,6 +755,63 @@ s_mma_gemm_avx2(const sf_mma_model *m, size_t rows, size_t cols, size_t k,
     (void)a;
     (void)fb;
     (void)b;
+    (void)c;
+    (void)d;
+    (void)env;
+    return false;
+#endif
+}
+
+bool
+s_mma_gemm_nt_avx2_covers(const sf_mma_model *m, size_t rows,
+                          const sf_format *fa, const sf_format *fb)
+{
+#if HAVE_VEC
+    s_mma_plan pl;
+
+    if (rows != 1 || fa != &sf_format_bf16 || fb != &sf_format_bf16
+        || m->n > 16 || !sf_mma_gemm_avx2_available())
+        return false;
+    s_mma_plan_init(&pl, m, fa, fb, 8, true);
+    return pl.narrow;
+#else
+    (void)m;
+    (void)rows;
+    (void)fa;
+    (void)fb;
+    return false;
+#endif
+}
+
+bool
+s_mma_gemm_nt_avx2(const sf_mma_model *m, size_t rows, size_t cols, size_t k,
+                   const sf_format *fa, const void *a, const sf_format *fb,
+                   const void *bt, const uint32_t *c, uint32_t *d, sf_env *env)
+{
+#if HAVE_VEC
+    s_mma_plan pl;
+    unsigned flags = 0, saved;
+
+    if (!s_mma_gemm_nt_avx2_covers(m, rows, fa, fb) || !s_mma_fp_row_ok(a, k))
+        return false;
+    s_mma_plan_init(&pl, m, fa, fb, 8, true);
+    saved = _mm_getcsr();
+    _mm_setcsr(S_MMA_MXCSR_DEFAULT);
+    gemm_nt_fp(&pl, cols, k, a, bt, c, d, env, &flags);
+    if (_mm_getcsr() & S_MMA_MXCSR_PE)
+        flags |= SF_FLAG_INEXACT;
+    _mm_setcsr(saved);
+    env->flags |= flags;
+    return true;
+#else
+    (void)m;
+    (void)rows;
+    (void)cols;
+    (void)k;
+    (void)fa;
+    (void)a;
+    (void)fb;
+    (void)bt;
     (void)c;
     (void)d;
     (void)env;

@@ -72,6 +72,34 @@ s_mma_decode(const s_mma_dec *d, const uint16_t *x, size_t n, int32_t *sig,
     return spec != 0;
 }
 
+bool
+s_mma_fp_row_ok(const uint16_t *a, size_t n)
+{
+    uint32_t bad = 0;
+
+    if (n > S_MMA_FP_ROW_MAX)
+        return false;
+    for (size_t t = 0; t < n; t++) {
+        uint32_t x = a[t] & 0x7FFFu;
+        bad |= x != 0 && (x < S_MMA_FP_ABS_MIN || x > S_MMA_FP_ABS_MAX);
+    }
+    return bad == 0;
+}
+
+bool
+s_mma_fp_side_a(const uint16_t *a, size_t len, uint32_t *aw, uint32_t *ap)
+{
+    uint32_t bad = 0;
+
+    for (size_t t = 0; t < len; t++) {
+        uint32_t v = a[t], x = v & 0x7FFFu;
+        bad |= x != 0 && (x < S_MMA_FP_ABS_MIN || x > S_MMA_FP_ABS_MAX);
+        aw[t] = v << 16;
+        ap[t] = (v & 0x7F80u) << 16;
+    }
+    return bad == 0;
+}
+
 /* A block with Inf or NaN operands: the scalar block for NL columns of
    one row (A: its LEN elements; B: LEN rows COLS apart). */
 static void
@@ -120,7 +148,7 @@ s_mma_gemm_tiled(const s_mma_plan *pl, s_mma_kernel *kernel, size_t rows,
                     /* one row: B decoded by the kernel, block by block */
                     uint32_t *acc = d + i0 * cols + j0;
                     if (aspec[0]
-                        || !pl->row(pl, &db, as[0], ae[0],
+                        || !pl->row(pl, &db, a16 + i0 * k + k0, as[0], ae[0],
                                     b16 + k0 * cols + j0, cols, len, acc,
                                     &flags)) {
                         block_scalar(pl, a16 + i0 * k + k0,

@@ -106,6 +106,87 @@ bool s_mma_gemm_avx512(const sf_mma_model *m, size_t rows, size_t cols,
                        uint32_t *d, sf_env *env);
 
 /*----------------------------------------------------------------------------
+ * One row of BF16 on the host's binary32 unit (gemm_avx512.c,
+ * gemm_avx2.c).
+ *
+ * Why it gives the block's bits.  A BF16 value is a binary32 value (its
+ * bits shifted left by 16), so decoding is a shift.  When every non-zero
+ * input of a block is a normal number of exponent -63 .. 63 (checked
+ * before any floating-point operation), a product of two of them has at
+ * most 16 significant bits and a magnitude in [2^-126, 2^128): the host's
+ * binary32 product is exact.  The block's emax is the largest exponent
+ * sum E_a + E_b of a non-zero product (not the product's own exponent,
+ * which may be one more): it is the exponent of 2^E_a 2^E_b, the exact
+ * product of the two values with their fractions cleared (0 when one is
+ * zero).  With q = emax - F, the kept part of a product is its value
+ * times 2^-q truncated toward zero: scaling by 2^-q is exact unless the
+ * result falls below 2^-126 (then it is rounded once), and cvttps2dq
+ * truncates; both raise the host's inexact flag exactly when bits are
+ * discarded (a scaled product that is rounded is below 1, so its kept
+ * part is 0 and it lost bits).  The kept parts are below 2^(F+2) and, for
+ * a model with pl->narrow, their sum fits 32 bits, as in the integer
+ * kernels; C, the normalisation and the flags of the result are the
+ * integer kernels'.  The host state: around the GEMM the path loads MXCSR
+ * with its default (round to nearest even, FTZ and DAZ off, exceptions
+ * masked, flags clear), maps the inexact flag it reads back afterwards to
+ * SF_FLAG_INEXACT and restores the caller's MXCSR; a block outside the
+ * range is checked before any floating-point operation and goes to the
+ * integer or scalar code, which raises no host flag.
+ *--------------------------------------------------------------------------*/
+#define S_MMA_MXCSR_DEFAULT 0x1F80u
+#define S_MMA_MXCSR_PE 0x20u
+/* |x| of a BF16 input the path takes: 0, or a normal number of exponent
+   -63 .. 63 (fields 64 .. 190) */
+#define S_MMA_FP_ABS_MIN 0x2000u
+#define S_MMA_FP_ABS_MAX 0x5F7Fu
+/* the longest row of A the path takes */
+#define S_MMA_FP_ROW_MAX 1024
+
+/* N rows of BYTES at P (rows LD elements apart) asked into the cache
+   ahead of the block that reads them: with one row of A, B streams from
+   memory once. */
+static inline void
+s_mma_prefetch_rows(const uint16_t *p, size_t ld, size_t n, size_t bytes)
+{
+#if defined(__GNUC__)
+    for (size_t r = 0; r < n; r++)
+        for (size_t o = 0; o < bytes; o += 64)
+            __builtin_prefetch((const char *)(const void *)(p + r * ld) + o);
+#else
+    (void)p;
+    (void)ld;
+    (void)n;
+    (void)bytes;
+#endif
+}
+
+/* Whether the N elements of A are in the path's range (and N is at most
+   S_MMA_FP_ROW_MAX). */
+bool s_mma_fp_row_ok(const uint16_t *a, size_t n);
+/* A[0 .. LEN-1] as binary32 bits (AW) and the powers of two 2^E of their
+   magnitudes (AP, 0 for a zero); false when one is out of range. */
+bool s_mma_fp_side_a(const uint16_t *a, size_t len, uint32_t *aw,
+                     uint32_t *ap);
+
+/* D = A B^T + C (BT: COLS x K, row-major) on the AVX-512 binary32 path
+   for one row of BF16 (sf_mma_gemm_nt); false (nothing written) when it
+   does not apply: not one row, a model or format it does not cover, no
+   such CPU, or an element of A outside its range. */
+bool s_mma_gemm_nt_avx512_covers(const sf_mma_model *m, size_t rows,
+                                 const sf_format *fa, const sf_format *fb);
+bool s_mma_gemm_nt_avx512(const sf_mma_model *m, size_t rows, size_t cols,
+                          size_t k, const sf_format *fa, const void *a,
+                          const sf_format *fb, const void *bt,
+                          const uint32_t *c, uint32_t *d, sf_env *env);
+/* The same on AVX2 (gemm_avx2.c). */
+bool s_mma_gemm_nt_avx2_covers(const sf_mma_model *m, size_t rows,
+                               const sf_format *fa, const sf_format *fb);
+bool s_mma_gemm_nt_avx2(const sf_mma_model *m, size_t rows, size_t cols,
+                        size_t k, const sf_format *fa, const void *a,
+                        const sf_format *fb, const void *bt, const uint32_t *c,
+                        uint32_t *d, sf_env *env);
+
+/*----------------------------------------------------------------------------
  * The tiled GEMM of the truncating fused models (sf_mma_gemm_avx512_covers):
  * A and B are decoded once per tile into signed significands and
  * exponents, and a kernel computes one block of pl->lanes output columns
@@ -138,15 +219,15 @@ typedef bool s_mma_decoder(const s_mma_dec *d, const uint16_t *x, int32_t *sig,
                            int32_t *e);
 
 typedef struct s_mma_plan s_mma_plan;
-/* One row of A (decoded: AS, AE) against LEN rows of pl->lanes columns of
-   B as stored (row t at B + t * LD), decoded here: the kernel's contract,
-   and also false, changing nothing, when an element of B is Inf or NaN.
-   For a GEMM of one row, where decoding B apart from the kernel costs
-   as much as the kernel. */
+/* One row of A (as stored: A; decoded: AS, AE) against LEN rows of
+   pl->lanes columns of B as stored (row t at B + t * LD), decoded here:
+   the kernel's contract, and also false, changing nothing, when an
+   element of B is Inf or NaN.  For a GEMM of one row, where decoding B
+   apart from the kernel costs as much as the kernel. */
 typedef bool s_mma_rowkernel(const s_mma_plan *pl, const s_mma_dec *db,
-                             const int32_t *as, const int32_t *ae,
-                             const uint16_t *b, size_t ld, size_t len,
-                             uint32_t *acc, unsigned *flags);
+                             const uint16_t *a, const int32_t *as,
+                             const int32_t *ae, const uint16_t *b, size_t ld,
+                             size_t len, uint32_t *acc, unsigned *flags);
 
 struct s_mma_plan
 {

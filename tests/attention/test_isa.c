@@ -28,6 +28,8 @@ typedef enum
     GEN_SINK,    /* key 0 a strong sink, the other scores far below */
     GEN_SPECIAL, /* random with a few Inf, NaN, huge and subnormal
                     elements */
+    GEN_RANGE,   /* random with one element in about 3000 tiny,
+                    subnormal or zero (in V also huge) */
 } gen_kind;
 
 /* Options of a case. */
@@ -92,6 +94,14 @@ fill(const isa_case *c, tst_rng *rng, uint16_t *x, size_t n, size_t rowlen,
         }
         x[i] = in_bits(val, (c->opt & F16) != 0);
     }
+    if (c->gen == GEN_RANGE)
+        /* tiny and subnormal (huge ones only in V: in Q or K one score
+           would take the whole softmax) */
+        for (size_t t = 0; t < n / 3000 + 1; t++) {
+            static const uint16_t sp[] = {0x0800, 0x8001, 0x1F80,
+                                          0x0000, 0x6000, 0xE100};
+            x[tst_rand_below(rng, n)] = sp[tst_rand_below(rng, is_v ? 6 : 4)];
+        }
     if (c->gen == GEN_SPECIAL && !(c->opt & F16))
         for (size_t t = 0; t < n / 97 + 1; t++) {
             static const uint16_t sp[] = {0x7F80, 0xFF80, 0x7FC1, 0x7F7F,
@@ -183,6 +193,13 @@ static const isa_case cases[] = {
        ties; a few causal rows take the one-row P~V of partly masked
        blocks */
     {"fa2-decode-sp", FA_POLICY_FA2, {1, 2, 1, 333, 128}, 0, GEN_SPECIAL, BWD},
+    /* the one-row GEMMs on the host's binary32 unit: K's rows read
+       directly, d = 64, 128, 256, Nk not a multiple of 16; elements
+       outside that path's range in a few blocks */
+    {"fa2-dec-d64", FA_POLICY_FA2, {1, 2, 1, 1001, 64}, 0, GEN_RANDOM, 0},
+    {"fa2-dec-d256", FA_POLICY_FA2, {1, 2, 1, 203, 256}, 0, GEN_RANDOM, 0},
+    {"fa2-dec-range", FA_POLICY_FA2, {1, 3, 1, 777, 128}, 0, GEN_RANGE, 0},
+    {"fa2-dec-r64", FA_POLICY_FA2, {1, 2, 1, 250, 64}, 0, GEN_RANGE, 0},
     {"fa2-dec-f16", FA_POLICY_FA2, {1, 2, 1, 1000, 128}, 0, GEN_RANDOM, F16},
     {"fa2-decode-ties", FA_POLICY_FA2, {1, 1, 1, 517, 64}, 0, GEN_TIES, BWD},
     {"fa2-few-causal", FA_POLICY_FA2, {1, 2, 5, 333, 128}, 0, GEN_RANDOM, BC},

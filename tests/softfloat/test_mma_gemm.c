@@ -560,6 +560,177 @@ START_TEST(test_edges)
 }
 END_TEST
 
+/* One row of BF16 (the AVX2 and AVX-512 paths on the host's binary32
+   unit, where the CPU has them, and sf_mma_gemm_nt with B given
+   transposed): mostly
+   inputs whose products the host computes exactly, with exponents over
+   the path's whole range (-63 .. 63) or near one value, a few elements
+   outside it (tiny, subnormal, huge, Inf, NaN) in some problems, C of
+   any size; K and N not multiples of 16.  Against one dot product per
+   element, bits and flags. */
+#define ROW_N 70
+#define ROW_K 300
+
+static uint16_t
+row_in(tst_rng *r, int lo, int hi, unsigned odd)
+{
+    uint64_t x = tst_rand64(r);
+    uint16_t sign = (uint16_t)((x >> 8) & 1u) << 15;
+    uint16_t frac = (uint16_t)((x >> 9) & 0x7Fu);
+    int e = lo + (int)((x >> 32) % (unsigned)(hi - lo + 1));
+
+    if (x % 16 == 0)
+        return sign; /* zero */
+    if (odd != 0 && (x >> 20) % odd == 0) {
+        static const uint16_t out[] = {0x1F80, 0x0001, 0x0040, 0x6000,
+                                       0x7F7F, 0x7F80, 0x7FC1, 0x1FFF,
+                                       0x0800, 0x0A55, 0x7000, 0x0080};
+        return (uint16_t)(sign | out[(x >> 24) % 12]);
+    }
+    return (uint16_t)(sign | (uint16_t)((e + 127) << 7) | frac);
+}
+
+START_TEST(test_one_row)
+{
+    static uint16_t a[ROW_K], b[ROW_K * ROW_N], bt[ROW_N * ROW_K];
+    static uint32_t c[ROW_N], d_ref[ROW_N], d_gemm[ROW_N], d_nt[ROW_N];
+    variant v[32];
+    size_t nv = make_variants(v);
+    unsigned long n = 0, bad = 0, problems = 0;
+    unsigned printed = 0;
+    tst_rng r;
+
+    tst_rng_init(&r, 0x1A0Eu);
+    for (size_t w = 0; w < nv; w++) {
+        if (v[w].f != &sf_format_bf16)
+            continue;
+        for (unsigned rep = 0; rep < 40 * tst_multiplier(); rep++) {
+            /* one block of one column (in 8 or 16) without C in a quarter
+               of them: its sum often exact but for the bits a small
+               product loses (the inexact flag from the products alone) */
+            bool one = rep % 4 == 1;
+            size_t nn =
+                one ? 8 * (1 + rep / 4 % 2) : 1 + tst_rand64(&r) % ROW_N;
+            size_t k = one ? 1 + tst_rand64(&r) % 16 : tst_rand64(&r) % ROW_K;
+            bool wide = one || rep % 2 == 0, with_c = !one && rep % 5 != 0;
+            int base = (int)(tst_rand64(&r) % 111) - 60;
+            int lo = wide ? -63 : base - 6 < -63 ? -63 : base - 6;
+            int hi = wide ? 63 : base + 6;
+            /* out-of-range elements: none, or about one in ODD */
+            static const unsigned odds[] = {0, 2000, 150, 20};
+            unsigned odd = odds[(rep / 4) % 4];
+            sf_env es = SF_ENV_NVIDIA, eg = SF_ENV_NVIDIA, en = SF_ENV_NVIDIA;
+
+            /* AVX2 (its binary32 path) and AVX-512, alternately */
+            eg.isa = en.isa = rep % 2 ? SF_ISA_AVX2 : SF_ISA_AUTO;
+            for (size_t t = 0; t < k; t++)
+                a[t] = row_in(&r, lo, hi, odd == 0 ? 0 : 4 * odd);
+            if (one || rep % 8 == 3)
+                /* sparse */
+                for (size_t t = 0; t < k; t++)
+                    if (tst_rand64(&r) % 8 != 0)
+                        a[t] = 0;
+            for (size_t i = 0; i < k * nn; i++)
+                b[i] = row_in(&r, lo, hi, odd);
+            if (one)
+                /* one column that counts; the others exact zeros */
+                for (size_t i = 0; i < k * nn; i++)
+                    if (i % nn != 0)
+                        b[i] = 0;
+            for (size_t t = 0; t < k; t++)
+                for (size_t j = 0; j < nn; j++)
+                    bt[j * k + t] = b[t * nn + j];
+            for (size_t j = 0; j < nn; j++)
+                c[j] = gen_c(&r, 2 * base, rep % 7 == 3);
+            for (size_t j = 0; j < nn; j++)
+                d_ref[j] = (uint32_t)sf_mma_dot(
+                    &v[w].m, &sf_format_bf16, a, 1, &sf_format_bf16, b + j,
+                    (ptrdiff_t)nn, k, with_c ? c[j] : 0, &es);
+            ck_assert_int_ge(sf_mma_gemm(&v[w].m, 1, nn, k, &sf_format_bf16, a,
+                                         &sf_format_bf16, b, with_c ? c : NULL,
+                                         d_gemm, SF_MMA_PATH_AUTO, &eg),
+                             0);
+            ck_assert_int_ge(sf_mma_gemm_nt(&v[w].m, 1, nn, k, &sf_format_bf16,
+                                            a, &sf_format_bf16, bt,
+                                            with_c ? c : NULL, d_nt,
+                                            SF_MMA_PATH_AUTO, &en),
+                             0);
+            problems++;
+            for (size_t j = 0; j < nn; j++) {
+                n++;
+                if (d_gemm[j] != d_ref[j] || d_nt[j] != d_ref[j]) {
+                    bad++;
+                    if (printed++ < TST_MAX_PRINT)
+                        printf("one row %s N=%zu K=%zu column %zu: c=%08x "
+                               "dots=%08x gemm=%08x nt=%08x\n",
+                               v[w].m.name, nn, k, j,
+                               with_c ? (unsigned)c[j] : 0u,
+                               (unsigned)d_ref[j], (unsigned)d_gemm[j],
+                               (unsigned)d_nt[j]);
+                }
+            }
+            if (es.flags != eg.flags || es.flags != en.flags) {
+                char fs[6], fg[6], fn[6];
+                bad++;
+                if (printed++ < TST_MAX_PRINT)
+                    printf("one row %s N=%zu K=%zu: flags dots %s gemm %s "
+                           "nt %s\n",
+                           v[w].m.name, nn, k, sf_flags_str(es.flags, fs),
+                           sf_flags_str(eg.flags, fg),
+                           sf_flags_str(en.flags, fn));
+            }
+        }
+    }
+    /* directed: every pair of values at and beyond the path's range,
+       alone in a block, with and without a larger product and C */
+    for (size_t w = 0; w < nv; w++) {
+        static const uint16_t edge[] = {
+            0x2000, 0x207F, 0x5F7F, 0x5F00, 0x1F80, 0x0800, 0x0080, 0x0001,
+            0x6000, 0x7F7F, 0x3F80, 0x0000, 0xA000, 0xDF7F, 0x3FFF};
+        const size_t ne = sizeof edge / sizeof edge[0];
+        if (v[w].f != &sf_format_bf16)
+            continue;
+        for (size_t i = 0; i < ne * ne * 3; i++) {
+            uint16_t aa[2] = {edge[i % ne],
+                              (uint16_t)(i / (ne * ne) == 1) ? 0x3F80 : 0};
+            uint16_t bb[2] = {edge[i / ne % ne], 0x3F81};
+            uint32_t cc = i / (ne * ne) == 2 ? 0x00000001u : 0, dr, dg, dn;
+            sf_env es = SF_ENV_NVIDIA, eg = SF_ENV_NVIDIA, en = SF_ENV_NVIDIA;
+            eg.isa = en.isa = i % 2 ? SF_ISA_AVX2 : SF_ISA_AUTO;
+            dr = (uint32_t)sf_mma_dot(&v[w].m, &sf_format_bf16, aa, 1,
+                                      &sf_format_bf16, bb, 1, 2, cc, &es);
+            sf_mma_gemm(&v[w].m, 1, 1, 2, &sf_format_bf16, aa, &sf_format_bf16,
+                        bb, &cc, &dg, SF_MMA_PATH_AUTO, &eg);
+            sf_mma_gemm_nt(&v[w].m, 1, 1, 2, &sf_format_bf16, aa,
+                           &sf_format_bf16, bb, &cc, &dn, SF_MMA_PATH_AUTO,
+                           &en);
+            n++;
+            if (dr != dg || dr != dn || es.flags != eg.flags
+                || es.flags != en.flags) {
+                char fs[6], fg[6], fn[6];
+                bad++;
+                if (printed++ < TST_MAX_PRINT)
+                    printf("one row %s a %04x %04x b %04x %04x c %08x: dots "
+                           "%08x %s gemm %08x %s nt %08x %s\n",
+                           v[w].m.name, aa[0], aa[1], bb[0], bb[1],
+                           (unsigned)cc, (unsigned)dr,
+                           sf_flags_str(es.flags, fs), (unsigned)dg,
+                           sf_flags_str(eg.flags, fg), (unsigned)dn,
+                           sf_flags_str(en.flags, fn));
+            }
+        }
+    }
+    printf("gemm one row (%s), and nt: %lu problems, %lu elements, %lu "
+           "mismatches\n",
+           sf_mma_gemm_nt_direct(&v[0].m, 1, &sf_format_bf16, &sf_format_bf16,
+                                 SF_MMA_PATH_AUTO, &(sf_env)SF_ENV_NVIDIA)
+               ? "binary32 path"
+               : "no binary32 path on this CPU",
+           problems, n, bad);
+    ck_assert_msg(bad == 0, "one row: %lu mismatches", bad);
+}
+END_TEST
+
 static Suite *
 gemm_suite(void)
 {
@@ -572,6 +743,7 @@ gemm_suite(void)
     tcase_add_test(tc, test_mixed_formats);
     tcase_add_test(tc, test_isa_cap);
     tcase_add_test(tc, test_gemm_vs_blocks);
+    tcase_add_test(tc, test_one_row);
     tcase_add_loop_test(tc, test_path_vs_dots, 0,
                         (int)(sizeof paths / sizeof paths[0]));
     suite_add_tcase(s, tc);

@@ -173,10 +173,14 @@ typedef enum
                      backwards, causal m_block_min, BF16 P~ and dS~ into
                      the MMA chains, dQ buffers, dot_do_o delta) */
     FA_BWD_REPO,  /* "repo": the released code's backward (BF16 ops) */
-    FA_BWD_EFFICIENT /* "efficient": PyTorch's memory-efficient kernel
+    FA_BWD_EFFICIENT, /* "efficient": PyTorch's memory-efficient kernel
                         (P = expf(S - LSE) in the input format, its
                         delta, dS scaled then rounded, dQ, dK, dV MMA
                         chains through the accumulators) */
+    FA_BWD_CUDNN      /* "cudnn": cuDNN 9.19's sm90 flash backward (the
+                         fa2 scheme with cuDNN's delta, dS scaled before
+                         its rounding, dQ per key tile added across tiles
+                         in FP32) */
 } fa_bwd_scheme;
 
 /* The natural exp of a kernel whose exp_base2 is false. */

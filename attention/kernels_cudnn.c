@@ -30,18 +30,19 @@ static const fa_kernel kernels[] = {
        the same forward, O and LSE bit for bit but one element.
        The backward (cudnn_bwd_probe.py): compute_dot_do_o_specialized
        (delta, backward.c), sm90_flash_bprop_wgmma_f16_knob_26_64x64x{d}
-       (one CTA per 128 keys up to d = 128, per 64 keys above; query
-       blocks of 64 rows in ascending order, dK and dV chained through
-       the accumulators), P = exp2(RN(fma(S, scale, -LSE) log2e)),
-       dS scaled before its rounding, dQ tiles added in FP32 across key
-       tiles (last first), convert_dq_to_16bits; bwd "cudnn". */
+       (query blocks of 64 rows in ascending order, dK and dV chained
+       through the accumulators), P = exp2(RN(fma(S, scale, -LSE)
+       log2e)), dS scaled before its rounding, dQ one chain over each
+       128-key tile (also above d = 128, where the grid has one CTA per
+       64 keys), the tiles added in FP32 (last first),
+       convert_dq_to_16bits; bwd "cudnn". */
     {
         .name = "cudnn",
         .d_round = 64,
         .n_tiles = 3,
         .tiles = {{64, 64, 128, 64, 128, 0, 0},
                   {128, 64, 128, 64, 128, 0, 0},
-                  {256, 64, 128, 64, 64, 0, 0}},
+                  {256, 64, 128, 64, 128, 0, 0}},
         .kv_reverse = false,
         .causal_skip = true,
         .mma_s = "sm90",

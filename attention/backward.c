@@ -199,8 +199,9 @@ eff_delta(const fa_plan *pl, const uint16_t *dout, const uint32_t *o,
  * cuDNN's delta (compute_dot_do_o_specialized<bf16, d>, 128 threads over
  * 128 / T rows): T lanes a row, T = d / 8 rounded up to a power of two,
  * lane t taking the 8 consecutive columns 8 t .. 8 t + 7 (one 16-byte
- * load of dO and of O; lanes past d hold 0), do * o then FFMA over them;
- * then the butterfly adds lane ^ T/2, ..., lane ^ 1.
+ * load of dO and of O; lanes past d hold 0) as four pairs, each
+ * fma(dO_c+1, O_c+1, RN(dO_c O_c)), added in order; then the butterfly
+ * adds lane ^ T/2, ..., lane ^ 1.
  *--------------------------------------------------------------------------*/
 static uint32_t
 cudnn_delta(const fa_plan *pl, const uint16_t *dout, const uint32_t *o,
@@ -213,14 +214,17 @@ cudnn_delta(const fa_plan *pl, const uint16_t *dout, const uint32_t *o,
         nt *= 2;
     for (size_t t = 0; t < nt; t++) {
         x[t] = FA_F32_ZERO;
-        for (size_t e = 0; e < 8; e++) {
+        for (size_t e = 0; e < 8; e += 2) {
             size_t c = 8 * t + e;
-            uint32_t a, b;
+            uint32_t v;
             if (c >= pl->d)
                 break;
-            a = fa_in_wide(pl->in_fmt, dout[c]);
-            b = o[c];
-            x[t] = e == 0 ? fa_mul(a, b, env) : fa_fma(a, b, x[t], env);
+            /* a pair: fma(dO_c+1, O_c+1, RN(dO_c O_c)) */
+            v = fa_mul(fa_in_wide(pl->in_fmt, dout[c]), o[c], env);
+            if (c + 1 < pl->d)
+                v = fa_fma(fa_in_wide(pl->in_fmt, dout[c + 1]), o[c + 1], v,
+                           env);
+            x[t] = e == 0 ? v : fa_add(x[t], v, env);
         }
     }
     for (size_t off = nt / 2; off >= 1; off /= 2) {

@@ -45,6 +45,7 @@ static fa_fmt
 elt_fmt(const fa_plan *pl)
 {
     return pl->k.bwd == FA_BWD_FA2 || pl->k.bwd == FA_BWD_EFFICIENT
+                   || pl->k.bwd == FA_BWD_CUDNN
                ? pl->in_fmt
                : FA_FMT_BF16;
 }
@@ -195,6 +196,46 @@ eff_delta(const fa_plan *pl, const uint16_t *dout, const uint32_t *o,
 }
 
 /*----------------------------------------------------------------------------
+ * cuDNN's delta (compute_dot_do_o_specialized<bf16, d>, 128 threads over
+ * 128 / T rows): T lanes a row, T = d / 8 rounded up to a power of two,
+ * lane t taking the 8 consecutive columns 8 t .. 8 t + 7 (one 16-byte
+ * load of dO and of O; lanes past d hold 0) as four pairs, each
+ * fma(dO_c+1, O_c+1, RN(dO_c O_c)), added in order; then the butterfly
+ * adds lane ^ T/2, ..., lane ^ 1.
+ *--------------------------------------------------------------------------*/
+static uint32_t
+cudnn_delta(const fa_plan *pl, const uint16_t *dout, const uint32_t *o,
+            sf_env *env)
+{
+    uint32_t x[64], y[64];
+    size_t nt = 1;
+
+    while (nt < (pl->d + 7) / 8 && nt < 64)
+        nt *= 2;
+    for (size_t t = 0; t < nt; t++) {
+        x[t] = FA_F32_ZERO;
+        for (size_t e = 0; e < 8; e += 2) {
+            size_t c = 8 * t + e;
+            uint32_t v;
+            if (c >= pl->d)
+                break;
+            /* a pair: fma(dO_c+1, O_c+1, RN(dO_c O_c)) */
+            v = fa_mul(fa_in_wide(pl->in_fmt, dout[c]), o[c], env);
+            if (c + 1 < pl->d)
+                v = fa_fma(fa_in_wide(pl->in_fmt, dout[c + 1]), o[c + 1], v,
+                           env);
+            x[t] = e == 0 ? v : fa_add(x[t], v, env);
+        }
+    }
+    for (size_t off = nt / 2; off >= 1; off /= 2) {
+        for (size_t t = 0; t < nt; t++)
+            y[t] = fa_add(x[t], x[t ^ off], env);
+        memcpy(x, y, nt * sizeof *x);
+    }
+    return x[0];
+}
+
+/*----------------------------------------------------------------------------
  * One evaluation of a query block of one head.
  *--------------------------------------------------------------------------*/
 typedef struct bwd_run
@@ -232,6 +273,7 @@ computed(const fa_plan *pl, size_t mb, size_t vis, size_t j)
     case FA_BWD_EFFICIENT:
         return true;
     case FA_BWD_FA2:
+    case FA_BWD_CUDNN:
         return mb >= fa_bwd_first_mblock(pl, j / pl->bc_bwd);
     default:
         return j < vis;
@@ -290,6 +332,8 @@ row_delta(bwd_run *r, size_t i, size_t ri, size_t vis)
         return fa_rbf(acc, e);
     case FA_BWD_FA2:
         return fa2_dot_do_o(pl, dor, orow, e);
+    case FA_BWD_CUDNN:
+        return cudnn_delta(pl, dor, orow, e);
     case FA_BWD_EFFICIENT:
         return eff_delta(pl, dor, orow, e);
     default:
@@ -349,6 +393,15 @@ bwd_rows(bwd_run *r, size_t mb, size_t i0, size_t nr)
                 pb[j] = (uint16_t)(sp[j] >> 16);
                 dp[j] = fa_rbf(dp[j], e);
                 break;
+            case FA_BWD_CUDNN:
+                /* P = exp2(RN(RN(S scale - LSE) log2e)): the natural
+                   argument by one FFMA, then to base 2 */
+                s = masked ? FA_F32_NEG_INF : sp[j];
+                sp[j] = fa_exp(pl, fa_mul(fa_fma(s, pl->scale,
+                                                 lse ^ FA_F32_SIGN, e),
+                                          FA_F32_LOG2E, e));
+                pb[j] = to_elt(pl->in_fmt, sp[j], e);
+                break;
             case FA_BWD_FA2:
                 s = masked ? FA_F32_NEG_INF : sp[j];
                 /* P = exp2(RN(S scale_log2) - RN(LSE log2e)) (without
@@ -395,6 +448,13 @@ bwd_rows(bwd_run *r, size_t mb, size_t i0, size_t nr)
                 break;
             case FA_BWD_FA2:
                 ds[j] = fa_mul(sp[j], fa_sub(dp[j], delta, e), e);
+                dsb[j] = to_elt(pl->in_fmt, ds[j], e);
+                break;
+            case FA_BWD_CUDNN:
+                /* dS = RN(RN(P RN(dP - delta)) scale), then the input
+                   format (dQ, dK take no final scale) */
+                ds[j] = fa_mul(fa_mul(sp[j], fa_sub(dp[j], delta, e), e),
+                               pl->scale, e);
                 dsb[j] = to_elt(pl->in_fmt, ds[j], e);
                 break;
             case FA_BWD_EFFICIENT:
@@ -448,13 +508,16 @@ bwd_rows(bwd_run *r, size_t mb, size_t i0, size_t nr)
             }
             for (size_t x = 0; x < pl->dq_splits * d; x++)
                 dqrow[x] = FA_F32_ZERO;
-            for (size_t nb = 0; nb < tb; nb++) {
+            for (size_t nb_ = 0; nb_ < tb; nb_++) {
+                /* cudnn: each key tile's CTA adds its dQ tile to the
+                   FP32 workspace (red.global.add); the last tile first */
+                size_t nb = pl->k.bwd == FA_BWD_CUDNN ? tb - 1 - nb_ : nb_;
                 size_t c0 = nb * pl->bc_bwd;
                 size_t bw = nk - c0 < pl->bc_bwd ? nk - c0 : pl->bc_bwd;
                 uint32_t *acc =
                     dqrow
                     + (pl->k.bwd == FA_BWD_FA2 ? nb % pl->dq_splits : 0) * d;
-                if (pl->k.bwd == FA_BWD_FA2
+                if ((pl->k.bwd == FA_BWD_FA2 || pl->k.bwd == FA_BWD_CUDNN)
                     && mb < fa_bwd_first_mblock(pl, nb))
                     continue;
                 /* the block's dS K, an MMA chain over its keys from 0 */
@@ -506,6 +569,9 @@ bwd_rows(bwd_run *r, size_t mb, size_t i0, size_t nr)
                     x = fa_round(pl->in_fmt, fa_mul(x, pl->scale, ce), ce);
                 } else if (pl->k.bwd == FA_BWD_EFFICIENT)
                     x = fa_round(pl->in_fmt, x, ce);
+                else if (pl->k.bwd == FA_BWD_CUDNN)
+                    /* convert_dq_to_16bits */
+                    x = fa_round(pl->in_fmt, x, ce);
                 if (out)
                     out[c] = x;
             }
@@ -546,12 +612,14 @@ bwd_kv(bwd_run *r, size_t mb, size_t i0, size_t nr)
             const uint16_t *rhs = which == 0 ? r->dout : r->q;
             uint32_t *acc = which == 0 ? dv : dk;
             const sf_mma_model *mm = which == 0 ? pl->mdv : pl->mdk;
-            if (pl->k.bwd == FA_BWD_FA2 && mb < fa_bwd_first_mblock(pl, nb))
+            if ((pl->k.bwd == FA_BWD_FA2 || pl->k.bwd == FA_BWD_CUDNN)
+                && mb < fa_bwd_first_mblock(pl, nb))
                 continue;
             for (size_t j = 0; j < bw; j++)
                 for (size_t ri = 0; ri < nr; ri++)
                     w->at16[j * nr + ri] = src[ri * nk + c0 + j];
-            if (pl->k.bwd == FA_BWD_FA2 || pl->k.bwd == FA_BWD_EFFICIENT) {
+            if (pl->k.bwd == FA_BWD_FA2 || pl->k.bwd == FA_BWD_EFFICIENT
+                || pl->k.bwd == FA_BWD_CUDNN) {
                 /* acc_dv += P~^T dO (acc_dk += dS~^T Q): the MMA chain
                    over the block's rows, through the accumulator */
                 sf_mma_gemm(mm, bw, d, nr, elt_format(pl), w->at16, pl->in,
@@ -642,6 +710,7 @@ fa_backward(const fa_config *cfg, const uint16_t *q, const uint16_t *k,
             case FA_BWD_REPO:
                 break;
             case FA_BWD_EFFICIENT:
+            case FA_BWD_CUDNN:
                 gk = fa_round(pl.in_fmt, gk, env);
                 gv = fa_round(pl.in_fmt, gv, env);
                 break;

@@ -455,7 +455,8 @@ fa_plan_init(const fa_config *cfg, fa_plan *pl)
                 bc = kt->bc_split;
         }
         if (pl->k.rowsum == FA_ROWSUM_QUAD
-            || pl->k.rowsum == FA_ROWSUM_QUAD_BLOCK || pl->k.bwd == FA_BWD_FA2)
+            || pl->k.rowsum == FA_ROWSUM_QUAD_BLOCK || pl->k.bwd == FA_BWD_FA2
+            || pl->k.bwd == FA_BWD_CUDNN)
             if (bc % 16 != 0 || bcb % 16 != 0 || brb % 16 != 0)
                 return "tiles: fa2 needs bc, br_bwd and bc_bwd multiples "
                        "of 16 (the MMA k-slices)";
@@ -725,7 +726,7 @@ fa_output_format(const fa_config *cfg, const char *name)
         /* fa2: the kernel's Element type (the inputs' format) */
         return k->bwd == FA_BWD_CHAIN ? f32
                : k->bwd == FA_BWD_FA2 || k->bwd == FA_BWD_EFFICIENT
-                         || k->bwd == FA_BWD_MATH
+                       || k->bwd == FA_BWD_MATH || k->bwd == FA_BWD_CUDNN
                    ? fa_fmt_format(pl.in_fmt)
                                       : &sf_format_bf16;
     case 6: /* s */

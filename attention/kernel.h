@@ -177,11 +177,15 @@ typedef enum
                          (P = expf(S - LSE) in the input format, its
                          delta, dS scaled then rounded, dQ, dK, dV MMA
                          chains through the accumulators) */
-    FA_BWD_MATH /* "math": autograd through PyTorch's math SDPA graph (P
-                   of the forward, not from LSE; dP, dQ, dK, dV FP32
-                   GEMM chains; softmax_warp_backward's strided row sum;
-                   the sqrt(scale) factors on both sides; FP32 grads
-                   rounded once to the input format) */
+    FA_BWD_MATH, /* "math": autograd through PyTorch's math SDPA graph (P
+                    of the forward, not from LSE; dP, dQ, dK, dV FP32
+                    GEMM chains; softmax_warp_backward's strided row sum;
+                    the sqrt(scale) factors on both sides; FP32 grads
+                    rounded once to the input format) */
+    FA_BWD_CUDNN /* "cudnn": cuDNN 9.19's sm90 flash backward (the fa2
+                    scheme with cuDNN's delta, dS scaled before its
+                    rounding, dQ per key tile added across tiles in
+                    FP32) */
 } fa_bwd_scheme;
 
 /* The natural exp of a kernel whose exp_base2 is false. */

@@ -300,8 +300,8 @@ static const char *const mask_names[] = {"-inf", "bf16-lowest", NULL};
 static const char *const combine_names[] = {"fa2", "lean", NULL};
 static const char *const cexp_names[] = {"cr", "libm", "model",
                                          "cuda-expf", NULL};
-static const char *const bwd_names[] = {"chain", "fa2", "repo", "efficient",
-                                         "math", NULL};
+static const char *const bwd_names[] = {"chain", "fa2",  "repo", "efficient",
+                                         "math",  "cudnn", NULL};
 static const char *const dqb_names[] = {"one", "sms", NULL};
 
 static const struct
@@ -393,7 +393,7 @@ fa_kernel_check(const fa_kernel *k)
         || (unsigned)k->m_init > FA_MASK_BF16_LOWEST
         || (unsigned)k->combine > FA_COMBINE_LEAN
         || (unsigned)k->combine_exp > FA_CEXP_EXPF
-        || (unsigned)k->bwd > FA_BWD_MATH
+        || (unsigned)k->bwd > FA_BWD_CUDNN
         || (unsigned)k->dq_buffers > FA_DQB_SMS)
         return "kernel: an enumerated field out of range";
     if ((k->exp_arg == FA_ARG_SCALE_SUB || k->exp_arg == FA_ARG_SCALE_FMA)
@@ -415,11 +415,11 @@ fa_kernel_check(const fa_kernel *k)
                "scale-fma";
     if (k->splits == 0 || k->splits > 128)
         return "splits: expected 1 to 128";
-    if (k->bwd == FA_BWD_FA2 && k->exp_arg != FA_ARG_SCALE_SUB
-        && k->exp_arg != FA_ARG_SCALE_FMA)
-        return "bwd: fa2 needs unscaled scores (exp_arg scale-sub or "
-               "scale-fma)";
-    if (k->bwd != FA_BWD_FA2 && !k->score_scaled)
+    if ((k->bwd == FA_BWD_FA2 || k->bwd == FA_BWD_CUDNN)
+        && k->exp_arg != FA_ARG_SCALE_SUB && k->exp_arg != FA_ARG_SCALE_FMA)
+        return "bwd: fa2 and cudnn need unscaled scores (exp_arg scale-sub "
+               "or scale-fma)";
+    if (k->bwd != FA_BWD_FA2 && k->bwd != FA_BWD_CUDNN && !k->score_scaled)
         return "bwd: chain and repo need scaled scores";
     return fa_kernel_check_sdpa_em(k);
 }

@@ -26,14 +26,23 @@ static const fa_kernel kernels[] = {
        reduction: combine "lean", split s on the blocks s, s + S, ...,
        reduced in the log2 domain; O bit for bit on every decode dump,
        the LSE 1 ulp off on about a third of the rows (its log and sum
-       not found yet).  No row above d = 128 (not measured); the backward
-       fields are fa2's and are not a model of cuDNN's backward. */
+       not found yet).  d = 192 and 256 (..._64x128x192, _64x128x256):
+       the same forward, O and LSE bit for bit but one element.
+       The backward (cudnn_bwd_probe.py): compute_dot_do_o_specialized
+       (delta, backward.c), sm90_flash_bprop_wgmma_f16_knob_26_64x64x{d}
+       (query blocks of 64 rows in ascending order, dK and dV chained
+       through the accumulators), P = exp2(RN(fma(S, scale, -LSE)
+       log2e)), dS scaled before its rounding, dQ one chain over each
+       128-key tile (also above d = 128, where the grid has one CTA per
+       64 keys), the tiles added in FP32 (last first),
+       convert_dq_to_16bits; bwd "cudnn". */
     {
         .name = "cudnn",
         .d_round = 64,
-        .n_tiles = 2,
-        .tiles = {{64, 64, 128, 128, 128, 0, 0},
-                  {128, 64, 128, 64, 128, 0, 0}},
+        .n_tiles = 3,
+        .tiles = {{64, 64, 128, 64, 128, 0, 0},
+                  {128, 64, 128, 64, 128, 0, 0},
+                  {256, 64, 128, 64, 128, 0, 0}},
         .kv_reverse = false,
         .causal_skip = true,
         .mma_s = "sm90",
@@ -73,8 +82,8 @@ static const fa_kernel kernels[] = {
         .combine = FA_COMBINE_LEAN,
         .combine_exp = FA_CEXP_CR,
         .combine_log = FA_KLOG_LG2,
-        .bwd = FA_BWD_FA2,
-        .bwd_reverse_q = true,
+        .bwd = FA_BWD_CUDNN,
+        .bwd_reverse_q = false,
     },
 };
 

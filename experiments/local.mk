@@ -76,6 +76,7 @@ TESTS += \
 	tests/experiments/test_kernel.sh \
 	tests/experiments/test_fa2_backward.sh \
 	tests/experiments/test_cudnn_model.sh \
+	tests/experiments/test_cudnn_bwd.sh \
 	tests/experiments/test_chain.sh \
 	tests/experiments/test_user_tensors.sh \
 	tests/experiments/test_sweep.sh \
@@ -154,6 +155,7 @@ EXTRA_DIST += \
 	tests/experiments/test_kernel.sh \
 	tests/experiments/test_fa2_backward.sh \
 	tests/experiments/test_cudnn_model.sh \
+	tests/experiments/test_cudnn_bwd.sh \
 	tests/experiments/test_chain.sh \
 	tests/experiments/test_user_tensors.sh \
 	tests/experiments/test_sweep.sh \

@@ -79,3 +79,8 @@ EXTRA_DIST += tests/data/gpu/sdpa_ext experiments/gpu/sdpa_ext_table.py
 # lean reduction, longer KV sequences, and PyTorch's default choice;
 # test_cudnn_model.sh diffs them with the cudnn description.
 EXTRA_DIST += tests/data/gpu/cudnn experiments/gpu/cudnn_dumps.py
+# cuDNN's backward and d = 192, 256 (experiments/gpu/cudnn_bwd_probe.py,
+# sliced by split_cudnn_bwd.py into tests/data/gpu/cudnn/bwd_*):
+# test_cudnn_bwd.sh diffs them with the cudnn description.
+EXTRA_DIST += experiments/gpu/cudnn_bwd_probe.py \
+	experiments/gpu/split_cudnn_bwd.py

@@ -1,0 +1,121 @@
+#!/bin/sh
+# test_cudnn_bwd.sh -- the cudnn description's backward (bwd "cudnn") and
+# its d = 192, 256 rows against cuDNN 9.19 on the H200
+#
+# The dumps of experiments/gpu/cudnn_bwd_probe.py (tests/data/gpu/cudnn/
+# bwd_*: random inputs, the order probes ord_* and the delta probes
+# del_*; the manifest pins cuDNN, so diff runs --policy sdpa with cuDNN
+# alone) and the three backend dumps with cuDNN's gradients are diffed
+# with the description; the test asserts the number of bit-equal
+# elements of dQ, dK and dV per dump, as measured (doc/gpu-crosscheck.md,
+# "cuDNN backward").  A count that moves either way fails and prints the
+# first differing element in hex.
+
+. "${srcdir:-.}/tests/experiments/lib.sh"
+
+: "${JSONQ:=./tests/experiments/jsonq}"
+B=${srcdir:-.}/tests/data/gpu/backends
+C=${srcdir:-.}/tests/data/gpu/cudnn
+for f in "$B/d64_bwd_normal.safetensors" "$C/bwd_rand_d64_n256.safetensors"; do
+    if [ ! -r "$f" ]; then
+        echo "SKIP: $f missing"
+        exit 77
+    fi
+done
+
+jq() { "$JSONQ" "$tmp/out" "$1" 2>/dev/null; }
+
+# count NAME STAGE-INDEX STAGE WANT-EQUAL WANT-TOTAL
+count()
+{
+    eq=$(jq "stages.$2.equal")
+    n=$(jq "stages.$2.elements")
+    if [ "$eq" = "$4" ] && [ "$n" = "$5" ]; then
+        pass
+    else
+        fail "$1 $3: $eq of $n bit-equal, expected $4 of $5; first" \
+            "differing: $(jq "stages.$2.worst.0.index") gpu" \
+            "$(jq "stages.$2.worst.0.gpu.bits") emulator" \
+            "$(jq "stages.$2.worst.0.emulator.bits")"
+    fi
+}
+
+# NAME DQ DK DV TOTAL-DQ TOTAL-KV
+while read -r name q k v nq nk; do
+    run diff --dump "$C/bwd_$name.safetensors" --stage dq,dk,dv --no-exact \
+        --json
+    expect_err_has "--policy sdpa: cudnn ("
+    count "$name" 0 dq "$q" "$nq"
+    count "$name" 1 dk "$k" "$nk"
+    count "$name" 2 dv "$v" "$nk"
+done <<'END'
+rand_d64_n256 16384 16384 16384 16384 16384
+rand_d64_n512_causal 32768 32768 32768 32768 32768
+rand_d128_n256 32768 32768 32768 32768 32768
+rand_d64_n256_sink 16384 16384 16384 16384 16384
+rand_d64_n256_repmax4 16384 16384 16384 16384 16384
+rand_d64_nq128_nk1024 8191 65536 65536 8192 65536
+rand_d128_nq192_nk320 24576 40960 40960 24576 40960
+rand_d64_n256_fp16 16384 16384 16384 16384 16384
+rand_d128_n256_causal_sink 32768 32768 32768 32768 32768
+ord_d64_n64 8192 8192 8192 8192 8192
+ord_d64_n256 16384 16384 16384 16384 16384
+ord_d128_n64 16384 16384 16384 16384 16384
+ord_d128_n256 32768 32768 32768 32768 32768
+ord_d64_nq64_nk1024 4009 65536 65536 4096 65536
+del_d64_a 16384 16384 16384 16384 16384
+del_d64_b 16384 16384 16384 16384 16384
+del_d128_a 16384 16384 16384 16384 16384
+big_d192_bwd 49152 49152 49152 49152 49152
+big_d256_bwd 65536 65536 65536 65536 65536
+END
+
+# d = 192 and 256: PyTorch 2.11 picks cuDNN (64x128x192, 64x128x256);
+# the same forward, O and LSE.
+while read -r name oe on le ln; do
+    run diff --dump "$C/bwd_$name.safetensors" --stage o,lse --no-exact \
+        --json
+    expect_err_has "sm90_flash_fprop_wgmma_f16_knob_7_64x128x"
+    count "$name" 0 o "$oe" "$on"
+    count "$name" 1 lse "$le" "$ln"
+done <<'END'
+big_d192_bwd 49152 49152 256 256
+big_d256_bwd 65535 65536 256 256
+END
+
+# The backend dumps (cuDNN's gradients beside the other backends').
+for name in d64_bwd_normal d64_bwd_sink_causal d128_bwd_normal; do
+    f=$B/$name.safetensors
+    n=4096
+    [ "$name" = d128_bwd_normal ] && n=8192
+    run diff --dump "$f" --q "$f:q" --k "$f:k" --v "$f:v" --do "$f:do" \
+        --o "$f:cudnn.o" --lse "$f:cudnn.lse" --dq "$f:cudnn.dq" \
+        --dk "$f:cudnn.dk" --dv "$f:cudnn.dv" --policy cudnn \
+        --stage dq,dk,dv --splits 1 --no-exact --json
+    count "$name" 0 dq $n $n
+    count "$name" 1 dk $n $n
+    count "$name" 2 dv $n $n
+done
+
+# The description names the scheme; --describe and back gives the same.
+run attn --policy cudnn --describe
+expect_rc 0
+cp "$tmp/out" "$tmp/cudnn.json"
+[ "$(jq bwd)" = cudnn ] && [ "$(jq bwd_query_order)" = forward ] \
+    && [ "$(jq tiles.2.d_max)" = 256 ] && [ "$(jq tiles.2.bc_bwd)" = 128 ] \
+    && pass || fail "describe: bwd $(jq bwd) $(jq bwd_query_order)" \
+        "tiles.2 $(jq tiles.2.d_max) $(jq tiles.2.bc_bwd)"
+run diff --dump "$C/bwd_rand_d128_n256.safetensors" --kernel "$tmp/cudnn.json" \
+    --stage dq,dk,dv --no-exact --json
+count "rand_d128_n256 --kernel" 0 dq 32768 32768
+count "rand_d128_n256 --kernel" 1 dk 32768 32768
+
+# attn --policy sdpa at d = 192 and 256 runs cuDNN's description.
+for d in 192 256; do
+    run attn --gen normal --nq 64 --nk 128 --d $d --policy sdpa --no-exact
+    expect_rc 0
+    expect_err_has "sm90_flash_fprop_wgmma_f16_knob_7_64x128x$d), description cudnn"
+done
+
+echo "$n_pass passed, $n_fail failed"
+[ "$n_fail" -eq 0 ]

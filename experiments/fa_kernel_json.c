@@ -81,10 +81,11 @@ static const field fields[] = {
     /* optional (absent: 0, the behaviour before them) */
     {"exp_fn", F_ENUM, OFF(exp_fn), "exp_fn"},
     {"score_prescale", F_BOOL, OFF(score_prescale), NULL},
+    {"decode_rowsum_span", F_UINT, OFF(decode_rowsum_span), NULL},
 };
 #define N_FIELDS (sizeof fields / sizeof fields[0])
 /* the optional fields come last */
-#define N_REQUIRED (N_FIELDS - 2)
+#define N_REQUIRED (N_FIELDS - 3)
 
 static const char *const tile_names[] = {
     "d_max", "br", "bc", "br_bwd", "bc_bwd", "br_split", "bc_split"};

@@ -126,6 +126,14 @@ EXTRA_DIST += tests/data/gpu/sdpa_ext
 # The efficient and math descriptions against the memory-efficient and
 # math SDPA backends' dumps (tests/data/gpu/backends), the math backend's
 # FP32 stages and CUDA's logf on the H200.
+# The cudnn description's decode path against crafted inputs run on the
+# H200 (tests/data/gpu/cudnn/lean_probe_h200.safetensors).
+check_PROGRAMS += tests/analysis/test_cudnn_lean
+TESTS += tests/analysis/test_cudnn_lean
+tests_analysis_test_cudnn_lean_SOURCES = tests/analysis/test_cudnn_lean.c
+tests_analysis_test_cudnn_lean_CFLAGS = $(ANALYSIS_TEST_FLAGS) $(ZLIB_CFLAGS)
+tests_analysis_test_cudnn_lean_LDADD = $(ANALYSIS_TEST_LIBS) $(ZLIB_LIBS)
+
 check_PROGRAMS += tests/analysis/test_sdpa_em
 TESTS += tests/analysis/test_sdpa_em
 tests_analysis_test_sdpa_em_SOURCES = tests/analysis/test_sdpa_em.c

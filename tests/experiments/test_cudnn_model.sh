@@ -102,6 +102,16 @@ lean_d64_nk1024 256 256 4 4
 lean_d64_nk1536 256 256 3 4
 END
 
+# The FP16 reciprocal probe (cudnn_lean_probe.py): Q and K of
+# d64_normal_fp16, V with one nonzero key per column, chosen so that 1/l
+# one ulp away from RN32(1/l) changes an FP16 O element: only the
+# rcp.approx model (normalize "reciprocal-approx", rcp-sm90) gives all
+# (RN32(1/l): 16364).
+f=$C/fp16_rcp_probe.safetensors
+run diff --dump "$f" --policy cudnn --splits 1 --stage o,lse --no-exact --json
+count fp16_rcp_probe 0 o 16384 16384
+count fp16_rcp_probe 1 lse 256 256
+
 # PyTorch's defaults ("backend": "default", no LSE): --policy sdpa from
 # the manifest picks cuDNN and passes.
 for name in mb_d64_default_nq128_nk512 dec_d64_nk1024_default; do

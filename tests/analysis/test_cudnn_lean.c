@@ -313,6 +313,49 @@ START_TEST(test_crafted_rows)
 }
 END_TEST
 
+START_TEST(test_rcp_model)
+{
+    /* d64_normal_fp16's row 51: l = 0x419D50DA; the H200's rcp.approx
+       gives 0x3D504B5C (its O[51][24] 0xA4AA needs it), RN32(1/l) is
+       0x3D504B5B; 1 and a power of two stay exact; a subnormal input
+       and a NULL model give RN32(1/x) */
+    models m;
+
+    models_load(&m);
+    ck_assert_uint_eq(fa_rcp_eval(&m.rcm, 0x419D50DAu), 0x3D504B5Cu);
+    ck_assert_uint_eq(fa_rcp_eval(NULL, 0x419D50DAu), 0x3D504B5Bu);
+    ck_assert_uint_eq(fa_rcp_eval(&m.rcm, 0x3F800000u), 0x3F800000u);
+    ck_assert_uint_eq(fa_rcp_eval(&m.rcm, 0x41800000u), 0x3D800000u);
+    ck_assert_uint_eq(fa_rcp_eval(&m.rcm, 0x00000001u), 0x7F800000u);
+    models_free(&m);
+}
+END_TEST
+
+START_TEST(test_rcp_table_refused)
+{
+    /* a file that is not the table: refused with a message */
+    char path[512], err[1024];
+    const char *tmp = getenv("TMPDIR");
+    ax_rcp_table t;
+    int fd;
+    FILE *f;
+
+    snprintf(path, sizeof path, "%s/test_cudnn_lean.XXXXXX",
+             tmp != NULL && tmp[0] != '\0' ? tmp : "/tmp");
+    fd = mkstemp(path);
+
+    ck_assert(fd >= 0);
+    f = fdopen(fd, "wb");
+    ck_assert(f != NULL);
+    fputs("BF16RCP1 too short", f);
+    fclose(f);
+    ck_assert_int_eq(ax_rcp_table_load(path, &t, err, sizeof err), -1);
+    ck_assert_ptr_null(t.delta);
+    ck_assert_ptr_nonnull(strstr(err, "8388608"));
+    remove(path);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -322,5 +365,7 @@ main(void)
     tcase_add_test(tc, test_zero_rows);
     tcase_add_test(tc, test_order_rows);
     tcase_add_test(tc, test_crafted_rows);
+    tcase_add_test(tc, test_rcp_model);
+    tcase_add_test(tc, test_rcp_table_refused);
     return tst_run_suite(s);
 }

@@ -9,9 +9,9 @@ the crafted scores and its other columns 0, so every score is exactly the
 value written in K[j, 0]; V's column 0 is 1 and the rest 0.  A "dead" key
 has score -16384: its P~ and its split's weight underflow to 0.  Tile t
 (128 keys) belongs to split t mod S, S the largest power of two not above
-Nk / 128.  Scores are given in units of the exp2 argument u = s scale
-log2(e) and rounded to BF16.  One launch per shape, head h of family
-h mod 9:
+Nk / 128 (the families are built for that S; the launches' grids are
+recorded).  Scores are given in units of the exp2 argument u = s scale
+log2(e) and rounded to BF16.  Per shape, head h is of family h mod 9:
 
   0 const0   each split one score (u in [-3, 0), one split at 0), ~30% of
              its keys dead: l_s an integer, M = 0

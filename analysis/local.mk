@@ -17,6 +17,7 @@ analysis_libanalysis_la_SOURCES = \
 	analysis/gz_table.h analysis/gz_table.c analysis/bits_internal.h \
 	analysis/ex2_table.h analysis/ex2_table.c \
 	analysis/lg2_table.h analysis/lg2_table.c \
+	analysis/rcp_table.h analysis/rcp_table.c \
 	analysis/gen.h analysis/gen.c \
 	analysis/point.h analysis/point.c \
 	analysis/exact_decimal.h analysis/exact_decimal.c \
@@ -32,15 +33,18 @@ analysis_libanalysis_la_LDFLAGS = -version-info 0:0:0
 pkginclude_HEADERS += analysis/tensor.h analysis/user_tensor.h \
 	analysis/attn_exact.h \
 	analysis/bias.h analysis/rows.h analysis/gradient.h \
-	analysis/ex2_table.h analysis/lg2_table.h analysis/gen.h \
+	analysis/ex2_table.h analysis/lg2_table.h analysis/rcp_table.h \
+	analysis/gen.h \
 	analysis/point.h analysis/exact_decimal.h \
 	analysis/sdpa_dispatch_pt211_h200.h
 
 # The measured exp2 of the H200 (experiments/gpu/ex2_probe.cu, packed by
 # experiments/gpu/pack_ex2_table.py): the ex2-sm90 exp model's tables; its
-# log2 (experiments/gpu/lg2_probe.cu): the lg2-sm90 log model's tables.
+# log2 (experiments/gpu/lg2_probe.cu): the lg2-sm90 log model's tables;
+# its reciprocal (experiments/gpu/rcp_probe.cu, packed by
+# experiments/gpu/pack_rcp_table.py): the rcp-sm90 model's table.
 dist_pkgdata_DATA = analysis/data/ex2-sm90.bin.gz \
-	analysis/data/lg2-sm90.bin.gz
+	analysis/data/lg2-sm90.bin.gz analysis/data/rcp-sm90.bin.gz
 
 check_PROGRAMS += tests/analysis/test_tensor_io
 TESTS += tests/analysis/test_tensor_io
@@ -130,6 +134,14 @@ EXTRA_DIST += tests/data/gpu/sdpa_ext
 # The efficient and math descriptions against the memory-efficient and
 # math SDPA backends' dumps (tests/data/gpu/backends), the math backend's
 # FP32 stages and CUDA's logf on the H200.
+# The cudnn description's decode path against crafted inputs run on the
+# H200 (tests/data/gpu/cudnn/lean_probe_h200.safetensors).
+check_PROGRAMS += tests/analysis/test_cudnn_lean
+TESTS += tests/analysis/test_cudnn_lean
+tests_analysis_test_cudnn_lean_SOURCES = tests/analysis/test_cudnn_lean.c
+tests_analysis_test_cudnn_lean_CFLAGS = $(ANALYSIS_TEST_FLAGS) $(ZLIB_CFLAGS)
+tests_analysis_test_cudnn_lean_LDADD = $(ANALYSIS_TEST_LIBS) $(ZLIB_LIBS)
+
 check_PROGRAMS += tests/analysis/test_sdpa_em
 TESTS += tests/analysis/test_sdpa_em
 tests_analysis_test_sdpa_em_SOURCES = tests/analysis/test_sdpa_em.c

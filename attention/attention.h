@@ -336,6 +336,10 @@ typedef struct fa_config
     /* The GPU's multiprocessors, for a description whose dq_buffers is
        "sms"; 0: 132 (the H200). */
     size_t sms;
+    /* The reciprocal model of a description whose normalize is
+       "reciprocal-approx" (FA_NORM_RCP_APPROX); NULL: the correctly
+       rounded reciprocal. */
+    const struct fa_rcp_model *rcp;
 } fa_config;
 
 /* Defaults for POLICY: scale 0, tiles 0 (the policy's), fix none (with
@@ -479,6 +483,22 @@ typedef struct fa_log_model
     fa_log_kind kind;
     const fa_lg2_table *table; /* FA_LOG_LG2 */
 } fa_log_model;
+
+/* A reciprocal model: DELTA[i] is the difference, in FP32 ulps, of the
+   modelled reciprocal of x = 1 + i 2^-23 from RN32(1 / x) (2^23 entries;
+   for the H200's rcp.approx.f32 each -1, 0 or 1, read from
+   experiments/gpu/rcp_probe.cu by analysis/rcp_table.h). */
+typedef struct fa_rcp_model
+{
+    const char *name;
+    const int8_t *delta;
+} fa_rcp_model;
+
+/* 1 / x of FP32 bits X under M: RN32(1 / x), plus M's delta of x's
+   significand when x and RN32(1 / x) are both normal (the unit scales
+   the exponent exactly there); a NULL M (or one with no table) is the
+   correctly rounded reciprocal. */
+uint32_t fa_rcp_eval(const fa_rcp_model *m, uint32_t x);
 
 /* Natural log of FP32 bits X under M (a NULL M is "cr").  FA_LOG_LG2: y
    = lg2(x) under the table, then RN(y * 0x3F317218) for finite y, y

@@ -395,6 +395,7 @@ fa_plan_init(const fa_config *cfg, fa_plan *pl)
     pl->abl = cfg->ablations;
     pl->exp = cfg->exp;
     pl->logm = cfg->log;
+    pl->rcpm = cfg->rcp;
     pl->in = cfg->input == &sf_format_f16 ? &sf_format_f16 : &sf_format_bf16;
     pl->in_fmt = pl->in == &sf_format_f16 ? FA_FMT_F16 : FA_FMT_BF16;
     {

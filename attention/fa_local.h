@@ -58,6 +58,7 @@ typedef struct fa_plan
     unsigned abl;
     const fa_exp_model *exp;
     const fa_log_model *logm; /* the "lg2" log's table model */
+    const fa_rcp_model *rcpm; /* "reciprocal-approx": the model */
     const sf_format *in;      /* the inputs' format (BF16 or FP16) */
     fa_fmt in_fmt;
     const sf_mma_model *mqk, *mpv, *mdp, *mdq, *mdk, *mdv, *mdelta;

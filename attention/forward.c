@@ -592,6 +592,7 @@ block_step(fwd_run *r, size_t i0, size_t nr, size_t c0, size_t bw)
     bool qblock = k->rowsum == FA_ROWSUM_QUAD_BLOCK;
     bool quad = k->rowsum == FA_ROWSUM_QUAD;
     bool p16 = k->p != FA_FMT_F32;
+    size_t span = pl->nq == 1 ? k->decode_rowsum_span : 0;
     const sf_format *pa = p_format(pl);
     bool all_init = true, all_cont = true;
 
@@ -607,6 +608,8 @@ block_step(fwd_run *r, size_t i0, size_t nr, size_t c0, size_t bw)
         uint32_t mx, mt, mnew, meff, ms, alpha = FA_F32_ONE;
         uint32_t bsum[4] = {FA_F32_ZERO, FA_F32_ZERO, FA_F32_ZERO,
                             FA_F32_ZERO};
+        uint32_t bspan[4] = {FA_F32_ZERO, FA_F32_ZERO, FA_F32_ZERO,
+                             FA_F32_ZERO};
         bool init = k->first == FA_FIRST_INIT && !w->started[ri];
         bool fresh[4], fuse[4];
 
@@ -649,7 +652,17 @@ block_step(fwd_run *r, size_t i0, size_t nr, size_t c0, size_t bw)
                 pb[t] = k->p == FA_FMT_BF16
                             ? (uint16_t)(st >> 16)
                             : sf_f32_to_f16((sf_f32){st}, SF_RNE, e).bits;
-            if (qblock) {
+            if (qblock && span > 0) {
+                /* the thread's sum of each span of the block, from 0,
+                   added to the block sum at the span's end */
+                int q = (int)((t & 7) >> 1);
+                bspan[q] = fa_add(bspan[q], k->rowsum_fp32_p ? p : st, e);
+                if ((t + 1) % span == 0 || t + 1 == n)
+                    for (int qq = 0; qq < 4; qq++) {
+                        bsum[qq] = fa_add(bsum[qq], bspan[qq], e);
+                        bspan[qq] = FA_F32_ZERO;
+                    }
+            } else if (qblock) {
                 /* the thread's own sum of the block, from 0 */
                 int q = (int)((t & 7) >> 1);
                 bsum[q] = fa_add(bsum[q], k->rowsum_fp32_p ? p : st, e);
@@ -825,6 +838,16 @@ log_of(const fa_plan *pl, fa_kernel_log m, uint32_t x)
     }
 }
 
+/* 1 / l of the normalisation: the reciprocal model's for
+   "reciprocal-approx", else RN32(1 / l). */
+static uint32_t
+inv_of(const fa_plan *pl, uint32_t l, sf_env *e)
+{
+    if (pl->k.normalize == FA_NORM_RCP_APPROX && pl->rcpm != NULL)
+        return fa_rcp_eval(pl->rcpm, l);
+    return fa_div(FA_F32_ONE, l, e);
+}
+
 /* The combine's natural exp. */
 static uint32_t
 combine_exp(const fa_plan *pl, uint32_t x)
@@ -944,8 +967,9 @@ fwd_range(fwd_run *r, size_t i0, size_t nr, size_t lo, size_t hi, long split,
                     if (out)
                         out[col] = x;
                 }
-            } else if (k->normalize == FA_NORM_RECIPROCAL) {
-                uint32_t inv = zn ? FA_F32_ONE : fa_div(FA_F32_ONE, l, r->env);
+            } else if (k->normalize == FA_NORM_RECIPROCAL
+                       || k->normalize == FA_NORM_RCP_APPROX) {
+                uint32_t inv = zn ? FA_F32_ONE : inv_of(pl, l, r->env);
                 for (size_t col = 0; col < pl->d; col++) {
                     sf_env *ce = col_env(r, col);
                     uint32_t x = fa_mul(acc[col], inv, ce);
@@ -1035,7 +1059,7 @@ fwd_combine_lean(fwd_run *r, size_t i0, size_t nr)
                     pl->k.empty_lse_pos ? FA_F32_INF : FA_F32_NEG_INF;
             continue;
         }
-        inv = fa_div(FA_F32_ONE, l, e);
+        inv = inv_of(pl, l, e);
         lse = fa_fma(mx, F32_LN2, log_of(pl, pl->k.combine_log, l), lse_env(r));
         for (size_t col = 0; col < pl->d; col++) {
             sf_env *ce = col_env(r, col);

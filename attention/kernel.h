@@ -105,8 +105,13 @@ typedef enum
     FA_NORM_DIVIDE,    /* "divide": O = RN_o(O~ / l) */
     FA_NORM_RECIPROCAL, /* "reciprocal": O = RN_o(O~ RN32(1 / l)); l = 0 or
                           NaN multiplies by 1 */
-    FA_NORM_P_DIVIDE    /* "p-divide": P~ = RN32(P~ / l) before the P~V
+    FA_NORM_P_DIVIDE,   /* "p-divide": P~ = RN32(P~ / l) before the P~V
                            product (one KV block: untiled), O = RN_o(O~) */
+    FA_NORM_RCP_APPROX  /* "reciprocal-approx": O = RN_o(O~ rcp(l)), rcp
+                           the configuration's reciprocal model (cfg->rcp:
+                           rcp-sm90 for the H200's rcp.approx.f32, MUFU.RCP;
+                           NULL: RN32(1 / l)); the "lean" combine's 1 / L
+                           too */
 } fa_normalize;
 
 typedef enum
@@ -330,6 +335,13 @@ typedef struct fa_kernel
     fa_gemv_row gemv[FA_KERNEL_MAX_GEMV];
     /* Appended (optional in JSON, "one" when absent). */
     fa_dq_buffers dq_buffers; /* the fa2 backward's dQ buffer count */
+    /* Appended (optional in JSON, 0 when absent): cuDNN's decode engine.
+       With one query row (Nq = 1), each thread's block sum of the
+       "quad-block" row sum is formed in spans of this many keys of the
+       block, each span summed from 0 in key order and the spans added in
+       order (cuDNN: 64, the two halves of a 128-key tile); 0: one sum
+       over the block. */
+    unsigned decode_rowsum_span;
 } fa_kernel;
 
 /* The named descriptions ("fa2", "paper-eq4", "repo", "fp32", then

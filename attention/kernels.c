@@ -291,7 +291,7 @@ static const char *const rowsum_names[] = {"sequential", "quad", "quad-block",
 static const char *const acc_names[] = {"chain", "separate", NULL};
 static const char *const first_names[] = {"init", "update", NULL};
 static const char *const norm_names[] = {"divide", "reciprocal", "p-divide",
-                                         NULL};
+                                         "reciprocal-approx", NULL};
 static const char *const lse_names[] = {"add", "fma-scale", "fma-ln2",
                                         "log2e-div", NULL};
 static const char *const log_names[] = {"cr", "lg2", "cuda-logf", NULL};
@@ -384,7 +384,7 @@ fa_kernel_check(const fa_kernel *k)
         || (unsigned)k->rowsum > FA_ROWSUM_WARP32
         || (unsigned)k->acc_update > FA_ACC_SEPARATE
         || (unsigned)k->first > FA_FIRST_UPDATE
-        || (unsigned)k->normalize > FA_NORM_P_DIVIDE
+        || (unsigned)k->normalize > FA_NORM_RCP_APPROX
         || (unsigned)k->lse > FA_LSE_LOG2E_DIV
         || (unsigned)k->log > FA_KLOG_CUDA
         || (unsigned)k->combine_log > FA_KLOG_CUDA

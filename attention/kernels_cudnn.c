@@ -17,17 +17,26 @@ static const fa_kernel kernels[] = {
        row (doc/gpu-crosscheck.md, "cuDNN model"): the rescale factor's
        argument RN(m_old sl2) - RN(m_new sl2), per-thread block sums
        folded into the four partials by one FFMA and reduced (s0 + s1) +
-       (s2 + s3), LSE = fma(RN(m sl2), RN(ln 2), __logf(l)).  Measured: O
-       and LSE bit for bit on every dump of tests/data/gpu/backends and
-       tests/data/gpu/cudnn with Nq > 1 or Nk <= 512 but one FP16 O
-       element (tests/experiments/test_cudnn_model.sh).  From 513 keys
+       (s2 + s3), LSE = fma(RN(m sl2), RN(ln 2), __logf(l)).  The
+       reciprocal of l is the H200's rcp.approx.f32 (MUFU.RCP; rcp-sm90,
+       rcp_probe.cu on all 2^23 significands; cudnn_lean_probe.py's FP16
+       heads: 28,672 of 28,672 O elements, against 28,651 with RN(1/l)).
+       Measured: O and LSE bit for bit on every dump of
+       tests/data/gpu/backends and tests/data/gpu/cudnn with Nq > 1 or
+       Nk <= 512 (tests/experiments/test_cudnn_model.sh).  With one query
+       row each thread sums a 128-key tile in two 64-key spans
+       (decode_rowsum_span; cudnn_order_probe.py: 32,258 of 32,258 rows
+       of powers of two).  From 513 keys
        cuDNN runs the decode engine on S CTAs (the largest power of two
        not above Nk / 128; --policy sdpa sets splits) and a lean
        reduction: combine "lean", split s on the blocks s, s + S, ...,
-       reduced in the log2 domain; O bit for bit on every decode dump,
-       the LSE 1 ulp off on about a third of the rows (its log and sum
-       not found yet).  d = 192 and 256 (..._64x128x192, _64x128x256):
-       the same forward, O and LSE bit for bit but one element.
+       reduced in the log2 domain; O bit for bit on every decode dump;
+       the LSE 1 ulp off on about a third of the rows: the decode
+       engine's per-split row sum is not fully modelled (the reduction's
+       log and final formula are: 5,632 of 5,632 rows of integer sums).
+       The split count also falls with B H (doc/gpu-crosscheck.md).
+       d = 192 and 256 (..._64x128x192, _64x128x256): the same forward,
+       O and LSE bit for bit but one element.
        The backward (cudnn_bwd_probe.py): compute_dot_do_o_specialized
        (delta, backward.c), sm90_flash_bprop_wgmma_f16_knob_26_64x64x{d}
        (query blocks of 64 rows in ascending order, dK and dV chained
@@ -72,7 +81,7 @@ static const fa_kernel kernels[] = {
         .l = FA_FMT_F32,
         .acc_update = FA_ACC_CHAIN,
         .acc = FA_FMT_F32,
-        .normalize = FA_NORM_RECIPROCAL,
+        .normalize = FA_NORM_RCP_APPROX,
         .o = FA_FMT_IN,
         .lse = FA_LSE_FMA_LN2,
         .lse_fmt = FA_FMT_F32,
@@ -84,6 +93,7 @@ static const fa_kernel kernels[] = {
         .combine_log = FA_KLOG_LG2,
         .bwd = FA_BWD_CUDNN,
         .bwd_reverse_q = false,
+        .decode_rowsum_span = 64,
     },
 };
 

@@ -783,6 +783,7 @@ build_config(attn_ctx *x)
     if (!fa_cli_log_for(CMD, x->kernel_path != NULL ? "--kernel" : "--policy", fa_config_kernel(c), &x->logm))
         return false;
     c->log = fa_cli_log_model(&x->logm);
+    c->rcp = fa_cli_rcp_model(&x->logm);
     c->input = x->f16 ? &sf_format_f16 : NULL;
     if (x->splits_auto)
         /* PyTorch 2.11's rule on the launch shape */

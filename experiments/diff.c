@@ -1561,6 +1561,7 @@ read_dump(diff_ctx *x)
         if (!fa_cli_log_for(CMD, x->kernel_path != NULL ? "--kernel" : "--policy", fa_config_kernel(&c), &x->logm))
             return false;
         c.log = fa_cli_log_model(&x->logm);
+        c.rcp = fa_cli_rcp_model(&x->logm);
         /* (the stages of another kernel are refused later: its dump
            tensors are checked against fa2's tiles) */
         if (!fa2_like(x)
@@ -1688,6 +1689,7 @@ build_config(diff_ctx *x)
     if (!fa_cli_log_for(CMD, x->kernel_path != NULL ? "--kernel" : "--policy", fa_config_kernel(c), &x->logm))
         return false;
     c->log = fa_cli_log_model(&x->logm);
+    c->rcp = fa_cli_rcp_model(&x->logm);
     c->input = x->f16 ? &sf_format_f16 : NULL;
     why = fa_config_check(c);
     if (why != NULL) {

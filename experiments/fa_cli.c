@@ -179,6 +179,19 @@ fa_cli_log_for(const char *cmd, const char *opt, const fa_kernel *k,
 {
     char err[1024];
 
+    if (k != NULL && k->normalize == FA_NORM_RCP_APPROX && !l->rcp_loaded) {
+        if (ax_rcp_table_load(ax_rcp_table_default_path(), &l->rcp_tab, err,
+                              sizeof err)
+            != 0) {
+            cli_error(cmd,
+                      "%s: the description's reciprocal-approx needs the "
+                      "rcp-sm90 table ($BF16EMU_RCP_TABLE): %s",
+                      opt, err);
+            return false;
+        }
+        ax_rcp_model(&l->rcp_tab, &l->rcp_model);
+        l->rcp_loaded = true;
+    }
     if (k == NULL || (k->log != FA_KLOG_LG2 && k->combine_log != FA_KLOG_LG2))
         return true;
     if (l->loaded)
@@ -203,12 +216,21 @@ fa_cli_log_model(const fa_cli_log *l)
     return l->loaded ? &l->model : NULL;
 }
 
+const fa_rcp_model *
+fa_cli_rcp_model(const fa_cli_log *l)
+{
+    return l->rcp_loaded ? &l->rcp_model : NULL;
+}
+
 void
 fa_cli_log_free(fa_cli_log *l)
 {
     if (l->loaded)
         ax_lg2_table_free(&l->tab);
     l->loaded = false;
+    if (l->rcp_loaded)
+        ax_rcp_table_free(&l->rcp_tab);
+    l->rcp_loaded = false;
 }
 
 bool

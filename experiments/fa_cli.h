@@ -9,6 +9,7 @@
 
 #include "analysis/ex2_table.h"
 #include "analysis/lg2_table.h"
+#include "analysis/rcp_table.h"
 #include "analysis/user_tensor.h"
 #include "attention/attention.h"
 
@@ -52,6 +53,10 @@ typedef struct fa_cli_log
     ax_lg2_table tab;
     fa_lg2_table rule;
     fa_log_model model;
+    /* the reciprocal of "normalize": "reciprocal-approx" (rcp-sm90) */
+    bool rcp_loaded;
+    ax_rcp_table rcp_tab;
+    fa_rcp_model rcp_model;
 } fa_cli_log;
 
 /* Loads the lg2-sm90 table when K needs it ("log" or "combine_log"
@@ -63,6 +68,11 @@ bool fa_cli_log_for(const char *cmd, const char *opt, const fa_kernel *k,
 
 /* The model for a configuration's log field (NULL when not loaded). */
 const fa_log_model *fa_cli_log_model(const fa_cli_log *l);
+
+/* The model for a configuration's rcp field: rcp-sm90, loaded by
+   fa_cli_log_for for a description whose normalize is
+   "reciprocal-approx" (NULL when not loaded). */
+const fa_rcp_model *fa_cli_rcp_model(const fa_cli_log *l);
 
 void fa_cli_log_free(fa_cli_log *l);
 

@@ -84,6 +84,7 @@ static const field fields[] = {
     {"score_prescale", F_BOOL, OFF(score_prescale), NULL},
     {"gemv", F_GEMV, OFF(gemv), NULL},
     {"dq_buffers", F_ENUM, OFF(dq_buffers), "dq_buffers"},
+    {"decode_rowsum_span", F_UINT, OFF(decode_rowsum_span), NULL},
 };
 #define N_FIELDS (sizeof fields / sizeof fields[0])
 /* the optional fields come last */

@@ -1114,6 +1114,7 @@ run_call(scan_ctx *x, size_t ci, double t0, double *last)
     if (x->exp.model != NULL)
         cfg.exp = x->exp.model;
     cfg.log = fa_cli_log_model(&x->logm);
+    cfg.rcp = fa_cli_rcp_model(&x->logm);
     if (c->has_scale) {
         float s = (float)c->scale;
         if ((double)s != c->scale) {

@@ -84,3 +84,9 @@ EXTRA_DIST += tests/data/gpu/cudnn experiments/gpu/cudnn_dumps.py
 # test_cudnn_bwd.sh diffs them with the cudnn description.
 EXTRA_DIST += experiments/gpu/cudnn_bwd_probe.py \
 	experiments/gpu/split_cudnn_bwd.py
+# Crafted decode inputs, the row-sum order probe and the FP16 reciprocal
+# probe (lean_probe_h200, fp16_rcp_probe), and the rcp.approx probe whose
+# table is analysis/data/rcp-sm90.bin.gz.
+EXTRA_DIST += experiments/gpu/cudnn_lean_probe.py \
+	experiments/gpu/cudnn_order_probe.py experiments/gpu/rcp_probe.cu \
+	experiments/gpu/pack_rcp_table.py

@@ -64,7 +64,7 @@ d64_causal_normal 8192 8192 128 128
 d64_causal_repmax8 8192 8192 128 128
 d64_causal_sink 8192 8192 128 128
 d64_normal 4096 4096 64 64
-d64_normal_fp16 4095 4096 64 64
+d64_normal_fp16 4096 4096 64 64
 d64_nq100_nk200 6400 6400 100 100
 d64_repmax4 4096 4096 64 64
 d64_sink 4096 4096 64 64
@@ -97,10 +97,20 @@ dec_d64_nk1024_fp16 64 64 1 1
 lean_d64_nk513 256 256 2 4
 lean_d64_nk600 256 256 2 4
 lean_d128_nk700 512 512 4 4
-lean_d64_nk1000 256 256 2 4
+lean_d64_nk1000 256 256 1 4
 lean_d64_nk1024 256 256 4 4
 lean_d64_nk1536 256 256 3 4
 END
+
+# The FP16 reciprocal probe (cudnn_lean_probe.py): Q and K of
+# d64_normal_fp16, V with one nonzero key per column, chosen so that 1/l
+# one ulp away from RN32(1/l) changes an FP16 O element: only the
+# rcp.approx model (normalize "reciprocal-approx", rcp-sm90) gives all
+# (RN32(1/l): 16364).
+f=$C/fp16_rcp_probe.safetensors
+run diff --dump "$f" --policy cudnn --splits 1 --stage o,lse --no-exact --json
+count fp16_rcp_probe 0 o 16384 16384
+count fp16_rcp_probe 1 lse 256 256
 
 # PyTorch's defaults ("backend": "default", no LSE): --policy sdpa from
 # the manifest picks cuDNN and passes.

@@ -36,7 +36,7 @@ static const fa_kernel kernels[] = {
        log and final formula are: 5,632 of 5,632 rows of integer sums).
        The split count also falls with B H (doc/gpu-crosscheck.md).
        d = 192 and 256 (..._64x128x192, _64x128x256): the same forward,
-       O and LSE bit for bit but one element.
+       O and LSE bit for bit.
        The backward (cudnn_bwd_probe.py): compute_dot_do_o_specialized
        (delta, backward.c), sm90_flash_bprop_wgmma_f16_knob_26_64x64x{d}
        (query blocks of 64 rows in ascending order, dK and dV chained

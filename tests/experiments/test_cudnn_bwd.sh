@@ -80,7 +80,7 @@ while read -r name oe on le ln; do
     count "$name" 1 lse "$le" "$ln"
 done <<'END'
 big_d192_bwd 49152 49152 256 256
-big_d256_bwd 65535 65536 256 256
+big_d256_bwd 65536 65536 256 256
 END
 
 # The backend dumps (cuDNN's gradients beside the other backends').

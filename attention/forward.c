@@ -594,6 +594,7 @@ block_step(fwd_run *r, size_t i0, size_t nr, size_t c0, size_t bw)
     bool p16 = k->p != FA_FMT_F32;
     const sf_format *pa = p_format(pl);
     bool all_init = true, all_cont = true;
+    bool batch = e->events == NULL;
 
     for (size_t ri = 0; ri < nr; ri++) {
         size_t i = i0 + ri, vis = fa_visible(pl, i);
@@ -640,8 +641,27 @@ block_step(fwd_run *r, size_t i0, size_t nr, size_t c0, size_t bw)
         ms = mnew == FA_F32_NEG_INF ? FA_F32_ZERO
              : k->score_scaled      ? meff
                                     : fa_mul(mnew, pl->scale_log2, e);
+        if (batch) {
+            /* the arguments, then their exps in one loop, where they
+               overlap; the same operations as one key at a time, in
+               another order (the flags are sticky; with an event sink
+               the order is kept) */
+            if (k->exp_arg == FA_ARG_SCALE_SUB)
+                /* exp_arg's case, its operations inline */
+                for (size_t t = 0; t < n; t++)
+                    pf[t] = sf_f32_sub(sf_f32_mul((sf_f32){srow[t]},
+                                                  (sf_f32){pl->scale_log2},
+                                                  SF_RNE, e),
+                                       (sf_f32){ms}, SF_RNE, e)
+                                .bits;
+            else
+                for (size_t t = 0; t < n; t++)
+                    pf[t] = exp_arg(pl, srow[t], meff, ms, e);
+            fa_exp_n(pl, pf, n);
+        }
         for (size_t t = 0; t < n; t++) {
-            uint32_t p = fa_exp(pl, exp_arg(pl, srow[t], meff, ms, e));
+            uint32_t p = batch ? pf[t]
+                               : fa_exp(pl, exp_arg(pl, srow[t], meff, ms, e));
             uint32_t st = fwd_round(k->p, p, e);
             pf[t] = p;
             ps[t] = st;

@@ -610,6 +610,7 @@ block_step(fwd_run *r, size_t i0, size_t nr, size_t c0, size_t bw)
                             FA_F32_ZERO};
         bool init = k->first == FA_FIRST_INIT && !w->started[ri];
         bool fresh[4], fuse[4];
+        size_t t0;
 
         w->init[ri] = init;
         if (n == 0) {
@@ -659,7 +660,47 @@ block_step(fwd_run *r, size_t i0, size_t nr, size_t c0, size_t bw)
                     pf[t] = exp_arg(pl, srow[t], meff, ms, e);
             fa_exp_n(pl, pf, n);
         }
-        for (size_t t = 0; t < n; t++) {
+        t0 = 0;
+        if (batch && quad && k->rowsum_fp32_p && k->p == FA_FMT_BF16
+            && n >= 8) {
+            /* BF16 P~ and the quad's partials of FP32 P~ (fa2): the
+               roundings in one loop, then the first eight keys as below
+               (every partial's first two), then the four chains side by
+               side, each in its order */
+            for (size_t t = 0; t < n; t++) {
+                uint32_t st = fa_rbf(pf[t], e);
+                ps[t] = st;
+                pb[t] = (uint16_t)(st >> 16);
+            }
+            for (size_t t = 0; t < 8; t++) {
+                int q = (int)(t >> 1);
+                if (fresh[q])
+                    part[q] = pf[t];
+                else if (fuse[q])
+                    part[q] = fa_fma(part[q], alpha, pf[t], e);
+                else
+                    part[q] = fwd_add(part[q], pf[t], e);
+                fresh[q] = fuse[q] = false;
+            }
+            for (t0 = 8; t0 + 8 <= n; t0 += 8) {
+                uint32_t a0 = part[0], a1 = part[1], a2 = part[2],
+                         a3 = part[3];
+                a0 = fwd_add(a0, pf[t0], e);
+                a1 = fwd_add(a1, pf[t0 + 2], e);
+                a2 = fwd_add(a2, pf[t0 + 4], e);
+                a3 = fwd_add(a3, pf[t0 + 6], e);
+                part[0] = fwd_add(a0, pf[t0 + 1], e);
+                part[1] = fwd_add(a1, pf[t0 + 3], e);
+                part[2] = fwd_add(a2, pf[t0 + 5], e);
+                part[3] = fwd_add(a3, pf[t0 + 7], e);
+            }
+            for (size_t t = t0; t < n; t++) {
+                int q = (int)((t & 7) >> 1);
+                part[q] = fwd_add(part[q], pf[t], e);
+            }
+            t0 = n;
+        }
+        for (size_t t = t0; t < n; t++) {
             uint32_t p = batch ? pf[t]
                                : fa_exp(pl, exp_arg(pl, srow[t], meff, ms, e));
             uint32_t st = fwd_round(k->p, p, e);

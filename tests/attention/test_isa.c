@@ -259,8 +259,8 @@ START_TEST(test_paths)
         sf_env env = SF_ENV_IEEE;
         env.isa = SF_ISA_SCALAR;
         env.events = &sink;
-        ck_assert_int_eq(
-            fa_forward(&cfg, q, k, v, got.o, got.lse, NULL, &env), 0);
+        ck_assert_int_eq(fa_forward(&cfg, q, k, v, got.o, got.lse, NULL, &env),
+                         0);
         got.fflags = (uint32_t)env.flags;
         ck_assert(nev > 0);
         bad += diff(c->name, "events", "o", got.o, ref.o, ft_nq_d(&cfg));

@@ -365,8 +365,12 @@ second_evaluation(bool base2, double r, double kd, int j, int m, bool *ok)
 }
 
 /* Levels returned through *LEVEL: see fa_exp_cr_level.  With SECOND_ONLY
-   the first evaluation is skipped (fa_exp_cr_second). */
-static uint32_t
+   the first evaluation is skipped (fa_exp_cr_second).  Inline in the
+   loop of fa_exp_eval_n, where the exps of a row overlap. */
+#ifdef __GNUC__
+__attribute__((always_inline))
+#endif
+static inline uint32_t
 exp_cr(bool base2, uint32_t x, bool second_only, int *level)
 {
     uint32_t mag = x & F32_MAG;
@@ -653,6 +657,26 @@ fa_exp_model_check(const fa_exp_model *m)
         return NULL;
     }
     return "exp model: unknown kind";
+}
+
+void
+fa_exp_eval_n(const fa_exp_model *m, bool base2, uint32_t *x, size_t n)
+{
+    int level;
+
+    if (m == NULL || m->kind == FA_EXP_CR) {
+        /* the model dispatched once; two loops so that BASE2 is a
+           constant in each inlined exp_cr */
+        if (base2)
+            for (size_t i = 0; i < n; i++)
+                x[i] = exp_cr(true, x[i], false, &level);
+        else
+            for (size_t i = 0; i < n; i++)
+                x[i] = exp_cr(false, x[i], false, &level);
+        return;
+    }
+    for (size_t i = 0; i < n; i++)
+        x[i] = fa_exp_eval(m, base2, x[i]);
 }
 
 uint32_t

@@ -270,6 +270,22 @@ fa_exp(const fa_plan *pl, uint32_t x)
     return fa_exp_eval(pl->exp, pl->k.exp_base2, x);
 }
 
+/* fa_exp_eval of each of the N values at X, in place: the same bits, the
+   model dispatched once. */
+void fa_exp_eval_n(const fa_exp_model *m, bool base2, uint32_t *x, size_t n);
+
+/* fa_exp of each of the N values at X, in place. */
+static inline void
+fa_exp_n(const fa_plan *pl, uint32_t *x, size_t n)
+{
+    if (!pl->k.exp_base2 && pl->k.exp_fn == FA_EXPFN_CUDA) {
+        for (size_t i = 0; i < n; i++)
+            x[i] = fa_cuda_expf(pl->exp, x[i]);
+        return;
+    }
+    fa_exp_eval_n(pl->exp, pl->k.exp_base2, x, n);
+}
+
 /* X rounded to format F (held widened to FP32 bits). */
 uint32_t fa_round(fa_fmt f, uint32_t x, sf_env *env);
 /* X - Y computed exactly and rounded once to F (X, Y on F's grid). */

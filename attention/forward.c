@@ -595,6 +595,7 @@ block_step(fwd_run *r, size_t i0, size_t nr, size_t c0, size_t bw)
     size_t span = pl->nq == 1 ? k->decode_rowsum_span : 0;
     const sf_format *pa = p_format(pl);
     bool all_init = true, all_cont = true;
+    bool batch = e->events == NULL;
 
     for (size_t ri = 0; ri < nr; ri++) {
         size_t i = i0 + ri, vis = fa_visible(pl, i);
@@ -612,6 +613,7 @@ block_step(fwd_run *r, size_t i0, size_t nr, size_t c0, size_t bw)
                              FA_F32_ZERO};
         bool init = k->first == FA_FIRST_INIT && !w->started[ri];
         bool fresh[4], fuse[4];
+        size_t t0;
 
         w->init[ri] = init;
         if (n == 0) {
@@ -643,8 +645,67 @@ block_step(fwd_run *r, size_t i0, size_t nr, size_t c0, size_t bw)
         ms = mnew == FA_F32_NEG_INF ? FA_F32_ZERO
              : k->score_scaled      ? meff
                                     : fa_mul(mnew, pl->scale_log2, e);
-        for (size_t t = 0; t < n; t++) {
-            uint32_t p = fa_exp(pl, exp_arg(pl, srow[t], meff, ms, e));
+        if (batch) {
+            /* the arguments, then their exps in one loop, where they
+               overlap; the same operations as one key at a time, in
+               another order (the flags are sticky; with an event sink
+               the order is kept) */
+            if (k->exp_arg == FA_ARG_SCALE_SUB)
+                /* exp_arg's case, its operations inline */
+                for (size_t t = 0; t < n; t++)
+                    pf[t] = sf_f32_sub(sf_f32_mul((sf_f32){srow[t]},
+                                                  (sf_f32){pl->scale_log2},
+                                                  SF_RNE, e),
+                                       (sf_f32){ms}, SF_RNE, e)
+                                .bits;
+            else
+                for (size_t t = 0; t < n; t++)
+                    pf[t] = exp_arg(pl, srow[t], meff, ms, e);
+            fa_exp_n(pl, pf, n);
+        }
+        t0 = 0;
+        if (batch && quad && k->rowsum_fp32_p && k->p == FA_FMT_BF16
+            && n >= 8) {
+            /* BF16 P~ and the quad's partials of FP32 P~ (fa2): the
+               roundings in one loop, then the first eight keys as below
+               (every partial's first two), then the four chains side by
+               side, each in its order */
+            for (size_t t = 0; t < n; t++) {
+                uint32_t st = fa_rbf(pf[t], e);
+                ps[t] = st;
+                pb[t] = (uint16_t)(st >> 16);
+            }
+            for (size_t t = 0; t < 8; t++) {
+                int q = (int)(t >> 1);
+                if (fresh[q])
+                    part[q] = pf[t];
+                else if (fuse[q])
+                    part[q] = fa_fma(part[q], alpha, pf[t], e);
+                else
+                    part[q] = fwd_add(part[q], pf[t], e);
+                fresh[q] = fuse[q] = false;
+            }
+            for (t0 = 8; t0 + 8 <= n; t0 += 8) {
+                uint32_t a0 = part[0], a1 = part[1], a2 = part[2],
+                         a3 = part[3];
+                a0 = fwd_add(a0, pf[t0], e);
+                a1 = fwd_add(a1, pf[t0 + 2], e);
+                a2 = fwd_add(a2, pf[t0 + 4], e);
+                a3 = fwd_add(a3, pf[t0 + 6], e);
+                part[0] = fwd_add(a0, pf[t0 + 1], e);
+                part[1] = fwd_add(a1, pf[t0 + 3], e);
+                part[2] = fwd_add(a2, pf[t0 + 5], e);
+                part[3] = fwd_add(a3, pf[t0 + 7], e);
+            }
+            for (size_t t = t0; t < n; t++) {
+                int q = (int)((t & 7) >> 1);
+                part[q] = fwd_add(part[q], pf[t], e);
+            }
+            t0 = n;
+        }
+        for (size_t t = t0; t < n; t++) {
+            uint32_t p = batch ? pf[t]
+                               : fa_exp(pl, exp_arg(pl, srow[t], meff, ms, e));
             uint32_t st = fwd_round(k->p, p, e);
             pf[t] = p;
             ps[t] = st;

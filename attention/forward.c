@@ -581,6 +581,22 @@ warp32_sum(const uint32_t *p, size_t n, sf_env *e)
     return x[0];
 }
 
+/* The most span sums of one block the decode row sum keeps. */
+#define FA_SPAN_MAX 16
+
+/* The pairwise tree over a thread's N span sums SV (N <= FA_SPAN_MAX):
+   (s0 + s1) + (s2 + s3), ...; into SUM[q]. */
+static void
+span_tree(uint32_t (*sv)[4], size_t n, uint32_t *sum, sf_env *e)
+{
+    for (size_t w = 1; w < n; w *= 2)
+        for (size_t a = 0; a + w < n; a += 2 * w)
+            for (int q = 0; q < 4; q++)
+                sv[a][q] = fa_add(sv[a][q], sv[a + w][q], e);
+    for (int q = 0; q < 4; q++)
+        sum[q] = sv[0][q];
+}
+
 static void
 block_step(fwd_run *r, size_t i0, size_t nr, size_t c0, size_t bw)
 {
@@ -592,7 +608,11 @@ block_step(fwd_run *r, size_t i0, size_t nr, size_t c0, size_t bw)
     bool qblock = k->rowsum == FA_ROWSUM_QUAD_BLOCK;
     bool quad = k->rowsum == FA_ROWSUM_QUAD;
     bool p16 = k->p != FA_FMT_F32;
-    size_t span = pl->nq == 1 ? k->decode_rowsum_span : 0;
+    size_t span = pl->nq != 1 ? 0
+                  : k->decode_wide_min_nk > 0
+                          && pl->nk >= k->decode_wide_min_nk
+                      ? k->decode_rowsum_span_wide
+                      : k->decode_rowsum_span;
     const sf_format *pa = p_format(pl);
     bool all_init = true, all_cont = true;
     bool batch = e->events == NULL;
@@ -611,6 +631,8 @@ block_step(fwd_run *r, size_t i0, size_t nr, size_t c0, size_t bw)
                             FA_F32_ZERO};
         uint32_t bspan[4] = {FA_F32_ZERO, FA_F32_ZERO, FA_F32_ZERO,
                              FA_F32_ZERO};
+        uint32_t sv[FA_SPAN_MAX][4];
+        size_t nspan = 0;
         bool init = k->first == FA_FIRST_INIT && !w->started[ri];
         bool fresh[4], fuse[4];
         size_t t0;
@@ -714,15 +736,23 @@ block_step(fwd_run *r, size_t i0, size_t nr, size_t c0, size_t bw)
                             ? (uint16_t)(st >> 16)
                             : sf_f32_to_f16((sf_f32){st}, SF_RNE, e).bits;
             if (qblock && span > 0) {
-                /* the thread's sum of each span of the block, from 0,
-                   added to the block sum at the span's end */
+                /* the thread's sum of each span of the block, from 0;
+                   at the block's end the span sums are added as a
+                   pairwise tree */
                 int q = (int)((t & 7) >> 1);
                 bspan[q] = fa_add(bspan[q], k->rowsum_fp32_p ? p : st, e);
-                if ((t + 1) % span == 0 || t + 1 == n)
+                if ((t + 1) % span == 0 || t + 1 == n) {
+                    /* past FA_SPAN_MAX spans the last one goes on */
+                    bool more = nspan == FA_SPAN_MAX;
+                    size_t si = more ? nspan - 1 : nspan++;
                     for (int qq = 0; qq < 4; qq++) {
-                        bsum[qq] = fa_add(bsum[qq], bspan[qq], e);
+                        sv[si][qq] = more ? fa_add(sv[si][qq], bspan[qq], e)
+                                          : bspan[qq];
                         bspan[qq] = FA_F32_ZERO;
                     }
+                }
+                if (t + 1 == n)
+                    span_tree(sv, nspan, bsum, e);
             } else if (qblock) {
                 /* the thread's own sum of the block, from 0 */
                 int q = (int)((t & 7) >> 1);

@@ -342,6 +342,14 @@ typedef struct fa_kernel
        order (cuDNN: 64, the two halves of a 128-key tile); 0: one sum
        over the block. */
     unsigned decode_rowsum_span;
+    /* Appended (optional in JSON, 0 when absent): from
+       decode_wide_min_nk keys (0: never) the decode launch runs a second
+       engine whose spans are decode_rowsum_span_wide keys (cuDNN: 32 from
+       257 keys, one per warp of the 16 x 128 tile).  Either way a
+       thread's span sums are added as a pairwise tree, (w0 + w1) +
+       (w2 + w3) (with two spans the same as in order). */
+    unsigned decode_rowsum_span_wide;
+    unsigned decode_wide_min_nk;
 } fa_kernel;
 
 /* The named descriptions ("fa2", "paper-eq4", "repo", "fp32", then

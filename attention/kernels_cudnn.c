@@ -26,7 +26,11 @@ static const fa_kernel kernels[] = {
        Nk <= 512 (tests/experiments/test_cudnn_model.sh).  With one query
        row each thread sums a 128-key tile in two 64-key spans
        (decode_rowsum_span; cudnn_order_probe.py: 32,258 of 32,258 rows
-       of powers of two).  From 513 keys
+       of powers of two, Nk 128 and 256); from 257 keys (the 16 x 128
+       engine, four warps of 32 keys) in four 32-key spans added as
+       (w0 + w1) + (w2 + w3) (decode_rowsum_span_wide; crafted rows of
+       513 and 600 keys: 371 of 405 LSE, against 349 with 64-key
+       spans).  From 513 keys
        cuDNN runs the decode engine on S CTAs (the largest power of two
        not above Nk / 128; --policy sdpa sets splits) and a lean
        reduction: combine "lean", split s on the blocks s, s + S, ...,
@@ -94,6 +98,8 @@ static const fa_kernel kernels[] = {
         .bwd = FA_BWD_CUDNN,
         .bwd_reverse_q = false,
         .decode_rowsum_span = 64,
+        .decode_rowsum_span_wide = 32,
+        .decode_wide_min_nk = 257,
     },
 };
 

@@ -85,6 +85,8 @@ static const field fields[] = {
     {"gemv", F_GEMV, OFF(gemv), NULL},
     {"dq_buffers", F_ENUM, OFF(dq_buffers), "dq_buffers"},
     {"decode_rowsum_span", F_UINT, OFF(decode_rowsum_span), NULL},
+    {"decode_rowsum_span_wide", F_UINT, OFF(decode_rowsum_span_wide), NULL},
+    {"decode_wide_min_nk", F_UINT, OFF(decode_wide_min_nk), NULL},
 };
 #define N_FIELDS (sizeof fields / sizeof fields[0])
 /* the optional fields come last */

@@ -89,4 +89,5 @@ EXTRA_DIST += experiments/gpu/cudnn_bwd_probe.py \
 # table is analysis/data/rcp-sm90.bin.gz.
 EXTRA_DIST += experiments/gpu/cudnn_lean_probe.py \
 	experiments/gpu/cudnn_order_probe.py experiments/gpu/rcp_probe.cu \
-	experiments/gpu/pack_rcp_table.py
+	experiments/gpu/pack_rcp_table.py \
+	experiments/gpu/cudnn_triple_probe.py

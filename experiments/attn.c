@@ -2730,15 +2730,7 @@ take_option(void *ctx, int id, const char *v)
         x->causal = true;
         return true;
     case O_CAUSAL_ALIGN:
-        if (strcmp(v, "top-left") != 0 && strcmp(v, "bottom-right") != 0) {
-            cli_error(CMD,
-                      "--causal-align: \"%s\" (expected top-left or "
-                      "bottom-right)",
-                      v);
-            return false;
-        }
-        x->top_left = v[0] == 't';
-        return true;
+        return fa_cli_parse_causal_align(CMD, v, &x->top_left);
     case O_SCALE:
         if (!fa_cli_parse_scale(CMD, v, &x->scale_bits))
             return false;

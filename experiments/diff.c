@@ -562,6 +562,41 @@ read_list(diff_ctx *x, jcur *c, const char *name, uint64_t *v, size_t max,
     }
 }
 
+/* Inside an object whose '{' has been read: the next member's key into
+   KEY (N bytes) and C past its ':': 1; at the object's end (FIRST: an
+   empty object) the '}' read: 0; -1 after a syntax error (jfail). */
+static int
+jkey(jcur *c, bool first, char *key, size_t n)
+{
+    jws(c);
+    if (first && c->p < c->end && *c->p == '}') {
+        c->p++;
+        return 0;
+    }
+    if (!jstring(c, key, n))
+        return -1;
+    jws(c);
+    if (c->p >= c->end || *c->p != ':') {
+        jfail(c, "expected ':'");
+        return -1;
+    }
+    c->p++;
+    jws(c);
+    return 1;
+}
+
+/* After a member's value: 1 past a ',', 0 past the object's '}', -1
+   after a syntax error (jfail). */
+static int
+jnext(jcur *c)
+{
+    jws(c);
+    if (c->p < c->end && (*c->p == ',' || *c->p == '}'))
+        return *c->p++ == ',' ? 1 : 0;
+    jfail(c, "expected ',' or '}'");
+    return -1;
+}
+
 /* The manifest text M: its fields into X; false after an error message
    "FILE: manifest: FIELD: what was expected". */
 static bool
@@ -638,20 +673,11 @@ read_manifest(diff_ctx *x, const char *m)
             for (bool f2 = true;; f2 = false) {
                 char k2[32];
                 double v;
-                jws(&c);
-                if (f2 && c.p < c.end && *c.p == '}') {
-                    c.p++;
+                int r = jkey(&c, f2, k2, sizeof k2);
+                if (r < 0)
+                    goto bad;
+                if (r == 0)
                     break;
-                }
-                if (!jstring(&c, k2, sizeof k2))
-                    goto bad;
-                jws(&c);
-                if (c.p >= c.end || *c.p != ':') {
-                    jfail(&c, "expected ':'");
-                    goto bad;
-                }
-                c.p++;
-                jws(&c);
                 if (strcmp(k2, "batch") == 0 || strcmp(k2, "heads") == 0) {
                     if (!jnumber(&c, &v) || !(v >= 1 && v <= 0x1p31)
                         || v != floor(v)) {
@@ -665,17 +691,11 @@ read_manifest(diff_ctx *x, const char *m)
                 } else if (!jvalue(&c, 1)) {
                     goto bad;
                 }
-                jws(&c);
-                if (c.p < c.end && *c.p == ',') {
-                    c.p++;
-                    continue;
-                }
-                if (c.p < c.end && *c.p == '}') {
-                    c.p++;
+                r = jnext(&c);
+                if (r < 0)
+                    goto bad;
+                if (r == 0)
                     break;
-                }
-                jfail(&c, "expected ',' or '}'");
-                goto bad;
             }
             if (lb > 0 && lh > 0)
                 x->man_launch_bh = (uint64_t)lb * (uint64_t)lh;
@@ -810,20 +830,11 @@ read_manifest(diff_ctx *x, const char *m)
                 char k2[32];
                 double v;
                 int i;
-                jws(&c);
-                if (f2 && c.p < c.end && *c.p == '}') {
-                    c.p++;
+                int r = jkey(&c, f2, k2, sizeof k2);
+                if (r < 0)
+                    goto bad;
+                if (r == 0)
                     break;
-                }
-                if (!jstring(&c, k2, sizeof k2))
-                    goto bad;
-                jws(&c);
-                if (c.p >= c.end || *c.p != ':') {
-                    jfail(&c, "expected ':'");
-                    goto bad;
-                }
-                c.p++;
-                jws(&c);
                 for (i = 0; i < 5; i++)
                     if (strcmp(k2, sh_keys[i]) == 0)
                         break;
@@ -841,17 +852,11 @@ read_manifest(diff_ctx *x, const char *m)
                 } else if (!jvalue(&c, 1)) {
                     goto bad;
                 }
-                jws(&c);
-                if (c.p < c.end && *c.p == ',') {
-                    c.p++;
-                    continue;
-                }
-                if (c.p < c.end && *c.p == '}') {
-                    c.p++;
+                r = jnext(&c);
+                if (r < 0)
+                    goto bad;
+                if (r == 0)
                     break;
-                }
-                jfail(&c, "expected ',' or '}'");
-                goto bad;
             }
             for (int i = 0; i < 5; i++)
                 if (!got[i]) {
@@ -2990,16 +2995,13 @@ take_option(void *ctx, int id, const char *v)
         }
         x->causal_opt = id == O_CAUSAL ? CAUSAL_YES : CAUSAL_NO;
         return true;
-    case O_CAUSAL_ALIGN:
-        if (strcmp(v, "top-left") != 0 && strcmp(v, "bottom-right") != 0) {
-            cli_error(CMD,
-                      "--causal-align: \"%s\" (expected top-left or "
-                      "bottom-right)",
-                      v);
+    case O_CAUSAL_ALIGN: {
+        bool tl;
+        if (!fa_cli_parse_causal_align(CMD, v, &tl))
             return false;
-        }
-        x->align_opt = v[0] == 't';
+        x->align_opt = tl ? 1 : 0;
         return true;
+    }
     case O_SCALE:
         if (!fa_cli_parse_scale(CMD, v, &x->scale_bits))
             return false;

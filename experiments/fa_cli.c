@@ -86,6 +86,20 @@ fa_cli_parse_scale(const char *cmd, const char *v, uint32_t *bits)
 }
 
 bool
+fa_cli_parse_causal_align(const char *cmd, const char *v, bool *top_left)
+{
+    if (strcmp(v, "top-left") != 0 && strcmp(v, "bottom-right") != 0) {
+        cli_error(cmd,
+                  "--causal-align: \"%s\" (expected top-left or "
+                  "bottom-right)",
+                  v);
+        return false;
+    }
+    *top_left = v[0] == 't';
+    return true;
+}
+
+bool
 fa_cli_parse_policy(const char *cmd, const char *v, fa_policy *p)
 {
     int n = fa_policy_parse(v);

@@ -41,6 +41,10 @@ void fa_cli_exp_free(fa_cli_exp *e);
 /* --scale X: a finite positive number, rounded to FP32 bits. */
 bool fa_cli_parse_scale(const char *cmd, const char *v, uint32_t *bits);
 
+/* --causal-align top-left|bottom-right: TOP_LEFT true for top-left. */
+bool fa_cli_parse_causal_align(const char *cmd, const char *v,
+                               bool *top_left);
+
 /* --policy NAME. */
 bool fa_cli_parse_policy(const char *cmd, const char *v, fa_policy *p);
 

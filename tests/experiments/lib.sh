@@ -162,6 +162,25 @@ expect_jsons()
     fi
 }
 
+# expect_stage NAME STAGE-INDEX STAGE WANT-EQUAL WANT-TOTAL: stage
+# STAGE-INDEX of the last `diff --json` output ($tmp/out, read with
+# $JSONQ) has WANT-EQUAL of WANT-TOTAL elements bit-equal; otherwise the
+# failure names the first differing element with both bit patterns.
+expect_stage()
+{
+    _j() { "$JSONQ" "$tmp/out" "$1" 2>/dev/null; }
+    _eq=$(_j "stages.$2.equal")
+    _n=$(_j "stages.$2.elements")
+    if [ "$_eq" = "$4" ] && [ "$_n" = "$5" ]; then
+        pass
+    else
+        fail "$1 $3: $_eq of $_n bit-equal, expected $4 of $5; first" \
+            "differing: $(_j "stages.$2.worst.0.index") gpu" \
+            "$(_j "stages.$2.worst.0.gpu.bits") emulator" \
+            "$(_j "stages.$2.worst.0.emulator.bits")"
+    fi
+}
+
 finish()
 {
     echo "$n_pass checks passed, $n_fail failed"

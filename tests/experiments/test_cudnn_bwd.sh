@@ -25,29 +25,15 @@ done
 
 jq() { "$JSONQ" "$tmp/out" "$1" 2>/dev/null; }
 
-# count NAME STAGE-INDEX STAGE WANT-EQUAL WANT-TOTAL
-count()
-{
-    eq=$(jq "stages.$2.equal")
-    n=$(jq "stages.$2.elements")
-    if [ "$eq" = "$4" ] && [ "$n" = "$5" ]; then
-        pass
-    else
-        fail "$1 $3: $eq of $n bit-equal, expected $4 of $5; first" \
-            "differing: $(jq "stages.$2.worst.0.index") gpu" \
-            "$(jq "stages.$2.worst.0.gpu.bits") emulator" \
-            "$(jq "stages.$2.worst.0.emulator.bits")"
-    fi
-}
 
 # NAME DQ DK DV TOTAL-DQ TOTAL-KV
 while read -r name q k v nq nk; do
     run diff --dump "$C/bwd_$name.safetensors" --stage dq,dk,dv --no-exact \
         --json
     expect_err_has "--policy sdpa: cudnn ("
-    count "$name" 0 dq "$q" "$nq"
-    count "$name" 1 dk "$k" "$nk"
-    count "$name" 2 dv "$v" "$nk"
+    expect_stage "$name" 0 dq "$q" "$nq"
+    expect_stage "$name" 1 dk "$k" "$nk"
+    expect_stage "$name" 2 dv "$v" "$nk"
 done <<'END'
 rand_d64_n256 16384 16384 16384 16384 16384
 rand_d64_n512_causal 32768 32768 32768 32768 32768
@@ -76,8 +62,8 @@ while read -r name oe on le ln; do
     run diff --dump "$C/bwd_$name.safetensors" --stage o,lse --no-exact \
         --json
     expect_err_has "sm90_flash_fprop_wgmma_f16_knob_7_64x128x"
-    count "$name" 0 o "$oe" "$on"
-    count "$name" 1 lse "$le" "$ln"
+    expect_stage "$name" 0 o "$oe" "$on"
+    expect_stage "$name" 1 lse "$le" "$ln"
 done <<'END'
 big_d192_bwd 49152 49152 256 256
 big_d256_bwd 65536 65536 256 256
@@ -92,9 +78,9 @@ for name in d64_bwd_normal d64_bwd_sink_causal d128_bwd_normal; do
         --o "$f:cudnn.o" --lse "$f:cudnn.lse" --dq "$f:cudnn.dq" \
         --dk "$f:cudnn.dk" --dv "$f:cudnn.dv" --policy cudnn \
         --stage dq,dk,dv --splits 1 --no-exact --json
-    count "$name" 0 dq $n $n
-    count "$name" 1 dk $n $n
-    count "$name" 2 dv $n $n
+    expect_stage "$name" 0 dq $n $n
+    expect_stage "$name" 1 dk $n $n
+    expect_stage "$name" 2 dv $n $n
 done
 
 # The description names the scheme; --describe and back gives the same.
@@ -107,8 +93,8 @@ cp "$tmp/out" "$tmp/cudnn.json"
         "tiles.2 $(jq tiles.2.d_max) $(jq tiles.2.bc_bwd)"
 run diff --dump "$C/bwd_rand_d128_n256.safetensors" --kernel "$tmp/cudnn.json" \
     --stage dq,dk,dv --no-exact --json
-count "rand_d128_n256 --kernel" 0 dq 32768 32768
-count "rand_d128_n256 --kernel" 1 dk 32768 32768
+expect_stage "rand_d128_n256 --kernel" 0 dq 32768 32768
+expect_stage "rand_d128_n256 --kernel" 1 dk 32768 32768
 
 # attn --policy sdpa at d = 192 and 256 runs cuDNN's description.
 for d in 192 256; do

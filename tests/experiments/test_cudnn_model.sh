@@ -25,20 +25,6 @@ done
 # jq PATH: the value at PATH of the last output.
 jq() { "$JSONQ" "$tmp/out" "$1" 2>/dev/null; }
 
-# count FILE STAGE-INDEX NAME WANT-EQUAL WANT-TOTAL
-count()
-{
-    eq=$(jq "stages.$2.equal")
-    n=$(jq "stages.$2.elements")
-    if [ "$eq" = "$4" ] && [ "$n" = "$5" ]; then
-        pass
-    else
-        fail "$1 $3: $eq of $n bit-equal, expected $4 of $5; first" \
-            "differing: $(jq "stages.$2.worst.0.index") gpu" \
-            "$(jq "stages.$2.worst.0.gpu.bits") emulator" \
-            "$(jq "stages.$2.worst.0.emulator.bits")"
-    fi
-}
 
 # The 24 backend dumps: NAME O-EQUAL O-TOTAL LSE-EQUAL LSE-TOTAL.
 while read -r name oe on le ln; do
@@ -46,8 +32,8 @@ while read -r name oe on le ln; do
     run diff --dump "$f" --q "$f:q" --k "$f:k" --v "$f:v" --o "$f:cudnn.o" \
         --lse "$f:cudnn.lse" --policy cudnn --stage o,lse --splits 1 \
         --no-exact --json
-    count "$name" 0 o "$oe" "$on"
-    count "$name" 1 lse "$le" "$ln"
+    expect_stage "$name" 0 o "$oe" "$on"
+    expect_stage "$name" 1 lse "$le" "$ln"
 done <<'END'
 d128_bwd_normal 8192 8192 64 64
 d128_causal_normal 16384 16384 128 128
@@ -82,8 +68,8 @@ END
 # (1-ulp differences; doc/gpu-crosscheck.md).
 while read -r name oe on le ln; do
     run diff --dump "$C/$name.safetensors" --stage o,lse --no-exact --json
-    count "$name" 0 o "$oe" "$on"
-    count "$name" 1 lse "$le" "$ln"
+    expect_stage "$name" 0 o "$oe" "$on"
+    expect_stage "$name" 1 lse "$le" "$ln"
 done <<'END'
 mb_d64_nq256_nk1024 16384 16384 256 256
 mb_d128_causal_512 65536 65536 512 512
@@ -109,8 +95,8 @@ END
 # (RN32(1/l): 16364).
 f=$C/fp16_rcp_probe.safetensors
 run diff --dump "$f" --policy cudnn --splits 1 --stage o,lse --no-exact --json
-count fp16_rcp_probe 0 o 16384 16384
-count fp16_rcp_probe 1 lse 256 256
+expect_stage fp16_rcp_probe 0 o 16384 16384
+expect_stage fp16_rcp_probe 1 lse 256 256
 
 # PyTorch's defaults ("backend": "default", no LSE): --policy sdpa from
 # the manifest picks cuDNN and passes.
@@ -135,8 +121,8 @@ f=$B/d64_normal.safetensors
 run diff --dump "$f" --q "$f:q" --k "$f:k" --v "$f:v" --o "$f:cudnn.o" \
     --lse "$f:cudnn.lse" --kernel "$tmp/cudnn.json" --stage o,lse \
     --splits 1 --no-exact --json
-count "d64_normal --kernel" 0 o 4096 4096
-count "d64_normal --kernel" 1 lse 64 64
+expect_stage "d64_normal --kernel" 0 o 4096 4096
+expect_stage "d64_normal --kernel" 1 lse 64 64
 
 # attn --policy sdpa: the choice and why on stderr.
 run attn --gen normal --nq 64 --nk 256 --d 64 --policy sdpa --no-exact

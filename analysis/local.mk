@@ -144,13 +144,15 @@ tests_analysis_test_cudnn_lean_LDADD = $(ANALYSIS_TEST_LIBS) $(ZLIB_LIBS)
 
 check_PROGRAMS += tests/analysis/test_sdpa_em
 TESTS += tests/analysis/test_sdpa_em
-tests_analysis_test_sdpa_em_SOURCES = tests/analysis/test_sdpa_em.c
+tests_analysis_test_sdpa_em_SOURCES = tests/analysis/test_sdpa_em.c \
+	tests/analysis/sdpa_dump.c tests/analysis/sdpa_dump.h
 tests_analysis_test_sdpa_em_CFLAGS = $(ANALYSIS_TEST_FLAGS) $(JANSSON_CFLAGS)
 tests_analysis_test_sdpa_em_LDADD = $(ANALYSIS_TEST_LIBS) $(JANSSON_LIBS)
 
 check_PROGRAMS += tests/analysis/test_sdpa_math
 TESTS += tests/analysis/test_sdpa_math
-tests_analysis_test_sdpa_math_SOURCES = tests/analysis/test_sdpa_math.c
+tests_analysis_test_sdpa_math_SOURCES = tests/analysis/test_sdpa_math.c \
+	tests/analysis/sdpa_dump.c
 tests_analysis_test_sdpa_math_CFLAGS = $(ANALYSIS_TEST_FLAGS) $(JANSSON_CFLAGS)
 tests_analysis_test_sdpa_math_LDADD = $(ANALYSIS_TEST_LIBS) $(JANSSON_LIBS) $(LIBM)
 EXTRA_DIST += tests/data/gpu/cuda_logf_h200.safetensors \

@@ -29,43 +29,12 @@
 #include "analysis/tensor.h"
 #include "attention/attention.h"
 #include "attention/kernel.h"
+#include "tests/analysis/sdpa_dump.h"
 #include "tests/support/suite.h"
 
 #define BK SRCDIR "/tests/data/gpu/backends/"
 #define MT BK "math/"
 
-static void
-read_t(const char *path, const char *key, tensor_dtype dt, tensor *t)
-{
-    tensor_error err;
-    *t = (tensor)TENSOR_INIT;
-    ck_assert_msg(safetensors_read(path, key, dt, t, &err) == 0, "%s: %s: %s",
-                  path, key, err.message);
-}
-
-static uint32_t
-u32_at(const tensor *t, size_t i)
-{
-    return (uint32_t)tensor_get_bits(t, i);
-}
-
-typedef struct
-{
-    ax_ex2_table tab;
-    fa_exp2_table rule;
-    fa_exp_model model;
-} ex2_model;
-
-static void
-ex2_load(ex2_model *m)
-{
-    char err[1024];
-    ck_assert_msg(ax_ex2_table_load(ax_ex2_table_default_path(), &m->tab, err,
-                                    sizeof err)
-                      == 0,
-                  "%s", err);
-    ax_ex2_model(&m->tab, false, &m->rule, &m->model);
-}
 
 typedef struct
 {

@@ -136,12 +136,11 @@ run scan $opts --json "$cap"
 # Hand-written captures: one call (layer 0, step 0), B = 1, H = 2, N = 16,
 # d = 8, BF16 values k/8 with k in -8..8; MODE picks the defect.
 mk() {
-    python3 - "$d" "$1" <<'PY' || exit 99
+    PYTHONPATH="${srcdir:-.}/tests/experiments" python3 - "$d" "$1" \
+        <<'PY' || exit 99
 import json, struct, sys
+from st_write import bf16, write
 d, mode = sys.argv[1], sys.argv[2]
-
-def bf16(x):
-    return struct.unpack('<I', struct.pack('<f', x))[0] >> 16
 
 def tensor(shape, seed, special=None):
     n = 1
@@ -151,20 +150,6 @@ def tensor(shape, seed, special=None):
     if special is not None:
         vals[special] = 0x7f80  # +Inf
     return shape, b''.join(struct.pack('<H', v) for v in vals)
-
-def write(path, tensors, manifest):
-    hdr, off, data = {}, 0, b''
-    for name, (shape, raw) in tensors.items():
-        hdr[name] = {'dtype': 'BF16', 'shape': shape,
-                     'data_offsets': [off, off + len(raw)]}
-        off += len(raw)
-        data += raw
-    h = json.dumps(hdr).encode()
-    h += b' ' * (-len(h) % 8)
-    with open(path, 'wb') as f:
-        f.write(struct.pack('<Q', len(h)) + h + data)
-    with open(path[:-len('.safetensors')] + '.json', 'w') as f:
-        json.dump(manifest, f)
 
 shape = [1, 2, 16, 8]
 t = {'L0.s0.q': tensor(shape, 1), 'L0.s0.k': tensor(shape, 2),

@@ -30,12 +30,11 @@ opts="--reference binary64 --no-progress"
 # Hand-written captures: layer 0, H = 2 heads, N = 16 rows, d = 8,
 # causal, with dO; values k/8 with k in -8..8.  MODE picks X.
 mk() {
-    python3 - "$d" "$1" <<'PY' || exit 99
+    PYTHONPATH="${srcdir:-.}/tests/experiments" python3 - "$d" "$1" \
+        <<'PY' || exit 99
 import json, struct, sys
+from st_write import bf16, write
 d, mode = sys.argv[1], sys.argv[2]
-
-def bf16(x):
-    return struct.unpack('<I', struct.pack('<f', x))[0] >> 16
 
 def raw(vals):
     return b''.join(struct.pack('<H', bf16(v)) for v in vals)
@@ -43,20 +42,6 @@ def raw(vals):
 def vals(n, seed):
     return [((i * 7 + seed * 13 + (i * i) % 5) % 17 - 8) / 8.0
             for i in range(n)]
-
-def write(path, tensors, manifest):
-    hdr, off, data = {}, 0, b''
-    for name, (shape, r) in tensors.items():
-        hdr[name] = {'dtype': 'BF16', 'shape': shape,
-                     'data_offsets': [off, off + len(r)]}
-        off += len(r)
-        data += r
-    h = json.dumps(hdr).encode()
-    h += b' ' * (-len(h) % 8)
-    with open(path, 'wb') as f:
-        f.write(struct.pack('<Q', len(h)) + h + data)
-    with open(path[:-len('.safetensors')] + '.json', 'w') as f:
-        json.dump(manifest, f)
 
 B = 2 if mode == 'batch' else 1
 H, N, D = 2, 16, 8

@@ -155,6 +155,31 @@ hi64(__m256i x)
 
 /* One block for eight lanes; NARROW: the products and their sum in
    32-bit lanes (pl->narrow, pl->lp == 0), else in 64-bit lanes. */
+/* C of a block (CEF: its biased exponents): its significand CSIG (the
+   hidden bit set where normal; 0 for a subnormal under DAZ), the exponent
+   CELOW of its lowest bit, and, returned, its part of emax (the exponent
+   of its top bit; the model's value for a zero C). */
+TGT __attribute__((always_inline)) static inline __m256i
+c_decode8(const sf_mma_model *m, __m256i c, __m256i cef, __m256i *csig,
+          __m256i *celow)
+{
+    const __m256i zero = _mm256_setzero_si256();
+    __m256i csub = _mm256_cmpeq_epi32(cef, zero);
+    __m256i sig = _mm256_or_si256(
+        _mm256_and_si256(c, _mm256_set1_epi32(0x7FFFFF)),
+        _mm256_andnot_si256(csub, _mm256_set1_epi32(0x800000)));
+
+    if (m->daz)
+        sig = _mm256_andnot_si256(csub, sig);
+    *csig = sig;
+    *celow = _mm256_sub_epi32(_mm256_max_epi32(cef, _mm256_set1_epi32(1)),
+                              _mm256_set1_epi32(150));
+    return _mm256_blendv_epi8(
+        _mm256_add_epi32(*celow, _mm256_set1_epi32(23)),
+        _mm256_set1_epi32(m->zero_c_in_max ? m->acc->emin : INT32_MIN),
+        _mm256_cmpeq_epi32(sig, zero));
+}
+
 TGT __attribute__((always_inline)) static inline bool
 kernel8(const s_mma_plan *pl, const int32_t *as, const int32_t *ae,
         const int32_t *bs, const int32_t *be, size_t len, uint32_t *acc,
@@ -163,7 +188,7 @@ kernel8(const s_mma_plan *pl, const int32_t *as, const int32_t *ae,
     const sf_mma_model *m = pl->m;
     const __m256i zero = _mm256_setzero_si256();
     __m256i mx = _mm256_set1_epi32(2 * S_MMA_ZERO_E);
-    __m256i c, cef, cfr, csub, csig, celow, cc, emax, q, cm;
+    __m256i c, cef, csig, celow, cc, emax, q, cm;
     __m256i lost = zero, s0 = zero, s1 = zero, r0, r1, res;
     s_vflags fl = {zero, zero, zero};
     unsigned f = 0;
@@ -182,18 +207,7 @@ kernel8(const s_mma_plan *pl, const int32_t *as, const int32_t *ae,
     if (!_mm256_testz_si256(_mm256_cmpeq_epi32(cef, _mm256_set1_epi32(0xFF)),
                             _mm256_set1_epi32(-1)))
         return false;
-    cfr = _mm256_and_si256(c, _mm256_set1_epi32(0x7FFFFF));
-    csub = _mm256_cmpeq_epi32(cef, zero);
-    csig = _mm256_or_si256(
-        cfr, _mm256_andnot_si256(csub, _mm256_set1_epi32(0x800000)));
-    if (m->daz)
-        csig = _mm256_andnot_si256(csub, csig);
-    celow = _mm256_sub_epi32(_mm256_max_epi32(cef, _mm256_set1_epi32(1)),
-                             _mm256_set1_epi32(150));
-    cc = _mm256_blendv_epi8(
-        _mm256_add_epi32(celow, _mm256_set1_epi32(23)),
-        _mm256_set1_epi32(m->zero_c_in_max ? m->acc->emin : INT32_MIN),
-        _mm256_cmpeq_epi32(csig, zero));
+    cc = c_decode8(m, c, cef, &csig, &celow);
     emax = _mm256_max_epi32(_mm256_add_epi32(mx, _mm256_set1_epi32(pl->qadd)),
                             cc);
     if (m->emax_floor != SF_MMA_NO_FLOOR)
@@ -361,7 +375,7 @@ fp_block8(const s_mma_plan *pl, const __m256 *x, const uint32_t *aw,
 {
     const sf_mma_model *m = pl->m;
     const __m256i zero = _mm256_setzero_si256();
-    __m256i mx = zero, sum = zero, cef, cfr, csub, csig, celow, cc, emax, q;
+    __m256i mx = zero, sum = zero, cef, csig, celow, cc, emax, q;
     __m256i ep, has, bad, cm, s0, s1, r0, r1;
     __m256 scale;
 
@@ -382,18 +396,7 @@ fp_block8(const s_mma_plan *pl, const __m256 *x, const uint32_t *aw,
         _mm256_sub_epi32(_mm256_srli_epi32(mx, 23), _mm256_set1_epi32(127)),
         has);
     cef = _mm256_and_si256(_mm256_srli_epi32(c, 23), _mm256_set1_epi32(0xFF));
-    cfr = _mm256_and_si256(c, _mm256_set1_epi32(0x7FFFFF));
-    csub = _mm256_cmpeq_epi32(cef, zero);
-    csig = _mm256_or_si256(
-        cfr, _mm256_andnot_si256(csub, _mm256_set1_epi32(0x800000)));
-    if (m->daz)
-        csig = _mm256_andnot_si256(csub, csig);
-    celow = _mm256_sub_epi32(_mm256_max_epi32(cef, _mm256_set1_epi32(1)),
-                             _mm256_set1_epi32(150));
-    cc = _mm256_blendv_epi8(
-        _mm256_add_epi32(celow, _mm256_set1_epi32(23)),
-        _mm256_set1_epi32(m->zero_c_in_max ? m->acc->emin : INT32_MIN),
-        _mm256_cmpeq_epi32(csig, zero));
+    cc = c_decode8(m, c, cef, &csig, &celow);
     emax = _mm256_max_epi32(ep, cc);
     if (m->emax_floor != SF_MMA_NO_FLOOR)
         emax = _mm256_max_epi32(emax, _mm256_set1_epi32(m->emax_floor));

@@ -143,6 +143,31 @@ hi64(__m512i x)
 
 /* One block for sixteen lanes; NARROW: the products and their sum in
    32-bit lanes (pl->narrow, pl->lp == 0), else in 64-bit lanes. */
+/* C of a block (CEF: its biased exponents): its significand CSIG (the
+   hidden bit set where normal; 0 for a subnormal under DAZ), the exponent
+   CELOW of its lowest bit, and, returned, its part of emax (the exponent
+   of its top bit; the model's value for a zero C). */
+TGT __attribute__((always_inline)) static inline __m512i
+c_decode16(const sf_mma_model *m, __m512i c, __m512i cef, __m512i *csig,
+           __m512i *celow)
+{
+    const __m512i zero = _mm512_setzero_si512();
+    __mmask16 csub = _mm512_cmpeq_epi32_mask(cef, zero);
+    __m512i sig = _mm512_and_si512(c, _mm512_set1_epi32(0x7FFFFF));
+
+    sig = _mm512_mask_or_epi32(sig, (__mmask16)~csub, sig,
+                               _mm512_set1_epi32(0x800000));
+    if (m->daz)
+        sig = _mm512_mask_mov_epi32(sig, csub, zero);
+    *csig = sig;
+    *celow = _mm512_sub_epi32(_mm512_max_epi32(cef, _mm512_set1_epi32(1)),
+                              _mm512_set1_epi32(150));
+    return _mm512_mask_mov_epi32(
+        _mm512_set1_epi32(m->zero_c_in_max ? m->acc->emin : INT32_MIN),
+        _mm512_test_epi32_mask(sig, sig),
+        _mm512_add_epi32(*celow, _mm512_set1_epi32(23)));
+}
+
 TGT __attribute__((always_inline)) static inline bool
 kernel16(const s_mma_plan *pl, const int32_t *as, const int32_t *ae,
          const int32_t *bs, const int32_t *be, size_t len, uint32_t *acc,
@@ -153,7 +178,7 @@ kernel16(const s_mma_plan *pl, const int32_t *as, const int32_t *ae,
     __m512i mx = _mm512_set1_epi32(2 * S_MMA_ZERO_E);
     __m512i c, cef, csig, celow, cc, emax, q, lostv = zero, s0 = zero,
                                               s1 = zero;
-    __mmask16 csub, cneg;
+    __mmask16 cneg;
     __mmask8 lost = 0;
     s_vflags fl = {0, 0, 0};
     unsigned f = 0;
@@ -171,19 +196,8 @@ kernel16(const s_mma_plan *pl, const int32_t *as, const int32_t *ae,
                              _mm512_loadu_si512((const void *)(be + t * 16))));
 
     /* C: a term of the block, and part of emax */
-    csub = _mm512_cmpeq_epi32_mask(cef, zero);
     cneg = _mm512_test_epi32_mask(c, _mm512_set1_epi32((int)0x80000000u));
-    csig = _mm512_and_si512(c, _mm512_set1_epi32(0x7FFFFF));
-    csig = _mm512_mask_or_epi32(csig, (__mmask16)~csub, csig,
-                                _mm512_set1_epi32(0x800000));
-    if (m->daz)
-        csig = _mm512_mask_mov_epi32(csig, csub, zero);
-    celow = _mm512_sub_epi32(_mm512_max_epi32(cef, _mm512_set1_epi32(1)),
-                             _mm512_set1_epi32(150));
-    cc = _mm512_mask_mov_epi32(
-        _mm512_set1_epi32(m->zero_c_in_max ? m->acc->emin : INT32_MIN),
-        _mm512_test_epi32_mask(csig, csig),
-        _mm512_add_epi32(celow, _mm512_set1_epi32(23)));
+    cc = c_decode16(m, c, cef, &csig, &celow);
     emax = _mm512_max_epi32(_mm512_add_epi32(mx, _mm512_set1_epi32(pl->qadd)),
                             cc);
     if (m->emax_floor != SF_MMA_NO_FLOOR)
@@ -389,7 +403,7 @@ fp_block(const s_mma_plan *pl, const __m512 *x, const uint32_t *aw,
     const __m512i zero = _mm512_setzero_si512();
     __m512i mx = zero, sum = zero, cef, csig, celow, cc, emax, q, ep;
     __m512 nq;
-    __mmask16 csub, cneg;
+    __mmask16 cneg;
 
     /* pass 1: the largest 2^E_a 2^E_b of a product */
     FP_UNROLL
@@ -407,19 +421,8 @@ fp_block(const s_mma_plan *pl, const __m512 *x, const uint32_t *aw,
         _mm512_test_epi32_mask(mx, mx),
         _mm512_sub_epi32(_mm512_srli_epi32(mx, 23), _mm512_set1_epi32(127)));
     cef = _mm512_and_si512(_mm512_srli_epi32(c, 23), _mm512_set1_epi32(0xFF));
-    csub = _mm512_cmpeq_epi32_mask(cef, zero);
     cneg = _mm512_test_epi32_mask(c, _mm512_set1_epi32((int)0x80000000u));
-    csig = _mm512_and_si512(c, _mm512_set1_epi32(0x7FFFFF));
-    csig = _mm512_mask_or_epi32(csig, (__mmask16)~csub, csig,
-                                _mm512_set1_epi32(0x800000));
-    if (m->daz)
-        csig = _mm512_mask_mov_epi32(csig, csub, zero);
-    celow = _mm512_sub_epi32(_mm512_max_epi32(cef, _mm512_set1_epi32(1)),
-                             _mm512_set1_epi32(150));
-    cc = _mm512_mask_mov_epi32(
-        _mm512_set1_epi32(m->zero_c_in_max ? m->acc->emin : INT32_MIN),
-        _mm512_test_epi32_mask(csig, csig),
-        _mm512_add_epi32(celow, _mm512_set1_epi32(23)));
+    cc = c_decode16(m, c, cef, &csig, &celow);
     emax = _mm512_max_epi32(ep, cc);
     if (m->emax_floor != SF_MMA_NO_FLOOR)
         emax = _mm512_max_epi32(emax, _mm512_set1_epi32(m->emax_floor));

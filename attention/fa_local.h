@@ -324,5 +324,15 @@ extern const fa_kernel fa_kernels_sdpa_em[];
 extern const size_t fa_kernels_sdpa_em_count;
 /* The checks of the fields those descriptions brought (NULL: usable). */
 const char *fa_kernel_check_sdpa_em(const fa_kernel *k);
+/* A digit of decode_span_order: its value 0 .. 15, or -1. */
+static inline int
+fa_span_digit(char c)
+{
+    return c >= '0' && c <= '9'   ? c - '0'
+           : c >= 'a' && c <= 'f' ? c - 'a' + 10
+           : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                  : -1;
+}
+
 
 #endif /* BF16EMU_ATTENTION_FA_LOCAL_H */

@@ -584,11 +584,27 @@ warp32_sum(const uint32_t *p, size_t n, sf_env *e)
 /* The most span sums of one block the decode row sum keeps. */
 #define FA_SPAN_MAX 16
 
-/* The pairwise tree over a thread's N span sums SV (N <= FA_SPAN_MAX):
-   (s0 + s1) + (s2 + s3), ...; into SUM[q]. */
+/* A thread's N span sums SV (N <= FA_SPAN_MAX) added into SUM[q]: as the
+   pairwise tree (s0 + s1) + (s2 + s3), ..., or one after another in
+   ORDER (decode_span_order). */
 static void
-span_tree(uint32_t (*sv)[4], size_t n, uint32_t *sum, sf_env *e)
+span_tree(uint32_t (*sv)[4], size_t n, uint32_t *sum, const char *order,
+          sf_env *e)
 {
+    if (order[0] != '\0' && strcmp(order, "tree") != 0) {
+        /* in the description's order, the spans this block lacks
+           skipped */
+        bool first = true;
+        for (size_t i = 0; order[i] != '\0'; i++) {
+            size_t s = (size_t)fa_span_digit(order[i]);
+            if (s >= n)
+                continue;
+            for (int q = 0; q < 4; q++)
+                sum[q] = first ? sv[s][q] : fa_add(sum[q], sv[s][q], e);
+            first = false;
+        }
+        return;
+    }
     for (size_t w = 1; w < n; w *= 2)
         for (size_t a = 0; a + w < n; a += 2 * w)
             for (int q = 0; q < 4; q++)
@@ -752,7 +768,7 @@ block_step(fwd_run *r, size_t i0, size_t nr, size_t c0, size_t bw)
                     }
                 }
                 if (t + 1 == n)
-                    span_tree(sv, nspan, bsum, e);
+                    span_tree(sv, nspan, bsum, k->decode_span_order, e);
             } else if (qblock) {
                 /* the thread's own sum of the block, from 0 */
                 int q = (int)((t & 7) >> 1);

@@ -350,6 +350,16 @@ typedef struct fa_kernel
        (w2 + w3) (with two spans the same as in order). */
     unsigned decode_rowsum_span_wide;
     unsigned decode_wide_min_nk;
+    /* Appended (optional in JSON, "tree" when absent): how a thread's
+       span sums of one block are added.  "tree" (or ""): the pairwise
+       tree above.  Otherwise one hexadecimal digit per span, the spans'
+       indices in the order they are added, from the first ("2013":
+       ((w2 + w0) + w1) + w3); a permutation of 0 .. n - 1 for the n spans
+       of a full block, and in a shorter block the spans it lacks are
+       skipped.  cuDNN's 16 x 128 decode engine adds its four warps' sums
+       in an order that changes from launch to launch (doc/gpu-
+       crosscheck.md): each fixed order is one of its possible results. */
+    char decode_span_order[FA_KERNEL_NAME_MAX];
 } fa_kernel;
 
 /* The named descriptions ("fa2", "paper-eq4", "repo", "fp32", then

@@ -355,6 +355,32 @@ mma_ok(const char *name)
     return m != NULL && m->acc == &sf_format_f32;
 }
 
+/* decode_span_order: "" or "tree", or each of 0 .. n - 1 once in hex
+   digits, n the spans of a block of the widest span setting (at most
+   16). */
+static bool
+span_order_ok(const fa_kernel *k)
+{
+    const char *o = k->decode_span_order;
+    const char *end = memchr(o, '\0', sizeof k->decode_span_order);
+    size_t n = end != NULL ? (size_t)(end - o) : 0;
+    unsigned seen = 0;
+
+    if (end == NULL)
+        return false;
+    if (n == 0 || strcmp(o, "tree") == 0)
+        return true;
+    if (n > 16)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        int d = fa_span_digit(o[i]);
+        if (d < 0 || (size_t)d >= n || (seen >> d & 1u))
+            return false;
+        seen |= 1u << d;
+    }
+    return true;
+}
+
 const char *
 fa_kernel_check(const fa_kernel *k)
 {
@@ -421,6 +447,9 @@ fa_kernel_check(const fa_kernel *k)
                "or scale-fma)";
     if (k->bwd != FA_BWD_FA2 && k->bwd != FA_BWD_CUDNN && !k->score_scaled)
         return "bwd: chain and repo need scaled scores";
+    if (!span_order_ok(k))
+        return "decode_span_order: expected \"tree\" or a permutation of "
+               "the spans of a block in hexadecimal digits (\"0123\")";
     return fa_kernel_check_sdpa_em(k);
 }
 

@@ -51,7 +51,9 @@ fa_cli_parse_exp(const char *cmd, fa_cli_exp *e, const char *v)
 bool
 fa_cli_fa2_like(const fa_kernel *k)
 {
-    return k != NULL && k->rowsum == FA_ROWSUM_QUAD;
+    return k != NULL
+           && (k->rowsum == FA_ROWSUM_QUAD
+               || k->rowsum == FA_ROWSUM_QUAD_BLOCK);
 }
 
 void

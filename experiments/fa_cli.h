@@ -31,8 +31,9 @@ void fa_cli_exp_default(fa_cli_exp *e);
    Reports an error under cmd and returns false when v is refused. */
 bool fa_cli_parse_exp(const char *cmd, fa_cli_exp *e, const char *v);
 
-/* Whether K is FlashAttention-2's (its quad row sum): then ex2-sm90, the
-   H200's ex2.approx, is the default exp model of attn and diff. */
+/* Whether K is a fused GPU kernel's (FlashAttention-2's quad row sum, or
+   cuDNN's quad-block one): then ex2-sm90, the H200's ex2.approx, is the
+   default exp model of attn, diff and scan. */
 bool fa_cli_fa2_like(const fa_kernel *k);
 
 /* Frees the tables of e. */

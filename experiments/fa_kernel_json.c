@@ -87,6 +87,7 @@ static const field fields[] = {
     {"decode_rowsum_span", F_UINT, OFF(decode_rowsum_span), NULL},
     {"decode_rowsum_span_wide", F_UINT, OFF(decode_rowsum_span_wide), NULL},
     {"decode_wide_min_nk", F_UINT, OFF(decode_wide_min_nk), NULL},
+    {"decode_span_order", F_STRING, OFF(decode_span_order), NULL},
 };
 #define N_FIELDS (sizeof fields / sizeof fields[0])
 /* the optional fields come last */
@@ -150,7 +151,8 @@ fa_kernel_json(const fa_kernel *kin)
         char *base = (char *)&k + f->off;
         switch (f->type) {
         case F_STRING:
-            v = json_string(base);
+            /* an empty optional string is its default */
+            v = json_string(base[0] != '\0' ? base : "tree");
             break;
         case F_ENUM:
             v = json_string(

@@ -355,6 +355,139 @@ START_TEST(test_rcp_table_refused)
     remove(path);
 }
 END_TEST
+/* The decode engine's LSE is not reproducible: with the same inputs its
+   four warps' sums meet in an order that changes from launch to launch
+   (experiments/gpu/cudnn_repro_probe.py; doc/gpu-crosscheck.md, "cuDNN
+   model").  REPRO keeps 4 heads of Nk = 512 (one CTA per head) with the
+   192 LSE values each took over 24 launches of 8 copies.  The emulator,
+   run with each of the 24 fixed orders of decode_span_order, must give
+   exactly the GPU's set where the GPU gave two values, and the counts of
+   heads whose GPU values all lie in the emulator's set are as measured. */
+#define REPRO SRCDIR "/tests/data/gpu/cudnn/decode_repro.safetensors"
+#define REPRO_HEADS 4
+#define REPRO_COVERED 3
+
+static void
+read_r(const char *key, tensor_dtype dt, tensor *t)
+{
+    tensor_error err;
+    *t = (tensor)TENSOR_INIT;
+    ck_assert_msg(safetensors_read(REPRO, key, dt, t, &err) == 0, "%s: %s: %s",
+                  REPRO, key, err.message);
+}
+
+/* Adds V to the set S of N values (at most CAP); returns the new N. */
+static size_t
+set_add(uint32_t *s, size_t n, size_t cap, uint32_t v)
+{
+    for (size_t i = 0; i < n; i++)
+        if (s[i] == v)
+            return n;
+    ck_assert(n < cap);
+    s[n] = v;
+    return n + 1;
+}
+
+START_TEST(test_repro_orders)
+{
+    enum
+    {
+        CAP = 32
+    };
+    const size_t nk = 512, d = 64, h = REPRO_HEADS;
+    tensor q, k, v, gl;
+    models m;
+    uint32_t gset[REPRO_HEADS][CAP], eset[REPRO_HEADS][CAP];
+    size_t gn[REPRO_HEADS] = {0}, en[REPRO_HEADS] = {0};
+    size_t covered = 0, two = 0;
+    fa_kernel kern = *fa_kernel_by_name("cudnn");
+    char order[5] = "0123";
+    uint32_t *o = calloc(h * d, 4), *lse = calloc(h, 4);
+
+    ck_assert(o != NULL && lse != NULL);
+    models_load(&m);
+    read_r("nk512.q", TENSOR_BF16, &q);
+    read_r("nk512.k", TENSOR_BF16, &k);
+    read_r("nk512.v", TENSOR_BF16, &v);
+    read_r("nk512.lse256", TENSOR_F32, &gl);
+    ck_assert(q.n_elems == h * d && k.n_elems == h * nk * d
+              && gl.n_elems % (8 * h) == 0);
+    for (uint64_t i = 0; i < gl.n_elems; i++) {
+        size_t hh = (size_t)(i % (8 * h)) / 8;
+        gn[hh] =
+            set_add(gset[hh], gn[hh], CAP, (uint32_t)tensor_get_bits(&gl, i));
+    }
+    /* every permutation of 0123, in lexicographic order */
+    for (int p = 0; p < 24; p++) {
+        fa_config cfg;
+        sf_env env = SF_ENV_IEEE;
+        int idx[4] = {0, 1, 2, 3}, r = p;
+
+        for (int pos = 0; pos < 4; pos++) {
+            int f = 1;
+            for (int t = 1; t < 4 - pos; t++)
+                f *= t;
+            int c = r / f;
+            r %= f;
+            order[pos] = (char)('0' + idx[c]);
+            for (int t = c; t < 3 - pos; t++)
+                idx[t] = idx[t + 1];
+        }
+        memcpy(kern.decode_span_order, order, sizeof order);
+        ck_assert_ptr_null(fa_kernel_check(&kern));
+        cfg = fa_config_kernel_default(&kern);
+        cfg.shape.batch = 1;
+        cfg.shape.heads = h;
+        cfg.shape.nq = 1;
+        cfg.shape.nk = nk;
+        cfg.shape.d = d;
+        cfg.exp = &m.exm;
+        cfg.log = &m.lgm;
+        cfg.rcp = &m.rcm;
+        cfg.splits = 1;
+        ck_assert_msg(fa_forward(&cfg, (const uint16_t *)(const void *)q.data,
+                                 (const uint16_t *)(const void *)k.data,
+                                 (const uint16_t *)(const void *)v.data, o,
+                                 lse, NULL, &env)
+                          == 0,
+                      "order %s: fa_forward failed", order);
+        for (size_t hh = 0; hh < h; hh++)
+            en[hh] = set_add(eset[hh], en[hh], CAP, lse[hh]);
+    }
+    for (size_t hh = 0; hh < h; hh++) {
+        size_t in = 0;
+        for (size_t i = 0; i < gn[hh]; i++)
+            for (size_t j = 0; j < en[hh]; j++)
+                in += gset[hh][i] == eset[hh][j];
+        covered += in == gn[hh];
+        if (gn[hh] > 1) {
+            two++;
+            ck_assert_msg(in == gn[hh] && en[hh] == gn[hh],
+                          "head %zu: the GPU gave %zu values (0x%08X ...), "
+                          "the emulator's orders %zu (0x%08X ...), %zu "
+                          "shared",
+                          hh, gn[hh], gset[hh][0], en[hh], eset[hh][0], in);
+        }
+        if (in != gn[hh])
+            printf("decode_repro head %zu: GPU 0x%08X, emulator 0x%08X "
+                   "(%zu orders' values)\n",
+                   hh, gset[hh][0], eset[hh][0], en[hh]);
+    }
+    ck_assert_msg(two == 2, "%zu heads with two GPU values, want 2", two);
+    ck_assert_msg(covered == REPRO_COVERED,
+                  "%zu of %zu heads' GPU values within the orders' set, "
+                  "want %d",
+                  covered, h, REPRO_COVERED);
+    tensor_free(&q);
+    tensor_free(&k);
+    tensor_free(&v);
+    tensor_free(&gl);
+    free(o);
+    free(lse);
+    models_free(&m);
+}
+END_TEST
+
 
 int
 main(void)
@@ -366,6 +499,7 @@ main(void)
     tcase_add_test(tc, test_order_rows);
     tcase_add_test(tc, test_crafted_rows);
     tcase_add_test(tc, test_rcp_model);
+    tcase_add_test(tc, test_repro_orders);
     tcase_add_test(tc, test_rcp_table_refused);
     return tst_run_suite(s);
 }

@@ -3,6 +3,7 @@
    policy (rounding maps: doc/attention.md) */
 #include <config.h>
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -584,18 +585,24 @@ warp32_sum(const uint32_t *p, size_t n, sf_env *e)
 /* The most span sums of one block the decode row sum keeps. */
 #define FA_SPAN_MAX 16
 
-/* A thread's N span sums SV (N <= FA_SPAN_MAX) added into SUM[q]: as the
-   pairwise tree (s0 + s1) + (s2 + s3), ..., or one after another in
-   ORDER (decode_span_order). */
+/* A thread's N span sums SV (N <= FA_SPAN_MAX) of block JB added into
+   SUM[q]: as the pairwise tree (s0 + s1) + (s2 + s3), ..., or one after
+   another in ORDER (decode_span_order; with several orders separated by
+   '/', block JB takes order JB modulo their count). */
 static void
 span_tree(uint32_t (*sv)[4], size_t n, uint32_t *sum, const char *order,
-          sf_env *e)
+          size_t jb, sf_env *e)
 {
     if (order[0] != '\0' && strcmp(order, "tree") != 0) {
         /* in the description's order, the spans this block lacks
            skipped */
         bool first = true;
-        for (size_t i = 0; order[i] != '\0'; i++) {
+        size_t nseg = 1, len;
+        for (size_t i = 0; order[i] != '\0'; i++)
+            nseg += order[i] == '/';
+        len = (strlen(order) + 1) / nseg - 1;
+        order += (jb % nseg) * (len + 1);
+        for (size_t i = 0; i < len; i++) {
             size_t s = (size_t)fa_span_digit(order[i]);
             if (s >= n)
                 continue;
@@ -768,7 +775,8 @@ block_step(fwd_run *r, size_t i0, size_t nr, size_t c0, size_t bw)
                     }
                 }
                 if (t + 1 == n)
-                    span_tree(sv, nspan, bsum, k->decode_span_order, e);
+                    span_tree(sv, nspan, bsum, k->decode_span_order,
+                              c0 / pl->bc, e);
             } else if (qblock) {
                 /* the thread's own sum of the block, from 0 */
                 int q = (int)((t & 7) >> 1);
@@ -945,6 +953,39 @@ log_of(const fa_plan *pl, fa_kernel_log m, uint32_t x)
     }
 }
 
+/* The base-2 log of L for decode_lse "lg2-fma": the log model's table
+   (the H200's lg2.approx), else log2 in double rounded to FP32. */
+static uint32_t
+lg2_of(const fa_plan *pl, uint32_t x)
+{
+    if (pl->logm != NULL && pl->logm->table != NULL)
+        return fa_lg2_table_eval(pl->logm->table, x);
+    float f, r;
+    uint32_t y;
+
+    memcpy(&f, &x, sizeof f);
+    r = (float)log2((double)f);
+    memcpy(&y, &r, sizeof y);
+    return y;
+}
+
+/* decode_lse "lg2-fma": fma(lg2(L), RN32(ln 2), RN32(M RN32(ln 2))), M
+   in the log2 domain. */
+static uint32_t
+lse_lg2_fma(const fa_plan *pl, uint32_t m2, uint32_t l, sf_env *e)
+{
+    return fa_fma(lg2_of(pl, l), F32_LN2, fa_mul(m2, F32_LN2, e), e);
+}
+
+/* Whether a row's LSE is the decode engine's (decode_lse). */
+static bool
+decode_lse(const fa_plan *pl)
+{
+    const fa_kernel *k = &pl->k;
+    return k->decode_lse == FA_DLSE_LG2_FMA && pl->nq == 1
+           && k->decode_wide_min_nk > 0 && pl->nk >= k->decode_wide_min_nk;
+}
+
 /* 1 / l of the normalisation: the reciprocal model's for
    "reciprocal-approx", else RN32(1 / l). */
 static uint32_t
@@ -1097,7 +1138,11 @@ fwd_range(fwd_run *r, size_t i0, size_t nr, size_t lo, size_t hi, long split,
             }
             /* the split's LSE feeds O through the combine */
             sf_env *le = split >= 0 ? r->env : lse_env(r);
-            if (k->lse == FA_LSE_LOG2E_DIV) {
+            if (decode_lse(pl)) {
+                lse = zn ? (split >= 0 ? FA_F32_NEG_INF : FA_F32_INF)
+                         : lse_lg2_fma(
+                             pl, fa_mul(w->m[ri], pl->scale_log2, le), l, le);
+            } else if (k->lse == FA_LSE_LOG2E_DIV) {
                 /* RN32(mi / log2e) + log(s_prime), mi = RN32(m log2e) */
                 lse = zn ? FA_F32_INF
                          : fa_add(fa_div(fa_mul(w->m[ri], FA_F32_LOG2E, le),
@@ -1167,7 +1212,10 @@ fwd_combine_lean(fwd_run *r, size_t i0, size_t nr)
             continue;
         }
         inv = inv_of(pl, l, e);
-        lse = fa_fma(mx, F32_LN2, log_of(pl, pl->k.combine_log, l), lse_env(r));
+        lse = decode_lse(pl)
+                  ? lse_lg2_fma(pl, mx, l, lse_env(r))
+                  : fa_fma(mx, F32_LN2, log_of(pl, pl->k.combine_log, l),
+                           lse_env(r));
         for (size_t col = 0; col < pl->d; col++) {
             sf_env *ce = col_env(r, col);
             uint32_t acc = FA_F32_ZERO;

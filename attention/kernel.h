@@ -218,6 +218,16 @@ typedef enum
                    ... into buffer x); SMs the configuration's sms */
 } fa_dq_buffers;
 
+/* The LSE of cuDNN's 16 x 128 decode engine and its lean reduction. */
+typedef enum
+{
+    FA_DLSE_SAME,   /* "same": as lse says */
+    FA_DLSE_LG2_FMA /* "lg2-fma": fma(lg2(l), RN32(ln 2), RN32(M RN32(ln 2)))
+                       with M = RN32(m sl2) (the lean reduction: M its
+                       log2-domain maximum), lg2 the log model's base-2
+                       log */
+} fa_decode_lse;
+
 /* Tiles of one range of head dimensions; 0 means N (untiled). */
 typedef struct fa_kernel_tiles
 {
@@ -360,6 +370,10 @@ typedef struct fa_kernel
        in an order that changes from launch to launch (doc/gpu-
        crosscheck.md): each fixed order is one of its possible results. */
     char decode_span_order[FA_KERNEL_NAME_MAX];
+    /* Appended (optional in JSON, "same" when absent): the LSE of one
+       query row from decode_wide_min_nk keys (the second engine) and of
+       the lean reduction after it. */
+    fa_decode_lse decode_lse;
 } fa_kernel;
 
 /* The named descriptions ("fa2", "paper-eq4", "repo", "fp32", then

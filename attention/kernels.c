@@ -303,6 +303,7 @@ static const char *const cexp_names[] = {"cr", "libm", "model",
 static const char *const bwd_names[] = {"chain", "fa2",  "repo", "efficient",
                                          "math",  "cudnn", NULL};
 static const char *const dqb_names[] = {"one", "sms", NULL};
+static const char *const dlse_names[] = {"same", "lg2-fma", NULL};
 
 static const struct
 {
@@ -322,6 +323,7 @@ static const struct
     {"combine", combine_names}, {"combine_exp", cexp_names},
     {"bwd", bwd_names},         {"exp_fn", expfn_names},
     {"dq_buffers", dqb_names},
+    {"decode_lse", dlse_names},
 };
 
 const char *const *
@@ -355,9 +357,9 @@ mma_ok(const char *name)
     return m != NULL && m->acc == &sf_format_f32;
 }
 
-/* decode_span_order: "" or "tree", or each of 0 .. n - 1 once in hex
-   digits, n the spans of a block of the widest span setting (at most
-   16). */
+/* decode_span_order: "" or "tree", or orders separated by '/', each of
+   them every one of 0 .. n - 1 once in hex digits (the same n in all, at
+   most 16). */
 static bool
 span_order_ok(const fa_kernel *k)
 {
@@ -370,13 +372,20 @@ span_order_ok(const fa_kernel *k)
         return false;
     if (n == 0 || strcmp(o, "tree") == 0)
         return true;
-    if (n > 16)
-        return false;
-    for (size_t i = 0; i < n; i++) {
-        int d = fa_span_digit(o[i]);
-        if (d < 0 || (size_t)d >= n || (seen >> d & 1u))
+    for (size_t a = 0, len = 0; a < n; a += len + 1) {
+        const char *slash = memchr(o + a, '/', n - a);
+        size_t seg = slash != NULL ? (size_t)(slash - (o + a)) : n - a;
+        if (seg == 0 || seg > 16 || (len != 0 && seg != len)
+            || (slash != NULL && (size_t)(slash - o) + 1 == n))
             return false;
-        seen |= 1u << d;
+        len = seg;
+        seen = 0;
+        for (size_t i = a; i < a + seg; i++) {
+            int d = fa_span_digit(o[i]);
+            if (d < 0 || (size_t)d >= seg || (seen >> d & 1u))
+                return false;
+            seen |= 1u << d;
+        }
     }
     return true;
 }
@@ -420,7 +429,8 @@ fa_kernel_check(const fa_kernel *k)
         || (unsigned)k->combine > FA_COMBINE_LEAN
         || (unsigned)k->combine_exp > FA_CEXP_EXPF
         || (unsigned)k->bwd > FA_BWD_CUDNN
-        || (unsigned)k->dq_buffers > FA_DQB_SMS)
+        || (unsigned)k->dq_buffers > FA_DQB_SMS
+        || (unsigned)k->decode_lse > FA_DLSE_LG2_FMA)
         return "kernel: an enumerated field out of range";
     if ((k->exp_arg == FA_ARG_SCALE_SUB || k->exp_arg == FA_ARG_SCALE_FMA)
         != (k->alpha_arg == FA_ALPHA_SUB_SCALE

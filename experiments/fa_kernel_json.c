@@ -88,6 +88,7 @@ static const field fields[] = {
     {"decode_rowsum_span_wide", F_UINT, OFF(decode_rowsum_span_wide), NULL},
     {"decode_wide_min_nk", F_UINT, OFF(decode_wide_min_nk), NULL},
     {"decode_span_order", F_STRING, OFF(decode_span_order), NULL},
+    {"decode_lse", F_ENUM, OFF(decode_lse), "decode_lse"},
 };
 #define N_FIELDS (sizeof fields / sizeof fields[0])
 /* the optional fields come last */

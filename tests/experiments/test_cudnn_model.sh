@@ -64,8 +64,9 @@ END
 # cuDNN pinned ("backend": "cudnn"): no option, the manifest decides,
 # cuDNN's decode engine with the lean reduction included (the largest
 # power of two of splits not above Nk / 128, split s on the tiles s, s +
-# S, ...; combine "lean").  O is exact; the reduction's LSE is not yet
-# (1-ulp differences; doc/gpu-crosscheck.md).
+# S, ...; combine "lean").  O is exact; the LSE (decode_lse lg2-fma) is
+# not reproducible on the GPU itself (doc/gpu-crosscheck.md), so a few
+# rows stay 1 ulp off.
 while read -r name oe on le ln; do
     run diff --dump "$C/$name.safetensors" --stage o,lse --no-exact --json
     expect_stage "$name" 0 o "$oe" "$on"
@@ -74,18 +75,18 @@ done <<'END'
 mb_d64_nq256_nk1024 16384 16384 256 256
 mb_d128_causal_512 65536 65536 512 512
 mb_d64_fp16_nq128_nk768 8192 8192 128 128
-dec_d64_nk1024 128 128 1 2
+dec_d64_nk1024 128 128 2 2
 dec_d64_nk4096 64 64 1 1
 dec_d128_nk2048 128 128 1 1
 dec_d128_nk600 128 128 0 1
 dec_d64_nk1000_sink 64 64 1 1
 dec_d64_nk1024_fp16 64 64 1 1
-lean_d64_nk513 256 256 2 4
-lean_d64_nk600 256 256 2 4
+lean_d64_nk513 256 256 4 4
+lean_d64_nk600 256 256 3 4
 lean_d128_nk700 512 512 4 4
-lean_d64_nk1000 256 256 1 4
+lean_d64_nk1000 256 256 3 4
 lean_d64_nk1024 256 256 4 4
-lean_d64_nk1536 256 256 3 4
+lean_d64_nk1536 256 256 4 4
 END
 
 # The FP16 reciprocal probe (cudnn_lean_probe.py): Q and K of

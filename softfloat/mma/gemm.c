@@ -141,7 +141,9 @@ gemm_fma_chain(const sf_mma_model *m, size_t rows, size_t cols, size_t k,
         return false;
     if (host) {
         int isa = s_mma_chain_native_isa(m, env);
-        if ((isa != 0 || s_mma_chain_fmaf_ok(m, env))
+        if ((isa != 0
+             || (rows * cols * k >= S_MMA_FMAF_MIN
+                 && s_mma_chain_fmaf_ok(m, env)))
             && chain_host(isa, rows, cols, k, fa, a, fb, b, c, d, env))
             return true;
     }

@@ -24,14 +24,16 @@
    environment may leave a flush-to-zero mode that FE_DFL_ENV does not
    clear.  Before any chain, every call runs eleven probes through the
    same kernel under the installed environment and compares bits and the
-   five flags with sf_f32_fma's: ties broken by a term far below the
+   five flags with what RN(a b + c) is (sf_f32_fma's): ties broken by a term far below the
    binary64 precision (the double-rounding traps, both signs, both
    parities, which the directed modes also miss), an exact low product
    part, the sign of an exact zero, exact subnormal results and operands
    (FTZ, DAZ), underflow, overflow, exact and inexact results.  One
-   mismatch and the call returns false: the software chain runs.  The
-   probes cost about as much as a hundred software FMAs; no result is
-   kept between calls (the library holds no mutable state).
+   mismatch and the call returns false: the software chain runs.  No
+   result is kept between calls (the library holds no mutable state);
+   the probes and the environment calls cost about as much as fifty
+   software FMAs, so sf_mma_gemm takes the path only from
+   S_MMA_FMAF_MIN products on.
 
    Flags: as gemm_chain.c, per block of rows.  The block's flags are
    cleared before and read after (fetestexcept).  Inexact maps to
@@ -152,53 +154,63 @@ sf_flags_of(int x)
            | ((x & FE_INVALID) ? SF_FLAG_INVALID : 0u);
 }
 
-/* The probes (a, b, c as FP32 bits) and what RN(a b + c) is. */
-static const uint32_t probes[][3] = {
-    /* (1 + 2^-12)^2 + 2^-80 = 1 + 2^-11 + 2^-24 + 2^-80: a tie (even
-       below) pushed up, 3F801001; through binary64, 3F801000 */
-    {0x3F800800u, 0x3F800800u, 0x17800000u},
-    /* the same negated, BF801001: the directed modes miss one of them */
-    {0xBF800800u, 0x3F800800u, 0x97800000u},
-    /* (1 + 2^-23) 1.5 - 2^-80: a tie (odd below) pulled down, 3FC00001;
-       through binary64, 3FC00002 */
-    {0x3F800001u, 0x3FC00000u, 0x97800000u},
-    /* (1 + 2^-23)^2 - (1 + 2^-22) = 2^-46 exactly (28800000) */
-    {0x3F800001u, 0x3F800001u, 0xBF800002u},
+/* The probes: a, b, c (FP32 bits), RN(a b + c) and the flags it raises
+   (values by exact rational arithmetic; the tests check them against
+   sf_f32_fma).  The flags are sticky and clearing them costs about as
+   much as a hundred FMAs, so the probes run in this order and each is
+   checked against the union of the flags so far: the exact ones first
+   (no flag at all), then inexact, underflow and overflow, each raising
+   one flag for the first time. */
+#define P_IX FE_INEXACT
+#define P_UF (FE_INEXACT | FE_UNDERFLOW)
+#define P_OF (FE_INEXACT | FE_OVERFLOW)
+static const struct
+{
+    uint32_t a, b, c, want;
+    int flags;
+} probes[] = {
+    /* (1 + 2^-23)^2 - (1 + 2^-22) = 2^-46 exactly: the product's low part */
+    {0x3F800001u, 0x3F800001u, 0xBF800002u, 0x28800000u, 0},
     /* 1 * 1 - 1 = +0 (-0 rounding down) */
-    {0x3F800000u, 0x3F800000u, 0xBF800000u},
-    /* 2^-100 2^-30 = 2^-130, an exact subnormal (00080000), no flag */
-    {0x0D800000u, 0x30800000u, 0x00000000u},
-    /* 2^-149 2^100 = 2^-49 (27000000): a subnormal operand */
-    {0x00000001u, 0x71800000u, 0x00000000u},
-    /* 3 2^-149 / 2 -> 2^-148 (00000002): underflow, inexact */
-    {0x00000003u, 0x3F000000u, 0x00000000u},
-    /* 2^127 2 -> +Inf: overflow, inexact */
-    {0x7F000000u, 0x40000000u, 0x00000000u},
-    /* RN(1/3) 3 - 1 = 2^-25 exactly (33000000) */
-    {0x3EAAAAABu, 0x40400000u, 0xBF800000u},
-    /* RN(1/3)^2 -> 3DE38E3A, inexact */
-    {0x3EAAAAABu, 0x3EAAAAABu, 0x00000000u},
+    {0x3F800000u, 0x3F800000u, 0xBF800000u, 0x00000000u, 0},
+    /* 2^-100 2^-30 = 2^-130, an exact subnormal (zero under FTZ) */
+    {0x0D800000u, 0x30800000u, 0x00000000u, 0x00080000u, 0},
+    /* 2^-149 2^100 = 2^-49: a subnormal operand (zero under DAZ) */
+    {0x00000001u, 0x71800000u, 0x00000000u, 0x27000000u, 0},
+    /* RN(1/3) 3 - 1 = 2^-25 exactly */
+    {0x3EAAAAABu, 0x40400000u, 0xBF800000u, 0x33000000u, 0},
+    /* (1 + 2^-12)^2 + 2^-80 = 1 + 2^-11 + 2^-24 + 2^-80: a tie (even
+       below) pushed up; through binary64, 3F801000 */
+    {0x3F800800u, 0x3F800800u, 0x17800000u, 0x3F801001u, P_IX},
+    /* the same negated: the directed modes miss one of the two */
+    {0xBF800800u, 0x3F800800u, 0x97800000u, 0xBF801001u, P_IX},
+    /* (1 + 2^-23) 1.5 - 2^-80: a tie (odd below) pulled down; through
+       binary64, 3FC00002 */
+    {0x3F800001u, 0x3FC00000u, 0x97800000u, 0x3FC00001u, P_IX},
+    /* RN(1/3)^2 */
+    {0x3EAAAAABu, 0x3EAAAAABu, 0x00000000u, 0x3DE38E3Au, P_IX},
+    /* 3 2^-149 / 2 = 1.5 2^-149 -> 2^-148: tiny before and after
+       rounding, inexact */
+    {0x00000003u, 0x3F000000u, 0x00000000u, 0x00000002u, P_UF},
+    /* 2^127 2 -> +Inf */
+    {0x7F000000u, 0x40000000u, 0x00000000u, 0x7F800000u, P_OF},
 };
 
-/* Whether fmaf, in the installed environment, gives every probe's bits
-   and flags as sf_f32_fma does. */
+/* Whether fmaf, in the installed environment (flags clear), gives every
+   probe's bits and flags. */
 static bool
 fmaf_trusted(void)
 {
-    for (size_t i = 0; i < sizeof probes / sizeof probes[0]; i++) {
-        sf_env e = SF_ENV_IEEE;
-        uint32_t want, got;
-        int raised;
+    int so_far = 0;
 
-        want = sf_f32_fma((sf_f32){probes[i][0]}, (sf_f32){probes[i][1]},
-                          (sf_f32){probes[i][2]}, SF_RNE, &e)
-                   .bits;
-        feclearexcept(FE_ALL_EXCEPT);
+    for (size_t i = 0; i < sizeof probes / sizeof probes[0]; i++) {
+        uint32_t got;
+
         BARRIER();
-        chain_fmaf(1, 1, 1, probes[i], probes[i] + 1, probes[i] + 2, &got);
+        chain_fmaf(1, 1, 1, &probes[i].a, &probes[i].b, &probes[i].c, &got);
         BARRIER();
-        raised = fetestexcept(FE_FIVE);
-        if (got != want || sf_flags_of(raised) != e.flags)
+        so_far |= probes[i].flags;
+        if (got != probes[i].want || fetestexcept(FE_FIVE) != so_far)
             return false;
     }
     return true;

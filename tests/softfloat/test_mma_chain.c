@@ -318,20 +318,34 @@ START_TEST(test_chain_flags_reached)
                                        0x3FC00001u, 0x00080000u};
     static const int isas[2] = {SF_ISA_AUTO, SF_ISA_SCALAR};
 
+    /* each case alone (1 x 1 x 1) and, so that the host paths take it
+       (the fmaf path needs 64 products), as step 3 of eight columns'
+       chains of eight steps whose other steps are 0 * 1 (exact, no flag:
+       every column's result is the case's) */
     for (int u = 0; u < 2; u++)
-        for (int i = 0; i < 6; i++) {
-            sf_env env = SF_ENV_IEEE;
-            uint32_t d;
-            env.isa = isas[u];
-            (void)sf_mma_gemm(m, 1, 1, 1, &sf_format_f32, a + i,
-                              &sf_format_f32, b + i, c + i, &d,
-                              SF_MMA_PATH_AUTO, &env);
-            if (d != want_d[i] || env.flags != want[i])
-                ck_abort_msg("isa %s: %08x * %08x + %08x: %08x flags %02x, "
-                             "want %08x flags %02x",
-                             sf_isa_name((sf_isa)isas[u]), a[i], b[i], c[i],
-                             d, env.flags, want_d[i], want[i]);
-        }
+        for (int i = 0; i < 6; i++)
+            for (int big = 0; big < 2; big++) {
+                uint32_t ab[8] = {0}, bb[64], cb[8], d[8];
+                size_t n = big ? 8 : 1;
+                sf_env env = SF_ENV_IEEE;
+                env.isa = isas[u];
+                ab[big ? 3 : 0] = a[i];
+                for (size_t t = 0; t < 64; t++)
+                    bb[t] = t / 8 == 3 || !big ? b[i] : 0x3F800000u;
+                for (size_t j = 0; j < 8; j++)
+                    cb[j] = c[i];
+                memset(d, 0xA5, sizeof d);
+                (void)sf_mma_gemm(m, 1, n, n, &sf_format_f32, ab,
+                                  &sf_format_f32, bb, cb, d,
+                                  SF_MMA_PATH_AUTO, &env);
+                for (size_t j = 0; j < n; j++)
+                    if (d[j] != want_d[i] || env.flags != want[i])
+                        ck_abort_msg("isa %s, 1x%zux%zu: %08x * %08x + %08x: "
+                                     "%08x flags %02x, want %08x flags %02x",
+                                     sf_isa_name((sf_isa)isas[u]), n, n,
+                                     a[i], b[i], c[i], d[j], env.flags,
+                                     want_d[i], want[i]);
+            }
 }
 END_TEST
 

@@ -189,19 +189,19 @@ START_TEST(test_fake)
     tst_rng r;
 
     fake = _i;
-    /* the directed cases, one product each, and in a 1x2x2 chain whose
-       second step is the case (C 0: the first step exact, 0 * x) */
+    /* each directed case as step 3 of eight columns' chains of eight
+       steps whose other steps are 0 * 1 (exact, no flag): 64 products,
+       enough for the path */
     for (int mi = 0; mi < nm; mi++)
         for (int d = 0; d < 4; d++) {
-            uint32_t a2[2] = {0, directed[d][0]};
-            uint32_t b2[4] = {0x3F800000u, 0x3F800000u, directed[d][1],
-                              directed[d][1]};
-            uint32_t c2[2] = {directed[d][2], directed[d][2]};
-            long n = run_case("directed", 1, 1, 1, directed[d],
-                              directed[d] + 1, directed[d] + 2, mv[mi]);
-            most = n > most ? n : most;
-            used += n;
-            n = run_case("directed chain", 1, 2, 2, a2, b2, c2, mv[mi]);
+            uint32_t a8[8] = {0}, b8[64], c8[8];
+            long n;
+            a8[3] = directed[d][0];
+            for (size_t t = 0; t < 64; t++)
+                b8[t] = t / 8 == 3 ? directed[d][1] : 0x3F800000u;
+            for (size_t j = 0; j < 8; j++)
+                c8[j] = directed[d][2];
+            n = run_case("directed", 1, 8, 8, a8, b8, c8, mv[mi]);
             most = n > most ? n : most;
             used += n;
         }

@@ -1,4 +1,5 @@
-# softfloat/local.mk -- libsoftfloat: libc only, no I/O, no globals
+# softfloat/local.mk -- libsoftfloat: the C library only (libm for fmaf),
+# no I/O, no globals
 lib_LTLIBRARIES += softfloat/libsoftfloat.la
 softfloat_libsoftfloat_la_SOURCES = \
 	softfloat/internal.h \
@@ -18,4 +19,5 @@ softfloat_libsoftfloat_la_SOURCES = \
 	softfloat/s_bignum.c softfloat/s_bignum.h softfloat/s_fma.h \
 	softfloat/s_fast.h softfloat/s_add16.h
 softfloat_libsoftfloat_la_LDFLAGS = -version-info 0:0:0
+softfloat_libsoftfloat_la_LIBADD = $(LIBM)
 pkginclude_HEADERS += softfloat/softfloat.h softfloat/softfloat_inline.h

@@ -11,7 +11,8 @@ mma_tests = \
 	tests/softfloat/test_mma_avx512bf16 \
 	tests/softfloat/test_mma_amx \
 	tests/softfloat/test_mma_gemm \
-	tests/softfloat/test_mma_chain
+	tests/softfloat/test_mma_chain \
+	tests/softfloat/test_mma_chain_fmaf
 
 check_PROGRAMS += $(mma_tests)
 TESTS += $(mma_tests)
@@ -36,6 +37,12 @@ tests_softfloat_test_mma_gemm_LDADD = $(mma_test_ldadd)
 tests_softfloat_test_mma_chain_SOURCES = tests/softfloat/test_mma_chain.c
 tests_softfloat_test_mma_chain_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_softfloat_test_mma_chain_LDADD = $(mma_test_ldadd)
+
+# defines its own fmaf, which the library's call binds to
+tests_softfloat_test_mma_chain_fmaf_SOURCES = \
+	tests/softfloat/test_mma_chain_fmaf.c
+tests_softfloat_test_mma_chain_fmaf_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_softfloat_test_mma_chain_fmaf_LDADD = $(mma_test_ldadd)
 
 # tests/softfloat/test_mma_h200.c (sm90 against the H200 fixture) is
 # built by tests/gpu.mk.

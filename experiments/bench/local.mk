@@ -26,10 +26,12 @@ EXTRA_PROGRAMS += experiments/bench/bench_events \
 experiments_bench_bench_events_SOURCES = \
 	experiments/bench/bench_events.c $(softfloat_libsoftfloat_la_SOURCES)
 experiments_bench_bench_events_CPPFLAGS = $(AM_CPPFLAGS)
+experiments_bench_bench_events_LDADD = $(LIBM)
 experiments_bench_bench_events_nohook_SOURCES = \
 	experiments/bench/bench_events.c $(softfloat_libsoftfloat_la_SOURCES)
 experiments_bench_bench_events_nohook_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DSF_NO_EVENT_HOOK
+experiments_bench_bench_events_nohook_LDADD = $(LIBM)
 EXTRA_DIST += experiments/bench/run-events.sh
 
 BENCH_BINARIES = experiments/bench/bench experiments/bench/bench_events \

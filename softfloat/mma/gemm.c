@@ -67,20 +67,21 @@ all_finite(const sf_format *f, const void *p, size_t n)
     return bad == 0;
 }
 
-/* The FMA chain of gemm_fma_chain on the host's FMA unit
-   (gemm_chain.c): A and B widened to FP32 row-major (B not transposed),
-   operands already known finite.  False (nothing written) when memory
-   runs out. */
+/* The FMA chain of gemm_fma_chain on the host's FMA unit: the vector
+   kernels of gemm_chain.c when the ISA cap and the CPU allow (ISA
+   nonzero), else the C library's fmaf (gemm_chain_fmaf.c).  A and B
+   widened to FP32 row-major (B not transposed), operands already known
+   finite.  False (nothing written) when memory runs out or fmaf fails
+   its self-check. */
 static bool
-chain_native(const sf_mma_model *m, size_t rows, size_t cols, size_t k,
-             const sf_format *fa, const void *a, const sf_format *fb,
-             const void *b, const uint32_t *c, uint32_t *d, sf_env *env)
+chain_host(int isa, size_t rows, size_t cols, size_t k, const sf_format *fa,
+           const void *a, const sf_format *fb, const void *b,
+           const uint32_t *c, uint32_t *d, sf_env *env)
 {
-    bool ok = true;
+    bool ok = true, done = true;
     uint32_t *aw = NULL, *bw = NULL, *tmp;
     const uint32_t *ap = a, *bp = b;
 
-    (void)m;
     tmp = malloc(4 * cols * 4);
     if (fa != &sf_format_f32)
         ap = aw = malloc(rows * k * 4);
@@ -96,19 +97,22 @@ chain_native(const sf_mma_model *m, size_t rows, size_t cols, size_t k,
         aw[i] = wide_f32(fa, a, i, &ok);
     for (size_t i = 0; bw != NULL && i < k * cols; i++)
         bw[i] = wide_f32(fb, b, i, &ok);
-    s_mma_chain_native(s_mma_chain_native_isa(m, env), rows, cols, k, ap, bp,
-                       c, d, tmp, env);
+    if (isa != 0)
+        s_mma_chain_native(isa, rows, cols, k, ap, bp, c, d, tmp, env);
+    else
+        done = s_mma_chain_fmaf(rows, cols, k, ap, bp, c, d, tmp, env);
     free(tmp);
     free(aw);
     free(bw);
-    return true;
+    return done;
 }
 
 /* The sequential FP32 FMA chain ("fma-chain": IEEE FMAs, RNE, no
    storage rounding) with finite FP32, BF16 or FP16 inputs and C: each
    element one sf_f32_fma per product, inputs widened once; with HOST
    (any path but an explicit SF_MMA_PATH_SCALAR), on the host's FMA unit
-   where gemm_chain.c can run it (same bits and flags).  Returns false
+   where gemm_chain.c or gemm_chain_fmaf.c can run it (same bits and
+   flags).  Returns false
    (nothing written) when the model or the data is not of that kind: a
    non-finite input or C, whose NaN rules the generic path keeps. */
 static bool
@@ -135,9 +139,14 @@ gemm_fma_chain(const sf_mma_model *m, size_t rows, size_t cols, size_t k,
     if (!all_finite(fa, a, rows * k) || !all_finite(fb, b, k * cols)
         || (c != NULL && !all_finite(&sf_format_f32, c, rows * cols)))
         return false;
-    if (host && s_mma_chain_native_isa(m, env) != 0
-        && chain_native(m, rows, cols, k, fa, a, fb, b, c, d, env))
-        return true;
+    if (host) {
+        int isa = s_mma_chain_native_isa(m, env);
+        if ((isa != 0
+             || (rows * cols * k >= S_MMA_FMAF_MIN
+                 && s_mma_chain_fmaf_ok(m, env)))
+            && chain_host(isa, rows, cols, k, fa, a, fb, b, c, d, env))
+            return true;
+    }
     bt = malloc(cols * k * 4);
     ar = malloc(k * 4);
     if (bt == NULL || ar == NULL) {

@@ -25,6 +25,7 @@
 #include "attention/attention.h"
 #include "tests/analysis/sdpa_dump.h"
 #include "tests/support/suite.h"
+#include "tests/support/support.h"
 
 #define BK SRCDIR "/tests/data/gpu/backends/"
 
@@ -97,6 +98,7 @@ run_dump(const char *name, const char *policy, const char *prefix,
     size_t eq = 0, nel = sh.nq * sh.d;
     bool shown = false;
 
+    env.isa = tst_isa(); /* BF16EMU_ISA: the path under test */
     snprintf(path, sizeof path, BK "%s.safetensors", name);
     read_t(path, "q", dt, &q);
     read_t(path, "k", dt, &k);
@@ -237,6 +239,7 @@ bwd_dump(const char *name, const char *prefix, const ex2_model *ex,
     size_t nq = sh.nq * sh.d, nk = sh.nk * sh.d, all_eq = 0;
     uint32_t *o, *lse, *out[3];
 
+    env.isa = tst_isa(); /* BF16EMU_ISA: the path under test */
     *n_all = 0;
     snprintf(path, sizeof path, BK "%s.safetensors", name);
     read_t(path, "q", dt, &q);

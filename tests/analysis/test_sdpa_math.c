@@ -31,6 +31,7 @@
 #include "attention/kernel.h"
 #include "tests/analysis/sdpa_dump.h"
 #include "tests/support/suite.h"
+#include "tests/support/support.h"
 
 #define BK SRCDIR "/tests/data/gpu/backends/"
 #define MT BK "math/"
@@ -159,6 +160,7 @@ run_backward(const char *dir, const char *name, const ex2_model *ex,
     uint32_t *out[3];
     fa_capture cap;
 
+    env.isa = tst_isa(); /* BF16EMU_ISA: the path under test */
     snprintf(path, sizeof path, "%s%s.safetensors", dir, name);
     read_t(path, "q", dt, &q);
     read_t(path, "k", dt, &k);
@@ -280,6 +282,7 @@ decode_o(const char *name, const ex2_model *ex, size_t launch_bh, size_t *n)
     uint32_t *o, lse;
     size_t eq;
 
+    env.isa = tst_isa(); /* BF16EMU_ISA: the path under test */
     cfg.launch_bh = launch_bh;
     snprintf(path, sizeof path, MT "%s.safetensors", name);
     read_t(path, "q", TENSOR_BF16, &q);

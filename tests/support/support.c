@@ -39,6 +39,25 @@ parse_u64_env(const char *name, uint64_t dflt, int *set)
     return (uint64_t)v;
 }
 
+int
+tst_isa(void)
+{
+    const char *s = getenv("BF16EMU_ISA");
+    int isa;
+
+    if (s == NULL || *s == '\0')
+        return SF_ISA_AUTO;
+    isa = sf_isa_by_name(s);
+    if (isa < 0 || !sf_isa_supported((sf_isa)isa)) {
+        fprintf(stderr,
+                "BF16EMU_ISA '%s': expected auto, scalar, avx2, avx512 or "
+                "neon, one this CPU runs\n",
+                s);
+        exit(2);
+    }
+    return isa;
+}
+
 uint64_t
 tst_seed(void)
 {

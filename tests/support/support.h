@@ -16,6 +16,12 @@ uint64_t tst_seed(void);
 /* BF16EMU_TEST_MULTIPLIER (default 1, at least 1): scales random counts. */
 unsigned long tst_multiplier(void);
 
+/* BF16EMU_ISA (auto, scalar, avx2, avx512, neon; unset or empty: auto) as
+   an env->isa cap, read as the CLI reads it, so that a test of the
+   library runs on one path: BF16EMU_ISA=scalar make check TESTS=...
+   An unknown name or a path the CPU lacks stops the program (exit 2). */
+int tst_isa(void);
+
 /* Prints one failure as a line that can be pasted into a table:
    "<fmt>_<op> <rm> <in hex>... <expected hex> <flags> got <hex> <flags>"
    followed by the inputs as %a. Returns nothing; callers count failures

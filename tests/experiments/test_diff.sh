@@ -150,7 +150,8 @@ expect_err_has "--fa2-rowsum 'both': expected fma or separate"
 # The flash kernel itself: head 7, query rows 384..511 of a 14-head,
 # 1024-key SDPA dump (non-causal, so each row is computed as in the whole
 # problem).  Its O element [24, 21] is 1 BF16 ulp off without the row-sum
-# FFMA, and bit-equal with it (the default).
+# FFMA, and bit-equal with it (the default); the report names the
+# launch's head (the manifest's heads_from).
 run diff --dump "$G/sdpa_h200_d64_n1024_h7_rows.safetensors" --stage o \
     --no-exact
 expect_rc 0
@@ -159,7 +160,7 @@ run diff --dump "$G/sdpa_h200_d64_n1024_h7_rows.safetensors" --stage o \
     --no-exact --fa2-rowsum separate
 expect_rc 1
 expect_line "  8192 elements, 8191 bit-equal (99.988%), 1 differ"
-expect_line "    [0, 0, 24, 21]: gpu 0x3D9C 0.076171875, emulator 0x3D9D 0.076660156, distance 1"
+expect_line "    [0, 7, 24, 21]: gpu 0x3D9C 0.076171875, emulator 0x3D9D 0.076660156, distance 1"
 
 # --stage picks stages; JSON names the kernel's tiles and the first
 # divergent stage (null when none).

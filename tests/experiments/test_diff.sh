@@ -74,6 +74,20 @@ for name in sdpa_h200_d64_repmax sdpa_h200_d64_sink_causal sdpa_h200_d128; do
     expect_line "result: 4 stages compared, all bit-equal"
     expect_no_stderr
 done
+# sdpa_h200_d128 keeps head 2 of its launch (heads_from), the one head
+# whose O tells the exp model and the division apart: a correctly
+# rounded exp, or O = RN(acc / l) instead of acc * RN(1 / l), changes an
+# O element.
+run diff --policy fa2 --dump "$G/sdpa_h200_d128.safetensors" --stage o \
+    --exp cr --no-exact
+expect_rc 1
+expect_line "  the file keeps 1 of the launch's 4 heads: 2"
+run attn --policy fa2 --describe
+sed 's/"normalize": "reciprocal"/"normalize": "divide"/' "$tmp/out" \
+    >"$tmp/fa2-divide.json"
+run diff --kernel "$tmp/fa2-divide.json" --dump "$G/sdpa_h200_d128.safetensors" \
+    --stage o --no-exact
+expect_rc 1
 
 # ---------------------------------------------------------------------
 # fa_dump: our kernel on the H200 (mma.sync, ex2.approx, cvt.rn), in the

@@ -231,9 +231,17 @@ typedef struct
     int align_opt; /* --causal-align: -1 not given, 0 bottom-right, 1 top-left */
     ut_layout man_layout;
     bool man_heads_kept_given;
-    uint64_t man_heads_kept[64]; /* "heads_kept": the launch's heads kept */
+    uint64_t man_heads_kept[64]; /* "heads_kept" or "heads_from": the
+                                    launch's index of each head kept */
     size_t n_heads_kept;
+    const char *heads_key; /* which of the two the manifest gave */
+    bool man_batch_from_given;
+    uint64_t man_batch_from[64]; /* "batch_from": the launch's batch of
+                                    each head kept (one number: all) */
+    size_t n_batch_from;
+    uint64_t man_launch_b, man_launch_h; /* "launch_shape"; 0 absent */
     bool heads_subset; /* the file keeps some of the launch's heads */
+    uint64_t launch_heads; /* the launch's heads then */
     bool meta_causal_given, meta_causal; /* a tensor file's "causal" */
     const char *meta_scale;              /* a tensor file's "scale" */
     bool causal_override;                /* an option overrides the file */
@@ -699,6 +707,8 @@ read_manifest(diff_ctx *x, const char *m)
             }
             if (lb > 0 && lh > 0)
                 x->man_launch_bh = (uint64_t)lb * (uint64_t)lh;
+            x->man_launch_b = (uint64_t)lb;
+            x->man_launch_h = (uint64_t)lh;
         } else if (strcmp(key, "fix") == 0) {
             char fb[32];
             int f;
@@ -797,13 +807,55 @@ read_manifest(diff_ctx *x, const char *m)
                 return false;
             }
             x->man_shape_given = true;
-        } else if (strcmp(key, "heads_kept") == 0) {
-            if (!read_list(x, &c, "heads_kept", x->man_heads_kept,
+        } else if (strcmp(key, "heads_kept") == 0
+                   || strcmp(key, "heads_from") == 0) {
+            /* the launch's index of each head the tensors hold:
+               "heads_kept" (capture.py, where shape is the launch's) or
+               "heads_from" (trim_dump.py, slice_heads.py, where shape is
+               the file's and launch_shape the launch's) */
+            if (x->man_heads_kept_given) {
+                cli_error(CMD,
+                          "%s: manifest: %s: expected one of heads_kept "
+                          "and heads_from, not both",
+                          x->dump, key);
+                return false;
+            }
+            x->heads_key = key[6] == 'k' ? "heads_kept" : "heads_from";
+            if (c.p >= c.end || *c.p != '[') {
+                cli_error(CMD,
+                          "%s: manifest: %s: expected a list of head "
+                          "indices",
+                          x->dump, x->heads_key);
+                return false;
+            }
+            if (!read_list(x, &c, x->heads_key, x->man_heads_kept,
                            sizeof x->man_heads_kept
                                / sizeof x->man_heads_kept[0],
                            &x->n_heads_kept))
                 return false;
             x->man_heads_kept_given = true;
+        } else if (strcmp(key, "batch_from") == 0) {
+            /* trim_dump.py: the launch's batch of the heads kept, one
+               number for all of them or one per head */
+            double v;
+            if (c.p < c.end && *c.p == '[') {
+                if (!read_list(x, &c, "batch_from", x->man_batch_from,
+                               sizeof x->man_batch_from
+                                   / sizeof x->man_batch_from[0],
+                               &x->n_batch_from))
+                    return false;
+            } else if (jnumber(&c, &v) && v >= 0 && v <= 0x1p31
+                       && v == floor(v)) {
+                x->man_batch_from[0] = (uint64_t)v;
+                x->n_batch_from = 0; /* one number: every head */
+            } else {
+                cli_error(CMD,
+                          "%s: manifest: batch_from: expected a "
+                          "non-negative integer or a list of them",
+                          x->dump);
+                return false;
+            }
+            x->man_batch_from_given = true;
         } else if (strcmp(key, "layout") == 0) {
             char lb[16];
             if (c.p >= c.end || *c.p != '"' || !jstring(&c, lb, sizeof lb)
@@ -1249,18 +1301,24 @@ resolve_layout(diff_ctx *x)
 }
 
 /* The launch shape of the manifest against the tensors': equal, except
-   that the file may keep some of the launch's heads ("heads_kept" names
-   them, when given). */
+   that the file may keep some of the launch's heads: "shape" is the
+   launch's and "heads_kept" names the heads kept (capture.py), or
+   "shape" is the file's, "launch_shape" the launch's and "heads_from"
+   (with "batch_from") names them (trim_dump.py, slice_heads.py). */
 static bool
 check_manifest_shape(diff_ctx *x)
 {
     static const char *const sh_keys[5] = {"batch", "heads", "nq", "nk", "d"};
     const size_t got[5] = {x->nb, x->nh, x->nq, x->nk, x->d};
+    bool from = x->man_heads_kept_given
+                && strcmp(x->heads_key, "heads_from") == 0;
+    uint64_t bound_h = 0, bound_b = 0; /* the launch's heads, batch */
 
     if (x->man_shape_given)
         for (int i = 0; i < 5; i++) {
             if (i == 1 && x->man_shape[i] > got[i]) {
                 x->heads_subset = true;
+                x->launch_heads = x->man_shape[i];
                 continue;
             }
             if (x->man_shape[i] != got[i]) {
@@ -1274,21 +1332,54 @@ check_manifest_shape(diff_ctx *x)
                 return false;
             }
         }
+    if (from) {
+        bound_h = x->man_launch_h;
+        bound_b = x->man_launch_b;
+        if (x->man_launch_h > x->nh || x->man_launch_b > x->nb) {
+            x->heads_subset = true;
+            x->launch_heads = x->man_launch_h;
+        }
+    } else if (x->man_shape_given) {
+        bound_h = x->man_shape[1];
+    }
     if (x->man_heads_kept_given) {
         if (x->n_heads_kept != x->nh) {
             cli_error(CMD,
-                      "%s: manifest: heads_kept: %zu heads (expected %zu, "
+                      "%s: manifest: %s: %zu heads (expected %zu, "
                       "one for each head the tensors hold)",
-                      x->dump, x->n_heads_kept, x->nh);
+                      x->dump, x->heads_key, x->n_heads_kept, x->nh);
             return false;
         }
         for (size_t h = 0; h < x->n_heads_kept; h++)
-            if (x->man_shape_given
-                && x->man_heads_kept[h] >= x->man_shape[1]) {
+            if (bound_h != 0 && x->man_heads_kept[h] >= bound_h) {
                 cli_error(CMD,
-                          "%s: manifest: heads_kept: head %" PRIu64
+                          "%s: manifest: %s: head %" PRIu64
                           " (expected below the launch's %" PRIu64 " heads)",
-                          x->dump, x->man_heads_kept[h], x->man_shape[1]);
+                          x->dump, x->heads_key, x->man_heads_kept[h],
+                          bound_h);
+                return false;
+            }
+    }
+    if (x->man_batch_from_given) {
+        size_t n = x->n_batch_from == 0 ? 1 : x->n_batch_from;
+        if (x->nb != 1 || (x->n_batch_from != 0 && n != x->nh)) {
+            cli_error(CMD,
+                      "%s: manifest: batch_from: %s (expected one batch "
+                      "index, or one for each of the %zu heads, of a file "
+                      "of batch 1)",
+                      x->dump,
+                      x->nb != 1 ? "the tensors' batch is not 1"
+                                 : "not one per head",
+                      x->nh);
+            return false;
+        }
+        for (size_t i = 0; i < n; i++)
+            if (bound_b != 0 && x->man_batch_from[i] >= bound_b) {
+                cli_error(CMD,
+                          "%s: manifest: batch_from: %" PRIu64
+                          " (expected below the launch's batch %" PRIu64
+                          ")",
+                          x->dump, x->man_batch_from[i], bound_b);
                 return false;
             }
     }
@@ -2140,6 +2231,11 @@ split_index(const diff_ctx *x, int s, uint64_t i, uint64_t idx[5])
     i /= rows;
     idx[1] = i % x->nh;
     idx[0] = i / x->nh;
+    /* a file that keeps some heads: the launch's indices */
+    if (x->man_batch_from_given)
+        idx[0] = x->man_batch_from[x->n_batch_from == 0 ? 0 : idx[1]];
+    if (x->man_heads_kept_given)
+        idx[1] = x->man_heads_kept[idx[1]];
     return nd;
 }
 
@@ -2374,11 +2470,19 @@ text_inputs(cli_buf *b, const diff_ctx *x)
     if (x->heads_subset) {
         cli_buf_printf(
             b, "  the file keeps %zu of the launch's %" PRIu64 " heads", x->nh,
-            x->man_shape[1]);
+            x->launch_heads);
         if (x->man_heads_kept_given) {
             cli_buf_puts(b, ":");
             for (size_t h = 0; h < x->n_heads_kept; h++)
                 cli_buf_printf(b, " %" PRIu64, x->man_heads_kept[h]);
+            if (x->man_batch_from_given && x->n_batch_from == 0)
+                cli_buf_printf(b, " of batch %" PRIu64,
+                               x->man_batch_from[0]);
+            else if (x->man_batch_from_given) {
+                cli_buf_puts(b, " of batches");
+                for (size_t h = 0; h < x->n_batch_from; h++)
+                    cli_buf_printf(b, " %" PRIu64, x->man_batch_from[h]);
+            }
         } else {
             cli_buf_puts(b, " (which ones: not in the manifest)");
         }
@@ -2604,12 +2708,17 @@ json_report(const diff_ctx *x, cli_json *j)
     cli_json_string(j, "layout", ut_layout_name(x->layout));
     cli_json_string(j, "layout_from", x->layout_from);
     if (x->heads_subset) {
-        cli_json_int(j, "launch_heads", (long long)x->man_shape[1]);
+        cli_json_int(j, "launch_heads", (long long)x->launch_heads);
         if (x->man_heads_kept_given)
             cli_json_shape(j, "heads_kept", (unsigned)x->n_heads_kept,
                            x->man_heads_kept);
         else
             cli_json_null(j, "heads_kept");
+        if (x->man_batch_from_given)
+            cli_json_shape(j, "batch_from",
+                           (unsigned)(x->n_batch_from == 0 ? 1
+                                                           : x->n_batch_from),
+                           x->man_batch_from);
     }
     cli_json_object_begin(j, "read");
     for (int i = 0; i < N_T; i++)

@@ -79,6 +79,7 @@ TESTS += \
 	tests/experiments/test_cudnn_bwd.sh \
 	tests/experiments/test_chain.sh \
 	tests/experiments/test_user_tensors.sh \
+	tests/experiments/test_trim_dump.sh \
 	tests/experiments/test_sweep.sh \
 	tests/experiments/test_sweep_cli.sh \
 	tests/experiments/test_sweep_mpi.sh \
@@ -159,6 +160,7 @@ EXTRA_DIST += \
 	tests/experiments/test_cudnn_bwd.sh \
 	tests/experiments/test_chain.sh \
 	tests/experiments/test_user_tensors.sh \
+	tests/experiments/test_trim_dump.sh \
 	tests/experiments/test_sweep.sh \
 	tests/experiments/test_sweep_cli.sh \
 	tests/experiments/test_sweep_mpi.sh \

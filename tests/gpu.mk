@@ -34,8 +34,8 @@ EXTRA_DIST += tests/data/gpu/cvt_h200.json
 
 # PyTorch SDPA (flash backend) dumps from an H200 (experiments/gpu/
 # dump_sdpa.py; the _rows file is a slice of one head and 128 query rows
-# of a 14-head, 1024-key dump, slice_heads.py); bf16emu diff checks the
-# fa2 policy against them.
+# of a 14-head, 1024-key dump, slice_heads.py; d128 keeps head 2 of four,
+# trim_dump.py); bf16emu diff checks the fa2 policy against them.
 EXTRA_DIST += experiments/gpu/dump_sdpa.py \
 	tests/data/gpu/sdpa_h200_d64.safetensors \
 	tests/data/gpu/sdpa_h200_d64.json \

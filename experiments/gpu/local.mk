@@ -41,6 +41,7 @@ EXTRA_DIST += \
 	experiments/gpu/sdpa_sweep.py \
 	experiments/gpu/crosscheck_table.py \
 	experiments/gpu/slice_heads.py \
+	experiments/gpu/trim_dump.py \
 	tests/data/gpu/mma_h200.safetensors \
 	tests/data/gpu/mma_h200.json
 

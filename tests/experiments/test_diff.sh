@@ -74,6 +74,20 @@ for name in sdpa_h200_d64_repmax sdpa_h200_d64_sink_causal sdpa_h200_d128; do
     expect_line "result: 4 stages compared, all bit-equal"
     expect_no_stderr
 done
+# sdpa_h200_d128 keeps head 2 of its launch (heads_from), the one head
+# whose O tells the exp model and the division apart: a correctly
+# rounded exp, or O = RN(acc / l) instead of acc * RN(1 / l), changes an
+# O element.
+run diff --policy fa2 --dump "$G/sdpa_h200_d128.safetensors" --stage o \
+    --exp cr --no-exact
+expect_rc 1
+expect_line "  the file keeps 1 of the launch's 4 heads: 2"
+run attn --policy fa2 --describe
+sed 's/"normalize": "reciprocal"/"normalize": "divide"/' "$tmp/out" \
+    >"$tmp/fa2-divide.json"
+run diff --kernel "$tmp/fa2-divide.json" --dump "$G/sdpa_h200_d128.safetensors" \
+    --stage o --no-exact
+expect_rc 1
 
 # ---------------------------------------------------------------------
 # fa_dump: our kernel on the H200 (mma.sync, ex2.approx, cvt.rn), in the
@@ -150,7 +164,8 @@ expect_err_has "--fa2-rowsum 'both': expected fma or separate"
 # The flash kernel itself: head 7, query rows 384..511 of a 14-head,
 # 1024-key SDPA dump (non-causal, so each row is computed as in the whole
 # problem).  Its O element [24, 21] is 1 BF16 ulp off without the row-sum
-# FFMA, and bit-equal with it (the default).
+# FFMA, and bit-equal with it (the default); the report names the
+# launch's head (the manifest's heads_from).
 run diff --dump "$G/sdpa_h200_d64_n1024_h7_rows.safetensors" --stage o \
     --no-exact
 expect_rc 0
@@ -159,7 +174,7 @@ run diff --dump "$G/sdpa_h200_d64_n1024_h7_rows.safetensors" --stage o \
     --no-exact --fa2-rowsum separate
 expect_rc 1
 expect_line "  8192 elements, 8191 bit-equal (99.988%), 1 differ"
-expect_line "    [0, 0, 24, 21]: gpu 0x3D9C 0.076171875, emulator 0x3D9D 0.076660156, distance 1"
+expect_line "    [0, 7, 24, 21]: gpu 0x3D9C 0.076171875, emulator 0x3D9D 0.076660156, distance 1"
 
 # --stage picks stages; JSON names the kernel's tiles and the first
 # divergent stage (null when none).

@@ -175,12 +175,14 @@ bads "--capture: m, l and obar are not defined with --splits above 1" \
 bads "--sms 0: expected 1 to 100000" --gen normal --policy fa2 --sms 0
 
 # --splits auto: the GPU dumps ran the non-split kernel (their manifests'
-# flash_fwd_kernel), so the rule gives 1 for their shapes
+# flash_fwd_kernel), so the rule gives 1 for their launches' shapes
 for m in "$gpu"/sdpa_h200_*.json; do
     case $m in *_rows.json) continue ;; esac
-    b=$("$JSONQ" "$m" shape.batch) h=$("$JSONQ" "$m" shape.heads)
-    nq=$("$JSONQ" "$m" shape.nq) nk=$("$JSONQ" "$m" shape.nk)
-    d=$("$JSONQ" "$m" shape.d)
+    s=shape
+    "$JSONQ" "$m" launch_shape.heads >/dev/null 2>&1 && s=launch_shape
+    b=$("$JSONQ" "$m" $s.batch) h=$("$JSONQ" "$m" $s.heads)
+    nq=$("$JSONQ" "$m" $s.nq) nk=$("$JSONQ" "$m" $s.nk)
+    d=$("$JSONQ" "$m" $s.d)
     run attn --gen normal --batch "$b" --heads "$h" --nq "$nq" --nk "$nk" \
         --d "$d" --policy fa2 --splits auto --no-exact --json
     expect_rc 0

@@ -1,0 +1,256 @@
+#!/usr/bin/env python3
+"""trim_dump.py -- keep some (batch, head) pairs of an attention dump.
+
+usage: trim_dump.py IN.safetensors OUT.safetensors PAIRS
+
+PAIRS is a comma list of the file's own (batch, head) positions, each
+B:H or H (batch 0): "3" keeps head 3 of batch 0, "0:3,1:5" head 3 of
+batch 0 and head 5 of batch 1.  Heads are independent in attention, so
+the kept pairs are a dump of their own, computed by the GPU exactly as
+inside the whole launch (the split count, the dQ buffers and the gemv
+orders follow the launch shape, which the manifest keeps).
+
+OUT holds every tensor of IN; those of shape [B, H, ...] (the file's B
+and H; [B, N, H, ...] under "layout": "bnhd") keep the pairs, in the
+order given, as the heads of batch 1; the others are copied whole.  The
+manifest (the safetensors "manifest" metadata, and IN's .json beside it
+when there is one, written to OUT's .json) gets:
+
+  shape        batch 1, heads the number of pairs (nq, nk, d unchanged)
+  heads_from   the launch's head index of each kept head
+  batch_from   the launch's batch index: one integer when every pair
+               comes from one batch, else one per kept head
+  launch_shape unchanged; added from IN's shape when IN had none
+  tensors      the shapes written, when it listed IN's tensors (a list
+               of the launch's tensors is left as it is)
+
+Indices already recorded in IN (heads_from, batch_from) are composed, so
+a slice of a slice names the launch's heads.  Pure Python 3 (standard
+library): the safetensors layout is an 8-byte little-endian header
+length, a JSON header, then the data.  On bad input: a one-line message,
+exit 2, nothing written.
+"""
+import json
+import os
+import struct
+import sys
+import tempfile
+
+SIZES = {"BOOL": 1, "U8": 1, "I8": 1, "F8_E4M3": 1, "F8_E5M2": 1,
+         "BF16": 2, "F16": 2, "U16": 2, "I16": 2, "F32": 4, "U32": 4,
+         "I32": 4, "F64": 8, "U64": 8, "I64": 8}
+
+
+class Bad(Exception):
+    """A bad input: the message names the file or argument."""
+
+
+def read(path):
+    """(tensors {name: (dtype, shape, bytes)} in file order, metadata)."""
+    try:
+        with open(path, "rb") as f:
+            raw = f.read()
+    except OSError as e:
+        raise Bad("%s: %s" % (path, e.strerror))
+    if len(raw) < 8:
+        raise Bad("%s: not a safetensors file (shorter than 8 bytes)" % path)
+    n = struct.unpack("<Q", raw[:8])[0]
+    if n > len(raw) - 8:
+        raise Bad("%s: header length %d exceeds the file" % (path, n))
+    try:
+        hdr = json.loads(raw[8:8 + n])
+    except ValueError as e:
+        raise Bad("%s: header: not JSON (%s)" % (path, e))
+    data = raw[8 + n:]
+    meta = hdr.pop("__metadata__", None) or {}
+    out = {}
+    for name, t in sorted(hdr.items(), key=lambda kv: kv[1]["data_offsets"]):
+        dt, shape = t.get("dtype"), t.get("shape")
+        if dt not in SIZES:
+            raise Bad("%s: tensor %s: dtype %r (expected one of %s)"
+                      % (path, name, dt, ", ".join(sorted(SIZES))))
+        a, b = t["data_offsets"]
+        size = SIZES[dt]
+        for s in shape:
+            size *= s
+        if b - a != size or b > len(data):
+            raise Bad("%s: tensor %s: data_offsets [%d, %d] do not hold "
+                      "%s %s" % (path, name, a, b, dt, shape))
+        out[name] = (dt, list(shape), data[a:b])
+    return out, meta
+
+
+def write(path, tensors, meta):
+    """PATH (atomically: a temporary file renamed) from TENSORS, META."""
+    hdr, off = {}, 0
+    for name, (dt, shape, blob) in tensors.items():
+        hdr[name] = {"dtype": dt, "shape": shape,
+                     "data_offsets": [off, off + len(blob)]}
+        off += len(blob)
+    hdr["__metadata__"] = meta
+    h = json.dumps(hdr, separators=(",", ":")).encode()
+    h += b" " * (-len(h) % 8)
+    d = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(dir=d, prefix=".trim_dump.")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(struct.pack("<Q", len(h)))
+            f.write(h)
+            for _, _, blob in tensors.values():
+                f.write(blob)
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+
+
+def write_text(path, text):
+    d = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(dir=d, prefix=".trim_dump.")
+    with os.fdopen(fd, "w") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
+def parse_pairs(arg):
+    pairs = []
+    for item in arg.split(","):
+        parts = item.split(":")
+        try:
+            nums = [int(p) for p in parts]
+        except ValueError:
+            nums = []
+        if len(nums) not in (1, 2) or min(nums) < 0:
+            raise Bad("PAIRS '%s': '%s' (expected H or B:H, non-negative "
+                      "integers)" % (arg, item))
+        pairs.append((0, nums[0]) if len(nums) == 1 else tuple(nums))
+    if len(set(pairs)) != len(pairs):
+        raise Bad("PAIRS '%s': a pair given twice" % arg)
+    return pairs
+
+
+def shape_of(man, path):
+    """The manifest's (batch, heads, nq, nk, d) and whether it is a list."""
+    sh = man.get("shape")
+    if isinstance(sh, dict):
+        try:
+            return [int(sh[k]) for k in ("batch", "heads", "nq", "nk",
+                                          "d")], False
+        except (KeyError, TypeError, ValueError):
+            pass
+    elif isinstance(sh, list) and len(sh) == 4:
+        b, h, n, d = sh
+        if man.get("layout") == "bnhd":
+            b, n, h, d = sh
+        return [b, h, n, n, d], True
+    raise Bad("%s: manifest: shape: expected {\"batch\", \"heads\", \"nq\", "
+              "\"nk\", \"d\"} or [B, H, N, d]" % path)
+
+
+def trim(src, dst, pairs):
+    tensors, meta = read(src)
+    side = src[:-len(".safetensors")] + ".json"
+    if "manifest" not in meta:
+        raise Bad("%s: no \"manifest\" in the safetensors metadata" % src)
+    try:
+        man = json.loads(meta["manifest"])
+    except ValueError as e:
+        raise Bad("%s: manifest: not JSON (%s)" % (src, e))
+    (nb, nh, nq, nk, d), listed = shape_of(man, src)
+    for b, h in pairs:
+        if b >= nb or h >= nh:
+            raise Bad("PAIRS: %d:%d is outside the file's %d batch x %d "
+                      "heads" % (b, h, nb, nh))
+    bnhd = man.get("layout") == "bnhd"
+    hdim = 2 if bnhd else 1
+
+    out = {}
+    for name, (dt, shape, blob) in tensors.items():
+        if len(shape) < 3 or shape[0] != nb or shape[hdim] != nh:
+            out[name] = (dt, shape, blob)
+            continue
+        inner = SIZES[dt]
+        for s in shape[hdim + 1:]:
+            inner *= s
+        mid = shape[1] if bnhd else 1
+        parts = []
+        for b, h in pairs:
+            for m in range(mid):
+                base = ((b * mid + m) * nh + h) * inner if bnhd else \
+                    (b * nh + h) * inner
+                parts.append(blob[base:base + inner])
+        if bnhd:
+            # [1, N, P, ...]: query row m of every pair together
+            per = len(pairs)
+            parts = [parts[p * mid + m] for m in range(mid)
+                     for p in range(per)]
+            new = [1, mid, len(pairs)] + shape[3:]
+        else:
+            new = [1, len(pairs)] + shape[2:]
+        out[name] = (dt, new, b"".join(parts))
+
+    # the launch's indices of the kept pairs
+    hf = man.get("heads_from")
+    bf = man.get("batch_from", man.get("batch_kept"))
+    old_h = hf if isinstance(hf, list) and len(hf) == nh else list(range(nh))
+    if isinstance(bf, list) and len(bf) == nh:
+        old_b = lambda b, h: bf[h]  # noqa: E731
+    elif isinstance(bf, int):
+        old_b = lambda b, h: bf  # noqa: E731
+    else:
+        old_b = lambda b, h: b  # noqa: E731
+    heads = [old_h[h] for b, h in pairs]
+    batches = [old_b(b, h) for b, h in pairs]
+
+    if "launch_shape" not in man:
+        man["launch_shape"] = {"batch": nb, "heads": nh, "nq": nq, "nk": nk,
+                               "d": d}
+    if listed:
+        sh = man["shape"]
+        if bnhd:
+            man["shape"] = [1, sh[1], len(pairs), sh[3]]
+        else:
+            man["shape"] = [1, len(pairs), sh[2], sh[3]]
+    else:
+        man["shape"]["batch"] = 1
+        man["shape"]["heads"] = len(pairs)
+    man["heads_from"] = heads
+    if len(set(batches)) == 1:
+        if batches[0] != 0 or "batch_from" in man or nb > 1 \
+                or man["launch_shape"].get("batch", 1) > 1:
+            man["batch_from"] = batches[0]
+    else:
+        man["batch_from"] = batches
+    # "tensors", when it lists the file's tensors (not the launch's)
+    tl = man.get("tensors")
+    if isinstance(tl, dict) and all(
+            isinstance(v, list) and len(v) == 2 and n in tensors
+            and v[1] == tensors[n][1] for n, v in tl.items()):
+        for n in tl:
+            tl[n] = [tl[n][0], out[n][1]]
+    meta = dict(meta)
+    meta["manifest"] = json.dumps(man)
+    write(dst, out, meta)
+    if os.path.exists(side):
+        write_text(dst[:-len(".safetensors")] + ".json",
+                   json.dumps(man, indent=1) + "\n")
+    size = os.path.getsize(dst)
+    print("%s: %d of %d x %d heads kept (launch heads %s), %d bytes"
+          % (dst, len(pairs), nb, nh, ",".join(map(str, heads)), size))
+
+
+def main():
+    args = sys.argv[1:]
+    if len(args) != 3 or not args[0].endswith(".safetensors") \
+            or not args[1].endswith(".safetensors"):
+        sys.stderr.write(__doc__)
+        sys.exit(2)
+    try:
+        trim(args[0], args[1], parse_pairs(args[2]))
+    except Bad as e:
+        sys.stderr.write("trim_dump.py: %s\n" % e)
+        sys.exit(2)
+
+
+if __name__ == "__main__":
+    main()

@@ -267,6 +267,17 @@ flash_splits(const sdpa_case *c, int64_t hdim)
     return (int)best_s;
 }
 
+unsigned
+sdpa_cudnn_decode_splits_pt211_h200(const sdpa_case *c)
+{
+    int64_t n = c->nk / 128, s = 1;
+    if (c->nq != 1 || c->nk <= 512)
+        return 1;
+    while (s * 2 <= n && s * 2 <= 128)
+        s *= 2;
+    return (unsigned)s;
+}
+
 static void
 variant_of(sdpa_backend b, const sdpa_case *c, char *v, size_t size)
 {
@@ -357,6 +368,8 @@ sdpa_choose_pt211_h200(const sdpa_case *c, sdpa_choice *out)
         if (sdpa_can_use_pt211_h200(order[i], c, why, sizeof why)) {
             out->backend = order[i];
             variant_of(order[i], c, out->variant, sizeof out->variant);
+            if (order[i] == SDPA_BACKEND_CUDNN)
+                out->splits = sdpa_cudnn_decode_splits_pt211_h200(c);
             if (used == 0)
                 snprintf(out->reason, sizeof out->reason,
                          "first in the order (%s)",

@@ -97,6 +97,11 @@ typedef struct sdpa_choice
        64x64_rf_sm80); for math "fp32 gemm+softmax" or, with one query
        row, "fp32 gemv+softmax"; empty for an error. */
     char variant[96];
+    /* cuDNN's KV split count: for the decode engine (one query row) its
+       grid.x S, with " + lean_reduction" in the variant when S > 1
+       (sdpa_cudnn_decode_splits_pt211_h200); 1 for cuDNN's other
+       kernels; 0 for the other backends. */
+    unsigned splits;
     /* A short sentence: the constraint that ruled out each backend tried
        before the chosen one (or every one, for an error). */
     char reason[320];
@@ -109,6 +114,13 @@ sdpa_case sdpa_case_default(void);
 
 /* Fills OUT with the choice for C.  Returns OUT->backend. */
 sdpa_backend sdpa_choose_pt211_h200(const sdpa_case *c, sdpa_choice *out);
+
+/* The split count S of cuDNN's decode engine (sm80_flash_fprop_wmma_f16_
+   knob_35_16x128x{64,128}) for C, assumed to run it (one query row, more
+   than 256 keys): its grid.x, the blocks of KV tiles s, s + S, ... each
+   CTA walks; lean_reduction_kernel follows when S > 1.  1 for any other
+   case. */
+unsigned sdpa_cudnn_decode_splits_pt211_h200(const sdpa_case *c);
 
 /* "math", "flash", "efficient", "cudnn", "error". */
 const char *sdpa_backend_name(sdpa_backend b);

@@ -267,13 +267,25 @@ flash_splits(const sdpa_case *c, int64_t hdim)
     return (int)best_s;
 }
 
+/* The decode engine's split count (measured on the H200, cuDNN 9.19.0;
+   doc/gpu-crosscheck.md, "Crafted decode rows"): 1 up to 512 keys; else
+   the largest power of two S such that every split holds more than 127
+   keys on average (Nk > 127 S: 1000 keys give 4, 1023 give 8) and the
+   S x B x Hkv CTAs fit two per SM (S B Hkv <= 2 x 132: 64 heads give 4,
+   135 give 1).  With grouped heads the query heads of one key head share
+   a CTA (its 16 rows), so Hkv counts.  Measured with B = 1 above 512
+   keys; where S B Hkv lies in 257 .. 269 (B Hkv = 33, 65 .. 67,
+   129 .. 134) the bound 264 is the hypothesis, as are the thresholds
+   Nk = 127 S + 1 for S other than 8. */
 unsigned
 sdpa_cudnn_decode_splits_pt211_h200(const sdpa_case *c)
 {
-    int64_t n = c->nk / 128, s = 1;
-    if (c->nq != 1 || c->nk <= 512)
+    const int64_t ctas = 2 * 132;
+    int64_t rows = c->batch * (c->enable_gqa ? c->kv_heads : c->heads);
+    int64_t s = 1;
+    if (c->nq != 1 || c->nk <= 512 || rows <= 0)
         return 1;
-    while (s * 2 <= n && s * 2 <= 128)
+    while (2 * s * rows <= ctas && c->nk > 127 * 2 * s)
         s *= 2;
     return (unsigned)s;
 }
@@ -287,7 +299,8 @@ variant_of(sdpa_backend b, const sdpa_case *c, char *v, size_t size)
     case SDPA_BACKEND_CUDNN:
         if (c->nq == 1) {
             /* decode: cuDNN's sm80 WMMA engines (seen: knob 3 up to 256
-               keys, knob 35 from 257, a lean-reduction pass from 513) */
+               keys, knob 35 from 257, a lean-reduction pass after it
+               when the engine splits the keys, from 513) */
             long long dt = dm <= 64 ? 64 : 128;
             if (c->nk <= 256)
                 snprintf(v, size,
@@ -295,7 +308,9 @@ variant_of(sdpa_backend b, const sdpa_case *c, char *v, size_t size)
             else
                 snprintf(v, size,
                          "sm80_flash_fprop_wmma_f16_knob_35_16x128x%lld%s", dt,
-                         c->nk > 512 ? " + lean_reduction" : "");
+                         sdpa_cudnn_decode_splits_pt211_h200(c) > 1
+                             ? " + lean_reduction"
+                             : "");
         } else {
             long long dt = (long long)((dm + 63) / 64 * 64);
             snprintf(v, size, "sm90_flash_fprop_wgmma_f16_knob_7_64x128x%lld",

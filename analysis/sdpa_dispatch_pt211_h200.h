@@ -115,11 +115,19 @@ sdpa_case sdpa_case_default(void);
 /* Fills OUT with the choice for C.  Returns OUT->backend. */
 sdpa_backend sdpa_choose_pt211_h200(const sdpa_case *c, sdpa_choice *out);
 
-/* The split count S of cuDNN's decode engine (sm80_flash_fprop_wmma_f16_
-   knob_35_16x128x{64,128}) for C, assumed to run it (one query row, more
-   than 256 keys): its grid.x, the blocks of KV tiles s, s + S, ... each
-   CTA walks; lean_reduction_kernel follows when S > 1.  1 for any other
-   case. */
+/* The launch grid of cuDNN's decode engine for C (one query row; the
+   rule and its measured boundaries: the source): GRID[0] the CTAs along
+   the keys (the split count; 1 for knob 3 up to 256 keys and for
+   is_causal, knob 6), GRID[1] the CTAs per batch element along the heads
+   (with knob 35 each key/value head's group of query heads in tiles of
+   16 rows), GRID[2] the batch.  For more than one query row all three
+   are 0. */
+void sdpa_cudnn_decode_grid_pt211_h200(const sdpa_case *c, int64_t grid[3]);
+
+/* The split count of cuDNN's decode engine for C: the grid.x of
+   sdpa_cudnn_decode_grid_pt211_h200 (sm80_flash_fprop_wmma_f16_knob_35_
+   16x128x{64,128,256}); lean_reduction_kernel follows when it is above
+   1.  1 for any other case. */
 unsigned sdpa_cudnn_decode_splits_pt211_h200(const sdpa_case *c);
 
 /* "math", "flash", "efficient", "cudnn", "error". */

@@ -319,60 +319,93 @@ START_TEST(test_pinned_dumps)
 }
 END_TEST
 
-/* cuDNN's decode engine: the split count S and the lean reduction of
-   the rule against one recorded launch (the engine's grid.x, and whether
-   lean_reduction_kernel ran; LEAN < 0: not recorded).  Returns 1 on a
-   mismatch (after printing it). */
+/* One recorded decode launch of cuDNN: the engine's grid (-1 where not
+   recorded), whether lean_reduction_kernel ran (-1: not recorded) and the
+   variant read off the kernel names ("" when not recorded). */
+typedef struct
+{
+    long long grid[3];
+    int lean;
+    char variant[96];
+} decode_seen;
+
+/* The rule's decode launch for C against SEEN.  Returns 1 on a mismatch
+   (after printing it). */
 static int
-check_split(const char *label, const sdpa_case *c, long long grid_x, int lean)
+check_split(const char *label, const sdpa_case *c, const decode_seen *seen)
 {
     sdpa_choice ch;
+    int64_t g[3];
     char desc[512];
-    bool rule_lean;
+    bool rule_lean, ok;
+    int j;
     sdpa_choose_pt211_h200(c, &ch);
+    sdpa_cudnn_decode_grid_pt211_h200(c, g);
     rule_lean = strstr(ch.variant, "lean_reduction") != NULL;
-    if (ch.backend == SDPA_BACKEND_CUDNN && (long long)ch.splits == grid_x
-        && (lean < 0 || rule_lean == (lean > 0)))
+    ok = ch.backend == SDPA_BACKEND_CUDNN
+         && (long long)ch.splits == seen->grid[0]
+         && (seen->lean < 0 || rule_lean == (seen->lean > 0))
+         && (seen->variant[0] == '\0'
+             || strcmp(ch.variant, seen->variant) == 0);
+    for (j = 0; j < 3; j++)
+        ok = ok && (seen->grid[j] < 0 || (long long)g[j] == seen->grid[j]);
+    if (ok)
         return 0;
     describe(c, desc, sizeof desc);
-    printf("%s: %s\n  measured: grid.x %lld (0x%llx), lean_reduction %s\n"
-           "  rule:     %s, splits %u (0x%x), lean_reduction %s [%s]\n",
-           label, desc, grid_x, (unsigned long long)grid_x,
-           lean < 0 ? "not recorded" : lean ? "yes" : "no",
-           sdpa_backend_name(ch.backend), ch.splits, ch.splits,
+    printf("%s: %s\n  measured: grid [%lld, %lld, %lld] (0x%llx), "
+           "lean_reduction %s [%s]\n"
+           "  rule:     %s, grid [%lld, %lld, %lld], splits %u (0x%x), "
+           "lean_reduction %s [%s]\n",
+           label, desc, seen->grid[0], seen->grid[1], seen->grid[2],
+           (unsigned long long)seen->grid[0],
+           seen->lean < 0 ? "not recorded" : seen->lean ? "yes" : "no",
+           seen->variant, sdpa_backend_name(ch.backend), (long long)g[0],
+           (long long)g[1], (long long)g[2], ch.splits, ch.splits,
            rule_lean ? "yes" : "no", ch.variant);
     return 1;
 }
 
-/* The cuDNN engine launch among LAUNCHES ([{name, grid, block}]): its
-   grid.x, or -1 when none is there; *LEAN whether lean_reduction_kernel
-   ran. */
-static long long
-engine_grid_x(json_t *launches, int *lean)
+/* The cuDNN engine launch among LAUNCHES ([{name, grid, block}]) into
+   SEEN; returns 0 when none is there. */
+static int
+engine_launch(json_t *launches, decode_seen *seen)
 {
-    long long gx = -1;
+    json_t *names = json_array();
     size_t i;
     json_t *l;
-    *lean = 0;
+    int found = 0, j;
+    seen->lean = 0;
+    seen->variant[0] = '\0';
+    for (j = 0; j < 3; j++)
+        seen->grid[j] = -1;
     json_array_foreach(launches, i, l)
     {
         const char *name = json_string_value(json_object_get(l, "name"));
         json_t *g = json_object_get(l, "grid");
         if (name == NULL)
             continue;
+        json_array_append_new(names, json_string(name));
         if (strstr(name, "lean_reduction_kernel") != NULL)
-            *lean = 1;
+            seen->lean = 1;
         if (strstr(name, "flash_fprop") != NULL) {
             ck_assert_msg(json_is_array(g) && json_array_size(g) == 3,
                           "%s: grid: expected [x, y, z]", name);
-            gx = (long long)json_integer_value(json_array_get(g, 0));
+            for (j = 0; j < 3; j++)
+                seen->grid[j] = (long long)json_integer_value(
+                    json_array_get(g, (size_t)j));
+            found = 1;
         }
     }
-    return gx;
+    if (found)
+        variant_from_kernels(names, "cudnn", seen->variant,
+                             sizeof seen->variant);
+    json_decref(names);
+    return found;
 }
 
 /* The decode cases (one query row) of a list of recorded calls in the
-   form of dispatch_h200.json: those that ran cuDNN's engine. */
+   form of dispatch_h200.json (or the split probe's, the same fields):
+   those that ran cuDNN's engine. */
 static int
 splits_of_cases(const char *path, int *n)
 {
@@ -386,11 +419,10 @@ splits_of_cases(const char *path, int *n)
     {
         sdpa_case c = sdpa_case_default();
         json_t *ls = json_object_get(row, "launches");
-        int lean;
-        long long gx;
+        decode_seen seen;
         char label[160];
         if (geti(row, "nq") != 1 || !json_is_array(ls)
-            || (gx = engine_grid_x(ls, &lean)) < 0)
+            || !engine_launch(ls, &seen))
             continue;
         set_cc(&c, top);
         c.batch = geti(row, "batch");
@@ -404,7 +436,7 @@ splits_of_cases(const char *path, int *n)
         c.enable_gqa = json_is_true(json_object_get(row, "gqa"));
         c.enabled = SDPA_EN_CUDNN;
         snprintf(label, sizeof label, "%.120s case %zu", path, i);
-        bad += check_split(label, &c, gx, lean);
+        bad += check_split(label, &c, &seen);
         (*n)++;
     }
     json_decref(top);
@@ -428,23 +460,23 @@ START_TEST(test_decode_splits)
     tensor_error err;
     json_t *pm = NULL, *pc, *pv;
     const char *pname;
-    int bad = 0, n = 0, nprobe = 0;
+    int bad = 0, n = 0, nprobe = 0, nsplit = 0;
     size_t i;
 
     bad += splits_of_cases(BK_DIR "dispatch_h200.json", &n);
+    /* the split probe: 212 shapes, every one a decode launch of cuDNN */
+    bad += splits_of_cases(CU_DIR "decode_splits_h200.json", &nsplit);
     for (i = 0; i < sizeof dumps / sizeof dumps[0]; i++) {
         json_t *m = load(dumps[i]);
         json_t *ls = json_object_get(m, "launch_shape");
         json_t *la = json_object_get(m, "forward_launches");
         sdpa_case c = sdpa_case_default();
-        int lean;
-        long long gx;
+        decode_seen seen;
         if (la == NULL) /* a backend dump: cuDNN's run */
             la = json_object_get(
                 json_object_get(json_object_get(m, "backends"), "cudnn"),
                 "forward_launches");
-        gx = engine_grid_x(la, &lean);
-        ck_assert_msg(gx > 0 && geti(ls, "nq") == 1,
+        ck_assert_msg(engine_launch(la, &seen) && geti(ls, "nq") == 1,
                       "%s: expected a decode launch of cuDNN's engine",
                       dumps[i]);
         set_cc(&c, m);
@@ -456,7 +488,7 @@ START_TEST(test_decode_splits)
         c.dtype = dtype_of(json_string_value(json_object_get(m, "dtype")));
         c.causal = json_is_true(json_object_get(m, "causal"));
         c.enabled = SDPA_EN_CUDNN;
-        bad += check_split(dumps[i], &c, gx, lean);
+        bad += check_split(dumps[i], &c, &seen);
         n++;
         json_decref(m);
     }
@@ -473,24 +505,27 @@ START_TEST(test_decode_splits)
     json_object_foreach(pc, pname, pv)
     {
         sdpa_case c = sdpa_case_default();
+        decode_seen seen = {{-1, -1, -1}, -1, ""};
         char label[96];
         if (json_object_get(pv, "splits_seen") == NULL)
             continue;
+        seen.grid[0] = geti(pv, "splits_seen");
         c.heads = c.kv_heads = geti(pv, "launch_heads");
         c.nq = 1;
         c.nk = geti(pv, "nk");
         c.d = geti(pv, "d");
         c.enabled = SDPA_EN_CUDNN;
         snprintf(label, sizeof label, "lean_probe_h200 %.40s", pname);
-        bad += check_split(label, &c, geti(pv, "splits_seen"), -1);
+        bad += check_split(label, &c, &seen);
         nprobe++;
     }
     json_decref(pm);
     tensor_listing_free(&l);
-    printf("decode splits: %d recorded launches, %d probe launches, %d "
-           "mismatches\n",
-           n, nprobe, bad);
+    printf("decode splits: %d recorded launches, %d split-probe launches, "
+           "%d crafted-row launches, %d mismatches\n",
+           n, nsplit, nprobe, bad);
     ck_assert_int_ge(n, 44);
+    ck_assert_int_eq(nsplit, 212);
     ck_assert_int_ge(nprobe, 6);
     ck_assert_int_eq(bad, 0);
 }

@@ -286,7 +286,10 @@ flash_splits(const sdpa_case *c, int64_t hdim)
      9: 16; 16/17: 16/8; 32/33: 8/4; 65/66: 4/2);
    - S' = S for dm <= 128, 2 S for dm > 128 when S > 1 (160, 192, 256:
      8 heads at 1017 keys 16, at 4096 keys 64; 33 heads at 4096 keys 8);
-     lean_reduction_kernel (grid [1, H, B]) follows iff S' > 1.
+     lean_reduction_kernel (grid [1, H, B]) follows iff S' > 1.  The
+     split count (the choice's splits) is S: whether the x256 engine's
+     2 S CTAs split the keys 2 S ways (64-key tiles?) or pair up over the
+     head dim is not measured.
 
    Pinned by the data: the 512/513 step, every key threshold for S = 8
    to 64 (one head), the cap 64 (one head, up to 131072 keys), the R
@@ -294,11 +297,10 @@ flash_splits(const sdpa_case *c, int64_t hdim)
    < 264 and <= 260 agree), Y for the G listed, B and H interchangeable
    in R.  Not pinned: the cap with more than one row at Nk > 8128 (the
    rule allows S = 64 up to R = 4); dm > 128 with S = 1 (S' taken 1) or
-   at other shapes, and whether its S' CTAs split the keys or pair over
-   the head dim; knob 6 with GQA, d > 64 or 257 to 512 keys (its Y taken
+   at other shapes; knob 6 with GQA, d > 64 or 257 to 512 keys (its Y taken
    H); knob 3 with GQA (Y taken H). */
-void
-sdpa_cudnn_decode_grid_pt211_h200(const sdpa_case *c, int64_t grid[3])
+static int64_t
+decode_grid(const sdpa_case *c, int64_t grid[3])
 {
     int64_t dv = value_dim(c);
     int64_t dm = c->d > dv ? c->d : dv;
@@ -306,29 +308,35 @@ sdpa_cudnn_decode_grid_pt211_h200(const sdpa_case *c, int64_t grid[3])
     int64_t y, rows, s = 1;
     grid[0] = grid[1] = grid[2] = 0;
     if (c->nq != 1)
-        return;
+        return 1;
     grid[2] = c->batch;
     grid[0] = 1;
     if (c->nk <= 256 || c->causal || hkv <= 0) {
         grid[1] = c->heads;
-        return;
+        return 1;
     }
     y = hkv * ((c->heads / hkv + 15) / 16);
     rows = c->batch * y;
     grid[1] = y;
     if (c->nk <= 512 || rows <= 0 || 2 * rows > 132)
-        return;
+        return 1;
     while (2 * s <= 64 && 2 * s * rows < 264 && c->nk > 127 * 2 * s)
         s *= 2;
     grid[0] = dm > 128 && s > 1 ? 2 * s : s;
+    return s;
+}
+
+void
+sdpa_cudnn_decode_grid_pt211_h200(const sdpa_case *c, int64_t grid[3])
+{
+    decode_grid(c, grid);
 }
 
 unsigned
 sdpa_cudnn_decode_splits_pt211_h200(const sdpa_case *c)
 {
     int64_t g[3];
-    sdpa_cudnn_decode_grid_pt211_h200(c, g);
-    return g[0] > 1 ? (unsigned)g[0] : 1u;
+    return (unsigned)decode_grid(c, g);
 }
 
 static void

@@ -112,7 +112,7 @@ sdpa_policy_pick(const char *cmd, const sdpa_case *c, const fa_kernel **k,
     }
     *split_auto = b == SDPA_BACKEND_FLASH;
     if (b == SDPA_BACKEND_CUDNN && ch->splits > 1)
-        *splits = ch->splits; /* the decode engine's grid.x */
+        *splits = ch->splits; /* the decode engine's key splits */
     return true;
 }
 

@@ -342,8 +342,11 @@ check_split(const char *label, const sdpa_case *c, const decode_seen *seen)
     sdpa_choose_pt211_h200(c, &ch);
     sdpa_cudnn_decode_grid_pt211_h200(c, g);
     rule_lean = strstr(ch.variant, "lean_reduction") != NULL;
+    /* splits (the key split count) is grid.x or, above d = 128, half
+       of it; the reduction runs iff grid.x > 1 */
     ok = ch.backend == SDPA_BACKEND_CUDNN
-         && (long long)ch.splits == seen->grid[0]
+         && (long long)g[0] == seen->grid[0]
+         && (ch.splits > 1) == (g[0] > 1)
          && (seen->lean < 0 || rule_lean == (seen->lean > 0))
          && (seen->variant[0] == '\0'
              || strcmp(ch.variant, seen->variant) == 0);

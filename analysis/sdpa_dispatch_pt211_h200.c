@@ -267,6 +267,78 @@ flash_splits(const sdpa_case *c, int64_t hdim)
     return (int)best_s;
 }
 
+/* cuDNN 9.19's decode engines on the H200 (132 SMs), measured launch by
+   launch (tests/data/gpu/cudnn/decode_splits_h200.json, 212 shapes, and
+   53 earlier decode launches; doc/gpu-crosscheck.md, "Crafted decode
+   rows" item 1).  With Hkv the key/value heads, G = H / Hkv and
+   dm = max(d, dv):
+
+   - up to 256 keys knob 3 (64x64), grid [1, H, B]; with is_causal from
+     257 keys knob 6 (128x64), grid [1, H, B] and no reduction at any Nk
+     (O is V's first row: top-left alignment); otherwise knob 35
+     (16x128x{64, 128, 256} for dm <= 64, <= 128, above), grid
+     [S', Y, B] with Y = Hkv ceil(G / 16) (a group's query heads in
+     tiles of 16 rows: H 32 on 1 key head: 2; 34 on 2: 4; 256 on 16: 16);
+   - R = B Y CTA rows.  S = 1 when Nk <= 512 or 2 R > 132 (R 66: 2,
+     67: 1); else S is the largest power of two with S <= 64,
+     ceil(Nk / S) >= 128 (Nk > 127 S: 1016 keys 4, 1017 8; 2032/2033
+     8/16; 4064/4065 16/32; 8128/8129 32/64) and S R < 264 (R 8: 32,
+     9: 16; 16/17: 16/8; 32/33: 8/4; 65/66: 4/2);
+   - S' = S for dm <= 128, 2 S for dm > 128 when S > 1 (160, 192, 256:
+     8 heads at 1017 keys 16, at 4096 keys 64; 33 heads at 4096 keys 8);
+     lean_reduction_kernel (grid [1, H, B]) follows iff S' > 1.  The
+     split count (the choice's splits) is S: whether the x256 engine's
+     2 S CTAs split the keys 2 S ways (64-key tiles?) or pair up over the
+     head dim is not measured.
+
+   Pinned by the data: the 512/513 step, every key threshold for S = 8
+   to 64 (one head), the cap 64 (one head, up to 131072 keys), the R
+   bounds above for S = 2 to 32 (S R is a multiple of 4 for S >= 4, so
+   < 264 and <= 260 agree), Y for the G listed, B and H interchangeable
+   in R.  Not pinned: the cap with more than one row at Nk > 8128 (the
+   rule allows S = 64 up to R = 4); dm > 128 with S = 1 (S' taken 1) or
+   at other shapes; knob 6 with GQA, d > 64 or 257 to 512 keys (its Y taken
+   H); knob 3 with GQA (Y taken H). */
+static int64_t
+decode_grid(const sdpa_case *c, int64_t grid[3])
+{
+    int64_t dv = value_dim(c);
+    int64_t dm = c->d > dv ? c->d : dv;
+    int64_t hkv = c->enable_gqa ? c->kv_heads : c->heads;
+    int64_t y, rows, s = 1;
+    grid[0] = grid[1] = grid[2] = 0;
+    if (c->nq != 1)
+        return 1;
+    grid[2] = c->batch;
+    grid[0] = 1;
+    if (c->nk <= 256 || c->causal || hkv <= 0) {
+        grid[1] = c->heads;
+        return 1;
+    }
+    y = hkv * ((c->heads / hkv + 15) / 16);
+    rows = c->batch * y;
+    grid[1] = y;
+    if (c->nk <= 512 || rows <= 0 || 2 * rows > 132)
+        return 1;
+    while (2 * s <= 64 && 2 * s * rows < 264 && c->nk > 127 * 2 * s)
+        s *= 2;
+    grid[0] = dm > 128 && s > 1 ? 2 * s : s;
+    return s;
+}
+
+void
+sdpa_cudnn_decode_grid_pt211_h200(const sdpa_case *c, int64_t grid[3])
+{
+    decode_grid(c, grid);
+}
+
+unsigned
+sdpa_cudnn_decode_splits_pt211_h200(const sdpa_case *c)
+{
+    int64_t g[3];
+    return (unsigned)decode_grid(c, g);
+}
+
 static void
 variant_of(sdpa_backend b, const sdpa_case *c, char *v, size_t size)
 {
@@ -276,15 +348,22 @@ variant_of(sdpa_backend b, const sdpa_case *c, char *v, size_t size)
     case SDPA_BACKEND_CUDNN:
         if (c->nq == 1) {
             /* decode: cuDNN's sm80 WMMA engines (seen: knob 3 up to 256
-               keys, knob 35 from 257, a lean-reduction pass from 513) */
-            long long dt = dm <= 64 ? 64 : 128;
+               keys, knob 6 for is_causal from 257, else knob 35 from
+               257, a lean-reduction pass after it when the engine splits
+               the keys: sdpa_cudnn_decode_grid_pt211_h200) */
+            long long dt = dm <= 64 ? 64 : dm <= 128 ? 128 : 256;
             if (c->nk <= 256)
                 snprintf(v, size,
                          "sm80_flash_fprop_wmma_f16_knob_3_64x64x%lld", dt);
+            else if (c->causal)
+                snprintf(v, size,
+                         "sm80_flash_fprop_wmma_f16_knob_6_128x64x%lld", dt);
             else
                 snprintf(v, size,
                          "sm80_flash_fprop_wmma_f16_knob_35_16x128x%lld%s", dt,
-                         c->nk > 512 ? " + lean_reduction" : "");
+                         sdpa_cudnn_decode_splits_pt211_h200(c) > 1
+                             ? " + lean_reduction"
+                             : "");
         } else {
             long long dt = (long long)((dm + 63) / 64 * 64);
             snprintf(v, size, "sm90_flash_fprop_wgmma_f16_knob_7_64x128x%lld",
@@ -357,6 +436,8 @@ sdpa_choose_pt211_h200(const sdpa_case *c, sdpa_choice *out)
         if (sdpa_can_use_pt211_h200(order[i], c, why, sizeof why)) {
             out->backend = order[i];
             variant_of(order[i], c, out->variant, sizeof out->variant);
+            if (order[i] == SDPA_BACKEND_CUDNN)
+                out->splits = sdpa_cudnn_decode_splits_pt211_h200(c);
             if (used == 0)
                 snprintf(out->reason, sizeof out->reason,
                          "first in the order (%s)",

@@ -97,6 +97,11 @@ typedef struct sdpa_choice
        64x64_rf_sm80); for math "fp32 gemm+softmax" or, with one query
        row, "fp32 gemv+softmax"; empty for an error. */
     char variant[96];
+    /* cuDNN's KV split count: for the decode engine (one query row) S,
+       its grid.x up to d = 128 (sdpa_cudnn_decode_splits_pt211_h200),
+       with " + lean_reduction" in the variant when S > 1; 1 for cuDNN's
+       other kernels; 0 for the other backends. */
+    unsigned splits;
     /* A short sentence: the constraint that ruled out each backend tried
        before the chosen one (or every one, for an error). */
     char reason[320];
@@ -109,6 +114,23 @@ sdpa_case sdpa_case_default(void);
 
 /* Fills OUT with the choice for C.  Returns OUT->backend. */
 sdpa_backend sdpa_choose_pt211_h200(const sdpa_case *c, sdpa_choice *out);
+
+/* The launch grid of cuDNN's decode engine for C (one query row; the
+   rule and its measured boundaries: the source): GRID[0] the CTAs along
+   the keys (the split count; 1 for knob 3 up to 256 keys and for
+   is_causal, knob 6), GRID[1] the CTAs per batch element along the heads
+   (with knob 35 each key/value head's group of query heads in tiles of
+   16 rows), GRID[2] the batch.  For more than one query row all three
+   are 0. */
+void sdpa_cudnn_decode_grid_pt211_h200(const sdpa_case *c, int64_t grid[3]);
+
+/* The key split count S of cuDNN's decode engine for C (sm80_flash_
+   fprop_wmma_f16_knob_35_16x128x{64,128,256}): the grid.x of
+   sdpa_cudnn_decode_grid_pt211_h200 for head dims up to 128, half of it
+   above (the x256 engine launches 2 S CTAs per row; taken here as S key
+   splits whose CTAs pair up, not measured); lean_reduction_kernel follows
+   when S > 1.  1 for any other case. */
+unsigned sdpa_cudnn_decode_splits_pt211_h200(const sdpa_case *c);
 
 /* "math", "flash", "efficient", "cudnn", "error". */
 const char *sdpa_backend_name(sdpa_backend b);

@@ -31,14 +31,14 @@ static const fa_kernel kernels[] = {
        (w0 + w1) + (w2 + w3) (decode_rowsum_span_wide; crafted rows of
        513 and 600 keys: 371 of 405 LSE, against 349 with 64-key
        spans).  From 513 keys
-       cuDNN runs the decode engine on S CTAs (the largest power of two
-       not above Nk / 128; --policy sdpa sets splits) and a lean
+       cuDNN runs the decode engine on S CTAs per row (a power of two
+       from the keys, the batch and the heads; --policy sdpa sets splits;
+       S = 1 when B H fills the GPU, then with no reduction) and a lean
        reduction: combine "lean", split s on the blocks s, s + S, ...,
        reduced in the log2 domain; O bit for bit on every decode dump;
        the LSE 1 ulp off on about a third of the rows: the decode
        engine's per-split row sum is not fully modelled (the reduction's
        log and final formula are: 5,632 of 5,632 rows of integer sums).
-       The split count also falls with B H (doc/gpu-crosscheck.md).
        d = 192 and 256 (..._64x128x192, _64x128x256): the same forward,
        O and LSE bit for bit.
        The backward (cudnn_bwd_probe.py): compute_dot_do_o_specialized

@@ -705,10 +705,11 @@ read_manifest(diff_ctx *x, const char *m)
                 if (r == 0)
                     break;
             }
-            if (lb > 0 && lh > 0)
+            if (lb > 0 && lh > 0) {
+                x->man_launch_b = (uint64_t)lb;
+                x->man_launch_h = (uint64_t)lh;
                 x->man_launch_bh = (uint64_t)lb * (uint64_t)lh;
-            x->man_launch_b = (uint64_t)lb;
-            x->man_launch_h = (uint64_t)lh;
+            }
         } else if (strcmp(key, "fix") == 0) {
             char fb[32];
             int f;
@@ -1477,8 +1478,15 @@ pick_backend(diff_ctx *x)
     if (!x->sdpa)
         return true;
     sc = sdpa_case_default();
-    sc.batch = (int64_t)x->nb;
-    sc.heads = sc.kv_heads = (int64_t)x->nh;
+    /* the launch's batch and heads (cuDNN's decode splits depend on
+       them): the manifest's launch_shape, else its shape, else the
+       tensors' */
+    sc.batch = x->man_launch_bh != 0 ? (int64_t)x->man_launch_b
+               : x->man_shape_given  ? (int64_t)x->man_shape[0]
+                                     : (int64_t)x->nb;
+    sc.heads = sc.kv_heads = x->man_launch_bh != 0 ? (int64_t)x->man_launch_h
+                             : x->man_shape_given  ? (int64_t)x->man_shape[1]
+                                                   : (int64_t)x->nh;
     sc.nq = (int64_t)x->nq;
     sc.nk = (int64_t)x->nk;
     sc.d = (int64_t)x->d;
@@ -1619,7 +1627,8 @@ read_dump(diff_ctx *x)
         x->splits = (size_t)x->splits_opt;
         x->splits_from = x->sdpa_lean
                              ? "--policy sdpa: cuDNN's decode engine's "
-                               "CTAs (a power of two, Nk / 128 or below)"
+                               "splits (a power of two: Nk above 127 "
+                               "each, 264 CTAs at most)"
                              : "--splits";
     } else if (x->man_splits != 0) {
         x->splits = x->man_splits;

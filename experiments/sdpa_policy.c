@@ -111,14 +111,8 @@ sdpa_policy_pick(const char *cmd, const sdpa_case *c, const fa_kernel **k,
         return false;
     }
     *split_auto = b == SDPA_BACKEND_FLASH;
-    if (b == SDPA_BACKEND_CUDNN && strstr(ch->variant, "lean_reduction")) {
-        /* the decode engine's grid: the largest power of two not above
-           the number of whole 128-key tiles (cuDNN 9.19, measured) */
-        int64_t n = c->nk / 128, s = 1;
-        while (s * 2 <= n && s * 2 <= 128)
-            s *= 2;
-        *splits = (unsigned)s;
-    }
+    if (b == SDPA_BACKEND_CUDNN && ch->splits > 1)
+        *splits = ch->splits; /* the decode engine's key splits */
     return true;
 }
 

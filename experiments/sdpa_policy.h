@@ -26,9 +26,10 @@ bool sdpa_policy_parse_backends(const char *cmd, const char *v,
 /* The description of the backend PyTorch 2.11 picks for C: *K, the
    choice in *CH, *SPLIT_AUTO true when the choice is the flash backend
    (whose split count then follows PyTorch's heuristic), *SPLITS the split
-   count of cuDNN's decode engine with the lean reduction (one split per
-   128 keys; doc/gpu-crosscheck.md, "cuDNN model": O measured bit-equal,
-   its LSE not), else 0 (the description's).  Reports under CMD and
+   count of cuDNN's decode engine when it runs the lean reduction
+   (CH->splits, from C's keys, batch and heads: sdpa_cudnn_decode_splits_
+   pt211_h200; doc/gpu-crosscheck.md, "cuDNN model": O measured
+   bit-equal, its LSE not), else 0 (the description's).  Reports under CMD and
    returns false when the call raises in PyTorch or the chosen backend has
    no description. */
 bool sdpa_policy_pick(const char *cmd, const sdpa_case *c,

@@ -94,3 +94,8 @@ EXTRA_DIST += experiments/gpu/cudnn_lean_probe.py \
 	experiments/gpu/cudnn_order_probe.py experiments/gpu/rcp_probe.cu \
 	experiments/gpu/pack_rcp_table.py \
 	experiments/gpu/cudnn_triple_probe.py
+# The decode engine's split count over batch, heads, keys, head dim and
+# dtype (grids from the profiler; its run on the H200 is
+# tests/data/gpu/cudnn/decode_splits_h200.json, read by
+# test_sdpa_dispatch).
+EXTRA_DIST += experiments/gpu/cudnn_split_probe.py

@@ -2,7 +2,9 @@
    the H200 ran: every case of the dispatch grid (the backend
    torch._fused_sdp_choice returned and the kernels the profiler saw) and
    every pinned backend of the 24 backend dumps (their kernels); the
-   expected kernel variant is read off the recorded kernel names */
+   expected kernel variant is read off the recorded kernel names.  And
+   the split count of cuDNN's decode engine against the grid.x of every
+   recorded decode launch. */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -16,9 +18,11 @@
 #include <string.h>
 
 #include "analysis/sdpa_dispatch_pt211_h200.h"
+#include "analysis/tensor.h"
 #include "tests/support/suite.h"
 
 #define BK_DIR SRCDIR "/tests/data/gpu/backends/"
+#define CU_DIR SRCDIR "/tests/data/gpu/cudnn/"
 
 static json_t *
 load(const char *path)
@@ -315,6 +319,221 @@ START_TEST(test_pinned_dumps)
 }
 END_TEST
 
+/* One recorded decode launch of cuDNN: the engine's grid (-1 where not
+   recorded), whether lean_reduction_kernel ran (-1: not recorded) and the
+   variant read off the kernel names ("" when not recorded). */
+typedef struct
+{
+    long long grid[3];
+    int lean;
+    char variant[96];
+} decode_seen;
+
+/* The rule's decode launch for C against SEEN.  Returns 1 on a mismatch
+   (after printing it). */
+static int
+check_split(const char *label, const sdpa_case *c, const decode_seen *seen)
+{
+    sdpa_choice ch;
+    int64_t g[3];
+    char desc[512];
+    bool rule_lean, ok;
+    int j;
+    sdpa_choose_pt211_h200(c, &ch);
+    sdpa_cudnn_decode_grid_pt211_h200(c, g);
+    rule_lean = strstr(ch.variant, "lean_reduction") != NULL;
+    /* splits (the key split count) is grid.x or, above d = 128, half
+       of it; the reduction runs iff grid.x > 1 */
+    ok = ch.backend == SDPA_BACKEND_CUDNN
+         && (long long)g[0] == seen->grid[0]
+         && (ch.splits > 1) == (g[0] > 1)
+         && (seen->lean < 0 || rule_lean == (seen->lean > 0))
+         && (seen->variant[0] == '\0'
+             || strcmp(ch.variant, seen->variant) == 0);
+    for (j = 0; j < 3; j++)
+        ok = ok && (seen->grid[j] < 0 || (long long)g[j] == seen->grid[j]);
+    if (ok)
+        return 0;
+    describe(c, desc, sizeof desc);
+    printf("%s: %s\n  measured: grid [%lld, %lld, %lld] (0x%llx), "
+           "lean_reduction %s [%s]\n"
+           "  rule:     %s, grid [%lld, %lld, %lld], splits %u (0x%x), "
+           "lean_reduction %s [%s]\n",
+           label, desc, seen->grid[0], seen->grid[1], seen->grid[2],
+           (unsigned long long)seen->grid[0],
+           seen->lean < 0 ? "not recorded" : seen->lean ? "yes" : "no",
+           seen->variant, sdpa_backend_name(ch.backend), (long long)g[0],
+           (long long)g[1], (long long)g[2], ch.splits, ch.splits,
+           rule_lean ? "yes" : "no", ch.variant);
+    return 1;
+}
+
+/* The cuDNN engine launch among LAUNCHES ([{name, grid, block}]) into
+   SEEN; returns 0 when none is there. */
+static int
+engine_launch(json_t *launches, decode_seen *seen)
+{
+    json_t *names = json_array();
+    size_t i;
+    json_t *l;
+    int found = 0, j;
+    seen->lean = 0;
+    seen->variant[0] = '\0';
+    for (j = 0; j < 3; j++)
+        seen->grid[j] = -1;
+    json_array_foreach(launches, i, l)
+    {
+        const char *name = json_string_value(json_object_get(l, "name"));
+        json_t *g = json_object_get(l, "grid");
+        if (name == NULL)
+            continue;
+        json_array_append_new(names, json_string(name));
+        if (strstr(name, "lean_reduction_kernel") != NULL)
+            seen->lean = 1;
+        if (strstr(name, "flash_fprop") != NULL) {
+            ck_assert_msg(json_is_array(g) && json_array_size(g) == 3,
+                          "%s: grid: expected [x, y, z]", name);
+            for (j = 0; j < 3; j++)
+                seen->grid[j] = (long long)json_integer_value(
+                    json_array_get(g, (size_t)j));
+            found = 1;
+        }
+    }
+    if (found)
+        variant_from_kernels(names, "cudnn", seen->variant,
+                             sizeof seen->variant);
+    json_decref(names);
+    return found;
+}
+
+/* The decode cases (one query row) of a list of recorded calls in the
+   form of dispatch_h200.json (or the split probe's, the same fields):
+   those that ran cuDNN's engine. */
+static int
+splits_of_cases(const char *path, int *n)
+{
+    json_t *top = load(path);
+    json_t *cases = json_object_get(top, "cases");
+    json_t *row;
+    size_t i;
+    int bad = 0;
+    ck_assert_msg(json_is_array(cases), "%s: cases: expected a list", path);
+    json_array_foreach(cases, i, row)
+    {
+        sdpa_case c = sdpa_case_default();
+        json_t *ls = json_object_get(row, "launches");
+        decode_seen seen;
+        char label[160];
+        if (geti(row, "nq") != 1 || !json_is_array(ls)
+            || !engine_launch(ls, &seen))
+            continue;
+        set_cc(&c, top);
+        c.batch = geti(row, "batch");
+        c.heads = geti(row, "heads");
+        c.kv_heads = geti(row, "kv_heads");
+        c.nq = 1;
+        c.nk = geti(row, "nk");
+        c.d = geti(row, "d");
+        c.dtype = dtype_of(json_string_value(json_object_get(row, "dtype")));
+        c.causal = json_is_true(json_object_get(row, "causal"));
+        c.enable_gqa = json_is_true(json_object_get(row, "gqa"));
+        c.enabled = SDPA_EN_CUDNN;
+        snprintf(label, sizeof label, "%.120s case %zu", path, i);
+        bad += check_split(label, &c, &seen);
+        (*n)++;
+    }
+    json_decref(top);
+    return bad;
+}
+
+START_TEST(test_decode_splits)
+{
+    static const char *const dumps[] = {
+        /* cuDNN pinned, one query row: their manifests' launches */
+        CU_DIR "dec_d64_nk1024.json",       CU_DIR "dec_d64_nk4096.json",
+        CU_DIR "dec_d128_nk2048.json",      CU_DIR "dec_d128_nk600.json",
+        CU_DIR "dec_d64_nk1000_sink.json",  CU_DIR "dec_d64_nk1024_fp16.json",
+        CU_DIR "dec_d64_nk1024_default.json", CU_DIR "lean_d64_nk513.json",
+        CU_DIR "lean_d64_nk600.json",       CU_DIR "lean_d128_nk700.json",
+        CU_DIR "lean_d64_nk1000.json",      CU_DIR "lean_d64_nk1024.json",
+        CU_DIR "lean_d64_nk1536.json",      BK_DIR "decode_d128_nk256.json",
+        BK_DIR "decode_d64_nk512.json",     BK_DIR "decode_d64_nk512_fp16.json",
+        BK_DIR "decode_d64_nk512_sink.json"};
+    tensor_listing l = TENSOR_LISTING_INIT;
+    tensor_error err;
+    json_t *pm = NULL, *pc, *pv;
+    const char *pname;
+    int bad = 0, n = 0, nprobe = 0, nsplit = 0;
+    size_t i;
+
+    bad += splits_of_cases(BK_DIR "dispatch_h200.json", &n);
+    /* the split probe: 212 shapes, every one a decode launch of cuDNN */
+    bad += splits_of_cases(CU_DIR "decode_splits_h200.json", &nsplit);
+    for (i = 0; i < sizeof dumps / sizeof dumps[0]; i++) {
+        json_t *m = load(dumps[i]);
+        json_t *ls = json_object_get(m, "launch_shape");
+        json_t *la = json_object_get(m, "forward_launches");
+        sdpa_case c = sdpa_case_default();
+        decode_seen seen;
+        if (la == NULL) /* a backend dump: cuDNN's run */
+            la = json_object_get(
+                json_object_get(json_object_get(m, "backends"), "cudnn"),
+                "forward_launches");
+        ck_assert_msg(engine_launch(la, &seen) && geti(ls, "nq") == 1,
+                      "%s: expected a decode launch of cuDNN's engine",
+                      dumps[i]);
+        set_cc(&c, m);
+        c.batch = geti(ls, "batch");
+        c.heads = c.kv_heads = geti(ls, "heads");
+        c.nq = 1;
+        c.nk = geti(ls, "nk");
+        c.d = geti(ls, "d");
+        c.dtype = dtype_of(json_string_value(json_object_get(m, "dtype")));
+        c.causal = json_is_true(json_object_get(m, "causal"));
+        c.enabled = SDPA_EN_CUDNN;
+        bad += check_split(dumps[i], &c, &seen);
+        n++;
+        json_decref(m);
+    }
+    /* the crafted decode rows: launches of 27 or 32 heads, the grid.x
+       the probe saw ("splits_seen") */
+    ck_assert_int_eq(safetensors_list(CU_DIR "lean_probe_h200.safetensors",
+                                      &l, &err),
+                     0);
+    for (i = 0; i < l.n_meta; i++)
+        if (strcmp(l.meta[i].key, "manifest") == 0)
+            pm = json_loads(l.meta[i].value, 0, NULL);
+    ck_assert_msg(pm != NULL, "lean_probe_h200: no manifest");
+    pc = json_object_get(pm, "cases");
+    json_object_foreach(pc, pname, pv)
+    {
+        sdpa_case c = sdpa_case_default();
+        decode_seen seen = {{-1, -1, -1}, -1, ""};
+        char label[96];
+        if (json_object_get(pv, "splits_seen") == NULL)
+            continue;
+        seen.grid[0] = geti(pv, "splits_seen");
+        c.heads = c.kv_heads = geti(pv, "launch_heads");
+        c.nq = 1;
+        c.nk = geti(pv, "nk");
+        c.d = geti(pv, "d");
+        c.enabled = SDPA_EN_CUDNN;
+        snprintf(label, sizeof label, "lean_probe_h200 %.40s", pname);
+        bad += check_split(label, &c, &seen);
+        nprobe++;
+    }
+    json_decref(pm);
+    tensor_listing_free(&l);
+    printf("decode splits: %d recorded launches, %d split-probe launches, "
+           "%d crafted-row launches, %d mismatches\n",
+           n, nsplit, nprobe, bad);
+    ck_assert_int_ge(n, 44);
+    ck_assert_int_eq(nsplit, 212);
+    ck_assert_int_ge(nprobe, 6);
+    ck_assert_int_eq(bad, 0);
+}
+END_TEST
+
 /* The rule on hand-made cases that the grid does not hold (from the
    constraints, not measured): no enabled backend, an old cuDNN, sm80. */
 START_TEST(test_constructed)
@@ -337,6 +556,22 @@ START_TEST(test_constructed)
                   ch.reason);
     c.enabled = SDPA_EN_CUDNN;
     ck_assert_int_eq(sdpa_choose_pt211_h200(&c, &ch), SDPA_BACKEND_CUDNN);
+    /* the decode launches of 135 and 270 heads that the crafted-row probe
+       ran before it chunked its heads (doc/gpu-crosscheck.md, "Crafted
+       decode rows", kept as a note, not a file): the engine's grid [1, H]
+       and no lean_reduction_kernel at every Nk up to 4096 */
+    c.nq = 1;
+    for (int h = 135; h <= 270; h += 135)
+        for (int64_t nk = 513; nk <= 4096; nk *= 2) {
+            c.heads = c.kv_heads = h;
+            c.nk = nk;
+            ck_assert_int_eq(sdpa_choose_pt211_h200(&c, &ch),
+                             SDPA_BACKEND_CUDNN);
+            ck_assert_msg(ch.splits == 1
+                              && strstr(ch.variant, "lean_reduction") == NULL,
+                          "H %d, Nk %lld: splits %u (0x%x), %s", h,
+                          (long long)nk, ch.splits, ch.splits, ch.variant);
+        }
 }
 END_TEST
 
@@ -347,6 +582,7 @@ main(void)
     TCase *tc = tst_add_tcase(s, "pt211_h200", 60);
     tcase_add_test(tc, test_dispatch_grid);
     tcase_add_test(tc, test_pinned_dumps);
+    tcase_add_test(tc, test_decode_splits);
     tcase_add_test(tc, test_constructed);
     return tst_run_suite(s);
 }

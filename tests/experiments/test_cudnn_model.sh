@@ -62,13 +62,13 @@ decode_d64_nk512_sink 64 64 1 1
 END
 
 # cuDNN pinned ("backend": "cudnn"): no option, the manifest decides,
-# cuDNN's decode engine with the lean reduction included (the largest
-# power of two of splits not above Nk / 128, split s on the tiles s, s +
-# S, ...; combine "lean").  O is exact; the LSE (decode_lse lg2-fma) is
-# not reproducible on the GPU itself (doc/gpu-crosscheck.md), so a few
-# rows stay 1 ulp off.  The files keep one head
-# of each launch (the manifest's heads_from), chosen where half the split
-# count changes O bits; the split count is the launch's (launch_shape).
+# cuDNN's decode engine with the lean reduction included (S splits of
+# the launch's shape, split s on the tiles s, s + S, ...; combine
+# "lean").  O is exact; the LSE (decode_lse lg2-fma) is not reproducible
+# on the GPU itself (doc/gpu-crosscheck.md), so a few rows stay 1 ulp
+# off.  The files keep one head of each launch (the manifest's
+# heads_from), chosen where half the split count changes O bits; the
+# split count is the launch's (launch_shape).
 while read -r name oe on le ln; do
     run diff --dump "$C/$name.safetensors" --stage o,lse --no-exact --json
     expect_stage "$name" 0 o "$oe" "$on"
@@ -162,14 +162,27 @@ expect_err_has "--policy sdpa: flash (flash_fwd_kernel hdim 64), description fa2
 run attn --gen normal --nq 1 --nk 1024 --d 64 --policy sdpa --no-exact
 expect_rc 0
 expect_err_has "lean_reduction), description cudnn"
-# the decode engine's split count (its grid.x on the H200): the largest
-# power of two not above Nk / 128
-for nks in 513:4 1000:4 1024:8 1536:8 4096:32; do
-    run attn --gen normal --nq 1 --nk "${nks%:*}" --d 64 --policy sdpa \
-        --no-exact --json
-    [ "$(jq tiles.splits)" = "${nks#*:}" ] && pass \
-        || fail "Nk ${nks%:*}: splits $(jq tiles.splits), expected ${nks#*:}"
-done
+# the decode engine's split count, as its grid.x on the H200 (the
+# dispatch grid, the dumps' manifests, the crafted-row launches): HEADS
+# NK S
+while read -r h nk sp; do
+    run attn --gen normal --nq 1 --heads "$h" --nk "$nk" --d 64 \
+        --policy sdpa --no-exact --json
+    [ "$(jq tiles.splits)" = "$sp" ] && pass \
+        || fail "H $h, Nk $nk: splits $(jq tiles.splits), expected $sp"
+done <<'END'
+1 513 4
+1 1000 4
+1 1023 8
+1 1024 8
+1 1536 8
+1 4096 32
+32 4096 8
+64 2048 4
+135 1024 1
+END
+# one split: the engine alone, no lean reduction
+expect_err_has "--policy sdpa: cudnn (sm80_flash_fprop_wmma_f16_knob_35_16x128x64), description cudnn"
 # a backend without a description yet: exit 2, saying so
 for be in efficient math; do
     if "$BF16EMU" attn --policy "$be" --describe >/dev/null 2>&1; then

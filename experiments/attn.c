@@ -233,6 +233,7 @@ typedef struct
     fa_kv_order order;
     bool causal;
     bool top_left; /* --causal-align top-left */
+    bool top_left_given; /* --causal-align given */
     bool scale_given;
     uint32_t scale_bits;
     fa_cli_exp exp;
@@ -741,6 +742,10 @@ build_config(attn_ctx *x)
         if (!sdpa_policy_pick(CMD, &sc, &k, &x->sdpa_ch, &split_auto, &lean))
             return false;
         sdpa_policy_note(CMD, &x->sdpa_ch, k);
+        if (x->causal && x->nq != x->nk && !x->top_left_given
+            && !sdpa_policy_causal_align(CMD, &x->sdpa_ch, (int64_t)x->nq,
+                                         (int64_t)x->nk, &x->top_left))
+            return false;
         x->kernel = *k;
         x->kernel_named = true;
         if (split_auto && x->splits == 0)
@@ -2730,6 +2735,7 @@ take_option(void *ctx, int id, const char *v)
         x->causal = true;
         return true;
     case O_CAUSAL_ALIGN:
+        x->top_left_given = true;
         return fa_cli_parse_causal_align(CMD, v, &x->top_left);
     case O_SCALE:
         if (!fa_cli_parse_scale(CMD, v, &x->scale_bits))

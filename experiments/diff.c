@@ -268,6 +268,7 @@ typedef struct
     bool causal;
     const char *causal_from; /* "manifest", "--causal", "default" */
     bool top_left;           /* the causal mask aligned top-left */
+    bool align_sdpa;         /* align_opt set by --policy sdpa */
     const char *align_from;  /* "manifest", "--causal-align", "default" */
     fa_fix_kind fix;
     const char *fix_from;
@@ -1500,6 +1501,15 @@ pick_backend(diff_ctx *x)
     if (!sdpa_policy_pick(CMD, &sc, &k, &x->sdpa_ch, &split_auto, &lean))
         return false;
     sdpa_policy_note(CMD, &x->sdpa_ch, k);
+    if (sc.causal && x->nq != x->nk && x->align_opt < 0
+        && !x->man_align_given) {
+        bool tl;
+        if (!sdpa_policy_causal_align(CMD, &x->sdpa_ch, (int64_t)x->nq,
+                                      (int64_t)x->nk, &tl))
+            return false;
+        x->align_opt = tl ? 1 : 0;
+        x->align_sdpa = true;
+    }
     x->kernel = *k;
     x->kernel_named = true;
     if (split_auto && x->splits_opt == 0 && x->man_splits == 0)
@@ -1731,7 +1741,8 @@ build_config(diff_ctx *x)
     c->shape.d = x->d;
     c->causal = x->causal;
     x->top_left = x->align_opt >= 0 ? x->align_opt == 1 : x->man_top_left;
-    x->align_from = x->align_opt >= 0   ? "--causal-align"
+    x->align_from = x->align_sdpa       ? "--policy sdpa"
+                    : x->align_opt >= 0 ? "--causal-align"
                     : x->man_align_given ? x->man_align_from
                                          : "default";
     c->causal_top_left = x->causal && x->top_left;

@@ -116,6 +116,34 @@ sdpa_policy_pick(const char *cmd, const sdpa_case *c, const fa_kernel **k,
     return true;
 }
 
+bool
+sdpa_policy_causal_align(const char *cmd, const sdpa_choice *ch, int64_t nq,
+                         int64_t nk, bool *top_left)
+{
+    int a = ch->backend == SDPA_BACKEND_FLASH       ? 0
+            : ch->backend == SDPA_BACKEND_EFFICIENT ? 1
+            : ch->backend == SDPA_BACKEND_MATH      ? 1
+            : ch->backend == SDPA_BACKEND_CUDNN && nq == 1 ? 1
+                                                           : -1;
+
+    if (a < 0) {
+        cli_error(cmd,
+                  "--policy sdpa: where %s aligns a causal mask with Nq = "
+                  "%lld != Nk = %lld is not measured; give --causal-align "
+                  "top-left or bottom-right",
+                  sdpa_backend_name(ch->backend), (long long)nq,
+                  (long long)nk);
+        return false;
+    }
+    *top_left = a == 1;
+    fprintf(stderr,
+            "bf16emu %s: --policy sdpa: the causal mask aligned %s (%s's "
+            "is_causal with Nq != Nk)\n",
+            cmd, a == 1 ? "top-left" : "bottom-right",
+            sdpa_backend_name(ch->backend));
+    return true;
+}
+
 void
 sdpa_policy_note(const char *cmd, const sdpa_choice *ch, const fa_kernel *k)
 {

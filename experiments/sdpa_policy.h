@@ -41,4 +41,13 @@ bool sdpa_policy_pick(const char *cmd, const sdpa_case *c,
 void sdpa_policy_note(const char *cmd, const sdpa_choice *ch,
                       const fa_kernel *k);
 
+/* Where the chosen backend aligns is_causal's mask when NQ != NK: 1
+   top-left (memory-efficient, math: SDPA's tril; cuDNN for one query row,
+   measured), 0 bottom-right (the flash kernels), -1 not measured (cuDNN
+   with more than one query row).  Reports under CMD and returns false
+   for -1, asking for --causal-align; else sets *TOP_LEFT and notes it on
+   stderr. */
+bool sdpa_policy_causal_align(const char *cmd, const sdpa_choice *ch,
+                              int64_t nq, int64_t nk, bool *top_left);
+
 #endif

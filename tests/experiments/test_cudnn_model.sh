@@ -151,6 +151,28 @@ run diff --dump "$f" --q "$f:q" --k "$f:k" --v "$f:v" --o "$f:cudnn.o" \
 expect_stage "d64_normal --kernel" 0 o 4096 4096
 expect_stage "d64_normal --kernel" 1 lse 64 64
 
+# is_causal with Nq != Nk: the chosen backend's alignment (top-left for
+# cuDNN's one-row decode, memory-efficient and math), noted on stderr; not
+# measured for cuDNN with more rows: exit 2 unless --causal-align.
+o=$tmp/causal.safetensors
+run attn --gen normal --nq 1 --nk 600 --d 64 --causal --policy sdpa \
+    --no-exact --out "$o"
+expect_rc 0
+expect_err_has "the causal mask aligned top-left (cudnn's is_causal"
+run attn --gen normal --nq 64 --nk 128 --d 64 --causal --policy sdpa \
+    --sdpa-backends efficient --no-exact
+expect_rc 0
+expect_err_has "the causal mask aligned top-left (efficient's is_causal"
+rm -f "$o"
+run attn --gen normal --nq 64 --nk 128 --d 64 --causal --policy sdpa \
+    --no-exact --out "$o"
+expect_rc 2
+expect_err_has "give --causal-align top-left or bottom-right"
+[ ! -e "$o" ] && pass || fail "$o written after exit 2"
+run attn --gen normal --nq 64 --nk 128 --d 64 --causal --policy sdpa \
+    --causal-align bottom-right --no-exact
+expect_rc 0
+
 # attn --policy sdpa: the choice and why on stderr.
 run attn --gen normal --nq 64 --nk 256 --d 64 --policy sdpa --no-exact
 expect_rc 0

@@ -141,6 +141,11 @@ bool s_mma_gemm_avx512(const sf_mma_model *m, size_t rows, size_t cols,
 #define S_MMA_FP_ABS_MAX 0x5F7Fu
 /* the longest row of A the path takes */
 #define S_MMA_FP_ROW_MAX 1024
+/* MXCSR's invalid, denormal, divide-by-zero, overflow and underflow
+   flags */
+#define S_MMA_MXCSR_BAD 0x1Fu
+/* columns of the flag-checked path between two looks at MXCSR */
+#define S_MMA_FP_CHUNK 128
 
 /* N rows of BYTES at P (rows LD elements apart) asked into the cache
    ahead of the block that reads them: with one row of A, B streams from

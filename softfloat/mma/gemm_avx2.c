@@ -718,7 +718,6 @@ gemm_row_fp(const s_mma_plan *pl, size_t cols, size_t k, const uint16_t *a,
     }
 }
 
-
 /*----------------------------------------------------------------------------
  * One row of BF16 on the host's binary32 unit, checked by the host's
  * flags (the argument: mma_local.h), as in gemm_avx512.c: chunks of up to
@@ -741,10 +740,10 @@ enum
 TGT __attribute__((always_inline)) static inline __m256
 fast_x(int kind, const __m256i *w, const uint16_t *b, size_t ld, size_t t)
 {
-    __m256i v = kind == FAST_W ? w[t / 2]
-                               : _mm256_loadu_si256(
-                                     (const __m256i *)(const void *)(b
-                                                                     + t * ld));
+    __m256i v =
+        kind == FAST_W
+            ? w[t / 2]
+            : _mm256_loadu_si256((const __m256i *)(const void *)(b + t * ld));
     bool hi = kind == FAST_W ? (t & 1) != 0 : kind == FAST_HI;
 
     return _mm256_castsi256_ps(
@@ -779,17 +778,16 @@ TGT static inline __m256i
 top_bit8(__m256i mag)
 {
     __m256i h = _mm256_srli_epi32(mag, 8);
-    __m256i eh = _mm256_srli_epi32(
-        _mm256_castps_si256(_mm256_cvtepi32_ps(h)), 23);
-    __m256i el = _mm256_srli_epi32(
-        _mm256_castps_si256(_mm256_cvtepi32_ps(
-            _mm256_and_si256(mag, _mm256_set1_epi32(0xFF)))),
-        23);
+    __m256i eh =
+        _mm256_srli_epi32(_mm256_castps_si256(_mm256_cvtepi32_ps(h)), 23);
+    __m256i el =
+        _mm256_srli_epi32(_mm256_castps_si256(_mm256_cvtepi32_ps(
+                              _mm256_and_si256(mag, _mm256_set1_epi32(0xFF)))),
+                          23);
 
     return _mm256_sub_epi32(
-        _mm256_blendv_epi8(
-            el, _mm256_add_epi32(eh, _mm256_set1_epi32(8)),
-            _mm256_cmpgt_epi32(h, _mm256_setzero_si256())),
+        _mm256_blendv_epi8(el, _mm256_add_epi32(eh, _mm256_set1_epi32(8)),
+                           _mm256_cmpgt_epi32(h, _mm256_setzero_si256())),
         _mm256_set1_epi32(127));
 }
 
@@ -817,8 +815,8 @@ finish8(__m256i tot, __m256i q, uint32_t ovf_bits, s_vflags *fl)
                             _mm256_cmpgt_epi32(sh, zero));
     __m256i normal = _mm256_cmpgt_epi32(ex, _mm256_set1_epi32(-127));
     __m256i ovf = _mm256_cmpgt_epi32(ex, _mm256_set1_epi32(127));
-    __m256i field = _mm256_and_si256(
-        normal, _mm256_add_epi32(ex, _mm256_set1_epi32(126)));
+    __m256i field =
+        _mm256_and_si256(normal, _mm256_add_epi32(ex, _mm256_set1_epi32(126)));
     __m256i bits = _mm256_add_epi32(_mm256_slli_epi32(field, 23), mm);
     __m256i ssel;
 
@@ -858,9 +856,9 @@ fast_block8(const s_mma_plan *pl, int kind, const __m256i *w,
 
     FP_UNROLL
     for (size_t t = 0; t < 16; t++) {
-        __m256 pe = _mm256_mul_ps(
-            _mm256_and_ps(fast_x(kind, w, b, ld, t), emask),
-            _mm256_castsi256_ps(_mm256_set1_epi32((int)ap[t])));
+        __m256 pe =
+            _mm256_mul_ps(_mm256_and_ps(fast_x(kind, w, b, ld, t), emask),
+                          _mm256_castsi256_ps(_mm256_set1_epi32((int)ap[t])));
         if (t & 1)
             mx1 = _mm256_max_ps(mx1, pe);
         else

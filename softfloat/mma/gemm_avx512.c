@@ -684,7 +684,6 @@ gemm_row_fp(const s_mma_plan *pl, size_t cols, size_t k, const uint16_t *a,
     }
 }
 
-
 /*----------------------------------------------------------------------------
  * One row of BF16 on the host's binary32 unit, checked by the host's
  * flags (the argument: mma_local.h).  Chunks of up to S_MMA_FP_CHUNK
@@ -841,9 +840,8 @@ fast_tail(const s_mma_plan *pl, const __m512 *p, const __m512 *mx, size_t len,
 {
     __m512i csig, celow, q, sum0 = _mm512_setzero_si512(), sum1 = sum0;
     __mmask16 cneg;
-    __m512 nq,
-        m = _mm512_max_ps(_mm512_max_ps(mx[0], mx[1]),
-                          _mm512_max_ps(mx[2], mx[3]));
+    __m512 nq, m = _mm512_max_ps(_mm512_max_ps(mx[0], mx[1]),
+                                 _mm512_max_ps(mx[2], mx[3]));
 
     q = fast_grid(pl, _mm512_castps_si512(m), acc, &csig, &celow, &cneg);
     nq = _mm512_cvtepi32_ps(_mm512_sub_epi32(_mm512_setzero_si512(), q));
@@ -855,8 +853,8 @@ fast_tail(const s_mma_plan *pl, const __m512 *p, const __m512 *mx, size_t len,
         else
             sum0 = _mm512_add_epi32(sum0, kept);
     }
-    return fast_result(pl, _mm512_add_epi32(sum0, sum1), q, csig, celow,
-                       cneg, fl, lost);
+    return fast_result(pl, _mm512_add_epi32(sum0, sum1), q, csig, celow, cneg,
+                       fl, lost);
 }
 
 /* Dword permutations of the 16 x 8 transposition in fast_transpose. */
@@ -919,8 +917,9 @@ fast_lo(__m512i w)
    memory once). */
 TGTBW static inline bool
 fast_nt16(const s_mma_plan *pl, size_t k, const uint32_t *aw,
-          const uint32_t *ap, const uint16_t *bt, size_t ld, size_t nl, bool pf,
-          const uint32_t *c, uint32_t *out, s_vflags16 *fl, __mmask16 *lost)
+          const uint32_t *ap, const uint16_t *bt, size_t ld, size_t nl,
+          bool pf, const uint32_t *c, uint32_t *out, s_vflags16 *fl,
+          __mmask16 *lost)
 {
     __mmask16 lanes = (__mmask16)((1u << nl) - 1);
     __m512i acc = c != NULL ? _mm512_maskz_loadu_epi32(lanes, c)
@@ -979,7 +978,6 @@ fast_nt16(const s_mma_plan *pl, size_t k, const uint32_t *aw,
     _mm512_storeu_si512((void *)out, acc);
     return true;
 }
-
 
 /* The flags of FL and LOST. */
 static unsigned
@@ -1043,7 +1041,7 @@ fast_row_block(const s_mma_plan *pl, const uint32_t *aw, const uint32_t *ap,
         mx[i] = _mm512_setzero_ps();
     FP_UNROLL
     for (size_t t = 0; t < 16; t++) {
-        __m512i v = full ? _mm512_loadu_si512((const void *)(b + t * ld))
+        __m512i v = full      ? _mm512_loadu_si512((const void *)(b + t * ld))
                     : t < len ? _mm512_maskz_loadu_epi16(lanes, b + t * ld)
                               : _mm512_setzero_si512();
         fast_pass1(hi ? fast_hi(v) : fast_lo(v), aw[t], ap[t], &mx[t & 3],
@@ -1102,10 +1100,9 @@ fast_row_chunk(const s_mma_plan *pl, size_t n, size_t k, const uint32_t *aw,
                     pl, aw + k0, ap + k0, src + 32 * g, ld, 16, lanes, true,
                     true, acc[2 * g + 1], &fl, &lost);
             } else {
-                acc[2 * g] = fast_row_block(pl, aw + k0, ap + k0,
-                                            src + 32 * g, ld, len, lanes,
-                                            false, false, acc[2 * g], &fl,
-                                            &lost);
+                acc[2 * g] = fast_row_block(pl, aw + k0, ap + k0, src + 32 * g,
+                                            ld, len, lanes, false, false,
+                                            acc[2 * g], &fl, &lost);
                 acc[2 * g + 1] = fast_row_block(
                     pl, aw + k0, ap + k0, src + 32 * g, ld, len, lanes, false,
                     true, acc[2 * g + 1], &fl, &lost);
@@ -1113,14 +1110,14 @@ fast_row_chunk(const s_mma_plan *pl, size_t n, size_t k, const uint32_t *aw,
         }
     }
     for (size_t g = 0; g < ng; g++) {
-        _mm512_storeu_si512(
-            (void *)(out + 32 * g),
-            _mm512_permutex2var_epi32(acc[2 * g], FP_IDX(fast_merge[0]),
-                                      acc[2 * g + 1]));
-        _mm512_storeu_si512(
-            (void *)(out + 32 * g + 16),
-            _mm512_permutex2var_epi32(acc[2 * g], FP_IDX(fast_merge[1]),
-                                      acc[2 * g + 1]));
+        _mm512_storeu_si512((void *)(out + 32 * g),
+                            _mm512_permutex2var_epi32(acc[2 * g],
+                                                      FP_IDX(fast_merge[0]),
+                                                      acc[2 * g + 1]));
+        _mm512_storeu_si512((void *)(out + 32 * g + 16),
+                            _mm512_permutex2var_epi32(acc[2 * g],
+                                                      FP_IDX(fast_merge[1]),
+                                                      acc[2 * g + 1]));
     }
     *flags |= fast_flags(&fl, lost);
     return true;

@@ -139,8 +139,8 @@ plant(tst_rng *r, unsigned p, size_t n, size_t k)
         b[at] = (uint16_t)(sign | (uint16_t)((1 + (x >> 20) % 63) << 7));
         break;
     case P_HUGE:
-        b[at] = (uint16_t)(sign | (uint16_t)((191 + (x >> 20) % 63) << 7)
-                           | 0x7Fu);
+        b[at] =
+            (uint16_t)(sign | (uint16_t)((191 + (x >> 20) % 63) << 7) | 0x7Fu);
         break;
     case P_INF:
         b[at] = (uint16_t)(sign | 0x7F80u);
@@ -291,8 +291,8 @@ START_TEST(test_directed)
             a[t] = val(&r, -2, 1, 0);
         for (size_t i = 0; i < n * k; i++)
             b[i] = val(&r, -3, 1, 0);
-        bad += check_problem(m, &sf_format_bf16, n, k, false, false,
-                             "scores", &printed);
+        bad += check_problem(m, &sf_format_bf16, n, k, false, false, "scores",
+                             &printed);
     }
     for (size_t n = 128; n <= 256; n += 128) {
         size_t k = 64;

@@ -11,6 +11,7 @@ mma_tests = \
 	tests/softfloat/test_mma_avx512bf16 \
 	tests/softfloat/test_mma_amx \
 	tests/softfloat/test_mma_gemm \
+	tests/softfloat/test_mma_row \
 	tests/softfloat/test_mma_chain \
 	tests/softfloat/test_mma_chain_fmaf
 
@@ -33,6 +34,10 @@ tests_softfloat_test_mma_avx512bf16_LDADD = $(mma_test_ldadd)
 tests_softfloat_test_mma_gemm_SOURCES = tests/softfloat/test_mma_gemm.c
 tests_softfloat_test_mma_gemm_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_softfloat_test_mma_gemm_LDADD = $(mma_test_ldadd)
+
+tests_softfloat_test_mma_row_SOURCES = tests/softfloat/test_mma_row.c
+tests_softfloat_test_mma_row_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_softfloat_test_mma_row_LDADD = $(mma_test_ldadd)
 
 tests_softfloat_test_mma_chain_SOURCES = tests/softfloat/test_mma_chain.c
 tests_softfloat_test_mma_chain_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)

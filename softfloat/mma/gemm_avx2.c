@@ -622,8 +622,8 @@ gemm_nt_fp(const s_mma_plan *pl, size_t cols, size_t k, const uint16_t *a,
    path's range goes to the integer kernel (then the scalar block). */
 TGT static void
 gemm_row_fp(const s_mma_plan *pl, size_t cols, size_t k, const uint16_t *a,
-            const uint16_t *b, const uint32_t *c, uint32_t *d, sf_env *env,
-            unsigned *flags)
+            const uint16_t *b, size_t ldb, const uint32_t *c, uint32_t *d,
+            sf_env *env, unsigned *flags)
 {
     const size_t step = pl->m->n;
     const s_mma_dec da = s_mma_dec_init(pl->fa, pl->m->daz, 0),
@@ -638,11 +638,11 @@ gemm_row_fp(const s_mma_plan *pl, size_t cols, size_t k, const uint16_t *a,
         size_t len = k - k0 < step ? k - k0 : step;
         if (k0 + 2 * step <= k)
             /* the next block's rows of B */
-            s_mma_prefetch_rows(b + (k0 + step) * cols, cols, step, cols * 2);
+            s_mma_prefetch_rows(b + (k0 + step) * ldb, ldb, step, cols * 2);
         bool adec = false;
         for (size_t j0 = 0; j0 < cols; j0 += 8) {
             size_t nl = cols - j0 < 8 ? cols - j0 : 8;
-            const uint16_t *src = b + k0 * cols + j0;
+            const uint16_t *src = b + k0 * ldb + j0;
             __m256i acc, mn = _mm256_set1_epi16(-1),
                          mx = _mm256_setzero_si256();
             __m256 x[16];
@@ -660,10 +660,10 @@ gemm_row_fp(const s_mma_plan *pl, size_t cols, size_t k, const uint16_t *a,
                         _mm256_inserti128_si256(
                             _mm256_castsi128_si256(_mm_loadu_si128(
                                 (const __m128i *)(const void *)(src
-                                                                + t * cols))),
+                                                                + t * ldb))),
                             _mm_loadu_si128(
                                 (const __m128i *)(const void *)(src
-                                                                + t1 * cols)),
+                                                                + t1 * ldb)),
                             1),
                         &mn, &mx);
                 }
@@ -672,7 +672,7 @@ gemm_row_fp(const s_mma_plan *pl, size_t cols, size_t k, const uint16_t *a,
                         x[t] = _mm256_castsi256_ps(_mm256_slli_epi32(
                             _mm256_cvtepu16_epi32(_mm_loadu_si128(
                                 (const __m128i *)(const void *)(src
-                                                                + t * cols))),
+                                                                + t * ldb))),
                             16));
                     done = len == 16 ? fp_block8(pl, x, aw + k0, ap + k0, 16,
                                                  acc, &res, &fl, &lost)
@@ -694,7 +694,7 @@ gemm_row_fp(const s_mma_plan *pl, size_t cols, size_t k, const uint16_t *a,
                 uint32_t tmp[8] = {0};
                 bool spec = false;
                 for (size_t t = 0; t < len; t++) {
-                    spec |= s_mma_decode(&db, src + t * cols, nl, bs + t * 8,
+                    spec |= s_mma_decode(&db, src + t * ldb, nl, bs + t * 8,
                                          be + t * 8);
                     for (size_t l = nl; l < 8; l++) {
                         bs[t * 8 + l] = 0;
@@ -706,7 +706,7 @@ gemm_row_fp(const s_mma_plan *pl, size_t cols, size_t k, const uint16_t *a,
                     || !kernel8(pl, as, ae, bs, be, len, tmp, flags, true)) {
                     s_mma_vec va = {a + k0, 1, 2};
                     for (size_t l = 0; l < nl; l++) {
-                        s_mma_vec vb = {src + l, (ptrdiff_t)cols, 2};
+                        s_mma_vec vb = {src + l, (ptrdiff_t)ldb, 2};
                         tmp[l] =
                             (uint32_t)s_mma_block(pl->m, pl->fa, &va, pl->fb,
                                                   &vb, len, k0, tmp[l], env);
@@ -714,6 +714,473 @@ gemm_row_fp(const s_mma_plan *pl, size_t cols, size_t k, const uint16_t *a,
                 }
                 memcpy(d + j0, tmp, nl * sizeof *tmp);
             }
+        }
+    }
+}
+
+/*----------------------------------------------------------------------------
+ * One row of BF16 on the host's binary32 unit, checked by the host's
+ * flags (the argument: mma_local.h), as in gemm_avx512.c: chunks of up to
+ * S_MMA_FP_CHUNK columns computed into a buffer without a range check, a
+ * chunk that raised a host flag other than inexact (or met an Inf or NaN
+ * accumulator, or a q outside the scaling's range) computed again by
+ * gemm_nt_fp or gemm_row_fp.
+ *--------------------------------------------------------------------------*/
+
+/* Where a block's sixteen inputs X(t) come from: W[t / 2]'s low (t even)
+   or high (t odd) halves (BT's rows transposed), or the low or high
+   halves of row t of B (B's even or odd columns). */
+enum
+{
+    FAST_W,
+    FAST_LO,
+    FAST_HI
+};
+
+TGT __attribute__((always_inline)) static inline __m256
+fast_x(int kind, const __m256i *w, const uint16_t *b, size_t ld, size_t t)
+{
+    __m256i v =
+        kind == FAST_W
+            ? w[t / 2]
+            : _mm256_loadu_si256((const __m256i *)(const void *)(b + t * ld));
+    bool hi = kind == FAST_W ? (t & 1) != 0 : kind == FAST_HI;
+
+    return _mm256_castsi256_ps(
+        hi ? _mm256_and_si256(v, _mm256_set1_epi32((int)0xFFFF0000u))
+           : _mm256_slli_epi32(v, 16));
+}
+
+/* The accumulator's term on the grid 2^Q for eight lanes in 32-bit lanes
+   (below 2^30: C's shift to the grid is at least 23 - F and F <= 29);
+   CNEG: all ones where C is negative. */
+TGT static inline __m256i
+c_term8(__m256i csig, __m256i celow, __m256i cneg, __m256i q, __m256i *lost)
+{
+    const __m256i zero = _mm256_setzero_si256();
+    __m256i shc = _mm256_sub_epi32(q, celow);
+    /* a count outside 0..31 gives 0, so one of the two is 0 */
+    __m256i r = _mm256_srlv_epi32(csig, shc);
+    __m256i kc = _mm256_or_si256(
+        r, _mm256_sllv_epi32(csig, _mm256_sub_epi32(zero, shc)));
+
+    *lost = _mm256_or_si256(
+        *lost,
+        _mm256_and_si256(_mm256_cmpgt_epi32(shc, zero),
+                         _mm256_xor_si256(csig, _mm256_sllv_epi32(r, shc))));
+    return _mm256_sub_epi32(_mm256_xor_si256(kc, cneg), cneg);
+}
+
+/* The exponent of the top bit of MAG (32-bit lanes, 0 < MAG <= 2^31):
+   from exact binary32 conversions of its bits 8..31 and 0..7 (a rounded
+   one would raise the host's inexact flag). */
+TGT static inline __m256i
+top_bit8(__m256i mag)
+{
+    __m256i h = _mm256_srli_epi32(mag, 8);
+    __m256i eh =
+        _mm256_srli_epi32(_mm256_castps_si256(_mm256_cvtepi32_ps(h)), 23);
+    __m256i el =
+        _mm256_srli_epi32(_mm256_castps_si256(_mm256_cvtepi32_ps(
+                              _mm256_and_si256(mag, _mm256_set1_epi32(0xFF)))),
+                          23);
+
+    return _mm256_sub_epi32(
+        _mm256_blendv_epi8(el, _mm256_add_epi32(eh, _mm256_set1_epi32(8)),
+                           _mm256_cmpgt_epi32(h, _mm256_setzero_si256())),
+        _mm256_set1_epi32(127));
+}
+
+/* finish4 for eight lanes whose total TOT fits in 32 bits. */
+TGT static inline __m256i
+finish8(__m256i tot, __m256i q, uint32_t ovf_bits, s_vflags *fl)
+{
+    const __m256i zero = _mm256_setzero_si256();
+    __m256i neg = _mm256_srai_epi32(tot, 31);
+    /* |INT32_MIN| reads as 2^31 unsigned */
+    __m256i mag = _mm256_abs_epi32(tot);
+    __m256i zs = _mm256_cmpeq_epi32(mag, zero);
+    __m256i t = top_bit8(mag);
+    __m256i ex = _mm256_add_epi32(q, t);
+    __m256i sh =
+        _mm256_max_epi32(_mm256_sub_epi32(t, _mm256_set1_epi32(23)),
+                         _mm256_sub_epi32(_mm256_set1_epi32(-149), q));
+    /* a count outside 0..31 gives 0, so one of the two is 0; a left
+       shift is at most 23 - t, so it keeps every bit */
+    __m256i mm =
+        _mm256_or_si256(_mm256_srlv_epi32(mag, sh),
+                        _mm256_sllv_epi32(mag, _mm256_sub_epi32(zero, sh)));
+    __m256i inexf =
+        _mm256_andnot_si256(_mm256_cmpeq_epi32(_mm256_sllv_epi32(mm, sh), mag),
+                            _mm256_cmpgt_epi32(sh, zero));
+    __m256i normal = _mm256_cmpgt_epi32(ex, _mm256_set1_epi32(-127));
+    __m256i ovf = _mm256_cmpgt_epi32(ex, _mm256_set1_epi32(127));
+    __m256i field =
+        _mm256_and_si256(normal, _mm256_add_epi32(ex, _mm256_set1_epi32(126)));
+    __m256i bits = _mm256_add_epi32(_mm256_slli_epi32(field, 23), mm);
+    __m256i ssel;
+
+    bits = _mm256_blendv_epi8(bits, _mm256_set1_epi32((int)ovf_bits), ovf);
+    /* a result that truncates to zero is +0 (SF_MMA_ZERO_POS) */
+    ssel =
+        _mm256_or_si256(_mm256_andnot_si256(_mm256_cmpeq_epi32(mm, zero), neg),
+                        _mm256_and_si256(neg, ovf));
+    bits = _mm256_or_si256(
+        bits, _mm256_and_si256(ssel, _mm256_set1_epi32((int)0x80000000u)));
+    bits = _mm256_andnot_si256(zs, bits);
+    inexf = _mm256_andnot_si256(zs, inexf);
+    ovf = _mm256_andnot_si256(zs, ovf);
+    fl->inexact = _mm256_or_si256(fl->inexact, _mm256_or_si256(inexf, ovf));
+    fl->underflow =
+        _mm256_or_si256(fl->underflow, _mm256_andnot_si256(normal, inexf));
+    fl->overflow = _mm256_or_si256(fl->overflow, ovf);
+    return bits;
+}
+
+/* One block of sixteen products for eight lanes, chained from C (finite)
+   into *RES; false when a lane's q is outside the scaling's range.  Pass
+   1: the largest 2^E_b 2^E_a (a float maximum, so that a subnormal one
+   raises the denormal flag); pass 2 as fp_block8. */
+TGT __attribute__((always_inline)) static inline bool
+fast_block8(const s_mma_plan *pl, int kind, const __m256i *w,
+            const uint16_t *b, size_t ld, const uint32_t *aw,
+            const uint32_t *ap, __m256i c, __m256i *res, s_vflags *fl,
+            __m256i *lost)
+{
+    const sf_mma_model *m = pl->m;
+    const __m256i zero = _mm256_setzero_si256();
+    const __m256 emask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7F800000));
+    __m256 mx0 = _mm256_setzero_ps(), mx1 = mx0, scale;
+    __m256i sum0 = zero, sum1 = zero, mx, has, ep, cef, csig, celow, cc, emax,
+            q, bad, cm, s0, s1, r0, r1;
+
+    FP_UNROLL
+    for (size_t t = 0; t < 16; t++) {
+        __m256 pe =
+            _mm256_mul_ps(_mm256_and_ps(fast_x(kind, w, b, ld, t), emask),
+                          _mm256_castsi256_ps(_mm256_set1_epi32((int)ap[t])));
+        if (t & 1)
+            mx1 = _mm256_max_ps(mx1, pe);
+        else
+            mx0 = _mm256_max_ps(mx0, pe);
+    }
+    mx = _mm256_castps_si256(_mm256_max_ps(mx0, mx1));
+    has = _mm256_cmpgt_epi32(mx, zero);
+    ep = _mm256_blendv_epi8(
+        _mm256_set1_epi32(2 * S_MMA_ZERO_E + pl->qadd),
+        _mm256_sub_epi32(_mm256_srli_epi32(mx, 23), _mm256_set1_epi32(127)),
+        has);
+    cef = _mm256_and_si256(_mm256_srli_epi32(c, 23), _mm256_set1_epi32(0xFF));
+    cc = c_decode8(m, c, cef, &csig, &celow);
+    emax = _mm256_max_epi32(ep, cc);
+    if (m->emax_floor != SF_MMA_NO_FLOOR)
+        emax = _mm256_max_epi32(emax, _mm256_set1_epi32(m->emax_floor));
+    q = _mm256_sub_epi32(emax, _mm256_set1_epi32(pl->f));
+    bad = _mm256_and_si256(
+        has, _mm256_or_si256(_mm256_cmpgt_epi32(_mm256_set1_epi32(-126), q),
+                             _mm256_cmpgt_epi32(q, _mm256_set1_epi32(126))));
+    if (!_mm256_testz_si256(bad, bad))
+        return false;
+    scale = _mm256_castsi256_ps(_mm256_slli_epi32(
+        _mm256_sub_epi32(
+            _mm256_set1_epi32(127),
+            _mm256_min_epi32(_mm256_max_epi32(q, _mm256_set1_epi32(-126)),
+                             _mm256_set1_epi32(126))),
+        23));
+    FP_UNROLL
+    for (size_t t = 0; t < 16; t++) {
+        __m256i kept = _mm256_cvttps_epi32(_mm256_mul_ps(
+            _mm256_mul_ps(fast_x(kind, w, b, ld, t),
+                          _mm256_castsi256_ps(_mm256_set1_epi32((int)aw[t]))),
+            scale));
+        if (t & 1)
+            sum1 = _mm256_add_epi32(sum1, kept);
+        else
+            sum0 = _mm256_add_epi32(sum0, kept);
+    }
+    sum0 = _mm256_add_epi32(sum0, sum1);
+    /* plus C, then one rounding: in 32-bit lanes unless the total leaves
+       them (a signed overflow) */
+    cm = _mm256_srai_epi32(c, 31);
+    {
+        __m256i kc = c_term8(csig, celow, cm, q, lost);
+        __m256i tot = _mm256_add_epi32(sum0, kc);
+        __m256i wide = _mm256_and_si256(_mm256_xor_si256(sum0, tot),
+                                        _mm256_xor_si256(kc, tot));
+        if (_mm256_movemask_ps(_mm256_castsi256_ps(wide)) == 0) {
+            *res = finish8(tot, q, pl->ovf_bits, fl);
+            return true;
+        }
+    }
+    s0 = _mm256_add_epi64(
+        lo64(sum0), c_term4(lo64(csig), lo64(celow), lo64(cm), lo64(q), lost));
+    s1 = _mm256_add_epi64(
+        hi64(sum0), c_term4(hi64(csig), hi64(celow), hi64(cm), hi64(q), lost));
+    r0 = finish4(s0, lo64(q), pl->ovf_bits, fl);
+    r1 = finish4(s1, hi64(q), pl->ovf_bits, fl);
+    {
+        const __m256i even = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);
+        *res = _mm256_permute2x128_si256(_mm256_permutevar8x32_epi32(r0, even),
+                                         _mm256_permutevar8x32_epi32(r1, even),
+                                         0x20);
+    }
+    return true;
+}
+
+/* R[u] holds key u's sixteen elements (eight dwords); W[i] gets dword i
+   of the eight keys (lane l: key l). */
+TGT __attribute__((always_inline)) static inline void
+fast_transpose8(const __m256i *r, __m256i *w)
+{
+    __m256i t[8], u[8];
+
+    FP_UNROLL8
+    for (size_t g = 0; g < 4; g++) {
+        t[2 * g] = _mm256_unpacklo_epi32(r[2 * g], r[2 * g + 1]);
+        t[2 * g + 1] = _mm256_unpackhi_epi32(r[2 * g], r[2 * g + 1]);
+    }
+    FP_UNROLL8
+    for (size_t h = 0; h < 2; h++) {
+        u[4 * h] = _mm256_unpacklo_epi64(t[4 * h], t[4 * h + 2]);
+        u[4 * h + 1] = _mm256_unpackhi_epi64(t[4 * h], t[4 * h + 2]);
+        u[4 * h + 2] = _mm256_unpacklo_epi64(t[4 * h + 1], t[4 * h + 3]);
+        u[4 * h + 3] = _mm256_unpackhi_epi64(t[4 * h + 1], t[4 * h + 3]);
+    }
+    FP_UNROLL8
+    for (size_t i = 0; i < 4; i++) {
+        w[i] = _mm256_permute2x128_si256(u[i], u[4 + i], 0x20);
+        w[i + 4] = _mm256_permute2x128_si256(u[i], u[4 + i], 0x31);
+    }
+}
+
+/* The flags of FL and LOST (fp_flags). */
+#define fast_flags fp_flags
+
+/* D = A B^T + C for one row of A and the N <= S_MMA_FP_CHUNK rows of BT
+   at BT (K elements each; AVAIL rows from BT on exist) into OUT
+   (S_MMA_FP_CHUNK words), its flags into FLAGS; false when an
+   accumulator met Inf or NaN or a q left the scaling's range.  Not
+   inlined, so that none of its floating-point operations moves across
+   the caller's MXCSR access. */
+TGT __attribute__((noinline)) static bool
+fast_nt_chunk(const s_mma_plan *pl, size_t n, size_t k, const uint32_t *aw,
+              const uint32_t *ap, const uint16_t *bt, size_t avail,
+              const uint32_t *c, uint32_t *out, unsigned *flags)
+{
+    s_vflags fl = {_mm256_setzero_si256(), _mm256_setzero_si256(),
+                   _mm256_setzero_si256()};
+    __m256i lost = _mm256_setzero_si256();
+    uint16_t pad[8 * 16];
+
+    for (size_t g = 0; g < n; g += 8) {
+        size_t nl = n - g < 8 ? n - g : 8;
+        uint32_t t8[8] = {0};
+        __m256i acc;
+        if (c != NULL)
+            memcpy(t8, c + g, nl * sizeof *t8);
+        acc = _mm256_loadu_si256((const __m256i *)(const void *)t8);
+        for (size_t k0 = 0; k0 < k; k0 += 16) {
+            size_t len = k - k0 < 16 ? k - k0 : 16;
+            const uint16_t *src = bt + g * k + k0;
+            size_t ld = k;
+            __m256i r[8], w[8];
+            if (g + 16 <= avail && k0 / 16 < 8) {
+                /* the next 8 rows, a few with each block */
+                size_t per = (8 + (k + 15) / 16 - 1) / ((k + 15) / 16);
+                size_t r0 = k0 / 16 * per;
+                if (r0 < 8)
+                    s_mma_prefetch_rows(bt + (g + 8 + r0) * k, k,
+                                        8 - r0 < per ? 8 - r0 : per, k * 2);
+            }
+            if (fp_c_special(acc))
+                return false;
+            if (nl < 8 || len < 16) {
+                /* a partial tile: zeros around it */
+                memset(pad, 0, sizeof pad);
+                for (size_t l = 0; l < nl; l++)
+                    memcpy(pad + 16 * l, src + l * k, len * sizeof *pad);
+                src = pad;
+                ld = 16;
+            }
+            FP_UNROLL8
+            for (size_t u = 0; u < 8; u++)
+                r[u] = _mm256_loadu_si256(
+                    (const __m256i *)(const void *)(src + u * ld));
+            fast_transpose8(r, w);
+            if (!fast_block8(pl, FAST_W, w, NULL, 0, aw + k0, ap + k0, acc,
+                             &acc, &fl, &lost))
+                return false;
+        }
+        _mm256_storeu_si256((__m256i *)(void *)(out + g), acc);
+    }
+    *flags |= fast_flags(&fl, lost);
+    return true;
+}
+
+/* D = A B + C for one row of A (K elements) and N <= S_MMA_FP_CHUNK
+   columns of B (K rows at B, LD apart) into OUT (S_MMA_FP_CHUNK words),
+   its flags into FLAGS; false as fast_nt_chunk.  Block by block of K, 16
+   columns at a time, as their even and their odd columns. */
+TGT __attribute__((noinline)) static bool
+fast_row_chunk(const s_mma_plan *pl, size_t n, size_t k, const uint32_t *aw,
+               const uint32_t *ap, const uint16_t *b, size_t ld,
+               const uint32_t *c, uint32_t *out, unsigned *flags)
+{
+    const __m256i deal = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7);
+    const __m256i merge = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+    __m256i acc[S_MMA_FP_CHUNK / 8];
+    s_vflags fl = {_mm256_setzero_si256(), _mm256_setzero_si256(),
+                   _mm256_setzero_si256()};
+    __m256i lost = _mm256_setzero_si256();
+    size_t ng = (n + 15) / 16, per = (16 + ng - 1) / ng;
+    uint16_t pad[16 * 16];
+
+    for (size_t g = 0; g < ng; g++) {
+        size_t nl = n - 16 * g < 16 ? n - 16 * g : 16;
+        uint32_t t16[16] = {0};
+        __m256i p0, p1;
+        if (c != NULL)
+            memcpy(t16, c + 16 * g, nl * sizeof *t16);
+        p0 = _mm256_permutevar8x32_epi32(
+            _mm256_loadu_si256((const __m256i *)(const void *)t16), deal);
+        p1 = _mm256_permutevar8x32_epi32(
+            _mm256_loadu_si256((const __m256i *)(const void *)(t16 + 8)),
+            deal);
+        acc[2 * g] = _mm256_permute2x128_si256(p0, p1, 0x20);
+        acc[2 * g + 1] = _mm256_permute2x128_si256(p0, p1, 0x31);
+    }
+    for (size_t k0 = 0; k0 < k; k0 += 16) {
+        size_t len = k - k0 < 16 ? k - k0 : 16;
+        const uint16_t *blk = b + k0 * ld;
+        for (size_t g = 0; g < ng; g++) {
+            size_t nl = n - 16 * g < 16 ? n - 16 * g : 16;
+            const uint16_t *src = blk + 16 * g;
+            size_t lds = ld;
+            if (k0 + 32 <= k && g * per < 16)
+                /* the next block's rows of B, a few with each group */
+                s_mma_prefetch_rows(blk + (16 + g * per) * ld, ld,
+                                    16 - g * per < per ? 16 - g * per : per,
+                                    n * 2);
+            if (fp_c_special(acc[2 * g]) || fp_c_special(acc[2 * g + 1]))
+                return false;
+            if (nl < 16 || len < 16) {
+                /* a partial tile: zeros around it */
+                memset(pad, 0, sizeof pad);
+                for (size_t t = 0; t < len; t++)
+                    memcpy(pad + 16 * t, src + t * ld, nl * sizeof *pad);
+                src = pad;
+                lds = 16;
+            }
+            if (!fast_block8(pl, FAST_LO, NULL, src, lds, aw + k0, ap + k0,
+                             acc[2 * g], &acc[2 * g], &fl, &lost)
+                || !fast_block8(pl, FAST_HI, NULL, src, lds, aw + k0, ap + k0,
+                                acc[2 * g + 1], &acc[2 * g + 1], &fl, &lost))
+                return false;
+        }
+    }
+    for (size_t g = 0; g < ng; g++) {
+        uint32_t t16[16];
+        _mm256_storeu_si256(
+            (__m256i *)(void *)t16,
+            _mm256_permutevar8x32_epi32(
+                _mm256_permute2x128_si256(acc[2 * g], acc[2 * g + 1], 0x20),
+                merge));
+        _mm256_storeu_si256(
+            (__m256i *)(void *)(t16 + 8),
+            _mm256_permutevar8x32_epi32(
+                _mm256_permute2x128_si256(acc[2 * g], acc[2 * g + 1], 0x31),
+                merge));
+        memcpy(out + 16 * g, t16, sizeof t16);
+    }
+    *flags |= fast_flags(&fl, lost);
+    return true;
+}
+
+/* A's side of the flag-checked path: AW, AP as s_mma_fp_side_a, zeros up
+   to the next multiple of 16. */
+static void
+fast_side_a(const uint16_t *a, size_t k, uint32_t *aw, uint32_t *ap)
+{
+    (void)s_mma_fp_side_a(a, k, aw, ap);
+    for (size_t t = k; t % 16 != 0; t++)
+        aw[t] = ap[t] = 0;
+}
+
+/* After a chunk computed again: MXCSR without the flags other than
+   inexact that the careful path may raise (a scaled product below
+   2^-126 raises underflow), so that they do not fail the next chunk. */
+static unsigned
+fast_clean_csr(void)
+{
+    unsigned csr = _mm_getcsr();
+
+    if (csr & S_MMA_MXCSR_BAD) {
+        csr &= ~S_MMA_MXCSR_BAD;
+        _mm_setcsr(csr);
+    }
+    return csr;
+}
+
+/* D = A B^T + C for one row of A (K elements, all in range) and the
+   COLS x K matrix BT, under an entered ENV and S_MMA_MXCSR_DEFAULT,
+   chunk by chunk checked by the host's flags (a chunk that fails is
+   computed by gemm_nt_fp). */
+TGT static void
+fast_nt(const s_mma_plan *pl, size_t cols, size_t k, const uint16_t *a,
+        const uint16_t *bt, const uint32_t *c, uint32_t *d, sf_env *env,
+        unsigned *flags)
+{
+    uint32_t aw[S_MMA_FP_ROW_MAX + 16], ap[S_MMA_FP_ROW_MAX + 16];
+    uint32_t out[S_MMA_FP_CHUNK];
+    unsigned good = _mm_getcsr();
+
+    fast_side_a(a, k, aw, ap);
+    for (size_t j0 = 0; j0 < cols; j0 += S_MMA_FP_CHUNK) {
+        size_t n = cols - j0 < S_MMA_FP_CHUNK ? cols - j0 : S_MMA_FP_CHUNK;
+        unsigned f = 0, now;
+        bool ok = fast_nt_chunk(pl, n, k, aw, ap, bt + j0 * k, cols - j0,
+                                c != NULL ? c + j0 : NULL, out, &f);
+        now = _mm_getcsr();
+        if (ok && (now & S_MMA_MXCSR_BAD) == 0) {
+            memcpy(d + j0, out, n * sizeof *out);
+            *flags |= f;
+            good = now;
+        } else {
+            _mm_setcsr(good);
+            gemm_nt_fp(pl, n, k, a, bt + j0 * k, c != NULL ? c + j0 : NULL,
+                       d + j0, env, flags);
+            good = fast_clean_csr();
+        }
+    }
+}
+
+/* D = A B + C for one row of A (K elements, all in range) and B as
+   stored (K x COLS), as fast_nt (a chunk that fails: gemm_row_fp). */
+TGT static void
+fast_row(const s_mma_plan *pl, size_t cols, size_t k, const uint16_t *a,
+         const uint16_t *b, const uint32_t *c, uint32_t *d, sf_env *env,
+         unsigned *flags)
+{
+    uint32_t aw[S_MMA_FP_ROW_MAX + 16], ap[S_MMA_FP_ROW_MAX + 16];
+    uint32_t out[S_MMA_FP_CHUNK];
+    unsigned good = _mm_getcsr();
+
+    fast_side_a(a, k, aw, ap);
+    for (size_t j0 = 0; j0 < cols; j0 += S_MMA_FP_CHUNK) {
+        size_t n = cols - j0 < S_MMA_FP_CHUNK ? cols - j0 : S_MMA_FP_CHUNK;
+        unsigned f = 0, now;
+        bool ok = fast_row_chunk(pl, n, k, aw, ap, b + j0, cols,
+                                 c != NULL ? c + j0 : NULL, out, &f);
+        now = _mm_getcsr();
+        if (ok && (now & S_MMA_MXCSR_BAD) == 0) {
+            memcpy(d + j0, out, n * sizeof *out);
+            *flags |= f;
+            good = now;
+        } else {
+            _mm_setcsr(good);
+            gemm_row_fp(pl, n, k, a, b + j0, cols, c != NULL ? c + j0 : NULL,
+                        d + j0, env, flags);
+            good = fast_clean_csr();
         }
     }
 }
@@ -739,7 +1206,10 @@ s_mma_gemm_avx2(const sf_mma_model *m, size_t rows, size_t cols, size_t k,
            its inexact flag is the products' lost bits */
         unsigned saved = _mm_getcsr(), flags = 0;
         _mm_setcsr(S_MMA_MXCSR_DEFAULT);
-        gemm_row_fp(&pl, cols, k, a, b, c, d, env, &flags);
+        if (m->n == 16)
+            fast_row(&pl, cols, k, a, b, c, d, env, &flags);
+        else
+            gemm_row_fp(&pl, cols, k, a, b, cols, c, d, env, &flags);
         if (_mm_getcsr() & S_MMA_MXCSR_PE)
             flags |= SF_FLAG_INEXACT;
         _mm_setcsr(saved);
@@ -800,7 +1270,10 @@ s_mma_gemm_nt_avx2(const sf_mma_model *m, size_t rows, size_t cols, size_t k,
     s_mma_plan_init(&pl, m, fa, fb, 8, true);
     saved = _mm_getcsr();
     _mm_setcsr(S_MMA_MXCSR_DEFAULT);
-    gemm_nt_fp(&pl, cols, k, a, bt, c, d, env, &flags);
+    if (m->n == 16)
+        fast_nt(&pl, cols, k, a, bt, c, d, env, &flags);
+    else
+        gemm_nt_fp(&pl, cols, k, a, bt, c, d, env, &flags);
     if (_mm_getcsr() & S_MMA_MXCSR_PE)
         flags |= SF_FLAG_INEXACT;
     _mm_setcsr(saved);

@@ -628,8 +628,8 @@ gemm_nt_fp(const s_mma_plan *pl, size_t cols, size_t k, const uint16_t *a,
    non-finite accumulator) goes to the scalar block. */
 TGTBW static void
 gemm_row_fp(const s_mma_plan *pl, size_t cols, size_t k, const uint16_t *a,
-            const uint16_t *b, const uint32_t *c, uint32_t *d, sf_env *env,
-            unsigned *flags)
+            const uint16_t *b, size_t ldb, const uint32_t *c, uint32_t *d,
+            sf_env *env, unsigned *flags)
 {
     const size_t step = pl->m->n;
     uint32_t aw[S_MMA_FP_ROW_MAX], ap[S_MMA_FP_ROW_MAX];
@@ -641,11 +641,11 @@ gemm_row_fp(const s_mma_plan *pl, size_t cols, size_t k, const uint16_t *a,
         size_t len = k - k0 < step ? k - k0 : step;
         if (k0 + 2 * step <= k)
             /* the next block's rows of B */
-            s_mma_prefetch_rows(b + (k0 + step) * cols, cols, step, cols * 2);
+            s_mma_prefetch_rows(b + (k0 + step) * ldb, ldb, step, cols * 2);
         for (size_t j0 = 0; j0 < cols; j0 += 16) {
             size_t nl = cols - j0 < 16 ? cols - j0 : 16;
             __mmask16 lanes = (__mmask16)((1u << nl) - 1);
-            const uint16_t *src = b + k0 * cols + j0;
+            const uint16_t *src = b + k0 * ldb + j0;
             __m512i acc = _mm512_maskz_loadu_epi32(lanes, d + j0);
             __m512i mn = _mm512_set1_epi16(-1), mx = _mm512_setzero_si512();
             __m512 x[16];
@@ -658,20 +658,20 @@ gemm_row_fp(const s_mma_plan *pl, size_t cols, size_t k, const uint16_t *a,
                     fp_range(
                         _mm512_inserti64x4(
                             _mm512_castsi256_si512(_mm256_maskz_loadu_epi16(
-                                lanes, src + t * cols)),
-                            _mm256_maskz_loadu_epi16(lanes, src + t1 * cols),
+                                lanes, src + t * ldb)),
+                            _mm256_maskz_loadu_epi16(lanes, src + t1 * ldb),
                             1),
                         &mn, &mx);
                 }
             }
             if (fp_c_special(acc) || !fp_range_ok(mn, mx)) {
-                acc = fp_block_scalar(pl, a + k0, src, 1, (ptrdiff_t)cols, len,
+                acc = fp_block_scalar(pl, a + k0, src, 1, (ptrdiff_t)ldb, len,
                                       k0, nl, acc, env);
             } else {
                 for (size_t t = 0; t < len; t++)
                     x[t] = _mm512_castsi512_ps(_mm512_slli_epi32(
                         _mm512_cvtepu16_epi32(
-                            _mm256_maskz_loadu_epi16(lanes, src + t * cols)),
+                            _mm256_maskz_loadu_epi16(lanes, src + t * ldb)),
                         16));
                 acc = len == 16 ? fp_block(pl, x, aw + k0, ap + k0, 16, acc,
                                            &fl, &lost)
@@ -680,6 +680,536 @@ gemm_row_fp(const s_mma_plan *pl, size_t cols, size_t k, const uint16_t *a,
                 *flags |= fp_flags(&fl, lost);
             }
             _mm512_mask_storeu_epi32(d + j0, lanes, acc);
+        }
+    }
+}
+
+/*----------------------------------------------------------------------------
+ * One row of BF16 on the host's binary32 unit, checked by the host's
+ * flags (the argument: mma_local.h).  Chunks of up to S_MMA_FP_CHUNK
+ * columns are computed into a buffer without a range check; a chunk whose
+ * computation raised a host flag other than inexact (or met an Inf or
+ * NaN accumulator) is thrown away and computed again by gemm_nt_fp or
+ * gemm_row_fp.
+ *--------------------------------------------------------------------------*/
+
+/* Flags of sixteen lanes (any lane: the flag). */
+typedef struct
+{
+    __mmask16 inexact, underflow, overflow;
+} s_vflags16;
+
+/* The accumulator's term on the grid 2^Q for sixteen lanes, in 32-bit
+   lanes: C's shift to the grid is at least 23 - F (C's exponent is part
+   of emax) and F <= 29 (pl->narrow), so the term is below 2^30. */
+TGTBW static inline __m512i
+c_term16(__m512i csig, __m512i celow, __mmask16 cneg, __m512i q,
+         __mmask16 *lost)
+{
+    const __m512i zero = _mm512_setzero_si512();
+    __m512i shc = _mm512_sub_epi32(q, celow);
+    /* a count outside 0..31 gives 0, so one of the two is 0 */
+    __m512i r = _mm512_srlv_epi32(csig, shc);
+    __m512i kc = _mm512_or_si512(
+        r, _mm512_sllv_epi32(csig, _mm512_sub_epi32(zero, shc)));
+
+    *lost |= _mm512_mask_cmpneq_epi32_mask(_mm512_cmpgt_epi32_mask(shc, zero),
+                                           _mm512_sllv_epi32(r, shc), csig);
+    return _mm512_mask_sub_epi32(kc, cneg, zero, kc);
+}
+
+/* finish8 for sixteen lanes whose total TOT fits in 32 bits. */
+TGTBW static inline __m512i
+finish16(__m512i tot, __m512i q, uint32_t ovf_bits, s_vflags16 *fl)
+{
+    const __m512i zero = _mm512_setzero_si512();
+    __mmask16 negs = _mm512_cmplt_epi32_mask(tot, zero);
+    /* |INT32_MIN| reads as 2^31 unsigned */
+    __m512i mag = _mm512_abs_epi32(tot);
+    __mmask16 zs = _mm512_cmpeq_epi32_mask(mag, zero);
+    __m512i t =
+        _mm512_sub_epi32(_mm512_set1_epi32(31), _mm512_lzcnt_epi32(mag));
+    __m512i ex = _mm512_add_epi32(q, t);
+    __m512i sh =
+        _mm512_max_epi32(_mm512_sub_epi32(t, _mm512_set1_epi32(23)),
+                         _mm512_sub_epi32(_mm512_set1_epi32(-149), q));
+    __mmask16 rpos = _mm512_cmpgt_epi32_mask(sh, zero);
+    /* a count outside 0..31 gives 0, so one of the two is 0; a left
+       shift is at most 23 - t, so it keeps every bit */
+    __m512i mm =
+        _mm512_or_si512(_mm512_srlv_epi32(mag, sh),
+                        _mm512_sllv_epi32(mag, _mm512_sub_epi32(zero, sh)));
+    __mmask16 inexf =
+        _mm512_mask_cmpneq_epi32_mask(rpos, _mm512_sllv_epi32(mm, sh), mag);
+    __mmask16 normal = _mm512_cmpge_epi32_mask(ex, _mm512_set1_epi32(-126));
+    __mmask16 ovf = _mm512_cmpgt_epi32_mask(ex, _mm512_set1_epi32(127));
+    __m512i field = _mm512_maskz_add_epi32(normal, ex, _mm512_set1_epi32(126));
+    __m512i bits = _mm512_add_epi32(_mm512_slli_epi32(field, 23), mm);
+
+    bits = _mm512_mask_mov_epi32(bits, ovf, _mm512_set1_epi32((int)ovf_bits));
+    /* a result that truncates to zero is +0 (SF_MMA_ZERO_POS) */
+    bits = _mm512_mask_or_epi32(bits,
+                                negs & (_mm512_test_epi32_mask(mm, mm) | ovf),
+                                bits, _mm512_set1_epi32((int)0x80000000u));
+    bits = _mm512_mask_mov_epi32(bits, zs, zero);
+    inexf &= (__mmask16)~zs;
+    ovf &= (__mmask16)~zs;
+    fl->inexact |= inexf | ovf;
+    fl->underflow |= inexf & (__mmask16)~normal;
+    fl->overflow |= ovf;
+    return bits;
+}
+
+/* The grid of a block: Q = emax - F from MX (the largest |x| 2^E_a of the
+   block's products, binary32 bits) and the accumulators C (finite), and
+   C decoded (CSIG, CELOW, CNEG), as kernel16. */
+TGTBW __attribute__((always_inline)) static inline __m512i
+fast_grid(const s_mma_plan *pl, __m512i mx, __m512i c, __m512i *csig,
+          __m512i *celow, __mmask16 *cneg)
+{
+    const sf_mma_model *m = pl->m;
+    __m512i cef, cc, emax, ep;
+
+    ep = _mm512_mask_mov_epi32(
+        _mm512_set1_epi32(2 * S_MMA_ZERO_E + pl->qadd),
+        _mm512_test_epi32_mask(mx, mx),
+        _mm512_sub_epi32(_mm512_srli_epi32(mx, 23), _mm512_set1_epi32(127)));
+    cef = _mm512_and_si512(_mm512_srli_epi32(c, 23), _mm512_set1_epi32(0xFF));
+    *cneg = _mm512_test_epi32_mask(c, _mm512_set1_epi32((int)0x80000000u));
+    cc = c_decode16(m, c, cef, csig, celow);
+    emax = _mm512_max_epi32(ep, cc);
+    if (m->emax_floor != SF_MMA_NO_FLOOR)
+        emax = _mm512_max_epi32(emax, _mm512_set1_epi32(m->emax_floor));
+    return _mm512_sub_epi32(emax, _mm512_set1_epi32(pl->f));
+}
+
+/* The block's result: SUM (its products' kept parts on the grid 2^Q) plus
+   C, normalised and truncated; in 32-bit lanes unless a total leaves
+   them. */
+TGTBW __attribute__((always_inline)) static inline __m512i
+fast_result(const s_mma_plan *pl, __m512i sum, __m512i q, __m512i csig,
+            __m512i celow, __mmask16 cneg, s_vflags16 *fl, __mmask16 *lost)
+{
+    __m512i kc = c_term16(csig, celow, cneg, q, lost);
+    __m512i tot = _mm512_add_epi32(sum, kc);
+    /* signed overflow: SUM and KC of one sign, TOT of the other */
+    __mmask16 wide = _mm512_movepi32_mask(
+        _mm512_ternarylogic_epi32(sum, kc, tot, 0x42 /* (a^c)&(b^c) */));
+
+    if (wide != 0) {
+        /* rare: the 64-bit lanes of kernel16 */
+        __m512i q0 = lo64(q), q1 = hi64(q), r0, r1;
+        __m512i s0 = lo64(sum), s1 = hi64(sum);
+        __mmask8 l8 = 0;
+        s_vflags f8 = {0, 0, 0};
+        s0 = _mm512_add_epi64(
+            s0, c_term8(lo64(csig), lo64(celow), (__mmask8)cneg, q0, &l8));
+        s1 = _mm512_add_epi64(s1, c_term8(hi64(csig), hi64(celow),
+                                          (__mmask8)(cneg >> 8), q1, &l8));
+        r0 = finish8(s0, q0, pl->ovf_bits, &f8);
+        r1 = finish8(s1, q1, pl->ovf_bits, &f8);
+        *lost |= l8;
+        fl->inexact |= f8.inexact;
+        fl->underflow |= f8.underflow;
+        fl->overflow |= f8.overflow;
+        return _mm512_inserti64x4(
+            _mm512_castsi256_si512(_mm512_cvtepi64_epi32(r0)),
+            _mm512_cvtepi64_epi32(r1), 1);
+    }
+    return finish16(tot, q, pl->ovf_bits, fl);
+}
+
+/* Pass 1 of one product for sixteen lanes X against A's element with
+   bits AW and power of two AP (2^E_a, 0 for a zero): MX keeps the largest
+   |x| 2^E_a (exact when no flag is raised: its exponent is E_a + E_b), P
+   gets the product x a. */
+TGTBW __attribute__((always_inline)) static inline void
+fast_pass1(__m512 x, uint32_t aw, uint32_t ap, __m512 *mx, __m512 *p)
+{
+    *mx = _mm512_range_ps(
+        *mx, _mm512_mul_ps(x, _mm512_castsi512_ps(_mm512_set1_epi32((int)ap))),
+        0x0B /* the larger magnitude, sign cleared */);
+    *p = _mm512_mul_ps(x, _mm512_castsi512_ps(_mm512_set1_epi32((int)aw)));
+}
+
+/* The block of sixteen lanes with products P[0 .. LEN-1] and maxima MX[4],
+   chained from ACC. */
+TGTBW __attribute__((always_inline)) static inline __m512i
+fast_tail(const s_mma_plan *pl, const __m512 *p, const __m512 *mx, size_t len,
+          __m512i acc, s_vflags16 *fl, __mmask16 *lost)
+{
+    __m512i csig, celow, q, sum0 = _mm512_setzero_si512(), sum1 = sum0;
+    __mmask16 cneg;
+    __m512 nq, m = _mm512_max_ps(_mm512_max_ps(mx[0], mx[1]),
+                                 _mm512_max_ps(mx[2], mx[3]));
+
+    q = fast_grid(pl, _mm512_castps_si512(m), acc, &csig, &celow, &cneg);
+    nq = _mm512_cvtepi32_ps(_mm512_sub_epi32(_mm512_setzero_si512(), q));
+    FP_UNROLL
+    for (size_t t = 0; t < len; t++) {
+        __m512i kept = _mm512_cvttps_epi32(_mm512_scalef_ps(p[t], nq));
+        if (t & 1)
+            sum1 = _mm512_add_epi32(sum1, kept);
+        else
+            sum0 = _mm512_add_epi32(sum0, kept);
+    }
+    return fast_result(pl, _mm512_add_epi32(sum0, sum1), q, csig, celow, cneg,
+                       fl, lost);
+}
+
+/* Dword permutations of the 16 x 8 transposition in fast_transpose. */
+static const uint32_t fast_perm1[2][16] = {
+    {0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27},
+    {4, 5, 6, 7, 12, 13, 14, 15, 20, 21, 22, 23, 28, 29, 30, 31}};
+static const uint32_t fast_perm2[2][16] = {
+    {0, 1, 4, 5, 8, 9, 12, 13, 16, 17, 20, 21, 24, 25, 28, 29},
+    {2, 3, 6, 7, 10, 11, 14, 15, 18, 19, 22, 23, 26, 27, 30, 31}};
+static const uint32_t fast_perm3[2][16] = {
+    {0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30},
+    {1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31}};
+
+/* Z[u] holds keys 2u (dwords 0..7) and 2u+1 (dwords 8..15), sixteen BF16
+   elements each, two to a dword; W[i] gets dword i of the sixteen keys
+   (lane l: key l): three rounds of two-source dword permutations, four
+   keys by four dwords, eight by two, sixteen by one. */
+TGTBW __attribute__((always_inline)) static inline void
+fast_transpose(const __m512i *z, __m512i *w)
+{
+    __m512i r[4][2], s[2][2][2];
+
+    FP_UNROLL
+    for (size_t g = 0; g < 4; g++)
+        for (size_t h = 0; h < 2; h++)
+            r[g][h] = _mm512_permutex2var_epi32(
+                z[2 * g], FP_IDX(fast_perm1[h]), z[2 * g + 1]);
+    FP_UNROLL
+    for (size_t g = 0; g < 2; g++)
+        for (size_t h = 0; h < 2; h++)
+            for (size_t pp = 0; pp < 2; pp++)
+                s[g][h][pp] = _mm512_permutex2var_epi32(
+                    r[2 * g][h], FP_IDX(fast_perm2[pp]), r[2 * g + 1][h]);
+    FP_UNROLL
+    for (size_t h = 0; h < 2; h++)
+        for (size_t pp = 0; pp < 2; pp++)
+            for (size_t j = 0; j < 2; j++)
+                w[4 * h + 2 * pp + j] = _mm512_permutex2var_epi32(
+                    s[0][h][pp], FP_IDX(fast_perm3[j]), s[1][h][pp]);
+}
+
+/* The high and the low BF16 of each dword of W as binary32. */
+TGTBW static inline __m512
+fast_hi(__m512i w)
+{
+    return _mm512_castsi512_ps(
+        _mm512_and_si512(w, _mm512_set1_epi32((int)0xFFFF0000u)));
+}
+
+TGTBW static inline __m512
+fast_lo(__m512i w)
+{
+    return _mm512_castsi512_ps(_mm512_slli_epi32(w, 16));
+}
+
+/* D[0 .. NL-1] = A B^T + C for the NL <= 16 rows of BT at BT (K elements,
+   LD apart) into OUT (sixteen words); false when an accumulator met Inf
+   or NaN.  PF: the 16 rows after them exist (they are asked into the
+   cache, a few with each block: with one row of A, BT streams from
+   memory once). */
+TGTBW static inline bool
+fast_nt16(const s_mma_plan *pl, size_t k, const uint32_t *aw,
+          const uint32_t *ap, const uint16_t *bt, size_t ld, size_t nl,
+          bool pf, const uint32_t *c, uint32_t *out, s_vflags16 *fl,
+          __mmask16 *lost)
+{
+    __mmask16 lanes = (__mmask16)((1u << nl) - 1);
+    __m512i acc = c != NULL ? _mm512_maskz_loadu_epi32(lanes, c)
+                            : _mm512_setzero_si512();
+
+    for (size_t k0 = 0; k0 < k; k0 += 16) {
+        size_t len = k - k0 < 16 ? k - k0 : 16;
+        const uint16_t *src = bt + k0;
+        __m512i z[8], w[8];
+        __m512 p[16], mx[4];
+
+        if (fp_c_special(acc))
+            return false;
+        if (pf) {
+            /* the next 16 rows, a few with each block */
+            size_t per = (16 + (k + 15) / 16 - 1) / ((k + 15) / 16);
+            size_t r0 = k0 / 16 * per;
+            if (r0 < 16)
+                s_mma_prefetch_rows(bt + (16 + r0) * ld, ld,
+                                    16 - r0 < per ? 16 - r0 : per, k * 2);
+        }
+        if (nl == 16 && len == 16) {
+            FP_UNROLL
+            for (size_t u = 0; u < 8; u++)
+                z[u] = _mm512_inserti64x4(
+                    _mm512_castsi256_si512(_mm256_loadu_si256(
+                        (const __m256i *)(const void *)(src + 2 * u * ld))),
+                    _mm256_loadu_si256(
+                        (const __m256i *)(const void *)(src
+                                                        + (2 * u + 1) * ld)),
+                    1);
+        } else {
+            /* a partial tile: zeros around it */
+            __mmask16 em = (__mmask16)((1u << len) - 1);
+            for (size_t u = 0; u < 8; u++)
+                z[u] = _mm512_inserti64x4(
+                    _mm512_castsi256_si512(_mm256_maskz_loadu_epi16(
+                        2 * u < nl ? em : 0, src + 2 * u * ld)),
+                    _mm256_maskz_loadu_epi16(2 * u + 1 < nl ? em : 0,
+                                             src + (2 * u + 1) * ld),
+                    1);
+        }
+        fast_transpose(z, w);
+        for (size_t i = 0; i < 4; i++)
+            mx[i] = _mm512_setzero_ps();
+        FP_UNROLL
+        for (size_t i = 0; i < 8; i++) {
+            size_t t = k0 + 2 * i;
+            fast_pass1(fast_lo(w[i]), aw[t], ap[t], &mx[(2 * i) & 3],
+                       &p[2 * i]);
+            fast_pass1(fast_hi(w[i]), aw[t + 1], ap[t + 1],
+                       &mx[(2 * i + 1) & 3], &p[2 * i + 1]);
+        }
+        acc = fast_tail(pl, p, mx, 16, acc, fl, lost);
+    }
+    _mm512_storeu_si512((void *)out, acc);
+    return true;
+}
+
+/* The flags of FL and LOST. */
+static unsigned
+fast_flags(const s_vflags16 *fl, __mmask16 lost)
+{
+    unsigned f = 0;
+
+    if (lost | fl->inexact)
+        f |= SF_FLAG_INEXACT;
+    if (fl->underflow)
+        f |= SF_FLAG_UNDERFLOW;
+    if (fl->overflow)
+        f |= SF_FLAG_OVERFLOW;
+    return f;
+}
+
+/* D = A B^T + C for one row of A and the N <= S_MMA_FP_CHUNK rows of BT
+   at BT (K elements each; AVAIL rows from BT on exist) into OUT
+   (S_MMA_FP_CHUNK words), its flags into FLAGS; false when an
+   accumulator met Inf or NaN.  Not inlined, so that none of its
+   floating-point operations moves across the caller's MXCSR access. */
+TGTBW __attribute__((noinline)) static bool
+fast_nt_chunk(const s_mma_plan *pl, size_t n, size_t k, const uint32_t *aw,
+              const uint32_t *ap, const uint16_t *bt, size_t avail,
+              const uint32_t *c, uint32_t *out, unsigned *flags)
+{
+    s_vflags16 fl = {0, 0, 0};
+    __mmask16 lost = 0;
+
+    for (size_t g = 0; g < n; g += 16) {
+        size_t nl = n - g < 16 ? n - g : 16;
+        if (!fast_nt16(pl, k, aw, ap, bt + g * k, k, nl, g + 32 <= avail,
+                       c != NULL ? c + g : NULL, out + g, &fl, &lost))
+            return false;
+    }
+    *flags |= fast_flags(&fl, lost);
+    return true;
+}
+
+/* The even (lanes 0..15) and odd (16..31) columns of a row of 32. */
+static const uint32_t fast_deal[2][16] = {
+    {0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30},
+    {1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31}};
+/* Their inverse: columns 0..15 and 16..31 from the even and odd lanes. */
+static const uint32_t fast_merge[2][16] = {
+    {0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23},
+    {8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31}};
+
+/* One block of 16 rows of B (row t at B + t LD; LEN of them, NL <= 32
+   columns; FULL: 16 rows of 32 columns) for the even (HI false) or odd
+   (HI true) columns, chained from ACC. */
+TGTBW __attribute__((always_inline)) static inline __m512i
+fast_row_block(const s_mma_plan *pl, const uint32_t *aw, const uint32_t *ap,
+               const uint16_t *b, size_t ld, size_t len, __mmask32 lanes,
+               bool full, bool hi, __m512i acc, s_vflags16 *fl,
+               __mmask16 *lost)
+{
+    __m512 p[16], mx[4];
+
+    for (size_t i = 0; i < 4; i++)
+        mx[i] = _mm512_setzero_ps();
+    FP_UNROLL
+    for (size_t t = 0; t < 16; t++) {
+        __m512i v = full      ? _mm512_loadu_si512((const void *)(b + t * ld))
+                    : t < len ? _mm512_maskz_loadu_epi16(lanes, b + t * ld)
+                              : _mm512_setzero_si512();
+        fast_pass1(hi ? fast_hi(v) : fast_lo(v), aw[t], ap[t], &mx[t & 3],
+                   &p[t]);
+    }
+    return fast_tail(pl, p, mx, 16, acc, fl, lost);
+}
+
+/* D = A B + C for one row of A (K elements) and N <= S_MMA_FP_CHUNK
+   columns of B (K rows at B, LD apart) into OUT (S_MMA_FP_CHUNK words),
+   its flags into FLAGS; false when an accumulator met Inf or NaN.  Block
+   by block of K, 32 columns at a time, each as its even and its odd
+   columns (a dword's two BF16 elements).  Not inlined (fast_nt_chunk). */
+TGTBW __attribute__((noinline)) static bool
+fast_row_chunk(const s_mma_plan *pl, size_t n, size_t k, const uint32_t *aw,
+               const uint32_t *ap, const uint16_t *b, size_t ld,
+               const uint32_t *c, uint32_t *out, unsigned *flags)
+{
+    __m512i acc[S_MMA_FP_CHUNK / 16];
+    s_vflags16 fl = {0, 0, 0};
+    __mmask16 lost = 0;
+    size_t ng = (n + 31) / 32, per = (16 + ng - 1) / ng;
+
+    for (size_t g = 0; g < ng; g++) {
+        size_t nl = n - 32 * g < 32 ? n - 32 * g : 32;
+        __mmask32 lanes = (__mmask32)(nl == 32 ? ~0u : (1u << nl) - 1);
+        __m512i c0 = _mm512_setzero_si512(), c1 = c0;
+        if (c != NULL) {
+            c0 = _mm512_maskz_loadu_epi32((__mmask16)lanes, c + 32 * g);
+            c1 = _mm512_maskz_loadu_epi32((__mmask16)(lanes >> 16),
+                                          c + 32 * g + 16);
+        }
+        acc[2 * g] = _mm512_permutex2var_epi32(c0, FP_IDX(fast_deal[0]), c1);
+        acc[2 * g + 1] =
+            _mm512_permutex2var_epi32(c0, FP_IDX(fast_deal[1]), c1);
+    }
+    for (size_t k0 = 0; k0 < k; k0 += 16) {
+        size_t len = k - k0 < 16 ? k - k0 : 16;
+        const uint16_t *src = b + k0 * ld;
+        for (size_t g = 0; g < ng; g++) {
+            size_t nl = n - 32 * g < 32 ? n - 32 * g : 32;
+            __mmask32 lanes = (__mmask32)(nl == 32 ? ~0u : (1u << nl) - 1);
+            bool full = len == 16 && nl == 32;
+            if (fp_c_special(acc[2 * g]) || fp_c_special(acc[2 * g + 1]))
+                return false;
+            if (k0 + 32 <= k && g * per < 16)
+                /* the next block's rows of B, a few with each group */
+                s_mma_prefetch_rows(src + (16 + g * per) * ld, ld,
+                                    16 - g * per < per ? 16 - g * per : per,
+                                    n * 2);
+            if (full) {
+                acc[2 * g] =
+                    fast_row_block(pl, aw + k0, ap + k0, src + 32 * g, ld, 16,
+                                   lanes, true, false, acc[2 * g], &fl, &lost);
+                acc[2 * g + 1] = fast_row_block(
+                    pl, aw + k0, ap + k0, src + 32 * g, ld, 16, lanes, true,
+                    true, acc[2 * g + 1], &fl, &lost);
+            } else {
+                acc[2 * g] = fast_row_block(pl, aw + k0, ap + k0, src + 32 * g,
+                                            ld, len, lanes, false, false,
+                                            acc[2 * g], &fl, &lost);
+                acc[2 * g + 1] = fast_row_block(
+                    pl, aw + k0, ap + k0, src + 32 * g, ld, len, lanes, false,
+                    true, acc[2 * g + 1], &fl, &lost);
+            }
+        }
+    }
+    for (size_t g = 0; g < ng; g++) {
+        _mm512_storeu_si512((void *)(out + 32 * g),
+                            _mm512_permutex2var_epi32(acc[2 * g],
+                                                      FP_IDX(fast_merge[0]),
+                                                      acc[2 * g + 1]));
+        _mm512_storeu_si512((void *)(out + 32 * g + 16),
+                            _mm512_permutex2var_epi32(acc[2 * g],
+                                                      FP_IDX(fast_merge[1]),
+                                                      acc[2 * g + 1]));
+    }
+    *flags |= fast_flags(&fl, lost);
+    return true;
+}
+
+/* A's side of the flag-checked path: AW, AP as s_mma_fp_side_a, zeros up
+   to the next multiple of 16. */
+static void
+fast_side_a(const uint16_t *a, size_t k, uint32_t *aw, uint32_t *ap)
+{
+    (void)s_mma_fp_side_a(a, k, aw, ap);
+    for (size_t t = k; t % 16 != 0; t++)
+        aw[t] = ap[t] = 0;
+}
+
+/* After a chunk computed again: MXCSR without the flags other than
+   inexact that the careful path may raise (a scaled product below
+   2^-126 raises underflow), so that they do not fail the next chunk. */
+static unsigned
+fast_clean_csr(void)
+{
+    unsigned csr = _mm_getcsr();
+
+    if (csr & S_MMA_MXCSR_BAD) {
+        csr &= ~S_MMA_MXCSR_BAD;
+        _mm_setcsr(csr);
+    }
+    return csr;
+}
+
+/* D = A B^T + C for one row of A (K elements, all in range) and the
+   COLS x K matrix BT (row-major), under an entered ENV and
+   S_MMA_MXCSR_DEFAULT, chunk by chunk checked by the host's flags (a
+   chunk that fails is computed by gemm_nt_fp). */
+TGTBW static void
+fast_nt(const s_mma_plan *pl, size_t cols, size_t k, const uint16_t *a,
+        const uint16_t *bt, const uint32_t *c, uint32_t *d, sf_env *env,
+        unsigned *flags)
+{
+    uint32_t aw[S_MMA_FP_ROW_MAX + 16], ap[S_MMA_FP_ROW_MAX + 16];
+    uint32_t out[S_MMA_FP_CHUNK];
+    unsigned good = _mm_getcsr();
+
+    fast_side_a(a, k, aw, ap);
+    for (size_t j0 = 0; j0 < cols; j0 += S_MMA_FP_CHUNK) {
+        size_t n = cols - j0 < S_MMA_FP_CHUNK ? cols - j0 : S_MMA_FP_CHUNK;
+        unsigned f = 0, now;
+        bool ok = fast_nt_chunk(pl, n, k, aw, ap, bt + j0 * k, cols - j0,
+                                c != NULL ? c + j0 : NULL, out, &f);
+        now = _mm_getcsr();
+        if (ok && (now & S_MMA_MXCSR_BAD) == 0) {
+            memcpy(d + j0, out, n * sizeof *out);
+            *flags |= f;
+            good = now;
+        } else {
+            _mm_setcsr(good);
+            gemm_nt_fp(pl, n, k, a, bt + j0 * k, c != NULL ? c + j0 : NULL,
+                       d + j0, env, flags);
+            good = fast_clean_csr();
+        }
+    }
+}
+
+/* D = A B + C for one row of A (K elements, all in range) and B as
+   stored (K x COLS), under an entered ENV and S_MMA_MXCSR_DEFAULT, chunk
+   by chunk checked by the host's flags (a chunk that fails is computed by
+   gemm_row_fp). */
+TGTBW static void
+fast_row(const s_mma_plan *pl, size_t cols, size_t k, const uint16_t *a,
+         const uint16_t *b, const uint32_t *c, uint32_t *d, sf_env *env,
+         unsigned *flags)
+{
+    uint32_t aw[S_MMA_FP_ROW_MAX + 16], ap[S_MMA_FP_ROW_MAX + 16];
+    uint32_t out[S_MMA_FP_CHUNK];
+    unsigned good = _mm_getcsr();
+
+    fast_side_a(a, k, aw, ap);
+    for (size_t j0 = 0; j0 < cols; j0 += S_MMA_FP_CHUNK) {
+        size_t n = cols - j0 < S_MMA_FP_CHUNK ? cols - j0 : S_MMA_FP_CHUNK;
+        unsigned f = 0, now;
+        bool ok = fast_row_chunk(pl, n, k, aw, ap, b + j0, cols,
+                                 c != NULL ? c + j0 : NULL, out, &f);
+        now = _mm_getcsr();
+        if (ok && (now & S_MMA_MXCSR_BAD) == 0) {
+            memcpy(d + j0, out, n * sizeof *out);
+            *flags |= f;
+            good = now;
+        } else {
+            _mm_setcsr(good);
+            gemm_row_fp(pl, n, k, a, b + j0, cols, c != NULL ? c + j0 : NULL,
+                        d + j0, env, flags);
+            good = fast_clean_csr();
         }
     }
 }
@@ -723,7 +1253,10 @@ s_mma_gemm_nt_avx512(const sf_mma_model *m, size_t rows, size_t cols, size_t k,
     s_mma_plan_init(&pl, m, fa, fb, 16, true);
     saved = _mm_getcsr();
     _mm_setcsr(S_MMA_MXCSR_DEFAULT);
-    gemm_nt_fp(&pl, cols, k, a, bt, c, d, env, &flags);
+    if (pl.m->n == 16)
+        fast_nt(&pl, cols, k, a, bt, c, d, env, &flags);
+    else
+        gemm_nt_fp(&pl, cols, k, a, bt, c, d, env, &flags);
     if (_mm_getcsr() & S_MMA_MXCSR_PE)
         flags |= SF_FLAG_INEXACT;
     _mm_setcsr(saved);
@@ -763,7 +1296,10 @@ s_mma_gemm_avx512(const sf_mma_model *m, size_t rows, size_t cols, size_t k,
            its inexact flag is the products' lost bits */
         unsigned saved = _mm_getcsr(), flags = 0;
         _mm_setcsr(S_MMA_MXCSR_DEFAULT);
-        gemm_row_fp(&pl, cols, k, a, b, c, d, env, &flags);
+        if (pl.m->n == 16)
+            fast_row(&pl, cols, k, a, b, c, d, env, &flags);
+        else
+            gemm_row_fp(&pl, cols, k, a, b, cols, c, d, env, &flags);
         if (_mm_getcsr() & S_MMA_MXCSR_PE)
             flags |= SF_FLAG_INEXACT;
         _mm_setcsr(saved);

@@ -132,6 +132,34 @@ bool s_mma_gemm_avx512(const sf_mma_model *m, size_t rows, size_t cols,
  * SF_FLAG_INEXACT and restores the caller's MXCSR; a block outside the
  * range is checked before any floating-point operation and goes to the
  * integer or scalar code, which raises no host flag.
+ *
+ * Checked by the host's flags (the models of 16-product blocks, the
+ * decode step's: fast_nt and fast_row in both files).  B is not range
+ * checked: chunks of up to S_MMA_FP_CHUNK columns are computed into a
+ * buffer, and MXCSR is the check.  Pass 1 multiplies each input x of B
+ * by 2^E_a and keeps the larger magnitude (AVX-512: vrangeps), or
+ * multiplies 2^E_b by 2^E_a and takes a float maximum (AVX2); pass 2
+ * multiplies x by a and scales.  When none of the invalid, denormal,
+ * divide-by-zero, overflow and underflow flags was raised by a chunk: no
+ * operand was subnormal (a subnormal x meets its product with 2^E_a or
+ * a, a subnormal product its maximum or its scaling, and the denormal
+ * flag is raised even when the other operand is zero), no product
+ * overflowed or was rounded below 2^-126, and no Inf or NaN was
+ * converted (an Inf or NaN x stays one through its products, or becomes
+ * NaN with the invalid flag, and cvttps2dq of it raises invalid).  So
+ * every x is zero or a normal number and every product x a and x 2^E_a
+ * is exact and zero or normal: the argument above holds, the exponent
+ * range of B having only made that sure in advance.  Otherwise (also
+ * for an Inf or NaN accumulator, whose rules are the scalar block's, and
+ * on AVX2 a q outside the scaling's range) the chunk is thrown away,
+ * MXCSR is put back as it was before the chunk (its inexact flag is the
+ * earlier chunks'), and the range-checked code computes the chunk.  A
+ * scaled product rounded below 2^-126 raises underflow and throws its
+ * chunk away though the argument allows it (its block's products span
+ * more than 2^150).  D is written only after the check, so C may be D.
+ * A block's total (kept parts below 2^31 under pl->narrow, C's term
+ * below 2^30) is normalised in 32-bit lanes on AVX-512 unless the
+ * addition overflows (then in 64-bit lanes, as the integer kernels).
  *--------------------------------------------------------------------------*/
 #define S_MMA_MXCSR_DEFAULT 0x1F80u
 #define S_MMA_MXCSR_PE 0x20u
@@ -141,6 +169,11 @@ bool s_mma_gemm_avx512(const sf_mma_model *m, size_t rows, size_t cols,
 #define S_MMA_FP_ABS_MAX 0x5F7Fu
 /* the longest row of A the path takes */
 #define S_MMA_FP_ROW_MAX 1024
+/* MXCSR's invalid, denormal, divide-by-zero, overflow and underflow
+   flags */
+#define S_MMA_MXCSR_BAD 0x1Fu
+/* columns of the flag-checked path between two looks at MXCSR */
+#define S_MMA_FP_CHUNK 128
 
 /* N rows of BYTES at P (rows LD elements apart) asked into the cache
    ahead of the block that reads them: with one row of A, B streams from

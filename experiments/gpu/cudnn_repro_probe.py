@@ -20,6 +20,10 @@ every LSE observed (lse32 [RUNS, 32], lse256 [RUNS, 256], head h of the
 OUTDIR/decode_repro.safetensors: the same for a slice of 6 heads (the
 first four whose LSE varied at the smallest Nk, then two that did not),
 "heads" naming them: the fixture of tests/data/gpu/cudnn.
+OUTDIR/sw_*.safetensors: more shapes (Nk 300 to 4096, d 64 and 128,
+BF16 and FP16, one CTA per head or the lean reduction), 8 distinct heads
+each repeated COPIES times in one launch: q, k, v and lse [RUNS,
+8 COPIES], head h at h, h + 8, ...
 """
 import json
 import math
@@ -27,8 +31,9 @@ import os
 import sys
 import time
 
-import torch
-from safetensors.torch import save_file
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import torch  # noqa: E402
+from safetensors.torch import save_file  # noqa: E402
 
 NKS = (512, 1024)
 H = 32
@@ -101,6 +106,40 @@ def main():
                     p + "v": v[:, idx].contiguous(),
                     p + "lse256": l256[:, sl].contiguous()}
             meta["slice"] = {"nk": nk, "heads": heads}
+        del qd, kd, vd
+        torch.cuda.empty_cache()
+
+    # more shapes: 8 distinct heads, each repeated COPIES times in one
+    # launch (33 copies: 264 CTAs, one per head, no lean reduction;
+    # 2 or 4 copies: the lean reduction), RUNS launches
+    import dump_sdpa
+    for nk, d, dt, copies in ((300, 64, torch.bfloat16, 33),
+                              (512, 128, torch.bfloat16, 33),
+                              (2048, 64, torch.bfloat16, 33),
+                              (1024, 64, torch.float16, 33),
+                              (600, 64, torch.bfloat16, 2),
+                              (1024, 64, torch.bfloat16, 4),
+                              (4096, 64, torch.bfloat16, 4)):
+        name = "sw_nk%d_d%d_%s_x%d" % (nk, d, "fp16" if dt == torch.float16
+                                       else "bf16", copies)
+        q = torch.randn(1, 8, 1, d, generator=g).to(dt)
+        k = torch.randn(1, 8, nk, d, generator=g).to(dt)
+        v = torch.randn(1, 8, nk, d, generator=g).to(dt)
+        qd, kd, vd = (x.to(dev).repeat(1, copies, 1, 1) for x in (q, k, v))
+        ls, oc = launch(qd, kd, vd, runs)
+        vh = sorted({i % 8 for i in varying(ls)})
+        launches = []
+        dump_sdpa.kernels_seen(
+            lambda: op(qd, kd, vd, None, True, 0.0, False, False), launches)
+        meta["experiments"][name] = {
+            "B": 1, "H": 8 * copies, "Nq": 1, "Nk": nk, "d": d,
+            "dtype": "fp16" if dt == torch.float16 else "bf16",
+            "distinct_heads": 8, "head_h_at": "h, h + 8, h + 16, ...",
+            "heads_varying": vh, "o_changed": oc, "launches": launches}
+        print(name, vh, oc, [la["grid"] for la in launches], flush=True)
+        save_file({"q": q.contiguous(), "k": k.contiguous(),
+                   "v": v.contiguous(), "lse": ls.contiguous()},
+                  os.path.join(out, name + ".safetensors"))
         del qd, kd, vd
         torch.cuda.empty_cache()
 

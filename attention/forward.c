@@ -979,7 +979,7 @@ lse_lg2_fma(const fa_plan *pl, uint32_t m2, uint32_t l, sf_env *e)
 
 /* Whether a row's LSE is the decode engine's (decode_lse). */
 static bool
-decode_lse(const fa_plan *pl)
+lse_is_decode(const fa_plan *pl)
 {
     const fa_kernel *k = &pl->k;
     return k->decode_lse == FA_DLSE_LG2_FMA && pl->nq == 1
@@ -1138,7 +1138,7 @@ fwd_range(fwd_run *r, size_t i0, size_t nr, size_t lo, size_t hi, long split,
             }
             /* the split's LSE feeds O through the combine */
             sf_env *le = split >= 0 ? r->env : lse_env(r);
-            if (decode_lse(pl)) {
+            if (lse_is_decode(pl)) {
                 lse = zn ? (split >= 0 ? FA_F32_NEG_INF : FA_F32_INF)
                          : lse_lg2_fma(
                              pl, fa_mul(w->m[ri], pl->scale_log2, le), l, le);
@@ -1212,7 +1212,7 @@ fwd_combine_lean(fwd_run *r, size_t i0, size_t nr)
             continue;
         }
         inv = inv_of(pl, l, e);
-        lse = decode_lse(pl)
+        lse = lse_is_decode(pl)
                   ? lse_lg2_fma(pl, mx, l, lse_env(r))
                   : fa_fma(mx, F32_LN2, log_of(pl, pl->k.combine_log, l),
                            lse_env(r));

@@ -292,17 +292,16 @@ typedef struct
     bool pass;
 } diff_ctx;
 
-/* The kernel is FA2's (the quad row sum): the fa_dump stages, the
-   ex2-sm90 default. */
+/* The kernel is a fused GPU kernel's (fa_cli_fa2_like): the fa_dump
+   stages, the ex2-sm90 default. */
 static bool
 fa2_like(const diff_ctx *x)
 {
     if (x->sdpa && !x->kernel_named)
         return true; /* not yet picked: the fused GPU kernels */
-    return x->kernel_path != NULL || x->kernel_named
-               ? x->kernel.rowsum == FA_ROWSUM_QUAD
-                     || x->kernel.rowsum == FA_ROWSUM_QUAD_BLOCK
-               : x->policy == FA_POLICY_FA2;
+    return fa_cli_fa2_like(x->kernel_path != NULL || x->kernel_named
+                               ? &x->kernel
+                               : fa_kernel_by_name(fa_policy_name(x->policy)));
 }
 
 /* The description models a CUDA kernel whose exponentials run on the

@@ -26,7 +26,6 @@ each repeated COPIES times in one launch: q, k, v and lse [RUNS,
 8 COPIES], head h at h, h + 8, ...
 """
 import json
-import math
 import os
 import sys
 import time
@@ -144,28 +143,13 @@ def main():
         torch.cuda.empty_cache()
 
     # the triple probe's heads, A = 0 .. 7
-    nk = 512
-    rows = []
-    for a in range(8):
-        keys = [j for j in range(128) if j != a]
-        rows += [(a, i, j) for x, i in enumerate(keys) for j in keys[x + 1:]]
-    h = len(rows)
-    t = torch.tensor(rows, device=dev)
-    idx = torch.arange(h, device=dev)
-    sc = torch.full((h, nk), -16384.0, device=dev)
-    sc[idx, t[:, 0]] = 0.0
-    sc[idx, t[:, 1]] = -24.0
-    sc[idx, t[:, 2]] = -24.0
-    q = torch.zeros(1, h, 1, 64, dtype=torch.bfloat16, device=dev)
-    q[..., 0] = 1.0
-    k = torch.zeros(1, h, nk, 64, dtype=torch.bfloat16, device=dev)
-    k[0, :, :, 0] = sc.to(torch.bfloat16)
-    v = torch.zeros(1, h, nk, 64, dtype=torch.bfloat16, device=dev)
-    v[..., 0] = 1.0
-    ln2 = float(torch.tensor(math.log(2.0), dtype=torch.float32))
+    import cudnn_triple_probe
+    q, k, v = cudnn_triple_probe.triple_heads(range(8), dev)
+    h = q.shape[1]
     ls = []
     for _ in range(6):
-        r = op(q, k, v, None, True, 0.0, False, False, scale=ln2)
+        r = op(q, k, v, None, True, 0.0, False, False,
+               scale=cudnn_triple_probe.LN2)
         torch.cuda.synchronize()
         ls.append(r[1].float().cpu().reshape(-1))
     lt = torch.stack(ls)
@@ -173,7 +157,7 @@ def main():
         "heads": h, "runs": 6, "rows_varying": len(varying(lt)),
         "rows_lse_nonzero_per_run": [int((x != 0).sum()) for x in ls]}
     print(meta["experiments"]["triple"], flush=True)
-    del q, k, v, sc
+    del q, k, v
     torch.cuda.empty_cache()
 
     # a prefill shape (the sm90 engine) for comparison

@@ -33,6 +33,31 @@ LN2 = float(torch.tensor(math.log(2.0), dtype=torch.float32))
 NK = 512
 
 
+def triple_heads(a_values, dev):
+    """Q, K, V of the triplet heads for key A in A_VALUES: per A every pair
+    I < J of the other keys of the tile, in ascending order (A at score 0,
+    I and J at -24, the rest -16384); BF16 [1, H, 1 or NK, 64]."""
+    rows = []
+    for a in a_values:
+        keys = [j for j in range(128) if j != a]
+        rows += [(a, i, j) for x, i in enumerate(keys) for j in keys[x + 1:]]
+    h = len(rows)
+    t = torch.tensor(rows, device=dev)
+    idx = torch.arange(h, device=dev)
+    sc = torch.full((h, NK), -16384.0, device=dev)
+    sc[idx, t[:, 0]] = 0.0
+    sc[idx, t[:, 1]] = -24.0
+    sc[idx, t[:, 2]] = -24.0
+    q = torch.zeros(1, h, 1, 64, dtype=torch.bfloat16, device=dev)
+    q[..., 0] = 1.0
+    k = torch.zeros(1, h, NK, 64, dtype=torch.bfloat16, device=dev)
+    k[0, :, :, 0] = sc.to(torch.bfloat16)
+    del sc
+    v = torch.zeros(1, h, NK, 64, dtype=torch.bfloat16, device=dev)
+    v[..., 0] = 1.0
+    return q, k, v
+
+
 def main():
     out = sys.argv[1]
     t0 = time.time()
@@ -42,25 +67,8 @@ def main():
     meta = {"scale": LN2, "nk": NK, "launches": []}
     per = 8
     for a0 in range(0, 128, per):
-        rows = []
-        for a in range(a0, a0 + per):
-            keys = [j for j in range(128) if j != a]
-            rows += [(a, i, j) for x, i in enumerate(keys)
-                     for j in keys[x + 1:]]
-        h = len(rows)
-        t = torch.tensor(rows, device=dev)
-        idx = torch.arange(h, device=dev)
-        sc = torch.full((h, NK), -16384.0, device=dev)
-        sc[idx, t[:, 0]] = 0.0
-        sc[idx, t[:, 1]] = -24.0
-        sc[idx, t[:, 2]] = -24.0
-        q = torch.zeros(1, h, 1, 64, dtype=torch.bfloat16, device=dev)
-        q[..., 0] = 1.0
-        k = torch.zeros(1, h, NK, 64, dtype=torch.bfloat16, device=dev)
-        k[0, :, :, 0] = sc.to(torch.bfloat16)
-        del sc
-        v = torch.zeros(1, h, NK, 64, dtype=torch.bfloat16, device=dev)
-        v[..., 0] = 1.0
+        q, k, v = triple_heads(range(a0, a0 + per), dev)
+        h = q.shape[1]
         r = op(q, k, v, None, True, 0.0, False, False, scale=LN2)
         torch.cuda.synchronize()
         res[a0:a0 + per] = r[1].float().reshape(per, 8001).cpu()

@@ -79,6 +79,24 @@ manifest(const char *name)
     return r;
 }
 
+/* POLICY's configuration for one head of the dump SH, exp model EX. */
+static fa_config
+dump_config(const char *policy, const dump_shape *sh, const ex2_model *ex)
+{
+    fa_config cfg = fa_config_default((fa_policy)fa_policy_parse(policy));
+
+    cfg.shape.batch = 1;
+    cfg.shape.heads = 1;
+    cfg.shape.nq = sh->nq;
+    cfg.shape.nk = sh->nk;
+    cfg.shape.d = sh->d;
+    cfg.causal = sh->causal;
+    cfg.causal_top_left = sh->top_left;
+    cfg.exp = &ex->model;
+    cfg.input = sh->fp16 ? &sf_format_f16 : &sf_format_bf16;
+    return cfg;
+}
+
 /* One dump under POLICY: returns the O elements equal to the dump's
    PREFIX o (PREFIX "efficient.", "math." or "") and (efficient) the LSE
    rows equal to PREFIX lse in *LSE_EQ; the first mismatch is printed. */
@@ -91,7 +109,7 @@ run_dump(const char *name, const char *policy, const char *prefix,
     tensor q, k, v, go, gl;
     dump_shape sh = manifest(name);
     tensor_dtype dt = sh.fp16 ? TENSOR_F16 : TENSOR_BF16;
-    fa_config cfg = fa_config_default((fa_policy)fa_policy_parse(policy));
+    fa_config cfg = dump_config(policy, &sh, ex);
     sf_env env = SF_ENV_IEEE;
     uint32_t *o, *lse;
     uint16_t *qb, *kb, *vb;
@@ -105,15 +123,6 @@ run_dump(const char *name, const char *policy, const char *prefix,
     read_t(path, "v", dt, &v);
     snprintf(key, sizeof key, "%so", prefix);
     read_t(path, key, dt, &go);
-    cfg.shape.batch = 1;
-    cfg.shape.heads = 1;
-    cfg.shape.nq = sh.nq;
-    cfg.shape.nk = sh.nk;
-    cfg.shape.d = sh.d;
-    cfg.causal = sh.causal;
-    cfg.causal_top_left = sh.top_left;
-    cfg.exp = &ex->model;
-    cfg.input = sh.fp16 ? &sf_format_f16 : &sf_format_bf16;
     qb = (uint16_t *)(void *)q.data;
     kb = (uint16_t *)(void *)k.data;
     vb = (uint16_t *)(void *)v.data;
@@ -231,8 +240,7 @@ bwd_dump(const char *name, const char *prefix, const ex2_model *ex,
     static const char *const grads[] = {"dq", "dk", "dv"};
     dump_shape sh = manifest(name);
     tensor_dtype dt = sh.fp16 ? TENSOR_F16 : TENSOR_BF16;
-    fa_config cfg =
-        fa_config_default((fa_policy)fa_policy_parse("efficient"));
+    fa_config cfg = dump_config("efficient", &sh, ex);
     sf_env env = SF_ENV_IEEE;
     char path[1024], key[64];
     tensor q, k, v, go, gl, gdo, gg[3];
@@ -254,15 +262,6 @@ bwd_dump(const char *name, const char *prefix, const ex2_model *ex,
         snprintf(key, sizeof key, "%s%s", prefix, grads[g]);
         read_t(path, key, dt, &gg[g]);
     }
-    cfg.shape.batch = 1;
-    cfg.shape.heads = 1;
-    cfg.shape.nq = sh.nq;
-    cfg.shape.nk = sh.nk;
-    cfg.shape.d = sh.d;
-    cfg.causal = sh.causal;
-    cfg.causal_top_left = sh.top_left;
-    cfg.exp = &ex->model;
-    cfg.input = sh.fp16 ? &sf_format_f16 : &sf_format_bf16;
     o = calloc(nq, 4);
     lse = calloc(sh.nq, 4);
     out[0] = calloc(nq, 4);

@@ -21,6 +21,7 @@
 
 #include "softfloat/mma.h"
 #include "softfloat/softfloat.h"
+#include "tests/support/suite.h"
 #include "tests/support/support.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -353,24 +354,15 @@ static Suite *
 chain_suite(void)
 {
     Suite *s = suite_create("mma_chain");
-    TCase *tc = tcase_create("host");
+    TCase *tc = tst_add_tcase(s, "host", 60);
 
-    tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_chain_host);
     tcase_add_test(tc, test_chain_flags_reached);
-    suite_add_tcase(s, tc);
     return s;
 }
 
 int
 main(void)
 {
-    SRunner *sr = srunner_create(chain_suite());
-    int failed;
-
-    setvbuf(stdout, NULL, _IOLBF, 0);
-    srunner_run_all(sr, CK_ENV);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return tst_run_suite(chain_suite());
 }

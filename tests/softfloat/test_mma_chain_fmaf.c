@@ -29,6 +29,7 @@
 
 #include "softfloat/mma.h"
 #include "softfloat/softfloat.h"
+#include "tests/support/suite.h"
 #include "tests/support/support.h"
 
 enum
@@ -248,23 +249,14 @@ static Suite *
 fmaf_suite(void)
 {
     Suite *s = suite_create("mma_chain_fmaf");
-    TCase *tc = tcase_create("fmaf");
+    TCase *tc = tst_add_tcase(s, "fmaf", 60);
 
-    tcase_set_timeout(tc, 60);
     tcase_add_loop_test(tc, test_fake, 0, N_FAKES);
-    suite_add_tcase(s, tc);
     return s;
 }
 
 int
 main(void)
 {
-    SRunner *sr = srunner_create(fmaf_suite());
-    int failed;
-
-    setvbuf(stdout, NULL, _IOLBF, 0);
-    srunner_run_all(sr, CK_ENV);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return tst_run_suite(fmaf_suite());
 }

@@ -19,6 +19,7 @@
 
 #include "softfloat/mma.h"
 #include "softfloat/softfloat.h"
+#include "tests/support/suite.h"
 #include "tests/support/support.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -359,23 +360,18 @@ static Suite *
 row_suite(void)
 {
     Suite *s = suite_create("mma_row");
-    TCase *tc = tcase_create("row");
+    TCase *tc = tst_add_tcase(s, "row", 300);
 
-    tcase_set_timeout(tc, 300);
     tcase_add_test(tc, test_chunks);
     tcase_add_test(tc, test_directed);
     tcase_add_test(tc, test_mxcsr);
     tcase_add_test(tc, test_random);
-    suite_add_tcase(s, tc);
     return s;
 }
 
 int
 main(void)
 {
-    SRunner *sr = srunner_create(row_suite());
-    int failed;
-
     setvbuf(stdout, NULL, _IOLBF, 0);
     printf("one-row paths: %s\n",
            sf_mma_gemm_nt_direct(sf_mma_preset_by_name("sm90"), 1,
@@ -383,8 +379,5 @@ main(void)
                                  SF_MMA_PATH_AUTO, &(sf_env)SF_ENV_NVIDIA)
                ? "binary32 path"
                : "no binary32 path on this CPU");
-    srunner_run_all(sr, CK_ENV);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return tst_run_suite(row_suite());
 }

@@ -86,7 +86,8 @@ EXTRA_DIST += experiments/gpu/cudnn_bwd_probe.py \
 	experiments/gpu/split_cudnn_bwd.py
 # The decode engine's LSE over repeated launches (decode_repro.*;
 # test_cudnn_lean's test_repro_orders).
-EXTRA_DIST += experiments/gpu/cudnn_repro_probe.py
+EXTRA_DIST += experiments/gpu/cudnn_repro_probe.py \
+	experiments/gpu/cudnn_orders_check.py
 # Crafted decode inputs, the row-sum order probe and the FP16 reciprocal
 # probe (lean_probe_h200, fp16_rcp_probe), and the rcp.approx probe whose
 # table is analysis/data/rcp-sm90.bin.gz.

@@ -234,6 +234,17 @@ sf_mma_gemm_choose(const sf_mma_model *m, const sf_format *fa,
     }
 }
 
+/* Whether the portable path takes one row of model M with FA, FB: not
+   for an explicit SF_MMA_PATH_SCALAR (the integer kernels), nor with an
+   event sink. */
+static bool
+row_c(const sf_mma_model *m, const sf_format *fa, const sf_format *fb,
+      sf_mma_path path, const sf_env *env)
+{
+    return path != SF_MMA_PATH_SCALAR && env->events == NULL
+           && sf_mma_gemm_covers(m, fa, fb) && s_mma_row_c_covers(m, fa, fb);
+}
+
 int
 sf_mma_gemm(const sf_mma_model *m, size_t rows, size_t cols, size_t k,
             const sf_format *fa, const void *a, const sf_format *fb,
@@ -253,7 +264,10 @@ sf_mma_gemm(const sf_mma_model *m, size_t rows, size_t cols, size_t k,
         && !s_mma_gemm_avx2(m, rows, cols, k, fa, a, fb, b, c, d, env))
         used = SF_MMA_PATH_SCALAR;
     if (used == SF_MMA_PATH_SCALAR) {
-        if (env->events == NULL && sf_mma_gemm_covers(m, fa, fb)) {
+        if (rows == 1 && row_c(m, fa, fb, path, env)
+            && s_mma_gemm_row_c(m, cols, k, a, b, c, d, env)) {
+            /* one row on the host's binary32 unit (gemm_row_c.c) */
+        } else if (env->events == NULL && sf_mma_gemm_covers(m, fa, fb)) {
             s_mma_plan pl;
             s_mma_plan_init(&pl, m, fa, fb, S_MMA_C_LANES, false);
             s_mma_gemm_tiled(&pl, s_mma_kernel_c, rows, cols, k, a, b, c, d,
@@ -278,7 +292,9 @@ sf_mma_gemm_nt_direct(const sf_mma_model *m, size_t rows,
     return (used == SF_MMA_PATH_AVX512
             && s_mma_gemm_nt_avx512_covers(m, rows, fa, fb))
            || (used == SF_MMA_PATH_AVX2
-               && s_mma_gemm_nt_avx2_covers(m, rows, fa, fb));
+               && s_mma_gemm_nt_avx2_covers(m, rows, fa, fb))
+           || (used == SF_MMA_PATH_SCALAR && rows == 1
+               && row_c(m, fa, fb, path, env));
 }
 
 int
@@ -310,6 +326,16 @@ sf_mma_gemm_nt(const sf_mma_model *m, size_t rows, size_t cols, size_t k,
         bool done;
         s_mma_enter(m, env, &saved);
         done = s_mma_gemm_nt_avx2(m, rows, cols, k, fa, a, fb, bt, c, d, env);
+        s_mma_leave(env, &saved);
+        if (done)
+            return used;
+    }
+    if (used == SF_MMA_PATH_SCALAR && rows == 1
+        && row_c(m, fa, fb, path, env)) {
+        s_mma_saved saved;
+        bool done;
+        s_mma_enter(m, env, &saved);
+        done = s_mma_gemm_nt_c(m, cols, k, a, bt, c, d, env);
         s_mma_leave(env, &saved);
         if (done)
             return used;

@@ -204,7 +204,6 @@ s_mma_kernel_c(const s_mma_plan *pl, const int32_t *as, const int32_t *ae,
     {
         W = S_MMA_C_LANES
     };
-    const sf_mma_model *m = pl->m;
     int32_t mx[W], q[W];
     int64_t sum[W];
     uint64_t lost = 0;
@@ -222,32 +221,8 @@ s_mma_kernel_c(const s_mma_plan *pl, const int32_t *as, const int32_t *ae,
             mx[l] = e > mx[l] ? e : mx[l];
         }
     /* C: a term of the block, and part of emax */
-    for (size_t l = 0; l < W; l++) {
-        uint32_t cef = (acc[l] >> 23) & 0xFF, cfr = acc[l] & 0x7FFFFF;
-        uint64_t csig = cef != 0 ? cfr | 0x800000u : m->daz ? 0 : cfr, kc;
-        int32_t celow = (int32_t)(cef != 0 ? cef : 1) - 150;
-        int32_t emax = mx[l] + pl->qadd, shc;
-
-        if (csig != 0)
-            emax = celow + 23 > emax ? celow + 23 : emax;
-        else if (m->zero_c_in_max && m->acc->emin > emax)
-            emax = m->acc->emin;
-        if (m->emax_floor != SF_MMA_NO_FLOOR && emax < m->emax_floor)
-            emax = m->emax_floor;
-        q[l] = emax - pl->f;
-        /* C on the grid: shc >= 23 - F >= -17 when C is not zero */
-        shc = q[l] - celow;
-        if (csig == 0) {
-            kc = 0;
-        } else if (shc <= 0) {
-            kc = csig << -shc;
-        } else {
-            int32_t s = shc > 63 ? 63 : shc;
-            kc = csig >> s;
-            lost |= csig ^ (kc << s);
-        }
-        sum[l] = (acc[l] >> 31) != 0 ? -(int64_t)kc : (int64_t)kc;
-    }
+    for (size_t l = 0; l < W; l++)
+        sum[l] = s_mma_c_grid(pl, acc[l], mx[l] + pl->qadd, &q[l], &lost);
     /* pass 2: every product on the grid 2^q, truncated; the shift is
        never negative (lb + lp >= F - fab) */
     for (size_t t = 0; t < len; t++)
@@ -261,41 +236,8 @@ s_mma_kernel_c(const s_mma_plan *pl, const int32_t *as, const int32_t *ae,
             sum[l] += p < 0 ? -(int64_t)kept : (int64_t)kept;
         }
     /* normalise once and truncate (RZ) to FP32 */
-    for (size_t l = 0; l < W; l++) {
-        bool neg = sum[l] < 0, normal, ovf, inexf;
-        uint64_t mag = neg ? (uint64_t)0 - (uint64_t)sum[l] : (uint64_t)sum[l];
-        uint64_t mm, bits;
-        int32_t t, ex, sh;
-
-        if (mag == 0) {
-            acc[l] = 0; /* SF_MMA_ZERO_POS */
-            continue;
-        }
-        t = 63 - s_clz64(mag);
-        ex = q[l] + t;
-        sh = t - 23 > -149 - q[l] ? t - 23 : -149 - q[l];
-        if (sh <= 0) {
-            mm = mag << -sh;
-            inexf = false;
-        } else {
-            int32_t s = sh > 63 ? 63 : sh;
-            mm = mag >> s;
-            inexf = (mm << s) != mag;
-        }
-        normal = ex >= -126;
-        ovf = ex > 127;
-        bits = ((uint64_t)(normal ? ex + 126 : 0) << 23) + mm;
-        if (ovf) {
-            bits = pl->ovf_bits;
-            fl |= SF_FLAG_OVERFLOW | SF_FLAG_INEXACT;
-        }
-        if (neg && (mm != 0 || ovf))
-            bits |= 0x80000000u; /* a result that truncates to 0 is +0 */
-        if (inexf)
-            fl |=
-                normal ? SF_FLAG_INEXACT : SF_FLAG_INEXACT | SF_FLAG_UNDERFLOW;
-        acc[l] = (uint32_t)bits;
-    }
+    for (size_t l = 0; l < W; l++)
+        acc[l] = s_mma_finish64(pl, sum[l], q[l], &fl);
     if (lost != 0)
         fl |= SF_FLAG_INEXACT;
     *flags |= fl;

@@ -6,5 +6,5 @@ softfloat_libsoftfloat_la_SOURCES += \
 	softfloat/mma/preset.c softfloat/mma/gemm.c \
 	softfloat/mma/gemm_fast.c softfloat/mma/gemm_avx2.c \
 	softfloat/mma/gemm_avx512.c softfloat/mma/gemm_chain.c \
-	softfloat/mma/gemm_chain_fmaf.c
+	softfloat/mma/gemm_chain_fmaf.c softfloat/mma/gemm_row_c.c
 pkginclude_HEADERS += softfloat/mma.h

@@ -220,6 +220,40 @@ bool s_mma_gemm_nt_avx2(const sf_mma_model *m, size_t rows, size_t cols,
                         uint32_t *d, sf_env *env);
 
 /*----------------------------------------------------------------------------
+ * One row of BF16 on the host's binary32 unit in portable C
+ * (gemm_row_c.c): the products and their scaling as above, but no host
+ * flag is read.  Every element of A and of B is checked in integers to be
+ * zero or a normal number of exponent -63 .. 63 before the block's float
+ * operations use it, so every product x a and x 2^E_a is exact and zero
+ * or normal, whatever the host's rounding mode and FTZ/DAZ state.  A
+ * block's q must lie in -126 .. 126 (2^q and 2^-q normal); then a scaled
+ * product is exact unless it falls below 2^-126, where its kept part is 0
+ * however it was rounded or flushed.  The C conversion truncates toward
+ * zero in every rounding mode, and a kept part (below 2^(F+2) <= 2^31)
+ * has at most the 16 significant bits of its product, so converting it
+ * back and multiplying by 2^q is exact: the product lost bits exactly
+ * when that differs from it, which is the inexact flag the integer
+ * kernels compute.  A block with an operand out of range, a q out of
+ * range or an Inf or NaN accumulator sends its column (B^T) or its
+ * group of columns (B) to one sf_mma_dot each, from C.
+ *--------------------------------------------------------------------------*/
+/* Whether model M with inputs FA, FB has that path (BF16 both, blocks of
+   at most 16 products whose kept parts sum in 32 bits); the caller has
+   checked sf_mma_gemm_covers. */
+bool s_mma_row_c_covers(const sf_mma_model *m, const sf_format *fa,
+                        const sf_format *fb);
+/* D = A B^T + C for one row of A (K elements) and the COLS x K matrix BT,
+   under an entered ENV; false (nothing written) when an element of A is
+   out of range or K is above S_MMA_FP_ROW_MAX.  C may be D. */
+bool s_mma_gemm_nt_c(const sf_mma_model *m, size_t cols, size_t k,
+                     const uint16_t *a, const uint16_t *bt, const uint32_t *c,
+                     uint32_t *d, sf_env *env);
+/* The same for B as stored (K x COLS). */
+bool s_mma_gemm_row_c(const sf_mma_model *m, size_t cols, size_t k,
+                      const uint16_t *a, const uint16_t *b, const uint32_t *c,
+                      uint32_t *d, sf_env *env);
+
+/*----------------------------------------------------------------------------
  * The tiled GEMM of the truncating fused models (sf_mma_gemm_avx512_covers):
  * A and B are decoded once per tile into signed significands and
  * exponents, and a kernel computes one block of pl->lanes output columns
@@ -303,6 +337,80 @@ void s_mma_plan_init(s_mma_plan *pl, const sf_mma_model *m,
 void s_mma_gemm_tiled(const s_mma_plan *pl, s_mma_kernel *kernel, size_t rows,
                       size_t cols, size_t k, const void *a, const void *b,
                       const uint32_t *c, uint32_t *d, sf_env *env);
+/* The accumulator ACC (finite) as a term of a block whose largest
+   product exponent is EP (the unnormalised exponent of 2^E_a 2^E_b; far
+   below any real one when the block has no non-zero product): the grid
+   exponent q of the block into *Q, C's part on that grid (signed,
+   truncated) returned, the bits it lost ORed into *LOST. */
+static inline int64_t
+s_mma_c_grid(const s_mma_plan *pl, uint32_t acc, int32_t ep, int32_t *q,
+             uint64_t *lost)
+{
+    const sf_mma_model *m = pl->m;
+    uint32_t cef = (acc >> 23) & 0xFF, cfr = acc & 0x7FFFFF;
+    uint64_t csig = cef != 0 ? cfr | 0x800000u : m->daz ? 0 : cfr, kc;
+    int32_t celow = (int32_t)(cef != 0 ? cef : 1) - 150;
+    int32_t emax = ep, shc;
+
+    if (csig != 0)
+        emax = celow + 23 > emax ? celow + 23 : emax;
+    else if (m->zero_c_in_max && m->acc->emin > emax)
+        emax = m->acc->emin;
+    if (m->emax_floor != SF_MMA_NO_FLOOR && emax < m->emax_floor)
+        emax = m->emax_floor;
+    *q = emax - pl->f;
+    /* C on the grid: shc >= 23 - F >= -17 when C is not zero */
+    shc = *q - celow;
+    if (csig == 0) {
+        kc = 0;
+    } else if (shc <= 0) {
+        kc = csig << -shc;
+    } else {
+        int32_t s = shc > 63 ? 63 : shc;
+        kc = csig >> s;
+        *lost |= csig ^ (kc << s);
+    }
+    return (acc >> 31) != 0 ? -(int64_t)kc : (int64_t)kc;
+}
+
+/* A block's total SUM on the grid 2^Q normalised once and truncated (RZ)
+   to FP32 (a total that truncates to zero is +0, SF_MMA_ZERO_POS); the
+   flags it raises ORed into *FL. */
+static inline uint32_t
+s_mma_finish64(const s_mma_plan *pl, int64_t sum, int32_t q, unsigned *fl)
+{
+    bool neg = sum < 0, normal, ovf, inexf;
+    uint64_t mag = neg ? (uint64_t)0 - (uint64_t)sum : (uint64_t)sum;
+    uint64_t mm, bits;
+    int32_t t, ex, sh;
+
+    if (mag == 0)
+        return 0;
+    t = 63 - s_clz64(mag);
+    ex = q + t;
+    sh = t - 23 > -149 - q ? t - 23 : -149 - q;
+    if (sh <= 0) {
+        mm = mag << -sh;
+        inexf = false;
+    } else {
+        int32_t s = sh > 63 ? 63 : sh;
+        mm = mag >> s;
+        inexf = (mm << s) != mag;
+    }
+    normal = ex >= -126;
+    ovf = ex > 127;
+    bits = ((uint64_t)(normal ? ex + 126 : 0) << 23) + mm;
+    if (ovf) {
+        bits = pl->ovf_bits;
+        *fl |= SF_FLAG_OVERFLOW | SF_FLAG_INEXACT;
+    }
+    if (neg && (mm != 0 || ovf))
+        bits |= 0x80000000u;
+    if (inexf)
+        *fl |= normal ? SF_FLAG_INEXACT : SF_FLAG_INEXACT | SF_FLAG_UNDERFLOW;
+    return (uint32_t)bits;
+}
+
 /* The portable kernel, S_MMA_C_LANES columns. */
 #define S_MMA_C_LANES 8
 s_mma_kernel s_mma_kernel_c;

@@ -3,7 +3,9 @@
    has, against one sf_mma_dot per element, bits and flags: the AVX2 and
    AVX-512 paths compute chunks of columns on the host's binary32 unit
    without a range check and throw a chunk away when the host raised a
-   flag other than inexact, so the cases put out-of-range, subnormal,
+   flag other than inexact, and the portable path (BF16EMU_ISA=scalar)
+   computes on the same unit after a range check in integers, so the
+   cases put out-of-range, subnormal,
    Inf and NaN inputs, overflowing and underflowing products and special
    accumulators in some chunks and not in others */
 #ifdef HAVE_CONFIG_H
@@ -253,7 +255,8 @@ END_TEST
 
 /* Directed: the largest block sums (sixteen products of 0x3FFF or -0x3FFF
    and C near 2, whose total leaves 32 bits), products at the edges of
-   the binary32 range, the decode step's shapes (scores of 1000 keys at
+   the binary32 range, blocks whose grid lies below 2^-126, the decode
+   step's shapes (scores of 1000 keys at
    d = 128, P~V of 64 keys at d = 128 and 256 from C), FP16 inputs. */
 START_TEST(test_directed)
 {
@@ -285,6 +288,19 @@ START_TEST(test_directed)
             b[i] = val(&r, eb[e] - (int)(i % 3), eb[e], 7);
         bad += check_problem(m, &sf_format_bf16, n, k, e % 2 == 0, false,
                              "edges", &printed);
+    }
+    for (int z = 0; z < 2; z++) {
+        /* every operand in range but every product below 2^-101: the
+           block's grid 2^q lies below 2^-126 (no C, or C zero or tiny) */
+        size_t n = 70, k = 40;
+        for (size_t t = 0; t < k; t++)
+            a[t] = val(&r, -63, -51, 6);
+        for (size_t i = 0; i < n * k; i++)
+            b[i] = val(&r, -63, -51, 6);
+        for (size_t j = 0; j < n; j++)
+            c[j] = j % 3 == 0 ? 0 : (uint32_t)(j % 3) << 20;
+        bad += check_problem(m, &sf_format_bf16, n, k, z == 1, false,
+                             "tiny grid", &printed);
     }
     {
         size_t n = 1000, k = 128;

@@ -264,9 +264,18 @@ sf_mma_gemm(const sf_mma_model *m, size_t rows, size_t cols, size_t k,
         && !s_mma_gemm_avx2(m, rows, cols, k, fa, a, fb, b, c, d, env))
         used = SF_MMA_PATH_SCALAR;
     if (used == SF_MMA_PATH_SCALAR) {
-        if (rows == 1 && row_c(m, fa, fb, path, env)
-            && s_mma_gemm_row_c(m, cols, k, a, b, c, d, env)) {
-            /* one row on the host's binary32 unit (gemm_row_c.c) */
+        if (row_c(m, fa, fb, path, env)) {
+            /* row by row on the host's binary32 unit (gemm_row_c.c) */
+            s_mma_plan pl;
+            s_mma_plan_init(&pl, m, fa, fb, S_MMA_C_LANES, false);
+            for (size_t i = 0; i < rows; i++) {
+                const uint16_t *ai = (const uint16_t *)a + i * k;
+                const uint32_t *ci = c != NULL ? c + i * cols : NULL;
+                if (!s_mma_gemm_row_c(m, cols, k, ai, b, ci, d + i * cols,
+                                      env))
+                    s_mma_gemm_tiled(&pl, s_mma_kernel_c, 1, cols, k, ai, b,
+                                     ci, d + i * cols, env);
+            }
         } else if (env->events == NULL && sf_mma_gemm_covers(m, fa, fb)) {
             s_mma_plan pl;
             s_mma_plan_init(&pl, m, fa, fb, S_MMA_C_LANES, false);

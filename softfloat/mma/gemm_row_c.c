@@ -33,16 +33,33 @@ bits_of(float f)
     return u;
 }
 
-/* Whether the BF16 value V is outside the path's range: not zero and not
-   a normal number of exponent -63 .. 63 (subnormals, Inf and NaN
-   included); 1 or 0, without a branch. */
-static inline uint32_t
-out_of_range(uint32_t v)
-{
-    uint32_t x = v & 0x7FFFu;
+/* Pass 1 works on 16-bit lanes.  For a BF16 element x of B: whether it
+   is in range, and the biased exponent sum of its product with A's element, from A's
+   biased exponent field AE (NO_A for a zero): x's field plus AE, or
+   NO_X when x is zero.  A real sum (of two fields 64 .. 190) is at least
+   128; the sums of zeros are negative. */
+#define NO_A (-0x2000)
+#define NO_X (-0x4000)
 
-    return (uint32_t)(x - S_MMA_FP_ABS_MIN > S_MMA_FP_ABS_MAX - S_MMA_FP_ABS_MIN)
-           & (uint32_t)(x != 0);
+/* 1 when the BF16 value X is out of range (not zero, and not a normal
+   number of exponent -63 .. 63: subnormals, Inf and NaN included), else
+   0; without a branch. */
+static inline uint16_t
+out16(uint16_t x)
+{
+    uint16_t y = (uint16_t)(x & 0x7FFF);
+
+    return (uint16_t)((uint16_t)(y - S_MMA_FP_ABS_MIN)
+                          > (uint16_t)(S_MMA_FP_ABS_MAX - S_MMA_FP_ABS_MIN)
+                      && y != 0);
+}
+
+static inline int16_t
+esum16(uint16_t x, int16_t ae)
+{
+    int16_t ex = (int16_t)((x >> 7) & 0xFF);
+
+    return ex != 0 ? (int16_t)(ex + ae) : (int16_t)NO_X;
 }
 
 /* A block's grid 2^Q as the two powers the second pass multiplies by:
@@ -62,12 +79,12 @@ grid_powers(int32_t q, bool has, float *scale, float *twoq)
 }
 
 /* The largest exponent sum of a block's non-zero products, as
-   s_mma_c_grid takes it, from the bits MX of the largest 2^E_a 2^E_b
-   (0: none). */
+   s_mma_c_grid takes it, from the largest biased sum MX (negative:
+   none). */
 static inline int32_t
-block_ep(const s_mma_plan *pl, uint32_t mx)
+block_ep(const s_mma_plan *pl, int16_t mx)
 {
-    return mx != 0 ? (int32_t)(mx >> 23) - 127 : 2 * S_MMA_ZERO_E + pl->qadd;
+    return mx > 0 ? (int32_t)mx - 254 : 2 * S_MMA_ZERO_E + pl->qadd;
 }
 
 /* One block of LEN products of one output element: A's part as binary32
@@ -76,34 +93,37 @@ block_ep(const s_mma_plan *pl, uint32_t mx)
    changing nothing, when an element of X is out of range, *ACC is Inf or
    NaN or the grid leaves the scaling's range. */
 ROW_INLINE bool
-nt_block(const s_mma_plan *pl, const float *aw, const float *ap,
-         const uint16_t *x, size_t len, uint32_t *acc, unsigned *fl,
-         uint64_t *lost)
+nt_block(const s_mma_plan *pl, const float *aw, const int16_t *ae,
+         const uint16_t *x, size_t len, bool need, uint32_t *acc,
+         unsigned *fl, uint64_t *lost)
 {
-    uint32_t bad = 0, mx = 0, lb = 0;
+    uint32_t lb = 0;
+    int16_t mx = NO_X;
+    uint16_t bad = 0;
     int32_t sum = 0, q;
     int64_t csum;
     float scale, twoq;
 
-    /* pass 1: the range, and the largest 2^E_b 2^E_a */
+    /* pass 1: the range, and the largest exponent sum */
     for (size_t t = 0; t < len; t++) {
-        uint32_t v = x[t];
-        uint32_t pe = bits_of(f32_of((v << 16) & 0x7F800000u) * ap[t]);
-        bad |= out_of_range(v);
-        mx = pe > mx ? pe : mx;
+        int16_t e = esum16(x[t], ae[t]);
+        bad |= out16(x[t]);
+        mx = e > mx ? e : mx;
     }
     if (bad != 0 || (*acc & 0x7F800000u) == 0x7F800000u)
         return false;
     csum = s_mma_c_grid(pl, *acc, block_ep(pl, mx), &q, lost);
-    if (!grid_powers(q, mx != 0, &scale, &twoq))
+    if (!grid_powers(q, mx > 0, &scale, &twoq))
         return false;
     /* pass 2: each exact product on the grid, truncated; a kept part
-       times 2^q differs from its product exactly when bits were lost */
+       times 2^q differs from its product exactly when bits were lost
+       (looked at while NEED: no inexact result so far) */
     for (size_t t = 0; t < len; t++) {
         float p = f32_of((uint32_t)x[t] << 16) * aw[t];
         int32_t kept = (int32_t)(p * scale);
         sum += kept;
-        lb |= (uint32_t)((float)kept * twoq != p);
+        if (need)
+            lb |= (uint32_t)((float)kept * twoq != p);
     }
     *lost |= lb;
     *acc = s_mma_finish64(pl, csum + sum, q, fl);
@@ -113,29 +133,35 @@ nt_block(const s_mma_plan *pl, const float *aw, const float *ap,
 /* The same for W output elements side by side: B's LEN rows of W
    elements at B, LD apart; ACC: W accumulators. */
 ROW_INLINE bool
-row_block(const s_mma_plan *pl, const float *aw, const float *ap,
-          const uint16_t *b, size_t ld, size_t len, uint32_t *acc,
+row_block(const s_mma_plan *pl, const float *aw, const int16_t *ae,
+          const uint16_t *b, size_t ld, size_t len, bool need, uint32_t *acc,
           unsigned *fl, uint64_t *lost)
 {
-    uint32_t mx[W] = {0}, lb[W] = {0}, bad = 0, spec = 0;
+    uint32_t lb[W] = {0}, spec = 0;
+    int16_t mx[W];
+    uint16_t bad[W] = {0}, any = 0;
     int32_t sum[W] = {0}, q[W];
     int64_t csum[W];
     float scale[W], twoq[W];
 
+    for (size_t l = 0; l < W; l++)
+        mx[l] = NO_X;
     for (size_t t = 0; t < len; t++)
         for (size_t l = 0; l < W; l++) {
-            uint32_t v = b[t * ld + l];
-            uint32_t pe = bits_of(f32_of((v << 16) & 0x7F800000u) * ap[t]);
-            bad |= out_of_range(v);
-            mx[l] = pe > mx[l] ? pe : mx[l];
+            uint16_t x = b[t * ld + l];
+            int16_t e = esum16(x, ae[t]);
+            bad[l] |= out16(x);
+            mx[l] = e > mx[l] ? e : mx[l];
         }
-    for (size_t l = 0; l < W; l++)
+    for (size_t l = 0; l < W; l++) {
+        any |= bad[l];
         spec |= (uint32_t)((acc[l] & 0x7F800000u) == 0x7F800000u);
-    if (bad != 0 || spec != 0)
+    }
+    if (any != 0 || spec != 0)
         return false;
     for (size_t l = 0; l < W; l++) {
         csum[l] = s_mma_c_grid(pl, acc[l], block_ep(pl, mx[l]), &q[l], lost);
-        if (!grid_powers(q[l], mx[l] != 0, &scale[l], &twoq[l]))
+        if (!grid_powers(q[l], mx[l] > 0, &scale[l], &twoq[l]))
             return false;
     }
     for (size_t t = 0; t < len; t++)
@@ -143,7 +169,8 @@ row_block(const s_mma_plan *pl, const float *aw, const float *ap,
             float p = f32_of((uint32_t)b[t * ld + l] << 16) * aw[t];
             int32_t kept = (int32_t)(p * scale[l]);
             sum[l] += kept;
-            lb[l] |= (uint32_t)((float)kept * twoq[l] != p);
+            if (need)
+                lb[l] |= (uint32_t)((float)kept * twoq[l] != p);
         }
     for (size_t l = 0; l < W; l++) {
         *lost |= lb[l];
@@ -152,23 +179,37 @@ row_block(const s_mma_plan *pl, const float *aw, const float *ap,
     return true;
 }
 
-/* A's side: binary32 values AW and powers 2^E_a AP (0 for a zero) of its
-   K elements, zeros up to the next multiple of the block; false when an
-   element is out of range or K is above S_MMA_FP_ROW_MAX. */
-static bool
-side_a(const uint16_t *a, size_t k, size_t n, float *aw, float *ap)
+/* Whether the result is already inexact: FLAGS has the flag, or LOST
+   bits (then a block's lost bits change nothing and are not looked
+   for). */
+static inline bool
+inexact(unsigned flags, uint64_t lost)
 {
-    uint32_t w[S_MMA_FP_ROW_MAX], p[S_MMA_FP_ROW_MAX];
+    return (flags & SF_FLAG_INEXACT) != 0 || lost != 0;
+}
 
-    if (k > S_MMA_FP_ROW_MAX || !s_mma_fp_side_a(a, k, w, p))
+/* A's side: binary32 values AW and biased exponent fields AE (NO_A for
+   a zero) of its K elements, zeros up to the next multiple of the block
+   N; false when an element is out of range or K is above
+   S_MMA_FP_ROW_MAX. */
+static bool
+side_a(const uint16_t *a, size_t k, size_t n, float *aw, int16_t *ae)
+{
+    uint32_t bad = 0;
+
+    if (k > S_MMA_FP_ROW_MAX)
         return false;
     for (size_t t = 0; t < k; t++) {
-        aw[t] = f32_of(w[t]);
-        ap[t] = f32_of(p[t]);
+        uint16_t y = (uint16_t)(a[t] & 0x7FFF);
+        bad |= (uint32_t)(y != 0 && (y < S_MMA_FP_ABS_MIN || y > S_MMA_FP_ABS_MAX));
+        aw[t] = f32_of((uint32_t)a[t] << 16);
+        ae[t] = y != 0 ? (int16_t)(y >> 7) : (int16_t)NO_A;
     }
-    for (size_t t = k; t % n != 0; t++)
-        aw[t] = ap[t] = 0;
-    return true;
+    for (size_t t = k; t % n != 0; t++) {
+        aw[t] = 0;
+        ae[t] = NO_A;
+    }
+    return bad == 0;
 }
 
 bool
@@ -188,13 +229,14 @@ s_mma_gemm_nt_c(const sf_mma_model *m, size_t cols, size_t k,
                 const uint16_t *a, const uint16_t *bt, const uint32_t *c,
                 uint32_t *d, sf_env *env)
 {
-    float aw[S_MMA_FP_ROW_MAX + 16], ap[S_MMA_FP_ROW_MAX + 16];
+    float aw[S_MMA_FP_ROW_MAX + 16];
+    int16_t ae[S_MMA_FP_ROW_MAX + 16];
     const size_t n = (size_t)m->n;
     s_mma_plan pl;
     unsigned flags = 0;
     uint64_t lost = 0;
 
-    if (!side_a(a, k, n, aw, ap))
+    if (!side_a(a, k, n, aw, ae))
         return false;
     s_mma_plan_init(&pl, m, &sf_format_bf16, &sf_format_bf16, 1, false);
     for (size_t j = 0; j < cols; j++) {
@@ -205,10 +247,16 @@ s_mma_gemm_nt_c(const sf_mma_model *m, size_t cols, size_t k,
         bool ok = true;
         for (size_t k0 = 0; ok && k0 < k; k0 += n) {
             size_t len = k - k0 < n ? k - k0 : n;
-            ok = len == 16 ? nt_block(&pl, aw + k0, ap + k0, x + k0, 16, &acc,
-                                      &f, &lj)
-                           : nt_block(&pl, aw + k0, ap + k0, x + k0, len,
-                                      &acc, &f, &lj);
+            bool need = !inexact(flags | f, lost | lj);
+            if (len == 16 && need)
+                ok = nt_block(&pl, aw + k0, ae + k0, x + k0, 16, true, &acc,
+                              &f, &lj);
+            else if (len == 16)
+                ok = nt_block(&pl, aw + k0, ae + k0, x + k0, 16, false, &acc,
+                              &f, &lj);
+            else
+                ok = nt_block(&pl, aw + k0, ae + k0, x + k0, len, true, &acc,
+                              &f, &lj);
         }
         if (ok) {
             d[j] = acc;
@@ -233,53 +281,80 @@ s_mma_gemm_row_c(const sf_mma_model *m, size_t cols, size_t k,
                  const uint16_t *a, const uint16_t *b, const uint32_t *c,
                  uint32_t *d, sf_env *env)
 {
-    float aw[S_MMA_FP_ROW_MAX + 16], ap[S_MMA_FP_ROW_MAX + 16];
+    enum
+    {
+        NG = S_MMA_FP_CHUNK / W /* groups of W columns in a chunk */
+    };
+    float aw[S_MMA_FP_ROW_MAX + 16];
+    int16_t ae[S_MMA_FP_ROW_MAX + 16];
     const size_t n = (size_t)m->n;
     uint16_t pad[16 * W];
     s_mma_plan pl;
     unsigned flags = 0;
     uint64_t lost = 0;
 
-    if (!side_a(a, k, n, aw, ap))
+    if (!side_a(a, k, n, aw, ae))
         return false;
     s_mma_plan_init(&pl, m, &sf_format_bf16, &sf_format_bf16, W, false);
-    for (size_t j0 = 0; j0 < cols; j0 += W) {
-        size_t nl = cols - j0 < W ? cols - j0 : W;
-        uint32_t acc[W] = {0};
-        unsigned f = 0;
-        uint64_t lj = 0;
-        bool ok = true;
+    for (size_t j0 = 0; j0 < cols; j0 += S_MMA_FP_CHUNK) {
+        size_t nc = cols - j0 < S_MMA_FP_CHUNK ? cols - j0 : S_MMA_FP_CHUNK;
+        size_t ng = (nc + W - 1) / W;
+        uint32_t acc[S_MMA_FP_CHUNK] = {0};
+        unsigned f[NG] = {0};
+        uint64_t lj[NG] = {0};
+        bool ok[NG];
         if (c != NULL)
-            memcpy(acc, c + j0, nl * sizeof *acc);
-        for (size_t k0 = 0; ok && k0 < k; k0 += n) {
+            memcpy(acc, c + j0, nc * sizeof *acc);
+        for (size_t g = 0; g < ng; g++)
+            ok[g] = true;
+        /* block by block of K, B's rows read in order */
+        for (size_t k0 = 0; k0 < k; k0 += n) {
             size_t len = k - k0 < n ? k - k0 : n;
-            const uint16_t *src = b + k0 * cols + j0;
-            size_t ld = cols;
-            if (nl < W) {
-                /* the last columns: zeros beside them */
-                memset(pad, 0, sizeof pad);
-                for (size_t t = 0; t < len; t++)
-                    memcpy(pad + t * W, src + t * cols, nl * sizeof *pad);
-                src = pad;
-                ld = W;
+            if (k0 + n < k)
+                s_mma_prefetch_rows(b + (k0 + n) * cols + j0, cols,
+                                    k - k0 - n < n ? k - k0 - n : n, nc * 2);
+            for (size_t g = 0; g < ng; g++) {
+                size_t nl = nc - g * W < W ? nc - g * W : W;
+                const uint16_t *src = b + k0 * cols + j0 + g * W;
+                size_t ld = cols;
+                if (!ok[g])
+                    continue;
+                if (nl < W) {
+                    /* the last columns: zeros beside them */
+                    memset(pad, 0, sizeof pad);
+                    for (size_t t = 0; t < len; t++)
+                        memcpy(pad + t * W, src + t * cols,
+                               nl * sizeof *pad);
+                    src = pad;
+                    ld = W;
+                }
+                if (len == 16 && !inexact(flags | f[g], lost | lj[g]))
+                    ok[g] = row_block(&pl, aw + k0, ae + k0, src, ld, 16, true,
+                                      acc + g * W, &f[g], &lj[g]);
+                else if (len == 16)
+                    ok[g] = row_block(&pl, aw + k0, ae + k0, src, ld, 16,
+                                      false, acc + g * W, &f[g], &lj[g]);
+                else
+                    ok[g] = row_block(&pl, aw + k0, ae + k0, src, ld, len,
+                                      true, acc + g * W, &f[g], &lj[g]);
             }
-            ok = len == 16 ? row_block(&pl, aw + k0, ap + k0, src, ld, 16,
-                                       acc, &f, &lj)
-                           : row_block(&pl, aw + k0, ap + k0, src, ld, len,
-                                       acc, &f, &lj);
         }
-        if (ok) {
-            memcpy(d + j0, acc, nl * sizeof *acc);
-            flags |= f;
-            lost |= lj;
-            continue;
-        }
-        /* a special or out-of-range operand: each column's dot */
-        for (size_t l = 0; l < nl; l++) {
-            s_mma_vec va = {a, 1, 2}, vb = {b + j0 + l, (ptrdiff_t)cols, 2};
-            d[j0 + l] = (uint32_t)s_mma_dot(m, &sf_format_bf16, &va,
-                                            &sf_format_bf16, &vb, k,
-                                            c != NULL ? c[j0 + l] : 0, env);
+        for (size_t g = 0; g < ng; g++) {
+            size_t c0 = j0 + g * W, nl = nc - g * W < W ? nc - g * W : W;
+            if (ok[g]) {
+                memcpy(d + c0, acc + g * W, nl * sizeof *acc);
+                flags |= f[g];
+                lost |= lj[g];
+                continue;
+            }
+            /* a special or out-of-range operand: each column's dot */
+            for (size_t l = 0; l < nl; l++) {
+                s_mma_vec va = {a, 1, 2},
+                          vb = {b + c0 + l, (ptrdiff_t)cols, 2};
+                d[c0 + l] = (uint32_t)s_mma_dot(
+                    m, &sf_format_bf16, &va, &sf_format_bf16, &vb, k,
+                    c != NULL ? c[c0 + l] : 0, env);
+            }
         }
     }
     if (lost != 0)

@@ -240,8 +240,8 @@ def self_check():
             bad += 1
     np = _np()
     if np is not None:
-        for fmt, mean, std in (("bfloat16", 0.0, 1.0), ("float16", -1.5,
-                                                         0.4)):
+        for fmt, mean, std in (("bfloat16", 0.0, 1.0),
+                               ("float16", -1.5, 0.4000000059604645)):
             a = gen_plain(3, 2, mean, std, fmt, 1000, 4096)
             b = [int(x) for x in gen(3, 2, mean, std, fmt, 1000, 4096)]
             if a != b:

@@ -19,6 +19,8 @@ analysis_libanalysis_la_SOURCES = \
 	analysis/lg2_table.h analysis/lg2_table.c \
 	analysis/rcp_table.h analysis/rcp_table.c \
 	analysis/gen.h analysis/gen.c \
+	analysis/fixgen.h analysis/fixgen.c \
+	analysis/dump_inputs.h analysis/dump_inputs.c \
 	analysis/point.h analysis/point.c \
 	analysis/exact_decimal.h analysis/exact_decimal.c \
 	analysis/sdpa_dispatch_pt211_h200.h analysis/sdpa_dispatch_pt211_h200.c
@@ -34,7 +36,7 @@ pkginclude_HEADERS += analysis/tensor.h analysis/user_tensor.h \
 	analysis/attn_exact.h \
 	analysis/bias.h analysis/rows.h analysis/gradient.h \
 	analysis/ex2_table.h analysis/lg2_table.h analysis/rcp_table.h \
-	analysis/gen.h \
+	analysis/gen.h analysis/fixgen.h analysis/dump_inputs.h \
 	analysis/point.h analysis/exact_decimal.h \
 	analysis/sdpa_dispatch_pt211_h200.h
 
@@ -60,6 +62,14 @@ ANALYSIS_TEST_FLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(MPFR_CFLAGS)
 ANALYSIS_TEST_LIBS = tests/support/libtestsupport.la \
 	analysis/libanalysis.la attention/libattention.la \
 	softfloat/libsoftfloat.la $(CHECK_LIBS) $(MPFR_LIBS) $(LIBM)
+
+# The fixture input generator against known vectors.
+check_PROGRAMS += tests/analysis/test_fixgen
+TESTS += tests/analysis/test_fixgen
+tests_analysis_test_fixgen_SOURCES = tests/analysis/test_fixgen.c
+tests_analysis_test_fixgen_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_analysis_test_fixgen_LDADD = analysis/libanalysis.la \
+	softfloat/libsoftfloat.la $(CHECK_LIBS)
 
 check_PROGRAMS += tests/analysis/test_attn_exact tests/analysis/test_bias
 TESTS += tests/analysis/test_attn_exact tests/analysis/test_bias

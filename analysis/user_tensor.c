@@ -11,6 +11,7 @@
 #include <strings.h>
 
 #include "analysis/user_tensor.h"
+#include "analysis/dump_inputs.h"
 #include "softfloat/softfloat.h"
 
 const char *
@@ -202,7 +203,7 @@ ut_read(const char *path, const char *key, tensor_dtype want, bool asked,
 {
     tensor_listing l = TENSOR_LISTING_INIT;
     tensor_dtype file_dt = TENSOR_ANY, read_as = TENSOR_ANY;
-    bool found = false;
+    bool found = false, safetensors = false;
     char what[TENSOR_ERROR_SIZE / 2];
     int rc;
 
@@ -222,7 +223,23 @@ ut_read(const char *path, const char *key, tensor_dtype want, bool asked,
                 file_dt = l.tensors[i].dtype;
                 found = true;
             }
+        safetensors = l.kind == TENSOR_KIND_SAFETENSORS;
         tensor_listing_free(&l);
+    }
+    if (!found && safetensors && key != NULL && dump_inputs_generated(path)) {
+        /* an input the dump's manifest describes (inputs_gen) */
+        rc = dump_input_read(path, key, TENSOR_ANY, out, err);
+        if (rc != TENSOR_OK)
+            return rc;
+        if (info != NULL) {
+            info->file_dtype = out->dtype;
+            info->file_ndim = out->ndim;
+            memcpy(info->file_shape, out->shape, sizeof info->file_shape);
+        }
+        rc = ut_as_dtype(out, what, want, asked, dtype_opt, info, err);
+        if (rc != TENSOR_OK)
+            tensor_free(out);
+        return rc;
     }
     if (found && file_dt == TENSOR_ANY) {
         /* NumPy raw bytes ('V2'): only as a type the user names */

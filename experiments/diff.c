@@ -19,6 +19,7 @@
 
 #include "analysis/attn_exact.h"
 #include "analysis/bias.h"
+#include "analysis/dump_inputs.h"
 #include "analysis/tensor.h"
 #include "analysis/user_tensor.h"
 #include "attention/attention.h"
@@ -225,6 +226,8 @@ typedef struct
     ut_layout layout;
     const char *layout_from;
     bool have_manifest;
+    bool gen_input[4]; /* q, k, v, do described by the manifest's
+                          inputs_gen (analysis/dump_inputs.h) */
     bool man_causal_given, man_causal;
     bool man_align_given, man_top_left; /* "causal_alignment" */
     const char *man_align_from; /* "manifest" or "the file's metadata" */
@@ -1126,6 +1129,10 @@ dump_has(const diff_ctx *x, const char *name)
     for (size_t i = 0; i < x->list.n_tensors; i++)
         if (strcmp(x->list.tensors[i].name, name) == 0)
             return true;
+    /* an input the manifest's inputs_gen describes */
+    for (int i = T_Q; i <= T_DO; i++)
+        if (x->gen_input[i - T_Q] && strcmp(t_names[i], name) == 0)
+            return true;
     return false;
 }
 
@@ -1442,6 +1449,12 @@ read_dump_header(diff_ctx *x)
         x->man_shape[1] = x->man_list[nh ? 2 : 1];
         x->man_shape[2] = x->man_shape[3] = x->man_list[nh ? 1 : 2];
         x->man_shape[4] = x->man_list[3];
+    }
+    /* the inputs the manifest describes (after its own checks above) */
+    if (man != NULL
+        && dump_inputs_described(x->dump, x->gen_input, &err) != TENSOR_OK) {
+        cli_error(CMD, "--dump: %s", err.message);
+        return false;
     }
     return true;
 }

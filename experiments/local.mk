@@ -80,6 +80,8 @@ TESTS += \
 	tests/experiments/test_chain.sh \
 	tests/experiments/test_user_tensors.sh \
 	tests/experiments/test_trim_dump.sh \
+	tests/experiments/test_fixgen_py.sh \
+	tests/experiments/test_inputs_gen.sh \
 	tests/experiments/test_sweep.sh \
 	tests/experiments/test_sweep_cli.sh \
 	tests/experiments/test_sweep_mpi.sh \
@@ -161,6 +163,8 @@ EXTRA_DIST += \
 	tests/experiments/test_chain.sh \
 	tests/experiments/test_user_tensors.sh \
 	tests/experiments/test_trim_dump.sh \
+	tests/experiments/test_fixgen_py.sh \
+	tests/experiments/test_inputs_gen.sh \
 	tests/experiments/test_sweep.sh \
 	tests/experiments/test_sweep_cli.sh \
 	tests/experiments/test_sweep_mpi.sh \
@@ -179,6 +183,8 @@ EXTRA_DIST += \
 	tests/data/gpu/capture_gpt6u_x_r128.safetensors \
 	tests/data/gpu/capture_gpt6u_x_r128.json \
 	experiments/gpu/capture.py \
+	experiments/gpu/fixgen.py \
+	experiments/gpu/regen_dump.py \
 	experiments/gpu/train_gpt.py \
 	tests/experiments/t1_rne.txt \
 	tests/experiments/jsonq.c \

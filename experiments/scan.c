@@ -20,6 +20,7 @@
 #include <mpi.h>
 #endif
 
+#include "analysis/dump_inputs.h"
 #include "analysis/scan.h"
 #include "analysis/user_tensor.h"
 #include "experiments/cli.h"
@@ -544,10 +545,12 @@ load_manifest(scan_ctx *x)
  * Tensors of a call.
  *--------------------------------------------------------------------------*/
 /* The shard holding KEY: its index, -1 when none, -2 after an error (two
-   shards hold it). */
+   shards hold it).  An input (q, k, v, do) that no shard stores may be
+   one a shard's manifest describes (inputs_gen; read back by ut_read). */
 static long
 find_key(const scan_ctx *x, const char *key)
 {
+    static const char *const inputs[4] = {"q", "k", "v", "do"};
     long at = -1;
 
     for (size_t i = 0; i < x->n_shards; i++)
@@ -560,6 +563,17 @@ find_key(const scan_ctx *x, const char *key)
                 }
                 at = (long)i;
             }
+    for (size_t i = 0; at == -1 && i < x->n_shards; i++) {
+        bool d[4];
+        tensor_error err;
+        if (dump_inputs_described(x->shards[i].path, d, &err) != TENSOR_OK) {
+            cli_error(CMD, "%s", err.message);
+            return -2;
+        }
+        for (size_t j = 0; j < 4; j++)
+            if (d[j] && strcmp(key, inputs[j]) == 0)
+                at = (long)i;
+    }
     return at;
 }
 

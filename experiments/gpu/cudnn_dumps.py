@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """cudnn_dumps.py -- the dumps of tests/data/gpu/cudnn.
 
-usage: cudnn_dumps.py OUTDIR
+usage: cudnn_dumps.py [--inputs-gen] OUTDIR
 
 Runs dump_sdpa.py (in one process) for 11 launches with the cuDNN
 backend pinned, or with nothing pinned ("default": PyTorch's own choice),
@@ -9,7 +9,10 @@ without the backward: cuDNN's decode engine (Nq = 1) with the lean
 reduction (Nk = 600 to 4096, d 64 and 128, BF16 and FP16, a sink case)
 and the 64 x 128 forward on longer KV sequences (Nk 512 to 1024, causal
 and not, FP16).  The committed files keep batch 0 and the first heads
-(one, or two for the two Nk = 1024 decode dumps) without dO.
+(one, or two for the two Nk = 1024 decode dumps) without dO.  With
+--inputs-gen, the launches of normal scores take their inputs from
+fixgen.py (dump_sdpa.py --inputs-gen, with the launch's seed) and the
+manifest describes them in inputs_gen instead of storing them.
 """
 import os
 import sys
@@ -43,13 +46,21 @@ CASES = [
 
 
 def main():
-    if len(sys.argv) != 2:
+    args_in = sys.argv[1:]
+    gen = args_in[:1] == ["--inputs-gen"]
+    if gen:
+        args_in = args_in[1:]
+    if len(args_in) != 1:
         sys.exit(__doc__)
     for name, be, args in CASES:
         t = time.time()
-        dump_sdpa.main(["--out", os.path.join(sys.argv[1], name + ".safetensors"),
-                        "--backend", be, "--no-backward", "--seed", "11"]
-                       + args.split())
+        opts = ["--seed", "11"] + args.split()
+        seed = opts[len(opts) - 1 - opts[::-1].index("--seed") + 1]
+        if gen and "--gen" not in opts:
+            opts += ["--inputs-gen", seed]
+        dump_sdpa.main(["--out", os.path.join(args_in[0],
+                                              name + ".safetensors"),
+                        "--backend", be, "--no-backward"] + opts)
         print(name, "%.1f s" % (time.time() - t), flush=True)
 
 

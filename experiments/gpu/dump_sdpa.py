@@ -10,6 +10,7 @@ usage: dump_sdpa.py --out FILE.safetensors
                     [--mirror-big X] [--mirror-small X]
                     [--v-mean X] [--v-std X] [--nondeterministic]
                     [--backward-runs N] [--nondet-runs N]
+                    [--inputs-gen SEED]
 
 Generates BF16 (or FP16) Q, K, V [B, H, N, d] and dO from a seeded CPU
 generator (N(0, 1), rounded by PyTorch's CPU conversion; repeated-max: per
@@ -51,6 +52,17 @@ runs and the most elements of one run that differ from the first's;
 with --nondeterministic it also records how many dQ elements of the
 first run differ from the deterministic backward's on the same inputs.
 
+With --inputs-gen SEED (--gen normal only), Q, K, V and dO come from
+fixgen.py (the generator splitmix64-ih12 that analysis/fixgen.h
+reproduces bit for bit: streams 0 to 3 of SEED, mean 0 and std 1, V
+--v-mean and --v-std, which must then be dyadic with at most 24
+significant bits) instead of torch.randn; the dump leaves them out and
+the manifest's "inputs_gen" describes them (generator, seed, and per
+tensor its stream, dtype, whole shape, mean, std and the hash of the
+bits the GPU computed on, read back from the device after the run), so
+that bf16emu diff regenerates them.  dO is described only when the
+backward ran.
+
 The flash forward is called through aten._scaled_dot_product_flash_attention
 (the op SDPA dispatches to for that backend), because it also returns the
 log-sum-exp; the cuDNN backend through
@@ -81,11 +93,15 @@ import argparse
 import datetime
 import json
 import math
+import os
 import subprocess
 import sys
 
 import torch
 from safetensors.torch import save_file
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import fixgen  # noqa: E402
 
 
 def kernels_seen(fn, launches=None):
@@ -305,6 +321,37 @@ def gen_inputs(batch, heads, nq, nk, d, dt, seed, gen_name="normal",
     return q, k, v, do
 
 
+def fixgen_tensor(seed, name, shape, dt, mean=0.0, std=1.0):
+    """Input NAME (q, k, v, do) of shape SHAPE and dtype DT from fixgen.py
+    (a CPU tensor), with its inputs_gen entry (hash left out)."""
+    fmt = {torch.bfloat16: "bfloat16", torch.float16: "float16"}[dt]
+    n = 1
+    for x in shape:
+        n *= x
+    bits = fixgen.gen(seed, fixgen.STREAMS[name], mean, std, fmt, 0, n)
+    try:
+        import numpy as np
+        t = torch.from_numpy(np.asarray(bits, dtype=np.uint16)
+                             .view(np.int16).copy())
+    except ImportError:
+        t = torch.tensor([b - 65536 if b >= 32768 else b for b in bits],
+                         dtype=torch.int16)
+    t = t.view(dt).reshape(shape)
+    entry = {"stream": fixgen.STREAMS[name], "dtype": fmt,
+             "shape": list(shape), "mean": float(mean), "std": float(std)}
+    return t, entry
+
+
+def bits_hash(t):
+    """fixgen's hash of tensor T's 16-bit patterns (C order)."""
+    b = t.detach().contiguous().cpu().view(torch.int16).reshape(-1)
+    try:
+        import numpy as np
+        return fixgen.hash_bits(b.numpy().view(np.uint16))
+    except ImportError:
+        return fixgen.hash_bits([x & 0xFFFF for x in b.tolist()])
+
+
 def main(argv=None):
     """Runs one dump; ARGV as on the command line (None: sys.argv)."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -333,6 +380,7 @@ def main(argv=None):
     ap.add_argument("--nondet-runs", type=int, default=0)
     ap.add_argument("--nondeterministic", action="store_true")
     ap.add_argument("--backward-runs", type=int, default=2)
+    ap.add_argument("--inputs-gen", type=int, default=None, metavar="SEED")
     a = ap.parse_args(argv)
     nk = a.nk if a.nk is not None else a.nq
     if not a.out.endswith(".safetensors"):
@@ -344,10 +392,32 @@ def main(argv=None):
                      and not a.nondeterministic)
     torch.use_deterministic_algorithms(deterministic)
     dt = torch.bfloat16 if a.dtype == "bf16" else torch.float16
-    q, k, v, do = gen_inputs(a.batch, a.heads, a.nq, nk, a.d, dt, a.seed,
-                             a.gen, a.repeat, a.v_mean, a.v_std,
-                             (a.mirror_block, a.mirror_stride, a.mirror_big,
-                              a.mirror_small))
+    gen_entries = None
+    if a.inputs_gen is not None:
+        if a.gen != "normal":
+            sys.exit("dump_sdpa.py: --inputs-gen: only with --gen normal")
+        if not 0 <= a.inputs_gen <= 2 ** 53:
+            sys.exit("dump_sdpa.py: --inputs-gen: expected 0 .. 2^53")
+        try:
+            fixgen.dyadic(a.v_mean)
+            fixgen.dyadic(a.v_std)
+        except ValueError as e:
+            sys.exit("dump_sdpa.py: --v-mean/--v-std: %s" % e)
+        gen_entries = {}
+        made = {}
+        for name, n, mean, std in (("q", a.nq, 0.0, 1.0),
+                                   ("k", nk, 0.0, 1.0),
+                                   ("v", nk, a.v_mean, a.v_std),
+                                   ("do", a.nq, 0.0, 1.0)):
+            made[name], gen_entries[name] = fixgen_tensor(
+                a.inputs_gen, name, (a.batch, a.heads, n, a.d), dt, mean,
+                std)
+        q, k, v, do = made["q"], made["k"], made["v"], made["do"]
+    else:
+        q, k, v, do = gen_inputs(a.batch, a.heads, a.nq, nk, a.d, dt, a.seed,
+                                 a.gen, a.repeat, a.v_mean, a.v_std,
+                                 (a.mirror_block, a.mirror_stride,
+                                  a.mirror_big, a.mirror_small))
     dev = torch.device("cuda")
     qg, kg, vg, dog = (t.to(dev).requires_grad_(t is not do)
                        for t in (q, k, v, do))
@@ -454,7 +524,22 @@ def main(argv=None):
                                          a.nondet_runs, deterministic)
     torch.cuda.synchronize()
 
-    out = {"q": q, "k": k, "v": v, "do": do, "o": o.detach().cpu()}
+    inputs_gen = None
+    if gen_entries is not None:
+        # the hash of the bits the GPU computed on, read back from it
+        for name, t in (("q", qg), ("k", kg), ("v", vg), ("do", dog)):
+            gen_entries[name]["hash"] = "0x%016x" % bits_hash(t)
+            want = bits_hash({"q": q, "k": k, "v": v, "do": do}[name])
+            if "0x%016x" % want != gen_entries[name]["hash"]:
+                sys.exit("dump_sdpa.py: %s on the GPU differs from the "
+                         "generated tensor" % name)
+        if a.no_backward:
+            del gen_entries["do"]
+        inputs_gen = {"generator": fixgen.NAME, "seed": a.inputs_gen,
+                      "tensors": gen_entries}
+        out = {"o": o.detach().cpu()}
+    else:
+        out = {"q": q, "k": k, "v": v, "do": do, "o": o.detach().cpu()}
     if lse is not None:
         out["lse"] = lse.detach().float().cpu()
     if grads is not None:
@@ -513,9 +598,11 @@ def main(argv=None):
         ("aten._scaled_dot_product_flash_attention_backward" if aten_bwd
          else "scaled_dot_product_attention(...).backward"),
         "scale": "1/sqrt(d) (PyTorch default)",
-        "seed": a.seed,
+        "seed": a.seed if inputs_gen is None else a.inputs_gen,
         "inputs": "torch.randn on a CPU generator, then .to(%s)"
-        % {"bf16": "bfloat16", "fp16": "float16"}[a.dtype],
+        % {"bf16": "bfloat16", "fp16": "float16"}[a.dtype]
+        if inputs_gen is None else
+        "experiments/gpu/fixgen.py (inputs_gen; not stored)",
         "gen": a.gen, "repeat": a.repeat if a.gen == "repeated-max" else
         (1 if a.gen == "sink" else 0), "v_mean": a.v_mean, "v_std": a.v_std,
         "mirror": {"block": a.mirror_block, "stride": a.mirror_stride,
@@ -527,6 +614,8 @@ def main(argv=None):
         "tensors": {n: [str(t.dtype).replace("torch.", ""), list(t.shape)]
                     for n, t in out.items()},
     }
+    if inputs_gen is not None:
+        manifest["inputs_gen"] = inputs_gen
     save_file(out, a.out, metadata={"manifest": json.dumps(manifest)})
     with open(a.out[:-len(".safetensors")] + ".json", "w") as f:
         json.dump(manifest, f, indent=1)

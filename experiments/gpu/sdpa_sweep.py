@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """sdpa_sweep.py -- the PyTorch SDPA (flash backend) cases of the cross-check.
 
-usage: sdpa_sweep.py [--set crosscheck|extended] OUTDIR [NAME ...]
+usage: sdpa_sweep.py [--set crosscheck|extended] [--inputs-gen] OUTDIR
+                     [NAME ...]
 
 crosscheck (the default): runs dump_sdpa.py's forward (--no-backward)
 once per case of CASES, in one process, writing OUTDIR/NAME.safetensors
@@ -19,7 +20,10 @@ without dO) so that the fixture stays small; the manifest keeps the
 launch shape, the kernels with their grids, the split count and the
 backward's dQ buffer count.
 
-With NAMEs, only those cases run.
+With NAMEs, only those cases run.  With --inputs-gen, the cases of
+normal scores get dump_sdpa.py --inputs-gen with their seed (the inputs
+from fixgen.py, described in the manifest's inputs_gen instead of
+stored); the others are made as before.
 """
 import os
 import sys
@@ -281,7 +285,16 @@ EXTENDED = [
 ]
 
 
-def run_extended(out, only):
+def with_inputs_gen(opts, on):
+    """OPTS plus --inputs-gen SEED when ON and the case has normal
+    scores."""
+    if not on or ("--gen" in opts
+                  and opts[opts.index("--gen") + 1] != "normal"):
+        return opts
+    return opts + ["--inputs-gen", opts[opts.index("--seed") + 1]]
+
+
+def run_extended(out, only, gen=False):
     """The EXTENDED cases into OUT: dump, then keep head 0."""
     import json
     for name, opts, bwd in EXTENDED:
@@ -289,7 +302,8 @@ def run_extended(out, only):
             continue
         full = os.path.join(out, name + ".full.safetensors")
         dst = os.path.join(out, name + ".safetensors")
-        argv = ["--out", full] + opts + ([] if bwd else ["--no-backward"])
+        argv = ["--out", full] + with_inputs_gen(opts, gen) \
+            + ([] if bwd else ["--no-backward"])
         print(name, flush=True)
         try:
             dump_sdpa.main(argv)
@@ -322,19 +336,22 @@ def main():
     if args[:1] == ["--set"] and len(args) >= 2:
         which = args[1]
         args = args[2:]
+    gen = args[:1] == ["--inputs-gen"]
+    if gen:
+        args = args[1:]
     if not args or which not in ("crosscheck", "extended"):
         sys.exit(__doc__)
     out = args[0]
     only = set(args[1:])
     os.makedirs(out, exist_ok=True)
     if which == "extended":
-        run_extended(out, only)
+        run_extended(out, only, gen)
         return
     for name, opts in CASES:
         if only and name not in only:
             continue
         argv = ["--out", os.path.join(out, name + ".safetensors"),
-                "--no-backward"] + opts
+                "--no-backward"] + with_inputs_gen(opts, gen)
         print(name, flush=True)
         dump_sdpa.main(argv)
 

@@ -4,6 +4,7 @@
 #endif
 
 #include "tests/analysis/sdpa_dump.h"
+#include "analysis/dump_inputs.h"
 
 #include <check.h>
 
@@ -12,7 +13,7 @@ read_t(const char *path, const char *key, tensor_dtype dt, tensor *t)
 {
     tensor_error err;
     *t = (tensor)TENSOR_INIT;
-    ck_assert_msg(safetensors_read(path, key, dt, t, &err) == 0, "%s: %s: %s",
+    ck_assert_msg(dump_input_read(path, key, dt, t, &err) == 0, "%s: %s: %s",
                   path, key, err.message);
 }
 

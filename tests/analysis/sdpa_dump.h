@@ -10,8 +10,10 @@
 #include "analysis/tensor.h"
 #include "attention/attention.h"
 
-/* Tensor KEY of the safetensors file PATH as DT into T; a failed check
-   (Check) naming the file, the key and why when it cannot be read. */
+/* Tensor KEY of the safetensors file PATH as DT into T (an input the
+   manifest's inputs_gen describes is regenerated: dump_input_read); a
+   failed check (Check) naming the file, the key and why when it cannot
+   be read. */
 void read_t(const char *path, const char *key, tensor_dtype dt, tensor *t);
 
 /* The bits of element I of T. */

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "analysis/ex2_table.h"
+#include "analysis/dump_inputs.h"
 #include "analysis/lg2_table.h"
 #include "analysis/tensor.h"
 #include "attention/attention.h"
@@ -188,10 +189,12 @@ lse_case(const char *name, bool causal, const fa_log_model *lg2,
            tl = TENSOR_INIT;
     tensor_error terr;
     snprintf(path, sizeof path, G "%s.safetensors", name);
-    ck_assert_msg(safetensors_read(path, "q", TENSOR_BF16, &tq, &terr) == 0,
+    ck_assert_msg(dump_input_read(path, "q", TENSOR_BF16, &tq, &terr) == 0,
                   "%s", terr.message);
-    ck_assert(safetensors_read(path, "k", TENSOR_BF16, &tk, &terr) == 0);
-    ck_assert(safetensors_read(path, "v", TENSOR_BF16, &tv, &terr) == 0);
+    ck_assert_msg(dump_input_read(path, "k", TENSOR_BF16, &tk, &terr) == 0,
+                  "%s", terr.message);
+    ck_assert_msg(dump_input_read(path, "v", TENSOR_BF16, &tv, &terr) == 0,
+                  "%s", terr.message);
     ck_assert(safetensors_read(path, "lse", TENSOR_F32, &tl, &terr) == 0);
     ck_assert_uint_eq(tq.ndim, 4);
     fa_config cfg = fa_config_default(FA_POLICY_FA2);

@@ -1,0 +1,366 @@
+/* dump_inputs.c -- a GPU dump's inputs, stored or regenerated from the
+   manifest's inputs_gen */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <inttypes.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/dump_inputs.h"
+#include "analysis/fixgen.h"
+#include "analysis/tensor_internal.h"
+
+#define MAX_HEADS 4096
+#define GEN_MAX_ELEMS ((uint64_t)1 << 31)
+
+static const char *const inputs[] = {"q", "k", "v", "do"};
+
+/* Whether KEY names one of the inputs. */
+static bool
+is_input(const char *key)
+{
+    for (size_t i = 0; i < sizeof inputs / sizeof inputs[0]; i++)
+        if (key != NULL && strcmp(key, inputs[i]) == 0)
+            return true;
+    return false;
+}
+
+/* The manifest of PATH, parsed (NULL when the file has none, or on a
+   listing error, which is then in ERR with *RC set). */
+static json_t *
+load_manifest(const char *path, int *rc, bool *stored, const char *key,
+              tensor_error *err)
+{
+    tensor_listing l = TENSOR_LISTING_INIT;
+    json_t *man = NULL;
+
+    *stored = false;
+    *rc = safetensors_list(path, &l, err);
+    if (*rc != TENSOR_OK)
+        return NULL;
+    for (size_t i = 0; key != NULL && i < l.n_tensors; i++)
+        if (strcmp(l.tensors[i].name, key) == 0)
+            *stored = true;
+    for (size_t i = 0; i < l.n_meta; i++)
+        if (strcmp(l.meta[i].key, "manifest") == 0) {
+            json_error_t je;
+            man = json_loads(l.meta[i].value, 0, &je);
+            if (man == NULL)
+                *rc = tio_fail(err, TENSOR_E_FORMAT, path, "manifest",
+                               "not JSON (%s)", je.text);
+        }
+    tensor_listing_free(&l);
+    return man;
+}
+
+int
+dump_inputs_described(const char *path, bool described[4], tensor_error *err)
+{
+    int rc;
+    bool stored;
+    json_t *man = load_manifest(path, &rc, &stored, NULL, err);
+    json_t *g = man != NULL ? json_object_get(man, "inputs_gen") : NULL;
+    json_t *ts = g != NULL ? json_object_get(g, "tensors") : NULL;
+
+    for (size_t i = 0; i < 4; i++)
+        described[i] = false;
+    if (rc == TENSOR_OK && g != NULL && !json_is_object(g))
+        rc = tio_fail(err, TENSOR_E_FORMAT, path, "manifest: inputs_gen",
+                      "expected an object");
+    else if (rc == TENSOR_OK && g != NULL && !json_is_object(ts))
+        rc = tio_fail(err, TENSOR_E_FORMAT, path,
+                      "manifest: inputs_gen.tensors",
+                      "expected an object with q, k, v (and do)");
+    for (size_t i = 0; rc == TENSOR_OK && ts != NULL && i < 4; i++)
+        described[i] = json_object_get(ts, inputs[i]) != NULL;
+    json_decref(man);
+    return rc;
+}
+
+bool
+dump_inputs_generated(const char *path)
+{
+    bool d[4];
+    return dump_inputs_described(path, d, NULL) == TENSOR_OK
+           && (d[0] || d[1] || d[2] || d[3]);
+}
+
+/* An integer JSON value in [0, MAX] into *OUT. */
+static bool
+get_uint(const json_t *v, uint64_t max, uint64_t *out)
+{
+    json_int_t i;
+    if (!json_is_integer(v))
+        return false;
+    i = json_integer_value(v);
+    if (i < 0 || (uint64_t)i > max)
+        return false;
+    *out = (uint64_t)i;
+    return true;
+}
+
+/* A JSON number as a dyadic value (24 significant bits at most). */
+static bool
+get_dyadic(const json_t *v, fixgen_dyadic *out)
+{
+    double x;
+    uint64_t bits;
+    if (!json_is_number(v))
+        return false;
+    x = json_number_value(v);
+    memcpy(&bits, &x, sizeof bits);
+    return fixgen_dyadic_from_f64_bits(bits, out);
+}
+
+/* "0x" and 16 hex digits into *OUT. */
+static bool
+get_hash(const json_t *v, uint64_t *out)
+{
+    const char *s = json_string_value(v);
+    uint64_t h = 0;
+    if (s == NULL || strlen(s) != 18 || s[0] != '0'
+        || (s[1] != 'x' && s[1] != 'X'))
+        return false;
+    for (const char *p = s + 2; *p != '\0'; p++) {
+        unsigned d;
+        if (*p >= '0' && *p <= '9')
+            d = (unsigned)(*p - '0');
+        else if (*p >= 'a' && *p <= 'f')
+            d = (unsigned)(*p - 'a') + 10;
+        else if (*p >= 'A' && *p <= 'F')
+            d = (unsigned)(*p - 'A') + 10;
+        else
+            return false;
+        h = h << 4 | d;
+    }
+    *out = h;
+    return true;
+}
+
+/* The launch's (batch, head) of each head the file holds, from
+   heads_from / heads_kept and batch_from; *NP = 0 when the file holds
+   the whole launch. */
+static int
+kept_heads(const char *path, const json_t *man, uint64_t nb, uint64_t nh,
+           uint64_t *bs, uint64_t *hs, size_t *np, tensor_error *err)
+{
+    const json_t *hf = json_object_get(man, "heads_from");
+    const json_t *bf = json_object_get(man, "batch_from");
+    const char *hkey = "heads_from";
+    uint64_t b_all = 0;
+
+    if (hf == NULL) {
+        hf = json_object_get(man, "heads_kept");
+        hkey = "heads_kept";
+    }
+    *np = 0;
+    if (bf != NULL && !json_is_array(bf) && !get_uint(bf, nb - 1, &b_all))
+        return tio_fail(err, TENSOR_E_FORMAT, path, "manifest: batch_from",
+                        "expected an integer below the launch's batch "
+                        "%" PRIu64 " or a list of them",
+                        nb);
+    if (hf == NULL) {
+        if (bf == NULL)
+            return TENSOR_OK;
+        if (json_is_array(bf))
+            return tio_fail(err, TENSOR_E_FORMAT, path, "manifest: batch_from",
+                            "a list needs heads_from beside it");
+        for (uint64_t h = 0; h < nh && h < MAX_HEADS; h++) {
+            bs[h] = b_all;
+            hs[h] = h;
+        }
+        *np = (size_t)(nh < MAX_HEADS ? nh : MAX_HEADS);
+        return TENSOR_OK;
+    }
+    if (!json_is_array(hf) || json_array_size(hf) == 0
+        || json_array_size(hf) > MAX_HEADS)
+        return tio_fail(err, TENSOR_E_FORMAT, path, NULL,
+                        "manifest: %s: expected a list of 1 to %d head "
+                        "indices",
+                        hkey, MAX_HEADS);
+    if (json_is_array(bf) && json_array_size(bf) != json_array_size(hf))
+        return tio_fail(err, TENSOR_E_FORMAT, path, "manifest: batch_from",
+                        "%zu entries (expected one per head of %s, %zu)",
+                        json_array_size(bf), hkey, json_array_size(hf));
+    for (size_t i = 0; i < json_array_size(hf); i++) {
+        if (!get_uint(json_array_get(hf, i), nh - 1, &hs[i]))
+            return tio_fail(err, TENSOR_E_FORMAT, path, NULL,
+                            "manifest: %s[%zu]: expected a head index "
+                            "below the launch's %" PRIu64 " heads",
+                            hkey, i, nh);
+        bs[i] = b_all;
+        if (json_is_array(bf)
+            && !get_uint(json_array_get(bf, i), nb - 1, &bs[i]))
+            return tio_fail(err, TENSOR_E_FORMAT, path, NULL,
+                            "manifest: batch_from[%zu]: expected a batch "
+                            "index below the launch's %" PRIu64,
+                            i, nb);
+    }
+    *np = json_array_size(hf);
+    return TENSOR_OK;
+}
+
+/* Fails with "PATH: manifest: inputs_gen.FIELD: WHAT". */
+#define BAD(field, ...)                                                       \
+    tio_fail(err, TENSOR_E_FORMAT, path, "manifest: inputs_gen." field,       \
+             __VA_ARGS__)
+
+/* Regenerates KEY from the inputs_gen object G of manifest MAN. */
+static int
+generate(const char *path, const json_t *man, const json_t *g, const char *key,
+         tensor_dtype want, tensor *out, tensor_error *err)
+{
+    const json_t *ts, *t, *sh;
+    const char *gname, *dts;
+    uint64_t seed, stream, shape[4], nel = 1, want_hash, hash, acc = 0;
+    fixgen_dyadic mean, std;
+    fixgen_format fmt;
+    tensor_dtype dt;
+    uint64_t *bs, *hs;
+    size_t np;
+    uint16_t *full;
+    int rc;
+
+    gname = json_string_value(json_object_get(g, "generator"));
+    if (gname == NULL || strcmp(gname, FIXGEN_NAME) != 0)
+        return BAD("generator", "expected \"%s\"", FIXGEN_NAME);
+    if (!get_uint(json_object_get(g, "seed"), UINT64_C(1) << 53, &seed))
+        return BAD("seed", "expected an integer from 0 to 2^53");
+    ts = json_object_get(g, "tensors");
+    if (!json_is_object(ts))
+        return BAD("tensors", "expected an object with q, k, v (and do)");
+    t = json_object_get(ts, key);
+    if (t == NULL)
+        return tio_fail(err, TENSOR_E_KEY, path, key,
+                        "not stored, and not in the manifest's "
+                        "inputs_gen.tensors");
+    if (!json_is_object(t))
+        return tio_fail(err, TENSOR_E_FORMAT, path, NULL,
+                        "manifest: inputs_gen.tensors.%s: expected an "
+                        "object",
+                        key);
+#define BADT(field, ...)                                                      \
+    tio_fail(err, TENSOR_E_FORMAT, path, NULL,                                \
+             "manifest: inputs_gen.tensors.%s." field ": " __VA_ARGS__)
+    if (!get_uint(json_object_get(t, "stream"), UINT32_MAX, &stream))
+        return BADT("stream", "expected an integer from 0 to 2^32 - 1", key);
+    dts = json_string_value(json_object_get(t, "dtype"));
+    if (dts != NULL && strcmp(dts, "bfloat16") == 0) {
+        fmt = FIXGEN_BF16;
+        dt = TENSOR_BF16;
+    } else if (dts != NULL && strcmp(dts, "float16") == 0) {
+        fmt = FIXGEN_F16;
+        dt = TENSOR_F16;
+    } else
+        return BADT("dtype", "expected \"bfloat16\" or \"float16\"", key);
+    sh = json_object_get(t, "shape");
+    if (!json_is_array(sh) || json_array_size(sh) != 4)
+        return BADT("shape", "expected [B, H, N, d]", key);
+    for (size_t i = 0; i < 4; i++) {
+        if (!get_uint(json_array_get(sh, i), GEN_MAX_ELEMS, &shape[i])
+            || shape[i] == 0)
+            return BADT("shape",
+                        "expected [B, H, N, d] of positive "
+                        "integers",
+                        key);
+        nel *= shape[i];
+        if (nel > GEN_MAX_ELEMS)
+            return BADT("shape", "more than 2^31 elements", key);
+    }
+    if (!get_dyadic(json_object_get(t, "mean"), &mean))
+        return BADT("mean",
+                    "expected a number with at most 24 significant "
+                    "bits",
+                    key);
+    if (!get_dyadic(json_object_get(t, "std"), &std))
+        return BADT("std",
+                    "expected a number with at most 24 significant "
+                    "bits",
+                    key);
+    if (!get_hash(json_object_get(t, "hash"), &want_hash))
+        return BADT("hash", "expected \"0x\" and 16 hex digits", key);
+    if (want != TENSOR_ANY && !tensor_dtype_readable_as(dt, want))
+        return tio_fail(err, TENSOR_E_DTYPE, path, NULL,
+                        "%s.dtype: the manifest's inputs_gen gives %s, "
+                        "expected %s",
+                        key, tensor_dtype_name(dt), tensor_dtype_name(want));
+    if (json_is_string(json_object_get(man, "layout"))
+        && strcmp(json_string_value(json_object_get(man, "layout")), "bhnd")
+               != 0)
+        return tio_fail(err, TENSOR_E_UNSUPPORTED, path, "manifest: layout",
+                        "inputs_gen needs the layout bhnd");
+
+    bs = malloc(2 * MAX_HEADS * sizeof *bs);
+    full = malloc((size_t)nel * sizeof *full);
+    if (bs == NULL || full == NULL) {
+        free(bs);
+        free(full);
+        return tio_fail(err, TENSOR_E_NOMEM, path, key,
+                        "out of memory for %" PRIu64 " generated elements",
+                        nel);
+    }
+    hs = bs + MAX_HEADS;
+    rc = kept_heads(path, man, shape[0], shape[1], bs, hs, &np, err);
+    if (rc == TENSOR_OK) {
+        fixgen_fill(seed, (uint32_t)stream, mean, std, fmt, 0, (size_t)nel,
+                    full);
+        acc = fixgen_hash_add(0, 0, full, (size_t)nel);
+        hash = fixgen_hash_final(acc, nel);
+        if (hash != want_hash)
+            rc = tio_fail(err, TENSOR_E_FORMAT, path, NULL,
+                          "manifest: inputs_gen.tensors.%s.hash: 0x%016" PRIx64
+                          " recorded, the generator gives 0x%016" PRIx64,
+                          key, want_hash, hash);
+    }
+    if (rc == TENSOR_OK) {
+        uint64_t hw = shape[2] * shape[3];
+        uint64_t oshape[4] = {np != 0 ? 1 : shape[0], np != 0 ? np : shape[1],
+                              shape[2], shape[3]};
+        rc = tensor_alloc(out, dt, 4, oshape, err);
+        if (rc == TENSOR_OK && np == 0)
+            for (uint64_t j = 0; j < nel; j++)
+                tensor_set_bits(out, j, full[j]);
+        for (size_t i = 0; rc == TENSOR_OK && i < np; i++) {
+            const uint16_t *src = full + (bs[i] * shape[1] + hs[i]) * hw;
+            for (uint64_t j = 0; j < hw; j++)
+                tensor_set_bits(out, i * hw + j, src[j]);
+        }
+    }
+    free(bs);
+    free(full);
+    return rc;
+#undef BADT
+}
+
+int
+dump_input_read(const char *path, const char *key, tensor_dtype want,
+                tensor *out, tensor_error *err)
+{
+    int rc;
+    bool stored;
+    json_t *man, *g;
+
+    if (!is_input(key))
+        return safetensors_read(path, key, want, out, err);
+    man = load_manifest(path, &rc, &stored, key, err);
+    if (rc != TENSOR_OK) {
+        json_decref(man);
+        return rc;
+    }
+    g = man != NULL ? json_object_get(man, "inputs_gen") : NULL;
+    if (stored || g == NULL) {
+        json_decref(man);
+        return safetensors_read(path, key, want, out, err);
+    }
+    if (!json_is_object(g))
+        rc = tio_fail(err, TENSOR_E_FORMAT, path, "manifest: inputs_gen",
+                      "expected an object");
+    else
+        rc = generate(path, man, g, key, want, out, err);
+    json_decref(man);
+    return rc;
+}

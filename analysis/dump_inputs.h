@@ -1,0 +1,66 @@
+/* dump_inputs.h -- the attention inputs of a GPU dump: stored in the file,
+   or regenerated from its manifest's "inputs_gen" (analysis/fixgen.h) */
+#ifndef BF16EMU_ANALYSIS_DUMP_INPUTS_H
+#define BF16EMU_ANALYSIS_DUMP_INPUTS_H
+
+#include <stdbool.h>
+
+#include "analysis/tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * A dump (a .safetensors file with a JSON "manifest" in its metadata) may
+ * leave out its inputs q, k, v, do and describe them instead:
+ *
+ *   "inputs_gen": {
+ *     "generator": "splitmix64-ih12",
+ *     "seed": S,                        an integer, 0 .. 2^53
+ *     "tensors": {
+ *       "q": {"stream": 0, "dtype": "bfloat16" | "float16",
+ *             "shape": [B, H, N, d], "mean": 0.0, "std": 1.0,
+ *             "hash": "0x<16 hex digits>"},
+ *       "k": ..., "v": ..., "do": ...
+ *     }
+ *   }
+ *
+ * shape is the whole tensor as the GPU saw it ([B, H, N, d], C order; the
+ * element index of the generator is the position in it), mean and std
+ * are numbers exactly representable with 24 significant bits, hash is the
+ * fixgen hash of the whole tensor as the GPU computed on it.  When the
+ * file holds fewer heads than the launch ("heads_from" or "heads_kept":
+ * the launch's head of each head the file holds; "batch_from": the
+ * launch's batch, one integer or one per head, else 0), the regenerated
+ * tensor is cut the same way: [1, len(heads_from), N, d].
+ */
+
+/* Reads input KEY ("q", "k", "v" or "do") of the dump PATH into *OUT
+   (empty, TENSOR_INIT; it stays empty on error): the tensor the file
+   stores under KEY, else the one its manifest's inputs_gen describes,
+   regenerated, checked against its hash and cut to the file's heads.
+   WANT is checked as by safetensors_read (E_DTYPE).  Errors: E_KEY when
+   the file neither stores nor describes KEY; E_FORMAT with "PATH:
+   manifest: inputs_gen.FIELD: ..." when the description is malformed or
+   the hash differs; the reader's errors otherwise.  Any other KEY is
+   read as by safetensors_read. */
+int dump_input_read(const char *path, const char *key, tensor_dtype want,
+                    tensor *out, tensor_error *err);
+
+/* Which of q, k, v, do (in that order) PATH's manifest describes in
+   inputs_gen.tensors, into DESCRIBED[0 .. 4) (all false without
+   inputs_gen).  Errors: the listing's; E_FORMAT when inputs_gen or its
+   tensors is not an object.  Each description is checked only when it is
+   read (dump_input_read). */
+int dump_inputs_described(const char *path, bool described[4],
+                          tensor_error *err);
+
+/* Whether PATH's manifest describes any input (false also on an error). */
+bool dump_inputs_generated(const char *path);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,222 @@
+/* fixgen.c -- the fixture input generator splitmix64-ih12 (fixgen.h) */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include "analysis/fixgen.h"
+
+#define GOLDEN UINT64_C(0x9e3779b97f4a7c15)
+#define IH_CENTRE 393210 /* 12 x 65535 / 2 */
+
+uint64_t
+fixgen_mix(uint64_t z)
+{
+    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+    return z ^ (z >> 31);
+}
+
+bool
+fixgen_dyadic_from_f64_bits(uint64_t bits, fixgen_dyadic *out)
+{
+    uint64_t frac = bits & ((UINT64_C(1) << 52) - 1);
+    int32_t biased = (int32_t)((bits >> 52) & 0x7ff);
+    bool neg = (bits >> 63) != 0;
+    int32_t e;
+
+    if (biased == 0x7ff)
+        return false;
+    if (biased == 0 && frac == 0) {
+        out->m = 0;
+        out->e = 0;
+        return true;
+    }
+    /* value = frac' 2^(e), frac' with the hidden bit for normals */
+    if (biased != 0) {
+        frac |= UINT64_C(1) << 52;
+        e = biased - 1075;
+    } else
+        e = -1074;
+    while ((frac & 1) == 0) {
+        frac >>= 1;
+        e++;
+    }
+    if (frac >= (UINT64_C(1) << 24))
+        return false;
+    out->m = neg ? -(int32_t)frac : (int32_t)frac;
+    out->e = e;
+    return true;
+}
+
+int32_t
+fixgen_irwin_hall(uint64_t seed, uint32_t stream, uint64_t index)
+{
+    uint64_t key = fixgen_mix(seed + GOLDEN * ((uint64_t)stream + 1));
+    int32_t s = 0;
+
+    for (uint64_t j = 0; j < 3; j++) {
+        uint64_t w = fixgen_mix(key + GOLDEN * (3 * index + j + 1));
+        for (unsigned f = 0; f < 4; f++)
+            s += (int32_t)((w >> (16 * f)) & 0xffff);
+    }
+    return s - IH_CENTRE;
+}
+
+/* The number of significant bits of X > 0. */
+static int32_t
+bit_length(uint64_t x)
+{
+    int32_t n = 0;
+
+    while (x != 0) {
+        x >>= 1;
+        n++;
+    }
+    return n;
+}
+
+/* MAG 2^EXP (MAG < 2^63; a set bit 0 may stand for a nonzero tail below
+   it, see add_dyadic) rounded to FMT to nearest, ties to even, with sign
+   NEG; the bits. */
+static uint16_t
+round_pack(bool neg, uint64_t mag, int32_t exp, fixgen_format fmt)
+{
+    const int32_t f = fmt == FIXGEN_BF16 ? 7 : 10;
+    const int32_t bias = fmt == FIXGEN_BF16 ? 127 : 15;
+    const uint64_t max_field = fmt == FIXGEN_BF16 ? 255 : 31;
+    const int32_t emin = 1 - bias;
+    int32_t top, lsb, sh;
+    uint64_t q, r;
+
+    if (mag == 0)
+        return 0;
+    /* the leading bit is 2^top; the kept last bit 2^lsb (subnormals: the
+       format's smallest) */
+    top = exp + bit_length(mag) - 1;
+    lsb = (top < emin ? emin : top) - f;
+    sh = lsb - exp;
+    if (sh <= 0) {
+        q = mag << -sh; /* at most f + 1 bits */
+    } else if (sh >= 63) {
+        q = 0; /* below half of 2^lsb, since mag < 2^63 */
+    } else {
+        uint64_t rem = mag & ((UINT64_C(1) << sh) - 1);
+        uint64_t half = UINT64_C(1) << (sh - 1);
+        q = mag >> sh;
+        if (rem > half || (rem == half && (q & 1) != 0))
+            q++;
+    }
+    /* exponent field of 2^lsb's binade below q's leading bit: q = 2^f
+       carries into the field, q = 2^(f + 1) into the next */
+    if (lsb + f - emin >= (int32_t)max_field)
+        r = max_field << f;
+    else {
+        r = ((uint64_t)(lsb + f - emin) << f) + q;
+        if ((r >> f) >= max_field)
+            r = max_field << f;
+    }
+    if (neg)
+        r |= UINT64_C(1) << 15;
+    return (uint16_t)r;
+}
+
+/* A * 2^EA + B * 2^EB as (sign, magnitude < 2^63, exponent).  Each
+   operand has at most 44 significant bits; both are placed with their
+   leading bit at 2^61, and the one of smaller weight is shifted right by
+   the difference D with every lost bit jammed into bit 0.  Up to D = 18
+   nothing is lost (the low 18 bits are zero); beyond it the result keeps
+   its leading bit at 2^60 or above, at least 49 bits over the rounding
+   position of an 11-bit format, and the jammed odd bit 0 puts the
+   computed magnitude on the same side of every rounding boundary and
+   tie as the exact one. */
+static void
+add_dyadic(int64_t a, int32_t ea, int64_t b, int32_t eb, bool *neg,
+           uint64_t *mag, int32_t *e)
+{
+    bool na = a < 0, nb = b < 0;
+    uint64_t ma = na ? (uint64_t)(-a) : (uint64_t)a;
+    uint64_t mb = nb ? (uint64_t)(-b) : (uint64_t)b;
+    int32_t d;
+
+    if (mb == 0 || ma == 0) {
+        *neg = ma != 0 ? na : nb;
+        *mag = ma != 0 ? ma : mb;
+        *e = ma != 0 ? ea : eb;
+        return;
+    }
+    {
+        int32_t la = 62 - bit_length(ma), lb = 62 - bit_length(mb);
+        ma <<= la;
+        ea -= la;
+        mb <<= lb;
+        eb -= lb;
+    }
+    if (ea < eb) {
+        uint64_t tm = ma;
+        int32_t te = ea;
+        bool tn = na;
+        ma = mb;
+        ea = eb;
+        na = nb;
+        mb = tm;
+        eb = te;
+        nb = tn;
+    }
+    d = ea - eb;
+    if (d >= 62)
+        mb = 1;
+    else if (d > 0) {
+        bool lost = (mb & ((UINT64_C(1) << d) - 1)) != 0;
+        mb >>= d;
+        if (lost)
+            mb |= 1;
+    }
+    *e = ea;
+    if (na == nb) {
+        *neg = na;
+        *mag = ma + mb;
+    } else if (ma >= mb) {
+        *neg = na;
+        *mag = ma - mb;
+    } else {
+        *neg = nb;
+        *mag = mb - ma;
+    }
+}
+
+uint16_t
+fixgen_round(fixgen_dyadic mean, fixgen_dyadic std, int32_t t,
+             fixgen_format fmt)
+{
+    bool neg;
+    uint64_t mag;
+    int32_t e;
+
+    /* std T 2^-16: |std.m T| < 2^24 x 2^19 */
+    add_dyadic((int64_t)std.m * t, std.e - 16, mean.m, mean.e, &neg, &mag, &e);
+    return round_pack(neg, mag, e, fmt);
+}
+
+void
+fixgen_fill(uint64_t seed, uint32_t stream, fixgen_dyadic mean,
+            fixgen_dyadic std, fixgen_format fmt, uint64_t first, size_t n,
+            uint16_t *out)
+{
+    for (size_t i = 0; i < n; i++)
+        out[i] = fixgen_round(mean, std,
+                              fixgen_irwin_hall(seed, stream, first + i), fmt);
+}
+
+uint64_t
+fixgen_hash_add(uint64_t acc, uint64_t first, const uint16_t *b, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        acc += fixgen_mix(((first + i) << 16) + b[i] + GOLDEN);
+    return acc;
+}
+
+uint64_t
+fixgen_hash_final(uint64_t acc, uint64_t n)
+{
+    return fixgen_mix(n + acc);
+}

@@ -1,0 +1,88 @@
+/* fixgen.h -- the fixture input generator: attention inputs that C and
+   Python (experiments/gpu/fixgen.py) produce bit for bit with integer
+   arithmetic only, so a GPU dump need not store them */
+#ifndef BF16EMU_ANALYSIS_FIXGEN_H
+#define BF16EMU_ANALYSIS_FIXGEN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * The generator "splitmix64-ih12" (contract: the name, the constants and
+ * every step below are fixed; a change is a new name).
+ *
+ *   mix(z)    the splitmix64 finaliser: z ^= z >> 30, z *= 0xbf58476d1ce4e5b9,
+ *             z ^= z >> 27, z *= 0x94d049bb133111eb, z ^= z >> 31 (mod 2^64)
+ *   G         0x9e3779b97f4a7c15
+ *   key       mix(seed + G (stream + 1))
+ *   w_j       mix(key + G (3 i + j + 1)), j = 0, 1, 2, for element i
+ *             (the C-order index in the whole tensor)
+ *   S         the sum of the twelve 16-bit fields of w_0, w_1, w_2
+ *   T         S - 393210 (= 12 x 65535 / 2), an integer in [-393210, 393210]
+ *   value     mean + std T / 2^16, rounded once to the format (BF16 or
+ *             FP16) to nearest, ties to even; overflow gives infinity, an
+ *             exact zero +0
+ *
+ * T / 2^16 is an Irwin-Hall sum of twelve uniforms, centred: mean 0,
+ * variance (1 - 2^-32), within 6 of 0.  mean and std are dyadic numbers
+ * m 2^e with |m| < 2^24 (every finite binary32 value), so the exact value
+ * is a dyadic number too, and the rounding is done on integers.
+ *
+ * The tensor hash of N elements b_0 .. b_{N-1} (their 16-bit patterns):
+ *   mix(N + sum over i of mix(i 2^16 + b_i + G) mod 2^64), i < 2^48.
+ */
+
+#define FIXGEN_NAME "splitmix64-ih12"
+
+typedef enum
+{
+    FIXGEN_BF16,
+    FIXGEN_F16
+} fixgen_format;
+
+/* m 2^e, |m| < 2^24. */
+typedef struct
+{
+    int32_t m;
+    int32_t e;
+} fixgen_dyadic;
+
+/* The splitmix64 finaliser. */
+uint64_t fixgen_mix(uint64_t z);
+
+/* The binary64 value with bits BITS as a dyadic number (m odd, or 0 with
+   e 0) into *OUT; false (and *OUT untouched) when it is not finite or
+   needs more than 24 significant bits. */
+bool fixgen_dyadic_from_f64_bits(uint64_t bits, fixgen_dyadic *out);
+
+/* T of element INDEX of stream STREAM (the integer above). */
+int32_t fixgen_irwin_hall(uint64_t seed, uint32_t stream, uint64_t index);
+
+/* The bits of MEAN + STD T 2^-16 rounded to FMT (the value above). */
+uint16_t fixgen_round(fixgen_dyadic mean, fixgen_dyadic std, int32_t t,
+                      fixgen_format fmt);
+
+/* Elements FIRST .. FIRST + N - 1 of stream STREAM into OUT[0 .. N). */
+void fixgen_fill(uint64_t seed, uint32_t stream, fixgen_dyadic mean,
+                 fixgen_dyadic std, fixgen_format fmt, uint64_t first,
+                 size_t n, uint16_t *out);
+
+/* The running sum of the hash: ACC plus the terms of elements FIRST ..
+   FIRST + N - 1 with bits B[0 .. N).  Start at 0; the sum does not depend
+   on how the elements are split into calls. */
+uint64_t fixgen_hash_add(uint64_t acc, uint64_t first, const uint16_t *b,
+                         size_t n);
+
+/* The hash of N elements from their running sum ACC. */
+uint64_t fixgen_hash_final(uint64_t acc, uint64_t n);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,123 @@
+#!/bin/sh
+# test_inputs_gen.sh -- dumps whose manifest describes the inputs
+# (inputs_gen, analysis/dump_inputs.h) instead of storing them
+#
+# bf16emu diff regenerates q, k, v of an H200 split-KV dump and matches
+# the GPU's O and LSE bit for bit; a copy that stores the inputs as
+# experiments/gpu/fixgen.py (pure Python) makes them gives the same
+# report; the generated tensors are cut to the file's heads (heads_from:
+# another launch head passes the hash check but not the comparison); and
+# a malformed or mismatched inputs_gen is refused (exit 2, a message
+# naming the file and the field, nothing on stdout).
+
+: "${srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
+. "$srcdir/tests/experiments/lib.sh"
+
+: "${JSONQ:=./tests/experiments/jsonq}"
+ext=$srcdir/tests/data/gpu/sdpa_ext
+D=$ext/split_d64_s2.safetensors
+H=$ext/causal_d64_nq128_nk256.safetensors # head 0 of 53
+if ! command -v python3 >/dev/null 2>&1; then
+    echo "SKIP: python3 not found"
+    exit 77
+fi
+if [ ! -r "$D" ] || [ ! -r "$H" ] || [ ! -x "$JSONQ" ]; then
+    echo "SKIP: fixtures or $JSONQ missing"
+    exit 77
+fi
+
+# edit SRC DST PYTHON: DST is SRC with its manifest m changed by PYTHON
+# (statements on m, a dict); with "store" in the environment, q, k, v
+# are stored as fixgen.py makes them and inputs_gen is dropped.
+edit()
+{
+    python3 - "$1" "$2" "$3" "$srcdir/experiments/gpu" <<'PY'
+import json, os, struct, sys
+src, dst, code, gdir = sys.argv[1:5]
+sys.path.insert(0, gdir)
+import fixgen
+raw = open(src, "rb").read()
+n = struct.unpack("<Q", raw[:8])[0]
+hdr = json.loads(raw[8:8 + n])
+data = raw[8 + n:]
+meta = hdr.pop("__metadata__")
+m = json.loads(meta["manifest"])
+blobs = {k: (v["dtype"], v["shape"],
+             data[v["data_offsets"][0]:v["data_offsets"][1]])
+         for k, v in hdr.items()}
+if os.environ.get("store"):
+    g = m.pop("inputs_gen")
+    for name, t in g["tensors"].items():
+        b, h, rows, d = t["shape"]
+        per = rows * d
+        bits = fixgen.gen_plain(g["seed"], t["stream"], t["mean"], t["std"],
+                                t["dtype"], m["heads_from"][0] * per, per)
+        blobs[name] = ({"bfloat16": "BF16", "float16": "F16"}[t["dtype"]],
+                       [1, 1, rows, d], struct.pack("<%dH" % per, *bits))
+exec(code)
+meta["manifest"] = json.dumps(m)
+out, off = {"__metadata__": meta}, 0
+for k, (dt, shape, b) in blobs.items():
+    out[k] = {"dtype": dt, "shape": shape,
+              "data_offsets": [off, off + len(b)]}
+    off += len(b)
+h = json.dumps(out).encode()
+with open(dst, "wb") as f:
+    f.write(struct.pack("<Q", len(h)) + h)
+    for k in blobs:
+        f.write(blobs[k][2])
+PY
+}
+
+# The dump itself: no q, k or v stored, O and LSE bit-equal.
+run diff --dump "$D" --stage o,lse --no-exact --json
+expect_rc 0
+expect_stage split_d64_s2 0 o 4096 4096
+expect_stage split_d64_s2 1 lse 64 64
+cp "$tmp/out" "$tmp/gen.json"
+run ls "$D"
+expect_rc 0
+if grep -q '^ *q ' "$tmp/out"; then fail "q stored"; else pass; fi
+
+# The inputs stored as fixgen.py makes them: the same report.
+store=1 edit "$D" "$tmp/stored.safetensors" "pass"
+run diff --dump "$tmp/stored.safetensors" --stage o,lse --no-exact --json
+expect_rc 0
+expect_stage stored 0 o 4096 4096
+expect_stage stored 1 lse 64 64
+
+# Head 0 of a 53-head causal launch with its backward; another head of
+# the launch passes the hash but its O is another head's.
+run diff --dump "$H" --stage o,lse,dq,dk,dv --no-exact --json
+expect_rc 0
+expect_stage h0 0 o 8192 8192
+expect_stage h0 2 dq 8192 8192
+edit "$H" "$tmp/h1.safetensors" 'm["heads_from"] = [1]'
+run diff --dump "$tmp/h1.safetensors" --stage o --no-exact --json
+expect_rc 1
+
+# bad FIELD PYTHON: the edited dump is refused, naming FIELD.
+bad()
+{
+    edit "$D" "$tmp/bad.safetensors" "$2"
+    run diff --dump "$tmp/bad.safetensors" --stage o --no-exact --json
+    expect_rc 2
+    expect_err_has "$tmp/bad.safetensors: manifest: inputs_gen$1"
+    expect_no_stdout
+}
+g='m["inputs_gen"]'
+bad .tensors.k.hash "h = $g[\"tensors\"][\"k\"][\"hash\"]
+$g[\"tensors\"][\"k\"][\"hash\"] = h[:-1] + ('0' if h[-1] != '0' else '1')"
+bad .generator "$g[\"generator\"] = \"splitmix64\""
+bad .seed "$g[\"seed\"] = -1"
+bad .tensors.v.std "$g[\"tensors\"][\"v\"][\"std\"] = 0.1"
+bad .tensors.q.mean "$g[\"tensors\"][\"q\"][\"mean\"] = \"0\""
+bad .tensors.q.shape "$g[\"tensors\"][\"q\"][\"shape\"] = [1, 64, 64]"
+bad .tensors.q.dtype "$g[\"tensors\"][\"q\"][\"dtype\"] = \"float32\""
+bad .tensors.k.stream "$g[\"tensors\"][\"k\"][\"stream\"] = \"1\""
+bad .tensors "$g[\"tensors\"] = []"
+bad "" "$g = 7"
+# a described input of the wrong seed: every hash differs
+bad .tensors.q.hash "$g[\"seed\"] += 1"
+
+finish

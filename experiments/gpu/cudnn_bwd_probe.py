@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """cudnn_bwd_probe.py -- cuDNN's SDPA backward on the GPU, dumped and probed.
 
-usage: cudnn_bwd_probe.py OUTDIR
+usage: cudnn_bwd_probe.py [--inputs-gen] OUTDIR [CASE ...]
 
 Writes OUTDIR/cudnn_bwd.safetensors (every tensor named CASE.NAME; the
 d = 192 and 256 cases in OUTDIR/cudnn_bwd_big.safetensors) and
@@ -32,6 +32,14 @@ to the backward are known):
 Then the forward alone for d = 192 and 256 (cuDNN pinned, and PyTorch's
 default choice with torch._fused_sdp_choice), its O and LSE, and whether
 the backward runs there.
+
+With CASEs (names of the steps: rand_*, ord_*, del_*, big_*), only those
+run.  With --inputs-gen, the cases of normal inputs (rand_* with gen
+normal, big_*) take Q, K, V, dO from fixgen.py (dump_sdpa.fixgen_inputs
+with the case's seed, 11 or 5, the whole launch) instead of
+dump_sdpa.gen_inputs; they are left out of the file and the case's
+manifest entry "inputs_gen" describes them (each hash that of the bits
+the GPU computed on, read back), for split_cudnn_bwd.py to carry over.
 """
 import json
 import os
@@ -63,12 +71,21 @@ def bwd_op(do, q, k, v, o, lse, r, causal):
 
 def keep(case, **ts):
     for n, t in ts.items():
+        if n in ("q", "k", "v", "do") and case in GENERATED:
+            continue
         TENSORS[case + "." + n] = t.detach().cpu().contiguous()
 
 
-def run_case(case, q, k, v, do, causal, o=None, lse=None, info=None):
+GENERATED = set()  # the cases whose inputs inputs_gen describes
+
+
+def run_case(case, q, k, v, do, causal, o=None, lse=None, info=None,
+             gen=None):
     """Forward (unless O and LSE are given: then the forward only gives
-    the auxiliary outputs and O, LSE are replaced), backward three times."""
+    the auxiliary outputs and O, LSE are replaced), backward three times.
+    GEN: (seed, inputs_gen entries) when Q, K, V, dO came from
+    dump_sdpa.fixgen_inputs."""
+    made = {"q": q, "k": k, "v": v, "do": do}
     q, k, v, do = (t.to(DEV) for t in (q, k, v, do))
     m = dict(info or {})
     m["shape"] = list(q.shape) + [k.shape[2]]
@@ -102,6 +119,11 @@ def run_case(case, q, k, v, do, causal, o=None, lse=None, info=None):
         n: [int((runs[0][x].view(torch.int16) != runs[y][x].view(torch.int16))
                 .sum()) for y in (1, 2)]
         for x, n in enumerate(("dq", "dk", "dv"))}
+    if gen is not None:
+        m["inputs"] = "experiments/gpu/fixgen.py (inputs_gen; not stored)"
+        m["inputs_gen"] = dump_sdpa.inputs_gen_of(
+            gen[0], gen[1], {"q": q, "k": k, "v": v, "do": do}, made)
+        GENERATED.add(case)
     keep(case, q=q, k=k, v=v, do=do, o=fo, lse=flse.float().reshape(
         flse.shape[0], flse.shape[1], -1), dq=g[0], dk=g[1], dv=g[2])
     MANIFEST["cases"][case] = m
@@ -174,9 +196,16 @@ def delta_case(case, d, seed, lo, hi, dt=torch.bfloat16):
              {"gen": "delta", "seed": seed, "exponents": [lo, hi]})
 
 
-def big_d(case, d, n, causal):
+def big_d(case, d, n, causal, inputs_gen=False):
     m = {"d": d}
-    q, k, v, do = dump_sdpa.gen_inputs(1, 2, n, n, d, torch.bfloat16, 5)
+    gen = None
+    if inputs_gen:
+        q, k, v, do, entries = dump_sdpa.fixgen_inputs(
+            1, 2, n, n, d, torch.bfloat16, 5)
+        gen = (5, entries)
+        GENERATED.add(case)
+    else:
+        q, k, v, do = dump_sdpa.gen_inputs(1, 2, n, n, d, torch.bfloat16, 5)
     qg, kg, vg = (t.to(DEV) for t in (q, k, v))
     try:
         launches = []
@@ -205,7 +234,8 @@ def big_d(case, d, n, causal):
     except Exception as e:  # noqa: BLE001
         m["default_error"] = repr(e)[:500]
     try:
-        run_case(case + "_bwd", q, k, v, do, causal, info={"gen": "normal"})
+        run_case(case + "_bwd", q, k, v, do, causal, info={"gen": "normal"},
+                 gen=gen)
     except Exception as e:  # noqa: BLE001
         m["backward_error"] = repr(e)[:500]
     MANIFEST["cases"][case] = m
@@ -215,9 +245,14 @@ def big_d(case, d, n, causal):
 
 
 def main():
-    if len(sys.argv) != 2:
+    args = sys.argv[1:]
+    inputs_gen = args[:1] == ["--inputs-gen"]
+    if inputs_gen:
+        args = args[1:]
+    if not args:
         sys.exit(__doc__)
-    out = sys.argv[1]
+    out = args[0]
+    only = set(args[1:])
     torch.use_deterministic_algorithms(False)
     MANIFEST["gpu"] = torch.cuda.get_device_name(0)
     MANIFEST["torch"] = torch.__version__
@@ -230,11 +265,17 @@ def main():
 
         def st(name=name, d=d, nq=nq, nk=nk, gen=gen, causal=causal,
                dt=dt, vm=vm, vs=vs):
-            q, k, v, do = dump_sdpa.gen_inputs(1, 2, nq, nk, d, dt, 11, gen,
-                                               4, vm, vs)
+            fix = None
+            if inputs_gen and gen == "normal":
+                q, k, v, do, entries = dump_sdpa.fixgen_inputs(
+                    1, 2, nq, nk, d, dt, 11, vm, vs)
+                fix = (11, entries)
+            else:
+                q, k, v, do = dump_sdpa.gen_inputs(1, 2, nq, nk, d, dt, 11,
+                                                   gen, 4, vm, vs)
             run_case(name, q, k, v, do, causal,
                      info={"gen": gen, "seed": 11, "v_mean": vm,
-                           "v_std": vs})
+                           "v_std": vs}, gen=fix)
         steps.append((name, st))
     steps += [
         ("ord_d64_n64", lambda: order_case("ord_d64_n64", 64, 64, 64, 21)),
@@ -249,12 +290,16 @@ def main():
         ("del_d64_a", lambda: delta_case("del_d64_a", 64, 31, 8, 24)),
         ("del_d64_b", lambda: delta_case("del_d64_b", 64, 32, 2, 30)),
         ("del_d128_a", lambda: delta_case("del_d128_a", 128, 33, 8, 24)),
-        ("big_d192", lambda: big_d("big_d192", 192, 256, False)),
-        ("big_d256", lambda: big_d("big_d256", 256, 256, False)),
+        ("big_d192", lambda: big_d("big_d192", 192, 256, False,
+                                   inputs_gen)),
+        ("big_d256", lambda: big_d("big_d256", 256, 256, False,
+                                   inputs_gen)),
         ("big_d256_causal", lambda: big_d("big_d256_causal", 256, 256,
-                                          True)),
+                                          True, inputs_gen)),
     ]
     for name, st in steps:
+        if only and name not in only:
+            continue
         try:
             st()
         except Exception:  # noqa: BLE001

@@ -352,6 +352,38 @@ def bits_hash(t):
         return fixgen.hash_bits([x & 0xFFFF for x in b.tolist()])
 
 
+def fixgen_inputs(batch, heads, nq, nk, d, dt, seed, v_mean=0.0,
+                  v_std=1.0):
+    """Normal Q, K, V, dO [B, H, N, d] from fixgen.py (CPU tensors) and
+    their inputs_gen entries (hashes left out: inputs_gen_of adds them).
+    V has mean V_MEAN and std V_STD (dyadic, at most 24 significant
+    bits; ValueError otherwise)."""
+    fixgen.dyadic(v_mean)
+    fixgen.dyadic(v_std)
+    made, entries = {}, {}
+    for name, n, mean, std in (("q", nq, 0.0, 1.0), ("k", nk, 0.0, 1.0),
+                               ("v", nk, v_mean, v_std),
+                               ("do", nq, 0.0, 1.0)):
+        made[name], entries[name] = fixgen_tensor(
+            seed, name, (batch, heads, n, d), dt, mean, std)
+    return made["q"], made["k"], made["v"], made["do"], entries
+
+
+def inputs_gen_of(seed, entries, on_gpu, made):
+    """The manifest's inputs_gen for the tensors of ON_GPU (name: the
+    tensor the GPU computed on): each hash is that of the bits read back
+    from the device, which must equal MADE[name]'s (the generated tensor;
+    RuntimeError otherwise).  Inputs not in ON_GPU are left out."""
+    tensors = {}
+    for name, t in on_gpu.items():
+        h = bits_hash(t)
+        if h != bits_hash(made[name]):
+            raise RuntimeError("%s on the GPU differs from the generated "
+                               "tensor" % name)
+        tensors[name] = dict(entries[name], hash="0x%016x" % h)
+    return {"generator": fixgen.NAME, "seed": seed, "tensors": tensors}
+
+
 def main(argv=None):
     """Runs one dump; ARGV as on the command line (None: sys.argv)."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])

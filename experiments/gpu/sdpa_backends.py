@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """sdpa_backends.py -- PyTorch's four SDPA backends on the same inputs.
 
-usage: sdpa_backends.py OUTDIR [NAME ...]
+usage: sdpa_backends.py [--inputs-gen] OUTDIR [NAME ...]
 
 For each case of CASES: one set of Q, K, V, dO (dump_sdpa.gen_inputs,
 the launch shape of the case), then the flash, cuDNN, memory-efficient
@@ -22,7 +22,12 @@ case, over the whole launch (all heads), the share of O elements that
 are bit-equal between each pair of backends and, per backend, the
 signed bias of O against the FP64 reference (see bias_stats).
 
-With NAMEs, only those cases run.
+With NAMEs, only those cases run.  With --inputs-gen, the cases of
+normal inputs take Q, K, V, dO from fixgen.py (dump_sdpa.fixgen_inputs,
+the case's seed, the whole launch) instead of dump_sdpa.gen_inputs; the
+file leaves them out and the manifest's "inputs_gen" describes them
+(each hash that of the bits the GPU computed on, read back), as
+dump_sdpa.py --inputs-gen does.
 """
 import datetime
 import json
@@ -158,12 +163,17 @@ def run_backend(be, q, k, v, do, causal, bwd):
     return o.detach(), lse, grads, launches, kernels, bkern
 
 
-def run_case(name, spec, out):
+def run_case(name, spec, out, inputs_gen=False):
     b, h, nq, nk, d, dts, causal, gen, rep, vv, seed, bwd = spec
     dt = torch.bfloat16 if dts == "bf16" else torch.float16
     vm, vs = vv if vv else (0.0, 1.0)
-    q, k, v, do = dump_sdpa.gen_inputs(b, h, nq, nk, d, dt, seed, gen,
-                                       max(rep, 1), vm, vs)
+    entries = None
+    if inputs_gen and gen == "normal":
+        q, k, v, do, entries = dump_sdpa.fixgen_inputs(b, h, nq, nk, d, dt,
+                                                       seed, vm, vs)
+    else:
+        q, k, v, do = dump_sdpa.gen_inputs(b, h, nq, nk, d, dt, seed, gen,
+                                           max(rep, 1), vm, vs)
     dev = torch.device("cuda")
     qc, kc, vc, doc = (t.to(dev) for t in (q, k, v, do))
     ref, lse_ref = reference(qc, kc, vc, causal)
@@ -191,9 +201,18 @@ def run_case(name, spec, out):
             dl = res[x][1].double() - lse_ref
             cmp["lse"][x] = {"mean_err": float(dl.mean()),
                              "max_abs_err": float(dl.abs().max())}
-    tensors = {"q": q[:1, :1], "k": k[:1, :1], "v": v[:1, :1]}
-    if bwd:
-        tensors["do"] = do[:1, :1]
+    igen = None
+    if entries is not None:
+        on_gpu = {"q": qc, "k": kc, "v": vc}
+        if bwd:
+            on_gpu["do"] = doc
+        igen = dump_sdpa.inputs_gen_of(seed, entries, on_gpu,
+                                       {"q": q, "k": k, "v": v, "do": do})
+        tensors = {}
+    else:
+        tensors = {"q": q[:1, :1], "k": k[:1, :1], "v": v[:1, :1]}
+        if bwd:
+            tensors["do"] = do[:1, :1]
     for be in names:
         o, lse, grads, launches, kern, bkern = res[be]
         tensors[be + ".o"] = o[:1, :1].cpu()
@@ -228,7 +247,9 @@ def run_case(name, spec, out):
         "batch_from": 0, "heads_from": [0],
         "causal": causal, "scale": "1/sqrt(d) (PyTorch default)",
         "gen": gen, "repeat": rep, "v_mean": vm, "v_std": vs, "seed": seed,
-        "inputs": "dump_sdpa.gen_inputs (torch.randn on a CPU generator)",
+        "inputs": "dump_sdpa.gen_inputs (torch.randn on a CPU generator)"
+        if igen is None else
+        "experiments/gpu/fixgen.py (inputs_gen; not stored)",
         "backward_op": "scaled_dot_product_attention(...).backward(do), "
         "backend pinned" if bwd else None,
         "backends": man_be,
@@ -237,6 +258,8 @@ def run_case(name, spec, out):
         "tensors": {n: [str(t.dtype).replace("torch.", ""), list(t.shape)]
                     for n, t in tensors.items()},
     }
+    if igen is not None:
+        man["inputs_gen"] = igen
     path = os.path.join(out, name + ".safetensors")
     save_file(tensors, path, metadata={"manifest": json.dumps(man)})
     with open(os.path.join(out, name + ".json"), "w") as f:
@@ -249,10 +272,14 @@ def run_case(name, spec, out):
 
 
 def main():
-    if len(sys.argv) < 2:
+    args = sys.argv[1:]
+    inputs_gen = args[:1] == ["--inputs-gen"]
+    if inputs_gen:
+        args = args[1:]
+    if len(args) < 1:
         sys.exit(__doc__)
-    out = sys.argv[1]
-    only = set(sys.argv[2:])
+    out = args[0]
+    only = set(args[1:])
     os.makedirs(out, exist_ok=True)
     allcmp = {}
     for name, spec in CASES:
@@ -260,7 +287,7 @@ def main():
             continue
         print(name, flush=True)
         try:
-            allcmp[name] = run_case(name, spec, out)
+            allcmp[name] = run_case(name, spec, out, inputs_gen)
         except Exception as e:
             print("  case failed: %s" % e, flush=True)
     with open(os.path.join(out, "compare.json"), "w") as f:

@@ -2,7 +2,7 @@
 """sdpa_math_more.py -- the math SDPA backend's backward and its decode
 (Nq = 1) products, for the emulator's `math` description.
 
-usage: sdpa_math_more.py OUTDIR
+usage: sdpa_math_more.py [--inputs-gen] OUTDIR [NAME ...]
 
 Writes, all from one process on one GPU:
 
@@ -25,6 +25,14 @@ Writes, all from one process on one GPU:
 - OUTDIR/decode_grid.safetensors: for a grid of decode shapes (d, Nk) with
   normal inputs, q, k, v (head 0) and the FP32 S, P and P V.
 - OUTDIR/report.json: op lists, kernels per shape, timings.
+
+With NAMEs (of math_bwd_* cases), only those backward dumps are made
+(their stages included; no decode_order dumps, no decode grid).  With
+--inputs-gen, the math_bwd_* cases of normal inputs take Q, K, V, dO
+from fixgen.py (dump_sdpa.fixgen_inputs, the case's seed, the whole
+launch) instead of dump_sdpa.gen_inputs; the dump leaves them out and
+its manifest's "inputs_gen" describes them (each hash that of the bits
+the GPU computed on, read back).
 """
 import datetime
 import json
@@ -190,12 +198,18 @@ BWD = [
 ]
 
 
-def run_bwd(spec, dumps, stages, report):
+def run_bwd(spec, dumps, stages, report, inputs_gen=False):
     name, b, h, nq, nk, d, dts, causal, gen, seed, keep = spec
     dt = torch.bfloat16 if dts == "bf16" else torch.float16
-    q, k, v, do = dump_sdpa.gen_inputs(b, h, nq, nk, d, dt, seed, gen, 1,
-                                       -1.5 if gen != "normal" else 0.0,
-                                       0.4 if gen != "normal" else 1.0)
+    entries = None
+    if inputs_gen and gen == "normal":
+        q, k, v, do, entries = dump_sdpa.fixgen_inputs(b, h, nq, nk, d, dt,
+                                                       seed)
+    else:
+        q, k, v, do = dump_sdpa.gen_inputs(b, h, nq, nk, d, dt, seed, gen,
+                                           1,
+                                           -1.5 if gen != "normal" else 0.0,
+                                           0.4 if gen != "normal" else 1.0)
     dev = torch.device("cuda")
     qg, kg, vg = (t.to(dev).requires_grad_(True) for t in (q, k, v))
     doc = do.to(dev)
@@ -227,12 +241,19 @@ def run_bwd(spec, dumps, stages, report):
                "math.dq": qg.grad[:1, :1].cpu(),
                "math.dk": kg.grad[:1, :1].cpu(),
                "math.dv": vg.grad[:1, :1].cpu()}
+    extra = {"inputs": "dump_sdpa.gen_inputs (torch.randn on a CPU "
+             "generator)", "repeat": 1,
+             "v_mean": -1.5 if gen != "normal" else 0.0,
+             "v_std": 0.4 if gen != "normal" else 1.0}
+    if entries is not None:
+        extra["inputs"] = "experiments/gpu/fixgen.py (inputs_gen; not stored)"
+        extra["inputs_gen"] = dump_sdpa.inputs_gen_of(
+            seed, entries, {"q": qg, "k": kg, "v": vg, "do": doc},
+            {"q": q, "k": k, "v": v, "do": do})
+        for x in ("q", "k", "v", "do"):
+            del tensors[x]
     man = manifest(name, dt, b, h, nq, nk, d, causal, None, gen, seed, fk, fl,
-                   bk, per_op, True, tensors,
-                   {"inputs": "dump_sdpa.gen_inputs (torch.randn on a CPU "
-                    "generator)", "repeat": 1,
-                    "v_mean": -1.5 if gen != "normal" else 0.0,
-                    "v_std": 0.4 if gen != "normal" else 1.0})
+                   bk, per_op, True, tensors, extra)
     save_dump(dumps, name, tensors, man)
     report["bwd"][name] = {"ops": ops, "o_repeat_equal": same_o,
                            "forward_kernels": fk, "backward_kernels": bk,
@@ -349,7 +370,14 @@ def run_grid(grid, report):
 
 
 def main():
-    out = sys.argv[1]
+    args = sys.argv[1:]
+    inputs_gen = args[:1] == ["--inputs-gen"]
+    if inputs_gen:
+        args = args[1:]
+    if not args:
+        sys.exit(__doc__)
+    out = args[0]
+    only = set(args[1:])
     dumps = os.path.join(out, "dumps")
     os.makedirs(dumps, exist_ok=True)
     torch.backends.cuda.matmul.allow_tf32 = False
@@ -359,12 +387,14 @@ def main():
               "gpu": torch.cuda.get_device_name(0)}
     stages, grid = {}, {}
     for spec in BWD:
+        if only and spec[0] not in only:
+            continue
         try:
-            run_bwd(spec, dumps, stages, report)
+            run_bwd(spec, dumps, stages, report, inputs_gen)
         except Exception as e:
             log(spec[0], "failed:", repr(e)[:300])
             report["bwd"][spec[0]] = {"error": repr(e)[:300]}
-    for spec in ORDER:
+    for spec in ORDER if not only else []:
         try:
             run_order(spec, dumps, stages, report)
         except Exception as e:
@@ -372,6 +402,9 @@ def main():
     save_file(stages, os.path.join(out, "stages.safetensors"))
     with open(os.path.join(out, "report.json"), "w") as f:
         json.dump(report, f, indent=1)
+    if only:
+        log("all done")
+        return
     try:
         run_grid(grid, report)
     except Exception as e:

@@ -7,7 +7,8 @@ IN holds tensors named CASE.NAME ([B, H, ...], batch 1); each case
 becomes OUTDIR/bwd_CASE.safetensors with the tensors NAME (the heads
 HEADS kept, a comma list such as 0 or 0,1; default every head) and a
 manifest (the case's entry of IN.json with "backend": "cudnn", "shape"
-of the slice, "launch_shape", "heads_from"), also written to the same
+of the slice, "launch_shape", "heads_from", and its "inputs_gen" where
+the inputs are generated and not stored), also written to the same
 name with .json.  Pure Python: reads and writes the safetensors layout
 itself (an 8-byte little-endian header length, a JSON header, the data).
 """
@@ -77,7 +78,8 @@ def main():
             continue
         names = {n.split(".", 1)[1]: n for n in tensors
                  if n.split(".")[0] == case}
-        dt, shape, _ = tensors[names["q"]]
+        # without q (inputs_gen describes the inputs), O has its shape
+        dt, shape, _ = tensors[names["q" if "q" in names else "o"]]
         nheads = shape[1]
         heads = keep.get(case, list(range(nheads)))
         out = {n: heads_of(*tensors[full], heads) for n, full in

@@ -209,15 +209,63 @@ kept_heads(const char *path, const json_t *man, uint64_t nb, uint64_t nh,
     tio_fail(err, TENSOR_E_FORMAT, path, "manifest: inputs_gen." field,       \
              __VA_ARGS__)
 
+/* The NEL = B H N d elements of the tensor KEY of shape SHAPE into FULL:
+   stream STREAM, or with the u transform (UO not NULL: u of stream
+   U_STREAM and std U_STD, then SCALE or ROWS; analysis/fixgen.h). */
+static int
+fill(const char *path, const char *key, uint64_t seed, uint32_t stream,
+     fixgen_dyadic mean, fixgen_dyadic std, fixgen_format fmt,
+     const uint64_t shape[4], const json_t *uo, uint32_t u_stream,
+     fixgen_dyadic u_std, const fixgen_dyadic *scale, const json_t *rows,
+     uint16_t *full, tensor_error *err)
+{
+    const fixgen_dyadic zero = {0, 0};
+    uint64_t bh = shape[0] * shape[1], n = shape[2], d = shape[3];
+    uint16_t *u;
+    int rc = TENSOR_OK;
+
+    if (uo == NULL) {
+        fixgen_fill(seed, stream, mean, std, fmt, 0, (size_t)(bh * n * d),
+                    full);
+        return TENSOR_OK;
+    }
+    u = malloc((size_t)(bh * d) * sizeof *u);
+    if (u == NULL)
+        return tio_fail(err, TENSOR_E_NOMEM, path, key,
+                        "out of memory for u (%" PRIu64 " elements)", bh * d);
+    fixgen_fill(seed, u_stream, zero, u_std, fmt, 0, (size_t)(bh * d), u);
+    if (scale != NULL) {
+        if (!fixgen_fill_u_scaled(seed, stream, std, fmt, u, *scale, bh, n, d,
+                                  full))
+            rc = tio_fail(err, TENSOR_E_FORMAT, path, NULL,
+                          "manifest: inputs_gen.tensors.%s.u.scale: scale u "
+                          "needs more than 24 significant bits",
+                          key);
+    } else {
+        fixgen_fill(seed, stream, mean, std, fmt, 0, (size_t)(bh * n * d),
+                    full);
+        for (uint64_t p = 0; p < bh; p++)
+            for (size_t i = 0; i < json_array_size(rows); i++) {
+                uint64_t r = (uint64_t)json_integer_value(
+                    json_array_get(rows, i));
+                memcpy(full + (p * n + r) * d, u + p * d,
+                       (size_t)d * sizeof *u);
+            }
+    }
+    free(u);
+    return rc;
+}
+
 /* Regenerates KEY from the inputs_gen object G of manifest MAN. */
 static int
 generate(const char *path, const json_t *man, const json_t *g, const char *key,
          tensor_dtype want, tensor *out, tensor_error *err)
 {
-    const json_t *ts, *t, *sh;
+    const json_t *ts, *t, *sh, *uo, *sc = NULL, *rows = NULL;
     const char *gname, *dts;
     uint64_t seed, stream, shape[4], nel = 1, want_hash, hash, acc = 0;
-    fixgen_dyadic mean, std;
+    uint64_t u_stream = 0;
+    fixgen_dyadic mean, std, u_std = {0, 0}, scale = {0, 0};
     fixgen_format fmt;
     tensor_dtype dt;
     uint64_t *bs, *hs;
@@ -283,6 +331,42 @@ generate(const char *path, const json_t *man, const json_t *g, const char *key,
                     key);
     if (!get_hash(json_object_get(t, "hash"), &want_hash))
         return BADT("hash", "expected \"0x\" and 16 hex digits", key);
+    uo = json_object_get(t, "u");
+    if (uo != NULL) {
+        if (!json_is_object(uo))
+            return BADT("u", "expected an object", key);
+        if (!get_uint(json_object_get(uo, "stream"), UINT32_MAX, &u_stream))
+            return BADT("u.stream", "expected an integer from 0 to 2^32 - 1",
+                        key);
+        if (!get_dyadic(json_object_get(uo, "std"), &u_std))
+            return BADT("u.std",
+                        "expected a number with at most 24 significant "
+                        "bits",
+                        key);
+        sc = json_object_get(uo, "scale");
+        rows = json_object_get(uo, "rows");
+        if ((sc == NULL) == (rows == NULL))
+            return BADT("u", "expected either scale or rows", key);
+        if (sc != NULL
+            && (!get_dyadic(sc, &scale) || scale.m >= (1 << 12)
+                || scale.m <= -(1 << 12)))
+            return BADT("u.scale",
+                        "expected a number with at most 12 significant "
+                        "bits",
+                        key);
+        if (sc != NULL && mean.m != 0)
+            return BADT("mean", "expected 0 beside u.scale", key);
+        if (rows != NULL && (!json_is_array(rows) || json_array_size(rows) == 0))
+            return BADT("u.rows", "expected a list of row indices", key);
+        for (size_t i = 0; rows != NULL && i < json_array_size(rows); i++) {
+            uint64_t r;
+            if (!get_uint(json_array_get(rows, i), shape[2] - 1, &r))
+                return tio_fail(err, TENSOR_E_FORMAT, path, NULL,
+                                "manifest: inputs_gen.tensors.%s.u.rows[%zu]: "
+                                "expected a row index below N = %" PRIu64,
+                                key, i, shape[2]);
+        }
+    }
     if (want != TENSOR_ANY && !tensor_dtype_readable_as(dt, want))
         return tio_fail(err, TENSOR_E_DTYPE, path, NULL,
                         "%s.dtype: the manifest's inputs_gen gives %s, "
@@ -305,9 +389,11 @@ generate(const char *path, const json_t *man, const json_t *g, const char *key,
     }
     hs = bs + MAX_HEADS;
     rc = kept_heads(path, man, shape[0], shape[1], bs, hs, &np, err);
+    if (rc == TENSOR_OK)
+        rc = fill(path, key, seed, (uint32_t)stream, mean, std, fmt, shape, uo,
+                  (uint32_t)u_stream, u_std, sc != NULL ? &scale : NULL, rows,
+                  full, err);
     if (rc == TENSOR_OK) {
-        fixgen_fill(seed, (uint32_t)stream, mean, std, fmt, 0, (size_t)nel,
-                    full);
         acc = fixgen_hash_add(0, 0, full, (size_t)nel);
         hash = fixgen_hash_final(acc, nel);
         if (hash != want_hash)

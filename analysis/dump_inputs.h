@@ -34,6 +34,17 @@ extern "C" {
  * the launch's head of each head the file holds; "batch_from": the
  * launch's batch, one integer or one per head, else 0), the regenerated
  * tensor is cut the same way: [1, len(heads_from), N, d].
+ *
+ * A tensor entry may add the u transform of sink and repeated-maximum
+ * inputs (analysis/fixgen.h):
+ *
+ *       "u": {"stream": 4, "std": 0.5, "scale": 4.0}     (mean must be 0)
+ *       "u": {"stream": 4, "std": 0.5, "rows": [128]}
+ *
+ * u is [B, H, 1, d] of that stream (mean 0, that std, the tensor's
+ * dtype); with scale each element's mean is scale u[b, h, c], with rows
+ * those rows (each below N) of every (b, h) are u[b, h, :].  The hash is
+ * that of the transformed tensor.
  */
 
 /* Reads input KEY ("q", "k", "v" or "do") of the dump PATH into *OUT

@@ -207,6 +207,56 @@ fixgen_fill(uint64_t seed, uint32_t stream, fixgen_dyadic mean,
                               fixgen_irwin_hall(seed, stream, first + i), fmt);
 }
 
+bool
+fixgen_dyadic_from_bits(uint16_t b, fixgen_format fmt, fixgen_dyadic *out)
+{
+    const int32_t f = fmt == FIXGEN_BF16 ? 7 : 10;
+    const int32_t bias = fmt == FIXGEN_BF16 ? 127 : 15;
+    const uint32_t max_field = fmt == FIXGEN_BF16 ? 255 : 31;
+    uint32_t field = ((uint32_t)b >> f) & max_field;
+    int32_t m = (int32_t)(b & ((1u << f) - 1));
+    int32_t e = (field == 0 ? 1 : (int32_t)field) - bias - f;
+
+    if (field == max_field)
+        return false;
+    if (field != 0)
+        m += (int32_t)1 << f;
+    if (m == 0)
+        e = 0;
+    while (m != 0 && (m & 1) == 0) {
+        m >>= 1;
+        e++;
+    }
+    out->m = (b & 0x8000) != 0 ? -m : m;
+    out->e = e;
+    return true;
+}
+
+bool
+fixgen_fill_u_scaled(uint64_t seed, uint32_t stream, fixgen_dyadic std,
+                     fixgen_format fmt, const uint16_t *u, fixgen_dyadic scale,
+                     uint64_t bh, uint64_t n, uint64_t d, uint16_t *out)
+{
+    uint64_t idx = 0;
+
+    for (uint64_t p = 0; p < bh; p++)
+        for (uint64_t i = 0; i < n; i++)
+            for (uint64_t c = 0; c < d; c++, idx++) {
+                fixgen_dyadic x, mean;
+                int64_t m;
+                if (!fixgen_dyadic_from_bits(u[p * d + c], fmt, &x))
+                    return false;
+                m = (int64_t)x.m * scale.m;
+                if (m >= ((int64_t)1 << 24) || m <= -((int64_t)1 << 24))
+                    return false;
+                mean.m = (int32_t)m;
+                mean.e = m != 0 ? x.e + scale.e : 0;
+                out[idx] = fixgen_round(
+                    mean, std, fixgen_irwin_hall(seed, stream, idx), fmt);
+            }
+    return true;
+}
+
 uint64_t
 fixgen_hash_add(uint64_t acc, uint64_t first, const uint16_t *b, size_t n)
 {

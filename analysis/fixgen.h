@@ -72,6 +72,31 @@ void fixgen_fill(uint64_t seed, uint32_t stream, fixgen_dyadic mean,
                  fixgen_dyadic std, fixgen_format fmt, uint64_t first,
                  size_t n, uint16_t *out);
 
+/* The value of the finite FMT bits B as a dyadic number into *OUT; false
+   (and *OUT untouched) for an infinity or a NaN. */
+bool fixgen_dyadic_from_bits(uint16_t b, fixgen_format fmt,
+                             fixgen_dyadic *out);
+
+/*
+ * The "u" transform (sink and repeated-maximum inputs; part of the
+ * contract of splitmix64-ih12 as analysis/dump_inputs.h records it).
+ * u is a tensor [B, H, 1, d] of its own stream (mean 0, a std of its own,
+ * the format of the tensor it serves), element (b H + h) d + c.  With a
+ * scale X (a dyadic number of at most 12 significant bits), element
+ * (b, h, i, c) of a tensor [B, H, N, d] is X u[b, h, c] + std T 2^-16
+ * rounded once (T of the tensor's own stream at the element's C-order
+ * index): X u is the element's mean.  With rows R, the tensor is made as
+ * without u, then rows r of R of every (b, h) become u[b, h, :].
+ */
+
+/* Elements 0 .. BH N D - 1 of stream STREAM with the means SCALE u (U:
+   BH D bits of FMT), std STD, into OUT; false (OUT partly written) when a
+   u is not finite or SCALE u needs more than 24 significant bits. */
+bool fixgen_fill_u_scaled(uint64_t seed, uint32_t stream, fixgen_dyadic std,
+                          fixgen_format fmt, const uint16_t *u,
+                          fixgen_dyadic scale, uint64_t bh, uint64_t n,
+                          uint64_t d, uint16_t *out);
+
 /* The running sum of the hash: ACC plus the terms of elements FIRST ..
    FIRST + N - 1 with bits B[0 .. N).  Start at 0; the sum does not depend
    on how the elements are split into calls. */

@@ -34,9 +34,10 @@ default choice with torch._fused_sdp_choice), its O and LSE, and whether
 the backward runs there.
 
 With CASEs (names of the steps: rand_*, ord_*, del_*, big_*), only those
-run.  With --inputs-gen, the cases of normal inputs (rand_* with gen
-normal, big_*) take Q, K, V, dO from fixgen.py (dump_sdpa.fixgen_inputs
-with the case's seed, 11 or 5, the whole launch) instead of
+run.  With --inputs-gen, the rand_* and big_* cases take Q, K, V, dO
+from fixgen.py (dump_sdpa.fixgen_inputs with the case's seed, 11 or 5,
+the whole launch; sink and repeated-max through the u transform, V's
+std 13/32 for 0.4) instead of
 dump_sdpa.gen_inputs; they are left out of the file and the case's
 manifest entry "inputs_gen" describes them (each hash that of the bits
 the GPU computed on, read back), for split_cudnn_bwd.py to carry over.
@@ -266,9 +267,11 @@ def main():
         def st(name=name, d=d, nq=nq, nk=nk, gen=gen, causal=causal,
                dt=dt, vm=vm, vs=vs):
             fix = None
-            if inputs_gen and gen == "normal":
+            if inputs_gen:
+                if gen != "normal":  # 0.4 is not dyadic
+                    vs = dump_sdpa.SINK_V_STD
                 q, k, v, do, entries = dump_sdpa.fixgen_inputs(
-                    1, 2, nq, nk, d, dt, 11, vm, vs)
+                    1, 2, nq, nk, d, dt, 11, vm, vs, gen, 4)
                 fix = (11, entries)
             else:
                 q, k, v, do = dump_sdpa.gen_inputs(1, 2, nq, nk, d, dt, 11,

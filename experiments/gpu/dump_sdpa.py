@@ -352,21 +352,74 @@ def bits_hash(t):
         return fixgen.hash_bits([x & 0xFFFF for x in b.tolist()])
 
 
+U_STREAM = 4       # fixgen stream of the sink direction u
+U_SCALE = 4.0      # Q's mean is U_SCALE u
+Q_NOISE_STD = 0.09375  # 3/32: Q's spread about that mean
+K_STD = 0.25       # the other keys
+SINK_V_STD = 0.40625  # 13/32, the dyadic stand-in for 0.4
+
+
+def u_std_for(d):
+    """u's std: 4 / sqrt(d) to two significant bits (|u| about 4)."""
+    x = 4.0 / math.sqrt(d)
+    e = math.floor(math.log2(x)) - 1
+    return round(x / 2.0 ** e) * 2.0 ** e
+
+
+def sink_rows(nk, repeat):
+    """The key rows that hold u: j step + step // 2 (mod Nk), j < REPEAT,
+    step = max(1, Nk // REPEAT), as gen_inputs places them."""
+    step = max(1, nk // repeat)
+    return sorted({(j * step + step // 2) % nk for j in range(repeat)})
+
+
 def fixgen_inputs(batch, heads, nq, nk, d, dt, seed, v_mean=0.0,
-                  v_std=1.0):
-    """Normal Q, K, V, dO [B, H, N, d] from fixgen.py (CPU tensors) and
-    their inputs_gen entries (hashes left out: inputs_gen_of adds them).
-    V has mean V_MEAN and std V_STD (dyadic, at most 24 significant
-    bits; ValueError otherwise)."""
+                  v_std=1.0, gen="normal", repeat=1):
+    """Q, K, V, dO [B, H, N, d] from fixgen.py (CPU tensors) and their
+    inputs_gen entries (hashes left out: inputs_gen_of adds them).  V has
+    mean V_MEAN and std V_STD (dyadic, at most 24 significant bits;
+    ValueError otherwise).  GEN "normal": N(0, 1) Q, K, dO.  GEN "sink"
+    or "repeated-max" (REPEAT rows): the u transform of analysis/fixgen.h,
+    the generated counterpart of gen_inputs's: u [B, H, 1, d] of stream
+    U_STREAM with std u_std_for(d); Q = U_SCALE u + N(0, Q_NOISE_STD)
+    rounded once; K N(0, K_STD) with the rows sink_rows(Nk, REPEAT)
+    (one row for "sink") replaced by u."""
     fixgen.dyadic(v_mean)
     fixgen.dyadic(v_std)
     made, entries = {}, {}
-    for name, n, mean, std in (("q", nq, 0.0, 1.0), ("k", nk, 0.0, 1.0),
+    special = gen in ("sink", "repeated-max")
+    if gen != "normal" and not special:
+        raise ValueError("gen %r: not generated" % gen)
+    for name, n, mean, std in (("q", nq, 0.0,
+                                Q_NOISE_STD if special else 1.0),
+                               ("k", nk, 0.0, K_STD if special else 1.0),
                                ("v", nk, v_mean, v_std),
                                ("do", nq, 0.0, 1.0)):
         made[name], entries[name] = fixgen_tensor(
             seed, name, (batch, heads, n, d), dt, mean, std)
+    if special:
+        fmt = entries["q"]["dtype"]
+        us = u_std_for(d)
+        u = fixgen.gen(seed, U_STREAM, 0.0, us, fmt, 0, batch * heads * d)
+        u = [int(x) for x in u]
+        qb = fixgen.gen_u_scaled(seed, fixgen.STREAMS["q"], Q_NOISE_STD, fmt,
+                                 u, U_SCALE, batch * heads, nq, d)
+        made["q"] = bits_tensor(qb, dt, (batch, heads, nq, d))
+        entries["q"]["u"] = {"stream": U_STREAM, "std": us,
+                             "scale": U_SCALE}
+        ut = bits_tensor(u, dt, (batch, heads, d))
+        rows = sink_rows(nk, repeat if gen == "repeated-max" else 1)
+        for r in rows:
+            made["k"][:, :, r, :] = ut
+        entries["k"]["u"] = {"stream": U_STREAM, "std": us, "rows": rows}
     return made["q"], made["k"], made["v"], made["do"], entries
+
+
+def bits_tensor(bits, dt, shape):
+    """A CPU tensor of DT and SHAPE with the 16-bit patterns BITS."""
+    t = torch.tensor([b - 65536 if b >= 32768 else b for b in bits],
+                     dtype=torch.int16)
+    return t.view(dt).reshape(shape)
 
 
 def inputs_gen_of(seed, entries, on_gpu, made):

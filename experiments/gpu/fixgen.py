@@ -107,6 +107,51 @@ def gen_plain(seed, stream, mean, std, fmt, first, n):
             for i in range(n)]
 
 
+def bits_dyadic(b, fmt):
+    """The value of the finite FMT bits B as (m, e); ValueError for an
+    infinity or a NaN."""
+    ebits, f = FORMATS[fmt]
+    bias = (1 << (ebits - 1)) - 1
+    max_field = (1 << ebits) - 1
+    field = (b >> f) & max_field
+    if field == max_field:
+        raise ValueError("0x%04x is not finite" % b)
+    m = b & ((1 << f) - 1)
+    if field:
+        m += 1 << f
+    e = (field if field else 1) - bias - f
+    return (-m if b & 0x8000 else m, e)
+
+
+def gen_u_scaled(seed, stream, std, fmt, u, scale, bh, n, d):
+    """The u transform with a scale (analysis/fixgen.h): element
+    (p, i, c) of a [BH, N, D] tensor is SCALE u[p, c] + STD T / 2^16
+    rounded once, T of stream STREAM at the element's index; U the BH D
+    bits of u (FMT).  SCALE has at most 12 significant bits.  A list of
+    ints."""
+    sm, se = dyadic(scale)
+    if abs(sm) >= 1 << 12:
+        raise ValueError("scale %r needs more than 12 bits" % scale)
+    s = dyadic(std)
+    means = []
+    for x in u:
+        m, e = bits_dyadic(int(x), fmt)
+        means.append((m * sm, e + se) if m else (0, 0))
+    np = _np()
+    total = bh * n * d
+    ts = (_t_np(np, seed, stream, 0, total).tolist() if np is not None
+          else [irwin_hall(seed, stream, i) for i in range(total)])
+    out = []
+    idx = 0
+    for p in range(bh):
+        row = means[p * d:(p + 1) * d]
+        for i in range(n):
+            for c in range(d):
+                out.append(value_bits(row[c], s, ts[idx], fmt))
+                idx += 1
+    return out
+
+
 def hash_plain(bits, first=0, acc=0):
     """The running hash sum of BITS (elements FIRST ...) added to ACC."""
     for i, b in enumerate(bits):
@@ -215,6 +260,15 @@ VEC_HASH = [
 ]
 
 
+# BF16 / FP16 bits as (m, e), m odd or 0 (as test_fixgen.c's); None: not
+# finite
+VEC_BITS = [(0x3F80, "bfloat16", (1, 0)), (0xBFC0, "bfloat16", (-3, -1)),
+            (0x0001, "bfloat16", (1, -133)), (0x0080, "bfloat16", (1, -126)),
+            (0x8000, "bfloat16", (0, 0)), (0x7F80, "bfloat16", None),
+            (0x3C00, "float16", (1, 0)), (0x0001, "float16", (1, -24)),
+            (0x3555, "float16", (1365, -12)), (0x7E00, "float16", None)]
+
+
 def self_check():
     """Checks the known vectors and, with numpy, the vectorised paths;
     returns the number of failures (each printed)."""
@@ -238,6 +292,28 @@ def self_check():
             print("hash seed %d n %d: 0x%016x expected, got 0x%016x"
                   % (seed, n, want, got))
             bad += 1
+    for b, fmt, want in VEC_BITS:
+        try:
+            got = bits_dyadic(b, fmt)
+        except ValueError:
+            got = None
+        if got is not None and got[0] == 0:
+            got = (0, 0)
+        while got is not None and got[0] != 0 and got[0] % 2 == 0:
+            got = (got[0] // 2, got[1] + 1)
+        if got != want:
+            print("bits 0x%04x (%s): %r expected, got %r"
+                  % (b, fmt, want, got))
+            bad += 1
+    # the u transform with std 0: 4 u exactly, a normal BF16 u's bits
+    # plus 0x100 (the exponent field plus 2), as test_fixgen.c checks
+    u = gen_plain(5, 4, 0.0, 0.5, "bfloat16", 0, 24)
+    q = gen_u_scaled(5, 0, 0.0, "bfloat16", u, 4.0, 3, 5, 8)
+    want = [u[p * 8 + c] + 0x100 if u[p * 8 + c] & 0x7F80 else u[p * 8 + c]
+            for p in range(3) for i in range(5) for c in range(8)]
+    if q != want:
+        print("u transform with std 0: not 4 u")
+        bad += 1
     np = _np()
     if np is not None:
         for fmt, mean, std in (("bfloat16", 0.0, 1.0),

@@ -22,9 +22,10 @@ case, over the whole launch (all heads), the share of O elements that
 are bit-equal between each pair of backends and, per backend, the
 signed bias of O against the FP64 reference (see bias_stats).
 
-With NAMEs, only those cases run.  With --inputs-gen, the cases of
-normal inputs take Q, K, V, dO from fixgen.py (dump_sdpa.fixgen_inputs,
-the case's seed, the whole launch) instead of dump_sdpa.gen_inputs; the
+With NAMEs, only those cases run.  With --inputs-gen, the cases take
+Q, K, V, dO from fixgen.py (dump_sdpa.fixgen_inputs, the case's seed,
+the whole launch; sink and repeated-max through the u transform, V's
+std 13/32 for 0.4) instead of dump_sdpa.gen_inputs; the
 file leaves them out and the manifest's "inputs_gen" describes them
 (each hash that of the bits the GPU computed on, read back), as
 dump_sdpa.py --inputs-gen does.
@@ -168,9 +169,11 @@ def run_case(name, spec, out, inputs_gen=False):
     dt = torch.bfloat16 if dts == "bf16" else torch.float16
     vm, vs = vv if vv else (0.0, 1.0)
     entries = None
-    if inputs_gen and gen == "normal":
-        q, k, v, do, entries = dump_sdpa.fixgen_inputs(b, h, nq, nk, d, dt,
-                                                       seed, vm, vs)
+    if inputs_gen:
+        if gen != "normal":  # 0.4 is not dyadic
+            vs = dump_sdpa.SINK_V_STD
+        q, k, v, do, entries = dump_sdpa.fixgen_inputs(
+            b, h, nq, nk, d, dt, seed, vm, vs, gen, max(rep, 1))
     else:
         q, k, v, do = dump_sdpa.gen_inputs(b, h, nq, nk, d, dt, seed, gen,
                                            max(rep, 1), vm, vs)

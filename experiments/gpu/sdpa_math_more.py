@@ -28,9 +28,9 @@ Writes, all from one process on one GPU:
 
 With NAMEs (of math_bwd_* cases), only those backward dumps are made
 (their stages included; no decode_order dumps, no decode grid).  With
---inputs-gen, the math_bwd_* cases of normal inputs take Q, K, V, dO
-from fixgen.py (dump_sdpa.fixgen_inputs, the case's seed, the whole
-launch) instead of dump_sdpa.gen_inputs; the dump leaves them out and
+--inputs-gen, the math_bwd_* cases take Q, K, V, dO from fixgen.py
+(dump_sdpa.fixgen_inputs, the case's seed, the whole launch; the sink
+case through the u transform, V's std 13/32 for 0.4) instead of dump_sdpa.gen_inputs; the dump leaves them out and
 its manifest's "inputs_gen" describes them (each hash that of the bits
 the GPU computed on, read back).
 """
@@ -202,9 +202,10 @@ def run_bwd(spec, dumps, stages, report, inputs_gen=False):
     name, b, h, nq, nk, d, dts, causal, gen, seed, keep = spec
     dt = torch.bfloat16 if dts == "bf16" else torch.float16
     entries = None
-    if inputs_gen and gen == "normal":
-        q, k, v, do, entries = dump_sdpa.fixgen_inputs(b, h, nq, nk, d, dt,
-                                                       seed)
+    if inputs_gen:
+        q, k, v, do, entries = dump_sdpa.fixgen_inputs(
+            b, h, nq, nk, d, dt, seed, -1.5 if gen != "normal" else 0.0,
+            dump_sdpa.SINK_V_STD if gen != "normal" else 1.0, gen, 1)
     else:
         q, k, v, do = dump_sdpa.gen_inputs(b, h, nq, nk, d, dt, seed, gen,
                                            1,
@@ -247,6 +248,7 @@ def run_bwd(spec, dumps, stages, report, inputs_gen=False):
              "v_std": 0.4 if gen != "normal" else 1.0}
     if entries is not None:
         extra["inputs"] = "experiments/gpu/fixgen.py (inputs_gen; not stored)"
+        extra["v_std"] = entries["v"]["std"]
         extra["inputs_gen"] = dump_sdpa.inputs_gen_of(
             seed, entries, {"q": qg, "k": kg, "v": vg, "do": doc},
             {"q": q, "k": k, "v": v, "do": do})

@@ -173,6 +173,79 @@ START_TEST(test_dyadic)
 }
 END_TEST
 
+/* The BF16 / FP16 bits as dyadic numbers, worked out by hand from the
+   formats' definitions. */
+START_TEST(test_dyadic_bits)
+{
+    static const struct
+    {
+        uint16_t b;
+        fixgen_format fmt;
+        bool ok;
+        int32_t m, e;
+    } v[] = {
+        {0x3f80, FIXGEN_BF16, true, 1, 0},     /* 1 */
+        {0xbfc0, FIXGEN_BF16, true, -3, -1},   /* -1.5 */
+        {0x0001, FIXGEN_BF16, true, 1, -133},  /* 2^-126 2^-7 */
+        {0x0080, FIXGEN_BF16, true, 1, -126},  /* the smallest normal */
+        {0x8000, FIXGEN_BF16, true, 0, 0},     /* -0 */
+        {0x7f80, FIXGEN_BF16, false, 0, 0},    /* +inf */
+        {0x3c00, FIXGEN_F16, true, 1, 0},      /* 1 */
+        {0x0001, FIXGEN_F16, true, 1, -24},    /* 2^-14 2^-10 */
+        {0x3555, FIXGEN_F16, true, 1365, -12}, /* 0x555 + 0x400 = 1365 */
+        {0x7e00, FIXGEN_F16, false, 0, 0},     /* NaN */
+    };
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
+        fixgen_dyadic d = {12345, 678};
+        bool ok = fixgen_dyadic_from_bits(v[i].b, v[i].fmt, &d);
+        if (ok != v[i].ok || (ok && (d.m != v[i].m || d.e != v[i].e)))
+            printf("fixgen dyadic bits 0x%04x: %s %" PRId32 " %" PRId32
+                   " expected, got %s %" PRId32 " %" PRId32 "\n",
+                   v[i].b, v[i].ok ? "ok" : "refused", v[i].m, v[i].e,
+                   ok ? "ok" : "refused", d.m, d.e);
+        ck_assert(ok == v[i].ok);
+        if (ok) {
+            ck_assert_int_eq(d.m, v[i].m);
+            ck_assert_int_eq(d.e, v[i].e);
+        } else {
+            ck_assert_int_eq(d.m, 12345);
+        }
+    }
+}
+END_TEST
+
+/* The u transform with std 0: every element is scale u exactly, so with
+   scale 4 a normal BF16 u gains 2 in its exponent field (0x100 in the
+   bits); a scale whose product with u needs 25 bits is refused. */
+START_TEST(test_u_scaled)
+{
+    const fixgen_dyadic zero = {0, 0}, four = {1, 2}, wide = {8388607, 0};
+    uint16_t u[3 * 8], out[3 * 5 * 8];
+    size_t bad = 0;
+
+    fixgen_fill(5, 4, zero, (fixgen_dyadic){1, -1}, FIXGEN_BF16, 0, 24, u);
+    ck_assert(fixgen_fill_u_scaled(5, 0, zero, FIXGEN_BF16, u, four, 3, 5, 8,
+                                   out));
+    for (size_t p = 0; p < 3; p++)
+        for (size_t i = 0; i < 5; i++)
+            for (size_t c = 0; c < 8; c++) {
+                uint16_t want = (uint16_t)(u[p * 8 + c] + 0x100);
+                uint16_t got = out[(p * 5 + i) * 8 + c];
+                if ((u[p * 8 + c] & 0x7f80) == 0)
+                    want = u[p * 8 + c]; /* not hit with these seeds */
+                if (got != want && bad++ == 0)
+                    printf("u scaled [%zu, %zu, %zu]: u 0x%04x, 0x%04x "
+                           "expected, got 0x%04x\n",
+                           p, i, c, u[p * 8 + c], want, got);
+            }
+    ck_assert(bad == 0);
+    /* 2^23 - 1 times a u of 8 significant bits (0x3f81: 129 2^-7) */
+    u[0] = 0x3f81;
+    ck_assert(!fixgen_fill_u_scaled(5, 0, zero, FIXGEN_BF16, u, wide, 1, 1, 8,
+                                    out));
+}
+END_TEST
+
 int
 main(void)
 {
@@ -185,6 +258,8 @@ main(void)
     tcase_add_test(tc, test_round);
     tcase_add_test(tc, test_hash);
     tcase_add_test(tc, test_dyadic);
+    tcase_add_test(tc, test_dyadic_bits);
+    tcase_add_test(tc, test_u_scaled);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -8,7 +8,8 @@
 # report; the generated tensors are cut to the file's heads (heads_from:
 # another launch head passes the hash check but not the comparison); and
 # a malformed or mismatched inputs_gen is refused (exit 2, a message
-# naming the file and the field, nothing on stdout).
+# naming the file and the field, nothing on stdout).  The same for the u
+# transform of an H200 sink dump.
 
 : "${srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
 . "$srcdir/tests/experiments/lib.sh"
@@ -119,5 +120,33 @@ bad .tensors "$g[\"tensors\"] = []"
 bad "" "$g = 7"
 # a described input of the wrong seed: every hash differs
 bad .tensors.q.hash "$g[\"seed\"] += 1"
+
+# The u transform (sink and repeated maxima, analysis/fixgen.h): an H200
+# sink dump whose Q (mean 4 u) and K (row 128 = u) the GPU computed on
+# as fixgen.py made them; cuDNN's O from the regenerated inputs.
+S=$srcdir/tests/data/gpu/backends/d64_sink.safetensors
+run diff --dump "$S" --o "$S:cudnn.o" --policy cudnn --splits 1 --stage o \
+    --no-exact --json
+expect_rc 0
+expect_stage d64_sink 0 o 4096 4096
+badu()
+{
+    edit "$S" "$tmp/bad.safetensors" "$2"
+    run diff --dump "$tmp/bad.safetensors" --o "$tmp/bad.safetensors:cudnn.o" \
+        --policy cudnn --splits 1 --stage o --no-exact --json
+    expect_rc 2
+    expect_err_has "$tmp/bad.safetensors: manifest: inputs_gen$1"
+    expect_no_stdout
+}
+t='m["inputs_gen"]["tensors"]'
+badu .tensors.q.hash "$t[\"q\"][\"u\"][\"std\"] = 0.25"
+badu .tensors.k.hash "$t[\"k\"][\"u\"][\"rows\"] = [127]"
+badu .tensors.q.hash "del $t[\"q\"][\"u\"]"
+badu .tensors.q.u.scale "$t[\"q\"][\"u\"][\"scale\"] = 4097.0"
+badu .tensors.q.u: "$t[\"q\"][\"u\"][\"rows\"] = [0]"
+badu .tensors.k.u: "del $t[\"k\"][\"u\"][\"rows\"]"
+badu .tensors.k.u.rows "$t[\"k\"][\"u\"][\"rows\"] = [256]"
+badu .tensors.k.u.stream "$t[\"k\"][\"u\"][\"stream\"] = -1"
+badu .tensors.q.mean "$t[\"q\"][\"mean\"] = 1.0"
 
 finish

@@ -26,7 +26,10 @@ done
 jq() { "$JSONQ" "$tmp/out" "$1" 2>/dev/null; }
 
 
-# The 24 backend dumps: NAME O-EQUAL O-TOTAL LSE-EQUAL LSE-TOTAL.
+# The 24 backend dumps, and decode_d128_nk256_gen (the launch of
+# decode_d128_nk256 dumped again on generated inputs, where the cudnn
+# description misses 39 of O's 128 elements: a known gap, asserted so
+# that a change of it shows): NAME O-EQUAL O-TOTAL LSE-EQUAL LSE-TOTAL.
 while read -r name oe on le ln; do
     f=$B/$name.safetensors
     run diff --dump "$f" --q "$f:q" --k "$f:k" --v "$f:v" --o "$f:cudnn.o" \
@@ -56,6 +59,7 @@ d64_repmax4 4096 4096 64 64
 d64_sink 4096 4096 64 64
 d64_sink_fp16 4096 4096 64 64
 decode_d128_nk256 128 128 1 1
+decode_d128_nk256_gen 89 128 1 1
 decode_d64_nk512 64 64 1 1
 decode_d64_nk512_fp16 64 64 1 1
 decode_d64_nk512_sink 64 64 1 1

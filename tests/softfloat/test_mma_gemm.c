@@ -196,13 +196,17 @@ gemm_by_dots(const sf_mma_model *m, const sf_format *f, size_t rows,
                 c != NULL ? c[i * cols + j] : 0, env);
 }
 
-/* The paths under test: the portable tiled path and each vector path
-   the CPU has. */
+/* The paths under test: the portable tiled path, the portable binary32
+   path (SF_MMA_PATH_AUTO under the scalar cap: BF16 blocks on the host's
+   float unit, FP16 and out-of-range rows on the tiled path; it reports
+   SF_MMA_PATH_SCALAR) and each vector path the CPU has. */
 typedef struct
 {
     sf_mma_path path;
     const char *name;
     bool (*available)(void);
+    sf_isa isa;          /* env.isa of the call */
+    sf_mma_path reports; /* what sf_mma_gemm returns */
 } path_case;
 
 static bool
@@ -212,9 +216,12 @@ always(void)
 }
 
 static const path_case paths[] = {
-    {SF_MMA_PATH_SCALAR, "scalar", always},
-    {SF_MMA_PATH_AVX2, "avx2", sf_mma_gemm_avx2_available},
-    {SF_MMA_PATH_AVX512, "avx512", sf_mma_gemm_avx512_available},
+    {SF_MMA_PATH_SCALAR, "scalar", always, SF_ISA_AUTO, SF_MMA_PATH_SCALAR},
+    {SF_MMA_PATH_AUTO, "binary32", always, SF_ISA_SCALAR, SF_MMA_PATH_SCALAR},
+    {SF_MMA_PATH_AVX2, "avx2", sf_mma_gemm_avx2_available, SF_ISA_AUTO,
+     SF_MMA_PATH_AVX2},
+    {SF_MMA_PATH_AVX512, "avx512", sf_mma_gemm_avx512_available, SF_ISA_AUTO,
+     SF_MMA_PATH_AVX512},
 };
 
 /* Path P against one dot product per element, bits and flags, on random
@@ -250,9 +257,10 @@ check_path(const path_case *p)
             gen_problem(&r, v[w].f, m, nn, k, specials);
             gemm_by_dots(&v[w].m, v[w].f, m, nn, k, with_c ? buf_c : NULL,
                          d_scalar, &es);
+            ev.isa = p->isa;
             pv = sf_mma_gemm(&v[w].m, m, nn, k, v[w].f, buf_a, v[w].f, buf_b,
                              with_c ? buf_c : NULL, d_vec, p->path, &ev);
-            ck_assert_int_eq(pv, p->path);
+            ck_assert_int_eq(pv, p->reports);
             problems++;
             for (size_t i = 0; i < m * nn; i++) {
                 n++;
@@ -400,10 +408,11 @@ START_TEST(test_directed)
         memcpy(buf_a, a, sizeof a);
         memcpy(buf_b, b, sizeof b);
         gemm_by_dots(m, &sf_format_bf16, 4, N, K, c, ref, &er);
+        eg.isa = paths[p].isa;
         ck_assert_int_eq(sf_mma_gemm(m, 4, N, K, &sf_format_bf16, a,
                                      &sf_format_bf16, b, c, got, paths[p].path,
                                      &eg),
-                         paths[p].path);
+                         paths[p].reports);
         for (size_t i = 0; i < 4 * N; i++)
             if (ref[i] != got[i] && bad++ < TST_MAX_PRINT)
                 printf("directed %s element (%zu,%zu): dots=%08x got=%08x\n",
@@ -461,10 +470,11 @@ START_TEST(test_mixed_formats)
                     d_scalar[i * cols + j] = (uint32_t)sf_mma_dot(
                         &m, fa, buf_a + i * k, 1, fb, buf_b + j,
                         (ptrdiff_t)cols, k, buf_c[i * cols + j], &er);
+            eg.isa = paths[p].isa;
             ck_assert_int_eq(sf_mma_gemm(&m, rows, cols, k, fa, buf_a, fb,
                                          buf_b, buf_c, d_vec, paths[p].path,
                                          &eg),
-                             paths[p].path);
+                             paths[p].reports);
             for (size_t i = 0; i < rows * cols; i++) {
                 n++;
                 if (d_scalar[i] != d_vec[i] && bad++ < TST_MAX_PRINT)

@@ -246,14 +246,7 @@ def big_d(case, d, n, causal, inputs_gen=False):
 
 
 def main():
-    args = sys.argv[1:]
-    inputs_gen = args[:1] == ["--inputs-gen"]
-    if inputs_gen:
-        args = args[1:]
-    if not args:
-        sys.exit(__doc__)
-    out = args[0]
-    only = set(args[1:])
+    inputs_gen, out, only = dump_sdpa.case_args(sys.argv[1:], __doc__)
     torch.use_deterministic_algorithms(False)
     MANIFEST["gpu"] = torch.cuda.get_device_name(0)
     MANIFEST["torch"] = torch.__version__

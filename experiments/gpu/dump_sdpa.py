@@ -422,6 +422,19 @@ def bits_tensor(bits, dt, shape):
     return t.view(dt).reshape(shape)
 
 
+def case_args(argv, doc):
+    """The case scripts' command line: [--inputs-gen] OUT [CASE...].
+    Returns (inputs_gen, out, the set of cases asked for; empty: all);
+    exits with DOC when OUT is missing."""
+    args = list(argv)
+    inputs_gen = args[:1] == ["--inputs-gen"]
+    if inputs_gen:
+        args = args[1:]
+    if not args:
+        sys.exit(doc)
+    return inputs_gen, args[0], set(args[1:])
+
+
 def inputs_gen_of(seed, entries, on_gpu, made):
     """The manifest's inputs_gen for the tensors of ON_GPU (name: the
     tensor the GPU computed on): each hash is that of the bits read back

@@ -275,14 +275,7 @@ def run_case(name, spec, out, inputs_gen=False):
 
 
 def main():
-    args = sys.argv[1:]
-    inputs_gen = args[:1] == ["--inputs-gen"]
-    if inputs_gen:
-        args = args[1:]
-    if len(args) < 1:
-        sys.exit(__doc__)
-    out = args[0]
-    only = set(args[1:])
+    inputs_gen, out, only = dump_sdpa.case_args(sys.argv[1:], __doc__)
     os.makedirs(out, exist_ok=True)
     allcmp = {}
     for name, spec in CASES:

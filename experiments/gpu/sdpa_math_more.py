@@ -372,14 +372,7 @@ def run_grid(grid, report):
 
 
 def main():
-    args = sys.argv[1:]
-    inputs_gen = args[:1] == ["--inputs-gen"]
-    if inputs_gen:
-        args = args[1:]
-    if not args:
-        sys.exit(__doc__)
-    out = args[0]
-    only = set(args[1:])
+    inputs_gen, out, only = dump_sdpa.case_args(sys.argv[1:], __doc__)
     dumps = os.path.join(out, "dumps")
     os.makedirs(dumps, exist_ok=True)
     torch.backends.cuda.matmul.allow_tf32 = False

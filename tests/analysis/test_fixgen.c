@@ -28,6 +28,26 @@ static const struct
     {UINT64_C(9007199254740991), 3, UINT64_C(1099511627776), 51263},
 };
 
+/* The conversion of IN gave OK and D; the case wants WANT_OK and, when
+   it is true, M 2^E; a refusal must leave D as it was (12345, 678). */
+static void
+check_dyadic(const char *what, uint64_t in, bool ok, fixgen_dyadic d,
+             bool want_ok, int32_t m, int32_t e)
+{
+    if (ok != want_ok || (ok && (d.m != m || d.e != e)))
+        printf("fixgen %s 0x%" PRIx64 ": %s %" PRId32 " %" PRId32
+               " expected, got %s %" PRId32 " %" PRId32 "\n",
+               what, in, want_ok ? "ok" : "refused", m, e,
+               ok ? "ok" : "refused", d.m, d.e);
+    ck_assert(ok == want_ok);
+    if (ok) {
+        ck_assert_int_eq(d.m, m);
+        ck_assert_int_eq(d.e, e);
+    } else {
+        ck_assert_int_eq(d.m, 12345);
+    }
+}
+
 /* mean = mm 2^me, std = sm 2^se */
 static const struct
 {
@@ -157,18 +177,7 @@ START_TEST(test_dyadic)
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
         fixgen_dyadic d = {12345, 678};
         bool ok = fixgen_dyadic_from_f64_bits(v[i].bits, &d);
-        if (ok != v[i].ok || (ok && (d.m != v[i].m || d.e != v[i].e)))
-            printf("fixgen dyadic 0x%016" PRIx64 ": %s %" PRId32 " %" PRId32
-                   " expected, got %s %" PRId32 " %" PRId32 "\n",
-                   v[i].bits, v[i].ok ? "ok" : "refused", v[i].m, v[i].e,
-                   ok ? "ok" : "refused", d.m, d.e);
-        ck_assert(ok == v[i].ok);
-        if (ok) {
-            ck_assert_int_eq(d.m, v[i].m);
-            ck_assert_int_eq(d.e, v[i].e);
-        } else {
-            ck_assert_int_eq(d.m, 12345);
-        }
+        check_dyadic("dyadic", v[i].bits, ok, d, v[i].ok, v[i].m, v[i].e);
     }
 }
 END_TEST
@@ -198,18 +207,7 @@ START_TEST(test_dyadic_bits)
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
         fixgen_dyadic d = {12345, 678};
         bool ok = fixgen_dyadic_from_bits(v[i].b, v[i].fmt, &d);
-        if (ok != v[i].ok || (ok && (d.m != v[i].m || d.e != v[i].e)))
-            printf("fixgen dyadic bits 0x%04x: %s %" PRId32 " %" PRId32
-                   " expected, got %s %" PRId32 " %" PRId32 "\n",
-                   v[i].b, v[i].ok ? "ok" : "refused", v[i].m, v[i].e,
-                   ok ? "ok" : "refused", d.m, d.e);
-        ck_assert(ok == v[i].ok);
-        if (ok) {
-            ck_assert_int_eq(d.m, v[i].m);
-            ck_assert_int_eq(d.e, v[i].e);
-        } else {
-            ck_assert_int_eq(d.m, 12345);
-        }
+        check_dyadic("dyadic bits", v[i].b, ok, d, v[i].ok, v[i].m, v[i].e);
     }
 }
 END_TEST

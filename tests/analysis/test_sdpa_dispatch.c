@@ -1,7 +1,7 @@
 /* test_sdpa_dispatch.c -- the PyTorch 2.11 SDPA backend rule against what
    the H200 ran: every case of the dispatch grid (the backend
    torch._fused_sdp_choice returned and the kernels the profiler saw) and
-   every pinned backend of the 24 backend dumps (their kernels); the
+   every pinned backend of the 25 backend dumps (their kernels); the
    expected kernel variant is read off the recorded kernel names.  And
    the split count of cuDNN's decode engine against the grid.x of every
    recorded decode launch. */
@@ -313,8 +313,8 @@ START_TEST(test_pinned_dumps)
     closedir(dir);
     printf("pinned dumps: %d files, %d backend runs, %d mismatches\n", files,
            n, bad);
-    ck_assert_int_eq(files, 24);
-    ck_assert_int_eq(n, 96);
+    ck_assert_int_eq(files, 25);
+    ck_assert_int_eq(n, 100);
     ck_assert_int_eq(bad, 0);
 }
 END_TEST

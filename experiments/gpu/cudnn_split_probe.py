@@ -30,7 +30,6 @@ import datetime
 import json
 import os
 import sys
-import tempfile
 import time
 
 
@@ -139,6 +138,8 @@ def main():
     import torch.nn.functional as F
     from torch.nn.attention import SDPBackend, sdpa_kernel
     from torch.profiler import ProfilerActivity, profile
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import dump_sdpa  # the profiler's trace
 
     out = sys.argv[1]
     budget = float(sys.argv[2]) if len(sys.argv) == 3 else 100.0
@@ -204,15 +205,7 @@ def main():
             for _, call in batch:
                 call()
                 torch.cuda.synchronize()
-        fd, path = tempfile.mkstemp(suffix=".json")
-        os.close(fd)
-        try:
-            prof.export_chrome_trace(path)
-            with open(path) as f:
-                trace = json.load(f)
-        finally:
-            os.unlink(path)
-        groups = group_launches(trace, len(batch))
+        groups = group_launches(dump_sdpa.chrome_trace(prof), len(batch))
         if groups is None:
             # one profiler session per case instead
             groups = []
@@ -221,14 +214,7 @@ def main():
                         activities=[ProfilerActivity.CUDA]) as p1:
                     call()
                     torch.cuda.synchronize()
-                fd, path = tempfile.mkstemp(suffix=".json")
-                os.close(fd)
-                try:
-                    p1.export_chrome_trace(path)
-                    with open(path) as f:
-                        g = group_launches(json.load(f), 1)
-                finally:
-                    os.unlink(path)
+                g = group_launches(dump_sdpa.chrome_trace(p1), 1)
                 groups.append(g[0] if g else [])
         for (row, _), g in zip(batch, groups):
             row["launches"] = g

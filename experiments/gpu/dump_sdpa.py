@@ -96,6 +96,7 @@ import math
 import os
 import subprocess
 import sys
+import tempfile
 
 import torch
 from safetensors.torch import save_file
@@ -104,12 +105,23 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import fixgen  # noqa: E402
 
 
+def chrome_trace(prof):
+    """The profiler session PROF's Chrome trace, as parsed JSON (through a
+    temporary file, removed afterwards)."""
+    fd, path = tempfile.mkstemp(suffix=".json")
+    os.close(fd)
+    try:
+        prof.export_chrome_trace(path)
+        with open(path) as f:
+            return json.load(f)
+    finally:
+        os.unlink(path)
+
+
 def kernels_seen(fn, launches=None):
     """Names of the CUDA kernels FN launches; with a list LAUNCHES, also
     appends {name, grid, block} per distinct launch (from the profiler's
     trace)."""
-    import os
-    import tempfile
     from torch.profiler import ProfilerActivity, profile
     with profile(activities=[ProfilerActivity.CUDA]) as prof:
         fn()
@@ -117,14 +129,7 @@ def kernels_seen(fn, launches=None):
     names = sorted({e.name for e in prof.events()
                     if e.device_type == torch.autograd.DeviceType.CUDA})
     if launches is not None:
-        fd, path = tempfile.mkstemp(suffix=".json")
-        os.close(fd)
-        try:
-            prof.export_chrome_trace(path)
-            with open(path) as f:
-                trace = json.load(f)
-        finally:
-            os.unlink(path)
+        trace = chrome_trace(prof)
         seen = set()
         for ev in trace.get("traceEvents", []):
             if str(ev.get("cat", "")).lower() != "kernel":

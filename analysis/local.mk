@@ -66,6 +66,15 @@ ANALYSIS_TEST_LIBS = tests/support/libtestsupport.la \
 	softfloat/libsoftfloat.la $(CHECK_LIBS) $(MPFR_LIBS) $(LIBM)
 
 # The fixture input generator against known vectors.
+# The outputs a dump keeps in part (outputs_kept): the whole-tensor hash
+# against trim_dump.py's, and where each kept element belongs.
+check_PROGRAMS += tests/analysis/test_dump_outputs
+TESTS += tests/analysis/test_dump_outputs
+tests_analysis_test_dump_outputs_SOURCES = tests/analysis/test_dump_outputs.c
+tests_analysis_test_dump_outputs_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_analysis_test_dump_outputs_LDADD = analysis/libanalysis.la \
+	softfloat/libsoftfloat.la $(CHECK_LIBS)
+
 check_PROGRAMS += tests/analysis/test_fixgen
 TESTS += tests/analysis/test_fixgen
 tests_analysis_test_fixgen_SOURCES = tests/analysis/test_fixgen.c

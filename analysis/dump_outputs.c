@@ -81,9 +81,8 @@ get_int(const json_t *v, uint64_t lo, uint64_t hi, uint64_t *out)
 
 #define FAIL(field, ...)                                                      \
     do {                                                                      \
-        snprintf(fld, sizeof fld, "manifest: outputs_kept.%s%s", key,        \
-                 field);                                                      \
-        rc = tio_fail(err, TENSOR_E_FORMAT, path, fld, __VA_ARGS__);         \
+        snprintf(fld, sizeof fld, "manifest: outputs_kept.%s%s", key, field); \
+        rc = tio_fail(err, TENSOR_E_FORMAT, path, fld, __VA_ARGS__);          \
         goto done;                                                            \
     } while (0)
 
@@ -138,13 +137,15 @@ parse_entry(const char *path, const char *key, const json_t *e,
         if (!json_is_array(r) || json_array_size(r) != 2
             || !get_int(json_array_get(r, 0), 0, k->shape[2], &a)
             || !get_int(json_array_get(r, 1), 0, k->shape[2], &b) || a >= b)
-            FAIL(".rows", "entry %zu: expected [a, b] with 0 <= a < b <= N "
-                          "(%" PRIu64 ")",
+            FAIL(".rows",
+                 "entry %zu: expected [a, b] with 0 <= a < b <= N "
+                 "(%" PRIu64 ")",
                  i, k->shape[2]);
         if (i > 0 && a <= prev_end)
-            FAIL(".rows", "entry %zu: [%" PRIu64 ", %" PRIu64 "] starts at "
-                          "or before the end of the one before (%" PRIu64
-                          "; expected increasing ranges with gaps)",
+            FAIL(".rows",
+                 "entry %zu: [%" PRIu64 ", %" PRIu64 "] starts at "
+                 "or before the end of the one before (%" PRIu64
+                 "; expected increasing ranges with gaps)",
                  i, a, b, prev_end);
         k->ranges[i][0] = a;
         k->ranges[i][1] = b;
@@ -162,8 +163,9 @@ parse_entry(const char *path, const char *key, const json_t *e,
     if (stored_n != k->n_rows) {
         char ss[TIO_SHAPE_SIZE];
         tio_shape_str(ss, sizeof ss, lt->ndim, lt->shape, false);
-        FAIL(".rows", "%" PRIu64 " rows kept, but the file stores %s %s "
-                      "(expected shape with %" PRIu64 " at axis 2)",
+        FAIL(".rows",
+             "%" PRIu64 " rows kept, but the file stores %s %s "
+             "(expected shape with %" PRIu64 " at axis 2)",
              k->n_rows, key, ss, k->n_rows);
     }
     if (lt->dtype != TENSOR_BF16 && lt->dtype != TENSOR_F16

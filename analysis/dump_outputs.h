@@ -46,13 +46,13 @@ extern "C" {
 
 typedef struct
 {
-    bool kept;              /* false: the file stores the whole tensor */
-    unsigned ndim;          /* of the whole tensor, 3 or 4 */
-    uint64_t shape[4];      /* the whole tensor */
+    bool kept;         /* false: the file stores the whole tensor */
+    unsigned ndim;     /* of the whole tensor, 3 or 4 */
+    uint64_t shape[4]; /* the whole tensor */
     size_t n_ranges;
-    uint64_t (*ranges)[2];  /* [a, b) of the N axis, malloc'ed */
-    uint64_t n_rows;        /* rows kept: the sum of b - a */
-    uint64_t hash;          /* of the whole tensor */
+    uint64_t (*ranges)[2]; /* [a, b) of the N axis, malloc'ed */
+    uint64_t n_rows;       /* rows kept: the sum of b - a */
+    uint64_t hash;         /* of the whole tensor */
 } dump_kept;
 
 #define DUMP_KEPT_INIT                                                        \
@@ -91,8 +91,7 @@ bool dump_kept_has_row(const dump_kept *k, uint64_t r);
 
 /* The C-order index in the whole tensor of element I of the stored one
    (the identity when nothing was cut). */
-uint64_t dump_kept_index(const dump_kept *k, const tensor *stored,
-                         uint64_t i);
+uint64_t dump_kept_index(const dump_kept *k, const tensor *stored, uint64_t i);
 
 /* The hash of a tensor of N 16-bit patterns B (BF16, F16). */
 uint64_t dump_hash16(const uint16_t *b, size_t n);

@@ -21,8 +21,8 @@ read_t(const char *path, const char *key, tensor_dtype dt, tensor *t)
 }
 
 out_cmp
-cmp_out16(const char *name, const char *path, const char *key,
-          tensor_dtype dt, const uint16_t *em, size_t whole, size_t cols)
+cmp_out16(const char *name, const char *path, const char *key, tensor_dtype dt,
+          const uint16_t *em, size_t whole, size_t cols)
 {
     tensor g = TENSOR_INIT;
     dump_kept k = DUMP_KEPT_INIT;
@@ -40,9 +40,10 @@ cmp_out16(const char *name, const char *path, const char *key,
     for (uint64_t i = 0; i < g.n_elems; i++) {
         uint64_t j = dump_kept_index(&k, &g, i);
         uint16_t gv = (uint16_t)tensor_get_bits(&g, i);
-        ck_assert_msg(j < whole, "%s: %s: kept element %llu is past the "
-                                 "emulator's %zu", path, key,
-                      (unsigned long long)j, whole);
+        ck_assert_msg(j < whole,
+                      "%s: %s: kept element %llu is past the "
+                      "emulator's %zu",
+                      path, key, (unsigned long long)j, whole);
         if (gv == em[j])
             c.eq++;
         else if (!shown) {

@@ -33,8 +33,8 @@ START_TEST(test_hash_files)
         dump_kept k = DUMP_KEPT_INIT;
         tensor_error err;
         uint64_t h, h2;
-        ck_assert_msg(dump_output_read(cases[c].file, cases[c].key,
-                                       TENSOR_ANY, &t, &k, &err)
+        ck_assert_msg(dump_output_read(cases[c].file, cases[c].key, TENSOR_ANY,
+                                       &t, &k, &err)
                           == TENSOR_OK,
                       "%s", err.message);
         ck_assert(!k.kept);
@@ -95,8 +95,7 @@ START_TEST(test_index)
     tensor t = TENSOR_INIT;
     uint64_t shape[4] = {2, 1, 5, 3};
 
-    ck_assert_int_eq(tensor_alloc(&t, TENSOR_BF16, 4, shape, NULL),
-                     TENSOR_OK);
+    ck_assert_int_eq(tensor_alloc(&t, TENSOR_BF16, 4, shape, NULL), TENSOR_OK);
     for (uint64_t bh = 0; bh < 2; bh++)
         for (uint64_t j = 0; j < 5; j++)
             for (uint64_t c = 0; c < 3; c++) {

@@ -21,6 +21,7 @@ analysis_libanalysis_la_SOURCES = \
 	analysis/gen.h analysis/gen.c \
 	analysis/fixgen.h analysis/fixgen.c \
 	analysis/dump_inputs.h analysis/dump_inputs.c \
+	analysis/dump_outputs.h analysis/dump_outputs.c \
 	analysis/point.h analysis/point.c \
 	analysis/exact_decimal.h analysis/exact_decimal.c \
 	analysis/sdpa_dispatch_pt211_h200.h analysis/sdpa_dispatch_pt211_h200.c
@@ -37,6 +38,7 @@ pkginclude_HEADERS += analysis/tensor.h analysis/user_tensor.h \
 	analysis/bias.h analysis/rows.h analysis/gradient.h \
 	analysis/ex2_table.h analysis/lg2_table.h analysis/rcp_table.h \
 	analysis/gen.h analysis/fixgen.h analysis/dump_inputs.h \
+	analysis/dump_outputs.h \
 	analysis/point.h analysis/exact_decimal.h \
 	analysis/sdpa_dispatch_pt211_h200.h
 
@@ -64,6 +66,15 @@ ANALYSIS_TEST_LIBS = tests/support/libtestsupport.la \
 	softfloat/libsoftfloat.la $(CHECK_LIBS) $(MPFR_LIBS) $(LIBM)
 
 # The fixture input generator against known vectors.
+# The outputs a dump keeps in part (outputs_kept): the whole-tensor hash
+# against trim_dump.py's, and where each kept element belongs.
+check_PROGRAMS += tests/analysis/test_dump_outputs
+TESTS += tests/analysis/test_dump_outputs
+tests_analysis_test_dump_outputs_SOURCES = tests/analysis/test_dump_outputs.c
+tests_analysis_test_dump_outputs_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_analysis_test_dump_outputs_LDADD = analysis/libanalysis.la \
+	softfloat/libsoftfloat.la $(CHECK_LIBS)
+
 check_PROGRAMS += tests/analysis/test_fixgen
 TESTS += tests/analysis/test_fixgen
 tests_analysis_test_fixgen_SOURCES = tests/analysis/test_fixgen.c

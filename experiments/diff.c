@@ -20,6 +20,7 @@
 #include "analysis/attn_exact.h"
 #include "analysis/bias.h"
 #include "analysis/dump_inputs.h"
+#include "analysis/dump_outputs.h"
 #include "analysis/tensor.h"
 #include "analysis/user_tensor.h"
 #include "attention/attention.h"
@@ -145,6 +146,13 @@ typedef struct
     size_t n_worst;
     diff_elem worst[N_WORST];
     bool pass;
+    /* an output the dump keeps in part (manifest: outputs_kept): the
+       counts above are over the kept elements; the emulator's whole
+       tensor against the hash of the GPU's */
+    bool kept;
+    uint64_t whole;   /* the whole tensor's elements */
+    uint64_t emu_hash;
+    bool hash_equal;
     /* against the exact reference */
     bool have_exact;
     uint64_t skipped;
@@ -223,6 +231,7 @@ typedef struct
     const tensor *t[N_T];
     char src[N_T][SRC_MAX]; /* "FILE: KEY" of each tensor read */
     ut_info info[N_T];
+    dump_kept kept[N_T]; /* outputs kept in part (outputs_kept) */
     ut_layout layout;
     const char *layout_from;
     bool have_manifest;
@@ -282,6 +291,8 @@ typedef struct
     bool need_bwd;
     uint16_t *in[4]; /* q, k, v, do: host order */
     uint32_t *gpu[N_ST];
+    unsigned char *kmask[N_ST]; /* kept elements of a cut output (NULL:
+                                   all) */
     uint32_t *emu[N_ST];
     uint32_t *delta;
     double *ex[N_ST];
@@ -1066,13 +1077,22 @@ check_tensor(diff_ctx *x, int i)
                   x->src[i], tensor_dtype_name(t->dtype));
         return false;
     }
-    same = t->ndim == nd;
-    for (unsigned j = 0; same && j < nd; j++)
-        same = t->shape[j] == w[j];
-    if (i == T_Q)
-        same = t->ndim == 4 && t->n_elems > 0;
+    {
+        /* an output kept in part: its whole shape (outputs_kept) */
+        const dump_kept *kp = &x->kept[i];
+        unsigned tnd = kp->kept ? kp->ndim : t->ndim;
+        const uint64_t *tsh = kp->kept ? kp->shape : t->shape;
+        if (kp->kept && i == T_LSE && tnd == 4 && tsh[3] == 1)
+            tnd = 3; /* cuDNN's [B, H, Nq, 1] */
+        same = tnd == nd;
+        for (unsigned j = 0; same && j < nd; j++)
+            same = tsh[j] == w[j];
+        if (i == T_Q)
+            same = t->ndim == 4 && t->n_elems > 0;
+        if (!same)
+            cli_shape_str(sh, sizeof sh, tnd, tsh);
+    }
     if (!same) {
-        cli_shape_str(sh, sizeof sh, t->ndim, t->shape);
         if (i == T_Q)
             cli_error(CMD,
                       "%s: shape %s (expected [B, H, Nq, d], every "
@@ -1090,12 +1110,17 @@ check_tensor(diff_ctx *x, int i)
    an error message when an F32 tensor holds a value that FMT (the stage's
    format) cannot hold. */
 static bool
-load_output(diff_ctx *x, int i, const sf_format *fmt, uint32_t *dst)
+load_output(diff_ctx *x, int i, const sf_format *fmt, uint32_t *dst,
+            unsigned char *mask)
 {
     const tensor *t = x->t[i];
 
-    for (uint64_t j = 0; j < t->n_elems; j++) {
-        uint64_t b = tensor_get_bits(t, j);
+    for (uint64_t jj = 0; jj < t->n_elems; jj++) {
+        uint64_t b = tensor_get_bits(t, jj);
+        /* its place in the whole tensor (a cut output: outputs_kept) */
+        uint64_t j = dump_kept_index(&x->kept[i], t, jj);
+        if (mask != NULL)
+            mask[j] = 1;
         if (t->dtype == TENSOR_F16) {
             sf_env env = SF_ENV_IEEE;
             dst[j] = (uint32_t)sf_convert(&sf_format_f32, &sf_format_f16, b,
@@ -1114,7 +1139,7 @@ load_output(diff_ctx *x, int i, const sf_format *fmt, uint32_t *dst)
                 cli_error(CMD,
                           "%s: element %" PRIu64 " is F32 0x%08" PRIX64
                           ", not a %s value (expected %s values)",
-                          x->src[i], j, b, fmt->name, fmt->name);
+                          x->src[i], jj, b, fmt->name, fmt->name);
                 return false;
             }
         }
@@ -1216,6 +1241,9 @@ load_tensor(diff_ctx *x, int i)
         && !(t->dtype == TENSOR_F16 && !x->dtype_given))
         rc = ut_as_dtype(t, x->src[i], TENSOR_BF16, x->dtype_given, "--dtype",
                          &x->info[i], &err);
+    /* an output the manifest keeps in part (outputs_kept) */
+    if (rc == TENSOR_OK && !input && key != NULL)
+        rc = dump_output_kept(path, key, &x->kept[i], &err);
     if (rc != TENSOR_OK) {
         cli_error(CMD, "%s: %s", opt, err.message);
         return false;
@@ -1442,6 +1470,11 @@ read_dump_header(diff_ctx *x)
         if (!read_manifest(x, man))
             return false;
     }
+    /* every output the manifest keeps in part, read or not */
+    if (dump_outputs_check(x->dump, &err) != TENSOR_OK) {
+        cli_error(CMD, "--dump: %s", err.message);
+        return false;
+    }
     if (x->n_man_list == 4) {
         /* [B, H, N, d], or [B, N, H, d] under "layout": "bnhd" */
         bool nh = x->man_layout == UT_LAYOUT_BNHD;
@@ -1606,6 +1639,15 @@ read_dump(diff_ctx *x)
     if (!resolve_layout(x))
         return false;
     rank = x->t[T_Q]->ndim;
+    for (int i = 0; i < N_T; i++)
+        if (x->kept[i].kept
+            && (x->layout == UT_LAYOUT_BNHD || rank != 4)) {
+            cli_error(CMD,
+                      "%s: kept in part (manifest: outputs_kept), which "
+                      "needs [B, H, N, d] tensors (B, H, N for lse)",
+                      x->src[i]);
+            return false;
+        }
     for (int i = 0; i < N_T; i++) {
         tensor_error err;
         if (!need[i] || !is_attn_tensor(i))
@@ -1945,10 +1987,24 @@ allocate(diff_ctx *x)
         bool gpu = x->want[s] || (x->need_bwd && !bwd_math(x)
                                   && (s == ST_O || s == ST_LSE));
         if (gpu) {
-            x->gpu[s] = malloc(n * sizeof(uint32_t));
+            const dump_kept *kp = &x->kept[st_tensor[s]];
+            if (kp->kept && !x->want[s]) {
+                cli_error(CMD,
+                          "%s: kept in part (manifest: outputs_kept), but "
+                          "the backward reads the GPU's whole %s",
+                          x->src[st_tensor[s]], st_names[s]);
+                return false;
+            }
+            x->gpu[s] = calloc(n, sizeof(uint32_t));
             if (x->gpu[s] == NULL)
                 goto nomem;
-            if (!load_output(x, st_tensor[s], x->r[s].fmt, x->gpu[s]))
+            if (kp->kept) {
+                x->kmask[s] = calloc(n, 1);
+                if (x->kmask[s] == NULL)
+                    goto nomem;
+            }
+            if (!load_output(x, st_tensor[s], x->r[s].fmt, x->gpu[s],
+                             x->kmask[s]))
                 return false;
         }
         if (is_capture(s) && !x->want[s])
@@ -2180,6 +2236,42 @@ err_ulps(const sf_format *fmt, uint32_t bits32, double e)
     return u;
 }
 
+/* The hash (analysis/dump_outputs.h) of the emulator's whole stage S as
+   the dump stores it: BF16 / F16 patterns, or FP32 ones. */
+static uint64_t
+emu_hash(const diff_ctx *x, int s)
+{
+    const tensor *t = x->t[st_tensor[s]];
+    const sf_format *f = x->r[s].fmt;
+    size_t n = x->heads * stage_per_head(x, s);
+    uint64_t h = 0;
+
+    if (t->dtype == TENSOR_F32) {
+        uint32_t *b = malloc(n * sizeof *b);
+        if (b == NULL)
+            return 0;
+        for (size_t j = 0; j < n; j++) {
+            sf_env env = cli_env_ieee();
+            b[j] = f == &sf_format_f32
+                       ? x->emu[s][j]
+                       : (uint32_t)sf_convert(&sf_format_f32, f,
+                                              to_fmt(f, x->emu[s][j]), SF_RNE,
+                                              &env);
+        }
+        h = dump_hash32(b, n);
+        free(b);
+    } else {
+        uint16_t *b = malloc(n * sizeof *b);
+        if (b == NULL)
+            return 0;
+        for (size_t j = 0; j < n; j++)
+            b[j] = (uint16_t)to_fmt(f, x->emu[s][j]);
+        h = dump_hash16(b, n);
+        free(b);
+    }
+    return h;
+}
+
 static void
 compare_stage(diff_ctx *x, int s)
 {
@@ -2188,12 +2280,21 @@ compare_stage(diff_ctx *x, int s)
     const uint32_t *g = x->gpu[s], *m = x->emu[s];
 
     r->on = true;
-    r->elements = n;
+    r->elements = 0;
+    r->whole = n;
     bias_cell_init(&r->err_gpu);
     bias_cell_init(&r->err_emu);
+    if (x->kmask[s] != NULL) {
+        r->kept = true;
+        r->emu_hash = emu_hash(x, s);
+        r->hash_equal = r->emu_hash == x->kept[st_tensor[s]].hash;
+    }
     for (size_t j = 0; j < n; j++) {
         diff_elem e;
         uint64_t gb = to_fmt(r->fmt, g[j]), mb = to_fmt(r->fmt, m[j]);
+        if (x->kmask[s] != NULL && !x->kmask[s][j])
+            continue; /* a row the dump does not keep */
+        r->elements++;
         e.dist = cli_ulp_distance(r->fmt, gb, mb);
         r->hist[cli_dist_bucket(e.dist)]++;
         if (e.dist != CLI_DIST_INF && e.dist <= x->tol)
@@ -2222,7 +2323,10 @@ compare_stage(diff_ctx *x, int s)
         }
     }
     r->have_exact = x->ex[s] != NULL;
-    r->pass = r->within == r->elements;
+    /* a cut output: the hash tells bit-equality of the whole tensor only,
+       so it decides with --tol 0 */
+    r->pass = r->within == r->elements && (!r->kept || r->hash_equal
+                                           || x->tol > 0);
 }
 
 /* The index of flat element I of stage S: [b, h, row, col] ([b, h, row]
@@ -2278,6 +2382,8 @@ differs(const diff_ctx *x, int s, size_t j)
 {
     const sf_format *f = x->r[s].fmt;
 
+    if (x->kmask[s] != NULL && !x->kmask[s][j])
+        return false; /* not kept: unknown */
     return to_fmt(f, x->gpu[s][j]) != to_fmt(f, x->emu[s][j]);
 }
 
@@ -2376,10 +2482,16 @@ text_stage(cli_buf *b, const diff_ctx *x, int s)
     char buf[64], sh[SHAPE_MAX], g[128], m[128];
     const tensor *t = x->t[st_tensor[s]];
 
-    cli_buf_printf(b, "\nstage %s (%s %s, dump %s):\n", st_names[s],
+    const dump_kept *kp = &x->kept[st_tensor[s]];
+    cli_buf_printf(b, "\nstage %s (%s %s, dump %s", st_names[s],
                    r->fmt->name,
-                   cli_shape_str(sh, sizeof sh, t->ndim, t->shape),
+                   kp->kept ? cli_shape_str(sh, sizeof sh, kp->ndim, kp->shape)
+                            : cli_shape_str(sh, sizeof sh, t->ndim, t->shape),
                    tensor_dtype_name(t->dtype));
+    if (r->kept)
+        cli_buf_printf(b, ", %" PRIu64 " of its %" PRIu64 " rows kept",
+                       kp->n_rows, kp->shape[2]);
+    cli_buf_puts(b, "):\n");
     cli_buf_printf(b,
                    "  %" PRIu64 " elements, %" PRIu64
                    " bit-equal (%.3f%%), %" PRIu64 " differ",
@@ -2439,7 +2551,18 @@ text_stage(cli_buf *b, const diff_ctx *x, int s)
                            "exact value left out\n",
                            r->skipped, r->skipped == 1 ? "" : "s");
     }
-    if (r->differ == 0)
+    if (r->kept)
+        cli_buf_printf(b,
+                       "  %s: %" PRIu64 "/%" PRIu64
+                       " of the kept elements equal; whole tensor (%" PRIu64
+                       "): hash %s\n",
+                       st_names[s], r->equal, r->elements, r->whole,
+                       r->hash_equal ? "equal" : "differs");
+    if (r->kept && r->differ == 0 && !r->hash_equal)
+        cli_buf_printf(b, "  %s: the kept elements are bit-equal; the whole "
+                          "tensor is not\n",
+                       st_names[s]);
+    else if (r->differ == 0)
         cli_buf_printf(b, "  %s: bit-equal\n", st_names[s]);
     else if (r->pass)
         cli_buf_printf(
@@ -2650,7 +2773,23 @@ json_stage(cli_json *j, const diff_ctx *x, int s)
     cli_json_string(j, "stage", st_names[s]);
     cli_json_string(j, "format", r->fmt->name);
     cli_json_string(j, "gpu_dtype", tensor_dtype_name(t->dtype));
-    cli_json_shape(j, "shape", t->ndim, t->shape);
+    if (r->kept) {
+        const dump_kept *kp = &x->kept[st_tensor[s]];
+        cli_json_shape(j, "shape", kp->ndim, kp->shape);
+        cli_json_object_begin(j, "kept");
+        cli_json_int(j, "rows", (long long)kp->n_rows);
+        cli_json_int(j, "elements", (long long)r->elements);
+        cli_json_int(j, "whole_elements", (long long)r->whole);
+        snprintf(buf, sizeof buf, "0x%016" PRIx64, kp->hash);
+        cli_json_string(j, "gpu_hash", buf);
+        snprintf(buf, sizeof buf, "0x%016" PRIx64, r->emu_hash);
+        cli_json_string(j, "emulator_hash", buf);
+        cli_json_bool(j, "hash_equal", r->hash_equal);
+        cli_json_object_end(j);
+    } else {
+        cli_json_shape(j, "shape", t->ndim, t->shape);
+        cli_json_null(j, "kept");
+    }
     cli_json_int(j, "elements", (long long)r->elements);
     cli_json_int(j, "equal", (long long)r->equal);
     cli_json_double(j, "equal_fraction",
@@ -3185,12 +3324,14 @@ ctx_free(diff_ctx *x)
         free(x->in[i]);
     for (int s = 0; s < N_ST; s++) {
         free(x->gpu[s]);
+        free(x->kmask[s]);
         free(x->emu[s]);
         free(x->ex[s]);
     }
     free(x->delta);
     for (int i = 0; i < N_T; i++) {
         tensor_free(&x->own[i]);
+        dump_kept_free(&x->kept[i]);
         free(x->opd[i].path);
         free(x->call_arg[i]);
     }

@@ -80,6 +80,7 @@ TESTS += \
 	tests/experiments/test_chain.sh \
 	tests/experiments/test_user_tensors.sh \
 	tests/experiments/test_trim_dump.sh \
+	tests/experiments/test_outputs_kept.sh \
 	tests/experiments/test_fixgen_py.sh \
 	tests/experiments/test_inputs_gen.sh \
 	tests/experiments/test_sweep.sh \
@@ -163,6 +164,7 @@ EXTRA_DIST += \
 	tests/experiments/test_chain.sh \
 	tests/experiments/test_user_tensors.sh \
 	tests/experiments/test_trim_dump.sh \
+	tests/experiments/test_outputs_kept.sh \
 	tests/experiments/test_fixgen_py.sh \
 	tests/experiments/test_inputs_gen.sh \
 	tests/experiments/test_sweep.sh \

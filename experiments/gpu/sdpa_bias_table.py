@@ -20,6 +20,12 @@ printed: per backend the pooled GPU mean with its 95% interval (elements taken
 as independent), the emulator's, the counts of elements below and above
 the exact value, and the O elements bit-equal between GPU and emulator;
 then the means per dump.  Standard library only.
+
+A dump that keeps only some rows of B.o (manifest: outputs_kept,
+analysis/dump_outputs.h) gives the GPU's errors, and the bit-equal
+count, on those rows alone (diff reads no more); its row in the per-dump
+table says "kept rows" and whether the hash of the emulator's whole O is
+the GPU's.
 """
 import glob
 import json
@@ -75,9 +81,12 @@ def run(emu, path, be, shape):
     j = json.loads(p.stdout)
     o = [s for s in j["stages"] if s["stage"] == "o"][0]
     ex = o["exact"]
+    kept = o.get("kept")
+    note = "" if not kept else " (kept rows of %d; hash %s)" % (
+        kept["whole_elements"], "equal" if kept["hash_equal"] else "differs")
     return (cell(ex["gpu"]), cell(ex["emulator"]), o["equal"], o["elements"],
             (ex["gpu"]["neg"], ex["gpu"]["pos"], ex["emulator"]["neg"],
-             ex["emulator"]["pos"]))
+             ex["emulator"]["pos"]), note)
 
 
 def main():
@@ -97,15 +106,16 @@ def main():
         for be in ORDER:
             if be not in man.get("backends", {}):
                 continue
-            g, e, eq, n, signs = run(emu, path, be, man["shape"])
+            g, e, eq, n, signs, note = run(emu, path, be, man["shape"])
             p = pooled[be]
             p[0], p[1] = merge(p[0], g), merge(p[1], e)
             p[2] += eq
             p[3] += n
             p[4] = [a + b for a, b in zip(p[4], signs)]
-            rows.append((name, be, g, e, eq, n))
-            print("%s %s: gpu %s emulator %s, bit-equal %d/%d" % (
-                name, be, fmt(g), fmt(e), eq, n), file=sys.stderr, flush=True)
+            rows.append((name, be, g, e, eq, n, note))
+            print("%s %s: gpu %s emulator %s, bit-equal %d/%d%s" % (
+                name, be, fmt(g), fmt(e), eq, n, note), file=sys.stderr,
+                flush=True)
     print("| backend (policy) | elements | GPU - exact, mean [95%] (ulps) "
           "| emulator - exact, mean [95%] (ulps) | GPU below / above exact "
           "| emulator below / above | O bit-equal |")
@@ -121,9 +131,9 @@ def main():
     print("| dump | backend | GPU - exact (ulps) | emulator - exact (ulps) "
           "| O bit-equal |")
     print("|---|---|---|---|---:|")
-    for name, be, g, e, eq, n in rows:
-        print("| %s | %s | %s | %s | %d/%d |" % (name, be, fmt(g), fmt(e),
-                                               eq, n))
+    for name, be, g, e, eq, n, note in rows:
+        print("| %s | %s | %s | %s | %d/%d%s |" % (name, be, fmt(g), fmt(e),
+                                                 eq, n, note))
 
 
 if __name__ == "__main__":

@@ -20,6 +20,13 @@ Nq != Nk, and dQ buffers (the backward runs of experiments/gpu/
 sdpa_sweep.py's "bwd_" cases: more KV blocks than dQ buffers, or the
 non-deterministic backward, whose dQ no run reproduces).  Standard
 library only.
+
+A dump that keeps only some rows of an output (manifest: outputs_kept,
+analysis/dump_outputs.h; experiments/gpu/trim_dump.py --rows) is
+compared on those rows alone: its cell is "E/N kept of W, hash equal"
+(or "hash differs"), where N of the W elements are stored and the hash
+of the emulator's whole tensor is checked against the GPU's.  The totals
+count the stored elements only; a differing hash is counted below them.
 """
 import glob
 import json
@@ -30,6 +37,8 @@ import sys
 import tempfile
 
 TOP = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", ".."))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import fixgen  # noqa: E402
 
 
 def read_st(path):
@@ -55,6 +64,7 @@ def read_st(path):
         elif v["dtype"] == "F16":
             out[key] = ("f16", struct.unpack("<%dH" % (len(b) // 2), b))
         out[key + ".shape"] = v["shape"]
+        out[key + ".dtype"] = v["dtype"]
     return out
 
 
@@ -64,20 +74,59 @@ def f32_to_f16_bits(x):
         "<f", struct.pack("<I", x))[0]))[0]
 
 
-def equal(emu, gpu, key):
+def kept_index(kept, stored_shape):
+    """The whole tensor's flat index of each stored element of a tensor
+    kept in part (rows [a, b) of axis 2)."""
+    rows = [r for a, b in kept["rows"] for r in range(a, b)]
+    inner = 1
+    for x in kept["shape"][3:]:
+        inner *= x
+    n = kept["shape"][2]
+    bh = stored_shape[0] * stored_shape[1]
+    return [(h * n + r) * inner + c for h in range(bh) for r in rows
+            for c in range(inner)]
+
+
+def whole_hash(vals, kind):
+    """The hash (analysis/dump_outputs.h) of the emulator's tensor VALS (FP32
+    bits) in the dump's dtype KIND: BF16 and F16 patterns, or F32 as its
+    low and high 16-bit halves."""
+    if kind == "f16":
+        w = list(vals)
+    elif kind == "bf16":
+        w = [x >> 16 if x & 0xFFFF == 0 else None for x in vals]
+        if None in w:
+            return None
+    else:
+        w = [h for x in vals for h in (x & 0xFFFF, x >> 16)]
+    return fixgen.hash_final(fixgen.hash_plain(w), len(w))
+
+
+def equal(emu, gpu, key, man):
+    """(bit-equal, stored, whole elements or None, hash equal or None)."""
     if key not in emu or key not in gpu:
         return None
     kind, g = gpu[key]
     e = emu[key][1]
     if kind == "f16":
         e = tuple(f32_to_f16_bits(x) for x in e)
-    return sum(1 for a, b in zip(e, g) if a == b), len(g)
+    kept = (man.get("outputs_kept") or {}).get(key)
+    if kept is None:
+        return sum(1 for a, b in zip(e, g) if a == b), len(g), None, None
+    idx = kept_index(kept, gpu[key + ".shape"])
+    eq = sum(1 for i, b in zip(idx, g) if e[i] == b)
+    dt = gpu[key + ".dtype"]
+    h = whole_hash(e, {"F16": "f16", "BF16": "bf16"}.get(dt, "f32"))
+    return eq, len(g), len(e), h == int(kept["hash"], 16)
 
 
 def frac(r):
     if r is None:
         return "—"
-    return "%d/%d" % r
+    if r[2] is None:
+        return "%d/%d" % r[:2]
+    return "%d/%d kept of %d, hash %s" % (r[0], r[1], r[2],
+                                          "equal" if r[3] else "differs")
 
 
 def inputs(man):
@@ -151,7 +200,7 @@ def run(bf16emu, path):
             "" if man.get("deterministic", True) else " (non-det.)"),
     }
     for key in ("o", "lse", "dq", "dk", "dv"):
-        row[key] = equal(emu, gpu, key) if key in ("o", "lse") or bwd \
+        row[key] = equal(emu, gpu, key, man) if key in ("o", "lse") or bwd \
             else None
     return row
 
@@ -189,11 +238,16 @@ def main(argv):
                 frac(r["dv"])))
             for key in ("o", "lse", "dq", "dk", "dv"):
                 if r[key] is not None:
-                    a, b = tot.get(key, (0, 0))
-                    tot[key] = (a + r[key][0], b + r[key][1])
-    print("\nAll %d dumps: %s" % (len(rows), ", ".join(
-        "%s %d/%d" % (k, tot[k][0], tot[k][1]) for k in
-        ("o", "lse", "dq", "dk", "dv") if k in tot)))
+                    a, b, c = tot.get(key, (0, 0, 0))
+                    tot[key] = (a + r[key][0], b + r[key][1],
+                                c + (r[key][3] is False))
+    print("\nAll %d dumps (stored elements; of tensors kept in part only "
+          "the kept rows, and their whole-tensor hashes): %s" % (
+              len(rows), ", ".join(
+                  "%s %d/%d%s" % (k, tot[k][0], tot[k][1],
+                                  ", %d hashes differ" % tot[k][2]
+                                  if tot[k][2] else "")
+                  for k in ("o", "lse", "dq", "dk", "dv") if k in tot)))
 
 
 if __name__ == "__main__":

@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "analysis/dump_inputs.h"
+#include "analysis/dump_outputs.h"
 #include "analysis/tensor.h"
 
 #define DIR SRCDIR "/tests/data/gpu/sdpa_ext/"
@@ -140,16 +141,25 @@ expect_shape(const char *name, const char *path, const char *key,
              tensor *out)
 {
     tensor_error terr;
+    dump_kept k = DUMP_KEPT_INIT;
+    const uint64_t *got;
 
-    ck_assert_msg(dump_input_read(path, key, dt, out, &terr) == 0,
+    /* an output the dump keeps in part (outputs_kept): its whole shape */
+    ck_assert_msg((strcmp(key, "q") == 0 || strcmp(key, "k") == 0
+                           || strcmp(key, "v") == 0 || strcmp(key, "do") == 0
+                       ? dump_input_read(path, key, dt, out, &terr)
+                       : dump_output_read(path, key, dt, out, &k, &terr))
+                      == 0,
                   "%s: %s: %s", name, key, terr.message);
-    ck_assert_uint_eq(out->ndim, ndim);
+    got = k.kept ? k.shape : out->shape;
+    ck_assert_uint_eq(k.kept ? k.ndim : out->ndim, ndim);
     for (unsigned i = 0; i < ndim; i++)
-        ck_assert_msg(out->shape[i] == shape[i],
+        ck_assert_msg(got[i] == shape[i],
                       "%s: %s: dim %u is %llu, "
                       "the manifest says %llu",
-                      name, key, i, (unsigned long long)out->shape[i],
+                      name, key, i, (unsigned long long)got[i],
                       (unsigned long long)shape[i]);
+    dump_kept_free(&k);
 }
 
 START_TEST(test_manifests)
@@ -301,8 +311,17 @@ START_TEST(test_manifests)
        (causal: key j masked for query i when j > i + nk - nq) */
     bool causal = json_is_true(json_object_get(m, "causal"));
     json_int_t empty = causal && nq > nk ? nq - nk : 0, inf = 0;
-    for (json_int_t r = 0; r < nq; r++) {
-        uint32_t x = (uint32_t)tensor_get_bits(&lse, (uint64_t)r);
+    /* (of an LSE kept in part, outputs_kept: the kept rows) */
+    dump_kept lk = DUMP_KEPT_INIT;
+    tensor_error lerr;
+    ck_assert_msg(dump_output_kept(path, "lse", &lk, &lerr) == 0, "%s: %s",
+                  name, lerr.message);
+    json_int_t n_lse = (json_int_t)lse.shape[2], empty_kept = 0;
+    for (json_int_t r = 0; r < empty; r++)
+        empty_kept += dump_kept_has_row(&lk, (uint64_t)r);
+    for (json_int_t j = 0; j < n_lse; j++) {
+        json_int_t r = (json_int_t)dump_kept_row(&lk, (uint64_t)j);
+        uint32_t x = (uint32_t)tensor_get_bits(&lse, (uint64_t)j);
         ck_assert_msg((x & 0x7FFFFFFFu) <= 0x7F800000u,
                       "%s: lse[%lld] = %08x (NaN)", name, (long long)r, x);
         if (x == 0x7F800000u) {
@@ -316,7 +335,8 @@ START_TEST(test_manifests)
                           name, (long long)r, x);
         }
     }
-    ck_assert_int_eq(inf, empty);
+    ck_assert_int_eq(inf, empty_kept);
+    dump_kept_free(&lk);
     tensor_free(&lse);
     json_decref(m);
 }

@@ -15,7 +15,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "analysis/dump_outputs.h"
 #include "analysis/tensor.h"
+#include "softfloat/softfloat.h"
 
 /*
  * usage: attn_inputs split FILE OUTDIR
@@ -63,7 +65,11 @@
  * equal: for each NAME, the elements of the two tensors compared as FP32
  * bit patterns (BF16 and F16 widened exactly; F32 as stored): "NAME N of M
  * bit-equal", and the first differing element "NAME [I] 0x... 0x...";
- * exit status 1 when any element or element count differs.
+ * exit status 1 when any element or element count differs.  When FILE2 is a
+ * dump that keeps NAME in part (manifest: outputs_kept), FILE1's whole
+ * tensor is compared on the kept rows ("NAME N of M kept bit-equal") and
+ * by the hash of the whole in FILE2's dtype ("NAME whole tensor (W): hash
+ * equal" or "differs"; a differing hash is exit status 1).
  */
 
 static int
@@ -346,6 +352,69 @@ f32_bits(const tensor *t, uint64_t i, uint32_t *out)
     return true;
 }
 
+/* do_equal for a tensor TB that keeps the rows KP of the whole TA. */
+static int
+equal_kept(const char *name, const tensor *ta, const tensor *tb,
+           const dump_kept *kp)
+{
+    uint64_t whole = 1, eq = 0, h;
+    uint32_t xa = 0, xb = 0;
+    tensor c = TENSOR_INIT;
+    bool same = true, exact = true;
+
+    for (unsigned d = 0; d < kp->ndim; d++)
+        whole *= kp->shape[d];
+    if (ta->n_elems != whole) {
+        printf("%s differs (%" PRIu64 " elements, the dump's whole tensor "
+               "%" PRIu64 ")\n",
+               name, ta->n_elems, whole);
+        return 1;
+    }
+    for (uint64_t i = 0; i < tb->n_elems; i++) {
+        uint64_t j = dump_kept_index(kp, tb, i);
+        if (!f32_bits(ta, j, &xa) || !f32_bits(tb, i, &xb)) {
+            printf("%s differs (not BF16, F16 or F32)\n", name);
+            return 1;
+        }
+        if (xa == xb)
+            eq++;
+        else if (same) {
+            printf("%s [%" PRIu64 "] 0x%08" PRIX32 " 0x%08" PRIX32 "\n", name,
+                   j, xa, xb);
+            same = false;
+        }
+    }
+    /* TA in TB's dtype for the hash; a value TB's dtype cannot hold makes
+       it differ */
+    if (tensor_alloc(&c, tb->dtype, ta->ndim, ta->shape, NULL) != TENSOR_OK)
+        return 1;
+    for (uint64_t j = 0; j < ta->n_elems; j++) {
+        uint64_t bits = tensor_get_bits(ta, j);
+        uint32_t back = 0;
+        if (ta->dtype != tb->dtype && ta->dtype == TENSOR_F32
+            && tb->dtype != TENSOR_F32) {
+            const sf_format *f = tb->dtype == TENSOR_F16 ? &sf_format_f16
+                                                         : &sf_format_bf16;
+            sf_env env = SF_ENV_IEEE;
+            uint64_t r = sf_convert(f, &sf_format_f32, bits, SF_RNE, &env);
+            tensor_set_bits(&c, j, r);
+            if (!f32_bits(&c, j, &back) || back != (uint32_t)bits)
+                exact = false;
+        } else if (ta->dtype == tb->dtype) {
+            tensor_set_bits(&c, j, bits);
+        } else {
+            exact = false;
+        }
+    }
+    h = exact ? dump_hash_tensor(&c) : ~kp->hash;
+    tensor_free(&c);
+    printf("%s %" PRIu64 " of %" PRIu64 " kept bit-equal\n", name, eq,
+           tb->n_elems);
+    printf("%s whole tensor (%" PRIu64 "): hash %s\n", name, whole,
+           h == kp->hash ? "equal" : "differs");
+    return eq == tb->n_elems && h == kp->hash ? 0 : 1;
+}
+
 static int
 do_equal(const char *a, const char *b, int n, char **names)
 {
@@ -363,6 +432,16 @@ do_equal(const char *a, const char *b, int n, char **names)
         const tensor *ta = find(&fa, names[k]), *tb = find(&fb, names[k]);
         uint64_t eq = 0, first = UINT64_MAX;
         uint32_t xa = 0, xb = 0, fa32 = 0, fb32 = 0;
+        dump_kept kp = DUMP_KEPT_INIT;
+        if (dump_output_kept(b, names[k], &kp, &err) != TENSOR_OK) {
+            rc = fail(b, &err);
+            continue;
+        }
+        if (kp.kept && ta != NULL && tb != NULL) {
+            rc |= equal_kept(names[k], ta, tb, &kp);
+            dump_kept_free(&kp);
+            continue;
+        }
         if (ta == NULL || tb == NULL || ta->n_elems != tb->n_elems) {
             printf("%s differs (missing, or element counts differ)\n",
                    names[k]);

@@ -181,6 +181,29 @@ expect_stage()
     fi
 }
 
+# expect_kept NAME STAGE-INDEX STAGE WHOLE: stage STAGE-INDEX of the last
+# `diff --json` output is an output the dump keeps in part (manifest:
+# outputs_kept) with WHOLE elements in all and the emulator's whole
+# tensor has the GPU's hash; WHOLE "-": the dump stores it whole.
+expect_kept()
+{
+    _j() { "$JSONQ" "$tmp/out" "$1" 2>/dev/null; }
+    if [ "$4" = - ]; then
+        _w=$(_j "stages.$2.kept")
+        if [ "$_w" = null ]; then pass; else
+            fail "$1 $3: kept in part ($_w), expected whole"; fi
+        return
+    fi
+    _w=$(_j "stages.$2.kept.whole_elements")
+    _h=$(_j "stages.$2.kept.hash_equal")
+    if [ "$_w" = "$4" ] && [ "$_h" = true ]; then
+        pass
+    else
+        fail "$1 $3: whole tensor of '$_w' elements, hash equal '$_h';" \
+            "expected $4, true"
+    fi
+}
+
 finish()
 {
     echo "$n_pass checks passed, $n_fail failed"

@@ -26,34 +26,42 @@ done
 jq() { "$JSONQ" "$tmp/out" "$1" 2>/dev/null; }
 
 
-# NAME DQ DK DV TOTAL-DQ TOTAL-KV
-while read -r name q k v nq nk; do
+# NAME DQ DK DV TOTAL-DQ TOTAL-KV WHOLE-DQ WHOLE-KV: the bit-equal and
+# stored elements, and for a gradient the dump keeps in part (rand_*,
+# big_*: outputs_kept, experiments/gpu/trim_dump.py --rows) the whole
+# tensor's elements, whose hash must be the GPU's ("-": stored whole;
+# rand_d64_nq128_nk1024 keeps its dQ whole for the one element that
+# differs)
+while read -r name q k v nq nk wq wk; do
     run diff --dump "$C/bwd_$name.safetensors" --stage dq,dk,dv --no-exact \
         --json
     expect_err_has "--policy sdpa: cudnn ("
     expect_stage "$name" 0 dq "$q" "$nq"
     expect_stage "$name" 1 dk "$k" "$nk"
     expect_stage "$name" 2 dv "$v" "$nk"
+    expect_kept "$name" 0 dq "$wq"
+    expect_kept "$name" 1 dk "$wk"
+    expect_kept "$name" 2 dv "$wk"
 done <<'END'
-rand_d64_n256 16384 16384 16384 16384 16384
-rand_d64_n512_causal 32768 32768 32768 32768 32768
-rand_d128_n256 32768 32768 32768 32768 32768
-rand_d64_n256_sink 16384 16384 16384 16384 16384
-rand_d64_n256_repmax4 16384 16384 16384 16384 16384
-rand_d64_nq128_nk1024 8191 65536 65536 8192 65536
-rand_d128_nq192_nk320 24576 40960 40960 24576 40960
-rand_d64_n256_fp16 16384 16384 16384 16384 16384
-rand_d128_n256_causal_sink 32768 32768 32768 32768 32768
-ord_d64_n64 8192 8192 8192 8192 8192
-ord_d64_n256 16384 16384 16384 16384 16384
-ord_d128_n64 16384 16384 16384 16384 16384
-ord_d128_n256 32768 32768 32768 32768 32768
-ord_d64_nq64_nk1024 4009 65536 65536 4096 65536
-del_d64_a 16384 16384 16384 16384 16384
-del_d64_b 16384 16384 16384 16384 16384
-del_d128_a 16384 16384 16384 16384 16384
-big_d192_bwd 49152 49152 49152 49152 49152
-big_d256_bwd 65536 65536 65536 65536 65536
+rand_d64_n256 2496 2496 2496 2496 2496 16384 16384
+rand_d64_n512_causal 3008 3008 3008 3008 3008 32768 32768
+rand_d128_n256 4992 4992 4992 4992 4992 32768 32768
+rand_d64_n256_sink 2496 2496 2496 2496 2496 16384 16384
+rand_d64_n256_repmax4 2496 2496 2496 2496 2496 16384 16384
+rand_d64_nq128_nk1024 8191 4032 4032 8192 4032 - 65536
+rand_d128_nq192_nk320 4736 5248 5248 4736 5248 24576 40960
+rand_d64_n256_fp16 2496 2496 2496 2496 2496 16384 16384
+rand_d128_n256_causal_sink 4992 4992 4992 4992 4992 32768 32768
+ord_d64_n64 8192 8192 8192 8192 8192 - -
+ord_d64_n256 16384 16384 16384 16384 16384 - -
+ord_d128_n64 16384 16384 16384 16384 16384 - -
+ord_d128_n256 32768 32768 32768 32768 32768 - -
+ord_d64_nq64_nk1024 4009 65536 65536 4096 65536 - -
+del_d64_a 16384 16384 16384 16384 16384 - -
+del_d64_b 16384 16384 16384 16384 16384 - -
+del_d128_a 16384 16384 16384 16384 16384 - -
+big_d192_bwd 7488 7488 7488 7488 7488 49152 49152
+big_d256_bwd 9984 9984 9984 9984 9984 65536 65536
 END
 
 # d = 192 and 256: PyTorch 2.11 picks cuDNN (64x128x192, 64x128x256);
@@ -93,8 +101,10 @@ cp "$tmp/out" "$tmp/cudnn.json"
         "tiles.2 $(jq tiles.2.d_max) $(jq tiles.2.bc_bwd)"
 run diff --dump "$C/bwd_rand_d128_n256.safetensors" --kernel "$tmp/cudnn.json" \
     --stage dq,dk,dv --no-exact --json
-expect_stage "rand_d128_n256 --kernel" 0 dq 32768 32768
-expect_stage "rand_d128_n256 --kernel" 1 dk 32768 32768
+expect_stage "rand_d128_n256 --kernel" 0 dq 4992 4992
+expect_stage "rand_d128_n256 --kernel" 1 dk 4992 4992
+expect_kept "rand_d128_n256 --kernel" 0 dq 32768
+expect_kept "rand_d128_n256 --kernel" 1 dk 32768
 
 # attn --policy sdpa at d = 192 and 256 runs cuDNN's description.
 for d in 192 256; do

@@ -92,7 +92,8 @@ expect_stage stored 1 lse 64 64
 run diff --dump "$H" --stage o,lse,dq,dk,dv --no-exact --json
 expect_rc 0
 expect_stage h0 0 o 8192 8192
-expect_stage h0 2 dq 8192 8192
+expect_stage h0 2 dq 2240 2240
+expect_kept h0 2 dq 8192
 edit "$H" "$tmp/h1.safetensors" 'm["heads_from"] = [1]'
 run diff --dump "$tmp/h1.safetensors" --stage o --no-exact --json
 expect_rc 1

@@ -320,20 +320,19 @@ get_mirror(const char *path, const char *key, const json_t *mo,
                     "expected an integer from 1 to N = %" PRIu64, key,
                     shape[2]);
     if (need[2] && !get_uint(json_object_get(mo, "half"), shape[3], &m->half))
-        return BADT("mirror.half", "expected an integer from 0 to d = %" PRIu64,
-                    key, shape[3]);
+        return BADT("mirror.half",
+                    "expected an integer from 0 to d = %" PRIu64, key,
+                    shape[3]);
     if (need[3]
         && (!get_dyadic(json_object_get(mo, "big"), &m->big)
             || m->big.m >= 1 << 12 || m->big.m <= -(1 << 12)))
         return BADT("mirror.big",
-                    "expected a number with at most 12 significant bits",
-                    key);
+                    "expected a number with at most 12 significant bits", key);
     if (need[4]
         && (!get_dyadic(json_object_get(mo, "small"), &m->small)
             || m->small.m >= 1 << 12 || m->small.m <= -(1 << 12)))
         return BADT("mirror.small",
-                    "expected a number with at most 12 significant bits",
-                    key);
+                    "expected a number with at most 12 significant bits", key);
     return TENSOR_OK;
 }
 

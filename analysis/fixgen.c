@@ -264,7 +264,7 @@ fixgen_mirror_block_kind(uint64_t n, uint64_t block, uint64_t stride,
     uint64_t nblk = n / block + (n % block != 0);
 
     /* the length of block j is block, the last one's n - j block */
-#define LEN(j) ((j) + 1 < nblk ? block : n - (j) * block)
+#define LEN(j) ((j) + 1 < nblk ? block : n - (j)*block)
     if (nb % (2 * stride) < stride && nb + stride < nblk
         && LEN(nb) == LEN(nb + stride))
         return 1;
@@ -324,24 +324,23 @@ fixgen_mirror_apply(uint16_t *t, fixgen_format fmt, fixgen_mirror_role role,
            scaling */
         for (uint64_t i = 0; i < n; i++) {
             const uint16_t *src;
-            if (fixgen_mirror_block_kind(n, m->block, m->stride,
-                                         i / m->block)
+            if (fixgen_mirror_block_kind(n, m->block, m->stride, i / m->block)
                 != 2)
                 continue;
             src = h + (i - m->stride * m->block) * d;
             for (uint64_t c = 0; c < d; c++)
-                h[i * d + c] = (uint16_t)(role == FIXGEN_MIRROR_K
-                                                  && c >= m->half
-                                              ? src[c] ^ 0x8000u
-                                              : src[c]);
+                h[i * d + c] =
+                    (uint16_t)(role == FIXGEN_MIRROR_K && c >= m->half
+                                   ? src[c] ^ 0x8000u
+                                   : src[c]);
         }
         for (uint64_t i = 0; role == FIXGEN_MIRROR_K && i < n; i++) {
-            bool paired = fixgen_mirror_block_kind(n, m->block, m->stride,
-                                                   i / m->block)
-                          != 0;
+            bool paired =
+                fixgen_mirror_block_kind(n, m->block, m->stride, i / m->block)
+                != 0;
             for (uint64_t c = m->half; c < d; c++)
-                if (!scale_bits(h[i * d + c], paired ? m->big : m->small,
-                                fmt, &h[i * d + c]))
+                if (!scale_bits(h[i * d + c], paired ? m->big : m->small, fmt,
+                                &h[i * d + c]))
                     return false;
         }
     }

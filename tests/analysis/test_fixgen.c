@@ -281,13 +281,12 @@ START_TEST(test_mirror)
     uint16_t kb[] = {0x3f80, 0x4000, 0x3f80, 0xc040, 0x0000, 0x8000, 0x0000,
                      0x3fc0, 0x1234, 0x1234, 0x1234, 0x1234, 0x5555, 0x5555,
                      0x5555, 0x5555, 0x3f80, 0x3f80, 0x4080, 0x0001};
-    static const uint16_t kb_want[] = {
-        0x3f80, 0x4000, 0x4080, 0xc140, 0x0000, 0x8000, 0x0000,
-        0x40c0, 0x3f80, 0x4000, 0xc080, 0x4140, 0x0000, 0x8000,
-        0x8000, 0xc0c0, 0x3f80, 0x3f80, 0x4000, 0x0000};
-    uint16_t kh[] = {0x1234, 0x3c01, 0x8000, 0x0001, 0x5555,
-                     0x5555, 0x5555, 0x5555, 0x4321, 0x7bff,
-                     0x0001, 0x0800, 0x7c00, 0x8c00};
+    static const uint16_t kb_want[] = {0x3f80, 0x4000, 0x4080, 0xc140, 0x0000,
+                                       0x8000, 0x0000, 0x40c0, 0x3f80, 0x4000,
+                                       0xc080, 0x4140, 0x0000, 0x8000, 0x8000,
+                                       0xc0c0, 0x3f80, 0x3f80, 0x4000, 0x0000};
+    uint16_t kh[] = {0x1234, 0x3c01, 0x8000, 0x0001, 0x5555, 0x5555, 0x5555,
+                     0x5555, 0x4321, 0x7bff, 0x0001, 0x0800, 0x7c00, 0x8c00};
     static const uint16_t kh_want[] = {0x1234, 0x4202, 0x8000, 0x0003, 0x1234,
                                        0xc202, 0x8000, 0x8003, 0x4321, 0x4bff,
                                        0x0001, 0x0000, 0x7c00, 0x8001};
@@ -312,22 +311,22 @@ START_TEST(test_mirror)
     ck_assert(bad == 0);
     /* refusals: an infinity to scale, 13 significant bits, half > d, a
        zero block or stride */
-    ck_assert(!fixgen_mirror_apply(inf, FIXGEN_BF16, FIXGEN_MIRROR_K, &m, 1,
-                                   1, 2));
+    ck_assert(
+        !fixgen_mirror_apply(inf, FIXGEN_BF16, FIXGEN_MIRROR_K, &m, 1, 1, 2));
     m.big = (fixgen_dyadic){4097, 0};
-    ck_assert(!fixgen_mirror_apply(v, FIXGEN_BF16, FIXGEN_MIRROR_K, &m, 1, 5,
-                                   2));
+    ck_assert(
+        !fixgen_mirror_apply(v, FIXGEN_BF16, FIXGEN_MIRROR_K, &m, 1, 5, 2));
     m = (fixgen_mirror){2, 1, 3, {1, 0}, {1, 0}};
-    ck_assert(!fixgen_mirror_apply(v, FIXGEN_BF16, FIXGEN_MIRROR_Q, &m, 1, 5,
-                                   2));
+    ck_assert(
+        !fixgen_mirror_apply(v, FIXGEN_BF16, FIXGEN_MIRROR_Q, &m, 1, 5, 2));
     m.half = 1;
     m.block = 0;
-    ck_assert(!fixgen_mirror_apply(v, FIXGEN_BF16, FIXGEN_MIRROR_V, &m, 1, 5,
-                                   2));
+    ck_assert(
+        !fixgen_mirror_apply(v, FIXGEN_BF16, FIXGEN_MIRROR_V, &m, 1, 5, 2));
     m.block = 2;
     m.stride = 0;
-    ck_assert(!fixgen_mirror_apply(v, FIXGEN_BF16, FIXGEN_MIRROR_V, &m, 1, 5,
-                                   2));
+    ck_assert(
+        !fixgen_mirror_apply(v, FIXGEN_BF16, FIXGEN_MIRROR_V, &m, 1, 5, 2));
 }
 END_TEST
 
@@ -344,8 +343,8 @@ START_TEST(test_mirror_pairing)
                 int kind[40] = {0};
                 uint64_t nblk = (n + b - 1) / b;
                 for (uint64_t j = 0; j + g < nblk; j++) {
-                    uint64_t lo = j * b, hi = (j + 1) * b < n ? (j + 1) * b
-                                                               : n;
+                    uint64_t lo = j * b,
+                             hi = (j + 1) * b < n ? (j + 1) * b : n;
                     uint64_t mlo = (j + g) * b,
                              mhi = mlo + b < n ? mlo + b : n;
                     if (kind[j] != 0 || hi - lo != mhi - mlo)

@@ -256,12 +256,94 @@ fill(const char *path, const char *key, uint64_t seed, uint32_t stream,
     return rc;
 }
 
+#define BADT(field, ...)                                                      \
+    tio_fail(err, TENSOR_E_FORMAT, path, NULL,                                \
+             "manifest: inputs_gen.tensors.%s." field ": " __VA_ARGS__)
+
+/* The mirror transform MO of input KEY (shape SHAPE) into *M and *ROLE:
+   q takes half; v block and stride; k all five fields. */
+static int
+get_mirror(const char *path, const char *key, const json_t *mo,
+           const uint64_t shape[4], fixgen_mirror *m, fixgen_mirror_role *role,
+           tensor_error *err)
+{
+    static const char *const fields[] = {"block", "stride", "half", "big",
+                                         "small"};
+    bool need[5];
+    const char *k;
+    const json_t *v;
+
+    if (!json_is_object(mo))
+        return BADT("mirror", "expected an object", key);
+    if (strcmp(key, "q") == 0)
+        *role = FIXGEN_MIRROR_Q;
+    else if (strcmp(key, "k") == 0)
+        *role = FIXGEN_MIRROR_K;
+    else if (strcmp(key, "v") == 0)
+        *role = FIXGEN_MIRROR_V;
+    else
+        return BADT("mirror", "only q, k and v take it", key);
+    for (size_t i = 0; i < 5; i++)
+        need[i] = *role == FIXGEN_MIRROR_K
+                  || (*role == FIXGEN_MIRROR_Q ? i == 2 : i < 2);
+    json_object_foreach((json_t *)mo, k, v)
+    {
+        size_t i = 0;
+        while (i < 5 && strcmp(k, fields[i]) != 0)
+            i++;
+        if (i == 5 || !need[i])
+            return tio_fail(err, TENSOR_E_FORMAT, path, NULL,
+                            "manifest: inputs_gen.tensors.%s.mirror.%s: "
+                            "unknown field for %s",
+                            key, k, key);
+    }
+    for (size_t i = 0; i < 5; i++)
+        if (need[i] && json_object_get(mo, fields[i]) == NULL)
+            return tio_fail(err, TENSOR_E_FORMAT, path, NULL,
+                            "manifest: inputs_gen.tensors.%s.mirror.%s: "
+                            "missing",
+                            key, fields[i]);
+    m->block = m->stride = 1;
+    m->half = 0;
+    m->big.m = m->small.m = 1;
+    m->big.e = m->small.e = 0;
+    if (need[0]
+        && (!get_uint(json_object_get(mo, "block"), shape[2], &m->block)
+            || m->block == 0))
+        return BADT("mirror.block",
+                    "expected an integer from 1 to N = %" PRIu64, key,
+                    shape[2]);
+    if (need[1]
+        && (!get_uint(json_object_get(mo, "stride"), shape[2], &m->stride)
+            || m->stride == 0))
+        return BADT("mirror.stride",
+                    "expected an integer from 1 to N = %" PRIu64, key,
+                    shape[2]);
+    if (need[2] && !get_uint(json_object_get(mo, "half"), shape[3], &m->half))
+        return BADT("mirror.half",
+                    "expected an integer from 0 to d = %" PRIu64, key,
+                    shape[3]);
+    if (need[3]
+        && (!get_dyadic(json_object_get(mo, "big"), &m->big)
+            || m->big.m >= 1 << 12 || m->big.m <= -(1 << 12)))
+        return BADT("mirror.big",
+                    "expected a number with at most 12 significant bits", key);
+    if (need[4]
+        && (!get_dyadic(json_object_get(mo, "small"), &m->small)
+            || m->small.m >= 1 << 12 || m->small.m <= -(1 << 12)))
+        return BADT("mirror.small",
+                    "expected a number with at most 12 significant bits", key);
+    return TENSOR_OK;
+}
+
 /* Regenerates KEY from the inputs_gen object G of manifest MAN. */
 static int
 generate(const char *path, const json_t *man, const json_t *g, const char *key,
          tensor_dtype want, tensor *out, tensor_error *err)
 {
-    const json_t *ts, *t, *sh, *uo, *sc = NULL, *rows = NULL;
+    const json_t *ts, *t, *sh, *uo, *mo, *sc = NULL, *rows = NULL;
+    fixgen_mirror mir;
+    fixgen_mirror_role role = FIXGEN_MIRROR_Q;
     const char *gname, *dts;
     uint64_t seed, stream, shape[4], nel = 1, want_hash, hash, acc = 0;
     uint64_t u_stream = 0;
@@ -291,9 +373,6 @@ generate(const char *path, const json_t *man, const json_t *g, const char *key,
                         "manifest: inputs_gen.tensors.%s: expected an "
                         "object",
                         key);
-#define BADT(field, ...)                                                      \
-    tio_fail(err, TENSOR_E_FORMAT, path, NULL,                                \
-             "manifest: inputs_gen.tensors.%s." field ": " __VA_ARGS__)
     if (!get_uint(json_object_get(t, "stream"), UINT32_MAX, &stream))
         return BADT("stream", "expected an integer from 0 to 2^32 - 1", key);
     dts = json_string_value(json_object_get(t, "dtype"));
@@ -367,6 +446,14 @@ generate(const char *path, const json_t *man, const json_t *g, const char *key,
                                 key, i, shape[2]);
         }
     }
+    mo = json_object_get(t, "mirror");
+    if (mo != NULL) {
+        rc = get_mirror(path, key, mo, shape, &mir, &role, err);
+        if (rc != TENSOR_OK)
+            return rc;
+        if (uo != NULL)
+            return BADT("mirror", "expected either u or mirror", key);
+    }
     if (want != TENSOR_ANY && !tensor_dtype_readable_as(dt, want))
         return tio_fail(err, TENSOR_E_DTYPE, path, NULL,
                         "%s.dtype: the manifest's inputs_gen gives %s, "
@@ -393,6 +480,13 @@ generate(const char *path, const json_t *man, const json_t *g, const char *key,
         rc = fill(path, key, seed, (uint32_t)stream, mean, std, fmt, shape, uo,
                   (uint32_t)u_stream, u_std, sc != NULL ? &scale : NULL, rows,
                   full, err);
+    if (rc == TENSOR_OK && mo != NULL
+        && !fixgen_mirror_apply(full, fmt, role, &mir, shape[0] * shape[1],
+                                shape[2], shape[3]))
+        rc = tio_fail(err, TENSOR_E_FORMAT, path, NULL,
+                      "manifest: inputs_gen.tensors.%s.mirror: an element "
+                      "to scale is not finite",
+                      key);
     if (rc == TENSOR_OK) {
         acc = fixgen_hash_add(0, 0, full, (size_t)nel);
         hash = fixgen_hash_final(acc, nel);
@@ -419,8 +513,8 @@ generate(const char *path, const json_t *man, const json_t *g, const char *key,
     free(bs);
     free(full);
     return rc;
-#undef BADT
 }
+#undef BADT
 
 int
 dump_input_read(const char *path, const char *key, tensor_dtype want,

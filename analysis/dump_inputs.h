@@ -45,6 +45,25 @@ extern "C" {
  * dtype); with scale each element's mean is scale u[b, h, c], with rows
  * those rows (each below N) of every (b, h) are u[b, h, :].  The hash is
  * that of the transformed tensor.
+ *
+ * q, k and v may instead add the mirror transform of mirrored KV blocks
+ * (dump_sdpa.py --gen mirror; analysis/fixgen.h), applied to the tensor
+ * as generated, each (b, h) on its own; its fields depend on the key:
+ *
+ *       q: "mirror": {"half": 32}
+ *       k: "mirror": {"block": 128, "stride": 2, "half": 32,
+ *                     "big": 256.0, "small": 0.000244140625}
+ *       v: "mirror": {"block": 128, "stride": 2}
+ *
+ * block and stride are integers from 1 to N, half from 0 to d, big and
+ * small numbers of at most 12 significant bits; a field another key
+ * takes, or a missing one, is refused.  q's columns from half on become
+ * +0; the target blocks of k and v (block n + stride of a source n:
+ * n mod 2 stride < stride, both blocks of the same length) become copies
+ * of their sources, k's columns from half on negated; then k's columns
+ * from half on are multiplied by big in sources and targets, by small in
+ * the other blocks, rounded once to the dtype.  u and mirror exclude
+ * each other.
  */
 
 /* Reads input KEY ("q", "k", "v" or "do") of the dump PATH into *OUT

@@ -257,6 +257,96 @@ fixgen_fill_u_scaled(uint64_t seed, uint32_t stream, fixgen_dyadic std,
     return true;
 }
 
+int
+fixgen_mirror_block_kind(uint64_t n, uint64_t block, uint64_t stride,
+                         uint64_t nb)
+{
+    uint64_t nblk = n / block + (n % block != 0);
+
+    /* the length of block j is block, the last one's n - j block */
+#define LEN(j) ((j) + 1 < nblk ? block : n - (j)*block)
+    if (nb % (2 * stride) < stride && nb + stride < nblk
+        && LEN(nb) == LEN(nb + stride))
+        return 1;
+    if (nb >= stride && (nb - stride) % (2 * stride) < stride && nb < nblk
+        && LEN(nb - stride) == LEN(nb))
+        return 2;
+    return 0;
+#undef LEN
+}
+
+/* B (FMT bits) times X, rounded once; false when B is not finite. */
+static bool
+scale_bits(uint16_t b, fixgen_dyadic x, fixgen_format fmt, uint16_t *out)
+{
+    const fixgen_dyadic zero = {0, 0};
+    fixgen_dyadic v, p;
+
+    if (!fixgen_dyadic_from_bits(b, fmt, &v))
+        return false;
+    if (v.m == 0 || x.m == 0) {
+        /* a zero product keeps the sign of the product */
+        bool neg = ((b & 0x8000) != 0) != (x.m < 0);
+        *out = neg ? 0x8000 : 0;
+        return true;
+    }
+    /* |v.m| < 2^11 and |x.m| < 2^12: the product has at most 23 bits */
+    p.m = v.m * x.m;
+    p.e = v.e + x.e;
+    *out = fixgen_round(p, zero, 0, fmt);
+    return true;
+}
+
+bool
+fixgen_mirror_apply(uint16_t *t, fixgen_format fmt, fixgen_mirror_role role,
+                    const fixgen_mirror *m, uint64_t bh, uint64_t n,
+                    uint64_t d)
+{
+    const int32_t lim = (int32_t)1 << 12;
+
+    if (m->half > d)
+        return false;
+    if (role == FIXGEN_MIRROR_Q) {
+        for (uint64_t r = 0; r < bh * n; r++)
+            for (uint64_t c = m->half; c < d; c++)
+                t[r * d + c] = 0;
+        return true;
+    }
+    if (m->block == 0 || m->stride == 0)
+        return false;
+    if (role == FIXGEN_MIRROR_K
+        && (m->big.m >= lim || m->big.m <= -lim || m->small.m >= lim
+            || m->small.m <= -lim))
+        return false;
+    for (uint64_t p = 0; p < bh; p++) {
+        uint16_t *h = t + p * n * d;
+        /* every copy first, from the sources as they are, then the
+           scaling */
+        for (uint64_t i = 0; i < n; i++) {
+            const uint16_t *src;
+            if (fixgen_mirror_block_kind(n, m->block, m->stride, i / m->block)
+                != 2)
+                continue;
+            src = h + (i - m->stride * m->block) * d;
+            for (uint64_t c = 0; c < d; c++)
+                h[i * d + c] =
+                    (uint16_t)(role == FIXGEN_MIRROR_K && c >= m->half
+                                   ? src[c] ^ 0x8000u
+                                   : src[c]);
+        }
+        for (uint64_t i = 0; role == FIXGEN_MIRROR_K && i < n; i++) {
+            bool paired =
+                fixgen_mirror_block_kind(n, m->block, m->stride, i / m->block)
+                != 0;
+            for (uint64_t c = m->half; c < d; c++)
+                if (!scale_bits(h[i * d + c], paired ? m->big : m->small, fmt,
+                                &h[i * d + c]))
+                    return false;
+        }
+    }
+    return true;
+}
+
 uint64_t
 fixgen_hash_add(uint64_t acc, uint64_t first, const uint16_t *b, size_t n)
 {

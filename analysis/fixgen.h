@@ -97,6 +97,59 @@ bool fixgen_fill_u_scaled(uint64_t seed, uint32_t stream, fixgen_dyadic std,
                           fixgen_dyadic scale, uint64_t bh, uint64_t n,
                           uint64_t d, uint16_t *out);
 
+/*
+ * The "mirror" transform (the inputs of dump_sdpa.py --gen mirror; part
+ * of the contract of splitmix64-ih12 as analysis/dump_inputs.h records
+ * it), in place on a tensor [BH, N, d] of FMT bits.  The N rows are cut
+ * into blocks of BLOCK rows, the last one possibly shorter.  Block n is
+ * a source when n mod 2 STRIDE < STRIDE, block n + STRIDE exists and has
+ * the same length; that block is then its target; every other block is
+ * unpaired.  (This is the pairing of dump_sdpa.py's loop: ascending n,
+ * pair n with n + STRIDE unless n is already a target or the lengths
+ * differ.)
+ *
+ *   FIXGEN_MIRROR_Q  columns c >= HALF of every row become +0;
+ *   FIXGEN_MIRROR_V  each target's rows become its source's;
+ *   FIXGEN_MIRROR_K  each target's rows become its source's with columns
+ *                    c >= HALF negated (the sign bit flipped, zeros too);
+ *                    then columns c >= HALF of every row are multiplied
+ *                    by BIG in sources and targets and by SMALL in
+ *                    unpaired blocks, rounded once to FMT (nearest, ties
+ *                    to even; overflow gives infinity, a zero result
+ *                    keeps the sign of the product).
+ */
+
+typedef enum
+{
+    FIXGEN_MIRROR_Q,
+    FIXGEN_MIRROR_K,
+    FIXGEN_MIRROR_V
+} fixgen_mirror_role;
+
+typedef struct
+{
+    uint64_t block;      /* rows per block, >= 1 */
+    uint64_t stride;     /* a source's distance to its target, >= 1 */
+    uint64_t half;       /* the first column of the second half, <= d */
+    fixgen_dyadic big;   /* at most 12 significant bits */
+    fixgen_dyadic small; /* at most 12 significant bits */
+} fixgen_mirror;
+
+/* The kind of block NB of a tensor of N rows in blocks of BLOCK rows with
+   STRIDE (>= 1 both): 0 unpaired, 1 a source, 2 a target. */
+int fixgen_mirror_block_kind(uint64_t n, uint64_t block, uint64_t stride,
+                             uint64_t nb);
+
+/* Applies the transform of ROLE with the parameters M (BLOCK and STRIDE
+   are read for K and V, HALF for Q and K, BIG and SMALL for K) to T, the
+   BH N D bits of FMT, in place.  False (T partly written) when a
+   parameter is out of range (BLOCK or STRIDE 0, HALF > D, BIG or SMALL
+   of more than 12 significant bits) or, for K, an element to scale is
+   not finite. */
+bool fixgen_mirror_apply(uint16_t *t, fixgen_format fmt,
+                         fixgen_mirror_role role, const fixgen_mirror *m,
+                         uint64_t bh, uint64_t n, uint64_t d);
+
 /* The running sum of the hash: ACC plus the terms of elements FIRST ..
    FIRST + N - 1 with bits B[0 .. N).  Start at 0; the sum does not depend
    on how the elements are split into calls. */

@@ -52,11 +52,13 @@ runs and the most elements of one run that differ from the first's;
 with --nondeterministic it also records how many dQ elements of the
 first run differ from the deterministic backward's on the same inputs.
 
-With --inputs-gen SEED (--gen normal only), Q, K, V and dO come from
-fixgen.py (the generator splitmix64-ih12 that analysis/fixgen.h
-reproduces bit for bit: streams 0 to 3 of SEED, mean 0 and std 1, V
---v-mean and --v-std, which must then be dyadic with at most 24
-significant bits) instead of torch.randn; the dump leaves them out and
+With --inputs-gen SEED, Q, K, V and dO come from fixgen.py (the
+generator splitmix64-ih12 that analysis/fixgen.h reproduces bit for bit:
+streams 0 to 3 of SEED, mean 0 and std 1, V --v-mean and --v-std, which
+must then be dyadic with at most 24 significant bits; --gen sink and
+repeated-max through the u transform, --gen mirror through the mirror
+transform, as fixgen_inputs describes) instead of torch.randn; the dump
+leaves them out and
 the manifest's "inputs_gen" describes them (generator, seed, and per
 tensor its stream, dtype, whole shape, mean, std and the hash of the
 bits the GPU computed on, read back from the device after the run), so
@@ -379,7 +381,8 @@ def sink_rows(nk, repeat):
 
 
 def fixgen_inputs(batch, heads, nq, nk, d, dt, seed, v_mean=0.0,
-                  v_std=1.0, gen="normal", repeat=1):
+                  v_std=1.0, gen="normal", repeat=1,
+                  mirror=(128, 2, 256.0, 2.0 ** -12)):
     """Q, K, V, dO [B, H, N, d] from fixgen.py (CPU tensors) and their
     inputs_gen entries (hashes left out: inputs_gen_of adds them).  V has
     mean V_MEAN and std V_STD (dyadic, at most 24 significant bits;
@@ -388,12 +391,17 @@ def fixgen_inputs(batch, heads, nq, nk, d, dt, seed, v_mean=0.0,
     the generated counterpart of gen_inputs's: u [B, H, 1, d] of stream
     U_STREAM with std u_std_for(d); Q = U_SCALE u + N(0, Q_NOISE_STD)
     rounded once; K N(0, K_STD) with the rows sink_rows(Nk, REPEAT)
-    (one row for "sink") replaced by u."""
+    (one row for "sink") replaced by u.  GEN "mirror" (MIRROR: block,
+    stride, big, small as gen_inputs takes them): the mirror transform of
+    analysis/fixgen.h on the normal inputs, the generated counterpart of
+    gen_inputs's, with half d // 2: Q's second half +0, K's and V's
+    target blocks copies of their sources (K's second half negated), K's
+    second half times big in paired blocks and small in the others."""
     fixgen.dyadic(v_mean)
     fixgen.dyadic(v_std)
     made, entries = {}, {}
     special = gen in ("sink", "repeated-max")
-    if gen != "normal" and not special:
+    if gen not in ("normal", "mirror") and not special:
         raise ValueError("gen %r: not generated" % gen)
     for name, n, mean, std in (("q", nq, 0.0,
                                 Q_NOISE_STD if special else 1.0),
@@ -417,7 +425,32 @@ def fixgen_inputs(batch, heads, nq, nk, d, dt, seed, v_mean=0.0,
         for r in rows:
             made["k"][:, :, r, :] = ut
         entries["k"]["u"] = {"stream": U_STREAM, "std": us, "rows": rows}
+    if gen == "mirror":
+        block, stride, big, small = mirror
+        fixgen.dyadic(big)
+        fixgen.dyadic(small)
+        fmt = entries["q"]["dtype"]
+        specs = {"q": {"half": d // 2},
+                 "k": {"block": block, "stride": stride, "half": d // 2,
+                       "big": float(big), "small": float(small)},
+                 "v": {"block": block, "stride": stride}}
+        for name, n in (("q", nq), ("k", nk), ("v", nk)):
+            sp = specs[name]
+            bits = tensor_bits(made[name])
+            out = fixgen.mirror_bits(bits, name, fmt, batch * heads, n, d,
+                                     sp.get("block", 1), sp.get("stride", 1),
+                                     sp.get("half", 0), sp.get("big", 1.0),
+                                     sp.get("small", 1.0))
+            made[name] = bits_tensor(out, dt, (batch, heads, n, d))
+            entries[name]["mirror"] = sp
     return made["q"], made["k"], made["v"], made["do"], entries
+
+
+def tensor_bits(t):
+    """The 16-bit patterns of the CPU tensor T (C order), a list of
+    ints."""
+    return [x & 0xFFFF for x in t.contiguous().view(torch.int16)
+            .reshape(-1).tolist()]
 
 
 def bits_tensor(bits, dt, shape):
@@ -497,8 +530,6 @@ def main(argv=None):
     dt = torch.bfloat16 if a.dtype == "bf16" else torch.float16
     gen_entries = None
     if a.inputs_gen is not None:
-        if a.gen != "normal":
-            sys.exit("dump_sdpa.py: --inputs-gen: only with --gen normal")
         if not 0 <= a.inputs_gen <= 2 ** 53:
             sys.exit("dump_sdpa.py: --inputs-gen: expected 0 .. 2^53")
         try:
@@ -506,16 +537,14 @@ def main(argv=None):
             fixgen.dyadic(a.v_std)
         except ValueError as e:
             sys.exit("dump_sdpa.py: --v-mean/--v-std: %s" % e)
-        gen_entries = {}
-        made = {}
-        for name, n, mean, std in (("q", a.nq, 0.0, 1.0),
-                                   ("k", nk, 0.0, 1.0),
-                                   ("v", nk, a.v_mean, a.v_std),
-                                   ("do", a.nq, 0.0, 1.0)):
-            made[name], gen_entries[name] = fixgen_tensor(
-                a.inputs_gen, name, (a.batch, a.heads, n, a.d), dt, mean,
-                std)
-        q, k, v, do = made["q"], made["k"], made["v"], made["do"]
+        try:
+            q, k, v, do, gen_entries = fixgen_inputs(
+                a.batch, a.heads, a.nq, nk, a.d, dt, a.inputs_gen, a.v_mean,
+                a.v_std, a.gen, a.repeat,
+                (a.mirror_block, a.mirror_stride, a.mirror_big,
+                 a.mirror_small))
+        except ValueError as e:
+            sys.exit("dump_sdpa.py: --inputs-gen: %s" % e)
     else:
         q, k, v, do = gen_inputs(a.batch, a.heads, a.nq, nk, a.d, dt, a.seed,
                                  a.gen, a.repeat, a.v_mean, a.v_std,

@@ -152,6 +152,72 @@ def gen_u_scaled(seed, stream, std, fmt, u, scale, bh, n, d):
     return out
 
 
+def mirror_kinds(n, block, stride):
+    """The kind of each block of N rows in blocks of BLOCK: 0 unpaired, 1
+    a source, 2 a target (dump_sdpa.py's pairing loop: ascending j, pair
+    j with j + STRIDE unless j is already a target or the lengths
+    differ)."""
+    nblk = (n + block - 1) // block
+    kind = [0] * nblk
+    for j in range(nblk - stride):
+        lo, hi = j * block, min(n, (j + 1) * block)
+        m = (j + stride) * block
+        if kind[j] or hi - lo != min(n, m + block) - m:
+            continue
+        kind[j], kind[j + stride] = 1, 2
+    return kind
+
+
+def scale_bits(b, x, fmt):
+    """The FMT bits B times the dyadic X = (m, e), rounded once; a zero
+    product keeps its sign."""
+    m, e = bits_dyadic(b, fmt)
+    xm, xe = x
+    if m == 0 or xm == 0:
+        return 0x8000 if (b & 0x8000 != 0) != (xm < 0) else 0
+    return round_bits(m * xm, e + xe, fmt)
+
+
+def mirror_bits(bits, role, fmt, bh, n, d, block=1, stride=1, half=0,
+                big=1.0, small=1.0):
+    """The mirror transform of analysis/fixgen.h on BITS (a [BH, N, D]
+    tensor of FMT bits, a list of ints; a new list): ROLE "q" zeroes the
+    columns from HALF on; "v" copies each source block into its target;
+    "k" copies with the columns from HALF on negated, then multiplies
+    those columns by BIG in paired blocks and SMALL in the others (at most
+    12 significant bits each)."""
+    out = [int(x) for x in bits]
+    if half > d or (role != "q" and (block < 1 or stride < 1)):
+        raise ValueError("mirror: block, stride or half out of range")
+    if role == "q":
+        for r in range(bh * n):
+            for c in range(half, d):
+                out[r * d + c] = 0
+        return out
+    xb, xs = dyadic(big), dyadic(small)
+    if role == "k" and max(abs(xb[0]), abs(xs[0])) >= 1 << 12:
+        raise ValueError("mirror: big or small needs more than 12 bits")
+    kind = mirror_kinds(n, block, stride)
+    for p in range(bh):
+        base = p * n * d
+        for i in range(n):
+            if kind[i // block] != 2:
+                continue
+            src = base + (i - stride * block) * d
+            for c in range(d):
+                x = out[src + c]
+                out[base + i * d + c] = (x ^ 0x8000 if role == "k"
+                                         and c >= half else x)
+        if role != "k":
+            continue
+        for i in range(n):
+            x = xb if kind[i // block] else xs
+            for c in range(half, d):
+                out[base + i * d + c] = scale_bits(out[base + i * d + c], x,
+                                                   fmt)
+    return out
+
+
 def hash_plain(bits, first=0, acc=0):
     """The running hash sum of BITS (elements FIRST ...) added to ACC."""
     for i, b in enumerate(bits):
@@ -269,6 +335,28 @@ VEC_BITS = [(0x3F80, "bfloat16", (1, 0)), (0xBFC0, "bfloat16", (-3, -1)),
             (0x3555, "float16", (1365, -12)), (0x7E00, "float16", None)]
 
 
+# (role, fmt, BH, N, d, block, stride, half, big, small), input, output
+MIRROR_CASES = [
+    (("k", "bfloat16", 1, 5, 4, 1, 2, 2, 4.0, 0.5),
+     [0x3F80, 0x4000, 0x3F80, 0xC040, 0x0000, 0x8000, 0x0000, 0x3FC0,
+      0x1234, 0x1234, 0x1234, 0x1234, 0x5555, 0x5555, 0x5555, 0x5555,
+      0x3F80, 0x3F80, 0x4080, 0x0001],
+     [0x3F80, 0x4000, 0x4080, 0xC140, 0x0000, 0x8000, 0x0000, 0x40C0,
+      0x3F80, 0x4000, 0xC080, 0x4140, 0x0000, 0x8000, 0x8000, 0xC0C0,
+      0x3F80, 0x3F80, 0x4000, 0x0000]),
+    (("k", "float16", 1, 7, 2, 2, 1, 1, 3.0, 2.0 ** -12),
+     [0x1234, 0x3C01, 0x8000, 0x0001, 0x5555, 0x5555, 0x5555, 0x5555,
+      0x4321, 0x7BFF, 0x0001, 0x0800, 0x7C00, 0x8C00],
+     [0x1234, 0x4202, 0x8000, 0x0003, 0x1234, 0xC202, 0x8000, 0x8003,
+      0x4321, 0x4BFF, 0x0001, 0x0000, 0x7C00, 0x8001]),
+    (("q", "bfloat16", 2, 1, 3, 2, 1, 1),
+     [0x3F80, 0x7FC0, 0x8000, 0x4000, 0xBF80, 0x0001],
+     [0x3F80, 0x0000, 0x0000, 0x4000, 0x0000, 0x0000]),
+    (("v", "bfloat16", 1, 5, 2, 2, 1),
+     [1, 2, 3, 4, 5, 6, 7, 8, 9, 10], [1, 2, 3, 4, 1, 2, 3, 4, 9, 10]),
+]
+
+
 def self_check():
     """Checks the known vectors and, with numpy, the vectorised paths;
     returns the number of failures (each printed)."""
@@ -314,6 +402,23 @@ def self_check():
     if q != want:
         print("u transform with std 0: not 4 u")
         bad += 1
+    # the mirror transform on hand-made tensors (test_fixgen.c's
+    # test_mirror, worked out by hand from the definition)
+    for args, bits, want in MIRROR_CASES:
+        got = mirror_bits(bits, *args)
+        if got != want:
+            print("mirror %r: %s expected, got %s"
+                  % (args, " ".join("%04x" % x for x in want),
+                     " ".join("%04x" % x for x in got)))
+            bad += 1
+    for args in (("k", "bfloat16", 1, 1, 2, 1, 1, 1, 4097.0, 1.0),
+                 ("q", "bfloat16", 1, 1, 2, 1, 1, 3)):
+        try:
+            mirror_bits([0x3F80, 0x3F80], *args)
+            print("mirror %r: not refused" % (args,))
+            bad += 1
+        except ValueError:
+            pass
     np = _np()
     if np is not None:
         for fmt, mean, std in (("bfloat16", 0.0, 1.0),

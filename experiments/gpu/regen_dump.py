@@ -3,11 +3,14 @@
 
 usage: regen_dump.py OUTDIR MANIFEST.json [MANIFEST.json ...]
 
-For each manifest of a dump_sdpa.py fixture (--gen normal; a trimmed one
-names its launch's heads in heads_from / batch_from), runs dump_sdpa.py
-again on the same launch (backend, launch shape, dtype, mask, V's mean
-and std, backward or not, deterministic or not, the backward's repeat
-counts) with --inputs-gen SEED (SEED: the manifest's seed), in one
+For each manifest of a dump_sdpa.py fixture (--gen normal, sink,
+repeated-max or mirror; a trimmed one names its launch's heads in
+heads_from / batch_from), runs dump_sdpa.py again on the same launch
+(backend, launch shape, dtype, mask, the generator and its repeat count
+or mirror blocks, V's mean and std (0.4 of sink and repeated-max becomes
+dump_sdpa.SINK_V_STD, 13/32), backward or not, deterministic or not,
+the backward's repeat counts) with --inputs-gen SEED (SEED: the
+manifest's seed), in one
 process, then keeps the same (batch, head) pairs with trim_dump.py.
 Writes OUTDIR/NAME.safetensors and OUTDIR/NAME.json (NAME: the
 manifest's), without the inputs: the manifest's inputs_gen describes
@@ -27,19 +30,37 @@ def argv_of(m):
     """dump_sdpa.py's options for the launch of manifest M."""
     if m.get("producer") != "experiments/gpu/dump_sdpa.py":
         raise ValueError("not a dump_sdpa.py manifest")
-    if m.get("gen") != "normal":
-        raise ValueError("gen %r (only normal)" % m.get("gen"))
+    gen = m.get("gen", "normal")
+    if gen not in ("normal", "sink", "repeated-max", "mirror"):
+        raise ValueError("gen %r" % gen)
     ls = m.get("launch_shape") or m["shape"]
-    dt = {"bfloat16": "bf16", "float16": "fp16"}[m["dtype"]]
+    if "rows_from" in m:
+        raise ValueError("some query rows of a launch (rows_from)")
+    # the oldest manifests name no dtype (BF16) and no backward_op (their
+    # tensors show whether the backward ran)
+    dt = {"bfloat16": "bf16", "float16": "fp16"}[m.get("dtype", "bfloat16")]
+    v_std = float(m.get("v_std", 1.0))
+    if gen in ("sink", "repeated-max") and v_std == 0.4:
+        v_std = dump_sdpa.SINK_V_STD  # 0.4 is not dyadic
     a = ["--backend", m["backend"], "--batch", str(ls["batch"]),
          "--heads", str(ls["heads"]), "--nq", str(ls["nq"]),
          "--nk", str(ls["nk"]), "--d", str(ls["d"]), "--dtype", dt,
          "--seed", str(m["seed"]), "--inputs-gen", str(m["seed"]),
          "--v-mean", repr(float(m.get("v_mean", 0.0))),
-         "--v-std", repr(float(m.get("v_std", 1.0)))]
+         "--v-std", repr(v_std), "--gen", gen]
+    if gen == "repeated-max":
+        a += ["--repeat", str(m["repeat"])]
+    if gen == "mirror":
+        mi = m["mirror"]
+        a += ["--mirror-block", str(mi["block"]),
+              "--mirror-stride", str(mi["stride"]),
+              "--mirror-big", repr(float(mi["big"])),
+              "--mirror-small", repr(float(mi["small"]))]
     if m.get("causal"):
         a.append("--causal")
-    if m.get("backward_op") is None:
+    if "backward_op" not in m and "dq" in m.get("tensors", {}):
+        pass
+    elif m.get("backward_op") is None:
         a.append("--no-backward")
     else:
         br = m.get("backward_repro") or {}

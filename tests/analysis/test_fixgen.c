@@ -244,6 +244,127 @@ START_TEST(test_u_scaled)
 }
 END_TEST
 
+/* One mirror case: T (in), the transform, the expected bits (worked out
+   by hand from the definition in analysis/fixgen.h). */
+static size_t
+check_mirror(const char *what, uint16_t *t, const uint16_t *want, size_t n,
+             fixgen_format fmt, fixgen_mirror_role role,
+             const fixgen_mirror *m, uint64_t bh, uint64_t rows, uint64_t d)
+{
+    size_t bad = 0;
+
+    ck_assert_msg(fixgen_mirror_apply(t, fmt, role, m, bh, rows, d),
+                  "mirror %s: refused", what);
+    for (size_t i = 0; i < n; i++)
+        if (t[i] != want[i] && bad++ < 4)
+            printf("mirror %s [%zu]: 0x%04x expected, got 0x%04x\n", what, i,
+                   want[i], t[i]);
+    return bad;
+}
+
+/* The mirror transform on hand-made tensors.  BF16 K, one-row blocks,
+   stride 2, 5 rows: rows 0, 1 are sources of rows 2, 3 (copied with the
+   second half negated), row 4 is unpaired (4 + 2 is past the end); the
+   second half times 4 in rows 0 to 3 (-3 -> -12, 1.5 -> 6, a +0 copied
+   to -0), times 1/2 in row 4 (4 -> 2; 2^-133 -> 2^-134, a tie between
+   +0 and 2^-133: +0).  FP16 K, blocks of 2 rows, stride 1, 7 rows: block
+   0 (rows 0, 1) is the source of block 1; block 2 is not a source, its
+   partner block 3 being one row long; times 3 in blocks 0 and 1 ((1 +
+   2^-10) 3 = 3 + 1.5 2^-9, a tie: 3 + 2^-8, 0x4202; 2^-24 3 = 0x0003),
+   times 2^-12 in blocks 2 and 3 (65504 -> 15.9921875 exact, 2^-13 ->
+   2^-25 a tie with +0: +0, -2^-12 -> -2^-24).  Q: the second half +0
+   (NaN and -0 too).  V: rows 2, 3 become rows 0, 1 (blocks of 2,
+   stride 1, 5 rows: block 2 has no partner). */
+START_TEST(test_mirror)
+{
+    fixgen_mirror m = {1, 2, 2, {1, 2}, {1, -1}};
+    uint16_t kb[] = {0x3f80, 0x4000, 0x3f80, 0xc040, 0x0000, 0x8000, 0x0000,
+                     0x3fc0, 0x1234, 0x1234, 0x1234, 0x1234, 0x5555, 0x5555,
+                     0x5555, 0x5555, 0x3f80, 0x3f80, 0x4080, 0x0001};
+    static const uint16_t kb_want[] = {0x3f80, 0x4000, 0x4080, 0xc140, 0x0000,
+                                       0x8000, 0x0000, 0x40c0, 0x3f80, 0x4000,
+                                       0xc080, 0x4140, 0x0000, 0x8000, 0x8000,
+                                       0xc0c0, 0x3f80, 0x3f80, 0x4000, 0x0000};
+    uint16_t kh[] = {0x1234, 0x3c01, 0x8000, 0x0001, 0x5555, 0x5555, 0x5555,
+                     0x5555, 0x4321, 0x7bff, 0x0001, 0x0800, 0x7c00, 0x8c00};
+    static const uint16_t kh_want[] = {0x1234, 0x4202, 0x8000, 0x0003, 0x1234,
+                                       0xc202, 0x8000, 0x8003, 0x4321, 0x4bff,
+                                       0x0001, 0x0000, 0x7c00, 0x8001};
+    uint16_t q[] = {0x3f80, 0x7fc0, 0x8000, 0x4000, 0xbf80, 0x0001};
+    static const uint16_t q_want[] = {0x3f80, 0x0000, 0x0000,
+                                      0x4000, 0x0000, 0x0000};
+    uint16_t v[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+    static const uint16_t v_want[] = {1, 2, 3, 4, 1, 2, 3, 4, 9, 10};
+    uint16_t inf[] = {0x3f80, 0x7f80};
+    size_t bad = 0;
+
+    bad += check_mirror("bf16 k", kb, kb_want, 20, FIXGEN_BF16,
+                        FIXGEN_MIRROR_K, &m, 1, 5, 4);
+    m = (fixgen_mirror){2, 1, 1, {3, 0}, {1, -12}};
+    bad += check_mirror("f16 k", kh, kh_want, 14, FIXGEN_F16, FIXGEN_MIRROR_K,
+                        &m, 1, 7, 2);
+    m.half = 1;
+    bad += check_mirror("q", q, q_want, 6, FIXGEN_BF16, FIXGEN_MIRROR_Q, &m, 2,
+                        1, 3);
+    bad += check_mirror("v", v, v_want, 10, FIXGEN_BF16, FIXGEN_MIRROR_V, &m,
+                        1, 5, 2);
+    ck_assert(bad == 0);
+    /* refusals: an infinity to scale, 13 significant bits, half > d, a
+       zero block or stride */
+    ck_assert(
+        !fixgen_mirror_apply(inf, FIXGEN_BF16, FIXGEN_MIRROR_K, &m, 1, 1, 2));
+    m.big = (fixgen_dyadic){4097, 0};
+    ck_assert(
+        !fixgen_mirror_apply(v, FIXGEN_BF16, FIXGEN_MIRROR_K, &m, 1, 5, 2));
+    m = (fixgen_mirror){2, 1, 3, {1, 0}, {1, 0}};
+    ck_assert(
+        !fixgen_mirror_apply(v, FIXGEN_BF16, FIXGEN_MIRROR_Q, &m, 1, 5, 2));
+    m.half = 1;
+    m.block = 0;
+    ck_assert(
+        !fixgen_mirror_apply(v, FIXGEN_BF16, FIXGEN_MIRROR_V, &m, 1, 5, 2));
+    m.block = 2;
+    m.stride = 0;
+    ck_assert(
+        !fixgen_mirror_apply(v, FIXGEN_BF16, FIXGEN_MIRROR_V, &m, 1, 5, 2));
+}
+END_TEST
+
+/* The block kinds against dump_sdpa.py's loop, written out here: for n
+   ascending, pair n with n + stride unless n is already a target or the
+   two blocks' lengths differ; every N <= 40, block <= 8, stride <= 6. */
+START_TEST(test_mirror_pairing)
+{
+    size_t bad = 0;
+
+    for (uint64_t n = 1; n <= 40; n++)
+        for (uint64_t b = 1; b <= 8; b++)
+            for (uint64_t g = 1; g <= 6; g++) {
+                int kind[40] = {0};
+                uint64_t nblk = (n + b - 1) / b;
+                for (uint64_t j = 0; j + g < nblk; j++) {
+                    uint64_t lo = j * b,
+                             hi = (j + 1) * b < n ? (j + 1) * b : n;
+                    uint64_t mlo = (j + g) * b,
+                             mhi = mlo + b < n ? mlo + b : n;
+                    if (kind[j] != 0 || hi - lo != mhi - mlo)
+                        continue;
+                    kind[j] = 1;
+                    kind[j + g] = 2;
+                }
+                for (uint64_t j = 0; j < nblk; j++) {
+                    int got = fixgen_mirror_block_kind(n, b, g, j);
+                    if (got != kind[j] && bad++ < 4)
+                        printf("mirror pairing N %" PRIu64 " block %" PRIu64
+                               " stride %" PRIu64 " block %" PRIu64
+                               ": %d expected, got %d\n",
+                               n, b, g, j, kind[j], got);
+                }
+            }
+    ck_assert(bad == 0);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -258,6 +379,8 @@ main(void)
     tcase_add_test(tc, test_dyadic);
     tcase_add_test(tc, test_dyadic_bits);
     tcase_add_test(tc, test_u_scaled);
+    tcase_add_test(tc, test_mirror);
+    tcase_add_test(tc, test_mirror_pairing);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -147,8 +147,8 @@ while read -r name bufs one; do
     done
     expect_jsons dq_buffers 132 dq_buffers_from "--dq-buffers auto"
 done <<'END'
-bwd_det_d64_h66_nk384_mirror 2 3475
-bwd_det_d128_h44_nk512_mirror_fp16 3 1691
+bwd_det_d64_h66_nk384_mirror 2 3476
+bwd_det_d128_h44_nk512_mirror_fp16 3 1546
 END
 # 132 heads: one buffer, the KV blocks in ascending order (two buffers
 # would differ)
@@ -158,7 +158,7 @@ expect_rc 0
 expect_jsons dq_buffers 1 stages.0.differ 0
 run diff --dump "$f" --stage dq --dq-buffers 2 --no-exact --json
 expect_rc 1
-expect_jsons dq_buffers 2 dq_buffers_from --dq-buffers stages.0.differ 1750
+expect_jsons dq_buffers 2 dq_buffers_from --dq-buffers stages.0.differ 1765
 # normal inputs with more KV blocks than buffers (FP16; causal, batch 2)
 for name in bwd_det_d64_h66_nk384 bwd_det_d32_h66_nk512_fp16 \
     bwd_det_d128_b2h22_causal; do
@@ -207,17 +207,17 @@ expect_jsons dq_buffers 2 dq_buffers_from default stages.0.differ 0 \
 run diff --dump "$tmp/h2.safetensors" --stage dq --sms 6 \
     --no-exact --json
 expect_rc 1
-expect_jsons dq_buffers 3 stages.0.differ 6950
+expect_jsons dq_buffers 3 stages.0.differ 6952
 # The non-deterministic backward: one buffer that the KV blocks' thread
 # blocks add into with atomicAdd, in an order no launch fixes.  On the
 # mirrored inputs the H200 gave 20 different dQ in 20 runs (the
 # manifest's backward_repro), so no emulator is bit-equal to it: the
-# ascending order misses 600 elements of the dump's run; dK and dV are
+# ascending order misses 1067 elements of the dump's run; dK and dV are
 # each one thread block's and bit-equal.
 run diff --dump "$ext/bwd_nondet_d64_h4_nk384_mirror.safetensors" \
     --stage dq,dk,dv --no-exact --json
 expect_rc 1
-expect_jsons dq_buffers 1 stages.0.differ 600 stages.1.differ 0 \
+expect_jsons dq_buffers 1 stages.0.differ 1067 stages.1.differ 0 \
     stages.2.differ 0
 "$JSONQ" "$ext/bwd_nondet_d64_h4_nk384_mirror.json" \
     backward_repro.runs backward_repro.dq_distinct \

@@ -9,7 +9,8 @@
 # another launch head passes the hash check but not the comparison); and
 # a malformed or mismatched inputs_gen is refused (exit 2, a message
 # naming the file and the field, nothing on stdout).  The same for the u
-# transform of an H200 sink dump.
+# transform of an H200 sink dump and the mirror transform of an H200
+# mirrored-blocks dump (with its backward).
 
 : "${srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
 . "$srcdir/tests/experiments/lib.sh"
@@ -53,6 +54,9 @@ if os.environ.get("store"):
         per = rows * d
         bits = fixgen.gen_plain(g["seed"], t["stream"], t["mean"], t["std"],
                                 t["dtype"], m["heads_from"][0] * per, per)
+        if "mirror" in t:  # each head on its own
+            bits = fixgen.mirror_bits(bits, name, t["dtype"], 1, rows, d,
+                                      **t["mirror"])
         blobs[name] = ({"bfloat16": "BF16", "float16": "F16"}[t["dtype"]],
                        [1, 1, rows, d], struct.pack("<%dH" % per, *bits))
 exec(code)
@@ -149,5 +153,53 @@ badu .tensors.k.u: "del $t[\"k\"][\"u\"][\"rows\"]"
 badu .tensors.k.u.rows "$t[\"k\"][\"u\"][\"rows\"] = [256]"
 badu .tensors.k.u.stream "$t[\"k\"][\"u\"][\"stream\"] = -1"
 badu .tensors.q.mean "$t[\"q\"][\"mean\"] = 1.0"
+
+# The mirror transform (mirrored KV blocks, analysis/fixgen.h): head 0 of
+# an H200 mirror dump, its O, LSE and gradients bit-equal on the
+# regenerated Q, K, V; the same report with the inputs stored as
+# fixgen.py's mirror_bits makes them; a malformed mirror refused.
+M=$ext/bwd_det_d64_h66_nk384_mirror.safetensors
+run diff --dump "$M" --stage o,lse,dq,dk,dv --no-exact --json
+expect_rc 0
+expect_stage mirror 0 o 8192 8192
+expect_stage mirror 2 dq 8192 8192
+expect_stage mirror 3 dk 24576 24576
+store=1 edit "$M" "$tmp/mstored.safetensors" "pass"
+run diff --dump "$tmp/mstored.safetensors" --stage o,lse,dq,dk,dv \
+    --no-exact --json
+expect_rc 0
+expect_stage mstored 0 o 8192 8192
+expect_stage mstored 2 dq 8192 8192
+expect_stage mstored 3 dk 24576 24576
+# badm FIELD PYTHON [STAGE]: the edited dump is refused, naming FIELD
+badm()
+{
+    edit "$M" "$tmp/bad.safetensors" "$2"
+    run diff --dump "$tmp/bad.safetensors" --stage "${3:-o}" --no-exact --json
+    expect_rc 2
+    expect_err_has "$tmp/bad.safetensors: manifest: inputs_gen$1"
+    expect_no_stdout
+}
+badm .tensors.k.hash "$t[\"k\"][\"mirror\"][\"big\"] = 128.0"
+badm .tensors.k.hash "$t[\"k\"][\"mirror\"][\"stride\"] = 1"
+badm .tensors.v.hash "del $t[\"v\"][\"mirror\"]"
+badm .tensors.q.hash "$t[\"q\"][\"mirror\"][\"half\"] = 33"
+badm ".tensors.k.mirror.block: expected an integer from 1 to N = 384" \
+    "$t[\"k\"][\"mirror\"][\"block\"] = 0"
+badm ".tensors.v.mirror.stride: expected" \
+    "$t[\"v\"][\"mirror\"][\"stride\"] = \"2\""
+badm ".tensors.k.mirror.small: expected a number with at most 12" \
+    "$t[\"k\"][\"mirror\"][\"small\"] = 4097.0"
+badm ".tensors.k.mirror.half: expected an integer from 0 to d = 64" \
+    "$t[\"k\"][\"mirror\"][\"half\"] = 65"
+badm ".tensors.k.mirror.stride: missing" \
+    "del $t[\"k\"][\"mirror\"][\"stride\"]"
+badm ".tensors.q.mirror.block: unknown field for q" \
+    "$t[\"q\"][\"mirror\"][\"block\"] = 128"
+badm ".tensors.q.mirror: expected an object" "$t[\"q\"][\"mirror\"] = []"
+badm ".tensors.k.mirror: expected either u or mirror" \
+    "$t[\"k\"][\"u\"] = {\"stream\": 4, \"std\": 0.5, \"rows\": [0]}"
+badm ".tensors.do.mirror: only q, k and v take it" \
+    "$t[\"do\"][\"mirror\"] = {\"half\": 32}" dq
 
 finish

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/dump_inputs.h"
 #include "analysis/tensor.h"
 
 /*
@@ -149,7 +150,14 @@ make(const char *src, const char *key, const char *as, const char *form,
     tensor_error err;
     int rc;
 
-    if (tensor_file_read(src, key, TENSOR_ANY, &t, &err) != TENSOR_OK)
+    size_t n = strlen(src);
+
+    /* a dump's inputs may be described by its manifest (inputs_gen) */
+    if (n > 12 && strcmp(src + n - 12, ".safetensors") == 0)
+        rc = dump_input_read(src, key, TENSOR_ANY, &t, &err);
+    else
+        rc = tensor_file_read(src, key, TENSOR_ANY, &t, &err);
+    if (rc != TENSOR_OK)
         return fail(src, err.message);
     rc = convert(&t, as, out);
     tensor_free(&t);

@@ -295,6 +295,59 @@ inexact(unsigned flags, uint64_t lost)
     return (flags & SF_FLAG_INEXACT) != 0 || lost != 0;
 }
 
+/* One block of W output elements of the B^T form side by side: keys
+   (rows of B^T) X + l K, l < W, elements K0 .. K0+LEN-1 each; the
+   products of one key are summed horizontally, the grid and the result
+   of all W keys are computed together (lanes_grid, lanes_finish). */
+ROW_INLINE bool
+nt_lanes(const s_mma_plan *pl, const float *aw, const int16_t *ae,
+         const uint16_t *x, size_t k, size_t len, bool need, uint32_t *acc,
+         unsigned *fl, uint64_t *lost)
+{
+    uint32_t lb[W], spec = 0, slow[W];
+    int16_t mx[W];
+    uint16_t any = 0;
+    int32_t sum[W], q[W], kc[W];
+    float scale[W], twoq[W];
+
+    for (size_t l = 0; l < W; l++) {
+        const uint16_t *xl = x + l * k;
+        int16_t m = NO_X;
+        uint16_t bad = 0;
+        for (size_t t = 0; t < len; t++) {
+            int16_t e = esum16(xl[t], ae[t]);
+            bad |= out16(xl[t]);
+            m = e > m ? e : m;
+        }
+        mx[l] = m;
+        any |= bad;
+        spec |= (uint32_t)((acc[l] & 0x7F800000u) == 0x7F800000u);
+    }
+    if (any != 0 || spec != 0)
+        return false;
+    if (!lanes_grid(pl, mx, acc, q, scale, twoq, kc, slow, lost))
+        return false;
+    for (size_t l = 0; l < W; l++) {
+        const uint16_t *xl = x + l * k;
+        const float sc = scale[l], tq = twoq[l];
+        int32_t s = 0;
+        uint32_t b = 0;
+        for (size_t t = 0; t < len; t++) {
+            float p = f32_of((uint32_t)xl[t] << 16) * aw[t];
+            int32_t kept = (int32_t)(p * sc);
+            s += kept;
+            if (need)
+                b |= (uint32_t)((float)kept * tq != p);
+        }
+        sum[l] = s;
+        lb[l] = b;
+    }
+    for (size_t l = 0; l < W; l++)
+        *lost |= lb[l];
+    lanes_finish(pl, mx, kc, sum, q, slow, acc, fl, lost);
+    return true;
+}
+
 /* A's side: binary32 values AW and biased exponent fields AE (NO_A for
    a zero) of its K elements, zeros up to the next multiple of the block
    N; false when an element is out of range or K is above
@@ -331,6 +384,64 @@ s_mma_row_c_covers(const sf_mma_model *m, const sf_format *fa,
     return pl.narrow;
 }
 
+/* Key J of the B^T form (row BT + J K), from C (or 0), block by block
+   (nt_block); false when a block goes outside the path (*D, *F and *L
+   are then not to be used). */
+static bool
+nt_key(const s_mma_plan *pl, const float *aw, const int16_t *ae,
+       const uint16_t *x, size_t k, size_t n, uint32_t c, unsigned flags,
+       uint64_t lost, uint32_t *d, unsigned *f, uint64_t *l)
+{
+    uint32_t acc = c;
+    bool ok = true;
+
+    for (size_t k0 = 0; ok && k0 < k; k0 += n) {
+        size_t len = k - k0 < n ? k - k0 : n;
+        bool need = !inexact(flags | *f, lost | *l);
+        if (len == 16 && need)
+            ok = nt_block(pl, aw + k0, ae + k0, x + k0, 16, true, &acc, f, l);
+        else if (len == 16)
+            ok = nt_block(pl, aw + k0, ae + k0, x + k0, 16, false, &acc, f,
+                          l);
+        else
+            ok = nt_block(pl, aw + k0, ae + k0, x + k0, len, true, &acc, f, l);
+    }
+    *d = acc;
+    return ok;
+}
+
+/* Keys J0 .. J0+W-1 of the B^T form at once (nt_lanes); false when a
+   block goes outside the path (nothing written). */
+static bool
+nt_group(const s_mma_plan *pl, const float *aw, const int16_t *ae,
+         const uint16_t *x, size_t k, size_t n, const uint32_t *c,
+         unsigned flags, uint64_t lost, uint32_t *d, unsigned *f, uint64_t *l)
+{
+    uint32_t acc[W];
+    bool ok = true;
+
+    if (c != NULL)
+        memcpy(acc, c, sizeof acc);
+    else
+        memset(acc, 0, sizeof acc);
+    for (size_t k0 = 0; ok && k0 < k; k0 += n) {
+        size_t len = k - k0 < n ? k - k0 : n;
+        bool need = !inexact(flags | *f, lost | *l);
+        if (len == 16 && need)
+            ok = nt_lanes(pl, aw + k0, ae + k0, x + k0, k, 16, true, acc, f,
+                          l);
+        else if (len == 16)
+            ok = nt_lanes(pl, aw + k0, ae + k0, x + k0, k, 16, false, acc, f,
+                          l);
+        else
+            ok = nt_lanes(pl, aw + k0, ae + k0, x + k0, k, len, true, acc, f,
+                          l);
+    }
+    if (ok)
+        memcpy(d, acc, sizeof acc);
+    return ok;
+}
+
 bool
 s_mma_gemm_nt_c(const sf_mma_model *m, size_t cols, size_t k,
                 const uint16_t *a, const uint16_t *bt, const uint32_t *c,
@@ -342,31 +453,30 @@ s_mma_gemm_nt_c(const sf_mma_model *m, size_t cols, size_t k,
     s_mma_plan pl;
     unsigned flags = 0;
     uint64_t lost = 0;
+    size_t j = 0;
 
     if (!side_a(a, k, n, aw, ae))
         return false;
     s_mma_plan_init(&pl, m, &sf_format_bf16, &sf_format_bf16, 1, false);
-    for (size_t j = 0; j < cols; j++) {
-        const uint16_t *x = bt + j * k;
-        uint32_t acc = c != NULL ? c[j] : 0;
+    /* W keys at a time, while every block stays on the path */
+    for (; j + W <= cols; j += W) {
         unsigned f = 0;
         uint64_t lj = 0;
-        bool ok = true;
-        for (size_t k0 = 0; ok && k0 < k; k0 += n) {
-            size_t len = k - k0 < n ? k - k0 : n;
-            bool need = !inexact(flags | f, lost | lj);
-            if (len == 16 && need)
-                ok = nt_block(&pl, aw + k0, ae + k0, x + k0, 16, true, &acc,
-                              &f, &lj);
-            else if (len == 16)
-                ok = nt_block(&pl, aw + k0, ae + k0, x + k0, 16, false, &acc,
-                              &f, &lj);
-            else
-                ok = nt_block(&pl, aw + k0, ae + k0, x + k0, len, true, &acc,
-                              &f, &lj);
-        }
-        if (ok) {
-            d[j] = acc;
+        if (!nt_group(&pl, aw, ae, bt + j * k, k, n,
+                      c != NULL ? c + j : NULL, flags, lost, d + j, &f, &lj))
+            break;
+        flags |= f;
+        lost |= lj;
+    }
+    /* the rest key by key */
+    for (; j < cols; j++) {
+        const uint16_t *x = bt + j * k;
+        unsigned f = 0;
+        uint64_t lj = 0;
+        uint32_t r;
+        if (nt_key(&pl, aw, ae, x, k, n, c != NULL ? c[j] : 0, flags, lost,
+                   &r, &f, &lj)) {
+            d[j] = r;
             flags |= f;
             lost |= lj;
         } else {

@@ -462,6 +462,11 @@ s_mma_gemm_nt_c(const sf_mma_model *m, size_t cols, size_t k,
     for (; j + W <= cols; j += W) {
         unsigned f = 0;
         uint64_t lj = 0;
+        /* the keys two groups ahead asked into the cache: with one row
+           of A, K streams from memory once (at d = 128 a group is one
+           4 KiB page) */
+        if (j + 3 * W <= cols)
+            s_mma_prefetch_rows(bt + (j + 2 * W) * k, k, W, k * 2);
         if (!nt_group(&pl, aw, ae, bt + j * k, k, n,
                       c != NULL ? c + j : NULL, flags, lost, d + j, &f, &lj))
             break;

@@ -130,6 +130,118 @@ nt_block(const s_mma_plan *pl, const float *aw, const int16_t *ae,
     return true;
 }
 
+/* The grid of a block for W outputs side by side, in loops the compiler
+   vectorises: from the largest biased exponent sums MX and the
+   accumulators ACC (finite), each lane's q (Q), the powers 2^-q and 2^q
+   of pass 2 (SCALE, TWOQ, q clamped as grid_powers does) and C's part on
+   the grid (KC), as s_mma_c_grid computes them when C is zero or a
+   normal number and q lies in -126 .. 126: C times 2^-q is then exact
+   unless below 2^-126 (a kept part of 0 either way) and truncated by the
+   C conversion, and it lost bits exactly when the kept part times 2^q
+   differs from it (ORed into *LOST).  Any other lane is marked in SLOW
+   (its KC is 0, nothing lost): lanes_finish takes it through
+   s_mma_c_grid.  False when a lane with products has q outside that
+   range (grid_powers' case). */
+ROW_INLINE bool
+lanes_grid(const s_mma_plan *pl, const int16_t *mx, const uint32_t *acc,
+           int32_t *q, float *scale, float *twoq, int32_t *kc, uint32_t *slow,
+           uint64_t *lost)
+{
+    const sf_mma_model *m = pl->m;
+    const int32_t none = 2 * S_MMA_ZERO_E + pl->qadd, f = pl->f;
+    const int32_t zmin = m->zero_c_in_max ? m->acc->emin : none;
+    const int32_t floor = m->emax_floor;
+    const bool has_floor = m->emax_floor != SF_MMA_NO_FLOOR;
+    uint32_t fail = 0, lc = 0;
+    uint32_t cbits[W];
+
+    for (size_t l = 0; l < W; l++) {
+        uint32_t a = acc[l], mag = a & 0x7FFFFFFFu;
+        int32_t cef = (int32_t)((a >> 23) & 0xFF);
+        int32_t ep = mx[l] > 0 ? (int32_t)mx[l] - 254 : none;
+        int32_t cm = cef - 127; /* C's exponent (normal C) */
+        int32_t emax = mag != 0 && cm > ep ? cm : ep;
+        int32_t qq, qc;
+        uint32_t bad;
+        emax = mag == 0 && zmin > emax ? zmin : emax;
+        emax = has_floor && emax < floor ? floor : emax;
+        qq = emax - f;
+        qc = qq < -126 ? -126 : qq > 126 ? 126 : qq;
+        bad = (uint32_t)(qc != qq);
+        fail |= (uint32_t)(mx[l] > 0) & bad;
+        slow[l] = (uint32_t)(mag != 0) & (bad | (uint32_t)(cef == 0));
+        q[l] = qq;
+        scale[l] = f32_of((uint32_t)(127 - qc) << 23);
+        twoq[l] = f32_of((uint32_t)(127 + qc) << 23);
+        cbits[l] = slow[l] != 0 ? 0 : a;
+    }
+    if (fail != 0)
+        return false;
+    for (size_t l = 0; l < W; l++) {
+        float cf = f32_of(cbits[l]);
+        int32_t k = (int32_t)(cf * scale[l]);
+        kc[l] = k;
+        lc |= (uint32_t)((float)k * twoq[l] != cf);
+    }
+    *lost |= lc;
+    return true;
+}
+
+/* Each lane's total KC + SUM on the grid 2^Q normalised and truncated
+   to FP32 into ACC, as s_mma_finish64 does, flags into *FL, in 32-bit
+   lanes for a total of magnitude below 2^30 and a normal result: the
+   leading bit from exact conversions of the total's top and low bits to
+   binary32, the bits below the 24 kept ones cleared (2^sh, sh = 0 .. 6,
+   built as a binary32 power and converted), the kept part converted
+   exactly and its exponent moved by q.  s_mma_c_grid and
+   s_mma_finish64 for the SLOW lanes and any other (from MX and the
+   accumulators as they were before the block). */
+ROW_INLINE void
+lanes_finish(const s_mma_plan *pl, const int16_t *mx, const int32_t *kc,
+             const int32_t *sum, const int32_t *q, uint32_t *slow,
+             uint32_t *acc, unsigned *fl, uint64_t *lost)
+{
+    uint32_t res[W], inex = 0, any = 0;
+
+    /* masks, not branches: the conversions stay unconditional */
+    for (size_t l = 0; l < W; l++) {
+        int32_t s = sum[l], c = kc[l];
+        int32_t t = (int32_t)((uint32_t)s + (uint32_t)c);
+        uint32_t neg = (uint32_t)(t >> 31);
+        uint32_t mag = ((uint32_t)t ^ neg) - neg;
+        uint32_t big = (uint32_t)(mag >= 0x40000000u)
+                       | (uint32_t)(((t ^ s) & (t ^ c)) < 0);
+        int32_t m = (int32_t)(mag & (big - 1u));
+        int32_t e1 = (int32_t)(bits_of((float)(m >> 7)) >> 23) - 120;
+        int32_t e0 = (int32_t)(bits_of((float)(m & 0x7F)) >> 23) - 127;
+        int32_t hi = -(int32_t)(m >= 0x80);
+        int32_t lead = (e1 & hi) | (e0 & ~hi), sh = lead - 23;
+        int32_t mask, ex;
+        uint32_t fb, nz = 0u - (uint32_t)(m != 0);
+        sh &= -(int32_t)(sh > 0);
+        mask = (int32_t)f32_of((uint32_t)(sh + 127) << 23) - 1;
+        fb = bits_of((float)(m & ~mask));
+        ex = lead + q[l];
+        /* a wide total, or a subnormal or overflowing result */
+        slow[l] |= big
+                   | (nz & ((uint32_t)(ex < -126) | (uint32_t)(ex > 127)));
+        res[l] = (((uint32_t)t & 0x80000000u) | (fb + ((uint32_t)q[l] << 23)))
+                 & nz;
+        inex |= (uint32_t)((m & mask) != 0);
+        any |= slow[l];
+    }
+    if (inex != 0)
+        *fl |= SF_FLAG_INEXACT;
+    for (size_t l = 0; any != 0 && l < W; l++)
+        if (slow[l] != 0) {
+            int32_t qq;
+            int64_t csum = s_mma_c_grid(pl, acc[l], block_ep(pl, mx[l]), &qq,
+                                        lost);
+            res[l] = s_mma_finish64(pl, csum + sum[l], qq, fl);
+        }
+    memcpy(acc, res, sizeof res);
+}
+
 /* The same for W output elements side by side: B's LEN rows of W
    elements at B, LD apart; ACC: W accumulators. */
 ROW_INLINE bool
@@ -137,11 +249,10 @@ row_block(const s_mma_plan *pl, const float *aw, const int16_t *ae,
           const uint16_t *b, size_t ld, size_t len, bool need, uint32_t *acc,
           unsigned *fl, uint64_t *lost)
 {
-    uint32_t lb[W] = {0}, spec = 0;
+    uint32_t lb[W] = {0}, spec = 0, slow[W];
     int16_t mx[W];
     uint16_t bad[W] = {0}, any = 0;
-    int32_t sum[W] = {0}, q[W];
-    int64_t csum[W];
+    int32_t sum[W] = {0}, q[W], kc[W];
     float scale[W], twoq[W];
 
     for (size_t l = 0; l < W; l++)
@@ -159,11 +270,8 @@ row_block(const s_mma_plan *pl, const float *aw, const int16_t *ae,
     }
     if (any != 0 || spec != 0)
         return false;
-    for (size_t l = 0; l < W; l++) {
-        csum[l] = s_mma_c_grid(pl, acc[l], block_ep(pl, mx[l]), &q[l], lost);
-        if (!grid_powers(q[l], mx[l] > 0, &scale[l], &twoq[l]))
-            return false;
-    }
+    if (!lanes_grid(pl, mx, acc, q, scale, twoq, kc, slow, lost))
+        return false;
     for (size_t t = 0; t < len; t++)
         for (size_t l = 0; l < W; l++) {
             float p = f32_of((uint32_t)b[t * ld + l] << 16) * aw[t];
@@ -172,10 +280,9 @@ row_block(const s_mma_plan *pl, const float *aw, const int16_t *ae,
             if (need)
                 lb[l] |= (uint32_t)((float)kept * twoq[l] != p);
         }
-    for (size_t l = 0; l < W; l++) {
+    for (size_t l = 0; l < W; l++)
         *lost |= lb[l];
-        acc[l] = s_mma_finish64(pl, csum[l] + sum[l], q[l], fl);
-    }
+    lanes_finish(pl, mx, kc, sum, q, slow, acc, fl, lost);
     return true;
 }
 
@@ -186,6 +293,59 @@ static inline bool
 inexact(unsigned flags, uint64_t lost)
 {
     return (flags & SF_FLAG_INEXACT) != 0 || lost != 0;
+}
+
+/* One block of W output elements of the B^T form side by side: keys
+   (rows of B^T) X + l K, l < W, elements K0 .. K0+LEN-1 each; the
+   products of one key are summed horizontally, the grid and the result
+   of all W keys are computed together (lanes_grid, lanes_finish). */
+ROW_INLINE bool
+nt_lanes(const s_mma_plan *pl, const float *aw, const int16_t *ae,
+         const uint16_t *x, size_t k, size_t len, bool need, uint32_t *acc,
+         unsigned *fl, uint64_t *lost)
+{
+    uint32_t lb[W], spec = 0, slow[W];
+    int16_t mx[W];
+    uint16_t any = 0;
+    int32_t sum[W], q[W], kc[W];
+    float scale[W], twoq[W];
+
+    for (size_t l = 0; l < W; l++) {
+        const uint16_t *xl = x + l * k;
+        int16_t m = NO_X;
+        uint16_t bad = 0;
+        for (size_t t = 0; t < len; t++) {
+            int16_t e = esum16(xl[t], ae[t]);
+            bad |= out16(xl[t]);
+            m = e > m ? e : m;
+        }
+        mx[l] = m;
+        any |= bad;
+        spec |= (uint32_t)((acc[l] & 0x7F800000u) == 0x7F800000u);
+    }
+    if (any != 0 || spec != 0)
+        return false;
+    if (!lanes_grid(pl, mx, acc, q, scale, twoq, kc, slow, lost))
+        return false;
+    for (size_t l = 0; l < W; l++) {
+        const uint16_t *xl = x + l * k;
+        const float sc = scale[l], tq = twoq[l];
+        int32_t s = 0;
+        uint32_t b = 0;
+        for (size_t t = 0; t < len; t++) {
+            float p = f32_of((uint32_t)xl[t] << 16) * aw[t];
+            int32_t kept = (int32_t)(p * sc);
+            s += kept;
+            if (need)
+                b |= (uint32_t)((float)kept * tq != p);
+        }
+        sum[l] = s;
+        lb[l] = b;
+    }
+    for (size_t l = 0; l < W; l++)
+        *lost |= lb[l];
+    lanes_finish(pl, mx, kc, sum, q, slow, acc, fl, lost);
+    return true;
 }
 
 /* A's side: binary32 values AW and biased exponent fields AE (NO_A for
@@ -224,6 +384,64 @@ s_mma_row_c_covers(const sf_mma_model *m, const sf_format *fa,
     return pl.narrow;
 }
 
+/* Key J of the B^T form (row BT + J K), from C (or 0), block by block
+   (nt_block); false when a block goes outside the path (*D, *F and *L
+   are then not to be used). */
+static bool
+nt_key(const s_mma_plan *pl, const float *aw, const int16_t *ae,
+       const uint16_t *x, size_t k, size_t n, uint32_t c, unsigned flags,
+       uint64_t lost, uint32_t *d, unsigned *f, uint64_t *l)
+{
+    uint32_t acc = c;
+    bool ok = true;
+
+    for (size_t k0 = 0; ok && k0 < k; k0 += n) {
+        size_t len = k - k0 < n ? k - k0 : n;
+        bool need = !inexact(flags | *f, lost | *l);
+        if (len == 16 && need)
+            ok = nt_block(pl, aw + k0, ae + k0, x + k0, 16, true, &acc, f, l);
+        else if (len == 16)
+            ok = nt_block(pl, aw + k0, ae + k0, x + k0, 16, false, &acc, f,
+                          l);
+        else
+            ok = nt_block(pl, aw + k0, ae + k0, x + k0, len, true, &acc, f, l);
+    }
+    *d = acc;
+    return ok;
+}
+
+/* Keys J0 .. J0+W-1 of the B^T form at once (nt_lanes); false when a
+   block goes outside the path (nothing written). */
+static bool
+nt_group(const s_mma_plan *pl, const float *aw, const int16_t *ae,
+         const uint16_t *x, size_t k, size_t n, const uint32_t *c,
+         unsigned flags, uint64_t lost, uint32_t *d, unsigned *f, uint64_t *l)
+{
+    uint32_t acc[W];
+    bool ok = true;
+
+    if (c != NULL)
+        memcpy(acc, c, sizeof acc);
+    else
+        memset(acc, 0, sizeof acc);
+    for (size_t k0 = 0; ok && k0 < k; k0 += n) {
+        size_t len = k - k0 < n ? k - k0 : n;
+        bool need = !inexact(flags | *f, lost | *l);
+        if (len == 16 && need)
+            ok = nt_lanes(pl, aw + k0, ae + k0, x + k0, k, 16, true, acc, f,
+                          l);
+        else if (len == 16)
+            ok = nt_lanes(pl, aw + k0, ae + k0, x + k0, k, 16, false, acc, f,
+                          l);
+        else
+            ok = nt_lanes(pl, aw + k0, ae + k0, x + k0, k, len, true, acc, f,
+                          l);
+    }
+    if (ok)
+        memcpy(d, acc, sizeof acc);
+    return ok;
+}
+
 bool
 s_mma_gemm_nt_c(const sf_mma_model *m, size_t cols, size_t k,
                 const uint16_t *a, const uint16_t *bt, const uint32_t *c,
@@ -235,31 +453,35 @@ s_mma_gemm_nt_c(const sf_mma_model *m, size_t cols, size_t k,
     s_mma_plan pl;
     unsigned flags = 0;
     uint64_t lost = 0;
+    size_t j = 0;
 
     if (!side_a(a, k, n, aw, ae))
         return false;
     s_mma_plan_init(&pl, m, &sf_format_bf16, &sf_format_bf16, 1, false);
-    for (size_t j = 0; j < cols; j++) {
-        const uint16_t *x = bt + j * k;
-        uint32_t acc = c != NULL ? c[j] : 0;
+    /* W keys at a time, while every block stays on the path */
+    for (; j + W <= cols; j += W) {
         unsigned f = 0;
         uint64_t lj = 0;
-        bool ok = true;
-        for (size_t k0 = 0; ok && k0 < k; k0 += n) {
-            size_t len = k - k0 < n ? k - k0 : n;
-            bool need = !inexact(flags | f, lost | lj);
-            if (len == 16 && need)
-                ok = nt_block(&pl, aw + k0, ae + k0, x + k0, 16, true, &acc,
-                              &f, &lj);
-            else if (len == 16)
-                ok = nt_block(&pl, aw + k0, ae + k0, x + k0, 16, false, &acc,
-                              &f, &lj);
-            else
-                ok = nt_block(&pl, aw + k0, ae + k0, x + k0, len, true, &acc,
-                              &f, &lj);
-        }
-        if (ok) {
-            d[j] = acc;
+        /* the keys two groups ahead asked into the cache: with one row
+           of A, K streams from memory once (at d = 128 a group is one
+           4 KiB page) */
+        if (j + 3 * W <= cols)
+            s_mma_prefetch_rows(bt + (j + 2 * W) * k, k, W, k * 2);
+        if (!nt_group(&pl, aw, ae, bt + j * k, k, n,
+                      c != NULL ? c + j : NULL, flags, lost, d + j, &f, &lj))
+            break;
+        flags |= f;
+        lost |= lj;
+    }
+    /* the rest key by key */
+    for (; j < cols; j++) {
+        const uint16_t *x = bt + j * k;
+        unsigned f = 0;
+        uint64_t lj = 0;
+        uint32_t r;
+        if (nt_key(&pl, aw, ae, x, k, n, c != NULL ? c[j] : 0, flags, lost,
+                   &r, &f, &lj)) {
+            d[j] = r;
             flags |= f;
             lost |= lj;
         } else {

@@ -335,6 +335,83 @@ START_TEST(test_directed)
 }
 END_TEST
 
+/* The portable path's block results, computed 16 columns (or keys) at a
+   time: results of exponent 126 .. 128 (overflow), the only inexact
+   column of a problem being one total that loses its lowest bits in the
+   truncation to 24 bits, or one C that loses bits on the grid, in each
+   of the column positions of a group; a subnormal C under the host's DAZ
+   and FTZ. */
+START_TEST(test_lanes)
+{
+    const sf_mma_model *m = sf_mma_preset_by_name("sm90");
+    unsigned long bad = 0;
+    unsigned printed = 0;
+    const size_t n = 40, k = 20;
+
+    for (size_t pos = 0; pos < 4; pos++) {
+        size_t col = 3 + 11 * pos; /* 3, 14, 25, 36: each part of a group */
+        /* (1 + j/128) 2^126 times 1 .. 4: exponents 126 .. 128, in the
+           last block (an overflow before it sends the rest to the
+           dots) */
+        memset(a, 0, sizeof a);
+        memset(b, 0, sizeof b);
+        for (size_t t = 0; t < 4; t++)
+            a[t] = 0x5F00u; /* 2^63 */
+        for (size_t j = 0; j < n; j++)
+            for (size_t t = 0; t <= (j + pos) % 4; t++)
+                b[t * n + j] = (uint16_t)(0x5F00u | (uint16_t)(j * 5 % 128));
+        bad += check_problem(m, &sf_format_bf16, n, 16, false, false,
+                             "overflow", &printed);
+        /* exact everywhere, but column COL is 1 + 2^-24: on sm90's grid
+           (2^-25) a 26-bit total whose bit 1 is cut */
+        memset(a, 0, sizeof a);
+        memset(b, 0, sizeof b);
+        a[0] = a[1] = 0x3F80u;
+        for (size_t j = 0; j < n; j++) {
+            b[0 * n + j] = (uint16_t)(0x3F80u + (uint16_t)j);
+            b[1 * n + j] = j == col ? 0x3380u : 0;
+        }
+        bad += check_problem(m, &sf_format_bf16, n, k, false, false,
+                             "one inexact total", &printed);
+        /* exact products, C exact on the grid, but column COL's C is
+           1 + 2^-23 against a product of 2^10: its low bits are cut */
+        memset(a, 0, sizeof a);
+        memset(b, 0, sizeof b);
+        a[0] = 0x3F80u;
+        for (size_t j = 0; j < n; j++) {
+            b[0 * n + j] = 0x4480u; /* 2^10 */
+            c[j] = j == col ? 0x3F800001u : 0x3F800000u;
+        }
+        bad += check_problem(m, &sf_format_bf16, n, k, true, false,
+                             "one inexact c", &printed);
+    }
+#if HAVE_MXCSR
+    {
+        /* exact products of 2^-60, and column 21's C subnormal (below
+           the grid: only lost bits) under the host's DAZ and FTZ */
+        unsigned host;
+        memset(a, 0, sizeof a);
+        memset(b, 0, sizeof b);
+        a[0] = 0x2180u; /* 2^-60 */
+        for (size_t j = 0; j < n; j++) {
+            b[0 * n + j] = 0x3F80u;
+            c[j] = j == 21 ? 0x00012345u : 0;
+        }
+        _mm_setcsr(0xFFC0u);
+        bad += check_problem(m, &sf_format_bf16, n, k, true, false,
+                             "subnormal c, daz", &printed);
+        host = _mm_getcsr();
+        _mm_setcsr(0x1F80u);
+        if ((host & 0xFFC0u) != 0xFFC0u) {
+            bad++;
+            printf("mxcsr ffc0: %04x after the calls\n", host);
+        }
+    }
+#endif
+    ck_assert_msg(bad == 0, "one row lanes: %lu mismatches", bad);
+}
+END_TEST
+
 /* The caller's MXCSR (rounding, FTZ, DAZ, flags) changes nothing and is
    put back, also after a chunk computed again. */
 START_TEST(test_mxcsr)
@@ -380,6 +457,7 @@ row_suite(void)
 
     tcase_add_test(tc, test_chunks);
     tcase_add_test(tc, test_directed);
+    tcase_add_test(tc, test_lanes);
     tcase_add_test(tc, test_mxcsr);
     tcase_add_test(tc, test_random);
     return s;

@@ -114,7 +114,6 @@
 #endif
 
 #define FE_REDO (FE_UNDERFLOW | FE_OVERFLOW | FE_INVALID | FE_DIVBYZERO)
-#define FE_FIVE (FE_INEXACT | FE_REDO)
 
 /* Rows per block: the unit of the flag test and the recomputation. */
 #define S_FMAF_ROWS 4
@@ -172,11 +171,15 @@ bits64_of(double f)
 #define NZ64(x) (((x) | (0u - (x))) >> 63)
 
 /* R = RN_binary32(P + C) as binary64, for the exact product P of two
-   binary32 values and a binary32 C (both as binary64); IX and BAD
-   collect 1 when R is inexact, resp. when it may have raised underflow
-   or overflow (the software chain recomputes the block).  Integer
-   arithmetic on the bits, no branch, no comparison: GCC vectorises it
-   with SSE2. */
+   binary32 values and a binary32 C (both as binary64).  FL collects, in
+   bits 0 to 62, nonzero bits when R is inexact (E nonzero, or the
+   conversion changed the odd-rounded value O), and in bit 63 a 1 when R
+   may have raised underflow or overflow (the software chain recomputes
+   the block): with M = |O|'s bits, M - 2^-126 is negative for M below
+   2^-126 and M - 1 is negative only for M = 0, so the first term's sign
+   is 0 < M < 2^-126; the second's is M >= 2^128 - 2^103 (infinities and
+   NaNs included).  Integer arithmetic on the bits, no branch, no
+   comparison: GCC vectorises it with SSE2. */
 #define FMA_STEP(p, c, r, fl)                                                \
     do {                                                                     \
         double s_ = (p) + (c), v_ = s_ - (p);                                \

@@ -69,10 +69,10 @@ all_finite(const sf_format *f, const void *p, size_t n)
 
 /* The FMA chain of gemm_fma_chain on the host's FMA unit: the vector
    kernels of gemm_chain.c when the ISA cap and the CPU allow (ISA
-   nonzero), else the C library's fmaf (gemm_chain_fmaf.c).  A and B
+   nonzero), else binary64 arithmetic (gemm_chain_fmaf.c).  A and B
    widened to FP32 row-major (B not transposed), operands already known
-   finite.  False (nothing written) when memory runs out or fmaf fails
-   its self-check. */
+   finite.  False (nothing written) when memory runs out or the binary64
+   kernel fails its self-check. */
 static bool
 chain_host(int isa, size_t rows, size_t cols, size_t k, const sf_format *fa,
            const void *a, const sf_format *fb, const void *b,

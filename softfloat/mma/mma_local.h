@@ -435,17 +435,18 @@ void s_mma_chain_native(int isa, size_t rows, size_t cols, size_t k,
                         sf_env *env);
 
 /* The fewest products (rows x cols x k) for which sf_mma_gemm runs the
-   chain on fmaf: below, the self-check and the environment calls cost
-   more than the software chain. */
+   chain of gemm_chain_fmaf.c: below, the self-check and the environment
+   calls cost more than the software chain. */
 #define S_MMA_FMAF_MIN 64
-/* The same chain on the C library's fmaf (gemm_chain_fmaf.c): whether
+/* The same chain in binary64 arithmetic (gemm_chain_fmaf.c): whether
    model M under ENV (entered) meets the path's conditions (no event sink,
    FTZ, DAZ or tininess before rounding; a build with <fenv.h>'s default
-   environment and the five exception flags). */
+   environment and the five exception flags, and FLT_EVAL_METHOD 0). */
 bool s_mma_chain_fmaf_ok(const sf_mma_model *m, const sf_env *env);
-/* s_mma_chain_native's contract on fmaf, in the default floating
-   environment (the caller's put back): false, nothing written, when the
-   environment cannot be set or fmaf fails the self-check. */
+/* s_mma_chain_native's contract in binary64 arithmetic, in the default
+   floating environment (the caller's put back): false, nothing written,
+   when the environment cannot be set or the kernel fails the
+   self-check. */
 bool s_mma_chain_fmaf(size_t rows, size_t cols, size_t k, const uint32_t *a,
                       const uint32_t *b, const uint32_t *c, uint32_t *d,
                       uint32_t *tmp, sf_env *env);

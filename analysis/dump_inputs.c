@@ -116,31 +116,6 @@ get_dyadic(const json_t *v, fixgen_dyadic *out)
     return fixgen_dyadic_from_f64_bits(bits, out);
 }
 
-/* "0x" and 16 hex digits into *OUT. */
-static bool
-get_hash(const json_t *v, uint64_t *out)
-{
-    const char *s = json_string_value(v);
-    uint64_t h = 0;
-    if (s == NULL || strlen(s) != 18 || s[0] != '0'
-        || (s[1] != 'x' && s[1] != 'X'))
-        return false;
-    for (const char *p = s + 2; *p != '\0'; p++) {
-        unsigned d;
-        if (*p >= '0' && *p <= '9')
-            d = (unsigned)(*p - '0');
-        else if (*p >= 'a' && *p <= 'f')
-            d = (unsigned)(*p - 'a') + 10;
-        else if (*p >= 'A' && *p <= 'F')
-            d = (unsigned)(*p - 'A') + 10;
-        else
-            return false;
-        h = h << 4 | d;
-    }
-    *out = h;
-    return true;
-}
-
 /* The launch's (batch, head) of each head the file holds, from
    heads_from / heads_kept and batch_from; *NP = 0 when the file holds
    the whole launch. */
@@ -408,7 +383,8 @@ generate(const char *path, const json_t *man, const json_t *g, const char *key,
                     "expected a number with at most 24 significant "
                     "bits",
                     key);
-    if (!get_hash(json_object_get(t, "hash"), &want_hash))
+    if (!fixgen_hash_parse(json_string_value(json_object_get(t, "hash")),
+                           &want_hash))
         return BADT("hash", "expected \"0x\" and 16 hex digits", key);
     uo = json_object_get(t, "u");
     if (uo != NULL) {

@@ -40,31 +40,6 @@ parse_manifest(const char *path, const tensor_listing *l, json_t **man,
     return TENSOR_OK;
 }
 
-/* "0x" and 16 hex digits into *OUT. */
-static bool
-get_hash(const json_t *v, uint64_t *out)
-{
-    const char *s = json_string_value(v);
-    uint64_t h = 0;
-    if (s == NULL || strlen(s) != 18 || s[0] != '0'
-        || (s[1] != 'x' && s[1] != 'X'))
-        return false;
-    for (const char *p = s + 2; *p != '\0'; p++) {
-        unsigned d;
-        if (*p >= '0' && *p <= '9')
-            d = (unsigned)(*p - '0');
-        else if (*p >= 'a' && *p <= 'f')
-            d = (unsigned)(*p - 'a') + 10;
-        else if (*p >= 'A' && *p <= 'F')
-            d = (unsigned)(*p - 'A') + 10;
-        else
-            return false;
-        h = h << 4 | d;
-    }
-    *out = h;
-    return true;
-}
-
 /* An integer JSON value in [LO, HI] into *OUT. */
 static bool
 get_int(const json_t *v, uint64_t lo, uint64_t hi, uint64_t *out)
@@ -152,7 +127,8 @@ parse_entry(const char *path, const char *key, const json_t *e,
         k->n_rows += b - a;
         prev_end = b;
     }
-    if (!get_hash(json_object_get(e, "hash"), &k->hash))
+    if (!fixgen_hash_parse(json_string_value(json_object_get(e, "hash")),
+                           &k->hash))
         FAIL(".hash", "expected \"0x\" and 16 hex digits");
     if (lt == NULL)
         FAIL("", "the file stores no tensor %s", key);

@@ -360,3 +360,31 @@ fixgen_hash_final(uint64_t acc, uint64_t n)
 {
     return fixgen_mix(n + acc);
 }
+
+bool
+fixgen_hash_parse(const char *s, uint64_t *out)
+{
+    uint64_t h = 0;
+    size_t n = 0;
+
+    if (s == NULL || s[0] != '0' || (s[1] != 'x' && s[1] != 'X'))
+        return false;
+    for (const char *p = s + 2; *p != '\0'; p++, n++) {
+        unsigned d;
+        if (*p >= '0' && *p <= '9')
+            d = (unsigned)(*p - '0');
+        else if (*p >= 'a' && *p <= 'f')
+            d = (unsigned)(*p - 'a') + 10;
+        else if (*p >= 'A' && *p <= 'F')
+            d = (unsigned)(*p - 'A') + 10;
+        else
+            return false;
+        if (n == 16)
+            return false;
+        h = h << 4 | d;
+    }
+    if (n != 16)
+        return false;
+    *out = h;
+    return true;
+}

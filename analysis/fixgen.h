@@ -159,6 +159,10 @@ uint64_t fixgen_hash_add(uint64_t acc, uint64_t first, const uint16_t *b,
 /* The hash of N elements from their running sum ACC. */
 uint64_t fixgen_hash_final(uint64_t acc, uint64_t n);
 
+/* A hash as manifests write it, "0x" (or "0X") and exactly 16 hex digits,
+   into *OUT; false (and *OUT untouched) for anything else, NULL too. */
+bool fixgen_hash_parse(const char *s, uint64_t *out);
+
 #ifdef __cplusplus
 }
 #endif

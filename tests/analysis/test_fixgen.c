@@ -365,6 +365,47 @@ START_TEST(test_mirror_pairing)
 }
 END_TEST
 
+/* The text form of a hash: "0x" and exactly 16 hex digits, either case;
+   a refusal leaves the output as it was. */
+START_TEST(test_hash_parse)
+{
+    static const struct
+    {
+        const char *s;
+        bool ok;
+        uint64_t h;
+    } v[] = {
+        {"0x0123456789abcdef", true, UINT64_C(0x0123456789abcdef)},
+        {"0XFEDCBA9876543210", true, UINT64_C(0xfedcba9876543210)},
+        {"0x00000000000000aF", true, UINT64_C(0xaf)},
+        {"0x0123456789abcde", false, 0},   /* 15 digits */
+        {"0x0123456789abcdef0", false, 0}, /* 17 digits */
+        {"0x0123456789abcdeg", false, 0},  /* not hex */
+        {"0123456789abcdef01", false, 0},  /* no 0x */
+        {"1x0123456789abcdef", false, 0},
+        {"0x", false, 0},
+        {"", false, 0},
+        {NULL, false, 0},
+    };
+    int bad = 0;
+
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
+        uint64_t h = 12345;
+        bool ok = fixgen_hash_parse(v[i].s, &h);
+        uint64_t want = v[i].ok ? v[i].h : 12345;
+        if (ok != v[i].ok || h != want) {
+            printf("fixgen_hash_parse \"%s\": %s 0x%016" PRIx64
+                   " expected, got %s 0x%016" PRIx64 "\n",
+                   v[i].s != NULL ? v[i].s : "(null)",
+                   v[i].ok ? "ok" : "refused", want, ok ? "ok" : "refused",
+                   h);
+            bad++;
+        }
+    }
+    ck_assert_int_eq(bad, 0);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -376,6 +417,7 @@ main(void)
     tcase_add_test(tc, test_irwin_hall);
     tcase_add_test(tc, test_round);
     tcase_add_test(tc, test_hash);
+    tcase_add_test(tc, test_hash_parse);
     tcase_add_test(tc, test_dyadic);
     tcase_add_test(tc, test_dyadic_bits);
     tcase_add_test(tc, test_u_scaled);

@@ -81,6 +81,41 @@ dump_inputs_described(const char *path, bool described[4], tensor_error *err)
     return rc;
 }
 
+int
+dump_read_all(const char *path, tensor_dtype want, tensor_file *f,
+              tensor_error *err)
+{
+    bool described[4];
+    int rc = safetensors_read_all(path, want, f, err);
+
+    if (rc == TENSOR_OK)
+        rc = dump_inputs_described(path, described, err);
+    for (size_t j = 0; j < 4 && rc == TENSOR_OK; j++) {
+        tensor t = TENSOR_INIT;
+        tensor_named *grown;
+        bool stored = false;
+        for (size_t i = 0; i < f->n_tensors; i++)
+            stored = stored || strcmp(f->tensors[i].name, inputs[j]) == 0;
+        if (!described[j] || stored)
+            continue;
+        rc = dump_input_read(path, inputs[j], want, &t, err);
+        if (rc != TENSOR_OK)
+            break;
+        grown = realloc(f->tensors, (f->n_tensors + 1) * sizeof *grown);
+        if (grown == NULL) {
+            tensor_free(&t);
+            rc = tio_fail(err, TENSOR_E_NOMEM, path, NULL, "out of memory");
+            break;
+        }
+        f->tensors = grown;
+        f->tensors[f->n_tensors].name = inputs[j];
+        f->tensors[f->n_tensors++].tensor = t;
+    }
+    if (rc != TENSOR_OK)
+        tensor_file_free(f);
+    return rc;
+}
+
 bool
 dump_inputs_generated(const char *path)
 {

@@ -78,6 +78,14 @@ extern "C" {
 int dump_input_read(const char *path, const char *key, tensor_dtype want,
                     tensor *out, tensor_error *err);
 
+/* Every tensor of the dump PATH into *F (empty, TENSOR_FILE_INIT), as
+   safetensors_read_all with WANT reads them, followed by each of q, k, v,
+   do that the manifest describes and the file does not store, as
+   dump_input_read gives it (named by a static string).  On error *F is
+   left empty; the errors are those of the two readers. */
+int dump_read_all(const char *path, tensor_dtype want, tensor_file *f,
+                  tensor_error *err);
+
 /* Which of q, k, v, do (in that order) PATH's manifest describes in
    inputs_gen.tensors, into DESCRIBED[0 .. 4) (all false without
    inputs_gen).  Errors: the listing's; E_FORMAT when inputs_gen or its

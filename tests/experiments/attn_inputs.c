@@ -504,13 +504,8 @@ do_get(const char *file, const char *name, const char *index)
 static int
 do_heads(const char *file, const char *hs, const char *out)
 {
-    static const char *const inputs[] = {"q", "k", "v", "do"};
     tensor_file f = TENSOR_FILE_INIT;
     tensor_error err;
-    tensor gen[4] = {TENSOR_INIT, TENSOR_INIT, TENSOR_INIT, TENSOR_INIT};
-    tensor_named *all = NULL;
-    bool described[4];
-    size_t n = 0;
     char *end;
     unsigned long h = strtoul(hs, &end, 10);
     int rc = 0;
@@ -519,32 +514,11 @@ do_heads(const char *file, const char *hs, const char *out)
         fprintf(stderr, "attn_inputs: heads %s: expected 1 to 4096\n", hs);
         return 1;
     }
-    if (safetensors_read_all(file, TENSOR_ANY, &f, &err) != TENSOR_OK)
+    /* inputs the manifest describes (inputs_gen) are written out too */
+    if (dump_read_all(file, TENSOR_ANY, &f, &err) != TENSOR_OK)
         return fail(file, &err);
-    all = calloc(f.n_tensors + 4, sizeof *all);
-    if (all == NULL) {
-        tensor_file_free(&f);
-        return 1;
-    }
-    for (size_t i = 0; i < f.n_tensors; i++)
-        all[n++] = f.tensors[i];
-    /* inputs the manifest describes (inputs_gen) are written out */
-    if (dump_inputs_described(file, described, &err) != TENSOR_OK)
-        rc = fail(file, &err);
-    for (size_t j = 0; j < 4 && rc == 0; j++) {
-        bool stored = false;
-        for (size_t i = 0; i < f.n_tensors; i++)
-            stored = stored || strcmp(f.tensors[i].name, inputs[j]) == 0;
-        if (!described[j] || stored)
-            continue;
-        if (dump_input_read(file, inputs[j], TENSOR_ANY, &gen[j], &err)
-            != TENSOR_OK)
-            rc = fail(file, &err);
-        all[n].name = inputs[j];
-        all[n++].tensor = gen[j];
-    }
-    for (size_t i = 0; i < n && rc == 0; i++) {
-        tensor *t = &all[i].tensor, r = TENSOR_INIT;
+    for (size_t i = 0; i < f.n_tensors && rc == 0; i++) {
+        tensor *t = &f.tensors[i].tensor, r = TENSOR_INIT;
         uint64_t shape[TENSOR_MAX_DIMS];
         if (t->ndim < 2 || t->shape[0] != 1 || t->shape[1] != 1)
             continue;
@@ -560,14 +534,9 @@ do_heads(const char *file, const char *hs, const char *out)
         *t = r;
     }
     if (rc == 0
-        && safetensors_write(out, all, n, NULL, 0, true, &err) != TENSOR_OK)
+        && safetensors_write(out, f.tensors, f.n_tensors, NULL, 0, true, &err)
+               != TENSOR_OK)
         rc = fail(out, &err);
-    /* the file's own tensors, possibly replaced, back to F to be freed */
-    for (size_t i = 0; i < f.n_tensors; i++)
-        f.tensors[i].tensor = all[i].tensor;
-    for (size_t i = f.n_tensors; i < n; i++)
-        tensor_free(&all[i].tensor);
-    free(all);
     tensor_file_free(&f);
     return rc;
 }

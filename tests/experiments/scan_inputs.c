@@ -7,7 +7,6 @@
 #include <config.h>
 #endif
 
-#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -266,40 +265,6 @@ write_shards(const char *dir)
     return 0;
 }
 
-/* Appends to F (read from PATH) the inputs q, k, v, do that PATH's
-   manifest describes (inputs_gen) instead of storing, regenerated. */
-static int
-add_described(const char *path, tensor_file *f)
-{
-    static const char *const inputs[] = {"q", "k", "v", "do"};
-    tensor_error err;
-    bool described[4];
-
-    if (dump_inputs_described(path, described, &err) != TENSOR_OK)
-        return fail(path, err.message);
-    for (size_t j = 0; j < 4; j++) {
-        tensor t = TENSOR_INIT;
-        tensor_named *grown;
-        bool stored = false;
-        for (size_t i = 0; i < f->n_tensors; i++)
-            stored = stored || strcmp(f->tensors[i].name, inputs[j]) == 0;
-        if (!described[j] || stored)
-            continue;
-        if (dump_input_read(path, inputs[j], TENSOR_ANY, &t, &err)
-            != TENSOR_OK)
-            return fail(path, err.message);
-        grown = realloc(f->tensors, (f->n_tensors + 1) * sizeof *grown);
-        if (grown == NULL) {
-            tensor_free(&t);
-            return fail(path, "out of memory");
-        }
-        f->tensors = grown;
-        f->tensors[f->n_tensors].name = inputs[j];
-        f->tensors[f->n_tensors++].tensor = t;
-    }
-    return 0;
-}
-
 int
 main(int argc, char **argv)
 {
@@ -310,10 +275,8 @@ main(int argc, char **argv)
     if (argc != 3)
         return fail("usage", "scan_inputs DIR H200DUMP");
     make_layer();
-    if (safetensors_read_all(argv[2], TENSOR_ANY, &l1, &err) != TENSOR_OK)
+    if (dump_read_all(argv[2], TENSOR_ANY, &l1, &err) != TENSOR_OK)
         return fail(argv[2], err.message);
-    if (add_described(argv[2], &l1))
-        return 1;
     snprintf(path, sizeof path, "%s/cap.safetensors", argv[1]);
     if (write_cap(path, "", D, "flash", &l1, false, true))
         return 1;

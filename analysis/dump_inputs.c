@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "analysis/dump_inputs.h"
+#include "analysis/dump_local.h"
 #include "analysis/fixgen.h"
 #include "analysis/tensor_internal.h"
 
@@ -45,14 +46,7 @@ load_manifest(const char *path, int *rc, bool *stored, const char *key,
     for (size_t i = 0; key != NULL && i < l.n_tensors; i++)
         if (strcmp(l.tensors[i].name, key) == 0)
             *stored = true;
-    for (size_t i = 0; i < l.n_meta; i++)
-        if (strcmp(l.meta[i].key, "manifest") == 0) {
-            json_error_t je;
-            man = json_loads(l.meta[i].value, 0, &je);
-            if (man == NULL)
-                *rc = tio_fail(err, TENSOR_E_FORMAT, path, "manifest",
-                               "not JSON (%s)", je.text);
-        }
+    *rc = dump_manifest_json(path, &l, &man, err);
     tensor_listing_free(&l);
     return man;
 }
@@ -128,14 +122,7 @@ dump_inputs_generated(const char *path)
 static bool
 get_uint(const json_t *v, uint64_t max, uint64_t *out)
 {
-    json_int_t i;
-    if (!json_is_integer(v))
-        return false;
-    i = json_integer_value(v);
-    if (i < 0 || (uint64_t)i > max)
-        return false;
-    *out = (uint64_t)i;
-    return true;
+    return dump_json_uint(v, 0, max, out);
 }
 
 /* A JSON number as a dyadic value (24 significant bits at most). */

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/dump_local.h"
 #include "analysis/dump_outputs.h"
 #include "analysis/fixgen.h"
 #include "analysis/tensor_internal.h"
@@ -23,10 +24,9 @@ dump_kept_free(dump_kept *k)
     *k = (dump_kept)DUMP_KEPT_INIT;
 }
 
-/* The manifest in L's metadata parsed into *MAN (NULL when none). */
-static int
-parse_manifest(const char *path, const tensor_listing *l, json_t **man,
-               tensor_error *err)
+int
+dump_manifest_json(const char *path, const tensor_listing *l, json_t **man,
+                   tensor_error *err)
 {
     *man = NULL;
     for (size_t i = 0; i < l->n_meta; i++)
@@ -40,9 +40,8 @@ parse_manifest(const char *path, const tensor_listing *l, json_t **man,
     return TENSOR_OK;
 }
 
-/* An integer JSON value in [LO, HI] into *OUT. */
-static bool
-get_int(const json_t *v, uint64_t lo, uint64_t hi, uint64_t *out)
+bool
+dump_json_uint(const json_t *v, uint64_t lo, uint64_t hi, uint64_t *out)
 {
     json_int_t i;
     if (!json_is_integer(v))
@@ -92,8 +91,8 @@ parse_entry(const char *path, const char *key, const json_t *e,
         FAIL(".shape", "expected [B, H, N, d] or [B, H, N]");
     k->ndim = (unsigned)json_array_size(sh);
     for (unsigned j = 0; j < k->ndim; j++)
-        if (!get_int(json_array_get(sh, j), 1, (uint64_t)1 << 40,
-                     &k->shape[j]))
+        if (!dump_json_uint(json_array_get(sh, j), 1, (uint64_t)1 << 40,
+                            &k->shape[j]))
             FAIL(".shape", "dimension %u: expected an integer >= 1", j);
     rows = json_object_get(e, "rows");
     if (!json_is_array(rows) || json_array_size(rows) == 0
@@ -110,8 +109,9 @@ parse_entry(const char *path, const char *key, const json_t *e,
         const json_t *r = json_array_get(rows, i);
         uint64_t a, b;
         if (!json_is_array(r) || json_array_size(r) != 2
-            || !get_int(json_array_get(r, 0), 0, k->shape[2], &a)
-            || !get_int(json_array_get(r, 1), 0, k->shape[2], &b) || a >= b)
+            || !dump_json_uint(json_array_get(r, 0), 0, k->shape[2], &a)
+            || !dump_json_uint(json_array_get(r, 1), 0, k->shape[2], &b)
+            || a >= b)
             FAIL(".rows",
                  "entry %zu: expected [a, b] with 0 <= a < b <= N "
                  "(%" PRIu64 ")",
@@ -178,7 +178,7 @@ kept_object(const char *path, json_t **man, const json_t **ok,
     *ok = NULL;
     *man = NULL;
     if (rc == TENSOR_OK)
-        rc = parse_manifest(path, l, man, err);
+        rc = dump_manifest_json(path, l, man, err);
     if (rc != TENSOR_OK)
         return rc;
     *ok = *man != NULL ? json_object_get(*man, "outputs_kept") : NULL;
@@ -292,44 +292,51 @@ dump_hash16(const uint16_t *b, size_t n)
     return fixgen_hash_final(fixgen_hash_add(0, 0, b, n), n);
 }
 
+/* The hash of N elements of ES bytes (2 or 4) whose bits GET(SRC, i)
+   gives: each as its 16-bit words, the low one first. */
+static uint64_t
+hash_words(const void *src, uint64_t n, size_t es,
+           uint64_t (*get)(const void *, uint64_t))
+{
+    uint64_t acc = 0, words = n * (es / 2);
+    uint16_t w[512];
+    size_t m = 0;
+
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t b = get(src, i);
+        w[m++] = (uint16_t)(b & 0xFFFFu);
+        if (es == 4)
+            w[m++] = (uint16_t)(b >> 16);
+        if (m == 512 || i + 1 == n) {
+            acc = fixgen_hash_add(acc, (i + 1) * (es / 2) - m, w, m);
+            m = 0;
+        }
+    }
+    return fixgen_hash_final(acc, words);
+}
+
+static uint64_t
+get32(const void *src, uint64_t i)
+{
+    return ((const uint32_t *)src)[i];
+}
+
+static uint64_t
+get_tensor(const void *src, uint64_t i)
+{
+    return tensor_get_bits(src, i);
+}
+
 uint64_t
 dump_hash32(const uint32_t *b, size_t n)
 {
-    uint64_t acc = 0;
-    uint16_t w[512];
-    size_t i = 0;
-
-    while (i < n) {
-        size_t m = n - i < 256 ? n - i : 256;
-        for (size_t j = 0; j < m; j++) {
-            w[2 * j] = (uint16_t)(b[i + j] & 0xFFFFu);
-            w[2 * j + 1] = (uint16_t)(b[i + j] >> 16);
-        }
-        acc = fixgen_hash_add(acc, 2 * (uint64_t)i, w, 2 * m);
-        i += m;
-    }
-    return fixgen_hash_final(acc, 2 * (uint64_t)n);
+    return hash_words(b, n, 4, get32);
 }
 
 uint64_t
 dump_hash_tensor(const tensor *t)
 {
     size_t es = tensor_dtype_size(t->dtype);
-    uint64_t acc = 0;
-    uint16_t w[512];
-    size_t m = 0;
 
-    if (es != 2 && es != 4)
-        return 0;
-    for (uint64_t i = 0; i < t->n_elems; i++) {
-        uint64_t b = tensor_get_bits(t, i);
-        w[m++] = (uint16_t)(b & 0xFFFFu);
-        if (es == 4)
-            w[m++] = (uint16_t)(b >> 16);
-        if (m == 512 || i + 1 == t->n_elems) {
-            acc = fixgen_hash_add(acc, (i + 1) * (es / 2) - m, w, m);
-            m = 0;
-        }
-    }
-    return fixgen_hash_final(acc, t->n_elems * (es / 2));
+    return es == 2 || es == 4 ? hash_words(t, t->n_elems, es, get_tensor) : 0;
 }

@@ -21,7 +21,7 @@ analysis_libanalysis_la_SOURCES = \
 	analysis/gen.h analysis/gen.c \
 	analysis/fixgen.h analysis/fixgen.c \
 	analysis/dump_inputs.h analysis/dump_inputs.c \
-	analysis/dump_outputs.h analysis/dump_outputs.c \
+	analysis/dump_outputs.h analysis/dump_outputs.c analysis/dump_local.h \
 	analysis/point.h analysis/point.c \
 	analysis/exact_decimal.h analysis/exact_decimal.c \
 	analysis/sdpa_dispatch_pt211_h200.h analysis/sdpa_dispatch_pt211_h200.c

@@ -184,15 +184,20 @@ def shape_of(man, path):
               "\"nk\", \"d\"} or [B, H, N, d]" % path)
 
 
+def manifest_of(path, meta):
+    """The JSON manifest in the metadata META of PATH."""
+    if "manifest" not in meta:
+        raise Bad("%s: no \"manifest\" in the safetensors metadata" % path)
+    try:
+        return json.loads(meta["manifest"])
+    except ValueError as e:
+        raise Bad("%s: manifest: not JSON (%s)" % (path, e))
+
+
 def trim(src, dst, pairs):
     tensors, meta = read(src)
     side = src[:-len(".safetensors")] + ".json"
-    if "manifest" not in meta:
-        raise Bad("%s: no \"manifest\" in the safetensors metadata" % src)
-    try:
-        man = json.loads(meta["manifest"])
-    except ValueError as e:
-        raise Bad("%s: manifest: not JSON (%s)" % (src, e))
+    man = manifest_of(src, meta)
     (nb, nh, nq, nk, d), listed = shape_of(man, src)
     for b, h in pairs:
         if b >= nb or h >= nh:
@@ -298,12 +303,7 @@ def trim_rows(path, keys):
     if not path.endswith(".safetensors"):
         raise Bad("%s: expected a .safetensors file" % path)
     tensors, meta = read(path)
-    if "manifest" not in meta:
-        raise Bad("%s: no \"manifest\" in the safetensors metadata" % path)
-    try:
-        man = json.loads(meta["manifest"])
-    except ValueError as e:
-        raise Bad("%s: manifest: not JSON (%s)" % (path, e))
+    man = manifest_of(path, meta)
     kept = man.get("outputs_kept", {})
     if not isinstance(kept, dict):
         raise Bad("%s: manifest: outputs_kept: expected an object" % path)

@@ -302,6 +302,10 @@ sf_fast_fma(unsigned fb, unsigned eb, uint64_t a, uint64_t b, uint64_t c,
     int tp, tq, top, sp, sq;
     bool sign;
 
+    if ((c & (sbit - 1)) == 0)
+        /* c = +-0 and a b nonzero: a b + c is a b exactly, one rounding of
+           the same value (bits and flags), as a chain from 0 starts */
+        return sf_fast_mul(fb, eb, 62, a, b, rm, env);
     if (!sf_fast_ok(env) || !sf_fast_normal(ea, eb) || !sf_fast_normal(eb_, eb)
         || !sf_fast_normal(ec, eb))
         return SF_FAST_NONE;

@@ -1,4 +1,6 @@
 /* test_fma -- sf_fma against the MPFR oracle, all six modes */
+#include <string.h>
+
 #include "tests/support/opsuite.h"
 #include "tests/support/suite.h"
 
@@ -72,8 +74,44 @@ static const opc_suite_def def = {
               {"fma random", opc_std_random},
               {"fma fp8 pairs with random addends", opc_fp8_pairs_core}}};
 
+/* a b + (+-0), the first step of every FMA chain from 0: a and b random
+   (mostly finite, specials now and then, products across the whole
+   range: rounding, overflow, underflow, exact zeros), the addend's sign
+   at random; each standard format, all six modes, against the oracle. */
+static void
+gen_zero_addend(uint64_t idx, tst_rng *rng, const void *ctx, opc_case *c)
+{
+    const sf_format *f = ctx;
+
+    (void)idx;
+    memset(c, 0, sizeof *c);
+    c->kind = OPC_ARITH;
+    c->op = SF_OP_FMA;
+    c->f = f;
+    opc_random_operands(f, SF_OP_MUL, rng, c->in);
+    c->in[2] = (tst_rand64(rng) & 1) != 0 ? f->sign_mask : 0;
+}
+
+START_TEST(test_zero_addend)
+{
+    sf_env env = SF_ENV_IEEE;
+    opc_report r;
+
+    opc_report_init(&r);
+    for (unsigned i = 0; i < OPC_N_STD_FORMATS; i++)
+        opc_run_cases(gen_zero_addend, opc_std_formats[i],
+                      200000 * tst_multiplier(), 400 + i, &env, false, &r);
+    opc_report_print(&r, "fma with a zero addend");
+    ck_assert_msg(r.n_bad == 0, "fma with a zero addend: %lu of %lu differ",
+                  r.n_bad, r.n_checked);
+}
+END_TEST
+
 int
 main(void)
 {
-    return tst_run_suite(opc_suite(&def));
+    Suite *s = opc_suite(&def);
+
+    tcase_add_test(tst_add_tcase(s, "zero addend", 600), test_zero_addend);
+    return tst_run_suite(s);
 }

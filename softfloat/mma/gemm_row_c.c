@@ -415,8 +415,10 @@ nt_key(const s_mma_plan *pl, const float *aw, const int16_t *ae,
 static bool
 nt_group(const s_mma_plan *pl, const float *aw, const int16_t *ae,
          const uint16_t *x, size_t k, size_t n, const uint32_t *c,
-         unsigned flags, uint64_t lost, uint32_t *d, unsigned *f, uint64_t *l)
+         unsigned flags, uint64_t lost, const uint16_t *pf, uint32_t *d,
+         unsigned *f, uint64_t *l)
 {
+    const size_t nb = (k + n - 1) / n;
     uint32_t acc[W];
     bool ok = true;
 
@@ -427,6 +429,11 @@ nt_group(const s_mma_plan *pl, const float *aw, const int16_t *ae,
     for (size_t k0 = 0; ok && k0 < k; k0 += n) {
         size_t len = k - k0 < n ? k - k0 : n;
         bool need = !inexact(flags | *f, lost | *l);
+        if (pf != NULL) {
+            /* this block's share of PF's W keys */
+            size_t b = k0 / n, r0 = b * W / nb, r1 = (b + 1) * W / nb;
+            s_mma_prefetch_rows(pf + r0 * k, k, r1 - r0, k * 2);
+        }
         if (len == 16 && need)
             ok = nt_lanes(pl, aw + k0, ae + k0, x + k0, k, 16, true, acc, f,
                           l);
@@ -462,13 +469,14 @@ s_mma_gemm_nt_c(const sf_mma_model *m, size_t cols, size_t k,
     for (; j + W <= cols; j += W) {
         unsigned f = 0;
         uint64_t lj = 0;
-        /* the keys two groups ahead asked into the cache: with one row
-           of A, K streams from memory once (at d = 128 a group is one
-           4 KiB page) */
-        if (j + 3 * W <= cols)
-            s_mma_prefetch_rows(bt + (j + 2 * W) * k, k, W, k * 2);
+        /* the keys four groups ahead asked into the cache, a share with
+           each block so that the requests do not queue behind each
+           other: with one row of A, K streams from memory once (at
+           d = 128 a group is one 4 KiB page) */
+        const uint16_t *pf = j + 5 * W <= cols ? bt + (j + 4 * W) * k : NULL;
         if (!nt_group(&pl, aw, ae, bt + j * k, k, n,
-                      c != NULL ? c + j : NULL, flags, lost, d + j, &f, &lj))
+                      c != NULL ? c + j : NULL, flags, lost, pf, d + j, &f,
+                      &lj))
             break;
         flags |= f;
         lost |= lj;
@@ -532,13 +540,17 @@ s_mma_gemm_row_c(const sf_mma_model *m, size_t cols, size_t k,
         /* block by block of K, B's rows read in order */
         for (size_t k0 = 0; k0 < k; k0 += n) {
             size_t len = k - k0 < n ? k - k0 : n;
-            if (k0 + n < k)
-                s_mma_prefetch_rows(b + (k0 + n) * cols + j0, cols,
-                                    k - k0 - n < n ? k - k0 - n : n, nc * 2);
+            size_t nn = k0 + n < k ? (k - k0 - n < n ? k - k0 - n : n) : 0;
             for (size_t g = 0; g < ng; g++) {
                 size_t nl = nc - g * W < W ? nc - g * W : W;
                 const uint16_t *src = b + k0 * cols + j0 + g * W;
-                size_t ld = cols;
+                size_t ld = cols, r0 = g * nn / ng, r1 = (g + 1) * nn / ng;
+                /* this group's share of the next block's rows asked into
+                   the cache (B streams from memory once with one row of
+                   A), spread so that the requests do not queue */
+                if (r1 > r0)
+                    s_mma_prefetch_rows(b + (k0 + n + r0) * cols + j0, cols,
+                                        r1 - r0, nc * 2);
                 if (!ok[g])
                     continue;
                 if (nl < W) {

@@ -112,19 +112,29 @@ timed(const bench_side *side, long reps)
 #define MAX_ROUNDS 64
 
 void
-bench_pair(const bench_side *emu, const bench_side *base, double *emu_s,
-           double *base_s)
+bench_pair_ratio(const bench_side *emu, const bench_side *base, int rounds,
+                 double *emu_s, double *base_s, double *ratio)
 {
-    double te[MAX_ROUNDS], tb[MAX_ROUNDS];
+    double te[MAX_ROUNDS], tb[MAX_ROUNDS], r[MAX_ROUNDS];
     long re = calibrate(emu), rb = calibrate(base);
-    int n = bench_cfg.rounds;
+    int n = rounds < MAX_ROUNDS ? rounds : MAX_ROUNDS;
 
     for (int i = 0; i < n; i++) {
         te[i] = timed(emu, re);
         tb[i] = timed(base, rb);
+        r[i] = te[i] / tb[i];
     }
     *emu_s = bench_median(te, n);
     *base_s = bench_median(tb, n);
+    if (ratio != NULL)
+        *ratio = bench_median(r, n);
+}
+
+void
+bench_pair(const bench_side *emu, const bench_side *base, double *emu_s,
+           double *base_s)
+{
+    bench_pair_ratio(emu, base, bench_cfg.rounds, emu_s, base_s, NULL);
 }
 
 double

@@ -38,6 +38,13 @@ double bench_now(bool wall);
    bench_cfg.min_time) and stores the median seconds per item of each. */
 void bench_pair(const bench_side *emu, const bench_side *base, double *emu_s,
                 double *base_s);
+/* The same over ROUNDS rounds (at most 64), and *RATIO (unless NULL):
+   the median of the rounds' own ratios, each of two times taken one
+   after the other (a change in the machine's load between rounds falls
+   on both of a round's times). */
+void bench_pair_ratio(const bench_side *emu, const bench_side *base,
+                      int rounds, double *emu_s, double *base_s,
+                      double *ratio);
 /* The same for one side alone. */
 double bench_one(const bench_side *side);
 

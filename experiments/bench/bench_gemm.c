@@ -355,12 +355,14 @@ attn_run(void *p, long reps)
 
 /*----------------------------------------------------------------------------
  * Decode and split-KV: the emulated forward alone, per (query, key) pair
- * of a head, against the plain forward's time per pair.
+ * of a head, against the plain forward's time per pair, the two measured
+ * side by side (bench_pair: their rounds alternate, so a change in the
+ * machine's load falls on both).
  *--------------------------------------------------------------------------*/
 typedef struct
 {
-    const fa_config *cfg;
-    const uint16_t *q, *k, *v;
+    fa_config cfg;
+    uint16_t *q, *k, *v;
     uint32_t *o, *lse;
 } keys_ctx;
 
@@ -372,7 +374,7 @@ keys_run(void *p, long reps)
     for (long r = 0; r < reps; r++) {
         sf_env env = SF_ENV_IEEE;
         env.isa = bench_cfg.isa;
-        if (fa_forward(c->cfg, c->q, c->k, c->v, c->o, c->lse, NULL, &env)
+        if (fa_forward(&c->cfg, c->q, c->k, c->v, c->o, c->lse, NULL, &env)
             != 0) {
             fprintf(stderr, "bench: fa_forward failed\n");
             exit(1);
@@ -380,82 +382,115 @@ keys_run(void *p, long reps)
     }
 }
 
-/* The emulated forward of shape SH with SPLITS splits (0: none): seconds
-   per (query, key) pair of a head. */
-static double
-keys_time(fa_shape sh, size_t splits)
+/* The fa2 forward of shape SH with SPLITS splits (0: none) on BF16
+   inputs uniform in (-2, 2), ready to run. */
+static void
+keys_open(keys_ctx *c, fa_shape sh, size_t splits)
 {
     size_t nq = sh.batch * sh.heads * sh.nq * sh.d,
            nk = sh.batch * sh.heads * sh.nk * sh.d;
-    uint16_t *q = xmalloc(nq * 2), *k = xmalloc(nk * 2), *v = xmalloc(nk * 2);
-    uint32_t *o = xmalloc(nq * 4),
-             *lse = xmalloc(sh.batch * sh.heads * sh.nq * 4);
-    fa_config cfg = fa_config_default(FA_POLICY_FA2);
-    keys_ctx c;
-    bench_side side;
-    double t;
     uint64_t s = 17;
     const char *why;
 
-    cfg.shape = sh;
-    cfg.splits = splits;
-    why = fa_config_check(&cfg);
+    c->cfg = fa_config_default(FA_POLICY_FA2);
+    c->cfg.shape = sh;
+    c->cfg.splits = splits;
+    why = fa_config_check(&c->cfg);
     if (why != NULL) {
         fprintf(stderr, "bench: attention config: %s\n", why);
         exit(1);
     }
+    c->q = xmalloc(nq * 2);
+    c->k = xmalloc(nk * 2);
+    c->v = xmalloc(nk * 2);
+    c->o = xmalloc(nq * 4);
+    c->lse = xmalloc(sh.batch * sh.heads * sh.nq * 4);
     for (size_t i = 0; i < nq; i++)
-        q[i] = rand_bf16(&s, 2);
+        c->q[i] = rand_bf16(&s, 2);
     for (size_t i = 0; i < nk; i++) {
-        k[i] = rand_bf16(&s, 2);
-        v[i] = rand_bf16(&s, 2);
+        c->k[i] = rand_bf16(&s, 2);
+        c->v[i] = rand_bf16(&s, 2);
     }
-    c = (keys_ctx){&cfg, q, k, v, o, lse};
-    side = (bench_side){keys_run, &c,
-                        (double)(sh.batch * sh.heads * sh.nq * sh.nk), false};
-    t = bench_one(&side);
-    free(q);
-    free(k);
-    free(v);
-    free(o);
-    free(lse);
-    return t;
 }
 
-/* A row "NAME <path> ns/key vs fa2": T seconds per pair against the
-   plain forward's PLAIN (target: as fast per key). */
 static void
-keys_row(const char *name, double t, double plain)
+keys_close(keys_ctx *c)
 {
+    free(c->q);
+    free(c->k);
+    free(c->v);
+    free(c->o);
+    free(c->lse);
+}
+
+/* Rounds of the per-key pairs: their forwards differ little in cost,
+   so the ratio needs more rounds than the others to settle. */
+#define KEYS_ROUNDS 15
+
+/* Seconds per (query, key) pair of a head of the forward of shape A
+   (splits SA) and of shape B (splits SB), measured side by side, and
+   the median of the rounds' ratios A / B. */
+static void
+keys_pair(fa_shape a, size_t sa, fa_shape b, size_t sb, double *ta, double *tb,
+          double *ratio)
+{
+    keys_ctx ca, cb;
+    bench_side xa, xb;
+
+    keys_open(&ca, a, sa);
+    keys_open(&cb, b, sb);
+    xa = (bench_side){keys_run, &ca,
+                      (double)(a.batch * a.heads * a.nq * a.nk), false};
+    xb = (bench_side){keys_run, &cb,
+                      (double)(b.batch * b.heads * b.nq * b.nk), false};
+    bench_pair_ratio(&xa, &xb,
+                     bench_cfg.rounds > KEYS_ROUNDS ? bench_cfg.rounds
+                                                    : KEYS_ROUNDS,
+                     ta, tb, ratio);
+    keys_close(&ca);
+    keys_close(&cb);
+}
+
+/* Rows "NAME <path> vs fa2" (T seconds per pair against the plain
+   forward's PLAIN, RATIO the median of the rounds' ratios; target: as
+   fast per key) and "PLAIN_NAME <path> ns/key" (the plain forward it
+   was measured beside). */
+static void
+keys_rows(const char *name, double t, const char *plain_name, double plain,
+          double ratio)
+{
+    const char *isa = sf_isa_name(sf_isa_resolve(bench_cfg.isa));
     char label[96];
 
-    snprintf(label, sizeof label, "%s %s vs fa2", name,
-             sf_isa_name(sf_isa_resolve(bench_cfg.isa)));
-    bench_row(label, 1e-6 / t, 1e-6 / plain, "Mkey/s", t / plain,
-              BENCH_AT_MOST, 1);
+    snprintf(label, sizeof label, "%s %s ns/key", plain_name, isa);
+    bench_row_alone(label, 1e-6 / plain, "Mkey/s", 1e9 * plain, BENCH_NONE,
+                    0);
+    snprintf(label, sizeof label, "%s %s vs fa2", name, isa);
+    bench_row(label, 1e-6 / t, 1e-6 / plain, "Mkey/s", ratio, BENCH_AT_MOST,
+              1);
 }
 
 /* The decode step and the split case of the GPU's split-KV kernel, each
-   against the plain forward of its head dimension (PLAIN64: the d = 64
-   row's seconds per pair; the d = 128 one is measured here). */
+   against the plain forward (one head, N x N, no split) of its head
+   dimension. */
 static void
-bench_attn_keys(double plain64)
+bench_attn_keys(void)
 {
     size_t n = bench_cfg.quick ? 256 : 1024;
     fa_shape dec = {1, 32, 1, 16384, 128}, spl = {1, 1, 64, 1024, 64};
-    double plain128 = keys_time((fa_shape){1, 1, n, n, 128}, 0);
-    char label[96];
+    char plain[64];
+    double t, tp, ratio;
 
-    snprintf(label, sizeof label, "attn fa2 forward N=%zu d=128 %s ns/key", n,
-             sf_isa_name(sf_isa_resolve(bench_cfg.isa)));
-    bench_row_alone(label, 1e-6 / plain128, "Mkey/s", 1e9 * plain128,
-                    BENCH_NONE, 0);
     if (bench_cfg.quick)
         dec = (fa_shape){1, 2, 1, 4096, 128};
-    keys_row(bench_cfg.quick ? "attn decode Nq=1 Nk=4096 d=128 H=2"
-                             : "attn decode Nq=1 Nk=16384 d=128 H=32",
-             keys_time(dec, 0), plain128);
-    keys_row("attn split 4 Nq=64 Nk=1024 d=64", keys_time(spl, 4), plain64);
+    keys_pair(dec, 0, (fa_shape){1, 1, n, n, 128}, 0, &t, &tp, &ratio);
+    snprintf(plain, sizeof plain, "attn fa2 forward N=%zu d=128", n);
+    keys_rows(bench_cfg.quick ? "attn decode Nq=1 Nk=4096 d=128 H=2"
+                              : "attn decode Nq=1 Nk=16384 d=128 H=32",
+              t, plain, tp, ratio);
+    keys_pair(spl, 4, (fa_shape){1, 1, n, n, 64}, 0, &t, &tp, &ratio);
+    snprintf(plain, sizeof plain, "attn fa2 forward N=%zu d=64", n);
+    keys_rows("attn split 4 Nq=64 Nk=1024 d=64", t, plain, tp, ratio);
 }
 
 void
@@ -536,13 +571,7 @@ bench_attn(void)
                  names[pi], n, d);
         bench_row(label, 1 / t2, 1 / tf, "fwd/s", t2 / tf, BENCH_AT_MOST, 2);
     }
-    /* per (query, key) pair of a head: the unit of the decode and split
-       rows */
-    snprintf(label, sizeof label, "attn fa2 forward N=%zu d=%zu %s ns/key", n,
-             d, sf_isa_name(sf_isa_resolve(bench_cfg.isa)));
-    bench_row_alone(label, 1e-6 * (double)(n * n) / te, "Mkey/s",
-                    1e9 * te / (double)(n * n), BENCH_NONE, 0);
-    bench_attn_keys(te / (double)(n * n));
+    bench_attn_keys();
     free(q);
     free(k);
     free(v);

@@ -359,7 +359,13 @@ fa_config fa_config_kernel_default(const fa_kernel *k);
    unknown policy. */
 const fa_kernel *fa_config_kernel(const fa_config *cfg);
 
-/* NULL if CFG is usable, else a static string saying what is wrong. */
+/* NULL if CFG is usable, else a static string saying what is wrong.
+   This is the one check that reads every entry of cfg->log's lg2 table
+   (fa_lg2_table_check, millions of corrections): fa_forward and
+   fa_backward, which may run once per head, look only at the table's
+   arrays, so check a configuration here once before them (a table
+   never checked gives wrong logs where it is malformed, never undefined
+   behaviour). */
 const char *fa_config_check(const fa_config *cfg);
 
 /* NULL if CAP can be used with CFG (a NULL CAP can), else a static string

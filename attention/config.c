@@ -272,6 +272,29 @@ f32_of_double(double x)
     return (uint32_t)sf_from_double(&sf_format_f32, x, SF_RNE, &env);
 }
 
+#define LG2_UNUSABLE                                                          \
+    "log: the lg2 model in cfg->log is not a usable lg2 table model"
+
+/* Whether CFG's description takes a log from a table model (cfg->log
+   set, the description's log or combine log "lg2"). */
+static bool
+uses_lg2_table(const fa_config *cfg)
+{
+    const fa_kernel *kern = fa_config_kernel(cfg);
+
+    return kern != NULL && cfg->log != NULL
+           && (kern->log == FA_KLOG_LG2 || kern->combine_log == FA_KLOG_LG2);
+}
+
+/* The table's arrays are there (fa_lg2_table_check also reads every
+   correction). */
+static bool
+lg2_table_shape_ok(const fa_lg2_table *t)
+{
+    return t != NULL && t->base != NULL
+           && (t->ncorr == 0 || (t->corr_i != NULL && t->corr_g != NULL));
+}
+
 const char *
 fa_plan_init(const fa_config *cfg, fa_plan *pl)
 {
@@ -379,13 +402,12 @@ fa_plan_init(const fa_config *cfg, fa_plan *pl)
         return "input: expected BF16 or FP16 (sf_format_bf16, "
                "sf_format_f16)";
     /* no model: the lg2 log is evaluated correctly rounded (the library
-       reads no table; the command line always passes one in) */
-    if ((kern->log == FA_KLOG_LG2 || kern->combine_log == FA_KLOG_LG2)
-        && cfg->log != NULL
-        && (cfg->log->kind != FA_LOG_LG2
-            || fa_lg2_table_check(cfg->log->table) != NULL))
-        return "log: the lg2 model in cfg->log is not a usable lg2 table "
-               "model";
+       reads no table; the command line always passes one in).  The
+       table's entries (millions) are checked by fa_config_check, once:
+       here, on every forward and backward, only its shape. */
+    if (uses_lg2_table(cfg) && (cfg->log->kind != FA_LOG_LG2
+                                || !lg2_table_shape_ok(cfg->log->table)))
+        return LG2_UNUSABLE;
     pl->k = *kern;
     pl->causal = cfg->causal;
     pl->causal_shift = cfg->causal_top_left
@@ -561,8 +583,12 @@ const char *
 fa_config_check(const fa_config *cfg)
 {
     fa_plan pl;
+    const char *why = fa_plan_init(cfg, &pl);
 
-    return fa_plan_init(cfg, &pl);
+    if (why == NULL && uses_lg2_table(cfg)
+        && fa_lg2_table_check(cfg->log->table) != NULL)
+        return LG2_UNUSABLE;
+    return why;
 }
 
 const char *

@@ -147,8 +147,13 @@ lg2_g(const fa_lg2_table *t, uint32_t i, bool *sticky)
         else
             hi = mid;
     }
-    if (lo < t->ncorr && t->corr_i[lo] == i)
-        return t->corr_g[lo];
+    if (lo < t->ncorr && t->corr_i[lo] == i) {
+        /* within (-1, 1) in a checked table (fa_lg2_table_check); kept
+           there for one that was not, so that E + G cannot overflow */
+        const int64_t lim = ((int64_t)1 << FA_LG2_GBITS) - 1;
+        g = t->corr_g[lo];
+        return g > lim ? lim : g < -lim ? -lim : g;
+    }
     b = t->base[i];
     fe = (b >> 23) & 0xFFu;
     if (fe == 0) /* zero (subnormal entries do not occur) */

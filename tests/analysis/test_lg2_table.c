@@ -176,6 +176,59 @@ START_TEST(test_rules)
 }
 END_TEST
 
+/* Where a table is checked: fa_config_check reads every correction and
+   refuses a malformed one; fa_forward looks only at the arrays (it runs
+   once per head), refuses a table without them, and on a malformed
+   table it was given unchecked stays defined: a correction outside
+   (-1, 1) is held just inside it. */
+START_TEST(test_checked_where)
+{
+    static uint32_t base[1u << FA_LG2_MBITS];
+    uint32_t ci[1] = {1};
+    int64_t cg[1] = {INT64_MAX};
+    fa_lg2_table t = {base, 1, ci, cg, false};
+    fa_log_model m = {"t", FA_LOG_LG2, &t};
+    fa_config cfg = fa_config_default(FA_POLICY_FA2);
+    uint16_t q[4 * 8], k[4 * 8], v[4 * 8];
+    uint32_t o[4 * 8], lse[4];
+    sf_env env = SF_ENV_NVIDIA;
+
+    memset(base, 0, sizeof base);
+    for (size_t i = 0; i < 4 * 8; i++) {
+        q[i] = (uint16_t)(0x3F80u + i);
+        k[i] = (uint16_t)(0x3F00u + 3 * i);
+        v[i] = (uint16_t)(0xBF80u + 5 * i);
+    }
+    cfg.shape = (fa_shape){1, 1, 4, 4, 8};
+    cfg.log = &m;
+    /* 2 (1 + 2^-23): 1 + G with G held at 1 - 2^-54, toward zero; at
+       2^-1 (1 + 2^-23), -1 + G = -2^-54 (too small: -0) */
+    ck_assert_ptr_nonnull(fa_lg2_table_check(&t));
+    ck_assert_uint_eq(fa_lg2_table_eval(&t, 0x40000001u), 0x3FFFFFFFu);
+    ck_assert_uint_eq(fa_lg2_table_eval(&t, 0x3F000001u), 0x80000000u);
+    cg[0] = INT64_MIN;
+    ck_assert_uint_eq(fa_lg2_table_eval(&t, 0x40000001u), 0x00000000u);
+    ck_assert_str_eq(fa_config_check(&cfg),
+                     "log: the lg2 model in cfg->log is not a usable lg2 "
+                     "table model");
+    ck_assert_int_eq(fa_forward(&cfg, q, k, v, o, lse, NULL, &env), 0);
+    /* a correction index out of order: the same refusal */
+    cg[0] = 0;
+    ci[0] = 1u << FA_LG2_MBITS;
+    ck_assert_ptr_nonnull(fa_config_check(&cfg));
+    ci[0] = 1;
+    ck_assert_ptr_null(fa_config_check(&cfg));
+    ck_assert_int_eq(fa_forward(&cfg, q, k, v, o, lse, NULL, &env), 0);
+    /* no arrays: refused by both */
+    t.corr_g = NULL;
+    ck_assert_ptr_nonnull(fa_config_check(&cfg));
+    ck_assert_int_eq(fa_forward(&cfg, q, k, v, o, lse, NULL, &env), -1);
+    t.corr_g = cg;
+    t.base = NULL;
+    ck_assert_int_eq(fa_forward(&cfg, q, k, v, o, lse, NULL, &env), -1);
+}
+END_TEST
+
 /* LSE of the flash kernel: fa2's forward (ex2-sm90) gives the final m and
    l of each row; FFMA(m, scale, FMUL(lg2(l), RN(ln 2))) with the lg2
    model must give the dump's LSE on every row. */
@@ -412,6 +465,7 @@ main(void)
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, test_against_h200);
     tcase_add_test(tc, test_rules);
+    tcase_add_test(tc, test_checked_where);
     tcase_add_test(tc, test_lse_sdpa);
     tcase_add_test(tc, test_damaged);
     suite_add_tcase(s, tc);

@@ -382,10 +382,11 @@ keys_run(void *p, long reps)
     }
 }
 
-/* The fa2 forward of shape SH with SPLITS splits (0: none) on BF16
-   inputs uniform in (-2, 2), ready to run. */
+/* The fa2 forward of shape SH with SPLITS splits (0: none) and log model
+   LOG (the lg2 table, as the command line runs fa2) on BF16 inputs
+   uniform in (-2, 2), ready to run. */
 static void
-keys_open(keys_ctx *c, fa_shape sh, size_t splits)
+keys_open(keys_ctx *c, fa_shape sh, size_t splits, const fa_log_model *log)
 {
     size_t nq = sh.batch * sh.heads * sh.nq * sh.d,
            nk = sh.batch * sh.heads * sh.nk * sh.d;
@@ -395,6 +396,7 @@ keys_open(keys_ctx *c, fa_shape sh, size_t splits)
     c->cfg = fa_config_default(FA_POLICY_FA2);
     c->cfg.shape = sh;
     c->cfg.splits = splits;
+    c->cfg.log = log;
     why = fa_config_check(&c->cfg);
     if (why != NULL) {
         fprintf(stderr, "bench: attention config: %s\n", why);
@@ -428,17 +430,17 @@ keys_close(keys_ctx *c)
 #define KEYS_ROUNDS 15
 
 /* Seconds per (query, key) pair of a head of the forward of shape A
-   (splits SA) and of shape B (splits SB), measured side by side, and
-   the median of the rounds' ratios A / B. */
+   (splits SA) and of shape B (splits SB), log model LOG, measured side
+   by side, and the median of the rounds' ratios A / B. */
 static void
-keys_pair(fa_shape a, size_t sa, fa_shape b, size_t sb, double *ta, double *tb,
-          double *ratio)
+keys_pair(fa_shape a, size_t sa, fa_shape b, size_t sb,
+          const fa_log_model *log, double *ta, double *tb, double *ratio)
 {
     keys_ctx ca, cb;
     bench_side xa, xb;
 
-    keys_open(&ca, a, sa);
-    keys_open(&cb, b, sb);
+    keys_open(&ca, a, sa, log);
+    keys_open(&cb, b, sb, log);
     xa = (bench_side){keys_run, &ca,
                       (double)(a.batch * a.heads * a.nq * a.nk), false};
     xb = (bench_side){keys_run, &cb,
@@ -472,9 +474,9 @@ keys_rows(const char *name, double t, const char *plain_name, double plain,
 
 /* The decode step and the split case of the GPU's split-KV kernel, each
    against the plain forward (one head, N x N, no split) of its head
-   dimension. */
+   dimension; fa2's log from LOG. */
 static void
-bench_attn_keys(void)
+bench_attn_keys(const fa_log_model *log)
 {
     size_t n = bench_cfg.quick ? 256 : 1024;
     fa_shape dec = {1, 32, 1, 16384, 128}, spl = {1, 1, 64, 1024, 64};
@@ -483,12 +485,12 @@ bench_attn_keys(void)
 
     if (bench_cfg.quick)
         dec = (fa_shape){1, 2, 1, 4096, 128};
-    keys_pair(dec, 0, (fa_shape){1, 1, n, n, 128}, 0, &t, &tp, &ratio);
+    keys_pair(dec, 0, (fa_shape){1, 1, n, n, 128}, 0, log, &t, &tp, &ratio);
     snprintf(plain, sizeof plain, "attn fa2 forward N=%zu d=128", n);
     keys_rows(bench_cfg.quick ? "attn decode Nq=1 Nk=4096 d=128 H=2"
                               : "attn decode Nq=1 Nk=16384 d=128 H=32",
               t, plain, tp, ratio);
-    keys_pair(spl, 4, (fa_shape){1, 1, n, n, 64}, 0, &t, &tp, &ratio);
+    keys_pair(spl, 4, (fa_shape){1, 1, n, n, 64}, 0, log, &t, &tp, &ratio);
     snprintf(plain, sizeof plain, "attn fa2 forward N=%zu d=64", n);
     keys_rows("attn split 4 Nq=64 Nk=1024 d=64", t, plain, tp, ratio);
 }
@@ -571,7 +573,7 @@ bench_attn(void)
                  names[pi], n, d);
         bench_row(label, 1 / t2, 1 / tf, "fwd/s", t2 / tf, BENCH_AT_MOST, 2);
     }
-    bench_attn_keys();
+    bench_attn_keys(&lg2_model);
     free(q);
     free(k);
     free(v);

@@ -8,7 +8,9 @@
    (default: all).  Every ratio is the emulated time per item divided by
    the baseline's (for the thread rows, the one-thread time divided by the
    two-thread time), both measured alternately in the same run; each
-   figure is the median of the rounds.  Times are the CPU time of the
+   figure is the median of the rounds (the attention rows' decode and
+   split pairs: at least 15 rounds, the ratio the median of the rounds'
+   own ratios).  Times are the CPU time of the
    measuring thread, except for the thread rows (wall clock).  Progress goes to
    stderr, the table to stdout.  BF16EMU_ISA=auto|scalar|avx2|avx512 caps
    the vector paths of the attention rows (exit 2 for an unknown name or a

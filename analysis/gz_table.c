@@ -48,13 +48,3 @@ gzt_le(const unsigned char *p, int n)
         v = v << 8 | p[k];
     return v;
 }
-
-uint64_t
-gzt_fnv(uint64_t h, uint64_t v, int n)
-{
-    for (int k = 0; k < n; k++) {
-        h ^= (v >> (8 * k)) & 0xFF;
-        h *= 1099511628211ull;
-    }
-    return h;
-}

@@ -30,7 +30,15 @@ int gzt_fail(char *err, size_t errlen, const char *path, const char *fmt, ...)
 uint64_t gzt_le(const unsigned char *p, int n);
 
 /* H advanced by FNV-1a over the N low bytes of V, least significant
-   first. */
-uint64_t gzt_fnv(uint64_t h, uint64_t v, int n);
+   first (inline: the readers hash tens of millions of words). */
+static inline uint64_t
+gzt_fnv(uint64_t h, uint64_t v, int n)
+{
+    for (int k = 0; k < n; k++) {
+        h ^= (v >> (8 * k)) & 0xFF;
+        h *= 1099511628211ull;
+    }
+    return h;
+}
 
 #endif

@@ -172,7 +172,9 @@ ax_lg2_table_load(const char *path, ax_lg2_table *t, char *err, size_t errlen)
     t->base = malloc(LG2_COUNT * sizeof *t->base);
     t->corr_i = malloc((t->ncorr ? t->ncorr : 1) * sizeof *t->corr_i);
     t->corr_g = malloc((t->ncorr ? t->ncorr : 1) * sizeof *t->corr_g);
-    if (t->base == NULL || t->corr_i == NULL || t->corr_g == NULL) {
+    t->index = malloc(FA_LG2_INDEX_WORDS * sizeof *t->index);
+    if (t->base == NULL || t->corr_i == NULL || t->corr_g == NULL
+        || t->index == NULL) {
         gzt_fail(err, errlen, path, "tables: out of memory");
         goto out;
     }
@@ -235,8 +237,15 @@ ax_lg2_table_load(const char *path, ax_lg2_table *t, char *err, size_t errlen)
         goto out;
     }
     {
-        fa_lg2_table ft = {t->base, t->ncorr, t->corr_i, t->corr_g, false};
+        fa_lg2_table ft = {t->base, t->ncorr, t->corr_i, t->corr_g, false,
+                           NULL};
         const char *why = fa_lg2_table_check(&ft);
+        if (why == NULL) {
+            /* the index of the checked corrections, then checked too */
+            fa_lg2_table_index(&ft, t->index);
+            ft.index = t->index;
+            why = fa_lg2_table_check(&ft);
+        }
         if (why != NULL) {
             gzt_fail(err, errlen, path, "corrections: %s", why);
             goto out;
@@ -256,6 +265,7 @@ ax_lg2_table_free(ax_lg2_table *t)
     free(t->base);
     free(t->corr_i);
     free(t->corr_g);
+    free(t->index);
     memset(t, 0, sizeof *t);
 }
 
@@ -269,6 +279,7 @@ ax_lg2_model(const ax_lg2_table *t, bool ftz, fa_lg2_table *tab,
     tab->ncorr = t->ncorr;
     tab->corr_i = t->corr_i;
     tab->corr_g = t->corr_g;
+    tab->index = t->index;
     tab->ftz = ftz;
     model->name = ftz ? "lg2-sm90-ftz" : "lg2-sm90";
     model->kind = FA_LOG_LG2;

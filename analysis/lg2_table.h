@@ -16,13 +16,15 @@ extern "C" {
 /* The tables of experiments/gpu/lg2_probe.cu (fa_lg2_table in
    attention.h says how the model uses them): base[i], the hardware's
    lg2 of 1 + i 2^-23 (i < 2^22) or of (1 + i 2^-23) / 2 (i >= 2^22), and
-   the corrections: ncorr ascending indices with G in units of 2^-54. */
+   the corrections: ncorr ascending indices with G in units of 2^-54, and
+   their index (fa_lg2_table_index, built and checked on loading). */
 typedef struct ax_lg2_table
 {
     uint32_t *base; /* 2^23 entries */
     size_t ncorr;
     uint32_t *corr_i;
     int64_t *corr_g;
+    fa_lg2_index *index; /* FA_LG2_INDEX_WORDS entries */
 } ax_lg2_table;
 
 /* The model file lg2-sm90.bin.gz: $BF16EMU_LG2_TABLE (a path) when set,

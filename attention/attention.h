@@ -446,6 +446,8 @@ int fa_logf_cr_level(uint32_t x);
 #define FA_LG2_MBITS 23
 /* Fixed-point scale of the corrections: G in units of 2^-FA_LG2_GBITS. */
 #define FA_LG2_GBITS 54
+/* Entries of the corrections' index: one per 64 mantissa indices. */
+#define FA_LG2_INDEX_WORDS ((size_t)1 << (FA_LG2_MBITS - 6))
 
 /* A table model of lg2.approx.  For a positive normal x = 2^E (1 + f),
    f = i 2^-23, the unit reduces m = 1 + f to [0.75, 1.5): e = E and
@@ -458,7 +460,16 @@ int fa_logf_cr_level(uint32_t x);
    x < 0 (-Inf, negative subnormals) -> 0x7FFFFFFF, NaN -> 0x7FFFFFFF,
    +Inf -> +Inf.  A positive subnormal x gives -Inf with ftz, else the
    model at x 2^24 minus 24 rounded to nearest (the instruction's
-   pre-scaling). */
+   pre-scaling).  index, when not NULL, is the corrections' index
+   (fa_lg2_table_index, FA_LG2_INDEX_WORDS entries): a look-up reads one
+   entry instead of searching the ascending indices, and the results are
+   the same with or without it. */
+typedef struct fa_lg2_index
+{
+    uint64_t bits;  /* bit b: 64 w + b is among the corrections */
+    uint64_t below; /* the corrections with indices below 64 w */
+} fa_lg2_index;
+
 typedef struct fa_lg2_table
 {
     const uint32_t *base;  /* 2^23 FP32 bit patterns */
@@ -466,16 +477,30 @@ typedef struct fa_lg2_table
     const uint32_t *corr_i; /* ncorr mantissa indices, ascending */
     const int64_t *corr_g;  /* ncorr values of G, units 2^-54 */
     bool ftz;
+    const fa_lg2_index *index; /* NULL, or the corrections' index */
 } fa_lg2_table;
 
 /* lg2(x) of FP32 bits X under T (NULL T: the correctly rounded log2 is not
    provided; returns the default NaN 0x7FC00000). */
 uint32_t fa_lg2_table_eval(const fa_lg2_table *t, uint32_t x);
+/* A hint, with no effect on any result: asks the memory system for the
+   lines that fa_lg2_table_eval(T, X) will read.  STAGE 0: X's base entry
+   and its entry of the index; STAGE 1 (some time after stage 0): X's
+   correction, which the index entry locates.  Asking a few inputs ahead
+   of their evaluations lets their cache misses overlap. */
+void fa_lg2_table_prefetch(const fa_lg2_table *t, uint32_t x, int stage);
+
 /* The unit's core for a reduced input: E + G(I) rounded toward zero
    (E != 0), or base[I] (E = 0); I < 2^23, |E| <= 200.  For tests. */
 uint32_t fa_lg2_table_core(const fa_lg2_table *t, int e, uint32_t i);
-/* NULL if T is usable, else a static string saying what is wrong. */
+/* NULL if T is usable, else a static string saying what is wrong (an
+   index included: it must be the one fa_lg2_table_index builds). */
 const char *fa_lg2_table_check(const fa_lg2_table *t);
+/* Fills INDEX (FA_LG2_INDEX_WORDS entries) with the index of T's
+   corrections (ascending indices below 2^23, as fa_lg2_table_check
+   wants them): entry w holds which of 64 w .. 64 w + 63 are corrected
+   and how many corrections lie below 64 w. */
+void fa_lg2_table_index(const fa_lg2_table *t, fa_lg2_index *index);
 
 typedef enum
 {

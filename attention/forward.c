@@ -1012,6 +1012,41 @@ combine_exp(const fa_plan *pl, uint32_t x)
     }
 }
 
+/* The lg2 table the LSEs of the chunk read, or NULL. */
+static const fa_lg2_table *
+lse_table(const fa_plan *pl)
+{
+    if (pl->logm == NULL || pl->logm->kind != FA_LOG_LG2
+        || !(pl->k.log == FA_KLOG_LG2 || lse_is_decode(pl)))
+        return NULL;
+    return pl->logm->table;
+}
+
+/* The lg2 table look-ups of the chunk's LSEs are a few dependent cache
+   misses each in tables of tens of megabytes; fwd_range asks for their
+   lines LSE_AHEAD rows ahead (fa_lg2_table_prefetch's stage 0; stage 1
+   half as far ahead), so that they overlap with the rows between. */
+#define LSE_AHEAD 4
+
+/* Before the LSEs of rows 0 .. NR-1 of the chunk, when they read the lg2
+   table T: each row's l into L, and the first rows' lines asked for.  l
+   is computed here in a copy of the environment, so that flags, events
+   and random bits stay the forward's own; only the memory system sees
+   it. */
+static void
+lse_prefetch(const fwd_run *r, const fa_lg2_table *t, size_t nr, uint32_t *l)
+{
+    sf_env q = *r->env;
+
+    q.events = NULL;
+    for (size_t ri = 0; ri < nr; ri++)
+        l[ri] = r->w->started[ri] ? row_l(r, ri, &q) : FA_F32_ZERO;
+    for (size_t ri = 0; ri < nr && ri < LSE_AHEAD; ri++)
+        fa_lg2_table_prefetch(t, l[ri], 0);
+    for (size_t ri = 0; ri < nr && ri < LSE_AHEAD / 2; ri++)
+        fa_lg2_table_prefetch(t, l[ri], 1);
+}
+
 /*----------------------------------------------------------------------------
  * A chunk: rows I0 .. I0+NR-1 of query block MB, KV blocks LO .. HI-1
  * (their visiting order from the description).  SPLIT < 0: the whole
@@ -1030,6 +1065,8 @@ fwd_range(fwd_run *r, size_t i0, size_t nr, size_t lo, size_t hi, long split,
     fa_capture *cap = writing(r) ? r->cap : NULL;
     size_t nvb = hi > lo ? (hi - lo + stride - 1) / stride : 0;
     sf_env scratch = SF_ENV_IEEE;
+    const fa_lg2_table *lt = nr <= FA_ROW_CHUNK ? lse_table(pl) : NULL;
+    uint32_t lpre[FA_ROW_CHUNK];
 
     for (size_t ri = 0; ri < nr; ri++) {
         w->m[ri] = fa_mask_bits(k->m_init);
@@ -1073,6 +1110,10 @@ fwd_range(fwd_run *r, size_t i0, size_t nr, size_t lo, size_t hi, long split,
                     cap->l[x] = row_l(r, ri, &scratch);
             }
 
+    if (split >= 0 && k->combine == FA_COMBINE_LEAN)
+        lt = NULL; /* no LSE here */
+    if (lt != NULL)
+        lse_prefetch(r, lt, nr, lpre);
     /* O = O~ / l and LSE */
     for (size_t ri = 0; ri < nr; ri++) {
         size_t i = i0 + ri;
@@ -1080,6 +1121,11 @@ fwd_range(fwd_run *r, size_t i0, size_t nr, size_t lo, size_t hi, long split,
         uint32_t *out;
         uint32_t lse, l;
         bool zn;
+
+        if (lt != NULL && ri + LSE_AHEAD < nr)
+            fa_lg2_table_prefetch(lt, lpre[ri + LSE_AHEAD], 0);
+        if (lt != NULL && ri + LSE_AHEAD / 2 < nr)
+            fa_lg2_table_prefetch(lt, lpre[ri + LSE_AHEAD / 2], 1);
 
         if (split >= 0 && k->combine == FA_COMBINE_LEAN) {
             size_t x = (size_t)split * nr + ri;

@@ -128,18 +128,37 @@ fa_logf_cr_level(uint32_t x)
  *--------------------------------------------------------------------------*/
 #define LG2_NAN 0x7FFFFFFFu
 
-/* G(I) in units of 2^-FA_LG2_GBITS, truncated toward zero; *STICKY set
-   when bits were dropped (a base entry below 2^-30 in magnitude). */
-static int64_t
-lg2_g(const fa_lg2_table *t, uint32_t i, bool *sticky)
+/* The set bits of X. */
+static inline unsigned
+popcount64(uint64_t x)
+{
+#if defined(__GNUC__)
+    return (unsigned)__builtin_popcountll(x);
+#else
+    x = x - ((x >> 1) & UINT64_C(0x5555555555555555));
+    x = (x & UINT64_C(0x3333333333333333))
+        + ((x >> 2) & UINT64_C(0x3333333333333333));
+    x = (x + (x >> 4)) & UINT64_C(0x0F0F0F0F0F0F0F0F);
+    return (unsigned)((x * UINT64_C(0x0101010101010101)) >> 56);
+#endif
+}
+
+/* Where I is among T's corrections: 1 and *K set, or 0. */
+static int
+lg2_find(const fa_lg2_table *t, uint32_t i, size_t *k)
 {
     size_t lo = 0, hi = t->ncorr;
-    uint32_t b, fe;
-    uint64_t sig;
-    int sh;
-    int64_t g;
 
-    *sticky = false;
+    if (t->index != NULL) {
+        /* one entry; a malformed, unchecked index cannot read outside
+           the corrections */
+        const fa_lg2_index *x = &t->index[i >> 6];
+        uint64_t bit = (uint64_t)1 << (i & 63u);
+        if (!(x->bits & bit))
+            return 0;
+        *k = (size_t)x->below + popcount64(x->bits & (bit - 1));
+        return *k < t->ncorr;
+    }
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
         if (t->corr_i[mid] < i)
@@ -147,11 +166,27 @@ lg2_g(const fa_lg2_table *t, uint32_t i, bool *sticky)
         else
             hi = mid;
     }
-    if (lo < t->ncorr && t->corr_i[lo] == i) {
+    *k = lo;
+    return lo < t->ncorr && t->corr_i[lo] == i;
+}
+
+/* G(I) in units of 2^-FA_LG2_GBITS, truncated toward zero; *STICKY set
+   when bits were dropped (a base entry below 2^-30 in magnitude). */
+static int64_t
+lg2_g(const fa_lg2_table *t, uint32_t i, bool *sticky)
+{
+    uint32_t b, fe;
+    uint64_t sig;
+    int sh;
+    int64_t g;
+    size_t k;
+
+    *sticky = false;
+    if (lg2_find(t, i, &k)) {
         /* within (-1, 1) in a checked table (fa_lg2_table_check); kept
            there for one that was not, so that E + G cannot overflow */
         const int64_t lim = ((int64_t)1 << FA_LG2_GBITS) - 1;
-        g = t->corr_g[lo];
+        g = t->corr_g[k];
         return g > lim ? lim : g < -lim ? -lim : g;
     }
     b = t->base[i];
@@ -244,7 +279,58 @@ fa_lg2_table_check(const fa_lg2_table *t)
             || t->corr_g[k] >= ((int64_t)1 << FA_LG2_GBITS))
             return "lg2 table: a correction outside (-1, 1)";
     }
+    if (t->index != NULL) {
+        /* every entry as fa_lg2_table_index makes it */
+        size_t k = 0;
+        for (size_t w = 0; w < FA_LG2_INDEX_WORDS; w++) {
+            uint64_t bits = 0, below = k;
+            while (k < t->ncorr && (t->corr_i[k] >> 6) == w)
+                bits |= (uint64_t)1 << (t->corr_i[k++] & 63u);
+            if (t->index[w].bits != bits || t->index[w].below != below)
+                return "lg2 table: the corrections' index does not match "
+                       "the corrections";
+        }
+    }
     return NULL;
+}
+
+#if defined(__GNUC__)
+#define LG2_PREFETCH(p) __builtin_prefetch(p)
+#else
+#define LG2_PREFETCH(p) ((void)(p))
+#endif
+
+void
+fa_lg2_table_prefetch(const fa_lg2_table *t, uint32_t x, int stage)
+{
+    uint32_t i = x & 0x7FFFFFu, fe = (x >> 23) & 0xFFu;
+    size_t k;
+
+    /* the normal positive inputs, which read the tables directly */
+    if (t == NULL || t->base == NULL || (x & F32_SIGN) || fe == 0
+        || fe == 0xFFu)
+        return;
+    if (stage == 0) {
+        LG2_PREFETCH(t->base + i);
+        if (t->index != NULL)
+            LG2_PREFETCH(t->index + (i >> 6));
+        return;
+    }
+    if (t->index != NULL && lg2_find(t, i, &k))
+        LG2_PREFETCH(t->corr_g + k);
+}
+
+void
+fa_lg2_table_index(const fa_lg2_table *t, fa_lg2_index *index)
+{
+    size_t k = 0;
+
+    for (size_t w = 0; w < FA_LG2_INDEX_WORDS; w++) {
+        index[w].below = k;
+        index[w].bits = 0;
+        while (k < t->ncorr && (t->corr_i[k] >> 6) == w)
+            index[w].bits |= (uint64_t)1 << (t->corr_i[k++] & 63u);
+    }
 }
 
 uint32_t

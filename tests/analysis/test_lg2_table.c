@@ -229,6 +229,79 @@ START_TEST(test_checked_where)
 }
 END_TEST
 
+/* The corrections' index: look-ups through it give what the search of
+   the ascending indices gives, on every corrected mantissa, its two
+   neighbours and every 7th mantissa, at three exponents; a damaged index
+   is refused by fa_lg2_table_check and, unchecked, reads nothing outside
+   the tables (the sanitizer build's test); prefetching changes nothing. */
+START_TEST(test_index)
+{
+    ax_lg2_table tab;
+    fa_lg2_table t, s;
+    fa_log_model m;
+    char err[512];
+    const int es[3] = {-7, 1, 4};
+    unsigned long long n = 0, bad = 0;
+
+    ck_assert_msg(
+        ax_lg2_table_load(ax_lg2_table_default_path(), &tab, err, sizeof err)
+            == 0,
+        "%s", err);
+    ax_lg2_model(&tab, false, &t, &m);
+    ck_assert_ptr_nonnull(t.index);
+    ck_assert_ptr_null(fa_lg2_table_check(&t));
+    s = t;
+    s.index = NULL;
+    for (uint32_t i = 0; i < (1u << FA_LG2_MBITS); i++) {
+        bool near = i % 7 == 0;
+        for (size_t k = 0; !near && k < 3; k++) {
+            uint32_t j = i + (uint32_t)k - 1;
+            uint64_t w = tab.index[(j >> 6) & (FA_LG2_INDEX_WORDS - 1)].bits;
+            near = j < (1u << FA_LG2_MBITS) && ((w >> (j & 63u)) & 1u);
+        }
+        for (size_t e = 0; near && e < 3; e++) {
+            uint32_t a = fa_lg2_table_core(&t, es[e], i),
+                     b = fa_lg2_table_core(&s, es[e], i);
+            n++;
+            if (a != b && bad++ < 8)
+                fprintf(stderr, "index: e %d i 0x%06x: 0x%08x, search 0x%08x\n",
+                        es[e], i, a, b);
+        }
+    }
+    printf("lg2 index: %llu look-ups, %llu differ from the search\n", n, bad);
+    ck_assert_uint_eq(bad, 0);
+    ck_assert_uint_gt(n, 3 * (unsigned long long)tab.ncorr);
+
+    /* damaged: a bit moved, a count changed */
+    tab.index[1000].bits ^= 1u;
+    ck_assert_str_eq(fa_lg2_table_check(&t),
+                     "lg2 table: the corrections' index does not match the "
+                     "corrections");
+    tab.index[1000].bits ^= 1u;
+    tab.index[77].below++;
+    ck_assert_ptr_nonnull(fa_lg2_table_check(&t));
+    /* unchecked, every correction counted past the end: the base rule,
+       as for an uncorrected mantissa, and prefetching reads nothing */
+    for (size_t w = 0; w < FA_LG2_INDEX_WORDS; w++)
+        tab.index[w].below += tab.ncorr;
+    s.ncorr = 0;
+    for (uint32_t i = 0; i < (1u << FA_LG2_MBITS); i += 4099) {
+        uint32_t x = 0x40000000u | i;
+        fa_lg2_table_prefetch(&t, x, 0);
+        fa_lg2_table_prefetch(&t, x, 1);
+        ck_assert_uint_eq(fa_lg2_table_core(&t, 1, i),
+                          fa_lg2_table_core(&s, 1, i));
+    }
+    for (size_t k = 0; k < 6; k++) {
+        const uint32_t sp[6] = {0, 0x80000000u, 0x7F800000u, 0x7FC00000u,
+                                0x00000001u, 0xBF800000u};
+        fa_lg2_table_prefetch(&t, sp[k], 0);
+        fa_lg2_table_prefetch(&t, sp[k], 1);
+    }
+    ax_lg2_table_free(&tab);
+}
+END_TEST
+
 /* LSE of the flash kernel: fa2's forward (ex2-sm90) gives the final m and
    l of each row; FFMA(m, scale, FMUL(lg2(l), RN(ln 2))) with the lg2
    model must give the dump's LSE on every row. */
@@ -466,6 +539,7 @@ main(void)
     tcase_add_test(tc, test_against_h200);
     tcase_add_test(tc, test_rules);
     tcase_add_test(tc, test_checked_where);
+    tcase_add_test(tc, test_index);
     tcase_add_test(tc, test_lse_sdpa);
     tcase_add_test(tc, test_damaged);
     suite_add_tcase(s, tc);

@@ -440,6 +440,7 @@ fa_plan_init(const fa_config *cfg, fa_plan *pl)
     pl->mdk = sf_mma_preset_by_name(kern->mma_dk);
     pl->mdv = sf_mma_preset_by_name(kern->mma_dv);
     pl->mdelta = sf_mma_preset_by_name(kern->mma_delta);
+    pl->mchain = sf_mma_preset_by_name("fma-chain");
     if (cfg->mma_bwd != NULL)
         pl->mdp = pl->mdq = pl->mdk = pl->mdv = pl->mdelta = cfg->mma_bwd;
 

@@ -62,6 +62,7 @@ typedef struct fa_plan
     const sf_format *in;      /* the inputs' format (BF16 or FP16) */
     fa_fmt in_fmt;
     const sf_mma_model *mqk, *mpv, *mdp, *mdq, *mdk, *mdv, *mdelta;
+    const sf_mma_model *mchain; /* "fma-chain": the split combine's FMAs */
     uint32_t scale;      /* softmax scale, FP32 */
     uint32_t scale_log2; /* fa2: RN_f32(scale * log2(e)) */
     /* The fix, its parameters as FP32 values in the units of the

@@ -38,8 +38,9 @@ typedef struct fwd_ws
     unsigned char *init;    /* R: this block initialises the row */
     uint32_t *qs;           /* R x d: score_prescale's FP32 Q rows */
     uint32_t *kts;          /* d x Nk: score_prescale's FP32 K^T */
-    uint32_t *osplit;       /* splits x R x d: split-KV partial O (FP32) */
+    uint32_t *osplit;       /* R x splits x d: split-KV partial O (FP32) */
     uint32_t *lsplit;       /* splits x R: split-KV partial LSE */
+    uint32_t *orow;         /* d: a row of the split combine's O (FP32) */
     uint32_t *msplit;       /* splits x R: "lean": the split's max */
     uint32_t *lpart;        /* splits x R: "lean": the split's l */
 } fwd_ws;
@@ -82,6 +83,7 @@ fwd_layout(const fa_plan *pl, fa_ws *w, fwd_ws *f)
     f->lsplit =
         fa_ws_take(w, pl->splits > 1 ? fa_mul_size(pl->splits, r, o) : 0,
                    sizeof(uint32_t));
+    f->orow = fa_ws_take(w, pl->splits > 1 ? pl->d : 0, sizeof(uint32_t));
     f->msplit = fa_ws_take(w,
                            pl->splits > 1 && pl->k.combine == FA_COMBINE_LEAN
                                ? fa_mul_size(pl->splits, r, o)
@@ -1012,6 +1014,14 @@ combine_exp(const fa_plan *pl, uint32_t x)
     }
 }
 
+/* Split S's partial O of row RI of the chunk (d FP32 words; a row's
+   splits are adjacent, so that its combine reads one splits x d block). */
+static uint32_t *
+osplit_row(const fwd_run *r, size_t ri, size_t s)
+{
+    return r->w->osplit + (ri * r->pl->splits + s) * r->pl->d;
+}
+
 /* The lg2 table the LSEs of the chunk read, or NULL. */
 static const fa_lg2_table *
 lse_table(const fa_plan *pl)
@@ -1129,13 +1139,14 @@ fwd_range(fwd_run *r, size_t i0, size_t nr, size_t lo, size_t hi, long split,
 
         if (split >= 0 && k->combine == FA_COMBINE_LEAN) {
             size_t x = (size_t)split * nr + ri;
-            memcpy(w->osplit + x * pl->d, acc, pl->d * sizeof *acc);
+            memcpy(osplit_row(r, ri, (size_t)split), acc,
+                   pl->d * sizeof *acc);
             w->msplit[x] = w->started[ri] ? w->m[ri] : FA_F32_NEG_INF;
             w->lpart[x] = w->started[ri] ? row_l(r, ri, r->env) : FA_F32_ZERO;
             continue;
         }
         if (split >= 0)
-            out = w->osplit + ((size_t)split * nr + ri) * pl->d;
+            out = osplit_row(r, ri, (size_t)split);
         else
             out = writing(r) ? r->o + (r->head * pl->nq + i) * pl->d : NULL;
         if (split < 0 && cap != NULL && cap->obar != NULL)
@@ -1221,6 +1232,32 @@ fwd_range(fwd_run *r, size_t i0, size_t nr, size_t lo, size_t hi, long split,
     }
 }
 
+/* Whether the split combine's FMA chains of row RI (weights W, NS
+   splits) may run as one sf_mma_gemm of the "fma-chain" model: the same
+   sf_f32_fma calls in the same order from +0, bits and flags, when
+   nothing is traced and the environment's FTZ, DAZ, tininess and
+   saturation are the model's (its call enters them for its duration).
+   The operands must be finite: then no NaN arises, and the NaN rules
+   of the model and of the environment cannot differ in a result. */
+static bool
+chain_is_env(const fwd_run *r, size_t ri, const uint32_t *w, size_t ns)
+{
+    const sf_mma_model *m = r->pl->mchain;
+    const sf_env *e = r->env;
+    const uint32_t *o = osplit_row(r, ri, 0);
+    uint32_t inf = 0;
+
+    if (m == NULL || r->tcol >= 0 || e->events != NULL || e->ftz != m->ftz
+        || e->daz != m->daz || e->tininess_after != m->tininess_after
+        || e->saturate != (m->overflow == SF_MMA_OVF_SAT))
+        return false;
+    for (size_t s = 0; s < ns; s++)
+        inf |= (uint32_t)((w[s] & FA_F32_INF) == FA_F32_INF);
+    for (size_t x = 0; x < ns * r->pl->d; x++)
+        inf |= (uint32_t)((o[x] & FA_F32_INF) == FA_F32_INF);
+    return inf == 0;
+}
+
 /* The "lean" reduction of rows I0 .. I0+NR-1 (cuDNN's lean_reduction_
    kernel; attention/kernel.h, FA_COMBINE_LEAN). */
 static void
@@ -1267,9 +1304,7 @@ fwd_combine_lean(fwd_run *r, size_t i0, size_t nr)
             uint32_t acc = FA_F32_ZERO;
             for (size_t s = 0; s < ns; s++)
                 if (wgt[s] != FA_F32_ZERO)
-                    acc = fa_fma(wgt[s],
-                                 w->osplit[(s * nr + ri) * pl->d + col], acc,
-                                 ce);
+                    acc = fa_fma(wgt[s], osplit_row(r, ri, s)[col], acc, ce);
             acc = fwd_round(pl->k.o, fa_mul(acc, inv, ce), ce);
             if (out)
                 out[col] = acc;
@@ -1292,7 +1327,7 @@ fwd_combine(fwd_run *r, size_t i0, size_t nr)
     size_t dpad = (pl->d + 31) / 32 * 32;
     size_t bm = dpad % 128 == 0 ? 4 : dpad % 64 == 0 ? 8 : 16;
     size_t maxs = 2, lanes, per;
-    uint32_t x[32], y[32], wgt[128];
+    uint32_t x[32], y[32], wgt[128], *orow = w->orow;
 
     while (maxs < ns)
         maxs *= 2;
@@ -1330,15 +1365,26 @@ fwd_combine(fwd_run *r, size_t i0, size_t nr)
                   : fa_add(log_of(pl, pl->k.combine_log, x[0]), mx, e);
         for (size_t s = 0; s < ns; s++)
             wgt[s] = combine_exp(pl, fa_sub(ls[s * nr + ri], lse, e));
-        for (size_t col = 0; col < pl->d; col++) {
-            sf_env *ce = col_env(r, col);
-            uint32_t acc = FA_F32_ZERO;
-            for (size_t s = 0; s < ns; s++)
-                acc = fa_fma(wgt[s], w->osplit[(s * nr + ri) * pl->d + col],
-                             acc, ce);
-            acc = fwd_round(pl->k.o, acc, ce);
-            if (out)
-                out[col] = acc;
+        if (chain_is_env(r, ri, wgt, ns)) {
+            /* the same FMA chains, as one 1 x ns by ns x d product */
+            sf_mma_gemm(pl->mchain, 1, pl->d, ns, &sf_format_f32, wgt,
+                        &sf_format_f32, osplit_row(r, ri, 0), NULL, orow,
+                        SF_MMA_PATH_AUTO, e);
+            for (size_t col = 0; col < pl->d; col++) {
+                uint32_t o = fwd_round(pl->k.o, orow[col], e);
+                if (out)
+                    out[col] = o;
+            }
+        } else {
+            for (size_t col = 0; col < pl->d; col++) {
+                sf_env *ce = col_env(r, col);
+                uint32_t acc = FA_F32_ZERO;
+                for (size_t s = 0; s < ns; s++)
+                    acc = fa_fma(wgt[s], osplit_row(r, ri, s)[col], acc, ce);
+                acc = fwd_round(pl->k.o, acc, ce);
+                if (out)
+                    out[col] = acc;
+            }
         }
         if (writing(r))
             r->lse[r->head * pl->nq + i] = lse;

@@ -844,6 +844,52 @@ bf16_bound(fa_policy p, double smax, double vmax, size_t t)
            * (expm1(2 * es) + expm1(2 * th) * (1 + expm1(2 * es)) + rest);
 }
 
+/* The split combine's FMA chains as one fma-chain product per row (no
+   sink, IEEE environment: the host's FMA unit, or binary64 on the
+   portable path) against the same chains one sf_f32_fma at a time (an
+   event sink on the environment): O, LSE and the flags bit for bit, at
+   2, 3 and 4 splits, d = 64 and 96, with a few large scores. */
+START_TEST(test_split_combine_paths)
+{
+    const size_t ds[2] = {64, 96}, ss[3] = {2, 3, 4};
+    sf_event_sink gsink = {count_event, NULL};
+    tst_rng rng;
+
+    tst_rng_init(&rng, 311);
+    for (size_t di = 0; di < 2; di++)
+        for (size_t si = 0; si < 3; si++) {
+            fa_config c = cfg(FA_POLICY_FA2, 1, 2, 64, 1024, ds[di]);
+            run r;
+            uint32_t *o2 = ft_alloc(ft_nq_d(&c), 4),
+                     *l2 = ft_alloc(ft_rows(&c), 4);
+            sf_env fast = SF_ENV_NVIDIA, slow = SF_ENV_NVIDIA,
+                   port = SF_ENV_NVIDIA;
+            c.splits = ss[si];
+            run_init(&r, &c, &rng, 3.0);
+            for (size_t x = 0; x < ft_nk_d(&c); x += 997)
+                r.k[x] = 0x4180; /* 16: scores far apart across splits */
+            ck_assert_ptr_null(fa_config_check(&r.c));
+            slow.events = &gsink;
+            port.isa = SF_ISA_SCALAR;
+            ck_assert_int_eq(
+                fa_forward(&r.c, r.q, r.k, r.v, r.o, r.lse, NULL, &fast), 0);
+            ck_assert_int_eq(
+                fa_forward(&r.c, r.q, r.k, r.v, o2, l2, NULL, &slow), 0);
+            ck_assert_uint_eq(ft_count_diff(r.o, o2, ft_nq_d(&c)), 0);
+            ck_assert_uint_eq(ft_count_diff(r.lse, l2, ft_rows(&c)), 0);
+            ck_assert_uint_eq(fast.flags, slow.flags);
+            ck_assert_int_eq(
+                fa_forward(&r.c, r.q, r.k, r.v, o2, l2, NULL, &port), 0);
+            ck_assert_uint_eq(ft_count_diff(r.o, o2, ft_nq_d(&c)), 0);
+            ck_assert_uint_eq(ft_count_diff(r.lse, l2, ft_rows(&c)), 0);
+            ck_assert_uint_eq(fast.flags, port.flags);
+            free(o2);
+            free(l2);
+            run_free(&r);
+        }
+}
+END_TEST
+
 START_TEST(test_bf16_policies)
 {
     tst_rng rng;
@@ -957,6 +1003,7 @@ main(void)
     tcase_add_test(tc, test_trace_fp32);
     tcase_add_test(tc, test_trace_policies);
     tcase_add_test(tc, test_bf16_policies);
+    tcase_add_test(tc, test_split_combine_paths);
     tcase_add_test(tc, test_ablations_forward);
     return tst_run_suite(s);
 }

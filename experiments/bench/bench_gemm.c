@@ -16,6 +16,7 @@
 #include <omp.h>
 #endif
 
+#include "analysis/ex2_table.h"
 #include "analysis/lg2_table.h"
 #include "attention/attention.h"
 #include "experiments/bench/bench.h"
@@ -495,6 +496,41 @@ bench_attn_keys(const fa_log_model *log)
     keys_rows("attn split 4 Nq=64 Nk=1024 d=64", t, plain, tp, ratio);
 }
 
+/* The command line's exp for fa2, the H200's ex2.approx as a table
+   (2 x 2^23 entries, 64 MB, one look-up per score at a random place),
+   against the correctly rounded exp of the other rows (CFG, EMU and SE:
+   fa2's plain forward, ready to run). */
+static void
+bench_attn_ex2(const fa_config *cfg, const attn_ctx *emu,
+               const bench_side *se)
+{
+    ax_ex2_table ex2;
+    fa_exp2_table rule;
+    fa_exp_model model;
+    fa_config c = *cfg;
+    attn_ctx e = *emu;
+    bench_side s;
+    double t, tc;
+    char err[1024], label[96];
+
+    if (ax_ex2_table_load(ax_ex2_table_default_path(), &ex2, err,
+                          sizeof err)
+        != 0) {
+        fprintf(stderr, "bench: %s\n", err);
+        exit(2);
+    }
+    ax_ex2_model(&ex2, false, &rule, &model);
+    c.exp = &model;
+    e.cfg = &c;
+    s = (bench_side){attn_run, &e, 1, false};
+    bench_pair(&s, se, &t, &tc);
+    snprintf(label, sizeof label, "attn fa2 forward N=%zu d=%zu %s ex2 vs cr",
+             cfg->shape.nq, cfg->shape.d,
+             sf_isa_name(sf_isa_resolve(bench_cfg.isa)));
+    bench_row(label, 1 / t, 1 / tc, "fwd/s", t / tc, BENCH_NONE, 0);
+    ax_ex2_table_free(&ex2);
+}
+
 void
 bench_attn(void)
 {
@@ -573,6 +609,7 @@ bench_attn(void)
                  names[pi], n, d);
         bench_row(label, 1 / t2, 1 / tf, "fwd/s", t2 / tf, BENCH_AT_MOST, 2);
     }
+    bench_attn_ex2(&cfg, &emu, &se);
     bench_attn_keys(&lg2_model);
     free(q);
     free(k);

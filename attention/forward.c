@@ -277,8 +277,13 @@ gemv_dot(const fa_plan *pl, const fa_gemv_order *g, const uint32_t *a,
    block's GEMM, while it is in the cache (an element of D depends only on
    its row of A and its column of B, so the bits are those of one GEMM
    over every key); the block's scores go through w->pf when the rows of
-   S are longer.  One query row (a decode step) on a path that reads K's
-   rows as they are (sf_mma_gemm_nt_direct) needs no K^T at all. */
+   S are longer; several rows and a K^T of at most FWD_KT_WHOLE bytes
+   (which stays in the cache whole) take one GEMM over every key, so
+   that Q's rows are decoded once.  One query row (a decode step) on a
+   path that reads K's rows as they are (sf_mma_gemm_nt_direct) needs no
+   K^T at all. */
+#define FWD_KT_WHOLE ((size_t)256 << 10)
+
 static void
 fwd_scores(fwd_run *r, size_t i0, size_t nr)
 {
@@ -309,7 +314,15 @@ fwd_scores(fwd_run *r, size_t i0, size_t nr)
         /* one row: K's rows read as they are, no K^T */
         sf_mma_gemm_nt(pl->mqk, 1, pl->nk, pl->d, pl->in, r->q + i0 * pl->d,
                        pl->in, r->k, NULL, s, SF_MMA_PATH_AUTO, r->env);
-    else
+    else if (r->tcol < 0 && r->kt_lazy && nr > 1
+             && pl->nk * pl->d * 2 <= FWD_KT_WHOLE) {
+        /* short queries, K^T small: built whole and one product for the
+           chunk's rows, straight into S (the rows of Q are decoded once,
+           not once per block) */
+        fwd_transpose(pl, r->k, r->w->kt, pl->nk, 0, pl->nk);
+        sf_mma_gemm(pl->mqk, nr, pl->nk, pl->d, pl->in, r->q + i0 * pl->d,
+                    pl->in, r->w->kt, NULL, s, SF_MMA_PATH_AUTO, r->env);
+    } else
         for (size_t c0 = 0; r->tcol < 0 && r->kt_lazy && c0 < pl->nk;
              c0 += pl->bc) {
             size_t bw = pl->nk - c0 < pl->bc ? pl->nk - c0 : pl->bc;

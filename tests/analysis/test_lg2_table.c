@@ -129,7 +129,7 @@ START_TEST(test_rules)
     uint32_t ci[1] = {1};
     /* G(1) = 2^-24 + 2^-30: above the base entry 2^-24 */
     int64_t cg[1] = {((int64_t)1 << 30) + ((int64_t)1 << 24)};
-    fa_lg2_table t = {base, 1, ci, cg, false};
+    fa_lg2_table t = {base, 1, ci, cg, false, NULL};
     fa_log_model m = {"t", FA_LOG_LG2, &t};
 
     memset(base, 0, sizeof base);
@@ -186,7 +186,7 @@ START_TEST(test_checked_where)
     static uint32_t base[1u << FA_LG2_MBITS];
     uint32_t ci[1] = {1};
     int64_t cg[1] = {INT64_MAX};
-    fa_lg2_table t = {base, 1, ci, cg, false};
+    fa_lg2_table t = {base, 1, ci, cg, false, NULL};
     fa_log_model m = {"t", FA_LOG_LG2, &t};
     fa_config cfg = fa_config_default(FA_POLICY_FA2);
     uint16_t q[4 * 8], k[4 * 8], v[4 * 8];

@@ -1253,22 +1253,22 @@ fwd_range(fwd_run *r, size_t i0, size_t nr, size_t lo, size_t hi, long split,
    The operands must be finite: then no NaN arises, and the NaN rules
    of the model and of the environment cannot differ in a result. */
 static bool
-chain_is_env(const fwd_run *r, size_t ri, const uint32_t *w, size_t ns)
+combine_as_product(const fwd_run *r, size_t ri, const uint32_t *w, size_t ns)
 {
     const sf_mma_model *m = r->pl->mchain;
     const sf_env *e = r->env;
     const uint32_t *o = osplit_row(r, ri, 0);
-    uint32_t inf = 0;
+    uint32_t special = 0; /* an Inf or a NaN among the operands */
 
     if (m == NULL || r->tcol >= 0 || e->events != NULL || e->ftz != m->ftz
         || e->daz != m->daz || e->tininess_after != m->tininess_after
         || e->saturate != (m->overflow == SF_MMA_OVF_SAT))
         return false;
     for (size_t s = 0; s < ns; s++)
-        inf |= (uint32_t)((w[s] & FA_F32_INF) == FA_F32_INF);
+        special |= (uint32_t)((w[s] & FA_F32_INF) == FA_F32_INF);
     for (size_t x = 0; x < ns * r->pl->d; x++)
-        inf |= (uint32_t)((o[x] & FA_F32_INF) == FA_F32_INF);
-    return inf == 0;
+        special |= (uint32_t)((o[x] & FA_F32_INF) == FA_F32_INF);
+    return special == 0;
 }
 
 /* The "lean" reduction of rows I0 .. I0+NR-1 (cuDNN's lean_reduction_
@@ -1378,7 +1378,7 @@ fwd_combine(fwd_run *r, size_t i0, size_t nr)
                   : fa_add(log_of(pl, pl->k.combine_log, x[0]), mx, e);
         for (size_t s = 0; s < ns; s++)
             wgt[s] = combine_exp(pl, fa_sub(ls[s * nr + ri], lse, e));
-        if (chain_is_env(r, ri, wgt, ns)) {
+        if (combine_as_product(r, ri, wgt, ns)) {
             /* the same FMA chains, as one 1 x ns by ns x d product */
             sf_mma_gemm(pl->mchain, 1, pl->d, ns, &sf_format_f32, wgt,
                         &sf_format_f32, osplit_row(r, ri, 0), NULL, orow,

@@ -143,6 +143,19 @@ popcount64(uint64_t x)
 #endif
 }
 
+/* Entry W of the corrections' index, from the corrections from *K on
+   (ascending): which of 64 W .. 64 W + 63 are corrected, *K advanced
+   past them (*K on entry is the count below 64 W). */
+static uint64_t
+index_bits(const fa_lg2_table *t, size_t w, size_t *k)
+{
+    uint64_t bits = 0;
+
+    while (*k < t->ncorr && (t->corr_i[*k] >> 6) == w)
+        bits |= (uint64_t)1 << (t->corr_i[(*k)++] & 63u);
+    return bits;
+}
+
 /* Where I is among T's corrections: 1 and *K set, or 0. */
 static int
 lg2_find(const fa_lg2_table *t, uint32_t i, size_t *k)
@@ -283,9 +296,7 @@ fa_lg2_table_check(const fa_lg2_table *t)
         /* every entry as fa_lg2_table_index makes it */
         size_t k = 0;
         for (size_t w = 0; w < FA_LG2_INDEX_WORDS; w++) {
-            uint64_t bits = 0, below = k;
-            while (k < t->ncorr && (t->corr_i[k] >> 6) == w)
-                bits |= (uint64_t)1 << (t->corr_i[k++] & 63u);
+            uint64_t below = k, bits = index_bits(t, w, &k);
             if (t->index[w].bits != bits || t->index[w].below != below)
                 return "lg2 table: the corrections' index does not match "
                        "the corrections";
@@ -327,9 +338,7 @@ fa_lg2_table_index(const fa_lg2_table *t, fa_lg2_index *index)
 
     for (size_t w = 0; w < FA_LG2_INDEX_WORDS; w++) {
         index[w].below = k;
-        index[w].bits = 0;
-        while (k < t->ncorr && (t->corr_i[k] >> 6) == w)
-            index[w].bits |= (uint64_t)1 << (t->corr_i[k++] & 63u);
+        index[w].bits = index_bits(t, w, &k);
     }
 }
 

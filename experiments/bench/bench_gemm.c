@@ -357,8 +357,8 @@ attn_run(void *p, long reps)
 /*----------------------------------------------------------------------------
  * Decode and split-KV: the emulated forward alone, per (query, key) pair
  * of a head, against the plain forward's time per pair, the two measured
- * side by side (bench_pair: their rounds alternate, so a change in the
- * machine's load falls on both).
+ * side by side (bench_pair_ratio: their rounds alternate, so a change in
+ * the machine's load falls on both).
  *--------------------------------------------------------------------------*/
 typedef struct
 {

@@ -110,8 +110,8 @@ ax_ex2_table_load(const char *path, ax_ex2_table *t, char *err,
     hash_p = gzt_le(hdr + 32, 8);
     t->frac_bits = bits;
     t->count = (size_t)1 << bits;
-    t->neg = gzt_table_alloc(t->count * sizeof *t->neg);
-    t->pos = gzt_table_alloc(t->count * sizeof *t->pos);
+    t->neg = malloc(t->count * sizeof *t->neg);
+    t->pos = malloc(t->count * sizeof *t->pos);
     if (t->neg == NULL || t->pos == NULL) {
         gzt_fail(err, errlen, path, "tables: out of memory for 2^%u entries",
                  bits);

@@ -9,9 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
-#if defined(__linux__)
-#include <sys/mman.h>
-#endif
 
 const char *
 gzt_default_path(const char *env, const char *in_tree, const char *installed)
@@ -50,23 +47,4 @@ gzt_le(const unsigned char *p, int n)
     for (int k = n - 1; k >= 0; k--)
         v = v << 8 | p[k];
     return v;
-}
-
-void *
-gzt_table_alloc(size_t n)
-{
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-    const size_t huge = (size_t)2 << 20;
-
-    if (n >= huge) {
-        size_t m = (n + huge - 1) / huge * huge;
-        void *p = NULL;
-        if (m < n || posix_memalign(&p, huge, m) != 0)
-            return NULL;
-        /* a hint: where the kernel refuses it, the pages stay small */
-        (void)madvise(p, m, MADV_HUGEPAGE);
-        return p;
-    }
-#endif
-    return malloc(n > 0 ? n : 1);
 }

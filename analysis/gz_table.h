@@ -26,12 +26,6 @@ const char *gzt_default_path(const char *env, const char *in_tree,
 int gzt_fail(char *err, size_t errlen, const char *path, const char *fmt, ...)
     GZT_PRINTF(4, 5);
 
-/* N bytes for a table read at random places (free releases them, NULL
-   when memory runs out): where Linux offers transparent huge pages, in
-   2 MiB-aligned blocks marked for them, so that look-ups spread over
-   tens of megabytes miss the TLB far less often; else malloc's. */
-void *gzt_table_alloc(size_t n);
-
 /* The N-byte (N <= 8) little-endian unsigned integer at P. */
 uint64_t gzt_le(const unsigned char *p, int n);
 

@@ -169,10 +169,10 @@ ax_lg2_table_load(const char *path, ax_lg2_table *t, char *err, size_t errlen)
     hb = gzt_le(buf + 24, 8);
     hc = gzt_le(buf + 32, 8);
     t->ncorr = (size_t)nc;
-    t->base = gzt_table_alloc(LG2_COUNT * sizeof *t->base);
-    t->corr_i = gzt_table_alloc(t->ncorr * sizeof *t->corr_i);
-    t->corr_g = gzt_table_alloc(t->ncorr * sizeof *t->corr_g);
-    t->index = gzt_table_alloc(FA_LG2_INDEX_WORDS * sizeof *t->index);
+    t->base = malloc(LG2_COUNT * sizeof *t->base);
+    t->corr_i = malloc((t->ncorr ? t->ncorr : 1) * sizeof *t->corr_i);
+    t->corr_g = malloc((t->ncorr ? t->ncorr : 1) * sizeof *t->corr_g);
+    t->index = malloc(FA_LG2_INDEX_WORDS * sizeof *t->index);
     if (t->base == NULL || t->corr_i == NULL || t->corr_g == NULL
         || t->index == NULL) {
         gzt_fail(err, errlen, path, "tables: out of memory");

@@ -43,7 +43,7 @@ ax_rcp_table_load(const char *path, ax_rcp_table *t, char *err,
     g = gzopen(path, "rb");
     if (g == NULL)
         return gzt_fail(err, errlen, path, "cannot open");
-    d = gzt_table_alloc(RCP_COUNT);
+    d = malloc(RCP_COUNT);
     if (d == NULL) {
         gzclose(g);
         return gzt_fail(err, errlen, path, "out of memory");

@@ -32,10 +32,11 @@ tests_exhaustive_exh_bf16_array_LDFLAGS = $(OPENMP_CFLAGS)
 tests_exhaustive_exh_bf16_array_LDADD = softfloat/libsoftfloat.la
 
 # The AArch64 NEON paths (sf_convert_array FP32 <-> BF16, the BF16 add and
-# sub arrays): the library
-# and tests/softfloat/neon_convert.c cross-compiled and run under
+# sub arrays, the one-row GEMMs' generic vectors): the library
+# and tests/softfloat/neon_convert.c and neon_row.c cross-compiled and run under
 # qemu-aarch64; skipped (77) without aarch64-linux-gnu-gcc or qemu-aarch64.
 # make check-exhaustive runs it with "all": every FP32 input, six modes.
 TESTS += tests/softfloat/test_neon.sh
 EXHAUSTIVE_SH_TESTS += tests/softfloat/test_neon.sh
-EXTRA_DIST += tests/softfloat/test_neon.sh tests/softfloat/neon_convert.c
+EXTRA_DIST += tests/softfloat/test_neon.sh tests/softfloat/neon_convert.c \
+	tests/softfloat/neon_row.c

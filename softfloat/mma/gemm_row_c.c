@@ -1,7 +1,8 @@
 /* gemm_row_c -- the one-row BF16 GEMMs of the truncating fused models in
    portable C on the host's binary32 unit: every product computed exactly
    as a float, no host flag read, the range of each operand checked in
-   integers first (the argument: mma_local.h) */
+   integers first (the argument: mma_local.h); the B^T form's whole
+   blocks in GCC's generic 128-bit vectors where the compiler has them */
 #include <string.h>
 
 #include "softfloat/mma/mma_local.h"
@@ -348,6 +349,213 @@ nt_lanes(const s_mma_plan *pl, const float *aw, const int16_t *ae,
     return true;
 }
 
+#if defined(__GNUC__) && (defined(__clang__) || __GNUC__ >= 12)
+/* nt_lanes for a whole block (16 products per key) in GCC's generic
+   128-bit vectors (SSE2 on x86-64, NEON on AArch64).  The products,
+   their kept parts and the sums are those of nt_lanes, operation for
+   operation; what changes is where the per-key reductions happen.  Each
+   key's 16 exponent sums and 16 kept parts are first folded to one
+   vector, then the vectors of several keys are folded together, a
+   transposing tree of interleaves (8 keys' maxima, 4 keys' sums per
+   vector), instead of one horizontal fold per key; the range check (the
+   largest and the smallest magnitude) and the lost bits, which only
+   matter for the whole group, are gathered across keys. */
+#define ROW_VEC 1
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#elif defined(__ARM_NEON)
+#include <arm_neon.h>
+#endif
+
+typedef int16_t v8s __attribute__((vector_size(16)));
+typedef uint16_t v8u __attribute__((vector_size(16)));
+typedef int32_t v4s __attribute__((vector_size(16)));
+typedef uint32_t v4u __attribute__((vector_size(16)));
+typedef int64_t v2q __attribute__((vector_size(16)));
+typedef float v4f __attribute__((vector_size(16)));
+
+static inline v8u
+load8(const uint16_t *p)
+{
+    v8u v;
+
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+/* the larger and the smaller of A and B, lane by lane */
+static inline v8s
+max8(v8s a, v8s b)
+{
+#if defined(__SSE2__)
+    return (v8s)_mm_max_epi16((__m128i)a, (__m128i)b);
+#elif defined(__ARM_NEON)
+    return vmaxq_s16(a, b);
+#else
+    v8s gt = a > b;
+
+    return (a & gt) | (b & ~gt);
+#endif
+}
+
+static inline v8s
+min8(v8s a, v8s b)
+{
+#if defined(__SSE2__)
+    return (v8s)_mm_min_epi16((__m128i)a, (__m128i)b);
+#elif defined(__ARM_NEON)
+    return vminq_s16(a, b);
+#else
+    v8s lt = a < b;
+
+    return (a & lt) | (b & ~lt);
+#endif
+}
+
+/* esum16 on 8 lanes, from the magnitudes Y (x & 0x7FFF): a zero x gets
+   its sum plus NO_X, negative as NO_X is (only the sign of a sum without
+   a product matters) */
+static inline v8s
+esum8(v8s y, v8s ae)
+{
+    v8s ex = y >> 7;
+
+    return ex + ae + ((ex == 0) & NO_X);
+}
+
+/* One level of the tree: the partial maxima A and B (of one key, or of
+   keys side by side) folded into one vector, their halves interleaved at
+   16, 32 or 64 bits. */
+static inline v8s
+fold16(v8s a, v8s b)
+{
+    return max8(__builtin_shufflevector(a, b, 0, 8, 1, 9, 2, 10, 3, 11),
+                __builtin_shufflevector(a, b, 4, 12, 5, 13, 6, 14, 7, 15));
+}
+
+static inline v8s
+fold32(v8s a, v8s b)
+{
+    v4s x = (v4s)a, y = (v4s)b;
+
+    return max8((v8s)__builtin_shufflevector(x, y, 0, 4, 1, 5),
+                (v8s)__builtin_shufflevector(x, y, 2, 6, 3, 7));
+}
+
+static inline v8s
+fold64(v8s a, v8s b)
+{
+    v2q x = (v2q)a, y = (v2q)b;
+
+    return max8((v8s)__builtin_shufflevector(x, y, 0, 2),
+                (v8s)__builtin_shufflevector(x, y, 1, 3));
+}
+
+/* Eight keys' partial maxima M[0..7] (8 lanes each) to the 8 maxima,
+   key by key, in one vector. */
+static inline v8s
+max_of_8(const v8s *m)
+{
+    v8s a = fold16(m[0], m[1]), b = fold16(m[2], m[3]);
+    v8s c = fold16(m[4], m[5]), d = fold16(m[6], m[7]);
+
+    return fold64(fold32(a, b), fold32(c, d));
+}
+
+/* Four keys' partial sums S[0..3] (4 lanes each) to the 4 sums. */
+static inline v4s
+sum_of_4(const v4s *s)
+{
+    v4s a = __builtin_shufflevector(s[0], s[1], 0, 4, 1, 5)
+            + __builtin_shufflevector(s[0], s[1], 2, 6, 3, 7);
+    v4s b = __builtin_shufflevector(s[2], s[3], 0, 4, 1, 5)
+            + __builtin_shufflevector(s[2], s[3], 2, 6, 3, 7);
+    v2q x = (v2q)a, y = (v2q)b;
+
+    return (v4s)__builtin_shufflevector(x, y, 0, 2)
+           + (v4s)__builtin_shufflevector(x, y, 1, 3);
+}
+
+/* The kept parts of 4 products on the grid (X: BF16 bits in the top
+   halves of 32-bit lanes), their sum into *S; lost bits into *LB while
+   NEED. */
+ROW_INLINE void
+kept4(v4u x, v4f aw, v4f sc, v4f tq, bool need, v4s *s, v4s *lb)
+{
+    v4f p = (v4f)x * aw;
+    v4s kept = __builtin_convertvector(p * sc, v4s);
+
+    *s += kept;
+    if (need)
+        *lb |= __builtin_convertvector(kept, v4f) * tq != p;
+}
+
+ROW_INLINE bool
+nt_lanes16(const s_mma_plan *pl, const float *aw, const int16_t *ae,
+           const uint16_t *x, size_t k, bool need, uint32_t *acc,
+           unsigned *fl, uint64_t *lost)
+{
+    v8s ae0, ae1, part[W];
+    /* the range check: the largest magnitude and the smallest magnitude
+       less one, a zero's wrapping to 0x7FFF so that it never counts */
+    v8s ymax = {0}, ymin = (v8s){0} + 0x7FFF;
+    v4s sums[W], lbv = {0};
+    v4f awv[4];
+    uint32_t spec = 0, slow[W], lb;
+    int16_t mx[W];
+    int32_t sum[W], q[W], kc[W];
+    float scale[W], twoq[W];
+
+    memcpy(&ae0, ae, sizeof ae0);
+    memcpy(&ae1, ae + 8, sizeof ae1);
+    memcpy(awv, aw, sizeof awv);
+    for (size_t l = 0; l < W; l++) {
+        v8s y0 = (v8s)(load8(x + l * k) & 0x7FFF);
+        v8s y1 = (v8s)(load8(x + l * k + 8) & 0x7FFF);
+        part[l] = max8(esum8(y0, ae0), esum8(y1, ae1));
+        ymax = max8(ymax, max8(y0, y1));
+        ymin = min8(ymin, min8((y0 - 1) & 0x7FFF, (y1 - 1) & 0x7FFF));
+        spec |= (uint32_t)((acc[l] & 0x7F800000u) == 0x7F800000u);
+    }
+    for (size_t i = 0; i < 8; i++)
+        spec |= (uint32_t)(ymax[i] > (int16_t)S_MMA_FP_ABS_MAX)
+                | (uint32_t)(ymin[i] < (int16_t)(S_MMA_FP_ABS_MIN - 1));
+    if (spec != 0)
+        return false;
+    for (size_t l = 0; l < W; l += 8) {
+        v8s m8 = max_of_8(part + l);
+        memcpy(mx + l, &m8, sizeof m8);
+    }
+    if (!lanes_grid(pl, mx, acc, q, scale, twoq, kc, slow, lost))
+        return false;
+    for (size_t l = 0; l < W; l++) {
+        v8u x0 = load8(x + l * k), x1 = load8(x + l * k + 8), z = {0};
+        v4f sc = (v4f){0} + scale[l], tq = (v4f){0} + twoq[l];
+        v4s s = {0};
+        kept4((v4u)__builtin_shufflevector(z, x0, 0, 8, 1, 9, 2, 10, 3, 11),
+              awv[0], sc, tq, need, &s, &lbv);
+        kept4((v4u)__builtin_shufflevector(z, x0, 4, 12, 5, 13, 6, 14, 7,
+                                           15),
+              awv[1], sc, tq, need, &s, &lbv);
+        kept4((v4u)__builtin_shufflevector(z, x1, 0, 8, 1, 9, 2, 10, 3, 11),
+              awv[2], sc, tq, need, &s, &lbv);
+        kept4((v4u)__builtin_shufflevector(z, x1, 4, 12, 5, 13, 6, 14, 7,
+                                           15),
+              awv[3], sc, tq, need, &s, &lbv);
+        sums[l] = s;
+    }
+    for (size_t l = 0; l < W; l += 4) {
+        v4s s4 = sum_of_4(sums + l);
+        memcpy(sum + l, &s4, sizeof s4);
+    }
+    lb = (uint32_t)(lbv[0] | lbv[1] | lbv[2] | lbv[3]);
+    *lost |= lb != 0;
+    lanes_finish(pl, mx, kc, sum, q, slow, acc, fl, lost);
+    return true;
+}
+#endif
+
 /* A's side: binary32 values AW and biased exponent fields AE (NO_A for
    a zero) of its K elements, zeros up to the next multiple of the block
    N; false when an element is out of range or K is above
@@ -434,12 +642,20 @@ nt_group(const s_mma_plan *pl, const float *aw, const int16_t *ae,
             size_t b = k0 / n, r0 = b * W / nb, r1 = (b + 1) * W / nb;
             s_mma_prefetch_rows(pf + r0 * k, k, r1 - r0, k * 2);
         }
+#ifdef ROW_VEC
+        if (len == 16 && need)
+            ok = nt_lanes16(pl, aw + k0, ae + k0, x + k0, k, true, acc, f, l);
+        else if (len == 16)
+            ok = nt_lanes16(pl, aw + k0, ae + k0, x + k0, k, false, acc, f,
+                            l);
+#else
         if (len == 16 && need)
             ok = nt_lanes(pl, aw + k0, ae + k0, x + k0, k, 16, true, acc, f,
                           l);
         else if (len == 16)
             ok = nt_lanes(pl, aw + k0, ae + k0, x + k0, k, 16, false, acc, f,
                           l);
+#endif
         else
             ok = nt_lanes(pl, aw + k0, ae + k0, x + k0, k, len, true, acc, f,
                           l);

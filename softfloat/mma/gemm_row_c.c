@@ -251,25 +251,33 @@ row_block(const s_mma_plan *pl, const float *aw, const int16_t *ae,
           unsigned *fl, uint64_t *lost)
 {
     uint32_t lb[W] = {0}, spec = 0, slow[W];
-    int16_t mx[W];
-    uint16_t bad[W] = {0}, any = 0;
+    int16_t mx[W], ymax[W], ymin[W];
     int32_t sum[W] = {0}, q[W], kc[W];
     float scale[W], twoq[W];
 
-    for (size_t l = 0; l < W; l++)
+    /* the range check as nt_lanes16 makes it: the largest magnitude and
+       the smallest less one (a zero's wraps to 0x7FFF); a zero element's
+       exponent sum is its sum plus NO_X, negative (esum8) */
+    for (size_t l = 0; l < W; l++) {
         mx[l] = NO_X;
+        ymax[l] = 0;
+        ymin[l] = 0x7FFF;
+    }
     for (size_t t = 0; t < len; t++)
         for (size_t l = 0; l < W; l++) {
-            uint16_t x = b[t * ld + l];
-            int16_t e = esum16(x, ae[t]);
-            bad[l] |= out16(x);
+            int16_t y = (int16_t)(b[t * ld + l] & 0x7FFF);
+            int16_t ex = (int16_t)(y >> 7), y1 = (int16_t)((y - 1) & 0x7FFF);
+            int16_t e = (int16_t)(ex + ae[t] + (ex == 0 ? NO_X : 0));
             mx[l] = e > mx[l] ? e : mx[l];
+            ymax[l] = y > ymax[l] ? y : ymax[l];
+            ymin[l] = y1 < ymin[l] ? y1 : ymin[l];
         }
     for (size_t l = 0; l < W; l++) {
-        any |= bad[l];
         spec |= (uint32_t)((acc[l] & 0x7F800000u) == 0x7F800000u);
+        spec |= (uint32_t)(ymax[l] > (int16_t)S_MMA_FP_ABS_MAX)
+                | (uint32_t)(ymin[l] < (int16_t)(S_MMA_FP_ABS_MIN - 1));
     }
-    if (any != 0 || spec != 0)
+    if (spec != 0)
         return false;
     if (!lanes_grid(pl, mx, acc, q, scale, twoq, kc, slow, lost))
         return false;

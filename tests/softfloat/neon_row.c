@@ -26,20 +26,6 @@
 static uint16_t a[MAX_K], b[MAX_K * MAX_N], bt[MAX_N * MAX_K];
 static uint32_t c[MAX_N], d_ref[MAX_N], d_gemm[MAX_N], d_nt[MAX_N];
 
-/* A BF16 value of exponent LO .. HI, a zero one time in ZERO. */
-static uint16_t
-val(tst_rng *r, int lo, int hi, unsigned zero)
-{
-    uint64_t x = tst_rand64(r);
-    uint16_t sign = (uint16_t)((x >> 8) & 1u) << 15;
-    int e = lo + (int)((x >> 32) % (unsigned)(hi - lo + 1));
-
-    if (zero != 0 && x % zero == 0)
-        return sign;
-    return (uint16_t)(sign | (uint16_t)((e + 127) << 7)
-                      | (uint16_t)((x >> 9) & 0x7Fu));
-}
-
 /* Elements at the edges of the path's range and beyond it: the largest
    and smallest magnitudes inside (exponents 63 and -63), the nearest
    ones outside (64 and -64), a subnormal, Inf and NaN. */
@@ -53,9 +39,10 @@ check(const sf_mma_model *m, size_t n, size_t k, bool with_c, unsigned rep)
     const sf_format *f = &sf_format_bf16;
     unsigned long bad = 0;
     sf_env es = SF_ENV_NVIDIA, eg = SF_ENV_NVIDIA, en = SF_ENV_NVIDIA;
-
-    eg.isa = en.isa = SF_ISA_SCALAR;
     const uint32_t *cc = with_c ? c : NULL;
+
+    /* the portable path on any host (the only one on AArch64) */
+    eg.isa = en.isa = SF_ISA_SCALAR;
 
     for (size_t t = 0; t < k; t++)
         for (size_t j = 0; j < n; j++)
@@ -112,16 +99,7 @@ main(void)
             bool wide = rep % 4 == 1;
             int lo = wide ? -63 : base - 4, hi = wide ? 63 : base + 4;
             bool with_c = rep % 3 != 1;
-            for (size_t t = 0; t < k; t++)
-                a[t] = val(&r, lo, hi, 9);
-            for (size_t i = 0; i < n * k; i++)
-                b[i] = val(&r, lo, hi, 13);
-            for (size_t j = 0; j < n; j++)
-                c[j] = tst_rand64(&r) % 4 == 0
-                           ? 0
-                           : (uint32_t)(tst_rand64(&r) & 0x80000000u)
-                                 | (uint32_t)(2 * base + 127 + 8) << 23
-                                 | (uint32_t)(tst_rand64(&r) & 0x7FFFFFu);
+            tst_row_problem(&r, lo, hi, base, n, k, a, b, c);
             /* edge elements in B, each somewhere (not in every problem) */
             for (unsigned q = 0; rep % 5 != 0 && q < 1 + rep % 4; q++) {
                 uint64_t x = tst_rand64(&r);

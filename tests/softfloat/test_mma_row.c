@@ -40,20 +40,6 @@ static uint32_t c[MAX_N], d_ref[MAX_N], d_gemm[MAX_N], d_nt[MAX_N];
 /* The paths: the CPU's best, AVX2, portable. */
 static const sf_isa isas[] = {SF_ISA_AUTO, SF_ISA_AVX2, SF_ISA_SCALAR};
 
-/* A BF16 value of exponent LO .. HI (a zero one time in ZERO). */
-static uint16_t
-val(tst_rng *r, int lo, int hi, unsigned zero)
-{
-    uint64_t x = tst_rand64(r);
-    uint16_t sign = (uint16_t)((x >> 8) & 1u) << 15;
-    int e = lo + (int)((x >> 32) % (unsigned)(hi - lo + 1));
-
-    if (zero != 0 && x % zero == 0)
-        return sign;
-    return (uint16_t)(sign | (uint16_t)((e + 127) << 7)
-                      | (uint16_t)((x >> 9) & 0x7Fu));
-}
-
 /* The kinds of element planted in B (or A, or C). */
 enum
 {
@@ -185,16 +171,7 @@ START_TEST(test_random)
             int lo = wide ? -63 : base - 4, hi = wide ? 63 : base + 4;
             unsigned p = rep % P_KINDS;
             bool with_c = rep % 3 != 1;
-            for (size_t t = 0; t < k; t++)
-                a[t] = val(&r, lo, hi, 9);
-            for (size_t i = 0; i < n * k; i++)
-                b[i] = val(&r, lo, hi, 13);
-            for (size_t j = 0; j < n; j++)
-                c[j] = tst_rand64(&r) % 4 == 0
-                           ? 0
-                           : (uint32_t)(tst_rand64(&r) & 0x80000000u)
-                                 | (uint32_t)(2 * base + 127 + 8) << 23
-                                 | (uint32_t)(tst_rand64(&r) & 0x7FFFFFu);
+            tst_row_problem(&r, lo, hi, base, n, k, a, b, c);
             if (p == P_C_SPECIAL || p == P_C_HUGE)
                 with_c = true;
             for (unsigned q = 0; q < 1 + rep % 3; q++)
@@ -283,9 +260,9 @@ START_TEST(test_directed)
         static const int eb[6] = {-63, -64, -66, 63, 64, 66};
         size_t n = 50, k = 33;
         for (size_t t = 0; t < k; t++)
-            a[t] = val(&r, ea[e], ea[e], 5);
+            a[t] = tst_bf16_rand(&r, ea[e], ea[e], 5);
         for (size_t i = 0; i < n * k; i++)
-            b[i] = val(&r, eb[e] - (int)(i % 3), eb[e], 7);
+            b[i] = tst_bf16_rand(&r, eb[e] - (int)(i % 3), eb[e], 7);
         bad += check_problem(m, &sf_format_bf16, n, k, e % 2 == 0, false,
                              "edges", &printed);
     }
@@ -294,9 +271,9 @@ START_TEST(test_directed)
            block's grid 2^q lies below 2^-126 (no C, or C zero or tiny) */
         size_t n = 70, k = 40;
         for (size_t t = 0; t < k; t++)
-            a[t] = val(&r, -63, -51, 6);
+            a[t] = tst_bf16_rand(&r, -63, -51, 6);
         for (size_t i = 0; i < n * k; i++)
-            b[i] = val(&r, -63, -51, 6);
+            b[i] = tst_bf16_rand(&r, -63, -51, 6);
         for (size_t j = 0; j < n; j++)
             c[j] = j % 3 == 0 ? 0 : (uint32_t)(j % 3) << 20;
         bad += check_problem(m, &sf_format_bf16, n, k, z == 1, false,
@@ -305,18 +282,18 @@ START_TEST(test_directed)
     {
         size_t n = 1000, k = 128;
         for (size_t t = 0; t < k; t++)
-            a[t] = val(&r, -2, 1, 0);
+            a[t] = tst_bf16_rand(&r, -2, 1, 0);
         for (size_t i = 0; i < n * k; i++)
-            b[i] = val(&r, -3, 1, 0);
+            b[i] = tst_bf16_rand(&r, -3, 1, 0);
         bad += check_problem(m, &sf_format_bf16, n, k, false, false, "scores",
                              &printed);
     }
     for (size_t n = 128; n <= 256; n += 128) {
         size_t k = 64;
         for (size_t t = 0; t < k; t++)
-            a[t] = val(&r, -9, 0, 0);
+            a[t] = tst_bf16_rand(&r, -9, 0, 0);
         for (size_t i = 0; i < n * k; i++)
-            b[i] = val(&r, -3, 1, 0);
+            b[i] = tst_bf16_rand(&r, -3, 1, 0);
         for (size_t j = 0; j < n; j++)
             c[j] = 0x41000000u + (uint32_t)(tst_rand64(&r) & 0xFFFFFu);
         bad += check_problem(m, &sf_format_bf16, n, k, true, true, "p~v",
@@ -428,9 +405,9 @@ START_TEST(test_mxcsr)
         size_t n = 300, k = 70;
         unsigned host;
         for (size_t t = 0; t < k; t++)
-            a[t] = val(&r, -5, 5, 7);
+            a[t] = tst_bf16_rand(&r, -5, 5, 7);
         for (size_t i = 0; i < n * k; i++)
-            b[i] = val(&r, -5, 5, 7);
+            b[i] = tst_bf16_rand(&r, -5, 5, 7);
         b[3 * n + 140] = 0x0005u; /* a subnormal in the second chunk */
         for (size_t j = 0; j < n; j++)
             c[j] = 0x3F800000u + (uint32_t)j;

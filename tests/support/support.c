@@ -129,6 +129,35 @@ tst_rand64(tst_rng *r)
     return result;
 }
 
+uint16_t
+tst_bf16_rand(tst_rng *r, int lo, int hi, unsigned zero)
+{
+    uint64_t x = tst_rand64(r);
+    uint16_t sign = (uint16_t)((x >> 8) & 1u) << 15;
+    int e = lo + (int)((x >> 32) % (unsigned)(hi - lo + 1));
+
+    if (zero != 0 && x % zero == 0)
+        return sign;
+    return (uint16_t)(sign | (uint16_t)((e + 127) << 7)
+                      | (uint16_t)((x >> 9) & 0x7Fu));
+}
+
+void
+tst_row_problem(tst_rng *r, int lo, int hi, int base, size_t n, size_t k,
+                uint16_t *a, uint16_t *b, uint32_t *c)
+{
+    for (size_t t = 0; t < k; t++)
+        a[t] = tst_bf16_rand(r, lo, hi, 9);
+    for (size_t i = 0; i < n * k; i++)
+        b[i] = tst_bf16_rand(r, lo, hi, 13);
+    for (size_t j = 0; j < n; j++)
+        c[j] = tst_rand64(r) % 4 == 0
+                   ? 0
+                   : (uint32_t)(tst_rand64(r) & 0x80000000u)
+                         | (uint32_t)(2 * base + 127 + 8) << 23
+                         | (uint32_t)(tst_rand64(r) & 0x7FFFFFu);
+}
+
 uint64_t
 tst_rand_below(tst_rng *r, uint64_t n)
 {

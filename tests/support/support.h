@@ -2,6 +2,7 @@
 #ifndef BF16EMU_TESTS_SUPPORT_H
 #define BF16EMU_TESTS_SUPPORT_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include "softfloat/softfloat.h"
 
@@ -13,6 +14,16 @@ uint64_t tst_rand64(tst_rng *r);
 /* Uniform in [0, n), n > 0. */
 uint64_t tst_rand_below(tst_rng *r, uint64_t n);
 uint64_t tst_seed(void);
+/* The bits of a random normal BF16 value of exponent LO .. HI (random
+   sign and significand), or a signed zero one time in ZERO (never when
+   ZERO is 0). */
+uint16_t tst_bf16_rand(tst_rng *r, int lo, int hi, unsigned zero);
+/* A one-row GEMM problem: A's K elements and B's K x N elements random
+   BF16 of exponent LO .. HI (tst_bf16_rand; zeros one time in 9 and 13),
+   then C's N elements zero one time in four, else FP32 of random sign
+   and significand and exponent 2 BASE + 8. */
+void tst_row_problem(tst_rng *r, int lo, int hi, int base, size_t n,
+                     size_t k, uint16_t *a, uint16_t *b, uint32_t *c);
 /* BF16EMU_TEST_MULTIPLIER (default 1, at least 1): scales random counts. */
 unsigned long tst_multiplier(void);
 

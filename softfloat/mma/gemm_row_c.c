@@ -34,33 +34,42 @@ bits_of(float f)
     return u;
 }
 
-/* Pass 1 works on 16-bit lanes.  For a BF16 element x of B: whether it
-   is in range, and the biased exponent sum of its product with A's element, from A's
-   biased exponent field AE (NO_A for a zero): x's field plus AE, or
-   NO_X when x is zero.  A real sum (of two fields 64 .. 190) is at least
-   128; the sums of zeros are negative. */
+/* Pass 1 works on 16-bit lanes, on the magnitude Y (x & 0x7FFF) of a
+   BF16 element x of B.  The biased exponent sum of its product with A's
+   element, from A's biased exponent field AE (NO_A for a zero): x's
+   field plus AE, plus NO_X when x is zero.  A real sum (of two fields
+   64 .. 190) is at least 128; the sums of zeros are negative (only the
+   sign of a sum without a product matters). */
 #define NO_A (-0x2000)
 #define NO_X (-0x4000)
 
-/* 1 when the BF16 value X is out of range (not zero, and not a normal
-   number of exponent -63 .. 63: subnormals, Inf and NaN included), else
-   0; without a branch. */
-static inline uint16_t
-out16(uint16_t x)
+static inline int16_t
+esum16(int16_t y, int16_t ae)
 {
-    uint16_t y = (uint16_t)(x & 0x7FFF);
+    int16_t ex = (int16_t)(y >> 7);
 
-    return (uint16_t)((uint16_t)(y - S_MMA_FP_ABS_MIN)
-                          > (uint16_t)(S_MMA_FP_ABS_MAX - S_MMA_FP_ABS_MIN)
-                      && y != 0);
+    return (int16_t)(ex + ae + (ex == 0 ? NO_X : 0));
 }
 
-static inline int16_t
-esum16(uint16_t x, int16_t ae)
-{
-    int16_t ex = (int16_t)((x >> 7) & 0xFF);
+/* The range check, over any set of elements: the largest magnitude YMAX
+   (from 0) and the smallest magnitude less one YMIN (from YMIN_NONE; a
+   zero's wraps to 0x7FFF, above every limit, so that zeros never count),
+   each a signed maximum or minimum, which vectorises.  An element is out
+   of range when it is not zero and not a normal number of exponent
+   -63 .. 63 (subnormals, Inf and NaN included). */
+#define YMIN_NONE 0x7FFF
 
-    return ex != 0 ? (int16_t)(ex + ae) : (int16_t)NO_X;
+static inline int16_t
+ymin16(int16_t y)
+{
+    return (int16_t)((y - 1) & 0x7FFF);
+}
+
+static inline bool
+out_of_range(int16_t ymax, int16_t ymin)
+{
+    return ymax > (int16_t)S_MMA_FP_ABS_MAX
+           || ymin < (int16_t)(S_MMA_FP_ABS_MIN - 1);
 }
 
 /* A block's grid 2^Q as the two powers the second pass multiplies by:
@@ -99,19 +108,20 @@ nt_block(const s_mma_plan *pl, const float *aw, const int16_t *ae,
          unsigned *fl, uint64_t *lost)
 {
     uint32_t lb = 0;
-    int16_t mx = NO_X;
-    uint16_t bad = 0;
+    int16_t mx = NO_X, ymax = 0, ymin = YMIN_NONE;
     int32_t sum = 0, q;
     int64_t csum;
     float scale, twoq;
 
     /* pass 1: the range, and the largest exponent sum */
     for (size_t t = 0; t < len; t++) {
-        int16_t e = esum16(x[t], ae[t]);
-        bad |= out16(x[t]);
+        int16_t y = (int16_t)(x[t] & 0x7FFF), e = esum16(y, ae[t]);
+        int16_t y1 = ymin16(y);
         mx = e > mx ? e : mx;
+        ymax = y > ymax ? y : ymax;
+        ymin = y1 < ymin ? y1 : ymin;
     }
-    if (bad != 0 || (*acc & 0x7F800000u) == 0x7F800000u)
+    if (out_of_range(ymax, ymin) || (*acc & 0x7F800000u) == 0x7F800000u)
         return false;
     csum = s_mma_c_grid(pl, *acc, block_ep(pl, mx), &q, lost);
     if (!grid_powers(q, mx > 0, &scale, &twoq))
@@ -255,27 +265,22 @@ row_block(const s_mma_plan *pl, const float *aw, const int16_t *ae,
     int32_t sum[W] = {0}, q[W], kc[W];
     float scale[W], twoq[W];
 
-    /* the range check as nt_lanes16 makes it: the largest magnitude and
-       the smallest less one (a zero's wraps to 0x7FFF); a zero element's
-       exponent sum is its sum plus NO_X, negative (esum8) */
     for (size_t l = 0; l < W; l++) {
         mx[l] = NO_X;
         ymax[l] = 0;
-        ymin[l] = 0x7FFF;
+        ymin[l] = YMIN_NONE;
     }
     for (size_t t = 0; t < len; t++)
         for (size_t l = 0; l < W; l++) {
             int16_t y = (int16_t)(b[t * ld + l] & 0x7FFF);
-            int16_t ex = (int16_t)(y >> 7), y1 = (int16_t)((y - 1) & 0x7FFF);
-            int16_t e = (int16_t)(ex + ae[t] + (ex == 0 ? NO_X : 0));
+            int16_t e = esum16(y, ae[t]), y1 = ymin16(y);
             mx[l] = e > mx[l] ? e : mx[l];
             ymax[l] = y > ymax[l] ? y : ymax[l];
             ymin[l] = y1 < ymin[l] ? y1 : ymin[l];
         }
     for (size_t l = 0; l < W; l++) {
         spec |= (uint32_t)((acc[l] & 0x7F800000u) == 0x7F800000u);
-        spec |= (uint32_t)(ymax[l] > (int16_t)S_MMA_FP_ABS_MAX)
-                | (uint32_t)(ymin[l] < (int16_t)(S_MMA_FP_ABS_MIN - 1));
+        spec |= (uint32_t)out_of_range(ymax[l], ymin[l]);
     }
     if (spec != 0)
         return false;
@@ -314,25 +319,24 @@ nt_lanes(const s_mma_plan *pl, const float *aw, const int16_t *ae,
          unsigned *fl, uint64_t *lost)
 {
     uint32_t lb[W], spec = 0, slow[W];
-    int16_t mx[W];
-    uint16_t any = 0;
+    int16_t mx[W], ymax = 0, ymin = YMIN_NONE;
     int32_t sum[W], q[W], kc[W];
     float scale[W], twoq[W];
 
     for (size_t l = 0; l < W; l++) {
         const uint16_t *xl = x + l * k;
         int16_t m = NO_X;
-        uint16_t bad = 0;
         for (size_t t = 0; t < len; t++) {
-            int16_t e = esum16(xl[t], ae[t]);
-            bad |= out16(xl[t]);
+            int16_t y = (int16_t)(xl[t] & 0x7FFF), e = esum16(y, ae[t]);
+            int16_t y1 = ymin16(y);
             m = e > m ? e : m;
+            ymax = y > ymax ? y : ymax;
+            ymin = y1 < ymin ? y1 : ymin;
         }
         mx[l] = m;
-        any |= bad;
         spec |= (uint32_t)((acc[l] & 0x7F800000u) == 0x7F800000u);
     }
-    if (any != 0 || spec != 0)
+    if (out_of_range(ymax, ymin) || spec != 0)
         return false;
     if (!lanes_grid(pl, mx, acc, q, scale, twoq, kc, slow, lost))
         return false;
@@ -368,8 +372,6 @@ nt_lanes(const s_mma_plan *pl, const float *aw, const int16_t *ae,
    vector), instead of one horizontal fold per key; the range check (the
    largest and the smallest magnitude) and the lost bits, which only
    matter for the whole group, are gathered across keys. */
-#define ROW_VEC 1
-
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #elif defined(__ARM_NEON)
@@ -421,9 +423,7 @@ min8(v8s a, v8s b)
 #endif
 }
 
-/* esum16 on 8 lanes, from the magnitudes Y (x & 0x7FFF): a zero x gets
-   its sum plus NO_X, negative as NO_X is (only the sign of a sum without
-   a product matters) */
+/* esum16 on 8 lanes */
 static inline v8s
 esum8(v8s y, v8s ae)
 {
@@ -505,9 +505,8 @@ nt_lanes16(const s_mma_plan *pl, const float *aw, const int16_t *ae,
            unsigned *fl, uint64_t *lost)
 {
     v8s ae0, ae1, part[W];
-    /* the range check: the largest magnitude and the smallest magnitude
-       less one, a zero's wrapping to 0x7FFF so that it never counts */
-    v8s ymax = {0}, ymin = (v8s){0} + 0x7FFF;
+    /* the range check (out_of_range) lane by lane */
+    v8s ymax = {0}, ymin = (v8s){0} + YMIN_NONE;
     v4s sums[W], lbv = {0};
     v4f awv[4];
     uint32_t spec = 0, slow[W], lb;
@@ -527,8 +526,7 @@ nt_lanes16(const s_mma_plan *pl, const float *aw, const int16_t *ae,
         spec |= (uint32_t)((acc[l] & 0x7F800000u) == 0x7F800000u);
     }
     for (size_t i = 0; i < 8; i++)
-        spec |= (uint32_t)(ymax[i] > (int16_t)S_MMA_FP_ABS_MAX)
-                | (uint32_t)(ymin[i] < (int16_t)(S_MMA_FP_ABS_MIN - 1));
+        spec |= (uint32_t)out_of_range(ymax[i], ymin[i]);
     if (spec != 0)
         return false;
     for (size_t l = 0; l < W; l += 8) {
@@ -561,6 +559,15 @@ nt_lanes16(const s_mma_plan *pl, const float *aw, const int16_t *ae,
     *lost |= lb != 0;
     lanes_finish(pl, mx, kc, sum, q, slow, acc, fl, lost);
     return true;
+}
+#else
+/* without the generic vectors: nt_lanes on the whole block */
+ROW_INLINE bool
+nt_lanes16(const s_mma_plan *pl, const float *aw, const int16_t *ae,
+           const uint16_t *x, size_t k, bool need, uint32_t *acc,
+           unsigned *fl, uint64_t *lost)
+{
+    return nt_lanes(pl, aw, ae, x, k, 16, need, acc, fl, lost);
 }
 #endif
 
@@ -650,20 +657,11 @@ nt_group(const s_mma_plan *pl, const float *aw, const int16_t *ae,
             size_t b = k0 / n, r0 = b * W / nb, r1 = (b + 1) * W / nb;
             s_mma_prefetch_rows(pf + r0 * k, k, r1 - r0, k * 2);
         }
-#ifdef ROW_VEC
         if (len == 16 && need)
             ok = nt_lanes16(pl, aw + k0, ae + k0, x + k0, k, true, acc, f, l);
         else if (len == 16)
             ok = nt_lanes16(pl, aw + k0, ae + k0, x + k0, k, false, acc, f,
                             l);
-#else
-        if (len == 16 && need)
-            ok = nt_lanes(pl, aw + k0, ae + k0, x + k0, k, 16, true, acc, f,
-                          l);
-        else if (len == 16)
-            ok = nt_lanes(pl, aw + k0, ae + k0, x + k0, k, 16, false, acc, f,
-                          l);
-#endif
         else
             ok = nt_lanes(pl, aw + k0, ae + k0, x + k0, k, len, true, acc, f,
                           l);

@@ -288,6 +288,13 @@ ut_layout_matters(const tensor *t)
     return t->shape[t->ndim - 3] > 1 && t->shape[t->ndim - 2] > 1;
 }
 
+/* Whether KV heads HKV serve query heads HQ (Hq a multiple of Hkv). */
+static bool
+heads_fit(uint64_t hq, uint64_t hkv)
+{
+    return hkv != 0 && hq % hkv == 0;
+}
+
 ut_layout
 ut_layout_tell(const tensor *q, const tensor *k)
 {
@@ -296,8 +303,9 @@ ut_layout_tell(const tensor *q, const tensor *k)
 
     if (r != k->ndim || r < 3 || r > 4)
         return UT_LAYOUT_UNSET;
-    bhnd = q->shape[r - 3] == k->shape[r - 3];
-    bnhd = q->shape[r - 2] == k->shape[r - 2];
+    /* BHND: H at r - 3, N at r - 2; BNHD the other way round */
+    bhnd = heads_fit(q->shape[r - 3], k->shape[r - 3]);
+    bnhd = heads_fit(q->shape[r - 2], k->shape[r - 2]);
     if (bhnd && !bnhd)
         return UT_LAYOUT_BHND;
     if (bnhd && !bhnd)

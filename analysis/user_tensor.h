@@ -88,9 +88,13 @@ int ut_as_dtype(tensor *t, const char *what, tensor_dtype want, bool asked,
 bool ut_layout_matters(const tensor *t);
 
 /* The layout that Q and K (same rank, 3 or 4) can only have, when their
-   shapes tell it: under BHND they share H (dimension ndim-3), under BNHD
-   they share H at ndim-2; when exactly one of the two holds, it is the
-   layout.  UT_LAYOUT_UNSET when both hold (Nq = Nk) or neither. */
+   shapes tell it.  A reading is possible when K's heads divide Q's (Hkv =
+   Hq, or grouped-query heads: Hq a multiple of Hkv); N is free.  When
+   exactly one reading is possible, it is the layout.  UT_LAYOUT_UNSET when
+   both are or neither: Q [1, 8, 64, d] with K [1, 2, 64, d] may be 8
+   query heads over 2 KV heads or 64 heads of 8 queries over 2 keys, and
+   no rule on shapes alone tells which (the caller asks for the layout,
+   naming both readings). */
 ut_layout ut_layout_tell(const tensor *q, const tensor *k);
 
 /* Rearranges T (2-, 3- or 4-D) from LAYOUT to BHND: a BNHD tensor is

@@ -228,6 +228,19 @@ typedef enum
                        log */
 } fa_decode_lse;
 
+/* The exp model a kernel's exponentials run on unless the user names
+   another (--exp): the one default of the exp model, stated here so that
+   every subcommand and every way of naming the kernel gives the same
+   bits. */
+typedef enum
+{
+    FA_KEXP_CR,          /* "cr": correctly rounded */
+    FA_KEXP_LIBM,        /* "libm": the C library's expf */
+    FA_KEXP_EX2_SM90,    /* "ex2-sm90": the H200's ex2.approx.f32 (the
+                            measured table) */
+    FA_KEXP_EX2_SM90_FTZ /* "ex2-sm90-ftz": ex2.approx.ftz.f32 */
+} fa_kernel_exp;
+
 /* Tiles of one range of head dimensions; 0 means N (untiled). */
 typedef struct fa_kernel_tiles
 {
@@ -374,6 +387,12 @@ typedef struct fa_kernel
        query row from decode_wide_min_nk keys (the second engine) and of
        the lean reduction after it. */
     fa_decode_lse decode_lse;
+    /* Appended (optional in JSON; absent: "ex2-sm90" for a description
+       of a GPU kernel, whose row sum is "quad" or "quad-block", whose
+       exp_arg is "log2e-sub" or whose exp_fn is "cuda-expf", else "cr",
+       the defaults before the field existed): the exp model run when
+       none is named. */
+    fa_kernel_exp exp_model;
 } fa_kernel;
 
 /* The named descriptions ("fa2", "paper-eq4", "repo", "fp32", then
@@ -389,6 +408,10 @@ const char *fa_kernel_check(const fa_kernel *k);
 /* The tiles of K for head dimension D (the row of D rounded up to
    d_round), or NULL when no row serves D. */
 const fa_kernel_tiles *fa_kernel_tiles_for(const fa_kernel *k, size_t d);
+
+/* The exp model of a description written before exp_model existed (the
+   rule in exp_model's comment). */
+fa_kernel_exp fa_kernel_exp_legacy(const fa_kernel *k);
 
 /* Names of enumerated values, by field: FIELD is the JSON field name
    ("score", "exp_arg", ...).  fa_kernel_enum_names returns the

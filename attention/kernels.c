@@ -92,6 +92,7 @@ static const fa_kernel kernels[] = {
         .bwd = FA_BWD_FA2,
         .bwd_reverse_q = true,
         .dq_buffers = FA_DQB_SMS,
+        .exp_model = FA_KEXP_EX2_SM90,
     },
     /* paper-eq4: the paper's abstraction (Algorithm 1, Eq. 4): every dot
        product one FP32 chain, BF16 where the paper writes lp (S, S - m
@@ -143,6 +144,7 @@ static const fa_kernel kernels[] = {
         .combine_log = FA_KLOG_CR,
         .bwd = FA_BWD_CHAIN,
         .bwd_reverse_q = false,
+        .exp_model = FA_KEXP_CR,
     },
     /* repo: the released PyTorch re-implementation (paper-notes section
        1.4), one rounding per PyTorch op on BF16 tensors: buckets of
@@ -195,6 +197,7 @@ static const fa_kernel kernels[] = {
         .combine_log = FA_KLOG_CR,
         .bwd = FA_BWD_REPO,
         .bwd_reverse_q = false,
+        .exp_model = FA_KEXP_CR,
     },
     /* fp32: everything FP32 (the paper's hp), untiled forward. */
     {
@@ -243,6 +246,7 @@ static const fa_kernel kernels[] = {
         .combine_log = FA_KLOG_CR,
         .bwd = FA_BWD_CHAIN,
         .bwd_reverse_q = false,
+        .exp_model = FA_KEXP_CR,
     },
 };
 
@@ -276,6 +280,16 @@ fa_kernel_by_name(const char *name)
     return NULL;
 }
 
+fa_kernel_exp
+fa_kernel_exp_legacy(const fa_kernel *k)
+{
+    bool gpu = k->rowsum == FA_ROWSUM_QUAD || k->rowsum == FA_ROWSUM_QUAD_BLOCK
+               || k->exp_arg == FA_ARG_LOG2E_SUB
+               || k->exp_fn == FA_EXPFN_CUDA;
+
+    return gpu ? FA_KEXP_EX2_SM90 : FA_KEXP_CR;
+}
+
 /*----------------------------------------------------------------------------
  * Names of the enumerated fields.
  *--------------------------------------------------------------------------*/
@@ -304,6 +318,8 @@ static const char *const bwd_names[] = {"chain", "fa2",  "repo", "efficient",
                                          "math",  "cudnn", NULL};
 static const char *const dqb_names[] = {"one", "sms", NULL};
 static const char *const dlse_names[] = {"same", "lg2-fma", NULL};
+static const char *const kexp_names[] = {"cr", "libm", "ex2-sm90",
+                                         "ex2-sm90-ftz", NULL};
 
 static const struct
 {
@@ -324,6 +340,7 @@ static const struct
     {"bwd", bwd_names},         {"exp_fn", expfn_names},
     {"dq_buffers", dqb_names},
     {"decode_lse", dlse_names},
+    {"exp_model", kexp_names},
 };
 
 const char *const *
@@ -430,7 +447,8 @@ fa_kernel_check(const fa_kernel *k)
         || (unsigned)k->combine_exp > FA_CEXP_EXPF
         || (unsigned)k->bwd > FA_BWD_CUDNN
         || (unsigned)k->dq_buffers > FA_DQB_SMS
-        || (unsigned)k->decode_lse > FA_DLSE_LG2_FMA)
+        || (unsigned)k->decode_lse > FA_DLSE_LG2_FMA
+        || (unsigned)k->exp_model > FA_KEXP_EX2_SM90_FTZ)
         return "kernel: an enumerated field out of range";
     if ((k->exp_arg == FA_ARG_SCALE_SUB || k->exp_arg == FA_ARG_SCALE_FMA)
         != (k->alpha_arg == FA_ALPHA_SUB_SCALE

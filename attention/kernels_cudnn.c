@@ -101,6 +101,7 @@ static const fa_kernel kernels[] = {
         .decode_rowsum_span_wide = 32,
         .decode_wide_min_nk = 257,
         .decode_lse = FA_DLSE_LG2_FMA,
+        .exp_model = FA_KEXP_EX2_SM90,
     },
 };
 

@@ -80,6 +80,7 @@ const fa_kernel fa_kernels_sdpa_em[] = {
         .bwd_reverse_q = false,
         .exp_fn = FA_EXPFN_MODEL,
         .score_prescale = false,
+        .exp_model = FA_KEXP_EX2_SM90,
     },
     /* math: _scaled_dot_product_attention_math for BF16 and FP16 inputs
        on CUDA (no LSE): Q, K, V copied to FP32; Q and K^T each times
@@ -163,6 +164,7 @@ const fa_kernel fa_kernels_sdpa_em[] = {
             {256, 256, 256, 256, 16, 16, {16, 1, Q}, {0, 0, B}},
             {256, 256, 512, 2048, 16, 16, {16, 1, Q}, {8, 64, B}},
         },
+        .exp_model = FA_KEXP_EX2_SM90,
     },
 };
 

@@ -221,6 +221,10 @@ typedef struct
     bool describe;
     uint64_t splits; /* 0: the description's */
     bool splits_auto;
+    fa_cli_launch launch; /* the GPU launch the tensors came from */
+    bool launch_given, launch_lengths;
+    const char *splits_from; /* what set the split count, with its rule */
+    char splits_from_buf[160];
     uint64_t dq_buffers; /* 0: the description's rule */
     uint64_t sms;
     fa_fix_kind fix_kind;
@@ -256,6 +260,7 @@ typedef struct
     uint64_t lead[2];
     unsigned n_lead;
     size_t nb, nh, nq, nk, d; /* B, H, Nq, Nk, d */
+    size_t nhkv; /* K's and V's heads (grouped-query: a divisor of H) */
     size_t heads;             /* B H */
     size_t br_eff, bc_eff, tc, splits_eff, dq_buffers_eff;
     uint32_t scale_used;
@@ -495,20 +500,27 @@ resolve_layout(attn_ctx *x)
         x->layout_from = "the file's metadata";
     } else if ((l = ut_layout_tell(q, k)) != UT_LAYOUT_UNSET) {
         x->layout = l;
-        x->layout_from = "Q and K share H, not N";
+        x->layout_from = "the only reading under which K's heads divide Q's";
     } else if (!ut_layout_matters(q) || q->ndim != k->ndim) {
         x->layout = UT_LAYOUT_BHND;
         x->layout_from = NULL;
     } else {
-        char spec[SPEC_MAX], sh[SHAPE_MAX];
+        char spec[SPEC_MAX], sh[SHAPE_MAX], shk[SHAPE_MAX];
+        unsigned r = q->ndim;
         cli_error(CMD,
-                  "--q %s: shape %s may be %s or %s, and neither the file "
-                  "nor the shapes tell which; pass --layout bhnd or "
+                  "--q %s: shape %s with K %s reads as %s (%" PRIu64
+                  " query heads over %" PRIu64 " key/value heads, Nq %" PRIu64
+                  ", Nk %" PRIu64 ") or as %s (%" PRIu64 " query heads over %"
+                  PRIu64 ", Nq %" PRIu64 ", Nk %" PRIu64 "), and neither the "
+                  "file nor the shapes tell which; pass --layout bhnd or "
                   "--layout bnhd",
                   cli_spec_str(spec, sizeof spec, &x->in[IN_Q]),
                   cli_shape_str(sh, sizeof sh, q->ndim, q->shape),
-                  q->ndim == 4 ? "[B, H, N, d]" : "[H, N, d]",
-                  q->ndim == 4 ? "[B, N, H, d]" : "[N, H, d]");
+                  cli_shape_str(shk, sizeof shk, k->ndim, k->shape),
+                  r == 4 ? "[B, H, N, d]" : "[H, N, d]", q->shape[r - 3],
+                  k->shape[r - 3], q->shape[r - 2], k->shape[r - 2],
+                  r == 4 ? "[B, N, H, d]" : "[N, H, d]", q->shape[r - 2],
+                  k->shape[r - 2], q->shape[r - 3], k->shape[r - 3]);
         return false;
     }
     for (int i = 0; i < N_IN; i++) {
@@ -642,14 +654,21 @@ check_shapes(attn_ctx *x)
         if (i != IN_DO)
             w[r - 2] = i == IN_V ? x->in[IN_K].t.shape[r - 2]
                                  : o->t.shape[o->t.ndim - 2];
+        /* grouped-query heads: K's (and V's) H divides Q's */
+        if (i != IN_DO && r >= 3 && o->t.ndim == r) {
+            uint64_t hk = i == IN_V ? x->in[IN_K].t.shape[r - 3]
+                                    : o->t.shape[r - 3];
+            if (hk != 0 && q->shape[r - 3] % hk == 0)
+                w[r - 3] = hk;
+        }
         same = o->t.ndim == r;
         for (unsigned j = 0; same && j < r; j++)
             same = o->t.shape[j] == w[j];
         if (!same) {
             const char *rule =
                 i == IN_DO  ? "dO has the shape of Q"
-                : i == IN_K ? "K has Q's leading dimensions and d, with its "
-                              "own Nk"
+                : i == IN_K ? "K has Q's batch and d, its own Nk, and Q's "
+                              "heads or a divisor of them (grouped-query)"
                             : "V has the shape of K";
             cli_spec_str(so, sizeof so, o);
             cli_shape_str(ho, sizeof ho, o->t.ndim, o->t.shape);
@@ -688,6 +707,7 @@ check_shapes(attn_ctx *x)
     x->nq = (size_t)q->shape[r - 2];
     x->d = (size_t)q->shape[r - 1];
     x->nk = (size_t)x->in[IN_K].t.shape[r - 2];
+    x->nhkv = r >= 3 ? (size_t)x->in[IN_K].t.shape[r - 3] : 1;
     for (int i = 0; i < N_IN; i++)
         if (x->in[i].arg != NULL)
             x->data[i] = (uint16_t *)(void *)x->in[i].t.data;
@@ -713,7 +733,39 @@ kernel_name(const attn_ctx *x)
 {
     const fa_kernel *k = fa_config_kernel(&x->cfg);
 
-    return k != NULL ? k->name : kernel_name(x);
+    return k != NULL ? k->name : fa_policy_name(x->cfg.policy);
+}
+
+/* The launch: --launch, else the tensors' own B and H; its KV heads in
+   the tensors' proportion. */
+static bool
+fill_launch(attn_ctx *x)
+{
+    fa_cli_launch *l = &x->launch;
+
+    if (!x->launch_given) {
+        l->batch = x->nb;
+        l->heads = x->nh;
+        l->from = "the tensors";
+    } else if (x->launch_lengths && (l->nq != x->nq || l->nk != x->nk)) {
+        cli_error(CMD, "--launch: Nq %zu, Nk %zu but the inputs have Nq %zu, "
+                       "Nk %zu (expected the same lengths)",
+                  l->nq, l->nk, x->nq, x->nk);
+        return false;
+    }
+    if (l->heads % (x->nh / x->nhkv) != 0) {
+        cli_error(CMD, "--launch: %zu heads is not a multiple of the group "
+                       "size %zu (%zu query heads over %zu KV heads)",
+                  l->heads, x->nh / x->nhkv, x->nh, x->nhkv);
+        return false;
+    }
+    l->kv_heads = l->heads / (x->nh / x->nhkv);
+    l->nq = x->nq;
+    l->nk = x->nk;
+    l->d = x->d;
+    l->f16 = x->f16;
+    l->sms = (unsigned)x->sms;
+    return true;
 }
 
 static bool
@@ -723,14 +775,18 @@ build_config(attn_ctx *x)
     const char *why;
     float sf;
 
+    if (!fill_launch(x))
+        return false;
     if (x->sdpa) {
         /* PyTorch 2.11's backend for this call on an H200 */
         sdpa_case sc = sdpa_case_default();
         const fa_kernel *k;
         bool split_auto;
         unsigned lean;
-        sc.batch = (int64_t)x->nb;
-        sc.heads = sc.kv_heads = (int64_t)x->nh;
+        sc.batch = (int64_t)x->launch.batch;
+        sc.heads = (int64_t)x->launch.heads;
+        sc.kv_heads = (int64_t)x->launch.kv_heads;
+        sc.enable_gqa = x->nhkv != x->nh;
         sc.nq = (int64_t)x->nq;
         sc.nk = (int64_t)x->nk;
         sc.d = (int64_t)x->d;
@@ -752,6 +808,15 @@ build_config(attn_ctx *x)
             x->splits_auto = true;
         if (lean > 1 && x->splits == 0 && !x->splits_auto)
             x->splits = lean;
+    }
+    if (x->nhkv != x->nh && x->backward) {
+        cli_error(CMD, "--backward: grouped-query heads (%zu query heads over "
+                       "%zu key/value heads): the sum of dK and dV over a "
+                       "group is not modelled yet (the forward is); give K "
+                       "and V repeated to %zu heads for the backward of "
+                       "PyTorch's expanded call",
+                  x->nh, x->nhkv, x->nh);
+        return false;
     }
     if (x->kernel_path != NULL || x->kernel_named)
         *c = fa_config_kernel_default(&x->kernel);
@@ -784,18 +849,29 @@ build_config(attn_ctx *x)
     if (x->eps_zero_given)
         c->fix.eps_zero = x->eps_zero;
     c->ablations = x->ablations;
+    if (!x->exp_given && !fa_cli_exp_for(CMD, fa_config_kernel(c), &x->exp))
+        return false;
     c->exp = x->exp.model;
     if (!fa_cli_log_for(CMD, x->kernel_path != NULL ? "--kernel" : "--policy", fa_config_kernel(c), &x->logm))
         return false;
     c->log = fa_cli_log_model(&x->logm);
     c->rcp = fa_cli_rcp_model(&x->logm);
     c->input = x->f16 ? &sf_format_f16 : NULL;
-    if (x->splits_auto)
-        /* PyTorch 2.11's rule on the launch shape */
-        c->splits = pt211_num_splits(x->nb, x->nh, x->nq, x->nk, x->d,
-                                     (unsigned)x->sms);
-    else
+    if (x->splits_auto || (x->launch_given && x->splits == 0)) {
+        /* the kernel's own rule on the launch */
+        const char *rule;
+        c->splits = fa_cli_launch_splits(fa_config_kernel(c), &x->launch,
+                                         &rule);
+        snprintf(x->splits_from_buf, sizeof x->splits_from_buf,
+                 "%s: %s on the launch B %zu, H %zu (%s)",
+                 x->splits_auto ? "--splits auto" : "the launch's rule", rule,
+                 x->launch.batch, x->launch.heads, x->launch.from);
+        x->splits_from = x->splits_from_buf;
+    } else {
         c->splits = (size_t)x->splits;
+        x->splits_from = x->splits != 0 ? "--splits"
+                                        : "default: not split (no --launch)";
+    }
     c->dq_splits = (size_t)x->dq_buffers;
     c->sms = (size_t)x->sms;
     if (c->splits > 1
@@ -1099,14 +1175,24 @@ traced_head(const attn_ctx *x)
     return (size_t)(x->trace_at[0] * x->nh + x->trace_at[1]);
 }
 
+/* The K and V head that query head HH (of B H) reads: its group's
+   (grouped-query heads: H / Hkv query heads per KV head, in order). */
+static size_t
+kv_head(const attn_ctx *x, size_t hh)
+{
+    size_t g = x->nhkv != 0 && x->nh % x->nhkv == 0 ? x->nh / x->nhkv : 1;
+
+    return hh / x->nh * (x->nh / g) + hh % x->nh / g;
+}
+
 /* The forward (and backward) of head HH; 0 or -1. */
 static int
 run_head(const attn_ctx *x, size_t hh, unsigned *ffl, unsigned *bfl)
 {
-    size_t nq = x->nq, nk = x->nk, d = x->d;
+    size_t nq = x->nq, nk = x->nk, d = x->d, kh = kv_head(x, hh);
     const uint16_t *q = x->data[IN_Q] + hh * nq * d;
-    const uint16_t *k = x->data[IN_K] + hh * nk * d;
-    const uint16_t *v = x->data[IN_V] + hh * nk * d;
+    const uint16_t *k = x->data[IN_K] + kh * nk * d;
+    const uint16_t *v = x->data[IN_V] + kh * nk * d;
     uint32_t *o = x->res[OUT_O] + hh * nq * d,
              *lse = x->res[OUT_LSE] + hh * nq;
     sf_event_sink sink[2];
@@ -1153,10 +1239,10 @@ run_head(const attn_ctx *x, size_t hh, unsigned *ffl, unsigned *bfl)
 static int
 exact_head(const attn_ctx *x, size_t hh)
 {
-    size_t nq = x->nq, nk = x->nk, d = x->d;
+    size_t nq = x->nq, nk = x->nk, d = x->d, kh = kv_head(x, hh);
     const uint16_t *q = x->data[IN_Q] + hh * nq * d;
-    const uint16_t *k = x->data[IN_K] + hh * nk * d;
-    const uint16_t *v = x->data[IN_V] + hh * nk * d;
+    const uint16_t *k = x->data[IN_K] + kh * nk * d;
+    const uint16_t *v = x->data[IN_V] + kh * nk * d;
     ax_options opt = {0, AX_DIRECT};
     ax_outputs out;
 
@@ -1231,7 +1317,8 @@ compute(attn_ctx *x)
         size_t n;
         if (x->data[i] == NULL)
             continue;
-        n = x->heads * (i == IN_K || i == IN_V ? x->nk : x->nq) * x->d;
+        n = i == IN_K || i == IN_V ? x->nb * x->nhkv * x->nk * x->d
+                                   : x->heads * x->nq * x->d;
         for (size_t j = 0; j < n; j++)
             x->nonfinite_in[i] += x->f16 ? (x->data[i][j] & 0x7C00u) == 0x7C00u
                                          : bf16_nonfinite(x->data[i][j]);
@@ -1406,9 +1493,13 @@ out_shape(const attn_ctx *x, uint64_t *shape, size_t a, size_t b, bool two)
     return r;
 }
 
+/* Adds NAME (shape: Q's leading dimensions, then A, and B when TWO) to
+   F; HEADS, when not 0, replaces the H dimension (K and V of grouped-query
+   heads). */
 static void
-tensor_add(out_file *f, const attn_ctx *x, const char *name, tensor_dtype dt,
-           void *data, size_t a, size_t b, bool two)
+tensor_add_h(out_file *f, const attn_ctx *x, const char *name,
+             tensor_dtype dt, void *data, size_t heads, size_t a, size_t b,
+             bool two)
 {
     tensor *t = &f->list[f->n].tensor;
     size_t es = tensor_dtype_size(dt);
@@ -1416,6 +1507,8 @@ tensor_add(out_file *f, const attn_ctx *x, const char *name, tensor_dtype dt,
     memset(t, 0, sizeof *t);
     t->dtype = dt;
     t->ndim = out_shape(x, t->shape, a, b, two);
+    if (heads != 0 && x->n_lead >= 1 && x->rank >= 3)
+        t->shape[x->n_lead - 1] = heads;
     t->n_elems = 1;
     for (unsigned i = 0; i < t->ndim; i++)
         t->n_elems *= t->shape[i];
@@ -1427,6 +1520,21 @@ tensor_add(out_file *f, const attn_ctx *x, const char *name, tensor_dtype dt,
     f->swapped_n[f->n] = (size_t)t->n_elems;
     f->swapped_es[f->n] = es;
     f->n++;
+}
+
+static void
+tensor_add(out_file *f, const attn_ctx *x, const char *name, tensor_dtype dt,
+           void *data, size_t a, size_t b, bool two)
+{
+    tensor_add_h(f, x, name, dt, data, 0, a, b, two);
+}
+
+/* An input tensor [.., HEADS, A, B]. */
+static void
+tensor_add_heads(out_file *f, const attn_ctx *x, const char *name,
+                 tensor_dtype dt, void *data, size_t heads, size_t a, size_t b)
+{
+    tensor_add_h(f, x, name, dt, data, heads, a, b, true);
 }
 
 static const char *
@@ -1534,8 +1642,10 @@ write_output(attn_ctx *x)
     for (int i = 0; i < N_IN; i++) {
         if (x->data[i] == NULL)
             continue;
-        tensor_add(f, x, in_names[i], x->f16 ? TENSOR_F16 : TENSOR_BF16,
-                   x->data[i], i == IN_K || i == IN_V ? nk : nq, d, true);
+        tensor_add_heads(f, x, in_names[i],
+                         x->f16 ? TENSOR_F16 : TENSOR_BF16, x->data[i],
+                         i == IN_K || i == IN_V ? x->nhkv : x->nh,
+                         i == IN_K || i == IN_V ? nk : nq, d);
     }
     for (size_t i = 0; i < f->n; i++) {
         char key[32];
@@ -1836,7 +1946,7 @@ text_report(attn_ctx *x, cli_buf *b)
     cli_buf_printf(b, "attn: %s %s, ", kernel_name(x),
                    x->backward ? "forward and backward" : "forward");
     text_fix(b, x);
-    cli_buf_printf(b, ", exp %s\n", x->exp.name);
+    cli_buf_printf(b, ", exp %s (%s)\n", x->exp.name, x->exp.from);
     for (int i = 0; i < N_IN; i++)
         text_input(b, x, i);
     if (x->gen_on)
@@ -1847,14 +1957,21 @@ text_report(attn_ctx *x, cli_buf *b)
                    x->nb, x->nh, x->nq, x->nk, x->d,
                    cli_f32_dec(sv, sizeof sv, x->scale_used), x->scale_used,
                    !x->causal     ? "no mask"
-                   : x->top_left ? "causal, top-left aligned"
-                                 : "causal");
+                   : x->top_left ? "causal, top-left aligned (SDPA's is_causal)"
+                                 : "causal, bottom-right aligned");
     cli_buf_printf(b, "  tiles %zu x %zu, %zu KV block%s", x->br_eff,
                    x->bc_eff, x->tc, x->tc == 1 ? "" : "s");
     if (x->splits_eff > 1)
         cli_buf_printf(b, " in %zu splits (split-KV)", x->splits_eff);
     cli_buf_printf(b, ", order %s; ablations %s\n", fa_order_name(x->order),
                    ablation_list(abl, sizeof abl, x->ablations));
+    cli_buf_printf(b, "  splits %zu (%s)\n", x->splits_eff,
+                   x->splits_from != NULL ? x->splits_from : "default");
+    if (x->nhkv != x->nh)
+        cli_buf_printf(b, "  grouped-query heads: %zu query heads over %zu "
+                          "key/value heads (query head h reads KV head "
+                          "h / %zu)\n",
+                       x->nh, x->nhkv, x->nh / x->nhkv);
     cli_buf_printf(b, "  flags %s", sf_flags_str(x->flags_fwd, fl));
     if (x->backward)
         cli_buf_printf(b, " (forward), %s (backward)",
@@ -2066,6 +2183,7 @@ json_report(attn_ctx *x, cli_json *j)
             cli_json_string(j, NULL, fa_ablation_name(1u << b));
     cli_json_array_end(j);
     cli_json_string(j, "exp", x->exp.name);
+    cli_json_string(j, "exp_from", x->exp.from);
     cli_json_bool(j, "causal", x->causal);
     cli_json_bool(j, "causal_top_left", x->causal && x->top_left);
     cli_json_object_begin(j, "scale");
@@ -2212,6 +2330,7 @@ enum
     O_SPLITS,
     O_DQ_BUFFERS,
     O_SMS,
+    O_LAUNCH,
     O_FIX,
     O_BETA,
     O_TOL,
@@ -2271,6 +2390,7 @@ static const cli_option options[] = {{"q", true, O_Q},
                                      {"splits", true, O_SPLITS},
                                      {"dq-buffers", true, O_DQ_BUFFERS},
                                      {"sms", true, O_SMS},
+                                     {"launch", true, O_LAUNCH},
                                      {"fix", true, O_FIX},
                                      {"beta", true, O_BETA},
                                      {"tol", true, O_TOL},
@@ -2324,6 +2444,22 @@ attn_help(FILE *out)
         "dimensions and d; or F16, all four):\n"
         "  --q, --k, --v FILE[:KEY]  Q, K, V\n"
         "  --do FILE[:KEY]      dO (needed with --backward)\n"
+        "  --layout bhnd|bnhd   Q, K, V (and dO) as [B, H, N, d] or "
+        "[B, N, H, d]\n"
+        "                       (default: the file's metadata, else the "
+        "one reading\n"
+        "                       under which Q's and K's shapes agree; "
+        "asked for when\n"
+        "                       both do)\n"
+        "  --dtype bf16         16-bit patterns (U16, I16) and F32 values "
+        "are BF16\n"
+        "                       (bfloat16 too; F16 tensors need no "
+        "--dtype)\n"
+        "  --o FILE[:KEY], --lse FILE[:KEY]\n"
+        "                       with --backward: the GPU's O and LSE as "
+        "the backward's\n"
+        "                       inputs in place of the emulator's "
+        "forward\n"
         "  --gen NAME           generate Q, K, V (and dO): normal, sink, "
         "repeated-max\n"
         "  --seed N             the generator's seed (default 1)\n"
@@ -2345,9 +2481,9 @@ attn_help(FILE *out)
         "                       (default 12, 30)\n"
         "\n"
         "computation:\n"
-        "  --policy NAME        paper-eq4 (default), repo, fa2, fp32, a "
-        "backend's\n"
-        "                       description (cudnn,\n"
+        "  --policy NAME        paper-eq4 (default), repo, fa2 (flash: "
+        "PyTorch's name), fp32,\n"
+        "                       a backend's description (cudnn,\n"
         "                       efficient, math), or sdpa: the backend "
         "PyTorch 2.11\n"
         "                       runs on an H200 for the call (the choice "
@@ -2375,6 +2511,15 @@ attn_help(FILE *out)
         "  --sms N              multiprocessors for --splits auto and "
         "--dq-buffers auto\n"
         "                       (default 132, H200)\n"
+        "  --launch B,H[,Nq,Nk] the GPU launch the tensors came from "
+        "(a file may keep\n"
+        "                       one batch entry and a few heads): the "
+        "launch-dependent\n"
+        "                       rules (split count, cuDNN's decode grid, "
+        "PyTorch's\n"
+        "                       dispatch) use it; with it, --splits "
+        "defaults to the\n"
+        "                       kernel's own rule\n"
         "  --fix NAME           none (default), beta, beta-v2, eps, always\n"
         "  --beta X, --tol X, --eps X\n"
         "                       the fix's parameters (defaults 2 or 7 for "
@@ -2399,9 +2544,10 @@ attn_help(FILE *out)
         "1/sqrt(d))\n"
         "  --exp NAME           cr, libm, ex2-sm90 or ex2-sm90-ftz (the "
         "H200's\n"
-        "                       ex2.approx, measured); default ex2-sm90 for "
-        "fa2\n"
-        "                       and cudnn, else cr\n"
+        "                       ex2.approx, measured); default: the "
+        "description's\n"
+        "                       exp_model (see --describe), the same in "
+        "every subcommand\n"
         "  --backward           also the backward (delta, dQ, dK, dV)\n"
         "  --threads N          heads computed in parallel (default: the "
         "online CPUs);\n"
@@ -2680,6 +2826,9 @@ take_option(void *ctx, int id, const char *v)
         return fa_cli_parse_splits(CMD, v, &x->splits, &x->splits_auto);
     case O_DQ_BUFFERS:
         return fa_cli_parse_dq_buffers(CMD, v, &x->dq_buffers);
+    case O_LAUNCH:
+        x->launch_given = true;
+        return fa_cli_parse_launch(CMD, v, &x->launch, &x->launch_lengths);
     case O_SMS:
         return fa_cli_parse_sms(CMD, v, &x->sms);
     case O_FIX:
@@ -2966,6 +3115,7 @@ run(attn_ctx *x)
         x->n_lead = 2;
         x->nb = (size_t)x->sh[SH_BATCH];
         x->nh = (size_t)x->sh[SH_HEADS];
+        x->nhkv = x->nh;
         x->nq = (size_t)x->sh[SH_NQ];
         x->nk = (size_t)(x->sh_given[SH_NK] ? x->sh[SH_NK] : x->sh[SH_NQ]);
         x->d = (size_t)x->sh[SH_D];
@@ -3096,14 +3246,6 @@ attn_main(int argc, char **argv)
         fputs(text, stdout);
         free(text);
         return fflush(stdout) == 0 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
-    }
-    if (!x->exp_given
-        && fa_cli_fa2_like(x->kernel_path != NULL
-                               ? &x->kernel
-                               : fa_kernel_by_name(fa_policy_name(x->policy)))
-        && !fa_cli_parse_exp(CMD, &x->exp, "ex2-sm90")) {
-        ctx_free(x);
-        return CLI_EXIT_USAGE;
     }
     if (!run(x)) {
         ctx_free(x);

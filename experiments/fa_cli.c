@@ -3,16 +3,21 @@
 #include <config.h>
 #endif
 
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "experiments/cli.h"
 #include "experiments/fa_cli.h"
 #include "experiments/fa_kernel_json.h"
+#include "experiments/splits_pytorch211.h"
+#include "analysis/sdpa_dispatch_pt211_h200.h"
 
 void
 fa_cli_exp_default(fa_cli_exp *e)
 {
     e->name = "cr";
+    e->from = "the description's default";
     e->model = fa_exp_model_by_name("cr");
 }
 
@@ -45,6 +50,20 @@ fa_cli_parse_exp(const char *cmd, fa_cli_exp *e, const char *v)
     }
     e->model = m;
     e->name = v;
+    e->from = "--exp";
+    return true;
+}
+
+bool
+fa_cli_exp_for(const char *cmd, const fa_kernel *k, fa_cli_exp *e)
+{
+    const char *want =
+        fa_kernel_enum_names("exp_model")[k != NULL ? k->exp_model : 0];
+
+    if ((e->model == NULL || e->name == NULL || strcmp(e->name, want) != 0)
+        && !fa_cli_parse_exp(cmd, e, want))
+        return false;
+    e->from = "the description's default";
     return true;
 }
 
@@ -109,12 +128,92 @@ fa_cli_parse_policy(const char *cmd, const char *v, fa_policy *p)
     if (n < 0) {
         cli_error(cmd,
                   "--policy '%s': unknown policy (expected paper-eq4, "
-                  "repo, fa2, fp32, efficient or math)",
+                  "repo, fa2 or flash, fp32, cudnn, efficient, math or "
+                  "sdpa)",
                   v);
         return false;
     }
     *p = (fa_policy)n;
     return true;
+}
+
+bool
+fa_cli_parse_launch(const char *cmd, const char *v, fa_cli_launch *l,
+                    bool *lengths_given)
+{
+    uint64_t n[4] = {0, 0, 0, 0};
+    size_t k = 0;
+    const char *p = v;
+
+    while (k < 4) {
+        char *end;
+        if (*p < '0' || *p > '9')
+            break;
+        errno = 0;
+        n[k] = strtoull(p, &end, 10);
+        if (errno != 0 || n[k] == 0 || n[k] > (1u << 24))
+            break;
+        k++;
+        p = end;
+        if (*p != ',')
+            break;
+        p++;
+    }
+    if (*p != '\0' || (k != 2 && k != 4)) {
+        cli_error(cmd,
+                  "--launch '%s': expected B,H or B,H,Nq,Nk (positive "
+                  "integers: the batch and heads of the GPU's launch)",
+                  v);
+        return false;
+    }
+    l->batch = (size_t)n[0];
+    l->heads = (size_t)n[1];
+    if (k == 4) {
+        l->nq = (size_t)n[2];
+        l->nk = (size_t)n[3];
+    }
+    *lengths_given = k == 4;
+    l->from = "--launch";
+    return true;
+}
+
+unsigned
+fa_cli_launch_splits(const fa_kernel *k, const fa_cli_launch *l,
+                     const char **rule)
+{
+    const fa_kernel_tiles *t = k != NULL ? fa_kernel_tiles_for(k, l->d) : NULL;
+    size_t heads = l->heads, nq = l->nq;
+
+    if (k != NULL && k->combine == FA_COMBINE_LEAN) {
+        sdpa_case sc = sdpa_case_default();
+        sc.batch = (int64_t)l->batch;
+        sc.heads = (int64_t)l->heads;
+        sc.kv_heads = (int64_t)(l->kv_heads != 0 ? l->kv_heads : l->heads);
+        sc.enable_gqa = sc.kv_heads != sc.heads;
+        sc.nq = (int64_t)l->nq;
+        sc.nk = (int64_t)l->nk;
+        sc.d = (int64_t)l->d;
+        sc.dtype = l->f16 ? SDPA_DT_F16 : SDPA_DT_BF16;
+        *rule = l->nq == 1 ? "cuDNN's decode grid (PyTorch 2.11, H200)"
+                           : "cuDNN's prefill kernel does not split";
+        return l->nq == 1 ? sdpa_cudnn_decode_splits_pt211_h200(&sc) : 1;
+    }
+    if (t == NULL || t->br_split == 0 || t->bc_split == 0) {
+        *rule = "the kernel does not split";
+        return 1;
+    }
+    /* flash_api.cpp: one query row with grouped heads runs the group's
+       query heads as rows of their KV head */
+    if (nq == 1 && l->kv_heads != 0 && l->kv_heads < l->heads
+        && l->heads % l->kv_heads == 0 && l->d % 8 == 0) {
+        nq = l->heads / l->kv_heads;
+        heads = l->kv_heads;
+    }
+    *rule = nq != l->nq ? "PyTorch 2.11's flash heuristic (grouped heads "
+                          "as rows)"
+                        : "PyTorch 2.11's flash heuristic";
+    return pt211_num_splits(l->batch, heads, nq, l->nk, l->d,
+                            l->sms != 0 ? l->sms : 132);
 }
 
 bool
@@ -264,14 +363,29 @@ fa_cli_parse_sms(const char *cmd, const char *v, uint64_t *sms)
 bool
 fa_cli_parse_dtype(const char *cmd, const char *v)
 {
-    if (strcmp(v, "bf16") != 0 && strcmp(v, "BF16") != 0) {
-        cli_error(cmd,
-                  "--dtype '%s': expected bf16 (the inputs of the "
-                  "attention engine are BF16)",
-                  v);
-        return false;
-    }
-    return true;
+    static const char *const bf16[] = {"bf16", "BF16", "bfloat16",
+                                       "torch.bfloat16"};
+    static const char *const f16[] = {"f16", "F16", "fp16", "float16",
+                                      "half", "torch.float16"};
+
+    for (size_t i = 0; i < sizeof bf16 / sizeof bf16[0]; i++)
+        if (strcmp(v, bf16[i]) == 0)
+            return true;
+    for (size_t i = 0; i < sizeof f16 / sizeof f16[0]; i++)
+        if (strcmp(v, f16[i]) == 0) {
+            cli_error(cmd,
+                      "--dtype '%s': FP16 inputs are read from F16 tensors "
+                      "(.npy '<f2', safetensors F16) without --dtype; "
+                      "--dtype names the format of 16-bit patterns and F32 "
+                      "values, which is bf16 (or bfloat16)",
+                      v);
+            return false;
+        }
+    cli_error(cmd,
+              "--dtype '%s': expected bf16 or bfloat16 (the format of "
+              "16-bit patterns and of F32 values holding BF16 ones)",
+              v);
+    return false;
 }
 
 bool

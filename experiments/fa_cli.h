@@ -18,6 +18,7 @@
 typedef struct fa_cli_exp
 {
     const char *name;          /* as given: "cr", "ex2-sm90", ... */
+    const char *from;          /* "--exp", or "the description's default" */
     const fa_exp_model *model; /* what the configuration uses */
     ax_ex2_table tab;          /* ex2-sm90: the measured tables */
     fa_exp2_table rule;
@@ -30,6 +31,12 @@ void fa_cli_exp_default(fa_cli_exp *e);
 /* --exp NAME: cr, libm, ex2-sm90 or ex2-sm90-ftz (loading the tables).
    Reports an error under cmd and returns false when v is refused. */
 bool fa_cli_parse_exp(const char *cmd, fa_cli_exp *e, const char *v);
+
+/* The exp model of a run of K when --exp named none: K's exp_model (its
+   description's default, loading the ex2-sm90 tables where it names
+   them), the one rule every subcommand follows.  Reports an error under
+   cmd and returns false when the tables cannot be loaded. */
+bool fa_cli_exp_for(const char *cmd, const fa_kernel *k, fa_cli_exp *e);
 
 /* Whether K is a fused GPU kernel's (FlashAttention-2's quad row sum, or
    cuDNN's quad-block one): then ex2-sm90, the H200's ex2.approx, is the
@@ -80,6 +87,34 @@ const fa_log_model *fa_cli_log_model(const fa_cli_log *l);
 const fa_rcp_model *fa_cli_rcp_model(const fa_cli_log *l);
 
 void fa_cli_log_free(fa_cli_log *l);
+
+/* The launch a file's tensors came from: the GPU's grid depends on the
+   whole launch (B, H of every head launched), while a file may keep one
+   batch entry and a few heads.  From the manifest's launch_shape, from
+   --launch, else the tensors' own shape (FROM says which). */
+typedef struct fa_cli_launch
+{
+    size_t batch, heads, kv_heads; /* kv_heads: K's and V's (GQA) */
+    size_t nq, nk, d;
+    bool f16;
+    unsigned sms;     /* multiprocessors (132: H200) */
+    const char *from; /* "--launch", "manifest", "the tensors" */
+} fa_cli_launch;
+
+/* --launch B,H or B,H,Nq,Nk: into *L (from "--launch"); Nq and Nk, when
+   given, must be the tensors' (checked by the caller).  Reports an error
+   under cmd and returns false otherwise. */
+bool fa_cli_parse_launch(const char *cmd, const char *v, fa_cli_launch *l,
+                         bool *lengths_given);
+
+/* The split count of K's own rule for launch L, and in *RULE (static) the
+   rule's name: cuDNN's decode grid for a description with the "lean"
+   combine (one query row; 1 otherwise), PyTorch 2.11's num_splits
+   heuristic of the flash backend for one with split-KV tiles (grouped
+   heads with one query row: the group's query heads as the rows, as the
+   flash backend reshapes them), else 1 (the kernel does not split). */
+unsigned fa_cli_launch_splits(const fa_kernel *k, const fa_cli_launch *l,
+                              const char **rule);
 
 /* --splits N|auto: N from 1 to 128 into *N (auto: *AUTO set). */
 bool fa_cli_parse_splits(const char *cmd, const char *v, uint64_t *n,

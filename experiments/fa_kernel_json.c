@@ -89,10 +89,11 @@ static const field fields[] = {
     {"decode_wide_min_nk", F_UINT, OFF(decode_wide_min_nk), NULL},
     {"decode_span_order", F_STRING, OFF(decode_span_order), NULL},
     {"decode_lse", F_ENUM, OFF(decode_lse), "decode_lse"},
+    {"exp_model", F_ENUM, OFF(exp_model), "exp_model"},
 };
 #define N_FIELDS (sizeof fields / sizeof fields[0])
 /* the optional fields come last */
-#define N_REQUIRED (N_FIELDS - 3)
+#define N_REQUIRED (N_FIELDS - 4)
 
 static const char *const gemv_names[] = {"d", "nk", "bh", "s", "pv"};
 static const char *const order_keys[] = {"lanes", "chunk", "combine"};
@@ -485,6 +486,9 @@ fa_kernel_load(const char *cmd, const char *opt, const char *path,
             break;
         }
     }
+    if (json_object_get(root, "exp_model") == NULL)
+        /* a description written before the field: the default then */
+        k->exp_model = fa_kernel_exp_legacy(k);
     why = fa_kernel_check(k);
     if (why != NULL) {
         /* the check names the field first: "field: what" */

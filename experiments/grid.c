@@ -147,7 +147,8 @@ name_ok(grid_axis a, const char *v)
     case GX_ABLATE:
         return ablate_ok(v);
     case GX_EXP:
-        return strcmp(v, "cr") == 0 || strcmp(v, "libm") == 0
+        return strcmp(v, "default") == 0 || strcmp(v, "cr") == 0
+               || strcmp(v, "libm") == 0
                || strcmp(v, "ex2-sm90") == 0 || strcmp(v, "ex2-sm90-ftz") == 0;
     case GX_MMA:
         return strcmp(v, "default") == 0 || sf_mma_preset_by_name(v) != NULL;
@@ -172,7 +173,8 @@ name_expected(grid_axis a)
         return "none, or ablations joined with '+' (fp32-pv, fp32-o, "
                "delta-dpp, delta-fp32-o, untiled, fp32-p, fp32-ocast)";
     case GX_EXP:
-        return "cr, libm, ex2-sm90 or ex2-sm90-ftz";
+        return "default (the policy's description's exp_model), cr, libm, "
+               "ex2-sm90 or ex2-sm90-ftz";
     case GX_MMA:
         return "default or an accumulation preset (sm90, exact, "
                "fma-chain, ...)";
@@ -509,7 +511,7 @@ static const char *const default_grid[][2] = {
     {"policy", "paper-eq4"},
     {"fix", "none,beta"},
     {"ablate", "none"},
-    {"exp", "cr"},
+    {"exp", "default"},
     {"mma", "default"},
     {"qk", "repeated-max"},
     {"sink", "4"},

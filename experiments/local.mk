@@ -74,6 +74,7 @@ TESTS += \
 	tests/experiments/test_attn.sh \
 	tests/experiments/test_diff.sh \
 	tests/experiments/test_kernel.sh \
+	tests/experiments/test_front_door.sh \
 	tests/experiments/test_fa2_backward.sh \
 	tests/experiments/test_cudnn_model.sh \
 	tests/experiments/test_cudnn_bwd.sh \
@@ -158,6 +159,7 @@ EXTRA_DIST += \
 	tests/experiments/test_attn.sh \
 	tests/experiments/test_diff.sh \
 	tests/experiments/test_kernel.sh \
+	tests/experiments/test_front_door.sh \
 	tests/experiments/test_fa2_backward.sh \
 	tests/experiments/test_cudnn_model.sh \
 	tests/experiments/test_cudnn_bwd.sh \

@@ -2874,13 +2874,12 @@ scan_main(int argc, char **argv)
     }
 kernel:
     {
-        /* the flash kernel's exp2 and log: the H200's ex2.approx and
-           lg2.approx tables */
+        /* the description's exp model and log (the flash kernel's: the
+           H200's ex2.approx and lg2.approx tables) */
         const fa_kernel *kern = fa_kernel_by_name(
             fa_policy_name(x.policy_given ? x.policy : FA_POLICY_FA2));
-        if (fa_cli_fa2_like(kern)
-            && (!fa_cli_parse_exp(CMD, &x.exp, "ex2-sm90")
-                || !fa_cli_log_for(CMD, "--policy", kern, &x.logm))) {
+        if (!fa_cli_exp_for(CMD, kern, &x.exp)
+            || !fa_cli_log_for(CMD, "--policy", kern, &x.logm)) {
             rc = CLI_EXIT_USAGE;
             goto out;
         }

@@ -22,7 +22,8 @@ sdpa_policy_named(const char *v, const fa_kernel **k, bool *sdpa)
     }
     if (fa_policy_parse(v) >= 0)
         return false;
-    *k = fa_kernel_by_name(v);
+    /* PyTorch's name of the backend (SDPBackend.FLASH_ATTENTION) */
+    *k = fa_kernel_by_name(strcmp(v, "flash") == 0 ? "fa2" : v);
     return *k != NULL;
 }
 

@@ -181,6 +181,7 @@ typedef struct
     uint64_t shard_i, shard_n;
     /* exp models, one per value of the exp axis */
     fa_cli_exp *exps;
+    fa_cli_exp *policy_exps; /* exp "default": per policy of the axis */
     fa_cli_log logm; /* lg2-sm90, when the policy axis has fa2 */
     char *text;      /* grid_text */
     uint64_t hash;
@@ -240,7 +241,9 @@ point_spec(const sweep_ctx *x, uint64_t index, pt_spec *s)
         strcmp(abl, "none") == 0 ? 0 : (unsigned)fa_ablations_parse(abl);
     s->br = (size_t)NUM(GX_BR);
     s->bc = (size_t)NUM(GX_BC);
-    s->exp = x->exps[idx[GX_EXP]].model;
+    s->exp = strcmp(TXT(GX_EXP), "default") == 0
+                 ? x->policy_exps[idx[GX_POLICY]].model
+                 : x->exps[idx[GX_EXP]].model;
     s->log = fa_cli_log_model(&x->logm);
     s->mma_pv = strcmp(TXT(GX_MMA), "default") == 0
                     ? NULL
@@ -1716,7 +1719,8 @@ sweep_help(FILE *out)
         "  --fix         none, beta, beta-v2, eps, always\n"
         "  --ablate      none, or ablations joined with '+' "
         "(fp32-pv+untiled)\n"
-        "  --exp         cr, libm, ex2-sm90, ex2-sm90-ftz\n"
+        "  --exp         default (each policy's description's exp_model), cr,\n"
+        "                libm, ex2-sm90, ex2-sm90-ftz\n"
         "  --mma         default, or the P~V accumulation preset (sm90, "
         "exact, ...)\n"
         "  --qk          normal, sink, repeated-max\n"
@@ -1898,7 +1902,21 @@ load_exps(sweep_ctx *x)
     }
     for (size_t i = 0; i < e->n; i++) {
         fa_cli_exp_default(&x->exps[i]);
-        if (!fa_cli_parse_exp(CMD, &x->exps[i], e->text[i]))
+        if (strcmp(e->text[i], "default") != 0
+            && !fa_cli_parse_exp(CMD, &x->exps[i], e->text[i]))
+            return false;
+    }
+    /* "default": each policy's description's exp model */
+    x->policy_exps = calloc(x->grid.ax[GX_POLICY].n, sizeof *x->policy_exps);
+    if (x->policy_exps == NULL) {
+        cli_error(CMD, "out of memory");
+        return false;
+    }
+    for (size_t i = 0; i < x->grid.ax[GX_POLICY].n; i++) {
+        fa_cli_exp_default(&x->policy_exps[i]);
+        if (!fa_cli_exp_for(CMD,
+                            fa_kernel_by_name(x->grid.ax[GX_POLICY].text[i]),
+                            &x->policy_exps[i]))
             return false;
     }
     /* the lg2 log of a description on the policy axis (fa2) */
@@ -1945,6 +1963,10 @@ ctx_free(sweep_ctx *x)
         for (size_t i = 0; i < x->grid.ax[GX_EXP].n; i++)
             fa_cli_exp_free(&x->exps[i]);
     free(x->exps);
+    if (x->policy_exps != NULL)
+        for (size_t i = 0; i < x->grid.ax[GX_POLICY].n; i++)
+            fa_cli_exp_free(&x->policy_exps[i]);
+    free(x->policy_exps);
     fa_cli_log_free(&x->logm);
     free(x->text);
     if (x->grid_ok)

@@ -237,6 +237,21 @@ START_TEST(test_bnhd)
     k.shape[2] = 3;
     ck_assert_int_eq(ut_layout_tell(&t, &k), UT_LAYOUT_BNHD);
     ck_assert_int_eq(ut_layout_tell(&t, &t), UT_LAYOUT_UNSET);
+    {
+        /* grouped-query heads: Q [2, 8, 3, 5], K [2, 2, 7, 5] can only be
+           BHND (2 KV heads under 8; 7 does not divide 3); Q [2, 3, 8, 5],
+           K [2, 7, 2, 5] only BNHD; Q [1, 8, 64, 5] with K [1, 2, 64, 5]
+           either (8 query heads over 2, or 64 heads of 8 queries over 2
+           keys): unset, never a guess */
+        tensor a = t, b = t;
+        a.shape[1] = 8, a.shape[2] = 3, b.shape[1] = 2, b.shape[2] = 7;
+        ck_assert_int_eq(ut_layout_tell(&a, &b), UT_LAYOUT_BHND);
+        a.shape[1] = 3, a.shape[2] = 8, b.shape[1] = 7, b.shape[2] = 2;
+        ck_assert_int_eq(ut_layout_tell(&a, &b), UT_LAYOUT_BNHD);
+        a.shape[0] = b.shape[0] = 1;
+        a.shape[1] = 8, a.shape[2] = 64, b.shape[1] = 2, b.shape[2] = 64;
+        ck_assert_int_eq(ut_layout_tell(&a, &b), UT_LAYOUT_UNSET);
+    }
     t.shape[1] = 1;
     ck_assert(!ut_layout_matters(&t));
     t.shape[1] = 4;

@@ -166,7 +166,7 @@ rm -f "$o"/*
 # the text report of one of them
 run attn --gen normal $SMALL --policy fa2 --no-exact --threads 1
 expect_rc 0
-expect_line 'attn: fa2 forward, fix none, exp ex2-sm90'
+expect_line "attn: fa2 forward, fix none, exp ex2-sm90 (the description's default)"
 expect_line '  Q   generated  BF16 [2, 2, 12, 8]'
 expect_line '  tiles 12 x 20, 1 KV block, order reverse; ablations none'
 expect_line 'exact reference: not run (--no-exact)'

@@ -110,7 +110,7 @@ for name in fa_h200_d64 fa_h200_d64_ffma fa_h200_d64_sink_causal \
     expect_no_stderr
     case $name in
     fa_h200_d64)
-        expect_line "  B 1, H 1, Nq 64, Nk 256, d 64; policy fa2, exp ex2-sm90, causal no (manifest)"
+        expect_line "  B 1, H 1, Nq 64, Nk 256, d 64; policy fa2, exp ex2-sm90 (the description's default), causal no (manifest)"
         expect_line "  kernel stages: tiles 64 x 128, 2 KV blocks, visited in reverse"
         expect_line "stage acc (f32 [1, 1, 64, 2, 64], dump F32):"
         expect_line "stage p (bf16 [1, 1, 64, 256], dump BF16):"
@@ -241,10 +241,10 @@ for f in "$D" "$C"; do
     expect_no_stderr
 done
 run diff --dump "$D" --stage o --no-exact
-expect_line "  B 1, H 4, Nq 128, Nk 128, d 64; policy fa2, exp ex2-sm90, causal no (manifest)"
+expect_line "  B 1, H 4, Nq 128, Nk 128, d 64; policy fa2, exp ex2-sm90 (the description's default), causal no (manifest)"
 expect_line "  exact reference: not run (--no-exact)"
 run diff --dump "$C" --stage o --no-exact
-expect_line "  B 1, H 4, Nq 128, Nk 128, d 64; policy fa2, exp ex2-sm90, causal yes (manifest)"
+expect_line "  B 1, H 4, Nq 128, Nk 128, d 64; policy fa2, exp ex2-sm90 (the description's default), causal yes (manifest)"
 
 # The mask matters: overriding the manifest breaks the agreement.
 run diff --dump "$C" --stage o --no-causal --no-exact

@@ -70,7 +70,7 @@ L=$in/list.safetensors
 run diff --dump "$L" --stage o --no-exact
 expect_rc 0
 expect_line "$O_ALL"
-expect_out_has "B 1, H 4, Nq 128, Nk 128, d 64; policy fa2, exp ex2-sm90, causal yes (manifest)"
+expect_out_has "B 1, H 4, Nq 128, Nk 128, d 64; policy fa2, exp ex2-sm90 (the description's default), causal yes (manifest)"
 "$U" st "$L" "{\"shape\": [1, 4, 128], $CAUSAL}" q="$C:q:keep:bhnd" \
     k="$C:k:keep:bhnd" v="$C:v:keep:bhnd" o="$C:o:keep:bhnd" || exit 99
 bad "$L: manifest: shape: a list of 3 numbers (expected [B, H, N, d]" \

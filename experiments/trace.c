@@ -619,6 +619,8 @@ typedef struct
     char **file_text; /* the contents of operand files, owned */
     int n_files;
     cli_number *num;
+    uint64_t *read_bits; /* each operand as read into the working format
+                            (set by operand_in) */
 
     /* output */
     cli_buf *b;
@@ -1842,8 +1844,10 @@ operand_in(trace_ctx *t, int i, const sf_format *f)
     opnd o;
     mpq_t x;
 
-    if (n->fmt == f)
+    if (n->fmt == f) {
+        t->read_bits[i - 1] = n->bits;
         return n->bits;
+    }
     t->conv_cap.count = 0;
     t->conv_env.flags = 0;
     z = sf_convert(f, n->fmt, n->bits, t->in_mode, &t->conv_env);
@@ -1885,6 +1889,7 @@ operand_in(trace_ctx *t, int i, const sf_format *f)
                        f->name, ref2);
     }
     free(err);
+    t->read_bits[i - 1] = z;
     return z;
 }
 
@@ -2067,103 +2072,196 @@ text_header(trace_ctx *t)
     }
 }
 
-/* The exact sum of the operands' values, as given. */
+/* The value of operand I (from 0) as typed: the exact value of a decimal's
+   or hex-float's text, or of a bit pattern in its own format, before any
+   rounding.  False for a NaN or an infinity. */
 static bool
-operands_sum(trace_ctx *t, xnum *sum)
+typed_value(const trace_ctx *t, int i, mpq_t q)
 {
-    xnum *v = malloc(2 * sizeof *v);
+    const cli_number *n = &t->num[i];
+    opnd o;
+    bool neg;
+
+    if (!n->prefixed)
+        return xdec_parse(q, &neg, n->text) == XDEC_OK;
+    decode(n->fmt, n->bits, false, &o);
+    if (o.k == K_NAN || o.k == K_INF)
+        return false;
+    opnd_to_mpq(&o, q);
+    return true;
+}
+
+/* The exact sums of an accumulation's operands: READ, of the operands as
+   read (each rounded into the working format with the input mode: the
+   values the accumulation adds), and TYPED, of their values as typed.
+   *ALL_EXACT: every operand as read equals its value as typed.  False when
+   an operand is a NaN or infinite, as typed or as read (READ and TYPED
+   then mean nothing). */
+static bool
+operand_sums(const trace_ctx *t, mpq_t read, mpq_t typed, bool *all_exact)
+{
+    mpq_t r, v;
     bool ok = true;
 
-    if (v == NULL) {
-        internal_error(t, "out of memory");
-        return false;
-    }
-    xn_zero(sum);
+    mpq_inits(r, v, NULL);
+    mpq_set_ui(read, 0, 1);
+    mpq_set_ui(typed, 0, 1);
+    *all_exact = true;
     for (int i = 0; i < t->n_operands && ok; i++) {
         opnd o;
-        decode(t->num[i].fmt, t->num[i].bits, false, &o);
-        if (o.k == K_NAN || o.k == K_INF) {
-            ok = false;
+        decode(t->acc, t->read_bits[i], false, &o);
+        ok = o.k != K_NAN && o.k != K_INF && typed_value(t, i, v);
+        if (!ok)
             break;
-        }
-        opnd_value(&o, &v[0]);
-        if (!xn_add(&v[1], sum, &v[0])) {
-            ok = false;
-            break;
-        }
-        *sum = v[1];
+        opnd_to_mpq(&o, r);
+        *all_exact = *all_exact && mpq_equal(r, v);
+        mpq_add(read, read, r);
+        mpq_add(typed, typed, v);
     }
-    free(v);
+    mpq_clears(r, v, NULL);
     return ok;
+}
+
+/* A sum and the error of the result against it, as exact decimals (from
+   malloc): the sum S, result - S, and that in ulps of the result. */
+typedef struct
+{
+    char *sum, *err, *ulps;
+} sum_text;
+
+static void
+sum_text_set(trace_ctx *t, sum_text *st, const mpq_t s, const mpq_t result,
+             const sf_event *final_ev)
+{
+    mpq_t e;
+
+    mpq_init(e);
+    mpq_sub(e, result, s);
+    st->sum = xdec_rational(s);
+    st->err = xdec_rational(e);
+    mpq_scale2(e, -(int64_t)final_ev->ulp_exp);
+    st->ulps = xdec_rational(e);
+    mpq_clear(e);
+    if (st->sum == NULL || st->err == NULL || st->ulps == NULL)
+        internal_error(t, "out of memory");
+}
+
+static void
+sum_text_free(sum_text *st)
+{
+    free(st->sum);
+    free(st->err);
+    free(st->ulps);
+}
+
+/* What the summary tells of the sums of an accumulation. */
+typedef struct
+{
+    bool have;      /* finite operands and result: the sums below are set */
+    bool all_exact; /* every operand as typed is exact in the working
+                       format */
+    bool same;      /* the two sums are equal */
+    sum_text read;  /* the operands as read */
+    sum_text typed; /* the operands as typed */
+} sums;
+
+static void
+summary_sums(trace_ctx *t, const sf_format *f, uint64_t result,
+             const sf_event *final_ev, sums *s)
+{
+    mpq_t read, typed, r;
+    opnd o;
+
+    memset(s, 0, sizeof *s);
+    if (t->op != OP_ACCUMULATE || !sf_is_finite(f, result))
+        return;
+    mpq_inits(read, typed, r, NULL);
+    if (operand_sums(t, read, typed, &s->all_exact)) {
+        s->have = true;
+        s->same = mpq_equal(read, typed) != 0;
+        decode(f, result, false, &o);
+        opnd_to_mpq(&o, r);
+        sum_text_set(t, &s->read, read, r, final_ev);
+        sum_text_set(t, &s->typed, typed, r, final_ev);
+    }
+    mpq_clears(read, typed, r, NULL);
+}
+
+static void
+summary_json(trace_ctx *t, const sf_format *f, uint64_t result,
+             const sf_event *final_ev, const sums *s, const char *flags)
+{
+    char buf[32];
+
+    cli_json_object_begin(t->j, "summary");
+    json_value(t, "result", f, result);
+    if (s->have) {
+        cli_json_string(t->j, "exact_sum", STR_OR(s->read.sum));
+        cli_json_string(t->j, "error", STR_OR(s->read.err));
+        cli_json_string(t->j, "error_ulps", STR_OR(s->read.ulps));
+        cli_json_int(t->j, "ulp_exp", final_ev->ulp_exp);
+        cli_json_bool(t->j, "operands_exact", s->all_exact);
+        cli_json_string(t->j, "typed_sum", STR_OR(s->typed.sum));
+        cli_json_string(t->j, "typed_error", STR_OR(s->typed.err));
+        cli_json_string(t->j, "typed_error_ulps", STR_OR(s->typed.ulps));
+    }
+    cli_json_int(t->j, "roundings", t->n_roundings);
+    cli_json_int(t->j, "inexact_roundings", t->n_inexact);
+    cli_json_string(t->j, "flags", flags);
+    if (any_sr(t)) {
+        snprintf(buf, sizeof buf, "%" PRIu64, t->env.sr_counter);
+        cli_json_string(t->j, "sr_draws", buf);
+    }
+    cli_json_object_end(t->j);
+}
+
+/* The exact sum of the operands as read and the error against it; then
+   the exact sum of the operands as typed and the error against that, or
+   one line saying that it is the same number. */
+static void
+summary_text_sums(trace_ctx *t, const sf_format *f, const sums *s)
+{
+    cli_buf_printf(t->b, "  exact sum    %s (of the operands as read: each "
+                   "rounded to %s with %s)\n", STR_OR(s->read.sum),
+                   t->acc->name, sf_round_name(t->in_mode));
+    cli_buf_printf(t->b, "  total error  %s = %s ulp of %s (result - exact "
+                   "sum)\n", STR_OR(s->read.err), STR_OR(s->read.ulps),
+                   f->name);
+    if (s->all_exact) {
+        cli_buf_printf(t->b, "  typed sum    the same: every operand as "
+                       "typed is exact in %s\n", t->acc->name);
+    } else if (s->same) {
+        cli_buf_printf(t->b, "  typed sum    the same: the operands' input "
+                       "errors cancel\n");
+    } else {
+        cli_buf_printf(t->b, "  typed sum    %s (exact, of the operands as "
+                       "typed, before any rounding)\n", STR_OR(s->typed.sum));
+        cli_buf_printf(t->b, "  typed error  %s = %s ulp of %s (result - "
+                       "typed sum)\n", STR_OR(s->typed.err),
+                       STR_OR(s->typed.ulps), f->name);
+    }
 }
 
 static void
 summary(trace_ctx *t, const sf_format *f, uint64_t result,
         const sf_event *final_ev)
 {
-    xnum *x = malloc(3 * sizeof *x);
     char buf[DEC_MAX], flags[6], ref[40];
-    char *exact = NULL, *err = NULL, *eu = NULL;
-    bool have = false;
+    sums s;
 
-    if (x == NULL) {
-        internal_error(t, "out of memory");
-        return;
-    }
     sf_flags_str(t->env.flags, flags);
-    ref_str(ref, sizeof ref, f, result);
-    if (t->op == OP_ACCUMULATE && operands_sum(t, &x[0])
-        && sf_is_finite(f, result)) {
-        opnd o;
-        decode(f, result, false, &o);
-        opnd_value(&o, &x[1]);
-        x[0].sign = !x[0].sign;
-        have = xn_add(&x[2], &x[1], &x[0]);
-        x[0].sign = !x[0].sign;
-        if (have) {
-            mpq_t q;
-            mpq_init(q);
-            xn_to_mpq(&x[0], q);
-            exact = xdec_rational(q);
-            xn_to_mpq(&x[2], q);
-            err = xdec_rational(q);
-            mpq_scale2(q, -(int64_t)final_ev->ulp_exp);
-            eu = xdec_rational(q);
-            mpq_clear(q);
-            if (exact == NULL || err == NULL || eu == NULL)
-                internal_error(t, "out of memory");
-        }
-    }
+    summary_sums(t, f, result, final_ev, &s);
     if (t->j != NULL) {
-        cli_json_object_begin(t->j, "summary");
-        json_value(t, "result", f, result);
-        if (have) {
-            cli_json_string(t->j, "exact_sum", STR_OR(exact));
-            cli_json_string(t->j, "error", STR_OR(err));
-            cli_json_string(t->j, "error_ulps", STR_OR(eu));
-            cli_json_int(t->j, "ulp_exp", final_ev->ulp_exp);
-        }
-        cli_json_int(t->j, "roundings", t->n_roundings);
-        cli_json_int(t->j, "inexact_roundings", t->n_inexact);
-        cli_json_string(t->j, "flags", flags);
-        if (any_sr(t)) {
-            snprintf(buf, sizeof buf, "%" PRIu64, t->env.sr_counter);
-            cli_json_string(t->j, "sr_draws", buf);
-        }
-        cli_json_object_end(t->j);
+        summary_json(t, f, result, final_ev, &s, flags);
     } else {
+        ref_str(ref, sizeof ref, f, result);
         cli_buf_printf(t->b, "\n%ssummary%s\n", sgr(t, SGR_BOLD),
                        sgr(t, SGR_RESET));
         cli_buf_printf(t->b, "  result       %s = %s\n", ref,
                        value_str(buf, sizeof buf, f, result,
                                  SF_PRINT_EXACT));
-        if (have) {
-            cli_buf_printf(t->b, "  exact sum    %s (the operands as "
-                           "given)\n", STR_OR(exact));
-            cli_buf_printf(t->b, "  total error  %s = %s ulp of %s (result "
-                           "- exact sum)\n", STR_OR(err), STR_OR(eu),
-                           f->name);
-        }
+        if (s.have)
+            summary_text_sums(t, f, &s);
         cli_buf_printf(t->b, "  roundings    %d, %d inexact\n",
                        t->n_roundings, t->n_inexact);
         cli_buf_printf(t->b, "  flags        %s\n", flags);
@@ -2171,10 +2269,8 @@ summary(trace_ctx *t, const sf_format *f, uint64_t result,
             cli_buf_printf(t->b, "  sr draws     %" PRIu64 " (seed %" PRIu64
                            ")\n", t->env.sr_counter, t->seed);
     }
-    free(exact);
-    free(err);
-    free(eu);
-    free(x);
+    sum_text_free(&s.read);
+    sum_text_free(&s.typed);
 }
 
 static void
@@ -3042,7 +3138,8 @@ trace_main(int argc, char **argv)
         goto out_free;
     }
     t->num = calloc((size_t)t->n_operands, sizeof *t->num);
-    if (t->num == NULL) {
+    t->read_bits = calloc((size_t)t->n_operands, sizeof *t->read_bits);
+    if (t->num == NULL || t->read_bits == NULL) {
         rc = cli_error(CMD, "out of memory");
         goto out_free;
     }
@@ -3133,6 +3230,7 @@ trace_main(int argc, char **argv)
 
 out_free:
     free(t->num);
+    free(t->read_bits);
     free_operands(t);
     free(t);
     return rc;

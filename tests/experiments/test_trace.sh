@@ -146,6 +146,72 @@ expect_line "$BF_C097"
 expect_line "$T1_UP_ERR"
 expect_line '  result       bf16:0xC097 = -4.71875'
 expect_line '  total error  -0.014759540557861328125 = -0.4723052978515625 ulp of bf16 (result - exact sum)'
+# The three texts are exact in f32: one sum, said to be that of both.
+expect_line '  exact sum    -4.703990459442138671875 (of the operands as read: each rounded to f32 with rne)'
+expect_line '  typed sum    the same: every operand as typed is exact in f32'
+expect_no_line '  exact sum    -4.703990459442138671875 (the operands as given)'
+
+# The summary's two sums: of the operands as read (each rounded into the
+# accumulator's format with --in-mode) and of the operands as typed.
+#   0.1 = (1.1001100 1100 1100...)_2 * 2^-4: guard 1, more below -> up:
+#   bf16 0x3DCD = (1.1001101)_2 * 2^-4 = 205/2048 = 0.10009765625; 0.2 is
+#   twice that: 0x3E4D = 410/2048.  Sum as read 615/2048 = 0.30029296875
+#   = (1.0011001 1 1)_2 * 2^-2: guard 1 -> up: 0x3E9A = (1.0011010)_2 *
+#   2^-2 = 0.30078125, ulp 2^-9 = 0.001953125.  Errors: against the sum as
+#   read 0.00048828125 = 2^-11 = 0.25 ulp; against the typed sum
+#   0.30078125 - 0.3 = 0.00078125 = 0.4 ulp.  One inexact rounding (the
+#   bf16 addition; the final bf16 -> bf16 is exact).
+run trace --acc bf16 0.1 0.2
+expect_rc 0
+expect_line '  result       bf16:0x3E9A = 0.30078125'
+expect_line '  exact sum    0.30029296875 (of the operands as read: each rounded to bf16 with rne)'
+expect_line '  total error  0.00048828125 = 0.25 ulp of bf16 (result - exact sum)'
+expect_line '  typed sum    0.3 (exact, of the operands as typed, before any rounding)'
+expect_line '  typed error  0.00078125 = 0.4 ulp of bf16 (result - typed sum)'
+expect_line '  roundings    2, 1 inexact'
+expect_no_line '  exact sum    0.30029296875 (the operands as given)'
+expect_no_line '  typed sum    the same: every operand as typed is exact in bf16'
+# The same in f32: 0.1 -> 13421773 * 2^-27 = 0.100000001490116119384765625,
+# 0.2 -> twice that; sum as read 3 * 13421773 * 2^-27 = 40265319 * 2^-27
+# = 0.300000004470348358154296875 (the f32 addition rounds it to
+# 10066330 * 2^-25, 153.6 ulp of bf16 -> 154: 0x3E9A as above); error
+# 0.30078125 - 0.300000004470348358154296875 = 0.000781245529651641845703125
+# = 0.4 - 512 * 4.470348358154296875e-09 = 0.399997711181640625 ulp.
+run trace 0.1 0.2
+expect_line '  exact sum    0.300000004470348358154296875 (of the operands as read: each rounded to f32 with rne)'
+expect_line '  total error  0.000781245529651641845703125 = 0.399997711181640625 ulp of bf16 (result - exact sum)'
+expect_line '  typed sum    0.3 (exact, of the operands as typed, before any rounding)'
+expect_line '  typed error  0.00078125 = 0.4 ulp of bf16 (result - typed sum)'
+# A bit pattern of another format is converted into the accumulator's:
+#   f32:0x3DCCCCCD = 0.100000001490116119384765625 -> bf16 0x3DCD (rne, as
+#   0.1 above) = 0.10009765625; + 1 = 1.10009765625 = 140.8125 * 2^-7 ->
+#   141 * 2^-7 = 1.1015625 (0x3F8D).  Errors: 0.00146484375 = 0.1875 ulp;
+#   against the typed sum 1.100000001490116119384765625:
+#   0.001562498509883880615234375 = 0.2 - 128 * 1.490116119384765625e-09
+#   = 0.19999980926513671875 ulp.
+run trace --acc bf16 f32:0x3DCCCCCD 1
+expect_rc 0
+expect_line '  result       bf16:0x3F8D = 1.1015625'
+expect_line '  exact sum    1.10009765625 (of the operands as read: each rounded to bf16 with rne)'
+expect_line '  total error  0.00146484375 = 0.1875 ulp of bf16 (result - exact sum)'
+expect_line '  typed sum    1.100000001490116119384765625 (exact, of the operands as typed, before any rounding)'
+expect_line '  typed error  0.001562498509883880615234375 = 0.19999980926513671875 ulp of bf16 (result - typed sum)'
+# The same pattern into an f32 accumulator is exact: one sum.
+run trace f32:0x3DCCCCCD 1
+expect_line '  typed sum    the same: every operand as typed is exact in f32'
+expect_no_line '  typed error  0 = 0 ulp of bf16 (result - typed sum)'
+# Input errors that cancel: 0.1 and -0.1 read as +-0x3DCD, sum 0 both ways.
+run trace --acc bf16 0.1 -0.1
+expect_line '  exact sum    0 (of the operands as read: each rounded to bf16 with rne)'
+expect_line "  typed sum    the same: the operands' input errors cancel"
+# --in-mode names the rounding of the reading: 0.1 in rtz is bf16 0x3DCC
+# = 0.099609375, 0.2 is 0x3E4C = 0.19921875; sum 0.298828125 = 153 * 2^-9,
+# exact in bf16.
+run trace --acc bf16 --in-mode rtz 0.1 0.2
+expect_line '  exact sum    0.298828125 (of the operands as read: each rounded to bf16 with rtz)'
+expect_line '  total error  0 = 0 ulp of bf16 (result - exact sum)'
+expect_line '  typed sum    0.3 (exact, of the operands as typed, before any rounding)'
+expect_line '  typed error  -0.001171875 = -0.6 ulp of bf16 (result - typed sum)'
 
 for mode in rne rtz rna rod rdn rup; do
     case $mode in

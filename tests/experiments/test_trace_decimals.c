@@ -328,6 +328,74 @@ f64_operand(char *buf, size_t n)
     snprintf(buf, n, "f64:0x%016" PRIX64, bits | (field << 52));
 }
 
+/* Adds operand I (text OP) of DOC to S, the sum of the operands as read
+   (in the accumulator's format, after the operand's conversion if it has
+   one), and to TS, the sum of their values as typed; clears *EXACT when
+   the two values differ.  S becomes NaN when the operand is NaN or
+   infinite, as read or as typed. */
+static void
+add_operand(json_t *doc, int i, const char *op, mpfr_t s, mpq_t ts,
+            bool *exact)
+{
+    json_t *o = json_array_get(get(doc, "operands"), (size_t)i);
+    json_t *st = json_array_get(get(doc, "steps"), (size_t)i);
+    json_t *c = get(st, "conversion");
+    mpfr_t v, x;
+    mpq_t r, q;
+
+    mpfr_inits2(PREC, v, x, NULL);
+    mpq_inits(r, q, NULL);
+    if (!value_of(get(o, "value"), v)
+        || (c != NULL && !value_of(get(c, "to"), x))) {
+        mpfr_set_nan(s);
+    } else {
+        if (c == NULL)
+            mpfr_set(x, v, MPFR_RNDN);
+        mpfr_add(s, s, x, MPFR_RNDN); /* exact at PREC */
+        mpfr_get_q(r, x);
+        if (strchr(op, ':') != NULL) { /* a bit pattern: its own value */
+            mpfr_get_q(q, v);
+        } else if (strchr(op, 'x') != NULL) {
+            mpfr_strtofr(v, op, NULL, 0, MPFR_RNDN); /* exact */
+            mpfr_get_q(q, v);
+        } else {
+            dec_value(op, q);
+        }
+        mpq_add(ts, ts, q);
+        *exact = *exact && mpq_equal(r, q);
+    }
+    mpfr_clears(v, x, NULL);
+    mpq_clears(r, q, NULL);
+}
+
+/* The summary's sum of the operands as typed (TS, exact), the error of
+   RESULT against it, also in ulps of 2^U, and whether every operand was
+   exact as read (EXACT). */
+static void
+check_typed_sum(json_t *doc, const mpfr_t result, const mpq_t ts, bool exact,
+                long u)
+{
+    mpq_t e;
+    bool got = json_is_true(get(doc, "summary.operands_exact"));
+
+    n_checked++;
+    if (got != exact && n_fail++ < TST_MAX_PRINT)
+        printf("trace_decimals: %s\n  summary.operands_exact\n  expected "
+               "%s\n",
+               cmdline, exact ? "true" : "false");
+    mpq_init(e);
+    check_free(doc, "summary.typed_sum", rational_text(ts));
+    mpfr_get_q(e, result);
+    mpq_sub(e, e, ts);
+    check_free(doc, "summary.typed_error", rational_text(e));
+    if (u < 0)
+        mpq_mul_2exp(e, e, (mp_bitcnt_t)-u);
+    else
+        mpq_div_2exp(e, e, (mp_bitcnt_t)u);
+    check_free(doc, "summary.typed_error_ulps", rational_text(e));
+    mpq_clear(e);
+}
+
 static const char *const modes[] = {"rne", "rtz", "rdn", "rup", "rna", "rod"};
 static const char *const accs[] = {"f32", "bf16", "f16"};
 static const char *const outs[] = {"bf16", "f32", "f16", "f64"};
@@ -340,7 +408,8 @@ one_accumulation(const char *forced)
     int n = 1 + (int)rnd(4);
     json_t *doc;
     mpfr_t x, v, s;
-    mpq_t q, t;
+    mpq_t q, t, ts;
+    bool exact = true;
 
     snprintf(args, sizeof args,
              "--acc %s --acc-mode %s --out %s --mode %s "
@@ -365,18 +434,17 @@ one_accumulation(const char *forced)
     if (doc == NULL)
         return;
     mpfr_inits2(PREC, x, v, s, NULL);
-    mpq_inits(q, t, NULL);
+    mpq_inits(q, t, ts, NULL);
     mpfr_set_ui(s, 0, MPFR_RNDN);
-    /* operands: value, input error; the exact sum as given */
+    mpq_set_ui(ts, 0, 1);
+    /* operands: value, input error; the exact sums as read and as typed */
     for (int i = 0; i < n; i++) {
         json_t *o = json_array_get(get(doc, "operands"), (size_t)i);
         const char *ie = get_str(o, "input_error");
-        if (!value_of(get(o, "value"), v)) {
-            mpfr_set_nan(s);
+        add_operand(doc, i, ops[i], s, ts, &exact);
+        if (!value_of(get(o, "value"), v))
             continue;
-        }
         check_free(o, "value.value", mpfr_text(v)); /* a value: -0 */
-        mpfr_add(s, s, v, MPFR_RNDN);
         if (strchr(ops[i], ':') != NULL || ie == NULL
             || strcmp(ie, "inf") == 0)
             continue;
@@ -414,13 +482,14 @@ one_accumulation(const char *forced)
         && value_of(get(doc, "summary.result"), v)) {
         long u = (long)json_integer_value(get(doc, "summary.ulp_exp"));
         check_free(doc, "summary.exact_sum", num_text(s));
+        check_typed_sum(doc, v, ts, exact, u);
         mpfr_sub(v, v, s, MPFR_RNDN);
         check_free(doc, "summary.error", num_text(v));
         mpfr_mul_2si(v, v, -u, MPFR_RNDN);
         check_free(doc, "summary.error_ulps", num_text(v));
     }
     mpfr_clears(x, v, s, NULL);
-    mpq_clears(q, t, NULL);
+    mpq_clears(q, t, ts, NULL);
     json_decref(doc);
 }
 

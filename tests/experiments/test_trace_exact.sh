@@ -36,6 +36,15 @@ run trace --acc bf16 0x1p-300 1
 expect_rc 0
 expect_line "  note: x1 '0x1p-300' is not exactly representable in bf16; read with rne as bf16:0x0000 = 0 (error -$P300)"
 
+# The sum of the operands as typed is 1 + 2^-400 (120 zeros after the
+# point, then the digits of 5^400); the result 1 is off by -2^-400.
+P400_DIGITS=$(echo "$P400" | sed -e 's/\.//' -e 's/e-121$//')
+ZEROS120=$(printf '%0120d' 0)
+run trace 0x1p-400 1
+expect_line "  exact sum    1 (of the operands as read: each rounded to f32 with rne)"
+expect_line "  typed sum    1.$ZEROS120$P400_DIGITS (exact, of the operands as typed, before any rounding)"
+expect_out_has "  typed error  -$P400 = "
+
 # A decimal operand's error ends and is written whole.
 run trace 0.1 1
 expect_rc 0
@@ -44,7 +53,8 @@ expect_line "  note: x1 '0.1' is not exactly representable in f32; read with rne
 # A sum wider than the rounding event's 128-bit window, exactly.
 run trace 1 0x1p-140
 expect_rc 0
-expect_line "  exact sum    1.000000000000000000000000000000000000000000$P140 (the operands as given)"
+expect_line "  exact sum    1.000000000000000000000000000000000000000000$P140 (of the operands as read: each rounded to f32 with rne)"
+expect_line "  typed sum    the same: every operand as typed is exact in f32"
 expect_line "  error    -7.$(echo "$P140" | cut -c2-)e-43 = -6.018531076210112040799931070577897870431567650673088110124808736145496368408203125e-36 ulp (result - exact, ulp 2^-23)"
 expect_no_line '  exact    1...'
 

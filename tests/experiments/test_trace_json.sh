@@ -106,8 +106,43 @@ expect_json final.rounding.flags ....x
 expect_json summary.result.bits 0xC097
 expect_json summary.exact_sum -4.703990459442138671875
 expect_json summary.error -0.014759540557861328125
+expect_json summary.error_ulps -0.4723052978515625
+expect_json summary.ulp_exp -5
+# every operand is exact in f32: the sum as typed is the same
+expect_json summary.operands_exact true
+expect_json summary.typed_sum -4.703990459442138671875
+expect_json summary.typed_error -0.014759540557861328125
+expect_json summary.typed_error_ulps -0.4723052978515625
 expect_json summary.roundings 2
 expect_json summary.inexact_roundings 1
+
+# The sums of the operands as read and as typed (derived in test_trace.sh):
+# 0.1 and 0.2 read into bf16 as 0x3DCD and 0x3E4D, sum 0.30029296875;
+# result 0x3E9A = 0.30078125, ulp 2^-9.
+run trace --json --acc bf16 0.1 0.2
+expect_rc 0
+expect_json_doc
+expect_json summary.result.bits 0x3E9A
+expect_json summary.exact_sum 0.30029296875
+expect_json summary.error 0.00048828125
+expect_json summary.error_ulps 0.25
+expect_json summary.ulp_exp -9
+expect_json summary.operands_exact false
+expect_json summary.typed_sum 0.3
+expect_json summary.typed_error 0.00078125
+expect_json summary.typed_error_ulps 0.4
+# an f32 pattern read into bf16: its conversion is inexact
+run trace --json --acc bf16 f32:0x3DCCCCCD 1
+expect_json summary.exact_sum 1.10009765625
+expect_json summary.operands_exact false
+expect_json summary.typed_sum 1.100000001490116119384765625
+expect_json summary.typed_error 0.001562498509883880615234375
+expect_json summary.typed_error_ulps 0.19999980926513671875
+# input errors that cancel: equal sums, yet not every operand was exact
+run trace --json --acc bf16 0.1 -0.1
+expect_json summary.exact_sum 0
+expect_json summary.typed_sum 0
+expect_json summary.operands_exact false
 
 # RTZ on T1 truncates
 run trace --json --mode rtz $T1

@@ -344,7 +344,7 @@ fill_launch(diff_ctx *x)
     if (x->man_launch_bh != 0) {
         l->batch = (size_t)x->man_launch_b;
         l->heads = (size_t)x->man_launch_h;
-        l->from = "manifest";
+        l->from = "the manifest's launch_shape";
     } else if (x->launch_given) {
         if (x->launch_lengths && (l->nq != x->nq || l->nk != x->nk)) {
             cli_error(CMD, "--launch: Nq %zu, Nk %zu but the tensors have "
@@ -355,7 +355,7 @@ fill_launch(diff_ctx *x)
     } else if (x->man_shape_given) {
         l->batch = (size_t)x->man_shape[0];
         l->heads = (size_t)x->man_shape[1];
-        l->from = "manifest";
+        l->from = "the manifest's shape";
     } else {
         l->batch = x->nb;
         l->heads = x->nh;
@@ -1835,7 +1835,7 @@ read_dump(diff_ctx *x)
        the split count (a refused configuration is reported later) */
     if (x->splits_auto
         || (x->splits_opt == 0 && x->man_splits == 0
-            && strcmp(x->launch.from, "the tensors") != 0)) {
+            && (x->man_launch_bh != 0 || x->launch_given))) {
         /* the kernel's own rule on the launch: asked for, or the
            default once the launch is known */
         const char *rule;

@@ -385,7 +385,7 @@ fi
 # ---------------------------------------------------------------------
 # Errors.
 # ---------------------------------------------------------------------
-bad "--policy 'fp16': unknown policy (expected paper-eq4, repo, fa2, fp32, efficient or math)" \
+bad "--policy 'fp16': unknown policy (expected paper-eq4, repo, fa2 or flash, fp32, cudnn, efficient, math or sdpa)" \
     --gen normal --policy fp16
 bad "--fix 'beta3': unknown fix (expected none, beta, beta-v2, eps or always)" \
     --gen normal --fix beta3

@@ -183,7 +183,7 @@ expect_line "  note: --scale overrides the file's scale 0.125 (FP32 0x3E000000)"
 run diff --dump "$C" --stage o --no-exact --causal --scale 0.125
 expect_rc 0
 expect_no_line "  note: --scale overrides the file's scale 0.125 (FP32 0x3E000000)"
-bad "--dtype 'f16': expected bf16" diff --dump "$C" --dtype f16
+bad "--dtype 'f16': FP16 inputs are read from F16 tensors" diff --dump "$C" --dtype f16
 bad "--layout 'bhdn': expected bhnd ([B, H, N, d]) or bnhd ([B, N, H, d])" \
     diff --dump "$C" --layout bhdn
 
@@ -217,12 +217,12 @@ bad "--q: $in/q_f32_bnhd.npy: dtype F32 (expected BF16; pass --dtype bf16" \
 bad "--q: $in/q_i16_bnhd.npy: dtype I16 holds bit patterns of no stated type" \
     attn --q "$in/q_i16_bnhd.npy" --k "$in/k_i16_bnhd.npy" \
     --v "$in/v_i16_bnhd.npy" --layout bnhd --no-exact
-bad "--q $in/q_i16_bnhd.npy: shape [1, 128, 4, 64] may be [B, H, N, d] or [B, N, H, d]" \
+bad "--q $in/q_i16_bnhd.npy: shape [1, 128, 4, 64] with K [1, 128, 4, 64] reads as [B, H, N, d] (128 query heads over 128 key/value heads, Nq 4, Nk 4) or as [B, N, H, d] (4 query heads over 4, Nq 128, Nk 128)" \
     attn --q "$in/q_i16_bnhd.npy" --k "$in/k_i16_bnhd.npy" \
     --v "$in/v_i16_bnhd.npy" --dtype bf16 --no-exact
 # the dump's manifest (heads 4, nq 128) told the layout above; a file
 # without one does not
-bad "--q $K:query: shape [1, 4, 128, 64] may be [B, H, N, d] or [B, N, H, d], and neither the file nor the shapes tell which; pass --layout bhnd or --layout bnhd" \
+bad "--q $K:query: shape [1, 4, 128, 64] with K [1, 4, 128, 64] reads as [B, H, N, d] (4 query heads over 4 key/value heads, Nq 128, Nk 128) or as [B, N, H, d] (128 query heads over 128, Nq 4, Nk 4), and neither the file nor the shapes tell which; pass --layout bhnd or --layout bnhd" \
     attn --q "$K:query" --k "$K:key" --v "$K:value" --no-exact
 run attn --q "$K:query" --k "$K:key" --v "$K:value" --causal --policy fa2 \
     --exp ex2-sm90 --no-exact --layout bhnd --out "$o/keys.safetensors"

@@ -185,14 +185,12 @@ ax_block_cols(const fa_config *cfg)
         bc = nk;
     else if (cfg->bc != 0)
         bc = cfg->bc;
-    else if (cfg->policy == FA_POLICY_FA2)
-        bc = cfg->shape.d <= 64 ? 128 : 64;
-    else if (cfg->policy == FA_POLICY_REPO)
-        bc = 512; /* the released code's KV block */
-    else if (cfg->policy == FA_POLICY_EFFICIENT)
-        bc = cfg->shape.d <= 64 ? 64 : 128;
-    else
-        bc = nk;
+    else {
+        /* the description's forward tile (0: untiled) */
+        const fa_kernel_tiles *t =
+            fa_kernel_tiles_for(fa_config_kernel(cfg), cfg->shape.d);
+        bc = t != NULL && t->bc != 0 ? t->bc : nk;
+    }
     if (bc > nk)
         bc = nk;
     return bc == 0 ? 1 : bc;

@@ -155,9 +155,10 @@ int ax_backward(const fa_config *cfg, const ax_options *opt, const uint16_t *q,
                 double *dv);
 
 /* The KV block width Bc the tiled evaluation uses for CFG: Nk with
-   FA_ABL_UNTILED; else cfg->bc when non-zero; else the policy's default
-   (fa2: 128 for d <= 64, 64 above; the others: Nk).  At most Nk, at
-   least 1. */
+   FA_ABL_UNTILED; else cfg->bc when non-zero; else the forward tile of
+   the configuration's description for d (fa2: 128 for d <= 64, 64 above;
+   cudnn: 128; an untiled description: Nk), never one re-derived from the
+   policy.  At most Nk, at least 1. */
 size_t ax_block_cols(const fa_config *cfg);
 
 /* The softmax scale as used: cfg->scale, or RN_f32(1/sqrt(d)) when it is

@@ -1437,6 +1437,15 @@ START_TEST(test_mpfr_state_and_tiles)
     c.ablations = 0;
     c.bc = 5000;
     ck_assert_uint_eq(ax_block_cols(&c), 1000);
+    /* the tiles come from the description: cudnn's forward tile is 128
+       keys at d = 128 (fa2's 64 before) */
+    c.bc = 0;
+    c.kernel = fa_kernel_by_name("cudnn");
+    ck_assert_uint_eq(ax_block_cols(&c), 128);
+    c.shape.d = 64;
+    ck_assert_uint_eq(ax_block_cols(&c), 128);
+    c.kernel = fa_kernel_by_name("efficient");
+    ck_assert_uint_eq(ax_block_cols(&c), 64);
     mpfr_free_cache();
 }
 END_TEST

@@ -1615,13 +1615,22 @@ write_output(attn_ctx *x)
     out_file *f = calloc(1, sizeof *f);
     tensor_error err;
     size_t nq = x->nq, nk = x->nk, d = x->d;
+    /* the whole description run, so that diff of this file runs it */
+    char *kjson = fa_kernel_json(fa_config_kernel(&x->cfg));
     int rc;
 
-    if (f == NULL) {
+    if (f == NULL || kjson == NULL) {
+        free(f);
+        free(kjson);
         cli_error(CMD, "out of memory");
         return false;
     }
     file_meta(f, x);
+    if (f->n_meta < MAX_META) {
+        f->meta[f->n_meta].key = "kernel";
+        f->meta[f->n_meta].value = kjson;
+        f->n_meta++;
+    }
     tensor_add(f, x, "o", TENSOR_F32, x->res[OUT_O], nq, d, true);
     tensor_add(f, x, "lse", TENSOR_F32, x->res[OUT_LSE], nq, 0, false);
     if (x->backward) {
@@ -1661,6 +1670,7 @@ write_output(attn_ctx *x)
     for (size_t i = 0; i < f->n; i++)
         swap_elems(f->swapped[i], f->swapped_n[i], f->swapped_es[i]);
     free(f);
+    free(kjson);
     if (rc != TENSOR_OK) {
         cli_error(CMD, "--out: %s", err.message);
         return false;

@@ -26,6 +26,7 @@
 #include "attention/attention.h"
 #include "experiments/cli.h"
 #include "experiments/fa_cli.h"
+#include "experiments/fa_kernel_json.h"
 #include "experiments/sdpa_policy.h"
 #include "experiments/splits_pytorch211.h"
 
@@ -276,6 +277,7 @@ typedef struct
     size_t nb, nh, nq, nk, d, heads;
     size_t nhkv; /* K's and V's heads (grouped-query: a divisor of H) */
     int man_gqa; /* the manifest's enable_gqa: 1, 0, or -1 absent */
+    bool kernel_from_meta; /* the description is the file's (bf16emu attn) */
     fa_cli_launch launch; /* the GPU launch the file's tensors came from */
     bool launch_given, launch_lengths; /* --launch */
     char splits_buf[200];
@@ -1561,6 +1563,50 @@ check_unapplied_tensors(const diff_ctx *x)
     return true;
 }
 
+/* One metadata entry M of a file bf16emu attn wrote (its settings that
+   change bits): the description run ("kernel", as JSON), its exp model,
+   split count, dQ buffers and fix are the defaults of this run, as the
+   file's causal mask and scale are; ablations diff cannot apply are
+   refused.  False after an error message. */
+static bool
+attn_meta(diff_ctx *x, const tensor_meta *m)
+{
+    int f;
+
+    if (strcmp(m->key, "kernel") == 0) {
+        if (x->policy_given || x->kernel_path != NULL)
+            return true; /* the option wins; the header says which ran */
+        if (!fa_kernel_parse(CMD, "--dump", "metadata \"kernel\"", m->value,
+                             &x->kernel))
+            return false;
+        x->kernel_named = true;
+        x->kernel_from_meta = true;
+    } else if (strcmp(m->key, "exp") == 0 && !x->exp_given) {
+        fa_cli_exp_default(&x->exp);
+        if (!fa_cli_parse_exp(CMD, &x->exp, m->value))
+            return false;
+        x->exp_given = true;
+        x->exp.from = "the file's metadata";
+    } else if (strcmp(m->key, "splits") == 0 && x->man_splits == 0) {
+        x->man_splits = (size_t)strtoul(m->value, NULL, 10);
+    } else if (strcmp(m->key, "dq_buffers") == 0 && x->man_dq == 0) {
+        x->man_dq = (size_t)strtoul(m->value, NULL, 10);
+    } else if (strcmp(m->key, "fix") == 0 && !x->man_fix_given
+               && (f = fa_fix_parse(m->value)) >= 0) {
+        x->man_fix = (fa_fix_kind)f;
+        x->man_fix_given = true;
+    } else if (strcmp(m->key, "ablations") == 0
+               && strcmp(m->value, "none") != 0) {
+        cli_error(CMD,
+                  "%s: metadata \"ablations\": the file was made with "
+                  "--ablate %s, which diff does not apply (compare it with "
+                  "bf16emu attn --ablate %s)",
+                  x->dump, m->value, m->value);
+        return false;
+    }
+    return true;
+}
+
 /* The manifest (or the plain metadata of a bf16emu file) of the dump. */
 static bool
 read_dump_header(diff_ctx *x)
@@ -1597,6 +1643,8 @@ read_dump_header(diff_ctx *x)
                    && !ut_layout_parse(m->value, &x->man_layout)) {
             /* bf16emu attn's "bhnd" */
             x->man_layout = UT_LAYOUT_UNSET;
+        } else if (!attn_meta(x, m)) {
+            return false;
         }
     }
     if (x->call != NULL) {
@@ -2826,10 +2874,12 @@ text_report(const diff_ctx *x, cli_buf *b)
     cli_buf_printf(b, "bf16emu diff: %s\n",
                    x->dump != NULL ? x->dump : x->src[T_Q]);
     cli_buf_printf(b,
-                   "  B %zu, H %zu, Nq %zu, Nk %zu, d %zu; policy %s, exp "
+                   "  B %zu, H %zu, Nq %zu, Nk %zu, d %zu; policy %s%s, exp "
                    "%s (%s), causal %s (%s)\n",
-                   x->nb, x->nh, x->nq, x->nk, x->d, run_name(x), x->exp.name,
-                   x->exp.from, x->causal ? "yes" : "no", x->causal_from);
+                   x->nb, x->nh, x->nq, x->nk, x->d, run_name(x),
+                   x->kernel_from_meta ? " (the file's description)" : "",
+                   x->exp.name, x->exp.from, x->causal ? "yes" : "no",
+                   x->causal_from);
     if (x->causal && x->top_left && x->nq != x->nk)
         cli_buf_printf(b,
                        "  causal mask top-left aligned (key j masked for "

@@ -406,17 +406,16 @@ load_mma(const where *w, json_t *v, fa_kernel *k)
     return true;
 }
 
+static bool load_root(const where *w, json_t *root, fa_kernel *k);
+
 bool
 fa_kernel_load(const char *cmd, const char *opt, const char *path,
                fa_kernel *k)
 {
     where w = {cmd, opt, path};
     json_error_t jerr;
-    json_t *root;
-    const char *names[N_FIELDS], *why;
-    bool ok = false;
+    json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
 
-    root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
     if (root == NULL) {
         cli_error(cmd,
                   "%s '%s': line %d: %s (expected a kernel description "
@@ -424,9 +423,38 @@ fa_kernel_load(const char *cmd, const char *opt, const char *path,
                   opt, path, jerr.line, jerr.text);
         return false;
     }
+    return load_root(&w, root, k);
+}
+
+bool
+fa_kernel_parse(const char *cmd, const char *opt, const char *label,
+                const char *text, fa_kernel *k)
+{
+    where w = {cmd, opt, label};
+    json_error_t jerr;
+    json_t *root = json_loads(text, JSON_REJECT_DUPLICATES, &jerr);
+
+    if (root == NULL) {
+        cli_error(cmd,
+                  "%s '%s': line %d: %s (expected a kernel description "
+                  "as written by --describe)",
+                  opt, label, jerr.line, jerr.text);
+        return false;
+    }
+    return load_root(&w, root, k);
+}
+
+/* Reads ROOT (released here) into K. */
+static bool
+load_root(const where *w0, json_t *root, fa_kernel *k)
+{
+    where w = *w0;
+    const char *names[N_FIELDS], *why;
+    bool ok = false;
+
     memset(k, 0, sizeof *k);
     if (!json_is_object(root)) {
-        cli_error(cmd, "%s '%s': expected a JSON object", opt, path);
+        cli_error(w.cmd, "%s '%s': expected a JSON object", w.opt, w.path);
         goto done;
     }
     for (size_t i = 0; i < N_FIELDS; i++)

@@ -18,4 +18,9 @@ char *fa_kernel_json(const fa_kernel *k);
 bool fa_kernel_load(const char *cmd, const char *opt, const char *path,
                     fa_kernel *k);
 
+/* The same from TEXT (a description as JSON), named LABEL in the
+   messages (a file's metadata entry, say). */
+bool fa_kernel_parse(const char *cmd, const char *opt, const char *label,
+                     const char *text, fa_kernel *k);
+
 #endif

@@ -51,6 +51,14 @@ for name in $KERNELS; do
             --kernel "$tmp/$name.json" --no-exact
         expect_rc 0
         expect_line "result: 5 stages compared, all bit-equal"
+        # no option: diff runs the description the file records
+        run diff --dump "$tmp/p-$tag.safetensors" --no-exact
+        expect_rc 0
+        expect_out_has "; policy $name (the file's description), exp "
+        expect_line "result: 5 stages compared, all bit-equal"
+        run diff --dump "$tmp/k-$tag.safetensors" --no-exact
+        expect_rc 0
+        expect_line "result: 5 stages compared, all bit-equal"
         # --policy's inputs, --kernel's outputs: the same bits
         p=$tmp/p-$tag.safetensors
         k=$tmp/k-$tag.safetensors
@@ -62,6 +70,13 @@ for name in $KERNELS; do
         expect_line "result: 5 stages compared, all bit-equal"
     done
 done
+
+# A file made with ablations diff cannot apply is refused by name.
+run attn $GEN --policy fa2 --ablate fp32-pv --no-exact --out "$tmp/abl.safetensors"
+expect_rc 0
+run diff --dump "$tmp/abl.safetensors" --no-exact
+expect_rc 2
+expect_err_has "metadata \"ablations\": the file was made with --ablate fp32-pv"
 
 # The exp model's default is the description's, and every header says so.
 run attn $GEN --policy cudnn --no-exact

@@ -558,6 +558,15 @@ int fa_backward(const fa_config *cfg, const uint16_t *q, const uint16_t *k,
                 const uint16_t *dout, uint32_t *delta, uint32_t *dq,
                 uint32_t *dk, uint32_t *dv, fa_capture *cap, sf_env *env);
 
+/* The backward of grouped-query heads: the dK (or dV) of G query heads
+   of one KV head, PARTS[h n + j] for head h of the group (FP32 bits of
+   the values fa_backward wrote for each query head against the shared K
+   and V), into OUT[j] (n elements), by the description's gqa_dkv rule.
+   Returns 0, or -1 when the description has no rule ("none") or CFG is
+   unusable. */
+int fa_gqa_reduce(const fa_config *cfg, size_t g, size_t n,
+                  const uint32_t *parts, uint32_t *out);
+
 #ifdef __cplusplus
 }
 #endif

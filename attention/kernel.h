@@ -241,6 +241,20 @@ typedef enum
     FA_KEXP_EX2_SM90_FTZ /* "ex2-sm90-ftz": ex2.approx.ftz.f32 */
 } fa_kernel_exp;
 
+/* How the backward of grouped-query heads (Hkv < Hq) forms a KV head's
+   dK and dV from the group's query heads. */
+typedef enum
+{
+    FA_GQA_NONE,  /* "none": not modelled (the backward of grouped heads
+                     is refused) */
+    FA_GQA_IN_SUM /* "in-sum": each query head's dK and dV as the
+                     kernel writes them for an expanded launch (rounded to
+                     the input format), then added in FP32 in head order
+                     from +0 and rounded once to the input format: the
+                     flash backend's dk_expanded summed by at::sum, and
+                     the backward of repeat_interleave */
+} fa_gqa_dkv;
+
 /* Tiles of one range of head dimensions; 0 means N (untiled). */
 typedef struct fa_kernel_tiles
 {
@@ -393,6 +407,9 @@ typedef struct fa_kernel
        the defaults before the field existed): the exp model run when
        none is named. */
     fa_kernel_exp exp_model;
+    /* Appended (optional in JSON, "none" when absent): the backward of
+       grouped-query heads. */
+    fa_gqa_dkv gqa_dkv;
 } fa_kernel;
 
 /* The named descriptions ("fa2", "paper-eq4", "repo", "fp32", then

@@ -93,6 +93,7 @@ static const fa_kernel kernels[] = {
         .bwd_reverse_q = true,
         .dq_buffers = FA_DQB_SMS,
         .exp_model = FA_KEXP_EX2_SM90,
+        .gqa_dkv = FA_GQA_IN_SUM,
     },
     /* paper-eq4: the paper's abstraction (Algorithm 1, Eq. 4): every dot
        product one FP32 chain, BF16 where the paper writes lp (S, S - m
@@ -320,6 +321,7 @@ static const char *const dqb_names[] = {"one", "sms", NULL};
 static const char *const dlse_names[] = {"same", "lg2-fma", NULL};
 static const char *const kexp_names[] = {"cr", "libm", "ex2-sm90",
                                          "ex2-sm90-ftz", NULL};
+static const char *const gqa_names[] = {"none", "in-sum", NULL};
 
 static const struct
 {
@@ -341,6 +343,7 @@ static const struct
     {"dq_buffers", dqb_names},
     {"decode_lse", dlse_names},
     {"exp_model", kexp_names},
+    {"gqa_dkv", gqa_names},
 };
 
 const char *const *
@@ -448,7 +451,8 @@ fa_kernel_check(const fa_kernel *k)
         || (unsigned)k->bwd > FA_BWD_CUDNN
         || (unsigned)k->dq_buffers > FA_DQB_SMS
         || (unsigned)k->decode_lse > FA_DLSE_LG2_FMA
-        || (unsigned)k->exp_model > FA_KEXP_EX2_SM90_FTZ)
+        || (unsigned)k->exp_model > FA_KEXP_EX2_SM90_FTZ
+        || (unsigned)k->gqa_dkv > FA_GQA_IN_SUM)
         return "kernel: an enumerated field out of range";
     if ((k->exp_arg == FA_ARG_SCALE_SUB || k->exp_arg == FA_ARG_SCALE_FMA)
         != (k->alpha_arg == FA_ALPHA_SUB_SCALE

@@ -8,7 +8,7 @@ attention_libattention_la_SOURCES = attention/attention.h \
 	attention/config.c attention/fix.c attention/forward.c \
 	attention/backward.c attention/backward_math.c attention/log.c \
 	attention/exp.c attention/cuda_math.c \
-	attention/kernels_sdpa_em.c attention/rcp.c
+	attention/kernels_sdpa_em.c attention/rcp.c attention/gqa.c
 attention_libattention_la_LIBADD = softfloat/libsoftfloat.la $(LIBM)
 attention_libattention_la_LDFLAGS = -version-info 0:0:0
 pkginclude_HEADERS += attention/attention.h attention/kernel.h

@@ -809,19 +809,21 @@ build_config(attn_ctx *x)
         if (lean > 1 && x->splits == 0 && !x->splits_auto)
             x->splits = lean;
     }
-    if (x->nhkv != x->nh && x->backward) {
-        cli_error(CMD, "--backward: grouped-query heads (%zu query heads over "
-                       "%zu key/value heads): the sum of dK and dV over a "
-                       "group is not modelled yet (the forward is); give K "
-                       "and V repeated to %zu heads for the backward of "
-                       "PyTorch's expanded call",
-                  x->nh, x->nhkv, x->nh);
-        return false;
-    }
     if (x->kernel_path != NULL || x->kernel_named)
         *c = fa_config_kernel_default(&x->kernel);
     else
         *c = fa_config_default(x->policy);
+    if (x->nhkv != x->nh && x->backward
+        && fa_config_kernel(c)->gqa_dkv == FA_GQA_NONE) {
+        cli_error(CMD, "--backward: grouped-query heads (%zu query heads over "
+                       "%zu key/value heads): the description '%s' has no "
+                       "rule for the sum of dK and dV over a group (gqa_dkv "
+                       "\"none\"; the forward runs); give K and V repeated "
+                       "to %zu heads for the backward of PyTorch's expanded "
+                       "call",
+                  x->nh, x->nhkv, fa_config_kernel(c)->name, x->nh);
+        return false;
+    }
     c->shape.batch = x->nb;
     c->shape.heads = x->nh;
     c->shape.nq = x->nq;
@@ -1342,6 +1344,46 @@ compute(attn_ctx *x)
     return true;
 }
 
+/* Grouped-query heads: dK and dV of each query head (as fa_backward
+   wrote them against the shared K and V) become the KV head's by the
+   description's rule (fa_gqa_reduce), in place; the exact values are the
+   sums of the group's exact values (in binary64: their rounding is far
+   below the output formats' ulps).  False after an error message. */
+static bool
+reduce_groups(attn_ctx *x)
+{
+    size_t g = x->nh / x->nhkv, n = x->nk * x->d;
+    size_t groups = x->nb * x->nhkv;
+
+    for (int i = OUT_DK; i <= OUT_DV; i++) {
+        for (size_t gi = 0; gi < groups; gi++) {
+            const uint32_t *parts = x->res[i] + gi * g * n;
+            uint32_t *dst = x->res[i] + gi * n;
+            uint32_t *tmp = malloc(n * sizeof *tmp);
+            if (tmp == NULL) {
+                cli_error(CMD, "out of memory");
+                return false;
+            }
+            if (fa_gqa_reduce(&x->cfg, g, n, parts, tmp) != 0) {
+                free(tmp);
+                cli_error(CMD, "--backward: grouped heads: the "
+                               "description has no gqa_dkv rule");
+                return false;
+            }
+            memcpy(dst, tmp, n * sizeof *tmp);
+            free(tmp);
+            if (x->ex[i] != NULL)
+                for (size_t j = 0; j < n; j++) {
+                    double sum = 0.0;
+                    for (size_t h = 0; h < g; h++)
+                        sum += x->ex[i][(gi * g + h) * n + j];
+                    x->ex[i][gi * n + j] = sum;
+                }
+        }
+    }
+    return true;
+}
+
 /* Codes of the exact reference that stop the run. */
 static bool
 exact_all(attn_ctx *x)
@@ -1391,7 +1433,7 @@ stat_output(attn_ctx *x, int i)
     err_stat *st = &x->st[i];
     size_t bh = x->heads;
     size_t n = i == OUT_O || i == OUT_DQ    ? bh * x->nq * x->d
-               : i == OUT_DK || i == OUT_DV ? bh * x->nk * x->d
+               : i == OUT_DK || i == OUT_DV ? x->nb * x->nhkv * x->nk * x->d
                                             : bh * x->nq;
     const uint32_t *got = x->res[i];
     const double *ex = x->ex[i];
@@ -1636,8 +1678,10 @@ write_output(attn_ctx *x)
     if (x->backward) {
         tensor_add(f, x, "delta", TENSOR_F32, x->res[OUT_DELTA], nq, 0, false);
         tensor_add(f, x, "dq", TENSOR_F32, x->res[OUT_DQ], nq, d, true);
-        tensor_add(f, x, "dk", TENSOR_F32, x->res[OUT_DK], nk, d, true);
-        tensor_add(f, x, "dv", TENSOR_F32, x->res[OUT_DV], nk, d, true);
+        tensor_add_heads(f, x, "dk", TENSOR_F32, x->res[OUT_DK], x->nhkv, nk,
+                         d);
+        tensor_add_heads(f, x, "dv", TENSOR_F32, x->res[OUT_DV], x->nhkv, nk,
+                         d);
     }
     for (int i = 0; i < N_CAP; i++) {
         if (!(x->captures & (1u << i)))
@@ -3173,13 +3217,14 @@ run(attn_ctx *x)
     estimate_memory(x);
     if (!check_memory(x) || !allocate(x) || !compute(x))
         return false;
-    if (x->exact_run) {
-        if (!exact_all(x))
-            return false;
+    if (x->exact_run && !exact_all(x))
+        return false;
+    if (x->backward && x->nhkv != x->nh && !reduce_groups(x))
+        return false;
+    if (x->exact_run)
         for (int i = 0; i < N_OUT; i++)
             if (x->ex[i] != NULL)
                 stat_output(x, i);
-    }
     count_rows(x);
     return x->out.arg == NULL || write_output(x);
 }

@@ -3716,8 +3716,9 @@ run(diff_ctx *x)
         cli_error(CMD,
                   "--stage dq, dk, dv: grouped-query heads (%zu query heads "
                   "over %zu key/value heads): the sum of dK and dV over a "
-                  "group is not modelled yet (the forward is); pass --stage "
-                  "o,lse",
+                  "group is not compared yet (bf16emu attn --backward "
+                  "computes it where the description has a gqa_dkv rule); "
+                  "pass --stage o,lse",
                   x->nh, x->nhkv);
         return false;
     }

@@ -90,10 +90,11 @@ static const field fields[] = {
     {"decode_span_order", F_STRING, OFF(decode_span_order), NULL},
     {"decode_lse", F_ENUM, OFF(decode_lse), "decode_lse"},
     {"exp_model", F_ENUM, OFF(exp_model), "exp_model"},
+    {"gqa_dkv", F_ENUM, OFF(gqa_dkv), "gqa_dkv"},
 };
 #define N_FIELDS (sizeof fields / sizeof fields[0])
 /* the optional fields come last */
-#define N_REQUIRED (N_FIELDS - 4)
+#define N_REQUIRED (N_FIELDS - 5)
 
 static const char *const gemv_names[] = {"d", "nk", "bh", "s", "pv"};
 static const char *const order_keys[] = {"lanes", "chunk", "combine"};

@@ -151,6 +151,7 @@ tests_experiments_diff_inputs_LDADD = analysis/libanalysis.la \
 EXTRA_DIST += \
 	tests/experiments/lib.sh \
 	tests/experiments/st_write.py \
+	tests/experiments/gqa_oracle.py \
 	tests/experiments/test_cli.sh \
 	tests/experiments/test_trace.sh \
 	tests/experiments/test_trace_json.sh \

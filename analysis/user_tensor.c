@@ -198,6 +198,54 @@ ut_as_dtype(tensor *t, const char *what, tensor_dtype want, bool asked,
 }
 
 int
+ut_round_to(tensor *t, const char *what, tensor_dtype want, ut_info *info,
+            uint64_t *changed, tensor_error *err)
+{
+    const sf_format *from = tensor_dtype_format(t->dtype);
+    const sf_format *to = tensor_dtype_format(want);
+    tensor out = TENSOR_INIT;
+    uint64_t n_changed = 0;
+    int rc;
+
+    if (t->dtype == want) {
+        if (changed != NULL)
+            *changed = 0;
+        return TENSOR_OK;
+    }
+    if ((t->dtype != TENSOR_F32 && t->dtype != TENSOR_F64) || to == NULL
+        || (want != TENSOR_BF16 && want != TENSOR_F16))
+        return fail(err, TENSOR_E_DTYPE,
+                    "%s: dtype %s cannot be rounded to %s (expected F32 or "
+                    "F64 values, rounded to BF16 or F16)",
+                    what, tensor_dtype_name(t->dtype),
+                    tensor_dtype_name(want));
+    rc = tensor_alloc(&out, want, t->ndim, t->shape, err);
+    if (rc != TENSOR_OK)
+        return rc;
+    for (uint64_t i = 0; i < t->n_elems; i++) {
+        sf_env env = SF_ENV_IEEE;
+        uint64_t b = tensor_get_bits(t, i);
+        uint64_t r = sf_convert(to, from, b, SF_RNE, &env);
+        n_changed += sf_convert(from, to, r, SF_RNE, &env) != b;
+        tensor_set_bits(&out, i, r);
+    }
+    if (info != NULL) {
+        info->rounded = true;
+        info->changed = n_changed;
+        snprintf(info->how, sizeof info->how,
+                 "%s values rounded to %s (to nearest, ties to even): %" PRIu64
+                 " of %" PRIu64 " changed",
+                 tensor_dtype_name(t->dtype), tensor_dtype_name(want),
+                 n_changed, t->n_elems);
+    }
+    if (changed != NULL)
+        *changed = n_changed;
+    tensor_free(t);
+    *t = out;
+    return TENSOR_OK;
+}
+
+int
 ut_read(const char *path, const char *key, tensor_dtype want, bool asked,
         const char *dtype_opt, tensor *out, ut_info *info, tensor_error *err)
 {

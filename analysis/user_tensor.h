@@ -64,6 +64,8 @@ typedef struct
     bool converted;  /* values converted exactly to another type */
     bool relabelled; /* integer bit patterns read as a float type */
     bool transposed; /* BNHD read as BHND */
+    bool rounded;    /* values rounded to another type (ut_round_to) */
+    uint64_t changed; /* ut_round_to: the values the rounding changed */
     char how[160];   /* "F32 values read as BF16 (all exact)", "" when
                         nothing was done */
 } ut_info;
@@ -82,6 +84,16 @@ int ut_read(const char *path, const char *key, tensor_dtype want, bool asked,
    WANT as ut_read does; T is unchanged on error. */
 int ut_as_dtype(tensor *t, const char *what, tensor_dtype want, bool asked,
                 const char *dtype_opt, ut_info *info, tensor_error *err);
+
+/* Rounds the values of *T (F32 or F64, read from WHAT) to WANT (BF16 or
+   F16) to nearest, ties to even, as PyTorch's .to(torch.bfloat16) does:
+   the way to give the engine inputs a user holds in wider floats (NumPy
+   has no bfloat16).  *CHANGED (may be NULL) gets the number of values
+   the rounding changed (a NaN counts when its bits change); INFO (may be
+   NULL) says what was done.  Other dtypes: TENSOR_E_DTYPE, T unchanged;
+   a tensor already of WANT is left as it is. */
+int ut_round_to(tensor *t, const char *what, tensor_dtype want,
+                ut_info *info, uint64_t *changed, tensor_error *err);
 
 /* Whether the layout of T (2-, 3- or 4-D) matters: it has both an H and
    an N dimension above 1 (dimensions ndim-3 and ndim-2). */

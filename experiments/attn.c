@@ -221,6 +221,7 @@ typedef struct
     bool describe;
     uint64_t splits; /* 0: the description's */
     bool splits_auto;
+    tensor_dtype round_to; /* --round-to: BF16 or F16; TENSOR_ANY none */
     fa_cli_launch launch; /* the GPU launch the tensors came from */
     bool launch_given, launch_lengths;
     const char *splits_from; /* what set the split count, with its rule */
@@ -391,16 +392,35 @@ read_operand(attn_ctx *x, int i)
     tensor_error err, err16;
     char spec[SPEC_MAX], sh[SHAPE_MAX];
 
-    if (ut_read(o->path, o->key, TENSOR_BF16, x->dtype_given, "--dtype", &o->t,
-                &x->info[i], &err)
-            != TENSOR_OK
-        && !(err.code == TENSOR_E_DTYPE
+    if (x->round_to != TENSOR_ANY) {
+        /* --round-to: F32 or F64 values rounded to nearest even */
+        char what[SPEC_MAX];
+        cli_spec_str(what, sizeof what, o);
+        if (ut_read(o->path, o->key, TENSOR_ANY, false, NULL, &o->t,
+                    &x->info[i], &err)
+                != TENSOR_OK
+            || (o->t.dtype != x->round_to
+                && ut_round_to(&o->t, what, x->round_to, &x->info[i], NULL,
+                               &err)
+                       != TENSOR_OK)) {
+            cli_error(CMD, "%s: %s", o->opt, err.message);
+            return false;
+        }
+    } else if (ut_read(o->path, o->key, TENSOR_BF16, x->dtype_given,
+                       "--dtype", &o->t, &x->info[i], &err)
+                   != TENSOR_OK
+               && !(err.code == TENSOR_E_DTYPE
              && !x->dtype_given
              /* FP16 inputs: their dtype comes from the file */
              && ut_read(o->path, o->key, TENSOR_F16, false, "--dtype", &o->t,
                         &x->info[i], &err16)
                     == TENSOR_OK)) {
-        cli_error(CMD, "%s: %s", o->opt, err.message);
+        cli_error(CMD, "%s: %s%s", o->opt, err.message,
+                  strstr(err.message, ", not a BF16 value") != NULL
+                      ? "; to round F32 values to BF16 (to nearest, ties "
+                        "to even, as torch's .to(torch.bfloat16)), pass "
+                        "--round-to bf16"
+                      : "");
         return false;
     }
     cli_spec_str(spec, sizeof spec, o);
@@ -2385,6 +2405,7 @@ enum
     O_DQ_BUFFERS,
     O_SMS,
     O_LAUNCH,
+    O_ROUND_TO,
     O_FIX,
     O_BETA,
     O_TOL,
@@ -2445,6 +2466,7 @@ static const cli_option options[] = {{"q", true, O_Q},
                                      {"dq-buffers", true, O_DQ_BUFFERS},
                                      {"sms", true, O_SMS},
                                      {"launch", true, O_LAUNCH},
+                                     {"round-to", true, O_ROUND_TO},
                                      {"fix", true, O_FIX},
                                      {"beta", true, O_BETA},
                                      {"tol", true, O_TOL},
@@ -2505,6 +2527,10 @@ attn_help(FILE *out)
         "                       under which Q's and K's shapes agree; "
         "asked for when\n"
         "                       both do)\n"
+        "  --round-to bf16|f16  round F32 or F64 inputs to BF16 or FP16 "
+        "(to nearest,\n"
+        "                       ties to even; the report counts the values "
+        "changed)\n"
         "  --dtype bf16         16-bit patterns (U16, I16) and F32 values "
         "are BF16\n"
         "                       (bfloat16 too; F16 tensors need no "
@@ -2880,6 +2906,16 @@ take_option(void *ctx, int id, const char *v)
         return fa_cli_parse_splits(CMD, v, &x->splits, &x->splits_auto);
     case O_DQ_BUFFERS:
         return fa_cli_parse_dq_buffers(CMD, v, &x->dq_buffers);
+    case O_ROUND_TO:
+        if (strcmp(v, "bf16") == 0 || strcmp(v, "bfloat16") == 0)
+            x->round_to = TENSOR_BF16;
+        else if (strcmp(v, "f16") == 0 || strcmp(v, "float16") == 0)
+            x->round_to = TENSOR_F16;
+        else {
+            cli_error(CMD, "--round-to '%s': expected bf16 or f16", v);
+            return false;
+        }
+        return true;
     case O_LAUNCH:
         x->launch_given = true;
         return fa_cli_parse_launch(CMD, v, &x->launch, &x->launch_lengths);
@@ -3255,6 +3291,7 @@ attn_main(int argc, char **argv)
     x->sh[SH_NK] = 128;
     x->sh[SH_D] = 64;
     x->policy = FA_POLICY_PAPER_EQ4;
+    x->round_to = TENSOR_ANY;
     x->sms = 132;
     x->fix_kind = FA_FIX_NONE;
     fa_cli_exp_default(&x->exp);

@@ -172,6 +172,40 @@ if [ -x "$USER_INPUTS" ]; then
 fi
 
 # ---------------------------------------------------------------------
+# NumPy users: F32 inputs rounded to BF16 with --round-to (to nearest
+# even).  The files hold BF16 values widened, element 5 of each with its
+# lowest bit set: rounding restores the BF16 value (0x...0001 rounds
+# down), so the run equals the run on the original BF16 inputs.
+# ---------------------------------------------------------------------
+if [ -x "$USER_INPUTS" ]; then
+    r=$tmp/round
+    mkdir "$r" || exit 99
+    run attn --gen normal --seed 8 --heads 2 --nq 16 --d 16 --policy fa2 \
+        --no-exact --out "$r/src.safetensors"
+    expect_rc 0
+    for t in q k v; do
+        "$USER_INPUTS" npy "$r/src.safetensors" $t f32bad bhnd "$r/$t.npy" \
+            || exit 99
+    done
+    run attn --q "$r/q.npy" --k "$r/k.npy" --v "$r/v.npy" --dtype bf16 \
+        --layout bhnd --policy fa2 --no-exact
+    expect_rc 2
+    expect_err_has "not a BF16 value (every element must be one to be read as BF16); to round F32 values to BF16 (to nearest, ties to even, as torch's .to(torch.bfloat16)), pass --round-to bf16"
+    run attn --q "$r/q.npy" --k "$r/k.npy" --v "$r/v.npy" --round-to bf16 \
+        --layout bhnd --policy fa2 --no-exact --out "$r/rounded.safetensors"
+    expect_rc 0
+    expect_out_has "(F32 values rounded to BF16 (to nearest, ties to even): 1 of 512 changed)"
+    run diff --dump "$r/src.safetensors" --o "$r/rounded.safetensors:o" \
+        --lse "$r/rounded.safetensors:lse" --no-exact
+    expect_rc 0
+    expect_line "result: 2 stages compared, all bit-equal"
+    run attn --q "$r/q.npy" --k "$r/k.npy" --v "$r/v.npy" --round-to e4m3 \
+        --no-exact
+    expect_rc 2
+    expect_err_has "--round-to 'e4m3': expected bf16 or f16"
+fi
+
+# ---------------------------------------------------------------------
 # The launch decides the split count, by the rule of the kernel run.
 # ---------------------------------------------------------------------
 DEC="--gen normal --seed 2 --heads 1 --nq 1 --nk 4096 --d 128 --no-exact"

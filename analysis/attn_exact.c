@@ -102,6 +102,26 @@ set_bf16(mpfr_ptr x, uint16_t b)
     return true;
 }
 
+/* X = the FP16 value B (X has at least 11 bits); false for NaN and Inf. */
+static bool
+set_f16(mpfr_ptr x, uint16_t b)
+{
+    long exp_field = (long)((b >> 10) & 0x1Fu);
+    long sig = (long)(b & 0x3FFu);
+
+    if (exp_field == 0x1F)
+        return false;
+    if (exp_field != 0)
+        sig |= 0x400;
+    else
+        exp_field = 1;
+    if (b & 0x8000u)
+        sig = -sig;
+    /* value = sig * 2^(exp_field - 15 - 10) */
+    mpfr_set_si_2exp(x, sig, (mpfr_exp_t)(exp_field - 25), MPFR_RNDN);
+    return true;
+}
+
 /* X = the FP32 value of BITS (X has at least 24 bits); false for NaN and
    Inf. */
 static bool
@@ -222,7 +242,8 @@ typedef struct
     mparr pr;   /* [nk] P, p */
     mparr dsr;  /* [nk] dS, p */
     mparr prod; /* [max(nk, d) + 1] exact products, 2p */
-    mparr p16;  /* [d] products of two BF16 numbers, 16 bits, exact */
+    mparr p16;  /* [d] products of two inputs, 22 bits, exact (BF16: 16
+                   bits, FP16: 22) */
     mparr orow; /* [d] O~, then O, p */
     mparr acc;  /* backward: [2 nk d] dK then dV, p + 64 */
     mpfr_ptr *ptr;
@@ -357,13 +378,14 @@ work_alloc(ax_work *w, bool backward)
     mpfr_prec_t p = w->p;
     int rc = 0;
 
-    rc |= mparr_init(&w->qh, nq * d, 8);
-    rc |= mparr_init(&w->kh, nk * d, 8);
-    rc |= mparr_init(&w->vh, nk * d, 8);
+    /* 11 bits hold a BF16 (8) or an FP16 (11) input exactly */
+    rc |= mparr_init(&w->qh, nq * d, 11);
+    rc |= mparr_init(&w->kh, nk * d, 11);
+    rc |= mparr_init(&w->vh, nk * d, 11);
     rc |= mparr_init(&w->s, nk, w->ps);
     rc |= mparr_init(&w->e, nk, p);
     rc |= mparr_init(&w->prod, wide, 2 * p);
-    rc |= mparr_init(&w->p16, d, 16);
+    rc |= mparr_init(&w->p16, d, 22);
     rc |= mparr_init(&w->orow, d, p);
     rc |= mparr_init(&w->s_ps, 1, w->ps);
     rc |= mparr_init(&w->s_pm, 3, w->pm);
@@ -373,7 +395,7 @@ work_alloc(ax_work *w, bool backward)
     rc |= mparr_init(&w->s_pd, 1, w->pd);
     rc |= mparr_init(&w->s_24, 1, 24);
     if (backward) {
-        rc |= mparr_init(&w->doh, nq * d, 8);
+        rc |= mparr_init(&w->doh, nq * d, 11);
         rc |= mparr_init(&w->dpr, nk, w->ps);
         rc |= mparr_init(&w->pr, nk, p);
         rc |= mparr_init(&w->dsr, nk, p);
@@ -403,12 +425,12 @@ work_alloc(ax_work *w, bool backward)
     return AX_OK;
 }
 
-/* Loads N BF16 numbers into A. */
+/* Loads N inputs into A: FP16 numbers when F16, else BF16. */
 static int
-load_bf16(mparr *a, const uint16_t *src, size_t n)
+load_in(mparr *a, const uint16_t *src, size_t n, bool f16)
 {
     for (size_t i = 0; i < n; i++)
-        if (!set_bf16(a->v[i], src[i]))
+        if (!(f16 ? set_f16(a->v[i], src[i]) : set_bf16(a->v[i], src[i])))
             return AX_EINPUT;
     return AX_OK;
 }
@@ -701,6 +723,7 @@ run_forward(ax_work *w, const fa_config *cfg, const ax_options *opt,
     size_t nq = w->sh.nq, nk = w->sh.nk, d = w->sh.d;
     size_t heads = w->sh.batch * w->sh.heads;
     bool tiled = opt == NULL || opt->method == AX_TILED;
+    bool f16 = cfg->input == &sf_format_f16;
     int rc;
 
     if (heads != 0
@@ -715,9 +738,9 @@ run_forward(ax_work *w, const fa_config *cfg, const ax_options *opt,
         goto done;
     }
     for (size_t h = 0; h < heads; h++) {
-        if ((rc = load_bf16(&w->qh, q + h * nq * d, nq * d)) != AX_OK
-            || (rc = load_bf16(&w->kh, k + h * nk * d, nk * d)) != AX_OK
-            || (rc = load_bf16(&w->vh, v + h * nk * d, nk * d)) != AX_OK)
+        if ((rc = load_in(&w->qh, q + h * nq * d, nq * d, f16)) != AX_OK
+            || (rc = load_in(&w->kh, k + h * nk * d, nk * d, f16)) != AX_OK
+            || (rc = load_in(&w->vh, v + h * nk * d, nk * d, f16)) != AX_OK)
             goto done;
         for (size_t i = 0; i < nq; i++) {
             size_t vis = row_visible(w, i);
@@ -868,6 +891,7 @@ ax_backward_ex(const fa_config *cfg, const ax_options *opt, const uint16_t *q,
     mpfr_flags_t saved = mpfr_flags_save();
     ax_work w;
     size_t nq, nk, d, heads;
+    bool f16;
     int rc = work_config(&w, cfg, opt);
 
     if (rc != AX_OK || out == NULL) {
@@ -890,15 +914,17 @@ ax_backward_ex(const fa_config *cfg, const ax_options *opt, const uint16_t *q,
         mpfr_flags_restore(saved, MPFR_FLAGS_ALL);
         return rc;
     }
+    f16 = cfg->input == &sf_format_f16;
     if (!set_f32_bits(w.scale, ax_scale_bits(cfg))) {
         rc = AX_ECONFIG;
         goto done;
     }
     for (size_t h = 0; h < heads; h++) {
-        if ((rc = load_bf16(&w.qh, q + h * nq * d, nq * d)) != AX_OK
-            || (rc = load_bf16(&w.kh, k + h * nk * d, nk * d)) != AX_OK
-            || (rc = load_bf16(&w.vh, v + h * nk * d, nk * d)) != AX_OK
-            || (rc = load_bf16(&w.doh, dout + h * nq * d, nq * d)) != AX_OK)
+        if ((rc = load_in(&w.qh, q + h * nq * d, nq * d, f16)) != AX_OK
+            || (rc = load_in(&w.kh, k + h * nk * d, nk * d, f16)) != AX_OK
+            || (rc = load_in(&w.vh, v + h * nk * d, nk * d, f16)) != AX_OK
+            || (rc = load_in(&w.doh, dout + h * nq * d, nq * d, f16))
+                   != AX_OK)
             goto done;
         for (size_t x = 0; x < 2 * nk * d; x++)
             mpfr_set_zero(w.acc.v[x], 1);

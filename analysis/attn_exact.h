@@ -21,7 +21,8 @@ extern "C" {
  * What is computed (doc/exact.md has the definitions, the precision
  * argument and the error bounds).
  *
- * From the BF16 inputs Q, dO [B,H,Nq,d] and K, V [B,H,Nk,d] (bit patterns,
+ * From the BF16 (or, with cfg->input &sf_format_f16, FP16) inputs Q, dO
+ * [B,H,Nq,d] and K, V [B,H,Nk,d] (bit patterns,
  * the layouts of attention.h) and the configuration's shape, causal mask
  * (key j masked for query i when j > i + (Nk - Nq)) and scale (cfg->scale
  * as the exact FP32 number, or 1/sqrt(d) correctly rounded to FP32 when it

@@ -3239,8 +3239,6 @@ run(attn_ctx *x)
                     x->backward ? 4 : 1);
     if (x->no_exact)
         x->exact_note = "--no-exact";
-    else if (x->f16)
-        x->exact_note = "F16 inputs (the exact reference takes BF16)";
     else if (x->exact_work > EXACT_WORK_LIMIT && !x->exact_forced)
         x->exact_note = "B*H*Nq*Nk*d (x4 with --backward) is above 2^26; "
                         "give --exact to run it anyway";

@@ -3741,8 +3741,6 @@ run(diff_ctx *x)
                     x->need_bwd ? 4 : 1);
     if (x->no_exact)
         x->exact_note = "--no-exact";
-    else if (x->f16)
-        x->exact_note = "FP16 inputs (the exact reference takes BF16)";
     else if (!x->want[ST_O] && !x->want[ST_LSE] && !x->need_bwd)
         x->exact_note = "no stage with an exact value compared";
     else if (x->exact_work > EXACT_WORK_LIMIT && !x->exact_forced)

@@ -362,6 +362,61 @@ START_TEST(test_two_scores)
 }
 END_TEST
 
+/* FP16 inputs (cfg->input): values BF16 cannot hold (11 significant
+   bits) are read exactly.  q = (1 + 2^-10, 0.5), k1 = (2, -1 - 2^-9),
+   k2 = (0.5, 1), so q.k1 = 2.5 + 2^-9 + 2^-10 ... computed here by hand
+   in binary64 (exact: few bits), and O, LSE against a 400-bit MPFR
+   evaluation of the closed form, as in test_two_scores. */
+START_TEST(test_f16_inputs)
+{
+    /* FP16 bits: 1 + 2^-10 = 0x3C01, 0.5 = 0x3800, 2 = 0x4000,
+       -(1 + 2^-9) = 0xBC02, 1 = 0x3C00, V: -1.5 = 0xBE00,
+       0.25 + 2^-12 = 0x3401, 3 = 0x4200, -7 - 2^-8 = 0xC701 */
+    uint16_t q[2] = {0x3C01, 0x3800};
+    uint16_t k[4] = {0x4000, 0xBC02, 0x3800, 0x3C00};
+    uint16_t v[4] = {0xBE00, 0x3401, 0x4200, 0xC701};
+    const double qd[2] = {1 + 0x1p-10, 0.5};
+    const double kd[4] = {2, -1 - 0x1p-9, 0.5, 1};
+    const double vd[4] = {-1.5, 0.25 + 0x1p-12, 3, -7 - 0x1p-8};
+    fa_config c = make_cfg(1, 1, 1, 2, 2, 1.0f);
+    double o[2], lse;
+    mpfr_t s1, s2, x, y;
+
+    c.input = &sf_format_f16;
+    mpfr_inits2(400, s1, s2, x, y, (mpfr_ptr)0);
+    ck_assert_int_eq(ax_forward(&c, NULL, q, k, v, o, &lse), AX_OK);
+    mpfr_set_d(s1, qd[0] * kd[0] + qd[1] * kd[1], MPFR_RNDN); /* exact */
+    mpfr_set_d(s2, qd[0] * kd[2] + qd[1] * kd[3], MPFR_RNDN);
+    for (int cc = 0; cc < 2; cc++) {
+        double v1 = vd[cc], v2 = vd[2 + cc], expect;
+        mpfr_sub(x, s1, s2, MPFR_RNDN);
+        mpfr_exp(x, x, MPFR_RNDN);
+        mpfr_add_ui(x, x, 1, MPFR_RNDN);
+        mpfr_set_d(y, v2 - v1, MPFR_RNDN); /* exact */
+        mpfr_div(x, y, x, MPFR_RNDN);
+        mpfr_add_d(x, x, v1, MPFR_RNDN);
+        expect = mpfr_get_d(x, MPFR_RNDN);
+        ck_assert_msg(o[cc] == expect, "col %d: O = %a, %a expected", cc,
+                      o[cc], expect);
+    }
+    mpfr_sub(x, s2, s1, MPFR_RNDN);
+    mpfr_exp(x, x, MPFR_RNDN);
+    mpfr_log1p(x, x, MPFR_RNDN);
+    mpfr_add(x, x, s1, MPFR_RNDN);
+    ck_assert_msg(lse == mpfr_get_d(x, MPFR_RNDN), "LSE = %a, %a expected",
+                  lse, mpfr_get_d(x, MPFR_RNDN));
+    /* the same bits read as BF16 are other numbers: another O */
+    {
+        double o16 = o[0];
+        c.input = NULL;
+        ck_assert_int_eq(ax_forward(&c, NULL, q, k, v, o, &lse), AX_OK);
+        ck_assert(o[0] != o16);
+    }
+    mpfr_clears(s1, s2, x, y, (mpfr_ptr)0);
+    mpfr_free_cache();
+}
+END_TEST
+
 /* The default scale is 1/sqrt(d) rounded once to FP32 (hand-computed
    bits), and a given scale is used as is. */
 START_TEST(test_default_scale)
@@ -1534,6 +1589,7 @@ attn_exact_suite(void)
     tc = tst_add_tcase(s, "closed forms", 30);
     tcase_add_test(tc, test_equal_scores);
     tcase_add_test(tc, test_two_scores);
+    tcase_add_test(tc, test_f16_inputs);
     tcase_add_test(tc, test_default_scale);
     tc = tst_add_tcase(s, "fix", 60);
     tcase_add_test(tc, test_fix_exact);

@@ -102,6 +102,11 @@ static const fa_kernel kernels[] = {
         .decode_wide_min_nk = 257,
         .decode_lse = FA_DLSE_LG2_FMA,
         .exp_model = FA_KEXP_EX2_SM90,
+        /* grouped-query heads: sm90_flash_bprop writes each query head's
+           dK and dV, fmha_reduce_head adds a group's (H100 dumps,
+           tests/data/gpu/gqa: the grouped call's dK and dV equal the
+           expanded call's summed by repeat_interleave's backward) */
+        .gqa_dkv = FA_GQA_IN_SUM,
     },
 };
 

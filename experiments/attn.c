@@ -1364,43 +1364,18 @@ compute(attn_ctx *x)
     return true;
 }
 
-/* Grouped-query heads: dK and dV of each query head (as fa_backward
-   wrote them against the shared K and V) become the KV head's by the
-   description's rule (fa_gqa_reduce), in place; the exact values are the
-   sums of the group's exact values (in binary64: their rounding is far
-   below the output formats' ulps).  False after an error message. */
+/* Grouped-query heads: dK and dV of each query head become the KV
+   head's (fa_cli_gqa_reduce), with the exact values.  False after an
+   error message. */
 static bool
 reduce_groups(attn_ctx *x)
 {
     size_t g = x->nh / x->nhkv, n = x->nk * x->d;
-    size_t groups = x->nb * x->nhkv;
 
-    for (int i = OUT_DK; i <= OUT_DV; i++) {
-        for (size_t gi = 0; gi < groups; gi++) {
-            const uint32_t *parts = x->res[i] + gi * g * n;
-            uint32_t *dst = x->res[i] + gi * n;
-            uint32_t *tmp = malloc(n * sizeof *tmp);
-            if (tmp == NULL) {
-                cli_error(CMD, "out of memory");
-                return false;
-            }
-            if (fa_gqa_reduce(&x->cfg, g, n, parts, tmp) != 0) {
-                free(tmp);
-                cli_error(CMD, "--backward: grouped heads: the "
-                               "description has no gqa_dkv rule");
-                return false;
-            }
-            memcpy(dst, tmp, n * sizeof *tmp);
-            free(tmp);
-            if (x->ex[i] != NULL)
-                for (size_t j = 0; j < n; j++) {
-                    double sum = 0.0;
-                    for (size_t h = 0; h < g; h++)
-                        sum += x->ex[i][(gi * g + h) * n + j];
-                    x->ex[i][gi * n + j] = sum;
-                }
-        }
-    }
+    for (int i = OUT_DK; i <= OUT_DV; i++)
+        if (!fa_cli_gqa_reduce(CMD, &x->cfg, x->nb * x->nhkv, g, n,
+                               x->res[i], x->ex[i]))
+            return false;
     return true;
 }
 

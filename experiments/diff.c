@@ -315,14 +315,14 @@ typedef struct
 
 /* The kernel is a fused GPU kernel's (fa_cli_fa2_like): the fa_dump
    stages, the ex2-sm90 default. */
+static const fa_kernel *run_kernel(const diff_ctx *x);
+
 static bool
 fa2_like(const diff_ctx *x)
 {
     if (x->sdpa && !x->kernel_named)
         return true; /* not yet picked: the fused GPU kernels */
-    return fa_cli_fa2_like(x->kernel_path != NULL || x->kernel_named
-                               ? &x->kernel
-                               : fa_kernel_by_name(fa_policy_name(x->policy)));
+    return fa_cli_fa2_like(run_kernel(x));
 }
 
 /* The description run: --kernel's, the named one, or the policy's. */
@@ -1083,9 +1083,9 @@ bad:
 static bool
 bwd_math(const diff_ctx *x)
 {
-    return x->kernel_path != NULL || x->kernel_named
-               ? x->kernel.bwd == FA_BWD_MATH
-               : x->policy == FA_POLICY_MATH;
+    const fa_kernel *k = run_kernel(x);
+
+    return k != NULL && k->bwd == FA_BWD_MATH;
 }
 
 /* Which tensors the wanted stages need. */
@@ -1330,9 +1330,7 @@ load_tensor(diff_ctx *x, int i)
     const char *key = o->arg != NULL ? o->key : t_names[i];
     const char *opt = o->arg != NULL ? o->opt : "--dump";
     bool input = i == T_Q || i == T_K || i == T_V || i == T_DO;
-    const fa_kernel *kern = x->kernel_path != NULL
-                                ? &x->kernel
-                                : fa_kernel_by_name(fa_policy_name(x->policy));
+    const fa_kernel *kern = run_kernel(x);
 
     /* fa_dump's LSE through __logf, for a description whose log is lg2 */
     if (o->arg == NULL && i == T_LSE && kern != NULL
@@ -2138,6 +2136,14 @@ build_config(diff_ctx *x)
 /*----------------------------------------------------------------------------
  * Computation.
  *--------------------------------------------------------------------------*/
+/* The heads of stage S as the dump holds it: the KV heads for dK and dV
+   (grouped-query heads), else the query heads. */
+static size_t
+stage_heads(const diff_ctx *x, int s)
+{
+    return s == ST_DK || s == ST_DV ? x->nb * x->nhkv : x->heads;
+}
+
 static size_t
 stage_per_head(const diff_ctx *x, int s)
 {
@@ -2191,7 +2197,10 @@ allocate(diff_ctx *x)
             x->in[i][j] = (uint16_t)tensor_get_bits(t, j);
     }
     for (int s = 0; s < N_ST; s++) {
+        /* the emulator's per query head (dK, dV of grouped heads summed
+           later), the GPU's as the dump holds them */
         size_t n = x->heads * stage_per_head(x, s);
+        size_t n_gpu = stage_heads(x, s) * stage_per_head(x, s);
         bool gpu = x->want[s] || (x->need_bwd && !bwd_math(x)
                                   && (s == ST_O || s == ST_LSE));
         if (gpu) {
@@ -2203,11 +2212,11 @@ allocate(diff_ctx *x)
                           x->src[st_tensor[s]], st_names[s]);
                 return false;
             }
-            x->gpu[s] = calloc(n, sizeof(uint32_t));
+            x->gpu[s] = calloc(n_gpu, sizeof(uint32_t));
             if (x->gpu[s] == NULL)
                 goto nomem;
             if (kp->kept) {
-                x->kmask[s] = calloc(n, 1);
+                x->kmask[s] = calloc(n_gpu, 1);
                 if (x->kmask[s] == NULL)
                     goto nomem;
             }
@@ -2384,6 +2393,24 @@ thread_count(const diff_ctx *x)
 #endif
 }
 
+/* Grouped-query heads: the emulator's dK and dV of each query head
+   become the KV head's by the description's rule (fa_cli_gqa_reduce),
+   with the exact values.  False after an error message. */
+static bool
+reduce_groups(diff_ctx *x)
+{
+    size_t g = x->nhkv != 0 ? x->nh / x->nhkv : 1;
+
+    if (!x->need_bwd || g <= 1)
+        return true;
+    for (int s = ST_DK; s <= ST_DV; s++)
+        if (x->emu[s] != NULL
+            && !fa_cli_gqa_reduce(CMD, &x->cfg, x->nb * x->nhkv, g,
+                                  x->nk * x->d, x->emu[s], x->ex[s]))
+            return false;
+    return true;
+}
+
 static bool
 compute(diff_ctx *x)
 {
@@ -2407,7 +2434,7 @@ compute(diff_ctx *x)
         return false;
     }
     if (!x->exact_run)
-        return true;
+        return reduce_groups(x);
     if (!mpfr_buildopt_tls_p())
         nt = 1;
 #ifdef _OPENMP
@@ -2437,12 +2464,13 @@ compute(diff_ctx *x)
         return false;
     }
     x->heads_skipped = skipped;
-    return true;
+    return reduce_groups(x);
 }
 
 /*----------------------------------------------------------------------------
  * The comparison.
  *--------------------------------------------------------------------------*/
+
 /* (computed - exact) in ulps of FMT at the exact value E. */
 static double
 err_ulps(const sf_format *fmt, uint32_t bits32, double e)
@@ -2461,7 +2489,7 @@ emu_hash(const diff_ctx *x, int s)
 {
     const tensor *t = x->t[st_tensor[s]];
     const sf_format *f = x->r[s].fmt;
-    size_t n = x->heads * stage_per_head(x, s);
+    size_t n = stage_heads(x, s) * stage_per_head(x, s);
     uint64_t h = 0;
 
     if (t->dtype == TENSOR_F32) {
@@ -2494,7 +2522,7 @@ static void
 compare_stage(diff_ctx *x, int s)
 {
     stage_result *r = &x->r[s];
-    size_t n = x->heads * stage_per_head(x, s);
+    size_t n = stage_heads(x, s) * stage_per_head(x, s);
     const uint32_t *g = x->gpu[s], *m = x->emu[s];
 
     r->on = true;
@@ -2583,6 +2611,12 @@ split_index(const diff_ctx *x, int s, uint64_t i, uint64_t idx[5])
     }
     idx[2] = i % rows;
     i /= rows;
+    if (s == ST_DK || s == ST_DV) {
+        /* K's heads: the file's KV head index */
+        idx[1] = i % x->nhkv;
+        idx[0] = i / x->nhkv;
+        return nd;
+    }
     idx[1] = i % x->nh;
     idx[0] = i / x->nh;
     /* a file that keeps some heads: the launch's indices */
@@ -3712,14 +3746,14 @@ run(diff_ctx *x)
     if (!read_dump(x) || !build_config(x))
         return false;
     x->need_bwd = x->want[ST_DQ] || x->want[ST_DK] || x->want[ST_DV];
-    if (x->need_bwd && x->nhkv != x->nh) {
+    if (x->need_bwd && x->nhkv != x->nh
+        && fa_config_kernel(&x->cfg)->gqa_dkv == FA_GQA_NONE) {
         cli_error(CMD,
                   "--stage dq, dk, dv: grouped-query heads (%zu query heads "
-                  "over %zu key/value heads): the sum of dK and dV over a "
-                  "group is not compared yet (bf16emu attn --backward "
-                  "computes it where the description has a gqa_dkv rule); "
-                  "pass --stage o,lse",
-                  x->nh, x->nhkv);
+                  "over %zu key/value heads): the description '%s' has no "
+                  "rule for the sum of dK and dV over a group (gqa_dkv "
+                  "\"none\"); pass --stage o,lse",
+                  x->nh, x->nhkv, fa_config_kernel(&x->cfg)->name);
         return false;
     }
     for (int s = ST_S; s <= ST_ACC; s++)

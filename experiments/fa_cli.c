@@ -217,6 +217,39 @@ fa_cli_launch_splits(const fa_kernel *k, const fa_cli_launch *l,
 }
 
 bool
+fa_cli_gqa_reduce(const char *cmd, const fa_config *cfg, size_t groups,
+                  size_t g, size_t n, uint32_t *res, double *ex)
+{
+    uint32_t *tmp = malloc((n != 0 ? n : 1) * sizeof *tmp);
+
+    if (tmp == NULL) {
+        cli_error(cmd, "out of memory");
+        return false;
+    }
+    for (size_t gi = 0; gi < groups; gi++) {
+        /* the group's parts start at gi g n >= gi n: the KV heads before
+           it never overwrite them */
+        if (fa_gqa_reduce(cfg, g, n, res + gi * g * n, tmp) != 0) {
+            free(tmp);
+            cli_error(cmd, "grouped-query heads: the description '%s' has "
+                           "no rule for the sum of dK and dV over a group "
+                           "(gqa_dkv \"none\")",
+                      fa_config_kernel(cfg)->name);
+            return false;
+        }
+        memcpy(res + gi * n, tmp, n * sizeof *tmp);
+        for (size_t j = 0; ex != NULL && j < n; j++) {
+            double sum = 0.0;
+            for (size_t h = 0; h < g; h++)
+                sum += ex[(gi * g + h) * n + j];
+            ex[gi * n + j] = sum;
+        }
+    }
+    free(tmp);
+    return true;
+}
+
+bool
 fa_cli_parse_splits(const char *cmd, const char *v, uint64_t *n, bool *autosel)
 {
     uint64_t x;

@@ -116,6 +116,17 @@ bool fa_cli_parse_launch(const char *cmd, const char *v, fa_cli_launch *l,
 unsigned fa_cli_launch_splits(const fa_kernel *k, const fa_cli_launch *l,
                               const char **rule);
 
+/* The backward of grouped-query heads: RES holds dK (or dV) of GROUPS x G
+   query heads of N elements each (as fa_backward wrote them against the
+   shared K and V); the first GROUPS x N become the KV heads' values by
+   CFG's description rule (fa_gqa_reduce), in place.  EX (may be NULL),
+   laid out alike, becomes the sums of the group's exact values (binary64:
+   their rounding is far below the output formats' ulps).  Reports an
+   error under CMD and returns false when the description has no rule or
+   memory runs out. */
+bool fa_cli_gqa_reduce(const char *cmd, const fa_config *cfg, size_t groups,
+                       size_t g, size_t n, uint32_t *res, double *ex);
+
 /* --splits N|auto: N from 1 to 128 into *N (auto: *AUTO set). */
 bool fa_cli_parse_splits(const char *cmd, const char *v, uint64_t *n,
                          bool *autosel);

@@ -75,6 +75,7 @@ TESTS += \
 	tests/experiments/test_diff.sh \
 	tests/experiments/test_kernel.sh \
 	tests/experiments/test_front_door.sh \
+	tests/experiments/test_gqa_dumps.sh \
 	tests/experiments/test_fa2_backward.sh \
 	tests/experiments/test_cudnn_model.sh \
 	tests/experiments/test_cudnn_bwd.sh \
@@ -161,6 +162,7 @@ EXTRA_DIST += \
 	tests/experiments/test_diff.sh \
 	tests/experiments/test_kernel.sh \
 	tests/experiments/test_front_door.sh \
+	tests/experiments/test_gqa_dumps.sh \
 	tests/experiments/test_fa2_backward.sh \
 	tests/experiments/test_cudnn_model.sh \
 	tests/experiments/test_cudnn_bwd.sh \

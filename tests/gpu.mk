@@ -100,3 +100,9 @@ EXTRA_DIST += experiments/gpu/cudnn_lean_probe.py \
 # tests/data/gpu/cudnn/decode_splits_h200.json, read by
 # test_sdpa_dispatch).
 EXTRA_DIST += experiments/gpu/cudnn_split_probe.py
+
+# Grouped-query heads (group sizes 2, 4, 8 and MQA; prefill with the
+# backward, decode) and masked calls on every backend that took them, on an
+# H100 (experiments/gpu/sdpa_gqa_mask.py); test_gqa_dumps.sh reads them.
+EXTRA_DIST += tests/data/gpu/gqa tests/data/gpu/mask \
+	experiments/gpu/sdpa_gqa_mask.py

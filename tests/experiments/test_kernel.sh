@@ -310,7 +310,7 @@ expect_no_files
 run attn --q "$f16:q" --k "$f16:k" --v "$f16:v" --policy fa2 --json \
     --out "$o/x.safetensors"
 expect_rc 0
-expect_jsons inputs.q.dtype F16 exact.run false
+expect_jsons inputs.q.dtype F16 exact.run true
 read_dt() { "$ATTN_INPUTS" header "$o/x.safetensors" 2>&1; }
 if read_dt | grep -q '^tensor q F16'; then pass; else fail "q not written as F16: $(read_dt)"; fi
 rm -f "$o/x.safetensors"

@@ -137,6 +137,46 @@ fa_cli_parse_policy(const char *cmd, const char *v, fa_policy *p)
     return true;
 }
 
+/* The names fa_cli_parse_kernel_name takes, for its message: "a, b (or
+   flash), ... or z" into BUF. */
+static void
+kernel_names(char *buf, size_t n)
+{
+    size_t len = 0;
+
+    buf[0] = '\0';
+    for (size_t i = 0; fa_kernel_at(i) != NULL && len < n; i++) {
+        const char *name = fa_kernel_at(i)->name;
+        const char *sep = i == 0                        ? ""
+                          : fa_kernel_at(i + 1) == NULL ? " or "
+                                                        : ", ";
+        int w = snprintf(buf + len, n - len, "%s%s%s", sep, name,
+                         strcmp(name, "fa2") == 0 ? " (or flash)" : "");
+        len += w > 0 ? (size_t)w : 0;
+    }
+}
+
+bool
+fa_cli_parse_kernel_name(const char *cmd, const char *v, const fa_kernel **k)
+{
+    char names[512];
+
+    /* PyTorch's name of the backend (SDPBackend.FLASH_ATTENTION) */
+    *k = fa_kernel_by_name(strcmp(v, "flash") == 0 ? "fa2" : v);
+    if (*k != NULL)
+        return true;
+    kernel_names(names, sizeof names);
+    if (strcmp(v, "sdpa") == 0)
+        cli_error(cmd,
+                  "--policy sdpa: PyTorch's choice per call is not "
+                  "available here; name the kernel (expected %s)",
+                  names);
+    else
+        cli_error(cmd, "--policy '%s': unknown kernel (expected %s)", v,
+                  names);
+    return false;
+}
+
 bool
 fa_cli_parse_launch(const char *cmd, const char *v, fa_cli_launch *l,
                     bool *lengths_given)

@@ -1,6 +1,6 @@
-/* fa_cli.h -- helpers shared by the attention subcommands of bf16emu (attn
-   and diff): the softmax scale, the exp model with its measured ex2-sm90
-   tables, and the policy option */
+/* fa_cli.h -- helpers shared by the attention subcommands of bf16emu (attn,
+   diff and scan): the softmax scale, the exp model with its measured
+   ex2-sm90 tables, and the policy option */
 #ifndef BF16EMU_EXPERIMENTS_FA_CLI_H
 #define BF16EMU_EXPERIMENTS_FA_CLI_H
 
@@ -55,6 +55,15 @@ bool fa_cli_parse_causal_align(const char *cmd, const char *v,
 
 /* --policy NAME. */
 bool fa_cli_parse_policy(const char *cmd, const char *v, fa_policy *p);
+
+/* --policy NAME of a subcommand that runs one description for every call
+   (scan): a built-in description (fa_kernel_by_name: paper-eq4, repo,
+   fa2, fp32, cudnn, efficient, math) or flash, PyTorch's name of fa2,
+   into *K.  Any other name, sdpa included (a choice per call), is
+   reported under cmd with the list of the names taken, and false
+   returned. */
+bool fa_cli_parse_kernel_name(const char *cmd, const char *v,
+                              const fa_kernel **k);
 
 /* The lg2 log model a kernel description asks for ("log" or
    "combine_log": "lg2"): the H200's lg2.approx table (lg2-sm90).  The

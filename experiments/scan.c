@@ -25,6 +25,7 @@
 #include "analysis/user_tensor.h"
 #include "experiments/cli.h"
 #include "experiments/fa_cli.h"
+#include "experiments/fa_kernel_json.h"
 #include "experiments/plot.h"
 
 #define CMD "scan"
@@ -137,8 +138,12 @@ typedef struct
     call_spec *calls;
     size_t n_calls;
     const char *manifest_path;
-    bool policy_given;
-    fa_policy policy;
+    bool policy_given;       /* the capture's kernel named (--policy or
+                                --kernel; else fa2 for FLASH calls) */
+    const char *kernel_path; /* --kernel FILE.json */
+    fa_kernel kernel;        /* the description run: fa2, --policy's or
+                                --kernel's (the configuration points
+                                into it) */
     fa_fix fix;
     bool json, force, quiet;
     scan_reference ref;
@@ -146,8 +151,8 @@ typedef struct
     long threads;
     group *groups;
     size_t n_groups, cap_groups;
-    fa_cli_exp exp;  /* fa2: ex2-sm90 */
-    fa_cli_log logm; /* fa2: lg2-sm90 */
+    fa_cli_exp exp;  /* the description's exp model (fa2: ex2-sm90) */
+    fa_cli_log logm; /* its log and reciprocal (fa2: lg2-sm90) */
     int progress;    /* -1 auto (unless --quiet), 0 no, 1 yes */
     bool sharded;    /* --shard given: the items are written, unmerged */
     uint64_t shard_i, shard_n;
@@ -1113,12 +1118,12 @@ run_call(scan_ctx *x, size_t ci, double t0, double *last)
         call_data_free(&cd);
         return cli_error(CMD,
                          "layer %lld step %lld: the manifest names backend "
-                         "'%s', not FLASH; give --policy (the kernel that "
-                         "produced the capture)",
+                         "'%s', not FLASH; give --policy or --kernel (the "
+                         "kernel that produced the capture)",
                          c->layer, c->step,
                          c->backend[0] ? c->backend : "(none)");
     }
-    cfg = fa_config_default(x->policy_given ? x->policy : FA_POLICY_FA2);
+    cfg = fa_config_kernel_default(&x->kernel);
     cfg.shape.batch = 1;
     cfg.shape.heads = 1;
     cfg.shape.nq = cd.nq;
@@ -1555,9 +1560,7 @@ text_report(const scan_ctx *x, const size_t *order, cli_buf *b)
                    "scan: %zu call%s, %zu (layer, head) cells; policy %s, "
                    "exp %s, fix %s (tol %g); reference %s\n",
                    x->n_calls, x->n_calls == 1 ? "" : "s", x->n_groups,
-                   fa_policy_name(x->policy_given ? x->policy
-                                                  : FA_POLICY_FA2),
-                   x->exp.name,
+                   x->kernel.name, x->exp.name,
                    fa_fix_name(x->fix.kind), x->fix.tol,
                    x->ref == SCAN_REF_EXACT ? "exact" : "binary64");
     cli_buf_puts(b,
@@ -1726,9 +1729,7 @@ json_report(const scan_ctx *x, const size_t *order, cli_buf *b)
 
     cli_json_init(&j, b);
     cli_json_object_begin(&j, NULL);
-    cli_json_string(&j, "policy",
-                    fa_policy_name(x->policy_given ? x->policy
-                                                   : FA_POLICY_FA2));
+    cli_json_string(&j, "policy", x->kernel.name);
     cli_json_string(&j, "exp", x->exp.name);
     cli_json_object_begin(&j, "fix");
     cli_json_string(&j, "kind", fa_fix_name(x->fix.kind));
@@ -2042,7 +2043,7 @@ done:
 /*----------------------------------------------------------------------------
  * --shard output and --merge.
  *--------------------------------------------------------------------------*/
-#define SHARD_FORMAT "bf16emu scan shard 2"
+#define SHARD_FORMAT "bf16emu scan shard 3"
 
 static char *
 hex_bits(char *buf, size_t n, double v)
@@ -2054,21 +2055,22 @@ hex_bits(char *buf, size_t n, double v)
     return buf;
 }
 
-/* What every shard of one scan shares: settings, files and calls. */
+/* What every shard of one scan shares: settings (the description run
+   whole, so that --merge needs no file of it), files and calls. */
 static json_t *
 shard_header(const scan_ctx *x)
 {
-    char tol[32];
-    json_t *h, *files = json_array();
+    char tol[32], *kt = fa_kernel_json(&x->kernel);
+    json_t *h, *files = json_array(),
+               *kj = kt != NULL ? json_loads(kt, 0, NULL) : NULL;
 
+    free(kt);
     for (size_t i = 0; files != NULL && i < x->n_shards; i++)
         json_array_append_new(files, json_string(x->shards[i].path));
-    h = json_pack("{s:s, s:s, s:b, s:s, s:s, s:s, s:s, s:o, s:I, s:O, "
+    h = json_pack("{s:s, s:s, s:b, s:o, s:s, s:s, s:s, s:s, s:o, s:I, s:O, "
                   "s:[I, I, I]}",
-                  "format", SHARD_FORMAT, "policy",
-                  fa_policy_name(x->policy_given ? x->policy
-                                                 : FA_POLICY_FA2),
-                  "policy_given", (int)x->policy_given, "fix",
+                  "format", SHARD_FORMAT, "policy", x->kernel.name,
+                  "policy_given", (int)x->policy_given, "kernel", kj, "fix",
                   fa_fix_name(x->fix.kind), "tol",
                   hex_bits(tol, sizeof tol, x->fix.tol), "exp", x->exp.name,
                   "reference",
@@ -2134,6 +2136,57 @@ cmp_merge_item(const void *a, const void *b)
     if (x->call != y->call)
         return x->call < y->call ? -1 : 1;
     return x->item < y->item ? -1 : x->item > y->item;
+}
+
+/* --merge: X's settings and files from FIRST, the header of the first
+   shard (PATH), which they point into. */
+static int
+merge_settings(scan_ctx *x, const json_t *first, const char *path)
+{
+    const json_t *files = json_object_get(first, "files");
+    const json_t *xcalls = json_object_get(first, "x_calls");
+    const char *fix = json_string_value(json_object_get(first, "fix"));
+    const char *tol = json_string_value(json_object_get(first, "tol"));
+    const char *ref = json_string_value(json_object_get(first, "reference"));
+    const char *pol = json_string_value(json_object_get(first, "policy"));
+    const json_t *kj = json_object_get(first, "kernel");
+    char *kt = json_is_object(kj) ? json_dumps(kj, JSON_PRESERVE_ORDER) : NULL;
+    int k = 0;
+    char buf[32];
+    bool ok;
+
+    x->n_calls = (size_t)json_integer_value(json_object_get(first, "calls"));
+    x->policy_given = json_is_true(json_object_get(first, "policy_given"));
+    /* the description the shards ran, and its name */
+    if (kt == NULL)
+        return cli_error(CMD, "%s: kernel: missing", path);
+    ok = fa_kernel_parse(CMD, "the kernel of", path, kt, &x->kernel);
+    free(kt);
+    if (!ok)
+        return CLI_EXIT_USAGE;
+    if (pol == NULL || strcmp(pol, x->kernel.name) != 0)
+        return cli_error(CMD, "%s: policy: '%s', not its kernel's name '%s'",
+                         path, pol != NULL ? pol : "(none)", x->kernel.name);
+    if (fix == NULL || (k = fa_fix_parse(fix)) < 0 || tol == NULL)
+        return cli_error(CMD, "%s: fix: unknown", path);
+    x->fix = fa_fix_default((fa_fix_kind)k);
+    if (strcmp(hex_bits(buf, sizeof buf, x->fix.tol), tol) != 0)
+        return cli_error(CMD, "%s: tol: not the tolerance of fix %s", path,
+                         fix);
+    if (ref != NULL && strcmp(ref, "binary64") == 0)
+        x->ref = SCAN_REF_BINARY64;
+    else if (ref == NULL || strcmp(ref, "exact") != 0)
+        return cli_error(CMD, "%s: reference: unknown", path);
+    x->n_shards = json_array_size(files);
+    x->shards = calloc(x->n_shards ? x->n_shards : 1, sizeof *x->shards);
+    if (x->shards == NULL)
+        return cli_error(CMD, "out of memory");
+    for (size_t i = 0; i < x->n_shards; i++)
+        x->shards[i].path = json_string_value(json_array_get(files, i));
+    x->x_used = (uint64_t)json_integer_value(json_array_get(xcalls, 0));
+    x->x_rotary = (uint64_t)json_integer_value(json_array_get(xcalls, 1));
+    x->x_no_do = (uint64_t)json_integer_value(json_array_get(xcalls, 2));
+    return CLI_EXIT_OK;
 }
 
 /* The shard outputs DOCS (a JSON array of N, named PATHS[0..N) in
@@ -2316,51 +2369,8 @@ merge_docs(scan_ctx *x, const char *const *paths, size_t n, json_t *docs,
     for (size_t i = 0; i < n_it && rc == CLI_EXIT_OK; i++)
         rc = add_item(x, it[i].layer, it[i].step, it[i].name, it[i].head,
                       it[i].first, &it[i].st, it[i].dwq, it[i].xc);
-    if (rc == CLI_EXIT_OK && settings) {
-        /* the settings, from the first shard */
-        const json_t *files = json_object_get(first, "files");
-        const char *fix = json_string_value(json_object_get(first, "fix"));
-        const char *tol = json_string_value(json_object_get(first, "tol"));
-        const char *ref =
-            json_string_value(json_object_get(first, "reference"));
-        const char *pol = json_string_value(json_object_get(first, "policy"));
-        int k = 0;
-        char buf[32];
-        x->n_calls = (size_t)json_integer_value(json_object_get(first,
-                                                                "calls"));
-        x->policy_given =
-            json_is_true(json_object_get(first, "policy_given"));
-        if (pol == NULL || (k = fa_policy_parse(pol)) < 0)
-            rc = cli_error(CMD, "%s: policy: unknown", paths[0]);
-        else
-            x->policy = (fa_policy)k;
-        if (rc == CLI_EXIT_OK
-            && (fix == NULL || (k = fa_fix_parse(fix)) < 0 || tol == NULL))
-            rc = cli_error(CMD, "%s: fix: unknown", paths[0]);
-        if (rc == CLI_EXIT_OK) {
-            x->fix = fa_fix_default((fa_fix_kind)k);
-            if (strcmp(hex_bits(buf, sizeof buf, x->fix.tol), tol) != 0)
-                rc = cli_error(CMD, "%s: tol: not the tolerance of fix %s",
-                               paths[0], fix);
-        }
-        if (rc == CLI_EXIT_OK && ref != NULL && strcmp(ref, "binary64") == 0)
-            x->ref = SCAN_REF_BINARY64;
-        else if (rc == CLI_EXIT_OK
-                 && (ref == NULL || strcmp(ref, "exact") != 0))
-            rc = cli_error(CMD, "%s: reference: unknown", paths[0]);
-        x->n_shards = json_array_size(files);
-        x->shards = calloc(x->n_shards ? x->n_shards : 1, sizeof *x->shards);
-        if (rc == CLI_EXIT_OK && x->shards == NULL)
-            rc = cli_error(CMD, "out of memory");
-        for (size_t i = 0; rc == CLI_EXIT_OK && i < x->n_shards; i++)
-            x->shards[i].path = json_string_value(json_array_get(files, i));
-    }
-    if (rc == CLI_EXIT_OK && settings) {
-        const json_t *xcalls = json_object_get(first, "x_calls");
-        x->x_used = (uint64_t)json_integer_value(json_array_get(xcalls, 0));
-        x->x_rotary = (uint64_t)json_integer_value(json_array_get(xcalls, 1));
-        x->x_no_do = (uint64_t)json_integer_value(json_array_get(xcalls, 2));
-    }
+    if (rc == CLI_EXIT_OK && settings)
+        rc = merge_settings(x, first, paths[0]);
     if (first != NULL)
         json_array_append_new(docs, first);
     free(seen);
@@ -2543,13 +2553,13 @@ void
 scan_help(FILE *out)
 {
     fputs(
-        "usage: bf16emu scan [--policy P] [--fix F] [--manifest FILE] "
-        "[--json]\n"
-        "                    [--csv FILE] [--plot PREFIX] [--threads N] "
-        "[--force]\n"
-        "                    [--reference R] [--quiet] [--progress | "
-        "--no-progress]\n"
-        "                    [--shard I/N] CAPTURE...\n"
+        "usage: bf16emu scan [--policy NAME | --kernel FILE] [--fix F] "
+        "[--manifest FILE]\n"
+        "                    [--json] [--csv FILE] [--plot PREFIX] "
+        "[--threads N]\n"
+        "                    [--force] [--reference R] [--quiet] "
+        "[--shard I/N]\n"
+        "                    [--progress | --no-progress] CAPTURE...\n"
         "       bf16emu scan --merge [--json] [--csv FILE] [--plot PREFIX] "
         "[--force]\n"
         "                    SHARD_OUTPUT...\n"
@@ -2579,11 +2589,22 @@ scan_help(FILE *out)
         "the calls and heads; rank 0 writes the one-process output.\n"
         "\n"
         "options:\n"
-        "  --policy P       the kernel that produced the capture (fa2, "
-        "repo,\n"
-        "                   paper-eq4, fp32); default fa2 only when every "
-        "call's\n"
-        "                   backend is \"flash\", else required\n"
+        "  --policy NAME    the kernel that produced the capture, a "
+        "built-in\n"
+        "                   description: paper-eq4, repo, fa2 (flash: "
+        "PyTorch's name),\n"
+        "                   fp32, cudnn, efficient or math; default fa2 "
+        "only when\n"
+        "                   every call's backend is \"flash\", else "
+        "--policy or\n"
+        "                   --kernel is required.  The exp model and log "
+        "are the\n"
+        "                   description's (fa2, cudnn: the H200's ex2.approx "
+        "and\n"
+        "                   lg2.approx, ex2-sm90 and lg2-sm90)\n"
+        "  --kernel FILE    a kernel description (JSON, as 'bf16emu attn "
+        "--describe'\n"
+        "                   writes it) instead of --policy\n"
         "  --fix F          the fix compared (beta, beta-v2, eps, always; "
         "default beta)\n"
         "  --manifest FILE  the capture manifest (default: the files' "
@@ -2641,15 +2662,114 @@ enum
     O_SHARD,
     O_MERGE,
     O_PROGRESS,
-    O_NO_PROGRESS
+    O_NO_PROGRESS,
+    O_KERNEL
 };
+
+/* One option of scan (not --help) into X; *GIVEN names the last one that
+   --merge takes from the shards, *POLICY_OPT says --policy came.  Reports
+   an error and returns false when V is refused. */
+static bool
+take_option(scan_ctx *x, int id, const char *v, const char **given,
+            bool *policy_opt)
+{
+    const fa_kernel *named;
+    int k;
+    uint64_t u;
+    unsigned long long si, sn;
+    int used = 0;
+
+    switch (id) {
+    case O_POLICY:
+        if (!fa_cli_parse_kernel_name(CMD, v, &named))
+            return false;
+        x->kernel = *named;
+        x->policy_given = *policy_opt = true;
+        *given = "--policy";
+        return true;
+    case O_KERNEL:
+        x->kernel_path = v;
+        x->policy_given = true;
+        *given = "--kernel";
+        return true;
+    case O_FIX:
+        if ((k = fa_fix_parse(v)) < 0 || k == FA_FIX_NONE)
+            return cli_error(CMD,
+                             "--fix %s: expected beta, beta-v2, eps or "
+                             "always",
+                             v),
+                   false;
+        x->fix = fa_fix_default((fa_fix_kind)k);
+        *given = "--fix";
+        return true;
+    case O_MANIFEST:
+        x->manifest_path = v;
+        *given = "--manifest";
+        return true;
+    case O_JSON:
+        x->json = true;
+        return true;
+    case O_CSV:
+        x->csv = v;
+        return true;
+    case O_PLOT:
+        x->plot = v;
+        return true;
+    case O_THREADS:
+        if (!cli_parse_u64(CMD, "--threads", v, &u))
+            return false;
+        if (u < 1 || u > 4096)
+            return cli_error(CMD, "--threads %s: expected 1 to 4096", v),
+                   false;
+        x->threads = (long)u;
+        return true;
+    case O_FORCE:
+        x->force = true;
+        return true;
+    case O_QUIET:
+        x->quiet = true;
+        return true;
+    case O_REFERENCE:
+        if (strcmp(v, "exact") == 0)
+            x->ref = SCAN_REF_EXACT;
+        else if (strcmp(v, "binary64") == 0)
+            x->ref = SCAN_REF_BINARY64;
+        else
+            return cli_error(CMD, "--reference %s: expected exact or binary64",
+                             v),
+                   false;
+        *given = "--reference";
+        return true;
+    case O_SHARD:
+        if (sscanf(v, "%llu/%llu%n", &si, &sn, &used) != 2 || v[used] != '\0'
+            || v[0] == '-' || sn == 0 || si >= sn)
+            return cli_error(CMD, "--shard %s: expected I/N with 0 <= I < N",
+                             v),
+                   false;
+        x->shard_i = si;
+        x->shard_n = sn;
+        x->sharded = true;
+        return true;
+    case O_MERGE:
+        x->merge = true;
+        return true;
+    case O_PROGRESS:
+    case O_NO_PROGRESS:
+        x->progress = id == O_PROGRESS;
+        return true;
+    default:
+        x->shards[x->n_shards++].path = v;
+        return true;
+    }
+}
 
 int
 scan_main(int argc, char **argv)
 {
     static const cli_option opts[] = {
         {"help", false, O_HELP},     {"policy", true, O_POLICY},
-        {"fix", true, O_FIX},        {"manifest", true, O_MANIFEST},
+        {"kernel", true, O_KERNEL},  {"fix", true, O_FIX},
+        {"manifest", true, O_MANIFEST},
         {"json", false, O_JSON},     {"csv", true, O_CSV},
         {"plot", true, O_PLOT},      {"threads", true, O_THREADS},
         {"force", false, O_FORCE},   {"quiet", false, O_QUIET},
@@ -2666,6 +2786,7 @@ scan_main(int argc, char **argv)
     double t0, last;
     json_t *keep = NULL;
     const char *given = NULL; /* an option --merge takes from the shards */
+    bool policy_opt = false;  /* --policy given */
     bool mpi = false;
     int rank = 0, size = 1;
     FILE *errlog = NULL;
@@ -2689,114 +2810,24 @@ scan_main(int argc, char **argv)
     x.progress = -1;
     x.shard_n = 1;
     fa_cli_exp_default(&x.exp);
+    x.kernel = *fa_kernel_by_name("fa2");
     x.fix = fa_fix_default(FA_FIX_BETA);
     x.shards = calloc((size_t)(argc > 0 ? argc : 1), sizeof *x.shards);
     if (x.shards == NULL)
         return cli_error(CMD, "out of memory");
     cli_parser_init(&p, CMD, argc, argv);
     while ((id = cli_parser_next(&p, opts, &v)) != CLI_ARG_END) {
-        int k;
-        uint64_t u;
-        switch (id) {
-        case CLI_ARG_ERROR:
+        if (id == CLI_ARG_ERROR) {
             rc = CLI_EXIT_USAGE;
             goto out;
-        case O_HELP:
+        }
+        if (id == O_HELP) {
             scan_help(stdout);
             goto out;
-        case O_POLICY:
-            if ((k = fa_policy_parse(v)) < 0) {
-                rc = cli_error(CMD,
-                               "--policy %s: expected fa2, repo, paper-eq4 "
-                               "or fp32",
-                               v);
-                goto out;
-            }
-            x.policy = (fa_policy)k;
-            x.policy_given = true;
-            given = "--policy";
-            break;
-        case O_FIX:
-            if ((k = fa_fix_parse(v)) < 0 || k == FA_FIX_NONE) {
-                rc = cli_error(CMD,
-                               "--fix %s: expected beta, beta-v2, eps or "
-                               "always",
-                               v);
-                goto out;
-            }
-            x.fix = fa_fix_default((fa_fix_kind)k);
-            given = "--fix";
-            break;
-        case O_MANIFEST:
-            x.manifest_path = v;
-            given = "--manifest";
-            break;
-        case O_JSON:
-            x.json = true;
-            break;
-        case O_CSV:
-            x.csv = v;
-            break;
-        case O_PLOT:
-            x.plot = v;
-            break;
-        case O_THREADS:
-            if (!cli_parse_u64(CMD, "--threads", v, &u)) {
-                rc = CLI_EXIT_USAGE;
-                goto out;
-            }
-            if (u < 1 || u > 4096) {
-                rc = cli_error(CMD, "--threads %s: expected 1 to 4096", v);
-                goto out;
-            }
-            x.threads = (long)u;
-            break;
-        case O_FORCE:
-            x.force = true;
-            break;
-        case O_QUIET:
-            x.quiet = true;
-            break;
-        case O_REFERENCE:
-            if (strcmp(v, "exact") == 0) {
-                x.ref = SCAN_REF_EXACT;
-            } else if (strcmp(v, "binary64") == 0) {
-                x.ref = SCAN_REF_BINARY64;
-            } else {
-                rc = cli_error(CMD, "--reference %s: expected exact or "
-                                    "binary64",
-                               v);
-                goto out;
-            }
-            given = "--reference";
-            break;
-        case O_SHARD: {
-            unsigned long long si, sn;
-            int used = 0;
-            if (sscanf(v, "%llu/%llu%n", &si, &sn, &used) != 2
-                || v[used] != '\0' || v[0] == '-' || sn == 0 || si >= sn) {
-                rc = cli_error(CMD, "--shard %s: expected I/N with "
-                                    "0 <= I < N",
-                               v);
-                goto out;
-            }
-            x.shard_i = si;
-            x.shard_n = sn;
-            x.sharded = true;
-            break;
         }
-        case O_MERGE:
-            x.merge = true;
-            break;
-        case O_PROGRESS:
-            x.progress = 1;
-            break;
-        case O_NO_PROGRESS:
-            x.progress = 0;
-            break;
-        default:
-            x.shards[x.n_shards++].path = v;
-            break;
+        if (!take_option(&x, id, v, &given, &policy_opt)) {
+            rc = CLI_EXIT_USAGE;
+            goto out;
         }
     }
     if (x.n_shards == 0) {
@@ -2812,6 +2843,11 @@ scan_main(int argc, char **argv)
     if (x.merge && (x.sharded || given != NULL)) {
         rc = cli_error(CMD, "--merge: %s comes from the shards; leave it out",
                        x.sharded ? "--shard" : given);
+        goto out;
+    }
+    /* the kernel: --policy's description (fa2 without it), or --kernel's */
+    if (!fa_cli_load_kernel(CMD, x.kernel_path, policy_opt, &x.kernel)) {
+        rc = CLI_EXIT_USAGE;
         goto out;
     }
     if (x.sharded && (x.csv != NULL || x.plot != NULL)) {
@@ -2873,16 +2909,14 @@ scan_main(int argc, char **argv)
         goto out;
     }
 kernel:
-    {
-        /* the description's exp model and log (the flash kernel's: the
-           H200's ex2.approx and lg2.approx tables) */
-        const fa_kernel *kern = fa_kernel_by_name(
-            fa_policy_name(x.policy_given ? x.policy : FA_POLICY_FA2));
-        if (!fa_cli_exp_for(CMD, kern, &x.exp)
-            || !fa_cli_log_for(CMD, "--policy", kern, &x.logm)) {
-            rc = CLI_EXIT_USAGE;
-            goto out;
-        }
+    /* the description's exp model, log and reciprocal (fa2's and
+       cudnn's: the H200's ex2.approx and lg2.approx tables) */
+    if (!fa_cli_exp_for(CMD, &x.kernel, &x.exp)
+        || !fa_cli_log_for(CMD,
+                           x.kernel_path != NULL ? "--kernel" : "--policy",
+                           &x.kernel, &x.logm)) {
+        rc = CLI_EXIT_USAGE;
+        goto out;
     }
     if (x.merge) {
         const json_t *h = json_array_get(keep, json_array_size(keep) - 1);

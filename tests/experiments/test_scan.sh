@@ -2,8 +2,10 @@
 # whose heads have repeated maxima or not (the expected counts come from
 # the integer scores that scan_inputs computes), and the H200 FLASH dump
 # (a real kernel's O, which the fa2 emulation must reproduce bit for bit);
-# --json fields, the same output for 1 and 2 threads, --csv and --plot,
-# and the bad inputs (exit 2, nothing written).
+# --json fields, the same output for 1 and 2 threads, the kernel by name
+# (--policy, any built-in description) or file (--kernel), a cuDNN
+# capture, --csv and --plot, and the bad inputs (exit 2, nothing
+# written).
 
 : "${srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
 . "$srcdir/tests/experiments/lib.sh"
@@ -142,6 +144,82 @@ awk 'function a(x) { return x < 0 ? -x : x }
      { v[NR] = $1 }
      END { exit !(a(v[2]) < a(v[1]) && a(v[4]) < a(v[3])) }' "$d/bias" \
     && pass || { ctx=bias; fail "fix not smaller: $(tr '\n' ' ' <"$d/bias")"; }
+
+# --policy takes every built-in description's name, and flash, PyTorch's
+# name of fa2 (the same run, named fa2); the exp model and log are the
+# description's (cudnn: ex2-sm90, its own LSE rule, so its LSE is not
+# fa2's on this capture).
+run scan --quiet --json --reference binary64 --policy fa2 "$d/cap.safetensors"
+expect_rc 0
+cp "$tmp/out" "$d/fa2.json"
+run scan --quiet --json --reference binary64 --policy flash \
+    "$d/cap.safetensors"
+expect_rc 0
+expect_same_as "$d/fa2.json"
+run scan --quiet --reference binary64 --policy flash "$d/cap.safetensors"
+expect_rc 0
+expect_out_has "policy fa2, exp ex2-sm90, fix beta"
+run scan --quiet --json --reference binary64 --policy cudnn \
+    "$d/cap.safetensors"
+expect_rc 0
+cp "$tmp/out" "$d/cudnn.json"
+expect_jsons policy cudnn exp ex2-sm90 heads.3.rows 128 \
+    heads.3.lse_elements 128
+lse_fa2=$("$JSONQ" "$d/fa2.json" heads.3.lse_match)
+lse_cud=$("$JSONQ" "$d/cudnn.json" heads.3.lse_match)
+[ "$lse_cud" -lt "$lse_fa2" ] && pass \
+    || { ctx=cudnn; fail "LSE matches: cudnn $lse_cud, fa2 $lse_fa2"; }
+run scan --quiet --reference binary64 --policy cudnn "$d/cap.safetensors"
+expect_rc 0
+expect_out_has "policy cudnn, exp ex2-sm90, fix beta"
+# --kernel: a description file, the same bits as its name; not with
+# --policy.
+run attn --policy cudnn --describe
+expect_rc 0
+cp "$tmp/out" "$d/cudnn.kernel.json"
+run scan --quiet --json --reference binary64 --kernel "$d/cudnn.kernel.json" \
+    "$d/cap.safetensors"
+expect_rc 0
+expect_same_as "$d/cudnn.json"
+run scan --quiet --kernel "$d/cudnn.kernel.json" --policy cudnn \
+    "$d/cap.safetensors"
+expect_rc 2
+expect_err_has "and --policy: expected one of them"
+expect_no_stdout
+# Unknown names (sdpa too: scan runs one kernel) list every name taken.
+names="fa2 (or flash), paper-eq4, repo, fp32, cudnn, efficient or math"
+run scan --quiet --policy cuddn "$d/cap.safetensors"
+expect_rc 2
+expect_err_has "--policy 'cuddn': unknown kernel (expected $names)"
+expect_no_stdout
+run scan --quiet --policy sdpa "$d/cap.safetensors"
+expect_rc 2
+expect_err_has "--policy sdpa: PyTorch's choice per call is not available"
+expect_err_has "(expected $names)"
+
+# A cuDNN capture (the H200's cudnn SDPA forward, the manifest's backend
+# "cudnn"): refused without --policy; cudnn reproduces every O and LSE
+# element, fa2 does not.
+cud=$srcdir/tests/data/gpu/cudnn/bwd_rand_d64_n256.safetensors
+cat >"$d/cudnn_call.json" <<'JSON'
+{"calls": [{"layer": 0, "step": 0, "prefix": "", "causal": false,
+            "scale": null, "layout": "bhnd", "dtype": "bfloat16",
+            "backend": "cudnn"}]}
+JSON
+run scan --quiet --manifest "$d/cudnn_call.json" "$cud"
+expect_rc 2
+expect_err_has "backend 'cudnn', not FLASH; give --policy or --kernel"
+expect_no_stdout
+run scan --quiet --json --reference binary64 --policy cudnn \
+    --manifest "$d/cudnn_call.json" "$cud"
+expect_rc 0
+expect_jsons policy cudnn heads.0.o_match 16384 heads.0.o_elements 16384 \
+    heads.0.lse_match 256 heads.0.lse_elements 256
+run scan --quiet --json --reference binary64 --policy fa2 \
+    --manifest "$d/cudnn_call.json" "$cud"
+expect_rc 0
+om=$("$JSONQ" "$tmp/out" heads.0.o_match)
+[ "$om" -lt 16384 ] && pass || { ctx=cudnn; fail "fa2 O matches $om"; }
 
 # The table, --csv and --plot (atomic, refused when present).
 run scan --quiet --csv "$d/s.csv" --plot "$d/heat" "$d/cap.safetensors"

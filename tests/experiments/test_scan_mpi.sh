@@ -1,10 +1,11 @@
 # test_scan_mpi.sh -- bf16emu scan under mpirun: 3 ranks on this machine
 # (loopback only, oversubscribed) print the same JSON, text and CSV as one
 # process and as --shard 0/3 .. 2/3 merged, on the committed H200 capture
-# and on a capture with X (dW_Q's error travels between the ranks too);
-# bad input is reported once, by rank 0, with exit 2 and nothing written;
-# --shard and --merge are refused under mpirun.  Skipped when bf16emu is
-# built without MPI or mpirun is missing.
+# (under fa2, and under cudnn given as a file) and on a capture with X
+# (dW_Q's error travels between the ranks too); bad input is reported
+# once, by rank 0, with exit 2 and nothing written; --shard and --merge
+# are refused under mpirun.  Skipped when bf16emu is built without MPI or
+# mpirun is missing.
 
 : "${srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
 . "$srcdir/tests/experiments/lib.sh"
@@ -87,6 +88,20 @@ cp "$tmp/out" "$d/gpt6.json"
 mpi 3 scan $opts --json "$cap"
 expect_rc 0
 expect_same_as "$d/gpt6.json"
+expect_no_stderr
+# The same under a description named or given as a file (the ranks
+# compare the description they ran, as --merge does).
+# shellcheck disable=SC2086
+run scan $opts --json --policy cudnn "$cap"
+expect_rc 0
+cp "$tmp/out" "$d/gpt6.cudnn.json"
+expect_jsons policy cudnn
+run attn --policy cudnn --describe
+cp "$tmp/out" "$d/cudnn.kernel"
+# shellcheck disable=SC2086
+mpi 3 scan $opts --json --kernel "$d/cudnn.kernel" "$cap"
+expect_rc 0
+expect_same_as "$d/gpt6.cudnn.json"
 expect_no_stderr
 
 # The capture with X: JSON, text and CSV, against one process and the

@@ -1,7 +1,8 @@
 # test_scan_shard.sh -- bf16emu scan --shard I/N and --merge: the merged
 # shards give the unsharded output byte for byte (JSON, text and CSV), for
 # any thread count and any order of the shard files; a missing, repeated
-# or foreign shard is refused.  Then bad captures, written here by hand
+# or foreign shard is refused; a kernel named or given as a file travels
+# in the shards whole.  Then bad captures, written here by hand
 # (safetensors built with struct and json): a missing tensor, shapes that
 # differ between the shards of one call, a manifest of another model (exit
 # 2, one line naming the field, nothing written), and an infinite element
@@ -114,6 +115,52 @@ expect_err_has "--merge: --policy comes from the shards"
 run scan --merge "$d/full.json"
 expect_rc 2
 expect_err_has "not a 'scan --shard' output"
+
+# A kernel by name or by file: the shards record its description whole,
+# merge to the unsharded run's bytes and not with shards of another
+# kernel; a shard whose description is damaged is refused naming the
+# field, one whose policy is not its description's name too.
+# shellcheck disable=SC2086
+run scan $opts --json --policy cudnn "$cap"
+expect_rc 0
+cp "$tmp/out" "$d/cudnn.json"
+run attn --policy cudnn --describe
+cp "$tmp/out" "$d/cudnn.kernel"
+# shellcheck disable=SC2086
+run scan $opts --policy cudnn --shard 0/2 "$cap"
+expect_rc 0
+cp "$tmp/out" "$d/c0"
+# shellcheck disable=SC2086
+run scan $opts --kernel "$d/cudnn.kernel" --shard 1/2 "$cap"
+expect_rc 0
+cp "$tmp/out" "$d/c1"
+expect_jsons policy cudnn kernel.name cudnn exp ex2-sm90
+run scan --merge --json "$d/c0" "$d/c1"
+expect_rc 0
+expect_same_as "$d/cudnn.json"
+run scan --merge --json "$d/s0.t1" "$d/c1"
+expect_rc 2
+expect_err_has "a shard of another scan"
+run scan --merge --kernel "$d/cudnn.kernel" "$d/c0" "$d/c1"
+expect_rc 2
+expect_err_has "--merge: --kernel comes from the shards"
+for f in c0 c1; do
+    python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+d["kernel"]["score"] = "f99"
+json.dump(d, open(sys.argv[2], "w"))
+d["kernel"]["score"] = "f32"
+d["policy"] = "fa2"
+json.dump(d, open(sys.argv[3], "w"))' "$d/$f" "$d/$f.bad" "$d/$f.name" \
+        || fail "python3"
+done
+run scan --merge --json "$d/c0.bad" "$d/c1.bad"
+expect_rc 2
+expect_err_has "the kernel of '$d/c0.bad': field 'score'"
+expect_no_stdout
+run scan --merge --json "$d/c0.name" "$d/c1.name"
+expect_rc 2
+expect_err_has "policy: 'fa2', not its kernel's name 'cudnn'"
 run scan --shard 1/2 --csv "$d/x.csv" "$cap"
 expect_rc 2
 expect_err_has "--shard: the output is the shard's JSON"

@@ -189,6 +189,7 @@ EXTRA_DIST += \
 	tests/data/gpu/capture_gpt6_s0_l1h0.json \
 	tests/data/gpu/capture_gpt6u_x_r128.safetensors \
 	tests/data/gpu/capture_gpt6u_x_r128.json \
+	tests/data/gpu/hf \
 	experiments/gpu/capture.py \
 	experiments/gpu/fixgen.py \
 	experiments/gpu/regen_dump.py \

@@ -13,16 +13,17 @@
 Inside `recording`, every call of torch.nn.functional.
 scaled_dot_product_attention made by the model is passed to the original
 function (the model's output is unchanged) and, when it is selected and
-recordable, its inputs and output are kept: q, k, v, o (BF16, [B, H, N, d]
-as SDPA takes them), the log-sum-exp (F32 [B, H, Nq], natural log) from
-the backend op that SDPA dispatches to (aten._scaled_dot_product_flash_
-attention, _efficient_attention or _cudnn_attention, called on the same
-inputs; its O is compared bit for bit with SDPA's, and the manifest says
-whether it was equal), and in the backward, through tensor hooks, dO and,
-with grads=True, dq, dk, dv.  The CUDA kernels of the backend op are read
-with torch.profiler and written to the manifest ("kernels"); the backend
-is torch._fused_sdp_choice's answer for the call.  With
-profile_backward=True the backward's kernels are read too
+recordable, its inputs and output are kept: q, k, v, o (BF16 or FP16,
+[B, H, N, d] as SDPA takes them; k and v with their own head count under
+grouped-query attention), the log-sum-exp (F32 [B, H, Nq], natural log)
+from the backend op that SDPA dispatches to (aten._scaled_dot_product_
+flash_attention, _efficient_attention or _cudnn_attention, called on the
+same inputs and mask; its O is compared bit for bit with SDPA's, and the
+manifest says whether it was equal), and in the backward, through tensor
+hooks, dO and, with grads=True, dq, dk, dv.  The CUDA kernels of the
+backend op are read with torch.profiler and written to the manifest
+("kernels"); the backend is torch._fused_sdp_choice's answer for the
+call.  With profile_backward=True the backward's kernels are read too
 ("backward_kernels"): at record time, on the forward's thread, SDPA runs
 once more on detached copies of the call's inputs and its backward runs
 with a zero dO under a profiler (same shapes, dtypes, backend flags and
@@ -31,11 +32,55 @@ the model's gradients and outputs are not touched).  A profiler is never
 started inside the backward itself: on PyTorch 2.11 one started in a
 tensor hook on the autograd thread could not be stopped.
 
-A call is recordable when its inputs are 4-D BF16 CUDA tensors with equal
-head counts and head dimensions, no attn_mask, and dropout_p == 0; other
-calls are counted in the manifest's "skipped" and left alone.  A model
-that imported scaled_dot_product_attention by name before the recording
-began is not seen (it calls the original function).
+A call is recordable when q, k, v are 4-D CUDA tensors of one dtype,
+BF16 or FP16 ("dtype": "bfloat16" or "float16"), with equal head
+dimensions, dropout_p == 0 and no keyword argument other than SDPA's own
+(attn_mask, dropout_p, is_causal, scale, enable_gqa); other calls are
+counted in the manifest's "skipped" by reason and left alone.  What is
+recorded is what the kernel got:
+  autocast   under CUDA autocast SDPA's floating-point inputs are cast to
+           the autocast dtype before the kernel (a Llama's rotary
+           embedding hands it FP32 q and k); the recorder casts them the
+           same way (.to(), round to nearest even), records the cast
+           tensors and notes "autocast": "bfloat16"; their gradients,
+           read on the model's own tensors, are the kernel's, converted
+           exactly, and are stored in the call's dtype;
+  scale    "scale" is the float given (null: 1/sqrt(d)); the kernels
+           round it to FP32;
+  grouped-query heads  with enable_gqa=True, K and V of Hkv heads, Hkv
+           dividing Hq, are stored with their own head count: the entry
+           says "enable_gqa": true, "kv_heads": Hkv (also in
+           "launch_shape") and "kv_heads_from", the model's index of each
+           KV head stored.  With `heads`, the KV heads kept are those the
+           kept query heads read (query head h reads KV head
+           h // (Hq / Hkv)); the kept query heads must take the same
+           number of heads from each of them, in order (heads [0, 5] or
+           [4, 5] of 8 over 2 KV heads, not [0, 1, 4] or [5, 4]), so that
+           the file's own grouping is the model's; other selections are
+           skipped.  dk and dv (sums over a whole group) are kept only
+           when every query head of each kept KV head is kept;
+  attn_mask  a boolean mask that, at the kept batch entries and heads, is
+           exactly a causal mask with no empty row is recorded as one:
+           "causal": true, "mask_was": "causal" (with "causal_alignment"
+           "top-left" or "bottom-right" when Nq != Nk), and no mask
+           tensor; one that hides nothing gives "mask_was": "none".  Any
+           other mask is stored, at the kept batch entries, heads, rows
+           and keys (dimensions of size 1 stay broadcast), as the tensor
+           "attn_mask" (a boolean mask as U8 0/1, True: the key is seen;
+           an additive one in its dtype, after autocast), and the entry's
+           "attn_mask" is {"dtype", "shape", "kind": "bool" or
+           "additive", "source_shape": the mask's shape as SDPA got it,
+           4-D}; bf16emu refuses such calls until masks are modelled.
+           "backend_op_mask" says in which form the LSE's backend op got
+           the mask ("-inf": an additive mask with -inf where a key is
+           hidden; cuDNN's op is also tried with -65504, the fill some
+           PyTorch versions use), the first whose O equals SDPA's;
+  backend  torch._fused_sdp_choice on the call's inputs, mask, is_causal
+           and enable_gqa; where the backend op fails, "backend_op_error"
+           says why and the call is kept without its LSE.
+A model that imported scaled_dot_product_attention by name before the
+recording began is not seen (it calls the original function).  `seen`
+counts the calls seen while recording, recorded or not.
 
 The layer of a call is the innermost module of MODEL running when SDPA is
 called (forward pre-hooks keep the stack): its path is the call's "name",
@@ -77,8 +122,9 @@ save(PATH) writes PATH.safetensors, or PATH-00001-of-0000N.safetensors
 ...  when the tensors exceed shard_bytes (a call's tensors stay in one
 shard), each with the manifest (doc/real-models.md, "The capture format")
 in its metadata entry "manifest", and PATH.json with the same manifest
-unless sidecar=False.  Keys are L{layer}.s{step}.{q,k,v,o,lse,do,dq,dk,dv};
-a layer recorded twice at one step (a model that calls SDPA more than
+unless sidecar=False.  Keys are
+L{layer}.s{step}.{q,k,v,o,lse,do,dq,dk,dv,x,attn_mask}; a layer recorded
+twice at one step (a model that calls SDPA more than
 once per module) gets "prefix" L{layer}.s{step}.c{n}.
 
 The file runs as a script too: `capture.py --selftest OUT` trains nothing,
@@ -88,7 +134,10 @@ runs a nanoGPT-style block and a randomly initialised transformers GPT-2
 GPT-2 and a Llama (randomly initialised) and checks that sum_b X_b^T
 dq_b is the weight gradient of each head's rows of W_Q, saves with
 per_call=True and runs profile_backward=True twice, and prints a JSON
-report.
+report; `capture.py --selftest-hf OUT` records five randomly initialised
+transformers models (a Llama with grouped-query heads, the same padded,
+a Mistral with a sliding window, a GPT-2 in FP16, a padded BERT; see
+_selftest_hf) and writes OUT/summary.json.
 """
 import contextlib
 import datetime
@@ -178,17 +227,20 @@ def _stop_profiler(p, errors=None):
         return None
 
 
-def _backward_kernels(q, k, v, is_causal, scale, enable_gqa, errors):
+def _backward_kernels(q, k, v, is_causal, scale, enable_gqa, errors,
+                      attn_mask=None):
     """The attention kernels of SDPA's backward on inputs shaped as Q, K,
-    V: SDPA runs once more on detached copies, with the caller's backend
-    flags and deterministic setting, and its backward (a zero dO) runs
-    under a profiler started here, on the forward's thread; None, with
-    the reason in ERRORS, where that fails."""
+    V (and the call's ATTN_MASK): SDPA runs once more on detached copies,
+    with the caller's backend flags and deterministic setting, and its
+    backward (a zero dO) runs under a profiler started here, on the
+    forward's thread; None, with the reason in ERRORS, where that
+    fails."""
     names = None
     try:
         with torch.enable_grad():
             qq, kk, vv = (t.detach().requires_grad_(True) for t in (q, k, v))
-            o = _ORIG_SDPA(qq, kk, vv, is_causal=is_causal, scale=scale,
+            o = _ORIG_SDPA(qq, kk, vv, attn_mask=attn_mask,
+                           is_causal=is_causal, scale=scale,
                            enable_gqa=enable_gqa)
             torch.cuda.synchronize()
             prof = _start_profiler(errors)
@@ -206,6 +258,128 @@ def _backward_kernels(q, k, v, is_causal, scale, enable_gqa, errors):
             if re.search(r"flash|fmha|attention|cudnn|sdpa", x)]
 
 
+# the dtypes of the calls recorded, as the manifest names them
+_DTYPE_NAMES = {torch.bfloat16: "bfloat16", torch.float16: "float16"}
+
+
+def _dtype_name(dt):
+    return _DTYPE_NAMES.get(dt) or str(dt).replace("torch.", "")
+
+
+def _is_cuda(t):
+    return t.is_cuda
+
+
+def _autocast_dtype():
+    """The dtype CUDA autocast casts SDPA's inputs to, or None when CUDA
+    autocast is off."""
+    try:
+        on = torch.is_autocast_enabled("cuda")
+    except TypeError:  # an older PyTorch: CUDA only, no argument
+        on = torch.is_autocast_enabled()
+    if not on:
+        return None
+    try:
+        return torch.get_autocast_dtype("cuda")
+    except (AttributeError, TypeError):
+        return torch.get_autocast_gpu_dtype()
+
+
+def _autocast_cast(t, dtype):
+    """T as CUDA autocast hands it to SDPA's kernel (its policy for SDPA
+    casts every floating-point CUDA tensor but FP64 to the autocast
+    dtype, with .to(): round to nearest even), detached but requiring a
+    gradient where T does (PyTorch's backend choice depends on it); and
+    whether it was cast."""
+    cast = t.is_floating_point() and t.dtype not in (dtype, torch.float64)
+    c = t.detach().to(dtype) if cast else t.detach()
+    if t.requires_grad:
+        c.requires_grad_(True)
+    return c, cast
+
+
+def _mask4(m):
+    """The mask M viewed with 4 dimensions (leading ones of size 1)."""
+    while m.dim() < 4:
+        m = m.unsqueeze(0)
+    return m
+
+
+def _mask_pattern(m, nq, nk):
+    """What the boolean mask M ([b, h, 1 or Nq, 1 or Nk], True: the key is
+    seen) is: ("none", None) when every query row sees every key,
+    ("causal", ALIGNMENT) when each slice is exactly a causal mask with
+    no empty row (ALIGNMENT None when Nq == Nk, else "top-left": key j
+    seen by row i when j <= i, or "bottom-right": j <= i + Nk - Nq), else
+    (None, None)."""
+    e = m.expand(m.shape[0], m.shape[1], nq, nk)
+    if bool(e.all()):
+        return "none", None
+    i = torch.arange(nq, device=m.device).view(nq, 1)
+    j = torch.arange(nk, device=m.device).view(1, nk)
+    if torch.equal(e, (j <= i).expand_as(e)):
+        return "causal", (None if nq == nk else "top-left")
+    if nk > nq and torch.equal(e, (j <= i + (nk - nq)).expand_as(e)):
+        return "causal", "bottom-right"
+    return None, None
+
+
+def _pad_bias(b, q, k):
+    """The additive bias B as SDPA hands it to the memory-efficient op:
+    expanded to [B, H, Nq, Nk], its rows in a buffer whose length is a
+    multiple of 16 (the values are B's)."""
+    B, H, nq = q.shape[0], q.shape[1], q.shape[2]
+    nk = k.shape[2]
+    b = _mask4(b).expand(B, H, nq, nk)
+    if nk % 16 == 0:
+        return b
+    p = torch.zeros(B, H, nq, (nk + 15) // 16 * 16, dtype=b.dtype,
+                    device=b.device)
+    p[..., :nk] = b
+    return p[..., :nk]
+
+
+def _mask_biases(backend, mask, q, k):
+    """The forms in which the backend op may have got the call's MASK
+    from SDPA, each as (label, tensor), to be tried in turn: a boolean
+    mask becomes an additive one of Q's dtype, 0 where a key is seen and
+    -inf elsewhere (for cuDNN also -65504, the finite fill some PyTorch
+    versions use); an additive mask is passed as it is."""
+    if mask.dtype == torch.bool:
+        fills = [("-inf", -math.inf)]
+        if backend == "cudnn":
+            fills.append(("-65504", -65504.0))
+        out = []
+        for label, f in fills:
+            b = torch.zeros(mask.shape, dtype=q.dtype, device=mask.device)
+            out.append((label, b.masked_fill_(~mask, f)))
+    else:
+        out = [("additive", mask)]
+    if backend == "efficient":
+        out = [(label, _pad_bias(b, q, k)) for label, b in out]
+    return out
+
+
+def _backend_op(backend, q, k, v, bias, is_causal, scale, nq):
+    """The backend op SDPA dispatched to, called on Q, K, V with the
+    additive BIAS (or None): (O, LSE), or (None, None) for the math
+    backend (no op of its own)."""
+    if backend == "flash":
+        res = torch.ops.aten._scaled_dot_product_flash_attention(
+            q, k, v, 0.0, is_causal, False, scale=scale)
+        return res[0], res[1]
+    if backend == "efficient":
+        res = torch.ops.aten._scaled_dot_product_efficient_attention(
+            q, k, v, bias, True, 0.0, is_causal, scale=scale)
+        return res[0], res[1][:, :, :nq]
+    if backend == "cudnn":
+        res = torch.ops.aten._scaled_dot_product_cudnn_attention(
+            q, k, v, bias, True, 0.0, is_causal, False, scale=scale)
+        lse = res[1]
+        return res[0], (lse[..., 0] if lse.dim() == 4 else lse)
+    return None, None
+
+
 def _layer_index(name):
     """The one integer component of a module path, or None."""
     ints = [int(t) for t in name.split(".") if t.isdigit()]
@@ -214,15 +388,6 @@ def _layer_index(name):
 
 def _nbytes(t):
     return t.numel() * t.element_size()
-
-
-def _fp32_value(x):
-    """X as a Python float if it is an FP32 value, else raises."""
-    import struct
-    y = struct.unpack("<f", struct.pack("<f", float(x)))[0]
-    if y != float(x):
-        raise ValueError("scale %r is not an FP32 value" % (x,))
-    return y
 
 
 class _Call:
@@ -274,6 +439,7 @@ class Capture:
         self._bytes = 0
         self._per_step = {}
         self.launches = []
+        self.seen = 0  # SDPA calls seen while recording, recorded or not
         if rows is not None and not isinstance(rows, (list, tuple)):
             raise ValueError("rows: expected None, ('first', R), "
                              "('last', R) or a list of row indices")
@@ -326,10 +492,12 @@ class Capture:
             return bool(self.record_x(name))
         return name.rsplit(".", 1)[-1] in Q_PROJ_NAMES
 
-    def _x_for(self, name, B, Nq, H, d, bsel, kq, entry):
+    def _x_for(self, name, B, Nq, H, d, bsel, kq, entry,
+               dtype=torch.bfloat16):
         """The recorded X of the attention module NAME, selected like q's
-        batch entries and rows, as BF16 [B', N', C]; None (and the reason
-        in ENTRY["x_error"]) where there is none or it does not fit."""
+        batch entries and rows, as DTYPE (the call's: BF16 or FP16)
+        [B', N', C]; None (and the reason in ENTRY["x_error"]) where there
+        is none or it does not fit."""
         got = self._x_last.pop(name, None)
         if got is None:
             entry["x_error"] = "no query projection ran in %r" % name
@@ -348,7 +516,7 @@ class Capture:
                       "rotary": bool(self.rotary)}
         # what the projection's matrix product reads: under autocast an
         # FP32 input is rounded to BF16 (to nearest even), as .to() does
-        return t.to(torch.bfloat16).contiguous().cpu()
+        return t.to(dtype).contiguous().cpu()
 
     # -- recording ---------------------------------------------------------
     @contextlib.contextmanager
@@ -396,6 +564,7 @@ class Capture:
         out = _ORIG_SDPA(query, key, value, attn_mask=attn_mask,
                          dropout_p=dropout_p, is_causal=is_causal,
                          scale=scale, enable_gqa=enable_gqa, **kw)
+        self.seen += 1
         try:
             self._record(query, key, value, attn_mask, dropout_p, is_causal,
                          scale, enable_gqa, kw, out)
@@ -411,26 +580,88 @@ class Capture:
             return
         if kw:
             return self._skip("keyword arguments %s" % sorted(kw))
-        if attn_mask is not None:
-            return self._skip("attn_mask")
         if dropout_p != 0.0:
             return self._skip("dropout")
         if any(t.dim() != 4 for t in (q, k, v)):
             return self._skip("not 4-D")
-        if any(t.dtype != torch.bfloat16 for t in (q, k, v)):
-            return self._skip("not BF16")
-        if not q.is_cuda:
+        if attn_mask is not None and (not torch.is_tensor(attn_mask) or
+                                      not 1 <= attn_mask.dim() <= 4):
+            return self._skip("attn_mask: not a tensor of 1 to 4 "
+                              "dimensions")
+        # what the kernel got: under CUDA autocast SDPA's floating-point
+        # inputs are cast to the autocast dtype before the kernel runs;
+        # the gradient hooks stay on the model's own tensors (the cast's
+        # gradient is the kernel's, converted exactly)
+        grad_src = (q, k, v)
+        cast = None
+        ac = _autocast_dtype() if _is_cuda(q) else None
+        with torch.no_grad():
+            if ac is not None:
+                got = [_autocast_cast(t, ac) for t in (q, k, v)]
+                (q, cq), (k, ck), (v, cv) = got
+                cm = False
+                if attn_mask is not None:
+                    attn_mask, cm = _autocast_cast(attn_mask, ac)
+                if cq or ck or cv or cm:
+                    cast = ac
+        dt = q.dtype
+        if dt not in _DTYPE_NAMES or k.dtype != dt or v.dtype != dt:
+            return self._skip("not BF16 or FP16")
+        if not _is_cuda(q):
             return self._skip("not on a CUDA device")
-        if q.shape[1] != k.shape[1] or k.shape[1] != v.shape[1]:
-            return self._skip("grouped heads")
+        B, H, Nq, d = q.shape
+        Hkv, Nk = k.shape[1], k.shape[2]
+        if v.shape[1] != Hkv:
+            return self._skip("K and V head counts differ")
+        gqa = Hkv != H
+        if gqa and not enable_gqa:
+            return self._skip("grouped heads without enable_gqa")
+        if gqa and H % Hkv != 0:
+            return self._skip("grouped heads: Hkv does not divide Hq")
         if q.shape[3] != k.shape[3] or v.shape[3] != q.shape[3]:
             return self._skip("head dimensions differ")
-        if out.dtype != torch.bfloat16:
-            return self._skip("output not BF16")
-        B, H, Nq, d = q.shape
-        Nk = k.shape[2]
-        if scale is not None:
-            scale = _fp32_value(scale)
+        if out.dtype != dt:
+            return self._skip("output dtype is not the inputs'")
+        m4 = None
+        mask_kind = None
+        if attn_mask is not None:
+            m4 = _mask4(attn_mask)
+            if any(s not in (1, f) for s, f in zip(m4.shape,
+                                                   (B, H, Nq, Nk))):
+                return self._skip("attn_mask: not broadcastable to "
+                                  "[B, H, Nq, Nk]")
+            if attn_mask.dtype == torch.bool:
+                mask_kind = "bool"
+            elif attn_mask.is_floating_point():
+                mask_kind = "additive"
+            else:
+                return self._skip("attn_mask: neither boolean nor "
+                                  "floating-point")
+            if not _is_cuda(attn_mask):
+                return self._skip("attn_mask: not on a CUDA device")
+        heads = self._heads_for(index, H)
+        bsel = [b for b in (range(B) if self.batch is None else self.batch)
+                if 0 <= b < B]
+        if not bsel:
+            return self._skip("no batch entry selected")
+        bidx = torch.tensor(bsel, dtype=torch.long, device=q.device)
+        hidx = torch.tensor(heads, dtype=torch.long, device=q.device)
+        # the mask at the kept batch entries and heads: a boolean one that
+        # is exactly a causal mask there (or lets every row see every key)
+        # is recorded as that, not as bits
+        msel = None
+        mask_was = None
+        mask_align = None
+        if m4 is not None:
+            msel = m4
+            if m4.shape[0] != 1:
+                msel = msel.index_select(0, bidx)
+            if m4.shape[1] != 1:
+                msel = msel.index_select(1, hidx)
+            if mask_kind == "bool":
+                mask_was, mask_align = _mask_pattern(msel, Nq, Nk)
+        causal = bool(is_causal) or mask_was == "causal"
+        scale_v = None if scale is None else float(scale)
         # the rows
         rows_kept = None
         causal_alignment = None
@@ -450,24 +681,36 @@ class Capture:
             if R < Nq:
                 kq = slice(Nq - R, Nq)
                 every_row = False
-                if is_causal:
+                if causal:
                     if Nq != Nk:
                         return self._skip("rows ('last', R) of a causal call "
                                           "with Nq != Nk")
                     causal_alignment = "bottom-right"
         elif r is not None:
-            if is_causal:
+            if causal:
                 return self._skip("row indices with a causal mask")
             rows_kept = sorted(set(int(x) for x in r if 0 <= int(x) < Nq))
             kq = torch.tensor(rows_kept, dtype=torch.long, device=q.device)
             every_row = len(rows_kept) == Nq
-        heads = self._heads_for(index, H)
-        bsel = [b for b in (range(B) if self.batch is None else self.batch)
-                if 0 <= b < B]
-        if not bsel:
-            return self._skip("no batch entry selected")
-        bidx = torch.tensor(bsel, dtype=torch.long, device=q.device)
-        hidx = torch.tensor(heads, dtype=torch.long, device=q.device)
+        if causal_alignment is None and mask_align is not None:
+            causal_alignment = mask_align
+        # grouped-query heads: the KV heads the kept query heads read
+        # (query head h reads KV head h // (H / Hkv)), in equal groups
+        if gqa:
+            grp = H // Hkv
+            kv_of = [h // grp for h in heads]
+            kv_heads = sorted(set(kv_of))
+            per = len(heads) // len(kv_heads)
+            if len(heads) % len(kv_heads) != 0 or \
+                    kv_of != [kv_heads[i // per] for i in range(len(heads))]:
+                return self._skip("heads: the kept query heads do not read "
+                                  "their KV heads in equal groups, in order")
+            kvidx = torch.tensor(kv_heads, dtype=torch.long, device=q.device)
+            whole_groups = per == grp
+        else:
+            kv_heads = heads
+            kvidx = hidx
+            whole_groups = True
 
         def sel_q(t):
             t = t.index_select(0, bidx).index_select(1, hidx)
@@ -478,7 +721,7 @@ class Capture:
             return t
 
         def sel_k(t):
-            return t.index_select(0, bidx).index_select(1, hidx)[:, :, kk]
+            return t.index_select(0, bidx).index_select(1, kvidx)[:, :, kk]
 
         def sel_lse(t):
             t = t.index_select(0, bidx).index_select(1, hidx)
@@ -486,55 +729,69 @@ class Capture:
                 return t[:, :, kq]
             return t.index_select(2, kq)
 
+        def sel_mask(t):
+            if t.shape[2] == Nq:
+                t = t[:, :, kq] if isinstance(kq, slice) else \
+                    t.index_select(2, kq)
+            if t.shape[3] == Nk:
+                t = t[:, :, :, kk]
+            return t
+
         # the backend op: its O against SDPA's, its LSE and kernels
-        choice = int(torch._fused_sdp_choice(q, k, v, None, 0.0, is_causal,
-                                             scale=scale))
+        choice_kw = {"scale": scale}
+        if enable_gqa:
+            choice_kw["enable_gqa"] = True
+        choice = int(torch._fused_sdp_choice(q, k, v, attn_mask, 0.0,
+                                             is_causal, **choice_kw))
         backend = CHOICE_NAMES.get(choice, "unknown")
         lse = None
         o_equal = None
         kernels = None
+        mask_form = None
+        op_error = None
         with torch.no_grad():
             perr = []
-            prof = _start_profiler(perr) if self.profile else None
-            res = None
-            try:
-                if backend == "flash":
-                    res = torch.ops.aten._scaled_dot_product_flash_attention(
-                        q, k, v, 0.0, is_causal, False, scale=scale)
-                    o2, lse = res[0], res[1]
-                elif backend == "efficient":
-                    res = torch.ops.aten._scaled_dot_product_efficient_attention(
-                        q, k, v, None, True, 0.0, is_causal, scale=scale)
-                    o2, lse = res[0], res[1][:, :, :Nq]
-                elif backend == "cudnn":
-                    res = torch.ops.aten._scaled_dot_product_cudnn_attention(
-                        q, k, v, None, True, 0.0, is_causal, False,
-                        scale=scale)
-                    o2, lse = res[0], res[1]
-                    if lse.dim() == 4:
-                        lse = lse[..., 0]
-                else:
-                    o2 = None
-            finally:
-                kernels = _stop_profiler(prof, perr)
-            if o2 is not None:
+            biases = [(None, None)] if attn_mask is None else \
+                _mask_biases(backend, attn_mask, q, k)
+            for bi, (label, bias) in enumerate(biases):
+                # the kernels: of the first try alone, the op's own
+                prof = _start_profiler(perr) if self.profile and bi == 0 \
+                    else None
+                o2 = None
+                try:
+                    o2, lse = _backend_op(backend, q, k, v, bias, is_causal,
+                                          scale, Nq)
+                except Exception as e:  # noqa: BLE001 -- keep the call
+                    op_error = "%s: %s" % (type(e).__name__,
+                                           str(e).split("\n")[0][:200])
+                    lse = None
+                finally:
+                    if bi == 0:
+                        kernels = _stop_profiler(prof, perr)
+                if o2 is None:
+                    break
+                mask_form = label
                 o_equal = bool(torch.equal(o2.view(torch.int16),
                                            out.detach().view(torch.int16)))
-                if not o_equal:
-                    lse = None  # not the LSE of the O that SDPA gave
-            del res
+                del o2
+                if o_equal:
+                    break
+                lse = None  # not the LSE of the O that SDPA gave
         bkernels = None
         berr = []
         if self.profile_backward and self.backward and out.requires_grad:
             bkernels = _backward_kernels(q, k, v, is_causal, scale,
-                                         enable_gqa, berr)
+                                         enable_gqa, berr, attn_mask)
+        launch = {"batch": B, "heads": H, "nq": Nq, "nk": Nk, "d": d}
+        if gqa:
+            launch["kv_heads"] = Hkv
         entry = {"layer": index, "step": self.step, "name": name,
-                 "causal": bool(is_causal), "scale": scale,
-                 "layout": "bhnd", "dtype": "bfloat16", "backend": backend,
+                 "causal": causal, "scale": scale_v,
+                 "layout": "bhnd", "dtype": _dtype_name(dt),
+                 "backend": backend,
                  "kernels": kernels, "heads_kept": heads,
                  "rows_kept": rows_kept,
-                 "launch_shape": {"batch": B, "heads": H, "nq": Nq,
-                                  "nk": Nk, "d": d},
+                 "launch_shape": launch,
                  "batch_kept": bsel,
                  "o_equal_backend_op": o_equal}
         if perr:
@@ -547,6 +804,15 @@ class Capture:
             entry["causal_alignment"] = causal_alignment
         if isinstance(r, tuple) and not every_row:
             entry["rows_selection"] = [r[0], int(r[1])]
+        if enable_gqa:
+            entry["enable_gqa"] = True
+        if gqa:
+            entry["kv_heads"] = Hkv
+            entry["kv_heads_from"] = kv_heads
+        if cast is not None:
+            entry["autocast"] = _dtype_name(cast)
+        if op_error is not None:
+            entry["backend_op_error"] = op_error
         call = _Call(entry)
         with torch.no_grad():
             for n, t in (("q", sel_q(q)), ("k", sel_k(k)), ("v", sel_k(v)),
@@ -554,16 +820,31 @@ class Capture:
                 call.tensors[n] = t.detach().contiguous().cpu()
             if lse is not None:
                 call.tensors["lse"] = sel_lse(lse).float().contiguous().cpu()
+            if m4 is not None:
+                if mask_was is not None:
+                    entry["mask_was"] = mask_was
+                else:
+                    mt = sel_mask(msel)
+                    if mask_kind == "bool":
+                        mt = mt.to(torch.uint8)
+                    mt = mt.contiguous().cpu()
+                    call.tensors["attn_mask"] = mt
+                    entry["attn_mask"] = {
+                        "dtype": _dtype_name(mt.dtype),
+                        "shape": list(mt.shape), "kind": mask_kind,
+                        "source_shape": list(m4.shape)}
+                entry["backend_op_mask"] = mask_form
             if self.record_x:
-                xt = self._x_for(name, B, Nq, H, d, bsel, kq, entry)
+                xt = self._x_for(name, B, Nq, H, d, bsel, kq, entry, dt)
                 if xt is not None:
                     call.tensors["x"] = xt
+        keep_dkv = every_row and whole_groups
         est = call.nbytes()
         if self.backward and out.requires_grad:
             est += _nbytes(call.tensors["o"])
             if self.grads:
                 est += _nbytes(call.tensors["q"])
-                if every_row:
+                if keep_dkv:
                     est += 2 * _nbytes(call.tensors["k"])
         if self._bytes + est > self.budget:
             self.dropped += 1
@@ -577,26 +858,29 @@ class Capture:
             entry["prefix"] = "L%d.s%d.c%d." % (index, self.step, n)
         self.calls.append(call)
         if self.backward and out.requires_grad:
-            self._hook_backward(call, q, k, v, out, sel_q, sel_k, every_row)
+            self._hook_backward(call, grad_src, out, sel_q, sel_k, keep_dkv,
+                                dt)
         return None
 
-    def _hook_backward(self, call, q, k, v, out, sel_q, sel_k, every_row):
+    def _hook_backward(self, call, src, out, sel_q, sel_k, keep_dkv, dt):
+        """Hooks that keep dO and, with grads, dq (and dk, dv where
+        KEEP_DKV) of the call, as DT: SRC are the tensors the model passed
+        to SDPA."""
+        q, k, v = src
         want = []
         if self.grads:
             want = [("dq", q, sel_q)]
-            if every_row:
+            if keep_dkv:
                 want += [("dk", k, sel_k), ("dv", v, sel_k)]
         want = [w for w in want if w[1].requires_grad]
 
         def on_do(g):
-            call.tensors["do"] = sel_q(g.detach()).to(
-                torch.bfloat16).contiguous().cpu()
+            call.tensors["do"] = sel_q(g.detach()).to(dt).contiguous().cpu()
             return None
 
         def make(name, sel):
             def on_grad(g):
-                call.tensors[name] = sel(g.detach()).to(
-                    torch.bfloat16).contiguous().cpu()
+                call.tensors[name] = sel(g.detach()).to(dt).contiguous().cpu()
                 return None
             return on_grad
 
@@ -621,10 +905,19 @@ class Capture:
             want = heads.get(e["layer"], kept) if isinstance(heads, dict) \
                 else (kept if heads is None else heads)
             pos = [kept.index(h) for h in want]
+            kpos, whole = self._subset_kv(e, want)
             n = _Call(e)
             e["heads_kept"] = list(want)
+            am = e.get("attn_mask")
             for name, t in c.tensors.items():
-                if name != "x":
+                if name in ("dk", "dv") and not whole:
+                    continue  # sums over query heads left out
+                if name in ("k", "v", "dk", "dv"):
+                    t = t[:, kpos]
+                elif name == "attn_mask":
+                    if am["source_shape"][1] != 1:
+                        t = t[:, pos]
+                elif name != "x":
                     t = t[:, pos]
                 if first_rows is not None:
                     if e.get("rows_kept") is not None or \
@@ -633,14 +926,43 @@ class Capture:
                                          "that keeps a subset of rows")
                     if name in ("dk", "dv"):
                         continue  # they depend on the rows dropped
-                    t = t[:, :first_rows] if name == "x" else \
-                        t[:, :, :first_rows]
+                    if name == "attn_mask":
+                        if am["source_shape"][2] != 1:
+                            t = t[:, :, :first_rows]
+                        if am["source_shape"][3] != 1:
+                            t = t[:, :, :, :first_rows]
+                    else:
+                        t = t[:, :first_rows] if name == "x" else \
+                            t[:, :, :first_rows]
                 n.tensors[name] = t.contiguous()
+                if name == "attn_mask":
+                    am["shape"] = list(t.shape)
             if first_rows is not None:
                 e["rows_selection"] = ["first", int(first_rows)]
             sub.calls.append(n)
             sub._bytes += n.nbytes()
         return sub
+
+    @staticmethod
+    def _subset_kv(e, want):
+        """The positions, among the KV heads the call entry E keeps, of
+        those the query heads WANT read, and whether every query head of
+        each of them is in WANT (else dk and dv, sums over them all, are
+        left out); E's kv_heads_from is updated.  Ungrouped calls: WANT's
+        own positions."""
+        kvf = e.get("kv_heads_from")
+        if kvf is None:
+            return [e["heads_kept"].index(h) for h in want], True
+        grp = e["launch_shape"]["heads"] // e["kv_heads"]
+        kv_of = [h // grp for h in want]
+        kv = sorted(set(kv_of))
+        per = len(want) // len(kv)
+        if len(want) % len(kv) != 0 or \
+                kv_of != [kv[i // per] for i in range(len(want))]:
+            raise ValueError("subset: the heads %s do not read their KV "
+                             "heads in equal groups, in order" % (want,))
+        e["kv_heads_from"] = kv
+        return [kvf.index(j) for j in kv], per == grp
 
     # -- writing -----------------------------------------------------------
     def manifest(self, extra=None):
@@ -667,6 +989,11 @@ class Capture:
                 m[f] = calls[0].get(f)
         if m.get("scale", 0) is None:
             m["scale"] = "1/sqrt(d) (PyTorch default)"  # as diff reads it
+        # grouped-query heads and autocast, where every call has them
+        for f in ("enable_gqa", "autocast"):
+            vals = {json.dumps(c.get(f)) for c in calls}
+            if len(vals) == 1 and calls and calls[0].get(f) is not None:
+                m[f] = calls[0].get(f)
         m["calls"] = calls
         m["skipped"] = self.skipped
         m["dropped"] = self.dropped
@@ -746,6 +1073,9 @@ class Capture:
             m["heads_kept"] = e["heads_kept"]
             if e.get("causal_alignment"):
                 m["causal_alignment"] = e["causal_alignment"]
+            for f in ("kv_heads_from", "mask_was", "attn_mask"):
+                if e.get(f) is not None:
+                    m[f] = e[f]
             fn = "%s.%ssafetensors" % (path, pre)
             save_file(dict(c.tensors), fn,
                       metadata={"manifest": json.dumps(m)})
@@ -1074,6 +1404,239 @@ def _st_hf(out_dir, rep):
     rep["llama_files"] = cl.save(os.path.join(out_dir, "x_llama"))
 
 
+# ---------------------------------------------------------------------------
+# Self-test: modern transformers models (grouped-query heads, masks, FP16,
+# autocast), randomly initialised
+# ---------------------------------------------------------------------------
+def _bits_equal(a, b):
+    """Whether tensors A and B hold the same bits (same dtype and shape)."""
+    if a.dtype != b.dtype or a.shape != b.shape:
+        return False
+    iv = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
+    w = iv[a.element_size()]
+    return bool(torch.equal(a.contiguous().view(w), b.contiguous().view(w)))
+
+
+def _causal_bool(nq, nk, align, dev):
+    i = torch.arange(nq, device=dev).view(nq, 1)
+    j = torch.arange(nk, device=dev).view(1, nk)
+    return j <= i + (nk - nq if align == "bottom-right" else 0)
+
+
+def _replay(c, dev="cuda"):
+    """SDPA run again on the recorded tensors of the call C: per way of
+    running it, whether O and (from the recorded dO) dq, dk, dv are the
+    recorded bits.  "as_run": the call as the model made it (its mask, a
+    recognised one rebuilt from its pattern, expanded over the kept batch
+    entries); "as_recorded": as the manifest describes it (is_causal for
+    a mask recognised as causal, no mask for one that hid nothing).  The
+    launch is the model's only where every batch entry, head and row was
+    kept."""
+    e, t = c.entry, c.tensors
+    q, k, v = (t[n].to(dev) for n in ("q", "k", "v"))
+    B, nq, nk = q.shape[0], q.shape[2], k.shape[2]
+    kw = {"scale": e["scale"]}
+    if e.get("enable_gqa"):
+        kw["enable_gqa"] = True
+    ways = []
+    if "attn_mask" in t:
+        m = t["attn_mask"].to(dev)
+        if e["attn_mask"]["kind"] == "bool":
+            m = m.bool()
+        ways.append(("as_run", {"attn_mask": m}))
+    elif e.get("mask_was") == "causal":
+        m = _causal_bool(nq, nk, e.get("causal_alignment"), dev)
+        ways.append(("as_run", {"attn_mask": m.expand(B, 1, nq, nk)}))
+        ways.append(("as_recorded", {"is_causal": True}))
+    elif e.get("mask_was") == "none":
+        m = torch.ones(B, 1, nq, nk, dtype=torch.bool, device=dev)
+        ways.append(("as_run", {"attn_mask": m}))
+        ways.append(("as_recorded", {}))
+    else:
+        ways.append(("as_recorded", {"is_causal": e["causal"]}))
+    out = {}
+    for label, extra in ways:
+        r = {}
+        try:
+            qq, kk, vv = (x.clone().requires_grad_(True) for x in (q, k, v))
+            with torch.no_grad():
+                a = dict(kw)
+                a.update(extra)
+                ch = torch._fused_sdp_choice(
+                    qq, kk, vv, a.get("attn_mask"), 0.0,
+                    a.get("is_causal", False), scale=a["scale"],
+                    **({"enable_gqa": True} if a.get("enable_gqa") else {}))
+                r["backend"] = CHOICE_NAMES.get(int(ch), "unknown")
+            o = _ORIG_SDPA(qq, kk, vv, **a)
+            r["o_equal"] = _bits_equal(o.detach().cpu(), t["o"])
+            if "do" in t:
+                g = torch.autograd.grad(o, (qq, kk, vv), t["do"].to(dev))
+                for n, gi in zip(("dq", "dk", "dv"), g):
+                    if n in t:
+                        r[n + "_equal"] = _bits_equal(gi.cpu(), t[n])
+        except Exception as ex:  # noqa: BLE001 -- report, go on
+            r["error"] = "%s: %s" % (type(ex).__name__,
+                                     str(ex).split("\n")[0][:200])
+        out[label] = r
+    return out
+
+
+def _hf_models():
+    """The models of --selftest-hf: (name, builder, under BF16 autocast);
+    a builder returns (model, run), where run() gives the loss and the
+    output of one forward."""
+    import transformers as tf
+    dev = "cuda"
+    B, N, V = 2, 64, 512
+
+    def ids_mask(pad):
+        g = torch.Generator(device="cpu").manual_seed(5)
+        ids = torch.randint(0, V, (B, N), generator=g).to(dev)
+        am = None
+        if pad:
+            am = torch.ones(B, N, dtype=torch.long, device=dev)
+            am[1, N - pad:] = 0
+        return ids, am
+
+    def causal_lm(cfg, pad=0, half=False):
+        def build():
+            torch.manual_seed(0)
+            m = tf.AutoModelForCausalLM.from_config(
+                cfg, attn_implementation="sdpa").to(dev)
+            if half:
+                m = m.half()
+            m.train()
+            ids, am = ids_mask(pad)
+            labels = ids if am is None else ids.masked_fill(am == 0, -100)
+
+            def run():
+                r = m(input_ids=ids, attention_mask=am, labels=labels)
+                return r.loss, r.logits
+            return m, run
+        return build
+
+    def llama(**over):
+        a = dict(hidden_size=256, intermediate_size=512,
+                 num_hidden_layers=2, num_attention_heads=8,
+                 num_key_value_heads=2, vocab_size=V,
+                 max_position_embeddings=128, attention_dropout=0.0)
+        a.update(over)
+        return a
+
+    def bert():
+        cfg = tf.BertConfig(hidden_size=256, num_hidden_layers=2,
+                            num_attention_heads=4, intermediate_size=512,
+                            vocab_size=V, max_position_embeddings=128,
+                            hidden_dropout_prob=0.0,
+                            attention_probs_dropout_prob=0.0)
+        torch.manual_seed(0)
+        m = tf.AutoModel.from_config(cfg, attn_implementation="sdpa").to(dev)
+        m.train()
+        ids, am = ids_mask(16)
+
+        def run():
+            h = m(input_ids=ids, attention_mask=am).last_hidden_state
+            return h.float().pow(2).mean(), h
+        return m, run
+
+    gpt2 = tf.GPT2Config(n_layer=2, n_head=4, n_embd=256, n_positions=128,
+                         vocab_size=V, attn_pdrop=0.0, resid_pdrop=0.0,
+                         embd_pdrop=0.0)
+    return [
+        ("llama_gqa", causal_lm(tf.LlamaConfig(**llama())), True),
+        ("llama_gqa_padded", causal_lm(tf.LlamaConfig(**llama()), pad=16),
+         True),
+        ("mistral_window", causal_lm(tf.MistralConfig(
+            **llama(sliding_window=32))), True),
+        ("gpt2_fp16", causal_lm(gpt2, half=True), False),
+        ("bert_padded", bert, True),
+    ]
+
+
+def _call_summary(c):
+    e = c.entry
+    keys = ("name", "backend", "kernels", "backward_kernels", "dtype",
+            "autocast", "causal", "causal_alignment", "scale", "enable_gqa",
+            "kv_heads", "kv_heads_from", "mask_was", "attn_mask",
+            "backend_op_mask", "backend_op_error", "o_equal_backend_op",
+            "batch_kept", "launch_shape")
+    s = {"prefix": e.get("prefix") or "L%d.s%d" % (e["layer"], e["step"])}
+    s.update({k: e[k] for k in keys if k in e})
+    s["tensors"] = {n: [str(t.dtype).replace("torch.", ""), list(t.shape)]
+                    for n, t in sorted(c.tensors.items())}
+    return s
+
+
+def _selftest_hf(out_dir):
+    """Records five randomly initialised transformers models (no
+    download; batch 2, 64 tokens, forward and backward): a Llama with
+    grouped-query heads (8 query heads over 2 KV heads), the same with a
+    padded batch, a Mistral with a 32-token sliding window, a GPT-2 in
+    FP16 and a BERT with a padding mask; all but GPT-2 under BF16
+    autocast.  Per model: the SDPA calls seen, recorded and skipped, the
+    model's output with and without the recorder, each call's backend,
+    kernels, mask and grouping, and SDPA run again on the recorded
+    tensors (_replay).  Models with a padding mask are recorded a second
+    time keeping batch entry 0 alone (no padding there).  Writes
+    OUT_DIR/NAME.safetensors, .json and OUT_DIR/summary.json."""
+    import transformers
+    os.makedirs(out_dir, exist_ok=True)
+    rep = {"torch": torch.__version__, "cuda": torch.version.cuda,
+           "transformers": transformers.__version__,
+           "gpu": torch.cuda.get_device_name(0),
+           "cudnn": torch.backends.cudnn.version(),
+           "deterministic": torch.are_deterministic_algorithms_enabled(),
+           "models": {}}
+    for name, build, bf16 in _hf_models():
+        batches = [("", None)]
+        if name.endswith("_padded"):
+            batches.append(("_b0", [0]))
+        for suffix, batch in batches:
+            key = name + suffix
+            r = rep["models"][key] = {"autocast": "bfloat16" if bf16
+                                      else None}
+            try:
+                m, run = build()
+                ctx = (lambda: torch.autocast("cuda", dtype=torch.bfloat16)) \
+                    if bf16 else contextlib.nullcontext
+                with ctx():
+                    _, ref = run()
+                ref = ref.detach().clone()
+                m.zero_grad(set_to_none=True)
+                cap = Capture(m, batch=batch, backward=True, grads=True,
+                              profile_backward=True)
+                with ctx():
+                    with cap.recording(step=0):
+                        loss, outp = run()
+                loss.backward()
+                torch.cuda.synchronize()
+                r["output_equal_without_recorder"] = _bits_equal(
+                    outp.detach(), ref)
+                r["seen"] = cap.seen
+                r["recorded"] = len(cap.calls)
+                r["skipped"] = cap.skipped
+                r["dropped"] = cap.dropped
+                r["calls"] = []
+                for c in cap.calls:
+                    s = _call_summary(c)
+                    s["replay"] = _replay(c)
+                    r["calls"].append(s)
+                r["files"] = [os.path.basename(f) for f in
+                              cap.save(os.path.join(out_dir, key))]
+                r["bytes"] = sum(os.path.getsize(os.path.join(out_dir, f))
+                                 for f in r["files"])
+                del m, cap
+                torch.cuda.empty_cache()
+            except Exception as ex:  # noqa: BLE001 -- report, go on
+                import traceback
+                r["error"] = "%s: %s\n%s" % (type(ex).__name__, ex,
+                                            traceback.format_exc()[-2000:])
+    with open(os.path.join(out_dir, "summary.json"), "w") as f:
+        json.dump(rep, f, indent=1, default=str)
+        f.write("\n")
+    return rep
+
+
 if __name__ == "__main__":
     import sys
     if len(sys.argv) == 3 and sys.argv[1] == "--selftest":
@@ -1082,6 +1645,9 @@ if __name__ == "__main__":
     elif len(sys.argv) == 3 and sys.argv[1] == "--selftest-x":
         r = _selftest_x(sys.argv[2])
         print(json.dumps(r, indent=1, default=str))
+    elif len(sys.argv) == 3 and sys.argv[1] == "--selftest-hf":
+        r = _selftest_hf(sys.argv[2])
+        print(json.dumps(r, indent=1, default=str))
     else:
         sys.exit("usage: capture.py --selftest OUT_DIR | --selftest-x "
-                 "OUT_DIR")
+                 "OUT_DIR | --selftest-hf OUT_DIR")

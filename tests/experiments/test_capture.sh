@@ -4,7 +4,8 @@
 # positions; and capture_gpt6_s0_l1h0, one head at step 0).  The expected repeated-maxima counts are the manifest's
 # "repeated_max_rows_expected", counted on the GPU machine from the
 # captured Q and K with exact integer sums (capture.repeated_max_rows), not
-# by bf16emu; every O element must be the GPU's bits under fa2.
+# by bf16emu; every O element must be the GPU's bits under fa2.  Then a
+# grouped-query capture of a transformers Llama (tests/data/gpu/hf).
 
 : "${srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
 . "$srcdir/tests/experiments/lib.sh"
@@ -91,6 +92,20 @@ for l in 0 1 2 3 4 5; do
         --no-exact --stage o,lse
     expect_rc 0
     expect_out_has "256 elements, 256 bit-equal (100.000%), 0 differ"
+done
+
+# A Llama with grouped-query heads (tests/data/gpu/hf/llama_gqa: 8 query
+# heads over 2 KV heads, d = 32, FP32 q and k cast by BF16 autocast,
+# scale 32**-0.5 as given, cuDNN on an H100): each call's O and LSE are
+# the GPU's bits under the cudnn description, the scale rounded to FP32.
+gqa=$srcdir/tests/data/gpu/hf/llama_gqa.safetensors
+for c in L0.s0 L1.s0; do
+    run diff --dump "$gqa" --call "$c" --no-exact --stage o,lse
+    expect_rc 0
+    expect_out_has "B 2, H 8, Nq 64, Nk 64, d 32; policy cudnn"
+    expect_out_has "scale 0.17677669 (FP32 0x3E3504F3), from the manifest"
+    expect_out_has "32768 elements, 32768 bit-equal (100.000%), 0 differ"
+    expect_out_has "1024 elements, 1024 bit-equal (100.000%), 0 differ"
 done
 
 finish

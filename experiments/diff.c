@@ -1546,10 +1546,16 @@ static bool call_manifest(diff_ctx *x, const char *man);
 static bool
 check_unapplied_tensors(const diff_ctx *x)
 {
+    size_t nc = x->call != NULL ? strlen(x->call) : 0;
+
     for (size_t i = 0; i < x->list.n_tensors; i++) {
         const char *name = x->list.tensors[i].name;
         const char *dot = strrchr(name, '.');
         const char *base = dot != NULL ? dot + 1 : name;
+        /* with --call, only the call's own tensors (CALL.attn_mask) */
+        if (x->call != NULL && dot != NULL
+            && !((size_t)(dot - name) == nc && strncmp(name, x->call, nc) == 0))
+            continue;
         if (strcmp(base, "dropout_p") != 0 && unapplied_key(base)) {
             cli_error(CMD,
                       "%s: tensor '%s': %s changes the result and is not "
@@ -3617,8 +3623,13 @@ ctx_free(diff_ctx *x)
 static bool
 call_manifest(diff_ctx *x, const char *man)
 {
-    static const char *const keys[] = {"causal", "layout", "dtype",
-                                       "backend", "splits", "fix"};
+    static const char *const keys[] = {
+        "causal", "layout", "dtype", "backend", "splits", "fix",
+        "causal_alignment", "enable_gqa",
+        /* refused by name when set (unapplied) */
+        "attn_mask", "mask", "attn_bias", "bias", "alibi_slopes",
+        "dropout_p", "window_size", "sliding_window", "softcap", "score_mod",
+        "block_mask"};
     json_error_t je;
     json_t *m = json_loads(man, 0, &je), *calls, *c = NULL;
     const json_t *sc;

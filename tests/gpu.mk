@@ -106,3 +106,5 @@ EXTRA_DIST += experiments/gpu/cudnn_split_probe.py
 # H100 (experiments/gpu/sdpa_gqa_mask.py); test_gqa_dumps.sh reads them.
 EXTRA_DIST += tests/data/gpu/gqa tests/data/gpu/mask \
 	experiments/gpu/sdpa_gqa_mask.py
+# JAX's cuDNN attention beside PyTorch's (experiments/gpu/jax_cudnn.py).
+EXTRA_DIST += tests/data/gpu/jax experiments/gpu/jax_cudnn.py

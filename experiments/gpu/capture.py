@@ -59,12 +59,15 @@ recorded is what the kernel got:
            the file's own grouping is the model's; other selections are
            skipped.  dk and dv (sums over a whole group) are kept only
            when every query head of each kept KV head is kept;
-  attn_mask  a boolean mask that, at the kept batch entries and heads, is
-           exactly a causal mask with no empty row is recorded as one:
-           "causal": true, "mask_was": "causal" (with "causal_alignment"
-           "top-left" or "bottom-right" when Nq != Nk), and no mask
-           tensor; one that hides nothing gives "mask_was": "none".  Any
-           other mask is stored, at the kept batch entries, heads, rows
+  attn_mask  a boolean mask that hides nothing at the kept batch entries
+           and heads is recorded as no mask ("mask_was": "none"; on the
+           H100 the call's bits were those of the unmasked kernel).  One
+           that is exactly a causal mask with no empty row is marked
+           "mask_was": "causal" (with "causal_alignment" "top-left" or
+           "bottom-right" when Nq != Nk) but still stored as a mask: the
+           masked kernel is not the causal one (cuDNN adds the mask as a
+           bias, and its LSE differed from is_causal's in a few rows).
+           Any other mask is stored, at the kept batch entries, heads, rows
            and keys (dimensions of size 1 stay broadcast), as the tensor
            "attn_mask" (a boolean mask as U8 0/1, True: the key is seen;
            an additive one in its dtype, after autocast), and the entry's
@@ -660,7 +663,10 @@ class Capture:
                 msel = msel.index_select(1, hidx)
             if mask_kind == "bool":
                 mask_was, mask_align = _mask_pattern(msel, Nq, Nk)
-        causal = bool(is_causal) or mask_was == "causal"
+        # a causal-shaped mask still runs the masked kernel (cuDNN adds it
+        # as a bias: on the H100 its LSE differed from is_causal's in a
+        # few rows), so it is recorded as a mask, with what it was
+        causal = bool(is_causal)
         scale_v = None if scale is None else float(scale)
         # the rows
         rows_kept = None
@@ -823,7 +829,7 @@ class Capture:
             if m4 is not None:
                 if mask_was is not None:
                     entry["mask_was"] = mask_was
-                else:
+                if mask_was != "none":
                     mt = sel_mask(msel)
                     if mask_kind == "bool":
                         mt = mt.to(torch.uint8)

@@ -9,7 +9,8 @@
 # comes from the launch by the kernel's own rule (FA2's heuristic with a
 # group's query heads as rows for one query row; cuDNN's decode grid).
 # The masked calls of tests/data/gpu/mask are refused by name (masks are
-# not modelled).
+# not modelled).  JAX's cuDNN attention on the same kernel
+# (tests/data/gpu/jax) is the cudnn description's too.
 
 : "${srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
 . "$srcdir/tests/experiments/lib.sh"
@@ -121,6 +122,22 @@ for name in mask_padding mask_causal_padding mask_window32 mask_alibi \
     expect_rc 2
     expect_no_stdout
     expect_err_has "changes the result and is not modelled yet"
+done
+
+# JAX's cuDNN attention (tests/data/gpu/jax: jax.nn.dot_product_attention
+# with implementation "cudnn", a custom scale and causal; grouped heads
+# and causal at d = 128): its O is PyTorch's cuDNN O, and the cudnn
+# description gives it bit for bit.
+J=$srcdir/tests/data/gpu/jax
+for name in jax_d64_causal_scale jax_d128_gqa4_causal; do
+    f=$J/$name.safetensors
+    [ -r "$f" ] || continue
+    for o in jax.o torch.o; do
+        run diff --dump "$f" --q "$f:q" --k "$f:k" --v "$f:v" --o "$f:$o" \
+            --policy cudnn --stage o --no-exact --json
+        e=$("$JSONQ" "$tmp/out" stages.0.elements 2>/dev/null)
+        expect_stage "$name $o" 0 o "$e" "$e"
+    done
 done
 
 echo "test_gqa_dumps: $n_pass passed, $n_fail failed"

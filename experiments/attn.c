@@ -72,11 +72,28 @@
  * events); a run whose estimate exceeds --max-memory (default the smaller
  * of 8 GiB and the physical memory) is refused.  For file inputs the
  * sizes of the files are checked against the limit before they are read.
+ *
+ * The cost.  Before computing, one line on stderr states the work in
+ * units of B H Nq Nk d (times 4 with --backward, the unit the exact
+ * reference's limit counts), which parts run, and the exact reference's
+ * time on one core at EXACT_S_PER_UNIT (the emulated passes have no such
+ * figure: their speed depends on the policy and the instruction set).
+ * While stderr is a terminal, a bar there shows the heads done of each
+ * parallel loop (the forward, the exact reference); it only writes to
+ * stderr, so the results stay the same for every thread count.
+ * --dry-run resolves everything (files read, description, tiles,
+ * splits, the memory estimate), prints the report's header and the cost,
+ * and stops before computing or writing anything.
  */
 
 /* The exact reference runs when B H Nq Nk d (x4 with --backward) is at
    most this, unless --exact. */
 #define EXACT_WORK_LIMIT ((uint64_t)1 << 26)
+/* The exact reference's seconds per unit of that work on one core: the
+   figure the limit rests on (2^26 units, about 20 s). */
+#define EXACT_S_PER_UNIT 0.3e-6
+/* Progress on a terminal is redrawn at most this often (seconds). */
+#define PROGRESS_EVERY_S 0.25
 #define MAX_MEMORY_DEFAULT ((uint64_t)8 << 30)
 /* P~ is captured for the row statistics when it takes at most this. */
 #define AUTO_P_BYTES ((uint64_t)64 << 20)
@@ -176,6 +193,16 @@ typedef struct
     uint64_t inputs, outputs, captures, workspace, exact, trace, total;
 } mem_estimate;
 
+/* The progress of one parallel loop over the heads, on stderr while it is
+   a terminal. */
+typedef struct
+{
+    bool on;
+    const char *unit; /* "heads (forward)" */
+    uint64_t done, total;
+    double t0, last;
+} head_progress;
+
 enum
 {
     SH_BATCH,
@@ -250,6 +277,8 @@ typedef struct
     uint64_t trace_keep;
     bool trace_keep_given;
     bool json, force, no_exact, exact_forced;
+    bool dry_run; /* --dry-run */
+    bool tty;     /* stderr is a terminal: progress there */
     uint64_t max_memory;
     bool max_memory_given;
     uint64_t threads;
@@ -1079,6 +1108,72 @@ check_file_sizes(const attn_ctx *x)
 }
 
 /*----------------------------------------------------------------------------
+ * The cost.
+ *--------------------------------------------------------------------------*/
+/* "0.63 s", "25 min", "3.2 h", "41 days" into BUF. */
+static const char *
+duration_str(char *buf, size_t n, double s)
+{
+    if (s < 60)
+        snprintf(buf, n, "%.2g s", s);
+    else if (s < 3600)
+        snprintf(buf, n, "%.0f min", s / 60);
+    else if (s < 172800)
+        snprintf(buf, n, "%.2g h", s / 3600);
+    else
+        snprintf(buf, n, "%.3g days", s / 86400);
+    return buf;
+}
+
+/* The work of the run: B H Nq Nk d, x4 with --backward (as x->exact_work
+   counts it, without its saturation). */
+static double
+run_work(const attn_ctx *x)
+{
+    return (double)x->heads * (double)x->nq * (double)x->nk * (double)x->d
+           * (x->backward ? 4.0 : 1.0);
+}
+
+/* "cost W: B x H x Nq x Nk x d = ...; the parts that run", without a
+   newline: W the work, and the exact reference's time on one core where
+   it runs. */
+static void
+cost_text(cli_buf *b, const attn_ctx *x)
+{
+    double w = run_work(x);
+    char t[40];
+
+    cli_buf_printf(b,
+                   "cost %.3g: B x H x Nq x Nk x d = %zu x %zu x %zu x %zu x "
+                   "%zu%s; runs the %s",
+                   w, x->nb, x->nh, x->nq, x->nk, x->d,
+                   x->backward ? ", x 4 with --backward" : "",
+                   x->backward ? "forward and the backward" : "forward");
+    if (x->exact_run)
+        cli_buf_printf(b,
+                       ", then the exact reference (MPFR at 256 bits, the "
+                       "same units at about %.2g us each: %s of one core)",
+                       EXACT_S_PER_UNIT * 1e6,
+                       duration_str(t, sizeof t, w * EXACT_S_PER_UNIT));
+    else
+        cli_buf_printf(b, "; the exact reference not run (%s)", x->exact_note);
+}
+
+/* The cost line on stderr, before the computation. */
+static void
+cost_report(const attn_ctx *x)
+{
+    cli_buf b;
+
+    cli_buf_init(&b);
+    cost_text(&b, x);
+    if (!b.failed)
+        fprintf(stderr, "bf16emu %s: %s\n", CMD, b.p);
+    fflush(stderr);
+    cli_buf_free(&b);
+}
+
+/*----------------------------------------------------------------------------
  * Allocation.
  *--------------------------------------------------------------------------*/
 static void *
@@ -1308,6 +1403,45 @@ gen_inputs(const attn_ctx *x, size_t hh)
                                        : NULL);
 }
 
+/* Starts the progress of a loop over the heads (nothing unless stderr is
+   a terminal). */
+static void
+progress_begin(head_progress *p, const attn_ctx *x, const char *unit)
+{
+    p->on = x->tty && !x->dry_run;
+    p->unit = unit;
+    p->done = 0;
+    p->total = (uint64_t)x->heads;
+    p->t0 = p->last = cli_now_s();
+}
+
+/* One head done (from any thread of the loop); redrawn at most every
+   PROGRESS_EVERY_S seconds. */
+static void
+progress_step(head_progress *p)
+{
+    if (!p->on)
+        return;
+#ifdef _OPENMP
+#pragma omp critical(attn_progress)
+#endif
+    {
+        double now = cli_now_s();
+        p->done++;
+        if (now - p->last >= PROGRESS_EVERY_S) {
+            p->last = now;
+            cli_progress(CMD, p->unit, true, p->done, p->total, p->t0, false);
+        }
+    }
+}
+
+static void
+progress_end(const head_progress *p)
+{
+    if (p->on)
+        cli_progress(CMD, p->unit, true, p->done, p->total, p->t0, true);
+}
+
 static int
 thread_count(const attn_ctx *x)
 {
@@ -1321,6 +1455,7 @@ compute(attn_ctx *x)
     long long nh = (long long)x->heads;
     unsigned ffl = 0, bfl = 0;
     int failed = 0, nt = thread_count(x);
+    head_progress pg;
 
 #ifdef _OPENMP
     x->threads_used = nt;
@@ -1346,14 +1481,20 @@ compute(attn_ctx *x)
                                          : bf16_nonfinite(x->data[i][j]);
     }
 
+    progress_begin(&pg, x,
+                   x->backward ? "heads (forward and backward)"
+                               : "heads (forward)");
 #ifdef _OPENMP
 #pragma omp parallel for schedule(dynamic, 1) num_threads(nt)                 \
     reduction(|                                                               \
               : ffl, bfl, failed)
 #endif
-    for (long long hh = 0; hh < nh; hh++)
+    for (long long hh = 0; hh < nh; hh++) {
         if (run_head(x, (size_t)hh, &ffl, &bfl) != 0)
             failed |= 1;
+        progress_step(&pg);
+    }
+    progress_end(&pg);
     if (failed) {
         cli_error(CMD, "the attention library failed (out of memory for its "
                        "working memory)");
@@ -1386,9 +1527,11 @@ exact_all(attn_ctx *x)
     long long nh = (long long)x->heads;
     int nt = thread_count(x), bad = AX_OK;
     uint64_t n_input = 0, n_range = 0;
+    head_progress pg;
 
     if (!mpfr_buildopt_tls_p())
         nt = 1; /* MPFR's caches are shared: one thread */
+    progress_begin(&pg, x, "heads (exact reference)");
 #ifdef _OPENMP
 #pragma omp parallel for schedule(dynamic, 1) num_threads(nt)                \
     reduction(+ : n_input, n_range)
@@ -1397,6 +1540,7 @@ exact_all(attn_ctx *x)
 #endif
     for (long long hh = 0; hh < nh; hh++) {
         int rc = exact_head(x, (size_t)hh);
+        progress_step(&pg);
         if (rc == AX_OK)
             continue;
         exact_head_missing(x, (size_t)hh);
@@ -1411,6 +1555,7 @@ exact_all(attn_ctx *x)
             bad = rc;
         }
     }
+    progress_end(&pg);
     mpfr_free_cache();
     if (bad != AX_OK) {
         cli_error(CMD, "the exact reference failed: %s", ax_strerror(bad));
@@ -1809,6 +1954,15 @@ gen_desc(char *buf, size_t n, const attn_ctx *x)
     return buf;
 }
 
+/* Whether input I is part of the run (generated inputs are allocated
+   only to be computed, not by --dry-run). */
+static bool
+input_present(const attn_ctx *x, int i)
+{
+    return x->data[i] != NULL
+           || (x->gen_on && x->dry_run && (i != IN_DO || x->backward));
+}
+
 static void
 text_input(cli_buf *b, const attn_ctx *x, int i)
 {
@@ -1816,7 +1970,7 @@ text_input(cli_buf *b, const attn_ctx *x, int i)
     uint64_t shape[4];
     unsigned r;
 
-    if (x->data[i] == NULL)
+    if (!input_present(x, i))
         return;
     if (x->gen_on) {
         r = out_shape(x, shape, i == IN_K || i == IN_V ? x->nk : x->nq, x->d,
@@ -1987,10 +2141,12 @@ text_trace(cli_buf *b, const attn_ctx *x, int pass)
     }
 }
 
+/* The report's lines up to the computation's results: the description,
+   fix and exp model, the inputs, the shape, the tiles and splits. */
 static void
-text_report(attn_ctx *x, cli_buf *b)
+text_header(cli_buf *b, const attn_ctx *x)
 {
-    char buf[512], fl[6], fl2[6], sv[64], abl[128];
+    char buf[512], sv[64], abl[128];
 
     cli_buf_printf(b, "attn: %s %s, ", kernel_name(x),
                    x->backward ? "forward and backward" : "forward");
@@ -2021,6 +2177,33 @@ text_report(attn_ctx *x, cli_buf *b)
                           "key/value heads (query head h reads KV head "
                           "h / %zu)\n",
                        x->nh, x->nhkv, x->nh / x->nhkv);
+}
+
+/* --dry-run: the header, the memory estimate and the cost. */
+static void
+text_dry_run(cli_buf *b, const attn_ctx *x)
+{
+    char tot[40], lim[40];
+
+    text_header(b, x);
+    cli_buf_printf(b, "  memory about %s (limit %s)%s\n",
+                   bytes_str(tot, sizeof tot, x->mem.total),
+                   bytes_str(lim, sizeof lim, x->max_memory),
+                   x->mem.total > x->max_memory
+                       ? ": above the limit, the run would be refused"
+                       : "");
+    if (x->out.arg != NULL)
+        cli_buf_printf(b, "  out %s: not written (--dry-run)\n", x->out.path);
+    cost_text(b, x);
+    cli_buf_puts(b, "\ndry run: nothing computed\n");
+}
+
+static void
+text_report(attn_ctx *x, cli_buf *b)
+{
+    char fl[6], fl2[6];
+
+    text_header(b, x);
     cli_buf_printf(b, "  flags %s", sf_flags_str(x->flags_fwd, fl));
     if (x->backward)
         cli_buf_printf(b, " (forward), %s (backward)",
@@ -2083,7 +2266,7 @@ json_input(cli_json *j, const attn_ctx *x, int i)
     uint64_t shape[4];
     unsigned r;
 
-    if (x->data[i] == NULL) {
+    if (!input_present(x, i)) {
         cli_json_null(j, in_names[i]);
         return;
     }
@@ -2109,7 +2292,7 @@ json_input(cli_json *j, const attn_ctx *x, int i)
 static void
 json_stats(cli_json *j, const attn_ctx *x)
 {
-    if (!x->exact_run) {
+    if (!x->exact_run || x->dry_run) {
         cli_json_null(j, "errors");
         return;
     }
@@ -2141,6 +2324,21 @@ json_stats(cli_json *j, const attn_ctx *x)
         cli_json_double(j, "mean_abs", st->mag.n > 0 ? st->mag.mean : NAN);
         cli_json_object_end(j);
     }
+    cli_json_object_end(j);
+}
+
+/* The memory estimate and the cost. */
+static void
+json_cost(cli_json *j, const attn_ctx *x)
+{
+    cli_json_object_begin(j, "memory");
+    cli_json_int(j, "estimate", (long long)x->mem.total);
+    cli_json_int(j, "limit", (long long)x->max_memory);
+    cli_json_object_end(j);
+    cli_json_object_begin(j, "cost");
+    cli_json_double(j, "work", run_work(x));
+    cli_json_double(j, "exact_seconds",
+                    x->exact_run ? run_work(x) * EXACT_S_PER_UNIT : NAN);
     cli_json_object_end(j);
 }
 
@@ -2209,6 +2407,7 @@ json_report(attn_ctx *x, cli_json *j)
     cli_json_object_begin(j, NULL);
     cli_json_string(j, "command", "attn");
     cli_json_string(j, "version", cli_version());
+    cli_json_bool(j, "dry_run", x->dry_run);
     cli_json_string(j, "policy", kernel_name(x));
     if (x->sdpa) {
         cli_json_object_begin(j, "sdpa");
@@ -2283,16 +2482,16 @@ json_report(attn_ctx *x, cli_json *j)
     for (int i = 0; i < N_IN; i++)
         json_input(j, x, i);
     cli_json_object_end(j);
-    cli_json_string(j, "flags", sf_flags_str(x->flags_fwd, fl));
-    if (x->backward)
+    if (x->dry_run)
+        cli_json_null(j, "flags");
+    else
+        cli_json_string(j, "flags", sf_flags_str(x->flags_fwd, fl));
+    if (x->backward && !x->dry_run)
         cli_json_string(j, "flags_backward", sf_flags_str(x->flags_bwd, fl));
     else
         cli_json_null(j, "flags_backward");
-    cli_json_int(j, "threads", x->threads_used);
-    cli_json_object_begin(j, "memory");
-    cli_json_int(j, "estimate", (long long)x->mem.total);
-    cli_json_int(j, "limit", (long long)x->max_memory);
-    cli_json_object_end(j);
+    cli_json_int(j, "threads", x->dry_run ? thread_count(x) : x->threads_used);
+    json_cost(j, x);
     if (x->rows_have) {
         cli_json_object_begin(j, "rows");
         cli_json_int(j, "count", (long long)x->rows);
@@ -2312,7 +2511,7 @@ json_report(attn_ctx *x, cli_json *j)
     cli_json_int(j, "heads_range", (long long)x->heads_range);
     cli_json_object_end(j);
     json_stats(j, x);
-    if (x->trace) {
+    if (x->trace && !x->dry_run) {
         cli_json_object_begin(j, "trace");
         cli_json_int(j, "b", (long long)x->trace_at[0]);
         cli_json_int(j, "h", (long long)x->trace_at[1]);
@@ -2406,6 +2605,7 @@ enum
     O_MAX_MEMORY,
     O_THREADS,
     O_JSON,
+    O_DRY_RUN,
     O_DTYPE,
     O_LAYOUT,
     O_GPU_O,
@@ -2467,6 +2667,7 @@ static const cli_option options[] = {{"q", true, O_Q},
                                      {"max-memory", true, O_MAX_MEMORY},
                                      {"threads", true, O_THREADS},
                                      {"json", false, O_JSON},
+                                     {"dry-run", false, O_DRY_RUN},
                                      {"dtype", true, O_DTYPE},
                                      {"layout", true, O_LAYOUT},
                                      {"o", true, O_GPU_O},
@@ -2628,8 +2829,17 @@ attn_help(FILE *out)
         "                       default the smaller of 8G and the physical "
         "memory)\n"
         "  --json               print one JSON object instead of text\n"
+        "  --dry-run            print the header (description, shapes, "
+        "tiles, splits),\n"
+        "                       the memory estimate and the cost, and stop "
+        "before\n"
+        "                       computing or writing --out\n"
         "  -h, --help           this help\n"
         "\n"
+        "Before computing, a line on stderr gives the cost: the work B*H*Nq*"
+        "Nk*d\n(times 4 with --backward), the parts that run and the exact "
+        "reference's\ntime on one core; while stderr is a terminal, a bar "
+        "there shows the heads\ndone.  "
         "The exact reference runs when B*H*Nq*Nk*d (times 4 with "
         "--backward) is at\nmost 2^26 (67108864, about 20 s on one core); "
         "larger runs skip it with a\nnote unless --exact.  Errors are in "
@@ -2995,6 +3205,9 @@ take_option(void *ctx, int id, const char *v)
     case O_JSON:
         x->json = true;
         return true;
+    case O_DRY_RUN:
+        x->dry_run = true;
+        return true;
     default:
         return true;
     }
@@ -3224,7 +3437,12 @@ run(attn_ctx *x)
                                    cli_sat_mul(x->nk, 4))
                            <= AUTO_P_BYTES;
     estimate_memory(x);
-    if (!check_memory(x) || !allocate(x) || !compute(x))
+    if (x->dry_run)
+        return true;
+    if (!check_memory(x))
+        return false;
+    cost_report(x);
+    if (!allocate(x) || !compute(x))
         return false;
     if (x->exact_run && !exact_all(x))
         return false;
@@ -3312,6 +3530,7 @@ attn_main(int argc, char **argv)
         free(text);
         return fflush(stdout) == 0 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
     }
+    x->tty = isatty(2) != 0;
     if (!run(x)) {
         ctx_free(x);
         return CLI_EXIT_USAGE;
@@ -3320,6 +3539,8 @@ attn_main(int argc, char **argv)
     if (x->json) {
         cli_json_init(&js, &out);
         json_report(x, &js);
+    } else if (x->dry_run) {
+        text_dry_run(&out, x);
     } else {
         text_report(x, &out);
     }

@@ -1474,6 +1474,37 @@ cli_now_s(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+void
+cli_progress(const char *cmd, const char *unit, bool tty, uint64_t done,
+             uint64_t total, double t0, bool final)
+{
+    double el = cli_now_s() - t0, rate = el > 0 ? (double)done / el : 0;
+    double eta = rate > 0 ? (double)(total - done) / rate : 0;
+    int w = 30,
+        fill = total ? (int)((double)w * (double)done / (double)total) : w;
+    char bar[64];
+
+    if (!tty) {
+        if (!final)
+            fprintf(stderr,
+                    "bf16emu %s: %" PRIu64 "/%" PRIu64
+                    " %s (%.0f%%), %.1f s, %.3g %s/s, ETA %.0f s\n",
+                    cmd, done, total, unit,
+                    total ? 100.0 * (double)done / (double)total : 100.0, el,
+                    rate, unit, eta);
+        fflush(stderr);
+        return;
+    }
+    for (int i = 0; i < w; i++)
+        bar[i] = i < fill ? '#' : '.';
+    bar[w] = '\0';
+    fprintf(stderr, "\r[%s] %" PRIu64 "/%" PRIu64 " %s  %.2f/s  ETA %.0f s ",
+            bar, done, total, unit, rate, eta);
+    if (final)
+        fputc('\n', stderr);
+    fflush(stderr);
+}
+
 char *
 cli_path_join(const char *dir, const char *name)
 {

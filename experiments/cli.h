@@ -344,6 +344,12 @@ char *cli_read_all(const char *path, size_t *len);
 bool cli_write_atomic(const char *path, const char *buf, size_t n);
 /* Seconds on the monotonic clock. */
 double cli_now_s(void);
+/* Progress of a long run on stderr, DONE of TOTAL UNITs ("points",
+   "heads") since T0 (cli_now_s): on a terminal (TTY) a bar redrawn in
+   place, ended by a newline when FINAL; otherwise one line "bf16emu CMD:
+   DONE/TOTAL UNIT (P%), ..." per call that is not FINAL (for logs). */
+void cli_progress(const char *cmd, const char *unit, bool tty, uint64_t done,
+                  uint64_t total, double t0, bool final);
 /* "DIR/NAME" in a malloc'd string (NULL: out of memory). */
 char *cli_path_join(const char *dir, const char *name);
 /* a * b, or UINT64_MAX where it overflows. */

@@ -996,42 +996,6 @@ print_json(const char *cmd, const char *dir)
     return rc;
 }
 
-/*----------------------------------------------------------------------------
- * Progress: a bar redrawn in place on a terminal, else one line per batch
- * (for logs).
- *--------------------------------------------------------------------------*/
-
-static void
-progress(bool tty, uint64_t done, uint64_t total, double t0, bool final)
-{
-    double el = cli_now_s() - t0, rate = el > 0 ? (double)done / el : 0;
-    double eta = rate > 0 ? (double)(total - done) / rate : 0;
-    int w = 30,
-        fill = total ? (int)((double)w * (double)done / (double)total) : w;
-    char bar[64];
-
-    if (!tty) {
-        if (!final)
-            fprintf(stderr,
-                    "bf16emu sweep: %" PRIu64 "/%" PRIu64
-                    " points (%.0f%%), %.1f s, %.3g points/s, ETA %.0f s\n",
-                    done, total,
-                    total ? 100.0 * (double)done / (double)total : 100.0, el,
-                    rate, eta);
-        fflush(stderr);
-        return;
-    }
-    for (int i = 0; i < w; i++)
-        bar[i] = i < fill ? '#' : '.';
-    bar[w] = '\0';
-    fprintf(stderr,
-            "\r[%s] %" PRIu64 "/%" PRIu64 " points  %.2f/s  ETA %.0f s ", bar,
-            done, total, rate, eta);
-    if (final)
-        fputc('\n', stderr);
-    fflush(stderr);
-}
-
 /* The cost of the points of this shard: the sum of trials x heads x N^2 x
    d over them, times the number of stage variants.  *BASE: the sum
    without the stage factor. */
@@ -1382,7 +1346,7 @@ run_sweep(sweep_ctx *x)
                 " points already done\n",
                 ndone, total);
     if (show && tty)
-        progress(tty, ndone, total, t0, false);
+        cli_progress(CMD, "points", tty, ndone, total, t0, false);
 
     {
         batch_work bw;
@@ -1406,14 +1370,14 @@ run_sweep(sweep_ctx *x)
                 break;
             ndone += nb;
             if (show)
-                progress(tty, ndone, total, t0, false);
+                cli_progress(CMD, "points", tty, ndone, total, t0, false);
         }
         batch_free(&bw);
     }
     catch_restore(old_sig);
     caught = false;
     if (show && tty)
-        progress(tty, ndone, total, t0, true);
+        cli_progress(CMD, "points", tty, ndone, total, t0, true);
     if (close(fd) != 0 && rc == CLI_EXIT_OK)
         rc = cli_error(CMD, "%s: cannot write: %s", csv_path, strerror(errno));
     fd = -1;

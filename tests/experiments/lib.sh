@@ -128,6 +128,19 @@ expect_no_stderr()
     fi
 }
 
+# expect_err_only PREFIX: stderr is one line, and it starts with PREFIX
+# (a subcommand's note, such as attn's cost line, and nothing else).
+expect_err_only()
+{
+    if [ "$(wc -l <"$tmp/err")" -eq 1 ] \
+        && [ "$(cut -c1-${#1} "$tmp/err")" = "$1" ]; then
+        pass
+    else
+        fail "expected one line on stderr starting with '$1', got:"
+        sed 's/^/    |/' "$tmp/err" | head -20
+    fi
+}
+
 # expect_same_as FILE: stdout equals FILE byte for byte.
 expect_same_as()
 {

@@ -115,7 +115,7 @@ for pol in paper-eq4 repo fa2 fp32; do
     run attn --json --gen normal --seed 3 $SMALL --policy "$pol" --causal \
         --backward --capture s,p,m,l,obar,dp,ds --out "$f" --threads 2
     expect_rc 0
-    expect_no_stderr
+    expect_err_only "bf16emu attn: cost 3.07e+04: B x H x Nq x Nk x d = 2 x 2 x 12 x 20 x 8, x 4 with --backward; runs the forward and the backward, then the exact reference (MPFR at 256 bits"
     expect_jsons command attn policy "$pol" backward true shape.nq 12 \
         inputs.source generated inputs.generator.name normal \
         inputs.q.shape.3 8 exact.run true errors.o.count 384 \
@@ -170,6 +170,41 @@ expect_line "attn: fa2 forward, fix none, exp ex2-sm90 (the description's defaul
 expect_line '  Q   generated  BF16 [2, 2, 12, 8]'
 expect_line '  tiles 12 x 20, 1 KV block, order reverse; ablations none'
 expect_line 'exact reference: not run (--no-exact)'
+
+# ---------------------------------------------------------------------
+# The cost and --dry-run.
+# ---------------------------------------------------------------------
+# before computing, one line on stderr: the work B H Nq Nk d and the
+# parts that run
+expect_err_only "bf16emu attn: cost 7.68e+03: B x H x Nq x Nk x d = 2 x 2 x 12 x 20 x 8; runs the forward; the exact reference not run (--no-exact)"
+# --dry-run on the shape of a run of hours (3.5e13 units): the header,
+# the memory estimate and the cost on stdout, exit 0 at once, nothing
+# written
+run attn --gen normal --heads 64 --nq 65536 --d 128 --policy fa2 \
+    --dry-run --out "$o/dry.safetensors"
+expect_rc 0
+expect_no_stderr
+expect_line "attn: fa2 forward, fix none, exp ex2-sm90 (the description's default)"
+expect_line '  Q   generated  BF16 [1, 64, 65536, 128]'
+expect_line '  B 1, H 64, Nq 65536, Nk 65536, d 128; scale 0.088388346 (f32:0x3DB504F3), no mask'
+expect_line '  tiles 128 x 64, 1024 KV blocks, order reverse; ablations none'
+expect_line '  splits 1 (default: not split (no --launch))'
+expect_out_has '  memory about '
+expect_line "  out $o/dry.safetensors: not written (--dry-run)"
+expect_line "cost 3.52e+13: B x H x Nq x Nk x d = 1 x 64 x 65536 x 65536 x 128; runs the forward; the exact reference not run (B*H*Nq*Nk*d (x4 with --backward) is above 2^26; give --exact to run it anyway)"
+expect_line 'dry run: nothing computed'
+expect_no_files
+# with the backward and the exact reference: x 4, and the reference's
+# time on one core; a run above the memory limit is only noted
+run attn --gen normal $SMALL --backward --dry-run --max-memory 1K
+expect_rc 0
+expect_line "cost 3.07e+04: B x H x Nq x Nk x d = 2 x 2 x 12 x 20 x 8, x 4 with --backward; runs the forward and the backward, then the exact reference (MPFR at 256 bits, the same units at about 0.3 us each: 0.0092 s of one core)"
+expect_out_has ": above the limit, the run would be refused"
+run attn --json --gen normal $SMALL --backward --dry-run --out "$o/dry.safetensors"
+expect_rc 0
+expect_jsons dry_run true cost.work 30720 exact.run true errors null \
+    flags null inputs.do.shape.2 12
+expect_no_files
 
 # ---------------------------------------------------------------------
 # Determinism: the same seed gives the same file, whatever the thread

@@ -38,7 +38,9 @@
 /*
  * What is computed.  Q, K, V (and dO for the backward) are BF16 tensors
  * (or FP16 ones, all four alike) [B, H, N, d], [H, N, d] or [N, d], read
- * from files or generated.  The
+ * from files or generated.  FP16 inputs run only under a description
+ * defined for them (fa_cli_inputs_defined: none of its formats fixed to
+ * BF16), and the header says which format O is written in.  The
  * forward (and backward) of attention/attention.h runs with the chosen
  * policy, fix, ablations, tiles, KV order, mask, scale and exp model, one
  * (batch, head) pair at a time, so the pairs can run in parallel threads;
@@ -2141,6 +2143,25 @@ text_trace(cli_buf *b, const attn_ctx *x, int pass)
     }
 }
 
+/* With F16 inputs: the format O is written in, and the description's
+   field that sets it. */
+static void
+text_o_format(cli_buf *b, const attn_ctx *x)
+{
+    const fa_kernel *k = fa_config_kernel(&x->cfg);
+    const sf_format *f = fa_output_format(&x->cfg, "o");
+    const char *const *names = fa_kernel_enum_names("o");
+
+    if (!x->f16 || k == NULL || f == NULL || names == NULL)
+        return;
+    cli_buf_printf(b,
+                   "  O written in %s (the description's \"o\": \"%s\"%s)\n",
+                   f->name, names[k->o],
+                   f == &sf_format_f16 ? ", the inputs' format"
+                   : k->o == FA_FMT_IN ? ", changed by --ablate"
+                                       : "");
+}
+
 /* The report's lines up to the computation's results: the description,
    fix and exp model, the inputs, the shape, the tiles and splits. */
 static void
@@ -2177,6 +2198,7 @@ text_header(cli_buf *b, const attn_ctx *x)
                           "key/value heads (query head h reads KV head "
                           "h / %zu)\n",
                        x->nh, x->nhkv, x->nh / x->nhkv);
+    text_o_format(b, x);
 }
 
 /* --dry-run: the header, the memory estimate and the cost. */
@@ -2409,6 +2431,10 @@ json_report(attn_ctx *x, cli_json *j)
     cli_json_string(j, "version", cli_version());
     cli_json_bool(j, "dry_run", x->dry_run);
     cli_json_string(j, "policy", kernel_name(x));
+    cli_json_string(j, "o_format",
+                    fa_output_format(&x->cfg, "o") != NULL
+                        ? fa_output_format(&x->cfg, "o")->name
+                        : NULL);
     if (x->sdpa) {
         cli_json_object_begin(j, "sdpa");
         cli_json_string(j, "backend", sdpa_backend_name(x->sdpa_ch.backend));
@@ -2693,7 +2719,9 @@ attn_help(FILE *out)
         "\n"
         "inputs (files: BF16, or U16 / '<u2' bit patterns; [B, H, N, d], "
         "[H, N, d]\nor [N, d]; K and V [.., Nk, d] with Q's leading "
-        "dimensions and d; or F16, all four):\n"
+        "dimensions and d; or F16, all\nfour, under a description whose "
+        "formats are the inputs' or FP32: fa2, fp32,\ncudnn, efficient, "
+        "math; O is then written in F16 unless FP32):\n"
         "  --q, --k, --v FILE[:KEY]  Q, K, V\n"
         "  --do FILE[:KEY]      dO (needed with --backward)\n"
         "  --layout bhnd|bnhd   Q, K, V (and dO) as [B, H, N, d] or "
@@ -3416,6 +3444,10 @@ run(attn_ctx *x)
             return false;
     }
     if (!build_config(x))
+        return false;
+    if (!fa_cli_inputs_defined(
+            CMD, x->kernel_path != NULL ? "--kernel" : "--policy",
+            fa_config_kernel(&x->cfg), x->f16))
         return false;
     if (x->gpu_o.arg != NULL && !read_fwd_outputs(x))
         return false;

@@ -2073,6 +2073,8 @@ build_config(diff_ctx *x)
     c->log = fa_cli_log_model(&x->logm);
     c->rcp = fa_cli_rcp_model(&x->logm);
     c->input = x->f16 ? &sf_format_f16 : NULL;
+    if (!fa_cli_inputs_defined(CMD, x->kernel_path != NULL ? "--kernel" : "--policy", fa_config_kernel(c), x->f16))
+        return false;
     why = fa_config_check(c);
     if (why != NULL) {
         fa_cli_config_refused(CMD, c,

@@ -485,3 +485,59 @@ fa_cli_load_kernel(const char *cmd, const char *path, bool policy_given,
     }
     return path == NULL || fa_kernel_load(cmd, "--kernel", path, k);
 }
+
+/* What of K fixes BF16: its format fields that name it ("score", "p",
+   ...) and the "repo" backward (BF16 arithmetic), as text into BUF of N
+   bytes ('"p", "o": "bf16"; "bwd": "repo"'); how many. */
+static size_t
+bf16_fields(const fa_kernel *k, char *buf, size_t n)
+{
+    const char *const names[] = {"score_dot", "score", "alpha", "p",
+                                 "l",         "acc",   "o",     "lse_format"};
+    const fa_fmt f[] = {k->score_dot, k->score, k->alpha, k->p,
+                        k->l,         k->acc,   k->o,     k->lse_fmt};
+    size_t count = 0, len = 0;
+
+    buf[0] = '\0';
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (f[i] == FA_FMT_BF16 && len < n)
+            len += (size_t)snprintf(buf + len, n - len, "%s\"%s\"",
+                                    count++ ? ", " : "", names[i]);
+    if (count > 0 && len < n)
+        len += (size_t)snprintf(buf + len, n - len, ": \"bf16\"");
+    if (k->bwd == FA_BWD_REPO && len < n)
+        snprintf(buf + len, n - len, "%s\"bwd\": \"repo\"",
+                 count++ ? "; " : "");
+    return count;
+}
+
+bool
+fa_cli_inputs_defined(const char *cmd, const char *opt, const fa_kernel *k,
+                      bool f16)
+{
+    char fields[200], ok[200], none[200];
+    const char *names[16];
+    size_t n = 0, len = 0;
+
+    if (!f16 || k == NULL || bf16_fields(k, fields, sizeof fields) == 0)
+        return true;
+    /* the built-in descriptions defined for F16 inputs */
+    for (size_t i = 0; fa_kernel_at(i) != NULL && n < 16; i++)
+        if (bf16_fields(fa_kernel_at(i), none, sizeof none) == 0)
+            names[n++] = fa_kernel_at(i)->name;
+    ok[0] = '\0';
+    for (size_t i = 0; i < n && len < sizeof ok; i++)
+        len += (size_t)snprintf(ok + len, sizeof ok - len, "%s%s",
+                                i == 0       ? ""
+                                : i + 1 == n ? " or "
+                                             : ", ",
+                                names[i]);
+    cli_error(cmd,
+              "%s %s%s%s: the inputs are F16, but the description fixes BF16 "
+              "intermediates or outputs (%s), so it is defined for BF16 "
+              "inputs only; pass BF16 inputs, or a description whose formats "
+              "are the inputs' (\"in\") or FP32: --policy %s",
+              opt, strcmp(opt, "--policy") == 0 ? "" : "(description ",
+              k->name, strcmp(opt, "--policy") == 0 ? "" : ")", fields, ok);
+    return false;
+}

@@ -170,4 +170,14 @@ bool fa_cli_parse_layout(const char *cmd, const char *v, ut_layout *l);
 bool fa_cli_load_kernel(const char *cmd, const char *path, bool policy_given,
                         fa_kernel *k);
 
+/* Whether the description K is defined for the run's inputs: with F16
+   inputs, not when it fixes a BF16 intermediate or output (a format field
+   "bf16": "score", "p", "acc", "o", ...; or the "repo" backward, BF16
+   arithmetic), which only BF16 inputs give a meaning.  Then reports an
+   error under CMD naming OPT ("--policy", "--kernel"), K, its BF16 fields
+   and the built-in descriptions defined for F16 inputs, and returns false
+   (exit 2).  True for BF16 inputs (F16 false). */
+bool fa_cli_inputs_defined(const char *cmd, const char *opt,
+                           const fa_kernel *k, bool f16);
+
 #endif

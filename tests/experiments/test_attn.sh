@@ -283,6 +283,69 @@ expect_header "tensor o F32 [5, 3]"
 rm -f "$o"/*
 
 # ---------------------------------------------------------------------
+# FP16 inputs.  A description whose formats are the inputs' ("in") or
+# FP32 is defined for them (fa2 writes O in FP16, and says so); one that
+# fixes BF16 intermediates or outputs (paper-eq4: "score", "p", "acc",
+# "o"; repo: every format and its BF16 backward) is not: exit 2, naming
+# the description, the fields and what to pass.  attn and diff alike.
+# ---------------------------------------------------------------------
+# f16_npy FILE ROWS COLS: a '<f2' .npy array of small FP16 values (1,
+# -0.5, 0.25, 2, 0, -1.5, 0.5, -0.25, 1.5 in turn)
+f16_npy()
+{
+    _h="{'descr': '<f2', 'fortran_order': False, 'shape': ($2, $3), }"
+    while [ $(((${#_h} + 11) % 64)) -ne 0 ]; do _h="$_h "; done
+    {
+        printf '\223NUMPY\001\000'
+        printf "\\$(printf %03o $(((${#_h} + 1) % 256)))"
+        printf "\\$(printf %03o $(((${#_h} + 1) / 256)))"
+        printf '%s\n' "$_h"
+        _i=0
+        while [ $_i -lt $(($2 * $3)) ]; do
+            case $((_i % 9)) in
+            0) printf '\000\074' ;; 1) printf '\000\270' ;;
+            2) printf '\000\064' ;; 3) printf '\000\100' ;;
+            4) printf '\000\000' ;; 5) printf '\000\276' ;;
+            6) printf '\000\070' ;; 7) printf '\000\264' ;;
+            8) printf '\000\076' ;;
+            esac
+            _i=$((_i + 1))
+        done
+    } >"$1"
+}
+f16_npy "$in/q16.npy" 4 8
+f16_npy "$in/k16.npy" 6 8
+f16_npy "$in/o16.npy" 4 8
+F16="--q $in/q16.npy --k $in/k16.npy --v $in/k16.npy"
+ALT="pass BF16 inputs, or a description whose formats are the inputs' (\"in\") or FP32: --policy fa2, fp32, cudnn, efficient or math"
+bad "--policy paper-eq4: the inputs are F16, but the description fixes BF16 intermediates or outputs (\"score\", \"p\", \"acc\", \"o\": \"bf16\"), so it is defined for BF16 inputs only" \
+    $F16 --policy paper-eq4 --out "$o/f16.safetensors"
+expect_err_has "$ALT"
+bad "--policy repo: the inputs are F16, but the description fixes BF16 intermediates or outputs (\"score_dot\", \"score\", \"alpha\", \"p\", \"l\", \"acc\", \"o\", \"lse_format\": \"bf16\"; \"bwd\": \"repo\")" \
+    $F16 --policy repo
+expect_err_has "$ALT"
+run attn --policy paper-eq4 --describe
+cp "$tmp/out" "$in/eq4.json"
+bad "--kernel (description paper-eq4): the inputs are F16" $F16 \
+    --kernel "$in/eq4.json"
+run diff $F16 --o "$in/o16.npy" --policy paper-eq4 --scale 0.25 --no-causal
+expect_rc 2
+expect_no_stdout
+expect_err_has "bf16emu diff: --policy paper-eq4: the inputs are F16, but the description fixes BF16 intermediates or outputs"
+# defined: O in the inputs' format (fa2), or FP32 (fp32)
+run attn $F16 --policy fa2 --out "$o/f16.safetensors"
+expect_rc 0
+expect_line "  O written in f16 (the description's \"o\": \"in\", the inputs' format)"
+read_header "$o/f16.safetensors"
+expect_header "meta format.o f16"
+run attn --json $F16 --policy fa2
+expect_json o_format f16
+run attn $F16 --policy fp32
+expect_rc 0
+expect_line "  O written in f32 (the description's \"o\": \"f32\")"
+rm -f "$o"/*
+
+# ---------------------------------------------------------------------
 # Accuracy.  fp32 with positive V (mean 2, sd 0.25: no cancellation in
 # P~V): an element of O is reached by about Nk + d + 6 roundings (the
 # score's dot product, the subtraction, exp, the P~V chain, the row sum,

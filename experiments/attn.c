@@ -60,7 +60,10 @@
  * reference (attn_exact.h refuses them): its elements are skipped too.
  * The statistics per output are those of analysis/bias.h: count, mean,
  * standard error, t, the 95% interval of the normal approximation, sign
- * counts, the largest |error| and the mean |error|.
+ * counts, the largest |error| and the mean |error|.  O, dQ, dK and dV
+ * have the same statistics of their errors relative to the row's scale
+ * (stat_rows): in ulps of the output's format at the largest |exact| of
+ * the element's row of d, which an element near 0 cannot blow up.
  *
  * The exact reference costs about B H Nq Nk d operations at 256 bits
  * (0.3 us each on one core; the backward about three times more).  It
@@ -160,6 +163,9 @@ typedef struct
     uint64_t skipped; /* exact value not finite */
     bias_cell err;    /* signed errors in ulps */
     bias_cell mag;    /* their magnitudes */
+    bool rows;        /* O, dQ, dK, dV: rows of d elements */
+    bias_cell rel;    /* signed errors in ulps of the row's scale */
+    bias_cell rel_mag;
 } err_stat;
 
 /* One rounding event of a trace, kept for the table. */
@@ -1568,6 +1574,42 @@ exact_all(attn_ctx *x)
     return true;
 }
 
+/* The errors of output I (O, dQ, dK, dV: rows of d elements, N in all)
+   relative to the row's scale: (computed - exact) in ulps of the output's
+   format at the largest |exact| of the row's finite exact values, so
+   that an element near 0, whose own ulp is tiny, weighs as much as its
+   row's rounding does. */
+static void
+stat_rows(attn_ctx *x, int i, size_t n)
+{
+    err_stat *st = &x->st[i];
+    const uint32_t *got = x->res[i];
+    const double *ex = x->ex[i];
+    size_t d = x->d;
+
+    st->rows = true;
+    bias_cell_init(&st->rel);
+    bias_cell_init(&st->rel_mag);
+    for (size_t r = 0; r + d <= n; r += d) {
+        double scale = 0;
+        int ue;
+        for (size_t j = r; j < r + d; j++)
+            if (isfinite(ex[j]))
+                scale = fmax(scale, fabs(ex[j]));
+        ue = ax_ulp_exp(st->fmt, scale);
+        for (size_t j = r; j < r + d; j++) {
+            double c = sf_to_double(&sf_format_f32, got[j]), u;
+            if (!isfinite(ex[j]))
+                continue;
+            /* c - exact rounded once, scaled exactly (as ax_error_ulps) */
+            u = isfinite(c) ? ldexp(c - ex[j], -ue) : c;
+            bias_cell_add(&st->rel, u);
+            if (isfinite(u))
+                bias_cell_add(&st->rel_mag, fabs(u));
+        }
+    }
+}
+
 /* The errors of output I against the exact values. */
 static void
 stat_output(attn_ctx *x, int i)
@@ -1602,6 +1644,8 @@ stat_output(attn_ctx *x, int i)
         if (isfinite(u))
             bias_cell_add(&st->mag, fabs(u));
     }
+    if (i == OUT_O || i == OUT_DQ || i == OUT_DK || i == OUT_DV)
+        stat_rows(x, i, n);
 }
 
 /* Rows whose P~ has entries exactly 1 (from the p capture). */
@@ -2034,6 +2078,59 @@ g4(char *buf, size_t n, double x)
     return buf;
 }
 
+/* One line of the moments table: output I's count, mean, se, t and 95%
+   interval of the errors in C, summarized into *S. */
+static void
+text_moments(cli_buf *b, const attn_ctx *x, int i, const bias_cell *c,
+             bias_summary *s)
+{
+    char v[3][32], ci[64];
+
+    bias_summarize(c, s);
+    if (s->valid)
+        snprintf(ci, sizeof ci, "[%.4g, %.4g]", s->ci_lo, s->ci_hi);
+    else
+        snprintf(ci, sizeof ci, "-");
+    cli_buf_printf(
+        b, "  %-6s %-6s %7" PRIu64 " %10s %10s %10s  %s\n", out_names[i],
+        x->st[i].fmt->name, s->n, g4(v[0], sizeof v[0], s->mean),
+        g4(v[1], sizeof v[1], s->se), g4(v[2], sizeof v[2], s->t), ci);
+}
+
+/* The errors in ulps of the row's scale (stat_rows). */
+static void
+text_row_stats(cli_buf *b, const attn_ctx *x)
+{
+    bias_summary s;
+    char v[2][32];
+    bool any = false;
+
+    for (int i = 0; i < N_OUT; i++)
+        any = any || (x->st[i].have && x->st[i].rows);
+    if (!any)
+        return;
+    cli_buf_puts(b, "\nerrors relative to the row's scale (computed - exact, "
+                    "in ulps of the format\nat the row's largest |exact|; a "
+                    "row: the d elements of one query or key):\n");
+    cli_buf_puts(b, "  output format       n       mean         se          t"
+                    "  95% CI\n");
+    for (int i = 0; i < N_OUT; i++)
+        if (x->st[i].have && x->st[i].rows)
+            text_moments(b, x, i, &x->st[i].rel, &s);
+    cli_buf_puts(b, "  output   max|err|  mean|err|\n");
+    for (int i = 0; i < N_OUT; i++) {
+        const err_stat *st = &x->st[i];
+        if (!st->have || !st->rows)
+            continue;
+        bias_summarize(&st->rel, &s);
+        cli_buf_printf(
+            b, "  %-6s %10s %10s\n", out_names[i],
+            g4(v[0], sizeof v[0],
+               s.n > 0 ? fmax(fabs(s.min), fabs(s.max)) : NAN),
+            g4(v[1], sizeof v[1], st->rel_mag.n > 0 ? st->rel_mag.mean : NAN));
+    }
+}
+
 static void
 text_stats(cli_buf *b, const attn_ctx *x)
 {
@@ -2044,21 +2141,9 @@ text_stats(cli_buf *b, const attn_ctx *x)
                     "in ulps of the format):\n");
     cli_buf_puts(b, "  output format       n       mean         se          t"
                     "  95% CI\n");
-    for (int i = 0; i < N_OUT; i++) {
-        const err_stat *st = &x->st[i];
-        char ci[64];
-        if (!st->have)
-            continue;
-        bias_summarize(&st->err, &s[i]);
-        if (s[i].valid)
-            snprintf(ci, sizeof ci, "[%.4g, %.4g]", s[i].ci_lo, s[i].ci_hi);
-        else
-            snprintf(ci, sizeof ci, "-");
-        cli_buf_printf(
-            b, "  %-6s %-6s %7" PRIu64 " %10s %10s %10s  %s\n", out_names[i],
-            st->fmt->name, s[i].n, g4(v[0], sizeof v[0], s[i].mean),
-            g4(v[1], sizeof v[1], s[i].se), g4(v[2], sizeof v[2], s[i].t), ci);
-    }
+    for (int i = 0; i < N_OUT; i++)
+        if (x->st[i].have)
+            text_moments(b, x, i, &x->st[i].err, &s[i]);
     cli_buf_puts(b,
                  "  output     neg    zero     pos   max|err|  mean|err|\n");
     for (int i = 0; i < N_OUT; i++) {
@@ -2089,6 +2174,7 @@ text_stats(cli_buf *b, const attn_ctx *x)
                            st->skipped > 0 ? "; " : "", st->err.nonfinite);
         cli_buf_putc(b, '\n');
     }
+    text_row_stats(b, x);
 }
 
 static void
@@ -2311,6 +2397,31 @@ json_input(cli_json *j, const attn_ctx *x, int i)
     cli_json_object_end(j);
 }
 
+/* The errors in ulps of the row's scale (stat_rows), beside the others:
+   row_count, row_mean, ..., row_mean_abs. */
+static void
+json_row_stats(cli_json *j, const err_stat *st)
+{
+    bias_summary s;
+
+    if (!st->rows)
+        return;
+    bias_summarize(&st->rel, &s);
+    cli_json_int(j, "row_count", (long long)s.n);
+    cli_json_double(j, "row_mean", s.mean);
+    cli_json_double(j, "row_sd", s.sd);
+    cli_json_double(j, "row_se", s.se);
+    cli_json_double(j, "row_t", s.t);
+    cli_json_double(j, "row_ci_lo", s.ci_lo);
+    cli_json_double(j, "row_ci_hi", s.ci_hi);
+    cli_json_double(j, "row_min", s.min);
+    cli_json_double(j, "row_max", s.max);
+    cli_json_double(j, "row_max_abs",
+                    s.n > 0 ? fmax(fabs(s.min), fabs(s.max)) : NAN);
+    cli_json_double(j, "row_mean_abs",
+                    st->rel_mag.n > 0 ? st->rel_mag.mean : NAN);
+}
+
 static void
 json_stats(cli_json *j, const attn_ctx *x)
 {
@@ -2344,6 +2455,7 @@ json_stats(cli_json *j, const attn_ctx *x)
         cli_json_double(j, "max_abs",
                         s.n > 0 ? fmax(fabs(s.min), fabs(s.max)) : NAN);
         cli_json_double(j, "mean_abs", st->mag.n > 0 ? st->mag.mean : NAN);
+        json_row_stats(j, st);
         cli_json_object_end(j);
     }
     cli_json_object_end(j);
@@ -2864,17 +2976,33 @@ attn_help(FILE *out)
         "                       computing or writing --out\n"
         "  -h, --help           this help\n"
         "\n"
-        "Before computing, a line on stderr gives the cost: the work B*H*Nq*"
-        "Nk*d\n(times 4 with --backward), the parts that run and the exact "
-        "reference's\ntime on one core; while stderr is a terminal, a bar "
-        "there shows the heads\ndone.  "
-        "The exact reference runs when B*H*Nq*Nk*d (times 4 with "
-        "--backward) is at\nmost 2^26 (67108864, about 20 s on one core); "
-        "larger runs skip it with a\nnote unless --exact.  Errors are in "
-        "ulps of each output's format at the\nexact value; elements whose "
-        "exact value is not finite are left out and\ncounted.  Inputs may "
-        "hold NaN or Inf: they are counted, and their heads\nhave no exact "
+        "Before computing, a line on stderr gives the cost: the work "
+        "B*H*Nq*Nk*d (times\n"
+        "4 with --backward), the parts that run and the exact reference's "
+        "time on one\n"
+        "core; while stderr is a terminal, a bar there shows the heads "
+        "done.\n"
+        "\n"
+        "The exact reference runs when B*H*Nq*Nk*d (times 4 with --backward) "
+        "is at most\n"
+        "2^26 (67108864, about 20 s on one core); larger runs skip it with a "
+        "note unless\n"
+        "--exact.  Errors are in ulps of each output's format at the exact "
+        "value;\n"
+        "elements whose exact value is not finite are left out and counted.  "
+        "Inputs may\n"
+        "hold NaN or Inf: they are counted, and their heads have no exact "
         "reference.\n"
+        "\n"
+        "Near 0 the ulp of the exact value is tiny, so O, dQ, dK and dV also "
+        "get their\n"
+        "errors relative to the row's scale: in ulps of the format at\n"
+        "max_j |exact[row, j]|, the largest magnitude of the row's d exact "
+        "values (a\n"
+        "row: one query's d outputs, or one key's for dK and dV); the same "
+        "mean, se, t,\n"
+        "95% CI, max|err| and mean|err| (JSON: row_mean, row_t, ..., "
+        "row_max_abs).\n"
         "\n"
         "example (the paper's repeated maxima with a negative V, in 128 "
         "independent\nheads):\n"

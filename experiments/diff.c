@@ -355,9 +355,11 @@ fill_launch(diff_ctx *x)
             return false;
         }
     } else if (x->man_shape_given) {
+        /* a list [B, H, N, d] is PyTorch's t.shape: the launch's */
         l->batch = (size_t)x->man_shape[0];
         l->heads = (size_t)x->man_shape[1];
-        l->from = "the manifest's shape";
+        l->from = x->n_man_list == 4 ? "the manifest's shape list"
+                                     : "the manifest's shape";
     } else {
         l->batch = x->nb;
         l->heads = x->nh;
@@ -1887,7 +1889,8 @@ read_dump(diff_ctx *x)
        the split count (a refused configuration is reported later) */
     if (x->splits_auto
         || (x->splits_opt == 0 && x->man_splits == 0
-            && (x->man_launch_bh != 0 || x->launch_given))) {
+            && (x->man_launch_bh != 0 || x->launch_given
+                || x->n_man_list == 4))) {
         /* the kernel's own rule on the launch: asked for, or the
            default once the launch is known */
         const char *rule;

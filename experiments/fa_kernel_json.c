@@ -407,7 +407,8 @@ load_mma(const where *w, json_t *v, fa_kernel *k)
     return true;
 }
 
-static bool load_root(const where *w, json_t *root, fa_kernel *k);
+static bool load_root(const where *w, json_t *root, const json_error_t *jerr,
+                      fa_kernel *k);
 
 bool
 fa_kernel_load(const char *cmd, const char *opt, const char *path,
@@ -415,16 +416,9 @@ fa_kernel_load(const char *cmd, const char *opt, const char *path,
 {
     where w = {cmd, opt, path};
     json_error_t jerr;
-    json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
 
-    if (root == NULL) {
-        cli_error(cmd,
-                  "%s '%s': line %d: %s (expected a kernel description "
-                  "as written by --describe)",
-                  opt, path, jerr.line, jerr.text);
-        return false;
-    }
-    return load_root(&w, root, k);
+    return load_root(&w, json_load_file(path, JSON_REJECT_DUPLICATES, &jerr),
+                     &jerr, k);
 }
 
 bool
@@ -433,26 +427,28 @@ fa_kernel_parse(const char *cmd, const char *opt, const char *label,
 {
     where w = {cmd, opt, label};
     json_error_t jerr;
-    json_t *root = json_loads(text, JSON_REJECT_DUPLICATES, &jerr);
 
-    if (root == NULL) {
-        cli_error(cmd,
-                  "%s '%s': line %d: %s (expected a kernel description "
-                  "as written by --describe)",
-                  opt, label, jerr.line, jerr.text);
-        return false;
-    }
-    return load_root(&w, root, k);
+    return load_root(&w, json_loads(text, JSON_REJECT_DUPLICATES, &jerr),
+                     &jerr, k);
 }
 
-/* Reads ROOT (released here) into K. */
+/* Reads ROOT (released here; NULL after the reader's error JERR) into
+   K. */
 static bool
-load_root(const where *w0, json_t *root, fa_kernel *k)
+load_root(const where *w0, json_t *root, const json_error_t *jerr,
+          fa_kernel *k)
 {
     where w = *w0;
     const char *names[N_FIELDS], *why;
     bool ok = false;
 
+    if (root == NULL) {
+        cli_error(w.cmd,
+                  "%s '%s': line %d: %s (expected a kernel description "
+                  "as written by --describe)",
+                  w.opt, w.path, jerr->line, jerr->text);
+        return false;
+    }
     memset(k, 0, sizeof *k);
     if (!json_is_object(root)) {
         cli_error(w.cmd, "%s '%s': expected a JSON object", w.opt, w.path);

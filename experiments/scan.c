@@ -377,14 +377,6 @@ parse_call(const json_t *c, size_t idx, const char *top_backend,
             return cli_error(CMD, "%s: 'dropout_p': dropout is not modelled",
                              what),
                    false;
-        v = json_object_get(c, "enable_gqa");
-        if (json_is_true(v))
-            return cli_error(CMD,
-                             "%s: 'enable_gqa': grouped-query heads are not "
-                             "read by scan yet (bf16emu diff --call compares "
-                             "them)",
-                             what),
-                   false;
     }
     v = json_object_get(c, "scale");
     if (v == NULL)
@@ -619,6 +611,7 @@ typedef struct
     tensor q, k, v, o, lse, dout, x;
     bool has_lse, has_do, has_x;
     size_t b, h, nq, nk, d, xc;
+    size_t hkv; /* K's and V's heads: H, or a divisor (grouped-query) */
 } call_data;
 
 static void
@@ -715,13 +708,14 @@ load_call(const scan_ctx *x, const call_spec *c, call_data *cd)
     dims4(&cd->k, sk);
     dims4(&cd->v, sv);
     dims4(&cd->o, so);
-    if (memcmp(sk, sv, sizeof sk) != 0 || sk[0] != sq[0] || sk[1] != sq[1]
-        || sk[3] != sq[3])
+    if (memcmp(sk, sv, sizeof sk) != 0 || sk[0] != sq[0] || sk[1] == 0
+        || sq[1] % sk[1] != 0 || sk[3] != sq[3])
         return cli_error(CMD,
                          "%s [%" PRIu64 ", %" PRIu64 ", %" PRIu64
                          ", %" PRIu64 "] does not fit %s [%" PRIu64
-                         ", %" PRIu64 ", %" PRIu64 ", %" PRIu64 "] and %s (B, "
-                         "H and d must agree, K and V the same shape)",
+                         ", %" PRIu64 ", %" PRIu64 ", %" PRIu64 "] and %s (B "
+                         "and d must agree, K's heads divide Q's, K and V "
+                         "the same shape)",
                          wk, sk[0], sk[1], sk[2], sk[3], wq, sq[0], sq[1],
                          sq[2], sq[3], wv),
                false;
@@ -813,6 +807,7 @@ load_call(const scan_ctx *x, const call_spec *c, call_data *cd)
     }
     cd->b = (size_t)sq[0];
     cd->h = (size_t)sq[1];
+    cd->hkv = (size_t)sk[1];
     cd->nq = (size_t)sq[2];
     cd->nk = (size_t)sk[2];
     cd->d = (size_t)sq[3];
@@ -1166,17 +1161,10 @@ run_call(scan_ctx *x, size_t ci, double t0, double *last)
         cfg.exp = x->exp.model;
     cfg.log = fa_cli_log_model(&x->logm);
     cfg.rcp = fa_cli_rcp_model(&x->logm);
-    if (c->has_scale) {
-        float s = (float)c->scale;
-        if ((double)s != c->scale) {
-            call_data_free(&cd);
-            return cli_error(CMD,
-                             "layer %lld step %lld: 'scale' %.17g is not an "
-                             "FP32 value",
-                             c->layer, c->step, c->scale);
-        }
-        cfg.scale = s;
-    }
+    if (c->has_scale)
+        /* the scale as PyTorch gives it (a double), rounded to nearest
+           FP32 as the kernels take it (diff does the same) */
+        cfg.scale = (float)c->scale;
     if ((w = scan_check(&cfg, &x->fix)) != NULL) {
         call_data_free(&cd);
         return cli_error(CMD, "layer %lld step %lld: %s", c->layer, c->step,
@@ -1223,9 +1211,13 @@ run_call(scan_ctx *x, size_t ci, double t0, double *last)
             size_t bh = (size_t)i;
             if (!in_shard(x, ci, bh))
                 continue;
+            /* grouped-query heads: query head h reads KV head
+               h / (H / Hkv) of its batch entry */
+            size_t g = hh / cd.hkv;
+            size_t kh = bh / hh * cd.hkv + bh % hh / g;
             in.q = q + bh * nq * d;
-            in.k = k + bh * nk * d;
-            in.v = v + bh * nk * d;
+            in.k = k + kh * nk * d;
+            in.v = v + kh * nk * d;
             in.o = o + bh * nq * d;
             in.dout = dd != NULL ? dd + bh * nq * d : NULL;
             in.lse = lse != NULL ? lse + bh * nq : NULL;

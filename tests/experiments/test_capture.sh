@@ -113,10 +113,16 @@ for c in L0.s0 L1.s0; do
     expect_line "result: 5 stages compared, all bit-equal"
 done
 
-# scan does not read grouped heads yet: the call is refused by name
+# scan on the grouped capture: each query head against its KV head (8
+# over 2), the scale given as a double rounded to FP32 as the kernel
+# takes it; the emulated O is the captured O in every one of the 16
+# (layer, head) cells (match 1.000)
 run scan --policy cudnn "$gqa"
-expect_rc 2
-expect_err_has "'enable_gqa': grouped-query heads are not read by scan yet"
+expect_rc 0
+expect_out_has "scan: 2 calls, 16 (layer, head) cells; policy cudnn, exp ex2-sm90"
+n16=$(awk '$1 ~ /^[01]$/ && NF == 18 && $16 == "1.000"' "$tmp/out" | wc -l)
+if [ "$n16" -eq 16 ]; then pass; else
+    fail "scan of the grouped capture: $n16 of 16 cells with match 1.000"; fi
 
 # A mask in one call of a capture: that call is refused by name (the
 # entry's "attn_mask" and its tensor), the others still compare.  The

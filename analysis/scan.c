@@ -261,29 +261,49 @@ scan_check(const fa_config *cfg, const fa_fix *fix)
     return fa_config_check(&c);
 }
 
-static bool
-bf16_finite(uint16_t b)
+/* The inputs' format (cfg->input): BF16 or FP16. */
+static const sf_format *
+in_format(const fa_config *cfg)
 {
-    return (b & 0x7F80u) != 0x7F80u;
+    return cfg->input == &sf_format_f16 ? &sf_format_f16 : &sf_format_bf16;
+}
+
+/* An input's 16 bits widened to FP32 bits (exact). */
+static uint32_t
+in_wide(const sf_format *f, uint16_t b)
+{
+    sf_env env = SF_ENV_IEEE;
+
+    if (f == &sf_format_bf16)
+        return (uint32_t)b << 16;
+    return (uint32_t)sf_convert(&sf_format_f32, f, b, SF_RNE, &env);
+}
+
+/* An input's value. */
+static double
+in_value(const sf_format *f, uint16_t b)
+{
+    return bits_f32_value(in_wide(f, b));
 }
 
 static uint64_t
-count_nonfinite(const uint16_t *x, size_t n)
+count_nonfinite(const sf_format *f, const uint16_t *x, size_t n)
 {
     uint64_t c = 0;
 
     if (x == NULL)
         return 0;
     for (size_t i = 0; i < n; i++)
-        c += !bf16_finite(x[i]);
+        c += isfinite(in_value(f, x[i])) ? 0u : 1u;
     return c;
 }
 
-/* (computed - exact) in units of the BF16 ulp at EXACT. */
+/* (computed - exact) in units of the ulp of F (the inputs' format) at
+   EXACT. */
 static double
-err_bf16_ulps(double computed, double exact)
+err_in_ulps(const sf_format *f, double computed, double exact)
 {
-    return ldexp(computed - exact, -ax_ulp_exp(&sf_format_bf16, exact));
+    return ldexp(computed - exact, -ax_ulp_exp(f, exact));
 }
 
 /* The features of V [NK, D] whose values are all of one sign. */
@@ -333,6 +353,7 @@ scan_head(const fa_config *cfg, const fa_fix *fix, scan_reference ref,
     double *s_ex = NULL, *o_ex = NULL, *work = NULL, *gram = NULL,
            *pk = NULL, *eqw = NULL, *xrow = NULL;
     double scale_v = bits_f32_value(ax_scale_bits(cfg));
+    const sf_format *inf = in_format(cfg);
     bool eq_on;
     uint32_t *s_k = NULL, *p_k = NULL, *p_f = NULL, *o_e = NULL,
              *o_f = NULL, *lse_e = NULL, *lse_f = NULL;
@@ -349,15 +370,22 @@ scan_head(const fa_config *cfg, const fa_fix *fix, scan_reference ref,
         *why = "Q, K and V are needed";
         return -1;
     }
+    if (ref == SCAN_REF_BINARY64 && inf != &sf_format_bf16) {
+        *why = "the binary64 reference reads BF16 inputs (FP16 ones take "
+               "the exact reference)";
+        return -1;
+    }
     nq = cfg->shape.nq;
     nk = cfg->shape.nk;
     d = cfg->shape.d;
 
-    bad = count_nonfinite(in->q, nq * d) + count_nonfinite(in->k, nk * d)
-          + count_nonfinite(in->v, nk * d) + count_nonfinite(in->o, nq * d)
-          + count_nonfinite(in->dout, nq * d);
+    bad = count_nonfinite(inf, in->q, nq * d)
+          + count_nonfinite(inf, in->k, nk * d)
+          + count_nonfinite(inf, in->v, nk * d)
+          + count_nonfinite(inf, in->o, nq * d)
+          + count_nonfinite(inf, in->dout, nq * d);
     if (in->x != NULL && in->dwq != NULL)
-        bad += count_nonfinite(in->x, nq * in->x_cols);
+        bad += count_nonfinite(&sf_format_bf16, in->x, nq * in->x_cols);
     out->has_do = out->has_do || in->dout != NULL;
     if (bad > 0) {
         out->bad_heads++;
@@ -411,8 +439,8 @@ scan_head(const fa_config *cfg, const fa_fix *fix, scan_reference ref,
                 bool masked = cfg->causal && j + nq > i + nk;
                 if (!masked)
                     for (size_t c = 0; c < d; c++)
-                        acc += bits_bf16_value(in->q[i * d + c])
-                               * bits_bf16_value(in->k[j * d + c]);
+                        acc += in_value(inf, in->q[i * d + c])
+                               * in_value(inf, in->k[j * d + c]);
                 s_ex[i * nk + j] = masked ? -INFINITY : scale * acc;
             }
     } else {
@@ -490,21 +518,21 @@ scan_head(const fa_config *cfg, const fa_fix *fix, scan_reference ref,
                 size_t at = i * d + c;
                 double oe = bits_f32_value(o_e[at]),
                        of = bits_f32_value(o_f[at]);
-                bias_cell_add(&out->o_emu, err_bf16_ulps(oe, o_ex[at]));
-                bias_cell_add(&out->o_fix, err_bf16_ulps(of, o_ex[at]));
+                bias_cell_add(&out->o_emu, err_in_ulps(inf, oe, o_ex[at]));
+                bias_cell_add(&out->o_fix, err_in_ulps(inf, of, o_ex[at]));
                 if (in->o != NULL) {
-                    double oc = bits_bf16_value(in->o[at]);
-                    bias_cell_add(&out->o_cap, err_bf16_ulps(oc, o_ex[at]));
+                    double oc = in_value(inf, in->o[at]);
+                    bias_cell_add(&out->o_cap, err_in_ulps(inf, oc, o_ex[at]));
                     out->o_elems++;
-                    out->o_match += (uint32_t)in->o[at] << 16 == o_e[at];
+                    out->o_match += in_wide(inf, in->o[at]) == o_e[at];
                 }
                 if (in->dout != NULL) {
-                    double g = bits_bf16_value(in->dout[at]);
+                    double g = in_value(inf, in->dout[at]);
                     dex += g * o_ex[at];
                     demu += g * oe;
                     dfix += g * of;
                     if (in->o != NULL)
-                        dcap += g * bits_bf16_value(in->o[at]);
+                        dcap += g * in_value(inf, in->o[at]);
                 }
             }
             if (in->dout != NULL) {
@@ -529,7 +557,7 @@ scan_head(const fa_config *cfg, const fa_fix *fix, scan_reference ref,
                     z += wgt;
                     if (wgt != 0)
                         for (size_t c = 0; c < d; c++)
-                            pk[c] += wgt * bits_bf16_value(in->k[j * d + c]);
+                            pk[c] += wgt * in_value(inf, in->k[j * d + c]);
                 }
                 for (size_t c = 0; c < d; c++) {
                     pk[c] = -scale_v * e * pk[c] / z;

@@ -21,7 +21,8 @@ extern "C" {
 /*----------------------------------------------------------------------------
  * What is measured (doc/real-models.md, "What scan measures").
  *
- * One head: Q, dO, O [Nq, d] and K, V [Nk, d] (BF16 bit patterns, the
+ * One head: Q, dO, O [Nq, d] and K, V [Nk, d] (BF16 bit patterns, or FP16
+ * ones with cfg->input &sf_format_f16; the
  * captured tensors), LSE [Nq] (FP32 bits, optional), under CFG (shape
  * B = H = 1, causal, scale, the policy of the kernel that produced the
  * capture, fix none) and FIX (the fix to compare; FA_FIX_NONE: none).
@@ -47,8 +48,9 @@ extern "C" {
  *   sum_p_max   the sum over rows of the largest exact P (sink strength).
  * V: of its d features (columns), those whose Nk values are all >= 0 or
  * all <= 0 with at least one non-zero value (one_sign).
- * Errors (computed - exact), O in units of the BF16 ulp at the exact value
- * (whatever the policy's O format), delta absolute:
+ * Errors (computed - exact), O in units of the ulp of the inputs' format
+ * (cfg->input: BF16, or FP16) at the exact value (whatever the policy's O
+ * format), delta absolute:
  *   o_cap, o_emu, o_fix   the captured O, the emulated O without and with
  *                         the fix;
  *   d_cap, d_emu, d_fix   delta = rowsum(dO o O) from each of those O,

@@ -59,6 +59,7 @@ typedef struct
     bool has_scale;
     double scale;
     ut_layout layout;
+    bool f16; /* "dtype": "float16" */
     char backend[64];
     bool bottom_right;   /* "causal_alignment": "bottom-right" given */
     size_t n_heads_kept; /* 0: every head, numbered as stored */
@@ -406,10 +407,12 @@ parse_call(const json_t *c, size_t idx, const char *top_backend,
                false;
     if (!get_string(c, "dtype", buf, sizeof buf, what))
         return false;
-    if (strcasecmp(buf, "bfloat16") != 0 && strcasecmp(buf, "bf16") != 0)
+    out->f16 = strcasecmp(buf, "float16") == 0 || strcasecmp(buf, "f16") == 0
+               || strcasecmp(buf, "half") == 0;
+    if (strcasecmp(buf, "bfloat16") != 0 && strcasecmp(buf, "bf16") != 0
+        && !out->f16)
         return cli_error(CMD,
-                         "%s: 'dtype' must be \"bfloat16\" (scan measures "
-                         "BF16 attention)",
+                         "%s: 'dtype' must be \"bfloat16\" or \"float16\"",
                          what),
                false;
     if (!get_string(c, "backend", out->backend, sizeof out->backend, what)
@@ -686,18 +689,16 @@ load_call(const scan_ctx *x, const call_spec *c, call_data *cd)
     uint64_t sq[4], sk[4], sv[4], so[4];
     bool f;
 
+    tensor_dtype in = c->f16 ? TENSOR_F16 : TENSOR_BF16;
+
     memset(cd, 0, sizeof *cd);
-    if (!read_one(x, c, "q", TENSOR_BF16, true, true, &cd->q, NULL, wq,
-                  sizeof wq)
-        || !read_one(x, c, "k", TENSOR_BF16, true, true, &cd->k, NULL, wk,
-                     sizeof wk)
-        || !read_one(x, c, "v", TENSOR_BF16, true, true, &cd->v, NULL, wv,
-                     sizeof wv)
-        || !read_one(x, c, "o", TENSOR_BF16, true, true, &cd->o, NULL, wo,
-                     sizeof wo)
+    if (!read_one(x, c, "q", in, true, true, &cd->q, NULL, wq, sizeof wq)
+        || !read_one(x, c, "k", in, true, true, &cd->k, NULL, wk, sizeof wk)
+        || !read_one(x, c, "v", in, true, true, &cd->v, NULL, wv, sizeof wv)
+        || !read_one(x, c, "o", in, true, true, &cd->o, NULL, wo, sizeof wo)
         || !read_one(x, c, "lse", TENSOR_F32, false, false, &cd->lse,
                      &cd->has_lse, wl, sizeof wl)
-        || !read_one(x, c, "do", TENSOR_BF16, true, false, &cd->dout, &f, wd,
+        || !read_one(x, c, "do", in, true, false, &cd->dout, &f, wd,
                      sizeof wd))
         return false;
     cd->has_do = f;
@@ -1161,6 +1162,7 @@ run_call(scan_ctx *x, size_t ci, double t0, double *last)
         cfg.exp = x->exp.model;
     cfg.log = fa_cli_log_model(&x->logm);
     cfg.rcp = fa_cli_rcp_model(&x->logm);
+    cfg.input = c->f16 ? &sf_format_f16 : NULL;
     if (c->has_scale)
         /* the scale as PyTorch gives it (a double), rounded to nearest
            FP32 as the kernels take it (diff does the same) */
@@ -1588,8 +1590,9 @@ text_report(const scan_ctx *x, const size_t *order, cli_buf *b)
                    fa_fix_name(x->fix.kind), x->fix.tol,
                    x->ref == SCAN_REF_EXACT ? "exact" : "binary64");
     cli_buf_puts(b,
-                 "O errors: mean (computed - exact) in BF16 ulps; delta: "
-                 "mean absolute (computed - exact)\n\n");
+                 "O errors: mean (computed - exact) in ulps of the call's "
+                 "format (BF16, or FP16 for FP16 calls); delta: mean "
+                 "absolute (computed - exact)\n\n");
     cli_buf_printf(b,
                    "%5s %4s %6s %6s %6s %6s %6s %6s %6s %6s %9s %9s %9s "
                    "%10s %10s %6s %7s %4s\n",

@@ -124,6 +124,23 @@ n16=$(awk '$1 ~ /^[01]$/ && NF == 18 && $16 == "1.000"' "$tmp/out" | wc -l)
 if [ "$n16" -eq 16 ]; then pass; else
     fail "scan of the grouped capture: $n16 of 16 cells with match 1.000"; fi
 
+# A GPT-2 in FP16 (tests/data/gpu/hf/gpt2_fp16, cuDNN on an H100): every
+# stage of each call bit-equal, and scan measures FP16 calls (errors in
+# FP16 ulps) with the emulated O equal to the captured O in every cell.
+g16=$srcdir/tests/data/gpu/hf/gpt2_fp16.safetensors
+for c in L0.s0 L1.s0; do
+    run diff --dump "$g16" --call "$c" --no-exact
+    expect_rc 0
+    expect_out_has "stage o (f16 [2, 4, 64, 64], dump F16):"
+    expect_line "result: 5 stages compared, all bit-equal"
+done
+run scan --policy cudnn "$g16"
+expect_rc 0
+expect_out_has "in ulps of the call's format (BF16, or FP16 for FP16 calls)"
+n8=$(awk '$1 ~ /^[01]$/ && NF == 18 && $16 == "1.000"' "$tmp/out" | wc -l)
+if [ "$n8" -eq 8 ]; then pass; else
+    fail "scan of the FP16 capture: $n8 of 8 cells with match 1.000"; fi
+
 # A mask in one call of a capture: that call is refused by name (the
 # entry's "attn_mask" and its tensor), the others still compare.  The
 # copy adds L1.s0.attn_mask (U8) and its entry to the Llama capture.

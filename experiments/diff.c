@@ -2931,7 +2931,7 @@ text_report(const diff_ctx *x, cli_buf *b)
                        "query i when j > i; %s)\n",
                        x->align_from);
     if (x->sdpa)
-        cli_buf_printf(b, "  sdpa (%s): PyTorch 2.11 on an H200 runs %s, %s: %s\n",
+        cli_buf_printf(b, "  sdpa (%s): PyTorch 2.11 on sm90 (H100, H200: 132 SMs) runs %s, %s: %s\n",
                        x->sdpa_from, sdpa_backend_name(x->sdpa_ch.backend),
                        x->sdpa_ch.variant, x->sdpa_ch.reason);
     if (x->causal_override)

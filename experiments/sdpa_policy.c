@@ -97,7 +97,7 @@ sdpa_policy_pick(const char *cmd, const sdpa_case *c, const fa_kernel **k,
     *splits = 0;
     if (b == SDPA_BACKEND_ERROR) {
         cli_error(cmd,
-                  "--policy sdpa: PyTorch 2.11 on an H200 runs no backend "
+                  "--policy sdpa: PyTorch 2.11 on sm90 (H100, H200: 132 SMs) runs no backend "
                   "for this call (%s)",
                   ch->reason);
         return false;
@@ -105,7 +105,7 @@ sdpa_policy_pick(const char *cmd, const sdpa_case *c, const fa_kernel **k,
     *k = fa_kernel_by_name(name);
     if (*k == NULL) {
         cli_error(cmd,
-                  "--policy sdpa: PyTorch 2.11 on an H200 runs the %s "
+                  "--policy sdpa: PyTorch 2.11 on sm90 (H100, H200: 132 SMs) runs the %s "
                   "backend here (%s; %s), and there is no description "
                   "'%s' yet",
                   sdpa_backend_name(b), ch->variant, ch->reason, name);

@@ -52,7 +52,9 @@ pt_stats_merge(pt_stats *into, const pt_stats *from)
 fa_config
 pt_config(const pt_spec *spec, int stage)
 {
-    fa_config c = fa_config_default(spec->policy);
+    fa_config c = spec->kernel != NULL
+                      ? fa_config_kernel_default(spec->kernel)
+                      : fa_config_default(spec->policy);
     unsigned abl = spec->ablations;
 
     c.shape = (fa_shape){1, 1, spec->nq, spec->nk, spec->d};

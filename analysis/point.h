@@ -39,6 +39,7 @@ typedef struct pt_spec
     size_t heads;     /* heads per trial */
     bool causal;
     fa_policy policy;
+    const fa_kernel *kernel; /* the description run (NULL: the policy's) */
     fa_fix fix;
     unsigned ablations;
     size_t br, bc;              /* 0: the policy's tiles */

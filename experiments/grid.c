@@ -141,7 +141,7 @@ name_ok(grid_axis a, const char *v)
 {
     switch (a) {
     case GX_POLICY:
-        return fa_policy_parse(v) >= 0;
+        return fa_kernel_by_name(strcmp(v, "flash") == 0 ? "fa2" : v) != NULL;
     case GX_FIX:
         return fa_fix_parse(v) >= 0;
     case GX_ABLATE:
@@ -166,7 +166,8 @@ name_expected(grid_axis a)
 {
     switch (a) {
     case GX_POLICY:
-        return "paper-eq4, repo, fa2, fp32, efficient or math";
+        return "paper-eq4, repo, fa2 (or flash), fp32, cudnn, efficient or "
+               "math";
     case GX_FIX:
         return "none, beta, beta-v2, eps or always";
     case GX_ABLATE:

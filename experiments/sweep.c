@@ -200,6 +200,13 @@ fnv1a(const char *s)
 }
 
 /* The pt_spec of point INDEX. */
+/* The description a policy-axis value names (flash is fa2). */
+static const fa_kernel *
+sweep_kernel(const char *name)
+{
+    return fa_kernel_by_name(strcmp(name, "flash") == 0 ? "fa2" : name);
+}
+
 static void
 point_spec(const sweep_ctx *x, uint64_t index, pt_spec *s)
 {
@@ -231,7 +238,11 @@ point_spec(const sweep_ctx *x, uint64_t index, pt_spec *s)
     s->d = (size_t)NUM(GX_D);
     s->heads = (size_t)g->set[GS_HEADS];
     s->causal = NUM(GX_CAUSAL) != 0;
-    s->policy = (fa_policy)fa_policy_parse(TXT(GX_POLICY));
+    /* any built-in description (flash: PyTorch's name of fa2) */
+    s->kernel = sweep_kernel(TXT(GX_POLICY));
+    s->policy = fa_policy_parse(TXT(GX_POLICY)) >= 0
+                    ? (fa_policy)fa_policy_parse(TXT(GX_POLICY))
+                    : FA_POLICY_FA2;
     s->fix = fa_fix_default((fa_fix_kind)fa_fix_parse(TXT(GX_FIX)));
     snprintf(abl, sizeof abl, "%s", TXT(GX_ABLATE));
     for (char *p = abl; *p; p++)
@@ -1679,7 +1690,8 @@ sweep_help(FILE *out)
         "of V).\n"
         "\n"
         "Axes (each takes a comma-separated list; numbers also LO:HI:STEP):\n"
-        "  --policy      paper-eq4, repo, fa2, fp32, efficient, math\n"
+        "  --policy      paper-eq4, repo, fa2 (or flash), fp32, cudnn, "
+        "efficient, math\n"
         "  --fix         none, beta, beta-v2, eps, always\n"
         "  --ablate      none, or ablations joined with '+' "
         "(fp32-pv+untiled)\n"
@@ -1878,15 +1890,14 @@ load_exps(sweep_ctx *x)
     }
     for (size_t i = 0; i < x->grid.ax[GX_POLICY].n; i++) {
         fa_cli_exp_default(&x->policy_exps[i]);
-        if (!fa_cli_exp_for(CMD,
-                            fa_kernel_by_name(x->grid.ax[GX_POLICY].text[i]),
+        if (!fa_cli_exp_for(CMD, sweep_kernel(x->grid.ax[GX_POLICY].text[i]),
                             &x->policy_exps[i]))
             return false;
     }
     /* the lg2 log of a description on the policy axis (fa2) */
     for (size_t i = 0; i < x->grid.ax[GX_POLICY].n; i++)
         if (!fa_cli_log_for(CMD, "--policy",
-                            fa_kernel_by_name(x->grid.ax[GX_POLICY].text[i]),
+                            sweep_kernel(x->grid.ax[GX_POLICY].text[i]),
                             &x->logm))
             return false;
     return true;

@@ -168,7 +168,7 @@ expect_rc 2
 expect_err_has "v-mean: '1:0:1' is not a range"
 run sweep --policy bogus
 expect_rc 2
-expect_err_has "policy: 'bogus' is not known (expected paper-eq4, repo, fa2, fp32, efficient or math)"
+expect_err_has "policy: 'bogus' is not known (expected paper-eq4, repo, fa2 (or flash), fp32, cudnn, efficient or math)"
 run sweep --n 0
 expect_rc 2
 expect_err_has "n: 0 is out of range (1 .. 65536, an integer)"

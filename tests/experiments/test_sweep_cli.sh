@@ -226,4 +226,22 @@ expect_err_has "--out 7777777777777777777777777777777777777777777777777777777777
 sz=$(wc -c <"$tmp/err")
 check '[ "$sz" -lt 200 ]' "merge --out: a message of $sz bytes"
 
+# The policy axis takes every built-in description (cudnn included) and
+# PyTorch's name flash, which is fa2 point for point; the exp model of
+# each point is its description's (exp "default").
+S="--fix none --repeat 2 --v-mean 0 --n 64 --trials 2 --quiet"
+run sweep $S --policy fa2 --out "$tmp/pf"
+expect_rc 0
+run sweep $S --policy flash --out "$tmp/pl"
+expect_rc 0
+if sed 's/,flash,/,fa2,/' "$tmp/pl/sweep.csv" | cmp -s - "$tmp/pf/sweep.csv"
+then pass; else fail "sweep --policy flash differs from fa2"; fi
+run sweep $S --policy cudnn,efficient,math --out "$tmp/pc"
+expect_rc 0
+check 'grep -q "^0,cudnn,none,none,default," "$tmp/pc/sweep.csv"' \
+    "sweep --policy cudnn: no cudnn row"
+run sweep $S --policy fa3 --out "$tmp/px"
+expect_rc 2
+expect_err_has "paper-eq4, repo, fa2 (or flash), fp32, cudnn, efficient or math"
+
 finish

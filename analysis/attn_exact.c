@@ -1040,3 +1040,27 @@ ax_error_ulps_mp(const sf_format *f, uint64_t bits, mpfr_srcptr exact)
     mpfr_flags_restore(saved, MPFR_FLAGS_ALL);
     return r;
 }
+
+void
+ax_row_errors(const sf_format *f, const uint32_t *got, const double *exact,
+              size_t n, size_t d, bias_cell *err, bias_cell *mag)
+{
+    for (size_t r = 0; d > 0 && r + d <= n; r += d) {
+        double scale = 0;
+        int ue;
+        for (size_t j = r; j < r + d; j++)
+            if (isfinite(exact[j]))
+                scale = fmax(scale, fabs(exact[j]));
+        ue = ax_ulp_exp(f, scale);
+        for (size_t j = r; j < r + d; j++) {
+            double c = sf_to_double(&sf_format_f32, got[j]), u;
+            if (!isfinite(exact[j]))
+                continue;
+            /* c - exact rounded once, scaled exactly (as ax_error_ulps) */
+            u = isfinite(c) ? ldexp(c - exact[j], -ue) : c;
+            bias_cell_add(err, u);
+            if (isfinite(u))
+                bias_cell_add(mag, fabs(u));
+        }
+    }
+}

@@ -10,6 +10,7 @@
 
 #include <mpfr.h>
 
+#include "analysis/bias.h"
 #include "attention/attention.h"
 #include "softfloat/softfloat.h"
 
@@ -198,6 +199,17 @@ double ax_error_ulps(const sf_format *f, uint64_t bits, double exact);
 /* The same against an MPFR value: the ulp is taken at EXACT itself (not at
    its double rounding) and the result is (computed - exact) / ulp(exact)
    correctly rounded to a double. */
+/* The errors relative to the row's scale of N computed values GOT (FP32
+   bits of values of format F) against EXACT, in rows of D elements:
+   (computed - exact) in ulps of F at the largest |exact| of the row's
+   finite exact values (an element near 0, whose own ulp is tiny, weighs
+   as much as its row's rounding does), each added to ERR and its
+   magnitude to MAG (when finite); elements whose exact value is not
+   finite are left out. */
+void ax_row_errors(const sf_format *f, const uint32_t *got,
+                   const double *exact, size_t n, size_t d,
+                   bias_cell *err, bias_cell *mag);
+
 double ax_error_ulps_mp(const sf_format *f, uint64_t bits, mpfr_srcptr exact);
 
 #ifdef __cplusplus

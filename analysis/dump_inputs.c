@@ -542,3 +542,33 @@ dump_input_read(const char *path, const char *key, tensor_dtype want,
     json_decref(man);
     return rc;
 }
+
+static const char *const unmodelled[][2] = {
+    {"attn_mask", "an attention mask"},
+    {"mask", "an attention mask"},
+    {"attn_bias", "an attention bias"},
+    {"bias", "an attention bias"},
+    {"alibi_slopes", "an ALiBi bias"},
+    {"dropout_p", "dropout"},
+    {"window_size", "a sliding window"},
+    {"sliding_window", "a sliding window"},
+    {"softcap", "soft-capping"},
+    {"score_mod", "a score modification"},
+    {"block_mask", "a block mask"},
+};
+
+const char *
+dump_unmodelled_key(size_t i)
+{
+    return i < sizeof unmodelled / sizeof unmodelled[0] ? unmodelled[i][0]
+                                                         : NULL;
+}
+
+const char *
+dump_unmodelled_what(const char *key)
+{
+    for (size_t i = 0; key != NULL && dump_unmodelled_key(i) != NULL; i++)
+        if (strcmp(unmodelled[i][0], key) == 0)
+            return unmodelled[i][1];
+    return NULL;
+}

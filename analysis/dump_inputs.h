@@ -97,6 +97,15 @@ int dump_inputs_described(const char *path, bool described[4],
 /* Whether PATH's manifest describes any input (false also on an error). */
 bool dump_inputs_generated(const char *path);
 
+/* The manifest keys (and tensor names) of settings that change the
+   result and that the emulator does not model yet: masks, biases,
+   dropout, windows, score modifications.  dump_unmodelled_key gives the
+   I-th key (NULL past the last); dump_unmodelled_what what KEY is ("an
+   attention mask", ...), NULL when it is none of them.  A tool given one
+   that is set refuses the call by name rather than compare without it. */
+const char *dump_unmodelled_key(size_t i);
+const char *dump_unmodelled_what(const char *key);
+
 #ifdef __cplusplus
 }
 #endif

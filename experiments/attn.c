@@ -1575,39 +1575,17 @@ exact_all(attn_ctx *x)
 }
 
 /* The errors of output I (O, dQ, dK, dV: rows of d elements, N in all)
-   relative to the row's scale: (computed - exact) in ulps of the output's
-   format at the largest |exact| of the row's finite exact values, so
-   that an element near 0, whose own ulp is tiny, weighs as much as its
-   row's rounding does. */
+   relative to the row's scale (ax_row_errors). */
 static void
 stat_rows(attn_ctx *x, int i, size_t n)
 {
     err_stat *st = &x->st[i];
-    const uint32_t *got = x->res[i];
-    const double *ex = x->ex[i];
-    size_t d = x->d;
 
     st->rows = true;
     bias_cell_init(&st->rel);
     bias_cell_init(&st->rel_mag);
-    for (size_t r = 0; r + d <= n; r += d) {
-        double scale = 0;
-        int ue;
-        for (size_t j = r; j < r + d; j++)
-            if (isfinite(ex[j]))
-                scale = fmax(scale, fabs(ex[j]));
-        ue = ax_ulp_exp(st->fmt, scale);
-        for (size_t j = r; j < r + d; j++) {
-            double c = sf_to_double(&sf_format_f32, got[j]), u;
-            if (!isfinite(ex[j]))
-                continue;
-            /* c - exact rounded once, scaled exactly (as ax_error_ulps) */
-            u = isfinite(c) ? ldexp(c - ex[j], -ue) : c;
-            bias_cell_add(&st->rel, u);
-            if (isfinite(u))
-                bias_cell_add(&st->rel_mag, fabs(u));
-        }
-    }
+    ax_row_errors(st->fmt, x->res[i], x->ex[i], n, x->d, &st->rel,
+                  &st->rel_mag);
 }
 
 /* The errors of output I against the exact values. */

@@ -668,37 +668,6 @@ jnext(jcur *c)
     return -1;
 }
 
-/* The manifest keys and tensor names of settings that change the result
-   and that the emulator does not apply yet (masks, biases, dropout,
-   windows, score modifications), with what each is. */
-static const char *const unapplied[][2] = {
-    {"attn_mask", "an attention mask"},
-    {"mask", "an attention mask"},
-    {"attn_bias", "an attention bias"},
-    {"bias", "an attention bias"},
-    {"alibi_slopes", "an ALiBi bias"},
-    {"dropout_p", "dropout"},
-    {"window_size", "a sliding window"},
-    {"sliding_window", "a sliding window"},
-    {"softcap", "soft-capping"},
-    {"score_mod", "a score modification"},
-    {"block_mask", "a block mask"},
-};
-
-static const char *
-unapplied_what(const char *key)
-{
-    for (size_t i = 0; i < sizeof unapplied / sizeof unapplied[0]; i++)
-        if (strcmp(unapplied[i][0], key) == 0)
-            return unapplied[i][1];
-    return NULL;
-}
-
-static bool
-unapplied_key(const char *key)
-{
-    return unapplied_what(key) != NULL;
-}
 
 /* The manifest text M: its fields into X; false after an error message
    "FILE: manifest: FIELD: what was expected". */
@@ -1028,7 +997,7 @@ read_manifest(diff_ctx *x, const char *m)
             }
             if (!jvalue(&c, 1))
                 goto bad;
-        } else if (unapplied_key(key)) {
+        } else if (dump_unmodelled_what(key) != NULL) {
             /* a setting that changes the result and that the emulator
                does not apply: refused by name unless it is off */
             const char *v0 = c.p;
@@ -1045,7 +1014,7 @@ read_manifest(diff_ctx *x, const char *m)
                           "is not modelled yet; bf16emu will not compare "
                           "without it (expected it absent, null, false or "
                           "0)",
-                          x->dump, key, unapplied_what(key));
+                          x->dump, key, dump_unmodelled_what(key));
                 return false;
             }
             if (!jvalue(&c, 1))
@@ -1558,11 +1527,11 @@ check_unapplied_tensors(const diff_ctx *x)
         if (x->call != NULL && dot != NULL
             && !((size_t)(dot - name) == nc && strncmp(name, x->call, nc) == 0))
             continue;
-        if (strcmp(base, "dropout_p") != 0 && unapplied_key(base)) {
+        if (strcmp(base, "dropout_p") != 0 && dump_unmodelled_what(base) != NULL) {
             cli_error(CMD,
                       "%s: tensor '%s': %s changes the result and is not "
                       "modelled yet; bf16emu will not compare without it",
-                      x->dump, name, unapplied_what(base));
+                      x->dump, name, dump_unmodelled_what(base));
             return false;
         }
     }
@@ -3628,13 +3597,10 @@ ctx_free(diff_ctx *x)
 static bool
 call_manifest(diff_ctx *x, const char *man)
 {
-    static const char *const keys[] = {
-        "causal", "layout", "dtype", "backend", "splits", "fix",
-        "causal_alignment", "enable_gqa",
-        /* refused by name when set (unapplied) */
-        "attn_mask", "mask", "attn_bias", "bias", "alibi_slopes",
-        "dropout_p", "window_size", "sliding_window", "softcap", "score_mod",
-        "block_mask"};
+    static const char *const keys[] = {"causal",     "layout",
+                                       "dtype",      "backend",
+                                       "splits",     "fix",
+                                       "causal_alignment", "enable_gqa"};
     json_error_t je;
     json_t *m = json_loads(man, 0, &je), *calls, *c = NULL;
     const json_t *sc;
@@ -3674,6 +3640,12 @@ call_manifest(diff_ctx *x, const char *man)
         json_t *v = json_object_get(c, keys[i]);
         if (v != NULL)
             json_object_set(m, keys[i], v);
+    }
+    /* and what is refused by name when set */
+    for (size_t i = 0; dump_unmodelled_key(i) != NULL; i++) {
+        json_t *v = json_object_get(c, dump_unmodelled_key(i));
+        if (v != NULL)
+            json_object_set(m, dump_unmodelled_key(i), v);
     }
     sc = json_object_get(c, "scale");
     if (sc != NULL)

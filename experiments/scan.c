@@ -358,19 +358,17 @@ parse_call(const json_t *c, size_t idx, const char *top_backend,
     {
         /* settings that change the result and that scan does not apply
            yet: refused by name, never measured without */
-        static const char *const unapplied[] = {
-            "attn_mask",    "mask",       "attn_bias",   "bias",
-            "alibi_slopes", "window_size", "sliding_window", "softcap",
-            "score_mod",    "block_mask"};
-        for (size_t i = 0; i < sizeof unapplied / sizeof *unapplied; i++) {
-            v = json_object_get(c, unapplied[i]);
-            if (v != NULL && !json_is_null(v) && !json_is_false(v))
+        for (size_t i = 0; dump_unmodelled_key(i) != NULL; i++) {
+            const char *key = dump_unmodelled_key(i);
+            v = json_object_get(c, key);
+            if (strcmp(key, "dropout_p") != 0 && v != NULL
+                && !json_is_null(v) && !json_is_false(v))
                 return cli_error(CMD,
                                  "%s: '%s': the call has a mask or bias, "
                                  "which changes the result and which scan "
                                  "does not apply yet (bf16emu diff --call "
                                  "refuses it too)",
-                                 what, unapplied[i]),
+                                 what, key),
                        false;
         }
         v = json_object_get(c, "dropout_p");

@@ -34,6 +34,31 @@ typedef struct fa_shape
 } fa_shape;
 
 /*----------------------------------------------------------------------------
+ * An attention mask: SDPA's attn_mask broadcast over [B, H, Nq, Nk].
+ * Boolean (true: the key takes part) or additive (FP32, BF16 or FP16
+ * values added to the scores).  The kernel description says how it
+ * enters (bias_add) and what a False entry becomes (bool_fill).
+ *--------------------------------------------------------------------------*/
+typedef enum
+{
+    FA_AMASK_BOOL, /* uint8_t, nonzero: the key takes part */
+    FA_AMASK_F32,  /* uint32_t FP32 bit patterns */
+    FA_AMASK_BF16, /* uint16_t BF16 bit patterns */
+    FA_AMASK_F16   /* uint16_t FP16 bit patterns */
+} fa_amask_type;
+
+typedef struct fa_attn_mask
+{
+    fa_amask_type type;
+    const void *data;
+    /* Element offsets: head (b, h) of the configuration (b H + h) starts
+       at head_offset[b H + h] (NULL: every head at 0); entry (i, j) of a
+       head at i row_stride + j key_stride (0 broadcasts). */
+    const size_t *head_offset;
+    size_t row_stride, key_stride;
+} fa_attn_mask;
+
+/*----------------------------------------------------------------------------
  * Policies: where the forward and backward round, and to what (the
  * contract names of DESIGN.md section 4; each policy's rounding map is
  * in doc/attention.md).
@@ -340,6 +365,10 @@ typedef struct fa_config
        "reciprocal-approx" (FA_NORM_RCP_APPROX); NULL: the correctly
        rounded reciprocal. */
     const struct fa_rcp_model *rcp;
+    /* An attention mask (not copied: it must outlive the configuration);
+       NULL: none.  Refused unless the description's bias_add takes
+       one. */
+    const fa_attn_mask *mask;
 } fa_config;
 
 /* Defaults for POLICY: scale 0, tiles 0 (the policy's), fix none (with

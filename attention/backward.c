@@ -397,9 +397,18 @@ bwd_rows(bwd_run *r, size_t mb, size_t i0, size_t nr)
                 /* P = exp2(RN(RN(S scale - LSE) log2e)): the natural
                    argument by one FFMA, then to base 2 */
                 s = masked ? FA_F32_NEG_INF : sp[j];
-                sp[j] = fa_exp(pl, fa_mul(fa_fma(s, pl->scale,
-                                                 lse ^ FA_F32_SIGN, e),
-                                          FA_F32_LOG2E, e));
+                if (pl->mask != NULL && !masked) {
+                    /* with a mask: t = RN(fma(S, scale, b)) (the
+                       forward's), P = exp2(RN(RN(t - LSE) log2e)) */
+                    uint32_t t = fa_fma(s, pl->scale,
+                                        fa_mask_at(pl, r->head, i, j), e);
+                    sp[j] = fa_exp(pl, fa_mul(fa_sub(t, lse, e),
+                                              FA_F32_LOG2E, e));
+                } else {
+                    sp[j] = fa_exp(pl, fa_mul(fa_fma(s, pl->scale,
+                                                     lse ^ FA_F32_SIGN, e),
+                                              FA_F32_LOG2E, e));
+                }
                 pb[j] = to_elt(pl->in_fmt, sp[j], e);
                 break;
             case FA_BWD_FA2:
@@ -416,6 +425,9 @@ bwd_rows(bwd_run *r, size_t mb, size_t i0, size_t nr)
                 /* P = expf(RN(S scale) - LSE) (CUDA's accurate expf),
                    kept in the input format */
                 s = masked ? FA_F32_NEG_INF : fa_mul(sp[j], pl->scale, e);
+                if (pl->mask != NULL && !masked)
+                    s = fa_bias_score(pl, s, fa_mask_at(pl, r->head, i, j),
+                                      e);
                 pb[j] = to_elt(pl->in_fmt,
                                fa_cuda_expf(pl->exp, fa_sub(s, lse, e)), e);
                 sp[j] = fa_in_wide(pl->in_fmt, pb[j]);

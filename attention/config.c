@@ -420,6 +420,31 @@ fa_plan_init(const fa_config *cfg, fa_plan *pl)
     pl->rcpm = cfg->rcp;
     pl->in = cfg->input == &sf_format_f16 ? &sf_format_f16 : &sf_format_bf16;
     pl->in_fmt = pl->in == &sf_format_f16 ? FA_FMT_F16 : FA_FMT_BF16;
+    pl->mask = cfg->mask;
+    pl->mask_false = FA_F32_NEG_INF;
+    if (cfg->mask != NULL) {
+        const fa_attn_mask *m = cfg->mask;
+        if (kern->bias_add == FA_BIAS_NONE)
+            return "mask: the description takes no attention mask "
+                   "(bias_add \"none\")";
+        if (kern->bias_add == FA_BIAS_ADD && !kern->score_scaled
+            && !kern->score_prescale)
+            return "mask: bias_add \"add\" needs scaled scores "
+                   "(score_scaled or score_prescale)";
+        if (kern->bias_add == FA_BIAS_LOG2
+            && (kern->score_scaled || kern->score_prescale))
+            return "mask: bias_add \"log2\" needs unscaled scores "
+                   "(score_scaled false)";
+        if (kern->bias_add == FA_BIAS_LOG2 && cfg->fix.kind != FA_FIX_NONE)
+            return "mask: the fix is not modelled with a mask on a kernel "
+                   "of log2-domain scores (bias_add \"log2\")";
+        if (m->data == NULL || (unsigned)m->type > FA_AMASK_F16)
+            return "mask: no data, or an unknown element type";
+        if (kern->bool_fill == FA_BFILL_NEG_65504)
+            pl->mask_false = pl->in_fmt == FA_FMT_F16
+                                 ? 0xC77FE000u  /* -65504 */
+                                 : 0xC7800000u; /* RN_bf16(-65504) */
+    }
     {
         /* the description's "in" formats are the inputs' */
         fa_fmt *f[] = {&pl->k.score_dot, &pl->k.score,  &pl->k.alpha,
@@ -538,6 +563,9 @@ fa_plan_init(const fa_config *cfg, fa_plan *pl)
         sd = (double)sf * 1.4426950408889634074;
         pl->scale = s;
         pl->scale_log2 = f32_of_double(sd);
+        if (cfg->mask != NULL && kern->bias_add == FA_BIAS_LOG2)
+            /* the scores are in the log2 domain, scaled */
+            pl->scale_log2 = FA_F32_ONE;
         /* PyTorch's math backend: sqrt of the FP64 scale (1/sqrt(d) in
            FP64 by default), rounded to FP32 when it multiplies an FP32
            tensor */
@@ -820,4 +848,12 @@ uint32_t
 fa_mask_bits(fa_mask_fill m)
 {
     return m == FA_MASK_BF16_LOWEST ? FA_F32_BF16_NEG_MAX : FA_F32_NEG_INF;
+}
+
+uint32_t
+fa_bias_score(const fa_plan *pl, uint32_t s, uint32_t b, sf_env *env)
+{
+    if (pl->k.bias_add == FA_BIAS_LOG2)
+        return fa_mul(fa_fma(s, pl->scale, b, env), FA_F32_LOG2E, env);
+    return fa_add(s, b, env);
 }

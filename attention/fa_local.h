@@ -43,6 +43,11 @@ typedef struct fa_plan
        row-sum FMA) and the ablations applied. */
     fa_kernel k;
     bool causal;
+    /* The attention mask (NULL: none), the FP32 bits of a False entry of
+       a boolean one (the description's bool_fill in the inputs' format),
+       and heads per batch entry to index it. */
+    const fa_attn_mask *mask;
+    uint32_t mask_false;
     long long causal_shift;  /* causal: key j masked for query i when
                                 j > i + causal_shift (Nk - Nq, or 0
                                 top-left aligned) */
@@ -260,6 +265,30 @@ fa_visible(const fa_plan *pl, size_t i)
         return 0;
     return (size_t)lim < pl->nk ? (size_t)lim : pl->nk;
 }
+
+/* The mask's value for key J of query row I of head HEAD (b H + h), as
+   FP32 bits (a boolean entry as 0 or the fill). */
+static inline uint32_t
+fa_mask_at(const fa_plan *pl, size_t head, size_t i, size_t j)
+{
+    const fa_attn_mask *m = pl->mask;
+    size_t x = (m->head_offset != NULL ? m->head_offset[head] : 0)
+               + i * m->row_stride + j * m->key_stride;
+    switch (m->type) {
+    case FA_AMASK_BOOL:
+        return ((const uint8_t *)m->data)[x] ? FA_F32_ZERO : pl->mask_false;
+    case FA_AMASK_F32:
+        return ((const uint32_t *)m->data)[x];
+    case FA_AMASK_BF16:
+        return (uint32_t)((const uint16_t *)m->data)[x] << 16;
+    default:
+        return fa_in_wide(FA_FMT_F16, ((const uint16_t *)m->data)[x]);
+    }
+}
+
+/* Score S of the kernel with the mask's value B added, by the
+   description's bias_add rule (attention/kernel.h, fa_bias_add). */
+uint32_t fa_bias_score(const fa_plan *pl, uint32_t s, uint32_t b, sf_env *env);
 
 /* exp (natural, or exp2 for a base-2 kernel) of FP32 bits under the
    configured model. */

@@ -359,6 +359,9 @@ fwd_scores(fwd_run *r, size_t i0, size_t nr)
                     pl->mqk, pl->in, r->q + i * pl->d, 1, pl->in,
                     r->k + j * pl->d, 1, pl->d, 0, r->env);
             srow[j] = score_of(pl, srow[j], r->env);
+            if (pl->mask != NULL)
+                srow[j] = fa_bias_score(pl, srow[j],
+                                        fa_mask_at(pl, r->head, i, j), r->env);
         }
         if (writing(r) && r->cap != NULL && r->cap->s != NULL)
             memcpy(r->cap->s + (r->head * pl->nq + i) * pl->nk, srow,
@@ -857,8 +860,12 @@ block_step(fwd_run *r, size_t i0, size_t nr, size_t c0, size_t bw)
         if (k->normalize == FA_NORM_P_DIVIDE && !quad)
             /* the softmax's output: P~ / l before the P~V product */
             for (size_t t = 0; t < n; t++) {
+                /* a row whose every key is masked: P = 0 (PyTorch's
+                   _safe_softmax), not 0 / 0 */
                 uint32_t st =
-                    fa_round(k->p, fa_div(pf[t], w->l[ri], e), e);
+                    fa_is_zero(w->l[ri])
+                        ? FA_F32_ZERO
+                        : fa_round(k->p, fa_div(pf[t], w->l[ri], e), e);
                 ps[t] = st;
                 if (p16)
                     pb[t] = k->p == FA_FMT_BF16
@@ -1237,6 +1244,10 @@ fwd_range(fwd_run *r, size_t i0, size_t nr, size_t lo, size_t hi, long split,
                            w->m[ri], le),
                     le);
             }
+            if (zn && split < 0 && pl->mask != NULL
+                && k->masked_lse == FA_MLSE_ZERO)
+                /* every key masked */
+                lse = FA_F32_ZERO;
         }
         if (split >= 0)
             w->lsplit[(size_t)split * nr + ri] = lse;

@@ -255,6 +255,41 @@ typedef enum
                      the backward of repeat_interleave */
 } fa_gqa_dkv;
 
+/* How an attention mask (fa_config's mask: an additive bias b, or a
+   boolean mask turned into one by bool_fill) enters the scores. */
+typedef enum
+{
+    FA_BIAS_NONE, /* "none": the kernel takes no mask (one is refused) */
+    FA_BIAS_ADD,  /* "add": S = RN32(S + b) on the kernel's scaled score
+                     (score_scaled, or score_prescale's product): the
+                     memory-efficient kernel's accum += bias after its
+                     scale, the math backend's attn.add_(attn_mask) */
+    FA_BIAS_LOG2  /* "log2": a kernel of unscaled scores (score_scaled
+                     false) takes the natural score t = RN32(fma(S,
+                     scale, b)) and then the log2-domain score
+                     RN32(t RN32(log2 e)); the rest of the softmax (max,
+                     exp2 arguments, rescale, LSE) runs on it with sl2 =
+                     1 (cuDNN's graph: scale, bias add, softmax) */
+} fa_bias_add;
+
+/* The value a False entry of a boolean mask becomes: the additive mask
+   the launcher (PyTorch 2.11) builds for this backend, in the inputs'
+   format. */
+typedef enum
+{
+    FA_BFILL_NEG_INF,  /* "-inf": where(mask, 0, -inf) */
+    FA_BFILL_NEG_65504 /* "-65504": where(mask, 0, -65504) rounded to the
+                          inputs' format (BF16: -65536; FP16: -65504) */
+} fa_bool_fill;
+
+/* The LSE of a row that visited keys but whose every key was masked
+   (its row sum 0). */
+typedef enum
+{
+    FA_MLSE_EMPTY, /* "empty": as a row that saw no key (empty_lse) */
+    FA_MLSE_ZERO   /* "zero": +0 */
+} fa_masked_lse;
+
 /* Tiles of one range of head dimensions; 0 means N (untiled). */
 typedef struct fa_kernel_tiles
 {
@@ -410,6 +445,11 @@ typedef struct fa_kernel
     /* Appended (optional in JSON, "none" when absent): the backward of
        grouped-query heads. */
     fa_gqa_dkv gqa_dkv;
+    /* Appended (optional in JSON; "none", "-inf", "empty" when absent):
+       attention masks. */
+    fa_bias_add bias_add;
+    fa_bool_fill bool_fill;
+    fa_masked_lse masked_lse;
 } fa_kernel;
 
 /* The named descriptions ("fa2", "paper-eq4", "repo", "fp32", then

@@ -322,6 +322,9 @@ static const char *const dlse_names[] = {"same", "lg2-fma", NULL};
 static const char *const kexp_names[] = {"cr", "libm", "ex2-sm90",
                                          "ex2-sm90-ftz", NULL};
 static const char *const gqa_names[] = {"none", "in-sum", NULL};
+static const char *const bias_names[] = {"none", "add", "log2", NULL};
+static const char *const bfill_names[] = {"-inf", "-65504", NULL};
+static const char *const mlse_names[] = {"empty", "zero", NULL};
 
 static const struct
 {
@@ -344,6 +347,9 @@ static const struct
     {"decode_lse", dlse_names},
     {"exp_model", kexp_names},
     {"gqa_dkv", gqa_names},
+    {"bias_add", bias_names},
+    {"bool_fill", bfill_names},
+    {"masked_lse", mlse_names},
 };
 
 const char *const *
@@ -452,7 +458,10 @@ fa_kernel_check(const fa_kernel *k)
         || (unsigned)k->dq_buffers > FA_DQB_SMS
         || (unsigned)k->decode_lse > FA_DLSE_LG2_FMA
         || (unsigned)k->exp_model > FA_KEXP_EX2_SM90_FTZ
-        || (unsigned)k->gqa_dkv > FA_GQA_IN_SUM)
+        || (unsigned)k->gqa_dkv > FA_GQA_IN_SUM
+        || (unsigned)k->bias_add > FA_BIAS_LOG2
+        || (unsigned)k->bool_fill > FA_BFILL_NEG_65504
+        || (unsigned)k->masked_lse > FA_MLSE_ZERO)
         return "kernel: an enumerated field out of range";
     if ((k->exp_arg == FA_ARG_SCALE_SUB || k->exp_arg == FA_ARG_SCALE_FMA)
         != (k->alpha_arg == FA_ALPHA_SUB_SCALE

@@ -48,7 +48,18 @@ static const fa_kernel kernels[] = {
        log2e)), dS scaled before its rounding, dQ one chain over each
        128-key tile (also above d = 128, where the grid has one CTA per
        64 keys), the tiles added in FP32 (last first),
-       convert_dq_to_16bits; bwd "cudnn". */
+       convert_dq_to_16bits; bwd "cudnn".
+       With an attention mask (PyTorch passes it as an additive bias in
+       the inputs' format, a False entry as -65504: BF16 -65536), the
+       scores leave the folded scale: t = RN(fma(S, scale, b)), the
+       log2-domain score RN(t RN(log2 e)) (bias_add "log2"); the
+       backward's P = exp2(RN(RN(t - LSE) log2e)).  A row whose every key
+       is masked is an ordinary softmax of scores near -65536 (finite O,
+       LSE about -65530).  Measured on 28 masked H100 dumps
+       (tests/data/gpu/mask: padding, windows, ALiBi, random, rows with no
+       key; scales 0.125, 1/sqrt(128), 0.1, 0.3; FP16; 512 keys; one
+       query row; grouped heads): O, LSE, dQ, dK, dV bit for bit, but 2
+       dQ elements of the one file whose GPU runs differed. */
     {
         .name = "cudnn",
         .d_round = 64,
@@ -107,6 +118,9 @@ static const fa_kernel kernels[] = {
            tests/data/gpu/gqa: the grouped call's dK and dV equal the
            expanded call's summed by repeat_interleave's backward) */
         .gqa_dkv = FA_GQA_IN_SUM,
+        .bias_add = FA_BIAS_LOG2,
+        .bool_fill = FA_BFILL_NEG_65504,
+        .masked_lse = FA_MLSE_EMPTY,
     },
 };
 

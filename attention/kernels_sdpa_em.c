@@ -31,7 +31,11 @@ const fa_kernel fa_kernels_sdpa_em[] = {
        _128x128_k128 (d <= 128), kernel_backward.h: bwd "efficient"
        (backward.c), its products m16n8k8 as well, with one key split
        (PyTorch's choice under deterministic algorithms; with several,
-       dQ is added in arrival order). */
+       dQ is added in arrival order).  An attention mask arrives as
+       attn_bias in the inputs' format (a False entry -inf) and is added
+       to RN32(dot scale) in FP32 (bias_add "add"), in the backward's P
+       too; a row whose every key is masked has O = 0, dQ = 0 and LSE
+       +0 (masked_lse "zero"; tests/data/gpu/mask, bit for bit). */
     {
         .name = "efficient",
         .d_round = 1,
@@ -81,6 +85,9 @@ const fa_kernel fa_kernels_sdpa_em[] = {
         .exp_fn = FA_EXPFN_MODEL,
         .score_prescale = false,
         .exp_model = FA_KEXP_EX2_SM90,
+        .bias_add = FA_BIAS_ADD,
+        .bool_fill = FA_BFILL_NEG_INF,
+        .masked_lse = FA_MLSE_ZERO,
     },
     /* math: _scaled_dot_product_attention_math for BF16 and FP16 inputs
        on CUDA (no LSE): Q, K, V copied to FP32; Q and K^T each times
@@ -95,7 +102,11 @@ const fa_kernel fa_kernels_sdpa_em[] = {
        P V element of 30 shapes, d 32 to 256, Nk 64 to 2048); the gemv
        rows below hold them (lanes, chunk, combine; B butterfly, Q
        sequential), an order not fitted is left to the chain (lanes 0).
-       The backward: autograd through this graph (backward_math.c). */
+       The backward: autograd through this graph (backward_math.c).  An
+       attention mask (a boolean one as where(mask, 0, -inf) in the
+       inputs' format) is added to S in FP32 (bias_add "add"); a row
+       whose every key is masked gets P = 0 from _safe_softmax (O = 0,
+       dQ = 0). */
     {
         .name = "math",
         .d_round = 1,
@@ -165,6 +176,8 @@ const fa_kernel fa_kernels_sdpa_em[] = {
             {256, 256, 512, 2048, 16, 16, {16, 1, Q}, {8, 64, B}},
         },
         .exp_model = FA_KEXP_EX2_SM90,
+        .bias_add = FA_BIAS_ADD,
+        .bool_fill = FA_BFILL_NEG_INF,
     },
 };
 

@@ -91,10 +91,13 @@ static const field fields[] = {
     {"decode_lse", F_ENUM, OFF(decode_lse), "decode_lse"},
     {"exp_model", F_ENUM, OFF(exp_model), "exp_model"},
     {"gqa_dkv", F_ENUM, OFF(gqa_dkv), "gqa_dkv"},
+    {"bias_add", F_ENUM, OFF(bias_add), "bias_add"},
+    {"bool_fill", F_ENUM, OFF(bool_fill), "bool_fill"},
+    {"masked_lse", F_ENUM, OFF(masked_lse), "masked_lse"},
 };
 #define N_FIELDS (sizeof fields / sizeof fields[0])
 /* the optional fields come last */
-#define N_REQUIRED (N_FIELDS - 5)
+#define N_REQUIRED (N_FIELDS - 8)
 
 static const char *const gemv_names[] = {"d", "nk", "bh", "s", "pv"};
 static const char *const order_keys[] = {"lanes", "chunk", "combine"};

@@ -1,0 +1,56 @@
+/* attn_mask.h -- an attention mask tensor bound to a launch: SDPA's
+   attn_mask (boolean, or additive in FP32, BF16 or FP16) broadcast over
+   the launch's [B, H, Nq, Nk], for the heads a file keeps */
+#ifndef BF16EMU_ANALYSIS_ATTN_MASK_H
+#define BF16EMU_ANALYSIS_ATTN_MASK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "analysis/tensor.h"
+#include "attention/attention.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The launch a mask broadcasts over, and the heads computed: head x
+   (of n_heads, the file's b H + h) is the launch's batch entry
+   batch_of[x] and head head_of[x]. */
+typedef struct am_launch
+{
+    size_t batch, heads, nq, nk;
+    size_t n_heads;
+    const size_t *batch_of, *head_of;
+} am_launch;
+
+/* A bound mask: mask.head_offset points into head_offset (n_heads
+   entries, owned); the data stays the tensor's. */
+typedef struct am_mask
+{
+    fa_attn_mask mask;
+    size_t *head_offset;
+    size_t n_heads;
+    /* what the mask does to the heads computed: entries that hide a key
+       (False, or an additive -Inf) and rows that see no key */
+    uint64_t hidden, rows_empty;
+} am_mask;
+
+/* Binds T (2 to 4 dimensions, right-aligned against [B, H, Nq, Nk], each
+   dimension 1 or the launch's; BOOL, U8 0/1, F32, BF16 or F16) to L.
+   0, or -1 with a one-line message in MSG ("attn_mask: ...": what was
+   found, what was expected).  Nothing is allocated on failure. */
+int am_bind(const tensor *t, const am_launch *l, am_mask *out, char *msg,
+            size_t msg_len);
+
+/* Frees what am_bind allocated (M may be zeroed). */
+void am_free(am_mask *m);
+
+/* "bool" or the additive dtype's name: for headers. */
+const char *am_type_name(fa_amask_type t);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* BF16EMU_ANALYSIS_ATTN_MASK_H */

@@ -1,0 +1,115 @@
+#!/bin/sh
+# test_mask_dumps.sh -- attention masks against real hardware:
+# tests/data/gpu/mask (experiments/gpu/sdpa_gqa_mask.py on an H100 with
+# PyTorch 2.11 and cuDNN 9.19; each file keeps some (batch, head) pairs
+# of a launch and the call's whole attn_mask).  Boolean masks (padding,
+# causal and padding, windows, random, rows with no key) and additive
+# ones (ALiBi in BF16 and FP16), scales that are and are not powers of
+# two, several KV blocks, grouped heads and one query row, on every
+# backend that took them: cuDNN (its bias added to the scaled scores
+# before the log2 domain, a False entry as -65504), the memory-efficient
+# kernel (added after its scale; -inf) and math (added to the product of
+# the prescaled Q and K; -inf).  Every stage must be the GPU's bits but
+# where the GPU did not repeat itself; flash refuses masks and so does
+# the fa2 description.
+
+: "${srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
+. "$srcdir/tests/experiments/lib.sh"
+
+: "${JSONQ:=./tests/experiments/jsonq}"
+if [ ! -x "$JSONQ" ]; then
+    echo "SKIP: $JSONQ not built"
+    exit 77
+fi
+M=$srcdir/tests/data/gpu/mask
+if [ ! -r "$M/mask_padding.safetensors" ]; then
+    echo "SKIP: tests/data/gpu/mask missing"
+    exit 77
+fi
+
+# check NAME BACKEND STAGES [EQUAL TOTAL STAGE-INDEX]: diff of the
+# backend's outputs in dump NAME under its own description; every element
+# of each stage bit-equal, or (EQUAL TOTAL) for stage STAGE-INDEX.
+check()
+{
+    f=$M/$1.safetensors
+    b=$2
+    bwd=
+    case $3 in
+    *dq*) bwd="--do $f:do --dq $f:$b.dq --dk $f:$b.dk --dv $f:$b.dv" ;;
+    esac
+    lse=
+    case $3 in
+    *lse*) lse="--lse $f:$b.lse" ;;
+    esac
+    # shellcheck disable=SC2086
+    run diff --dump "$f" --q "$f:q" --k "$f:k" --v "$f:v" --o "$f:$b.o" \
+        $lse $bwd --policy "$b" --stage "$3" --no-exact --json
+    if [ -n "$4" ]; then expect_rc 1; else expect_rc 0; fi
+    n=$(echo "$3" | tr ',' '\n' | wc -l)
+    i=0
+    while [ "$i" -lt "$n" ]; do
+        e=$("$JSONQ" "$tmp/out" "stages.$i.elements" 2>/dev/null)
+        eq=$e
+        [ "$i" = "${6:-x}" ] && eq=$4 && e=$5
+        expect_stage "$1 $b" "$i" "$(echo "$3" | cut -d, -f$((i + 1)))" \
+            "$eq" "$e"
+        i=$((i + 1))
+    done
+}
+
+# forward and backward
+for name in mask_padding mask_causal_padding mask_window32 mask_alibi \
+    mask_random mask_all_masked_rows mask_causal_padding_fp16 \
+    mask_alibi_d128 mask_alibi_scale01 mask_alibi_fp16_d128 \
+    mask_padding_d128 mask_random_scale01_fp16 mask_window128_n512_d128 \
+    mask_all_masked_rows_fp16 mask_all_masked_rows_d128; do
+    check "$name" cudnn o,lse,dq,dk,dv
+    check "$name" efficient o,lse,dq,dk,dv
+    check "$name" math o,dq,dk,dv
+done
+# cuDNN's dQ over 4 KV tiles: the GPU's own two runs differ in 5 of
+# 32,768 elements (the manifest's "repeat"); the emulator is one of its
+# orders and differs from the stored run in 2
+check mask_padding_n512_scale03 cudnn o,lse,dq,dk,dv 32766 32768 2
+check mask_padding_n512_scale03 efficient o,lse,dq,dk,dv
+check mask_padding_n512_scale03 math o,dq,dk,dv
+# one query row (cuDNN's decode engine and its lean reduction over 2,048
+# keys, the launch's split count)
+for name in mask_decode_padding_nk512 mask_decode_alibi_nk2048; do
+    check "$name" cudnn o,lse
+    check "$name" efficient o,lse
+    check "$name" math o
+done
+# grouped heads with a mask (efficient refuses enable_gqa; math's grouped
+# backward: gqa_dkv none)
+for name in mask_gqa_padding_g2 mask_gqa_alibi_g4_d128; do
+    check "$name" cudnn o,lse,dq,dk,dv
+    check "$name" math o
+done
+
+# the header says how the mask entered
+f=$M/mask_all_masked_rows.safetensors
+run diff --dump "$f" --q "$f:q" --k "$f:k" --v "$f:v" --o "$f:cudnn.o" \
+    --policy cudnn --stage o --no-exact
+expect_rc 0
+expect_out_has "attn_mask: $f: attn_mask, bool, applied as the description's bias_add \"log2\" (a False entry: -65504); 640 entries hide a key, 5 rows see none"
+
+# flash takes no mask: fa2 refuses it, naming the backends that do
+run diff --dump "$f" --q "$f:q" --k "$f:k" --v "$f:v" --o "$f:cudnn.o" \
+    --policy fa2 --stage o --no-exact
+expect_rc 2
+expect_no_stdout
+expect_err_has "takes none (bias_add \"none\"; PyTorch's flash backend refuses masks)"
+
+# a mask that does not broadcast to the launch, and a manifest that names
+# a mask the file does not hold, stop with exit 2
+run diff --dump "$f" --q "$f:q" --k "$f:k" --v "$f:v" --o "$f:cudnn.o" \
+    --mask "$M/mask_window128_n512_d128.safetensors:attn_mask" \
+    --policy cudnn --stage o --no-exact
+expect_rc 2
+expect_no_stdout
+expect_err_has "does not broadcast to the launch's [B, H, Nq, Nk] = [2, 4, 128, 128]"
+
+echo "test_mask_dumps: $n_pass passed, $n_fail failed"
+[ "$n_fail" -eq 0 ]

@@ -10,6 +10,7 @@ analysis_libanalysis_la_SOURCES = \
 	analysis/tensor.c analysis/safetensors.c analysis/npy.c \
 	analysis/tcvec.c analysis/user_tensor.h analysis/user_tensor.c \
 	analysis/attn_exact.h analysis/attn_exact.c \
+	analysis/attn_mask.h analysis/attn_mask.c \
 	analysis/bias.h analysis/bias.c \
 	analysis/rows.h analysis/rows.c \
 	analysis/scan.h analysis/scan.c \
@@ -34,7 +35,7 @@ analysis_libanalysis_la_LIBADD = attention/libattention.la \
 	$(LIBM)
 analysis_libanalysis_la_LDFLAGS = -version-info 0:0:0
 pkginclude_HEADERS += analysis/tensor.h analysis/user_tensor.h \
-	analysis/attn_exact.h \
+	analysis/attn_exact.h analysis/attn_mask.h \
 	analysis/bias.h analysis/rows.h analysis/gradient.h \
 	analysis/ex2_table.h analysis/lg2_table.h analysis/rcp_table.h \
 	analysis/gen.h analysis/fixgen.h analysis/dump_inputs.h \

@@ -18,6 +18,7 @@
 #include <mpfr.h>
 
 #include "analysis/attn_exact.h"
+#include "analysis/attn_mask.h"
 #include "analysis/bias.h"
 #include "analysis/dump_inputs.h"
 #include "analysis/dump_outputs.h"
@@ -304,6 +305,13 @@ typedef struct
     uint32_t *delta;
     double *ex[N_ST];
     bool exact_run;
+    /* the attention mask (the dump's attn_mask, or --mask) */
+    bool man_mask_given;  /* the manifest's "attn_mask" (not null) */
+    bool has_mask;
+    tensor mask_t;
+    am_mask mask;
+    char mask_src[SRC_MAX];
+    cli_operand mask_opd;
     const char *exact_note;
     uint64_t exact_work, heads_skipped;
     stage_result r[N_ST];
@@ -997,6 +1005,13 @@ read_manifest(diff_ctx *x, const char *m)
             }
             if (!jvalue(&c, 1))
                 goto bad;
+        } else if (strcmp(key, "attn_mask") == 0) {
+            /* described here, held as the tensor attn_mask */
+            x->man_mask_given =
+                !(c.end - c.p >= 4 && memcmp(c.p, "null", 4) == 0)
+                && !(c.end - c.p >= 5 && memcmp(c.p, "false", 5) == 0);
+            if (!jvalue(&c, 1))
+                goto bad;
         } else if (dump_unmodelled_what(key) != NULL) {
             /* a setting that changes the result and that the emulator
                does not apply: refused by name unless it is off */
@@ -1527,7 +1542,8 @@ check_unapplied_tensors(const diff_ctx *x)
         if (x->call != NULL && dot != NULL
             && !((size_t)(dot - name) == nc && strncmp(name, x->call, nc) == 0))
             continue;
-        if (strcmp(base, "dropout_p") != 0 && dump_unmodelled_what(base) != NULL) {
+        if (strcmp(base, "dropout_p") != 0 && strcmp(base, "attn_mask") != 0
+            && dump_unmodelled_what(base) != NULL) {
             cli_error(CMD,
                       "%s: tensor '%s': %s changes the result and is not "
                       "modelled yet; bf16emu will not compare without it",
@@ -2305,7 +2321,15 @@ emu_head(const diff_ctx *x, size_t hh)
             return -1;
         cap.obar = obar;
     }
-    if (fa_forward(&x->hcfg, q, k, v, x->emu[ST_O] + hh * nq * d,
+    fa_config hc = x->hcfg;
+    fa_attn_mask hm;
+    if (x->has_mask) {
+        /* this head's part of the mask (the configuration is one head) */
+        hm = x->mask.mask;
+        hm.head_offset = x->mask.head_offset + hh;
+        hc.mask = &hm;
+    }
+    if (fa_forward(&hc, q, k, v, x->emu[ST_O] + hh * nq * d,
                    x->emu[ST_LSE] + hh * nq, x->want_cap ? &cap : NULL, &env)
         != 0) {
         free(obar);
@@ -2320,7 +2344,7 @@ emu_head(const diff_ctx *x, size_t hh)
     if (!x->need_bwd)
         return 0;
     env = cli_env_ieee();
-    return fa_backward(&x->hcfg, q, k, v,
+    return fa_backward(&hc, q, k, v,
                        x->gpu[ST_O] != NULL ? x->gpu[ST_O] + hh * nq * d
                                             : NULL,
                        x->gpu[ST_LSE] != NULL ? x->gpu[ST_LSE] + hh * nq
@@ -2878,6 +2902,19 @@ text_inputs(cli_buf *b, const diff_ctx *x)
     for (int i = 0; i < N_T; i++)
         if (x->t[i] != NULL && x->info[i].how[0] != '\0')
             cli_buf_printf(b, "  %s: %s\n", t_names[i], x->info[i].how);
+    if (x->has_mask)
+        cli_buf_printf(b,
+                       "  attn_mask: %s, %s, applied as the description's "
+                       "bias_add \"%s\" (a False entry: %s); %" PRIu64
+                       " entries hide a key, %" PRIu64 " rows see none\n",
+                       x->mask_src, am_type_name(x->mask.mask.type),
+                       fa_kernel_enum_names("bias_add")[fa_config_kernel(
+                                                            &x->cfg)
+                                                            ->bias_add],
+                       fa_kernel_enum_names("bool_fill")[fa_config_kernel(
+                                                             &x->cfg)
+                                                             ->bool_fill],
+                       x->mask.hidden, x->mask.rows_empty);
 }
 
 static void
@@ -3225,6 +3262,7 @@ enum
     O_DTYPE,
     O_LAYOUT,
     O_CALL,
+    O_MASK,
     O_TENSOR /* O_TENSOR + T_Q .. T_DV: --q, --k, ... FILE[:KEY] */
 };
 
@@ -3252,6 +3290,7 @@ static const cli_option options[] = {{"help", false, O_HELP},
                                      {"dtype", true, O_DTYPE},
                                      {"layout", true, O_LAYOUT},
                                      {"call", true, O_CALL},
+                                     {"mask", true, O_MASK},
                                      {"q", true, O_TENSOR + T_Q},
                                      {"k", true, O_TENSOR + T_K},
                                      {"v", true, O_TENSOR + T_V},
@@ -3354,6 +3393,15 @@ diff_help(FILE *out)
         "defaults to the\n"
         "                       kernel's own rule (a manifest's launch_shape\n"
         "                       gives it too)\n"
+        "  --mask FILE[:KEY]    SDPA's attn_mask (BOOL or U8 0/1: True "
+        "takes part;\n"
+        "                       F32, BF16, F16: added), broadcasting to the "
+        "launch's\n"
+        "                       [B, H, Nq, Nk]; a dump's tensor attn_mask is "
+        "used\n"
+        "                       without it.  The description says how it "
+        "enters\n"
+        "                       (bias_add, bool_fill); fa2 takes none\n"
         "  --stage LIST         comma-separated: s, m, p, l, acc (fa2 only), "
         "o, lse, dq,\n"
         "                       dk, dv (default: every stage the dump "
@@ -3486,6 +3534,10 @@ take_option(void *ctx, int id, const char *v)
     case O_DQ_BUFFERS:
         x->dq_given = true;
         return fa_cli_parse_dq_buffers(CMD, v, &x->dq_opt);
+    case O_MASK:
+        x->mask_opd.opt = "--mask";
+        x->mask_opd.arg = v;
+        return cli_split_spec(CMD, &x->mask_opd);
     case O_LAUNCH:
         x->launch_given = true;
         return fa_cli_parse_launch(CMD, v, &x->launch, &x->launch_lengths);
@@ -3586,6 +3638,9 @@ ctx_free(diff_ctx *x)
         free(x->call_arg[i]);
     }
     free(x->call_man);
+    am_free(&x->mask);
+    tensor_free(&x->mask_t);
+    free(x->mask_opd.path);
     tensor_listing_free(&x->list);
     fa_cli_exp_free(&x->exp);
     fa_cli_log_free(&x->logm);
@@ -3712,6 +3767,91 @@ call_operands(diff_ctx *x)
     return true;
 }
 
+/* The attention mask: --mask FILE[:KEY], or the dump's tensor attn_mask
+   (CALL.attn_mask with --call), bound to the launch the file's heads come
+   from.  True without a mask; false after an error message. */
+static bool
+load_mask(diff_ctx *x)
+{
+    const char *path = NULL, *key = NULL;
+    char keybuf[256], msg[512];
+    tensor_error err;
+    size_t n = x->nb * x->nh, *bo, *ho;
+    am_launch l;
+    int rc;
+
+    if (x->mask_opd.arg != NULL) {
+        path = x->mask_opd.path;
+        key = x->mask_opd.key;
+    } else if (x->dump != NULL) {
+        if (x->call != NULL)
+            snprintf(keybuf, sizeof keybuf, "%s.attn_mask", x->call);
+        else
+            snprintf(keybuf, sizeof keybuf, "attn_mask");
+        if (dump_has(x, keybuf)) {
+            path = x->dump;
+            key = keybuf;
+        }
+    }
+    if (path == NULL) {
+        if (x->man_mask_given) {
+            cli_error(CMD,
+                      "%s: manifest: \"attn_mask\": the dump holds no tensor "
+                      "\"%s\" with the mask's values (expected it, or "
+                      "--mask FILE[:KEY])",
+                      x->dump, x->call != NULL ? "CALL.attn_mask" : "attn_mask");
+            return false;
+        }
+        return true;
+    }
+    if (key != NULL)
+        snprintf(x->mask_src, sizeof x->mask_src, "%s: %s", path, key);
+    else
+        snprintf(x->mask_src, sizeof x->mask_src, "%s", path);
+    if (tensor_file_read(path, key, TENSOR_ANY, &x->mask_t, &err)
+        != TENSOR_OK) {
+        cli_error(CMD, "%s: %s", x->mask_opd.arg != NULL ? "--mask" : "--dump",
+                  err.message);
+        return false;
+    }
+    bo = malloc((n ? n : 1) * sizeof *bo);
+    ho = malloc((n ? n : 1) * sizeof *ho);
+    if (bo == NULL || ho == NULL) {
+        free(bo);
+        free(ho);
+        cli_error(CMD, "out of memory");
+        return false;
+    }
+    for (size_t hh = 0; hh < n; hh++) {
+        size_t b = hh / x->nh, h = hh % x->nh;
+        /* a file that keeps some heads: the launch's indices */
+        bo[hh] = x->man_batch_from_given
+                     ? (size_t)x->man_batch_from[x->n_batch_from == 0 ? 0 : h]
+                     : b;
+        ho[hh] = x->man_heads_kept_given ? (size_t)x->man_heads_kept[h] : h;
+    }
+    l.batch = x->man_launch_bh != 0 ? (size_t)x->man_launch_b
+              : x->launch_given     ? x->launch.batch
+                                    : x->nb;
+    l.heads = x->man_launch_bh != 0 ? (size_t)x->man_launch_h
+              : x->launch_given     ? x->launch.heads
+                                    : x->nh;
+    l.nq = x->nq;
+    l.nk = x->nk;
+    l.n_heads = n;
+    l.batch_of = bo;
+    l.head_of = ho;
+    rc = am_bind(&x->mask_t, &l, &x->mask, msg, sizeof msg);
+    free(bo);
+    free(ho);
+    if (rc != 0) {
+        cli_error(CMD, "%s: %s", x->mask_src, msg);
+        return false;
+    }
+    x->has_mask = true;
+    return true;
+}
+
 static bool
 run(diff_ctx *x)
 {
@@ -3731,8 +3871,18 @@ run(diff_ctx *x)
     }
     if (!x->exp_given)
         fa_cli_exp_default(&x->exp); /* the description's, once known */
-    if (!read_dump(x) || !build_config(x))
+    if (!read_dump(x) || !build_config(x) || !load_mask(x))
         return false;
+    if (x->has_mask
+        && fa_config_kernel(&x->cfg)->bias_add == FA_BIAS_NONE) {
+        cli_error(CMD,
+                  "%s: an attention mask, and the description '%s' takes "
+                  "none (bias_add \"none\"; PyTorch's flash backend refuses "
+                  "masks): pass --policy cudnn, efficient or math, the "
+                  "backend that ran the call",
+                  x->mask_src, fa_config_kernel(&x->cfg)->name);
+        return false;
+    }
     x->need_bwd = x->want[ST_DQ] || x->want[ST_DK] || x->want[ST_DV];
     if (x->need_bwd && x->nhkv != x->nh
         && fa_config_kernel(&x->cfg)->gqa_dkv == FA_GQA_NONE) {
@@ -3763,6 +3913,8 @@ run(diff_ctx *x)
                     x->need_bwd ? 4 : 1);
     if (x->no_exact)
         x->exact_note = "--no-exact";
+    else if (x->has_mask)
+        x->exact_note = "the exact reference takes no attention mask yet";
     else if (!x->want[ST_O] && !x->want[ST_LSE] && !x->need_bwd)
         x->exact_note = "no stage with an exact value compared";
     else if (x->exact_work > EXACT_WORK_LIMIT && !x->exact_forced)

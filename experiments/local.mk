@@ -76,6 +76,7 @@ TESTS += \
 	tests/experiments/test_kernel.sh \
 	tests/experiments/test_front_door.sh \
 	tests/experiments/test_gqa_dumps.sh \
+	tests/experiments/test_mask_dumps.sh \
 	tests/experiments/test_fa2_backward.sh \
 	tests/experiments/test_cudnn_model.sh \
 	tests/experiments/test_cudnn_bwd.sh \
@@ -163,6 +164,7 @@ EXTRA_DIST += \
 	tests/experiments/test_kernel.sh \
 	tests/experiments/test_front_door.sh \
 	tests/experiments/test_gqa_dumps.sh \
+	tests/experiments/test_mask_dumps.sh \
 	tests/experiments/test_fa2_backward.sh \
 	tests/experiments/test_cudnn_model.sh \
 	tests/experiments/test_cudnn_bwd.sh \

@@ -126,10 +126,11 @@ GQA_CASES = [
 ]
 
 
-def msk(kind, seed, pairs, dt="bf16", **params):
-    return dict(batch=2, heads=4, kv_heads=4, nq=128, nk=128, d=64, dt=dt,
-                causal=False, bwd=True, seed=seed, kind=kind, pairs=pairs,
-                params=params)
+def msk(kind, seed, pairs, dt="bf16", heads=4, kv_heads=4, nq=128, nk=128,
+        d=64, scale=None, bwd=True, **params):
+    return dict(batch=2, heads=heads, kv_heads=kv_heads, nq=nq, nk=nk, d=d,
+                dt=dt, causal=False, bwd=bwd, seed=seed, kind=kind,
+                pairs=pairs, params=params, scale=scale)
 
 
 # name: mask kind, input seed, the (batch, head) pairs stored, parameters
@@ -144,22 +145,54 @@ MASK_CASES = [
                                  rows=[[3, 64], [0, 1, 63, 64, 127]])),
     ("mask_causal_padding_fp16", msk("causal-padding", 407, [(1, 3)],
                                      dt="fp16", lengths=[128, 77])),
+    # scales that are not powers of two (where a bias's place shows), FP16,
+    # several KV blocks, grouped heads, one query row
+    ("mask_alibi_d128", msk("alibi", 411, [(1, 1), (0, 3)], d=128)),
+    ("mask_alibi_scale01", msk("alibi", 412, [(1, 0), (0, 2)], scale=0.1)),
+    ("mask_alibi_fp16_d128", msk("alibi", 413, [(1, 2)], dt="fp16",
+                                 d=128)),
+    ("mask_padding_d128", msk("padding", 414, [(1, 1)], d=128,
+                              lengths=[128, 77])),
+    ("mask_random_scale01_fp16", msk("random", 415, [(1, 3)], dt="fp16",
+                                     scale=0.1, p=0.3, mask_seed=4151)),
+    ("mask_window128_n512_d128", msk("window", 416, [(1, 2)], nq=512,
+                                     nk=512, d=128, window=128)),
+    ("mask_padding_n512_scale03", msk("padding", 417, [(1, 0)], nq=512,
+                                      nk=512, scale=0.3,
+                                      lengths=[512, 300])),
+    ("mask_all_masked_rows_fp16", msk("all-masked-rows", 418, [(1, 1)],
+                                      dt="fp16", d=128,
+                                      rows=[[5], [0, 2, 127]])),
+    ("mask_all_masked_rows_d128", msk("all-masked-rows", 419, [(1, 2)],
+                                      d=128, rows=[[5], [0, 2, 127]])),
+    ("mask_gqa_padding_g2", msk("padding", 420, [(1, 2), (1, 3)],
+                                kv_heads=2, lengths=[128, 77])),
+    ("mask_gqa_alibi_g4_d128", msk("alibi", 421, [(1, 0), (1, 1), (1, 2),
+                                                  (1, 3)], kv_heads=1,
+                                   d=128)),
+    ("mask_decode_padding_nk512", msk("padding", 422, [(1, 1), (0, 2)],
+                                      nq=1, nk=512, d=128, bwd=False,
+                                      lengths=[512, 300])),
+    ("mask_decode_alibi_nk2048", msk("alibi", 423, [(1, 3)], nq=1, nk=2048,
+                                     d=128, bwd=False)),
 ]
 
 
 def build_mask(c):
     """The case's attn_mask (a CPU tensor, as the user passes it) and its
     manifest entry."""
-    b, h, n, kind, p = c["batch"], c["heads"], c["nq"], c["kind"], \
-        c["params"]
-    i = torch.arange(n).view(n, 1)
+    b, h, kind, p = c["batch"], c["heads"], c["kind"], c["params"]
+    nq, n = c["nq"], c["nk"]
+    # query i is the launch's row nk - nq + i (the last rows: a decode
+    # step's one query is the newest token)
+    i = torch.arange(n - nq, n).view(nq, 1)
     j = torch.arange(n).view(1, n)
     entry = {"kind": kind}
     if kind in ("padding", "causal-padding"):
         lens = torch.tensor(p["lengths"]).view(b, 1, 1, 1)
-        m = (j.view(1, 1, 1, n) < lens).expand(b, 1, n, n)
+        m = (j.view(1, 1, 1, n) < lens).expand(b, 1, nq, n)
         if kind == "causal-padding":
-            m = m & (j <= i).view(1, 1, n, n)
+            m = m & (j <= i).view(1, 1, nq, n)
         m = m.contiguous()
         entry["lengths"] = p["lengths"]
         entry["rule"] = ("key j takes part for batch entry b when j < "
@@ -167,13 +200,13 @@ def build_mask(c):
                                          "causal-padding" else ""))
     elif kind == "window":
         w = p["window"]
-        m = ((j <= i) & (i - j < w)).view(1, 1, n, n).contiguous()
+        m = ((j <= i) & (i - j < w)).view(1, 1, nq, n).contiguous()
         entry["window"] = w
         entry["rule"] = "key j takes part for query i when i - window < j <= i"
     elif kind == "alibi":
         slopes = [2.0 ** (-8.0 * (x + 1) / h) for x in range(h)]
         dist = (i - j).abs().double()
-        m = torch.stack([-s * dist for s in slopes]).view(1, h, n, n)
+        m = torch.stack([-s * dist for s in slopes]).view(1, h, nq, n)
         m = m.to(DTYPES[c["dt"]])
         entry["slopes"] = slopes
         entry["rule"] = ("additive: bias[0, h, i, j] = -slopes[h] * "
@@ -181,13 +214,13 @@ def build_mask(c):
                          "2^(-8 (h + 1) / H)")
     elif kind == "random":
         g = torch.Generator().manual_seed(p["mask_seed"])
-        m = torch.rand(b, h, n, n, generator=g) >= p["p"]
+        m = torch.rand(b, h, nq, n, generator=g) >= p["p"]
         entry["p"] = p["p"]
         entry["seed"] = p["mask_seed"]
         entry["rule"] = ("key takes part where torch.rand(B, H, N, N, "
                          "generator seeded with seed) >= p")
     elif kind == "all-masked-rows":
-        m = torch.ones(b, 1, n, n, dtype=torch.bool)
+        m = torch.ones(b, 1, nq, n, dtype=torch.bool)
         for bb, rows in enumerate(p["rows"]):
             for r in rows:
                 m[bb, 0, r, :] = False
@@ -316,7 +349,7 @@ def pin_of(be):
 
 
 def sdpa_call(be, q, k, v, do, mask, causal, gqa_on, bwd, profile=True,
-              tap=False, expand=1, choice=False):
+              tap=False, expand=1, choice=False, scale=None):
     """One SDPA call on device tensors with backend BE pinned (None: the
     default dispatch): forward, and with BWD the backward of dO.  K and V
     are expanded by repeat_interleave(EXPAND) inside the graph, so that
@@ -336,6 +369,8 @@ def sdpa_call(be, q, k, v, do, mask, causal, gqa_on, bwd, profile=True,
             kx = kx.repeat_interleave(expand, dim=1)
             vx = vx.repeat_interleave(expand, dim=1)
         kw = {"attn_mask": mask, "is_causal": causal}
+        if scale is not None:
+            kw["scale"] = scale
         if gqa_on:
             kw["enable_gqa"] = True
         ctx = sdpa_kernel(pin) if pin is not None \
@@ -350,7 +385,7 @@ def sdpa_call(be, q, k, v, do, mask, causal, gqa_on, bwd, profile=True,
         def ch():
             r["fused_sdp_choice"] = dump_sdpa.CHOICE_NAMES.get(int(
                 torch._fused_sdp_choice(leaves[0], leaves[1], leaves[2],
-                                        mask, 0.0, causal, scale=None,
+                                        mask, 0.0, causal, scale=scale,
                                         enable_gqa=gqa_on)), "unknown")
         e, w, s = guarded(ch)
         if e:
@@ -450,14 +485,15 @@ def lse_of(be, tap, o, c, hq):
     return lse, (None if n == 0 else op_o.detach()), info
 
 
-def reference(q, k, v, mask, causal, group):
+def reference(q, k, v, mask, causal, group, scale=None):
     """O and LSE in FP64 on the GPU: S = Q K^T / sqrt(d), the mask
     (boolean: -inf where False; additive: added) and the causal mask
     (top-left), softmax and P V; rows without a key give NaN O and -inf
     LSE."""
     kd = k.double().repeat_interleave(group, dim=1)
     vd = v.double().repeat_interleave(group, dim=1)
-    s = q.double() @ kd.transpose(-1, -2) / math.sqrt(q.shape[-1])
+    s = q.double() @ kd.transpose(-1, -2)
+    s = s * scale if scale is not None else s / math.sqrt(q.shape[-1])
     if mask is not None:
         if mask.dtype == torch.bool:
             s = s.masked_fill(~mask, float("-inf"))
@@ -550,7 +586,8 @@ def run_backend(be, c, dev_in, mask, group, refs):
     causal, bwd, gon = c["causal"], c["bwd"], group > 1
     torch.use_deterministic_algorithms(det)
     try:
-        first = sdpa_call(be, q, k, v, do, mask, causal, gon, bwd)
+        first = sdpa_call(be, q, k, v, do, mask, causal, gon, bwd,
+                          scale=c.get("scale"))
         ent = {"pinned": str(pin_of(be)), "deterministic": det}
         if first["error"] is not None:
             ent["refused"] = first["error"]
@@ -559,7 +596,8 @@ def run_backend(be, c, dev_in, mask, group, refs):
             if first["stderr"]:
                 ent["stderr"] = first["stderr"]
             if gon:
-                ent["expanded"] = expanded(be, c, dev_in, group, None, None)
+                ent["expanded"] = expanded(be, c, dev_in, group, None, None,
+                                           mask)
             return ent, None
         ent["ran"] = True
         for n in ("warnings", "stderr"):
@@ -578,7 +616,7 @@ def run_backend(be, c, dev_in, mask, group, refs):
                 if first.get(n):
                     ent[n] = first[n]
         second = sdpa_call(be, q, k, v, do, mask, causal, gon, bwd,
-                           profile=False, tap=True)
+                           profile=False, tap=True, scale=c.get("scale"))
         tap = second["tap"]
         ent["aten_ops"] = tap.ops[:40] if tap is not None else None
         names = ("o", "dq", "dk", "dv")
@@ -602,7 +640,8 @@ def run_backend(be, c, dev_in, mask, group, refs):
         ent["fp64"] = fp64_check(first["o"], lse if lse is not None
                                  else op_lse, ref, lse_ref)
         if gon:
-            ent["expanded"] = expanded(be, c, dev_in, group, first, lse)
+            ent["expanded"] = expanded(be, c, dev_in, group, first, lse,
+                                       mask)
         tens = {"o": first["o"], "lse": lse, "grads": first["grads"],
                 "op_o": op_o, "op_lse": op_lse}
         return ent, tens
@@ -610,12 +649,12 @@ def run_backend(be, c, dev_in, mask, group, refs):
         torch.use_deterministic_algorithms(False)
 
 
-def expanded(be, c, dev_in, group, gq, gq_lse):
+def expanded(be, c, dev_in, group, gq, gq_lse, mask=None):
     """The same call with K and V expanded by repeat_interleave and
     enable_gqa off, compared with the enable_gqa call GQ."""
     q, k, v, do = dev_in
-    r = sdpa_call(be, q, k, v, do, None, c["causal"], False, c["bwd"],
-                  profile=True, tap=True, expand=group)
+    r = sdpa_call(be, q, k, v, do, mask, c["causal"], False, c["bwd"],
+                  profile=True, tap=True, expand=group, scale=c.get("scale"))
     ent = {"call": "scaled_dot_product_attention(q, k.repeat_interleave(G, "
            "dim=1), v.repeat_interleave(G, dim=1)), enable_gqa off; dK, dV "
            "through the expansion"}
@@ -715,10 +754,12 @@ def run_case(name, c, outdir, ver):
     else:
         mask_dev = None
     ref, lse_ref = reference(dev_in[0], dev_in[1], dev_in[2], mask_dev,
-                             c["causal"], group)
+                             c["causal"], group, c.get("scale"))
     if is_mask:
+        # the query heads kept, and the key/value heads they read (a
+        # group's query heads all kept where the backward is compared)
         qp = list(c["pairs"])
-        kp = list(c["pairs"])
+        kp = list(dict.fromkeys((b, h // group) for b, h in qp))
     else:
         kvk = list(range(c["keep_kv"]))
         kp = [(0, h) for h in kvk]
@@ -781,7 +822,7 @@ def run_case(name, c, outdir, ver):
     })
     bs = sorted({b for b, _ in qp})
     man["batch_from"] = bs[0] if len(bs) == 1 else [b for b, _ in qp]
-    if not is_mask:
+    if not is_mask or group > 1:
         man["kv_heads_from"] = [h for _, h in kp]
         man["group_size"] = group
         man["head_map"] = ("query head h reads key/value head h // "
@@ -790,14 +831,17 @@ def run_case(name, c, outdir, ver):
         "causal": c["causal"],
         "causal_alignment": "top-left = bottom-right (nq = nk)"
         if c["causal"] else None,
-        "scale": "1/sqrt(d) (PyTorch default)",
+        "scale": c["scale"] if c.get("scale") is not None
+        else "1/sqrt(d) (PyTorch default)",
         "seed": c["seed"],
         "inputs": "torch.randn on a CPU generator seeded with seed: q [B, "
         "H, Nq, d], k, v [B, Hkv, Nk, d], do [B, H, Nq, d] in that order, "
         "then .to(%s)" % dts,
-        "call": "scaled_dot_product_attention(q, k, v%s%s%s)" % (
+        "call": "scaled_dot_product_attention(q, k, v%s%s%s%s)" % (
             ", attn_mask=attn_mask" if is_mask else "",
             ", is_causal=True" if c["causal"] else "",
+            (", scale=%r" % c["scale"]) if c.get("scale") is not None
+            else "",
             ", enable_gqa=True" if group > 1 else ""),
         "backward_op": "scaled_dot_product_attention(...).backward(do), "
         "backend pinned" if c["bwd"] else None,
@@ -863,7 +907,7 @@ def dispatch_case(name, c):
         torch.use_deterministic_algorithms(det)
         try:
             r = sdpa_call(None, q, k, v, do, mask, c["causal"], group > 1,
-                          grad, choice=True)
+                          grad, choice=True, scale=c.get("scale"))
         finally:
             torch.use_deterministic_algorithms(False)
         e = {"deterministic": det, "requires_grad": grad,

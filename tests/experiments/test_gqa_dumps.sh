@@ -8,8 +8,7 @@
 # for the group's sum (gqa_dkv), must be the GPU's bits; the split count
 # comes from the launch by the kernel's own rule (FA2's heuristic with a
 # group's query heads as rows for one query row; cuDNN's decode grid).
-# The masked calls of tests/data/gpu/mask are refused by name (masks are
-# not modelled).  JAX's cuDNN attention on the same kernel
+# (The masked calls of tests/data/gpu/mask: test_mask_dumps.sh.)  JAX's cuDNN attention on the same kernel
 # (tests/data/gpu/jax) is the cudnn description's too.
 
 : "${srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
@@ -21,10 +20,8 @@ if [ ! -x "$JSONQ" ]; then
     exit 77
 fi
 G=$srcdir/tests/data/gpu/gqa
-M=$srcdir/tests/data/gpu/mask
-if [ ! -r "$G/gqa_d64_g4.safetensors" ] || [ ! -r "$M/mask_padding.safetensors" ]
-then
-    echo "SKIP: tests/data/gpu/gqa or mask missing"
+if [ ! -r "$G/gqa_d64_g4.safetensors" ]; then
+    echo "SKIP: tests/data/gpu/gqa missing"
     exit 77
 fi
 
@@ -112,17 +109,6 @@ run diff --dump "$f" --q "$f:q" --k "$f:k" --v "$f:v" --do "$f:do" \
     --policy math --stage o,dq,dk,dv --no-exact
 expect_rc 2
 expect_err_has "the description 'math' has no rule for the sum of dK and dV over a group"
-
-# masks: every masked dump is refused by name
-for name in mask_padding mask_causal_padding mask_window32 mask_alibi \
-    mask_random mask_all_masked_rows mask_causal_padding_fp16; do
-    f=$M/$name.safetensors
-    run diff --dump "$f" --q "$f:q" --k "$f:k" --v "$f:v" \
-        --o "$f:cudnn.o" --policy cudnn --stage o --no-exact
-    expect_rc 2
-    expect_no_stdout
-    expect_err_has "changes the result and is not modelled yet"
-done
 
 # JAX's cuDNN attention (tests/data/gpu/jax: jax.nn.dot_product_attention
 # with implementation "cudnn", a custom scale and causal; grouped heads

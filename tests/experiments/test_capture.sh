@@ -141,6 +141,22 @@ n8=$(awk '$1 ~ /^[01]$/ && NF == 18 && $16 == "1.000"' "$tmp/out" | wc -l)
 if [ "$n8" -eq 8 ]; then pass; else
     fail "scan of the FP16 capture: $n8 of 8 cells with match 1.000"; fi
 
+# Masked models as transformers builds them (tests/data/gpu/hf, cuDNN on
+# an H100): a Llama with grouped heads and a padded batch (a boolean
+# causal-and-padding mask), a Mistral with a 32-token window, a BERT with
+# a padding mask.  Every call's every stage is bit-equal with the call's
+# own mask applied.
+for m in llama_gqa_padded mistral_window bert_padded; do
+    f=$srcdir/tests/data/gpu/hf/$m.safetensors
+    [ -r "$f" ] || continue
+    for c in L0.s0 L1.s0; do
+        run diff --dump "$f" --call "$c" --no-exact
+        expect_rc 0
+        expect_out_has "attn_mask: $f: $c.attn_mask, bool, applied as the description's bias_add \"log2\""
+        expect_line "result: 5 stages compared, all bit-equal"
+    done
+done
+
 # A mask in one call of a capture: that call runs with it (the entry's
 # "attn_mask" and its tensor), the others as before.  The copy adds
 # L1.s0.attn_mask (U8, every key taking part) and its entry to the Llama

@@ -22,6 +22,7 @@
 #include <mpfr.h>
 
 #include "analysis/attn_exact.h"
+#include "analysis/attn_mask.h"
 #include "analysis/bias.h"
 #include "analysis/tensor.h"
 #include "analysis/user_tensor.h"
@@ -230,6 +231,9 @@ typedef struct
     operand in[N_IN];
     operand out;
     operand gpu_o, gpu_lse; /* --o, --lse: the backward's O and LSE */
+    operand mask_opd;       /* --mask */
+    am_mask mask;           /* bound to the tensors' [B, H, Nq, Nk] */
+    bool has_mask;
     bool dtype_given;       /* --dtype bf16 */
     ut_layout layout_opt;   /* --layout */
     bool gen_on;
@@ -1334,7 +1338,15 @@ run_head(const attn_ctx *x, size_t hh, unsigned *ffl, unsigned *bfl)
         cap.trace_col = (size_t)x->trace_at[3];
         cap.events = &sink[0];
     }
-    if (fa_forward(&x->hcfg, q, k, v, o, lse, &cap, &env) != 0)
+    fa_config hc = x->hcfg;
+    fa_attn_mask hm;
+    if (x->has_mask) {
+        /* this head's part of the mask (the configuration is one head) */
+        hm = x->mask.mask;
+        hm.head_offset = x->mask.head_offset + hh;
+        hc.mask = &hm;
+    }
+    if (fa_forward(&hc, q, k, v, o, lse, &cap, &env) != 0)
         return -1;
     *ffl |= env.flags;
     if (!x->backward)
@@ -1350,7 +1362,7 @@ run_head(const attn_ctx *x, size_t hh, unsigned *ffl, unsigned *bfl)
         o = x->bwd_o + hh * nq * d;
         lse = x->bwd_lse + hh * nq;
     }
-    if (fa_backward(&x->hcfg, q, k, v, o, lse, x->data[IN_DO] + hh * nq * d,
+    if (fa_backward(&hc, q, k, v, o, lse, x->data[IN_DO] + hh * nq * d,
                     x->res[OUT_DELTA] + hh * nq, x->res[OUT_DQ] + hh * nq * d,
                     x->res[OUT_DK] + hh * nk * d, x->res[OUT_DV] + hh * nk * d,
                     &cap, &env)
@@ -1649,7 +1661,7 @@ count_rows(attn_ctx *x)
 /*----------------------------------------------------------------------------
  * The output file.
  *--------------------------------------------------------------------------*/
-#define MAX_TENSORS (N_OUT + N_CAP + N_IN)
+#define MAX_TENSORS (N_OUT + N_CAP + N_IN + 1)
 #define MAX_META 64
 #define META_LEN 96
 
@@ -1864,9 +1876,23 @@ write_output(attn_ctx *x)
                          i == IN_K || i == IN_V ? x->nhkv : x->nh,
                          i == IN_K || i == IN_V ? nk : nq, d);
     }
+    if (x->has_mask) {
+        /* the mask as given, so that diff of this file applies it */
+        const tensor *mt = &x->mask_opd.t;
+        size_t es = tensor_dtype_size(mt->dtype);
+        f->list[f->n].tensor = *mt;
+        f->list[f->n].name = "attn_mask";
+        swap_elems(mt->data, (size_t)mt->n_elems, es);
+        f->swapped[f->n] = mt->data;
+        f->swapped_n[f->n] = (size_t)mt->n_elems;
+        f->swapped_es[f->n] = es;
+        f->n++;
+    }
     for (size_t i = 0; i < f->n; i++) {
         char key[32];
         const char *name = f->list[i].name;
+        if (strcmp(name, "attn_mask") == 0)
+            continue;
         const sf_format *fmt = fa_output_format(&x->cfg, name);
         if (fmt == NULL) /* the inputs */
             fmt = x->f16 ? &sf_format_f16 : &sf_format_bf16;
@@ -2246,9 +2272,22 @@ text_header(cli_buf *b, const attn_ctx *x)
                    "(f32:0x%08" PRIX32 "), %s\n",
                    x->nb, x->nh, x->nq, x->nk, x->d,
                    cli_f32_dec(sv, sizeof sv, x->scale_used), x->scale_used,
-                   !x->causal     ? "no mask"
+                   !x->causal     ? (x->has_mask ? "not causal" : "no mask")
                    : x->top_left ? "causal, top-left aligned (SDPA's is_causal)"
                                  : "causal, bottom-right aligned");
+    if (x->has_mask)
+        cli_buf_printf(b,
+                       "  attn_mask: %s, %s, applied as the description's "
+                       "bias_add \"%s\" (a False entry: %s); %" PRIu64
+                       " entries hide a key, %" PRIu64 " rows see none\n",
+                       x->mask_opd.arg, am_type_name(x->mask.mask.type),
+                       fa_kernel_enum_names("bias_add")[fa_config_kernel(
+                                                            &x->cfg)
+                                                            ->bias_add],
+                       fa_kernel_enum_names("bool_fill")[fa_config_kernel(
+                                                             &x->cfg)
+                                                             ->bool_fill],
+                       x->mask.hidden, x->mask.rows_empty);
     cli_buf_printf(b, "  tiles %zu x %zu, %zu KV block%s", x->br_eff,
                    x->bc_eff, x->tc, x->tc == 1 ? "" : "s");
     if (x->splits_eff > 1)
@@ -2695,6 +2734,7 @@ enum
     O_DQ_BUFFERS,
     O_SMS,
     O_LAUNCH,
+    O_MASK,
     O_ROUND_TO,
     O_FIX,
     O_BETA,
@@ -2757,6 +2797,7 @@ static const cli_option options[] = {{"q", true, O_Q},
                                      {"dq-buffers", true, O_DQ_BUFFERS},
                                      {"sms", true, O_SMS},
                                      {"launch", true, O_LAUNCH},
+                                     {"mask", true, O_MASK},
                                      {"round-to", true, O_ROUND_TO},
                                      {"fix", true, O_FIX},
                                      {"beta", true, O_BETA},
@@ -2894,6 +2935,16 @@ attn_help(FILE *out)
         "                       dispatch) use it; with it, --splits "
         "defaults to the\n"
         "                       kernel's own rule\n"
+        "  --mask FILE[:KEY]    SDPA's attn_mask (BOOL or U8 0/1: True "
+        "takes part;\n"
+        "                       F32, BF16, F16: added), broadcasting to [B, "
+        "H, Nq, Nk];\n"
+        "                       the description says how it enters "
+        "(bias_add,\n"
+        "                       bool_fill; fa2 takes none); written to "
+        "--out as\n"
+        "                       attn_mask, so that diff of the file applies "
+        "it\n"
         "  --fix NAME           none (default), beta, beta-v2, eps, always\n"
         "  --beta X, --tol X, --eps X\n"
         "                       the fix's parameters (defaults 2 or 7 for "
@@ -3235,6 +3286,10 @@ take_option(void *ctx, int id, const char *v)
             return false;
         }
         return true;
+    case O_MASK:
+        x->mask_opd.opt = "--mask";
+        x->mask_opd.arg = v;
+        return true;
     case O_LAUNCH:
         x->launch_given = true;
         return fa_cli_parse_launch(CMD, v, &x->launch, &x->launch_lengths);
@@ -3475,6 +3530,9 @@ ctx_free(attn_ctx *x)
     free(x->gpu_lse.path);
     tensor_free(&x->gpu_o.t);
     tensor_free(&x->gpu_lse.t);
+    free(x->mask_opd.path);
+    tensor_free(&x->mask_opd.t);
+    am_free(&x->mask);
     free(x->bwd_o);
     free(x->bwd_lse);
     for (int i = 0; i < N_OUT; i++) {
@@ -3493,6 +3551,71 @@ ctx_free(attn_ctx *x)
 }
 
 /* Everything up to the report; false after an error message. */
+/* --mask FILE[:KEY]: read, bound to the tensors' [B, H, Nq, Nk] (the
+   launch when --launch gives it: a mask that varies over batch or heads
+   must then be the launch's whole mask, which a file of some heads cannot
+   index), and refused when the description takes none. */
+static bool
+read_mask(attn_ctx *x)
+{
+    const fa_kernel *k = fa_config_kernel(&x->cfg);
+    size_t n = x->nb * x->nh, *bo, *ho;
+    tensor_error err;
+    char msg[512];
+    am_launch l;
+    int rc;
+
+    if (!cli_split_spec(CMD, &x->mask_opd))
+        return false;
+    if (k->bias_add == FA_BIAS_NONE) {
+        cli_error(CMD,
+                  "--mask: the description '%s' takes no attention mask "
+                  "(bias_add \"none\"; PyTorch's flash backend refuses "
+                  "masks): pass --policy cudnn, efficient or math",
+                  k->name);
+        return false;
+    }
+    if (x->causal) {
+        cli_error(CMD, "--mask with --causal: SDPA refuses an attn_mask "
+                       "with is_causal; put the causal mask into the mask");
+        return false;
+    }
+    if (tensor_file_read(x->mask_opd.path, x->mask_opd.key, TENSOR_ANY,
+                         &x->mask_opd.t, &err)
+        != TENSOR_OK) {
+        cli_error(CMD, "--mask: %s", err.message);
+        return false;
+    }
+    bo = malloc((n ? n : 1) * sizeof *bo);
+    ho = malloc((n ? n : 1) * sizeof *ho);
+    if (bo == NULL || ho == NULL) {
+        free(bo);
+        free(ho);
+        cli_error(CMD, "out of memory");
+        return false;
+    }
+    for (size_t hh = 0; hh < n; hh++) {
+        bo[hh] = hh / x->nh;
+        ho[hh] = hh % x->nh;
+    }
+    l.batch = x->nb;
+    l.heads = x->nh;
+    l.nq = x->nq;
+    l.nk = x->nk;
+    l.n_heads = n;
+    l.batch_of = bo;
+    l.head_of = ho;
+    rc = am_bind(&x->mask_opd.t, &l, &x->mask, msg, sizeof msg);
+    free(bo);
+    free(ho);
+    if (rc != 0) {
+        cli_error(CMD, "--mask %s: %s", x->mask_opd.arg, msg);
+        return false;
+    }
+    x->has_mask = true;
+    return true;
+}
+
 static bool
 run(attn_ctx *x)
 {
@@ -3557,6 +3680,8 @@ run(attn_ctx *x)
         return false;
     if (x->gpu_o.arg != NULL && !read_fwd_outputs(x))
         return false;
+    if (x->mask_opd.arg != NULL && !read_mask(x))
+        return false;
 
     /* The exact reference: run it? */
     x->exact_work =
@@ -3565,6 +3690,8 @@ run(attn_ctx *x)
                     x->backward ? 4 : 1);
     if (x->no_exact)
         x->exact_note = "--no-exact";
+    else if (x->has_mask)
+        x->exact_note = "the exact reference takes no attention mask yet";
     else if (x->exact_work > EXACT_WORK_LIMIT && !x->exact_forced)
         x->exact_note = "B*H*Nq*Nk*d (x4 with --backward) is above 2^26; "
                         "give --exact to run it anyway";

@@ -111,5 +111,48 @@ expect_rc 2
 expect_no_stdout
 expect_err_has "does not broadcast to the launch's [B, H, Nq, Nk] = [2, 4, 128, 128]"
 
+# attn --mask: batch entry 1's rows of the all-masked-rows mask as a
+# [128, 128] U8 .npy; attn's O is the GPU's (cuDNN), the mask goes into
+# --out, and diff of that file applies it (without it, diff would run
+# the call unmasked)
+if command -v python3 >/dev/null 2>&1; then
+    python3 - "$f" "$tmp/m.npy" <<'PYEOF' || exit 99
+import json, struct, sys
+src, dst = sys.argv[1], sys.argv[2]
+d = open(src, "rb").read()
+n = struct.unpack("<Q", d[:8])[0]
+e = json.loads(d[8:8 + n])["attn_mask"]
+a, b = e["data_offsets"]
+nq, nk = e["shape"][2], e["shape"][3]
+rows = d[8 + n + a:8 + n + b][nq * nk:2 * nq * nk]
+hdr = "{'descr': '|u1', 'fortran_order': False, 'shape': (%d, %d), }" % (
+    nq, nk)
+hdr += " " * ((64 - (10 + len(hdr) + 1) % 64) % 64) + "\n"
+open(dst, "wb").write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(hdr))
+                      + hdr.encode() + rows)
+PYEOF
+    run attn --q "$f:q" --k "$f:k" --v "$f:v" --mask "$tmp/m.npy" \
+        --policy cudnn --out "$tmp/a.safetensors"
+    expect_rc 0
+    expect_out_has "attn_mask: $tmp/m.npy, bool, applied as the description's bias_add \"log2\" (a False entry: -65504); 640 entries hide a key, 5 rows see none"
+    run diff --dump "$f" --q "$f:q" --k "$f:k" --v "$f:v" \
+        --o "$tmp/a.safetensors:o" --mask "$tmp/m.npy" --policy cudnn \
+        --stage o --no-exact --json
+    expect_rc 0
+    expect_stage "attn --mask" 0 o 8192 8192
+    run diff --dump "$f" --q "$f:q" --k "$f:k" --v "$f:v" --o "$f:cudnn.o" \
+        --mask "$tmp/m.npy" --policy cudnn --stage o --no-exact --json
+    expect_rc 0
+    expect_stage "diff --mask" 0 o 8192 8192
+    run diff --dump "$tmp/a.safetensors" --no-exact
+    expect_rc 0
+    expect_out_has "attn_mask: $tmp/a.safetensors: attn_mask, bool"
+    run attn --q "$f:q" --k "$f:k" --v "$f:v" --mask "$tmp/m.npy" \
+        --policy fa2
+    expect_rc 2
+    expect_no_stdout
+    expect_err_has "--mask: the description 'fa2' takes no attention mask"
+fi
+
 echo "test_mask_dumps: $n_pass passed, $n_fail failed"
 [ "$n_fail" -eq 0 ]

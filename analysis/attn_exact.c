@@ -225,6 +225,8 @@ typedef struct
     fa_shape sh;
     bool causal, reverse;
     bool top_left; /* causal mask aligned top-left (j > i masked) */
+    const fa_attn_mask *mask; /* an attention mask (NULL: none) */
+    size_t head;              /* the head of the rows being computed */
     size_t bc;
     fa_fix fix;
     mpfr_prec_t p;  /* working precision */
@@ -353,6 +355,10 @@ work_config(ax_work *w, const fa_config *cfg, const ax_options *opt)
         return AX_ECONFIG;
     w->causal = cfg->causal;
     w->top_left = cfg->causal_top_left;
+    w->mask = cfg->mask;
+    if (w->mask != NULL && (w->mask->data == NULL
+                            || (unsigned)w->mask->type > FA_AMASK_F16))
+        return AX_ECONFIG;
     w->reverse = cfg->order == FA_ORDER_REVERSE;
     w->bc = ax_block_cols(cfg);
     w->ps = ax_score_prec(sh->d);
@@ -469,7 +475,46 @@ row_visible(const ax_work *w, size_t i)
     return lim < nk ? lim : nk;
 }
 
-/* S[j] = scale * sum_c q[i,c] k[j,c] exactly, for j < vis. */
+/* The attention mask's entry for key J of row I: false when it hides
+   the key (a False boolean entry, or -Inf), else true with its value in X
+   (0 for a True boolean entry).  A NaN or +Inf entry: AX_EINPUT. */
+static int
+mask_entry(const ax_work *w, size_t i, size_t j, mpfr_ptr x, bool *keep)
+{
+    const fa_attn_mask *m = w->mask;
+    size_t at = (m->head_offset != NULL ? m->head_offset[w->head] : 0)
+                + i * m->row_stride + j * m->key_stride;
+    uint32_t bits;
+
+    switch (m->type) {
+    case FA_AMASK_BOOL:
+        *keep = ((const uint8_t *)m->data)[at] != 0;
+        mpfr_set_zero(x, 1);
+        return AX_OK;
+    case FA_AMASK_F32:
+        bits = ((const uint32_t *)m->data)[at];
+        break;
+    case FA_AMASK_BF16:
+        bits = (uint32_t)((const uint16_t *)m->data)[at] << 16;
+        break;
+    default: {
+        sf_env env = SF_ENV_IEEE;
+        bits = sf_f16_to_f32((sf_f16){((const uint16_t *)m->data)[at]},
+                             SF_RNE, &env)
+                   .bits;
+    }
+    }
+    *keep = bits != 0xFF800000u;
+    if (!*keep) {
+        mpfr_set_zero(x, 1);
+        return AX_OK;
+    }
+    return set_f32_bits(x, bits) ? AX_OK : AX_EINPUT;
+}
+
+/* S[j] = scale * sum_c q[i,c] k[j,c] exactly, for j < vis; with a mask,
+   plus its value (exact: the scores' precision spans the FP32 range), or
+   -Inf where it hides the key. */
 static int
 row_scores(ax_work *w, size_t i, size_t vis)
 {
@@ -484,8 +529,31 @@ row_scores(ax_work *w, size_t i, size_t vis)
         }
         inex |= mpfr_sum(w->s.v[j], w->ptr, (unsigned long)d, MPFR_RNDN);
         inex |= mpfr_mul(w->s.v[j], w->s.v[j], w->scale, MPFR_RNDN);
+        if (w->mask != NULL) {
+            bool keep;
+            int rc = mask_entry(w, i, j, w->x2, &keep);
+            if (rc != AX_OK)
+                return rc;
+            if (!keep)
+                mpfr_set_inf(w->s.v[j], -1);
+            else
+                inex |= mpfr_add(w->s.v[j], w->s.v[j], w->x2, MPFR_RNDN);
+        }
     }
     return inex != 0 ? AX_EINTERNAL : AX_OK;
+}
+
+/* VIS, or 0 when a mask hides every one of the row's VIS keys (their
+   scores -Inf). */
+static size_t
+row_kept(const ax_work *w, size_t vis)
+{
+    if (w->mask == NULL)
+        return vis;
+    for (size_t j = 0; j < vis; j++)
+        if (!mpfr_inf_p(w->s.v[j]))
+            return vis;
+    return 0;
 }
 
 /* E[j] = exp(S[j] - M) for j0 <= j < j1, each rounded once (the argument
@@ -722,7 +790,9 @@ run_forward(ax_work *w, const fa_config *cfg, const ax_options *opt,
 {
     size_t nq = w->sh.nq, nk = w->sh.nk, d = w->sh.d;
     size_t heads = w->sh.batch * w->sh.heads;
-    bool tiled = opt == NULL || opt->method == AX_TILED;
+    /* with a mask, the direct evaluation (the same exact values; the
+       tiled one's blocks would hold keys that are -Inf) */
+    bool tiled = (opt == NULL || opt->method == AX_TILED) && cfg->mask == NULL;
     bool f16 = cfg->input == &sf_format_f16;
     int rc;
 
@@ -742,11 +812,13 @@ run_forward(ax_work *w, const fa_config *cfg, const ax_options *opt,
             || (rc = load_in(&w->kh, k + h * nk * d, nk * d, f16)) != AX_OK
             || (rc = load_in(&w->vh, v + h * nk * d, nk * d, f16)) != AX_OK)
             goto done;
+        w->head = h;
         for (size_t i = 0; i < nq; i++) {
             size_t vis = row_visible(w, i);
 
             if ((rc = row_scores(w, i, vis)) != AX_OK)
                 goto done;
+            vis = row_kept(w, vis);
             if (tiled) {
                 if ((rc = row_tiled(w, vis)) != AX_OK)
                     goto done;
@@ -928,11 +1000,13 @@ ax_backward_ex(const fa_config *cfg, const ax_options *opt, const uint16_t *q,
             goto done;
         for (size_t x = 0; x < 2 * nk * d; x++)
             mpfr_set_zero(w.acc.v[x], 1);
+        w.head = h;
         for (size_t i = 0; i < nq; i++) {
             size_t vis = row_visible(&w, i);
 
             if ((rc = row_scores(&w, i, vis)) != AX_OK)
                 goto done;
+            vis = row_kept(&w, vis);
             row_direct(&w, vis);
             row_probs(&w, vis, false);
             row_store(&w, out, h * nq + i, vis);

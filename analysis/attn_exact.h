@@ -38,8 +38,12 @@ extern "C" {
  *     dQ = dS K,    dK = dS^T Q,  dV = P^T dO.
  *
  * (dS carries the scale, so dQ and dK are the gradients with respect to Q
- * and K themselves.)  A row with every key masked has O = 0, LSE = -Inf,
- * P = 0, dS = 0 and contributes nothing to dQ, dK, dV.
+ * and K themselves.)  An attention mask (cfg->mask) takes part as its
+ * meaning, not as a kernel's arithmetic: its value is added to S exactly,
+ * and a key it hides (a False boolean entry, or -Inf) is masked, whatever
+ * finite fill a kernel puts there; with a mask the forward is evaluated
+ * directly.  A row with every key masked has O = 0, LSE = -Inf, P = 0,
+ * dS = 0 and contributes nothing to dQ, dK, dV.
  *
  * Two evaluations of the forward:
  *   AX_TILED   Algorithm 1 of the paper: the keys in KV blocks of the

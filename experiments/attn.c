@@ -1304,6 +1304,21 @@ traced_head(const attn_ctx *x)
     return (size_t)(x->trace_at[0] * x->nh + x->trace_at[1]);
 }
 
+/* The one-head configuration of head HH: with a mask, its part of the
+   mask (HM holds it; the configuration points to it). */
+static fa_config
+head_config(const attn_ctx *x, size_t hh, fa_attn_mask *hm)
+{
+    fa_config c = x->hcfg;
+
+    if (x->has_mask) {
+        *hm = x->mask.mask;
+        hm->head_offset = x->mask.head_offset + hh;
+        c.mask = hm;
+    }
+    return c;
+}
+
 /* The K and V head that query head HH (of B H) reads: its group's
    (grouped-query heads: H / Hkv query heads per KV head, in order). */
 static size_t
@@ -1338,14 +1353,8 @@ run_head(const attn_ctx *x, size_t hh, unsigned *ffl, unsigned *bfl)
         cap.trace_col = (size_t)x->trace_at[3];
         cap.events = &sink[0];
     }
-    fa_config hc = x->hcfg;
     fa_attn_mask hm;
-    if (x->has_mask) {
-        /* this head's part of the mask (the configuration is one head) */
-        hm = x->mask.mask;
-        hm.head_offset = x->mask.head_offset + hh;
-        hc.mask = &hm;
-    }
+    fa_config hc = head_config(x, hh, &hm);
     if (fa_forward(&hc, q, k, v, o, lse, &cap, &env) != 0)
         return -1;
     *ffl |= env.flags;
@@ -1376,6 +1385,8 @@ run_head(const attn_ctx *x, size_t hh, unsigned *ffl, unsigned *bfl)
 static int
 exact_head(const attn_ctx *x, size_t hh)
 {
+    fa_attn_mask hm;
+    fa_config hc = head_config(x, hh, &hm);
     size_t nq = x->nq, nk = x->nk, d = x->d, kh = kv_head(x, hh);
     const uint16_t *q = x->data[IN_Q] + hh * nq * d;
     const uint16_t *k = x->data[IN_K] + kh * nk * d;
@@ -1387,12 +1398,12 @@ exact_head(const attn_ctx *x, size_t hh)
     out.o.d = x->ex[OUT_O] + hh * nq * d;
     out.lse.d = x->ex[OUT_LSE] + hh * nq;
     if (!x->backward)
-        return ax_forward_ex(&x->hcfg, &opt, q, k, v, &out);
+        return ax_forward_ex(&hc, &opt, q, k, v, &out);
     out.delta.d = x->ex[OUT_DELTA] + hh * nq;
     out.dq.d = x->ex[OUT_DQ] + hh * nq * d;
     out.dk.d = x->ex[OUT_DK] + hh * nk * d;
     out.dv.d = x->ex[OUT_DV] + hh * nk * d;
-    return ax_backward_ex(&x->hcfg, &opt, q, k, v,
+    return ax_backward_ex(&hc, &opt, q, k, v,
                           x->data[IN_DO] + hh * nq * d, NULL, &out);
 }
 
@@ -3690,8 +3701,6 @@ run(attn_ctx *x)
                     x->backward ? 4 : 1);
     if (x->no_exact)
         x->exact_note = "--no-exact";
-    else if (x->has_mask)
-        x->exact_note = "the exact reference takes no attention mask yet";
     else if (x->exact_work > EXACT_WORK_LIMIT && !x->exact_forced)
         x->exact_note = "B*H*Nq*Nk*d (x4 with --backward) is above 2^26; "
                         "give --exact to run it anyway";

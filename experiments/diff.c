@@ -2282,6 +2282,21 @@ acc_head(const diff_ctx *x, size_t hh, const uint16_t *q, const uint16_t *k,
     return rc;
 }
 
+/* The one-head configuration of head HH: with a mask, its part of the
+   mask (HM holds it; the configuration points to it). */
+static fa_config
+head_config(const diff_ctx *x, size_t hh, fa_attn_mask *hm)
+{
+    fa_config c = x->hcfg;
+
+    if (x->has_mask) {
+        *hm = x->mask.mask;
+        hm->head_offset = x->mask.head_offset + hh;
+        c.mask = hm;
+    }
+    return c;
+}
+
 /* The K and V head that query head HH (of B H) reads (grouped-query
    heads: H / Hkv query heads per KV head, in order). */
 static size_t
@@ -2321,14 +2336,8 @@ emu_head(const diff_ctx *x, size_t hh)
             return -1;
         cap.obar = obar;
     }
-    fa_config hc = x->hcfg;
     fa_attn_mask hm;
-    if (x->has_mask) {
-        /* this head's part of the mask (the configuration is one head) */
-        hm = x->mask.mask;
-        hm.head_offset = x->mask.head_offset + hh;
-        hc.mask = &hm;
-    }
+    fa_config hc = head_config(x, hh, &hm);
     if (fa_forward(&hc, q, k, v, x->emu[ST_O] + hh * nq * d,
                    x->emu[ST_LSE] + hh * nq, x->want_cap ? &cap : NULL, &env)
         != 0) {
@@ -2359,6 +2368,8 @@ emu_head(const diff_ctx *x, size_t hh)
 static int
 exact_head(const diff_ctx *x, size_t hh)
 {
+    fa_attn_mask hm;
+    fa_config hc = head_config(x, hh, &hm);
     size_t nq = x->nq, nk = x->nk, d = x->d, kh = kv_head(x, hh);
     const uint16_t *q = x->in[T_Q] + hh * nq * d;
     const uint16_t *k = x->in[T_K] + kh * nk * d;
@@ -2372,14 +2383,14 @@ exact_head(const diff_ctx *x, size_t hh)
     if (x->ex[ST_LSE] != NULL)
         out.lse.d = x->ex[ST_LSE] + hh * nq;
     if (!x->need_bwd)
-        return ax_forward_ex(&x->hcfg, &opt, q, k, v, &out);
+        return ax_forward_ex(&hc, &opt, q, k, v, &out);
     if (x->ex[ST_DQ] != NULL)
         out.dq.d = x->ex[ST_DQ] + hh * nq * d;
     if (x->ex[ST_DK] != NULL)
         out.dk.d = x->ex[ST_DK] + hh * nk * d;
     if (x->ex[ST_DV] != NULL)
         out.dv.d = x->ex[ST_DV] + hh * nk * d;
-    return ax_backward_ex(&x->hcfg, &opt, q, k, v, x->in[T_DO] + hh * nq * d,
+    return ax_backward_ex(&hc, &opt, q, k, v, x->in[T_DO] + hh * nq * d,
                           NULL, &out);
 }
 
@@ -3913,8 +3924,6 @@ run(diff_ctx *x)
                     x->need_bwd ? 4 : 1);
     if (x->no_exact)
         x->exact_note = "--no-exact";
-    else if (x->has_mask)
-        x->exact_note = "the exact reference takes no attention mask yet";
     else if (!x->want[ST_O] && !x->want[ST_LSE] && !x->need_bwd)
         x->exact_note = "no stage with an exact value compared";
     else if (x->exact_work > EXACT_WORK_LIMIT && !x->exact_forced)

@@ -922,6 +922,126 @@ START_TEST(test_causal_prefix)
 }
 END_TEST
 
+/* An attention mask as its meaning: a boolean mask equal to the causal
+   mask gives the causal results (forward and backward); each row of a
+   random boolean mask gives the forward of its kept keys alone (K and V
+   rows gathered); an additive constant per row leaves O unchanged and
+   adds itself to LSE; a row with no key gives O = 0, LSE = -Inf. */
+START_TEST(test_mask_meaning)
+{
+    size_t nq = 5, nk = 7, d = 3, nh = 2;
+    tst_rng rng;
+    rcase r;
+    double o[2 * 5 * 3], l[2 * 5], oc[2 * 5 * 3], lc[2 * 5];
+    double dq[2 * 5 * 3], dk[2 * 7 * 3], dv[2 * 7 * 3];
+    double dqc[2 * 5 * 3], dkc[2 * 7 * 3], dvc[2 * 7 * 3];
+    uint8_t keep[5 * 7], rnd[2 * 5 * 7];
+    uint32_t add[5 * 7];
+    size_t hoff[2] = {0, 5 * 7};
+    fa_attn_mask m = {FA_AMASK_BOOL, keep, NULL, 7, 1};
+    fa_config c;
+
+    tst_rng_init(&rng, 64);
+    rcase_make(&r, &rng, nq, nk, d, true);
+    /* the causal mask (bottom-right) as a boolean mask, both heads */
+    for (size_t i = 0; i < nq; i++)
+        for (size_t j = 0; j < nk; j++)
+            keep[i * nk + j] = j <= i + nk - nq;
+    ck_assert_int_eq(ax_forward(&r.c, NULL, r.q, r.k, r.v, oc, lc), AX_OK);
+    ck_assert_int_eq(ax_backward(&r.c, NULL, r.q, r.k, r.v, r.dout, NULL,
+                                 NULL, dqc, dkc, dvc),
+                     AX_OK);
+    c = r.c;
+    c.causal = false;
+    c.mask = &m;
+    ck_assert_int_eq(ax_forward(&c, NULL, r.q, r.k, r.v, o, l), AX_OK);
+    ck_assert_int_eq(ax_backward(&c, NULL, r.q, r.k, r.v, r.dout, NULL, NULL,
+                                 dq, dk, dv),
+                     AX_OK);
+    for (size_t x = 0; x < nh * nq * d; x++)
+        ck_assert_msg(o[x] == oc[x] && dq[x] == dqc[x],
+                      "causal as a mask: element %zu: O %a / %a, dQ %a / %a",
+                      x, o[x], oc[x], dq[x], dqc[x]);
+    for (size_t x = 0; x < nh * nq; x++)
+        ck_assert_msg(l[x] == lc[x], "causal as a mask: LSE %zu: %a / %a", x,
+                      l[x], lc[x]);
+    for (size_t x = 0; x < nh * nk * d; x++)
+        ck_assert_msg(dk[x] == dkc[x] && dv[x] == dvc[x],
+                      "causal as a mask: dK/dV %zu: %a / %a, %a / %a", x,
+                      dk[x], dkc[x], dv[x], dvc[x]);
+
+    /* a random mask per head (head 1 at its own offset), row 2 of head 0
+       with no key */
+    for (size_t x = 0; x < nh * nq * nk; x++)
+        rnd[x] = (uint8_t)(tst_rand_below(&rng, 3) != 0);
+    for (size_t j = 0; j < nk; j++)
+        rnd[2 * nk + j] = 0;
+    m.data = rnd;
+    m.head_offset = hoff;
+    ck_assert_int_eq(ax_forward(&c, NULL, r.q, r.k, r.v, o, l), AX_OK);
+    for (size_t h = 0; h < nh; h++)
+        for (size_t i = 0; i < nq; i++) {
+            uint16_t kk[7 * 3], vv[7 * 3];
+            size_t n = 0;
+            double o1[3], l1;
+            for (size_t j = 0; j < nk; j++)
+                if (rnd[h * nq * nk + i * nk + j]) {
+                    memcpy(kk + n * d, r.k + (h * nk + j) * d, d * 2);
+                    memcpy(vv + n * d, r.v + (h * nk + j) * d, d * 2);
+                    n++;
+                }
+            if (n == 0) {
+                ck_assert_msg(isinf(l[h * nq + i]) && l[h * nq + i] < 0,
+                              "row without a key: LSE %a", l[h * nq + i]);
+                for (size_t cc = 0; cc < d; cc++)
+                    ck_assert(o[(h * nq + i) * d + cc] == 0.0);
+                continue;
+            }
+            fa_config c1 = make_cfg(1, 1, 1, n, d, r.c.scale);
+            ck_assert_int_eq(ax_forward(&c1, NULL, r.q + (h * nq + i) * d, kk,
+                                        vv, o1, &l1),
+                             AX_OK);
+            ck_assert_msg(l1 == l[h * nq + i],
+                          "head %zu row %zu: LSE %a, kept keys alone %a", h, i,
+                          l[h * nq + i], l1);
+            for (size_t cc = 0; cc < d; cc++)
+                ck_assert_msg(o1[cc] == o[(h * nq + i) * d + cc],
+                              "head %zu row %zu col %zu: O %a, alone %a", h,
+                              i, cc, o[(h * nq + i) * d + cc], o1[cc]);
+        }
+
+    /* an additive constant per row (FP32, exact): O unchanged, LSE + C */
+    c.causal = false;
+    r.c.causal = false;
+    ck_assert_int_eq(ax_forward(&r.c, NULL, r.q, r.k, r.v, oc, lc), AX_OK);
+    for (size_t i = 0; i < nq; i++)
+        for (size_t j = 0; j < nk; j++)
+            add[i * nk + j] = 0x41200000u + (uint32_t)i * 0x00100000u;
+    m.type = FA_AMASK_F32;
+    m.data = add;
+    m.head_offset = NULL;
+    ck_assert_int_eq(ax_forward(&c, NULL, r.q, r.k, r.v, o, l), AX_OK);
+    for (size_t h = 0; h < nh; h++)
+        for (size_t i = 0; i < nq; i++) {
+            float cf;
+            uint32_t b = add[i * nk];
+            memcpy(&cf, &b, sizeof cf);
+            ck_assert_msg(fabs(l[h * nq + i] - (lc[h * nq + i] + cf))
+                              <= 0x1p-40 * fabs(l[h * nq + i]),
+                          "row %zu: LSE %a, unmasked + C %a", i,
+                          l[h * nq + i], lc[h * nq + i] + cf);
+            for (size_t cc = 0; cc < d; cc++)
+                ck_assert_msg(
+                    fabs(o[(h * nq + i) * d + cc] - oc[(h * nq + i) * d + cc])
+                        <= 0x1p-45 * fabs(oc[(h * nq + i) * d + cc]),
+                    "row %zu col %zu: O %a, unmasked %a", i, cc,
+                    o[(h * nq + i) * d + cc], oc[(h * nq + i) * d + cc]);
+        }
+    rcase_free(&r);
+    mpfr_free_cache();
+}
+END_TEST
+
 /* Adding a constant C to every score of a row (an extra column: q = 1,
    k = C for every key) leaves O unchanged and adds scale * C to LSE. */
 START_TEST(test_shift_invariance)
@@ -1598,6 +1718,7 @@ attn_exact_suite(void)
     tcase_add_test(tc, test_tiled_vs_direct);
     tcase_add_test(tc, test_against_double);
     tcase_add_test(tc, test_causal_prefix);
+    tcase_add_test(tc, test_mask_meaning);
     tcase_add_test(tc, test_shift_invariance);
     tc = tst_add_tcase(s, "backward", 60);
     tcase_add_test(tc, test_eq1_identity);

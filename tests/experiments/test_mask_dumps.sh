@@ -95,6 +95,15 @@ run diff --dump "$f" --q "$f:q" --k "$f:k" --v "$f:v" --o "$f:cudnn.o" \
 expect_rc 0
 expect_out_has "attn_mask: $f: attn_mask, bool, applied as the description's bias_add \"log2\" (a False entry: -65504); 640 entries hide a key, 5 rows see none"
 
+# the exact reference applies the mask as its meaning: the rows with no
+# key have no finite exact LSE (5 left out), cuDNN's finite O there is
+# an error against O = 0
+run diff --dump "$f" --q "$f:q" --k "$f:k" --v "$f:v" --o "$f:cudnn.o" \
+    --lse "$f:cudnn.lse" --policy cudnn --stage o,lse
+expect_rc 0
+expect_out_has "exact reference: MPFR, 256 bits, direct"
+expect_out_has "    5 elements without a finite exact value left out"
+
 # flash takes no mask: fa2 refuses it, naming the backends that do
 run diff --dump "$f" --q "$f:q" --k "$f:k" --v "$f:v" --o "$f:cudnn.o" \
     --policy fa2 --stage o --no-exact

@@ -370,6 +370,11 @@ scan_head(const fa_config *cfg, const fa_fix *fix, scan_reference ref,
         *why = "Q, K and V are needed";
         return -1;
     }
+    if (ref == SCAN_REF_BINARY64 && cfg->mask != NULL) {
+        *why = "the binary64 reference takes no attention mask (the exact "
+               "reference does)";
+        return -1;
+    }
     if (ref == SCAN_REF_BINARY64 && inf != &sf_format_bf16) {
         *why = "the binary64 reference reads BF16 inputs (FP16 ones take "
                "the exact reference)";

@@ -435,9 +435,6 @@ fa_plan_init(const fa_config *cfg, fa_plan *pl)
             && (kern->score_scaled || kern->score_prescale))
             return "mask: bias_add \"log2\" needs unscaled scores "
                    "(score_scaled false)";
-        if (kern->bias_add == FA_BIAS_LOG2 && cfg->fix.kind != FA_FIX_NONE)
-            return "mask: the fix is not modelled with a mask on a kernel "
-                   "of log2-domain scores (bias_add \"log2\")";
         if (m->data == NULL || (unsigned)m->type > FA_AMASK_F16)
             return "mask: no data, or an unknown element type";
         if (kern->bool_fill == FA_BFILL_NEG_65504)
@@ -594,7 +591,13 @@ fa_plan_init(const fa_config *cfg, fa_plan *pl)
         pl->tol = f32_of_double(cfg->fix.tol);
         pl->eps = f32_of_double(cfg->fix.eps);
         pl->eps_zero = f32_of_double(cfg->fix.eps_zero);
-        if (!kern->score_scaled) {
+        if (cfg->mask != NULL && kern->bias_add == FA_BIAS_LOG2) {
+            /* masked scores in the log2 domain: x in scaled units is
+               RN(x RN(log2 e)) there */
+            pl->tol = fa_mul(pl->tol, FA_F32_LOG2E, &env);
+            pl->eps = fa_mul(pl->eps, FA_F32_LOG2E, &env);
+            pl->eps_zero = fa_mul(pl->eps_zero, FA_F32_LOG2E, &env);
+        } else if (!kern->score_scaled) {
             /* fa2 holds S unscaled: a shift of x in scaled units is
                x / scale in its units. */
             pl->tol = fa_div(pl->tol, s, &env);

@@ -72,7 +72,8 @@ typedef struct fa_plan
     uint32_t scale_log2; /* fa2: RN_f32(scale * log2(e)) */
     /* The fix, its parameters as FP32 values in the units of the
        kernel's scores (unscaled scores: tol, eps and eps_zero are
-       divided by the scale). */
+       divided by the scale; masked log2-domain scores of bias_add
+       "log2": times RN32(log2 e)). */
     fa_fix_kind fix;
     fa_zero_max zero_max;
     uint32_t beta, tol, eps, eps_zero;

@@ -20,6 +20,7 @@
 #include <mpi.h>
 #endif
 
+#include "analysis/attn_mask.h"
 #include "analysis/dump_inputs.h"
 #include "analysis/scan.h"
 #include "analysis/user_tensor.h"
@@ -60,6 +61,7 @@ typedef struct
     double scale;
     ut_layout layout;
     bool f16; /* "dtype": "float16" */
+    bool has_mask; /* "attn_mask": the call's mask (tensor PREFIX.attn_mask) */
     char backend[64];
     bool bottom_right;   /* "causal_alignment": "bottom-right" given */
     size_t n_heads_kept; /* 0: every head, numbered as stored */
@@ -361,6 +363,11 @@ parse_call(const json_t *c, size_t idx, const char *top_backend,
         for (size_t i = 0; dump_unmodelled_key(i) != NULL; i++) {
             const char *key = dump_unmodelled_key(i);
             v = json_object_get(c, key);
+            if (strcmp(key, "attn_mask") == 0) {
+                out->has_mask = v != NULL && !json_is_null(v)
+                                && !json_is_false(v);
+                continue;
+            }
             if (strcmp(key, "dropout_p") != 0 && v != NULL
                 && !json_is_null(v) && !json_is_false(v))
                 return cli_error(CMD,
@@ -609,8 +616,9 @@ find_key(const scan_ctx *x, const char *key)
 
 typedef struct
 {
-    tensor q, k, v, o, lse, dout, x;
-    bool has_lse, has_do, has_x;
+    tensor q, k, v, o, lse, dout, x, mask;
+    bool has_lse, has_do, has_x, has_mask;
+    am_mask am; /* the mask bound to the call's heads */
     size_t b, h, nq, nk, d, xc;
     size_t hkv; /* K's and V's heads: H, or a divisor (grouped-query) */
 } call_data;
@@ -625,6 +633,8 @@ call_data_free(call_data *c)
     tensor_free(&c->lse);
     tensor_free(&c->dout);
     tensor_free(&c->x);
+    tensor_free(&c->mask);
+    am_free(&c->am);
 }
 
 /* Reads tensor NAME of call C; REQUIRED: missing is an error; *FOUND. */
@@ -678,6 +688,58 @@ dims4(const tensor *t, uint64_t s[4])
 
     for (unsigned i = 0; i < 4; i++)
         s[i] = i < off ? 1 : t->shape[i - off];
+}
+
+static bool read_one(const scan_ctx *x, const call_spec *c,
+                     const char *name, tensor_dtype want, bool attn,
+                     bool required, tensor *out, bool *found, char *where,
+                     size_t wn);
+
+/* The call's attn_mask (tensor PREFIX.attn_mask; required when the
+   manifest's entry names one), bound to its heads (the model's index of
+   a kept head). */
+static bool
+load_mask(const scan_ctx *x, const call_spec *c, call_data *cd)
+{
+    char wm[256], msg[512];
+    size_t n = cd->b * cd->h, *bo, *ho, lh = cd->h;
+    am_launch l;
+    int rc;
+
+    if (!read_one(x, c, "attn_mask", TENSOR_ANY, false, c->has_mask,
+                  &cd->mask, &cd->has_mask, wm, sizeof wm))
+        return false;
+    if (!cd->has_mask)
+        return true;
+    bo = malloc((n ? n : 1) * sizeof *bo);
+    ho = malloc((n ? n : 1) * sizeof *ho);
+    if (bo == NULL || ho == NULL) {
+        free(bo);
+        free(ho);
+        return cli_error(CMD, "out of memory"), false;
+    }
+    for (size_t hh = 0; hh < n; hh++) {
+        size_t h = hh % cd->h;
+        bo[hh] = hh / cd->h;
+        ho[hh] = c->n_heads_kept ? c->heads_kept[h] : h;
+        if (ho[hh] + 1 > lh)
+            lh = ho[hh] + 1;
+    }
+    l.batch = cd->b;
+    l.heads = c->launch_heads ? (size_t)c->launch_heads
+              : c->model_heads ? (size_t)c->model_heads
+                               : lh;
+    l.nq = cd->nq;
+    l.nk = cd->nk;
+    l.n_heads = n;
+    l.batch_of = bo;
+    l.head_of = ho;
+    rc = am_bind(&cd->mask, &l, &cd->am, msg, sizeof msg);
+    free(bo);
+    free(ho);
+    if (rc != 0)
+        return cli_error(CMD, "%s: %s", wm, msg), false;
+    return true;
 }
 
 static bool
@@ -810,7 +872,7 @@ load_call(const scan_ctx *x, const call_spec *c, call_data *cd)
     cd->nq = (size_t)sq[2];
     cd->nk = (size_t)sk[2];
     cd->d = (size_t)sq[3];
-    return true;
+    return load_mask(x, c, cd);
 }
 
 /*----------------------------------------------------------------------------
@@ -1225,7 +1287,15 @@ run_call(scan_ctx *x, size_t ci, double t0, double *last)
             in.x_cols = xs != NULL ? xc : 0;
             in.dwq = xs != NULL ? dwq + bh * d * xc : NULL;
             scan_stats_init(&res[bh]);
-            if (scan_head(&cfg, &x->fix, x->ref, &in, &res[bh], &why[bh]) != 0
+            fa_config hc = cfg;
+            fa_attn_mask hm;
+            if (cd.has_mask) {
+                /* this head's part of the call's mask */
+                hm = cd.am.mask;
+                hm.head_offset = cd.am.head_offset + bh;
+                hc.mask = &hm;
+            }
+            if (scan_head(&hc, &x->fix, x->ref, &in, &res[bh], &why[bh]) != 0
                 && why[bh] == NULL)
                 why[bh] = "failed";
         }

@@ -155,6 +155,14 @@ for m in llama_gqa_padded mistral_window bert_padded; do
         expect_out_has "attn_mask: $f: $c.attn_mask, bool, applied as the description's bias_add \"log2\""
         expect_line "result: 5 stages compared, all bit-equal"
     done
+    # scan applies each call's mask too: the emulated O is the captured O
+    # in every (layer, head) cell
+    run scan --policy cudnn "$f"
+    expect_rc 0
+    nc=$(awk '$1 ~ /^[01]$/ && NF == 18' "$tmp/out" | wc -l)
+    nm=$(awk '$1 ~ /^[01]$/ && NF == 18 && $16 == "1.000"' "$tmp/out" | wc -l)
+    if [ "$nc" -gt 0 ] && [ "$nm" -eq "$nc" ]; then pass; else
+        fail "scan of $m: $nm of $nc cells with match 1.000"; fi
 done
 
 # A mask in one call of a capture: that call runs with it (the entry's

@@ -369,6 +369,10 @@ typedef struct fa_config
        NULL: none.  Refused unless the description's bias_add takes
        one. */
     const fa_attn_mask *mask;
+    /* The backward leaves dK and dV in FP32 where the description rounds
+       them to the input format last (the math backend): for a caller that
+       sums a group's query heads first (gqa_dkv "fp32-sum"). */
+    bool dkv_fp32;
 } fa_config;
 
 /* Defaults for POLICY: scale 0, tiles 0 (the policy's), fix none (with

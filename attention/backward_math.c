@@ -201,12 +201,14 @@ fa_backward_math(const fa_config *cfg, const fa_plan *pl, const uint16_t *q,
                 pl->in_fmt, fa_mul(w.dqs[x], pl->sqrt_scale, env), env);
         for (size_t j = 0; j < nk; j++)
             for (size_t c = 0; c < d; c++) {
+                uint32_t gk = fa_mul(w.dkt[c * nk + j], pl->sqrt_scale, env);
+                uint32_t gv = w.dvf[j * d + c];
+                /* dkv_fp32: the FP32 gradients of a repeated K and V, for
+                   the group's sum */
                 dk[hd * sk + j * d + c] =
-                    fa_round(pl->in_fmt,
-                             fa_mul(w.dkt[c * nk + j], pl->sqrt_scale, env),
-                             env);
+                    cfg->dkv_fp32 ? gk : fa_round(pl->in_fmt, gk, env);
                 dv[hd * sk + j * d + c] =
-                    fa_round(pl->in_fmt, w.dvf[j * d + c], env);
+                    cfg->dkv_fp32 ? gv : fa_round(pl->in_fmt, gv, env);
             }
     }
 

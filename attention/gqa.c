@@ -24,11 +24,13 @@ fa_gqa_reduce(const fa_config *cfg, size_t g, size_t n,
                               : &sf_format_bf16;
     sf_env env = SF_ENV_IEEE;
 
-    if (k == NULL || k->gqa_dkv != FA_GQA_IN_SUM || g == 0)
+    if (k == NULL || k->gqa_dkv == FA_GQA_NONE || g == 0)
         return -1;
     for (size_t j = 0; j < n; j++) {
         /* at::sum: an FP32 accumulator from +0, the group's heads in
-           order, one rounding to the tensor's format at the end */
+           order (each rounded to the input format before, under
+           "in-sum"; FP32 under "fp32-sum"), one rounding to the
+           tensor's format at the end */
         uint32_t acc = 0;
         for (size_t h = 0; h < g; h++)
             acc = fa_add(acc, parts[h * n + j], &env);

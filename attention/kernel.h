@@ -247,12 +247,18 @@ typedef enum
 {
     FA_GQA_NONE,  /* "none": not modelled (the backward of grouped heads
                      is refused) */
-    FA_GQA_IN_SUM /* "in-sum": each query head's dK and dV as the
+    FA_GQA_IN_SUM, /* "in-sum": each query head's dK and dV as the
                      kernel writes them for an expanded launch (rounded to
                      the input format), then added in FP32 in head order
                      from +0 and rounded once to the input format: the
                      flash backend's dk_expanded summed by at::sum, and
                      the backward of repeat_interleave */
+    FA_GQA_FP32_SUM /* "fp32-sum": each query head's dK and dV in FP32, as
+                       the backward has them before its last rounding
+                       (fa_config's dkv_fp32), added in FP32 in head order
+                       from +0 and rounded once to the input format (the
+                       math backend: K and V repeated after their FP32
+                       copy, so autograd sums the FP32 gradients) */
 } fa_gqa_dkv;
 
 /* How an attention mask (fa_config's mask: an additive bias b, or a

@@ -176,6 +176,7 @@ const fa_kernel fa_kernels_sdpa_em[] = {
             {256, 256, 512, 2048, 16, 16, {16, 1, Q}, {8, 64, B}},
         },
         .exp_model = FA_KEXP_EX2_SM90,
+        .gqa_dkv = FA_GQA_FP32_SUM,
         .bias_add = FA_BIAS_ADD,
         .bool_fill = FA_BFILL_NEG_INF,
     },

@@ -953,6 +953,9 @@ build_config(attn_ctx *x)
     x->hcfg = *c;
     x->hcfg.shape.batch = 1;
     x->hcfg.shape.heads = 1;
+    /* grouped heads summed in FP32 before their rounding */
+    x->hcfg.dkv_fp32 = x->nhkv != x->nh
+                       && fa_config_kernel(c)->gqa_dkv == FA_GQA_FP32_SUM;
     /* one head at a time: the dQ buffers are the whole launch's */
     x->hcfg.dq_splits = fa_config_dq_buffers(c);
     x->heads = x->nb * x->nh;

@@ -2075,6 +2075,9 @@ build_config(diff_ctx *x)
     x->hcfg = *c;
     x->hcfg.shape.batch = 1;
     x->hcfg.shape.heads = 1;
+    /* grouped heads summed in FP32 before their rounding */
+    x->hcfg.dkv_fp32 = x->nhkv != x->nh
+                       && fa_config_kernel(c)->gqa_dkv == FA_GQA_FP32_SUM;
     /* the launch's batch x heads: the manifest's launch_shape, else the
        shape it gave, else this run's */
     x->hcfg.launch_bh =

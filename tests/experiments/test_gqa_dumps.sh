@@ -60,9 +60,9 @@ for name in gqa_d64_g2 gqa_d64_g4 gqa_d64_g8_mqa gqa_d128_causal_g4 \
     gqa_d64_g4_fp16; do
     check "$name" flash fa2 o,lse,dq,dk,dv
     check "$name" cudnn cudnn o,lse,dq,dk,dv
-    # math: the forward (its grouped backward adds the group's FP32
-    # gradients before rounding: gqa_dkv none, refused below)
-    check "$name" math math o
+    # math: its grouped backward adds the group's FP32 gradients before
+    # their rounding (gqa_dkv "fp32-sum")
+    check "$name" math math o,dq,dk,dv
 done
 
 # decode: one query row over 512 and 4,096 keys, groups of 4 and 8.
@@ -102,11 +102,15 @@ run diff --dump "$f" --q "$f:q" --k "$f:k" --v "$f:v" --o "$f:flash.o" \
     --policy fa2 --stage o --no-exact
 expect_out_has "split-KV: 32 splits (the launch's rule: PyTorch 2.11's flash heuristic (grouped heads as rows) on the launch B 1, H 8 (the manifest's launch_shape))"
 
-# the math backend's grouped backward is refused, not guessed
+# a description without a rule for the group's sum (gqa_dkv "none") is
+# refused, not guessed: the math description with that field changed
+run attn --policy math --describe
+expect_rc 0
+sed 's/"gqa_dkv": "fp32-sum"/"gqa_dkv": "none"/' "$tmp/out" > "$tmp/k.json"
 f=$G/gqa_d64_g4.safetensors
 run diff --dump "$f" --q "$f:q" --k "$f:k" --v "$f:v" --do "$f:do" \
     --o "$f:math.o" --dq "$f:math.dq" --dk "$f:math.dk" --dv "$f:math.dv" \
-    --policy math --stage o,dq,dk,dv --no-exact
+    --kernel "$tmp/k.json" --stage o,dq,dk,dv --no-exact
 expect_rc 2
 expect_err_has "the description 'math' has no rule for the sum of dK and dV over a group"
 

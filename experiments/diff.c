@@ -1723,6 +1723,21 @@ pick_backend(diff_ctx *x)
                 : x->man_causal_given        ? x->man_causal
                                              : x->meta_causal_given
                                                    && x->meta_causal;
+    {
+        /* a mask (--mask, the dump's attn_mask, or the manifest's):
+           backends that refuse one are left out, as PyTorch does */
+        char mk[256];
+        snprintf(mk, sizeof mk, "%s%sattn_mask", x->call ? x->call : "",
+                 x->call ? "." : "");
+        if (x->mask_opd.arg != NULL || x->man_mask_given)
+            sc.mask = SDPA_MASK_BOOL;
+        for (size_t i = 0; i < x->list.n_tensors; i++)
+            if (strcmp(x->list.tensors[i].name, mk) == 0)
+                sc.mask = x->list.tensors[i].dtype == TENSOR_BOOL
+                                  || x->list.tensors[i].dtype == TENSOR_U8
+                              ? SDPA_MASK_BOOL
+                              : SDPA_MASK_FLOAT;
+    }
     if (x->sdpa_backends_given)
         sc.enabled = x->sdpa_backends;
     if (!sdpa_policy_pick(CMD, &sc, &k, &x->sdpa_ch, &split_auto, &lean))

@@ -87,6 +87,30 @@ for name in mask_gqa_padding_g2 mask_gqa_alibi_g4_d128; do
     check "$name" math o,dq,dk,dv
 done
 
+# PyTorch's dispatch with a mask (tests/data/gpu/mask/dispatch*.json):
+# cuDNN by default; with cuDNN off (deterministic algorithms), flash
+# refuses the mask and the memory-efficient kernel runs it, or math for
+# grouped heads (efficient refuses enable_gqa); bit-equal either way
+f=$M/mask_padding.safetensors
+run diff --dump "$f" --q "$f:q" --k "$f:k" --v "$f:v" --o "$f:efficient.o" \
+    --policy sdpa --sdpa-backends flash,efficient,math --stage o --no-exact \
+    --json
+expect_rc 0
+expect_err_has "--policy sdpa: efficient (fmha_cutlassF_bf16_aligned_64x64_rf_sm80), description efficient: cudnn: disabled; flash: attn_mask given"
+expect_stage "sdpa, no cudnn" 0 o 8192 8192
+f=$M/mask_gqa_padding_g2.safetensors
+run diff --dump "$f" --q "$f:q" --k "$f:k" --v "$f:v" --o "$f:math.o" \
+    --policy sdpa --sdpa-backends flash,efficient,math --stage o --no-exact \
+    --json
+expect_rc 0
+expect_err_has "--policy sdpa: math (fp32 gemm+softmax), description math: cudnn: disabled; flash: attn_mask given; efficient: 4 query heads and 2 key/value heads (no grouped-query support)"
+expect_stage "sdpa, grouped, no cudnn" 0 o 16384 16384
+run diff --dump "$f" --q "$f:q" --k "$f:k" --v "$f:v" --o "$f:cudnn.o" \
+    --policy sdpa --stage o --no-exact --json
+expect_rc 0
+expect_err_has "--policy sdpa: cudnn"
+expect_stage "sdpa" 0 o 16384 16384
+
 # the header says how the mask entered
 f=$M/mask_all_masked_rows.safetensors
 run diff --dump "$f" --q "$f:q" --k "$f:k" --v "$f:v" --o "$f:cudnn.o" \

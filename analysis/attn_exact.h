@@ -10,9 +10,9 @@
 
 #include <mpfr.h>
 
-#include "analysis/bias.h"
-#include "attention/attention.h"
-#include "softfloat/softfloat.h"
+#include "bias.h"
+#include "attention.h"
+#include "softfloat.h"
 
 #ifdef __cplusplus
 extern "C" {

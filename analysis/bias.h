@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "softfloat/softfloat.h"
+#include "softfloat.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -5,7 +5,7 @@
 
 #include <stdbool.h>
 
-#include "analysis/tensor.h"
+#include "tensor.h"
 
 #ifdef __cplusplus
 extern "C" {

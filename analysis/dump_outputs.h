@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "analysis/tensor.h"
+#include "tensor.h"
 
 #ifdef __cplusplus
 extern "C" {

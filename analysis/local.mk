@@ -1,10 +1,12 @@
-# analysis/local.mk -- libanalysis: tensors and tensor files (.safetensors,
-# .npy, tensor-core vector text), the exact attention reference (MPFR),
-# signed-error and bias statistics, row classification, the gradient
-# error analyzers, generated attention inputs and the bias of one
-# experiment point with its stage attribution.
+# analysis/local.mk -- the analysis layer of libbf16emu: tensors and
+# tensor files (.safetensors, .npy, tensor-core vector text), the exact
+# attention reference (MPFR), signed-error and bias statistics, row
+# classification, the gradient error analyzers, generated attention inputs
+# and the bias of one experiment point with its stage attribution.  A
+# convenience library, linked into libbf16emu.la (Makefile.am) with MPFR,
+# GMP, jansson and zlib.
 
-lib_LTLIBRARIES += analysis/libanalysis.la
+noinst_LTLIBRARIES += analysis/libanalysis.la
 analysis_libanalysis_la_SOURCES = \
 	analysis/tensor.h analysis/tensor_internal.h \
 	analysis/tensor.c analysis/safetensors.c analysis/npy.c \
@@ -30,10 +32,6 @@ analysis_libanalysis_la_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DBF16EMU_PKGDATADIR='"$(pkgdatadir)"'
 analysis_libanalysis_la_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) \
 	$(MPFR_CFLAGS) $(ZLIB_CFLAGS)
-analysis_libanalysis_la_LIBADD = attention/libattention.la \
-	softfloat/libsoftfloat.la $(JANSSON_LIBS) $(MPFR_LIBS) $(ZLIB_LIBS) \
-	$(LIBM)
-analysis_libanalysis_la_LDFLAGS = -version-info 0:0:0
 pkginclude_HEADERS += analysis/tensor.h analysis/user_tensor.h \
 	analysis/attn_exact.h analysis/attn_mask.h \
 	analysis/bias.h analysis/rows.h analysis/gradient.h \
@@ -55,16 +53,14 @@ check_PROGRAMS += tests/analysis/test_tensor_io
 TESTS += tests/analysis/test_tensor_io
 tests_analysis_test_tensor_io_SOURCES = tests/analysis/test_tensor_io.c
 tests_analysis_test_tensor_io_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
-tests_analysis_test_tensor_io_LDADD = analysis/libanalysis.la \
-	softfloat/libsoftfloat.la $(CHECK_LIBS)
+tests_analysis_test_tensor_io_LDADD = libbf16emu.la $(CHECK_LIBS)
 
 # The exact reference and the bias statistics.
 ANALYSIS_TEST_FLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(MPFR_CFLAGS)
-# The test support library comes first: its objects call libsoftfloat,
+# The test support library comes first: its objects call libbf16emu,
 # which a linker with --as-needed would otherwise have dropped already.
 ANALYSIS_TEST_LIBS = tests/support/libtestsupport.la \
-	analysis/libanalysis.la attention/libattention.la \
-	softfloat/libsoftfloat.la $(CHECK_LIBS) $(MPFR_LIBS) $(LIBM)
+	libbf16emu.la $(CHECK_LIBS) $(MPFR_LIBS) $(LIBM)
 
 # The fixture input generator against known vectors.
 # The outputs a dump keeps in part (outputs_kept): the whole-tensor hash
@@ -73,15 +69,13 @@ check_PROGRAMS += tests/analysis/test_dump_outputs
 TESTS += tests/analysis/test_dump_outputs
 tests_analysis_test_dump_outputs_SOURCES = tests/analysis/test_dump_outputs.c
 tests_analysis_test_dump_outputs_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
-tests_analysis_test_dump_outputs_LDADD = analysis/libanalysis.la \
-	softfloat/libsoftfloat.la $(CHECK_LIBS)
+tests_analysis_test_dump_outputs_LDADD = libbf16emu.la $(CHECK_LIBS)
 
 check_PROGRAMS += tests/analysis/test_fixgen
 TESTS += tests/analysis/test_fixgen
 tests_analysis_test_fixgen_SOURCES = tests/analysis/test_fixgen.c
 tests_analysis_test_fixgen_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
-tests_analysis_test_fixgen_LDADD = analysis/libanalysis.la \
-	softfloat/libsoftfloat.la $(CHECK_LIBS)
+tests_analysis_test_fixgen_LDADD = libbf16emu.la $(CHECK_LIBS)
 
 check_PROGRAMS += tests/analysis/test_attn_exact tests/analysis/test_bias
 TESTS += tests/analysis/test_attn_exact tests/analysis/test_bias
@@ -201,8 +195,7 @@ check_PROGRAMS += tests/analysis/test_user_tensor
 TESTS += tests/analysis/test_user_tensor
 tests_analysis_test_user_tensor_SOURCES = tests/analysis/test_user_tensor.c
 tests_analysis_test_user_tensor_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
-tests_analysis_test_user_tensor_LDADD = analysis/libanalysis.la \
-	softfloat/libsoftfloat.la $(CHECK_LIBS)
+tests_analysis_test_user_tensor_LDADD = libbf16emu.la $(CHECK_LIBS)
 
 # PyTorch 2.11's SDPA backend choice on the H200 against the recorded grid
 # and the pinned backend dumps (tests/data/gpu/backends/).

@@ -10,9 +10,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "analysis/bias.h"
-#include "attention/attention.h"
-#include "analysis/gen.h"
+#include "bias.h"
+#include "attention.h"
+#include "gen.h"
 
 /* Stages: the policy as configured (PT_BASE), then the same inputs with
    one rounding point left out (kept in FP32, or, for the accumulation,

@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "attention/attention.h"
+#include "attention.h"
 
 #ifdef __cplusplus
 extern "C" {

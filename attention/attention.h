@@ -6,9 +6,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "attention/kernel.h"
-#include "softfloat/mma.h"
-#include "softfloat/softfloat.h"
+#include "kernel.h"
+#include "mma.h"
+#include "softfloat.h"
 
 #ifdef __cplusplus
 extern "C" {

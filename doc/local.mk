@@ -7,7 +7,7 @@ check_PROGRAMS += doc/examples/tour
 TESTS += doc/examples/tour doc/examples/readme-sync.sh
 doc_examples_tour_SOURCES = doc/examples/tour.c
 doc_examples_tour_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/softfloat
-doc_examples_tour_LDADD = softfloat/libsoftfloat.la
+doc_examples_tour_LDADD = libbf16emu.la
 
 EXTRA_DIST += doc/HACKING.md doc/semantics.md doc/verification.md \
 	doc/performance.md doc/mma-models.md doc/gpu-measurements.md \

@@ -23,8 +23,7 @@ experiments_bf16emu_CFLAGS = $(AM_CFLAGS) $(MPFR_CFLAGS) $(OPENMP_CFLAGS) \
 	$(JANSSON_CFLAGS) \
 	-DBF16EMU_PKGDATADIR='"$(pkgdatadir)"'
 experiments_bf16emu_LDFLAGS = $(OPENMP_CFLAGS)
-experiments_bf16emu_LDADD = analysis/libanalysis.la \
-	attention/libattention.la softfloat/libsoftfloat.la $(MPFR_LIBS) \
+experiments_bf16emu_LDADD = libbf16emu.la $(MPFR_LIBS) \
 	$(JANSSON_LIBS) $(LIBM)
 
 if HAVE_MPI
@@ -106,7 +105,7 @@ tests_experiments_test_trace_decimals_SOURCES = \
 tests_experiments_test_trace_decimals_CFLAGS = $(AM_CFLAGS) \
 	$(JANSSON_CFLAGS) $(MPFR_CFLAGS)
 tests_experiments_test_trace_decimals_LDADD = \
-	tests/support/libtestsupport.la softfloat/libsoftfloat.la \
+	tests/support/libtestsupport.la libbf16emu.la \
 	$(JANSSON_LIBS) $(MPFR_LIBS)
 
 # jsonq parses the --json output with jansson.
@@ -119,36 +118,31 @@ tests_experiments_jsonq_LDADD = $(JANSSON_LIBS)
 # into batched A, B, C, D, and integer problems with exact results.
 check_PROGRAMS += tests/experiments/mma_inputs
 tests_experiments_mma_inputs_SOURCES = tests/experiments/mma_inputs.c
-tests_experiments_mma_inputs_LDADD = analysis/libanalysis.la \
-	softfloat/libsoftfloat.la
+tests_experiments_mma_inputs_LDADD = libbf16emu.la
 
 # attn_inputs rewrites generated attention inputs in other layouts, writes
 # malformed ones, and reads output headers for test_attn.sh.
 check_PROGRAMS += tests/experiments/attn_inputs
 tests_experiments_attn_inputs_SOURCES = tests/experiments/attn_inputs.c
-tests_experiments_attn_inputs_LDADD = analysis/libanalysis.la \
-	softfloat/libsoftfloat.la
+tests_experiments_attn_inputs_LDADD = libbf16emu.la
 
 # user_inputs writes tensors as users save them (.npy, F32 holding BF16,
 # int16 bit patterns, [B, N, H, d], head subsets) for test_user_tensors.sh.
 check_PROGRAMS += tests/experiments/user_inputs
 tests_experiments_user_inputs_SOURCES = tests/experiments/user_inputs.c
-tests_experiments_user_inputs_LDADD = analysis/libanalysis.la \
-	softfloat/libsoftfloat.la
+tests_experiments_user_inputs_LDADD = libbf16emu.la
 
 # scan_inputs writes the captures of test_scan.sh: a synthetic layer with
 # and without repeated maxima, the H200 dump as a second layer, damaged
 # variants; it prints the expected counts.
 check_PROGRAMS += tests/experiments/scan_inputs
 tests_experiments_scan_inputs_SOURCES = tests/experiments/scan_inputs.c
-tests_experiments_scan_inputs_LDADD = analysis/libanalysis.la \
-	attention/libattention.la softfloat/libsoftfloat.la $(LIBM)
+tests_experiments_scan_inputs_LDADD = libbf16emu.la $(LIBM)
 
 # diff_inputs writes damaged copies of a GPU dump for test_diff.sh.
 check_PROGRAMS += tests/experiments/diff_inputs
 tests_experiments_diff_inputs_SOURCES = tests/experiments/diff_inputs.c
-tests_experiments_diff_inputs_LDADD = analysis/libanalysis.la \
-	softfloat/libsoftfloat.la
+tests_experiments_diff_inputs_LDADD = libbf16emu.la
 
 EXTRA_DIST += \
 	tests/experiments/lib.sh \

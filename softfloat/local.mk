@@ -1,6 +1,7 @@
-# softfloat/local.mk -- libsoftfloat: the C library only (libm for fmaf),
-# no I/O, no globals
-lib_LTLIBRARIES += softfloat/libsoftfloat.la
+# softfloat/local.mk -- the emulation layer of libbf16emu: the C library
+# only (libm for fmaf), no I/O, no globals.  A convenience library, linked
+# into libbf16emu.la (Makefile.am).
+noinst_LTLIBRARIES += softfloat/libsoftfloat.la
 softfloat_libsoftfloat_la_SOURCES = \
 	softfloat/internal.h \
 	softfloat/format.c softfloat/env.c softfloat/isa.c softfloat/classify.c \
@@ -18,6 +19,4 @@ softfloat_libsoftfloat_la_SOURCES = \
 	softfloat/from_string.c softfloat/to_string.c \
 	softfloat/s_bignum.c softfloat/s_bignum.h softfloat/s_fma.h \
 	softfloat/s_fast.h softfloat/s_add16.h
-softfloat_libsoftfloat_la_LDFLAGS = -version-info 0:0:0
-softfloat_libsoftfloat_la_LIBADD = $(LIBM)
 pkginclude_HEADERS += softfloat/softfloat.h softfloat/softfloat_inline.h

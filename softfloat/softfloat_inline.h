@@ -14,6 +14,10 @@
 #ifndef BF16EMU_SOFTFLOAT_INLINE_H
 #define BF16EMU_SOFTFLOAT_INLINE_H
 
+/* Included on its own, this file first includes softfloat.h (whose own
+   include of this file then finds the guard above set). */
+#include "softfloat.h"
+
 #if defined(__GNUC__)
 #define SF_FAST_LIKELY(x) __builtin_expect(!!(x), 1)
 #else

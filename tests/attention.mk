@@ -3,8 +3,7 @@
 # re-implementations, rounding bias (T11, T12), backward, the
 # correctly rounded log; the exhaustive log check for make check-exhaustive.
 
-attention_test_ldadd = attention/libattention.la \
-	tests/support/libtestsupport.la softfloat/libsoftfloat.la \
+attention_test_ldadd = tests/support/libtestsupport.la libbf16emu.la \
 	$(CHECK_LIBS) $(MPFR_LIBS) $(LIBM)
 attention_test_cflags = $(AM_CFLAGS) $(CHECK_CFLAGS) $(MPFR_CFLAGS)
 attention_test_common = tests/attention/fa_test.h tests/attention/fa_test.c
@@ -74,8 +73,7 @@ EXHAUSTIVE_TESTS += tests/attention/exh_logf
 tests_attention_exh_logf_SOURCES = tests/attention/exh_logf.c
 tests_attention_exh_logf_CFLAGS = $(AM_CFLAGS) $(MPFR_CFLAGS) $(OPENMP_CFLAGS)
 tests_attention_exh_logf_LDFLAGS = $(OPENMP_CFLAGS)
-tests_attention_exh_logf_LDADD = attention/libattention.la \
-	softfloat/libsoftfloat.la $(MPFR_LIBS) $(LIBM)
+tests_attention_exh_logf_LDADD = libbf16emu.la $(MPFR_LIBS) $(LIBM)
 
 tests_attention_test_cudamath_SOURCES = tests/attention/test_cudamath.c \
 	$(attention_test_common)

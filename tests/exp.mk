@@ -11,7 +11,7 @@ tests_attention_test_exp_SOURCES = tests/attention/test_exp.c \
 	$(EXP_TEST_SOURCES)
 tests_attention_test_exp_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(MPFR_CFLAGS)
 tests_attention_test_exp_LDADD = tests/support/libtestsupport.la \
-	attention/libattention.la softfloat/libsoftfloat.la $(CHECK_LIBS) \
+	libbf16emu.la $(CHECK_LIBS) \
 	$(MPFR_LIBS) $(LIBM)
 
 # make check-exhaustive only; OpenMP-parallel.  Arguments (by hand):
@@ -23,7 +23,7 @@ tests_exhaustive_exh_exp_SOURCES = tests/exhaustive/exh_exp.c \
 tests_exhaustive_exh_exp_CFLAGS = $(AM_CFLAGS) $(MPFR_CFLAGS) $(OPENMP_CFLAGS)
 tests_exhaustive_exh_exp_LDFLAGS = $(OPENMP_CFLAGS)
 tests_exhaustive_exh_exp_LDADD = tests/support/libtestsupport.la \
-	attention/libattention.la softfloat/libsoftfloat.la $(MPFR_LIBS) $(LIBM)
+	libbf16emu.la $(MPFR_LIBS) $(LIBM)
 
 # The page that documents the exp models and these tests.
 EXTRA_DIST += doc/exp-models.md

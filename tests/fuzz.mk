@@ -35,7 +35,7 @@ TESTS += $(FUZZ_REPLAY)
 
 FUZZ_REPLAY_SRC = tests/fuzz/replay.c tests/fuzz/fuzz_common.c \
 	tests/fuzz/fuzz_common.h
-FUZZ_REPLAY_LIBS = analysis/libanalysis.la softfloat/libsoftfloat.la
+FUZZ_REPLAY_LIBS = libbf16emu.la
 
 tests_fuzz_replay_safetensors_SOURCES = $(FUZZ_REPLAY_SRC) \
 	tests/fuzz/fuzz_safetensors.c
@@ -64,8 +64,7 @@ tests_fuzz_replay_cli_LDADD = $(FUZZ_REPLAY_LIBS) $(JANSSON_LIBS) $(LIBM)
 tests_fuzz_replay_grid_SOURCES = $(FUZZ_REPLAY_SRC) tests/fuzz/fuzz_grid.c \
 	experiments/grid.c experiments/grid.h
 tests_fuzz_replay_grid_CPPFLAGS = $(AM_CPPFLAGS) -DFUZZ_NAME='"grid"'
-tests_fuzz_replay_grid_LDADD = analysis/libanalysis.la \
-	attention/libattention.la softfloat/libsoftfloat.la $(LIBM)
+tests_fuzz_replay_grid_LDADD = libbf16emu.la $(LIBM)
 
 EXTRA_DIST += tests/fuzz/corpus tests/fuzz/make-seeds.py \
 	tests/fuzz/safetensors.dict tests/fuzz/npy.dict tests/fuzz/cli.dict \

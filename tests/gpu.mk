@@ -6,7 +6,7 @@ TESTS += tests/softfloat/test_mma_h200
 tests_softfloat_test_mma_h200_SOURCES = tests/softfloat/test_mma_h200.c
 tests_softfloat_test_mma_h200_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_softfloat_test_mma_h200_LDADD = tests/support/libtestsupport.la \
-	softfloat/libsoftfloat.la $(CHECK_LIBS) $(MPFR_LIBS) $(LIBM)
+	libbf16emu.la $(CHECK_LIBS) $(MPFR_LIBS) $(LIBM)
 
 # The H200's narrowing conversions (cvt.rn/rz .bf16/.f16/.tf32, .relu, the
 # x2 forms, satfinite FP8) over all 2^32 FP32 inputs, as per-chunk hashes;
@@ -18,8 +18,8 @@ tests_softfloat_test_cvt_h200_SOURCES = tests/softfloat/test_cvt_h200.c \
 tests_softfloat_test_cvt_h200_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) \
 	$(JANSSON_CFLAGS) $(OPENMP_CFLAGS)
 tests_softfloat_test_cvt_h200_LDFLAGS = $(OPENMP_CFLAGS)
-tests_softfloat_test_cvt_h200_LDADD = softfloat/libsoftfloat.la \
-	$(CHECK_LIBS) $(JANSSON_LIBS)
+tests_softfloat_test_cvt_h200_LDADD = libbf16emu.la $(CHECK_LIBS) \
+	$(JANSSON_LIBS)
 
 EXHAUSTIVE_TESTS += tests/exhaustive/exh_cvt_h200
 tests_exhaustive_exh_cvt_h200_SOURCES = \

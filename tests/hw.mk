@@ -1,7 +1,7 @@
 # tests/hw.mk -- softfloat against the x86 hardware, stochastic rounding,
 # rounding events, comparisons, min/max and the hand-written special cases
 
-hw_test_ldadd = tests/support/libtestsupport.la softfloat/libsoftfloat.la \
+hw_test_ldadd = tests/support/libtestsupport.la libbf16emu.la \
 	$(CHECK_LIBS) $(LIBM)
 
 hw_tests = \
@@ -56,4 +56,4 @@ tests_exhaustive_exh_avx512bf16_SOURCES = tests/exhaustive/exh_avx512bf16.c
 tests_exhaustive_exh_avx512bf16_CFLAGS = $(AM_CFLAGS) $(OPENMP_CFLAGS)
 tests_exhaustive_exh_avx512bf16_LDFLAGS = $(OPENMP_CFLAGS)
 tests_exhaustive_exh_avx512bf16_LDADD = tests/support/libtestsupport.la \
-	softfloat/libsoftfloat.la $(LIBM)
+	libbf16emu.la $(LIBM)

@@ -2,7 +2,7 @@
 # tensor-core vectors, directed probes, the CPU dot-product instructions,
 # the GEMM paths
 
-mma_test_ldadd = tests/support/libtestsupport.la softfloat/libsoftfloat.la \
+mma_test_ldadd = tests/support/libtestsupport.la libbf16emu.la \
 	$(CHECK_LIBS) $(LIBM)
 
 mma_tests = \
@@ -71,7 +71,7 @@ tests_exhaustive_exh_mma_avx512bf16_SOURCES = \
 tests_exhaustive_exh_mma_avx512bf16_CFLAGS = $(AM_CFLAGS) $(OPENMP_CFLAGS)
 tests_exhaustive_exh_mma_avx512bf16_LDFLAGS = $(OPENMP_CFLAGS)
 tests_exhaustive_exh_mma_avx512bf16_LDADD = tests/support/libtestsupport.la \
-	softfloat/libsoftfloat.la $(LIBM)
+	libbf16emu.la $(LIBM)
 
 EXHAUSTIVE_TESTS += tests/exhaustive/exh_mma_amx
 tests_exhaustive_exh_mma_amx_SOURCES = tests/exhaustive/exh_mma_amx.c \
@@ -79,4 +79,4 @@ tests_exhaustive_exh_mma_amx_SOURCES = tests/exhaustive/exh_mma_amx.c \
 tests_exhaustive_exh_mma_amx_CFLAGS = $(AM_CFLAGS) $(OPENMP_CFLAGS)
 tests_exhaustive_exh_mma_amx_LDFLAGS = $(OPENMP_CFLAGS)
 tests_exhaustive_exh_mma_amx_LDADD = tests/support/libtestsupport.la \
-	softfloat/libsoftfloat.la $(LIBM)
+	libbf16emu.la $(LIBM)

@@ -2,7 +2,7 @@
 # the exhaustive runs (make check-exhaustive)
 
 ORACLE_TEST_LIBS = tests/support/libtestsupport.la \
-	softfloat/libsoftfloat.la $(CHECK_LIBS) $(MPFR_LIBS) $(LIBM)
+	libbf16emu.la $(CHECK_LIBS) $(MPFR_LIBS) $(LIBM)
 ORACLE_TEST_FLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(MPFR_CFLAGS)
 
 ORACLE_TESTS = tests/softfloat/test_add \

@@ -13,14 +13,14 @@ TESTS += $(perf_tests)
 tests_softfloat_test_fast_SOURCES = tests/softfloat/test_fast.c
 tests_softfloat_test_fast_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_softfloat_test_fast_LDADD = tests/support/libtestsupport.la \
-	softfloat/libsoftfloat.la $(CHECK_LIBS) $(LIBM)
+	libbf16emu.la $(CHECK_LIBS) $(LIBM)
 
 # The array calls (sf_<fmt>_<op>_array, sf_convert_array) on every path
 # the CPU has, forced through env.isa, against the scalar operations.
 tests_softfloat_test_array_SOURCES = tests/softfloat/test_array.c
 tests_softfloat_test_array_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_softfloat_test_array_LDADD = tests/support/libtestsupport.la \
-	softfloat/libsoftfloat.la $(CHECK_LIBS) $(LIBM)
+	libbf16emu.la $(CHECK_LIBS) $(LIBM)
 
 # make check-exhaustive only: every BF16 pair through the add, sub and
 # mul arrays on every path (add and sub in every mode but SR), against
@@ -29,7 +29,7 @@ EXHAUSTIVE_TESTS += tests/exhaustive/exh_bf16_array
 tests_exhaustive_exh_bf16_array_SOURCES = tests/exhaustive/exh_bf16_array.c
 tests_exhaustive_exh_bf16_array_CFLAGS = $(AM_CFLAGS) $(OPENMP_CFLAGS)
 tests_exhaustive_exh_bf16_array_LDFLAGS = $(OPENMP_CFLAGS)
-tests_exhaustive_exh_bf16_array_LDADD = softfloat/libsoftfloat.la
+tests_exhaustive_exh_bf16_array_LDADD = libbf16emu.la
 
 # The AArch64 NEON paths (sf_convert_array FP32 <-> BF16, the BF16 add and
 # sub arrays, the one-row GEMMs' generic vectors): the library

@@ -5,4 +5,4 @@ tests_softfloat_test_string_SOURCES = tests/softfloat/test_string.c
 tests_softfloat_test_string_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) \
 	$(MPFR_CFLAGS)
 tests_softfloat_test_string_LDADD = tests/support/libtestsupport.la \
-	softfloat/libsoftfloat.la $(CHECK_LIBS) $(MPFR_LIBS) $(LIBM)
+	libbf16emu.la $(CHECK_LIBS) $(MPFR_LIBS) $(LIBM)

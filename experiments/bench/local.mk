@@ -15,8 +15,7 @@ experiments_bench_bench_SOURCES = experiments/bench/bench.c \
 experiments_bench_bench_CFLAGS = $(AM_CFLAGS) $(MPFR_CFLAGS) $(OPENMP_CFLAGS) \
 	-DBENCH_SRCDIR='"$(abs_top_srcdir)"'
 experiments_bench_bench_LDFLAGS = -static $(OPENMP_CFLAGS)
-experiments_bench_bench_LDADD = analysis/libanalysis.la \
-	attention/libattention.la softfloat/libsoftfloat.la $(MPFR_LIBS) $(LIBM)
+experiments_bench_bench_LDADD = libbf16emu.la $(MPFR_LIBS) $(LIBM)
 
 # The event hook with no sink, against a library built without the hook:
 # the same sources compiled into each program, so the macro is the only

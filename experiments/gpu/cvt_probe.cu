@@ -3,7 +3,7 @@
  *
  * For each conversion below, all 2^32 FP32 bit patterns are converted on
  * the GPU in chunks of 2^24; the host converts the same chunk with
- * libsoftfloat (sf_convert under the NVIDIA environment, plus the .relu
+ * the emulator (sf_convert under the NVIDIA environment, plus the .relu
  * rule where the instruction has it) on every CPU core and compares bit
  * for bit.  Both sides' results are hashed per chunk, so that a CPU-only
  * test can recompute the emulator's hashes and compare them with the
@@ -29,7 +29,7 @@
  *
  * Build: nvcc -O2 -std=c++17 -arch=sm_90 -I. -Isoftfloat -o cvt_probe
  *        experiments/gpu/cvt_probe.cu experiments/gpu/cvt_rules.c
- *        softfloat/.libs/libsoftfloat.a */
+ *        .libs/libbf16emu.a */
 
 #include <cuda_runtime.h>
 

@@ -14,8 +14,7 @@
 gpu_tool_sources = \
 	experiments/gpu/probe_vectors.c experiments/gpu/probe_vectors.h \
 	experiments/gpu/probe_tools.c experiments/gpu/probe_tools.h
-gpu_tool_ldadd = analysis/libanalysis.la softfloat/libsoftfloat.la \
-	$(JANSSON_LIBS)
+gpu_tool_ldadd = libbf16emu.la $(JANSSON_LIBS)
 
 noinst_PROGRAMS += experiments/gpu/check_model experiments/gpu/mma_fixture
 experiments_gpu_check_model_SOURCES = experiments/gpu/check_model.c \

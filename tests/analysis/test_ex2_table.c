@@ -1,6 +1,6 @@
 /* test_ex2_table.c -- the ex2-sm90 exp model (analysis/data/ex2-sm90.bin.gz
-   through ax_ex2_model and libattention's table rule) against outputs of
-   the H200's ex2.approx.f32 and ex2.approx.ftz.f32
+   through ax_ex2_model and the attention layer's table rule) against outputs
+   of the H200's ex2.approx.f32 and ex2.approx.ftz.f32
    (tests/data/gpu/ex2_h200.safetensors: 2^15 sampled inputs, three in four
    x <= 0, a quarter of those in [-150, -120] where the results are
    subnormal), and the loader against damaged files. */

@@ -1,6 +1,6 @@
 /* test_lg2_table.c -- the lg2-sm90 log model (analysis/data/lg2-sm90.bin.gz
-   through ax_lg2_model and libattention's table rule) against outputs of
-   the H200's lg2.approx.f32 and lg2.approx.ftz.f32
+   through ax_lg2_model and the attention layer's table rule) against outputs
+   of the H200's lg2.approx.f32 and lg2.approx.ftz.f32
    (tests/data/gpu/lg2_h200.safetensors: special inputs, inputs on every
    corrected mantissa, subnormals, all exponents; and the 2^15 lg2
    samples of tests/data/gpu/ex2_h200.safetensors, measured on another

@@ -24,10 +24,9 @@
 #define EX2_MAX_BITS 24u
 
 const char *
-ax_ex2_table_default_path(void)
+ax_ex2_table_default_path(const char *given)
 {
-    return gzt_default_path("BF16EMU_EX2_TABLE",
-                            SRCDIR "/analysis/data/ex2-sm90.bin.gz",
+    return gzt_default_path(given, SRCDIR "/analysis/data/ex2-sm90.bin.gz",
                             BF16EMU_PKGDATADIR "/ex2-sm90.bin.gz");
 }
 

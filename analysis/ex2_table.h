@@ -23,10 +23,13 @@ typedef struct ax_ex2_table
     uint32_t *pos;
 } ax_ex2_table;
 
-/* The model file ex2-sm90.bin.gz: $BF16EMU_EX2_TABLE (a path) when set,
+/* The path of the model file ex2-sm90.bin.gz: GIVEN when not NULL and
+   not empty (the caller's setting; the library reads no environment: the
+   bf16emu tool, the tests and the benchmarks pass $BF16EMU_EX2_TABLE),
    else the source tree's analysis/data when it exists (running from a
-   build tree), else the installation's data directory. */
-const char *ax_ex2_table_default_path(void);
+   build tree), else the installation's data directory.  The result is
+   GIVEN or a string constant. */
+const char *ax_ex2_table_default_path(const char *given);
 
 /* Reads and checks PATH (format in experiments/gpu/pack_ex2_table.py:
    magic, version, grid bits, first entries, FNV-1a 64 hashes of both

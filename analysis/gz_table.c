@@ -7,17 +7,15 @@
 
 #include <stdarg.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <sys/stat.h>
 
 const char *
-gzt_default_path(const char *env, const char *in_tree, const char *installed)
+gzt_default_path(const char *given, const char *in_tree, const char *installed)
 {
-    const char *v = getenv(env);
     struct stat st;
 
-    if (v != NULL && *v != '\0')
-        return v;
+    if (given != NULL && *given != '\0')
+        return given;
     if (stat(in_tree, &st) == 0)
         return in_tree;
     return installed;

@@ -16,9 +16,9 @@
 /* The FNV-1a 64-bit offset basis. */
 #define GZT_FNV_OFFSET 1469598103934665603ull
 
-/* The value of the environment variable ENV when set and not empty, else
-   IN_TREE when it exists, else INSTALLED. */
-const char *gzt_default_path(const char *env, const char *in_tree,
+/* GIVEN when not NULL and not empty (the caller's choice), else IN_TREE
+   when it exists, else INSTALLED. */
+const char *gzt_default_path(const char *given, const char *in_tree,
                              const char *installed);
 
 /* Fills ERR (when not NULL and ERRLEN > 0) with "PATH: " and the message;

@@ -30,10 +30,9 @@
 #define LG2_MAX_BYTES ((size_t)1 << 28)
 
 const char *
-ax_lg2_table_default_path(void)
+ax_lg2_table_default_path(const char *given)
 {
-    return gzt_default_path("BF16EMU_LG2_TABLE",
-                            SRCDIR "/analysis/data/lg2-sm90.bin.gz",
+    return gzt_default_path(given, SRCDIR "/analysis/data/lg2-sm90.bin.gz",
                             BF16EMU_PKGDATADIR "/lg2-sm90.bin.gz");
 }
 

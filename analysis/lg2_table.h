@@ -27,10 +27,13 @@ typedef struct ax_lg2_table
     fa_lg2_index *index; /* FA_LG2_INDEX_WORDS entries */
 } ax_lg2_table;
 
-/* The model file lg2-sm90.bin.gz: $BF16EMU_LG2_TABLE (a path) when set,
+/* The path of the model file lg2-sm90.bin.gz: GIVEN when not NULL and
+   not empty (the caller's setting; the library reads no environment: the
+   bf16emu tool, the tests and the benchmarks pass $BF16EMU_LG2_TABLE),
    else the source tree's analysis/data when it exists (running from a
-   build tree), else the installation's data directory. */
-const char *ax_lg2_table_default_path(void);
+   build tree), else the installation's data directory.  The result is
+   GIVEN or a string constant. */
+const char *ax_lg2_table_default_path(const char *given);
 
 /* Reads and checks PATH, gzip-compressed:
      8 bytes  magic "BF16LG2\0"

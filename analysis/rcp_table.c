@@ -22,10 +22,9 @@
 #define RCP_COUNT ((size_t)1 << 23)
 
 const char *
-ax_rcp_table_default_path(void)
+ax_rcp_table_default_path(const char *given)
 {
-    return gzt_default_path("BF16EMU_RCP_TABLE",
-                            SRCDIR "/analysis/data/rcp-sm90.bin.gz",
+    return gzt_default_path(given, SRCDIR "/analysis/data/rcp-sm90.bin.gz",
                             BF16EMU_PKGDATADIR "/rcp-sm90.bin.gz");
 }
 

@@ -20,10 +20,13 @@ typedef struct ax_rcp_table
     int8_t *delta;
 } ax_rcp_table;
 
-/* The model file rcp-sm90.bin.gz: $BF16EMU_RCP_TABLE (a path) when set,
+/* The path of the model file rcp-sm90.bin.gz: GIVEN when not NULL and
+   not empty (the caller's setting; the library reads no environment: the
+   bf16emu tool, the tests and the benchmarks pass $BF16EMU_RCP_TABLE),
    else the source tree's analysis/data when it exists (running from a
-   build tree), else the installation's data directory. */
-const char *ax_rcp_table_default_path(void);
+   build tree), else the installation's data directory.  The result is
+   GIVEN or a string constant. */
+const char *ax_rcp_table_default_path(const char *given);
 
 /* Reads and checks PATH (gzip of the magic "BF16RCP1" and 2^23 bytes,
    each -1, 0 or 1; experiments/gpu/pack_rcp_table.py).  Returns 0, or -1

@@ -13,6 +13,26 @@
 #include "experiments/splits_pytorch211.h"
 #include "analysis/sdpa_dispatch_pt211_h200.h"
 
+/* The measured tables: the path in $BF16EMU_EX2_TABLE (..._LG2_...,
+   ..._RCP_...) when set, else the library's default place. */
+static const char *
+ex2_table_path(void)
+{
+    return ax_ex2_table_default_path(getenv("BF16EMU_EX2_TABLE"));
+}
+
+static const char *
+lg2_table_path(void)
+{
+    return ax_lg2_table_default_path(getenv("BF16EMU_LG2_TABLE"));
+}
+
+static const char *
+rcp_table_path(void)
+{
+    return ax_rcp_table_default_path(getenv("BF16EMU_RCP_TABLE"));
+}
+
 void
 fa_cli_exp_default(fa_cli_exp *e)
 {
@@ -29,8 +49,7 @@ fa_cli_parse_exp(const char *cmd, fa_cli_exp *e, const char *v)
     if (strcmp(v, "ex2-sm90") == 0 || strcmp(v, "ex2-sm90-ftz") == 0) {
         char err[1024];
         ax_ex2_table_free(&e->tab);
-        if (ax_ex2_table_load(ax_ex2_table_default_path(), &e->tab, err,
-                              sizeof err)
+        if (ax_ex2_table_load(ex2_table_path(), &e->tab, err, sizeof err)
             != 0) {
             cli_error(cmd, "--exp %s: %s", v, err);
             return false;
@@ -368,8 +387,7 @@ fa_cli_log_for(const char *cmd, const char *opt, const fa_kernel *k,
     char err[1024];
 
     if (k != NULL && k->normalize == FA_NORM_RCP_APPROX && !l->rcp_loaded) {
-        if (ax_rcp_table_load(ax_rcp_table_default_path(), &l->rcp_tab, err,
-                              sizeof err)
+        if (ax_rcp_table_load(rcp_table_path(), &l->rcp_tab, err, sizeof err)
             != 0) {
             cli_error(cmd,
                       "%s: the description's reciprocal-approx needs the "
@@ -384,9 +402,7 @@ fa_cli_log_for(const char *cmd, const char *opt, const fa_kernel *k,
         return true;
     if (l->loaded)
         return true;
-    if (ax_lg2_table_load(ax_lg2_table_default_path(), &l->tab, err,
-                          sizeof err)
-        != 0) {
+    if (ax_lg2_table_load(lg2_table_path(), &l->tab, err, sizeof err) != 0) {
         cli_error(cmd,
                   "%s: the description's lg2 log needs the lg2-sm90 table "
                   "($BF16EMU_LG2_TABLE): %s",

@@ -512,10 +512,9 @@ bench_attn_ex2(const fa_config *cfg, const attn_ctx *emu,
     bench_side s;
     double t, tc;
     char err[1024], label[96];
+    const char *path = ax_ex2_table_default_path(getenv("BF16EMU_EX2_TABLE"));
 
-    if (ax_ex2_table_load(ax_ex2_table_default_path(), &ex2, err,
-                          sizeof err)
-        != 0) {
+    if (ax_ex2_table_load(path, &ex2, err, sizeof err) != 0) {
         fprintf(stderr, "bench: %s\n", err);
         exit(2);
     }
@@ -550,12 +549,11 @@ bench_attn(void)
     fa_lg2_table lg2_rule;
     fa_log_model lg2_model;
     char err[1024];
+    const char *path = ax_lg2_table_default_path(getenv("BF16EMU_LG2_TABLE"));
 
     cfg.shape = (fa_shape){1, 1, n, n, d};
     /* fa2's LSE: CUDA's __logf through the H200's lg2.approx table */
-    if (ax_lg2_table_load(ax_lg2_table_default_path(), &lg2, err,
-                          sizeof err)
-        != 0) {
+    if (ax_lg2_table_load(path, &lg2, err, sizeof err) != 0) {
         fprintf(stderr, "bench: %s\n", err);
         exit(2);
     }

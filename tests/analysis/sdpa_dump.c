@@ -6,6 +6,7 @@
 #include "tests/analysis/sdpa_dump.h"
 #include "analysis/dump_inputs.h"
 #include "analysis/dump_outputs.h"
+#include "tests/support/tables.h"
 
 #include <stdio.h>
 
@@ -76,9 +77,8 @@ void
 ex2_load(ex2_model *m)
 {
     char err[1024];
-    ck_assert_msg(ax_ex2_table_load(ax_ex2_table_default_path(), &m->tab, err,
-                                    sizeof err)
-                      == 0,
-                  "%s", err);
+    ck_assert_msg(
+        ax_ex2_table_load(tst_ex2_table_path(), &m->tab, err, sizeof err) == 0,
+        "%s", err);
     ax_ex2_model(&m->tab, false, &m->rule, &m->model);
 }

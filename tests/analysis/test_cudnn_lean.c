@@ -23,6 +23,7 @@
 #include "attention/attention.h"
 #include "attention/kernel.h"
 #include "tests/support/suite.h"
+#include "tests/support/tables.h"
 
 #define LSE_NK256 129
 #define LSE_NK513 124
@@ -52,20 +53,17 @@ static void
 models_load(models *m)
 {
     char err[1024];
-    ck_assert_msg(ax_ex2_table_load(ax_ex2_table_default_path(), &m->ex, err,
-                                    sizeof err)
-                      == 0,
-                  "%s", err);
+    ck_assert_msg(
+        ax_ex2_table_load(tst_ex2_table_path(), &m->ex, err, sizeof err) == 0,
+        "%s", err);
     ax_ex2_model(&m->ex, false, &m->exr, &m->exm);
-    ck_assert_msg(ax_lg2_table_load(ax_lg2_table_default_path(), &m->lg, err,
-                                    sizeof err)
-                      == 0,
-                  "%s", err);
+    ck_assert_msg(
+        ax_lg2_table_load(tst_lg2_table_path(), &m->lg, err, sizeof err) == 0,
+        "%s", err);
     ax_lg2_model(&m->lg, false, &m->lgr, &m->lgm);
-    ck_assert_msg(ax_rcp_table_load(ax_rcp_table_default_path(), &m->rc, err,
-                                    sizeof err)
-                      == 0,
-                  "%s", err);
+    ck_assert_msg(
+        ax_rcp_table_load(tst_rcp_table_path(), &m->rc, err, sizeof err) == 0,
+        "%s", err);
     ax_rcp_model(&m->rc, &m->rcm);
 }
 

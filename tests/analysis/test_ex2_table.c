@@ -20,6 +20,7 @@
 #include "analysis/tensor.h"
 #include "attention/attention.h"
 #include "tests/support/gzfile.h"
+#include "tests/support/tables.h"
 
 static const char *
 samples_path(void)
@@ -74,9 +75,9 @@ START_TEST(test_against_h200)
     const tensor *xs = NULL, *y = NULL, *yf = NULL;
     unsigned bad, sub = 0, subf = 0;
 
-    ck_assert_msg(ax_ex2_table_load(ax_ex2_table_default_path(), &tab, err,
-                                    sizeof err) == 0,
-                  "%s", err);
+    ck_assert_msg(
+        ax_ex2_table_load(tst_ex2_table_path(), &tab, err, sizeof err) == 0,
+        "%s", err);
     ck_assert_uint_eq(tab.frac_bits, 23);
     ck_assert_msg(safetensors_read_all(samples_path(), TENSOR_U32, &f,
                                        &terr) == 0,

@@ -27,6 +27,7 @@
 #include "attention/attention.h"
 #include "softfloat/softfloat.h"
 #include "tests/support/gzfile.h"
+#include "tests/support/tables.h"
 
 #define G SRCDIR "/tests/data/gpu/"
 
@@ -87,8 +88,7 @@ START_TEST(test_against_h200)
     char err[512];
 
     ck_assert_msg(
-        ax_lg2_table_load(ax_lg2_table_default_path(), &tab, err, sizeof err)
-            == 0,
+        ax_lg2_table_load(tst_lg2_table_path(), &tab, err, sizeof err) == 0,
         "%s", err);
     for (size_t s = 0; s < sizeof sets / sizeof sets[0]; s++) {
         tensor_file f;
@@ -244,8 +244,7 @@ START_TEST(test_index)
     unsigned long long n = 0, bad = 0;
 
     ck_assert_msg(
-        ax_lg2_table_load(ax_lg2_table_default_path(), &tab, err, sizeof err)
-            == 0,
+        ax_lg2_table_load(tst_lg2_table_path(), &tab, err, sizeof err) == 0,
         "%s", err);
     ax_lg2_model(&tab, false, &t, &m);
     ck_assert_ptr_nonnull(t.index);
@@ -427,12 +426,10 @@ START_TEST(test_lse_sdpa)
     unsigned long long n = 0, c = 0, g = 0;
 
     ck_assert_msg(
-        ax_lg2_table_load(ax_lg2_table_default_path(), &tab, err, sizeof err)
-            == 0,
+        ax_lg2_table_load(tst_lg2_table_path(), &tab, err, sizeof err) == 0,
         "%s", err);
     ck_assert_msg(
-        ax_ex2_table_load(ax_ex2_table_default_path(), &etab, err, sizeof err)
-            == 0,
+        ax_ex2_table_load(tst_ex2_table_path(), &etab, err, sizeof err) == 0,
         "%s", err);
     ax_lg2_model(&tab, false, &t, &lm);
     ax_ex2_model(&etab, false, &et, &em);

@@ -18,7 +18,6 @@ tests_attention_test_exp_LDADD = tests/support/libtestsupport.la \
 # [--mpfr-all] [FIRST LAST] -- see the program's header.
 EXHAUSTIVE_TESTS += tests/exhaustive/exh_exp
 tests_exhaustive_exh_exp_SOURCES = tests/exhaustive/exh_exp.c \
-	tests/exhaustive/exh_ref.h tests/exhaustive/exh_ref.c \
 	$(EXP_TEST_SOURCES)
 tests_exhaustive_exh_exp_CFLAGS = $(AM_CFLAGS) $(MPFR_CFLAGS) $(OPENMP_CFLAGS)
 tests_exhaustive_exh_exp_LDFLAGS = $(OPENMP_CFLAGS)

@@ -51,14 +51,12 @@ EXHAUSTIVE_TESTS += tests/exhaustive/exh_convert \
 EXH_FLAGS = $(AM_CFLAGS) $(MPFR_CFLAGS) $(OPENMP_CFLAGS)
 
 tests_exhaustive_exh_convert_SOURCES = tests/exhaustive/exh_convert.c \
-	tests/exhaustive/exh_ref.h tests/exhaustive/exh_ref.c \
 	tests/exhaustive/exh_run.h tests/exhaustive/exh_run.c
 tests_exhaustive_exh_convert_CFLAGS = $(EXH_FLAGS)
 tests_exhaustive_exh_convert_LDADD = $(ORACLE_TEST_LIBS)
 tests_exhaustive_exh_convert_LDFLAGS = $(OPENMP_CFLAGS)
 
 tests_exhaustive_exh_bf16_binary_SOURCES = tests/exhaustive/exh_bf16_binary.c \
-	tests/exhaustive/exh_ref.h tests/exhaustive/exh_ref.c \
 	tests/exhaustive/exh_run.h tests/exhaustive/exh_run.c
 tests_exhaustive_exh_bf16_binary_CFLAGS = $(EXH_FLAGS)
 tests_exhaustive_exh_bf16_binary_LDADD = $(ORACLE_TEST_LIBS)

@@ -12,7 +12,7 @@
 
 #include "experiments/bench/bench.h"
 #include "softfloat/softfloat.h"
-#include "tests/support/avx512bf16.h"
+#include "ref/avx512bf16.h"
 
 #if defined(HAVE_AVX512BF16_COMPILER) && defined(__x86_64__)                  \
     && defined(__GNUC__)
@@ -147,7 +147,7 @@ bench_convert(void)
         {&sf_format_bf16, &sf_format_f32}, {&sf_format_f16, &sf_format_f32},
         {&sf_format_e4m3, &sf_format_f32}, {&sf_format_e5m2, &sf_format_f32},
         {&sf_format_f32, &sf_format_bf16}, {&sf_format_f32, &sf_format_f16}};
-    const char *missing = tst_avx512bf16_missing();
+    const char *missing = ref_avx512bf16_missing();
     bool hw = missing == NULL && HAVE_CVT;
     size_t sizes[2] = {4096, (size_t)4 << 20};
     sf_isa paths[SF_N_ISA];

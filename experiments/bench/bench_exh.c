@@ -1,13 +1,14 @@
 /* bench_exh -- how fast an exhaustive check runs: BF16 additions checked
-   against the reference of tests/exhaustive (binary64 sum made exact with
-   TwoSum, rounded to odd at 53 bits, then rounded to BF16 by exh_round) */
+   against a reference as tests/exhaustive builds it (binary64 sum made
+   exact with TwoSum, rounded to odd at 53 bits, then rounded to BF16 by
+   ref_round of ref/round.c) */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "experiments/bench/bench.h"
 #include "softfloat/softfloat.h"
-#include "tests/exhaustive/exh_ref.h"
+#include "ref/round.h"
 
 static double
 bf16_double(uint16_t a)
@@ -105,15 +106,15 @@ reference_round(const ref_sum *r, sf_round rm, unsigned *flags)
         *flags = 0;
         return (uint16_t)(rm == SF_RDN ? 0x8000 : 0);
     default:
-        exh_split_double(r->y, &sign, &sig, &exp);
-        return (uint16_t)exh_round(&exh_bf16, sign, sig, exp, false, rm, true,
+        ref_split_double(r->y, &sign, &sig, &exp);
+        return (uint16_t)ref_round(&ref_bf16, sign, sig, exp, false, rm, true,
                                    flags);
     }
 }
 
 typedef struct
 {
-    int modes;    /* 1: RNE only; 6: the six modes of exh_modes */
+    int modes;    /* 1: RNE only; 6: the six modes of ref_modes */
     unsigned n_a; /* leading operands: 65536 / n_a apart */
     unsigned long bad;
 } exh_ctx;
@@ -134,7 +135,7 @@ exh_run(void *p, long reps)
                 for (int m = 0; m < c->modes; m++) {
                     sf_env env = SF_ENV_IEEE;
                     unsigned fw;
-                    sf_round rm = exh_modes[m];
+                    sf_round rm = ref_modes[m];
                     uint16_t want = reference_round(&rs, rm, &fw);
                     uint16_t got =
                         sf_bf16_add((sf_bf16){a}, (sf_bf16){(uint16_t)b}, rm,

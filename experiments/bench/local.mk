@@ -9,13 +9,12 @@ experiments_bench_bench_SOURCES = experiments/bench/bench.c \
 	experiments/bench/bench.h experiments/bench/bench_ops.c \
 	experiments/bench/bench_convert.c experiments/bench/bench_gemm.c \
 	experiments/bench/bench_exh.c experiments/bench/bench_sweep.c \
-	experiments/bench/bench_scan.c \
-	tests/support/avx512bf16.c tests/support/avx512bf16.h \
-	tests/exhaustive/exh_ref.c tests/exhaustive/exh_ref.h
+	experiments/bench/bench_scan.c
 experiments_bench_bench_CFLAGS = $(AM_CFLAGS) $(MPFR_CFLAGS) $(OPENMP_CFLAGS) \
 	-DBENCH_SRCDIR='"$(abs_top_srcdir)"'
 experiments_bench_bench_LDFLAGS = -static $(OPENMP_CFLAGS)
-experiments_bench_bench_LDADD = libbf16emu.la $(MPFR_LIBS) $(LIBM)
+experiments_bench_bench_LDADD = ref/libref.la libbf16emu.la $(MPFR_LIBS) \
+	$(LIBM)
 
 # The event hook with no sink, against a library built without the hook:
 # the same sources compiled into each program, so the macro is the only

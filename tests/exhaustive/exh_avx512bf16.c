@@ -25,7 +25,7 @@
 #endif
 
 #include "softfloat/softfloat.h"
-#include "tests/support/avx512bf16.h"
+#include "ref/avx512bf16.h"
 #include "tests/support/support.h"
 
 /* All 2^16 inputs with high half HI; returns the mismatches and prints the
@@ -41,7 +41,7 @@ check_block(uint32_t hi, unsigned *printed)
         for (unsigned k = 0; k < 256; k++)
             in[k] = hi << 16 | (base + k);
         for (unsigned k = 0; k < 256; k += 16)
-            tst_avx512bf16_cvt16(in + k, hw + k);
+            ref_avx512bf16_cvt16(in + k, hw + k);
         for (unsigned k = 0; k < 256; k++) {
             sf_env env = SF_ENV_AVX512BF16;
             sf_f32 x = {in[k]};
@@ -78,7 +78,7 @@ int
 main(int argc, char **argv)
 {
     unsigned long first = 0, last = 0xFFFF;
-    const char *why = tst_avx512bf16_missing();
+    const char *why = ref_avx512bf16_missing();
     unsigned long bad = 0;
     unsigned printed = 0;
     double t0, t1;

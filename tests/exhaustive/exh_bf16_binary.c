@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "tests/exhaustive/exh_ref.h"
+#include "ref/round.h"
 #include "tests/exhaustive/exh_run.h"
 #include "tests/support/oracle.h"
 #include "tests/support/support.h"
@@ -17,7 +17,7 @@
  * significands, exponents in [-133, 127]).  The reference computes a
  * binary64 value y with y = RO53(x), x rounded to odd at 53 bits (truncate
  * toward zero; if anything was discarded, set the last bit), and then
- * rounds y to BF16 with exh_round.  Round-to-odd at p' bits followed by
+ * rounds y to BF16 with ref_round.  Round-to-odd at p' bits followed by
  * any rounding (RNE, RTZ, RUP, RDN, RNA, or round-to-odd) to p <= p' - 2
  * bits equals that rounding of x directly: RO53 never crosses a p-bit
  * rounding boundary or midpoint, and lands on one only when x is on it.
@@ -241,7 +241,7 @@ prepare(int op, uint16_t a, uint16_t b, prepared *p)
     }
     }
     p->what = 2;
-    exh_split_double(y, &p->sign, &p->sig, &p->exp);
+    ref_split_double(y, &p->sign, &p->sig, &p->exp);
 }
 
 static uint16_t
@@ -256,7 +256,7 @@ finish(const prepared *p, sf_round rm, unsigned *flags)
         *flags = 0;
         return (uint16_t)(rm == SF_RDN ? 0x8000 : 0);
     default:
-        return (uint16_t)exh_round(&exh_bf16, p->sign, p->sig, p->exp, false,
+        return (uint16_t)ref_round(&ref_bf16, p->sign, p->sig, p->exp, false,
                                    rm, true, flags);
     }
 }
@@ -320,14 +320,14 @@ cross_check(oracle *o, uint64_t i)
             uint64_t want;
             unsigned fw, fr;
             uint16_t r;
-            fw = oracle_result(o, exh_modes[m], &env, &want);
-            r = reference((int)op, a, b, exh_modes[m], &fr);
+            fw = oracle_result(o, ref_modes[m], &env, &want);
+            r = reference((int)op, a, b, ref_modes[m], &fr);
             if (want != r || fw != fr) {
                 EXH_PRAGMA(omp critical)
                 fprintf(stderr,
                         "reference disagrees with MPFR: %s %s %04x %04x: "
                         "MPFR %04llx %u, reference %04x %u\n",
-                        op_names[op], sf_round_name(exh_modes[m]), a, b,
+                        op_names[op], sf_round_name(ref_modes[m]), a, b,
                         (unsigned long long)want, fw, r, fr);
                 bad++;
             }
@@ -347,8 +347,8 @@ run(unsigned op, uint32_t in, exh_results *res)
     prepare((int)op, a, b, &pr);
     for (m = 0; m < 6; m++) {
         sf_env env = SF_ENV_IEEE;
-        res->want[m] = finish(&pr, exh_modes[m], &res->fw[m]);
-        res->got[m] = library((int)op, a, b, exh_modes[m], &env);
+        res->want[m] = finish(&pr, ref_modes[m], &res->fw[m]);
+        res->got[m] = library((int)op, a, b, ref_modes[m], &env);
         res->fg[m] = env.flags;
     }
 }

@@ -2,22 +2,22 @@
    modes, against an integer reference (make check-exhaustive) */
 #include <stdio.h>
 
-#include "tests/exhaustive/exh_ref.h"
+#include "ref/round.h"
 #include "tests/exhaustive/exh_run.h"
 #include "tests/support/oracle.h"
 #include "tests/support/support.h"
 
 /* The jobs: binary32 to BF16, binary32 to FP16. */
-static const exh_fmt *const ts[2] = {&exh_bf16, &exh_f16};
+static const ref_fmt *const ts[2] = {&ref_bf16, &ref_f16};
 static const sf_format *const fs[2] = {&sf_format_bf16, &sf_format_f16};
 static const char *const job_names[2] = {"f32 -> bf16", "f32 -> f16"};
 
 /* The reference: decode the binary32 bits with integer code; NaNs keep
    their sign and the top of their payload and are quieted (signalling
    ones raise invalid); Inf and zeros carry over; finite values go through
-   exh_round. */
+   ref_round. */
 static uint64_t
-reference(const exh_fmt *t, uint32_t u, sf_round rm, bool tininess_after,
+reference(const ref_fmt *t, uint32_t u, sf_round rm, bool tininess_after,
           unsigned *flags)
 {
     bool sign = (u >> 31) != 0;
@@ -39,9 +39,9 @@ reference(const exh_fmt *t, uint32_t u, sf_round rm, bool tininess_after,
     if (be == 0 && frac == 0)
         return sbit;
     if (be == 0)
-        return exh_round(t, sign, frac, -149, false, rm, tininess_after,
+        return ref_round(t, sign, frac, -149, false, rm, tininess_after,
                          flags);
-    return exh_round(t, sign, frac | 0x800000, (int)be - 150, false, rm,
+    return ref_round(t, sign, frac | 0x800000, (int)be - 150, false, rm,
                      tininess_after, flags);
 }
 
@@ -81,9 +81,9 @@ cross_check(oracle *o, uint64_t i)
                 uint64_t want, got;
                 unsigned fw, fg;
                 env.tininess_after = tb == 0;
-                fw = oracle_convert(o, fs[k], &sf_format_f32, u, exh_modes[m],
+                fw = oracle_convert(o, fs[k], &sf_format_f32, u, ref_modes[m],
                                     &env, &want);
-                got = reference(ts[k], u, exh_modes[m], tb == 0, &fg);
+                got = reference(ts[k], u, ref_modes[m], tb == 0, &fg);
                 if (want != got || fw != fg) {
                     EXH_PRAGMA(omp critical)
                     fprintf(stderr,
@@ -91,7 +91,7 @@ cross_check(oracle *o, uint64_t i)
                             "%s (tininess %s): MPFR %04llx %u, reference "
                             "%04llx %u\n",
                             (unsigned long)u, ts[k]->name,
-                            sf_round_name(exh_modes[m]),
+                            sf_round_name(ref_modes[m]),
                             tb == 0 ? "after" : "before",
                             (unsigned long long)want, fw,
                             (unsigned long long)got, fg);
@@ -108,8 +108,8 @@ run(unsigned k, uint32_t u, exh_results *res)
 
     for (m = 0; m < 6; m++) {
         sf_env env = SF_ENV_IEEE;
-        res->want[m] = reference(ts[k], u, exh_modes[m], true, &res->fw[m]);
-        res->got[m] = sf_convert(fs[k], &sf_format_f32, u, exh_modes[m], &env);
+        res->want[m] = reference(ts[k], u, ref_modes[m], true, &res->fw[m]);
+        res->got[m] = sf_convert(fs[k], &sf_format_f32, u, ref_modes[m], &env);
         res->fg[m] = env.flags;
     }
 }

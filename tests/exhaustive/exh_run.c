@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "exh_ref.h"
+#include "ref/round.h"
 #include "exh_run.h"
 #include "tests/support/support.h"
 
@@ -67,7 +67,7 @@ run_job(const exh_program *p, unsigned j, unsigned long stride,
     failure fails[N_PRINT];
     unsigned n_fails = 0, m;
     long long hi, done = 0;
-    double t0 = exh_now();
+    double t0 = ref_now();
 
     EXH_PRAGMA(omp parallel)
     {
@@ -90,7 +90,7 @@ run_job(const exh_program *p, unsigned j, unsigned long stride,
                         || res.fw[mm] != res.fg[mm]) {
                         failure f = {(uint64_t)in * 8 + mm,
                                      in,
-                                     exh_modes[mm],
+                                     ref_modes[mm],
                                      res.want[mm],
                                      res.got[mm],
                                      res.fw[mm],
@@ -103,7 +103,7 @@ run_job(const exh_program *p, unsigned j, unsigned long stride,
             EXH_PRAGMA(omp atomic capture)
             d = ++done;
             if (d % p->progress_every == 0) {
-                double el = exh_now() - t0;
+                double el = ref_now() - t0;
                 double frac = (double)d * (double)stride / 65536.0;
                 fprintf(stderr, "%s: %s %5.1f%%, %.0f s, about %.0f s left\n",
                         p->name, p->job_names[j], 100.0 * frac, el,
@@ -143,20 +143,20 @@ exh_main(const exh_program *p, int argc, char **argv)
     if (stride == 0)
         stride = 1;
     (void)tst_seed();
-    t_start = t0 = exh_now();
+    t_start = t0 = ref_now();
     if (cross_check(p) != 0) {
         fprintf(stderr, "%s: the reference is wrong; stopping\n", p->name);
         return 2;
     }
     fprintf(stderr, "%s: reference agrees with MPFR on 2^20 %s (%.1f s)\n",
-            p->name, p->sample, exh_now() - t0);
+            p->name, p->sample, ref_now() - t0);
 
     for (j = 0; j < p->n_jobs; j++) {
         memset(counts[j], 0, sizeof counts[j]);
         memset(bad[j], 0, sizeof bad[j]);
-        t0 = exh_now();
+        t0 = ref_now();
         run_job(p, j, stride, offset, counts[j], bad[j]);
-        secs[j] = exh_now() - t0;
+        secs[j] = ref_now() - t0;
     }
 
     printf("\n| %s | mode | %s | mismatches | wall time (s), all modes |\n"
@@ -165,12 +165,12 @@ exh_main(const exh_program *p, int argc, char **argv)
     for (j = 0; j < p->n_jobs; j++)
         for (m = 0; m < 6; m++) {
             printf("| %s | %s | %llu | %llu | %.0f |\n", p->job_names[j],
-                   sf_round_name(exh_modes[m]), counts[j][m], bad[j][m],
+                   sf_round_name(ref_modes[m]), counts[j][m], bad[j][m],
                    secs[j]);
             total_bad += bad[j][m];
         }
     printf("\n%s: %s (stride %lu, offset %lu, %.0f s in all)\n", p->name,
            total_bad == 0 ? "all match" : "MISMATCHES", stride, offset,
-           exh_now() - t_start);
+           ref_now() - t_start);
     return total_bad == 0 ? 0 : 1;
 }

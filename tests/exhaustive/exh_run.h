@@ -18,7 +18,7 @@
 /* The most jobs (ops, or target formats) of one program. */
 #define EXH_MAX_JOBS 8
 
-/* One input in the six modes of exh_modes: the reference's bits and
+/* One input in the six modes of ref_modes: the reference's bits and
    flags (want, fw) and the library's (got, fg). */
 typedef struct
 {

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "softfloat/softfloat.h"
-#include "tests/support/avx512bf16.h"
+#include "ref/avx512bf16.h"
 #include "tests/support/suite.h"
 #include "tests/support/support.h"
 
@@ -31,7 +31,7 @@ static const uint16_t fixed_lows[] = {
 
 START_TEST(test_sample)
 {
-    const char *why = tst_avx512bf16_missing();
+    const char *why = ref_avx512bf16_missing();
     unsigned long n = 0, bad = 0;
     unsigned printed = 0;
     tst_rng r;
@@ -51,7 +51,7 @@ START_TEST(test_sample)
             in[k] = hi << 16 | lo;
         }
         for (unsigned k = 0; k < N_LOWS; k += 16)
-            tst_avx512bf16_cvt16(in + k, hw + k);
+            ref_avx512bf16_cvt16(in + k, hw + k);
         for (unsigned k = 0; k < N_LOWS; k++) {
             sf_env env = SF_ENV_AVX512BF16;
             sf_f32 x = {in[k]};

@@ -1,6 +1,7 @@
-/* exh_ref.h -- integer reference rounding for the exhaustive checks */
-#ifndef BF16EMU_TESTS_EXH_REF_H
-#define BF16EMU_TESTS_EXH_REF_H
+/* round.h -- integer reference rounding, independent of softfloat/: the
+   reference of the exhaustive checks and of make bench's exhaustive row */
+#ifndef BF16EMU_REF_ROUND_H
+#define BF16EMU_REF_ROUND_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -17,25 +18,25 @@ typedef struct
     int emax;         /* exponent of the largest binade */
     unsigned fbits;   /* fraction field width */
     unsigned storage; /* total bits */
-} exh_fmt;
+} ref_fmt;
 
-extern const exh_fmt exh_bf16, exh_f16, exh_f32;
+extern const ref_fmt ref_bf16, ref_f16, ref_f32;
 
 /* Bits of (-1)^SIGN * (SIG + STICKY) * 2^EXP rounded to T with mode RM
    (no SF_SR), where SIG > 0, SIG < 2^62, and STICKY means "plus something
    in (0, 1)" (the true value lies strictly between SIG and SIG + 1 units).
    *FLAGS gets inexact, underflow (tininess after rounding when
    TININESS_AFTER, else before) and overflow. */
-uint64_t exh_round(const exh_fmt *t, bool sign, uint64_t sig, int exp,
+uint64_t ref_round(const ref_fmt *t, bool sign, uint64_t sig, int exp,
                    bool sticky, sf_round rm, bool tininess_after,
                    unsigned *flags);
 
 /* Splits a finite non-zero binary64 X into X = (-1)^sign * sig * 2^exp. */
-void exh_split_double(double x, bool *sign, uint64_t *sig, int *exp);
+void ref_split_double(double x, bool *sign, uint64_t *sig, int *exp);
 
 /* The elapsed wall time in seconds since an arbitrary origin. */
-double exh_now(void);
+double ref_now(void);
 
-extern const sf_round exh_modes[6];
+extern const sf_round ref_modes[6];
 
 #endif

@@ -1,15 +1,15 @@
-/* exh_ref.c -- integer reference rounding for the exhaustive checks */
+/* round.c -- integer reference rounding, independent of softfloat/ */
 #define _POSIX_C_SOURCE 200809L
 #include <string.h>
 #include <time.h>
 
-#include "exh_ref.h"
+#include "ref/round.h"
 
-const exh_fmt exh_bf16 = {"bf16", 8, -126, 127, 7, 16};
-const exh_fmt exh_f16 = {"f16", 11, -14, 15, 10, 16};
-const exh_fmt exh_f32 = {"f32", 24, -126, 127, 23, 32};
+const ref_fmt ref_bf16 = {"bf16", 8, -126, 127, 7, 16};
+const ref_fmt ref_f16 = {"f16", 11, -14, 15, 10, 16};
+const ref_fmt ref_f32 = {"f32", 24, -126, 127, 23, 32};
 
-const sf_round exh_modes[6] = {SF_RNE, SF_RTZ, SF_RDN, SF_RUP, SF_RNA, SF_ROD};
+const sf_round ref_modes[6] = {SF_RNE, SF_RTZ, SF_RDN, SF_RUP, SF_RNA, SF_ROD};
 
 /* Rounds the magnitude SIG * 2^EXP (+ sticky) to a multiple of 2^Q:
    returns the multiple count and sets *INEXACT. SIG < 2^62. */
@@ -66,7 +66,7 @@ round_to_quantum(bool sign, uint64_t sig, int exp, bool sticky, int q,
 }
 
 uint64_t
-exh_round(const exh_fmt *t, bool sign, uint64_t sig, int exp, bool sticky,
+ref_round(const ref_fmt *t, bool sign, uint64_t sig, int exp, bool sticky,
           sf_round rm, bool tininess_after, unsigned *flags)
 {
     uint64_t sbit = sign ? (uint64_t)1 << (t->storage - 1) : 0;
@@ -129,7 +129,7 @@ exh_round(const exh_fmt *t, bool sign, uint64_t sig, int exp, bool sticky,
 }
 
 void
-exh_split_double(double x, bool *sign, uint64_t *sig, int *exp)
+ref_split_double(double x, bool *sign, uint64_t *sig, int *exp)
 {
     uint64_t u;
     int be;
@@ -147,7 +147,7 @@ exh_split_double(double x, bool *sign, uint64_t *sig, int *exp)
 }
 
 double
-exh_now(void)
+ref_now(void)
 {
     struct timespec ts;
 

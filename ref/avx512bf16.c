@@ -1,4 +1,4 @@
-/* avx512bf16.c -- VCVTNEPS2BF16 for the tests, with the run-time check */
+/* avx512bf16.c -- VCVTNEPS2BF16, with the run-time check */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "avx512bf16.h"
+#include "ref/avx512bf16.h"
 
 #if defined(HAVE_AVX512BF16_COMPILER) && defined(__x86_64__)                  \
     && defined(__GNUC__)
@@ -14,7 +14,7 @@
 #include <immintrin.h>
 
 const char *
-tst_avx512bf16_missing(void)
+ref_avx512bf16_missing(void)
 {
     unsigned eax, ebx, ecx, edx, xcr0_lo, xcr0_hi;
 
@@ -38,7 +38,7 @@ tst_avx512bf16_missing(void)
 }
 
 __attribute__((target("avx512bf16,avx512vl,avx512f"))) void
-tst_avx512bf16_cvt16(const uint32_t *in, uint16_t *out)
+ref_avx512bf16_cvt16(const uint32_t *in, uint16_t *out)
 {
     __m512 v;
     __m256bh r;
@@ -51,7 +51,7 @@ tst_avx512bf16_cvt16(const uint32_t *in, uint16_t *out)
 #else
 
 const char *
-tst_avx512bf16_missing(void)
+ref_avx512bf16_missing(void)
 {
 #if !defined(__x86_64__)
     return "not an x86-64 host";
@@ -62,9 +62,9 @@ tst_avx512bf16_missing(void)
 }
 
 void
-tst_avx512bf16_cvt16(const uint32_t *in, uint16_t *out)
+ref_avx512bf16_cvt16(const uint32_t *in, uint16_t *out)
 {
-    /* unreachable: tst_avx512bf16_missing() is never NULL here */
+    /* unreachable: ref_avx512bf16_missing() is never NULL here */
     (void)in;
     (void)out;
     abort();

@@ -1,9 +1,11 @@
 /* bench_gemm -- the sm90 GEMM (BF16 in, FP32 out): each path (portable,
-   AVX2, AVX-512, forced through env.isa) against a native float GEMM,
-   the portable path against one dot product per element, and two
-   threads; the fa2 attention forward (env.isa from BF16EMU_ISA) against
-   a plain float attention, and per (query, key) pair: the plain forward
-   at d = 64 and 128, a decode step and a split-KV forward */
+   AVX2, AVX-512, forced through env.isa) against a native float GEMM (a
+   plain loop), the best path against OpenBLAS's sgemm on one thread (when
+   configure found OpenBLAS), the portable path against one dot product
+   per element, and two threads; the fa2 attention forward (env.isa from
+   BF16EMU_ISA) against a plain float attention, and per (query, key)
+   pair: the plain forward at d = 64 and 128, a decode step and a split-KV
+   forward */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -14,6 +16,9 @@
 #include <string.h>
 #ifdef _OPENMP
 #include <omp.h>
+#endif
+#ifdef HAVE_OPENBLAS
+#include <cblas.h>
 #endif
 
 #include "analysis/ex2_table.h"
@@ -68,6 +73,7 @@ typedef struct
     const float *fa, *fb;  /* the same values as floats */
     uint32_t *d;
     float *fd;
+    bool blas;  /* the float GEMM by OpenBLAS's cblas_sgemm */
     int isa;    /* env.isa of the emulated GEMM */
     int expect; /* the path sf_mma_gemm must report */
     bool dots;  /* one sf_mma_dot per element instead of sf_mma_gemm */
@@ -118,13 +124,29 @@ emu_gemm_rows(const gemm_ctx *c, size_t r0, size_t r1, sf_env *env)
     }
 }
 
+#ifdef HAVE_OPENBLAS
+/* The host's best FP32 GEMM: OpenBLAS's sgemm, row-major D = A B (one
+   thread: openblas_set_num_threads(1) in bench_gemm). */
+static void
+blas_gemm(size_t m, size_t n, size_t k, const float *a, const float *b,
+          float *d)
+{
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)n,
+                (int)k, 1.0f, a, (int)k, b, (int)n, 0.0f, d, (int)n);
+}
+#endif
+
 static void
 gemm_run(void *p, long reps)
 {
     gemm_ctx *c = p;
 
     for (long r = 0; r < reps; r++) {
-        if (c->fa != NULL) {
+        if (c->blas) {
+#ifdef HAVE_OPENBLAS
+            blas_gemm(c->m, c->n, c->k, c->fa, c->fb, c->fd);
+#endif
+        } else if (c->fa != NULL) {
             native_gemm(c->m, c->n, c->k, c->fa, c->fb, c->fd);
         } else if (c->threads <= 1) {
             sf_env env = SF_ENV_IEEE;
@@ -142,6 +164,57 @@ gemm_run(void *p, long reps)
             }
         }
     }
+}
+
+/* The emulated GEMM BEST (env.isa automatic) against OpenBLAS's sgemm on
+   one thread over the same values NAT->fa, NAT->fb, timed alternately.
+   The sgemm's result is first checked against the plain loop's: the two
+   sum the same products in other orders, so each element agrees within
+   k 2^-23 of the sum of its products' magnitudes. */
+static void
+gemm_vs_blas(const gemm_ctx *best, const gemm_ctx *nat, size_t dim,
+             double prods)
+{
+#ifdef HAVE_OPENBLAS
+    size_t m = nat->m, n = nat->n, k = nat->k;
+    gemm_ctx x = *best, bl = *nat;
+    bench_side sx = {gemm_run, &x, prods, false},
+               sb = {gemm_run, &bl, prods, false};
+    float *loop = xmalloc(m * n * 4);
+    double tx, tb;
+    char label[80];
+
+    openblas_set_num_threads(1);
+    bl.blas = true;
+    native_gemm(m, n, k, nat->fa, nat->fb, loop);
+    gemm_run(&bl, 1);
+    for (size_t i = 0; i < m; i++)
+        for (size_t j = 0; j < n; j++) {
+            double mag = 0;
+            for (size_t p = 0; p < k; p++)
+                mag += fabs((double)nat->fa[i * k + p])
+                       * fabs((double)nat->fb[p * n + j]);
+            if (fabs((double)bl.fd[i * n + j] - (double)loop[i * n + j])
+                > (double)k * 0x1p-23 * mag) {
+                fprintf(stderr,
+                        "bench: OpenBLAS's sgemm disagrees with the "
+                        "plain loop at (%zu, %zu)\n",
+                        i, j);
+                exit(1);
+            }
+        }
+    free(loop);
+    bench_pair(&sx, &sb, &tx, &tb);
+    snprintf(label, sizeof label, "sm90 gemm %zu^3 %s vs OpenBLAS 1 thread",
+             dim, sf_isa_name(sf_isa_resolve(SF_ISA_AUTO)));
+    bench_row(label, 1e-6 / tx, 1e-6 / tb, "Mprod/s", tx / tb, BENCH_NONE, 0);
+#else
+    (void)best;
+    (void)nat;
+    (void)dim;
+    (void)prods;
+    fprintf(stderr, "bench: built without OpenBLAS; no OpenBLAS GEMM row\n");
+#endif
 }
 
 /* The GEMM path sf_mma_gemm reports for env.isa == ISA. */
@@ -246,6 +319,8 @@ bench_gemm(void)
                             1e-6 / tx / paths[p].target, BENCH_AT_LEAST, 1);
         }
     }
+    /* the best path against the host's best FP32 GEMM */
+    gemm_vs_blas(&best, &nat, dim, prods);
     /* the portable path against one dot product per element (the former
        scalar path): speed-up = dots time / scalar time */
     {

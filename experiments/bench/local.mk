@@ -1,7 +1,9 @@
 # experiments/bench/local.mk -- benchmarks (make bench); not run by make check
 
 # The table of doc/performance.md: the emulator against native float
-# arithmetic, MPFR, VCVTNEPS2BF16, a float GEMM and a float attention.
+# arithmetic, MPFR, VCVTNEPS2BF16, a float GEMM (a plain loop, and
+# OpenBLAS's sgemm on one thread when configure found it) and a float
+# attention.
 # Linked statically (libtool -static), so library calls are direct calls
 # as in a program that embeds the library.
 EXTRA_PROGRAMS += experiments/bench/bench
@@ -11,10 +13,10 @@ experiments_bench_bench_SOURCES = experiments/bench/bench.c \
 	experiments/bench/bench_exh.c experiments/bench/bench_sweep.c \
 	experiments/bench/bench_scan.c
 experiments_bench_bench_CFLAGS = $(AM_CFLAGS) $(MPFR_CFLAGS) $(OPENMP_CFLAGS) \
-	-DBENCH_SRCDIR='"$(abs_top_srcdir)"'
+	$(OPENBLAS_CFLAGS) -DBENCH_SRCDIR='"$(abs_top_srcdir)"'
 experiments_bench_bench_LDFLAGS = -static $(OPENMP_CFLAGS)
 experiments_bench_bench_LDADD = ref/libref.la libbf16emu.la $(MPFR_LIBS) \
-	$(LIBM)
+	$(OPENBLAS_LIBS) $(LIBM)
 
 # The event hook with no sink, against a library built without the hook:
 # the same sources compiled into each program, so the macro is the only

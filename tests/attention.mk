@@ -1,4 +1,4 @@
-# tests/attention.mk -- tests of the reference flash attention (libattention):
+# tests/attention.mk -- tests of the reference flash attention (attention/):
 # configuration, forward, FA2 model, the policies bit for bit against
 # re-implementations, rounding bias (T11, T12), backward, the
 # correctly rounded log; the exhaustive log check for make check-exhaustive.

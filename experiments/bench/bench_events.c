@@ -1,7 +1,7 @@
 /* bench_events -- what the rounding-event hook costs when no sink is set
 
-   Built twice from this file: against libsoftfloat (hook present) and
-   against a copy compiled with SF_NO_EVENT_HOOK (hook removed). Each run
+   Built twice from this file and softfloat/'s sources: as they are (hook
+   present) and compiled with SF_NO_EVENT_HOOK (hook removed). Each run
    prints one line per operation: "<label> <op> <ns per op, median>";
    make bench (experiments/bench/bench --events) or
    experiments/bench/run-events.sh runs both builds interleaved and prints

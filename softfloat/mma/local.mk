@@ -1,5 +1,5 @@
 # softfloat/mma/local.mk -- accumulation and matrix-unit models (part of
-# libsoftfloat: libc only, no I/O, no globals)
+# softfloat/libsoftfloat.la: libc only, no I/O, no globals)
 softfloat_libsoftfloat_la_SOURCES += \
 	softfloat/mma/mma_local.h \
 	softfloat/mma/steps.c softfloat/mma/fused.c softfloat/mma/block.c \

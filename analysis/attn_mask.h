@@ -7,8 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "analysis/tensor.h"
-#include "attention/attention.h"
+#include "attention.h"
+#include "tensor.h"
 
 #ifdef __cplusplus
 extern "C" {

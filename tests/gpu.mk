@@ -103,7 +103,8 @@ EXTRA_DIST += experiments/gpu/cudnn_split_probe.py
 
 # Grouped-query heads (group sizes 2, 4, 8 and MQA; prefill with the
 # backward, decode) and masked calls on every backend that took them, on an
-# H100 (experiments/gpu/sdpa_gqa_mask.py); test_gqa_dumps.sh reads them.
+# H100 (experiments/gpu/sdpa_gqa_mask.py); test_gqa_dumps.sh and
+# test_mask_dumps.sh read them.
 EXTRA_DIST += tests/data/gpu/gqa tests/data/gpu/mask \
 	experiments/gpu/sdpa_gqa_mask.py
 # JAX's cuDNN attention beside PyTorch's (experiments/gpu/jax_cudnn.py).

@@ -61,7 +61,9 @@ the first KEEP_KV key heads (kv_heads_from) and the query heads of
 their groups (heads_from), so that the file is itself a grouped launch
 of the same group size, K, V, dK and dV of shape [1, Hkv', Nk, d]; mask
 files keep (batch, head) pairs as the heads of batch 1 (batch_from and
-heads_from per pair), the mask itself whole.  launch_shape is the call:
+heads_from per pair; grouped ones also the key/value heads they read,
+kv_heads_from, in order of first use), the mask itself whole; a case
+may pass a scale (the manifest's "scale" is then that number).  launch_shape is the call:
 batch, heads, kv_heads, nq, nk, d and, where it was passed,
 "enable_gqa": true.
 

@@ -128,6 +128,47 @@ make_inputs(const sf_format *to, const sf_format *from, size_t n, uint64_t *s)
     return in;
 }
 
+/* Data as real tensors hold it, from the clean inputs IN (N elements of
+   FP32, target TO): KIND 1 sets one element in each 64 to +-0, KIND 2 one
+   in each 64 to a subnormal, KIND 3 mixes in, element by element, 30%
+   zeros, 5% subnormals, 1% each of Inf, NaN (quiet and signalling, with
+   payloads) and values that overflow TO. */
+static void
+dirty_inputs(const sf_format *to, uint32_t *in, size_t n, int kind,
+             uint64_t *s)
+{
+    /* the largest FP32 below TO's overflow threshold's neighbourhood: a
+       value of TO's largest binade with every fraction bit set, which
+       rounds past the largest finite value in RNE */
+    uint32_t ovf = to == &sf_format_bf16 ? 0x7F7FFFFFu : 0x477FF000u;
+
+    for (size_t i = 0; i < n; i++) {
+        uint64_t r = bench_next(s);
+        uint32_t sign = (uint32_t)(r >> 63) << 31;
+        uint32_t frac = (uint32_t)r & 0x7FFFFF;
+        unsigned pick = (unsigned)((r >> 32) % 1000);
+        if (kind == 1 || kind == 2) {
+            if (i % 64 != (size_t)((r >> 40) % 64) && i % 64 != 63)
+                continue;
+            /* one per block of 64: at the drawn place or, failing that,
+               the last */
+            in[i] = kind == 1 ? sign : sign | (frac | 1);
+            i += 63 - i % 64;
+            continue;
+        }
+        if (pick < 300)
+            in[i] = sign;
+        else if (pick < 350)
+            in[i] = sign | (frac | 1);
+        else if (pick < 360)
+            in[i] = sign | 0x7F800000u;
+        else if (pick < 370)
+            in[i] = sign | 0x7F800000u | (frac | 1);
+        else if (pick < 380)
+            in[i] = sign | ovf;
+    }
+}
+
 static double
 time_side(cvt_ctx *c, const cvt_ctx *base, double *tb)
 {
@@ -138,6 +179,63 @@ time_side(cvt_ctx *c, const cvt_ctx *base, double *tb)
 
     bench_pair(&se, &sb, &te, tb);
     return te;
+}
+
+/* FP32 to BF16 and FP16 on clean data and on data with zeros,
+   subnormals, Inf, NaN and overflow (dirty_inputs), each path the CPU
+   has; each dirty row's ratio is its time over the clean data's in the
+   same round. */
+static void
+bench_convert_data(void)
+{
+    static const char *const what[4] = {"clean", "zero 1/64", "subn 1/64",
+                                        "mixed"};
+    static const sf_format *const targets[2] = {&sf_format_bf16,
+                                                &sf_format_f16};
+    size_t n = bench_cfg.quick ? (size_t)1 << 18 : (size_t)4 << 20;
+    sf_isa paths[SF_N_ISA];
+    int n_paths = cpu_paths(paths);
+
+    for (int t = 0; t < 2; t++) {
+        const sf_format *to = targets[t];
+        uint64_t s = 11;
+        void *in[4], *out = malloc(n * 2);
+        if (out == NULL) {
+            fprintf(stderr, "bench: out of memory\n");
+            exit(1);
+        }
+        in[0] = make_inputs(to, &sf_format_f32, n, &s);
+        for (int k = 1; k < 4; k++) {
+            in[k] = make_inputs(to, &sf_format_f32, n, &s);
+            dirty_inputs(to, in[k], n, k, &s);
+        }
+        for (int p = 0; p < n_paths; p++) {
+            cvt_ctx clean = {to, &sf_format_f32, in[0], out, n, 0,
+                             SF_ENV_IEEE};
+            char label[80];
+            clean.env.isa = (int)paths[p];
+            for (int k = 1; k < 4; k++) {
+                cvt_ctx dirty = clean;
+                double te, tb;
+                dirty.in = in[k];
+                te = time_side(&dirty, &clean, &tb);
+                if (k == 1) {
+                    snprintf(label, sizeof label,
+                             "f32->%s n=%zu %s %s ns/elem", to->name, n,
+                             sf_isa_name(paths[p]), what[0]);
+                    bench_row_alone(label, 1e-6 / tb, "Melem/s", tb * 1e9,
+                                    BENCH_NONE, 0);
+                }
+                snprintf(label, sizeof label, "f32->%s n=%zu %s %s vs clean",
+                         to->name, n, sf_isa_name(paths[p]), what[k]);
+                bench_row(label, 1e-6 / te, 1e-6 / tb, "Melem/s", te / tb,
+                          BENCH_NONE, 0);
+            }
+        }
+        for (int k = 0; k < 4; k++)
+            free(in[k]);
+        free(out);
+    }
 }
 
 void
@@ -242,4 +340,5 @@ bench_convert(void)
             free(out);
         }
     }
+    bench_convert_data();
 }

@@ -326,10 +326,29 @@ s_cv_portable(int kind, const void *in, void *out, size_t i0, size_t i1,
         env->flags |= SF_FLAG_INEXACT;
 }
 
+/* Element I0 + j of conversion KIND through sf_convert for each bit j of
+   LANES, in ascending j (not inlined: the lanes outside a kernel's reach
+   are rare). */
+__attribute__((noinline, unused)) static void
+s_cv_lanes(int kind, const void *in, void *out, size_t i0, uint64_t lanes,
+           sf_round rm, sf_env *env)
+{
+    const sf_format *to = s_cv_to(kind), *from = s_cv_from(kind);
+    unsigned bi = from->storage_bits / 8, bo = to->storage_bits / 8;
+
+    for (; lanes != 0; lanes &= lanes - 1) {
+        size_t i = i0 + (size_t)__builtin_ctzll(lanes);
+        s_arr_store(out, i, bo,
+                    sf_convert(to, from, s_arr_load(in, i, bi), rm, env));
+    }
+}
+
 /* The portable path of a conversion with kernels: blocks of 16 elements
    computed without branches (a compiler may vectorise the inner loops for
-   whatever the target has), a block with an element outside the fast
-   subset element by element. */
+   whatever the target has).  A narrowing gives +-0 for +-0 (no flag in
+   any mode or setting) in the block; an element outside the fast subset
+   and not a zero goes through sf_convert alone, after the block's
+   results are stored. */
 #define S_CV_BLOCK 16
 S_AI void
 s_cv_blocked(int kind, const void *in, void *out, size_t n, sf_round rm,
@@ -345,7 +364,8 @@ s_cv_blocked(int kind, const void *in, void *out, size_t n, sf_round rm,
         return;
     }
     for (; n - i >= S_CV_BLOCK; i += S_CV_BLOCK) {
-        uint32_t x[S_CV_BLOCK], r[S_CV_BLOCK], bad = 0, bx = 0;
+        uint32_t x[S_CV_BLOCK], r[S_CV_BLOCK], away[S_CV_BLOCK] = {0};
+        uint32_t bad = 0, bx = 0, outside = 0;
         for (int j = 0; j < S_CV_BLOCK; j++)
             x[j] = (uint32_t)s_arr_load(in, i + (size_t)j, bi);
         if (kind == S_CV_BF16_F32) {
@@ -375,7 +395,8 @@ s_cv_blocked(int kind, const void *in, void *out, size_t n, sf_round rm,
                 uint32_t mag = x[j] & 0x7FFFFFFF, sign = x[j] >> 31;
                 uint32_t er = (mag >> 23) - rebias;
                 uint32_t kept = (mag >> sh) - (rebias << fb);
-                uint32_t rem = mag & ((half << 1) - 1), inc;
+                uint32_t rem = mag & ((half << 1) - 1), inc, out_of_subset;
+                uint32_t zero = (uint32_t)0 - (mag == 0);
                 switch (rm) {
                 case SF_RNE:
                     inc = rem + (kept & 1) > half;
@@ -397,9 +418,12 @@ s_cv_blocked(int kind, const void *in, void *out, size_t n, sf_round rm,
                     break;
                 }
                 kept += inc;
-                bad |= (er - 1 >= (maxb >> fb)) | (kept > maxb);
-                bx |= rem;
-                r[j] = kept | (sign << (fb + eb));
+                out_of_subset =
+                    ((er - 1 >= (maxb >> fb)) | (kept > maxb)) & ~zero & 1;
+                away[j] = out_of_subset;
+                outside |= out_of_subset;
+                bx |= rem & (out_of_subset - 1);
+                r[j] = (kept & ~zero) | (sign << (fb + eb));
             }
         }
         if (SF_UNLIKELY(bad)) {
@@ -407,6 +431,15 @@ s_cv_blocked(int kind, const void *in, void *out, size_t n, sf_round rm,
             continue;
         }
         inx |= bx;
+        if (SF_UNLIKELY(outside != 0)) {
+            uint64_t lanes = 0;
+            for (int j = 0; j < S_CV_BLOCK; j++) {
+                s_arr_store(out, i + (size_t)j, bo, r[j]);
+                lanes |= (uint64_t)away[j] << j;
+            }
+            s_cv_lanes(kind, in, out, i, lanes, rm, env);
+            continue;
+        }
         for (int j = 0; j < S_CV_BLOCK; j++)
             s_arr_store(out, i + (size_t)j, bo, r[j]);
     }
@@ -423,6 +456,24 @@ s_arr_step(int op, int fmt, const void *a, const void *b, const void *c,
            void *out, size_t i0, size_t i1, sf_round rm, sf_env *env)
 {
     s_arr_portable(op, fmt, a, b, c, out, i0, i1, rm, env);
+}
+
+/* Z[j] = element I0 + j of operation OP for each bit j of LANES, in
+   ascending j (not inlined: rare).  Nothing is stored: the caller blends
+   Z into its vector before it stores it (OUT may be A, B or C). */
+__attribute__((noinline, unused)) static void
+s_arr_lanes(int op, int fmt, const void *a, const void *b, const void *c,
+            size_t i0, uint64_t lanes, sf_round rm, sf_env *env, uint32_t *z)
+{
+    unsigned bytes = fmt == S_ARR_F32 ? 4 : 2;
+
+    for (; lanes != 0; lanes &= lanes - 1) {
+        unsigned j = (unsigned)__builtin_ctzll(lanes);
+        size_t i = i0 + j;
+        z[j] = (uint32_t)s_arr_op1(
+            op, fmt, s_arr_load(a, i, bytes), s_arr_load(b, i, bytes),
+            op == S_ARR_FMA ? s_arr_load(c, i, bytes) : 0, rm, env);
+    }
 }
 
 __attribute__((noinline, unused)) static void

@@ -66,6 +66,18 @@ LA bool L(any)(L(vi) m)
 #endif
 }
 
+/* The lanes of M that are set, as bits (lane j: bit j). */
+LA uint64_t L(bits)(L(vi) m)
+{
+#if LN == 16
+    return _mm512_movepi32_mask((__m512i)m);
+#elif LN == 8
+    return (uint32_t)_mm256_movemask_ps((__m256)m);
+#else
+    return (uint32_t)_mm_movemask_ps((__m128)m);
+#endif
+}
+
 LA L(vi) L(narrowmask)(L(vqi) m)
 {
     return __builtin_convertvector(m, L(vi));
@@ -368,7 +380,8 @@ LA L(vu) L(fma64)(L(vq) a, L(vq) b, L(vq) c, sf_round rm, L(vi) *bad,
 /* FP32 bits X to a format with FB fraction bits, EB exponent bits and the
    largest finite magnitude MAXB (bits), by the exponent and fraction
    fields alone: for a normal X whose rounded value is normal and finite
-   in the target (s_fast_narrow with a change of bias). */
+   in the target (s_fast_narrow with a change of bias), and for +-0
+   (+-0, no flag, in every mode and setting). */
 LA L(vu) L(narrow)(unsigned fb, unsigned eb, uint32_t maxb, L(vu) x,
                    sf_round rm, L(vi) *bad, L(vi) *inx)
 {
@@ -380,19 +393,20 @@ LA L(vu) L(narrow)(unsigned fb, unsigned eb, uint32_t maxb, L(vu) x,
     L(vu) kept = (mag >> sh) - L(K)(rebias << fb);
     L(vu) rem = mag & L(K)(((uint32_t)half << 1) - 1);
     L(vu) res;
-    L(vi) inc;
+    L(vi) inc, zero = (L(vi))(mag == 0), out;
 
     /* the exponent before rounding: a normal of the target (an E4M3 with
        the all-ones field is finite below MAXB); er is that exponent
        minus one */
-    *bad |= (L(vi))(er >= L(K)(maxb >> fb));
+    out = (L(vi))(er >= L(K)(maxb >> fb));
     inc = S_LANES_INC(L(vu), L(vi), rm, kept, rem, (L(vi))L(K)((uint32_t)half),
                       (L(vi))(sign != 0));
     res = kept - (L(vu))inc;
     /* signed: both below 2^31 */
-    *bad |= (L(vi))res > (L(vi))L(K)(maxb);
+    out |= (L(vi))res > (L(vi))L(K)(maxb);
+    *bad |= out & ~zero;
     *inx |= (L(vi))(rem != 0);
-    return res | (sign << (fb + eb));
+    return (res & ~(L(vu))zero) | (sign << (fb + eb));
 }
 
 /* BF16 bits to FP32 bits: exact for every value but NaN (quieted),
@@ -479,9 +493,14 @@ LA void L(st32)(void *p, size_t i, L(vu) v)
 }
 
 /*----------------------------------------------------------------------------
- * Drivers: LN elements a step; a step with a lane outside the fast subset
- * goes through the portable path element by element (its results, flags
- * and draws are the scalar operations'), as do the last n mod LN.
+ * Drivers: LN elements a step; the lanes of a step outside the fast
+ * subset go one by one through the portable path (their results and
+ * flags are the scalar operations'; the vector paths run without events
+ * and SR draws, so the order of those calls against the vector lanes
+ * shows nowhere): an arithmetic step blends their results into its
+ * vector before the store (the output may be an input), a conversion
+ * (whose arrays do not overlap) stores them over its vector's; the last
+ * n mod LN elements go through the portable path.
  *--------------------------------------------------------------------------*/
 #ifdef S_LANES_ARITH
 LA void L(arith_drive)(int op, int fmt, const void *a, const void *b,
@@ -516,11 +535,14 @@ LA void L(arith_drive)(int op, int fmt, const void *a, const void *b,
             else
                 r = L(add32)(fb, eb, ua, ub, op == S_ARR_SUB, rm, &bad, &bi);
         }
+        inx |= bi & ~bad;
         if (SF_UNLIKELY(L(any)(bad))) {
-            s_arr_step(op, fmt, a, b, c, out, i, i + LN, rm, env);
-            continue;
+            uint32_t z[LN] = {0};
+            L(vu) zv;
+            s_arr_lanes(op, fmt, a, b, c, i, L(bits)(bad), rm, env, z);
+            memcpy(&zv, z, sizeof zv);
+            r = L(sel)(bad, zv, r);
         }
-        inx |= bi;
         if (fmt == S_ARR_F32)
             L(st32)(out, i, r);
         else
@@ -581,17 +603,15 @@ LA void L(cv_drive)(int kind, const void *in, void *out, size_t n,
             s_cv_params(kind, &fb, &eb, &maxb);
             r = L(narrow)(fb, eb, maxb, L(ld32)(in, i), rm, &bad, &bi);
         }
-        if (SF_UNLIKELY(L(any)(bad))) {
-            s_cv_step(kind, in, out, i, i + LN, rm, env);
-            continue;
-        }
-        inx |= bi;
+        inx |= bi & ~bad;
         if (kind == S_CV_BF16_F32 || kind == S_CV_F16_F32)
             L(st32)(out, i, r);
         else if (kind == S_CV_F32_BF16 || kind == S_CV_F32_F16)
             L(st16)(out, i, r);
         else
             L(st8)(out, i, r);
+        if (SF_UNLIKELY(L(any)(bad)))
+            s_cv_lanes(kind, in, out, i, L(bits)(bad), rm, env);
     }
     if (i < n)
         s_cv_step(kind, in, out, i, n, rm, env);

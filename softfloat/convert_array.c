@@ -1,6 +1,7 @@
 /* sf_convert_array -- sf_convert over an array: FP32 to BF16, FP16, E4M3
    and E5M2 and BF16 and FP16 to FP32 by the fields (portable, AVX2 and
-   AVX-512 paths), every other pair element by element */
+   AVX-512 paths; FP32 to BF16 for every value in the vector lanes), every
+   other pair element by element */
 #define S_LANES_CONVERT 1
 #include "s_array.h"
 #include "s_lanes_all.h"
@@ -19,6 +20,12 @@ hi_bound(sf_round rm)
  *--------------------------------------------------------------------------*/
 #define TGT __attribute__((target("avx512f,avx512bw")))
 #define TGT2 __attribute__((target("avx2")))
+/* the targets of s_lanes_all.h's copies (sf_isa_supported checks them all
+   before either path runs) */
+#define TGT_ALL                                                               \
+    __attribute__((target("avx2,fma,f16c,bmi2,avx512f,avx512bw,avx512cd,"    \
+                          "avx512vl,avx512dq")))
+#define TGT2_ALL __attribute__((target("avx2,fma,f16c,bmi2")))
 
 /*----------------------------------------------------------------------------
  * FP32 to BF16, 32 elements per step: the top and bottom 16-bit halves of
@@ -32,6 +39,45 @@ hi_bound(sf_round rm)
  * inexact is raised when a lo is not zero.
  *--------------------------------------------------------------------------*/
 
+/* The top (*HI) and bottom (*LO) halves of CNT (1 to 32) FP32 elements
+   from IN + I, in 16-bit lanes; the missing lanes read 1.0 (in the fast
+   subset, exact). */
+TGT static inline __attribute__((always_inline)) void
+split32(const uint32_t *in, size_t i, size_t cnt, __m512i *hi, __m512i *lo)
+{
+    /* odd and even 16-bit words of two registers */
+    const __m512i pick_hi = _mm512_set_epi16(
+        63, 61, 59, 57, 55, 53, 51, 49, 47, 45, 43, 41, 39, 37, 35, 33, 31, 29,
+        27, 25, 23, 21, 19, 17, 15, 13, 11, 9, 7, 5, 3, 1);
+    const __m512i pick_lo = _mm512_set_epi16(
+        62, 60, 58, 56, 54, 52, 50, 48, 46, 44, 42, 40, 38, 36, 34, 32, 30, 28,
+        26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+    __m512i x0, x1;
+
+    if (cnt == 32) {
+        x0 = _mm512_loadu_si512((const void *)(in + i));
+        x1 = _mm512_loadu_si512((const void *)(in + i + 16));
+    } else {
+        const __m512i fill = _mm512_set1_epi32(0x3F800000);
+        __mmask16 m0 = (__mmask16)(cnt >= 16 ? 0xFFFFu : (1u << cnt) - 1);
+        __mmask16 m1 = (__mmask16)(cnt > 16 ? (1u << (cnt - 16)) - 1 : 0u);
+        x0 = _mm512_mask_loadu_epi32(fill, m0, (const void *)(in + i));
+        x1 = _mm512_mask_loadu_epi32(fill, m1, (const void *)(in + i + 16));
+    }
+    *hi = _mm512_permutex2var_epi16(x0, pick_hi, x1);
+    *lo = _mm512_permutex2var_epi16(x0, pick_lo, x1);
+}
+
+TGT static inline __attribute__((always_inline)) void
+store32(uint16_t *out, size_t i, size_t cnt, __m512i r)
+{
+    if (cnt == 32)
+        _mm512_storeu_si512((void *)(out + i), r);
+    else
+        _mm512_mask_storeu_epi16((void *)(out + i),
+                                 (__mmask32)((UINT64_C(1) << cnt) - 1), r);
+}
+
 /* One step of CNT (1 to 32) elements from IN + I to OUT + I in mode RM
    (a constant where this is inlined); returns false, writing nothing,
    when an element is outside the fast subset.  *INEXACT collects the
@@ -41,33 +87,17 @@ TGT static inline __attribute__((always_inline)) bool
 step32(const uint32_t *in, uint16_t *out, size_t i, size_t cnt, sf_round rm,
        uint32_t *inexact)
 {
-    /* odd and even 16-bit words of two registers */
-    const __m512i pick_hi = _mm512_set_epi16(
-        63, 61, 59, 57, 55, 53, 51, 49, 47, 45, 43, 41, 39, 37, 35, 33, 31, 29,
-        27, 25, 23, 21, 19, 17, 15, 13, 11, 9, 7, 5, 3, 1);
-    const __m512i pick_lo = _mm512_set_epi16(
-        62, 60, 58, 56, 54, 52, 50, 48, 46, 44, 42, 40, 38, 36, 34, 32, 30, 28,
-        26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
     const __m512i one = _mm512_set1_epi16(1);
-    __m512i x0, x1, hi, lo, mag;
+    __m512i hi, lo, mag;
     __mmask32 inc;
 
-    if (cnt == 32) {
-        x0 = _mm512_loadu_si512((const void *)(in + i));
-        x1 = _mm512_loadu_si512((const void *)(in + i + 16));
-    } else {
-        /* the missing lanes read 1.0: in the subset, exact */
-        const __m512i fill = _mm512_set1_epi32(0x3F800000);
-        __mmask16 m0 = (__mmask16)(cnt >= 16 ? 0xFFFFu : (1u << cnt) - 1);
-        __mmask16 m1 = (__mmask16)(cnt > 16 ? (1u << (cnt - 16)) - 1 : 0u);
-        x0 = _mm512_mask_loadu_epi32(fill, m0, (const void *)(in + i));
-        x1 = _mm512_mask_loadu_epi32(fill, m1, (const void *)(in + i + 16));
-    }
-    hi = _mm512_permutex2var_epi16(x0, pick_hi, x1);
-    lo = _mm512_permutex2var_epi16(x0, pick_lo, x1);
-    /* normal (|hi| >= 0x0080) and within the bound, unsigned */
+    split32(in, i, cnt, &hi, &lo);
+    /* normal (|hi| >= 0x0080) and within the bound, unsigned, or +-0
+       (hi + 0 in every mode) */
     mag = _mm512_and_si512(hi, _mm512_set1_epi16(0x7FFF));
-    if (_mm512_cmpgt_epu16_mask(
+    if (_mm512_mask_cmpgt_epu16_mask(
+            _mm512_test_epi16_mask(_mm512_or_si512(mag, lo),
+                                   _mm512_or_si512(mag, lo)),
             _mm512_sub_epi16(mag, _mm512_set1_epi16(0x0080)),
             _mm512_set1_epi16((short)(hi_bound(rm) - 0x0080))))
         return false;
@@ -99,12 +129,23 @@ step32(const uint32_t *in, uint16_t *out, size_t i, size_t cnt, sf_round rm,
         break;
     }
     hi = _mm512_mask_add_epi16(hi, inc, hi, one);
-    if (cnt == 32)
-        _mm512_storeu_si512((void *)(out + i), hi);
-    else
-        _mm512_mask_storeu_epi16((void *)(out + i),
-                                 (__mmask32)((UINT64_C(1) << cnt) - 1), hi);
+    store32(out, i, cnt, hi);
     return true;
+}
+
+/* The same step for any elements (subnormals, Inf, NaN, overflow:
+   narrow_bf16_all), the flags ORed into *FLAGS, for the steps step32
+   refuses. */
+TGT_ALL static inline __attribute__((always_inline)) void
+step32_all(const uint32_t *in, uint16_t *out, size_t i, size_t cnt,
+           sf_round rm, const s_cv_env *ce, unsigned *flags)
+{
+    __m512i hi, lo;
+
+    split32(in, i, cnt, &hi, &lo);
+    store32(out, i, cnt,
+            (__m512i)narrow_bf16_all_avx512((vw_avx512)hi, (vw_avx512)lo, rm,
+                                            ce, flags));
 }
 
 /* Full steps from I while their elements are in the subset: returns the
@@ -124,28 +165,29 @@ run32(const uint32_t *in, uint16_t *out, size_t i, size_t n, sf_round rm,
 }
 
 /* The whole array in mode RM (a constant where this is inlined); a step
-   that refuses its elements sends them through sf_convert one by one (so
-   those results and flags are sf_convert's). */
-TGT static inline __attribute__((always_inline)) void
+   that step32 refuses goes through step32_all. */
+TGT_ALL static inline __attribute__((always_inline)) void
 narrow_all(const uint32_t *in, uint16_t *out, size_t n, sf_round rm,
            sf_env *env)
 {
     uint32_t inexact = 0;
+    unsigned flags = 0;
     size_t i = 0;
+    s_cv_env ce;
 
+    s_cv_env_of(&sf_format_bf16, env, &ce);
     while ((i = run32(in, out, i, n, rm, &inexact)) < n) {
         size_t cnt = n - i < 32 ? n - i : 32;
         if (cnt == 32 || !step32(in, out, i, cnt, rm, &inexact))
-            for (size_t j = i; j < i + cnt; j++)
-                out[j] = (uint16_t)sf_convert(&sf_format_bf16, &sf_format_f32,
-                                              in[j], rm, env);
+            step32_all(in, out, i, cnt, rm, &ce, &flags);
         i += cnt;
     }
     if (inexact)
-        env->flags |= SF_FLAG_INEXACT;
+        flags |= SF_FLAG_INEXACT;
+    env->flags |= flags;
 }
 
-TGT static void
+TGT_ALL static void
 f32_to_bf16_avx512(const uint32_t *in, uint16_t *out, size_t n, sf_round rm,
                    sf_env *env)
 {
@@ -176,30 +218,43 @@ f32_to_bf16_avx512(const uint32_t *in, uint16_t *out, size_t n, sf_round rm,
  * FP32 bits packed into one register of hi and one of lo (16-bit lanes),
  * the unsigned comparisons by saturating subtraction.
  *--------------------------------------------------------------------------*/
+/* The top (*HI) and bottom (*LO) halves of the 16 FP32 elements at IN,
+   in 16-bit lanes. */
+TGT2 static inline __attribute__((always_inline)) void
+split16(const uint32_t *in, __m256i *hi, __m256i *lo)
+{
+    const __m256i low = _mm256_set1_epi32(0xFFFF);
+    __m256i x0 = _mm256_loadu_si256((const __m256i *)(const void *)in);
+    __m256i x1 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 8));
+
+    /* packus works within 128-bit halves: 0xD8 puts the quarters back in
+       order */
+    *hi = _mm256_permute4x64_epi64(
+        _mm256_packus_epi32(_mm256_srli_epi32(x0, 16),
+                            _mm256_srli_epi32(x1, 16)),
+        0xD8);
+    *lo = _mm256_permute4x64_epi64(
+        _mm256_packus_epi32(_mm256_and_si256(x0, low),
+                            _mm256_and_si256(x1, low)),
+        0xD8);
+}
+
 TGT2 static inline __attribute__((always_inline)) bool
 step16(const uint32_t *in, uint16_t *out, size_t i, sf_round rm,
        __m256i *inexact)
 {
-    const __m256i one = _mm256_set1_epi16(1), low = _mm256_set1_epi32(0xFFFF);
-    __m256i x0 = _mm256_loadu_si256((const __m256i *)(const void *)(in + i));
-    __m256i x1 =
-        _mm256_loadu_si256((const __m256i *)(const void *)(in + i + 8));
-    /* packus works within 128-bit halves: 0xD8 puts the quarters back in
-       order */
-    __m256i hi = _mm256_permute4x64_epi64(
-        _mm256_packus_epi32(_mm256_srli_epi32(x0, 16),
-                            _mm256_srli_epi32(x1, 16)),
-        0xD8);
-    __m256i lo = _mm256_permute4x64_epi64(
-        _mm256_packus_epi32(_mm256_and_si256(x0, low),
-                            _mm256_and_si256(x1, low)),
-        0xD8);
-    __m256i mag = _mm256_and_si256(hi, _mm256_set1_epi16(0x7FFF));
+    const __m256i one = _mm256_set1_epi16(1);
+    __m256i hi, lo, mag;
+
+    split16(in + i, &hi, &lo);
+    mag = _mm256_and_si256(hi, _mm256_set1_epi16(0x7FFF));
     /* mag - 0x0080 > bound - 0x0080 (unsigned): a saturating difference
-       that is not zero */
-    __m256i over =
+       that is not zero, in a lane that is not +-0 (hi + 0 in every
+       mode) */
+    __m256i over = _mm256_andnot_si256(
+        _mm256_cmpeq_epi16(_mm256_or_si256(mag, lo), _mm256_setzero_si256()),
         _mm256_subs_epu16(_mm256_sub_epi16(mag, _mm256_set1_epi16(0x0080)),
-                          _mm256_set1_epi16((short)(hi_bound(rm) - 0x0080)));
+                          _mm256_set1_epi16((short)(hi_bound(rm) - 0x0080))));
     __m256i nz;
 
     if (!_mm256_testz_si256(over, over))
@@ -236,23 +291,56 @@ step16(const uint32_t *in, uint16_t *out, size_t i, sf_round rm,
     return true;
 }
 
-TGT2 static inline __attribute__((always_inline)) void
+/* CNT (1 to 16) elements for any values (narrow_bf16_all), the flags
+   ORed into *FLAGS; out of line, for the steps step16 refuses and the
+   last n mod 16 elements (through a buffer whose missing lanes read 1.0:
+   exact). */
+TGT2_ALL static inline __attribute__((always_inline)) void
+step16_all(const uint32_t *in, uint16_t *out, size_t i, size_t cnt,
+           sf_round rm, const s_cv_env *ce, unsigned *flags)
+{
+    uint32_t x[16];
+    uint16_t z[16];
+    const uint32_t *src = in + i;
+    __m256i hi, lo, r;
+
+    if (cnt < 16) {
+        for (size_t j = 0; j < 16; j++)
+            x[j] = j < cnt ? src[j] : 0x3F800000;
+        src = x;
+    }
+    split16(src, &hi, &lo);
+    r = (__m256i)narrow_bf16_all_avx2((vw_avx2)hi, (vw_avx2)lo, rm, ce,
+                                      flags);
+    if (cnt == 16) {
+        _mm256_storeu_si256((__m256i *)(void *)(out + i), r);
+    } else {
+        _mm256_storeu_si256((__m256i *)(void *)z, r);
+        memcpy(out + i, z, cnt * sizeof *z);
+    }
+}
+
+TGT2_ALL static inline __attribute__((always_inline)) void
 narrow_all_avx2(const uint32_t *in, uint16_t *out, size_t n, sf_round rm,
                 sf_env *env)
 {
     __m256i inexact = _mm256_setzero_si256();
+    unsigned flags = 0;
     size_t i = 0;
+    s_cv_env ce;
 
+    s_cv_env_of(&sf_format_bf16, env, &ce);
     for (; n - i >= 16; i += 16)
         if (SF_UNLIKELY(!step16(in, out, i, rm, &inexact)))
-            s_cv_step(S_CV_F32_BF16, in, out, i, i + 16, rm, env);
+            step16_all(in, out, i, 16, rm, &ce, &flags);
     if (i < n)
-        s_cv_step(S_CV_F32_BF16, in, out, i, n, rm, env);
+        step16_all(in, out, i, n - i, rm, &ce, &flags);
     if (!_mm256_testz_si256(inexact, inexact))
-        env->flags |= SF_FLAG_INEXACT;
+        flags |= SF_FLAG_INEXACT;
+    env->flags |= flags;
 }
 
-TGT2 static void
+TGT2_ALL static void
 f32_to_bf16_avx2(const uint32_t *in, uint16_t *out, size_t n, sf_round rm,
                  sf_env *env)
 {

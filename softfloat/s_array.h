@@ -224,6 +224,25 @@ s_arr_narrow1(unsigned fb, unsigned eb, uint32_t maxb, uint32_t x, sf_round rm,
     return kept | (sign << (fb + eb));
 }
 
+/* The settings of an environment that a conversion kernel reads for the
+   values outside the fast subset, resolved once per call. */
+typedef struct
+{
+    bool daz, ftz, after, saturate, dnan;
+    uint32_t dnan_bits; /* the default NaN of the target (for DNAN) */
+} s_cv_env;
+
+S_AI void
+s_cv_env_of(const sf_format *to, const sf_env *env, s_cv_env *ce)
+{
+    ce->daz = env->daz;
+    ce->ftz = env->ftz;
+    ce->after = env->tininess_after;
+    ce->saturate = env->saturate;
+    ce->dnan = env->nan_rule == SF_NAN_DEFAULT;
+    ce->dnan_bits = (uint32_t)sf_default_nan_bits(to, env);
+}
+
 /* The target's fields for a narrowing kind. */
 S_AI void
 s_cv_params(int kind, unsigned *fb, unsigned *eb, uint32_t *maxb)

@@ -409,6 +409,124 @@ LA L(vu) L(narrow)(unsigned fb, unsigned eb, uint32_t maxb, L(vu) x,
     return (res & ~(L(vu))zero) | (sign << (fb + eb));
 }
 
+#ifdef S_LANES_CONVERT
+/*----------------------------------------------------------------------------
+ * FP32 to BF16 for every value, in 2 LN lanes of 16 bits: HI and LO the
+ * top and bottom halves of the FP32 bits.  BF16 has FP32's exponent
+ * range, so the result is HI rounded by LO for every finite value,
+ * subnormal ones included (both formats' subnormals have the quantum of
+ * the smallest normal's, 2^-133 and 2^-149, 16 bits apart); what is left
+ * is chosen lane by lane as s_convert and s_round_pack choose it:
+ *   +-0: HI (LO is 0), no flag;
+ *   subnormal: +-0 without a flag under DAZ; else tiny (always, or after
+ *     rounding unless it rounds to 2^-126 at BF16's precision with an
+ *     unbounded exponent), +-0 with underflow and inexact under FTZ when
+ *     tiny, else the rounded HI with inexact, and underflow when tiny;
+ *   overflow (HI rounded up to the Inf pattern, which only a mode that
+ *     rounds away from zero does): Inf, or the largest finite value when
+ *     saturating, with overflow and inexact;
+ *   Inf: HI, or the largest finite value when saturating;
+ *   NaN: HI with the quiet bit set (payload truncated, sign kept), or the
+ *     default NaN under SF_NAN_DEFAULT; invalid when signalling.
+ * Returns the bits and ORs the flags into *FLAGS.
+ *--------------------------------------------------------------------------*/
+typedef uint16_t L(vw) __attribute__((vector_size(4 * LN)));
+typedef int16_t L(vwi) __attribute__((vector_size(4 * LN)));
+
+/* Whether any lane of M is set. */
+LA bool L(anyw)(L(vwi) m)
+{
+    return L(any)((L(vi))m);
+}
+
+LA L(vw) L(narrow_bf16_all)(L(vw) hi, L(vw) lo, sf_round rm,
+                            const s_cv_env *ce, unsigned *flags)
+{
+    const L(vw) zero = {0};
+    L(vw) mag = hi & 0x7FFF, sign = hi & 0x8000, r, rem2;
+    L(vwi) nz = (L(vwi))(lo != zero), neg = (L(vwi))(sign != zero);
+    L(vwi) infnan = (L(vwi))(mag >= 0x7F80);
+    L(vwi) nan = infnan & ((L(vwi))(mag != 0x7F80) | nz);
+    L(vwi) subn = (L(vwi))(mag < 0x0080) & (L(vwi))((mag | lo) != zero);
+    L(vwi) inc, inexact, ovf, zeroes = {0}, tiny, inc2;
+
+    switch (rm) {
+    case SF_RNE: /* lo > 0x8000 - (hi & 1) */
+        inc = (L(vwi))(lo > (L(vw))(0x8000 - (hi & 1)));
+        break;
+    case SF_RNA:
+        inc = (L(vwi))(lo >= 0x8000);
+        break;
+    case SF_RUP:
+        inc = nz & ~neg;
+        break;
+    case SF_RDN:
+        inc = nz & neg;
+        break;
+    case SF_ROD:
+        inc = nz & (L(vwi))((hi & 1) == zero);
+        break;
+    default: /* SF_RTZ */
+        inc = zeroes;
+        break;
+    }
+    r = hi - (L(vw))(inc & ~infnan);
+    inexact = nz & ~infnan;
+    if (SF_UNLIKELY(L(anyw)(subn))) {
+        if (ce->daz) {
+            r = (r & ~(L(vw))subn) | (sign & (L(vw))subn);
+            inexact &= ~subn;
+        } else {
+            tiny = subn;
+            if (ce->after) {
+                /* rounded at one more bit (the quantum 2^-134): up to
+                   2^-126 from 0x7F.8000 or above (an odd last bit) */
+                rem2 = lo & 0x7FFF;
+                switch (rm) {
+                case SF_RNE:
+                case SF_RNA:
+                    inc2 = (L(vwi))(rem2 >= 0x4000);
+                    break;
+                case SF_RUP:
+                    inc2 = (L(vwi))(rem2 != zero) & ~neg;
+                    break;
+                case SF_RDN:
+                    inc2 = (L(vwi))(rem2 != zero) & neg;
+                    break;
+                default: /* SF_RTZ; SF_ROD keeps the odd bit */
+                    inc2 = zeroes;
+                    break;
+                }
+                tiny &= ~((L(vwi))(mag == 0x7F) & (L(vwi))(lo >= 0x8000)
+                          & inc2);
+            }
+            if (ce->ftz) {
+                r = (r & ~(L(vw))tiny) | (sign & (L(vw))tiny);
+                inexact |= tiny;
+                if (L(anyw)(tiny))
+                    *flags |= SF_FLAG_UNDERFLOW;
+            } else if (L(anyw)(tiny & inexact)) {
+                *flags |= SF_FLAG_UNDERFLOW;
+            }
+        }
+    }
+    ovf = (L(vwi))((r & 0x7FFF) == 0x7F80) & ~infnan;
+    if (L(anyw)(ovf))
+        *flags |= SF_FLAG_OVERFLOW;
+    if (ce->saturate) /* 0x7F80 - 1: the largest finite magnitude */
+        r += (L(vw))(ovf | (infnan & ~nan));
+    if (L(anyw)(nan)) {
+        L(vw) q = ce->dnan ? zero + (uint16_t)ce->dnan_bits : hi | 0x0040;
+        r = (r & ~(L(vw))nan) | (q & (L(vw))nan);
+        if (L(anyw)(nan & (L(vwi))((hi & 0x0040) == zero)))
+            *flags |= SF_FLAG_INVALID;
+    }
+    if (L(anyw)(inexact))
+        *flags |= SF_FLAG_INEXACT;
+    return r;
+}
+#endif
+
 /* BF16 bits to FP32 bits: exact for every value but NaN (quieted),
    subnormals (DAZ) and Inf (saturation): those lanes are bad. */
 LA L(vu) L(widen_bf16)(L(vu) x, L(vi) *bad)

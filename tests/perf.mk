@@ -6,7 +6,8 @@
 # test_mma_gemm; every BF16 pair through add, sub and mul, fast paths
 # included, is checked against an independent reference by
 # tests/exhaustive/exh_bf16_binary in make check-exhaustive.)
-perf_tests = tests/softfloat/test_fast tests/softfloat/test_array
+perf_tests = tests/softfloat/test_fast tests/softfloat/test_array \
+	tests/softfloat/test_convert_blocks
 check_PROGRAMS += $(perf_tests)
 TESTS += $(perf_tests)
 
@@ -21,6 +22,16 @@ tests_softfloat_test_array_SOURCES = tests/softfloat/test_array.c
 tests_softfloat_test_array_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_softfloat_test_array_LDADD = tests/support/libtestsupport.la \
 	libbf16emu.la $(CHECK_LIBS) $(LIBM)
+
+# sf_convert_array from FP32 on blocks mixing zeros, subnormals, Inf,
+# NaNs, overflow and ties into normal data, every path, mode and several
+# environments, lane by lane against sf_convert (flags of one special
+# lane alone) and FP32 to BF16 against VCVTNEPS2BF16 where the CPU has it.
+tests_softfloat_test_convert_blocks_SOURCES = \
+	tests/softfloat/test_convert_blocks.c
+tests_softfloat_test_convert_blocks_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_softfloat_test_convert_blocks_LDADD = tests/support/libtestsupport.la \
+	softfloat/libsoftfloat.la $(CHECK_LIBS) $(LIBM)
 
 # make check-exhaustive only: every BF16 pair through the add, sub and
 # mul arrays on every path (add and sub in every mode but SR), against

@@ -230,6 +230,11 @@ typedef struct
 {
     bool daz, ftz, after, saturate, dnan;
     uint32_t dnan_bits; /* the default NaN of the target (for DNAN) */
+    /* the target's encodings, positive: s_pack_inf (the NaN of a format
+       without Inf), s_pack_max, and the NaN of a quieted FP32 NaN as
+       s_convert_nan builds it (the exponent field and the quiet bit, or
+       the one NaN of a format without Inf) */
+    uint32_t inf_bits, max_bits, nan_bits;
 } s_cv_env;
 
 S_AI void
@@ -241,6 +246,11 @@ s_cv_env_of(const sf_format *to, const sf_env *env, s_cv_env *ce)
     ce->saturate = env->saturate;
     ce->dnan = env->nan_rule == SF_NAN_DEFAULT;
     ce->dnan_bits = (uint32_t)sf_default_nan_bits(to, env);
+    ce->inf_bits = (uint32_t)s_pack_inf(to, false);
+    ce->max_bits = (uint32_t)s_pack_max(to, false);
+    ce->nan_bits = (uint32_t)(to->specials == SF_SPECIALS_FN
+                                  ? to->exp_mask | to->frac_mask
+                                  : to->exp_mask | to->quiet_mask);
 }
 
 /* The target's fields for a narrowing kind. */

@@ -410,6 +410,93 @@ LA L(vu) L(narrow)(unsigned fb, unsigned eb, uint32_t maxb, L(vu) x,
 }
 
 #ifdef S_LANES_CONVERT
+/* For the lanes of X that L(narrow) set in *BAD: +-Inf, NaN and values
+   that overflow the target (its exponent past the largest binade, or
+   rounded past MAXB) chosen lane by lane as s_convert and s_round_pack
+   choose them (Inf, or the NaN of a format without Inf, or the largest
+   finite value when saturating or rounding toward zero; NaN quieted with
+   its payload truncated, the one NaN of a format without Inf, or the
+   default NaN), and FP32's subnormals (far below half the target's
+   smallest subnormal: +-0 under DAZ or FTZ, else +-0 or the smallest
+   subnormal by the mode; tiny in either rule), their flags ORed into
+   *FLAGS; R the bits of L(narrow) elsewhere.  *BAD keeps the lanes left:
+   the normal values whose results are tiny. */
+LA L(vu) L(narrow_special)(unsigned fb, unsigned eb, uint32_t maxb,
+                           L(vu) x, L(vu) r, sf_round rm, const s_cv_env *ce,
+                           L(vi) *bad, unsigned *flags)
+{
+    const uint32_t rebias = 127 - ((1u << (eb - 1)) - 1);
+    const uint32_t sbit = 1u << (fb + eb);
+    const L(vu) zero = {0};
+    L(vu) mag = x & 0x7FFFFFFF, sgn = (x >> 31) << (fb + eb);
+    L(vi) e = (L(vi))(mag >> 23) - (int32_t)(rebias + 1);
+    L(vi) infnan = (L(vi))(mag >= 0x7F800000);
+    L(vi) nan = (L(vi))(mag > 0x7F800000), inf = infnan & ~nan;
+    L(vi) big = (L(vi))(e >= (int32_t)(maxb >> fb)) & ~infnan;
+    L(vi) small = (L(vi))(e < 0);
+    L(vi) ovf = big | (~small & ~big & ~infnan & (L(vi))((r & (sbit - 1)) > maxb));
+    L(vi) to_inf, sub = (L(vi))(mag < 0x00800000) & (L(vi))(mag != zero);
+    L(vu) q;
+
+    if (L(any)(sub)) {
+        L(vi) up;
+        switch (rm) {
+        case SF_RUP:
+            up = (L(vi))(sgn == zero);
+            break;
+        case SF_RDN:
+            up = (L(vi))(sgn != zero);
+            break;
+        case SF_ROD: /* an even 0 made odd */
+            up = ~(L(vi))zero;
+            break;
+        default: /* SF_RNE, SF_RNA (below half), SF_RTZ */
+            up = (L(vi))zero;
+            break;
+        }
+        if (ce->daz || ce->ftz)
+            up = (L(vi))zero;
+        if (!ce->daz)
+            *flags |= SF_FLAG_UNDERFLOW | SF_FLAG_INEXACT;
+        r = L(sel)(sub, sgn | ((L(vu))up & 1), r);
+        *bad &= ~sub;
+    }
+    ovf &= *bad;
+    switch (rm) {
+    case SF_RNE:
+    case SF_RNA:
+        to_inf = ovf;
+        break;
+    case SF_RUP:
+        to_inf = ovf & (L(vi))(sgn == zero);
+        break;
+    case SF_RDN:
+        to_inf = ovf & (L(vi))(sgn != zero);
+        break;
+    default: /* SF_RTZ, SF_ROD */
+        to_inf = (L(vi))zero;
+        break;
+    }
+    if (ce->saturate)
+        to_inf = (L(vi))zero;
+    else
+        to_inf |= inf;
+    r = L(sel)(ovf | inf, L(sel)(to_inf, zero + ce->inf_bits,
+                                 zero + ce->max_bits) | sgn, r);
+    if (L(any)(ovf))
+        *flags |= SF_FLAG_OVERFLOW | SF_FLAG_INEXACT;
+    if (L(any)(nan)) {
+        q = ce->dnan ? zero + ce->dnan_bits
+                     : sgn | ce->nan_bits
+                           | ((mag & 0x7FFFFF) >> (23 - fb) & (sbit - 1));
+        r = L(sel)(nan, q, r);
+        if (L(any)(nan & (L(vi))((mag & 0x400000) == zero)))
+            *flags |= SF_FLAG_INVALID;
+    }
+    *bad &= ~(ovf | infnan);
+    return r;
+}
+
 /*----------------------------------------------------------------------------
  * FP32 to BF16 for every value, in 2 LN lanes of 16 bits: HI and LO the
  * top and bottom halves of the FP32 bits.  BF16 has FP32's exponent
@@ -707,7 +794,10 @@ LA void L(cv_drive)(int kind, const void *in, void *out, size_t n,
 {
     L(vi) inx = {0};
     size_t i = 0;
+    unsigned flags = 0;
+    s_cv_env ce;
 
+    s_cv_env_of(s_cv_to(kind), env, &ce);
     for (; n - i >= LN; i += LN) {
         L(vi) bad = {0}, bi = {0};
         L(vu) r;
@@ -722,6 +812,14 @@ LA void L(cv_drive)(int kind, const void *in, void *out, size_t n,
             r = L(narrow)(fb, eb, maxb, L(ld32)(in, i), rm, &bad, &bi);
         }
         inx |= bi & ~bad;
+        if (kind != S_CV_BF16_F32 && kind != S_CV_F16_F32
+            && SF_UNLIKELY(L(any)(bad))) {
+            unsigned fb, eb;
+            uint32_t maxb;
+            s_cv_params(kind, &fb, &eb, &maxb);
+            r = L(narrow_special)(fb, eb, maxb, L(ld32)(in, i), r, rm, &ce,
+                                  &bad, &flags);
+        }
         if (kind == S_CV_BF16_F32 || kind == S_CV_F16_F32)
             L(st32)(out, i, r);
         else if (kind == S_CV_F32_BF16 || kind == S_CV_F32_F16)
@@ -734,7 +832,8 @@ LA void L(cv_drive)(int kind, const void *in, void *out, size_t n,
     if (i < n)
         s_cv_step(kind, in, out, i, n, rm, env);
     if (L(any)(inx))
-        env->flags |= SF_FLAG_INEXACT;
+        flags |= SF_FLAG_INEXACT;
+    env->flags |= flags;
 }
 
 LT static void L(cv_entry)(int kind, const void *in, void *out, size_t n,

@@ -322,10 +322,11 @@ uint64_t sf_convert(const sf_format *to, const sf_format *from, uint64_t a,
    the vector path env->isa allows (8 elements a step on AVX2, 16 on
    AVX-512) or a portable loop that handles the values of the fast subset
    (normal in and out) and +-0 by their fields, each other element alone
-   through sf_convert; FP32 to BF16 on AVX2 and AVX-512 handles every
+   through sf_convert.  On AVX2 and AVX-512, FP32 to BF16 handles every
    value (subnormals, Inf, NaN, overflow, under every env setting) in the
-   vector lanes; every other pair, and every pair with a sink or in
-   SF_SR, goes element by element through sf_convert. */
+   vector lanes, and FP32 to FP16, E4M3 and E5M2 every value but the
+   normal ones whose result is tiny.  Every other pair, and every pair
+   with a sink or in SF_SR, goes element by element through sf_convert. */
 void sf_convert_array(const sf_format *to, const sf_format *from,
                       const void *in, void *out, size_t n, sf_round rm,
                       sf_env *env);

@@ -471,6 +471,9 @@ typedef struct
     int op; /* 0 bf16 add, 1 bf16 mul, 2 bf16 fma, 3 f16 add, 4 f32 add,
                5 f32 mul, 6 f32 fma */
     sf_env env;
+    const uint16_t *x16; /* the first operand of the BF16 ops (a16 unless
+                            set) */
+    const uint32_t *x32; /* of the FP32 ops (a32 unless set) */
 } arr_ctx;
 
 static void
@@ -478,19 +481,21 @@ arr_run(void *p, long reps)
 {
     arr_ctx *c = p;
     sf_env *env = &c->env;
+    const uint16_t *x16 = c->x16 != NULL ? c->x16 : a16;
+    const uint32_t *x32 = c->x32 != NULL ? c->x32 : a32;
 
     for (long r = 0; r < reps; r++) {
         switch (c->op) {
         case 0:
-            sf_bf16_add_array((const sf_bf16 *)a16, (const sf_bf16 *)b16,
+            sf_bf16_add_array((const sf_bf16 *)x16, (const sf_bf16 *)b16,
                               (sf_bf16 *)r16, N_OPS, SF_RNE, env);
             break;
         case 1:
-            sf_bf16_mul_array((const sf_bf16 *)a16, (const sf_bf16 *)b16,
+            sf_bf16_mul_array((const sf_bf16 *)x16, (const sf_bf16 *)b16,
                               (sf_bf16 *)r16, N_OPS, SF_RNE, env);
             break;
         case 2:
-            sf_bf16_fma_array((const sf_bf16 *)a16, (const sf_bf16 *)b16,
+            sf_bf16_fma_array((const sf_bf16 *)x16, (const sf_bf16 *)b16,
                               (const sf_bf16 *)c16, (sf_bf16 *)r16, N_OPS,
                               SF_RNE, env);
             break;
@@ -499,18 +504,72 @@ arr_run(void *p, long reps)
                              (sf_f16 *)r16, N_OPS, SF_RNE, env);
             break;
         case 4:
-            sf_f32_add_array((const sf_f32 *)a32, (const sf_f32 *)b32,
+            sf_f32_add_array((const sf_f32 *)x32, (const sf_f32 *)b32,
                              (sf_f32 *)r32, N_OPS, SF_RNE, env);
             break;
         case 5:
-            sf_f32_mul_array((const sf_f32 *)a32, (const sf_f32 *)b32,
+            sf_f32_mul_array((const sf_f32 *)x32, (const sf_f32 *)b32,
                              (sf_f32 *)r32, N_OPS, SF_RNE, env);
             break;
         default:
-            sf_f32_fma_array((const sf_f32 *)a32, (const sf_f32 *)b32,
+            sf_f32_fma_array((const sf_f32 *)x32, (const sf_f32 *)b32,
                              (const sf_f32 *)c32, (sf_f32 *)r32, N_OPS, SF_RNE,
                              env);
             break;
+        }
+    }
+}
+
+/* The BF16 and FP32 array calls with one zero, or one subnormal, in each
+   64 elements of the first operand, against the same call on the clean
+   operands in the same round (their ratio: the cost of such data). */
+static void
+bench_arrays_data(void)
+{
+    static const int ops[6] = {0, 1, 2, 4, 5, 6};
+    static const char *const names[7] = {
+        "bf16_add_array", "bf16_mul_array", "bf16_fma_array", "f16_add_array",
+        "f32_add_array",  "f32_mul_array",  "f32_fma_array"};
+    static const char *const what[2] = {"zero 1/64", "subn 1/64"};
+    static uint16_t d16[2][N_OPS];
+    static uint32_t d32[2][N_OPS];
+    uint64_t s = 5;
+
+    for (int k = 0; k < 2; k++) {
+        memcpy(d16[k], a16, sizeof a16);
+        memcpy(d32[k], a32, sizeof a32);
+        for (int i = 0; i < N_OPS; i += 64) {
+            uint64_t r = bench_next(&s);
+            int at = i + (int)(r % 64);
+            uint16_t sign16 = (uint16_t)((r >> 8) & 1) << 15;
+            uint32_t sign32 = (uint32_t)sign16 << 16;
+            /* +-0, or a subnormal: a fraction that is not zero */
+            d16[k][at] =
+                (uint16_t)(sign16 | (k == 0 ? 0 : 1 + (r >> 16) % 0x7F));
+            d32[k][at] =
+                sign32 | (k == 0 ? 0 : 1 + (uint32_t)(r >> 16) % 0x7FFFFF);
+        }
+    }
+    for (int o = 0; o < 6; o++) {
+        for (int p = SF_ISA_SCALAR; p < SF_N_ISA; p++) {
+            if (!sf_isa_supported((sf_isa)p))
+                continue;
+            for (int k = 0; k < 2; k++) {
+                arr_ctx clean = {ops[o], SF_ENV_IEEE, NULL, NULL}, dirty;
+                bench_side se, sb = {arr_run, &clean, N_OPS, false};
+                double te, tb;
+                char label[64];
+                clean.env.isa = p;
+                dirty = clean;
+                dirty.x16 = d16[k];
+                dirty.x32 = d32[k];
+                se = (bench_side){arr_run, &dirty, N_OPS, false};
+                bench_pair(&se, &sb, &te, &tb);
+                snprintf(label, sizeof label, "%s %s %s vs clean",
+                         names[ops[o]], sf_isa_name((sf_isa)p), what[k]);
+                bench_row(label, 1e-6 / te, 1e-6 / tb, "Mop/s", te / tb,
+                          BENCH_NONE, 0);
+            }
         }
     }
 }
@@ -528,7 +587,7 @@ bench_arrays(void)
     make_operands();
     for (int op = 0; op < 7; op++) {
         for (int p = SF_ISA_SCALAR; p < SF_N_ISA; p++) {
-            arr_ctx ac = {op, SF_ENV_IEEE};
+            arr_ctx ac = {op, SF_ENV_IEEE, NULL, NULL};
             native_ctx nc = {native_op[op]};
             bench_side emu = {arr_run, &ac, N_OPS, false},
                        nat = {native_run, &nc, N_OPS, false};
@@ -553,4 +612,5 @@ bench_arrays(void)
             }
         }
     }
+    bench_arrays_data();
 }

@@ -434,7 +434,8 @@ LA L(vu) L(narrow_special)(unsigned fb, unsigned eb, uint32_t maxb,
     L(vi) nan = (L(vi))(mag > 0x7F800000), inf = infnan & ~nan;
     L(vi) big = (L(vi))(e >= (int32_t)(maxb >> fb)) & ~infnan;
     L(vi) small = (L(vi))(e < 0);
-    L(vi) ovf = big | (~small & ~big & ~infnan & (L(vi))((r & (sbit - 1)) > maxb));
+    L(vi) ovf =
+        big | (~small & ~big & ~infnan & (L(vi))((r & (sbit - 1)) > maxb));
     L(vi) to_inf, sub = (L(vi))(mag < 0x00800000) & (L(vi))(mag != zero);
     L(vu) q;
 

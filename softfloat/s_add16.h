@@ -28,11 +28,17 @@
      act); no exception is raised (a step with any other operand is
      refused before the adder sees it, so the host's sticky flags stay
      untouched).
+   An operand that is +-0 takes the other's exponent field in the range
+   test (x + 0 is x: exact, with x's sign), and the sum of two zeros is
+   chosen by the scalar sign rule.
    The sum is then rounded as by the conversion step: a result that is
    zero (exact cancellation, whose sign rule is the scalar path's), or
    whose rounded magnitude could be subnormal or overflow, refuses the
-   step, and the refused steps and the last n mod 16 elements go through
-   the portable path. */
+   step; a refused step goes through the file's s_lanes.h kernel (its
+   lanes outside that kernel's subset through the portable path), and the
+   last n mod 16 elements through the portable path.  The includer
+   defines S_LANES_ARITH as S_ARR_ADD or S_ARR_SUB, as SUB is false or
+   true. */
 #ifndef BF16EMU_SOFTFLOAT_S_ADD16_H
 #define BF16EMU_SOFTFLOAT_S_ADD16_H
 
@@ -53,7 +59,7 @@ s_add16_step(const uint16_t *a, const uint16_t *b, uint16_t *out, size_t i,
     __m256i va = _mm256_loadu_si256((const __m256i *)(const void *)(a + i));
     __m256i vb = _mm256_loadu_si256((const __m256i *)(const void *)(b + i));
     __m256i ma, mb, ea, eb, elo, ehi, bad, far, asmall, yp, s0, s1, hi, lo,
-        mag, nz;
+        mag, nz, za, zb, both, zsum;
     const int bound = rm == SF_RTZ || rm == SF_ROD ? 0x7F7F : 0x7F7E;
 
     if (sub)
@@ -62,6 +68,18 @@ s_add16_step(const uint16_t *a, const uint16_t *b, uint16_t *out, size_t i,
     mb = _mm256_and_si256(vb, kmag);
     ea = _mm256_srli_epi16(ma, 7);
     eb = _mm256_srli_epi16(mb, 7);
+    /* a +-0 operand takes the other's field (x + 0 is x, exact), and
+       two take 127 (their sum: zsum below) */
+    za = _mm256_cmpeq_epi16(ma, zero);
+    zb = _mm256_cmpeq_epi16(mb, zero);
+    both = _mm256_and_si256(za, zb);
+    {
+        __m256i ea0 = ea;
+        ea = _mm256_blendv_epi8(ea, eb, za);
+        eb = _mm256_blendv_epi8(eb, ea0, zb);
+        ea = _mm256_blendv_epi8(ea, _mm256_set1_epi16(127), both);
+        eb = _mm256_blendv_epi8(eb, _mm256_set1_epi16(127), both);
+    }
     elo = _mm256_min_epu16(ea, eb);
     ehi = _mm256_max_epu16(ea, eb);
     /* nonzero where the smaller field is below 16 or the larger above
@@ -96,10 +114,15 @@ s_add16_step(const uint16_t *a, const uint16_t *b, uint16_t *out, size_t i,
     lo = _mm256_packus_epi32(_mm256_blend_epi16(s0, zero, 0xAA),
                              _mm256_blend_epi16(s1, zero, 0xAA));
     /* the sum: normal (|hi| >= 0x0080: not zero) and within the mode's
-       bound */
+       bound, or of two zeros: +0, or -0 when both are -0 or, rounding
+       toward negative, either is (the scalar rule) */
+    zsum = rm == SF_RDN ? _mm256_or_si256(va, vb) : _mm256_and_si256(va, vb);
+    hi = _mm256_blendv_epi8(hi, _mm256_and_si256(zsum, ksign), both);
     mag = _mm256_and_si256(hi, kmag);
-    bad = _mm256_subs_epu16(_mm256_sub_epi16(mag, _mm256_set1_epi16(0x0080)),
-                            _mm256_set1_epi16((short)(bound - 0x0080)));
+    bad = _mm256_andnot_si256(
+        both,
+        _mm256_subs_epu16(_mm256_sub_epi16(mag, _mm256_set1_epi16(0x0080)),
+                          _mm256_set1_epi16((short)(bound - 0x0080))));
     if (!_mm256_testz_si256(bad, bad))
         return false;
     *inexact = _mm256_or_si256(*inexact, lo);
@@ -141,8 +164,11 @@ s_add16_all(const uint16_t *a, const uint16_t *b, uint16_t *out, size_t n,
 
     for (; n - i >= 16; i += 16)
         if (SF_UNLIKELY(!s_add16_step(a, b, out, i, sub, rm, &inexact)))
-            s_arr_step(sub ? S_ARR_SUB : S_ARR_ADD, S_ARR_BF16, a, b, NULL,
-                       out, i, i + 16, rm, env);
+            /* the file's operation in s_lanes.h's 32-bit lanes, which
+               sends only the lanes outside its subset to the portable
+               path */
+            arith_entry_avx2(S_ARR_BF16, a + i, b + i, NULL, out + i, 16, rm,
+                             env);
     if (i < n)
         s_arr_step(sub ? S_ARR_SUB : S_ARR_ADD, S_ARR_BF16, a, b, NULL, out, i,
                    n, rm, env);

@@ -321,6 +321,44 @@ bench_gemm(void)
     }
     /* the best path against the host's best FP32 GEMM */
     gemm_vs_blas(&best, &nat, dim, prods);
+    /* data with one +-0, or one subnormal, in each 64 elements of A and
+       of B, against the clean data in the same round */
+    {
+        static const char *const what[2] = {"zero 1/64", "subn 1/64"};
+        uint16_t *da = xmalloc(m * k * 2), *db = xmalloc(k * n * 2);
+        for (int w = 0; w < 2; w++) {
+            memcpy(da, a, m * k * 2);
+            memcpy(db, b, k * n * 2);
+            for (size_t i = 0; i + 64 <= m * k; i += 64) {
+                uint64_t r = bench_next(&s);
+                uint16_t v = (uint16_t)(((r >> 8) & 1) << 15
+                                        | (w == 0 ? 0 : 1 + (r >> 16) % 0x7F));
+                da[i + r % 64] = v;
+                db[i + (r >> 32) % 64] = v;
+            }
+            for (size_t p = 0; p < sizeof paths / sizeof paths[0]; p++) {
+                gemm_ctx x = best, y;
+                bench_side sx = {gemm_run, &x, prods, false},
+                           sy = {gemm_run, &y, prods, false};
+                double tx, ty;
+                if (!sf_isa_supported(paths[p].isa))
+                    continue;
+                x.isa = (int)paths[p].isa;
+                x.expect = path_of(paths[p].isa);
+                y = x;
+                y.a = da;
+                y.b = db;
+                y.d = d2;
+                bench_pair(&sy, &sx, &ty, &tx);
+                snprintf(label, sizeof label, "sm90 gemm %zu^3 %s %s vs clean",
+                         dim, sf_isa_name(paths[p].isa), what[w]);
+                bench_row(label, 1e-6 / ty, 1e-6 / tx, "Mprod/s", ty / tx,
+                          BENCH_NONE, 0);
+            }
+        }
+        free(da);
+        free(db);
+    }
     /* the portable path against one dot product per element (the former
        scalar path): speed-up = dots time / scalar time */
     {

@@ -89,17 +89,19 @@ step32(const uint32_t *in, uint16_t *out, size_t i, size_t cnt, sf_round rm,
 {
     const __m512i one = _mm512_set1_epi16(1);
     __m512i hi, lo, mag;
-    __mmask32 inc;
+    __mmask32 inc, out_of;
 
     split32(in, i, cnt, &hi, &lo);
-    /* normal (|hi| >= 0x0080) and within the bound, unsigned, or +-0
-       (hi + 0 in every mode) */
+    /* normal (|hi| >= 0x0080) and within the bound, unsigned, or (tested
+       only when that fails) +-0: hi + 0 in every mode */
     mag = _mm512_and_si512(hi, _mm512_set1_epi16(0x7FFF));
-    if (_mm512_mask_cmpgt_epu16_mask(
-            _mm512_test_epi16_mask(_mm512_or_si512(mag, lo),
-                                   _mm512_or_si512(mag, lo)),
-            _mm512_sub_epi16(mag, _mm512_set1_epi16(0x0080)),
-            _mm512_set1_epi16((short)(hi_bound(rm) - 0x0080))))
+    out_of = _mm512_cmpgt_epu16_mask(
+        _mm512_sub_epi16(mag, _mm512_set1_epi16(0x0080)),
+        _mm512_set1_epi16((short)(hi_bound(rm) - 0x0080)));
+    if (out_of != 0
+        && (out_of & _mm512_test_epi16_mask(_mm512_or_si512(mag, lo),
+                                            _mm512_or_si512(mag, lo)))
+               != 0)
         return false;
     *inexact |= (uint32_t)_mm512_test_epi16_mask(lo, lo);
     switch (rm) {

@@ -380,8 +380,7 @@ LA L(vu) L(fma64)(L(vq) a, L(vq) b, L(vq) c, sf_round rm, L(vi) *bad,
 /* FP32 bits X to a format with FB fraction bits, EB exponent bits and the
    largest finite magnitude MAXB (bits), by the exponent and fraction
    fields alone: for a normal X whose rounded value is normal and finite
-   in the target (s_fast_narrow with a change of bias), and for +-0
-   (+-0, no flag, in every mode and setting). */
+   in the target (s_fast_narrow with a change of bias). */
 LA L(vu) L(narrow)(unsigned fb, unsigned eb, uint32_t maxb, L(vu) x,
                    sf_round rm, L(vi) *bad, L(vi) *inx)
 {
@@ -393,24 +392,24 @@ LA L(vu) L(narrow)(unsigned fb, unsigned eb, uint32_t maxb, L(vu) x,
     L(vu) kept = (mag >> sh) - L(K)(rebias << fb);
     L(vu) rem = mag & L(K)(((uint32_t)half << 1) - 1);
     L(vu) res;
-    L(vi) inc, zero = (L(vi))(mag == 0), out;
+    L(vi) inc;
 
     /* the exponent before rounding: a normal of the target (an E4M3 with
        the all-ones field is finite below MAXB); er is that exponent
        minus one */
-    out = (L(vi))(er >= L(K)(maxb >> fb));
+    *bad |= (L(vi))(er >= L(K)(maxb >> fb));
     inc = S_LANES_INC(L(vu), L(vi), rm, kept, rem, (L(vi))L(K)((uint32_t)half),
                       (L(vi))(sign != 0));
     res = kept - (L(vu))inc;
     /* signed: both below 2^31 */
-    out |= (L(vi))res > (L(vi))L(K)(maxb);
-    *bad |= out & ~zero;
+    *bad |= (L(vi))res > (L(vi))L(K)(maxb);
     *inx |= (L(vi))(rem != 0);
-    return (res & ~(L(vu))zero) | (sign << (fb + eb));
+    return res | (sign << (fb + eb));
 }
 
 #ifdef S_LANES_CONVERT
-/* For the lanes of X that L(narrow) set in *BAD: +-Inf, NaN and values
+/* For the lanes of X that L(narrow) set in *BAD: +-0 (+-0, no flag, in
+   every mode and setting), +-Inf, NaN and values
    that overflow the target (its exponent past the largest binade, or
    rounded past MAXB) chosen lane by lane as s_convert and s_round_pack
    choose them (Inf, or the NaN of a format without Inf, or the largest
@@ -437,8 +436,11 @@ LA L(vu) L(narrow_special)(unsigned fb, unsigned eb, uint32_t maxb,
     L(vi) ovf =
         big | (~small & ~big & ~infnan & (L(vi))((r & (sbit - 1)) > maxb));
     L(vi) to_inf, sub = (L(vi))(mag < 0x00800000) & (L(vi))(mag != zero);
+    L(vi) zl = (L(vi))(mag == zero);
     L(vu) q;
 
+    r = L(sel)(zl, sgn, r);
+    *bad &= ~zl;
     if (L(any)(sub)) {
         L(vi) up;
         switch (rm) {
@@ -790,6 +792,35 @@ LT static void L(arith_entry)(int fmt, const void *a, const void *b,
 #endif
 
 #if defined(S_LANES_CONVERT) && !S_LANES_Q
+/* A step of L(cv_drive) with lanes outside the fast subset (*BAD; *R the
+   kernel's bits elsewhere): a narrowing's specials by L(narrow_special),
+   the step stored, and the lanes left through sf_convert one by one.
+   Out of line, so that the loop keeps its registers. */
+LT __attribute__((noinline)) static void
+L(cv_rare)(int kind, const void *in, void *out, size_t i, const L(vu) *rp,
+           const L(vi) *badp, sf_round rm, const s_cv_env *ce,
+           unsigned *flags, sf_env *env)
+{
+    L(vu) r = *rp;
+    L(vi) bad = *badp;
+
+    if (kind == S_CV_BF16_F32 || kind == S_CV_F16_F32) {
+        L(st32)(out, i, r);
+    } else {
+        unsigned fb, eb;
+        uint32_t maxb;
+        s_cv_params(kind, &fb, &eb, &maxb);
+        r = L(narrow_special)(fb, eb, maxb, L(ld32)(in, i), r, rm, ce, &bad,
+                              flags);
+        if (kind == S_CV_F32_BF16 || kind == S_CV_F32_F16)
+            L(st16)(out, i, r);
+        else
+            L(st8)(out, i, r);
+    }
+    if (L(any)(bad))
+        s_cv_lanes(kind, in, out, i, L(bits)(bad), rm, env);
+}
+
 LA void L(cv_drive)(int kind, const void *in, void *out, size_t n,
                     sf_round rm, sf_env *env)
 {
@@ -812,23 +843,32 @@ LA void L(cv_drive)(int kind, const void *in, void *out, size_t n,
             s_cv_params(kind, &fb, &eb, &maxb);
             r = L(narrow)(fb, eb, maxb, L(ld32)(in, i), rm, &bad, &bi);
         }
-        inx |= bi & ~bad;
-        if (kind != S_CV_BF16_F32 && kind != S_CV_F16_F32
-            && SF_UNLIKELY(L(any)(bad))) {
-            unsigned fb, eb;
-            uint32_t maxb;
-            s_cv_params(kind, &fb, &eb, &maxb);
-            r = L(narrow_special)(fb, eb, maxb, L(ld32)(in, i), r, rm, &ce,
-                                  &bad, &flags);
+        if (SF_UNLIKELY(L(any)(bad))) {
+            /* a narrowing's +-0 lanes (+-0, no flag) here, the others out
+               of line */
+            bool rare = kind == S_CV_BF16_F32 || kind == S_CV_F16_F32;
+            if (!rare) {
+                unsigned fb, eb;
+                uint32_t maxb;
+                L(vu) x = L(ld32)(in, i);
+                L(vi) z = (L(vi))((x & 0x7FFFFFFF) == 0);
+                s_cv_params(kind, &fb, &eb, &maxb);
+                rare = L(any)(bad & ~z);
+                r = L(sel)(z, (x >> 31) << (fb + eb), r);
+            }
+            if (rare) {
+                inx |= bi & ~bad;
+                L(cv_rare)(kind, in, out, i, &r, &bad, rm, &ce, &flags, env);
+                continue;
+            }
         }
+        inx |= bi; /* (a +-0 lane discards nothing) */
         if (kind == S_CV_BF16_F32 || kind == S_CV_F16_F32)
             L(st32)(out, i, r);
         else if (kind == S_CV_F32_BF16 || kind == S_CV_F32_F16)
             L(st16)(out, i, r);
         else
             L(st8)(out, i, r);
-        if (SF_UNLIKELY(L(any)(bad)))
-            s_cv_lanes(kind, in, out, i, L(bits)(bad), rm, env);
     }
     if (i < n)
         s_cv_step(kind, in, out, i, n, rm, env);

@@ -7,8 +7,9 @@
    here is written with GCC's vector extensions on unsigned integer lanes
    and computes what s_fast.h computes, lane by lane: each kernel returns
    the result bits of LN elements, a mask of the lanes outside the fast
-   subset ("bad": the caller then runs those LN elements through the
-   scalar path) and a mask of the lanes that discarded bits (inexact).
+   subset ("bad": the caller then chooses those lanes' results by blends
+   or runs them one by one through the scalar path) and a mask of the
+   lanes that discarded bits (inexact).
    The one use of the floating-point unit is counting leading zeros on
    AVX2: a power of two or an integer below 2^24 converted to binary32 or
    binary64 is exact, so no rounding mode, flag or FTZ/DAZ setting of the

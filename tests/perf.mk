@@ -42,6 +42,16 @@ tests_exhaustive_exh_bf16_array_CFLAGS = $(AM_CFLAGS) $(OPENMP_CFLAGS)
 tests_exhaustive_exh_bf16_array_LDFLAGS = $(OPENMP_CFLAGS)
 tests_exhaustive_exh_bf16_array_LDADD = libbf16emu.la
 
+# make check-exhaustive only: every binary32 input through
+# sf_convert_array to BF16 and FP16 on every path, in runs of 64, under
+# several modes and environments, against sf_convert (OpenMP).
+EXHAUSTIVE_TESTS += tests/exhaustive/exh_convert_array
+tests_exhaustive_exh_convert_array_SOURCES = \
+	tests/exhaustive/exh_convert_array.c
+tests_exhaustive_exh_convert_array_CFLAGS = $(AM_CFLAGS) $(OPENMP_CFLAGS)
+tests_exhaustive_exh_convert_array_LDFLAGS = $(OPENMP_CFLAGS)
+tests_exhaustive_exh_convert_array_LDADD = softfloat/libsoftfloat.la
+
 # The AArch64 NEON paths (sf_convert_array FP32 <-> BF16, the BF16 add and
 # sub arrays, the one-row GEMMs' generic vectors): the library
 # and tests/softfloat/neon_convert.c and neon_row.c cross-compiled and run under

@@ -145,6 +145,58 @@ am_bind(const tensor *t, const am_launch *l, am_mask *out, char *msg,
     return 0;
 }
 
+int
+am_bind_file(const tensor *t, size_t l_batch, size_t l_heads, size_t nq,
+             size_t nk, size_t file_b, size_t file_h,
+             const uint64_t *batch_from, bool batch_each,
+             const uint64_t *heads_from, am_mask *out, char *msg,
+             size_t msg_len)
+{
+    size_t n = file_b * file_h;
+    size_t *bo = malloc((n ? n : 1) * sizeof *bo);
+    size_t *ho = malloc((n ? n : 1) * sizeof *ho);
+    am_launch l;
+    int rc;
+
+    memset(out, 0, sizeof *out);
+    if (bo == NULL || ho == NULL) {
+        free(bo);
+        free(ho);
+        return fail(msg, msg_len, "attn_mask: out of memory");
+    }
+    for (size_t hh = 0; hh < n; hh++) {
+        size_t b = hh / file_h, h = hh % file_h;
+        bo[hh] = batch_from != NULL ? (size_t)batch_from[batch_each ? h : 0]
+                                    : b;
+        ho[hh] = heads_from != NULL ? (size_t)heads_from[h] : h;
+    }
+    l.batch = l_batch;
+    l.heads = l_heads;
+    l.nq = nq;
+    l.nk = nk;
+    l.n_heads = n;
+    l.batch_of = bo;
+    l.head_of = ho;
+    rc = am_bind(t, &l, out, msg, msg_len);
+    free(bo);
+    free(ho);
+    return rc;
+}
+
+fa_config
+am_head_config(const fa_config *cfg, const am_mask *m, size_t hh,
+               fa_attn_mask *hm)
+{
+    fa_config c = *cfg;
+
+    if (m != NULL && m->head_offset != NULL && hh < m->n_heads) {
+        *hm = m->mask;
+        hm->head_offset = m->head_offset + hh;
+        c.mask = hm;
+    }
+    return c;
+}
+
 void
 am_free(am_mask *m)
 {

@@ -4,6 +4,7 @@
 #ifndef BF16EMU_ANALYSIS_ATTN_MASK_H
 #define BF16EMU_ANALYSIS_ATTN_MASK_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -42,6 +43,21 @@ typedef struct am_mask
    found, what was expected).  Nothing is allocated on failure. */
 int am_bind(const tensor *t, const am_launch *l, am_mask *out, char *msg,
             size_t msg_len);
+
+/* am_bind for the FILE_B x FILE_H heads of a file (head b FILE_H + h)
+   from a launch of L_BATCH x L_HEADS: head (b, h) is the launch's batch
+   entry BATCH_FROM[BATCH_EACH ? h : 0] (BATCH_FROM NULL: b) and head
+   HEADS_FROM[h] (NULL: h), as a dump's manifest names them. */
+int am_bind_file(const tensor *t, size_t l_batch, size_t l_heads, size_t nq,
+                 size_t nk, size_t file_b, size_t file_h,
+                 const uint64_t *batch_from, bool batch_each,
+                 const uint64_t *heads_from, am_mask *out, char *msg,
+                 size_t msg_len);
+
+/* CFG for head HH of a bound mask M (NULL or unbound: CFG unchanged): a
+   copy whose mask is M's part for that head, held in *HM. */
+fa_config am_head_config(const fa_config *cfg, const am_mask *m, size_t hh,
+                         fa_attn_mask *hm);
 
 /* Frees what am_bind allocated (M may be zeroed). */
 void am_free(am_mask *m);

@@ -1307,21 +1307,6 @@ traced_head(const attn_ctx *x)
     return (size_t)(x->trace_at[0] * x->nh + x->trace_at[1]);
 }
 
-/* The one-head configuration of head HH: with a mask, its part of the
-   mask (HM holds it; the configuration points to it). */
-static fa_config
-head_config(const attn_ctx *x, size_t hh, fa_attn_mask *hm)
-{
-    fa_config c = x->hcfg;
-
-    if (x->has_mask) {
-        *hm = x->mask.mask;
-        hm->head_offset = x->mask.head_offset + hh;
-        c.mask = hm;
-    }
-    return c;
-}
-
 /* The K and V head that query head HH (of B H) reads: its group's
    (grouped-query heads: H / Hkv query heads per KV head, in order). */
 static size_t
@@ -1357,7 +1342,8 @@ run_head(const attn_ctx *x, size_t hh, unsigned *ffl, unsigned *bfl)
         cap.events = &sink[0];
     }
     fa_attn_mask hm;
-    fa_config hc = head_config(x, hh, &hm);
+    fa_config hc = am_head_config(&x->hcfg, x->has_mask ? &x->mask : NULL,
+                                  hh, &hm);
     if (fa_forward(&hc, q, k, v, o, lse, &cap, &env) != 0)
         return -1;
     *ffl |= env.flags;
@@ -1389,7 +1375,8 @@ static int
 exact_head(const attn_ctx *x, size_t hh)
 {
     fa_attn_mask hm;
-    fa_config hc = head_config(x, hh, &hm);
+    fa_config hc = am_head_config(&x->hcfg, x->has_mask ? &x->mask : NULL,
+                                  hh, &hm);
     size_t nq = x->nq, nk = x->nk, d = x->d, kh = kv_head(x, hh);
     const uint16_t *q = x->data[IN_Q] + hh * nq * d;
     const uint16_t *k = x->data[IN_K] + kh * nk * d;
@@ -3573,10 +3560,8 @@ static bool
 read_mask(attn_ctx *x)
 {
     const fa_kernel *k = fa_config_kernel(&x->cfg);
-    size_t n = x->nb * x->nh, *bo, *ho;
     tensor_error err;
     char msg[512];
-    am_launch l;
     int rc;
 
     if (!cli_split_spec(CMD, &x->mask_opd))
@@ -3600,28 +3585,8 @@ read_mask(attn_ctx *x)
         cli_error(CMD, "--mask: %s", err.message);
         return false;
     }
-    bo = malloc((n ? n : 1) * sizeof *bo);
-    ho = malloc((n ? n : 1) * sizeof *ho);
-    if (bo == NULL || ho == NULL) {
-        free(bo);
-        free(ho);
-        cli_error(CMD, "out of memory");
-        return false;
-    }
-    for (size_t hh = 0; hh < n; hh++) {
-        bo[hh] = hh / x->nh;
-        ho[hh] = hh % x->nh;
-    }
-    l.batch = x->nb;
-    l.heads = x->nh;
-    l.nq = x->nq;
-    l.nk = x->nk;
-    l.n_heads = n;
-    l.batch_of = bo;
-    l.head_of = ho;
-    rc = am_bind(&x->mask_opd.t, &l, &x->mask, msg, sizeof msg);
-    free(bo);
-    free(ho);
+    rc = am_bind_file(&x->mask_opd.t, x->nb, x->nh, x->nq, x->nk, x->nb,
+                      x->nh, NULL, false, NULL, &x->mask, msg, sizeof msg);
     if (rc != 0) {
         cli_error(CMD, "--mask %s: %s", x->mask_opd.arg, msg);
         return false;

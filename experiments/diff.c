@@ -2300,21 +2300,6 @@ acc_head(const diff_ctx *x, size_t hh, const uint16_t *q, const uint16_t *k,
     return rc;
 }
 
-/* The one-head configuration of head HH: with a mask, its part of the
-   mask (HM holds it; the configuration points to it). */
-static fa_config
-head_config(const diff_ctx *x, size_t hh, fa_attn_mask *hm)
-{
-    fa_config c = x->hcfg;
-
-    if (x->has_mask) {
-        *hm = x->mask.mask;
-        hm->head_offset = x->mask.head_offset + hh;
-        c.mask = hm;
-    }
-    return c;
-}
-
 /* The K and V head that query head HH (of B H) reads (grouped-query
    heads: H / Hkv query heads per KV head, in order). */
 static size_t
@@ -2355,7 +2340,8 @@ emu_head(const diff_ctx *x, size_t hh)
         cap.obar = obar;
     }
     fa_attn_mask hm;
-    fa_config hc = head_config(x, hh, &hm);
+    fa_config hc = am_head_config(&x->hcfg, x->has_mask ? &x->mask : NULL,
+                                  hh, &hm);
     if (fa_forward(&hc, q, k, v, x->emu[ST_O] + hh * nq * d,
                    x->emu[ST_LSE] + hh * nq, x->want_cap ? &cap : NULL, &env)
         != 0) {
@@ -2387,7 +2373,8 @@ static int
 exact_head(const diff_ctx *x, size_t hh)
 {
     fa_attn_mask hm;
-    fa_config hc = head_config(x, hh, &hm);
+    fa_config hc = am_head_config(&x->hcfg, x->has_mask ? &x->mask : NULL,
+                                  hh, &hm);
     size_t nq = x->nq, nk = x->nk, d = x->d, kh = kv_head(x, hh);
     const uint16_t *q = x->in[T_Q] + hh * nq * d;
     const uint16_t *k = x->in[T_K] + kh * nk * d;
@@ -3805,8 +3792,6 @@ load_mask(diff_ctx *x)
     const char *path = NULL, *key = NULL;
     char keybuf[256], msg[512];
     tensor_error err;
-    size_t n = x->nb * x->nh, *bo, *ho;
-    am_launch l;
     int rc;
 
     if (x->mask_opd.arg != NULL) {
@@ -3843,36 +3828,19 @@ load_mask(diff_ctx *x)
                   err.message);
         return false;
     }
-    bo = malloc((n ? n : 1) * sizeof *bo);
-    ho = malloc((n ? n : 1) * sizeof *ho);
-    if (bo == NULL || ho == NULL) {
-        free(bo);
-        free(ho);
-        cli_error(CMD, "out of memory");
-        return false;
-    }
-    for (size_t hh = 0; hh < n; hh++) {
-        size_t b = hh / x->nh, h = hh % x->nh;
-        /* a file that keeps some heads: the launch's indices */
-        bo[hh] = x->man_batch_from_given
-                     ? (size_t)x->man_batch_from[x->n_batch_from == 0 ? 0 : h]
-                     : b;
-        ho[hh] = x->man_heads_kept_given ? (size_t)x->man_heads_kept[h] : h;
-    }
-    l.batch = x->man_launch_bh != 0 ? (size_t)x->man_launch_b
-              : x->launch_given     ? x->launch.batch
-                                    : x->nb;
-    l.heads = x->man_launch_bh != 0 ? (size_t)x->man_launch_h
-              : x->launch_given     ? x->launch.heads
-                                    : x->nh;
-    l.nq = x->nq;
-    l.nk = x->nk;
-    l.n_heads = n;
-    l.batch_of = bo;
-    l.head_of = ho;
-    rc = am_bind(&x->mask_t, &l, &x->mask, msg, sizeof msg);
-    free(bo);
-    free(ho);
+    rc = am_bind_file(
+        &x->mask_t,
+        x->man_launch_bh != 0 ? (size_t)x->man_launch_b
+        : x->launch_given     ? x->launch.batch
+                              : x->nb,
+        x->man_launch_bh != 0 ? (size_t)x->man_launch_h
+        : x->launch_given     ? x->launch.heads
+                              : x->nh,
+        x->nq, x->nk, x->nb, x->nh,
+        x->man_batch_from_given ? x->man_batch_from : NULL,
+        x->n_batch_from != 0,
+        x->man_heads_kept_given ? x->man_heads_kept : NULL, &x->mask, msg,
+        sizeof msg);
     if (rc != 0) {
         cli_error(CMD, "%s: %s", x->mask_src, msg);
         return false;

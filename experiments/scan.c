@@ -702,8 +702,8 @@ static bool
 load_mask(const scan_ctx *x, const call_spec *c, call_data *cd)
 {
     char wm[256], msg[512];
-    size_t n = cd->b * cd->h, *bo, *ho, lh = cd->h;
-    am_launch l;
+    size_t lh = cd->h;
+    uint64_t *hk = NULL;
     int rc;
 
     if (!read_one(x, c, "attn_mask", TENSOR_ANY, false, c->has_mask,
@@ -711,32 +711,23 @@ load_mask(const scan_ctx *x, const call_spec *c, call_data *cd)
         return false;
     if (!cd->has_mask)
         return true;
-    bo = malloc((n ? n : 1) * sizeof *bo);
-    ho = malloc((n ? n : 1) * sizeof *ho);
-    if (bo == NULL || ho == NULL) {
-        free(bo);
-        free(ho);
-        return cli_error(CMD, "out of memory"), false;
+    if (c->n_heads_kept != 0) {
+        hk = malloc(c->n_heads_kept * sizeof *hk);
+        if (hk == NULL)
+            return cli_error(CMD, "out of memory"), false;
+        for (size_t h = 0; h < c->n_heads_kept; h++) {
+            hk[h] = c->heads_kept[h];
+            if (c->heads_kept[h] + 1 > lh)
+                lh = c->heads_kept[h] + 1;
+        }
     }
-    for (size_t hh = 0; hh < n; hh++) {
-        size_t h = hh % cd->h;
-        bo[hh] = hh / cd->h;
-        ho[hh] = c->n_heads_kept ? c->heads_kept[h] : h;
-        if (ho[hh] + 1 > lh)
-            lh = ho[hh] + 1;
-    }
-    l.batch = cd->b;
-    l.heads = c->launch_heads ? (size_t)c->launch_heads
-              : c->model_heads ? (size_t)c->model_heads
-                               : lh;
-    l.nq = cd->nq;
-    l.nk = cd->nk;
-    l.n_heads = n;
-    l.batch_of = bo;
-    l.head_of = ho;
-    rc = am_bind(&cd->mask, &l, &cd->am, msg, sizeof msg);
-    free(bo);
-    free(ho);
+    rc = am_bind_file(&cd->mask, cd->b,
+                      c->launch_heads  ? (size_t)c->launch_heads
+                      : c->model_heads ? (size_t)c->model_heads
+                                       : lh,
+                      cd->nq, cd->nk, cd->b, cd->h, NULL, false, hk,
+                      &cd->am, msg, sizeof msg);
+    free(hk);
     if (rc != 0)
         return cli_error(CMD, "%s: %s", wm, msg), false;
     return true;
@@ -1287,14 +1278,9 @@ run_call(scan_ctx *x, size_t ci, double t0, double *last)
             in.x_cols = xs != NULL ? xc : 0;
             in.dwq = xs != NULL ? dwq + bh * d * xc : NULL;
             scan_stats_init(&res[bh]);
-            fa_config hc = cfg;
             fa_attn_mask hm;
-            if (cd.has_mask) {
-                /* this head's part of the call's mask */
-                hm = cd.am.mask;
-                hm.head_offset = cd.am.head_offset + bh;
-                hc.mask = &hm;
-            }
+            fa_config hc = am_head_config(&cfg, cd.has_mask ? &cd.am : NULL,
+                                          bh, &hm);
             if (scan_head(&hc, &x->fix, x->ref, &in, &res[bh], &why[bh]) != 0
                 && why[bh] == NULL)
                 why[bh] = "failed";

@@ -217,6 +217,39 @@ expect_kept()
     fi
 }
 
+# check_stages FILE BACKEND POLICY STAGES [EQUAL TOTAL INDEX]: diff of
+# the outputs BACKEND.o, BACKEND.lse, ... of the GPU dump FILE (q, k, v,
+# do) under POLICY; every element of each stage of the comma-separated
+# STAGES bit-equal (exit 0), or for stage INDEX, EQUAL of TOTAL (exit 1).
+check_stages()
+{
+    _f=$1
+    _b=$2
+    _bwd=
+    case $4 in
+    *dq*) _bwd="--do $_f:do --dq $_f:$_b.dq --dk $_f:$_b.dk --dv $_f:$_b.dv" ;;
+    esac
+    _lse=
+    case $4 in
+    *lse*) _lse="--lse $_f:$_b.lse" ;;
+    esac
+    # shellcheck disable=SC2086
+    run diff --dump "$_f" --q "$_f:q" --k "$_f:k" --v "$_f:v" \
+        --o "$_f:$_b.o" $_lse $_bwd --policy "$3" --stage "$4" --no-exact \
+        --json
+    if [ -n "$5" ]; then expect_rc 1; else expect_rc 0; fi
+    _n=$(echo "$4" | tr ',' '\n' | wc -l)
+    _i=0
+    while [ "$_i" -lt "$_n" ]; do
+        _e=$("$JSONQ" "$tmp/out" "stages.$_i.elements" 2>/dev/null)
+        _eq=$_e
+        if [ "$_i" = "${7:-x}" ]; then _eq=$5; _e=$6; fi
+        expect_stage "$(basename "$_f" .safetensors) $_b" "$_i" \
+            "$(echo "$4" | cut -d, -f$((_i + 1)))" "$_eq" "$_e"
+        _i=$((_i + 1))
+    done
+}
+
 finish()
 {
     echo "$n_pass checks passed, $n_fail failed"

@@ -29,29 +29,7 @@ fi
 # dump NAME under POLICY, every element of each stage bit-equal.
 check()
 {
-    f=$G/$1.safetensors
-    b=$2
-    bwd=
-    case $4 in
-    *dq*) bwd="--do $f:do --dq $f:$b.dq --dk $f:$b.dk --dv $f:$b.dv" ;;
-    esac
-    lse=
-    case $4 in
-    *lse*) lse="--lse $f:$b.lse" ;;
-    esac
-    # shellcheck disable=SC2086
-    run diff --dump "$f" --q "$f:q" --k "$f:k" --v "$f:v" --o "$f:$b.o" \
-        $lse $bwd --policy "$3" --stage "$4" --no-exact --json
-    ctx="$1 $b ($3, $4)"
-    expect_rc 0
-    n=$(echo "$4" | tr ',' '\n' | wc -l)
-    i=0
-    while [ "$i" -lt "$n" ]; do
-        e=$("$JSONQ" "$tmp/out" "stages.$i.elements" 2>/dev/null)
-        expect_stage "$1 $b" "$i" "$(echo "$4" | cut -d, -f$((i + 1)))" \
-            "$e" "$e"
-        i=$((i + 1))
-    done
+    check_stages "$G/$1.safetensors" "$2" "$3" "$4"
 }
 
 # prefill, forward and backward (flash deterministic, cuDNN not: both

@@ -32,30 +32,7 @@ fi
 # of each stage bit-equal, or (EQUAL TOTAL) for stage STAGE-INDEX.
 check()
 {
-    f=$M/$1.safetensors
-    b=$2
-    bwd=
-    case $3 in
-    *dq*) bwd="--do $f:do --dq $f:$b.dq --dk $f:$b.dk --dv $f:$b.dv" ;;
-    esac
-    lse=
-    case $3 in
-    *lse*) lse="--lse $f:$b.lse" ;;
-    esac
-    # shellcheck disable=SC2086
-    run diff --dump "$f" --q "$f:q" --k "$f:k" --v "$f:v" --o "$f:$b.o" \
-        $lse $bwd --policy "$b" --stage "$3" --no-exact --json
-    if [ -n "$4" ]; then expect_rc 1; else expect_rc 0; fi
-    n=$(echo "$3" | tr ',' '\n' | wc -l)
-    i=0
-    while [ "$i" -lt "$n" ]; do
-        e=$("$JSONQ" "$tmp/out" "stages.$i.elements" 2>/dev/null)
-        eq=$e
-        [ "$i" = "${6:-x}" ] && eq=$4 && e=$5
-        expect_stage "$1 $b" "$i" "$(echo "$3" | cut -d, -f$((i + 1)))" \
-            "$eq" "$e"
-        i=$((i + 1))
-    done
+    check_stages "$M/$1.safetensors" "$2" "$2" "$3" "$4" "$5" "$6"
 }
 
 # forward and backward

@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "softfloat/softfloat.h"
-#include "tests/support/avx512bf16.h"
+#include "ref/avx512bf16.h"
 #include "tests/support/pathcheck.h"
 #include "tests/support/suite.h"
 #include "tests/support/support.h"
@@ -247,7 +247,7 @@ END_TEST
    mixed blocks. */
 START_TEST(test_hardware)
 {
-    const char *why = tst_avx512bf16_missing();
+    const char *why = ref_avx512bf16_missing();
     unsigned long n = 0, bad = 0;
     tst_rng rng;
 
@@ -265,7 +265,7 @@ START_TEST(test_hardware)
                               | (uint32_t)(i & 1) << 31
                         : mixed_value(&rng);
         for (size_t i = 0; i < 64; i += 16)
-            tst_avx512bf16_cvt16(in + i, hw + i);
+            ref_avx512bf16_cvt16(in + i, hw + i);
         for (int p = 0; p < n_paths; p++) {
             sf_env e = SF_ENV_AVX512BF16;
             e.isa = (int)paths[p];

@@ -197,6 +197,21 @@ am_head_config(const fa_config *cfg, const am_mask *m, size_t hh,
     return c;
 }
 
+char *
+am_summary(char *buf, size_t n, const char *src, const am_mask *m,
+           const fa_kernel *k)
+{
+    snprintf(buf, n,
+             "attn_mask: %s, %s, applied as the description's bias_add "
+             "\"%s\" (a False entry: %s); %" PRIu64
+             " entries hide a key, %" PRIu64 " rows see none",
+             src, am_type_name(m->mask.type),
+             fa_kernel_enum_names("bias_add")[k->bias_add],
+             fa_kernel_enum_names("bool_fill")[k->bool_fill], m->hidden,
+             m->rows_empty);
+    return buf;
+}
+
 void
 am_free(am_mask *m)
 {

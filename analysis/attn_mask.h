@@ -59,6 +59,13 @@ int am_bind_file(const tensor *t, size_t l_batch, size_t l_heads, size_t nq,
 fa_config am_head_config(const fa_config *cfg, const am_mask *m, size_t hh,
                          fa_attn_mask *hm);
 
+/* One line (no newline) into BUF of N bytes saying how the bound mask M
+   read from SRC enters kernel K and what it hides: "attn_mask: SRC,
+   TYPE, applied as the description's bias_add ... rows see none".
+   Returns BUF. */
+char *am_summary(char *buf, size_t n, const char *src, const am_mask *m,
+                 const fa_kernel *k);
+
 /* Frees what am_bind allocated (M may be zeroed). */
 void am_free(am_mask *m);
 

@@ -2258,6 +2258,7 @@ text_o_format(cli_buf *b, const attn_ctx *x)
 static void
 text_header(cli_buf *b, const attn_ctx *x)
 {
+    char mb[1024]; /* the mask's line */
     char buf[512], sv[64], abl[128];
 
     cli_buf_printf(b, "attn: %s %s, ", kernel_name(x),
@@ -2277,18 +2278,9 @@ text_header(cli_buf *b, const attn_ctx *x)
                    : x->top_left ? "causal, top-left aligned (SDPA's is_causal)"
                                  : "causal, bottom-right aligned");
     if (x->has_mask)
-        cli_buf_printf(b,
-                       "  attn_mask: %s, %s, applied as the description's "
-                       "bias_add \"%s\" (a False entry: %s); %" PRIu64
-                       " entries hide a key, %" PRIu64 " rows see none\n",
-                       x->mask_opd.arg, am_type_name(x->mask.mask.type),
-                       fa_kernel_enum_names("bias_add")[fa_config_kernel(
-                                                            &x->cfg)
-                                                            ->bias_add],
-                       fa_kernel_enum_names("bool_fill")[fa_config_kernel(
-                                                             &x->cfg)
-                                                             ->bool_fill],
-                       x->mask.hidden, x->mask.rows_empty);
+        cli_buf_printf(b, "  %s\n",
+                       am_summary(mb, sizeof mb, x->mask_opd.arg, &x->mask,
+                                  fa_config_kernel(&x->cfg)));
     cli_buf_printf(b, "  tiles %zu x %zu, %zu KV block%s", x->br_eff,
                    x->bc_eff, x->tc, x->tc == 1 ? "" : "s");
     if (x->splits_eff > 1)

@@ -2887,6 +2887,7 @@ text_locate(cli_buf *b, const diff_ctx *x)
 static void
 text_inputs(cli_buf *b, const diff_ctx *x)
 {
+    char mb[1024]; /* the mask's line */
     if (x->layout == UT_LAYOUT_BNHD || x->layout_opt != UT_LAYOUT_UNSET
         || x->man_layout != UT_LAYOUT_UNSET)
         cli_buf_printf(b, "  layout %s (%s)%s\n", ut_layout_name(x->layout),
@@ -2919,18 +2920,9 @@ text_inputs(cli_buf *b, const diff_ctx *x)
         if (x->t[i] != NULL && x->info[i].how[0] != '\0')
             cli_buf_printf(b, "  %s: %s\n", t_names[i], x->info[i].how);
     if (x->has_mask)
-        cli_buf_printf(b,
-                       "  attn_mask: %s, %s, applied as the description's "
-                       "bias_add \"%s\" (a False entry: %s); %" PRIu64
-                       " entries hide a key, %" PRIu64 " rows see none\n",
-                       x->mask_src, am_type_name(x->mask.mask.type),
-                       fa_kernel_enum_names("bias_add")[fa_config_kernel(
-                                                            &x->cfg)
-                                                            ->bias_add],
-                       fa_kernel_enum_names("bool_fill")[fa_config_kernel(
-                                                             &x->cfg)
-                                                             ->bool_fill],
-                       x->mask.hidden, x->mask.rows_empty);
+        cli_buf_printf(b, "  %s\n",
+                       am_summary(mb, sizeof mb, x->mask_src, &x->mask,
+                                  fa_config_kernel(&x->cfg)));
 }
 
 static void

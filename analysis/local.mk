@@ -27,7 +27,9 @@ analysis_libanalysis_la_SOURCES = \
 	analysis/dump_outputs.h analysis/dump_outputs.c analysis/dump_local.h \
 	analysis/point.h analysis/point.c \
 	analysis/exact_decimal.h analysis/exact_decimal.c \
-	analysis/sdpa_dispatch_pt211_h200.h analysis/sdpa_dispatch_pt211_h200.c
+	analysis/sdpa_dispatch_pt211_h200.h analysis/sdpa_dispatch_pt211_h200.c \
+	analysis/launch.h analysis/launch.c \
+	analysis/invariance.h analysis/invariance.c
 analysis_libanalysis_la_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DBF16EMU_PKGDATADIR='"$(pkgdatadir)"'
 analysis_libanalysis_la_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) \
@@ -39,7 +41,8 @@ pkginclude_HEADERS += analysis/tensor.h analysis/user_tensor.h \
 	analysis/gen.h analysis/fixgen.h analysis/dump_inputs.h \
 	analysis/dump_outputs.h \
 	analysis/point.h analysis/exact_decimal.h \
-	analysis/sdpa_dispatch_pt211_h200.h
+	analysis/sdpa_dispatch_pt211_h200.h analysis/launch.h \
+	analysis/invariance.h
 
 # The measured exp2 of the H200 (experiments/gpu/ex2_probe.cu, packed by
 # experiments/gpu/pack_ex2_table.py): the ex2-sm90 exp model's tables; its

@@ -573,16 +573,11 @@ fa_plan_init(const fa_config *cfg, fa_plan *pl)
         if (sh->nq == 1) {
             size_t bh = cfg->launch_bh != 0 ? cfg->launch_bh
                                             : sh->batch * sh->heads;
-            for (size_t g = 0; g < kern->n_gemv && g < FA_KERNEL_MAX_GEMV;
-                 g++) {
-                const fa_gemv_row *gr = &kern->gemv[g];
-                if (sh->d < gr->d_min || sh->d > gr->d_max
-                    || sh->nk < gr->nk_min || sh->nk > gr->nk_max
-                    || bh < gr->bh_min || bh > gr->bh_max)
-                    continue;
+            const fa_gemv_row *gr = fa_kernel_gemv_for(kern, sh->d, sh->nk,
+                                                       bh);
+            if (gr != NULL) {
                 pl->gemv_s = gr->s;
                 pl->gemv_pv = gr->pv;
-                break;
             }
         }
         pl->fix = cfg->fix.kind;

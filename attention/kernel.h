@@ -472,6 +472,12 @@ const char *fa_kernel_check(const fa_kernel *k);
    d_round), or NULL when no row serves D. */
 const fa_kernel_tiles *fa_kernel_tiles_for(const fa_kernel *k, size_t d);
 
+/* The gemv row of K that a decode launch (Nq = 1) of head dimension D,
+   NK keys and batch x heads BH runs (the first whose bounds hold), or
+   NULL when none does (the description's MMA chain then). */
+const fa_gemv_row *fa_kernel_gemv_for(const fa_kernel *k, size_t d, size_t nk,
+                                      size_t bh);
+
 /* The exp model of a description written before exp_model existed (the
    rule in exp_model's comment). */
 fa_kernel_exp fa_kernel_exp_legacy(const fa_kernel *k);

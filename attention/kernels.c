@@ -507,3 +507,16 @@ fa_kernel_tiles_for(const fa_kernel *k, size_t d)
             return &k->tiles[i];
     return NULL;
 }
+
+const fa_gemv_row *
+fa_kernel_gemv_for(const fa_kernel *k, size_t d, size_t nk, size_t bh)
+{
+    for (size_t g = 0; k != NULL && g < k->n_gemv && g < FA_KERNEL_MAX_GEMV;
+         g++) {
+        const fa_gemv_row *gr = &k->gemv[g];
+        if (d >= gr->d_min && d <= gr->d_max && nk >= gr->nk_min
+            && nk <= gr->nk_max && bh >= gr->bh_min && bh <= gr->bh_max)
+            return gr;
+    }
+    return NULL;
+}

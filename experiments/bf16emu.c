@@ -38,6 +38,8 @@ static const command commands[] = {
      ls_help},
     {"scan", "repeated maxima and bias per layer and head of a capture",
      scan_main, scan_help},
+    {"invariance", "will the output change with batch, GPU, backend?",
+     invariance_main, invariance_help},
 };
 
 #define N_COMMANDS (sizeof commands / sizeof commands[0])

@@ -69,6 +69,8 @@ int ls_main(int argc, char **argv);
 void ls_help(FILE *out);
 int scan_main(int argc, char **argv);
 void scan_help(FILE *out);
+int invariance_main(int argc, char **argv);
+void invariance_help(FILE *out);
 
 /*----------------------------------------------------------------------------
  * Errors.  cli_error prints "bf16emu CMD: MESSAGE" (or "bf16emu: MESSAGE"

@@ -29,7 +29,7 @@
 #include "experiments/fa_cli.h"
 #include "experiments/fa_kernel_json.h"
 #include "experiments/sdpa_policy.h"
-#include "experiments/splits_pytorch211.h"
+#include "analysis/launch.h"
 
 #define CMD "diff"
 

@@ -10,7 +10,7 @@
 #include "experiments/cli.h"
 #include "experiments/fa_cli.h"
 #include "experiments/fa_kernel_json.h"
-#include "experiments/splits_pytorch211.h"
+#include "analysis/launch.h"
 #include "analysis/sdpa_dispatch_pt211_h200.h"
 
 /* The measured tables: the path in $BF16EMU_EX2_TABLE (..._LG2_...,
@@ -240,39 +240,7 @@ unsigned
 fa_cli_launch_splits(const fa_kernel *k, const fa_cli_launch *l,
                      const char **rule)
 {
-    const fa_kernel_tiles *t = k != NULL ? fa_kernel_tiles_for(k, l->d) : NULL;
-    size_t heads = l->heads, nq = l->nq;
-
-    if (k != NULL && k->combine == FA_COMBINE_LEAN) {
-        sdpa_case sc = sdpa_case_default();
-        sc.batch = (int64_t)l->batch;
-        sc.heads = (int64_t)l->heads;
-        sc.kv_heads = (int64_t)(l->kv_heads != 0 ? l->kv_heads : l->heads);
-        sc.enable_gqa = sc.kv_heads != sc.heads;
-        sc.nq = (int64_t)l->nq;
-        sc.nk = (int64_t)l->nk;
-        sc.d = (int64_t)l->d;
-        sc.dtype = l->f16 ? SDPA_DT_F16 : SDPA_DT_BF16;
-        *rule = l->nq == 1 ? "cuDNN's decode grid (PyTorch 2.11, H200)"
-                           : "cuDNN's prefill kernel does not split";
-        return l->nq == 1 ? sdpa_cudnn_decode_splits_pt211_h200(&sc) : 1;
-    }
-    if (t == NULL || t->br_split == 0 || t->bc_split == 0) {
-        *rule = "the kernel does not split";
-        return 1;
-    }
-    /* flash_api.cpp: one query row with grouped heads runs the group's
-       query heads as rows of their KV head */
-    if (nq == 1 && l->kv_heads != 0 && l->kv_heads < l->heads
-        && l->heads % l->kv_heads == 0 && l->d % 8 == 0) {
-        nq = l->heads / l->kv_heads;
-        heads = l->kv_heads;
-    }
-    *rule = nq != l->nq ? "PyTorch 2.11's flash heuristic (grouped heads "
-                          "as rows)"
-                        : "PyTorch 2.11's flash heuristic";
-    return pt211_num_splits(l->batch, heads, nq, l->nk, l->d,
-                            l->sms != 0 ? l->sms : 132);
+    return ax_launch_splits(k, l, rule);
 }
 
 bool

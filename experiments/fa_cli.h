@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "analysis/ex2_table.h"
+#include "analysis/launch.h"
 #include "analysis/lg2_table.h"
 #include "analysis/rcp_table.h"
 #include "analysis/user_tensor.h"
@@ -97,18 +98,12 @@ const fa_rcp_model *fa_cli_rcp_model(const fa_cli_log *l);
 
 void fa_cli_log_free(fa_cli_log *l);
 
-/* The launch a file's tensors came from: the GPU's grid depends on the
-   whole launch (B, H of every head launched), while a file may keep one
-   batch entry and a few heads.  From the manifest's launch_shape, from
-   --launch, else the tensors' own shape (FROM says which). */
-typedef struct fa_cli_launch
-{
-    size_t batch, heads, kv_heads; /* kv_heads: K's and V's (GQA) */
-    size_t nq, nk, d;
-    bool f16;
-    unsigned sms;     /* multiprocessors (132: H200) */
-    const char *from; /* "--launch", "manifest", "the tensors" */
-} fa_cli_launch;
+/* The launch a file's tensors came from (analysis/launch.h): the GPU's
+   grid depends on the whole launch (B, H of every head launched), while a
+   file may keep one batch entry and a few heads.  From the manifest's
+   launch_shape, from --launch, else the tensors' own shape (FROM says
+   which). */
+typedef ax_launch fa_cli_launch;
 
 /* --launch B,H or B,H,Nq,Nk: into *L (from "--launch"); Nq and Nk, when
    given, must be the tensors' (checked by the caller).  Reports an error
@@ -116,12 +111,8 @@ typedef struct fa_cli_launch
 bool fa_cli_parse_launch(const char *cmd, const char *v, fa_cli_launch *l,
                          bool *lengths_given);
 
-/* The split count of K's own rule for launch L, and in *RULE (static) the
-   rule's name: cuDNN's decode grid for a description with the "lean"
-   combine (one query row; 1 otherwise), PyTorch 2.11's num_splits
-   heuristic of the flash backend for one with split-KV tiles (grouped
-   heads with one query row: the group's query heads as the rows, as the
-   flash backend reshapes them), else 1 (the kernel does not split). */
+/* The split count of K's own rule for launch L and its name in *RULE:
+   ax_launch_splits. */
 unsigned fa_cli_launch_splits(const fa_kernel *k, const fa_cli_launch *l,
                               const char **rule);
 

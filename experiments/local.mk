@@ -11,14 +11,14 @@ experiments_bf16emu_SOURCES = \
 	experiments/diff.c \
 	experiments/fa_cli.c experiments/fa_cli.h \
 	experiments/fa_kernel_json.c experiments/fa_kernel_json.h \
-	experiments/splits_pytorch211.c experiments/splits_pytorch211.h \
 	experiments/sdpa_policy.c experiments/sdpa_policy.h \
 	experiments/grid.c experiments/grid.h \
 	experiments/plot.c experiments/plot.h \
 	experiments/sweep.c \
 	experiments/reproduce.c \
 	experiments/ls.c \
-	experiments/scan.c
+	experiments/scan.c \
+	experiments/invariance.c
 experiments_bf16emu_CFLAGS = $(AM_CFLAGS) $(MPFR_CFLAGS) $(OPENMP_CFLAGS) \
 	$(JANSSON_CFLAGS) \
 	-DBF16EMU_PKGDATADIR='"$(pkgdatadir)"'
@@ -46,7 +46,8 @@ dist_plots_DATA = \
 	experiments/plots/fig6.gp \
 	experiments/plots/t12.gp \
 	experiments/plots/scan-heat.gp \
-	experiments/plots/scan-bias.gp
+	experiments/plots/scan-bias.gp \
+	experiments/plots/invariance.gp
 
 # The CLI tests are shell scripts; they find the built program, its
 # version, the JSON checker and the mma, attn and diff input writers through the

@@ -1,0 +1,381 @@
+/* invariance -- the launches of one attention call resolved to what
+   decides their bits, computed once per distinct resolution, and grouped
+   into classes of identical outputs (invariance.h) */
+#include <config.h>
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "invariance.h"
+
+#if defined(__GNUC__)
+static void say(char *why, size_t n, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+#endif
+
+/* The reason of a refusal into WHY (N bytes; may be NULL). */
+static void
+say(char *why, size_t n, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (why == NULL || n == 0)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(why, n, fmt, ap);
+    va_end(ap);
+}
+
+/* The configuration of the backend sdpa picks for step S of launch L
+   (AL: the step's launch), with the backend's name and kernel variant
+   into K on step 0.  NULL after a reason in WHY. */
+static const fa_config *
+sdpa_pick(const iv_problem *p, const ax_launch *al, bool causal, iv_key *k,
+          char *why, size_t n)
+{
+    sdpa_case sc = sdpa_case_default();
+    sdpa_choice ch;
+    sdpa_backend b;
+    const fa_config *cfg;
+
+    sc.batch = (int64_t)al->batch;
+    sc.heads = (int64_t)al->heads;
+    sc.kv_heads = (int64_t)al->kv_heads;
+    sc.enable_gqa = al->kv_heads != al->heads;
+    sc.nq = (int64_t)al->nq;
+    sc.nk = (int64_t)al->nk;
+    sc.d = (int64_t)al->d;
+    sc.dtype = p->f16 ? SDPA_DT_F16 : SDPA_DT_BF16;
+    sc.causal = causal;
+    b = sdpa_choose_pt211_h200(&sc, &ch);
+    if (b == SDPA_BACKEND_ERROR) {
+        say(why, n, "PyTorch 2.11 runs no backend for this launch (%s)",
+            ch.reason);
+        return NULL;
+    }
+    cfg = p->sdpa_cfg[b];
+    if (cfg == NULL) {
+        say(why, n, "PyTorch 2.11 picks %s (%s) here, a backend not loaded "
+                    "for this comparison",
+            sdpa_backend_name(b), ch.variant);
+        return NULL;
+    }
+    if (k->cfg == NULL) {
+        k->backend = sdpa_backend_name(b);
+        snprintf(k->variant_buf, sizeof k->variant_buf, "%s", ch.variant);
+        k->variant = k->variant_buf;
+    } else if (k->cfg != cfg) {
+        say(why, n, "PyTorch 2.11 picks %s for the first decode step and %s "
+                    "for a later one",
+            k->backend, sdpa_backend_name(b));
+        return NULL;
+    }
+    return cfg;
+}
+
+int
+iv_resolve(const iv_problem *p, const iv_launch *l, iv_key *k, char *why,
+           size_t n)
+{
+    const iv_backend *be;
+    ax_launch al;
+
+    memset(k, 0, sizeof *k);
+    k->variant = "";
+    if (l->backend >= p->nbackends) {
+        say(why, n, "no backend %zu", l->backend);
+        return -1;
+    }
+    be = &p->backends[l->backend];
+    if (l->decode && (!p->causal || p->nq > p->nk)) {
+        say(why, n, "decode steps need a causal call (each row's cache ends "
+                    "at its causal bound)");
+        return -1;
+    }
+    memset(&al, 0, sizeof al);
+    al.batch = l->batch;
+    al.heads = p->launch_heads != 0 ? p->launch_heads : p->heads;
+    al.kv_heads = p->launch_kv_heads != 0 ? p->launch_kv_heads : p->kv_heads;
+    al.d = p->d;
+    al.f16 = p->f16;
+    al.sms = l->sms;
+    k->launch_bh = l->batch * al.heads;
+    k->decode = l->decode;
+    k->nsteps = l->decode ? p->nq : 1;
+    k->steps = calloc(k->nsteps, sizeof *k->steps);
+    if (k->steps == NULL) {
+        say(why, n, "out of memory");
+        return -1;
+    }
+    for (size_t s = 0; s < k->nsteps; s++) {
+        const fa_config *cfg = be->cfg;
+        const fa_kernel *kern;
+        const char *rule;
+
+        al.nq = l->decode ? 1 : p->nq;
+        al.nk = l->decode ? p->nk - p->nq + s + 1 : p->nk;
+        if (be->sdpa) {
+            cfg = sdpa_pick(p, &al, p->causal && !l->decode, k, why, n);
+            if (cfg == NULL)
+                goto fail;
+        } else {
+            k->backend = be->name;
+        }
+        k->cfg = cfg;
+        kern = fa_config_kernel(cfg);
+        if (!ax_launch_sms_modelled(kern, &al)) {
+            say(why, n, "%s's decode grid is measured on 132 multiprocessors "
+                        "only, not predicted for %u",
+                k->backend, l->sms);
+            goto fail;
+        }
+        k->steps[s].splits = ax_launch_splits(kern, &al, &rule);
+        if (s == 0)
+            k->split_rule = rule;
+        if (al.nq == 1 && kern->n_gemv > 0) {
+            k->steps[s].gemv = fa_kernel_gemv_for(kern, p->d, al.nk,
+                                                  k->launch_bh);
+            if (k->steps[s].gemv == NULL) {
+                say(why, n, "%s's decode runs cuBLAS gemv kernels, measured "
+                            "for some launches only; none for d %zu, Nk %zu, "
+                            "B*H %zu (not predicted)",
+                    k->backend, p->d, al.nk, k->launch_bh);
+                goto fail;
+            }
+        }
+    }
+    return 0;
+fail:
+    iv_key_free(k);
+    return -1;
+}
+
+void
+iv_key_free(iv_key *k)
+{
+    free(k->steps);
+    k->steps = NULL;
+    k->nsteps = 0;
+}
+
+bool
+iv_key_equal(const iv_key *a, const iv_key *b)
+{
+    if (a->cfg != b->cfg || a->decode != b->decode || a->nsteps != b->nsteps)
+        return false;
+    for (size_t s = 0; s < a->nsteps; s++)
+        if (a->steps[s].splits != b->steps[s].splits
+            || a->steps[s].gemv != b->steps[s].gemv)
+            return false;
+    return true;
+}
+
+const sf_format *
+iv_output_format(const iv_key *k)
+{
+    return fa_output_format(k->cfg, "o");
+}
+
+/* One forward of NQ rows over NK keys with SPLITS; 0 or -1. */
+static int
+forward(const fa_config *base, const iv_key *k, size_t nq, size_t nk,
+        bool causal, size_t splits, const uint16_t *q, const uint16_t *kk,
+        const uint16_t *v, uint32_t *o, uint32_t *lse, char *why, size_t n)
+{
+    fa_config c = *base;
+    sf_env env = SF_ENV_IEEE;
+    size_t tc;
+
+    c.shape.batch = 1;
+    c.shape.heads = 1;
+    c.shape.nq = nq;
+    c.shape.nk = nk;
+    c.causal = causal;
+    c.splits = splits;
+    c.launch_bh = k->launch_bh;
+    if (fa_config_tiles(&c, NULL, NULL, &tc, NULL) != 0) {
+        say(why, n, "the attention library refuses %zu splits of %zu keys "
+                    "(%s)",
+            splits, nk, k->backend);
+        return -1;
+    }
+    if (fa_forward(&c, q, kk, v, o, lse, NULL, &env) != 0) {
+        say(why, n, "the attention library failed (out of memory)");
+        return -1;
+    }
+    return 0;
+}
+
+int
+iv_compute(const iv_problem *p, const iv_key *k, size_t h, uint32_t *o,
+           uint32_t *lse, char *why, size_t n)
+{
+    size_t g = p->kv_heads != 0 ? p->heads / p->kv_heads : 1;
+    size_t nq = p->nq, nk = p->nk, d = p->d;
+    const uint16_t *q = p->q + h * nq * d;
+    const uint16_t *kk = p->k + h / g * nk * d, *v = p->v + h / g * nk * d;
+
+    if (!k->decode)
+        return forward(k->cfg, k, nq, nk, p->causal, k->steps[0].splits, q,
+                       kk, v, o, lse, why, n);
+    for (size_t s = 0; s < nq; s++)
+        if (forward(k->cfg, k, 1, nk - nq + s + 1, false, k->steps[s].splits,
+                    q + s * d, kk, v, o + s * d, lse + s, why, n)
+            != 0)
+            return -1;
+    return 0;
+}
+
+size_t
+iv_classes(size_t n, const uint32_t *const *outs, size_t len,
+           size_t *class_of)
+{
+    size_t classes = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        class_of[i] = classes;
+        for (size_t j = 0; j < i; j++)
+            if (memcmp(outs[i], outs[j], len * sizeof outs[i][0]) == 0) {
+                class_of[i] = class_of[j];
+                break;
+            }
+        if (class_of[i] == classes)
+            classes++;
+    }
+    return classes;
+}
+
+/* X (FP32 bits of a value on FMT's grid) as FMT's bits: exact. */
+static uint32_t
+in_format(const sf_format *fmt, uint32_t x)
+{
+    sf_env env = SF_ENV_IEEE;
+
+    if (fmt == &sf_format_f32)
+        return x;
+    return (uint32_t)sf_convert(fmt, &sf_format_f32, x, SF_RNE, &env);
+}
+
+uint32_t
+iv_format_bits(const sf_format *fmt, uint32_t x)
+{
+    return in_format(fmt, x);
+}
+
+/* X's position among the values of FMT in ascending order, -0 and +0
+   one point. */
+static int64_t
+ordinal(const sf_format *fmt, uint32_t x)
+{
+    int64_t mag = (int64_t)(x & ~(uint32_t)fmt->sign_mask);
+
+    return (x & fmt->sign_mask) != 0 ? -mag : mag;
+}
+
+static bool
+is_nan(const sf_format *fmt, uint32_t x)
+{
+    return (x & fmt->exp_mask) == fmt->exp_mask && (x & fmt->frac_mask) != 0;
+}
+
+iv_delta
+iv_compare(const sf_format *fmt, const uint32_t *a, const uint32_t *b,
+           size_t n)
+{
+    iv_delta dl = {0, 0};
+
+    for (size_t i = 0; i < n; i++) {
+        uint32_t x, y;
+        uint64_t u;
+        if (a[i] == b[i])
+            continue;
+        dl.differ++;
+        x = in_format(fmt, a[i]);
+        y = in_format(fmt, b[i]);
+        if (is_nan(fmt, x) || is_nan(fmt, y)) {
+            if (!(is_nan(fmt, x) && is_nan(fmt, y)))
+                dl.max_ulps = UINT64_MAX;
+            continue;
+        }
+        {
+            int64_t ox = ordinal(fmt, x), oy = ordinal(fmt, y);
+            u = (uint64_t)(ox > oy ? ox - oy : oy - ox);
+        }
+        if (u > dl.max_ulps)
+            dl.max_ulps = u;
+    }
+    return dl;
+}
+
+/* "B·H lo-hi" of a gemv row, or "the MMA chain" for none. */
+static void
+gemv_str(char *buf, size_t n, const fa_gemv_row *g)
+{
+    if (g == NULL)
+        snprintf(buf, n, "no gemv row");
+    else
+        snprintf(buf, n, "the gemv row of B*H %u-%u", g->bh_min, g->bh_max);
+}
+
+void
+iv_rule(const iv_key *a, const iv_key *b, char *buf, size_t n)
+{
+    size_t diff = 0, first = 0;
+
+    if (a->cfg != b->cfg) {
+        snprintf(buf, n, "backend %s%s%s%s -> %s%s%s%s", a->backend,
+                 *a->variant ? " (" : "", a->variant, *a->variant ? ")" : "",
+                 b->backend, *b->variant ? " (" : "", b->variant,
+                 *b->variant ? ")" : "");
+        return;
+    }
+    if (a->decode != b->decode) {
+        snprintf(buf, n, "%s -> %s", a->decode ? "decode steps" : "one prefill",
+                 b->decode ? "decode steps" : "one prefill");
+        return;
+    }
+    for (size_t s = 0; s < a->nsteps && s < b->nsteps; s++)
+        if (a->steps[s].splits != b->steps[s].splits
+            || a->steps[s].gemv != b->steps[s].gemv) {
+            if (diff++ == 0)
+                first = s;
+        }
+    if (diff == 0) {
+        snprintf(buf, n, "nothing in the launch rules");
+        return;
+    }
+    {
+        const iv_step *x = &a->steps[first], *y = &b->steps[first];
+        char where[96] = "";
+        if (a->decode)
+            snprintf(where, sizeof where, " in %zu decode steps (first: row %zu)",
+                     diff, first);
+        if (x->splits != y->splits)
+            snprintf(buf, n, "split count %zu -> %zu (%s)%s", x->splits,
+                     y->splits, a->split_rule != NULL ? a->split_rule : "",
+                     where);
+        else {
+            char g1[64], g2[64];
+            gemv_str(g1, sizeof g1, x->gemv);
+            gemv_str(g2, sizeof g2, y->gemv);
+            snprintf(buf, n, "cuBLAS gemv kernel: %s -> %s%s", g1, g2, where);
+        }
+    }
+}
+
+size_t
+iv_batch_bound(size_t n, const size_t *batch, const size_t *class_of)
+{
+    size_t j;
+
+    if (n == 0)
+        return 0;
+    j = n - 1;
+    while (j > 0 && class_of[j - 1] == class_of[n - 1])
+        j--;
+    if (j == n - 1 && n > 1)
+        return 0;
+    return batch[j];
+}

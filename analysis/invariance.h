@@ -1,0 +1,162 @@
+/* invariance.h -- "will my output change?": one attention call under a
+   set of GPU launches (batch sizes, multiprocessor counts, backends,
+   prefill or decode), each resolved to what decides its bits (the
+   description run, its split count, the gemv kernel of a decode), the
+   launches that share all of those computed once, and the outputs
+   grouped into classes of bit-identical results with the rule that
+   separates each pair of classes.
+
+   The steps, for a caller that owns the threads and the printing:
+   iv_resolve each launch into a key; iv_key_equal finds the distinct
+   keys; iv_compute each distinct key on each kept head (independent:
+   any order, any threads); iv_classes groups the keys' outputs;
+   iv_compare and iv_rule describe each pair of classes; iv_batch_bound
+   states a batch size from which a backend's output no longer moves. */
+#ifndef BF16EMU_ANALYSIS_INVARIANCE_H
+#define BF16EMU_ANALYSIS_INVARIANCE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "attention.h"
+#include "launch.h"
+#include "sdpa_dispatch_pt211_h200.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A backend of the comparison: one description for every launch
+   (FlashAttention-2 as PyTorch's flash backend, cuDNN, a user's file),
+   or PyTorch 2.11's own choice per launch ("sdpa"). */
+typedef struct iv_backend
+{
+    const char *name;     /* as the user named it */
+    bool sdpa;            /* the choice of sdpa_choose_pt211_h200 */
+    const fa_config *cfg; /* not sdpa: the configuration of one head */
+} iv_backend;
+
+/* The call: the kept heads of one batch entry, and the launch around it.
+   Every configuration (the backends', and sdpa_cfg's) is of one head
+   (batch 1, heads 1, NQ, NK, D), with its models, scale, causal mask and
+   input format set as for a plain run; the launch fields (splits,
+   launch_bh, sms) are set here. */
+typedef struct iv_problem
+{
+    size_t heads, kv_heads;               /* kept heads: query, key/value */
+    size_t launch_heads, launch_kv_heads; /* the launch's (0: the kept) */
+    size_t nq, nk, d;
+    bool f16;                    /* FP16 inputs (else BF16) */
+    bool causal;                 /* is_causal (bottom-right where Nq < Nk) */
+    const uint16_t *q, *k, *v;   /* [heads, nq, d], [kv_heads, nk, d] */
+    size_t nbackends;
+    const iv_backend *backends;
+    /* The configurations of the descriptions sdpa may pick, indexed by
+       sdpa_backend (math, flash, efficient, cudnn); NULL where not
+       loaded (a launch that picks it is refused). */
+    const fa_config *sdpa_cfg[4];
+} iv_problem;
+
+/* One launch to compare. */
+typedef struct iv_launch
+{
+    size_t batch;  /* B of the launch */
+    unsigned sms;  /* multiprocessors; 0: 132 */
+    size_t backend; /* index into the problem's backends */
+    bool decode;   /* each row as a decode step: one query row over the
+                      keys up to its causal bound */
+} iv_launch;
+
+/* What a row of a launch runs: its split count and, for one query row,
+   the gemv row of a description that has them. */
+typedef struct iv_step
+{
+    size_t splits;
+    const fa_gemv_row *gemv;
+} iv_step;
+
+/* A launch resolved: everything that decides its bits.  Two launches
+   with equal keys give the same bits by construction. */
+typedef struct iv_key
+{
+    const fa_config *cfg; /* the description's configuration */
+    const char *backend;  /* the backend that runs: "flash", "cudnn",
+                             "efficient", "math", or the backend's name */
+    const char *variant;  /* sdpa: the kernel PyTorch picks; else "" */
+    const char *split_rule; /* the rule of the (first) split count */
+    bool decode;
+    size_t nsteps;   /* 1 (prefill), or Nq (decode) */
+    iv_step *steps;  /* owned */
+    size_t launch_bh; /* B x H of the launch */
+    char variant_buf[96];
+} iv_key;
+
+/* Resolves launch L of P into *K (zeroed first; iv_key_free frees it).
+   Returns 0; or -1 with the reason in WHY (N bytes) when the launch
+   cannot be predicted: sdpa runs no backend or one with no configuration
+   here, cuDNN's decode grid on other than 132 multiprocessors, a decode
+   of a description with gemv rows (the math backend's cuBLAS kernels)
+   outside its measured rows, decode steps of a call that is not causal,
+   out of memory. */
+int iv_resolve(const iv_problem *p, const iv_launch *l, iv_key *k, char *why,
+               size_t n);
+
+void iv_key_free(iv_key *k);
+
+/* Whether A and B decide the same bits (the same configuration, mode and
+   steps). */
+bool iv_key_equal(const iv_key *a, const iv_key *b);
+
+/* The output format of O under K (BF16 or FP16). */
+const sf_format *iv_output_format(const iv_key *k);
+
+/* The outputs of kept query head H under K: O [nq, d] and LSE [nq] as
+   fa_forward writes them (bits of the output format; LSE FP32).
+   Returns 0, or -1 when the library refuses the configuration (WHY, N
+   bytes, says why) or runs out of memory. */
+int iv_compute(const iv_problem *p, const iv_key *k, size_t h, uint32_t *o,
+               uint32_t *lse, char *why, size_t n);
+
+/* Groups N outputs of LEN words each (OUTS[i]) into classes of
+   bit-identical ones, numbered in order of first appearance, into
+   CLASS_OF[i]; returns the number of classes. */
+size_t iv_classes(size_t n, const uint32_t *const *outs, size_t len,
+                  size_t *class_of);
+
+/* How two outputs differ. */
+typedef struct iv_delta
+{
+    size_t differ;   /* elements whose bits differ */
+    uint64_t max_ulps; /* the largest distance in units in the last place
+                          (steps on the format's grid); UINT64_MAX for
+                          a NaN against a number */
+} iv_delta;
+
+/* Compares N elements of A and B: FP32 bit patterns of values on FMT's
+   grid, as fa_forward writes them (FMT: the output format, or FP32 for
+   the LSE); the distance is counted on FMT's grid, -0 and +0 one point,
+   two NaNs 0 apart. */
+iv_delta iv_compare(const sf_format *fmt, const uint32_t *a,
+                    const uint32_t *b, size_t n);
+
+/* X, FP32 bits of a value on FMT's grid, as FMT's bit pattern (exact):
+   what a GPU dump stores of an output. */
+uint32_t iv_format_bits(const sf_format *fmt, uint32_t x);
+
+/* What separates keys A and B, as a phrase into BUF (N bytes): the
+   backend, the decode mode, the split count with its rule, the gemv
+   kernel; "nothing in the launch rules" when they are equal. */
+void iv_rule(const iv_key *a, const iv_key *b, char *buf, size_t n);
+
+/* For the launches of one backend at one multiprocessor count and mode
+   (N of them, batch sizes BATCH[i] ascending, classes CLASS_OF[i]): the
+   smallest batch size from which every later launch is in one class,
+   or 0 when only the largest batch size is (no bound shown). */
+size_t iv_batch_bound(size_t n, const size_t *batch, const size_t *class_of);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,215 @@
+#!/usr/bin/env python3
+"""invariance_batch.py -- one sequence as entry 0 of batches of several
+sizes: which batch sizes change entry 0's attention output, per backend.
+
+usage: invariance_batch.py OUTDIR [NAME ...]
+
+For each case of CASES: entry 0's Q, K, V come from the fixture
+generator (fixgen.py, seed SEED; K and V with the case's key/value
+heads), so a dump stores none of them; the other entries of a batch are
+torch.randn on a CPU generator seeded with the batch size, in the case's
+dtype.  For each backend of BACKENDS (flash, cudnn, efficient, math
+pinned with torch.nn.attention.sdpa_kernel, and "default": PyTorch's own
+choice) and each batch size of BATCHES, scaled_dot_product_attention
+runs once under the profiler (the kernels and their grids:
+"launches") and once more without it ("repeat": whether entry 0's O is
+bit-equal to the first run's).  Entry 0's O is grouped into classes of
+bit-equal outputs in batch order: "classes" gives each batch size's
+class, and the file stores each class's O once, as "BACKEND.cN.o"
+([1, H, Nq, d] in the case's dtype).  A backend that refuses the call
+is recorded with PyTorch's message ("refused") and nothing stored.
+
+Files: OUTDIR/NAME.safetensors (the manifest as metadata "manifest") and
+OUTDIR/NAME.json.  The manifest's "invariance" object holds batches,
+and per backend classes, launches, repeat and refused; shape is the
+kept batch entry ([1, H, Nq, d], heads of the launch), launch_shape the
+launch at batch 1 (its batch is each of "batches").
+"""
+import contextlib
+import json
+import os
+import sys
+
+import torch
+import torch.nn.functional as F
+from safetensors.torch import save_file
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import dump_sdpa  # noqa: E402
+import fixgen  # noqa: E402
+
+PRODUCER = "experiments/gpu/invariance_batch.py"
+SEED = 3201
+BATCHES = [1, 2, 3, 4, 8, 16, 32, 64]
+BACKENDS = ["flash", "cudnn", "default", "efficient", "math"]
+
+
+def case(h, hkv, nq, nk, d, dt="bf16", causal=False):
+    return {"heads": h, "kv_heads": hkv, "nq": nq, "nk": nk, "d": d,
+            "dtype": dt, "causal": causal}
+
+
+CASES = {
+    "dec_d64_nk4096_h16": case(16, 16, 1, 4096, 64),
+    "dec_d64_nk4096_h16_fp16": case(16, 16, 1, 4096, 64, "fp16"),
+    "dec_d128_nk16384_h8": case(8, 8, 1, 16384, 128),
+    "dec_gqa_d128_nk4096_h32_kv8": case(32, 8, 1, 4096, 128),
+    "dec_d64_nk8192_h32_fp16": case(32, 32, 1, 8192, 64, "fp16"),
+    "pre_d64_n1024_h2_causal": case(2, 2, 1024, 1024, 64, causal=True),
+    "pre_d64_n1024_h2_causal_fp16": case(2, 2, 1024, 1024, 64, "fp16",
+                                         causal=True),
+    "pre_d128_n2048_h4": case(4, 4, 2048, 2048, 128),
+}
+
+DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16}
+
+
+def pin(be):
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    if be == "default":
+        return contextlib.nullcontext()
+    return sdpa_kernel({"flash": SDPBackend.FLASH_ATTENTION,
+                        "cudnn": SDPBackend.CUDNN_ATTENTION,
+                        "efficient": SDPBackend.EFFICIENT_ATTENTION,
+                        "math": SDPBackend.MATH}[be])
+
+
+def entry0(c):
+    """Entry 0's Q, K, V (CPU) and their inputs_gen entries."""
+    dt = DTYPES[c["dtype"]]
+    made, entries = {}, {}
+    for name, h, n in (("q", c["heads"], c["nq"]),
+                       ("k", c["kv_heads"], c["nk"]),
+                       ("v", c["kv_heads"], c["nk"])):
+        made[name], entries[name] = dump_sdpa.fixgen_tensor(
+            SEED, name, (1, h, n, c["d"]), dt)
+    return made, entries
+
+
+def batch_of(c, made, b):
+    """The batch of B entries with entry 0 MADE's, on the device."""
+    dt = DTYPES[c["dtype"]]
+    g = torch.Generator().manual_seed(1000 + b)
+    out = []
+    for name, h, n in (("q", c["heads"], c["nq"]),
+                       ("k", c["kv_heads"], c["nk"]),
+                       ("v", c["kv_heads"], c["nk"])):
+        t = torch.randn((b, h, n, c["d"]), generator=g).to(dt)
+        t[0] = made[name][0]
+        out.append(t.cuda())
+    return out
+
+
+def call(be, c, q, k, v):
+    kw = {"is_causal": c["causal"]}
+    if c["kv_heads"] != c["heads"]:
+        kw["enable_gqa"] = True
+    with pin(be):
+        o = F.scaled_dot_product_attention(q, k, v, **kw)
+    torch.cuda.synchronize()
+    return o
+
+
+def short(name):
+    return name.split("(", 1)[0] if name else name
+
+
+def run_case(name, c, outdir, ver):
+    made, entries = entry0(c)
+    man = dict(ver)
+    man.update({
+        "dtype": {"bf16": "bfloat16", "fp16": "float16"}[c["dtype"]],
+        "shape": {"batch": 1, "heads": c["heads"],
+                  "kv_heads": c["kv_heads"], "nq": c["nq"], "nk": c["nk"],
+                  "d": c["d"]},
+        "launch_shape": {"batch": 1, "heads": c["heads"],
+                         "kv_heads": c["kv_heads"], "nq": c["nq"],
+                         "nk": c["nk"], "d": c["d"],
+                         "enable_gqa": c["kv_heads"] != c["heads"]},
+        "batch_from": 0,
+        "causal": c["causal"],
+        "causal_alignment": "top-left (SDPA's is_causal)"
+        if c["causal"] else None,
+        "scale": "1/sqrt(d) (PyTorch default)",
+        "call": "scaled_dot_product_attention(q, k, v%s%s)" % (
+            ", is_causal=True" if c["causal"] else "",
+            ", enable_gqa=True" if c["kv_heads"] != c["heads"] else ""),
+        "other_entries": "torch.randn on a CPU generator seeded with "
+                         "1000 + batch size, then converted to the dtype",
+    })
+    tensors = {}
+    inv = {"batches": BATCHES, "backends": {}}
+    on_gpu = None
+    for be in BACKENDS:
+        rec = {"classes": [], "launches": [], "kernels": [], "repeat": []}
+        reps = []
+        for b in BATCHES:
+            q, k, v = batch_of(c, made, b)
+            if on_gpu is None:
+                on_gpu = {"q": q[:1], "k": k[:1], "v": v[:1]}
+            launches = []
+            box = []
+            try:
+                names = dump_sdpa.kernels_seen(
+                    lambda: box.append(call(be, c, q, k, v)), launches)
+            except RuntimeError as e:
+                rec = {"refused": " ".join(str(e).split())[:600]}
+                break
+            o = box[0][:1].contiguous()
+            o2 = call(be, c, q, k, v)[:1].contiguous()
+            rec["repeat"].append(bool(torch.equal(
+                o.view(torch.int16), o2.view(torch.int16))))
+            rec["kernels"].append(sorted({short(n) for n in names}))
+            rec["launches"].append([{"name": short(x["name"]),
+                                     "grid": x["grid"], "block": x["block"]}
+                                    for x in launches])
+            cls = None
+            for i, r in enumerate(reps):
+                if torch.equal(r.view(torch.int16), o.view(torch.int16)):
+                    cls = i
+                    break
+            if cls is None:
+                cls = len(reps)
+                reps.append(o)
+                tensors["%s.c%d.o" % (be, cls)] = o.cpu()
+            rec["classes"].append(cls)
+            del q, k, v
+            torch.cuda.empty_cache()
+        inv["backends"][be] = rec
+        print(name, be, rec.get("classes", rec.get("refused")), flush=True)
+    man["inputs_gen"] = dump_sdpa.inputs_gen_of(SEED, entries, on_gpu, made)
+    man["invariance"] = inv
+    man["tensors"] = {n: [str(t.dtype).replace("torch.", ""),
+                          list(t.shape)] for n, t in tensors.items()}
+    text = json.dumps(man, allow_nan=False)
+    path = os.path.join(outdir, name)
+    save_file(tensors, path + ".safetensors", metadata={"manifest": text})
+    with open(path + ".json", "w") as f:
+        json.dump(man, f, indent=1, allow_nan=False)
+        f.write("\n")
+
+
+def versions():
+    p = torch.cuda.get_device_properties(0)
+    return {"producer": PRODUCER, "gpu": torch.cuda.get_device_name(0),
+            "cc": "%d.%d" % torch.cuda.get_device_capability(0),
+            "cuda": torch.version.cuda, "torch": torch.__version__,
+            "cudnn": torch.backends.cudnn.version(),
+            "sms": p.multi_processor_count}
+
+
+def main():
+    if len(sys.argv) < 2:
+        sys.exit(__doc__)
+    outdir = sys.argv[1]
+    want = set(sys.argv[2:])
+    os.makedirs(outdir, exist_ok=True)
+    ver = versions()
+    for name, c in CASES.items():
+        if want and name not in want:
+            continue
+        run_case(name, c, outdir, ver)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1425 @@
+/* invariance -- bf16emu invariance: will one attention call's output
+   change with the launch around it?  The engine is analysis/invariance.h;
+   this file reads the call (a GPU dump or generated inputs), loads the
+   descriptions, runs the distinct computations on threads, and prints
+   the classes, the rules between them, a recommendation and, for a dump
+   that recorded the GPU's own classes, whether they agree. */
+#ifdef HAVE_CONFIG_H
+#include <config.h>
+#endif
+
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "analysis/dump_inputs.h"
+#include "analysis/gen.h"
+#include "analysis/invariance.h"
+#include "analysis/tensor.h"
+#include "attention/attention.h"
+#include "experiments/cli.h"
+#include "experiments/fa_cli.h"
+#include "experiments/plot.h"
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#define CMD "invariance"
+#define MAX_LIST 64
+#define MAX_BACKENDS 12
+
+enum
+{
+    OPT_HELP,
+    OPT_BATCH,
+    OPT_POLICY,
+    OPT_SMS,
+    OPT_MODE,
+    OPT_LAUNCH_HEADS,
+    OPT_JSON,
+    OPT_PLOT,
+    OPT_THREADS,
+    OPT_GEN,
+    OPT_HEADS,
+    OPT_KV_HEADS,
+    OPT_NQ,
+    OPT_NK,
+    OPT_D,
+    OPT_SEED,
+    OPT_CAUSAL,
+    OPT_DTYPE
+};
+
+static const cli_option options[] = {
+    {"help", false, OPT_HELP},
+    {"batch", true, OPT_BATCH},
+    {"policy", true, OPT_POLICY},
+    {"sms", true, OPT_SMS},
+    {"mode", true, OPT_MODE},
+    {"launch-heads", true, OPT_LAUNCH_HEADS},
+    {"json", false, OPT_JSON},
+    {"plot", true, OPT_PLOT},
+    {"threads", true, OPT_THREADS},
+    {"gen", true, OPT_GEN},
+    {"heads", true, OPT_HEADS},
+    {"kv-heads", true, OPT_KV_HEADS},
+    {"nq", true, OPT_NQ},
+    {"nk", true, OPT_NK},
+    {"d", true, OPT_D},
+    {"seed", true, OPT_SEED},
+    {"causal", false, OPT_CAUSAL},
+    {"dtype", true, OPT_DTYPE},
+    {NULL, false, 0},
+};
+
+/* A description loaded for this run: its configuration and models. */
+typedef struct slot
+{
+    const fa_kernel *k;
+    fa_config cfg;
+    fa_cli_exp exp;
+    fa_cli_log log;
+    bool loaded;
+} slot;
+
+/* What a dump recorded of one backend on the GPU. */
+typedef struct observed
+{
+    const char *name; /* the dump's name: flash, cudnn, default, ... */
+    bool refused;
+    size_t classes[MAX_LIST];
+} observed;
+
+typedef struct inv_ctx
+{
+    const char *path; /* the dump */
+    bool gen;
+    gen_params gp;
+    uint64_t heads, kv_heads, nq, nk, d;
+    bool causal, f16, f16_given;
+    size_t batch[MAX_LIST], nbatch;
+    unsigned sms[MAX_LIST];
+    size_t nsms;
+    const char *pol[MAX_BACKENDS];
+    size_t npol;
+    bool mode_prefill, mode_decode, mode_given;
+    uint64_t launch_heads, launch_kv_heads;
+    bool json;
+    const char *plot;
+    uint64_t threads;
+    /* the call */
+    tensor tq, tk, tv;
+    json_t *man;
+    const json_t *inv; /* the manifest's "invariance" */
+    observed obs[MAX_BACKENDS];
+    size_t nobs;
+    /* the descriptions: fa2, cudnn, efficient, math, then others */
+    slot slots[MAX_BACKENDS];
+    size_t nslots;
+    iv_backend be[MAX_BACKENDS];
+    iv_problem p;
+    /* the launches */
+    iv_launch *l;
+    iv_key *key;
+    size_t nl;
+    size_t *run_of, *runs, nruns; /* launch -> run; run -> first launch */
+    uint32_t **out;               /* per run: O then LSE */
+    size_t out_len, o_len;
+    size_t *cls_run, ncls;
+    char why[512];     /* a computation's refusal */
+    bool pol_default;  /* the backends came from the dump */
+    const char *skip_name[MAX_BACKENDS];
+    char skip_why[MAX_BACKENDS][512];
+    size_t nskip;
+    char pol_buf[512]; /* --policy's names */
+} inv_ctx;
+
+void
+invariance_help(FILE *out)
+{
+    fputs(
+        "usage: bf16emu invariance DUMP.safetensors [options]\n"
+        "       bf16emu invariance --gen normal --heads H --nq N --nk N --d D "
+        "[options]\n"
+        "\n"
+        "Will this call's attention output change with the launch around "
+        "it?  The call\n"
+        "(one batch entry: its heads, rows and keys) runs under every "
+        "launch asked\n"
+        "for: batch sizes, multiprocessor counts, backends, one prefill or "
+        "decode\n"
+        "steps.  Each launch is resolved to what decides its bits (the "
+        "description\n"
+        "run, the split count and its rule, the gemv kernel of a decode); "
+        "launches\n"
+        "that resolve alike are computed once.  The report gives the "
+        "classes of\n"
+        "launches with identical O and LSE, what separates them (elements, "
+        "ulps,\n"
+        "the rule), and the settings under which the call is invariant, "
+        "where the\n"
+        "emulation shows one.  A dump that recorded the GPU's classes "
+        "(experiments/gpu/\n"
+        "invariance_batch.py) is checked: exit 1 when they differ.\n"
+        "\n"
+        "options:\n"
+        "  --batch LIST         launch batch sizes (default: the dump's, "
+        "else\n"
+        "                       1,2,3,4,8,16,32,64); the call is entry 0\n"
+        "  --policy LIST        backends: flash (fa2), cudnn, efficient, "
+        "math, sdpa\n"
+        "                       (PyTorch 2.11's choice per launch; also "
+        "'default'),\n"
+        "                       or any built-in description (default: the "
+        "dump's,\n"
+        "                       else flash,cudnn,sdpa)\n"
+        "  --sms LIST           multiprocessor counts (default 132: H100 "
+        "SXM, H200)\n"
+        "  --mode LIST          prefill, decode (each row one step over its "
+        "cache;\n"
+        "                       causal calls only); default prefill\n"
+        "  --launch-heads H[,HKV]  heads of the launch (default: the "
+        "dump's launch,\n"
+        "                       else the call's)\n"
+        "  --threads N          threads (default: all processors)\n"
+        "  --json               the report as JSON\n"
+        "  --plot FILE          differing elements and ulps against the "
+        "first batch\n"
+        "                       size, per backend: FILE.png, FILE.svg, "
+        "FILE.dat\n"
+        "generated inputs:\n"
+        "  --gen normal --heads H [--kv-heads H] --nq N --nk N --d D "
+        "[--seed S]\n"
+        "  [--causal] [--dtype bf16|fp16]\n"
+        "\n"
+        "Each description runs with its own exp and log models (fa2 and "
+        "cudnn: the\n"
+        "H200's ex2.approx and lg2.approx), as attn and diff run it.  The "
+        "forward only.\n",
+        out);
+}
+
+/* "1,2,4" into V (at most MAX_LIST positive integers up to MAX). */
+static bool
+parse_list(const char *opt, const char *s, uint64_t max, uint64_t *v,
+           size_t *n)
+{
+    const char *p = s;
+
+    *n = 0;
+    while (*p != '\0') {
+        char *end;
+        unsigned long long x;
+        if (*p < '0' || *p > '9' || *n == MAX_LIST)
+            goto bad;
+        errno = 0;
+        x = strtoull(p, &end, 10);
+        if (errno != 0 || x == 0 || x > max)
+            goto bad;
+        v[(*n)++] = x;
+        p = end;
+        if (*p == ',')
+            p++;
+        else if (*p != '\0')
+            goto bad;
+    }
+    if (*n != 0)
+        return true;
+bad:
+    cli_error(CMD, "%s '%s': expected a comma list of at most %d integers "
+                   "from 1 to %llu",
+              opt, s, MAX_LIST, (unsigned long long)max);
+    return false;
+}
+
+static bool
+parse_names(inv_ctx *x, const char *s)
+{
+    char *buf = x->pol_buf, *p, *save = NULL;
+
+    if (strlen(s) >= sizeof x->pol_buf)
+        return cli_error(CMD, "--policy: too long"), false;
+    memcpy(buf, s, strlen(s) + 1);
+    x->npol = 0;
+    for (p = strtok_r(buf, ",", &save); p != NULL;
+         p = strtok_r(NULL, ",", &save)) {
+        if (x->npol == MAX_BACKENDS - 4)
+            return cli_error(CMD, "--policy: at most %d backends",
+                             MAX_BACKENDS - 4),
+                   false;
+        x->pol[x->npol++] = p;
+    }
+    if (x->npol == 0)
+        return cli_error(CMD, "--policy '%s': no backend named", s), false;
+    return true;
+}
+
+static bool
+take(void *ctx, int id, const char *v)
+{
+    inv_ctx *x = ctx;
+    uint64_t l[MAX_LIST];
+    size_t n;
+
+    switch (id) {
+    case OPT_BATCH:
+        if (!parse_list("--batch", v, 1u << 20, l, &n))
+            return false;
+        for (size_t i = 0; i < n; i++)
+            x->batch[i] = (size_t)l[i];
+        x->nbatch = n;
+        return true;
+    case OPT_SMS:
+        if (!parse_list("--sms", v, 100000, l, &n))
+            return false;
+        for (size_t i = 0; i < n; i++)
+            x->sms[i] = (unsigned)l[i];
+        x->nsms = n;
+        return true;
+    case OPT_POLICY:
+        return parse_names(x, v);
+    case OPT_MODE:
+        x->mode_given = true;
+        x->mode_prefill = strstr(v, "prefill") != NULL;
+        x->mode_decode = strstr(v, "decode") != NULL;
+        if (strcmp(v, "prefill") != 0 && strcmp(v, "decode") != 0
+            && strcmp(v, "prefill,decode") != 0
+            && strcmp(v, "decode,prefill") != 0)
+            return cli_error(CMD, "--mode '%s': expected prefill, decode or "
+                                  "prefill,decode",
+                             v),
+                   false;
+        return true;
+    case OPT_LAUNCH_HEADS:
+        if (!parse_list("--launch-heads", v, 1u << 20, l, &n) || n > 2)
+            return n > 2 ? (cli_error(CMD, "--launch-heads: H or H,HKV"),
+                            false)
+                         : false;
+        x->launch_heads = l[0];
+        x->launch_kv_heads = n == 2 ? l[1] : 0;
+        return true;
+    case OPT_JSON:
+        x->json = true;
+        return true;
+    case OPT_PLOT:
+        x->plot = v;
+        return true;
+    case OPT_THREADS:
+        return cli_parse_u64(CMD, "--threads", v, &x->threads);
+    case OPT_GEN:
+        if (strcmp(v, "normal") != 0)
+            return cli_error(CMD, "--gen '%s': only normal is taken here", v),
+                   false;
+        x->gen = true;
+        return true;
+    case OPT_HEADS:
+        return cli_parse_u64(CMD, "--heads", v, &x->heads);
+    case OPT_KV_HEADS:
+        return cli_parse_u64(CMD, "--kv-heads", v, &x->kv_heads);
+    case OPT_NQ:
+        return cli_parse_u64(CMD, "--nq", v, &x->nq);
+    case OPT_NK:
+        return cli_parse_u64(CMD, "--nk", v, &x->nk);
+    case OPT_D:
+        return cli_parse_u64(CMD, "--d", v, &x->d);
+    case OPT_SEED:
+        return cli_parse_u64(CMD, "--seed", v, &x->gp.seed);
+    case OPT_CAUSAL:
+        x->causal = true;
+        return true;
+    case OPT_DTYPE:
+        x->f16_given = true;
+        if (strcasecmp(v, "bf16") == 0 || strcasecmp(v, "bfloat16") == 0)
+            x->f16 = false;
+        else if (strcasecmp(v, "fp16") == 0 || strcasecmp(v, "f16") == 0
+                 || strcasecmp(v, "float16") == 0)
+            x->f16 = true;
+        else
+            return cli_error(CMD, "--dtype '%s': expected bf16 or fp16", v),
+                   false;
+        return true;
+    default:
+        return false;
+    }
+}
+
+/*----------------------------------------------------------------------------
+ * The call.
+ *--------------------------------------------------------------------------*/
+
+static int64_t
+jint(const json_t *o, const char *k)
+{
+    const json_t *v = json_object_get(o, k);
+    return json_is_integer(v) ? (int64_t)json_integer_value(v) : -1;
+}
+
+/* The dump's manifest (safetensors metadata "manifest"). */
+static bool
+read_manifest(inv_ctx *x)
+{
+    tensor_listing ls = TENSOR_LISTING_INIT;
+    tensor_error err;
+    json_error_t je;
+
+    if (tensor_file_list(x->path, &ls, &err) != 0)
+        return cli_error(CMD, "%s", err.message), false;
+    for (size_t i = 0; i < ls.n_meta && x->man == NULL; i++)
+        if (strcmp(ls.meta[i].key, "manifest") == 0)
+            x->man = json_loads(ls.meta[i].value, 0, &je);
+    tensor_listing_free(&ls);
+    if (x->man == NULL || !json_is_object(x->man))
+        return cli_error(CMD, "%s: no manifest (metadata \"manifest\", a "
+                              "JSON object) in the file",
+                         x->path),
+               false;
+    return true;
+}
+
+/* The GPU's classes per backend (the manifest's "invariance"). */
+static bool
+read_observed(inv_ctx *x)
+{
+    const json_t *bs, *bes, *v;
+    const char *name;
+    size_t i;
+
+    x->inv = json_object_get(x->man, "invariance");
+    if (x->inv == NULL)
+        return true;
+    bs = json_object_get(x->inv, "batches");
+    bes = json_object_get(x->inv, "backends");
+    if (!json_is_array(bs) || json_array_size(bs) == 0
+        || json_array_size(bs) > MAX_LIST || !json_is_object(bes))
+        return cli_error(CMD, "%s: manifest: invariance: expected "
+                              "\"batches\" (1 to %d integers) and "
+                              "\"backends\" (an object)",
+                         x->path, MAX_LIST),
+               false;
+    if (x->nbatch == 0) {
+        for (i = 0; i < json_array_size(bs); i++)
+            x->batch[i] = (size_t)json_integer_value(json_array_get(bs, i));
+        x->nbatch = json_array_size(bs);
+    }
+    json_object_foreach((json_t *)bes, name, v)
+    {
+        observed *o = &x->obs[x->nobs];
+        const json_t *c = json_object_get(v, "classes");
+        if (x->nobs == MAX_BACKENDS - 4)
+            break;
+        o->name = name;
+        o->refused = json_object_get(v, "refused") != NULL;
+        if (!o->refused) {
+            if (!json_is_array(c) || json_array_size(c) != json_array_size(bs))
+                return cli_error(CMD, "%s: manifest: invariance.backends.%s."
+                                      "classes: expected one class per batch "
+                                      "size",
+                                 x->path, name),
+                       false;
+            for (size_t j = 0; j < json_array_size(c); j++)
+                o->classes[j] = (size_t)json_integer_value(
+                    json_array_get(c, j));
+        }
+        x->nobs++;
+    }
+    return true;
+}
+
+static bool
+read_input(inv_ctx *x, const char *key, tensor *t, size_t heads, size_t n)
+{
+    tensor_error err;
+
+    if (dump_input_read(x->path, key, x->f16 ? TENSOR_F16 : TENSOR_BF16, t,
+                        &err)
+        != 0)
+        return cli_error(CMD, "%s", err.message), false;
+    if (t->ndim != 4 || t->shape[0] != 1 || t->shape[1] != heads
+        || t->shape[2] != n || t->shape[3] != x->d)
+        return cli_error(CMD, "%s: %s: expected [1, %zu, %zu, %llu] (one "
+                              "batch entry, as the manifest's shape)",
+                         x->path, key, heads, n, (unsigned long long)x->d),
+               false;
+    return true;
+}
+
+static bool
+read_dump(inv_ctx *x)
+{
+    const json_t *sh, *ls;
+    const char *dt;
+
+    if (!read_manifest(x))
+        return false;
+    sh = json_object_get(x->man, "shape");
+    if (jint(sh, "batch") != 1 || jint(sh, "heads") <= 0 || jint(sh, "nq") <= 0
+        || jint(sh, "nk") <= 0 || jint(sh, "d") <= 0)
+        return cli_error(CMD, "%s: manifest: shape: expected batch 1 (the "
+                              "call is one batch entry) and positive heads, "
+                              "nq, nk, d",
+                         x->path),
+               false;
+    if (json_object_get(x->man, "attn_mask") != NULL
+        && !json_is_null(json_object_get(x->man, "attn_mask")))
+        return cli_error(CMD, "%s: manifest: attn_mask: masked calls are not "
+                              "taken by invariance yet",
+                         x->path),
+               false;
+    x->heads = (uint64_t)jint(sh, "heads");
+    x->kv_heads = jint(sh, "kv_heads") > 0 ? (uint64_t)jint(sh, "kv_heads")
+                                            : x->heads;
+    x->nq = (uint64_t)jint(sh, "nq");
+    x->nk = (uint64_t)jint(sh, "nk");
+    x->d = (uint64_t)jint(sh, "d");
+    x->causal = json_is_true(json_object_get(x->man, "causal"));
+    dt = json_string_value(json_object_get(x->man, "dtype"));
+    x->f16 = dt != NULL && strcmp(dt, "float16") == 0;
+    ls = json_object_get(x->man, "launch_shape");
+    if (x->launch_heads == 0 && jint(ls, "heads") > 0) {
+        x->launch_heads = (uint64_t)jint(ls, "heads");
+        x->launch_kv_heads = jint(ls, "kv_heads") > 0
+                                 ? (uint64_t)jint(ls, "kv_heads")
+                                 : x->launch_heads;
+    }
+    if (jint(x->man, "sms") > 0 && x->nsms == 0) {
+        x->sms[0] = (unsigned)jint(x->man, "sms");
+        x->nsms = 1;
+    }
+    return read_observed(x)
+           && read_input(x, "q", &x->tq, x->heads, x->nq)
+           && read_input(x, "k", &x->tk, x->kv_heads, x->nk)
+           && read_input(x, "v", &x->tv, x->kv_heads, x->nk);
+}
+
+static bool
+make_inputs(inv_ctx *x)
+{
+    uint64_t sq[4], sk[4];
+    float scale;
+
+    if (x->heads == 0 || x->nq == 0 || x->nk == 0 || x->d == 0)
+        return cli_error(CMD, "--gen: give --heads, --nq, --nk and --d"),
+               false;
+    if (x->kv_heads == 0)
+        x->kv_heads = x->heads;
+    if (x->f16)
+        return cli_error(CMD, "--gen: generated inputs are BF16; give a dump "
+                              "for FP16"),
+               false;
+    sq[0] = sk[0] = 1;
+    sq[1] = x->heads;
+    sk[1] = x->kv_heads;
+    sq[2] = x->nq;
+    sk[2] = x->nk;
+    sq[3] = sk[3] = x->d;
+    if (tensor_alloc(&x->tq, TENSOR_BF16, 4, sq, NULL) != 0
+        || tensor_alloc(&x->tk, TENSOR_BF16, 4, sk, NULL) != 0
+        || tensor_alloc(&x->tv, TENSOR_BF16, 4, sk, NULL) != 0)
+        return cli_error(CMD, "out of memory"), false;
+    {
+        uint32_t b = fa_scale_bits(&(fa_config){
+            .shape = {1, 1, (size_t)x->nq, (size_t)x->nk, (size_t)x->d}});
+        memcpy(&scale, &b, sizeof scale);
+    }
+    /* head h's Q, and K and V of its key/value head: gen_head of that
+       head index, as attn --gen makes them */
+    for (size_t h = 0; h < x->heads; h++) {
+        uint16_t *kb = malloc(x->nk * x->d * 2), *vb = malloc(x->nk * x->d * 2);
+        if (kb == NULL || vb == NULL) {
+            free(kb);
+            free(vb);
+            return cli_error(CMD, "out of memory"), false;
+        }
+        gen_head(&x->gp, scale, x->nq, x->nk, x->d, h,
+                 (uint16_t *)x->tq.data + h * x->nq * x->d, kb, vb, NULL);
+        if (h < x->kv_heads) {
+            memcpy((uint16_t *)x->tk.data + h * x->nk * x->d, kb,
+                   x->nk * x->d * 2);
+            memcpy((uint16_t *)x->tv.data + h * x->nk * x->d, vb,
+                   x->nk * x->d * 2);
+        }
+        free(kb);
+        free(vb);
+    }
+    return true;
+}
+
+/*----------------------------------------------------------------------------
+ * Descriptions.
+ *--------------------------------------------------------------------------*/
+
+/* The slot of description K, loaded on first use; NULL after an error. */
+static slot *
+slot_for(inv_ctx *x, const fa_kernel *k)
+{
+    slot *s;
+    const char *why;
+
+    for (size_t i = 0; i < x->nslots; i++)
+        if (x->slots[i].k == k)
+            return &x->slots[i];
+    if (x->nslots == MAX_BACKENDS)
+        return cli_error(CMD, "too many descriptions"), NULL;
+    s = &x->slots[x->nslots++];
+    memset(s, 0, sizeof *s);
+    s->k = k;
+    if (!fa_cli_inputs_defined(CMD, "--policy", k, x->f16)
+        || !fa_cli_exp_for(CMD, k, &s->exp)
+        || !fa_cli_log_for(CMD, "--policy", k, &s->log))
+        return NULL;
+    s->loaded = true;
+    s->cfg = fa_config_kernel_default(k);
+    s->cfg.shape = (fa_shape){1, 1, (size_t)x->nq, (size_t)x->nk,
+                              (size_t)x->d};
+    s->cfg.causal = x->causal;
+    s->cfg.exp = s->exp.model;
+    s->cfg.log = fa_cli_log_model(&s->log);
+    s->cfg.rcp = fa_cli_rcp_model(&s->log);
+    s->cfg.input = x->f16 ? &sf_format_f16 : NULL;
+    if ((why = fa_config_check(&s->cfg)) != NULL)
+        return cli_error(CMD, "%s: %s", k->name, why), NULL;
+    return s;
+}
+
+static bool
+setup_backends(inv_ctx *x)
+{
+    static const char *const sdpa_names[4] = {"math", "fa2", "efficient",
+                                              "cudnn"};
+
+    for (size_t i = 0; i < x->npol; i++) {
+        const char *n = x->pol[i];
+        iv_backend *b = &x->be[i];
+        b->name = n;
+        if (strcmp(n, "sdpa") == 0 || strcmp(n, "default") == 0) {
+            b->sdpa = true;
+            for (int j = 0; j < 4; j++) {
+                slot *s = slot_for(x, fa_kernel_by_name(sdpa_names[j]));
+                if (s == NULL)
+                    return false;
+                x->p.sdpa_cfg[j] = &s->cfg;
+            }
+        } else {
+            const fa_kernel *k = fa_kernel_by_name(
+                strcmp(n, "flash") == 0 ? "fa2" : n);
+            slot *s;
+            if (k == NULL)
+                return cli_error(CMD, "--policy: '%s' names no backend or "
+                                      "description (flash, cudnn, efficient, "
+                                      "math, sdpa, or a built-in description "
+                                      "such as fa2, paper-eq4, repo, fp32)",
+                                 n),
+                       false;
+            if ((s = slot_for(x, k)) == NULL)
+                return false;
+            b->cfg = &s->cfg;
+        }
+    }
+    x->p.nbackends = x->npol;
+    x->p.backends = x->be;
+    return true;
+}
+
+/*----------------------------------------------------------------------------
+ * The launches and the computations.
+ *--------------------------------------------------------------------------*/
+
+/* Whether every launch of backend B resolves; else the reason in WHY. */
+static bool
+backend_predicted(inv_ctx *x, size_t b, char *why, size_t n)
+{
+    for (int m = 0; m < 2; m++) {
+        if (m == 0 ? !x->mode_prefill : !x->mode_decode)
+            continue;
+        for (size_t s = 0; s < x->nsms; s++)
+            for (size_t j = 0; j < x->nbatch; j++) {
+                iv_launch l = {x->batch[j], x->sms[s], b, m == 1};
+                iv_key k;
+                if (iv_resolve(&x->p, &l, &k, why, n) != 0)
+                    return false;
+                iv_key_free(&k);
+            }
+    }
+    return true;
+}
+
+/* The backends taken from a dump that the emulation cannot predict are
+   left out, each with its reason (reported); backends the user named
+   are never left out: make_launches refuses them. */
+static void
+prune_backends(inv_ctx *x)
+{
+    size_t keep = 0;
+
+    for (size_t b = 0; b < x->npol; b++) {
+        char why[512];
+        if (x->pol_default && !backend_predicted(x, b, why, sizeof why)) {
+            x->skip_name[x->nskip] = x->pol[b];
+            snprintf(x->skip_why[x->nskip], sizeof x->skip_why[0], "%s", why);
+            x->nskip++;
+            continue;
+        }
+        x->pol[keep] = x->pol[b];
+        x->be[keep] = x->be[b];
+        keep++;
+    }
+    x->npol = keep;
+    x->p.nbackends = keep;
+}
+
+static bool
+make_launches(inv_ctx *x)
+{
+    size_t modes = (size_t)x->mode_prefill + (size_t)x->mode_decode;
+    char why[512];
+
+    x->nl = x->npol * x->nsms * x->nbatch * modes;
+    x->l = calloc(x->nl, sizeof *x->l);
+    x->key = calloc(x->nl, sizeof *x->key);
+    x->run_of = calloc(x->nl, sizeof *x->run_of);
+    x->runs = calloc(x->nl, sizeof *x->runs);
+    if (x->l == NULL || x->key == NULL || x->run_of == NULL
+        || x->runs == NULL)
+        return cli_error(CMD, "out of memory"), false;
+    {
+        size_t i = 0;
+        for (int m = 0; m < 2; m++) {
+            if (m == 0 ? !x->mode_prefill : !x->mode_decode)
+                continue;
+            for (size_t b = 0; b < x->npol; b++)
+                for (size_t s = 0; s < x->nsms; s++)
+                    for (size_t j = 0; j < x->nbatch; j++) {
+                        iv_launch *l = &x->l[i++];
+                        l->batch = x->batch[j];
+                        l->sms = x->sms[s];
+                        l->backend = b;
+                        l->decode = m == 1;
+                    }
+        }
+    }
+    for (size_t i = 0; i < x->nl; i++) {
+        if (iv_resolve(&x->p, &x->l[i], &x->key[i], why, sizeof why) != 0)
+            return cli_error(CMD, "%s at batch %zu, %u SMs%s: %s",
+                             x->be[x->l[i].backend].name, x->l[i].batch,
+                             x->l[i].sms != 0 ? x->l[i].sms : 132,
+                             x->l[i].decode ? " (decode)" : "", why),
+                   false;
+        x->run_of[i] = x->nruns;
+        for (size_t r = 0; r < x->nruns; r++)
+            if (iv_key_equal(&x->key[x->runs[r]], &x->key[i])) {
+                x->run_of[i] = r;
+                break;
+            }
+        if (x->run_of[i] == x->nruns)
+            x->runs[x->nruns++] = i;
+    }
+    return true;
+}
+
+static bool
+compute(inv_ctx *x)
+{
+    long long units = (long long)(x->nruns * x->heads);
+    int failed = 0;
+
+    x->o_len = (size_t)(x->heads * x->nq * x->d);
+    x->out_len = x->o_len + (size_t)(x->heads * x->nq);
+    x->out = calloc(x->nruns, sizeof *x->out);
+    if (x->out == NULL)
+        return cli_error(CMD, "out of memory"), false;
+    for (size_t r = 0; r < x->nruns; r++)
+        if ((x->out[r] = malloc(x->out_len * sizeof(uint32_t))) == NULL)
+            return cli_error(CMD, "out of memory"), false;
+#ifdef _OPENMP
+    int nt = x->threads != 0 ? (int)(x->threads > 1024 ? 1024 : x->threads)
+                             : omp_get_max_threads();
+#pragma omp parallel for schedule(dynamic, 1) num_threads(nt)                 \
+    reduction(| : failed)
+#endif
+    for (long long u = 0; u < units; u++) {
+        size_t r = (size_t)u / x->heads, h = (size_t)u % x->heads;
+        char w[512];
+        uint32_t *o = x->out[r] + h * x->nq * x->d;
+        uint32_t *lse = x->out[r] + x->o_len + h * x->nq;
+        if (iv_compute(&x->p, &x->key[x->runs[r]], h, o, lse, w, sizeof w)
+            != 0) {
+#ifdef _OPENMP
+#pragma omp critical
+#endif
+            memcpy(x->why, w, sizeof w);
+            failed |= 1;
+        }
+    }
+    if (failed)
+        return cli_error(CMD, "%s", x->why), false;
+    x->cls_run = calloc(x->nruns, sizeof *x->cls_run);
+    if (x->cls_run == NULL)
+        return cli_error(CMD, "out of memory"), false;
+    x->ncls = iv_classes(x->nruns, (const uint32_t *const *)x->out,
+                         x->out_len, x->cls_run);
+    return true;
+}
+
+static size_t
+cls_of(const inv_ctx *x, size_t launch)
+{
+    return x->cls_run[x->run_of[launch]];
+}
+
+/* The index of the launch of backend B, SMS index S, mode M (0 prefill),
+   batch index J. */
+static size_t
+launch_at(const inv_ctx *x, int m, size_t b, size_t s, size_t j)
+{
+    size_t per_mode = x->npol * x->nsms * x->nbatch;
+    size_t base = m == 1 && x->mode_prefill ? per_mode : 0;
+    return base + (b * x->nsms + s) * x->nbatch + j;
+}
+
+/* The delta of O and of LSE between the runs of launches I and J. */
+static void
+delta(const inv_ctx *x, size_t i, size_t j, iv_delta *o, iv_delta *lse)
+{
+    const uint32_t *a = x->out[x->run_of[i]], *b = x->out[x->run_of[j]];
+
+    *o = iv_compare(iv_output_format(&x->key[i]), a, b, x->o_len);
+    *lse = iv_compare(&sf_format_f32, a + x->o_len, b + x->o_len,
+                      x->out_len - x->o_len);
+}
+
+/*----------------------------------------------------------------------------
+ * The GPU's classes.
+ *--------------------------------------------------------------------------*/
+
+/* The backend index for a dump's backend name, or -1. */
+static long
+backend_named(const inv_ctx *x, const char *name)
+{
+    for (size_t b = 0; b < x->npol; b++)
+        if (strcmp(x->pol[b], name) == 0
+            || (strcmp(name, "default") == 0 && strcmp(x->pol[b], "sdpa") == 0)
+            || (strcmp(name, "flash") == 0 && strcmp(x->pol[b], "fa2") == 0))
+            return (long)b;
+    return -1;
+}
+
+/* Classes renumbered in order of first appearance. */
+static void
+canonical(const size_t *in, size_t n, size_t *out)
+{
+    size_t map_from[MAX_LIST], map_to[MAX_LIST], nm = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        size_t k;
+        for (k = 0; k < nm && map_from[k] != in[i]; k++)
+            ;
+        if (k == nm) {
+            map_from[nm] = in[i];
+            map_to[nm] = nm;
+            nm++;
+        }
+        out[i] = map_to[k];
+    }
+}
+
+typedef struct obs_result
+{
+    bool checked, partition_equal;
+    size_t compared, differ; /* elements of the stored class outputs */
+    size_t nclasses;
+    char note[160];
+} obs_result;
+
+/* Compares the stored output of GPU class C (tensor NAME.cC.o, [1, H,
+   R, d] with R <= Nq rows) with launch L's. */
+static bool
+check_class_output(inv_ctx *x, const observed *ob, size_t c, size_t l,
+                   obs_result *res)
+{
+    char key[64];
+    tensor t = TENSOR_INIT;
+    tensor_error err;
+    const uint32_t *o = x->out[x->run_of[l]];
+    const sf_format *fmt = iv_output_format(&x->key[l]);
+
+    snprintf(key, sizeof key, "%s.c%zu.o", ob->name, c);
+    if (safetensors_read(x->path, key, x->f16 ? TENSOR_F16 : TENSOR_BF16, &t,
+                         &err)
+        != 0) {
+        cli_error(CMD, "%s", err.message);
+        return false;
+    }
+    if (t.ndim != 4 || t.shape[0] != 1 || t.shape[1] != x->heads
+        || t.shape[2] > x->nq || t.shape[3] != x->d) {
+        tensor_free(&t);
+        cli_error(CMD, "%s: %s: expected [1, %llu, R <= %llu, %llu]", x->path,
+                  key, (unsigned long long)x->heads,
+                  (unsigned long long)x->nq, (unsigned long long)x->d);
+        return false;
+    }
+    for (size_t h = 0; h < x->heads; h++)
+        for (size_t i = 0; i < t.shape[2] * x->d; i++) {
+            uint16_t g = ((const uint16_t *)t.data)[h * t.shape[2] * x->d + i];
+            res->compared++;
+            res->differ += g != iv_format_bits(fmt, o[h * x->nq * x->d + i]);
+        }
+    tensor_free(&t);
+    return true;
+}
+
+static bool
+check_observed(inv_ctx *x, obs_result *res)
+{
+    for (size_t i = 0; i < x->nobs; i++) {
+        const observed *ob = &x->obs[i];
+        obs_result *r = &res[i];
+        long b = backend_named(x, ob->name);
+        size_t pred[MAX_LIST], obs[MAX_LIST], raw[MAX_LIST];
+
+        memset(r, 0, sizeof *r);
+        if (ob->refused) {
+            snprintf(r->note, sizeof r->note, "refused on the GPU");
+            continue;
+        }
+        for (size_t k = 0; k < x->nskip; k++)
+            if (strcmp(x->skip_name[k], strcmp(ob->name, "default") == 0
+                                            ? "sdpa"
+                                            : ob->name)
+                == 0)
+                snprintf(r->note, sizeof r->note, "not predicted: %.140s",
+                         x->skip_why[k]);
+        if (r->note[0] != '\0')
+            continue;
+        if (b < 0 || x->nsms != 1 || !x->mode_prefill) {
+            snprintf(r->note, sizeof r->note, "not among the launches asked");
+            continue;
+        }
+        for (size_t j = 0; j < x->nbatch; j++)
+            raw[j] = cls_of(x, launch_at(x, 0, (size_t)b, 0, j));
+        canonical(raw, x->nbatch, pred);
+        canonical(ob->classes, x->nbatch, obs);
+        r->checked = true;
+        r->partition_equal = memcmp(pred, obs, x->nbatch * sizeof pred[0]) == 0;
+        for (size_t j = 0; j < x->nbatch; j++) {
+            size_t c = ob->classes[j];
+            bool first = true;
+            for (size_t k = 0; k < j; k++)
+                first = first && ob->classes[k] != c;
+            if (!first)
+                continue;
+            r->nclasses++;
+            if (!check_class_output(x, ob, c,
+                                    launch_at(x, 0, (size_t)b, 0, j), r))
+                return false;
+        }
+    }
+    return true;
+}
+
+/*----------------------------------------------------------------------------
+ * The report.
+ *--------------------------------------------------------------------------*/
+
+static char
+cls_letter(size_t c)
+{
+    return c < 26 ? (char)('A' + c) : c < 52 ? (char)('a' + c - 26) : '?';
+}
+
+static const char *
+ulps_str(char *buf, size_t n, uint64_t u)
+{
+    if (u == UINT64_MAX)
+        snprintf(buf, n, "NaN");
+    else
+        snprintf(buf, n, "%llu", (unsigned long long)u);
+    return buf;
+}
+
+static const char *
+mode_name(int m)
+{
+    return m == 0 ? "prefill" : "decode";
+}
+
+static void
+text_header(cli_buf *b, const inv_ctx *x)
+{
+    cli_buf_printf(b,
+                   "bf16emu invariance: %s: H %llu (KV %llu), Nq %llu, Nk "
+                   "%llu, d %llu, %s%s; entry 0 of launches of H %llu\n",
+                   x->gen ? "generated (--gen normal)" : x->path,
+                   (unsigned long long)x->heads,
+                   (unsigned long long)x->kv_heads,
+                   (unsigned long long)x->nq, (unsigned long long)x->nk,
+                   (unsigned long long)x->d, x->f16 ? "FP16" : "BF16",
+                   x->causal ? ", causal" : "",
+                   (unsigned long long)(x->p.launch_heads));
+    cli_buf_printf(b, "descriptions:");
+    for (size_t i = 0; i < x->nslots; i++)
+        cli_buf_printf(b, "%s %s (exp %s)", i ? "," : "", x->slots[i].k->name,
+                       x->slots[i].exp.name);
+    cli_buf_printf(b, "; scale 1/sqrt(d); the forward only\n");
+    for (size_t i = 0; i < x->nskip; i++)
+        cli_buf_printf(b, "left out: %s (%s)\n", x->skip_name[i],
+                       x->skip_why[i]);
+    cli_buf_printf(b,
+                   "launches: %zu (%zu batch sizes x %zu backends x %zu SM "
+                   "counts x %s); distinct computations: %zu; classes of "
+                   "identical O and LSE: %zu\n",
+                   x->nl, x->nbatch, x->npol, x->nsms,
+                   x->mode_prefill && x->mode_decode ? "prefill and decode"
+                   : x->mode_decode                  ? "decode"
+                                                     : "prefill",
+                   x->nruns, x->ncls);
+}
+
+static void
+text_backend(cli_buf *b, const inv_ctx *x, int m, size_t be, size_t s)
+{
+    size_t cl[MAX_LIST], bound;
+    char u1[24], u2[24], rule[512];
+
+    cli_buf_printf(b, "\n%s, %u SMs, %s:\n", x->be[be].name,
+                   x->sms[s] != 0 ? x->sms[s] : 132, mode_name(m));
+    cli_buf_printf(b, "  batch  ");
+    for (size_t j = 0; j < x->nbatch; j++)
+        cli_buf_printf(b, " %5zu", x->batch[j]);
+    cli_buf_printf(b, "\n  class  ");
+    for (size_t j = 0; j < x->nbatch; j++) {
+        cl[j] = cls_of(x, launch_at(x, m, be, s, j));
+        cli_buf_printf(b, " %5c", cls_letter(cl[j]));
+    }
+    cli_buf_printf(b, "\n  splits ");
+    for (size_t j = 0; j < x->nbatch; j++) {
+        const iv_key *k = &x->key[launch_at(x, m, be, s, j)];
+        cli_buf_printf(b, " %5zu", k->steps[k->nsteps - 1].splits);
+    }
+    cli_buf_printf(b, "\n  runs   ");
+    for (size_t j = 0; j < x->nbatch; j++)
+        cli_buf_printf(b, " %5s",
+                       x->key[launch_at(x, m, be, s, j)].backend);
+    cli_buf_putc(b, '\n');
+    for (size_t j = 1; j < x->nbatch; j++) {
+        size_t i0 = launch_at(x, m, be, s, j - 1), i1 = launch_at(x, m, be, s, j);
+        iv_delta dO, dL;
+        if (cl[j] == cl[j - 1])
+            continue;
+        delta(x, i0, i1, &dO, &dL);
+        iv_rule(&x->key[i0], &x->key[i1], rule, sizeof rule);
+        cli_buf_printf(b,
+                       "  batch %zu -> %zu: O %zu of %zu elements differ "
+                       "(max %s ulps), LSE %zu of %zu (max %s ulps): %s\n",
+                       x->batch[j - 1], x->batch[j], dO.differ, x->o_len,
+                       ulps_str(u1, sizeof u1, dO.max_ulps), dL.differ,
+                       x->out_len - x->o_len,
+                       ulps_str(u2, sizeof u2, dL.max_ulps), rule);
+    }
+    bound = iv_batch_bound(x->nbatch, x->batch, cl);
+    if (bound == x->batch[0])
+        cli_buf_printf(b, "  invariant over the batch sizes asked\n");
+    else if (bound != 0)
+        cli_buf_printf(b, "  invariant from batch %zu up (of those asked)\n",
+                       bound);
+    else
+        cli_buf_printf(b, "  no batch bound shown: the largest batch size "
+                          "asked is alone in its class\n");
+}
+
+static void
+text_recommend(cli_buf *b, const inv_ctx *x)
+{
+    size_t inv = 0;
+
+    cli_buf_printf(b, "\nrecommendation:\n");
+    for (size_t be = 0; be < x->npol; be++) {
+        bool all = true;
+        size_t c0 = cls_of(x, 0 + launch_at(x, x->mode_prefill ? 0 : 1, be, 0,
+                                            0));
+        for (int m = 0; m < 2; m++) {
+            if (m == 0 ? !x->mode_prefill : !x->mode_decode)
+                continue;
+            for (size_t s = 0; s < x->nsms; s++)
+                for (size_t j = 0; j < x->nbatch; j++)
+                    all = all && cls_of(x, launch_at(x, m, be, s, j)) == c0;
+        }
+        if (all) {
+            cli_buf_printf(b, "  pin %s: this call's O and LSE are the same "
+                              "bits under every launch asked\n",
+                           x->be[be].name);
+            inv++;
+        }
+    }
+    if (inv == 0)
+        cli_buf_printf(b, "  no backend among those asked keeps this call "
+                          "invariant over every launch asked; see the batch "
+                          "bounds above\n");
+}
+
+static void
+text_observed(cli_buf *b, const inv_ctx *x, const obs_result *res)
+{
+    if (x->nobs == 0)
+        return;
+    cli_buf_printf(b, "\nobserved on the GPU (%s, %s):\n",
+                   json_string_value(json_object_get(x->man, "gpu")),
+                   json_string_value(json_object_get(x->man, "torch")));
+    for (size_t i = 0; i < x->nobs; i++) {
+        const obs_result *r = &res[i];
+        if (!r->checked) {
+            cli_buf_printf(b, "  %s: %s\n", x->obs[i].name, r->note);
+            continue;
+        }
+        cli_buf_printf(b,
+                       "  %s: classes ", x->obs[i].name);
+        for (size_t j = 0; j < x->nbatch; j++)
+            cli_buf_printf(b, "%zu%s", x->obs[i].classes[j],
+                           j + 1 < x->nbatch ? " " : "");
+        cli_buf_printf(b, ": %s; the %zu class outputs stored: %zu of %zu "
+                          "elements differ\n",
+                       r->partition_equal ? "predicted exactly"
+                                          : "PREDICTED OTHERWISE",
+                       r->nclasses, r->differ, r->compared);
+    }
+}
+
+static void
+json_report(cli_buf *out, const inv_ctx *x, const obs_result *res)
+{
+    cli_json j;
+    char rule[512];
+
+    cli_json_init(&j, out);
+    cli_json_object_begin(&j, NULL);
+    cli_json_string(&j, "input", x->gen ? "generated" : x->path);
+    cli_json_int(&j, "heads", (long long)x->heads);
+    cli_json_int(&j, "kv_heads", (long long)x->kv_heads);
+    cli_json_int(&j, "nq", (long long)x->nq);
+    cli_json_int(&j, "nk", (long long)x->nk);
+    cli_json_int(&j, "d", (long long)x->d);
+    cli_json_string(&j, "dtype", x->f16 ? "float16" : "bfloat16");
+    cli_json_bool(&j, "causal", x->causal);
+    cli_json_int(&j, "launch_heads", (long long)x->p.launch_heads);
+    cli_json_int(&j, "distinct_computations", (long long)x->nruns);
+    cli_json_int(&j, "classes", (long long)x->ncls);
+    cli_json_array_begin(&j, "launches");
+    for (size_t i = 0; i < x->nl; i++) {
+        const iv_key *k = &x->key[i];
+        cli_json_object_begin(&j, NULL);
+        cli_json_string(&j, "backend", x->be[x->l[i].backend].name);
+        cli_json_int(&j, "batch", (long long)x->l[i].batch);
+        cli_json_int(&j, "sms", x->l[i].sms != 0 ? x->l[i].sms : 132);
+        cli_json_string(&j, "mode", x->l[i].decode ? "decode" : "prefill");
+        cli_json_string(&j, "runs", k->backend);
+        cli_json_string(&j, "description", fa_config_kernel(k->cfg)->name);
+        cli_json_string(&j, "variant", k->variant);
+        cli_json_int(&j, "splits", (long long)k->steps[k->nsteps - 1].splits);
+        cli_json_string(&j, "split_rule", k->split_rule);
+        cli_json_int(&j, "class", (long long)cls_of(x, i));
+        cli_json_object_end(&j);
+    }
+    cli_json_array_end(&j);
+    cli_json_array_begin(&j, "pairs");
+    for (size_t c1 = 0; c1 < x->ncls; c1++)
+        for (size_t c2 = c1 + 1; c2 < x->ncls; c2++) {
+            size_t i1 = 0, i2 = 0;
+            iv_delta dO, dL;
+            while (cls_of(x, i1) != c1)
+                i1++;
+            while (cls_of(x, i2) != c2)
+                i2++;
+            delta(x, i1, i2, &dO, &dL);
+            iv_rule(&x->key[i1], &x->key[i2], rule, sizeof rule);
+            cli_json_object_begin(&j, NULL);
+            cli_json_int(&j, "a", (long long)c1);
+            cli_json_int(&j, "b", (long long)c2);
+            cli_json_int(&j, "o_differ", (long long)dO.differ);
+            cli_json_dist(&j, "o_max_ulps", dO.max_ulps);
+            cli_json_int(&j, "lse_differ", (long long)dL.differ);
+            cli_json_dist(&j, "lse_max_ulps", dL.max_ulps);
+            cli_json_string(&j, "rule", rule);
+            cli_json_object_end(&j);
+        }
+    cli_json_array_end(&j);
+    if (x->nobs != 0) {
+        cli_json_array_begin(&j, "observed");
+        for (size_t i = 0; i < x->nobs; i++) {
+            cli_json_object_begin(&j, NULL);
+            cli_json_string(&j, "backend", x->obs[i].name);
+            cli_json_bool(&j, "checked", res[i].checked);
+            if (res[i].checked) {
+                cli_json_bool(&j, "partition_equal", res[i].partition_equal);
+                cli_json_int(&j, "compared", (long long)res[i].compared);
+                cli_json_int(&j, "differ", (long long)res[i].differ);
+            } else {
+                cli_json_string(&j, "note", res[i].note);
+            }
+            cli_json_object_end(&j);
+        }
+        cli_json_array_end(&j);
+    }
+    cli_json_object_end(&j);
+    cli_json_finish(&j);
+}
+
+/* FILE.dat: per batch size, per backend (prefill, first SM count): the
+   elements of O that differ from the first batch size's, and the
+   largest distance in ulps; then gnuplot. */
+static int
+write_plot(const inv_ctx *x)
+{
+    cli_buf b;
+    char *dat = NULL, qd[1100], qo[1100], vars[2400], why[512], u[24];
+    int rc = CLI_EXIT_OK, prc, m = x->mode_prefill ? 0 : 1;
+    size_t n = strlen(x->plot);
+
+    cli_buf_init(&b);
+    if ((dat = malloc(n + 5)) == NULL)
+        return cli_error(CMD, "out of memory");
+    memcpy(dat, x->plot, n);
+    memcpy(dat + n, ".dat", 5);
+    cli_buf_printf(&b, "# bf16emu invariance: columns batch, then per "
+                       "backend: O elements differing from batch %zu, max "
+                       "ulps\n# backends:",
+                   x->batch[0]);
+    for (size_t be = 0; be < x->npol; be++)
+        cli_buf_printf(&b, " %s", x->be[be].name);
+    cli_buf_putc(&b, '\n');
+    for (size_t j = 0; j < x->nbatch; j++) {
+        cli_buf_printf(&b, "%zu", x->batch[j]);
+        for (size_t be = 0; be < x->npol; be++) {
+            iv_delta dO, dL;
+            delta(x, launch_at(x, m, be, 0, 0), launch_at(x, m, be, 0, j), &dO,
+                  &dL);
+            cli_buf_printf(&b, " %zu %s", dO.differ,
+                           dO.max_ulps == UINT64_MAX
+                               ? "?"
+                               : ulps_str(u, sizeof u, dO.max_ulps));
+        }
+        cli_buf_putc(&b, '\n');
+    }
+    if (!cli_write_atomic(dat, b.p, b.len)) {
+        rc = cli_error(CMD, "%s: cannot write: %s", dat, strerror(errno));
+        goto done;
+    }
+    if (!plot_quote(qd, sizeof qd, dat) || !plot_quote(qo, sizeof qo, x->plot)) {
+        rc = cli_error(CMD, "--plot %s: a quote or newline in the path",
+                       x->plot);
+        goto done;
+    }
+    snprintf(vars, sizeof vars, "datafile=%s; out=%s; nb=%zu", qd, qo,
+             x->npol);
+    for (size_t be = 0; be < x->npol && strlen(vars) < 2000; be++) {
+        char t[80];
+        snprintf(t, sizeof t, "; name%zu='%s'", be + 1, x->be[be].name);
+        strcat(vars, t);
+    }
+    prc = plot_run("invariance.gp", vars, NULL, why, sizeof why);
+    if (prc == 1)
+        fprintf(stderr, "bf16emu %s: gnuplot not found; %s written, no plot\n",
+                CMD, dat);
+    else if (prc != 0)
+        rc = cli_error(CMD, "%s", why);
+done:
+    cli_buf_free(&b);
+    free(dat);
+    return rc;
+}
+
+/*----------------------------------------------------------------------------
+ * main.
+ *--------------------------------------------------------------------------*/
+
+static bool
+check_call(inv_ctx *x)
+{
+    if (x->kv_heads == 0 || x->heads % x->kv_heads != 0)
+        return cli_error(CMD, "%llu query heads over %llu key/value heads: "
+                              "the key/value heads must divide the query "
+                              "heads",
+                         (unsigned long long)x->heads,
+                         (unsigned long long)x->kv_heads),
+               false;
+    if (x->causal && x->nq != x->nk)
+        return cli_error(CMD, "a causal call with Nq %llu != Nk %llu: the "
+                              "backends align is_causal differently; not "
+                              "taken",
+                         (unsigned long long)x->nq, (unsigned long long)x->nk),
+               false;
+    if (x->launch_heads == 0) {
+        x->launch_heads = x->heads;
+        x->launch_kv_heads = x->kv_heads;
+    }
+    if (x->launch_kv_heads == 0)
+        x->launch_kv_heads = x->launch_heads;
+    if (x->launch_heads < x->heads || x->launch_heads % x->launch_kv_heads != 0
+        || x->launch_heads / x->launch_kv_heads != x->heads / x->kv_heads)
+        return cli_error(CMD, "--launch-heads %llu,%llu: the launch must hold "
+                              "the call's heads, with the same group size",
+                         (unsigned long long)x->launch_heads,
+                         (unsigned long long)x->launch_kv_heads),
+               false;
+    if (!x->mode_given) {
+        x->mode_prefill = true;
+        x->mode_decode = false;
+    }
+    if (x->nbatch == 0) {
+        static const size_t def[] = {1, 2, 3, 4, 8, 16, 32, 64};
+        memcpy(x->batch, def, sizeof def);
+        x->nbatch = 8;
+    }
+    if (x->nsms == 0) {
+        x->sms[0] = 132;
+        x->nsms = 1;
+    }
+    for (size_t j = 1; j < x->nbatch; j++)
+        if (x->batch[j] <= x->batch[j - 1])
+            return cli_error(CMD, "--batch: give the batch sizes in ascending "
+                                  "order"),
+                   false;
+    if (x->npol == 0) {
+        if (x->nobs != 0) {
+            x->pol_default = true;
+            for (size_t i = 0; i < x->nobs && x->npol < MAX_BACKENDS - 4; i++)
+                x->pol[x->npol++] = strcmp(x->obs[i].name, "default") == 0
+                                        ? "sdpa"
+                                        : x->obs[i].name;
+        } else {
+            x->pol[0] = "flash";
+            x->pol[1] = "cudnn";
+            x->pol[2] = "sdpa";
+            x->npol = 3;
+        }
+    }
+    x->p.heads = (size_t)x->heads;
+    x->p.kv_heads = (size_t)x->kv_heads;
+    x->p.launch_heads = (size_t)x->launch_heads;
+    x->p.launch_kv_heads = (size_t)x->launch_kv_heads;
+    x->p.nq = (size_t)x->nq;
+    x->p.nk = (size_t)x->nk;
+    x->p.d = (size_t)x->d;
+    x->p.f16 = x->f16;
+    x->p.causal = x->causal;
+    x->p.q = (const uint16_t *)x->tq.data;
+    x->p.k = (const uint16_t *)x->tk.data;
+    x->p.v = (const uint16_t *)x->tv.data;
+    return true;
+}
+
+static void
+ctx_free(inv_ctx *x)
+{
+    for (size_t i = 0; i < x->nl && x->key != NULL; i++)
+        iv_key_free(&x->key[i]);
+    for (size_t r = 0; r < x->nruns && x->out != NULL; r++)
+        free(x->out[r]);
+    for (size_t i = 0; i < x->nslots; i++) {
+        fa_cli_exp_free(&x->slots[i].exp);
+        fa_cli_log_free(&x->slots[i].log);
+    }
+    free(x->out);
+    free(x->l);
+    free(x->key);
+    free(x->run_of);
+    free(x->runs);
+    free(x->cls_run);
+    tensor_free(&x->tq);
+    tensor_free(&x->tk);
+    tensor_free(&x->tv);
+    json_decref(x->man);
+}
+
+static int
+run(inv_ctx *x)
+{
+    obs_result res[MAX_BACKENDS];
+    cli_buf out;
+    int rc = CLI_EXIT_OK;
+
+    if (x->path != NULL ? !read_dump(x) : !make_inputs(x))
+        return CLI_EXIT_USAGE;
+    if (!check_call(x) || !setup_backends(x))
+        return CLI_EXIT_USAGE;
+    prune_backends(x);
+    if (x->npol == 0)
+        return cli_error(CMD, "no backend of the dump can be predicted (%s: "
+                              "%s)",
+                         x->skip_name[0], x->skip_why[0]);
+    if (!make_launches(x)
+        || !compute(x) || !check_observed(x, res))
+        return CLI_EXIT_USAGE;
+    for (size_t i = 0; i < x->nobs; i++)
+        if (res[i].checked && (!res[i].partition_equal || res[i].differ != 0))
+            rc = CLI_EXIT_CHECK;
+    cli_buf_init(&out);
+    if (x->json) {
+        json_report(&out, x, res);
+    } else {
+        text_header(&out, x);
+        for (int m = 0; m < 2; m++) {
+            if (m == 0 ? !x->mode_prefill : !x->mode_decode)
+                continue;
+            for (size_t be = 0; be < x->npol; be++)
+                for (size_t s = 0; s < x->nsms; s++)
+                    text_backend(&out, x, m, be, s);
+        }
+        text_recommend(&out, x);
+        text_observed(&out, x, res);
+    }
+    if (!cli_report_emit(CMD, &out, &rc))
+        return rc;
+    if (x->plot != NULL) {
+        int prc = write_plot(x);
+        if (prc != CLI_EXIT_OK)
+            return prc;
+    }
+    return rc;
+}
+
+int
+invariance_main(int argc, char **argv)
+{
+    inv_ctx x;
+    cli_parser p;
+    const char *v;
+    int id, rc;
+
+    memset(&x, 0, sizeof x);
+    x.gp = gen_params_default();
+    x.tq = (tensor)TENSOR_INIT;
+    x.tk = (tensor)TENSOR_INIT;
+    x.tv = (tensor)TENSOR_INIT;
+    cli_parser_init(&p, CMD, argc, argv);
+    while ((id = cli_parser_next(&p, options, &v)) != CLI_ARG_END) {
+        if (id == CLI_ARG_ERROR)
+            return CLI_EXIT_USAGE;
+        if (id == OPT_HELP) {
+            invariance_help(stdout);
+            return CLI_EXIT_OK;
+        }
+        if (id == CLI_ARG_OPERAND) {
+            if (x.path != NULL)
+                return cli_error(CMD, "one dump at a time ('%s' and '%s')",
+                                 x.path, v);
+            x.path = v;
+            continue;
+        }
+        if (!take(&x, id, v))
+            return CLI_EXIT_USAGE;
+    }
+    if ((x.path == NULL) == !x.gen)
+        return cli_error(CMD, x.gen ? "give a dump or --gen, not both"
+                                    : "give a dump, or --gen normal with "
+                                      "its shape (bf16emu help invariance)");
+    if (x.path != NULL
+        && (x.heads || x.nq || x.nk || x.d || x.kv_heads || x.f16_given))
+        return cli_error(CMD, "--heads, --kv-heads, --nq, --nk, --d and "
+                              "--dtype go with --gen; a dump gives its own");
+    rc = run(&x);
+    ctx_free(&x);
+    return rc;
+}

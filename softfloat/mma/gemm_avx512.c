@@ -279,58 +279,6 @@ kernel16(const s_mma_plan *pl, const int32_t *as, const int32_t *ae,
     return true;
 }
 
-TGT static bool
-kernel_narrow(const s_mma_plan *pl, const int32_t *as, const int32_t *ae,
-              const int32_t *bs, const int32_t *be, size_t len, uint32_t *acc,
-              unsigned *flags)
-{
-    return kernel16(pl, as, ae, bs, be, len, acc, flags, true);
-}
-
-TGT static bool
-kernel_wide(const s_mma_plan *pl, const int32_t *as, const int32_t *ae,
-            const int32_t *bs, const int32_t *be, size_t len, uint32_t *acc,
-            unsigned *flags)
-{
-    return kernel16(pl, as, ae, bs, be, len, acc, flags, false);
-}
-
-/* One row against LEN rows of B as stored (s_mma_rowkernel): B decoded
-   here, with the format's fields in registers for the whole block. */
-TGT __attribute__((always_inline)) static inline bool
-row16(const s_mma_plan *pl, const s_mma_dec *db, const int32_t *as,
-      const int32_t *ae, const uint16_t *b, size_t ld, size_t len,
-      uint32_t *acc, unsigned *flags, bool narrow)
-{
-    const s_mma_dec dl = *db;
-    int32_t bs[S_MMA_TILE_N * 16], be[S_MMA_TILE_N * 16];
-    bool spec = false;
-
-    for (size_t t = 0; t < len; t++)
-        spec |= decode16(&dl, b + t * ld, bs + t * 16, be + t * 16);
-    if (spec)
-        return false;
-    return kernel16(pl, as, ae, bs, be, len, acc, flags, narrow);
-}
-
-TGT static bool
-row_narrow(const s_mma_plan *pl, const s_mma_dec *db, const uint16_t *a,
-           const int32_t *as, const int32_t *ae, const uint16_t *b, size_t ld,
-           size_t len, uint32_t *acc, unsigned *flags)
-{
-    (void)a;
-    return row16(pl, db, as, ae, b, ld, len, acc, flags, true);
-}
-
-TGT static bool
-row_wide(const s_mma_plan *pl, const s_mma_dec *db, const uint16_t *a,
-         const int32_t *as, const int32_t *ae, const uint16_t *b, size_t ld,
-         size_t len, uint32_t *acc, unsigned *flags)
-{
-    (void)a;
-    return row16(pl, db, as, ae, b, ld, len, acc, flags, false);
-}
-
 /*----------------------------------------------------------------------------
  * BF16 times BF16 on the host's binary32 unit, one row of A (why it gives
  * the block's bits: mma_local.h).  C, the normalisation and the flags of
@@ -351,15 +299,6 @@ fp_available(void)
     return sf_mma_gemm_avx512_available() && __builtin_cpu_supports("avx512bw")
            && __builtin_cpu_supports("avx512dq")
            && __builtin_cpu_supports("avx512vl");
-}
-
-/* Whether model M with inputs FA, FB and plan PL takes the binary32
-   path. */
-static bool
-fp_covers(const s_mma_plan *pl, const sf_format *fa, const sf_format *fb)
-{
-    return fa == &sf_format_bf16 && fb == &sf_format_bf16 && pl->narrow
-           && pl->m->n <= 16 && fp_available();
 }
 
 /* The range check of 32 BF16 inputs V, folded into MN (the least |x| - 1,
@@ -1123,204 +1062,14 @@ fast_row_chunk(const s_mma_plan *pl, size_t n, size_t k, const uint32_t *aw,
     return true;
 }
 
-/* A's side of the flag-checked path: AW, AP as s_mma_fp_side_a, zeros up
-   to the next multiple of 16. */
-static void
-fast_side_a(const uint16_t *a, size_t k, uint32_t *aw, uint32_t *ap)
-{
-    (void)s_mma_fp_side_a(a, k, aw, ap);
-    for (size_t t = k; t % 16 != 0; t++)
-        aw[t] = ap[t] = 0;
-}
-
-/* After a chunk computed again: MXCSR without the flags other than
-   inexact that the careful path may raise (a scaled product below
-   2^-126 raises underflow), so that they do not fail the next chunk. */
-static unsigned
-fast_clean_csr(void)
-{
-    unsigned csr = _mm_getcsr();
-
-    if (csr & S_MMA_MXCSR_BAD) {
-        csr &= ~S_MMA_MXCSR_BAD;
-        _mm_setcsr(csr);
-    }
-    return csr;
-}
-
-/* D = A B^T + C for one row of A (K elements, all in range) and the
-   COLS x K matrix BT (row-major), under an entered ENV and
-   S_MMA_MXCSR_DEFAULT, chunk by chunk checked by the host's flags (a
-   chunk that fails is computed by gemm_nt_fp). */
-TGTBW static void
-fast_nt(const s_mma_plan *pl, size_t cols, size_t k, const uint16_t *a,
-        const uint16_t *bt, const uint32_t *c, uint32_t *d, sf_env *env,
-        unsigned *flags)
-{
-    uint32_t aw[S_MMA_FP_ROW_MAX + 16], ap[S_MMA_FP_ROW_MAX + 16];
-    uint32_t out[S_MMA_FP_CHUNK];
-    unsigned good = _mm_getcsr();
-
-    fast_side_a(a, k, aw, ap);
-    for (size_t j0 = 0; j0 < cols; j0 += S_MMA_FP_CHUNK) {
-        size_t n = cols - j0 < S_MMA_FP_CHUNK ? cols - j0 : S_MMA_FP_CHUNK;
-        unsigned f = 0, now;
-        bool ok = fast_nt_chunk(pl, n, k, aw, ap, bt + j0 * k, cols - j0,
-                                c != NULL ? c + j0 : NULL, out, &f);
-        now = _mm_getcsr();
-        if (ok && (now & S_MMA_MXCSR_BAD) == 0) {
-            memcpy(d + j0, out, n * sizeof *out);
-            *flags |= f;
-            good = now;
-        } else {
-            _mm_setcsr(good);
-            gemm_nt_fp(pl, n, k, a, bt + j0 * k, c != NULL ? c + j0 : NULL,
-                       d + j0, env, flags);
-            good = fast_clean_csr();
-        }
-    }
-}
-
-/* D = A B + C for one row of A (K elements, all in range) and B as
-   stored (K x COLS), under an entered ENV and S_MMA_MXCSR_DEFAULT, chunk
-   by chunk checked by the host's flags (a chunk that fails is computed by
-   gemm_row_fp). */
-TGTBW static void
-fast_row(const s_mma_plan *pl, size_t cols, size_t k, const uint16_t *a,
-         const uint16_t *b, const uint32_t *c, uint32_t *d, sf_env *env,
-         unsigned *flags)
-{
-    uint32_t aw[S_MMA_FP_ROW_MAX + 16], ap[S_MMA_FP_ROW_MAX + 16];
-    uint32_t out[S_MMA_FP_CHUNK];
-    unsigned good = _mm_getcsr();
-
-    fast_side_a(a, k, aw, ap);
-    for (size_t j0 = 0; j0 < cols; j0 += S_MMA_FP_CHUNK) {
-        size_t n = cols - j0 < S_MMA_FP_CHUNK ? cols - j0 : S_MMA_FP_CHUNK;
-        unsigned f = 0, now;
-        bool ok = fast_row_chunk(pl, n, k, aw, ap, b + j0, cols,
-                                 c != NULL ? c + j0 : NULL, out, &f);
-        now = _mm_getcsr();
-        if (ok && (now & S_MMA_MXCSR_BAD) == 0) {
-            memcpy(d + j0, out, n * sizeof *out);
-            *flags |= f;
-            good = now;
-        } else {
-            _mm_setcsr(good);
-            gemm_row_fp(pl, n, k, a, b + j0, cols, c != NULL ? c + j0 : NULL,
-                        d + j0, env, flags);
-            good = fast_clean_csr();
-        }
-    }
-}
-
 #endif /* HAVE_VEC */
 
-bool
-s_mma_gemm_nt_avx512_covers(const sf_mma_model *m, size_t rows,
-                            const sf_format *fa, const sf_format *fb)
-{
-#if HAVE_VEC
-    s_mma_plan pl;
-
-    if (rows != 1)
-        return false;
-    s_mma_plan_init(&pl, m, fa, fb, 16, true);
-    return fp_covers(&pl, fa, fb);
-#else
-    (void)m;
-    (void)rows;
-    (void)fa;
-    (void)fb;
-    return false;
-#endif
-}
-
-bool
-s_mma_gemm_nt_avx512(const sf_mma_model *m, size_t rows, size_t cols, size_t k,
-                     const sf_format *fa, const void *a, const sf_format *fb,
-                     const void *bt, const uint32_t *c, uint32_t *d,
-                     sf_env *env)
-{
-#if HAVE_VEC
-    s_mma_plan pl;
-    unsigned flags = 0, saved;
-
-    if (!s_mma_gemm_nt_avx512_covers(m, rows, fa, fb))
-        return false;
-    if (!s_mma_fp_row_ok(a, k))
-        return false;
-    s_mma_plan_init(&pl, m, fa, fb, 16, true);
-    saved = _mm_getcsr();
-    _mm_setcsr(S_MMA_MXCSR_DEFAULT);
-    if (pl.m->n == 16)
-        fast_nt(&pl, cols, k, a, bt, c, d, env, &flags);
-    else
-        gemm_nt_fp(&pl, cols, k, a, bt, c, d, env, &flags);
-    if (_mm_getcsr() & S_MMA_MXCSR_PE)
-        flags |= SF_FLAG_INEXACT;
-    _mm_setcsr(saved);
-    env->flags |= flags;
-    return true;
-#else
-    (void)m;
-    (void)rows;
-    (void)cols;
-    (void)k;
-    (void)fa;
-    (void)a;
-    (void)fb;
-    (void)bt;
-    (void)c;
-    (void)d;
-    (void)env;
-    return false;
-#endif
-}
-
-bool
-s_mma_gemm_avx512(const sf_mma_model *m, size_t rows, size_t cols, size_t k,
-                  const sf_format *fa, const void *a, const sf_format *fb,
-                  const void *b, const uint32_t *c, uint32_t *d, sf_env *env)
-{
-#if HAVE_VEC
-    s_mma_plan pl;
-
-    if (!sf_mma_gemm_avx512_available())
-        return false;
-    s_mma_plan_init(&pl, m, fa, fb, 16, true);
-    pl.decode = decode16;
-    pl.row = pl.narrow ? row_narrow : row_wide;
-    if (rows == 1 && fp_covers(&pl, fa, fb) && s_mma_fp_row_ok(a, k)) {
-        /* one row of BF16: the binary32 path, under the default MXCSR;
-           its inexact flag is the products' lost bits */
-        unsigned saved = _mm_getcsr(), flags = 0;
-        _mm_setcsr(S_MMA_MXCSR_DEFAULT);
-        if (pl.m->n == 16)
-            fast_row(&pl, cols, k, a, b, c, d, env, &flags);
-        else
-            gemm_row_fp(&pl, cols, k, a, b, cols, c, d, env, &flags);
-        if (_mm_getcsr() & S_MMA_MXCSR_PE)
-            flags |= SF_FLAG_INEXACT;
-        _mm_setcsr(saved);
-        env->flags |= flags;
-        return true;
-    }
-    s_mma_gemm_tiled(&pl, pl.narrow ? kernel_narrow : kernel_wide, rows, cols,
-                     k, a, b, c, d, env);
-    return true;
-#else
-    (void)m;
-    (void)rows;
-    (void)cols;
-    (void)k;
-    (void)fa;
-    (void)a;
-    (void)fb;
-    (void)b;
-    (void)c;
-    (void)d;
-    (void)env;
-    return false;
-#endif
-}
+/* The tiled kernels by the plan's width, a row of B as stored, the
+   flag-checked binary32 path and the entry points. */
+#define GL_ISA avx512
+#define GL_N 16
+#define GL_TGT TGT
+#define GL_TGT_FP TGTBW
+#define GL_KERNEL kernel16
+#define GL_DECODE decode16
+#include "softfloat/mma/s_gemm_lanes.h"

@@ -1,6 +1,9 @@
 /* gemm_avx2 -- the AVX2 kernels of the tiled GEMM for truncating fused
    models (sm70..sm100 style): eight output columns per vector,
-   bit-identical to the scalar path (flags included) */
+   bit-identical to the scalar path (flags included).  What the two
+   instruction sets share around their kernels (the entry points, the row
+   kernel, the flag-checked chunks) is s_gemm_lanes.h, included at the
+   end. */
 #include <string.h>
 
 #include "softfloat/mma/mma_local.h"

@@ -1,6 +1,9 @@
 /* gemm_avx512 -- the AVX-512 kernels of the tiled GEMM for truncating
    fused models (sm70..sm100 style): sixteen output columns per vector,
-   bit-identical to the scalar path (flags included) */
+   bit-identical to the scalar path (flags included).  What the two
+   instruction sets share around their kernels (the entry points, the row
+   kernel, the flag-checked chunks) is s_gemm_lanes.h, included at the
+   end. */
 #include <string.h>
 
 #include "softfloat/mma/mma_local.h"
@@ -293,6 +296,8 @@ kernel16(const s_mma_plan *pl, const int32_t *as, const int32_t *ae,
 #define FP_UNROLL _Pragma("GCC unroll 16")
 #endif
 
+/* Whether the binary32 path runs on this CPU: the integer kernels' set
+   and AVX512BW, DQ and VL. */
 static bool
 fp_available(void)
 {

@@ -187,7 +187,7 @@ fast_row(const s_mma_plan *pl, size_t cols, size_t k, const uint16_t *a,
 
 bool
 GL_NAME2(s_mma_gemm_nt_, _covers)(const sf_mma_model *m, size_t rows,
-                                 const sf_format *fa, const sf_format *fb)
+                                  const sf_format *fa, const sf_format *fb)
 {
 #if HAVE_VEC
     s_mma_plan pl;
@@ -207,9 +207,9 @@ GL_NAME2(s_mma_gemm_nt_, _covers)(const sf_mma_model *m, size_t rows,
 
 bool
 GL_NAME(s_mma_gemm_nt_)(const sf_mma_model *m, size_t rows, size_t cols,
-                          size_t k, const sf_format *fa, const void *a,
-                          const sf_format *fb, const void *bt,
-                          const uint32_t *c, uint32_t *d, sf_env *env)
+                        size_t k, const sf_format *fa, const void *a,
+                        const sf_format *fb, const void *bt, const uint32_t *c,
+                        uint32_t *d, sf_env *env)
 {
 #if HAVE_VEC
     s_mma_plan pl;
@@ -247,10 +247,10 @@ GL_NAME(s_mma_gemm_nt_)(const sf_mma_model *m, size_t rows, size_t cols,
 }
 
 bool
-GL_NAME(s_mma_gemm_)(const sf_mma_model *m, size_t rows, size_t cols,
-                       size_t k, const sf_format *fa, const void *a,
-                       const sf_format *fb, const void *b, const uint32_t *c,
-                       uint32_t *d, sf_env *env)
+GL_NAME(s_mma_gemm_)(const sf_mma_model *m, size_t rows, size_t cols, size_t k,
+                     const sf_format *fa, const void *a, const sf_format *fb,
+                     const void *b, const uint32_t *c, uint32_t *d,
+                     sf_env *env)
 {
 #if HAVE_VEC
     s_mma_plan pl;

@@ -13,7 +13,7 @@ extern "C" {
 #endif
 
 /* The two tables read from the hardware on a grid of 2^-frac_bits
-   (experiments/gpu/ex2_probe.cu): neg[i] = ex2(-1 + i 2^-k) and
+   (experiments/gpu/probes/ex2_probe.cu): neg[i] = ex2(-1 + i 2^-k) and
    pos[i] = ex2(i 2^-k), 0 <= i < 2^k, FP32 bit patterns. */
 typedef struct ax_ex2_table
 {
@@ -31,7 +31,7 @@ typedef struct ax_ex2_table
    GIVEN or a string constant. */
 const char *ax_ex2_table_default_path(const char *given);
 
-/* Reads and checks PATH (format in experiments/gpu/pack_ex2_table.py:
+/* Reads and checks PATH (format in experiments/gpu/probes/pack_ex2_table.py:
    magic, version, grid bits, first entries, FNV-1a 64 hashes of both
    tables, then byte steps; gzip-compressed).  Returns 0, or -1 with a
    message "PATH: FIELD: what was expected" in ERR (ERRLEN bytes) and T

@@ -13,7 +13,7 @@
 extern "C" {
 #endif
 
-/* The tables of experiments/gpu/lg2_probe.cu (fa_lg2_table in
+/* The tables of experiments/gpu/probes/lg2_probe.cu (fa_lg2_table in
    attention.h says how the model uses them): base[i], the hardware's
    lg2 of 1 + i 2^-23 (i < 2^22) or of (1 + i 2^-23) / 2 (i >= 2^22), and
    the corrections: ncorr ascending indices with G in units of 2^-54, and

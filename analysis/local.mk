@@ -44,11 +44,12 @@ pkginclude_HEADERS += analysis/tensor.h analysis/user_tensor.h \
 	analysis/sdpa_dispatch_pt211_h200.h analysis/launch.h \
 	analysis/invariance.h
 
-# The measured exp2 of the H200 (experiments/gpu/ex2_probe.cu, packed by
-# experiments/gpu/pack_ex2_table.py): the ex2-sm90 exp model's tables; its
-# log2 (experiments/gpu/lg2_probe.cu): the lg2-sm90 log model's tables;
-# its reciprocal (experiments/gpu/rcp_probe.cu, packed by
-# experiments/gpu/pack_rcp_table.py): the rcp-sm90 model's table.
+# The measured exp2 of the H200 (experiments/gpu/probes/ex2_probe.cu,
+# packed by experiments/gpu/probes/pack_ex2_table.py): the ex2-sm90 exp
+# model's tables; its log2 (experiments/gpu/probes/lg2_probe.cu): the
+# lg2-sm90 log model's tables; its reciprocal
+# (experiments/gpu/probes/rcp_probe.cu, packed by
+# experiments/gpu/probes/pack_rcp_table.py): the rcp-sm90 model's table.
 dist_pkgdata_DATA = analysis/data/ex2-sm90.bin.gz \
 	analysis/data/lg2-sm90.bin.gz analysis/data/rcp-sm90.bin.gz
 
@@ -176,10 +177,13 @@ tests_analysis_test_sdpa_math_CFLAGS = $(ANALYSIS_TEST_FLAGS) $(JANSSON_CFLAGS)
 tests_analysis_test_sdpa_math_LDADD = $(ANALYSIS_TEST_LIBS) $(JANSSON_LIBS) $(LIBM)
 EXTRA_DIST += tests/data/gpu/cuda_logf_h200.safetensors \
 	tests/data/gpu/cuda_math_h200.json \
-	experiments/gpu/cuda_math_probe.cu experiments/gpu/cuda_logf_probe.cu \
-	experiments/gpu/sdpa_math_ops.py experiments/gpu/slice_math_stages.py \
-	experiments/gpu/pack_logf_vectors.py \
-	experiments/gpu/sdpa_math_more.py experiments/gpu/sdpa_bias_table.py
+	experiments/gpu/probes/cuda_math_probe.cu \
+	experiments/gpu/probes/cuda_logf_probe.cu \
+	experiments/gpu/probes/sdpa_math_ops.py \
+	experiments/gpu/probes/slice_math_stages.py \
+	experiments/gpu/probes/pack_logf_vectors.py \
+	experiments/gpu/probes/sdpa_math_more.py \
+	experiments/gpu/probes/sdpa_bias_table.py
 
 # The malformed corpus (with its table EXPECTED and the script that wrote
 # both) and the good fixtures; the reference's documentation.

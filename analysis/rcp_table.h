@@ -12,7 +12,7 @@
 extern "C" {
 #endif
 
-/* The table read from the hardware (experiments/gpu/rcp_probe.cu):
+/* The table read from the hardware (experiments/gpu/probes/rcp_probe.cu):
    delta[i] = rcp.approx.f32(x) - RN32(1 / x) in FP32 ulps, x = 1 +
    i 2^-23, 0 <= i < 2^23. */
 typedef struct ax_rcp_table
@@ -29,8 +29,8 @@ typedef struct ax_rcp_table
 const char *ax_rcp_table_default_path(const char *given);
 
 /* Reads and checks PATH (gzip of the magic "BF16RCP1" and 2^23 bytes,
-   each -1, 0 or 1; experiments/gpu/pack_rcp_table.py).  Returns 0, or -1
-   with a message "PATH: what was expected" in ERR (ERRLEN bytes) and T
+   each -1, 0 or 1; experiments/gpu/probes/pack_rcp_table.py).  Returns 0,
+   or -1 with a message "PATH: what was expected" in ERR (ERRLEN bytes) and T
    left empty. */
 int ax_rcp_table_load(const char *path, ax_rcp_table *t, char *err,
                       size_t errlen);

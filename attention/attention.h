@@ -551,7 +551,7 @@ typedef struct fa_log_model
 /* A reciprocal model: DELTA[i] is the difference, in FP32 ulps, of the
    modelled reciprocal of x = 1 + i 2^-23 from RN32(1 / x) (2^23 entries;
    for the H200's rcp.approx.f32 each -1, 0 or 1, read from
-   experiments/gpu/rcp_probe.cu by analysis/rcp_table.h). */
+   experiments/gpu/probes/rcp_probe.cu by analysis/rcp_table.h). */
 typedef struct fa_rcp_model
 {
     const char *name;

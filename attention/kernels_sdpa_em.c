@@ -98,9 +98,9 @@ const fa_kernel fa_kernels_sdpa_em[] = {
        P = RN32(e / sum); P V by the same GEMM (one FFMA chain over the
        keys); O cast to the input format.  Nq = 1: cuBLAS runs gemv
        kernels, whose orders were fitted on the H200 for launches of
-       batch x heads 16 (experiments/gpu/sdpa_math_more.py: every S and
-       P V element of 30 shapes, d 32 to 256, Nk 64 to 2048); the gemv
-       rows below hold them (lanes, chunk, combine; B butterfly, Q
+       batch x heads 16 (experiments/gpu/probes/sdpa_math_more.py: every
+       S and P V element of 30 shapes, d 32 to 256, Nk 64 to 2048); the
+       gemv rows below hold them (lanes, chunk, combine; B butterfly, Q
        sequential), an order not fitted is left to the chain (lanes 0).
        The backward: autograd through this graph (backward_math.c).  An
        attention mask (a boolean one as where(mask, 0, -inf) in the

@@ -14,7 +14,7 @@ tests_softfloat_test_mma_h200_LDADD = tests/support/libtestsupport.la \
 check_PROGRAMS += tests/softfloat/test_cvt_h200
 TESTS += tests/softfloat/test_cvt_h200
 tests_softfloat_test_cvt_h200_SOURCES = tests/softfloat/test_cvt_h200.c \
-	experiments/gpu/cvt_rules.c experiments/gpu/cvt_rules.h
+	experiments/gpu/probes/cvt_rules.c experiments/gpu/probes/cvt_rules.h
 tests_softfloat_test_cvt_h200_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) \
 	$(JANSSON_CFLAGS) $(OPENMP_CFLAGS)
 tests_softfloat_test_cvt_h200_LDFLAGS = $(OPENMP_CFLAGS)
@@ -64,42 +64,46 @@ EXTRA_DIST += \
 	tests/data/gpu/fa_h200_d128_repmax_beta.json
 
 # PyTorch's four SDPA backends on the same inputs (experiments/gpu/
-# sdpa_backends.py), the dispatch grid (sdpa_dispatch_grid.py) and the
-# crafted-input probes (sdpa_probes.py), all from the H200.
+# sdpa_backends.py), the dispatch grid (probes/sdpa_dispatch_grid.py) and
+# the crafted-input probes (probes/sdpa_probes.py), all from the H200.
 EXTRA_DIST += tests/data/gpu/backends experiments/gpu/sdpa_backends.py \
-	experiments/gpu/sdpa_dispatch_grid.py experiments/gpu/sdpa_probes.py
+	experiments/gpu/probes/sdpa_dispatch_grid.py \
+	experiments/gpu/probes/sdpa_probes.py
 
 # The extended flash-backend dumps (more head dimensions, causal shapes,
 # FP16, the deterministic backward) that test_chain.sh, test_kernel.sh,
 # test_fa2_backward.sh and test_scan.sh read; sdpa_ext_table.py tabulates
 # the emulator against every one of them.
-EXTRA_DIST += tests/data/gpu/sdpa_ext experiments/gpu/sdpa_ext_table.py
+EXTRA_DIST += tests/data/gpu/sdpa_ext \
+	experiments/gpu/probes/sdpa_ext_table.py
 
-# cuDNN alone (experiments/gpu/cudnn_dumps.py): the decode engine with its
-# lean reduction, longer KV sequences, and PyTorch's default choice;
+# cuDNN alone (experiments/gpu/probes/cudnn_dumps.py): the decode engine
+# with its lean reduction, longer KV sequences, and PyTorch's default choice;
 # test_cudnn_model.sh diffs them with the cudnn description.
-EXTRA_DIST += tests/data/gpu/cudnn experiments/gpu/cudnn_dumps.py
-# cuDNN's backward and d = 192, 256 (experiments/gpu/cudnn_bwd_probe.py,
-# sliced by split_cudnn_bwd.py into tests/data/gpu/cudnn/bwd_*):
+EXTRA_DIST += tests/data/gpu/cudnn experiments/gpu/probes/cudnn_dumps.py
+# cuDNN's backward and d = 192, 256
+# (experiments/gpu/probes/cudnn_bwd_probe.py, sliced by split_cudnn_bwd.py
+# into tests/data/gpu/cudnn/bwd_*):
 # test_cudnn_bwd.sh diffs them with the cudnn description.
-EXTRA_DIST += experiments/gpu/cudnn_bwd_probe.py \
-	experiments/gpu/split_cudnn_bwd.py
+EXTRA_DIST += experiments/gpu/probes/cudnn_bwd_probe.py \
+	experiments/gpu/probes/split_cudnn_bwd.py
 # The decode engine's LSE over repeated launches (decode_repro.*;
 # test_cudnn_lean's test_repro_orders).
-EXTRA_DIST += experiments/gpu/cudnn_repro_probe.py \
-	experiments/gpu/cudnn_orders_check.py
+EXTRA_DIST += experiments/gpu/probes/cudnn_repro_probe.py \
+	experiments/gpu/probes/cudnn_orders_check.py
 # Crafted decode inputs, the row-sum order probe and the FP16 reciprocal
 # probe (lean_probe_h200, fp16_rcp_probe), and the rcp.approx probe whose
 # table is analysis/data/rcp-sm90.bin.gz.
-EXTRA_DIST += experiments/gpu/cudnn_lean_probe.py \
-	experiments/gpu/cudnn_order_probe.py experiments/gpu/rcp_probe.cu \
-	experiments/gpu/pack_rcp_table.py \
-	experiments/gpu/cudnn_triple_probe.py
+EXTRA_DIST += experiments/gpu/probes/cudnn_lean_probe.py \
+	experiments/gpu/probes/cudnn_order_probe.py \
+	experiments/gpu/probes/rcp_probe.cu \
+	experiments/gpu/probes/pack_rcp_table.py \
+	experiments/gpu/probes/cudnn_triple_probe.py
 # The decode engine's split count over batch, heads, keys, head dim and
 # dtype (grids from the profiler; its run on the H200 is
 # tests/data/gpu/cudnn/decode_splits_h200.json, read by
 # test_sdpa_dispatch).
-EXTRA_DIST += experiments/gpu/cudnn_split_probe.py
+EXTRA_DIST += experiments/gpu/probes/cudnn_split_probe.py
 
 # Grouped-query heads (group sizes 2, 4, 8 and MQA; prefill with the
 # backward, decode) and masked calls on every backend that took them, on an

@@ -31,10 +31,10 @@ EXTRA_DIST += \
 	experiments/gpu/mma_probe.cu \
 	experiments/gpu/st_io.c experiments/gpu/st_io.h \
 	experiments/gpu/run_probe.sh \
-	experiments/gpu/cvt_probe.cu \
-	experiments/gpu/ex2_probe.cu \
-	experiments/gpu/lg2_probe.cu \
-	experiments/gpu/pack_ex2_table.py \
+	experiments/gpu/probes/cvt_probe.cu \
+	experiments/gpu/probes/ex2_probe.cu \
+	experiments/gpu/probes/lg2_probe.cu \
+	experiments/gpu/probes/pack_ex2_table.py \
 	experiments/gpu/fa_dump.cu \
 	experiments/gpu/run_crosscheck.sh \
 	experiments/gpu/sdpa_sweep.py \

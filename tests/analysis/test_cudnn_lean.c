@@ -355,7 +355,7 @@ START_TEST(test_rcp_table_refused)
 END_TEST
 /* The decode engine's LSE is not reproducible: with the same inputs its
    four warps' sums meet in an order that changes from launch to launch
-   (experiments/gpu/cudnn_repro_probe.py; doc/gpu-crosscheck.md, "cuDNN
+   (experiments/gpu/probes/cudnn_repro_probe.py; doc/gpu-crosscheck.md, "cuDNN
    model").  REPRO keeps 4 heads of Nk = 512 (one CTA per head) with the
    192 LSE values each took over 24 launches of 8 copies.  The emulator,
    run with each of the 24 fixed orders of decode_span_order, must give

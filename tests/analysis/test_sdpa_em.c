@@ -525,7 +525,7 @@ START_TEST(test_efficient_pv_probe)
 }
 END_TEST
 
-/* CUDA's accurate logf against the H200 (experiments/gpu/
+/* CUDA's accurate logf against the H200 (experiments/gpu/probes/
    cuda_logf_probe.cu, packed by pack_logf_vectors.py). */
 START_TEST(test_cuda_logf)
 {

@@ -1,6 +1,6 @@
 /* test_sdpa_math.c -- the "math" description's backward and decode
    (Nq = 1) orders against PyTorch 2.11's math SDPA backend on an H200
-   (experiments/gpu/sdpa_math_more.py; tests/data/gpu/backends/math):
+   (experiments/gpu/probes/sdpa_math_more.py; tests/data/gpu/backends/math):
 
    - dQ, dK, dV of 13 dumps (the three backends dumps with a backward and
      ten math_bwd_*), from q, k, v and do alone;

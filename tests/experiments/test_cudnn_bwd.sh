@@ -2,10 +2,10 @@
 # test_cudnn_bwd.sh -- the cudnn description's backward (bwd "cudnn") and
 # its d = 192, 256 rows against cuDNN 9.19 on the H200
 #
-# The dumps of experiments/gpu/cudnn_bwd_probe.py (tests/data/gpu/cudnn/
-# bwd_*: random inputs, the order probes ord_* and the delta probes
-# del_*; the manifest pins cuDNN, so diff runs --policy sdpa with cuDNN
-# alone) and the three backend dumps with cuDNN's gradients are diffed
+# The dumps of experiments/gpu/probes/cudnn_bwd_probe.py
+# (tests/data/gpu/cudnn/bwd_*: random inputs, the order probes ord_* and
+# the delta probes del_*; the manifest pins cuDNN, so diff runs --policy
+# sdpa with cuDNN alone) and the three backend dumps with cuDNN's gradients are diffed
 # with the description; the test asserts the number of bit-equal
 # elements of dQ, dK and dV per dump, as measured (doc/gpu-crosscheck.md,
 # "cuDNN backward").  A count that moves either way fails and prints the

@@ -1,7 +1,7 @@
 /* test_cvt_h200.c -- the emulator's narrowing conversions against the
    H200's (tests/data/gpu/cvt_h200.json: per-chunk hashes of cvt.rn/rz
    .bf16/.f16/.tf32, .relu, x2 and satfinite FP8 results over all 2^32
-   FP32 inputs, recorded by experiments/gpu/cvt_probe.cu).
+   FP32 inputs, recorded by experiments/gpu/probes/cvt_probe.cu).
 
    make check recomputes the emulator's hashes for the chunks that hold
    the special cases (zeros and subnormals of both signs, the largest
@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "experiments/gpu/cvt_rules.h"
+#include "experiments/gpu/probes/cvt_rules.h"
 
 static const char *
 fixture_path(void)

@@ -36,8 +36,10 @@ import subprocess
 import sys
 import tempfile
 
-TOP = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", ".."))
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+TOP = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", "..",
+                                   ".."))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                ".."))
 import fixgen  # noqa: E402
 
 

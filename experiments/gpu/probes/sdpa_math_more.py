@@ -45,7 +45,8 @@ from safetensors.torch import save_file
 from torch.utils._python_dispatch import TorchDispatchMode
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-for p in (HERE, os.path.join(os.getcwd(), "experiments", "gpu")):
+for p in (os.path.join(HERE, ".."),
+          os.path.join(os.getcwd(), "experiments", "gpu")):
     if p not in sys.path:
         sys.path.insert(0, p)
 import dump_sdpa  # noqa: E402
@@ -137,7 +138,7 @@ def keep_ops(rec, name, store):
 def manifest(name, dt, b, h, nq, nk, d, causal, scale, gen, seed, fk, fl,
              bk, per_op, bwd, tensors, extra=None):
     man = {
-        "producer": "experiments/gpu/sdpa_math_more.py",
+        "producer": "experiments/gpu/probes/sdpa_math_more.py",
         "gpu": torch.cuda.get_device_name(0),
         "cc": "%d.%d" % torch.cuda.get_device_capability(0),
         "cuda": torch.version.cuda, "torch": torch.__version__,

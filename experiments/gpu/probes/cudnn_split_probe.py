@@ -138,7 +138,8 @@ def main():
     import torch.nn.functional as F
     from torch.nn.attention import SDPBackend, sdpa_kernel
     from torch.profiler import ProfilerActivity, profile
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                    ".."))
     import dump_sdpa  # the profiler's trace
 
     out = sys.argv[1]
@@ -146,7 +147,7 @@ def main():
     t0 = time.time()
     dev = torch.device("cuda")
     p = torch.cuda.get_device_properties(0)
-    meta = {"producer": "experiments/gpu/cudnn_split_probe.py",
+    meta = {"producer": "experiments/gpu/probes/cudnn_split_probe.py",
             "gpu": torch.cuda.get_device_name(0),
             "cc": "%d.%d" % (p.major, p.minor),
             "sms": p.multi_processor_count,

@@ -20,8 +20,8 @@ import warnings
 import torch
 import torch.nn.functional as F
 
-sys.path.insert(0, __import__("os").path.dirname(
-    __import__("os").path.abspath(__file__)))
+sys.path.insert(0, __import__("os").path.join(__import__("os").path.dirname(
+    __import__("os").path.abspath(__file__)), ".."))
 import dump_sdpa  # noqa: E402
 
 BASE = dict(batch=1, heads=8, kv_heads=8, nq=128, nk=128, d=64,
@@ -212,7 +212,7 @@ def main():
               row.get("fused_sdp_choice"), row.get("backend_seen"),
               row.get("run_error", ""), flush=True)
         rows.append(row)
-    out = {"producer": "experiments/gpu/sdpa_dispatch_grid.py",
+    out = {"producer": "experiments/gpu/probes/sdpa_dispatch_grid.py",
            "gpu": torch.cuda.get_device_name(0),
            "cc": "%d.%d" % torch.cuda.get_device_capability(0),
            "cuda": torch.version.cuda, "torch": torch.__version__,

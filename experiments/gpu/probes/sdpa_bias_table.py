@@ -34,7 +34,8 @@ import os
 import subprocess
 import sys
 
-TOP = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", ".."))
+TOP = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", "..",
+                                   ".."))
 POLICY = {"flash": "fa2", "cudnn": "cudnn", "efficient": "efficient",
           "math": "math"}
 ORDER = ["flash", "cudnn", "efficient", "math"]

@@ -47,7 +47,8 @@ import os
 import sys
 import traceback
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                ".."))
 
 import torch  # noqa: E402
 from safetensors.torch import save_file  # noqa: E402
@@ -56,7 +57,8 @@ import dump_sdpa  # noqa: E402
 
 DEV = torch.device("cuda")
 TENSORS = {}
-MANIFEST = {"producer": "experiments/gpu/cudnn_bwd_probe.py", "cases": {}}
+MANIFEST = {"producer": "experiments/gpu/probes/cudnn_bwd_probe.py",
+            "cases": {}}
 
 
 def fwd_op(q, k, v, causal):

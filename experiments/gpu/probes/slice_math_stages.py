@@ -49,8 +49,8 @@ def main():
                         "data_offsets": [off, off + len(raw)]}
         off += len(raw)
     header["__metadata__"] = {
-        "producer": "experiments/gpu/sdpa_math_ops.py, sliced by "
-                    "experiments/gpu/slice_math_stages.py",
+        "producer": "experiments/gpu/probes/sdpa_math_ops.py, sliced by "
+                    "experiments/gpu/probes/slice_math_stages.py",
         "gpu": "NVIDIA H200", "torch": "2.11.0+cu130",
         "cases": ",".join(cases)}
     hb = json.dumps(header, separators=(",", ":")).encode()

@@ -28,8 +28,8 @@
  * the CPU-only fixture test); the kernel's cases follow that table's order.
  *
  * Build: nvcc -O2 -std=c++17 -arch=sm_90 -I. -Isoftfloat -o cvt_probe
- *        experiments/gpu/cvt_probe.cu experiments/gpu/cvt_rules.c
- *        .libs/libbf16emu.a */
+ *        experiments/gpu/probes/cvt_probe.cu
+ *        experiments/gpu/probes/cvt_rules.c .libs/libbf16emu.a */
 
 #include <cuda_runtime.h>
 

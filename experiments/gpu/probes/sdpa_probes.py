@@ -121,7 +121,7 @@ def main():
     bes = ["cudnn", "flash", "efficient"]
     rnd = random.Random(20261201)
     out = {}
-    man = {"producer": "experiments/gpu/sdpa_probes.py",
+    man = {"producer": "experiments/gpu/probes/sdpa_probes.py",
            "gpu": torch.cuda.get_device_name(0),
            "torch": torch.__version__, "cudnn": torch.backends.cudnn.version(),
            "d": D, "scale": 0.125, "errors": []}

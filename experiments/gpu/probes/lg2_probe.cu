@@ -25,7 +25,7 @@
  * Build (from the source tree, a config.h stub in DIR):
  *   gcc -std=c11 -O2 -IDIR -I. -Isoftfloat -c attention/log.c -o log.o
  *   nvcc -O2 -std=c++17 -arch=sm_90 -I. -Isoftfloat -o lg2_probe \
- *       experiments/gpu/lg2_probe.cu log.o */
+ *       experiments/gpu/probes/lg2_probe.cu log.o */
 
 #include <cuda_runtime.h>
 

@@ -22,7 +22,8 @@ import torch
 from safetensors.torch import load_file, save_file
 from torch.utils._python_dispatch import TorchDispatchMode
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                ".."))
 import dump_sdpa  # noqa: E402
 
 

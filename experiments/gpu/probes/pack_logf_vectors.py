@@ -69,8 +69,9 @@ def main():
               "logf": {"dtype": "I32", "shape": [n],
                        "data_offsets": [4 * n, 8 * n]},
               "__metadata__": {
-                  "producer": "experiments/gpu/cuda_logf_probe.cu, packed "
-                              "by experiments/gpu/pack_logf_vectors.py",
+                  "producer": "experiments/gpu/probes/cuda_logf_probe.cu, "
+                              "packed by "
+                              "experiments/gpu/probes/pack_logf_vectors.py",
                   "gpu": "NVIDIA H200", "cuda": "13.0",
                   "function": "logf (nvcc -O3 -arch=sm_90)"}}
     hb = json.dumps(header, separators=(",", ":")).encode()

@@ -28,6 +28,7 @@ experiments_gpu_mma_fixture_LDADD = $(gpu_tool_ldadd)
 
 EXTRA_DIST += \
 	experiments/gpu/README.md \
+	experiments/gpu/probes/README.md \
 	experiments/gpu/mma_probe.cu \
 	experiments/gpu/st_io.c experiments/gpu/st_io.h \
 	experiments/gpu/run_probe.sh \

@@ -40,8 +40,8 @@ void ax_rcp_table_free(ax_rcp_table *t);
 /* The H200's rcp.approx.f32 ("rcp-sm90") as a reciprocal model over T
    (T must outlive MODEL).  Measured on every significand (2^23 inputs in
    [1, 2)); other binades by the exponent's exact scaling, which the
-   FP16 probe of doc/gpu-crosscheck.md ("cuDNN model") confirms on 64
-   row sums in [16, 32). */
+   FP16 probe of doc/notes/gpu-crosscheck-log.md ("cuDNN model") confirms
+   on 64 row sums in [16, 32). */
 void ax_rcp_model(const ax_rcp_table *t, fa_rcp_model *model);
 
 #ifdef __cplusplus

@@ -269,7 +269,7 @@ flash_splits(const sdpa_case *c, int64_t hdim)
 
 /* cuDNN 9.19's decode engines on the H200 (132 SMs), measured launch by
    launch (tests/data/gpu/cudnn/decode_splits_h200.json, 212 shapes, and
-   53 earlier decode launches; doc/gpu-crosscheck.md, "Crafted decode
+   53 earlier decode launches; doc/notes/gpu-crosscheck-log.md, "Crafted decode
    rows" item 1).  With Hkv the key/value heads, G = H / Hkv and
    dm = max(d, dv):
 

@@ -207,7 +207,7 @@ uint32_t fa_exp2f_cr(uint32_t x);
    correctly rounded exp2), times 2^n
    (n clamped to [-126, 126], the product rounded once).  Equal to the
    H200's expf on every FP32 input with ex2.approx in place of EX2
-   (doc/gpu-crosscheck.md, "math model"). */
+   (doc/notes/gpu-crosscheck-log.md, "math model"). */
 uint32_t fa_cuda_expf(const fa_exp_model *ex2, uint32_t x);
 /* CUDA's accurate logf (not __logf), as nvcc compiles it for sm_90: a
    polynomial in FP32 FMAs, no special-function unit; -Inf for +-0, NaN

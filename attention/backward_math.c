@@ -1,6 +1,6 @@
 /* backward_math -- the backward of PyTorch's math SDPA backend for BF16
    and FP16 inputs on CUDA: autograd through the graph of the forward
-   (doc/attention.md, bwd "math"; evidence in doc/gpu-crosscheck.md,
+   (doc/attention.md, bwd "math"; evidence in doc/notes/gpu-crosscheck-log.md,
    "math backward").
 
    The forward saved Q' = RN32(Q sqrt(scale)), K' = RN32(K sqrt(scale))

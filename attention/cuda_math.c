@@ -1,6 +1,6 @@
 /* cuda_math -- CUDA's accurate expf and logf (not the __expf and __logf
    intrinsics) as nvcc compiles them for sm_90: FP32 FMA arithmetic around
-   one exp2 of a model (expf) or none (logf).  doc/gpu-crosscheck.md,
+   one exp2 of a model (expf) or none (logf).  doc/notes/gpu-crosscheck-log.md,
    "math model", has the instruction sequences and the device checks. */
 #include <config.h>
 

@@ -1,6 +1,6 @@
 /* kernels_cudnn -- the named descriptions of PyTorch's cuDNN SDPA backend
-   on the H200 (each with its evidence; doc/gpu-crosscheck.md, "cuDNN
-   model") */
+   on the H200 (each with its evidence; doc/notes/gpu-crosscheck-log.md,
+   "cuDNN model") */
 #include <config.h>
 
 #include "attention/fa_local.h"
@@ -14,8 +14,8 @@ static const fa_kernel kernels[] = {
        argument as fa2's, O by the rounded reciprocal of l, one FP32 chain
        of P~V through the sm90 block FMA over 128-key tiles in ascending
        order.  From the backend dumps, by testing each hypothesis row by
-       row (doc/gpu-crosscheck.md, "cuDNN model"): the rescale factor's
-       argument RN(m_old sl2) - RN(m_new sl2), per-thread block sums
+       row (doc/notes/gpu-crosscheck-log.md, "cuDNN model"): the rescale
+       factor's argument RN(m_old sl2) - RN(m_new sl2), per-thread block sums
        folded into the four partials by one FFMA and reduced (s0 + s1) +
        (s2 + s3), LSE = fma(RN(m sl2), RN(ln 2), __logf(l)).  The
        reciprocal of l is the H200's rcp.approx.f32 (MUFU.RCP; rcp-sm90,

@@ -1,7 +1,8 @@
 /* kernels_sdpa_em -- the descriptions of PyTorch 2.11's memory-efficient
    and math SDPA backends on the H200 (doc/attention.md, "Kernel
-   descriptions"; evidence in doc/gpu-crosscheck.md, "memory-efficient
-   model" and "math model"), and the checks of the fields they brought */
+   descriptions"; evidence in doc/notes/gpu-crosscheck-log.md,
+   "memory-efficient model" and "math model"), and the checks of the
+   fields they brought */
 #include <config.h>
 
 #include "attention/fa_local.h"

@@ -12,6 +12,7 @@ doc_examples_tour_LDADD = libbf16emu.la
 EXTRA_DIST += doc/HACKING.md doc/semantics.md doc/verification.md \
 	doc/performance.md doc/mma-models.md doc/gpu-measurements.md \
 	doc/gpu-crosscheck.md \
+	doc/notes/performance-runs.md doc/notes/gpu-crosscheck-log.md \
 	doc/examples/readme-sync.sh
 
 EXTRA_DIST += doc/reproduce.md doc/img/sweep-bias-vmean.png \

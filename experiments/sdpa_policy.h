@@ -28,7 +28,7 @@ bool sdpa_policy_parse_backends(const char *cmd, const char *v,
    (whose split count then follows PyTorch's heuristic), *SPLITS the split
    count of cuDNN's decode engine when it runs the lean reduction
    (CH->splits, from C's keys, batch and heads: sdpa_cudnn_decode_splits_
-   pt211_h200; doc/gpu-crosscheck.md, "cuDNN model": O measured
+   pt211_h200; doc/notes/gpu-crosscheck-log.md, "cuDNN model": O measured
    bit-equal, its LSE not), else 0 (the description's).  Reports under CMD and
    returns false when the call raises in PyTorch or the chosen backend has
    no description. */

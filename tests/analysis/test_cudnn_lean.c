@@ -1,7 +1,8 @@
 /* test_cudnn_lean.c -- the cudnn description's decode path against
    crafted inputs run through cuDNN's decode engine on the H200
-   (tests/data/gpu/cudnn/lean_probe_h200.safetensors; doc/gpu-crosscheck.md,
-   "cuDNN model"): Q = e_0 and K's column 0 the scores, V's column 0 ones.
+   (tests/data/gpu/cudnn/lean_probe_h200.safetensors;
+   doc/notes/gpu-crosscheck-log.md, "cuDNN model"): Q = e_0 and K's
+   column 0 the scores, V's column 0 ones.
    The order probe (scale RN32(ln 2): P~ = 2^score) puts 1 and two 2^-24
    in a row: the LSE says whether the two met before the 1.  Bit-equality
    counts per case; a mismatch prints the first differing row in hex. */
@@ -355,12 +356,13 @@ START_TEST(test_rcp_table_refused)
 END_TEST
 /* The decode engine's LSE is not reproducible: with the same inputs its
    four warps' sums meet in an order that changes from launch to launch
-   (experiments/gpu/probes/cudnn_repro_probe.py; doc/gpu-crosscheck.md, "cuDNN
-   model").  REPRO keeps 4 heads of Nk = 512 (one CTA per head) with the
-   192 LSE values each took over 24 launches of 8 copies.  The emulator,
-   run with each of the 24 fixed orders of decode_span_order, must give
-   exactly the GPU's set where the GPU gave two values, and the counts of
-   heads whose GPU values all lie in the emulator's set are as measured. */
+   (experiments/gpu/probes/cudnn_repro_probe.py;
+   doc/notes/gpu-crosscheck-log.md, "cuDNN model").  REPRO keeps 4 heads
+   of Nk = 512 (one CTA per head) with the 192 LSE values each took
+   over 24 launches of 8 copies.  The emulator, run with each of the 24
+   fixed orders of decode_span_order, must give exactly the GPU's set
+   where the GPU gave two values, and the counts of heads whose GPU
+   values all lie in the emulator's set are as measured. */
 #define REPRO SRCDIR "/tests/data/gpu/cudnn/decode_repro.safetensors"
 #define REPRO_HEADS 4
 #define REPRO_COVERED 4

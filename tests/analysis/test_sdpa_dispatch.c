@@ -557,9 +557,9 @@ START_TEST(test_constructed)
     c.enabled = SDPA_EN_CUDNN;
     ck_assert_int_eq(sdpa_choose_pt211_h200(&c, &ch), SDPA_BACKEND_CUDNN);
     /* the decode launches of 135 and 270 heads that the crafted-row probe
-       ran before it chunked its heads (doc/gpu-crosscheck.md, "Crafted
-       decode rows", kept as a note, not a file): the engine's grid [1, H]
-       and no lean_reduction_kernel at every Nk up to 4096 */
+       ran before it chunked its heads (doc/notes/gpu-crosscheck-log.md,
+       "Crafted decode rows", kept as a note, not a file): the engine's
+       grid [1, H] and no lean_reduction_kernel at every Nk up to 4096 */
     c.nq = 1;
     for (int h = 135; h <= 270; h += 135)
         for (int64_t nk = 513; nk <= 4096; nk *= 2) {

@@ -5,11 +5,11 @@
 # The dumps of experiments/gpu/probes/cudnn_bwd_probe.py
 # (tests/data/gpu/cudnn/bwd_*: random inputs, the order probes ord_* and
 # the delta probes del_*; the manifest pins cuDNN, so diff runs --policy
-# sdpa with cuDNN alone) and the three backend dumps with cuDNN's gradients are diffed
-# with the description; the test asserts the number of bit-equal
-# elements of dQ, dK and dV per dump, as measured (doc/gpu-crosscheck.md,
-# "cuDNN backward").  A count that moves either way fails and prints the
-# first differing element in hex.
+# sdpa with cuDNN alone) and the three backend dumps with cuDNN's
+# gradients are diffed with the description; the test asserts the number
+# of bit-equal elements of dQ, dK and dV per dump, as measured
+# (doc/notes/gpu-crosscheck-log.md, "cuDNN backward").  A count that
+# moves either way fails and prints the first differing element in hex.
 
 . "${srcdir:-.}/tests/experiments/lib.sh"
 

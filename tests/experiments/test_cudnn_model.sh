@@ -5,8 +5,8 @@
 # other backends', on the same inputs) and of tests/data/gpu/cudnn (cuDNN
 # alone, and PyTorch's default choice) is diffed with the cudnn
 # description; the test asserts the number of bit-equal elements of O and
-# LSE per dump, as measured (doc/gpu-crosscheck.md, "cuDNN model").  A
-# count that moves either way fails and prints the first differing
+# LSE per dump, as measured (doc/notes/gpu-crosscheck-log.md, "cuDNN
+# model").  A count that moves either way fails and prints the first differing
 # element in hex.  Then --policy sdpa: the backend PyTorch 2.11 picks,
 # the note on stderr, --sdpa-backends, and the refusals.
 
@@ -69,8 +69,8 @@ END
 # cuDNN's decode engine with the lean reduction included (S splits of
 # the launch's shape, split s on the tiles s, s + S, ...; combine
 # "lean").  O is exact; the LSE (decode_lse lg2-fma) is not reproducible
-# on the GPU itself (doc/gpu-crosscheck.md), so a few rows stay 1 ulp
-# off.  The files keep one head of each launch (the manifest's
+# on the GPU itself (doc/notes/gpu-crosscheck-log.md), so a few rows
+# stay 1 ulp off.  The files keep one head of each launch (the manifest's
 # heads_from), chosen where half the split count changes O bits; the
 # split count is the launch's (launch_shape).
 while read -r name oe on le ln; do

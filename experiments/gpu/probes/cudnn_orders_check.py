@@ -44,7 +44,7 @@ def f32_tensors(path):
 
 def splits(nk, heads):
     """cuDNN 9.19's decode split count on an H200 (one query head per key
-    head; doc/gpu-crosscheck.md, "Crafted decode rows" item 1)."""
+    head; doc/notes/gpu-crosscheck-log.md, "Crafted decode rows" item 1)."""
     if nk <= 512 or heads > 66:
         return 1
     s = 1

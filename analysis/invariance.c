@@ -28,12 +28,12 @@ say(char *why, size_t n, const char *fmt, ...)
     va_end(ap);
 }
 
-/* The configuration of the backend sdpa picks for step S of launch L
-   (AL: the step's launch), with the backend's name and kernel variant
-   into K on step 0.  NULL after a reason in WHY. */
+/* The configuration of the backend sdpa picks for a step (AL: the
+   step's launch), its backend's name into *NAME, and the kernel variant
+   into K on the first step.  NULL after a reason in WHY. */
 static const fa_config *
 sdpa_pick(const iv_problem *p, const ax_launch *al, bool causal, iv_key *k,
-          char *why, size_t n)
+          const char **name, char *why, size_t n)
 {
     sdpa_case sc = sdpa_case_default();
     sdpa_choice ch;
@@ -63,15 +63,10 @@ sdpa_pick(const iv_problem *p, const ax_launch *al, bool causal, iv_key *k,
         return NULL;
     }
     if (k->cfg == NULL) {
-        k->backend = sdpa_backend_name(b);
         snprintf(k->variant_buf, sizeof k->variant_buf, "%s", ch.variant);
         k->variant = k->variant_buf;
-    } else if (k->cfg != cfg) {
-        say(why, n, "PyTorch 2.11 picks %s for the first decode step and %s "
-                    "for a later one",
-            k->backend, sdpa_backend_name(b));
-        return NULL;
     }
+    *name = sdpa_backend_name(b);
     return cfg;
 }
 
@@ -111,24 +106,31 @@ iv_resolve(const iv_problem *p, const iv_launch *l, iv_key *k, char *why,
     }
     for (size_t s = 0; s < k->nsteps; s++) {
         const fa_config *cfg = be->cfg;
+        const char *name = be->name;
         const fa_kernel *kern;
         const char *rule;
 
         al.nq = l->decode ? 1 : p->nq;
         al.nk = l->decode ? p->nk - p->nq + s + 1 : p->nk;
         if (be->sdpa) {
-            cfg = sdpa_pick(p, &al, p->causal && !l->decode, k, why, n);
+            cfg = sdpa_pick(p, &al, p->causal && !l->decode, k, &name, why,
+                            n);
             if (cfg == NULL)
                 goto fail;
-        } else {
-            k->backend = be->name;
         }
-        k->cfg = cfg;
+        if (k->cfg == NULL) {
+            k->cfg = cfg;
+            k->backend = name;
+        } else if (k->backend != name) {
+            k->backend = "mixed";
+        }
+        k->steps[s].cfg = cfg;
+        k->steps[s].backend = name;
         kern = fa_config_kernel(cfg);
         if (!ax_launch_sms_modelled(kern, &al)) {
             say(why, n, "%s's decode grid is measured on 132 multiprocessors "
                         "only, not predicted for %u",
-                k->backend, l->sms);
+                name, l->sms);
             goto fail;
         }
         k->steps[s].splits = ax_launch_splits(kern, &al, &rule);
@@ -141,7 +143,7 @@ iv_resolve(const iv_problem *p, const iv_launch *l, iv_key *k, char *why,
                 say(why, n, "%s's decode runs cuBLAS gemv kernels, measured "
                             "for some launches only; none for d %zu, Nk %zu, "
                             "B*H %zu (not predicted)",
-                    k->backend, p->d, al.nk, k->launch_bh);
+                    name, p->d, al.nk, k->launch_bh);
                 goto fail;
             }
         }
@@ -166,7 +168,8 @@ iv_key_equal(const iv_key *a, const iv_key *b)
     if (a->cfg != b->cfg || a->decode != b->decode || a->nsteps != b->nsteps)
         return false;
     for (size_t s = 0; s < a->nsteps; s++)
-        if (a->steps[s].splits != b->steps[s].splits
+        if (a->steps[s].cfg != b->steps[s].cfg
+            || a->steps[s].splits != b->steps[s].splits
             || a->steps[s].gemv != b->steps[s].gemv)
             return false;
     return true;
@@ -221,7 +224,7 @@ iv_compute(const iv_problem *p, const iv_key *k, size_t h, uint32_t *o,
         return forward(k->cfg, k, nq, nk, p->causal, k->steps[0].splits, q,
                        kk, v, o, lse, why, n);
     for (size_t s = 0; s < nq; s++)
-        if (forward(k->cfg, k, 1, nk - nq + s + 1, false, k->steps[s].splits,
+        if (forward(k->steps[s].cfg, k, 1, nk - nq + s + 1, false, k->steps[s].splits,
                     q + s * d, kk, v, o + s * d, lse + s, why, n)
             != 0)
             return -1;
@@ -336,6 +339,12 @@ iv_rule(const iv_key *a, const iv_key *b, char *buf, size_t n)
                  b->decode ? "decode steps" : "one prefill");
         return;
     }
+    for (size_t s = 0; s < a->nsteps && s < b->nsteps; s++)
+        if (a->steps[s].cfg != b->steps[s].cfg) {
+            snprintf(buf, n, "backend of decode step %zu: %s -> %s", s,
+                     a->steps[s].backend, b->steps[s].backend);
+            return;
+        }
     for (size_t s = 0; s < a->nsteps && s < b->nsteps; s++)
         if (a->steps[s].splits != b->steps[s].splits
             || a->steps[s].gemv != b->steps[s].gemv) {

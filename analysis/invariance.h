@@ -72,6 +72,9 @@ typedef struct iv_launch
    the gemv row of a description that has them. */
 typedef struct iv_step
 {
+    const fa_config *cfg; /* the description (sdpa may pick another per
+                             decode step) */
+    const char *backend;
     size_t splits;
     const fa_gemv_row *gemv;
 } iv_step;
@@ -80,9 +83,11 @@ typedef struct iv_step
    with equal keys give the same bits by construction. */
 typedef struct iv_key
 {
-    const fa_config *cfg; /* the description's configuration */
+    const fa_config *cfg; /* the description's configuration (of the
+                             first step) */
     const char *backend;  /* the backend that runs: "flash", "cudnn",
-                             "efficient", "math", or the backend's name */
+                             "efficient", "math", or the backend's name;
+                             "mixed" when decode steps differ */
     const char *variant;  /* sdpa: the kernel PyTorch picks; else "" */
     const char *split_rule; /* the rule of the (first) split count */
     bool decode;
@@ -95,7 +100,7 @@ typedef struct iv_key
 /* Resolves launch L of P into *K (zeroed first; iv_key_free frees it).
    Returns 0; or -1 with the reason in WHY (N bytes) when the launch
    cannot be predicted: sdpa runs no backend or one with no configuration
-   here, cuDNN's decode grid on other than 132 multiprocessors, a decode
+   here (sdpa may pick a different backend for each decode step), cuDNN's decode grid on other than 132 multiprocessors, a decode
    of a description with gemv rows (the math backend's cuBLAS kernels)
    outside its measured rows, decode steps of a call that is not causal,
    out of memory. */

@@ -81,9 +81,8 @@ typedef struct slot
 {
     const fa_kernel *k;
     fa_config cfg;
-    fa_cli_exp exp;
-    fa_cli_log log;
-    bool loaded;
+    fa_cli_exp exp; /* loaded here unless an earlier slot has the model */
+    const char *exp_name;
 } slot;
 
 /* What a dump recorded of one backend on the GPU. */
@@ -120,6 +119,7 @@ typedef struct inv_ctx
     /* the descriptions: fa2, cudnn, efficient, math, then others */
     slot slots[MAX_BACKENDS];
     size_t nslots;
+    fa_cli_log log; /* the log and reciprocal tables, loaded once */
     iv_backend be[MAX_BACKENDS];
     iv_problem p;
     /* the launches */
@@ -558,6 +558,7 @@ slot_for(inv_ctx *x, const fa_kernel *k)
 {
     slot *s;
     const char *why;
+    const fa_exp_model *model = NULL;
 
     for (size_t i = 0; i < x->nslots; i++)
         if (x->slots[i].k == k)
@@ -567,18 +568,27 @@ slot_for(inv_ctx *x, const fa_kernel *k)
     s = &x->slots[x->nslots++];
     memset(s, 0, sizeof *s);
     s->k = k;
+    s->exp_name = fa_kernel_enum_names("exp_model")[k->exp_model];
     if (!fa_cli_inputs_defined(CMD, "--policy", k, x->f16)
-        || !fa_cli_exp_for(CMD, k, &s->exp)
-        || !fa_cli_log_for(CMD, "--policy", k, &s->log))
+        || !fa_cli_log_for(CMD, "--policy", k, &x->log))
         return NULL;
-    s->loaded = true;
+    /* the tables of an exp model are read once for every description
+       that uses it */
+    for (size_t i = 0; i + 1 < x->nslots && model == NULL; i++)
+        if (strcmp(x->slots[i].exp_name, s->exp_name) == 0)
+            model = x->slots[i].cfg.exp;
+    if (model == NULL) {
+        if (!fa_cli_exp_for(CMD, k, &s->exp))
+            return NULL;
+        model = s->exp.model;
+    }
     s->cfg = fa_config_kernel_default(k);
     s->cfg.shape = (fa_shape){1, 1, (size_t)x->nq, (size_t)x->nk,
                               (size_t)x->d};
     s->cfg.causal = x->causal;
-    s->cfg.exp = s->exp.model;
-    s->cfg.log = fa_cli_log_model(&s->log);
-    s->cfg.rcp = fa_cli_rcp_model(&s->log);
+    s->cfg.exp = model;
+    s->cfg.log = fa_cli_log_model(&x->log);
+    s->cfg.rcp = fa_cli_rcp_model(&x->log);
     s->cfg.input = x->f16 ? &sf_format_f16 : NULL;
     if ((why = fa_config_check(&s->cfg)) != NULL)
         return cli_error(CMD, "%s: %s", k->name, why), NULL;
@@ -831,6 +841,7 @@ typedef struct obs_result
     bool checked, partition_equal;
     size_t compared, differ; /* elements of the stored class outputs */
     size_t nclasses;
+    size_t class_differ[MAX_LIST]; /* per GPU class */
     char note[160];
 } obs_result;
 
@@ -864,8 +875,11 @@ check_class_output(inv_ctx *x, const observed *ob, size_t c, size_t l,
     for (size_t h = 0; h < x->heads; h++)
         for (size_t i = 0; i < t.shape[2] * x->d; i++) {
             uint16_t g = ((const uint16_t *)t.data)[h * t.shape[2] * x->d + i];
+            bool ne = g != iv_format_bits(fmt, o[h * x->nq * x->d + i]);
             res->compared++;
-            res->differ += g != iv_format_bits(fmt, o[h * x->nq * x->d + i]);
+            res->differ += ne;
+            if (c < MAX_LIST)
+                res->class_differ[c] += ne;
         }
     tensor_free(&t);
     return true;
@@ -962,7 +976,7 @@ text_header(cli_buf *b, const inv_ctx *x)
     cli_buf_printf(b, "descriptions:");
     for (size_t i = 0; i < x->nslots; i++)
         cli_buf_printf(b, "%s %s (exp %s)", i ? "," : "", x->slots[i].k->name,
-                       x->slots[i].exp.name);
+                       x->slots[i].exp_name);
     cli_buf_printf(b, "; scale 1/sqrt(d); the forward only\n");
     for (size_t i = 0; i < x->nskip; i++)
         cli_buf_printf(b, "left out: %s (%s)\n", x->skip_name[i],
@@ -1065,9 +1079,14 @@ text_observed(cli_buf *b, const inv_ctx *x, const obs_result *res)
 {
     if (x->nobs == 0)
         return;
-    cli_buf_printf(b, "\nobserved on the GPU (%s, %s):\n",
+    cli_buf_printf(b, "\nobserved on the GPU (%s, PyTorch %s)",
                    json_string_value(json_object_get(x->man, "gpu")),
                    json_string_value(json_object_get(x->man, "torch")));
+    if (jint(x->man, "rows_kept") > 0)
+        cli_buf_printf(b, "; the file keeps the first %lld rows of each "
+                          "class output",
+                       (long long)jint(x->man, "rows_kept"));
+    cli_buf_printf(b, ":\n");
     for (size_t i = 0; i < x->nobs; i++) {
         const obs_result *r = &res[i];
         if (!r->checked) {
@@ -1080,10 +1099,17 @@ text_observed(cli_buf *b, const inv_ctx *x, const obs_result *res)
             cli_buf_printf(b, "%zu%s", x->obs[i].classes[j],
                            j + 1 < x->nbatch ? " " : "");
         cli_buf_printf(b, ": %s; the %zu class outputs stored: %zu of %zu "
-                          "elements differ\n",
+                          "elements differ",
                        r->partition_equal ? "predicted exactly"
                                           : "PREDICTED OTHERWISE",
                        r->nclasses, r->differ, r->compared);
+        if (r->differ != 0) {
+            cli_buf_printf(b, " (per class:");
+            for (size_t c = 0; c < r->nclasses && c < MAX_LIST; c++)
+                cli_buf_printf(b, " %zu", r->class_differ[c]);
+            cli_buf_putc(b, ')');
+        }
+        cli_buf_putc(b, '\n');
     }
 }
 
@@ -1155,6 +1181,10 @@ json_report(cli_buf *out, const inv_ctx *x, const obs_result *res)
                 cli_json_bool(&j, "partition_equal", res[i].partition_equal);
                 cli_json_int(&j, "compared", (long long)res[i].compared);
                 cli_json_int(&j, "differ", (long long)res[i].differ);
+                cli_json_array_begin(&j, "class_differ");
+                for (size_t c = 0; c < res[i].nclasses && c < MAX_LIST; c++)
+                    cli_json_int(&j, NULL, (long long)res[i].class_differ[c]);
+                cli_json_array_end(&j);
             } else {
                 cli_json_string(&j, "note", res[i].note);
             }
@@ -1317,10 +1347,9 @@ ctx_free(inv_ctx *x)
         iv_key_free(&x->key[i]);
     for (size_t r = 0; r < x->nruns && x->out != NULL; r++)
         free(x->out[r]);
-    for (size_t i = 0; i < x->nslots; i++) {
+    for (size_t i = 0; i < x->nslots; i++)
         fa_cli_exp_free(&x->slots[i].exp);
-        fa_cli_log_free(&x->slots[i].log);
-    }
+    fa_cli_log_free(&x->log);
     free(x->out);
     free(x->l);
     free(x->key);

@@ -76,6 +76,7 @@ TESTS += \
 	tests/experiments/test_kernel.sh \
 	tests/experiments/test_front_door.sh \
 	tests/experiments/test_gqa_dumps.sh \
+	tests/experiments/test_invariance.sh \
 	tests/experiments/test_mask_dumps.sh \
 	tests/experiments/test_fa2_backward.sh \
 	tests/experiments/test_cudnn_model.sh \
@@ -159,6 +160,7 @@ EXTRA_DIST += \
 	tests/experiments/test_kernel.sh \
 	tests/experiments/test_front_door.sh \
 	tests/experiments/test_gqa_dumps.sh \
+	tests/experiments/test_invariance.sh \
 	tests/experiments/test_mask_dumps.sh \
 	tests/experiments/test_fa2_backward.sh \
 	tests/experiments/test_cudnn_model.sh \

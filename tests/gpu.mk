@@ -111,5 +111,9 @@ EXTRA_DIST += experiments/gpu/probes/cudnn_split_probe.py
 # test_mask_dumps.sh read them.
 EXTRA_DIST += tests/data/gpu/gqa tests/data/gpu/mask \
 	experiments/gpu/sdpa_gqa_mask.py
+# One call as entry 0 of batches of 1 to 64 under each backend, with the
+# GPU's classes of identical outputs (experiments/gpu/
+# invariance_batch.py); test_invariance.sh reads them.
+EXTRA_DIST += tests/data/gpu/invariance experiments/gpu/invariance_batch.py
 # JAX's cuDNN attention beside PyTorch's (experiments/gpu/jax_cudnn.py).
 EXTRA_DIST += tests/data/gpu/jax experiments/gpu/jax_cudnn.py

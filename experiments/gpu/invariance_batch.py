@@ -3,6 +3,7 @@
 sizes: which batch sizes change entry 0's attention output, per backend.
 
 usage: invariance_batch.py OUTDIR [NAME ...]
+       invariance_batch.py --trim ROWS SRC.safetensors DST.safetensors
 
 For each case of CASES: entry 0's Q, K, V come from the fixture
 generator (fixgen.py, seed SEED; K and V with the case's key/value
@@ -24,19 +25,19 @@ OUTDIR/NAME.json.  The manifest's "invariance" object holds batches,
 and per backend classes, launches, repeat and refused; shape is the
 kept batch entry ([1, H, Nq, d], heads of the launch), launch_shape the
 launch at batch 1 (its batch is each of "batches").
+
+--trim keeps the first ROWS query rows of each stored class output
+(the classes themselves were found on the whole O) and records
+"rows_kept" in the manifest: a small fixture of a large case.  It needs
+only the standard library.
 """
 import contextlib
 import json
 import os
+import struct
 import sys
 
-import torch
-import torch.nn.functional as F
-from safetensors.torch import save_file
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import dump_sdpa  # noqa: E402
-import fixgen  # noqa: E402
 
 PRODUCER = "experiments/gpu/invariance_batch.py"
 SEED = 3201
@@ -61,7 +62,10 @@ CASES = {
     "pre_d128_n2048_h4": case(4, 4, 2048, 2048, 128),
 }
 
-DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16}
+
+def dtypes():
+    import torch
+    return {"bf16": torch.bfloat16, "fp16": torch.float16}
 
 
 def pin(be):
@@ -76,7 +80,8 @@ def pin(be):
 
 def entry0(c):
     """Entry 0's Q, K, V (CPU) and their inputs_gen entries."""
-    dt = DTYPES[c["dtype"]]
+    import dump_sdpa
+    dt = dtypes()[c["dtype"]]
     made, entries = {}, {}
     for name, h, n in (("q", c["heads"], c["nq"]),
                        ("k", c["kv_heads"], c["nk"]),
@@ -88,7 +93,8 @@ def entry0(c):
 
 def batch_of(c, made, b):
     """The batch of B entries with entry 0 MADE's, on the device."""
-    dt = DTYPES[c["dtype"]]
+    import torch
+    dt = dtypes()[c["dtype"]]
     g = torch.Generator().manual_seed(1000 + b)
     out = []
     for name, h, n in (("q", c["heads"], c["nq"]),
@@ -101,6 +107,8 @@ def batch_of(c, made, b):
 
 
 def call(be, c, q, k, v):
+    import torch
+    import torch.nn.functional as F
     kw = {"is_causal": c["causal"]}
     if c["kv_heads"] != c["heads"]:
         kw["enable_gqa"] = True
@@ -115,6 +123,9 @@ def short(name):
 
 
 def run_case(name, c, outdir, ver):
+    import torch
+    import dump_sdpa
+    from safetensors.torch import save_file
     made, entries = entry0(c)
     man = dict(ver)
     man.update({
@@ -190,6 +201,7 @@ def run_case(name, c, outdir, ver):
 
 
 def versions():
+    import torch
     p = torch.cuda.get_device_properties(0)
     return {"producer": PRODUCER, "gpu": torch.cuda.get_device_name(0),
             "cc": "%d.%d" % torch.cuda.get_device_capability(0),
@@ -198,7 +210,52 @@ def versions():
             "sms": p.multi_processor_count}
 
 
+def read_st(path):
+    """The header (a dict) and the data bytes of a safetensors file."""
+    with open(path, "rb") as f:
+        n = struct.unpack("<Q", f.read(8))[0]
+        head = json.loads(f.read(n))
+        return head, f.read()
+
+
+def trim(rows, src, dst):
+    """SRC with each class output cut to its first ROWS rows, into DST."""
+    head, data = read_st(src)
+    meta = head.pop("__metadata__", {})
+    man = json.loads(meta["manifest"])
+    out, blobs, off = {}, [], 0
+    for name in sorted(head, key=lambda k: head[k]["data_offsets"][0]):
+        t = head[name]
+        a, b = t["data_offsets"]
+        raw = data[a:b]
+        shape = list(t["shape"])
+        if name.endswith(".o") and shape[2] > rows:
+            es = (b - a) // (shape[0] * shape[1] * shape[2] * shape[3])
+            per = shape[2] * shape[3] * es
+            raw = b"".join(raw[h * per:h * per + rows * shape[3] * es]
+                           for h in range(shape[0] * shape[1]))
+            shape[2] = rows
+        out[name] = {"dtype": t["dtype"], "shape": shape,
+                     "data_offsets": [off, off + len(raw)]}
+        blobs.append(raw)
+        off += len(raw)
+        man["tensors"][name] = [man["tensors"][name][0], shape]
+    man["rows_kept"] = rows
+    out["__metadata__"] = {"manifest": json.dumps(man, allow_nan=False)}
+    text = json.dumps(out, separators=(",", ":")).encode()
+    text += b" " * (-len(text) % 8)
+    with open(dst + ".tmp", "wb") as f:
+        f.write(struct.pack("<Q", len(text)) + text + b"".join(blobs))
+    os.replace(dst + ".tmp", dst)
+    with open(dst[:-len(".safetensors")] + ".json", "w") as f:
+        json.dump(man, f, indent=1, allow_nan=False)
+        f.write("\n")
+
+
 def main():
+    if len(sys.argv) == 5 and sys.argv[1] == "--trim":
+        trim(int(sys.argv[2]), sys.argv[3], sys.argv[4])
+        return
     if len(sys.argv) < 2:
         sys.exit(__doc__)
     outdir = sys.argv[1]

@@ -1,0 +1,146 @@
+#!/bin/sh
+# test_invariance.sh -- bf16emu invariance against real hardware:
+# tests/data/gpu/invariance (experiments/gpu/invariance_batch.py on an
+# H100 with PyTorch 2.11 and cuDNN 9.19) holds one call placed as entry 0
+# of batches of 1, 2, 3, 4, 8, 16, 32 and 64 (decode and prefill, BF16
+# and FP16, grouped heads), run under FLASH, cuDNN, PyTorch's default,
+# memory-efficient and math, with the classes of batch sizes that gave
+# entry 0 bit-identical O and one O per class.  The predicted classes
+# must be the GPU's, backend by backend; the class outputs must be the
+# GPU's bits (cuDNN's decode engine: a known gap of a few elements near
+# zero, asserted as measured so that a change of it shows).  Then the
+# options, the refusals and determinism over threads.
+
+: "${srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
+. "$srcdir/tests/experiments/lib.sh"
+
+: "${JSONQ:=./tests/experiments/jsonq}"
+if [ ! -x "$JSONQ" ]; then
+    echo "SKIP: $JSONQ not built"
+    exit 77
+fi
+G=$srcdir/tests/data/gpu/invariance
+if [ ! -r "$G/dec_d64_nk4096_h16.safetensors" ]; then
+    echo "SKIP: tests/data/gpu/invariance missing"
+    exit 77
+fi
+
+# decode: FA2's split count (PyTorch's heuristic on the launch's B H)
+# and cuDNN's decode grid move with the batch; the memory-efficient
+# kernel does not split (it refuses enable_gqa on the GPU).  The math
+# backend's cuBLAS gemv kernels are measured for other launches only:
+# left out, never guessed.  NAME CUDNN-DIFFER EFFICIENT-CHECKED
+while read -r name cudnn eff; do
+    run invariance "$G/$name.safetensors" --json
+    expect_rc 1
+    expect_jsons observed.0.backend flash observed.0.partition_equal true \
+        observed.0.differ 0 \
+        observed.1.backend cudnn observed.1.partition_equal true \
+        observed.1.differ "$cudnn" \
+        observed.2.backend default observed.2.partition_equal true \
+        observed.2.differ "$cudnn" \
+        observed.3.backend efficient observed.3.checked "$eff" \
+        observed.4.backend math observed.4.checked false
+    if [ "$eff" = true ]; then
+        expect_jsons observed.3.partition_equal true observed.3.differ 0
+    fi
+done <<EOF
+dec_d64_nk4096_h16 2 true
+dec_d64_nk4096_h16_fp16 20 true
+dec_d128_nk16384_h8 31 true
+dec_d64_nk8192_h32_fp16 64 true
+dec_gqa_d128_nk4096_h32_kv8 47 false
+EOF
+
+# prefill (causal, 1,024 rows; the file keeps 64 rows of each class
+# output): FA2 splits at batch 1 to 4, no other backend moves; every
+# backend bit-equal
+for name in pre_d64_n1024_h2_causal pre_d64_n1024_h2_causal_fp16; do
+    run invariance "$G/$name.safetensors" --json
+    expect_rc 0
+    for i in 0 1 2 3 4; do
+        expect_jsons "observed.$i.partition_equal" true \
+            "observed.$i.differ" 0
+    done
+done
+
+# the text report: the classes, the rule between neighbours, the bound
+run invariance "$G/dec_d64_nk4096_h16.safetensors" --policy flash
+expect_rc 0
+expect_line "  class       A     B     A     C     D     E     E     E"
+expect_out_has "batch 1 -> 2: O 328 of 1024 elements differ"
+expect_out_has "split count 16 -> 8 (PyTorch 2.11's flash heuristic)"
+expect_out_has "invariant from batch 16 up (of those asked)"
+expect_out_has "flash: classes 0 1 0 2 3 4 4 4: predicted exactly; the 5 class outputs stored: 0 of 5120 elements differ"
+expect_out_has "math: not among the launches asked"
+
+run invariance "$G/dec_d64_nk4096_h16.safetensors" --policy cudnn
+expect_rc 1
+expect_out_has "split count 4 -> 1 (cuDNN's decode grid (PyTorch 2.11, H200))"
+expect_out_has "(per class: 0 0 0 2)"
+
+# a backend named on the command line that cannot be predicted is
+# refused, not left out
+run invariance "$G/dec_d64_nk4096_h16.safetensors" --policy math
+expect_rc 2
+expect_err_has "math's decode runs cuBLAS gemv kernels, measured for some launches only"
+
+# multiprocessor counts: FA2's heuristic reads them; cuDNN's decode grid
+# is measured on 132 only
+run invariance --gen normal --heads 4 --nq 1 --nk 4096 --d 64 \
+    --policy flash --sms 132,114 --batch 1,2
+expect_rc 0
+expect_out_has "flash, 114 SMs, prefill:"
+run invariance --gen normal --heads 4 --nq 1 --nk 4096 --d 64 \
+    --policy cudnn --sms 114
+expect_rc 2
+expect_err_has "decode grid is measured on 132 multiprocessors only"
+
+# decode steps against one prefill: PyTorch's choice may change between
+# steps (flash for the first keys, cuDNN later) and is followed step by
+# step
+run invariance --gen normal --heads 1 --nq 128 --nk 128 --d 64 --causal \
+    --mode prefill,decode --policy flash,sdpa --batch 1,64 --json
+expect_rc 0
+expect_jsons "launches.0.mode" prefill "launches.4.mode" decode \
+    "launches.6.runs" mixed
+run invariance --gen normal --heads 1 --nq 8 --nk 8 --d 64 --mode decode
+expect_rc 2
+expect_err_has "decode steps need a causal call"
+
+# determinism: the same report for any thread count
+run invariance "$G/pre_d64_n1024_h2_causal.safetensors" --json --threads 1
+cp "$tmp/out" "$tmp/t1"
+run invariance "$G/pre_d64_n1024_h2_causal.safetensors" --json --threads 2
+expect_same_as "$tmp/t1"
+
+# the plot's data (gnuplot may be absent: then only the .dat file)
+run invariance "$G/dec_d64_nk4096_h16.safetensors" --policy flash,efficient \
+    --plot "$tmp/p"
+expect_rc 0
+if grep -q "^64 " "$tmp/p.dat"; then pass; else fail "no row 64 in p.dat"; fi
+
+# bad input: exit 2, a clear message
+run invariance
+expect_rc 2
+expect_err_has "give a dump, or --gen normal"
+run invariance "$G/dec_d64_nk4096_h16.safetensors" --policy nonsense
+expect_rc 2
+expect_err_has "--policy: 'nonsense' names no backend or description"
+run invariance "$G/dec_d64_nk4096_h16.safetensors" --batch 4,2
+expect_rc 2
+expect_err_has "--batch: give the batch sizes in ascending order"
+run invariance "$G/dec_d64_nk4096_h16.safetensors" --mode sideways
+expect_rc 2
+expect_err_has "--mode 'sideways': expected prefill, decode or prefill,decode"
+run invariance "$G/dec_d64_nk4096_h16.safetensors" --heads 2
+expect_rc 2
+expect_err_has "go with --gen; a dump gives its own"
+run invariance "$srcdir/tests/data/gpu/mask/mask_alibi.safetensors"
+expect_rc 2
+expect_err_has "attn_mask: masked calls are not taken by invariance yet"
+run invariance --gen normal --heads 3 --kv-heads 2 --nq 1 --nk 64 --d 64
+expect_rc 2
+expect_err_has "the key/value heads must divide the query heads"
+
+finish

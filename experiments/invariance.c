@@ -90,7 +90,9 @@ typedef struct observed
 {
     const char *name; /* the dump's name: flash, cudnn, default, ... */
     bool refused;
-    size_t classes[MAX_LIST];
+    size_t n;                    /* classes: prefill, then decode steps */
+    size_t classes[2 * MAX_LIST];
+    bool decode;                 /* the dump ran decode steps too */
 } observed;
 
 typedef struct inv_ctx
@@ -116,6 +118,7 @@ typedef struct inv_ctx
     const json_t *inv; /* the manifest's "invariance" */
     observed obs[MAX_BACKENDS];
     size_t nobs;
+    bool obs_decode; /* some backend of the dump ran decode steps */
     /* the descriptions: fa2, cudnn, efficient, math, then others */
     slot slots[MAX_BACKENDS];
     size_t nslots;
@@ -414,15 +417,26 @@ read_observed(inv_ctx *x)
         o->name = name;
         o->refused = json_object_get(v, "refused") != NULL;
         if (!o->refused) {
-            if (!json_is_array(c) || json_array_size(c) != json_array_size(bs))
+            const json_t *dc = json_object_get(v, "decode_classes");
+            size_t nb = json_array_size(bs);
+            if (!json_is_array(c) || json_array_size(c) != nb
+                || (dc != NULL
+                    && (!json_is_array(dc) || json_array_size(dc) != nb)))
                 return cli_error(CMD, "%s: manifest: invariance.backends.%s."
-                                      "classes: expected one class per batch "
-                                      "size",
+                                      "classes (and decode_classes): "
+                                      "expected one class per batch size",
                                  x->path, name),
                        false;
-            for (size_t j = 0; j < json_array_size(c); j++)
+            for (size_t j = 0; j < nb; j++) {
                 o->classes[j] = (size_t)json_integer_value(
                     json_array_get(c, j));
+                if (dc != NULL)
+                    o->classes[nb + j] = (size_t)json_integer_value(
+                        json_array_get(dc, j));
+            }
+            o->decode = dc != NULL;
+            o->n = dc != NULL ? 2 * nb : nb;
+            x->obs_decode = x->obs_decode || o->decode;
         }
         x->nobs++;
     }
@@ -821,7 +835,7 @@ backend_named(const inv_ctx *x, const char *name)
 static void
 canonical(const size_t *in, size_t n, size_t *out)
 {
-    size_t map_from[MAX_LIST], map_to[MAX_LIST], nm = 0;
+    size_t map_from[2 * MAX_LIST], map_to[2 * MAX_LIST], nm = 0;
 
     for (size_t i = 0; i < n; i++) {
         size_t k;
@@ -841,7 +855,7 @@ typedef struct obs_result
     bool checked, partition_equal;
     size_t compared, differ; /* elements of the stored class outputs */
     size_t nclasses;
-    size_t class_differ[MAX_LIST]; /* per GPU class */
+    size_t class_differ[2 * MAX_LIST]; /* per GPU class */
     char note[160];
 } obs_result;
 
@@ -878,7 +892,7 @@ check_class_output(inv_ctx *x, const observed *ob, size_t c, size_t l,
             bool ne = g != iv_format_bits(fmt, o[h * x->nq * x->d + i]);
             res->compared++;
             res->differ += ne;
-            if (c < MAX_LIST)
+            if (c < 2 * MAX_LIST)
                 res->class_differ[c] += ne;
         }
     tensor_free(&t);
@@ -892,7 +906,7 @@ check_observed(inv_ctx *x, obs_result *res)
         const observed *ob = &x->obs[i];
         obs_result *r = &res[i];
         long b = backend_named(x, ob->name);
-        size_t pred[MAX_LIST], obs[MAX_LIST], raw[MAX_LIST];
+        size_t pred[2 * MAX_LIST], obs[2 * MAX_LIST], raw[2 * MAX_LIST];
 
         memset(r, 0, sizeof *r);
         if (ob->refused) {
@@ -908,17 +922,19 @@ check_observed(inv_ctx *x, obs_result *res)
                          x->skip_why[k]);
         if (r->note[0] != '\0')
             continue;
-        if (b < 0 || x->nsms != 1 || !x->mode_prefill) {
+        if (b < 0 || x->nsms != 1 || !x->mode_prefill
+            || (ob->decode && !x->mode_decode)) {
             snprintf(r->note, sizeof r->note, "not among the launches asked");
             continue;
         }
-        for (size_t j = 0; j < x->nbatch; j++)
-            raw[j] = cls_of(x, launch_at(x, 0, (size_t)b, 0, j));
-        canonical(raw, x->nbatch, pred);
-        canonical(ob->classes, x->nbatch, obs);
+        for (size_t j = 0; j < ob->n; j++)
+            raw[j] = cls_of(x, launch_at(x, j < x->nbatch ? 0 : 1, (size_t)b,
+                                         0, j % x->nbatch));
+        canonical(raw, ob->n, pred);
+        canonical(ob->classes, ob->n, obs);
         r->checked = true;
-        r->partition_equal = memcmp(pred, obs, x->nbatch * sizeof pred[0]) == 0;
-        for (size_t j = 0; j < x->nbatch; j++) {
+        r->partition_equal = memcmp(pred, obs, ob->n * sizeof pred[0]) == 0;
+        for (size_t j = 0; j < ob->n; j++) {
             size_t c = ob->classes[j];
             bool first = true;
             for (size_t k = 0; k < j; k++)
@@ -927,7 +943,9 @@ check_observed(inv_ctx *x, obs_result *res)
                 continue;
             r->nclasses++;
             if (!check_class_output(x, ob, c,
-                                    launch_at(x, 0, (size_t)b, 0, j), r))
+                                    launch_at(x, j < x->nbatch ? 0 : 1,
+                                              (size_t)b, 0, j % x->nbatch),
+                                    r))
                 return false;
         }
     }
@@ -1095,9 +1113,10 @@ text_observed(cli_buf *b, const inv_ctx *x, const obs_result *res)
         }
         cli_buf_printf(b,
                        "  %s: classes ", x->obs[i].name);
-        for (size_t j = 0; j < x->nbatch; j++)
-            cli_buf_printf(b, "%zu%s", x->obs[i].classes[j],
-                           j + 1 < x->nbatch ? " " : "");
+        for (size_t j = 0; j < x->obs[i].n; j++)
+            cli_buf_printf(b, "%s%zu%s", j == x->nbatch ? "| decode " : "",
+                           x->obs[i].classes[j],
+                           j + 1 < x->obs[i].n ? " " : "");
         cli_buf_printf(b, ": %s; the %zu class outputs stored: %zu of %zu "
                           "elements differ",
                        r->partition_equal ? "predicted exactly"
@@ -1105,7 +1124,7 @@ text_observed(cli_buf *b, const inv_ctx *x, const obs_result *res)
                        r->nclasses, r->differ, r->compared);
         if (r->differ != 0) {
             cli_buf_printf(b, " (per class:");
-            for (size_t c = 0; c < r->nclasses && c < MAX_LIST; c++)
+            for (size_t c = 0; c < r->nclasses && c < 2 * MAX_LIST; c++)
                 cli_buf_printf(b, " %zu", r->class_differ[c]);
             cli_buf_putc(b, ')');
         }
@@ -1182,7 +1201,8 @@ json_report(cli_buf *out, const inv_ctx *x, const obs_result *res)
                 cli_json_int(&j, "compared", (long long)res[i].compared);
                 cli_json_int(&j, "differ", (long long)res[i].differ);
                 cli_json_array_begin(&j, "class_differ");
-                for (size_t c = 0; c < res[i].nclasses && c < MAX_LIST; c++)
+                for (size_t c = 0; c < res[i].nclasses && c < 2 * MAX_LIST;
+                     c++)
                     cli_json_int(&j, NULL, (long long)res[i].class_differ[c]);
                 cli_json_array_end(&j);
             } else {
@@ -1295,7 +1315,7 @@ check_call(inv_ctx *x)
                false;
     if (!x->mode_given) {
         x->mode_prefill = true;
-        x->mode_decode = false;
+        x->mode_decode = x->obs_decode;
     }
     if (x->nbatch == 0) {
         static const size_t def[] = {1, 2, 3, 4, 8, 16, 32, 64};

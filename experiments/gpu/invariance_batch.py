@@ -14,7 +14,12 @@ pinned with torch.nn.attention.sdpa_kernel, and "default": PyTorch's own
 choice) and each batch size of BATCHES, scaled_dot_product_attention
 runs once under the profiler (the kernels and their grids:
 "launches") and once more without it ("repeat": whether entry 0's O is
-bit-equal to the first run's).  Entry 0's O is grouped into classes of
+bit-equal to the first run's).  A case with decode steps also runs,
+per backend and batch size, each query row i alone as one decode step
+(q row i over the keys 0 .. i, is_causal off) and assembles entry 0's O
+from the steps: "decode_classes", numbered together with the prefill's
+classes (a decode O equal to a prefill class has its number).  Entry
+0's O is grouped into classes of
 bit-equal outputs in batch order: "classes" gives each batch size's
 class, and the file stores each class's O once, as "BACKEND.cN.o"
 ([1, H, Nq, d] in the case's dtype).  A backend that refuses the call
@@ -45,9 +50,9 @@ BATCHES = [1, 2, 3, 4, 8, 16, 32, 64]
 BACKENDS = ["flash", "cudnn", "default", "efficient", "math"]
 
 
-def case(h, hkv, nq, nk, d, dt="bf16", causal=False):
+def case(h, hkv, nq, nk, d, dt="bf16", causal=False, decode=False):
     return {"heads": h, "kv_heads": hkv, "nq": nq, "nk": nk, "d": d,
-            "dtype": dt, "causal": causal}
+            "dtype": dt, "causal": causal, "decode": decode}
 
 
 CASES = {
@@ -60,6 +65,8 @@ CASES = {
     "pre_d64_n1024_h2_causal_fp16": case(2, 2, 1024, 1024, 64, "fp16",
                                          causal=True),
     "pre_d128_n2048_h4": case(4, 4, 2048, 2048, 128),
+    "steps_d64_n256_h2_causal": case(2, 2, 256, 256, 64, causal=True,
+                                     decode=True),
 }
 
 
@@ -186,8 +193,25 @@ def run_case(name, c, outdir, ver):
             rec["classes"].append(cls)
             del q, k, v
             torch.cuda.empty_cache()
+        if c.get("decode") and "refused" not in rec:
+            rec["decode_classes"] = []
+            for b in BATCHES:
+                q, k, v = batch_of(c, made, b)
+                dc = dict(c, causal=False)
+                rows = [call(be, dc, q[:, :, i:i + 1], k[:, :, :i + 1],
+                             v[:, :, :i + 1])[:1] for i in range(c["nq"])]
+                o = torch.cat(rows, dim=2).contiguous()
+                cls = next((i for i, r in enumerate(reps) if torch.equal(
+                    r.view(torch.int16), o.view(torch.int16))), None)
+                if cls is None:
+                    cls = len(reps)
+                    reps.append(o)
+                    tensors["%s.c%d.o" % (be, cls)] = o.cpu()
+                rec["decode_classes"].append(cls)
+                del q, k, v
         inv["backends"][be] = rec
-        print(name, be, rec.get("classes", rec.get("refused")), flush=True)
+        print(name, be, rec.get("classes", rec.get("refused")),
+              rec.get("decode_classes", ""), flush=True)
     man["inputs_gen"] = dump_sdpa.inputs_gen_of(SEED, entries, on_gpu, made)
     man["invariance"] = inv
     man["tensors"] = {n: [str(t.dtype).replace("torch.", ""),

@@ -25,6 +25,7 @@ analysis_libanalysis_la_SOURCES = \
 	analysis/fixgen.h analysis/fixgen.c \
 	analysis/dump_inputs.h analysis/dump_inputs.c \
 	analysis/dump_outputs.h analysis/dump_outputs.c analysis/dump_local.h \
+	analysis/dump_manifest.h analysis/dump_manifest.c \
 	analysis/point.h analysis/point.c \
 	analysis/exact_decimal.h analysis/exact_decimal.c \
 	analysis/sdpa_dispatch_pt211_h200.h analysis/sdpa_dispatch_pt211_h200.c \
@@ -39,7 +40,7 @@ pkginclude_HEADERS += analysis/tensor.h analysis/user_tensor.h \
 	analysis/bias.h analysis/rows.h analysis/gradient.h \
 	analysis/ex2_table.h analysis/lg2_table.h analysis/rcp_table.h \
 	analysis/gen.h analysis/fixgen.h analysis/dump_inputs.h \
-	analysis/dump_outputs.h \
+	analysis/dump_outputs.h analysis/dump_manifest.h \
 	analysis/point.h analysis/exact_decimal.h \
 	analysis/sdpa_dispatch_pt211_h200.h analysis/launch.h \
 	analysis/invariance.h

@@ -1,0 +1,405 @@
+/* dump_manifest.c -- the settings of one attention call that a GPU dump's
+   manifest gives */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <jansson.h>
+#include <math.h>
+#include <string.h>
+
+#include "analysis/dump_inputs.h"
+#include "analysis/dump_manifest.h"
+#include "analysis/tensor_internal.h"
+
+/* Fails with "PATH: manifest: " and the rest. */
+#define FAIL(...) tio_fail(err, TENSOR_E_FORMAT, path, "manifest", __VA_ARGS__)
+
+/* Each field's reader: value V of key KEY into *M; TENSOR_OK or E_FORMAT
+   "PATH: manifest: KEY...: ...". */
+#define FIELD_ARGS                                                            \
+    const char *path, const char *key, const json_t *v, dump_manifest *m,     \
+        tensor_error *err
+
+/* V a number of integral value in [LO, HI] (*OUT); false for anything
+   else. */
+static bool
+whole(const json_t *v, double lo, double hi, double *out)
+{
+    double d;
+
+    if (!json_is_number(v))
+        return false;
+    d = json_number_value(v);
+    if (!(d >= lo && d <= hi) || d != floor(d))
+        return false;
+    *out = d;
+    return true;
+}
+
+/* The first N - 1 bytes of S into BUF (N bytes), terminated. */
+static void
+copy_cut(char *buf, size_t n, const char *s)
+{
+    size_t len = strlen(s);
+
+    if (len >= n)
+        len = n - 1;
+    memcpy(buf, s, len);
+    buf[len] = '\0';
+}
+
+/* The list V (field NAME) of at most MAX non-negative integers into
+   OUT[0 .. *N). */
+static int
+uint_list(const char *path, const char *name, const json_t *v, uint64_t *out,
+          size_t max, size_t *n, tensor_error *err)
+{
+    *n = 0;
+    for (size_t i = 0; i < json_array_size(v); i++) {
+        double d;
+        if (i >= max || !whole(json_array_get(v, i), 0, 0x1p53, &d))
+            return FAIL("%s: expected a list of at most %zu non-negative "
+                        "integers",
+                        name, max);
+        out[(*n)++] = (uint64_t)d;
+    }
+    return TENSOR_OK;
+}
+
+static int
+f_causal(FIELD_ARGS)
+{
+    (void)key;
+    if (!json_is_boolean(v))
+        return FAIL("causal: expected true or false");
+    m->causal = json_is_true(v);
+    m->causal_given = true;
+    return TENSOR_OK;
+}
+
+/* dump_sdpa.py: "bottom-right (...)" (the flash kernel's) or "top-left
+   (...)" (SDPA's is_causal); null when not causal */
+static int
+f_alignment(FIELD_ARGS)
+{
+    const char *s = json_string_value(v);
+
+    (void)key;
+    if (json_is_null(v))
+        return TENSOR_OK;
+    if (s == NULL
+        || (strncmp(s, "top-left", 8) != 0
+            && strncmp(s, "bottom-right", 12) != 0))
+        return FAIL("causal_alignment: expected a string starting "
+                    "\"top-left\" or \"bottom-right\", or null");
+    m->top_left = s[0] == 't';
+    m->align_given = true;
+    return TENSOR_OK;
+}
+
+/* The launch of a dump that keeps some of its heads: its batch x heads
+   selects the math backend's gemv kernels. */
+static int
+f_launch_shape(FIELD_ARGS)
+{
+    double lb = 0, lh = 0;
+    const char *k;
+    json_t *e;
+
+    (void)key;
+    if (!json_is_object(v))
+        return TENSOR_OK;
+    json_object_foreach((json_t *)v, k, e)
+    {
+        bool b = strcmp(k, "batch") == 0;
+        if (!b && strcmp(k, "heads") != 0)
+            continue;
+        if (!whole(e, 1, 0x1p31, b ? &lb : &lh))
+            return FAIL("launch_shape.%s: expected a positive integer", k);
+    }
+    if (lb > 0 && lh > 0) {
+        m->launch_batch = (uint64_t)lb;
+        m->launch_heads = (uint64_t)lh;
+    }
+    return TENSOR_OK;
+}
+
+static int
+f_fix(FIELD_ARGS)
+{
+    const char *s = json_string_value(v);
+    int f;
+
+    (void)key;
+    if (s == NULL)
+        return FAIL("fix: expected a string (none, beta, beta-v2, eps or "
+                    "always)");
+    f = fa_fix_parse(s);
+    if (f < 0)
+        return FAIL("fix: \"%.31s\" (expected none, beta, beta-v2, eps or "
+                    "always)",
+                    s);
+    m->fix = (fa_fix_kind)f;
+    m->fix_given = true;
+    return TENSOR_OK;
+}
+
+/* dump_sdpa.py: the backend pinned, or "default" (PyTorch's own choice) */
+static int
+f_backend(FIELD_ARGS)
+{
+    (void)path, (void)key, (void)err;
+    if (json_is_string(v))
+        copy_cut(m->backend, sizeof m->backend, json_string_value(v));
+    return TENSOR_OK;
+}
+
+/* fa_dump's row-sum rescale: "FMUL then FADD ..." (no contraction) or
+   "FFMA ..." (PyTorch's build) */
+static int
+f_rowsum(FIELD_ARGS)
+{
+    (void)path, (void)key, (void)err;
+    if (json_is_string(v))
+        m->rowsum_separate = strncmp(json_string_value(v), "FMUL", 4) == 0;
+    return TENSOR_OK;
+}
+
+static int
+f_scale(FIELD_ARGS)
+{
+    (void)key;
+    if (json_is_string(v)) {
+        copy_cut(m->scale_text, sizeof m->scale_text, json_string_value(v));
+        m->scale_text_given = true;
+    } else if (json_is_number(v)) {
+        m->scale_number = json_number_value(v);
+        m->scale_number_given = true;
+    } else {
+        return FAIL("scale: expected a number or a string such as "
+                    "\"1/sqrt(d) (PyTorch default)\"");
+    }
+    return TENSOR_OK;
+}
+
+/* "splits": the KV split count of the launch (dump_sdpa.py reads it from
+   the split kernel's grid; null for a backend without the flash kernel);
+   "dq_buffers": the flash backward's dQ accumulation buffers (from the
+   dq_dk_dv kernel's grid; null without a flash backward). */
+static int
+f_count(FIELD_ARGS)
+{
+    bool splits = strcmp(key, "splits") == 0;
+    double d;
+
+    if (json_is_null(v))
+        return TENSOR_OK;
+    if (splits && !whole(v, 1, 128, &d))
+        return FAIL("splits: expected an integer from 1 to 128");
+    if (!splits && !whole(v, 1, 65536, &d))
+        return FAIL("dq_buffers: expected an integer from 1 to 65536 or "
+                    "null");
+    *(splits ? &m->splits : &m->dq_buffers) = (size_t)d;
+    return TENSOR_OK;
+}
+
+/* PyTorch's t.shape: [B, H, N, d] (or [B, N, H, d] under "layout":
+   "bnhd"), or the launch's sizes by name. */
+static int
+f_shape(FIELD_ARGS)
+{
+    static const char *const names[5] = {"batch", "heads", "nq", "nk", "d"};
+    int rc;
+
+    (void)key;
+    if (json_is_array(v)) {
+        rc = uint_list(path, "shape", v, m->shape_list, 4, &m->n_shape_list,
+                       err);
+        if (rc != TENSOR_OK)
+            return rc;
+        if (m->n_shape_list != 4)
+            return FAIL("shape: a list of %zu numbers (expected [B, H, N, "
+                        "d], or an object {\"batch\", \"heads\", \"nq\", "
+                        "\"nk\", \"d\"})",
+                        m->n_shape_list);
+    } else if (json_is_object(v)) {
+        const char *k;
+        json_t *e;
+        json_object_foreach((json_t *)v, k, e)
+        {
+            int i = 0;
+            double d;
+            while (i < 5 && strcmp(k, names[i]) != 0)
+                i++;
+            if (i == 5)
+                continue;
+            if (!whole(e, 1, 0x1p53, &d))
+                return FAIL("shape.%s: expected a positive integer", k);
+            m->shape[i] = (uint64_t)d;
+        }
+        for (int i = 0; i < 5; i++)
+            if (json_object_get(v, names[i]) == NULL)
+                return FAIL("shape.%s: missing (expected batch, heads, nq, "
+                            "nk and d)",
+                            names[i]);
+    } else {
+        return FAIL("shape: expected a list [B, H, N, d] or an object "
+                    "{\"batch\", \"heads\", \"nq\", \"nk\", \"d\"}");
+    }
+    m->shape_given = true;
+    return TENSOR_OK;
+}
+
+/* The launch's index of each head the tensors hold: "heads_kept"
+   (capture.py, where shape is the launch's) or "heads_from"
+   (trim_dump.py, slice_heads.py, where shape is the file's and
+   launch_shape the launch's). */
+static int
+f_heads(FIELD_ARGS)
+{
+    if (m->heads_key != NULL)
+        return FAIL("%s: expected one of heads_kept and heads_from, not both",
+                    key);
+    m->heads_key = key[6] == 'k' ? "heads_kept" : "heads_from";
+    if (!json_is_array(v))
+        return FAIL("%s: expected a list of head indices", m->heads_key);
+    return uint_list(path, m->heads_key, v, m->heads, DUMP_MANIFEST_MAX_HEADS,
+                     &m->n_heads, err);
+}
+
+/* trim_dump.py: the launch's batch of the heads kept, one number for all
+   of them or one per head */
+static int
+f_batch_from(FIELD_ARGS)
+{
+    double d;
+    int rc;
+
+    (void)key;
+    if (json_is_array(v)) {
+        rc = uint_list(path, "batch_from", v, m->batch_from,
+                       DUMP_MANIFEST_MAX_HEADS, &m->n_batch_from, err);
+        if (rc != TENSOR_OK)
+            return rc;
+    } else if (whole(v, 0, 0x1p31, &d)) {
+        m->batch_from[0] = (uint64_t)d;
+        m->n_batch_from = 0;
+    } else {
+        return FAIL("batch_from: expected a non-negative integer or a list "
+                    "of them");
+    }
+    m->batch_from_given = true;
+    return TENSOR_OK;
+}
+
+static int
+f_layout(FIELD_ARGS)
+{
+    const char *s = json_string_value(v);
+
+    (void)key;
+    if (s == NULL || !ut_layout_parse(s, &m->layout))
+        return FAIL("layout: expected \"bhnd\" or \"bnhd\"");
+    m->layout_given = true;
+    return TENSOR_OK;
+}
+
+static int
+f_enable_gqa(FIELD_ARGS)
+{
+    (void)key;
+    if (!json_is_boolean(v))
+        return FAIL("enable_gqa: expected true or false");
+    m->enable_gqa = json_is_true(v) ? 1 : 0;
+    return TENSOR_OK;
+}
+
+/* described here, held as the tensor attn_mask */
+static int
+f_attn_mask(FIELD_ARGS)
+{
+    (void)path, (void)key, (void)err;
+    m->mask_given = !json_is_null(v) && !json_is_false(v);
+    return TENSOR_OK;
+}
+
+/* A setting that changes the result and that the emulator does not
+   apply: refused by name unless it is off. */
+static int
+f_unmodelled(FIELD_ARGS)
+{
+    bool off = json_is_null(v) || json_is_false(v)
+               || (strcmp(key, "dropout_p") == 0 && json_is_number(v)
+                   && json_number_value(v) == 0.0);
+
+    (void)m;
+    if (off)
+        return TENSOR_OK;
+    return FAIL("\"%s\": %s changes the result and is not modelled yet; "
+                "bf16emu will not compare without it (expected it absent, "
+                "null, false or 0)",
+                key, dump_unmodelled_what(key));
+}
+
+static const struct
+{
+    const char *key;
+    int (*read)(FIELD_ARGS);
+} fields[] = {
+    {"causal", f_causal},
+    {"causal_alignment", f_alignment},
+    {"launch_shape", f_launch_shape},
+    {"fix", f_fix},
+    {"backend", f_backend},
+    {"rowsum", f_rowsum},
+    {"scale", f_scale},
+    {"splits", f_count},
+    {"dq_buffers", f_count},
+    {"shape", f_shape},
+    {"heads_kept", f_heads},
+    {"heads_from", f_heads},
+    {"batch_from", f_batch_from},
+    {"layout", f_layout},
+    {"enable_gqa", f_enable_gqa},
+    {"attn_mask", f_attn_mask},
+};
+
+int
+dump_manifest_parse(const char *path, const char *text, dump_manifest *m,
+                    tensor_error *err)
+{
+    /* numbers as doubles, each as strtod reads its text */
+    const size_t flags = JSON_DECODE_INT_AS_REAL;
+    json_error_t je;
+    json_t *root, *v;
+    const char *key;
+    int rc = TENSOR_OK;
+
+    memset(m, 0, sizeof *m);
+    m->layout = UT_LAYOUT_UNSET;
+    m->enable_gqa = -1;
+    if (text[strspn(text, " \t\n\r")] != '{')
+        return FAIL("not a JSON object (expected {...})");
+    root = json_loads(text, flags, &je);
+    if (root == NULL && json_error_code(&je) == json_error_out_of_memory)
+        return tio_fail(err, TENSOR_E_NOMEM, path, "manifest",
+                        "out of memory");
+    if (root == NULL)
+        return FAIL("malformed JSON at byte %d: %s", je.position, je.text);
+    json_object_foreach(root, key, v)
+    {
+        size_t i = 0;
+        while (i < sizeof fields / sizeof fields[0]
+               && strcmp(key, fields[i].key) != 0)
+            i++;
+        if (i < sizeof fields / sizeof fields[0])
+            rc = fields[i].read(path, key, v, m, err);
+        else if (dump_unmodelled_what(key) != NULL)
+            rc = f_unmodelled(path, key, v, m, err);
+        if (rc != TENSOR_OK)
+            break;
+    }
+    json_decref(root);
+    return rc;
+}

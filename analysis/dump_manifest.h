@@ -1,0 +1,102 @@
+/* dump_manifest.h -- the settings of one attention call that a GPU dump's
+   manifest gives: mask, scale, shape, backend, split counts */
+#ifndef BF16EMU_ANALYSIS_DUMP_MANIFEST_H
+#define BF16EMU_ANALYSIS_DUMP_MANIFEST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "attention.h"
+#include "tensor.h"
+#include "user_tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * A dump (a .safetensors file) carries its manifest as the JSON object of
+ * its metadata entry "manifest" (experiments/gpu/dump_sdpa.py,
+ * capture.py, trim_dump.py).  The fields read here, each optional:
+ *
+ *   "causal": true | false
+ *   "causal_alignment": "top-left ..." | "bottom-right ..." | null
+ *   "launch_shape": {"batch": B, "heads": H}    integers 1 .. 2^31; read
+ *                                               when both are given
+ *   "fix": "none" | "beta" | "beta-v2" | "eps" | "always"
+ *   "backend": "flash" | "cudnn" | "efficient" | "math" | "default" | ...
+ *   "rowsum": "FMUL then FADD ..." | "FFMA ..."
+ *   "scale": a number, or a string such as "1/sqrt(d) (PyTorch default)"
+ *   "splits": an integer 1 .. 128, or null
+ *   "dq_buffers": an integer 1 .. 65536, or null
+ *   "shape": [B, H, N, d] (or [B, N, H, d] under "layout": "bnhd"), or
+ *            {"batch": B, "heads": H, "nq": Nq, "nk": Nk, "d": d}
+ *   "heads_kept" | "heads_from": [h0, h1, ...]  (one of the two)
+ *   "batch_from": b, or [b0, b1, ...]
+ *   "layout": "bhnd" | "bnhd"
+ *   "enable_gqa": true | false
+ *   "attn_mask": anything; null or false when there is none
+ *
+ * Integers may be written as any JSON number of integral value ("64.0").
+ * "launch_shape", "backend" and "rowsum" of another JSON type are
+ * ignored.  Every other field is ignored, except the settings that change
+ * the result and that the emulator does not model (dump_unmodelled_what,
+ * analysis/dump_inputs.h): set, they are refused by name; absent, null,
+ * false (and a dropout_p of 0) are accepted.  inputs_gen and outputs_kept
+ * are read by analysis/dump_inputs.h and analysis/dump_outputs.h.
+ */
+
+#define DUMP_MANIFEST_MAX_HEADS 64
+
+typedef struct
+{
+    bool causal_given, causal;           /* "causal" */
+    bool align_given, top_left;          /* "causal_alignment", not null */
+    uint64_t launch_batch, launch_heads; /* "launch_shape"; 0 0 unless
+                                            both are given */
+    bool fix_given;
+    fa_fix_kind fix;         /* "fix" */
+    char backend[16];        /* "backend" ("" when absent), cut
+                                to 15 bytes */
+    bool rowsum_separate;    /* "rowsum" starts "FMUL" */
+    bool scale_text_given;   /* "scale" as a string: */
+    char scale_text[256];    /* its text, cut to 255 bytes */
+    bool scale_number_given; /* "scale" as a number: */
+    double scale_number;     /* its value */
+    size_t splits;           /* "splits" (0: absent or null) */
+    size_t dq_buffers;       /* "dq_buffers" (0: absent or null) */
+    bool shape_given;        /* "shape", as an object ... */
+    uint64_t shape[5];       /* batch, heads, nq, nk, d */
+    size_t n_shape_list;     /* ... or as a list: 4, and */
+    uint64_t shape_list[4];  /* the list as written */
+    const char *heads_key;   /* "heads_kept", "heads_from" or
+                                NULL (absent) */
+    size_t n_heads;
+    uint64_t heads[DUMP_MANIFEST_MAX_HEADS]; /* the launch's index of each
+                                                head the file holds */
+    bool batch_from_given;
+    size_t n_batch_from; /* 0: one number for every head */
+    uint64_t batch_from[DUMP_MANIFEST_MAX_HEADS]; /* the launch's batch
+                                                     of each head */
+    bool layout_given;
+    ut_layout layout; /* "layout" */
+    int enable_gqa;   /* 1, 0, or -1 when absent */
+    bool mask_given;  /* "attn_mask", not null or false */
+} dump_manifest;
+
+/* Reads the manifest TEXT (a JSON object) into *M, which it first sets
+   to every field absent; PATH names the file in messages.  Errors, with
+   *M then partly set: E_FORMAT "PATH: manifest: not a JSON object
+   (expected {...})" when TEXT does not start with '{' (after blanks),
+   "PATH: manifest: malformed JSON at byte N: ..." when it does not
+   parse, and "PATH: manifest: FIELD: what was expected" for the first
+   field (in the text's order) of the wrong type or range; E_NOMEM. */
+int dump_manifest_parse(const char *path, const char *text, dump_manifest *m,
+                        tensor_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

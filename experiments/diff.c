@@ -21,6 +21,7 @@
 #include "analysis/attn_mask.h"
 #include "analysis/bias.h"
 #include "analysis/dump_inputs.h"
+#include "analysis/dump_manifest.h"
 #include "analysis/dump_outputs.h"
 #include "analysis/tensor.h"
 #include "analysis/user_tensor.h"
@@ -442,623 +443,65 @@ g4(char *buf, size_t n, double x)
     return buf;
 }
 
-/*----------------------------------------------------------------------------
- * The manifest: a small JSON reader, enough to find the top-level fields
- * "causal", "shape" and "scale" and to skip everything else.
- *--------------------------------------------------------------------------*/
-typedef struct
-{
-    const char *s, *p, *end;
-    const char *why; /* the first error */
-} jcur;
-
-static void
-jws(jcur *c)
-{
-    while (
-        c->p < c->end
-        && (*c->p == ' ' || *c->p == '\t' || *c->p == '\n' || *c->p == '\r'))
-        c->p++;
-}
-
-static bool
-jfail(jcur *c, const char *why)
-{
-    if (c->why == NULL)
-        c->why = why;
-    return false;
-}
-
-static bool
-jlit(jcur *c, const char *lit)
-{
-    size_t n = strlen(lit);
-
-    if ((size_t)(c->end - c->p) < n || memcmp(c->p, lit, n) != 0)
-        return jfail(c, "expected a JSON value");
-    c->p += n;
-    return true;
-}
-
-/* A string; its text (escapes kept as '?', cut at N - 1 bytes) into BUF
-   when BUF is not NULL. */
-static bool
-jstring(jcur *c, char *buf, size_t n)
-{
-    size_t o = 0;
-
-    if (c->p >= c->end || *c->p != '"')
-        return jfail(c, "expected a string");
-    c->p++;
-    while (c->p < c->end && *c->p != '"') {
-        char ch = *c->p++;
-        if ((unsigned char)ch < 0x20)
-            return jfail(c, "control character in a string");
-        if (ch == '\\') {
-            if (c->p >= c->end)
-                break;
-            if (*c->p == 'u') {
-                if (c->end - c->p < 5)
-                    return jfail(c, "short \\u escape");
-                c->p += 4;
-            }
-            c->p++;
-            ch = '?';
-        }
-        if (buf != NULL && o + 1 < n)
-            buf[o++] = ch;
-    }
-    if (c->p >= c->end)
-        return jfail(c, "unterminated string");
-    c->p++;
-    if (buf != NULL && n > 0)
-        buf[o] = '\0';
-    return true;
-}
-
-static bool
-jnumber(jcur *c, double *v)
-{
-    char tmp[64];
-    size_t n = 0;
-    char *e;
-
-    while (c->p + n < c->end && n + 1 < sizeof tmp
-           && strchr("+-0123456789.eE", c->p[n]) != NULL)
-        n++;
-    if (n == 0)
-        return jfail(c, "expected a number");
-    memcpy(tmp, c->p, n);
-    tmp[n] = '\0';
-    *v = strtod(tmp, &e);
-    if (*e != '\0')
-        return jfail(c, "malformed number");
-    c->p += n;
-    return true;
-}
-
-static bool jvalue(jcur *c, int depth);
-
-static bool
-jcontainer(jcur *c, int depth, char close, bool keys)
-{
-    c->p++;
-    jws(c);
-    if (c->p < c->end && *c->p == close) {
-        c->p++;
-        return true;
-    }
-    for (;;) {
-        jws(c);
-        if (keys) {
-            if (!jstring(c, NULL, 0))
-                return false;
-            jws(c);
-            if (c->p >= c->end || *c->p != ':')
-                return jfail(c, "expected ':'");
-            c->p++;
-            jws(c);
-        }
-        if (!jvalue(c, depth + 1))
-            return false;
-        jws(c);
-        if (c->p < c->end && *c->p == ',') {
-            c->p++;
-            continue;
-        }
-        if (c->p < c->end && *c->p == close) {
-            c->p++;
-            return true;
-        }
-        return jfail(c, keys ? "expected ',' or '}'" : "expected ',' or ']'");
-    }
-}
-
-static bool
-jvalue(jcur *c, int depth)
-{
-    double v;
-
-    if (depth > 64)
-        return jfail(c, "nested too deeply");
-    jws(c);
-    if (c->p >= c->end)
-        return jfail(c, "expected a JSON value");
-    switch (*c->p) {
-    case '{':
-        return jcontainer(c, depth, '}', true);
-    case '[':
-        return jcontainer(c, depth, ']', false);
-    case '"':
-        return jstring(c, NULL, 0);
-    case 't':
-        return jlit(c, "true");
-    case 'f':
-        return jlit(c, "false");
-    case 'n':
-        return jlit(c, "null");
-    default:
-        return jnumber(c, &v);
-    }
-}
-
-/* A JSON list of at most MAX non-negative integers at C (field NAME) into
-   V[0..*N); false after an error message. */
-static bool
-read_list(diff_ctx *x, jcur *c, const char *name, uint64_t *v, size_t max,
-          size_t *n)
-{
-    *n = 0;
-    c->p++; /* '[' */
-    jws(c);
-    if (c->p < c->end && *c->p == ']') {
-        c->p++;
-        return true;
-    }
-    for (;;) {
-        double d;
-        jws(c);
-        if (!jnumber(c, &d) || !(d >= 0 && d <= 0x1p53) || d != floor(d)
-            || *n >= max) {
-            cli_error(CMD,
-                      "%s: manifest: %s: expected a list of at most %zu "
-                      "non-negative integers",
-                      x->dump, name, max);
-            return false;
-        }
-        v[(*n)++] = (uint64_t)d;
-        jws(c);
-        if (c->p < c->end && *c->p == ',') {
-            c->p++;
-            continue;
-        }
-        if (c->p < c->end && *c->p == ']') {
-            c->p++;
-            return true;
-        }
-        cli_error(CMD, "%s: manifest: %s: expected ',' or ']'", x->dump, name);
-        return false;
-    }
-}
-
-/* Inside an object whose '{' has been read: the next member's key into
-   KEY (N bytes) and C past its ':': 1; at the object's end (FIRST: an
-   empty object) the '}' read: 0; -1 after a syntax error (jfail). */
-static int
-jkey(jcur *c, bool first, char *key, size_t n)
-{
-    jws(c);
-    if (first && c->p < c->end && *c->p == '}') {
-        c->p++;
-        return 0;
-    }
-    if (!jstring(c, key, n))
-        return -1;
-    jws(c);
-    if (c->p >= c->end || *c->p != ':') {
-        jfail(c, "expected ':'");
-        return -1;
-    }
-    c->p++;
-    jws(c);
-    return 1;
-}
-
-/* After a member's value: 1 past a ',', 0 past the object's '}', -1
-   after a syntax error (jfail). */
-static int
-jnext(jcur *c)
-{
-    jws(c);
-    if (c->p < c->end && (*c->p == ',' || *c->p == '}'))
-        return *c->p++ == ',' ? 1 : 0;
-    jfail(c, "expected ',' or '}'");
-    return -1;
-}
-
-
-/* The manifest text M: its fields into X; false after an error message
-   "FILE: manifest: FIELD: what was expected". */
+/* The manifest text M into X; false after an error message "FILE:
+   manifest: FIELD: what was expected" (analysis/dump_manifest.h).  The
+   fields the file's metadata may also give (splits, dq_buffers, fix,
+   causal_alignment, layout) are overridden only where the manifest
+   gives them. */
 static bool
 read_manifest(diff_ctx *x, const char *m)
 {
-    static const char *const sh_keys[5] = {"batch", "heads", "nq", "nk", "d"};
-    jcur c = {m, m, m + strlen(m), NULL};
-    char key[64];
-    bool first = true;
+    dump_manifest mf;
+    tensor_error err;
 
-    jws(&c);
-    if (c.p >= c.end || *c.p != '{') {
-        cli_error(CMD, "%s: manifest: not a JSON object (expected {...})",
-                  x->dump);
+    if (dump_manifest_parse(x->dump, m, &mf, &err) != TENSOR_OK) {
+        cli_error(CMD, "%s", err.message);
         return false;
     }
-    c.p++;
-    for (;;) {
-        jws(&c);
-        if (first && c.p < c.end && *c.p == '}') {
-            c.p++;
-            break;
-        }
-        first = false;
-        if (!jstring(&c, key, sizeof key))
-            goto bad;
-        jws(&c);
-        if (c.p >= c.end || *c.p != ':') {
-            jfail(&c, "expected ':'");
-            goto bad;
-        }
-        c.p++;
-        jws(&c);
-        if (strcmp(key, "causal") == 0) {
-            if (c.end - c.p >= 4 && memcmp(c.p, "true", 4) == 0) {
-                x->man_causal = true;
-                c.p += 4;
-            } else if (c.end - c.p >= 5 && memcmp(c.p, "false", 5) == 0) {
-                x->man_causal = false;
-                c.p += 5;
-            } else {
-                cli_error(CMD, "%s: manifest: causal: expected true or false",
-                          x->dump);
-                return false;
-            }
-            x->man_causal_given = true;
-        } else if (strcmp(key, "causal_alignment") == 0) {
-            /* dump_sdpa.py: "bottom-right (...)" (the flash kernel's) or
-               "top-left (...)" (SDPA's is_causal); null when not causal */
-            char ab[160];
-            if (c.end - c.p >= 4 && memcmp(c.p, "null", 4) == 0) {
-                c.p += 4;
-            } else if (c.p < c.end && *c.p == '"'
-                       && jstring(&c, ab, sizeof ab)
-                       && (strncmp(ab, "top-left", 8) == 0
-                           || strncmp(ab, "bottom-right", 12) == 0)) {
-                x->man_top_left = ab[0] == 't';
-                x->man_align_given = true;
-                x->man_align_from = "manifest";
-            } else {
-                cli_error(CMD,
-                          "%s: manifest: causal_alignment: expected a "
-                          "string starting \"top-left\" or "
-                          "\"bottom-right\", or null",
-                          x->dump);
-                return false;
-            }
-        } else if (strcmp(key, "launch_shape") == 0 && c.p < c.end
-                   && *c.p == '{') {
-            /* the launch of a dump that keeps some of its heads: its
-               batch x heads selects the math backend's gemv kernels */
-            double lb = 0, lh = 0;
-            c.p++;
-            for (bool f2 = true;; f2 = false) {
-                char k2[32];
-                double v;
-                int r = jkey(&c, f2, k2, sizeof k2);
-                if (r < 0)
-                    goto bad;
-                if (r == 0)
-                    break;
-                if (strcmp(k2, "batch") == 0 || strcmp(k2, "heads") == 0) {
-                    if (!jnumber(&c, &v) || !(v >= 1 && v <= 0x1p31)
-                        || v != floor(v)) {
-                        cli_error(CMD,
-                                  "%s: manifest: launch_shape.%s: expected "
-                                  "a positive integer",
-                                  x->dump, k2);
-                        return false;
-                    }
-                    *(k2[0] == 'b' ? &lb : &lh) = v;
-                } else if (!jvalue(&c, 1)) {
-                    goto bad;
-                }
-                r = jnext(&c);
-                if (r < 0)
-                    goto bad;
-                if (r == 0)
-                    break;
-            }
-            if (lb > 0 && lh > 0) {
-                x->man_launch_b = (uint64_t)lb;
-                x->man_launch_h = (uint64_t)lh;
-                x->man_launch_bh = (uint64_t)lb * (uint64_t)lh;
-            }
-        } else if (strcmp(key, "fix") == 0) {
-            char fb[32];
-            int f;
-            if (c.p >= c.end || *c.p != '"') {
-                cli_error(CMD,
-                          "%s: manifest: fix: expected a string (none, beta, "
-                          "beta-v2, eps or always)",
-                          x->dump);
-                return false;
-            }
-            if (!jstring(&c, fb, sizeof fb))
-                goto bad;
-            f = fa_fix_parse(fb);
-            if (f < 0) {
-                cli_error(CMD,
-                          "%s: manifest: fix: \"%s\" (expected none, beta, "
-                          "beta-v2, eps or always)",
-                          x->dump, fb);
-                return false;
-            }
-            x->man_fix = (fa_fix_kind)f;
-            x->man_fix_given = true;
-        } else if (strcmp(key, "backend") == 0 && c.p < c.end
-                   && *c.p == '"') {
-            /* dump_sdpa.py: the backend pinned, or "default" (PyTorch's
-               own choice) */
-            if (!jstring(&c, x->man_backend, sizeof x->man_backend))
-                goto bad;
-        } else if (strcmp(key, "rowsum") == 0 && c.p < c.end && *c.p == '"') {
-            /* fa_dump's row-sum rescale: "FMUL then FADD ..." (no
-               contraction) or "FFMA ..." (PyTorch's build) */
-            char rb[96];
-            if (!jstring(&c, rb, sizeof rb))
-                goto bad;
-            x->man_rowsum_separate = strncmp(rb, "FMUL", 4) == 0;
-        } else if (strcmp(key, "scale") == 0) {
-            if (c.p < c.end && *c.p == '"') {
-                if (!jstring(&c, x->man_scale_buf, sizeof x->man_scale_buf))
-                    goto bad;
-                x->man_scale = x->man_scale_buf;
-            } else if (c.p < c.end && strchr("-0123456789", *c.p) != NULL) {
-                if (!jnumber(&c, &x->man_scale_value))
-                    goto bad;
-                x->man_scale_number = true;
-            } else {
-                cli_error(CMD,
-                          "%s: manifest: scale: expected a number or a "
-                          "string such as \"1/sqrt(d) (PyTorch default)\"",
-                          x->dump);
-                return false;
-            }
-        } else if (strcmp(key, "splits") == 0 && c.end - c.p >= 4
-                   && memcmp(c.p, "null", 4) == 0) {
-            /* dump_sdpa.py of a backend without the flash kernel */
-            c.p += 4;
-        } else if (strcmp(key, "splits") == 0) {
-            /* the KV split count of the launch (dump_sdpa.py reads it
-               from the split kernel's grid) */
-            double v;
-            if (!jnumber(&c, &v) || !(v >= 1 && v <= 128) || v != floor(v)) {
-                cli_error(CMD,
-                          "%s: manifest: splits: expected an integer from 1 "
-                          "to 128",
-                          x->dump);
-                return false;
-            }
-            x->man_splits = (size_t)v;
-        } else if (strcmp(key, "dq_buffers") == 0 && c.end - c.p >= 4
-                   && memcmp(c.p, "null", 4) == 0) {
-            /* dump_sdpa.py without a flash backward */
-            c.p += 4;
-        } else if (strcmp(key, "dq_buffers") == 0) {
-            /* the flash backward's dQ accumulation buffers (dump_sdpa.py
-               reads them from the dq_dk_dv kernel's grid) */
-            double v;
-            if (!jnumber(&c, &v) || !(v >= 1 && v <= 65536)
-                || v != floor(v)) {
-                cli_error(CMD,
-                          "%s: manifest: dq_buffers: expected an integer "
-                          "from 1 to 65536 or null",
-                          x->dump);
-                return false;
-            }
-            x->man_dq = (size_t)v;
-        } else if (strcmp(key, "shape") == 0 && c.p < c.end && *c.p == '[') {
-            /* PyTorch's t.shape: [B, H, N, d] (or [B, N, H, d] under
-               "layout": "bnhd") */
-            if (!read_list(x, &c, "shape", x->man_list, 4, &x->n_man_list))
-                return false;
-            if (x->n_man_list != 4) {
-                cli_error(CMD,
-                          "%s: manifest: shape: a list of %zu numbers "
-                          "(expected [B, H, N, d], or an object {\"batch\", "
-                          "\"heads\", \"nq\", \"nk\", \"d\"})",
-                          x->dump, x->n_man_list);
-                return false;
-            }
-            x->man_shape_given = true;
-        } else if (strcmp(key, "heads_kept") == 0
-                   || strcmp(key, "heads_from") == 0) {
-            /* the launch's index of each head the tensors hold:
-               "heads_kept" (capture.py, where shape is the launch's) or
-               "heads_from" (trim_dump.py, slice_heads.py, where shape is
-               the file's and launch_shape the launch's) */
-            if (x->man_heads_kept_given) {
-                cli_error(CMD,
-                          "%s: manifest: %s: expected one of heads_kept "
-                          "and heads_from, not both",
-                          x->dump, key);
-                return false;
-            }
-            x->heads_key = key[6] == 'k' ? "heads_kept" : "heads_from";
-            if (c.p >= c.end || *c.p != '[') {
-                cli_error(CMD,
-                          "%s: manifest: %s: expected a list of head "
-                          "indices",
-                          x->dump, x->heads_key);
-                return false;
-            }
-            if (!read_list(x, &c, x->heads_key, x->man_heads_kept,
-                           sizeof x->man_heads_kept
-                               / sizeof x->man_heads_kept[0],
-                           &x->n_heads_kept))
-                return false;
-            x->man_heads_kept_given = true;
-        } else if (strcmp(key, "batch_from") == 0) {
-            /* trim_dump.py: the launch's batch of the heads kept, one
-               number for all of them or one per head */
-            double v;
-            if (c.p < c.end && *c.p == '[') {
-                if (!read_list(x, &c, "batch_from", x->man_batch_from,
-                               sizeof x->man_batch_from
-                                   / sizeof x->man_batch_from[0],
-                               &x->n_batch_from))
-                    return false;
-            } else if (jnumber(&c, &v) && v >= 0 && v <= 0x1p31
-                       && v == floor(v)) {
-                x->man_batch_from[0] = (uint64_t)v;
-                x->n_batch_from = 0; /* one number: every head */
-            } else {
-                cli_error(CMD,
-                          "%s: manifest: batch_from: expected a "
-                          "non-negative integer or a list of them",
-                          x->dump);
-                return false;
-            }
-            x->man_batch_from_given = true;
-        } else if (strcmp(key, "layout") == 0) {
-            char lb[16];
-            if (c.p >= c.end || *c.p != '"' || !jstring(&c, lb, sizeof lb)
-                || !ut_layout_parse(lb, &x->man_layout)) {
-                cli_error(CMD,
-                          "%s: manifest: layout: expected \"bhnd\" or "
-                          "\"bnhd\"",
-                          x->dump);
-                return false;
-            }
-        } else if (strcmp(key, "shape") == 0) {
-            bool got[5] = {false};
-            if (c.p >= c.end || *c.p != '{') {
-                cli_error(
-                    CMD,
-                    "%s: manifest: shape: expected a list [B, H, N, d] or an "
-                    "object {\"batch\", \"heads\", \"nq\", \"nk\", "
-                    "\"d\"}",
-                    x->dump);
-                return false;
-            }
-            c.p++;
-            for (bool f2 = true;; f2 = false) {
-                char k2[32];
-                double v;
-                int i;
-                int r = jkey(&c, f2, k2, sizeof k2);
-                if (r < 0)
-                    goto bad;
-                if (r == 0)
-                    break;
-                for (i = 0; i < 5; i++)
-                    if (strcmp(k2, sh_keys[i]) == 0)
-                        break;
-                if (i < 5) {
-                    if (!jnumber(&c, &v) || !(v >= 1 && v <= 0x1p53)
-                        || v != floor(v)) {
-                        cli_error(CMD,
-                                  "%s: manifest: shape.%s: expected a "
-                                  "positive integer",
-                                  x->dump, sh_keys[i]);
-                        return false;
-                    }
-                    x->man_shape[i] = (uint64_t)v;
-                    got[i] = true;
-                } else if (!jvalue(&c, 1)) {
-                    goto bad;
-                }
-                r = jnext(&c);
-                if (r < 0)
-                    goto bad;
-                if (r == 0)
-                    break;
-            }
-            for (int i = 0; i < 5; i++)
-                if (!got[i]) {
-                    cli_error(CMD,
-                              "%s: manifest: shape.%s: missing (expected "
-                              "batch, heads, nq, nk and d)",
-                              x->dump, sh_keys[i]);
-                    return false;
-                }
-            x->man_shape_given = true;
-        } else if (strcmp(key, "enable_gqa") == 0) {
-            if (c.end - c.p >= 4 && memcmp(c.p, "true", 4) == 0)
-                x->man_gqa = 1;
-            else if (c.end - c.p >= 5 && memcmp(c.p, "false", 5) == 0)
-                x->man_gqa = 0;
-            else {
-                cli_error(CMD, "%s: manifest: enable_gqa: expected true or "
-                               "false",
-                          x->dump);
-                return false;
-            }
-            if (!jvalue(&c, 1))
-                goto bad;
-        } else if (strcmp(key, "attn_mask") == 0) {
-            /* described here, held as the tensor attn_mask */
-            x->man_mask_given =
-                !(c.end - c.p >= 4 && memcmp(c.p, "null", 4) == 0)
-                && !(c.end - c.p >= 5 && memcmp(c.p, "false", 5) == 0);
-            if (!jvalue(&c, 1))
-                goto bad;
-        } else if (dump_unmodelled_what(key) != NULL) {
-            /* a setting that changes the result and that the emulator
-               does not apply: refused by name unless it is off */
-            const char *v0 = c.p;
-            double v;
-            bool off = (c.end - c.p >= 4 && memcmp(c.p, "null", 4) == 0)
-                       || (c.end - c.p >= 5 && memcmp(c.p, "false", 5) == 0);
-            if (!off && strcmp(key, "dropout_p") == 0 && jnumber(&c, &v)
-                && v == 0.0)
-                off = true;
-            c.p = v0;
-            if (!off) {
-                cli_error(CMD,
-                          "%s: manifest: \"%s\": %s changes the result and "
-                          "is not modelled yet; bf16emu will not compare "
-                          "without it (expected it absent, null, false or "
-                          "0)",
-                          x->dump, key, dump_unmodelled_what(key));
-                return false;
-            }
-            if (!jvalue(&c, 1))
-                goto bad;
-        } else if (!jvalue(&c, 1)) {
-            goto bad;
-        }
-        jws(&c);
-        if (c.p < c.end && *c.p == ',') {
-            c.p++;
-            continue;
-        }
-        if (c.p < c.end && *c.p == '}') {
-            c.p++;
-            break;
-        }
-        jfail(&c, "expected ',' or '}'");
-        goto bad;
+    x->man_causal_given = mf.causal_given;
+    x->man_causal = mf.causal;
+    if (mf.align_given) {
+        x->man_top_left = mf.top_left;
+        x->man_align_given = true;
+        x->man_align_from = "manifest";
     }
-    jws(&c);
-    if (c.p != c.end) {
-        jfail(&c, "text after the object");
-        goto bad;
+    if (mf.launch_batch != 0) {
+        x->man_launch_b = mf.launch_batch;
+        x->man_launch_h = mf.launch_heads;
+        x->man_launch_bh = mf.launch_batch * mf.launch_heads;
     }
+    if (mf.fix_given) {
+        x->man_fix = mf.fix;
+        x->man_fix_given = true;
+    }
+    memcpy(x->man_backend, mf.backend, sizeof x->man_backend);
+    x->man_rowsum_separate = mf.rowsum_separate;
+    if (mf.scale_text_given) {
+        memcpy(x->man_scale_buf, mf.scale_text, sizeof x->man_scale_buf);
+        x->man_scale = x->man_scale_buf;
+    }
+    x->man_scale_number = mf.scale_number_given;
+    x->man_scale_value = mf.scale_number;
+    if (mf.splits != 0)
+        x->man_splits = mf.splits;
+    if (mf.dq_buffers != 0)
+        x->man_dq = mf.dq_buffers;
+    x->man_shape_given = mf.shape_given;
+    memcpy(x->man_shape, mf.shape, sizeof x->man_shape);
+    x->n_man_list = mf.n_shape_list;
+    memcpy(x->man_list, mf.shape_list, sizeof x->man_list);
+    x->heads_key = mf.heads_key;
+    x->man_heads_kept_given = mf.heads_key != NULL;
+    x->n_heads_kept = mf.n_heads;
+    memcpy(x->man_heads_kept, mf.heads, sizeof x->man_heads_kept);
+    x->man_batch_from_given = mf.batch_from_given;
+    x->n_batch_from = mf.n_batch_from;
+    memcpy(x->man_batch_from, mf.batch_from, sizeof x->man_batch_from);
+    if (mf.layout_given)
+        x->man_layout = mf.layout;
+    x->man_gqa = mf.enable_gqa;
+    x->man_mask_given = mf.mask_given;
     return true;
-bad:
-    cli_error(CMD, "%s: manifest: malformed JSON at byte %td: %s", x->dump,
-              c.p - c.s, c.why != NULL ? c.why : "unexpected text");
-    return false;
 }
 
 /*----------------------------------------------------------------------------

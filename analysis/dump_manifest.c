@@ -342,6 +342,43 @@ f_unmodelled(FIELD_ARGS)
                 key, dump_unmodelled_what(key));
 }
 
+/* The levels of V: 1 for a number, string, true, false or null, one
+   more than its deepest element for a list or an object. */
+static int
+levels(const json_t *v)
+{
+    int n = 0;
+
+    if (json_is_array(v))
+        for (size_t i = 0; i < json_array_size(v); i++) {
+            int e = levels(json_array_get(v, i));
+            n = e > n ? e : n;
+        }
+    else if (json_is_object(v)) {
+        const char *k;
+        json_t *e;
+        json_object_foreach((json_t *)v, k, e)
+        {
+            int l = levels(e);
+            n = l > n ? l : n;
+        }
+    }
+    return n + 1;
+}
+
+/* Whether field KEY's value V nests within DUMP_MANIFEST_MAX_LEVELS
+   levels (those of an object "shape" or "launch_shape" counted from its
+   members). */
+static bool
+shallow(const char *key, const json_t *v)
+{
+    bool sized =
+        json_is_object(v)
+        && (strcmp(key, "shape") == 0 || strcmp(key, "launch_shape") == 0);
+
+    return levels(v) <= DUMP_MANIFEST_MAX_LEVELS + (sized ? 1 : 0);
+}
+
 static const struct
 {
     const char *key;
@@ -397,6 +434,9 @@ dump_manifest_parse(const char *path, const char *text, dump_manifest *m,
             rc = fields[i].read(path, key, v, m, err);
         else if (dump_unmodelled_what(key) != NULL)
             rc = f_unmodelled(path, key, v, m, err);
+        if (rc == TENSOR_OK && !shallow(key, v))
+            rc = FAIL("%s: nested too deeply (expected at most %d levels)",
+                      key, DUMP_MANIFEST_MAX_LEVELS);
         if (rc != TENSOR_OK)
             break;
     }

@@ -44,10 +44,14 @@ extern "C" {
  * the result and that the emulator does not model (dump_unmodelled_what,
  * analysis/dump_inputs.h): set, they are refused by name; absent, null,
  * false (and a dropout_p of 0) are accepted.  inputs_gen and outputs_kept
- * are read by analysis/dump_inputs.h and analysis/dump_outputs.h.
+ * are read by analysis/dump_inputs.h and analysis/dump_outputs.h.  A
+ * field's value nests at most DUMP_MANIFEST_MAX_LEVELS lists and objects
+ * deep (a scalar is one level; the members of an object "shape" or
+ * "launch_shape" are counted from 1).
  */
 
 #define DUMP_MANIFEST_MAX_HEADS 64
+#define DUMP_MANIFEST_MAX_LEVELS 64
 
 typedef struct
 {
@@ -91,7 +95,8 @@ typedef struct
    (expected {...})" when TEXT does not start with '{' (after blanks),
    "PATH: manifest: malformed JSON at byte N: ..." when it does not
    parse, and "PATH: manifest: FIELD: what was expected" for the first
-   field (in the text's order) of the wrong type or range; E_NOMEM. */
+   field (in the text's order) of the wrong type or range or nested too
+   deeply; E_NOMEM. */
 int dump_manifest_parse(const char *path, const char *text, dump_manifest *m,
                         tensor_error *err);
 

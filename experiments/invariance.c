@@ -972,10 +972,12 @@ ulps_str(char *buf, size_t n, uint64_t u)
     return buf;
 }
 
+/* How a launch computes the rows: the call as given, or each row as one
+   decode step over its cache. */
 static const char *
 mode_name(int m)
 {
-    return m == 0 ? "prefill" : "decode";
+    return m == 0 ? "one call" : "decode steps";
 }
 
 static void
@@ -1004,9 +1006,10 @@ text_header(cli_buf *b, const inv_ctx *x)
                    "counts x %s); distinct computations: %zu; classes of "
                    "identical O and LSE: %zu\n",
                    x->nl, x->nbatch, x->npol, x->nsms,
-                   x->mode_prefill && x->mode_decode ? "prefill and decode"
-                   : x->mode_decode                  ? "decode"
-                                                     : "prefill",
+                   x->mode_prefill && x->mode_decode
+                       ? "one call and decode steps"
+                   : x->mode_decode ? "decode steps"
+                                    : "one call",
                    x->nruns, x->ncls);
 }
 

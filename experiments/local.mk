@@ -200,4 +200,4 @@ EXTRA_DIST += \
 	tests/experiments/diff_inputs.c \
 	tests/experiments/user_inputs.c \
 	tests/experiments/scan_inputs.c \
-	doc/real-models.md
+	doc/real-models.md doc/invariance.md doc/img/invariance-decode.png

@@ -90,7 +90,7 @@ expect_err_has "math's decode runs cuBLAS gemv kernels, measured for some launch
 run invariance --gen normal --heads 4 --nq 1 --nk 4096 --d 64 \
     --policy flash --sms 132,114 --batch 1,2
 expect_rc 0
-expect_out_has "flash, 114 SMs, prefill:"
+expect_out_has "flash, 114 SMs, one call:"
 run invariance --gen normal --heads 4 --nq 1 --nk 4096 --d 64 \
     --policy cudnn --sms 114
 expect_rc 2

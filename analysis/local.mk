@@ -215,3 +215,11 @@ tests_analysis_test_sdpa_dispatch_CFLAGS = $(ANALYSIS_TEST_FLAGS) \
 	$(JANSSON_CFLAGS)
 tests_analysis_test_sdpa_dispatch_LDADD = $(ANALYSIS_TEST_LIBS) \
 	$(JANSSON_LIBS)
+
+# The invariance engine: classes, distances, batch bounds, and launches
+# resolved against the split counts an H100 launched.
+check_PROGRAMS += tests/analysis/test_invariance
+TESTS += tests/analysis/test_invariance
+tests_analysis_test_invariance_SOURCES = tests/analysis/test_invariance.c
+tests_analysis_test_invariance_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_analysis_test_invariance_LDADD = libbf16emu.la $(CHECK_LIBS)

@@ -1,0 +1,216 @@
+/* test_invariance.c -- the invariance engine (analysis/invariance.h):
+   classes of hand-made outputs, distances on the BF16 and FP16 grids
+   counted by hand, the batch bound, and the resolution of launches
+   against the split counts an H100 launched (the grids recorded in
+   tests/data/gpu/invariance/dec_d64_nk4096_h16.json: FA2's
+   flash_fwd_splitkv_kernel grid.y 16, 8, 16, 4, 2 at batch 1, 2, 3, 4, 8
+   of 16 heads, flash_fwd_kernel from batch 16 on; cuDNN's decode grid.x
+   16, 8, 4, 4, then 1) */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <check.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "analysis/invariance.h"
+
+START_TEST(test_classes)
+{
+    static const uint32_t a[3] = {1, 2, 3}, b[3] = {1, 2, 4}, c[3] = {0, 2, 3};
+    const uint32_t *outs[6] = {a, b, a, c, b, a};
+    size_t cls[6];
+    static const size_t want[6] = {0, 1, 0, 2, 1, 0};
+
+    ck_assert_uint_eq(iv_classes(6, outs, 3, cls), 3);
+    for (int i = 0; i < 6; i++)
+        ck_assert_uint_eq(cls[i], want[i]);
+    ck_assert_uint_eq(iv_classes(0, outs, 3, cls), 0);
+}
+END_TEST
+
+/* One pair of FP32 patterns on FMT's grid: DIFFER and ULPS expected. */
+static void
+check_pair(const sf_format *fmt, uint32_t x, uint32_t y, size_t differ,
+           uint64_t ulps)
+{
+    iv_delta d = iv_compare(fmt, &x, &y, 1);
+
+    if (d.differ != differ || d.max_ulps != ulps)
+        printf("iv_compare %s 0x%08x 0x%08x: %zu %llu expected, got %zu "
+               "%llu\n",
+               fmt->name, (unsigned)x, (unsigned)y, differ,
+               (unsigned long long)ulps, d.differ,
+               (unsigned long long)d.max_ulps);
+    ck_assert_uint_eq(d.differ, differ);
+    ck_assert(d.max_ulps == ulps);
+}
+
+START_TEST(test_compare)
+{
+    const sf_format *bf = &sf_format_bf16, *h = &sf_format_f16;
+
+    check_pair(bf, 0x3F800000u, 0x3F800000u, 0, 0);
+    check_pair(bf, 0x3F800000u, 0x3F810000u, 1, 1); /* 1, 1 + 2^-7 */
+    check_pair(bf, 0x3F800000u, 0xBF800000u, 1, 2 * 0x3F80u);
+    check_pair(bf, 0x00000000u, 0x80000000u, 1, 0); /* +0, -0 */
+    check_pair(bf, 0x80000000u, 0x00010000u, 1, 1); /* -0, min subnormal */
+    check_pair(bf, 0x7FC00000u, 0x3F800000u, 1, UINT64_MAX);
+    check_pair(bf, 0x7FC00000u, 0xFFC10000u, 1, 0); /* two NaNs */
+    check_pair(bf, 0x7F800000u, 0x7F7F0000u, 1, 1); /* inf, max finite */
+    check_pair(h, 0x3F800000u, 0x3F802000u, 1, 1);  /* 1, 1 + 2^-10 */
+    check_pair(h, 0x33800000u, 0x00000000u, 1, 1);  /* 2^-24, +0 */
+    check_pair(&sf_format_f32, 0x3F800000u, 0x3F800002u, 1, 2);
+    {
+        uint32_t a[4] = {0x3F800000u, 0x40000000u, 0x3F800000u, 0},
+                 b[4] = {0x3F800000u, 0x40010000u, 0x3F830000u, 0};
+        iv_delta d = iv_compare(bf, a, b, 4);
+        ck_assert_uint_eq(d.differ, 2);
+        ck_assert(d.max_ulps == 3);
+    }
+    ck_assert_uint_eq(iv_format_bits(bf, 0xBF810000u), 0xBF81u);
+    ck_assert_uint_eq(iv_format_bits(h, 0x3F802000u), 0x3C01u);
+}
+END_TEST
+
+START_TEST(test_batch_bound)
+{
+    static const size_t b4[4] = {1, 2, 4, 8};
+    static const size_t c1[4] = {0, 1, 2, 2}, c2[4] = {0, 0, 0, 0},
+                        c3[4] = {0, 1, 2, 3}, c4[4] = {0, 1, 0, 0};
+
+    ck_assert_uint_eq(iv_batch_bound(4, b4, c1), 4);
+    ck_assert_uint_eq(iv_batch_bound(4, b4, c2), 1);
+    ck_assert_uint_eq(iv_batch_bound(4, b4, c3), 0);
+    ck_assert_uint_eq(iv_batch_bound(4, b4, c4), 4);
+    ck_assert_uint_eq(iv_batch_bound(1, b4, c3), 1);
+    ck_assert_uint_eq(iv_batch_bound(0, b4, c3), 0);
+}
+END_TEST
+
+/* A decode call of the GPU case: 16 heads, one row over 4,096 keys, d
+   64, BF16, with the fa2 and cudnn descriptions. */
+static void
+decode_problem(iv_problem *p, iv_backend be[2], fa_config cfg[2])
+{
+    static const char *const names[2] = {"fa2", "cudnn"};
+
+    memset(p, 0, sizeof *p);
+    for (int i = 0; i < 2; i++) {
+        cfg[i] = fa_config_kernel_default(fa_kernel_by_name(names[i]));
+        cfg[i].shape = (fa_shape){1, 1, 1, 4096, 64};
+        be[i].name = i == 0 ? "flash" : "cudnn";
+        be[i].sdpa = false;
+        be[i].cfg = &cfg[i];
+    }
+    p->heads = p->kv_heads = 16;
+    p->nq = 1;
+    p->nk = 4096;
+    p->d = 64;
+    p->nbackends = 2;
+    p->backends = be;
+}
+
+START_TEST(test_resolve)
+{
+    static const size_t batch[8] = {1, 2, 3, 4, 8, 16, 32, 64};
+    static const size_t fa2[8] = {16, 8, 16, 4, 2, 1, 1, 1};
+    static const size_t cudnn[8] = {16, 8, 4, 4, 1, 1, 1, 1};
+    iv_problem p;
+    iv_backend be[2];
+    fa_config cfg[2];
+    iv_key k[2][8];
+    char why[256], rule[256];
+
+    decode_problem(&p, be, cfg);
+    for (size_t b = 0; b < 2; b++)
+        for (size_t j = 0; j < 8; j++) {
+            iv_launch l = {batch[j], 0, b, false};
+            ck_assert_int_eq(iv_resolve(&p, &l, &k[b][j], why, sizeof why),
+                             0);
+            ck_assert_uint_eq(k[b][j].nsteps, 1);
+            ck_assert_uint_eq(k[b][j].steps[0].splits,
+                              b == 0 ? fa2[j] : cudnn[j]);
+            ck_assert_uint_eq(k[b][j].launch_bh, 16 * batch[j]);
+        }
+    ck_assert(iv_key_equal(&k[0][0], &k[0][2]));
+    ck_assert(!iv_key_equal(&k[0][0], &k[0][1]));
+    ck_assert(iv_key_equal(&k[1][2], &k[1][3]));
+    ck_assert(!iv_key_equal(&k[0][7], &k[1][7]));
+    iv_rule(&k[0][0], &k[0][1], rule, sizeof rule);
+    ck_assert_str_eq(rule,
+                     "split count 16 -> 8 (PyTorch 2.11's flash heuristic)");
+    iv_rule(&k[0][7], &k[1][7], rule, sizeof rule);
+    ck_assert_str_eq(rule, "backend flash -> cudnn");
+    iv_rule(&k[0][5], &k[0][6], rule, sizeof rule);
+    ck_assert_str_eq(rule, "nothing in the launch rules");
+    for (size_t b = 0; b < 2; b++)
+        for (size_t j = 0; j < 8; j++)
+            iv_key_free(&k[b][j]);
+}
+END_TEST
+
+START_TEST(test_refusals)
+{
+    iv_problem p;
+    iv_backend be[3];
+    fa_config cfg[2];
+    iv_key k;
+    char why[256];
+
+    decode_problem(&p, be, cfg);
+    {
+        /* cuDNN's decode grid: measured on 132 multiprocessors only */
+        iv_launch l = {1, 114, 1, false};
+        ck_assert_int_eq(iv_resolve(&p, &l, &k, why, sizeof why), -1);
+        ck_assert(strstr(why, "measured on 132 multiprocessors") != NULL);
+        l.backend = 0; /* FA2's heuristic reads the count */
+        ck_assert_int_eq(iv_resolve(&p, &l, &k, why, sizeof why), 0);
+        iv_key_free(&k);
+    }
+    {
+        /* decode steps of a call that is not causal */
+        iv_launch l = {1, 0, 0, true};
+        ck_assert_int_eq(iv_resolve(&p, &l, &k, why, sizeof why), -1);
+        ck_assert(strstr(why, "causal") != NULL);
+    }
+    {
+        /* sdpa picking a backend with no configuration here */
+        iv_launch l = {1, 0, 2, false};
+        be[2].name = "sdpa";
+        be[2].sdpa = true;
+        be[2].cfg = NULL;
+        p.nbackends = 3;
+        ck_assert_int_eq(iv_resolve(&p, &l, &k, why, sizeof why), -1);
+        ck_assert(strstr(why, "not loaded") != NULL);
+        p.sdpa_cfg[SDPA_BACKEND_CUDNN] = &cfg[1];
+        ck_assert_int_eq(iv_resolve(&p, &l, &k, why, sizeof why), 0);
+        ck_assert_str_eq(k.backend, "cudnn");
+        ck_assert_uint_eq(k.steps[0].splits, 16);
+        iv_key_free(&k);
+    }
+}
+END_TEST
+
+int
+main(void)
+{
+    Suite *s = suite_create("invariance");
+    TCase *tc = tcase_create("core");
+    SRunner *sr;
+    int nf;
+
+    tcase_add_test(tc, test_classes);
+    tcase_add_test(tc, test_compare);
+    tcase_add_test(tc, test_batch_bound);
+    tcase_add_test(tc, test_resolve);
+    tcase_add_test(tc, test_refusals);
+    suite_add_tcase(s, tc);
+    sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    nf = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return nf == 0 ? 0 : 1;
+}

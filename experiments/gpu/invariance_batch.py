@@ -129,6 +129,19 @@ def short(name):
     return name.split("(", 1)[0] if name else name
 
 
+def class_of(o, reps, tensors, be):
+    """The class of output O among REPS (one output per class, in order
+    of first appearance); a new class's O goes into REPS and into
+    TENSORS as "BE.cN.o"."""
+    import torch
+    for i, r in enumerate(reps):
+        if torch.equal(r.view(torch.int16), o.view(torch.int16)):
+            return i
+    reps.append(o)
+    tensors["%s.c%d.o" % (be, len(reps) - 1)] = o.cpu()
+    return len(reps) - 1
+
+
 def run_case(name, c, outdir, ver):
     import torch
     import dump_sdpa
@@ -181,16 +194,7 @@ def run_case(name, c, outdir, ver):
             rec["launches"].append([{"name": short(x["name"]),
                                      "grid": x["grid"], "block": x["block"]}
                                     for x in launches])
-            cls = None
-            for i, r in enumerate(reps):
-                if torch.equal(r.view(torch.int16), o.view(torch.int16)):
-                    cls = i
-                    break
-            if cls is None:
-                cls = len(reps)
-                reps.append(o)
-                tensors["%s.c%d.o" % (be, cls)] = o.cpu()
-            rec["classes"].append(cls)
+            rec["classes"].append(class_of(o, reps, tensors, be))
             del q, k, v
             torch.cuda.empty_cache()
         if c.get("decode") and "refused" not in rec:
@@ -201,13 +205,7 @@ def run_case(name, c, outdir, ver):
                 rows = [call(be, dc, q[:, :, i:i + 1], k[:, :, :i + 1],
                              v[:, :, :i + 1])[:1] for i in range(c["nq"])]
                 o = torch.cat(rows, dim=2).contiguous()
-                cls = next((i for i, r in enumerate(reps) if torch.equal(
-                    r.view(torch.int16), o.view(torch.int16))), None)
-                if cls is None:
-                    cls = len(reps)
-                    reps.append(o)
-                    tensors["%s.c%d.o" % (be, cls)] = o.cpu()
-                rec["decode_classes"].append(cls)
+                rec["decode_classes"].append(class_of(o, reps, tensors, be))
                 del q, k, v
         inv["backends"][be] = rec
         print(name, be, rec.get("classes", rec.get("refused")),

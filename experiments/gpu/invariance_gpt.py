@@ -129,12 +129,7 @@ def layer_dump(path, layer, q, k, v, ver):
                 lambda: box.append(ib.call(be, c, qs, ks, vs)))
             o = box[0][:1, :KEEP].contiguous()
             rec["kernels"].append(names)
-            cls = next((i for i, r in enumerate(reps) if same(r, o)), None)
-            if cls is None:
-                cls = len(reps)
-                reps.append(o)
-                tensors["%s.c%d.o" % (be, cls)] = o.cpu()
-            rec["classes"].append(cls)
+            rec["classes"].append(ib.class_of(o, reps, tensors, be))
         inv["backends"][be] = rec
     man = dict(ver)
     man.update({

@@ -1,0 +1,207 @@
+"""bf16emu: bit-exact emulation of BF16, FP16, FP32, TF32 and FP8 arithmetic,
+tensor-core matrix units and flash attention, over NumPy arrays.
+
+Values are bit patterns: BF16 and FP16 in uint16 arrays, FP32 and TF32 in
+uint32, E4M3 and E5M2 in uint8.  Every function computes with the C
+library libbf16emu (the same bits as the bf16emu tool) and releases the
+GIL while it runs.  An array of the expected dtype that is C-contiguous,
+aligned and in native byte order is read in place; another array is
+refused with an exception that says what was expected.  doc/python.md
+describes each function.
+"""
+
+import enum as _enum
+
+import numpy as _np
+
+from . import _ext
+
+__all__ = [
+    "Flags", "round", "to_float", "convert", "add", "sub", "mul", "div",
+    "fma", "sqrt", "mma", "mma_models", "attention", "kernels", "FORMATS",
+    "MODES", "dtype_of",
+]
+
+__version__ = "0.1.0"
+
+#: The formats, by the names the library takes.
+FORMATS = ("bf16", "f16", "f32", "tf32", "e4m3", "e5m2")
+#: The rounding modes: to nearest even, toward zero, down, up, to nearest
+#: away, to odd, stochastic.
+MODES = ("rne", "rtz", "rdn", "rup", "rna", "rod", "sr")
+
+
+class Flags(_enum.IntFlag):
+    """The IEEE 754 exception flags an operation raised (SoftFloat's bits)."""
+
+    INEXACT = _ext.FLAG_INEXACT
+    UNDERFLOW = _ext.FLAG_UNDERFLOW
+    OVERFLOW = _ext.FLAG_OVERFLOW
+    DIVZERO = _ext.FLAG_DIVZERO
+    INVALID = _ext.FLAG_INVALID
+
+
+_BITS = {"bf16": _np.uint16, "f16": _np.uint16, "fp16": _np.uint16,
+         "f32": _np.uint32, "fp32": _np.uint32, "tf32": _np.uint32,
+         "e4m3": _np.uint8, "e5m2": _np.uint8}
+
+# ml_dtypes' (and NumPy's float16) dtypes whose bytes are a format's bits
+_VIEWS = {"bfloat16": ("bf16", _np.uint16), "float16": ("f16", _np.uint16),
+          "float8_e4m3fn": ("e4m3", _np.uint8),
+          "float8_e5m2": ("e5m2", _np.uint8)}
+
+
+def dtype_of(fmt):
+    """The NumPy dtype that holds the bit patterns of format FMT."""
+    try:
+        return _np.dtype(_BITS[fmt])
+    except KeyError:
+        raise ValueError("fmt=%r: unknown format (expected one of %s)"
+                         % (fmt, ", ".join(FORMATS))) from None
+
+
+def _bits(a, fmt):
+    """A as bit patterns of FMT: an ml_dtypes bfloat16 / float8 array or a
+    NumPy float16 array of that format is viewed (not copied) as its
+    unsigned integers; anything else goes to the extension as it is."""
+    if isinstance(a, _np.ndarray):
+        view = _VIEWS.get(a.dtype.name)
+        if view is not None and view[0] == _canon(fmt):
+            return a.view(view[1])
+    return a
+
+
+def _canon(fmt):
+    return {"fp16": "f16", "fp32": "f32"}.get(fmt, fmt)
+
+
+def _flags(result, flags):
+    if flags:
+        return result[0], Flags(result[1])
+    return result
+
+
+def round(x, fmt="bf16", mode="rne", *, env="ieee", ftz=None, daz=None,
+          saturate=None, seed=0, flags=False):
+    """Round float32 or float64 values X to format FMT with MODE.
+
+    Returns the bit patterns (uint16 for bf16 and f16, uint32 for tf32 and
+    f32, uint8 for e4m3 and e5m2) in X's shape, and with flags=True the
+    pair (bits, Flags).  ENV is an environment preset of ``bf16emu trace
+    --env`` (ieee, x86, avx512bf16, nvidia, arm-bfdot); ftz, daz and
+    saturate override it when given; SEED seeds mode "sr".  A list or
+    scalar is read as float64; a torch CPU tensor of float32 or float64
+    through NumPy.
+    """
+    if not isinstance(x, _np.ndarray):
+        x = _np.asarray(x)
+        if x.dtype != _np.float32:
+            x = x.astype(_np.float64)
+    return _flags(_ext.round(x, fmt, mode, env, _tri(ftz), _tri(daz),
+                             _tri(saturate), seed, flags), flags)
+
+
+def _tri(v):
+    return -1 if v is None else int(bool(v))
+
+
+def to_float(bits, fmt="bf16"):
+    """The values of the bit patterns BITS of FMT as float32 (exact: every
+    value of every format is a float32; a signalling NaN comes back
+    quiet)."""
+    return _ext.to_float(_bits(bits, fmt), fmt)
+
+
+def convert(bits, to, fmt="bf16", mode="rne", *, env="ieee", ftz=None,
+            daz=None, saturate=None, seed=0, flags=False):
+    """The bit patterns BITS of FMT converted to format TO with MODE."""
+    return _flags(_ext.convert(_bits(bits, fmt), to, fmt, mode, env,
+                               _tri(ftz), _tri(daz), _tri(saturate), seed,
+                               flags), flags)
+
+
+def _arith(fn, operands, fmt, mode, env, ftz, daz, seed, flags):
+    ops = [_bits(o, fmt) for o in operands]
+    return _flags(fn(*ops, fmt, mode, env, _tri(ftz), _tri(daz), seed,
+                     flags), flags)
+
+
+def add(a, b, fmt="bf16", mode="rne", *, env="ieee", ftz=None, daz=None,
+        seed=0, flags=False):
+    """a + b, element by element, one rounding to FMT with MODE."""
+    return _arith(_ext.add, (a, b), fmt, mode, env, ftz, daz, seed, flags)
+
+
+def sub(a, b, fmt="bf16", mode="rne", *, env="ieee", ftz=None, daz=None,
+        seed=0, flags=False):
+    """a - b, element by element, one rounding to FMT with MODE."""
+    return _arith(_ext.sub, (a, b), fmt, mode, env, ftz, daz, seed, flags)
+
+
+def mul(a, b, fmt="bf16", mode="rne", *, env="ieee", ftz=None, daz=None,
+        seed=0, flags=False):
+    """a * b, element by element, one rounding to FMT with MODE."""
+    return _arith(_ext.mul, (a, b), fmt, mode, env, ftz, daz, seed, flags)
+
+
+def div(a, b, fmt="bf16", mode="rne", *, env="ieee", ftz=None, daz=None,
+        seed=0, flags=False):
+    """a / b, element by element, one rounding to FMT with MODE."""
+    return _arith(_ext.div, (a, b), fmt, mode, env, ftz, daz, seed, flags)
+
+
+def fma(a, b, c, fmt="bf16", mode="rne", *, env="ieee", ftz=None, daz=None,
+        seed=0, flags=False):
+    """a * b + c, element by element, one rounding to FMT with MODE."""
+    return _arith(_ext.fma, (a, b, c), fmt, mode, env, ftz, daz, seed, flags)
+
+
+def sqrt(a, fmt="bf16", mode="rne", *, env="ieee", ftz=None, daz=None,
+         seed=0, flags=False):
+    """The square root of a, element by element, rounded to FMT with MODE."""
+    return _arith(_ext.sqrt, (a,), fmt, mode, env, ftz, daz, seed, flags)
+
+
+def mma_models():
+    """The names of the matrix-unit presets (those of ``bf16emu mma
+    --model``)."""
+    return _ext.mma_models()
+
+
+def mma(a, b, c=None, model="sm90", fmt="bf16", *, flags=False):
+    """D = A B + C through the matrix-unit preset MODEL.
+
+    A [M, K] and B [K, N] hold bit patterns of FMT (the preset's variant
+    for that input format is used: sm90 with e4m3 is sm90-fp8); C (None:
+    +0) and the returned D [M, N] hold FP32 bit patterns (uint32).
+    """
+    return _flags(_ext.mma(_bits(a, fmt), _bits(b, fmt), c, model, fmt,
+                           flags), flags)
+
+
+def kernels():
+    """The names of the built-in attention kernel descriptions."""
+    return _ext.kernels()
+
+
+def attention(q, k, v, kernel="fa2", *, causal=False,
+              causal_align="bottom-right", scale=None, splits=None,
+              launch=None, threads=0):
+    """The attention forward of KERNEL on BF16 Q [B, H, Nq, d] and K, V
+    [B, Hkv, Nk, d] (uint16 bit patterns, or ml_dtypes bfloat16).
+
+    Returns (O, LSE): O [B, H, Nq, d] and LSE [B, H, Nq] as FP32 bit
+    patterns (uint32), the values ``bf16emu attn --policy KERNEL --out``
+    writes (O's values lie on the kernel's output format, BF16 for the
+    GPU kernels: ``convert(o, "bf16", "f32")`` is exact).  Each kernel's
+    default exp, log and reciprocal models are used (fa2 and cudnn: the
+    measured H200 tables, read on first use from $BF16EMU_EX2_TABLE,
+    $BF16EMU_LG2_TABLE, $BF16EMU_RCP_TABLE or the installed data).
+    causal_align is top-left or bottom-right; scale None is 1/sqrt(d);
+    splits None (the description's), an int 1..128 or "auto" (the
+    kernel's rule on LAUNCH); launch (B, H) of the GPU launch, default the
+    tensors'; threads 0: OpenMP's default.
+    """
+    return _ext.attention(_bits(q, "bf16"), _bits(k, "bf16"),
+                          _bits(v, "bf16"), kernel, causal, causal_align,
+                          scale, splits, launch, threads)

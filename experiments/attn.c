@@ -956,8 +956,10 @@ build_config(attn_ctx *x)
     /* grouped heads summed in FP32 before their rounding */
     x->hcfg.dkv_fp32 = x->nhkv != x->nh
                        && fa_config_kernel(c)->gqa_dkv == FA_GQA_FP32_SUM;
-    /* one head at a time: the dQ buffers are the whole launch's */
+    /* one head at a time: the dQ buffers and the gemv kernels of a
+       decode are the whole launch's */
     x->hcfg.dq_splits = fa_config_dq_buffers(c);
+    x->hcfg.launch_bh = x->launch.batch * x->launch.heads;
     x->heads = x->nb * x->nh;
     x->scale_used = fa_scale_bits(c);
     x->order = c->order;

@@ -910,6 +910,8 @@ ext_attention(PyObject *self, PyObject *args, PyObject *kw)
     hcfg.shape.batch = 1;
     hcfg.shape.heads = 1;
     hcfg.dq_splits = fa_config_dq_buffers(&cfg);
+    /* the gemv kernels of a decode are the whole launch's, as attn's */
+    hcfg.launch_bh = launch.batch * launch.heads;
     heads = nb * nh;
     g = nh / nhkv;
     {

@@ -64,6 +64,37 @@ for name in pre_d64_n1024_h2_causal pre_d64_n1024_h2_causal_fp16; do
     done
 done
 
+# decode steps against one prefill (causal, 512 rows, the file keeps
+# 128 rows of each class output): each row as one step over its cache.
+# FA2's steps never split here (one key block) but its prefill does at
+# batch 1 to 8; PyTorch's default sends the first steps (under 256 keys)
+# to FLASH and the later ones to cuDNN; cuDNN alone refuses a step over
+# one key on the GPU.  The partition is exact for every backend; the
+# stored outputs for all but the default's decode steps (cuDNN's decode
+# engine, the gap above).
+run invariance "$G/steps_d64_n512_h2_causal.safetensors" --json
+expect_rc 1
+expect_jsons observed.0.partition_equal true observed.0.differ 0 \
+    observed.1.partition_equal true observed.1.differ 0 \
+    observed.2.partition_equal true observed.2.differ 843 \
+    observed.3.partition_equal true observed.3.differ 0 \
+    observed.4.checked false
+
+# a real model: layer 0's attention call of a GPT (8 heads, 600 tokens,
+# experiments/gpu/invariance_gpt.py) alone in batches of 1 to 64; under
+# FLASH the batch size changes its output from batch 3 on (the model's
+# own generation showed the same: O of layer 0 differed from batch 3
+# with q, k, v still equal), under cuDNN and the default never
+run invariance "$G/gpt_flash_L0.safetensors" --json
+expect_rc 0
+expect_jsons observed.0.partition_equal true observed.0.differ 0 \
+    observed.1.partition_equal true observed.1.differ 0 \
+    observed.2.partition_equal true observed.2.differ 0 \
+    launches.2.splits 1 launches.1.splits 3
+run invariance "$G/gpt_flash_L0.safetensors" --policy flash
+expect_out_has "batch 2 -> 3: "
+expect_out_has "split count 3 -> 1 (PyTorch 2.11's flash heuristic)"
+
 # the text report: the classes, the rule between neighbours, the bound
 run invariance "$G/dec_d64_nk4096_h16.safetensors" --policy flash
 expect_rc 0

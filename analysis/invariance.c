@@ -49,6 +49,7 @@ sdpa_pick(const iv_problem *p, const ax_launch *al, bool causal, iv_key *k,
     sc.d = (int64_t)al->d;
     sc.dtype = p->f16 ? SDPA_DT_F16 : SDPA_DT_BF16;
     sc.causal = causal;
+    sc.requires_grad = p->backward;
     b = sdpa_choose_pt211_h200(&sc, &ch);
     if (b == SDPA_BACKEND_ERROR) {
         say(why, n, "PyTorch 2.11 runs no backend for this launch (%s)",
@@ -87,6 +88,11 @@ iv_resolve(const iv_problem *p, const iv_launch *l, iv_key *k, char *why,
     if (l->decode && (!p->causal || p->nq > p->nk)) {
         say(why, n, "decode steps need a causal call (each row's cache ends "
                     "at its causal bound)");
+        return -1;
+    }
+    if (p->backward && (l->decode || p->kv_heads != p->heads)) {
+        say(why, n, "the backward is compared for one call of ungrouped "
+                    "heads only (not decode steps, not grouped heads)");
         return -1;
     }
     memset(&al, 0, sizeof al);
@@ -148,6 +154,12 @@ iv_resolve(const iv_problem *p, const iv_launch *l, iv_key *k, char *why,
             }
         }
     }
+    if (p->backward) {
+        fa_config c = *k->cfg;
+        c.launch_bh = k->launch_bh;
+        c.sms = l->sms;
+        k->dq_buffers = fa_config_dq_buffers(&c);
+    }
     return 0;
 fail:
     iv_key_free(k);
@@ -165,7 +177,8 @@ iv_key_free(iv_key *k)
 bool
 iv_key_equal(const iv_key *a, const iv_key *b)
 {
-    if (a->cfg != b->cfg || a->decode != b->decode || a->nsteps != b->nsteps)
+    if (a->cfg != b->cfg || a->decode != b->decode || a->nsteps != b->nsteps
+        || a->dq_buffers != b->dq_buffers)
         return false;
     for (size_t s = 0; s < a->nsteps; s++)
         if (a->steps[s].cfg != b->steps[s].cfg
@@ -181,15 +194,26 @@ iv_output_format(const iv_key *k)
     return fa_output_format(k->cfg, "o");
 }
 
-/* One forward of NQ rows over NK keys with SPLITS; 0 or -1. */
-static int
-forward(const fa_config *base, const iv_key *k, size_t nq, size_t nk,
-        bool causal, size_t splits, const uint16_t *q, const uint16_t *kk,
-        const uint16_t *v, uint32_t *o, uint32_t *lse, char *why, size_t n)
+iv_layout
+iv_output_layout(const iv_problem *p)
+{
+    iv_layout y;
+
+    y.o = 0;
+    y.lse = p->nq * p->d;
+    y.dq = y.lse + p->nq;
+    y.dk = y.dq + (p->backward ? p->nq * p->d : 0);
+    y.dv = y.dk + (p->backward ? p->nk * p->d : 0);
+    y.head = y.dv + (p->backward ? p->nk * p->d : 0);
+    return y;
+}
+
+/* The configuration of one head of NQ rows over NK keys under K. */
+static fa_config
+head_config(const fa_config *base, const iv_key *k, size_t nq, size_t nk,
+            bool causal, size_t splits)
 {
     fa_config c = *base;
-    sf_env env = SF_ENV_IEEE;
-    size_t tc;
 
     c.shape.batch = 1;
     c.shape.heads = 1;
@@ -198,13 +222,26 @@ forward(const fa_config *base, const iv_key *k, size_t nq, size_t nk,
     c.causal = causal;
     c.splits = splits;
     c.launch_bh = k->launch_bh;
-    if (fa_config_tiles(&c, NULL, NULL, &tc, NULL) != 0) {
+    c.dq_splits = k->dq_buffers;
+    return c;
+}
+
+/* One forward of C's head; 0 or -1. */
+static int
+forward(const fa_config *c, const iv_key *k, const uint16_t *q,
+        const uint16_t *kk, const uint16_t *v, uint32_t *o, uint32_t *lse,
+        char *why, size_t n)
+{
+    sf_env env = SF_ENV_IEEE;
+    size_t tc;
+
+    if (fa_config_tiles(c, NULL, NULL, &tc, NULL) != 0) {
         say(why, n, "the attention library refuses %zu splits of %zu keys "
                     "(%s)",
-            splits, nk, k->backend);
+            c->splits, c->shape.nk, k->backend);
         return -1;
     }
-    if (fa_forward(&c, q, kk, v, o, lse, NULL, &env) != 0) {
+    if (fa_forward(c, q, kk, v, o, lse, NULL, &env) != 0) {
         say(why, n, "the attention library failed (out of memory)");
         return -1;
     }
@@ -212,22 +249,44 @@ forward(const fa_config *base, const iv_key *k, size_t nq, size_t nk,
 }
 
 int
-iv_compute(const iv_problem *p, const iv_key *k, size_t h, uint32_t *o,
-           uint32_t *lse, char *why, size_t n)
+iv_compute(const iv_problem *p, const iv_key *k, size_t h, uint32_t *out,
+           char *why, size_t n)
 {
     size_t g = p->kv_heads != 0 ? p->heads / p->kv_heads : 1;
     size_t nq = p->nq, nk = p->nk, d = p->d;
     const uint16_t *q = p->q + h * nq * d;
     const uint16_t *kk = p->k + h / g * nk * d, *v = p->v + h / g * nk * d;
+    iv_layout y = iv_output_layout(p);
+    uint32_t *o = out + y.o, *lse = out + y.lse;
 
-    if (!k->decode)
-        return forward(k->cfg, k, nq, nk, p->causal, k->steps[0].splits, q,
-                       kk, v, o, lse, why, n);
-    for (size_t s = 0; s < nq; s++)
-        if (forward(k->steps[s].cfg, k, 1, nk - nq + s + 1, false, k->steps[s].splits,
-                    q + s * d, kk, v, o + s * d, lse + s, why, n)
-            != 0)
+    if (!k->decode) {
+        fa_config c = head_config(k->cfg, k, nq, nk, p->causal,
+                                  k->steps[0].splits);
+        uint32_t *delta;
+        sf_env env = SF_ENV_IEEE;
+        int rc;
+        if (forward(&c, k, q, kk, v, o, lse, why, n) != 0)
             return -1;
+        if (!p->backward)
+            return 0;
+        if ((delta = malloc((nq != 0 ? nq : 1) * sizeof *delta)) == NULL) {
+            say(why, n, "out of memory");
+            return -1;
+        }
+        rc = fa_backward(&c, q, kk, v, o, lse, p->dout + h * nq * d, delta,
+                         out + y.dq, out + y.dk, out + y.dv, NULL, &env);
+        free(delta);
+        if (rc != 0)
+            say(why, n, "the attention library's backward failed (%s)",
+                k->backend);
+        return rc != 0 ? -1 : 0;
+    }
+    for (size_t s = 0; s < nq; s++) {
+        fa_config c = head_config(k->steps[s].cfg, k, 1, nk - nq + s + 1,
+                                  false, k->steps[s].splits);
+        if (forward(&c, k, q + s * d, kk, v, o + s * d, lse + s, why, n) != 0)
+            return -1;
+    }
     return 0;
 }
 
@@ -332,6 +391,13 @@ iv_rule(const iv_key *a, const iv_key *b, char *buf, size_t n)
                  *a->variant ? " (" : "", a->variant, *a->variant ? ")" : "",
                  b->backend, *b->variant ? " (" : "", b->variant,
                  *b->variant ? ")" : "");
+        return;
+    }
+    if (a->dq_buffers != b->dq_buffers
+        && (a->nsteps == 1 && a->steps[0].splits == b->steps[0].splits)) {
+        snprintf(buf, n, "dQ buffers %zu -> %zu (the deterministic FA2 "
+                         "backward: ceil(SMs / (B H)))",
+                 a->dq_buffers, b->dq_buffers);
         return;
     }
     if (a->decode != b->decode) {

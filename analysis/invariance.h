@@ -50,6 +50,11 @@ typedef struct iv_problem
     bool f16;                    /* FP16 inputs (else BF16) */
     bool causal;                 /* is_causal (bottom-right where Nq < Nk) */
     const uint16_t *q, *k, *v;   /* [heads, nq, d], [kv_heads, nk, d] */
+    /* With BACKWARD, dO [heads, nq, d]: each launch also runs the
+       backward (the deterministic kernels: FA2's dQ buffers by the
+       launch), and its dQ, dK, dV join O and LSE in the output. */
+    bool backward;
+    const uint16_t *dout;
     size_t nbackends;
     const iv_backend *backends;
     /* The configurations of the descriptions sdpa may pick, indexed by
@@ -94,6 +99,7 @@ typedef struct iv_key
     size_t nsteps;   /* 1 (prefill), or Nq (decode) */
     iv_step *steps;  /* owned */
     size_t launch_bh; /* B x H of the launch */
+    size_t dq_buffers; /* the backward's dQ buffers (0: no backward) */
     char variant_buf[96];
 } iv_key;
 
@@ -103,7 +109,7 @@ typedef struct iv_key
    here (sdpa may pick a different backend for each decode step), cuDNN's decode grid on other than 132 multiprocessors, a decode
    of a description with gemv rows (the math backend's cuBLAS kernels)
    outside its measured rows, decode steps of a call that is not causal,
-   out of memory. */
+   a backward of decode steps or of grouped heads, out of memory. */
 int iv_resolve(const iv_problem *p, const iv_launch *l, iv_key *k, char *why,
                size_t n);
 
@@ -116,12 +122,23 @@ bool iv_key_equal(const iv_key *a, const iv_key *b);
 /* The output format of O under K (BF16 or FP16). */
 const sf_format *iv_output_format(const iv_key *k);
 
-/* The outputs of kept query head H under K: O [nq, d] and LSE [nq] as
-   fa_forward writes them (bits of the output format; LSE FP32).
-   Returns 0, or -1 when the library refuses the configuration (WHY, N
-   bytes, says why) or runs out of memory. */
-int iv_compute(const iv_problem *p, const iv_key *k, size_t h, uint32_t *o,
-               uint32_t *lse, char *why, size_t n);
+/* Where the outputs of one kept query head lie in a run's output (all
+   in words; iv_layout): O [nq, d] at 0, LSE [nq], then with a backward
+   dQ [nq, d], dK and dV [nk, d]; HEAD words per head. */
+typedef struct iv_layout
+{
+    size_t o, lse, dq, dk, dv, head;
+} iv_layout;
+
+iv_layout iv_output_layout(const iv_problem *p);
+
+/* The outputs of kept query head H under K into OUT (the head's HEAD
+   words of iv_output_layout), as fa_forward and fa_backward write them
+   (bits of each output's format, FP32 patterns).  Returns 0, or -1 when
+   the library refuses the configuration (WHY, N bytes, says why) or runs
+   out of memory. */
+int iv_compute(const iv_problem *p, const iv_key *k, size_t h, uint32_t *out,
+               char *why, size_t n);
 
 /* Groups N outputs of LEN words each (OUTS[i]) into classes of
    bit-identical ones, numbered in order of first appearance, into

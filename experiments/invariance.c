@@ -51,7 +51,8 @@ enum
     OPT_D,
     OPT_SEED,
     OPT_CAUSAL,
-    OPT_DTYPE
+    OPT_DTYPE,
+    OPT_BACKWARD
 };
 
 static const cli_option options[] = {
@@ -73,6 +74,7 @@ static const cli_option options[] = {
     {"seed", true, OPT_SEED},
     {"causal", false, OPT_CAUSAL},
     {"dtype", true, OPT_DTYPE},
+    {"backward", false, OPT_BACKWARD},
     {NULL, false, 0},
 };
 
@@ -93,6 +95,9 @@ typedef struct observed
     size_t n;                    /* classes: prefill, then decode steps */
     size_t classes[2 * MAX_LIST];
     bool decode;                 /* the dump ran decode steps too */
+    bool bwd;                    /* the dump ran the backward */
+    bool bwd_repeat;             /* ... and it repeated at every batch */
+    size_t bwd_classes[MAX_LIST];
 } observed;
 
 typedef struct inv_ctx
@@ -119,6 +124,7 @@ typedef struct inv_ctx
     observed obs[MAX_BACKENDS];
     size_t nobs;
     bool obs_decode; /* some backend of the dump ran decode steps */
+    bool obs_bwd;    /* some backend of the dump ran the backward */
     /* the descriptions: fa2, cudnn, efficient, math, then others */
     slot slots[MAX_BACKENDS];
     size_t nslots;
@@ -131,7 +137,10 @@ typedef struct inv_ctx
     size_t nl;
     size_t *run_of, *runs, nruns; /* launch -> run; run -> first launch */
     uint32_t **out;               /* per run: O then LSE */
-    size_t out_len, o_len;
+    size_t out_len, o_len; /* words of a run's output; of its O */
+    iv_layout y;           /* one head's outputs within it */
+    bool backward;         /* --backward, or the dump's bwd_classes */
+    tensor tdo;
     size_t *cls_run, ncls;
     char why[512];     /* a computation's refusal */
     bool pol_default;  /* the backends came from the dump */
@@ -308,6 +317,9 @@ take(void *ctx, int id, const char *v)
     case OPT_JSON:
         x->json = true;
         return true;
+    case OPT_BACKWARD:
+        x->backward = true;
+        return true;
     case OPT_PLOT:
         x->plot = v;
         return true;
@@ -435,6 +447,28 @@ read_observed(inv_ctx *x)
                         json_array_get(dc, j));
             }
             o->decode = dc != NULL;
+            {
+                const json_t *bc = json_object_get(v, "bwd_classes");
+                const json_t *br = json_object_get(v, "bwd_repeat");
+                if (bc != NULL) {
+                    if (!json_is_array(bc) || json_array_size(bc) != nb)
+                        return cli_error(CMD, "%s: manifest: invariance."
+                                              "backends.%s.bwd_classes: "
+                                              "expected one class per batch "
+                                              "size",
+                                         x->path, name),
+                               false;
+                    o->bwd = true;
+                    o->bwd_repeat = true;
+                    for (size_t j = 0; j < nb; j++) {
+                        o->bwd_classes[j] = (size_t)json_integer_value(
+                            json_array_get(bc, j));
+                        o->bwd_repeat = o->bwd_repeat
+                                        && json_is_true(json_array_get(br, j));
+                    }
+                    x->obs_bwd = true;
+                }
+            }
             o->n = dc != NULL ? 2 * nb : nb;
             x->obs_decode = x->obs_decode || o->decode;
         }
@@ -503,8 +537,13 @@ read_dump(inv_ctx *x)
         x->sms[0] = (unsigned)jint(x->man, "sms");
         x->nsms = 1;
     }
-    return read_observed(x)
-           && read_input(x, "q", &x->tq, x->heads, x->nq)
+    if (!read_observed(x))
+        return false;
+    if (x->obs_bwd)
+        x->backward = true;
+    if (x->backward && !read_input(x, "do", &x->tdo, x->heads, x->nq))
+        return false;
+    return read_input(x, "q", &x->tq, x->heads, x->nq)
            && read_input(x, "k", &x->tk, x->kv_heads, x->nk)
            && read_input(x, "v", &x->tv, x->kv_heads, x->nk);
 }
@@ -530,7 +569,8 @@ make_inputs(inv_ctx *x)
     sq[2] = x->nq;
     sk[2] = x->nk;
     sq[3] = sk[3] = x->d;
-    if (tensor_alloc(&x->tq, TENSOR_BF16, 4, sq, NULL) != 0
+    if ((x->backward && tensor_alloc(&x->tdo, TENSOR_BF16, 4, sq, NULL) != 0)
+        || tensor_alloc(&x->tq, TENSOR_BF16, 4, sq, NULL) != 0
         || tensor_alloc(&x->tk, TENSOR_BF16, 4, sk, NULL) != 0
         || tensor_alloc(&x->tv, TENSOR_BF16, 4, sk, NULL) != 0)
         return cli_error(CMD, "out of memory"), false;
@@ -549,7 +589,9 @@ make_inputs(inv_ctx *x)
             return cli_error(CMD, "out of memory"), false;
         }
         gen_head(&x->gp, scale, x->nq, x->nk, x->d, h,
-                 (uint16_t *)x->tq.data + h * x->nq * x->d, kb, vb, NULL);
+                 (uint16_t *)x->tq.data + h * x->nq * x->d, kb, vb,
+                 x->backward ? (uint16_t *)x->tdo.data + h * x->nq * x->d
+                             : NULL);
         if (h < x->kv_heads) {
             memcpy((uint16_t *)x->tk.data + h * x->nk * x->d, kb,
                    x->nk * x->d * 2);
@@ -750,8 +792,9 @@ compute(inv_ctx *x)
     long long units = (long long)(x->nruns * x->heads);
     int failed = 0;
 
+    x->y = iv_output_layout(&x->p);
     x->o_len = (size_t)(x->heads * x->nq * x->d);
-    x->out_len = x->o_len + (size_t)(x->heads * x->nq);
+    x->out_len = (size_t)x->heads * x->y.head;
     x->out = calloc(x->nruns, sizeof *x->out);
     if (x->out == NULL)
         return cli_error(CMD, "out of memory"), false;
@@ -767,9 +810,8 @@ compute(inv_ctx *x)
     for (long long u = 0; u < units; u++) {
         size_t r = (size_t)u / x->heads, h = (size_t)u % x->heads;
         char w[512];
-        uint32_t *o = x->out[r] + h * x->nq * x->d;
-        uint32_t *lse = x->out[r] + x->o_len + h * x->nq;
-        if (iv_compute(&x->p, &x->key[x->runs[r]], h, o, lse, w, sizeof w)
+        if (iv_compute(&x->p, &x->key[x->runs[r]], h,
+                       x->out[r] + h * x->y.head, w, sizeof w)
             != 0) {
 #ifdef _OPENMP
 #pragma omp critical
@@ -804,15 +846,40 @@ launch_at(const inv_ctx *x, int m, size_t b, size_t s, size_t j)
     return base + (b * x->nsms + s) * x->nbatch + j;
 }
 
+/* The delta of one output (at OFF, LEN words a head, on FMT's grid)
+   between the runs of launches I and J, over every head. */
+static iv_delta
+part_delta(const inv_ctx *x, size_t i, size_t j, size_t off, size_t len,
+           const sf_format *fmt)
+{
+    const uint32_t *a = x->out[x->run_of[i]], *b = x->out[x->run_of[j]];
+    iv_delta t = {0, 0};
+
+    for (size_t h = 0; h < x->heads; h++) {
+        iv_delta d = iv_compare(fmt, a + h * x->y.head + off,
+                                b + h * x->y.head + off, len);
+        t.differ += d.differ;
+        if (d.max_ulps > t.max_ulps)
+            t.max_ulps = d.max_ulps;
+    }
+    return t;
+}
+
 /* The delta of O and of LSE between the runs of launches I and J. */
 static void
 delta(const inv_ctx *x, size_t i, size_t j, iv_delta *o, iv_delta *lse)
 {
-    const uint32_t *a = x->out[x->run_of[i]], *b = x->out[x->run_of[j]];
+    *o = part_delta(x, i, j, x->y.o, x->y.lse - x->y.o,
+                    iv_output_format(&x->key[i]));
+    *lse = part_delta(x, i, j, x->y.lse, x->y.dq - x->y.lse, &sf_format_f32);
+}
 
-    *o = iv_compare(iv_output_format(&x->key[i]), a, b, x->o_len);
-    *lse = iv_compare(&sf_format_f32, a + x->o_len, b + x->o_len,
-                      x->out_len - x->o_len);
+/* The delta of dQ, dK and dV together (the input format's grid). */
+static iv_delta
+delta_bwd(const inv_ctx *x, size_t i, size_t j)
+{
+    return part_delta(x, i, j, x->y.dq, x->y.head - x->y.dq,
+                      fa_output_format(x->key[i].cfg, "dq"));
 }
 
 /*----------------------------------------------------------------------------
@@ -856,6 +923,9 @@ typedef struct obs_result
     size_t compared, differ; /* elements of the stored class outputs */
     size_t nclasses;
     size_t class_differ[2 * MAX_LIST]; /* per GPU class */
+    bool bwd_checked, bwd_partition_equal;
+    size_t bwd_compared, bwd_differ;
+    const char *bwd_note;
     char note[160];
 } obs_result;
 
@@ -889,13 +959,103 @@ check_class_output(inv_ctx *x, const observed *ob, size_t c, size_t l,
     for (size_t h = 0; h < x->heads; h++)
         for (size_t i = 0; i < t.shape[2] * x->d; i++) {
             uint16_t g = ((const uint16_t *)t.data)[h * t.shape[2] * x->d + i];
-            bool ne = g != iv_format_bits(fmt, o[h * x->nq * x->d + i]);
+            bool ne = g != iv_format_bits(fmt, o[h * x->y.head + i]);
             res->compared++;
             res->differ += ne;
             if (c < 2 * MAX_LIST)
                 res->class_differ[c] += ne;
         }
     tensor_free(&t);
+    return true;
+}
+
+/* Whether launches I and J gave dQ, dK and dV the same bits. */
+static bool
+bwd_equal(const inv_ctx *x, size_t i, size_t j)
+{
+    const uint32_t *a = x->out[x->run_of[i]], *b = x->out[x->run_of[j]];
+    size_t len = x->y.head - x->y.dq;
+
+    for (size_t h = 0; h < x->heads; h++)
+        if (memcmp(a + h * x->y.head + x->y.dq, b + h * x->y.head + x->y.dq,
+                   len * sizeof *a)
+            != 0)
+            return false;
+    return true;
+}
+
+/* Compares the stored gradients of GPU backward class C (NAME.bC.dq, dk,
+   dv) with launch L's. */
+static bool
+check_bwd_output(inv_ctx *x, const observed *ob, size_t c, size_t l,
+                 obs_result *res)
+{
+    static const char *const names[3] = {"dq", "dk", "dv"};
+    const size_t off[3] = {x->y.dq, x->y.dk, x->y.dv};
+    const size_t rows[3] = {(size_t)x->nq, (size_t)x->nk, (size_t)x->nk};
+    const uint32_t *o = x->out[x->run_of[l]];
+
+    for (int t = 0; t < 3; t++) {
+        char key[64];
+        tensor g = TENSOR_INIT;
+        tensor_error err;
+        const sf_format *fmt = fa_output_format(x->key[l].cfg, names[t]);
+        snprintf(key, sizeof key, "%s.b%zu.%s", ob->name, c, names[t]);
+        if (safetensors_read(x->path, key, x->f16 ? TENSOR_F16 : TENSOR_BF16,
+                             &g, &err)
+            != 0)
+            return cli_error(CMD, "%s", err.message), false;
+        if (g.n_elems != x->heads * rows[t] * x->d) {
+            tensor_free(&g);
+            return cli_error(CMD, "%s: %s: expected [1, %llu, %zu, %llu]",
+                             x->path, key, (unsigned long long)x->heads,
+                             rows[t], (unsigned long long)x->d),
+                   false;
+        }
+        for (size_t h = 0; h < x->heads; h++)
+            for (size_t i = 0; i < rows[t] * x->d; i++) {
+                uint16_t v = ((const uint16_t *)g.data)[h * rows[t] * x->d + i];
+                res->bwd_compared++;
+                res->bwd_differ += v != iv_format_bits(
+                                            fmt, o[h * x->y.head + off[t] + i]);
+            }
+        tensor_free(&g);
+    }
+    return true;
+}
+
+/* The GPU's backward classes of backend B against the prediction. */
+static bool
+check_observed_bwd(inv_ctx *x, const observed *ob, size_t b, obs_result *r)
+{
+    size_t raw[MAX_LIST], pred[MAX_LIST], obs[MAX_LIST];
+
+    if (!ob->bwd || !x->backward)
+        return true;
+    if (!ob->bwd_repeat) {
+        r->bwd_note = "the GPU's backward did not repeat itself";
+        return true;
+    }
+    for (size_t j = 0; j < x->nbatch; j++) {
+        raw[j] = j;
+        for (size_t k = 0; k < j; k++)
+            if (bwd_equal(x, launch_at(x, 0, b, 0, j), launch_at(x, 0, b, 0, k))) {
+                raw[j] = raw[k];
+                break;
+            }
+    }
+    canonical(raw, x->nbatch, pred);
+    canonical(ob->bwd_classes, x->nbatch, obs);
+    r->bwd_checked = true;
+    r->bwd_partition_equal = memcmp(pred, obs, x->nbatch * sizeof pred[0]) == 0;
+    for (size_t j = 0; j < x->nbatch; j++) {
+        bool first = true;
+        for (size_t k = 0; k < j; k++)
+            first = first && ob->bwd_classes[k] != ob->bwd_classes[j];
+        if (first && !check_bwd_output(x, ob, ob->bwd_classes[j],
+                                       launch_at(x, 0, b, 0, j), r))
+            return false;
+    }
     return true;
 }
 
@@ -948,6 +1108,8 @@ check_observed(inv_ctx *x, obs_result *res)
                                     r))
                 return false;
         }
+        if (!check_observed_bwd(x, ob, (size_t)b, r))
+            return false;
     }
     return true;
 }
@@ -997,20 +1159,25 @@ text_header(cli_buf *b, const inv_ctx *x)
     for (size_t i = 0; i < x->nslots; i++)
         cli_buf_printf(b, "%s %s (exp %s)", i ? "," : "", x->slots[i].k->name,
                        x->slots[i].exp_name);
-    cli_buf_printf(b, "; scale 1/sqrt(d); the forward only\n");
+    cli_buf_printf(b, "; scale 1/sqrt(d); %s\n",
+                   x->backward ? "forward and backward (dQ, dK, dV; the "
+                                 "deterministic kernels)"
+                               : "the forward only");
     for (size_t i = 0; i < x->nskip; i++)
         cli_buf_printf(b, "left out: %s (%s)\n", x->skip_name[i],
                        x->skip_why[i]);
     cli_buf_printf(b,
                    "launches: %zu (%zu batch sizes x %zu backends x %zu SM "
                    "counts x %s); distinct computations: %zu; classes of "
-                   "identical O and LSE: %zu\n",
+                   "identical %s: %zu\n",
                    x->nl, x->nbatch, x->npol, x->nsms,
                    x->mode_prefill && x->mode_decode
                        ? "one call and decode steps"
                    : x->mode_decode ? "decode steps"
                                     : "one call",
-                   x->nruns, x->ncls);
+                   x->nruns,
+                   x->backward ? "O, LSE, dQ, dK and dV" : "O and LSE",
+                   x->ncls);
 }
 
 static void
@@ -1051,8 +1218,15 @@ text_backend(cli_buf *b, const inv_ctx *x, int m, size_t be, size_t s)
                        "(max %s ulps), LSE %zu of %zu (max %s ulps): %s\n",
                        x->batch[j - 1], x->batch[j], dO.differ, x->o_len,
                        ulps_str(u1, sizeof u1, dO.max_ulps), dL.differ,
-                       x->out_len - x->o_len,
+                       (size_t)(x->heads * x->nq),
                        ulps_str(u2, sizeof u2, dL.max_ulps), rule);
+        if (x->backward) {
+            iv_delta dB = delta_bwd(x, i0, i1);
+            cli_buf_printf(b, "    dQ, dK, dV: %zu of %zu elements differ "
+                              "(max %s ulps)\n",
+                           dB.differ, (size_t)x->heads * (x->y.head - x->y.dq),
+                           ulps_str(u1, sizeof u1, dB.max_ulps));
+        }
     }
     bound = iv_batch_bound(x->nbatch, x->batch, cl);
     if (bound == x->batch[0])
@@ -1083,9 +1257,11 @@ text_recommend(cli_buf *b, const inv_ctx *x)
                     all = all && cls_of(x, launch_at(x, m, be, s, j)) == c0;
         }
         if (all) {
-            cli_buf_printf(b, "  pin %s: this call's O and LSE are the same "
-                              "bits under every launch asked\n",
-                           x->be[be].name);
+            cli_buf_printf(b, "  pin %s: this call's %s are the same bits "
+                              "under every launch asked\n",
+                           x->be[be].name,
+                           x->backward ? "O, LSE, dQ, dK and dV"
+                                       : "O and LSE");
             inv++;
         }
     }
@@ -1132,6 +1308,16 @@ text_observed(cli_buf *b, const inv_ctx *x, const obs_result *res)
             cli_buf_putc(b, ')');
         }
         cli_buf_putc(b, '\n');
+        if (r->bwd_checked)
+            cli_buf_printf(b, "  %s backward: classes %s; dQ, dK, dV stored: "
+                              "%zu of %zu elements differ\n",
+                           x->obs[i].name,
+                           r->bwd_partition_equal ? "predicted exactly"
+                                                  : "PREDICTED OTHERWISE",
+                           r->bwd_differ, r->bwd_compared);
+        else if (r->bwd_note != NULL)
+            cli_buf_printf(b, "  %s backward: %s\n", x->obs[i].name,
+                           r->bwd_note);
     }
 }
 
@@ -1166,6 +1352,8 @@ json_report(cli_buf *out, const inv_ctx *x, const obs_result *res)
         cli_json_string(&j, "description", fa_config_kernel(k->cfg)->name);
         cli_json_string(&j, "variant", k->variant);
         cli_json_int(&j, "splits", (long long)k->steps[k->nsteps - 1].splits);
+        if (x->backward)
+            cli_json_int(&j, "dq_buffers", (long long)k->dq_buffers);
         cli_json_string(&j, "split_rule", k->split_rule);
         cli_json_int(&j, "class", (long long)cls_of(x, i));
         cli_json_object_end(&j);
@@ -1189,6 +1377,11 @@ json_report(cli_buf *out, const inv_ctx *x, const obs_result *res)
             cli_json_dist(&j, "o_max_ulps", dO.max_ulps);
             cli_json_int(&j, "lse_differ", (long long)dL.differ);
             cli_json_dist(&j, "lse_max_ulps", dL.max_ulps);
+            if (x->backward) {
+                iv_delta dB = delta_bwd(x, i1, i2);
+                cli_json_int(&j, "bwd_differ", (long long)dB.differ);
+                cli_json_dist(&j, "bwd_max_ulps", dB.max_ulps);
+            }
             cli_json_string(&j, "rule", rule);
             cli_json_object_end(&j);
         }
@@ -1208,6 +1401,14 @@ json_report(cli_buf *out, const inv_ctx *x, const obs_result *res)
                      c++)
                     cli_json_int(&j, NULL, (long long)res[i].class_differ[c]);
                 cli_json_array_end(&j);
+                if (res[i].bwd_checked) {
+                    cli_json_bool(&j, "bwd_partition_equal",
+                                  res[i].bwd_partition_equal);
+                    cli_json_int(&j, "bwd_compared",
+                                 (long long)res[i].bwd_compared);
+                    cli_json_int(&j, "bwd_differ",
+                                 (long long)res[i].bwd_differ);
+                }
             } else {
                 cli_json_string(&j, "note", res[i].note);
             }
@@ -1360,6 +1561,8 @@ check_call(inv_ctx *x)
     x->p.q = (const uint16_t *)x->tq.data;
     x->p.k = (const uint16_t *)x->tk.data;
     x->p.v = (const uint16_t *)x->tv.data;
+    x->p.backward = x->backward;
+    x->p.dout = (const uint16_t *)x->tdo.data;
     return true;
 }
 
@@ -1382,6 +1585,7 @@ ctx_free(inv_ctx *x)
     tensor_free(&x->tq);
     tensor_free(&x->tk);
     tensor_free(&x->tv);
+    tensor_free(&x->tdo);
     json_decref(x->man);
 }
 
@@ -1405,7 +1609,11 @@ run(inv_ctx *x)
         || !compute(x) || !check_observed(x, res))
         return CLI_EXIT_USAGE;
     for (size_t i = 0; i < x->nobs; i++)
-        if (res[i].checked && (!res[i].partition_equal || res[i].differ != 0))
+        if (res[i].checked
+            && (!res[i].partition_equal || res[i].differ != 0
+                || (res[i].bwd_checked
+                    && (!res[i].bwd_partition_equal
+                        || res[i].bwd_differ != 0))))
             rc = CLI_EXIT_CHECK;
     cli_buf_init(&out);
     if (x->json) {
@@ -1445,6 +1653,7 @@ invariance_main(int argc, char **argv)
     x.tq = (tensor)TENSOR_INIT;
     x.tk = (tensor)TENSOR_INIT;
     x.tv = (tensor)TENSOR_INIT;
+    x.tdo = (tensor)TENSOR_INIT;
     cli_parser_init(&p, CMD, argc, argv);
     while ((id = cli_parser_next(&p, options, &v)) != CLI_ARG_END) {
         if (id == CLI_ARG_ERROR)

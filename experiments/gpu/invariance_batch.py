@@ -50,9 +50,10 @@ BATCHES = [1, 2, 3, 4, 8, 16, 32, 64]
 BACKENDS = ["flash", "cudnn", "default", "efficient", "math"]
 
 
-def case(h, hkv, nq, nk, d, dt="bf16", causal=False, decode=False):
+def case(h, hkv, nq, nk, d, dt="bf16", causal=False, decode=False,
+         bwd=False):
     return {"heads": h, "kv_heads": hkv, "nq": nq, "nk": nk, "d": d,
-            "dtype": dt, "causal": causal, "decode": decode}
+            "dtype": dt, "causal": causal, "decode": decode, "bwd": bwd}
 
 
 CASES = {
@@ -67,6 +68,8 @@ CASES = {
     "pre_d128_n2048_h4": case(4, 4, 2048, 2048, 128),
     "steps_d64_n512_h2_causal": case(2, 2, 512, 512, 64, causal=True,
                                      decode=True),
+    "bwd_d64_n512_h4_causal": case(4, 4, 512, 512, 64, causal=True,
+                                   bwd=True),
 }
 
 
@@ -92,7 +95,8 @@ def entry0(c):
     made, entries = {}, {}
     for name, h, n in (("q", c["heads"], c["nq"]),
                        ("k", c["kv_heads"], c["nk"]),
-                       ("v", c["kv_heads"], c["nk"])):
+                       ("v", c["kv_heads"], c["nk"]),
+                       ("do", c["heads"], c["nq"])):
         made[name], entries[name] = dump_sdpa.fixgen_tensor(
             SEED, name, (1, h, n, c["d"]), dt)
     return made, entries
@@ -158,6 +162,47 @@ def decode_steps(be, c, made, reps, tensors):
     return out
 
 
+def backward_classes(be, c, made, tensors):
+    """Entry 0's dQ, dK, dV per batch size (its dO from the fixture
+    generator, the other entries' random), twice each: the classes of
+    the three together, each class's tensors stored as "BE.bN.dq" (dk,
+    dv), whether each repeated, and whether deterministic algorithms were
+    on (for flash, efficient and math; cuDNN has no deterministic
+    backward, and PyTorch's default runs cuDNN here)."""
+    import torch
+    det = be not in ("cudnn", "default")
+    reps, out, rep = [], [], []
+    for b in BATCHES:
+        q, k, v = batch_of(c, made, b)
+        g = torch.Generator().manual_seed(2000 + b)
+        do = torch.randn(tuple(q.shape), generator=g).to(q.dtype)
+        do[0] = made["do"][0]
+        do = do.cuda()
+        torch.use_deterministic_algorithms(det)
+        runs = []
+        try:
+            for _ in range(2):
+                leaves = [t.detach().clone().requires_grad_(True)
+                          for t in (q, k, v)]
+                call(be, c, *leaves).backward(do)
+                torch.cuda.synchronize()
+                runs.append([t.grad[:1].contiguous() for t in leaves])
+        finally:
+            torch.use_deterministic_algorithms(False)
+        flat = [torch.cat([t.view(torch.int16).reshape(-1) for t in r])
+                for r in runs]
+        rep.append(bool(torch.equal(flat[0], flat[1])))
+        cls = next((i for i, r in enumerate(reps)
+                    if torch.equal(r, flat[0])), None)
+        if cls is None:
+            cls = len(reps)
+            reps.append(flat[0])
+            for nm, t in zip(("dq", "dk", "dv"), runs[0]):
+                tensors["%s.b%d.%s" % (be, cls, nm)] = t.cpu()
+        out.append(cls)
+    return out, rep, det
+
+
 def run_case(name, c, outdir, ver):
     import torch
     import dump_sdpa
@@ -193,7 +238,8 @@ def run_case(name, c, outdir, ver):
         for b in BATCHES:
             q, k, v = batch_of(c, made, b)
             if on_gpu is None:
-                on_gpu = {"q": q[:1], "k": k[:1], "v": v[:1]}
+                on_gpu = {"q": q[:1], "k": k[:1], "v": v[:1],
+                          "do": made["do"]}
             launches = []
             box = []
             try:
@@ -213,6 +259,13 @@ def run_case(name, c, outdir, ver):
             rec["classes"].append(class_of(o, reps, tensors, be))
             del q, k, v
             torch.cuda.empty_cache()
+        if c.get("bwd") and "refused" not in rec:
+            try:
+                rec["bwd_classes"], rec["bwd_repeat"], \
+                    rec["bwd_deterministic"] = backward_classes(
+                        be, c, made, tensors)
+            except RuntimeError as e:
+                rec["bwd_refused"] = " ".join(str(e).split())[:600]
         if c.get("decode") and "refused" not in rec:
             try:
                 dcls = decode_steps(be, c, made, reps, tensors)
@@ -221,7 +274,8 @@ def run_case(name, c, outdir, ver):
                 rec["decode_refused"] = " ".join(str(e).split())[:600]
         inv["backends"][be] = rec
         print(name, be, rec.get("classes", rec.get("refused")),
-              rec.get("decode_classes", ""), flush=True)
+              rec.get("decode_classes", ""), rec.get("bwd_classes", ""),
+              rec.get("bwd_repeat", rec.get("bwd_refused", "")), flush=True)
     man["inputs_gen"] = dump_sdpa.inputs_gen_of(SEED, entries, on_gpu, made)
     man["invariance"] = inv
     man["tensors"] = {n: [str(t.dtype).replace("torch.", ""),

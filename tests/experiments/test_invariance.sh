@@ -139,6 +139,19 @@ run invariance --gen normal --heads 1 --nq 8 --nk 8 --d 64 --mode decode
 expect_rc 2
 expect_err_has "decode steps need a causal call"
 
+# the backward (deterministic kernels): FA2's dQ buffers follow the
+# launch, ceil(132 / (B H)); at most one buffer per key block changes
+# bits (four blocks of 128 keys here)
+run invariance --gen normal --heads 4 --nq 512 --nk 512 --d 64 --causal \
+    --backward --policy flash --batch 8,16,32
+expect_rc 0
+expect_out_has "dQ buffers 5 -> 3 (the deterministic FA2 backward: ceil(SMs / (B H)))"
+expect_out_has "dQ, dK, dV: 1 of 393216 elements differ (max 2 ulps)"
+run invariance --gen normal --heads 4 --kv-heads 2 --nq 64 --nk 64 --d 64 \
+    --backward --policy flash
+expect_rc 2
+expect_err_has "the backward is compared for one call of ungrouped heads only"
+
 # determinism: the same report for any thread count
 run invariance "$G/pre_d64_n1024_h2_causal.safetensors" --json --threads 1
 cp "$tmp/out" "$tmp/t1"

@@ -18,7 +18,8 @@ from . import _ext
 
 __all__ = [
     "Flags", "round", "to_float", "convert", "add", "sub", "mul", "div",
-    "fma", "sqrt", "mma", "mma_models", "attention", "kernels", "FORMATS",
+    "fma", "sqrt", "mma", "mma_models", "attention", "Attention", "kernels",
+    "FORMATS",
     "MODES", "dtype_of",
 ]
 
@@ -184,24 +185,74 @@ def kernels():
     return _ext.kernels()
 
 
-def attention(q, k, v, kernel="fa2", *, causal=False,
-              causal_align="bottom-right", scale=None, splits=None,
-              launch=None, threads=0):
-    """The attention forward of KERNEL on BF16 Q [B, H, Nq, d] and K, V
-    [B, Hkv, Nk, d] (uint16 bit patterns, or ml_dtypes bfloat16).
+class Attention(tuple):
+    """What ``attention`` returns: the tuple (O, LSE), or with backward=True
+    (O, LSE, dQ, dK, dV), with the same arrays as attributes ``o``,
+    ``lse``, ``dq``, ``dk``, ``dv`` and ``delta`` (the backward's rowsum
+    dO o O, [B, H, Nq]; None without backward), and for kernel="sdpa"
+    ``sdpa``, PyTorch 2.11's choice: a dict with "backend" (cudnn, flash,
+    efficient, math), "variant" (its kernel), "reason", "kernel" (the
+    description run) and "splits" (the KV split count used); None for a
+    named kernel."""
 
-    Returns (O, LSE): O [B, H, Nq, d] and LSE [B, H, Nq] as FP32 bit
-    patterns (uint32), the values ``bf16emu attn --policy KERNEL --out``
-    writes (O's values lie on the kernel's output format, BF16 for the
-    GPU kernels: ``convert(o, "bf16", "f32")`` is exact).  Each kernel's
+    def __new__(cls, o, lse, delta, dq, dk, dv, sdpa):
+        parts = (o, lse) if dq is None else (o, lse, dq, dk, dv)
+        self = super().__new__(cls, parts)
+        self.o, self.lse, self.delta = o, lse, delta
+        self.dq, self.dk, self.dv = dq, dk, dv
+        self.sdpa = None if sdpa is None else dict(
+            zip(("backend", "variant", "reason", "kernel", "splits"), sdpa))
+        return self
+
+
+_SDPA_BACKENDS = {"math": 1, "flash": 2, "efficient": 4, "cudnn": 8}
+
+
+def attention(q, k, v, kernel="fa2", *, causal=False, causal_align=None,
+              scale=None, splits=None, launch=None, threads=0, fmt=None,
+              backward=False, do=None, sdpa_backends=None):
+    """The attention forward (and backward) of KERNEL on Q [B, H, Nq, d]
+    and K, V [B, Hkv, Nk, d], BF16 or FP16 bit patterns (uint16; an
+    ml_dtypes bfloat16 or NumPy float16 array is viewed as its bits).
+
+    Returns an ``Attention``: (O, LSE), O [B, H, Nq, d] and LSE
+    [B, H, Nq] as FP32 bit patterns (uint32), the values ``bf16emu attn
+    --policy KERNEL --out`` writes (O's values lie on the kernel's output
+    format, BF16 or FP16 for the GPU kernels: ``convert(o, "bf16",
+    "f32")`` is exact); with backward=True and DO (dO, Q's shape and
+    format) (O, LSE, dQ, dK, dV), dQ [B, H, Nq, d] and dK, dV
+    [B, Hkv, Nk, d] (summed over each group of query heads by the
+    description's rule) as FP32 bit patterns, and ``.delta`` [B, H, Nq].
+    KERNEL is a built-in description (``kernels()``; "flash" is fa2) or
+    "sdpa": the backend PyTorch 2.11 runs for this call on an H100 or
+    H200 (``.sdpa`` says which and why; SDPA_BACKENDS, a list of cudnn,
+    flash, efficient, math, are those left enabled).  Each kernel's
     default exp, log and reciprocal models are used (fa2 and cudnn: the
     measured H200 tables, read on first use from $BF16EMU_EX2_TABLE,
     $BF16EMU_LG2_TABLE, $BF16EMU_RCP_TABLE or the installed data).
-    causal_align is top-left or bottom-right; scale None is 1/sqrt(d);
+    FMT is "bf16" or "f16" (None: f16 for float16 arrays, else bf16).
+    causal_align is "top-left" or "bottom-right" (None: bottom-right, or
+    for sdpa the chosen backend's alignment); scale None is 1/sqrt(d);
     splits None (the description's), an int 1..128 or "auto" (the
     kernel's rule on LAUNCH); launch (B, H) of the GPU launch, default the
     tensors'; threads 0: OpenMP's default.
     """
-    return _ext.attention(_bits(q, "bf16"), _bits(k, "bf16"),
-                          _bits(v, "bf16"), kernel, causal, causal_align,
-                          scale, splits, launch, threads)
+    if fmt is None:
+        fmt = "f16" if getattr(q, "dtype", None) == _np.float16 else "bf16"
+    fmt = _canon(fmt)
+    mask = -1
+    if sdpa_backends is not None:
+        if isinstance(sdpa_backends, str):
+            sdpa_backends = sdpa_backends.split(",")
+        mask = 0
+        for name in sdpa_backends:
+            if name not in _SDPA_BACKENDS:
+                raise ValueError("sdpa_backends: unknown backend %r "
+                                 "(expected cudnn, flash, efficient or "
+                                 "math)" % (name,))
+            mask |= _SDPA_BACKENDS[name]
+    return Attention(*_ext.attention(
+        _bits(q, fmt), _bits(k, fmt), _bits(v, fmt), kernel, causal,
+        causal_align, scale, splits, launch, threads, fmt, backward,
+        None if do is None else _bits(do, fmt), mask))
+

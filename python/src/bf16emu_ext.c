@@ -31,6 +31,7 @@
 #include "analysis/launch.h"
 #include "analysis/lg2_table.h"
 #include "analysis/rcp_table.h"
+#include "analysis/sdpa_dispatch_pt211_h200.h"
 #include "attention/attention.h"
 #include "softfloat/mma.h"
 #include "softfloat/softfloat.h"
@@ -739,12 +740,12 @@ log_models_for(ext_state *st, const fa_kernel *k, fa_config *c)
     return true;
 }
 
-/* A [B, H, N, d] array of BF16 bits. */
+/* A [B, H, N, d] array of 16-bit patterns (BF16 or FP16). */
 static PyArrayObject *
 take_bhnd(PyObject *obj, const char *arg)
 {
     PyArrayObject *a = take_array(obj, NPY_UINT16, arg,
-                                  "BF16 bit patterns, [B, H, N, d]");
+                                  "BF16 or FP16 bit patterns, [B, H, N, d]");
 
     if (a != NULL && PyArray_NDIM(a) != 4) {
         PyErr_Format(PyExc_ValueError,
@@ -755,48 +756,129 @@ take_bhnd(PyObject *obj, const char *arg)
     return a;
 }
 
-static char *attn_kw[] = {"q",      "k",      "v",      "kernel",
-                          "causal", "causal_align", "scale", "splits",
-                          "launch", "threads", NULL};
+/* The description of each SDPA backend (as bf16emu attn --policy sdpa). */
+static const char *
+sdpa_description(sdpa_backend b)
+{
+    switch (b) {
+    case SDPA_BACKEND_CUDNN:
+        return "cudnn";
+    case SDPA_BACKEND_FLASH:
+        return "fa2";
+    case SDPA_BACKEND_EFFICIENT:
+        return "efficient";
+    case SDPA_BACKEND_MATH:
+        return "math";
+    default:
+        return NULL;
+    }
+}
 
+/* Where SDPA backend B aligns is_causal's mask when Nq != Nk: 1 top-left
+   (memory-efficient, math; cuDNN for one query row), 0 bottom-right
+   (flash), -1 not measured. */
+static int
+sdpa_causal_top_left(sdpa_backend b, size_t nq)
+{
+    return b == SDPA_BACKEND_FLASH                   ? 0
+           : b == SDPA_BACKEND_EFFICIENT             ? 1
+           : b == SDPA_BACKEND_MATH                  ? 1
+           : b == SDPA_BACKEND_CUDNN && nq == 1      ? 1
+                                                     : -1;
+}
+
+/* A new uint32 array of N dimensions DIMS, or NULL with an exception. */
+static PyArrayObject *
+new_u32(int n, const npy_intp *dims)
+{
+    return (PyArrayObject *)PyArray_SimpleNew(n, (npy_intp *)dims,
+                                              NPY_UINT32);
+}
+
+static char *attn_kw[] = {"q",        "k",      "v",        "kernel",
+                          "causal",   "causal_align", "scale", "splits",
+                          "launch",   "threads", "fmt",     "backward",
+                          "do",       "sdpa_backends", NULL};
+
+/* attention(...) -> (O, LSE, delta, dQ, dK, dV, sdpa): the backward's
+   arrays None without backward, sdpa None unless kernel is "sdpa" (then
+   (backend, variant, reason, description, splits) of PyTorch 2.11's
+   choice). */
 static PyObject *
 ext_attention(PyObject *self, PyObject *args, PyObject *kw)
 {
     PyObject *qo, *ko, *vo, *scale_o = Py_None, *splits_o = Py_None,
-                            *launch_o = Py_None;
-    const char *kname = "fa2", *align = "bottom-right";
-    int causal = 0, threads = 0, failed = 0;
+                            *launch_o = Py_None, *do_o = Py_None,
+                            *align_o = Py_None, *sdpa_info = NULL, *ret;
+    const char *kname = "fa2", *fmt = "bf16", *align = NULL;
+    int causal = 0, threads = 0, failed = 0, backward = 0, backends = -1;
     ext_state *st = state_of(self);
-    PyArrayObject *q, *k, *v, *o, *lse;
+    PyArrayObject *q, *k, *v, *dout = NULL, *o = NULL, *lse = NULL,
+                  *delta = NULL, *dq = NULL, *dk = NULL, *dv = NULL;
     const fa_kernel *kern;
     fa_config cfg, hcfg;
     const char *why;
     size_t nb, nh, nhkv, nq, nk, d, heads, g;
-    bool splits_auto = false, launch_given = false;
+    bool splits_auto = false, launch_given = false, f16, sdpa, top_left,
+         splits_given;
+    unsigned lean = 0;
+    uint32_t *dk_parts = NULL, *dv_parts = NULL;
     ax_launch launch;
+    sdpa_choice ch;
 
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOO|spsOOOi", attn_kw, &qo,
-                                     &ko, &vo, &kname, &causal, &align,
-                                     &scale_o, &splits_o, &launch_o,
-                                     &threads))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOO|spOOOOispOi", attn_kw,
+                                     &qo, &ko, &vo, &kname, &causal,
+                                     &align_o, &scale_o, &splits_o,
+                                     &launch_o, &threads, &fmt, &backward,
+                                     &do_o, &backends))
         return NULL;
-    kern = fa_kernel_by_name(strcmp(kname, "flash") == 0 ? "fa2" : kname);
-    if (kern == NULL) {
+    if (align_o != Py_None) {
+        if (!PyUnicode_Check(align_o)
+            || (align = PyUnicode_AsUTF8(align_o)) == NULL
+            || (strcmp(align, "bottom-right") != 0
+                && strcmp(align, "top-left") != 0)) {
+            PyErr_Clear();
+            PyErr_SetString(PyExc_ValueError,
+                            "causal_align: expected None, 'top-left' or "
+                            "'bottom-right'");
+            return NULL;
+        }
+    }
+    if (strcmp(fmt, "bf16") != 0 && strcmp(fmt, "f16") != 0
+        && strcmp(fmt, "fp16") != 0) {
         PyErr_Format(PyExc_ValueError,
-                     "kernel='%s': unknown kernel (bf16emu.kernels() lists "
-                     "them; flash is fa2)",
-                     kname);
+                     "fmt='%s': attention inputs are bf16 or f16", fmt);
         return NULL;
     }
-    if (strcmp(align, "bottom-right") != 0 && strcmp(align, "top-left") != 0) {
+    f16 = fmt[0] == 'f';
+    sdpa = strcmp(kname, "sdpa") == 0;
+    kern = sdpa ? NULL
+                : fa_kernel_by_name(strcmp(kname, "flash") == 0 ? "fa2"
+                                                                : kname);
+    if (!sdpa && kern == NULL) {
         PyErr_Format(PyExc_ValueError,
-                     "causal_align='%s': expected top-left or bottom-right",
-                     align);
+                     "kernel='%s': unknown kernel (bf16emu.kernels() lists "
+                     "them; flash is fa2; sdpa is PyTorch 2.11's choice)",
+                     kname);
         return NULL;
     }
     if ((q = take_bhnd(qo, "q")) == NULL || (k = take_bhnd(ko, "k")) == NULL
         || (v = take_bhnd(vo, "v")) == NULL || !same_shape(k, v, "k", "v"))
         return NULL;
+    if (backward) {
+        if (do_o == Py_None) {
+            PyErr_SetString(PyExc_ValueError,
+                            "backward=True needs do, the gradient of O "
+                            "([B, H, Nq, d], the inputs' format)");
+            return NULL;
+        }
+        if ((dout = take_bhnd(do_o, "do")) == NULL
+            || !same_shape(q, dout, "q", "do"))
+            return NULL;
+    } else if (do_o != Py_None) {
+        PyErr_SetString(PyExc_ValueError, "do is taken with backward=True");
+        return NULL;
+    }
     nb = (size_t)PyArray_DIM(q, 0);
     nh = (size_t)PyArray_DIM(q, 1);
     nq = (size_t)PyArray_DIM(q, 2);
@@ -810,6 +892,97 @@ ext_attention(PyObject *self, PyObject *args, PyObject *kw)
                         "the same B and d, and H a multiple of Hkv");
         return NULL;
     }
+    g = nh / nhkv;
+    memset(&launch, 0, sizeof launch);
+    launch.batch = nb;
+    launch.heads = nh;
+    launch.kv_heads = nhkv;
+    launch.nq = nq;
+    launch.nk = nk;
+    launch.d = d;
+    launch.f16 = f16;
+    launch.from = "the tensors' shape";
+    if (launch_o != Py_None) {
+        Py_ssize_t lb, lh;
+        if (!PyArg_ParseTuple(launch_o, "nn;launch: expected (B, H)", &lb,
+                              &lh))
+            return NULL;
+        if (lb <= 0 || lh <= 0 || (size_t)lh % g != 0) {
+            PyErr_Format(PyExc_ValueError,
+                         "launch: expected positive (B, H) with H a "
+                         "multiple of the group size %zu",
+                         g);
+            return NULL;
+        }
+        launch.batch = (size_t)lb;
+        launch.heads = (size_t)lh;
+        launch.kv_heads = (size_t)lh / g;
+        launch.from = "launch";
+        launch_given = true;
+    }
+    top_left = causal != 0 && align != NULL && align[0] == 't';
+    if (sdpa) {
+        /* PyTorch 2.11's backend for this call on an H200, as bf16emu
+           attn --policy sdpa */
+        sdpa_case sc = sdpa_case_default();
+        sdpa_backend b;
+        int tl;
+        sc.batch = (int64_t)launch.batch;
+        sc.heads = (int64_t)launch.heads;
+        sc.kv_heads = (int64_t)launch.kv_heads;
+        sc.enable_gqa = nhkv != nh;
+        sc.nq = (int64_t)nq;
+        sc.nk = (int64_t)nk;
+        sc.d = (int64_t)d;
+        sc.dtype = f16 ? SDPA_DT_F16 : SDPA_DT_BF16;
+        sc.causal = causal != 0;
+        sc.requires_grad = backward != 0;
+        if (backends >= 0)
+            sc.enabled = (unsigned)backends & SDPA_EN_ALL;
+        b = sdpa_choose_pt211_h200(&sc, &ch);
+        if (b == SDPA_BACKEND_ERROR) {
+            PyErr_Format(PyExc_ValueError,
+                         "kernel='sdpa': PyTorch 2.11 on sm90 (H100, H200: "
+                         "132 SMs) runs no backend for this call (%s)",
+                         ch.reason);
+            return NULL;
+        }
+        kern = fa_kernel_by_name(sdpa_description(b));
+        if (kern == NULL) {
+            PyErr_Format(PyExc_ValueError,
+                         "kernel='sdpa': PyTorch 2.11 on sm90 runs the %s "
+                         "backend here (%s; %s), and there is no "
+                         "description of it",
+                         sdpa_backend_name(b), ch.variant, ch.reason);
+            return NULL;
+        }
+        if (b == SDPA_BACKEND_CUDNN && ch.splits > 1)
+            lean = ch.splits; /* the decode engine's key splits */
+        if (b == SDPA_BACKEND_FLASH && splits_o == Py_None)
+            splits_auto = true;
+        if (causal && nq != nk && align == NULL) {
+            if ((tl = sdpa_causal_top_left(b, nq)) < 0) {
+                PyErr_Format(PyExc_ValueError,
+                             "kernel='sdpa': where %s aligns a causal mask "
+                             "with Nq = %zu != Nk = %zu is not measured; "
+                             "give causal_align='top-left' or "
+                             "'bottom-right'",
+                             sdpa_backend_name(b), nq, nk);
+                return NULL;
+            }
+            top_left = tl == 1;
+        }
+    }
+    if (backward && nhkv != nh && kern->gqa_dkv == FA_GQA_NONE) {
+        PyErr_Format(PyExc_ValueError,
+                     "backward: grouped-query heads (%zu query heads over "
+                     "%zu key/value heads): the description '%s' has no "
+                     "rule for the sum of dK and dV over a group (gqa_dkv "
+                     "\"none\"); give K and V repeated to %zu heads for the "
+                     "backward of PyTorch's expanded call",
+                     nh, nhkv, kern->name, nh);
+        return NULL;
+    }
     cfg = fa_config_kernel_default(kern);
     cfg.shape.batch = nb;
     cfg.shape.heads = nh;
@@ -817,7 +990,8 @@ ext_attention(PyObject *self, PyObject *args, PyObject *kw)
     cfg.shape.nk = nk;
     cfg.shape.d = d;
     cfg.causal = causal != 0;
-    cfg.causal_top_left = causal != 0 && align[0] == 't';
+    cfg.causal_top_left = causal != 0 && top_left;
+    cfg.input = f16 ? &sf_format_f16 : NULL;
     if (scale_o != Py_None) {
         double s = PyFloat_AsDouble(scale_o);
         sf_env env = SF_ENV_IEEE;
@@ -836,31 +1010,8 @@ ext_attention(PyObject *self, PyObject *args, PyObject *kw)
         memcpy(&sf, &bits, sizeof sf);
         cfg.scale = sf;
     }
-    memset(&launch, 0, sizeof launch);
-    launch.batch = nb;
-    launch.heads = nh;
-    launch.kv_heads = nhkv;
-    launch.nq = nq;
-    launch.nk = nk;
-    launch.d = d;
-    launch.from = "the tensors' shape";
-    if (launch_o != Py_None) {
-        Py_ssize_t lb, lh;
-        if (!PyArg_ParseTuple(launch_o, "nn;launch: expected (B, H)", &lb,
-                              &lh))
-            return NULL;
-        if (lb <= 0 || lh <= 0) {
-            PyErr_SetString(PyExc_ValueError,
-                            "launch: expected positive (B, H)");
-            return NULL;
-        }
-        launch.batch = (size_t)lb;
-        launch.heads = (size_t)lh;
-        launch.kv_heads = (size_t)lh / (nh / nhkv);
-        launch.from = "launch";
-        launch_given = true;
-    }
-    if (splits_o != Py_None) {
+    splits_given = splits_o != Py_None;
+    if (splits_given) {
         if (PyUnicode_Check(splits_o)
             && PyUnicode_CompareWithASCIIString(splits_o, "auto") == 0) {
             splits_auto = true;
@@ -879,8 +1030,10 @@ ext_attention(PyObject *self, PyObject *args, PyObject *kw)
             }
             cfg.splits = (size_t)s;
         }
+    } else if (lean > 1 && !splits_auto) {
+        cfg.splits = lean;
     }
-    if (splits_auto || (launch_given && splits_o == Py_None)) {
+    if (splits_auto || (launch_given && !splits_given && lean <= 1)) {
         const char *rule;
         cfg.splits = ax_launch_splits(kern, &launch, &rule);
     }
@@ -893,16 +1046,35 @@ ext_attention(PyObject *self, PyObject *args, PyObject *kw)
                      "the configuration is refused: %s", why);
         return NULL;
     }
+    if (sdpa
+        && (sdpa_info = Py_BuildValue("(ssssn)", sdpa_backend_name(ch.backend),
+                                      ch.variant, ch.reason, kern->name,
+                                      (Py_ssize_t)cfg.splits))
+               == NULL)
+        return NULL;
     {
         npy_intp od[4] = {(npy_intp)nb, (npy_intp)nh, (npy_intp)nq,
                           (npy_intp)d};
-        if ((o = (PyArrayObject *)PyArray_SimpleNew(4, od, NPY_UINT32))
-            == NULL)
-            return NULL;
-        if ((lse = (PyArrayObject *)PyArray_SimpleNew(3, od, NPY_UINT32))
-            == NULL) {
-            Py_DECREF(o);
-            return NULL;
+        npy_intp kd[4] = {(npy_intp)nb, (npy_intp)nhkv, (npy_intp)nk,
+                          (npy_intp)d};
+        if ((o = new_u32(4, od)) == NULL || (lse = new_u32(3, od)) == NULL)
+            goto fail;
+        if (backward
+            && ((delta = new_u32(3, od)) == NULL
+                || (dq = new_u32(4, od)) == NULL
+                || (dk = new_u32(4, kd)) == NULL
+                || (dv = new_u32(4, kd)) == NULL))
+            goto fail;
+    }
+    heads = nb * nh;
+    if (backward && g > 1) {
+        /* each query head's dK and dV, summed over its group below */
+        size_t n = heads * nk * d;
+        dk_parts = PyMem_RawMalloc((n != 0 ? n : 1) * sizeof *dk_parts);
+        dv_parts = PyMem_RawMalloc((n != 0 ? n : 1) * sizeof *dv_parts);
+        if (dk_parts == NULL || dv_parts == NULL) {
+            PyErr_NoMemory();
+            goto fail;
         }
     }
     /* one head at a time, as bf16emu attn runs them */
@@ -912,12 +1084,21 @@ ext_attention(PyObject *self, PyObject *args, PyObject *kw)
     hcfg.dq_splits = fa_config_dq_buffers(&cfg);
     /* the gemv kernels of a decode are the whole launch's, as attn's */
     hcfg.launch_bh = launch.batch * launch.heads;
-    heads = nb * nh;
-    g = nh / nhkv;
+    /* grouped heads summed in FP32 before their rounding */
+    hcfg.dkv_fp32 = nhkv != nh && kern->gqa_dkv == FA_GQA_FP32_SUM;
     {
         const uint16_t *qd = PyArray_DATA(q), *kd = PyArray_DATA(k),
-                       *vd = PyArray_DATA(v);
-        uint32_t *od = PyArray_DATA(o), *ld = PyArray_DATA(lse);
+                       *vd = PyArray_DATA(v),
+                       *dod = dout != NULL ? PyArray_DATA(dout) : NULL;
+        uint32_t *od = PyArray_DATA(o), *ld = PyArray_DATA(lse),
+                 *ded = backward ? PyArray_DATA(delta) : NULL,
+                 *dqd = backward ? PyArray_DATA(dq) : NULL,
+                 *dkd = dk_parts != NULL ? dk_parts
+                        : backward       ? PyArray_DATA(dk)
+                                         : NULL,
+                 *dvd = dv_parts != NULL ? dv_parts
+                        : backward       ? PyArray_DATA(dv)
+                                         : NULL;
         Py_BEGIN_ALLOW_THREADS
 #ifdef _OPENMP
 #pragma omp parallel for schedule(dynamic) num_threads(threads > 0 ? threads : omp_get_max_threads()) reduction(| : failed)
@@ -929,20 +1110,73 @@ ext_attention(PyObject *self, PyObject *args, PyObject *kw)
             if (fa_forward(&hcfg, qd + hh * nq * d, kd + kh * nk * d,
                            vd + kh * nk * d, od + hh * nq * d, ld + hh * nq,
                            NULL, &env)
+                != 0) {
+                failed |= 1;
+                continue;
+            }
+            if (!backward)
+                continue;
+            env = (sf_env)SF_ENV_IEEE;
+            /* dK and dV per query head (the KV head's when no groups) */
+            if (fa_backward(&hcfg, qd + hh * nq * d, kd + kh * nk * d,
+                            vd + kh * nk * d, od + hh * nq * d, ld + hh * nq,
+                            dod + hh * nq * d, ded + hh * nq,
+                            dqd + hh * nq * d, dkd + hh * nk * d,
+                            dvd + hh * nk * d, NULL, &env)
                 != 0)
                 failed |= 1;
+        }
+        if (!failed && dk_parts != NULL) {
+            /* the group's sum by the description's gqa_dkv rule, as
+               bf16emu attn (fa_gqa_reduce) */
+            size_t n = nk * d;
+            uint32_t *rk = PyArray_DATA(dk), *rv = PyArray_DATA(dv);
+            for (size_t gi = 0; gi < nb * nhkv && !failed; gi++)
+                if (fa_gqa_reduce(&cfg, g, n, dk_parts + gi * g * n,
+                                  rk + gi * n)
+                        != 0
+                    || fa_gqa_reduce(&cfg, g, n, dv_parts + gi * g * n,
+                                     rv + gi * n)
+                           != 0)
+                    failed |= 2;
         }
         Py_END_ALLOW_THREADS
     }
     (void)threads;
+    PyMem_RawFree(dk_parts);
+    PyMem_RawFree(dv_parts);
+    dk_parts = dv_parts = NULL;
     if (failed) {
-        Py_DECREF(o);
-        Py_DECREF(lse);
-        PyErr_SetString(PyExc_MemoryError,
-                        "attention: fa_forward ran out of memory");
-        return NULL;
+        PyErr_SetString(failed & 1 ? PyExc_MemoryError : PyExc_ValueError,
+                        failed & 1 ? "attention: the forward or backward ran "
+                                     "out of memory"
+                                   : "attention: fa_gqa_reduce refused the "
+                                     "sum over a group");
+        goto fail;
     }
-    return Py_BuildValue("(NN)", (PyObject *)o, (PyObject *)lse);
+    if (!backward)
+        ret = Py_BuildValue("(NNOOOOO)", (PyObject *)o, (PyObject *)lse,
+                            Py_None, Py_None, Py_None, Py_None,
+                            sdpa_info != NULL ? sdpa_info : Py_None);
+    else
+        ret = Py_BuildValue("(NNNNNNO)", (PyObject *)o, (PyObject *)lse,
+                            (PyObject *)delta, (PyObject *)dq,
+                            (PyObject *)dk, (PyObject *)dv,
+                            sdpa_info != NULL ? sdpa_info : Py_None);
+    Py_XDECREF(sdpa_info);
+    return ret;
+
+fail:
+    PyMem_RawFree(dk_parts);
+    PyMem_RawFree(dv_parts);
+    Py_XDECREF(o);
+    Py_XDECREF(lse);
+    Py_XDECREF(delta);
+    Py_XDECREF(dq);
+    Py_XDECREF(dk);
+    Py_XDECREF(dv);
+    Py_XDECREF(sdpa_info);
+    return NULL;
 }
 
 /*----------------------------------------------------------------------------
@@ -967,7 +1201,7 @@ static PyMethodDef ext_methods[] = {
     {"mma_models", ext_mma_models, METH_NOARGS, "mma_models()"},
     {"attention", KW ext_attention, METH_VARARGS | METH_KEYWORDS,
      "attention(q, k, v, kernel, causal, causal_align, scale, splits, "
-     "launch, threads)"},
+     "launch, threads, fmt, backward, do, sdpa_backends)"},
     {"kernels", ext_kernels, METH_NOARGS, "kernels()"},
     {NULL, NULL, 0, NULL}};
 #undef KW

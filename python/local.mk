@@ -12,7 +12,7 @@ PYPKG_FILES = python/setup.py python/src/bf16emu_ext.c \
 PYTEST_FILES = tests/python/conftest.py tests/python/test_values.py \
 	tests/python/test_arith.py tests/python/test_mma.py \
 	tests/python/test_attention.py tests/python/test_attention_backward.py \
-	tests/python/test_errors.py \
+	tests/python/test_errors.py tests/python/test_trace.py \
 	tests/python/test_readme.py
 EXTRA_DIST += $(PYPKG_FILES) $(PYTEST_FILES) \
 	tests/python/run_pytest.sh

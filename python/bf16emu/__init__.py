@@ -11,6 +11,8 @@ describes each function.
 """
 
 import enum as _enum
+import math as _math
+from fractions import Fraction as _Fraction
 
 import numpy as _np
 
@@ -19,7 +21,7 @@ from . import _ext
 __all__ = [
     "Flags", "round", "to_float", "convert", "add", "sub", "mul", "div",
     "fma", "sqrt", "mma", "mma_models", "attention", "Attention", "kernels",
-    "FORMATS",
+    "trace", "Trace", "Rounding", "FORMATS",
     "MODES", "dtype_of",
 ]
 
@@ -256,3 +258,168 @@ def attention(q, k, v, kernel="fa2", *, causal=False, causal_align=None,
         causal_align, scale, splits, launch, threads, fmt, backward,
         None if do is None else _bits(do, fmt), mask))
 
+
+# --------------------------------------------------------------------------
+# trace: the rounding events of an accumulation, with exact values.
+
+def _fraction(x):
+    """A Python float as an exact Fraction; None for an infinity or NaN."""
+    return _Fraction(x) if _math.isfinite(x) else None
+
+
+def _dyadic(t):
+    sign, tail, exp, sig = t
+    v = _Fraction(-sig if sign else sig) * _Fraction(2) ** exp
+    return v, bool(tail)
+
+
+class Rounding:
+    """One rounding of a traced accumulation, as the library's rounding
+    event reports it, with exact values as fractions.Fraction.
+
+    kind: "add" (acc + x, step 2 to n) or "final" (acc to the output
+    format); step: the step number of ``bf16emu trace`` (None for the
+    final rounding); format, mode: of this rounding; a, b: the operands'
+    bits in the accumulator format (b None for the final rounding) and
+    a_value, b_value their values (None for an infinity or NaN);
+    result, value: the result's bits and value; exact: the exact result
+    before rounding (None when an operand is an infinity or NaN); error:
+    value - exact and error_ulps the same in ulps of the result (2 **
+    ulp_exp), None when the result is not finite; lsb, guard, round,
+    sticky, tie: the kept last bit and the discarded bits; direction:
+    "up", "down" (in magnitude) or "exact"; flags: the Flags this
+    rounding raised; tiny, subnormal, ftz, daz, overflow: what happened;
+    sr_random: the 64-bit draw of stochastic rounding (None otherwise).
+    """
+
+    __slots__ = ("kind", "step", "format", "mode", "a", "a_value", "b",
+                 "b_value", "result", "value", "exact", "error",
+                 "error_ulps", "ulp_exp", "lsb", "guard", "round", "sticky",
+                 "tie", "direction", "flags", "tiny", "subnormal", "ftz",
+                 "daz", "overflow", "sr_random")
+
+    def __repr__(self):
+        return ("Rounding(%s%s %s %s: exact %s -> %s, error %s ulp, %s)"
+                % (self.kind, "" if self.step is None else " %d" % self.step,
+                   self.format, self.mode, self.exact, self.value,
+                   self.error_ulps, self.direction))
+
+    @property
+    def inexact(self):
+        """Whether this rounding changed the value."""
+        return bool(self.flags & Flags.INEXACT)
+
+
+class Trace:
+    """What ``trace`` returns: the accumulation's result and its
+    roundings.
+
+    result, value: the output's bits and value (a Fraction; None for an
+    infinity or NaN); operands: the values' bits as read into the
+    accumulator format; roundings: a list of Rounding, one per addition
+    then the final one; exact_sum: the exact sum of the operands as read
+    (None when one is not finite); error, error_ulps: value - exact_sum,
+    and in ulps of the result; flags: the Flags of the whole
+    accumulation; sr_draws: the stochastic-rounding draws made.
+    """
+
+    __slots__ = ("result", "value", "operands", "roundings", "exact_sum",
+                 "error", "error_ulps", "flags", "sr_draws")
+
+    def __repr__(self):
+        return ("Trace(%d roundings, result %s, exact sum %s, error %s ulp)"
+                % (len(self.roundings), self.value, self.exact_sum,
+                   self.error_ulps))
+
+
+_DIRECTION = {1: "up", -1: "down", 0: "exact"}
+
+
+def _rounding(kind, step, fmt, a, a_value, b, b_value, ev):
+    r = Rounding()
+    r.kind, r.step, r.format = kind, step, fmt
+    r.a, r.a_value, r.b = a, _fraction(a_value), b
+    r.b_value = None if b_value is None else _fraction(b_value)
+    (_op, r.mode, r.result, value, exact, r.ulp_exp, r.lsb, r.guard,
+     r.round, r.sticky, tie, direction, _error, error_infinite, flags,
+     tiny, subnormal, ftz, daz, overflow, sr_random) = ev
+    r.value = _fraction(value)
+    r.tie, r.tiny, r.subnormal = bool(tie), bool(tiny), bool(subnormal)
+    r.ftz, r.daz, r.overflow = bool(ftz), bool(daz), bool(overflow)
+    r.direction = _DIRECTION[direction]
+    r.flags = Flags(flags)
+    r.sr_random = sr_random if r.mode == "sr" else None
+    ops = [r.a_value] if b is None else [r.a_value, r.b_value]
+    if any(o is None for o in ops):
+        r.exact = None                 # an infinity or NaN operand
+    else:
+        r.exact, tail = _dyadic(exact)
+        if tail:
+            # wider than the event's 128-bit window: the operands' sum
+            # (a subnormal operand read as zero under DAZ)
+            if daz:
+                ops = [o if o == 0 or abs(o) >= _min_normal(fmt) else 0
+                       for o in ops]
+            r.exact = sum(ops, _Fraction(0))
+    if r.exact is None or r.value is None or error_infinite:
+        r.error = r.error_ulps = None
+    else:
+        r.error = r.value - r.exact
+        r.error_ulps = r.error / _Fraction(2) ** r.ulp_exp
+    return r
+
+
+def _min_normal(fmt):
+    emin = {"bf16": -126, "f16": -14, "f32": -126, "tf32": -126,
+            "e4m3": -6, "e5m2": -14, "f64": -1022}[fmt]
+    return _Fraction(2) ** emin
+
+
+def trace(values, acc="f32", out="bf16", *, acc_mode="rne", mode="rne",
+          in_mode="rne", fmt=None, env="ieee", ftz=None, daz=None, seed=0):
+    """The accumulation values[0] + values[1] + ... in format ACC, each
+    addition rounded with ACC_MODE, then rounded to OUT (f64 allowed)
+    with MODE: what ``bf16emu trace --json --acc ACC --out OUT`` reports,
+    as Python objects with exact values (fractions.Fraction).
+
+    VALUES are numbers (a list, or a float32 / float64 array), read into
+    ACC with IN_MODE as ``round`` reads them, or with FMT bit patterns of
+    that format (an array of its dtype), converted to ACC with IN_MODE
+    (exactly when they are ACC values).  ENV, ftz, daz and SEED are those
+    of the arithmetic (as ``bf16emu trace --env``).  Returns a Trace.
+    """
+    if fmt is None:
+        x = values if isinstance(values, _np.ndarray) else \
+            _np.asarray(values, dtype=_np.float64)
+        if x.dtype != _np.float32:
+            x = x.astype(_np.float64)
+        bits = round(_np.ascontiguousarray(x).reshape(-1), acc, in_mode)
+    else:
+        b = _np.ascontiguousarray(_bits(values, fmt)).reshape(-1)
+        bits = b if _canon(fmt) == _canon(acc) else \
+            convert(b, acc, fmt, in_mode, seed=seed)
+    result, value, flags, draws, steps = _ext.trace(
+        bits, acc, acc_mode, out, mode, env, _tri(ftz), _tri(daz), seed)
+    t = Trace()
+    t.result, t.value = result, _fraction(value)
+    t.operands = bits
+    t.flags, t.sr_draws = Flags(flags), draws
+    t.roundings = []
+    step = 2
+    for kind, f, a, a_value, b, b_value, evs in steps:
+        if len(evs) != 1:
+            raise RuntimeError("trace: the library reported %d rounding "
+                               "events for one operation (expected 1)"
+                               % len(evs))
+        t.roundings.append(_rounding(kind, step if kind == "add" else None,
+                                     f, a, a_value, b, b_value, evs[0]))
+        step += 1
+    read = [_fraction(v) for v in to_float(bits, acc).astype(_np.float64)] \
+        if acc != "f64" else []
+    if t.value is None or any(v is None for v in read):
+        t.exact_sum = t.error = t.error_ulps = None
+    else:
+        t.exact_sum = sum(read, _Fraction(0))
+        t.error = t.value - t.exact_sum
+        t.error_ulps = t.error / _Fraction(2) ** t.roundings[-1].ulp_exp
+    return t

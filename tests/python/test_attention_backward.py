@@ -161,3 +161,18 @@ def test_backward_argument_errors():
         bf16emu.attention(q, k, v, backward=True, do=do.astype(np.int16))
     with pytest.raises(ValueError, match="bf16 or f16"):
         bf16emu.attention(q, k, v, fmt="e4m3")
+
+
+def test_backward_refcounts_do_not_leak():
+    import sys
+    q, k, v, do = inputs(1, 2, 1, 2, 3, 8, 20)
+    objs = (q, k, v, do)
+    before = [sys.getrefcount(o) for o in objs]
+    for _ in range(5000):              # 10,000 calls
+        bf16emu.attention(q, k, v, "math", backward=True, do=do, threads=1)
+        try:
+            bf16emu.attention(q, k, v, "efficient", backward=True, do=do,
+                              threads=1)
+        except ValueError:
+            pass
+    assert [sys.getrefcount(o) for o in objs] == before

@@ -2,6 +2,7 @@
 # values its comments state.
 import os
 import re
+from fractions import Fraction
 
 import pytest
 
@@ -23,3 +24,5 @@ def test_readme_example():
     assert names["o"].shape == (1, 2, 16, 64)
     assert names["d"].shape == (4, 2)
     assert bf16emu.convert(names["s"], "bf16", "f32")[0] == 0xC097
+    assert names["t"].result == 0xC097
+    assert names["t"].roundings[-1].error_ulps == Fraction(-30953, 65536)

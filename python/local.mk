@@ -1,5 +1,6 @@
 # python/local.mk -- the Python package bf16emu: python/bf16emu/ (the
-# module) and python/src/bf16emu_ext.c (its C extension), built by
+# module), python/src/bf16emu_ext.c (its C extension) and
+# experiments/gpu/capture.py (copied as bf16emu/capture.py), built by
 # python/setup.py with setuptools against the convenience archives of
 # libbf16emu's three layers, into python/build/lib of the build tree.
 # make install copies the built package to $(bf16emu_pythondir)
@@ -13,6 +14,7 @@ PYTEST_FILES = tests/python/conftest.py tests/python/test_values.py \
 	tests/python/test_arith.py tests/python/test_mma.py \
 	tests/python/test_attention.py tests/python/test_attention_backward.py \
 	tests/python/test_errors.py tests/python/test_trace.py \
+	tests/python/test_capture.py \
 	tests/python/test_readme.py
 EXTRA_DIST += $(PYPKG_FILES) $(PYTEST_FILES) \
 	tests/python/run_pytest.sh
@@ -31,7 +33,8 @@ noinst_DATA = python/build/stamp
 
 # setup.py runs in its own folder (read-only in make distcheck) and writes
 # only under python/build of the build tree.
-python/build/stamp: $(PYPKG_FILES) libbf16emu.la Makefile
+python/build/stamp: $(PYPKG_FILES) experiments/gpu/capture.py libbf16emu.la \
+	Makefile
 	$(AM_V_GEN)$(MKDIR_P) python/build && \
 	cd $(srcdir)/python && \
 	BF16EMU_SRCDIR='$(abs_top_srcdir)' \

@@ -15,11 +15,16 @@
 #                     "-ljansson -lmpfr -lgmp -lz -lm"
 # so `pip install --no-build-isolation ./python` works from a tree built
 # in place.
+#
+# The module bf16emu.capture is the source tree's experiments/gpu/
+# capture.py, copied unchanged into the built package (it needs torch
+# when imported; `import bf16emu` does not import it).
 import os
 import shlex
 
 import numpy
 from setuptools import Extension, setup
+from setuptools.command.build_py import build_py
 
 here = os.path.dirname(os.path.abspath(__file__))
 # sources and packages relative to this folder, wherever the build runs
@@ -39,6 +44,21 @@ for a in archives:
                          "library first (./configure && make), or set "
                          "BF16EMU_BUILDDIR to the build tree" % a)
 
+capture = os.path.join(srcdir, "experiments", "gpu", "capture.py")
+if not os.path.exists(capture):
+    raise SystemExit("bf16emu: %s not found: BF16EMU_SRCDIR must name the "
+                     "source tree" % capture)
+
+
+class BuildPy(build_py):
+    """build_py, and experiments/gpu/capture.py as bf16emu/capture.py."""
+
+    def run(self):
+        super().run()
+        self.copy_file(capture, os.path.join(self.build_lib, "bf16emu",
+                                             "capture.py"))
+
+
 ext = Extension(
     "bf16emu._ext",
     sources=["src/bf16emu_ext.c"],
@@ -57,6 +77,7 @@ setup(
     packages=["bf16emu"],
     package_dir={"bf16emu": "bf16emu"},
     ext_modules=[ext],
+    cmdclass={"build_py": BuildPy},
     python_requires=">=3.8",
     install_requires=["numpy"],
 )

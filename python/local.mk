@@ -14,7 +14,7 @@ PYTEST_FILES = tests/python/conftest.py tests/python/test_values.py \
 	tests/python/test_arith.py tests/python/test_mma.py \
 	tests/python/test_attention.py tests/python/test_attention_backward.py \
 	tests/python/test_errors.py tests/python/test_trace.py \
-	tests/python/test_capture.py \
+	tests/python/test_capture.py tests/python/test_gpu_dumps.py \
 	tests/python/test_readme.py
 EXTRA_DIST += $(PYPKG_FILES) $(PYTEST_FILES) \
 	tests/python/run_pytest.sh

@@ -1,0 +1,92 @@
+# test_gpu_dumps.py -- the committed GPU dumps that keep their inputs
+# (tests/data/gpu/backends and tests/data/gpu/gqa: PyTorch 2.11's SDPA
+# backends on an H100 / H200, one file per call with q, k, v, dO and each
+# backend's outputs under "BACKEND.o", ...) through bf16emu.attention: the
+# flash backend's O and LSE, and dQ, dK, dV where the call ran backward,
+# must be the GPU's bits; so must the other backends' wherever the
+# tool's own dump tests (tests/experiments/test_gqa_dumps.sh) require it.
+# The configuration comes from each file's manifest: dtype, causal and
+# the launch (its split count follows the kernel's rule on that launch).
+import glob
+import json
+import os
+import struct
+
+import numpy as np
+import pytest
+
+import bf16emu
+from conftest import read_safetensors
+
+DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                    "data", "gpu")
+
+
+def manifest(path):
+    with open(path, "rb") as f:
+        n = struct.unpack("<Q", f.read(8))[0]
+        header = json.loads(f.read(n))
+    return json.loads(header["__metadata__"]["manifest"])
+
+
+def dumps():
+    found = []
+    for sub in ("backends", "gqa"):
+        for path in sorted(glob.glob(os.path.join(DATA, sub,
+                                                  "*.safetensors"))):
+            with open(path, "rb") as f:
+                n = struct.unpack("<Q", f.read(8))[0]
+                names = json.loads(f.read(n))
+            if all(x in names for x in ("q", "k", "v", "flash.o")):
+                found.append(os.path.join(sub, os.path.basename(path)))
+    return found
+
+
+# backend -> description; the GPU's BACKEND.o is bit-equal to the
+# description's O except where noted in checked()
+BACKENDS = {"flash": "fa2", "cudnn": "cudnn", "efficient": "efficient",
+            "math": "math"}
+
+
+def checked(backend, m):
+    """Whether the BACKEND outputs of a dump are asserted bit-equal: the
+    flash backend always; cuDNN's decode engine with a group's query
+    heads packed in one tile and the math backend's gemv on grouped
+    decode heads miss one or two elements near zero in some launches
+    (a known gap that test_gqa_dumps.sh counts), so those are left out."""
+    if backend == "flash":
+        return True
+    grouped = m["launch_shape"].get("kv_heads", m["launch_shape"]["heads"]) \
+        != m["launch_shape"]["heads"]
+    return not (grouped and m["shape"]["nq"] == 1)
+
+
+@pytest.mark.parametrize("name", dumps() or ["(none)"])
+def test_dump_matches_gpu(name):
+    if name == "(none)":
+        pytest.skip("no dump with its inputs under tests/data/gpu")
+    path = os.path.join(DATA, name)
+    t = read_safetensors(path)
+    m = manifest(path)
+    fmt = "f16" if m["dtype"] == "float16" else "bf16"
+    launch = (m["launch_shape"]["batch"], m["launch_shape"]["heads"])
+    n = 0
+    for backend, kernel in BACKENDS.items():
+        if backend + ".o" not in t or not checked(backend, m):
+            continue
+        backward = "do" in t and backend + ".dq" in t
+        r = bf16emu.attention(t["q"], t["k"], t["v"], kernel, fmt=fmt,
+                              causal=m["causal"], launch=launch,
+                              backward=backward,
+                              do=t["do"] if backward else None)
+        outs = ["o"] + (["dq", "dk", "dv"] if backward else [])
+        for out in outs:
+            # the GPU stores its dtype; the emulator's values lie on it
+            got = bf16emu.convert(getattr(r, out), fmt, "f32")
+            assert np.array_equal(got, t[backend + "." + out]), \
+                (name, backend, out)
+        if backend + ".lse" in t:
+            assert np.array_equal(r.lse, t[backend + ".lse"]
+                                  .reshape(r.lse.shape)), (name, backend)
+        n += 1
+    assert n >= 1

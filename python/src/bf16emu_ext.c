@@ -1046,12 +1046,16 @@ ext_attention(PyObject *self, PyObject *args, PyObject *kw)
                      "the configuration is refused: %s", why);
         return NULL;
     }
-    if (sdpa
-        && (sdpa_info = Py_BuildValue("(ssssn)", sdpa_backend_name(ch.backend),
-                                      ch.variant, ch.reason, kern->name,
-                                      (Py_ssize_t)cfg.splits))
-               == NULL)
-        return NULL;
+    if (sdpa) {
+        /* the split count the configuration resolves to */
+        size_t splits_eff = 1;
+        (void)fa_config_tiles(&cfg, NULL, NULL, NULL, &splits_eff);
+        if ((sdpa_info = Py_BuildValue("(ssssn)", sdpa_backend_name(ch.backend),
+                                       ch.variant, ch.reason, kern->name,
+                                       (Py_ssize_t)splits_eff))
+            == NULL)
+            return NULL;
+    }
     {
         npy_intp od[4] = {(npy_intp)nb, (npy_intp)nh, (npy_intp)nq,
                           (npy_intp)d};

@@ -105,11 +105,12 @@ def test_f16_matches_cli(cli, tmp_path, kernel):
 
 
 SDPA_CASES = [
-    # (B, H, Hkv, Nq, Nk, d, fmt, causal, backward, backends)
-    (1, 2, 2, 64, 64, 64, "bf16", False, False, None),
+    # (B, H, Hkv, Nq, Nk, d, fmt, causal, backward, backends):
+    # cuDNN's prefill (forward and backward), cuDNN's decode engine with
+    # its key splits on grouped heads, the flash backend (its split rule,
+    # bottom-right causal), memory-efficient (top-left causal) and math
     (1, 2, 2, 64, 64, 64, "bf16", True, True, None),
-    (2, 4, 4, 1, 512, 64, "bf16", False, False, None),
-    (1, 4, 1, 1, 512, 128, "bf16", False, False, None),
+    (2, 4, 2, 1, 1024, 64, "bf16", False, False, None),
     (1, 2, 2, 32, 96, 64, "f16", True, False, "flash,efficient,math"),
     (1, 2, 2, 32, 96, 64, "bf16", True, True, "efficient,math"),
     (1, 2, 2, 48, 48, 64, "bf16", False, False, "math"),
@@ -135,6 +136,21 @@ def test_sdpa_matches_cli(cli, tmp_path, case):
     assert r.sdpa["variant"] == j["sdpa"]["variant"]
     assert r.sdpa["reason"] == j["sdpa"]["reason"]
     assert r.sdpa["kernel"] in bf16emu.kernels()
+    assert r.sdpa["splits"] == find(j, "tiles")["splits"]
+
+
+def find(j, key):
+    """The first value of KEY in the JSON object J, depth first."""
+    if isinstance(j, dict):
+        if key in j:
+            return j[key]
+        j = list(j.values())
+    if isinstance(j, list):
+        for x in j:
+            r = find(x, key)
+            if r is not None:
+                return r
+    return None
 
 
 def test_sdpa_refusals():

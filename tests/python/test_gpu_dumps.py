@@ -1,12 +1,20 @@
 # test_gpu_dumps.py -- the committed GPU dumps that keep their inputs
-# (tests/data/gpu/backends and tests/data/gpu/gqa: PyTorch 2.11's SDPA
-# backends on an H100 / H200, one file per call with q, k, v, dO and each
-# backend's outputs under "BACKEND.o", ...) through bf16emu.attention: the
-# flash backend's O and LSE, and dQ, dK, dV where the call ran backward,
-# must be the GPU's bits; so must the other backends' wherever the
-# tool's own dump tests (tests/experiments/test_gqa_dumps.sh) require it.
-# The configuration comes from each file's manifest: dtype, causal and
-# the launch (its split count follows the kernel's rule on that launch).
+# through bf16emu.attention, each output bit-equal to the GPU's:
+#   tests/data/gpu/backends, tests/data/gpu/gqa: PyTorch 2.11's SDPA
+#     backends on an H100 / H200, one file per call with q, k, v, dO and
+#     each backend's outputs under "BACKEND.o", ...: the flash backend's
+#     O and LSE, and dQ, dK, dV where the call ran backward; the other
+#     backends' wherever the tool's own dump tests
+#     (tests/experiments/test_gqa_dumps.sh) require it;
+#   tests/data/gpu/sdpa_h200_*: the flash backend's O, LSE, dQ, dK, dV of
+#     one call;
+#   tests/data/gpu/capture_*, tests/data/gpu/hf: calls recorded in models
+#     by bf16emu.capture (one manifest entry per call, keys
+#     L{layer}.s{step}.*), run with the backend the recorder saw; calls
+#     with an attention mask are left out (the package has no masks yet).
+# The configuration comes from each manifest: dtype, causal, scale and the
+# launch (its split count follows the kernel's rule on that launch).
+# The invariance dumps (tests/data/gpu/invariance) keep only outputs.
 import glob
 import json
 import os
@@ -90,3 +98,73 @@ def test_dump_matches_gpu(name):
                                   .reshape(r.lse.shape)), (name, backend)
         n += 1
     assert n >= 1
+
+
+def single_calls():
+    """sdpa_h200_* dumps with their inputs; a dump of a slice of the query
+    rows of a longer call ("sliced_from") is left out: its rows' places
+    in the kernel's tiles are not those of a call of its own."""
+    found = []
+    for path in sorted(glob.glob(os.path.join(DATA, "sdpa_h200_*"
+                                              ".safetensors"))):
+        names = read_safetensors(path)
+        if all(x in names for x in ("q", "k", "v", "o")) \
+                and "sliced_from" not in manifest(path):
+            found.append(os.path.basename(path))
+    return found
+
+
+def check_call(t, pre, kernel, fmt, causal, scale, launch, lse=True):
+    backward = pre + "do" in t and pre + "dq" in t
+    r = bf16emu.attention(t[pre + "q"], t[pre + "k"], t[pre + "v"], kernel,
+                          fmt=fmt, causal=causal, scale=scale,
+                          launch=launch, backward=backward,
+                          do=t[pre + "do"] if backward else None)
+    for out in ["o"] + (["dq", "dk", "dv"] if backward else []):
+        got = bf16emu.convert(getattr(r, out), fmt, "f32")
+        assert np.array_equal(got, t[pre + out].reshape(got.shape)), \
+            (pre, kernel, out)
+    if lse and pre + "lse" in t:
+        assert np.array_equal(r.lse, t[pre + "lse"].reshape(r.lse.shape)), \
+            (pre, kernel, "lse")
+
+
+@pytest.mark.parametrize("name", single_calls() or ["(none)"])
+def test_sdpa_dump_matches_gpu(name):
+    if name == "(none)":
+        pytest.skip("no sdpa_h200_* dump with its inputs")
+    path = os.path.join(DATA, name)
+    m = manifest(path)
+    assert m["backend"] == "flash"
+    shape = m.get("launch_shape") or m["shape"]
+    check_call(read_safetensors(path), "", "fa2", "bf16", m["causal"], None,
+               (shape["batch"], shape["heads"]))
+
+
+def captures():
+    return sorted(os.path.relpath(p, DATA) for p in
+                  glob.glob(os.path.join(DATA, "capture_*.safetensors"))
+                  + glob.glob(os.path.join(DATA, "hf", "*.safetensors")))
+
+
+@pytest.mark.parametrize("name", captures() or ["(none)"])
+def test_capture_matches_gpu(name):
+    if name == "(none)":
+        pytest.skip("no capture under tests/data/gpu")
+    path = os.path.join(DATA, name)
+    t = read_safetensors(path)
+    n = 0
+    for c in manifest(path)["calls"]:
+        pre = "L%d.s%d." % (c["layer"], c["step"])
+        if c.get("prefix"):
+            pre = c["prefix"].rstrip(".") + "."
+        if pre + "attn_mask" in t or c.get("attn_mask"):
+            continue
+        kernel = "fa2" if c["backend"] == "flash" else c["backend"]
+        shape = c["launch_shape"]
+        check_call(t, pre, kernel, "f16" if c["dtype"] == "float16"
+                   else "bf16", c["causal"], c.get("scale"),
+                   (shape["batch"], shape["heads"]))
+        n += 1
+    if n == 0:
+        pytest.skip("every call of %s has an attention mask" % name)

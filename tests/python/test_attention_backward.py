@@ -192,3 +192,12 @@ def test_backward_refcounts_do_not_leak():
         except ValueError:
             pass
     assert [sys.getrefcount(o) for o in objs] == before
+
+
+def test_backward_threads_same_bits():
+    q, k, v, do = inputs(2, 4, 2, 16, 24, 64, 21)
+    one = bf16emu.attention(q, k, v, "fa2", backward=True, do=do, threads=1)
+    many = bf16emu.attention(q, k, v, "fa2", backward=True, do=do,
+                             threads=4)
+    assert all(np.array_equal(x, y) for x, y in zip(one, many))
+    assert np.array_equal(one.delta, many.delta)

@@ -197,6 +197,10 @@ invariance_help(FILE *out)
         "  --launch-heads H[,HKV]  heads of the launch (default: the "
         "dump's launch,\n"
         "                       else the call's)\n"
+        "  --backward           also dQ, dK, dV (the deterministic kernels: "
+        "FA2's dQ\n"
+        "                       buffers by the launch); dO from the dump or "
+        "generated\n"
         "  --threads N          threads (default: all processors)\n"
         "  --json               the report as JSON\n"
         "  --plot FILE          differing elements and ulps against the "
@@ -210,8 +214,7 @@ invariance_help(FILE *out)
         "\n"
         "Each description runs with its own exp and log models (fa2 and "
         "cudnn: the\n"
-        "H200's ex2.approx and lg2.approx), as attn and diff run it.  The "
-        "forward only.\n",
+        "H200's ex2.approx and lg2.approx), as attn and diff run it.\n",
         out);
 }
 

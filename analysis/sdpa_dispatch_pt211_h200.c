@@ -46,6 +46,23 @@ sdpa_backend_name(sdpa_backend b)
     }
 }
 
+const char *
+sdpa_backend_description(sdpa_backend b)
+{
+    switch (b) {
+    case SDPA_BACKEND_CUDNN:
+        return "cudnn";
+    case SDPA_BACKEND_FLASH:
+        return "fa2";
+    case SDPA_BACKEND_EFFICIENT:
+        return "efficient";
+    case SDPA_BACKEND_MATH:
+        return "math";
+    default:
+        return NULL;
+    }
+}
+
 static const char *
 dtype_name(sdpa_dtype t)
 {

@@ -135,6 +135,11 @@ unsigned sdpa_cudnn_decode_splits_pt211_h200(const sdpa_case *c);
 /* "math", "flash", "efficient", "cudnn", "error". */
 const char *sdpa_backend_name(sdpa_backend b);
 
+/* The name of the kernel description that models backend B
+   (fa_kernel_by_name): "cudnn", "fa2", "efficient", "math"; NULL for
+   SDPA_BACKEND_ERROR. */
+const char *sdpa_backend_description(sdpa_backend b);
+
 /* Whether one backend's constraints hold for C (its enable flag
    included); WHY (may be NULL, SIZE bytes) gets the first failing
    constraint, or "" when it holds. */

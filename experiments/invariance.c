@@ -657,17 +657,16 @@ slot_for(inv_ctx *x, const fa_kernel *k)
 static bool
 setup_backends(inv_ctx *x)
 {
-    static const char *const sdpa_names[4] = {"math", "fa2", "efficient",
-                                              "cudnn"};
-
     for (size_t i = 0; i < x->npol; i++) {
         const char *n = x->pol[i];
         iv_backend *b = &x->be[i];
         b->name = n;
         if (strcmp(n, "sdpa") == 0 || strcmp(n, "default") == 0) {
             b->sdpa = true;
-            for (int j = 0; j < 4; j++) {
-                slot *s = slot_for(x, fa_kernel_by_name(sdpa_names[j]));
+            for (int j = SDPA_BACKEND_MATH; j <= SDPA_BACKEND_CUDNN; j++) {
+                slot *s = slot_for(x, fa_kernel_by_name(
+                                          sdpa_backend_description(
+                                              (sdpa_backend)j)));
                 if (s == NULL)
                     return false;
                 x->p.sdpa_cfg[j] = &s->cfg;

@@ -67,30 +67,12 @@ sdpa_policy_parse_backends(const char *cmd, const char *v, unsigned *flags)
     return true;
 }
 
-/* The description of each backend, by name. */
-static const char *
-description_of(sdpa_backend b)
-{
-    switch (b) {
-    case SDPA_BACKEND_CUDNN:
-        return "cudnn";
-    case SDPA_BACKEND_FLASH:
-        return "fa2";
-    case SDPA_BACKEND_EFFICIENT:
-        return "efficient";
-    case SDPA_BACKEND_MATH:
-        return "math";
-    default:
-        return NULL;
-    }
-}
-
 bool
 sdpa_policy_pick(const char *cmd, const sdpa_case *c, const fa_kernel **k,
                  sdpa_choice *ch, bool *split_auto, unsigned *splits)
 {
     sdpa_backend b = sdpa_choose_pt211_h200(c, ch);
-    const char *name = description_of(b);
+    const char *name = sdpa_backend_description(b);
 
     *k = NULL;
     *split_auto = false;

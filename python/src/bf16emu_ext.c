@@ -756,24 +756,6 @@ take_bhnd(PyObject *obj, const char *arg)
     return a;
 }
 
-/* The description of each SDPA backend (as bf16emu attn --policy sdpa). */
-static const char *
-sdpa_description(sdpa_backend b)
-{
-    switch (b) {
-    case SDPA_BACKEND_CUDNN:
-        return "cudnn";
-    case SDPA_BACKEND_FLASH:
-        return "fa2";
-    case SDPA_BACKEND_EFFICIENT:
-        return "efficient";
-    case SDPA_BACKEND_MATH:
-        return "math";
-    default:
-        return NULL;
-    }
-}
-
 /* Where SDPA backend B aligns is_causal's mask when Nq != Nk: 1 top-left
    (memory-efficient, math; cuDNN for one query row), 0 bottom-right
    (flash), -1 not measured. */
@@ -947,7 +929,7 @@ ext_attention(PyObject *self, PyObject *args, PyObject *kw)
                          ch.reason);
             return NULL;
         }
-        kern = fa_kernel_by_name(sdpa_description(b));
+        kern = fa_kernel_by_name(sdpa_backend_description(b));
         if (kern == NULL) {
             PyErr_Format(PyExc_ValueError,
                          "kernel='sdpa': PyTorch 2.11 on sm90 runs the %s "

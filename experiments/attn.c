@@ -2827,22 +2827,11 @@ static const cli_option options[] = {{"q", true, O_Q},
                                      {"help", false, O_HELP},
                                      {NULL, false, 0}};
 
-void
-attn_help(FILE *out)
+/* The help's inputs and shape options. */
+static void
+help_inputs(FILE *out)
 {
     fputs(
-        "usage: bf16emu attn --gen NAME [--seed N] [shape] [options]\n"
-        "       bf16emu attn --q FILE[:KEY] --k FILE[:KEY] --v FILE[:KEY]\n"
-        "                    [--do FILE[:KEY]] [options]\n"
-        "\n"
-        "Runs the reference flash attention (forward, and with --backward "
-        "the\nbackward) on BF16 Q, K, V (and dO) with a precision policy, a "
-        "fix, ablations,\ntiles and an exp model, every rounding emulated; "
-        "writes O, LSE (delta, dQ,\ndK, dV) and captures to a .safetensors "
-        "file, and measures the signed error\n(computed - exact) of each "
-        "output against the exact reference (MPFR), in\nulps of the "
-        "output's format.\n"
-        "\n"
         "inputs (files: BF16, or U16 / '<u2' bit patterns; [B, H, N, d], "
         "[H, N, d]\nor [N, d]; K and V [.., Nk, d] with Q's leading "
         "dimensions and d; or F16, all\nfour, under a description whose "
@@ -2889,7 +2878,15 @@ attn_help(FILE *out)
         "                       repeated-max: the other scores are R - "
         "U(A, B)\n"
         "                       (default 12, 30)\n"
-        "\n"
+        "\n",
+        out);
+}
+
+/* The help's options of the computation: policy, fix, tiles, mask, exp. */
+static void
+help_computation(FILE *out)
+{
+    fputs(
         "computation:\n"
         "  --policy NAME        paper-eq4 (default), repo, fa2 (flash: "
         "PyTorch's name), fp32,\n"
@@ -2972,7 +2969,15 @@ attn_help(FILE *out)
         "  --threads N          heads computed in parallel (default: the "
         "online CPUs);\n"
         "                       results do not depend on it\n"
-        "\n"
+        "\n",
+        out);
+}
+
+/* The help's output options: the file, captures, trace, report. */
+static void
+help_output(FILE *out)
+{
+    fputs(
         "output:\n"
         "  --out FILE           write the outputs, captures and inputs to "
         "FILE\n"
@@ -2999,7 +3004,16 @@ attn_help(FILE *out)
         "before\n"
         "                       computing or writing --out\n"
         "  -h, --help           this help\n"
-        "\n"
+        "\n",
+        out);
+}
+
+/* The help's notes: the cost, the exact reference's limit, the errors
+   relative to the row's scale, an example, the exit status. */
+static void
+help_notes(FILE *out)
+{
+    fputs(
         "Before computing, a line on stderr gives the cost: the work "
         "B*H*Nq*Nk*d (times\n"
         "4 with --backward), the parts that run and the exact reference's "
@@ -3036,6 +3050,29 @@ attn_help(FILE *out)
         "\n"
         "Exit status: 0 ok, 2 bad usage or input.\n",
         out);
+}
+
+void
+attn_help(FILE *out)
+{
+    fputs(
+        "usage: bf16emu attn --gen NAME [--seed N] [shape] [options]\n"
+        "       bf16emu attn --q FILE[:KEY] --k FILE[:KEY] --v FILE[:KEY]\n"
+        "                    [--do FILE[:KEY]] [options]\n"
+        "\n"
+        "Runs the reference flash attention (forward, and with --backward "
+        "the\nbackward) on BF16 Q, K, V (and dO) with a precision policy, a "
+        "fix, ablations,\ntiles and an exp model, every rounding emulated; "
+        "writes O, LSE (delta, dQ,\ndK, dV) and captures to a .safetensors "
+        "file, and measures the signed error\n(computed - exact) of each "
+        "output against the exact reference (MPFR), in\nulps of the "
+        "output's format.\n"
+        "\n",
+        out);
+    help_inputs(out);
+    help_computation(out);
+    help_output(out);
+    help_notes(out);
 }
 
 /* Parses "b,h,row,col". */

@@ -3204,129 +3204,63 @@ kind_only(attn_ctx *x, const char *opt, gen_kind k)
     }
 }
 
-/* One option; false after an error message. */
+/* An option of the outputs and the run (captures, trace, --out, the
+   exact reference, memory, threads, --json, --dry-run); any other
+   option is accepted as it is. */
 static bool
-take_option(void *ctx, int id, const char *v)
+take_run_option(attn_ctx *x, int id, const char *v)
 {
-    attn_ctx *x = ctx;
+
+    switch (id) {
+    case O_CAPTURE:
+        return parse_capture(x, v);
+    case O_TRACE:
+        return parse_trace(x, v);
+    case O_TRACE_MAX:
+        x->trace_keep_given = true;
+        return cli_parse_u64(CMD, "--trace-max", v, &x->trace_keep);
+    case O_OUT:
+        x->out.arg = v;
+        return true;
+    case O_FORCE:
+        x->force = true;
+        return true;
+    case O_EXACT:
+        x->exact_forced = true;
+        return true;
+    case O_NO_EXACT:
+        x->no_exact = true;
+        return true;
+    case O_MAX_MEMORY:
+        x->max_memory_given = true;
+        return cli_parse_bytes(CMD, "--max-memory", v, &x->max_memory);
+    case O_THREADS:
+        if (!cli_parse_u64(CMD, "--threads", v, &x->threads))
+            return false;
+        if (x->threads == 0) {
+            cli_error(CMD, "--threads '%s': expected at least 1", v);
+            return false;
+        }
+        return true;
+    case O_JSON:
+        x->json = true;
+        return true;
+    case O_DRY_RUN:
+        x->dry_run = true;
+        return true;
+    default:
+        return true;
+    }
+}
+
+/* An option of the arithmetic (fix, ablations, tiles, order, mask
+   alignment, scale, exp, --backward), else take_run_option. */
+static bool
+take_numerics_option(attn_ctx *x, int id, const char *v)
+{
     int n;
 
     switch (id) {
-    case O_Q:
-    case O_K:
-    case O_V:
-    case O_DO:
-        x->in[id - O_Q].arg = v;
-        return true;
-    case O_GPU_O:
-        x->gpu_o.arg = v;
-        return true;
-    case O_GPU_LSE:
-        x->gpu_lse.arg = v;
-        return true;
-    case O_DTYPE:
-        if (!fa_cli_parse_dtype(CMD, v))
-            return false;
-        x->dtype_given = true;
-        return true;
-    case O_LAYOUT:
-        return fa_cli_parse_layout(CMD, v, &x->layout_opt);
-    case O_GEN:
-        n = gen_kind_parse(v);
-        if (n < 0) {
-            cli_error(CMD,
-                      "--gen '%s': unknown generator (expected normal, sink "
-                      "or repeated-max)",
-                      v);
-            return false;
-        }
-        x->gen_on = true;
-        x->gen.kind = (gen_kind)n;
-        return true;
-    case O_SEED:
-        gen_only(x, "--seed");
-        return cli_parse_u64(CMD, "--seed", v, &x->gen.seed);
-    case O_BATCH:
-    case O_HEADS:
-    case O_NQ:
-    case O_NK:
-    case O_D:
-        gen_only(x, sh_opts[id - O_BATCH]);
-        x->sh_given[id - O_BATCH] = true;
-        return parse_count(sh_opts[id - O_BATCH], v, &x->sh[id - O_BATCH]);
-    case O_QK_STD:
-        gen_only(x, "--qk-std");
-        return parse_nonneg("--qk-std", v, &x->gen.qk_std);
-    case O_V_MEAN:
-        gen_only(x, "--v-mean");
-        return cli_parse_double(CMD, "--v-mean", v, true, &x->gen.v_mean);
-    case O_V_STD:
-        gen_only(x, "--v-std");
-        return parse_nonneg("--v-std", v, &x->gen.v_std);
-    case O_DO_STD:
-        gen_only(x, "--do-std");
-        return parse_nonneg("--do-std", v, &x->gen.do_std);
-    case O_SINK:
-        kind_only(x, "--sink", GEN_SINK);
-        return cli_parse_double(CMD, "--sink", v, true, &x->gen.sink);
-    case O_REPEAT:
-        kind_only(x, "--repeat", GEN_REPEATED);
-        return parse_count("--repeat", v, &x->gen.repeat);
-    case O_MAX_VALUE:
-        kind_only(x, "--max-value", GEN_REPEATED);
-        return cli_parse_double(CMD, "--max-value", v, true,
-                                &x->gen.max_value);
-    case O_GAP_MIN:
-        kind_only(x, "--gap-min", GEN_REPEATED);
-        return parse_nonneg("--gap-min", v, &x->gen.gap_min);
-    case O_GAP_MAX:
-        kind_only(x, "--gap-max", GEN_REPEATED);
-        return parse_nonneg("--gap-max", v, &x->gen.gap_max);
-    case O_POLICY: {
-        const fa_kernel *named;
-        x->policy_given = true;
-        x->kernel_named = x->sdpa = false;
-        if (sdpa_policy_named(v, &named, &x->sdpa)) {
-            if (named != NULL) {
-                x->kernel = *named;
-                x->kernel_named = true;
-            }
-            return true;
-        }
-        return fa_cli_parse_policy(CMD, v, &x->policy);
-    }
-    case O_KERNEL:
-        x->kernel_path = v;
-        return true;
-    case O_DESCRIBE:
-        x->describe = true;
-        return true;
-    case O_SDPA_BACKENDS:
-        x->sdpa_backends_given = true;
-        return sdpa_policy_parse_backends(CMD, v, &x->sdpa_backends);
-    case O_SPLITS:
-        return fa_cli_parse_splits(CMD, v, &x->splits, &x->splits_auto);
-    case O_DQ_BUFFERS:
-        return fa_cli_parse_dq_buffers(CMD, v, &x->dq_buffers);
-    case O_ROUND_TO:
-        if (strcmp(v, "bf16") == 0 || strcmp(v, "bfloat16") == 0)
-            x->round_to = TENSOR_BF16;
-        else if (strcmp(v, "f16") == 0 || strcmp(v, "float16") == 0)
-            x->round_to = TENSOR_F16;
-        else {
-            cli_error(CMD, "--round-to '%s': expected bf16 or f16", v);
-            return false;
-        }
-        return true;
-    case O_MASK:
-        x->mask_opd.opt = "--mask";
-        x->mask_opd.arg = v;
-        return true;
-    case O_LAUNCH:
-        x->launch_given = true;
-        return fa_cli_parse_launch(CMD, v, &x->launch, &x->launch_lengths);
-    case O_SMS:
-        return fa_cli_parse_sms(CMD, v, &x->sms);
     case O_FIX:
         n = fa_fix_parse(v);
         if (n < 0) {
@@ -3393,44 +3327,161 @@ take_option(void *ctx, int id, const char *v)
     case O_BACKWARD:
         x->backward = true;
         return true;
-    case O_CAPTURE:
-        return parse_capture(x, v);
-    case O_TRACE:
-        return parse_trace(x, v);
-    case O_TRACE_MAX:
-        x->trace_keep_given = true;
-        return cli_parse_u64(CMD, "--trace-max", v, &x->trace_keep);
-    case O_OUT:
-        x->out.arg = v;
+    default:
+        return take_run_option(x, id, v);
+    }
+}
+
+/* An option of the description, the launch, the inputs' rounding and
+   the mask, else take_numerics_option. */
+static bool
+take_kernel_option(attn_ctx *x, int id, const char *v)
+{
+
+    switch (id) {
+    case O_POLICY: {
+        const fa_kernel *named;
+        x->policy_given = true;
+        x->kernel_named = x->sdpa = false;
+        if (sdpa_policy_named(v, &named, &x->sdpa)) {
+            if (named != NULL) {
+                x->kernel = *named;
+                x->kernel_named = true;
+            }
+            return true;
+        }
+        return fa_cli_parse_policy(CMD, v, &x->policy);
+    }
+    case O_KERNEL:
+        x->kernel_path = v;
         return true;
-    case O_FORCE:
-        x->force = true;
+    case O_DESCRIBE:
+        x->describe = true;
         return true;
-    case O_EXACT:
-        x->exact_forced = true;
-        return true;
-    case O_NO_EXACT:
-        x->no_exact = true;
-        return true;
-    case O_MAX_MEMORY:
-        x->max_memory_given = true;
-        return cli_parse_bytes(CMD, "--max-memory", v, &x->max_memory);
-    case O_THREADS:
-        if (!cli_parse_u64(CMD, "--threads", v, &x->threads))
-            return false;
-        if (x->threads == 0) {
-            cli_error(CMD, "--threads '%s': expected at least 1", v);
+    case O_SDPA_BACKENDS:
+        x->sdpa_backends_given = true;
+        return sdpa_policy_parse_backends(CMD, v, &x->sdpa_backends);
+    case O_SPLITS:
+        return fa_cli_parse_splits(CMD, v, &x->splits, &x->splits_auto);
+    case O_DQ_BUFFERS:
+        return fa_cli_parse_dq_buffers(CMD, v, &x->dq_buffers);
+    case O_ROUND_TO:
+        if (strcmp(v, "bf16") == 0 || strcmp(v, "bfloat16") == 0)
+            x->round_to = TENSOR_BF16;
+        else if (strcmp(v, "f16") == 0 || strcmp(v, "float16") == 0)
+            x->round_to = TENSOR_F16;
+        else {
+            cli_error(CMD, "--round-to '%s': expected bf16 or f16", v);
             return false;
         }
         return true;
-    case O_JSON:
-        x->json = true;
+    case O_MASK:
+        x->mask_opd.opt = "--mask";
+        x->mask_opd.arg = v;
         return true;
-    case O_DRY_RUN:
-        x->dry_run = true;
-        return true;
+    case O_LAUNCH:
+        x->launch_given = true;
+        return fa_cli_parse_launch(CMD, v, &x->launch, &x->launch_lengths);
+    case O_SMS:
+        return fa_cli_parse_sms(CMD, v, &x->sms);
     default:
+        return take_numerics_option(x, id, v);
+    }
+}
+
+/* A generator option (--gen, the shape, the distributions), else
+   take_kernel_option. */
+static bool
+take_gen_option(attn_ctx *x, int id, const char *v)
+{
+    int n;
+
+    switch (id) {
+    case O_GEN:
+        n = gen_kind_parse(v);
+        if (n < 0) {
+            cli_error(CMD,
+                      "--gen '%s': unknown generator (expected normal, sink "
+                      "or repeated-max)",
+                      v);
+            return false;
+        }
+        x->gen_on = true;
+        x->gen.kind = (gen_kind)n;
         return true;
+    case O_SEED:
+        gen_only(x, "--seed");
+        return cli_parse_u64(CMD, "--seed", v, &x->gen.seed);
+    case O_BATCH:
+    case O_HEADS:
+    case O_NQ:
+    case O_NK:
+    case O_D:
+        gen_only(x, sh_opts[id - O_BATCH]);
+        x->sh_given[id - O_BATCH] = true;
+        return parse_count(sh_opts[id - O_BATCH], v, &x->sh[id - O_BATCH]);
+    case O_QK_STD:
+        gen_only(x, "--qk-std");
+        return parse_nonneg("--qk-std", v, &x->gen.qk_std);
+    case O_V_MEAN:
+        gen_only(x, "--v-mean");
+        return cli_parse_double(CMD, "--v-mean", v, true, &x->gen.v_mean);
+    case O_V_STD:
+        gen_only(x, "--v-std");
+        return parse_nonneg("--v-std", v, &x->gen.v_std);
+    case O_DO_STD:
+        gen_only(x, "--do-std");
+        return parse_nonneg("--do-std", v, &x->gen.do_std);
+    case O_SINK:
+        kind_only(x, "--sink", GEN_SINK);
+        return cli_parse_double(CMD, "--sink", v, true, &x->gen.sink);
+    case O_REPEAT:
+        kind_only(x, "--repeat", GEN_REPEATED);
+        return parse_count("--repeat", v, &x->gen.repeat);
+    case O_MAX_VALUE:
+        kind_only(x, "--max-value", GEN_REPEATED);
+        return cli_parse_double(CMD, "--max-value", v, true,
+                                &x->gen.max_value);
+    case O_GAP_MIN:
+        kind_only(x, "--gap-min", GEN_REPEATED);
+        return parse_nonneg("--gap-min", v, &x->gen.gap_min);
+    case O_GAP_MAX:
+        kind_only(x, "--gap-max", GEN_REPEATED);
+        return parse_nonneg("--gap-max", v, &x->gen.gap_max);
+    default:
+        return take_kernel_option(x, id, v);
+    }
+}
+
+/* One option; false after an error message.  The inputs here, the
+   other groups through take_gen_option. */
+static bool
+take_option(void *ctx, int id, const char *v)
+{
+    attn_ctx *x = ctx;
+
+    switch (id) {
+    case O_Q:
+    case O_K:
+    case O_V:
+    case O_DO:
+        x->in[id - O_Q].arg = v;
+        return true;
+    case O_GPU_O:
+        x->gpu_o.arg = v;
+        return true;
+    case O_GPU_LSE:
+        x->gpu_lse.arg = v;
+        return true;
+    case O_DTYPE:
+        if (!fa_cli_parse_dtype(CMD, v))
+            return false;
+        x->dtype_given = true;
+        return true;
+    case O_LAYOUT:
+        return fa_cli_parse_layout(CMD, v, &x->layout_opt);
+    default:
+        return take_gen_option(x, id, v);
     }
 }
 

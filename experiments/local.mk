@@ -7,7 +7,7 @@ experiments_bf16emu_SOURCES = \
 	experiments/cli.c experiments/cli.h \
 	experiments/trace.c \
 	experiments/mma.c \
-	experiments/attn.c \
+	experiments/attn.c experiments/attn_local.h experiments/attn_report.c \
 	experiments/diff.c \
 	experiments/fa_cli.c experiments/fa_cli.h \
 	experiments/fa_kernel_json.c experiments/fa_kernel_json.h \

@@ -1,0 +1,363 @@
+/* attn_local.h -- what the two files of bf16emu attn share: attn.c (the
+   options, the inputs, the run) and attn_report.c (the output file and
+   the text and JSON reports).  The context of one run, its name tables,
+   a few small helpers, and the report writers. */
+#ifndef BF16EMU_EXPERIMENTS_ATTN_LOCAL_H
+#define BF16EMU_EXPERIMENTS_ATTN_LOCAL_H
+
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "analysis/attn_mask.h"
+#include "analysis/bias.h"
+#include "analysis/gen.h"
+#include "analysis/tensor.h"
+#include "analysis/user_tensor.h"
+#include "attention/attention.h"
+#include "experiments/cli.h"
+#include "experiments/fa_cli.h"
+#include "experiments/sdpa_policy.h"
+
+/* The subcommand, for messages. */
+#define CMD "attn"
+
+/* The exact reference runs when B H Nq Nk d (x4 with --backward) is at
+   most this, unless --exact. */
+#define EXACT_WORK_LIMIT ((uint64_t)1 << 26)
+
+/* The exact reference's seconds per unit of that work on one core: the
+   figure the limit rests on (2^26 units, about 20 s). */
+#define EXACT_S_PER_UNIT 0.3e-6
+
+/* Room for a shape "[a, b, ...]" and for a FILE[:KEY] spec. */
+#define SHAPE_MAX (TENSOR_MAX_DIMS * 24 + 4)
+#define SPEC_MAX 4200
+
+/*----------------------------------------------------------------------------
+ * Types.
+ *--------------------------------------------------------------------------*/
+/* One input (or the output) given as FILE[:KEY]. */
+typedef cli_operand operand;
+
+enum
+{
+    IN_Q,
+    IN_K,
+    IN_V,
+    IN_DO,
+    N_IN
+};
+
+static const char *const in_names[N_IN] = {"q", "k", "v", "do"};
+static const char *const in_labels[N_IN] = {"Q", "K", "V", "dO"};
+
+enum
+{
+    OUT_O,
+    OUT_LSE,
+    OUT_DELTA,
+    OUT_DQ,
+    OUT_DK,
+    OUT_DV,
+    N_OUT
+};
+
+static const char *const out_names[N_OUT] = {"o",  "lse", "delta",
+                                             "dq", "dk",  "dv"};
+
+enum
+{
+    CAP_S,
+    CAP_P,
+    CAP_M,
+    CAP_L,
+    CAP_OBAR,
+    CAP_DP,
+    CAP_DS,
+    N_CAP
+};
+
+static const char *const cap_names[N_CAP] = {"s",    "p",  "m", "l",
+                                             "obar", "dp", "ds"};
+
+/* The statistics of one output's errors. */
+typedef struct
+{
+    bool have;
+    const sf_format *fmt;
+    uint64_t skipped; /* exact value not finite */
+    bias_cell err;    /* signed errors in ulps */
+    bias_cell mag;    /* their magnitudes */
+    bool rows;        /* O, dQ, dK, dV: rows of d elements */
+    bias_cell rel;    /* signed errors in ulps of the row's scale */
+    bias_cell rel_mag;
+} err_stat;
+
+/* One rounding event of a trace, kept for the table. */
+typedef struct
+{
+    uint64_t seq; /* 1-based position among the pass's events */
+    int op;
+    const sf_format *fmt;
+    unsigned n_in;
+    const sf_format *in_fmt[3];
+    uint64_t in[3];
+    uint64_t result;
+    int dir;
+    unsigned guard, round, sticky;
+    bool tie;
+    double err_ulps;
+    unsigned flags;
+} trace_ev;
+
+/* The events of one pass: every one counted (by operation), the last CAP
+   kept in a ring. */
+typedef struct
+{
+    size_t cap, n, next;
+    uint64_t total;
+    trace_ev *ring;
+    bias_acc *acc;
+} trace_log;
+
+/* Bytes by kind, for the memory check. */
+typedef struct
+{
+    uint64_t inputs, outputs, captures, workspace, exact, trace, total;
+} mem_estimate;
+
+/* The progress of one parallel loop over the heads, on stderr while it is
+   a terminal. */
+typedef struct
+{
+    bool on;
+    const char *unit; /* "heads (forward)" */
+    uint64_t done, total;
+    double t0, last;
+} head_progress;
+
+enum
+{
+    SH_BATCH,
+    SH_HEADS,
+    SH_NQ,
+    SH_NK,
+    SH_D,
+    N_SH
+};
+
+typedef struct
+{
+    /* options */
+    operand in[N_IN];
+    operand out;
+    operand gpu_o, gpu_lse; /* --o, --lse: the backward's O and LSE */
+    operand mask_opd;       /* --mask */
+    am_mask mask;           /* bound to the tensors' [B, H, Nq, Nk] */
+    bool has_mask;
+    bool dtype_given;       /* --dtype bf16 */
+    ut_layout layout_opt;   /* --layout */
+    bool gen_on;
+    gen_params gen;
+    const char *gen_only[16]; /* generator options given, for messages */
+    size_t n_gen_only;
+    const char *kind_only[8]; /* options of one generator: "--sink" */
+    gen_kind kind_of[8];
+    size_t n_kind_only;
+    bool sh_given[N_SH];
+    uint64_t sh[N_SH];
+    fa_policy policy;
+    bool policy_given;
+    bool f16;                /* the input files are F16 */
+    const char *kernel_path; /* --kernel FILE.json */
+    fa_kernel kernel;        /* loaded from it */
+    bool kernel_named;       /* --policy NAME of a named description (or
+                                sdpa's choice) in kernel */
+    bool sdpa;               /* --policy sdpa */
+    unsigned sdpa_backends;  /* --sdpa-backends (SDPA_EN_*) */
+    bool sdpa_backends_given;
+    sdpa_choice sdpa_ch;     /* its choice */
+    fa_cli_log logm;         /* its lg2 log, when it has one */
+    bool describe;
+    uint64_t splits; /* 0: the description's */
+    bool splits_auto;
+    tensor_dtype round_to; /* --round-to: BF16 or F16; TENSOR_ANY none */
+    fa_cli_launch launch; /* the GPU launch the tensors came from */
+    bool launch_given, launch_lengths;
+    const char *splits_from; /* what set the split count, with its rule */
+    char splits_from_buf[160];
+    uint64_t dq_buffers; /* 0: the description's rule */
+    uint64_t sms;
+    fa_fix_kind fix_kind;
+    bool beta_given, tol_given, eps_given, eps_zero_given, zero_max_given;
+    double beta, tol, eps, eps_zero;
+    fa_zero_max zero_max;
+    unsigned ablations;
+    uint64_t br, bc;
+    bool order_given;
+    fa_kv_order order;
+    bool causal;
+    bool top_left; /* --causal-align top-left */
+    bool top_left_given; /* --causal-align given */
+    bool scale_given;
+    uint32_t scale_bits;
+    fa_cli_exp exp;
+    bool exp_given;
+    bool backward;
+    unsigned captures; /* 1 << CAP_* */
+    bool trace;
+    uint64_t trace_at[4]; /* b, h, row, col */
+    uint64_t trace_keep;
+    bool trace_keep_given;
+    bool json, force, no_exact, exact_forced;
+    bool dry_run; /* --dry-run */
+    bool tty;     /* stderr is a terminal: progress there */
+    uint64_t max_memory;
+    bool max_memory_given;
+    uint64_t threads;
+
+    /* resolved */
+    fa_config cfg;  /* the whole shape */
+    fa_config hcfg; /* one head */
+    unsigned rank;  /* of Q: 2, 3 or 4 */
+    uint64_t lead[2];
+    unsigned n_lead;
+    size_t nb, nh, nq, nk, d; /* B, H, Nq, Nk, d */
+    size_t nhkv; /* K's and V's heads (grouped-query: a divisor of H) */
+    size_t heads;             /* B H */
+    size_t br_eff, bc_eff, tc, splits_eff, dq_buffers_eff;
+    uint32_t scale_used;
+    uint16_t *data[N_IN]; /* the inputs, host order */
+    ut_info info[N_IN];   /* what the reader did to each input */
+    ut_layout layout;
+    const char *layout_from;
+    uint32_t *bwd_o, *bwd_lse; /* --o, --lse as FP32 patterns, or NULL */
+    uint16_t *gen_buf[N_IN];
+    uint64_t nonfinite_in[N_IN];
+    uint32_t *res[N_OUT];
+    uint32_t *cap[N_CAP];
+    bool p_internal;
+    unsigned flags_fwd, flags_bwd;
+    mem_estimate mem;
+    int threads_used;
+
+    /* the exact reference */
+    bool exact_run;
+    const char *exact_note; /* why it did not run */
+    uint64_t exact_work;
+    uint64_t heads_nonfinite, heads_range;
+    double *ex[N_OUT];
+    err_stat st[N_OUT];
+
+    /* rows with P~ = 1 */
+    bool rows_have;
+    uint64_t rows, rows_p1, rows_p2;
+
+    trace_log tr[2]; /* forward (O), backward (dQ) */
+} attn_ctx;
+
+/*----------------------------------------------------------------------------
+ * Small helpers.
+ *--------------------------------------------------------------------------*/
+/* "1.5 GiB" (binary units, three significant digits) into BUF. */
+static inline const char *
+bytes_str(char *buf, size_t n, uint64_t b)
+{
+    static const char *const units[] = {"bytes", "KiB", "MiB", "GiB",
+                                        "TiB",   "PiB", "EiB"};
+    double v = (double)b;
+    unsigned u = 0;
+
+    if (b == UINT64_MAX) {
+        snprintf(buf, n, "more than 16 EiB");
+        return buf;
+    }
+    while (v >= 1024.0 && u + 1 < sizeof units / sizeof units[0]) {
+        v /= 1024.0;
+        u++;
+    }
+    if (u == 0)
+        snprintf(buf, n, "%" PRIu64 " bytes", b);
+    else
+        snprintf(buf, n, "%.3g %s", v, units[u]);
+    return buf;
+}
+
+/* Reverses the bytes of each ES-byte element of P[0..N): little-endian
+   file order <-> host order on a big-endian host; nothing on a
+   little-endian one. */
+static inline void
+swap_elems(void *p, size_t n, size_t es)
+{
+    unsigned char *b = p;
+
+    if (cli_host_little_endian() || es < 2 || p == NULL)
+        return;
+    for (size_t i = 0; i < n; i++, b += es)
+        for (size_t x = 0, y = es - 1; x < y; x++, y--) {
+            unsigned char c = b[x];
+            b[x] = b[y];
+            b[y] = c;
+        }
+}
+
+/* V in "%.17g" into BUF. */
+static inline const char *
+dbl_str(char *buf, size_t n, double v)
+{
+    snprintf(buf, n, "%.17g", v);
+    return buf;
+}
+
+/* The description run: --kernel's, or the policy's. */
+static inline const char *
+kernel_name(const attn_ctx *x)
+{
+    const fa_kernel *k = fa_config_kernel(&x->cfg);
+
+    return k != NULL ? k->name : fa_policy_name(x->cfg.policy);
+}
+
+/* The work of the run: B H Nq Nk d, x4 with --backward (as x->exact_work
+   counts it, without its saturation). */
+static inline double
+run_work(const attn_ctx *x)
+{
+    return (double)x->heads * (double)x->nq * (double)x->nk * (double)x->d
+           * (x->backward ? 4.0 : 1.0);
+}
+
+/*----------------------------------------------------------------------------
+ * attn.c
+ *--------------------------------------------------------------------------*/
+/* The threads the parallel loops over the heads use: --threads, at most
+   one per head, at most 1024. */
+int attn_thread_count(const attn_ctx *x);
+
+/*----------------------------------------------------------------------------
+ * attn_report.c
+ *--------------------------------------------------------------------------*/
+/* "cost W: B x H x Nq x Nk x d = ...; the parts that run", without a
+   newline, into B: W the work (run_work), and the exact reference's time
+   on one core where it runs. */
+void attn_cost_text(cli_buf *b, const attn_ctx *x);
+
+/* Writes --out: O, LSE (delta, dQ, dK, dV), the captures and, for
+   generated inputs, the inputs, with the run's metadata and the whole
+   description.  False after an error message (nothing left behind). */
+bool attn_write_output(attn_ctx *x);
+
+/* The text report of a finished run into B. */
+void attn_text_report(attn_ctx *x, cli_buf *b);
+
+/* --dry-run's text report into B: the header, the memory estimate and the
+   cost. */
+void attn_text_dry_run(cli_buf *b, const attn_ctx *x);
+
+/* The JSON report of a run (finished, or resolved with --dry-run) into
+   J. */
+void attn_json_report(attn_ctx *x, cli_json *j);
+
+#endif

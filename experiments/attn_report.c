@@ -944,16 +944,14 @@ json_trace(cli_json *j, const attn_ctx *x, int pass)
     cli_json_object_end(j);
 }
 
-void
-attn_json_report(attn_ctx *x, cli_json *j)
+/* The report's description, fix, ablations, exp, mask, scale, order and
+   tiles. */
+static void
+json_computation(cli_json *j, const attn_ctx *x)
 {
     const fa_fix *f = &x->cfg.fix;
-    char buf[64], fl[6];
+    char buf[64];
 
-    cli_json_object_begin(j, NULL);
-    cli_json_string(j, "command", "attn");
-    cli_json_string(j, "version", cli_version());
-    cli_json_bool(j, "dry_run", x->dry_run);
     cli_json_string(j, "policy", kernel_name(x));
     cli_json_string(j, "o_format",
                     fa_output_format(&x->cfg, "o") != NULL
@@ -998,6 +996,12 @@ attn_json_report(attn_ctx *x, cli_json *j)
     cli_json_int(j, "dq_buffers", (long long)x->dq_buffers_eff);
     cli_json_object_end(j);
     cli_json_bool(j, "backward", x->backward);
+}
+
+/* The report's shape and inputs (the generator, or each file). */
+static void
+json_inputs(cli_json *j, const attn_ctx *x)
+{
     cli_json_object_begin(j, "shape");
     cli_json_int(j, "batch", (long long)x->nb);
     cli_json_int(j, "heads", (long long)x->nh);
@@ -1032,6 +1036,15 @@ attn_json_report(attn_ctx *x, cli_json *j)
     for (int i = 0; i < N_IN; i++)
         json_input(j, x, i);
     cli_json_object_end(j);
+}
+
+/* The report's flags, threads, cost, rows with P~ = 1 and the exact
+   reference's run. */
+static void
+json_results(cli_json *j, const attn_ctx *x)
+{
+    char fl[6];
+
     if (x->dry_run)
         cli_json_null(j, "flags");
     else
@@ -1061,7 +1074,12 @@ attn_json_report(attn_ctx *x, cli_json *j)
     cli_json_int(j, "heads_nonfinite", (long long)x->heads_nonfinite);
     cli_json_int(j, "heads_range", (long long)x->heads_range);
     cli_json_object_end(j);
-    json_stats(j, x);
+}
+
+/* The report's trace and output file. */
+static void
+json_trace_out(cli_json *j, const attn_ctx *x)
+{
     if (x->trace && !x->dry_run) {
         cli_json_object_begin(j, "trace");
         cli_json_int(j, "b", (long long)x->trace_at[0]);
@@ -1093,6 +1111,20 @@ attn_json_report(attn_ctx *x, cli_json *j)
     } else {
         cli_json_null(j, "out");
     }
+}
+
+void
+attn_json_report(attn_ctx *x, cli_json *j)
+{
+    cli_json_object_begin(j, NULL);
+    cli_json_string(j, "command", "attn");
+    cli_json_string(j, "version", cli_version());
+    cli_json_bool(j, "dry_run", x->dry_run);
+    json_computation(j, x);
+    json_inputs(j, x);
+    json_results(j, x);
+    json_stats(j, x);
+    json_trace_out(j, x);
     cli_json_object_end(j);
     cli_json_finish(j);
 }

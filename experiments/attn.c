@@ -540,62 +540,52 @@ fill_launch(attn_ctx *x)
     return true;
 }
 
+/* --policy sdpa: the backend PyTorch picks for this call, its
+   description, causal alignment and splits into X.  False after an
+   error message. */
 static bool
-build_config(attn_ctx *x)
+pick_sdpa(attn_ctx *x)
 {
-    fa_config *c = &x->cfg;
-    const char *why;
+    /* PyTorch 2.11's backend for this call on an H200 */
+    sdpa_case sc = sdpa_case_default();
+    const fa_kernel *k;
+    bool split_auto;
+    unsigned lean;
+    sc.batch = (int64_t)x->launch.batch;
+    sc.heads = (int64_t)x->launch.heads;
+    sc.kv_heads = (int64_t)x->launch.kv_heads;
+    sc.enable_gqa = x->nhkv != x->nh;
+    sc.nq = (int64_t)x->nq;
+    sc.nk = (int64_t)x->nk;
+    sc.d = (int64_t)x->d;
+    sc.dtype = x->f16 ? SDPA_DT_F16 : SDPA_DT_BF16;
+    sc.causal = x->causal;
+    sc.requires_grad = x->backward;
+    if (x->sdpa_backends_given)
+        sc.enabled = x->sdpa_backends;
+    if (!sdpa_policy_pick(CMD, &sc, &k, &x->sdpa_ch, &split_auto, &lean))
+        return false;
+    sdpa_policy_note(CMD, &x->sdpa_ch, k);
+    if (x->causal && x->nq != x->nk && !x->top_left_given
+        && !sdpa_policy_causal_align(CMD, &x->sdpa_ch, (int64_t)x->nq,
+                                     (int64_t)x->nk, &x->top_left))
+        return false;
+    x->kernel = *k;
+    x->kernel_named = true;
+    if (split_auto && x->splits == 0)
+        x->splits_auto = true;
+    if (lean > 1 && x->splits == 0 && !x->splits_auto)
+        x->splits = lean;
+    return true;
+}
+
+/* The shape, mask, scale, tiles, order, fix, ablations, exp and log
+   models into C from the options.  False after an error message. */
+static bool
+config_options(attn_ctx *x, fa_config *c)
+{
     float sf;
 
-    if (!fill_launch(x))
-        return false;
-    if (x->sdpa) {
-        /* PyTorch 2.11's backend for this call on an H200 */
-        sdpa_case sc = sdpa_case_default();
-        const fa_kernel *k;
-        bool split_auto;
-        unsigned lean;
-        sc.batch = (int64_t)x->launch.batch;
-        sc.heads = (int64_t)x->launch.heads;
-        sc.kv_heads = (int64_t)x->launch.kv_heads;
-        sc.enable_gqa = x->nhkv != x->nh;
-        sc.nq = (int64_t)x->nq;
-        sc.nk = (int64_t)x->nk;
-        sc.d = (int64_t)x->d;
-        sc.dtype = x->f16 ? SDPA_DT_F16 : SDPA_DT_BF16;
-        sc.causal = x->causal;
-        sc.requires_grad = x->backward;
-        if (x->sdpa_backends_given)
-            sc.enabled = x->sdpa_backends;
-        if (!sdpa_policy_pick(CMD, &sc, &k, &x->sdpa_ch, &split_auto, &lean))
-            return false;
-        sdpa_policy_note(CMD, &x->sdpa_ch, k);
-        if (x->causal && x->nq != x->nk && !x->top_left_given
-            && !sdpa_policy_causal_align(CMD, &x->sdpa_ch, (int64_t)x->nq,
-                                         (int64_t)x->nk, &x->top_left))
-            return false;
-        x->kernel = *k;
-        x->kernel_named = true;
-        if (split_auto && x->splits == 0)
-            x->splits_auto = true;
-        if (lean > 1 && x->splits == 0 && !x->splits_auto)
-            x->splits = lean;
-    }
-    if (x->kernel_path != NULL || x->kernel_named)
-        *c = fa_config_kernel_default(&x->kernel);
-    else
-        *c = fa_config_default(x->policy);
-    if (x->nhkv != x->nh && x->backward
-        && fa_config_kernel(c)->gqa_dkv == FA_GQA_NONE) {
-        cli_error(CMD, "--backward: grouped-query heads (%zu query heads over "
-                       "%zu key/value heads): the description '%s' has no "
-                       "rule for the sum of dK and dV over a group (gqa_dkv "
-                       "\"none\"; the forward runs); give K and V repeated "
-                       "to %zu heads for the backward of PyTorch's expanded "
-                       "call",
-                  x->nh, x->nhkv, fa_config_kernel(c)->name, x->nh);
-        return false;
-    }
     c->shape.batch = x->nb;
     c->shape.heads = x->nh;
     c->shape.nq = x->nq;
@@ -631,6 +621,14 @@ build_config(attn_ctx *x)
     c->log = fa_cli_log_model(&x->logm);
     c->rcp = fa_cli_rcp_model(&x->logm);
     c->input = x->f16 ? &sf_format_f16 : NULL;
+    return true;
+}
+
+/* The split count into C: --splits auto or a --launch without --splits
+   take the kernel's own rule on the launch; X->splits_from says which. */
+static void
+config_splits(attn_ctx *x, fa_config *c)
+{
     if (x->splits_auto || (x->launch_given && x->splits == 0)) {
         /* the kernel's own rule on the launch */
         const char *rule;
@@ -646,21 +644,15 @@ build_config(attn_ctx *x)
         x->splits_from = x->splits != 0 ? "--splits"
                                         : "default: not split (no --launch)";
     }
-    c->dq_splits = (size_t)x->dq_buffers;
-    c->sms = (size_t)x->sms;
-    if (c->splits > 1
-        && (x->captures
-            & ((1u << CAP_M) | (1u << CAP_L) | (1u << CAP_OBAR)))) {
-        cli_error(CMD, "--capture: m, l and obar are not defined with "
-                       "--splits above 1 (expected s or p)");
-        return false;
-    }
-    why = fa_config_check(c);
-    if (why != NULL) {
-        fa_cli_config_refused(
-            CMD, c, x->splits_auto ? "--splits auto" : "--splits", why);
-        return false;
-    }
+}
+
+/* The configuration of one head, the head count, the scale and the
+   tiles, from the checked configuration of the whole shape. */
+static void
+head_config(attn_ctx *x)
+{
+    const fa_config *c = &x->cfg;
+
     x->hcfg = *c;
     x->hcfg.shape.batch = 1;
     x->hcfg.shape.heads = 1;
@@ -675,6 +667,13 @@ build_config(attn_ctx *x)
     x->scale_used = fa_scale_bits(c);
     x->order = c->order;
     resolve_tiles(x);
+}
+
+/* --trace b,h,row,col within the shape; false after an error
+   message. */
+static bool
+check_trace_at(const attn_ctx *x)
+{
     if (x->trace) {
         static const char *const what[4] = {"b", "h", "row", "col"};
         const uint64_t lim[4] = {x->nb, x->nh, x->nq, x->d};
@@ -690,6 +689,56 @@ build_config(attn_ctx *x)
             }
     }
     return true;
+}
+
+/* The configuration of the whole shape (X->cfg) and of one head
+   (X->hcfg) from the options, the launch and the description; false
+   after an error message. */
+static bool
+build_config(attn_ctx *x)
+{
+    fa_config *c = &x->cfg;
+    const char *why;
+
+    if (!fill_launch(x))
+        return false;
+    if (x->sdpa && !pick_sdpa(x))
+        return false;
+    if (x->kernel_path != NULL || x->kernel_named)
+        *c = fa_config_kernel_default(&x->kernel);
+    else
+        *c = fa_config_default(x->policy);
+    if (x->nhkv != x->nh && x->backward
+        && fa_config_kernel(c)->gqa_dkv == FA_GQA_NONE) {
+        cli_error(CMD, "--backward: grouped-query heads (%zu query heads over "
+                       "%zu key/value heads): the description '%s' has no "
+                       "rule for the sum of dK and dV over a group (gqa_dkv "
+                       "\"none\"; the forward runs); give K and V repeated "
+                       "to %zu heads for the backward of PyTorch's expanded "
+                       "call",
+                  x->nh, x->nhkv, fa_config_kernel(c)->name, x->nh);
+        return false;
+    }
+    if (!config_options(x, c))
+        return false;
+    config_splits(x, c);
+    c->dq_splits = (size_t)x->dq_buffers;
+    c->sms = (size_t)x->sms;
+    if (c->splits > 1
+        && (x->captures
+            & ((1u << CAP_M) | (1u << CAP_L) | (1u << CAP_OBAR)))) {
+        cli_error(CMD, "--capture: m, l and obar are not defined with "
+                       "--splits above 1 (expected s or p)");
+        return false;
+    }
+    why = fa_config_check(c);
+    if (why != NULL) {
+        fa_cli_config_refused(
+            CMD, c, x->splits_auto ? "--splits auto" : "--splits", why);
+        return false;
+    }
+    head_config(x);
+    return check_trace_at(x);
 }
 
 /*----------------------------------------------------------------------------

@@ -361,6 +361,24 @@ ut_layout_tell(const tensor *q, const tensor *k)
     return UT_LAYOUT_UNSET;
 }
 
+ut_layout
+ut_layout_launch(const tensor *q, uint64_t heads, uint64_t nq, bool *neither)
+{
+    unsigned r = q->ndim;
+    bool bhnd, bnhd;
+
+    if (r < 3)
+        return UT_LAYOUT_UNSET;
+    /* BHND: H at r - 3, N at r - 2; BNHD the other way round */
+    bhnd = q->shape[r - 2] == nq && q->shape[r - 3] <= heads;
+    bnhd = q->shape[r - 3] == nq && q->shape[r - 2] <= heads;
+    if (neither != NULL)
+        *neither = !bhnd && !bnhd;
+    return bhnd == bnhd ? UT_LAYOUT_UNSET
+           : bhnd       ? UT_LAYOUT_BHND
+                        : UT_LAYOUT_BNHD;
+}
+
 int
 ut_to_bhnd(tensor *t, ut_layout layout, ut_info *info, tensor_error *err)
 {

@@ -109,6 +109,16 @@ bool ut_layout_matters(const tensor *t);
    naming both readings). */
 ut_layout ut_layout_tell(const tensor *q, const tensor *k);
 
+/* The layout Q (3- or 4-D) can only have under a launch of HEADS query
+   heads of NQ rows each (a dump's manifest): BHND when Q's dimension
+   ndim-3 is at most HEADS and its dimension ndim-2 is NQ, BNHD the other
+   way round.  UT_LAYOUT_UNSET when both readings fit or neither does,
+   and for Q of fewer than 3 dimensions (then *NEITHER is left as it
+   is); otherwise *NEITHER, unless NEITHER is NULL, says whether neither
+   reading fits. */
+ut_layout ut_layout_launch(const tensor *q, uint64_t heads, uint64_t nq,
+                           bool *neither);
+
 /* Rearranges T (2-, 3- or 4-D) from LAYOUT to BHND: a BNHD tensor is
    transposed; BHND and 2-D tensors are left as they are.  On error
    (out of memory) T is unchanged. */

@@ -231,13 +231,8 @@ manifest_layout(const char *m, const tensor *q)
         heads = json_integer_value(json_array_get(sh, 1));
         nq = json_integer_value(json_array_get(sh, 2));
     }
-    if (heads > 0 && nq > 0 && q->ndim >= 3) {
-        uint64_t a = q->shape[q->ndim - 3], b = q->shape[q->ndim - 2];
-        bool bhnd = b == (uint64_t)nq && a <= (uint64_t)heads;
-        bool bnhd = a == (uint64_t)nq && b <= (uint64_t)heads;
-        if (bhnd != bnhd)
-            r = bhnd ? UT_LAYOUT_BHND : UT_LAYOUT_BNHD;
-    }
+    if (heads > 0 && nq > 0)
+        r = ut_layout_launch(q, (uint64_t)heads, (uint64_t)nq, NULL);
     json_decref(root);
     return r;
 }

@@ -813,27 +813,14 @@ promote(tensor *t, unsigned nd)
     t->ndim = nd;
 }
 
-/* The layout the manifest's shape tells for Q (3- or 4-D): BHND when
-   Q's H dimension fits the launch's heads and its N dimension is nq,
-   BNHD the other way round; UNSET when both or neither fit (*NEITHER
-   says which). */
+/* The layout the manifest's shape tells for Q (3- or 4-D), as
+   ut_layout_launch reads it; UNSET without a manifest shape. */
 static ut_layout
 manifest_layout(const diff_ctx *x, const tensor *q, bool *neither)
 {
-    unsigned r = q->ndim;
-    uint64_t a, b;
-    bool bhnd, bnhd;
-
-    if (!x->man_shape_given || r < 3)
+    if (!x->man_shape_given)
         return UT_LAYOUT_UNSET;
-    a = q->shape[r - 3];
-    b = q->shape[r - 2];
-    bhnd = b == x->man_shape[2] && a <= x->man_shape[1];
-    bnhd = a == x->man_shape[2] && b <= x->man_shape[1];
-    *neither = !bhnd && !bnhd;
-    return bhnd == bnhd ? UT_LAYOUT_UNSET
-           : bhnd       ? UT_LAYOUT_BHND
-                        : UT_LAYOUT_BNHD;
+    return ut_layout_launch(q, x->man_shape[1], x->man_shape[2], neither);
 }
 
 /* The layout of the attention tensors: --layout, the manifest, the

@@ -252,6 +252,26 @@ START_TEST(test_bnhd)
         a.shape[1] = 8, a.shape[2] = 64, b.shape[1] = 2, b.shape[2] = 64;
         ck_assert_int_eq(ut_layout_tell(&a, &b), UT_LAYOUT_UNSET);
     }
+    {
+        /* the layout a launch tells for Q [2, 4, 3, 5]: 4 heads of 3 rows
+           read it as BHND, 8 heads of 4 rows as BNHD, 4 heads of 9 rows
+           neither way; Q [2, 3, 3, 5] under 3 heads of 3 rows both ways
+           (unset, never a guess); a 2-D Q has no layout */
+        tensor a = t;
+        bool neither = true;
+        ck_assert_int_eq(ut_layout_launch(&t, 4, 3, &neither), UT_LAYOUT_BHND);
+        ck_assert(!neither);
+        ck_assert_int_eq(ut_layout_launch(&t, 8, 4, NULL), UT_LAYOUT_BNHD);
+        ck_assert_int_eq(ut_layout_launch(&t, 4, 9, &neither), UT_LAYOUT_UNSET);
+        ck_assert(neither);
+        a.shape[1] = 3;
+        ck_assert_int_eq(ut_layout_launch(&a, 3, 3, &neither), UT_LAYOUT_UNSET);
+        ck_assert(!neither);
+        a.ndim = 2;
+        neither = true;
+        ck_assert_int_eq(ut_layout_launch(&a, 3, 3, &neither), UT_LAYOUT_UNSET);
+        ck_assert(neither);
+    }
     t.shape[1] = 1;
     ck_assert(!ut_layout_matters(&t));
     t.shape[1] = 4;

@@ -8,6 +8,7 @@ experiments_bf16emu_SOURCES = \
 	experiments/trace.c \
 	experiments/mma.c \
 	experiments/attn.c experiments/attn_local.h experiments/attn_report.c \
+	experiments/attn_help.c \
 	experiments/diff.c \
 	experiments/fa_cli.c experiments/fa_cli.h \
 	experiments/fa_kernel_json.c experiments/fa_kernel_json.h \

@@ -454,3 +454,203 @@ iv_batch_bound(size_t n, const size_t *batch, const size_t *class_of)
         return 0;
     return batch[j];
 }
+
+bool
+iv_backend_predicted(const iv_problem *p, const iv_space *sp, size_t b,
+                     char *why, size_t n)
+{
+    for (int m = 0; m < 2; m++) {
+        if (m == 0 ? !sp->prefill : !sp->decode)
+            continue;
+        for (size_t s = 0; s < sp->nsms; s++)
+            for (size_t j = 0; j < sp->nbatch; j++) {
+                iv_launch l = {sp->batch[j], sp->sms[s], b, m == 1};
+                iv_key k;
+                if (iv_resolve(p, &l, &k, why, n) != 0)
+                    return false;
+                iv_key_free(&k);
+            }
+    }
+    return true;
+}
+
+size_t
+iv_prune_backends(iv_problem *p, iv_backend *be, const iv_space *sp,
+                  iv_skip *skip, size_t *nskip)
+{
+    size_t keep = 0;
+
+    /* BE[keep] is written only after BE[b] (b >= keep) was resolved */
+    for (size_t b = 0; b < p->nbackends; b++) {
+        char why[512];
+        if (!iv_backend_predicted(p, sp, b, why, sizeof why)) {
+            skip[*nskip].name = be[b].name;
+            snprintf(skip[*nskip].why, sizeof skip[0].why, "%s", why);
+            (*nskip)++;
+            continue;
+        }
+        be[keep++] = be[b];
+    }
+    p->nbackends = keep;
+    return keep;
+}
+
+/* The launches of SP into G->l, in iv_grid_at's order. */
+static void
+grid_launches(iv_grid *g)
+{
+    const iv_space *sp = &g->sp;
+    size_t i = 0;
+
+    for (int m = 0; m < 2; m++) {
+        if (m == 0 ? !sp->prefill : !sp->decode)
+            continue;
+        for (size_t b = 0; b < g->p->nbackends; b++)
+            for (size_t s = 0; s < sp->nsms; s++)
+                for (size_t j = 0; j < sp->nbatch; j++) {
+                    iv_launch *l = &g->l[i++];
+                    l->batch = sp->batch[j];
+                    l->sms = sp->sms[s];
+                    l->backend = b;
+                    l->decode = m == 1;
+                }
+    }
+}
+
+/* Each launch resolved, and the runs: a launch joins the first run of
+   an equal key, else starts one. */
+static int
+grid_resolve(iv_grid *g, char *why, size_t n)
+{
+    char w[512];
+
+    for (size_t i = 0; i < g->nl; i++) {
+        const iv_launch *l = &g->l[i];
+        if (iv_resolve(g->p, l, &g->key[i], w, sizeof w) != 0) {
+            say(why, n, "%s at batch %zu, %u SMs%s: %s",
+                g->p->backends[l->backend].name, l->batch,
+                l->sms != 0 ? l->sms : 132, l->decode ? " (decode)" : "", w);
+            return -1;
+        }
+        g->run_of[i] = g->nruns;
+        for (size_t r = 0; r < g->nruns; r++)
+            if (iv_key_equal(&g->key[g->runs[r]], &g->key[i])) {
+                g->run_of[i] = r;
+                break;
+            }
+        if (g->run_of[i] == g->nruns)
+            g->runs[g->nruns++] = i;
+    }
+    return 0;
+}
+
+int
+iv_grid_init(iv_grid *g, const iv_problem *p, const iv_space *sp, char *why,
+             size_t n)
+{
+    size_t modes = (size_t)sp->prefill + (size_t)sp->decode;
+
+    memset(g, 0, sizeof *g);
+    g->p = p;
+    g->sp = *sp;
+    g->nl = p->nbackends * sp->nsms * sp->nbatch * modes;
+    g->l = calloc(g->nl, sizeof *g->l);
+    g->key = calloc(g->nl, sizeof *g->key);
+    g->run_of = calloc(g->nl, sizeof *g->run_of);
+    g->runs = calloc(g->nl, sizeof *g->runs);
+    if (g->l == NULL || g->key == NULL || g->run_of == NULL
+        || g->runs == NULL) {
+        say(why, n, "out of memory");
+        return -1;
+    }
+    grid_launches(g);
+    if (grid_resolve(g, why, n) != 0)
+        return -1;
+    g->y = iv_output_layout(p);
+    g->out_len = p->heads * g->y.head;
+    g->out = calloc(g->nruns, sizeof *g->out);
+    g->cls_run = calloc(g->nruns, sizeof *g->cls_run);
+    if (g->out == NULL || g->cls_run == NULL) {
+        say(why, n, "out of memory");
+        return -1;
+    }
+    for (size_t r = 0; r < g->nruns; r++)
+        if ((g->out[r] = malloc(g->out_len * sizeof(uint32_t))) == NULL) {
+            say(why, n, "out of memory");
+            return -1;
+        }
+    return 0;
+}
+
+void
+iv_grid_free(iv_grid *g)
+{
+    for (size_t i = 0; i < g->nl && g->key != NULL; i++)
+        iv_key_free(&g->key[i]);
+    for (size_t r = 0; r < g->nruns && g->out != NULL; r++)
+        free(g->out[r]);
+    free(g->out);
+    free(g->l);
+    free(g->key);
+    free(g->run_of);
+    free(g->runs);
+    free(g->cls_run);
+    memset(g, 0, sizeof *g);
+}
+
+void
+iv_grid_classify(iv_grid *g)
+{
+    g->ncls = iv_classes(g->nruns, (const uint32_t *const *)g->out,
+                         g->out_len, g->cls_run);
+}
+
+size_t
+iv_grid_at(const iv_grid *g, int decode, size_t b, size_t s, size_t j)
+{
+    size_t per_mode = g->p->nbackends * g->sp.nsms * g->sp.nbatch;
+    size_t base = decode == 1 && g->sp.prefill ? per_mode : 0;
+
+    return base + (b * g->sp.nsms + s) * g->sp.nbatch + j;
+}
+
+size_t
+iv_grid_class(const iv_grid *g, size_t i)
+{
+    return g->cls_run[g->run_of[i]];
+}
+
+/* The delta of one output (at OFF, LEN words a head, on FMT's grid)
+   between the runs of launches I and J, over every head. */
+static iv_delta
+part_delta(const iv_grid *g, size_t i, size_t j, size_t off, size_t len,
+           const sf_format *fmt)
+{
+    const uint32_t *a = g->out[g->run_of[i]], *b = g->out[g->run_of[j]];
+    iv_delta t = {0, 0};
+
+    for (size_t h = 0; h < g->p->heads; h++) {
+        iv_delta d = iv_compare(fmt, a + h * g->y.head + off,
+                                b + h * g->y.head + off, len);
+        t.differ += d.differ;
+        if (d.max_ulps > t.max_ulps)
+            t.max_ulps = d.max_ulps;
+    }
+    return t;
+}
+
+void
+iv_grid_delta(const iv_grid *g, size_t i, size_t j, iv_delta *o,
+              iv_delta *lse)
+{
+    *o = part_delta(g, i, j, g->y.o, g->y.lse - g->y.o,
+                    iv_output_format(&g->key[i]));
+    *lse = part_delta(g, i, j, g->y.lse, g->y.dq - g->y.lse, &sf_format_f32);
+}
+
+iv_delta
+iv_grid_delta_bwd(const iv_grid *g, size_t i, size_t j)
+{
+    return part_delta(g, i, j, g->y.dq, g->y.head - g->y.dq,
+                      fa_output_format(g->key[i].cfg, "dq"));
+}

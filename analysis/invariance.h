@@ -11,7 +11,10 @@
    keys; iv_compute each distinct key on each kept head (independent:
    any order, any threads); iv_classes groups the keys' outputs;
    iv_compare and iv_rule describe each pair of classes; iv_batch_bound
-   states a batch size from which a backend's output no longer moves. */
+   states a batch size from which a backend's output no longer moves.
+   iv_grid does the bookkeeping of those steps for a space of launches
+   (iv_space): the launches in a fixed order, their keys and runs, room
+   for the outputs, the classes and the deltas between launches. */
 #ifndef BF16EMU_ANALYSIS_INVARIANCE_H
 #define BF16EMU_ANALYSIS_INVARIANCE_H
 
@@ -176,6 +179,93 @@ void iv_rule(const iv_key *a, const iv_key *b, char *buf, size_t n);
    smallest batch size from which every later launch is in one class,
    or 0 when only the largest batch size is (no bound shown). */
 size_t iv_batch_bound(size_t n, const size_t *batch, const size_t *class_of);
+
+/* The launches to compare: every mode asked (prefill, then decode), and
+   within it every backend, multiprocessor count and batch size, in that
+   order.  The arrays are the caller's. */
+typedef struct iv_space
+{
+    bool prefill, decode;
+    size_t nbatch;
+    const size_t *batch;  /* ascending */
+    size_t nsms;
+    const unsigned *sms;  /* 0: 132 */
+} iv_space;
+
+/* Whether every launch of backend B of P in SP resolves (iv_resolve);
+   else false with the first reason in WHY (N bytes). */
+bool iv_backend_predicted(const iv_problem *p, const iv_space *sp, size_t b,
+                          char *why, size_t n);
+
+/* A backend left out by iv_prune_backends, and why. */
+typedef struct iv_skip
+{
+    const char *name; /* the backend's name (BE[i].name) */
+    char why[512];
+} iv_skip;
+
+/* Leaves out of BE (P's backends, P->nbackends of them, the array P
+   points to) those with a launch of SP that does not resolve, keeping
+   the others in order at the front of BE; each one left out goes to
+   SKIP[*NSKIP] (room for P->nbackends), *NSKIP counted up.  Sets and
+   returns P->nbackends, the number kept. */
+size_t iv_prune_backends(iv_problem *p, iv_backend *be, const iv_space *sp,
+                         iv_skip *skip, size_t *nskip);
+
+/* The launch grid of one problem: the launches of a space (launch I of
+   iv_grid_at's order), each resolved, the distinct keys ("runs", each
+   computed once), the runs' outputs and their classes.  Everything here
+   is owned by the grid (iv_grid_free) but P, and SP's arrays, which must
+   outlive it. */
+typedef struct iv_grid
+{
+    const iv_problem *p;
+    iv_space sp;
+    size_t nl;        /* launches */
+    iv_launch *l;     /* [nl] */
+    iv_key *key;      /* [nl], launch I's resolution */
+    size_t *run_of;   /* [nl], launch -> run */
+    size_t *runs;     /* [nruns], run -> its first launch */
+    size_t nruns;
+    iv_layout y;      /* one head's outputs within a run's */
+    size_t out_len;   /* words of a run's output: heads x y.head */
+    uint32_t **out;   /* [nruns][out_len], the caller's iv_compute fills */
+    size_t *cls_run;  /* [nruns], run -> class (iv_grid_classify) */
+    size_t ncls;
+} iv_grid;
+
+/* Builds G for P over SP: the launches, their keys, the runs, and room
+   for the outputs (uninitialised; fill run R's head H at
+   G->out[R] + H * G->y.head with iv_compute of G->key[G->runs[R]]).
+   Returns 0; or -1 with the reason in WHY (N bytes): a launch that does
+   not resolve ("NAME at batch B, S SMs (decode): the reason"), or out
+   of memory.  G is to be freed with iv_grid_free either way. */
+int iv_grid_init(iv_grid *g, const iv_problem *p, const iv_space *sp,
+                 char *why, size_t n);
+
+void iv_grid_free(iv_grid *g);
+
+/* Groups the runs' outputs (filled) into classes: G->cls_run, G->ncls
+   (iv_classes). */
+void iv_grid_classify(iv_grid *g);
+
+/* The index of the launch of mode DECODE (0 prefill, 1 decode steps),
+   backend B, multiprocessor count index S and batch size index J; the
+   mode must be among SP's. */
+size_t iv_grid_at(const iv_grid *g, int decode, size_t b, size_t s,
+                  size_t j);
+
+/* The class of launch I's output (after iv_grid_classify). */
+size_t iv_grid_class(const iv_grid *g, size_t i);
+
+/* The delta of O and of LSE between the outputs of launches I and J,
+   over every head (O on launch I's output format, LSE on FP32's). */
+void iv_grid_delta(const iv_grid *g, size_t i, size_t j, iv_delta *o,
+                   iv_delta *lse);
+
+/* The delta of dQ, dK and dV together between launches I and J (with a
+   backward; on launch I's dQ format). */
+iv_delta iv_grid_delta_bwd(const iv_grid *g, size_t i, size_t j);
 
 #ifdef __cplusplus
 }

@@ -131,21 +131,15 @@ typedef struct inv_ctx
     fa_cli_log log; /* the log and reciprocal tables, loaded once */
     iv_backend be[MAX_BACKENDS];
     iv_problem p;
-    /* the launches */
-    iv_launch *l;
-    iv_key *key;
-    size_t nl;
-    size_t *run_of, *runs, nruns; /* launch -> run; run -> first launch */
-    uint32_t **out;               /* per run: O then LSE */
-    size_t out_len, o_len; /* words of a run's output; of its O */
-    iv_layout y;           /* one head's outputs within it */
-    bool backward;         /* --backward, or the dump's bwd_classes */
+    /* the launches, their runs, outputs and classes */
+    iv_space sp;
+    iv_grid g;
+    size_t o_len;      /* words of a run's O */
+    bool backward;     /* --backward, or the dump's bwd_classes */
     tensor tdo;
-    size_t *cls_run, ncls;
     char why[512];     /* a computation's refusal */
     bool pol_default;  /* the backends came from the dump */
-    const char *skip_name[MAX_BACKENDS];
-    char skip_why[MAX_BACKENDS][512];
+    iv_skip skip[MAX_BACKENDS];
     size_t nskip;
     char pol_buf[512]; /* --policy's names */
 } inv_ctx;
@@ -696,113 +690,37 @@ setup_backends(inv_ctx *x)
  * The launches and the computations.
  *--------------------------------------------------------------------------*/
 
-/* Whether every launch of backend B resolves; else the reason in WHY. */
-static bool
-backend_predicted(inv_ctx *x, size_t b, char *why, size_t n)
-{
-    for (int m = 0; m < 2; m++) {
-        if (m == 0 ? !x->mode_prefill : !x->mode_decode)
-            continue;
-        for (size_t s = 0; s < x->nsms; s++)
-            for (size_t j = 0; j < x->nbatch; j++) {
-                iv_launch l = {x->batch[j], x->sms[s], b, m == 1};
-                iv_key k;
-                if (iv_resolve(&x->p, &l, &k, why, n) != 0)
-                    return false;
-                iv_key_free(&k);
-            }
-    }
-    return true;
-}
-
 /* The backends taken from a dump that the emulation cannot predict are
    left out, each with its reason (reported); backends the user named
    are never left out: make_launches refuses them. */
 static void
 prune_backends(inv_ctx *x)
 {
-    size_t keep = 0;
-
-    for (size_t b = 0; b < x->npol; b++) {
-        char why[512];
-        if (x->pol_default && !backend_predicted(x, b, why, sizeof why)) {
-            x->skip_name[x->nskip] = x->pol[b];
-            snprintf(x->skip_why[x->nskip], sizeof x->skip_why[0], "%s", why);
-            x->nskip++;
-            continue;
-        }
-        x->pol[keep] = x->pol[b];
-        x->be[keep] = x->be[b];
-        keep++;
-    }
-    x->npol = keep;
-    x->p.nbackends = keep;
+    if (!x->pol_default)
+        return;
+    x->npol = iv_prune_backends(&x->p, x->be, &x->sp, x->skip, &x->nskip);
+    for (size_t b = 0; b < x->npol; b++)
+        x->pol[b] = x->be[b].name;
 }
 
 static bool
 make_launches(inv_ctx *x)
 {
-    size_t modes = (size_t)x->mode_prefill + (size_t)x->mode_decode;
-    char why[512];
+    char why[1024];
 
-    x->nl = x->npol * x->nsms * x->nbatch * modes;
-    x->l = calloc(x->nl, sizeof *x->l);
-    x->key = calloc(x->nl, sizeof *x->key);
-    x->run_of = calloc(x->nl, sizeof *x->run_of);
-    x->runs = calloc(x->nl, sizeof *x->runs);
-    if (x->l == NULL || x->key == NULL || x->run_of == NULL
-        || x->runs == NULL)
-        return cli_error(CMD, "out of memory"), false;
-    {
-        size_t i = 0;
-        for (int m = 0; m < 2; m++) {
-            if (m == 0 ? !x->mode_prefill : !x->mode_decode)
-                continue;
-            for (size_t b = 0; b < x->npol; b++)
-                for (size_t s = 0; s < x->nsms; s++)
-                    for (size_t j = 0; j < x->nbatch; j++) {
-                        iv_launch *l = &x->l[i++];
-                        l->batch = x->batch[j];
-                        l->sms = x->sms[s];
-                        l->backend = b;
-                        l->decode = m == 1;
-                    }
-        }
-    }
-    for (size_t i = 0; i < x->nl; i++) {
-        if (iv_resolve(&x->p, &x->l[i], &x->key[i], why, sizeof why) != 0)
-            return cli_error(CMD, "%s at batch %zu, %u SMs%s: %s",
-                             x->be[x->l[i].backend].name, x->l[i].batch,
-                             x->l[i].sms != 0 ? x->l[i].sms : 132,
-                             x->l[i].decode ? " (decode)" : "", why),
-                   false;
-        x->run_of[i] = x->nruns;
-        for (size_t r = 0; r < x->nruns; r++)
-            if (iv_key_equal(&x->key[x->runs[r]], &x->key[i])) {
-                x->run_of[i] = r;
-                break;
-            }
-        if (x->run_of[i] == x->nruns)
-            x->runs[x->nruns++] = i;
-    }
+    if (iv_grid_init(&x->g, &x->p, &x->sp, why, sizeof why) != 0)
+        return cli_error(CMD, "%s", why), false;
     return true;
 }
 
 static bool
 compute(inv_ctx *x)
 {
-    long long units = (long long)(x->nruns * x->heads);
+    iv_grid *g = &x->g;
+    long long units = (long long)(g->nruns * x->heads);
     int failed = 0;
 
-    x->y = iv_output_layout(&x->p);
     x->o_len = (size_t)(x->heads * x->nq * x->d);
-    x->out_len = (size_t)x->heads * x->y.head;
-    x->out = calloc(x->nruns, sizeof *x->out);
-    if (x->out == NULL)
-        return cli_error(CMD, "out of memory"), false;
-    for (size_t r = 0; r < x->nruns; r++)
-        if ((x->out[r] = malloc(x->out_len * sizeof(uint32_t))) == NULL)
-            return cli_error(CMD, "out of memory"), false;
 #ifdef _OPENMP
     int nt = x->threads != 0 ? (int)(x->threads > 1024 ? 1024 : x->threads)
                              : omp_get_max_threads();
@@ -812,8 +730,8 @@ compute(inv_ctx *x)
     for (long long u = 0; u < units; u++) {
         size_t r = (size_t)u / x->heads, h = (size_t)u % x->heads;
         char w[512];
-        if (iv_compute(&x->p, &x->key[x->runs[r]], h,
-                       x->out[r] + h * x->y.head, w, sizeof w)
+        if (iv_compute(&x->p, &g->key[g->runs[r]], h,
+                       g->out[r] + h * g->y.head, w, sizeof w)
             != 0) {
 #ifdef _OPENMP
 #pragma omp critical
@@ -824,64 +742,20 @@ compute(inv_ctx *x)
     }
     if (failed)
         return cli_error(CMD, "%s", x->why), false;
-    x->cls_run = calloc(x->nruns, sizeof *x->cls_run);
-    if (x->cls_run == NULL)
-        return cli_error(CMD, "out of memory"), false;
-    x->ncls = iv_classes(x->nruns, (const uint32_t *const *)x->out,
-                         x->out_len, x->cls_run);
+    iv_grid_classify(g);
     return true;
 }
 
 static size_t
 cls_of(const inv_ctx *x, size_t launch)
 {
-    return x->cls_run[x->run_of[launch]];
+    return iv_grid_class(&x->g, launch);
 }
 
-/* The index of the launch of backend B, SMS index S, mode M (0 prefill),
-   batch index J. */
 static size_t
 launch_at(const inv_ctx *x, int m, size_t b, size_t s, size_t j)
 {
-    size_t per_mode = x->npol * x->nsms * x->nbatch;
-    size_t base = m == 1 && x->mode_prefill ? per_mode : 0;
-    return base + (b * x->nsms + s) * x->nbatch + j;
-}
-
-/* The delta of one output (at OFF, LEN words a head, on FMT's grid)
-   between the runs of launches I and J, over every head. */
-static iv_delta
-part_delta(const inv_ctx *x, size_t i, size_t j, size_t off, size_t len,
-           const sf_format *fmt)
-{
-    const uint32_t *a = x->out[x->run_of[i]], *b = x->out[x->run_of[j]];
-    iv_delta t = {0, 0};
-
-    for (size_t h = 0; h < x->heads; h++) {
-        iv_delta d = iv_compare(fmt, a + h * x->y.head + off,
-                                b + h * x->y.head + off, len);
-        t.differ += d.differ;
-        if (d.max_ulps > t.max_ulps)
-            t.max_ulps = d.max_ulps;
-    }
-    return t;
-}
-
-/* The delta of O and of LSE between the runs of launches I and J. */
-static void
-delta(const inv_ctx *x, size_t i, size_t j, iv_delta *o, iv_delta *lse)
-{
-    *o = part_delta(x, i, j, x->y.o, x->y.lse - x->y.o,
-                    iv_output_format(&x->key[i]));
-    *lse = part_delta(x, i, j, x->y.lse, x->y.dq - x->y.lse, &sf_format_f32);
-}
-
-/* The delta of dQ, dK and dV together (the input format's grid). */
-static iv_delta
-delta_bwd(const inv_ctx *x, size_t i, size_t j)
-{
-    return part_delta(x, i, j, x->y.dq, x->y.head - x->y.dq,
-                      fa_output_format(x->key[i].cfg, "dq"));
+    return iv_grid_at(&x->g, m, b, s, j);
 }
 
 /*----------------------------------------------------------------------------
@@ -940,8 +814,8 @@ check_class_output(inv_ctx *x, const observed *ob, size_t c, size_t l,
     char key[64];
     tensor t = TENSOR_INIT;
     tensor_error err;
-    const uint32_t *o = x->out[x->run_of[l]];
-    const sf_format *fmt = iv_output_format(&x->key[l]);
+    const uint32_t *o = x->g.out[x->g.run_of[l]];
+    const sf_format *fmt = iv_output_format(&x->g.key[l]);
 
     snprintf(key, sizeof key, "%s.c%zu.o", ob->name, c);
     if (safetensors_read(x->path, key, x->f16 ? TENSOR_F16 : TENSOR_BF16, &t,
@@ -961,7 +835,7 @@ check_class_output(inv_ctx *x, const observed *ob, size_t c, size_t l,
     for (size_t h = 0; h < x->heads; h++)
         for (size_t i = 0; i < t.shape[2] * x->d; i++) {
             uint16_t g = ((const uint16_t *)t.data)[h * t.shape[2] * x->d + i];
-            bool ne = g != iv_format_bits(fmt, o[h * x->y.head + i]);
+            bool ne = g != iv_format_bits(fmt, o[h * x->g.y.head + i]);
             res->compared++;
             res->differ += ne;
             if (c < 2 * MAX_LIST)
@@ -975,11 +849,11 @@ check_class_output(inv_ctx *x, const observed *ob, size_t c, size_t l,
 static bool
 bwd_equal(const inv_ctx *x, size_t i, size_t j)
 {
-    const uint32_t *a = x->out[x->run_of[i]], *b = x->out[x->run_of[j]];
-    size_t len = x->y.head - x->y.dq;
+    const uint32_t *a = x->g.out[x->g.run_of[i]], *b = x->g.out[x->g.run_of[j]];
+    size_t len = x->g.y.head - x->g.y.dq;
 
     for (size_t h = 0; h < x->heads; h++)
-        if (memcmp(a + h * x->y.head + x->y.dq, b + h * x->y.head + x->y.dq,
+        if (memcmp(a + h * x->g.y.head + x->g.y.dq, b + h * x->g.y.head + x->g.y.dq,
                    len * sizeof *a)
             != 0)
             return false;
@@ -993,15 +867,15 @@ check_bwd_output(inv_ctx *x, const observed *ob, size_t c, size_t l,
                  obs_result *res)
 {
     static const char *const names[3] = {"dq", "dk", "dv"};
-    const size_t off[3] = {x->y.dq, x->y.dk, x->y.dv};
+    const size_t off[3] = {x->g.y.dq, x->g.y.dk, x->g.y.dv};
     const size_t rows[3] = {(size_t)x->nq, (size_t)x->nk, (size_t)x->nk};
-    const uint32_t *o = x->out[x->run_of[l]];
+    const uint32_t *o = x->g.out[x->g.run_of[l]];
 
     for (int t = 0; t < 3; t++) {
         char key[64];
         tensor g = TENSOR_INIT;
         tensor_error err;
-        const sf_format *fmt = fa_output_format(x->key[l].cfg, names[t]);
+        const sf_format *fmt = fa_output_format(x->g.key[l].cfg, names[t]);
         snprintf(key, sizeof key, "%s.b%zu.%s", ob->name, c, names[t]);
         if (safetensors_read(x->path, key, x->f16 ? TENSOR_F16 : TENSOR_BF16,
                              &g, &err)
@@ -1019,7 +893,7 @@ check_bwd_output(inv_ctx *x, const observed *ob, size_t c, size_t l,
                 uint16_t v = ((const uint16_t *)g.data)[h * rows[t] * x->d + i];
                 res->bwd_compared++;
                 res->bwd_differ += v != iv_format_bits(
-                                            fmt, o[h * x->y.head + off[t] + i]);
+                                            fmt, o[h * x->g.y.head + off[t] + i]);
             }
         tensor_free(&g);
     }
@@ -1076,12 +950,12 @@ check_observed(inv_ctx *x, obs_result *res)
             continue;
         }
         for (size_t k = 0; k < x->nskip; k++)
-            if (strcmp(x->skip_name[k], strcmp(ob->name, "default") == 0
+            if (strcmp(x->skip[k].name, strcmp(ob->name, "default") == 0
                                             ? "sdpa"
                                             : ob->name)
                 == 0)
                 snprintf(r->note, sizeof r->note, "not predicted: %.140s",
-                         x->skip_why[k]);
+                         x->skip[k].why);
         if (r->note[0] != '\0')
             continue;
         if (b < 0 || x->nsms != 1 || !x->mode_prefill
@@ -1166,20 +1040,20 @@ text_header(cli_buf *b, const inv_ctx *x)
                                  "deterministic kernels)"
                                : "the forward only");
     for (size_t i = 0; i < x->nskip; i++)
-        cli_buf_printf(b, "left out: %s (%s)\n", x->skip_name[i],
-                       x->skip_why[i]);
+        cli_buf_printf(b, "left out: %s (%s)\n", x->skip[i].name,
+                       x->skip[i].why);
     cli_buf_printf(b,
                    "launches: %zu (%zu batch sizes x %zu backends x %zu SM "
                    "counts x %s); distinct computations: %zu; classes of "
                    "identical %s: %zu\n",
-                   x->nl, x->nbatch, x->npol, x->nsms,
+                   x->g.nl, x->nbatch, x->npol, x->nsms,
                    x->mode_prefill && x->mode_decode
                        ? "one call and decode steps"
                    : x->mode_decode ? "decode steps"
                                     : "one call",
-                   x->nruns,
+                   x->g.nruns,
                    x->backward ? "O, LSE, dQ, dK and dV" : "O and LSE",
-                   x->ncls);
+                   x->g.ncls);
 }
 
 static void
@@ -1200,21 +1074,21 @@ text_backend(cli_buf *b, const inv_ctx *x, int m, size_t be, size_t s)
     }
     cli_buf_printf(b, "\n  splits ");
     for (size_t j = 0; j < x->nbatch; j++) {
-        const iv_key *k = &x->key[launch_at(x, m, be, s, j)];
+        const iv_key *k = &x->g.key[launch_at(x, m, be, s, j)];
         cli_buf_printf(b, " %5zu", k->steps[k->nsteps - 1].splits);
     }
     cli_buf_printf(b, "\n  runs   ");
     for (size_t j = 0; j < x->nbatch; j++)
         cli_buf_printf(b, " %5s",
-                       x->key[launch_at(x, m, be, s, j)].backend);
+                       x->g.key[launch_at(x, m, be, s, j)].backend);
     cli_buf_putc(b, '\n');
     for (size_t j = 1; j < x->nbatch; j++) {
         size_t i0 = launch_at(x, m, be, s, j - 1), i1 = launch_at(x, m, be, s, j);
         iv_delta dO, dL;
         if (cl[j] == cl[j - 1])
             continue;
-        delta(x, i0, i1, &dO, &dL);
-        iv_rule(&x->key[i0], &x->key[i1], rule, sizeof rule);
+        iv_grid_delta(&x->g, i0, i1, &dO, &dL);
+        iv_rule(&x->g.key[i0], &x->g.key[i1], rule, sizeof rule);
         cli_buf_printf(b,
                        "  batch %zu -> %zu: O %zu of %zu elements differ "
                        "(max %s ulps), LSE %zu of %zu (max %s ulps): %s\n",
@@ -1223,10 +1097,10 @@ text_backend(cli_buf *b, const inv_ctx *x, int m, size_t be, size_t s)
                        (size_t)(x->heads * x->nq),
                        ulps_str(u2, sizeof u2, dL.max_ulps), rule);
         if (x->backward) {
-            iv_delta dB = delta_bwd(x, i0, i1);
+            iv_delta dB = iv_grid_delta_bwd(&x->g, i0, i1);
             cli_buf_printf(b, "    dQ, dK, dV: %zu of %zu elements differ "
                               "(max %s ulps)\n",
-                           dB.differ, (size_t)x->heads * (x->y.head - x->y.dq),
+                           dB.differ, (size_t)x->heads * (x->g.y.head - x->g.y.dq),
                            ulps_str(u1, sizeof u1, dB.max_ulps));
         }
     }
@@ -1340,16 +1214,16 @@ json_report(cli_buf *out, const inv_ctx *x, const obs_result *res)
     cli_json_string(&j, "dtype", x->f16 ? "float16" : "bfloat16");
     cli_json_bool(&j, "causal", x->causal);
     cli_json_int(&j, "launch_heads", (long long)x->p.launch_heads);
-    cli_json_int(&j, "distinct_computations", (long long)x->nruns);
-    cli_json_int(&j, "classes", (long long)x->ncls);
+    cli_json_int(&j, "distinct_computations", (long long)x->g.nruns);
+    cli_json_int(&j, "classes", (long long)x->g.ncls);
     cli_json_array_begin(&j, "launches");
-    for (size_t i = 0; i < x->nl; i++) {
-        const iv_key *k = &x->key[i];
+    for (size_t i = 0; i < x->g.nl; i++) {
+        const iv_key *k = &x->g.key[i];
         cli_json_object_begin(&j, NULL);
-        cli_json_string(&j, "backend", x->be[x->l[i].backend].name);
-        cli_json_int(&j, "batch", (long long)x->l[i].batch);
-        cli_json_int(&j, "sms", x->l[i].sms != 0 ? x->l[i].sms : 132);
-        cli_json_string(&j, "mode", x->l[i].decode ? "decode" : "prefill");
+        cli_json_string(&j, "backend", x->be[x->g.l[i].backend].name);
+        cli_json_int(&j, "batch", (long long)x->g.l[i].batch);
+        cli_json_int(&j, "sms", x->g.l[i].sms != 0 ? x->g.l[i].sms : 132);
+        cli_json_string(&j, "mode", x->g.l[i].decode ? "decode" : "prefill");
         cli_json_string(&j, "runs", k->backend);
         cli_json_string(&j, "description", fa_config_kernel(k->cfg)->name);
         cli_json_string(&j, "variant", k->variant);
@@ -1362,16 +1236,16 @@ json_report(cli_buf *out, const inv_ctx *x, const obs_result *res)
     }
     cli_json_array_end(&j);
     cli_json_array_begin(&j, "pairs");
-    for (size_t c1 = 0; c1 < x->ncls; c1++)
-        for (size_t c2 = c1 + 1; c2 < x->ncls; c2++) {
+    for (size_t c1 = 0; c1 < x->g.ncls; c1++)
+        for (size_t c2 = c1 + 1; c2 < x->g.ncls; c2++) {
             size_t i1 = 0, i2 = 0;
             iv_delta dO, dL;
             while (cls_of(x, i1) != c1)
                 i1++;
             while (cls_of(x, i2) != c2)
                 i2++;
-            delta(x, i1, i2, &dO, &dL);
-            iv_rule(&x->key[i1], &x->key[i2], rule, sizeof rule);
+            iv_grid_delta(&x->g, i1, i2, &dO, &dL);
+            iv_rule(&x->g.key[i1], &x->g.key[i2], rule, sizeof rule);
             cli_json_object_begin(&j, NULL);
             cli_json_int(&j, "a", (long long)c1);
             cli_json_int(&j, "b", (long long)c2);
@@ -1380,7 +1254,7 @@ json_report(cli_buf *out, const inv_ctx *x, const obs_result *res)
             cli_json_int(&j, "lse_differ", (long long)dL.differ);
             cli_json_dist(&j, "lse_max_ulps", dL.max_ulps);
             if (x->backward) {
-                iv_delta dB = delta_bwd(x, i1, i2);
+                iv_delta dB = iv_grid_delta_bwd(&x->g, i1, i2);
                 cli_json_int(&j, "bwd_differ", (long long)dB.differ);
                 cli_json_dist(&j, "bwd_max_ulps", dB.max_ulps);
             }
@@ -1449,8 +1323,8 @@ write_plot(const inv_ctx *x)
         cli_buf_printf(&b, "%zu", x->batch[j]);
         for (size_t be = 0; be < x->npol; be++) {
             iv_delta dO, dL;
-            delta(x, launch_at(x, m, be, 0, 0), launch_at(x, m, be, 0, j), &dO,
-                  &dL);
+            iv_grid_delta(&x->g, launch_at(x, m, be, 0, 0),
+                          launch_at(x, m, be, 0, j), &dO, &dL);
             cli_buf_printf(&b, " %zu %s", dO.differ,
                            dO.max_ulps == UINT64_MAX
                                ? "?"
@@ -1565,25 +1439,22 @@ check_call(inv_ctx *x)
     x->p.v = (const uint16_t *)x->tv.data;
     x->p.backward = x->backward;
     x->p.dout = (const uint16_t *)x->tdo.data;
+    x->sp.prefill = x->mode_prefill;
+    x->sp.decode = x->mode_decode;
+    x->sp.nbatch = x->nbatch;
+    x->sp.batch = x->batch;
+    x->sp.nsms = x->nsms;
+    x->sp.sms = x->sms;
     return true;
 }
 
 static void
 ctx_free(inv_ctx *x)
 {
-    for (size_t i = 0; i < x->nl && x->key != NULL; i++)
-        iv_key_free(&x->key[i]);
-    for (size_t r = 0; r < x->nruns && x->out != NULL; r++)
-        free(x->out[r]);
+    iv_grid_free(&x->g);
     for (size_t i = 0; i < x->nslots; i++)
         fa_cli_exp_free(&x->slots[i].exp);
     fa_cli_log_free(&x->log);
-    free(x->out);
-    free(x->l);
-    free(x->key);
-    free(x->run_of);
-    free(x->runs);
-    free(x->cls_run);
     tensor_free(&x->tq);
     tensor_free(&x->tk);
     tensor_free(&x->tv);
@@ -1606,7 +1477,7 @@ run(inv_ctx *x)
     if (x->npol == 0)
         return cli_error(CMD, "no backend of the dump can be predicted (%s: "
                               "%s)",
-                         x->skip_name[0], x->skip_why[0]);
+                         x->skip[0].name, x->skip[0].why);
     if (!make_launches(x)
         || !compute(x) || !check_observed(x, res))
         return CLI_EXIT_USAGE;

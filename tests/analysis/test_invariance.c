@@ -5,7 +5,8 @@
    tests/data/gpu/invariance/dec_d64_nk4096_h16.json: FA2's
    flash_fwd_splitkv_kernel grid.y 16, 8, 16, 4, 2 at batch 1, 2, 3, 4, 8
    of 16 heads, flash_fwd_kernel from batch 16 on; cuDNN's decode grid.x
-   16, 8, 4, 4, then 1) */
+   16, 8, 4, 4, then 1), and the launch grid built on them: its order,
+   runs, classes, deltas and pruning */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -152,6 +153,92 @@ START_TEST(test_resolve)
 }
 END_TEST
 
+/* The grid of the decode case over the eight batch sizes, prefill only:
+   launch i is backend i / 8 at batch size i % 8; the runs follow the
+   split counts of the GPU grids (fa2: 16, 8, 16, 4, 2, 1, 1, 1; cuDNN:
+   16, 8, 4, 4, 1, 1, 1, 1), first appearance first, fa2's before
+   cuDNN's. */
+START_TEST(test_grid)
+{
+    static const size_t batch[8] = {1, 2, 3, 4, 8, 16, 32, 64};
+    static const unsigned sms[1] = {0};
+    static const size_t run_of[16] = {0, 1, 0, 2, 3, 4, 4, 4,
+                                      5, 6, 7, 7, 8, 8, 8, 8};
+    iv_problem p;
+    iv_backend be[2];
+    fa_config cfg[2];
+    iv_space sp = {true, false, 8, batch, 1, sms};
+    iv_grid g;
+    char why[256];
+
+    decode_problem(&p, be, cfg);
+    ck_assert_int_eq(iv_grid_init(&g, &p, &sp, why, sizeof why), 0);
+    ck_assert_uint_eq(g.nl, 16);
+    ck_assert_uint_eq(g.nruns, 9);
+    for (size_t i = 0; i < 16; i++) {
+        ck_assert_uint_eq(iv_grid_at(&g, 0, i / 8, 0, i % 8), i);
+        ck_assert_uint_eq(g.l[i].backend, i / 8);
+        ck_assert_uint_eq(g.l[i].batch, batch[i % 8]);
+        ck_assert_uint_eq(g.run_of[i], run_of[i]);
+    }
+    /* 16 heads of O [1, 64] and LSE [1]: every run zero but run 1, whose
+       head 3 has O[5] one BF16 ulp up and head 7 an LSE two FP32 ulps
+       up; fa2's batch 2 (run 1) is then a class of its own */
+    ck_assert_uint_eq(g.y.head, 65);
+    ck_assert_uint_eq(g.out_len, 16 * 65);
+    for (size_t r = 0; r < g.nruns; r++)
+        memset(g.out[r], 0, g.out_len * sizeof(uint32_t));
+    g.out[1][3 * 65 + 5] = 0x00010000u;
+    g.out[1][7 * 65 + 64] = 0x00000002u;
+    iv_grid_classify(&g);
+    ck_assert_uint_eq(g.ncls, 2);
+    for (size_t i = 0; i < 16; i++)
+        ck_assert_uint_eq(iv_grid_class(&g, i), i == 1 ? 1 : 0);
+    {
+        iv_delta o, lse;
+        iv_grid_delta(&g, 0, 1, &o, &lse);
+        ck_assert_uint_eq(o.differ, 1);
+        ck_assert(o.max_ulps == 1);
+        ck_assert_uint_eq(lse.differ, 1);
+        ck_assert(lse.max_ulps == 2);
+        iv_grid_delta(&g, 0, 9, &o, &lse);
+        ck_assert_uint_eq(o.differ + lse.differ, 0);
+    }
+    iv_grid_free(&g);
+    /* the order by hand: 2 backends x 3 SM counts x 4 batch sizes a
+       mode, prefill's 24 launches before decode's */
+    {
+        iv_grid h;
+        memset(&h, 0, sizeof h);
+        h.p = &p;
+        h.sp = (iv_space){true, true, 4, batch, 3, sms};
+        ck_assert_uint_eq(iv_grid_at(&h, 0, 1, 0, 0), 12);
+        ck_assert_uint_eq(iv_grid_at(&h, 0, 0, 2, 1), 9);
+        ck_assert_uint_eq(iv_grid_at(&h, 1, 1, 2, 3), 47);
+        h.sp.prefill = false;
+        ck_assert_uint_eq(iv_grid_at(&h, 1, 1, 2, 3), 23);
+    }
+    /* cuDNN's decode grid on 114 multiprocessors: the grid is refused
+       with the launch named; pruning keeps flash alone */
+    {
+        static const unsigned sms114[1] = {114};
+        iv_skip skip[2];
+        size_t nskip = 0;
+        sp.sms = sms114;
+        ck_assert_int_eq(iv_grid_init(&g, &p, &sp, why, sizeof why), -1);
+        iv_grid_free(&g);
+        ck_assert_msg(strncmp(why, "cudnn at batch 1, 114 SMs: ", 27) == 0,
+                      "%s", why);
+        ck_assert_uint_eq(iv_prune_backends(&p, be, &sp, skip, &nskip), 1);
+        ck_assert_uint_eq(p.nbackends, 1);
+        ck_assert_str_eq(be[0].name, "flash");
+        ck_assert_uint_eq(nskip, 1);
+        ck_assert_str_eq(skip[0].name, "cudnn");
+        ck_assert(strstr(skip[0].why, "measured on 132") != NULL);
+    }
+}
+END_TEST
+
 START_TEST(test_refusals)
 {
     iv_problem p;
@@ -207,6 +294,7 @@ main(void)
     tcase_add_test(tc, test_batch_bound);
     tcase_add_test(tc, test_resolve);
     tcase_add_test(tc, test_refusals);
+    tcase_add_test(tc, test_grid);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

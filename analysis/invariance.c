@@ -654,3 +654,183 @@ iv_grid_delta_bwd(const iv_grid *g, size_t i, size_t j)
     return part_delta(g, i, j, g->y.dq, g->y.head - g->y.dq,
                       fa_output_format(g->key[i].cfg, "dq"));
 }
+
+void
+iv_canonical(const size_t *in, size_t n, size_t *out)
+{
+    size_t map_from[IV_OBS_MAX], map_to[IV_OBS_MAX], nm = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        size_t k;
+        for (k = 0; k < nm && map_from[k] != in[i]; k++)
+            ;
+        if (k == nm) {
+            map_from[nm] = in[i];
+            map_to[nm] = nm;
+            nm++;
+        }
+        out[i] = map_to[k];
+    }
+}
+
+long
+iv_grid_backend(const iv_grid *g, const char *name)
+{
+    for (size_t b = 0; b < g->p->nbackends; b++) {
+        const char *n = g->p->backends[b].name;
+        if (strcmp(n, name) == 0
+            || (strcmp(name, "default") == 0 && strcmp(n, "sdpa") == 0)
+            || (strcmp(name, "flash") == 0 && strcmp(n, "fa2") == 0))
+            return (long)b;
+    }
+    return -1;
+}
+
+/* Whether launches I and J gave dQ, dK and dV the same bits. */
+static bool
+bwd_equal(const iv_grid *g, size_t i, size_t j)
+{
+    const uint32_t *a = g->out[g->run_of[i]], *b = g->out[g->run_of[j]];
+    size_t len = g->y.head - g->y.dq;
+
+    for (size_t h = 0; h < g->p->heads; h++)
+        if (memcmp(a + h * g->y.head + g->y.dq, b + h * g->y.head + g->y.dq,
+                   len * sizeof *a)
+            != 0)
+            return false;
+    return true;
+}
+
+/* Whether position J of CLASSES (J of them before) is its class's
+   first. */
+static bool
+first_of_class(const size_t *classes, size_t j)
+{
+    for (size_t k = 0; k < j; k++)
+        if (classes[k] == classes[j])
+            return false;
+    return true;
+}
+
+/* The GPU's backward classes of backend B against the prefill
+   launches'. */
+static void
+observed_bwd(const iv_grid *g, const iv_observed *ob, size_t b,
+             iv_obs_result *r)
+{
+    size_t raw[IV_OBS_MAX / 2] = {0}, pred[IV_OBS_MAX / 2];
+    size_t obs[IV_OBS_MAX / 2];
+    size_t nb = g->sp.nbatch;
+
+    if (!ob->bwd || !g->p->backward)
+        return;
+    if (!ob->bwd_repeat) {
+        r->bwd_note = "the GPU's backward did not repeat itself";
+        return;
+    }
+    for (size_t j = 0; j < nb; j++) {
+        raw[j] = j;
+        for (size_t k = 0; k < j; k++)
+            if (bwd_equal(g, iv_grid_at(g, 0, b, 0, j),
+                          iv_grid_at(g, 0, b, 0, k))) {
+                raw[j] = raw[k];
+                break;
+            }
+    }
+    iv_canonical(raw, nb, pred);
+    iv_canonical(ob->bwd_classes, nb, obs);
+    r->bwd_checked = true;
+    r->bwd_partition_equal = memcmp(pred, obs, nb * sizeof pred[0]) == 0;
+    for (size_t j = 0; j < nb; j++)
+        if (first_of_class(ob->bwd_classes, j)) {
+            r->bwd_cls[r->nbwd] = ob->bwd_classes[j];
+            r->bwd_launch[r->nbwd++] = iv_grid_at(g, 0, b, 0, j);
+        }
+}
+
+/* The launch of backend B that position J of a dump's classes stands
+   for: batch size J, or with J past them decode steps at J - nbatch. */
+static size_t
+observed_launch(const iv_grid *g, size_t b, size_t j)
+{
+    size_t nb = g->sp.nbatch;
+
+    return iv_grid_at(g, j < nb ? 0 : 1, b, 0, j % nb);
+}
+
+void
+iv_observed_check(const iv_grid *g, const iv_observed *ob,
+                  const iv_skip *skip, size_t nskip, iv_obs_result *r)
+{
+    long b = iv_grid_backend(g, ob->name);
+    size_t pred[IV_OBS_MAX], obs[IV_OBS_MAX], raw[IV_OBS_MAX] = {0};
+    const char *as = strcmp(ob->name, "default") == 0 ? "sdpa" : ob->name;
+
+    memset(r, 0, sizeof *r);
+    if (ob->refused) {
+        snprintf(r->note, sizeof r->note, "refused on the GPU");
+        return;
+    }
+    for (size_t k = 0; k < nskip; k++)
+        if (strcmp(skip[k].name, as) == 0)
+            snprintf(r->note, sizeof r->note, "not predicted: %.140s",
+                     skip[k].why);
+    if (r->note[0] != '\0')
+        return;
+    if (b < 0 || g->sp.nsms != 1 || !g->sp.prefill
+        || (ob->decode && !g->sp.decode)) {
+        snprintf(r->note, sizeof r->note, "not among the launches asked");
+        return;
+    }
+    for (size_t j = 0; j < ob->n; j++)
+        raw[j] = iv_grid_class(g, observed_launch(g, (size_t)b, j));
+    iv_canonical(raw, ob->n, pred);
+    iv_canonical(ob->classes, ob->n, obs);
+    r->checked = true;
+    r->partition_equal = memcmp(pred, obs, ob->n * sizeof pred[0]) == 0;
+    for (size_t j = 0; j < ob->n; j++)
+        if (first_of_class(ob->classes, j)) {
+            r->cls[r->nclasses] = ob->classes[j];
+            r->launch[r->nclasses++] = observed_launch(g, (size_t)b, j);
+        }
+    observed_bwd(g, ob, (size_t)b, r);
+}
+
+void
+iv_observed_output(const iv_grid *g, size_t k, const uint16_t *stored,
+                   size_t rows, iv_obs_result *r)
+{
+    size_t c = r->cls[k], len = rows * g->p->d;
+    const uint32_t *o = g->out[g->run_of[r->launch[k]]];
+    const sf_format *fmt = iv_output_format(&g->key[r->launch[k]]);
+
+    for (size_t h = 0; h < g->p->heads; h++)
+        for (size_t i = 0; i < len; i++) {
+            bool ne = stored[h * len + i]
+                      != iv_format_bits(fmt, o[h * g->y.head + g->y.o + i]);
+            r->compared++;
+            r->differ += ne;
+            if (c < IV_OBS_MAX)
+                r->class_differ[c] += ne;
+        }
+}
+
+void
+iv_observed_bwd_output(const iv_grid *g, size_t k, const char *which,
+                       const uint16_t *stored, iv_obs_result *r)
+{
+    size_t l = r->bwd_launch[k];
+    const uint32_t *o = g->out[g->run_of[l]];
+    const sf_format *fmt = fa_output_format(g->key[l].cfg, which);
+    size_t off = strcmp(which, "dq") == 0   ? g->y.dq
+                 : strcmp(which, "dk") == 0 ? g->y.dk
+                                            : g->y.dv;
+    size_t len = (strcmp(which, "dq") == 0 ? g->p->nq : g->p->nk) * g->p->d;
+
+    for (size_t h = 0; h < g->p->heads; h++)
+        for (size_t i = 0; i < len; i++) {
+            r->bwd_compared++;
+            r->bwd_differ += stored[h * len + i]
+                             != iv_format_bits(fmt, o[h * g->y.head + off + i]);
+        }
+}

@@ -267,6 +267,84 @@ void iv_grid_delta(const iv_grid *g, size_t i, size_t j, iv_delta *o,
    backward; on launch I's dQ format). */
 iv_delta iv_grid_delta_bwd(const iv_grid *g, size_t i, size_t j);
 
+/* Classes renumbered in order of first appearance: IN (N of them, any
+   numbers) into OUT (N; 0, then each new class one more), so that two
+   vectors partition their positions alike exactly when their canonical
+   forms are equal.  N at most IV_OBS_MAX. */
+void iv_canonical(const size_t *in, size_t n, size_t *out);
+
+/* The most classes a dump records of one backend: one per batch size of
+   the call (at most IV_OBS_MAX / 2 batch sizes), then one per batch
+   size of its decode steps. */
+#define IV_OBS_MAX 128
+
+/* What a dump recorded of one backend on the GPU, read by the caller
+   from the dump (any numbering of the classes). */
+typedef struct iv_observed
+{
+    const char *name; /* the dump's name: flash, cudnn, default, ... (the
+                         caller's) */
+    bool refused;     /* the GPU refused the call */
+    size_t n;         /* classes: one per batch size, then with DECODE one
+                         per batch size of the decode steps */
+    size_t classes[IV_OBS_MAX];
+    bool decode;      /* the dump ran decode steps too */
+    bool bwd;         /* the dump ran the backward: bwd_classes, one per
+                         batch size */
+    bool bwd_repeat;  /* ... and it repeated itself at every batch size */
+    size_t bwd_classes[IV_OBS_MAX / 2];
+} iv_observed;
+
+/* One backend's recorded classes against the grid's, filled in steps:
+   iv_observed_check, then iv_observed_output for each of the GPU's
+   classes and iv_observed_bwd_output for each backward class. */
+typedef struct iv_obs_result
+{
+    bool checked;         /* compared; else NOTE says why not */
+    bool partition_equal; /* the same partition of the batch sizes */
+    /* the GPU's classes in order of first appearance: the class number
+       and a launch of the grid that the GPU ran in it */
+    size_t nclasses;
+    size_t cls[IV_OBS_MAX], launch[IV_OBS_MAX];
+    size_t compared, differ; /* elements of the stored class outputs */
+    size_t class_differ[IV_OBS_MAX]; /* per GPU class number */
+    bool bwd_checked, bwd_partition_equal;
+    size_t nbwd; /* the backward's classes, as the forward's */
+    size_t bwd_cls[IV_OBS_MAX / 2], bwd_launch[IV_OBS_MAX / 2];
+    size_t bwd_compared, bwd_differ;
+    const char *bwd_note; /* why the backward is not compared, or NULL */
+    char note[160];
+} iv_obs_result;
+
+/* The backend of G's problem that a dump's NAME stands for ("default"
+   for sdpa, "flash" for fa2), or -1. */
+long iv_grid_backend(const iv_grid *g, const char *name);
+
+/* Compares the classes OB recorded with G's (classified), into *R
+   (zeroed first): not checked, with the reason in R->note, when the GPU
+   refused the call, when the backend is among SKIP (NSKIP backends left
+   out by iv_prune_backends), or when G does not hold its launches (one
+   multiprocessor count, prefill, decode where the dump has it);
+   otherwise the partitions compared and the GPU's classes listed for
+   iv_observed_output, and where both ran the backward (and the GPU's
+   repeated itself, else R->bwd_note), its partition too (the prefill
+   launches' dQ, dK and dV) and its classes for iv_observed_bwd_output. */
+void iv_observed_check(const iv_grid *g, const iv_observed *ob,
+                       const iv_skip *skip, size_t nskip, iv_obs_result *r);
+
+/* Adds to R's counts the comparison of the stored O of the GPU's K-th
+   class (R->cls[K]): STORED, the output format's bit patterns, [heads,
+   ROWS, d] with ROWS <= nq the first rows of each head, against the O
+   of launch R->launch[K] in G (outputs filled). */
+void iv_observed_output(const iv_grid *g, size_t k, const uint16_t *stored,
+                        size_t rows, iv_obs_result *r);
+
+/* The same for the backward's K-th class: WHICH ("dq", "dk" or "dv"),
+   STORED [heads, nq or nk, d] in its format, against launch
+   R->bwd_launch[K]'s into R->bwd_compared and R->bwd_differ. */
+void iv_observed_bwd_output(const iv_grid *g, size_t k, const char *which,
+                            const uint16_t *stored, iv_obs_result *r);
+
 #ifdef __cplusplus
 }
 #endif

@@ -87,18 +87,7 @@ typedef struct slot
     const char *exp_name;
 } slot;
 
-/* What a dump recorded of one backend on the GPU. */
-typedef struct observed
-{
-    const char *name; /* the dump's name: flash, cudnn, default, ... */
-    bool refused;
-    size_t n;                    /* classes: prefill, then decode steps */
-    size_t classes[2 * MAX_LIST];
-    bool decode;                 /* the dump ran decode steps too */
-    bool bwd;                    /* the dump ran the backward */
-    bool bwd_repeat;             /* ... and it repeated at every batch */
-    size_t bwd_classes[MAX_LIST];
-} observed;
+_Static_assert(2 * MAX_LIST <= IV_OBS_MAX, "a dump's classes fit");
 
 typedef struct inv_ctx
 {
@@ -121,7 +110,7 @@ typedef struct inv_ctx
     tensor tq, tk, tv;
     json_t *man;
     const json_t *inv; /* the manifest's "invariance" */
-    observed obs[MAX_BACKENDS];
+    iv_observed obs[MAX_BACKENDS]; /* what the dump recorded */
     size_t nobs;
     bool obs_decode; /* some backend of the dump ran decode steps */
     bool obs_bwd;    /* some backend of the dump ran the backward */
@@ -419,7 +408,7 @@ read_observed(inv_ctx *x)
     }
     json_object_foreach((json_t *)bes, name, v)
     {
-        observed *o = &x->obs[x->nobs];
+        iv_observed *o = &x->obs[x->nobs];
         const json_t *c = json_object_get(v, "classes");
         if (x->nobs == MAX_BACKENDS - 4)
             break;
@@ -762,62 +751,17 @@ launch_at(const inv_ctx *x, int m, size_t b, size_t s, size_t j)
  * The GPU's classes.
  *--------------------------------------------------------------------------*/
 
-/* The backend index for a dump's backend name, or -1. */
-static long
-backend_named(const inv_ctx *x, const char *name)
-{
-    for (size_t b = 0; b < x->npol; b++)
-        if (strcmp(x->pol[b], name) == 0
-            || (strcmp(name, "default") == 0 && strcmp(x->pol[b], "sdpa") == 0)
-            || (strcmp(name, "flash") == 0 && strcmp(x->pol[b], "fa2") == 0))
-            return (long)b;
-    return -1;
-}
-
-/* Classes renumbered in order of first appearance. */
-static void
-canonical(const size_t *in, size_t n, size_t *out)
-{
-    size_t map_from[2 * MAX_LIST], map_to[2 * MAX_LIST], nm = 0;
-
-    for (size_t i = 0; i < n; i++) {
-        size_t k;
-        for (k = 0; k < nm && map_from[k] != in[i]; k++)
-            ;
-        if (k == nm) {
-            map_from[nm] = in[i];
-            map_to[nm] = nm;
-            nm++;
-        }
-        out[i] = map_to[k];
-    }
-}
-
-typedef struct obs_result
-{
-    bool checked, partition_equal;
-    size_t compared, differ; /* elements of the stored class outputs */
-    size_t nclasses;
-    size_t class_differ[2 * MAX_LIST]; /* per GPU class */
-    bool bwd_checked, bwd_partition_equal;
-    size_t bwd_compared, bwd_differ;
-    const char *bwd_note;
-    char note[160];
-} obs_result;
-
-/* Compares the stored output of GPU class C (tensor NAME.cC.o, [1, H,
-   R, d] with R <= Nq rows) with launch L's. */
+/* Compares the stored output of the GPU's K-th class of OB (tensor
+   NAME.cC.o, [1, H, R, d] with R <= Nq rows) with the launch of R's. */
 static bool
-check_class_output(inv_ctx *x, const observed *ob, size_t c, size_t l,
-                   obs_result *res)
+check_class_output(inv_ctx *x, const iv_observed *ob, size_t k,
+                   iv_obs_result *res)
 {
     char key[64];
     tensor t = TENSOR_INIT;
     tensor_error err;
-    const uint32_t *o = x->g.out[x->g.run_of[l]];
-    const sf_format *fmt = iv_output_format(&x->g.key[l]);
 
-    snprintf(key, sizeof key, "%s.c%zu.o", ob->name, c);
+    snprintf(key, sizeof key, "%s.c%zu.o", ob->name, res->cls[k]);
     if (safetensors_read(x->path, key, x->f16 ? TENSOR_F16 : TENSOR_BF16, &t,
                          &err)
         != 0) {
@@ -832,51 +776,26 @@ check_class_output(inv_ctx *x, const observed *ob, size_t c, size_t l,
                   (unsigned long long)x->nq, (unsigned long long)x->d);
         return false;
     }
-    for (size_t h = 0; h < x->heads; h++)
-        for (size_t i = 0; i < t.shape[2] * x->d; i++) {
-            uint16_t g = ((const uint16_t *)t.data)[h * t.shape[2] * x->d + i];
-            bool ne = g != iv_format_bits(fmt, o[h * x->g.y.head + i]);
-            res->compared++;
-            res->differ += ne;
-            if (c < 2 * MAX_LIST)
-                res->class_differ[c] += ne;
-        }
+    iv_observed_output(&x->g, k, (const uint16_t *)t.data, t.shape[2], res);
     tensor_free(&t);
     return true;
 }
 
-/* Whether launches I and J gave dQ, dK and dV the same bits. */
+/* Compares the stored gradients of the GPU's K-th backward class of OB
+   (NAME.bC.dq, dk, dv) with the launch of R's. */
 static bool
-bwd_equal(const inv_ctx *x, size_t i, size_t j)
-{
-    const uint32_t *a = x->g.out[x->g.run_of[i]], *b = x->g.out[x->g.run_of[j]];
-    size_t len = x->g.y.head - x->g.y.dq;
-
-    for (size_t h = 0; h < x->heads; h++)
-        if (memcmp(a + h * x->g.y.head + x->g.y.dq, b + h * x->g.y.head + x->g.y.dq,
-                   len * sizeof *a)
-            != 0)
-            return false;
-    return true;
-}
-
-/* Compares the stored gradients of GPU backward class C (NAME.bC.dq, dk,
-   dv) with launch L's. */
-static bool
-check_bwd_output(inv_ctx *x, const observed *ob, size_t c, size_t l,
-                 obs_result *res)
+check_bwd_output(inv_ctx *x, const iv_observed *ob, size_t k,
+                 iv_obs_result *res)
 {
     static const char *const names[3] = {"dq", "dk", "dv"};
-    const size_t off[3] = {x->g.y.dq, x->g.y.dk, x->g.y.dv};
     const size_t rows[3] = {(size_t)x->nq, (size_t)x->nk, (size_t)x->nk};
-    const uint32_t *o = x->g.out[x->g.run_of[l]];
 
     for (int t = 0; t < 3; t++) {
         char key[64];
         tensor g = TENSOR_INIT;
         tensor_error err;
-        const sf_format *fmt = fa_output_format(x->g.key[l].cfg, names[t]);
-        snprintf(key, sizeof key, "%s.b%zu.%s", ob->name, c, names[t]);
+        snprintf(key, sizeof key, "%s.b%zu.%s", ob->name, res->bwd_cls[k],
+                 names[t]);
         if (safetensors_read(x->path, key, x->f16 ? TENSOR_F16 : TENSOR_BF16,
                              &g, &err)
             != 0)
@@ -888,104 +807,27 @@ check_bwd_output(inv_ctx *x, const observed *ob, size_t c, size_t l,
                              rows[t], (unsigned long long)x->d),
                    false;
         }
-        for (size_t h = 0; h < x->heads; h++)
-            for (size_t i = 0; i < rows[t] * x->d; i++) {
-                uint16_t v = ((const uint16_t *)g.data)[h * rows[t] * x->d + i];
-                res->bwd_compared++;
-                res->bwd_differ += v != iv_format_bits(
-                                            fmt, o[h * x->g.y.head + off[t] + i]);
-            }
+        iv_observed_bwd_output(&x->g, k, names[t], (const uint16_t *)g.data,
+                               res);
         tensor_free(&g);
     }
     return true;
 }
 
-/* The GPU's backward classes of backend B against the prediction. */
+/* The GPU's classes of each backend of the dump against the grid's,
+   with the stored outputs of each class. */
 static bool
-check_observed_bwd(inv_ctx *x, const observed *ob, size_t b, obs_result *r)
-{
-    size_t raw[MAX_LIST], pred[MAX_LIST], obs[MAX_LIST];
-
-    if (!ob->bwd || !x->backward)
-        return true;
-    if (!ob->bwd_repeat) {
-        r->bwd_note = "the GPU's backward did not repeat itself";
-        return true;
-    }
-    for (size_t j = 0; j < x->nbatch; j++) {
-        raw[j] = j;
-        for (size_t k = 0; k < j; k++)
-            if (bwd_equal(x, launch_at(x, 0, b, 0, j), launch_at(x, 0, b, 0, k))) {
-                raw[j] = raw[k];
-                break;
-            }
-    }
-    canonical(raw, x->nbatch, pred);
-    canonical(ob->bwd_classes, x->nbatch, obs);
-    r->bwd_checked = true;
-    r->bwd_partition_equal = memcmp(pred, obs, x->nbatch * sizeof pred[0]) == 0;
-    for (size_t j = 0; j < x->nbatch; j++) {
-        bool first = true;
-        for (size_t k = 0; k < j; k++)
-            first = first && ob->bwd_classes[k] != ob->bwd_classes[j];
-        if (first && !check_bwd_output(x, ob, ob->bwd_classes[j],
-                                       launch_at(x, 0, b, 0, j), r))
-            return false;
-    }
-    return true;
-}
-
-static bool
-check_observed(inv_ctx *x, obs_result *res)
+check_observed(inv_ctx *x, iv_obs_result *res)
 {
     for (size_t i = 0; i < x->nobs; i++) {
-        const observed *ob = &x->obs[i];
-        obs_result *r = &res[i];
-        long b = backend_named(x, ob->name);
-        size_t pred[2 * MAX_LIST], obs[2 * MAX_LIST], raw[2 * MAX_LIST];
-
-        memset(r, 0, sizeof *r);
-        if (ob->refused) {
-            snprintf(r->note, sizeof r->note, "refused on the GPU");
-            continue;
-        }
-        for (size_t k = 0; k < x->nskip; k++)
-            if (strcmp(x->skip[k].name, strcmp(ob->name, "default") == 0
-                                            ? "sdpa"
-                                            : ob->name)
-                == 0)
-                snprintf(r->note, sizeof r->note, "not predicted: %.140s",
-                         x->skip[k].why);
-        if (r->note[0] != '\0')
-            continue;
-        if (b < 0 || x->nsms != 1 || !x->mode_prefill
-            || (ob->decode && !x->mode_decode)) {
-            snprintf(r->note, sizeof r->note, "not among the launches asked");
-            continue;
-        }
-        for (size_t j = 0; j < ob->n; j++)
-            raw[j] = cls_of(x, launch_at(x, j < x->nbatch ? 0 : 1, (size_t)b,
-                                         0, j % x->nbatch));
-        canonical(raw, ob->n, pred);
-        canonical(ob->classes, ob->n, obs);
-        r->checked = true;
-        r->partition_equal = memcmp(pred, obs, ob->n * sizeof pred[0]) == 0;
-        for (size_t j = 0; j < ob->n; j++) {
-            size_t c = ob->classes[j];
-            bool first = true;
-            for (size_t k = 0; k < j; k++)
-                first = first && ob->classes[k] != c;
-            if (!first)
-                continue;
-            r->nclasses++;
-            if (!check_class_output(x, ob, c,
-                                    launch_at(x, j < x->nbatch ? 0 : 1,
-                                              (size_t)b, 0, j % x->nbatch),
-                                    r))
+        iv_obs_result *r = &res[i];
+        iv_observed_check(&x->g, &x->obs[i], x->skip, x->nskip, r);
+        for (size_t k = 0; r->checked && k < r->nclasses; k++)
+            if (!check_class_output(x, &x->obs[i], k, r))
                 return false;
-        }
-        if (!check_observed_bwd(x, ob, (size_t)b, r))
-            return false;
+        for (size_t k = 0; r->bwd_checked && k < r->nbwd; k++)
+            if (!check_bwd_output(x, &x->obs[i], k, r))
+                return false;
     }
     return true;
 }
@@ -1148,7 +990,7 @@ text_recommend(cli_buf *b, const inv_ctx *x)
 }
 
 static void
-text_observed(cli_buf *b, const inv_ctx *x, const obs_result *res)
+text_observed(cli_buf *b, const inv_ctx *x, const iv_obs_result *res)
 {
     if (x->nobs == 0)
         return;
@@ -1161,7 +1003,7 @@ text_observed(cli_buf *b, const inv_ctx *x, const obs_result *res)
                        (long long)jint(x->man, "rows_kept"));
     cli_buf_printf(b, ":\n");
     for (size_t i = 0; i < x->nobs; i++) {
-        const obs_result *r = &res[i];
+        const iv_obs_result *r = &res[i];
         if (!r->checked) {
             cli_buf_printf(b, "  %s: %s\n", x->obs[i].name, r->note);
             continue;
@@ -1198,7 +1040,7 @@ text_observed(cli_buf *b, const inv_ctx *x, const obs_result *res)
 }
 
 static void
-json_report(cli_buf *out, const inv_ctx *x, const obs_result *res)
+json_report(cli_buf *out, const inv_ctx *x, const iv_obs_result *res)
 {
     cli_json j;
     char rule[512];
@@ -1465,7 +1307,7 @@ ctx_free(inv_ctx *x)
 static int
 run(inv_ctx *x)
 {
-    obs_result res[MAX_BACKENDS];
+    iv_obs_result res[MAX_BACKENDS];
     cli_buf out;
     int rc = CLI_EXIT_OK;
 

@@ -281,6 +281,157 @@ START_TEST(test_refusals)
 }
 END_TEST
 
+START_TEST(test_canonical)
+{
+    static const size_t in[6] = {7, 3, 7, 9, 3, 0};
+    static const size_t want[6] = {0, 1, 0, 2, 1, 3};
+    size_t out[6];
+
+    iv_canonical(in, 6, out);
+    for (int i = 0; i < 6; i++)
+        ck_assert_uint_eq(out[i], want[i]);
+    iv_canonical(want, 6, out);
+    for (int i = 0; i < 6; i++)
+        ck_assert_uint_eq(out[i], want[i]);
+}
+END_TEST
+
+/* The GPU's classes against the decode grid of test_grid, whose fa2
+   batch 2 alone differs (head 3, O[5] one ulp up): flash recorded with
+   other class numbers is the same partition; cudnn split at batch 3 is
+   not; the stored O of a class counted element by element. */
+START_TEST(test_observed)
+{
+    static const size_t batch[8] = {1, 2, 3, 4, 8, 16, 32, 64};
+    static const unsigned sms[1] = {0};
+    iv_problem p;
+    iv_backend be[2];
+    fa_config cfg[2];
+    iv_space sp = {true, false, 8, batch, 1, sms};
+    iv_grid g;
+    iv_observed ob;
+    iv_obs_result r;
+    iv_skip skip = {"cudnn", "its grid is not measured here"};
+    uint16_t stored[16 * 64];
+    char why[256];
+
+    decode_problem(&p, be, cfg);
+    ck_assert_int_eq(iv_grid_init(&g, &p, &sp, why, sizeof why), 0);
+    for (size_t r0 = 0; r0 < g.nruns; r0++)
+        memset(g.out[r0], 0, g.out_len * sizeof(uint32_t));
+    g.out[1][3 * 65 + 5] = 0x00010000u;
+    iv_grid_classify(&g);
+
+    memset(&ob, 0, sizeof ob);
+    ob.name = "flash";
+    ob.n = 8;
+    for (size_t j = 0; j < 8; j++)
+        ob.classes[j] = j == 1 ? 9 : 5;
+    iv_observed_check(&g, &ob, NULL, 0, &r);
+    ck_assert(r.checked && r.partition_equal);
+    ck_assert_uint_eq(r.nclasses, 2);
+    ck_assert_uint_eq(r.cls[0], 5);
+    ck_assert_uint_eq(r.launch[0], 0);
+    ck_assert_uint_eq(r.cls[1], 9);
+    ck_assert_uint_eq(r.launch[1], 1);
+    ck_assert(!r.bwd_checked && r.bwd_note == NULL);
+    memset(stored, 0, sizeof stored);
+    iv_observed_output(&g, 0, stored, 1, &r);
+    iv_observed_output(&g, 1, stored, 1, &r);
+    ck_assert_uint_eq(r.compared, 2 * 16 * 64);
+    ck_assert_uint_eq(r.differ, 1);
+    ck_assert_uint_eq(r.class_differ[9], 1);
+    ck_assert_uint_eq(r.class_differ[5], 0);
+
+    ob.name = "cudnn";
+    for (size_t j = 0; j < 8; j++)
+        ob.classes[j] = j < 2 ? 0 : 1;
+    iv_observed_check(&g, &ob, NULL, 0, &r);
+    ck_assert(r.checked && !r.partition_equal);
+    ck_assert_uint_eq(r.nclasses, 2);
+    ck_assert_uint_eq(r.launch[1], 10); /* cudnn at batch 3 */
+    iv_observed_check(&g, &ob, &skip, 1, &r);
+    ck_assert(!r.checked);
+    ck_assert_str_eq(r.note, "not predicted: its grid is not measured here");
+
+    ob.name = "default"; /* sdpa: not among the grid's backends */
+    iv_observed_check(&g, &ob, NULL, 0, &r);
+    ck_assert(!r.checked);
+    ck_assert_str_eq(r.note, "not among the launches asked");
+    ob.refused = true;
+    iv_observed_check(&g, &ob, NULL, 0, &r);
+    ck_assert_str_eq(r.note, "refused on the GPU");
+    iv_grid_free(&g);
+}
+END_TEST
+
+/* The backward's classes: one head of one row over 128 keys under fa2
+   with the backward, every output zero but dQ[7] and dK[100] of batch
+   4's run; the GPU's backward classes with other numbers are the same
+   partition, and a stored dK counted element by element. */
+START_TEST(test_observed_bwd)
+{
+    static const size_t batch[8] = {1, 2, 3, 4, 8, 16, 32, 64};
+    static const unsigned sms[1] = {0};
+    iv_problem p;
+    iv_backend be[2];
+    fa_config cfg[2];
+    iv_space sp = {true, false, 8, batch, 1, sms};
+    iv_grid g;
+    iv_observed ob;
+    iv_obs_result r;
+    uint16_t stored[128 * 64];
+    char why[256];
+
+    decode_problem(&p, be, cfg);
+    p.heads = p.kv_heads = 1;
+    p.nk = 128;
+    cfg[0].shape.nk = 128;
+    p.nbackends = 1;
+    p.backward = true;
+    ck_assert_msg(iv_grid_init(&g, &p, &sp, why, sizeof why) == 0, "%s",
+                  why);
+    ck_assert_uint_eq(g.y.dq, 65);
+    ck_assert_uint_eq(g.y.dk, 65 + 64);
+    for (size_t r0 = 0; r0 < g.nruns; r0++)
+        memset(g.out[r0], 0, g.out_len * sizeof(uint32_t));
+    g.out[g.run_of[3]][g.y.dq + 7] = 0x3F800000u;
+    g.out[g.run_of[3]][g.y.dk + 100] = 0x3F800000u;
+    iv_grid_classify(&g);
+
+    memset(&ob, 0, sizeof ob);
+    ob.name = "flash";
+    ob.n = 8;
+    for (size_t j = 0; j < 8; j++)
+        ob.classes[j] = g.cls_run[g.run_of[j]];
+    ob.bwd = true;
+    for (size_t j = 0; j < 8; j++)
+        ob.bwd_classes[j] = j == 3 ? 4 : 2;
+    iv_observed_check(&g, &ob, NULL, 0, &r);
+    ck_assert(r.checked && r.partition_equal);
+    ck_assert(!r.bwd_checked);
+    ck_assert_str_eq(r.bwd_note, "the GPU's backward did not repeat itself");
+    ob.bwd_repeat = true;
+    iv_observed_check(&g, &ob, NULL, 0, &r);
+    ck_assert(r.bwd_checked && r.bwd_partition_equal);
+    ck_assert_uint_eq(r.nbwd, 2);
+    ck_assert_uint_eq(r.bwd_cls[0], 2);
+    ck_assert_uint_eq(r.bwd_launch[0], 0);
+    ck_assert_uint_eq(r.bwd_cls[1], 4);
+    ck_assert_uint_eq(r.bwd_launch[1], 3);
+    memset(stored, 0, sizeof stored);
+    iv_observed_bwd_output(&g, 0, "dk", stored, &r);
+    ck_assert_uint_eq(r.bwd_differ, 0);
+    iv_observed_bwd_output(&g, 1, "dk", stored, &r);
+    ck_assert_uint_eq(r.bwd_compared, 2 * 128 * 64);
+    ck_assert_uint_eq(r.bwd_differ, 1);
+    ob.bwd_classes[5] = 4; /* batch 16 apart from batch 1 on the GPU */
+    iv_observed_check(&g, &ob, NULL, 0, &r);
+    ck_assert(r.bwd_checked && !r.bwd_partition_equal);
+    iv_grid_free(&g);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -295,6 +446,9 @@ main(void)
     tcase_add_test(tc, test_resolve);
     tcase_add_test(tc, test_refusals);
     tcase_add_test(tc, test_grid);
+    tcase_add_test(tc, test_canonical);
+    tcase_add_test(tc, test_observed);
+    tcase_add_test(tc, test_observed_bwd);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -735,18 +735,6 @@ compute(inv_ctx *x)
     return true;
 }
 
-static size_t
-cls_of(const inv_ctx *x, size_t launch)
-{
-    return iv_grid_class(&x->g, launch);
-}
-
-static size_t
-launch_at(const inv_ctx *x, int m, size_t b, size_t s, size_t j)
-{
-    return iv_grid_at(&x->g, m, b, s, j);
-}
-
 /*----------------------------------------------------------------------------
  * The GPU's classes.
  *--------------------------------------------------------------------------*/
@@ -901,6 +889,7 @@ text_header(cli_buf *b, const inv_ctx *x)
 static void
 text_backend(cli_buf *b, const inv_ctx *x, int m, size_t be, size_t s)
 {
+    const iv_grid *g = &x->g;
     size_t cl[MAX_LIST], bound;
     char u1[24], u2[24], rule[512];
 
@@ -911,26 +900,27 @@ text_backend(cli_buf *b, const inv_ctx *x, int m, size_t be, size_t s)
         cli_buf_printf(b, " %5zu", x->batch[j]);
     cli_buf_printf(b, "\n  class  ");
     for (size_t j = 0; j < x->nbatch; j++) {
-        cl[j] = cls_of(x, launch_at(x, m, be, s, j));
+        cl[j] = iv_grid_class(g, iv_grid_at(g, m, be, s, j));
         cli_buf_printf(b, " %5c", cls_letter(cl[j]));
     }
     cli_buf_printf(b, "\n  splits ");
     for (size_t j = 0; j < x->nbatch; j++) {
-        const iv_key *k = &x->g.key[launch_at(x, m, be, s, j)];
+        const iv_key *k = &g->key[iv_grid_at(g, m, be, s, j)];
         cli_buf_printf(b, " %5zu", k->steps[k->nsteps - 1].splits);
     }
     cli_buf_printf(b, "\n  runs   ");
     for (size_t j = 0; j < x->nbatch; j++)
         cli_buf_printf(b, " %5s",
-                       x->g.key[launch_at(x, m, be, s, j)].backend);
+                       g->key[iv_grid_at(g, m, be, s, j)].backend);
     cli_buf_putc(b, '\n');
     for (size_t j = 1; j < x->nbatch; j++) {
-        size_t i0 = launch_at(x, m, be, s, j - 1), i1 = launch_at(x, m, be, s, j);
+        size_t i0 = iv_grid_at(g, m, be, s, j - 1),
+               i1 = iv_grid_at(g, m, be, s, j);
         iv_delta dO, dL;
         if (cl[j] == cl[j - 1])
             continue;
-        iv_grid_delta(&x->g, i0, i1, &dO, &dL);
-        iv_rule(&x->g.key[i0], &x->g.key[i1], rule, sizeof rule);
+        iv_grid_delta(g, i0, i1, &dO, &dL);
+        iv_rule(&g->key[i0], &g->key[i1], rule, sizeof rule);
         cli_buf_printf(b,
                        "  batch %zu -> %zu: O %zu of %zu elements differ "
                        "(max %s ulps), LSE %zu of %zu (max %s ulps): %s\n",
@@ -939,10 +929,10 @@ text_backend(cli_buf *b, const inv_ctx *x, int m, size_t be, size_t s)
                        (size_t)(x->heads * x->nq),
                        ulps_str(u2, sizeof u2, dL.max_ulps), rule);
         if (x->backward) {
-            iv_delta dB = iv_grid_delta_bwd(&x->g, i0, i1);
+            iv_delta dB = iv_grid_delta_bwd(g, i0, i1);
             cli_buf_printf(b, "    dQ, dK, dV: %zu of %zu elements differ "
                               "(max %s ulps)\n",
-                           dB.differ, (size_t)x->heads * (x->g.y.head - x->g.y.dq),
+                           dB.differ, (size_t)x->heads * (g->y.head - g->y.dq),
                            ulps_str(u1, sizeof u1, dB.max_ulps));
         }
     }
@@ -960,19 +950,22 @@ text_backend(cli_buf *b, const inv_ctx *x, int m, size_t be, size_t s)
 static void
 text_recommend(cli_buf *b, const inv_ctx *x)
 {
+    const iv_grid *g = &x->g;
     size_t inv = 0;
 
     cli_buf_printf(b, "\nrecommendation:\n");
     for (size_t be = 0; be < x->npol; be++) {
         bool all = true;
-        size_t c0 = cls_of(x, 0 + launch_at(x, x->mode_prefill ? 0 : 1, be, 0,
-                                            0));
+        size_t c0 =
+            iv_grid_class(g, iv_grid_at(g, x->mode_prefill ? 0 : 1, be, 0, 0));
         for (int m = 0; m < 2; m++) {
             if (m == 0 ? !x->mode_prefill : !x->mode_decode)
                 continue;
             for (size_t s = 0; s < x->nsms; s++)
-                for (size_t j = 0; j < x->nbatch; j++)
-                    all = all && cls_of(x, launch_at(x, m, be, s, j)) == c0;
+                for (size_t j = 0; j < x->nbatch; j++) {
+                    size_t i = iv_grid_at(g, m, be, s, j);
+                    all = all && iv_grid_class(g, i) == c0;
+                }
         }
         if (all) {
             cli_buf_printf(b, "  pin %s: this call's %s are the same bits "
@@ -1043,6 +1036,7 @@ static void
 json_report(cli_buf *out, const inv_ctx *x, const iv_obs_result *res)
 {
     cli_json j;
+    const iv_grid *g = &x->g;
     char rule[512];
 
     cli_json_init(&j, out);
@@ -1056,16 +1050,16 @@ json_report(cli_buf *out, const inv_ctx *x, const iv_obs_result *res)
     cli_json_string(&j, "dtype", x->f16 ? "float16" : "bfloat16");
     cli_json_bool(&j, "causal", x->causal);
     cli_json_int(&j, "launch_heads", (long long)x->p.launch_heads);
-    cli_json_int(&j, "distinct_computations", (long long)x->g.nruns);
-    cli_json_int(&j, "classes", (long long)x->g.ncls);
+    cli_json_int(&j, "distinct_computations", (long long)g->nruns);
+    cli_json_int(&j, "classes", (long long)g->ncls);
     cli_json_array_begin(&j, "launches");
-    for (size_t i = 0; i < x->g.nl; i++) {
-        const iv_key *k = &x->g.key[i];
+    for (size_t i = 0; i < g->nl; i++) {
+        const iv_key *k = &g->key[i];
         cli_json_object_begin(&j, NULL);
-        cli_json_string(&j, "backend", x->be[x->g.l[i].backend].name);
-        cli_json_int(&j, "batch", (long long)x->g.l[i].batch);
-        cli_json_int(&j, "sms", x->g.l[i].sms != 0 ? x->g.l[i].sms : 132);
-        cli_json_string(&j, "mode", x->g.l[i].decode ? "decode" : "prefill");
+        cli_json_string(&j, "backend", x->be[g->l[i].backend].name);
+        cli_json_int(&j, "batch", (long long)g->l[i].batch);
+        cli_json_int(&j, "sms", g->l[i].sms != 0 ? g->l[i].sms : 132);
+        cli_json_string(&j, "mode", g->l[i].decode ? "decode" : "prefill");
         cli_json_string(&j, "runs", k->backend);
         cli_json_string(&j, "description", fa_config_kernel(k->cfg)->name);
         cli_json_string(&j, "variant", k->variant);
@@ -1073,21 +1067,21 @@ json_report(cli_buf *out, const inv_ctx *x, const iv_obs_result *res)
         if (x->backward)
             cli_json_int(&j, "dq_buffers", (long long)k->dq_buffers);
         cli_json_string(&j, "split_rule", k->split_rule);
-        cli_json_int(&j, "class", (long long)cls_of(x, i));
+        cli_json_int(&j, "class", (long long)iv_grid_class(g, i));
         cli_json_object_end(&j);
     }
     cli_json_array_end(&j);
     cli_json_array_begin(&j, "pairs");
-    for (size_t c1 = 0; c1 < x->g.ncls; c1++)
-        for (size_t c2 = c1 + 1; c2 < x->g.ncls; c2++) {
+    for (size_t c1 = 0; c1 < g->ncls; c1++)
+        for (size_t c2 = c1 + 1; c2 < g->ncls; c2++) {
             size_t i1 = 0, i2 = 0;
             iv_delta dO, dL;
-            while (cls_of(x, i1) != c1)
+            while (iv_grid_class(g, i1) != c1)
                 i1++;
-            while (cls_of(x, i2) != c2)
+            while (iv_grid_class(g, i2) != c2)
                 i2++;
-            iv_grid_delta(&x->g, i1, i2, &dO, &dL);
-            iv_rule(&x->g.key[i1], &x->g.key[i2], rule, sizeof rule);
+            iv_grid_delta(g, i1, i2, &dO, &dL);
+            iv_rule(&g->key[i1], &g->key[i2], rule, sizeof rule);
             cli_json_object_begin(&j, NULL);
             cli_json_int(&j, "a", (long long)c1);
             cli_json_int(&j, "b", (long long)c2);
@@ -1096,7 +1090,7 @@ json_report(cli_buf *out, const inv_ctx *x, const iv_obs_result *res)
             cli_json_int(&j, "lse_differ", (long long)dL.differ);
             cli_json_dist(&j, "lse_max_ulps", dL.max_ulps);
             if (x->backward) {
-                iv_delta dB = iv_grid_delta_bwd(&x->g, i1, i2);
+                iv_delta dB = iv_grid_delta_bwd(g, i1, i2);
                 cli_json_int(&j, "bwd_differ", (long long)dB.differ);
                 cli_json_dist(&j, "bwd_max_ulps", dB.max_ulps);
             }
@@ -1147,6 +1141,7 @@ write_plot(const inv_ctx *x)
     cli_buf b;
     char *dat = NULL, qd[1100], qo[1100], vars[2400], why[512], u[24];
     int rc = CLI_EXIT_OK, prc, m = x->mode_prefill ? 0 : 1;
+    const iv_grid *g = &x->g;
     size_t n = strlen(x->plot);
 
     cli_buf_init(&b);
@@ -1165,8 +1160,8 @@ write_plot(const inv_ctx *x)
         cli_buf_printf(&b, "%zu", x->batch[j]);
         for (size_t be = 0; be < x->npol; be++) {
             iv_delta dO, dL;
-            iv_grid_delta(&x->g, launch_at(x, m, be, 0, 0),
-                          launch_at(x, m, be, 0, j), &dO, &dL);
+            iv_grid_delta(g, iv_grid_at(g, m, be, 0, 0),
+                          iv_grid_at(g, m, be, 0, j), &dO, &dL);
             cli_buf_printf(&b, " %zu %s", dO.differ,
                            dO.max_ulps == UINT64_MAX
                                ? "?"

@@ -213,6 +213,11 @@ uint32_t fa_cuda_expf(const fa_exp_model *ex2, uint32_t x);
    polynomial in FP32 FMAs, no special-function unit; -Inf for +-0, NaN
    below 0. */
 uint32_t fa_cuda_logf(uint32_t x);
+/* CUDA's accurate log2f with flush-to-zero (libdevice's __nv_log2f as
+   Triton links it, __CUDA_FTZ on): a polynomial in FP32 FMAs on the
+   mantissa reduced to [sqrt(2)/2, sqrt(2)), plus the exponent; -Inf for
+   +-0 and subnormals, NaN below 0. */
+uint32_t fa_cuda_log2f_ftz(uint32_t x);
 
 /* The largest frac_bits of a table model: 2^24 entries, every grid point
    of [-1, 0) an FP32 value. */
@@ -373,6 +378,11 @@ typedef struct fa_config
        them to the input format last (the math backend): for a caller that
        sums a group's query heads first (gqa_dkv "fp32-sum"). */
     bool dkv_fp32;
+    /* The block size of a FlexAttention block mask (create_block_mask's
+       BLOCK_SIZE), query rows and keys, for a description whose
+       block_sparse is set: which KV blocks each query block visits, and
+       in which order; 0: 128, the default of create_block_mask. */
+    size_t sparse_q, sparse_kv;
 } fa_config;
 
 /* Defaults for POLICY: scale 0, tiles 0 (the policy's), fix none (with

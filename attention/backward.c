@@ -667,6 +667,8 @@ fa_backward(const fa_config *cfg, const uint16_t *q, const uint16_t *k,
         || q == NULL || k == NULL || v == NULL || dout == NULL || dq == NULL
         || dk == NULL || dv == NULL || env == NULL)
         return -1;
+    if (pl.k.bwd == FA_BWD_FLEX)
+        return -1; /* not modelled */
     /* the math backend's autograd takes P from its forward */
     if (pl.k.bwd == FA_BWD_MATH)
         return fa_backward_math(cfg, &pl, q, k, v, dout, delta, dq, dk, dv,

@@ -501,7 +501,8 @@ fa_plan_init(const fa_config *cfg, fa_plan *pl)
                 bc = kt->bc_split;
         }
         if (pl->k.rowsum == FA_ROWSUM_QUAD
-            || pl->k.rowsum == FA_ROWSUM_QUAD_BLOCK || pl->k.bwd == FA_BWD_FA2
+            || pl->k.rowsum == FA_ROWSUM_QUAD_BLOCK
+            || pl->k.rowsum == FA_ROWSUM_QUAD_REDUCE || pl->k.bwd == FA_BWD_FA2
             || pl->k.bwd == FA_BWD_CUDNN)
             if (bc % 16 != 0 || bcb % 16 != 0 || brb % 16 != 0)
                 return "tiles: fa2 needs bc, br_bwd and bc_bwd multiples "
@@ -517,6 +518,18 @@ fa_plan_init(const fa_config *cfg, fa_plan *pl)
         if (pl->k.bwd == FA_BWD_CHAIN)
             pl->bc_bwd = sh->nk; /* one chain over all keys */
         pl->tc = (sh->nk + pl->bc - 1) / pl->bc;
+        pl->sparse_q = pl->sparse_kv = 0;
+        if (pl->k.block_sparse) {
+            /* no block mask for a call with neither mask nor causal */
+            bool bm = cfg->mask != NULL || cfg->causal;
+            pl->sparse_q = cfg->sparse_q != 0 ? cfg->sparse_q : bm ? 128 : 0;
+            pl->sparse_kv =
+                cfg->sparse_kv != 0 ? cfg->sparse_kv : bm ? 128 : 0;
+            if ((pl->sparse_q != 0 && pl->sparse_q % br != 0)
+                || (pl->sparse_kv != 0 && pl->sparse_kv % bc != 0))
+                return "block_sparse: the block mask's block sizes must be "
+                       "multiples of the tiles br and bc";
+        }
         if (splits == 0)
             splits = 1;
         if (splits > 1 && pl->k.rowsum != FA_ROWSUM_QUAD
@@ -560,7 +573,12 @@ fa_plan_init(const fa_config *cfg, fa_plan *pl)
         sd = (double)sf * 1.4426950408889634074;
         pl->scale = s;
         pl->scale_log2 = f32_of_double(sd);
-        if (cfg->mask != NULL && kern->bias_add == FA_BIAS_LOG2)
+        pl->log2_domain = !kern->score_log2 && cfg->mask != NULL
+                          && kern->bias_add == FA_BIAS_LOG2;
+        if (kern->score_log2)
+            /* scaled scores, the exponent's factor RN32(log2 e) */
+            pl->scale_log2 = FA_F32_LOG2E;
+        else if (pl->log2_domain)
             /* the scores are in the log2 domain, scaled */
             pl->scale_log2 = FA_F32_ONE;
         /* PyTorch's math backend: sqrt of the FP64 scale (1/sqrt(d) in
@@ -586,13 +604,13 @@ fa_plan_init(const fa_config *cfg, fa_plan *pl)
         pl->tol = f32_of_double(cfg->fix.tol);
         pl->eps = f32_of_double(cfg->fix.eps);
         pl->eps_zero = f32_of_double(cfg->fix.eps_zero);
-        if (cfg->mask != NULL && kern->bias_add == FA_BIAS_LOG2) {
-            /* masked scores in the log2 domain: x in scaled units is
+        if (pl->log2_domain) {
+            /* scores in the log2 domain: x in scaled units is
                RN(x RN(log2 e)) there */
             pl->tol = fa_mul(pl->tol, FA_F32_LOG2E, &env);
             pl->eps = fa_mul(pl->eps, FA_F32_LOG2E, &env);
             pl->eps_zero = fa_mul(pl->eps_zero, FA_F32_LOG2E, &env);
-        } else if (!kern->score_scaled) {
+        } else if (!kern->score_scaled && !kern->score_log2) {
             /* fa2 holds S unscaled: a shift of x in scaled units is
                x / scale in its units. */
             pl->tol = fa_div(pl->tol, s, &env);
@@ -851,7 +869,9 @@ fa_mask_bits(fa_mask_fill m)
 uint32_t
 fa_bias_score(const fa_plan *pl, uint32_t s, uint32_t b, sf_env *env)
 {
-    if (pl->k.bias_add == FA_BIAS_LOG2)
+    if (pl->k.score_log2)
+        return fa_fma(s, pl->scale, b, env);
+    if (pl->log2_domain)
         return fa_mul(fa_fma(s, pl->scale, b, env), FA_F32_LOG2E, env);
     return fa_add(s, b, env);
 }

@@ -74,3 +74,35 @@ fa_cuda_logf(uint32_t x)
         r = FA_F32_NEG_INF;
     return r;
 }
+
+uint32_t
+fa_cuda_log2f_ftz(uint32_t x)
+{
+    /* the polynomial's coefficients, highest first */
+    static const uint32_t c[] = {0x3E2FCF2Au, 0xBE374E43u, 0x3E520BF4u,
+                                 0xBE763C8Bu, 0x3E93BF99u, 0xBEB8AA49u,
+                                 0x3EF6384Au, 0xBF38AA3Bu};
+    sf_env env = SF_ENV_IEEE;
+    uint32_t i, e, m, f, r, q;
+
+    env.ftz = env.daz = true; /* the __CUDA_FTZ variant: FFMA.FTZ */
+    if ((x & ~FA_F32_SIGN) == 0 || (x & 0x7F800000u) == 0)
+        /* +-0 and (flushed) subnormals */
+        return FA_F32_NEG_INF;
+    /* m in [0.707, 1.414): x's exponent taken relative to 0x3F3504F3 */
+    e = (x - 0x3F3504F3u) & 0xFF800000u;
+    m = x - e;
+    i = ffma(sf_f32_from_i32((int32_t)e, SF_RNE, &env).bits, 0x34000000u,
+             FA_F32_ZERO, SF_RNE, &env);
+    f = sf_f32_add((sf_f32){m}, (sf_f32){0xBF800000u}, SF_RNE, &env).bits;
+    r = ffma(0x3DC6B27Fu, f, 0xBE2C7F30u, SF_RNE, &env);
+    for (size_t t = 0; t < sizeof c / sizeof c[0]; t++)
+        r = ffma(r, f, c[t], SF_RNE, &env);
+    q = sf_f32_mul((sf_f32){f}, (sf_f32){r}, SF_RNE, &env).bits;
+    q = sf_f32_mul((sf_f32){f}, (sf_f32){q}, SF_RNE, &env).bits;
+    r = ffma(f, 0x3FB8AA3Bu, q, SF_RNE, &env);
+    r = sf_f32_add((sf_f32){i}, (sf_f32){r}, SF_RNE, &env).bits;
+    if (x > 0x7F7FFFFFu) /* +Inf, NaN, negatives */
+        r = ffma(x, FA_F32_INF, FA_F32_INF, SF_RNE, &env);
+    return r;
+}

@@ -52,6 +52,9 @@ typedef struct fa_plan
                                 j > i + causal_shift (Nk - Nq, or 0
                                 top-left aligned) */
     size_t br, bc;           /* forward tiles */
+    size_t sparse_q, sparse_kv; /* block_sparse: the block mask's blocks */
+    bool log2_domain;        /* the scores in the log2 domain (bias_add
+                                "log2" with a mask): sl2 1 */
     size_t br_bwd, bc_bwd;   /* backward tiles */
     size_t tc;               /* number of forward KV blocks */
     size_t splits;           /* split-KV: 1 not split */
@@ -345,6 +348,13 @@ uint32_t fa2_dot_do_o(const fa_plan *pl, const uint16_t *dout,
    the number of blocks, possibly 0); without causal_skip all of them. */
 size_t fa_fwd_blocks(const fa_plan *pl, size_t mb, size_t br, size_t bc);
 
+/* block_sparse: the KV blocks (of bc keys) that query block MB (of br
+   rows) of head HEAD visits, in the kernel's order (kernel.h), written
+   to LIST (room for tc), and for each in PARTIAL whether it is a
+   partial block (the mask applies to it); their number. */
+size_t fa_sparse_kv_blocks(const fa_plan *pl, size_t head, size_t mb,
+                           size_t *list, unsigned char *partial);
+
 /* First query block of a causal_skip backward for KV block NB
    (m_block_min). */
 size_t fa_bwd_first_mblock(const fa_plan *pl, size_t nb);
@@ -353,6 +363,9 @@ size_t fa_bwd_first_mblock(const fa_plan *pl, size_t nb);
    (kernels_sdpa_em.c), after the named ones of kernels.c. */
 extern const fa_kernel fa_kernels_sdpa_em[];
 extern const size_t fa_kernels_sdpa_em_count;
+/* FlexAttention's descriptions (kernels_flex.c), after those. */
+extern const fa_kernel fa_kernels_flex[];
+extern const size_t fa_kernels_flex_count;
 /* The checks of the fields those descriptions brought (NULL: usable). */
 const char *fa_kernel_check_sdpa_em(const fa_kernel *k);
 /* A digit of decode_span_order: its value 0 .. 15, or -1. */

@@ -43,6 +43,9 @@ typedef struct fwd_ws
     uint32_t *orow;         /* d: a row of the split combine's O (FP32) */
     uint32_t *msplit;       /* splits x R: "lean": the split's max */
     uint32_t *lpart;        /* splits x R: "lean": the split's l */
+    size_t *blocks;         /* tc: block_sparse: the query block's KV
+                               blocks in visiting order */
+    unsigned char *partial; /* tc: of each, whether it is partial */
 } fwd_ws;
 
 static size_t
@@ -94,6 +97,8 @@ fwd_layout(const fa_plan *pl, fa_ws *w, fwd_ws *f)
                               ? fa_mul_size(pl->splits, r, o)
                               : 0,
                           sizeof(uint32_t));
+    f->blocks = fa_ws_take(w, pl->k.block_sparse ? pl->tc : 0, sizeof(size_t));
+    f->partial = fa_ws_take(w, pl->k.block_sparse ? pl->tc : 0, 1);
 }
 
 size_t
@@ -122,6 +127,11 @@ typedef struct fwd_run
     long tcol;                 /* the traced column, or -1: none */
     bool kt_lazy;              /* K^T transposed by fwd_scores, block by
                                   block (else once per head) */
+    const size_t *blocks;      /* the KV blocks fwd_range visits (NULL:
+                                  its range) */
+    const unsigned char *block_partial; /* with blocks: the block mask
+                                           applies to block i */
+    bool partial;              /* the block being visited is partial */
 } fwd_run;
 
 /* The environment of the roundings that feed column COL only. */
@@ -362,6 +372,8 @@ fwd_scores(fwd_run *r, size_t i0, size_t nr)
             if (pl->mask != NULL)
                 srow[j] = fa_bias_score(pl, srow[j],
                                         fa_mask_at(pl, r->head, i, j), r->env);
+            else if (pl->k.score_log2)
+                srow[j] = fa_bias_score(pl, srow[j], FA_F32_ZERO, r->env);
         }
         if (writing(r) && r->cap != NULL && r->cap->s != NULL)
             memcpy(r->cap->s + (r->head * pl->nq + i) * pl->nk, srow,
@@ -493,9 +505,10 @@ capture_p(fwd_run *r, size_t i, size_t c0, size_t n, size_t nv,
 /* The exponential's argument for score S against the row max M (MEFF: M,
    or 0 when M is -Inf; MS: the kernel's max_scaled). */
 static uint32_t
-exp_arg(const fa_plan *pl, uint32_t s, uint32_t meff, uint32_t ms, sf_env *e)
+exp_arg(const fa_plan *pl, fa_exp_arg ea, uint32_t s, uint32_t meff,
+        uint32_t ms, sf_env *e)
 {
-    switch (pl->k.exp_arg) {
+    switch (ea) {
     case FA_ARG_SUB_ROUND:
         return fwd_round(pl->k.p, fa_sub(s, meff, e), e);
     case FA_ARG_SUB_ONCE:
@@ -647,6 +660,9 @@ block_step(fwd_run *r, size_t i0, size_t nr, size_t c0, size_t bw)
     sf_env *e = r->env;
     bool visible = k->visit == FA_VISIT_VISIBLE;
     bool qblock = k->rowsum == FA_ROWSUM_QUAD_BLOCK;
+    bool qred = k->rowsum == FA_ROWSUM_QUAD_REDUCE;
+    /* a block the mask applies to may form the exponent otherwise */
+    fa_exp_arg ea = r->partial ? k->exp_arg_partial : k->exp_arg;
     bool quad = k->rowsum == FA_ROWSUM_QUAD;
     bool p16 = k->p != FA_FMT_F32;
     size_t span = pl->nq != 1 ? 0
@@ -713,7 +729,7 @@ block_step(fwd_run *r, size_t i0, size_t nr, size_t c0, size_t bw)
                overlap; the same operations as one key at a time, in
                another order (the flags are sticky; with an event sink
                the order is kept) */
-            if (k->exp_arg == FA_ARG_SCALE_SUB)
+            if (ea == FA_ARG_SCALE_SUB)
                 /* exp_arg's case, its operations inline */
                 for (size_t t = 0; t < n; t++)
                     pf[t] = sf_f32_sub(sf_f32_mul((sf_f32){srow[t]},
@@ -723,7 +739,7 @@ block_step(fwd_run *r, size_t i0, size_t nr, size_t c0, size_t bw)
                                 .bits;
             else
                 for (size_t t = 0; t < n; t++)
-                    pf[t] = exp_arg(pl, srow[t], meff, ms, e);
+                    pf[t] = exp_arg(pl, ea, srow[t], meff, ms, e);
             fa_exp_n(pl, pf, n);
         }
         t0 = 0;
@@ -768,7 +784,8 @@ block_step(fwd_run *r, size_t i0, size_t nr, size_t c0, size_t bw)
         }
         for (size_t t = t0; t < n; t++) {
             uint32_t p = batch ? pf[t]
-                               : fa_exp(pl, exp_arg(pl, srow[t], meff, ms, e));
+                               : fa_exp(pl, exp_arg(pl, ea, srow[t], meff,
+                                                    ms, e));
             uint32_t st = fwd_round(k->p, p, e);
             pf[t] = p;
             ps[t] = st;
@@ -795,7 +812,7 @@ block_step(fwd_run *r, size_t i0, size_t nr, size_t c0, size_t bw)
                 if (t + 1 == n)
                     span_tree(sv, nspan, bsum, k->decode_span_order,
                               c0 / pl->bc, e);
-            } else if (qblock) {
+            } else if (qblock || qred) {
                 /* the thread's own sum of the block, from 0 */
                 int q = (int)((t & 7) >> 1);
                 bsum[q] = fa_add(bsum[q], k->rowsum_fp32_p ? p : st, e);
@@ -815,7 +832,16 @@ block_step(fwd_run *r, size_t i0, size_t nr, size_t c0, size_t bw)
                 }
             }
         }
-        if (qblock) {
+        if (qred) {
+            /* the block's sum (the quad's shuffles: xor 2, then xor 1)
+               added to the rescaled row sum */
+            uint32_t bs = fa_add(fa_add(bsum[0], bsum[2], e),
+                                 fa_add(bsum[1], bsum[3], e), e);
+            w->l[ri] = init             ? bs
+                       : k->rowsum_fma ? fa_fma(w->l[ri], alpha, bs, e)
+                                       : fa_add(fa_mul(w->l[ri], alpha, e),
+                                                bs, e);
+        } else if (qblock) {
             /* each partial rescaled and the block's sum added */
             for (int q = 0; q < 4; q++)
                 part[q] = init ? bsum[q]
@@ -1109,11 +1135,13 @@ fwd_range(fwd_run *r, size_t i0, size_t nr, size_t lo, size_t hi, long split,
     }
 
     for (size_t vi = 0; vi < nvb; vi++) {
-        size_t jb =
-            pl->order == FA_ORDER_REVERSE ? hi - 1 - vi : lo + vi * stride;
+        size_t jb = r->blocks != NULL ? r->blocks[lo + vi * stride]
+                    : pl->order == FA_ORDER_REVERSE ? hi - 1 - vi
+                                                    : lo + vi * stride;
         size_t c0 = jb * pl->bc;
         size_t bw = pl->nk - c0 < pl->bc ? pl->nk - c0 : pl->bc;
 
+        r->partial = r->blocks != NULL && r->block_partial[lo + vi * stride];
         block_step(r, i0, nr, c0, bw);
         if (cap != NULL && (cap->m != NULL || cap->l != NULL))
             for (size_t ri = 0; ri < nr; ri++) {
@@ -1182,6 +1210,9 @@ fwd_range(fwd_run *r, size_t i0, size_t nr, size_t lo, size_t hi, long split,
                                      : FA_F32_NEG_INF;
         } else {
             l = row_l(r, ri, r->env);
+            if (k->lse == FA_LSE_LOG2_LN2 && fa_is_zero(l))
+                /* every key masked: l_i = 1, so O = 0 and the LSE is m */
+                l = FA_F32_ONE;
             zn = fa_is_zero(l) || fa_is_nan(l);
             if (k->normalize == FA_NORM_P_DIVIDE) {
                 /* P~ was divided by l before the product */
@@ -1219,6 +1250,14 @@ fwd_range(fwd_run *r, size_t i0, size_t nr, size_t lo, size_t hi, long split,
                 lse = zn ? (split >= 0 ? FA_F32_NEG_INF : FA_F32_INF)
                          : lse_lg2_fma(
                              pl, fa_mul(w->m[ri], pl->scale_log2, le), l, le);
+            } else if (k->lse == FA_LSE_LOG2_LN2) {
+                /* m_i + log2(l_i) in the kernel, then times math.log(2) */
+                uint32_t lg = k->log == FA_KLOG_CUDA_LOG2_FTZ
+                                  ? fa_cuda_log2f_ftz(l)
+                                  : lg2_of(pl, l);
+                lse = fa_mul(fa_add(fa_mul(w->m[ri], pl->scale_log2, le),
+                                    lg, le),
+                             F32_LN2, le);
             } else if (k->lse == FA_LSE_LOG2E_DIV) {
                 /* RN32(mi / log2e) + log(s_prime), mi = RN32(m log2e) */
                 lse = zn ? FA_F32_INF
@@ -1422,6 +1461,16 @@ fwd_chunk(fwd_run *r, size_t mb, size_t i0, size_t nr)
     const fa_plan *pl = r->pl;
     size_t nvb = fa_fwd_blocks(pl, mb, pl->br, pl->bc);
 
+    r->blocks = NULL;
+    r->partial = false;
+    if (pl->k.block_sparse) {
+        /* the block mask's list (the same for every chunk of the query
+           block) */
+        nvb = fa_sparse_kv_blocks(pl, r->head, mb, r->w->blocks,
+                                  r->w->partial);
+        r->blocks = r->w->blocks;
+        r->block_partial = r->w->partial;
+    }
     fwd_scores(r, i0, nr);
     if (pl->splits <= 1) {
         fwd_range(r, i0, nr, 0, nvb, -1, 1);

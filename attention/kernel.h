@@ -79,10 +79,17 @@ typedef enum
                              (t mod 8) / 2 owns key t), reduced
                              (s0 + s1) + (s2 + s3); then
                              l = ((RN32(alpha l) + w0) + w1) + ... */
-    FA_ROWSUM_WARP32      /* "warp32": softmax_warp_forward's sum over the
+    FA_ROWSUM_WARP32,     /* "warp32": softmax_warp_forward's sum over the
                              row: lane t of W = min(32, 2^ceil(log2 n))
                              lanes sums keys t, t + W, ... from 0, then
                              the lanes' butterfly xor W/2, ..., 1 */
+    FA_ROWSUM_QUAD_REDUCE /* "quad-reduce": Triton's tl.sum(p, 1) on the
+                             wgmma accumulator layout: per block four
+                             thread partials from 0 (thread (t mod 8) / 2
+                             owns key t), reduced (s0 + s2) + (s1 + s3)
+                             (lane xor 2, then xor 1), then
+                             l = fma(l, alpha, sum) (rowsum_fma; else
+                             RN32(RN32(l alpha) + sum)) */
 } fa_rowsum;
 
 /* How O~ takes a block. */
@@ -122,8 +129,13 @@ typedef enum
     FA_LSE_FMA_LN2,    /* "fma-ln2": fma(RN32(m sl2), RN32(ln 2), log l) (m
                          unscaled, sl2 the kernel's scale_log2); l = 0 or
                          NaN gives +Inf */
-    FA_LSE_LOG2E_DIV  /* "log2e-div": RN32(RN32(RN32(m L) / L) + log l),
+    FA_LSE_LOG2E_DIV,  /* "log2e-div": RN32(RN32(RN32(m L) / L) + log l),
                          L = RN32(log2 e) (m scaled) */
+    FA_LSE_LOG2_LN2   /* "log2-ln2": RN32(RN32(RN32(m sl2) + lg2(l))
+                         RN32(ln 2)) (score_log2), lg2 the description's
+                         base-2 log; l = 0 taken as 1
+                         (FlexAttention: m_i + log2(l_i) in the kernel,
+                         times math.log(2) after it) */
 } fa_lse_rule;
 
 /* The natural log of the LSE and of the combine. */
@@ -133,8 +145,11 @@ typedef enum
     FA_KLOG_LG2, /* "lg2": CUDA's __logf, RN(lg2(x) RN(ln 2)), through the
                    configuration's lg2 table model (cfg->log; lg2-sm90
                    for the H200's lg2.approx) */
-    FA_KLOG_CUDA /* "cuda-logf": CUDA's accurate logf (FP32 FMA
+    FA_KLOG_CUDA, /* "cuda-logf": CUDA's accurate logf (FP32 FMA
                     arithmetic only, fa_cuda_logf) */
+    FA_KLOG_CUDA_LOG2_FTZ /* "cuda-log2f-ftz": base 2, libdevice's log2f
+                             with flush-to-zero (fa_cuda_log2f_ftz), for
+                             lse "log2-ln2" */
 } fa_kernel_log;
 
 typedef enum
@@ -187,10 +202,12 @@ typedef enum
                     GEMM chains; softmax_warp_backward's strided row sum;
                     the sqrt(scale) factors on both sides; FP32 grads
                     rounded once to the input format) */
-    FA_BWD_CUDNN /* "cudnn": cuDNN 9.19's sm90 flash backward (the fa2
+    FA_BWD_CUDNN, /* "cudnn": cuDNN 9.19's sm90 flash backward (the fa2
                     scheme with cuDNN's delta, dS scaled before its
                     rounding, dQ per key tile added across tiles in
                     FP32) */
+    FA_BWD_FLEX  /* "flex": FlexAttention's Triton backward (not modelled
+                    yet: fa_backward refuses it) */
 } fa_bwd_scheme;
 
 /* The natural exp of a kernel whose exp_base2 is false. */
@@ -456,6 +473,26 @@ typedef struct fa_kernel
     fa_bias_add bias_add;
     fa_bool_fill bool_fill;
     fa_masked_lse masked_lse;
+    /* Appended (optional in JSON, false when absent): FlexAttention.
+       score_log2: the scores are scaled, t = RN32(fma(S, scale, b)) (b
+       = 0 without a mask: qk *= SM_SCALE, then the modifications), and
+       the softmax runs in base 2 with sl2 = RN32(log2 e) (Triton's
+       post_mod_scores *= RCP_LN2, which LLVM contracts into the exp2
+       argument: fma(t, sl2, -RN32(m sl2)), the max taken on RN32(t
+       sl2)).  block_sparse: the KV blocks each query block visits are
+       those of its block mask (fa_config's sparse_q x sparse_kv blocks
+       holding a visible key), the partial ones (some key hidden, or
+       past Nq or Nk) first in ascending order, then the full ones in
+       ascending order; each sparse block is walked in tiles of bc keys.
+       Without a mask or causal: every block in order. */
+    bool score_log2;
+    bool block_sparse;
+    /* Appended (optional in JSON, "sub" when absent; block_sparse only):
+       the exponent's argument in a partial block, where the mask's
+       select stands between the product by sl2 and the subtraction
+       (FlexAttention: scale-sub, RN32(RN32(t sl2) - RN32(m sl2)); in
+       full blocks, and with no block mask, exp_arg's scale-fma). */
+    fa_exp_arg exp_arg_partial;
 } fa_kernel;
 
 /* The named descriptions ("fa2", "paper-eq4", "repo", "fp32", then

@@ -267,7 +267,10 @@ fa_kernel_at(size_t i)
     if (i < n)
         return fa_kernel_sdpa_at(i);
     i -= n;
-    return i < fa_kernels_sdpa_em_count ? &fa_kernels_sdpa_em[i] : NULL;
+    if (i < fa_kernels_sdpa_em_count)
+        return &fa_kernels_sdpa_em[i];
+    i -= fa_kernels_sdpa_em_count;
+    return i < fa_kernels_flex_count ? &fa_kernels_flex[i] : NULL;
 }
 
 const fa_kernel *
@@ -302,21 +305,23 @@ static const char *const alpha_names[] = {"sub", "sub-round", "sub-scale",
                                           "scale-sub", "log2e-sub", NULL};
 static const char *const visit_names[] = {"visible", "block", NULL};
 static const char *const rowsum_names[] = {"sequential", "quad", "quad-block",
-                                           "warps", "warp32", NULL};
+                                           "warps", "warp32",
+                                           "quad-reduce", NULL};
 static const char *const acc_names[] = {"chain", "separate", NULL};
 static const char *const first_names[] = {"init", "update", NULL};
 static const char *const norm_names[] = {"divide", "reciprocal", "p-divide",
                                          "reciprocal-approx", NULL};
 static const char *const lse_names[] = {"add", "fma-scale", "fma-ln2",
-                                        "log2e-div", NULL};
-static const char *const log_names[] = {"cr", "lg2", "cuda-logf", NULL};
+                                        "log2e-div", "log2-ln2", NULL};
+static const char *const log_names[] = {"cr", "lg2", "cuda-logf",
+                                         "cuda-log2f-ftz", NULL};
 static const char *const expfn_names[] = {"model", "cuda-expf", NULL};
 static const char *const mask_names[] = {"-inf", "bf16-lowest", NULL};
 static const char *const combine_names[] = {"fa2", "lean", NULL};
 static const char *const cexp_names[] = {"cr", "libm", "model",
                                          "cuda-expf", NULL};
 static const char *const bwd_names[] = {"chain", "fa2",  "repo", "efficient",
-                                         "math",  "cudnn", NULL};
+                                         "math",  "cudnn", "flex", NULL};
 static const char *const dqb_names[] = {"one", "sms", NULL};
 static const char *const dlse_names[] = {"same", "lg2-fma", NULL};
 static const char *const kexp_names[] = {"cr", "libm", "ex2-sm90",
@@ -440,21 +445,22 @@ fa_kernel_check(const fa_kernel *k)
         || !fmt_ok(k->lse_fmt))
         return "format: unknown value";
     if ((unsigned)k->exp_arg > FA_ARG_LOG2E_SUB
+        || (unsigned)k->exp_arg_partial > FA_ARG_LOG2E_SUB
         || (unsigned)k->alpha_arg > FA_ALPHA_LOG2E_SUB
         || (unsigned)k->visit > FA_VISIT_BLOCK
-        || (unsigned)k->rowsum > FA_ROWSUM_WARP32
+        || (unsigned)k->rowsum > FA_ROWSUM_QUAD_REDUCE
         || (unsigned)k->acc_update > FA_ACC_SEPARATE
         || (unsigned)k->first > FA_FIRST_UPDATE
         || (unsigned)k->normalize > FA_NORM_RCP_APPROX
-        || (unsigned)k->lse > FA_LSE_LOG2E_DIV
-        || (unsigned)k->log > FA_KLOG_CUDA
+        || (unsigned)k->lse > FA_LSE_LOG2_LN2
+        || (unsigned)k->log > FA_KLOG_CUDA_LOG2_FTZ
         || (unsigned)k->combine_log > FA_KLOG_CUDA
         || (unsigned)k->exp_fn > FA_EXPFN_CUDA
         || (unsigned)k->mask > FA_MASK_BF16_LOWEST
         || (unsigned)k->m_init > FA_MASK_BF16_LOWEST
         || (unsigned)k->combine > FA_COMBINE_LEAN
         || (unsigned)k->combine_exp > FA_CEXP_EXPF
-        || (unsigned)k->bwd > FA_BWD_CUDNN
+        || (unsigned)k->bwd > FA_BWD_FLEX
         || (unsigned)k->dq_buffers > FA_DQB_SMS
         || (unsigned)k->decode_lse > FA_DLSE_LG2_FMA
         || (unsigned)k->exp_model > FA_KEXP_EX2_SM90_FTZ
@@ -482,11 +488,22 @@ fa_kernel_check(const fa_kernel *k)
                "scale-fma";
     if (k->splits == 0 || k->splits > 128)
         return "splits: expected 1 to 128";
+    if (k->score_log2
+        && (k->score_scaled || k->bias_add == FA_BIAS_ADD
+            || k->exp_arg != FA_ARG_SCALE_FMA
+            || k->alpha_arg != FA_ALPHA_SCALE_SUB))
+        return "score_log2: needs score_scaled false, bias_add \"none\" or "
+               "\"log2\", exp_arg scale-fma and alpha_arg scale-sub";
+    if (k->lse == FA_LSE_LOG2_LN2 && !k->score_log2)
+        return "lse: log2-ln2 needs score_log2";
+    if ((k->log == FA_KLOG_CUDA_LOG2_FTZ) != (k->lse == FA_LSE_LOG2_LN2))
+        return "log: cuda-log2f-ftz (base 2) goes with lse log2-ln2";
     if ((k->bwd == FA_BWD_FA2 || k->bwd == FA_BWD_CUDNN)
         && k->exp_arg != FA_ARG_SCALE_SUB && k->exp_arg != FA_ARG_SCALE_FMA)
         return "bwd: fa2 and cudnn need unscaled scores (exp_arg scale-sub "
                "or scale-fma)";
-    if (k->bwd != FA_BWD_FA2 && k->bwd != FA_BWD_CUDNN && !k->score_scaled)
+    if (k->bwd != FA_BWD_FA2 && k->bwd != FA_BWD_CUDNN
+        && k->bwd != FA_BWD_FLEX && !k->score_scaled)
         return "bwd: chain and repo need scaled scores";
     if (!span_order_ok(k))
         return "decode_span_order: expected \"tree\" or a permutation of "

@@ -9,7 +9,8 @@ attention_libattention_la_SOURCES = attention/attention.h \
 	attention/config.c attention/fix.c attention/forward.c \
 	attention/backward.c attention/backward_math.c attention/log.c \
 	attention/exp.c attention/cuda_math.c \
-	attention/kernels_sdpa_em.c attention/rcp.c attention/gqa.c
+	attention/kernels_sdpa_em.c attention/rcp.c attention/gqa.c \
+	attention/block_sparse.c attention/kernels_flex.c
 pkginclude_HEADERS += attention/attention.h attention/kernel.h
 
 EXTRA_DIST += doc/attention.md

@@ -1,0 +1,81 @@
+/* kernels_flex -- FlexAttention's Triton kernels as PyTorch 2.11's
+   inductor generates them for sm90 (torch/_inductor/kernel/flex:
+   flex_attention.py.jinja and common.py.jinja), as descriptions */
+#include <config.h>
+
+#include "attention/fa_local.h"
+
+const fa_kernel fa_kernels_flex[] = {
+    /* flex: the forward template (triton_tem_fused_flex_attention).
+       Per query block of BLOCK_M rows, the KV blocks of its block mask:
+       the partial ones first, then the full ones, each list ascending
+       (block_sparse); no block mask (block_mask=None): every block in
+       order.  qk = tl.dot(q, k^T) (wgmma k16 chains: sm90), qk *=
+       SM_SCALE, the score and mask modifications (a hidden key -inf),
+       *= RCP_LN2 (1.44269504: RN32(log2 e)); m_ij = max(m_i, rowmax),
+       alpha = exp2(m_i - m_ij), p = exp2(s - m_ij) (tl.math.exp2: the
+       ex2.approx of the H100/H200), l_i = l_i alpha + tl.sum(p, 1),
+       acc = acc alpha, then tl.dot(p in the inputs' format, v, acc);
+       from m = -inf, l = 0, acc = 0 for every block.  At the end l = 0
+       becomes 1, O = acc / l, LSE = m + log2(l) (lg2.approx), times
+       math.log(2) outside the kernel. */
+    {
+        .name = "flex",
+        .d_round = 64,
+        .n_tiles = 2,
+        .tiles = {{64, 128, 128, 0, 0, 0, 0},
+                  {128, 128, 64, 0, 0, 0, 0}},
+        .kv_reverse = false,
+        .causal_skip = false,
+        .mma_s = "sm90",
+        .mma_pv = "sm90",
+        .mma_dp = "sm90",
+        .mma_dq = "sm90",
+        .mma_dk = "sm90",
+        .mma_dv = "sm90",
+        .mma_delta = "sm90",
+        .score_dot = FA_FMT_F32,
+        .score_scaled = false,
+        .score = FA_FMT_F32,
+        .mask = FA_MASK_NEG_INF,
+        .m_init = FA_MASK_NEG_INF,
+        .visit = FA_VISIT_BLOCK,
+        .fix_all_keys = false,
+        .first = FA_FIRST_UPDATE,
+        .exp_base2 = true,
+        .exp_arg = FA_ARG_SCALE_FMA,
+        .alpha_arg = FA_ALPHA_SCALE_SUB,
+        .alpha = FA_FMT_F32,
+        .p = FA_FMT_IN,
+        .rowsum_fp32_p = true,
+        .rowsum = FA_ROWSUM_QUAD_REDUCE,
+        .rowsum_fma = true,
+        .rowsum_clamp = false,
+        .l = FA_FMT_F32,
+        .acc_update = FA_ACC_CHAIN,
+        .acc = FA_FMT_F32,
+        .normalize = FA_NORM_RCP_APPROX,
+        .o = FA_FMT_IN,
+        .lse = FA_LSE_LOG2_LN2,
+        .lse_fmt = FA_FMT_F32,
+        .log = FA_KLOG_CUDA_LOG2_FTZ,
+        .empty_lse_pos = false,
+        .splits = 1,
+        .combine = FA_COMBINE_FA2,
+        .combine_exp = FA_CEXP_CR,
+        .combine_log = FA_KLOG_CR,
+        .bwd = FA_BWD_FLEX,
+        .bwd_reverse_q = false,
+        .exp_model = FA_KEXP_EX2_SM90_FTZ,
+        .gqa_dkv = FA_GQA_NONE,
+        .bias_add = FA_BIAS_LOG2,
+        .bool_fill = FA_BFILL_NEG_INF,
+        .masked_lse = FA_MLSE_EMPTY,
+        .score_log2 = true,
+        .block_sparse = true,
+        .exp_arg_partial = FA_ARG_SCALE_SUB,
+    },
+};
+
+const size_t fa_kernels_flex_count =
+    sizeof fa_kernels_flex / sizeof fa_kernels_flex[0];

@@ -1,5 +1,6 @@
-/* fa_kernel_json.h -- attention kernel descriptions as JSON: --describe
-   writes one, --kernel FILE.json reads one (every field checked) */
+/* fa_kernel_json.h -- attention kernel descriptions as JSON for the
+   CLI: --describe writes one, --kernel FILE.json reads one (every field
+   checked by analysis/kernel_json.h, the messages under the subcommand) */
 #ifndef BF16EMU_EXPERIMENTS_FA_KERNEL_JSON_H
 #define BF16EMU_EXPERIMENTS_FA_KERNEL_JSON_H
 
@@ -7,8 +8,8 @@
 
 #include "attention/kernel.h"
 
-/* K as a JSON object (indented, fields in the documented order,
-   newline-terminated); malloc'd, NULL when out of memory. */
+/* K as a JSON object (kj_to_json: indented, fields in the documented
+   order, newline-terminated); malloc'd, NULL when out of memory. */
 char *fa_kernel_json(const fa_kernel *k);
 
 /* Reads the description in PATH into K.  An unreadable file, bad JSON, an

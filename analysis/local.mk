@@ -14,6 +14,7 @@ analysis_libanalysis_la_SOURCES = \
 	analysis/attn_exact.h analysis/attn_exact.c \
 	analysis/attn_mask.h analysis/attn_mask.c \
 	analysis/kernel_json.h analysis/kernel_json.c \
+	analysis/compare.h analysis/compare.c \
 	analysis/bias.h analysis/bias.c \
 	analysis/rows.h analysis/rows.c \
 	analysis/scan.h analysis/scan.c \
@@ -38,6 +39,7 @@ analysis_libanalysis_la_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) \
 	$(MPFR_CFLAGS) $(ZLIB_CFLAGS)
 pkginclude_HEADERS += analysis/tensor.h analysis/user_tensor.h \
 	analysis/attn_exact.h analysis/attn_mask.h analysis/kernel_json.h \
+	analysis/compare.h \
 	analysis/bias.h analysis/rows.h analysis/gradient.h \
 	analysis/ex2_table.h analysis/lg2_table.h analysis/rcp_table.h \
 	analysis/gen.h analysis/fixgen.h analysis/dump_inputs.h \

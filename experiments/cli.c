@@ -1189,69 +1189,6 @@ cli_color_enabled(FILE *stream, cli_color_when when)
 }
 
 /*----------------------------------------------------------------------------
- * Distances.
- *--------------------------------------------------------------------------*/
-uint64_t
-cli_ulp_distance(const sf_format *f, uint64_t x, uint64_t y)
-{
-    bool nx = sf_is_nan(f, x), ny = sf_is_nan(f, y);
-    uint64_t mag = (f->sign_mask << 1) - 1 - f->sign_mask;
-    uint64_t mx = x & mag, my = y & mag;
-
-    if (nx || ny)
-        return nx && ny ? 0 : CLI_DIST_INF;
-    /* places on the integer line: the magnitude bits, negated for a
-       negative sign (-0 and +0 share 0); in unsigned arithmetic, as the
-       distance between -Inf and +Inf of f64 does not fit int64_t (it is
-       below CLI_DIST_INF) */
-    if (((x ^ y) & f->sign_mask) != 0)
-        return mx + my;
-    return mx > my ? mx - my : my - mx;
-}
-
-unsigned
-cli_dist_bucket(uint64_t d)
-{
-    unsigned i = 0;
-
-    if (d == CLI_DIST_INF)
-        return CLI_DIST_BUCKET_INF;
-    while (d != 0) {
-        i++;
-        d >>= 1;
-    }
-    return i;
-}
-
-void
-cli_dist_bucket_bounds(unsigned i, uint64_t *lo, uint64_t *hi)
-{
-    if (i == 0 || i >= CLI_DIST_FINITE_BUCKETS) {
-        *lo = *hi = 0;
-        return;
-    }
-    *lo = (uint64_t)1 << (i - 1);
-    *hi = i == 64 ? UINT64_MAX - 1 : ((uint64_t)1 << i) - 1;
-}
-
-const char *
-cli_dist_bucket_label(char *buf, size_t n, unsigned i)
-{
-    uint64_t lo, hi;
-
-    if (i >= CLI_DIST_BUCKET_INF) {
-        snprintf(buf, n, "inf");
-        return buf;
-    }
-    cli_dist_bucket_bounds(i, &lo, &hi);
-    if (lo == hi)
-        snprintf(buf, n, "%" PRIu64, lo);
-    else
-        snprintf(buf, n, "%" PRIu64 "-%" PRIu64, lo, hi);
-    return buf;
-}
-
-/*----------------------------------------------------------------------------
  * Small helpers.
  *--------------------------------------------------------------------------*/
 uint64_t
@@ -1382,26 +1319,6 @@ cli_check_output_file(const char *cmd, const cli_operand *out,
  * Comparisons and their JSON.
  *--------------------------------------------------------------------------*/
 void
-cli_worst_add(cli_diff_elem *worst, size_t *n, size_t cap,
-              const cli_diff_elem *e)
-{
-    size_t i;
-
-    if (*n == cap) {
-        if (e->dist <= worst[cap - 1].dist)
-            return;
-        i = cap - 1;
-    } else {
-        i = (*n)++;
-    }
-    while (i > 0 && worst[i - 1].dist < e->dist) {
-        worst[i] = worst[i - 1];
-        i--;
-    }
-    worst[i] = *e;
-}
-
-void
 cli_json_shape(cli_json *j, const char *key, unsigned ndim,
                const uint64_t *shape)
 {
@@ -1414,7 +1331,7 @@ cli_json_shape(cli_json *j, const char *key, unsigned ndim,
 void
 cli_json_dist(cli_json *j, const char *key, uint64_t d)
 {
-    if (d == CLI_DIST_INF)
+    if (d == CMP_DIST_INF)
         cli_json_string(j, key, "inf");
     else
         cli_json_int(j, key, (long long)d);

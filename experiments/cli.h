@@ -11,6 +11,7 @@
 
 #include <sys/types.h>
 
+#include "analysis/compare.h"
 #include "analysis/tensor.h"
 #include "softfloat/softfloat.h"
 
@@ -228,7 +229,7 @@ void cli_json_int(cli_json *j, const char *key, long long v);
 /* An array of NDIM integers. */
 void cli_json_shape(cli_json *j, const char *key, unsigned ndim,
                     const uint64_t *shape);
-/* A distance: an integer, or "inf" for CLI_DIST_INF. */
+/* A distance: an integer, or "inf" for CMP_DIST_INF. */
 void cli_json_dist(cli_json *j, const char *key, uint64_t d);
 void cli_json_bool(cli_json *j, const char *key, bool v);
 void cli_json_null(cli_json *j, const char *key);
@@ -253,41 +254,6 @@ typedef enum
 bool cli_parse_color(const char *cmd, const char *opt, const char *value,
                      cli_color_when *when);
 bool cli_color_enabled(FILE *stream, cli_color_when when);
-
-/*----------------------------------------------------------------------------
- * Distances between two values of one format, for comparisons.  The
- * distance of X and Y (bit patterns of F) is the number of steps between
- * them on F's monotone integer line (sign and magnitude folded so that
- * -0 and +0 are one point): 0 for equal values, 1 for neighbours.  Two
- * NaNs are 0 apart; a NaN and a number CLI_DIST_INF.  Histogram buckets:
- * 0, 1, 2-3, 4-7, ..., 2^63 and above, then "inf".
- *--------------------------------------------------------------------------*/
-#define CLI_DIST_INF UINT64_MAX
-#define CLI_DIST_FINITE_BUCKETS 65
-#define CLI_DIST_BUCKET_INF CLI_DIST_FINITE_BUCKETS
-#define CLI_DIST_BUCKETS (CLI_DIST_FINITE_BUCKETS + 1)
-
-uint64_t cli_ulp_distance(const sf_format *f, uint64_t x, uint64_t y);
-unsigned cli_dist_bucket(uint64_t d);
-/* The smallest and largest distance of finite bucket I. */
-void cli_dist_bucket_bounds(unsigned i, uint64_t *lo, uint64_t *hi);
-/* "0", "1", "2-3", ..., "inf" into BUF (N bytes); returns BUF. */
-const char *cli_dist_bucket_label(char *buf, size_t n, unsigned i);
-
-/* One element of a comparison: its flat index, the distance and the two
-   values compared (FP32 bit patterns, in the order of cli_ulp_distance). */
-typedef struct cli_diff_elem
-{
-    uint64_t flat;
-    uint64_t dist; /* CLI_DIST_INF: NaN against a number */
-    uint32_t x, y;
-} cli_diff_elem;
-
-/* Puts E into the list WORST of *N (at most CAP) elements, largest
-   distance first, where it belongs; the first of equal distances stays
-   ahead. */
-void cli_worst_add(cli_diff_elem *worst, size_t *n, size_t cap,
-                   const cli_diff_elem *e);
 
 /*----------------------------------------------------------------------------
  * Tensor operands given as FILE[:KEY].

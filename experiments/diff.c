@@ -49,7 +49,7 @@
  *
  * For each stage the GPU's and the emulator's values are compared in the
  * stage's format (fa_output_format: BF16 for o, dq, dk, dv under fa2, FP32
- * for lse): bit-equal count, distance histogram (cli_ulp_distance), the
+ * for lse): bit-equal count, distance histogram (cmp_ulp_distance), the
  * worst elements with their indices [b, h, row, col].  A stage passes when
  * every distance is at most --tolerance (default 0: bit-equal).
  *
@@ -137,17 +137,13 @@ is_capture(int s)
 }
 
 /* x: the GPU's value, y: the emulator's */
-typedef cli_diff_elem diff_elem;
+typedef cmp_elem diff_elem;
 
 typedef struct
 {
     bool on;
     const sf_format *fmt;
-    uint64_t elements, equal, differ, nan_vs_number, within;
-    uint64_t max_dist;
-    uint64_t hist[CLI_DIST_BUCKETS];
-    size_t n_worst;
-    diff_elem worst[N_WORST];
+    cmp_stats c; /* elements, equal, differ, distances, the worst */
     bool pass;
     /* an output the dump keeps in part (manifest: outputs_kept): the
        counts above are over the kept elements; the emulator's whole
@@ -1976,7 +1972,7 @@ compare_stage(diff_ctx *x, int s)
     const uint32_t *g = x->gpu[s], *m = x->emu[s];
 
     r->on = true;
-    r->elements = 0;
+    cmp_init(&r->c, N_WORST);
     r->whole = n;
     bias_cell_init(&r->err_gpu);
     bias_cell_init(&r->err_emu);
@@ -1987,27 +1983,14 @@ compare_stage(diff_ctx *x, int s)
     }
     for (size_t j = 0; j < n; j++) {
         diff_elem e;
-        uint64_t gb = to_fmt(r->fmt, g[j]), mb = to_fmt(r->fmt, m[j]);
         if (x->kmask[s] != NULL && !x->kmask[s][j])
             continue; /* a row the dump does not keep */
-        r->elements++;
-        e.dist = cli_ulp_distance(r->fmt, gb, mb);
-        r->hist[cli_dist_bucket(e.dist)]++;
-        if (e.dist != CLI_DIST_INF && e.dist <= x->tol)
-            r->within++;
-        if (gb == mb) {
-            r->equal++;
-        } else {
-            r->differ++;
-            if (e.dist == CLI_DIST_INF)
-                r->nan_vs_number++;
-            else if (e.dist > r->max_dist)
-                r->max_dist = e.dist;
-            e.flat = j;
-            e.x = g[j];
-            e.y = m[j];
-            cli_worst_add(r->worst, &r->n_worst, N_WORST, &e);
-        }
+        e.flat = j;
+        e.dist = 0;
+        e.x = g[j];
+        e.y = m[j];
+        cmp_add(&r->c, r->fmt, to_fmt(r->fmt, g[j]), to_fmt(r->fmt, m[j]),
+                x->tol, e);
         if (x->ex[s] != NULL) {
             double ex = x->ex[s][j];
             if (!isfinite(ex)) {
@@ -2021,7 +2004,7 @@ compare_stage(diff_ctx *x, int s)
     r->have_exact = x->ex[s] != NULL;
     /* a cut output: the hash tells bit-equality of the whole tensor only,
        so it decides with --tol 0 */
-    r->pass = r->within == r->elements && (!r->kept || r->hash_equal
+    r->pass = r->c.within == r->c.elements && (!r->kept || r->hash_equal
                                            || x->tol > 0);
 }
 
@@ -2136,7 +2119,7 @@ locate(diff_ctx *x)
 
     x->first_div = -1;
     for (int s = 0; s < ST_DQ; s++)
-        if (x->r[s].on && x->r[s].differ > 0) {
+        if (x->r[s].on && x->r[s].c.differ > 0) {
             x->first_div = s;
             break;
         }
@@ -2144,11 +2127,11 @@ locate(diff_ctx *x)
         all = all && x->want[s];
     if (!all)
         return;
-    for (size_t n = 0; n < x->r[ST_O].n_worst; n++) {
-        x->trace[n].flat = x->r[ST_O].worst[n].flat;
+    for (size_t n = 0; n < x->r[ST_O].c.n_worst; n++) {
+        x->trace[n].flat = x->r[ST_O].c.worst[n].flat;
         trace_o(x, &x->trace[n]);
     }
-    x->n_trace = x->r[ST_O].n_worst;
+    x->n_trace = x->r[ST_O].c.n_worst;
 }
 
 /*----------------------------------------------------------------------------
@@ -2197,30 +2180,30 @@ text_stage(cli_buf *b, const diff_ctx *x, int s)
     cli_buf_printf(b,
                    "  %" PRIu64 " elements, %" PRIu64
                    " bit-equal (%.3f%%), %" PRIu64 " differ",
-                   r->elements, r->equal,
-                   100.0 * (double)r->equal / (double)r->elements, r->differ);
-    if (r->nan_vs_number > 0)
+                   r->c.elements, r->c.equal,
+                   100.0 * (double)r->c.equal / (double)r->c.elements, r->c.differ);
+    if (r->c.nan_vs_number > 0)
         cli_buf_printf(b, " (%" PRIu64 " NaN against a number)",
-                       r->nan_vs_number);
+                       r->c.nan_vs_number);
     cli_buf_putc(b, '\n');
     snprintf(buf, sizeof buf, "ulp distance (%s)", r->fmt->name);
     cli_buf_printf(b, "  %-22s elements\n", buf);
-    for (unsigned i = 0; i < CLI_DIST_BUCKETS; i++)
-        if (r->hist[i] > 0)
+    for (unsigned i = 0; i < CMP_DIST_BUCKETS; i++)
+        if (r->c.hist[i] > 0)
             cli_buf_printf(b, "  %-22s %" PRIu64 "\n",
-                           cli_dist_bucket_label(buf, sizeof buf, i),
-                           r->hist[i]);
-    if (r->n_worst > 0) {
+                           cmp_dist_bucket_label(buf, sizeof buf, i),
+                           r->c.hist[i]);
+    if (r->c.n_worst > 0) {
         cli_buf_puts(b, "  worst elements (largest distance first):\n");
-        for (size_t i = 0; i < r->n_worst; i++) {
-            const diff_elem *e = &r->worst[i];
+        for (size_t i = 0; i < r->c.n_worst; i++) {
+            const diff_elem *e = &r->c.worst[i];
             uint64_t idx[5];
             unsigned nd = split_index(x, s, e->flat, idx);
             cli_buf_printf(b, "    %s: gpu %s, emulator %s, distance ",
                            cli_shape_str(sh, sizeof sh, nd, idx),
                            val_str(g, sizeof g, r->fmt, e->x),
                            val_str(m, sizeof m, r->fmt, e->y));
-            if (e->dist == CLI_DIST_INF)
+            if (e->dist == CMP_DIST_INF)
                 cli_buf_puts(b, "inf\n");
             else
                 cli_buf_printf(b, "%" PRIu64 "\n", e->dist);
@@ -2258,26 +2241,26 @@ text_stage(cli_buf *b, const diff_ctx *x, int s)
                        "  %s: %" PRIu64 "/%" PRIu64
                        " of the kept elements equal; whole tensor (%" PRIu64
                        "): hash %s\n",
-                       st_names[s], r->equal, r->elements, r->whole,
+                       st_names[s], r->c.equal, r->c.elements, r->whole,
                        r->hash_equal ? "equal" : "differs");
-    if (r->kept && r->differ == 0 && !r->hash_equal)
+    if (r->kept && r->c.differ == 0 && !r->hash_equal)
         cli_buf_printf(b, "  %s: the kept elements are bit-equal; the whole "
                           "tensor is not\n",
                        st_names[s]);
-    else if (r->differ == 0)
+    else if (r->c.differ == 0)
         cli_buf_printf(b, "  %s: bit-equal\n", st_names[s]);
     else if (r->pass)
         cli_buf_printf(
             b, "  %s: within %" PRIu64 " ulp%s (max distance %" PRIu64 ")\n",
-            st_names[s], x->tol, x->tol == 1 ? "" : "s", r->max_dist);
+            st_names[s], x->tol, x->tol == 1 ? "" : "s", r->c.max_dist);
     else if (x->tol == 0)
         cli_buf_printf(b, "  %s: %" PRIu64 " of %" PRIu64 " elements differ\n",
-                       st_names[s], r->differ, r->elements);
+                       st_names[s], r->c.differ, r->c.elements);
     else
         cli_buf_printf(b,
                        "  %s: %" PRIu64 " of %" PRIu64
                        " elements beyond %" PRIu64 " ulp%s\n",
-                       st_names[s], r->elements - r->within, r->elements,
+                       st_names[s], r->c.elements - r->c.within, r->c.elements,
                        x->tol, x->tol == 1 ? "" : "s");
 }
 
@@ -2487,7 +2470,7 @@ json_stage(cli_json *j, const diff_ctx *x, int s)
         cli_json_shape(j, "shape", kp->ndim, kp->shape);
         cli_json_object_begin(j, "kept");
         cli_json_int(j, "rows", (long long)kp->n_rows);
-        cli_json_int(j, "elements", (long long)r->elements);
+        cli_json_int(j, "elements", (long long)r->c.elements);
         cli_json_int(j, "whole_elements", (long long)r->whole);
         snprintf(buf, sizeof buf, "0x%016" PRIx64, kp->hash);
         cli_json_string(j, "gpu_hash", buf);
@@ -2499,39 +2482,39 @@ json_stage(cli_json *j, const diff_ctx *x, int s)
         cli_json_shape(j, "shape", t->ndim, t->shape);
         cli_json_null(j, "kept");
     }
-    cli_json_int(j, "elements", (long long)r->elements);
-    cli_json_int(j, "equal", (long long)r->equal);
+    cli_json_int(j, "elements", (long long)r->c.elements);
+    cli_json_int(j, "equal", (long long)r->c.equal);
     cli_json_double(j, "equal_fraction",
-                    (double)r->equal / (double)r->elements);
-    cli_json_int(j, "differ", (long long)r->differ);
-    cli_json_int(j, "nan_vs_number", (long long)r->nan_vs_number);
+                    (double)r->c.equal / (double)r->c.elements);
+    cli_json_int(j, "differ", (long long)r->c.differ);
+    cli_json_int(j, "nan_vs_number", (long long)r->c.nan_vs_number);
     cli_json_dist(j, "max_distance",
-                  r->nan_vs_number > 0 ? CLI_DIST_INF : r->max_dist);
-    cli_json_int(j, "within_tolerance", (long long)r->within);
+                  r->c.nan_vs_number > 0 ? CMP_DIST_INF : r->c.max_dist);
+    cli_json_int(j, "within_tolerance", (long long)r->c.within);
     cli_json_bool(j, "pass", r->pass);
     cli_json_array_begin(j, "histogram");
-    for (unsigned i = 0; i < CLI_DIST_BUCKETS; i++) {
+    for (unsigned i = 0; i < CMP_DIST_BUCKETS; i++) {
         uint64_t lo, hi;
-        if (r->hist[i] == 0)
+        if (r->c.hist[i] == 0)
             continue;
         cli_json_object_begin(j, NULL);
         cli_json_string(j, "bucket",
-                        cli_dist_bucket_label(buf, sizeof buf, i));
-        if (i == CLI_DIST_BUCKET_INF) {
+                        cmp_dist_bucket_label(buf, sizeof buf, i));
+        if (i == CMP_DIST_BUCKET_INF) {
             cli_json_null(j, "min");
             cli_json_null(j, "max");
         } else {
-            cli_dist_bucket_bounds(i, &lo, &hi);
+            cmp_dist_bucket_bounds(i, &lo, &hi);
             cli_json_int(j, "min", (long long)lo);
             cli_json_int(j, "max", (long long)hi);
         }
-        cli_json_int(j, "count", (long long)r->hist[i]);
+        cli_json_int(j, "count", (long long)r->c.hist[i]);
         cli_json_object_end(j);
     }
     cli_json_array_end(j);
     cli_json_array_begin(j, "worst");
-    for (size_t i = 0; i < r->n_worst; i++) {
-        const diff_elem *e = &r->worst[i];
+    for (size_t i = 0; i < r->c.n_worst; i++) {
+        const diff_elem *e = &r->c.worst[i];
         uint64_t idx[5];
         unsigned nd = split_index(x, s, e->flat, idx);
         cli_json_object_begin(j, NULL);

@@ -39,7 +39,7 @@
 #define N_FINITE_BUCKETS 33
 #define BUCKET_INF N_FINITE_BUCKETS
 #define N_BUCKETS (N_FINITE_BUCKETS + 1)
-#define DIST_INF CLI_DIST_INF
+#define DIST_INF CMP_DIST_INF
 
 /* One operand given as FILE[:KEY]. */
 typedef cli_operand operand;
@@ -54,7 +54,7 @@ enum
 };
 
 /* One element that differs from the reference (x: got, y: expected). */
-typedef cli_diff_elem diff_elem;
+typedef cmp_elem diff_elem;
 
 typedef struct
 {
@@ -116,14 +116,14 @@ swap_to_host(tensor *t)
 static unsigned
 bucket_of(uint64_t d)
 {
-    return d == CLI_DIST_INF ? BUCKET_INF : cli_dist_bucket(d);
+    return d == CMP_DIST_INF ? BUCKET_INF : cmp_dist_bucket(d);
 }
 
 static const char *
 bucket_label(char *buf, size_t n, unsigned i)
 {
-    return cli_dist_bucket_label(buf, n,
-                                 i == BUCKET_INF ? CLI_DIST_BUCKET_INF : i);
+    return cmp_dist_bucket_label(buf, n,
+                                 i == BUCKET_INF ? CMP_DIST_BUCKET_INF : i);
 }
 
 static const char *
@@ -625,7 +625,7 @@ compare(mma_ctx *x)
         diff_elem e;
         memcpy(&got, x->d.data + i * 4, 4);
         memcpy(&want, ref->data + i * 4, 4);
-        e.dist = cli_ulp_distance(&sf_format_f32, got, want);
+        e.dist = cmp_ulp_distance(&sf_format_f32, got, want);
         r->hist[bucket_of(e.dist)]++;
         if (got == want) {
             r->equal++;
@@ -639,7 +639,7 @@ compare(mma_ctx *x)
         e.flat = i;
         e.x = got;
         e.y = want;
-        cli_worst_add(r->worst, &r->n_worst, N_WORST, &e);
+        cmp_worst_add(r->worst, &r->n_worst, N_WORST, &e);
     }
 }
 
@@ -825,7 +825,7 @@ json_compare(mma_ctx *x, cli_json *j)
             cli_json_null(j, "min");
             cli_json_null(j, "max");
         } else {
-            cli_dist_bucket_bounds(i, &lo, &hi);
+            cmp_dist_bucket_bounds(i, &lo, &hi);
             cli_json_int(j, "min", (long long)lo);
             cli_json_int(j, "max", (long long)hi);
         }

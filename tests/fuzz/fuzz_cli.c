@@ -504,20 +504,20 @@ same_value(const sf_format *f, uint64_t x, uint64_t y)
 static void
 check_distance(const sf_format *f, uint64_t x, uint64_t y)
 {
-    uint64_t d = cli_ulp_distance(f, x, y), lo, hi;
-    unsigned b = cli_dist_bucket(d);
+    uint64_t d = cmp_ulp_distance(f, x, y), lo, hi;
+    unsigned b = cmp_dist_bucket(d);
     char label[64];
 
-    FUZZ_CHECK(d == cli_ulp_distance(f, y, x));
+    FUZZ_CHECK(d == cmp_ulp_distance(f, y, x));
     FUZZ_CHECK((d == 0) == same_value(f, x, y));
-    FUZZ_CHECK((d == CLI_DIST_INF) == (sf_is_nan(f, x) != sf_is_nan(f, y)));
-    FUZZ_CHECK(b < CLI_DIST_BUCKETS);
-    FUZZ_CHECK((b == CLI_DIST_BUCKET_INF) == (d == CLI_DIST_INF));
-    if (d != CLI_DIST_INF && d != 0) {
-        cli_dist_bucket_bounds(b, &lo, &hi);
+    FUZZ_CHECK((d == CMP_DIST_INF) == (sf_is_nan(f, x) != sf_is_nan(f, y)));
+    FUZZ_CHECK(b < CMP_DIST_BUCKETS);
+    FUZZ_CHECK((b == CMP_DIST_BUCKET_INF) == (d == CMP_DIST_INF));
+    if (d != CMP_DIST_INF && d != 0) {
+        cmp_dist_bucket_bounds(b, &lo, &hi);
         FUZZ_CHECK(lo <= d && d <= hi);
     }
-    FUZZ_CHECK(cli_dist_bucket_label(label, sizeof label, b) == label);
+    FUZZ_CHECK(cmp_dist_bucket_label(label, sizeof label, b) == label);
     FUZZ_CHECK(label[0] != '\0');
 }
 

@@ -11,6 +11,7 @@ describes each function.
 """
 
 import enum as _enum
+import json as _json
 import math as _math
 from fractions import Fraction as _Fraction
 
@@ -21,7 +22,7 @@ from . import _ext
 __all__ = [
     "Flags", "round", "to_float", "convert", "add", "sub", "mul", "div",
     "fma", "sqrt", "mma", "mma_models", "attention", "Attention", "kernels",
-    "trace", "Trace", "Rounding", "FORMATS",
+    "describe", "trace", "Trace", "Rounding", "FORMATS",
     "MODES", "dtype_of",
 ]
 
@@ -187,6 +188,54 @@ def kernels():
     return _ext.kernels()
 
 
+def describe(name):
+    """The built-in kernel description NAME as a dict: the JSON object
+    ``bf16emu attn --policy NAME --describe`` writes ("flash" is fa2).
+    A dict of this form, changed or not, is taken by
+    ``attention(kernel=...)``."""
+    return _json.loads(_ext.describe(name))
+
+
+# a mask's dtype name -> (the dtype of its bits, the library's type)
+_MASK_TYPES = {"bool": (_np.uint8, "bool"), "uint8": (_np.uint8, "bool"),
+               "float32": (_np.uint32, "f32"),
+               "bfloat16": (_np.uint16, "bf16"),
+               "float16": (_np.uint16, "f16")}
+
+
+def _mask(mask, mask_dtype):
+    """MASK as (bits, type) for the extension: a boolean mask (bool, or
+    uint8 0/1) or an additive one (float32; bfloat16 of ml_dtypes or
+    float16; uint16 bit patterns with MASK_DTYPE "bf16" or "f16")."""
+    if mask is None:
+        if mask_dtype is not None:
+            raise ValueError("mask_dtype is taken with a mask")
+        return None, "bool"
+    if not isinstance(mask, _np.ndarray):
+        raise TypeError("mask: expected a numpy.ndarray (bool, float32, "
+                        "bfloat16, float16, or uint16 bits with "
+                        "mask_dtype), got %s" % type(mask).__name__)
+    name = mask.dtype.name
+    if mask_dtype is not None:
+        want = _canon(mask_dtype)
+        if want not in ("bf16", "f16"):
+            raise ValueError("mask_dtype=%r: expected 'bf16' or 'f16' "
+                             "(the format of uint16 bits)" % (mask_dtype,))
+        if name != "uint16" and _MASK_TYPES.get(name, (0, ""))[1] != want:
+            raise TypeError("mask: mask_dtype=%r takes uint16 bit "
+                            "patterns, got dtype %s" % (mask_dtype, name))
+        return mask.view(_np.uint16), want
+    if name == "uint16":
+        raise TypeError("mask: uint16 bit patterns need mask_dtype='bf16' "
+                        "or 'f16'")
+    if name not in _MASK_TYPES:
+        raise TypeError("mask: expected dtype bool, uint8 (0/1), float32, "
+                        "bfloat16 or float16 (or uint16 bits with "
+                        "mask_dtype), got dtype %s" % name)
+    bits, kind = _MASK_TYPES[name]
+    return mask.view(bits), kind
+
+
 class Attention(tuple):
     """What ``attention`` returns: the tuple (O, LSE), or with backward=True
     (O, LSE, dQ, dK, dV), with the same arrays as attributes ``o``,
@@ -212,7 +261,8 @@ _SDPA_BACKENDS = {"math": 1, "flash": 2, "efficient": 4, "cudnn": 8}
 
 def attention(q, k, v, kernel="fa2", *, causal=False, causal_align=None,
               scale=None, splits=None, launch=None, threads=0, fmt=None,
-              backward=False, do=None, sdpa_backends=None):
+              backward=False, do=None, sdpa_backends=None, mask=None,
+              mask_dtype=None):
     """The attention forward (and backward) of KERNEL on Q [B, H, Nq, d]
     and K, V [B, Hkv, Nk, d], BF16 or FP16 bit patterns (uint16; an
     ml_dtypes bfloat16 or NumPy float16 array is viewed as its bits).
@@ -228,7 +278,13 @@ def attention(q, k, v, kernel="fa2", *, causal=False, causal_align=None,
     KERNEL is a built-in description (``kernels()``; "flash" is fa2) or
     "sdpa": the backend PyTorch 2.11 runs for this call on an H100 or
     H200 (``.sdpa`` says which and why; SDPA_BACKENDS, a list of cudnn,
-    flash, efficient, math, are those left enabled).  Each kernel's
+    flash, efficient, math, are those left enabled), or a description as
+    a dict (``describe(name)``, changed or not; checked field by field).
+    MASK is SDPA's attn_mask, of a shape that broadcasts to
+    [B, H, Nq, Nk]: boolean (bool or uint8 0/1; False hides a key) or
+    additive (float32; ml_dtypes bfloat16 or float16; uint16 bits with
+    MASK_DTYPE "bf16" or "f16"), applied as ``bf16emu attn --mask``
+    applies it (not with causal, nor under fa2, which takes none).  Each kernel's
     default exp, log and reciprocal models are used (fa2 and cudnn: the
     measured H200 tables, read on first use from $BF16EMU_EX2_TABLE,
     $BF16EMU_LG2_TABLE, $BF16EMU_RCP_TABLE or the installed data).
@@ -242,21 +298,29 @@ def attention(q, k, v, kernel="fa2", *, causal=False, causal_align=None,
     if fmt is None:
         fmt = "f16" if getattr(q, "dtype", None) == _np.float16 else "bf16"
     fmt = _canon(fmt)
-    mask = -1
+    backends = -1
     if sdpa_backends is not None:
         if isinstance(sdpa_backends, str):
             sdpa_backends = sdpa_backends.split(",")
-        mask = 0
+        backends = 0
         for name in sdpa_backends:
             if name not in _SDPA_BACKENDS:
                 raise ValueError("sdpa_backends: unknown backend %r "
                                  "(expected cudnn, flash, efficient or "
                                  "math)" % (name,))
-            mask |= _SDPA_BACKENDS[name]
+            backends |= _SDPA_BACKENDS[name]
+    kjson = None
+    if isinstance(kernel, dict):
+        kjson, kernel = _json.dumps(kernel), "dict"
+    elif not isinstance(kernel, str):
+        raise TypeError("kernel: expected a name or a description (dict), "
+                        "got %s" % type(kernel).__name__)
+    mbits, mtype = _mask(mask, mask_dtype)
     return Attention(*_ext.attention(
         _bits(q, fmt), _bits(k, fmt), _bits(v, fmt), kernel, causal,
         causal_align, scale, splits, launch, threads, fmt, backward,
-        None if do is None else _bits(do, fmt), mask))
+        None if do is None else _bits(do, fmt), backends, kjson, mbits,
+        mtype))
 
 
 # --------------------------------------------------------------------------

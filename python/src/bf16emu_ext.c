@@ -27,7 +27,9 @@
 #include <omp.h>
 #endif
 
+#include "analysis/attn_mask.h"
 #include "analysis/ex2_table.h"
+#include "analysis/kernel_json.h"
 #include "analysis/launch.h"
 #include "analysis/lg2_table.h"
 #include "analysis/rcp_table.h"
@@ -662,6 +664,34 @@ ext_kernels(PyObject *self, PyObject *unused)
     return list;
 }
 
+/* describe(name) -> the built-in description NAME as JSON text, what
+   bf16emu attn --policy NAME --describe writes. */
+static PyObject *
+ext_describe(PyObject *self, PyObject *args)
+{
+    const char *name;
+    const fa_kernel *k;
+    char *text;
+    PyObject *r;
+
+    (void)self;
+    if (!PyArg_ParseTuple(args, "s", &name))
+        return NULL;
+    k = fa_kernel_by_name(strcmp(name, "flash") == 0 ? "fa2" : name);
+    if (k == NULL) {
+        PyErr_Format(PyExc_ValueError,
+                     "describe('%s'): unknown kernel (bf16emu.kernels() "
+                     "lists them; flash is fa2)",
+                     name);
+        return NULL;
+    }
+    if ((text = kj_to_json(k)) == NULL)
+        return PyErr_NoMemory();
+    r = PyUnicode_FromString(text);
+    free(text);
+    return r;
+}
+
 /* The exp model of description K, as bf16emu attn takes it when --exp
    names none: its exp_model, loading the ex2-sm90 tables on first use
    (path: $BF16EMU_EX2_TABLE, else the library's default place). */
@@ -777,10 +807,80 @@ new_u32(int n, const npy_intp *dims)
                                               NPY_UINT32);
 }
 
+/* MASK (an array of TYPE_NAME: "bool" over uint8, "f32" over uint32,
+   "bf16" or "f16" over uint16) bound to the [B, H, Nq, Nk] of launch L
+   as bf16emu attn --mask binds a file's (am_bind_file), into OUT; false
+   with an exception carrying am_bind's message. */
+static bool
+bind_mask(PyObject *mask_o, const char *type_name, const ax_launch *l,
+          am_mask *out)
+{
+    static const struct
+    {
+        const char *name;
+        int npy;
+        tensor_dtype dt;
+    } types[] = {{"bool", NPY_UINT8, TENSOR_BOOL},
+                 {"f32", NPY_UINT32, TENSOR_F32},
+                 {"bf16", NPY_UINT16, TENSOR_BF16},
+                 {"f16", NPY_UINT16, TENSOR_F16}};
+    PyArrayObject *a;
+    tensor t;
+    char msg[512];
+    size_t i;
+
+    for (i = 0; i < sizeof types / sizeof types[0]; i++)
+        if (strcmp(types[i].name, type_name) == 0)
+            break;
+    if (i == sizeof types / sizeof types[0]) {
+        PyErr_Format(PyExc_ValueError,
+                     "mask_dtype='%s': expected bool, f32, bf16 or f16",
+                     type_name);
+        return false;
+    }
+    if ((a = take_array(mask_o, types[i].npy, "mask",
+                        "a boolean or additive attention mask"))
+        == NULL)
+        return false;
+    memset(&t, 0, sizeof t);
+    t.dtype = types[i].dt;
+    t.ndim = (unsigned)PyArray_NDIM(a);
+    if (t.ndim > TENSOR_MAX_DIMS)
+        t.ndim = 0; /* refused by am_bind as a count of dimensions */
+    t.n_elems = (uint64_t)PyArray_SIZE(a);
+    for (unsigned d = 0; d < t.ndim; d++)
+        t.shape[d] = (uint64_t)PyArray_DIM(a, (int)d);
+    t.n_bytes = (size_t)PyArray_NBYTES(a);
+    t.data = PyArray_DATA(a);
+    if (am_bind_file(&t, l->batch, l->heads, l->nq, l->nk, l->batch,
+                     l->heads, NULL, false, NULL, out, msg, sizeof msg)
+        != 0) {
+        PyErr_SetString(PyExc_ValueError, msg);
+        return false;
+    }
+    return true;
+}
+
+/* The description in JSON TEXT (a dict given as kernel=, as
+   json.dumps writes it) into K; false with an exception carrying
+   kj_parse's message. */
+static bool
+parse_kernel(const char *text, fa_kernel *k)
+{
+    char msg[1024];
+
+    if (kj_parse(text, "kernel", "dict", k, msg, sizeof msg) != 0) {
+        PyErr_SetString(PyExc_ValueError, msg);
+        return false;
+    }
+    return true;
+}
+
 static char *attn_kw[] = {"q",        "k",      "v",        "kernel",
                           "causal",   "causal_align", "scale", "splits",
                           "launch",   "threads", "fmt",     "backward",
-                          "do",       "sdpa_backends", NULL};
+                          "do",       "sdpa_backends", "kernel_json",
+                          "mask",     "mask_type", NULL};
 
 /* attention(...) -> (O, LSE, delta, dQ, dK, dV, sdpa): the backward's
    arrays None without backward, sdpa None unless kernel is "sdpa" (then
@@ -791,8 +891,10 @@ ext_attention(PyObject *self, PyObject *args, PyObject *kw)
 {
     PyObject *qo, *ko, *vo, *scale_o = Py_None, *splits_o = Py_None,
                             *launch_o = Py_None, *do_o = Py_None,
-                            *align_o = Py_None, *sdpa_info = NULL, *ret;
-    const char *kname = "fa2", *fmt = "bf16", *align = NULL;
+                            *align_o = Py_None, *sdpa_info = NULL, *ret,
+                            *mask_o = Py_None;
+    const char *kname = "fa2", *fmt = "bf16", *align = NULL,
+               *kjson = NULL, *mask_type = "bool";
     int causal = 0, threads = 0, failed = 0, backward = 0, backends = -1;
     ext_state *st = state_of(self);
     PyArrayObject *q, *k, *v, *dout = NULL, *o = NULL, *lse = NULL,
@@ -807,13 +909,19 @@ ext_attention(PyObject *self, PyObject *args, PyObject *kw)
     uint32_t *dk_parts = NULL, *dv_parts = NULL;
     ax_launch launch;
     sdpa_choice ch;
+    fa_kernel user_kernel;
+    am_mask amask;
+    bool has_mask;
 
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOO|spOOOOispOi", attn_kw,
-                                     &qo, &ko, &vo, &kname, &causal,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOO|spOOOOispOizOs",
+                                     attn_kw, &qo, &ko, &vo, &kname, &causal,
                                      &align_o, &scale_o, &splits_o,
                                      &launch_o, &threads, &fmt, &backward,
-                                     &do_o, &backends))
+                                     &do_o, &backends, &kjson, &mask_o,
+                                     &mask_type))
         return NULL;
+    has_mask = mask_o != Py_None;
+    memset(&amask, 0, sizeof amask);
     if (align_o != Py_None) {
         if (!PyUnicode_Check(align_o)
             || (align = PyUnicode_AsUTF8(align_o)) == NULL
@@ -833,10 +941,21 @@ ext_attention(PyObject *self, PyObject *args, PyObject *kw)
         return NULL;
     }
     f16 = fmt[0] == 'f';
-    sdpa = strcmp(kname, "sdpa") == 0;
-    kern = sdpa ? NULL
+    sdpa = kjson == NULL && strcmp(kname, "sdpa") == 0;
+    if (kjson != NULL) {
+        if (!parse_kernel(kjson, &user_kernel))
+            return NULL;
+        kern = &user_kernel;
+    } else
+        kern = sdpa ? NULL
                 : fa_kernel_by_name(strcmp(kname, "flash") == 0 ? "fa2"
                                                                 : kname);
+    if (has_mask && causal) {
+        PyErr_SetString(PyExc_ValueError,
+                        "mask with causal=True: SDPA refuses an attn_mask "
+                        "with is_causal; put the causal mask into the mask");
+        return NULL;
+    }
     if (!sdpa && kern == NULL) {
         PyErr_Format(PyExc_ValueError,
                      "kernel='%s': unknown kernel (bf16emu.kernels() lists "
@@ -918,6 +1037,9 @@ ext_attention(PyObject *self, PyObject *args, PyObject *kw)
         sc.d = (int64_t)d;
         sc.dtype = f16 ? SDPA_DT_F16 : SDPA_DT_BF16;
         sc.causal = causal != 0;
+        if (has_mask)
+            sc.mask = strcmp(mask_type, "bool") == 0 ? SDPA_MASK_BOOL
+                                                     : SDPA_MASK_FLOAT;
         sc.requires_grad = backward != 0;
         if (backends >= 0)
             sc.enabled = (unsigned)backends & SDPA_EN_ALL;
@@ -954,6 +1076,14 @@ ext_attention(PyObject *self, PyObject *args, PyObject *kw)
             }
             top_left = tl == 1;
         }
+    }
+    if (has_mask && kern->bias_add == FA_BIAS_NONE) {
+        PyErr_Format(PyExc_ValueError,
+                     "mask: the description '%s' takes no attention mask "
+                     "(bias_add \"none\"; PyTorch's flash backend refuses "
+                     "masks): pass kernel='cudnn', 'efficient' or 'math'",
+                     kern->name);
+        return NULL;
     }
     if (backward && nhkv != nh && kern->gqa_dkv == FA_GQA_NONE) {
         PyErr_Format(PyExc_ValueError,
@@ -1028,6 +1158,14 @@ ext_attention(PyObject *self, PyObject *args, PyObject *kw)
                      "the configuration is refused: %s", why);
         return NULL;
     }
+    if (has_mask) {
+        /* bound to the tensors' [B, H, Nq, Nk], as attn --mask */
+        ax_launch ml = launch;
+        ml.batch = nb;
+        ml.heads = nh;
+        if (!bind_mask(mask_o, mask_type, &ml, &amask))
+            return NULL;
+    }
     if (sdpa) {
         /* the split count the configuration resolves to */
         size_t splits_eff = 1;
@@ -1036,7 +1174,7 @@ ext_attention(PyObject *self, PyObject *args, PyObject *kw)
                                        ch.variant, ch.reason, kern->name,
                                        (Py_ssize_t)splits_eff))
             == NULL)
-            return NULL;
+            goto fail;
     }
     {
         npy_intp od[4] = {(npy_intp)nb, (npy_intp)nh, (npy_intp)nq,
@@ -1093,7 +1231,10 @@ ext_attention(PyObject *self, PyObject *args, PyObject *kw)
             /* grouped-query heads: query head hh reads its group's K, V */
             size_t kh = hh / nh * nhkv + hh % nh / g;
             sf_env env = SF_ENV_IEEE;
-            if (fa_forward(&hcfg, qd + hh * nq * d, kd + kh * nk * d,
+            fa_attn_mask hm;
+            fa_config hc = am_head_config(&hcfg, has_mask ? &amask : NULL,
+                                          hh, &hm);
+            if (fa_forward(&hc, qd + hh * nq * d, kd + kh * nk * d,
                            vd + kh * nk * d, od + hh * nq * d, ld + hh * nq,
                            NULL, &env)
                 != 0) {
@@ -1104,7 +1245,7 @@ ext_attention(PyObject *self, PyObject *args, PyObject *kw)
                 continue;
             env = (sf_env)SF_ENV_IEEE;
             /* dK and dV per query head (the KV head's when no groups) */
-            if (fa_backward(&hcfg, qd + hh * nq * d, kd + kh * nk * d,
+            if (fa_backward(&hc, qd + hh * nq * d, kd + kh * nk * d,
                             vd + kh * nk * d, od + hh * nq * d, ld + hh * nq,
                             dod + hh * nq * d, ded + hh * nq,
                             dqd + hh * nq * d, dkd + hh * nk * d,
@@ -1132,6 +1273,7 @@ ext_attention(PyObject *self, PyObject *args, PyObject *kw)
     PyMem_RawFree(dk_parts);
     PyMem_RawFree(dv_parts);
     dk_parts = dv_parts = NULL;
+    am_free(&amask);
     if (failed) {
         PyErr_SetString(failed & 1 ? PyExc_MemoryError : PyExc_ValueError,
                         failed & 1 ? "attention: the forward or backward ran "
@@ -1155,6 +1297,7 @@ ext_attention(PyObject *self, PyObject *args, PyObject *kw)
 fail:
     PyMem_RawFree(dk_parts);
     PyMem_RawFree(dv_parts);
+    am_free(&amask);
     Py_XDECREF(o);
     Py_XDECREF(lse);
     Py_XDECREF(delta);
@@ -1367,7 +1510,10 @@ static PyMethodDef ext_methods[] = {
     {"mma_models", ext_mma_models, METH_NOARGS, "mma_models()"},
     {"attention", KW ext_attention, METH_VARARGS | METH_KEYWORDS,
      "attention(q, k, v, kernel, causal, causal_align, scale, splits, "
-     "launch, threads, fmt, backward, do, sdpa_backends)"},
+     "launch, threads, fmt, backward, do, sdpa_backends, kernel_json, "
+     "mask, mask_type)"},
+    {"describe", ext_describe, METH_VARARGS,
+     "describe(name) -> the description as JSON text"},
     {"kernels", ext_kernels, METH_NOARGS, "kernels()"},
     {"trace", KW ext_trace, METH_VARARGS | METH_KEYWORDS,
      "trace(bits, acc, acc_mode, out, mode, env, ftz, daz, seed)"},

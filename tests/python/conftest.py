@@ -62,7 +62,8 @@ def read_safetensors(path):
     """{name: numpy array} of a .safetensors file (raw little-endian
     dtypes as stored; F32 read as uint32 bit patterns)."""
     kinds = {"F32": "<u4", "BF16": "<u2", "F16": "<u2", "U16": "<u2",
-             "I64": "<i8", "U8": "u1", "F64": "<u8", "I32": "<i4"}
+             "I64": "<i8", "U8": "u1", "BOOL": "u1", "F64": "<u8",
+             "I32": "<i4"}
     with open(path, "rb") as f:
         n = struct.unpack("<Q", f.read(8))[0]
         header = json.loads(f.read(n))

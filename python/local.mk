@@ -16,7 +16,7 @@ PYTEST_FILES = tests/python/conftest.py tests/python/test_values.py \
 	tests/python/test_errors.py tests/python/test_trace.py \
 	tests/python/test_capture.py tests/python/test_gpu_dumps.py \
 	tests/python/test_readme.py tests/python/test_mask.py \
-	tests/python/test_kernel_dict.py
+	tests/python/test_kernel_dict.py tests/python/test_diff.py
 EXTRA_DIST += $(PYPKG_FILES) $(PYTEST_FILES) \
 	tests/python/run_pytest.sh
 TESTS += tests/python/run_pytest.sh

@@ -22,7 +22,7 @@ from . import _ext
 __all__ = [
     "Flags", "round", "to_float", "convert", "add", "sub", "mul", "div",
     "fma", "sqrt", "mma", "mma_models", "attention", "Attention", "kernels",
-    "describe", "trace", "Trace", "Rounding", "FORMATS",
+    "describe", "diff", "Diff", "DiffElement", "trace", "Trace", "Rounding", "FORMATS",
     "MODES", "dtype_of",
 ]
 
@@ -321,6 +321,85 @@ def attention(q, k, v, kernel="fa2", *, causal=False, causal_align=None,
         causal_align, scale, splits, launch, threads, fmt, backward,
         None if do is None else _bits(do, fmt), backends, kjson, mbits,
         mtype))
+
+
+# --------------------------------------------------------------------------
+# diff: a GPU's array against the emulator's, element by element.
+
+class DiffElement:
+    """One element where the arrays differ: ``index`` (a tuple into the
+    arrays' shape), ``gpu`` and ``emulated`` (the bits), ``gpu_value`` and
+    ``emulated_value`` (exact, as floats) and ``distance`` (ulps: steps on
+    the format's number line; ``math.inf`` for a NaN against a
+    number)."""
+
+    __slots__ = ("index", "gpu", "emulated", "gpu_value", "emulated_value",
+                 "distance")
+
+    def __init__(self, index, gpu, emulated, gpu_value, emulated_value,
+                 distance):
+        self.index, self.gpu, self.emulated = index, gpu, emulated
+        self.gpu_value, self.emulated_value = gpu_value, emulated_value
+        self.distance = distance
+
+    def __repr__(self):
+        return ("DiffElement(index=%r, gpu=%#x (%r), emulated=%#x (%r), "
+                "distance=%r)" % (self.index, self.gpu, self.gpu_value,
+                                  self.emulated, self.emulated_value,
+                                  self.distance))
+
+
+class Diff:
+    """What ``diff`` returns, the counts of ``bf16emu diff --json``'s
+    stages: ``fmt``, ``shape``, ``elements``, ``equal`` (identical bits),
+    ``differ``, ``equal_fraction``, ``nan_vs_number``, ``max_ulps`` (the
+    largest distance in ulps, ``math.inf`` when a NaN meets a number),
+    ``tol`` and ``within_tolerance`` (distance at most tol), ``passed``
+    (every element within tol), ``histogram`` (dicts: bucket, min, max,
+    count, for the non-empty distance buckets 0, 1, 2-3, 4-7, ...,
+    inf) and ``worst`` (``DiffElement``s, the largest distance first)."""
+
+    def __init__(self, fmt, shape, tol, counts):
+        (self.elements, self.equal, self.differ, self.nan_vs_number,
+         self.within_tolerance, max_dist, hist, worst) = counts
+        self.fmt, self.shape, self.tol = fmt, shape, tol
+        self.max_ulps = _math.inf if max_dist is None else max_dist
+        self.equal_fraction = (self.equal / self.elements
+                               if self.elements else 1.0)
+        self.passed = self.within_tolerance == self.elements
+        self.histogram = [dict(zip(("bucket", "min", "max", "count"), h))
+                          for h in hist]
+        self.worst = []
+        for flat, g, e, dist in worst:
+            vals = to_float(_np.array([g, e], dtype=_BITS[fmt]), fmt)
+            index = tuple(int(i) for i in _np.unravel_index(flat, shape))
+            self.worst.append(DiffElement(
+                index, g, e, float(vals[0]), float(vals[1]),
+                _math.inf if dist is None else dist))
+
+    def __repr__(self):
+        return ("Diff(fmt=%r, elements=%d, equal=%d, differ=%d, "
+                "max_ulps=%r)" % (self.fmt, self.elements, self.equal,
+                                  self.differ, self.max_ulps))
+
+
+def diff(gpu, emulated, fmt="bf16", *, worst=10, tol=0):
+    """Compares GPU and EMULATED (bit patterns of FMT of one shape; an
+    ml_dtypes or float16 array of FMT, or float32 for f32, is viewed as
+    its bits) element by element as ``bf16emu diff`` compares a stage:
+    returns a ``Diff`` with the counts, the histogram of distances in
+    ulps and the WORST (at most 64) differing elements."""
+    fmt = _canon(fmt)
+    if fmt not in FORMATS:
+        dtype_of(fmt)  # raises with the names taken
+    arrays = []
+    for a in (gpu, emulated):
+        if (isinstance(a, _np.ndarray) and fmt == "f32"
+                and a.dtype == _np.float32):
+            a = a.view(_np.uint32)
+        arrays.append(_bits(a, fmt))
+    counts = _ext.diff(arrays[0], arrays[1], fmt, worst, tol)
+    return Diff(fmt, tuple(arrays[0].shape), tol, counts)
 
 
 # --------------------------------------------------------------------------

@@ -28,6 +28,7 @@
 #endif
 
 #include "analysis/attn_mask.h"
+#include "analysis/compare.h"
 #include "analysis/ex2_table.h"
 #include "analysis/kernel_json.h"
 #include "analysis/launch.h"
@@ -1309,6 +1310,132 @@ fail:
 }
 
 /*----------------------------------------------------------------------------
+ * diff: two arrays of one format compared element by element.
+ *--------------------------------------------------------------------------*/
+static char *diff_kw[] = {"gpu", "emulated", "fmt", "worst", "tol", NULL};
+
+/* diff(gpu, emulated, fmt, worst, tol) -> (elements, equal, differ,
+   nan_vs_number, within, max_dist (None: a NaN against a number),
+   [(bucket, min, max, count)], [(flat, gpu bits, emulated bits,
+   distance (None: inf))]), compare.h's statistics. */
+static PyObject *
+ext_diff(PyObject *self, PyObject *args, PyObject *kw)
+{
+    PyObject *go, *eo, *hist = NULL, *worst = NULL;
+    const char *fmt = "bf16";
+    const sf_format *f;
+    PyArrayObject *ga, *ea;
+    Py_ssize_t cap = 10;
+    unsigned long long tol = 0;
+    cmp_stats *st;
+    char label[64];
+
+    (void)self;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|snK", diff_kw, &go, &eo,
+                                     &fmt, &cap, &tol))
+        return NULL;
+    if ((f = parse_format(fmt, "fmt")) == NULL)
+        return NULL;
+    if (f->storage_bits > 32) {
+        PyErr_Format(PyExc_ValueError, "fmt='%s': diff compares formats of "
+                                       "at most 32 bits", fmt);
+        return NULL;
+    }
+    if (cap < 0 || cap > CMP_WORST_MAX) {
+        PyErr_Format(PyExc_ValueError, "worst: expected 0 to %d",
+                     CMP_WORST_MAX);
+        return NULL;
+    }
+    if ((ga = take_array(go, bits_type(f), "gpu", "bit patterns of fmt"))
+            == NULL
+        || (ea = take_array(eo, bits_type(f), "emulated",
+                            "bit patterns of fmt"))
+               == NULL
+        || !same_shape(ga, ea, "gpu", "emulated"))
+        return NULL;
+    if ((st = PyMem_RawMalloc(sizeof *st)) == NULL)
+        return PyErr_NoMemory();
+    cmp_init(st, (size_t)cap);
+    {
+        const void *gd = PyArray_DATA(ga), *ed = PyArray_DATA(ea);
+        size_t n = (size_t)PyArray_SIZE(ga);
+        unsigned bits = f->storage_bits;
+        Py_BEGIN_ALLOW_THREADS
+        for (size_t j = 0; j < n; j++) {
+            uint64_t a = load_bits(gd, j, bits), b = load_bits(ed, j, bits);
+            cmp_elem e = {j, 0, (uint32_t)a, (uint32_t)b};
+            cmp_add(st, f, a, b, (uint64_t)tol, e);
+        }
+        Py_END_ALLOW_THREADS
+    }
+    if ((hist = PyList_New(0)) == NULL || (worst = PyList_New(0)) == NULL)
+        goto fail;
+    for (unsigned i = 0; i < CMP_DIST_BUCKETS; i++) {
+        uint64_t lo, hi;
+        PyObject *row;
+        int rc;
+        if (st->hist[i] == 0)
+            continue;
+        cmp_dist_bucket_bounds(i, &lo, &hi);
+        row = i == CMP_DIST_BUCKET_INF
+                  ? Py_BuildValue("(sOOK)", cmp_dist_bucket_label(
+                                                label, sizeof label, i),
+                                  Py_None, Py_None,
+                                  (unsigned long long)st->hist[i])
+                  : Py_BuildValue("(sKKK)",
+                                  cmp_dist_bucket_label(label, sizeof label,
+                                                        i),
+                                  (unsigned long long)lo,
+                                  (unsigned long long)hi,
+                                  (unsigned long long)st->hist[i]);
+        rc = row != NULL ? PyList_Append(hist, row) : -1;
+        Py_XDECREF(row);
+        if (rc != 0)
+            goto fail;
+    }
+    for (size_t i = 0; i < st->n_worst; i++) {
+        const cmp_elem *e = &st->worst[i];
+        PyObject *row, *dist;
+        int rc;
+        dist = e->dist == CMP_DIST_INF
+                   ? (Py_INCREF(Py_None), Py_None)
+                   : PyLong_FromUnsignedLongLong(e->dist);
+        row = dist != NULL ? Py_BuildValue("(KkkN)",
+                                           (unsigned long long)e->flat,
+                                           (unsigned long)e->x,
+                                           (unsigned long)e->y, dist)
+                           : NULL;
+        rc = row != NULL ? PyList_Append(worst, row) : -1;
+        Py_XDECREF(row);
+        if (rc != 0)
+            goto fail;
+    }
+    {
+        PyObject *maxd = st->nan_vs_number > 0
+                             ? (Py_INCREF(Py_None), Py_None)
+                             : PyLong_FromUnsignedLongLong(st->max_dist);
+        PyObject *r = maxd == NULL
+                          ? NULL
+                          : Py_BuildValue(
+                                "(KKKKKNNN)",
+                                (unsigned long long)st->elements,
+                                (unsigned long long)st->equal,
+                                (unsigned long long)st->differ,
+                                (unsigned long long)st->nan_vs_number,
+                                (unsigned long long)st->within, maxd, hist,
+                                worst);
+        PyMem_RawFree(st);
+        return r;
+    }
+
+fail:
+    PyMem_RawFree(st);
+    Py_XDECREF(hist);
+    Py_XDECREF(worst);
+    return NULL;
+}
+
+/*----------------------------------------------------------------------------
  * trace: the rounding events of an accumulation.
  *--------------------------------------------------------------------------*/
 /* The events of one operation, as the library reports them. */
@@ -1514,6 +1641,8 @@ static PyMethodDef ext_methods[] = {
      "mask, mask_type)"},
     {"describe", ext_describe, METH_VARARGS,
      "describe(name) -> the description as JSON text"},
+    {"diff", KW ext_diff, METH_VARARGS | METH_KEYWORDS,
+     "diff(gpu, emulated, fmt, worst, tol) -> the comparison"},
     {"kernels", ext_kernels, METH_NOARGS, "kernels()"},
     {"trace", KW ext_trace, METH_VARARGS | METH_KEYWORDS,
      "trace(bits, acc, acc_mode, out, mode, env, ftz, daz, seed)"},

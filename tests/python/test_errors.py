@@ -169,3 +169,28 @@ def test_long_call_releases_gil():
         t.join()
     # with the GIL held the counter would advance only at the call's ends
     assert during > 1000, during
+
+
+def test_mask_kernel_dict_and_diff_refcounts():
+    """attention with a mask and a description dict, and diff, leave the
+    reference counts of their arguments as they were, on success and on
+    refusal."""
+    q = bf16emu.round(np.linspace(-1, 1, 64, dtype=np.float32)) \
+        .reshape(1, 1, 4, 16)
+    mask = np.tril(np.ones((4, 4), bool))
+    bad_mask = np.ones((3, 4), bool)
+    kd = bf16emu.describe("math")
+    a = bf16emu.round(np.linspace(-3, 3, 64, dtype=np.float32))
+    b = bf16emu.round(np.linspace(1, 2, 64, dtype=np.float32))
+    objs = (q, mask, bad_mask, a, b)
+    before = [sys.getrefcount(o) for o in objs]
+    for _ in range(300):
+        bf16emu.attention(q, q, q, "math", mask=mask)
+        bf16emu.attention(q, q, q, kd, mask=mask)
+        bf16emu.diff(a, b)
+        try:
+            bf16emu.attention(q, q, q, "math", mask=bad_mask)
+        except ValueError:
+            pass
+    after = [sys.getrefcount(o) for o in objs]
+    assert before == after

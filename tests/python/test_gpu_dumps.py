@@ -11,7 +11,8 @@
 #   tests/data/gpu/capture_*, tests/data/gpu/hf: calls recorded in models
 #     by bf16emu.capture (one manifest entry per call, keys
 #     L{layer}.s{step}.*), run with the backend the recorder saw; calls
-#     with an attention mask are left out (the package has no masks yet).
+#     with an attention mask are left out here (test_mask.py runs the
+#     mask dumps of tests/data/gpu/mask).
 # The configuration comes from each manifest: dtype, causal, scale and the
 # launch (its split count follows the kernel's rule on that launch).
 # The invariance dumps (tests/data/gpu/invariance) keep only outputs.

@@ -1,5 +1,5 @@
 # python/local.mk -- the Python package bf16emu: python/bf16emu/ (the
-# module), python/src/bf16emu_ext.c (its C extension) and
+# module), python/src/ (its C extension: bf16emu_ext.c and ext_*.c) and
 # experiments/gpu/capture.py (copied as bf16emu/capture.py), built by
 # python/setup.py with setuptools against the convenience archives of
 # libbf16emu's three layers, into python/build/lib of the build tree.
@@ -8,7 +8,10 @@
 # Built only when configure found python3 with NumPy's headers
 # (BUILD_PYTHON); tests/python/run_pytest.sh skips (77) otherwise.
 
-PYPKG_FILES = python/setup.py python/src/bf16emu_ext.c \
+PYPKG_FILES = python/setup.py python/src/ext.h python/src/bf16emu_ext.c \
+	python/src/ext_common.c python/src/ext_values.c python/src/ext_mma.c \
+	python/src/ext_kernels.c python/src/ext_attention.c \
+	python/src/ext_diff.c python/src/ext_trace.c \
 	python/bf16emu/__init__.py
 PYTEST_FILES = tests/python/conftest.py tests/python/test_values.py \
 	tests/python/test_arith.py tests/python/test_mma.py \

@@ -61,7 +61,10 @@ class BuildPy(build_py):
 
 ext = Extension(
     "bf16emu._ext",
-    sources=["src/bf16emu_ext.c"],
+    sources=["src/bf16emu_ext.c", "src/ext_common.c", "src/ext_values.c",
+             "src/ext_mma.c", "src/ext_kernels.c", "src/ext_attention.c",
+             "src/ext_diff.c", "src/ext_trace.c"],
+    depends=["src/ext.h"],
     include_dirs=[srcdir, builddir, os.path.join(srcdir, "softfloat"),
                   os.path.join(srcdir, "attention"), numpy.get_include()],
     extra_compile_args=["-std=c11", "-ffp-contract=off"] + cflags,

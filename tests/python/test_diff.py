@@ -86,3 +86,37 @@ def test_diff_refusals():
         bf16emu.diff(a, a, "bf17")
     with pytest.raises(ValueError, match="worst"):
         bf16emu.diff(a, a, worst=65)
+
+
+def test_matches_cli_diff_of_a_dump(cli):
+    """diff of a GPU output against attention's gives the counts, the
+    histogram and the worst elements bf16emu diff --json reports for the
+    same stage (cuDNN's O of a mask dump against the memory-efficient
+    description: they differ)."""
+    import json
+    import os
+    from conftest import read_safetensors
+    from test_mask import DATA, file_mask, manifest
+    path = os.path.join(DATA, "mask_padding.safetensors")
+    t = read_safetensors(path)
+    m = manifest(path)
+    mask, kind = file_mask(t, m)
+    launch = (m["launch_shape"]["batch"], m["launch_shape"]["heads"])
+    r = bf16emu.attention(t["q"], t["k"], t["v"], "efficient", mask=mask,
+                          mask_dtype=kind, launch=launch)
+    emu = bf16emu.convert(r.o, "bf16", "f32")
+    d = bf16emu.diff(t["cudnn.o"], emu, "bf16")
+    j = json.loads(cli("diff", "--dump", path, "--q", path + ":q", "--k",
+                       path + ":k", "--v", path + ":v", "--o",
+                       path + ":cudnn.o", "--policy", "efficient", "--stage",
+                       "o", "--no-exact", "--json", check=False))
+    s = j["stages"][0]
+    assert d.differ > 0
+    assert (d.elements, d.equal, d.differ, d.nan_vs_number, d.max_ulps) == \
+        (s["elements"], s["equal"], s["differ"], s["nan_vs_number"],
+         s["max_distance"])
+    assert d.histogram == s["histogram"]
+    assert [(w.index[2:], w.gpu, w.emulated, w.distance) for w in d.worst] \
+        == [(tuple(w["index"][2:]), int(w["gpu"]["bits"], 16),
+             int(w["emulator"]["bits"], 16), w["distance"])
+            for w in s["worst"]]

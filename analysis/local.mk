@@ -96,6 +96,18 @@ tests_analysis_test_bias_CFLAGS = $(ANALYSIS_TEST_FLAGS)
 tests_analysis_test_bias_LDADD = $(ANALYSIS_TEST_LIBS)
 tests_analysis_test_bias_LDFLAGS = $(OPENMP_CFLAGS)
 
+# The comparison of two arrays and descriptions as JSON text.
+check_PROGRAMS += tests/analysis/test_compare tests/analysis/test_kernel_json
+TESTS += tests/analysis/test_compare tests/analysis/test_kernel_json
+tests_analysis_test_compare_SOURCES = tests/analysis/test_compare.c
+tests_analysis_test_compare_CFLAGS = $(ANALYSIS_TEST_FLAGS)
+tests_analysis_test_compare_LDADD = $(ANALYSIS_TEST_LIBS)
+tests_analysis_test_compare_LDFLAGS = $(OPENMP_CFLAGS)
+tests_analysis_test_kernel_json_SOURCES = tests/analysis/test_kernel_json.c
+tests_analysis_test_kernel_json_CFLAGS = $(ANALYSIS_TEST_FLAGS)
+tests_analysis_test_kernel_json_LDADD = $(ANALYSIS_TEST_LIBS)
+tests_analysis_test_kernel_json_LDFLAGS = $(OPENMP_CFLAGS)
+
 # Row classification and the gradient error (LAPACKE, when configure found
 # it, is the SVD test's second oracle; the library does not use it).
 ROWS_GRADIENT_TEST_LIBS = $(ANALYSIS_TEST_LIBS)

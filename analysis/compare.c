@@ -98,8 +98,8 @@ cmp_init(cmp_stats *s, size_t cap)
 }
 
 void
-cmp_add(cmp_stats *s, const sf_format *f, uint64_t a, uint64_t b,
-        uint64_t tol, cmp_elem e)
+cmp_add(cmp_stats *s, const sf_format *f, uint64_t a, uint64_t b, uint64_t tol,
+        cmp_elem e)
 {
     e.dist = cmp_ulp_distance(f, a, b);
     s->elements++;

@@ -48,8 +48,7 @@ typedef struct cmp_elem
 /* Puts E into the list WORST of *N (at most CAP) elements, largest
    distance first, where it belongs; the first of equal distances stays
    ahead. */
-void cmp_worst_add(cmp_elem *worst, size_t *n, size_t cap,
-                   const cmp_elem *e);
+void cmp_worst_add(cmp_elem *worst, size_t *n, size_t cap, const cmp_elem *e);
 
 /* The comparison of two arrays, element by element. */
 #define CMP_WORST_MAX 64

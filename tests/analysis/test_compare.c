@@ -33,10 +33,8 @@ START_TEST(test_distances)
     ck_assert_uint_eq(cmp_ulp_distance(b, 0x7FC0, 0xFFC1), 0);
     ck_assert(cmp_ulp_distance(b, 0x7FC0, 0x3F80) == CMP_DIST_INF);
     ck_assert_uint_eq(cmp_ulp_distance(f, 0x3F800000, 0x3F800003), 3);
-    ck_assert_uint_eq(cmp_ulp_distance(&sf_format_e4m3, 0x38, 0xB8),
-                      2 * 0x38);
-    ck_assert(cmp_ulp_distance(&sf_format_e4m3, 0x7F, 0x38)
-              == CMP_DIST_INF);
+    ck_assert_uint_eq(cmp_ulp_distance(&sf_format_e4m3, 0x38, 0xB8), 2 * 0x38);
+    ck_assert(cmp_ulp_distance(&sf_format_e4m3, 0x7F, 0x38) == CMP_DIST_INF);
 }
 END_TEST
 
@@ -56,18 +54,15 @@ START_TEST(test_buckets)
     ck_assert_uint_eq(hi, 31);
     ck_assert_str_eq(cmp_dist_bucket_label(buf, sizeof buf, 5), "16-31");
     ck_assert_str_eq(cmp_dist_bucket_label(buf, sizeof buf, 1), "1");
-    ck_assert_str_eq(cmp_dist_bucket_label(buf, sizeof buf,
-                                           CMP_DIST_BUCKET_INF),
-                     "inf");
+    ck_assert_str_eq(
+        cmp_dist_bucket_label(buf, sizeof buf, CMP_DIST_BUCKET_INF), "inf");
 }
 END_TEST
 
 /* GPU and emulated BF16 values with known distances: equal, 1, 16, -0
    against +0, a NaN against 1, and 1 again. */
-static const uint16_t gpu[] = {0x3F80, 0x3F80, 0x3F80,
-                               0x8000, 0x7FC0, 0x4000};
-static const uint16_t emu[] = {0x3F80, 0x3F81, 0x3F90,
-                               0x0000, 0x3F80, 0x3FFF};
+static const uint16_t gpu[] = {0x3F80, 0x3F80, 0x3F80, 0x8000, 0x7FC0, 0x4000};
+static const uint16_t emu[] = {0x3F80, 0x3F81, 0x3F90, 0x0000, 0x3F80, 0x3FFF};
 
 START_TEST(test_stats)
 {

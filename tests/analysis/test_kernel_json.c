@@ -24,8 +24,7 @@ START_TEST(test_round_trip)
         char msg[512], *text = kj_to_json(k), *again;
         fa_kernel r;
         ck_assert_ptr_nonnull(text);
-        ck_assert_msg(kj_parse(text, "--kernel", "x.json", &r, msg,
-                               sizeof msg)
+        ck_assert_msg(kj_parse(text, "--kernel", "x.json", &r, msg, sizeof msg)
                           == 0,
                       "%s: %s", k->name, msg);
         ck_assert_str_eq(msg, "");

@@ -10,9 +10,9 @@
 #     one call;
 #   tests/data/gpu/capture_*, tests/data/gpu/hf: calls recorded in models
 #     by bf16emu.capture (one manifest entry per call, keys
-#     L{layer}.s{step}.*), run with the backend the recorder saw; calls
-#     with an attention mask are left out here (test_mask.py runs the
-#     mask dumps of tests/data/gpu/mask).
+#     L{layer}.s{step}.*), run with the backend the recorder saw, with
+#     the call's attention mask where it has one (a call that keeps some
+#     of its heads, batch entries or rows and has a mask is left out).
 # The configuration comes from each manifest: dtype, causal, scale and the
 # launch (its split count follows the kernel's rule on that launch).
 # The invariance dumps (tests/data/gpu/invariance) keep only outputs.
@@ -115,12 +115,14 @@ def single_calls():
     return found
 
 
-def check_call(t, pre, kernel, fmt, causal, scale, launch, lse=True):
+def check_call(t, pre, kernel, fmt, causal, scale, launch, lse=True,
+               mask=None, mask_dtype=None):
     backward = pre + "do" in t and pre + "dq" in t
     r = bf16emu.attention(t[pre + "q"], t[pre + "k"], t[pre + "v"], kernel,
                           fmt=fmt, causal=causal, scale=scale,
                           launch=launch, backward=backward,
-                          do=t[pre + "do"] if backward else None)
+                          do=t[pre + "do"] if backward else None,
+                          mask=mask, mask_dtype=mask_dtype)
     for out in ["o"] + (["dq", "dk", "dv"] if backward else []):
         got = bf16emu.convert(getattr(r, out), fmt, "f32")
         assert np.array_equal(got, t[pre + out].reshape(got.shape)), \
@@ -142,6 +144,28 @@ def test_sdpa_dump_matches_gpu(name):
                (shape["batch"], shape["heads"]))
 
 
+def capture_mask(t, pre, c):
+    """The call's attn_mask as attention takes it: (mask, mask_dtype),
+    (None, None) without one, or None where the capture keeps part of
+    the call (the mask is the whole launch's)."""
+    am = c.get("attn_mask")
+    if pre + "attn_mask" not in t and not am:
+        return None, None
+    shape = c["launch_shape"]
+    whole = (c.get("rows_kept") is None
+             and c.get("heads_kept") in (None, list(range(shape["heads"])))
+             and c.get("batch_kept") in (None, list(range(shape["batch"]))))
+    if pre + "attn_mask" not in t or not whole:
+        return None
+    mask = t[pre + "attn_mask"]
+    dtype = am.get("dtype") if am else None
+    if dtype in ("bfloat16", "float16"):
+        return mask, "bf16" if dtype == "bfloat16" else "f16"
+    if dtype == "float32":
+        return mask.view(np.float32), None
+    return mask, None
+
+
 def captures():
     return sorted(os.path.relpath(p, DATA) for p in
                   glob.glob(os.path.join(DATA, "capture_*.safetensors"))
@@ -159,13 +183,16 @@ def test_capture_matches_gpu(name):
         pre = "L%d.s%d." % (c["layer"], c["step"])
         if c.get("prefix"):
             pre = c["prefix"].rstrip(".") + "."
-        if pre + "attn_mask" in t or c.get("attn_mask"):
+        mask = capture_mask(t, pre, c)
+        if mask is None:
             continue
         kernel = "fa2" if c["backend"] == "flash" else c["backend"]
         shape = c["launch_shape"]
         check_call(t, pre, kernel, "f16" if c["dtype"] == "float16"
                    else "bf16", c["causal"], c.get("scale"),
-                   (shape["batch"], shape["heads"]))
+                   (shape["batch"], shape["heads"]), mask=mask[0],
+                   mask_dtype=mask[1])
         n += 1
     if n == 0:
-        pytest.skip("every call of %s has an attention mask" % name)
+        pytest.skip("every call of %s keeps part of a masked launch"
+                    % name)

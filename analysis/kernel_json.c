@@ -93,10 +93,13 @@ static const field fields[] = {
     {"bias_add", F_ENUM, OFF(bias_add), "bias_add"},
     {"bool_fill", F_ENUM, OFF(bool_fill), "bool_fill"},
     {"masked_lse", F_ENUM, OFF(masked_lse), "masked_lse"},
+    {"score_log2", F_BOOL, OFF(score_log2), NULL},
+    {"block_sparse", F_BOOL, OFF(block_sparse), NULL},
+    {"exp_arg_partial", F_ENUM, OFF(exp_arg_partial), "exp_arg"},
 };
 #define N_FIELDS (sizeof fields / sizeof fields[0])
 /* the optional fields come last */
-#define N_REQUIRED (N_FIELDS - 8)
+#define N_REQUIRED (N_FIELDS - 11)
 
 static const char *const gemv_names[] = {"d", "nk", "bh", "s", "pv"};
 static const char *const order_keys[] = {"lanes", "chunk", "combine"};

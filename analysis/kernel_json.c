@@ -96,10 +96,11 @@ static const field fields[] = {
     {"score_log2", F_BOOL, OFF(score_log2), NULL},
     {"block_sparse", F_BOOL, OFF(block_sparse), NULL},
     {"exp_arg_partial", F_ENUM, OFF(exp_arg_partial), "exp_arg"},
+    {"min_nq", F_UINT, OFF(min_nq), NULL},
 };
 #define N_FIELDS (sizeof fields / sizeof fields[0])
 /* the optional fields come last */
-#define N_REQUIRED (N_FIELDS - 11)
+#define N_REQUIRED (N_FIELDS - 12)
 
 static const char *const gemv_names[] = {"d", "nk", "bh", "s", "pv"};
 static const char *const order_keys[] = {"lanes", "chunk", "combine"};

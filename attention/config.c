@@ -518,6 +518,10 @@ fa_plan_init(const fa_config *cfg, fa_plan *pl)
         if (pl->k.bwd == FA_BWD_CHAIN)
             pl->bc_bwd = sh->nk; /* one chain over all keys */
         pl->tc = (sh->nk + pl->bc - 1) / pl->bc;
+        if (sh->nq < kern->min_nq)
+            return "shape: fewer query rows than the description's min_nq "
+                   "(FlexAttention runs its flex_decoding kernel below 128 "
+                   "rows, which is not modelled)";
         pl->sparse_q = pl->sparse_kv = 0;
         if (pl->k.block_sparse) {
             /* no block mask for a call with neither mask nor causal */

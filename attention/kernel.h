@@ -493,6 +493,11 @@ typedef struct fa_kernel
        (FlexAttention: scale-sub, RN32(RN32(t sl2) - RN32(m sl2)); in
        full blocks, and with no block mask, exp_arg's scale-fma). */
     fa_exp_arg exp_arg_partial;
+    /* Appended (optional in JSON, 0 when absent): launches with fewer
+       query rows run another kernel, which this description does not
+       model (FlexAttention: flex_decoding, split-KV, below 128 rows);
+       they are refused. */
+    unsigned min_nq;
 } fa_kernel;
 
 /* The named descriptions ("fa2", "paper-eq4", "repo", "fp32", then

@@ -74,6 +74,7 @@ const fa_kernel fa_kernels_flex[] = {
         .score_log2 = true,
         .block_sparse = true,
         .exp_arg_partial = FA_ARG_SCALE_SUB,
+        .min_nq = 128,
     },
 };
 

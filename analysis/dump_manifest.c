@@ -379,6 +379,24 @@ shallow(const char *key, const json_t *v)
     return levels(v) <= DUMP_MANIFEST_MAX_LEVELS + (sized ? 1 : 0);
 }
 
+/* FlexAttention's mask_mod by name: "causal" is the causal mask, any
+   other needs its values (the caller checks: attn_mask or --mask) */
+static int
+f_mask_mod(FIELD_ARGS)
+{
+    const char *s = json_string_value(v);
+
+    if (json_is_null(v))
+        return TENSOR_OK;
+    if (s == NULL || s[0] == '\0' || strlen(s) >= sizeof m->mask_mod)
+        return FAIL("%s: expected null or a short string (the mask_mod's "
+                    "name)",
+                    key);
+    if (strcmp(s, "causal") != 0)
+        snprintf(m->mask_mod, sizeof m->mask_mod, "%s", s);
+    return TENSOR_OK;
+}
+
 static const struct
 {
     const char *key;
@@ -400,6 +418,7 @@ static const struct
     {"layout", f_layout},
     {"enable_gqa", f_enable_gqa},
     {"attn_mask", f_attn_mask},
+    {"mask_mod", f_mask_mod},
 };
 
 int

@@ -37,6 +37,8 @@ extern "C" {
  *   "layout": "bhnd" | "bnhd"
  *   "enable_gqa": true | false
  *   "attn_mask": anything; null or false when there is none
+ *   "mask_mod": null, or a string naming FlexAttention's mask_mod
+ *               ("causal", "window", "document", ...)
  *
  * Integers may be written as any JSON number of integral value ("64.0").
  * "launch_shape", "backend" and "rowsum" of another JSON type are
@@ -87,6 +89,9 @@ typedef struct
     ut_layout layout; /* "layout" */
     int enable_gqa;   /* 1, 0, or -1 when absent */
     bool mask_given;  /* "attn_mask", not null or false */
+    /* "mask_mod": FlexAttention's mask by name (flex_dump.py); "" when
+       absent, null or "causal" (which "causal" states) */
+    char mask_mod[32];
 } dump_manifest;
 
 /* Reads the manifest TEXT (a JSON object) into *M, which it first sets

@@ -714,6 +714,13 @@ build_config(attn_ctx *x)
                   x->nh, x->nhkv, fa_config_kernel(c)->name, x->nh);
         return false;
     }
+    if (x->backward && fa_config_kernel(c)->bwd == FA_BWD_FLEX) {
+        cli_error(CMD, "--backward: the description '%s' has no modelled "
+                       "backward (bwd \"flex\": FlexAttention's backward "
+                       "kernel); the forward runs without --backward",
+                  fa_config_kernel(c)->name);
+        return false;
+    }
     if (!config_options(x, c))
         return false;
     config_splits(x, c);

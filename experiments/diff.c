@@ -304,6 +304,7 @@ typedef struct
     bool exact_run;
     /* the attention mask (the dump's attn_mask, or --mask) */
     bool man_mask_given;  /* the manifest's "attn_mask" (not null) */
+    char man_mask_mod[32]; /* the manifest's "mask_mod" other than causal */
     bool has_mask;
     tensor mask_t;
     am_mask mask;
@@ -497,6 +498,7 @@ read_manifest(diff_ctx *x, const char *m)
         x->man_layout = mf.layout;
     x->man_gqa = mf.enable_gqa;
     x->man_mask_given = mf.mask_given;
+    memcpy(x->man_mask_mod, mf.mask_mod, sizeof x->man_mask_mod);
     return true;
 }
 
@@ -1205,8 +1207,13 @@ read_dump(diff_ctx *x)
             x->want[s] =
                 given(x, st_tensor[s]) && (!is_capture(s) || fa2_like(x));
         if (!given(x, T_DO)
-            || (!bwd_math(x) && (!given(x, T_O) || !given(x, T_LSE))))
-            x->want[ST_DQ] = x->want[ST_DK] = x->want[ST_DV] = false;
+            || (!bwd_math(x) && (!given(x, T_O) || !given(x, T_LSE)))) {
+            /* a gradient named on the command line is never dropped
+               silently: needed() names what its stage lacks */
+            x->want[ST_DQ] = x->opd[T_DQ].arg != NULL;
+            x->want[ST_DK] = x->opd[T_DK].arg != NULL;
+            x->want[ST_DV] = x->opd[T_DV].arg != NULL;
+        }
     }
     needed(x, need);
     for (int i = 0; i < N_T; i++)
@@ -2777,7 +2784,9 @@ diff_help(FILE *out)
         "  --policy NAME        paper-eq4, repo, fa2 (default), fp32, a "
         "backend's\n"
         "                       description (cudnn,\n"
-        "                       efficient, math), or sdpa: the backend "
+        "                       efficient, math), flex (FlexAttention's "
+        "Triton\n"
+        "                       forward), or sdpa: the backend "
         "PyTorch 2.11\n"
         "                       runs on an H200 for the dump's shape (the "
         "choice and\n"
@@ -3213,6 +3222,14 @@ load_mask(diff_ctx *x)
         }
     }
     if (path == NULL) {
+        if (x->man_mask_mod[0] != '\0') {
+            cli_error(CMD,
+                      "%s: manifest: \"mask_mod\": \"%s\" hides keys, and "
+                      "the dump holds no tensor attn_mask with its values "
+                      "(expected one, or --mask FILE[:KEY])",
+                      x->dump, x->man_mask_mod);
+            return false;
+        }
         if (x->man_mask_given) {
             cli_error(CMD,
                       "%s: manifest: \"attn_mask\": the dump holds no tensor "
@@ -3294,6 +3311,14 @@ run(diff_ctx *x)
                   "rule for the sum of dK and dV over a group (gqa_dkv "
                   "\"none\"); pass --stage o,lse",
                   x->nh, x->nhkv, fa_config_kernel(&x->cfg)->name);
+        return false;
+    }
+    if (x->need_bwd && fa_config_kernel(&x->cfg)->bwd == FA_BWD_FLEX) {
+        cli_error(CMD,
+                  "--stage dq, dk, dv: the description '%s' has no modelled "
+                  "backward (bwd \"flex\": FlexAttention's backward "
+                  "kernel); pass --stage o,lse",
+                  fa_config_kernel(&x->cfg)->name);
         return false;
     }
     for (int s = ST_S; s <= ST_ACC; s++)

@@ -310,6 +310,14 @@ attn_takes(const attn_call *x)
                      x->nh, x->nhkv, k->name, x->nh);
         return false;
     }
+    if (x->backward && k->bwd == FA_BWD_FLEX) {
+        PyErr_Format(PyExc_ValueError,
+                     "backward: the description '%s' has no modelled "
+                     "backward (bwd \"flex\": FlexAttention's backward "
+                     "kernel); call with backward=False",
+                     k->name);
+        return false;
+    }
     return true;
 }
 

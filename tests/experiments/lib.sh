@@ -183,11 +183,11 @@ expect_stage()
 {
     _j() { "$JSONQ" "$tmp/out" "$1" 2>/dev/null; }
     _eq=$(_j "stages.$2.equal")
-    _n=$(_j "stages.$2.elements")
-    if [ "$_eq" = "$4" ] && [ "$_n" = "$5" ]; then
+    _en=$(_j "stages.$2.elements")
+    if [ -n "$_en" ] && [ "$_eq" = "$4" ] && [ "$_en" = "$5" ]; then
         pass
     else
-        fail "$1 $3: $_eq of $_n bit-equal, expected $4 of $5; first" \
+        fail "$1 $3: $_eq of $_en bit-equal, expected $4 of $5; first" \
             "differing: $(_j "stages.$2.worst.0.index") gpu" \
             "$(_j "stages.$2.worst.0.gpu.bits") emulator" \
             "$(_j "stages.$2.worst.0.emulator.bits")"

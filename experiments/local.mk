@@ -79,6 +79,7 @@ TESTS += \
 	tests/experiments/test_gqa_dumps.sh \
 	tests/experiments/test_invariance.sh \
 	tests/experiments/test_mask_dumps.sh \
+	tests/experiments/test_flex_dumps.sh \
 	tests/experiments/test_fa2_backward.sh \
 	tests/experiments/test_cudnn_model.sh \
 	tests/experiments/test_cudnn_bwd.sh \
@@ -163,6 +164,7 @@ EXTRA_DIST += \
 	tests/experiments/test_gqa_dumps.sh \
 	tests/experiments/test_invariance.sh \
 	tests/experiments/test_mask_dumps.sh \
+	tests/experiments/test_flex_dumps.sh \
 	tests/experiments/test_fa2_backward.sh \
 	tests/experiments/test_cudnn_model.sh \
 	tests/experiments/test_cudnn_bwd.sh \

@@ -115,5 +115,10 @@ EXTRA_DIST += tests/data/gpu/gqa tests/data/gpu/mask \
 # GPU's classes of identical outputs (experiments/gpu/
 # invariance_batch.py); test_invariance.sh reads them.
 EXTRA_DIST += tests/data/gpu/invariance experiments/gpu/invariance_batch.py
+# FlexAttention under torch.compile (Triton's kernels, the generated
+# code read for the description) on an H100 (experiments/gpu/
+# flex_dump.py); test_flex_dumps.sh reads them.
+EXTRA_DIST += tests/data/gpu/flex experiments/gpu/flex_dump.py \
+	experiments/gpu/flex_fixture.py
 # JAX's cuDNN attention beside PyTorch's (experiments/gpu/jax_cudnn.py).
 EXTRA_DIST += tests/data/gpu/jax experiments/gpu/jax_cudnn.py

@@ -9,7 +9,7 @@ doc_examples_tour_SOURCES = doc/examples/tour.c
 doc_examples_tour_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/softfloat
 doc_examples_tour_LDADD = libbf16emu.la
 
-EXTRA_DIST += doc/HACKING.md doc/semantics.md doc/verification.md doc/python.md \
+EXTRA_DIST += doc/HACKING.md doc/semantics.md doc/verification.md doc/python.md doc/flex.md \
 	doc/performance.md doc/mma-models.md doc/gpu-measurements.md \
 	doc/gpu-crosscheck.md \
 	doc/notes/performance-runs.md doc/notes/gpu-crosscheck-log.md \

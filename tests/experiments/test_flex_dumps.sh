@@ -30,6 +30,23 @@ for name in flex_causal_d64 flex_full_n300 flex_window128 flex_prefix128 \
     check_stages "$X/$name.safetensors" flex flex o,lse
 done
 
+# Triton's tl.dot on Hopper (wgmma, FP32 accumulator) is the sm90 model:
+# D = A B + C for 64 x K by K x 64 tiles, K 16 and 64, BF16 and FP16,
+# normal and widely spread exponents (tl_dot.safetensors, flex_dump.py's
+# probe)
+D=$X/tl_dot.safetensors
+for t in bf16_k16_normal bf16_k16_spread bf16_k64_normal bf16_k64_spread \
+    fp16_k16_normal fp16_k16_spread fp16_k64_normal fp16_k64_spread; do
+    run mma --model sm90 --a "$D:$t.a" --b "$D:$t.b" --c "$D:$t.c" \
+        --compare "$D:$t.d" --json
+    expect_rc 0
+done
+# and not a plain FMA chain
+run mma --model fma-chain --a "$D:bf16_k64_spread.a" \
+    --b "$D:bf16_k64_spread.b" --c "$D:bf16_k64_spread.c" \
+    --compare "$D:bf16_k64_spread.d" --json
+expect_rc 1
+
 # another kernel's arithmetic on the same inputs: not the GPU's bits
 F=$X/flex_causal_d64.safetensors
 run diff --dump "$F" --o "$F:flex.o" --lse "$F:flex.lse" --policy cudnn \

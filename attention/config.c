@@ -874,7 +874,9 @@ uint32_t
 fa_bias_score(const fa_plan *pl, uint32_t s, uint32_t b, sf_env *env)
 {
     if (pl->k.score_log2)
-        return fa_fma(s, pl->scale, b, env);
+        /* FlexAttention: qk *= SM_SCALE, then the score_mod's addition
+           (a mask_mod's -inf alike) */
+        return fa_add(fa_mul(s, pl->scale, env), b, env);
     if (pl->log2_domain)
         return fa_mul(fa_fma(s, pl->scale, b, env), FA_F32_LOG2E, env);
     return fa_add(s, b, env);

@@ -474,7 +474,7 @@ typedef struct fa_kernel
     fa_bool_fill bool_fill;
     fa_masked_lse masked_lse;
     /* Appended (optional in JSON, false when absent): FlexAttention.
-       score_log2: the scores are scaled, t = RN32(fma(S, scale, b)) (b
+       score_log2: the scores are scaled, t = RN32(RN32(S scale) + b) (b
        = 0 without a mask: qk *= SM_SCALE, then the modifications), and
        the softmax runs in base 2 with sl2 = RN32(log2 e) (Triton's
        post_mod_scores *= RCP_LN2, which LLVM contracts into the exp2

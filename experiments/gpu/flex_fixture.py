@@ -10,8 +10,11 @@ IN's tensors (without do, flex.dq, flex.dk, flex.dv unless
 mask_mod evaluated at every (query, key) of the launch, BOOL [1, 1, Nq,
 Nk] (True where the key takes part; window: causal and q - kv < window;
 prefix: kv < prefix or causal; document: the same document and causal).
-The manifest gets "shape" (the launch's), "causal" (mask_mod causal) and
-"attn_mask".  Then trim_dump.py keeps the heads wanted.  Pure Python 3
+The ALiBi score_mod (flex_dump.py's: score + slope_h (kv - q) under the
+causal mask, slopes powers of two) becomes an additive attn_mask [1, H,
+Nq, Nk] of its values (-inf above the diagonal), which is exact: the
+manifest's score_mod moves to "score_mod_as_mask".  The manifest gets
+"shape" (the launch's), "causal" (mask_mod causal) and "attn_mask".  Then trim_dump.py keeps the heads wanted.  Pure Python 3
 (standard library).
 """
 import json
@@ -53,6 +56,37 @@ def visible(man):
     raise SystemExit("flex_fixture.py: mask_mod %r: no rule" % kind)
 
 
+def f16_exact(x):
+    """Whether the finite float X is an FP16 value."""
+    try:
+        return struct.unpack("<e", struct.pack("<e", x))[0] == x
+    except OverflowError:
+        return False
+
+
+def alibi(man, out, ls):
+    """flex_dump.py's ALiBi score_mod (score + slope_h (kv - q), causal)
+    as an additive attn_mask [1, H, Nq, Nk]: slope_h (kv - q) where kv <=
+    q, -inf above (FP16 when every value is one, else FP32).  The slopes
+    are powers of two, so the GPU's product is exact and its sum with the
+    scaled score is the one rounding the additive mask gets."""
+    sl = out.pop("alibi_slopes")
+    slopes = struct.unpack("<%df" % (len(sl[2]) // 4), sl[2])
+    vals = [[slopes[h] * (kv - q) if kv <= q else float("-inf")
+             for q in range(ls["nq"]) for kv in range(ls["nk"])]
+            for h in range(ls["heads"])]
+    flat = [x for row in vals for x in row]
+    half = all(x == float("-inf") or f16_exact(x) for x in flat)
+    fmt = "<%d%s" % (len(flat), "e" if half else "f")
+    out["attn_mask"] = ("F16" if half else "F32",
+                        [1, ls["heads"], ls["nq"], ls["nk"]],
+                        struct.pack(fmt, *flat))
+    man["attn_mask"] = "attn_mask"
+    man["score_mod_as_mask"] = man.pop("score_mod")
+    man["mask_mod"] = None
+    man["causal"] = False
+
+
 def main():
     args = [a for a in sys.argv[1:] if a != "--keep-backward"]
     if len(args) != 2:
@@ -71,7 +105,9 @@ def main():
     ls = man["launch_shape"]
     man["shape"] = {k: ls[k] for k in ("batch", "heads", "nq", "nk", "d")}
     man["causal"] = man.get("mask_mod") == "causal"
-    if man.get("mask_mod") not in (None, "causal"):
+    if man.get("score_mod") == "alibi":
+        alibi(man, out, ls)
+    elif man.get("mask_mod") not in (None, "causal"):
         f = visible(man)
         rows = bytes(1 if f(q, kv) else 0 for q in range(ls["nq"])
                      for kv in range(ls["nk"]))

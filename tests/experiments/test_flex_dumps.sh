@@ -6,7 +6,9 @@
 # launch and, for a mask other than causal, the mask_mod's values as
 # attn_mask).  Causal (the diagonal block first, then the full blocks),
 # no block mask with 300 keys (every block bounds-checked), a 128-key
-# window, a prefix-LM mask and eight documents: O and LSE must be the
+# window, a prefix-LM mask, eight documents and ALiBi (the score_mod's
+# values as an additive FP16 attn_mask, exact: power-of-two slopes): O
+# and LSE must be the
 # GPU's bits under the flex description.  The same files differ under
 # cuDNN's description and under flex with the full blocks' exponent in
 # the partial ones, so these checks can fail.
@@ -26,7 +28,7 @@ if [ ! -r "$X/flex_causal_d64.safetensors" ]; then
 fi
 
 for name in flex_causal_d64 flex_full_n300 flex_window128 flex_prefix128 \
-    flex_doc8; do
+    flex_doc8 flex_alibi; do
     check_stages "$X/$name.safetensors" flex flex o,lse
 done
 

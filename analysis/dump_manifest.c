@@ -397,6 +397,21 @@ f_mask_mod(FIELD_ARGS)
     return TENSOR_OK;
 }
 
+/* FlexAttention's tanh soft-cap: none, or a positive number */
+static int
+f_softcap(FIELD_ARGS)
+{
+    if (json_is_null(v) || json_is_false(v))
+        return TENSOR_OK;
+    if (!json_is_number(v) || !(json_number_value(v) >= 0.0)
+        || !isfinite(json_number_value(v)))
+        return FAIL("%s: expected null, 0 or a positive number (the "
+                    "soft-cap)",
+                    key);
+    m->softcap = json_number_value(v);
+    return TENSOR_OK;
+}
+
 static const struct
 {
     const char *key;
@@ -419,6 +434,7 @@ static const struct
     {"enable_gqa", f_enable_gqa},
     {"attn_mask", f_attn_mask},
     {"mask_mod", f_mask_mod},
+    {"softcap", f_softcap},
 };
 
 int

@@ -37,6 +37,8 @@ extern "C" {
  *   "layout": "bhnd" | "bnhd"
  *   "enable_gqa": true | false
  *   "attn_mask": anything; null or false when there is none
+ *   "softcap": null, false, 0 or a positive number (FlexAttention's
+ *              tanh soft-cap)
  *   "mask_mod": null, or a string naming FlexAttention's mask_mod
  *               ("causal", "window", "document", ...)
  *
@@ -92,6 +94,7 @@ typedef struct
     /* "mask_mod": FlexAttention's mask by name (flex_dump.py); "" when
        absent, null or "causal" (which "causal" states) */
     char mask_mod[32];
+    double softcap; /* "softcap": FlexAttention's tanh soft-cap; 0 none */
 } dump_manifest;
 
 /* Reads the manifest TEXT (a JSON object) into *M, which it first sets

@@ -97,10 +97,11 @@ static const field fields[] = {
     {"block_sparse", F_BOOL, OFF(block_sparse), NULL},
     {"exp_arg_partial", F_ENUM, OFF(exp_arg_partial), "exp_arg"},
     {"min_nq", F_UINT, OFF(min_nq), NULL},
+    {"softcap_tanhf", F_BOOL, OFF(softcap_tanhf), NULL},
 };
 #define N_FIELDS (sizeof fields / sizeof fields[0])
 /* the optional fields come last */
-#define N_REQUIRED (N_FIELDS - 12)
+#define N_REQUIRED (N_FIELDS - 13)
 
 static const char *const gemv_names[] = {"d", "nk", "bh", "s", "pv"};
 static const char *const order_keys[] = {"lanes", "chunk", "combine"};

@@ -218,6 +218,15 @@ uint32_t fa_cuda_logf(uint32_t x);
    mantissa reduced to [sqrt(2)/2, sqrt(2)), plus the exponent; -Inf for
    +-0 and subnormals, NaN below 0. */
 uint32_t fa_cuda_log2f_ftz(uint32_t x);
+/* CUDA's tanhf with flush-to-zero (libdevice's __nv_tanhf as Triton
+   links it): below |x| = 0.6 an odd polynomial in FP32 FMAs, above it
+   1 - 2 RCP(EX2(2 |x| log2 e) + 1) (EX2 and RCP of the models EX2 and
+   RCP: ex2.approx.ftz and rcp.approx.ftz), 1 from |x| >= 9.0109, with
+   the sign of x. */
+struct fa_exp_model;
+struct fa_rcp_model;
+uint32_t fa_cuda_tanhf_ftz(const struct fa_exp_model *ex2,
+                           const struct fa_rcp_model *rcp, uint32_t x);
 
 /* The largest frac_bits of a table model: 2^24 entries, every grid point
    of [-1, 0) an FP32 value. */
@@ -383,6 +392,10 @@ typedef struct fa_config
        block_sparse is set: which KV blocks each query block visits, and
        in which order; 0: 128, the default of create_block_mask. */
     size_t sparse_q, sparse_kv;
+    /* FlexAttention's tanh soft-capping score_mod, cap tanh(score / cap),
+       for a description whose softcap_tanhf is set: the cap (0: none),
+       a double as the Python number the user wrote */
+    double softcap;
 } fa_config;
 
 /* Defaults for POLICY: scale 0, tiles 0 (the policy's), fix none (with

@@ -522,6 +522,16 @@ fa_plan_init(const fa_config *cfg, fa_plan *pl)
             return "shape: fewer query rows than the description's min_nq "
                    "(FlexAttention runs its flex_decoding kernel below 128 "
                    "rows, which is not modelled)";
+        pl->softcap = cfg->softcap != 0.0;
+        if (pl->softcap
+            && (!kern->softcap_tanhf || !kern->score_log2
+                || !(cfg->softcap > 0.0) || !isfinite(cfg->softcap)))
+            return "softcap: the description takes no soft-capping "
+                   "(softcap_tanhf), or the cap is not a positive number";
+        if (pl->softcap) {
+            pl->cap = f32_of_double(cfg->softcap);
+            pl->cap_rcp = f32_of_double(1.0 / cfg->softcap);
+        }
         pl->sparse_q = pl->sparse_kv = 0;
         if (pl->k.block_sparse) {
             /* no block mask for a call with neither mask nor causal */
@@ -873,10 +883,16 @@ fa_mask_bits(fa_mask_fill m)
 uint32_t
 fa_bias_score(const fa_plan *pl, uint32_t s, uint32_t b, sf_env *env)
 {
-    if (pl->k.score_log2)
-        /* FlexAttention: qk *= SM_SCALE, then the score_mod's addition
-           (a mask_mod's -inf alike) */
-        return fa_add(fa_mul(s, pl->scale, env), b, env);
+    if (pl->k.score_log2) {
+        /* FlexAttention: qk *= SM_SCALE, the soft-cap, then the
+           score_mod's addition (a mask_mod's -inf alike) */
+        uint32_t t = fa_mul(s, pl->scale, env);
+        if (pl->softcap)
+            t = fa_mul(fa_cuda_tanhf_ftz(pl->exp, pl->rcpm,
+                                         fa_mul(t, pl->cap_rcp, env)),
+                       pl->cap, env);
+        return fa_add(t, b, env);
+    }
     if (pl->log2_domain)
         return fa_mul(fa_fma(s, pl->scale, b, env), FA_F32_LOG2E, env);
     return fa_add(s, b, env);

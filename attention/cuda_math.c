@@ -106,3 +106,37 @@ fa_cuda_log2f_ftz(uint32_t x)
         r = ffma(x, FA_F32_INF, FA_F32_INF, SF_RNE, &env);
     return r;
 }
+
+uint32_t
+fa_cuda_tanhf_ftz(const fa_exp_model *ex2, const fa_rcp_model *rcp,
+                  uint32_t x)
+{
+    /* the odd polynomial's coefficients in x^2, highest first */
+    static const uint32_t c[] = {0xBD563CAEu, 0x3E085941u, 0xBEAAA9EDu,
+                                 FA_F32_ZERO};
+    sf_env env = SF_ENV_IEEE;
+    uint32_t a = x & ~FA_F32_SIGN, s, r, e;
+
+    env.ftz = env.daz = true; /* the __CUDA_FTZ variant */
+    if (fa_is_nan(x))
+        return x | 0x00400000u;
+    if (fa_lt(a, 0x3F19999Au)) {
+        /* |x| < 0.6: x + x^3 p(x^2) */
+        s = sf_f32_mul((sf_f32){x}, (sf_f32){x}, SF_RNE, &env).bits;
+        r = 0x3C80F082u;
+        for (size_t t = 0; t < sizeof c / sizeof c[0]; t++)
+            r = ffma(r, s, c[t], SF_RNE, &env);
+        return ffma(r, x, x, SF_RNE, &env);
+    }
+    /* 1 - 2 / (2^(2 |x| log2 e) + 1), EX2 and RCP of the hardware,
+       1 from |x| >= 9.0109, the sign of x */
+    e = fa_exp_eval(ex2, true,
+                    sf_f32_mul((sf_f32){a}, (sf_f32){0x4038AA3Bu}, SF_RNE,
+                               &env)
+                        .bits);
+    e = sf_f32_add((sf_f32){e}, (sf_f32){FA_F32_ONE}, SF_RNE, &env).bits;
+    s = ffma(fa_rcp_eval(rcp, e), 0xC0000000u, FA_F32_ONE, SF_RNE, &env);
+    if (!fa_lt(a, 0x41102CB4u))
+        s = FA_F32_ONE;
+    return s | (x & FA_F32_SIGN);
+}

@@ -53,6 +53,8 @@ typedef struct fa_plan
                                 top-left aligned) */
     size_t br, bc;           /* forward tiles */
     size_t sparse_q, sparse_kv; /* block_sparse: the block mask's blocks */
+    bool softcap;               /* soft-capping: cap, RN32(1 / cap) */
+    uint32_t cap, cap_rcp;
     bool log2_domain;        /* the scores in the log2 domain (bias_add
                                 "log2" with a mask): sl2 1 */
     size_t br_bwd, bc_bwd;   /* backward tiles */

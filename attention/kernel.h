@@ -498,6 +498,13 @@ typedef struct fa_kernel
        model (FlexAttention: flex_decoding, split-KV, below 128 rows);
        they are refused. */
     unsigned min_nq;
+    /* Appended (optional in JSON, false when absent): the description
+       takes FlexAttention's tanh soft-capping (fa_config's softcap c):
+       with score_log2, t = RN32(RN32(c) tanhf(RN32(t RN32(1 / c))))
+       after the scale and before a mask, tanhf libdevice's with
+       flush-to-zero (fa_cuda_tanhf_ftz: the exp model's EX2 and the
+       reciprocal model's RCP).  Otherwise a softcap is refused. */
+    bool softcap_tanhf;
 } fa_kernel;
 
 /* The named descriptions ("fa2", "paper-eq4", "repo", "fp32", then

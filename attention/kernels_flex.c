@@ -75,6 +75,7 @@ const fa_kernel fa_kernels_flex[] = {
         .block_sparse = true,
         .exp_arg_partial = FA_ARG_SCALE_SUB,
         .min_nq = 128,
+        .softcap_tanhf = true,
     },
 };
 

@@ -556,6 +556,10 @@ pick_sdpa(attn_ctx *x)
     sc.dtype = x->f16 ? SDPA_DT_F16 : SDPA_DT_BF16;
     sc.causal = x->causal;
     sc.requires_grad = x->backward;
+    if (x->mask_opd.arg != NULL)
+        /* backends that refuse a mask are left out, as PyTorch does
+           (diff and the Python attention alike) */
+        sc.mask = SDPA_MASK_BOOL;
     if (x->sdpa_backends_given)
         sc.enabled = x->sdpa_backends;
     if (!sdpa_policy_pick(CMD, &sc, &k, &x->sdpa_ch, &split_auto, &lean))
@@ -592,6 +596,7 @@ config_options(attn_ctx *x, fa_config *c)
         memcpy(&sf, &x->scale_bits, sizeof sf);
         c->scale = sf;
     }
+    c->softcap = x->softcap;
     c->br = (size_t)x->br;
     c->bc = (size_t)x->bc;
     if (x->order_given)
@@ -1422,6 +1427,7 @@ enum
     O_CAUSAL,
     O_CAUSAL_ALIGN,
     O_SCALE,
+    O_SOFTCAP,
     O_EXP,
     O_BACKWARD,
     O_CAPTURE,
@@ -1485,6 +1491,7 @@ static const cli_option options[] = {{"q", true, O_Q},
                                      {"causal", false, O_CAUSAL},
                                      {"causal-align", true, O_CAUSAL_ALIGN},
                                      {"scale", true, O_SCALE},
+                                     {"softcap", true, O_SOFTCAP},
                                      {"exp", true, O_EXP},
                                      {"backward", false, O_BACKWARD},
                                      {"capture", true, O_CAPTURE},
@@ -1750,6 +1757,14 @@ take_numerics_option(attn_ctx *x, int id, const char *v)
         if (!fa_cli_parse_scale(CMD, v, &x->scale_bits))
             return false;
         x->scale_given = true;
+        return true;
+    case O_SOFTCAP:
+        if (!cli_parse_double(CMD, "--softcap", v, true, &x->softcap))
+            return false;
+        if (!(x->softcap > 0.0)) {
+            cli_error(CMD, "--softcap %s: expected a positive number", v);
+            return false;
+        }
         return true;
     case O_EXP:
         x->exp_given = true;
@@ -2181,6 +2196,8 @@ run(attn_ctx *x)
                     x->backward ? 4 : 1);
     if (x->no_exact)
         x->exact_note = "--no-exact";
+    else if (x->softcap != 0.0)
+        x->exact_note = "the exact reference has no soft-capping";
     else if (x->exact_work > EXACT_WORK_LIMIT && !x->exact_forced)
         x->exact_note = "B*H*Nq*Nk*d (x4 with --backward) is above 2^26; "
                         "give --exact to run it anyway";

@@ -202,6 +202,7 @@ typedef struct
     bool top_left; /* --causal-align top-left */
     bool top_left_given; /* --causal-align given */
     bool scale_given;
+    double softcap; /* --softcap: FlexAttention's tanh soft-cap, 0 none */
     uint32_t scale_bits;
     fa_cli_exp exp;
     bool exp_given;

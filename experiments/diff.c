@@ -214,6 +214,7 @@ typedef struct
     bool want[N_ST];
     causal_opt causal_opt;
     bool scale_given;
+    double softcap;     /* --softcap, else the manifest's; 0: none */
     uint32_t scale_bits;
     uint64_t tol;
     bool json, no_exact, exact_forced;
@@ -498,6 +499,8 @@ read_manifest(diff_ctx *x, const char *m)
         x->man_layout = mf.layout;
     x->man_gqa = mf.enable_gqa;
     x->man_mask_given = mf.mask_given;
+    if (x->softcap == 0.0)
+        x->softcap = mf.softcap;
     memcpy(x->man_mask_mod, mf.mask_mod, sizeof x->man_mask_mod);
     return true;
 }
@@ -1446,6 +1449,7 @@ build_config(diff_ctx *x)
                     : x->man_align_given ? x->man_align_from
                                          : "default";
     c->causal_top_left = x->causal && x->top_left;
+    c->softcap = x->softcap;
     if (x->scale_given) {
         memcpy(&sf, &x->scale_bits, sizeof sf);
         c->scale = sf;
@@ -2165,6 +2169,11 @@ text_scale(cli_buf *b, const diff_ctx *x)
                        x->torch_scale_same ? "gives the same value"
                                            : "gives ANOTHER value (give "
                                              "--scale)");
+    if (x->softcap != 0.0)
+        cli_buf_printf(b,
+                       "  soft-cap %.17g: cap tanh(score / cap), "
+                       "FlexAttention's score_mod\n",
+                       x->softcap);
 }
 
 static void
@@ -2682,6 +2691,7 @@ enum
     O_NO_CAUSAL,
     O_CAUSAL_ALIGN,
     O_SCALE,
+    O_SOFTCAP,
     O_TOLERANCE,
     O_EXACT,
     O_NO_EXACT,
@@ -2710,6 +2720,7 @@ static const cli_option options[] = {{"help", false, O_HELP},
                                      {"no-causal", false, O_NO_CAUSAL},
                                      {"causal-align", true, O_CAUSAL_ALIGN},
                                      {"scale", true, O_SCALE},
+                                     {"softcap", true, O_SOFTCAP},
                                      {"tolerance", true, O_TOLERANCE},
                                      {"exact", false, O_EXACT},
                                      {"no-exact", false, O_NO_EXACT},
@@ -2870,6 +2881,10 @@ diff_help(FILE *out)
         "says\n"
         "                       \"1/sqrt(d)\"; needed when the file does "
         "not say)\n"
+        "  --softcap C          FlexAttention's soft-capping score_mod, C "
+        "tanh(score / C)\n"
+        "                       (default: the manifest's \"softcap\"; "
+        "flex only)\n"
         "  --tolerance ULPS     a stage passes when every element is at most "
         "ULPS apart\n"
         "                       (default 0: bit-equal)\n"
@@ -3018,6 +3033,14 @@ take_option(void *ctx, int id, const char *v)
         if (!fa_cli_parse_scale(CMD, v, &x->scale_bits))
             return false;
         x->scale_given = true;
+        return true;
+    case O_SOFTCAP:
+        if (!cli_parse_double(CMD, "--softcap", v, true, &x->softcap))
+            return false;
+        if (!(x->softcap > 0.0)) {
+            cli_error(CMD, "--softcap %s: expected a positive number", v);
+            return false;
+        }
         return true;
     case O_TOLERANCE:
         return cli_parse_u64(CMD, "--tolerance", v, &x->tol);
@@ -3340,6 +3363,8 @@ run(diff_ctx *x)
                     x->need_bwd ? 4 : 1);
     if (x->no_exact)
         x->exact_note = "--no-exact";
+    else if (x->softcap != 0.0)
+        x->exact_note = "the exact reference has no soft-capping";
     else if (!x->want[ST_O] && !x->want[ST_LSE] && !x->need_bwd)
         x->exact_note = "no stage with an exact value compared";
     else if (x->exact_work > EXACT_WORK_LIMIT && !x->exact_forced)

@@ -13,7 +13,8 @@ prefix: kv < prefix or causal; document: the same document and causal).
 The ALiBi score_mod (flex_dump.py's: score + slope_h (kv - q) under the
 causal mask, slopes powers of two) becomes an additive attn_mask [1, H,
 Nq, Nk] of its values (-inf above the diagonal), which is exact: the
-manifest's score_mod moves to "score_mod_as_mask".  The manifest gets
+manifest's score_mod moves to "score_mod_as_mask".  Soft-capping
+(cap tanh(score / cap)) becomes the manifest's "softcap": the cap.  The manifest gets
 "shape" (the launch's), "causal" (mask_mod causal) and "attn_mask".  Then trim_dump.py keeps the heads wanted.  Pure Python 3
 (standard library).
 """
@@ -105,6 +106,10 @@ def main():
     ls = man["launch_shape"]
     man["shape"] = {k: ls[k] for k in ("batch", "heads", "nq", "nk", "d")}
     man["causal"] = man.get("mask_mod") == "causal"
+    if man.get("score_mod") == "softcap":
+        # tanh soft-capping: the manifest's "softcap" (diff reads it)
+        man["softcap"] = man["params"]["cap"]
+        man["score_mod_as_softcap"] = man.pop("score_mod")
     if man.get("score_mod") == "alibi":
         alibi(man, out, ls)
     elif man.get("mask_mod") not in (None, "causal"):

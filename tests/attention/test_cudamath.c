@@ -99,6 +99,77 @@ START_TEST(test_bounds)
 }
 END_TEST
 
+/* MPFR's log2 (LOG2 true) or tanh of binary32 X rounded to binary32. */
+static uint32_t
+mpfr_g(bool log2, uint32_t x)
+{
+    mpfr_t a;
+    float f;
+    uint32_t r;
+
+    memcpy(&f, &x, sizeof f);
+    mpfr_init2(a, 24);
+    mpfr_set_flt(a, f, MPFR_RNDN);
+    if (log2)
+        mpfr_log2(a, a, MPFR_RNDN);
+    else
+        mpfr_tanh(a, a, MPFR_RNDN);
+    f = mpfr_get_flt(a, MPFR_RNDN);
+    mpfr_clear(a);
+    memcpy(&r, &f, sizeof r);
+    return r;
+}
+
+/* libdevice's log2f and tanhf with flush-to-zero (FlexAttention's LSE
+   and soft-capping): their special values, and within CUDA's stated
+   bounds (1 and 2 ulps) of MPFR, with the correctly rounded EX2 and RCP
+   in tanhf (the hardware's models move it by their own ulp) */
+START_TEST(test_flex_math)
+{
+    tst_rng rng;
+    unsigned long n = 100000ul * tst_multiplier();
+    unsigned bad = 0;
+
+    ck_assert_uint_eq(fa_cuda_log2f_ftz(0x3F800000u), 0x00000000u);
+    ck_assert_uint_eq(fa_cuda_log2f_ftz(0x40000000u), 0x3F800000u);
+    ck_assert_uint_eq(fa_cuda_log2f_ftz(0x4B000000u), 0x41B80000u); /* 23 */
+    ck_assert_uint_eq(fa_cuda_log2f_ftz(0x00000001u), 0xFF800000u); /* FTZ */
+    ck_assert_uint_eq(fa_cuda_log2f_ftz(0x00000000u), 0xFF800000u);
+    ck_assert_uint_eq(fa_cuda_log2f_ftz(0x7F800000u), 0x7F800000u);
+    ck_assert(((fa_cuda_log2f_ftz(0xBF800000u) >> 22) & 0x1FFu) == 0x1FFu);
+    ck_assert_uint_eq(fa_cuda_tanhf_ftz(NULL, NULL, 0x00000000u), 0u);
+    ck_assert_uint_eq(fa_cuda_tanhf_ftz(NULL, NULL, 0x41A00000u),
+                      0x3F800000u); /* tanh(20) = 1 */
+    ck_assert_uint_eq(fa_cuda_tanhf_ftz(NULL, NULL, 0xC1A00000u),
+                      0xBF800000u);
+    ck_assert(((fa_cuda_tanhf_ftz(NULL, NULL, 0x7FC00001u) >> 22) & 0x1FFu)
+              == 0x1FFu);
+    tst_rng_init(&rng, 12);
+    for (unsigned long i = 0; i < n; i++) {
+        /* log2f: every positive normal input */
+        uint32_t x = 0x00800000u
+                     + (uint32_t)tst_rand_below(&rng, 0x7F800000u - 0x00800000u);
+        uint32_t got = fa_cuda_log2f_ftz(x), want = mpfr_g(true, x);
+        if (ulps(got, want) > 1 && bad++ < TST_MAX_PRINT)
+            printf("f32_log2f_cuda_ftz %08x %08x got %08x  seed %llu\n",
+                   (unsigned)x, (unsigned)want, (unsigned)got,
+                   (unsigned long long)tst_seed());
+        /* tanhf on |x| in [2^-20, 16): both branches */
+        x = 0x35800000u + (uint32_t)tst_rand_below(&rng, 0x41800000u
+                                                           - 0x35800000u);
+        if (tst_rand64(&rng) & 1)
+            x |= 0x80000000u;
+        got = fa_cuda_tanhf_ftz(NULL, NULL, x);
+        want = mpfr_g(false, x);
+        if (ulps(got, want) > 2 && bad++ < TST_MAX_PRINT)
+            printf("f32_tanhf_cuda_ftz %08x %08x got %08x  seed %llu\n",
+                   (unsigned)x, (unsigned)want, (unsigned)got,
+                   (unsigned long long)tst_seed());
+    }
+    ck_assert_uint_eq(bad, 0);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -107,5 +178,6 @@ main(void)
 
     tcase_add_test(tc, test_special);
     tcase_add_test(tc, test_bounds);
+    tcase_add_test(tc, test_flex_math);
     return tst_run_suite(s);
 }

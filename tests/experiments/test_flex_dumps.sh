@@ -7,8 +7,9 @@
 # attn_mask).  Causal (the diagonal block first, then the full blocks),
 # no block mask with 300 keys (every block bounds-checked), a 128-key
 # window, a prefix-LM mask, eight documents and ALiBi (the score_mod's
-# values as an additive FP16 attn_mask, exact: power-of-two slopes): O
-# and LSE must be the
+# values as an additive FP16 attn_mask, exact: power-of-two slopes) and
+# tanh soft-capping at 30 (the manifest's "softcap"; libdevice's tanhf):
+# O and LSE must be the
 # GPU's bits under the flex description.  The same files differ under
 # cuDNN's description and under flex with the full blocks' exponent in
 # the partial ones, so these checks can fail.
@@ -28,7 +29,7 @@ if [ ! -r "$X/flex_causal_d64.safetensors" ]; then
 fi
 
 for name in flex_causal_d64 flex_full_n300 flex_window128 flex_prefix128 \
-    flex_doc8 flex_alibi; do
+    flex_doc8 flex_alibi flex_softcap30; do
     check_stages "$X/$name.safetensors" flex flex o,lse
 done
 
@@ -67,6 +68,16 @@ expect_rc 1
 run diff --dump "$F" --o "$F:flex.o" --lse "$F:flex.lse" \
     --kernel "$tmp/k.json" --stage o,lse --no-exact --json
 expect_rc 0
+
+# another cap moves the bits; a description without soft-capping refuses
+F=$X/flex_softcap30.safetensors
+run diff --dump "$F" --o "$F:flex.o" --lse "$F:flex.lse" --policy flex \
+    --softcap 31 --stage o,lse --no-exact --json
+expect_rc 1
+run diff --dump "$F" --o "$F:flex.o" --lse "$F:flex.lse" --policy cudnn \
+    --stage o,lse --no-exact
+expect_rc 2
+expect_err_has "softcap: the description takes no soft-capping"
 
 # what is not modelled is refused: the backward, and fewer than 128
 # query rows (PyTorch runs flex_decoding)

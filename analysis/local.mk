@@ -18,6 +18,7 @@ analysis_libanalysis_la_SOURCES = \
 	analysis/bias.h analysis/bias.c \
 	analysis/rows.h analysis/rows.c \
 	analysis/scan.h analysis/scan.c \
+	analysis/scan_groups.h analysis/scan_groups.c \
 	analysis/gradient.h analysis/gradient.c \
 	analysis/gz_table.h analysis/gz_table.c analysis/bits_internal.h \
 	analysis/ex2_table.h analysis/ex2_table.c \

@@ -23,6 +23,7 @@
 #include "analysis/attn_mask.h"
 #include "analysis/dump_inputs.h"
 #include "analysis/scan.h"
+#include "analysis/scan_groups.h"
 #include "analysis/user_tensor.h"
 #include "experiments/cli.h"
 #include "experiments/fa_cli.h"
@@ -74,66 +75,6 @@ typedef struct
     uint64_t x_features; /* "x": {"features": C}, 0 when not said */
 } call_spec;
 
-/* The spectrum of a dW_Q error (scan_dwq_spectrum): the largest singular
-   values, |M|_F^2, sigma1^2 / |M|_F^2 and |M|_F^2 / sigma1^2; ok false
-   where it could not be had. */
-#define DWQ_SIGMAS 8 /* singular values reported */
-typedef struct
-{
-    bool ok;
-    size_t k; /* singular values (min(rows, cols)) */
-    double sigma[DWQ_SIGMAS];
-    double fro2, energy1, stable_rank;
-} dwq_spec;
-
-/* One step's Eq. 2-3 sums of a (layer, head) (batch entries merged),
-   and the dW_Q error [d, dwq_c] (NULL: no X) summed over them, with its
-   spectrum (dwq_prepare). */
-typedef struct
-{
-    long long step;
-    scan_eq23 eq;
-    double *dwq;
-    size_t dwq_c;
-    dwq_spec sp;
-} step_eq;
-
-/* A (layer, head)'s dW_Q error over its steps: the mean Frobenius cosine
-   of consecutive steps, the spectrum of their sum, and growth = |sum_t
-   M_t|_F / sqrt(sum_t |M_t|_F^2) (1 when the steps are orthogonal,
-   sqrt(steps) when they are one matrix). */
-typedef struct
-{
-    size_t steps;
-    double cos_mean, growth;
-    dwq_spec cum;
-} dwq_sum;
-
-/* A layer's heads stacked at one step, [sum of their d, C]: its largest
-   singular value and |M|_F^2. */
-typedef struct
-{
-    long long layer, step;
-    size_t heads;
-    bool ok;
-    double sigma1, fro2;
-} dwq_layer_res;
-
-typedef struct
-{
-    long long layer;
-    size_t head;
-    char name[128];
-    uint64_t steps;
-    scan_stats st;
-    double risk;
-    size_t rank;
-    step_eq *by_step; /* sorted by step before the report */
-    size_t n_by_step;
-    bool has_dwq; /* dsum holds its dW_Q error's summary */
-    dwq_sum dsum;
-} group;
-
 typedef struct
 {
     shard *shards;
@@ -152,8 +93,7 @@ typedef struct
     scan_reference ref;
     const char *csv, *plot;
     long threads;
-    group *groups;
-    size_t n_groups, cap_groups;
+    scan_groups gr; /* the report's rows */
     fa_cli_exp exp;  /* the description's exp model (fa2: ex2-sm90) */
     fa_cli_log logm; /* its log and reciprocal (fa2: lg2-sm90) */
     int progress;    /* -1 auto (unless --quiet), 0 no, 1 yes */
@@ -166,8 +106,6 @@ typedef struct
        error, and those with X left unused: q rotated after W_Q (x.rotary)
        or no dO */
     uint64_t x_used, x_rotary, x_no_do;
-    dwq_layer_res *layers; /* per (layer, step) with a dW_Q error */
-    size_t n_layers;
 } scan_ctx;
 
 /*----------------------------------------------------------------------------
@@ -867,128 +805,6 @@ load_call(const scan_ctx *x, const call_spec *c, call_data *cd)
 }
 
 /*----------------------------------------------------------------------------
- * Groups (layer, head).
- *--------------------------------------------------------------------------*/
-static group *
-group_get(scan_ctx *x, long long layer, size_t head, const char *name)
-{
-    for (size_t i = 0; i < x->n_groups; i++)
-        if (x->groups[i].layer == layer && x->groups[i].head == head)
-            return &x->groups[i];
-    if (x->n_groups == x->cap_groups) {
-        size_t nc = x->cap_groups ? 2 * x->cap_groups : 64;
-        group *g = realloc(x->groups, nc * sizeof *g);
-        if (g == NULL)
-            return NULL;
-        x->groups = g;
-        x->cap_groups = nc;
-    }
-    {
-        group *g = &x->groups[x->n_groups++];
-        memset(g, 0, sizeof *g);
-        g->layer = layer;
-        g->head = head;
-        snprintf(g->name, sizeof g->name, "%s", name);
-        scan_stats_init(&g->st);
-        return g;
-    }
-}
-
-/* Adds DWQ [E->d, XC] (NULL: none) to R's sum; false when out of memory
-   or when it has other columns than the step's earlier ones. */
-static bool
-step_add_dwq(step_eq *r, size_t d, const double *dwq, size_t xc)
-{
-    if (dwq == NULL)
-        return true;
-    if (r->dwq == NULL) {
-        r->dwq = calloc(d * xc, sizeof *r->dwq);
-        if (r->dwq == NULL)
-            return false;
-        r->dwq_c = xc;
-    }
-    if (r->dwq_c != xc)
-        return false;
-    for (size_t i = 0; i < d * xc; i++)
-        r->dwq[i] += dwq[i];
-    return true;
-}
-
-/* Adds E (and DWQ [E->d, XC], NULL: none) to G's record of STEP; false
-   when out of memory or X's columns change within a step. */
-static bool
-group_add_step(group *g, long long step, const scan_eq23 *e,
-               const double *dwq, size_t xc)
-{
-    step_eq *r;
-
-    if (e->d == 0)
-        return true;
-    for (size_t i = 0; i < g->n_by_step; i++)
-        if (g->by_step[i].step == step) {
-            scan_eq23_merge(&g->by_step[i].eq, e);
-            return step_add_dwq(&g->by_step[i], e->d, dwq, xc);
-        }
-    r = realloc(g->by_step, (g->n_by_step + 1) * sizeof *r);
-    if (r == NULL)
-        return false;
-    g->by_step = r;
-    memset(&r[g->n_by_step], 0, sizeof *r);
-    r[g->n_by_step].step = step;
-    scan_eq23_merge(&r[g->n_by_step].eq, e);
-    g->n_by_step++;
-    return step_add_dwq(&r[g->n_by_step - 1], e->d, dwq, xc);
-}
-
-static int
-cmp_step_eq(const void *a, const void *b)
-{
-    const step_eq *x = a, *y = b;
-
-    return x->step < y->step ? -1 : x->step > y->step;
-}
-
-/* The mean cosine between the u_sum directions of consecutive steps. */
-static double
-mean_cos_adjacent(const group *g)
-{
-    double s = 0;
-    size_t n = 0;
-
-    for (size_t i = 1; i < g->n_by_step; i++) {
-        double c = scan_eq23_cosine(&g->by_step[i - 1].eq, &g->by_step[i].eq);
-        if (!isnan(c)) {
-            s += c;
-            n++;
-        }
-    }
-    return n > 0 ? s / (double)n : NAN;
-}
-
-static int
-cmp_group(const void *a, const void *b)
-{
-    const group *x = a, *y = b;
-
-    if (x->layer != y->layer)
-        return x->layer < y->layer ? -1 : 1;
-    return x->head < y->head ? -1 : x->head > y->head;
-}
-
-/* Heads by decreasing risk, ties by (layer, head). */
-static const group *rank_base;
-static int
-cmp_rank(const void *a, const void *b)
-{
-    const group *x = &rank_base[*(const size_t *)a];
-    const group *y = &rank_base[*(const size_t *)b];
-
-    if (x->risk != y->risk)
-        return x->risk > y->risk ? -1 : 1;
-    return cmp_group(x, y);
-}
-
-/*----------------------------------------------------------------------------
  * Work items: one (call, batch entry x head) each.  --shard I/N keeps the
  * items with (call + item) mod N == I and writes them unmerged (their
  * scan_stats bit for bit); --merge reads the shards back and adds the items
@@ -1002,14 +818,12 @@ add_item(scan_ctx *x, long long layer, long long step, const char *name,
          size_t head, bool first, const scan_stats *r, const double *dwq,
          size_t xc)
 {
-    group *g = group_get(x, layer, head, name);
+    int e = scan_groups_add(&x->gr, layer, step, name, head, first, r, dwq,
+                            xc);
 
-    if (g == NULL)
+    if (e == -1)
         return cli_error(CMD, "out of memory");
-    if (first)
-        g->steps++;
-    scan_stats_merge(&g->st, r);
-    if (!group_add_step(g, step, &r->eq, dwq, xc))
+    if (e != 0)
         return cli_error(CMD,
                          "layer %lld step %lld head %zu: out of memory, or "
                          "x has other columns than in another call of "
@@ -1350,149 +1164,6 @@ put_num(cli_buf *b, double v, int w, int prec)
         cli_buf_printf(b, " %*.*f", w, prec, v);
 }
 
-/*----------------------------------------------------------------------------
- * The dW_Q error X^T u (Eq. 2) of each (layer, head, step), its spectrum
- * and how its direction holds across steps, computed once (dwq_prepare)
- * for the reports.
- *--------------------------------------------------------------------------*/
-static dwq_spec
-dwq_spectrum(const double *m, size_t rows, size_t cols)
-{
-    dwq_spec r;
-    size_t k = rows < cols ? rows : cols;
-    double *sg = malloc((k ? k : 1) * sizeof *sg);
-    const char *why;
-
-    memset(&r, 0, sizeof r);
-    if (sg != NULL && k > 0
-        && scan_dwq_spectrum(m, rows, cols, sg, &r.fro2, &why) == 0) {
-        r.ok = true;
-        r.k = k;
-        for (size_t i = 0; i < k && i < DWQ_SIGMAS; i++)
-            r.sigma[i] = sg[i];
-        r.energy1 = r.fro2 > 0 ? sg[0] * sg[0] / r.fro2 : NAN;
-        r.stable_rank = sg[0] > 0 ? r.fro2 / (sg[0] * sg[0]) : NAN;
-    }
-    free(sg);
-    return r;
-}
-
-/* <A, B>_F / (|A|_F |B|_F) over N entries; NaN for a zero matrix. */
-static double
-dwq_cosine(const double *a, const double *b, size_t n)
-{
-    double ab = 0, aa = 0, bb = 0;
-
-    if (a == NULL || b == NULL)
-        return NAN;
-    for (size_t i = 0; i < n; i++) {
-        ab += a[i] * b[i];
-        aa += a[i] * a[i];
-        bb += b[i] * b[i];
-    }
-    return aa > 0 && bb > 0 ? ab / (sqrt(aa) * sqrt(bb)) : NAN;
-}
-
-/* The step before step index T of G with a dW_Q error of the same shape,
-   or -1. */
-static long
-dwq_prev(const group *g, size_t t)
-{
-    for (size_t u = t; u-- > 0;)
-        if (g->by_step[u].dwq != NULL
-            && g->by_step[u].dwq_c == g->by_step[t].dwq_c
-            && g->by_step[u].eq.d == g->by_step[t].eq.d)
-            return (long)u;
-    return -1;
-}
-
-/* G's dwq_sum (its steps' spectra already in place); false when G has no
-   dW_Q error.  Steps of another shape than the first are left out. */
-static bool
-dwq_summary(const group *g, dwq_sum *out)
-{
-    double *acc = NULL, norms = 0, cs = 0;
-    size_t ncos = 0, d = 0, cols = 0, only = 0;
-
-    memset(out, 0, sizeof *out);
-    out->cos_mean = out->growth = NAN;
-    for (size_t t = 0; t < g->n_by_step; t++) {
-        const step_eq *r = &g->by_step[t];
-        long p;
-        if (r->dwq == NULL)
-            continue;
-        if (acc == NULL) {
-            d = r->eq.d;
-            cols = r->dwq_c;
-            acc = calloc(d * cols, sizeof *acc);
-            if (acc == NULL)
-                return false;
-        }
-        if (r->eq.d != d || r->dwq_c != cols)
-            continue;
-        out->steps++;
-        only = t;
-        for (size_t i = 0; i < d * cols; i++) {
-            acc[i] += r->dwq[i];
-            norms += r->dwq[i] * r->dwq[i];
-        }
-        if ((p = dwq_prev(g, t)) >= 0) {
-            double c = dwq_cosine(g->by_step[p].dwq, r->dwq, d * cols);
-            if (!isnan(c)) {
-                cs += c;
-                ncos++;
-            }
-        }
-    }
-    if (acc == NULL)
-        return false;
-    out->cos_mean = ncos ? cs / (double)ncos : NAN;
-    out->cum = out->steps == 1 ? g->by_step[only].sp
-                               : dwq_spectrum(acc, d, cols);
-    out->growth = norms > 0 && out->cum.ok ? sqrt(out->cum.fro2 / norms)
-                                           : NAN;
-    free(acc);
-    return true;
-}
-
-/* The heads of groups I0..I1 (one layer, by head) stacked at STEP: [sum of
-   their d, cols], malloc'd; NULL when none has X at STEP, the widths
-   differ or memory is short.  *ROWS, *COLS, *HEADS. */
-static double *
-dwq_stack(const scan_ctx *x, size_t i0, size_t i1, long long step,
-          size_t *rows, size_t *cols, size_t *heads)
-{
-    double *m = NULL;
-    size_t r = 0, c = 0, h = 0;
-
-    for (size_t i = i0; i < i1; i++)
-        for (size_t t = 0; t < x->groups[i].n_by_step; t++) {
-            const step_eq *e = &x->groups[i].by_step[t];
-            if (e->step != step || e->dwq == NULL)
-                continue;
-            if (c != 0 && e->dwq_c != c)
-                return NULL;
-            c = e->dwq_c;
-            r += e->eq.d;
-            h++;
-        }
-    if (h == 0 || (m = malloc(r * c * sizeof *m)) == NULL)
-        return NULL;
-    r = 0;
-    for (size_t i = i0; i < i1; i++)
-        for (size_t t = 0; t < x->groups[i].n_by_step; t++) {
-            const step_eq *e = &x->groups[i].by_step[t];
-            if (e->step != step || e->dwq == NULL)
-                continue;
-            memcpy(m + r * c, e->dwq, e->eq.d * c * sizeof *m);
-            r += e->eq.d;
-        }
-    *rows = r;
-    *cols = c;
-    *heads = h;
-    return m;
-}
-
 /* The spectra of every step of every group, each group's summary, and
    each (layer, step)'s stacked heads (groups sorted by layer and head),
    on NT threads (each result computed by one thread: the same for any
@@ -1500,86 +1171,24 @@ dwq_stack(const scan_ctx *x, size_t i0, size_t i1, long long step,
 static int
 dwq_prepare(scan_ctx *x, int nt)
 {
-    size_t *first = NULL, cap = 0;
     long n;
 
 #pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
-    for (n = 0; n < (long)x->n_groups; n++) {
-        group *g = &x->groups[n];
-        for (size_t t = 0; t < g->n_by_step; t++)
-            if (g->by_step[t].dwq != NULL)
-                g->by_step[t].sp = dwq_spectrum(g->by_step[t].dwq,
-                                                g->by_step[t].eq.d,
-                                                g->by_step[t].dwq_c);
-        g->has_dwq = dwq_summary(g, &g->dsum);
-    }
-    /* the (layer, step) pairs, in order; first[k]: the layer's group */
-    for (size_t i0 = 0; i0 < x->n_groups;) {
-        size_t i1 = i0, k0 = x->n_layers;
-        while (i1 < x->n_groups && x->groups[i1].layer == x->groups[i0].layer)
-            i1++;
-        for (size_t i = i0; i < i1; i++)
-            for (size_t t = 0; t < x->groups[i].n_by_step; t++) {
-                long long st = x->groups[i].by_step[t].step;
-                bool seen = false;
-                if (x->groups[i].by_step[t].dwq == NULL)
-                    continue;
-                for (size_t k = k0; k < x->n_layers && !seen; k++)
-                    seen = x->layers[k].step == st;
-                if (seen)
-                    continue;
-                if (x->n_layers == cap) {
-                    size_t nc = cap ? 2 * cap : 16;
-                    dwq_layer_res *r = realloc(x->layers, nc * sizeof *r);
-                    size_t *f = realloc(first, nc * sizeof *f);
-                    if (r != NULL)
-                        x->layers = r;
-                    if (f != NULL)
-                        first = f;
-                    if (r == NULL || f == NULL) {
-                        free(first);
-                        return cli_error(CMD, "out of memory");
-                    }
-                    cap = nc;
-                }
-                memset(&x->layers[x->n_layers], 0, sizeof *x->layers);
-                x->layers[x->n_layers].layer = x->groups[i0].layer;
-                x->layers[x->n_layers].step = st;
-                first[x->n_layers++] = i0;
-            }
-        /* by step within the layer */
-        for (size_t a = k0 + 1; a < x->n_layers; a++)
-            for (size_t b = a; b > k0 && x->layers[b - 1].step
-                                            > x->layers[b].step;
-                 b--) {
-                dwq_layer_res t = x->layers[b];
-                x->layers[b] = x->layers[b - 1];
-                x->layers[b - 1] = t;
-            }
-        i0 = i1;
-    }
+    for (n = 0; n < (long)x->gr.n; n++)
+        scan_group_spectra(&x->gr.g[n]);
+    if (scan_groups_layers(&x->gr) != 0)
+        return cli_error(CMD, "out of memory");
 #pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
-    for (n = 0; n < (long)x->n_layers; n++) {
-        dwq_layer_res *L = &x->layers[n];
-        size_t i1 = first[n], r, c;
-        double *m;
-        const char *why;
-        while (i1 < x->n_groups && x->groups[i1].layer == L->layer)
-            i1++;
-        m = dwq_stack(x, first[n], i1, L->step, &r, &c, &L->heads);
-        L->ok = m != NULL
-                && scan_dwq_top(m, r, c, &L->sigma1, &L->fro2, &why) == 0;
-        free(m);
-    }
-    free(first);
+    for (n = 0; n < (long)x->gr.n_layers; n++)
+        scan_groups_layer_top(&x->gr, (size_t)n);
     return CLI_EXIT_OK;
 }
 
 static void
-json_spec(cli_json *j, const dwq_spec *r)
+json_spec(cli_json *j, const scan_dwq_spec *r)
 {
     cli_json_array_begin(j, "sigma");
-    for (size_t i = 0; r->ok && i < r->k && i < DWQ_SIGMAS; i++)
+    for (size_t i = 0; r->ok && i < r->k && i < SCAN_DWQ_SIGMAS; i++)
         cli_json_double(j, NULL, r->sigma[i]);
     cli_json_array_end(j);
     cli_json_double(j, "fro", r->ok ? sqrt(r->fro2) : NAN);
@@ -1588,7 +1197,7 @@ json_spec(cli_json *j, const dwq_spec *r)
 }
 
 static void
-json_dwq_head(cli_json *j, const group *g)
+json_dwq_head(cli_json *j, const scan_group *g)
 {
     if (!g->has_dwq) {
         cli_json_null(j, "dwq");
@@ -1608,16 +1217,16 @@ json_dwq_head(cli_json *j, const group *g)
     cli_json_object_end(j);
     cli_json_array_begin(j, "steps");
     for (size_t t = 0; t < g->n_by_step; t++) {
-        const step_eq *r = &g->by_step[t];
+        const scan_step *r = &g->by_step[t];
         long p;
         if (r->dwq == NULL)
             continue;
-        p = dwq_prev(g, t);
+        p = scan_group_dwq_prev(g, t);
         cli_json_object_begin(j, NULL);
         cli_json_int(j, "step", r->step);
         json_spec(j, &r->sp);
         cli_json_double(j, "cos_prev",
-                        p >= 0 ? dwq_cosine(g->by_step[p].dwq, r->dwq,
+                        p >= 0 ? scan_dwq_cosine(g->by_step[p].dwq, r->dwq,
                                             r->eq.d * r->dwq_c)
                                : NAN);
         cli_json_object_end(j);
@@ -1632,14 +1241,14 @@ text_report(const scan_ctx *x, const size_t *order, cli_buf *b)
     bool any_do = false;
     uint64_t bad = 0;
 
-    for (size_t i = 0; i < x->n_groups; i++) {
-        any_do = any_do || x->groups[i].st.has_do;
-        bad += x->groups[i].st.bad_heads;
+    for (size_t i = 0; i < x->gr.n; i++) {
+        any_do = any_do || x->gr.g[i].st.has_do;
+        bad += x->gr.g[i].st.bad_heads;
     }
     cli_buf_printf(b,
                    "scan: %zu call%s, %zu (layer, head) cells; policy %s, "
                    "exp %s, fix %s (tol %g); reference %s\n",
-                   x->n_calls, x->n_calls == 1 ? "" : "s", x->n_groups,
+                   x->n_calls, x->n_calls == 1 ? "" : "s", x->gr.n,
                    x->kernel.name, x->exp.name,
                    fa_fix_name(x->fix.kind), x->fix.tol,
                    x->ref == SCAN_REF_EXACT ? "exact" : "binary64");
@@ -1653,8 +1262,8 @@ text_report(const scan_ctx *x, const size_t *order, cli_buf *b)
                    "layer", "head", "rows", "rep", "near", "P1>=2", "fixP1",
                    "sink", "p_max", "1sign", "O_cap", "O_emu", "O_fix",
                    "d_emu", "d_fix", "match", "risk", "rank");
-    for (size_t i = 0; i < x->n_groups; i++) {
-        const group *g = &x->groups[i];
+    for (size_t i = 0; i < x->gr.n; i++) {
+        const scan_group *g = &x->gr.g[i];
         const scan_stats *s = &g->st;
         cli_buf_printf(b, "%5lld %4zu %6" PRIu64 " %6" PRIu64 " %6" PRIu64
                           " %6" PRIu64 " %6" PRIu64 " %6" PRIu64,
@@ -1682,8 +1291,8 @@ text_report(const scan_ctx *x, const size_t *order, cli_buf *b)
     }
     {
         bool any_eq = false;
-        for (size_t i = 0; i < x->n_groups; i++)
-            any_eq = any_eq || x->groups[i].st.eq.d > 0;
+        for (size_t i = 0; i < x->gr.n; i++)
+            any_eq = any_eq || x->gr.g[i].st.eq.d > 0;
         if (any_eq) {
             cli_buf_puts(b,
                          "\nEq. 2-3: the error of delta carried into dQ, "
@@ -1695,21 +1304,21 @@ text_report(const scan_ctx *x, const size_t *order, cli_buf *b)
             cli_buf_printf(b, "%5s %4s %5s %9s %9s %9s %11s\n", "layer",
                            "head", "steps", "coherence", "rank1", "cos",
                            "cum_err");
-            for (size_t i = 0; i < x->n_groups; i++) {
-                const group *g = &x->groups[i];
+            for (size_t i = 0; i < x->gr.n; i++) {
+                const scan_group *g = &x->gr.g[i];
                 cli_buf_printf(b, "%5lld %4zu %5zu", g->layer, g->head,
                                g->n_by_step);
                 put_num(b, scan_eq23_coherence(&g->st.eq), 9, 4);
                 put_num(b, scan_eq23_rank1(&g->st.eq), 9, 4);
-                put_num(b, mean_cos_adjacent(g), 9, 4);
+                put_num(b, scan_group_cos_adjacent(g), 9, 4);
                 cli_buf_printf(b, " %11.3e\n", g->st.eq.err_sum);
             }
         }
     }
     {
         bool any = false;
-        for (size_t i = 0; i < x->n_groups; i++)
-            any = any || x->groups[i].has_dwq;
+        for (size_t i = 0; i < x->gr.n; i++)
+            any = any || x->gr.g[i].has_dwq;
         if (any) {
             cli_buf_puts(b,
                          "\nEq. 2: the error of dW_Q that delta's error "
@@ -1723,9 +1332,9 @@ text_report(const scan_ctx *x, const size_t *order, cli_buf *b)
             cli_buf_printf(b, "%5s %4s %5s %11s %9s %9s %9s %9s\n",
                            "layer", "head", "steps", "sigma1", "energy1",
                            "srank", "cos", "growth");
-            for (size_t i = 0; i < x->n_groups; i++) {
-                const group *g = &x->groups[i];
-                const dwq_sum *sm = &g->dsum;
+            for (size_t i = 0; i < x->gr.n; i++) {
+                const scan_group *g = &x->gr.g[i];
+                const scan_dwq_sum *sm = &g->dsum;
                 if (!g->has_dwq)
                     continue;
                 cli_buf_printf(b, "%5lld %4zu %5zu", g->layer, g->head,
@@ -1742,8 +1351,8 @@ text_report(const scan_ctx *x, const size_t *order, cli_buf *b)
                             "step:\n");
             cli_buf_printf(b, "%5s %6s %5s %11s %9s %9s\n", "layer",
                            "step", "heads", "sigma1", "energy1", "srank");
-            for (size_t k = 0; k < x->n_layers; k++) {
-                const dwq_layer_res *L = &x->layers[k];
+            for (size_t k = 0; k < x->gr.n_layers; k++) {
+                const scan_layer *L = &x->gr.layers[k];
                 bool ok = L->ok && L->fro2 > 0;
                 cli_buf_printf(b, "%5lld %6lld %5zu", L->layer, L->step,
                                L->heads);
@@ -1759,10 +1368,10 @@ text_report(const scan_ctx *x, const size_t *order, cli_buf *b)
         }
     }
     cli_buf_puts(b, "\nhighest risk:");
-    for (size_t r = 0; r < x->n_groups && r < 10; r++)
+    for (size_t r = 0; r < x->gr.n && r < 10; r++)
         cli_buf_printf(b, "%s L%lld.h%zu %.4f", r ? "," : "",
-                       x->groups[order[r]].layer, x->groups[order[r]].head,
-                       x->groups[order[r]].risk);
+                       x->gr.g[order[r]].layer, x->gr.g[order[r]].head,
+                       x->gr.g[order[r]].risk);
     cli_buf_putc(b, '\n');
     if (!any_do)
         cli_buf_puts(b, "delta: the capture has no dO; the bias of delta = "
@@ -1832,8 +1441,8 @@ json_report(const scan_ctx *x, const size_t *order, cli_buf *b)
                              - x->x_no_do));
     cli_json_object_end(&j);
     cli_json_array_begin(&j, "heads");
-    for (size_t i = 0; i < x->n_groups; i++) {
-        const group *g = &x->groups[i];
+    for (size_t i = 0; i < x->gr.n; i++) {
+        const scan_group *g = &x->gr.g[i];
         const scan_stats *s = &g->st;
         cli_json_object_begin(&j, NULL);
         cli_json_int(&j, "layer", g->layer);
@@ -1883,7 +1492,7 @@ json_report(const scan_ctx *x, const size_t *order, cli_buf *b)
             cli_json_double(&j, "err_sum", s->eq.err_sum);
             cli_json_double(&j, "coherence", scan_eq23_coherence(&s->eq));
             cli_json_double(&j, "rank1", scan_eq23_rank1(&s->eq));
-            cli_json_double(&j, "cos_adjacent_mean", mean_cos_adjacent(g));
+            cli_json_double(&j, "cos_adjacent_mean", scan_group_cos_adjacent(g));
             cli_json_array_begin(&j, "steps");
             for (size_t t = 0; t < g->n_by_step; t++) {
                 const scan_eq23 *e = &g->by_step[t].eq;
@@ -1921,8 +1530,8 @@ json_report(const scan_ctx *x, const size_t *order, cli_buf *b)
     }
     cli_json_array_end(&j);
     cli_json_array_begin(&j, "dwq_layers");
-    for (size_t k = 0; k < x->n_layers; k++) {
-        const dwq_layer_res *L = &x->layers[k];
+    for (size_t k = 0; k < x->gr.n_layers; k++) {
+        const scan_layer *L = &x->gr.layers[k];
         bool ok = L->ok && L->fro2 > 0;
         cli_json_object_begin(&j, NULL);
         cli_json_int(&j, "layer", L->layer);
@@ -1940,11 +1549,11 @@ json_report(const scan_ctx *x, const size_t *order, cli_buf *b)
     }
     cli_json_array_end(&j);
     cli_json_array_begin(&j, "ranking");
-    for (size_t r = 0; r < x->n_groups; r++) {
+    for (size_t r = 0; r < x->gr.n; r++) {
         cli_json_object_begin(&j, NULL);
-        cli_json_int(&j, "layer", x->groups[order[r]].layer);
-        cli_json_int(&j, "head", (long long)x->groups[order[r]].head);
-        cli_json_double(&j, "risk", x->groups[order[r]].risk);
+        cli_json_int(&j, "layer", x->gr.g[order[r]].layer);
+        cli_json_int(&j, "head", (long long)x->gr.g[order[r]].head);
+        cli_json_double(&j, "risk", x->gr.g[order[r]].risk);
         cli_json_object_end(&j);
     }
     cli_json_array_end(&j);
@@ -1962,8 +1571,8 @@ csv_report(const scan_ctx *x, cli_buf *b)
                     "o_bias_fix,delta_bias_captured,delta_bias_emulated,"
                     "delta_bias_fix,o_match,o_elements,lse_match,"
                     "lse_elements,heads_nonfinite,risk,rank\n");
-    for (size_t i = 0; i < x->n_groups; i++) {
-        const group *g = &x->groups[i];
+    for (size_t i = 0; i < x->gr.n; i++) {
+        const scan_group *g = &x->gr.g[i];
         const scan_stats *s = &g->st;
         cli_buf_printf(b,
                        "%lld,%zu,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
@@ -2028,10 +1637,10 @@ write_bias_plot(const scan_ctx *x)
     cli_buf_init(&b);
     cli_buf_puts(&b, "# bf16emu scan: index label o_emu o_emu_ci o_fix "
                      "o_fix_ci d_emu d_emu_ci d_fix d_fix_ci (ci: 1.96 se)\n");
-    for (size_t i = 0; i < x->n_groups; i++) {
-        const scan_stats *s = &x->groups[i].st;
-        cli_buf_printf(&b, "%zu L%lld.h%zu", i, x->groups[i].layer,
-                       x->groups[i].head);
+    for (size_t i = 0; i < x->gr.n; i++) {
+        const scan_stats *s = &x->gr.g[i].st;
+        cli_buf_printf(&b, "%zu L%lld.h%zu", i, x->gr.g[i].layer,
+                       x->gr.g[i].head);
         put_ci(&b, &s->o_emu);
         put_ci(&b, &s->o_fix);
         if (s->has_do) {
@@ -2086,11 +1695,11 @@ write_plot(const scan_ctx *x)
     snprintf(svg, n, "%s.svg", x->plot);
     cli_buf_init(&b);
     cli_buf_puts(&b, "# bf16emu scan: layer head risk\n");
-    for (size_t i = 0; i < x->n_groups; i++) {
-        if (i > 0 && x->groups[i].layer != x->groups[i - 1].layer)
+    for (size_t i = 0; i < x->gr.n; i++) {
+        if (i > 0 && x->gr.g[i].layer != x->gr.g[i - 1].layer)
             cli_buf_putc(&b, '\n');
-        cli_buf_printf(&b, "%lld %zu %.17g\n", x->groups[i].layer,
-                       x->groups[i].head, x->groups[i].risk);
+        cli_buf_printf(&b, "%lld %zu %.17g\n", x->gr.g[i].layer,
+                       x->gr.g[i].head, x->gr.g[i].risk);
     }
     if (!cli_write_atomic(dat, b.p, b.len)) {
         rc = cli_error(CMD, "%s: cannot write: %s", dat, strerror(errno));
@@ -3038,24 +2647,12 @@ kernel:
             goto out;
         }
     }
-    qsort(x.groups, x.n_groups, sizeof *x.groups, cmp_group);
-    for (size_t i = 0; i < x.n_groups; i++)
-        if (x.groups[i].n_by_step > 1)
-            qsort(x.groups[i].by_step, x.groups[i].n_by_step,
-                  sizeof *x.groups[i].by_step, cmp_step_eq);
-    order = malloc((x.n_groups ? x.n_groups : 1) * sizeof *order);
+    order = malloc((x.gr.n ? x.gr.n : 1) * sizeof *order);
     if (order == NULL) {
         rc = cli_error(CMD, "out of memory");
         goto out;
     }
-    for (size_t i = 0; i < x.n_groups; i++) {
-        x.groups[i].risk = scan_risk(&x.groups[i].st);
-        order[i] = i;
-    }
-    rank_base = x.groups;
-    qsort(order, x.n_groups, sizeof *order, cmp_rank);
-    for (size_t r = 0; r < x.n_groups; r++)
-        x.groups[order[r]].rank = r + 1;
+    scan_groups_rank(&x.gr, order);
     if ((rc = dwq_prepare(&x, x.threads > 0 ? (int)x.threads
                                             : omp_get_max_threads()))
         != CLI_EXIT_OK)
@@ -3096,13 +2693,7 @@ out:
     for (size_t i = 0; x.calls != NULL && i < x.n_calls; i++)
         free(x.calls[i].heads_kept);
     free(x.calls);
-    for (size_t i = 0; i < x.n_groups; i++) {
-        for (size_t t = 0; t < x.groups[i].n_by_step; t++)
-            free(x.groups[i].by_step[t].dwq);
-        free(x.groups[i].by_step);
-    }
-    free(x.groups);
-    free(x.layers);
+    scan_groups_free(&x.gr);
 #ifdef HAVE_MPI
     if (mpi) {
         MPI_Finalize();

@@ -1,7 +1,10 @@
 /* test_scan.c -- the dW_Q error's spectrum (scan_dwq_spectrum) and top
    singular value (scan_dwq_top) on matrices whose singular values are
    known exactly: a scaled permutation, an outer product of integer
-   vectors, a Hadamard matrix; and a non-finite entry refused */
+   vectors, a Hadamard matrix; and a non-finite entry refused.  The
+   report's rows (scan_groups): the Frobenius cosine, a group's summary
+   over steps (orthogonal steps: growth 1; one matrix twice: sqrt 2), the
+   ranking by risk with its tie rule, and a step whose X changes width */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -13,6 +16,7 @@
 #include <string.h>
 
 #include "analysis/scan.h"
+#include "analysis/scan_groups.h"
 #include "tests/support/suite.h"
 #include "tests/support/support.h"
 
@@ -112,6 +116,126 @@ START_TEST(test_zero_and_nonfinite)
 }
 END_TEST
 
+START_TEST(test_dwq_cosine)
+{
+    /* (3, 4) . (4, 3) = 24, |a| = |b| = 5: 24/25; against (4, -3): 0 */
+    const double a[2] = {3, 4}, b[2] = {4, 3}, c[2] = {4, -3};
+    const double z[2] = {0, 0};
+
+    near("cos(a, b)", scan_dwq_cosine(a, b, 2), 0.96, 0x1p-52);
+    ck_assert(scan_dwq_cosine(a, c, 2) == 0);
+    ck_assert(isnan(scan_dwq_cosine(a, z, 2)));
+    ck_assert(isnan(scan_dwq_cosine(NULL, b, 2)));
+}
+END_TEST
+
+/* One item's stats with Eq. 2-3 sums of D features (all zero but d). */
+static scan_stats
+item(size_t d)
+{
+    scan_stats r;
+
+    scan_stats_init(&r);
+    r.eq.d = d;
+    return r;
+}
+
+START_TEST(test_group_summary)
+{
+    /* head (0, 0): steps 7 and 5 (added out of order), dW_Q [1, 2] =
+       (0, 4) at 7, (3, 0) at 5: orthogonal, so cos 0, the sum (3, 4)
+       has sigma1 5, |M|_F^2 25, and growth sqrt(25 / (9 + 16)) = 1.
+       head (0, 1): (3, 4) at steps 1 and 2: cos 1, the sum (6, 8) has
+       sigma1 10, |M|_F^2 100, growth sqrt(100 / 50) = sqrt 2. */
+    scan_groups t;
+    scan_stats r = item(1);
+    const double m7[2] = {0, 4}, m5[2] = {3, 0}, m34[2] = {3, 4};
+    size_t order[2];
+
+    scan_groups_init(&t);
+    ck_assert_int_eq(scan_groups_add(&t, 0, 7, "l0", 0, true, &r, m7, 2), 0);
+    ck_assert_int_eq(scan_groups_add(&t, 0, 5, "l0", 0, true, &r, m5, 2), 0);
+    ck_assert_int_eq(scan_groups_add(&t, 0, 1, "l0", 1, true, &r, m34, 2), 0);
+    ck_assert_int_eq(scan_groups_add(&t, 0, 2, "l0", 1, true, &r, m34, 2), 0);
+    ck_assert_uint_eq(t.n, 2);
+    scan_groups_rank(&t, order);
+    ck_assert(t.g[0].by_step[0].step == 5 && t.g[0].by_step[1].step == 7);
+    for (size_t i = 0; i < 2; i++)
+        scan_group_spectra(&t.g[i]);
+    ck_assert(t.g[0].has_dwq && t.g[0].dsum.steps == 2);
+    ck_assert(t.g[0].dsum.cos_mean == 0);
+    near("sigma1 (0, 0)", t.g[0].dsum.cum.sigma[0], 5, 0x1p-50);
+    near("fro2 (0, 0)", t.g[0].dsum.cum.fro2, 25, 0x1p-50);
+    near("growth (0, 0)", t.g[0].dsum.growth, 1, 0x1p-50);
+    near("step 5 sigma1", t.g[0].by_step[0].sp.sigma[0], 3, 0x1p-50);
+    near("cos (0, 1)", t.g[1].dsum.cos_mean, 1, 0x1p-52);
+    near("sigma1 (0, 1)", t.g[1].dsum.cum.sigma[0], 10, 0x1p-50);
+    near("growth (0, 1)", t.g[1].dsum.growth, sqrt(2.0), 0x1p-50);
+    /* the layer's heads stacked at a step: only steps with X of both
+       heads at once would stack two; here each step has one head */
+    ck_assert_int_eq(scan_groups_layers(&t), 0);
+    ck_assert_uint_eq(t.n_layers, 4);
+    ck_assert(t.layers[0].step == 1 && t.layers[3].step == 7);
+    scan_groups_layer_top(&t, 3);
+    ck_assert(t.layers[3].ok && t.layers[3].heads == 1);
+    near("layer step 7 sigma1", t.layers[3].sigma1, 4, 0x1p-40);
+    scan_groups_free(&t);
+    ck_assert_uint_eq(t.n, 0);
+}
+END_TEST
+
+START_TEST(test_group_rank)
+{
+    /* risk = p1_ge2 / rows * one_sign / features:
+         (1, 0): 1/4 * 2/2 = 1/4;  (0, 1): 1/2 * 2/4 = 1/4;  (0, 0): 0.
+       Sorted by (layer, head): (0, 0), (0, 1), (1, 0); by decreasing
+       risk, the tie by (layer, head): (0, 1), (1, 0), (0, 0). */
+    scan_groups t;
+    scan_stats a = item(0), b = item(0), c = item(0);
+    size_t order[3];
+
+    a.rows = 4, a.p1_ge2 = 1, a.features = 2, a.one_sign = 2;
+    b.rows = 2, b.p1_ge2 = 1, b.features = 4, b.one_sign = 2;
+    c.rows = 3, c.features = 1;
+    scan_groups_init(&t);
+    ck_assert_int_eq(scan_groups_add(&t, 1, 0, "l1", 0, true, &a, NULL, 0), 0);
+    ck_assert_int_eq(scan_groups_add(&t, 0, 0, "l0", 1, true, &b, NULL, 0), 0);
+    ck_assert_int_eq(scan_groups_add(&t, 0, 0, "l0", 0, true, &c, NULL, 0), 0);
+    ck_assert_int_eq(scan_groups_add(&t, 0, 1, "l0", 0, false, &c, NULL, 0),
+                     0);
+    scan_groups_rank(&t, order);
+    ck_assert(t.g[0].layer == 0 && t.g[0].head == 0);
+    ck_assert(t.g[2].layer == 1 && t.g[2].head == 0);
+    ck_assert_uint_eq(t.g[0].steps, 1);
+    ck_assert_uint_eq(t.g[0].st.rows, 6);
+    ck_assert(t.g[1].risk == 0.25 && t.g[2].risk == 0.25);
+    ck_assert(t.g[0].risk == 0);
+    ck_assert(order[0] == 1 && order[1] == 2 && order[2] == 0);
+    ck_assert(t.g[1].rank == 1 && t.g[2].rank == 2 && t.g[0].rank == 3);
+    ck_assert(isnan(scan_group_cos_adjacent(&t.g[0])));
+    scan_groups_free(&t);
+}
+END_TEST
+
+START_TEST(test_group_cols)
+{
+    /* X of 2 columns, then of 3 in the same step: refused (-2); in
+       another step it is a step of its own */
+    scan_groups t;
+    scan_stats r = item(1);
+    const double m[3] = {1, 2, 3};
+
+    scan_groups_init(&t);
+    ck_assert_int_eq(scan_groups_add(&t, 0, 0, "l0", 0, true, &r, m, 2), 0);
+    ck_assert_int_eq(scan_groups_add(&t, 0, 0, "l0", 0, false, &r, m, 3),
+                     -2);
+    ck_assert_int_eq(scan_groups_add(&t, 0, 1, "l0", 0, true, &r, m, 3), 0);
+    ck_assert_uint_eq(t.g[0].n_by_step, 2);
+    ck_assert(scan_group_dwq_prev(&t.g[0], 1) == -1);
+    scan_groups_free(&t);
+}
+END_TEST
+
 static Suite *
 scan_suite(void)
 {
@@ -122,6 +246,12 @@ scan_suite(void)
     tcase_add_test(tc, test_outer_product);
     tcase_add_test(tc, test_hadamard);
     tcase_add_test(tc, test_zero_and_nonfinite);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("groups");
+    tcase_add_test(tc, test_dwq_cosine);
+    tcase_add_test(tc, test_group_summary);
+    tcase_add_test(tc, test_group_rank);
+    tcase_add_test(tc, test_group_cols);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -611,3 +611,43 @@ done:
     free(xrow);
     return rc;
 }
+
+bool
+scan_call_uses_x(bool has_x, bool has_do, bool x_rotary, size_t d)
+{
+    return has_x && has_do && !x_rotary && d <= SCAN_EQ23_DMAX;
+}
+
+int
+scan_call_item(const fa_config *cfg, const fa_fix *fix, scan_reference ref,
+               const scan_call_in *in, size_t bh, scan_stats *res,
+               double *dwq, const char **why)
+{
+    size_t nq = in->nq, nk = in->nk, d = in->d, hh = in->h;
+    /* grouped-query heads: query head h reads KV head h / (H / Hkv) of its
+       batch entry */
+    size_t g = hh / in->hkv;
+    size_t kh = bh / hh * in->hkv + bh % hh / g;
+    scan_head_in hi;
+    fa_attn_mask hm;
+    fa_config hc;
+
+    hi.q = in->q + bh * nq * d;
+    hi.k = in->k + kh * nk * d;
+    hi.v = in->v + kh * nk * d;
+    hi.o = in->o != NULL ? in->o + bh * nq * d : NULL;
+    hi.dout = in->dout != NULL ? in->dout + bh * nq * d : NULL;
+    hi.lse = in->lse != NULL ? in->lse + bh * nq : NULL;
+    hi.x = in->x != NULL ? in->x + (bh / hh) * nq * in->xc : NULL;
+    hi.x_cols = in->x != NULL ? in->xc : 0;
+    hi.dwq = in->x != NULL ? dwq : NULL;
+    scan_stats_init(res);
+    *why = NULL;
+    hc = am_head_config(cfg, in->mask, bh, &hm);
+    if (scan_head(&hc, fix, ref, &hi, res, why) != 0) {
+        if (*why == NULL)
+            *why = "failed";
+        return -1;
+    }
+    return 0;
+}

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "analysis/attn_exact.h"
+#include "analysis/attn_mask.h"
 #include "analysis/bias.h"
 #include "analysis/rows.h"
 #include "attention/attention.h"
@@ -187,6 +188,38 @@ typedef enum
    evaluation failed). */
 int scan_head(const fa_config *cfg, const fa_fix *fix, scan_reference ref,
               const scan_head_in *in, scan_stats *out, const char **why);
+
+/* One captured call: B batch entries of H query heads, each a work item
+   BH = b H + h.  Q, O, DOUT [B, H, Nq, d], K, V [B, HKV, Nk, d] (HKV
+   divides H: grouped-query heads, query head h reads KV head h / (H /
+   HKV) of its batch entry), LSE [B, H, Nq], X [B, Nq, XC] (the query
+   projection's input of each batch entry); O, DOUT, LSE and X may be NULL
+   (X: not used).  MASK: the call's mask bound to its B x H heads, or
+   NULL. */
+typedef struct scan_call_in
+{
+    const uint16_t *q, *k, *v, *o, *dout;
+    const uint32_t *lse;
+    const uint16_t *x;
+    size_t b, h, hkv, nq, nk, d, xc;
+    const am_mask *mask;
+} scan_call_in;
+
+/* Whether a call's X enters dW_Q's error: with X (HAS_X), dO (Eq. 2
+   needs delta's error), q not rotated by position after the projection
+   (X_ROTARY false) and D <= SCAN_EQ23_DMAX. */
+bool scan_call_uses_x(bool has_x, bool has_do, bool x_rotary, size_t d);
+
+/* Item BH of call IN measured: *RES initialised, then scan_head on the
+   item's head (CFG with the head's part of IN->mask, am_head_config),
+   with IN->x's rows of its batch entry and DWQ (the item's [d, XC] dW_Q
+   error, zeroed by the caller) when IN->x is given.  Items write only
+   their own RES and DWQ, so they may be measured in parallel.  Returns 0,
+   or -1 with a static message in *WHY (as scan_head; "failed" when it
+   gave none). */
+int scan_call_item(const fa_config *cfg, const fa_fix *fix,
+                   scan_reference ref, const scan_call_in *in, size_t bh,
+                   scan_stats *res, double *dwq, const char **why);
 
 #ifdef __cplusplus
 }

@@ -988,59 +988,142 @@ shard_item(scan_ctx *x, size_t ci, size_t bh, const call_spec *c, size_t head,
     return CLI_EXIT_OK;
 }
 
+/* The configuration of call C (one head of it) with the data CD: the
+   description's, with the call's shape, causality, scale and input
+   format.  0 or an exit status (a call of another backend without the
+   kernel named, a configuration scan_check refuses). */
 static int
-run_call(scan_ctx *x, size_t ci, double t0, double *last)
+call_config(const scan_ctx *x, const call_spec *c, const call_data *cd,
+            fa_config *cfg)
 {
-    const call_spec *c = &x->calls[ci];
-    call_data cd;
-    fa_config cfg;
-    scan_stats *res;
-    const char **why;
-    double *dwq = NULL; /* each item's dW_Q error [d, xc], with X */
-    bool use_x;
-    size_t n;
-    int nt = x->threads > 0 ? (int)x->threads : omp_get_max_threads();
-    int rc = CLI_EXIT_OK;
     const char *w;
 
-    if (!load_call(x, c, &cd)) {
-        call_data_free(&cd);
-        return CLI_EXIT_USAGE;
-    }
-    if (!x->policy_given && strcasecmp(c->backend, "flash") != 0) {
-        call_data_free(&cd);
+    if (!x->policy_given && strcasecmp(c->backend, "flash") != 0)
         return cli_error(CMD,
                          "layer %lld step %lld: the manifest names backend "
                          "'%s', not FLASH; give --policy or --kernel (the "
                          "kernel that produced the capture)",
                          c->layer, c->step,
                          c->backend[0] ? c->backend : "(none)");
-    }
-    cfg = fa_config_kernel_default(&x->kernel);
-    cfg.shape.batch = 1;
-    cfg.shape.heads = 1;
-    cfg.shape.nq = cd.nq;
-    cfg.shape.nk = cd.nk;
-    cfg.shape.d = cd.d;
-    cfg.causal = c->causal;
+    *cfg = fa_config_kernel_default(&x->kernel);
+    cfg->shape.batch = 1;
+    cfg->shape.heads = 1;
+    cfg->shape.nq = cd->nq;
+    cfg->shape.nk = cd->nk;
+    cfg->shape.d = cd->d;
+    cfg->causal = c->causal;
     if (x->exp.model != NULL)
-        cfg.exp = x->exp.model;
-    cfg.log = fa_cli_log_model(&x->logm);
-    cfg.rcp = fa_cli_rcp_model(&x->logm);
-    cfg.input = c->f16 ? &sf_format_f16 : NULL;
+        cfg->exp = x->exp.model;
+    cfg->log = fa_cli_log_model(&x->logm);
+    cfg->rcp = fa_cli_rcp_model(&x->logm);
+    cfg->input = c->f16 ? &sf_format_f16 : NULL;
     if (c->has_scale)
         /* the scale as PyTorch gives it (a double), rounded to nearest
            FP32 as the kernels take it (diff does the same) */
-        cfg.scale = (float)c->scale;
-    if ((w = scan_check(&cfg, &x->fix)) != NULL) {
-        call_data_free(&cd);
+        cfg->scale = (float)c->scale;
+    if ((w = scan_check(cfg, &x->fix)) != NULL)
         return cli_error(CMD, "layer %lld step %lld: %s", c->layer, c->step,
                          w);
+    return CLI_EXIT_OK;
+}
+
+/* The engine's view of CD (X only when USE_X). */
+static scan_call_in
+call_in(const call_data *cd, bool use_x)
+{
+    scan_call_in in;
+
+    in.q = (const uint16_t *)cd->q.data;
+    in.k = (const uint16_t *)cd->k.data;
+    in.v = (const uint16_t *)cd->v.data;
+    in.o = (const uint16_t *)cd->o.data;
+    in.dout = cd->has_do ? (const uint16_t *)cd->dout.data : NULL;
+    in.lse = cd->has_lse ? (const uint32_t *)cd->lse.data : NULL;
+    in.x = use_x ? (const uint16_t *)cd->x.data : NULL;
+    in.b = cd->b;
+    in.h = cd->h;
+    in.hkv = cd->hkv;
+    in.nq = cd->nq;
+    in.nk = cd->nk;
+    in.d = cd->d;
+    in.xc = cd->xc;
+    in.mask = cd->has_mask ? &cd->am : NULL;
+    return in;
+}
+
+/* Call CI's N items of this run (RES, WHY, DWQ [d, xc] each), added to
+   the groups or, with --shard, to the shard's items, in item order.  0 or
+   an exit status. */
+static int
+call_results(scan_ctx *x, size_t ci, const call_data *cd, size_t n,
+             const scan_stats *res, const char *const *why,
+             const double *dwq)
+{
+    const call_spec *c = &x->calls[ci];
+    int rc = CLI_EXIT_OK;
+
+    if (x->sharded
+        && json_array_append_new(x->call_items, json_integer((json_int_t)n))
+               != 0)
+        rc = cli_error(CMD, "out of memory");
+    for (size_t i = 0; i < n && rc == CLI_EXIT_OK; i++) {
+        size_t head = c->n_heads_kept ? c->heads_kept[i % cd->h] : i % cd->h;
+        const double *m = dwq != NULL ? dwq + i * cd->d * cd->xc : NULL;
+        if (!in_shard(x, ci, i))
+            continue;
+        if (why[i] != NULL)
+            return cli_error(CMD, "layer %lld step %lld head %zu: %s",
+                             c->layer, c->step, i % cd->h, why[i]);
+        if (x->sharded)
+            rc = shard_item(x, ci, i, c, head, i / cd->h == 0, &res[i], m,
+                            cd->xc);
+        else
+            rc = add_item(x, c->layer, c->step, c->name, head, i / cd->h == 0,
+                          &res[i], m, cd->xc);
     }
+    return rc;
+}
+
+/* The progress line after call CI of N items (T0: the start). */
+static void
+call_progress(const scan_ctx *x, size_t ci, size_t n, double t0)
+{
+    const call_spec *c = &x->calls[ci];
+    double now = cli_now_s();
+    bool tty = isatty(2) != 0;
+
+    fprintf(stderr,
+            "%sbf16emu scan: %zu/%zu calls (layer %lld step %lld, %zu "
+            "heads), %.1f s%s",
+            tty ? "\r" : "", ci + 1, x->n_calls, c->layer, c->step, n,
+            now - t0, tty ? (ci + 1 == x->n_calls ? " \n" : " ") : "\n");
+    fflush(stderr);
+}
+
+static int
+run_call(scan_ctx *x, size_t ci, double t0)
+{
+    const call_spec *c = &x->calls[ci];
+    call_data cd;
+    fa_config cfg;
+    scan_call_in in;
+    scan_stats *res = NULL;
+    const char **why = NULL;
+    double *dwq = NULL; /* each item's dW_Q error [d, xc], with X */
+    bool use_x;
+    size_t n;
+    int nt = x->threads > 0 ? (int)x->threads : omp_get_max_threads();
+    int rc;
+    long i;
+
+    if (!load_call(x, c, &cd)) {
+        call_data_free(&cd);
+        return CLI_EXIT_USAGE;
+    }
+    if ((rc = call_config(x, c, &cd, &cfg)) != CLI_EXIT_OK)
+        goto out;
     n = cd.b * cd.h;
-    /* X is used with dO (Eq. 2 needs delta's error) and when q is not
-       rotated by position after the projection */
-    use_x = cd.has_x && cd.has_do && !c->x_rotary && cd.d <= SCAN_EQ23_DMAX;
+    use_x = scan_call_uses_x(cd.has_x, cd.has_do, c->x_rotary, cd.d);
     if (cd.has_x) {
         if (use_x)
             x->x_used++;
@@ -1054,89 +1137,27 @@ run_call(scan_ctx *x, size_t ci, double t0, double *last)
     if (use_x)
         dwq = calloc(n * cd.d * cd.xc, sizeof *dwq);
     if (res == NULL || why == NULL || (use_x && dwq == NULL)) {
-        free(res);
-        free(why);
-        free(dwq);
-        call_data_free(&cd);
-        return cli_error(CMD, "out of memory");
-    }
-    {
-        const uint16_t *q = (const uint16_t *)cd.q.data;
-        const uint16_t *k = (const uint16_t *)cd.k.data;
-        const uint16_t *v = (const uint16_t *)cd.v.data;
-        const uint16_t *o = (const uint16_t *)cd.o.data;
-        const uint16_t *dd = cd.has_do ? (const uint16_t *)cd.dout.data
-                                       : NULL;
-        const uint32_t *lse = cd.has_lse ? (const uint32_t *)cd.lse.data
-                                         : NULL;
-        const uint16_t *xs = use_x ? (const uint16_t *)cd.x.data : NULL;
-        size_t nq = cd.nq, nk = cd.nk, d = cd.d, xc = cd.xc, hh = cd.h;
-        long i;
-#pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
-        for (i = 0; i < (long)n; i++) {
-            scan_head_in in;
-            size_t bh = (size_t)i;
-            if (!in_shard(x, ci, bh))
-                continue;
-            /* grouped-query heads: query head h reads KV head
-               h / (H / Hkv) of its batch entry */
-            size_t g = hh / cd.hkv;
-            size_t kh = bh / hh * cd.hkv + bh % hh / g;
-            in.q = q + bh * nq * d;
-            in.k = k + kh * nk * d;
-            in.v = v + kh * nk * d;
-            in.o = o + bh * nq * d;
-            in.dout = dd != NULL ? dd + bh * nq * d : NULL;
-            in.lse = lse != NULL ? lse + bh * nq : NULL;
-            in.x = xs != NULL ? xs + (bh / hh) * nq * xc : NULL;
-            in.x_cols = xs != NULL ? xc : 0;
-            in.dwq = xs != NULL ? dwq + bh * d * xc : NULL;
-            scan_stats_init(&res[bh]);
-            fa_attn_mask hm;
-            fa_config hc = am_head_config(&cfg, cd.has_mask ? &cd.am : NULL,
-                                          bh, &hm);
-            if (scan_head(&hc, &x->fix, x->ref, &in, &res[bh], &why[bh]) != 0
-                && why[bh] == NULL)
-                why[bh] = "failed";
-        }
-    }
-    if (x->sharded
-        && json_array_append_new(x->call_items, json_integer((json_int_t)n))
-               != 0)
         rc = cli_error(CMD, "out of memory");
-    for (size_t i = 0; i < n && rc == CLI_EXIT_OK; i++) {
-        size_t head = c->n_heads_kept ? c->heads_kept[i % cd.h] : i % cd.h;
-        if (!in_shard(x, ci, i))
-            continue;
-        if (why[i] != NULL) {
-            rc = cli_error(CMD, "layer %lld step %lld head %zu: %s", c->layer,
-                           c->step, i % cd.h, why[i]);
-            break;
-        }
-        if (x->sharded)
-            rc = shard_item(x, ci, i, c, head, i / cd.h == 0, &res[i],
-                            use_x ? dwq + i * cd.d * cd.xc : NULL, cd.xc);
-        else
-            rc = add_item(x, c->layer, c->step, c->name, head, i / cd.h == 0,
-                          &res[i], use_x ? dwq + i * cd.d * cd.xc : NULL,
-                          cd.xc);
+        goto out;
     }
+    in = call_in(&cd, use_x);
+#pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
+    for (i = 0; i < (long)n; i++) {
+        size_t bh = (size_t)i;
+        if (in_shard(x, ci, bh))
+            (void)scan_call_item(&cfg, &x->fix, x->ref, &in, bh, &res[bh],
+                                 use_x ? dwq + bh * cd.d * cd.xc : NULL,
+                                 &why[bh]);
+    }
+    rc = call_results(x, ci, &cd, n, res, why, use_x ? dwq : NULL);
+    if (rc == CLI_EXIT_OK
+        && (x->progress == 1 || (x->progress < 0 && !x->quiet)))
+        call_progress(x, ci, n, t0);
+out:
     free(res);
     free(why);
     free(dwq);
     call_data_free(&cd);
-    if (rc == CLI_EXIT_OK
-        && (x->progress == 1 || (x->progress < 0 && !x->quiet))) {
-        double now = cli_now_s();
-        bool tty = isatty(2) != 0;
-        (void)last;
-        fprintf(stderr,
-                "%sbf16emu scan: %zu/%zu calls (layer %lld step %lld, %zu "
-                "heads), %.1f s%s",
-                tty ? "\r" : "", ci + 1, x->n_calls, c->layer, c->step, n,
-                now - t0, tty ? (ci + 1 == x->n_calls ? " \n" : " ") : "\n");
-        fflush(stderr);
-    }
     return rc;
 }
 
@@ -2473,7 +2494,7 @@ scan_main(int argc, char **argv)
     const char *v;
     int id, rc = CLI_EXIT_OK;
     size_t *order = NULL;
-    double t0, last;
+    double t0;
     json_t *keep = NULL;
     const char *given = NULL; /* an option --merge takes from the shards */
     bool policy_opt = false;  /* --policy given */
@@ -2630,9 +2651,9 @@ kernel:
             rc = cli_error(CMD, "out of memory");
             goto out;
         }
-        t0 = last = cli_now_s();
+        t0 = cli_now_s();
         for (size_t c = 0; c < x.n_calls && rc == CLI_EXIT_OK; c++)
-            rc = run_call(&x, c, t0, &last);
+            rc = run_call(&x, c, t0);
 #ifdef HAVE_MPI
         if (mpi) {
             rc = mpi_collect(&x, rc, rank, size, errlog);

@@ -258,6 +258,135 @@ model_fields(const json_t *m, call_spec *c)
     return true;
 }
 
+/* The settings that change the result and that scan does not apply
+   yet, refused by name (never measured without); attn_mask noted. */
+static bool
+call_unmodelled(const json_t *c, const char *what, call_spec *out)
+{
+    const json_t *v;
+
+    /* settings that change the result and that scan does not apply
+       yet: refused by name, never measured without */
+    for (size_t i = 0; dump_unmodelled_key(i) != NULL; i++) {
+        const char *key = dump_unmodelled_key(i);
+        v = json_object_get(c, key);
+        if (strcmp(key, "attn_mask") == 0) {
+            out->has_mask = v != NULL && !json_is_null(v)
+                            && !json_is_false(v);
+            continue;
+        }
+        if (strcmp(key, "dropout_p") != 0 && v != NULL
+            && !json_is_null(v) && !json_is_false(v))
+            return cli_error(CMD,
+                             "%s: '%s': the call has a mask or bias, "
+                             "which changes the result and which scan "
+                             "does not apply yet (bf16emu diff --call "
+                             "refuses it too)",
+                             what, key),
+                   false;
+    }
+    v = json_object_get(c, "dropout_p");
+    if (json_is_number(v) && json_number_value(v) != 0.0)
+        return cli_error(CMD, "%s: 'dropout_p': dropout is not modelled",
+                         what),
+               false;
+    return true;
+}
+
+/* "scale": a positive number, or null for 1/sqrt(d). */
+static bool
+call_scale(const json_t *c, const char *what, call_spec *out)
+{
+    const json_t *v;
+
+    v = json_object_get(c, "scale");
+    if (v == NULL)
+        return cli_error(CMD,
+                         "%s: 'scale' is missing (a number, or null for "
+                         "1/sqrt(d))",
+                         what),
+               false;
+    if (json_is_number(v)) {
+        out->has_scale = true;
+        out->scale = json_number_value(v);
+        if (!(out->scale > 0) || !isfinite(out->scale))
+            return cli_error(CMD, "%s: 'scale' must be positive", what),
+                   false;
+    } else if (!json_is_null(v)) {
+        return cli_error(CMD,
+                         "%s: 'scale' must be a number, or null for "
+                         "1/sqrt(d)",
+                         what),
+               false;
+    }
+    return true;
+}
+
+/* "heads_kept": null, or the model's distinct index of each stored
+   head. */
+static bool
+call_heads_kept(const json_t *c, const char *what, call_spec *out)
+{
+    const json_t *v;
+
+    v = json_object_get(c, "heads_kept");
+    if (v != NULL && !json_is_null(v)) {
+        if (!json_is_array(v) || json_array_size(v) == 0)
+            return cli_error(CMD,
+                             "%s: 'heads_kept' must be null or a non-empty "
+                             "array of head indices",
+                             what),
+                   false;
+        out->n_heads_kept = json_array_size(v);
+        out->heads_kept = calloc(out->n_heads_kept, sizeof *out->heads_kept);
+        if (out->heads_kept == NULL)
+            return cli_error(CMD, "out of memory"), false;
+        for (size_t i = 0; i < out->n_heads_kept; i++) {
+            const json_t *e = json_array_get(v, i);
+            if (!json_is_integer(e) || json_integer_value(e) < 0)
+                return cli_error(CMD,
+                                 "%s: heads_kept[%zu] must be an integer "
+                                 ">= 0",
+                                 what, i),
+                       false;
+            out->heads_kept[i] = (size_t)json_integer_value(e);
+            for (size_t j = 0; j < i; j++)
+                if (out->heads_kept[j] == out->heads_kept[i])
+                    return cli_error(CMD,
+                                     "%s: heads_kept lists head %zu twice",
+                                     what, out->heads_kept[i]),
+                           false;
+        }
+    }
+    return true;
+}
+
+/* "x": null, or {"rotary": BOOL, "features": C}. */
+static bool
+call_x(const json_t *c, const char *what, call_spec *out)
+{
+    const json_t *v;
+
+    v = json_object_get(c, "x");
+    if (v != NULL && !json_is_null(v)) {
+        const json_t *r;
+        if (!json_is_object(v))
+            return cli_error(CMD, "%s: 'x' must be an object or null", what),
+                   false;
+        char w2[80];
+        r = json_object_get(v, "rotary");
+        if (r != NULL && !json_is_boolean(r))
+            return cli_error(CMD, "%s: x.rotary must be true or false",
+                             what),
+                   false;
+        out->x_rotary = json_is_true(r);
+        snprintf(w2, sizeof w2, "%s.x", what);
+        if (!opt_count(v, "features", w2, &out->x_features))
+            return false;
+    }
+    return true;
+}
+
 static bool
 parse_call(const json_t *c, size_t idx, const char *top_backend,
            call_spec *out)
@@ -295,53 +424,8 @@ parse_call(const json_t *c, size_t idx, const char *top_backend,
         return cli_error(CMD, "%s: 'causal' must be true or false", what),
                false;
     out->causal = json_is_true(v);
-    {
-        /* settings that change the result and that scan does not apply
-           yet: refused by name, never measured without */
-        for (size_t i = 0; dump_unmodelled_key(i) != NULL; i++) {
-            const char *key = dump_unmodelled_key(i);
-            v = json_object_get(c, key);
-            if (strcmp(key, "attn_mask") == 0) {
-                out->has_mask = v != NULL && !json_is_null(v)
-                                && !json_is_false(v);
-                continue;
-            }
-            if (strcmp(key, "dropout_p") != 0 && v != NULL
-                && !json_is_null(v) && !json_is_false(v))
-                return cli_error(CMD,
-                                 "%s: '%s': the call has a mask or bias, "
-                                 "which changes the result and which scan "
-                                 "does not apply yet (bf16emu diff --call "
-                                 "refuses it too)",
-                                 what, key),
-                       false;
-        }
-        v = json_object_get(c, "dropout_p");
-        if (json_is_number(v) && json_number_value(v) != 0.0)
-            return cli_error(CMD, "%s: 'dropout_p': dropout is not modelled",
-                             what),
-                   false;
-    }
-    v = json_object_get(c, "scale");
-    if (v == NULL)
-        return cli_error(CMD,
-                         "%s: 'scale' is missing (a number, or null for "
-                         "1/sqrt(d))",
-                         what),
-               false;
-    if (json_is_number(v)) {
-        out->has_scale = true;
-        out->scale = json_number_value(v);
-        if (!(out->scale > 0) || !isfinite(out->scale))
-            return cli_error(CMD, "%s: 'scale' must be positive", what),
-                   false;
-    } else if (!json_is_null(v)) {
-        return cli_error(CMD,
-                         "%s: 'scale' must be a number, or null for "
-                         "1/sqrt(d)",
-                         what),
-               false;
-    }
+    if (!call_unmodelled(c, what, out) || !call_scale(c, what, out))
+        return false;
     if (!get_string(c, "layout", buf, sizeof buf, what))
         return false;
     if (!ut_layout_parse(buf, &out->layout))
@@ -362,35 +446,8 @@ parse_call(const json_t *c, size_t idx, const char *top_backend,
         || !get_string(c, "name", out->name, sizeof out->name, what)
         || !get_string(c, "prefix", out->prefix, sizeof out->prefix, what))
         return false;
-    v = json_object_get(c, "heads_kept");
-    if (v != NULL && !json_is_null(v)) {
-        if (!json_is_array(v) || json_array_size(v) == 0)
-            return cli_error(CMD,
-                             "%s: 'heads_kept' must be null or a non-empty "
-                             "array of head indices",
-                             what),
-                   false;
-        out->n_heads_kept = json_array_size(v);
-        out->heads_kept = calloc(out->n_heads_kept, sizeof *out->heads_kept);
-        if (out->heads_kept == NULL)
-            return cli_error(CMD, "out of memory"), false;
-        for (size_t i = 0; i < out->n_heads_kept; i++) {
-            const json_t *e = json_array_get(v, i);
-            if (!json_is_integer(e) || json_integer_value(e) < 0)
-                return cli_error(CMD,
-                                 "%s: heads_kept[%zu] must be an integer "
-                                 ">= 0",
-                                 what, i),
-                       false;
-            out->heads_kept[i] = (size_t)json_integer_value(e);
-            for (size_t j = 0; j < i; j++)
-                if (out->heads_kept[j] == out->heads_kept[i])
-                    return cli_error(CMD,
-                                     "%s: heads_kept lists head %zu twice",
-                                     what, out->heads_kept[i]),
-                           false;
-        }
-    }
+    if (!call_heads_kept(c, what, out))
+        return false;
     if (!get_string(c, "causal_alignment", buf, sizeof buf, what))
         return false;
     if (buf[0] != '\0' && strcmp(buf, "bottom-right") != 0)
@@ -408,23 +465,8 @@ parse_call(const json_t *c, size_t idx, const char *top_backend,
                          "row, or the last Nq rows with rows_kept null)",
                          what),
                false;
-    v = json_object_get(c, "x");
-    if (v != NULL && !json_is_null(v)) {
-        const json_t *r;
-        if (!json_is_object(v))
-            return cli_error(CMD, "%s: 'x' must be an object or null", what),
-                   false;
-        char w2[80];
-        r = json_object_get(v, "rotary");
-        if (r != NULL && !json_is_boolean(r))
-            return cli_error(CMD, "%s: x.rotary must be true or false",
-                             what),
-                   false;
-        out->x_rotary = json_is_true(r);
-        snprintf(w2, sizeof w2, "%s.x", what);
-        if (!opt_count(v, "features", w2, &out->x_features))
-            return false;
-    }
+    if (!call_x(c, what, out))
+        return false;
     if (out->backend[0] == '\0' && top_backend != NULL)
         snprintf(out->backend, sizeof out->backend, "%s", top_backend);
     if (json_object_get(c, "prefix") == NULL)
@@ -1256,33 +1298,10 @@ json_dwq_head(cli_json *j, const scan_group *g)
     cli_json_object_end(j);
 }
 
+/* The main table: one row per (layer, head). */
 static void
-text_report(const scan_ctx *x, const size_t *order, cli_buf *b)
+text_rows(const scan_ctx *x, cli_buf *b)
 {
-    bool any_do = false;
-    uint64_t bad = 0;
-
-    for (size_t i = 0; i < x->gr.n; i++) {
-        any_do = any_do || x->gr.g[i].st.has_do;
-        bad += x->gr.g[i].st.bad_heads;
-    }
-    cli_buf_printf(b,
-                   "scan: %zu call%s, %zu (layer, head) cells; policy %s, "
-                   "exp %s, fix %s (tol %g); reference %s\n",
-                   x->n_calls, x->n_calls == 1 ? "" : "s", x->gr.n,
-                   x->kernel.name, x->exp.name,
-                   fa_fix_name(x->fix.kind), x->fix.tol,
-                   x->ref == SCAN_REF_EXACT ? "exact" : "binary64");
-    cli_buf_puts(b,
-                 "O errors: mean (computed - exact) in ulps of the call's "
-                 "format (BF16, or FP16 for FP16 calls); delta: mean "
-                 "absolute (computed - exact)\n\n");
-    cli_buf_printf(b,
-                   "%5s %4s %6s %6s %6s %6s %6s %6s %6s %6s %9s %9s %9s "
-                   "%10s %10s %6s %7s %4s\n",
-                   "layer", "head", "rows", "rep", "near", "P1>=2", "fixP1",
-                   "sink", "p_max", "1sign", "O_cap", "O_emu", "O_fix",
-                   "d_emu", "d_fix", "match", "risk", "rank");
     for (size_t i = 0; i < x->gr.n; i++) {
         const scan_group *g = &x->gr.g[i];
         const scan_stats *s = &g->st;
@@ -1310,84 +1329,125 @@ text_report(const scan_ctx *x, const size_t *order, cli_buf *b)
                            s->bad_elems);
         cli_buf_putc(b, '\n');
     }
-    {
-        bool any_eq = false;
-        for (size_t i = 0; i < x->gr.n; i++)
-            any_eq = any_eq || x->gr.g[i].st.eq.d > 0;
-        if (any_eq) {
-            cli_buf_puts(b,
-                         "\nEq. 2-3: the error of delta carried into dQ, "
-                         "u_i = -scale e_i (P K)_i; coherence "
-                         "|sum u| / sum |u|,\nrank1 the share of one "
-                         "direction, cos the direction of sum u between "
-                         "consecutive steps (mean),\ncum_err the sum of "
-                         "e_i over rows and steps\n\n");
-            cli_buf_printf(b, "%5s %4s %5s %9s %9s %9s %11s\n", "layer",
-                           "head", "steps", "coherence", "rank1", "cos",
-                           "cum_err");
-            for (size_t i = 0; i < x->gr.n; i++) {
-                const scan_group *g = &x->gr.g[i];
-                cli_buf_printf(b, "%5lld %4zu %5zu", g->layer, g->head,
-                               g->n_by_step);
-                put_num(b, scan_eq23_coherence(&g->st.eq), 9, 4);
-                put_num(b, scan_eq23_rank1(&g->st.eq), 9, 4);
-                put_num(b, scan_group_cos_adjacent(g), 9, 4);
-                cli_buf_printf(b, " %11.3e\n", g->st.eq.err_sum);
-            }
+}
+
+/* Eq. 2-3's table, when some head has its sums. */
+static void
+text_eq23(const scan_ctx *x, cli_buf *b)
+{
+    bool any_eq = false;
+    for (size_t i = 0; i < x->gr.n; i++)
+        any_eq = any_eq || x->gr.g[i].st.eq.d > 0;
+    if (any_eq) {
+        cli_buf_puts(b,
+                     "\nEq. 2-3: the error of delta carried into dQ, "
+                     "u_i = -scale e_i (P K)_i; coherence "
+                     "|sum u| / sum |u|,\nrank1 the share of one "
+                     "direction, cos the direction of sum u between "
+                     "consecutive steps (mean),\ncum_err the sum of "
+                     "e_i over rows and steps\n\n");
+        cli_buf_printf(b, "%5s %4s %5s %9s %9s %9s %11s\n", "layer",
+                       "head", "steps", "coherence", "rank1", "cos",
+                       "cum_err");
+        for (size_t i = 0; i < x->gr.n; i++) {
+            const scan_group *g = &x->gr.g[i];
+            cli_buf_printf(b, "%5lld %4zu %5zu", g->layer, g->head,
+                           g->n_by_step);
+            put_num(b, scan_eq23_coherence(&g->st.eq), 9, 4);
+            put_num(b, scan_eq23_rank1(&g->st.eq), 9, 4);
+            put_num(b, scan_group_cos_adjacent(g), 9, 4);
+            cli_buf_printf(b, " %11.3e\n", g->st.eq.err_sum);
         }
     }
-    {
-        bool any = false;
-        for (size_t i = 0; i < x->gr.n; i++)
-            any = any || x->gr.g[i].has_dwq;
-        if (any) {
-            cli_buf_puts(b,
-                         "\nEq. 2: the error of dW_Q that delta's error "
-                         "carries, sum_i u_i x_i^T (X the query\n"
-                         "projection's input); per head over steps: "
-                         "energy1 = sigma1^2 / |M|_F^2 and the stable\n"
-                         "rank |M|_F^2 / sigma1^2 of the sum over steps, "
-                         "cos the Frobenius cosine of\nconsecutive steps "
-                         "(mean), growth |sum_t M_t|_F / sqrt(sum_t "
-                         "|M_t|_F^2)\n\n");
-            cli_buf_printf(b, "%5s %4s %5s %11s %9s %9s %9s %9s\n",
-                           "layer", "head", "steps", "sigma1", "energy1",
-                           "srank", "cos", "growth");
-            for (size_t i = 0; i < x->gr.n; i++) {
-                const scan_group *g = &x->gr.g[i];
-                const scan_dwq_sum *sm = &g->dsum;
-                if (!g->has_dwq)
-                    continue;
-                cli_buf_printf(b, "%5lld %4zu %5zu", g->layer, g->head,
-                               sm->steps);
-                cli_buf_printf(b, " %11.4e",
-                               sm->cum.ok ? sm->cum.sigma[0] : NAN);
-                put_num(b, sm->cum.ok ? sm->cum.energy1 : NAN, 9, 4);
-                put_num(b, sm->cum.ok ? sm->cum.stable_rank : NAN, 9, 3);
-                put_num(b, sm->cos_mean, 9, 4);
-                put_num(b, sm->growth, 9, 3);
-                cli_buf_putc(b, '\n');
-            }
-            cli_buf_puts(b, "\nper layer (its heads' rows stacked), per "
-                            "step:\n");
-            cli_buf_printf(b, "%5s %6s %5s %11s %9s %9s\n", "layer",
-                           "step", "heads", "sigma1", "energy1", "srank");
-            for (size_t k = 0; k < x->gr.n_layers; k++) {
-                const scan_layer *L = &x->gr.layers[k];
-                bool ok = L->ok && L->fro2 > 0;
-                cli_buf_printf(b, "%5lld %6lld %5zu", L->layer, L->step,
-                               L->heads);
-                cli_buf_printf(b, " %11.4e", L->ok ? L->sigma1 : NAN);
-                put_num(b, ok ? L->sigma1 * L->sigma1 / L->fro2 : NAN, 9,
-                        4);
-                put_num(b, ok && L->sigma1 > 0
-                               ? L->fro2 / (L->sigma1 * L->sigma1)
-                               : NAN,
-                        9, 3);
-                cli_buf_putc(b, '\n');
-            }
+}
+
+/* Eq. 2's dW_Q tables (per head, per layer and step), when some head has
+   a dW_Q error. */
+static void
+text_dwq(const scan_ctx *x, cli_buf *b)
+{
+    bool any = false;
+    for (size_t i = 0; i < x->gr.n; i++)
+        any = any || x->gr.g[i].has_dwq;
+    if (any) {
+        cli_buf_puts(b,
+                     "\nEq. 2: the error of dW_Q that delta's error "
+                     "carries, sum_i u_i x_i^T (X the query\n"
+                     "projection's input); per head over steps: "
+                     "energy1 = sigma1^2 / |M|_F^2 and the stable\n"
+                     "rank |M|_F^2 / sigma1^2 of the sum over steps, "
+                     "cos the Frobenius cosine of\nconsecutive steps "
+                     "(mean), growth |sum_t M_t|_F / sqrt(sum_t "
+                     "|M_t|_F^2)\n\n");
+        cli_buf_printf(b, "%5s %4s %5s %11s %9s %9s %9s %9s\n",
+                       "layer", "head", "steps", "sigma1", "energy1",
+                       "srank", "cos", "growth");
+        for (size_t i = 0; i < x->gr.n; i++) {
+            const scan_group *g = &x->gr.g[i];
+            const scan_dwq_sum *sm = &g->dsum;
+            if (!g->has_dwq)
+                continue;
+            cli_buf_printf(b, "%5lld %4zu %5zu", g->layer, g->head,
+                           sm->steps);
+            cli_buf_printf(b, " %11.4e",
+                           sm->cum.ok ? sm->cum.sigma[0] : NAN);
+            put_num(b, sm->cum.ok ? sm->cum.energy1 : NAN, 9, 4);
+            put_num(b, sm->cum.ok ? sm->cum.stable_rank : NAN, 9, 3);
+            put_num(b, sm->cos_mean, 9, 4);
+            put_num(b, sm->growth, 9, 3);
+            cli_buf_putc(b, '\n');
+        }
+        cli_buf_puts(b, "\nper layer (its heads' rows stacked), per "
+                        "step:\n");
+        cli_buf_printf(b, "%5s %6s %5s %11s %9s %9s\n", "layer",
+                       "step", "heads", "sigma1", "energy1", "srank");
+        for (size_t k = 0; k < x->gr.n_layers; k++) {
+            const scan_layer *L = &x->gr.layers[k];
+            bool ok = L->ok && L->fro2 > 0;
+            cli_buf_printf(b, "%5lld %6lld %5zu", L->layer, L->step,
+                           L->heads);
+            cli_buf_printf(b, " %11.4e", L->ok ? L->sigma1 : NAN);
+            put_num(b, ok ? L->sigma1 * L->sigma1 / L->fro2 : NAN, 9,
+                    4);
+            put_num(b, ok && L->sigma1 > 0
+                           ? L->fro2 / (L->sigma1 * L->sigma1)
+                           : NAN,
+                    9, 3);
+            cli_buf_putc(b, '\n');
         }
     }
+}
+
+static void
+text_report(const scan_ctx *x, const size_t *order, cli_buf *b)
+{
+    bool any_do = false;
+    uint64_t bad = 0;
+
+    for (size_t i = 0; i < x->gr.n; i++) {
+        any_do = any_do || x->gr.g[i].st.has_do;
+        bad += x->gr.g[i].st.bad_heads;
+    }
+    cli_buf_printf(b,
+                   "scan: %zu call%s, %zu (layer, head) cells; policy %s, "
+                   "exp %s, fix %s (tol %g); reference %s\n",
+                   x->n_calls, x->n_calls == 1 ? "" : "s", x->gr.n,
+                   x->kernel.name, x->exp.name,
+                   fa_fix_name(x->fix.kind), x->fix.tol,
+                   x->ref == SCAN_REF_EXACT ? "exact" : "binary64");
+    cli_buf_puts(b,
+                 "O errors: mean (computed - exact) in ulps of the call's "
+                 "format (BF16, or FP16 for FP16 calls); delta: mean "
+                 "absolute (computed - exact)\n\n");
+    cli_buf_printf(b,
+                   "%5s %4s %6s %6s %6s %6s %6s %6s %6s %6s %9s %9s %9s "
+                   "%10s %10s %6s %7s %4s\n",
+                   "layer", "head", "rows", "rep", "near", "P1>=2", "fixP1",
+                   "sink", "p_max", "1sign", "O_cap", "O_emu", "O_fix",
+                   "d_emu", "d_fix", "match", "risk", "rank");
+    text_rows(x, b);
+    text_eq23(x, b);
+    text_dwq(x, b);
     cli_buf_puts(b, "\nhighest risk:");
     for (size_t r = 0; r < x->gr.n && r < 10; r++)
         cli_buf_printf(b, "%s L%lld.h%zu %.4f", r ? "," : "",
@@ -1433,6 +1493,131 @@ json_cell(cli_json *j, const char *key, const bias_cell *c)
     cli_json_object_end(j);
 }
 
+/* A head's Eq. 2-3 sums, overall and per step (when it has them). */
+static void
+json_head_eq23(cli_json *j, const scan_group *g)
+{
+    const scan_stats *s = &g->st;
+    double cum = 0;
+
+    if (s->eq.d == 0)
+        return;
+    cli_json_object_begin(j, "eq23");
+    cli_json_int(j, "rows", (long long)s->eq.rows);
+    cli_json_double(j, "err_sum", s->eq.err_sum);
+    cli_json_double(j, "coherence", scan_eq23_coherence(&s->eq));
+    cli_json_double(j, "rank1", scan_eq23_rank1(&s->eq));
+    cli_json_double(j, "cos_adjacent_mean", scan_group_cos_adjacent(g));
+    cli_json_array_begin(j, "steps");
+    for (size_t t = 0; t < g->n_by_step; t++) {
+        const scan_eq23 *e = &g->by_step[t].eq;
+        cum += e->err_sum;
+        cli_json_object_begin(j, NULL);
+        cli_json_int(j, "step", g->by_step[t].step);
+        cli_json_int(j, "rows", (long long)e->rows);
+        cli_json_double(j, "err_mean",
+                        e->rows ? e->err_sum / (double)e->rows
+                                : NAN);
+        cli_json_double(j, "err_sum", e->err_sum);
+        cli_json_double(j, "cum_err", cum);
+        cli_json_double(j, "coherence", scan_eq23_coherence(e));
+        cli_json_double(j, "rank1", scan_eq23_rank1(e));
+        {
+            double n2 = 0;
+            for (size_t c = 0; c < e->d; c++)
+                n2 += e->u_sum[c] * e->u_sum[c];
+            cli_json_double(j, "u_sum_norm", sqrt(n2));
+        }
+        cli_json_double(j, "cos_prev",
+                        t > 0 ? scan_eq23_cosine(
+                                    &g->by_step[t - 1].eq, e)
+                              : NAN);
+        cli_json_double(j, "cos_last",
+                        scan_eq23_cosine(
+                            e, &g->by_step[g->n_by_step - 1].eq));
+        cli_json_object_end(j);
+    }
+    cli_json_array_end(j);
+    cli_json_object_end(j);
+}
+
+/* One head's object in "heads". */
+static void
+json_head(cli_json *j, const scan_group *g)
+{
+    const scan_stats *s = &g->st;
+
+    cli_json_object_begin(j, NULL);
+    cli_json_int(j, "layer", g->layer);
+    cli_json_string(j, "name", g->name[0] ? g->name : NULL);
+    cli_json_int(j, "head", (long long)g->head);
+    cli_json_int(j, "steps", (long long)g->steps);
+    cli_json_int(j, "heads_measured", (long long)s->heads);
+    cli_json_int(j, "heads_nonfinite", (long long)s->bad_heads);
+    cli_json_int(j, "nonfinite_elements", (long long)s->bad_elems);
+    cli_json_int(j, "rows", (long long)s->rows);
+    cli_json_int(j, "rows_repeated_max", (long long)s->rep_exact);
+    cli_json_int(j, "rows_near_max", (long long)s->near_tol);
+    cli_json_int(j, "rows_repeated_max_kernel",
+                 (long long)s->rep_kernel);
+    cli_json_int(j, "rows_p1_ge2", (long long)s->p1_ge2);
+    cli_json_int(j, "rows_p1_ge2_fix", (long long)s->p1_ge2_fix);
+    cli_json_int(j, "p1_entries", (long long)s->p1_entries);
+    cli_json_int(j, "rows_sink", (long long)s->sink_rows);
+    cli_json_double(j, "mean_p_max",
+                    s->rows ? s->sum_p_max / (double)s->rows : NAN);
+    cli_json_int(j, "v_features", (long long)s->features);
+    cli_json_int(j, "v_features_one_sign", (long long)s->one_sign);
+    cli_json_object_begin(j, "o_bias_ulps");
+    json_cell(j, "captured", &s->o_cap);
+    json_cell(j, "emulated", &s->o_emu);
+    json_cell(j, "fix", &s->o_fix);
+    cli_json_object_end(j);
+    if (s->has_do) {
+        cli_json_object_begin(j, "delta_bias");
+        json_cell(j, "captured", &s->d_cap);
+        json_cell(j, "emulated", &s->d_emu);
+        json_cell(j, "fix", &s->d_fix);
+        cli_json_object_end(j);
+    } else {
+        cli_json_string(j, "delta_bias", "needs dO");
+    }
+    cli_json_int(j, "o_match", (long long)s->o_match);
+    cli_json_int(j, "o_elements", (long long)s->o_elems);
+    cli_json_int(j, "lse_match", (long long)s->lse_match);
+    cli_json_int(j, "lse_elements", (long long)s->lse_elems);
+    cli_json_double(j, "risk", g->risk);
+    cli_json_int(j, "rank", (long long)g->rank);
+    json_head_eq23(j, g);
+    json_dwq_head(j, g);
+    cli_json_object_end(j);
+}
+
+/* "dwq_layers": each layer's heads stacked, per step. */
+static void
+json_layers(const scan_ctx *x, cli_json *j)
+{
+    cli_json_array_begin(j, "dwq_layers");
+    for (size_t k = 0; k < x->gr.n_layers; k++) {
+        const scan_layer *L = &x->gr.layers[k];
+        bool ok = L->ok && L->fro2 > 0;
+        cli_json_object_begin(j, NULL);
+        cli_json_int(j, "layer", L->layer);
+        cli_json_int(j, "step", L->step);
+        cli_json_int(j, "heads", (long long)L->heads);
+        cli_json_double(j, "sigma1", L->ok ? L->sigma1 : NAN);
+        cli_json_double(j, "fro", L->ok ? sqrt(L->fro2) : NAN);
+        cli_json_double(j, "energy1",
+                        ok ? L->sigma1 * L->sigma1 / L->fro2 : NAN);
+        cli_json_double(j, "stable_rank",
+                        ok && L->sigma1 > 0
+                            ? L->fro2 / (L->sigma1 * L->sigma1)
+                            : NAN);
+        cli_json_object_end(j);
+    }
+    cli_json_array_end(j);
+}
+
 static void
 json_report(const scan_ctx *x, const size_t *order, cli_buf *b)
 {
@@ -1462,113 +1647,10 @@ json_report(const scan_ctx *x, const size_t *order, cli_buf *b)
                              - x->x_no_do));
     cli_json_object_end(&j);
     cli_json_array_begin(&j, "heads");
-    for (size_t i = 0; i < x->gr.n; i++) {
-        const scan_group *g = &x->gr.g[i];
-        const scan_stats *s = &g->st;
-        cli_json_object_begin(&j, NULL);
-        cli_json_int(&j, "layer", g->layer);
-        cli_json_string(&j, "name", g->name[0] ? g->name : NULL);
-        cli_json_int(&j, "head", (long long)g->head);
-        cli_json_int(&j, "steps", (long long)g->steps);
-        cli_json_int(&j, "heads_measured", (long long)s->heads);
-        cli_json_int(&j, "heads_nonfinite", (long long)s->bad_heads);
-        cli_json_int(&j, "nonfinite_elements", (long long)s->bad_elems);
-        cli_json_int(&j, "rows", (long long)s->rows);
-        cli_json_int(&j, "rows_repeated_max", (long long)s->rep_exact);
-        cli_json_int(&j, "rows_near_max", (long long)s->near_tol);
-        cli_json_int(&j, "rows_repeated_max_kernel",
-                     (long long)s->rep_kernel);
-        cli_json_int(&j, "rows_p1_ge2", (long long)s->p1_ge2);
-        cli_json_int(&j, "rows_p1_ge2_fix", (long long)s->p1_ge2_fix);
-        cli_json_int(&j, "p1_entries", (long long)s->p1_entries);
-        cli_json_int(&j, "rows_sink", (long long)s->sink_rows);
-        cli_json_double(&j, "mean_p_max",
-                        s->rows ? s->sum_p_max / (double)s->rows : NAN);
-        cli_json_int(&j, "v_features", (long long)s->features);
-        cli_json_int(&j, "v_features_one_sign", (long long)s->one_sign);
-        cli_json_object_begin(&j, "o_bias_ulps");
-        json_cell(&j, "captured", &s->o_cap);
-        json_cell(&j, "emulated", &s->o_emu);
-        json_cell(&j, "fix", &s->o_fix);
-        cli_json_object_end(&j);
-        if (s->has_do) {
-            cli_json_object_begin(&j, "delta_bias");
-            json_cell(&j, "captured", &s->d_cap);
-            json_cell(&j, "emulated", &s->d_emu);
-            json_cell(&j, "fix", &s->d_fix);
-            cli_json_object_end(&j);
-        } else {
-            cli_json_string(&j, "delta_bias", "needs dO");
-        }
-        cli_json_int(&j, "o_match", (long long)s->o_match);
-        cli_json_int(&j, "o_elements", (long long)s->o_elems);
-        cli_json_int(&j, "lse_match", (long long)s->lse_match);
-        cli_json_int(&j, "lse_elements", (long long)s->lse_elems);
-        cli_json_double(&j, "risk", g->risk);
-        cli_json_int(&j, "rank", (long long)g->rank);
-        if (s->eq.d > 0) {
-            double cum = 0;
-            cli_json_object_begin(&j, "eq23");
-            cli_json_int(&j, "rows", (long long)s->eq.rows);
-            cli_json_double(&j, "err_sum", s->eq.err_sum);
-            cli_json_double(&j, "coherence", scan_eq23_coherence(&s->eq));
-            cli_json_double(&j, "rank1", scan_eq23_rank1(&s->eq));
-            cli_json_double(&j, "cos_adjacent_mean", scan_group_cos_adjacent(g));
-            cli_json_array_begin(&j, "steps");
-            for (size_t t = 0; t < g->n_by_step; t++) {
-                const scan_eq23 *e = &g->by_step[t].eq;
-                cum += e->err_sum;
-                cli_json_object_begin(&j, NULL);
-                cli_json_int(&j, "step", g->by_step[t].step);
-                cli_json_int(&j, "rows", (long long)e->rows);
-                cli_json_double(&j, "err_mean",
-                                e->rows ? e->err_sum / (double)e->rows
-                                        : NAN);
-                cli_json_double(&j, "err_sum", e->err_sum);
-                cli_json_double(&j, "cum_err", cum);
-                cli_json_double(&j, "coherence", scan_eq23_coherence(e));
-                cli_json_double(&j, "rank1", scan_eq23_rank1(e));
-                {
-                    double n2 = 0;
-                    for (size_t c = 0; c < e->d; c++)
-                        n2 += e->u_sum[c] * e->u_sum[c];
-                    cli_json_double(&j, "u_sum_norm", sqrt(n2));
-                }
-                cli_json_double(&j, "cos_prev",
-                                t > 0 ? scan_eq23_cosine(
-                                            &g->by_step[t - 1].eq, e)
-                                      : NAN);
-                cli_json_double(&j, "cos_last",
-                                scan_eq23_cosine(
-                                    e, &g->by_step[g->n_by_step - 1].eq));
-                cli_json_object_end(&j);
-            }
-            cli_json_array_end(&j);
-            cli_json_object_end(&j);
-        }
-        json_dwq_head(&j, g);
-        cli_json_object_end(&j);
-    }
+    for (size_t i = 0; i < x->gr.n; i++)
+        json_head(&j, &x->gr.g[i]);
     cli_json_array_end(&j);
-    cli_json_array_begin(&j, "dwq_layers");
-    for (size_t k = 0; k < x->gr.n_layers; k++) {
-        const scan_layer *L = &x->gr.layers[k];
-        bool ok = L->ok && L->fro2 > 0;
-        cli_json_object_begin(&j, NULL);
-        cli_json_int(&j, "layer", L->layer);
-        cli_json_int(&j, "step", L->step);
-        cli_json_int(&j, "heads", (long long)L->heads);
-        cli_json_double(&j, "sigma1", L->ok ? L->sigma1 : NAN);
-        cli_json_double(&j, "fro", L->ok ? sqrt(L->fro2) : NAN);
-        cli_json_double(&j, "energy1",
-                        ok ? L->sigma1 * L->sigma1 / L->fro2 : NAN);
-        cli_json_double(&j, "stable_rank",
-                        ok && L->sigma1 > 0
-                            ? L->fro2 / (L->sigma1 * L->sigma1)
-                            : NAN);
-        cli_json_object_end(&j);
-    }
-    cli_json_array_end(&j);
+    json_layers(x, &j);
     cli_json_array_begin(&j, "ranking");
     for (size_t r = 0; r < x->gr.n; r++) {
         cli_json_object_begin(&j, NULL);
@@ -1904,190 +1986,214 @@ merge_settings(scan_ctx *x, const json_t *first, const char *path)
    messages) into X's groups; with SETTINGS, X's settings and files come
    from the first (--merge), and DOCS holds the JSON they point into
    (freed by the caller); without, X keeps its own (under mpirun). */
+/* Item O of a shard SI of SN (CI: the scan's call_items) into *M
+   (fields only; STATS: its hex words); false when it is not one. */
+static bool
+item_unpack(json_t *o, const json_t *ci, uint64_t sn, uint64_t si,
+            merge_item *m, const char **stats)
+{
+    json_int_t call, item, layer, step, head;
+    int fi;
+    const char *name;
+
+    if (json_unpack(o, "{s:I, s:I, s:I, s:I, s:s, s:I, s:b, s:s}", "call",
+                    &call, "item", &item, "layer", &layer, "step", &step,
+                    "name", &name, "head", &head, "first", &fi, "stats",
+                    stats)
+            != 0
+        || call < 0 || (size_t)call >= json_array_size(ci) || item < 0
+        || item >= json_integer_value(json_array_get(ci, (size_t)call))
+        || head < 0 || ((uint64_t)call + (uint64_t)item) % sn != si)
+        return false;
+    memset(m, 0, sizeof *m);
+    m->call = (size_t)call;
+    m->item = (size_t)item;
+    m->layer = layer;
+    m->step = step;
+    m->name = name;
+    m->head = (size_t)head;
+    m->first = fi != 0;
+    return true;
+}
+
+/* M's stats from their hex words ST, and its dW_Q error from O's "dwq"
+   (item K of PATH).  0 or an exit status. */
+static int
+item_payload(merge_item *m, const json_t *o, const char *st,
+             const char *path, size_t k)
+{
+    stats_io io;
+    const char *hx;
+    json_int_t xc;
+    size_t nd;
+
+    scan_stats_init(&m->st);
+    memset(&io, 0, sizeof io);
+    io.in = st;
+    io_stats(&io, &m->st);
+    if (io.bad)
+        return cli_error(CMD, "%s: items[%zu].stats: malformed", path, k);
+    if (json_object_get(o, "dwq") == NULL)
+        return CLI_EXIT_OK;
+    hx = json_string_value(json_object_get(o, "dwq"));
+    xc = json_integer_value(json_object_get(o, "dwq_cols"));
+    nd = m->st.eq.d * (size_t)(xc > 0 ? xc : 0);
+    if (hx == NULL || xc <= 0 || xc > (1 << 20) || nd == 0)
+        return cli_error(CMD, "%s: items[%zu].dwq: malformed", path, k);
+    m->xc = (size_t)xc;
+    m->dwq = malloc(nd * sizeof *m->dwq);
+    if (m->dwq == NULL)
+        return cli_error(CMD, "out of memory");
+    memset(&io, 0, sizeof io);
+    io.in = hx;
+    for (size_t e = 0; e < nd && !io.bad; e++)
+        io_dbl(&io, &m->dwq[e]);
+    while (!io.bad && *io.in == ' ')
+        io.in++;
+    if (io.bad || *io.in != '\0')
+        return cli_error(CMD, "%s: items[%zu].dwq: malformed", path, k);
+    return CLI_EXIT_OK;
+}
+
+/* The items read back from the shards, and what they must cover. */
+typedef struct
+{
+    merge_item *it;
+    size_t n, cap, total; /* total: the scan's items (call_items) */
+    json_t *first;        /* the first shard's header */
+    unsigned char *seen;  /* per shard index */
+    uint64_t sn;
+} merge_set;
+
+/* The items of shard SI of SN2 (ITEMS, file PATH) into M.  0 or an exit
+   status. */
+static int
+merge_items(merge_set *m, const json_t *items, uint64_t si,
+            unsigned long long sn2, const char *path)
+{
+    const json_t *ci = json_object_get(m->first, "call_items");
+    int rc = CLI_EXIT_OK;
+
+    for (size_t k = 0; k < json_array_size(items) && rc == CLI_EXIT_OK;
+         k++) {
+        json_t *o = json_array_get(items, k);
+        merge_item t;
+        const char *st;
+        if (!item_unpack(o, ci, m->sn, si, &t, &st))
+            return cli_error(CMD, "%s: items[%zu]: not an item of shard "
+                                  "%llu/%llu",
+                             path, k, (unsigned long long)si, sn2);
+        if (m->n == m->cap) {
+            size_t nc = m->cap ? 2 * m->cap : 256;
+            merge_item *r = realloc(m->it, nc * sizeof *r);
+            if (r == NULL)
+                return cli_error(CMD, "out of memory");
+            m->it = r;
+            m->cap = nc;
+        }
+        m->it[m->n++] = t;
+        rc = item_payload(&m->it[m->n - 1], o, st, path, k);
+    }
+    return rc;
+}
+
+/* Shard document D (file PATH, the first of PATH0) checked against the
+   first one and its items added to M.  0 or an exit status. */
+static int
+merge_doc(merge_set *m, const json_t *d, const char *path, const char *path0)
+{
+    const char *fmt = json_string_value(json_object_get(d, "format"));
+    const char *sh = json_string_value(json_object_get(d, "shard"));
+    const json_t *items = json_object_get(d, "items");
+    unsigned long long si, sn2;
+    int used = 0;
+    json_t *h;
+
+    if (fmt == NULL || strcmp(fmt, SHARD_FORMAT) != 0 || sh == NULL
+        || !json_is_array(items))
+        return cli_error(CMD,
+                         "%s: not a 'scan --shard' output (format, shard "
+                         "or items missing)",
+                         path);
+    if (sscanf(sh, "%llu/%llu%n", &si, &sn2, &used) != 2 || sh[used] != '\0'
+        || sn2 == 0 || si >= sn2)
+        return cli_error(CMD, "%s: shard: '%s', expected I/N", path, sh);
+    if ((h = json_deep_copy(d)) == NULL)
+        return cli_error(CMD, "out of memory");
+    json_object_del(h, "shard");
+    json_object_del(h, "items");
+    if (m->first == NULL) {
+        const json_t *ci = json_object_get(h, "call_items");
+        m->first = h;
+        m->sn = sn2;
+        m->seen = calloc(m->sn, 1);
+        if (m->seen == NULL)
+            return cli_error(CMD, "out of memory");
+        if (!json_is_array(ci))
+            return cli_error(CMD, "%s: call_items: missing", path);
+        for (size_t c = 0; c < json_array_size(ci); c++)
+            m->total += (size_t)json_integer_value(json_array_get(ci, c));
+    } else {
+        bool same = json_equal(h, m->first) != 0;
+        json_decref(h);
+        if (!same || sn2 != m->sn)
+            return cli_error(CMD,
+                             "%s: a shard of another scan (capture, "
+                             "settings or N differ from %s)",
+                             path, path0);
+    }
+    if (m->seen[si])
+        return cli_error(CMD, "%s: shard %llu/%llu given twice", path, si,
+                         sn2);
+    m->seen[si] = 1;
+    return merge_items(m, items, (uint64_t)si, sn2, path);
+}
+
+/* Every shard present, every item once, all of the scan's items. */
+static int
+merge_complete(merge_set *m)
+{
+    for (uint64_t i = 0; i < m->sn; i++)
+        if (!m->seen[i])
+            return cli_error(CMD, "shard %" PRIu64 "/%" PRIu64 " is missing",
+                             i, m->sn);
+    qsort(m->it, m->n, sizeof *m->it, cmp_merge_item);
+    for (size_t i = 1; i < m->n; i++)
+        if (m->it[i].call == m->it[i - 1].call
+            && m->it[i].item == m->it[i - 1].item)
+            return cli_error(CMD, "call %zu item %zu: in two shards",
+                             m->it[i].call, m->it[i].item);
+    if (m->n != m->total)
+        return cli_error(CMD,
+                         "the shards hold %zu of the %zu items of the scan",
+                         m->n, m->total);
+    return CLI_EXIT_OK;
+}
+
 static int
 merge_docs(scan_ctx *x, const char *const *paths, size_t n, json_t *docs,
            bool settings)
 {
-    json_t *first = NULL;
-    unsigned char *seen = NULL;
-    merge_item *it = NULL;
-    size_t n_it = 0, cap_it = 0, total = 0;
-    uint64_t sn = 0;
+    merge_set m;
     int rc = CLI_EXIT_OK;
 
-    for (size_t f = 0; f < n && rc == CLI_EXIT_OK; f++) {
-        json_t *d = json_array_get(docs, f), *h, *items;
-        const char *fmt, *sh;
-        unsigned long long si, sn2;
-        int used = 0;
-
-        fmt = json_string_value(json_object_get(d, "format"));
-        sh = json_string_value(json_object_get(d, "shard"));
-        items = json_object_get(d, "items");
-        if (fmt == NULL || strcmp(fmt, SHARD_FORMAT) != 0 || sh == NULL
-            || !json_is_array(items)) {
-            rc = cli_error(CMD,
-                           "%s: not a 'scan --shard' output (format, shard "
-                           "or items missing)",
-                           paths[f]);
-            break;
-        }
-        if (sscanf(sh, "%llu/%llu%n", &si, &sn2, &used) != 2
-            || sh[used] != '\0' || sn2 == 0 || si >= sn2) {
-            rc = cli_error(CMD, "%s: shard: '%s', expected I/N", paths[f],
-                           sh);
-            break;
-        }
-        h = json_deep_copy(d);
-        if (h == NULL) {
-            rc = cli_error(CMD, "out of memory");
-            break;
-        }
-        json_object_del(h, "shard");
-        json_object_del(h, "items");
-        if (first == NULL) {
-            const json_t *ci = json_object_get(h, "call_items");
-            first = h;
-            sn = sn2;
-            seen = calloc(sn, 1);
-            if (seen == NULL || !json_is_array(ci)) {
-                rc = seen == NULL ? cli_error(CMD, "out of memory")
-                                  : cli_error(CMD, "%s: call_items: missing",
-                                              paths[f]);
-                break;
-            }
-            for (size_t c = 0; c < json_array_size(ci); c++)
-                total += (size_t)json_integer_value(json_array_get(ci, c));
-        } else {
-            bool same = json_equal(h, first) != 0;
-            json_decref(h);
-            if (!same || sn2 != sn) {
-                rc = cli_error(CMD,
-                               "%s: a shard of another scan (capture, "
-                               "settings or N differ from %s)",
-                               paths[f], paths[0]);
-                break;
-            }
-        }
-        if (seen[si]) {
-            rc = cli_error(CMD, "%s: shard %llu/%llu given twice", paths[f],
-                           si, sn2);
-            break;
-        }
-        seen[si] = 1;
-        for (size_t k = 0; k < json_array_size(items); k++) {
-            json_t *o = json_array_get(items, k);
-            json_int_t call, item, layer, step, head;
-            int fi;
-            const char *name, *st;
-            stats_io io;
-            merge_item *m;
-            const json_t *ci = json_object_get(first, "call_items");
-            if (json_unpack(o, "{s:I, s:I, s:I, s:I, s:s, s:I, s:b, s:s}",
-                            "call", &call, "item", &item, "layer", &layer,
-                            "step", &step, "name", &name, "head", &head,
-                            "first", &fi, "stats", &st)
-                    != 0
-                || call < 0 || (size_t)call >= json_array_size(ci)
-                || item < 0
-                || item >= json_integer_value(json_array_get(ci, (size_t)call))
-                || head < 0
-                || ((uint64_t)call + (uint64_t)item) % sn != si) {
-                rc = cli_error(CMD, "%s: items[%zu]: not an item of shard "
-                                    "%llu/%llu",
-                               paths[f], k, si, sn2);
-                break;
-            }
-            if (n_it == cap_it) {
-                size_t nc = cap_it ? 2 * cap_it : 256;
-                merge_item *r = realloc(it, nc * sizeof *r);
-                if (r == NULL) {
-                    rc = cli_error(CMD, "out of memory");
-                    break;
-                }
-                it = r;
-                cap_it = nc;
-            }
-            m = &it[n_it++];
-            memset(m, 0, sizeof *m);
-            m->call = (size_t)call;
-            m->item = (size_t)item;
-            m->layer = layer;
-            m->step = step;
-            m->name = name;
-            m->head = (size_t)head;
-            m->first = fi != 0;
-            scan_stats_init(&m->st);
-            memset(&io, 0, sizeof io);
-            io.in = st;
-            io_stats(&io, &m->st);
-            if (io.bad) {
-                rc = cli_error(CMD, "%s: items[%zu].stats: malformed",
-                               paths[f], k);
-                break;
-            }
-            if (json_object_get(o, "dwq") != NULL) {
-                const char *hx =
-                    json_string_value(json_object_get(o, "dwq"));
-                json_int_t xc =
-                    json_integer_value(json_object_get(o, "dwq_cols"));
-                size_t nd = m->st.eq.d * (size_t)(xc > 0 ? xc : 0);
-                if (hx == NULL || xc <= 0 || xc > (1 << 20) || nd == 0) {
-                    rc = cli_error(CMD, "%s: items[%zu].dwq: malformed",
-                                   paths[f], k);
-                    break;
-                }
-                m->xc = (size_t)xc;
-                m->dwq = malloc(nd * sizeof *m->dwq);
-                if (m->dwq == NULL) {
-                    rc = cli_error(CMD, "out of memory");
-                    break;
-                }
-                memset(&io, 0, sizeof io);
-                io.in = hx;
-                for (size_t e = 0; e < nd && !io.bad; e++)
-                    io_dbl(&io, &m->dwq[e]);
-                while (!io.bad && *io.in == ' ')
-                    io.in++;
-                if (io.bad || *io.in != '\0') {
-                    rc = cli_error(CMD, "%s: items[%zu].dwq: malformed",
-                                   paths[f], k);
-                    break;
-                }
-            }
-        }
-    }
-    if (rc == CLI_EXIT_OK) {
-        for (uint64_t i = 0; i < sn; i++)
-            if (!seen[i]) {
-                rc = cli_error(CMD,
-                               "shard %" PRIu64 "/%" PRIu64 " is missing",
-                               i, sn);
-                break;
-            }
-    }
-    if (rc == CLI_EXIT_OK) {
-        qsort(it, n_it, sizeof *it, cmp_merge_item);
-        for (size_t i = 1; i < n_it && rc == CLI_EXIT_OK; i++)
-            if (it[i].call == it[i - 1].call && it[i].item == it[i - 1].item)
-                rc = cli_error(CMD, "call %zu item %zu: in two shards",
-                               it[i].call, it[i].item);
-        if (rc == CLI_EXIT_OK && n_it != total)
-            rc = cli_error(CMD,
-                           "the shards hold %zu of the %zu items of the scan",
-                           n_it, total);
-    }
-    for (size_t i = 0; i < n_it && rc == CLI_EXIT_OK; i++)
-        rc = add_item(x, it[i].layer, it[i].step, it[i].name, it[i].head,
-                      it[i].first, &it[i].st, it[i].dwq, it[i].xc);
+    memset(&m, 0, sizeof m);
+    for (size_t f = 0; f < n && rc == CLI_EXIT_OK; f++)
+        rc = merge_doc(&m, json_array_get(docs, f), paths[f], paths[0]);
+    if (rc == CLI_EXIT_OK)
+        rc = merge_complete(&m);
+    for (size_t i = 0; i < m.n && rc == CLI_EXIT_OK; i++)
+        rc = add_item(x, m.it[i].layer, m.it[i].step, m.it[i].name,
+                      m.it[i].head, m.it[i].first, &m.it[i].st, m.it[i].dwq,
+                      m.it[i].xc);
     if (rc == CLI_EXIT_OK && settings)
-        rc = merge_settings(x, first, paths[0]);
-    if (first != NULL)
-        json_array_append_new(docs, first);
-    free(seen);
-    for (size_t i = 0; i < n_it; i++)
-        free(it[i].dwq);
-    free(it);
+        rc = merge_settings(x, m.first, paths[0]);
+    if (m.first != NULL)
+        json_array_append_new(docs, m.first);
+    free(m.seen);
+    for (size_t i = 0; i < m.n; i++)
+        free(m.it[i].dwq);
+    free(m.it);
     return rc;
 }
 
@@ -2474,8 +2580,64 @@ take_option(scan_ctx *x, int id, const char *v, const char **given,
     }
 }
 
-int
-scan_main(int argc, char **argv)
+/* What scan_main holds besides the context: MPI's rank and size (mpi
+   false: one process), the log the other ranks' stderr goes to, the
+   shards' settings kept by --merge, the report's order, and what the
+   options said of the kernel. */
+typedef struct
+{
+    bool mpi;
+    int rank, size;
+    FILE *errlog;
+    json_t *keep;
+    size_t *order;
+    const char *given; /* an option --merge takes from the shards */
+    bool policy_opt;   /* --policy given */
+} scan_run;
+
+/* Under mpirun: MPI started, the rank and size, and the stderr of ranks
+   other than 0 sent to a temporary file (rank 0 speaks for all,
+   mpi_collect). */
+static void
+mpi_begin(scan_run *r)
+{
+#ifdef HAVE_MPI
+    if (under_mpirun()) {
+        r->mpi = true;
+        MPI_Init(NULL, NULL);
+        MPI_Comm_rank(MPI_COMM_WORLD, &r->rank);
+        MPI_Comm_size(MPI_COMM_WORLD, &r->size);
+        if (r->rank > 0) {
+            fflush(stderr);
+            r->errlog = tmpfile();
+            if (r->errlog == NULL || dup2(fileno(r->errlog), 2) < 0)
+                r->errlog = r->errlog != NULL ? (fclose(r->errlog), NULL)
+                                              : NULL;
+        }
+    }
+#else
+    (void)r;
+#endif
+}
+
+static void
+mpi_end(scan_run *r)
+{
+#ifdef HAVE_MPI
+    if (r->mpi) {
+        MPI_Finalize();
+        if (r->errlog != NULL)
+            fclose(r->errlog);
+    }
+#else
+    (void)r;
+#endif
+}
+
+/* The options into X.  *HELP when --help printed the help.  0 or an exit
+   status. */
+static int
+parse_options(scan_ctx *x, scan_run *r, int argc, char **argv, bool *help)
 {
     static const cli_option opts[] = {
         {"help", false, O_HELP},     {"policy", true, O_POLICY},
@@ -2489,34 +2651,242 @@ scan_main(int argc, char **argv)
         {"progress", false, O_PROGRESS},
         {"no-progress", false, O_NO_PROGRESS},
         {NULL, false, 0}};
-    scan_ctx x;
     cli_parser p;
     const char *v;
-    int id, rc = CLI_EXIT_OK;
-    size_t *order = NULL;
-    double t0;
-    json_t *keep = NULL;
-    const char *given = NULL; /* an option --merge takes from the shards */
-    bool policy_opt = false;  /* --policy given */
-    bool mpi = false;
-    int rank = 0, size = 1;
-    FILE *errlog = NULL;
+    int id;
 
+    cli_parser_init(&p, CMD, argc, argv);
+    while ((id = cli_parser_next(&p, opts, &v)) != CLI_ARG_END) {
+        if (id == CLI_ARG_ERROR)
+            return CLI_EXIT_USAGE;
+        if (id == O_HELP) {
+            scan_help(stdout);
+            *help = true;
+            return CLI_EXIT_OK;
+        }
+        if (!take_option(x, id, v, &r->given, &r->policy_opt))
+            return CLI_EXIT_USAGE;
+    }
+    return CLI_EXIT_OK;
+}
+
+/* --csv and --plot's files must not exist, unless --force. */
+static int
+check_outputs(const scan_ctx *x)
+{
+    const char *ext[] = {".dat",      ".png",      ".svg",
+                         "-bias.dat", "-bias.png", "-bias.svg"};
+
+    if (x->force)
+        return CLI_EXIT_OK;
+    if (x->csv != NULL && exists(x->csv))
+        return cli_error(CMD, "--csv %s: exists (give --force)", x->csv);
+    for (size_t e = 0; x->plot != NULL && e < 6; e++) {
+        char buf[4096];
+        snprintf(buf, sizeof buf, "%s%s", x->plot, ext[e]);
+        if (exists(buf))
+            return cli_error(CMD, "--plot %s: %s exists (give --force)",
+                             x->plot, buf);
+    }
+    return CLI_EXIT_OK;
+}
+
+/* The options' combinations, and the kernel loaded.  0 or an exit
+   status. */
+static int
+check_options(scan_ctx *x, const scan_run *r)
+{
+    if (x->n_shards == 0)
+        return cli_error(CMD, "expected one or more CAPTURE files (see "
+                              "'bf16emu scan --help')");
+    if (r->mpi && (x->sharded || x->merge))
+        return cli_error(CMD, "under mpirun the ranks share the calls and "
+                              "heads: --shard and --merge are not "
+                              "available");
+    if (x->merge && (x->sharded || r->given != NULL))
+        return cli_error(CMD, "--merge: %s comes from the shards; leave it "
+                              "out",
+                         x->sharded ? "--shard" : r->given);
+    /* the kernel: --policy's description (fa2 without it), or --kernel's */
+    if (!fa_cli_load_kernel(CMD, x->kernel_path, r->policy_opt, &x->kernel))
+        return CLI_EXIT_USAGE;
+    if (x->sharded && (x->csv != NULL || x->plot != NULL))
+        return cli_error(CMD, "--shard: the output is the shard's JSON; give "
+                              "%s to 'scan --merge'",
+                         x->csv != NULL ? "--csv" : "--plot");
+    return check_outputs(x);
+}
+
+/* --merge: the shard outputs named read back into X's groups. */
+static int
+read_merge(scan_ctx *x, scan_run *r)
+{
+    const char **in = malloc(x->n_shards * sizeof *in);
+    size_t nin = x->n_shards;
+    int rc;
+
+    if (in == NULL)
+        return cli_error(CMD, "out of memory");
+    for (size_t i = 0; i < nin; i++)
+        in[i] = x->shards[i].path;
+    free(x->shards);
+    x->shards = NULL;
+    x->n_shards = 0;
+    rc = merge_shards(x, in, nin, &r->keep);
+    free(in);
+    return rc;
+}
+
+/* The capture's shards listed and its manifest read. */
+static int
+read_capture(scan_ctx *x)
+{
+    for (size_t i = 0; i < x->n_shards; i++) {
+        tensor_error err;
+        if (tensor_file_list(x->shards[i].path, &x->shards[i].l, &err)
+            != TENSOR_OK)
+            return cli_error(CMD, "%s", err.message);
+        if (x->shards[i].l.kind != TENSOR_KIND_SAFETENSORS)
+            return cli_error(CMD, "%s: a capture shard must be .safetensors",
+                             x->shards[i].path);
+    }
+    return load_manifest(x) ? CLI_EXIT_OK : CLI_EXIT_USAGE;
+}
+
+/* The description's exp model, log and reciprocal (fa2's and cudnn's:
+   the H200's ex2.approx and lg2.approx tables); with --merge, the shards'
+   exp must be it. */
+static int
+load_models(scan_ctx *x, const scan_run *r)
+{
+    if (!fa_cli_exp_for(CMD, &x->kernel, &x->exp)
+        || !fa_cli_log_for(CMD,
+                           x->kernel_path != NULL ? "--kernel" : "--policy",
+                           &x->kernel, &x->logm))
+        return CLI_EXIT_USAGE;
+    if (x->merge) {
+        const json_t *h = json_array_get(r->keep,
+                                         json_array_size(r->keep) - 1);
+        const char *e = json_string_value(json_object_get(h, "exp"));
+        if (e == NULL || strcmp(e, x->exp.name) != 0)
+            return cli_error(CMD, "--merge: the shards' exp is '%s', "
+                                  "expected '%s'",
+                             e ? e : "(none)", x->exp.name);
+    }
+    return CLI_EXIT_OK;
+}
+
+/* Every call measured (under mpirun, this rank's share, then collected on
+   rank 0).  *DONE when nothing is left to report here: a shard written,
+   or a rank other than 0. */
+static int
+run_calls(scan_ctx *x, const scan_run *r, bool *done)
+{
+    int rc = CLI_EXIT_OK;
+    double t0;
+
+    if (r->mpi) {
+        /* each rank its shard: rank 0 merges them (mpi_collect) */
+        x->sharded = true;
+        x->shard_i = (uint64_t)r->rank;
+        x->shard_n = (uint64_t)r->size;
+    }
+    if (x->sharded
+        && ((x->items = json_array()) == NULL
+            || (x->call_items = json_array()) == NULL))
+        return cli_error(CMD, "out of memory");
+    t0 = cli_now_s();
+    for (size_t c = 0; c < x->n_calls && rc == CLI_EXIT_OK; c++)
+        rc = run_call(x, c, t0);
 #ifdef HAVE_MPI
-    if (under_mpirun()) {
-        mpi = true;
-        MPI_Init(NULL, NULL);
-        MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-        MPI_Comm_size(MPI_COMM_WORLD, &size);
-        if (rank > 0) {
-            /* rank 0 speaks for all (mpi_collect) */
-            fflush(stderr);
-            errlog = tmpfile();
-            if (errlog == NULL || dup2(fileno(errlog), 2) < 0)
-                errlog = errlog != NULL ? (fclose(errlog), NULL) : NULL;
+    if (r->mpi) {
+        rc = mpi_collect(x, rc, r->rank, r->size, r->errlog);
+        if (rc != CLI_EXIT_OK || r->rank > 0) {
+            *done = true;
+            return rc;
         }
     }
 #endif
+    if (rc != CLI_EXIT_OK)
+        return rc;
+    if (x->sharded) {
+        *done = true;
+        return write_shard(x);
+    }
+    return CLI_EXIT_OK;
+}
+
+/* The groups ranked and their dW_Q errors' spectra; --csv and --plot's
+   files; the report on stdout. */
+static int
+report(scan_ctx *x, scan_run *r)
+{
+    int rc;
+
+    r->order = malloc((x->gr.n ? x->gr.n : 1) * sizeof *r->order);
+    if (r->order == NULL)
+        return cli_error(CMD, "out of memory");
+    scan_groups_rank(&x->gr, r->order);
+    if ((rc = dwq_prepare(x, x->threads > 0 ? (int)x->threads
+                                            : omp_get_max_threads()))
+        != CLI_EXIT_OK)
+        return rc;
+    if (x->csv != NULL) {
+        cli_buf b;
+        cli_buf_init(&b);
+        csv_report(x, &b);
+        if (!cli_write_atomic(x->csv, b.p, b.len)) {
+            rc = cli_error(CMD, "--csv %s: cannot write: %s", x->csv,
+                           strerror(errno));
+            cli_buf_free(&b);
+            return rc;
+        }
+        cli_buf_free(&b);
+    }
+    if (x->plot != NULL && (rc = write_plot(x)) != CLI_EXIT_OK)
+        return rc;
+    {
+        cli_buf b;
+        cli_buf_init(&b);
+        if (x->json)
+            json_report(x, r->order, &b);
+        else
+            text_report(x, r->order, &b);
+        cli_report_emit(CMD, &b, &rc);
+    }
+    return rc;
+}
+
+static void
+scan_free(scan_ctx *x, scan_run *r)
+{
+    json_decref(x->items);
+    json_decref(x->call_items);
+    json_decref(r->keep);
+    free(r->order);
+    fa_cli_exp_free(&x->exp);
+    fa_cli_log_free(&x->logm);
+    for (size_t i = 0; i < x->n_shards; i++)
+        tensor_listing_free(&x->shards[i].l);
+    free(x->shards);
+    for (size_t i = 0; x->calls != NULL && i < x->n_calls; i++)
+        free(x->calls[i].heads_kept);
+    free(x->calls);
+    scan_groups_free(&x->gr);
+    mpi_end(r);
+}
+
+int
+scan_main(int argc, char **argv)
+{
+    scan_ctx x;
+    scan_run r;
+    bool help = false, done = false;
+    int rc;
+
+    memset(&r, 0, sizeof r);
+    r.size = 1;
+    mpi_begin(&r);
     memset(&x, 0, sizeof x);
     x.progress = -1;
     x.shard_n = 1;
@@ -2526,205 +2896,17 @@ scan_main(int argc, char **argv)
     x.shards = calloc((size_t)(argc > 0 ? argc : 1), sizeof *x.shards);
     if (x.shards == NULL)
         return cli_error(CMD, "out of memory");
-    cli_parser_init(&p, CMD, argc, argv);
-    while ((id = cli_parser_next(&p, opts, &v)) != CLI_ARG_END) {
-        if (id == CLI_ARG_ERROR) {
-            rc = CLI_EXIT_USAGE;
-            goto out;
-        }
-        if (id == O_HELP) {
-            scan_help(stdout);
-            goto out;
-        }
-        if (!take_option(&x, id, v, &given, &policy_opt)) {
-            rc = CLI_EXIT_USAGE;
-            goto out;
-        }
-    }
-    if (x.n_shards == 0) {
-        rc = cli_error(CMD, "expected one or more CAPTURE files (see "
-                            "'bf16emu scan --help')");
+    if ((rc = parse_options(&x, &r, argc, argv, &help)) != CLI_EXIT_OK
+        || help
+        || (rc = check_options(&x, &r)) != CLI_EXIT_OK
+        || (rc = x.merge ? read_merge(&x, &r) : read_capture(&x))
+               != CLI_EXIT_OK
+        || (rc = load_models(&x, &r)) != CLI_EXIT_OK)
         goto out;
-    }
-    if (mpi && (x.sharded || x.merge)) {
-        rc = cli_error(CMD, "under mpirun the ranks share the calls and "
-                            "heads: --shard and --merge are not available");
+    if (!x.merge && ((rc = run_calls(&x, &r, &done)) != CLI_EXIT_OK || done))
         goto out;
-    }
-    if (x.merge && (x.sharded || given != NULL)) {
-        rc = cli_error(CMD, "--merge: %s comes from the shards; leave it out",
-                       x.sharded ? "--shard" : given);
-        goto out;
-    }
-    /* the kernel: --policy's description (fa2 without it), or --kernel's */
-    if (!fa_cli_load_kernel(CMD, x.kernel_path, policy_opt, &x.kernel)) {
-        rc = CLI_EXIT_USAGE;
-        goto out;
-    }
-    if (x.sharded && (x.csv != NULL || x.plot != NULL)) {
-        rc = cli_error(CMD, "--shard: the output is the shard's JSON; give "
-                            "%s to 'scan --merge'",
-                       x.csv != NULL ? "--csv" : "--plot");
-        goto out;
-    }
-    if (!x.force) {
-        const char *ext[] = {".dat",      ".png",      ".svg",
-                             "-bias.dat", "-bias.png", "-bias.svg"};
-        if (x.csv != NULL && exists(x.csv)) {
-            rc = cli_error(CMD, "--csv %s: exists (give --force)", x.csv);
-            goto out;
-        }
-        for (size_t e = 0; x.plot != NULL && e < 6; e++) {
-            char buf[4096];
-            snprintf(buf, sizeof buf, "%s%s", x.plot, ext[e]);
-            if (exists(buf)) {
-                rc = cli_error(CMD, "--plot %s: %s exists (give --force)",
-                               x.plot, buf);
-                goto out;
-            }
-        }
-    }
-    if (x.merge) {
-        const char **in = malloc(x.n_shards * sizeof *in);
-        size_t nin = x.n_shards;
-        if (in == NULL) {
-            rc = cli_error(CMD, "out of memory");
-            goto out;
-        }
-        for (size_t i = 0; i < nin; i++)
-            in[i] = x.shards[i].path;
-        free(x.shards);
-        x.shards = NULL;
-        x.n_shards = 0;
-        rc = merge_shards(&x, in, nin, &keep);
-        free(in);
-        if (rc != CLI_EXIT_OK)
-            goto out;
-        goto kernel;
-    }
-    for (size_t i = 0; i < x.n_shards; i++) {
-        tensor_error err;
-        if (tensor_file_list(x.shards[i].path, &x.shards[i].l, &err)
-            != TENSOR_OK) {
-            rc = cli_error(CMD, "%s", err.message);
-            goto out;
-        }
-        if (x.shards[i].l.kind != TENSOR_KIND_SAFETENSORS) {
-            rc = cli_error(CMD, "%s: a capture shard must be .safetensors",
-                           x.shards[i].path);
-            goto out;
-        }
-    }
-    if (!load_manifest(&x)) {
-        rc = CLI_EXIT_USAGE;
-        goto out;
-    }
-kernel:
-    /* the description's exp model, log and reciprocal (fa2's and
-       cudnn's: the H200's ex2.approx and lg2.approx tables) */
-    if (!fa_cli_exp_for(CMD, &x.kernel, &x.exp)
-        || !fa_cli_log_for(CMD,
-                           x.kernel_path != NULL ? "--kernel" : "--policy",
-                           &x.kernel, &x.logm)) {
-        rc = CLI_EXIT_USAGE;
-        goto out;
-    }
-    if (x.merge) {
-        const json_t *h = json_array_get(keep, json_array_size(keep) - 1);
-        const char *e = json_string_value(json_object_get(h, "exp"));
-        if (e == NULL || strcmp(e, x.exp.name) != 0) {
-            rc = cli_error(CMD, "--merge: the shards' exp is '%s', expected "
-                                "'%s'",
-                           e ? e : "(none)", x.exp.name);
-            goto out;
-        }
-    } else {
-        if (mpi) {
-            /* each rank its shard: rank 0 merges them (mpi_collect) */
-            x.sharded = true;
-            x.shard_i = (uint64_t)rank;
-            x.shard_n = (uint64_t)size;
-        }
-        if (x.sharded
-            && ((x.items = json_array()) == NULL
-                || (x.call_items = json_array()) == NULL)) {
-            rc = cli_error(CMD, "out of memory");
-            goto out;
-        }
-        t0 = cli_now_s();
-        for (size_t c = 0; c < x.n_calls && rc == CLI_EXIT_OK; c++)
-            rc = run_call(&x, c, t0);
-#ifdef HAVE_MPI
-        if (mpi) {
-            rc = mpi_collect(&x, rc, rank, size, errlog);
-            if (rc != CLI_EXIT_OK || rank > 0)
-                goto out;
-        }
-#endif
-        if (rc != CLI_EXIT_OK)
-            goto out;
-        if (x.sharded) {
-            rc = write_shard(&x);
-            goto out;
-        }
-    }
-    order = malloc((x.gr.n ? x.gr.n : 1) * sizeof *order);
-    if (order == NULL) {
-        rc = cli_error(CMD, "out of memory");
-        goto out;
-    }
-    scan_groups_rank(&x.gr, order);
-    if ((rc = dwq_prepare(&x, x.threads > 0 ? (int)x.threads
-                                            : omp_get_max_threads()))
-        != CLI_EXIT_OK)
-        goto out;
-    if (x.csv != NULL) {
-        cli_buf b;
-        cli_buf_init(&b);
-        csv_report(&x, &b);
-        if (!cli_write_atomic(x.csv, b.p, b.len)) {
-            rc = cli_error(CMD, "--csv %s: cannot write: %s", x.csv,
-                           strerror(errno));
-            cli_buf_free(&b);
-            goto out;
-        }
-        cli_buf_free(&b);
-    }
-    if (x.plot != NULL && (rc = write_plot(&x)) != CLI_EXIT_OK)
-        goto out;
-    {
-        cli_buf b;
-        cli_buf_init(&b);
-        if (x.json)
-            json_report(&x, order, &b);
-        else
-            text_report(&x, order, &b);
-        cli_report_emit(CMD, &b, &rc);
-    }
+    rc = report(&x, &r);
 out:
-    json_decref(x.items);
-    json_decref(x.call_items);
-    json_decref(keep);
-    free(order);
-    fa_cli_exp_free(&x.exp);
-    fa_cli_log_free(&x.logm);
-    for (size_t i = 0; i < x.n_shards; i++)
-        tensor_listing_free(&x.shards[i].l);
-    free(x.shards);
-    for (size_t i = 0; x.calls != NULL && i < x.n_calls; i++)
-        free(x.calls[i].heads_kept);
-    free(x.calls);
-    scan_groups_free(&x.gr);
-#ifdef HAVE_MPI
-    if (mpi) {
-        MPI_Finalize();
-        if (errlog != NULL)
-            fclose(errlog);
-    }
-#else
-    (void)rank;
-    (void)size;
-    (void)errlog;
-#endif
+    scan_free(&x, &r);
     return rc;
 }

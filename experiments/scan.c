@@ -675,6 +675,76 @@ static bool read_one(const scan_ctx *x, const call_spec *c,
                      bool required, tensor *out, bool *found, char *where,
                      size_t wn);
 
+/* The manifest's model (launch_shape, else model) against Q's shape SQ
+   (named WQ). */
+static bool
+check_model(const call_spec *c, const uint64_t sq[4], const char *wq)
+{
+    /* the manifest's model against the tensors */
+    uint64_t md = c->launch_d ? c->launch_d : c->model_d;
+    uint64_t mh = c->launch_heads ? c->launch_heads : c->model_heads;
+    if (md != 0 && md != sq[3])
+        return cli_error(CMD,
+                         "%s: d = %" PRIu64 ", but manifest calls[%zu] "
+                         "says %s %" PRIu64
+                         " (a manifest of another model?)",
+                         wq, sq[3], c->idx,
+                         c->launch_d ? "launch_shape.d"
+                                     : "model.head_dim",
+                         md),
+               false;
+    if (mh != 0 && c->n_heads_kept == 0 && sq[1] != mh)
+        return cli_error(CMD,
+                         "%s: %" PRIu64 " heads, but manifest calls[%zu] "
+                         "says %s %" PRIu64
+                         " and keeps every head (a manifest of another "
+                         "model?)",
+                         wq, sq[1], c->idx,
+                         c->launch_heads ? "launch_shape.heads"
+                                         : "model.heads",
+                         mh),
+               false;
+    return true;
+}
+
+/* X [B, Nq, C] (or [Nq, C] when B = 1), the query rows' inputs (named
+   WX), against Q's shape SQ (named WQ) and the manifest's x.features;
+   CD->xc. */
+static bool
+check_x(const call_spec *c, call_data *cd, const uint64_t sq[4],
+        const char *wq, const char *wx)
+{
+    uint64_t xb = cd->x.ndim == 3 ? cd->x.shape[0] : 1;
+    uint64_t xn = cd->x.ndim >= 2 ? cd->x.shape[cd->x.ndim - 2] : 0;
+    uint64_t xc = cd->x.ndim >= 2 ? cd->x.shape[cd->x.ndim - 1] : 0;
+    if ((cd->x.ndim != 2 && cd->x.ndim != 3) || xb != sq[0]
+        || xn != sq[2] || xc == 0 || xc > (1u << 20)) {
+        char got[96];
+        size_t at = 0;
+        got[0] = '\0';
+        for (unsigned i = 0; i < cd->x.ndim && at < sizeof got - 24;
+             i++)
+            at += (size_t)snprintf(got + at, sizeof got - at,
+                                   "%s%" PRIu64, i ? ", " : "",
+                                   cd->x.shape[i]);
+        return cli_error(CMD,
+                         "%s: shape [%s] does not fit %s: expected "
+                         "[B, Nq, C] = [%" PRIu64 ", %" PRIu64
+                         ", C] (or [Nq, C] when B = 1), C from 1 to "
+                         "2^20",
+                         wx, got, wq, sq[0], sq[2]),
+               false;
+    }
+    if (c->x_features != 0 && c->x_features != xc)
+        return cli_error(CMD,
+                         "%s: C = %" PRIu64 ", but manifest calls[%zu] "
+                         "says x.features %" PRIu64,
+                         wx, xc, c->idx, c->x_features),
+               false;
+    cd->xc = (size_t)xc;
+    return true;
+}
+
 /* The call's attn_mask (tensor PREFIX.attn_mask; required when the
    manifest's entry names one), bound to its heads (the model's index of
    a kept head). */
@@ -780,63 +850,9 @@ load_call(const scan_ctx *x, const call_spec *c, call_data *cd)
                          "heads_kept lists %zu",
                          wq, sq[1], c->n_heads_kept),
                false;
-    {
-        /* the manifest's model against the tensors */
-        uint64_t md = c->launch_d ? c->launch_d : c->model_d;
-        uint64_t mh = c->launch_heads ? c->launch_heads : c->model_heads;
-        if (md != 0 && md != sq[3])
-            return cli_error(CMD,
-                             "%s: d = %" PRIu64 ", but manifest calls[%zu] "
-                             "says %s %" PRIu64
-                             " (a manifest of another model?)",
-                             wq, sq[3], c->idx,
-                             c->launch_d ? "launch_shape.d"
-                                         : "model.head_dim",
-                             md),
-                   false;
-        if (mh != 0 && c->n_heads_kept == 0 && sq[1] != mh)
-            return cli_error(CMD,
-                             "%s: %" PRIu64 " heads, but manifest calls[%zu] "
-                             "says %s %" PRIu64
-                             " and keeps every head (a manifest of another "
-                             "model?)",
-                             wq, sq[1], c->idx,
-                             c->launch_heads ? "launch_shape.heads"
-                                             : "model.heads",
-                             mh),
-                   false;
-    }
-    if (cd->has_x) {
-        /* X [B, Nq, C] (or [Nq, C] when B = 1): the query rows' inputs */
-        uint64_t xb = cd->x.ndim == 3 ? cd->x.shape[0] : 1;
-        uint64_t xn = cd->x.ndim >= 2 ? cd->x.shape[cd->x.ndim - 2] : 0;
-        uint64_t xc = cd->x.ndim >= 2 ? cd->x.shape[cd->x.ndim - 1] : 0;
-        if ((cd->x.ndim != 2 && cd->x.ndim != 3) || xb != sq[0]
-            || xn != sq[2] || xc == 0 || xc > (1u << 20)) {
-            char got[96];
-            size_t at = 0;
-            got[0] = '\0';
-            for (unsigned i = 0; i < cd->x.ndim && at < sizeof got - 24;
-                 i++)
-                at += (size_t)snprintf(got + at, sizeof got - at,
-                                       "%s%" PRIu64, i ? ", " : "",
-                                       cd->x.shape[i]);
-            return cli_error(CMD,
-                             "%s: shape [%s] does not fit %s: expected "
-                             "[B, Nq, C] = [%" PRIu64 ", %" PRIu64
-                             ", C] (or [Nq, C] when B = 1), C from 1 to "
-                             "2^20",
-                             wx, got, wq, sq[0], sq[2]),
-                   false;
-        }
-        if (c->x_features != 0 && c->x_features != xc)
-            return cli_error(CMD,
-                             "%s: C = %" PRIu64 ", but manifest calls[%zu] "
-                             "says x.features %" PRIu64,
-                             wx, xc, c->idx, c->x_features),
-                   false;
-        cd->xc = (size_t)xc;
-    }
+    if (!check_model(c, sq, wq)
+        || (cd->has_x && !check_x(c, cd, sq, wq, wx)))
+        return false;
     cd->b = (size_t)sq[0];
     cd->h = (size_t)sq[1];
     cd->hkv = (size_t)sk[1];

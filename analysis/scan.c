@@ -3,7 +3,11 @@
 #include <config.h>
 #endif
 
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -650,4 +654,176 @@ scan_call_item(const fa_config *cfg, const fa_fix *fix, scan_reference ref,
         return -1;
     }
     return 0;
+}
+
+/*----------------------------------------------------------------------------
+ * scan_stats as hex words: one walk over the fields that writes (out
+ * set) or reads (in set).
+ *--------------------------------------------------------------------------*/
+typedef struct
+{
+    char *out;       /* writing: the buffer (may be NULL with cap 0) */
+    size_t cap, len; /* its size, the text's length so far */
+    const char *in;  /* reading */
+    bool bad;
+} words_io;
+
+static void
+io_u64(words_io *s, uint64_t *v)
+{
+    char *end;
+
+    if (s->in == NULL) {
+        char w[24];
+        int k = snprintf(w, sizeof w, "%s%" PRIx64, s->len ? " " : "", *v);
+        for (int i = 0; i < k; i++, s->len++)
+            if (s->len + 1 < s->cap)
+                s->out[s->len] = w[i];
+        if (s->cap > 0)
+            s->out[s->len < s->cap ? s->len : s->cap - 1] = '\0';
+        return;
+    }
+    if (s->bad)
+        return;
+    while (*s->in == ' ')
+        s->in++;
+    if (!isxdigit((unsigned char)*s->in)) {
+        s->bad = true;
+        return;
+    }
+    errno = 0;
+    *v = (uint64_t)strtoull(s->in, &end, 16);
+    if (errno != 0 || (*end != ' ' && *end != '\0'))
+        s->bad = true;
+    s->in = end;
+}
+
+static void
+io_dbl(words_io *s, double *v)
+{
+    uint64_t u;
+
+    memcpy(&u, v, sizeof u);
+    io_u64(s, &u);
+    memcpy(v, &u, sizeof u);
+}
+
+static void
+io_cell(words_io *s, bias_cell *c)
+{
+    uint64_t *u[] = {&c->n,      &c->neg,   &c->zero,    &c->pos,
+                     &c->nonfinite, &c->events, &c->exact, &c->away,
+                     &c->toward, &c->up,    &c->down,    &c->ties,
+                     &c->nonties, &c->ties_away};
+    double *d[] = {&c->mean, &c->m2, &c->min, &c->max};
+
+    for (size_t i = 0; i < sizeof u / sizeof *u; i++)
+        io_u64(s, u[i]);
+    for (size_t i = 0; i < sizeof d / sizeof *d; i++)
+        io_dbl(s, d[i]);
+}
+
+/* Reading: only spaces may follow the last word. */
+static void
+io_end(words_io *s)
+{
+    if (s->in == NULL || s->bad)
+        return;
+    while (*s->in == ' ')
+        s->in++;
+    if (*s->in != '\0')
+        s->bad = true;
+}
+
+/* Every field of scan_stats (keep in step with scan.h). */
+static void
+io_stats(words_io *s, scan_stats *t)
+{
+    uint64_t *u[] = {&t->heads,    &t->bad_heads, &t->bad_elems,
+                     &t->rows,     &t->rep_exact, &t->near_tol,
+                     &t->rep_kernel, &t->p1_ge2,  &t->p1_ge2_fix,
+                     &t->p1_entries, &t->sink_rows, &t->features,
+                     &t->one_sign, &t->o_match,   &t->o_elems,
+                     &t->lse_match, &t->lse_elems};
+    bias_cell *c[] = {&t->o_cap, &t->o_emu, &t->o_fix,
+                      &t->d_cap, &t->d_emu, &t->d_fix};
+    uint64_t hd = t->has_do, d = t->eq.d;
+
+    for (size_t i = 0; i < sizeof u / sizeof *u; i++)
+        io_u64(s, u[i]);
+    io_dbl(s, &t->sum_p_max);
+    for (size_t i = 0; i < sizeof c / sizeof *c; i++)
+        io_cell(s, c[i]);
+    io_u64(s, &hd);
+    t->has_do = hd != 0;
+    io_u64(s, &d);
+    if (d > SCAN_EQ23_DMAX) {
+        s->bad = true;
+        return;
+    }
+    t->eq.d = (size_t)d;
+    io_u64(s, &t->eq.rows);
+    io_dbl(s, &t->eq.err_sum);
+    for (size_t i = 0; i < t->eq.d; i++)
+        io_dbl(s, &t->eq.u_sum[i]);
+    io_dbl(s, &t->eq.u_norm_sum);
+    io_dbl(s, &t->eq.u_norm2_sum);
+    io_dbl(s, &t->eq.sigma1_2);
+    io_end(s);
+}
+
+size_t
+scan_stats_format(const scan_stats *s, char *buf, size_t n)
+{
+    words_io w;
+    scan_stats t = *s;
+
+    memset(&w, 0, sizeof w);
+    w.out = buf;
+    w.cap = n;
+    if (n > 0)
+        buf[0] = '\0';
+    io_stats(&w, &t);
+    return w.len;
+}
+
+int
+scan_stats_parse(const char *text, scan_stats *s)
+{
+    words_io r;
+
+    memset(&r, 0, sizeof r);
+    r.in = text;
+    io_stats(&r, s);
+    return r.bad ? -1 : 0;
+}
+
+size_t
+scan_words_format(const double *v, size_t n, char *buf, size_t len)
+{
+    words_io w;
+
+    memset(&w, 0, sizeof w);
+    w.out = buf;
+    w.cap = len;
+    if (len > 0)
+        buf[0] = '\0';
+    for (size_t i = 0; i < n; i++) {
+        double x = v[i];
+        io_dbl(&w, &x);
+    }
+    return w.len;
+}
+
+int
+scan_words_parse(const char *text, double *v, size_t n)
+{
+    words_io r;
+
+    memset(&r, 0, sizeof r);
+    r.in = text;
+    for (size_t i = 0; i < n && !r.bad; i++)
+        io_dbl(&r, &v[i]);
+    io_end(&r);
+    return r.bad ? -1 : 0;
 }

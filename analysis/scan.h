@@ -221,6 +221,32 @@ int scan_call_item(const fa_config *cfg, const fa_fix *fix,
                    scan_reference ref, const scan_call_in *in, size_t bh,
                    scan_stats *res, double *dwq, const char **why);
 
+/* A scan_stats as text, for results written apart and merged later
+   (bf16emu scan --shard / --merge): every field as a lower-case hex word
+   (a double by its bits), one space between words, in the order of the
+   struct's declaration: heads, bad_heads, bad_elems, rows, rep_exact,
+   near_tol, rep_kernel, p1_ge2, p1_ge2_fix, p1_entries, sink_rows,
+   features, one_sign, o_match, o_elems, lse_match, lse_elems; sum_p_max;
+   o_cap, o_emu, o_fix, d_cap, d_emu, d_fix (each bias_cell's 14 counts
+   n .. ties_away, then mean, m2, min, max); has_do (0 or 1); eq.d, and
+   eq.rows, eq.err_sum, eq.u_sum[0..eq.d), eq.u_norm_sum,
+   eq.u_norm2_sum, eq.sigma1_2.  Parsing that text gives back S bit for
+   bit, so merged results equal unmerged ones.
+ *
+ * scan_stats_format writes S's words into BUF (N bytes, NUL-terminated
+ * when N > 0, truncated to fit) and returns the length of the whole text
+ * (as snprintf: call with N = 0 for the size).  scan_stats_parse reads
+ * TEXT (leading and trailing spaces allowed) into *S; returns 0, or -1
+ * when a word is missing, is not hex, is out of range, eq.d exceeds
+ * SCAN_EQ23_DMAX or text follows the last word (*S then undefined). */
+size_t scan_stats_format(const scan_stats *s, char *buf, size_t n);
+int scan_stats_parse(const char *text, scan_stats *s);
+
+/* The same for N doubles V (a dW_Q error): scan_words_format as
+   scan_stats_format; scan_words_parse reads exactly N words, else -1. */
+size_t scan_words_format(const double *v, size_t n, char *buf, size_t len);
+int scan_words_parse(const char *text, double *v, size_t n);
+
 #ifdef __cplusplus
 }
 #endif

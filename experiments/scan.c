@@ -4,7 +4,6 @@
 #include <config.h>
 #endif
 
-#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -890,106 +889,6 @@ add_item(scan_ctx *x, long long layer, long long step, const char *name,
     return CLI_EXIT_OK;
 }
 
-/* Reads or writes a scan_stats as hex words (doubles by their bits). */
-typedef struct
-{
-    cli_buf *out;    /* writing */
-    const char *in;  /* reading */
-    bool bad;
-} stats_io;
-
-static void
-io_u64(stats_io *s, uint64_t *v)
-{
-    if (s->out != NULL) {
-        cli_buf_printf(s->out, "%s%" PRIx64, s->out->len ? " " : "", *v);
-        return;
-    }
-    if (s->bad)
-        return;
-    {
-        char *end;
-        while (*s->in == ' ')
-            s->in++;
-        if (!isxdigit((unsigned char)*s->in)) {
-            s->bad = true;
-            return;
-        }
-        errno = 0;
-        *v = (uint64_t)strtoull(s->in, &end, 16);
-        if (errno != 0 || (*end != ' ' && *end != '\0'))
-            s->bad = true;
-        s->in = end;
-    }
-}
-
-static void
-io_dbl(stats_io *s, double *v)
-{
-    uint64_t u;
-
-    memcpy(&u, v, sizeof u);
-    io_u64(s, &u);
-    memcpy(v, &u, sizeof u);
-}
-
-static void
-io_cell(stats_io *s, bias_cell *c)
-{
-    uint64_t *u[] = {&c->n,      &c->neg,   &c->zero,    &c->pos,
-                     &c->nonfinite, &c->events, &c->exact, &c->away,
-                     &c->toward, &c->up,    &c->down,    &c->ties,
-                     &c->nonties, &c->ties_away};
-    double *d[] = {&c->mean, &c->m2, &c->min, &c->max};
-
-    for (size_t i = 0; i < sizeof u / sizeof *u; i++)
-        io_u64(s, u[i]);
-    for (size_t i = 0; i < sizeof d / sizeof *d; i++)
-        io_dbl(s, d[i]);
-}
-
-/* Every field of scan_stats (keep in step with analysis/scan.h). */
-static void
-io_stats(stats_io *s, scan_stats *t)
-{
-    uint64_t *u[] = {&t->heads,    &t->bad_heads, &t->bad_elems,
-                     &t->rows,     &t->rep_exact, &t->near_tol,
-                     &t->rep_kernel, &t->p1_ge2,  &t->p1_ge2_fix,
-                     &t->p1_entries, &t->sink_rows, &t->features,
-                     &t->one_sign, &t->o_match,   &t->o_elems,
-                     &t->lse_match, &t->lse_elems};
-    bias_cell *c[] = {&t->o_cap, &t->o_emu, &t->o_fix,
-                      &t->d_cap, &t->d_emu, &t->d_fix};
-    uint64_t hd = t->has_do, d = t->eq.d;
-
-    for (size_t i = 0; i < sizeof u / sizeof *u; i++)
-        io_u64(s, u[i]);
-    io_dbl(s, &t->sum_p_max);
-    for (size_t i = 0; i < sizeof c / sizeof *c; i++)
-        io_cell(s, c[i]);
-    io_u64(s, &hd);
-    t->has_do = hd != 0;
-    io_u64(s, &d);
-    if (d > SCAN_EQ23_DMAX) {
-        s->bad = true;
-        return;
-    }
-    t->eq.d = (size_t)d;
-    io_u64(s, &t->eq.rows);
-    io_dbl(s, &t->eq.err_sum);
-    for (size_t i = 0; i < t->eq.d; i++)
-        io_dbl(s, &t->eq.u_sum[i]);
-    io_dbl(s, &t->eq.u_norm_sum);
-    io_dbl(s, &t->eq.u_norm2_sum);
-    io_dbl(s, &t->eq.sigma1_2);
-    if (s->out == NULL && !s->bad) {
-        while (*s->in == ' ')
-            s->in++;
-        if (*s->in != '\0')
-            s->bad = true;
-    }
-}
-
 /*----------------------------------------------------------------------------
  * Running.
  *--------------------------------------------------------------------------*/
@@ -1006,40 +905,36 @@ static int
 shard_item(scan_ctx *x, size_t ci, size_t bh, const call_spec *c, size_t head,
            bool first, const scan_stats *r, const double *dwq, size_t xc)
 {
-    cli_buf b;
-    stats_io io;
-    scan_stats t = *r;
-    json_t *o;
+    size_t n = scan_stats_format(r, NULL, 0);
+    char *st = malloc(n + 1);
+    json_t *o = NULL;
 
-    cli_buf_init(&b);
-    memset(&io, 0, sizeof io);
-    io.out = &b;
-    io_stats(&io, &t);
-    o = json_pack("{s:I, s:I, s:I, s:I, s:s, s:I, s:b, s:s}", "call",
-                  (json_int_t)ci, "item", (json_int_t)bh, "layer",
-                  (json_int_t)c->layer, "step", (json_int_t)c->step, "name",
-                  c->name, "head", (json_int_t)head, "first", (int)first,
-                  "stats", b.failed || b.p == NULL ? "" : b.p);
-    cli_buf_free(&b);
+    if (st != NULL) {
+        scan_stats_format(r, st, n + 1);
+        o = json_pack("{s:I, s:I, s:I, s:I, s:s, s:I, s:b, s:s}", "call",
+                      (json_int_t)ci, "item", (json_int_t)bh, "layer",
+                      (json_int_t)c->layer, "step", (json_int_t)c->step,
+                      "name", c->name, "head", (json_int_t)head, "first",
+                      (int)first, "stats", st);
+    }
+    free(st);
     if (o != NULL && dwq != NULL && r->eq.d > 0) {
         /* the dW_Q error [d, xc], doubles by their bits */
-        cli_buf m;
-        stats_io mo;
-        cli_buf_init(&m);
-        memset(&mo, 0, sizeof mo);
-        mo.out = &m;
-        for (size_t i = 0; i < r->eq.d * xc; i++) {
-            double v = dwq[i];
-            io_dbl(&mo, &v);
+        size_t nd = r->eq.d * xc, len = scan_words_format(dwq, nd, NULL, 0);
+        char *m = malloc(len + 1);
+        bool ok = m != NULL;
+        if (ok) {
+            scan_words_format(dwq, nd, m, len + 1);
+            ok = json_object_set_new(o, "dwq_cols",
+                                     json_integer((json_int_t)xc))
+                     == 0
+                 && json_object_set_new(o, "dwq", json_string(m)) == 0;
         }
-        if (m.failed || m.p == NULL
-            || json_object_set_new(o, "dwq_cols", json_integer((json_int_t)xc))
-                   != 0
-            || json_object_set_new(o, "dwq", json_string(m.p)) != 0) {
+        if (!ok) {
             json_decref(o);
             o = NULL;
         }
-        cli_buf_free(&m);
+        free(m);
     }
     if (o == NULL || json_array_append_new(x->items, o) != 0)
         return cli_error(CMD, "out of memory");
@@ -2038,16 +1933,12 @@ static int
 item_payload(merge_item *m, const json_t *o, const char *st,
              const char *path, size_t k)
 {
-    stats_io io;
     const char *hx;
     json_int_t xc;
     size_t nd;
 
     scan_stats_init(&m->st);
-    memset(&io, 0, sizeof io);
-    io.in = st;
-    io_stats(&io, &m->st);
-    if (io.bad)
+    if (scan_stats_parse(st, &m->st) != 0)
         return cli_error(CMD, "%s: items[%zu].stats: malformed", path, k);
     if (json_object_get(o, "dwq") == NULL)
         return CLI_EXIT_OK;
@@ -2060,13 +1951,7 @@ item_payload(merge_item *m, const json_t *o, const char *st,
     m->dwq = malloc(nd * sizeof *m->dwq);
     if (m->dwq == NULL)
         return cli_error(CMD, "out of memory");
-    memset(&io, 0, sizeof io);
-    io.in = hx;
-    for (size_t e = 0; e < nd && !io.bad; e++)
-        io_dbl(&io, &m->dwq[e]);
-    while (!io.bad && *io.in == ' ')
-        io.in++;
-    if (io.bad || *io.in != '\0')
+    if (scan_words_parse(hx, m->dwq, nd) != 0)
         return cli_error(CMD, "%s: items[%zu].dwq: malformed", path, k);
     return CLI_EXIT_OK;
 }

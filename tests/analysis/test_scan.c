@@ -236,6 +236,79 @@ START_TEST(test_group_cols)
 }
 END_TEST
 
+START_TEST(test_words)
+{
+    /* 1 = 0x3ff0000000000000, -2 = 0xc000000000000000 (sign, exponent
+       1024 = 0x400 shifted by 52) */
+    const double v[2] = {1.0, -2.0};
+    double back[2];
+    char buf[64], small[5];
+    const char *want = "3ff0000000000000 c000000000000000";
+
+    ck_assert_uint_eq(scan_words_format(v, 2, buf, sizeof buf), 33);
+    ck_assert_str_eq(buf, want);
+    ck_assert_uint_eq(scan_words_format(v, 2, small, sizeof small), 33);
+    ck_assert_str_eq(small, "3ff0");
+    ck_assert_int_eq(scan_words_parse("  3ff0000000000000  "
+                                      "c000000000000000 ",
+                                      back, 2),
+                     0);
+    ck_assert(back[0] == 1.0 && back[1] == -2.0);
+    ck_assert_int_eq(scan_words_parse("3ff0000000000000", back, 2), -1);
+    ck_assert_int_eq(scan_words_parse("3ff0000000000000 c000000000000000 0",
+                                      back, 2),
+                     -1);
+    ck_assert_int_eq(scan_words_parse("3ff0000000000000 zz", back, 2), -1);
+}
+END_TEST
+
+START_TEST(test_stats_words)
+{
+    /* 17 counts, sum_p_max, 6 cells of 14 + 4, has_do, eq.d, eq.rows,
+       err_sum, eq.d u_sum words and 3 sums: with eq.d = 2, 17 + 1 + 108
+       + 2 + 1 + 1 + 2 + 3 = 135 words, 134 spaces; heads = 255 first
+       ("ff"), has_do 1 and eq.d 2 are the 127th and 128th words. */
+    scan_stats s, t;
+    char buf[4096], *w;
+    size_t n, spaces = 0, k;
+
+    scan_stats_init(&s);
+    s.heads = 255;
+    s.sum_p_max = 0.5;
+    s.o_emu.mean = -0.125;
+    s.has_do = true;
+    s.eq.d = 2;
+    s.eq.u_sum[1] = 3.0;
+    s.eq.sigma1_2 = 1e-300;
+    n = scan_stats_format(&s, buf, sizeof buf);
+    ck_assert_uint_eq(n, strlen(buf));
+    for (size_t i = 0; i < n; i++)
+        spaces += buf[i] == ' ';
+    ck_assert_uint_eq(spaces, 134);
+    ck_assert(strncmp(buf, "ff ", 3) == 0);
+    for (w = buf, k = 1; k < 127; k++)
+        w = strchr(w, ' ') + 1;
+    ck_assert(strncmp(w, "1 2 ", 4) == 0);
+    ck_assert_uint_eq(scan_stats_format(&s, NULL, 0), n);
+    memset(&t, 0xA5, sizeof t);
+    ck_assert_int_eq(scan_stats_parse(buf, &t), 0);
+    ck_assert(t.heads == 255 && t.has_do && t.eq.d == 2);
+    ck_assert(t.sum_p_max == 0.5 && t.o_emu.mean == -0.125);
+    ck_assert(t.eq.u_sum[0] == 0 && t.eq.u_sum[1] == 3.0);
+    ck_assert(t.eq.sigma1_2 == 1e-300);
+    ck_assert(memcmp(&t.o_cap, &s.o_cap, sizeof s.o_cap) == 0);
+    /* eq.d above SCAN_EQ23_DMAX (0x12c = 300) is refused */
+    s.eq.d = 0;
+    s.eq.sigma1_2 = 0;
+    n = scan_stats_format(&s, buf, sizeof buf);
+    ck_assert(n > 6 && strcmp(buf + n - 6, " 0 0 0") == 0);
+    w = strstr(buf, " 1 0 0 ");
+    ck_assert_ptr_nonnull(w);
+    memcpy(w, " 1 12c", 6);
+    ck_assert_int_eq(scan_stats_parse(buf, &t), -1);
+}
+END_TEST
+
 static Suite *
 scan_suite(void)
 {
@@ -252,6 +325,10 @@ scan_suite(void)
     tcase_add_test(tc, test_group_summary);
     tcase_add_test(tc, test_group_rank);
     tcase_add_test(tc, test_group_cols);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("words");
+    tcase_add_test(tc, test_words);
+    tcase_add_test(tc, test_stats_words);
     suite_add_tcase(s, tc);
     return s;
 }

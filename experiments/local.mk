@@ -18,7 +18,7 @@ experiments_bf16emu_SOURCES = \
 	experiments/sweep.c \
 	experiments/reproduce.c \
 	experiments/ls.c \
-	experiments/scan.c \
+	experiments/scan.c experiments/scan_local.h experiments/scan_report.c \
 	experiments/invariance.c
 experiments_bf16emu_CFLAGS = $(AM_CFLAGS) $(MPFR_CFLAGS) $(OPENMP_CFLAGS) \
 	$(JANSSON_CFLAGS) \

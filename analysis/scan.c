@@ -347,43 +347,311 @@ one_sign_features(const uint16_t *v, size_t nk, size_t d)
     return n;
 }
 
+/* Why CFG, FIX, REF and IN cannot be measured, or NULL. */
+static const char *
+head_refused(const fa_config *cfg, const fa_fix *fix, scan_reference ref,
+             const scan_head_in *in)
+{
+    const char *w;
+
+    if ((w = scan_check(cfg, fix)) != NULL)
+        return w;
+    if (in == NULL || in->q == NULL || in->k == NULL || in->v == NULL)
+        return "Q, K and V are needed";
+    if (ref == SCAN_REF_BINARY64 && cfg->mask != NULL)
+        return "the binary64 reference takes no attention mask (the exact "
+               "reference does)";
+    if (ref == SCAN_REF_BINARY64 && in_format(cfg) != &sf_format_bf16)
+        return "the binary64 reference reads BF16 inputs (FP16 ones take "
+               "the exact reference)";
+    return NULL;
+}
+
+/* The buffers of one head: the exact scores and O (s_ex, o_ex), the
+   kernel's scores, P~ and O without the fix and P~ and O with it, the
+   LSEs, and for Eq. 2-3 the Gram matrix of the u_i, one u_i (pk), the
+   power iteration's work and a row of X. */
+typedef struct
+{
+    double *s_ex, *o_ex, *work, *gram, *pk, *eqw, *xrow;
+    uint32_t *s_k, *p_k, *p_f, *o_e, *o_f, *lse_e, *lse_f;
+} head_work;
+
+static void
+work_free(head_work *w)
+{
+    free(w->s_ex);
+    free(w->o_ex);
+    free(w->work);
+    free(w->s_k);
+    free(w->p_k);
+    free(w->p_f);
+    free(w->o_e);
+    free(w->o_f);
+    free(w->lse_e);
+    free(w->lse_f);
+    free(w->gram);
+    free(w->pk);
+    free(w->eqw);
+    free(w->xrow);
+}
+
+/* W's buffers for a head of NQ x NK and D features (EQ_ON: with Eq.
+   2-3's; X's row when IN has X and a dW_Q sum).  False when out of
+   memory (W then holds what was had, for work_free). */
+static bool
+work_alloc(head_work *w, size_t nq, size_t nk, size_t d, bool eq_on,
+           const scan_head_in *in)
+{
+    memset(w, 0, sizeof *w);
+    w->s_ex = malloc(nq * nk * sizeof *w->s_ex);
+    w->o_ex = malloc(nq * d * sizeof *w->o_ex);
+    w->work = malloc((nk > 0 ? nk : 1) * sizeof *w->work);
+    w->s_k = malloc(nq * nk * sizeof *w->s_k);
+    w->p_k = malloc(nq * nk * sizeof *w->p_k);
+    w->p_f = malloc(nq * nk * sizeof *w->p_f);
+    w->o_e = malloc(nq * d * sizeof *w->o_e);
+    w->o_f = malloc(nq * d * sizeof *w->o_f);
+    w->lse_e = malloc((nq > 0 ? nq : 1) * sizeof *w->lse_e);
+    w->lse_f = malloc((nq > 0 ? nq : 1) * sizeof *w->lse_f);
+    if (w->s_ex == NULL || w->o_ex == NULL || w->work == NULL
+        || w->s_k == NULL || w->p_k == NULL || w->p_f == NULL
+        || w->o_e == NULL || w->o_f == NULL || w->lse_e == NULL
+        || w->lse_f == NULL)
+        return false;
+    if (!eq_on)
+        return true;
+    w->gram = calloc(d * d, sizeof *w->gram);
+    w->pk = malloc(d * sizeof *w->pk);
+    w->eqw = malloc((2 * d + nk) * sizeof *w->eqw);
+    if (w->gram == NULL || w->pk == NULL || w->eqw == NULL)
+        return false;
+    if (in->x != NULL && in->dwq != NULL && in->x_cols > 0
+        && (w->xrow = malloc(in->x_cols * sizeof *w->xrow)) == NULL)
+        return false;
+    return true;
+}
+
+/* The reference's scores and O into W->s_ex and W->o_ex (REF's way).
+   NULL, or why not. */
+static const char *
+head_reference(const fa_config *cfg, scan_reference ref,
+               const scan_head_in *in, head_work *w)
+{
+    size_t nq = cfg->shape.nq, nk = cfg->shape.nk, d = cfg->shape.d;
+    const sf_format *inf = in_format(cfg);
+
+    if (ref == SCAN_REF_BINARY64) {
+        uint32_t sb = ax_scale_bits(cfg);
+        double scale = bits_f32_value(sb);
+        pt_reference(nq, nk, d, cfg->causal, scale, in->q, in->k, in->v,
+                     w->work, w->o_ex);
+        for (size_t i = 0; i < nq; i++)
+            for (size_t j = 0; j < nk; j++) {
+                double acc = 0;
+                bool masked = cfg->causal && j + nq > i + nk;
+                if (!masked)
+                    for (size_t c = 0; c < d; c++)
+                        acc += in_value(inf, in->q[i * d + c])
+                               * in_value(inf, in->k[j * d + c]);
+                w->s_ex[i * nk + j] = masked ? -INFINITY : scale * acc;
+            }
+    } else {
+        ax_options ao = {0, AX_DIRECT};
+        ax_outputs ax;
+        int arc;
+        memset(&ax, 0, sizeof ax);
+        ax.s.d = w->s_ex;
+        ax.o.d = w->o_ex;
+        arc = ax_forward_ex(cfg, &ao, in->q, in->k, in->v, &ax);
+        if (arc != AX_OK)
+            return ax_strerror(arc);
+    }
+    return NULL;
+}
+
+/* The emulated kernel without the fix (scores, P~, O, LSE) and with FIX
+   (P~, O, LSE) into W.  NULL, or why not. */
+static const char *
+head_kernels(const fa_config *cfg, const fa_fix *fix, const scan_head_in *in,
+             head_work *w)
+{
+    fa_capture cap;
+    fa_config cf;
+    sf_env env = SF_ENV_IEEE, env2 = SF_ENV_IEEE;
+
+    memset(&cap, 0, sizeof cap);
+    cap.s = w->s_k;
+    cap.p = w->p_k;
+    if (fa_forward(cfg, in->q, in->k, in->v, w->o_e, w->lse_e, &cap, &env)
+        != 0)
+        return "the emulated forward failed";
+    cf = *cfg;
+    cf.fix = *fix;
+    memset(&cap, 0, sizeof cap);
+    cap.p = w->p_f;
+    if (fa_forward(&cf, in->q, in->k, in->v, w->o_f, w->lse_f, &cap, &env2)
+        != 0)
+        return "the emulated forward with the fix failed";
+    return NULL;
+}
+
+/* A row's delta = rowsum(dO o O) from the exact O, the captured, the
+   emulated and the fixed one. */
+typedef struct
+{
+    double dex, dcap, demu, dfix;
+} row_delta;
+
+/* Row I's O errors (captured, emulated, with the fix) into OUT and, with
+   dO, its deltas (returned; zero without dO) and their errors. */
+
+static row_delta
+row_errors(const fa_config *cfg, const scan_head_in *in,
+           const head_work *w, size_t i, scan_stats *out)
+{
+    const sf_format *inf = in_format(cfg);
+    size_t d = cfg->shape.d;
+    row_delta r = {0, 0, 0, 0};
+
+    for (size_t c = 0; c < d; c++) {
+        size_t at = i * d + c;
+        double oe = bits_f32_value(w->o_e[at]);
+        double of = bits_f32_value(w->o_f[at]);
+        bias_cell_add(&out->o_emu, err_in_ulps(inf, oe, w->o_ex[at]));
+        bias_cell_add(&out->o_fix, err_in_ulps(inf, of, w->o_ex[at]));
+        if (in->o != NULL) {
+            double oc = in_value(inf, in->o[at]);
+            bias_cell_add(&out->o_cap, err_in_ulps(inf, oc, w->o_ex[at]));
+            out->o_elems++;
+            out->o_match += in_wide(inf, in->o[at]) == w->o_e[at];
+        }
+        if (in->dout != NULL) {
+            double g = in_value(inf, in->dout[at]);
+            r.dex += g * w->o_ex[at];
+            r.demu += g * oe;
+            r.dfix += g * of;
+            if (in->o != NULL)
+                r.dcap += g * in_value(inf, in->o[at]);
+        }
+    }
+    if (in->dout != NULL) {
+        bias_cell_add(&out->d_emu, r.demu - r.dex);
+        bias_cell_add(&out->d_fix, r.dfix - r.dex);
+        if (in->o != NULL)
+            bias_cell_add(&out->d_cap, r.dcap - r.dex);
+    }
+    return r;
+}
+
+/* Eq. 2 for row I, whose delta has the error E: u_i = -scale e_i (P K)_i,
+   P from the exact scores, added to OUT's sums, to the Gram matrix and,
+   with X, u_i x_i^T to the dW_Q error. */
+static void
+row_eq23(const fa_config *cfg, const scan_head_in *in, head_work *w,
+         size_t i, double e, scan_stats *out)
+{
+    const sf_format *inf = in_format(cfg);
+    size_t nk = cfg->shape.nk, d = cfg->shape.d;
+    double scale_v = bits_f32_value(ax_scale_bits(cfg));
+    const double *srow = w->s_ex + i * nk;
+    double *pk = w->pk;
+    double m = -INFINITY, z = 0, n2 = 0;
+
+    for (size_t j = 0; j < nk; j++)
+        if (srow[j] > m)
+            m = srow[j];
+    for (size_t c = 0; c < d; c++)
+        pk[c] = 0;
+    for (size_t j = 0; j < nk; j++) {
+        double wgt = isinf(srow[j]) ? 0.0 : exp(srow[j] - m);
+        z += wgt;
+        if (wgt != 0)
+            for (size_t c = 0; c < d; c++)
+                pk[c] += wgt * in_value(inf, in->k[j * d + c]);
+    }
+    for (size_t c = 0; c < d; c++) {
+        pk[c] = -scale_v * e * pk[c] / z;
+        out->eq.u_sum[c] += pk[c];
+        n2 += pk[c] * pk[c];
+    }
+    if (w->xrow != NULL) {
+        /* Eq. 2: dW_Q's error gains u_i x_i^T */
+        const uint16_t *xr = in->x + i * in->x_cols;
+        for (size_t a = 0; a < in->x_cols; a++)
+            w->xrow[a] = bits_bf16_value(xr[a]);
+        for (size_t c = 0; c < d; c++) {
+            double *mr = in->dwq + c * in->x_cols;
+            for (size_t a = 0; a < in->x_cols; a++)
+                mr[a] += pk[c] * w->xrow[a];
+        }
+    }
+    for (size_t r = 0; r < d; r++)
+        for (size_t c = 0; c < d; c++)
+            w->gram[r * d + c] += pk[r] * pk[c];
+    out->eq.rows++;
+    out->eq.err_sum += e;
+    out->eq.u_norm_sum += sqrt(n2);
+    out->eq.u_norm2_sum += n2;
+}
+
+/* Row I's counts: its classes in the exact scores and the kernel's
+   without and with the fix, P~ == 1 per block of BC keys, the sink, the
+   LSE match.  False when a classification failed. */
+static bool
+row_counts(const fa_config *cfg, const scan_head_in *in, const head_work *w,
+           const rows_options *ro, size_t bc, size_t i, bool *masked,
+           scan_stats *out)
+{
+    size_t nk = cfg->shape.nk;
+    rows_info ex, ke, fx;
+
+    if (rows_classify_d(nk, w->s_ex + i * nk, NULL, ro, NULL, &ex) != ROWS_OK
+        || rows_classify(nk, w->s_k + i * nk, w->p_k + i * nk, ro, NULL, &ke)
+               != ROWS_OK
+        || rows_classify(nk, NULL, w->p_f + i * nk, ro, NULL, &fx)
+               != ROWS_OK)
+        return false;
+    if (in->lse != NULL) {
+        out->lse_elems++;
+        out->lse_match += in->lse[i] == w->lse_e[i];
+    }
+    *masked = ex.cls == ROWS_MASKED;
+    if (*masked)
+        return true;
+    out->rows++;
+    out->rep_exact += ex.n_max >= 2;
+    out->near_tol += ke.n_near >= 2;
+    out->rep_kernel += ke.n_max >= 2;
+    out->p1_ge2 += block_has_two_ones(w->p_k + i * nk, nk, bc);
+    out->p1_entries += ke.n_one;
+    out->p1_ge2_fix += block_has_two_ones(w->p_f + i * nk, nk, bc);
+    if (!isnan(ex.p_max)) {
+        out->sum_p_max += ex.p_max;
+        out->sink_rows += ex.p_max >= 0.5;
+    }
+    return true;
+}
+
 int
 scan_head(const fa_config *cfg, const fa_fix *fix, scan_reference ref,
           const scan_head_in *in, scan_stats *out, const char **why)
 {
     const char *w;
     size_t nq, nk, d, bc;
-    fa_config cf;
-    double *s_ex = NULL, *o_ex = NULL, *work = NULL, *gram = NULL,
-           *pk = NULL, *eqw = NULL, *xrow = NULL;
-    double scale_v = bits_f32_value(ax_scale_bits(cfg));
-    const sf_format *inf = in_format(cfg);
+    const sf_format *inf;
     bool eq_on;
-    uint32_t *s_k = NULL, *p_k = NULL, *p_f = NULL, *o_e = NULL,
-             *o_f = NULL, *lse_e = NULL, *lse_f = NULL;
+    head_work hw;
     uint64_t bad;
     rows_options ro = rows_options_default();
     int rc = -1;
 
     *why = NULL;
-    if ((w = scan_check(cfg, fix)) != NULL) {
+    if ((w = head_refused(cfg, fix, ref, in)) != NULL) {
         *why = w;
         return -1;
     }
-    if (in == NULL || in->q == NULL || in->k == NULL || in->v == NULL) {
-        *why = "Q, K and V are needed";
-        return -1;
-    }
-    if (ref == SCAN_REF_BINARY64 && cfg->mask != NULL) {
-        *why = "the binary64 reference takes no attention mask (the exact "
-               "reference does)";
-        return -1;
-    }
-    if (ref == SCAN_REF_BINARY64 && inf != &sf_format_bf16) {
-        *why = "the binary64 reference reads BF16 inputs (FP16 ones take "
-               "the exact reference)";
-        return -1;
-    }
+    inf = in_format(cfg);
     nq = cfg->shape.nq;
     nk = cfg->shape.nk;
     d = cfg->shape.d;
@@ -402,91 +670,17 @@ scan_head(const fa_config *cfg, const fa_fix *fix, scan_reference ref,
         return 0;
     }
 
-    s_ex = malloc(nq * nk * sizeof *s_ex);
-    o_ex = malloc(nq * d * sizeof *o_ex);
-    work = malloc((nk > 0 ? nk : 1) * sizeof *work);
-    s_k = malloc(nq * nk * sizeof *s_k);
-    p_k = malloc(nq * nk * sizeof *p_k);
-    p_f = malloc(nq * nk * sizeof *p_f);
-    o_e = malloc(nq * d * sizeof *o_e);
-    o_f = malloc(nq * d * sizeof *o_f);
-    lse_e = malloc((nq > 0 ? nq : 1) * sizeof *lse_e);
-    lse_f = malloc((nq > 0 ? nq : 1) * sizeof *lse_f);
-    if (s_ex == NULL || o_ex == NULL || work == NULL || s_k == NULL
-        || p_k == NULL || p_f == NULL || o_e == NULL || o_f == NULL
-        || lse_e == NULL || lse_f == NULL) {
+    eq_on = in->dout != NULL && d <= SCAN_EQ23_DMAX;
+    if (!work_alloc(&hw, nq, nk, d, eq_on, in)) {
         *why = "out of memory";
         goto done;
     }
-
-    eq_on = in->dout != NULL && d <= SCAN_EQ23_DMAX;
-    if (eq_on) {
-        gram = calloc(d * d, sizeof *gram);
-        pk = malloc(d * sizeof *pk);
-        eqw = malloc((2 * d + nk) * sizeof *eqw);
-        if (gram == NULL || pk == NULL || eqw == NULL) {
-            *why = "out of memory";
-            goto done;
-        }
+    if (eq_on)
         out->eq.d = d;
-        if (in->x != NULL && in->dwq != NULL && in->x_cols > 0
-            && (xrow = malloc(in->x_cols * sizeof *xrow)) == NULL) {
-            *why = "out of memory";
-            goto done;
-        }
-    }
-
-    /* The reference: scores and O. */
-    if (ref == SCAN_REF_BINARY64) {
-        uint32_t sb = ax_scale_bits(cfg);
-        double scale = bits_f32_value(sb);
-        pt_reference(nq, nk, d, cfg->causal, scale, in->q, in->k, in->v, work,
-                     o_ex);
-        for (size_t i = 0; i < nq; i++)
-            for (size_t j = 0; j < nk; j++) {
-                double acc = 0;
-                bool masked = cfg->causal && j + nq > i + nk;
-                if (!masked)
-                    for (size_t c = 0; c < d; c++)
-                        acc += in_value(inf, in->q[i * d + c])
-                               * in_value(inf, in->k[j * d + c]);
-                s_ex[i * nk + j] = masked ? -INFINITY : scale * acc;
-            }
-    } else {
-        ax_options ao = {0, AX_DIRECT};
-        ax_outputs ax;
-        int arc;
-        memset(&ax, 0, sizeof ax);
-        ax.s.d = s_ex;
-        ax.o.d = o_ex;
-        arc = ax_forward_ex(cfg, &ao, in->q, in->k, in->v, &ax);
-        if (arc != AX_OK) {
-            *why = ax_strerror(arc);
-            goto done;
-        }
-    }
-
-    /* The kernel without and with the fix. */
-    {
-        fa_capture cap;
-        sf_env env = SF_ENV_IEEE, env2 = SF_ENV_IEEE;
-        memset(&cap, 0, sizeof cap);
-        cap.s = s_k;
-        cap.p = p_k;
-        if (fa_forward(cfg, in->q, in->k, in->v, o_e, lse_e, &cap, &env)
-            != 0) {
-            *why = "the emulated forward failed";
-            goto done;
-        }
-        cf = *cfg;
-        cf.fix = *fix;
-        memset(&cap, 0, sizeof cap);
-        cap.p = p_f;
-        if (fa_forward(&cf, in->q, in->k, in->v, o_f, lse_f, &cap, &env2)
-            != 0) {
-            *why = "the emulated forward with the fix failed";
-            goto done;
-        }
+    if ((w = head_reference(cfg, ref, in, &hw)) != NULL
+        || (w = head_kernels(cfg, fix, in, &hw)) != NULL) {
+        *why = w;
+        goto done;
     }
 
     bc = ax_block_cols(cfg);
@@ -495,124 +689,25 @@ scan_head(const fa_config *cfg, const fa_fix *fix, scan_reference ref,
     out->features += d;
     out->one_sign += one_sign_features(in->v, nk, d);
     for (size_t i = 0; i < nq; i++) {
-        rows_info ex, ke, fx;
-        if (rows_classify_d(nk, s_ex + i * nk, NULL, &ro, NULL, &ex) != ROWS_OK
-            || rows_classify(nk, s_k + i * nk, p_k + i * nk, &ro, NULL, &ke)
-                   != ROWS_OK
-            || rows_classify(nk, NULL, p_f + i * nk, &ro, NULL, &fx)
-                   != ROWS_OK) {
+        bool masked;
+        row_delta r;
+        if (!row_counts(cfg, in, &hw, &ro, bc, i, &masked, out)) {
             *why = "row classification failed";
             goto done;
         }
-        if (in->lse != NULL) {
-            out->lse_elems++;
-            out->lse_match += in->lse[i] == lse_e[i];
-        }
-        if (ex.cls == ROWS_MASKED)
+        if (masked)
             continue;
-        out->rows++;
-        out->rep_exact += ex.n_max >= 2;
-        out->near_tol += ke.n_near >= 2;
-        out->rep_kernel += ke.n_max >= 2;
-        out->p1_ge2 += block_has_two_ones(p_k + i * nk, nk, bc);
-        out->p1_entries += ke.n_one;
-        out->p1_ge2_fix += block_has_two_ones(p_f + i * nk, nk, bc);
-        if (!isnan(ex.p_max)) {
-            out->sum_p_max += ex.p_max;
-            out->sink_rows += ex.p_max >= 0.5;
-        }
-        {
-            double dex = 0, dcap = 0, demu = 0, dfix = 0;
-            for (size_t c = 0; c < d; c++) {
-                size_t at = i * d + c;
-                double oe = bits_f32_value(o_e[at]),
-                       of = bits_f32_value(o_f[at]);
-                bias_cell_add(&out->o_emu, err_in_ulps(inf, oe, o_ex[at]));
-                bias_cell_add(&out->o_fix, err_in_ulps(inf, of, o_ex[at]));
-                if (in->o != NULL) {
-                    double oc = in_value(inf, in->o[at]);
-                    bias_cell_add(&out->o_cap, err_in_ulps(inf, oc, o_ex[at]));
-                    out->o_elems++;
-                    out->o_match += in_wide(inf, in->o[at]) == o_e[at];
-                }
-                if (in->dout != NULL) {
-                    double g = in_value(inf, in->dout[at]);
-                    dex += g * o_ex[at];
-                    demu += g * oe;
-                    dfix += g * of;
-                    if (in->o != NULL)
-                        dcap += g * in_value(inf, in->o[at]);
-                }
-            }
-            if (in->dout != NULL) {
-                bias_cell_add(&out->d_emu, demu - dex);
-                bias_cell_add(&out->d_fix, dfix - dex);
-                if (in->o != NULL)
-                    bias_cell_add(&out->d_cap, dcap - dex);
-            }
-            if (eq_on) {
-                /* Eq. 2: u_i = -scale e_i (P K)_i, P from the exact
-                   scores */
-                const double *srow = s_ex + i * nk;
-                double m = -INFINITY, z = 0, e, n2 = 0;
-                e = (in->o != NULL ? dcap : demu) - dex;
-                for (size_t j = 0; j < nk; j++)
-                    if (srow[j] > m)
-                        m = srow[j];
-                for (size_t c = 0; c < d; c++)
-                    pk[c] = 0;
-                for (size_t j = 0; j < nk; j++) {
-                    double wgt = isinf(srow[j]) ? 0.0 : exp(srow[j] - m);
-                    z += wgt;
-                    if (wgt != 0)
-                        for (size_t c = 0; c < d; c++)
-                            pk[c] += wgt * in_value(inf, in->k[j * d + c]);
-                }
-                for (size_t c = 0; c < d; c++) {
-                    pk[c] = -scale_v * e * pk[c] / z;
-                    out->eq.u_sum[c] += pk[c];
-                    n2 += pk[c] * pk[c];
-                }
-                if (xrow != NULL) {
-                    /* Eq. 2: dW_Q's error gains u_i x_i^T */
-                    const uint16_t *xr = in->x + i * in->x_cols;
-                    for (size_t a = 0; a < in->x_cols; a++)
-                        xrow[a] = bits_bf16_value(xr[a]);
-                    for (size_t c = 0; c < d; c++) {
-                        double *mr = in->dwq + c * in->x_cols;
-                        for (size_t a = 0; a < in->x_cols; a++)
-                            mr[a] += pk[c] * xrow[a];
-                    }
-                }
-                for (size_t r = 0; r < d; r++)
-                    for (size_t c = 0; c < d; c++)
-                        gram[r * d + c] += pk[r] * pk[c];
-                out->eq.rows++;
-                out->eq.err_sum += e;
-                out->eq.u_norm_sum += sqrt(n2);
-                out->eq.u_norm2_sum += n2;
-            }
-        }
+        r = row_errors(cfg, in, &hw, i, out);
+        if (eq_on)
+            row_eq23(cfg, in, &hw, i,
+                     (in->o != NULL ? r.dcap : r.demu) - r.dex, out);
     }
     if (eq_on)
-        out->eq.sigma1_2 += top_eigenvalue(gram, d, eqw);
+        out->eq.sigma1_2 += top_eigenvalue(hw.gram, d, hw.eqw);
     rc = 0;
 
 done:
-    free(s_ex);
-    free(o_ex);
-    free(work);
-    free(s_k);
-    free(p_k);
-    free(p_f);
-    free(o_e);
-    free(o_f);
-    free(lse_e);
-    free(lse_f);
-    free(gram);
-    free(pk);
-    free(eqw);
-    free(xrow);
+    work_free(&hw);
     return rc;
 }
 

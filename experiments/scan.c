@@ -1,16 +1,18 @@
 /* scan.c -- bf16emu scan: the paper's failure mechanism per layer and head
-   of captured attention calls (doc/real-models.md) */
+   of captured attention calls (doc/real-models.md).  This file: the
+   options, a call's tensors, the runs (analysis/scan.h measures, and
+   analysis/scan_groups.h keeps the rows) and MPI; the manifest is
+   scan_manifest.c's, --shard and --merge scan_shard.c's, the reports
+   scan_report.c's, the help scan_help.c's. */
 #ifdef HAVE_CONFIG_H
 #include <config.h>
 #endif
 
 #include <errno.h>
 #include <inttypes.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -23,11 +25,8 @@
 #include "analysis/dump_inputs.h"
 #include "analysis/scan.h"
 #include "analysis/scan_groups.h"
-#include "analysis/user_tensor.h"
 #include "experiments/cli.h"
 #include "experiments/fa_cli.h"
-#include "experiments/fa_kernel_json.h"
-#include "experiments/plot.h"
 #include "experiments/scan_local.h"
 
 /*
@@ -43,457 +42,6 @@
  * the output does not depend on the thread count.  Rows of the report are
  * (layer, head), merged over steps and batch entries.
  */
-
-
-/*----------------------------------------------------------------------------
- * The manifest.
- *--------------------------------------------------------------------------*/
-static json_t *
-parse_json_text(const char *text, size_t len, const char *what)
-{
-    json_error_t je;
-    json_t *v = json_loadb(text, len, 0, &je);
-
-    if (v == NULL) {
-        cli_error(CMD, "%s: the manifest is not JSON (line %d: %s)", what,
-                  je.line, je.text);
-        return NULL;
-    }
-    if (!json_is_object(v)) {
-        json_decref(v);
-        cli_error(CMD, "%s: the manifest is not a JSON object", what);
-        return NULL;
-    }
-    return v;
-}
-
-static json_t *
-read_json_file(const char *path)
-{
-    size_t len;
-    char *text = cli_read_all(path, &len);
-    json_t *v;
-
-    if (text == NULL) {
-        cli_error(CMD, "%s: cannot read: %s", path, strerror(errno));
-        return NULL;
-    }
-    v = parse_json_text(text, len, path);
-    free(text);
-    return v;
-}
-
-/* The manifest a shard carries, or NULL (none); *BAD after an error. */
-static json_t *
-shard_manifest(const shard *s, bool *bad)
-{
-    struct stat st;
-    char *side;
-    size_t n;
-    json_t *v;
-    const char *dot;
-
-    *bad = false;
-    for (size_t i = 0; i < s->l.n_meta; i++)
-        if (strcmp(s->l.meta[i].key, "manifest") == 0) {
-            v = parse_json_text(s->l.meta[i].value,
-                                strlen(s->l.meta[i].value), s->path);
-            *bad = v == NULL;
-            return v;
-        }
-    n = strlen(s->path);
-    dot = strrchr(s->path, '.');
-    if (dot == NULL || strchr(dot, '/') != NULL)
-        dot = s->path + n;
-    side = malloc((size_t)(dot - s->path) + 6);
-    if (side == NULL) {
-        *bad = true;
-        cli_error(CMD, "out of memory");
-        return NULL;
-    }
-    memcpy(side, s->path, (size_t)(dot - s->path));
-    strcpy(side + (dot - s->path), ".json");
-    if (stat(side, &st) != 0 || !S_ISREG(st.st_mode)) {
-        free(side);
-        return NULL;
-    }
-    v = read_json_file(side);
-    *bad = v == NULL;
-    free(side);
-    return v;
-}
-
-static bool
-get_string(const json_t *o, const char *key, char *buf, size_t n,
-           const char *what)
-{
-    const json_t *v = json_object_get(o, key);
-
-    buf[0] = '\0';
-    if (v == NULL || json_is_null(v))
-        return true;
-    if (!json_is_string(v) || strlen(json_string_value(v)) >= n) {
-        cli_error(CMD, "%s: field '%s' must be a string (under %zu bytes)",
-                  what, key, n);
-        return false;
-    }
-    strcpy(buf, json_string_value(v));
-    return true;
-}
-
-/* An optional integer > 0 of OBJ (0 when absent). */
-static bool
-opt_count(const json_t *obj, const char *key, const char *what,
-          uint64_t *out)
-{
-    const json_t *v = json_object_get(obj, key);
-
-    *out = 0;
-    if (v == NULL || json_is_null(v))
-        return true;
-    if (!json_is_integer(v) || json_integer_value(v) <= 0) {
-        cli_error(CMD, "%s.%s: expected an integer > 0", what, key);
-        return false;
-    }
-    *out = (uint64_t)json_integer_value(v);
-    return true;
-}
-
-/* The manifest's "model" (M, may be NULL) and the call's layer and kept
-   heads against it. */
-static bool
-model_fields(const json_t *m, call_spec *c)
-{
-    if (m != NULL && json_is_object(m)
-        && (!opt_count(m, "layers", "manifest model", &c->model_layers)
-            || !opt_count(m, "heads", "manifest model", &c->model_heads)
-            || !opt_count(m, "head_dim", "manifest model", &c->model_d)))
-        return false;
-    if (c->model_layers != 0 && (uint64_t)c->layer >= c->model_layers)
-        return cli_error(CMD,
-                         "manifest calls[%zu]: layer %lld, but model.layers "
-                         "is %" PRIu64 " (a manifest of another model?)",
-                         c->idx, c->layer, c->model_layers),
-               false;
-    if (c->launch_heads != 0 && c->model_heads != 0
-        && c->launch_heads != c->model_heads)
-        return cli_error(CMD,
-                         "manifest calls[%zu]: launch_shape.heads %" PRIu64
-                         ", but model.heads is %" PRIu64
-                         " (a manifest of another model?)",
-                         c->idx, c->launch_heads, c->model_heads),
-               false;
-    for (size_t i = 0; i < c->n_heads_kept; i++) {
-        uint64_t h = c->launch_heads ? c->launch_heads : c->model_heads;
-        if (h != 0 && c->heads_kept[i] >= h)
-            return cli_error(CMD,
-                             "manifest calls[%zu]: heads_kept[%zu] = %zu, "
-                             "but the model has %" PRIu64 " heads",
-                             c->idx, i, c->heads_kept[i], h),
-                   false;
-    }
-    return true;
-}
-
-/* The settings that change the result and that scan does not apply
-   yet, refused by name (never measured without); attn_mask noted. */
-static bool
-call_unmodelled(const json_t *c, const char *what, call_spec *out)
-{
-    const json_t *v;
-
-    /* settings that change the result and that scan does not apply
-       yet: refused by name, never measured without */
-    for (size_t i = 0; dump_unmodelled_key(i) != NULL; i++) {
-        const char *key = dump_unmodelled_key(i);
-        v = json_object_get(c, key);
-        if (strcmp(key, "attn_mask") == 0) {
-            out->has_mask = v != NULL && !json_is_null(v)
-                            && !json_is_false(v);
-            continue;
-        }
-        if (strcmp(key, "dropout_p") != 0 && v != NULL
-            && !json_is_null(v) && !json_is_false(v))
-            return cli_error(CMD,
-                             "%s: '%s': the call has a mask or bias, "
-                             "which changes the result and which scan "
-                             "does not apply yet (bf16emu diff --call "
-                             "refuses it too)",
-                             what, key),
-                   false;
-    }
-    v = json_object_get(c, "dropout_p");
-    if (json_is_number(v) && json_number_value(v) != 0.0)
-        return cli_error(CMD, "%s: 'dropout_p': dropout is not modelled",
-                         what),
-               false;
-    return true;
-}
-
-/* "scale": a positive number, or null for 1/sqrt(d). */
-static bool
-call_scale(const json_t *c, const char *what, call_spec *out)
-{
-    const json_t *v;
-
-    v = json_object_get(c, "scale");
-    if (v == NULL)
-        return cli_error(CMD,
-                         "%s: 'scale' is missing (a number, or null for "
-                         "1/sqrt(d))",
-                         what),
-               false;
-    if (json_is_number(v)) {
-        out->has_scale = true;
-        out->scale = json_number_value(v);
-        if (!(out->scale > 0) || !isfinite(out->scale))
-            return cli_error(CMD, "%s: 'scale' must be positive", what),
-                   false;
-    } else if (!json_is_null(v)) {
-        return cli_error(CMD,
-                         "%s: 'scale' must be a number, or null for "
-                         "1/sqrt(d)",
-                         what),
-               false;
-    }
-    return true;
-}
-
-/* "heads_kept": null, or the model's distinct index of each stored
-   head. */
-static bool
-call_heads_kept(const json_t *c, const char *what, call_spec *out)
-{
-    const json_t *v;
-
-    v = json_object_get(c, "heads_kept");
-    if (v != NULL && !json_is_null(v)) {
-        if (!json_is_array(v) || json_array_size(v) == 0)
-            return cli_error(CMD,
-                             "%s: 'heads_kept' must be null or a non-empty "
-                             "array of head indices",
-                             what),
-                   false;
-        out->n_heads_kept = json_array_size(v);
-        out->heads_kept = calloc(out->n_heads_kept, sizeof *out->heads_kept);
-        if (out->heads_kept == NULL)
-            return cli_error(CMD, "out of memory"), false;
-        for (size_t i = 0; i < out->n_heads_kept; i++) {
-            const json_t *e = json_array_get(v, i);
-            if (!json_is_integer(e) || json_integer_value(e) < 0)
-                return cli_error(CMD,
-                                 "%s: heads_kept[%zu] must be an integer "
-                                 ">= 0",
-                                 what, i),
-                       false;
-            out->heads_kept[i] = (size_t)json_integer_value(e);
-            for (size_t j = 0; j < i; j++)
-                if (out->heads_kept[j] == out->heads_kept[i])
-                    return cli_error(CMD,
-                                     "%s: heads_kept lists head %zu twice",
-                                     what, out->heads_kept[i]),
-                           false;
-        }
-    }
-    return true;
-}
-
-/* "x": null, or {"rotary": BOOL, "features": C}. */
-static bool
-call_x(const json_t *c, const char *what, call_spec *out)
-{
-    const json_t *v;
-
-    v = json_object_get(c, "x");
-    if (v != NULL && !json_is_null(v)) {
-        const json_t *r;
-        if (!json_is_object(v))
-            return cli_error(CMD, "%s: 'x' must be an object or null", what),
-                   false;
-        char w2[80];
-        r = json_object_get(v, "rotary");
-        if (r != NULL && !json_is_boolean(r))
-            return cli_error(CMD, "%s: x.rotary must be true or false",
-                             what),
-                   false;
-        out->x_rotary = json_is_true(r);
-        snprintf(w2, sizeof w2, "%s.x", what);
-        if (!opt_count(v, "features", w2, &out->x_features))
-            return false;
-    }
-    return true;
-}
-
-static bool
-parse_call(const json_t *c, size_t idx, const char *top_backend,
-           call_spec *out)
-{
-    char what[64], buf[64];
-    const json_t *v;
-
-    snprintf(what, sizeof what, "manifest calls[%zu]", idx);
-    memset(out, 0, sizeof *out);
-    out->idx = idx;
-    if (!json_is_object(c))
-        return cli_error(CMD, "%s: expected an object", what), false;
-    v = json_object_get(c, "launch_shape");
-    if (v != NULL && !json_is_null(v)) {
-        char w2[80];
-        snprintf(w2, sizeof w2, "%s.launch_shape", what);
-        if (!json_is_object(v))
-            return cli_error(CMD, "%s: expected an object", w2), false;
-        if (!opt_count(v, "heads", w2, &out->launch_heads)
-            || !opt_count(v, "d", w2, &out->launch_d))
-            return false;
-    }
-    v = json_object_get(c, "layer");
-    if (!json_is_integer(v) || json_integer_value(v) < 0)
-        return cli_error(CMD, "%s: 'layer' must be an integer >= 0", what),
-               false;
-    out->layer = (long long)json_integer_value(v);
-    v = json_object_get(c, "step");
-    if (!json_is_integer(v) || json_integer_value(v) < 0)
-        return cli_error(CMD, "%s: 'step' must be an integer >= 0", what),
-               false;
-    out->step = (long long)json_integer_value(v);
-    v = json_object_get(c, "causal");
-    if (!json_is_boolean(v))
-        return cli_error(CMD, "%s: 'causal' must be true or false", what),
-               false;
-    out->causal = json_is_true(v);
-    if (!call_unmodelled(c, what, out) || !call_scale(c, what, out))
-        return false;
-    if (!get_string(c, "layout", buf, sizeof buf, what))
-        return false;
-    if (!ut_layout_parse(buf, &out->layout))
-        return cli_error(CMD, "%s: 'layout' must be \"bhnd\" or \"bnhd\"",
-                         what),
-               false;
-    if (!get_string(c, "dtype", buf, sizeof buf, what))
-        return false;
-    out->f16 = strcasecmp(buf, "float16") == 0 || strcasecmp(buf, "f16") == 0
-               || strcasecmp(buf, "half") == 0;
-    if (strcasecmp(buf, "bfloat16") != 0 && strcasecmp(buf, "bf16") != 0
-        && !out->f16)
-        return cli_error(CMD,
-                         "%s: 'dtype' must be \"bfloat16\" or \"float16\"",
-                         what),
-               false;
-    if (!get_string(c, "backend", out->backend, sizeof out->backend, what)
-        || !get_string(c, "name", out->name, sizeof out->name, what)
-        || !get_string(c, "prefix", out->prefix, sizeof out->prefix, what))
-        return false;
-    if (!call_heads_kept(c, what, out))
-        return false;
-    if (!get_string(c, "causal_alignment", buf, sizeof buf, what))
-        return false;
-    if (buf[0] != '\0' && strcmp(buf, "bottom-right") != 0)
-        return cli_error(CMD,
-                         "%s: 'causal_alignment' \"%s\": only "
-                         "\"bottom-right\" (the flash kernel's) is modelled",
-                         what, buf),
-               false;
-    out->bottom_right = buf[0] != '\0';
-    v = json_object_get(c, "rows_kept");
-    if (v != NULL && !json_is_null(v) && out->causal)
-        return cli_error(CMD,
-                         "%s: 'rows_kept' with a causal mask: the mask "
-                         "needs every query row's position (record every "
-                         "row, or the last Nq rows with rows_kept null)",
-                         what),
-               false;
-    if (!call_x(c, what, out))
-        return false;
-    if (out->backend[0] == '\0' && top_backend != NULL)
-        snprintf(out->backend, sizeof out->backend, "%s", top_backend);
-    if (json_object_get(c, "prefix") == NULL)
-        snprintf(out->prefix, sizeof out->prefix, "L%lld.s%lld.", out->layer,
-                 out->step);
-    return true;
-}
-
-static bool
-load_manifest(scan_ctx *x)
-{
-    json_t *man = NULL, *calls;
-    const char *from = NULL;
-    const char *top_backend = NULL;
-
-    if (x->manifest_path != NULL) {
-        man = read_json_file(x->manifest_path);
-        if (man == NULL)
-            return false;
-        from = x->manifest_path;
-    } else {
-        for (size_t i = 0; i < x->n_shards; i++) {
-            bool bad;
-            json_t *m = shard_manifest(&x->shards[i], &bad);
-            if (bad) {
-                json_decref(man);
-                return false;
-            }
-            if (m == NULL || json_object_get(m, "calls") == NULL) {
-                json_decref(m);
-                continue;
-            }
-            if (man == NULL) {
-                man = m;
-                from = x->shards[i].path;
-            } else {
-                bool same = json_equal(man, m);
-                json_decref(m);
-                if (!same) {
-                    cli_error(CMD,
-                              "%s: its manifest differs from that of %s "
-                              "(give one with --manifest)",
-                              x->shards[i].path, from);
-                    json_decref(man);
-                    return false;
-                }
-            }
-        }
-        if (man == NULL)
-            return cli_error(CMD,
-                             "no capture manifest with a \"calls\" list in "
-                             "the files or their .json sidecars (give one "
-                             "with --manifest)"),
-                   false;
-    }
-    calls = json_object_get(man, "calls");
-    if (!json_is_array(calls) || json_array_size(calls) == 0) {
-        cli_error(CMD, "%s: the manifest's 'calls' must be a non-empty array",
-                  from);
-        json_decref(man);
-        return false;
-    }
-    if (json_is_string(json_object_get(man, "backend")))
-        top_backend = json_string_value(json_object_get(man, "backend"));
-    x->n_calls = json_array_size(calls);
-    x->calls = calloc(x->n_calls, sizeof *x->calls);
-    if (x->calls == NULL) {
-        json_decref(man);
-        return cli_error(CMD, "out of memory"), false;
-    }
-    for (size_t i = 0; i < x->n_calls; i++)
-        if (!parse_call(json_array_get(calls, i), i, top_backend,
-                        &x->calls[i])
-            || !model_fields(json_object_get(man, "model"), &x->calls[i])) {
-            json_decref(man);
-            return false;
-        }
-    for (size_t i = 0; i < x->n_calls; i++)
-        for (size_t j = 0; j < i; j++)
-            if (strcmp(x->calls[i].prefix, x->calls[j].prefix) == 0) {
-                json_decref(man);
-                return cli_error(CMD,
-                                 "manifest calls[%zu] and calls[%zu]: the "
-                                 "same tensors ('%s')",
-                                 j, i, x->calls[i].prefix),
-                       false;
-            }
-    json_decref(man);
-    return true;
-}
 
 /*----------------------------------------------------------------------------
  * Tensors of a call.
@@ -808,8 +356,8 @@ load_call(const scan_ctx *x, const call_spec *c, call_data *cd)
  *--------------------------------------------------------------------------*/
 /* Adds the result R of one item to its (layer, head) group; FIRST: the
    item is of the call's first batch entry.  0 or an exit status. */
-static int
-add_item(scan_ctx *x, long long layer, long long step, const char *name,
+int
+scan_add_item(scan_ctx *x, long long layer, long long step, const char *name,
          size_t head, bool first, const scan_stats *r, const double *dwq,
          size_t xc)
 {
@@ -969,8 +517,8 @@ call_results(scan_ctx *x, size_t ci, const call_data *cd, size_t n,
             rc = shard_item(x, ci, i, c, head, i / cd->h == 0, &res[i], m,
                             cd->xc);
         else
-            rc = add_item(x, c->layer, c->step, c->name, head, i / cd->h == 0,
-                          &res[i], m, cd->xc);
+            rc = scan_add_item(x, c->layer, c->step, c->name, head,
+                               i / cd->h == 0, &res[i], m, cd->xc);
     }
     return rc;
 }
@@ -1072,381 +620,6 @@ dwq_prepare(scan_ctx *x, int nt)
     return CLI_EXIT_OK;
 }
 
-/*----------------------------------------------------------------------------
- * --shard output and --merge.
- *--------------------------------------------------------------------------*/
-#define SHARD_FORMAT "bf16emu scan shard 3"
-
-static char *
-hex_bits(char *buf, size_t n, double v)
-{
-    uint64_t u;
-
-    memcpy(&u, &v, sizeof u);
-    snprintf(buf, n, "%016" PRIx64, u);
-    return buf;
-}
-
-/* What every shard of one scan shares: settings (the description run
-   whole, so that --merge needs no file of it), files and calls. */
-static json_t *
-shard_header(const scan_ctx *x)
-{
-    char tol[32], *kt = fa_kernel_json(&x->kernel);
-    json_t *h, *files = json_array(),
-               *kj = kt != NULL ? json_loads(kt, 0, NULL) : NULL;
-
-    free(kt);
-    for (size_t i = 0; files != NULL && i < x->n_shards; i++)
-        json_array_append_new(files, json_string(x->shards[i].path));
-    h = json_pack("{s:s, s:s, s:b, s:o, s:s, s:s, s:s, s:s, s:o, s:I, s:O, "
-                  "s:[I, I, I]}",
-                  "format", SHARD_FORMAT, "policy", x->kernel.name,
-                  "policy_given", (int)x->policy_given, "kernel", kj, "fix",
-                  fa_fix_name(x->fix.kind), "tol",
-                  hex_bits(tol, sizeof tol, x->fix.tol), "exp", x->exp.name,
-                  "reference",
-                  x->ref == SCAN_REF_EXACT ? "exact" : "binary64", "files",
-                  files, "calls", (json_int_t)x->n_calls, "call_items",
-                  x->call_items, "x_calls", (json_int_t)x->x_used,
-                  (json_int_t)x->x_rotary, (json_int_t)x->x_no_do);
-    return h;
-}
-
-/* The --shard output of X's items as text (malloc'd), NULL when out of
-   memory. */
-static char *
-shard_text(const scan_ctx *x)
-{
-    json_t *o = shard_header(x);
-    char text[48], *s = NULL;
-
-    snprintf(text, sizeof text, "%" PRIu64 "/%" PRIu64, x->shard_i,
-             x->shard_n);
-    if (o == NULL || json_object_set_new(o, "shard", json_string(text)) != 0
-        || json_object_set(o, "items", x->items) != 0)
-        s = NULL;
-    else
-        s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
-    json_decref(o);
-    return s;
-}
-
-static int
-write_shard(scan_ctx *x)
-{
-    char *s = shard_text(x);
-    cli_buf b;
-    int rc = CLI_EXIT_OK;
-
-    if (s == NULL)
-        return cli_error(CMD, "out of memory");
-    cli_buf_init(&b);
-    cli_buf_puts(&b, s);
-    cli_buf_putc(&b, '\n');
-    free(s);
-    cli_report_emit(CMD, &b, &rc);
-    return rc;
-}
-
-typedef struct
-{
-    size_t call, item, head;
-    long long layer, step;
-    const char *name;
-    bool first;
-    scan_stats st;
-    double *dwq; /* [st.eq.d, xc] or NULL */
-    size_t xc;
-} merge_item;
-
-static int
-cmp_merge_item(const void *a, const void *b)
-{
-    const merge_item *x = a, *y = b;
-
-    if (x->call != y->call)
-        return x->call < y->call ? -1 : 1;
-    return x->item < y->item ? -1 : x->item > y->item;
-}
-
-/* --merge: X's settings and files from FIRST, the header of the first
-   shard (PATH), which they point into. */
-static int
-merge_settings(scan_ctx *x, const json_t *first, const char *path)
-{
-    const json_t *files = json_object_get(first, "files");
-    const json_t *xcalls = json_object_get(first, "x_calls");
-    const char *fix = json_string_value(json_object_get(first, "fix"));
-    const char *tol = json_string_value(json_object_get(first, "tol"));
-    const char *ref = json_string_value(json_object_get(first, "reference"));
-    const char *pol = json_string_value(json_object_get(first, "policy"));
-    const json_t *kj = json_object_get(first, "kernel");
-    char *kt = json_is_object(kj) ? json_dumps(kj, JSON_PRESERVE_ORDER) : NULL;
-    int k = 0;
-    char buf[32];
-    bool ok;
-
-    x->n_calls = (size_t)json_integer_value(json_object_get(first, "calls"));
-    x->policy_given = json_is_true(json_object_get(first, "policy_given"));
-    /* the description the shards ran, and its name */
-    if (kt == NULL)
-        return cli_error(CMD, "%s: kernel: missing", path);
-    ok = fa_kernel_parse(CMD, "the kernel of", path, kt, &x->kernel);
-    free(kt);
-    if (!ok)
-        return CLI_EXIT_USAGE;
-    if (pol == NULL || strcmp(pol, x->kernel.name) != 0)
-        return cli_error(CMD, "%s: policy: '%s', not its kernel's name '%s'",
-                         path, pol != NULL ? pol : "(none)", x->kernel.name);
-    if (fix == NULL || (k = fa_fix_parse(fix)) < 0 || tol == NULL)
-        return cli_error(CMD, "%s: fix: unknown", path);
-    x->fix = fa_fix_default((fa_fix_kind)k);
-    if (strcmp(hex_bits(buf, sizeof buf, x->fix.tol), tol) != 0)
-        return cli_error(CMD, "%s: tol: not the tolerance of fix %s", path,
-                         fix);
-    if (ref != NULL && strcmp(ref, "binary64") == 0)
-        x->ref = SCAN_REF_BINARY64;
-    else if (ref == NULL || strcmp(ref, "exact") != 0)
-        return cli_error(CMD, "%s: reference: unknown", path);
-    x->n_shards = json_array_size(files);
-    x->shards = calloc(x->n_shards ? x->n_shards : 1, sizeof *x->shards);
-    if (x->shards == NULL)
-        return cli_error(CMD, "out of memory");
-    for (size_t i = 0; i < x->n_shards; i++)
-        x->shards[i].path = json_string_value(json_array_get(files, i));
-    x->x_used = (uint64_t)json_integer_value(json_array_get(xcalls, 0));
-    x->x_rotary = (uint64_t)json_integer_value(json_array_get(xcalls, 1));
-    x->x_no_do = (uint64_t)json_integer_value(json_array_get(xcalls, 2));
-    return CLI_EXIT_OK;
-}
-
-/* The shard outputs DOCS (a JSON array of N, named PATHS[0..N) in
-   messages) into X's groups; with SETTINGS, X's settings and files come
-   from the first (--merge), and DOCS holds the JSON they point into
-   (freed by the caller); without, X keeps its own (under mpirun). */
-/* Item O of a shard SI of SN (CI: the scan's call_items) into *M
-   (fields only; STATS: its hex words); false when it is not one. */
-static bool
-item_unpack(json_t *o, const json_t *ci, uint64_t sn, uint64_t si,
-            merge_item *m, const char **stats)
-{
-    json_int_t call, item, layer, step, head;
-    int fi;
-    const char *name;
-
-    if (json_unpack(o, "{s:I, s:I, s:I, s:I, s:s, s:I, s:b, s:s}", "call",
-                    &call, "item", &item, "layer", &layer, "step", &step,
-                    "name", &name, "head", &head, "first", &fi, "stats",
-                    stats)
-            != 0
-        || call < 0 || (size_t)call >= json_array_size(ci) || item < 0
-        || item >= json_integer_value(json_array_get(ci, (size_t)call))
-        || head < 0 || ((uint64_t)call + (uint64_t)item) % sn != si)
-        return false;
-    memset(m, 0, sizeof *m);
-    m->call = (size_t)call;
-    m->item = (size_t)item;
-    m->layer = layer;
-    m->step = step;
-    m->name = name;
-    m->head = (size_t)head;
-    m->first = fi != 0;
-    return true;
-}
-
-/* M's stats from their hex words ST, and its dW_Q error from O's "dwq"
-   (item K of PATH).  0 or an exit status. */
-static int
-item_payload(merge_item *m, const json_t *o, const char *st,
-             const char *path, size_t k)
-{
-    const char *hx;
-    json_int_t xc;
-    size_t nd;
-
-    scan_stats_init(&m->st);
-    if (scan_stats_parse(st, &m->st) != 0)
-        return cli_error(CMD, "%s: items[%zu].stats: malformed", path, k);
-    if (json_object_get(o, "dwq") == NULL)
-        return CLI_EXIT_OK;
-    hx = json_string_value(json_object_get(o, "dwq"));
-    xc = json_integer_value(json_object_get(o, "dwq_cols"));
-    nd = m->st.eq.d * (size_t)(xc > 0 ? xc : 0);
-    if (hx == NULL || xc <= 0 || xc > (1 << 20) || nd == 0)
-        return cli_error(CMD, "%s: items[%zu].dwq: malformed", path, k);
-    m->xc = (size_t)xc;
-    m->dwq = malloc(nd * sizeof *m->dwq);
-    if (m->dwq == NULL)
-        return cli_error(CMD, "out of memory");
-    if (scan_words_parse(hx, m->dwq, nd) != 0)
-        return cli_error(CMD, "%s: items[%zu].dwq: malformed", path, k);
-    return CLI_EXIT_OK;
-}
-
-/* The items read back from the shards, and what they must cover. */
-typedef struct
-{
-    merge_item *it;
-    size_t n, cap, total; /* total: the scan's items (call_items) */
-    json_t *first;        /* the first shard's header */
-    unsigned char *seen;  /* per shard index */
-    uint64_t sn;
-} merge_set;
-
-/* The items of shard SI of SN2 (ITEMS, file PATH) into M.  0 or an exit
-   status. */
-static int
-merge_items(merge_set *m, const json_t *items, uint64_t si,
-            unsigned long long sn2, const char *path)
-{
-    const json_t *ci = json_object_get(m->first, "call_items");
-    int rc = CLI_EXIT_OK;
-
-    for (size_t k = 0; k < json_array_size(items) && rc == CLI_EXIT_OK;
-         k++) {
-        json_t *o = json_array_get(items, k);
-        merge_item t;
-        const char *st;
-        if (!item_unpack(o, ci, m->sn, si, &t, &st))
-            return cli_error(CMD, "%s: items[%zu]: not an item of shard "
-                                  "%llu/%llu",
-                             path, k, (unsigned long long)si, sn2);
-        if (m->n == m->cap) {
-            size_t nc = m->cap ? 2 * m->cap : 256;
-            merge_item *r = realloc(m->it, nc * sizeof *r);
-            if (r == NULL)
-                return cli_error(CMD, "out of memory");
-            m->it = r;
-            m->cap = nc;
-        }
-        m->it[m->n++] = t;
-        rc = item_payload(&m->it[m->n - 1], o, st, path, k);
-    }
-    return rc;
-}
-
-/* Shard document D (file PATH, the first of PATH0) checked against the
-   first one and its items added to M.  0 or an exit status. */
-static int
-merge_doc(merge_set *m, const json_t *d, const char *path, const char *path0)
-{
-    const char *fmt = json_string_value(json_object_get(d, "format"));
-    const char *sh = json_string_value(json_object_get(d, "shard"));
-    const json_t *items = json_object_get(d, "items");
-    unsigned long long si, sn2;
-    int used = 0;
-    json_t *h;
-
-    if (fmt == NULL || strcmp(fmt, SHARD_FORMAT) != 0 || sh == NULL
-        || !json_is_array(items))
-        return cli_error(CMD,
-                         "%s: not a 'scan --shard' output (format, shard "
-                         "or items missing)",
-                         path);
-    if (sscanf(sh, "%llu/%llu%n", &si, &sn2, &used) != 2 || sh[used] != '\0'
-        || sn2 == 0 || si >= sn2)
-        return cli_error(CMD, "%s: shard: '%s', expected I/N", path, sh);
-    if ((h = json_deep_copy(d)) == NULL)
-        return cli_error(CMD, "out of memory");
-    json_object_del(h, "shard");
-    json_object_del(h, "items");
-    if (m->first == NULL) {
-        const json_t *ci = json_object_get(h, "call_items");
-        m->first = h;
-        m->sn = sn2;
-        m->seen = calloc(m->sn, 1);
-        if (m->seen == NULL)
-            return cli_error(CMD, "out of memory");
-        if (!json_is_array(ci))
-            return cli_error(CMD, "%s: call_items: missing", path);
-        for (size_t c = 0; c < json_array_size(ci); c++)
-            m->total += (size_t)json_integer_value(json_array_get(ci, c));
-    } else {
-        bool same = json_equal(h, m->first) != 0;
-        json_decref(h);
-        if (!same || sn2 != m->sn)
-            return cli_error(CMD,
-                             "%s: a shard of another scan (capture, "
-                             "settings or N differ from %s)",
-                             path, path0);
-    }
-    if (m->seen[si])
-        return cli_error(CMD, "%s: shard %llu/%llu given twice", path, si,
-                         sn2);
-    m->seen[si] = 1;
-    return merge_items(m, items, (uint64_t)si, sn2, path);
-}
-
-/* Every shard present, every item once, all of the scan's items. */
-static int
-merge_complete(merge_set *m)
-{
-    for (uint64_t i = 0; i < m->sn; i++)
-        if (!m->seen[i])
-            return cli_error(CMD, "shard %" PRIu64 "/%" PRIu64 " is missing",
-                             i, m->sn);
-    qsort(m->it, m->n, sizeof *m->it, cmp_merge_item);
-    for (size_t i = 1; i < m->n; i++)
-        if (m->it[i].call == m->it[i - 1].call
-            && m->it[i].item == m->it[i - 1].item)
-            return cli_error(CMD, "call %zu item %zu: in two shards",
-                             m->it[i].call, m->it[i].item);
-    if (m->n != m->total)
-        return cli_error(CMD,
-                         "the shards hold %zu of the %zu items of the scan",
-                         m->n, m->total);
-    return CLI_EXIT_OK;
-}
-
-static int
-merge_docs(scan_ctx *x, const char *const *paths, size_t n, json_t *docs,
-           bool settings)
-{
-    merge_set m;
-    int rc = CLI_EXIT_OK;
-
-    memset(&m, 0, sizeof m);
-    for (size_t f = 0; f < n && rc == CLI_EXIT_OK; f++)
-        rc = merge_doc(&m, json_array_get(docs, f), paths[f], paths[0]);
-    if (rc == CLI_EXIT_OK)
-        rc = merge_complete(&m);
-    for (size_t i = 0; i < m.n && rc == CLI_EXIT_OK; i++)
-        rc = add_item(x, m.it[i].layer, m.it[i].step, m.it[i].name,
-                      m.it[i].head, m.it[i].first, &m.it[i].st, m.it[i].dwq,
-                      m.it[i].xc);
-    if (rc == CLI_EXIT_OK && settings)
-        rc = merge_settings(x, m.first, paths[0]);
-    if (m.first != NULL)
-        json_array_append_new(docs, m.first);
-    free(m.seen);
-    for (size_t i = 0; i < m.n; i++)
-        free(m.it[i].dwq);
-    free(m.it);
-    return rc;
-}
-
-/* --merge: the shard outputs PATHS[0..N) into X's groups and settings.
-   *KEEP holds the JSON the settings point into (freed by the caller). */
-static int
-merge_shards(scan_ctx *x, const char *const *paths, size_t n, json_t **keep)
-{
-    json_t *docs = json_array();
-
-    if (docs == NULL)
-        return cli_error(CMD, "out of memory");
-    *keep = docs;
-    for (size_t f = 0; f < n; f++) {
-        json_error_t je;
-        json_t *d = json_load_file(paths[f], 0, &je);
-        if (d == NULL)
-            return cli_error(CMD, "%s: not a 'scan --shard' output: %s",
-                             paths[f], je.text);
-        json_array_append_new(docs, d);
-    }
-    return merge_docs(x, paths, n, docs, true);
-}
-
 #ifdef HAVE_MPI
 /*----------------------------------------------------------------------------
  * Under mpirun: rank r of n measures the items of --shard r/n; rank 0
@@ -1528,7 +701,7 @@ mpi_collect(scan_ctx *x, int rc, int rank, int size, FILE *errlog)
         free(text);
         return all_rc;
     }
-    text = shard_text(x);
+    text = scan_shard_text(x);
     rc = text != NULL && strlen(text) < INT32_MAX ? CLI_EXIT_OK
                                                   : CLI_EXIT_USAGE;
     len = rc == CLI_EXIT_OK ? (int)strlen(text) : 0;
@@ -1577,7 +750,7 @@ mpi_collect(scan_ctx *x, int rc, int rank, int size, FILE *errlog)
             }
             x->sharded = false;
             if (rc == CLI_EXIT_OK)
-                rc = merge_docs(x, np, (size_t)size, docs, false);
+                rc = scan_merge_docs(x, np, (size_t)size, docs, false);
         }
         json_decref(docs);
         free(names);
@@ -1595,103 +768,6 @@ out:
 /*----------------------------------------------------------------------------
  * The command.
  *--------------------------------------------------------------------------*/
-void
-scan_help(FILE *out)
-{
-    fputs(
-        "usage: bf16emu scan [--policy NAME | --kernel FILE] [--fix F] "
-        "[--manifest FILE]\n"
-        "                    [--json] [--csv FILE] [--plot PREFIX] "
-        "[--threads N]\n"
-        "                    [--force] [--reference R] [--quiet] "
-        "[--shard I/N]\n"
-        "                    [--progress | --no-progress] CAPTURE...\n"
-        "       bf16emu scan --merge [--json] [--csv FILE] [--plot PREFIX] "
-        "[--force]\n"
-        "                    SHARD_OUTPUT...\n"
-        "\n"
-        "Measures the failure mechanism of BF16 flash attention on "
-        "captured attention\n"
-        "calls, per layer and head: rows whose maximum score repeats "
-        "(exactly, and\n"
-        "within the fix's tolerance), rows with two or more P~ == 1 in one "
-        "KV block\n"
-        "of the emulated kernel, sink strength, the share of V features of "
-        "one sign,\n"
-        "and the bias of O and of delta = rowsum(dO o O) against the exact "
-        "reference,\n"
-        "for the captured O and the emulated kernel without and with the "
-        "fix.  Heads\n"
-        "are ranked by risk = (share of those rows) x (share of V features "
-        "of one\n"
-        "sign).  CAPTURE is one or more .safetensors shards with a manifest "
-        "(the\n"
-        "format: doc/real-models.md).  With dO and X (key x, the query "
-        "projection's\n"
-        "input) the report adds the spectrum of dW_Q's error, sum_i u_i "
-        "x_i^T (Eq. 2),\n"
-        "per head, layer and step.  Under mpirun (built with MPI) the "
-        "ranks share\n"
-        "the calls and heads; rank 0 writes the one-process output.\n"
-        "\n"
-        "options:\n"
-        "  --policy NAME    the kernel that produced the capture, a "
-        "built-in\n"
-        "                   description: paper-eq4, repo, fa2 (flash: "
-        "PyTorch's name),\n"
-        "                   fp32, cudnn, efficient or math; default fa2 "
-        "only when\n"
-        "                   every call's backend is \"flash\", else "
-        "--policy or\n"
-        "                   --kernel is required.  The exp model and log "
-        "are the\n"
-        "                   description's (fa2, cudnn: the H200's ex2.approx "
-        "and\n"
-        "                   lg2.approx, ex2-sm90 and lg2-sm90)\n"
-        "  --kernel FILE    a kernel description (JSON, as 'bf16emu attn "
-        "--describe'\n"
-        "                   writes it) instead of --policy\n"
-        "  --fix F          the fix compared (beta, beta-v2, eps, always; "
-        "default beta)\n"
-        "  --manifest FILE  the capture manifest (default: the files' "
-        "metadata\n"
-        "                   \"manifest\", else their .json sidecars)\n"
-        "  --json           one JSON object: {policy, fix, files, calls, x, "
-        "heads: [...],\n"
-        "                   dwq_layers: [...], ranking: [{layer, head, "
-        "risk}]}\n"
-        "  --csv FILE       also one CSV row per (layer, head) to FILE\n"
-        "  --plot PREFIX    PREFIX.dat and a heat map of the risk, "
-        "PREFIX.png and\n"
-        "                   PREFIX.svg (gnuplot); PREFIX-bias.{dat,png,svg}: "
-        "the bias of\n"
-        "                   O and delta per head with 95% intervals\n"
-        "  --threads N      OpenMP threads (results do not depend on N)\n"
-        "  --reference R    exact (MPFR, the default) or binary64 (about "
-        "ten times\n"
-        "                   faster, for large captures; "
-        "doc/real-models.md)\n"
-        "  --force          overwrite the --csv and --plot outputs\n"
-        "  --quiet          no progress on stderr\n"
-        "  --progress, --no-progress  one line per call on stderr (default: "
-        "on unless\n"
-        "                   --quiet)\n"
-        "  --shard I/N      only the items (call c, head h) with (c + h) mod "
-        "N == I,\n"
-        "                   written unmerged as JSON on stdout\n"
-        "  --merge          the operands are --shard outputs: their report, "
-        "the same\n"
-        "                   byte for byte as the unsharded run's\n"
-        "  -h, --help       this text\n"
-        "\n"
-        "Exit status: 0 ok, 2 bad usage or input (a missing tensor, shapes "
-        "that do\n"
-        "not fit, a manifest field missing; nothing written).  Heads with "
-        "NaN or\n"
-        "Inf inputs are left out and counted.\n",
-        out);
-}
-
 enum
 {
     O_HELP,
@@ -1961,7 +1037,7 @@ read_merge(scan_ctx *x, scan_run *r)
     free(x->shards);
     x->shards = NULL;
     x->n_shards = 0;
-    rc = merge_shards(x, in, nin, &r->keep);
+    rc = scan_merge_shards(x, in, nin, &r->keep);
     free(in);
     return rc;
 }
@@ -1979,7 +1055,7 @@ read_capture(scan_ctx *x)
             return cli_error(CMD, "%s: a capture shard must be .safetensors",
                              x->shards[i].path);
     }
-    return load_manifest(x) ? CLI_EXIT_OK : CLI_EXIT_USAGE;
+    return scan_load_manifest(x) ? CLI_EXIT_OK : CLI_EXIT_USAGE;
 }
 
 /* The description's exp model, log and reciprocal (fa2's and cudnn's:
@@ -2040,7 +1116,7 @@ run_calls(scan_ctx *x, const scan_run *r, bool *done)
         return rc;
     if (x->sharded) {
         *done = true;
-        return write_shard(x);
+        return scan_write_shard(x);
     }
     return CLI_EXIT_OK;
 }

@@ -84,6 +84,37 @@ typedef struct
     uint64_t x_used, x_rotary, x_no_do;
 } scan_ctx;
 
+/* X's calls from the capture's manifest (--manifest FILE, else the
+   shards' metadata entry "manifest", else their sidecars, all the same),
+   each entry checked.  False after an error (printed). */
+bool scan_load_manifest(scan_ctx *x);
+
+/* Adds the result R of one item (a batch entry and head HEAD of a call
+   of LAYER and STEP, named NAME; DWQ [R->eq.d, XC] or NULL) to its
+   (layer, head) group; FIRST: the item is of the call's first batch
+   entry.  0 or an exit status (printed). */
+int scan_add_item(scan_ctx *x, long long layer, long long step,
+                  const char *name, size_t head, bool first,
+                  const scan_stats *r, const double *dwq, size_t xc);
+
+/* --shard: the shard output of X's items as text (malloc'd; NULL when
+   out of memory), and written to stdout (0 or an exit status). */
+char *scan_shard_text(const scan_ctx *x);
+int scan_write_shard(scan_ctx *x);
+
+/* The shard outputs DOCS (a JSON array of N, named PATHS[0..N) in
+   messages) into X's groups; with SETTINGS, X's settings and files come
+   from the first (--merge), and DOCS holds the JSON they point into
+   (freed by the caller); without, X keeps its own (under mpirun).  0 or
+   an exit status. */
+int scan_merge_docs(scan_ctx *x, const char *const *paths, size_t n,
+                    json_t *docs, bool settings);
+
+/* --merge: the shard outputs PATHS[0..N) into X's groups and settings;
+   *KEEP holds the JSON the settings point into (freed by the caller). */
+int scan_merge_shards(scan_ctx *x, const char *const *paths, size_t n,
+                      json_t **keep);
+
 /* The reports of X's groups (ranked: ORDER their indices by decreasing
    risk) into B: the text one, the JSON one, and --csv's table. */
 void scan_report_text(const scan_ctx *x, const size_t *order, cli_buf *b);

@@ -24,6 +24,47 @@ if [ ! -x "$BF16EMU" ]; then
     exit 99
 fi
 
+# Skips: each prints one "SKIP: ..." line and ends the test with exit 77
+# (make check's code for a test that cannot run here).
+# need_built PROG...: each PROG is an executable file (a helper program
+# of the test suite).
+need_built()
+{
+    for _p in "$@"; do
+        if [ ! -x "$_p" ]; then
+            echo "SKIP: $_p not built"
+            exit 77
+        fi
+    done
+}
+
+# need_jsonq: $JSONQ (default ./tests/experiments/jsonq) is built.
+need_jsonq()
+{
+    : "${JSONQ:=./tests/experiments/jsonq}"
+    need_built "$JSONQ"
+}
+
+# need_data FILE...: each FILE (a data fixture) is readable.
+need_data()
+{
+    for _f in "$@"; do
+        if [ ! -r "$_f" ]; then
+            echo "SKIP: $_f missing"
+            exit 77
+        fi
+    done
+}
+
+# need_python3: python3 is on the PATH.
+need_python3()
+{
+    if ! command -v python3 >/dev/null 2>&1; then
+        echo "SKIP: python3 not found"
+        exit 77
+    fi
+}
+
 pass() { n_pass=$((n_pass + 1)); }
 
 fail()

@@ -16,12 +16,7 @@
 
 : "${ATTN_INPUTS:=./tests/experiments/attn_inputs}"
 : "${JSONQ:=./tests/experiments/jsonq}"
-for p in "$ATTN_INPUTS" "$JSONQ"; do
-    if [ ! -x "$p" ]; then
-        echo "SKIP: $p not built"
-        exit 77
-    fi
-done
+need_built "$ATTN_INPUTS" "$JSONQ"
 gpu=$srcdir/tests/data/gpu
 # the one-pass or split forward kernel's name: \2 kBlockM, \3 kBlockN
 traits='.*flash_fwd_\(splitkv_\)\{0,1\}kernel<Flash_fwd_kernel_traits<'

@@ -16,12 +16,7 @@
 : "${JSONQ:=./tests/experiments/jsonq}"
 B=${srcdir:-.}/tests/data/gpu/backends
 C=${srcdir:-.}/tests/data/gpu/cudnn
-for f in "$B/d64_bwd_normal.safetensors" "$C/bwd_rand_d64_n256.safetensors"; do
-    if [ ! -r "$f" ]; then
-        echo "SKIP: $f missing"
-        exit 77
-    fi
-done
+need_data "$B/d64_bwd_normal.safetensors" "$C/bwd_rand_d64_n256.safetensors"
 
 jq() { "$JSONQ" "$tmp/out" "$1" 2>/dev/null; }
 

@@ -15,12 +15,7 @@
 : "${JSONQ:=./tests/experiments/jsonq}"
 B=${srcdir:-.}/tests/data/gpu/backends
 C=${srcdir:-.}/tests/data/gpu/cudnn
-for f in "$B/d64_normal.safetensors" "$C/mb_d64_nq256_nk1024.safetensors"; do
-    if [ ! -r "$f" ]; then
-        echo "SKIP: $f missing"
-        exit 77
-    fi
-done
+need_data "$B/d64_normal.safetensors" "$C/mb_d64_nq256_nk1024.safetensors"
 
 # jq PATH: the value at PATH of the last output.
 jq() { "$JSONQ" "$tmp/out" "$1" 2>/dev/null; }

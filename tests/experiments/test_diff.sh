@@ -21,22 +21,12 @@
 
 : "${DIFF_INPUTS:=./tests/experiments/diff_inputs}"
 : "${JSONQ:=./tests/experiments/jsonq}"
-for p in "$DIFF_INPUTS" "$JSONQ"; do
-    if [ ! -x "$p" ]; then
-        echo "SKIP: $p not built"
-        exit 77
-    fi
-done
+need_built "$DIFF_INPUTS" "$JSONQ"
 
 G=$srcdir/tests/data/gpu
 D=$G/sdpa_h200_d64.safetensors
 C=$G/sdpa_h200_d64_causal.safetensors
-for f in "$D" "$C"; do
-    if [ ! -r "$f" ]; then
-        echo "SKIP: $f missing"
-        exit 77
-    fi
-done
+need_data "$D" "$C"
 
 # expect_json PATH VALUE: the value at PATH in the last output.
 expect_json()

@@ -20,10 +20,7 @@
 : "${JSONQ:=./tests/experiments/jsonq}"
 : "${DIFF_INPUTS:=./tests/experiments/diff_inputs}"
 : "${ATTN_INPUTS:=./tests/experiments/attn_inputs}"
-if [ ! -x "$JSONQ" ]; then
-    echo "SKIP: $JSONQ not built"
-    exit 77
-fi
+need_built "$JSONQ"
 ext=$srcdir/tests/data/gpu/sdpa_ext
 o=$tmp/o
 k=$tmp/k

@@ -9,11 +9,7 @@
 : "${srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
 . "$srcdir/tests/experiments/lib.sh"
 
-: "${JSONQ:=./tests/experiments/jsonq}"
-if [ ! -x "$JSONQ" ]; then
-    echo "SKIP: $JSONQ not built"
-    exit 77
-fi
+need_jsonq
 
 # The built-in descriptions: every name --describe knows.
 KERNELS="paper-eq4 repo fa2 fp32 cudnn efficient math"

@@ -14,11 +14,7 @@
 : "${srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
 . "$srcdir/tests/experiments/lib.sh"
 
-: "${JSONQ:=./tests/experiments/jsonq}"
-if [ ! -x "$JSONQ" ]; then
-    echo "SKIP: $JSONQ not built"
-    exit 77
-fi
+need_jsonq
 G=$srcdir/tests/data/gpu/gqa
 if [ ! -r "$G/gqa_d64_g4.safetensors" ]; then
     echo "SKIP: tests/data/gpu/gqa missing"

@@ -19,10 +19,7 @@
 ext=$srcdir/tests/data/gpu/sdpa_ext
 D=$ext/split_d64_s2.safetensors
 H=$ext/causal_d64_nq128_nk256.safetensors # head 0 of 53
-if ! command -v python3 >/dev/null 2>&1; then
-    echo "SKIP: python3 not found"
-    exit 77
-fi
+need_python3
 if [ ! -r "$D" ] || [ ! -r "$H" ] || [ ! -x "$JSONQ" ]; then
     echo "SKIP: fixtures or $JSONQ missing"
     exit 77

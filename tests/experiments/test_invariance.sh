@@ -14,11 +14,7 @@
 : "${srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
 . "$srcdir/tests/experiments/lib.sh"
 
-: "${JSONQ:=./tests/experiments/jsonq}"
-if [ ! -x "$JSONQ" ]; then
-    echo "SKIP: $JSONQ not built"
-    exit 77
-fi
+need_jsonq
 G=$srcdir/tests/data/gpu/invariance
 if [ ! -r "$G/dec_d64_nk4096_h16.safetensors" ]; then
     echo "SKIP: tests/data/gpu/invariance missing"

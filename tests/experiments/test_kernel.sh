@@ -12,12 +12,7 @@
 
 : "${ATTN_INPUTS:=./tests/experiments/attn_inputs}"
 : "${JSONQ:=./tests/experiments/jsonq}"
-for p in "$ATTN_INPUTS" "$JSONQ"; do
-    if [ ! -x "$p" ]; then
-        echo "SKIP: $p not built"
-        exit 77
-    fi
-done
+need_built "$ATTN_INPUTS" "$JSONQ"
 gpu=$srcdir/tests/data/gpu
 
 o=$tmp/o

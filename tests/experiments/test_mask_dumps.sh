@@ -16,11 +16,7 @@
 : "${srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
 . "$srcdir/tests/experiments/lib.sh"
 
-: "${JSONQ:=./tests/experiments/jsonq}"
-if [ ! -x "$JSONQ" ]; then
-    echo "SKIP: $JSONQ not built"
-    exit 77
-fi
+need_jsonq
 M=$srcdir/tests/data/gpu/mask
 if [ ! -r "$M/mask_padding.safetensors" ]; then
     echo "SKIP: tests/data/gpu/mask missing"

@@ -15,12 +15,7 @@
 
 : "${MMA_INPUTS:=./tests/experiments/mma_inputs}"
 : "${JSONQ:=./tests/experiments/jsonq}"
-for p in "$MMA_INPUTS" "$JSONQ"; do
-    if [ ! -x "$p" ]; then
-        echo "SKIP: $p not built"
-        exit 77
-    fi
-done
+need_built "$MMA_INPUTS" "$JSONQ"
 
 fixture=${BF16EMU_MMA_H200:-$srcdir/tests/data/gpu/mma_h200.safetensors}
 manifest=$srcdir/tests/data/gpu/mma_h200.json

@@ -20,10 +20,7 @@
 TRIM=$srcdir/experiments/gpu/trim_dump.py
 D=$srcdir/tests/data/gpu/sdpa_ext/d32_normal.safetensors
 F=$srcdir/tests/data/gpu/sdpa_ext/causal_d256_nq128_nk64.safetensors
-if ! command -v python3 >/dev/null 2>&1; then
-    echo "SKIP: python3 not found"
-    exit 77
-fi
+need_python3
 if [ ! -r "$D" ] || [ ! -r "$F" ] || [ ! -x "$JSONQ" ]; then
     echo "SKIP: $D, $F or $JSONQ missing"
     exit 77

@@ -12,12 +12,7 @@
 
 : "${JSONQ:=./tests/experiments/jsonq}"
 : "${SCAN_INPUTS:=./tests/experiments/scan_inputs}"
-for p in "$JSONQ" "$SCAN_INPUTS"; do
-    if [ ! -x "$p" ]; then
-        echo "SKIP: $p not built"
-        exit 77
-    fi
-done
+need_built "$JSONQ" "$SCAN_INPUTS"
 
 d=$tmp/d
 mkdir "$d" || exit 99

@@ -14,10 +14,7 @@ if [ -z "${MPIRUN:-}" ] || [ ! -x "$MPIRUN" ]; then
     echo "SKIP: bf16emu built without MPI, or no mpirun"
     exit 77
 fi
-if ! command -v python3 >/dev/null 2>&1; then
-    echo "SKIP: python3 not found"
-    exit 77
-fi
+need_python3
 # Open MPI refuses root unless told; keep it on this machine's loopback
 OMPI_ALLOW_RUN_AS_ROOT=1
 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1

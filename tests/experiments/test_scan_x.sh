@@ -14,15 +14,8 @@
 : "${srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
 . "$srcdir/tests/experiments/lib.sh"
 
-: "${JSONQ:=./tests/experiments/jsonq}"
-if [ ! -x "$JSONQ" ]; then
-    echo "SKIP: $JSONQ not built"
-    exit 77
-fi
-if ! command -v python3 >/dev/null 2>&1; then
-    echo "SKIP: python3 not found"
-    exit 77
-fi
+need_jsonq
+need_python3
 d=$tmp/d
 mkdir "$d" || exit 99
 opts="--reference binary64 --no-progress"

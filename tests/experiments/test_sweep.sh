@@ -7,11 +7,7 @@
 : "${srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
 . "$srcdir/tests/experiments/lib.sh"
 
-: "${JSONQ:=./tests/experiments/jsonq}"
-if [ ! -x "$JSONQ" ]; then
-    echo "SKIP: $JSONQ not built"
-    exit 77
-fi
+need_jsonq
 
 # csv_get FILE INDEX COLUMN: the field COLUMN of the row of point INDEX
 # (the column names on line 1).

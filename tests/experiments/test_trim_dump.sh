@@ -17,10 +17,7 @@
 : "${JSONQ:=./tests/experiments/jsonq}"
 TRIM=$srcdir/experiments/gpu/trim_dump.py
 D=$srcdir/tests/data/gpu/sdpa_h200_d64.safetensors
-if ! command -v python3 >/dev/null 2>&1; then
-    echo "SKIP: python3 not found"
-    exit 77
-fi
+need_python3
 if [ ! -r "$D" ] || [ ! -x "$JSONQ" ]; then
     echo "SKIP: $D or $JSONQ missing"
     exit 77

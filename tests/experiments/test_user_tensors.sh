@@ -18,18 +18,10 @@
 : "${USER_INPUTS:=./tests/experiments/user_inputs}"
 : "${MMA_INPUTS:=./tests/experiments/mma_inputs}"
 : "${JSONQ:=./tests/experiments/jsonq}"
-for p in "$USER_INPUTS" "$MMA_INPUTS" "$JSONQ"; do
-    if [ ! -x "$p" ]; then
-        echo "SKIP: $p not built"
-        exit 77
-    fi
-done
+need_built "$USER_INPUTS" "$MMA_INPUTS" "$JSONQ"
 
 C=$srcdir/tests/data/gpu/sdpa_h200_d64_causal.safetensors
-if [ ! -r "$C" ]; then
-    echo "SKIP: $C missing"
-    exit 77
-fi
+need_data "$C"
 
 U=$USER_INPUTS
 in=$tmp/in

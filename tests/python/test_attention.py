@@ -44,8 +44,21 @@ def check(cli, tmp_path, q, k, v, kernel, extra=(), **kw):
 
 @pytest.mark.parametrize("kernel", bf16emu.kernels())
 def test_kernel_matches_cli(cli, tmp_path, kernel):
-    q, k, v = qkv(1, 2, 2, 40, 72, 64, 1)
+    # at least the rows the description serves (flex: 128)
+    nq = max(40, bf16emu.describe(kernel).get("min_nq", 0))
+    q, k, v = qkv(1, 2, 2, nq, 72, 64, 1)
     check(cli, tmp_path, q, k, v, kernel)
+
+
+def test_flex_refuses_what_it_does_not_model():
+    """flex: fewer than 128 query rows (flex_decoding) and the backward
+    are refused, with the C library's reasons."""
+    q, k, v = qkv(1, 1, 1, 64, 128, 64, 5)
+    with pytest.raises(ValueError, match="flex_decoding"):
+        bf16emu.attention(q, k, v, "flex")
+    q, k, v = qkv(1, 1, 1, 128, 128, 64, 5)
+    with pytest.raises(ValueError, match="no modelled backward"):
+        bf16emu.attention(q, k, v, "flex", backward=True, do=q)
 
 
 @pytest.mark.parametrize("kernel", ["fa2", "math", "efficient"])

@@ -35,7 +35,9 @@ def test_describe_flash_and_unknown():
         bf16emu.describe("fa3")
 
 
-@pytest.mark.parametrize("name", bf16emu.kernels())
+@pytest.mark.parametrize(
+    "name", [n for n in bf16emu.kernels()
+             if bf16emu.describe(n)["bwd"] != "flex"])
 def test_dict_gives_the_named_bits(name):
     q, k, v, do = qkv(1, 2, 2, 40, 72, 64, 21)
     a = bf16emu.attention(q, k, v, name, backward=True, do=do)

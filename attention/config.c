@@ -295,6 +295,41 @@ lg2_table_shape_ok(const fa_lg2_table *t)
            && (t->ncorr == 0 || (t->corr_i != NULL && t->corr_g != NULL));
 }
 
+/* FlexAttention's launch fields of PL (min_nq, the soft-cap, the block
+   mask's blocks) from CFG and the description KERN with its tiles BR x
+   BC before clamping; NULL, or the reason the launch is refused. */
+static const char *
+plan_flex(const fa_config *cfg, const fa_kernel *kern, size_t br, size_t bc,
+          fa_plan *pl)
+{
+    if (cfg->shape.nq < kern->min_nq)
+        return "shape: fewer query rows than the description's min_nq "
+               "(FlexAttention runs its flex_decoding kernel below 128 "
+               "rows, which is not modelled)";
+    pl->softcap = cfg->softcap != 0.0;
+    if (pl->softcap
+        && (!kern->softcap_tanhf || !kern->score_log2
+            || !(cfg->softcap > 0.0) || !isfinite(cfg->softcap)))
+        return "softcap: the description takes no soft-capping "
+               "(softcap_tanhf), or the cap is not a positive number";
+    if (pl->softcap) {
+        pl->cap = f32_of_double(cfg->softcap);
+        pl->cap_rcp = f32_of_double(1.0 / cfg->softcap);
+    }
+    pl->sparse_q = pl->sparse_kv = 0;
+    if (kern->block_sparse) {
+        /* no block mask for a call with neither mask nor causal */
+        bool bm = cfg->mask != NULL || cfg->causal;
+        pl->sparse_q = cfg->sparse_q != 0 ? cfg->sparse_q : bm ? 128 : 0;
+        pl->sparse_kv = cfg->sparse_kv != 0 ? cfg->sparse_kv : bm ? 128 : 0;
+        if ((pl->sparse_q != 0 && pl->sparse_q % br != 0)
+            || (pl->sparse_kv != 0 && pl->sparse_kv % bc != 0))
+            return "block_sparse: the block mask's block sizes must be "
+                   "multiples of the tiles br and bc";
+    }
+    return NULL;
+}
+
 const char *
 fa_plan_init(const fa_config *cfg, fa_plan *pl)
 {
@@ -518,32 +553,8 @@ fa_plan_init(const fa_config *cfg, fa_plan *pl)
         if (pl->k.bwd == FA_BWD_CHAIN)
             pl->bc_bwd = sh->nk; /* one chain over all keys */
         pl->tc = (sh->nk + pl->bc - 1) / pl->bc;
-        if (sh->nq < kern->min_nq)
-            return "shape: fewer query rows than the description's min_nq "
-                   "(FlexAttention runs its flex_decoding kernel below 128 "
-                   "rows, which is not modelled)";
-        pl->softcap = cfg->softcap != 0.0;
-        if (pl->softcap
-            && (!kern->softcap_tanhf || !kern->score_log2
-                || !(cfg->softcap > 0.0) || !isfinite(cfg->softcap)))
-            return "softcap: the description takes no soft-capping "
-                   "(softcap_tanhf), or the cap is not a positive number";
-        if (pl->softcap) {
-            pl->cap = f32_of_double(cfg->softcap);
-            pl->cap_rcp = f32_of_double(1.0 / cfg->softcap);
-        }
-        pl->sparse_q = pl->sparse_kv = 0;
-        if (pl->k.block_sparse) {
-            /* no block mask for a call with neither mask nor causal */
-            bool bm = cfg->mask != NULL || cfg->causal;
-            pl->sparse_q = cfg->sparse_q != 0 ? cfg->sparse_q : bm ? 128 : 0;
-            pl->sparse_kv =
-                cfg->sparse_kv != 0 ? cfg->sparse_kv : bm ? 128 : 0;
-            if ((pl->sparse_q != 0 && pl->sparse_q % br != 0)
-                || (pl->sparse_kv != 0 && pl->sparse_kv % bc != 0))
-                return "block_sparse: the block mask's block sizes must be "
-                       "multiples of the tiles br and bc";
-        }
+        if ((why = plan_flex(cfg, kern, br, bc, pl)) != NULL)
+            return why;
         if (splits == 0)
             splits = 1;
         if (splits > 1 && pl->k.rowsum != FA_ROWSUM_QUAD

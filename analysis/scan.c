@@ -842,7 +842,10 @@ io_stats(words_io *s, scan_stats *t)
                      &t->lse_match, &t->lse_elems};
     bias_cell *c[] = {&t->o_cap, &t->o_emu, &t->o_fix,
                       &t->d_cap, &t->d_emu, &t->d_fix};
-    uint64_t hd = t->has_do, d = t->eq.d;
+    /* read from T only when writing: a record being parsed into T has
+       no values there yet */
+    uint64_t hd = s->in == NULL ? t->has_do : 0;
+    uint64_t d = s->in == NULL ? t->eq.d : 0;
 
     for (size_t i = 0; i < sizeof u / sizeof *u; i++)
         io_u64(s, u[i]);

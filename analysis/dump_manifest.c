@@ -412,11 +412,43 @@ f_softcap(FIELD_ARGS)
     return TENSOR_OK;
 }
 
+/* The kernels a capture saw: the grid of FlexAttention's delta kernel
+   (its programs decide its reduction order, autotuned on the GPU) */
+static int
+f_kernels(FIELD_ARGS)
+{
+    json_t *bwd = json_is_object(v) ? json_object_get(v, "backward") : NULL;
+    size_t i;
+    json_t *e;
+
+    (void)key;
+    if (!json_is_array(bwd))
+        return TENSOR_OK;
+    json_array_foreach(bwd, i, e)
+    {
+        json_t *name = json_object_get(e, "name");
+        json_t *grid = json_object_get(e, "grid");
+        double x;
+        if (!json_is_string(name)
+            || strstr(json_string_value(name),
+                      "per_fused_flex_attention_backward")
+                   == NULL)
+            continue;
+        if (!json_is_array(grid) || !whole(json_array_get(grid, 0), 1, 0x1p31, &x))
+            return FAIL("kernels.backward[%zu].grid: expected [x, y, z] of "
+                        "positive integers",
+                        i);
+        m->flex_delta_programs = (uint64_t)x;
+    }
+    return TENSOR_OK;
+}
+
 static const struct
 {
     const char *key;
     int (*read)(FIELD_ARGS);
 } fields[] = {
+    {"kernels", f_kernels},
     {"causal", f_causal},
     {"causal_alignment", f_alignment},
     {"launch_shape", f_launch_shape},

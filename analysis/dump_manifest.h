@@ -41,6 +41,8 @@ extern "C" {
  *              tanh soft-cap)
  *   "mask_mod": null, or a string naming FlexAttention's mask_mod
  *               ("causal", "window", "document", ...)
+ *   "kernels": {"backward": [{"name": ..., "grid": [x, y, z]}, ...]}
+ *              the kernels a capture saw run (other entries ignored)
  *
  * Integers may be written as any JSON number of integral value ("64.0").
  * "launch_shape", "backend" and "rowsum" of another JSON type are
@@ -95,6 +97,10 @@ typedef struct
        absent, null or "causal" (which "causal" states) */
     char mask_mod[32];
     double softcap; /* "softcap": FlexAttention's tanh soft-cap; 0 none */
+    /* "kernels": {"backward": [{"name", "grid"}, ...]} (flex_dump.py,
+       capture.py): the programs (grid x) of FlexAttention's delta kernel
+       (a name holding "per_fused_flex_attention_backward"); 0 absent */
+    uint64_t flex_delta_programs;
 } dump_manifest;
 
 /* Reads the manifest TEXT (a JSON object) into *M, which it first sets

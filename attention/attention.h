@@ -270,6 +270,10 @@ typedef struct fa_capture
     uint32_t *m;    /* [B,H,Nq,Tc] running max after each KV block */
     uint32_t *l;    /* [B,H,Nq,Tc] running row sum after each block */
     uint32_t *obar; /* [B,H,Nq,d] O~ (unnormalised) after the last block */
+    uint32_t *lse_kernel; /* [B,H,Nq] the LSE as the kernel keeps it for
+                             its backward: lse "log2-ln2" m + log2(l) in
+                             base 2 (before the product with RN(ln 2));
+                             otherwise the LSE */
     uint32_t *dp;   /* [B,H,Nq,Nk] */
     uint32_t *ds;   /* [B,H,Nq,Nk] */
     /* Rounding events of one output element O[b,h,row,col] (forward) and
@@ -396,6 +400,20 @@ typedef struct fa_config
        for a description whose softcap_tanhf is set: the cap (0: none),
        a double as the Python number the user wrote */
     double softcap;
+    /* FlexAttention's backward: the rows per program of its delta kernel
+       (triton_per_fused_flex_attention_backward_mul_0, XBLOCK), which
+       inductor autotunes by timing on the GPU, so that only the launch
+       (the kernel's grid in the capture's manifest) tells it.  1: a row
+       over 64 threads, d / 64 consecutive columns each; above 1: 8
+       consecutive columns a thread; 0: 8 (the common choice). */
+    size_t delta_xblock;
+    /* Grouped-query heads for a description whose gqa_dkv is "chain":
+       query heads g h .. g h + g - 1 share key/value head h, K and V hold
+       H / g heads (not repeated), and fa_backward writes each group's dK
+       and dV (one accumulator through the group's heads, as the kernel
+       walks them) into every head of the group; 0 or 1: no groups.
+       fa_forward takes K and V of H heads whatever this is. */
+    size_t gqa_group;
 } fa_config;
 
 /* Defaults for POLICY: scale 0, tiles 0 (the policy's), fix none (with
@@ -614,12 +632,18 @@ int fa_backward(const fa_config *cfg, const uint16_t *q, const uint16_t *k,
                 const uint16_t *dout, uint32_t *delta, uint32_t *dq,
                 uint32_t *dk, uint32_t *dv, fa_capture *cap, sf_env *env);
 
+/* NULL when fa_backward can run CFG for a call whose query heads come
+   in groups of GROUP over one key/value head (1: no grouping); else why
+   not (static). */
+const char *fa_config_backward_refusal(const fa_config *cfg, size_t group);
+
 /* The backward of grouped-query heads: the dK (or dV) of G query heads
    of one KV head, PARTS[h n + j] for head h of the group (FP32 bits of
    the values fa_backward wrote for each query head against the shared K
    and V), into OUT[j] (n elements), by the description's gqa_dkv rule.
-   Returns 0, or -1 when the description has no rule ("none") or CFG is
-   unusable. */
+   Returns 0, or -1 when the description has no rule ("none"), CFG is
+   unusable, or the rule is "chain" and the parts differ (they were not
+   written by one backward of the whole group: fa_config's gqa_group). */
 int fa_gqa_reduce(const fa_config *cfg, size_t g, size_t n,
                   const uint32_t *parts, uint32_t *out);
 

@@ -667,8 +667,11 @@ fa_backward(const fa_config *cfg, const uint16_t *q, const uint16_t *k,
         || q == NULL || k == NULL || v == NULL || dout == NULL || dq == NULL
         || dk == NULL || dv == NULL || env == NULL)
         return -1;
+    if (cfg->gqa_group > 1 && pl.k.gqa_dkv != FA_GQA_CHAIN)
+        return -1; /* fa_config_backward_refusal says why */
     if (pl.k.bwd == FA_BWD_FLEX)
-        return -1; /* not modelled */
+        return fa_backward_flex(cfg, &pl, q, k, v, o, dout, delta, dq, dk, dv,
+                                env);
     /* the math backend's autograd takes P from its forward */
     if (pl.k.bwd == FA_BWD_MATH)
         return fa_backward_math(cfg, &pl, q, k, v, dout, delta, dq, dk, dv,

@@ -16,8 +16,8 @@ key_visible(const fa_plan *pl, size_t head, size_t i, size_t j)
 /* The block mask's class of the sparse block (query block QS, key block
    KS): 0 no visible key, 1 partial, 2 full.  A block reaching past Nq or
    Nk is never full: create_block_mask pads the mask with False. */
-static int
-sparse_class(const fa_plan *pl, size_t head, size_t qs, size_t ks)
+int
+fa_sparse_class(const fa_plan *pl, size_t head, size_t qs, size_t ks)
 {
     size_t i0 = qs * pl->sparse_q, j0 = ks * pl->sparse_kv;
     size_t i1 = i0 + pl->sparse_q, j1 = j0 + pl->sparse_kv;
@@ -59,7 +59,7 @@ fa_sparse_kv_blocks(const fa_plan *pl, size_t head, size_t mb, size_t *list,
        sparse block's tiles in order, up to Nk */
     for (int want = 1; want <= 2; want++)
         for (size_t ks = 0; ks < nks; ks++) {
-            if (sparse_class(pl, head, qs, ks) != want)
+            if (fa_sparse_class(pl, head, qs, ks) != want)
                 continue;
             for (size_t c0 = ks * pl->sparse_kv;
                  c0 < (ks + 1) * pl->sparse_kv && c0 < pl->nk; c0 += pl->bc) {

@@ -908,3 +908,34 @@ fa_bias_score(const fa_plan *pl, uint32_t s, uint32_t b, sf_env *env)
         return fa_mul(fa_fma(s, pl->scale, b, env), FA_F32_LOG2E, env);
     return fa_add(s, b, env);
 }
+
+const char *
+fa_config_backward_refusal(const fa_config *cfg, size_t group)
+{
+    fa_plan pl;
+    const char *why = fa_plan_init(cfg, &pl);
+
+    if (why != NULL)
+        return why;
+    if (group > 1 && pl.k.gqa_dkv == FA_GQA_NONE)
+        return "grouped-query heads: the description has no rule for the "
+               "sum of dK and dV over a group (gqa_dkv \"none\")";
+    if (cfg->gqa_group > 1 && pl.k.gqa_dkv != FA_GQA_CHAIN)
+        return "gqa_group: the description's gqa_dkv is not \"chain\" (its "
+               "backward runs each query head against repeated K and V)";
+    if (cfg->gqa_group > 1 && pl.heads % cfg->gqa_group != 0)
+        return "gqa_group: the heads are not a multiple of the group";
+    if (pl.k.gqa_dkv == FA_GQA_CHAIN && pl.k.bwd != FA_BWD_FLEX)
+        return "gqa_dkv \"chain\": only FlexAttention's backward (bwd "
+               "\"flex\") walks a group's heads";
+    if (pl.k.bwd == FA_BWD_FLEX
+        && ((pl.sparse_q != 0 && pl.sparse_q % 128 != 0)
+            || (pl.sparse_kv != 0 && pl.sparse_kv % 128 != 0)))
+        return "FlexAttention's backward: block mask blocks other than "
+               "multiples of 128 rows and keys (its programs' BLOCK_M2 and "
+               "BLOCK_N1) are not modelled";
+    if (pl.k.bwd == FA_BWD_FLEX && pl.d > 512)
+        return "FlexAttention's backward: head dimensions above 512 are "
+               "not modelled";
+    return NULL;
+}

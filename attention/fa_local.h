@@ -357,6 +357,20 @@ size_t fa_fwd_blocks(const fa_plan *pl, size_t mb, size_t br, size_t bc);
 size_t fa_sparse_kv_blocks(const fa_plan *pl, size_t head, size_t mb,
                            size_t *list, unsigned char *partial);
 
+/* The block mask's class of sparse block (query block QS of sparse_q
+   rows, key block KS of sparse_kv keys) of head HEAD: 0 no visible key
+   (not visited), 1 partial (the mask applies), 2 full. */
+int fa_sparse_class(const fa_plan *pl, size_t head, size_t qs, size_t ks);
+
+/* The backward of FlexAttention's Triton kernels (backward_flex.c):
+   LSE in base 2 from fa_forward of CFG, delta, then dQ, dK, dV by the
+   block mask's lists; O is the forward's (the delta kernel reads it;
+   NULL: fa_forward's), LSE is not used. */
+int fa_backward_flex(const fa_config *cfg, const fa_plan *pl,
+                     const uint16_t *q, const uint16_t *k, const uint16_t *v,
+                     const uint32_t *o, const uint16_t *dout, uint32_t *delta,
+                     uint32_t *dq, uint32_t *dk, uint32_t *dv, sf_env *env);
+
 /* First query block of a causal_skip backward for KV block NB
    (m_block_min). */
 size_t fa_bwd_first_mblock(const fa_plan *pl, size_t nb);

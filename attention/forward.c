@@ -1177,7 +1177,7 @@ fwd_range(fwd_run *r, size_t i0, size_t nr, size_t lo, size_t hi, long split,
         size_t i = i0 + ri;
         uint32_t *acc = w->acc + ri * pl->d;
         uint32_t *out;
-        uint32_t lse, l;
+        uint32_t lse, l, lse2 = FA_F32_NEG_INF;
         bool zn;
 
         if (lt != NULL && ri + LSE_AHEAD < nr)
@@ -1255,9 +1255,8 @@ fwd_range(fwd_run *r, size_t i0, size_t nr, size_t lo, size_t hi, long split,
                 uint32_t lg = k->log == FA_KLOG_CUDA_LOG2_FTZ
                                   ? fa_cuda_log2f_ftz(l)
                                   : lg2_of(pl, l);
-                lse = fa_mul(fa_add(fa_mul(w->m[ri], pl->scale_log2, le),
-                                    lg, le),
-                             F32_LN2, le);
+                lse2 = fa_add(fa_mul(w->m[ri], pl->scale_log2, le), lg, le);
+                lse = fa_mul(lse2, F32_LN2, le);
             } else if (k->lse == FA_LSE_LOG2E_DIV) {
                 /* RN32(mi / log2e) + log(s_prime), mi = RN32(m log2e) */
                 lse = zn ? FA_F32_INF
@@ -1292,6 +1291,9 @@ fwd_range(fwd_run *r, size_t i0, size_t nr, size_t lo, size_t hi, long split,
             w->lsplit[(size_t)split * nr + ri] = lse;
         else if (writing(r))
             r->lse[r->head * pl->nq + i] = lse;
+        if (split < 0 && writing(r) && cap != NULL && cap->lse_kernel != NULL)
+            cap->lse_kernel[r->head * pl->nq + i] =
+                k->lse == FA_LSE_LOG2_LN2 ? lse2 : lse;
     }
 }
 

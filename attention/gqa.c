@@ -26,6 +26,18 @@ fa_gqa_reduce(const fa_config *cfg, size_t g, size_t n,
 
     if (k == NULL || k->gqa_dkv == FA_GQA_NONE || g == 0)
         return -1;
+    if (k->gqa_dkv == FA_GQA_CHAIN) {
+        /* the backward of the group (gqa_group) wrote the KV head's
+           values into every head of the group; parts that differ come
+           from heads run one by one, which this rule cannot sum */
+        for (size_t j = 0; j < n; j++) {
+            for (size_t h = 1; h < g; h++)
+                if (parts[h * n + j] != parts[j])
+                    return -1;
+            out[j] = parts[j];
+        }
+        return 0;
+    }
     for (size_t j = 0; j < n; j++) {
         /* at::sum: an FP32 accumulator from +0, the group's heads in
            order (each rounded to the input format before, under

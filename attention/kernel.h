@@ -270,12 +270,17 @@ typedef enum
                      from +0 and rounded once to the input format: the
                      flash backend's dk_expanded summed by at::sum, and
                      the backward of repeat_interleave */
-    FA_GQA_FP32_SUM /* "fp32-sum": each query head's dK and dV in FP32, as
+    FA_GQA_FP32_SUM, /* "fp32-sum": each query head's dK and dV in FP32, as
                        the backward has them before its last rounding
                        (fa_config's dkv_fp32), added in FP32 in head order
                        from +0 and rounded once to the input format (the
                        math backend: K and V repeated after their FP32
                        copy, so autograd sums the FP32 gradients) */
+    FA_GQA_CHAIN /* "chain": one program per KV head walks its group's
+                    query heads in order, dK and dV in one FP32
+                    accumulator each (FlexAttention's Triton backward with
+                    enable_gqa); the backward runs a group at once
+                    (fa_config's gqa_group) */
 } fa_gqa_dkv;
 
 /* How an attention mask (fa_config's mask: an additive bias b, or a

@@ -326,7 +326,8 @@ static const char *const dqb_names[] = {"one", "sms", NULL};
 static const char *const dlse_names[] = {"same", "lg2-fma", NULL};
 static const char *const kexp_names[] = {"cr", "libm", "ex2-sm90",
                                          "ex2-sm90-ftz", NULL};
-static const char *const gqa_names[] = {"none", "in-sum", "fp32-sum", NULL};
+static const char *const gqa_names[] = {"none", "in-sum", "fp32-sum",
+                                         "chain", NULL};
 static const char *const bias_names[] = {"none", "add", "log2", NULL};
 static const char *const bfill_names[] = {"-inf", "-65504", NULL};
 static const char *const mlse_names[] = {"empty", "zero", NULL};
@@ -464,7 +465,7 @@ fa_kernel_check(const fa_kernel *k)
         || (unsigned)k->dq_buffers > FA_DQB_SMS
         || (unsigned)k->decode_lse > FA_DLSE_LG2_FMA
         || (unsigned)k->exp_model > FA_KEXP_EX2_SM90_FTZ
-        || (unsigned)k->gqa_dkv > FA_GQA_FP32_SUM
+        || (unsigned)k->gqa_dkv > FA_GQA_CHAIN
         || (unsigned)k->bias_add > FA_BIAS_LOG2
         || (unsigned)k->bool_fill > FA_BFILL_NEG_65504
         || (unsigned)k->masked_lse > FA_MLSE_ZERO)

@@ -23,8 +23,10 @@ const fa_kernel fa_kernels_flex[] = {
         .name = "flex",
         .d_round = 64,
         .n_tiles = 2,
-        .tiles = {{64, 128, 128, 0, 0, 0, 0},
-                  {128, 128, 64, 0, 0, 0, 0}},
+        /* the backward's steps: BLOCK_M1 = 64 query rows (dK, dV) and
+           BLOCK_N2 = 64 keys (dQ) */
+        .tiles = {{64, 128, 128, 64, 64, 0, 0},
+                  {128, 128, 64, 64, 64, 0, 0}},
         .kv_reverse = false,
         .causal_skip = false,
         .mma_s = "sm90",
@@ -67,7 +69,7 @@ const fa_kernel fa_kernels_flex[] = {
         .bwd = FA_BWD_FLEX,
         .bwd_reverse_q = false,
         .exp_model = FA_KEXP_EX2_SM90_FTZ,
-        .gqa_dkv = FA_GQA_NONE,
+        .gqa_dkv = FA_GQA_CHAIN,
         .bias_add = FA_BIAS_LOG2,
         .bool_fill = FA_BFILL_NEG_INF,
         .masked_lse = FA_MLSE_EMPTY,

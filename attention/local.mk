@@ -7,7 +7,8 @@ attention_libattention_la_SOURCES = attention/attention.h \
 	attention/fa_local.h attention/kernel.h \
 	attention/kernels.c attention/kernels_cudnn.c \
 	attention/config.c attention/fix.c attention/forward.c \
-	attention/backward.c attention/backward_math.c attention/log.c \
+	attention/backward.c attention/backward_math.c \
+	attention/backward_flex.c attention/log.c \
 	attention/exp.c attention/cuda_math.c \
 	attention/kernels_sdpa_em.c attention/rcp.c attention/gqa.c \
 	attention/block_sparse.c attention/kernels_flex.c

@@ -597,6 +597,7 @@ config_options(attn_ctx *x, fa_config *c)
         c->scale = sf;
     }
     c->softcap = x->softcap;
+    c->delta_xblock = (size_t)x->delta_xblock;
     c->br = (size_t)x->br;
     c->bc = (size_t)x->bc;
     if (x->order_given)
@@ -719,13 +720,6 @@ build_config(attn_ctx *x)
                   x->nh, x->nhkv, fa_config_kernel(c)->name, x->nh);
         return false;
     }
-    if (x->backward && fa_config_kernel(c)->bwd == FA_BWD_FLEX) {
-        cli_error(CMD, "--backward: the description '%s' has no modelled "
-                       "backward (bwd \"flex\": FlexAttention's backward "
-                       "kernel); the forward runs without --backward",
-                  fa_config_kernel(c)->name);
-        return false;
-    }
     if (!config_options(x, c))
         return false;
     config_splits(x, c);
@@ -742,6 +736,18 @@ build_config(attn_ctx *x)
     if (why != NULL) {
         fa_cli_config_refused(
             CMD, c, x->splits_auto ? "--splits auto" : "--splits", why);
+        return false;
+    }
+    if (x->backward && (why = fa_config_backward_refusal(c, 1)) != NULL) {
+        cli_error(CMD, "--backward: %s (the forward runs without --backward)",
+                  why);
+        return false;
+    }
+    if (x->backward && fa_config_kernel(c)->bwd == FA_BWD_FLEX
+        && (x->trace || (x->captures & ((1u << CAP_DP) | (1u << CAP_DS))))) {
+        cli_error(CMD, "--backward: FlexAttention's backward (bwd \"flex\") "
+                       "keeps no dP or dS captures and traces no dQ "
+                       "element; drop --trace and --capture dp,ds");
         return false;
     }
     head_config(x);
@@ -1037,6 +1043,44 @@ kv_head(const attn_ctx *x, size_t hh)
     return hh / x->nh * (x->nh / g) + hh % x->nh / g;
 }
 
+/* The query heads per KV head when the description's backward walks a
+   group at once (gqa_dkv "chain"), else 1. */
+static size_t
+chained_groups(const attn_ctx *x)
+{
+    size_t g = x->nhkv != 0 && x->nh % x->nhkv == 0 ? x->nh / x->nhkv : 1;
+
+    return fa_config_kernel(&x->cfg)->gqa_dkv == FA_GQA_CHAIN ? g : 1;
+}
+
+/* The backward of group GI (gqa_dkv "chain": its G query heads against
+   their KV head, at once); 0 or -1. */
+static int
+run_group(const attn_ctx *x, size_t gi, unsigned *bfl)
+{
+    size_t g = chained_groups(x), hh = gi * g;
+    size_t nq = x->nq, nk = x->nk, d = x->d, kh = kv_head(x, hh);
+    const uint32_t *o = x->bwd_o != NULL ? x->bwd_o : x->res[OUT_O];
+    const uint32_t *lse = x->bwd_o != NULL ? x->bwd_lse : x->res[OUT_LSE];
+    sf_env env = cli_env_ieee();
+    fa_attn_mask hm;
+    fa_config hc = am_head_config(&x->hcfg, x->has_mask ? &x->mask : NULL,
+                                  hh, &hm);
+
+    hc.shape.heads = g;
+    hc.gqa_group = g;
+    if (fa_backward(&hc, x->data[IN_Q] + hh * nq * d,
+                    x->data[IN_K] + kh * nk * d, x->data[IN_V] + kh * nk * d,
+                    o + hh * nq * d, lse + hh * nq,
+                    x->data[IN_DO] + hh * nq * d, x->res[OUT_DELTA] + hh * nq,
+                    x->res[OUT_DQ] + hh * nq * d, x->res[OUT_DK] + hh * nk * d,
+                    x->res[OUT_DV] + hh * nk * d, NULL, &env)
+        != 0)
+        return -1;
+    *bfl |= env.flags;
+    return 0;
+}
+
 /* The forward (and backward) of head HH; 0 or -1. */
 static int
 run_head(const attn_ctx *x, size_t hh, unsigned *ffl, unsigned *bfl)
@@ -1067,8 +1111,8 @@ run_head(const attn_ctx *x, size_t hh, unsigned *ffl, unsigned *bfl)
     if (fa_forward(&hc, q, k, v, o, lse, &cap, &env) != 0)
         return -1;
     *ffl |= env.flags;
-    if (!x->backward)
-        return 0;
+    if (!x->backward || chained_groups(x) > 1)
+        return 0; /* the group's backward runs once (run_group) */
     if (traced) {
         sink[1].fn = trace_event;
         sink[1].user = (void *)&x->tr[1];
@@ -1236,6 +1280,16 @@ compute(attn_ctx *x)
         progress_step(&pg);
     }
     progress_end(&pg);
+    if (x->backward && chained_groups(x) > 1) {
+        long long ng = nh / (long long)chained_groups(x);
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic, 1) num_threads(nt)                 \
+    reduction(| : bfl, failed)
+#endif
+        for (long long gi = 0; gi < ng; gi++)
+            if (run_group(x, (size_t)gi, &bfl) != 0)
+                failed |= 1;
+    }
     if (failed) {
         cli_error(CMD, "the attention library failed (out of memory for its "
                        "working memory)");
@@ -1428,6 +1482,7 @@ enum
     O_CAUSAL_ALIGN,
     O_SCALE,
     O_SOFTCAP,
+    O_DELTA_XBLOCK,
     O_EXP,
     O_BACKWARD,
     O_CAPTURE,
@@ -1492,6 +1547,7 @@ static const cli_option options[] = {{"q", true, O_Q},
                                      {"causal-align", true, O_CAUSAL_ALIGN},
                                      {"scale", true, O_SCALE},
                                      {"softcap", true, O_SOFTCAP},
+                                     {"delta-xblock", true, O_DELTA_XBLOCK},
                                      {"exp", true, O_EXP},
                                      {"backward", false, O_BACKWARD},
                                      {"capture", true, O_CAPTURE},
@@ -1759,13 +1815,9 @@ take_numerics_option(attn_ctx *x, int id, const char *v)
         x->scale_given = true;
         return true;
     case O_SOFTCAP:
-        if (!cli_parse_double(CMD, "--softcap", v, true, &x->softcap))
-            return false;
-        if (!(x->softcap > 0.0)) {
-            cli_error(CMD, "--softcap %s: expected a positive number", v);
-            return false;
-        }
-        return true;
+        return fa_cli_parse_softcap(CMD, v, &x->softcap);
+    case O_DELTA_XBLOCK:
+        return fa_cli_parse_delta_xblock(CMD, v, &x->delta_xblock);
     case O_EXP:
         x->exp_given = true;
         return fa_cli_parse_exp(CMD, &x->exp, v);

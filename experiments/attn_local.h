@@ -203,6 +203,7 @@ typedef struct
     bool top_left_given; /* --causal-align given */
     bool scale_given;
     double softcap; /* --softcap: FlexAttention's tanh soft-cap, 0 none */
+    uint64_t delta_xblock; /* --delta-xblock; 0: the default (8) */
     uint32_t scale_bits;
     fa_cli_exp exp;
     bool exp_given;

@@ -683,11 +683,8 @@ text_header(cli_buf *b, const attn_ctx *x)
         cli_buf_printf(b, "  %s\n",
                        am_summary(mb, sizeof mb, x->mask_opd.arg, &x->mask,
                                   fa_config_kernel(&x->cfg)));
-    if (x->softcap != 0.0)
-        cli_buf_printf(b,
-                       "  soft-cap %.17g: cap tanh(score / cap), "
-                       "FlexAttention's score_mod\n",
-                       x->softcap);
+    fa_cli_flex_header(b, &x->cfg, x->backward,
+                       x->delta_xblock != 0 ? "--delta-xblock" : "default");
     cli_buf_printf(b, "  tiles %zu x %zu, %zu KV block%s", x->br_eff,
                    x->bc_eff, x->tc, x->tc == 1 ? "" : "s");
     if (x->splits_eff > 1)

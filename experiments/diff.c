@@ -215,6 +215,8 @@ typedef struct
     causal_opt causal_opt;
     bool scale_given;
     double softcap;     /* --softcap, else the manifest's; 0: none */
+    uint64_t delta_xblock;     /* --delta-xblock; 0: from the manifest */
+    uint64_t man_delta_programs; /* the manifest's flex delta kernel grid */
     uint32_t scale_bits;
     uint64_t tol;
     bool json, no_exact, exact_forced;
@@ -501,6 +503,7 @@ read_manifest(diff_ctx *x, const char *m)
     x->man_mask_given = mf.mask_given;
     if (x->softcap == 0.0)
         x->softcap = mf.softcap;
+    x->man_delta_programs = mf.flex_delta_programs;
     memcpy(x->man_mask_mod, mf.mask_mod, sizeof x->man_mask_mod);
     return true;
 }
@@ -1450,6 +1453,17 @@ build_config(diff_ctx *x)
                                          : "default";
     c->causal_top_left = x->causal && x->top_left;
     c->softcap = x->softcap;
+    c->delta_xblock = (size_t)x->delta_xblock;
+    if (c->delta_xblock == 0 && x->man_delta_programs != 0) {
+        /* the delta kernel's rows per program: the launch's rows over
+           its grid */
+        uint64_t rows = (x->man_launch_bh != 0 ? x->man_launch_bh
+                                               : (uint64_t)(x->nb * x->nh))
+                        * x->nq;
+        c->delta_xblock = (size_t)(rows / x->man_delta_programs);
+        if (c->delta_xblock == 0)
+            c->delta_xblock = 1;
+    }
     if (x->scale_given) {
         memcpy(&sf, &x->scale_bits, sizeof sf);
         c->scale = sf;
@@ -1747,6 +1761,42 @@ kv_head(const diff_ctx *x, size_t hh)
     return hh / x->nh * (x->nh / g) + hh % x->nh / g;
 }
 
+/* The query heads per KV head when the description's backward walks a
+   group at once (gqa_dkv "chain"), else 1. */
+static size_t
+chained_groups(const diff_ctx *x)
+{
+    size_t g = x->nhkv != 0 && x->nh % x->nhkv == 0 ? x->nh / x->nhkv : 1;
+
+    return fa_config_kernel(&x->cfg)->gqa_dkv == FA_GQA_CHAIN ? g : 1;
+}
+
+/* The backward of group GI (gqa_dkv "chain": its G query heads against
+   their KV head, at once); 0 or -1. */
+static int
+emu_group(const diff_ctx *x, size_t gi)
+{
+    size_t g = chained_groups(x), hh = gi * g;
+    size_t nq = x->nq, nk = x->nk, d = x->d, kh = kv_head(x, hh);
+    sf_env env = cli_env_ieee();
+    fa_attn_mask hm;
+    fa_config hc = am_head_config(&x->hcfg, x->has_mask ? &x->mask : NULL,
+                                  hh, &hm);
+
+    hc.shape.heads = g;
+    hc.gqa_group = g;
+    return fa_backward(&hc, x->in[T_Q] + hh * nq * d, x->in[T_K] + kh * nk * d,
+                       x->in[T_V] + kh * nk * d,
+                       x->gpu[ST_O] != NULL ? x->gpu[ST_O] + hh * nq * d
+                                            : NULL,
+                       x->gpu[ST_LSE] != NULL ? x->gpu[ST_LSE] + hh * nq
+                                              : NULL,
+                       x->in[T_DO] + hh * nq * d, x->delta + hh * nq,
+                       x->emu[ST_DQ] + hh * nq * d,
+                       x->emu[ST_DK] + hh * nk * d,
+                       x->emu[ST_DV] + hh * nk * d, NULL, &env);
+}
+
 /* The emulator on head HH; 0 or -1. */
 static int
 emu_head(const diff_ctx *x, size_t hh)
@@ -1791,8 +1841,8 @@ emu_head(const diff_ctx *x, size_t hh)
         if (rc != 0)
             return rc;
     }
-    if (!x->need_bwd)
-        return 0;
+    if (!x->need_bwd || chained_groups(x) > 1)
+        return 0; /* the group's backward runs once (emu_group) */
     env = cli_env_ieee();
     return fa_backward(&hc, q, k, v,
                        x->gpu[ST_O] != NULL ? x->gpu[ST_O] + hh * nq * d
@@ -1885,6 +1935,16 @@ compute(diff_ctx *x)
     for (long long hh = 0; hh < nh; hh++)
         if (emu_head(x, (size_t)hh) != 0)
             failed |= 1;
+    if (x->need_bwd && chained_groups(x) > 1) {
+        long long ng = nh / (long long)chained_groups(x);
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic, 1) num_threads(nt)                 \
+    reduction(| : failed)
+#endif
+        for (long long gi = 0; gi < ng; gi++)
+            if (emu_group(x, (size_t)gi) != 0)
+                failed |= 1;
+    }
     if (failed) {
         cli_error(CMD, "the attention library failed (out of memory for its "
                        "working memory)");
@@ -2169,11 +2229,10 @@ text_scale(cli_buf *b, const diff_ctx *x)
                        x->torch_scale_same ? "gives the same value"
                                            : "gives ANOTHER value (give "
                                              "--scale)");
-    if (x->softcap != 0.0)
-        cli_buf_printf(b,
-                       "  soft-cap %.17g: cap tanh(score / cap), "
-                       "FlexAttention's score_mod\n",
-                       x->softcap);
+    fa_cli_flex_header(b, &x->cfg, x->need_bwd,
+                       x->delta_xblock != 0        ? "--delta-xblock"
+                       : x->man_delta_programs != 0 ? "the manifest's kernels"
+                                                    : "default");
 }
 
 static void
@@ -2692,6 +2751,7 @@ enum
     O_CAUSAL_ALIGN,
     O_SCALE,
     O_SOFTCAP,
+    O_DELTA_XBLOCK,
     O_TOLERANCE,
     O_EXACT,
     O_NO_EXACT,
@@ -2721,6 +2781,7 @@ static const cli_option options[] = {{"help", false, O_HELP},
                                      {"causal-align", true, O_CAUSAL_ALIGN},
                                      {"scale", true, O_SCALE},
                                      {"softcap", true, O_SOFTCAP},
+                                     {"delta-xblock", true, O_DELTA_XBLOCK},
                                      {"tolerance", true, O_TOLERANCE},
                                      {"exact", false, O_EXACT},
                                      {"no-exact", false, O_NO_EXACT},
@@ -2885,6 +2946,11 @@ diff_help(FILE *out)
         "tanh(score / C)\n"
         "                       (default: the manifest's \"softcap\"; "
         "flex only)\n"
+        "  --delta-xblock N     FlexAttention's backward: the rows per "
+        "program of its\n"
+        "                       delta kernel, which inductor autotunes "
+        "(default: from the\n"
+        "                       manifest's kernels and launch, else 8)\n"
         "  --tolerance ULPS     a stage passes when every element is at most "
         "ULPS apart\n"
         "                       (default 0: bit-equal)\n"
@@ -3034,14 +3100,10 @@ take_option(void *ctx, int id, const char *v)
             return false;
         x->scale_given = true;
         return true;
+    case O_DELTA_XBLOCK:
+        return fa_cli_parse_delta_xblock(CMD, v, &x->delta_xblock);
     case O_SOFTCAP:
-        if (!cli_parse_double(CMD, "--softcap", v, true, &x->softcap))
-            return false;
-        if (!(x->softcap > 0.0)) {
-            cli_error(CMD, "--softcap %s: expected a positive number", v);
-            return false;
-        }
-        return true;
+        return fa_cli_parse_softcap(CMD, v, &x->softcap);
     case O_TOLERANCE:
         return cli_parse_u64(CMD, "--tolerance", v, &x->tol);
     case O_EXACT:
@@ -3336,13 +3398,12 @@ run(diff_ctx *x)
                   x->nh, x->nhkv, fa_config_kernel(&x->cfg)->name);
         return false;
     }
-    if (x->need_bwd && fa_config_kernel(&x->cfg)->bwd == FA_BWD_FLEX) {
-        cli_error(CMD,
-                  "--stage dq, dk, dv: the description '%s' has no modelled "
-                  "backward (bwd \"flex\": FlexAttention's backward "
-                  "kernel); pass --stage o,lse",
-                  fa_config_kernel(&x->cfg)->name);
-        return false;
+    if (x->need_bwd) {
+        const char *why = fa_config_backward_refusal(&x->cfg, 1);
+        if (why != NULL) {
+            cli_error(CMD, "--stage dq, dk, dv: %s; pass --stage o,lse", why);
+            return false;
+        }
     }
     for (int s = ST_S; s <= ST_ACC; s++)
         x->want_cap = x->want_cap || x->want[s];

@@ -257,11 +257,20 @@ fa_cli_gqa_reduce(const char *cmd, const fa_config *cfg, size_t groups,
         /* the group's parts start at gi g n >= gi n: the KV heads before
            it never overwrite them */
         if (fa_gqa_reduce(cfg, g, n, res + gi * g * n, tmp) != 0) {
+            const fa_kernel *k = fa_config_kernel(cfg);
             free(tmp);
-            cli_error(cmd, "grouped-query heads: the description '%s' has "
-                           "no rule for the sum of dK and dV over a group "
-                           "(gqa_dkv \"none\")",
-                      fa_config_kernel(cfg)->name);
+            if (k->gqa_dkv == FA_GQA_CHAIN)
+                cli_error(cmd, "grouped-query heads: the description '%s' "
+                               "walks a group's heads in one backward "
+                               "(gqa_dkv \"chain\"), and this run computed "
+                               "them one by one",
+                          k->name);
+            else
+                cli_error(cmd, "grouped-query heads: the description '%s' "
+                               "has no rule for the sum of dK and dV over a "
+                               "group (gqa_dkv \"none\")",
+                          k->name);
+            return false;
             return false;
         }
         memcpy(res + gi * n, tmp, n * sizeof *tmp);
@@ -524,4 +533,50 @@ fa_cli_inputs_defined(const char *cmd, const char *opt, const fa_kernel *k,
               opt, strcmp(opt, "--policy") == 0 ? "" : "(description ",
               k->name, strcmp(opt, "--policy") == 0 ? "" : ")", fields, ok);
     return false;
+}
+
+bool
+fa_cli_parse_delta_xblock(const char *cmd, const char *v, uint64_t *n)
+{
+    if (!cli_parse_u64(cmd, "--delta-xblock", v, n))
+        return false;
+    if (*n == 0 || *n > 1024 || (*n & (*n - 1)) != 0) {
+        cli_error(cmd,
+                  "--delta-xblock %s: expected a power of two 1 to 1024 "
+                  "(the rows per program of FlexAttention's delta kernel)",
+                  v);
+        return false;
+    }
+    return true;
+}
+
+bool
+fa_cli_parse_softcap(const char *cmd, const char *v, double *cap)
+{
+    if (!cli_parse_double(cmd, "--softcap", v, true, cap))
+        return false;
+    if (!(*cap > 0.0)) {
+        cli_error(cmd, "--softcap %s: expected a positive number", v);
+        return false;
+    }
+    return true;
+}
+
+void
+fa_cli_flex_header(cli_buf *b, const fa_config *c, bool backward,
+                   const char *xblock_from)
+{
+    const fa_kernel *k = fa_config_kernel(c);
+
+    if (c->softcap != 0.0)
+        cli_buf_printf(b,
+                       "  soft-cap %.17g: cap tanh(score / cap), "
+                       "FlexAttention's score_mod\n",
+                       c->softcap);
+    if (backward && k != NULL && k->bwd == FA_BWD_FLEX)
+        cli_buf_printf(b,
+                       "  delta kernel: %zu row%s a program (XBLOCK, "
+                       "autotuned on the GPU; %s)\n",
+                       c->delta_xblock != 0 ? c->delta_xblock : 8,
+                       c->delta_xblock == 1 ? "" : "s", xblock_from);
 }

@@ -13,6 +13,7 @@
 #include "analysis/rcp_table.h"
 #include "analysis/user_tensor.h"
 #include "attention/attention.h"
+#include "experiments/cli.h"
 
 /* The exp model chosen by --exp.  The ex2-sm90 models point into tab and
    rule, so the struct stays where it was first filled in. */
@@ -170,5 +171,20 @@ bool fa_cli_load_kernel(const char *cmd, const char *path, bool policy_given,
    (exit 2).  True for BF16 inputs (F16 false). */
 bool fa_cli_inputs_defined(const char *cmd, const char *opt,
                            const fa_kernel *k, bool f16);
+
+/* --softcap V: a positive number into *CAP.  False after an error
+   message. */
+bool fa_cli_parse_softcap(const char *cmd, const char *v, double *cap);
+
+/* The header lines of FlexAttention's settings under C: the soft-cap,
+   and with BACKWARD under bwd "flex" the delta kernel's rows per
+   program, from XBLOCK_FROM ("--delta-xblock", "the manifest's
+   kernels", "default"). */
+void fa_cli_flex_header(cli_buf *b, const fa_config *c, bool backward,
+                        const char *xblock_from);
+
+/* --delta-xblock V: a power of two 1 .. 1024 into *N.  False after an
+   error message. */
+bool fa_cli_parse_delta_xblock(const char *cmd, const char *v, uint64_t *n);
 
 #endif

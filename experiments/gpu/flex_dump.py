@@ -274,7 +274,17 @@ def run_case(name, c, outdir, fn, ver):
     before = snapshot()
     log = code_log(os.path.join(outdir, "code", name))
     t0 = time.time()
-    q1, k1, v1, o, lse = flex_call(c, dev_in, bm, score_mod, fn)
+    saved = []
+
+    def pack(t):
+        # the forward's saved FP32 row tensors [B, H, Nq]: the kernel's
+        # own LSE (base 2) that the backward reads
+        if (t.dtype == torch.float32 and t.dim() == 3
+                and tuple(t.shape) == (c["batch"], c["heads"], c["nq"])):
+            saved.append(t.detach().clone())
+        return t
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        q1, k1, v1, o, lse = flex_call(c, dev_in, bm, score_mod, fn)
     o.backward(dev_in[3])
     torch.cuda.synchronize()
     compile_s = time.time() - t0
@@ -299,6 +309,8 @@ def run_case(name, c, outdir, fn, ver):
     tensors = {"q": q, "k": k, "v": v, "do": do}
     for t, val in res.items():
         tensors["flex." + t] = val
+    for i, t in enumerate(saved):
+        tensors["flex.saved%d" % i] = t
     if bm is not None:
         for f in ("kv_num_blocks", "kv_indices", "full_kv_num_blocks",
                   "full_kv_indices", "q_num_blocks", "q_indices",
@@ -326,7 +338,9 @@ def run_case(name, c, outdir, fn, ver):
         "kernel_options": c["options"], "repeat": repeat,
         "kernels": {"forward": fwd_l, "backward": bwd_l},
         "triton": triton_configs(new), "compile_s": round(compile_s, 1),
-        "lse_note": "flex.lse as flex_attention returned it",
+        "lse_note": "flex.lse as flex_attention returned it; flex.savedN: "
+        "the FP32 [B, H, Nq] tensors the forward saved for the backward "
+        "(the kernel's base-2 LSE)",
     })
     logging.getLogger("torch").removeHandler(log)
     log.close()

@@ -262,7 +262,7 @@ _SDPA_BACKENDS = {"math": 1, "flash": 2, "efficient": 4, "cudnn": 8}
 def attention(q, k, v, kernel="fa2", *, causal=False, causal_align=None,
               scale=None, splits=None, launch=None, threads=0, fmt=None,
               backward=False, do=None, sdpa_backends=None, mask=None,
-              mask_dtype=None):
+              mask_dtype=None, softcap=None, delta_xblock=None):
     """The attention forward (and backward) of KERNEL on Q [B, H, Nq, d]
     and K, V [B, Hkv, Nk, d], BF16 or FP16 bit patterns (uint16; an
     ml_dtypes bfloat16 or NumPy float16 array is viewed as its bits).
@@ -293,7 +293,11 @@ def attention(q, k, v, kernel="fa2", *, causal=False, causal_align=None,
     for sdpa the chosen backend's alignment); scale None is 1/sqrt(d);
     splits None (the description's), an int 1..128 or "auto" (the
     kernel's rule on LAUNCH); launch (B, H) of the GPU launch, default the
-    tensors'; threads 0: OpenMP's default.
+    tensors'; threads 0: OpenMP's default.  SOFTCAP is FlexAttention's
+    tanh soft-capping score_mod, cap tanh(score / cap) (descriptions with
+    softcap_tanhf: flex); DELTA_XBLOCK the rows per program of flex's
+    backward delta kernel, which inductor autotunes on the GPU (None: 8;
+    a capture's manifest records the grid it ran).
     """
     if fmt is None:
         fmt = "f16" if getattr(q, "dtype", None) == _np.float16 else "bf16"
@@ -320,7 +324,8 @@ def attention(q, k, v, kernel="fa2", *, causal=False, causal_align=None,
         _bits(q, fmt), _bits(k, fmt), _bits(v, fmt), kernel, causal,
         causal_align, scale, splits, launch, threads, fmt, backward,
         None if do is None else _bits(do, fmt), backends, kjson, mbits,
-        mtype))
+        mtype, 0.0 if softcap is None else float(softcap),
+        0 if delta_xblock is None else int(delta_xblock)))
 
 
 # --------------------------------------------------------------------------

@@ -3,6 +3,7 @@
    (one head at a time, spread over OpenMP threads, the GIL released) */
 #include "ext.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,6 +24,8 @@ typedef struct
         *mask_o;
     const char *kname, *fmt, *align, *kjson, *mask_type;
     int causal, threads, backward, backends;
+    double softcap;          /* FlexAttention's tanh soft-cap; 0 none */
+    Py_ssize_t delta_xblock; /* flex backward's delta kernel XBLOCK */
     /* what they resolve to */
     PyArrayObject *q, *k, *v, *dout;
     size_t nb, nh, nhkv, nq, nk, d, g;
@@ -48,7 +51,8 @@ static char *attn_kw[] = {"q",           "k",
                           "fmt",         "backward",
                           "do",          "sdpa_backends",
                           "kernel_json", "mask",
-                          "mask_type",   NULL};
+                          "mask_type",   "softcap",
+                          "delta_xblock", NULL};
 
 /* The arguments into X, the alignment and format checked. */
 static bool
@@ -61,11 +65,25 @@ attn_parse(PyObject *args, PyObject *kw, attn_call *x)
     x->mask_type = "bool";
     x->backends = -1;
     if (!PyArg_ParseTupleAndKeywords(
-            args, kw, "OOO|spOOOOispOizOs", attn_kw, &x->qo, &x->ko, &x->vo,
-            &x->kname, &x->causal, &x->align_o, &x->scale_o, &x->splits_o,
-            &x->launch_o, &x->threads, &x->fmt, &x->backward, &x->do_o,
-            &x->backends, &x->kjson, &x->mask_o, &x->mask_type))
+            args, kw, "OOO|spOOOOispOizOsdn", attn_kw, &x->qo, &x->ko,
+            &x->vo, &x->kname, &x->causal, &x->align_o, &x->scale_o,
+            &x->splits_o, &x->launch_o, &x->threads, &x->fmt, &x->backward,
+            &x->do_o, &x->backends, &x->kjson, &x->mask_o, &x->mask_type,
+            &x->softcap, &x->delta_xblock))
         return false;
+    if (!(x->softcap >= 0.0) || !isfinite(x->softcap)) {
+        PyErr_SetString(PyExc_ValueError,
+                        "softcap: expected None or a positive number");
+        return false;
+    }
+    if (x->delta_xblock < 0 || x->delta_xblock > 1024
+        || (x->delta_xblock & (x->delta_xblock - 1)) != 0) {
+        PyErr_SetString(PyExc_ValueError,
+                        "delta_xblock: expected None or a power of two 1 to "
+                        "1024 (the rows per program of FlexAttention's delta "
+                        "kernel)");
+        return false;
+    }
     x->has_mask = x->mask_o != Py_None;
     if (x->align_o != Py_None) {
         if (!PyUnicode_Check(x->align_o)
@@ -310,14 +328,6 @@ attn_takes(const attn_call *x)
                      x->nh, x->nhkv, k->name, x->nh);
         return false;
     }
-    if (x->backward && k->bwd == FA_BWD_FLEX) {
-        PyErr_Format(PyExc_ValueError,
-                     "backward: the description '%s' has no modelled "
-                     "backward (bwd \"flex\": FlexAttention's backward "
-                     "kernel); call with backward=False",
-                     k->name);
-        return false;
-    }
     return true;
 }
 
@@ -401,6 +411,8 @@ attn_config(ext_state *st, attn_call *x)
     c->causal = x->causal != 0;
     c->causal_top_left = x->causal != 0 && x->top_left;
     c->input = x->f16 ? &sf_format_f16 : NULL;
+    c->softcap = x->softcap;
+    c->delta_xblock = (size_t)x->delta_xblock;
     if (!attn_scale(x) || !attn_splits(x))
         return false;
     if ((c->exp = px_exp_model_for(st, x->kern)) == NULL
@@ -408,6 +420,12 @@ attn_config(ext_state *st, attn_call *x)
         return false;
     if ((why = fa_config_check(c)) != NULL) {
         PyErr_Format(PyExc_ValueError, "the configuration is refused: %s",
+                     why);
+        return false;
+    }
+    if (x->backward && (why = fa_config_backward_refusal(c, 1)) != NULL) {
+        PyErr_Format(PyExc_ValueError, "backward: %s; call with "
+                                       "backward=False",
                      why);
         return false;
     }
@@ -488,8 +506,8 @@ attn_head(const attn_call *x, const fa_config *hcfg, size_t hh)
 
     if (fa_forward(&hc, q, k, v, o, lse, NULL, &env) != 0)
         return -1;
-    if (!x->backward)
-        return 0;
+    if (!x->backward || (x->g > 1 && x->kern->gqa_dkv == FA_GQA_CHAIN))
+        return 0; /* the group's backward runs once (attn_group) */
     env = (sf_env)SF_ENV_IEEE;
     /* dK and dV per query head (the KV head's when no groups) */
     dk = x->dk_parts != NULL ? x->dk_parts : PyArray_DATA(x->dk);
@@ -502,6 +520,31 @@ attn_head(const attn_call *x, const fa_config *hcfg, size_t hh)
         != 0)
         return -1;
     return 0;
+}
+
+/* The backward of group GI at once (gqa_dkv "chain": its G query heads
+   against their KV head): 0, or -1 out of memory. */
+static int
+attn_group(const attn_call *x, const fa_config *hcfg, size_t gi)
+{
+    size_t nq = x->nq, nk = x->nk, d = x->d, g = x->g, hh = gi * g;
+    sf_env env = SF_ENV_IEEE;
+    fa_attn_mask hm;
+    fa_config hc =
+        am_head_config(hcfg, x->has_mask ? &x->amask : NULL, hh, &hm);
+
+    hc.shape.heads = g;
+    hc.gqa_group = g;
+    return fa_backward(
+        &hc, (const uint16_t *)PyArray_DATA(x->q) + hh * nq * d,
+        (const uint16_t *)PyArray_DATA(x->k) + gi * nk * d,
+        (const uint16_t *)PyArray_DATA(x->v) + gi * nk * d,
+        (uint32_t *)PyArray_DATA(x->o) + hh * nq * d,
+        (uint32_t *)PyArray_DATA(x->lse) + hh * nq,
+        (const uint16_t *)PyArray_DATA(x->dout) + hh * nq * d,
+        (uint32_t *)PyArray_DATA(x->delta) + hh * nq,
+        (uint32_t *)PyArray_DATA(x->dq) + hh * nq * d,
+        x->dk_parts + hh * nk * d, x->dv_parts + hh * nk * d, NULL, &env);
 }
 
 /* The group's sum of dK and dV by the description's gqa_dkv rule, as
@@ -548,6 +591,17 @@ attn_run(attn_call *x)
     for (size_t hh = 0; hh < heads; hh++)
         if (attn_head(x, &hcfg, hh) != 0)
             failed |= 1;
+    if (!failed && x->backward && x->g > 1
+        && x->kern->gqa_dkv == FA_GQA_CHAIN) {
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic) \
+    num_threads(threads > 0 ? threads : omp_get_max_threads()) \
+    reduction(| : failed)
+#endif
+        for (size_t gi = 0; gi < x->nb * x->nhkv; gi++)
+            if (attn_group(x, &hcfg, gi) != 0)
+                failed |= 1;
+    }
     if (!failed && x->dk_parts != NULL && attn_reduce(x) != 0)
         failed |= 2;
     Py_END_ALLOW_THREADS

@@ -28,9 +28,15 @@ if [ ! -r "$X/flex_causal_d64.safetensors" ]; then
     exit 77
 fi
 
+# forward and backward (flex_backwards.py.jinja's kernels: the delta
+# reduction, then dQ per query block and dK, dV per KV block over the
+# block mask's lists); FP16 at d 128 with the delta kernel's XBLOCK 1
+# (the manifest's grid); MQA, four FP16 query heads over one KV head,
+# dK and dV one accumulator through the group
 for name in flex_causal_d64 flex_full_n300 flex_window128 flex_prefix128 \
-    flex_doc8 flex_alibi flex_softcap30; do
-    check_stages "$X/$name.safetensors" flex flex o,lse
+    flex_doc8 flex_alibi flex_softcap30 flex_window128_fp16_d128 \
+    flex_mqa_fp16; do
+    check_stages "$X/$name.safetensors" flex flex o,lse,dq,dk,dv
 done
 
 # Triton's tl.dot on Hopper (wgmma, FP32 accumulator) is the sm90 model:
@@ -79,13 +85,29 @@ run diff --dump "$F" --o "$F:flex.o" --lse "$F:flex.lse" --policy cudnn \
 expect_rc 2
 expect_err_has "softcap: the description takes no soft-capping"
 
-# what is not modelled is refused: the backward, and fewer than 128
-# query rows (PyTorch runs flex_decoding)
+# the backward's choices are visible in the bits: the delta kernel's
+# other XBLOCK (8 columns a thread in place of 2) moves dQ, not dV; the
+# group's dK and dV summed per head (gqa_dkv "in-sum") in place of one
+# accumulator through the group moves dK
+F=$X/flex_window128_fp16_d128.safetensors
+run diff --dump "$F" --q "$F:q" --k "$F:k" --v "$F:v" --o "$F:flex.o" \
+    --lse "$F:flex.lse" --do "$F:do" --dq "$F:flex.dq" --dv "$F:flex.dv" \
+    --policy flex --delta-xblock 8 --stage dq,dv --no-exact --json
+expect_rc 1
+n=$("$JSONQ" "$tmp/out" stages.1.elements)
+expect_stage "flex_window128_fp16_d128 --delta-xblock 8" 1 dv "$n" "$n"
+if [ "$("$JSONQ" "$tmp/out" stages.0.equal)" -lt "$n" ]; then pass; else
+    fail "--delta-xblock 8: dQ still the GPU's"; fi
+F=$X/flex_mqa_fp16.safetensors
+sed 's/"gqa_dkv": "chain"/"gqa_dkv": "in-sum"/' "$tmp/k.json" >"$tmp/kin.json"
+run diff --dump "$F" --q "$F:q" --k "$F:k" --v "$F:v" --o "$F:flex.o" \
+    --lse "$F:flex.lse" --do "$F:do" --dk "$F:flex.dk" \
+    --kernel "$tmp/kin.json" --stage dk --no-exact --json
+expect_rc 1
+
+# what is not modelled is refused: fewer than 128 query rows (PyTorch
+# runs flex_decoding) and block masks of blocks under 128 in the backward
 F=$X/flex_causal_d64.safetensors
-run diff --dump "$F" --o "$F:flex.o" --lse "$F:flex.lse" --dq "$F:flex.dq" \
-    --policy flex --no-exact
-expect_rc 2
-expect_err_has "no modelled backward"
 # a gradient named on the command line is compared or refused, never
 # dropped: here its stage lacks the LSE
 run diff --dump "$F" --o "$F:flex.o" --dq "$F:flex.dq" --policy flex \
@@ -96,9 +118,18 @@ run attn --policy flex --gen normal --heads 1 --nq 64 --nk 256 --d 64 \
     --no-exact
 expect_rc 2
 expect_err_has "flex_decoding"
+# attn runs the same backward: its dQ, dK, dV are the GPU's
+run attn --policy flex --q "$F:q" --k "$F:k" --v "$F:v" --do "$F:do" \
+    --causal --backward --no-exact --out "$tmp/a.safetensors"
+expect_rc 0
+run diff --dump "$F" --q "$F:q" --k "$F:k" --v "$F:v" --o "$F:flex.o" \
+    --lse "$F:flex.lse" --do "$F:do" --dq "$tmp/a.safetensors:dq" \
+    --dk "$tmp/a.safetensors:dk" --dv "$tmp/a.safetensors:dv" --policy flex \
+    --stage dq,dk,dv --no-exact --json
+expect_rc 0
 run attn --policy flex --gen normal --heads 1 --nq 128 --nk 128 --d 64 \
-    --backward --no-exact
+    --causal --backward --trace 0,0,5,3 --no-exact
 expect_rc 2
-expect_err_has "no modelled backward"
+expect_err_has "traces no dQ element"
 
 finish

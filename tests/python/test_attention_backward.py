@@ -60,7 +60,8 @@ def check_backward(cli, tmp_path, t, kernel, fmt="bf16", extra=(), **kw):
     return r
 
 
-# the descriptions with a modelled backward (flex's is refused)
+# the descriptions whose backward runs on these small shapes (flex
+# needs 128 query rows: tests/python/test_flex.py checks it)
 BACKWARD_KERNELS = [n for n in bf16emu.kernels()
                     if bf16emu.describe(n)["bwd"] != "flex"]
 

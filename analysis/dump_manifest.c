@@ -443,12 +443,39 @@ f_kernels(FIELD_ARGS)
     return TENSOR_OK;
 }
 
+/* flex_attention's kernel_options: the forward's pinned tiles */
+static int
+f_kernel_options(FIELD_ARGS)
+{
+    const char *k;
+    json_t *e;
+
+    (void)key;
+    if (!json_is_object(v))
+        return TENSOR_OK;
+    json_object_foreach((json_t *)v, k, e)
+    {
+        bool is_m = strcmp(k, "BLOCK_M") == 0;
+        double x;
+        if (!is_m && strcmp(k, "BLOCK_N") != 0)
+            continue;
+        if (!whole(e, 1, 4096, &x))
+            return FAIL("kernel_options.%s: expected a positive integer", k);
+        if (is_m)
+            m->block_m = (uint64_t)x;
+        else
+            m->block_n = (uint64_t)x;
+    }
+    return TENSOR_OK;
+}
+
 static const struct
 {
     const char *key;
     int (*read)(FIELD_ARGS);
 } fields[] = {
     {"kernels", f_kernels},
+    {"kernel_options", f_kernel_options},
     {"causal", f_causal},
     {"causal_alignment", f_alignment},
     {"launch_shape", f_launch_shape},

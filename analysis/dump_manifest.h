@@ -41,6 +41,8 @@ extern "C" {
  *              tanh soft-cap)
  *   "mask_mod": null, or a string naming FlexAttention's mask_mod
  *               ("causal", "window", "document", ...)
+ *   "kernel_options": {"BLOCK_M": m, "BLOCK_N": n} (flex_attention's;
+ *              other keys ignored)
  *   "kernels": {"backward": [{"name": ..., "grid": [x, y, z]}, ...]}
  *              the kernels a capture saw run (other entries ignored)
  *
@@ -101,6 +103,9 @@ typedef struct
        capture.py): the programs (grid x) of FlexAttention's delta kernel
        (a name holding "per_fused_flex_attention_backward"); 0 absent */
     uint64_t flex_delta_programs;
+    /* "kernel_options": FlexAttention's BLOCK_M and BLOCK_N as the call
+       pinned them (the forward's tiles); 0 absent */
+    uint64_t block_m, block_n;
 } dump_manifest;
 
 /* Reads the manifest TEXT (a JSON object) into *M, which it first sets

@@ -217,6 +217,7 @@ typedef struct
     double softcap;     /* --softcap, else the manifest's; 0: none */
     uint64_t delta_xblock;     /* --delta-xblock; 0: from the manifest */
     uint64_t man_delta_programs; /* the manifest's flex delta kernel grid */
+    uint64_t man_block_m, man_block_n; /* its kernel_options' tiles */
     uint32_t scale_bits;
     uint64_t tol;
     bool json, no_exact, exact_forced;
@@ -504,6 +505,8 @@ read_manifest(diff_ctx *x, const char *m)
     if (x->softcap == 0.0)
         x->softcap = mf.softcap;
     x->man_delta_programs = mf.flex_delta_programs;
+    x->man_block_m = mf.block_m;
+    x->man_block_n = mf.block_n;
     memcpy(x->man_mask_mod, mf.mask_mod, sizeof x->man_mask_mod);
     return true;
 }
@@ -1379,6 +1382,10 @@ read_dump(diff_ctx *x)
         c.shape.nk = x->nk;
         c.shape.d = x->d;
         c.splits = x->splits;
+        if (fa_config_kernel(&c)->block_sparse) {
+            c.br = (size_t)x->man_block_m;
+            c.bc = (size_t)x->man_block_n;
+        }
         if (!fa_cli_log_for(CMD, x->kernel_path != NULL ? "--kernel" : "--policy", fa_config_kernel(&c), &x->logm))
             return false;
         c.log = fa_cli_log_model(&x->logm);
@@ -1453,6 +1460,11 @@ build_config(diff_ctx *x)
                                          : "default";
     c->causal_top_left = x->causal && x->top_left;
     c->softcap = x->softcap;
+    /* FlexAttention's kernel_options pin the forward's tiles */
+    if (fa_config_kernel(c)->block_sparse) {
+        c->br = (size_t)x->man_block_m;
+        c->bc = (size_t)x->man_block_n;
+    }
     c->delta_xblock = (size_t)x->delta_xblock;
     if (c->delta_xblock == 0 && x->man_delta_programs != 0) {
         /* the delta kernel's rows per program: the launch's rows over

@@ -4,7 +4,8 @@
 # keeps dO: O, LSE, dQ, dK and dV of the "flex" description, bit for bit,
 # with the call's mask (the mask_mod's values as attn_mask), soft-cap and
 # the delta kernel's XBLOCK from the manifest (the launch's rows over the
-# kernel's grid); grouped heads (MQA, FP16) with K and V of one head.
+# kernel's grid) and its kernel_options' tiles; grouped heads (MQA, FP16)
+# with K and V of one head.
 import glob
 import json
 import os
@@ -62,7 +63,15 @@ def test_flex_matches_gpu(name):
     m = manifest(path)
     fmt = "f16" if m["dtype"] in ("fp16", "float16") else "bf16"
     mask, mask_dtype = mask_of(t)
-    r = bf16emu.attention(t["q"], t["k"], t["v"], "flex", fmt=fmt,
+    kernel = "flex"
+    opts = m.get("kernel_options") or {}
+    if opts:
+        # the call's pinned tiles: the description with them
+        kernel = bf16emu.describe("flex")
+        for row in kernel["tiles"]:
+            row["br"] = opts.get("BLOCK_M", row["br"])
+            row["bc"] = opts.get("BLOCK_N", row["bc"])
+    r = bf16emu.attention(t["q"], t["k"], t["v"], kernel, fmt=fmt,
                           causal=bool(m.get("causal")), scale=m["scale"],
                           mask=mask, mask_dtype=mask_dtype,
                           softcap=m.get("softcap"), backward=True,

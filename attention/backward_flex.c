@@ -123,7 +123,11 @@ block_p_ds(flex_head *h, size_t qs, size_t ks)
     size_t i0 = qs * h->sq, j0 = ks * h->skv, d = pl->d;
     size_t nr = pl->nq - i0 < h->sq ? pl->nq - i0 : h->sq;
     size_t bw = pl->nk - j0 < h->skv ? pl->nk - j0 : h->skv;
-    bool sub = h->cls[qs * h->nks + ks] == 1 || h->ragged;
+    /* the partial form in a partial block of a block mask, and in every
+       block of ragged lengths; without a block mask the one block is a
+       partial one whose constant-true mask folds away: the full form */
+    bool sub = (pl->sparse_q != 0 && h->cls[qs * h->nks + ks] == 1)
+               || h->ragged;
 
     for (size_t j = 0; j < bw; j++)
         for (size_t c = 0; c < d; c++) {

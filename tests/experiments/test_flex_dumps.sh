@@ -33,10 +33,12 @@ fi
 # block mask's lists); FP16 at d 128 with the delta kernel's XBLOCK 1
 # (the manifest's grid); MQA, four FP16 query heads over one KV head,
 # dK and dV one accumulator through the group; kernel_options BLOCK_M =
-# BLOCK_N = 64 (the manifest's: the forward's tiles 64 x 64)
+# BLOCK_N = 64 (the manifest's: the forward's tiles 64 x 64); no block
+# mask with 512 keys (one partial block whose true mask folds away: the
+# full blocks' exponent)
 for name in flex_causal_d64 flex_full_n300 flex_window128 flex_prefix128 \
     flex_doc8 flex_alibi flex_softcap30 flex_window128_fp16_d128 \
-    flex_mqa_fp16 flex_causal_b64x64; do
+    flex_mqa_fp16 flex_causal_b64x64 flex_full_d64; do
     check_stages "$X/$name.safetensors" flex flex o,lse,dq,dk,dv
 done
 

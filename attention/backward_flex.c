@@ -126,8 +126,10 @@ block_p_ds(flex_head *h, size_t qs, size_t ks)
     /* the partial form in a partial block of a block mask, and in every
        block of ragged lengths; without a block mask the one block is a
        partial one whose constant-true mask folds away: the full form */
-    bool sub = (pl->sparse_q != 0 && h->cls[qs * h->nks + ks] == 1)
-               || h->ragged;
+    bool partial = (pl->sparse_q != 0 && h->cls[qs * h->nks + ks] == 1)
+                   || h->ragged;
+    bool fma = (partial ? pl->k.exp_arg_partial : pl->k.exp_arg)
+               == FA_ARG_SCALE_FMA;
 
     for (size_t j = 0; j < bw; j++)
         for (size_t c = 0; c < d; c++) {
@@ -153,8 +155,8 @@ block_p_ds(flex_head *h, size_t qs, size_t ks)
                                            : FA_F32_ZERO,
                                        e);
             hidden = hidden || t == FA_F32_NEG_INF;
-            p = fa_exp(pl, sub ? fa_sub(fa_mul(t, F32_RCP_LN2, e), lse, e)
-                               : fa_fma(t, F32_RCP_LN2, lse ^ FA_F32_SIGN, e));
+            p = fa_exp(pl, fma ? fa_fma(t, F32_RCP_LN2, lse ^ FA_F32_SIGN, e)
+                               : fa_sub(fa_mul(t, F32_RCP_LN2, e), lse, e));
             ds = fa_mul(p, fa_sub(h->dp[ri * bw + jj], di, e), e);
             if (pl->softcap && !hidden) {
                 uint32_t t0 = fa_mul(s, pl->scale, e);

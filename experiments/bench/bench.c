@@ -4,7 +4,7 @@
    Usage: bench [--quick] [--rounds N] [--events HOOK NOHOOK]
                 [--sweep BF16EMU] [PART...]
    PART is one of scalar, events, convert, gemm, attn, exhaustive, sweep,
-   scan
+   scan, arrays, flex
    (default: all).  Every ratio is the emulated time per item divided by
    the baseline's (for the thread rows, the one-thread time divided by the
    two-thread time), both measured alternately in the same run; each
@@ -133,6 +133,31 @@ bench_pair_ratio(const bench_side *emu, const bench_side *base, int rounds,
 }
 
 void
+bench_group(const bench_side *sides, int n, int rounds, double *t)
+{
+    long reps[BENCH_GROUP_MAX];
+
+    if (n > BENCH_GROUP_MAX)
+        n = BENCH_GROUP_MAX;
+    for (int k = 0; k < n; k++)
+        reps[k] = calibrate(&sides[k]);
+    for (int i = 0; i < rounds; i++)
+        for (int k = 0; k < n; k++)
+            t[k * rounds + i] = timed(&sides[k], reps[k]);
+}
+
+double
+bench_round_ratio(const double *ta, const double *tb, int rounds)
+{
+    double r[MAX_ROUNDS];
+    int n = rounds < MAX_ROUNDS ? rounds : MAX_ROUNDS;
+
+    for (int i = 0; i < n; i++)
+        r[i] = ta[i] / tb[i];
+    return bench_median(r, n);
+}
+
+void
 bench_pair(const bench_side *emu, const bench_side *base, double *emu_s,
            double *base_s)
 {
@@ -256,7 +281,7 @@ usage(void)
             "usage: bench [--quick] [--rounds N] [--events HOOK NOHOOK] "
             "[--sweep BF16EMU]\n"
             "             [scalar|events|convert|gemm|attn|exhaustive|sweep|"
-            "scan|arrays]...\n");
+            "scan|arrays|flex]...\n");
     exit(2);
 }
 
@@ -265,7 +290,8 @@ main(int argc, char **argv)
 {
     static const char *const parts[] = {"scalar", "events",     "convert",
                                         "gemm",   "attn",       "exhaustive",
-                                        "sweep",  "scan",       "arrays"};
+                                        "sweep",  "scan",       "arrays",
+                                        "flex"};
     enum { N_PARTS = sizeof parts / sizeof parts[0] };
     bool want[N_PARTS] = {false}, any = false;
     const char *hook = NULL, *nohook = NULL, *sweep_prog = NULL;
@@ -334,6 +360,8 @@ main(int argc, char **argv)
         bench_scan(sweep_prog, BENCH_SRCDIR);
     if (want[8])
         bench_arrays();
+    if (want[9])
+        bench_attn_flex();
     bench_print_table();
     return 0;
 }

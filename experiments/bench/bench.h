@@ -45,7 +45,16 @@ void bench_pair(const bench_side *emu, const bench_side *base, double *emu_s,
 void bench_pair_ratio(const bench_side *emu, const bench_side *base,
                       int rounds, double *emu_s, double *base_s,
                       double *ratio);
-/* The same for one side alone. */
+/* Times N sides (at most BENCH_GROUP_MAX) alternately ROUNDS times,
+   each round running every side once in order (after choosing each
+   side's repetitions as bench_pair does): T[k ROUNDS + i] the seconds
+   per item of side k in round i. */
+#define BENCH_GROUP_MAX 8
+void bench_group(const bench_side *sides, int n, int rounds, double *t);
+/* The median over ROUNDS (at most 64) of the rounds' ratios TA[i] /
+   TB[i]. */
+double bench_round_ratio(const double *ta, const double *tb, int rounds);
+/* One side alone: the median of bench_cfg.rounds timed calls. */
 double bench_one(const bench_side *side);
 
 /* How a row's ratio (emulated time / baseline time) is judged. */
@@ -85,6 +94,8 @@ void bench_convert(void);
 void bench_arrays(void);
 void bench_gemm(void);
 void bench_attn(void);
+/* FlexAttention's description "flex" against fa2 (bench_flex.c). */
+void bench_attn_flex(void);
 void bench_exhaustive(void);
 /* PROG: the bf16emu program (NULL: the row is left out with a message). */
 void bench_sweep(const char *prog);

@@ -11,7 +11,7 @@ experiments_bench_bench_SOURCES = experiments/bench/bench.c \
 	experiments/bench/bench.h experiments/bench/bench_ops.c \
 	experiments/bench/bench_convert.c experiments/bench/bench_gemm.c \
 	experiments/bench/bench_exh.c experiments/bench/bench_sweep.c \
-	experiments/bench/bench_scan.c
+	experiments/bench/bench_scan.c experiments/bench/bench_flex.c
 experiments_bench_bench_CFLAGS = $(AM_CFLAGS) $(MPFR_CFLAGS) $(OPENMP_CFLAGS) \
 	$(OPENBLAS_CFLAGS) -DBENCH_SRCDIR='"$(abs_top_srcdir)"'
 experiments_bench_bench_LDFLAGS = -static $(OPENMP_CFLAGS)
@@ -38,7 +38,8 @@ BENCH_BINARIES = experiments/bench/bench experiments/bench/bench_events \
 	experiments/bench/bench_events_nohook
 
 # BENCH_FLAGS: more options for the program (--quick, --rounds N, or the
-# parts to run: scalar events convert gemm attn exhaustive sweep).
+# parts to run: scalar events convert gemm attn flex exhaustive sweep
+# scan arrays).
 BENCH_FLAGS =
 
 bench: $(BENCH_BINARIES) experiments/bf16emu

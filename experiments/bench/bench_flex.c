@@ -76,6 +76,7 @@ rand_bf16(uint64_t *s)
     return (uint16_t)(u >> 16);
 }
 
+/* One forward of side C into its O and LSE (exit 1 when it fails). */
 static void
 side_forward(flex_side *c)
 {
@@ -90,6 +91,7 @@ side_forward(flex_side *c)
     }
 }
 
+/* bench_side's run: REPS forwards of side P, or REPS backwards. */
 static void
 side_run(void *p, long reps)
 {

@@ -902,6 +902,10 @@ fa_bias_score(const fa_plan *pl, uint32_t s, uint32_t b, sf_env *env)
             t = fa_mul(fa_cuda_tanhf_ftz(pl->exp, pl->rcpm,
                                          fa_mul(t, pl->cap_rcp, env)),
                        pl->cap, env);
+        /* t + (+0) is t (and +0 for -0), exactly and without a flag:
+           the common case of no score_mod, off the general add path */
+        if (b == FA_F32_ZERO && !fa_is_nan(t))
+            return t == FA_F32_SIGN ? FA_F32_ZERO : t;
         return fa_add(t, b, env);
     }
     if (pl->log2_domain)

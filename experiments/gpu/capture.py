@@ -184,6 +184,16 @@ def _uses_rotary(model):
     return getattr(cfg, "position_embedding_type", None) == "rotary"
 
 
+def softcap_score_mod(cap):
+    """FlexAttention's tanh soft-capping score_mod, cap tanh(score /
+    cap), marked so that Capture.flex_attention records it as "softcap".
+    """
+    def softcap(score, b, h, q_idx, kv_idx):
+        return cap * torch.tanh(score / cap)
+    softcap.bf16emu_softcap = float(cap)
+    return softcap
+
+
 def _kernel_names(prof):
     """The distinct CUDA kernel names of a finished profiler, in order."""
     seen = []
@@ -442,6 +452,7 @@ class Capture:
         self._bytes = 0
         self._per_step = {}
         self.launches = []
+        self._active = False
         self.seen = 0  # SDPA calls seen while recording, recorded or not
         if rows is not None and not isinstance(rows, (list, tuple)):
             raise ValueError("rows: expected None, ('first', R), "
@@ -550,9 +561,11 @@ class Capture:
         if active:
             F.scaled_dot_product_attention = self._sdpa
             torch.nn.functional.scaled_dot_product_attention = self._sdpa
+        self._active = active
         try:
             yield self
         finally:
+            self._active = False
             F.scaled_dot_product_attention = _ORIG_SDPA
             torch.nn.functional.scaled_dot_product_attention = _ORIG_SDPA
             for h in self._handles:
@@ -561,6 +574,190 @@ class Capture:
             self._stack = []
             self._x_last = {}
             self.step = None
+
+    # -- FlexAttention -----------------------------------------------------
+    def flex_attention(self, fn):
+        """A stand-in for FN (flex_attention, usually torch.compile'd) that
+        records each call made while recording, as SDPA's calls are: Q, K,
+        V, O, the LSE, dO (and dq, dk, dv with grads), the block mask's
+        mask_mod evaluated at every (query, key) as attn_mask (a causal
+        one recorded as causal), the kernel options and the launches of
+        the backward (the grid of its delta kernel, which inductor
+        autotunes: "delta_xblock").  A score_mod is recorded only when it
+        carries bf16emu_softcap (softcap_score_mod makes one); others are
+        skipped with the reason.  The model calls the returned function
+        in place of FN."""
+        cap = self
+
+        def flex(query, key, value, score_mod=None, block_mask=None,
+                 scale=None, enable_gqa=False, return_lse=False,
+                 kernel_options=None, **kw):
+            if not cap._active:
+                return fn(query, key, value, score_mod=score_mod,
+                          block_mask=block_mask, scale=scale,
+                          enable_gqa=enable_gqa, return_lse=return_lse,
+                          kernel_options=kernel_options, **kw)
+            out, lse = fn(query, key, value, score_mod=score_mod,
+                          block_mask=block_mask, scale=scale,
+                          enable_gqa=enable_gqa, return_lse=True,
+                          kernel_options=kernel_options, **kw)
+            cap.seen += 1
+            try:
+                cap._record_flex(fn, query, key, value, score_mod,
+                                 block_mask, scale, enable_gqa,
+                                 kernel_options, kw, out, lse)
+            except Exception as e:  # noqa: BLE001 -- never break the model
+                cap._skip("flex: error: %s" % str(e).split("\n")[0][:200])
+            return (out, lse) if return_lse else out
+        return flex
+
+    def _record_flex(self, fn, q, k, v, score_mod, block_mask, scale,
+                     enable_gqa, kernel_options, kw, out, lse):
+        name = self._current_name()
+        index = self._index_of(name)
+        if not self._layer_selected(index, name):
+            return None
+        if kw:
+            return self._skip("flex: keyword arguments %s" % sorted(kw))
+        dt = q.dtype
+        if dt not in _DTYPE_NAMES or k.dtype != dt or v.dtype != dt \
+                or any(t.dim() != 4 for t in (q, k, v)) or not _is_cuda(q):
+            return self._skip("flex: not 4-D BF16 or FP16 on a CUDA device")
+        B, H, Nq, d = q.shape
+        Hkv, Nk = k.shape[1], k.shape[2]
+        if Hkv != H and (not enable_gqa or H % Hkv != 0):
+            return self._skip("flex: grouped heads without enable_gqa")
+        softcap = getattr(score_mod, "bf16emu_softcap", None) \
+            if score_mod is not None else None
+        if score_mod is not None and softcap is None:
+            return self._skip("flex: a score_mod other than "
+                              "softcap_score_mod's")
+        if self.rows is not None:
+            return self._skip("flex: rows selection")
+        bs = getattr(block_mask, "BLOCK_SIZE", (128, 128)) \
+            if block_mask is not None else (128, 128)
+        if tuple(int(x) for x in bs) != (128, 128):
+            return self._skip("flex: block mask blocks other than 128")
+        heads = self._heads_for(index, H)
+        bsel = [b for b in (range(B) if self.batch is None else self.batch)
+                if 0 <= b < B]
+        grp = H // Hkv
+        kv_heads = sorted(set(h // grp for h in heads))
+        if Hkv != H and [h for kv in kv_heads for h in
+                         range(kv * grp, kv * grp + grp)] != heads:
+            return self._skip("flex: heads: not whole groups in order")
+        dev = q.device
+        bidx = torch.tensor(bsel, dtype=torch.long, device=dev)
+        hidx = torch.tensor(heads, dtype=torch.long, device=dev)
+        kvidx = torch.tensor(kv_heads, dtype=torch.long, device=dev)
+
+        def sel_q(t):
+            return t.index_select(0, bidx).index_select(1, hidx)
+
+        def sel_k(t):
+            return t.index_select(0, bidx).index_select(1, kvidx)
+
+        causal = False
+        mask = None
+        if block_mask is not None:
+            from torch.nn.attention.flex_attention import create_mask
+            with torch.no_grad():
+                m = create_mask(block_mask.mask_mod, B, H, Nq, Nk,
+                                device=dev)
+                tri = torch.ones(Nq, Nk, dtype=torch.bool,
+                                 device=dev).tril()
+                if bool(torch.equal(m, tri.expand_as(m))):
+                    causal = True
+                elif not bool(m.all()):
+                    mask = sel_q(m)
+        launches = self._flex_backward_launches(
+            fn, q, k, v, score_mod, block_mask, scale, enable_gqa,
+            kernel_options)
+        xb = None
+        for ln in launches or []:
+            if "per_fused_flex_attention_backward" in (ln["name"] or "") \
+                    and ln.get("grid"):
+                xb = max(1, B * H * Nq // int(ln["grid"][0]))
+        launch = {"batch": B, "heads": H, "nq": Nq, "nk": Nk, "d": d}
+        if Hkv != H:
+            launch["kv_heads"] = Hkv
+        entry = {"layer": index, "step": self.step, "name": name,
+                 "causal": causal, "scale": None if scale is None
+                 else float(scale), "layout": "bhnd",
+                 "dtype": _dtype_name(dt), "backend": "flex",
+                 "heads_kept": heads, "rows_kept": None,
+                 "launch_shape": launch, "batch_kept": bsel,
+                 "softcap": softcap,
+                 "kernel_options": dict(kernel_options or {}),
+                 "kernels": {"backward": launches or []},
+                 "delta_xblock": xb}
+        if Hkv != H:
+            entry["enable_gqa"] = True
+            entry["kv_heads"] = Hkv
+            entry["kv_heads_from"] = kv_heads
+        call = _Call(entry)
+        with torch.no_grad():
+            for n, t in (("q", sel_q(q)), ("k", sel_k(k)), ("v", sel_k(v)),
+                         ("o", sel_q(out.detach()))):
+                call.tensors[n] = t.detach().contiguous().cpu()
+            call.tensors["lse"] = sel_q(lse.detach()).float().contiguous() \
+                .cpu()
+            if mask is not None:
+                mt = mask.to(torch.uint8).contiguous().cpu()
+                call.tensors["attn_mask"] = mt
+                entry["attn_mask"] = {"dtype": "uint8",
+                                      "shape": list(mt.shape),
+                                      "kind": "bool",
+                                      "source_shape": [B, H, Nq, Nk]}
+                entry["mask_mod"] = "attn_mask"
+        est = call.nbytes()
+        if self._bytes + est > self.budget:
+            self.dropped += 1
+            return None
+        self._bytes += est
+        key = (index, self.step)
+        n = self._per_step.get(key, 0)
+        self._per_step[key] = n + 1
+        if n > 0:
+            entry["prefix"] = "L%d.s%d.c%d." % (index, self.step, n)
+        self.calls.append(call)
+        if self.backward and out.requires_grad:
+            self._hook_backward(call, (q, k, v), out, sel_q, sel_k,
+                                True, dt)
+        return None
+
+    def _flex_backward_launches(self, fn, q, k, v, score_mod, block_mask,
+                                scale, enable_gqa, kernel_options):
+        """The kernels (name, grid, block) of one more forward and
+        backward of FN on detached copies, from the profiler's trace; None
+        where that fails."""
+        import tempfile
+        try:
+            from torch.profiler import ProfilerActivity, profile
+            with torch.enable_grad():
+                qq, kk, vv = (t.detach().requires_grad_(True)
+                              for t in (q, k, v))
+                o = fn(qq, kk, vv, score_mod=score_mod,
+                       block_mask=block_mask, scale=scale,
+                       enable_gqa=enable_gqa, kernel_options=kernel_options)
+                torch.cuda.synchronize()
+                with profile(activities=[ProfilerActivity.CUDA]) as prof:
+                    torch.autograd.grad(o, (qq, kk, vv), torch.ones_like(o))
+                    torch.cuda.synchronize()
+            with tempfile.NamedTemporaryFile("r", suffix=".json") as f:
+                prof.export_chrome_trace(f.name)
+                trace = json.load(open(f.name))
+            out = []
+            for ev in trace.get("traceEvents", []):
+                if str(ev.get("cat", "")).lower() != "kernel":
+                    continue
+                a = ev.get("args", {})
+                out.append({"name": ev.get("name"), "grid": a.get("grid"),
+                            "block": a.get("block")})
+            return out
+        except Exception as e:  # noqa: BLE001 -- never break the model
+            self._skip("flex: backward kernels: %s" % str(e)[:120])
+            return None
 
     def _sdpa(self, query, key, value, attn_mask=None, dropout_p=0.0,
               is_causal=False, scale=None, enable_gqa=False, **kw):

@@ -443,6 +443,20 @@ f_kernels(FIELD_ARGS)
     return TENSOR_OK;
 }
 
+/* FlexAttention's delta kernel rows per program (null: not known) */
+static int
+f_delta_xblock(FIELD_ARGS)
+{
+    double x;
+
+    if (json_is_null(v))
+        return TENSOR_OK;
+    if (!whole(v, 1, 1024, &x) || ((uint64_t)x & ((uint64_t)x - 1)) != 0)
+        return FAIL("%s: expected null or a power of two 1 to 1024", key);
+    m->delta_xblock = (uint64_t)x;
+    return TENSOR_OK;
+}
+
 /* flex_attention's kernel_options: the forward's pinned tiles */
 static int
 f_kernel_options(FIELD_ARGS)
@@ -476,6 +490,7 @@ static const struct
 } fields[] = {
     {"kernels", f_kernels},
     {"kernel_options", f_kernel_options},
+    {"delta_xblock", f_delta_xblock},
     {"causal", f_causal},
     {"causal_alignment", f_alignment},
     {"launch_shape", f_launch_shape},

@@ -41,6 +41,7 @@ extern "C" {
  *              tanh soft-cap)
  *   "mask_mod": null, or a string naming FlexAttention's mask_mod
  *               ("causal", "window", "document", ...)
+ *   "delta_xblock": null or a power of two (capture.py's flex calls)
  *   "kernel_options": {"BLOCK_M": m, "BLOCK_N": n} (flex_attention's;
  *              other keys ignored)
  *   "kernels": {"backward": [{"name": ..., "grid": [x, y, z]}, ...]}
@@ -106,6 +107,9 @@ typedef struct
     /* "kernel_options": FlexAttention's BLOCK_M and BLOCK_N as the call
        pinned them (the forward's tiles); 0 absent */
     uint64_t block_m, block_n;
+    /* "delta_xblock": FlexAttention's delta kernel rows per program as a
+       capture worked it out; 0 absent */
+    uint64_t delta_xblock;
 } dump_manifest;
 
 /* Reads the manifest TEXT (a JSON object) into *M, which it first sets

@@ -218,6 +218,7 @@ typedef struct
     uint64_t delta_xblock;     /* --delta-xblock; 0: from the manifest */
     uint64_t man_delta_programs; /* the manifest's flex delta kernel grid */
     uint64_t man_block_m, man_block_n; /* its kernel_options' tiles */
+    uint64_t man_delta_xblock;   /* the manifest's "delta_xblock" */
     uint32_t scale_bits;
     uint64_t tol;
     bool json, no_exact, exact_forced;
@@ -505,6 +506,7 @@ read_manifest(diff_ctx *x, const char *m)
     if (x->softcap == 0.0)
         x->softcap = mf.softcap;
     x->man_delta_programs = mf.flex_delta_programs;
+    x->man_delta_xblock = mf.delta_xblock;
     x->man_block_m = mf.block_m;
     x->man_block_n = mf.block_n;
     memcpy(x->man_mask_mod, mf.mask_mod, sizeof x->man_mask_mod);
@@ -1125,6 +1127,13 @@ pick_backend(diff_ctx *x)
     bool split_auto;
     unsigned lean;
 
+    if (!x->policy_given && x->kernel_path == NULL && !x->kernel_named
+        && strcmp(x->man_backend, "flex") == 0) {
+        /* a FlexAttention call (flex_dump.py, capture.py): its
+           description */
+        x->kernel = *fa_kernel_by_name("flex");
+        x->kernel_named = true;
+    }
     if (!x->policy_given && x->kernel_path == NULL) {
         /* PyTorch's choice with every backend enabled, or with the one
            the dump pinned (whose kernel variant cuDNN still chooses) */
@@ -1466,6 +1475,8 @@ build_config(diff_ctx *x)
         c->bc = (size_t)x->man_block_n;
     }
     c->delta_xblock = (size_t)x->delta_xblock;
+    if (c->delta_xblock == 0)
+        c->delta_xblock = (size_t)x->man_delta_xblock;
     if (c->delta_xblock == 0 && x->man_delta_programs != 0) {
         /* the delta kernel's rows per program: the launch's rows over
            its grid */
@@ -2243,6 +2254,7 @@ text_scale(cli_buf *b, const diff_ctx *x)
                                              "--scale)");
     fa_cli_flex_header(b, &x->cfg, x->need_bwd,
                        x->delta_xblock != 0        ? "--delta-xblock"
+                       : x->man_delta_xblock != 0   ? "the manifest's"
                        : x->man_delta_programs != 0 ? "the manifest's kernels"
                                                     : "default");
 }
@@ -3182,7 +3194,9 @@ call_manifest(diff_ctx *x, const char *man)
     static const char *const keys[] = {"causal",     "layout",
                                        "dtype",      "backend",
                                        "splits",     "fix",
-                                       "causal_alignment", "enable_gqa"};
+                                       "causal_alignment", "enable_gqa",
+                                       "softcap",    "kernel_options",
+                                       "kernels",    "delta_xblock"};
     json_error_t je;
     json_t *m = json_loads(man, 0, &je), *calls, *c = NULL;
     const json_t *sc;

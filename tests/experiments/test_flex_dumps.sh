@@ -88,6 +88,14 @@ run diff --dump "$F" --o "$F:flex.o" --lse "$F:flex.lse" --policy cudnn \
 expect_rc 2
 expect_err_has "softcap: the description takes no soft-capping"
 
+# a FlexAttention dump ("backend": "flex") selects the description itself
+F=$X/flex_window128_fp16_d128.safetensors
+run diff --dump "$F" --q "$F:q" --k "$F:k" --v "$F:v" --o "$F:flex.o" \
+    --lse "$F:flex.lse" --do "$F:do" --dq "$F:flex.dq" --stage o,lse,dq \
+    --no-exact
+expect_rc 0
+expect_out_has "policy flex"
+
 # the backward's choices are visible in the bits: the delta kernel's
 # other XBLOCK (8 columns a thread in place of 2) moves dQ, not dV; the
 # group's dK and dV summed per head (gqa_dkv "in-sum") in place of one

@@ -437,14 +437,20 @@ call_config(const scan_ctx *x, const call_spec *c, const call_data *cd,
 {
     const char *w;
 
-    if (!x->policy_given && strcasecmp(c->backend, "flash") != 0)
+    bool flex = !x->policy_given && strcasecmp(c->backend, "flex") == 0;
+
+    if (!x->policy_given && !flex && strcasecmp(c->backend, "flash") != 0)
         return cli_error(CMD,
                          "layer %lld step %lld: the manifest names backend "
                          "'%s', not FLASH; give --policy or --kernel (the "
                          "kernel that produced the capture)",
                          c->layer, c->step,
                          c->backend[0] ? c->backend : "(none)");
-    *cfg = fa_config_kernel_default(&x->kernel);
+    /* a FlexAttention call (capture.py's flex_attention): its
+       description */
+    *cfg = fa_config_kernel_default(flex ? fa_kernel_by_name("flex")
+                                         : &x->kernel);
+    cfg->softcap = c->softcap;
     cfg->shape.batch = 1;
     cfg->shape.heads = 1;
     cfg->shape.nq = cd->nq;

@@ -40,6 +40,7 @@ typedef struct
     bool f16; /* "dtype": "float16" */
     bool has_mask; /* "attn_mask": the call's mask (tensor PREFIX.attn_mask) */
     char backend[64];
+    double softcap;      /* "softcap": FlexAttention's tanh soft-cap */
     bool bottom_right;   /* "causal_alignment": "bottom-right" given */
     size_t n_heads_kept; /* 0: every head, numbered as stored */
     size_t *heads_kept;  /* the model's index of each stored head */

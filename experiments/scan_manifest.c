@@ -375,6 +375,15 @@ parse_call(const json_t *c, size_t idx, const char *top_backend,
                false;
     if (!call_x(c, what, out))
         return false;
+    v = json_object_get(c, "softcap");
+    if (json_is_number(v) && json_number_value(v) != 0.0) {
+        if (!(json_number_value(v) > 0.0) || !isfinite(json_number_value(v)))
+            return cli_error(CMD, "%s: 'softcap': expected null or a "
+                                  "positive number",
+                             what),
+                   false;
+        out->softcap = json_number_value(v);
+    }
     if (out->backend[0] == '\0' && top_backend != NULL)
         snprintf(out->backend, sizeof out->backend, "%s", top_backend);
     if (json_object_get(c, "prefix") == NULL)

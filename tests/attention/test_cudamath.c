@@ -17,10 +17,10 @@
 #include "tests/support/suite.h"
 #include "tests/support/support.h"
 
-/* MPFR's exp (EXP true) or log of binary32 X rounded to binary32 (normal
-   results only). */
+/* MPFR's FN (mpfr_exp, mpfr_log, mpfr_log2, mpfr_tanh) of binary32 X
+   rounded to binary32 (normal results only). */
 static uint32_t
-mpfr_f(bool exp, uint32_t x)
+mpfr_f(int (*fn)(mpfr_ptr, mpfr_srcptr, mpfr_rnd_t), uint32_t x)
 {
     mpfr_t a;
     float f;
@@ -29,10 +29,7 @@ mpfr_f(bool exp, uint32_t x)
     memcpy(&f, &x, sizeof f);
     mpfr_init2(a, 24);
     mpfr_set_flt(a, f, MPFR_RNDN);
-    if (exp)
-        mpfr_exp(a, a, MPFR_RNDN);
-    else
-        mpfr_log(a, a, MPFR_RNDN);
+    fn(a, a, MPFR_RNDN);
     f = mpfr_get_flt(a, MPFR_RNDN);
     mpfr_clear(a);
     memcpy(&r, &f, sizeof r);
@@ -79,7 +76,7 @@ START_TEST(test_bounds)
     for (unsigned long i = 0; i < n; i++) {
         /* logf: every positive finite input, subnormals included */
         uint32_t x = (uint32_t)tst_rand_below(&rng, 0x7F800000u - 1) + 1;
-        uint32_t got = fa_cuda_logf(x), want = mpfr_f(false, x);
+        uint32_t got = fa_cuda_logf(x), want = mpfr_f(mpfr_log, x);
         if (x != 0x3F800000u && ulps(got, want) > 1 && bad++ < TST_MAX_PRINT)
             printf("f32_logf_cuda %08x %08x got %08x  seed %llu\n",
                    (unsigned)x, (unsigned)want, (unsigned)got,
@@ -89,7 +86,7 @@ START_TEST(test_bounds)
         if (tst_rand64(&rng) & 1)
             x |= 0x80000000u;
         got = fa_cuda_expf(NULL, x);
-        want = mpfr_f(true, x);
+        want = mpfr_f(mpfr_exp, x);
         if (ulps(got, want) > 2 && bad++ < TST_MAX_PRINT)
             printf("f32_expf_cuda %08x %08x got %08x  seed %llu\n",
                    (unsigned)x, (unsigned)want, (unsigned)got,
@@ -98,27 +95,6 @@ START_TEST(test_bounds)
     ck_assert_uint_eq(bad, 0);
 }
 END_TEST
-
-/* MPFR's log2 (LOG2 true) or tanh of binary32 X rounded to binary32. */
-static uint32_t
-mpfr_g(bool log2, uint32_t x)
-{
-    mpfr_t a;
-    float f;
-    uint32_t r;
-
-    memcpy(&f, &x, sizeof f);
-    mpfr_init2(a, 24);
-    mpfr_set_flt(a, f, MPFR_RNDN);
-    if (log2)
-        mpfr_log2(a, a, MPFR_RNDN);
-    else
-        mpfr_tanh(a, a, MPFR_RNDN);
-    f = mpfr_get_flt(a, MPFR_RNDN);
-    mpfr_clear(a);
-    memcpy(&r, &f, sizeof r);
-    return r;
-}
 
 /* libdevice's log2f and tanhf with flush-to-zero (FlexAttention's LSE
    and soft-capping): their special values, and within CUDA's stated
@@ -149,7 +125,7 @@ START_TEST(test_flex_math)
         /* log2f: every positive normal input */
         uint32_t x = 0x00800000u
                      + (uint32_t)tst_rand_below(&rng, 0x7F800000u - 0x00800000u);
-        uint32_t got = fa_cuda_log2f_ftz(x), want = mpfr_g(true, x);
+        uint32_t got = fa_cuda_log2f_ftz(x), want = mpfr_f(mpfr_log2, x);
         if (ulps(got, want) > 1 && bad++ < TST_MAX_PRINT)
             printf("f32_log2f_cuda_ftz %08x %08x got %08x  seed %llu\n",
                    (unsigned)x, (unsigned)want, (unsigned)got,
@@ -160,7 +136,7 @@ START_TEST(test_flex_math)
         if (tst_rand64(&rng) & 1)
             x |= 0x80000000u;
         got = fa_cuda_tanhf_ftz(NULL, NULL, x);
-        want = mpfr_g(false, x);
+        want = mpfr_f(mpfr_tanh, x);
         if (ulps(got, want) > 2 && bad++ < TST_MAX_PRINT)
             printf("f32_tanhf_cuda_ftz %08x %08x got %08x  seed %llu\n",
                    (unsigned)x, (unsigned)want, (unsigned)got,

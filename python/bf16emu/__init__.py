@@ -64,10 +64,44 @@ def dtype_of(fmt):
                          % (fmt, ", ".join(FORMATS))) from None
 
 
+# torch dtypes (by name) whose bits NumPy holds as these unsigned
+# integers, and the format they are
+_TORCH_BITS = {"bfloat16": ("bf16", "int16", _np.uint16),
+               "float16": ("f16", "int16", _np.uint16),
+               "float8_e4m3fn": ("e4m3", "uint8", _np.uint8),
+               "float8_e5m2": ("e5m2", "uint8", _np.uint8)}
+
+
+def _from_torch(a):
+    """A torch tensor as a NumPy array (on the CPU, detached): a 16- or
+    8-bit floating-point one as its bit patterns (NumPy has no bfloat16),
+    with the format it holds; anything else is not a tensor (None, None).
+    torch itself is not imported: a tensor brings it."""
+    mod = type(a).__module__ or ""
+    if not mod.startswith("torch") or not hasattr(a, "dtype"):
+        return None, None
+    import sys
+    torch = sys.modules["torch"]
+    t = a.detach().cpu().contiguous()
+    name = str(t.dtype).replace("torch.", "")
+    if name in _TORCH_BITS:
+        fmt, ibits, npbits = _TORCH_BITS[name]
+        return t.view(getattr(torch, ibits)).numpy().view(npbits), fmt
+    return t.numpy(), None
+
+
 def _bits(a, fmt):
     """A as bit patterns of FMT: an ml_dtypes bfloat16 / float8 array or a
     NumPy float16 array of that format is viewed (not copied) as its
-    unsigned integers; anything else goes to the extension as it is."""
+    unsigned integers, a torch tensor of that format (on any device)
+    copied to the CPU as its bits; anything else goes to the extension as
+    it is."""
+    t, tfmt = _from_torch(a)
+    if t is not None:
+        if tfmt is not None and tfmt != _canon(fmt):
+            raise TypeError("a torch.%s tensor where fmt is %r"
+                            % (str(a.dtype).replace("torch.", ""), fmt))
+        return t
     if isinstance(a, _np.ndarray):
         view = _VIEWS.get(a.dtype.name)
         if view is not None and view[0] == _canon(fmt):
@@ -211,6 +245,12 @@ def _mask(mask, mask_dtype):
         if mask_dtype is not None:
             raise ValueError("mask_dtype is taken with a mask")
         return None, "bool"
+    t, tfmt = _from_torch(mask)
+    if t is not None:
+        # a torch mask: bool, float32, or BF16 / FP16 bits
+        mask = t
+        if tfmt is not None and mask_dtype is None:
+            mask_dtype = tfmt
     if not isinstance(mask, _np.ndarray):
         raise TypeError("mask: expected a numpy.ndarray (bool, float32, "
                         "bfloat16, float16, or uint16 bits with "
@@ -300,7 +340,8 @@ def attention(q, k, v, kernel="fa2", *, causal=False, causal_align=None,
     a capture's manifest records the grid it ran).
     """
     if fmt is None:
-        fmt = "f16" if getattr(q, "dtype", None) == _np.float16 else "bf16"
+        fmt = "f16" if getattr(q, "dtype", None) == _np.float16 \
+            or str(getattr(q, "dtype", "")) == "torch.float16" else "bf16"
     fmt = _canon(fmt)
     backends = -1
     if sdpa_backends is not None:

@@ -358,6 +358,9 @@ head_refused(const fa_config *cfg, const fa_fix *fix, scan_reference ref,
         return w;
     if (in == NULL || in->q == NULL || in->k == NULL || in->v == NULL)
         return "Q, K and V are needed";
+    if (cfg->softcap != 0.0)
+        return "soft-capping: the exact reference has no tanh (bf16emu "
+               "diff --call compares such a call with the GPU's bits)";
     if (ref == SCAN_REF_BINARY64 && cfg->mask != NULL)
         return "the binary64 reference takes no attention mask (the exact "
                "reference does)";

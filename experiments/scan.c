@@ -437,19 +437,14 @@ call_config(const scan_ctx *x, const call_spec *c, const call_data *cd,
 {
     const char *w;
 
-    bool flex = !x->policy_given && strcasecmp(c->backend, "flex") == 0;
-
-    if (!x->policy_given && !flex && strcasecmp(c->backend, "flash") != 0)
+    if (!x->policy_given && strcasecmp(c->backend, "flash") != 0)
         return cli_error(CMD,
                          "layer %lld step %lld: the manifest names backend "
                          "'%s', not FLASH; give --policy or --kernel (the "
                          "kernel that produced the capture)",
                          c->layer, c->step,
                          c->backend[0] ? c->backend : "(none)");
-    /* a FlexAttention call (capture.py's flex_attention): its
-       description */
-    *cfg = fa_config_kernel_default(flex ? fa_kernel_by_name("flex")
-                                         : &x->kernel);
+    *cfg = fa_config_kernel_default(&x->kernel);
     cfg->softcap = c->softcap;
     cfg->shape.batch = 1;
     cfg->shape.heads = 1;
@@ -1048,6 +1043,27 @@ read_merge(scan_ctx *x, scan_run *r)
     return rc;
 }
 
+/* A capture of FlexAttention calls (capture.py's flex_attention: backend
+   "flex") runs under the flex description when none is named, and says
+   so in the header; a capture mixing it with other backends needs the
+   kernel named.  0 or an exit status. */
+static int
+flex_capture(scan_ctx *x)
+{
+    size_t nflex = 0;
+
+    for (size_t i = 0; i < x->n_calls; i++)
+        nflex += strcasecmp(x->calls[i].backend, "flex") == 0;
+    if (x->policy_given || nflex == 0)
+        return CLI_EXIT_OK;
+    if (nflex != x->n_calls)
+        return cli_error(CMD, "the capture mixes FlexAttention calls with "
+                              "other backends; give --policy or --kernel");
+    x->kernel = *fa_kernel_by_name("flex");
+    x->policy_given = true;
+    return CLI_EXIT_OK;
+}
+
 /* The capture's shards listed and its manifest read. */
 static int
 read_capture(scan_ctx *x)
@@ -1061,7 +1077,9 @@ read_capture(scan_ctx *x)
             return cli_error(CMD, "%s: a capture shard must be .safetensors",
                              x->shards[i].path);
     }
-    return scan_load_manifest(x) ? CLI_EXIT_OK : CLI_EXIT_USAGE;
+    if (!scan_load_manifest(x))
+        return CLI_EXIT_USAGE;
+    return flex_capture(x);
 }
 
 /* The description's exp model, log and reciprocal (fa2's and cudnn's:

@@ -183,6 +183,8 @@ call_unmodelled(const json_t *c, const char *what, call_spec *out)
                             && !json_is_false(v);
             continue;
         }
+        if (strcmp(key, "softcap") == 0)
+            continue; /* applied (parse_call) */
         if (strcmp(key, "dropout_p") != 0 && v != NULL
             && !json_is_null(v) && !json_is_false(v))
             return cli_error(CMD,

@@ -88,6 +88,25 @@ run diff --dump "$F" --o "$F:flex.o" --lse "$F:flex.lse" --policy cudnn \
 expect_rc 2
 expect_err_has "softcap: the description takes no soft-capping"
 
+# a GPT trained with FlexAttention and captured (capture.py's
+# flex_attention; train_gpt_flex.py, 400 steps): layer 0 causal, layer 1
+# a 128-key sliding window (the block mask's values as attn_mask) with
+# soft-capping at 20; every head, all five outputs, by --call alone
+F=$X/capture_gpt_flex.safetensors
+for call in L0.s400 L1.s400; do
+    run diff --dump "$F" --call "$call" --stage o,lse,dq,dk,dv --no-exact \
+        --json
+    expect_rc 0
+    for i in 0 1 2 3 4; do
+        n=$("$JSONQ" "$tmp/out" "stages.$i.elements")
+        expect_stage "capture_gpt_flex $call" "$i" "stage $i" "$n" "$n"
+    done
+done
+# scan measures against the exact reference, which has no tanh
+run scan "$F"
+expect_rc 2
+expect_err_has "soft-capping: the exact reference has no tanh"
+
 # a FlexAttention dump ("backend": "flex") selects the description itself
 F=$X/flex_window128_fp16_d128.safetensors
 run diff --dump "$F" --q "$F:q" --k "$F:k" --v "$F:v" --o "$F:flex.o" \

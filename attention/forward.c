@@ -46,6 +46,8 @@ typedef struct fwd_ws
     size_t *blocks;         /* tc: block_sparse: the query block's KV
                                blocks in visiting order */
     unsigned char *partial; /* tc: of each, whether it is partial */
+    unsigned char *visit;   /* tc: block_sparse: whether block j is in
+                               the list (its scores are computed) */
 } fwd_ws;
 
 static size_t
@@ -99,6 +101,7 @@ fwd_layout(const fa_plan *pl, fa_ws *w, fwd_ws *f)
                           sizeof(uint32_t));
     f->blocks = fa_ws_take(w, pl->k.block_sparse ? pl->tc : 0, sizeof(size_t));
     f->partial = fa_ws_take(w, pl->k.block_sparse ? pl->tc : 0, 1);
+    f->visit = fa_ws_take(w, pl->k.block_sparse ? pl->tc : 0, 1);
 }
 
 size_t
@@ -294,6 +297,29 @@ gemv_dot(const fa_plan *pl, const fa_gemv_order *g, const uint32_t *a,
    K^T at all. */
 #define FWD_KT_WHOLE ((size_t)256 << 10)
 
+/* block_sparse: S of rows I0 .. I0+NR-1 in the blocks the query block
+   visits (w->visit), each block's K^T transposed into its place. */
+static void
+sparse_scores(fwd_run *r, size_t i0, size_t nr)
+{
+    const fa_plan *pl = r->pl;
+    uint32_t *s = r->w->s;
+
+    for (size_t c0 = 0; c0 < pl->nk; c0 += pl->bc) {
+        size_t bw = pl->nk - c0 < pl->bc ? pl->nk - c0 : pl->bc;
+        uint32_t *dst = nr == 1 || bw == pl->nk ? s + c0 : r->w->pf;
+        if (!r->w->visit[c0 / pl->bc])
+            continue;
+        fwd_transpose(pl, r->k, r->w->kt + c0 * pl->d, bw, c0, bw);
+        sf_mma_gemm(pl->mqk, nr, bw, pl->d, pl->in, r->q + i0 * pl->d,
+                    pl->in, r->w->kt + c0 * pl->d, NULL, dst,
+                    SF_MMA_PATH_AUTO, r->env);
+        if (dst != s + c0)
+            for (size_t ri = 0; ri < nr; ri++)
+                memcpy(s + ri * pl->nk + c0, dst + ri * bw, bw * sizeof *s);
+    }
+}
+
 static void
 fwd_scores(fwd_run *r, size_t i0, size_t nr)
 {
@@ -315,6 +341,10 @@ fwd_scores(fwd_run *r, size_t i0, size_t nr)
         sf_mma_gemm(pl->mqk, nr, pl->nk, pl->d, &sf_format_f32, r->w->qs,
                     &sf_format_f32, r->w->kts, NULL, s, SF_MMA_PATH_AUTO,
                     r->env);
+    else if (r->tcol < 0 && r->blocks != NULL)
+        /* block_sparse: the scores of the listed blocks only (the others
+           are never visited), K^T block by block */
+        sparse_scores(r, i0, nr);
     else if (r->tcol < 0 && !r->kt_lazy)
         sf_mma_gemm(pl->mqk, nr, pl->nk, pl->d, pl->in, r->q + i0 * pl->d,
                     pl->in, r->w->kt, NULL, s, SF_MMA_PATH_AUTO, r->env);
@@ -350,7 +380,7 @@ fwd_scores(fwd_run *r, size_t i0, size_t nr)
         size_t i = i0 + ri, nv = fa_visible(pl, i);
         uint32_t *srow = s + ri * pl->nk;
         for (size_t j = 0; j < pl->nk; j++) {
-            if (j >= nv) {
+            if (j >= nv || (r->blocks != NULL && !r->w->visit[j / pl->bc])) {
                 srow[j] = mv;
                 continue;
             }
@@ -1470,6 +1500,9 @@ fwd_chunk(fwd_run *r, size_t mb, size_t i0, size_t nr)
            block) */
         nvb = fa_sparse_kv_blocks(pl, r->head, mb, r->w->blocks,
                                   r->w->partial);
+        memset(r->w->visit, 0, pl->tc);
+        for (size_t b = 0; b < nvb; b++)
+            r->w->visit[r->w->blocks[b]] = 1;
         r->blocks = r->w->blocks;
         r->block_partial = r->w->partial;
     }

@@ -212,9 +212,45 @@ def mma(a, b, c=None, model="sm90", fmt="bf16", *, flags=False):
     A [M, K] and B [K, N] hold bit patterns of FMT (the preset's variant
     for that input format is used: sm90 with e4m3 is sm90-fp8); C (None:
     +0) and the returned D [M, N] hold FP32 bit patterns (uint32).
+    Batched as numpy.matmul: A [..., M, K], B [..., K, N] and C [..., M,
+    N] broadcast over their leading dimensions, each matrix of the batch
+    one product (the flags of all of them together).
     """
-    return _flags(_ext.mma(_bits(a, fmt), _bits(b, fmt), c, model, fmt,
-                           flags), flags)
+    a, b = _bits(a, fmt), _bits(b, fmt)
+    if not (hasattr(a, "ndim") and hasattr(b, "ndim")) \
+            or (a.ndim <= 2 and b.ndim <= 2
+                and (c is None or _np.ndim(c) <= 2)):
+        return _flags(_ext.mma(a, b, c, model, fmt, flags), flags)
+    if a.ndim < 2 or b.ndim < 2:
+        raise ValueError("a and b: expected matrices [..., M, K] and "
+                         "[..., K, N]")
+    m, n = a.shape[-2], b.shape[-1]
+    try:
+        lead = _np.broadcast_shapes(a.shape[:-2], b.shape[:-2],
+                                    () if c is None
+                                    else _np.shape(c)[:-2])
+    except ValueError:
+        raise ValueError("a, b, c: leading dimensions %s, %s, %s do not "
+                         "broadcast" % (a.shape[:-2], b.shape[:-2],
+                                        None if c is None
+                                        else _np.shape(c)[:-2])) from None
+    a = _np.broadcast_to(a, lead + a.shape[-2:])
+    b = _np.broadcast_to(b, lead + b.shape[-2:])
+    if c is not None:
+        c = _np.broadcast_to(_np.asarray(c), lead + (m, n))
+    out = _np.empty(lead + (m, n), dtype=_np.uint32)
+    fl = 0
+    for idx in _np.ndindex(*lead):
+        r = _ext.mma(_np.ascontiguousarray(a[idx]),
+                     _np.ascontiguousarray(b[idx]),
+                     None if c is None else _np.ascontiguousarray(c[idx]),
+                     model, fmt, flags)
+        if flags:
+            out[idx], f = r
+            fl |= int(f)
+        else:
+            out[idx] = r
+    return (out, Flags(fl)) if flags else out
 
 
 def kernels():

@@ -72,3 +72,30 @@ def test_mma_flags():
     b = np.array([[0x0000]], np.uint16)
     d, fl = bf16emu.mma(a, b, None, "fma-chain", "bf16", flags=True)
     assert fl & bf16emu.Flags.INVALID
+
+
+def test_mma_batched_broadcasts_as_matmul(cli, tmp_path):
+    # A [2, 3, M, K] against one B [K, N] and C [3, M, N]: each matrix of
+    # the batch is the product of its own operands (the CLI's for two of
+    # them, the 2-D call's for all), the flags of all together
+    rng = np.random.default_rng(7)
+    a = bf16emu.round(rng.standard_normal((2, 3, 5, 40)).astype(np.float32))
+    b = bf16emu.round(rng.standard_normal((40, 4)).astype(np.float32))
+    c = rng.standard_normal((3, 5, 4)).astype(np.float32).view(np.uint32)
+    d, fl = bf16emu.mma(a, b, c, "sm90", flags=True)
+    assert d.shape == (2, 3, 5, 4) and d.dtype == np.uint32
+    for i in range(2):
+        for j in range(3):
+            assert np.array_equal(d[i, j], bf16emu.mma(a[i, j], b, c[j]))
+    for i, j in ((0, 0), (1, 2)):
+        fa, fb, fc, fd = (os.path.join(tmp_path, x + ".npy")
+                          for x in "abcd")
+        np.save(fa, a[i, j])
+        np.save(fb, b)
+        np.save(fc, c[j].view(np.float32))
+        cli("mma", "--model", "sm90", "--a", fa, "--b", fb, "--c", fc,
+            "--out", fd, "--force", "--dtype", "bf16")
+        assert np.array_equal(d[i, j], np.load(fd).view(np.uint32))
+    assert fl & bf16emu.Flags.INEXACT
+    with pytest.raises(ValueError, match="do not broadcast"):
+        bf16emu.mma(a, np.stack([b] * 4), None, "sm90")

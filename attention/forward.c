@@ -297,10 +297,11 @@ gemv_dot(const fa_plan *pl, const fa_gemv_order *g, const uint32_t *a,
    K^T at all. */
 #define FWD_KT_WHOLE ((size_t)256 << 10)
 
-/* block_sparse: S of rows I0 .. I0+NR-1 in the blocks the query block
-   visits (w->visit), each block's K^T transposed into its place. */
+/* S of rows I0 .. I0+NR-1, KV block by KV block, each block's K^T
+   transposed into its place; block_sparse: only the blocks the query
+   block visits (w->visit). */
 static void
-sparse_scores(fwd_run *r, size_t i0, size_t nr)
+block_scores(fwd_run *r, size_t i0, size_t nr)
 {
     const fa_plan *pl = r->pl;
     uint32_t *s = r->w->s;
@@ -308,7 +309,7 @@ sparse_scores(fwd_run *r, size_t i0, size_t nr)
     for (size_t c0 = 0; c0 < pl->nk; c0 += pl->bc) {
         size_t bw = pl->nk - c0 < pl->bc ? pl->nk - c0 : pl->bc;
         uint32_t *dst = nr == 1 || bw == pl->nk ? s + c0 : r->w->pf;
-        if (!r->w->visit[c0 / pl->bc])
+        if (r->blocks != NULL && !r->w->visit[c0 / pl->bc])
             continue;
         fwd_transpose(pl, r->k, r->w->kt + c0 * pl->d, bw, c0, bw);
         sf_mma_gemm(pl->mqk, nr, bw, pl->d, pl->in, r->q + i0 * pl->d,
@@ -344,7 +345,7 @@ fwd_scores(fwd_run *r, size_t i0, size_t nr)
     else if (r->tcol < 0 && r->blocks != NULL)
         /* block_sparse: the scores of the listed blocks only (the others
            are never visited), K^T block by block */
-        sparse_scores(r, i0, nr);
+        block_scores(r, i0, nr);
     else if (r->tcol < 0 && !r->kt_lazy)
         sf_mma_gemm(pl->mqk, nr, pl->nk, pl->d, pl->in, r->q + i0 * pl->d,
                     pl->in, r->w->kt, NULL, s, SF_MMA_PATH_AUTO, r->env);
@@ -362,20 +363,8 @@ fwd_scores(fwd_run *r, size_t i0, size_t nr)
         fwd_transpose(pl, r->k, r->w->kt, pl->nk, 0, pl->nk);
         sf_mma_gemm(pl->mqk, nr, pl->nk, pl->d, pl->in, r->q + i0 * pl->d,
                     pl->in, r->w->kt, NULL, s, SF_MMA_PATH_AUTO, r->env);
-    } else
-        for (size_t c0 = 0; r->tcol < 0 && r->kt_lazy && c0 < pl->nk;
-             c0 += pl->bc) {
-            size_t bw = pl->nk - c0 < pl->bc ? pl->nk - c0 : pl->bc;
-            uint32_t *dst = nr == 1 || bw == pl->nk ? s + c0 : r->w->pf;
-            fwd_transpose(pl, r->k, r->w->kt + c0 * pl->d, bw, c0, bw);
-            sf_mma_gemm(pl->mqk, nr, bw, pl->d, pl->in, r->q + i0 * pl->d,
-                        pl->in, r->w->kt + c0 * pl->d, NULL, dst,
-                        SF_MMA_PATH_AUTO, r->env);
-            if (dst != s + c0)
-                for (size_t ri = 0; ri < nr; ri++)
-                    memcpy(s + ri * pl->nk + c0, dst + ri * bw,
-                           bw * sizeof *s);
-        }
+    } else if (r->tcol < 0 && r->kt_lazy)
+        block_scores(r, i0, nr);
     for (size_t ri = 0; ri < nr; ri++) {
         size_t i = i0 + ri, nv = fa_visible(pl, i);
         uint32_t *srow = s + ri * pl->nk;

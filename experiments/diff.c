@@ -1789,9 +1789,7 @@ kv_head(const diff_ctx *x, size_t hh)
 static size_t
 chained_groups(const diff_ctx *x)
 {
-    size_t g = x->nhkv != 0 && x->nh % x->nhkv == 0 ? x->nh / x->nhkv : 1;
-
-    return fa_config_kernel(&x->cfg)->gqa_dkv == FA_GQA_CHAIN ? g : 1;
+    return fa_cli_chained_groups(&x->cfg, x->nh, x->nhkv);
 }
 
 /* The backward of group GI (gqa_dkv "chain": its G query heads against

@@ -580,3 +580,11 @@ fa_cli_flex_header(cli_buf *b, const fa_config *c, bool backward,
                        c->delta_xblock != 0 ? c->delta_xblock : 8,
                        c->delta_xblock == 1 ? "" : "s", xblock_from);
 }
+
+size_t
+fa_cli_chained_groups(const fa_config *cfg, size_t nh, size_t nhkv)
+{
+    size_t g = nhkv != 0 && nh % nhkv == 0 ? nh / nhkv : 1;
+
+    return fa_config_kernel(cfg)->gqa_dkv == FA_GQA_CHAIN ? g : 1;
+}

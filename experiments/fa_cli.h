@@ -172,6 +172,10 @@ bool fa_cli_load_kernel(const char *cmd, const char *path, bool policy_given,
 bool fa_cli_inputs_defined(const char *cmd, const char *opt,
                            const fa_kernel *k, bool f16);
 
+/* The query heads per KV head (NH over NHKV) when CFG's description
+   runs a group's backward at once (gqa_dkv "chain"), else 1. */
+size_t fa_cli_chained_groups(const fa_config *cfg, size_t nh, size_t nhkv);
+
 /* --softcap V: a positive number into *CAP.  False after an error
    message. */
 bool fa_cli_parse_softcap(const char *cmd, const char *v, double *cap);

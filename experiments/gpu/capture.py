@@ -710,20 +710,7 @@ class Capture:
                                       "kind": "bool",
                                       "source_shape": [B, H, Nq, Nk]}
                 entry["mask_mod"] = "attn_mask"
-        est = call.nbytes()
-        if self._bytes + est > self.budget:
-            self.dropped += 1
-            return None
-        self._bytes += est
-        key = (index, self.step)
-        n = self._per_step.get(key, 0)
-        self._per_step[key] = n + 1
-        if n > 0:
-            entry["prefix"] = "L%d.s%d.c%d." % (index, self.step, n)
-        self.calls.append(call)
-        if self.backward and out.requires_grad:
-            self._hook_backward(call, (q, k, v), out, sel_q, sel_k,
-                                True, dt)
+        self._keep(call, index, (q, k, v), out, sel_q, sel_k, True, dt)
         return None
 
     def _flex_backward_launches(self, fn, q, k, v, score_mod, block_mask,
@@ -1041,7 +1028,14 @@ class Capture:
                 xt = self._x_for(name, B, Nq, H, d, bsel, kq, entry, dt)
                 if xt is not None:
                     call.tensors["x"] = xt
-        keep_dkv = every_row and whole_groups
+        self._keep(call, index, grad_src, out, sel_q, sel_k,
+                   every_row and whole_groups, dt)
+        return None
+
+    def _keep(self, call, index, src, out, sel_q, sel_k, keep_dkv, dt):
+        """CALL kept within the budget (what its backward will add
+        counted), named by its layer INDEX and step, with the backward's
+        hooks on OUT and SRC; else counted as dropped."""
         est = call.nbytes()
         if self.backward and out.requires_grad:
             est += _nbytes(call.tensors["o"])
@@ -1051,19 +1045,17 @@ class Capture:
                     est += 2 * _nbytes(call.tensors["k"])
         if self._bytes + est > self.budget:
             self.dropped += 1
-            return None
+            return
         self._bytes += est
         # the prefix: one call per (layer, step), else numbered
         key = (index, self.step)
         n = self._per_step.get(key, 0)
         self._per_step[key] = n + 1
         if n > 0:
-            entry["prefix"] = "L%d.s%d.c%d." % (index, self.step, n)
+            call.entry["prefix"] = "L%d.s%d.c%d." % (index, self.step, n)
         self.calls.append(call)
         if self.backward and out.requires_grad:
-            self._hook_backward(call, grad_src, out, sel_q, sel_k, keep_dkv,
-                                dt)
-        return None
+            self._hook_backward(call, src, out, sel_q, sel_k, keep_dkv, dt)
 
     def _hook_backward(self, call, src, out, sel_q, sel_k, keep_dkv, dt):
         """Hooks that keep dO and, with grads, dq (and dk, dv where

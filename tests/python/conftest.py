@@ -76,3 +76,12 @@ def read_safetensors(path):
         out[name] = np.frombuffer(data[a:b], dtype=kinds[t["dtype"]]) \
             .reshape(t["shape"])
     return out
+
+
+def read_manifest(path):
+    """The manifest (the JSON of the "manifest" metadata entry) of a
+    .safetensors dump."""
+    with open(path, "rb") as f:
+        n = struct.unpack("<Q", f.read(8))[0]
+        header = json.loads(f.read(n))
+    return json.loads(header["__metadata__"]["manifest"])

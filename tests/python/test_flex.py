@@ -7,25 +7,16 @@
 # kernel's grid) and its kernel_options' tiles; grouped heads (MQA, FP16)
 # with K and V of one head.
 import glob
-import json
 import os
-import struct
 
 import numpy as np
 import pytest
 
 import bf16emu
-from conftest import read_safetensors
+from conftest import read_manifest as manifest, read_safetensors
 
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
                     "data", "gpu", "flex")
-
-
-def manifest(path):
-    with open(path, "rb") as f:
-        n = struct.unpack("<Q", f.read(8))[0]
-        header = json.loads(f.read(n))
-    return json.loads(header["__metadata__"]["manifest"])
 
 
 def dumps():

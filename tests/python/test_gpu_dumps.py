@@ -25,17 +25,10 @@ import numpy as np
 import pytest
 
 import bf16emu
-from conftest import read_safetensors
+from conftest import read_manifest as manifest, read_safetensors
 
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
                     "data", "gpu")
-
-
-def manifest(path):
-    with open(path, "rb") as f:
-        n = struct.unpack("<Q", f.read(8))[0]
-        header = json.loads(f.read(n))
-    return json.loads(header["__metadata__"]["manifest"])
 
 
 def dumps():

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import bf16emu
-from conftest import read_safetensors
+from conftest import read_manifest as manifest, read_safetensors
 
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
                     "data", "gpu", "mask")
@@ -198,13 +198,6 @@ def test_sdpa_with_mask_leaves_flash():
 
 # ------------------------------------------------------------------------
 # The GPU's bits: tests/data/gpu/mask
-
-def manifest(path):
-    with open(path, "rb") as f:
-        n = struct.unpack("<Q", f.read(8))[0]
-        header = json.loads(f.read(n))
-    return json.loads(header["__metadata__"]["manifest"])
-
 
 def file_mask(t, m):
     """The launch's attn_mask at the file's heads: file head i is the

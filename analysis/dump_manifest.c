@@ -438,7 +438,7 @@ f_kernels(FIELD_ARGS)
             return FAIL("kernels.backward[%zu].grid: expected [x, y, z] of "
                         "positive integers",
                         i);
-        m->flex_delta_programs = (uint64_t)x;
+        m->flex.delta_programs = (uint64_t)x;
     }
     return TENSOR_OK;
 }
@@ -453,7 +453,7 @@ f_delta_xblock(FIELD_ARGS)
         return TENSOR_OK;
     if (!whole(v, 1, 1024, &x) || ((uint64_t)x & ((uint64_t)x - 1)) != 0)
         return FAIL("%s: expected null or a power of two 1 to 1024", key);
-    m->delta_xblock = (uint64_t)x;
+    m->flex.delta_xblock = (uint64_t)x;
     return TENSOR_OK;
 }
 
@@ -476,9 +476,9 @@ f_kernel_options(FIELD_ARGS)
         if (!whole(e, 1, 4096, &x))
             return FAIL("kernel_options.%s: expected a positive integer", k);
         if (is_m)
-            m->block_m = (uint64_t)x;
+            m->flex.block_m = (uint64_t)x;
         else
-            m->block_n = (uint64_t)x;
+            m->flex.block_n = (uint64_t)x;
     }
     return TENSOR_OK;
 }
@@ -551,4 +551,25 @@ dump_manifest_parse(const char *path, const char *text, dump_manifest *m,
     }
     json_decref(root);
     return rc;
+}
+
+const char *
+dump_flex_apply(const dump_flex *f, uint64_t launch_rows, fa_config *c)
+{
+    if (fa_config_kernel(c)->block_sparse) {
+        c->br = (size_t)f->block_m;
+        c->bc = (size_t)f->block_n;
+    }
+    if (c->delta_xblock != 0)
+        return NULL;
+    if (f->delta_xblock != 0) {
+        c->delta_xblock = (size_t)f->delta_xblock;
+        return "the manifest's";
+    }
+    if (f->delta_programs == 0)
+        return NULL;
+    c->delta_xblock = launch_rows / f->delta_programs > 0
+                          ? (size_t)(launch_rows / f->delta_programs)
+                          : 1;
+    return "the manifest's kernels";
 }

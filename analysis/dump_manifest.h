@@ -62,6 +62,21 @@ extern "C" {
 #define DUMP_MANIFEST_MAX_HEADS 64
 #define DUMP_MANIFEST_MAX_LEVELS 64
 
+/* What a FlexAttention manifest records of its launch (0: absent). */
+typedef struct
+{
+    /* "kernels": {"backward": [{"name", "grid"}, ...]} (flex_dump.py,
+       capture.py): the programs (grid x) of the delta kernel (a name
+       holding "per_fused_flex_attention_backward") */
+    uint64_t delta_programs;
+    /* "kernel_options": BLOCK_M and BLOCK_N as the call pinned them (the
+       forward's tiles) */
+    uint64_t block_m, block_n;
+    /* "delta_xblock": the delta kernel's rows per program as a capture
+       worked it out */
+    uint64_t delta_xblock;
+} dump_flex;
+
 typedef struct
 {
     bool causal_given, causal;           /* "causal" */
@@ -100,16 +115,7 @@ typedef struct
        absent, null or "causal" (which "causal" states) */
     char mask_mod[32];
     double softcap; /* "softcap": FlexAttention's tanh soft-cap; 0 none */
-    /* "kernels": {"backward": [{"name", "grid"}, ...]} (flex_dump.py,
-       capture.py): the programs (grid x) of FlexAttention's delta kernel
-       (a name holding "per_fused_flex_attention_backward"); 0 absent */
-    uint64_t flex_delta_programs;
-    /* "kernel_options": FlexAttention's BLOCK_M and BLOCK_N as the call
-       pinned them (the forward's tiles); 0 absent */
-    uint64_t block_m, block_n;
-    /* "delta_xblock": FlexAttention's delta kernel rows per program as a
-       capture worked it out; 0 absent */
-    uint64_t delta_xblock;
+    dump_flex flex; /* FlexAttention's launch settings */
 } dump_manifest;
 
 /* Reads the manifest TEXT (a JSON object) into *M, which it first sets
@@ -122,6 +128,14 @@ typedef struct
    deeply; E_NOMEM. */
 int dump_manifest_parse(const char *path, const char *text, dump_manifest *m,
                         tensor_error *err);
+
+/* F applied to C: under a block-sparse description (flex) the pinned
+   tiles; and where C has no delta_xblock, the manifest's, else the
+   launch's LAUNCH_ROWS (B H Nq) over the delta kernel's recorded grid.
+   Returns where delta_xblock came from ("the manifest's", "the
+   manifest's kernels"), or NULL when F set none. */
+const char *dump_flex_apply(const dump_flex *f, uint64_t launch_rows,
+                            fa_config *c);
 
 #ifdef __cplusplus
 }

@@ -216,9 +216,8 @@ typedef struct
     bool scale_given;
     double softcap;     /* --softcap, else the manifest's; 0: none */
     uint64_t delta_xblock;     /* --delta-xblock; 0: from the manifest */
-    uint64_t man_delta_programs; /* the manifest's flex delta kernel grid */
-    uint64_t man_block_m, man_block_n; /* its kernel_options' tiles */
-    uint64_t man_delta_xblock;   /* the manifest's "delta_xblock" */
+    dump_flex man_flex;        /* the manifest's FlexAttention launch */
+    const char *delta_from;    /* where delta_xblock came from, or NULL */
     uint32_t scale_bits;
     uint64_t tol;
     bool json, no_exact, exact_forced;
@@ -505,10 +504,7 @@ read_manifest(diff_ctx *x, const char *m)
     x->man_mask_given = mf.mask_given;
     if (x->softcap == 0.0)
         x->softcap = mf.softcap;
-    x->man_delta_programs = mf.flex_delta_programs;
-    x->man_delta_xblock = mf.delta_xblock;
-    x->man_block_m = mf.block_m;
-    x->man_block_n = mf.block_n;
+    x->man_flex = mf.flex;
     memcpy(x->man_mask_mod, mf.mask_mod, sizeof x->man_mask_mod);
     return true;
 }
@@ -1391,10 +1387,7 @@ read_dump(diff_ctx *x)
         c.shape.nk = x->nk;
         c.shape.d = x->d;
         c.splits = x->splits;
-        if (fa_config_kernel(&c)->block_sparse) {
-            c.br = (size_t)x->man_block_m;
-            c.bc = (size_t)x->man_block_n;
-        }
+        (void)dump_flex_apply(&x->man_flex, 0, &c);
         if (!fa_cli_log_for(CMD, x->kernel_path != NULL ? "--kernel" : "--policy", fa_config_kernel(&c), &x->logm))
             return false;
         c.log = fa_cli_log_model(&x->logm);
@@ -1469,24 +1462,14 @@ build_config(diff_ctx *x)
                                          : "default";
     c->causal_top_left = x->causal && x->top_left;
     c->softcap = x->softcap;
-    /* FlexAttention's kernel_options pin the forward's tiles */
-    if (fa_config_kernel(c)->block_sparse) {
-        c->br = (size_t)x->man_block_m;
-        c->bc = (size_t)x->man_block_n;
-    }
+    /* FlexAttention's pinned tiles and delta kernel, --delta-xblock
+       first */
     c->delta_xblock = (size_t)x->delta_xblock;
-    if (c->delta_xblock == 0)
-        c->delta_xblock = (size_t)x->man_delta_xblock;
-    if (c->delta_xblock == 0 && x->man_delta_programs != 0) {
-        /* the delta kernel's rows per program: the launch's rows over
-           its grid */
-        uint64_t rows = (x->man_launch_bh != 0 ? x->man_launch_bh
-                                               : (uint64_t)(x->nb * x->nh))
-                        * x->nq;
-        c->delta_xblock = (size_t)(rows / x->man_delta_programs);
-        if (c->delta_xblock == 0)
-            c->delta_xblock = 1;
-    }
+    x->delta_from = dump_flex_apply(
+        &x->man_flex,
+        (x->man_launch_bh != 0 ? x->man_launch_bh : (uint64_t)(x->nb * x->nh))
+            * x->nq,
+        c);
     if (x->scale_given) {
         memcpy(&sf, &x->scale_bits, sizeof sf);
         c->scale = sf;
@@ -2251,10 +2234,9 @@ text_scale(cli_buf *b, const diff_ctx *x)
                                            : "gives ANOTHER value (give "
                                              "--scale)");
     fa_cli_flex_header(b, &x->cfg, x->need_bwd,
-                       x->delta_xblock != 0        ? "--delta-xblock"
-                       : x->man_delta_xblock != 0   ? "the manifest's"
-                       : x->man_delta_programs != 0 ? "the manifest's kernels"
-                                                    : "default");
+                       x->delta_xblock != 0 ? "--delta-xblock"
+                       : x->delta_from != NULL ? x->delta_from
+                                               : "default");
 }
 
 static void

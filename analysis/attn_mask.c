@@ -197,6 +197,24 @@ am_head_config(const fa_config *cfg, const am_mask *m, size_t hh,
     return c;
 }
 
+const char *
+am_heads_check(const fa_config *cfg, const am_mask *m, size_t heads,
+               size_t *head)
+{
+    for (size_t hh = 0; hh < heads; hh++) {
+        fa_attn_mask hm;
+        fa_config c = am_head_config(cfg, m, hh, &hm);
+        const char *why = fa_config_check(&c);
+        if (why != NULL) {
+            *head = hh;
+            return why;
+        }
+        if (m == NULL || m->head_offset == NULL)
+            break; /* every head's configuration is the same */
+    }
+    return NULL;
+}
+
 char *
 am_summary(char *buf, size_t n, const char *src, const am_mask *m,
            const fa_kernel *k)

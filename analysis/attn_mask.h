@@ -59,6 +59,13 @@ int am_bind_file(const tensor *t, size_t l_batch, size_t l_heads, size_t nq,
 fa_config am_head_config(const fa_config *cfg, const am_mask *m, size_t hh,
                          fa_attn_mask *hm);
 
+/* NULL when the configuration of every head 0 .. HEADS-1 (CFG with that
+   head's part of M, as am_head_config) is usable, else the first
+   refusal, its head in *HEAD: a refusal that depends on a head's mask
+   (flex-decode's programs) is found before anything is computed. */
+const char *am_heads_check(const fa_config *cfg, const am_mask *m,
+                           size_t heads, size_t *head);
+
 /* One line (no newline) into BUF of N bytes saying how the bound mask M
    read from SRC enters kernel K and what it hides: "attn_mask: SRC,
    TYPE, applied as the description's bias_add ... rows see none".

@@ -31,7 +31,9 @@ typedef struct
     ftype type;
     size_t off;
     const char *enum_field; /* F_ENUM: the name in fa_kernel_enum_names;
-                               F_BOOL with names: "false" "true" as these */
+                               F_BOOL with names: "false" "true" as these;
+                               F_STRING: the name an empty value is
+                               written as ("none": read back as empty) */
 } field;
 
 #define OFF(m) offsetof(fa_kernel, m)
@@ -86,7 +88,7 @@ static const field fields[] = {
     {"decode_rowsum_span", F_UINT, OFF(decode_rowsum_span), NULL},
     {"decode_rowsum_span_wide", F_UINT, OFF(decode_rowsum_span_wide), NULL},
     {"decode_wide_min_nk", F_UINT, OFF(decode_wide_min_nk), NULL},
-    {"decode_span_order", F_STRING, OFF(decode_span_order), NULL},
+    {"decode_span_order", F_STRING, OFF(decode_span_order), "tree"},
     {"decode_lse", F_ENUM, OFF(decode_lse), "decode_lse"},
     {"exp_model", F_ENUM, OFF(exp_model), "exp_model"},
     {"gqa_dkv", F_ENUM, OFF(gqa_dkv), "gqa_dkv"},
@@ -98,10 +100,12 @@ static const field fields[] = {
     {"exp_arg_partial", F_ENUM, OFF(exp_arg_partial), "exp_arg"},
     {"min_nq", F_UINT, OFF(min_nq), NULL},
     {"softcap_tanhf", F_BOOL, OFF(softcap_tanhf), NULL},
+    {"below_min_nq", F_STRING, OFF(below_min_nq), "none"},
+    {"rowsum_col_warps", F_UINT, OFF(rowsum_col_warps), NULL},
 };
 #define N_FIELDS (sizeof fields / sizeof fields[0])
 /* the optional fields come last */
-#define N_REQUIRED (N_FIELDS - 13)
+#define N_REQUIRED (N_FIELDS - 15)
 
 static const char *const gemv_names[] = {"d", "nk", "bh", "s", "pv"};
 static const char *const order_keys[] = {"lanes", "chunk", "combine"};
@@ -161,8 +165,11 @@ kj_to_json(const fa_kernel *kin)
         char *base = (char *)&k + f->off;
         switch (f->type) {
         case F_STRING:
-            /* an empty optional string is its default */
-            v = json_string(base[0] != '\0' ? base : "tree");
+            /* an empty optional string is its default (enum_field holds
+               it) */
+            v = json_string(base[0] != '\0' || f->enum_field == NULL
+                                ? base
+                                : f->enum_field);
             break;
         case F_ENUM:
             v = json_string(
@@ -485,7 +492,12 @@ load_root(const where *w0, json_t *root, const json_error_t *jerr,
                 bad(&w, f->name, "expected a name of 1 to 31 characters");
                 goto done;
             }
-            strcpy(base, json_string_value(v));
+            /* "none" stands for an empty name */
+            if (f->enum_field != NULL && strcmp(f->enum_field, "none") == 0
+                && strcmp(json_string_value(v), "none") == 0)
+                base[0] = '\0';
+            else
+                strcpy(base, json_string_value(v));
             break;
         case F_ENUM:
             if (!get_name(&w, f->name, v, fa_kernel_enum_names(f->enum_field),

@@ -71,6 +71,16 @@ ax_launch_splits(const fa_kernel *k, const ax_launch *l, const char **rule)
     const fa_kernel_tiles *t = k != NULL ? fa_kernel_tiles_for(k, l->d) : NULL;
     size_t heads = l->heads, nq = l->nq;
 
+    /* fewer rows than the description's min_nq run the one it names */
+    if (k != NULL && l->nq < k->min_nq && k->below_min_nq[0] != '\0'
+        && fa_kernel_by_name(k->below_min_nq) != NULL)
+        k = fa_kernel_by_name(k->below_min_nq);
+    if (k != NULL && k->combine == FA_COMBINE_FLEX_DECODE) {
+        *rule = "flex_decoding's programs (inductor: 2 floor(SMs / (B "
+                "Hkv)))";
+        return (unsigned)fa_flex_decode_splits(
+            l->sms, l->batch * (l->kv_heads != 0 ? l->kv_heads : l->heads));
+    }
     if (k != NULL && k->combine == FA_COMBINE_LEAN) {
         sdpa_case sc = sdpa_case_default();
         sc.batch = (int64_t)l->batch;

@@ -414,6 +414,11 @@ typedef struct fa_config
        walks them) into every head of the group; 0 or 1: no groups.
        fa_forward takes K and V of H heads whatever this is. */
     size_t gqa_group;
+    /* The query heads per KV head of the launch, for a description whose
+       combine is "flex-decode" (flex_decoding packs a group's query rows
+       into one program: its row count and its programs per query block
+       depend on it); 0: gqa_group, else 1. */
+    size_t launch_group;
 } fa_config;
 
 /* Defaults for POLICY: scale 0, tiles 0 (the policy's), fix none (with
@@ -474,6 +479,37 @@ size_t fa_workspace_bytes(const fa_config *cfg);
 /* The largest head dimension (fa2: FA2_MAX_HEAD_DIM, the kernel's). */
 #define FA_MAX_HEAD_DIM 4096
 #define FA2_MAX_HEAD_DIM 256
+/* One of inductor's reductions over flex_decoding's programs (the row
+   sums L, or the columns of O): the programs cut into CHUNKS contiguous
+   chunks of ceil(S / chunks) (a split reduction, its chunks' sums then
+   added by a butterfly); in a chunk lane r of R0 takes the programs r,
+   r + R0, ... (persistent: one, its product rounded; looped: an FMA
+   chain from +0); r = JW w + j, the lanes of a warp added by the
+   butterfly over j (v_j + v_{j+h}, h = JW / 2 .. 1), then the WARPS
+   warps' sums by the butterfly over w.  FUSED (persistent, no mask
+   between the product and the sum): the first level of the lanes'
+   butterfly is fma(w_j, x_j, RN(w_{j+h} x_{j+h})). */
+#define FA_MERGE_LANES_MAX 64
+#define FA_MERGE_CHUNKS_MAX 16
+typedef struct fa_flex_merge
+{
+    bool persistent;
+    unsigned r0, jw, warps, chunks;
+    bool fused;
+} fa_flex_merge;
+
+/* The reduction inductor (PyTorch 2.11, Triton 3.6, sm90) generates for
+   S programs and XNUMEL outputs (the launch's B H Nq rows for L, times d
+   for O) into *M: NULL, or why it is not known (a shape not recorded, or
+   a persistent reduction, whose configuration inductor picks by timing
+   on the GPU). */
+const char *fa_flex_merge_rule(size_t s, size_t xnumel, fa_flex_merge *m);
+
+/* FlexAttention's flex_decoding programs per query block on a GPU of
+   SMS multiprocessors (0: FA_H200_SMS) for a launch of BHKV batch x KV
+   heads: max(2 floor(SMS / BHKV), 1) (inductor's get_split_k). */
+size_t fa_flex_decode_splits(size_t sms, size_t bhkv);
+
 /* The multiprocessors of an H200 (cfg->sms when 0). */
 #define FA_H200_SMS 132
 

@@ -69,3 +69,102 @@ fa_sparse_kv_blocks(const fa_plan *pl, size_t head, size_t mb, size_t *list,
         }
     return n;
 }
+
+/* flex_decoding's tiles: the key count each program's share is cut from
+   (TILE_KV_OG's numerator) is Nk with a block mask (HAS_FULL_BLOCKS) and
+   one sparse block of 2^30 keys without one. */
+#define FLEX_NO_MASK_BLOCK ((size_t)1 << 30)
+
+size_t
+fa_flex_decode_tiles(const fa_plan *pl, size_t head, size_t mb, size_t s,
+                     size_t *list, unsigned char *partial)
+{
+    size_t ns = pl->splits, bc = pl->bc, n = 0;
+    size_t tiles_nk = (pl->nk + bc - 1) / bc;
+    size_t span, per, mult, nks, qs;
+
+    if (pl->sparse_q == 0 || pl->sparse_kv == 0) {
+        /* no block mask: one listed block of 2^30 keys */
+        span = (FLEX_NO_MASK_BLOCK + ns - 1) / ns;
+        per = (span + bc - 1) / bc;
+        for (size_t p = s * per; p < (s + 1) * per && p < tiles_nk; p++) {
+            partial[n] = 1;
+            list[n++] = p;
+        }
+        return n;
+    }
+    span = (pl->nk + ns - 1) / ns;
+    per = (span + bc - 1) / bc;
+    mult = pl->sparse_kv / bc;
+    nks = (pl->nk + pl->sparse_kv - 1) / pl->sparse_kv;
+    qs = mb * pl->br / pl->sparse_q;
+    /* the partial list from position s per, then the full list from
+       position (S - 1 - s) per (the last program first); position p is
+       tile p mod mult of the list's block p / mult; a list's positions
+       end at min(its blocks x mult, ceil(Nk / bc)) */
+    for (int want = 1; want <= 2; want++) {
+        size_t first = want == 1 ? s * per : (ns - 1 - s) * per;
+        size_t nb = 0, pos = 0, end;
+        for (size_t ks = 0; ks < nks; ks++)
+            nb += fa_sparse_class(pl, head, qs, ks) == want;
+        end = nb * mult < tiles_nk ? nb * mult : tiles_nk;
+        for (size_t ks = 0; ks < nks && pos < first + per && pos < end;
+             ks++) {
+            if (fa_sparse_class(pl, head, qs, ks) != want)
+                continue;
+            for (size_t t = 0; t < mult; t++, pos++) {
+                size_t tile = ks * mult + t;
+                if (pos >= first && pos < first + per && pos < end
+                    && tile < pl->tc) {
+                    /* every tile checks its bounds (IS_DIVISIBLE is
+                       false below 128 rows): the partial form */
+                    partial[n] = 1;
+                    list[n++] = tile;
+                }
+            }
+        }
+    }
+    return n;
+}
+
+/* Whether query row I of head HEAD sees a key of tile JB. */
+static bool
+tile_seen(const fa_plan *pl, size_t head, size_t i, size_t jb)
+{
+    size_t j1 = (jb + 1) * pl->bc < pl->nk ? (jb + 1) * pl->bc : pl->nk;
+
+    for (size_t j = jb * pl->bc; j < j1; j++)
+        if (key_visible(pl, head, i, j))
+            return true;
+    return false;
+}
+
+bool
+fa_flex_decode_spans(const fa_plan *pl, size_t *list, unsigned char *partial,
+                     long *owner)
+{
+    for (size_t h = 0; h < pl->batch * pl->heads; h++)
+        for (size_t mb = 0; mb * pl->br < pl->nq; mb++) {
+            size_t i1 = (mb + 1) * pl->br < pl->nq ? (mb + 1) * pl->br
+                                                   : pl->nq;
+            for (size_t jb = 0; jb < pl->tc; jb++)
+                owner[jb] = -1;
+            for (size_t s = 0; s < pl->splits; s++) {
+                size_t n = fa_flex_decode_tiles(pl, h, mb, s, list, partial);
+                for (size_t t = 0; t < n; t++)
+                    owner[list[t]] = (long)s;
+            }
+            for (size_t i = mb * pl->br; i < i1; i++) {
+                long seen = -1;
+                for (size_t jb = 0; jb < pl->tc; jb++) {
+                    if (owner[jb] < 0 || owner[jb] == seen
+                        || !tile_seen(pl, h, i, jb))
+                        continue;
+                    if (seen >= 0)
+                        return true;
+                    seen = owner[jb];
+                }
+            }
+        }
+    return false;
+}

@@ -175,11 +175,110 @@ fa_config_default(fa_policy policy)
 const fa_kernel *
 fa_config_kernel(const fa_config *cfg)
 {
+    const fa_kernel *k;
+
     if (cfg == NULL)
         return NULL;
-    if (cfg->kernel != NULL)
-        return cfg->kernel;
-    return fa_kernel_by_name(fa_policy_name(cfg->policy));
+    k = cfg->kernel != NULL ? cfg->kernel
+                            : fa_kernel_by_name(fa_policy_name(cfg->policy));
+    /* a launch of fewer rows than the description's min_nq runs the
+       description it names (FlexAttention's flex_decoding) */
+    if (k != NULL && cfg->shape.nq != 0 && cfg->shape.nq < k->min_nq
+        && k->below_min_nq[0] != '\0'
+        && memchr(k->below_min_nq, '\0', sizeof k->below_min_nq) != NULL
+        && fa_kernel_by_name(k->below_min_nq) != NULL)
+        return fa_kernel_by_name(k->below_min_nq);
+    return k;
+}
+
+static size_t
+pow2_at_least(size_t x)
+{
+    size_t p = 1;
+    while (p < x)
+        p *= 2;
+    return p;
+}
+
+const char *
+fa_flex_merge_rule(size_t s, size_t xnumel, fa_flex_merge *m)
+{
+    size_t split, bs, x1, xp, xblock, r0, warps, spt, tpw_x, wpc_x;
+
+    memset(m, 0, sizeof *m);
+    /* inductor (ir.py Reduction.num_splits, choices.py): one output is an
+       inner reduction, 8448 outputs or more (2 x 32 x 132 SMs) or 32
+       programs or fewer take the default hint, whose configurations it
+       autotunes; up to 64 programs a persistent reduction */
+    if (xnumel <= 1)
+        return "flex-decode: a row's keys fall in several programs, and inductor's "
+               "reductions that merge them are not modelled for this launch: "
+               "one row is an inner reduction (not recorded)";
+    if (xnumel >= 8448)
+        return "flex-decode: a row's keys fall in several programs, and inductor's "
+               "reductions that merge them are not modelled for this launch: "
+               "8,448 outputs or more take the default hint, whose "
+               "configuration inductor autotunes by timing on the GPU";
+    if (s <= 64)
+        return "flex-decode: a row's keys fall in several programs, and inductor's "
+               "reductions that merge them are not modelled for this launch: "
+               "64 programs or fewer merge by persistent reductions "
+               "(autotuned by timing on the GPU up to 32 programs)";
+    /* the outer hint: ceil(S / 128) chunks of ceil(S / chunks), each
+       chunk's stage looped over xnumel x chunks outputs in one
+       configuration (triton_heuristics.py outer_config_opt) */
+    split = (s + 127) / 128;
+    bs = (s + split - 1) / split;
+    if (split > FA_MERGE_CHUNKS_MAX)
+        return "flex-decode: a row's keys fall in several programs, and inductor's "
+               "reductions that merge them are not modelled for this launch: "
+               "more chunks than modelled";
+    x1 = xnumel * split;
+    xp = pow2_at_least(x1);
+    if (xp <= 1024) {
+        xblock = xp / 128 < 2 ? 2 : xp / 128 > 8 ? 8 : xp / 128;
+        r0 = pow2_at_least(bs) < 64 ? pow2_at_least(bs) : 64;
+    } else if (xp <= 32768) {
+        xblock = 16;
+        r0 = 32;
+    } else {
+        return "flex-decode: a row's keys fall in several programs, and inductor's "
+               "reductions that merge them are not modelled for this launch: "
+               "more outputs than modelled";
+    }
+    warps = xblock * r0 / 128;
+    warps = pow2_at_least(warps < 2 ? 2 : warps > 16 ? 16 : warps);
+    /* Triton's layout with the outputs contiguous (order [0, 1]):
+       sizePerThread along them min(4, elements per thread), then lanes
+       and warps along them first; a chunked stage reads chunk x /
+       xnumel, which breaks that contiguity unless XBLOCK divides
+       xnumel */
+    if (split > 1 && xnumel % xblock != 0)
+        return "flex-decode: a row's keys fall in several programs, and inductor's "
+               "reductions that merge them are not modelled for this launch: "
+               "a chunked reduction whose rows XBLOCK does not "
+               "divide (another layout, not recorded)";
+    spt = xblock * r0 / (32 * warps);
+    spt = spt < 1 ? 1 : spt > 4 ? 4 : spt;
+    tpw_x = xblock / spt < 32 ? xblock / spt : 32;
+    wpc_x = xblock / (spt * tpw_x) < warps ? xblock / (spt * tpw_x) : warps;
+    m->persistent = false;
+    m->chunks = (unsigned)split;
+    m->r0 = (unsigned)r0;
+    m->jw = (unsigned)(32 / tpw_x);
+    m->warps = (unsigned)(warps / wpc_x);
+    if (m->jw * m->warps != m->r0)
+        return "flex-decode: a row's keys fall in several programs, and inductor's "
+               "reductions that merge them are not modelled for this launch: "
+               "a layout that does not tile the reduction";
+    return NULL;
+}
+
+size_t
+fa_flex_decode_splits(size_t sms, size_t bhkv)
+{
+    size_t s = (sms != 0 ? sms : FA_H200_SMS) / (bhkv != 0 ? bhkv : 1) * 2;
+    return s != 0 ? s : 1;
 }
 
 /*----------------------------------------------------------------------------
@@ -423,8 +522,11 @@ fa_plan_init(const fa_config *cfg, fa_plan *pl)
         return "dq_splits: more than 65536";
     if (cfg->sms > 100000)
         return "sms: more than 100000";
-    if (cfg->splits > 128)
+    if (cfg->splits > 128
+        && fa_config_kernel(cfg)->combine != FA_COMBINE_FLEX_DECODE)
         return "splits: more than 128 (the FA2 combine kernel's limit)";
+    if (cfg->splits > 65536)
+        return "splits: more than 65536";
 
     memset(pl, 0, sizeof *pl);
     pl->batch = sh->batch;
@@ -555,6 +657,44 @@ fa_plan_init(const fa_config *cfg, fa_plan *pl)
         pl->tc = (sh->nk + pl->bc - 1) / pl->bc;
         if ((why = plan_flex(cfg, kern, br, bc, pl)) != NULL)
             return why;
+        if (pl->k.combine == FA_COMBINE_FLEX_DECODE) {
+            /* flex_decoding's programs per query block, from the launch:
+               its batch x KV heads and the GPU's multiprocessors */
+            size_t g = cfg->launch_group > 1 ? cfg->launch_group
+                       : cfg->gqa_group > 1  ? cfg->gqa_group
+                                             : 1;
+            size_t bh = cfg->launch_bh != 0 ? cfg->launch_bh
+                                            : sh->batch * sh->heads;
+            size_t bm = 16;
+            if (cfg->splits == 0)
+                splits = fa_flex_decode_splits(cfg->sms, bh / g);
+            /* BLOCK_M = max(16, next power of two of Nq G); Triton's
+               mma layout of the [BLOCK_M, 64] scores puts the two warps
+               side by side along the keys until BLOCK_M / 16 reaches
+               64 / 8 */
+            while (bm < sh->nq * g)
+                bm *= 2;
+            pl->col_warps = bm < 128 && pl->k.rowsum_col_warps > 1
+                                ? pl->k.rowsum_col_warps
+                                : 1;
+            pl->splits = splits;
+            pl->blocks_per_split = 0;
+            {
+                /* the reductions' outputs: the launch's rows, and those
+                   times d */
+                size_t rows = bh * sh->nq;
+                pl->merge_unknown =
+                    fa_flex_merge_rule(splits, rows, &pl->merge_l);
+                if (pl->merge_unknown == NULL)
+                    pl->merge_unknown = fa_flex_merge_rule(
+                        splits, rows * sh->d, &pl->merge_o);
+                if (pl->merge_unknown != NULL) {
+                    /* only a program's own values pass (any order) */
+                    pl->merge_l = (fa_flex_merge){false, 64, 32, 2, 1, false};
+                    pl->merge_o = pl->merge_l;
+                }
+            }
+        } else {
         if (splits == 0)
             splits = 1;
         if (splits > 1 && pl->k.rowsum != FA_ROWSUM_QUAD
@@ -565,6 +705,7 @@ fa_plan_init(const fa_config *cfg, fa_plan *pl)
             return "splits: more splits than KV blocks";
         pl->splits = splits;
         pl->blocks_per_split = (pl->tc + splits - 1) / splits;
+        }
     }
 
     /* The dQ buffers: the configuration's count, or the description's
@@ -646,6 +787,23 @@ fa_plan_init(const fa_config *cfg, fa_plan *pl)
 
     if (fa_forward_bytes(pl) == SIZE_MAX || fa_backward_bytes(pl) == SIZE_MAX)
         return "shape: the working memory size overflows size_t";
+    if (pl->k.combine == FA_COMBINE_FLEX_DECODE
+        && pl->merge_unknown != NULL) {
+        size_t *list = malloc(pl->tc * sizeof *list);
+        unsigned char *part = malloc(pl->tc);
+        long *owner = malloc(pl->tc * sizeof *owner);
+        const char *why2 =
+            list == NULL || part == NULL || owner == NULL
+                ? "flex-decode: out of memory"
+            : fa_flex_decode_spans(pl, list, part, owner)
+                ? pl->merge_unknown
+                : NULL;
+        free(list);
+        free(part);
+        free(owner);
+        if (why2 != NULL)
+            return why2;
+    }
     return NULL;
 }
 

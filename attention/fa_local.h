@@ -36,6 +36,9 @@ const fa_kernel *fa_kernel_sdpa_at(size_t i);
  * The plan: a configuration checked and resolved (tiles, models, the fix's
  * parameters in the units and format of the policy's scores).
  *--------------------------------------------------------------------------*/
+/* rowsum_col_warps at most (kernels.c checks it) */
+#define FA_COL_WARPS_MAX 8
+
 typedef struct fa_plan
 {
     size_t batch, heads, nq, nk, d;
@@ -61,6 +64,14 @@ typedef struct fa_plan
     size_t tc;               /* number of forward KV blocks */
     size_t splits;           /* split-KV: 1 not split */
     size_t blocks_per_split; /* split-KV: n_blocks_per_split */
+    fa_flex_merge merge_l, merge_o; /* flex-decode: the reductions of L
+                                       and of O's columns */
+    const char *merge_unknown;      /* flex-decode: NULL, or why they are
+                                       not known (then only rows whose
+                                       keys one program holds run) */
+    size_t col_warps;        /* rowsum quad-reduce: warps splitting a
+                                block's keys (0 or 1: one warp; at most
+                                FA_COL_WARPS_MAX) */
     size_t dq_buffers;       /* fa2 backward dQ buffers of the launch */
     size_t dq_splits;        /* of them the ones that can be nonzero:
                                 min(dq_buffers, backward KV blocks) */
@@ -356,6 +367,22 @@ size_t fa_fwd_blocks(const fa_plan *pl, size_t mb, size_t br, size_t bc);
    partial block (the mask applies to it); their number. */
 size_t fa_sparse_kv_blocks(const fa_plan *pl, size_t head, size_t mb,
                            size_t *list, unsigned char *partial);
+
+/* flex_decoding (combine "flex-decode"): the tiles (of bc keys) that
+   program S of query block MB of head HEAD visits, in its order (the
+   partial list's share, then the full list's), written to LIST (room
+   for tc) with PARTIAL 1 for each (every tile checks its bounds); their
+   number. */
+size_t fa_flex_decode_tiles(const fa_plan *pl, size_t head, size_t mb,
+                            size_t s, size_t *list, unsigned char *partial);
+
+/* Whether some query row of PL sees keys of more than one program (the
+   plan refuses such a row when the launch's reductions are not known:
+   merge_unknown; a row of one program's keys is that program's values
+   whatever their orders).  LIST, PARTIAL, OWNER: scratch of tc entries
+   each. */
+bool fa_flex_decode_spans(const fa_plan *pl, size_t *list,
+                          unsigned char *partial, long *owner);
 
 /* The block mask's class of sparse block (query block QS of sparse_q
    rows, key block KS of sparse_kv keys) of head HEAD: 0 no visible key

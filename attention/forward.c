@@ -56,6 +56,14 @@ chunk_rows(const fa_plan *pl)
     return pl->br < FA_ROW_CHUNK ? pl->br : FA_ROW_CHUNK;
 }
 
+/* The split-KV combine reads each split's m and l, not its LSE. */
+static bool
+keeps_m_l(const fa_plan *pl)
+{
+    return pl->k.combine == FA_COMBINE_LEAN
+           || pl->k.combine == FA_COMBINE_FLEX_DECODE;
+}
+
 static void
 fwd_layout(const fa_plan *pl, fa_ws *w, fwd_ws *f)
 {
@@ -88,14 +96,18 @@ fwd_layout(const fa_plan *pl, fa_ws *w, fwd_ws *f)
     f->lsplit =
         fa_ws_take(w, pl->splits > 1 ? fa_mul_size(pl->splits, r, o) : 0,
                    sizeof(uint32_t));
-    f->orow = fa_ws_take(w, pl->splits > 1 ? pl->d : 0, sizeof(uint32_t));
+    /* the combine's row of O; flex-decode's weights and one column of
+       its programs' O~ after it */
+    f->orow = fa_ws_take(w,
+                         pl->splits > 1 ? pl->d + 2 * pl->splits : 0,
+                         sizeof(uint32_t));
     f->msplit = fa_ws_take(w,
-                           pl->splits > 1 && pl->k.combine == FA_COMBINE_LEAN
+                           pl->splits > 1 && keeps_m_l(pl)
                                ? fa_mul_size(pl->splits, r, o)
                                : 0,
                            sizeof(uint32_t));
     f->lpart = fa_ws_take(w,
-                          pl->splits > 1 && pl->k.combine == FA_COMBINE_LEAN
+                          pl->splits > 1 && keeps_m_l(pl)
                               ? fa_mul_size(pl->splits, r, o)
                               : 0,
                           sizeof(uint32_t));
@@ -684,6 +696,7 @@ block_step(fwd_run *r, size_t i0, size_t nr, size_t c0, size_t bw)
     fa_exp_arg ea = r->partial ? k->exp_arg_partial : k->exp_arg;
     bool quad = k->rowsum == FA_ROWSUM_QUAD;
     bool p16 = k->p != FA_FMT_F32;
+    size_t cw = pl->col_warps > 1 ? pl->col_warps : 1;
     size_t span = pl->nq != 1 ? 0
                   : k->decode_wide_min_nk > 0
                           && pl->nk >= k->decode_wide_min_nk
@@ -703,8 +716,8 @@ block_step(fwd_run *r, size_t i0, size_t nr, size_t c0, size_t bw)
         uint32_t *pf = w->pf + ri * bw, *ps = w->ps + ri * bw;
         uint16_t *pb = w->pb + ri * bw;
         uint32_t mx, mt, mnew, meff, ms, alpha = FA_F32_ONE;
-        uint32_t bsum[4] = {FA_F32_ZERO, FA_F32_ZERO, FA_F32_ZERO,
-                            FA_F32_ZERO};
+        /* quad-reduce: thread q of warp w at 4 w + q */
+        uint32_t bsum[4 * FA_COL_WARPS_MAX] = {0};
         uint32_t bspan[4] = {FA_F32_ZERO, FA_F32_ZERO, FA_F32_ZERO,
                              FA_F32_ZERO};
         uint32_t sv[FA_SPAN_MAX][4];
@@ -832,8 +845,9 @@ block_step(fwd_run *r, size_t i0, size_t nr, size_t c0, size_t bw)
                     span_tree(sv, nspan, bsum, k->decode_span_order,
                               c0 / pl->bc, e);
             } else if (qblock || qred) {
-                /* the thread's own sum of the block, from 0 */
-                int q = (int)((t & 7) >> 1);
+                /* the thread's own sum of the block, from 0 (with col_warps
+                   warps, warp (t / 8) mod col_warps holds key t) */
+                size_t q = ((t & 7) >> 1) + 4 * ((t >> 3) % cw);
                 bsum[q] = fa_add(bsum[q], k->rowsum_fp32_p ? p : st, e);
             } else if (quad) {
                 /* thread t' = (t mod 8) / 2 of the quad owns columns
@@ -856,6 +870,14 @@ block_step(fwd_run *r, size_t i0, size_t nr, size_t c0, size_t bw)
                added to the rescaled row sum */
             uint32_t bs = fa_add(fa_add(bsum[0], bsum[2], e),
                                  fa_add(bsum[1], bsum[3], e), e);
+            /* then the other warps' quad sums, in warp order */
+            for (size_t wi = 1; wi < cw; wi++)
+                bs = fa_add(bs,
+                            fa_add(fa_add(bsum[4 * wi], bsum[4 * wi + 2], e),
+                                   fa_add(bsum[4 * wi + 1],
+                                          bsum[4 * wi + 3], e),
+                                   e),
+                            e);
             w->l[ri] = init             ? bs
                        : k->rowsum_fma ? fa_fma(w->l[ri], alpha, bs, e)
                                        : fa_add(fa_mul(w->l[ri], alpha, e),
@@ -1187,7 +1209,7 @@ fwd_range(fwd_run *r, size_t i0, size_t nr, size_t lo, size_t hi, long split,
                     cap->l[x] = row_l(r, ri, &scratch);
             }
 
-    if (split >= 0 && k->combine == FA_COMBINE_LEAN)
+    if (split >= 0 && keeps_m_l(pl))
         lt = NULL; /* no LSE here */
     if (lt != NULL)
         lse_prefetch(r, lt, nr, lpre);
@@ -1204,7 +1226,7 @@ fwd_range(fwd_run *r, size_t i0, size_t nr, size_t lo, size_t hi, long split,
         if (lt != NULL && ri + LSE_AHEAD / 2 < nr)
             fa_lg2_table_prefetch(lt, lpre[ri + LSE_AHEAD / 2], 1);
 
-        if (split >= 0 && k->combine == FA_COMBINE_LEAN) {
+        if (split >= 0 && keeps_m_l(pl)) {
             size_t x = (size_t)split * nr + ri;
             memcpy(osplit_row(r, ri, (size_t)split), acc,
                    pl->d * sizeof *acc);
@@ -1475,12 +1497,167 @@ fwd_combine(fwd_run *r, size_t i0, size_t nr)
     }
 }
 
+/* The butterfly HT of V[0 .. K-1] (K a power of two) from half width
+   H0: v_j = v_j + v_{j+h} for h = H0, H0 / 2, ..., 1; the result is v_0
+   (every lane's, the addition being commutative). */
+static uint32_t
+butterfly(uint32_t *v, size_t h0, sf_env *e)
+{
+    for (size_t h = h0; h >= 1; h /= 2)
+        for (size_t j = 0; j < h; j++)
+            v[j] = fa_add(v[j], v[j + h], e);
+    return v[0];
+}
+
+/* The sum of NS values X[s xs] weighted W[s] as one of inductor's
+   reductions over flex_decoding's programs forms it (attention.h,
+   fa_flex_merge): the programs cut into CHUNKS contiguous chunks of
+   ceil(NS / chunks); in a chunk, lane r of R0 takes its indices r, r +
+   R0, ...: a looped reduction chains fma(w, x, .) from +0 over them, a
+   persistent one holds the one product RN(w x); the lanes of a warp (r
+   = jw w + j) are added by the butterfly over j, then the warps' sums by
+   the butterfly over w; the chunks' sums by a butterfly. */
+static uint32_t
+merge_sum(const uint32_t *x, size_t xs, const uint32_t *wt, size_t ns,
+          const fa_flex_merge *m, sf_env *e)
+{
+    uint32_t v[FA_MERGE_LANES_MAX], wv[FA_MERGE_LANES_MAX];
+    uint32_t part[FA_MERGE_CHUNKS_MAX];
+    size_t cs = (ns + m->chunks - 1) / m->chunks;
+
+    for (size_t c = 0; c < m->chunks; c++) {
+        size_t lo = c * cs, n = lo >= ns ? 0 : ns - lo < cs ? ns - lo : cs;
+        for (size_t r = 0; r < m->r0; r++) {
+            uint32_t a = FA_F32_ZERO;
+            for (size_t u = r; u < n; u += m->r0)
+                a = m->persistent ? fa_mul(wt[lo + u], x[(lo + u) * xs], e)
+                                  : fa_fma(wt[lo + u], x[(lo + u) * xs], a, e);
+            v[r] = a;
+        }
+        for (size_t w = 0; w < m->warps; w++) {
+            uint32_t *vw = v + w * m->jw;
+            size_t h0 = m->jw / 2;
+            if (m->fused && h0 >= 1) {
+                /* no mask between the product and the first addition:
+                   the lane's own product fused with the other's rounded
+                   one */
+                for (size_t j = 0; j < h0; j++) {
+                    size_t t = w * m->jw + j;
+                    vw[j] = t < n ? fa_fma(wt[lo + t], x[(lo + t) * xs],
+                                           vw[j + h0], e)
+                                  : vw[j + h0];
+                }
+                h0 /= 2;
+            }
+            wv[w] = h0 >= 1 ? butterfly(vw, h0, e) : vw[0];
+        }
+        part[c] = m->warps > 1 ? butterfly(wv, m->warps / 2, e) : wv[0];
+    }
+    /* the second stage: the chunks padded with +0 to a power of two */
+    {
+        size_t k = 1;
+        while (k < m->chunks)
+            k *= 2;
+        for (size_t c = m->chunks; c < k; c++)
+            part[c] = FA_F32_ZERO;
+        return k > 1 ? butterfly(part, k / 2, e) : part[0];
+    }
+}
+
+/* flex_decoding's two reductions for rows I0 .. I0+NR-1 (kernel.h,
+   FA_COMBINE_FLEX_DECODE): M = max m_s (base 2), w_s = exp2(m_s - M)
+   (0 when M is -inf), L and the columns of O by merge_sum, L' = 1 when M
+   is -inf, O = RN_o(sum RCP(L')), LSE2 = RN(log2f(L') + M) and LSE =
+   RN(LSE2 RN32(ln 2)). */
+static void
+fwd_combine_flex(fwd_run *r, size_t i0, size_t nr)
+{
+    const fa_plan *pl = r->pl;
+    fwd_ws *w = r->w;
+    fa_capture *cap = writing(r) ? r->cap : NULL;
+    size_t ns = pl->splits;
+    sf_env *e = r->env;
+    uint32_t *wt = w->orow + pl->d, *col = wt + ns;
+
+    for (size_t ri = 0; ri < nr; ri++) {
+        size_t i = i0 + ri;
+        uint32_t mx = FA_F32_NEG_INF, l, inv, lse2, lse;
+        uint32_t *out =
+            writing(r) ? r->o + (r->head * pl->nq + i) * pl->d : NULL;
+        sf_env *le = lse_env(r);
+
+        for (size_t s = 0; s < ns; s++) {
+            uint32_t m = w->msplit[s * nr + ri];
+            wt[s] = m == FA_F32_NEG_INF ? m : fa_mul(m, pl->scale_log2, e);
+            mx = fa_max(mx, wt[s]);
+        }
+        for (size_t s = 0; s < ns; s++)
+            wt[s] = fa_exp_eval(pl->exp, true,
+                                mx == FA_F32_NEG_INF ? FA_F32_ZERO
+                                                     : fa_sub(wt[s], mx, e));
+        l = merge_sum(w->lpart + ri, nr, wt, ns, &pl->merge_l, e);
+        if (mx == FA_F32_NEG_INF)
+            l = FA_F32_ONE;
+        inv = inv_of(pl, l, e);
+        for (size_t c = 0; c < pl->d; c++) {
+            sf_env *ce = col_env(r, c);
+            for (size_t s = 0; s < ns; s++)
+                col[s] = osplit_row(r, ri, s)[c];
+            uint32_t o = fwd_round(pl->k.o,
+                                   fa_mul(merge_sum(col, 1, wt, ns,
+                                                    &pl->merge_o, ce),
+                                          inv,
+                                          ce),
+                                   ce);
+            if (out)
+                out[c] = o;
+        }
+        lse2 = fa_add(fa_cuda_log2f_ftz(l), mx, le);
+        lse = fa_mul(lse2, F32_LN2, le);
+        if (writing(r))
+            r->lse[r->head * pl->nq + i] = lse;
+        if (cap != NULL && cap->lse_kernel != NULL)
+            cap->lse_kernel[r->head * pl->nq + i] = lse2;
+    }
+}
+
+/* Rows I0 .. I0+NR-1 of query block MB under flex_decoding: every
+   program's tiles (fa_flex_decode_tiles), each program's m, l and O~
+   kept, then the reductions that merge them. */
+static void
+fwd_chunk_decode(fwd_run *r, size_t mb, size_t i0, size_t nr)
+{
+    const fa_plan *pl = r->pl;
+    fwd_ws *w = r->w;
+
+    for (size_t s = 0; s < pl->splits; s++) {
+        size_t n = fa_flex_decode_tiles(pl, r->head, mb, s, w->blocks,
+                                        w->partial);
+        if (n > 0) {
+            memset(w->visit, 0, pl->tc);
+            for (size_t b = 0; b < n; b++)
+                w->visit[w->blocks[b]] = 1;
+            r->blocks = w->blocks;
+            r->block_partial = w->partial;
+            fwd_scores(r, i0, nr);
+        }
+        /* a program without tiles keeps m = -inf, l = 0, O~ = 0 */
+        fwd_range(r, i0, nr, 0, n, (long)s, 1);
+    }
+    fwd_combine_flex(r, i0, nr);
+}
+
 /* Rows I0 .. I0+NR-1 of query block MB. */
 static void
 fwd_chunk(fwd_run *r, size_t mb, size_t i0, size_t nr)
 {
     const fa_plan *pl = r->pl;
     size_t nvb = fa_fwd_blocks(pl, mb, pl->br, pl->bc);
+
+    if (pl->k.combine == FA_COMBINE_FLEX_DECODE) {
+        fwd_chunk_decode(r, mb, i0, nr);
+        return;
+    }
 
     r->blocks = NULL;
     r->partial = false;

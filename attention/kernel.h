@@ -162,7 +162,7 @@ typedef enum
 typedef enum
 {
     FA_COMBINE_FA2, /* "fa2": flash_fwd_splitkv_combine_kernel */
-    FA_COMBINE_LEAN /* "lean": cuDNN's decode engine and lean_reduction_
+    FA_COMBINE_LEAN, /* "lean": cuDNN's decode engine and lean_reduction_
                        kernel: split s visits the KV blocks s, s + S, s + 2S,
                        ... (S splits) and keeps m, l and O~; the reduction,
                        in the log2 domain: a_s = RN32(m_s sl2), M = max a_s,
@@ -170,6 +170,25 @@ typedef enum
                        fma(w_s, l_s, L) over s from 0, O = RN_o(RN32(sum
                        fma(w_s, O~_s)) RN32(1/L)), LSE = fma(M, RN32(ln 2),
                        log L) with combine_log; combine_exp unused */
+    FA_COMBINE_FLEX_DECODE /* "flex-decode": FlexAttention's
+                              flex_decoding (PyTorch 2.11 inductor): S =
+                              max(2 floor(SMs / (B Hkv)), 1) programs per
+                              query block; with TILE = ceil(ceil(K / S) /
+                              bc) tiles of bc keys (K: the keys of the
+                              block mask's listed blocks, Nk with a block
+                              mask, 2^30 without one), program s takes
+                              tiles s TILE .. (s + 1) TILE - 1 of the
+                              partial list and tiles (S - 1 - s) TILE ..
+                              of the full list, and keeps m (base 2), l
+                              and O~ unnormalised; two inductor
+                              reductions then take M = max m_s, w_s =
+                              exp2(m_s - M), L = sum l_s w_s, O = (sum
+                              O~_s w_s) / L (div.full), LSE2 = log2 L + M,
+                              LSE = LSE2 RN32(ln 2).  Only a row whose
+                              keys all fall in one program is modelled
+                              (the reductions' own orders, which inductor
+                              picks per launch, then change no bit);
+                              other rows are refused */
 } fa_combine;
 
 /* The exp of the combine (natural). */
@@ -510,6 +529,21 @@ typedef struct fa_kernel
        flush-to-zero (fa_cuda_tanhf_ftz: the exp model's EX2 and the
        reciprocal model's RCP).  Otherwise a softcap is refused. */
     bool softcap_tanhf;
+    /* Appended (optional in JSON, "" when absent): the named description
+       that runs a launch of fewer query rows than min_nq (FlexAttention:
+       "flex-decode", its flex_decoding kernel); "": such launches are
+       refused. */
+    char below_min_nq[FA_KERNEL_NAME_MAX];
+    /* Appended (optional in JSON, 0 when absent; rowsum "quad-reduce"):
+       when the program holds fewer than 128 rows (flex_decoding's BLOCK_M
+       = max(16, 2^ceil(log2(Nq G))), G the query heads per KV head:
+       Triton's mma.sync layout of the [BLOCK_M, 64] scores with two warps
+       is warpsPerCTA [1, 2] until BLOCK_M / 16 reaches 64 / 8), its warps
+       split each block's keys: warp w of this many takes the 8-key tiles
+       8 w, 8 w + 8 rowsum_col_warps, ...; each warp's quad sum as
+       "quad-reduce", then the warps' sums added in order.  0 or 1: one
+       warp holds every key of a row. */
+    unsigned rowsum_col_warps;
 } fa_kernel;
 
 /* The named descriptions ("fa2", "paper-eq4", "repo", "fp32", then

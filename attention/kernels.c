@@ -317,7 +317,8 @@ static const char *const log_names[] = {"cr", "lg2", "cuda-logf",
                                          "cuda-log2f-ftz", NULL};
 static const char *const expfn_names[] = {"model", "cuda-expf", NULL};
 static const char *const mask_names[] = {"-inf", "bf16-lowest", NULL};
-static const char *const combine_names[] = {"fa2", "lean", NULL};
+static const char *const combine_names[] = {"fa2", "lean", "flex-decode",
+                                            NULL};
 static const char *const cexp_names[] = {"cr", "libm", "model",
                                          "cuda-expf", NULL};
 static const char *const bwd_names[] = {"chain", "fa2",  "repo", "efficient",
@@ -459,7 +460,7 @@ fa_kernel_check(const fa_kernel *k)
         || (unsigned)k->exp_fn > FA_EXPFN_CUDA
         || (unsigned)k->mask > FA_MASK_BF16_LOWEST
         || (unsigned)k->m_init > FA_MASK_BF16_LOWEST
-        || (unsigned)k->combine > FA_COMBINE_LEAN
+        || (unsigned)k->combine > FA_COMBINE_FLEX_DECODE
         || (unsigned)k->combine_exp > FA_CEXP_EXPF
         || (unsigned)k->bwd > FA_BWD_FLEX
         || (unsigned)k->dq_buffers > FA_DQB_SMS
@@ -489,6 +490,18 @@ fa_kernel_check(const fa_kernel *k)
                "scale-fma";
     if (k->splits == 0 || k->splits > 128)
         return "splits: expected 1 to 128";
+    if (k->combine == FA_COMBINE_FLEX_DECODE
+        && (k->rowsum != FA_ROWSUM_QUAD_REDUCE || !k->block_sparse
+            || !k->score_log2 || k->lse != FA_LSE_LOG2_LN2))
+        return "combine: flex-decode needs rowsum quad-reduce, block_sparse, "
+               "score_log2 and lse log2-ln2";
+    if (k->rowsum_col_warps > 8)
+        return "rowsum_col_warps: expected 0 to 8";
+    if (k->below_min_nq[0] != '\0'
+        && (memchr(k->below_min_nq, '\0', sizeof k->below_min_nq) == NULL
+            || fa_kernel_by_name(k->below_min_nq) == NULL
+            || fa_kernel_by_name(k->below_min_nq)->min_nq != 0))
+        return "below_min_nq: not a named description without min_nq";
     if (k->score_log2
         && (k->score_scaled || k->bias_add == FA_BIAS_ADD
             || k->exp_arg != FA_ARG_SCALE_FMA

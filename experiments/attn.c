@@ -630,14 +630,22 @@ config_options(attn_ctx *x, fa_config *c)
 static void
 config_splits(attn_ctx *x, fa_config *c)
 {
-    if (x->splits_auto || (x->launch_given && x->splits == 0)) {
+    /* flex_decoding's program count is the kernel's own, from the launch
+       (this run's shape without --launch) */
+    bool own = x->splits == 0
+               && fa_config_kernel(c)->combine == FA_COMBINE_FLEX_DECODE;
+
+    if (x->splits_auto || (x->launch_given && x->splits == 0) || own) {
         /* the kernel's own rule on the launch */
         const char *rule;
         c->splits = fa_cli_launch_splits(fa_config_kernel(c), &x->launch,
                                          &rule);
         snprintf(x->splits_from_buf, sizeof x->splits_from_buf,
                  "%s: %s on the launch B %zu, H %zu (%s)",
-                 x->splits_auto ? "--splits auto" : "the launch's rule", rule,
+                 x->splits_auto    ? "--splits auto"
+                 : x->launch_given ? "the launch's rule"
+                                   : "the kernel's rule",
+                 rule,
                  x->launch.batch, x->launch.heads, x->launch.from);
         x->splits_from = x->splits_from_buf;
     } else {
@@ -664,6 +672,7 @@ head_config(attn_ctx *x)
        decode are the whole launch's */
     x->hcfg.dq_splits = fa_config_dq_buffers(c);
     x->hcfg.launch_bh = x->launch.batch * x->launch.heads;
+    x->hcfg.launch_group = x->nhkv != 0 ? x->nh / x->nhkv : 1;
     x->heads = x->nb * x->nh;
     x->scale_used = fa_scale_bits(c);
     x->order = c->order;
@@ -1230,6 +1239,21 @@ attn_thread_count(const attn_ctx *x)
 {
     uint64_t t = concurrent(x);
     return t > 1024 ? 1024 : (int)t;
+}
+
+/* Every head's configuration (its part of the mask) usable, checked
+   before anything is computed; false after an error message. */
+static bool
+heads_usable(const attn_ctx *x)
+{
+    size_t bad = 0;
+    const char *why =
+        am_heads_check(&x->hcfg, x->has_mask ? &x->mask : NULL, x->heads, &bad);
+
+    if (why != NULL)
+        cli_error(CMD, "the configuration of head %zu is refused: %s", bad,
+                  why);
+    return why == NULL;
 }
 
 static bool
@@ -2263,7 +2287,7 @@ run(attn_ctx *x)
     if (!check_memory(x))
         return false;
     cost_report(x);
-    if (!allocate(x) || !compute(x))
+    if (!heads_usable(x) || !allocate(x) || !compute(x))
         return false;
     if (x->exact_run && !exact_all(x))
         return false;

@@ -1556,6 +1556,7 @@ build_config(diff_ctx *x)
         x->man_launch_bh != 0 ? (size_t)x->man_launch_bh
         : x->man_shape_given  ? (size_t)(x->man_shape[0] * x->man_shape[1])
                               : c->shape.batch * c->shape.heads;
+    x->hcfg.launch_group = x->nhkv != 0 ? x->nh / x->nhkv : 1;
     /* one head at a time: the dQ buffers are the whole launch's */
     x->dq_eff = fa_config_dq_buffers(c);
     x->hcfg.dq_splits = x->dq_eff;
@@ -1920,6 +1921,21 @@ reduce_groups(diff_ctx *x)
                                   x->nk * x->d, x->emu[s], x->ex[s]))
             return false;
     return true;
+}
+
+/* Every head's configuration (its part of the mask) usable, checked
+   before anything is computed; false after an error message. */
+static bool
+heads_usable(const diff_ctx *x)
+{
+    size_t bad = 0;
+    const char *why =
+        am_heads_check(&x->hcfg, x->has_mask ? &x->mask : NULL, x->heads, &bad);
+
+    if (why != NULL)
+        cli_error(CMD, "the configuration of head %zu is refused: %s", bad,
+                  why);
+    return why == NULL;
 }
 
 static bool
@@ -3439,7 +3455,7 @@ run(diff_ctx *x)
                         "2^26; give --exact to run it anyway";
     else
         x->exact_run = true;
-    if (!allocate(x) || !compute(x))
+    if (!heads_usable(x) || !allocate(x) || !compute(x))
         return false;
     x->pass = true;
     for (int s = 0; s < N_ST; s++)

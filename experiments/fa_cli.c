@@ -568,6 +568,12 @@ fa_cli_flex_header(cli_buf *b, const fa_config *c, bool backward,
 {
     const fa_kernel *k = fa_config_kernel(c);
 
+    if (k != NULL && k->combine == FA_COMBINE_FLEX_DECODE)
+        cli_buf_printf(b,
+                       "  flex_decoding: fewer than 128 query rows run the "
+                       "description %s (split-KV programs merged by "
+                       "inductor's reductions)\n",
+                       k->name);
     if (c->softcap != 0.0)
         cli_buf_printf(b,
                        "  soft-cap %.17g: cap tanh(score / cap), "

@@ -579,8 +579,22 @@ attn_run(attn_call *x)
     hcfg.dq_splits = fa_config_dq_buffers(&x->cfg);
     /* the gemv kernels of a decode are the whole launch's, as attn's */
     hcfg.launch_bh = x->launch.batch * x->launch.heads;
+    hcfg.launch_group = x->nhkv != 0 ? x->nh / x->nhkv : 1;
     /* grouped heads summed in FP32 before their rounding */
     hcfg.dkv_fp32 = x->nhkv != x->nh && x->kern->gqa_dkv == FA_GQA_FP32_SUM;
+    {
+        /* a refusal that depends on a head's mask, before computing */
+        size_t bad = 0;
+        const char *why = am_heads_check(
+            &hcfg, x->has_mask ? &x->amask : NULL, heads, &bad);
+        if (why != NULL) {
+            PyErr_Format(PyExc_ValueError,
+                         "attention: the configuration of head %zu is "
+                         "refused: %s",
+                         bad, why);
+            return false;
+        }
+    }
     /* clang-format off */
     Py_BEGIN_ALLOW_THREADS
 #ifdef _OPENMP

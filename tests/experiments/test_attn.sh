@@ -312,7 +312,7 @@ f16_npy "$in/q16.npy" 4 8
 f16_npy "$in/k16.npy" 6 8
 f16_npy "$in/o16.npy" 4 8
 F16="--q $in/q16.npy --k $in/k16.npy --v $in/k16.npy"
-ALT="pass BF16 inputs, or a description whose formats are the inputs' (\"in\") or FP32: --policy fa2, fp32, cudnn, efficient, math or flex"
+ALT="pass BF16 inputs, or a description whose formats are the inputs' (\"in\") or FP32: --policy fa2, fp32, cudnn, efficient, math, flex or flex-decode"
 bad "--policy paper-eq4: the inputs are F16, but the description fixes BF16 intermediates or outputs (\"score\", \"p\", \"acc\", \"o\": \"bf16\"), so it is defined for BF16 inputs only" \
     $F16 --policy paper-eq4 --out "$o/f16.safetensors"
 expect_err_has "$ALT"

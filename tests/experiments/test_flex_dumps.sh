@@ -42,6 +42,38 @@ for name in flex_causal_d64 flex_full_n300 flex_window128 flex_prefix128 \
     check_stages "$X/$name.safetensors" flex flex o,lse,dq,dk,dv
 done
 
+# flex_decoding (fewer than 128 query rows; kernel.h, combine
+# "flex-decode"): no block mask (program 0 of 66 takes every key), FP16
+# with 16 rows of 1,000 keys (132 programs); a prefix-LM mask whose rows
+# fall in 16 of 66 programs (one looped reduction merges them); a window
+# over 8 query heads of 2 KV heads (132 programs: two chunks of 66); the
+# same at 8 rows (BLOCK_M 32, 16,384 outputs: another looped
+# configuration), forward only
+for name in flex_dec_nq1 flex_dec_full_nq16_fp16 flex_dec_prefix_h4 \
+    flex_dec_win_g4; do
+    check_stages "$X/$name.safetensors" flex flex o,lse,dq,dk,dv
+done
+check_stages "$X/flex_dec_win_nq8_g4_fp16_d128.safetensors" flex flex o,lse
+# the two warps side by side along the keys (rowsum_col_warps 2, also
+# at BLOCK_M 32): as one warp's row sum, O and LSE move
+"$BF16EMU" attn --policy flex-decode --describe >"$tmp/kd.json"
+sed 's/"rowsum_col_warps": 2/"rowsum_col_warps": 0/' "$tmp/kd.json" \
+    >"$tmp/kd1.json"
+F=$X/flex_dec_win_nq8_g4_fp16_d128.safetensors
+run diff --dump "$F" --o "$F:flex.o" --lse "$F:flex.lse" \
+    --kernel "$tmp/kd1.json" --stage o,lse --no-exact --json
+expect_rc 1
+run diff --dump "$F" --o "$F:flex.o" --lse "$F:flex.lse" \
+    --kernel "$tmp/kd.json" --stage o,lse --no-exact --json
+expect_rc 0
+# 16 programs (16 heads): rows over several programs merge by a
+# persistent reduction that inductor autotunes: refused, nothing computed
+F=$X/flex_dec_win_h16.safetensors
+run diff --dump "$F" --o "$F:flex.o" --lse "$F:flex.lse" --stage o,lse \
+    --no-exact
+expect_rc 2
+expect_err_has "persistent reductions"
+
 # Triton's tl.dot on Hopper (wgmma, FP32 accumulator) is the sm90 model:
 # D = A B + C for 64 x K by K x 64 tiles, K 16 and 64, BF16 and FP16,
 # normal and widely spread exponents (tl_dot.safetensors, flex_dump.py's
@@ -144,10 +176,12 @@ run diff --dump "$F" --o "$F:flex.o" --dq "$F:flex.dq" --policy flex \
     --no-exact
 expect_rc 2
 expect_err_has "lse: missing"
+# fewer than 128 query rows run flex_decoding (the description
+# flex-decode), said in the header
 run attn --policy flex --gen normal --heads 1 --nq 64 --nk 256 --d 64 \
     --no-exact
-expect_rc 2
-expect_err_has "flex_decoding"
+expect_rc 0
+expect_out_has "flex_decoding: fewer than 128 query rows run the description flex-decode"
 # attn runs the same backward: its dQ, dK, dV are the GPU's
 run attn --policy flex --q "$F:q" --k "$F:k" --v "$F:v" --do "$F:do" \
     --causal --backward --no-exact --out "$tmp/a.safetensors"

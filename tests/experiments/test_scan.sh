@@ -182,7 +182,7 @@ expect_rc 2
 expect_err_has "and --policy: expected one of them"
 expect_no_stdout
 # Unknown names (sdpa too: scan runs one kernel) list every name taken.
-names="fa2 (or flash), paper-eq4, repo, fp32, cudnn, efficient, math or flex"
+names="fa2 (or flash), paper-eq4, repo, fp32, cudnn, efficient, math, flex or flex-decode"
 run scan --quiet --policy cuddn "$d/cap.safetensors"
 expect_rc 2
 expect_err_has "--policy 'cuddn': unknown kernel (expected $names)"

@@ -50,12 +50,25 @@ def test_kernel_matches_cli(cli, tmp_path, kernel):
     check(cli, tmp_path, q, k, v, kernel)
 
 
-def test_flex_refuses_what_it_does_not_model():
-    """flex: fewer than 128 query rows (flex_decoding) is refused, with
-    the C library's reason (the backward: tests/python/test_flex.py)."""
+def test_flex_below_128_rows_is_flex_decoding(cli, tmp_path):
+    """flex: fewer than 128 query rows run flex_decoding (the description
+    flex-decode), the same bits as naming it, and as the CLI."""
     q, k, v = qkv(1, 1, 1, 64, 128, 64, 5)
-    with pytest.raises(ValueError, match="flex_decoding"):
-        bf16emu.attention(q, k, v, "flex")
+    ao, al = bf16emu.attention(q, k, v, "flex")
+    bo, bl = bf16emu.attention(q, k, v, "flex-decode")
+    assert np.array_equal(ao, bo) and np.array_equal(al, bl)
+    check(cli, tmp_path, q, k, v, "flex")
+
+
+def test_flex_decode_refuses_unknown_merges():
+    """flex_decoding with 16 programs (16 heads) and rows whose keys span
+    several of them: inductor's persistent reductions are autotuned on the
+    GPU, refused with the C library's reason."""
+    q, k, v = qkv(1, 16, 16, 1, 1024, 64, 6)
+    mask = np.ones((1, 1, 1, 1024), dtype=bool)
+    mask[..., :100] = False
+    with pytest.raises(ValueError, match="persistent reductions"):
+        bf16emu.attention(q, k, v, "flex", mask=mask)
 
 
 @pytest.mark.parametrize("kernel", ["fa2", "math", "efficient"])

@@ -100,6 +100,46 @@ CASES = [
                                docs=[128, 64, 192, 32, 96])),
     ("flex_alibi_fp16_d128", case("alibi", 421, heads=4, d=128, dt="fp16")),
     ("flex_decode_nq1", case("full", 422, heads=4, nq=1, n=1024)),
+    # flex_decoding (fewer than 128 query rows): the split-KV kernel and
+    # the two reductions, with block masks whose blocks fall in several
+    # splits, grouped heads packed into one program (BLOCK_M 16 and 32),
+    # and launches of 66, 132, 32 and 16 splits
+    ("flex_dec_prefix_h4", case("prefix", 423, heads=4, nq=1, n=4096,
+                                prefix=1000)),
+    ("flex_dec_win_g4", case("decwin", 424, heads=8, kv_heads=2, nq=1,
+                             n=2048, window=700)),
+    ("flex_dec_win_nq8_g4_fp16_d128", case("decwin", 425, heads=8,
+                                           kv_heads=2, nq=8, n=2048,
+                                           d=128, dt="fp16", window=1500)),
+    ("flex_dec_full_nq16_fp16", case("full", 426, heads=2, nq=16, n=1000,
+                                     dt="fp16")),
+    ("flex_dec_win_h16", case("decwin", 427, heads=16, nq=1, n=1024,
+                              window=900)),
+    ("flex_dec_win_h32_kv8_nq2", case("decwin", 428, heads=32, kv_heads=8,
+                                      nq=2, n=2048, window=1800)),
+    # rows whose keys one program holds: no block mask (program 0 takes
+    # every key), and a window inside one program's tile; BLOCK_M 16, 32,
+    # 128 and 256 (two warps side by side along the keys below 128 rows)
+    ("flex_dec_full_g4", case("full", 429, heads=8, kv_heads=2, nq=1,
+                              n=2048)),
+    ("flex_dec_full_nq8_g4_fp16_d128", case("full", 430, heads=8,
+                                            kv_heads=2, nq=8, n=1536, d=128,
+                                            dt="fp16")),
+    ("flex_dec_full_nq100", case("full", 431, heads=2, nq=100, n=700)),
+    ("flex_dec_full_nq64_g4", case("full", 432, heads=8, kv_heads=2, nq=64,
+                                   n=512)),
+    ("flex_dec_win50_h4", case("decwin", 433, heads=4, nq=1, n=2048,
+                               window=50)),
+    # the reductions of other launches: 88 and 264 programs, 66 with 512
+    # outputs, 132 with 2,048
+    ("flex_dec_win_h3", case("decwin", 434, heads=3, nq=1, n=2048,
+                             window=1500)),
+    ("flex_dec_win_h1", case("decwin", 435, heads=1, nq=1, n=4096,
+                             window=3000)),
+    ("flex_dec_win_h8_kv4", case("decwin", 436, heads=8, kv_heads=4, nq=1,
+                                 n=2048, window=1500)),
+    ("flex_dec_win_h16_kv2", case("decwin", 437, heads=16, kv_heads=2,
+                                  nq=1, n=2048, window=1500)),
 ]
 
 
@@ -125,6 +165,12 @@ def mods(c, dev):
     if kind == "window":
         w = p["window"]
         return (lambda b, h, q, kv: (q >= kv) & (q - kv < w)), None, {}
+    if kind == "decwin":
+        # a decode step's sliding window: query row q sits at position
+        # q + (Nk - Nq) of the sequence
+        w, off = p["window"], c["nk"] - c["nq"]
+        return ((lambda b, h, q, kv: (kv <= q + off) & (q + off - kv < w)),
+                None, {})
     if kind == "prefix":
         pl = p["prefix"]
         return (lambda b, h, q, kv: (kv < pl) | (q >= kv)), None, {}

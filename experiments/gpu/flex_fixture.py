@@ -9,7 +9,8 @@ IN's tensors (without do, flex.dq, flex.dk, flex.dv unless
 --keep-backward) and, for a mask_mod other than causal, "attn_mask": the
 mask_mod evaluated at every (query, key) of the launch, BOOL [1, 1, Nq,
 Nk] (True where the key takes part; window: causal and q - kv < window;
-prefix: kv < prefix or causal; document: the same document and causal).
+prefix: kv < prefix or causal; decwin: a decode step's window, key kv
+visible to row q when q + Nk - Nq - window < kv <= q + Nk - Nq; document: the same document and causal).
 The ALiBi score_mod (flex_dump.py's: score + slope_h (kv - q) under the
 causal mask, slopes powers of two) becomes an additive attn_mask [1, H,
 Nq, Nk] of its values (-inf above the diagonal), which is exact: the
@@ -51,6 +52,9 @@ def visible(man):
         return lambda q, kv: q >= kv and q - kv < p["window"]
     if kind == "prefix":
         return lambda q, kv: kv < p["prefix"] or q >= kv
+    if kind == "decwin":
+        off = man["launch_shape"]["nk"] - man["launch_shape"]["nq"]
+        return lambda q, kv: kv <= q + off and q + off - kv < p["window"]
     if kind == "document":
         ids = [i for i, n in enumerate(p["docs"]) for _ in range(n)]
         return lambda q, kv: ids[q] == ids[kv] and q >= kv

@@ -419,6 +419,12 @@ typedef struct fa_config
        into one program: its row count and its programs per query block
        depend on it); 0: gqa_group, else 1. */
     size_t launch_group;
+    /* The forward's base-2 LSE of the heads this configuration runs (as
+       fa_capture's lse_kernel, [B, H, Nq]), for a description whose bwd
+       is "flex": given with O, fa_backward reads it in place of running
+       the forward again (the same bits: that forward's); NULL: it runs
+       the forward. */
+    const uint32_t *lse_kernel;
 } fa_config;
 
 /* Defaults for POLICY: scale 0, tiles 0 (the policy's), fix none (with

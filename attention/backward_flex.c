@@ -258,6 +258,7 @@ head_forward(const fa_config *cfg, size_t hd, const uint16_t *q,
     c.shape.batch = 1;
     c.shape.heads = 1;
     c.gqa_group = 0;
+    c.lse_kernel = NULL;
     if (cfg->mask != NULL && cfg->mask->head_offset != NULL) {
         m = *cfg->mask;
         m.head_offset += hd;
@@ -329,9 +330,14 @@ fa_backward_flex(const fa_config *cfg, const fa_plan *pl, const uint16_t *q,
     fenv.events = NULL;
     for (size_t hd = 0; hd < bh; hd++) {
         const uint32_t *oh = o != NULL ? o + hd * nd : otmp;
-        if (head_forward(cfg, hd, q + hd * nd, k + hd / g * kd,
-                         v + hd / g * kd, otmp, ltmp, lse2 + hd * nq, &fenv)
-            != 0)
+        if (cfg->lse_kernel != NULL && o != NULL)
+            /* the caller's forward kept it */
+            memcpy(lse2 + hd * nq, cfg->lse_kernel + hd * nq,
+                   nq * sizeof *lse2);
+        else if (head_forward(cfg, hd, q + hd * nd, k + hd / g * kd,
+                              v + hd / g * kd, otmp, ltmp, lse2 + hd * nq,
+                              &fenv)
+                 != 0)
             goto out;
         for (size_t i = 0; i < nq; i++)
             dl[hd * nq + i] = flex_delta(pl, xblock, dout + hd * nd + i * d,

@@ -952,6 +952,11 @@ allocate(attn_ctx *x)
             ok = ok && x->gen_buf[i] != NULL;
         }
     }
+    if (x->backward && fa_config_kernel(&x->cfg)->bwd == FA_BWD_FLEX) {
+        /* the forward's base-2 LSE, which the flex backward reads */
+        x->lse2 = alloc_n(rows, sizeof(uint32_t));
+        ok = ok && x->lse2 != NULL;
+    }
     for (int i = 0; i < N_OUT; i++) {
         if (i > OUT_LSE && !x->backward)
             continue;
@@ -1076,6 +1081,7 @@ run_group(const attn_ctx *x, size_t gi, unsigned *bfl)
 
     hc.shape.heads = g;
     hc.gqa_group = g;
+    hc.lse_kernel = x->lse2 != NULL ? x->lse2 + hh * nq : NULL;
     if (fa_backward(&hc, x->data[IN_Q] + hh * nq * d,
                     x->data[IN_K] + kh * nk * d, x->data[IN_V] + kh * nk * d,
                     o + hh * nq * d, lse + hh * nq,
@@ -1104,6 +1110,8 @@ run_head(const attn_ctx *x, size_t hh, unsigned *ffl, unsigned *bfl)
     bool traced = x->trace && hh == traced_head(x);
 
     head_capture(x, hh, &cap);
+    if (x->lse2 != NULL)
+        cap.lse_kernel = x->lse2 + hh * nq;
     if (traced) {
         sink[0].fn = trace_event;
         sink[0].user = (void *)&x->tr[0];
@@ -1131,6 +1139,7 @@ run_head(const attn_ctx *x, size_t hh, unsigned *ffl, unsigned *bfl)
         o = x->bwd_o + hh * nq * d;
         lse = x->bwd_lse + hh * nq;
     }
+    hc.lse_kernel = x->lse2 != NULL ? x->lse2 + hh * nq : NULL;
     if (fa_backward(&hc, q, k, v, o, lse, x->data[IN_DO] + hh * nq * d,
                     x->res[OUT_DELTA] + hh * nq, x->res[OUT_DQ] + hh * nq * d,
                     x->res[OUT_DK] + hh * nk * d, x->res[OUT_DV] + hh * nk * d,
@@ -2141,6 +2150,7 @@ ctx_free(attn_ctx *x)
         free(x->res[i]);
         free(x->ex[i]);
     }
+    free(x->lse2);
     for (int i = 0; i < N_CAP; i++)
         free(x->cap[i]);
     for (int i = 0; i < 2; i++) {

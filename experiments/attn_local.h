@@ -239,6 +239,8 @@ typedef struct
     uint16_t *gen_buf[N_IN];
     uint64_t nonfinite_in[N_IN];
     uint32_t *res[N_OUT];
+    /* the forward's base-2 LSE for the flex backward (NULL: not kept) */
+    uint32_t *lse2;
     uint32_t *cap[N_CAP];
     bool p_internal;
     unsigned flags_fwd, flags_bwd;

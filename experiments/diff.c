@@ -304,6 +304,7 @@ typedef struct
                                    all) */
     uint32_t *emu[N_ST];
     uint32_t *delta;
+    uint32_t *lse2; /* the forward's base-2 LSE for the flex backward */
     double *ex[N_ST];
     bool exact_run;
     /* the attention mask (the dump's attn_mask, or --mask) */
@@ -1710,6 +1711,12 @@ allocate(diff_ctx *x)
     x->delta = calloc(x->heads * x->nq, sizeof(uint32_t));
     if (x->delta == NULL)
         goto nomem;
+    if (x->need_bwd && fa_config_kernel(&x->cfg)->bwd == FA_BWD_FLEX) {
+        /* the forward's base-2 LSE, which the flex backward reads */
+        x->lse2 = calloc(x->heads * x->nq, sizeof(uint32_t));
+        if (x->lse2 == NULL)
+            goto nomem;
+    }
     return true;
 nomem:
     cli_error(CMD, "out of memory");
@@ -1790,6 +1797,7 @@ emu_group(const diff_ctx *x, size_t gi)
 
     hc.shape.heads = g;
     hc.gqa_group = g;
+    hc.lse_kernel = x->lse2 != NULL ? x->lse2 + hh * nq : NULL;
     return fa_backward(&hc, x->in[T_Q] + hh * nq * d, x->in[T_K] + kh * nk * d,
                        x->in[T_V] + kh * nk * d,
                        x->gpu[ST_O] != NULL ? x->gpu[ST_O] + hh * nq * d
@@ -1831,11 +1839,14 @@ emu_head(const diff_ctx *x, size_t hh)
             return -1;
         cap.obar = obar;
     }
+    if (x->lse2 != NULL)
+        cap.lse_kernel = x->lse2 + hh * nq;
     fa_attn_mask hm;
     fa_config hc = am_head_config(&x->hcfg, x->has_mask ? &x->mask : NULL,
                                   hh, &hm);
     if (fa_forward(&hc, q, k, v, x->emu[ST_O] + hh * nq * d,
-                   x->emu[ST_LSE] + hh * nq, x->want_cap ? &cap : NULL, &env)
+                   x->emu[ST_LSE] + hh * nq,
+                   x->want_cap || x->lse2 != NULL ? &cap : NULL, &env)
         != 0) {
         free(obar);
         return -1;
@@ -1849,6 +1860,7 @@ emu_head(const diff_ctx *x, size_t hh)
     if (!x->need_bwd || chained_groups(x) > 1)
         return 0; /* the group's backward runs once (emu_group) */
     env = cli_env_ieee();
+    hc.lse_kernel = x->lse2 != NULL ? x->lse2 + hh * nq : NULL;
     return fa_backward(&hc, q, k, v,
                        x->gpu[ST_O] != NULL ? x->gpu[ST_O] + hh * nq * d
                                             : NULL,
@@ -3166,6 +3178,7 @@ ctx_free(diff_ctx *x)
         free(x->ex[s]);
     }
     free(x->delta);
+    free(x->lse2);
     for (int i = 0; i < N_T; i++) {
         tensor_free(&x->own[i]);
         dump_kept_free(&x->kept[i]);

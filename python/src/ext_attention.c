@@ -41,6 +41,7 @@ typedef struct
     PyObject *sdpa_info;
     PyArrayObject *o, *lse, *delta, *dq, *dk, *dv;
     uint32_t *dk_parts, *dv_parts; /* per query head, summed by group */
+    uint32_t *lse2; /* the forward's base-2 LSE for the flex backward */
 } attn_call;
 
 static char *attn_kw[] = {"q",           "k",
@@ -475,6 +476,15 @@ attn_alloc(attn_call *x)
         || (x->dk = new_u32(4, kd)) == NULL
         || (x->dv = new_u32(4, kd)) == NULL)
         return false;
+    if (x->kern->bwd == FA_BWD_FLEX) {
+        /* the forward's base-2 LSE, which the flex backward reads */
+        size_t n = x->nb * x->nh * x->nq;
+        x->lse2 = PyMem_RawMalloc((n != 0 ? n : 1) * sizeof(uint32_t));
+        if (x->lse2 == NULL) {
+            PyErr_NoMemory();
+            return false;
+        }
+    }
     if (x->g > 1) {
         size_t n = x->nb * x->nh * x->nk * x->d;
         x->dk_parts = PyMem_RawMalloc((n != 0 ? n : 1) * sizeof(uint32_t));
@@ -504,11 +514,18 @@ attn_head(const attn_call *x, const fa_config *hcfg, size_t hh)
     fa_config hc =
         am_head_config(hcfg, x->has_mask ? &x->amask : NULL, hh, &hm);
 
-    if (fa_forward(&hc, q, k, v, o, lse, NULL, &env) != 0)
+    fa_capture cap;
+
+    memset(&cap, 0, sizeof cap);
+    cap.lse_kernel = x->lse2 != NULL ? x->lse2 + hh * nq : NULL;
+    if (fa_forward(&hc, q, k, v, o, lse, x->lse2 != NULL ? &cap : NULL,
+                   &env)
+        != 0)
         return -1;
     if (!x->backward || (x->g > 1 && x->kern->gqa_dkv == FA_GQA_CHAIN))
         return 0; /* the group's backward runs once (attn_group) */
     env = (sf_env)SF_ENV_IEEE;
+    hc.lse_kernel = cap.lse_kernel;
     /* dK and dV per query head (the KV head's when no groups) */
     dk = x->dk_parts != NULL ? x->dk_parts : PyArray_DATA(x->dk);
     dv = x->dv_parts != NULL ? x->dv_parts : PyArray_DATA(x->dv);
@@ -535,6 +552,7 @@ attn_group(const attn_call *x, const fa_config *hcfg, size_t gi)
 
     hc.shape.heads = g;
     hc.gqa_group = g;
+    hc.lse_kernel = x->lse2 != NULL ? x->lse2 + hh * nq : NULL;
     return fa_backward(
         &hc, (const uint16_t *)PyArray_DATA(x->q) + hh * nq * d,
         (const uint16_t *)PyArray_DATA(x->k) + gi * nk * d,
@@ -636,6 +654,7 @@ static void
 attn_free(attn_call *x)
 {
     PyMem_RawFree(x->dk_parts);
+    PyMem_RawFree(x->lse2);
     PyMem_RawFree(x->dv_parts);
     am_free(&x->amask);
     Py_XDECREF(x->o);

@@ -49,7 +49,7 @@ typedef struct
     fa_config cfg;
     bool backward;
     const flex_inputs *in;
-    uint32_t *o, *lse, *delta, *dq, *dk, *dv;
+    uint32_t *o, *lse, *lse2, *delta, *dq, *dk, *dv;
 } flex_side;
 
 static void *
@@ -82,9 +82,13 @@ side_forward(flex_side *c)
 {
     const flex_inputs *in = c->in;
     sf_env env = SF_ENV_IEEE;
+    fa_capture cap;
 
+    memset(&cap, 0, sizeof cap);
+    cap.lse_kernel = c->lse2;
     env.isa = bench_cfg.isa;
-    if (fa_forward(&c->cfg, in->q, in->k, in->v, c->o, c->lse, NULL, &env)
+    if (fa_forward(&c->cfg, in->q, in->k, in->v, c->o, c->lse,
+                   c->lse2 != NULL ? &cap : NULL, &env)
         != 0) {
         fprintf(stderr, "bench: fa_forward (%s) failed\n", c->kern.name);
         exit(1);
@@ -155,6 +159,12 @@ side_open(flex_side *c, const char *name, mask_kind mk, bool backward,
         c->dq = xmalloc(bh * nd * 4);
         c->dk = xmalloc(bh * kd * 4);
         c->dv = xmalloc(bh * kd * 4);
+        /* the forward's base-2 LSE kept for the flex backward, as attn,
+           diff and Python keep it */
+        if (c->kern.bwd == FA_BWD_FLEX) {
+            c->lse2 = xmalloc(bh * in->sh.nq * 4);
+            c->cfg.lse_kernel = c->lse2;
+        }
         side_forward(c);
     }
 }
@@ -164,6 +174,7 @@ side_close(flex_side *c)
 {
     free(c->o);
     free(c->lse);
+    free(c->lse2);
     free(c->delta);
     free(c->dq);
     free(c->dk);

@@ -43,6 +43,8 @@ typedef struct fwd_ws
     uint32_t *orow;         /* d: a row of the split combine's O (FP32) */
     uint32_t *msplit;       /* splits x R: "lean": the split's max */
     uint32_t *lpart;        /* splits x R: "lean": the split's l */
+    uint32_t *scalev;       /* bc: score_log2: the scale, repeated (the
+                               array product's second operand) */
     size_t *blocks;         /* tc: block_sparse: the query block's KV
                                blocks in visiting order */
     unsigned char *partial; /* tc: of each, whether it is partial */
@@ -111,6 +113,8 @@ fwd_layout(const fa_plan *pl, fa_ws *w, fwd_ws *f)
                               ? fa_mul_size(pl->splits, r, o)
                               : 0,
                           sizeof(uint32_t));
+    f->scalev = fa_ws_take(w, pl->k.score_log2 ? pl->bc : 0,
+                           sizeof(uint32_t));
     f->blocks = fa_ws_take(w, pl->k.block_sparse ? pl->tc : 0, sizeof(size_t));
     f->partial = fa_ws_take(w, pl->k.block_sparse ? pl->tc : 0, 1);
     f->visit = fa_ws_take(w, pl->k.block_sparse ? pl->tc : 0, 1);
@@ -380,6 +384,35 @@ fwd_scores(fwd_run *r, size_t i0, size_t nr)
     for (size_t ri = 0; ri < nr; ri++) {
         size_t i = i0 + ri, nv = fa_visible(pl, i);
         uint32_t *srow = s + ri * pl->nk;
+        if (r->tcol < 0 && pl->k.score_log2 && pl->mask == NULL
+            && !pl->softcap && r->env->events == NULL) {
+            /* flex without a score or mask modification: t = RN(S scale)
+               tile by tile through the array product (the same bits and
+               flags as fa_bias_score's), then t + (+0): -0 becomes +0, a
+               NaN goes through the addition */
+            for (size_t c0 = 0; c0 < pl->nk; c0 += pl->bc) {
+                size_t n = pl->nk - c0 < pl->bc ? pl->nk - c0 : pl->bc;
+                size_t nvis = nv <= c0 ? 0 : nv - c0 < n ? nv - c0 : n;
+                if (r->blocks != NULL && !r->w->visit[c0 / pl->bc])
+                    nvis = 0;
+                if (nvis > 0)
+                    sf_f32_mul_array((const sf_f32 *)(srow + c0),
+                                     (const sf_f32 *)r->w->scalev,
+                                     (sf_f32 *)(srow + c0), nvis, SF_RNE,
+                                     r->env);
+                for (size_t j = c0; j < c0 + nvis; j++)
+                    if (srow[j] == FA_F32_SIGN)
+                        srow[j] = FA_F32_ZERO;
+                    else if (fa_is_nan(srow[j]))
+                        srow[j] = fa_add(srow[j], FA_F32_ZERO, r->env);
+                for (size_t j = c0 + nvis; j < c0 + n; j++)
+                    srow[j] = mv;
+            }
+            if (writing(r) && r->cap != NULL && r->cap->s != NULL)
+                memcpy(r->cap->s + (r->head * pl->nq + i) * pl->nk, srow,
+                       pl->nk * sizeof *srow);
+            continue;
+        }
         for (size_t j = 0; j < pl->nk; j++) {
             if (j >= nv || (r->blocks != NULL && !r->w->visit[j / pl->bc])) {
                 srow[j] = mv;
@@ -1732,6 +1765,8 @@ fa_forward(const fa_config *cfg, const uint16_t *q, const uint16_t *k,
         return -1;
     fwd_layout(&pl, &ws, &w);
     rows = chunk_rows(&pl);
+    for (size_t j = 0; pl.k.score_log2 && j < pl.bc; j++)
+        w.scalev[j] = pl.scale;
 
     memset(&run, 0, sizeof run);
     run.pl = &pl;

@@ -1666,6 +1666,18 @@ fwd_chunk_decode(fwd_run *r, size_t mb, size_t i0, size_t nr)
     for (size_t s = 0; s < pl->splits; s++) {
         size_t n = fa_flex_decode_tiles(pl, r->head, mb, s, w->blocks,
                                         w->partial);
+        if (pl->splits == 1) {
+            /* one program: the reductions return its values (weight 1,
+               L = l, O~ / L), as an unsplit forward forms them */
+            memset(w->visit, 0, pl->tc);
+            for (size_t b = 0; b < n; b++)
+                w->visit[w->blocks[b]] = 1;
+            r->blocks = w->blocks;
+            r->block_partial = w->partial;
+            fwd_scores(r, i0, nr);
+            fwd_range(r, i0, nr, 0, n, -1, 1);
+            return;
+        }
         if (n > 0) {
             memset(w->visit, 0, pl->tc);
             for (size_t b = 0; b < n; b++)

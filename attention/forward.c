@@ -1657,6 +1657,20 @@ fwd_combine_flex(fwd_run *r, size_t i0, size_t nr)
 /* Rows I0 .. I0+NR-1 of query block MB under flex_decoding: every
    program's tiles (fa_flex_decode_tiles), each program's m, l and O~
    kept, then the reductions that merge them. */
+/* The N blocks of w->blocks (their flags in w->partial) become the ones
+   fwd_range visits and fwd_scores computes. */
+static void
+visit_listed(fwd_run *r, size_t n)
+{
+    fwd_ws *w = r->w;
+
+    memset(w->visit, 0, r->pl->tc);
+    for (size_t b = 0; b < n; b++)
+        w->visit[w->blocks[b]] = 1;
+    r->blocks = w->blocks;
+    r->block_partial = w->partial;
+}
+
 static void
 fwd_chunk_decode(fwd_run *r, size_t mb, size_t i0, size_t nr)
 {
@@ -1666,25 +1680,15 @@ fwd_chunk_decode(fwd_run *r, size_t mb, size_t i0, size_t nr)
     for (size_t s = 0; s < pl->splits; s++) {
         size_t n = fa_flex_decode_tiles(pl, r->head, mb, s, w->blocks,
                                         w->partial);
+        if (n > 0 || pl->splits == 1) {
+            visit_listed(r, n);
+            fwd_scores(r, i0, nr);
+        }
         if (pl->splits == 1) {
             /* one program: the reductions return its values (weight 1,
                L = l, O~ / L), as an unsplit forward forms them */
-            memset(w->visit, 0, pl->tc);
-            for (size_t b = 0; b < n; b++)
-                w->visit[w->blocks[b]] = 1;
-            r->blocks = w->blocks;
-            r->block_partial = w->partial;
-            fwd_scores(r, i0, nr);
             fwd_range(r, i0, nr, 0, n, -1, 1);
             return;
-        }
-        if (n > 0) {
-            memset(w->visit, 0, pl->tc);
-            for (size_t b = 0; b < n; b++)
-                w->visit[w->blocks[b]] = 1;
-            r->blocks = w->blocks;
-            r->block_partial = w->partial;
-            fwd_scores(r, i0, nr);
         }
         /* a program without tiles keeps m = -inf, l = 0, O~ = 0 */
         fwd_range(r, i0, nr, 0, n, (long)s, 1);
@@ -1711,11 +1715,7 @@ fwd_chunk(fwd_run *r, size_t mb, size_t i0, size_t nr)
            block) */
         nvb = fa_sparse_kv_blocks(pl, r->head, mb, r->w->blocks,
                                   r->w->partial);
-        memset(r->w->visit, 0, pl->tc);
-        for (size_t b = 0; b < nvb; b++)
-            r->w->visit[r->w->blocks[b]] = 1;
-        r->blocks = r->w->blocks;
-        r->block_partial = r->w->partial;
+        visit_listed(r, nvb);
     }
     fwd_scores(r, i0, nr);
     if (pl->splits <= 1) {

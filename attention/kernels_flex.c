@@ -5,6 +5,61 @@
 
 #include "attention/fa_local.h"
 
+/* The fields the forward template and flex_decoding share (each
+   description adds its tiles, combine and row-count fields). */
+#define FLEX_COMMON_FIELDS                                                    \
+    .d_round = 64,                                                           \
+    .n_tiles = 2,                                                            \
+    .kv_reverse = false,                                                     \
+    .causal_skip = false,                                                    \
+    .mma_s = "sm90",                                                         \
+    .mma_pv = "sm90",                                                        \
+    .mma_dp = "sm90",                                                        \
+    .mma_dq = "sm90",                                                        \
+    .mma_dk = "sm90",                                                        \
+    .mma_dv = "sm90",                                                        \
+    .mma_delta = "sm90",                                                     \
+    .score_dot = FA_FMT_F32,                                                 \
+    .score_scaled = false,                                                   \
+    .score = FA_FMT_F32,                                                     \
+    .mask = FA_MASK_NEG_INF,                                                 \
+    .m_init = FA_MASK_NEG_INF,                                               \
+    .visit = FA_VISIT_BLOCK,                                                 \
+    .fix_all_keys = false,                                                   \
+    .first = FA_FIRST_UPDATE,                                                \
+    .exp_base2 = true,                                                       \
+    .exp_arg = FA_ARG_SCALE_FMA,                                             \
+    .alpha_arg = FA_ALPHA_SCALE_SUB,                                         \
+    .alpha = FA_FMT_F32,                                                     \
+    .p = FA_FMT_IN,                                                          \
+    .rowsum_fp32_p = true,                                                   \
+    .rowsum = FA_ROWSUM_QUAD_REDUCE,                                         \
+    .rowsum_fma = true,                                                      \
+    .rowsum_clamp = false,                                                   \
+    .l = FA_FMT_F32,                                                         \
+    .acc_update = FA_ACC_CHAIN,                                              \
+    .acc = FA_FMT_F32,                                                       \
+    .normalize = FA_NORM_RCP_APPROX,                                         \
+    .o = FA_FMT_IN,                                                          \
+    .lse = FA_LSE_LOG2_LN2,                                                  \
+    .lse_fmt = FA_FMT_F32,                                                   \
+    .log = FA_KLOG_CUDA_LOG2_FTZ,                                            \
+    .empty_lse_pos = false,                                                  \
+    .splits = 1,                                                             \
+    .combine_exp = FA_CEXP_CR,                                               \
+    .combine_log = FA_KLOG_CR,                                               \
+    .bwd = FA_BWD_FLEX,                                                      \
+    .bwd_reverse_q = false,                                                  \
+    .exp_model = FA_KEXP_EX2_SM90_FTZ,                                       \
+    .gqa_dkv = FA_GQA_CHAIN,                                                 \
+    .bias_add = FA_BIAS_LOG2,                                                \
+    .bool_fill = FA_BFILL_NEG_INF,                                           \
+    .masked_lse = FA_MLSE_EMPTY,                                             \
+    .score_log2 = true,                                                      \
+    .block_sparse = true,                                                    \
+    .exp_arg_partial = FA_ARG_SCALE_SUB,                                     \
+    .softcap_tanhf = true,
+
 const fa_kernel fa_kernels_flex[] = {
     /* flex: the forward template (triton_tem_fused_flex_attention).
        Per query block of BLOCK_M rows, the KV blocks of its block mask:
@@ -21,64 +76,14 @@ const fa_kernel fa_kernels_flex[] = {
        math.log(2) outside the kernel. */
     {
         .name = "flex",
-        .d_round = 64,
-        .n_tiles = 2,
         /* the backward's steps: BLOCK_M1 = 64 query rows (dK, dV) and
            BLOCK_N2 = 64 keys (dQ) */
         .tiles = {{64, 128, 128, 64, 64, 0, 0},
                   {128, 128, 64, 64, 64, 0, 0}},
-        .kv_reverse = false,
-        .causal_skip = false,
-        .mma_s = "sm90",
-        .mma_pv = "sm90",
-        .mma_dp = "sm90",
-        .mma_dq = "sm90",
-        .mma_dk = "sm90",
-        .mma_dv = "sm90",
-        .mma_delta = "sm90",
-        .score_dot = FA_FMT_F32,
-        .score_scaled = false,
-        .score = FA_FMT_F32,
-        .mask = FA_MASK_NEG_INF,
-        .m_init = FA_MASK_NEG_INF,
-        .visit = FA_VISIT_BLOCK,
-        .fix_all_keys = false,
-        .first = FA_FIRST_UPDATE,
-        .exp_base2 = true,
-        .exp_arg = FA_ARG_SCALE_FMA,
-        .alpha_arg = FA_ALPHA_SCALE_SUB,
-        .alpha = FA_FMT_F32,
-        .p = FA_FMT_IN,
-        .rowsum_fp32_p = true,
-        .rowsum = FA_ROWSUM_QUAD_REDUCE,
-        .rowsum_fma = true,
-        .rowsum_clamp = false,
-        .l = FA_FMT_F32,
-        .acc_update = FA_ACC_CHAIN,
-        .acc = FA_FMT_F32,
-        .normalize = FA_NORM_RCP_APPROX,
-        .o = FA_FMT_IN,
-        .lse = FA_LSE_LOG2_LN2,
-        .lse_fmt = FA_FMT_F32,
-        .log = FA_KLOG_CUDA_LOG2_FTZ,
-        .empty_lse_pos = false,
-        .splits = 1,
         .combine = FA_COMBINE_FA2,
-        .combine_exp = FA_CEXP_CR,
-        .combine_log = FA_KLOG_CR,
-        .bwd = FA_BWD_FLEX,
-        .bwd_reverse_q = false,
-        .exp_model = FA_KEXP_EX2_SM90_FTZ,
-        .gqa_dkv = FA_GQA_CHAIN,
-        .bias_add = FA_BIAS_LOG2,
-        .bool_fill = FA_BFILL_NEG_INF,
-        .masked_lse = FA_MLSE_EMPTY,
-        .score_log2 = true,
-        .block_sparse = true,
-        .exp_arg_partial = FA_ARG_SCALE_SUB,
         .min_nq = 128,
-        .softcap_tanhf = true,
         .below_min_nq = "flex-decode",
+        FLEX_COMMON_FIELDS
     },
     /* flex-decode: the flex_decoding template (triton_tem_fused_flex_
        attention with SPLIT_KV), which inductor runs for fewer than 128
@@ -95,65 +100,13 @@ const fa_kernel fa_kernels_flex[] = {
        two reductions merge the splits (combine "flex-decode"). */
     {
         .name = "flex-decode",
-        .d_round = 64,
-        .n_tiles = 2,
         /* forward: BLOCK_N = 64 (br: the whole query block of the
            block mask); the backward is flex's */
         .tiles = {{64, 128, 64, 64, 64, 0, 0}, {128, 128, 64, 64, 64, 0, 0}},
-        .kv_reverse = false,
-        .causal_skip = false,
-        .mma_s = "sm90",
-        .mma_pv = "sm90",
-        .mma_dp = "sm90",
-        .mma_dq = "sm90",
-        .mma_dk = "sm90",
-        .mma_dv = "sm90",
-        .mma_delta = "sm90",
-        .score_dot = FA_FMT_F32,
-        .score_scaled = false,
-        .score = FA_FMT_F32,
-        .mask = FA_MASK_NEG_INF,
-        .m_init = FA_MASK_NEG_INF,
-        .visit = FA_VISIT_BLOCK,
-        .fix_all_keys = false,
-        .first = FA_FIRST_UPDATE,
-        .exp_base2 = true,
-        .exp_arg = FA_ARG_SCALE_FMA,
-        .alpha_arg = FA_ALPHA_SCALE_SUB,
-        .alpha = FA_FMT_F32,
-        .p = FA_FMT_IN,
-        .rowsum_fp32_p = true,
-        .rowsum = FA_ROWSUM_QUAD_REDUCE,
-        .rowsum_fma = true,
-        .rowsum_clamp = false,
-        .l = FA_FMT_F32,
-        .acc_update = FA_ACC_CHAIN,
-        .acc = FA_FMT_F32,
-        .normalize = FA_NORM_RCP_APPROX,
-        .o = FA_FMT_IN,
-        .lse = FA_LSE_LOG2_LN2,
-        .lse_fmt = FA_FMT_F32,
-        .log = FA_KLOG_CUDA_LOG2_FTZ,
-        .empty_lse_pos = false,
-        .splits = 1,
         .combine = FA_COMBINE_FLEX_DECODE,
-        .combine_exp = FA_CEXP_CR,
-        .combine_log = FA_KLOG_CR,
-        .bwd = FA_BWD_FLEX,
-        .bwd_reverse_q = false,
-        .exp_model = FA_KEXP_EX2_SM90_FTZ,
-        .gqa_dkv = FA_GQA_CHAIN,
-        .bias_add = FA_BIAS_LOG2,
-        .bool_fill = FA_BFILL_NEG_INF,
-        .masked_lse = FA_MLSE_EMPTY,
-        .score_log2 = true,
-        .block_sparse = true,
-        /* every tile bounds-checked: the select between the product by
-           sl2 and the subtraction */
-        .exp_arg_partial = FA_ARG_SCALE_SUB,
         .min_nq = 0,
-        .softcap_tanhf = true,
         .rowsum_col_warps = 2,
+        FLEX_COMMON_FIELDS
     },
 };
 

@@ -1250,21 +1250,6 @@ attn_thread_count(const attn_ctx *x)
     return t > 1024 ? 1024 : (int)t;
 }
 
-/* Every head's configuration (its part of the mask) usable, checked
-   before anything is computed; false after an error message. */
-static bool
-heads_usable(const attn_ctx *x)
-{
-    size_t bad = 0;
-    const char *why =
-        am_heads_check(&x->hcfg, x->has_mask ? &x->mask : NULL, x->heads, &bad);
-
-    if (why != NULL)
-        cli_error(CMD, "the configuration of head %zu is refused: %s", bad,
-                  why);
-    return why == NULL;
-}
-
 static bool
 compute(attn_ctx *x)
 {
@@ -2297,7 +2282,9 @@ run(attn_ctx *x)
     if (!check_memory(x))
         return false;
     cost_report(x);
-    if (!heads_usable(x) || !allocate(x) || !compute(x))
+    if (!fa_cli_heads_usable(CMD, &x->hcfg, x->has_mask ? &x->mask : NULL,
+                             x->heads)
+        || !allocate(x) || !compute(x))
         return false;
     if (x->exact_run && !exact_all(x))
         return false;

@@ -1935,21 +1935,6 @@ reduce_groups(diff_ctx *x)
     return true;
 }
 
-/* Every head's configuration (its part of the mask) usable, checked
-   before anything is computed; false after an error message. */
-static bool
-heads_usable(const diff_ctx *x)
-{
-    size_t bad = 0;
-    const char *why =
-        am_heads_check(&x->hcfg, x->has_mask ? &x->mask : NULL, x->heads, &bad);
-
-    if (why != NULL)
-        cli_error(CMD, "the configuration of head %zu is refused: %s", bad,
-                  why);
-    return why == NULL;
-}
-
 static bool
 compute(diff_ctx *x)
 {
@@ -3468,7 +3453,9 @@ run(diff_ctx *x)
                         "2^26; give --exact to run it anyway";
     else
         x->exact_run = true;
-    if (!heads_usable(x) || !allocate(x) || !compute(x))
+    if (!fa_cli_heads_usable(CMD, &x->hcfg, x->has_mask ? &x->mask : NULL,
+                             x->heads)
+        || !allocate(x) || !compute(x))
         return false;
     x->pass = true;
     for (int s = 0; s < N_ST; s++)

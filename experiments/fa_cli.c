@@ -594,3 +594,16 @@ fa_cli_chained_groups(const fa_config *cfg, size_t nh, size_t nhkv)
 
     return fa_config_kernel(cfg)->gqa_dkv == FA_GQA_CHAIN ? g : 1;
 }
+
+bool
+fa_cli_heads_usable(const char *cmd, const fa_config *hcfg, const am_mask *m,
+                    size_t heads)
+{
+    size_t bad = 0;
+    const char *why = am_heads_check(hcfg, m, heads, &bad);
+
+    if (why != NULL)
+        cli_error(cmd, "the configuration of head %zu is refused: %s", bad,
+                  why);
+    return why == NULL;
+}

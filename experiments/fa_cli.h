@@ -11,6 +11,7 @@
 #include "analysis/launch.h"
 #include "analysis/lg2_table.h"
 #include "analysis/rcp_table.h"
+#include "analysis/attn_mask.h"
 #include "analysis/user_tensor.h"
 #include "attention/attention.h"
 #include "experiments/cli.h"
@@ -190,5 +191,12 @@ void fa_cli_flex_header(cli_buf *b, const fa_config *c, bool backward,
 /* --delta-xblock V: a power of two 1 .. 1024 into *N.  False after an
    error message. */
 bool fa_cli_parse_delta_xblock(const char *cmd, const char *v, uint64_t *n);
+
+/* Every head's configuration (HCFG with head h's part of the mask M,
+   h < HEADS) usable, checked before anything is computed: a refusal that
+   depends on a head's mask (flex-decode's programs).  False after CMD's
+   error message. */
+bool fa_cli_heads_usable(const char *cmd, const fa_config *hcfg,
+                         const am_mask *m, size_t heads);
 
 #endif

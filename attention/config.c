@@ -229,10 +229,13 @@ fa_flex_merge_rule(size_t s, size_t xnumel, fa_flex_merge *m)
        configuration (triton_heuristics.py outer_config_opt) */
     split = (s + 127) / 128;
     bs = (s + split - 1) / split;
-    if (split > FA_MERGE_CHUNKS_MAX)
+    if (split > 2)
+        /* three chunks and more (B Hkv = 1 on 132 SMs: 264 programs) were
+           not recorded: the second stage's order over them is read from
+           the source only */
         return "flex-decode: a row's keys fall in several programs, and inductor's "
                "reductions that merge them are not modelled for this launch: "
-               "more chunks than modelled";
+               "more than 256 programs (three chunks or more, not recorded)";
     x1 = xnumel * split;
     xp = pow2_at_least(x1);
     if (xp <= 1024) {

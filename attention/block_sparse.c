@@ -75,13 +75,27 @@ fa_sparse_kv_blocks(const fa_plan *pl, size_t head, size_t mb, size_t *list,
    one sparse block of 2^30 keys without one. */
 #define FLEX_NO_MASK_BLOCK ((size_t)1 << 30)
 
+void
+fa_flex_decode_classes(const fa_plan *pl, size_t head, size_t mb,
+                       unsigned char *cls)
+{
+    size_t nks, qs;
+
+    if (pl->sparse_q == 0 || pl->sparse_kv == 0)
+        return;
+    nks = (pl->nk + pl->sparse_kv - 1) / pl->sparse_kv;
+    qs = mb * pl->br / pl->sparse_q;
+    for (size_t ks = 0; ks < nks; ks++)
+        cls[ks] = (unsigned char)fa_sparse_class(pl, head, qs, ks);
+}
+
 size_t
-fa_flex_decode_tiles(const fa_plan *pl, size_t head, size_t mb, size_t s,
+fa_flex_decode_tiles(const fa_plan *pl, const unsigned char *cls, size_t s,
                      size_t *list, unsigned char *partial)
 {
     size_t ns = pl->splits, bc = pl->bc, n = 0;
     size_t tiles_nk = (pl->nk + bc - 1) / bc;
-    size_t span, per, mult, nks, qs;
+    size_t span, per, mult, nks;
 
     if (pl->sparse_q == 0 || pl->sparse_kv == 0) {
         /* no block mask: one listed block of 2^30 keys */
@@ -97,7 +111,6 @@ fa_flex_decode_tiles(const fa_plan *pl, size_t head, size_t mb, size_t s,
     per = (span + bc - 1) / bc;
     mult = pl->sparse_kv / bc;
     nks = (pl->nk + pl->sparse_kv - 1) / pl->sparse_kv;
-    qs = mb * pl->br / pl->sparse_q;
     /* the partial list from position s per, then the full list from
        position (S - 1 - s) per (the last program first); position p is
        tile p mod mult of the list's block p / mult; a list's positions
@@ -106,11 +119,11 @@ fa_flex_decode_tiles(const fa_plan *pl, size_t head, size_t mb, size_t s,
         size_t first = want == 1 ? s * per : (ns - 1 - s) * per;
         size_t nb = 0, pos = 0, end;
         for (size_t ks = 0; ks < nks; ks++)
-            nb += fa_sparse_class(pl, head, qs, ks) == want;
+            nb += cls[ks] == want;
         end = nb * mult < tiles_nk ? nb * mult : tiles_nk;
         for (size_t ks = 0; ks < nks && pos < first + per && pos < end;
              ks++) {
-            if (fa_sparse_class(pl, head, qs, ks) != want)
+            if (cls[ks] != want)
                 continue;
             for (size_t t = 0; t < mult; t++, pos++) {
                 size_t tile = ks * mult + t;
@@ -141,7 +154,7 @@ tile_seen(const fa_plan *pl, size_t head, size_t i, size_t jb)
 
 bool
 fa_flex_decode_spans(const fa_plan *pl, size_t *list, unsigned char *partial,
-                     long *owner)
+                     unsigned char *cls, long *owner)
 {
     for (size_t h = 0; h < pl->batch * pl->heads; h++)
         for (size_t mb = 0; mb * pl->br < pl->nq; mb++) {
@@ -149,8 +162,9 @@ fa_flex_decode_spans(const fa_plan *pl, size_t *list, unsigned char *partial,
                                                    : pl->nq;
             for (size_t jb = 0; jb < pl->tc; jb++)
                 owner[jb] = -1;
+            fa_flex_decode_classes(pl, h, mb, cls);
             for (size_t s = 0; s < pl->splits; s++) {
-                size_t n = fa_flex_decode_tiles(pl, h, mb, s, list, partial);
+                size_t n = fa_flex_decode_tiles(pl, cls, s, list, partial);
                 for (size_t t = 0; t < n; t++)
                     owner[list[t]] = (long)s;
             }

@@ -793,12 +793,12 @@ fa_plan_init(const fa_config *cfg, fa_plan *pl)
     if (pl->k.combine == FA_COMBINE_FLEX_DECODE
         && pl->merge_unknown != NULL) {
         size_t *list = malloc(pl->tc * sizeof *list);
-        unsigned char *part = malloc(pl->tc);
+        unsigned char *part = malloc(2 * pl->tc);
         long *owner = malloc(pl->tc * sizeof *owner);
         const char *why2 =
             list == NULL || part == NULL || owner == NULL
                 ? "flex-decode: out of memory"
-            : fa_flex_decode_spans(pl, list, part, owner)
+            : fa_flex_decode_spans(pl, list, part, part + pl->tc, owner)
                 ? pl->merge_unknown
                 : NULL;
         free(list);

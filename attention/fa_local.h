@@ -368,21 +368,28 @@ size_t fa_fwd_blocks(const fa_plan *pl, size_t mb, size_t br, size_t bc);
 size_t fa_sparse_kv_blocks(const fa_plan *pl, size_t head, size_t mb,
                            size_t *list, unsigned char *partial);
 
-/* flex_decoding (combine "flex-decode"): the tiles (of bc keys) that
-   program S of query block MB of head HEAD visits, in its order (the
-   partial list's share, then the full list's), written to LIST (room
-   for tc) with PARTIAL 1 for each (every tile checks its bounds); their
-   number. */
-size_t fa_flex_decode_tiles(const fa_plan *pl, size_t head, size_t mb,
+/* flex_decoding (combine "flex-decode"): the block mask's class
+   (fa_sparse_class) of each sparse KV block for query block MB of head
+   HEAD into CLS (room for tc; nothing without a block mask), computed
+   once for every program's tiles. */
+void fa_flex_decode_classes(const fa_plan *pl, size_t head, size_t mb,
+                            unsigned char *cls);
+
+/* The tiles (of bc keys) that program S visits, in its order (the
+   partial list's share, then the full list's), from the classes CLS,
+   written to LIST (room for tc) with PARTIAL 1 for each (every tile
+   checks its bounds); their number. */
+size_t fa_flex_decode_tiles(const fa_plan *pl, const unsigned char *cls,
                             size_t s, size_t *list, unsigned char *partial);
 
 /* Whether some query row of PL sees keys of more than one program (the
    plan refuses such a row when the launch's reductions are not known:
    merge_unknown; a row of one program's keys is that program's values
-   whatever their orders).  LIST, PARTIAL, OWNER: scratch of tc entries
-   each. */
+   whatever their orders).  LIST, PARTIAL, CLS, OWNER: scratch of tc
+   entries each. */
 bool fa_flex_decode_spans(const fa_plan *pl, size_t *list,
-                          unsigned char *partial, long *owner);
+                          unsigned char *partial, unsigned char *cls,
+                          long *owner);
 
 /* The block mask's class of sparse block (query block QS of sparse_q
    rows, key block KS of sparse_kv keys) of head HEAD: 0 no visible key

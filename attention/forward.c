@@ -48,6 +48,8 @@ typedef struct fwd_ws
     size_t *blocks;         /* tc: block_sparse: the query block's KV
                                blocks in visiting order */
     unsigned char *partial; /* tc: of each, whether it is partial */
+    unsigned char *cls;     /* tc: flex-decode: the sparse KV blocks'
+                               classes (fa_flex_decode_classes) */
     unsigned char *visit;   /* tc: block_sparse: whether block j is in
                                the list (its scores are computed) */
 } fwd_ws;
@@ -118,6 +120,8 @@ fwd_layout(const fa_plan *pl, fa_ws *w, fwd_ws *f)
     f->blocks = fa_ws_take(w, pl->k.block_sparse ? pl->tc : 0, sizeof(size_t));
     f->partial = fa_ws_take(w, pl->k.block_sparse ? pl->tc : 0, 1);
     f->visit = fa_ws_take(w, pl->k.block_sparse ? pl->tc : 0, 1);
+    f->cls = fa_ws_take(
+        w, pl->k.combine == FA_COMBINE_FLEX_DECODE ? pl->tc : 0, 1);
 }
 
 size_t
@@ -1677,8 +1681,9 @@ fwd_chunk_decode(fwd_run *r, size_t mb, size_t i0, size_t nr)
     const fa_plan *pl = r->pl;
     fwd_ws *w = r->w;
 
+    fa_flex_decode_classes(pl, r->head, mb, w->cls);
     for (size_t s = 0; s < pl->splits; s++) {
-        size_t n = fa_flex_decode_tiles(pl, r->head, mb, s, w->blocks,
+        size_t n = fa_flex_decode_tiles(pl, w->cls, s, w->blocks,
                                         w->partial);
         if (n > 0 || pl->splits == 1) {
             visit_listed(r, n);

@@ -4,6 +4,7 @@ sizes: which batch sizes change entry 0's attention output, per backend.
 
 usage: invariance_batch.py OUTDIR [NAME ...]
        invariance_batch.py --trim ROWS SRC.safetensors DST.safetensors
+                           [--bwd-backends flash,...]
 
 For each case of CASES: entry 0's Q, K, V come from the fixture
 generator (fixgen.py, seed SEED; K and V with the case's key/value
@@ -33,7 +34,9 @@ launch at batch 1 (its batch is each of "batches").
 
 --trim keeps the first ROWS query rows of each stored class output
 (the classes themselves were found on the whole O) and records
-"rows_kept" in the manifest: a small fixture of a large case.  It needs
+"rows_kept" in the manifest: a small fixture of a large case;
+--bwd-backends keeps the backward's class outputs (dQ, dK, dV, whole)
+of the backends named only ("bwd_kept" in the manifest).  It needs
 only the standard library.
 """
 import contextlib
@@ -306,14 +309,22 @@ def read_st(path):
         return head, f.read()
 
 
-def trim(rows, src, dst):
-    """SRC with each class output cut to its first ROWS rows, into DST."""
+def trim(rows, src, dst, bwd_backends=None):
+    """SRC with each class output cut to its first ROWS rows, into DST;
+    with BWD_BACKENDS (a list) the backward's class outputs (dQ, dK, dV:
+    not cut, each row needs every key) of those backends only, listed as
+    "bwd_kept"."""
     head, data = read_st(src)
     meta = head.pop("__metadata__", {})
     man = json.loads(meta["manifest"])
     out, blobs, off = {}, [], 0
     for name in sorted(head, key=lambda k: head[k]["data_offsets"][0]):
         t = head[name]
+        part = name.split(".")
+        if bwd_backends is not None and len(part) == 3 \
+                and part[1].startswith("b") and part[0] not in bwd_backends:
+            del man["tensors"][name]
+            continue
         a, b = t["data_offsets"]
         raw = data[a:b]
         shape = list(t["shape"])
@@ -329,6 +340,8 @@ def trim(rows, src, dst):
         off += len(raw)
         man["tensors"][name] = [man["tensors"][name][0], shape]
     man["rows_kept"] = rows
+    if bwd_backends is not None:
+        man["bwd_kept"] = sorted(bwd_backends)
     out["__metadata__"] = {"manifest": json.dumps(man, allow_nan=False)}
     text = json.dumps(out, separators=(",", ":")).encode()
     text += b" " * (-len(text) % 8)
@@ -341,8 +354,13 @@ def trim(rows, src, dst):
 
 
 def main():
-    if len(sys.argv) == 5 and sys.argv[1] == "--trim":
-        trim(int(sys.argv[2]), sys.argv[3], sys.argv[4])
+    if len(sys.argv) in (5, 7) and sys.argv[1] == "--trim":
+        bwd = None
+        if len(sys.argv) == 7:
+            if sys.argv[5] != "--bwd-backends":
+                sys.exit(__doc__)
+            bwd = sys.argv[6].split(",")
+        trim(int(sys.argv[2]), sys.argv[3], sys.argv[4], bwd)
         return
     if len(sys.argv) < 2:
         sys.exit(__doc__)

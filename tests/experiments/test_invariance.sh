@@ -76,6 +76,28 @@ expect_jsons observed.0.partition_equal true observed.0.differ 0 \
     observed.3.partition_equal true observed.3.differ 0 \
     observed.4.checked false
 
+# the backward (causal, 512 rows, 4 heads; deterministic kernels; the
+# file keeps 64 rows of each O class and FLASH's dQ, dK, dV classes
+# whole): FA2's forward splits 2 ways up to batch 4, then its dQ
+# buffers ceil(132 / 4B) move dQ at batch 16 and 32 while O does not,
+# and batch 64 (one buffer) gives batch 8's bits again; the other
+# backends never move.  The forward's classes are compared by O alone
+# (a launch's class also holds the gradients)
+run invariance "$G/bwd_d64_n512_h4_causal.safetensors" --json
+expect_rc 0
+expect_jsons observed.0.backend flash observed.0.partition_equal true \
+    observed.0.differ 0 observed.0.bwd_partition_equal true \
+    observed.0.bwd_compared 1572864 observed.0.bwd_differ 0
+for i in 1 2 3 4; do
+    expect_jsons "observed.$i.partition_equal" true "observed.$i.differ" 0 \
+        "observed.$i.bwd_partition_equal" true "observed.$i.bwd_compared" 0
+done
+run invariance "$G/bwd_d64_n512_h4_causal.safetensors" --policy flash
+expect_rc 0
+expect_line "  class       A     A     A     A     B     C     D     B"
+expect_out_has "dQ buffers 5 -> 3 (the deterministic FA2 backward"
+expect_out_has "flash: classes 0 0 0 0 1 1 1 1: predicted exactly"
+
 # a real model: layer 0's attention call of a GPT (8 heads, 600 tokens,
 # experiments/gpu/invariance_gpt.py) alone in batches of 1 to 64; under
 # FLASH the batch size changes its output from batch 3 on (the model's

@@ -23,7 +23,8 @@ the same window as a boolean mask (what a PyTorch model passes): those
 two calls need not run the same cuDNN graph, and the comparison says
 whether they did.
 
-Writes OUTDIR/NAME.safetensors (q, k, v, torch.o, torch.lse, jax.o)
+Writes OUTDIR/NAME.safetensors (q, k, v, torch.o, torch.lse, jax.o;
+a windowed case also attn_mask, PyTorch's boolean mask)
 with the manifest as metadata "manifest" (GPU, versions, launch_shape
 with kv_heads, causal and its alignment, scale, window, the comparison)
 and OUTDIR/NAME.json, and OUTDIR/summary.json.  JAX's version and
@@ -48,6 +49,8 @@ CASES = {
     "jax_d64_causal_scale": (1, 8, 8, 256, 64, True, 0.1, None),
     "jax_d128_gqa4_causal": (1, 8, 2, 256, 128, True, None, None),
     "jax_d64_window32": (1, 4, 4, 256, 64, True, None, 32),
+    "jax_d64_window128_n1024": (1, 2, 2, 1024, 64, True, None, 128),
+    "jax_d128_gqa4_window64": (1, 8, 2, 512, 128, True, None, 64),
 }
 
 
@@ -143,6 +146,16 @@ def run_case(name, spec, outdir, ver, seed):
                          "torch": "boolean attn_mask, key j for query i "
                                   "when i - %d < j <= i" % window}
     tensors = {"q": q, "k": k, "v": v}
+    if window is not None:
+        # the mask PyTorch was given, so bf16emu diff applies it as cuDNN
+        # does (JAX's own window must give the same bits)
+        tensors["attn_mask"] = window_mask(n, window, "cpu")[None, None]
+        man["attn_mask"] = {"kind": "window", "window": window,
+                            "rule": "key j takes part for query i when "
+                                    "i - window < j <= i",
+                            "dtype": "bool", "shape": [1, 1, n, n],
+                            "stored": "attn_mask (the whole call's mask)",
+                            "stored_as": "BOOL"}
     to = tl = jo = None
     try:
         to, tl = torch_side(q, k, v, causal, scale, window)

@@ -90,10 +90,12 @@ expect_err_has "the description 'math' has no rule for the sum of dK and dV over
 
 # JAX's cuDNN attention (tests/data/gpu/jax: jax.nn.dot_product_attention
 # with implementation "cudnn", a custom scale and causal; grouped heads
-# and causal at d = 128): its O is PyTorch's cuDNN O, and the cudnn
-# description gives it bit for bit.
+# and causal at d = 128; JAX's own sliding window, local_window_size
+# (31, 0), beside PyTorch's boolean window mask, which the file keeps as
+# attn_mask): its O is PyTorch's cuDNN O, and the cudnn description
+# gives it bit for bit (the window through the dump's mask).
 J=$srcdir/tests/data/gpu/jax
-for name in jax_d64_causal_scale jax_d128_gqa4_causal; do
+for name in jax_d64_causal_scale jax_d128_gqa4_causal jax_d64_window32; do
     f=$J/$name.safetensors
     [ -r "$f" ] || continue
     for o in jax.o torch.o; do

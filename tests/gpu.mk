@@ -122,3 +122,5 @@ EXTRA_DIST += tests/data/gpu/flex experiments/gpu/flex_dump.py \
 	experiments/gpu/flex_fixture.py
 # JAX's cuDNN attention beside PyTorch's (experiments/gpu/jax_cudnn.py).
 EXTRA_DIST += tests/data/gpu/jax experiments/gpu/jax_cudnn.py
+# The Python package on real PyTorch tensors beside SDPA (doc/python.md).
+EXTRA_DIST += experiments/gpu/torch_check.py

@@ -99,6 +99,16 @@ iv_resolve(const iv_problem *p, const iv_launch *l, iv_key *k, char *why,
     al.batch = l->batch;
     al.heads = p->launch_heads != 0 ? p->launch_heads : p->heads;
     al.kv_heads = p->launch_kv_heads != 0 ? p->launch_kv_heads : p->kv_heads;
+    if (l->heads != 0) {
+        if (l->heads < p->heads || l->heads % (p->heads / p->kv_heads) != 0) {
+            say(why, n, "a launch of %zu heads cannot hold the call's %zu "
+                        "heads in groups of %zu",
+                l->heads, p->heads, p->heads / p->kv_heads);
+            return -1;
+        }
+        al.heads = l->heads;
+        al.kv_heads = l->heads / (p->heads / p->kv_heads);
+    }
     al.d = p->d;
     al.f16 = p->f16;
     al.sms = l->sms;
@@ -455,6 +465,35 @@ iv_batch_bound(size_t n, const size_t *batch, const size_t *class_of)
     return batch[j];
 }
 
+size_t
+iv_space_settings(const iv_space *sp)
+{
+    return sp->nsms * (sp->nheads != 0 ? sp->nheads : 1);
+}
+
+void
+iv_space_setting(const iv_space *sp, size_t s, unsigned *sms, size_t *heads)
+{
+    size_t nh = sp->nheads != 0 ? sp->nheads : 1;
+
+    *sms = sp->sms[s / nh];
+    *heads = sp->nheads != 0 ? sp->heads[s % nh] : 0;
+}
+
+/* Launch J of setting S of backend B, mode M (1: decode steps). */
+static iv_launch
+space_launch(const iv_space *sp, int m, size_t b, size_t s, size_t j)
+{
+    iv_launch l;
+
+    memset(&l, 0, sizeof l);
+    l.batch = sp->batch[j];
+    iv_space_setting(sp, s, &l.sms, &l.heads);
+    l.backend = b;
+    l.decode = m == 1;
+    return l;
+}
+
 bool
 iv_backend_predicted(const iv_problem *p, const iv_space *sp, size_t b,
                      char *why, size_t n)
@@ -462,9 +501,9 @@ iv_backend_predicted(const iv_problem *p, const iv_space *sp, size_t b,
     for (int m = 0; m < 2; m++) {
         if (m == 0 ? !sp->prefill : !sp->decode)
             continue;
-        for (size_t s = 0; s < sp->nsms; s++)
+        for (size_t s = 0; s < iv_space_settings(sp); s++)
             for (size_t j = 0; j < sp->nbatch; j++) {
-                iv_launch l = {sp->batch[j], sp->sms[s], b, m == 1};
+                iv_launch l = space_launch(sp, m, b, s, j);
                 iv_key k;
                 if (iv_resolve(p, &l, &k, why, n) != 0)
                     return false;
@@ -506,14 +545,9 @@ grid_launches(iv_grid *g)
         if (m == 0 ? !sp->prefill : !sp->decode)
             continue;
         for (size_t b = 0; b < g->p->nbackends; b++)
-            for (size_t s = 0; s < sp->nsms; s++)
-                for (size_t j = 0; j < sp->nbatch; j++) {
-                    iv_launch *l = &g->l[i++];
-                    l->batch = sp->batch[j];
-                    l->sms = sp->sms[s];
-                    l->backend = b;
-                    l->decode = m == 1;
-                }
+            for (size_t s = 0; s < iv_space_settings(sp); s++)
+                for (size_t j = 0; j < sp->nbatch; j++)
+                    g->l[i++] = space_launch(sp, m, b, s, j);
     }
 }
 
@@ -527,9 +561,13 @@ grid_resolve(iv_grid *g, char *why, size_t n)
     for (size_t i = 0; i < g->nl; i++) {
         const iv_launch *l = &g->l[i];
         if (iv_resolve(g->p, l, &g->key[i], w, sizeof w) != 0) {
-            say(why, n, "%s at batch %zu, %u SMs%s: %s",
+            char hs[32] = "";
+            if (l->heads != 0)
+                snprintf(hs, sizeof hs, ", H %zu", l->heads);
+            say(why, n, "%s at batch %zu, %u SMs%s%s: %s",
                 g->p->backends[l->backend].name, l->batch,
-                l->sms != 0 ? l->sms : 132, l->decode ? " (decode)" : "", w);
+                l->sms != 0 ? l->sms : 132, hs, l->decode ? " (decode)" : "",
+                w);
             return -1;
         }
         g->run_of[i] = g->nruns;
@@ -553,7 +591,7 @@ iv_grid_init(iv_grid *g, const iv_problem *p, const iv_space *sp, char *why,
     memset(g, 0, sizeof *g);
     g->p = p;
     g->sp = *sp;
-    g->nl = p->nbackends * sp->nsms * sp->nbatch * modes;
+    g->nl = p->nbackends * iv_space_settings(sp) * sp->nbatch * modes;
     g->l = calloc(g->nl, sizeof *g->l);
     g->key = calloc(g->nl, sizeof *g->key);
     g->run_of = calloc(g->nl, sizeof *g->run_of);
@@ -608,10 +646,11 @@ iv_grid_classify(iv_grid *g)
 size_t
 iv_grid_at(const iv_grid *g, int decode, size_t b, size_t s, size_t j)
 {
-    size_t per_mode = g->p->nbackends * g->sp.nsms * g->sp.nbatch;
+    size_t ns = iv_space_settings(&g->sp);
+    size_t per_mode = g->p->nbackends * ns * g->sp.nbatch;
     size_t base = decode == 1 && g->sp.prefill ? per_mode : 0;
 
-    return base + (b * g->sp.nsms + s) * g->sp.nbatch + j;
+    return base + (b * ns + s) * g->sp.nbatch + j;
 }
 
 size_t
@@ -792,7 +831,7 @@ iv_observed_check(const iv_grid *g, const iv_observed *ob,
                      skip[k].why);
     if (r->note[0] != '\0')
         return;
-    if (b < 0 || g->sp.nsms != 1 || !g->sp.prefill
+    if (b < 0 || iv_space_settings(&g->sp) != 1 || !g->sp.prefill
         || (ob->decode && !g->sp.decode)) {
         snprintf(r->note, sizeof r->note, "not among the launches asked");
         return;

@@ -74,6 +74,8 @@ typedef struct iv_launch
     size_t backend; /* index into the problem's backends */
     bool decode;   /* each row as a decode step: one query row over the
                       keys up to its causal bound */
+    size_t heads;  /* the launch's query heads (its KV heads by the call's
+                      group size); 0: the problem's launch heads */
 } iv_launch;
 
 /* What a row of a launch runs: its split count and, for one query row,
@@ -181,8 +183,9 @@ void iv_rule(const iv_key *a, const iv_key *b, char *buf, size_t n);
 size_t iv_batch_bound(size_t n, const size_t *batch, const size_t *class_of);
 
 /* The launches to compare: every mode asked (prefill, then decode), and
-   within it every backend, multiprocessor count and batch size, in that
-   order.  The arrays are the caller's. */
+   within it every backend, setting (a multiprocessor count with a head
+   count of the launch, head counts varying fastest) and batch size, in
+   that order.  The arrays are the caller's. */
 typedef struct iv_space
 {
     bool prefill, decode;
@@ -190,7 +193,18 @@ typedef struct iv_space
     const size_t *batch;  /* ascending */
     size_t nsms;
     const unsigned *sms;  /* 0: 132 */
+    size_t nheads;        /* 0: the problem's launch heads alone */
+    const size_t *heads;  /* the launch's query heads, each a multiple of
+                             the call's group size, at least its heads */
 } iv_space;
+
+/* The settings of SP: nsms x nheads (nheads 0 counting as one). */
+size_t iv_space_settings(const iv_space *sp);
+
+/* Setting S of SP: its multiprocessor count (0: 132) into *SMS and its
+   launch heads (0: the problem's) into *HEADS. */
+void iv_space_setting(const iv_space *sp, size_t s, unsigned *sms,
+                      size_t *heads);
 
 /* Whether every launch of backend B of P in SP resolves (iv_resolve);
    else false with the first reason in WHY (N bytes). */
@@ -250,7 +264,7 @@ void iv_grid_free(iv_grid *g);
 void iv_grid_classify(iv_grid *g);
 
 /* The index of the launch of mode DECODE (0 prefill, 1 decode steps),
-   backend B, multiprocessor count index S and batch size index J; the
+   backend B, setting S (iv_space_setting) and batch size index J; the
    mode must be among SP's. */
 size_t iv_grid_at(const iv_grid *g, int decode, size_t b, size_t s,
                   size_t j);

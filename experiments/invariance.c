@@ -40,6 +40,7 @@ enum
     OPT_SMS,
     OPT_MODE,
     OPT_LAUNCH_HEADS,
+    OPT_HEAD_COUNTS,
     OPT_JSON,
     OPT_PLOT,
     OPT_THREADS,
@@ -62,6 +63,7 @@ static const cli_option options[] = {
     {"sms", true, OPT_SMS},
     {"mode", true, OPT_MODE},
     {"launch-heads", true, OPT_LAUNCH_HEADS},
+    {"head-counts", true, OPT_HEAD_COUNTS},
     {"json", false, OPT_JSON},
     {"plot", true, OPT_PLOT},
     {"threads", true, OPT_THREADS},
@@ -99,6 +101,7 @@ typedef struct inv_ctx
     size_t batch[MAX_LIST], nbatch;
     unsigned sms[MAX_LIST];
     size_t nsms;
+    size_t hc[MAX_LIST], nhc; /* --head-counts: the launch's heads, each */
     const char *pol[MAX_BACKENDS];
     size_t npol;
     bool mode_prefill, mode_decode, mode_given;
@@ -180,6 +183,10 @@ invariance_help(FILE *out)
         "  --launch-heads H[,HKV]  heads of the launch (default: the "
         "dump's launch,\n"
         "                       else the call's)\n"
+        "  --head-counts LIST   launches of these query heads each (KV "
+        "heads by the\n"
+        "                       call's group size), compared as batch "
+        "sizes are\n"
         "  --backward           also dQ, dK, dV (the deterministic kernels: "
         "FA2's dQ\n"
         "                       buffers by the launch); dO from the dump or "
@@ -277,6 +284,13 @@ take(void *ctx, int id, const char *v)
         for (size_t i = 0; i < n; i++)
             x->sms[i] = (unsigned)l[i];
         x->nsms = n;
+        return true;
+    case OPT_HEAD_COUNTS:
+        if (!parse_list("--head-counts", v, 1u << 20, l, &n))
+            return false;
+        for (size_t i = 0; i < n; i++)
+            x->hc[i] = (size_t)l[i];
+        x->nhc = n;
         return true;
     case OPT_POLICY:
         return parse_names(x, v);
@@ -892,11 +906,15 @@ text_header(cli_buf *b, const inv_ctx *x)
     for (size_t i = 0; i < x->nskip; i++)
         cli_buf_printf(b, "left out: %s (%s)\n", x->skip[i].name,
                        x->skip[i].why);
+    char hc[48] = "";
+
+    if (x->nhc != 0)
+        snprintf(hc, sizeof hc, " x %zu head counts", x->nhc);
     cli_buf_printf(b,
                    "launches: %zu (%zu batch sizes x %zu backends x %zu SM "
-                   "counts x %s); distinct computations: %zu; classes of "
+                   "counts%s x %s); distinct computations: %zu; classes of "
                    "identical %s: %zu\n",
-                   x->g.nl, x->nbatch, x->npol, x->nsms,
+                   x->g.nl, x->nbatch, x->npol, x->nsms, hc,
                    x->mode_prefill && x->mode_decode
                        ? "one call and decode steps"
                    : x->mode_decode ? "decode steps"
@@ -913,8 +931,15 @@ text_backend(cli_buf *b, const inv_ctx *x, int m, size_t be, size_t s)
     size_t cl[MAX_LIST], bound;
     char u1[24], u2[24], rule[512];
 
-    cli_buf_printf(b, "\n%s, %u SMs, %s:\n", x->be[be].name,
-                   x->sms[s] != 0 ? x->sms[s] : 132, mode_name(m));
+    unsigned sms;
+    size_t heads;
+    char hs[32] = "";
+
+    iv_space_setting(&x->sp, s, &sms, &heads);
+    if (heads != 0)
+        snprintf(hs, sizeof hs, ", H %zu", heads);
+    cli_buf_printf(b, "\n%s, %u SMs%s, %s:\n", x->be[be].name,
+                   sms != 0 ? sms : 132, hs, mode_name(m));
     cli_buf_printf(b, "  batch  ");
     for (size_t j = 0; j < x->nbatch; j++)
         cli_buf_printf(b, " %5zu", x->batch[j]);
@@ -981,7 +1006,7 @@ text_recommend(cli_buf *b, const inv_ctx *x)
         for (int m = 0; m < 2; m++) {
             if (m == 0 ? !x->mode_prefill : !x->mode_decode)
                 continue;
-            for (size_t s = 0; s < x->nsms; s++)
+            for (size_t s = 0; s < iv_space_settings(&x->sp); s++)
                 for (size_t j = 0; j < x->nbatch; j++) {
                     size_t i = iv_grid_at(g, m, be, s, j);
                     all = all && iv_grid_class(g, i) == c0;
@@ -1085,6 +1110,8 @@ json_report(cli_buf *out, const inv_ctx *x, const iv_obs_result *res)
         cli_json_string(&j, "backend", x->be[g->l[i].backend].name);
         cli_json_int(&j, "batch", (long long)g->l[i].batch);
         cli_json_int(&j, "sms", g->l[i].sms != 0 ? g->l[i].sms : 132);
+        if (x->nhc != 0)
+            cli_json_int(&j, "launch_heads", (long long)g->l[i].heads);
         cli_json_string(&j, "mode", g->l[i].decode ? "decode" : "prefill");
         cli_json_string(&j, "runs", k->backend);
         cli_json_string(&j, "description", fa_config_kernel(k->cfg)->name);
@@ -1223,6 +1250,28 @@ done:
     return rc;
 }
 
+/* --head-counts: each a launch that holds the call's heads in its groups
+   (KV heads H / group), ascending (they take the place of the launch heads). */
+static bool
+check_head_counts(const inv_ctx *x)
+{
+    uint64_t group = x->heads / x->kv_heads;
+
+    for (size_t i = 0; i < x->nhc; i++) {
+        if (x->hc[i] < x->heads || x->hc[i] % group != 0)
+            return cli_error(CMD, "--head-counts: %zu heads cannot hold the "
+                                  "call's %llu heads in groups of %llu",
+                             x->hc[i], (unsigned long long)x->heads,
+                             (unsigned long long)group),
+                   false;
+        if (i > 0 && x->hc[i] <= x->hc[i - 1])
+            return cli_error(CMD, "--head-counts: give the head counts in "
+                                  "ascending order"),
+                   false;
+    }
+    return true;
+}
+
 /*----------------------------------------------------------------------------
  * main.
  *--------------------------------------------------------------------------*/
@@ -1256,6 +1305,8 @@ check_call(inv_ctx *x)
                          (unsigned long long)x->launch_heads,
                          (unsigned long long)x->launch_kv_heads),
                false;
+    if (x->nhc != 0 && !check_head_counts(x))
+        return false;
     if (!x->mode_given) {
         x->mode_prefill = true;
         x->mode_decode = x->obs_decode;
@@ -1308,6 +1359,8 @@ check_call(inv_ctx *x)
     x->sp.batch = x->batch;
     x->sp.nsms = x->nsms;
     x->sp.sms = x->sms;
+    x->sp.nheads = x->nhc;
+    x->sp.heads = x->hc;
     return true;
 }
 
@@ -1360,7 +1413,7 @@ run(inv_ctx *x)
             if (m == 0 ? !x->mode_prefill : !x->mode_decode)
                 continue;
             for (size_t be = 0; be < x->npol; be++)
-                for (size_t s = 0; s < x->nsms; s++)
+                for (size_t s = 0; s < iv_space_settings(&x->sp); s++)
                     text_backend(&out, x, m, be, s);
         }
         text_recommend(&out, x);

@@ -128,7 +128,7 @@ START_TEST(test_resolve)
     decode_problem(&p, be, cfg);
     for (size_t b = 0; b < 2; b++)
         for (size_t j = 0; j < 8; j++) {
-            iv_launch l = {batch[j], 0, b, false};
+            iv_launch l = {batch[j], 0, b, false, 0};
             ck_assert_int_eq(iv_resolve(&p, &l, &k[b][j], why, sizeof why),
                              0);
             ck_assert_uint_eq(k[b][j].nsteps, 1);
@@ -167,7 +167,7 @@ START_TEST(test_grid)
     iv_problem p;
     iv_backend be[2];
     fa_config cfg[2];
-    iv_space sp = {true, false, 8, batch, 1, sms};
+    iv_space sp = {true, false, 8, batch, 1, sms, 0, NULL};
     iv_grid g;
     char why[256];
 
@@ -211,7 +211,7 @@ START_TEST(test_grid)
         iv_grid h;
         memset(&h, 0, sizeof h);
         h.p = &p;
-        h.sp = (iv_space){true, true, 4, batch, 3, sms};
+        h.sp = (iv_space){true, true, 4, batch, 3, sms, 0, NULL};
         ck_assert_uint_eq(iv_grid_at(&h, 0, 1, 0, 0), 12);
         ck_assert_uint_eq(iv_grid_at(&h, 0, 0, 2, 1), 9);
         ck_assert_uint_eq(iv_grid_at(&h, 1, 1, 2, 3), 47);
@@ -250,7 +250,7 @@ START_TEST(test_refusals)
     decode_problem(&p, be, cfg);
     {
         /* cuDNN's decode grid: measured on 132 multiprocessors only */
-        iv_launch l = {1, 114, 1, false};
+        iv_launch l = {1, 114, 1, false, 0};
         ck_assert_int_eq(iv_resolve(&p, &l, &k, why, sizeof why), -1);
         ck_assert(strstr(why, "measured on 132 multiprocessors") != NULL);
         l.backend = 0; /* FA2's heuristic reads the count */
@@ -259,13 +259,13 @@ START_TEST(test_refusals)
     }
     {
         /* decode steps of a call that is not causal */
-        iv_launch l = {1, 0, 0, true};
+        iv_launch l = {1, 0, 0, true, 0};
         ck_assert_int_eq(iv_resolve(&p, &l, &k, why, sizeof why), -1);
         ck_assert(strstr(why, "causal") != NULL);
     }
     {
         /* sdpa picking a backend with no configuration here */
-        iv_launch l = {1, 0, 2, false};
+        iv_launch l = {1, 0, 2, false, 0};
         be[2].name = "sdpa";
         be[2].sdpa = true;
         be[2].cfg = NULL;
@@ -278,6 +278,45 @@ START_TEST(test_refusals)
         ck_assert_uint_eq(k.steps[0].splits, 16);
         iv_key_free(&k);
     }
+}
+END_TEST
+
+/* Head counts of the launch: 32 heads at batch 1 are the launch of 16
+   heads at batch 2 (B x H 32: FA2 splits 8 ways), a launch must hold
+   the call's 16 heads, and the settings run heads fastest. */
+START_TEST(test_head_counts)
+{
+    static const unsigned sms[2] = {132, 114};
+    static const size_t heads[3] = {16, 32, 64};
+    iv_space sp = {true, false, 0, NULL, 2, sms, 3, heads};
+    iv_problem p;
+    iv_backend be[2];
+    fa_config cfg[2];
+    iv_key k;
+    char why[256];
+    unsigned s_sms;
+    size_t s_heads;
+
+    decode_problem(&p, be, cfg);
+    {
+        iv_launch l = {1, 0, 0, false, 32};
+        ck_assert_int_eq(iv_resolve(&p, &l, &k, why, sizeof why), 0);
+        ck_assert_uint_eq(k.launch_bh, 32);
+        ck_assert_uint_eq(k.steps[0].splits, 8);
+        iv_key_free(&k);
+        l.heads = 8;
+        ck_assert_int_eq(iv_resolve(&p, &l, &k, why, sizeof why), -1);
+        ck_assert(strstr(why, "cannot hold the call's 16 heads") != NULL);
+    }
+    ck_assert_uint_eq(iv_space_settings(&sp), 6);
+    iv_space_setting(&sp, 4, &s_sms, &s_heads);
+    ck_assert_uint_eq(s_sms, 114);
+    ck_assert_uint_eq(s_heads, 32);
+    sp.nheads = 0;
+    ck_assert_uint_eq(iv_space_settings(&sp), 2);
+    iv_space_setting(&sp, 1, &s_sms, &s_heads);
+    ck_assert_uint_eq(s_sms, 114);
+    ck_assert_uint_eq(s_heads, 0);
 }
 END_TEST
 
@@ -307,7 +346,7 @@ START_TEST(test_observed)
     iv_problem p;
     iv_backend be[2];
     fa_config cfg[2];
-    iv_space sp = {true, false, 8, batch, 1, sms};
+    iv_space sp = {true, false, 8, batch, 1, sms, 0, NULL};
     iv_grid g;
     iv_observed ob;
     iv_obs_result r;
@@ -367,8 +406,9 @@ END_TEST
 
 /* The backward's classes: one head of one row over 128 keys under fa2
    with the backward, every output zero but dQ[7] and dK[100] of batch
-   4's run; the GPU's backward classes with other numbers are the same
-   partition, and a stored dK counted element by element. */
+   4's run; the GPU's classes of O are one (the forward's partition is
+   by O and LSE alone), its backward classes with other numbers are the
+   same partition, and a stored dK counted element by element. */
 START_TEST(test_observed_bwd)
 {
     static const size_t batch[8] = {1, 2, 3, 4, 8, 16, 32, 64};
@@ -376,7 +416,7 @@ START_TEST(test_observed_bwd)
     iv_problem p;
     iv_backend be[2];
     fa_config cfg[2];
-    iv_space sp = {true, false, 8, batch, 1, sms};
+    iv_space sp = {true, false, 8, batch, 1, sms, 0, NULL};
     iv_grid g;
     iv_observed ob;
     iv_obs_result r;
@@ -402,8 +442,11 @@ START_TEST(test_observed_bwd)
     memset(&ob, 0, sizeof ob);
     ob.name = "flash";
     ob.n = 8;
+    /* the GPU's classes of O: one (batch 4's O is everyone's), though
+       batch 4's launch is a class of its own through its gradients */
     for (size_t j = 0; j < 8; j++)
-        ob.classes[j] = g.cls_run[g.run_of[j]];
+        ob.classes[j] = 0;
+    ck_assert_uint_ne(iv_grid_class(&g, 3), iv_grid_class(&g, 0));
     ob.bwd = true;
     for (size_t j = 0; j < 8; j++)
         ob.bwd_classes[j] = j == 3 ? 4 : 2;
@@ -446,6 +489,7 @@ main(void)
     tcase_add_test(tc, test_resolve);
     tcase_add_test(tc, test_refusals);
     tcase_add_test(tc, test_grid);
+    tcase_add_test(tc, test_head_counts);
     tcase_add_test(tc, test_canonical);
     tcase_add_test(tc, test_observed);
     tcase_add_test(tc, test_observed_bwd);

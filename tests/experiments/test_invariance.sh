@@ -98,6 +98,31 @@ expect_line "  class       A     A     A     A     B     C     D     B"
 expect_out_has "dQ buffers 5 -> 3 (the deterministic FA2 backward"
 expect_out_has "flash: classes 0 0 0 0 1 1 1 1: predicted exactly"
 
+# head counts of the launch (--head-counts): 4 heads kept of launches of
+# 4 and 16 heads; FA2's split count follows B x H, so H 16 at batch 1 is
+# H 4 at batch 4 (16 splits; classes are shared across the tables) and
+# H 16 at batch 4 splits 4 ways; a launch must
+# hold the call's heads, in ascending order
+run invariance --gen normal --heads 4 --nq 1 --nk 4096 --d 64 \
+    --policy flash --batch 1,4 --head-counts 4,16
+expect_rc 0
+expect_out_has "flash, 132 SMs, H 16, one call:"
+expect_out_has "x 2 head counts x one call); distinct computations: 2"
+run invariance --gen normal --heads 4 --nq 1 --nk 4096 --d 64 \
+    --policy flash --batch 1,4 --head-counts 4,16 --json
+expect_rc 0
+expect_jsons launches.2.launch_heads 16 launches.2.splits 16 \
+    launches.2.class 0 launches.1.class 0 launches.3.splits 4 \
+    launches.3.class 1
+run invariance --gen normal --heads 4 --kv-heads 2 --nq 1 --nk 512 --d 64 \
+    --policy flash --head-counts 4,7
+expect_rc 2
+expect_err_has "7 heads cannot hold the call's 4 heads in groups of 2"
+run invariance --gen normal --heads 4 --nq 1 --nk 512 --d 64 \
+    --policy flash --head-counts 8,4
+expect_rc 2
+expect_err_has "ascending order"
+
 # a real model: layer 0's attention call of a GPT (8 heads, 600 tokens,
 # experiments/gpu/invariance_gpt.py) alone in batches of 1 to 64; under
 # FLASH the batch size changes its output from batch 3 on (the model's

@@ -21,11 +21,15 @@
 #include "analysis/tensor.h"
 #include "attention/attention.h"
 #include "experiments/cli.h"
+#include "experiments/cli_mpi.h"
 #include "experiments/fa_cli.h"
 #include "experiments/plot.h"
 
 #ifdef _OPENMP
 #include <omp.h>
+#ifdef HAVE_MPI
+#include <mpi.h>
+#endif
 #endif
 
 #define CMD "invariance"
@@ -130,6 +134,7 @@ typedef struct inv_ctx
     bool backward;     /* --backward, or the dump's bwd_classes */
     tensor tdo;
     char why[512];     /* a computation's refusal */
+    cli_mpi mpi;       /* under mpirun: the ranks share the runs */
     bool pol_default;  /* the backends came from the dump */
     iv_skip skip[MAX_BACKENDS];
     size_t nskip;
@@ -716,14 +721,17 @@ make_launches(inv_ctx *x)
     return true;
 }
 
+/* The runs of this rank (all of them in one process; under mpirun run R
+   is rank R mod size's), each head on the threads. */
 static bool
-compute(inv_ctx *x)
+compute_mine(inv_ctx *x)
 {
     iv_grid *g = &x->g;
-    long long units = (long long)(g->nruns * x->heads);
+    size_t size = (size_t)x->mpi.size, rank = (size_t)x->mpi.rank;
+    size_t mine = g->nruns / size + (rank < g->nruns % size);
+    long long units = (long long)(mine * x->heads);
     int failed = 0;
 
-    x->o_len = (size_t)(x->heads * x->nq * x->d);
 #ifdef _OPENMP
     int nt = x->threads != 0 ? (int)(x->threads > 1024 ? 1024 : x->threads)
                              : omp_get_max_threads();
@@ -731,7 +739,8 @@ compute(inv_ctx *x)
     reduction(| : failed)
 #endif
     for (long long u = 0; u < units; u++) {
-        size_t r = (size_t)u / x->heads, h = (size_t)u % x->heads;
+        size_t r = ((size_t)u / x->heads) * size + rank,
+               h = (size_t)u % x->heads;
         char w[512];
         if (iv_compute(&x->p, &g->key[g->runs[r]], h,
                        g->out[r] + h * g->y.head, w, sizeof w)
@@ -743,9 +752,50 @@ compute(inv_ctx *x)
             failed |= 1;
         }
     }
-    if (failed)
+    return failed == 0;
+}
+
+#ifdef HAVE_MPI
+/* Under mpirun: every rank gets every run's output from the rank that
+   computed it; a refusal on any rank is every rank's (the lowest failing
+   rank's reason). */
+static bool
+mpi_share(inv_ctx *x, bool ok)
+{
+    iv_grid *g = &x->g;
+    int first = ok ? x->mpi.size : x->mpi.rank, lowest;
+
+    MPI_Allreduce(&first, &lowest, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (lowest < x->mpi.size) {
+        MPI_Bcast(x->why, (int)sizeof x->why, MPI_CHAR, lowest,
+                  MPI_COMM_WORLD);
+        return false;
+    }
+    for (size_t r = 0; r < g->nruns; r++)
+        for (size_t off = 0; off < g->out_len; off += 1u << 28) {
+            size_t n = g->out_len - off < (1u << 28) ? g->out_len - off
+                                                     : 1u << 28;
+            MPI_Bcast(g->out[r] + off, (int)n, MPI_UINT32_T,
+                      (int)(r % (size_t)x->mpi.size), MPI_COMM_WORLD);
+        }
+    return true;
+}
+#endif
+
+static bool
+compute(inv_ctx *x)
+{
+    bool ok;
+
+    x->o_len = (size_t)(x->heads * x->nq * x->d);
+    ok = compute_mine(x);
+#ifdef HAVE_MPI
+    if (x->mpi.on)
+        ok = mpi_share(x, ok);
+#endif
+    if (!ok)
         return cli_error(CMD, "%s", x->why), false;
-    iv_grid_classify(g);
+    iv_grid_classify(&x->g);
     return true;
 }
 
@@ -1419,6 +1469,10 @@ run(inv_ctx *x)
         text_recommend(&out, x);
         text_observed(&out, x, res);
     }
+    if (x->mpi.rank != 0) {
+        cli_buf_free(&out);
+        return rc;
+    }
     if (!cli_report_emit(CMD, &out, &rc))
         return rc;
     if (x->plot != NULL) {
@@ -1429,8 +1483,8 @@ run(inv_ctx *x)
     return rc;
 }
 
-int
-invariance_main(int argc, char **argv)
+static int
+invariance_run(int argc, char **argv, const cli_mpi *mpi)
 {
     inv_ctx x;
     cli_parser p;
@@ -1438,6 +1492,7 @@ invariance_main(int argc, char **argv)
     int id, rc;
 
     memset(&x, 0, sizeof x);
+    x.mpi = *mpi;
     x.gp = gen_params_default();
     x.tq = (tensor)TENSOR_INIT;
     x.tk = (tensor)TENSOR_INIT;
@@ -1448,7 +1503,8 @@ invariance_main(int argc, char **argv)
         if (id == CLI_ARG_ERROR)
             return CLI_EXIT_USAGE;
         if (id == OPT_HELP) {
-            invariance_help(stdout);
+            if (mpi->rank == 0)
+                invariance_help(stdout);
             return CLI_EXIT_OK;
         }
         if (id == CLI_ARG_OPERAND) {
@@ -1471,5 +1527,20 @@ invariance_main(int argc, char **argv)
                               "--dtype go with --gen; a dump gives its own");
     rc = run(&x);
     ctx_free(&x);
+    return rc;
+}
+
+/* Under mpirun every rank runs the same options; the distinct
+   computations are shared among the ranks (compute) and rank 0 alone
+   prints, so the report is that of one process. */
+int
+invariance_main(int argc, char **argv)
+{
+    cli_mpi mpi;
+    int rc;
+
+    cli_mpi_begin(&mpi);
+    rc = invariance_run(argc, argv, &mpi);
+    cli_mpi_end(&mpi);
     return rc;
 }

@@ -5,6 +5,7 @@ bin_PROGRAMS += experiments/bf16emu
 experiments_bf16emu_SOURCES = \
 	experiments/bf16emu.c \
 	experiments/cli.c experiments/cli.h \
+	experiments/cli_mpi.c experiments/cli_mpi.h \
 	experiments/trace.c \
 	experiments/mma.c \
 	experiments/attn.c experiments/attn_local.h experiments/attn_report.c \
@@ -101,6 +102,7 @@ TESTS += \
 	tests/experiments/test_scan_shard.sh \
 	tests/experiments/test_scan_x.sh \
 	tests/experiments/test_scan_mpi.sh \
+	tests/experiments/test_invariance_mpi.sh \
 	tests/experiments/test_reproduce_only.sh
 
 # Every exact decimal of trace --json against MPFR and GMP.
@@ -186,6 +188,7 @@ EXTRA_DIST += \
 	tests/experiments/test_scan_shard.sh \
 	tests/experiments/test_scan_x.sh \
 	tests/experiments/test_scan_mpi.sh \
+	tests/experiments/test_invariance_mpi.sh \
 	tests/experiments/test_reproduce_only.sh \
 	tests/data/gpu/capture_gpt6_r128.safetensors \
 	tests/data/gpu/capture_gpt6_r128.json \

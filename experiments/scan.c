@@ -26,6 +26,7 @@
 #include "analysis/scan.h"
 #include "analysis/scan_groups.h"
 #include "experiments/cli.h"
+#include "experiments/cli_mpi.h"
 #include "experiments/fa_cli.h"
 #include "experiments/scan_local.h"
 
@@ -629,13 +630,6 @@ dwq_prepare(scan_ctx *x, int nt)
  * the other ranks' stderr goes to a temporary file, and when a rank fails
  * while rank 0 does not, rank 0 prints the first failing rank's messages.
  *--------------------------------------------------------------------------*/
-static bool
-under_mpirun(void)
-{
-    return getenv("OMPI_COMM_WORLD_SIZE") != NULL
-           || getenv("PMIX_RANK") != NULL || getenv("PMI_RANK") != NULL;
-}
-
 /* The text of ERRLOG (malloc'd, NUL-terminated; "" when unreadable). */
 static char *
 read_log(FILE *errlog, int *len)
@@ -907,37 +901,22 @@ typedef struct
 static void
 mpi_begin(scan_run *r)
 {
-#ifdef HAVE_MPI
-    if (under_mpirun()) {
-        r->mpi = true;
-        MPI_Init(NULL, NULL);
-        MPI_Comm_rank(MPI_COMM_WORLD, &r->rank);
-        MPI_Comm_size(MPI_COMM_WORLD, &r->size);
-        if (r->rank > 0) {
-            fflush(stderr);
-            r->errlog = tmpfile();
-            if (r->errlog == NULL || dup2(fileno(r->errlog), 2) < 0)
-                r->errlog = r->errlog != NULL ? (fclose(r->errlog), NULL)
-                                              : NULL;
-        }
-    }
-#else
-    (void)r;
-#endif
+    cli_mpi m;
+
+    cli_mpi_begin(&m);
+    r->mpi = m.on;
+    r->rank = m.rank;
+    r->size = m.size;
+    r->errlog = m.errlog;
 }
 
 static void
 mpi_end(scan_run *r)
 {
-#ifdef HAVE_MPI
-    if (r->mpi) {
-        MPI_Finalize();
-        if (r->errlog != NULL)
-            fclose(r->errlog);
-    }
-#else
-    (void)r;
-#endif
+    cli_mpi m = {r->mpi, r->rank, r->size, r->errlog};
+
+    cli_mpi_end(&m);
+    r->errlog = NULL;
 }
 
 /* The options into X.  *HELP when --help printed the help.  0 or an exit

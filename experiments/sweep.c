@@ -26,6 +26,7 @@
 #endif
 
 #include "experiments/cli.h"
+#include "experiments/cli_mpi.h"
 #include "experiments/fa_cli.h"
 #include "experiments/grid.h"
 #include "experiments/plot.h"
@@ -1434,13 +1435,6 @@ out:
  * of a single-process run, byte for byte.  No resume (the rows are
  * written at the end) and no --shard (the ranks are the shards).
  *--------------------------------------------------------------------------*/
-static bool
-under_mpirun(void)
-{
-    return getenv("OMPI_COMM_WORLD_SIZE") != NULL
-           || getenv("PMIX_RANK") != NULL || getenv("PMI_RANK") != NULL;
-}
-
 static int
 run_sweep_mpi(sweep_ctx *x)
 {
@@ -2022,7 +2016,7 @@ sweep_main(int argc, char **argv)
         return rc;
     }
 #ifdef HAVE_MPI
-    if (under_mpirun())
+    if (cli_under_mpirun())
         rc = run_sweep_mpi(&x);
     else
 #endif

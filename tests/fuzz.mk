@@ -202,13 +202,15 @@ VALGRIND_FLAGS = --error-exitcode=86 --leak-check=full \
 # VALGRIND_SKIP, and the programs whose inputs come from files.  Left out
 # by default: test_reproduce.sh (its reproduce --quick, the whole
 # reproduction, takes over 40 minutes under memcheck) and
-# test_sweep_mpi.sh and test_scan_mpi.sh (Open MPI itself reports
-# uninitialised bytes in its TCP sends and leaks the blocks of the
-# plugins it unloads; the sweep and scan code is checked by test_sweep.sh,
-# test_scan_shard.sh and test_scan_x.sh).
+# the MPI tests test_sweep_mpi.sh, test_scan_mpi.sh and
+# test_invariance_mpi.sh (Open MPI itself reports uninitialised bytes in
+# its TCP sends and leaks the blocks of the plugins it unloads; the
+# sweep, scan and invariance code is checked by test_sweep.sh,
+# test_scan_shard.sh, test_scan_x.sh and test_invariance.sh).
 VALGRIND_SH_TESTS =
 VALGRIND_SKIP = tests/experiments/test_reproduce.sh \
-	tests/experiments/test_sweep_mpi.sh tests/experiments/test_scan_mpi.sh
+	tests/experiments/test_sweep_mpi.sh tests/experiments/test_scan_mpi.sh \
+	tests/experiments/test_invariance_mpi.sh
 VALGRIND_CHECKED = $(FUZZ_REPLAY) tests/analysis/test_tensor_io
 
 tests/fuzz/valgrind-bf16emu: Makefile

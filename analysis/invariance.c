@@ -49,6 +49,7 @@ sdpa_pick(const iv_problem *p, const ax_launch *al, bool causal, iv_key *k,
     sc.d = (int64_t)al->d;
     sc.dtype = p->f16 ? SDPA_DT_F16 : SDPA_DT_BF16;
     sc.causal = causal;
+    sc.mask = p->mask != NULL ? p->mask_kind : SDPA_MASK_NONE;
     sc.requires_grad = p->backward;
     b = sdpa_choose_pt211_h200(&sc, &ch);
     if (b == SDPA_BACKEND_ERROR) {
@@ -71,6 +72,24 @@ sdpa_pick(const iv_problem *p, const ax_launch *al, bool causal, iv_key *k,
     return cfg;
 }
 
+/* The configuration of one head of NQ rows over NK keys under K. */
+static fa_config
+head_config(const fa_config *base, const iv_key *k, size_t nq, size_t nk,
+            bool causal, size_t splits)
+{
+    fa_config c = *base;
+
+    c.shape.batch = 1;
+    c.shape.heads = 1;
+    c.shape.nq = nq;
+    c.shape.nk = nk;
+    c.causal = causal;
+    c.splits = splits;
+    c.launch_bh = k->launch_bh;
+    c.dq_splits = k->dq_buffers;
+    return c;
+}
+
 int
 iv_resolve(const iv_problem *p, const iv_launch *l, iv_key *k, char *why,
            size_t n)
@@ -88,6 +107,11 @@ iv_resolve(const iv_problem *p, const iv_launch *l, iv_key *k, char *why,
     if (l->decode && (!p->causal || p->nq > p->nk)) {
         say(why, n, "decode steps need a causal call (each row's cache ends "
                     "at its causal bound)");
+        return -1;
+    }
+    if (p->mask != NULL && l->decode) {
+        say(why, n, "decode steps of a masked call (each step's row of the "
+                    "mask) are not taken");
         return -1;
     }
     if (p->backward && (l->decode || p->kv_heads != p->heads)) {
@@ -164,6 +188,18 @@ iv_resolve(const iv_problem *p, const iv_launch *l, iv_key *k, char *why,
             }
         }
     }
+    if (p->mask != NULL) {
+        /* the library's refusal of the mask (a description without
+           bias_add), head by head, before anything is computed */
+        fa_config c = head_config(k->cfg, k, p->nq, p->nk, p->causal,
+                                  k->steps[0].splits);
+        size_t hh;
+        const char *r = am_heads_check(&c, p->mask, p->heads, &hh);
+        if (r != NULL) {
+            say(why, n, "%s, head %zu: %s", k->backend, hh, r);
+            goto fail;
+        }
+    }
     if (p->backward) {
         fa_config c = *k->cfg;
         c.launch_bh = k->launch_bh;
@@ -218,23 +254,6 @@ iv_output_layout(const iv_problem *p)
     return y;
 }
 
-/* The configuration of one head of NQ rows over NK keys under K. */
-static fa_config
-head_config(const fa_config *base, const iv_key *k, size_t nq, size_t nk,
-            bool causal, size_t splits)
-{
-    fa_config c = *base;
-
-    c.shape.batch = 1;
-    c.shape.heads = 1;
-    c.shape.nq = nq;
-    c.shape.nk = nk;
-    c.causal = causal;
-    c.splits = splits;
-    c.launch_bh = k->launch_bh;
-    c.dq_splits = k->dq_buffers;
-    return c;
-}
 
 /* One forward of C's head; 0 or -1. */
 static int
@@ -270,8 +289,10 @@ iv_compute(const iv_problem *p, const iv_key *k, size_t h, uint32_t *out,
     uint32_t *o = out + y.o, *lse = out + y.lse;
 
     if (!k->decode) {
-        fa_config c = head_config(k->cfg, k, nq, nk, p->causal,
-                                  k->steps[0].splits);
+        fa_config c0 = head_config(k->cfg, k, nq, nk, p->causal,
+                                   k->steps[0].splits);
+        fa_attn_mask hm;
+        fa_config c = am_head_config(&c0, p->mask, h, &hm);
         uint32_t *delta;
         sf_env env = SF_ENV_IEEE;
         int rc;

@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include "attention.h"
+#include "attn_mask.h"
 #include "launch.h"
 #include "sdpa_dispatch_pt211_h200.h"
 
@@ -58,6 +59,13 @@ typedef struct iv_problem
        launch), and its dQ, dK, dV join O and LSE in the output. */
     bool backward;
     const uint16_t *dout;
+    /* MASK: SDPA's attn_mask bound to the kept heads (am_bind; NULL: no
+       mask) and MASK_KIND what PyTorch's dispatch is given (SDPA_MASK_BOOL
+       or SDPA_MASK_FLOAT).  A masked call is predicted as one call (not
+       as decode steps), with descriptions that take a mask (the
+       library's check). */
+    const am_mask *mask;
+    sdpa_mask mask_kind;
     size_t nbackends;
     const iv_backend *backends;
     /* The configurations of the descriptions sdpa may pick, indexed by
@@ -114,7 +122,9 @@ typedef struct iv_key
    here (sdpa may pick a different backend for each decode step), cuDNN's decode grid on other than 132 multiprocessors, a decode
    of a description with gemv rows (the math backend's cuBLAS kernels)
    outside its measured rows, decode steps of a call that is not causal,
-   a backward of decode steps or of grouped heads, out of memory. */
+   a backward of decode steps or of grouped heads, decode steps of a
+   masked call, a mask on a description that takes none, out of
+   memory. */
 int iv_resolve(const iv_problem *p, const iv_launch *l, iv_key *k, char *why,
                size_t n);
 

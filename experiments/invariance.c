@@ -45,6 +45,7 @@ enum
     OPT_MODE,
     OPT_LAUNCH_HEADS,
     OPT_HEAD_COUNTS,
+    OPT_MASK,
     OPT_JSON,
     OPT_PLOT,
     OPT_THREADS,
@@ -68,6 +69,7 @@ static const cli_option options[] = {
     {"mode", true, OPT_MODE},
     {"launch-heads", true, OPT_LAUNCH_HEADS},
     {"head-counts", true, OPT_HEAD_COUNTS},
+    {"mask", true, OPT_MASK},
     {"json", false, OPT_JSON},
     {"plot", true, OPT_PLOT},
     {"threads", true, OPT_THREADS},
@@ -94,6 +96,9 @@ typedef struct slot
 } slot;
 
 _Static_assert(2 * MAX_LIST <= IV_OBS_MAX, "a dump's classes fit");
+
+/* The kept heads a dump's heads_from and batch_from may name. */
+#define MAX_MASK_HEADS 1024
 
 typedef struct inv_ctx
 {
@@ -135,6 +140,15 @@ typedef struct inv_ctx
     tensor tdo;
     char why[512];     /* a computation's refusal */
     cli_mpi mpi;       /* under mpirun: the ranks share the runs */
+    cli_operand mask_opd; /* --mask, or the dump's attn_mask */
+    am_mask mask;         /* bound to the kept heads (mask_opd.t) */
+    bool has_mask;
+    uint64_t mask_batch;  /* the launch's batch the mask covers (dump) */
+    /* the dump's heads_from (or heads_kept) and batch_from: which of the
+       launch's heads and batch entry the kept heads are (NULL: the
+       first heads of entry 0) */
+    uint64_t heads_from[MAX_MASK_HEADS], batch_from[MAX_MASK_HEADS];
+    bool has_heads_from, has_batch_from, batch_each;
     bool pol_default;  /* the backends came from the dump */
     iv_skip skip[MAX_BACKENDS];
     size_t nskip;
@@ -179,7 +193,8 @@ invariance_help(FILE *out)
         "'default'),\n"
         "                       or any built-in description (default: the "
         "dump's,\n"
-        "                       else flash,cudnn,sdpa)\n"
+        "                       else flash,cudnn,sdpa; with a mask "
+        "cudnn,efficient,sdpa)\n"
         "  --sms LIST           multiprocessor counts (default 132: H100 "
         "SXM, H200)\n"
         "  --mode LIST          prefill, decode (each row one step over its "
@@ -192,6 +207,9 @@ invariance_help(FILE *out)
         "heads by the\n"
         "                       call's group size), compared as batch "
         "sizes are\n"
+        "  --mask FILE[:KEY]    SDPA's attn_mask of the call (default: the "
+        "dump's);\n"
+        "                       bool or additive, one batch entry's heads\n"
         "  --backward           also dQ, dK, dV (the deterministic kernels: "
         "FA2's dQ\n"
         "                       buffers by the launch); dO from the dump or "
@@ -296,6 +314,9 @@ take(void *ctx, int id, const char *v)
         for (size_t i = 0; i < n; i++)
             x->hc[i] = (size_t)l[i];
         x->nhc = n;
+        return true;
+    case OPT_MASK:
+        x->mask_opd.arg = v;
         return true;
     case OPT_POLICY:
         return parse_names(x, v);
@@ -500,6 +521,52 @@ read_input(inv_ctx *x, const char *key, tensor *t, size_t heads, size_t n)
     return true;
 }
 
+/* The manifest's heads_from (or heads_kept) and batch_from, for the
+   mask's binding: integers, one per kept head (batch_from: one, or one
+   per head). */
+static bool
+read_kept(inv_ctx *x)
+{
+    const json_t *hf = json_object_get(x->man, "heads_from");
+    const json_t *bf = json_object_get(x->man, "batch_from");
+    size_t i;
+    const json_t *v;
+
+    if (hf == NULL)
+        hf = json_object_get(x->man, "heads_kept");
+    if (json_is_array(hf)) {
+        if (json_array_size(hf) > MAX_MASK_HEADS)
+            return cli_error(CMD, "%s: manifest: heads_from: more than %d "
+                                  "heads",
+                             x->path, MAX_MASK_HEADS),
+                   false;
+        json_array_foreach(hf, i, v) {
+            if (!json_is_integer(v) || json_integer_value(v) < 0)
+                return cli_error(CMD, "%s: manifest: heads_from: expected "
+                                      "head numbers",
+                                 x->path),
+                       false;
+            x->heads_from[i] = (uint64_t)json_integer_value(v);
+        }
+        x->has_heads_from = true;
+    }
+    if (json_is_integer(bf) && json_integer_value(bf) >= 0) {
+        x->batch_from[0] = (uint64_t)json_integer_value(bf);
+        x->has_batch_from = true;
+    } else if (json_is_array(bf) && json_array_size(bf) <= MAX_MASK_HEADS) {
+        json_array_foreach(bf, i, v) {
+            if (!json_is_integer(v) || json_integer_value(v) < 0)
+                return cli_error(CMD, "%s: manifest: batch_from: expected "
+                                      "batch entries",
+                                 x->path),
+                       false;
+            x->batch_from[i] = (uint64_t)json_integer_value(v);
+        }
+        x->has_batch_from = x->batch_each = true;
+    }
+    return true;
+}
+
 static bool
 read_dump(inv_ctx *x)
 {
@@ -517,11 +584,15 @@ read_dump(inv_ctx *x)
                          x->path),
                false;
     if (json_object_get(x->man, "attn_mask") != NULL
-        && !json_is_null(json_object_get(x->man, "attn_mask")))
-        return cli_error(CMD, "%s: manifest: attn_mask: masked calls are not "
-                              "taken by invariance yet",
-                         x->path),
-               false;
+        && !json_is_null(json_object_get(x->man, "attn_mask"))
+        && x->mask_opd.arg == NULL) {
+        /* the call's mask, as the dump keeps it */
+        x->mask_opd.path = strdup(x->path);
+        x->mask_opd.key = "attn_mask";
+        x->mask_opd.arg = "the dump's attn_mask";
+        if (x->mask_opd.path == NULL)
+            return cli_error(CMD, "out of memory"), false;
+    }
     x->heads = (uint64_t)jint(sh, "heads");
     x->kv_heads = jint(sh, "kv_heads") > 0 ? (uint64_t)jint(sh, "kv_heads")
                                             : x->heads;
@@ -532,6 +603,9 @@ read_dump(inv_ctx *x)
     dt = json_string_value(json_object_get(x->man, "dtype"));
     x->f16 = dt != NULL && strcmp(dt, "float16") == 0;
     ls = json_object_get(x->man, "launch_shape");
+    x->mask_batch = jint(ls, "batch") > 0 ? (uint64_t)jint(ls, "batch") : 1;
+    if (!read_kept(x))
+        return false;
     if (x->launch_heads == 0 && jint(ls, "heads") > 0) {
         x->launch_heads = (uint64_t)jint(ls, "heads");
         x->launch_kv_heads = jint(ls, "kv_heads") > 0
@@ -935,6 +1009,8 @@ mode_name(int m)
 static void
 text_header(cli_buf *b, const inv_ctx *x)
 {
+    char hc[48] = "";
+
     cli_buf_printf(b,
                    "bf16emu invariance: %s: H %llu (KV %llu), Nq %llu, Nk "
                    "%llu, d %llu, %s%s; entry 0 of launches of H %llu\n",
@@ -953,10 +1029,15 @@ text_header(cli_buf *b, const inv_ctx *x)
                    x->backward ? "forward and backward (dQ, dK, dV; the "
                                  "deterministic kernels)"
                                : "the forward only");
+    if (x->has_mask)
+        cli_buf_printf(b, "attn_mask: %s, %s; %llu entries hide a key, "
+                          "%llu rows see none\n",
+                       x->mask_opd.arg, am_type_name(x->mask.mask.type),
+                       (unsigned long long)x->mask.hidden,
+                       (unsigned long long)x->mask.rows_empty);
     for (size_t i = 0; i < x->nskip; i++)
         cli_buf_printf(b, "left out: %s (%s)\n", x->skip[i].name,
                        x->skip[i].why);
-    char hc[48] = "";
 
     if (x->nhc != 0)
         snprintf(hc, sizeof hc, " x %zu head counts", x->nhc);
@@ -1150,6 +1231,14 @@ json_report(cli_buf *out, const inv_ctx *x, const iv_obs_result *res)
     cli_json_int(&j, "d", (long long)x->d);
     cli_json_string(&j, "dtype", x->f16 ? "float16" : "bfloat16");
     cli_json_bool(&j, "causal", x->causal);
+    if (x->has_mask) {
+        cli_json_object_begin(&j, "attn_mask");
+        cli_json_string(&j, "source", x->mask_opd.arg);
+        cli_json_string(&j, "type", am_type_name(x->mask.mask.type));
+        cli_json_int(&j, "hidden", (long long)x->mask.hidden);
+        cli_json_int(&j, "rows_empty", (long long)x->mask.rows_empty);
+        cli_json_object_end(&j);
+    }
     cli_json_int(&j, "launch_heads", (long long)x->p.launch_heads);
     cli_json_int(&j, "distinct_computations", (long long)g->nruns);
     cli_json_int(&j, "classes", (long long)g->ncls);
@@ -1382,6 +1471,12 @@ check_call(inv_ctx *x)
                 x->pol[x->npol++] = strcmp(x->obs[i].name, "default") == 0
                                         ? "sdpa"
                                         : x->obs[i].name;
+        } else if (x->mask_opd.arg != NULL) {
+            /* PyTorch's flash backend takes no mask */
+            x->pol[0] = "cudnn";
+            x->pol[1] = "efficient";
+            x->pol[2] = "sdpa";
+            x->npol = 3;
         } else {
             x->pol[0] = "flash";
             x->pol[1] = "cudnn";
@@ -1414,10 +1509,56 @@ check_call(inv_ctx *x)
     return true;
 }
 
+/* The mask (--mask FILE[:KEY], or the dump's attn_mask) bound to the
+   kept heads of one batch entry, and handed to the problem. */
+static bool
+bind_mask(inv_ctx *x)
+{
+    tensor_error err;
+    char msg[512];
+
+    if (x->mask_opd.arg == NULL)
+        return true;
+    x->mask_opd.opt = "--mask";
+    if (x->mask_opd.path == NULL && !cli_split_spec(CMD, &x->mask_opd))
+        return false;
+    if (x->causal)
+        return cli_error(CMD, "%s with a causal call: SDPA refuses an "
+                              "attn_mask with is_causal; put the causal "
+                              "mask into the mask",
+                         x->mask_opd.arg),
+               false;
+    if (tensor_file_read(x->mask_opd.path, x->mask_opd.key, TENSOR_ANY,
+                         &x->mask_opd.t, &err)
+        != TENSOR_OK)
+        return cli_error(CMD, "--mask: %s", err.message), false;
+    /* the kept heads are the launch's heads_from of its entry batch_from
+       (a dump's), else its first heads of entry 0 */
+    if (am_bind_file(&x->mask_opd.t, x->mask_batch != 0 ? x->mask_batch : 1,
+                     (size_t)x->launch_heads, (size_t)x->nq, (size_t)x->nk,
+                     1, (size_t)x->heads,
+                     x->has_batch_from ? x->batch_from : NULL, x->batch_each,
+                     x->has_heads_from ? x->heads_from : NULL, &x->mask, msg,
+                     sizeof msg)
+        != 0)
+        return cli_error(CMD, "--mask %s: %s", x->mask_opd.arg, msg), false;
+    x->has_mask = true;
+    x->p.mask = &x->mask;
+    x->p.mask_kind = x->mask_opd.t.dtype == TENSOR_BOOL
+                             || x->mask_opd.t.dtype == TENSOR_U8
+                         ? SDPA_MASK_BOOL
+                         : SDPA_MASK_FLOAT;
+    return true;
+}
+
 static void
 ctx_free(inv_ctx *x)
 {
     iv_grid_free(&x->g);
+    if (x->has_mask)
+        am_free(&x->mask);
+    tensor_free(&x->mask_opd.t);
+    free(x->mask_opd.path);
     for (size_t i = 0; i < x->nslots; i++)
         fa_cli_exp_free(&x->slots[i].exp);
     fa_cli_log_free(&x->log);
@@ -1437,7 +1578,7 @@ run(inv_ctx *x)
 
     if (x->path != NULL ? !read_dump(x) : !make_inputs(x))
         return CLI_EXIT_USAGE;
-    if (!check_call(x) || !setup_backends(x))
+    if (!check_call(x) || !bind_mask(x) || !setup_backends(x))
         return CLI_EXIT_USAGE;
     prune_backends(x);
     if (x->npol == 0)
@@ -1498,6 +1639,7 @@ invariance_run(int argc, char **argv, const cli_mpi *mpi)
     x.tk = (tensor)TENSOR_INIT;
     x.tv = (tensor)TENSOR_INIT;
     x.tdo = (tensor)TENSOR_INIT;
+    x.mask_opd.t = (tensor)TENSOR_INIT;
     cli_parser_init(&p, CMD, argc, argv);
     while ((id = cli_parser_next(&p, options, &v)) != CLI_ARG_END) {
         if (id == CLI_ARG_ERROR)

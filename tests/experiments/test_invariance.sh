@@ -123,6 +123,33 @@ run invariance --gen normal --heads 4 --nq 1 --nk 512 --d 64 \
 expect_rc 2
 expect_err_has "ascending order"
 
+# masked calls (tests/data/gpu/mask: each file keeps one head of one
+# batch entry, its manifest says which; the mask is bound to it): a
+# padding mask over 128 keys never splits, so every backend that takes
+# a mask is invariant (FLASH takes none: left out of the default list,
+# refused when named); an ALiBi bias over 2,048 keys of one query row
+# runs cuDNN's decode grid, whose split count 4 -> 1 from batch 16 to 32
+# moves O (16, 8 and 4 splits give the same bits here: the bias leaves
+# the far keys' exponentials 0)
+run invariance "$srcdir/tests/data/gpu/mask/mask_padding.safetensors" \
+    --batch 1,2,4,8,16 --json
+expect_rc 0
+expect_jsons attn_mask.type bool attn_mask.hidden 6528 classes 2 \
+    launches.0.backend cudnn launches.5.backend efficient
+run invariance "$srcdir/tests/data/gpu/mask/mask_decode_alibi_nk2048.safetensors" \
+    --policy cudnn --batch 1,16,32,64
+expect_rc 0
+expect_line "  class       A     A     B     B"
+expect_out_has "batch 16 -> 32: O 33 of 128 elements differ (max 7 ulps), LSE 0 of 1 (max 0 ulps): split count 4 -> 1"
+run invariance "$srcdir/tests/data/gpu/mask/mask_random.safetensors" \
+    --policy flash
+expect_rc 2
+expect_err_has "flash, head 0: mask: the description takes no attention mask"
+run invariance --gen normal --heads 2 --nq 128 --nk 128 --d 64 \
+    --mask "$srcdir/tests/data/gpu/mask/mask_random.safetensors:attn_mask"
+expect_rc 2
+expect_err_has "does not broadcast to the launch's [B, H, Nq, Nk] = [1, 2, 128, 128]"
+
 # a real model: layer 0's attention call of a GPT (8 heads, 600 tokens,
 # experiments/gpu/invariance_gpt.py) alone in batches of 1 to 64; under
 # FLASH the batch size changes its output from batch 3 on (the model's
@@ -223,9 +250,10 @@ expect_err_has "--mode 'sideways': expected prefill, decode or prefill,decode"
 run invariance "$G/dec_d64_nk4096_h16.safetensors" --heads 2
 expect_rc 2
 expect_err_has "go with --gen; a dump gives its own"
-run invariance "$srcdir/tests/data/gpu/mask/mask_alibi.safetensors"
+run invariance "$srcdir/tests/data/gpu/mask/mask_alibi.safetensors" \
+    --policy cudnn --mask /no/such/mask.safetensors
 expect_rc 2
-expect_err_has "attn_mask: masked calls are not taken by invariance yet"
+expect_err_has "--mask: /no/such/mask.safetensors"
 run invariance --gen normal --heads 3 --kv-heads 2 --nq 1 --nk 64 --d 64
 expect_rc 2
 expect_err_has "the key/value heads must divide the query heads"

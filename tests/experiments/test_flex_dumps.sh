@@ -62,6 +62,15 @@ check_stages "$X/flex_dec_win_nq8_g4_fp16_d128.safetensors" flex flex o,lse
 for name in flex_dec_win_h3 flex_dec_win_h16_kv2 flex_dec_full_nq100; do
     check_stages "$X/$name.safetensors" flex flex o,lse
 done
+# one row (1 head) over 264 programs, forward only: L by one persistent
+# inner reduction (four contiguous programs a thread, 128 threads), O by
+# three chunks of 88 whose sums a second stage adds over 2 lanes and 2
+# warps; under cuDNN's description O moves
+F=$X/flex_dec_win_h1.safetensors
+check_stages "$F" flex flex o,lse
+run diff --dump "$F" --o "$F:flex.o" --lse "$F:flex.lse" --policy cudnn \
+    --stage o,lse --no-exact --json
+expect_rc 1
 # the two warps side by side along the keys (rowsum_col_warps 2, also
 # at BLOCK_M 32): as one warp's row sum, O and LSE move
 "$BF16EMU" attn --policy flex-decode --describe >"$tmp/kd.json"

@@ -487,28 +487,37 @@ size_t fa_workspace_bytes(const fa_config *cfg);
 #define FA2_MAX_HEAD_DIM 256
 /* One of inductor's reductions over flex_decoding's programs (the row
    sums L, or the columns of O): the programs cut into CHUNKS contiguous
-   chunks of ceil(S / chunks) (a split reduction, its chunks' sums then
-   added by a butterfly); in a chunk lane r of R0 takes the programs r,
-   r + R0, ... (persistent: one, its product rounded; looped: an FMA
-   chain from +0); r = JW w + j, the lanes of a warp added by the
-   butterfly over j (v_j + v_{j+h}, h = JW / 2 .. 1), then the WARPS
-   warps' sums by the butterfly over w.  FUSED (persistent, no mask
-   between the product and the sum): the first level of the lanes'
-   butterfly is fma(w_j, x_j, RN(w_{j+h} x_{j+h})). */
-#define FA_MERGE_LANES_MAX 64
+   chunks of ceil(S / chunks) (a split reduction); in a chunk lane r of
+   R0 takes the programs r, r + R0, ... (persistent: one, its product
+   rounded; looped: an FMA chain from +0); r = JW w + j, the lanes of a
+   warp added by the butterfly over j (v_j + v_{j+h}, h = JW / 2 .. 1),
+   then the WARPS warps' sums by the butterfly over w.  FUSED
+   (persistent, no mask between the product and the sum): the first
+   level of the lanes' butterfly is fma(w_j, x_j, RN(w_{j+h} x_{j+h})).
+   SPT > 0 (one output: an inner persistent reduction): lane r holds the
+   SPT programs SPT r .. SPT r + SPT - 1 instead, its sum
+   fma(w_{SPT-1}, x_{SPT-1}, ... fma(w_0, x_0, RN(w_1 x_1))), and R0
+   lanes (R0 = JW WARPS).  The chunks' sums (the second stage, a
+   persistent reduction over the chunks padded with +0 to a power of
+   two, P of them): chunk c = u + CU k, u < CU = C_JW C_WARPS; lane u
+   adds its chunks in the order of k, then the butterflies over its C_JW
+   lanes (u = C_JW w + j) and C_WARPS warps. */
+#define FA_MERGE_LANES_MAX 256
 #define FA_MERGE_CHUNKS_MAX 16
 typedef struct fa_flex_merge
 {
     bool persistent;
     unsigned r0, jw, warps, chunks;
     bool fused;
+    unsigned spt;
+    unsigned c_jw, c_warps;
 } fa_flex_merge;
 
 /* The reduction inductor (PyTorch 2.11, Triton 3.6, sm90) generates for
    S programs and XNUMEL outputs (the launch's B H Nq rows for L, times d
    for O) into *M: NULL, or why it is not known (a shape not recorded, or
-   a persistent reduction, whose configuration inductor picks by timing
-   on the GPU). */
+   a persistent reduction over several outputs, whose configuration
+   inductor picks by timing on the GPU). */
 const char *fa_flex_merge_rule(size_t s, size_t xnumel, fa_flex_merge *m);
 
 /* FlexAttention's flex_decoding programs per query block on a GPU of

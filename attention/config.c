@@ -200,6 +200,79 @@ pow2_at_least(size_t x)
     return p;
 }
 
+#define MERGE_REFUSED                                                         \
+    "flex-decode: a row's keys fall in several programs, and inductor's "     \
+    "reductions that merge them are not modelled for this launch: "
+
+/* One output (one row's L): inductor's reduction of the S programs is an
+   inner one, persistent up to 1,024 (choices.py: the INNER hint's
+   threshold) and never split below 8,192, in one configuration
+   (triton_heuristics.py: XBLOCK 1, R0_BLOCK the power of two P of S,
+   P / 128 warps); Triton's layout gives each of the 32 x warps threads
+   P / (32 warps) = 4 contiguous programs (one 128-bit load), masked as
+   one when 4 divides S. */
+static const char *
+merge_rule_inner(size_t s, fa_flex_merge *m)
+{
+    size_t p = pow2_at_least(s);
+
+    if (p < 256 || p > 1024)
+        return MERGE_REFUSED "one row is an inner reduction, modelled over "
+                             "129 to 1,024 programs (another layout below)";
+    if (s % 4 != 0)
+        return MERGE_REFUSED "one row is an inner reduction, modelled when "
+                             "4 divides the programs (a mask inside a "
+                             "thread's four programs, not recorded)";
+    m->persistent = true;
+    m->fused = true;
+    m->spt = 4;
+    m->jw = 32;
+    m->warps = (unsigned)(p / 128);
+    m->r0 = m->jw * m->warps;
+    m->chunks = 1;
+    m->c_jw = 1;
+    m->c_warps = 1;
+    return NULL;
+}
+
+/* The second stage of a split reduction over SPLIT = 3 chunks of XNUMEL
+   outputs each (ir.py _multilayer_second_step_hint): a persistent
+   reduction over P = 4 (the chunks padded), in one configuration
+   (triton_heuristics.py): up to 512 outputs the OUTER_TINY hint, XBLOCK
+   = min(2 (256 / P), the outputs' power of two); more, the OUTER hint,
+   XBLOCK 128; XBLOCK P / 128 warps within 2 .. 16.  Triton's layout
+   with the outputs contiguous (min(4, elements per thread) of them a
+   thread, the lanes and then the warps along them first) leaves C_JW
+   lanes and C_WARPS warps along the chunks. */
+static const char *
+merge_rule_chunks(size_t split, size_t xnumel, fa_flex_merge *m)
+{
+    size_t p = pow2_at_least(split), xp = pow2_at_least(xnumel);
+    size_t xb, warps, spt, tpw_x, wpc_x, lanes_r, warps_r;
+
+    if (xnumel % 16 != 0)
+        return MERGE_REFUSED "a split reduction's second stage over outputs "
+                             "that 16 does not divide (another layout, not "
+                             "recorded)";
+    xb = xnumel > 512 ? 128 : 2 * (256 / p) < xp ? 2 * (256 / p) : xp;
+    warps = xb * p / 128;
+    warps = pow2_at_least(warps < 2 ? 2 : warps > 16 ? 16 : warps);
+    spt = xb * p / (32 * warps);
+    spt = spt < 1 ? 1 : spt > 4 ? 4 : spt;
+    tpw_x = xb / spt < 32 ? xb / spt : 32;
+    lanes_r = 32 / tpw_x;
+    wpc_x = xb / (spt * tpw_x) < warps ? xb / (spt * tpw_x) : warps;
+    wpc_x = wpc_x < 1 ? 1 : wpc_x;
+    warps_r = warps / wpc_x;
+    if (lanes_r * warps_r > p)
+        return MERGE_REFUSED "a split reduction's second stage whose lanes "
+                             "repeat the chunks (another layout, not "
+                             "recorded)";
+    m->c_jw = (unsigned)lanes_r;
+    m->c_warps = (unsigned)warps_r;
+    return NULL;
+}
+
 const char *
 fa_flex_merge_rule(size_t s, size_t xnumel, fa_flex_merge *m)
 {
@@ -207,35 +280,28 @@ fa_flex_merge_rule(size_t s, size_t xnumel, fa_flex_merge *m)
 
     memset(m, 0, sizeof *m);
     /* inductor (ir.py Reduction.num_splits, choices.py): one output is an
-       inner reduction, 8448 outputs or more (2 x 32 x 132 SMs) or 32
+       inner reduction; 8448 outputs or more (2 x 32 x 132 SMs) or 32
        programs or fewer take the default hint, whose configurations it
        autotunes; up to 64 programs a persistent reduction */
     if (xnumel <= 1)
-        return "flex-decode: a row's keys fall in several programs, and inductor's "
-               "reductions that merge them are not modelled for this launch: "
-               "one row is an inner reduction (not recorded)";
+        return merge_rule_inner(s, m);
     if (xnumel >= 8448)
-        return "flex-decode: a row's keys fall in several programs, and inductor's "
-               "reductions that merge them are not modelled for this launch: "
-               "8,448 outputs or more take the default hint, whose "
-               "configuration inductor autotunes by timing on the GPU";
+        return MERGE_REFUSED "8,448 outputs or more take the default hint, "
+                             "whose configuration inductor autotunes by "
+                             "timing on the GPU";
     if (s <= 64)
-        return "flex-decode: a row's keys fall in several programs, and inductor's "
-               "reductions that merge them are not modelled for this launch: "
-               "64 programs or fewer merge by persistent reductions "
-               "(autotuned by timing on the GPU up to 32 programs)";
+        return MERGE_REFUSED "64 programs or fewer merge by persistent "
+                             "reductions (autotuned by timing on the GPU up "
+                             "to 32 programs)";
     /* the outer hint: ceil(S / 128) chunks of ceil(S / chunks), each
        chunk's stage looped over xnumel x chunks outputs in one
        configuration (triton_heuristics.py outer_config_opt) */
     split = (s + 127) / 128;
     bs = (s + split - 1) / split;
-    if (split > 2)
-        /* three chunks and more (B Hkv = 1 on 132 SMs: 264 programs) were
-           not recorded: the second stage's order over them is read from
-           the source only */
-        return "flex-decode: a row's keys fall in several programs, and inductor's "
-               "reductions that merge them are not modelled for this launch: "
-               "more than 256 programs (three chunks or more, not recorded)";
+    if (split > 3)
+        /* four chunks and more were not recorded */
+        return MERGE_REFUSED "more than 384 programs (four chunks or more, "
+                             "not recorded)";
     x1 = xnumel * split;
     xp = pow2_at_least(x1);
     if (xp <= 1024) {
@@ -245,9 +311,7 @@ fa_flex_merge_rule(size_t s, size_t xnumel, fa_flex_merge *m)
         xblock = 16;
         r0 = 32;
     } else {
-        return "flex-decode: a row's keys fall in several programs, and inductor's "
-               "reductions that merge them are not modelled for this launch: "
-               "more outputs than modelled";
+        return MERGE_REFUSED "more outputs than modelled";
     }
     warps = xblock * r0 / 128;
     warps = pow2_at_least(warps < 2 ? 2 : warps > 16 ? 16 : warps);
@@ -257,10 +321,8 @@ fa_flex_merge_rule(size_t s, size_t xnumel, fa_flex_merge *m)
        xnumel, which breaks that contiguity unless XBLOCK divides
        xnumel */
     if (split > 1 && xnumel % xblock != 0)
-        return "flex-decode: a row's keys fall in several programs, and inductor's "
-               "reductions that merge them are not modelled for this launch: "
-               "a chunked reduction whose rows XBLOCK does not "
-               "divide (another layout, not recorded)";
+        return MERGE_REFUSED "a chunked reduction whose rows XBLOCK does not "
+                             "divide (another layout, not recorded)";
     spt = xblock * r0 / (32 * warps);
     spt = spt < 1 ? 1 : spt > 4 ? 4 : spt;
     tpw_x = xblock / spt < 32 ? xblock / spt : 32;
@@ -271,10 +333,11 @@ fa_flex_merge_rule(size_t s, size_t xnumel, fa_flex_merge *m)
     m->jw = (unsigned)(32 / tpw_x);
     m->warps = (unsigned)(warps / wpc_x);
     if (m->jw * m->warps != m->r0)
-        return "flex-decode: a row's keys fall in several programs, and inductor's "
-               "reductions that merge them are not modelled for this launch: "
-               "a layout that does not tile the reduction";
-    return NULL;
+        return MERGE_REFUSED "a layout that does not tile the reduction";
+    /* two chunks' sums are one addition in any order */
+    m->c_jw = (unsigned)split;
+    m->c_warps = 1;
+    return split > 2 ? merge_rule_chunks(split, xnumel, m) : NULL;
 }
 
 size_t
@@ -693,7 +756,8 @@ fa_plan_init(const fa_config *cfg, fa_plan *pl)
                         splits, rows * sh->d, &pl->merge_o);
                 if (pl->merge_unknown != NULL) {
                     /* only a program's own values pass (any order) */
-                    pl->merge_l = (fa_flex_merge){false, 64, 32, 2, 1, false};
+                    pl->merge_l = (fa_flex_merge){false, 64, 32, 2, 1, false,
+                                                    0, 1, 1};
                     pl->merge_o = pl->merge_l;
                 }
             }

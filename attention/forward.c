@@ -1551,9 +1551,12 @@ butterfly(uint32_t *v, size_t h0, sf_env *e)
    fa_flex_merge): the programs cut into CHUNKS contiguous chunks of
    ceil(NS / chunks); in a chunk, lane r of R0 takes its indices r, r +
    R0, ...: a looped reduction chains fma(w, x, .) from +0 over them, a
-   persistent one holds the one product RN(w x); the lanes of a warp (r
-   = jw w + j) are added by the butterfly over j, then the warps' sums by
-   the butterfly over w; the chunks' sums by a butterfly. */
+   persistent one holds the one product RN(w x); an inner one (SPT)
+   takes SPT contiguous indices, the second's product rounded and the
+   others' fused in order; the lanes of a warp (r = jw w + j) are added
+   by the butterfly over j, then the warps' sums by the butterfly over
+   w; the chunks' sums, padded with +0 to a power of two, by the second
+   stage's lanes and warps. */
 static uint32_t
 merge_sum(const uint32_t *x, size_t xs, const uint32_t *wt, size_t ns,
           const fa_flex_merge *m, sf_env *e)
@@ -1566,6 +1569,24 @@ merge_sum(const uint32_t *x, size_t xs, const uint32_t *wt, size_t ns,
         size_t lo = c * cs, n = lo >= ns ? 0 : ns - lo < cs ? ns - lo : cs;
         for (size_t r = 0; r < m->r0; r++) {
             uint32_t a = FA_F32_ZERO;
+            if (m->spt > 0) {
+                /* programs spt r ..: ((v0 + v1) + v2) + ..., the first
+                   addition fused with v0's product (spt divides n: a
+                   lane's programs are all in or all out) */
+                size_t u0 = r * m->spt;
+                if (u0 < n) {
+                    const uint32_t *xu = x + (lo + u0) * xs;
+                    const uint32_t *wu = wt + lo + u0;
+                    a = m->spt > 1 ? fa_mul(wu[1], xu[xs], e)
+                                   : fa_mul(wu[0], xu[0], e);
+                    if (m->spt > 1)
+                        a = fa_fma(wu[0], xu[0], a, e);
+                    for (size_t k = 2; k < m->spt; k++)
+                        a = fa_fma(wu[k], xu[k * xs], a, e);
+                }
+                v[r] = a;
+                continue;
+            }
             for (size_t u = r; u < n; u += m->r0)
                 a = m->persistent ? fa_mul(wt[lo + u], x[(lo + u) * xs], e)
                                   : fa_fma(wt[lo + u], x[(lo + u) * xs], a, e);
@@ -1574,7 +1595,7 @@ merge_sum(const uint32_t *x, size_t xs, const uint32_t *wt, size_t ns,
         for (size_t w = 0; w < m->warps; w++) {
             uint32_t *vw = v + w * m->jw;
             size_t h0 = m->jw / 2;
-            if (m->fused && h0 >= 1) {
+            if (m->fused && m->spt == 0 && h0 >= 1) {
                 /* no mask between the product and the first addition:
                    the lane's own product fused with the other's rounded
                    one */
@@ -1590,14 +1611,26 @@ merge_sum(const uint32_t *x, size_t xs, const uint32_t *wt, size_t ns,
         }
         part[c] = m->warps > 1 ? butterfly(wv, m->warps / 2, e) : wv[0];
     }
-    /* the second stage: the chunks padded with +0 to a power of two */
+    /* the second stage: the chunks padded with +0 to a power of two, k;
+       lane u of cu adds its chunks u, u + cu, ... in order, then the
+       butterflies over its lanes and warps */
     {
-        size_t k = 1;
+        size_t k = 1, cu = (size_t)m->c_jw * m->c_warps;
+        if (m->chunks == 1)
+            return part[0];
         while (k < m->chunks)
             k *= 2;
         for (size_t c = m->chunks; c < k; c++)
             part[c] = FA_F32_ZERO;
-        return k > 1 ? butterfly(part, k / 2, e) : part[0];
+        for (size_t u = 0; u < cu; u++) {
+            v[u] = part[u];
+            for (size_t c = u + cu; c < k; c += cu)
+                v[u] = fa_add(v[u], part[c], e);
+        }
+        for (size_t w = 0; w < m->c_warps; w++)
+            wv[w] = m->c_jw > 1 ? butterfly(v + w * m->c_jw, m->c_jw / 2, e)
+                                : v[w * m->c_jw];
+        return m->c_warps > 1 ? butterfly(wv, m->c_warps / 2, e) : wv[0];
     }
 }
 

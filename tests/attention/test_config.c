@@ -556,6 +556,56 @@ START_TEST(test_dq_buffers)
 }
 END_TEST
 
+/* flex_decoding's merge configurations against those the H100 ran
+   (the recorded launches' TTGIR: threads, warps and layouts) */
+START_TEST(test_flex_merge_rule)
+{
+    fa_flex_merge m;
+
+    /* one row over 264 programs: XBLOCK 1, R0_BLOCK 512, 4 warps, four
+       contiguous programs a thread */
+    ck_assert_ptr_null(fa_flex_merge_rule(264, 1, &m));
+    ck_assert(m.persistent && m.fused);
+    ck_assert_uint_eq(m.spt, 4);
+    ck_assert_uint_eq(m.jw, 32);
+    ck_assert_uint_eq(m.warps, 4);
+    ck_assert_uint_eq(m.r0, 128);
+    ck_assert_uint_eq(m.chunks, 1);
+    /* its O: three chunks of 88, each looped (XBLOCK 2, R0_BLOCK 64, the
+       lanes and 2 warps along the programs), then the chunks over 2
+       lanes and 2 warps (XBLOCK 64, R0_BLOCK 4) */
+    ck_assert_ptr_null(fa_flex_merge_rule(264, 64, &m));
+    ck_assert(!m.persistent);
+    ck_assert_uint_eq(m.spt, 0);
+    ck_assert_uint_eq(m.chunks, 3);
+    ck_assert_uint_eq(m.r0, 64);
+    ck_assert_uint_eq(m.jw, 32);
+    ck_assert_uint_eq(m.warps, 2);
+    ck_assert_uint_eq(m.c_jw, 2);
+    ck_assert_uint_eq(m.c_warps, 2);
+    /* 132 programs, 16 query heads: two chunks, XBLOCK 16, R0_BLOCK 32 */
+    ck_assert_ptr_null(fa_flex_merge_rule(132, 1024, &m));
+    ck_assert_uint_eq(m.chunks, 2);
+    ck_assert_uint_eq(m.r0, 32);
+    ck_assert_uint_eq(m.jw, 8);
+    ck_assert_uint_eq(m.warps, 4);
+    /* 88 programs over 3 rows: one looped reduction of R0_BLOCK 64 */
+    ck_assert_ptr_null(fa_flex_merge_rule(88, 3, &m));
+    ck_assert_uint_eq(m.chunks, 1);
+    ck_assert_uint_eq(m.r0, 64);
+    /* refused: persistent and autotuned, one row's mask inside a thread,
+       four chunks */
+    ck_assert_ptr_nonnull(
+        strstr(fa_flex_merge_rule(16, 16, &m), "persistent reductions"));
+    ck_assert_ptr_nonnull(
+        strstr(fa_flex_merge_rule(266, 1, &m), "4 divides the programs"));
+    ck_assert_ptr_nonnull(
+        strstr(fa_flex_merge_rule(2, 1, &m), "129 to 1,024 programs"));
+    ck_assert_ptr_nonnull(
+        strstr(fa_flex_merge_rule(400, 64, &m), "four chunks or more"));
+}
+END_TEST
+
 int
 main(void)
 {
@@ -570,5 +620,6 @@ main(void)
     tcase_add_test(tc, test_output_formats);
     tcase_add_test(tc, test_scale);
     tcase_add_test(tc, test_workspace);
+    tcase_add_test(tc, test_flex_merge_rule);
     return tst_run_suite(s);
 }

@@ -54,6 +54,23 @@ for name in flex_dec_nq1 flex_dec_full_nq16_fp16 flex_dec_prefix_h4 \
     check_stages "$X/$name.safetensors" flex flex o,lse,dq,dk,dv
 done
 check_stages "$X/flex_dec_win_nq8_g4_fp16_d128.safetensors" flex flex o,lse
+# forward only: a window over 3 heads (88 programs, 2 floor(132 / 3):
+# one chunk, the looped reduction over 88); a window over 16 query heads
+# of 2 KV heads (132 programs in two chunks, 1,024 values of O per
+# program, 2,048 merge outputs: XBLOCK 16); no block mask with 100 rows
+# (BLOCK_M 128: one query block holds every row)
+for name in flex_dec_win_h3 flex_dec_win_h16_kv2 flex_dec_full_nq100; do
+    check_stages "$X/$name.safetensors" flex flex o,lse
+done
+# one row (1 head) over 264 programs, forward only: L by one persistent
+# inner reduction (four contiguous programs a thread, 128 threads), O by
+# three chunks of 88 whose sums a second stage adds over 2 lanes and 2
+# warps; under cuDNN's description O moves
+F=$X/flex_dec_win_h1.safetensors
+check_stages "$F" flex flex o,lse
+run diff --dump "$F" --o "$F:flex.o" --lse "$F:flex.lse" --policy cudnn \
+    --stage o,lse --no-exact --json
+expect_rc 1
 # the two warps side by side along the keys (rowsum_col_warps 2, also
 # at BLOCK_M 32): as one warp's row sum, O and LSE move
 "$BF16EMU" attn --policy flex-decode --describe >"$tmp/kd.json"

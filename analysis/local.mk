@@ -33,7 +33,8 @@ analysis_libanalysis_la_SOURCES = \
 	analysis/exact_decimal.h analysis/exact_decimal.c \
 	analysis/sdpa_dispatch_pt211_h200.h analysis/sdpa_dispatch_pt211_h200.c \
 	analysis/launch.h analysis/launch.c \
-	analysis/invariance.h analysis/invariance.c
+	analysis/invariance.h analysis/invariance.c \
+	analysis/trace_engine.h analysis/trace_engine.c
 analysis_libanalysis_la_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DBF16EMU_PKGDATADIR='"$(pkgdatadir)"'
 analysis_libanalysis_la_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) \

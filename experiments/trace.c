@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "analysis/exact_decimal.h"
+#include "analysis/trace_engine.h"
 #include "experiments/cli.h"
 
 #define CMD "trace"
@@ -21,9 +22,10 @@
  * error, flags, the stochastic draw) is read from the library's rounding
  * event of that operation.  The presentation of how the exact value came
  * about (exponent difference, aligned significands, shifted-out bits, the
- * exact sum, carry-out, normalisation) is computed here from the operand
- * bits with exact integer arithmetic on bit arrays, and checked against
- * the event's exact value; a mismatch is an internal error (exit 1).
+ * exact sum, carry-out, normalisation) is computed from the operand bits
+ * with exact integer arithmetic on bit arrays (analysis/trace_engine.h),
+ * and checked against the event's exact value; a mismatch is an internal
+ * error (exit 1).
  *
  * Every decimal shown (exact values, errors, fractions of an ulp, the
  * input errors of decimal operands) is computed here exactly with GMP from
@@ -32,285 +34,6 @@
  * written whole, a quotient or square root that does not end is written to
  * XDEC_DIGITS significant digits (each a true digit) and "...".
  */
-
-/*----------------------------------------------------------------------------
- * Exact binary numbers as bit arrays: (-1)^sign * sum bit[i] * 2^(lsb + i).
- * Wide enough for any value of the formats, their products and sums (an
- * FP32 sum spans at most ~280 bits; f64 conversions ~2100).
- *--------------------------------------------------------------------------*/
-#define XN_BITS 4608
-
-typedef struct
-{
-    bool sign;
-    int64_t lsb;
-    int64_t n; /* bits used, 0 <= n <= XN_BITS */
-    unsigned char bit[XN_BITS];
-} xnum;
-
-#define W_NONE INT64_MIN
-
-static void
-xn_zero(xnum *x)
-{
-    x->sign = false;
-    x->lsb = 0;
-    x->n = 0;
-}
-
-/* x = (-1)^sign * sig * 2^lsb */
-static void
-xn_set(xnum *x, bool sign, uint64_t sig, int64_t lsb)
-{
-    x->sign = sign;
-    x->lsb = lsb;
-    x->n = 0;
-    for (; sig != 0; sig >>= 1)
-        x->bit[x->n++] = (unsigned char)(sig & 1u);
-}
-
-/* The bit of weight 2^w (0 outside the array). */
-static unsigned
-xn_bit(const xnum *x, int64_t w)
-{
-    int64_t i;
-
-    if (w == W_NONE)
-        return 0;
-    i = w - x->lsb;
-    return (i >= 0 && i < x->n) ? x->bit[i] : 0u;
-}
-
-/* Weight of the highest / lowest 1 bit; W_NONE when x = 0. */
-static int64_t
-xn_top(const xnum *x)
-{
-    for (int64_t i = x->n - 1; i >= 0; i--)
-        if (x->bit[i])
-            return x->lsb + i;
-    return W_NONE;
-}
-
-static int64_t
-xn_low(const xnum *x)
-{
-    for (int64_t i = 0; i < x->n; i++)
-        if (x->bit[i])
-            return x->lsb + i;
-    return W_NONE;
-}
-
-static bool
-xn_is_zero(const xnum *x)
-{
-    return xn_top(x) == W_NONE;
-}
-
-/* Compare |a| and |b|: -1, 0, +1. */
-static int
-xn_cmp_mag(const xnum *a, const xnum *b)
-{
-    int64_t ta = xn_top(a), tb = xn_top(b), la, lb, lo;
-
-    if (ta == W_NONE || tb == W_NONE)
-        return ta == tb ? 0 : (ta == W_NONE ? -1 : 1);
-    if (ta != tb)
-        return ta > tb ? 1 : -1;
-    la = xn_low(a);
-    lb = xn_low(b);
-    lo = la < lb ? la : lb;
-    for (int64_t w = ta; w >= lo; w--) {
-        unsigned x = xn_bit(a, w), y = xn_bit(b, w);
-        if (x != y)
-            return x > y ? 1 : -1;
-    }
-    return 0;
-}
-
-/* z = a + b exactly (z must not alias a or b); false if too wide. */
-static bool
-xn_add(xnum *z, const xnum *a, const xnum *b)
-{
-    int64_t ta = xn_top(a), tb = xn_top(b), lo, hi;
-    const xnum *big = a, *small = b;
-    unsigned carry = 0;
-
-    if (ta == W_NONE) {
-        *z = *b;
-        return true;
-    }
-    if (tb == W_NONE) {
-        *z = *a;
-        return true;
-    }
-    lo = xn_low(a) < xn_low(b) ? xn_low(a) : xn_low(b);
-    hi = (ta > tb ? ta : tb) + 1;
-    if (hi - lo + 1 > XN_BITS)
-        return false;
-    z->lsb = lo;
-    z->n = hi - lo + 1;
-    if (a->sign == b->sign) {
-        z->sign = a->sign;
-        for (int64_t i = 0; i < z->n; i++) {
-            unsigned s = xn_bit(a, lo + i) + xn_bit(b, lo + i) + carry;
-            z->bit[i] = (unsigned char)(s & 1u);
-            carry = s >> 1;
-        }
-        return true;
-    }
-    if (xn_cmp_mag(a, b) < 0) {
-        big = b;
-        small = a;
-    }
-    z->sign = big->sign;
-    for (int64_t i = 0; i < z->n; i++) {
-        int s = (int)xn_bit(big, lo + i) - (int)xn_bit(small, lo + i)
-                - (int)carry;
-        carry = s < 0;
-        z->bit[i] = (unsigned char)(s < 0 ? s + 2 : s);
-    }
-    if (xn_is_zero(z))
-        z->sign = false;
-    return true;
-}
-
-/* z = a * b exactly (no aliasing); false if too wide. */
-static bool
-xn_mul(xnum *z, const xnum *a, const xnum *b)
-{
-    if (a->n + b->n + 1 > XN_BITS)
-        return false;
-    z->sign = a->sign != b->sign;
-    z->lsb = a->lsb + b->lsb;
-    z->n = a->n + b->n + 1;
-    memset(z->bit, 0, (size_t)z->n);
-    for (int64_t i = 0; i < a->n; i++) {
-        unsigned carry = 0;
-        if (!a->bit[i])
-            continue;
-        for (int64_t k = 0; k < b->n || carry; k++) {
-            unsigned s = z->bit[i + k] + (k < b->n ? b->bit[k] : 0u) + carry;
-            z->bit[i + k] = (unsigned char)(s & 1u);
-            carry = s >> 1;
-        }
-    }
-    return true;
-}
-
-static void
-xn_from_dyadic(xnum *x, const sf_dyadic *d)
-{
-    x->sign = d->sign;
-    x->lsb = d->exp;
-    x->n = 128;
-    for (int i = 0; i < 64; i++) {
-        x->bit[i] = (unsigned char)((d->lo >> i) & 1u);
-        x->bit[64 + i] = (unsigned char)((d->hi >> i) & 1u);
-    }
-}
-
-/* The top 128 bits of x as a dyadic; tail set when lower bits are
-   non-zero (then |x| is slightly larger than the window). */
-static void
-xn_to_dyadic(const xnum *x, sf_dyadic *d)
-{
-    int64_t top = xn_top(x), base;
-
-    memset(d, 0, sizeof *d);
-    if (top == W_NONE)
-        return;
-    base = top - 127;
-    if (base > xn_low(x))
-        d->tail = true;
-    if (base < xn_low(x))
-        base = xn_low(x);
-    d->sign = x->sign;
-    d->exp = (int32_t)base;
-    for (int i = 0; i < 128; i++) {
-        uint64_t v = xn_bit(x, base + i);
-        if (i < 64)
-            d->lo |= v << i;
-        else
-            d->hi |= v << (i - 64);
-    }
-}
-
-/* Q = x exactly. */
-static void
-xn_to_mpq(const xnum *x, mpq_t q)
-{
-    mpz_t z;
-
-    mpz_init(z);
-    for (int64_t i = 0; i < x->n; i++)
-        if (x->bit[i])
-            mpz_setbit(z, (mp_bitcnt_t)i);
-    xdec_set_dyadic(q, x->sign, z, x->lsb);
-    mpz_clear(z);
-}
-
-/* Weight of the lowest 1 bit of a dyadic's window (W_NONE if none).  The
-   library normalises an event's window to 128 bits, so when its tail is
-   set the zero bits below this one are padding, not known digits: the true
-   value lies strictly between W 2^exp and W 2^exp + 2^low. */
-static int64_t
-dyadic_low(const sf_dyadic *d)
-{
-    for (int i = 0; i < 128; i++)
-        if (i < 64 ? (d->lo >> i) & 1u : (d->hi >> (i - 64)) & 1u)
-            return (int64_t)d->exp + i;
-    return W_NONE;
-}
-
-/* Whether x is the exact value the event reports in D: x agrees with the
-   window down to the window's lowest 1 bit, and has further bits below it
-   exactly when D's tail is set. */
-static bool
-xn_matches(const xnum *x, const sf_dyadic *d)
-{
-    bool zero = xn_is_zero(x);
-    bool dzero = d->hi == 0 && d->lo == 0 && !d->tail;
-    int64_t low = dyadic_low(d);
-
-    if (zero || dzero)
-        return zero && dzero;
-    if (low == W_NONE || x->sign != d->sign
-        || xn_top(x) > (int64_t)d->exp + 127)
-        return false;
-    for (int64_t w = (int64_t)d->exp + 127; w >= low; w--) {
-        int64_t i = w - d->exp;
-        unsigned v = i < 64 ? (unsigned)(d->lo >> i) & 1u
-                            : (unsigned)(d->hi >> (i - 64)) & 1u;
-        if (xn_bit(x, w) != v)
-            return false;
-    }
-    return (xn_low(x) < low) == d->tail;
-}
-
-/* Whether v lies where the dyadic D says: equal to it when its tail is
-   clear, else of its sign and strictly between W 2^exp and (W + 1) 2^exp
-   (the sf_dyadic contract).  Used for the event's error. */
-static bool
-xn_within(const xnum *v, const sf_dyadic *d)
-{
-    xnum *w;
-    bool ok;
-
-    if (!d->tail)
-        return xn_matches(v, d);
-    if (xn_is_zero(v) || v->sign != d->sign)
-        return false;
-    w = malloc(3 * sizeof *w);
-    if (w == NULL)
-        return false;
-    xn_from_dyadic(&w[0], d);
-    w[0].sign = false;
-    xn_set(&w[1], false, 1, d->exp);
-    ok = xn_add(&w[2], &w[0], &w[1]);
-    ok = ok && xn_cmp_mag(&w[0], v) < 0 && xn_cmp_mag(v, &w[2]) < 0;
-    free(w);
-    return ok;
-}
 
 /*----------------------------------------------------------------------------
  * Bit strings.  A run of RUN_MIN or more equal bits is written "b{n}"
@@ -358,7 +81,7 @@ grid_sym(const grid_row *r, int64_t w, int64_t point)
 {
     if (w > point) {
         int64_t top = xn_top(r->x);
-        if (top == W_NONE || top < w)
+        if (top == XN_NONE || top < w)
             return ' ';
     }
     return (char)('0' + xn_bit(r->x, w));
@@ -430,92 +153,6 @@ buf_str(const cli_buf *b)
     return b->p != NULL ? b->p : "";
 }
 
-/*----------------------------------------------------------------------------
- * Operands: the fields of a bit pattern.
- *--------------------------------------------------------------------------*/
-typedef enum
-{
-    K_ZERO,
-    K_FINITE,
-    K_INF,
-    K_NAN
-} kind;
-
-typedef struct
-{
-    const sf_format *f;
-    uint64_t bits;
-    kind k;
-    bool sign;
-    bool daz;       /* a subnormal read as zero */
-    bool subnormal; /* the encoding is subnormal */
-    int64_t e;      /* exponent of the leading (hidden) position */
-    uint64_t sig;   /* significand with the hidden bit */
-} opnd;
-
-static unsigned
-exp_field(const sf_format *f, uint64_t bits)
-{
-    return (unsigned)((bits & f->exp_mask) >> (f->frac_bits + f->pad_bits));
-}
-
-static uint64_t
-frac_field(const sf_format *f, uint64_t bits)
-{
-    return (bits & f->frac_mask) >> f->pad_bits;
-}
-
-static void
-decode(const sf_format *f, uint64_t bits, bool daz, opnd *o)
-{
-    unsigned field = exp_field(f, bits);
-    uint64_t frac = frac_field(f, bits);
-    unsigned ones = (1u << f->exp_bits) - 1;
-
-    memset(o, 0, sizeof *o);
-    o->f = f;
-    o->bits = bits;
-    o->sign = (bits & f->sign_mask) != 0;
-    if (sf_is_nan(f, bits)) {
-        o->k = K_NAN;
-        return;
-    }
-    if (field == ones && f->specials == SF_SPECIALS_IEEE) {
-        o->k = K_INF;
-        return;
-    }
-    if (field == 0) {
-        if (frac == 0) {
-            o->k = K_ZERO;
-            return;
-        }
-        o->subnormal = true;
-        if (daz) {
-            o->k = K_ZERO;
-            o->daz = true;
-            return;
-        }
-        o->k = K_FINITE;
-        o->e = f->emin;
-        o->sig = frac;
-        return;
-    }
-    o->k = K_FINITE;
-    o->e = (int64_t)field - f->bias;
-    o->sig = frac | ((uint64_t)1 << f->frac_bits);
-}
-
-/* The exact value of a finite operand. */
-static void
-opnd_value(const opnd *o, xnum *x)
-{
-    if (o->k != K_FINITE)
-        xn_zero(x);
-    else
-        xn_set(x, o->sign, o->sig, o->e - (int64_t)o->f->frac_bits);
-    if (o->k == K_ZERO)
-        x->sign = o->sign;
-}
 
 /* "bf16:0xC013" */
 static void
@@ -572,21 +209,6 @@ class_name(const sf_format *f, uint64_t bits)
 /*----------------------------------------------------------------------------
  * The trace context.
  *--------------------------------------------------------------------------*/
-typedef struct
-{
-    sf_event ev;
-    int count;
-} capture;
-
-static void
-on_event(void *user, const sf_event *ev)
-{
-    capture *c = user;
-
-    c->ev = *ev;
-    c->count++;
-}
-
 typedef enum
 {
     OP_ACCUMULATE,
@@ -632,10 +254,10 @@ typedef struct
     /* the traced arithmetic, and the conversions of operands */
     sf_env env;
     sf_event_sink sink;
-    capture cap;
+    te_capture cap;
     sf_env conv_env;
     sf_event_sink conv_sink;
-    capture conv_cap;
+    te_capture conv_cap;
     int n_roundings, n_inexact;
 } trace_ctx;
 
@@ -673,7 +295,7 @@ sgr(const trace_ctx *t, const char *seq)
 
 /* Whether the operation just run reported exactly one rounding event. */
 static bool
-took_one_event(trace_ctx *t, const capture *c, const char *what)
+took_one_event(trace_ctx *t, const te_capture *c, const char *what)
 {
     if (c->count != 1) {
         internal_error(t, "%s reported %d rounding events (expected 1)",
@@ -691,17 +313,17 @@ static void
 put_fields(trace_ctx *t, const sf_format *f, uint64_t bits)
 {
     char e[16], fr[64];
-    opnd o;
+    te_opnd o;
 
-    decode(f, bits, false, &o);
-    bits_str(e, exp_field(f, bits), f->exp_bits);
-    bits_str(fr, frac_field(f, bits), f->frac_bits);
+    te_decode(f, bits, false, &o);
+    bits_str(e, te_exp_field(f, bits), f->exp_bits);
+    bits_str(fr, te_frac_field(f, bits), f->frac_bits);
     cli_buf_printf(t->b, "%s%u%s %s%s%s ", sgr(t, SGR_SIGN),
                    (unsigned)o.sign, sgr(t, SGR_RESET), sgr(t, SGR_EXP), e,
                    sgr(t, SGR_RESET));
-    if (o.k == K_FINITE || o.k == K_ZERO)
+    if (o.k == TE_FINITE || o.k == TE_ZERO)
         cli_buf_printf(t->b, "%s%u.%s%s",
-                       sgr(t, SGR_FRAC), exp_field(f, bits) != 0 ? 1u : 0u,
+                       sgr(t, SGR_FRAC), te_exp_field(f, bits) != 0 ? 1u : 0u,
                        fr, sgr(t, SGR_RESET));
     else
         cli_buf_printf(t->b, "%s%s%s", sgr(t, SGR_FRAC), fr,
@@ -727,26 +349,26 @@ static void
 json_value(trace_ctx *t, const char *key, const sf_format *f, uint64_t bits)
 {
     char buf[DEC_MAX], e[16], fr[64];
-    opnd o;
+    te_opnd o;
 
-    decode(f, bits, false, &o);
+    te_decode(f, bits, false, &o);
     cli_json_object_begin(t->j, key);
     cli_json_string(t->j, "format", f->name);
     ref_str(buf, sizeof buf, f, bits);
     cli_json_string(t->j, "bits", strchr(buf, ':') + 1);
     cli_json_string(t->j, "class", class_name(f, bits));
     cli_json_int(t->j, "sign", o.sign);
-    bits_str(e, exp_field(f, bits), f->exp_bits);
+    bits_str(e, te_exp_field(f, bits), f->exp_bits);
     cli_json_string(t->j, "exponent_bits", e);
-    bits_str(fr, frac_field(f, bits), f->frac_bits);
+    bits_str(fr, te_frac_field(f, bits), f->frac_bits);
     cli_json_string(t->j, "fraction_bits", fr);
-    if (o.k == K_FINITE || o.k == K_ZERO) {
+    if (o.k == TE_FINITE || o.k == TE_ZERO) {
         char sig[80];
-        snprintf(sig, sizeof sig, "%u.%s", exp_field(f, bits) != 0 ? 1u : 0u,
+        snprintf(sig, sizeof sig, "%u.%s", te_exp_field(f, bits) != 0 ? 1u : 0u,
                  fr);
         cli_json_string(t->j, "significand", sig);
         cli_json_int(t->j, "exponent",
-                     o.k == K_FINITE ? (long long)o.e : 0);
+                     o.k == TE_FINITE ? (long long)o.e : 0);
     } else {
         cli_json_null(t->j, "significand");
         cli_json_null(t->j, "exponent");
@@ -764,7 +386,7 @@ put_exact_binary(cli_buf *b, const xnum *x, bool tail)
 {
     int64_t top = xn_top(x), low = xn_low(x);
 
-    if (top == W_NONE) {
+    if (top == XN_NONE) {
         cli_buf_puts(b, x->sign ? "-0" : "0");
         return;
     }
@@ -781,30 +403,13 @@ put_exact_binary(cli_buf *b, const xnum *x, bool tail)
 /*----------------------------------------------------------------------------
  * Rounding: the split at the ulp, the decision, the result, the error.
  *--------------------------------------------------------------------------*/
-typedef struct
-{
-    const char *title; /* "f32 addition" */
-    const sf_format *f;
-    sf_round mode;
-    sf_event ev;
-    xnum exact;        /* exact value (the event's window when tail) */
-    bool tail;
-    /* where the exact value comes from, for its decimal: EX_BITS, the
-       bits in exact; EX_DIV, ex_a / ex_b; EX_SQRT, sqrt(ex_a) */
-    enum { EX_BITS, EX_DIV, EX_SQRT } ex_kind;
-    opnd ex_a, ex_b;
-    bool special;      /* no rounding happened: NaN, Inf, exact zero */
-    const char *special_why;
-    const char *context; /* first sentence of --explain, or NULL */
-} rounding;
-
 /* Derived split of the exact value at the event's ulp. */
 typedef struct
 {
     cli_buf kept, kept_frac, sticky_bits, discarded, fraction_ulps;
     int64_t hidden_w; /* weight of the hidden-bit position */
-    unsigned g, r, s, lsb;
-    uint64_t sr_f;    /* SR: the 64-bit discarded fraction F */
+    te_ulp_bits u;    /* the bits at the ulp; SR: the 64-bit discarded
+                         fraction F (u.sr_f) */
 } split;
 
 static void
@@ -817,109 +422,14 @@ split_free(split *s)
     cli_buf_free(&s->fraction_ulps);
 }
 
-/* Q = the value of a finite or zero operand. */
-static void
-opnd_to_mpq(const opnd *o, mpq_t q)
-{
-    mpz_t z;
-
-    if (o->k != K_FINITE) {
-        mpq_set_ui(q, 0, 1);
-        return;
-    }
-    mpz_init(z);
-    mpz_import(z, 1, -1, sizeof o->sig, 0, 0, &o->sig);
-    xdec_set_dyadic(q, o->sign, z, o->e - (int64_t)o->f->frac_bits);
-    mpz_clear(z);
-}
-
-/* Q = Q * 2^e. */
-static void
-mpq_scale2(mpq_t q, int64_t e)
-{
-    if (e >= 0)
-        mpq_mul_2exp(q, q, (mp_bitcnt_t)e);
-    else
-        mpq_div_2exp(q, q, (mp_bitcnt_t)-e);
-}
-
-typedef enum
-{
-    V_EXACT,     /* the exact value v */
-    V_ERROR,     /* result - v */
-    V_ERROR_ULP, /* (result - v) / ulp */
-    V_DISCARDED  /* the discarded part of |v|, in ulps */
-} quantity;
-
-/* The exact decimal of a quantity of rounding R, from malloc (NULL when
-   memory runs out).  v = A + B sqrt(C), computed from the operand bits. */
-static char *
-rounding_str(const rounding *r, quantity k)
-{
-    mpq_t a, b, c, x;
-    mpz_t z;
-    int64_t u = r->ev.ulp_exp;
-    char *str;
-
-    mpq_init(a);
-    mpq_init(b);
-    mpq_init(c);
-    mpq_init(x);
-    mpz_init(z);
-    switch (r->ex_kind) {
-    case EX_DIV:
-        opnd_to_mpq(&r->ex_a, a);
-        opnd_to_mpq(&r->ex_b, x);
-        mpq_div(a, a, x);
-        break;
-    case EX_SQRT:
-        opnd_to_mpq(&r->ex_a, c);
-        mpq_set_ui(b, 1, 1);
-        break;
-    case EX_BITS:
-    default:
-        xn_to_mpq(&r->exact, a);
-        break;
-    }
-    if (k == V_ERROR || k == V_ERROR_ULP) {
-        opnd o;
-        decode(r->f, r->ev.result, false, &o);
-        opnd_to_mpq(&o, x);
-        mpq_sub(a, x, a);
-        mpq_neg(b, b);
-    } else if (k == V_DISCARDED) {
-        /* |v| / ulp minus the kept bits (those at and above the ulp; the
-           window's when v does not end, which are v's) */
-        if (r->exact.sign) {
-            mpq_neg(a, a);
-            mpq_neg(b, b);
-        }
-        for (int64_t i = 0; i < r->exact.n; i++)
-            if (r->exact.bit[i] && r->exact.lsb + i >= u)
-                mpz_setbit(z, (mp_bitcnt_t)(r->exact.lsb + i - u));
-    }
-    if (k == V_ERROR_ULP || k == V_DISCARDED) {
-        mpq_scale2(a, -u);
-        mpq_scale2(b, -u);
-        mpq_set_z(x, z);
-        mpq_sub(a, a, x);
-    }
-    str = xdec_sqrt_affine(a, b, c);
-    mpq_clear(a);
-    mpq_clear(b);
-    mpq_clear(c);
-    mpq_clear(x);
-    mpz_clear(z);
-    return str;
-}
-
 /* S, or a marker when memory ran out. */
 #define STR_OR(s) ((s) != NULL ? (s) : "(out of memory)")
 
 static void
-make_split(trace_ctx *t, const rounding *r, split *s)
+make_split(trace_ctx *t, const te_rounding *r, split *s)
 {
     const sf_event *ev = &r->ev;
+    char why[512];
     int64_t u = ev->ulp_exp, low = xn_low(&r->exact);
     int64_t fb = (int64_t)r->f->frac_bits;
 
@@ -930,46 +440,30 @@ make_split(trace_ctx *t, const rounding *r, split *s)
     cli_buf_init(&s->fraction_ulps);
     s->hidden_w = u + fb;
     put_bits(&s->kept, &r->exact, u + fb, u, u + fb);
-    put_bits(&s->kept_frac, &r->exact, u + fb - 1, u, W_NONE);
-    s->lsb = xn_bit(&r->exact, u);
-    s->g = xn_bit(&r->exact, u - 1);
-    s->r = xn_bit(&r->exact, u - 2);
-    s->s = (low != W_NONE && low < u - 2) || r->tail;
-    if (low != W_NONE && low < u - 2)
-        put_bits(&s->sticky_bits, &r->exact, u - 3, low, W_NONE);
+    put_bits(&s->kept_frac, &r->exact, u + fb - 1, u, XN_NONE);
+    if (low != XN_NONE && low < u - 2)
+        put_bits(&s->sticky_bits, &r->exact, u - 3, low, XN_NONE);
     else if (!r->tail)
         cli_buf_puts(&s->sticky_bits, "(none)");
     if (r->tail)
         cli_buf_puts(&s->sticky_bits, "...");
-    if (low != W_NONE && low < u)
-        put_bits(&s->discarded, &r->exact, u - 1, low, W_NONE);
+    if (low != XN_NONE && low < u)
+        put_bits(&s->discarded, &r->exact, u - 1, low, XN_NONE);
     if (r->tail)
         cli_buf_puts(&s->discarded, "...");
 
     /* the discarded fraction of an ulp, exactly */
     {
-        char *d = rounding_str(r, V_DISCARDED);
+        char *d = te_rounding_str(r, TE_V_DISCARDED);
         if (d == NULL)
             internal_error(t, "out of memory");
         cli_buf_puts(&s->fraction_ulps, STR_OR(d));
         free(d);
     }
 
-    /* SR: F = top 64 discarded bits, lower ones jammed into its last bit */
-    s->sr_f = 0;
-    for (int i = 1; i <= 64; i++)
-        s->sr_f = (s->sr_f << 1) | xn_bit(&r->exact, u - i);
-    if ((low != W_NONE && low < u - 64) || r->tail)
-        s->sr_f |= 1u;
-
     /* the displayed bits must be the event's */
-    if (!r->special && (s->g != ev->guard || s->r != ev->round
-                        || s->s != ev->sticky || s->lsb != ev->lsb))
-        internal_error(t, "%s: the bits at the ulp 2^%d (last %u, guard %u, "
-                       "round %u, sticky %u) differ from the rounding "
-                       "event's (last %u, guard %u, round %u, sticky %u)",
-                       r->title, ev->ulp_exp, s->lsb, s->g, s->r, s->s,
-                       ev->lsb, ev->guard, ev->round, ev->sticky);
+    if (!te_ulp_bits_get(r, &s->u, why, sizeof why))
+        internal_error(t, "%s", why);
 }
 
 static const char *
@@ -981,11 +475,11 @@ dir_word(int dir)
 /* One line: what the mode did with these bits, and why.  Also checks the
    event's direction against the documented rule of the mode. */
 static void
-decision_text(trace_ctx *t, const rounding *r, const split *s, cli_buf *o)
+decision_text(trace_ctx *t, const te_rounding *r, const split *s, cli_buf *o)
 {
     const sf_event *ev = &r->ev;
     bool neg = ev->exact.sign, inexact = ev->guard || ev->round || ev->sticky;
-    int expect = 0;
+    int expect = te_expected_dir(r, &s->u);
     const char *mag = ev->dir > 0 ? "up in magnitude (away from zero)"
                                   : "down in magnitude (toward zero)";
 
@@ -1014,22 +508,18 @@ decision_text(trace_ctx *t, const rounding *r, const split *s, cli_buf *o)
     switch (r->mode) {
     case SF_RNE:
         if (ev->tie) {
-            expect = ev->lsb ? 1 : -1;
             cli_buf_printf(o, "a tie (guard 1, round 0, sticky 0): ties go "
                            "to the even neighbour; the last kept bit is %u, "
                            "so round %s", ev->lsb, mag);
         } else if (ev->guard) {
-            expect = 1;
             cli_buf_printf(o, "guard 1, and round or sticky 1: more than "
                            "half an ulp is discarded, so round %s", mag);
         } else {
-            expect = -1;
             cli_buf_printf(o, "guard 0: less than half an ulp is discarded, "
                            "so round %s", mag);
         }
         break;
     case SF_RNA:
-        expect = ev->guard ? 1 : -1;
         if (ev->tie)
             cli_buf_printf(o, "a tie (guard 1, round 0, sticky 0): ties go "
                            "away from zero, so round %s", mag);
@@ -1041,22 +531,18 @@ decision_text(trace_ctx *t, const rounding *r, const split *s, cli_buf *o)
                            "so round %s", mag);
         break;
     case SF_RTZ:
-        expect = -1;
         cli_buf_printf(o, "toward zero: the discarded bits are dropped, "
                        "round %s", mag);
         break;
     case SF_RDN:
-        expect = neg ? 1 : -1;
         cli_buf_printf(o, "toward negative on a %s value: round %s",
                        neg ? "negative" : "positive", mag);
         break;
     case SF_RUP:
-        expect = neg ? -1 : 1;
         cli_buf_printf(o, "toward positive on a %s value: round %s",
                        neg ? "negative" : "positive", mag);
         break;
     case SF_ROD:
-        expect = ev->lsb ? -1 : 1;
         if (ev->lsb)
             cli_buf_printf(o, "round to odd: inexact and the last kept bit "
                            "is already 1, so round %s", mag);
@@ -1066,14 +552,13 @@ decision_text(trace_ctx *t, const rounding *r, const split *s, cli_buf *o)
         break;
     case SF_SR: {
         char f[DEC_MAX];
-        sf_dyadic p = {false, false, -64, 0, s->sr_f};
+        sf_dyadic p = {false, false, -64, 0, s->u.sr_f};
         double u = (double)ev->sr_random / 18446744073709551616.0;
-        expect = ev->sr_random < s->sr_f ? 1 : -1;
         cli_buf_printf(o, "stochastic: P(up) = F/2^64 = %s; draw U = "
                        "0x%016" PRIX64 " (U/2^64 = %.6f) %s F = 0x%016"
                        PRIX64 ", so round %s",
                        dyadic_str(f, sizeof f, &p), ev->sr_random, u,
-                       expect > 0 ? "<" : ">=", s->sr_f, mag);
+                       expect > 0 ? "<" : ">=", s->u.sr_f, mag);
         break;
     }
     default:
@@ -1133,7 +618,7 @@ put_wrapped(cli_buf *b, const char *text, const char *indent)
 
 /* The --explain paragraph, from the event facts. */
 static void
-explain_text(const rounding *r, const split *s, cli_buf *o)
+explain_text(const te_rounding *r, const split *s, cli_buf *o)
 {
     const sf_event *ev = &r->ev;
     bool neg = ev->exact.sign;
@@ -1230,7 +715,7 @@ explain_text(const rounding *r, const split *s, cli_buf *o)
         break;
     case SF_SR: {
         char f[DEC_MAX];
-        sf_dyadic p = {false, false, -64, 0, s->sr_f};
+        sf_dyadic p = {false, false, -64, 0, s->u.sr_f};
         cli_buf_printf(o, "Stochastic rounding rounds up in magnitude with "
                        "probability equal to the discarded fraction, here "
                        "%s; the random draw U/2^64 = %.6f was %s it, so "
@@ -1257,8 +742,8 @@ explain_text(const rounding *r, const split *s, cli_buf *o)
                                  SF_PRINT_EXACT));
         return;
     }
-    err = rounding_str(r, V_ERROR);
-    ub = rounding_str(r, V_ERROR_ULP);
+    err = te_rounding_str(r, TE_V_ERROR);
+    ub = te_rounding_str(r, TE_V_ERROR_ULP);
     cli_buf_printf(o, "The result is %s = %s; the error (result - exact) is "
                    "%s = %s ulp", res,
                    value_str(dec, sizeof dec, r->f, ev->result,
@@ -1280,7 +765,7 @@ explain_text(const rounding *r, const split *s, cli_buf *o)
 }
 
 static void
-show_rounding(trace_ctx *t, const rounding *r)
+show_rounding(trace_ctx *t, const te_rounding *r)
 {
     const sf_event *ev = &r->ev;
     split s;
@@ -1292,9 +777,9 @@ show_rounding(trace_ctx *t, const rounding *r)
     make_split(t, r, &s);
     if (!r->special) {
         /* computed exactly here; the event's windows are only checked */
-        xs = rounding_str(r, V_EXACT);
-        es = rounding_str(r, V_ERROR);
-        us = rounding_str(r, V_ERROR_ULP);
+        xs = te_rounding_str(r, TE_V_EXACT);
+        es = te_rounding_str(r, TE_V_ERROR);
+        us = te_rounding_str(r, TE_V_ERROR_ULP);
         if (xs == NULL || es == NULL || us == NULL)
             internal_error(t, "out of memory");
     } else {
@@ -1350,11 +835,11 @@ show_rounding(trace_ctx *t, const rounding *r)
         cli_json_string(t->j, "decision", buf_str(&dec_line));
         if (r->mode == SF_SR && !r->special) {
             char f[DEC_MAX];
-            sf_dyadic p = {false, false, -64, 0, s.sr_f};
+            sf_dyadic p = {false, false, -64, 0, s.u.sr_f};
             cli_json_object_begin(t->j, "sr");
             snprintf(buf, sizeof buf, "0x%016" PRIX64, ev->sr_random);
             cli_json_string(t->j, "draw", buf);
-            snprintf(buf, sizeof buf, "0x%016" PRIX64, s.sr_f);
+            snprintf(buf, sizeof buf, "0x%016" PRIX64, s.u.sr_f);
             cli_json_string(t->j, "threshold", buf);
             cli_json_string(t->j, "p_up", dyadic_str(f, sizeof f, &p));
             cli_json_object_end(t->j);
@@ -1432,220 +917,53 @@ show_rounding(trace_ctx *t, const rounding *r)
     free(us);
 }
 
-/* Fill R from the captured event; X is the exact value computed here (NULL
-   to take the event's window: division and square root).  Checks them
-   against each other. */
+
+
+
+/* The alignment of a + b as JSON. */
 static void
-setup_rounding(trace_ctx *t, rounding *r, const char *title,
-               const sf_format *f, sf_round mode, const sf_event *ev,
-               const xnum *x)
+alignment_json(trace_ctx *t, const te_alignment *al, const char *big_name,
+               const cli_buf *shifted)
 {
-    memset(r, 0, sizeof *r);
-    r->title = title;
-    r->f = f;
-    r->mode = mode;
-    r->ev = *ev;
-    r->ex_kind = EX_BITS;
-    if (x != NULL) {
-        r->exact = *x;
-        r->tail = false;
-    } else {
-        xn_from_dyadic(&r->exact, &ev->exact);
-        r->tail = ev->exact.tail;
-    }
-    if (ev->exact.hi == 0 && ev->exact.lo == 0 && !ev->exact.tail) {
-        r->special = true;
-        if (sf_is_nan(f, ev->result))
-            r->special_why = "the result is a NaN";
-        else if (sf_is_inf(f, ev->result))
-            r->special_why = "the result is an exact infinity";
-        else
-            r->special_why = "the result is an exact zero";
-        if (x != NULL && !xn_is_zero(x) && !sf_is_nan(f, ev->result)
-            && !sf_is_inf(f, ev->result))
-            internal_error(t, "%s: the exact value computed here is not "
-                           "zero but the rounding event reports zero", title);
-        return;
-    }
-    if (x != NULL && !xn_matches(x, &ev->exact)) {
-        char mine[DEC_MAX], lib[DEC_MAX];
-        sf_dyadic d;
-        xn_to_dyadic(x, &d);
-        internal_error(t, "%s: the exact value shown (%s) differs from the "
-                       "rounding event's exact value (%s)", title,
-                       dyadic_str(mine, sizeof mine, &d),
-                       dyadic_str(lib, sizeof lib, &ev->exact));
-        return;
-    }
-    /* the error shown is the event's: check it against result - exact */
-    if (x != NULL && !ev->error_infinite) {
-        xnum *v = malloc(3 * sizeof *v);
-        opnd o;
-        if (v == NULL) {
-            internal_error(t, "out of memory");
-            return;
-        }
-        decode(f, ev->result, false, &o);
-        opnd_value(&o, &v[0]);
-        v[1] = *x;
-        v[1].sign = !v[1].sign;
-        if (xn_add(&v[2], &v[0], &v[1]) && !xn_within(&v[2], &ev->error)) {
-            char mine[DEC_MAX], lib[DEC_MAX];
-            sf_dyadic d;
-            xn_to_dyadic(&v[2], &d);
-            internal_error(t, "%s: the rounding event's error (%s) is not "
-                           "result - exact (%s)", title,
-                           dyadic_str(lib, sizeof lib, &ev->error),
-                           dyadic_str(mine, sizeof mine, &d));
-        }
-        free(v);
-    }
+    cli_buf rows[3];
+
+    cli_json_object_begin(t->j, "alignment");
+    cli_json_bool(t->j, "zero_operand", false);
+    cli_json_string(t->j, "larger", big_name);
+    cli_json_int(t->j, "exponent_larger", (long long)al->exp_big);
+    cli_json_int(t->j, "exponent_smaller", (long long)al->exp_small);
+    cli_json_int(t->j, "exponent_difference", (long long)al->diff);
+    cli_json_int(t->j, "shift", (long long)al->diff);
+    cli_json_string(t->j, "operation",
+                    al->subtract ? "subtract magnitudes" : "add magnitudes");
+    for (int i = 0; i < 3; i++)
+        cli_buf_init(&rows[i]);
+    put_bits(&rows[0], &al->mag_big, al->point, al->lo, al->point);
+    put_bits(&rows[1], &al->mag_small, al->point, al->lo, al->point);
+    put_bits(&rows[2], &al->mag_sum, al->hi, al->lo, al->point);
+    cli_json_string(t->j, "aligned_larger", buf_str(&rows[0]));
+    cli_json_string(t->j, "aligned_smaller", buf_str(&rows[1]));
+    cli_json_string(t->j, "shifted_out", buf_str(shifted));
+    cli_json_int(t->j, "shifted_out_count", (long long)al->n_shifted);
+    cli_json_string(t->j, "sum_magnitude", buf_str(&rows[2]));
+    cli_json_int(t->j, "carry_out", al->carry);
+    cli_json_int(t->j, "normalisation_shift", (long long)al->norm);
+    cli_json_int(t->j, "exponent_result", (long long)al->exp_result);
+    for (int i = 0; i < 3; i++)
+        cli_buf_free(&rows[i]);
+    cli_json_object_end(t->j);
 }
 
-/*----------------------------------------------------------------------------
- * Alignment of an addition, computed from the operand bits.
- *--------------------------------------------------------------------------*/
-typedef struct
-{
-    const char *name; /* "a", "acc", "a*b" */
-    xnum x;           /* exact signed value */
-    int64_t lead;     /* weight of the leading significand position */
-    int64_t last;     /* weight of the last significand position */
-    bool zero;
-} addend;
-
-typedef struct
-{
-    bool any_zero;
-    int64_t exp_big, exp_small, diff;
-    bool swapped;      /* b has the larger exponent or magnitude */
-    bool subtract;     /* signs differ */
-    int64_t n_shifted; /* bits of the smaller operand below the larger's */
-    bool shifted_nonzero;
-    cli_buf shifted;   /* those bits */
-    unsigned carry;    /* carry-out of the significand */
-    int64_t norm;      /* normalisation: +1 right, -k left by k, 0 */
-    int64_t exp_result;
-    xnum sum;          /* exact signed sum */
-} alignment;
-
+/* The alignment of a + b as text: the shift, the aligned rows, the
+   normalisation. */
 static void
-addend_from_opnd(addend *a, const char *name, const opnd *o)
+alignment_text(trace_ctx *t, const te_alignment *al, const te_addend *a,
+               const te_addend *b, const cli_buf *shifted)
 {
-    a->name = name;
-    opnd_value(o, &a->x);
-    a->zero = o->k != K_FINITE;
-    a->lead = o->e;
-    a->last = o->e - (int64_t)o->f->frac_bits;
-}
-
-/* Compute and show the alignment of a + b (b already negated for a
-   subtraction). */
-static void
-show_alignment(trace_ctx *t, const addend *a, const addend *b,
-               alignment *al)
-{
-    const addend *big = a, *small = b;
-    xnum *mags = malloc(3 * sizeof *mags);
-    int64_t point, hi, lo;
-    char buf[256];
-
-    memset(al, 0, sizeof *al);
-    cli_buf_init(&al->shifted);
-    xn_zero(&al->sum);
-    if (mags == NULL) {
-        internal_error(t, "out of memory");
-        return;
-    }
-#define mag_big mags[0]
-#define mag_small mags[1]
-#define mag_sum mags[2]
-    if (a->zero || b->zero) {
-        al->any_zero = true;
-        if (!xn_add(&al->sum, &a->x, &b->x))
-            internal_error(t, "an exact sum is too wide to show");
-        if (t->j == NULL)
-            cli_buf_printf(t->b, "  %s is zero: the exact sum is the other "
-                           "operand\n", a->zero ? a->name : b->name);
-        else {
-            cli_json_object_begin(t->j, "alignment");
-            cli_json_bool(t->j, "zero_operand", true);
-            cli_json_object_end(t->j);
-        }
-        goto done;
-    }
-    al->subtract = a->x.sign != b->x.sign;
-    if (al->subtract ? xn_cmp_mag(&b->x, &a->x) > 0 : b->lead > a->lead) {
-        big = b;
-        small = a;
-        al->swapped = true;
-    }
-    point = a->lead > b->lead ? a->lead : b->lead;
-    hi = point + 1;
-    lo = big->last < small->last ? big->last : small->last;
-    al->exp_big = big->lead;
-    al->exp_small = small->lead;
-    al->diff = big->lead - small->lead;
-    mag_big = big->x;
-    mag_big.sign = false;
-    mag_small = small->x;
-    mag_small.sign = al->subtract;
-    if (!xn_add(&al->sum, &mag_big, &mag_small)) {
-        internal_error(t, "an exact sum is too wide to show");
-        goto done;
-    }
-    mag_small.sign = false;
-    mag_sum = al->sum;
-    mag_sum.sign = false;
-    if (small->last < big->last) {
-        int64_t low = xn_low(&small->x);
-        al->n_shifted = big->last - small->last;
-        al->shifted_nonzero = low != W_NONE && low < big->last;
-        put_bits(&al->shifted, &small->x, big->last - 1, small->last,
-                 W_NONE);
-    }
-    {
-        int64_t top = xn_top(&al->sum);
-        al->carry = top == point + 1;
-        al->norm = top == W_NONE ? 0 : top - point;
-        al->exp_result = top == W_NONE ? point : top;
-    }
-    al->sum.sign = al->sum.sign != big->x.sign;
-    if (xn_is_zero(&al->sum))
-        al->sum.sign = false;
-
-    if (t->j != NULL) {
-        cli_buf rows[3];
-        cli_json_object_begin(t->j, "alignment");
-        cli_json_bool(t->j, "zero_operand", false);
-        cli_json_string(t->j, "larger", big->name);
-        cli_json_int(t->j, "exponent_larger", (long long)al->exp_big);
-        cli_json_int(t->j, "exponent_smaller", (long long)al->exp_small);
-        cli_json_int(t->j, "exponent_difference", (long long)al->diff);
-        cli_json_int(t->j, "shift", (long long)al->diff);
-        cli_json_string(t->j, "operation",
-                        al->subtract ? "subtract magnitudes"
-                                     : "add magnitudes");
-        for (int i = 0; i < 3; i++)
-            cli_buf_init(&rows[i]);
-        {
-            put_bits(&rows[0], &mag_big, point, lo, point);
-            put_bits(&rows[1], &mag_small, point, lo, point);
-            put_bits(&rows[2], &mag_sum, hi, lo, point);
-        }
-        cli_json_string(t->j, "aligned_larger", buf_str(&rows[0]));
-        cli_json_string(t->j, "aligned_smaller", buf_str(&rows[1]));
-        cli_json_string(t->j, "shifted_out", buf_str(&al->shifted));
-        cli_json_int(t->j, "shifted_out_count", (long long)al->n_shifted);
-        cli_json_string(t->j, "sum_magnitude", buf_str(&rows[2]));
-        cli_json_int(t->j, "carry_out", al->carry);
-        cli_json_int(t->j, "normalisation_shift", (long long)al->norm);
-        cli_json_int(t->j, "exponent_result", (long long)al->exp_result);
-        for (int i = 0; i < 3; i++)
-            cli_buf_free(&rows[i]);
-        cli_json_object_end(t->j);
-        goto done;
-    }
+    const te_addend *big = al->swapped ? b : a, *small = al->swapped ? a : b;
+    int64_t point = al->point;
+    grid_row rows[3];
+    char buf[256], n0[64], n1[64], n2[64];
 
     cli_buf_printf(t->b, "  exponents %" PRId64 " (%s) and %" PRId64
                    " (%s): difference %" PRId64 ", %s shifted right by %"
@@ -1655,31 +973,27 @@ show_alignment(trace_ctx *t, const addend *a, const addend *b,
     if (al->n_shifted > 0)
         cli_buf_printf(t->b, "  shifted out of %s (below the last bit of %s)"
                        ": %s (%" PRId64 " bits, %s)\n", small->name,
-                       big->name, buf_str(&al->shifted), al->n_shifted,
+                       big->name, buf_str(shifted), al->n_shifted,
                        al->shifted_nonzero ? "not all zero" : "all zero");
     else
         cli_buf_puts(t->b, "  no bits shifted out\n");
     cli_buf_printf(t->b, "  %s: the magnitudes are %s\n",
                    al->subtract ? "signs differ" : "signs equal",
                    al->subtract ? "subtracted" : "added");
-    {
-        grid_row rows[3];
-        char n0[64], n1[64], n2[64];
-        snprintf(n0, sizeof n0, "%s", big->name);
-        snprintf(n1, sizeof n1, "%s", small->name);
-        snprintf(n2, sizeof n2, "exact %s, * 2^%" PRId64,
-                 al->subtract ? "difference" : "sum", point);
-        rows[0].label = "    ";
-        rows[0].x = &mag_big;
-        rows[0].note = n0;
-        rows[1].label = al->subtract ? "  - " : "  + ";
-        rows[1].x = &mag_small;
-        rows[1].note = n1;
-        rows[2].label = "  = ";
-        rows[2].x = &al->sum;
-        rows[2].note = n2;
-        put_grid(t->b, rows, 3, hi, lo, point, big->last, "     ");
-    }
+    snprintf(n0, sizeof n0, "%s", big->name);
+    snprintf(n1, sizeof n1, "%s", small->name);
+    snprintf(n2, sizeof n2, "exact %s, * 2^%" PRId64,
+             al->subtract ? "difference" : "sum", point);
+    rows[0].label = "    ";
+    rows[0].x = &al->mag_big;
+    rows[0].note = n0;
+    rows[1].label = al->subtract ? "  - " : "  + ";
+    rows[1].x = &al->mag_small;
+    rows[1].note = n1;
+    rows[2].label = "  = ";
+    rows[2].x = &al->sum;
+    rows[2].note = n2;
+    put_grid(t->b, rows, 3, al->hi, al->lo, point, al->big_last, "     ");
     if (al->carry)
         snprintf(buf, sizeof buf, "carry-out 1: normalise by shifting right "
                  "1, exponent %" PRId64 " -> %" PRId64, point, point + 1);
@@ -1694,22 +1008,48 @@ show_alignment(trace_ctx *t, const addend *a, const addend *b,
     else
         snprintf(buf, sizeof buf, "carry-out 0, no normalisation shift");
     cli_buf_printf(t->b, "  %s\n", buf);
-done:
-    free(mags);
-#undef mag_big
-#undef mag_small
-#undef mag_sum
 }
 
+/* Compute (te_align) and show the alignment of a + b (b already negated
+   for a subtraction). */
 static void
-alignment_free(alignment *al)
+show_alignment(trace_ctx *t, const te_addend *a, const te_addend *b,
+               te_alignment *al)
 {
-    cli_buf_free(&al->shifted);
+    char why[512];
+    cli_buf shifted;
+    bool ok = te_align(a, b, al, why, sizeof why);
+
+    if (!ok)
+        internal_error(t, "%s", why);
+    if (al->any_zero) {
+        if (t->j == NULL)
+            cli_buf_printf(t->b, "  %s is zero: the exact sum is the other "
+                           "operand\n", a->zero ? a->name : b->name);
+        else {
+            cli_json_object_begin(t->j, "alignment");
+            cli_json_bool(t->j, "zero_operand", true);
+            cli_json_object_end(t->j);
+        }
+        return;
+    }
+    if (!ok)
+        return;
+    /* the bits of the smaller operand below the larger's last bit */
+    cli_buf_init(&shifted);
+    if (al->n_shifted > 0)
+        put_bits(&shifted, &al->mag_small, al->big_last - 1, al->small_last,
+                 XN_NONE);
+    if (t->j != NULL)
+        alignment_json(t, al, al->swapped ? b->name : a->name, &shifted);
+    else
+        alignment_text(t, al, a, b, &shifted);
+    cli_buf_free(&shifted);
 }
 
 /* First sentence of --explain for a rounding after an addition. */
 static void
-alignment_context(const alignment *al, const addend *a, const addend *b,
+alignment_context(const te_alignment *al, const te_addend *a, const te_addend *b,
                   char *buf, size_t n)
 {
     const char *smaller = al->swapped ? a->name : b->name;
@@ -1751,23 +1091,6 @@ alignment_context(const alignment *al, const addend *a, const addend *b,
 /*----------------------------------------------------------------------------
  * Operands and conversions into the working format.
  *--------------------------------------------------------------------------*/
-/* Text of (value of BITS in F) - X, exactly, from malloc (NULL when
-   memory runs out). */
-static char *
-error_str(const sf_format *f, uint64_t bits, const mpq_t x)
-{
-    mpq_t v;
-    opnd o;
-    char *str;
-
-    mpq_init(v);
-    decode(f, bits, false, &o);
-    opnd_to_mpq(&o, v);
-    mpq_sub(v, v, x);
-    str = xdec_rational(v);
-    mpq_clear(v);
-    return str;
-}
 
 /* The error of reading the text of operand N (not prefixed), value -
    text, exactly (the text was checked by xdec_parse when it was read). */
@@ -1780,7 +1103,7 @@ input_error_str(trace_ctx *t, const cli_number *n)
 
     mpq_init(x);
     if (xdec_parse(x, &neg, n->text) == XDEC_OK)
-        str = error_str(n->fmt, n->bits, x);
+        str = te_error_str(n->fmt, n->bits, x);
     else
         internal_error(t, "operand '%s' cannot be read exactly", n->text);
     mpq_clear(x);
@@ -1841,7 +1164,7 @@ operand_in(trace_ctx *t, int i, const sf_format *f)
     const cli_number *n = &t->num[i - 1];
     uint64_t z;
     char ref[40], ref2[40], *err = NULL;
-    opnd o;
+    te_opnd o;
     mpq_t x;
 
     if (n->fmt == f) {
@@ -1857,9 +1180,9 @@ operand_in(trace_ctx *t, int i, const sf_format *f)
     if (!t->conv_cap.ev.error_infinite) {
         /* the error, exactly: z - the operand's value */
         mpq_init(x);
-        decode(n->fmt, n->bits, false, &o);
-        opnd_to_mpq(&o, x);
-        err = error_str(f, z, x);
+        te_decode(n->fmt, n->bits, false, &o);
+        te_opnd_to_mpq(&o, x);
+        err = te_error_str(f, z, x);
         mpq_clear(x);
         if (err == NULL)
             internal_error(t, "out of memory");
@@ -1893,13 +1216,42 @@ operand_in(trace_ctx *t, int i, const sf_format *f)
     return z;
 }
 
+/* Fill R from the captured event (te_rounding_setup); a failed check of
+   the exact value or the error is an internal error. */
+static void
+setup_rounding(trace_ctx *t, te_rounding *r, const char *title,
+               const sf_format *f, sf_round mode, const sf_event *ev,
+               const xnum *x)
+{
+    char why[512];
+
+    if (!te_rounding_setup(r, title, f, mode, ev, x, why, sizeof why))
+        internal_error(t, "%s", why);
+}
+
+/* Division and square root: the event's window must bound the exact value
+   (te_check_quotient). */
+static void
+check_quotient(trace_ctx *t, const sf_event *ev, const te_opnd *oa,
+               const te_opnd *ob, bool is_sqrt)
+{
+    int rc = te_check_quotient(ev, oa, ob, is_sqrt);
+
+    if (rc < 0)
+        internal_error(t, "out of memory");
+    else if (rc > 0)
+        internal_error(t, "the %s window of the rounding event does not "
+                       "bound the exact value", is_sqrt ? "square root"
+                                                        : "quotient");
+}
+
 /*----------------------------------------------------------------------------
  * One addition (an accumulation step, or --op add/sub).
  *--------------------------------------------------------------------------*/
 typedef struct
 {
     bool valid;
-    alignment al;
+    te_alignment al;
     char context[600];
 } add_trace;
 
@@ -1908,13 +1260,13 @@ trace_add(trace_ctx *t, const char *title, const sf_format *f, sf_round rm,
           uint64_t a_bits, const char *a_name, uint64_t b_bits,
           const char *b_name, bool subtract, uint64_t *z, add_trace *at)
 {
-    opnd oa, ob;
-    addend a, b;
-    rounding r;
+    te_opnd oa, ob;
+    te_addend a, b;
+    te_rounding r;
     char nb[64];
 
-    decode(f, a_bits, t->env.daz, &oa);
-    decode(f, b_bits, t->env.daz, &ob);
+    te_decode(f, a_bits, t->env.daz, &oa);
+    te_decode(f, b_bits, t->env.daz, &ob);
     t->cap.count = 0;
     *z = subtract ? sf_sub(f, a_bits, b_bits, rm, &t->env)
                   : sf_add(f, a_bits, b_bits, rm, &t->env);
@@ -1929,8 +1281,8 @@ trace_add(trace_ctx *t, const char *title, const sf_format *f, sf_round rm,
         json_value(t, "a", f, a_bits);
         json_value(t, "b", f, b_bits);
     }
-    addend_from_opnd(&a, a_name, &oa);
-    addend_from_opnd(&b, b_name, &ob);
+    te_addend_from_opnd(&a, a_name, &oa);
+    te_addend_from_opnd(&b, b_name, &ob);
     if (subtract) {
         snprintf(nb, sizeof nb, "-%s", b_name);
         b.name = nb;
@@ -1940,10 +1292,10 @@ trace_add(trace_ctx *t, const char *title, const sf_format *f, sf_round rm,
                            a_name, b_name);
     }
     at->valid = false;
-    if (oa.k == K_NAN || ob.k == K_NAN || oa.k == K_INF || ob.k == K_INF) {
+    if (oa.k == TE_NAN || ob.k == TE_NAN || oa.k == TE_INF || ob.k == TE_INF) {
         setup_rounding(t, &r, title, f, rm, &t->cap.ev, NULL);
         r.special = true;
-        r.special_why = (oa.k == K_NAN || ob.k == K_NAN)
+        r.special_why = (oa.k == TE_NAN || ob.k == TE_NAN)
                             ? "a NaN operand gives a NaN"
                             : "an infinite operand gives an infinity, or "
                               "Inf - Inf gives the default NaN (invalid)";
@@ -2072,56 +1424,6 @@ text_header(trace_ctx *t)
     }
 }
 
-/* The value of operand I (from 0) as typed: the exact value of a decimal's
-   or hex-float's text, or of a bit pattern in its own format, before any
-   rounding.  False for a NaN or an infinity. */
-static bool
-typed_value(const trace_ctx *t, int i, mpq_t q)
-{
-    const cli_number *n = &t->num[i];
-    opnd o;
-    bool neg;
-
-    if (!n->prefixed)
-        return xdec_parse(q, &neg, n->text) == XDEC_OK;
-    decode(n->fmt, n->bits, false, &o);
-    if (o.k == K_NAN || o.k == K_INF)
-        return false;
-    opnd_to_mpq(&o, q);
-    return true;
-}
-
-/* The exact sums of an accumulation's operands: READ, of the operands as
-   read (each rounded into the working format with the input mode: the
-   values the accumulation adds), and TYPED, of their values as typed.
-   *ALL_EXACT: every operand as read equals its value as typed.  False when
-   an operand is a NaN or infinite, as typed or as read (READ and TYPED
-   then mean nothing). */
-static bool
-operand_sums(const trace_ctx *t, mpq_t read, mpq_t typed, bool *all_exact)
-{
-    mpq_t r, v;
-    bool ok = true;
-
-    mpq_inits(r, v, NULL);
-    mpq_set_ui(read, 0, 1);
-    mpq_set_ui(typed, 0, 1);
-    *all_exact = true;
-    for (int i = 0; i < t->n_operands && ok; i++) {
-        opnd o;
-        decode(t->acc, t->read_bits[i], false, &o);
-        ok = o.k != K_NAN && o.k != K_INF && typed_value(t, i, v);
-        if (!ok)
-            break;
-        opnd_to_mpq(&o, r);
-        *all_exact = *all_exact && mpq_equal(r, v);
-        mpq_add(read, read, r);
-        mpq_add(typed, typed, v);
-    }
-    mpq_clears(r, v, NULL);
-    return ok;
-}
-
 /* A sum and the error of the result against it, as exact decimals (from
    malloc): the sum S, result - S, and that in ulps of the result. */
 typedef struct
@@ -2139,7 +1441,7 @@ sum_text_set(trace_ctx *t, sum_text *st, const mpq_t s, const mpq_t result,
     mpq_sub(e, result, s);
     st->sum = xdec_rational(s);
     st->err = xdec_rational(e);
-    mpq_scale2(e, -(int64_t)final_ev->ulp_exp);
+    te_mpq_scale2(e, -(int64_t)final_ev->ulp_exp);
     st->ulps = xdec_rational(e);
     mpq_clear(e);
     if (st->sum == NULL || st->err == NULL || st->ulps == NULL)
@@ -2170,21 +1472,35 @@ summary_sums(trace_ctx *t, const sf_format *f, uint64_t result,
              const sf_event *final_ev, sums *s)
 {
     mpq_t read, typed, r;
-    opnd o;
+    te_opnd o;
+    te_typed *tv;
 
     memset(s, 0, sizeof *s);
     if (t->op != OP_ACCUMULATE || !sf_is_finite(f, result))
         return;
+    tv = malloc((size_t)t->n_operands * sizeof *tv);
+    if (tv == NULL) {
+        internal_error(t, "out of memory");
+        return;
+    }
+    for (int i = 0; i < t->n_operands; i++) {
+        tv[i].text = t->num[i].text;
+        tv[i].prefixed = t->num[i].prefixed;
+        tv[i].fmt = t->num[i].fmt;
+        tv[i].bits = t->num[i].bits;
+    }
     mpq_inits(read, typed, r, NULL);
-    if (operand_sums(t, read, typed, &s->all_exact)) {
+    if (te_operand_sums(t->acc, t->n_operands, t->read_bits, tv, read, typed,
+                        &s->all_exact)) {
         s->have = true;
         s->same = mpq_equal(read, typed) != 0;
-        decode(f, result, false, &o);
-        opnd_to_mpq(&o, r);
+        te_decode(f, result, false, &o);
+        te_opnd_to_mpq(&o, r);
         sum_text_set(t, &s->read, read, r, final_ev);
         sum_text_set(t, &s->typed, typed, r, final_ev);
     }
     mpq_clears(read, typed, r, NULL);
+    free(tv);
 }
 
 static void
@@ -2294,7 +1610,7 @@ run_accumulate(trace_ctx *t)
     uint64_t acc, z;
     char title[64], bname[16];
     add_trace *at = malloc(sizeof *at);
-    rounding *r = malloc(sizeof *r);
+    te_rounding *r = malloc(sizeof *r);
     const char *last_context = NULL;
 
     if (at == NULL || r == NULL) {
@@ -2304,7 +1620,6 @@ run_accumulate(trace_ctx *t)
         return;
     }
     memset(at, 0, sizeof *at);
-    cli_buf_init(&at->al.shifted);
     if (t->j != NULL)
         cli_json_array_begin(t->j, "steps");
 
@@ -2340,7 +1655,6 @@ run_accumulate(trace_ctx *t)
                          t->acc->name, sf_round_name(t->acc_mode));
         }
         xb = operand_in(t, i, t->acc);
-        alignment_free(&at->al);
         trace_add(t, title, t->acc, t->acc_mode, acc, "acc", xb, bname,
                   false, &z, at);
         last_context = NULL;
@@ -2357,13 +1671,13 @@ run_accumulate(trace_ctx *t)
 
     /* the final rounding */
     if (!t->failed) {
-        opnd o;
+        te_opnd o;
         xnum *x = malloc(sizeof *x);
         if (x == NULL) {
             internal_error(t, "out of memory");
         } else {
-            decode(t->acc, acc, t->env.daz, &o);
-            opnd_value(&o, x);
+            te_decode(t->acc, acc, t->env.daz, &o);
+            te_opnd_value(&o, x);
             t->cap.count = 0;
             z = sf_convert(t->out, t->acc, acc, t->mode, &t->env);
             if (took_one_event(t, &t->cap, "the final rounding")) {
@@ -2382,14 +1696,14 @@ run_accumulate(trace_ctx *t)
                 }
                 setup_rounding(t, r, "the final rounding", t->out, t->mode,
                                &t->cap.ev,
-                               (o.k == K_FINITE) ? x : NULL);
-                if (o.k == K_FINITE || o.k == K_ZERO)
+                               (o.k == TE_FINITE) ? x : NULL);
+                if (o.k == TE_FINITE || o.k == TE_ZERO)
                     r->context = last_context;
-                if (o.k == K_NAN)
+                if (o.k == TE_NAN)
                     r->special_why = "the accumulator is a NaN";
-                else if (o.k == K_INF)
+                else if (o.k == TE_INF)
                     r->special_why = "the accumulator is infinite";
-                else if (o.k == K_ZERO)
+                else if (o.k == TE_ZERO)
                     r->special_why = "the accumulator is zero";
                 show_rounding(t, r);
                 if (t->j != NULL)
@@ -2399,7 +1713,6 @@ run_accumulate(trace_ctx *t)
             free(x);
         }
     }
-    alignment_free(&at->al);
     free(at);
     free(r);
 }
@@ -2409,33 +1722,30 @@ run_accumulate(trace_ctx *t)
  *--------------------------------------------------------------------------*/
 /* Show a product of two finite operands and return it as an addend. */
 static void
-show_product(trace_ctx *t, const opnd *oa, const opnd *ob, addend *p)
+show_product(trace_ctx *t, const te_opnd *oa, const te_opnd *ob,
+             te_addend *p)
 {
-    xnum sa, sb;
-    int64_t fb = (int64_t)oa->f->frac_bits;
+    xnum *sg = malloc(2 * sizeof *sg);
+    int64_t fb = (int64_t)oa->f->frac_bits, top, lsb0;
     cli_buf s1, s2, s3;
-    int64_t top;
 
-    p->name = "a*b";
-    p->zero = oa->k != K_FINITE || ob->k != K_FINITE;
-    p->lead = oa->e + ob->e;
-    p->last = oa->e + ob->e - 2 * fb;
-    xn_set(&sa, false, oa->sig, 0);
-    xn_set(&sb, false, ob->sig, 0);
-    if (p->zero) {
-        xn_zero(&p->x);
-        p->x.sign = oa->sign != ob->sign;
-    } else if (!xn_mul(&p->x, &sa, &sb)) {
-        internal_error(t, "a product is too wide to show");
+    if (sg == NULL) {
+        internal_error(t, "out of memory");
         return;
     }
-    top = xn_top(&p->x);
+    if (!te_product(oa, ob, p, &sg[0], &sg[1], &top)) {
+        internal_error(t, "a product is too wide to show");
+        free(sg);
+        return;
+    }
+    /* the product's bits, counted from its last significand position */
+    lsb0 = p->zero ? p->x.lsb : p->last;
     cli_buf_init(&s1);
     cli_buf_init(&s2);
     cli_buf_init(&s3);
-    put_bits(&s1, &sa, fb, 0, fb);
-    put_bits(&s2, &sb, fb, 0, fb);
-    put_bits(&s3, &p->x, 2 * fb + 1, 0, 2 * fb);
+    put_bits(&s1, &sg[0], fb, 0, fb);
+    put_bits(&s2, &sg[1], fb, 0, fb);
+    put_bits(&s3, &p->x, lsb0 + 2 * fb + 1, lsb0, lsb0 + 2 * fb);
     if (t->j != NULL) {
         cli_json_object_begin(t->j, "product");
         cli_json_string(t->j, "significand_a", buf_str(&s1));
@@ -2465,56 +1775,10 @@ show_product(trace_ctx *t, const opnd *oa, const opnd *ob, addend *p)
     } else {
         cli_buf_puts(t->b, "  a zero factor: the product is zero\n");
     }
-    if (!p->zero) {
-        /* the product's own leading bit sets its alignment */
-        p->x.lsb = oa->e + ob->e - 2 * fb;
-        p->x.sign = oa->sign != ob->sign;
-        p->lead = p->last + (top - 0);
-    }
     cli_buf_free(&s1);
     cli_buf_free(&s2);
     cli_buf_free(&s3);
-}
-
-/* Division and square root: the exact value is the event's window; check
-   it with exact multiplication: v0 b <= |a| < v1 b (v0^2 <= |a| < v1^2 for
-   the root), with equality exactly when the tail is clear. */
-static void
-check_quotient(trace_ctx *t, const sf_event *ev, const opnd *oa,
-               const opnd *ob, bool is_sqrt)
-{
-    xnum *v = malloc(6 * sizeof *v);
-    int lo_cmp, hi_cmp;
-
-    if (v == NULL) {
-        internal_error(t, "out of memory");
-        return;
-    }
-    /* v0 = W 2^e, v1 = W 2^e + 2^low (low: the window's lowest 1 bit), as
-       magnitudes: a tail puts the true value strictly between them */
-    xn_from_dyadic(&v[0], &ev->exact);
-    v[0].sign = false;
-    xn_set(&v[5], false, 1, dyadic_low(&ev->exact));
-    xn_add(&v[1], &v[0], &v[5]);
-    opnd_value(oa, &v[4]);
-    v[4].sign = false;
-    if (is_sqrt) {
-        xn_mul(&v[2], &v[0], &v[0]);
-        xn_mul(&v[3], &v[1], &v[1]);
-    } else {
-        xnum *bm = &v[5];
-        opnd_value(ob, bm);
-        bm->sign = false;
-        xn_mul(&v[2], &v[0], bm);
-        xn_mul(&v[3], &v[1], bm);
-    }
-    lo_cmp = xn_cmp_mag(&v[2], &v[4]);
-    hi_cmp = xn_cmp_mag(&v[4], &v[3]);
-    if (lo_cmp > 0 || hi_cmp >= 0 || (lo_cmp == 0) == ev->exact.tail)
-        internal_error(t, "the %s window of the rounding event does not "
-                       "bound the exact value", is_sqrt ? "square root"
-                                                        : "quotient");
-    free(v);
+    free(sg);
 }
 
 static void
@@ -2522,9 +1786,9 @@ run_op(trace_ctx *t)
 {
     uint64_t in[3] = {0, 0, 0}, z = 0;
     int nin = t->n_operands;
-    opnd o[3];
+    te_opnd o[3];
     const sf_format *f = t->fmt, *rf = t->fmt;
-    rounding *r = malloc(sizeof *r);
+    te_rounding *r = malloc(sizeof *r);
     add_trace *at = malloc(sizeof *at);
     xnum *x = malloc(sizeof *x);
     static const char *const names[] = {"a", "b", "c"};
@@ -2535,7 +1799,6 @@ run_op(trace_ctx *t)
         goto done;
     }
     memset(&at->al, 0, sizeof at->al);
-    cli_buf_init(&at->al.shifted);
     snprintf(title, sizeof title, "the %s %s", f->name, op_names[t->op]);
     if (t->j != NULL) {
         cli_json_array_begin(t->j, "steps");
@@ -2566,7 +1829,7 @@ run_op(trace_ctx *t)
             in[i] = operand_in(t, i + 1, f);
     }
     for (int i = 0; i < nin; i++)
-        decode(f, in[i], t->env.daz, &o[i]);
+        te_decode(f, in[i], t->env.daz, &o[i]);
 
     if (t->op == OP_ADD || t->op == OP_SUB) {
         trace_add(t, title, f, t->mode, in[0], "a", in[1], "b",
@@ -2606,7 +1869,7 @@ run_op(trace_ctx *t)
     {
         bool special_in = false;
         for (int i = 0; i < nin; i++)
-            special_in |= o[i].k == K_NAN || o[i].k == K_INF;
+            special_in |= o[i].k == TE_NAN || o[i].k == TE_INF;
         if (special_in) {
             setup_rounding(t, r, title, rf, t->mode, &t->cap.ev, NULL);
             r->special = true;
@@ -2618,7 +1881,7 @@ run_op(trace_ctx *t)
     }
     switch (t->op) {
     case OP_MUL: {
-        addend p;
+        te_addend p;
         show_product(t, &o[0], &o[1], &p);
         setup_rounding(t, r, title, rf, t->mode, &t->cap.ev, &p.x);
         if (r->special)
@@ -2626,10 +1889,9 @@ run_op(trace_ctx *t)
         break;
     }
     case OP_FMA: {
-        addend p, c;
+        te_addend p, c;
         show_product(t, &o[0], &o[1], &p);
-        addend_from_opnd(&c, "c", &o[2]);
-        alignment_free(&at->al);
+        te_addend_from_opnd(&c, "c", &o[2]);
         show_alignment(t, &p, &c, &at->al);
         alignment_context(&at->al, &p, &c, at->context, sizeof at->context);
         setup_rounding(t, r, title, rf, t->mode, &t->cap.ev, &at->al.sum);
@@ -2641,23 +1903,23 @@ run_op(trace_ctx *t)
     case OP_DIV:
     case OP_SQRT: {
         bool is_sqrt = t->op == OP_SQRT;
-        bool zero = o[0].k == K_ZERO || (!is_sqrt && o[1].k == K_ZERO)
+        bool zero = o[0].k == TE_ZERO || (!is_sqrt && o[1].k == TE_ZERO)
                     || (is_sqrt && o[0].sign);
         setup_rounding(t, r, title, rf, t->mode, &t->cap.ev, NULL);
         if (zero || r->special) {
             r->special = true;
-            r->special_why = is_sqrt ? (o[0].sign && o[0].k != K_ZERO
+            r->special_why = is_sqrt ? (o[0].sign && o[0].k != TE_ZERO
                                             ? "the square root of a "
                                               "negative number is invalid"
                                             : "the square root of zero is "
                                               "that zero")
-                                     : (o[1].k == K_ZERO
+                                     : (o[1].k == TE_ZERO
                                             ? "division by zero"
                                             : "a zero dividend gives zero");
             break;
         }
         check_quotient(t, &t->cap.ev, &o[0], &o[1], is_sqrt);
-        r->ex_kind = is_sqrt ? EX_SQRT : EX_DIV;
+        r->ex_kind = is_sqrt ? TE_EX_SQRT : TE_EX_DIV;
         r->ex_a = o[0];
         r->ex_b = o[1];
         if (t->j == NULL && r->tail)
@@ -2675,9 +1937,9 @@ run_op(trace_ctx *t)
     }
     case OP_CONVERT:
     default:
-        opnd_value(&o[0], x);
+        te_opnd_value(&o[0], x);
         setup_rounding(t, r, title, rf, t->mode, &t->cap.ev,
-                       o[0].k == K_FINITE ? x : NULL);
+                       o[0].k == TE_FINITE ? x : NULL);
         if (r->special)
             r->special_why = o[0].daz ? "a subnormal read as zero (DAZ)"
                                       : "the operand is zero";
@@ -2695,8 +1957,6 @@ close:
         summary(t, rf, z, &ev);
     }
 done:
-    if (at != NULL)
-        alignment_free(&at->al);
     free(r);
     free(at);
     free(x);
@@ -3188,12 +2448,12 @@ trace_main(int argc, char **argv)
     t->env.sr_seed = t->seed;
     t->env.sr_counter = 0;
     t->env.flags = 0;
-    t->sink.fn = on_event;
+    t->sink.fn = te_capture_event;
     t->sink.user = &t->cap;
     t->env.events = &t->sink;
     t->conv_env = cli_env_ieee();
     t->conv_env.sr_seed = t->seed;
-    t->conv_sink.fn = on_event;
+    t->conv_sink.fn = te_capture_event;
     t->conv_sink.user = &t->conv_cap;
     t->conv_env.events = &t->conv_sink;
     t->color = !t->json && cli_color_enabled(stdout, t->color_when);

@@ -5,7 +5,8 @@ bin_PROGRAMS += experiments/bf16emu
 experiments_bf16emu_SOURCES = \
 	experiments/bf16emu.c \
 	experiments/cli.c experiments/cli.h \
-	experiments/trace.c \
+	experiments/trace.c experiments/trace_local.h experiments/trace_report.c \
+	experiments/trace_help.c \
 	experiments/mma.c \
 	experiments/attn.c experiments/attn_local.h experiments/attn_report.c \
 	experiments/attn_help.c \

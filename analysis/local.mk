@@ -208,6 +208,14 @@ EXTRA_DIST += tests/data/gpu/cuda_logf_h200.safetensors \
 EXTRA_DIST += tests/data/bad tests/data/tensors \
 	tests/data/make-bad-corpus.py doc/exact.md doc/analysis.md
 
+# The arithmetic behind bf16emu trace, on cases worked out by hand.
+check_PROGRAMS += tests/analysis/test_trace_engine
+TESTS += tests/analysis/test_trace_engine
+tests_analysis_test_trace_engine_SOURCES = \
+	tests/analysis/test_trace_engine.c
+tests_analysis_test_trace_engine_CFLAGS = $(ANALYSIS_TEST_FLAGS)
+tests_analysis_test_trace_engine_LDADD = $(ANALYSIS_TEST_LIBS)
+
 # Exact decimal text against MPFR.
 check_PROGRAMS += tests/analysis/test_exact_decimal
 TESTS += tests/analysis/test_exact_decimal

@@ -665,13 +665,138 @@ explain_text(const te_rounding *r, const split *s, cli_buf *o)
         cli_buf_puts(o, ".");
 }
 
+/* The rounding R as JSON: XS, ES, US the exact value, the error and the
+   error in ulps; DEC the decision, EXPL the explanation. */
+static void
+rounding_json(trace_ctx *t, const te_rounding *r, const split *s,
+              const char *xs, const char *es, const char *us,
+              const cli_buf *dec_line, const cli_buf *expl,
+              const char *flags)
+{
+    const sf_event *ev = &r->ev;
+    char buf[DEC_MAX];
+
+    cli_json_object_begin(t->j, "rounding");
+    cli_json_string(t->j, "format", r->f->name);
+    cli_json_string(t->j, "mode", sf_round_name(r->mode));
+    cli_json_bool(t->j, "rounded", !r->special);
+    if (r->special)
+        cli_json_string(t->j, "reason", r->special_why);
+    cli_json_string(t->j, "exact", STR_OR(xs));
+    if (!r->special) {
+        cli_buf eb;
+        cli_buf_init(&eb);
+        put_exact_binary(&eb, &r->exact, r->tail);
+        cli_json_string(t->j, "exact_binary", buf_str(&eb));
+        cli_buf_free(&eb);
+        cli_json_int(t->j, "ulp_exp", ev->ulp_exp);
+        cli_json_string(t->j, "kept", buf_str(&s->kept));
+        cli_json_string(t->j, "kept_fraction", buf_str(&s->kept_frac));
+        cli_json_string(t->j, "discarded", buf_str(&s->discarded));
+        cli_json_string(t->j, "discarded_ulps", buf_str(&s->fraction_ulps));
+        cli_json_int(t->j, "lsb", ev->lsb);
+        cli_json_int(t->j, "guard", ev->guard);
+        cli_json_int(t->j, "round", ev->round);
+        cli_json_int(t->j, "sticky", ev->sticky);
+        cli_json_string(t->j, "sticky_bits", buf_str(&s->sticky_bits));
+        cli_json_bool(t->j, "tie", ev->tie);
+    }
+    cli_json_string(t->j, "direction", dir_word(ev->dir));
+    cli_json_string(t->j, "decision", buf_str(dec_line));
+    if (r->mode == SF_SR && !r->special) {
+        char f[DEC_MAX];
+        sf_dyadic p = {false, false, -64, 0, s->u.sr_f};
+        cli_json_object_begin(t->j, "sr");
+        snprintf(buf, sizeof buf, "0x%016" PRIX64, ev->sr_random);
+        cli_json_string(t->j, "draw", buf);
+        snprintf(buf, sizeof buf, "0x%016" PRIX64, s->u.sr_f);
+        cli_json_string(t->j, "threshold", buf);
+        cli_json_string(t->j, "p_up", dyadic_str(f, sizeof f, &p));
+        cli_json_object_end(t->j);
+    }
+    tr_json_value(t, "result", r->f, ev->result);
+    if (ev->error_infinite) {
+        cli_json_null(t->j, "error");
+        cli_json_null(t->j, "error_ulps");
+    } else {
+        cli_json_string(t->j, "error", STR_OR(es));
+        cli_json_string(t->j, "error_ulps", STR_OR(us));
+    }
+    cli_json_string(t->j, "flags", flags);
+    cli_json_bool(t->j, "inexact", (ev->flags & SF_FLAG_INEXACT) != 0);
+    cli_json_bool(t->j, "tiny", ev->tiny);
+    cli_json_bool(t->j, "subnormal", ev->subnormal);
+    cli_json_bool(t->j, "ftz", ev->ftz);
+    cli_json_bool(t->j, "daz", ev->daz);
+    cli_json_bool(t->j, "overflow", ev->overflow);
+    if (t->explain)
+        cli_json_string(t->j, "explanation", buf_str(expl));
+    cli_json_object_end(t->j);
+}
+
+/* The rounding R as text (the arguments of rounding_json). */
+static void
+rounding_text(trace_ctx *t, const te_rounding *r, const split *s,
+              const char *xs, const char *es, const char *us,
+              const cli_buf *dec_line, const cli_buf *expl,
+              const char *flags)
+{
+    const sf_event *ev = &r->ev;
+    cli_buf *b = t->b;
+
+    if (!r->special) {
+        size_t klen = s->kept.len;
+        cli_buf_puts(b, "  exact    ");
+        put_exact_binary(b, &r->exact, r->tail);
+        cli_buf_printf(b, " = %s\n", STR_OR(xs));
+        cli_buf_printf(b, "  round to %s (%u fraction bits, %s) at the "
+                       "ulp 2^%d:\n", r->f->name, r->f->frac_bits,
+                       sf_round_name(r->mode), ev->ulp_exp);
+        cli_buf_printf(b, "           %s%s%s | %s%u%s | %u | %s%s%s\n",
+                       tr_sgr(t, SGR_BOLD), buf_str(&s->kept),
+                       tr_sgr(t, SGR_RESET), tr_sgr(t, SGR_GUARD), ev->guard,
+                       tr_sgr(t, SGR_RESET), ev->round, tr_sgr(t, SGR_DIM),
+                       buf_str(&s->sticky_bits), tr_sgr(t, SGR_RESET));
+        cli_buf_puts(b, "           kept");
+        for (size_t k = 4; k < klen; k++)
+            cli_buf_putc(b, ' ');
+        cli_buf_puts(b, " | G | R | sticky bits\n");
+        cli_buf_printf(b, "  kept fraction %s, guard %u, round %u, "
+                       "sticky %u%s\n", buf_str(&s->kept_frac),
+                       ev->guard, ev->round, ev->sticky,
+                       ev->tie ? " (a tie)" : "");
+    }
+    put_wrapped2(b, buf_str(dec_line), "  decision ", "           ");
+    tr_value_line(t, "result", r->f, ev->result, NULL);
+    if (!r->special)
+        cli_buf_printf(b, "  exact    %s\n", STR_OR(xs));
+    if (ev->error_infinite)
+        cli_buf_puts(b, "  error    infinite (the result is not "
+                        "finite)\n");
+    else if (!r->special || ev->dir != 0)
+        cli_buf_printf(b, "  error    %s = %s ulp (result - exact, ulp "
+                       "2^%d)\n", STR_OR(es), STR_OR(us), ev->ulp_exp);
+    cli_buf_printf(b, "  flags    %s%s%s%s%s%s\n", flags,
+                   ev->tiny ? "  tiny" : "",
+                   ev->subnormal ? "  subnormal result" : "",
+                   ev->ftz ? "  flushed to zero (FTZ)" : "",
+                   ev->daz ? "  subnormal operand read as zero (DAZ)"
+                           : "",
+                   ev->overflow ? "  overflow" : "");
+    if (t->explain) {
+        cli_buf_printf(b, "  %swhy%s\n", tr_sgr(t, SGR_NOTE),
+                       tr_sgr(t, SGR_RESET));
+        put_wrapped(b, buf_str(expl), "    ");
+    }
+}
+
 void
 tr_show_rounding(trace_ctx *t, const te_rounding *r)
 {
     const sf_event *ev = &r->ev;
     split s;
     cli_buf dec_line, expl;
-    char buf[DEC_MAX], flags[6];
+    char flags[6];
     sf_dyadic eu = ev->error;
     char *xs = NULL, *es = NULL, *us = NULL;
 
@@ -706,110 +831,10 @@ tr_show_rounding(trace_ctx *t, const te_rounding *r)
     if (ev->dir != 0)
         t->n_inexact++;
 
-    if (t->j != NULL) {
-        cli_json_object_begin(t->j, "rounding");
-        cli_json_string(t->j, "format", r->f->name);
-        cli_json_string(t->j, "mode", sf_round_name(r->mode));
-        cli_json_bool(t->j, "rounded", !r->special);
-        if (r->special)
-            cli_json_string(t->j, "reason", r->special_why);
-        cli_json_string(t->j, "exact", STR_OR(xs));
-        if (!r->special) {
-            cli_buf eb;
-            cli_buf_init(&eb);
-            put_exact_binary(&eb, &r->exact, r->tail);
-            cli_json_string(t->j, "exact_binary", buf_str(&eb));
-            cli_buf_free(&eb);
-            cli_json_int(t->j, "ulp_exp", ev->ulp_exp);
-            cli_json_string(t->j, "kept", buf_str(&s.kept));
-            cli_json_string(t->j, "kept_fraction", buf_str(&s.kept_frac));
-            cli_json_string(t->j, "discarded", buf_str(&s.discarded));
-            cli_json_string(t->j, "discarded_ulps", buf_str(&s.fraction_ulps));
-            cli_json_int(t->j, "lsb", ev->lsb);
-            cli_json_int(t->j, "guard", ev->guard);
-            cli_json_int(t->j, "round", ev->round);
-            cli_json_int(t->j, "sticky", ev->sticky);
-            cli_json_string(t->j, "sticky_bits", buf_str(&s.sticky_bits));
-            cli_json_bool(t->j, "tie", ev->tie);
-        }
-        cli_json_string(t->j, "direction", dir_word(ev->dir));
-        cli_json_string(t->j, "decision", buf_str(&dec_line));
-        if (r->mode == SF_SR && !r->special) {
-            char f[DEC_MAX];
-            sf_dyadic p = {false, false, -64, 0, s.u.sr_f};
-            cli_json_object_begin(t->j, "sr");
-            snprintf(buf, sizeof buf, "0x%016" PRIX64, ev->sr_random);
-            cli_json_string(t->j, "draw", buf);
-            snprintf(buf, sizeof buf, "0x%016" PRIX64, s.u.sr_f);
-            cli_json_string(t->j, "threshold", buf);
-            cli_json_string(t->j, "p_up", dyadic_str(f, sizeof f, &p));
-            cli_json_object_end(t->j);
-        }
-        tr_json_value(t, "result", r->f, ev->result);
-        if (ev->error_infinite) {
-            cli_json_null(t->j, "error");
-            cli_json_null(t->j, "error_ulps");
-        } else {
-            cli_json_string(t->j, "error", STR_OR(es));
-            cli_json_string(t->j, "error_ulps", STR_OR(us));
-        }
-        cli_json_string(t->j, "flags", flags);
-        cli_json_bool(t->j, "inexact", (ev->flags & SF_FLAG_INEXACT) != 0);
-        cli_json_bool(t->j, "tiny", ev->tiny);
-        cli_json_bool(t->j, "subnormal", ev->subnormal);
-        cli_json_bool(t->j, "ftz", ev->ftz);
-        cli_json_bool(t->j, "daz", ev->daz);
-        cli_json_bool(t->j, "overflow", ev->overflow);
-        if (t->explain)
-            cli_json_string(t->j, "explanation", buf_str(&expl));
-        cli_json_object_end(t->j);
-    } else {
-        cli_buf *b = t->b;
-        if (!r->special) {
-            size_t klen = s.kept.len;
-            cli_buf_puts(b, "  exact    ");
-            put_exact_binary(b, &r->exact, r->tail);
-            cli_buf_printf(b, " = %s\n", STR_OR(xs));
-            cli_buf_printf(b, "  round to %s (%u fraction bits, %s) at the "
-                           "ulp 2^%d:\n", r->f->name, r->f->frac_bits,
-                           sf_round_name(r->mode), ev->ulp_exp);
-            cli_buf_printf(b, "           %s%s%s | %s%u%s | %u | %s%s%s\n",
-                           tr_sgr(t, SGR_BOLD), buf_str(&s.kept),
-                           tr_sgr(t, SGR_RESET), tr_sgr(t, SGR_GUARD), ev->guard,
-                           tr_sgr(t, SGR_RESET), ev->round, tr_sgr(t, SGR_DIM),
-                           buf_str(&s.sticky_bits), tr_sgr(t, SGR_RESET));
-            cli_buf_puts(b, "           kept");
-            for (size_t k = 4; k < klen; k++)
-                cli_buf_putc(b, ' ');
-            cli_buf_puts(b, " | G | R | sticky bits\n");
-            cli_buf_printf(b, "  kept fraction %s, guard %u, round %u, "
-                           "sticky %u%s\n", buf_str(&s.kept_frac),
-                           ev->guard, ev->round, ev->sticky,
-                           ev->tie ? " (a tie)" : "");
-        }
-        put_wrapped2(b, buf_str(&dec_line), "  decision ", "           ");
-        tr_value_line(t, "result", r->f, ev->result, NULL);
-        if (!r->special)
-            cli_buf_printf(b, "  exact    %s\n", STR_OR(xs));
-        if (ev->error_infinite)
-            cli_buf_puts(b, "  error    infinite (the result is not "
-                            "finite)\n");
-        else if (!r->special || ev->dir != 0)
-            cli_buf_printf(b, "  error    %s = %s ulp (result - exact, ulp "
-                           "2^%d)\n", STR_OR(es), STR_OR(us), ev->ulp_exp);
-        cli_buf_printf(b, "  flags    %s%s%s%s%s%s\n", flags,
-                       ev->tiny ? "  tiny" : "",
-                       ev->subnormal ? "  subnormal result" : "",
-                       ev->ftz ? "  flushed to zero (FTZ)" : "",
-                       ev->daz ? "  subnormal operand read as zero (DAZ)"
-                               : "",
-                       ev->overflow ? "  overflow" : "");
-        if (t->explain) {
-            cli_buf_printf(b, "  %swhy%s\n", tr_sgr(t, SGR_NOTE),
-                           tr_sgr(t, SGR_RESET));
-            put_wrapped(b, buf_str(&expl), "    ");
-        }
-    }
+    if (t->j != NULL)
+        rounding_json(t, r, &s, xs, es, us, &dec_line, &expl, flags);
+    else
+        rounding_text(t, r, &s, xs, es, us, &dec_line, &expl, flags);
     split_free(&s);
     cli_buf_free(&dec_line);
     cli_buf_free(&expl);

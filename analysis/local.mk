@@ -33,7 +33,8 @@ analysis_libanalysis_la_SOURCES = \
 	analysis/exact_decimal.h analysis/exact_decimal.c \
 	analysis/sdpa_dispatch_pt211_h200.h analysis/sdpa_dispatch_pt211_h200.c \
 	analysis/launch.h analysis/launch.c \
-	analysis/invariance.h analysis/invariance.c
+	analysis/invariance.h analysis/invariance.c \
+	analysis/trace_engine.h analysis/trace_engine.c
 analysis_libanalysis_la_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DBF16EMU_PKGDATADIR='"$(pkgdatadir)"'
 analysis_libanalysis_la_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) \
@@ -206,6 +207,14 @@ EXTRA_DIST += tests/data/gpu/cuda_logf_h200.safetensors \
 # both) and the good fixtures; the reference's documentation.
 EXTRA_DIST += tests/data/bad tests/data/tensors \
 	tests/data/make-bad-corpus.py doc/exact.md doc/analysis.md
+
+# The arithmetic behind bf16emu trace, on cases worked out by hand.
+check_PROGRAMS += tests/analysis/test_trace_engine
+TESTS += tests/analysis/test_trace_engine
+tests_analysis_test_trace_engine_SOURCES = \
+	tests/analysis/test_trace_engine.c
+tests_analysis_test_trace_engine_CFLAGS = $(ANALYSIS_TEST_FLAGS)
+tests_analysis_test_trace_engine_LDADD = $(ANALYSIS_TEST_LIBS)
 
 # Exact decimal text against MPFR.
 check_PROGRAMS += tests/analysis/test_exact_decimal

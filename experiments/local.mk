@@ -6,7 +6,8 @@ experiments_bf16emu_SOURCES = \
 	experiments/bf16emu.c \
 	experiments/cli.c experiments/cli.h \
 	experiments/cli_mpi.c experiments/cli_mpi.h \
-	experiments/trace.c \
+	experiments/trace.c experiments/trace_local.h experiments/trace_report.c \
+	experiments/trace_help.c \
 	experiments/mma.c \
 	experiments/attn.c experiments/attn_local.h experiments/attn_report.c \
 	experiments/attn_help.c \

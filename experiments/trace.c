@@ -1,4 +1,7 @@
-/* trace.c -- bf16emu trace: an accumulation or one operation, bit by bit */
+/* trace.c -- bf16emu trace: an accumulation or one operation, bit by bit.
+   The options, the operands and the traced arithmetic; trace_report.c
+   writes the output, analysis/trace_engine.h does the exact arithmetic
+   and the checks. */
 #ifdef HAVE_CONFIG_H
 #include <config.h>
 #endif
@@ -10,640 +13,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/exact_decimal.h"
-#include "experiments/cli.h"
+#include "experiments/trace_local.h"
 
-#define CMD "trace"
+const char *const tr_op_names[] = {"accumulate", "add", "sub", "mul",
+                                   "fma", "div", "sqrt", "convert"};
 
-/*
- * What comes from where.  Every rounding fact shown (the exact value, the
- * ulp, the kept last bit, guard, round, sticky, tie, direction, result,
- * error, flags, the stochastic draw) is read from the library's rounding
- * event of that operation.  The presentation of how the exact value came
- * about (exponent difference, aligned significands, shifted-out bits, the
- * exact sum, carry-out, normalisation) is computed here from the operand
- * bits with exact integer arithmetic on bit arrays, and checked against
- * the event's exact value; a mismatch is an internal error (exit 1).
- *
- * Every decimal shown (exact values, errors, fractions of an ulp, the
- * input errors of decimal operands) is computed here exactly with GMP from
- * the operand bits and the operands' text (analysis/exact_decimal.h), not
- * from the event's 128-bit windows: a value whose decimal expansion ends is
- * written whole, a quotient or square root that does not end is written to
- * XDEC_DIGITS significant digits (each a true digit) and "...".
- */
-
-/*----------------------------------------------------------------------------
- * Exact binary numbers as bit arrays: (-1)^sign * sum bit[i] * 2^(lsb + i).
- * Wide enough for any value of the formats, their products and sums (an
- * FP32 sum spans at most ~280 bits; f64 conversions ~2100).
- *--------------------------------------------------------------------------*/
-#define XN_BITS 4608
-
-typedef struct
-{
-    bool sign;
-    int64_t lsb;
-    int64_t n; /* bits used, 0 <= n <= XN_BITS */
-    unsigned char bit[XN_BITS];
-} xnum;
-
-#define W_NONE INT64_MIN
-
-static void
-xn_zero(xnum *x)
-{
-    x->sign = false;
-    x->lsb = 0;
-    x->n = 0;
-}
-
-/* x = (-1)^sign * sig * 2^lsb */
-static void
-xn_set(xnum *x, bool sign, uint64_t sig, int64_t lsb)
-{
-    x->sign = sign;
-    x->lsb = lsb;
-    x->n = 0;
-    for (; sig != 0; sig >>= 1)
-        x->bit[x->n++] = (unsigned char)(sig & 1u);
-}
-
-/* The bit of weight 2^w (0 outside the array). */
-static unsigned
-xn_bit(const xnum *x, int64_t w)
-{
-    int64_t i;
-
-    if (w == W_NONE)
-        return 0;
-    i = w - x->lsb;
-    return (i >= 0 && i < x->n) ? x->bit[i] : 0u;
-}
-
-/* Weight of the highest / lowest 1 bit; W_NONE when x = 0. */
-static int64_t
-xn_top(const xnum *x)
-{
-    for (int64_t i = x->n - 1; i >= 0; i--)
-        if (x->bit[i])
-            return x->lsb + i;
-    return W_NONE;
-}
-
-static int64_t
-xn_low(const xnum *x)
-{
-    for (int64_t i = 0; i < x->n; i++)
-        if (x->bit[i])
-            return x->lsb + i;
-    return W_NONE;
-}
-
-static bool
-xn_is_zero(const xnum *x)
-{
-    return xn_top(x) == W_NONE;
-}
-
-/* Compare |a| and |b|: -1, 0, +1. */
-static int
-xn_cmp_mag(const xnum *a, const xnum *b)
-{
-    int64_t ta = xn_top(a), tb = xn_top(b), la, lb, lo;
-
-    if (ta == W_NONE || tb == W_NONE)
-        return ta == tb ? 0 : (ta == W_NONE ? -1 : 1);
-    if (ta != tb)
-        return ta > tb ? 1 : -1;
-    la = xn_low(a);
-    lb = xn_low(b);
-    lo = la < lb ? la : lb;
-    for (int64_t w = ta; w >= lo; w--) {
-        unsigned x = xn_bit(a, w), y = xn_bit(b, w);
-        if (x != y)
-            return x > y ? 1 : -1;
-    }
-    return 0;
-}
-
-/* z = a + b exactly (z must not alias a or b); false if too wide. */
-static bool
-xn_add(xnum *z, const xnum *a, const xnum *b)
-{
-    int64_t ta = xn_top(a), tb = xn_top(b), lo, hi;
-    const xnum *big = a, *small = b;
-    unsigned carry = 0;
-
-    if (ta == W_NONE) {
-        *z = *b;
-        return true;
-    }
-    if (tb == W_NONE) {
-        *z = *a;
-        return true;
-    }
-    lo = xn_low(a) < xn_low(b) ? xn_low(a) : xn_low(b);
-    hi = (ta > tb ? ta : tb) + 1;
-    if (hi - lo + 1 > XN_BITS)
-        return false;
-    z->lsb = lo;
-    z->n = hi - lo + 1;
-    if (a->sign == b->sign) {
-        z->sign = a->sign;
-        for (int64_t i = 0; i < z->n; i++) {
-            unsigned s = xn_bit(a, lo + i) + xn_bit(b, lo + i) + carry;
-            z->bit[i] = (unsigned char)(s & 1u);
-            carry = s >> 1;
-        }
-        return true;
-    }
-    if (xn_cmp_mag(a, b) < 0) {
-        big = b;
-        small = a;
-    }
-    z->sign = big->sign;
-    for (int64_t i = 0; i < z->n; i++) {
-        int s = (int)xn_bit(big, lo + i) - (int)xn_bit(small, lo + i)
-                - (int)carry;
-        carry = s < 0;
-        z->bit[i] = (unsigned char)(s < 0 ? s + 2 : s);
-    }
-    if (xn_is_zero(z))
-        z->sign = false;
-    return true;
-}
-
-/* z = a * b exactly (no aliasing); false if too wide. */
-static bool
-xn_mul(xnum *z, const xnum *a, const xnum *b)
-{
-    if (a->n + b->n + 1 > XN_BITS)
-        return false;
-    z->sign = a->sign != b->sign;
-    z->lsb = a->lsb + b->lsb;
-    z->n = a->n + b->n + 1;
-    memset(z->bit, 0, (size_t)z->n);
-    for (int64_t i = 0; i < a->n; i++) {
-        unsigned carry = 0;
-        if (!a->bit[i])
-            continue;
-        for (int64_t k = 0; k < b->n || carry; k++) {
-            unsigned s = z->bit[i + k] + (k < b->n ? b->bit[k] : 0u) + carry;
-            z->bit[i + k] = (unsigned char)(s & 1u);
-            carry = s >> 1;
-        }
-    }
-    return true;
-}
-
-static void
-xn_from_dyadic(xnum *x, const sf_dyadic *d)
-{
-    x->sign = d->sign;
-    x->lsb = d->exp;
-    x->n = 128;
-    for (int i = 0; i < 64; i++) {
-        x->bit[i] = (unsigned char)((d->lo >> i) & 1u);
-        x->bit[64 + i] = (unsigned char)((d->hi >> i) & 1u);
-    }
-}
-
-/* The top 128 bits of x as a dyadic; tail set when lower bits are
-   non-zero (then |x| is slightly larger than the window). */
-static void
-xn_to_dyadic(const xnum *x, sf_dyadic *d)
-{
-    int64_t top = xn_top(x), base;
-
-    memset(d, 0, sizeof *d);
-    if (top == W_NONE)
-        return;
-    base = top - 127;
-    if (base > xn_low(x))
-        d->tail = true;
-    if (base < xn_low(x))
-        base = xn_low(x);
-    d->sign = x->sign;
-    d->exp = (int32_t)base;
-    for (int i = 0; i < 128; i++) {
-        uint64_t v = xn_bit(x, base + i);
-        if (i < 64)
-            d->lo |= v << i;
-        else
-            d->hi |= v << (i - 64);
-    }
-}
-
-/* Q = x exactly. */
-static void
-xn_to_mpq(const xnum *x, mpq_t q)
-{
-    mpz_t z;
-
-    mpz_init(z);
-    for (int64_t i = 0; i < x->n; i++)
-        if (x->bit[i])
-            mpz_setbit(z, (mp_bitcnt_t)i);
-    xdec_set_dyadic(q, x->sign, z, x->lsb);
-    mpz_clear(z);
-}
-
-/* Weight of the lowest 1 bit of a dyadic's window (W_NONE if none).  The
-   library normalises an event's window to 128 bits, so when its tail is
-   set the zero bits below this one are padding, not known digits: the true
-   value lies strictly between W 2^exp and W 2^exp + 2^low. */
-static int64_t
-dyadic_low(const sf_dyadic *d)
-{
-    for (int i = 0; i < 128; i++)
-        if (i < 64 ? (d->lo >> i) & 1u : (d->hi >> (i - 64)) & 1u)
-            return (int64_t)d->exp + i;
-    return W_NONE;
-}
-
-/* Whether x is the exact value the event reports in D: x agrees with the
-   window down to the window's lowest 1 bit, and has further bits below it
-   exactly when D's tail is set. */
-static bool
-xn_matches(const xnum *x, const sf_dyadic *d)
-{
-    bool zero = xn_is_zero(x);
-    bool dzero = d->hi == 0 && d->lo == 0 && !d->tail;
-    int64_t low = dyadic_low(d);
-
-    if (zero || dzero)
-        return zero && dzero;
-    if (low == W_NONE || x->sign != d->sign
-        || xn_top(x) > (int64_t)d->exp + 127)
-        return false;
-    for (int64_t w = (int64_t)d->exp + 127; w >= low; w--) {
-        int64_t i = w - d->exp;
-        unsigned v = i < 64 ? (unsigned)(d->lo >> i) & 1u
-                            : (unsigned)(d->hi >> (i - 64)) & 1u;
-        if (xn_bit(x, w) != v)
-            return false;
-    }
-    return (xn_low(x) < low) == d->tail;
-}
-
-/* Whether v lies where the dyadic D says: equal to it when its tail is
-   clear, else of its sign and strictly between W 2^exp and (W + 1) 2^exp
-   (the sf_dyadic contract).  Used for the event's error. */
-static bool
-xn_within(const xnum *v, const sf_dyadic *d)
-{
-    xnum *w;
-    bool ok;
-
-    if (!d->tail)
-        return xn_matches(v, d);
-    if (xn_is_zero(v) || v->sign != d->sign)
-        return false;
-    w = malloc(3 * sizeof *w);
-    if (w == NULL)
-        return false;
-    xn_from_dyadic(&w[0], d);
-    w[0].sign = false;
-    xn_set(&w[1], false, 1, d->exp);
-    ok = xn_add(&w[2], &w[0], &w[1]);
-    ok = ok && xn_cmp_mag(&w[0], v) < 0 && xn_cmp_mag(v, &w[2]) < 0;
-    free(w);
-    return ok;
-}
-
-/*----------------------------------------------------------------------------
- * Bit strings.  A run of RUN_MIN or more equal bits is written "b{n}"
- * (n copies of bit b), so that any exponent difference fits on a line.
- *--------------------------------------------------------------------------*/
-#define RUN_MIN 33
-
-/* Bits of x at weights hi down to lo, '.' after weight `point` when
-   lo < point <= hi. */
-static void
-put_bits(cli_buf *b, const xnum *x, int64_t hi, int64_t lo, int64_t point)
-{
-    int64_t w = hi;
-
-    while (w >= lo) {
-        unsigned v = xn_bit(x, w);
-        int64_t end = w;
-        while (end > lo && end != point && xn_bit(x, end - 1) == v)
-            end--;
-        if (w - end + 1 >= RUN_MIN) {
-            cli_buf_printf(b, "%u{%" PRId64 "}", v, w - end + 1);
-        } else {
-            for (int64_t k = w; k >= end; k--)
-                cli_buf_putc(b, (char)('0' + v));
-        }
-        if (end == point && point > lo)
-            cli_buf_putc(b, '.');
-        w = end - 1;
-    }
-}
-
-/* Grid of aligned rows: columns hi..lo, '.' after `point`, '|' after
-   `cut` (when lo < cut), leading zeros left of the point as blanks.  Runs
-   of RUN_MIN or more columns in which every row is constant are written
-   "b{n}" (blank rows: spaces of that width). */
-typedef struct
-{
-    const char *label; /* before the row, e.g. "  + " */
-    const xnum *x;     /* magnitude shown */
-    const char *note;  /* after the row */
-} grid_row;
-
-static char
-grid_sym(const grid_row *r, int64_t w, int64_t point)
-{
-    if (w > point) {
-        int64_t top = xn_top(r->x);
-        if (top == W_NONE || top < w)
-            return ' ';
-    }
-    return (char)('0' + xn_bit(r->x, w));
-}
-
-static void
-put_grid(cli_buf *b, const grid_row *rows, int nrows, int64_t hi,
-         int64_t lo, int64_t point, int64_t cut, const char *indent)
-{
-    cli_buf line[4];
-    size_t width = 0;
-
-    for (int r = 0; r < nrows; r++)
-        cli_buf_init(&line[r]);
-    for (int64_t w = hi; w >= lo;) {
-        int64_t end = w;
-        bool same = true;
-        while (end > lo && end != point && end != cut) {
-            for (int r = 0; r < nrows && same; r++)
-                same = grid_sym(&rows[r], end - 1, point)
-                       == grid_sym(&rows[r], w, point);
-            if (!same)
-                break;
-            end--;
-        }
-        for (int r = 0; r < nrows; r++) {
-            char c = grid_sym(&rows[r], w, point);
-            if (w - end + 1 >= RUN_MIN) {
-                char tok[32];
-                snprintf(tok, sizeof tok, "0{%" PRId64 "}", w - end + 1);
-                if (c == ' ')
-                    for (size_t k = 0; k < strlen(tok); k++)
-                        cli_buf_putc(&line[r], ' ');
-                else
-                    cli_buf_printf(&line[r], "%c{%" PRId64 "}", c,
-                                   w - end + 1);
-            } else {
-                for (int64_t k = w; k >= end; k--)
-                    cli_buf_putc(&line[r], grid_sym(&rows[r], k, point));
-            }
-            if (end == point && point > lo)
-                cli_buf_putc(&line[r], '.');
-            if (end == cut && cut > lo)
-                cli_buf_putc(&line[r], '|');
-        }
-        w = end - 1;
-    }
-    for (int r = 0; r < nrows; r++)
-        if (line[r].len > width)
-            width = line[r].len;
-    for (int r = 0; r < nrows; r++) {
-        cli_buf_printf(b, "%s%s%s", indent, rows[r].label,
-                       line[r].p ? line[r].p : "");
-        if (rows[r].note != NULL) {
-            for (size_t k = line[r].len; k < width + 3; k++)
-                cli_buf_putc(b, ' ');
-            cli_buf_puts(b, rows[r].note);
-        }
-        cli_buf_putc(b, '\n');
-        b->failed |= line[r].failed;
-        cli_buf_free(&line[r]);
-    }
-}
-
-/* Text of a cli_buf as a C string ("" when empty). */
-static const char *
-buf_str(const cli_buf *b)
-{
-    return b->p != NULL ? b->p : "";
-}
-
-/*----------------------------------------------------------------------------
- * Operands: the fields of a bit pattern.
- *--------------------------------------------------------------------------*/
-typedef enum
-{
-    K_ZERO,
-    K_FINITE,
-    K_INF,
-    K_NAN
-} kind;
-
-typedef struct
-{
-    const sf_format *f;
-    uint64_t bits;
-    kind k;
-    bool sign;
-    bool daz;       /* a subnormal read as zero */
-    bool subnormal; /* the encoding is subnormal */
-    int64_t e;      /* exponent of the leading (hidden) position */
-    uint64_t sig;   /* significand with the hidden bit */
-} opnd;
-
-static unsigned
-exp_field(const sf_format *f, uint64_t bits)
-{
-    return (unsigned)((bits & f->exp_mask) >> (f->frac_bits + f->pad_bits));
-}
-
-static uint64_t
-frac_field(const sf_format *f, uint64_t bits)
-{
-    return (bits & f->frac_mask) >> f->pad_bits;
-}
-
-static void
-decode(const sf_format *f, uint64_t bits, bool daz, opnd *o)
-{
-    unsigned field = exp_field(f, bits);
-    uint64_t frac = frac_field(f, bits);
-    unsigned ones = (1u << f->exp_bits) - 1;
-
-    memset(o, 0, sizeof *o);
-    o->f = f;
-    o->bits = bits;
-    o->sign = (bits & f->sign_mask) != 0;
-    if (sf_is_nan(f, bits)) {
-        o->k = K_NAN;
-        return;
-    }
-    if (field == ones && f->specials == SF_SPECIALS_IEEE) {
-        o->k = K_INF;
-        return;
-    }
-    if (field == 0) {
-        if (frac == 0) {
-            o->k = K_ZERO;
-            return;
-        }
-        o->subnormal = true;
-        if (daz) {
-            o->k = K_ZERO;
-            o->daz = true;
-            return;
-        }
-        o->k = K_FINITE;
-        o->e = f->emin;
-        o->sig = frac;
-        return;
-    }
-    o->k = K_FINITE;
-    o->e = (int64_t)field - f->bias;
-    o->sig = frac | ((uint64_t)1 << f->frac_bits);
-}
-
-/* The exact value of a finite operand. */
-static void
-opnd_value(const opnd *o, xnum *x)
-{
-    if (o->k != K_FINITE)
-        xn_zero(x);
-    else
-        xn_set(x, o->sign, o->sig, o->e - (int64_t)o->f->frac_bits);
-    if (o->k == K_ZERO)
-        x->sign = o->sign;
-}
-
-/* "bf16:0xC013" */
-static void
-ref_str(char *buf, size_t n, const sf_format *f, uint64_t bits)
-{
-    snprintf(buf, n, "%s:0x%0*" PRIX64, f->name,
-             (int)((f->storage_bits + 3) / 4), bits);
-}
-
-static void
-bits_str(char *buf, uint64_t v, unsigned width)
-{
-    for (unsigned i = 0; i < width; i++)
-        buf[i] = (char)('0' + ((v >> (width - 1 - i)) & 1u));
-    buf[width] = '\0';
-}
-
-/* Exact decimal (or hex-float) text of a value; BUF of N bytes. */
-static const char *
-value_str(char *buf, size_t n, const sf_format *f, uint64_t bits,
-          sf_print_style style)
-{
-    if (sf_to_string(f, bits, style, buf, n) >= n && n > 4)
-        strcpy(buf + n - 4, "...");
-    return buf;
-}
-
-static const char *
-dyadic_str(char *buf, size_t n, const sf_dyadic *d)
-{
-    if (sf_dyadic_to_string(d, buf, n) >= n && n > 4)
-        strcpy(buf + n - 4, "...");
-    return buf;
-}
-
-static const char *
-class_name(const sf_format *f, uint64_t bits)
-{
-    if (sf_is_snan(f, bits))
-        return "snan";
-    if (sf_is_nan(f, bits))
-        return "nan";
-    if (sf_is_inf(f, bits))
-        return "inf";
-    if (sf_is_zero(f, bits))
-        return "zero";
-    if (sf_is_subnormal(f, bits))
-        return "subnormal";
-    return "normal";
-}
-
-#define DEC_MAX 4096
-
-/*----------------------------------------------------------------------------
- * The trace context.
- *--------------------------------------------------------------------------*/
-typedef struct
-{
-    sf_event ev;
-    int count;
-} capture;
-
-static void
-on_event(void *user, const sf_event *ev)
-{
-    capture *c = user;
-
-    c->ev = *ev;
-    c->count++;
-}
-
-typedef enum
-{
-    OP_ACCUMULATE,
-    OP_ADD,
-    OP_SUB,
-    OP_MUL,
-    OP_FMA,
-    OP_DIV,
-    OP_SQRT,
-    OP_CONVERT
-} op_kind;
-
-static const char *const op_names[] = {"accumulate", "add", "sub", "mul",
-                                       "fma", "div", "sqrt", "convert"};
-
-typedef struct
-{
-    /* options */
-    op_kind op;
-    const sf_format *acc, *out, *fmt;
-    sf_round acc_mode, mode, in_mode;
-    const char *env_name;
-    bool json, explain;
-    cli_color_when color_when;
-    uint64_t seed;
-    int n_operands, cap_operands;
-    char **operand_text;
-    const char **operand_file; /* NULL: the command line; else its name */
-    long *operand_line;
-    char **file_text; /* the contents of operand files, owned */
-    int n_files;
-    cli_number *num;
-    uint64_t *read_bits; /* each operand as read into the working format
-                            (set by operand_in) */
-
-    /* output */
-    cli_buf *b;
-    cli_json *j; /* NULL: text */
-    bool color;
-    bool failed;
-    char fail_msg[512];
-
-    /* the traced arithmetic, and the conversions of operands */
-    sf_env env;
-    sf_event_sink sink;
-    capture cap;
-    sf_env conv_env;
-    sf_event_sink conv_sink;
-    capture conv_cap;
-    int n_roundings, n_inexact;
-} trace_ctx;
-
-static void
-internal_error(trace_ctx *t, const char *fmt, ...) CLI_PRINTF(2, 3);
-
-static void
-internal_error(trace_ctx *t, const char *fmt, ...)
+void
+tr_internal_error(trace_ctx *t, const char *fmt, ...)
 {
     va_list ap;
 
@@ -655,28 +31,11 @@ internal_error(trace_ctx *t, const char *fmt, ...)
     va_end(ap);
 }
 
-/* ANSI colours, only when enabled. */
-#define SGR_RESET "\033[0m"
-#define SGR_BOLD "\033[1m"
-#define SGR_DIM "\033[2m"
-#define SGR_SIGN "\033[31m"
-#define SGR_EXP "\033[32m"
-#define SGR_FRAC "\033[34m"
-#define SGR_GUARD "\033[1;33m"
-#define SGR_NOTE "\033[36m"
-
-static const char *
-sgr(const trace_ctx *t, const char *seq)
-{
-    return t->color ? seq : "";
-}
-
-/* Whether the operation just run reported exactly one rounding event. */
 static bool
-took_one_event(trace_ctx *t, const capture *c, const char *what)
+took_one_event(trace_ctx *t, const te_capture *c, const char *what)
 {
     if (c->count != 1) {
-        internal_error(t, "%s reported %d rounding events (expected 1)",
+        tr_internal_error(t, "%s reported %d rounding events (expected 1)",
                        what, c->count);
         return false;
     }
@@ -684,1155 +43,8 @@ took_one_event(trace_ctx *t, const capture *c, const char *what)
 }
 
 /*----------------------------------------------------------------------------
- * Values: text and JSON.
- *--------------------------------------------------------------------------*/
-/* "1 10000000 1.0011010" (finite) or "1 11111111 0000000" (Inf, NaN). */
-static void
-put_fields(trace_ctx *t, const sf_format *f, uint64_t bits)
-{
-    char e[16], fr[64];
-    opnd o;
-
-    decode(f, bits, false, &o);
-    bits_str(e, exp_field(f, bits), f->exp_bits);
-    bits_str(fr, frac_field(f, bits), f->frac_bits);
-    cli_buf_printf(t->b, "%s%u%s %s%s%s ", sgr(t, SGR_SIGN),
-                   (unsigned)o.sign, sgr(t, SGR_RESET), sgr(t, SGR_EXP), e,
-                   sgr(t, SGR_RESET));
-    if (o.k == K_FINITE || o.k == K_ZERO)
-        cli_buf_printf(t->b, "%s%u.%s%s",
-                       sgr(t, SGR_FRAC), exp_field(f, bits) != 0 ? 1u : 0u,
-                       fr, sgr(t, SGR_RESET));
-    else
-        cli_buf_printf(t->b, "%s%s%s", sgr(t, SGR_FRAC), fr,
-                       sgr(t, SGR_RESET));
-}
-
-/* "bf16:0xC097  1 10000001 1.0010111  -4.71875" */
-static void
-put_value_line(trace_ctx *t, const char *label, const sf_format *f,
-               uint64_t bits, const char *suffix)
-{
-    char ref[40], dec[DEC_MAX];
-
-    ref_str(ref, sizeof ref, f, bits);
-    cli_buf_printf(t->b, "  %-8s %-16s ", label, ref);
-    put_fields(t, f, bits);
-    cli_buf_printf(t->b, "  %s%s\n",
-                   value_str(dec, sizeof dec, f, bits, SF_PRINT_EXACT),
-                   suffix ? suffix : "");
-}
-
-static void
-json_value(trace_ctx *t, const char *key, const sf_format *f, uint64_t bits)
-{
-    char buf[DEC_MAX], e[16], fr[64];
-    opnd o;
-
-    decode(f, bits, false, &o);
-    cli_json_object_begin(t->j, key);
-    cli_json_string(t->j, "format", f->name);
-    ref_str(buf, sizeof buf, f, bits);
-    cli_json_string(t->j, "bits", strchr(buf, ':') + 1);
-    cli_json_string(t->j, "class", class_name(f, bits));
-    cli_json_int(t->j, "sign", o.sign);
-    bits_str(e, exp_field(f, bits), f->exp_bits);
-    cli_json_string(t->j, "exponent_bits", e);
-    bits_str(fr, frac_field(f, bits), f->frac_bits);
-    cli_json_string(t->j, "fraction_bits", fr);
-    if (o.k == K_FINITE || o.k == K_ZERO) {
-        char sig[80];
-        snprintf(sig, sizeof sig, "%u.%s", exp_field(f, bits) != 0 ? 1u : 0u,
-                 fr);
-        cli_json_string(t->j, "significand", sig);
-        cli_json_int(t->j, "exponent",
-                     o.k == K_FINITE ? (long long)o.e : 0);
-    } else {
-        cli_json_null(t->j, "significand");
-        cli_json_null(t->j, "exponent");
-    }
-    cli_json_string(t->j, "value",
-                    value_str(buf, sizeof buf, f, bits, SF_PRINT_EXACT));
-    cli_json_string(t->j, "hex",
-                    value_str(buf, sizeof buf, f, bits, SF_PRINT_HEX));
-    cli_json_object_end(t->j);
-}
-
-/* The exact binary of x, normalised: "-1.0010110100001110001 * 2^2". */
-static void
-put_exact_binary(cli_buf *b, const xnum *x, bool tail)
-{
-    int64_t top = xn_top(x), low = xn_low(x);
-
-    if (top == W_NONE) {
-        cli_buf_puts(b, x->sign ? "-0" : "0");
-        return;
-    }
-    if (low > top - 1)
-        low = top - 1;
-    if (x->sign)
-        cli_buf_putc(b, '-');
-    put_bits(b, x, top, low, top);
-    if (tail)
-        cli_buf_puts(b, "...");
-    cli_buf_printf(b, " * 2^%" PRId64, top);
-}
-
-/*----------------------------------------------------------------------------
- * Rounding: the split at the ulp, the decision, the result, the error.
- *--------------------------------------------------------------------------*/
-typedef struct
-{
-    const char *title; /* "f32 addition" */
-    const sf_format *f;
-    sf_round mode;
-    sf_event ev;
-    xnum exact;        /* exact value (the event's window when tail) */
-    bool tail;
-    /* where the exact value comes from, for its decimal: EX_BITS, the
-       bits in exact; EX_DIV, ex_a / ex_b; EX_SQRT, sqrt(ex_a) */
-    enum { EX_BITS, EX_DIV, EX_SQRT } ex_kind;
-    opnd ex_a, ex_b;
-    bool special;      /* no rounding happened: NaN, Inf, exact zero */
-    const char *special_why;
-    const char *context; /* first sentence of --explain, or NULL */
-} rounding;
-
-/* Derived split of the exact value at the event's ulp. */
-typedef struct
-{
-    cli_buf kept, kept_frac, sticky_bits, discarded, fraction_ulps;
-    int64_t hidden_w; /* weight of the hidden-bit position */
-    unsigned g, r, s, lsb;
-    uint64_t sr_f;    /* SR: the 64-bit discarded fraction F */
-} split;
-
-static void
-split_free(split *s)
-{
-    cli_buf_free(&s->kept);
-    cli_buf_free(&s->kept_frac);
-    cli_buf_free(&s->sticky_bits);
-    cli_buf_free(&s->discarded);
-    cli_buf_free(&s->fraction_ulps);
-}
-
-/* Q = the value of a finite or zero operand. */
-static void
-opnd_to_mpq(const opnd *o, mpq_t q)
-{
-    mpz_t z;
-
-    if (o->k != K_FINITE) {
-        mpq_set_ui(q, 0, 1);
-        return;
-    }
-    mpz_init(z);
-    mpz_import(z, 1, -1, sizeof o->sig, 0, 0, &o->sig);
-    xdec_set_dyadic(q, o->sign, z, o->e - (int64_t)o->f->frac_bits);
-    mpz_clear(z);
-}
-
-/* Q = Q * 2^e. */
-static void
-mpq_scale2(mpq_t q, int64_t e)
-{
-    if (e >= 0)
-        mpq_mul_2exp(q, q, (mp_bitcnt_t)e);
-    else
-        mpq_div_2exp(q, q, (mp_bitcnt_t)-e);
-}
-
-typedef enum
-{
-    V_EXACT,     /* the exact value v */
-    V_ERROR,     /* result - v */
-    V_ERROR_ULP, /* (result - v) / ulp */
-    V_DISCARDED  /* the discarded part of |v|, in ulps */
-} quantity;
-
-/* The exact decimal of a quantity of rounding R, from malloc (NULL when
-   memory runs out).  v = A + B sqrt(C), computed from the operand bits. */
-static char *
-rounding_str(const rounding *r, quantity k)
-{
-    mpq_t a, b, c, x;
-    mpz_t z;
-    int64_t u = r->ev.ulp_exp;
-    char *str;
-
-    mpq_init(a);
-    mpq_init(b);
-    mpq_init(c);
-    mpq_init(x);
-    mpz_init(z);
-    switch (r->ex_kind) {
-    case EX_DIV:
-        opnd_to_mpq(&r->ex_a, a);
-        opnd_to_mpq(&r->ex_b, x);
-        mpq_div(a, a, x);
-        break;
-    case EX_SQRT:
-        opnd_to_mpq(&r->ex_a, c);
-        mpq_set_ui(b, 1, 1);
-        break;
-    case EX_BITS:
-    default:
-        xn_to_mpq(&r->exact, a);
-        break;
-    }
-    if (k == V_ERROR || k == V_ERROR_ULP) {
-        opnd o;
-        decode(r->f, r->ev.result, false, &o);
-        opnd_to_mpq(&o, x);
-        mpq_sub(a, x, a);
-        mpq_neg(b, b);
-    } else if (k == V_DISCARDED) {
-        /* |v| / ulp minus the kept bits (those at and above the ulp; the
-           window's when v does not end, which are v's) */
-        if (r->exact.sign) {
-            mpq_neg(a, a);
-            mpq_neg(b, b);
-        }
-        for (int64_t i = 0; i < r->exact.n; i++)
-            if (r->exact.bit[i] && r->exact.lsb + i >= u)
-                mpz_setbit(z, (mp_bitcnt_t)(r->exact.lsb + i - u));
-    }
-    if (k == V_ERROR_ULP || k == V_DISCARDED) {
-        mpq_scale2(a, -u);
-        mpq_scale2(b, -u);
-        mpq_set_z(x, z);
-        mpq_sub(a, a, x);
-    }
-    str = xdec_sqrt_affine(a, b, c);
-    mpq_clear(a);
-    mpq_clear(b);
-    mpq_clear(c);
-    mpq_clear(x);
-    mpz_clear(z);
-    return str;
-}
-
-/* S, or a marker when memory ran out. */
-#define STR_OR(s) ((s) != NULL ? (s) : "(out of memory)")
-
-static void
-make_split(trace_ctx *t, const rounding *r, split *s)
-{
-    const sf_event *ev = &r->ev;
-    int64_t u = ev->ulp_exp, low = xn_low(&r->exact);
-    int64_t fb = (int64_t)r->f->frac_bits;
-
-    cli_buf_init(&s->kept);
-    cli_buf_init(&s->kept_frac);
-    cli_buf_init(&s->sticky_bits);
-    cli_buf_init(&s->discarded);
-    cli_buf_init(&s->fraction_ulps);
-    s->hidden_w = u + fb;
-    put_bits(&s->kept, &r->exact, u + fb, u, u + fb);
-    put_bits(&s->kept_frac, &r->exact, u + fb - 1, u, W_NONE);
-    s->lsb = xn_bit(&r->exact, u);
-    s->g = xn_bit(&r->exact, u - 1);
-    s->r = xn_bit(&r->exact, u - 2);
-    s->s = (low != W_NONE && low < u - 2) || r->tail;
-    if (low != W_NONE && low < u - 2)
-        put_bits(&s->sticky_bits, &r->exact, u - 3, low, W_NONE);
-    else if (!r->tail)
-        cli_buf_puts(&s->sticky_bits, "(none)");
-    if (r->tail)
-        cli_buf_puts(&s->sticky_bits, "...");
-    if (low != W_NONE && low < u)
-        put_bits(&s->discarded, &r->exact, u - 1, low, W_NONE);
-    if (r->tail)
-        cli_buf_puts(&s->discarded, "...");
-
-    /* the discarded fraction of an ulp, exactly */
-    {
-        char *d = rounding_str(r, V_DISCARDED);
-        if (d == NULL)
-            internal_error(t, "out of memory");
-        cli_buf_puts(&s->fraction_ulps, STR_OR(d));
-        free(d);
-    }
-
-    /* SR: F = top 64 discarded bits, lower ones jammed into its last bit */
-    s->sr_f = 0;
-    for (int i = 1; i <= 64; i++)
-        s->sr_f = (s->sr_f << 1) | xn_bit(&r->exact, u - i);
-    if ((low != W_NONE && low < u - 64) || r->tail)
-        s->sr_f |= 1u;
-
-    /* the displayed bits must be the event's */
-    if (!r->special && (s->g != ev->guard || s->r != ev->round
-                        || s->s != ev->sticky || s->lsb != ev->lsb))
-        internal_error(t, "%s: the bits at the ulp 2^%d (last %u, guard %u, "
-                       "round %u, sticky %u) differ from the rounding "
-                       "event's (last %u, guard %u, round %u, sticky %u)",
-                       r->title, ev->ulp_exp, s->lsb, s->g, s->r, s->s,
-                       ev->lsb, ev->guard, ev->round, ev->sticky);
-}
-
-static const char *
-dir_word(int dir)
-{
-    return dir > 0 ? "up" : dir < 0 ? "down" : "exact";
-}
-
-/* One line: what the mode did with these bits, and why.  Also checks the
-   event's direction against the documented rule of the mode. */
-static void
-decision_text(trace_ctx *t, const rounding *r, const split *s, cli_buf *o)
-{
-    const sf_event *ev = &r->ev;
-    bool neg = ev->exact.sign, inexact = ev->guard || ev->round || ev->sticky;
-    int expect = 0;
-    const char *mag = ev->dir > 0 ? "up in magnitude (away from zero)"
-                                  : "down in magnitude (toward zero)";
-
-    if (r->special) {
-        cli_buf_printf(o, "no rounding: %s", r->special_why);
-        return;
-    }
-    if (ev->ftz) {
-        cli_buf_puts(o, "the result is tiny and FTZ flushes it to zero "
-                        "(underflow and inexact are raised)");
-        return;
-    }
-    if (ev->overflow && !inexact) {
-        cli_buf_printf(o, "nothing is discarded, but the value exceeds the "
-                       "largest finite %s: overflow to %s", r->f->name,
-                       ev->error_infinite ? (r->f->specials == SF_SPECIALS_FN
-                                                 ? "NaN (no infinity)"
-                                                 : "infinity")
-                                          : "the largest finite value");
-        return;
-    }
-    if (!inexact) {
-        cli_buf_puts(o, "exact: nothing is discarded, no rounding");
-        return;
-    }
-    switch (r->mode) {
-    case SF_RNE:
-        if (ev->tie) {
-            expect = ev->lsb ? 1 : -1;
-            cli_buf_printf(o, "a tie (guard 1, round 0, sticky 0): ties go "
-                           "to the even neighbour; the last kept bit is %u, "
-                           "so round %s", ev->lsb, mag);
-        } else if (ev->guard) {
-            expect = 1;
-            cli_buf_printf(o, "guard 1, and round or sticky 1: more than "
-                           "half an ulp is discarded, so round %s", mag);
-        } else {
-            expect = -1;
-            cli_buf_printf(o, "guard 0: less than half an ulp is discarded, "
-                           "so round %s", mag);
-        }
-        break;
-    case SF_RNA:
-        expect = ev->guard ? 1 : -1;
-        if (ev->tie)
-            cli_buf_printf(o, "a tie (guard 1, round 0, sticky 0): ties go "
-                           "away from zero, so round %s", mag);
-        else if (ev->guard)
-            cli_buf_printf(o, "guard 1: more than half an ulp is discarded, "
-                           "so round %s", mag);
-        else
-            cli_buf_printf(o, "guard 0: less than half an ulp is discarded, "
-                           "so round %s", mag);
-        break;
-    case SF_RTZ:
-        expect = -1;
-        cli_buf_printf(o, "toward zero: the discarded bits are dropped, "
-                       "round %s", mag);
-        break;
-    case SF_RDN:
-        expect = neg ? 1 : -1;
-        cli_buf_printf(o, "toward negative on a %s value: round %s",
-                       neg ? "negative" : "positive", mag);
-        break;
-    case SF_RUP:
-        expect = neg ? -1 : 1;
-        cli_buf_printf(o, "toward positive on a %s value: round %s",
-                       neg ? "negative" : "positive", mag);
-        break;
-    case SF_ROD:
-        expect = ev->lsb ? -1 : 1;
-        if (ev->lsb)
-            cli_buf_printf(o, "round to odd: inexact and the last kept bit "
-                           "is already 1, so round %s", mag);
-        else
-            cli_buf_printf(o, "round to odd: inexact and the last kept bit "
-                           "is 0, so it is set to 1: round %s", mag);
-        break;
-    case SF_SR: {
-        char f[DEC_MAX];
-        sf_dyadic p = {false, false, -64, 0, s->sr_f};
-        double u = (double)ev->sr_random / 18446744073709551616.0;
-        expect = ev->sr_random < s->sr_f ? 1 : -1;
-        cli_buf_printf(o, "stochastic: P(up) = F/2^64 = %s; draw U = "
-                       "0x%016" PRIX64 " (U/2^64 = %.6f) %s F = 0x%016"
-                       PRIX64 ", so round %s",
-                       dyadic_str(f, sizeof f, &p), ev->sr_random, u,
-                       expect > 0 ? "<" : ">=", s->sr_f, mag);
-        break;
-    }
-    default:
-        break;
-    }
-    if (ev->overflow)
-        cli_buf_printf(o, "; the result overflows %s (%s)", r->f->name,
-                       ev->error_infinite ? (r->f->specials == SF_SPECIALS_FN
-                                                 ? "NaN, no infinity"
-                                                 : "infinity")
-                                          : "largest finite");
-    else if (expect != 0 && expect != ev->dir)
-        internal_error(t, "%s: the rounding event says %s but %s with these "
-                       "bits rounds %s", r->title, dir_word(ev->dir),
-                       sf_round_name(r->mode), dir_word(expect));
-}
-
-/* Word-wrap TEXT at 78 columns: FIRST before the first line, INDENT
-   before the others. */
-static void
-put_wrapped2(cli_buf *b, const char *text, const char *first,
-             const char *indent)
-{
-    const size_t width = 78;
-    size_t col = 0, ind = strlen(indent);
-
-    while (*text != '\0') {
-        const char *sp = text;
-        size_t len;
-        while (*sp != '\0' && *sp != ' ')
-            sp++;
-        len = (size_t)(sp - text);
-        if (col == 0) {
-            cli_buf_puts(b, first);
-            col = strlen(first);
-        } else if (col + 1 + len > width) {
-            cli_buf_putc(b, '\n');
-            cli_buf_puts(b, indent);
-            col = ind;
-        } else {
-            cli_buf_putc(b, ' ');
-            col++;
-        }
-        cli_buf_put_mem(b, text, len);
-        col += len;
-        text = *sp == ' ' ? sp + 1 : sp;
-    }
-    if (col > 0)
-        cli_buf_putc(b, '\n');
-}
-
-static void
-put_wrapped(cli_buf *b, const char *text, const char *indent)
-{
-    put_wrapped2(b, text, indent, indent);
-}
-
-/* The --explain paragraph, from the event facts. */
-static void
-explain_text(const rounding *r, const split *s, cli_buf *o)
-{
-    const sf_event *ev = &r->ev;
-    bool neg = ev->exact.sign;
-    bool inexact = ev->guard || ev->round || ev->sticky;
-    char res[40], dec[DEC_MAX], *err, *ub;
-    const char *fmt = r->f->name;
-
-    ref_str(res, sizeof res, r->f, ev->result);
-    if (r->context != NULL)
-        cli_buf_printf(o, "%s ", r->context);
-    if (r->special) {
-        cli_buf_printf(o, "No rounding was needed: %s.", r->special_why);
-        return;
-    }
-    if (ev->daz)
-        cli_buf_puts(o, "A subnormal operand was read as zero (DAZ). ");
-    if (!inexact && ev->overflow) {
-        cli_buf_printf(o, "No bits are discarded, but the value is beyond "
-                       "the largest finite %s, so the result overflows to "
-                       "%s.", fmt, res);
-        return;
-    }
-    if (!inexact) {
-        cli_buf_printf(o, "The exact value fits in %s (%u significant "
-                       "bits), so nothing is discarded and the result %s "
-                       "is exact in every rounding mode.", fmt,
-                       r->f->frac_bits + 1, res);
-        return;
-    }
-    cli_buf_printf(o, "Rounding to %s keeps the bits down to the ulp 2^%d "
-                   "(%s) and discards %s, which is %s of an ulp. ",
-                   fmt, ev->ulp_exp, buf_str(&s->kept),
-                   buf_str(&s->discarded), buf_str(&s->fraction_ulps));
-    if (ev->tie)
-        cli_buf_puts(o, "The first discarded bit (guard) is 1 and every bit "
-                        "below it is 0: an exact tie, half an ulp. ");
-    else if (ev->guard)
-        cli_buf_printf(o, "The first discarded bit (guard) is 1 and the bits "
-                       "below it are not all zero (round %u, sticky %u): "
-                       "more than half an ulp. ", ev->round, ev->sticky);
-    else
-        cli_buf_printf(o, "The first discarded bit (guard) is 0 (round %u, "
-                       "sticky %u): less than half an ulp. ", ev->round,
-                       ev->sticky);
-    if (ev->guard && !ev->round && ev->sticky)
-        cli_buf_puts(o, "Without the low-order bits that make sticky 1, "
-                        "this would be an exact tie. ");
-    switch (r->mode) {
-    case SF_RNE:
-        if (ev->tie)
-            cli_buf_printf(o, "Round-to-nearest-even breaks the tie toward "
-                           "the neighbour with an even last bit; the kept "
-                           "last bit is %u, so it rounds %s. ", ev->lsb,
-                           ev->lsb ? "up in magnitude to make it even"
-                                   : "down in magnitude (keeps it)");
-        else if (ev->guard)
-            cli_buf_puts(o, "Round-to-nearest therefore rounds away from "
-                            "zero (up in magnitude). ");
-        else
-            cli_buf_puts(o, "Round-to-nearest therefore truncates (toward "
-                            "zero). ");
-        break;
-    case SF_RNA:
-        if (ev->tie)
-            cli_buf_puts(o, "Round-to-nearest-ties-away sends the tie away "
-                            "from zero (up in magnitude). ");
-        else
-            cli_buf_printf(o, "Round-to-nearest-ties-away therefore rounds "
-                           "%s. ", ev->guard ? "away from zero (up in "
-                                               "magnitude)"
-                                             : "toward zero (truncates)");
-        break;
-    case SF_RTZ:
-        cli_buf_puts(o, "Round toward zero ignores the discarded bits and "
-                        "truncates (down in magnitude). ");
-        break;
-    case SF_RDN:
-    case SF_RUP: {
-        bool away = (r->mode == SF_RDN) == neg;
-        cli_buf_printf(o, "Rounding toward %s on a %s value goes %s whenever "
-                       "anything is discarded. ",
-                       r->mode == SF_RDN ? "negative" : "positive",
-                       neg ? "negative" : "positive",
-                       away ? "away from zero (up in magnitude)"
-                            : "toward zero (truncates)");
-        break;
-    }
-    case SF_ROD:
-        cli_buf_printf(o, "Round to odd truncates and then sets the last "
-                       "bit when anything was discarded; the kept last bit "
-                       "is %u, so the result %s. ", ev->lsb,
-                       ev->lsb ? "is the truncated value (down in magnitude)"
-                               : "gets its last bit set (up in magnitude)");
-        break;
-    case SF_SR: {
-        char f[DEC_MAX];
-        sf_dyadic p = {false, false, -64, 0, s->sr_f};
-        cli_buf_printf(o, "Stochastic rounding rounds up in magnitude with "
-                       "probability equal to the discarded fraction, here "
-                       "%s; the random draw U/2^64 = %.6f was %s it, so "
-                       "it rounded %s. ",
-                       dyadic_str(f, sizeof f, &p),
-                       (double)ev->sr_random / 18446744073709551616.0,
-                       ev->dir > 0 ? "below" : "not below",
-                       ev->dir > 0 ? "up in magnitude" : "down in magnitude");
-        break;
-    }
-    default:
-        break;
-    }
-    if (ev->ftz)
-        cli_buf_puts(o, "The result is tiny, and FTZ replaces it by zero. ");
-    if (ev->overflow)
-        cli_buf_printf(o, "The rounded value exceeds the largest finite %s, "
-                       "so the result is %s. ", fmt,
-                       ev->error_infinite ? "infinite" : "the largest finite "
-                                                         "value");
-    if (ev->error_infinite) {
-        cli_buf_printf(o, "The result is %s = %s.", res,
-                       value_str(dec, sizeof dec, r->f, ev->result,
-                                 SF_PRINT_EXACT));
-        return;
-    }
-    err = rounding_str(r, V_ERROR);
-    ub = rounding_str(r, V_ERROR_ULP);
-    cli_buf_printf(o, "The result is %s = %s; the error (result - exact) is "
-                   "%s = %s ulp", res,
-                   value_str(dec, sizeof dec, r->f, ev->result,
-                             SF_PRINT_EXACT),
-                   STR_OR(err), STR_OR(ub));
-    free(err);
-    free(ub);
-    if (ev->dir != 0)
-        cli_buf_printf(o, ": %s, because the value is %s and it was rounded "
-                       "%s in magnitude.",
-                       ev->error.sign ? "negative (the result lies below the "
-                                        "exact value)"
-                                      : "positive (the result lies above the "
-                                        "exact value)",
-                       neg ? "negative" : "positive",
-                       ev->dir > 0 ? "up" : "down");
-    else
-        cli_buf_puts(o, ".");
-}
-
-static void
-show_rounding(trace_ctx *t, const rounding *r)
-{
-    const sf_event *ev = &r->ev;
-    split s;
-    cli_buf dec_line, expl;
-    char buf[DEC_MAX], flags[6];
-    sf_dyadic eu = ev->error;
-    char *xs = NULL, *es = NULL, *us = NULL;
-
-    make_split(t, r, &s);
-    if (!r->special) {
-        /* computed exactly here; the event's windows are only checked */
-        xs = rounding_str(r, V_EXACT);
-        es = rounding_str(r, V_ERROR);
-        us = rounding_str(r, V_ERROR_ULP);
-        if (xs == NULL || es == NULL || us == NULL)
-            internal_error(t, "out of memory");
-    } else {
-        xs = malloc(DEC_MAX);
-        es = malloc(DEC_MAX);
-        us = malloc(DEC_MAX);
-        if (xs == NULL || es == NULL || us == NULL) {
-            internal_error(t, "out of memory");
-        } else {
-            eu.exp -= ev->ulp_exp;
-            dyadic_str(xs, DEC_MAX, &ev->exact);
-            dyadic_str(es, DEC_MAX, &ev->error);
-            dyadic_str(us, DEC_MAX, &eu);
-        }
-    }
-    cli_buf_init(&dec_line);
-    cli_buf_init(&expl);
-    decision_text(t, r, &s, &dec_line);
-    if (t->explain)
-        explain_text(r, &s, &expl);
-    sf_flags_str(ev->flags, flags);
-    t->n_roundings++;
-    if (ev->dir != 0)
-        t->n_inexact++;
-
-    if (t->j != NULL) {
-        cli_json_object_begin(t->j, "rounding");
-        cli_json_string(t->j, "format", r->f->name);
-        cli_json_string(t->j, "mode", sf_round_name(r->mode));
-        cli_json_bool(t->j, "rounded", !r->special);
-        if (r->special)
-            cli_json_string(t->j, "reason", r->special_why);
-        cli_json_string(t->j, "exact", STR_OR(xs));
-        if (!r->special) {
-            cli_buf eb;
-            cli_buf_init(&eb);
-            put_exact_binary(&eb, &r->exact, r->tail);
-            cli_json_string(t->j, "exact_binary", buf_str(&eb));
-            cli_buf_free(&eb);
-            cli_json_int(t->j, "ulp_exp", ev->ulp_exp);
-            cli_json_string(t->j, "kept", buf_str(&s.kept));
-            cli_json_string(t->j, "kept_fraction", buf_str(&s.kept_frac));
-            cli_json_string(t->j, "discarded", buf_str(&s.discarded));
-            cli_json_string(t->j, "discarded_ulps", buf_str(&s.fraction_ulps));
-            cli_json_int(t->j, "lsb", ev->lsb);
-            cli_json_int(t->j, "guard", ev->guard);
-            cli_json_int(t->j, "round", ev->round);
-            cli_json_int(t->j, "sticky", ev->sticky);
-            cli_json_string(t->j, "sticky_bits", buf_str(&s.sticky_bits));
-            cli_json_bool(t->j, "tie", ev->tie);
-        }
-        cli_json_string(t->j, "direction", dir_word(ev->dir));
-        cli_json_string(t->j, "decision", buf_str(&dec_line));
-        if (r->mode == SF_SR && !r->special) {
-            char f[DEC_MAX];
-            sf_dyadic p = {false, false, -64, 0, s.sr_f};
-            cli_json_object_begin(t->j, "sr");
-            snprintf(buf, sizeof buf, "0x%016" PRIX64, ev->sr_random);
-            cli_json_string(t->j, "draw", buf);
-            snprintf(buf, sizeof buf, "0x%016" PRIX64, s.sr_f);
-            cli_json_string(t->j, "threshold", buf);
-            cli_json_string(t->j, "p_up", dyadic_str(f, sizeof f, &p));
-            cli_json_object_end(t->j);
-        }
-        json_value(t, "result", r->f, ev->result);
-        if (ev->error_infinite) {
-            cli_json_null(t->j, "error");
-            cli_json_null(t->j, "error_ulps");
-        } else {
-            cli_json_string(t->j, "error", STR_OR(es));
-            cli_json_string(t->j, "error_ulps", STR_OR(us));
-        }
-        cli_json_string(t->j, "flags", flags);
-        cli_json_bool(t->j, "inexact", (ev->flags & SF_FLAG_INEXACT) != 0);
-        cli_json_bool(t->j, "tiny", ev->tiny);
-        cli_json_bool(t->j, "subnormal", ev->subnormal);
-        cli_json_bool(t->j, "ftz", ev->ftz);
-        cli_json_bool(t->j, "daz", ev->daz);
-        cli_json_bool(t->j, "overflow", ev->overflow);
-        if (t->explain)
-            cli_json_string(t->j, "explanation", buf_str(&expl));
-        cli_json_object_end(t->j);
-    } else {
-        cli_buf *b = t->b;
-        if (!r->special) {
-            size_t klen = s.kept.len;
-            cli_buf_puts(b, "  exact    ");
-            put_exact_binary(b, &r->exact, r->tail);
-            cli_buf_printf(b, " = %s\n", STR_OR(xs));
-            cli_buf_printf(b, "  round to %s (%u fraction bits, %s) at the "
-                           "ulp 2^%d:\n", r->f->name, r->f->frac_bits,
-                           sf_round_name(r->mode), ev->ulp_exp);
-            cli_buf_printf(b, "           %s%s%s | %s%u%s | %u | %s%s%s\n",
-                           sgr(t, SGR_BOLD), buf_str(&s.kept),
-                           sgr(t, SGR_RESET), sgr(t, SGR_GUARD), ev->guard,
-                           sgr(t, SGR_RESET), ev->round, sgr(t, SGR_DIM),
-                           buf_str(&s.sticky_bits), sgr(t, SGR_RESET));
-            cli_buf_puts(b, "           kept");
-            for (size_t k = 4; k < klen; k++)
-                cli_buf_putc(b, ' ');
-            cli_buf_puts(b, " | G | R | sticky bits\n");
-            cli_buf_printf(b, "  kept fraction %s, guard %u, round %u, "
-                           "sticky %u%s\n", buf_str(&s.kept_frac),
-                           ev->guard, ev->round, ev->sticky,
-                           ev->tie ? " (a tie)" : "");
-        }
-        put_wrapped2(b, buf_str(&dec_line), "  decision ", "           ");
-        put_value_line(t, "result", r->f, ev->result, NULL);
-        if (!r->special)
-            cli_buf_printf(b, "  exact    %s\n", STR_OR(xs));
-        if (ev->error_infinite)
-            cli_buf_puts(b, "  error    infinite (the result is not "
-                            "finite)\n");
-        else if (!r->special || ev->dir != 0)
-            cli_buf_printf(b, "  error    %s = %s ulp (result - exact, ulp "
-                           "2^%d)\n", STR_OR(es), STR_OR(us), ev->ulp_exp);
-        cli_buf_printf(b, "  flags    %s%s%s%s%s%s\n", flags,
-                       ev->tiny ? "  tiny" : "",
-                       ev->subnormal ? "  subnormal result" : "",
-                       ev->ftz ? "  flushed to zero (FTZ)" : "",
-                       ev->daz ? "  subnormal operand read as zero (DAZ)"
-                               : "",
-                       ev->overflow ? "  overflow" : "");
-        if (t->explain) {
-            cli_buf_printf(b, "  %swhy%s\n", sgr(t, SGR_NOTE),
-                           sgr(t, SGR_RESET));
-            put_wrapped(b, buf_str(&expl), "    ");
-        }
-    }
-    split_free(&s);
-    cli_buf_free(&dec_line);
-    cli_buf_free(&expl);
-    free(xs);
-    free(es);
-    free(us);
-}
-
-/* Fill R from the captured event; X is the exact value computed here (NULL
-   to take the event's window: division and square root).  Checks them
-   against each other. */
-static void
-setup_rounding(trace_ctx *t, rounding *r, const char *title,
-               const sf_format *f, sf_round mode, const sf_event *ev,
-               const xnum *x)
-{
-    memset(r, 0, sizeof *r);
-    r->title = title;
-    r->f = f;
-    r->mode = mode;
-    r->ev = *ev;
-    r->ex_kind = EX_BITS;
-    if (x != NULL) {
-        r->exact = *x;
-        r->tail = false;
-    } else {
-        xn_from_dyadic(&r->exact, &ev->exact);
-        r->tail = ev->exact.tail;
-    }
-    if (ev->exact.hi == 0 && ev->exact.lo == 0 && !ev->exact.tail) {
-        r->special = true;
-        if (sf_is_nan(f, ev->result))
-            r->special_why = "the result is a NaN";
-        else if (sf_is_inf(f, ev->result))
-            r->special_why = "the result is an exact infinity";
-        else
-            r->special_why = "the result is an exact zero";
-        if (x != NULL && !xn_is_zero(x) && !sf_is_nan(f, ev->result)
-            && !sf_is_inf(f, ev->result))
-            internal_error(t, "%s: the exact value computed here is not "
-                           "zero but the rounding event reports zero", title);
-        return;
-    }
-    if (x != NULL && !xn_matches(x, &ev->exact)) {
-        char mine[DEC_MAX], lib[DEC_MAX];
-        sf_dyadic d;
-        xn_to_dyadic(x, &d);
-        internal_error(t, "%s: the exact value shown (%s) differs from the "
-                       "rounding event's exact value (%s)", title,
-                       dyadic_str(mine, sizeof mine, &d),
-                       dyadic_str(lib, sizeof lib, &ev->exact));
-        return;
-    }
-    /* the error shown is the event's: check it against result - exact */
-    if (x != NULL && !ev->error_infinite) {
-        xnum *v = malloc(3 * sizeof *v);
-        opnd o;
-        if (v == NULL) {
-            internal_error(t, "out of memory");
-            return;
-        }
-        decode(f, ev->result, false, &o);
-        opnd_value(&o, &v[0]);
-        v[1] = *x;
-        v[1].sign = !v[1].sign;
-        if (xn_add(&v[2], &v[0], &v[1]) && !xn_within(&v[2], &ev->error)) {
-            char mine[DEC_MAX], lib[DEC_MAX];
-            sf_dyadic d;
-            xn_to_dyadic(&v[2], &d);
-            internal_error(t, "%s: the rounding event's error (%s) is not "
-                           "result - exact (%s)", title,
-                           dyadic_str(lib, sizeof lib, &ev->error),
-                           dyadic_str(mine, sizeof mine, &d));
-        }
-        free(v);
-    }
-}
-
-/*----------------------------------------------------------------------------
- * Alignment of an addition, computed from the operand bits.
- *--------------------------------------------------------------------------*/
-typedef struct
-{
-    const char *name; /* "a", "acc", "a*b" */
-    xnum x;           /* exact signed value */
-    int64_t lead;     /* weight of the leading significand position */
-    int64_t last;     /* weight of the last significand position */
-    bool zero;
-} addend;
-
-typedef struct
-{
-    bool any_zero;
-    int64_t exp_big, exp_small, diff;
-    bool swapped;      /* b has the larger exponent or magnitude */
-    bool subtract;     /* signs differ */
-    int64_t n_shifted; /* bits of the smaller operand below the larger's */
-    bool shifted_nonzero;
-    cli_buf shifted;   /* those bits */
-    unsigned carry;    /* carry-out of the significand */
-    int64_t norm;      /* normalisation: +1 right, -k left by k, 0 */
-    int64_t exp_result;
-    xnum sum;          /* exact signed sum */
-} alignment;
-
-static void
-addend_from_opnd(addend *a, const char *name, const opnd *o)
-{
-    a->name = name;
-    opnd_value(o, &a->x);
-    a->zero = o->k != K_FINITE;
-    a->lead = o->e;
-    a->last = o->e - (int64_t)o->f->frac_bits;
-}
-
-/* Compute and show the alignment of a + b (b already negated for a
-   subtraction). */
-static void
-show_alignment(trace_ctx *t, const addend *a, const addend *b,
-               alignment *al)
-{
-    const addend *big = a, *small = b;
-    xnum *mags = malloc(3 * sizeof *mags);
-    int64_t point, hi, lo;
-    char buf[256];
-
-    memset(al, 0, sizeof *al);
-    cli_buf_init(&al->shifted);
-    xn_zero(&al->sum);
-    if (mags == NULL) {
-        internal_error(t, "out of memory");
-        return;
-    }
-#define mag_big mags[0]
-#define mag_small mags[1]
-#define mag_sum mags[2]
-    if (a->zero || b->zero) {
-        al->any_zero = true;
-        if (!xn_add(&al->sum, &a->x, &b->x))
-            internal_error(t, "an exact sum is too wide to show");
-        if (t->j == NULL)
-            cli_buf_printf(t->b, "  %s is zero: the exact sum is the other "
-                           "operand\n", a->zero ? a->name : b->name);
-        else {
-            cli_json_object_begin(t->j, "alignment");
-            cli_json_bool(t->j, "zero_operand", true);
-            cli_json_object_end(t->j);
-        }
-        goto done;
-    }
-    al->subtract = a->x.sign != b->x.sign;
-    if (al->subtract ? xn_cmp_mag(&b->x, &a->x) > 0 : b->lead > a->lead) {
-        big = b;
-        small = a;
-        al->swapped = true;
-    }
-    point = a->lead > b->lead ? a->lead : b->lead;
-    hi = point + 1;
-    lo = big->last < small->last ? big->last : small->last;
-    al->exp_big = big->lead;
-    al->exp_small = small->lead;
-    al->diff = big->lead - small->lead;
-    mag_big = big->x;
-    mag_big.sign = false;
-    mag_small = small->x;
-    mag_small.sign = al->subtract;
-    if (!xn_add(&al->sum, &mag_big, &mag_small)) {
-        internal_error(t, "an exact sum is too wide to show");
-        goto done;
-    }
-    mag_small.sign = false;
-    mag_sum = al->sum;
-    mag_sum.sign = false;
-    if (small->last < big->last) {
-        int64_t low = xn_low(&small->x);
-        al->n_shifted = big->last - small->last;
-        al->shifted_nonzero = low != W_NONE && low < big->last;
-        put_bits(&al->shifted, &small->x, big->last - 1, small->last,
-                 W_NONE);
-    }
-    {
-        int64_t top = xn_top(&al->sum);
-        al->carry = top == point + 1;
-        al->norm = top == W_NONE ? 0 : top - point;
-        al->exp_result = top == W_NONE ? point : top;
-    }
-    al->sum.sign = al->sum.sign != big->x.sign;
-    if (xn_is_zero(&al->sum))
-        al->sum.sign = false;
-
-    if (t->j != NULL) {
-        cli_buf rows[3];
-        cli_json_object_begin(t->j, "alignment");
-        cli_json_bool(t->j, "zero_operand", false);
-        cli_json_string(t->j, "larger", big->name);
-        cli_json_int(t->j, "exponent_larger", (long long)al->exp_big);
-        cli_json_int(t->j, "exponent_smaller", (long long)al->exp_small);
-        cli_json_int(t->j, "exponent_difference", (long long)al->diff);
-        cli_json_int(t->j, "shift", (long long)al->diff);
-        cli_json_string(t->j, "operation",
-                        al->subtract ? "subtract magnitudes"
-                                     : "add magnitudes");
-        for (int i = 0; i < 3; i++)
-            cli_buf_init(&rows[i]);
-        {
-            put_bits(&rows[0], &mag_big, point, lo, point);
-            put_bits(&rows[1], &mag_small, point, lo, point);
-            put_bits(&rows[2], &mag_sum, hi, lo, point);
-        }
-        cli_json_string(t->j, "aligned_larger", buf_str(&rows[0]));
-        cli_json_string(t->j, "aligned_smaller", buf_str(&rows[1]));
-        cli_json_string(t->j, "shifted_out", buf_str(&al->shifted));
-        cli_json_int(t->j, "shifted_out_count", (long long)al->n_shifted);
-        cli_json_string(t->j, "sum_magnitude", buf_str(&rows[2]));
-        cli_json_int(t->j, "carry_out", al->carry);
-        cli_json_int(t->j, "normalisation_shift", (long long)al->norm);
-        cli_json_int(t->j, "exponent_result", (long long)al->exp_result);
-        for (int i = 0; i < 3; i++)
-            cli_buf_free(&rows[i]);
-        cli_json_object_end(t->j);
-        goto done;
-    }
-
-    cli_buf_printf(t->b, "  exponents %" PRId64 " (%s) and %" PRId64
-                   " (%s): difference %" PRId64 ", %s shifted right by %"
-                   PRId64 "\n", a->lead, a->name, b->lead, b->name,
-                   al->diff < 0 ? -al->diff : al->diff, small->name,
-                   al->diff < 0 ? -al->diff : al->diff);
-    if (al->n_shifted > 0)
-        cli_buf_printf(t->b, "  shifted out of %s (below the last bit of %s)"
-                       ": %s (%" PRId64 " bits, %s)\n", small->name,
-                       big->name, buf_str(&al->shifted), al->n_shifted,
-                       al->shifted_nonzero ? "not all zero" : "all zero");
-    else
-        cli_buf_puts(t->b, "  no bits shifted out\n");
-    cli_buf_printf(t->b, "  %s: the magnitudes are %s\n",
-                   al->subtract ? "signs differ" : "signs equal",
-                   al->subtract ? "subtracted" : "added");
-    {
-        grid_row rows[3];
-        char n0[64], n1[64], n2[64];
-        snprintf(n0, sizeof n0, "%s", big->name);
-        snprintf(n1, sizeof n1, "%s", small->name);
-        snprintf(n2, sizeof n2, "exact %s, * 2^%" PRId64,
-                 al->subtract ? "difference" : "sum", point);
-        rows[0].label = "    ";
-        rows[0].x = &mag_big;
-        rows[0].note = n0;
-        rows[1].label = al->subtract ? "  - " : "  + ";
-        rows[1].x = &mag_small;
-        rows[1].note = n1;
-        rows[2].label = "  = ";
-        rows[2].x = &al->sum;
-        rows[2].note = n2;
-        put_grid(t->b, rows, 3, hi, lo, point, big->last, "     ");
-    }
-    if (al->carry)
-        snprintf(buf, sizeof buf, "carry-out 1: normalise by shifting right "
-                 "1, exponent %" PRId64 " -> %" PRId64, point, point + 1);
-    else if (al->norm < 0 && !xn_is_zero(&al->sum))
-        snprintf(buf, sizeof buf, "carry-out 0, %" PRId64 " leading %s: "
-                 "normalise by shifting left %" PRId64 ", exponent %" PRId64
-                 " -> %" PRId64, -al->norm,
-                 al->subtract ? "bit(s) cancelled" : "zero bit(s)",
-                 -al->norm, point, al->exp_result);
-    else if (xn_is_zero(&al->sum))
-        snprintf(buf, sizeof buf, "the sum is exactly zero");
-    else
-        snprintf(buf, sizeof buf, "carry-out 0, no normalisation shift");
-    cli_buf_printf(t->b, "  %s\n", buf);
-done:
-    free(mags);
-#undef mag_big
-#undef mag_small
-#undef mag_sum
-}
-
-static void
-alignment_free(alignment *al)
-{
-    cli_buf_free(&al->shifted);
-}
-
-/* First sentence of --explain for a rounding after an addition. */
-static void
-alignment_context(const alignment *al, const addend *a, const addend *b,
-                  char *buf, size_t n)
-{
-    const char *smaller = al->swapped ? a->name : b->name;
-    char shift[160];
-
-    if (al->any_zero) {
-        snprintf(buf, n, "One operand is zero, so the exact sum is the "
-                 "other operand.");
-        return;
-    }
-    if (al->diff == 0)
-        snprintf(shift, sizeof shift, "The operands have the same exponent, "
-                 "so no alignment shift is needed");
-    else
-        snprintf(shift, sizeof shift, "The exponents differ by %" PRId64
-                 ", so %s is shifted right %" PRId64 " places%s", al->diff,
-                 smaller, al->diff,
-                 al->n_shifted > 0 ? (al->shifted_nonzero
-                                          ? " and some of its bits fall "
-                                            "below the last bit of the "
-                                            "other operand"
-                                          : " (only zero bits fall below the "
-                                            "other operand)")
-                                   : "");
-    if (al->carry)
-        snprintf(buf, n, "%s; the %s carries out of the significand "
-                 "(exponent %" PRId64 " -> %" PRId64 "), so the sum is "
-                 "shifted right one place and its lowest bit moves below the "
-                 "kept bits.", shift, al->subtract ? "difference" : "sum",
-                 al->exp_big, al->exp_big + 1);
-    else if (al->norm < 0)
-        snprintf(buf, n, "%s; the subtraction cancels %" PRId64 " leading "
-                 "bit%s, so the result is shifted left.", shift, -al->norm,
-                 al->norm == -1 ? "" : "s");
-    else
-        snprintf(buf, n, "%s; there is no carry-out.", shift);
-}
-
-/*----------------------------------------------------------------------------
  * Operands and conversions into the working format.
  *--------------------------------------------------------------------------*/
-/* Text of (value of BITS in F) - X, exactly, from malloc (NULL when
-   memory runs out). */
-static char *
-error_str(const sf_format *f, uint64_t bits, const mpq_t x)
-{
-    mpq_t v;
-    opnd o;
-    char *str;
-
-    mpq_init(v);
-    decode(f, bits, false, &o);
-    opnd_to_mpq(&o, v);
-    mpq_sub(v, v, x);
-    str = xdec_rational(v);
-    mpq_clear(v);
-    return str;
-}
-
-/* The error of reading the text of operand N (not prefixed), value -
-   text, exactly (the text was checked by xdec_parse when it was read). */
-static char *
-input_error_str(trace_ctx *t, const cli_number *n)
-{
-    mpq_t x;
-    bool neg;
-    char *str = NULL;
-
-    mpq_init(x);
-    if (xdec_parse(x, &neg, n->text) == XDEC_OK)
-        str = error_str(n->fmt, n->bits, x);
-    else
-        internal_error(t, "operand '%s' cannot be read exactly", n->text);
-    mpq_clear(x);
-    if (str == NULL)
-        internal_error(t, "out of memory");
-    return str;
-}
-
-/* Note the rounding of a decimal operand that TARGET cannot hold. */
-static void
-note_decimal(trace_ctx *t, int i, const cli_number *n)
-{
-    char ref[40], dec[DEC_MAX], *err;
-
-    if (!n->inexact || t->j != NULL)
-        return;
-    err = n->ev.error_infinite ? NULL : input_error_str(t, n);
-    ref_str(ref, sizeof ref, n->fmt, n->bits);
-    cli_buf_printf(t->b, "  %snote%s: x%d '%s' is not exactly representable "
-                   "in %s; read with %s as %s = %s (error %s)\n",
-                   sgr(t, SGR_NOTE), sgr(t, SGR_RESET), i, n->text,
-                   n->fmt->name, sf_round_name(t->in_mode), ref,
-                   value_str(dec, sizeof dec, n->fmt, n->bits,
-                             SF_PRINT_EXACT),
-                   n->ev.error_infinite ? "infinite: overflow"
-                                        : STR_OR(err));
-    free(err);
-}
-
-static void
-json_operand(trace_ctx *t, int i, const cli_number *n)
-{
-    cli_json_object_begin(t->j, NULL);
-    cli_json_int(t->j, "index", i);
-    cli_json_string(t->j, "text", n->text);
-    cli_json_string(t->j, "input", n->prefixed ? "bits" : "number");
-    json_value(t, "value", n->fmt, n->bits);
-    cli_json_bool(t->j, "inexact", n->inexact);
-    if (!n->prefixed) {
-        cli_json_string(t->j, "in_mode", sf_round_name(t->in_mode));
-        if (n->inexact && n->ev.error_infinite)
-            cli_json_string(t->j, "input_error", "inf");
-        else if (n->inexact) {
-            char *err = input_error_str(t, n);
-            cli_json_string(t->j, "input_error", STR_OR(err));
-            free(err);
-        } else
-            cli_json_string(t->j, "input_error", "0");
-    }
-    cli_json_object_end(t->j);
-}
-
 /* Operand i in format F: prefixed operands of another format are
    converted with the input mode (a note when inexact). */
 static uint64_t
@@ -1840,8 +52,8 @@ operand_in(trace_ctx *t, int i, const sf_format *f)
 {
     const cli_number *n = &t->num[i - 1];
     uint64_t z;
-    char ref[40], ref2[40], *err = NULL;
-    opnd o;
+    char *err = NULL;
+    te_opnd o;
     mpq_t x;
 
     if (n->fmt == f) {
@@ -1852,45 +64,49 @@ operand_in(trace_ctx *t, int i, const sf_format *f)
     t->conv_env.flags = 0;
     z = sf_convert(f, n->fmt, n->bits, t->in_mode, &t->conv_env);
     took_one_event(t, &t->conv_cap, "an operand conversion");
-    ref_str(ref, sizeof ref, n->fmt, n->bits);
-    ref_str(ref2, sizeof ref2, f, z);
     if (!t->conv_cap.ev.error_infinite) {
         /* the error, exactly: z - the operand's value */
         mpq_init(x);
-        decode(n->fmt, n->bits, false, &o);
-        opnd_to_mpq(&o, x);
-        err = error_str(f, z, x);
+        te_decode(n->fmt, n->bits, false, &o);
+        te_opnd_to_mpq(&o, x);
+        err = te_error_str(f, z, x);
         mpq_clear(x);
         if (err == NULL)
-            internal_error(t, "out of memory");
+            tr_internal_error(t, "out of memory");
     }
-    if (t->j != NULL) {
-        cli_json_object_begin(t->j, "conversion");
-        cli_json_int(t->j, "operand", i);
-        json_value(t, "from", n->fmt, n->bits);
-        json_value(t, "to", f, z);
-        cli_json_string(t->j, "mode", sf_round_name(t->in_mode));
-        cli_json_bool(t->j, "exact", t->conv_cap.ev.dir == 0
-                                         && !(t->conv_env.flags
-                                              & SF_FLAG_INEXACT));
-        cli_json_string(t->j, "error", t->conv_cap.ev.error_infinite
-                                           ? "inf"
-                                           : STR_OR(err));
-        cli_json_object_end(t->j);
-    } else if (t->conv_env.flags & SF_FLAG_INEXACT) {
-        cli_buf_printf(t->b, "  %snote%s: x%d %s is not exactly "
-                       "representable in %s; converted with %s to %s "
-                       "(error %s)\n", sgr(t, SGR_NOTE), sgr(t, SGR_RESET),
-                       i, ref, f->name, sf_round_name(t->in_mode), ref2,
-                       t->conv_cap.ev.error_infinite ? "infinite"
-                                                     : STR_OR(err));
-    } else {
-        cli_buf_printf(t->b, "  x%d %s converted to %s exactly: %s\n", i, ref,
-                       f->name, ref2);
-    }
+    tr_conversion(t, i, n, f, z, err);
     free(err);
     t->read_bits[i - 1] = z;
     return z;
+}
+
+/* Fill R from the captured event (te_rounding_setup); a failed check of
+   the exact value or the error is an internal error. */
+static void
+setup_rounding(trace_ctx *t, te_rounding *r, const char *title,
+               const sf_format *f, sf_round mode, const sf_event *ev,
+               const xnum *x)
+{
+    char why[512];
+
+    if (!te_rounding_setup(r, title, f, mode, ev, x, why, sizeof why))
+        tr_internal_error(t, "%s", why);
+}
+
+/* Division and square root: the event's window must bound the exact value
+   (te_check_quotient). */
+static void
+check_quotient(trace_ctx *t, const sf_event *ev, const te_opnd *oa,
+               const te_opnd *ob, bool is_sqrt)
+{
+    int rc = te_check_quotient(ev, oa, ob, is_sqrt);
+
+    if (rc < 0)
+        tr_internal_error(t, "out of memory");
+    else if (rc > 0)
+        tr_internal_error(t, "the %s window of the rounding event does not "
+                       "bound the exact value", is_sqrt ? "square root"
+                                                        : "quotient");
 }
 
 /*----------------------------------------------------------------------------
@@ -1899,7 +115,7 @@ operand_in(trace_ctx *t, int i, const sf_format *f)
 typedef struct
 {
     bool valid;
-    alignment al;
+    te_alignment al;
     char context[600];
 } add_trace;
 
@@ -1908,29 +124,29 @@ trace_add(trace_ctx *t, const char *title, const sf_format *f, sf_round rm,
           uint64_t a_bits, const char *a_name, uint64_t b_bits,
           const char *b_name, bool subtract, uint64_t *z, add_trace *at)
 {
-    opnd oa, ob;
-    addend a, b;
-    rounding r;
+    te_opnd oa, ob;
+    te_addend a, b;
+    te_rounding r;
     char nb[64];
 
-    decode(f, a_bits, t->env.daz, &oa);
-    decode(f, b_bits, t->env.daz, &ob);
+    te_decode(f, a_bits, t->env.daz, &oa);
+    te_decode(f, b_bits, t->env.daz, &ob);
     t->cap.count = 0;
     *z = subtract ? sf_sub(f, a_bits, b_bits, rm, &t->env)
                   : sf_add(f, a_bits, b_bits, rm, &t->env);
     if (!took_one_event(t, &t->cap, title))
         return;
     if (t->j == NULL) {
-        put_value_line(t, a_name, f, a_bits,
+        tr_value_line(t, a_name, f, a_bits,
                        oa.daz ? "  (subnormal, read as zero: DAZ)" : NULL);
-        put_value_line(t, b_name, f, b_bits,
+        tr_value_line(t, b_name, f, b_bits,
                        ob.daz ? "  (subnormal, read as zero: DAZ)" : NULL);
     } else {
-        json_value(t, "a", f, a_bits);
-        json_value(t, "b", f, b_bits);
+        tr_json_value(t, "a", f, a_bits);
+        tr_json_value(t, "b", f, b_bits);
     }
-    addend_from_opnd(&a, a_name, &oa);
-    addend_from_opnd(&b, b_name, &ob);
+    te_addend_from_opnd(&a, a_name, &oa);
+    te_addend_from_opnd(&b, b_name, &ob);
     if (subtract) {
         snprintf(nb, sizeof nb, "-%s", b_name);
         b.name = nb;
@@ -1940,371 +156,51 @@ trace_add(trace_ctx *t, const char *title, const sf_format *f, sf_round rm,
                            a_name, b_name);
     }
     at->valid = false;
-    if (oa.k == K_NAN || ob.k == K_NAN || oa.k == K_INF || ob.k == K_INF) {
+    if (oa.k == TE_NAN || ob.k == TE_NAN || oa.k == TE_INF || ob.k == TE_INF) {
         setup_rounding(t, &r, title, f, rm, &t->cap.ev, NULL);
         r.special = true;
-        r.special_why = (oa.k == K_NAN || ob.k == K_NAN)
+        r.special_why = (oa.k == TE_NAN || ob.k == TE_NAN)
                             ? "a NaN operand gives a NaN"
                             : "an infinite operand gives an infinity, or "
                               "Inf - Inf gives the default NaN (invalid)";
-        show_rounding(t, &r);
+        tr_show_rounding(t, &r);
         return;
     }
-    show_alignment(t, &a, &b, &at->al);
+    tr_show_alignment(t, &a, &b, &at->al);
     at->valid = true;
-    alignment_context(&at->al, &a, &b, at->context, sizeof at->context);
+    tr_alignment_context(&at->al, &a, &b, at->context, sizeof at->context);
     setup_rounding(t, &r, title, f, rm, &t->cap.ev, &at->al.sum);
     r.context = at->context;
     if (xn_is_zero(&at->al.sum) && !r.special)
-        internal_error(t, "%s: the sum is exactly zero here but the event "
+        tr_internal_error(t, "%s: the sum is exactly zero here but the event "
                        "rounded a value", title);
     if (r.special && xn_is_zero(&at->al.sum))
         r.special_why = rm == SF_RDN ? "the exact sum is zero: -0 when "
                                        "rounding toward negative"
                                      : "the exact sum is zero: +0 (or the "
                                        "sign of two equal zeros)";
-    show_rounding(t, &r);
+    tr_show_rounding(t, &r);
 }
 
 /*----------------------------------------------------------------------------
  * The accumulation.
  *--------------------------------------------------------------------------*/
-static const char *
-env_desc(const trace_ctx *t, char *buf, size_t n)
-{
-    snprintf(buf, n, "%s (tininess %s rounding, FTZ %s, DAZ %s)",
-             t->env_name, t->env.tininess_after ? "after" : "before",
-             t->env.ftz ? "on" : "off", t->env.daz ? "on" : "off");
-    return buf;
-}
-
-static bool
-any_sr(const trace_ctx *t)
-{
-    if (t->op == OP_ACCUMULATE)
-        return t->acc_mode == SF_SR || t->mode == SF_SR
-               || t->in_mode == SF_SR;
-    return t->mode == SF_SR || t->in_mode == SF_SR;
-}
-
-static void
-json_header(trace_ctx *t)
-{
-    char buf[32];
-
-    cli_json_string(t->j, "command", "trace");
-    cli_json_string(t->j, "version", cli_version());
-    cli_json_string(t->j, "op", op_names[t->op]);
-    if (t->op == OP_ACCUMULATE) {
-        cli_json_string(t->j, "acc", t->acc->name);
-        cli_json_string(t->j, "acc_mode", sf_round_name(t->acc_mode));
-        cli_json_string(t->j, "out", t->out->name);
-    } else {
-        cli_json_string(t->j, "fmt", t->fmt->name);
-        if (t->op == OP_CONVERT)
-            cli_json_string(t->j, "out", t->out->name);
-    }
-    cli_json_string(t->j, "mode", sf_round_name(t->mode));
-    cli_json_string(t->j, "in_mode", sf_round_name(t->in_mode));
-    cli_json_object_begin(t->j, "env");
-    cli_json_string(t->j, "preset", t->env_name);
-    cli_json_string(t->j, "tininess", t->env.tininess_after ? "after"
-                                                            : "before");
-    cli_json_bool(t->j, "ftz", t->env.ftz);
-    cli_json_bool(t->j, "daz", t->env.daz);
-    if (any_sr(t)) {
-        snprintf(buf, sizeof buf, "%" PRIu64, t->seed);
-        cli_json_string(t->j, "seed", buf);
-    } else {
-        cli_json_null(t->j, "seed");
-    }
-    cli_json_object_end(t->j);
-    cli_json_array_begin(t->j, "operands");
-    for (int i = 1; i <= t->n_operands; i++)
-        json_operand(t, i, &t->num[i - 1]);
-    cli_json_array_end(t->j);
-}
-
-static void
-text_header(trace_ctx *t)
-{
-    char buf[200], ref[40], dec[DEC_MAX];
-
-    if (t->op == OP_ACCUMULATE)
-        cli_buf_printf(t->b, "%strace%s: x1", sgr(t, SGR_BOLD),
-                       sgr(t, SGR_RESET));
-    if (t->op == OP_ACCUMULATE) {
-        for (int i = 2; i <= t->n_operands && i <= 4; i++)
-            cli_buf_printf(t->b, " + x%d", i);
-        if (t->n_operands > 4)
-            cli_buf_printf(t->b, " + ... + x%d", t->n_operands);
-        cli_buf_printf(t->b, " accumulated in %s (%s), rounded to %s (%s)\n",
-                       t->acc->name, sf_round_name(t->acc_mode),
-                       t->out->name, sf_round_name(t->mode));
-    } else if (t->op == OP_CONVERT) {
-        cli_buf_printf(t->b, "%strace%s: convert to %s (%s)\n",
-                       sgr(t, SGR_BOLD), sgr(t, SGR_RESET), t->out->name,
-                       sf_round_name(t->mode));
-    } else {
-        cli_buf_printf(t->b, "%strace%s: one %s %s (%s)\n",
-                       sgr(t, SGR_BOLD), sgr(t, SGR_RESET), t->fmt->name,
-                       op_names[t->op], sf_round_name(t->mode));
-    }
-    cli_buf_printf(t->b, "environment: %s\n", env_desc(t, buf, sizeof buf));
-    if (any_sr(t))
-        cli_buf_printf(t->b, "stochastic rounding seed %" PRIu64 "\n",
-                       t->seed);
-    cli_buf_putc(t->b, '\n');
-    for (int i = 1; i <= t->n_operands; i++) {
-        const cli_number *n = &t->num[i - 1];
-        ref_str(ref, sizeof ref, n->fmt, n->bits);
-        if (n->prefixed)
-            cli_buf_printf(t->b, "x%-3d %-18s %s\n", i, ref,
-                           value_str(dec, sizeof dec, n->fmt, n->bits,
-                                     SF_PRINT_EXACT));
-        else
-            cli_buf_printf(t->b, "x%-3d %-18s %s  (read as %s%s)\n", i,
-                           n->text,
-                           value_str(dec, sizeof dec, n->fmt, n->bits,
-                                     SF_PRINT_EXACT),
-                           ref, n->inexact ? ", inexact" : "");
-        note_decimal(t, i, n);
-    }
-}
-
-/* The value of operand I (from 0) as typed: the exact value of a decimal's
-   or hex-float's text, or of a bit pattern in its own format, before any
-   rounding.  False for a NaN or an infinity. */
-static bool
-typed_value(const trace_ctx *t, int i, mpq_t q)
-{
-    const cli_number *n = &t->num[i];
-    opnd o;
-    bool neg;
-
-    if (!n->prefixed)
-        return xdec_parse(q, &neg, n->text) == XDEC_OK;
-    decode(n->fmt, n->bits, false, &o);
-    if (o.k == K_NAN || o.k == K_INF)
-        return false;
-    opnd_to_mpq(&o, q);
-    return true;
-}
-
-/* The exact sums of an accumulation's operands: READ, of the operands as
-   read (each rounded into the working format with the input mode: the
-   values the accumulation adds), and TYPED, of their values as typed.
-   *ALL_EXACT: every operand as read equals its value as typed.  False when
-   an operand is a NaN or infinite, as typed or as read (READ and TYPED
-   then mean nothing). */
-static bool
-operand_sums(const trace_ctx *t, mpq_t read, mpq_t typed, bool *all_exact)
-{
-    mpq_t r, v;
-    bool ok = true;
-
-    mpq_inits(r, v, NULL);
-    mpq_set_ui(read, 0, 1);
-    mpq_set_ui(typed, 0, 1);
-    *all_exact = true;
-    for (int i = 0; i < t->n_operands && ok; i++) {
-        opnd o;
-        decode(t->acc, t->read_bits[i], false, &o);
-        ok = o.k != K_NAN && o.k != K_INF && typed_value(t, i, v);
-        if (!ok)
-            break;
-        opnd_to_mpq(&o, r);
-        *all_exact = *all_exact && mpq_equal(r, v);
-        mpq_add(read, read, r);
-        mpq_add(typed, typed, v);
-    }
-    mpq_clears(r, v, NULL);
-    return ok;
-}
-
-/* A sum and the error of the result against it, as exact decimals (from
-   malloc): the sum S, result - S, and that in ulps of the result. */
-typedef struct
-{
-    char *sum, *err, *ulps;
-} sum_text;
-
-static void
-sum_text_set(trace_ctx *t, sum_text *st, const mpq_t s, const mpq_t result,
-             const sf_event *final_ev)
-{
-    mpq_t e;
-
-    mpq_init(e);
-    mpq_sub(e, result, s);
-    st->sum = xdec_rational(s);
-    st->err = xdec_rational(e);
-    mpq_scale2(e, -(int64_t)final_ev->ulp_exp);
-    st->ulps = xdec_rational(e);
-    mpq_clear(e);
-    if (st->sum == NULL || st->err == NULL || st->ulps == NULL)
-        internal_error(t, "out of memory");
-}
-
-static void
-sum_text_free(sum_text *st)
-{
-    free(st->sum);
-    free(st->err);
-    free(st->ulps);
-}
-
-/* What the summary tells of the sums of an accumulation. */
-typedef struct
-{
-    bool have;      /* finite operands and result: the sums below are set */
-    bool all_exact; /* every operand as typed is exact in the working
-                       format */
-    bool same;      /* the two sums are equal */
-    sum_text read;  /* the operands as read */
-    sum_text typed; /* the operands as typed */
-} sums;
-
-static void
-summary_sums(trace_ctx *t, const sf_format *f, uint64_t result,
-             const sf_event *final_ev, sums *s)
-{
-    mpq_t read, typed, r;
-    opnd o;
-
-    memset(s, 0, sizeof *s);
-    if (t->op != OP_ACCUMULATE || !sf_is_finite(f, result))
-        return;
-    mpq_inits(read, typed, r, NULL);
-    if (operand_sums(t, read, typed, &s->all_exact)) {
-        s->have = true;
-        s->same = mpq_equal(read, typed) != 0;
-        decode(f, result, false, &o);
-        opnd_to_mpq(&o, r);
-        sum_text_set(t, &s->read, read, r, final_ev);
-        sum_text_set(t, &s->typed, typed, r, final_ev);
-    }
-    mpq_clears(read, typed, r, NULL);
-}
-
-static void
-summary_json(trace_ctx *t, const sf_format *f, uint64_t result,
-             const sf_event *final_ev, const sums *s, const char *flags)
-{
-    char buf[32];
-
-    cli_json_object_begin(t->j, "summary");
-    json_value(t, "result", f, result);
-    if (s->have) {
-        cli_json_string(t->j, "exact_sum", STR_OR(s->read.sum));
-        cli_json_string(t->j, "error", STR_OR(s->read.err));
-        cli_json_string(t->j, "error_ulps", STR_OR(s->read.ulps));
-        cli_json_int(t->j, "ulp_exp", final_ev->ulp_exp);
-        cli_json_bool(t->j, "operands_exact", s->all_exact);
-        cli_json_string(t->j, "typed_sum", STR_OR(s->typed.sum));
-        cli_json_string(t->j, "typed_error", STR_OR(s->typed.err));
-        cli_json_string(t->j, "typed_error_ulps", STR_OR(s->typed.ulps));
-    }
-    cli_json_int(t->j, "roundings", t->n_roundings);
-    cli_json_int(t->j, "inexact_roundings", t->n_inexact);
-    cli_json_string(t->j, "flags", flags);
-    if (any_sr(t)) {
-        snprintf(buf, sizeof buf, "%" PRIu64, t->env.sr_counter);
-        cli_json_string(t->j, "sr_draws", buf);
-    }
-    cli_json_object_end(t->j);
-}
-
-/* The exact sum of the operands as read and the error against it; then
-   the exact sum of the operands as typed and the error against that, or
-   one line saying that it is the same number. */
-static void
-summary_text_sums(trace_ctx *t, const sf_format *f, const sums *s)
-{
-    cli_buf_printf(t->b, "  exact sum    %s (of the operands as read: each "
-                   "rounded to %s with %s)\n", STR_OR(s->read.sum),
-                   t->acc->name, sf_round_name(t->in_mode));
-    cli_buf_printf(t->b, "  total error  %s = %s ulp of %s (result - exact "
-                   "sum)\n", STR_OR(s->read.err), STR_OR(s->read.ulps),
-                   f->name);
-    if (s->all_exact) {
-        cli_buf_printf(t->b, "  typed sum    the same: every operand as "
-                       "typed is exact in %s\n", t->acc->name);
-    } else if (s->same) {
-        cli_buf_printf(t->b, "  typed sum    the same: the operands' input "
-                       "errors cancel\n");
-    } else {
-        cli_buf_printf(t->b, "  typed sum    %s (exact, of the operands as "
-                       "typed, before any rounding)\n", STR_OR(s->typed.sum));
-        cli_buf_printf(t->b, "  typed error  %s = %s ulp of %s (result - "
-                       "typed sum)\n", STR_OR(s->typed.err),
-                       STR_OR(s->typed.ulps), f->name);
-    }
-}
-
-static void
-summary(trace_ctx *t, const sf_format *f, uint64_t result,
-        const sf_event *final_ev)
-{
-    char buf[DEC_MAX], flags[6], ref[40];
-    sums s;
-
-    sf_flags_str(t->env.flags, flags);
-    summary_sums(t, f, result, final_ev, &s);
-    if (t->j != NULL) {
-        summary_json(t, f, result, final_ev, &s, flags);
-    } else {
-        ref_str(ref, sizeof ref, f, result);
-        cli_buf_printf(t->b, "\n%ssummary%s\n", sgr(t, SGR_BOLD),
-                       sgr(t, SGR_RESET));
-        cli_buf_printf(t->b, "  result       %s = %s\n", ref,
-                       value_str(buf, sizeof buf, f, result,
-                                 SF_PRINT_EXACT));
-        if (s.have)
-            summary_text_sums(t, f, &s);
-        cli_buf_printf(t->b, "  roundings    %d, %d inexact\n",
-                       t->n_roundings, t->n_inexact);
-        cli_buf_printf(t->b, "  flags        %s\n", flags);
-        if (any_sr(t))
-            cli_buf_printf(t->b, "  sr draws     %" PRIu64 " (seed %" PRIu64
-                           ")\n", t->env.sr_counter, t->seed);
-    }
-    sum_text_free(&s.read);
-    sum_text_free(&s.typed);
-}
-
-static void
-step_heading(trace_ctx *t, const char *fmt, ...) CLI_PRINTF(2, 3);
-
-static void
-step_heading(trace_ctx *t, const char *fmt, ...)
-{
-    va_list ap;
-
-    cli_buf_printf(t->b, "\n%s", sgr(t, SGR_BOLD));
-    va_start(ap, fmt);
-    cli_buf_vprintf(t->b, fmt, ap);
-    va_end(ap);
-    cli_buf_printf(t->b, "%s\n", sgr(t, SGR_RESET));
-}
-
 static void
 run_accumulate(trace_ctx *t)
 {
     uint64_t acc, z;
     char title[64], bname[16];
     add_trace *at = malloc(sizeof *at);
-    rounding *r = malloc(sizeof *r);
+    te_rounding *r = malloc(sizeof *r);
     const char *last_context = NULL;
 
     if (at == NULL || r == NULL) {
-        internal_error(t, "out of memory");
+        tr_internal_error(t, "out of memory");
         free(at);
         free(r);
         return;
     }
     memset(at, 0, sizeof *at);
-    cli_buf_init(&at->al.shifted);
     if (t->j != NULL)
         cli_json_array_begin(t->j, "steps");
 
@@ -2314,14 +210,14 @@ run_accumulate(trace_ctx *t)
         cli_json_int(t->j, "step", 1);
         cli_json_string(t->j, "kind", "init");
     } else {
-        step_heading(t, "step 1: acc = x1 (%s)", t->acc->name);
+        tr_step_heading(t, "step 1: acc = x1 (%s)", t->acc->name);
     }
     acc = operand_in(t, 1, t->acc);
     if (t->j != NULL) {
-        json_value(t, "acc", t->acc, acc);
+        tr_json_value(t, "acc", t->acc, acc);
         cli_json_object_end(t->j);
     } else {
-        put_value_line(t, "acc", t->acc, acc, NULL);
+        tr_value_line(t, "acc", t->acc, acc, NULL);
     }
 
     for (int i = 2; i <= t->n_operands && !t->failed; i++) {
@@ -2336,11 +232,10 @@ run_accumulate(trace_ctx *t)
             cli_json_string(t->j, "format", t->acc->name);
             cli_json_string(t->j, "mode", sf_round_name(t->acc_mode));
         } else {
-            step_heading(t, "step %d: acc + x%d in %s (%s)", i, i,
+            tr_step_heading(t, "step %d: acc + x%d in %s (%s)", i, i,
                          t->acc->name, sf_round_name(t->acc_mode));
         }
         xb = operand_in(t, i, t->acc);
-        alignment_free(&at->al);
         trace_add(t, title, t->acc, t->acc_mode, acc, "acc", xb, bname,
                   false, &z, at);
         last_context = NULL;
@@ -2357,13 +252,13 @@ run_accumulate(trace_ctx *t)
 
     /* the final rounding */
     if (!t->failed) {
-        opnd o;
+        te_opnd o;
         xnum *x = malloc(sizeof *x);
         if (x == NULL) {
-            internal_error(t, "out of memory");
+            tr_internal_error(t, "out of memory");
         } else {
-            decode(t->acc, acc, t->env.daz, &o);
-            opnd_value(&o, x);
+            te_decode(t->acc, acc, t->env.daz, &o);
+            te_opnd_value(&o, x);
             t->cap.count = 0;
             z = sf_convert(t->out, t->acc, acc, t->mode, &t->env);
             if (took_one_event(t, &t->cap, "the final rounding")) {
@@ -2372,34 +267,33 @@ run_accumulate(trace_ctx *t)
                     cli_json_string(t->j, "from", t->acc->name);
                     cli_json_string(t->j, "to", t->out->name);
                     cli_json_string(t->j, "mode", sf_round_name(t->mode));
-                    json_value(t, "value", t->acc, acc);
+                    tr_json_value(t, "value", t->acc, acc);
                 } else {
-                    step_heading(t, "final: acc to %s (%s)", t->out->name,
+                    tr_step_heading(t, "final: acc to %s (%s)", t->out->name,
                                  sf_round_name(t->mode));
-                    put_value_line(t, "acc", t->acc, acc,
+                    tr_value_line(t, "acc", t->acc, acc,
                                    o.daz ? "  (subnormal, read as zero: DAZ)"
                                          : NULL);
                 }
                 setup_rounding(t, r, "the final rounding", t->out, t->mode,
                                &t->cap.ev,
-                               (o.k == K_FINITE) ? x : NULL);
-                if (o.k == K_FINITE || o.k == K_ZERO)
+                               (o.k == TE_FINITE) ? x : NULL);
+                if (o.k == TE_FINITE || o.k == TE_ZERO)
                     r->context = last_context;
-                if (o.k == K_NAN)
+                if (o.k == TE_NAN)
                     r->special_why = "the accumulator is a NaN";
-                else if (o.k == K_INF)
+                else if (o.k == TE_INF)
                     r->special_why = "the accumulator is infinite";
-                else if (o.k == K_ZERO)
+                else if (o.k == TE_ZERO)
                     r->special_why = "the accumulator is zero";
-                show_rounding(t, r);
+                tr_show_rounding(t, r);
                 if (t->j != NULL)
                     cli_json_object_end(t->j);
-                summary(t, t->out, z, &t->cap.ev);
+                tr_summary(t, t->out, z, &t->cap.ev);
             }
             free(x);
         }
     }
-    alignment_free(&at->al);
     free(at);
     free(r);
 }
@@ -2407,141 +301,30 @@ run_accumulate(trace_ctx *t)
 /*----------------------------------------------------------------------------
  * One operation (--op).
  *--------------------------------------------------------------------------*/
-/* Show a product of two finite operands and return it as an addend. */
-static void
-show_product(trace_ctx *t, const opnd *oa, const opnd *ob, addend *p)
-{
-    xnum sa, sb;
-    int64_t fb = (int64_t)oa->f->frac_bits;
-    cli_buf s1, s2, s3;
-    int64_t top;
-
-    p->name = "a*b";
-    p->zero = oa->k != K_FINITE || ob->k != K_FINITE;
-    p->lead = oa->e + ob->e;
-    p->last = oa->e + ob->e - 2 * fb;
-    xn_set(&sa, false, oa->sig, 0);
-    xn_set(&sb, false, ob->sig, 0);
-    if (p->zero) {
-        xn_zero(&p->x);
-        p->x.sign = oa->sign != ob->sign;
-    } else if (!xn_mul(&p->x, &sa, &sb)) {
-        internal_error(t, "a product is too wide to show");
-        return;
-    }
-    top = xn_top(&p->x);
-    cli_buf_init(&s1);
-    cli_buf_init(&s2);
-    cli_buf_init(&s3);
-    put_bits(&s1, &sa, fb, 0, fb);
-    put_bits(&s2, &sb, fb, 0, fb);
-    put_bits(&s3, &p->x, 2 * fb + 1, 0, 2 * fb);
-    if (t->j != NULL) {
-        cli_json_object_begin(t->j, "product");
-        cli_json_string(t->j, "significand_a", buf_str(&s1));
-        cli_json_string(t->j, "significand_b", buf_str(&s2));
-        cli_json_string(t->j, "significand_product", buf_str(&s3));
-        cli_json_int(t->j, "exponent", (long long)(oa->e + ob->e));
-        cli_json_int(t->j, "carry_out", !p->zero && top == 2 * fb + 1);
-        cli_json_int(t->j, "normalisation_shift",
-                     p->zero ? 0 : (long long)(top - 2 * fb));
-        cli_json_object_end(t->j);
-    } else if (!p->zero) {
-        cli_buf_printf(t->b, "  exponents %" PRId64 " + %" PRId64 " = %"
-                       PRId64 "\n", oa->e, ob->e, oa->e + ob->e);
-        cli_buf_printf(t->b, "  significands multiplied exactly: %s * %s = "
-                       "%s (%" PRId64 " bits)\n", buf_str(&s1), buf_str(&s2),
-                       buf_str(&s3), 2 * fb + 2);
-        if (top == 2 * fb + 1)
-            cli_buf_printf(t->b, "  carry-out 1 (product in [2, 4)): "
-                           "normalise by shifting right 1, exponent %" PRId64
-                           " -> %" PRId64 "\n", oa->e + ob->e,
-                           oa->e + ob->e + 1);
-        else if (top < 2 * fb)
-            cli_buf_printf(t->b, "  subnormal operand: normalise by shifting "
-                           "left %" PRId64 "\n", 2 * fb - top);
-        else
-            cli_buf_puts(t->b, "  carry-out 0, no normalisation shift\n");
-    } else {
-        cli_buf_puts(t->b, "  a zero factor: the product is zero\n");
-    }
-    if (!p->zero) {
-        /* the product's own leading bit sets its alignment */
-        p->x.lsb = oa->e + ob->e - 2 * fb;
-        p->x.sign = oa->sign != ob->sign;
-        p->lead = p->last + (top - 0);
-    }
-    cli_buf_free(&s1);
-    cli_buf_free(&s2);
-    cli_buf_free(&s3);
-}
-
-/* Division and square root: the exact value is the event's window; check
-   it with exact multiplication: v0 b <= |a| < v1 b (v0^2 <= |a| < v1^2 for
-   the root), with equality exactly when the tail is clear. */
-static void
-check_quotient(trace_ctx *t, const sf_event *ev, const opnd *oa,
-               const opnd *ob, bool is_sqrt)
-{
-    xnum *v = malloc(6 * sizeof *v);
-    int lo_cmp, hi_cmp;
-
-    if (v == NULL) {
-        internal_error(t, "out of memory");
-        return;
-    }
-    /* v0 = W 2^e, v1 = W 2^e + 2^low (low: the window's lowest 1 bit), as
-       magnitudes: a tail puts the true value strictly between them */
-    xn_from_dyadic(&v[0], &ev->exact);
-    v[0].sign = false;
-    xn_set(&v[5], false, 1, dyadic_low(&ev->exact));
-    xn_add(&v[1], &v[0], &v[5]);
-    opnd_value(oa, &v[4]);
-    v[4].sign = false;
-    if (is_sqrt) {
-        xn_mul(&v[2], &v[0], &v[0]);
-        xn_mul(&v[3], &v[1], &v[1]);
-    } else {
-        xnum *bm = &v[5];
-        opnd_value(ob, bm);
-        bm->sign = false;
-        xn_mul(&v[2], &v[0], bm);
-        xn_mul(&v[3], &v[1], bm);
-    }
-    lo_cmp = xn_cmp_mag(&v[2], &v[4]);
-    hi_cmp = xn_cmp_mag(&v[4], &v[3]);
-    if (lo_cmp > 0 || hi_cmp >= 0 || (lo_cmp == 0) == ev->exact.tail)
-        internal_error(t, "the %s window of the rounding event does not "
-                       "bound the exact value", is_sqrt ? "square root"
-                                                        : "quotient");
-    free(v);
-}
-
 static void
 run_op(trace_ctx *t)
 {
     uint64_t in[3] = {0, 0, 0}, z = 0;
     int nin = t->n_operands;
-    opnd o[3];
+    te_opnd o[3];
     const sf_format *f = t->fmt, *rf = t->fmt;
-    rounding *r = malloc(sizeof *r);
+    te_rounding *r = malloc(sizeof *r);
     add_trace *at = malloc(sizeof *at);
     xnum *x = malloc(sizeof *x);
     static const char *const names[] = {"a", "b", "c"};
     char title[64];
 
     if (r == NULL || at == NULL || x == NULL) {
-        internal_error(t, "out of memory");
+        tr_internal_error(t, "out of memory");
         goto done;
     }
     memset(&at->al, 0, sizeof at->al);
-    cli_buf_init(&at->al.shifted);
-    snprintf(title, sizeof title, "the %s %s", f->name, op_names[t->op]);
+    snprintf(title, sizeof title, "the %s %s", f->name, tr_op_names[t->op]);
     if (t->j != NULL) {
         cli_json_array_begin(t->j, "steps");
         cli_json_object_begin(t->j, NULL);
         cli_json_int(t->j, "step", 1);
-        cli_json_string(t->j, "kind", op_names[t->op]);
+        cli_json_string(t->j, "kind", tr_op_names[t->op]);
         cli_json_string(t->j, "format", t->op == OP_CONVERT ? t->out->name
                                                             : f->name);
         cli_json_string(t->j, "mode", sf_round_name(t->mode));
@@ -2549,7 +332,7 @@ run_op(trace_ctx *t)
         static const char *const forms[] = {"", "a + b", "a - b", "a * b",
                                             "a * b + c", "a / b",
                                             "sqrt(a)", ""};
-        step_heading(t, "%s in %s (%s)", forms[t->op], f->name,
+        tr_step_heading(t, "%s in %s (%s)", forms[t->op], f->name,
                      sf_round_name(t->mode));
     }
     if (t->op == OP_CONVERT) {
@@ -2559,14 +342,14 @@ run_op(trace_ctx *t)
         snprintf(title, sizeof title, "the conversion %s to %s", f->name,
                  rf->name);
         if (t->j == NULL)
-            step_heading(t, "convert %s to %s (%s)", f->name, rf->name,
+            tr_step_heading(t, "convert %s to %s (%s)", f->name, rf->name,
                          sf_round_name(t->mode));
     } else {
         for (int i = 0; i < nin; i++)
             in[i] = operand_in(t, i + 1, f);
     }
     for (int i = 0; i < nin; i++)
-        decode(f, in[i], t->env.daz, &o[i]);
+        te_decode(f, in[i], t->env.daz, &o[i]);
 
     if (t->op == OP_ADD || t->op == OP_SUB) {
         trace_add(t, title, f, t->mode, in[0], "a", in[1], "b",
@@ -2597,41 +380,40 @@ run_op(trace_ctx *t)
         goto close;
     for (int i = 0; i < nin; i++) {
         if (t->j != NULL)
-            json_value(t, names[i], f, in[i]);
+            tr_json_value(t, names[i], f, in[i]);
         else
-            put_value_line(t, names[i], f, in[i],
+            tr_value_line(t, names[i], f, in[i],
                            o[i].daz ? "  (subnormal, read as zero: DAZ)"
                                     : NULL);
     }
     {
         bool special_in = false;
         for (int i = 0; i < nin; i++)
-            special_in |= o[i].k == K_NAN || o[i].k == K_INF;
+            special_in |= o[i].k == TE_NAN || o[i].k == TE_INF;
         if (special_in) {
             setup_rounding(t, r, title, rf, t->mode, &t->cap.ev, NULL);
             r->special = true;
             r->special_why = "a NaN or infinite operand: the result follows "
                              "the special-value rules";
-            show_rounding(t, r);
+            tr_show_rounding(t, r);
             goto close;
         }
     }
     switch (t->op) {
     case OP_MUL: {
-        addend p;
-        show_product(t, &o[0], &o[1], &p);
+        te_addend p;
+        tr_show_product(t, &o[0], &o[1], &p);
         setup_rounding(t, r, title, rf, t->mode, &t->cap.ev, &p.x);
         if (r->special)
             r->special_why = "a zero factor: the product is an exact zero";
         break;
     }
     case OP_FMA: {
-        addend p, c;
-        show_product(t, &o[0], &o[1], &p);
-        addend_from_opnd(&c, "c", &o[2]);
-        alignment_free(&at->al);
-        show_alignment(t, &p, &c, &at->al);
-        alignment_context(&at->al, &p, &c, at->context, sizeof at->context);
+        te_addend p, c;
+        tr_show_product(t, &o[0], &o[1], &p);
+        te_addend_from_opnd(&c, "c", &o[2]);
+        tr_show_alignment(t, &p, &c, &at->al);
+        tr_alignment_context(&at->al, &p, &c, at->context, sizeof at->context);
         setup_rounding(t, r, title, rf, t->mode, &t->cap.ev, &at->al.sum);
         r->context = at->context;
         if (r->special)
@@ -2641,23 +423,23 @@ run_op(trace_ctx *t)
     case OP_DIV:
     case OP_SQRT: {
         bool is_sqrt = t->op == OP_SQRT;
-        bool zero = o[0].k == K_ZERO || (!is_sqrt && o[1].k == K_ZERO)
+        bool zero = o[0].k == TE_ZERO || (!is_sqrt && o[1].k == TE_ZERO)
                     || (is_sqrt && o[0].sign);
         setup_rounding(t, r, title, rf, t->mode, &t->cap.ev, NULL);
         if (zero || r->special) {
             r->special = true;
-            r->special_why = is_sqrt ? (o[0].sign && o[0].k != K_ZERO
+            r->special_why = is_sqrt ? (o[0].sign && o[0].k != TE_ZERO
                                             ? "the square root of a "
                                               "negative number is invalid"
                                             : "the square root of zero is "
                                               "that zero")
-                                     : (o[1].k == K_ZERO
+                                     : (o[1].k == TE_ZERO
                                             ? "division by zero"
                                             : "a zero dividend gives zero");
             break;
         }
         check_quotient(t, &t->cap.ev, &o[0], &o[1], is_sqrt);
-        r->ex_kind = is_sqrt ? EX_SQRT : EX_DIV;
+        r->ex_kind = is_sqrt ? TE_EX_SQRT : TE_EX_DIV;
         r->ex_a = o[0];
         r->ex_b = o[1];
         if (t->j == NULL && r->tail)
@@ -2675,15 +457,15 @@ run_op(trace_ctx *t)
     }
     case OP_CONVERT:
     default:
-        opnd_value(&o[0], x);
+        te_opnd_value(&o[0], x);
         setup_rounding(t, r, title, rf, t->mode, &t->cap.ev,
-                       o[0].k == K_FINITE ? x : NULL);
+                       o[0].k == TE_FINITE ? x : NULL);
         if (r->special)
             r->special_why = o[0].daz ? "a subnormal read as zero (DAZ)"
                                       : "the operand is zero";
         break;
     }
-    show_rounding(t, r);
+    tr_show_rounding(t, r);
 
 close:
     if (t->j != NULL) {
@@ -2692,11 +474,9 @@ close:
     }
     if (!t->failed) {
         sf_event ev = t->cap.ev;
-        summary(t, rf, z, &ev);
+        tr_summary(t, rf, z, &ev);
     }
 done:
-    if (at != NULL)
-        alignment_free(&at->al);
     free(r);
     free(at);
     free(x);
@@ -2734,82 +514,13 @@ static const cli_option options[] = {
     {"explain", false, O_EXPLAIN}, {"color", true, O_COLOR},
     {"help", false, O_HELP},      {NULL, false, 0}};
 
-void
-trace_help(FILE *out)
-{
-    fputs(
-        "usage: bf16emu trace [options] X1 [X2 ...]\n"
-        "       bf16emu trace [options] @FILE | -\n"
-        "       bf16emu trace --op OP [options] A [B [C]]\n"
-        "\n"
-        "Traces the accumulation X1 + X2 + ... + Xn in the accumulator "
-        "format, each\naddition rounded with --acc-mode, then the final "
-        "rounding to --out with\n--mode; or, with --op, one operation.  For "
-        "each rounding it prints the\noperands' bits, the alignment, the "
-        "exact result, the kept bits, guard,\nround and sticky, the "
-        "decision and why, the result and the signed error\n(result - "
-        "exact) exactly and in ulps.\n"
-        "\n"
-        "Operands: a decimal (-2.40625), a C99 hex-float (-0x1.c5cp-11), "
-        "inf, nan,\nor FORMAT:0xBITS (bf16:0xC013, f32:0xC01A0E2E, f16:, "
-        "tf32:, e4m3:, e5m2:,\nf64:).  Numbers are read into the working "
-        "format with --in-mode; bit\npatterns keep their format and are "
-        "converted (a note says when inexactly).\n"
-        "@FILE reads operands from FILE, - from standard input: numbers "
-        "separated by\nblanks or newlines, '#' to the end of the line a "
-        "comment; they take the\nplace of the argument, and may be mixed "
-        "with operands on the command line.\n"
-        "\n"
-        "Every decimal printed is exact: values, sums, errors and the "
-        "error of reading\na decimal or hex-float operand (result - the "
-        "text's value) are written to\ntheir last digit; a quotient or "
-        "square root that does not end is written to\n40 significant "
-        "digits, each a true digit, then '...'.\n"
-        "\n"
-        "options:\n"
-        "  --acc FMT         accumulator format (default f32)\n"
-        "  --acc-mode MODE   rounding of each addition (default rne)\n"
-        "  --out FMT         final format (default bf16; f64 allowed)\n"
-        "  --mode MODE       final rounding, or the rounding of --op "
-        "(default rne)\n"
-        "  --in-mode MODE    reading numbers and converting operands "
-        "(default rne)\n"
-        "  --op OP           one operation: add, sub, mul, fma (a*b + c), "
-        "div, sqrt,\n"
-        "                    convert (A to --out)\n"
-        "  --fmt FMT         format of --op (default: the first prefixed "
-        "operand's\n"
-        "                    format, else f32)\n"
-        "  --seed N          stochastic-rounding seed (default 0)\n"
-        "  --ftz, --daz      flush tiny results / read subnormal operands "
-        "as zero\n"
-        "  --env PRESET      ieee (default), x86, avx512bf16, nvidia, "
-        "arm-bfdot\n"
-        "  --explain         add a plain-language reading of each rounding\n"
-        "  --json            print one JSON object instead of text\n"
-        "  --color WHEN      auto (default: on a terminal unless NO_COLOR), "
-        "always,\n"
-        "                    never\n"
-        "  -h, --help        this help\n"
-        "\n"
-        "Formats: bf16 f16 f32 tf32 e4m3 e5m2.  Modes: rne rtz rdn rup rna "
-        "rod sr.\nIn bit strings, b{n} stands for n copies of bit b.\n"
-        "\n"
-        "example (the paper's addition):\n"
-        "  bf16emu trace f32:0xC01A0E2E bf16:0xC013\n"
-        "  bf16emu trace -2.40625 -0x1.c5cp-11 -2.296875\n"
-        "  seq 1 1000 | sed 's/$/e-3/' | bf16emu trace --acc bf16 -\n"
-        "\n"
-        "Exit status: 0 ok, 1 an internal check failed, 2 bad usage or "
-        "input.\n",
-        out);
-}
+
 
 static bool
 parse_op(const char *value, op_kind *op)
 {
     for (int i = OP_ADD; i <= OP_CONVERT; i++)
-        if (strcmp(value, op_names[i]) == 0) {
+        if (strcmp(value, tr_op_names[i]) == 0) {
             *op = (op_kind)i;
             return true;
         }
@@ -3091,11 +802,11 @@ trace_main(int argc, char **argv)
     if (t->op != OP_ACCUMULATE && (acc_given || acc_mode_given))
         rc = cli_error(CMD, "--acc and --acc-mode apply to accumulations, "
                        "not to --op %s (use --fmt and --mode)",
-                       op_names[t->op]);
+                       tr_op_names[t->op]);
     else if (t->op != OP_ACCUMULATE && t->op != OP_CONVERT && out_given)
         rc = cli_error(CMD, "--out applies to accumulations and --op "
                        "convert, not to --op %s (use --fmt)",
-                       op_names[t->op]);
+                       tr_op_names[t->op]);
     else if (t->op == OP_ACCUMULATE && fmt_given)
         rc = cli_error(CMD, "--fmt applies to --op (the accumulator format "
                        "is --acc)");
@@ -3107,7 +818,7 @@ trace_main(int argc, char **argv)
     else if (operand_count(t->op) > 0
              && t->n_operands != operand_count(t->op))
         rc = cli_error(CMD, "--op %s takes %d operand%s, got %d",
-                       op_names[t->op], operand_count(t->op),
+                       tr_op_names[t->op], operand_count(t->op),
                        operand_count(t->op) == 1 ? "" : "s", t->n_operands);
     if (rc != CLI_EXIT_OK)
         goto out_free;
@@ -3188,12 +899,12 @@ trace_main(int argc, char **argv)
     t->env.sr_seed = t->seed;
     t->env.sr_counter = 0;
     t->env.flags = 0;
-    t->sink.fn = on_event;
+    t->sink.fn = te_capture_event;
     t->sink.user = &t->cap;
     t->env.events = &t->sink;
     t->conv_env = cli_env_ieee();
     t->conv_env.sr_seed = t->seed;
-    t->conv_sink.fn = on_event;
+    t->conv_sink.fn = te_capture_event;
     t->conv_sink.user = &t->conv_cap;
     t->conv_env.events = &t->conv_sink;
     t->color = !t->json && cli_color_enabled(stdout, t->color_when);
@@ -3204,9 +915,9 @@ trace_main(int argc, char **argv)
         cli_json_init(&js, &out);
         t->j = &js;
         cli_json_object_begin(&js, NULL);
-        json_header(t);
+        tr_json_header(t);
     } else {
-        text_header(t);
+        tr_text_header(t);
     }
     if (t->op == OP_ACCUMULATE)
         run_accumulate(t);

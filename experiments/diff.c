@@ -22,58 +22,50 @@
 
 
 /*----------------------------------------------------------------------------
- * Computation.
+ * Computation (analysis/diff_engine.h).
  *--------------------------------------------------------------------------*/
-/* The heads of stage S as the dump holds it: the KV heads for dK and dV
-   (grouped-query heads), else the query heads. */
-static size_t
-stage_heads(const diff_ctx *x, int s)
+/* The engine's view of X: its dimensions, configuration and buffers. */
+static void
+problem(const diff_ctx *x, de_problem *p)
 {
-    return s == ST_DK || s == ST_DV ? x->nb * x->nhkv : x->heads;
-}
-
-static size_t
-stage_per_head(const diff_ctx *x, int s)
-{
-    switch (s) {
-    case ST_LSE:
-        return x->nq;
-    case ST_DK:
-    case ST_DV:
-        return x->nk * x->d;
-    case ST_S:
-    case ST_P:
-        return x->nq * x->nk;
-    case ST_M:
-    case ST_L:
-        return x->nq * x->tc;
-    case ST_ACC:
-        return x->nq * x->tc * x->d;
-    default:
-        return x->nq * x->d;
+    memset(p, 0, sizeof *p);
+    p->nb = x->nb;
+    p->nh = x->nh;
+    p->nhkv = x->nhkv;
+    p->nq = x->nq;
+    p->nk = x->nk;
+    p->d = x->d;
+    p->heads = x->heads;
+    p->br = x->br;
+    p->bc = x->bc;
+    p->tc = x->tc;
+    p->causal = x->causal;
+    p->top_left = x->top_left;
+    p->hcfg = &x->hcfg;
+    p->mask = x->has_mask ? &x->mask : NULL;
+    p->chain = fa_cli_chained_groups(&x->cfg, x->nh, x->nhkv);
+    p->env = cli_env_ieee();
+    memcpy(p->want, x->want, sizeof p->want);
+    p->want_cap = x->want_cap;
+    p->need_bwd = x->need_bwd;
+    for (int i = 0; i < DE_N_IN; i++)
+        p->in[i] = x->in[i];
+    for (int s = 0; s < N_ST; s++) {
+        p->gpu[s] = x->gpu[s];
+        p->kmask[s] = x->kmask[s];
+        p->emu[s] = x->emu[s];
+        p->ex[s] = x->ex[s];
     }
-}
-
-/* KV blocks the fa2 kernel visits for query block MB (its n_block_max;
-   the library's rule, with C's truncating division). */
-static size_t
-fa2_blocks(const diff_ctx *x, size_t mb)
-{
-    long long num, n;
-
-    if (!x->causal)
-        return x->tc;
-    num = (long long)((mb + 1) * x->br)
-          + (x->top_left ? 0 : (long long)x->nk - (long long)x->nq);
-    n = (num + (long long)x->bc - 1) / (long long)x->bc;
-    if (n <= 0)
-        return 0;
-    return (size_t)n < x->tc ? (size_t)n : x->tc;
+    p->delta = x->delta;
+    p->lse2 = x->lse2;
 }
 
 static bool
 allocate(diff_ctx *x)
 {
+    de_problem p;
+
+    problem(x, &p);
     for (int i = 0; i < 4; i++) {
         const tensor *t = x->t[i];
         if (t == NULL)
@@ -87,8 +79,8 @@ allocate(diff_ctx *x)
     for (int s = 0; s < N_ST; s++) {
         /* the emulator's per query head (dK, dV of grouped heads summed
            later), the GPU's as the dump holds them */
-        size_t n = x->heads * stage_per_head(x, s);
-        size_t n_gpu = stage_heads(x, s) * stage_per_head(x, s);
+        size_t n = x->heads * de_stage_per_head(&p, s);
+        size_t n_gpu = de_stage_heads(&p, s) * de_stage_per_head(&p, s);
         bool gpu = x->want[s] || (x->need_bwd && !bwd_math(x)
                                   && (s == ST_O || s == ST_LSE));
         if (gpu) {
@@ -138,186 +130,6 @@ nomem:
     return false;
 }
 
-/* The accumulator after each visited KV block of head HH into
-   x->emu[ST_ACC]: OBAR holds Tc slots of [Nq, d]; slot 0 is the whole
-   problem's O~ on entry.  Slot j (j >= 1) gets the O~ of the problem
-   restricted to the keys from block j on: the kernel visits blocks in
-   reverse, so after it has visited block j a row has seen exactly that
-   suffix, in the same order, with the same tiles and mask (the causal
-   offset Nk - Nq and n_block_max both shift by whole blocks).  0 or -1. */
-static int
-acc_head(const diff_ctx *x, size_t hh, const uint16_t *q, const uint16_t *k,
-         const uint16_t *v, uint32_t *obar)
-{
-    size_t nq = x->nq, d = x->d, tc = x->tc;
-    uint32_t *o = malloc(nq * d * sizeof *o), *lse = malloc(nq * sizeof *lse);
-    uint32_t *dst = x->emu[ST_ACC] + hh * nq * tc * d;
-    int rc = 0;
-
-    if (o == NULL || lse == NULL)
-        rc = -1;
-    for (size_t j = 1; j < tc && rc == 0; j++) {
-        fa_config c = x->hcfg;
-        fa_capture cap;
-        sf_env env = cli_env_ieee();
-        size_t off = j * x->bc * d;
-        memset(&cap, 0, sizeof cap);
-        cap.obar = obar + j * nq * d;
-        c.shape.nk = x->nk - j * x->bc;
-        if (fa_forward(&c, q, k + off, v + off, o, lse, &cap, &env) != 0)
-            rc = -1;
-    }
-    for (size_t i = 0; i < nq && rc == 0; i++) {
-        size_t nvb = fa2_blocks(x, i / x->br);
-        for (size_t vi = 0; vi < tc; vi++) {
-            size_t slot = vi < nvb ? nvb - 1 - vi : 0;
-            memcpy(dst + (i * tc + vi) * d, obar + (slot * nq + i) * d,
-                   d * sizeof *dst);
-        }
-    }
-    free(o);
-    free(lse);
-    return rc;
-}
-
-/* The K and V head that query head HH (of B H) reads (grouped-query
-   heads: H / Hkv query heads per KV head, in order). */
-static size_t
-kv_head(const diff_ctx *x, size_t hh)
-{
-    size_t g = x->nhkv != 0 && x->nh % x->nhkv == 0 ? x->nh / x->nhkv : 1;
-
-    return hh / x->nh * (x->nh / g) + hh % x->nh / g;
-}
-
-/* The query heads per KV head when the description's backward walks a
-   group at once (gqa_dkv "chain"), else 1. */
-static size_t
-chained_groups(const diff_ctx *x)
-{
-    return fa_cli_chained_groups(&x->cfg, x->nh, x->nhkv);
-}
-
-/* The backward of group GI (gqa_dkv "chain": its G query heads against
-   their KV head, at once); 0 or -1. */
-static int
-emu_group(const diff_ctx *x, size_t gi)
-{
-    size_t g = chained_groups(x), hh = gi * g;
-    size_t nq = x->nq, nk = x->nk, d = x->d, kh = kv_head(x, hh);
-    sf_env env = cli_env_ieee();
-    fa_attn_mask hm;
-    fa_config hc = am_head_config(&x->hcfg, x->has_mask ? &x->mask : NULL,
-                                  hh, &hm);
-
-    hc.shape.heads = g;
-    hc.gqa_group = g;
-    hc.lse_kernel = x->lse2 != NULL ? x->lse2 + hh * nq : NULL;
-    return fa_backward(&hc, x->in[T_Q] + hh * nq * d, x->in[T_K] + kh * nk * d,
-                       x->in[T_V] + kh * nk * d,
-                       x->gpu[ST_O] != NULL ? x->gpu[ST_O] + hh * nq * d
-                                            : NULL,
-                       x->gpu[ST_LSE] != NULL ? x->gpu[ST_LSE] + hh * nq
-                                              : NULL,
-                       x->in[T_DO] + hh * nq * d, x->delta + hh * nq,
-                       x->emu[ST_DQ] + hh * nq * d,
-                       x->emu[ST_DK] + hh * nk * d,
-                       x->emu[ST_DV] + hh * nk * d, NULL, &env);
-}
-
-/* The emulator on head HH; 0 or -1. */
-static int
-emu_head(const diff_ctx *x, size_t hh)
-{
-    size_t nq = x->nq, nk = x->nk, d = x->d, kh = kv_head(x, hh);
-    const uint16_t *q = x->in[T_Q] + hh * nq * d;
-    const uint16_t *k = x->in[T_K] + kh * nk * d;
-    const uint16_t *v = x->in[T_V] + kh * nk * d;
-    sf_env env = cli_env_ieee();
-    fa_capture cap;
-    uint32_t *obar = NULL;
-    int rc = 0;
-
-    memset(&cap, 0, sizeof cap);
-    if (x->want[ST_S])
-        cap.s = x->emu[ST_S] + hh * nq * nk;
-    if (x->want[ST_P])
-        cap.p = x->emu[ST_P] + hh * nq * nk;
-    if (x->want[ST_M])
-        cap.m = x->emu[ST_M] + hh * nq * x->tc;
-    if (x->want[ST_L])
-        cap.l = x->emu[ST_L] + hh * nq * x->tc;
-    if (x->want[ST_ACC]) {
-        /* O~ of the whole problem and of each suffix of KV blocks */
-        obar = malloc(x->tc * nq * d * sizeof *obar);
-        if (obar == NULL)
-            return -1;
-        cap.obar = obar;
-    }
-    if (x->lse2 != NULL)
-        cap.lse_kernel = x->lse2 + hh * nq;
-    fa_attn_mask hm;
-    fa_config hc = am_head_config(&x->hcfg, x->has_mask ? &x->mask : NULL,
-                                  hh, &hm);
-    if (fa_forward(&hc, q, k, v, x->emu[ST_O] + hh * nq * d,
-                   x->emu[ST_LSE] + hh * nq,
-                   x->want_cap || x->lse2 != NULL ? &cap : NULL, &env)
-        != 0) {
-        free(obar);
-        return -1;
-    }
-    if (obar != NULL) {
-        rc = acc_head(x, hh, q, k, v, obar);
-        free(obar);
-        if (rc != 0)
-            return rc;
-    }
-    if (!x->need_bwd || chained_groups(x) > 1)
-        return 0; /* the group's backward runs once (emu_group) */
-    env = cli_env_ieee();
-    hc.lse_kernel = x->lse2 != NULL ? x->lse2 + hh * nq : NULL;
-    return fa_backward(&hc, q, k, v,
-                       x->gpu[ST_O] != NULL ? x->gpu[ST_O] + hh * nq * d
-                                            : NULL,
-                       x->gpu[ST_LSE] != NULL ? x->gpu[ST_LSE] + hh * nq
-                                              : NULL,
-                       x->in[T_DO] + hh * nq * d,
-                       x->delta + hh * nq, x->emu[ST_DQ] + hh * nq * d,
-                       x->emu[ST_DK] + hh * nk * d,
-                       x->emu[ST_DV] + hh * nk * d, NULL, &env);
-}
-
-/* The exact reference of head HH: AX_OK or an ax code. */
-static int
-exact_head(const diff_ctx *x, size_t hh)
-{
-    fa_attn_mask hm;
-    fa_config hc = am_head_config(&x->hcfg, x->has_mask ? &x->mask : NULL,
-                                  hh, &hm);
-    size_t nq = x->nq, nk = x->nk, d = x->d, kh = kv_head(x, hh);
-    const uint16_t *q = x->in[T_Q] + hh * nq * d;
-    const uint16_t *k = x->in[T_K] + kh * nk * d;
-    const uint16_t *v = x->in[T_V] + kh * nk * d;
-    ax_options opt = {0, AX_DIRECT};
-    ax_outputs out;
-
-    memset(&out, 0, sizeof out);
-    if (x->ex[ST_O] != NULL)
-        out.o.d = x->ex[ST_O] + hh * nq * d;
-    if (x->ex[ST_LSE] != NULL)
-        out.lse.d = x->ex[ST_LSE] + hh * nq;
-    if (!x->need_bwd)
-        return ax_forward_ex(&hc, &opt, q, k, v, &out);
-    if (x->ex[ST_DQ] != NULL)
-        out.dq.d = x->ex[ST_DQ] + hh * nq * d;
-    if (x->ex[ST_DK] != NULL)
-        out.dk.d = x->ex[ST_DK] + hh * nk * d;
-    if (x->ex[ST_DV] != NULL)
-        out.dv.d = x->ex[ST_DV] + hh * nk * d;
-    return ax_backward_ex(&hc, &opt, q, k, v, x->in[T_DO] + hh * nq * d,
-                          NULL, &out);
-}
-
 static int
 thread_count(const diff_ctx *x)
 {
@@ -350,13 +162,17 @@ reduce_groups(diff_ctx *x)
     return true;
 }
 
+/* The emulator on every head (and group), then the exact reference;
+   false after an error message. */
 static bool
 compute(diff_ctx *x)
 {
     long long nh = (long long)x->heads;
     int failed = 0, nt = thread_count(x);
     uint64_t skipped = 0;
+    de_problem p;
 
+    problem(x, &p);
 #ifdef _OPENMP
 #pragma omp parallel for schedule(dynamic, 1) num_threads(nt)                 \
     reduction(|                                                               \
@@ -365,16 +181,16 @@ compute(diff_ctx *x)
     (void)nt;
 #endif
     for (long long hh = 0; hh < nh; hh++)
-        if (emu_head(x, (size_t)hh) != 0)
+        if (de_emu_head(&p, (size_t)hh) != 0)
             failed |= 1;
-    if (x->need_bwd && chained_groups(x) > 1) {
-        long long ng = nh / (long long)chained_groups(x);
+    if (x->need_bwd && p.chain > 1) {
+        long long ng = nh / (long long)p.chain;
 #ifdef _OPENMP
 #pragma omp parallel for schedule(dynamic, 1) num_threads(nt)                 \
     reduction(| : failed)
 #endif
         for (long long gi = 0; gi < ng; gi++)
-            if (emu_group(x, (size_t)gi) != 0)
+            if (de_emu_group(&p, (size_t)gi) != 0)
                 failed |= 1;
     }
     if (failed) {
@@ -391,21 +207,11 @@ compute(diff_ctx *x)
     reduction(| : failed) reduction(+ : skipped)
 #endif
     for (long long hh = 0; hh < nh; hh++) {
-        int rc = exact_head(x, (size_t)hh);
-        if (rc == AX_OK)
-            continue;
-        if (rc == AX_EINPUT || rc == AX_ERANGE) {
-            /* no exact values for this head */
-            for (int s = 0; s < N_ST; s++)
-                if (x->ex[s] != NULL) {
-                    size_t per = stage_per_head(x, s);
-                    for (size_t j = 0; j < per; j++)
-                        x->ex[s][(size_t)hh * per + j] = NAN;
-                }
-            skipped++;
-        } else {
+        int rc = de_exact_head(&p, (size_t)hh);
+        if (rc == AX_EINPUT || rc == AX_ERANGE)
+            skipped++; /* no exact values for this head */
+        else if (rc != AX_OK)
             failed |= 1;
-        }
     }
     mpfr_free_cache();
     if (failed) {
@@ -416,99 +222,25 @@ compute(diff_ctx *x)
     return reduce_groups(x);
 }
 
-/*----------------------------------------------------------------------------
- * The comparison.
- *--------------------------------------------------------------------------*/
-
-/* (computed - exact) in ulps of FMT at the exact value E. */
-static double
-err_ulps(const sf_format *fmt, uint32_t bits32, double e)
-{
-    double u = ax_error_ulps(&sf_format_f32, bits32, e);
-
-    if (fmt != &sf_format_f32 && isfinite(u))
-        u = ldexp(u, ax_ulp_exp(&sf_format_f32, e) - ax_ulp_exp(fmt, e));
-    return u;
-}
-
-/* The hash (analysis/dump_outputs.h) of the emulator's whole stage S as
-   the dump stores it: BF16 / F16 patterns, or FP32 ones. */
-static uint64_t
-emu_hash(const diff_ctx *x, int s)
-{
-    const tensor *t = x->t[st_tensor[s]];
-    const sf_format *f = x->r[s].fmt;
-    size_t n = stage_heads(x, s) * stage_per_head(x, s);
-    uint64_t h = 0;
-
-    if (t->dtype == TENSOR_F32) {
-        uint32_t *b = malloc(n * sizeof *b);
-        if (b == NULL)
-            return 0;
-        for (size_t j = 0; j < n; j++) {
-            sf_env env = cli_env_ieee();
-            b[j] = f == &sf_format_f32
-                       ? x->emu[s][j]
-                       : (uint32_t)sf_convert(&sf_format_f32, f,
-                                              to_fmt(f, x->emu[s][j]), SF_RNE,
-                                              &env);
-        }
-        h = dump_hash32(b, n);
-        free(b);
-    } else {
-        uint16_t *b = malloc(n * sizeof *b);
-        if (b == NULL)
-            return 0;
-        for (size_t j = 0; j < n; j++)
-            b[j] = (uint16_t)to_fmt(f, x->emu[s][j]);
-        h = dump_hash16(b, n);
-        free(b);
-    }
-    return h;
-}
-
+/* Each wanted stage compared, the first divergent stage and the traces
+   of the worst O elements; X->pass. */
 static void
-compare_stage(diff_ctx *x, int s)
+compare(diff_ctx *x)
 {
-    stage_result *r = &x->r[s];
-    size_t n = stage_heads(x, s) * stage_per_head(x, s);
-    const uint32_t *g = x->gpu[s], *m = x->emu[s];
+    de_problem p;
 
-    r->on = true;
-    cmp_init(&r->c, N_WORST);
-    r->whole = n;
-    bias_cell_init(&r->err_gpu);
-    bias_cell_init(&r->err_emu);
-    if (x->kmask[s] != NULL) {
-        r->kept = true;
-        r->emu_hash = emu_hash(x, s);
-        r->hash_equal = r->emu_hash == x->kept[st_tensor[s]].hash;
-    }
-    for (size_t j = 0; j < n; j++) {
-        diff_elem e;
-        if (x->kmask[s] != NULL && !x->kmask[s][j])
-            continue; /* a row the dump does not keep */
-        e.flat = j;
-        e.dist = 0;
-        e.x = g[j];
-        e.y = m[j];
-        cmp_add(&r->c, r->fmt, to_fmt(r->fmt, g[j]), to_fmt(r->fmt, m[j]),
-                x->tol, e);
-        if (x->ex[s] != NULL) {
-            double ex = x->ex[s][j];
-            if (!isfinite(ex)) {
-                r->skipped++;
-                continue;
-            }
-            bias_cell_add(&r->err_gpu, err_ulps(r->fmt, g[j], ex));
-            bias_cell_add(&r->err_emu, err_ulps(r->fmt, m[j], ex));
+    problem(x, &p);
+    x->pass = true;
+    for (int s = 0; s < N_ST; s++)
+        if (x->want[s]) {
+            const tensor *t = x->t[st_tensor[s]];
+            de_compare_stage(&p, s, x->tol,
+                             t != NULL && t->dtype == TENSOR_F32,
+                             x->kept[st_tensor[s]].hash, &x->r[s]);
+            x->pass = x->pass && x->r[s].pass;
         }
-    }
-    r->have_exact = x->ex[s] != NULL;
-    /* a cut output: the hash tells bit-equality of the whole tensor only,
-       so it decides with --tol 0 */
-    r->pass = r->c.within == r->c.elements && (!r->kept || r->hash_equal
-                                           || x->tol > 0);
+    x->first_div = de_first_divergent(x->r);
+    x->n_trace = de_trace_worst(&p, x->r, x->trace);
 }
 
 /* The index of flat element I of stage S: [b, h, row, col] ([b, h, row]
@@ -561,80 +293,6 @@ diff_split_index(const diff_ctx *x, int s, uint64_t i, uint64_t idx[5])
     if (x->man_heads_kept_given)
         idx[1] = x->man_heads_kept[idx[1]];
     return nd;
-}
-
-/* Whether the GPU's and the emulator's values of stage S differ at flat
-   index J (in the stage's format). */
-static bool
-differs(const diff_ctx *x, int s, size_t j)
-{
-    const sf_format *f = x->r[s].fmt;
-
-    if (x->kmask[s] != NULL && !x->kmask[s][j])
-        return false; /* not kept: unknown */
-    return to_fmt(f, x->gpu[s][j]) != to_fmt(f, x->emu[s][j]);
-}
-
-/* Where the row of O element FLAT first diverges: KV blocks in visiting
-   order, in each the stages s, m, p (the row's keys of the block), l and
-   acc (the element's column). */
-static void
-trace_o(const diff_ctx *x, o_trace *tr)
-{
-    size_t d = x->d, nq = x->nq, nk = x->nk, tc = x->tc;
-    size_t col = (size_t)(tr->flat % d), row = (size_t)(tr->flat / d);
-    size_t i = row % nq, nvb = fa2_blocks(x, i / x->br);
-
-    tr->found = false;
-    for (size_t vi = 0; vi < nvb; vi++) {
-        size_t jb = nvb - 1 - vi, k0 = jb * x->bc;
-        size_t k1 = k0 + x->bc < nk ? k0 + x->bc : nk;
-        size_t xm = row * tc + vi;
-        int st = -1;
-        for (size_t key = k0; key < k1 && st < 0; key++)
-            if (differs(x, ST_S, row * nk + key))
-                st = ST_S;
-        if (st < 0 && differs(x, ST_M, xm))
-            st = ST_M;
-        for (size_t key = k0; key < k1 && st < 0; key++)
-            if (differs(x, ST_P, row * nk + key))
-                st = ST_P;
-        if (st < 0 && differs(x, ST_L, xm))
-            st = ST_L;
-        if (st < 0 && differs(x, ST_ACC, xm * d + col))
-            st = ST_ACC;
-        if (st >= 0) {
-            tr->found = true;
-            tr->visit = vi;
-            tr->block = jb;
-            tr->stage = st;
-            return;
-        }
-    }
-    tr->stage = ST_O;
-}
-
-/* The first divergent stage, and the traces of the worst O elements. */
-static void
-locate(diff_ctx *x)
-{
-    bool all = true;
-
-    x->first_div = -1;
-    for (int s = 0; s < ST_DQ; s++)
-        if (x->r[s].on && x->r[s].c.differ > 0) {
-            x->first_div = s;
-            break;
-        }
-    for (int s = ST_S; s <= ST_O; s++)
-        all = all && x->want[s];
-    if (!all)
-        return;
-    for (size_t n = 0; n < x->r[ST_O].c.n_worst; n++) {
-        x->trace[n].flat = x->r[ST_O].c.worst[n].flat;
-        trace_o(x, &x->trace[n]);
-    }
-    x->n_trace = x->r[ST_O].c.n_worst;
 }
 
 /*----------------------------------------------------------------------------
@@ -972,13 +630,7 @@ run(diff_ctx *x)
                              x->heads)
         || !allocate(x) || !compute(x))
         return false;
-    x->pass = true;
-    for (int s = 0; s < N_ST; s++)
-        if (x->want[s]) {
-            compare_stage(x, s);
-            x->pass = x->pass && x->r[s].pass;
-        }
-    locate(x);
+    compare(x);
     return true;
 }
 

@@ -15,6 +15,7 @@
 #include "analysis/attn_exact.h"
 #include "analysis/attn_mask.h"
 #include "analysis/bias.h"
+#include "analysis/diff_engine.h"
 #include "analysis/dump_inputs.h"
 #include "analysis/dump_manifest.h"
 #include "analysis/dump_outputs.h"
@@ -73,7 +74,7 @@
  */
 
 #define EXACT_WORK_LIMIT ((uint64_t)1 << 26)
-#define N_WORST 10
+#define N_WORST DE_N_WORST
 #define SRC_MAX 512 /* "FILE: KEY" of a tensor, for messages */
 
 enum
@@ -103,17 +104,17 @@ static const char *const t_names[N_T] = {"q",   "k",  "v",  "do", "o",
    stages (captures) first. */
 enum
 {
-    ST_S,
-    ST_M,
-    ST_P,
-    ST_L,
-    ST_ACC,
-    ST_O,
-    ST_LSE,
-    ST_DQ,
-    ST_DK,
-    ST_DV,
-    N_ST
+    ST_S = DE_S,
+    ST_M = DE_M,
+    ST_P = DE_P,
+    ST_L = DE_L,
+    ST_ACC = DE_ACC,
+    ST_O = DE_O,
+    ST_LSE = DE_LSE,
+    ST_DQ = DE_DQ,
+    ST_DK = DE_DK,
+    ST_DV = DE_DV,
+    N_ST = DE_N_STAGES
 };
 
 static const char *const st_names[N_ST] = {"s", "m",   "p",  "l",  "acc",
@@ -135,24 +136,8 @@ is_capture(int s)
 /* x: the GPU's value, y: the emulator's */
 typedef cmp_elem diff_elem;
 
-typedef struct
-{
-    bool on;
-    const sf_format *fmt;
-    cmp_stats c; /* elements, equal, differ, distances, the worst */
-    bool pass;
-    /* an output the dump keeps in part (manifest: outputs_kept): the
-       counts above are over the kept elements; the emulator's whole
-       tensor against the hash of the GPU's */
-    bool kept;
-    uint64_t whole;   /* the whole tensor's elements */
-    uint64_t emu_hash;
-    bool hash_equal;
-    /* against the exact reference */
-    bool have_exact;
-    uint64_t skipped;
-    bias_cell err_gpu, err_emu;
-} stage_result;
+/* One stage compared (analysis/diff_engine.h). */
+typedef de_stage stage_result;
 
 typedef enum
 {
@@ -162,13 +147,7 @@ typedef enum
 } causal_opt;
 
 /* Where the row of one differing O element first diverges. */
-typedef struct
-{
-    uint64_t flat; /* index into o */
-    bool found;
-    size_t visit, block; /* visiting order, KV block */
-    int stage;           /* ST_S .. ST_ACC, or ST_O (only the last step) */
-} o_trace;
+typedef de_trace o_trace;
 
 typedef struct
 {

@@ -15,6 +15,7 @@ analysis_libanalysis_la_SOURCES = \
 	analysis/attn_mask.h analysis/attn_mask.c \
 	analysis/kernel_json.h analysis/kernel_json.c \
 	analysis/compare.h analysis/compare.c \
+	analysis/diff_engine.h analysis/diff_engine.c \
 	analysis/bias.h analysis/bias.c \
 	analysis/rows.h analysis/rows.c \
 	analysis/scan.h analysis/scan.c \

@@ -11,7 +11,8 @@ experiments_bf16emu_SOURCES = \
 	experiments/mma.c \
 	experiments/attn.c experiments/attn_local.h experiments/attn_report.c \
 	experiments/attn_help.c \
-	experiments/diff.c \
+	experiments/diff.c experiments/diff_local.h experiments/diff_dump.c \
+	experiments/diff_report.c experiments/diff_help.c \
 	experiments/fa_cli.c experiments/fa_cli.h \
 	experiments/fa_kernel_json.c experiments/fa_kernel_json.h \
 	experiments/sdpa_policy.c experiments/sdpa_policy.h \

@@ -414,14 +414,67 @@ f_softcap(FIELD_ARGS)
 
 /* The kernels a capture saw: the grid of FlexAttention's delta kernel
    (its programs decide its reduction order, autotuned on the GPU) */
+/* The product of the three integers of A (a grid or block), or 0. */
+static uint64_t
+dims_product(const json_t *a)
+{
+    uint64_t p = 1;
+    double x;
+
+    if (!json_is_array(a) || json_array_size(a) == 0
+        || json_array_size(a) > 3)
+        return 0;
+    for (size_t i = 0; i < json_array_size(a); i++) {
+        if (!whole(json_array_get(a, i), 1, 0x1p31, &x))
+            return 0;
+        p *= (uint64_t)x;
+    }
+    return p;
+}
+
+/* flex_decoding's persistent merge kernels among the forward's */
+static int
+f_kernels_forward(const char *path, const json_t *fwd, dump_manifest *m,
+                  tensor_error *err)
+{
+    size_t i;
+    json_t *e;
+
+    json_array_foreach(fwd, i, e)
+    {
+        const char *name = json_string_value(json_object_get(e, "name"));
+        uint64_t g, t;
+        int which;
+        if (name == NULL || strstr(name, "per_fused_flex_attention") == NULL
+            || strstr(name, "backward") != NULL)
+            continue;
+        which = strstr(name, "per_fused_flex_attention_mul") != NULL ? 0 : 1;
+        g = dims_product(json_object_get(e, "grid"));
+        t = dims_product(json_object_get(e, "block"));
+        if (g == 0 || t == 0)
+            return FAIL("kernels.forward[%zu]: expected grid and block of "
+                        "positive integers",
+                        i);
+        m->flex.merge_programs[which] = g;
+        m->flex.merge_threads[which] = t;
+    }
+    return TENSOR_OK;
+}
+
 static int
 f_kernels(FIELD_ARGS)
 {
     json_t *bwd = json_is_object(v) ? json_object_get(v, "backward") : NULL;
+    json_t *fwd = json_is_object(v) ? json_object_get(v, "forward") : NULL;
     size_t i;
     json_t *e;
 
     (void)key;
+    if (json_is_array(fwd)) {
+        int rc = f_kernels_forward(path, fwd, m, err);
+        if (rc != TENSOR_OK)
+            return rc;
+    }
     if (!json_is_array(bwd))
         return TENSOR_OK;
     json_array_foreach(bwd, i, e)
@@ -560,6 +613,11 @@ dump_flex_apply(const dump_flex *f, uint64_t launch_rows, fa_config *c)
         c->br = (size_t)f->block_m;
         c->bc = (size_t)f->block_n;
     }
+    if (c->flex_merge_programs[0] == 0 && c->flex_merge_programs[1] == 0)
+        for (int i = 0; i < 2; i++) {
+            c->flex_merge_programs[i] = (size_t)f->merge_programs[i];
+            c->flex_merge_threads[i] = (size_t)f->merge_threads[i];
+        }
     if (c->delta_xblock != 0)
         return NULL;
     if (f->delta_xblock != 0) {

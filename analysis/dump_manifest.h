@@ -44,7 +44,8 @@ extern "C" {
  *   "delta_xblock": null or a power of two (capture.py's flex calls)
  *   "kernel_options": {"BLOCK_M": m, "BLOCK_N": n} (flex_attention's;
  *              other keys ignored)
- *   "kernels": {"backward": [{"name": ..., "grid": [x, y, z]}, ...]}
+ *   "kernels": {"backward": [{"name": ..., "grid": [x, y, z]}, ...],
+ *               "forward": [{"name", "grid", "block"}, ...]}
  *              the kernels a capture saw run (other entries ignored)
  *
  * Integers may be written as any JSON number of integral value ("64.0").
@@ -75,6 +76,12 @@ typedef struct
     /* "delta_xblock": the delta kernel's rows per program as a capture
        worked it out */
     uint64_t delta_xblock;
+    /* "kernels": {"forward": [{"name", "grid", "block"}, ...]}: the
+       programs (the grid's product) and threads (the block's) of
+       flex_decoding's persistent merge kernels, of M and L (a name
+       holding "per_fused_flex_attention_mul") and of O (another
+       "per_fused_flex_attention"); 0: not recorded */
+    uint64_t merge_programs[2], merge_threads[2];
 } dump_flex;
 
 typedef struct

@@ -407,6 +407,13 @@ typedef struct fa_config
        over 64 threads, d / 64 consecutive columns each; above 1: 8
        consecutive columns a thread; 0: 8 (the common choice). */
     size_t delta_xblock;
+    /* flex-decode's merge where inductor picks it by timing (a persistent
+       reduction: 64 programs or fewer): the programs (the grid) and the
+       threads per program (the block) its kernel of M and L ([0]) and of
+       O ([1]) ran with, as the launch shows them (a manifest's recorded
+       kernels); 0: not known, and rows over several programs are
+       refused. */
+    size_t flex_merge_programs[2], flex_merge_threads[2];
     /* Grouped-query heads for a description whose gqa_dkv is "chain":
        query heads g h .. g h + g - 1 share key/value head h, K and V hold
        H / g heads (not repeated), and fa_backward writes each group's dK
@@ -519,6 +526,16 @@ typedef struct fa_flex_merge
    a persistent reduction over several outputs, whose configuration
    inductor picks by timing on the GPU). */
 const char *fa_flex_merge_rule(size_t s, size_t xnumel, fa_flex_merge *m);
+
+/* The persistent reduction inductor generates for S programs (64 or
+   fewer) and XNUMEL outputs, in the configuration the launch shows:
+   PROGRAMS programs of THREADS threads (XBLOCK the power of two that
+   covers XNUMEL in PROGRAMS, R0_BLOCK the power of two of S; Triton's
+   layout with the outputs contiguous, a lane and warp that hold another's
+   data adding nothing).  NULL, or why it is not modelled. */
+const char *fa_flex_merge_persistent(size_t s, size_t xnumel,
+                                     size_t programs, size_t threads,
+                                     fa_flex_merge *m);
 
 /* FlexAttention's flex_decoding programs per query block on a GPU of
    SMS multiprocessors (0: FA_H200_SMS) for a launch of BHKV batch x KV

@@ -274,6 +274,56 @@ merge_rule_chunks(size_t split, size_t xnumel, fa_flex_merge *m)
 }
 
 const char *
+fa_flex_merge_persistent(size_t s, size_t xnumel, size_t programs,
+                         size_t threads, fa_flex_merge *m)
+{
+    size_t r0 = pow2_at_least(s), xblock, warps, spt, tpw_x, wpc_x, jw, wr;
+
+    memset(m, 0, sizeof *m);
+    if (s > 64 || xnumel <= 1 || programs == 0 || threads < 32
+        || threads % 32 != 0)
+        return MERGE_REFUSED "a persistent reduction of several outputs "
+                             "over 64 programs or fewer, with its launch "
+                             "known";
+    xblock = pow2_at_least((xnumel + programs - 1) / programs);
+    warps = threads / 32;
+    if ((warps & (warps - 1)) != 0 || xblock * r0 > 4 * threads)
+        return MERGE_REFUSED "a persistent reduction whose threads hold "
+                             "several programs each (not recorded)";
+    /* sizePerThread along the outputs, then lanes and warps along them
+       first (order [0, 1]) */
+    spt = xblock * r0 / threads;
+    spt = spt < 1 ? 1 : spt;
+    tpw_x = xblock / spt < 32 ? xblock / spt : 32;
+    wpc_x = xblock / (spt * tpw_x) < warps ? xblock / (spt * tpw_x) : warps;
+    jw = 32 / tpw_x;
+    wr = warps / wpc_x;
+    /* a layout wider than the tile repeats it: the lanes and warps that
+       hold the same programs do not add */
+    if (jw >= r0) {
+        jw = r0;
+        wr = 1;
+    } else if (jw * wr > r0) {
+        wr = r0 / jw;
+    }
+    if (jw * wr != r0)
+        return MERGE_REFUSED "a persistent layout that does not tile the "
+                             "reduction";
+    m->persistent = true;
+    m->chunks = 1;
+    m->r0 = (unsigned)r0;
+    m->jw = (unsigned)jw;
+    m->warps = (unsigned)wr;
+    /* each lane's one product rounded, the first addition not fused
+       with it (fusing it moves 2 of the 64 LSE rows of the 32-program
+       recording) */
+    m->fused = false;
+    m->c_jw = 1;
+    m->c_warps = 1;
+    return NULL;
+}
+
+const char *
 fa_flex_merge_rule(size_t s, size_t xnumel, fa_flex_merge *m)
 {
     size_t split, bs, x1, xp, xblock, r0, warps, spt, tpw_x, wpc_x;
@@ -291,8 +341,10 @@ fa_flex_merge_rule(size_t s, size_t xnumel, fa_flex_merge *m)
                              "timing on the GPU";
     if (s <= 64)
         return MERGE_REFUSED "64 programs or fewer merge by persistent "
-                             "reductions (autotuned by timing on the GPU up "
-                             "to 32 programs)";
+                             "reductions, whose configuration inductor "
+                             "picks by timing on the GPU: only the launch "
+                             "tells it (a manifest's kernels.forward grid "
+                             "and block, fa_config.flex_merge_programs)";
     /* the outer hint: ceil(S / 128) chunks of ceil(S / chunks), each
        chunk's stage looped over xnumel x chunks outputs in one
        configuration (triton_heuristics.py outer_config_opt) */
@@ -749,11 +801,23 @@ fa_plan_init(const fa_config *cfg, fa_plan *pl)
                 /* the reductions' outputs: the launch's rows, and those
                    times d */
                 size_t rows = bh * sh->nq;
-                pl->merge_unknown =
-                    fa_flex_merge_rule(splits, rows, &pl->merge_l);
-                if (pl->merge_unknown == NULL)
-                    pl->merge_unknown = fa_flex_merge_rule(
-                        splits, rows * sh->d, &pl->merge_o);
+                if (splits <= 64 && rows > 1 && cfg->flex_merge_programs[0] != 0
+                    && cfg->flex_merge_programs[1] != 0) {
+                    /* the configuration inductor timed, from the launch */
+                    pl->merge_unknown = fa_flex_merge_persistent(
+                        splits, rows, cfg->flex_merge_programs[0],
+                        cfg->flex_merge_threads[0], &pl->merge_l);
+                    if (pl->merge_unknown == NULL)
+                        pl->merge_unknown = fa_flex_merge_persistent(
+                            splits, rows * sh->d, cfg->flex_merge_programs[1],
+                            cfg->flex_merge_threads[1], &pl->merge_o);
+                } else {
+                    pl->merge_unknown =
+                        fa_flex_merge_rule(splits, rows, &pl->merge_l);
+                    if (pl->merge_unknown == NULL)
+                        pl->merge_unknown = fa_flex_merge_rule(
+                            splits, rows * sh->d, &pl->merge_o);
+                }
                 if (pl->merge_unknown != NULL) {
                     /* only a program's own values pass (any order) */
                     pl->merge_l = (fa_flex_merge){false, 64, 32, 2, 1, false,

@@ -83,13 +83,23 @@ expect_rc 1
 run diff --dump "$F" --o "$F:flex.o" --lse "$F:flex.lse" \
     --kernel "$tmp/kd.json" --stage o,lse --no-exact --json
 expect_rc 0
-# 16 programs (16 heads): rows over several programs merge by a
-# persistent reduction that inductor autotunes: refused, nothing computed
+# 16 programs (16 heads): rows over several programs merge by
+# persistent reductions whose configuration inductor picks by timing;
+# the manifest's recorded kernels (grid and block) give it: L over 2
+# programs of 64 threads (XBLOCK 8: 8 lanes and 2 warps along the 16
+# programs), O over 1,024 (XBLOCK 1: 16 lanes, the layout's other lanes
+# and warp repeating them)
 F=$X/flex_dec_win_h16.safetensors
 run diff --dump "$F" --o "$F:flex.o" --lse "$F:flex.lse" --stage o,lse \
-    --no-exact
+    --no-exact --json
+expect_rc 0
+expect_stage flex_dec_win_h16 0 o 64 64
+expect_stage flex_dec_win_h16 1 lse 1 1
+# without a launch (attn: no manifest) the configuration is not known
+run attn --policy flex --gen normal --heads 16 --nq 1 --nk 1024 --d 64 \
+    --causal
 expect_rc 2
-expect_err_has "persistent reductions"
+expect_err_has "only the launch tells it"
 
 # Triton's tl.dot on Hopper (wgmma, FP32 accumulator) is the sm90 model:
 # D = A B + C for 64 x K by K x 64 tiles, K 16 and 64, BF16 and FP16,

@@ -582,8 +582,10 @@ class Capture:
         V, O, the LSE, dO (and dq, dk, dv with grads), the block mask's
         mask_mod evaluated at every (query, key) as attn_mask (a causal
         one recorded as causal), the kernel options and the launches of
-        the backward (the grid of its delta kernel, which inductor
-        autotunes: "delta_xblock").  A score_mod is recorded only when it
+        the forward and the backward (kernels.forward: the grids and
+        blocks of flex_decoding's merge kernels, which inductor picks by
+        timing; the grid of the backward's delta kernel, which it
+        autotunes too: "delta_xblock").  A score_mod is recorded only when it
         carries bf16emu_softcap (softcap_score_mod makes one); others are
         skipped with the reason.  The model calls the returned function
         in place of FN."""
@@ -670,7 +672,7 @@ class Capture:
                     causal = True
                 elif not bool(m.all()):
                     mask = sel_q(m)
-        launches = self._flex_backward_launches(
+        fwd_launches, launches = self._flex_launches(
             fn, q, k, v, score_mod, block_mask, scale, enable_gqa,
             kernel_options)
         xb = None
@@ -689,7 +691,8 @@ class Capture:
                  "launch_shape": launch, "batch_kept": bsel,
                  "softcap": softcap,
                  "kernel_options": dict(kernel_options or {}),
-                 "kernels": {"backward": launches or []},
+                 "kernels": {"forward": fwd_launches or [],
+                             "backward": launches or []},
                  "delta_xblock": xb}
         if Hkv != H:
             entry["enable_gqa"] = True
@@ -713,38 +716,47 @@ class Capture:
         self._keep(call, index, (q, k, v), out, sel_q, sel_k, True, dt)
         return None
 
-    def _flex_backward_launches(self, fn, q, k, v, score_mod, block_mask,
-                                scale, enable_gqa, kernel_options):
-        """The kernels (name, grid, block) of one more forward and
-        backward of FN on detached copies, from the profiler's trace; None
-        where that fails."""
+    @staticmethod
+    def _trace_kernels(prof):
+        """The CUDA kernels (name, grid, block) of a profiler's trace."""
         import tempfile
+        with tempfile.NamedTemporaryFile("r", suffix=".json") as f:
+            prof.export_chrome_trace(f.name)
+            trace = json.load(open(f.name))
+        out = []
+        for ev in trace.get("traceEvents", []):
+            if str(ev.get("cat", "")).lower() != "kernel":
+                continue
+            a = ev.get("args", {})
+            out.append({"name": ev.get("name"), "grid": a.get("grid"),
+                        "block": a.get("block")})
+        return out
+
+    def _flex_launches(self, fn, q, k, v, score_mod, block_mask, scale,
+                       enable_gqa, kernel_options):
+        """The kernels (name, grid, block) of one more forward and of its
+        backward of FN on detached copies, from the profiler's traces (the
+        forward's: flex_decoding's merge kernels, whose configuration
+        inductor picks by timing); (None, None) where that fails."""
         try:
             from torch.profiler import ProfilerActivity, profile
             with torch.enable_grad():
                 qq, kk, vv = (t.detach().requires_grad_(True)
                               for t in (q, k, v))
-                o = fn(qq, kk, vv, score_mod=score_mod,
-                       block_mask=block_mask, scale=scale,
-                       enable_gqa=enable_gqa, kernel_options=kernel_options)
                 torch.cuda.synchronize()
+                with profile(activities=[ProfilerActivity.CUDA]) as fprof:
+                    o = fn(qq, kk, vv, score_mod=score_mod,
+                           block_mask=block_mask, scale=scale,
+                           enable_gqa=enable_gqa,
+                           kernel_options=kernel_options)
+                    torch.cuda.synchronize()
                 with profile(activities=[ProfilerActivity.CUDA]) as prof:
                     torch.autograd.grad(o, (qq, kk, vv), torch.ones_like(o))
                     torch.cuda.synchronize()
-            with tempfile.NamedTemporaryFile("r", suffix=".json") as f:
-                prof.export_chrome_trace(f.name)
-                trace = json.load(open(f.name))
-            out = []
-            for ev in trace.get("traceEvents", []):
-                if str(ev.get("cat", "")).lower() != "kernel":
-                    continue
-                a = ev.get("args", {})
-                out.append({"name": ev.get("name"), "grid": a.get("grid"),
-                            "block": a.get("block")})
-            return out
+            return self._trace_kernels(fprof), self._trace_kernels(prof)
         except Exception as e:  # noqa: BLE001 -- never break the model
-            self._skip("flex: backward kernels: %s" % str(e)[:120])
-            return None
+            self._skip("flex: kernels: %s" % str(e)[:120])
+            return None, None
 
     def _sdpa(self, query, key, value, attn_mask=None, dropout_p=0.0,
               is_causal=False, scale=None, enable_gqa=False, **kw):

@@ -65,6 +65,42 @@ need_python3()
     fi
 }
 
+# need_mpirun: bf16emu built with MPI and $MPIRUN there (else SKIP);
+# Open MPI then runs as root, on this machine's loopback, oversubscribed.
+# Under the sanitizer build LeakSanitizer would report what Open MPI
+# allocates in MPI_Init and never frees (in plugins it has unloaded by
+# exit, so the reports cannot even name them): leak checking is off for
+# the ranks only ($MPI_ASAN); the same code paths without MPI are
+# leak-checked by the single-process tests.
+need_mpirun()
+{
+    if [ -z "${MPIRUN:-}" ] || [ ! -x "$MPIRUN" ]; then
+        echo "SKIP: bf16emu built without MPI, or no mpirun"
+        exit 77
+    fi
+    OMPI_ALLOW_RUN_AS_ROOT=1
+    OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+    OMPI_MCA_btl=self,tcp
+    OMPI_MCA_btl_tcp_if_include=lo
+    OMPI_MCA_oob_tcp_if_include=lo
+    OMPI_MCA_rmaps_base_oversubscribe=1
+    export OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM \
+        OMPI_MCA_btl OMPI_MCA_btl_tcp_if_include OMPI_MCA_oob_tcp_if_include \
+        OMPI_MCA_rmaps_base_oversubscribe
+    MPI_ASAN=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0
+}
+
+# mpi NP ARGS...: bf16emu under mpirun with NP ranks, like run.
+mpi()
+{
+    _np=$1
+    shift
+    ctx="mpirun -np $_np bf16emu $*"
+    ASAN_OPTIONS=$MPI_ASAN "$MPIRUN" --oversubscribe -x ASAN_OPTIONS \
+        -np "$_np" "$BF16EMU" "$@" >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+}
+
 pass() { n_pass=$((n_pass + 1)); }
 
 fail()

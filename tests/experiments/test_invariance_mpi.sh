@@ -12,32 +12,7 @@
 : "${srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
 . "$srcdir/tests/experiments/lib.sh"
 
-if [ -z "${MPIRUN:-}" ] || [ ! -x "$MPIRUN" ]; then
-    echo "SKIP: bf16emu built without MPI, or no mpirun"
-    exit 77
-fi
-# Open MPI refuses root unless told; keep it on this machine's loopback
-OMPI_ALLOW_RUN_AS_ROOT=1
-OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-OMPI_MCA_btl=self,tcp
-OMPI_MCA_btl_tcp_if_include=lo
-OMPI_MCA_oob_tcp_if_include=lo
-OMPI_MCA_rmaps_base_oversubscribe=1
-export OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM OMPI_MCA_btl \
-    OMPI_MCA_btl_tcp_if_include OMPI_MCA_oob_tcp_if_include \
-    OMPI_MCA_rmaps_base_oversubscribe
-# Open MPI's own allocations in MPI_Init are never freed (test_sweep_mpi.sh)
-MPI_ASAN=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0
-
-# mpi NP ARGS...: bf16emu under mpirun with NP ranks, like run.
-mpi() {
-    _np=$1
-    shift
-    ctx="mpirun -np $_np bf16emu $*"
-    ASAN_OPTIONS=$MPI_ASAN "$MPIRUN" --oversubscribe -x ASAN_OPTIONS \
-        -np "$_np" "$BF16EMU" "$@" >"$tmp/out" 2>"$tmp/err"
-    rc=$?
-}
+need_mpirun
 
 d=$tmp/d
 mkdir "$d" || exit 99

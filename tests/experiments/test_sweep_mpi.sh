@@ -6,25 +6,7 @@
 : "${srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
 . "$srcdir/tests/experiments/lib.sh"
 
-if [ -z "${MPIRUN:-}" ] || [ ! -x "$MPIRUN" ]; then
-    echo "SKIP: bf16emu built without MPI, or no mpirun"
-    exit 77
-fi
-# Open MPI refuses root unless told; keep it on this machine's loopback
-OMPI_ALLOW_RUN_AS_ROOT=1
-OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-OMPI_MCA_btl=self,tcp
-OMPI_MCA_btl_tcp_if_include=lo
-OMPI_MCA_oob_tcp_if_include=lo
-OMPI_MCA_rmaps_base_oversubscribe=1
-export OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM OMPI_MCA_btl \
-    OMPI_MCA_btl_tcp_if_include OMPI_MCA_oob_tcp_if_include \
-    OMPI_MCA_rmaps_base_oversubscribe
-# Under the sanitizer build, LeakSanitizer reports what Open MPI allocates
-# in MPI_Init and never frees (in plugins it has unloaded by exit, so the
-# reports cannot even name them): leak checking is off for the ranks only.
-# The same code paths without MPI are leak-checked by test_sweep.sh.
-MPI_ASAN=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0
+need_mpirun
 
 G="--policy paper-eq4 --fix none,beta --repeat 1,2 --n 32 --d 16 --trials 2 \
 --v-mean -1,1 --stages on --quiet --no-plot"

@@ -547,6 +547,36 @@ plan_flex(const fa_config *cfg, const fa_kernel *kern, size_t br, size_t bc,
     return NULL;
 }
 
+/* flex-decode's two merges of SPLITS programs into PL (merge_l over the
+   launch's ROWS, merge_o over ROWS x D): the configuration inductor
+   timed where the launch gives it (persistent reductions), else its
+   rule; where neither is known, merge_unknown says why and the merges
+   pass only a program's own values (rows of one program's keys). */
+static void
+flex_decode_merges(const fa_config *cfg, size_t splits, size_t rows,
+                   size_t d, fa_plan *pl)
+{
+    if (splits <= 64 && rows > 1 && cfg->flex_merge_programs[0] != 0
+        && cfg->flex_merge_programs[1] != 0) {
+        pl->merge_unknown = fa_flex_merge_persistent(
+            splits, rows, cfg->flex_merge_programs[0],
+            cfg->flex_merge_threads[0], &pl->merge_l);
+        if (pl->merge_unknown == NULL)
+            pl->merge_unknown = fa_flex_merge_persistent(
+                splits, rows * d, cfg->flex_merge_programs[1],
+                cfg->flex_merge_threads[1], &pl->merge_o);
+    } else {
+        pl->merge_unknown = fa_flex_merge_rule(splits, rows, &pl->merge_l);
+        if (pl->merge_unknown == NULL)
+            pl->merge_unknown =
+                fa_flex_merge_rule(splits, rows * d, &pl->merge_o);
+    }
+    if (pl->merge_unknown != NULL) {
+        pl->merge_l = (fa_flex_merge){false, 64, 32, 2, 1, false, 0, 1, 1};
+        pl->merge_o = pl->merge_l;
+    }
+}
+
 const char *
 fa_plan_init(const fa_config *cfg, fa_plan *pl)
 {
@@ -797,34 +827,7 @@ fa_plan_init(const fa_config *cfg, fa_plan *pl)
                                 : 1;
             pl->splits = splits;
             pl->blocks_per_split = 0;
-            {
-                /* the reductions' outputs: the launch's rows, and those
-                   times d */
-                size_t rows = bh * sh->nq;
-                if (splits <= 64 && rows > 1 && cfg->flex_merge_programs[0] != 0
-                    && cfg->flex_merge_programs[1] != 0) {
-                    /* the configuration inductor timed, from the launch */
-                    pl->merge_unknown = fa_flex_merge_persistent(
-                        splits, rows, cfg->flex_merge_programs[0],
-                        cfg->flex_merge_threads[0], &pl->merge_l);
-                    if (pl->merge_unknown == NULL)
-                        pl->merge_unknown = fa_flex_merge_persistent(
-                            splits, rows * sh->d, cfg->flex_merge_programs[1],
-                            cfg->flex_merge_threads[1], &pl->merge_o);
-                } else {
-                    pl->merge_unknown =
-                        fa_flex_merge_rule(splits, rows, &pl->merge_l);
-                    if (pl->merge_unknown == NULL)
-                        pl->merge_unknown = fa_flex_merge_rule(
-                            splits, rows * sh->d, &pl->merge_o);
-                }
-                if (pl->merge_unknown != NULL) {
-                    /* only a program's own values pass (any order) */
-                    pl->merge_l = (fa_flex_merge){false, 64, 32, 2, 1, false,
-                                                    0, 1, 1};
-                    pl->merge_o = pl->merge_l;
-                }
-            }
+            flex_decode_merges(cfg, splits, bh * sh->nq, sh->d, pl);
         } else {
         if (splits == 0)
             splits = 1;

@@ -301,25 +301,11 @@ run_accumulate(trace_ctx *t)
 /*----------------------------------------------------------------------------
  * One operation (--op).
  *--------------------------------------------------------------------------*/
+/* The operation's step: its JSON object begun, or its text heading (a
+   conversion's heading comes with its formats, in run_op). */
 static void
-run_op(trace_ctx *t)
+op_heading(trace_ctx *t, const sf_format *f)
 {
-    uint64_t in[3] = {0, 0, 0}, z = 0;
-    int nin = t->n_operands;
-    te_opnd o[3];
-    const sf_format *f = t->fmt, *rf = t->fmt;
-    te_rounding *r = malloc(sizeof *r);
-    add_trace *at = malloc(sizeof *at);
-    xnum *x = malloc(sizeof *x);
-    static const char *const names[] = {"a", "b", "c"};
-    char title[64];
-
-    if (r == NULL || at == NULL || x == NULL) {
-        tr_internal_error(t, "out of memory");
-        goto done;
-    }
-    memset(&at->al, 0, sizeof at->al);
-    snprintf(title, sizeof title, "the %s %s", f->name, tr_op_names[t->op]);
     if (t->j != NULL) {
         cli_json_array_begin(t->j, "steps");
         cli_json_object_begin(t->j, NULL);
@@ -335,69 +321,88 @@ run_op(trace_ctx *t)
         tr_step_heading(t, "%s in %s (%s)", forms[t->op], f->name,
                      sf_round_name(t->mode));
     }
-    if (t->op == OP_CONVERT) {
-        f = t->num[0].fmt;
-        rf = t->out;
-        in[0] = t->num[0].bits;
-        snprintf(title, sizeof title, "the conversion %s to %s", f->name,
-                 rf->name);
-        if (t->j == NULL)
-            tr_step_heading(t, "convert %s to %s (%s)", f->name, rf->name,
-                         sf_round_name(t->mode));
-    } else {
-        for (int i = 0; i < nin; i++)
-            in[i] = operand_in(t, i + 1, f);
-    }
-    for (int i = 0; i < nin; i++)
-        te_decode(f, in[i], t->env.daz, &o[i]);
+}
 
-    if (t->op == OP_ADD || t->op == OP_SUB) {
-        trace_add(t, title, f, t->mode, in[0], "a", in[1], "b",
-                  t->op == OP_SUB, &z, at);
-        goto close;
-    }
-
+/* The traced operation on IN (format F, result in RF), its rounding
+   event captured in t->cap. */
+static uint64_t
+op_result(trace_ctx *t, const sf_format *f, const sf_format *rf,
+          const uint64_t *in)
+{
     t->cap.count = 0;
     switch (t->op) {
     case OP_MUL:
-        z = sf_mul(f, in[0], in[1], t->mode, &t->env);
-        break;
+        return sf_mul(f, in[0], in[1], t->mode, &t->env);
     case OP_FMA:
-        z = sf_fma(f, in[0], in[1], in[2], t->mode, &t->env);
-        break;
+        return sf_fma(f, in[0], in[1], in[2], t->mode, &t->env);
     case OP_DIV:
-        z = sf_div(f, in[0], in[1], t->mode, &t->env);
-        break;
+        return sf_div(f, in[0], in[1], t->mode, &t->env);
     case OP_SQRT:
-        z = sf_sqrt(f, in[0], t->mode, &t->env);
-        break;
+        return sf_sqrt(f, in[0], t->mode, &t->env);
     case OP_CONVERT:
     default:
-        z = sf_convert(rf, f, in[0], t->mode, &t->env);
-        break;
+        return sf_convert(rf, f, in[0], t->mode, &t->env);
     }
-    if (!took_one_event(t, &t->cap, title))
-        goto close;
-    for (int i = 0; i < nin; i++) {
-        if (t->j != NULL)
-            tr_json_value(t, names[i], f, in[i]);
-        else
-            tr_value_line(t, names[i], f, in[i],
-                           o[i].daz ? "  (subnormal, read as zero: DAZ)"
-                                    : NULL);
+}
+
+/* Division and square root: R from the event, the special cases named,
+   else the window checked and a line on the exact value's expansion. */
+static void
+quotient_rounding(trace_ctx *t, te_rounding *r, const char *title,
+                  const sf_format *rf, const te_opnd *o)
+{
+    bool is_sqrt = t->op == OP_SQRT;
+    bool zero = o[0].k == TE_ZERO || (!is_sqrt && o[1].k == TE_ZERO)
+                || (is_sqrt && o[0].sign);
+
+    setup_rounding(t, r, title, rf, t->mode, &t->cap.ev, NULL);
+    if (zero || r->special) {
+        r->special = true;
+        r->special_why = is_sqrt ? (o[0].sign && o[0].k != TE_ZERO
+                                        ? "the square root of a "
+                                          "negative number is invalid"
+                                        : "the square root of zero is "
+                                          "that zero")
+                                 : (o[1].k == TE_ZERO
+                                        ? "division by zero"
+                                        : "a zero dividend gives zero");
+        return;
     }
-    {
-        bool special_in = false;
-        for (int i = 0; i < nin; i++)
-            special_in |= o[i].k == TE_NAN || o[i].k == TE_INF;
-        if (special_in) {
-            setup_rounding(t, r, title, rf, t->mode, &t->cap.ev, NULL);
-            r->special = true;
-            r->special_why = "a NaN or infinite operand: the result follows "
-                             "the special-value rules";
-            tr_show_rounding(t, r);
-            goto close;
-        }
+    check_quotient(t, &t->cap.ev, &o[0], &o[1], is_sqrt);
+    r->ex_kind = is_sqrt ? TE_EX_SQRT : TE_EX_DIV;
+    r->ex_a = o[0];
+    r->ex_b = o[1];
+    if (t->j == NULL && r->tail)
+        cli_buf_printf(t->b, "  the exact %s is an infinite binary "
+                       "fraction: its bits are shown to the event's "
+                       "128-bit window, '...' marks the infinite rest; "
+                       "a decimal that does not end is shown to %d "
+                       "significant digits, then '...'\n",
+                       is_sqrt ? "square root" : "quotient", XDEC_DIGITS);
+    else if (t->j == NULL)
+        cli_buf_printf(t->b, "  the exact %s is a finite binary "
+                       "fraction\n", is_sqrt ? "square root" : "quotient");
+}
+
+/* The exact result of the operation on the NIN operands O (a product, an
+   aligned sum, a quotient's window, a converted value) and its rounding
+   to RF, shown. */
+static void
+op_rounding(trace_ctx *t, te_rounding *r, add_trace *at, xnum *x,
+            const char *title, const sf_format *rf, const te_opnd *o,
+            int nin)
+{
+    bool special_in = false;
+
+    for (int i = 0; i < nin; i++)
+        special_in |= o[i].k == TE_NAN || o[i].k == TE_INF;
+    if (special_in) {
+        setup_rounding(t, r, title, rf, t->mode, &t->cap.ev, NULL);
+        r->special = true;
+        r->special_why = "a NaN or infinite operand: the result follows "
+                         "the special-value rules";
+        tr_show_rounding(t, r);
+        return;
     }
     switch (t->op) {
     case OP_MUL: {
@@ -421,40 +426,9 @@ run_op(trace_ctx *t)
         break;
     }
     case OP_DIV:
-    case OP_SQRT: {
-        bool is_sqrt = t->op == OP_SQRT;
-        bool zero = o[0].k == TE_ZERO || (!is_sqrt && o[1].k == TE_ZERO)
-                    || (is_sqrt && o[0].sign);
-        setup_rounding(t, r, title, rf, t->mode, &t->cap.ev, NULL);
-        if (zero || r->special) {
-            r->special = true;
-            r->special_why = is_sqrt ? (o[0].sign && o[0].k != TE_ZERO
-                                            ? "the square root of a "
-                                              "negative number is invalid"
-                                            : "the square root of zero is "
-                                              "that zero")
-                                     : (o[1].k == TE_ZERO
-                                            ? "division by zero"
-                                            : "a zero dividend gives zero");
-            break;
-        }
-        check_quotient(t, &t->cap.ev, &o[0], &o[1], is_sqrt);
-        r->ex_kind = is_sqrt ? TE_EX_SQRT : TE_EX_DIV;
-        r->ex_a = o[0];
-        r->ex_b = o[1];
-        if (t->j == NULL && r->tail)
-            cli_buf_printf(t->b, "  the exact %s is an infinite binary "
-                           "fraction: its bits are shown to the event's "
-                           "128-bit window, '...' marks the infinite rest; "
-                           "a decimal that does not end is shown to %d "
-                           "significant digits, then '...'\n",
-                           is_sqrt ? "square root" : "quotient", XDEC_DIGITS);
-        else if (t->j == NULL)
-            cli_buf_printf(t->b, "  the exact %s is a finite binary "
-                           "fraction\n", is_sqrt ? "square root"
-                                                  : "quotient");
+    case OP_SQRT:
+        quotient_rounding(t, r, title, rf, o);
         break;
-    }
     case OP_CONVERT:
     default:
         te_opnd_value(&o[0], x);
@@ -466,6 +440,62 @@ run_op(trace_ctx *t)
         break;
     }
     tr_show_rounding(t, r);
+}
+
+static void
+run_op(trace_ctx *t)
+{
+    uint64_t in[3] = {0, 0, 0}, z = 0;
+    int nin = t->n_operands;
+    te_opnd o[3];
+    const sf_format *f = t->fmt, *rf = t->fmt;
+    te_rounding *r = malloc(sizeof *r);
+    add_trace *at = malloc(sizeof *at);
+    xnum *x = malloc(sizeof *x);
+    static const char *const names[] = {"a", "b", "c"};
+    char title[64];
+
+    if (r == NULL || at == NULL || x == NULL) {
+        tr_internal_error(t, "out of memory");
+        goto done;
+    }
+    memset(&at->al, 0, sizeof at->al);
+    snprintf(title, sizeof title, "the %s %s", f->name, tr_op_names[t->op]);
+    op_heading(t, f);
+    if (t->op == OP_CONVERT) {
+        f = t->num[0].fmt;
+        rf = t->out;
+        in[0] = t->num[0].bits;
+        snprintf(title, sizeof title, "the conversion %s to %s", f->name,
+                 rf->name);
+        if (t->j == NULL)
+            tr_step_heading(t, "convert %s to %s (%s)", f->name, rf->name,
+                         sf_round_name(t->mode));
+    } else {
+        for (int i = 0; i < nin; i++)
+            in[i] = operand_in(t, i + 1, f);
+    }
+    for (int i = 0; i < nin; i++)
+        te_decode(f, in[i], t->env.daz, &o[i]);
+
+    if (t->op == OP_ADD || t->op == OP_SUB) {
+        trace_add(t, title, f, t->mode, in[0], "a", in[1], "b",
+                  t->op == OP_SUB, &z, at);
+        goto close;
+    }
+
+    z = op_result(t, f, rf, in);
+    if (!took_one_event(t, &t->cap, title))
+        goto close;
+    for (int i = 0; i < nin; i++) {
+        if (t->j != NULL)
+            tr_json_value(t, names[i], f, in[i]);
+        else
+            tr_value_line(t, names[i], f, in[i],
+                           o[i].daz ? "  (subnormal, read as zero: DAZ)"
+                                    : NULL);
+    }
+    op_rounding(t, r, at, x, title, rf, o, nin);
 
 close:
     if (t->j != NULL) {

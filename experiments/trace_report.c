@@ -517,56 +517,14 @@ put_wrapped(cli_buf *b, const char *text, const char *indent)
     put_wrapped2(b, text, indent, indent);
 }
 
-/* The --explain paragraph, from the event facts. */
+/* The --explain sentence on the rounding mode's choice for the discarded
+   bits of S. */
 static void
-explain_text(const te_rounding *r, const split *s, cli_buf *o)
+explain_mode(const te_rounding *r, const split *s, cli_buf *o)
 {
     const sf_event *ev = &r->ev;
     bool neg = ev->exact.sign;
-    bool inexact = ev->guard || ev->round || ev->sticky;
-    char res[40], dec[DEC_MAX], *err, *ub;
-    const char *fmt = r->f->name;
 
-    tr_ref_str(res, sizeof res, r->f, ev->result);
-    if (r->context != NULL)
-        cli_buf_printf(o, "%s ", r->context);
-    if (r->special) {
-        cli_buf_printf(o, "No rounding was needed: %s.", r->special_why);
-        return;
-    }
-    if (ev->daz)
-        cli_buf_puts(o, "A subnormal operand was read as zero (DAZ). ");
-    if (!inexact && ev->overflow) {
-        cli_buf_printf(o, "No bits are discarded, but the value is beyond "
-                       "the largest finite %s, so the result overflows to "
-                       "%s.", fmt, res);
-        return;
-    }
-    if (!inexact) {
-        cli_buf_printf(o, "The exact value fits in %s (%u significant "
-                       "bits), so nothing is discarded and the result %s "
-                       "is exact in every rounding mode.", fmt,
-                       r->f->frac_bits + 1, res);
-        return;
-    }
-    cli_buf_printf(o, "Rounding to %s keeps the bits down to the ulp 2^%d "
-                   "(%s) and discards %s, which is %s of an ulp. ",
-                   fmt, ev->ulp_exp, buf_str(&s->kept),
-                   buf_str(&s->discarded), buf_str(&s->fraction_ulps));
-    if (ev->tie)
-        cli_buf_puts(o, "The first discarded bit (guard) is 1 and every bit "
-                        "below it is 0: an exact tie, half an ulp. ");
-    else if (ev->guard)
-        cli_buf_printf(o, "The first discarded bit (guard) is 1 and the bits "
-                       "below it are not all zero (round %u, sticky %u): "
-                       "more than half an ulp. ", ev->round, ev->sticky);
-    else
-        cli_buf_printf(o, "The first discarded bit (guard) is 0 (round %u, "
-                       "sticky %u): less than half an ulp. ", ev->round,
-                       ev->sticky);
-    if (ev->guard && !ev->round && ev->sticky)
-        cli_buf_puts(o, "Without the low-order bits that make sticky 1, "
-                        "this would be an exact tie. ");
     switch (r->mode) {
     case SF_RNE:
         if (ev->tie)
@@ -630,11 +588,22 @@ explain_text(const te_rounding *r, const split *s, cli_buf *o)
     default:
         break;
     }
+}
+
+/* The end of the --explain paragraph: FTZ and overflow, then the result
+   RES, its value and its error with the error's sign explained. */
+static void
+explain_result(const te_rounding *r, const char *res, cli_buf *o)
+{
+    const sf_event *ev = &r->ev;
+    bool neg = ev->exact.sign;
+    char dec[DEC_MAX], *err, *ub;
+
     if (ev->ftz)
         cli_buf_puts(o, "The result is tiny, and FTZ replaces it by zero. ");
     if (ev->overflow)
         cli_buf_printf(o, "The rounded value exceeds the largest finite %s, "
-                       "so the result is %s. ", fmt,
+                       "so the result is %s. ", r->f->name,
                        ev->error_infinite ? "infinite" : "the largest finite "
                                                          "value");
     if (ev->error_infinite) {
@@ -663,6 +632,59 @@ explain_text(const te_rounding *r, const split *s, cli_buf *o)
                        ev->dir > 0 ? "up" : "down");
     else
         cli_buf_puts(o, ".");
+}
+
+/* The --explain paragraph, from the event facts. */
+static void
+explain_text(const te_rounding *r, const split *s, cli_buf *o)
+{
+    const sf_event *ev = &r->ev;
+    bool inexact = ev->guard || ev->round || ev->sticky;
+    char res[40];
+    const char *fmt = r->f->name;
+
+    tr_ref_str(res, sizeof res, r->f, ev->result);
+    if (r->context != NULL)
+        cli_buf_printf(o, "%s ", r->context);
+    if (r->special) {
+        cli_buf_printf(o, "No rounding was needed: %s.", r->special_why);
+        return;
+    }
+    if (ev->daz)
+        cli_buf_puts(o, "A subnormal operand was read as zero (DAZ). ");
+    if (!inexact && ev->overflow) {
+        cli_buf_printf(o, "No bits are discarded, but the value is beyond "
+                       "the largest finite %s, so the result overflows to "
+                       "%s.", fmt, res);
+        return;
+    }
+    if (!inexact) {
+        cli_buf_printf(o, "The exact value fits in %s (%u significant "
+                       "bits), so nothing is discarded and the result %s "
+                       "is exact in every rounding mode.", fmt,
+                       r->f->frac_bits + 1, res);
+        return;
+    }
+    cli_buf_printf(o, "Rounding to %s keeps the bits down to the ulp 2^%d "
+                   "(%s) and discards %s, which is %s of an ulp. ",
+                   fmt, ev->ulp_exp, buf_str(&s->kept),
+                   buf_str(&s->discarded), buf_str(&s->fraction_ulps));
+    if (ev->tie)
+        cli_buf_puts(o, "The first discarded bit (guard) is 1 and every bit "
+                        "below it is 0: an exact tie, half an ulp. ");
+    else if (ev->guard)
+        cli_buf_printf(o, "The first discarded bit (guard) is 1 and the bits "
+                       "below it are not all zero (round %u, sticky %u): "
+                       "more than half an ulp. ", ev->round, ev->sticky);
+    else
+        cli_buf_printf(o, "The first discarded bit (guard) is 0 (round %u, "
+                       "sticky %u): less than half an ulp. ", ev->round,
+                       ev->sticky);
+    if (ev->guard && !ev->round && ev->sticky)
+        cli_buf_puts(o, "Without the low-order bits that make sticky 1, "
+                        "this would be an exact tie. ");
+    explain_mode(r, s, o);
+    explain_result(r, res, o);
 }
 
 /* The rounding R as JSON: XS, ES, US the exact value, the error and the

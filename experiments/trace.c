@@ -1,7 +1,7 @@
 /* trace.c -- bf16emu trace: an accumulation or one operation, bit by bit.
    The options, the operands and the traced arithmetic; trace_report.c
-   writes the output, analysis/trace_engine.h does the exact arithmetic
-   and the checks. */
+   and trace_summary.c write the output, analysis/trace_engine.h does the
+   exact arithmetic and the checks. */
 #ifdef HAVE_CONFIG_H
 #include <config.h>
 #endif

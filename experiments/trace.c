@@ -734,7 +734,8 @@ free_operands(trace_ctx *t)
  *--------------------------------------------------------------------------*/
 /* What the options say beyond trace_ctx: the flags of the environment
    and which of the format options were given. */
-typedef struct {
+typedef struct
+{
     bool ftz, daz, acc_given, acc_mode_given, out_given, fmt_given;
     sf_env env;
 } trace_opts;

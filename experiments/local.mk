@@ -7,7 +7,7 @@ experiments_bf16emu_SOURCES = \
 	experiments/cli.c experiments/cli.h \
 	experiments/cli_mpi.c experiments/cli_mpi.h \
 	experiments/trace.c experiments/trace_local.h experiments/trace_report.c \
-	experiments/trace_help.c \
+	experiments/trace_summary.c experiments/trace_help.c \
 	experiments/mma.c \
 	experiments/attn.c experiments/attn_local.h experiments/attn_report.c \
 	experiments/attn_help.c \

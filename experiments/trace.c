@@ -1,7 +1,7 @@
 /* trace.c -- bf16emu trace: an accumulation or one operation, bit by bit.
    The options, the operands and the traced arithmetic; trace_report.c
-   writes the output, analysis/trace_engine.h does the exact arithmetic
-   and the checks. */
+   and trace_summary.c write the output, analysis/trace_engine.h does the
+   exact arithmetic and the checks. */
 #ifdef HAVE_CONFIG_H
 #include <config.h>
 #endif
@@ -301,25 +301,11 @@ run_accumulate(trace_ctx *t)
 /*----------------------------------------------------------------------------
  * One operation (--op).
  *--------------------------------------------------------------------------*/
+/* The operation's step: its JSON object begun, or its text heading (a
+   conversion's heading comes with its formats, in run_op). */
 static void
-run_op(trace_ctx *t)
+op_heading(trace_ctx *t, const sf_format *f)
 {
-    uint64_t in[3] = {0, 0, 0}, z = 0;
-    int nin = t->n_operands;
-    te_opnd o[3];
-    const sf_format *f = t->fmt, *rf = t->fmt;
-    te_rounding *r = malloc(sizeof *r);
-    add_trace *at = malloc(sizeof *at);
-    xnum *x = malloc(sizeof *x);
-    static const char *const names[] = {"a", "b", "c"};
-    char title[64];
-
-    if (r == NULL || at == NULL || x == NULL) {
-        tr_internal_error(t, "out of memory");
-        goto done;
-    }
-    memset(&at->al, 0, sizeof at->al);
-    snprintf(title, sizeof title, "the %s %s", f->name, tr_op_names[t->op]);
     if (t->j != NULL) {
         cli_json_array_begin(t->j, "steps");
         cli_json_object_begin(t->j, NULL);
@@ -335,69 +321,88 @@ run_op(trace_ctx *t)
         tr_step_heading(t, "%s in %s (%s)", forms[t->op], f->name,
                      sf_round_name(t->mode));
     }
-    if (t->op == OP_CONVERT) {
-        f = t->num[0].fmt;
-        rf = t->out;
-        in[0] = t->num[0].bits;
-        snprintf(title, sizeof title, "the conversion %s to %s", f->name,
-                 rf->name);
-        if (t->j == NULL)
-            tr_step_heading(t, "convert %s to %s (%s)", f->name, rf->name,
-                         sf_round_name(t->mode));
-    } else {
-        for (int i = 0; i < nin; i++)
-            in[i] = operand_in(t, i + 1, f);
-    }
-    for (int i = 0; i < nin; i++)
-        te_decode(f, in[i], t->env.daz, &o[i]);
+}
 
-    if (t->op == OP_ADD || t->op == OP_SUB) {
-        trace_add(t, title, f, t->mode, in[0], "a", in[1], "b",
-                  t->op == OP_SUB, &z, at);
-        goto close;
-    }
-
+/* The traced operation on IN (format F, result in RF), its rounding
+   event captured in t->cap. */
+static uint64_t
+op_result(trace_ctx *t, const sf_format *f, const sf_format *rf,
+          const uint64_t *in)
+{
     t->cap.count = 0;
     switch (t->op) {
     case OP_MUL:
-        z = sf_mul(f, in[0], in[1], t->mode, &t->env);
-        break;
+        return sf_mul(f, in[0], in[1], t->mode, &t->env);
     case OP_FMA:
-        z = sf_fma(f, in[0], in[1], in[2], t->mode, &t->env);
-        break;
+        return sf_fma(f, in[0], in[1], in[2], t->mode, &t->env);
     case OP_DIV:
-        z = sf_div(f, in[0], in[1], t->mode, &t->env);
-        break;
+        return sf_div(f, in[0], in[1], t->mode, &t->env);
     case OP_SQRT:
-        z = sf_sqrt(f, in[0], t->mode, &t->env);
-        break;
+        return sf_sqrt(f, in[0], t->mode, &t->env);
     case OP_CONVERT:
     default:
-        z = sf_convert(rf, f, in[0], t->mode, &t->env);
-        break;
+        return sf_convert(rf, f, in[0], t->mode, &t->env);
     }
-    if (!took_one_event(t, &t->cap, title))
-        goto close;
-    for (int i = 0; i < nin; i++) {
-        if (t->j != NULL)
-            tr_json_value(t, names[i], f, in[i]);
-        else
-            tr_value_line(t, names[i], f, in[i],
-                           o[i].daz ? "  (subnormal, read as zero: DAZ)"
-                                    : NULL);
+}
+
+/* Division and square root: R from the event, the special cases named,
+   else the window checked and a line on the exact value's expansion. */
+static void
+quotient_rounding(trace_ctx *t, te_rounding *r, const char *title,
+                  const sf_format *rf, const te_opnd *o)
+{
+    bool is_sqrt = t->op == OP_SQRT;
+    bool zero = o[0].k == TE_ZERO || (!is_sqrt && o[1].k == TE_ZERO)
+                || (is_sqrt && o[0].sign);
+
+    setup_rounding(t, r, title, rf, t->mode, &t->cap.ev, NULL);
+    if (zero || r->special) {
+        r->special = true;
+        r->special_why = is_sqrt ? (o[0].sign && o[0].k != TE_ZERO
+                                        ? "the square root of a "
+                                          "negative number is invalid"
+                                        : "the square root of zero is "
+                                          "that zero")
+                                 : (o[1].k == TE_ZERO
+                                        ? "division by zero"
+                                        : "a zero dividend gives zero");
+        return;
     }
-    {
-        bool special_in = false;
-        for (int i = 0; i < nin; i++)
-            special_in |= o[i].k == TE_NAN || o[i].k == TE_INF;
-        if (special_in) {
-            setup_rounding(t, r, title, rf, t->mode, &t->cap.ev, NULL);
-            r->special = true;
-            r->special_why = "a NaN or infinite operand: the result follows "
-                             "the special-value rules";
-            tr_show_rounding(t, r);
-            goto close;
-        }
+    check_quotient(t, &t->cap.ev, &o[0], &o[1], is_sqrt);
+    r->ex_kind = is_sqrt ? TE_EX_SQRT : TE_EX_DIV;
+    r->ex_a = o[0];
+    r->ex_b = o[1];
+    if (t->j == NULL && r->tail)
+        cli_buf_printf(t->b, "  the exact %s is an infinite binary "
+                       "fraction: its bits are shown to the event's "
+                       "128-bit window, '...' marks the infinite rest; "
+                       "a decimal that does not end is shown to %d "
+                       "significant digits, then '...'\n",
+                       is_sqrt ? "square root" : "quotient", XDEC_DIGITS);
+    else if (t->j == NULL)
+        cli_buf_printf(t->b, "  the exact %s is a finite binary "
+                       "fraction\n", is_sqrt ? "square root" : "quotient");
+}
+
+/* The exact result of the operation on the NIN operands O (a product, an
+   aligned sum, a quotient's window, a converted value) and its rounding
+   to RF, shown. */
+static void
+op_rounding(trace_ctx *t, te_rounding *r, add_trace *at, xnum *x,
+            const char *title, const sf_format *rf, const te_opnd *o,
+            int nin)
+{
+    bool special_in = false;
+
+    for (int i = 0; i < nin; i++)
+        special_in |= o[i].k == TE_NAN || o[i].k == TE_INF;
+    if (special_in) {
+        setup_rounding(t, r, title, rf, t->mode, &t->cap.ev, NULL);
+        r->special = true;
+        r->special_why = "a NaN or infinite operand: the result follows "
+                         "the special-value rules";
+        tr_show_rounding(t, r);
+        return;
     }
     switch (t->op) {
     case OP_MUL: {
@@ -421,40 +426,9 @@ run_op(trace_ctx *t)
         break;
     }
     case OP_DIV:
-    case OP_SQRT: {
-        bool is_sqrt = t->op == OP_SQRT;
-        bool zero = o[0].k == TE_ZERO || (!is_sqrt && o[1].k == TE_ZERO)
-                    || (is_sqrt && o[0].sign);
-        setup_rounding(t, r, title, rf, t->mode, &t->cap.ev, NULL);
-        if (zero || r->special) {
-            r->special = true;
-            r->special_why = is_sqrt ? (o[0].sign && o[0].k != TE_ZERO
-                                            ? "the square root of a "
-                                              "negative number is invalid"
-                                            : "the square root of zero is "
-                                              "that zero")
-                                     : (o[1].k == TE_ZERO
-                                            ? "division by zero"
-                                            : "a zero dividend gives zero");
-            break;
-        }
-        check_quotient(t, &t->cap.ev, &o[0], &o[1], is_sqrt);
-        r->ex_kind = is_sqrt ? TE_EX_SQRT : TE_EX_DIV;
-        r->ex_a = o[0];
-        r->ex_b = o[1];
-        if (t->j == NULL && r->tail)
-            cli_buf_printf(t->b, "  the exact %s is an infinite binary "
-                           "fraction: its bits are shown to the event's "
-                           "128-bit window, '...' marks the infinite rest; "
-                           "a decimal that does not end is shown to %d "
-                           "significant digits, then '...'\n",
-                           is_sqrt ? "square root" : "quotient", XDEC_DIGITS);
-        else if (t->j == NULL)
-            cli_buf_printf(t->b, "  the exact %s is a finite binary "
-                           "fraction\n", is_sqrt ? "square root"
-                                                  : "quotient");
+    case OP_SQRT:
+        quotient_rounding(t, r, title, rf, o);
         break;
-    }
     case OP_CONVERT:
     default:
         te_opnd_value(&o[0], x);
@@ -466,6 +440,62 @@ run_op(trace_ctx *t)
         break;
     }
     tr_show_rounding(t, r);
+}
+
+static void
+run_op(trace_ctx *t)
+{
+    uint64_t in[3] = {0, 0, 0}, z = 0;
+    int nin = t->n_operands;
+    te_opnd o[3];
+    const sf_format *f = t->fmt, *rf = t->fmt;
+    te_rounding *r = malloc(sizeof *r);
+    add_trace *at = malloc(sizeof *at);
+    xnum *x = malloc(sizeof *x);
+    static const char *const names[] = {"a", "b", "c"};
+    char title[64];
+
+    if (r == NULL || at == NULL || x == NULL) {
+        tr_internal_error(t, "out of memory");
+        goto done;
+    }
+    memset(&at->al, 0, sizeof at->al);
+    snprintf(title, sizeof title, "the %s %s", f->name, tr_op_names[t->op]);
+    op_heading(t, f);
+    if (t->op == OP_CONVERT) {
+        f = t->num[0].fmt;
+        rf = t->out;
+        in[0] = t->num[0].bits;
+        snprintf(title, sizeof title, "the conversion %s to %s", f->name,
+                 rf->name);
+        if (t->j == NULL)
+            tr_step_heading(t, "convert %s to %s (%s)", f->name, rf->name,
+                         sf_round_name(t->mode));
+    } else {
+        for (int i = 0; i < nin; i++)
+            in[i] = operand_in(t, i + 1, f);
+    }
+    for (int i = 0; i < nin; i++)
+        te_decode(f, in[i], t->env.daz, &o[i]);
+
+    if (t->op == OP_ADD || t->op == OP_SUB) {
+        trace_add(t, title, f, t->mode, in[0], "a", in[1], "b",
+                  t->op == OP_SUB, &z, at);
+        goto close;
+    }
+
+    z = op_result(t, f, rf, in);
+    if (!took_one_event(t, &t->cap, title))
+        goto close;
+    for (int i = 0; i < nin; i++) {
+        if (t->j != NULL)
+            tr_json_value(t, names[i], f, in[i]);
+        else
+            tr_value_line(t, names[i], f, in[i],
+                           o[i].daz ? "  (subnormal, read as zero: DAZ)"
+                                    : NULL);
+    }
+    op_rounding(t, r, at, x, title, rf, o, nin);
 
 close:
     if (t->j != NULL) {
@@ -699,29 +729,26 @@ free_operands(trace_ctx *t)
     free(t->operand_line);
 }
 
-int
-trace_main(int argc, char **argv)
+/*----------------------------------------------------------------------------
+ * main: the options, their consistency, the operands, the output.
+ *--------------------------------------------------------------------------*/
+/* What the options say beyond trace_ctx: the flags of the environment
+   and which of the format options were given. */
+typedef struct
 {
-    trace_ctx *t = calloc(1, sizeof *t);
-    cli_parser p;
-    cli_buf out;
-    cli_json js;
-    const char *v;
-    int id, rc = CLI_EXIT_OK;
-    bool ftz = false, daz = false, acc_given = false, acc_mode_given = false,
-         out_given = false, fmt_given = false;
-    char why[512], where[300];
-    sf_env env = cli_env_ieee();
+    bool ftz, daz, acc_given, acc_mode_given, out_given, fmt_given;
+    sf_env env;
+} trace_opts;
 
-    if (t == NULL)
-        return cli_error(CMD, "out of memory");
-    t->op = OP_ACCUMULATE;
-    t->acc = &sf_format_f32;
-    t->out = &sf_format_bf16;
-    t->fmt = NULL;
-    t->acc_mode = t->mode = t->in_mode = SF_RNE;
-    t->env_name = "ieee";
-    t->color_when = CLI_COLOR_AUTO;
+/* Reads the options and the operands' text into T and O.  True when the
+   trace goes on; false after --help or an error, with the exit status
+   in *RC. */
+static bool
+parse_options(trace_ctx *t, trace_opts *o, int argc, char **argv, int *rc)
+{
+    cli_parser p;
+    const char *v;
+    int id;
 
     cli_parser_init(&p, CMD, argc, argv);
     while ((id = cli_parser_next(&p, options, &v)) != CLI_ARG_END) {
@@ -738,15 +765,15 @@ trace_main(int argc, char **argv)
             break;
         case O_ACC:
             ok = cli_parse_format(CMD, "--acc", v, true, &t->acc);
-            acc_given = true;
+            o->acc_given = true;
             break;
         case O_ACC_MODE:
             ok = cli_parse_mode(CMD, "--acc-mode", v, &t->acc_mode);
-            acc_mode_given = true;
+            o->acc_mode_given = true;
             break;
         case O_OUT:
             ok = cli_parse_format(CMD, "--out", v, false, &t->out);
-            out_given = true;
+            o->out_given = true;
             break;
         case O_MODE:
             ok = cli_parse_mode(CMD, "--mode", v, &t->mode);
@@ -759,19 +786,19 @@ trace_main(int argc, char **argv)
             break;
         case O_FMT:
             ok = cli_parse_format(CMD, "--fmt", v, true, &t->fmt);
-            fmt_given = true;
+            o->fmt_given = true;
             break;
         case O_SEED:
             ok = cli_parse_u64(CMD, "--seed", v, &t->seed);
             break;
         case O_FTZ:
-            ftz = true;
+            o->ftz = true;
             break;
         case O_DAZ:
-            daz = true;
+            o->daz = true;
             break;
         case O_ENV:
-            ok = cli_parse_env(CMD, "--env", v, &env);
+            ok = cli_parse_env(CMD, "--env", v, &o->env);
             t->env_name = v;
             break;
         case O_JSON:
@@ -785,117 +812,136 @@ trace_main(int argc, char **argv)
             break;
         case O_HELP:
             trace_help(stdout);
-            free_operands(t);
-            free(t);
-            return CLI_EXIT_OK;
+            *rc = CLI_EXIT_OK;
+            return false;
         default:
             break;
         }
         if (!ok) {
-            free_operands(t);
-            free(t);
-            return CLI_EXIT_USAGE;
+            *rc = CLI_EXIT_USAGE;
+            return false;
         }
     }
+    return true;
+}
 
-    /* consistency of the options */
-    if (t->op != OP_ACCUMULATE && (acc_given || acc_mode_given))
-        rc = cli_error(CMD, "--acc and --acc-mode apply to accumulations, "
-                       "not to --op %s (use --fmt and --mode)",
-                       tr_op_names[t->op]);
-    else if (t->op != OP_ACCUMULATE && t->op != OP_CONVERT && out_given)
-        rc = cli_error(CMD, "--out applies to accumulations and --op "
-                       "convert, not to --op %s (use --fmt)",
-                       tr_op_names[t->op]);
-    else if (t->op == OP_ACCUMULATE && fmt_given)
-        rc = cli_error(CMD, "--fmt applies to --op (the accumulator format "
-                       "is --acc)");
-    else if (t->n_operands == 0)
-        rc = cli_error(CMD, "no operands (expected %s; see 'bf16emu trace "
-                       "--help')", t->op == OP_ACCUMULATE
-                                       ? "X1 [X2 ...]"
-                                       : "the operation's operands");
-    else if (operand_count(t->op) > 0
-             && t->n_operands != operand_count(t->op))
-        rc = cli_error(CMD, "--op %s takes %d operand%s, got %d",
-                       tr_op_names[t->op], operand_count(t->op),
-                       operand_count(t->op) == 1 ? "" : "s", t->n_operands);
-    if (rc != CLI_EXIT_OK)
-        goto out_free;
+/* The options against each other and the operand count: CLI_EXIT_OK, or
+   the status of the error reported. */
+static int
+check_options(const trace_ctx *t, const trace_opts *o)
+{
+    if (t->op != OP_ACCUMULATE && (o->acc_given || o->acc_mode_given))
+        return cli_error(CMD, "--acc and --acc-mode apply to accumulations, "
+                         "not to --op %s (use --fmt and --mode)",
+                         tr_op_names[t->op]);
+    if (t->op != OP_ACCUMULATE && t->op != OP_CONVERT && o->out_given)
+        return cli_error(CMD, "--out applies to accumulations and --op "
+                         "convert, not to --op %s (use --fmt)",
+                         tr_op_names[t->op]);
+    if (t->op == OP_ACCUMULATE && o->fmt_given)
+        return cli_error(CMD, "--fmt applies to --op (the accumulator "
+                         "format is --acc)");
+    if (t->n_operands == 0)
+        return cli_error(CMD, "no operands (expected %s; see 'bf16emu "
+                         "trace --help')", t->op == OP_ACCUMULATE
+                                               ? "X1 [X2 ...]"
+                                               : "the operation's operands");
+    if (operand_count(t->op) > 0 && t->n_operands != operand_count(t->op))
+        return cli_error(CMD, "--op %s takes %d operand%s, got %d",
+                         tr_op_names[t->op], operand_count(t->op),
+                         operand_count(t->op) == 1 ? "" : "s",
+                         t->n_operands);
+    return CLI_EXIT_OK;
+}
 
-    /* --fmt default for --op: the first prefixed operand's format */
-    if (t->op != OP_ACCUMULATE && t->fmt == NULL) {
-        t->fmt = &sf_format_f32;
-        for (int i = 0; i < t->n_operands; i++) {
-            const char *c = strchr(t->operand_text[i], ':');
-            char name[32];
-            size_t len = c ? (size_t)(c - t->operand_text[i]) : 0;
-            const sf_format *f;
-            if (c == NULL || len >= sizeof name)
-                continue;
-            for (size_t k = 0; k < len; k++)
-                name[k] = (char)tolower((unsigned char)t->operand_text[i][k]);
-            name[len] = '\0';
-            f = cli_format_by_name(name);
-            if (f != NULL && f != &sf_format_f64) {
-                t->fmt = f;
-                break;
-            }
-        }
+/* --fmt default for --op: the first prefixed operand's format (f64
+   aside), else f32. */
+static const sf_format *
+default_fmt(const trace_ctx *t)
+{
+    for (int i = 0; i < t->n_operands; i++) {
+        const char *c = strchr(t->operand_text[i], ':');
+        char name[32];
+        size_t len = c ? (size_t)(c - t->operand_text[i]) : 0;
+        const sf_format *f;
+        if (c == NULL || len >= sizeof name)
+            continue;
+        for (size_t k = 0; k < len; k++)
+            name[k] = (char)tolower((unsigned char)t->operand_text[i][k]);
+        name[len] = '\0';
+        f = cli_format_by_name(name);
+        if (f != NULL && f != &sf_format_f64)
+            return f;
     }
+    return &sf_format_f32;
+}
 
-    if (t->n_operands <= 0) {
-        rc = cli_error(CMD, "no operands");
-        goto out_free;
+/* Reads operand I's text into t->num[I]: CLI_EXIT_OK, or the status of
+   the error reported. */
+static int
+read_operand(trace_ctx *t, int i)
+{
+    const sf_format *target = t->op == OP_ACCUMULATE ? t->acc : t->fmt;
+    char why[512], where[300];
+
+    if (!cli_parse_number(t->operand_text[i], target, t->in_mode,
+                          &t->num[i], why, sizeof why))
+        return cli_error(CMD, "%soperand %d '%s': %s",
+                         operand_where(t, i, where, sizeof where), i + 1,
+                         t->operand_text[i], why);
+    if (!t->num[i].prefixed) {
+        /* the input error is shown exactly: the text's value must be
+           within reach */
+        mpq_t x;
+        bool neg;
+        xdec_status st;
+        mpq_init(x);
+        st = xdec_parse(x, &neg, t->operand_text[i]);
+        mpq_clear(x);
+        if (st == XDEC_RANGE)
+            return cli_error(CMD, "%soperand %d '%s': the exponent is "
+                             "out of range (expected a decimal exponent "
+                             "within +-%d, or a binary one within +-%d)",
+                             operand_where(t, i, where, sizeof where),
+                             i + 1, t->operand_text[i], XDEC_EXP10_MAX,
+                             XDEC_EXP2_MAX);
     }
+    if (t->op != OP_ACCUMULATE && t->op != OP_CONVERT
+        && t->num[i].fmt == &sf_format_f64)
+        return cli_error(CMD, "%soperand %d '%s': f64 operands are for "
+                         "--op convert only",
+                         operand_where(t, i, where, sizeof where), i + 1,
+                         t->operand_text[i]);
+    return CLI_EXIT_OK;
+}
+
+/* Reads every operand (t->num, t->read_bits allocated): CLI_EXIT_OK, or
+   the status of the first error reported. */
+static int
+read_operands(trace_ctx *t)
+{
+    if (t->n_operands <= 0)
+        return cli_error(CMD, "no operands");
     t->num = calloc((size_t)t->n_operands, sizeof *t->num);
     t->read_bits = calloc((size_t)t->n_operands, sizeof *t->read_bits);
-    if (t->num == NULL || t->read_bits == NULL) {
-        rc = cli_error(CMD, "out of memory");
-        goto out_free;
-    }
+    if (t->num == NULL || t->read_bits == NULL)
+        return cli_error(CMD, "out of memory");
     for (int i = 0; i < t->n_operands; i++) {
-        const sf_format *target = t->op == OP_ACCUMULATE ? t->acc : t->fmt;
-        if (!cli_parse_number(t->operand_text[i], target, t->in_mode,
-                              &t->num[i], why, sizeof why)) {
-            rc = cli_error(CMD, "%soperand %d '%s': %s",
-                           operand_where(t, i, where, sizeof where), i + 1,
-                           t->operand_text[i], why);
-            goto out_free;
-        }
-        if (!t->num[i].prefixed) {
-            /* the input error is shown exactly: the text's value must be
-               within reach */
-            mpq_t x;
-            bool neg;
-            xdec_status st;
-            mpq_init(x);
-            st = xdec_parse(x, &neg, t->operand_text[i]);
-            mpq_clear(x);
-            if (st == XDEC_RANGE) {
-                rc = cli_error(CMD, "%soperand %d '%s': the exponent is "
-                               "out of range (expected a decimal exponent "
-                               "within +-%d, or a binary one within +-%d)",
-                               operand_where(t, i, where, sizeof where),
-                               i + 1, t->operand_text[i], XDEC_EXP10_MAX,
-                               XDEC_EXP2_MAX);
-                goto out_free;
-            }
-        }
-        if (t->op != OP_ACCUMULATE && t->op != OP_CONVERT
-            && t->num[i].fmt == &sf_format_f64) {
-            rc = cli_error(CMD, "%soperand %d '%s': f64 operands are for "
-                           "--op convert only",
-                           operand_where(t, i, where, sizeof where), i + 1,
-                           t->operand_text[i]);
-            goto out_free;
-        }
+        int rc = read_operand(t, i);
+        if (rc != CLI_EXIT_OK)
+            return rc;
     }
+    return CLI_EXIT_OK;
+}
 
-    /* the environment of the traced arithmetic */
-    t->env = env;
-    t->env.ftz = t->env.ftz || ftz;
-    t->env.daz = t->env.daz || daz;
+/* The environments of the traced arithmetic and of the operand
+   conversions, with their event sinks. */
+static void
+setup_env(trace_ctx *t, const trace_opts *o)
+{
+    t->env = o->env;
+    t->env.ftz = t->env.ftz || o->ftz;
+    t->env.daz = t->env.daz || o->daz;
     t->env.sr_seed = t->seed;
     t->env.sr_counter = 0;
     t->env.flags = 0;
@@ -908,6 +954,16 @@ trace_main(int argc, char **argv)
     t->conv_sink.user = &t->conv_cap;
     t->conv_env.events = &t->conv_sink;
     t->color = !t->json && cli_color_enabled(stdout, t->color_when);
+}
+
+/* Runs the trace into a buffer and writes it to standard output: the
+   exit status. */
+static int
+run_trace(trace_ctx *t)
+{
+    cli_buf out;
+    cli_json js;
+    int rc = CLI_EXIT_OK;
 
     cli_buf_init(&out);
     t->b = &out;
@@ -938,8 +994,38 @@ trace_main(int argc, char **argv)
         rc = CLI_EXIT_CHECK;
     }
     cli_buf_free(&out);
+    return rc;
+}
 
-out_free:
+int
+trace_main(int argc, char **argv)
+{
+    trace_ctx *t = calloc(1, sizeof *t);
+    trace_opts o = {0};
+    int rc = CLI_EXIT_OK;
+
+    if (t == NULL)
+        return cli_error(CMD, "out of memory");
+    t->op = OP_ACCUMULATE;
+    t->acc = &sf_format_f32;
+    t->out = &sf_format_bf16;
+    t->fmt = NULL;
+    t->acc_mode = t->mode = t->in_mode = SF_RNE;
+    t->env_name = "ieee";
+    t->color_when = CLI_COLOR_AUTO;
+    o.env = cli_env_ieee();
+
+    if (parse_options(t, &o, argc, argv, &rc)) {
+        rc = check_options(t, &o);
+        if (rc == CLI_EXIT_OK && t->op != OP_ACCUMULATE && t->fmt == NULL)
+            t->fmt = default_fmt(t);
+        if (rc == CLI_EXIT_OK)
+            rc = read_operands(t);
+        if (rc == CLI_EXIT_OK) {
+            setup_env(t, &o);
+            rc = run_trace(t);
+        }
+    }
     free(t->num);
     free(t->read_bits);
     free_operands(t);

@@ -1,7 +1,7 @@
 /* trace_local.h -- what the files of bf16emu trace share: trace.c (the
-   options, the operands, the traced arithmetic) and trace_report.c (the
-   text and JSON output).  The context of one trace and the report
-   writers. */
+   options, the operands, the traced arithmetic), trace_report.c (the
+   text and JSON output of the steps) and trace_summary.c (the header and
+   the summary).  The context of one trace and the report writers. */
 #ifndef BF16EMU_EXPERIMENTS_TRACE_LOCAL_H
 #define BF16EMU_EXPERIMENTS_TRACE_LOCAL_H
 
@@ -103,6 +103,11 @@ const char *tr_sgr(const trace_ctx *t, const char *seq);
 /* "bf16:0xC013" into BUF of N bytes. */
 void tr_ref_str(char *buf, size_t n, const sf_format *f, uint64_t bits);
 
+/* The exact decimal (or hex-float, by STYLE) of BITS in F into BUF of N
+   bytes, "..." at the end when cut; BUF. */
+const char *tr_value_str(char *buf, size_t n, const sf_format *f,
+                         uint64_t bits, sf_print_style style);
+
 /* "  LABEL  bf16:0xC097  1 10000001 1.0010111  -4.71875SUFFIX" */
 void tr_value_line(trace_ctx *t, const char *label, const sf_format *f,
                    uint64_t bits, const char *suffix);
@@ -128,6 +133,12 @@ void tr_alignment_context(const te_alignment *al, const te_addend *a,
 void tr_show_product(trace_ctx *t, const te_opnd *oa, const te_opnd *ob,
                      te_addend *p);
 
+/* A step's heading (text only). */
+void tr_step_heading(trace_ctx *t, const char *fmt, ...) CLI_PRINTF(2, 3);
+
+/*----------------------------------------------------------------------------
+ * trace_summary.c
+ *--------------------------------------------------------------------------*/
 /* Whether any rounding of the trace is stochastic. */
 bool tr_any_sr(const trace_ctx *t);
 
@@ -139,9 +150,6 @@ void tr_text_header(trace_ctx *t);
    FINAL_EV. */
 void tr_summary(trace_ctx *t, const sf_format *f, uint64_t result,
                 const sf_event *final_ev);
-
-/* A step's heading (text only). */
-void tr_step_heading(trace_ctx *t, const char *fmt, ...) CLI_PRINTF(2, 3);
 
 /* The note of converting operand I (a prefixed operand of another
    format, N) to Z in F, ERR its error's text. */

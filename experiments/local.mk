@@ -24,7 +24,8 @@ experiments_bf16emu_SOURCES = \
 	experiments/scan.c experiments/scan_local.h experiments/scan_report.c \
 	experiments/scan_manifest.c experiments/scan_shard.c \
 	experiments/scan_help.c \
-	experiments/invariance.c
+	experiments/invariance.c experiments/invariance_local.h \
+	experiments/invariance_report.c
 experiments_bf16emu_CFLAGS = $(AM_CFLAGS) $(MPFR_CFLAGS) $(OPENMP_CFLAGS) \
 	$(JANSSON_CFLAGS) \
 	-DBF16EMU_PKGDATADIR='"$(pkgdatadir)"'

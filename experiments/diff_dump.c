@@ -811,31 +811,29 @@ pick_backend(diff_ctx *x)
     return true;
 }
 
-bool
-diff_read_dump(diff_ctx *x)
+/* Without --stage: every stage the inputs can give (the intermediate
+   ones under fa2). */
+static void
+default_stages(diff_ctx *x)
 {
-    bool need[N_T];
-    const char *label = x->dump != NULL ? x->dump : "the inputs";
-    unsigned rank;
-
-    if (x->dump != NULL && !read_dump_header(x))
-        return false;
-    if (!x->stage_given) {
-        /* every stage the inputs can give (the intermediate ones under
-           fa2) */
-        for (int s = 0; s < N_ST; s++)
-            x->want[s] =
-                given(x, st_tensor[s]) && (!is_capture(s) || fa2_like(x));
-        if (!given(x, T_DO)
-            || (!bwd_math(x) && (!given(x, T_O) || !given(x, T_LSE)))) {
-            /* a gradient named on the command line is never dropped
-               silently: needed() names what its stage lacks */
-            x->want[ST_DQ] = x->opd[T_DQ].arg != NULL;
-            x->want[ST_DK] = x->opd[T_DK].arg != NULL;
-            x->want[ST_DV] = x->opd[T_DV].arg != NULL;
-        }
+    for (int s = 0; s < N_ST; s++)
+        x->want[s] = given(x, st_tensor[s]) && (!is_capture(s) || fa2_like(x));
+    if (!given(x, T_DO)
+        || (!bwd_math(x) && (!given(x, T_O) || !given(x, T_LSE)))) {
+        /* a gradient named on the command line is never dropped
+           silently: needed() names what its stage lacks */
+        x->want[ST_DQ] = x->opd[T_DQ].arg != NULL;
+        x->want[ST_DK] = x->opd[T_DK].arg != NULL;
+        x->want[ST_DV] = x->opd[T_DV].arg != NULL;
     }
-    needed(x, need);
+}
+
+/* Every tensor in NEED given, and at least one stage wanted. */
+static bool
+inputs_given(const diff_ctx *x, const bool need[N_T])
+{
+    bool any = false;
+
     for (int i = 0; i < N_T; i++)
         if (need[i] && !given(x, i)) {
             char held[TENSOR_NAME_LIST_SIZE];
@@ -859,32 +857,34 @@ diff_read_dump(diff_ctx *x)
                           dump_names(held, sizeof held, x));
             return false;
         }
-    {
-        bool any = false;
-        for (int s = 0; s < N_ST; s++)
-            any = any || x->want[s];
-        if (!any) {
-            cli_error(CMD,
-                      "%s: no stage to compare (expected at least one of "
-                      "the tensors o, lse, dq, dk, dv, s, m, p, l, acc)",
-                      label);
-            return false;
-        }
+    for (int s = 0; s < N_ST; s++)
+        any = any || x->want[s];
+    if (!any) {
+        cli_error(CMD,
+                  "%s: no stage to compare (expected at least one of the "
+                  "tensors o, lse, dq, dk, dv, s, m, p, l, acc)",
+                  x->dump != NULL ? x->dump : "the inputs");
+        return false;
     }
-    for (int i = 0; i < N_T; i++)
-        if (need[i] && !load_tensor(x, i))
-            return false;
-    {
-        const tensor *q = x->t[T_Q];
-        char sh[SHAPE_MAX];
-        if (q->ndim < 2 || q->ndim > 4 || q->n_elems == 0) {
-            cli_error(CMD,
-                      "%s: shape %s (expected [B, H, Nq, d], [H, Nq, d] or "
-                      "[Nq, d], every dimension at least 1)",
-                      x->src[T_Q],
-                      cli_shape_str(sh, sizeof sh, q->ndim, q->shape));
-            return false;
-        }
+    return true;
+}
+
+/* Q's rank checked, the layout resolved, and the loaded tensors of NEED
+   as [B, H, N, d] (LSE [B, H, N]). */
+static bool
+arrange_tensors(diff_ctx *x, const bool need[N_T])
+{
+    const tensor *q = x->t[T_Q];
+    char sh[SHAPE_MAX];
+    unsigned rank;
+
+    if (q->ndim < 2 || q->ndim > 4 || q->n_elems == 0) {
+        cli_error(CMD,
+                  "%s: shape %s (expected [B, H, Nq, d], [H, Nq, d] or "
+                  "[Nq, d], every dimension at least 1)",
+                  x->src[T_Q],
+                  cli_shape_str(sh, sizeof sh, q->ndim, q->shape));
+        return false;
     }
     if (!resolve_layout(x))
         return false;
@@ -921,25 +921,15 @@ diff_read_dump(diff_ctx *x)
         x->own[T_LSE].ndim = 3;
     if (need[T_LSE] && x->own[T_LSE].ndim + 1 == rank)
         promote(&x->own[T_LSE], 3);
-    if (!check_tensor(x, T_Q) || !check_tensor(x, T_K))
-        return false;
-    x->nb = (size_t)x->t[T_Q]->shape[0];
-    x->nh = (size_t)x->t[T_Q]->shape[1];
-    x->nq = (size_t)x->t[T_Q]->shape[2];
-    x->d = (size_t)x->t[T_Q]->shape[3];
-    x->nk = (size_t)x->t[T_K]->shape[2];
-    x->nhkv = (size_t)x->t[T_K]->shape[1];
-    x->heads = x->nb * x->nh;
-    if (x->man_gqa == 0 && x->nhkv != x->nh) {
-        cli_error(CMD, "%s: manifest: enable_gqa is false but K has %zu "
-                       "heads and Q %zu (expected equal heads)",
-                  x->dump, x->nhkv, x->nh);
-        return false;
-    }
-    if (!fill_launch(x) || !pick_backend(x))
-        return false;
-    /* the forward tiles as the library resolves them for the kernel and
-       the split count (a refused configuration is reported later) */
+    return true;
+}
+
+/* The forward's split count and the backward's dQ buffers, each with
+   where it came from; without --stage, a split run drops m, l and acc. */
+static void
+resolve_splits(diff_ctx *x)
+{
+    /* the split count (a refused configuration is reported later) */
     if (x->splits_auto
         || (x->splits_opt == 0 && x->man_splits == 0
             && (x->man_launch_bh != 0 || x->launch_given
@@ -983,32 +973,77 @@ diff_read_dump(diff_ctx *x)
         for (int st = 0; st < N_ST; st++)
             if (split_stage(st))
                 x->want[st] = false;
-    {
-        fa_config c = x->kernel_path != NULL || x->kernel_named
-                          ? fa_config_kernel_default(&x->kernel)
-                          : fa_config_default(x->policy);
-        c.shape.batch = x->nb;
-        c.shape.heads = x->nh;
-        c.shape.nq = x->nq;
-        c.shape.nk = x->nk;
-        c.shape.d = x->d;
-        c.splits = x->splits;
-        (void)dump_flex_apply(&x->man_flex, 0, &c);
-        if (!fa_cli_log_for(CMD, x->kernel_path != NULL ? "--kernel" : "--policy", fa_config_kernel(&c), &x->logm))
-            return false;
-        c.log = fa_cli_log_model(&x->logm);
-        c.rcp = fa_cli_rcp_model(&x->logm);
-        /* (the stages of another kernel are refused later: its dump
-           tensors are checked against fa2's tiles) */
-        if (!fa2_like(x)
-            || fa_config_tiles(&c, &x->br, &x->bc, &x->tc, NULL) != 0) {
-            x->br = x->nq < 128 ? x->nq : 128;
-            x->bc = x->d <= 64 ? 128 : 64;
-            if (x->bc > x->nk)
-                x->bc = x->nk;
-            x->tc = x->nk == 0 ? 0 : (x->nk + x->bc - 1) / x->bc;
-        }
+}
+
+/* The forward tiles as the library resolves them for the kernel and the
+   split count (fa2's own otherwise). */
+static bool
+resolve_tiles(diff_ctx *x)
+{
+    fa_config c = x->kernel_path != NULL || x->kernel_named
+                      ? fa_config_kernel_default(&x->kernel)
+                      : fa_config_default(x->policy);
+    c.shape.batch = x->nb;
+    c.shape.heads = x->nh;
+    c.shape.nq = x->nq;
+    c.shape.nk = x->nk;
+    c.shape.d = x->d;
+    c.splits = x->splits;
+    (void)dump_flex_apply(&x->man_flex, 0, &c);
+    if (!fa_cli_log_for(CMD, x->kernel_path != NULL ? "--kernel" : "--policy", fa_config_kernel(&c), &x->logm))
+        return false;
+    c.log = fa_cli_log_model(&x->logm);
+    c.rcp = fa_cli_rcp_model(&x->logm);
+    /* (the stages of another kernel are refused later: its dump
+       tensors are checked against fa2's tiles) */
+    if (!fa2_like(x)
+        || fa_config_tiles(&c, &x->br, &x->bc, &x->tc, NULL) != 0) {
+        x->br = x->nq < 128 ? x->nq : 128;
+        x->bc = x->d <= 64 ? 128 : 64;
+        if (x->bc > x->nk)
+            x->bc = x->nk;
+        x->tc = x->nk == 0 ? 0 : (x->nk + x->bc - 1) / x->bc;
     }
+    return true;
+}
+
+bool
+diff_read_dump(diff_ctx *x)
+{
+    bool need[N_T];
+
+    if (x->dump != NULL && !read_dump_header(x))
+        return false;
+    if (!x->stage_given)
+        default_stages(x);
+    needed(x, need);
+    if (!inputs_given(x, need))
+        return false;
+    for (int i = 0; i < N_T; i++)
+        if (need[i] && !load_tensor(x, i))
+            return false;
+    if (!arrange_tensors(x, need))
+        return false;
+    if (!check_tensor(x, T_Q) || !check_tensor(x, T_K))
+        return false;
+    x->nb = (size_t)x->t[T_Q]->shape[0];
+    x->nh = (size_t)x->t[T_Q]->shape[1];
+    x->nq = (size_t)x->t[T_Q]->shape[2];
+    x->d = (size_t)x->t[T_Q]->shape[3];
+    x->nk = (size_t)x->t[T_K]->shape[2];
+    x->nhkv = (size_t)x->t[T_K]->shape[1];
+    x->heads = x->nb * x->nh;
+    if (x->man_gqa == 0 && x->nhkv != x->nh) {
+        cli_error(CMD, "%s: manifest: enable_gqa is false but K has %zu "
+                       "heads and Q %zu (expected equal heads)",
+                  x->dump, x->nhkv, x->nh);
+        return false;
+    }
+    if (!fill_launch(x) || !pick_backend(x))
+        return false;
+    resolve_splits(x);
+    if (!resolve_tiles(x))
+        return false;
     for (int i = T_V; i < N_T; i++)
         if (need[i] && !check_tensor(x, i))
             return false;

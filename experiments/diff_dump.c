@@ -976,7 +976,7 @@ resolve_splits(diff_ctx *x)
 }
 
 /* The forward tiles as the library resolves them for the kernel and the
-   split count (fa2's own otherwise). */
+   split count, else a fallback. */
 static bool
 resolve_tiles(diff_ctx *x)
 {
@@ -1053,16 +1053,11 @@ diff_read_dump(diff_ctx *x)
 /*----------------------------------------------------------------------------
  * The configuration.
  *--------------------------------------------------------------------------*/
-bool
-diff_build_config(diff_ctx *x)
+/* The causal mask: --causal or --no-causal over the manifest's, else the
+   file's metadata; the report notes an override. */
+static bool
+resolve_causal(diff_ctx *x)
 {
-    fa_config *c = &x->cfg;
-    const char *why;
-    float sf;
-
-    /* Every setting that changes bits comes from the file or an option;
-       an option given over the file's setting wins, and the report says
-       so. */
     if (x->causal_opt != CAUSAL_AUTO) {
         bool file_given = x->man_causal_given || x->meta_causal_given;
         bool file_causal =
@@ -1083,34 +1078,16 @@ diff_build_config(diff_ctx *x)
                                     : "no --dump manifest");
         return false;
     }
-    if (x->kernel_path != NULL || x->kernel_named)
-        *c = fa_config_kernel_default(&x->kernel);
-    else
-        *c = fa_config_default(x->policy);
-    c->splits = x->splits;
-    c->dq_splits = x->dq_set;
-    c->sms = (size_t)x->sms;
-    c->shape.batch = x->nb;
-    c->shape.heads = x->nh;
-    c->shape.nq = x->nq;
-    c->shape.nk = x->nk;
-    c->shape.d = x->d;
-    c->causal = x->causal;
-    x->top_left = x->align_opt >= 0 ? x->align_opt == 1 : x->man_top_left;
-    x->align_from = x->align_sdpa       ? "--policy sdpa"
-                    : x->align_opt >= 0 ? "--causal-align"
-                    : x->man_align_given ? x->man_align_from
-                                         : "default";
-    c->causal_top_left = x->causal && x->top_left;
-    c->softcap = x->softcap;
-    /* FlexAttention's pinned tiles and delta kernel, --delta-xblock
-       first */
-    c->delta_xblock = (size_t)x->delta_xblock;
-    x->delta_from = dump_flex_apply(
-        &x->man_flex,
-        (x->man_launch_bh != 0 ? x->man_launch_bh : (uint64_t)(x->nb * x->nh))
-            * x->nq,
-        c);
+    return true;
+}
+
+/* C's softmax scale: --scale, the manifest's number (or "1/sqrt(d)",
+   the default), else the file's metadata. */
+static bool
+resolve_scale(diff_ctx *x, fa_config *c)
+{
+    float sf;
+
     if (x->scale_given) {
         memcpy(&sf, &x->scale_bits, sizeof sf);
         c->scale = sf;
@@ -1151,40 +1128,14 @@ diff_build_config(diff_ctx *x)
                   1.0 / sqrt((double)x->d), x->d);
         return false;
     }
-    if (x->fix_given) {
-        x->fix = x->fix_opt;
-        x->fix_from = "--fix";
-    } else if (x->man_fix_given) {
-        x->fix = x->man_fix;
-        x->fix_from = "manifest";
-    } else {
-        x->fix = FA_FIX_NONE;
-        x->fix_from = "default";
-    }
-    c->fix = fa_fix_default(x->fix);
-    if (x->rowsum_opt >= 0)
-        x->man_rowsum_separate = x->rowsum_opt == 0;
-    if (x->man_rowsum_separate)
-        c->fa2_rowsum_fma = false;
-    if (!x->exp_given && !fa_cli_exp_for(CMD, fa_config_kernel(c), &x->exp))
-        return false;
-    c->exp = x->exp.model;
-    if (!fa_cli_log_for(CMD, x->kernel_path != NULL ? "--kernel" : "--policy", fa_config_kernel(c), &x->logm))
-        return false;
-    c->log = fa_cli_log_model(&x->logm);
-    c->rcp = fa_cli_rcp_model(&x->logm);
-    c->input = x->f16 ? &sf_format_f16 : NULL;
-    if (!fa_cli_inputs_defined(CMD, x->kernel_path != NULL ? "--kernel" : "--policy", fa_config_kernel(c), x->f16))
-        return false;
-    why = fa_config_check(c);
-    if (why != NULL) {
-        fa_cli_config_refused(CMD, c,
-                              strcmp(x->splits_from, "manifest") == 0
-                                  ? "the manifest's splits"
-                                  : x->splits_from,
-                              why);
-        return false;
-    }
+    return true;
+}
+
+/* X->hcfg: the configuration C of one head (or group), in the launch of
+   the whole run, and the dQ buffers in effect. */
+static void
+head_config(diff_ctx *x, const fa_config *c)
+{
     x->hcfg = *c;
     x->hcfg.shape.batch = 1;
     x->hcfg.shape.heads = 1;
@@ -1201,6 +1152,15 @@ diff_build_config(diff_ctx *x)
     /* one head at a time: the dQ buffers are the whole launch's */
     x->dq_eff = fa_config_dq_buffers(c);
     x->hcfg.dq_splits = x->dq_eff;
+}
+
+/* The scale C uses, the file's own where --scale overrides it, and
+   whether it is PyTorch's default. */
+static void
+note_scale(diff_ctx *x, const fa_config *c)
+{
+    float sf;
+
     x->scale_used = fa_scale_bits(c);
     if (x->scale_given) {
         /* the file's own scale, to note an override */
@@ -1238,6 +1198,85 @@ diff_build_config(diff_ctx *x)
         memcpy(&b, &f, sizeof b);
         x->torch_scale_same = b == x->scale_used;
     }
+}
+
+bool
+diff_build_config(diff_ctx *x)
+{
+    fa_config *c = &x->cfg;
+    const char *why;
+
+    /* Every setting that changes bits comes from the file or an option;
+       an option given over the file's setting wins, and the report says
+       so. */
+    if (!resolve_causal(x))
+        return false;
+    if (x->kernel_path != NULL || x->kernel_named)
+        *c = fa_config_kernel_default(&x->kernel);
+    else
+        *c = fa_config_default(x->policy);
+    c->splits = x->splits;
+    c->dq_splits = x->dq_set;
+    c->sms = (size_t)x->sms;
+    c->shape.batch = x->nb;
+    c->shape.heads = x->nh;
+    c->shape.nq = x->nq;
+    c->shape.nk = x->nk;
+    c->shape.d = x->d;
+    c->causal = x->causal;
+    x->top_left = x->align_opt >= 0 ? x->align_opt == 1 : x->man_top_left;
+    x->align_from = x->align_sdpa       ? "--policy sdpa"
+                    : x->align_opt >= 0 ? "--causal-align"
+                    : x->man_align_given ? x->man_align_from
+                                         : "default";
+    c->causal_top_left = x->causal && x->top_left;
+    c->softcap = x->softcap;
+    /* FlexAttention's pinned tiles and delta kernel, --delta-xblock
+       first */
+    c->delta_xblock = (size_t)x->delta_xblock;
+    x->delta_from = dump_flex_apply(
+        &x->man_flex,
+        (x->man_launch_bh != 0 ? x->man_launch_bh : (uint64_t)(x->nb * x->nh))
+            * x->nq,
+        c);
+    if (!resolve_scale(x, c))
+        return false;
+    if (x->fix_given) {
+        x->fix = x->fix_opt;
+        x->fix_from = "--fix";
+    } else if (x->man_fix_given) {
+        x->fix = x->man_fix;
+        x->fix_from = "manifest";
+    } else {
+        x->fix = FA_FIX_NONE;
+        x->fix_from = "default";
+    }
+    c->fix = fa_fix_default(x->fix);
+    if (x->rowsum_opt >= 0)
+        x->man_rowsum_separate = x->rowsum_opt == 0;
+    if (x->man_rowsum_separate)
+        c->fa2_rowsum_fma = false;
+    if (!x->exp_given && !fa_cli_exp_for(CMD, fa_config_kernel(c), &x->exp))
+        return false;
+    c->exp = x->exp.model;
+    if (!fa_cli_log_for(CMD, x->kernel_path != NULL ? "--kernel" : "--policy", fa_config_kernel(c), &x->logm))
+        return false;
+    c->log = fa_cli_log_model(&x->logm);
+    c->rcp = fa_cli_rcp_model(&x->logm);
+    c->input = x->f16 ? &sf_format_f16 : NULL;
+    if (!fa_cli_inputs_defined(CMD, x->kernel_path != NULL ? "--kernel" : "--policy", fa_config_kernel(c), x->f16))
+        return false;
+    why = fa_config_check(c);
+    if (why != NULL) {
+        fa_cli_config_refused(CMD, c,
+                              strcmp(x->splits_from, "manifest") == 0
+                                  ? "the manifest's splits"
+                                  : x->splits_from,
+                              why);
+        return false;
+    }
+    head_config(x, c);
+    note_scale(x, c);
     for (int s = 0; s < N_ST; s++) {
         x->r[s].fmt = fa_output_format(c, st_format_name[s]);
         if (x->r[s].fmt == NULL)

@@ -398,6 +398,66 @@ parse_stages(diff_ctx *x, const char *v)
     }
 }
 
+/* --policy: a named description, sdpa, or a precision policy. */
+static bool
+take_policy(diff_ctx *x, const char *v)
+{
+    const fa_kernel *named;
+    x->policy_given = true;
+    x->kernel_named = x->sdpa = false;
+    if (sdpa_policy_named(v, &named, &x->sdpa)) {
+        if (named != NULL) {
+            x->kernel = *named;
+            x->kernel_named = true;
+        }
+        x->sdpa_from = "--policy sdpa";
+        return true;
+    }
+    return fa_cli_parse_policy(CMD, v, &x->policy);
+}
+
+/* --fa2-rowsum fma|separate. */
+static bool
+take_rowsum(diff_ctx *x, const char *v)
+{
+    if (strcmp(v, "fma") != 0 && strcmp(v, "separate") != 0) {
+        cli_error(CMD, "--fa2-rowsum '%s': expected fma or separate", v);
+        return false;
+    }
+    x->rowsum_opt = v[0] == 'f' ? 1 : 0;
+    return true;
+}
+
+/* --fix NAME. */
+static bool
+take_fix(diff_ctx *x, const char *v)
+{
+    int f = fa_fix_parse(v);
+    if (f < 0) {
+        cli_error(CMD,
+                  "--fix '%s': unknown fix (expected none, beta, beta-v2, "
+                  "eps or always)",
+                  v);
+        return false;
+    }
+    x->fix_opt = (fa_fix_kind)f;
+    x->fix_given = true;
+    return true;
+}
+
+/* --causal (causal true) or --no-causal; the two contradict each other. */
+static bool
+take_causal(diff_ctx *x, bool causal)
+{
+    if (x->causal_opt != CAUSAL_AUTO
+        && x->causal_opt != (causal ? CAUSAL_YES : CAUSAL_NO)) {
+        cli_error(CMD, "--causal and --no-causal contradict each other");
+        return false;
+    }
+    x->causal_opt = causal ? CAUSAL_YES : CAUSAL_NO;
+    return true;
+}
+
 static bool
 take_option(void *ctx, int id, const char *v)
 {
@@ -406,20 +466,8 @@ take_option(void *ctx, int id, const char *v)
     case O_DUMP:
         x->dump = v;
         return true;
-    case O_POLICY: {
-        const fa_kernel *named;
-        x->policy_given = true;
-        x->kernel_named = x->sdpa = false;
-        if (sdpa_policy_named(v, &named, &x->sdpa)) {
-            if (named != NULL) {
-                x->kernel = *named;
-                x->kernel_named = true;
-            }
-            x->sdpa_from = "--policy sdpa";
-            return true;
-        }
-        return fa_cli_parse_policy(CMD, v, &x->policy);
-    }
+    case O_POLICY:
+        return take_policy(x, v);
     case O_SDPA_BACKENDS:
         x->sdpa_backends_given = true;
         return sdpa_policy_parse_backends(CMD, v, &x->sdpa_backends);
@@ -446,34 +494,12 @@ take_option(void *ctx, int id, const char *v)
         x->exp_given = true;
         return fa_cli_parse_exp(CMD, &x->exp, v);
     case O_ROWSUM:
-        if (strcmp(v, "fma") != 0 && strcmp(v, "separate") != 0) {
-            cli_error(CMD, "--fa2-rowsum '%s': expected fma or separate", v);
-            return false;
-        }
-        x->rowsum_opt = v[0] == 'f' ? 1 : 0;
-        return true;
-    case O_FIX: {
-        int f = fa_fix_parse(v);
-        if (f < 0) {
-            cli_error(CMD,
-                      "--fix '%s': unknown fix (expected none, beta, beta-v2, "
-                      "eps or always)",
-                      v);
-            return false;
-        }
-        x->fix_opt = (fa_fix_kind)f;
-        x->fix_given = true;
-        return true;
-    }
+        return take_rowsum(x, v);
+    case O_FIX:
+        return take_fix(x, v);
     case O_CAUSAL:
     case O_NO_CAUSAL:
-        if (x->causal_opt != CAUSAL_AUTO
-            && x->causal_opt != (id == O_CAUSAL ? CAUSAL_YES : CAUSAL_NO)) {
-            cli_error(CMD, "--causal and --no-causal contradict each other");
-            return false;
-        }
-        x->causal_opt = id == O_CAUSAL ? CAUSAL_YES : CAUSAL_NO;
-        return true;
+        return take_causal(x, id == O_CAUSAL);
     case O_CAUSAL_ALIGN: {
         bool tl;
         if (!fa_cli_parse_causal_align(CMD, v, &tl))

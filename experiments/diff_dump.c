@@ -811,31 +811,29 @@ pick_backend(diff_ctx *x)
     return true;
 }
 
-bool
-diff_read_dump(diff_ctx *x)
+/* Without --stage: every stage the inputs can give (the intermediate
+   ones under fa2). */
+static void
+default_stages(diff_ctx *x)
 {
-    bool need[N_T];
-    const char *label = x->dump != NULL ? x->dump : "the inputs";
-    unsigned rank;
-
-    if (x->dump != NULL && !read_dump_header(x))
-        return false;
-    if (!x->stage_given) {
-        /* every stage the inputs can give (the intermediate ones under
-           fa2) */
-        for (int s = 0; s < N_ST; s++)
-            x->want[s] =
-                given(x, st_tensor[s]) && (!is_capture(s) || fa2_like(x));
-        if (!given(x, T_DO)
-            || (!bwd_math(x) && (!given(x, T_O) || !given(x, T_LSE)))) {
-            /* a gradient named on the command line is never dropped
-               silently: needed() names what its stage lacks */
-            x->want[ST_DQ] = x->opd[T_DQ].arg != NULL;
-            x->want[ST_DK] = x->opd[T_DK].arg != NULL;
-            x->want[ST_DV] = x->opd[T_DV].arg != NULL;
-        }
+    for (int s = 0; s < N_ST; s++)
+        x->want[s] = given(x, st_tensor[s]) && (!is_capture(s) || fa2_like(x));
+    if (!given(x, T_DO)
+        || (!bwd_math(x) && (!given(x, T_O) || !given(x, T_LSE)))) {
+        /* a gradient named on the command line is never dropped
+           silently: needed() names what its stage lacks */
+        x->want[ST_DQ] = x->opd[T_DQ].arg != NULL;
+        x->want[ST_DK] = x->opd[T_DK].arg != NULL;
+        x->want[ST_DV] = x->opd[T_DV].arg != NULL;
     }
-    needed(x, need);
+}
+
+/* Every tensor in NEED given, and at least one stage wanted. */
+static bool
+inputs_given(const diff_ctx *x, const bool need[N_T])
+{
+    bool any = false;
+
     for (int i = 0; i < N_T; i++)
         if (need[i] && !given(x, i)) {
             char held[TENSOR_NAME_LIST_SIZE];
@@ -859,32 +857,34 @@ diff_read_dump(diff_ctx *x)
                           dump_names(held, sizeof held, x));
             return false;
         }
-    {
-        bool any = false;
-        for (int s = 0; s < N_ST; s++)
-            any = any || x->want[s];
-        if (!any) {
-            cli_error(CMD,
-                      "%s: no stage to compare (expected at least one of "
-                      "the tensors o, lse, dq, dk, dv, s, m, p, l, acc)",
-                      label);
-            return false;
-        }
+    for (int s = 0; s < N_ST; s++)
+        any = any || x->want[s];
+    if (!any) {
+        cli_error(CMD,
+                  "%s: no stage to compare (expected at least one of the "
+                  "tensors o, lse, dq, dk, dv, s, m, p, l, acc)",
+                  x->dump != NULL ? x->dump : "the inputs");
+        return false;
     }
-    for (int i = 0; i < N_T; i++)
-        if (need[i] && !load_tensor(x, i))
-            return false;
-    {
-        const tensor *q = x->t[T_Q];
-        char sh[SHAPE_MAX];
-        if (q->ndim < 2 || q->ndim > 4 || q->n_elems == 0) {
-            cli_error(CMD,
-                      "%s: shape %s (expected [B, H, Nq, d], [H, Nq, d] or "
-                      "[Nq, d], every dimension at least 1)",
-                      x->src[T_Q],
-                      cli_shape_str(sh, sizeof sh, q->ndim, q->shape));
-            return false;
-        }
+    return true;
+}
+
+/* Q's rank checked, the layout resolved, and the loaded tensors of NEED
+   as [B, H, N, d] (LSE [B, H, N]). */
+static bool
+arrange_tensors(diff_ctx *x, const bool need[N_T])
+{
+    const tensor *q = x->t[T_Q];
+    char sh[SHAPE_MAX];
+    unsigned rank;
+
+    if (q->ndim < 2 || q->ndim > 4 || q->n_elems == 0) {
+        cli_error(CMD,
+                  "%s: shape %s (expected [B, H, Nq, d], [H, Nq, d] or "
+                  "[Nq, d], every dimension at least 1)",
+                  x->src[T_Q],
+                  cli_shape_str(sh, sizeof sh, q->ndim, q->shape));
+        return false;
     }
     if (!resolve_layout(x))
         return false;
@@ -921,25 +921,15 @@ diff_read_dump(diff_ctx *x)
         x->own[T_LSE].ndim = 3;
     if (need[T_LSE] && x->own[T_LSE].ndim + 1 == rank)
         promote(&x->own[T_LSE], 3);
-    if (!check_tensor(x, T_Q) || !check_tensor(x, T_K))
-        return false;
-    x->nb = (size_t)x->t[T_Q]->shape[0];
-    x->nh = (size_t)x->t[T_Q]->shape[1];
-    x->nq = (size_t)x->t[T_Q]->shape[2];
-    x->d = (size_t)x->t[T_Q]->shape[3];
-    x->nk = (size_t)x->t[T_K]->shape[2];
-    x->nhkv = (size_t)x->t[T_K]->shape[1];
-    x->heads = x->nb * x->nh;
-    if (x->man_gqa == 0 && x->nhkv != x->nh) {
-        cli_error(CMD, "%s: manifest: enable_gqa is false but K has %zu "
-                       "heads and Q %zu (expected equal heads)",
-                  x->dump, x->nhkv, x->nh);
-        return false;
-    }
-    if (!fill_launch(x) || !pick_backend(x))
-        return false;
-    /* the forward tiles as the library resolves them for the kernel and
-       the split count (a refused configuration is reported later) */
+    return true;
+}
+
+/* The forward's split count and the backward's dQ buffers, each with
+   where it came from; without --stage, a split run drops m, l and acc. */
+static void
+resolve_splits(diff_ctx *x)
+{
+    /* the split count (a refused configuration is reported later) */
     if (x->splits_auto
         || (x->splits_opt == 0 && x->man_splits == 0
             && (x->man_launch_bh != 0 || x->launch_given
@@ -983,32 +973,77 @@ diff_read_dump(diff_ctx *x)
         for (int st = 0; st < N_ST; st++)
             if (split_stage(st))
                 x->want[st] = false;
-    {
-        fa_config c = x->kernel_path != NULL || x->kernel_named
-                          ? fa_config_kernel_default(&x->kernel)
-                          : fa_config_default(x->policy);
-        c.shape.batch = x->nb;
-        c.shape.heads = x->nh;
-        c.shape.nq = x->nq;
-        c.shape.nk = x->nk;
-        c.shape.d = x->d;
-        c.splits = x->splits;
-        (void)dump_flex_apply(&x->man_flex, 0, &c);
-        if (!fa_cli_log_for(CMD, x->kernel_path != NULL ? "--kernel" : "--policy", fa_config_kernel(&c), &x->logm))
-            return false;
-        c.log = fa_cli_log_model(&x->logm);
-        c.rcp = fa_cli_rcp_model(&x->logm);
-        /* (the stages of another kernel are refused later: its dump
-           tensors are checked against fa2's tiles) */
-        if (!fa2_like(x)
-            || fa_config_tiles(&c, &x->br, &x->bc, &x->tc, NULL) != 0) {
-            x->br = x->nq < 128 ? x->nq : 128;
-            x->bc = x->d <= 64 ? 128 : 64;
-            if (x->bc > x->nk)
-                x->bc = x->nk;
-            x->tc = x->nk == 0 ? 0 : (x->nk + x->bc - 1) / x->bc;
-        }
+}
+
+/* The forward tiles as the library resolves them for the kernel and the
+   split count, else a fallback. */
+static bool
+resolve_tiles(diff_ctx *x)
+{
+    fa_config c = x->kernel_path != NULL || x->kernel_named
+                      ? fa_config_kernel_default(&x->kernel)
+                      : fa_config_default(x->policy);
+    c.shape.batch = x->nb;
+    c.shape.heads = x->nh;
+    c.shape.nq = x->nq;
+    c.shape.nk = x->nk;
+    c.shape.d = x->d;
+    c.splits = x->splits;
+    (void)dump_flex_apply(&x->man_flex, 0, &c);
+    if (!fa_cli_log_for(CMD, x->kernel_path != NULL ? "--kernel" : "--policy", fa_config_kernel(&c), &x->logm))
+        return false;
+    c.log = fa_cli_log_model(&x->logm);
+    c.rcp = fa_cli_rcp_model(&x->logm);
+    /* (the stages of another kernel are refused later: its dump
+       tensors are checked against fa2's tiles) */
+    if (!fa2_like(x)
+        || fa_config_tiles(&c, &x->br, &x->bc, &x->tc, NULL) != 0) {
+        x->br = x->nq < 128 ? x->nq : 128;
+        x->bc = x->d <= 64 ? 128 : 64;
+        if (x->bc > x->nk)
+            x->bc = x->nk;
+        x->tc = x->nk == 0 ? 0 : (x->nk + x->bc - 1) / x->bc;
     }
+    return true;
+}
+
+bool
+diff_read_dump(diff_ctx *x)
+{
+    bool need[N_T];
+
+    if (x->dump != NULL && !read_dump_header(x))
+        return false;
+    if (!x->stage_given)
+        default_stages(x);
+    needed(x, need);
+    if (!inputs_given(x, need))
+        return false;
+    for (int i = 0; i < N_T; i++)
+        if (need[i] && !load_tensor(x, i))
+            return false;
+    if (!arrange_tensors(x, need))
+        return false;
+    if (!check_tensor(x, T_Q) || !check_tensor(x, T_K))
+        return false;
+    x->nb = (size_t)x->t[T_Q]->shape[0];
+    x->nh = (size_t)x->t[T_Q]->shape[1];
+    x->nq = (size_t)x->t[T_Q]->shape[2];
+    x->d = (size_t)x->t[T_Q]->shape[3];
+    x->nk = (size_t)x->t[T_K]->shape[2];
+    x->nhkv = (size_t)x->t[T_K]->shape[1];
+    x->heads = x->nb * x->nh;
+    if (x->man_gqa == 0 && x->nhkv != x->nh) {
+        cli_error(CMD, "%s: manifest: enable_gqa is false but K has %zu "
+                       "heads and Q %zu (expected equal heads)",
+                  x->dump, x->nhkv, x->nh);
+        return false;
+    }
+    if (!fill_launch(x) || !pick_backend(x))
+        return false;
+    resolve_splits(x);
+    if (!resolve_tiles(x))
+        return false;
     for (int i = T_V; i < N_T; i++)
         if (need[i] && !check_tensor(x, i))
             return false;
@@ -1018,16 +1053,11 @@ diff_read_dump(diff_ctx *x)
 /*----------------------------------------------------------------------------
  * The configuration.
  *--------------------------------------------------------------------------*/
-bool
-diff_build_config(diff_ctx *x)
+/* The causal mask: --causal or --no-causal over the manifest's, else the
+   file's metadata; the report notes an override. */
+static bool
+resolve_causal(diff_ctx *x)
 {
-    fa_config *c = &x->cfg;
-    const char *why;
-    float sf;
-
-    /* Every setting that changes bits comes from the file or an option;
-       an option given over the file's setting wins, and the report says
-       so. */
     if (x->causal_opt != CAUSAL_AUTO) {
         bool file_given = x->man_causal_given || x->meta_causal_given;
         bool file_causal =
@@ -1048,34 +1078,16 @@ diff_build_config(diff_ctx *x)
                                     : "no --dump manifest");
         return false;
     }
-    if (x->kernel_path != NULL || x->kernel_named)
-        *c = fa_config_kernel_default(&x->kernel);
-    else
-        *c = fa_config_default(x->policy);
-    c->splits = x->splits;
-    c->dq_splits = x->dq_set;
-    c->sms = (size_t)x->sms;
-    c->shape.batch = x->nb;
-    c->shape.heads = x->nh;
-    c->shape.nq = x->nq;
-    c->shape.nk = x->nk;
-    c->shape.d = x->d;
-    c->causal = x->causal;
-    x->top_left = x->align_opt >= 0 ? x->align_opt == 1 : x->man_top_left;
-    x->align_from = x->align_sdpa       ? "--policy sdpa"
-                    : x->align_opt >= 0 ? "--causal-align"
-                    : x->man_align_given ? x->man_align_from
-                                         : "default";
-    c->causal_top_left = x->causal && x->top_left;
-    c->softcap = x->softcap;
-    /* FlexAttention's pinned tiles and delta kernel, --delta-xblock
-       first */
-    c->delta_xblock = (size_t)x->delta_xblock;
-    x->delta_from = dump_flex_apply(
-        &x->man_flex,
-        (x->man_launch_bh != 0 ? x->man_launch_bh : (uint64_t)(x->nb * x->nh))
-            * x->nq,
-        c);
+    return true;
+}
+
+/* C's softmax scale: --scale, the manifest's number (or "1/sqrt(d)",
+   the default), else the file's metadata. */
+static bool
+resolve_scale(diff_ctx *x, fa_config *c)
+{
+    float sf;
+
     if (x->scale_given) {
         memcpy(&sf, &x->scale_bits, sizeof sf);
         c->scale = sf;
@@ -1116,40 +1128,14 @@ diff_build_config(diff_ctx *x)
                   1.0 / sqrt((double)x->d), x->d);
         return false;
     }
-    if (x->fix_given) {
-        x->fix = x->fix_opt;
-        x->fix_from = "--fix";
-    } else if (x->man_fix_given) {
-        x->fix = x->man_fix;
-        x->fix_from = "manifest";
-    } else {
-        x->fix = FA_FIX_NONE;
-        x->fix_from = "default";
-    }
-    c->fix = fa_fix_default(x->fix);
-    if (x->rowsum_opt >= 0)
-        x->man_rowsum_separate = x->rowsum_opt == 0;
-    if (x->man_rowsum_separate)
-        c->fa2_rowsum_fma = false;
-    if (!x->exp_given && !fa_cli_exp_for(CMD, fa_config_kernel(c), &x->exp))
-        return false;
-    c->exp = x->exp.model;
-    if (!fa_cli_log_for(CMD, x->kernel_path != NULL ? "--kernel" : "--policy", fa_config_kernel(c), &x->logm))
-        return false;
-    c->log = fa_cli_log_model(&x->logm);
-    c->rcp = fa_cli_rcp_model(&x->logm);
-    c->input = x->f16 ? &sf_format_f16 : NULL;
-    if (!fa_cli_inputs_defined(CMD, x->kernel_path != NULL ? "--kernel" : "--policy", fa_config_kernel(c), x->f16))
-        return false;
-    why = fa_config_check(c);
-    if (why != NULL) {
-        fa_cli_config_refused(CMD, c,
-                              strcmp(x->splits_from, "manifest") == 0
-                                  ? "the manifest's splits"
-                                  : x->splits_from,
-                              why);
-        return false;
-    }
+    return true;
+}
+
+/* X->hcfg: the configuration C of one head (or group), in the launch of
+   the whole run, and the dQ buffers in effect. */
+static void
+head_config(diff_ctx *x, const fa_config *c)
+{
     x->hcfg = *c;
     x->hcfg.shape.batch = 1;
     x->hcfg.shape.heads = 1;
@@ -1166,6 +1152,15 @@ diff_build_config(diff_ctx *x)
     /* one head at a time: the dQ buffers are the whole launch's */
     x->dq_eff = fa_config_dq_buffers(c);
     x->hcfg.dq_splits = x->dq_eff;
+}
+
+/* The scale C uses, the file's own where --scale overrides it, and
+   whether it is PyTorch's default. */
+static void
+note_scale(diff_ctx *x, const fa_config *c)
+{
+    float sf;
+
     x->scale_used = fa_scale_bits(c);
     if (x->scale_given) {
         /* the file's own scale, to note an override */
@@ -1203,6 +1198,85 @@ diff_build_config(diff_ctx *x)
         memcpy(&b, &f, sizeof b);
         x->torch_scale_same = b == x->scale_used;
     }
+}
+
+bool
+diff_build_config(diff_ctx *x)
+{
+    fa_config *c = &x->cfg;
+    const char *why;
+
+    /* Every setting that changes bits comes from the file or an option;
+       an option given over the file's setting wins, and the report says
+       so. */
+    if (!resolve_causal(x))
+        return false;
+    if (x->kernel_path != NULL || x->kernel_named)
+        *c = fa_config_kernel_default(&x->kernel);
+    else
+        *c = fa_config_default(x->policy);
+    c->splits = x->splits;
+    c->dq_splits = x->dq_set;
+    c->sms = (size_t)x->sms;
+    c->shape.batch = x->nb;
+    c->shape.heads = x->nh;
+    c->shape.nq = x->nq;
+    c->shape.nk = x->nk;
+    c->shape.d = x->d;
+    c->causal = x->causal;
+    x->top_left = x->align_opt >= 0 ? x->align_opt == 1 : x->man_top_left;
+    x->align_from = x->align_sdpa       ? "--policy sdpa"
+                    : x->align_opt >= 0 ? "--causal-align"
+                    : x->man_align_given ? x->man_align_from
+                                         : "default";
+    c->causal_top_left = x->causal && x->top_left;
+    c->softcap = x->softcap;
+    /* FlexAttention's pinned tiles and delta kernel, --delta-xblock
+       first */
+    c->delta_xblock = (size_t)x->delta_xblock;
+    x->delta_from = dump_flex_apply(
+        &x->man_flex,
+        (x->man_launch_bh != 0 ? x->man_launch_bh : (uint64_t)(x->nb * x->nh))
+            * x->nq,
+        c);
+    if (!resolve_scale(x, c))
+        return false;
+    if (x->fix_given) {
+        x->fix = x->fix_opt;
+        x->fix_from = "--fix";
+    } else if (x->man_fix_given) {
+        x->fix = x->man_fix;
+        x->fix_from = "manifest";
+    } else {
+        x->fix = FA_FIX_NONE;
+        x->fix_from = "default";
+    }
+    c->fix = fa_fix_default(x->fix);
+    if (x->rowsum_opt >= 0)
+        x->man_rowsum_separate = x->rowsum_opt == 0;
+    if (x->man_rowsum_separate)
+        c->fa2_rowsum_fma = false;
+    if (!x->exp_given && !fa_cli_exp_for(CMD, fa_config_kernel(c), &x->exp))
+        return false;
+    c->exp = x->exp.model;
+    if (!fa_cli_log_for(CMD, x->kernel_path != NULL ? "--kernel" : "--policy", fa_config_kernel(c), &x->logm))
+        return false;
+    c->log = fa_cli_log_model(&x->logm);
+    c->rcp = fa_cli_rcp_model(&x->logm);
+    c->input = x->f16 ? &sf_format_f16 : NULL;
+    if (!fa_cli_inputs_defined(CMD, x->kernel_path != NULL ? "--kernel" : "--policy", fa_config_kernel(c), x->f16))
+        return false;
+    why = fa_config_check(c);
+    if (why != NULL) {
+        fa_cli_config_refused(CMD, c,
+                              strcmp(x->splits_from, "manifest") == 0
+                                  ? "the manifest's splits"
+                                  : x->splits_from,
+                              why);
+        return false;
+    }
+    head_config(x, c);
+    note_scale(x, c);
     for (int s = 0; s < N_ST; s++) {
         x->r[s].fmt = fa_output_format(c, st_format_name[s]);
         if (x->r[s].fmt == NULL)

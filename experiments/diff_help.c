@@ -7,26 +7,11 @@
 
 #include "experiments/cli.h"
 
-void
-diff_help(FILE *out)
+/* The help's inputs: the dump, the tensors, the call, layout and dtype. */
+static void
+help_inputs(FILE *out)
 {
     fputs(
-        "usage: bf16emu diff --dump FILE [--policy fa2] [--stage LIST] "
-        "[--exp MODEL]\n"
-        "       bf16emu diff --q FILE[:KEY] --k .. --v .. --o .. [--lse ..] "
-        "[--do ..]\n"
-        "                    [--dq ..] [--dk ..] [--dv ..] [--dump FILE] "
-        "[--layout L]\n"
-        "                    [--dtype bf16] [options]\n"
-        "                    [--fix NAME] [--causal | --no-causal] "
-        "[--scale X]\n"
-        "                    [--tolerance ULPS] [--exact | --no-exact] "
-        "[--json]\n"
-        "\n"
-        "Recomputes each stage of a GPU flash-attention dump on the "
-        "emulator, from the\n"
-        "dump's own inputs to that stage, and compares bit by bit.\n"
-        "\n"
         "  --dump FILE          a .safetensors dump: q, k, v [B, H, N, d] "
         "BF16, do (for\n"
         "                       the backward), o BF16, lse F32 [B, H, Nq], "
@@ -57,7 +42,15 @@ diff_help(FILE *out)
         "  --dtype bf16         read F32 or F16 tensors whose values are "
         "BF16 values,\n"
         "                       and U16 / I16 bit patterns, as BF16 (every "
-        "value checked)\n"
+        "value checked)\n",
+        out);
+}
+
+/* The help's kernel options: policy, backends, description, splits, launch. */
+static void
+help_kernel(FILE *out)
+{
+    fputs(
         "  --policy NAME        paper-eq4, repo, fa2 (default), fp32, a "
         "backend's\n"
         "                       description (cudnn,\n"
@@ -99,7 +92,15 @@ diff_help(FILE *out)
         "                       dispatch) use it; with it, --splits "
         "defaults to the\n"
         "                       kernel's own rule (a manifest's launch_shape\n"
-        "                       gives it too)\n"
+        "                       gives it too)\n",
+        out);
+}
+
+/* The help's mask, stages, exp model, fix, causal mask, scale, flex. */
+static void
+help_computation(FILE *out)
+{
+    fputs(
         "  --mask FILE[:KEY]    SDPA's attn_mask (BOOL or U8 0/1: True "
         "takes part;\n"
         "                       F32, BF16, F16: added), broadcasting to the "
@@ -155,7 +156,15 @@ diff_help(FILE *out)
         "program of its\n"
         "                       delta kernel, which inductor autotunes "
         "(default: from the\n"
-        "                       manifest's kernels and launch, else 8)\n"
+        "                       manifest's kernels and launch, else 8)\n",
+        out);
+}
+
+/* The help's output options, notes, example and exit status. */
+static void
+help_output(FILE *out)
+{
+    fputs(
         "  --tolerance ULPS     a stage passes when every element is at most "
         "ULPS apart\n"
         "                       (default 0: bit-equal)\n"
@@ -187,4 +196,31 @@ diff_help(FILE *out)
         "--tolerance), 1 a\n"
         "stage differs, 2 bad usage or input.\n",
         out);
+}
+
+void
+diff_help(FILE *out)
+{
+    fputs(
+        "usage: bf16emu diff --dump FILE [--policy fa2] [--stage LIST] "
+        "[--exp MODEL]\n"
+        "       bf16emu diff --q FILE[:KEY] --k .. --v .. --o .. [--lse ..] "
+        "[--do ..]\n"
+        "                    [--dq ..] [--dk ..] [--dv ..] [--dump FILE] "
+        "[--layout L]\n"
+        "                    [--dtype bf16] [options]\n"
+        "                    [--fix NAME] [--causal | --no-causal] "
+        "[--scale X]\n"
+        "                    [--tolerance ULPS] [--exact | --no-exact] "
+        "[--json]\n"
+        "\n"
+        "Recomputes each stage of a GPU flash-attention dump on the "
+        "emulator, from the\n"
+        "dump's own inputs to that stage, and compares bit by bit.\n"
+        "\n",
+        out);
+    help_inputs(out);
+    help_kernel(out);
+    help_computation(out);
+    help_output(out);
 }

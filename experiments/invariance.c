@@ -22,6 +22,7 @@
 #endif
 
 #include "analysis/dump_inputs.h"
+#include "analysis/dump_manifest.h"
 #include "experiments/invariance_local.h"
 
 enum
@@ -441,52 +442,6 @@ read_input(inv_ctx *x, const char *key, tensor *t, size_t heads, size_t n)
     return true;
 }
 
-/* The manifest's heads_from (or heads_kept) and batch_from, for the
-   mask's binding: integers, one per kept head (batch_from: one, or one
-   per head). */
-static bool
-read_kept(inv_ctx *x)
-{
-    const json_t *hf = json_object_get(x->man, "heads_from");
-    const json_t *bf = json_object_get(x->man, "batch_from");
-    size_t i;
-    const json_t *v;
-
-    if (hf == NULL)
-        hf = json_object_get(x->man, "heads_kept");
-    if (json_is_array(hf)) {
-        if (json_array_size(hf) > MAX_MASK_HEADS)
-            return cli_error(CMD, "%s: manifest: heads_from: more than %d "
-                                  "heads",
-                             x->path, MAX_MASK_HEADS),
-                   false;
-        json_array_foreach(hf, i, v) {
-            if (!json_is_integer(v) || json_integer_value(v) < 0)
-                return cli_error(CMD, "%s: manifest: heads_from: expected "
-                                      "head numbers",
-                                 x->path),
-                       false;
-            x->heads_from[i] = (uint64_t)json_integer_value(v);
-        }
-        x->has_heads_from = true;
-    }
-    if (json_is_integer(bf) && json_integer_value(bf) >= 0) {
-        x->batch_from[0] = (uint64_t)json_integer_value(bf);
-        x->has_batch_from = true;
-    } else if (json_is_array(bf) && json_array_size(bf) <= MAX_MASK_HEADS) {
-        json_array_foreach(bf, i, v) {
-            if (!json_is_integer(v) || json_integer_value(v) < 0)
-                return cli_error(CMD, "%s: manifest: batch_from: expected "
-                                      "batch entries",
-                                 x->path),
-                       false;
-            x->batch_from[i] = (uint64_t)json_integer_value(v);
-        }
-        x->has_batch_from = x->batch_each = true;
-    }
-    return true;
-}
-
 static bool
 read_dump(inv_ctx *x)
 {
@@ -524,8 +479,6 @@ read_dump(inv_ctx *x)
     x->f16 = dt != NULL && strcmp(dt, "float16") == 0;
     ls = json_object_get(x->man, "launch_shape");
     x->mask_batch = inv_jint(ls, "batch") > 0 ? (uint64_t)inv_jint(ls, "batch") : 1;
-    if (!read_kept(x))
-        return false;
     if (x->launch_heads == 0 && inv_jint(ls, "heads") > 0) {
         x->launch_heads = (uint64_t)inv_jint(ls, "heads");
         x->launch_kv_heads = inv_jint(ls, "kv_heads") > 0
@@ -1025,6 +978,8 @@ bind_mask(inv_ctx *x)
 {
     tensor_error err;
     char msg[512];
+    dump_manifest dm;
+    bool kept = false, from = false;
 
     if (x->mask_opd.arg == NULL)
         return true;
@@ -1042,13 +997,25 @@ bind_mask(inv_ctx *x)
         != TENSOR_OK)
         return cli_error(CMD, "--mask: %s", err.message), false;
     /* the kept heads are the launch's heads_from of its entry batch_from
-       (a dump's), else its first heads of entry 0 */
+       (a dump's, read as diff reads them), else its first heads of
+       entry 0 */
+    if (x->man != NULL) {
+        char *text = json_dumps(x->man, JSON_COMPACT);
+        int prc = text != NULL ? dump_manifest_parse(x->path, text, &dm, &err)
+                               : TENSOR_E_NOMEM;
+        free(text);
+        if (prc != TENSOR_OK)
+            return cli_error(CMD, "%s", text != NULL ? err.message
+                                                     : "out of memory"),
+                   false;
+        kept = dm.heads_key != NULL;
+        from = dm.batch_from_given;
+    }
     if (am_bind_file(&x->mask_opd.t, x->mask_batch != 0 ? x->mask_batch : 1,
                      (size_t)x->launch_heads, (size_t)x->nq, (size_t)x->nk,
-                     1, (size_t)x->heads,
-                     x->has_batch_from ? x->batch_from : NULL, x->batch_each,
-                     x->has_heads_from ? x->heads_from : NULL, &x->mask, msg,
-                     sizeof msg)
+                     1, (size_t)x->heads, from ? dm.batch_from : NULL,
+                     from && dm.n_batch_from != 0, kept ? dm.heads : NULL,
+                     &x->mask, msg, sizeof msg)
         != 0)
         return cli_error(CMD, "--mask %s: %s", x->mask_opd.arg, msg), false;
     x->has_mask = true;

@@ -34,8 +34,6 @@ typedef struct slot
 
 _Static_assert(2 * MAX_LIST <= IV_OBS_MAX, "a dump's classes fit");
 
-/* The kept heads a dump's heads_from and batch_from may name. */
-#define MAX_MASK_HEADS 1024
 
 typedef struct inv_ctx
 {
@@ -81,11 +79,6 @@ typedef struct inv_ctx
     am_mask mask;         /* bound to the kept heads (mask_opd.t) */
     bool has_mask;
     uint64_t mask_batch;  /* the launch's batch the mask covers (dump) */
-    /* the dump's heads_from (or heads_kept) and batch_from: which of the
-       launch's heads and batch entry the kept heads are (NULL: the
-       first heads of entry 0) */
-    uint64_t heads_from[MAX_MASK_HEADS], batch_from[MAX_MASK_HEADS];
-    bool has_heads_from, has_batch_from, batch_each;
     bool pol_default;  /* the backends came from the dump */
     iv_skip skip[MAX_BACKENDS];
     size_t nskip;

@@ -90,6 +90,7 @@ static const field fields[] = {
     {"decode_wide_min_nk", F_UINT, OFF(decode_wide_min_nk), NULL},
     {"decode_span_order", F_STRING, OFF(decode_span_order), "tree"},
     {"decode_lse", F_ENUM, OFF(decode_lse), "decode_lse"},
+    {"decode_acc_update", F_ENUM, OFF(decode_acc_update), "acc_update"},
     {"exp_model", F_ENUM, OFF(exp_model), "exp_model"},
     {"gqa_dkv", F_ENUM, OFF(gqa_dkv), "gqa_dkv"},
     {"bias_add", F_ENUM, OFF(bias_add), "bias_add"},
@@ -105,7 +106,7 @@ static const field fields[] = {
 };
 #define N_FIELDS (sizeof fields / sizeof fields[0])
 /* the optional fields come last */
-#define N_REQUIRED (N_FIELDS - 15)
+#define N_REQUIRED (N_FIELDS - 16)
 
 static const char *const gemv_names[] = {"d", "nk", "bh", "s", "pv"};
 static const char *const order_keys[] = {"lanes", "chunk", "combine"};

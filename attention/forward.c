@@ -719,6 +719,24 @@ span_tree(uint32_t (*sv)[4], size_t n, uint32_t *sum, const char *order,
         sum[q] = sv[0][q];
 }
 
+/* Whether one query row runs the second decode engine (from
+   decode_wide_min_nk keys). */
+static bool
+decode_wide(const fa_plan *pl)
+{
+    const fa_kernel *k = &pl->k;
+    return pl->nq == 1 && k->decode_wide_min_nk > 0
+           && pl->nk >= k->decode_wide_min_nk;
+}
+
+/* The accumulator's update of this launch: decode_acc_update in the second
+   decode engine, else acc_update. */
+static fa_acc_update
+acc_update_of(const fa_plan *pl)
+{
+    return decode_wide(pl) ? pl->k.decode_acc_update : pl->k.acc_update;
+}
+
 static void
 block_step(fwd_run *r, size_t i0, size_t nr, size_t c0, size_t bw)
 {
@@ -734,11 +752,10 @@ block_step(fwd_run *r, size_t i0, size_t nr, size_t c0, size_t bw)
     bool quad = k->rowsum == FA_ROWSUM_QUAD;
     bool p16 = k->p != FA_FMT_F32;
     size_t cw = pl->col_warps > 1 ? pl->col_warps : 1;
-    size_t span = pl->nq != 1 ? 0
-                  : k->decode_wide_min_nk > 0
-                          && pl->nk >= k->decode_wide_min_nk
-                      ? k->decode_rowsum_span_wide
-                      : k->decode_rowsum_span;
+    bool chain = acc_update_of(pl) == FA_ACC_CHAIN;
+    size_t span = pl->nq != 1      ? 0
+                  : decode_wide(pl) ? k->decode_rowsum_span_wide
+                                    : k->decode_rowsum_span;
     const sf_format *pa = p_format(pl);
     bool all_init = true, all_cont = true;
     bool batch = e->events == NULL;
@@ -983,7 +1000,7 @@ block_step(fwd_run *r, size_t i0, size_t nr, size_t c0, size_t bw)
         else
             all_init = false;
         capture_p(r, i, c0, bw, n, ps);
-        if (visible && k->acc_update == FA_ACC_CHAIN) {
+        if (visible && chain) {
             /* O~ = alpha O~ + P~V over the row's visible keys: the block's
                dot products chained from the rescaled accumulator */
             uint32_t *acc = w->acc + ri * pl->d, *tmp = w->tmp + ri * pl->d;
@@ -996,11 +1013,11 @@ block_step(fwd_run *r, size_t i0, size_t nr, size_t c0, size_t bw)
                 acc[col] = fwd_round(k->acc, acc[col], col_env(r, col));
         }
     }
-    if (visible && k->acc_update == FA_ACC_CHAIN)
+    if (visible && chain)
         return;
 
     /* Every key of the block: the chunk's P~V at once. */
-    if (k->acc_update == FA_ACC_CHAIN) {
+    if (chain) {
         /* rescale in place, then chain from the accumulator (from 0 for a
            row the block initialises) */
         for (size_t ri = 0; ri < nr; ri++)
@@ -1108,8 +1125,7 @@ static bool
 lse_is_decode(const fa_plan *pl)
 {
     const fa_kernel *k = &pl->k;
-    return k->decode_lse == FA_DLSE_LG2_FMA && pl->nq == 1
-           && k->decode_wide_min_nk > 0 && pl->nk >= k->decode_wide_min_nk;
+    return k->decode_lse == FA_DLSE_LG2_FMA && decode_wide(pl);
 }
 
 /* 1 / l of the normalisation: the reciprocal model's for

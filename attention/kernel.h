@@ -483,6 +483,13 @@ typedef struct fa_kernel
        query row from decode_wide_min_nk keys (the second engine) and of
        the lean reduction after it. */
     fa_decode_lse decode_lse;
+    /* Appended (optional in JSON, "chain" when absent): acc_update of one
+       query row from decode_wide_min_nk keys (the second engine).
+       cuDNN's 16 x 128 decode engine forms each tile's P~V from 0 and
+       adds it to the rescaled accumulator ("separate"), where its
+       prefill engine chains the products from the rescaled accumulator
+       ("chain"). */
+    fa_acc_update decode_acc_update;
     /* Appended (optional in JSON; absent: "ex2-sm90" for a description
        of a GPU kernel, whose row sum is "quad" or "quad-block", whose
        exp_arg is "log2e-sub" or whose exp_fn is "cuda-expf", else "cr",

@@ -352,6 +352,7 @@ static const struct
     {"bwd", bwd_names},         {"exp_fn", expfn_names},
     {"dq_buffers", dqb_names},
     {"decode_lse", dlse_names},
+    {"decode_acc_update", acc_names},
     {"exp_model", kexp_names},
     {"gqa_dkv", gqa_names},
     {"bias_add", bias_names},
@@ -452,6 +453,7 @@ fa_kernel_check(const fa_kernel *k)
         || (unsigned)k->visit > FA_VISIT_BLOCK
         || (unsigned)k->rowsum > FA_ROWSUM_QUAD_REDUCE
         || (unsigned)k->acc_update > FA_ACC_SEPARATE
+        || (unsigned)k->decode_acc_update > FA_ACC_SEPARATE
         || (unsigned)k->first > FA_FIRST_UPDATE
         || (unsigned)k->normalize > FA_NORM_RCP_APPROX
         || (unsigned)k->lse > FA_LSE_LOG2_LN2

@@ -112,6 +112,11 @@ static const fa_kernel kernels[] = {
         .decode_rowsum_span_wide = 32,
         .decode_wide_min_nk = 257,
         .decode_lse = FA_DLSE_LG2_FMA,
+        /* the 16 x 128 engine: a tile's P~V from 0, then added (H100
+           decode dumps, tests/data/gpu/invariance and gqa: with "chain"
+           117 O elements of 16 split and unsplit launches differ, with
+           "separate" 50; no dump that was bit-equal changes) */
+        .decode_acc_update = FA_ACC_SEPARATE,
         .exp_model = FA_KEXP_EX2_SM90,
         /* grouped-query heads: sm90_flash_bprop writes each query head's
            dK and dV, fmha_reduce_head adds a group's (H100 dumps,

@@ -59,7 +59,7 @@ while read -r name b eq total; do
 done <<'END'
 gqa_decode_nk512_h8_g4 cudnn 512 512
 gqa_decode_nk512_h8_g8 cudnn 1024 1024
-gqa_decode_nk512_h32_g4 cudnn 511 512
+gqa_decode_nk512_h32_g4 cudnn 512 512
 gqa_decode_nk512_h32_g8 cudnn 1022 1024
 gqa_decode_nk4096_h8_g8 cudnn 1022 1024
 gqa_decode_nk512_h8_g4 math 512 512

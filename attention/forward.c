@@ -45,6 +45,9 @@ typedef struct fwd_ws
     uint32_t *lpart;        /* splits x R: "lean": the split's l */
     uint32_t *scalev;       /* bc: score_log2: the scale, repeated (the
                                array product's second operand) */
+    uint32_t *sl2v;         /* bc: exp_arg scale-fma: scale log2 e,
+                               repeated, and -max_scaled of the row */
+    uint32_t *negms;
     size_t *blocks;         /* tc: block_sparse: the query block's KV
                                blocks in visiting order */
     unsigned char *partial; /* tc: of each, whether it is partial */
@@ -117,6 +120,10 @@ fwd_layout(const fa_plan *pl, fa_ws *w, fwd_ws *f)
                           sizeof(uint32_t));
     f->scalev = fa_ws_take(w, pl->k.score_log2 ? pl->bc : 0,
                            sizeof(uint32_t));
+    f->sl2v = fa_ws_take(w, pl->k.exp_arg == FA_ARG_SCALE_FMA ? pl->bc : 0,
+                         sizeof(uint32_t));
+    f->negms = fa_ws_take(w, pl->k.exp_arg == FA_ARG_SCALE_FMA ? pl->bc : 0,
+                          sizeof(uint32_t));
     f->blocks = fa_ws_take(w, pl->k.block_sparse ? pl->tc : 0, sizeof(size_t));
     f->partial = fa_ws_take(w, pl->k.block_sparse ? pl->tc : 0, 1);
     f->visit = fa_ws_take(w, pl->k.block_sparse ? pl->tc : 0, 1);
@@ -823,7 +830,16 @@ block_step(fwd_run *r, size_t i0, size_t nr, size_t c0, size_t bw)
                                                   SF_RNE, e),
                                        (sf_f32){ms}, SF_RNE, e)
                                 .bits;
-            else
+            else if (ea == FA_ARG_SCALE_FMA) {
+                /* fma(s, sl2, -max_scaled) through the array FMA (the
+                   same bits and flags as exp_arg's) */
+                for (size_t t = 0; t < n; t++)
+                    w->negms[t] = ms ^ FA_F32_SIGN;
+                sf_f32_fma_array((const sf_f32 *)srow,
+                                 (const sf_f32 *)w->sl2v,
+                                 (const sf_f32 *)w->negms, (sf_f32 *)pf, n,
+                                 SF_RNE, e);
+            } else
                 for (size_t t = 0; t < n; t++)
                     pf[t] = exp_arg(pl, ea, srow[t], meff, ms, e);
             fa_exp_n(pl, pf, n);
@@ -1833,6 +1849,8 @@ fa_forward(const fa_config *cfg, const uint16_t *q, const uint16_t *k,
     rows = chunk_rows(&pl);
     for (size_t j = 0; pl.k.score_log2 && j < pl.bc; j++)
         w.scalev[j] = pl.scale;
+    for (size_t j = 0; pl.k.exp_arg == FA_ARG_SCALE_FMA && j < pl.bc; j++)
+        w.sl2v[j] = pl.scale_log2;
 
     memset(&run, 0, sizeof run);
     run.pl = &pl;

@@ -103,10 +103,22 @@ static const field fields[] = {
     {"softcap_tanhf", F_BOOL, OFF(softcap_tanhf), NULL},
     {"below_min_nq", F_STRING, OFF(below_min_nq), "none"},
     {"rowsum_col_warps", F_UINT, OFF(rowsum_col_warps), NULL},
+    /* absent: the preset of "bwd" (fa_kernel_bwd_preset) */
+    {"bwd_keys", F_ENUM, OFF(bwd_keys), "bwd_keys"},
+    {"bwd_delta", F_ENUM, OFF(bwd_delta), "bwd_delta"},
+    {"bwd_p", F_ENUM, OFF(bwd_p), "bwd_p"},
+    {"bwd_dp", F_ENUM, OFF(bwd_dp), "bwd_dp"},
+    {"bwd_ds", F_ENUM, OFF(bwd_ds), "bwd_ds"},
+    {"bwd_operand", F_ENUM, OFF(bwd_operand), "bwd_operand"},
+    {"bwd_dq", F_ENUM, OFF(bwd_dq), "bwd_dq"},
+    {"bwd_dkv", F_ENUM, OFF(bwd_dkv), "bwd_dkv"},
+    {"bwd_out", F_ENUM, OFF(bwd_out), "bwd_out"},
 };
 #define N_FIELDS (sizeof fields / sizeof fields[0])
 /* the optional fields come last */
-#define N_REQUIRED (N_FIELDS - 16)
+#define N_REQUIRED (N_FIELDS - 25)
+/* the bwd_* fields, whose absence means the preset of "bwd" */
+#define N_BWD_FIELDS 9
 
 static const char *const gemv_names[] = {"d", "nk", "bh", "s", "pv"};
 static const char *const order_keys[] = {"lanes", "chunk", "combine"};
@@ -436,6 +448,20 @@ load_mma(const where *w, json_t *v, fa_kernel *k)
     return true;
 }
 
+/* The bwd_* fields that ROOT leaves out take the preset of K's bwd;
+   those it names stay. */
+static void
+bwd_fill(json_t *root, fa_kernel *k)
+{
+    fa_kernel preset = *k;
+
+    fa_kernel_bwd_preset(&preset);
+    for (size_t i = N_FIELDS - N_BWD_FIELDS; i < N_FIELDS; i++)
+        if (json_object_get(root, fields[i].name) == NULL)
+            memcpy((char *)k + fields[i].off, (char *)&preset + fields[i].off,
+                   sizeof(int));
+}
+
 static bool load_root(const where *w, json_t *root, const json_error_t *jerr,
                       fa_kernel *k);
 
@@ -540,6 +566,7 @@ load_root(const where *w0, json_t *root, const json_error_t *jerr,
     if (json_object_get(root, "exp_model") == NULL)
         /* a description written before the field: the default then */
         k->exp_model = fa_kernel_exp_legacy(k);
+    bwd_fill(root, k);
     why = fa_kernel_check(k);
     if (why != NULL) {
         /* the check names the field first: "field: what" */

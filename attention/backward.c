@@ -30,24 +30,36 @@ typedef struct bwd_ws
     uint32_t *ohp;      /* d: O recomputed in FP32 (delta-fp32-o) */
 } bwd_ws;
 
-/* The chain scheme (fp32, paper-eq4): FP32 values, one chain per
-   gradient element. */
+/* The FP32 path (bwd_operand "f32", with bwd_dq and bwd_dkv "chain"):
+   FP32 P and dS, one chain per gradient element. */
 static bool
 fp_policy(const fa_plan *pl)
 {
-    return pl->k.bwd == FA_BWD_CHAIN;
+    return pl->k.bwd_operand == FA_FMT_F32;
 }
 
-/* The format of P~ and dS~ as the backward's MMAs take them, and of its
-   16-bit outputs: FA2's Element type (the inputs' format), the repo's
+/* F of the description, "in" as the inputs' format. */
+static fa_fmt
+resolved(const fa_plan *pl, fa_fmt f)
+{
+    return f == FA_FMT_IN ? pl->in_fmt : f;
+}
+
+/* The format of P~ and dS~ as the backward's MMAs take them
+   (bwd_operand): FA2's Element type (the inputs' format), the repo's
    BF16. */
 static fa_fmt
 elt_fmt(const fa_plan *pl)
 {
-    return pl->k.bwd == FA_BWD_FA2 || pl->k.bwd == FA_BWD_EFFICIENT
-                   || pl->k.bwd == FA_BWD_CUDNN
-               ? pl->in_fmt
-               : FA_FMT_BF16;
+    return resolved(pl, pl->k.bwd_operand);
+}
+
+/* Whether dS holds the softmax scale (else dQ and dK take it at the
+   end). */
+static bool
+ds_scaled(const fa_plan *pl)
+{
+    return pl->k.bwd_ds != FA_BDS_P_DP;
 }
 
 static const sf_format *
@@ -86,13 +98,16 @@ bwd_layout(const fa_plan *pl, fa_ws *w, bwd_ws *b)
     b->dk = fa_ws_take(w, fa_mul_size(nk, d, o), sizeof(uint32_t));
     b->dv = fa_ws_take(w, fa_mul_size(nk, d, o), sizeof(uint32_t));
     b->chunk = fa_ws_take(
-        w, pl->k.bwd == FA_BWD_REPO ? fa_mul_size(pl->bc_bwd, d, o) : 0,
+        w,
+        pl->k.bwd_dkv == FA_BDKV_BF16_ADD ? fa_mul_size(pl->bc_bwd, d, o) : 0,
         sizeof(uint32_t));
     b->dqs = fa_ws_take(w, fa_mul_size(fa_mul_size(r, pl->dq_splits, o), d, o),
                         sizeof(uint32_t));
     b->dqt = fa_ws_take(w, d, sizeof(uint32_t));
     b->delta = fa_ws_take(w, r, sizeof(uint32_t));
     b->ohp = fa_ws_take(w, d, sizeof(uint32_t));
+    if (fp_policy(pl))
+        b->pb = b->dsb = b->at16 = NULL; /* FP32 P and dS only */
 }
 
 size_t
@@ -263,21 +278,28 @@ writing(const bwd_run *r)
     return r->tcol < 0;
 }
 
-/* Whether the kernel of the policy computes S, P, dP, dS at (row I of
-   query block MB, key J). */
+/* Whether the backward computes S, P, dP, dS at (a row of query block
+   MB with VIS visible keys, key J) (bwd_keys). */
 static bool
 computed(const fa_plan *pl, size_t mb, size_t vis, size_t j)
 {
-    switch (pl->k.bwd) {
-    case FA_BWD_REPO:
-    case FA_BWD_EFFICIENT:
+    switch (pl->k.bwd_keys) {
+    case FA_BKEYS_ALL:
         return true;
-    case FA_BWD_FA2:
-    case FA_BWD_CUDNN:
+    case FA_BKEYS_M_BLOCK:
         return mb >= fa_bwd_first_mblock(pl, j / pl->bc_bwd);
     default:
         return j < vis;
     }
+}
+
+/* Whether key tile NB enters no product of query block MB (bwd_keys
+   "m-block-min": a causal block before the tile's m_block_min). */
+static bool
+tile_skipped(const fa_plan *pl, size_t mb, size_t nb)
+{
+    return pl->k.bwd_keys == FA_BKEYS_M_BLOCK
+           && mb < fa_bwd_first_mblock(pl, nb);
 }
 
 /* delta of row RI (P and dP strips ready). */
@@ -289,8 +311,8 @@ row_delta(bwd_run *r, size_t i, size_t ri, size_t vis)
     const uint16_t *dor = r->dout + i * pl->d;
     const uint32_t *orow = r->o + i * pl->d;
     const uint32_t *prow = w->sp + ri * pl->nk, *dprow = w->dp + ri * pl->nk;
-    bool repo = pl->k.bwd == FA_BWD_REPO;
-    size_t nkeys = repo ? pl->nk : vis;
+    bool b16 = pl->k.bwd_delta == FA_BDELTA_BF16_SUM;
+    size_t nkeys = b16 ? pl->nk : vis;
     sf_env *e = r->env;
     uint32_t acc = FA_F32_ZERO;
 
@@ -306,10 +328,10 @@ row_delta(bwd_run *r, size_t i, size_t ri, size_t vis)
         }
         for (size_t c = 0; c < pl->d; c++)
             acc = fa_fma(fa_in_wide(pl->in_fmt, dor[c]), w->ohp[c], acc, e);
-        return repo ? fa_rbf(acc, e) : acc;
+        return b16 ? fa_rbf(acc, e) : acc;
     }
     if (pl->abl & FA_ABL_DELTA_DPP) {
-        if (repo) {
+        if (b16) {
             /* (dp * p).sum(-1): BF16 products, FP32 sum, BF16 */
             acc = fa_rbf(fa_mul(dprow[0], prow[0], e), e);
             for (size_t j = 1; j < pl->nk; j++)
@@ -320,8 +342,8 @@ row_delta(bwd_run *r, size_t i, size_t ri, size_t vis)
             acc = fa_fma(prow[j], dprow[j], acc, e);
         return acc;
     }
-    switch (pl->k.bwd) {
-    case FA_BWD_REPO:
+    switch (pl->k.bwd_delta) {
+    case FA_BDELTA_BF16_SUM:
         /* D = (doc * oc).sum(-1): BF16 products, FP32 sum, BF16 */
         acc = fa_rbf(fa_mul(fa_in_wide(pl->in_fmt, dor[0]), orow[0], e), e);
         for (size_t c = 1; c < pl->d; c++)
@@ -330,15 +352,287 @@ row_delta(bwd_run *r, size_t i, size_t ri, size_t vis)
                 fa_rbf(fa_mul(fa_in_wide(pl->in_fmt, dor[c]), orow[c], e), e),
                 e);
         return fa_rbf(acc, e);
-    case FA_BWD_FA2:
+    case FA_BDELTA_DOT_DO_O:
         return fa2_dot_do_o(pl, dor, orow, e);
-    case FA_BWD_CUDNN:
+    case FA_BDELTA_CUDNN:
         return cudnn_delta(pl, dor, orow, e);
-    case FA_BWD_EFFICIENT:
+    case FA_BDELTA_EFFICIENT:
         return eff_delta(pl, dor, orow, e);
     default:
         return (uint32_t)sf_mma_dot(pl->mdelta, pl->in, dor, 1, &sf_format_f32,
                                     orow, 1, pl->d, 0, e);
+    }
+}
+
+/* P at key J of row I from S (the raw score; its computed entries) and
+   the row's LSE (LSE2 = RN32(LSE log2e) for bwd_p "scale-log2"),
+   bwd_p's formula; P~ into *PB (the operand format) when PB is not
+   NULL. */
+static uint32_t
+p_at(const bwd_run *r, size_t i, size_t j, bool masked, uint32_t s0,
+     uint32_t lse, uint32_t lse2, uint16_t *pb)
+{
+    const fa_plan *pl = r->pl;
+    sf_env *e = r->env;
+    uint32_t s, p;
+
+    switch (pl->k.bwd_p) {
+    case FA_BP_BF16_OPS:
+        s = masked ? FA_F32_NEG_INF
+                   : fa_rbf(fa_mul(fa_rbf(s0, e), pl->scale, e), e);
+        /* p = exp(S - lse), BF16 */
+        p = fa_rbf(fa_exp(pl, fa_rbf(fa_sub(s, lse, e), e)), e);
+        if (pb != NULL)
+            *pb = (uint16_t)(p >> 16);
+        return p;
+    case FA_BP_LOG2E_FMA:
+        /* P = exp2(RN(RN(S scale - LSE) log2e)): the natural argument by
+           one FFMA, then to base 2 */
+        s = masked ? FA_F32_NEG_INF : s0;
+        if (pl->mask != NULL && !masked) {
+            /* with a mask: t = RN(fma(S, scale, b)) (the forward's), P =
+               exp2(RN(RN(t - LSE) log2e)) */
+            uint32_t t = fa_fma(s, pl->scale, fa_mask_at(pl, r->head, i, j), e);
+            p = fa_exp(pl, fa_mul(fa_sub(t, lse, e), FA_F32_LOG2E, e));
+        } else {
+            p = fa_exp(
+                pl, fa_mul(fa_fma(s, pl->scale, lse ^ FA_F32_SIGN, e),
+                           FA_F32_LOG2E, e));
+        }
+        break;
+    case FA_BP_SCALE_LOG2:
+        s = masked ? FA_F32_NEG_INF : s0;
+        /* P = exp2(RN(S scale_log2) - RN(LSE log2e)) (without UNFUSE_FMA
+           one FFMA) */
+        p = fa_exp(pl, pl->k.exp_arg == FA_ARG_SCALE_FMA
+                           ? fa_fma(s, pl->scale_log2, lse2 ^ FA_F32_SIGN, e)
+                           : fa_sub(fa_mul(s, pl->scale_log2, e), lse2, e));
+        break;
+    case FA_BP_EXPF_IN: {
+        /* P = expf(RN(S scale) - LSE) (CUDA's accurate expf), kept in the
+           operand format */
+        uint16_t x;
+        s = masked ? FA_F32_NEG_INF : fa_mul(s0, pl->scale, e);
+        if (pl->mask != NULL && !masked)
+            s = fa_bias_score(pl, s, fa_mask_at(pl, r->head, i, j), e);
+        x = to_elt(elt_fmt(pl), fa_cuda_expf(pl->exp, fa_sub(s, lse, e)), e);
+        if (pb != NULL)
+            *pb = x;
+        return fa_in_wide(elt_fmt(pl), x);
+    }
+    default:
+        s = masked ? FA_F32_NEG_INF : fa_mul(s0, pl->scale, e);
+        p = fa_exp(pl, fa_sub(s, lse, e));
+        break;
+    }
+    if (pb != NULL)
+        *pb = to_elt(elt_fmt(pl), p, e);
+    return p;
+}
+
+/* S and dP of the computed entries of row RI (row I of query block MB,
+   VIS visible keys), then P in place of S, P~ and dP as bwd_dp says. */
+static void
+row_p(bwd_run *r, size_t mb, size_t i, size_t ri, size_t vis)
+{
+    const fa_plan *pl = r->pl;
+    bwd_ws *w = r->w;
+    sf_env *e = r->env;
+    size_t nk = pl->nk, d = pl->d;
+    uint32_t *sp = w->sp + ri * nk, *dp = w->dp + ri * nk;
+    uint16_t *pb = w->pb != NULL ? w->pb + ri * nk : NULL;
+    uint32_t lse = r->lse[i], lse2 = FA_F32_ZERO;
+
+    if (pl->k.bwd_p == FA_BP_SCALE_LOG2 && lse != FA_F32_NEG_INF)
+        lse2 = fa_mul(lse, FA_F32_LOG2E, e);
+    for (size_t j = 0; j < nk; j++) {
+        bool masked = j >= vis;
+        if (!computed(pl, mb, vis, j)) {
+            sp[j] = dp[j] = FA_F32_ZERO;
+            continue;
+        }
+        if (r->tcol >= 0) {
+            if (!masked)
+                sp[j] = (uint32_t)sf_mma_dot(pl->mqk, pl->in, r->q + i * d, 1,
+                                             pl->in, r->k + j * d, 1, d, 0, e);
+            dp[j] = (uint32_t)sf_mma_dot(pl->mdp, pl->in, r->dout + i * d, 1,
+                                         pl->in, r->v + j * d, 1, d, 0, e);
+        }
+        sp[j] = p_at(r, i, j, masked, sp[j], lse, lse2,
+                     pb != NULL ? pb + j : NULL);
+        if (pl->k.bwd_dp == FA_FMT_BF16)
+            dp[j] = fa_rbf(dp[j], e);
+    }
+}
+
+/* dS at one entry from P, dP and delta (bwd_ds). */
+static uint32_t
+ds_at(const fa_plan *pl, uint32_t p, uint32_t dp, uint32_t delta, sf_env *e)
+{
+    switch (pl->k.bwd_ds) {
+    case FA_BDS_BF16_OPS:
+        /* ds = p * scale * (dp - D) */
+        return fa_rbf(fa_mul(fa_rbf(fa_mul(p, pl->scale, e), e),
+                             fa_rbf(fa_sub(dp, delta, e), e), e),
+                      e);
+    case FA_BDS_P_DP_SCALE:
+        /* dS = RN(RN(P RN(dP - delta)) scale) (dQ, dK take no final
+           scale) */
+        return fa_mul(fa_mul(p, fa_sub(dp, delta, e), e), pl->scale, e);
+    case FA_BDS_DP_P_SCALE:
+        /* dS = RN(RN(dP - delta) P) scale (dQ, dK unscaled) */
+        return fa_mul(fa_mul(fa_sub(dp, delta, e), p, e), pl->scale, e);
+    default:
+        return fa_mul(p, fa_sub(dp, delta, e), e);
+    }
+}
+
+/* dS of row RI (P, dP and DELTA ready), and dS~ (the operand format). */
+static void
+row_ds(bwd_run *r, size_t mb, size_t ri, size_t vis, uint32_t delta)
+{
+    const fa_plan *pl = r->pl;
+    bwd_ws *w = r->w;
+    sf_env *e = r->env;
+    size_t nk = pl->nk;
+    const uint32_t *sp = w->sp + ri * nk, *dp = w->dp + ri * nk;
+    uint32_t *ds = w->ds + ri * nk;
+    uint16_t *pb = w->pb != NULL ? w->pb + ri * nk : NULL;
+    uint16_t *dsb = w->dsb != NULL ? w->dsb + ri * nk : NULL;
+
+    for (size_t j = 0; j < nk; j++) {
+        if (!computed(pl, mb, vis, j)) {
+            ds[j] = FA_F32_ZERO;
+            if (dsb != NULL)
+                dsb[j] = 0;
+            if (pb != NULL)
+                pb[j] = 0;
+            continue;
+        }
+        ds[j] = ds_at(pl, sp[j], dp[j], delta, e);
+        if (dsb == NULL)
+            continue;
+        /* bf16-ops: dS is a BF16 value already */
+        dsb[j] = pl->k.bwd_ds == FA_BDS_BF16_OPS
+                     ? (uint16_t)(ds[j] >> 16)
+                     : to_elt(elt_fmt(pl), ds[j], e);
+    }
+}
+
+/* dQ of row RI as one FP32 chain over its VIS visible keys, into OUT
+   (NULL: not written) (bwd_dq "chain"). */
+static void
+row_dq_chain(bwd_run *r, size_t ri, size_t vis, uint32_t *out)
+{
+    const fa_plan *pl = r->pl;
+    bwd_ws *w = r->w;
+    size_t d = pl->d;
+    const uint32_t *ds = w->ds + ri * pl->nk;
+
+    /* dQ = scale * (dS K), one chain over the visible keys */
+    if (r->tcol < 0)
+        sf_mma_gemm(pl->mdq, 1, d, vis, &sf_format_f32, ds, pl->in, r->k,
+                    NULL, w->dqt, SF_MMA_PATH_AUTO, r->env);
+    for (size_t c = 0; c < d; c++) {
+        sf_env *ce = col_env(r, c);
+        uint32_t x = r->tcol < 0 ? w->dqt[c]
+                                 : (uint32_t)sf_mma_dot(
+                                       pl->mdq, &sf_format_f32, ds, 1, pl->in,
+                                       r->k + c, (ptrdiff_t)d, vis, 0, ce);
+        if (!ds_scaled(pl))
+            x = fa_mul(x, pl->scale, ce);
+        x = fa_round(resolved(pl, pl->k.bwd_out), x, ce);
+        if (out)
+            out[c] = x;
+    }
+}
+
+/* Key tile NB's dS~ K of row RI added into ACC (d FP32 values) as bwd_dq
+   says. */
+static void
+tile_dq(bwd_run *r, size_t ri, size_t nb, uint32_t *acc)
+{
+    const fa_plan *pl = r->pl;
+    bwd_ws *w = r->w;
+    size_t nk = pl->nk, d = pl->d;
+    size_t c0 = nb * pl->bc_bwd;
+    size_t bw = nk - c0 < pl->bc_bwd ? nk - c0 : pl->bc_bwd;
+    const uint16_t *dsb = w->dsb + ri * nk;
+
+    if (pl->k.bwd_dq == FA_BDQ_THROUGH) {
+        /* one MMA chain over the key blocks through the accumulator (one
+           split: the FP32 workspace tile reloaded from the previous key
+           block) */
+        if (r->tcol < 0)
+            sf_mma_gemm(pl->mdq, 1, d, bw, elt_format(pl), dsb + c0, pl->in,
+                        r->k + c0 * d, acc, acc, SF_MMA_PATH_AUTO, r->env);
+        else
+            for (size_t c = 0; c < d; c++)
+                acc[c] = (uint32_t)sf_mma_dot(
+                    pl->mdq, elt_format(pl), dsb + c0, 1, pl->in,
+                    r->k + c0 * d + c, (ptrdiff_t)d, bw, acc[c],
+                    col_env(r, c));
+        return;
+    }
+    /* the block's dS K, an MMA chain over its keys from 0 */
+    if (r->tcol < 0)
+        sf_mma_gemm(pl->mdq, 1, d, bw, elt_format(pl), dsb + c0, pl->in,
+                    r->k + c0 * d, NULL, w->dqt, SF_MMA_PATH_AUTO, r->env);
+    for (size_t c = 0; c < d; c++) {
+        sf_env *ce = col_env(r, c);
+        uint32_t x = r->tcol < 0
+                         ? w->dqt[c]
+                         : (uint32_t)sf_mma_dot(pl->mdq, elt_format(pl),
+                                                dsb + c0, 1, pl->in,
+                                                r->k + c0 * d + c,
+                                                (ptrdiff_t)d, bw, 0, ce);
+        if (pl->k.bwd_dq == FA_BDQ_BF16_ADD)
+            /* dqc.add_(dq_chunk), both BF16 */
+            acc[c] = fa_rbf(fa_add(acc[c], fa_rbf(x, ce), ce), ce);
+        else
+            /* atomicAdd into dq_accum */
+            acc[c] = fa_add(acc[c], x, ce);
+    }
+}
+
+/* dQ of row RI of query block MB (VIS visible keys) into OUT (NULL: not
+   written), bwd_dq's accumulation over the key tiles. */
+static void
+row_dq(bwd_run *r, size_t mb, size_t ri, size_t vis, uint32_t *out)
+{
+    const fa_plan *pl = r->pl;
+    size_t nk = pl->nk, d = pl->d, g = pl->dq_splits;
+    uint32_t *dqrow = r->w->dqs + ri * g * d;
+    size_t tb = (nk + pl->bc_bwd - 1) / pl->bc_bwd;
+    bool buffers = pl->k.bwd_dq == FA_BDQ_BUFFERS;
+
+    if (fp_policy(pl)) {
+        row_dq_chain(r, ri, vis, out);
+        return;
+    }
+    for (size_t x = 0; x < g * d; x++)
+        dqrow[x] = FA_F32_ZERO;
+    for (size_t nb_ = 0; nb_ < tb; nb_++) {
+        /* reverse: each key tile's CTA adds its dQ tile to the FP32
+           workspace (red.global.add), the last tile first */
+        size_t nb = pl->k.bwd_dq == FA_BDQ_REVERSE ? tb - 1 - nb_ : nb_;
+        if (!tile_skipped(pl, mb, nb))
+            tile_dq(r, ri, nb, dqrow + (buffers ? nb % g : 0) * d);
+    }
+    for (size_t c = 0; c < d; c++) {
+        sf_env *ce = col_env(r, c);
+        uint32_t x = dqrow[c];
+        if (buffers) {
+            /* convert_dQ: the buffers added in order from 0 */
+            x = FA_F32_ZERO;
+            for (size_t b = 0; b < g; b++)
+                x = fa_add(x, dqrow[b * d + c], ce);
+        }
+        if (!ds_scaled(pl))
+            x = fa_mul(x, pl->scale, ce);
+        x = fa_round(resolved(pl, pl->k.bwd_out), x, ce);
+        if (out)
+            out[c] = x;
     }
 }
 
@@ -359,235 +653,24 @@ bwd_rows(bwd_run *r, size_t mb, size_t i0, size_t nr)
     }
     for (size_t ri = 0; ri < nr; ri++) {
         size_t i = i0 + ri, vis = fa_visible(pl, i);
-        uint32_t *sp = w->sp + ri * nk, *dp = w->dp + ri * nk;
-        uint32_t *ds = w->ds + ri * nk;
-        uint16_t *pb = w->pb != NULL ? w->pb + ri * nk : NULL;
-        uint16_t *dsb = w->dsb != NULL ? w->dsb + ri * nk : NULL;
-        uint32_t lse = r->lse[i], lse2 = FA_F32_ZERO, delta;
+        uint32_t delta;
 
-        if (pl->k.bwd == FA_BWD_FA2 && lse != FA_F32_NEG_INF)
-            lse2 = fa_mul(lse, FA_F32_LOG2E, e);
-        /* S and dP of the computed entries; P */
-        for (size_t j = 0; j < nk; j++) {
-            bool masked = j >= vis;
-            uint32_t s;
-            if (!computed(pl, mb, vis, j)) {
-                sp[j] = dp[j] = FA_F32_ZERO;
-                continue;
-            }
-            if (r->tcol >= 0) {
-                if (!masked)
-                    sp[j] =
-                        (uint32_t)sf_mma_dot(pl->mqk, pl->in, r->q + i * d, 1,
-                                             pl->in, r->k + j * d, 1, d, 0, e);
-                dp[j] =
-                    (uint32_t)sf_mma_dot(pl->mdp, pl->in, r->dout + i * d, 1,
-                                         pl->in, r->v + j * d, 1, d, 0, e);
-            }
-            switch (pl->k.bwd) {
-            case FA_BWD_REPO:
-                s = masked ? FA_F32_NEG_INF
-                           : fa_rbf(fa_mul(fa_rbf(sp[j], e), pl->scale, e), e);
-                /* p = exp(S - lse), BF16 */
-                sp[j] = fa_rbf(fa_exp(pl, fa_rbf(fa_sub(s, lse, e), e)), e);
-                pb[j] = (uint16_t)(sp[j] >> 16);
-                dp[j] = fa_rbf(dp[j], e);
-                break;
-            case FA_BWD_CUDNN:
-                /* P = exp2(RN(RN(S scale - LSE) log2e)): the natural
-                   argument by one FFMA, then to base 2 */
-                s = masked ? FA_F32_NEG_INF : sp[j];
-                if (pl->mask != NULL && !masked) {
-                    /* with a mask: t = RN(fma(S, scale, b)) (the
-                       forward's), P = exp2(RN(RN(t - LSE) log2e)) */
-                    uint32_t t = fa_fma(s, pl->scale,
-                                        fa_mask_at(pl, r->head, i, j), e);
-                    sp[j] = fa_exp(pl, fa_mul(fa_sub(t, lse, e),
-                                              FA_F32_LOG2E, e));
-                } else {
-                    sp[j] = fa_exp(pl, fa_mul(fa_fma(s, pl->scale,
-                                                     lse ^ FA_F32_SIGN, e),
-                                              FA_F32_LOG2E, e));
-                }
-                pb[j] = to_elt(pl->in_fmt, sp[j], e);
-                break;
-            case FA_BWD_FA2:
-                s = masked ? FA_F32_NEG_INF : sp[j];
-                /* P = exp2(RN(S scale_log2) - RN(LSE log2e)) (without
-                   UNFUSE_FMA one FFMA) */
-                sp[j] = fa_exp(
-                    pl, pl->k.exp_arg == FA_ARG_SCALE_FMA
-                            ? fa_fma(s, pl->scale_log2, lse2 ^ FA_F32_SIGN, e)
-                            : fa_sub(fa_mul(s, pl->scale_log2, e), lse2, e));
-                pb[j] = to_elt(pl->in_fmt, sp[j], e);
-                break;
-            case FA_BWD_EFFICIENT:
-                /* P = expf(RN(S scale) - LSE) (CUDA's accurate expf),
-                   kept in the input format */
-                s = masked ? FA_F32_NEG_INF : fa_mul(sp[j], pl->scale, e);
-                if (pl->mask != NULL && !masked)
-                    s = fa_bias_score(pl, s, fa_mask_at(pl, r->head, i, j),
-                                      e);
-                pb[j] = to_elt(pl->in_fmt,
-                               fa_cuda_expf(pl->exp, fa_sub(s, lse, e)), e);
-                sp[j] = fa_in_wide(pl->in_fmt, pb[j]);
-                break;
-            default:
-                s = fa_mul(sp[j], pl->scale, e);
-                sp[j] = fa_exp(pl, fa_sub(s, lse, e));
-                break;
-            }
-        }
+        row_p(r, mb, i, ri, vis);
         delta = row_delta(r, i, ri, vis);
         w->delta[ri] = delta;
-        /* dS */
-        for (size_t j = 0; j < nk; j++) {
-            if (!computed(pl, mb, vis, j)) {
-                ds[j] = FA_F32_ZERO;
-                if (dsb != NULL)
-                    dsb[j] = 0;
-                if (pb != NULL)
-                    pb[j] = 0;
-                continue;
-            }
-            switch (pl->k.bwd) {
-            case FA_BWD_REPO:
-                /* ds = p * scale * (dp - D) */
-                ds[j] = fa_rbf(fa_mul(fa_rbf(fa_mul(sp[j], pl->scale, e), e),
-                                      fa_rbf(fa_sub(dp[j], delta, e), e), e),
-                               e);
-                dsb[j] = (uint16_t)(ds[j] >> 16);
-                break;
-            case FA_BWD_FA2:
-                ds[j] = fa_mul(sp[j], fa_sub(dp[j], delta, e), e);
-                dsb[j] = to_elt(pl->in_fmt, ds[j], e);
-                break;
-            case FA_BWD_CUDNN:
-                /* dS = RN(RN(P RN(dP - delta)) scale), then the input
-                   format (dQ, dK take no final scale) */
-                ds[j] = fa_mul(fa_mul(sp[j], fa_sub(dp[j], delta, e), e),
-                               pl->scale, e);
-                dsb[j] = to_elt(pl->in_fmt, ds[j], e);
-                break;
-            case FA_BWD_EFFICIENT:
-                /* dS = RN(RN(dP - delta) P) scale, then the input
-                   format (the scale is in dS: dQ, dK unscaled) */
-                ds[j] = fa_mul(fa_mul(fa_sub(dp[j], delta, e), sp[j], e),
-                               pl->scale, e);
-                dsb[j] = to_elt(pl->in_fmt, ds[j], e);
-                break;
-            default:
-                ds[j] = fa_mul(sp[j], fa_sub(dp[j], delta, e), e);
-                break;
-            }
-        }
+        row_ds(r, mb, ri, vis, delta);
         if (writing(r)) {
             fa_capture *cap = r->cap;
             size_t x = (r->head * pl->nq + i) * nk;
             if (r->delta != NULL)
                 r->delta[r->head * pl->nq + i] = delta;
             if (cap != NULL && cap->dp != NULL)
-                memcpy(cap->dp + x, dp, nk * sizeof *dp);
+                memcpy(cap->dp + x, w->dp + ri * nk, nk * sizeof *w->dp);
             if (cap != NULL && cap->ds != NULL)
-                memcpy(cap->ds + x, ds, nk * sizeof *ds);
+                memcpy(cap->ds + x, w->ds + ri * nk, nk * sizeof *w->ds);
         }
-
-        /* dQ of the row */
-        {
-            uint32_t *dqrow = w->dqs + ri * pl->dq_splits * d;
-            uint32_t *out =
-                writing(r) ? r->dq + (r->head * pl->nq + i) * d : NULL;
-            size_t tb = (nk + pl->bc_bwd - 1) / pl->bc_bwd;
-
-            if (fp_policy(pl)) {
-                /* dQ = scale * (dS K), one chain over the visible keys */
-                if (r->tcol < 0)
-                    sf_mma_gemm(pl->mdq, 1, d, vis, &sf_format_f32, ds, pl->in,
-                                r->k, NULL, w->dqt, SF_MMA_PATH_AUTO, e);
-                for (size_t c = 0; c < d; c++) {
-                    sf_env *ce = col_env(r, c);
-                    uint32_t x =
-                        r->tcol < 0
-                            ? w->dqt[c]
-                            : (uint32_t)sf_mma_dot(pl->mdq, &sf_format_f32, ds,
-                                                   1, pl->in, r->k + c,
-                                                   (ptrdiff_t)d, vis, 0, ce);
-                    x = fa_mul(x, pl->scale, ce);
-                    if (out)
-                        out[c] = x;
-                }
-                continue;
-            }
-            for (size_t x = 0; x < pl->dq_splits * d; x++)
-                dqrow[x] = FA_F32_ZERO;
-            for (size_t nb_ = 0; nb_ < tb; nb_++) {
-                /* cudnn: each key tile's CTA adds its dQ tile to the
-                   FP32 workspace (red.global.add); the last tile first */
-                size_t nb = pl->k.bwd == FA_BWD_CUDNN ? tb - 1 - nb_ : nb_;
-                size_t c0 = nb * pl->bc_bwd;
-                size_t bw = nk - c0 < pl->bc_bwd ? nk - c0 : pl->bc_bwd;
-                uint32_t *acc =
-                    dqrow
-                    + (pl->k.bwd == FA_BWD_FA2 ? nb % pl->dq_splits : 0) * d;
-                if ((pl->k.bwd == FA_BWD_FA2 || pl->k.bwd == FA_BWD_CUDNN)
-                    && mb < fa_bwd_first_mblock(pl, nb))
-                    continue;
-                /* the block's dS K, an MMA chain over its keys from 0 */
-                if (pl->k.bwd == FA_BWD_EFFICIENT) {
-                    /* one MMA chain over the key blocks through the
-                       accumulator (one split: the FP32 workspace tile
-                       reloaded from the previous key block) */
-                    if (r->tcol < 0)
-                        sf_mma_gemm(pl->mdq, 1, d, bw, elt_format(pl),
-                                    dsb + c0, pl->in, r->k + c0 * d, acc, acc,
-                                    SF_MMA_PATH_AUTO, e);
-                    else
-                        for (size_t c = 0; c < d; c++)
-                            acc[c] = (uint32_t)sf_mma_dot(
-                                pl->mdq, elt_format(pl), dsb + c0, 1, pl->in,
-                                r->k + c0 * d + c, (ptrdiff_t)d, bw, acc[c],
-                                col_env(r, c));
-                    continue;
-                }
-                if (r->tcol < 0)
-                    sf_mma_gemm(pl->mdq, 1, d, bw, elt_format(pl), dsb + c0,
-                                pl->in, r->k + c0 * d, NULL, w->dqt,
-                                SF_MMA_PATH_AUTO, e);
-                for (size_t c = 0; c < d; c++) {
-                    sf_env *ce = col_env(r, c);
-                    uint32_t x =
-                        r->tcol < 0
-                            ? w->dqt[c]
-                            : (uint32_t)sf_mma_dot(
-                                pl->mdq, elt_format(pl), dsb + c0, 1, pl->in,
-                                r->k + c0 * d + c, (ptrdiff_t)d, bw, 0, ce);
-                    if (pl->k.bwd == FA_BWD_REPO)
-                        /* dqc.add_(dq_chunk), both BF16 */
-                        acc[c] = fa_rbf(fa_add(acc[c], fa_rbf(x, ce), ce), ce);
-                    else
-                        /* atomicAdd into dq_accum */
-                        acc[c] = fa_add(acc[c], x, ce);
-                }
-            }
-            for (size_t c = 0; c < d; c++) {
-                sf_env *ce = col_env(r, c);
-                uint32_t x = dqrow[c];
-                if (pl->k.bwd == FA_BWD_FA2) {
-                    /* convert_dQ: the buffers added in order from 0, then
-                       times the softmax scale, then BF16 */
-                    x = FA_F32_ZERO;
-                    for (size_t sp_ = 0; sp_ < pl->dq_splits; sp_++)
-                        x = fa_add(x, dqrow[sp_ * d + c], ce);
-                    x = fa_round(pl->in_fmt, fa_mul(x, pl->scale, ce), ce);
-                } else if (pl->k.bwd == FA_BWD_EFFICIENT)
-                    x = fa_round(pl->in_fmt, x, ce);
-                else if (pl->k.bwd == FA_BWD_CUDNN)
-                    /* convert_dq_to_16bits */
-                    x = fa_round(pl->in_fmt, x, ce);
-                if (out)
-                    out[c] = x;
-            }
-        }
+        row_dq(r, mb, ri, vis,
+               writing(r) ? r->dq + (r->head * pl->nq + i) * d : NULL);
     }
 }
 
@@ -624,20 +707,18 @@ bwd_kv(bwd_run *r, size_t mb, size_t i0, size_t nr)
             const uint16_t *rhs = which == 0 ? r->dout : r->q;
             uint32_t *acc = which == 0 ? dv : dk;
             const sf_mma_model *mm = which == 0 ? pl->mdv : pl->mdk;
-            if ((pl->k.bwd == FA_BWD_FA2 || pl->k.bwd == FA_BWD_CUDNN)
-                && mb < fa_bwd_first_mblock(pl, nb))
+            if (tile_skipped(pl, mb, nb))
                 continue;
             for (size_t j = 0; j < bw; j++)
                 for (size_t ri = 0; ri < nr; ri++)
                     w->at16[j * nr + ri] = src[ri * nk + c0 + j];
-            if (pl->k.bwd == FA_BWD_FA2 || pl->k.bwd == FA_BWD_EFFICIENT
-                || pl->k.bwd == FA_BWD_CUDNN) {
+            if (pl->k.bwd_dkv == FA_BDKV_MMA) {
                 /* acc_dv += P~^T dO (acc_dk += dS~^T Q): the MMA chain
                    over the block's rows, through the accumulator */
                 sf_mma_gemm(mm, bw, d, nr, elt_format(pl), w->at16, pl->in,
                             rhs + i0 * d, acc, acc, SF_MMA_PATH_AUTO, e);
             } else {
-                /* repo: dv_chunk (dk_chunk) in BF16, then dvc.add_ */
+                /* bf16-add: dv_chunk (dk_chunk) in BF16, then dvc.add_ */
                 sf_mma_gemm(mm, bw, d, nr, elt_format(pl), w->at16, pl->in,
                             rhs + i0 * d, NULL, w->chunk, SF_MMA_PATH_AUTO, e);
                 for (size_t x = 0; x < bw * d; x++)
@@ -710,7 +791,8 @@ fa_backward(const fa_config *cfg, const uint16_t *q, const uint16_t *k,
         memset(w.dk, 0, kd * sizeof *w.dk);
         memset(w.dv, 0, kd * sizeof *w.dv);
         for (size_t x = 0; x < nmb; x++) {
-            /* the FA2 kernel walks the query blocks backwards */
+            /* bwd_query_order "reverse": the query blocks walked
+               backwards (the FA2 kernel) */
             size_t mb = pl.k.bwd_reverse_q ? nmb - 1 - x : x;
             size_t i0 = mb * pl.br_bwd;
             size_t nr = pl.nq - i0 < pl.br_bwd ? pl.nq - i0 : pl.br_bwd;
@@ -719,22 +801,11 @@ fa_backward(const fa_config *cfg, const uint16_t *q, const uint16_t *k,
         }
         for (size_t x = 0; x < kd; x++) {
             uint32_t gk = w.dk[x], gv = w.dv[x];
-            switch (pl.k.bwd) {
-            case FA_BWD_FA2:
-                gk = fa_round(pl.in_fmt, fa_mul(gk, pl.scale, env), env);
-                gv = fa_round(pl.in_fmt, gv, env);
-                break;
-            case FA_BWD_REPO:
-                break;
-            case FA_BWD_EFFICIENT:
-            case FA_BWD_CUDNN:
-                gk = fa_round(pl.in_fmt, gk, env);
-                gv = fa_round(pl.in_fmt, gv, env);
-                break;
-            default:
+            fa_fmt out = resolved(&pl, pl.k.bwd_out);
+            if (!ds_scaled(&pl))
                 gk = fa_mul(gk, pl.scale, env);
-                break;
-            }
+            gk = fa_round(out, gk, env);
+            gv = fa_round(out, gv, env);
             dk[hd * kd + x] = gk;
             dv[hd * kd + x] = gv;
         }

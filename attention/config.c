@@ -787,8 +787,9 @@ fa_plan_init(const fa_config *cfg, fa_plan *pl)
         }
         if (pl->k.rowsum == FA_ROWSUM_QUAD
             || pl->k.rowsum == FA_ROWSUM_QUAD_BLOCK
-            || pl->k.rowsum == FA_ROWSUM_QUAD_REDUCE || pl->k.bwd == FA_BWD_FA2
-            || pl->k.bwd == FA_BWD_CUDNN)
+            || pl->k.rowsum == FA_ROWSUM_QUAD_REDUCE
+            || (fa_kernel_bwd_tiled(&pl->k)
+                && pl->k.bwd_keys == FA_BKEYS_M_BLOCK))
             if (bc % 16 != 0 || bcb % 16 != 0 || brb % 16 != 0)
                 return "tiles: fa2 needs bc, br_bwd and bc_bwd multiples "
                        "of 16 (the MMA k-slices)";
@@ -800,7 +801,7 @@ fa_plan_init(const fa_config *cfg, fa_plan *pl)
         pl->bc = clamp_tile(bc, sh->nk);
         pl->br_bwd = clamp_tile(brb, sh->nq);
         pl->bc_bwd = clamp_tile(bcb, sh->nk);
-        if (pl->k.bwd == FA_BWD_CHAIN)
+        if (fa_kernel_bwd_tiled(&pl->k) && pl->k.bwd_dkv == FA_BDKV_CHAIN)
             pl->bc_bwd = sh->nk; /* one chain over all keys */
         pl->tc = (sh->nk + pl->bc - 1) / pl->bc;
         if ((why = plan_flex(cfg, kern, br, bc, pl)) != NULL)
@@ -1078,7 +1079,7 @@ fa_output_format(const fa_config *cfg, const char *name)
     const sf_format *f32 = &sf_format_f32;
     fa_plan pl;
     const fa_kernel *k;
-    bool bwd16;
+    bool tiled;
     int i;
 
     if (cfg == NULL || fa_config_kernel(cfg) == NULL)
@@ -1097,7 +1098,7 @@ fa_output_format(const fa_config *cfg, const char *name)
             return NULL;
     }
     k = &pl.k;
-    bwd16 = k->bwd == FA_BWD_REPO;
+    tiled = fa_kernel_bwd_tiled(k);
     switch (i) {
     case 0: /* o */
         return fa_fmt_format(k->o);
@@ -1105,19 +1106,23 @@ fa_output_format(const fa_config *cfg, const char *name)
         return fa_fmt_format(k->lse_fmt);
     case 9: /* l */
         return fa_fmt_format(k->l);
-    case 2:  /* delta */
+    case 2: /* delta */
+        return tiled && k->bwd_delta == FA_BDELTA_BF16_SUM ? &sf_format_bf16
+                                                            : f32;
     case 11: /* dp */
+        return tiled ? fa_fmt_format(k->bwd_dp) : f32;
     case 12: /* ds */
-        return bwd16 ? &sf_format_bf16 : f32;
+        return tiled && k->bwd_ds == FA_BDS_BF16_OPS ? &sf_format_bf16 : f32;
     case 3: /* dq */
     case 4: /* dk */
     case 5: /* dv */
-        /* fa2: the kernel's Element type (the inputs' format) */
-        return k->bwd == FA_BWD_CHAIN ? f32
-               : k->bwd == FA_BWD_FA2 || k->bwd == FA_BWD_EFFICIENT
-                       || k->bwd == FA_BWD_MATH || k->bwd == FA_BWD_CUDNN
-                   ? fa_fmt_format(pl.in_fmt)
-                                      : &sf_format_bf16;
+        /* the tiled backward's bwd_out ("in": the inputs' format); math:
+           the inputs' format; flex: BF16 */
+        if (tiled)
+            return fa_fmt_format(k->bwd_out == FA_FMT_IN ? pl.in_fmt
+                                                         : k->bwd_out);
+        return k->bwd == FA_BWD_MATH ? fa_fmt_format(pl.in_fmt)
+                                     : &sf_format_bf16;
     case 6: /* s */
     case 8: /* m */
         return fa_fmt_format(k->score);

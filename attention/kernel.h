@@ -202,15 +202,20 @@ typedef enum
                       (fa_cuda_expf, its ex2 the configured model) */
 } fa_combine_exp;
 
-/* The backward's scheme of accumulation. */
+/* The backward's engine, and the preset of its bwd_* fields (a
+   description that leaves them out takes the preset's values).  chain,
+   fa2, repo, efficient and cudnn run the tiled backward (backward.c),
+   which reads only the bwd_* fields; math and flex run their own engines
+   (backward_math.c, backward_flex.c), which read none of them. */
 typedef enum
 {
     FA_BWD_CHAIN, /* "chain": dQ one chain over the row's visible keys,
                      dK and dV chained through the accumulators over row
                      tiles; FP32 values (fp32, paper-eq4) */
     FA_BWD_FA2,   /* "fa2": the FA2 backward kernel (query blocks walked
-                     backwards, causal m_block_min, BF16 P~ and dS~ into
-                     the MMA chains, dQ buffers, dot_do_o delta) */
+                     backwards, causal m_block_min, P~ and dS~ in the
+                     inputs' format into the MMA chains, dQ buffers,
+                     dot_do_o delta) */
     FA_BWD_REPO,  /* "repo": the released code's backward (BF16 ops) */
     FA_BWD_EFFICIENT, /* "efficient": PyTorch's memory-efficient kernel
                          (P = expf(S - LSE) in the input format, its
@@ -224,10 +229,109 @@ typedef enum
     FA_BWD_CUDNN, /* "cudnn": cuDNN 9.19's sm90 flash backward (the fa2
                     scheme with cuDNN's delta, dS scaled before its
                     rounding, dQ per key tile added across tiles in
-                    FP32) */
-    FA_BWD_FLEX  /* "flex": FlexAttention's Triton backward (not modelled
-                    yet: fa_backward refuses it) */
+                    FP32, the last tile first) */
+    FA_BWD_FLEX  /* "flex": FlexAttention's Triton backward */
 } fa_bwd_scheme;
+
+/* Which keys of a query block the tiled backward computes S, P, dP and
+   dS at; the others have P = dP = dS = 0. */
+typedef enum
+{
+    FA_BKEYS_VISIBLE, /* "visible": the row's visible keys */
+    FA_BKEYS_ALL,     /* "all": every key, a masked one's score -inf */
+    FA_BKEYS_M_BLOCK  /* "m-block-min": every key of the key tiles that
+                         the query block reaches (causal: from the tile's
+                         m_block_min, fa_bwd_first_mblock, on; a masked
+                         key's score -inf); the other tiles enter no
+                         product */
+} fa_bwd_keys;
+
+/* The backward's delta, rowsum(dO o O), of each query row. */
+typedef enum
+{
+    FA_BDELTA_MMA,       /* "mma": one dot product over the columns on
+                            the mma "delta" model */
+    FA_BDELTA_BF16_SUM,  /* "bf16-sum": (dO o O).sum(-1) in BF16 ops:
+                            each product rounded to BF16, their FP32 sum
+                            in column order rounded to BF16 (the delta
+                            ablations: BF16 too, over every key) */
+    FA_BDELTA_DOT_DO_O,  /* "dot-do-o": FA2's dot_do_o
+                            (flash_bwd_preprocess_kernel.h) */
+    FA_BDELTA_CUDNN,     /* "cudnn": cuDNN's compute_dot_do_o_specialized
+                            (pairs fma(dO O, RN(dO O)), lanes of 8
+                            columns, a butterfly) */
+    FA_BDELTA_EFFICIENT  /* "efficient": the memory-efficient kernel's
+                            computeDelta (bc_bwd / 32 lanes, FFMA chains,
+                            a butterfly) */
+} fa_bwd_delta;
+
+/* How the tiled backward recomputes P from the score S and the LSE (a
+   masked key: S = -inf). */
+typedef enum
+{
+    FA_BP_SUB,        /* "sub": P = exp(RN32(RN32(S scale) - LSE)) */
+    FA_BP_BF16_OPS,   /* "bf16-ops": s = RN_bf(RN32(RN_bf(S) scale)),
+                         P = RN_bf(exp(RN_bf(RN32(s - LSE)))) (the
+                         repo's BF16 ops) */
+    FA_BP_SCALE_LOG2, /* "scale-log2": P = exp2(RN32(RN32(S sl2) -
+                         RN32(LSE log2e))), with exp_arg "scale-fma"
+                         exp2(fma(S, sl2, -RN32(LSE log2e))) (FA2; S
+                         unscaled) */
+    FA_BP_LOG2E_FMA,  /* "log2e-fma": P = exp2(RN32(RN32(fma(S, scale,
+                         -LSE)) log2e)); with a mask
+                         exp2(RN32(RN32(t - LSE) log2e)), t =
+                         RN32(fma(S, scale, b)) (cuDNN; S unscaled) */
+    FA_BP_EXPF_IN     /* "expf-in": P = expf(RN32(RN32(S scale) [+ b]) -
+                         LSE) (exp_fn's CUDA expf), rounded to the
+                         bwd_operand format; dS takes the rounded P (the
+                         memory-efficient kernel) */
+} fa_bwd_p;
+
+/* dS from P, dP and delta, and where the softmax scale goes. */
+typedef enum
+{
+    FA_BDS_P_DP,       /* "p-dp": dS = RN32(P RN32(dP - delta)); dQ and
+                          dK are multiplied by the scale at the end */
+    FA_BDS_P_DP_SCALE, /* "p-dp-scale": dS = RN32(RN32(P RN32(dP -
+                          delta)) scale) (cuDNN) */
+    FA_BDS_DP_P_SCALE, /* "dp-p-scale": dS = RN32(RN32(RN32(dP - delta)
+                          P) scale) (the memory-efficient kernel) */
+    FA_BDS_BF16_OPS    /* "bf16-ops": dS = RN_bf(RN_bf(RN32(P scale))
+                          RN_bf(RN32(dP - delta))) (the repo's) */
+} fa_bwd_ds;
+
+/* How dQ = dS~ K accumulates over the key tiles of a row. */
+typedef enum
+{
+    FA_BDQ_CHAIN,    /* "chain": one MMA chain of the FP32 dS over the
+                        row's visible keys (bwd_operand "f32") */
+    FA_BDQ_BUFFERS,  /* "buffers": each key tile's dS~ K an MMA chain
+                        from 0, added in FP32 into buffer n mod G of
+                        tile n (G: dq_buffers), tiles ascending; at the
+                        end the buffers added in order from +0
+                        (FA2's atomicAdd into dq_accum, convert_dQ) */
+    FA_BDQ_REVERSE,  /* "reverse": each key tile's from 0 added in FP32
+                        into one buffer, the last tile first (cuDNN's
+                        red.global.add, convert_dq_to_16bits) */
+    FA_BDQ_THROUGH,  /* "through": one MMA chain over the key tiles
+                        through the FP32 accumulator (the memory-
+                        efficient kernel) */
+    FA_BDQ_BF16_ADD  /* "bf16-add": each key tile's from 0 rounded to
+                        BF16 and added to dQ, rounded to BF16 (the
+                        repo's dqc.add_(dq_chunk)) */
+} fa_bwd_dq;
+
+/* How dK = dS~^T Q and dV = P~^T dO accumulate over the query blocks. */
+typedef enum
+{
+    FA_BDKV_CHAIN,   /* "chain": the FP32 P and dS of every key, chained
+                        through the accumulators (bwd_operand "f32") */
+    FA_BDKV_MMA,     /* "mma": per key tile the MMA chain over the
+                        block's rows through the FP32 accumulator */
+    FA_BDKV_BF16_ADD /* "bf16-add": per key tile the block's product from
+                        0 rounded to BF16, added to the accumulator,
+                        rounded to BF16 (the repo's dvc.add_) */
+} fa_bwd_dkv;
 
 /* The natural exp of a kernel whose exp_base2 is false. */
 typedef enum
@@ -238,10 +342,10 @@ typedef enum
                        (ex2-sm90: the H200's ex2.approx), fa_cuda_expf */
 } fa_exp_fn;
 
-/* The number of dQ accumulation buffers of the fa2 backward (bwd "fa2"):
-   KV block n adds its dQ contribution into buffer n mod G, the blocks of
-   a buffer in ascending order; convert_dQ adds the buffers in order from
-   0, then scales and rounds. */
+/* The number of dQ accumulation buffers of bwd_dq "buffers" (the fa2
+   backward's): KV block n adds its dQ contribution into buffer n mod G,
+   the blocks of a buffer in ascending order; convert_dQ adds the buffers
+   in order from 0, then scales and rounds. */
 typedef enum
 {
     FA_DQB_ONE, /* "one": G = 1 (the non-deterministic kernel's one buffer,
@@ -453,7 +557,7 @@ typedef struct fa_kernel
     size_t n_gemv;
     fa_gemv_row gemv[FA_KERNEL_MAX_GEMV];
     /* Appended (optional in JSON, "one" when absent). */
-    fa_dq_buffers dq_buffers; /* the fa2 backward's dQ buffer count */
+    fa_dq_buffers dq_buffers; /* bwd_dq "buffers": the buffer count */
     /* Appended (optional in JSON, 0 when absent): cuDNN's decode engine.
        With one query row (Nq = 1), each thread's block sum of the
        "quad-block" row sum is formed in spans of this many keys of the
@@ -551,6 +655,23 @@ typedef struct fa_kernel
        "quad-reduce", then the warps' sums added in order.  0 or 1: one
        warp holds every key of a row. */
     unsigned rowsum_col_warps;
+    /* Appended (optional in JSON; absent: the preset of bwd,
+       fa_kernel_bwd_preset): the tiled backward (bwd chain, fa2, repo,
+       efficient, cudnn) as data.  The math and flex engines read none of
+       them (their preset: chain's values). */
+    fa_bwd_keys bwd_keys;
+    fa_bwd_delta bwd_delta;
+    fa_bwd_p bwd_p;
+    fa_fmt bwd_dp;      /* dP rounded to this before its use: f32 (not
+                           rounded) or bf16 */
+    fa_bwd_ds bwd_ds;
+    fa_fmt bwd_operand; /* P~ and dS~ as the dQ, dK, dV products take
+                           them: f32 (with bwd_dq and bwd_dkv "chain",
+                           and only with them), in, bf16 or f16 */
+    fa_bwd_dq bwd_dq;
+    fa_bwd_dkv bwd_dkv;
+    fa_fmt bwd_out;     /* dQ, dK and dV rounded to this at the end (f32:
+                           not rounded) */
 } fa_kernel;
 
 /* The named descriptions ("fa2", "paper-eq4", "repo", "fp32", then
@@ -558,6 +679,14 @@ typedef struct fa_kernel
 const fa_kernel *fa_kernel_by_name(const char *name);
 /* The I-th named description (NULL past the last). */
 const fa_kernel *fa_kernel_at(size_t i);
+
+/* Sets K's bwd_* fields to the preset of K->bwd (the values of the
+   named description of that backward; math and flex: chain's). */
+void fa_kernel_bwd_preset(fa_kernel *k);
+
+/* Whether K's backward is the tiled one (bwd chain, fa2, repo, efficient
+   or cudnn), the one the bwd_* fields describe. */
+bool fa_kernel_bwd_tiled(const fa_kernel *k);
 
 /* NULL if K is usable, else a static string naming the field and what is
    wrong. */

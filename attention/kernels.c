@@ -91,6 +91,16 @@ static const fa_kernel kernels[] = {
         .combine_log = FA_KLOG_CUDA,
         .bwd = FA_BWD_FA2,
         .bwd_reverse_q = true,
+        /* the tiled backward's fields (fa_kernel_bwd_preset) */
+        .bwd_keys = FA_BKEYS_M_BLOCK,
+        .bwd_delta = FA_BDELTA_DOT_DO_O,
+        .bwd_p = FA_BP_SCALE_LOG2,
+        .bwd_dp = FA_FMT_F32,
+        .bwd_ds = FA_BDS_P_DP,
+        .bwd_operand = FA_FMT_IN,
+        .bwd_dq = FA_BDQ_BUFFERS,
+        .bwd_dkv = FA_BDKV_MMA,
+        .bwd_out = FA_FMT_IN,
         .dq_buffers = FA_DQB_SMS,
         .exp_model = FA_KEXP_EX2_SM90,
         .gqa_dkv = FA_GQA_IN_SUM,
@@ -145,6 +155,16 @@ static const fa_kernel kernels[] = {
         .combine_log = FA_KLOG_CR,
         .bwd = FA_BWD_CHAIN,
         .bwd_reverse_q = false,
+        /* the tiled backward's fields (fa_kernel_bwd_preset) */
+        .bwd_keys = FA_BKEYS_VISIBLE,
+        .bwd_delta = FA_BDELTA_MMA,
+        .bwd_p = FA_BP_SUB,
+        .bwd_dp = FA_FMT_F32,
+        .bwd_ds = FA_BDS_P_DP,
+        .bwd_operand = FA_FMT_F32,
+        .bwd_dq = FA_BDQ_CHAIN,
+        .bwd_dkv = FA_BDKV_CHAIN,
+        .bwd_out = FA_FMT_F32,
         .exp_model = FA_KEXP_CR,
     },
     /* repo: the released PyTorch re-implementation (paper-notes section
@@ -198,6 +218,16 @@ static const fa_kernel kernels[] = {
         .combine_log = FA_KLOG_CR,
         .bwd = FA_BWD_REPO,
         .bwd_reverse_q = false,
+        /* the tiled backward's fields (fa_kernel_bwd_preset) */
+        .bwd_keys = FA_BKEYS_ALL,
+        .bwd_delta = FA_BDELTA_BF16_SUM,
+        .bwd_p = FA_BP_BF16_OPS,
+        .bwd_dp = FA_FMT_BF16,
+        .bwd_ds = FA_BDS_BF16_OPS,
+        .bwd_operand = FA_FMT_BF16,
+        .bwd_dq = FA_BDQ_BF16_ADD,
+        .bwd_dkv = FA_BDKV_BF16_ADD,
+        .bwd_out = FA_FMT_BF16,
         .exp_model = FA_KEXP_CR,
     },
     /* fp32: everything FP32 (the paper's hp), untiled forward. */
@@ -247,6 +277,16 @@ static const fa_kernel kernels[] = {
         .combine_log = FA_KLOG_CR,
         .bwd = FA_BWD_CHAIN,
         .bwd_reverse_q = false,
+        /* the tiled backward's fields (fa_kernel_bwd_preset) */
+        .bwd_keys = FA_BKEYS_VISIBLE,
+        .bwd_delta = FA_BDELTA_MMA,
+        .bwd_p = FA_BP_SUB,
+        .bwd_dp = FA_FMT_F32,
+        .bwd_ds = FA_BDS_P_DP,
+        .bwd_operand = FA_FMT_F32,
+        .bwd_dq = FA_BDQ_CHAIN,
+        .bwd_dkv = FA_BDKV_CHAIN,
+        .bwd_out = FA_FMT_F32,
         .exp_model = FA_KEXP_CR,
     },
 };
@@ -324,6 +364,17 @@ static const char *const cexp_names[] = {"cr", "libm", "model",
 static const char *const bwd_names[] = {"chain", "fa2",  "repo", "efficient",
                                          "math",  "cudnn", "flex", NULL};
 static const char *const dqb_names[] = {"one", "sms", NULL};
+static const char *const bkeys_names[] = {"visible", "all", "m-block-min",
+                                          NULL};
+static const char *const bdelta_names[] = {"mma", "bf16-sum", "dot-do-o",
+                                           "cudnn", "efficient", NULL};
+static const char *const bp_names[] = {"sub", "bf16-ops", "scale-log2",
+                                       "log2e-fma", "expf-in", NULL};
+static const char *const bds_names[] = {"p-dp", "p-dp-scale", "dp-p-scale",
+                                        "bf16-ops", NULL};
+static const char *const bdq_names[] = {"chain", "buffers", "reverse",
+                                        "through", "bf16-add", NULL};
+static const char *const bdkv_names[] = {"chain", "mma", "bf16-add", NULL};
 static const char *const dlse_names[] = {"same", "lg2-fma", NULL};
 static const char *const kexp_names[] = {"cr", "libm", "ex2-sm90",
                                          "ex2-sm90-ftz", NULL};
@@ -358,6 +409,15 @@ static const struct
     {"bias_add", bias_names},
     {"bool_fill", bfill_names},
     {"masked_lse", mlse_names},
+    {"bwd_keys", bkeys_names},
+    {"bwd_delta", bdelta_names},
+    {"bwd_p", bp_names},
+    {"bwd_dp", fmt_names},
+    {"bwd_ds", bds_names},
+    {"bwd_operand", fmt_names},
+    {"bwd_dq", bdq_names},
+    {"bwd_dkv", bdkv_names},
+    {"bwd_out", fmt_names},
 };
 
 const char *const *
@@ -424,9 +484,105 @@ span_order_ok(const fa_kernel *k)
     return true;
 }
 
+/* The bwd_* presets, by fa_bwd_scheme: keys, delta, P, dP, dS, operand,
+   dQ, dK and dV, out (math and flex: chain's, unused). */
+static const struct
+{
+    fa_bwd_keys keys;
+    fa_bwd_delta delta;
+    fa_bwd_p p;
+    fa_fmt dp;
+    fa_bwd_ds ds;
+    fa_fmt operand;
+    fa_bwd_dq dq;
+    fa_bwd_dkv dkv;
+    fa_fmt out;
+} bwd_presets[] = {
+    /* chain */
+    {FA_BKEYS_VISIBLE, FA_BDELTA_MMA, FA_BP_SUB, FA_FMT_F32, FA_BDS_P_DP,
+     FA_FMT_F32, FA_BDQ_CHAIN, FA_BDKV_CHAIN, FA_FMT_F32},
+    /* fa2 */
+    {FA_BKEYS_M_BLOCK, FA_BDELTA_DOT_DO_O, FA_BP_SCALE_LOG2, FA_FMT_F32,
+     FA_BDS_P_DP, FA_FMT_IN, FA_BDQ_BUFFERS, FA_BDKV_MMA, FA_FMT_IN},
+    /* repo */
+    {FA_BKEYS_ALL, FA_BDELTA_BF16_SUM, FA_BP_BF16_OPS, FA_FMT_BF16,
+     FA_BDS_BF16_OPS, FA_FMT_BF16, FA_BDQ_BF16_ADD, FA_BDKV_BF16_ADD,
+     FA_FMT_BF16},
+    /* efficient */
+    {FA_BKEYS_ALL, FA_BDELTA_EFFICIENT, FA_BP_EXPF_IN, FA_FMT_F32,
+     FA_BDS_DP_P_SCALE, FA_FMT_IN, FA_BDQ_THROUGH, FA_BDKV_MMA, FA_FMT_IN},
+    /* math (its own engine) */
+    {FA_BKEYS_VISIBLE, FA_BDELTA_MMA, FA_BP_SUB, FA_FMT_F32, FA_BDS_P_DP,
+     FA_FMT_F32, FA_BDQ_CHAIN, FA_BDKV_CHAIN, FA_FMT_F32},
+    /* cudnn */
+    {FA_BKEYS_M_BLOCK, FA_BDELTA_CUDNN, FA_BP_LOG2E_FMA, FA_FMT_F32,
+     FA_BDS_P_DP_SCALE, FA_FMT_IN, FA_BDQ_REVERSE, FA_BDKV_MMA, FA_FMT_IN},
+    /* flex (its own engine) */
+    {FA_BKEYS_VISIBLE, FA_BDELTA_MMA, FA_BP_SUB, FA_FMT_F32, FA_BDS_P_DP,
+     FA_FMT_F32, FA_BDQ_CHAIN, FA_BDKV_CHAIN, FA_FMT_F32},
+};
+
+void
+fa_kernel_bwd_preset(fa_kernel *k)
+{
+    size_t i = (size_t)k->bwd;
+
+    if (i >= sizeof bwd_presets / sizeof bwd_presets[0])
+        i = FA_BWD_CHAIN;
+    k->bwd_keys = bwd_presets[i].keys;
+    k->bwd_delta = bwd_presets[i].delta;
+    k->bwd_p = bwd_presets[i].p;
+    k->bwd_dp = bwd_presets[i].dp;
+    k->bwd_ds = bwd_presets[i].ds;
+    k->bwd_operand = bwd_presets[i].operand;
+    k->bwd_dq = bwd_presets[i].dq;
+    k->bwd_dkv = bwd_presets[i].dkv;
+    k->bwd_out = bwd_presets[i].out;
+}
+
+bool
+fa_kernel_bwd_tiled(const fa_kernel *k)
+{
+    return k->bwd != FA_BWD_MATH && k->bwd != FA_BWD_FLEX;
+}
+
+/* The combinations of bwd_* fields the tiled backward runs. */
+static const char *
+bwd_check(const fa_kernel *k)
+{
+    bool f32 = k->bwd_operand == FA_FMT_F32;
+    bool unscaled_p =
+        k->bwd_p == FA_BP_SCALE_LOG2 || k->bwd_p == FA_BP_LOG2E_FMA;
+
+    if (!fa_kernel_bwd_tiled(k))
+        return k->bwd == FA_BWD_MATH && !k->score_scaled
+                   ? "bwd: math needs scaled scores"
+                   : NULL;
+    if (f32 != (k->bwd_dq == FA_BDQ_CHAIN)
+        || f32 != (k->bwd_dkv == FA_BDKV_CHAIN))
+        return "bwd_operand: f32 goes with bwd_dq and bwd_dkv \"chain\", "
+               "and they with it";
+    if (k->bwd_dp != FA_FMT_F32 && k->bwd_dp != FA_FMT_BF16)
+        return "bwd_dp: expected f32 or bf16";
+    if ((k->bwd_p == FA_BP_BF16_OPS || k->bwd_ds == FA_BDS_BF16_OPS)
+        && k->bwd_operand != FA_FMT_BF16)
+        return "bwd_p: bf16-ops (bwd_p or bwd_ds) needs bwd_operand bf16";
+    if (k->bwd_p == FA_BP_EXPF_IN && f32)
+        return "bwd_p: expf-in needs a 16-bit bwd_operand";
+    if (unscaled_p && k->exp_arg != FA_ARG_SCALE_SUB
+        && k->exp_arg != FA_ARG_SCALE_FMA)
+        return "bwd_p: scale-log2 and log2e-fma need unscaled scores "
+               "(exp_arg scale-sub or scale-fma)";
+    if (!unscaled_p && !k->score_scaled)
+        return "bwd_p: sub, bf16-ops and expf-in need scaled scores";
+    return NULL;
+}
+
 const char *
 fa_kernel_check(const fa_kernel *k)
 {
+    const char *why;
+
     if (k == NULL)
         return "kernel: NULL";
     if (memchr(k->name, '\0', sizeof k->name) == NULL || k->name[0] == '\0')
@@ -471,7 +627,14 @@ fa_kernel_check(const fa_kernel *k)
         || (unsigned)k->gqa_dkv > FA_GQA_CHAIN
         || (unsigned)k->bias_add > FA_BIAS_LOG2
         || (unsigned)k->bool_fill > FA_BFILL_NEG_65504
-        || (unsigned)k->masked_lse > FA_MLSE_ZERO)
+        || (unsigned)k->masked_lse > FA_MLSE_ZERO
+        || (unsigned)k->bwd_keys > FA_BKEYS_M_BLOCK
+        || (unsigned)k->bwd_delta > FA_BDELTA_EFFICIENT
+        || (unsigned)k->bwd_p > FA_BP_EXPF_IN
+        || (unsigned)k->bwd_ds > FA_BDS_BF16_OPS
+        || (unsigned)k->bwd_dq > FA_BDQ_BF16_ADD
+        || (unsigned)k->bwd_dkv > FA_BDKV_BF16_ADD || !fmt_ok(k->bwd_dp)
+        || !fmt_ok(k->bwd_operand) || !fmt_ok(k->bwd_out))
         return "kernel: an enumerated field out of range";
     if ((k->exp_arg == FA_ARG_SCALE_SUB || k->exp_arg == FA_ARG_SCALE_FMA)
         != (k->alpha_arg == FA_ALPHA_SUB_SCALE
@@ -514,13 +677,8 @@ fa_kernel_check(const fa_kernel *k)
         return "lse: log2-ln2 needs score_log2";
     if ((k->log == FA_KLOG_CUDA_LOG2_FTZ) != (k->lse == FA_LSE_LOG2_LN2))
         return "log: cuda-log2f-ftz (base 2) goes with lse log2-ln2";
-    if ((k->bwd == FA_BWD_FA2 || k->bwd == FA_BWD_CUDNN)
-        && k->exp_arg != FA_ARG_SCALE_SUB && k->exp_arg != FA_ARG_SCALE_FMA)
-        return "bwd: fa2 and cudnn need unscaled scores (exp_arg scale-sub "
-               "or scale-fma)";
-    if (k->bwd != FA_BWD_FA2 && k->bwd != FA_BWD_CUDNN
-        && k->bwd != FA_BWD_FLEX && !k->score_scaled)
-        return "bwd: chain and repo need scaled scores";
+    if ((why = bwd_check(k)) != NULL)
+        return why;
     if (!span_order_ok(k))
         return "decode_span_order: expected \"tree\" or a permutation of "
                "the spans of a block in hexadecimal digits (\"0123\")";

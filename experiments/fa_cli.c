@@ -479,9 +479,21 @@ fa_cli_load_kernel(const char *cmd, const char *path, bool policy_given,
     return path == NULL || fa_kernel_load(cmd, "--kernel", path, k);
 }
 
+/* Whether K's tiled backward has BF16 operations or formats (bwd_*). */
+static bool
+bwd_bf16(const fa_kernel *k)
+{
+    return fa_kernel_bwd_tiled(k)
+           && (k->bwd_dp == FA_FMT_BF16 || k->bwd_operand == FA_FMT_BF16
+               || k->bwd_out == FA_FMT_BF16
+               || k->bwd_delta == FA_BDELTA_BF16_SUM
+               || k->bwd_p == FA_BP_BF16_OPS || k->bwd_ds == FA_BDS_BF16_OPS);
+}
+
 /* What of K fixes BF16: its format fields that name it ("score", "p",
-   ...) and the "repo" backward (BF16 arithmetic), as text into BUF of N
-   bytes ('"p", "o": "bf16"; "bwd": "repo"'); how many. */
+   ...) and a backward of BF16 operations or formats (the "repo"
+   preset's), as text into BUF of N bytes ('"p", "o": "bf16"; "bwd":
+   "repo"'); how many. */
 static size_t
 bf16_fields(const fa_kernel *k, char *buf, size_t n)
 {
@@ -498,9 +510,11 @@ bf16_fields(const fa_kernel *k, char *buf, size_t n)
                                     count++ ? ", " : "", names[i]);
     if (count > 0 && len < n)
         len += (size_t)snprintf(buf + len, n - len, ": \"bf16\"");
-    if (k->bwd == FA_BWD_REPO && len < n)
-        snprintf(buf + len, n - len, "%s\"bwd\": \"repo\"",
-                 count++ ? "; " : "");
+    if (bwd_bf16(k) && len < n)
+        snprintf(buf + len, n - len, "%s%s", count++ ? "; " : "",
+                 k->bwd == FA_BWD_REPO
+                     ? "\"bwd\": \"repo\""
+                     : "\"bwd_*\": BF16 operations or formats");
     return count;
 }
 

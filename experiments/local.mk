@@ -81,6 +81,7 @@ TESTS += \
 	tests/experiments/test_attn.sh \
 	tests/experiments/test_diff.sh \
 	tests/experiments/test_kernel.sh \
+	tests/experiments/test_bwd_fields.sh \
 	tests/experiments/test_front_door.sh \
 	tests/experiments/test_gqa_dumps.sh \
 	tests/experiments/test_invariance.sh \
@@ -167,6 +168,7 @@ EXTRA_DIST += \
 	tests/experiments/test_attn.sh \
 	tests/experiments/test_diff.sh \
 	tests/experiments/test_kernel.sh \
+	tests/experiments/test_bwd_fields.sh \
 	tests/experiments/test_front_door.sh \
 	tests/experiments/test_gqa_dumps.sh \
 	tests/experiments/test_invariance.sh \

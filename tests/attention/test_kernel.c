@@ -155,6 +155,62 @@ START_TEST(test_check)
 }
 END_TEST
 
+/* Every named description's bwd_* fields are the preset of its bwd (so a
+   description without them reads back as it was), and the check refuses
+   the combinations the tiled backward cannot run. */
+START_TEST(test_bwd_fields)
+{
+    const fa_kernel *fa2 = fa_kernel_by_name("fa2");
+    fa_kernel k;
+
+    for (size_t n = 0; fa_kernel_at(n) != NULL; n++) {
+        const fa_kernel *named = fa_kernel_at(n);
+        k = *named;
+        fa_kernel_bwd_preset(&k);
+        ck_assert_msg(k.bwd_keys == named->bwd_keys
+                          && k.bwd_delta == named->bwd_delta
+                          && k.bwd_p == named->bwd_p
+                          && k.bwd_dp == named->bwd_dp
+                          && k.bwd_ds == named->bwd_ds
+                          && k.bwd_operand == named->bwd_operand
+                          && k.bwd_dq == named->bwd_dq
+                          && k.bwd_dkv == named->bwd_dkv
+                          && k.bwd_out == named->bwd_out,
+                      "%s: bwd_* fields other than the preset of its bwd",
+                      named->name);
+    }
+    ck_assert(fa_kernel_bwd_tiled(fa2));
+    ck_assert(!fa_kernel_bwd_tiled(fa_kernel_by_name("math")));
+    k = *fa2;
+    k.bwd_dq = FA_BDQ_REVERSE;
+    ck_assert_ptr_null(fa_kernel_check(&k));
+    k = *fa2;
+    k.bwd_operand = FA_FMT_F32;
+    ck_assert_str_eq(fa_kernel_check(&k),
+                     "bwd_operand: f32 goes with bwd_dq and bwd_dkv "
+                     "\"chain\", and they with it");
+    k = *fa2;
+    k.bwd_ds = FA_BDS_BF16_OPS;
+    ck_assert_str_eq(fa_kernel_check(&k), "bwd_p: bf16-ops (bwd_p or bwd_ds) "
+                                          "needs bwd_operand bf16");
+    k = *fa2;
+    k.bwd_p = FA_BP_EXPF_IN;
+    ck_assert_str_eq(fa_kernel_check(&k),
+                     "bwd_p: sub, bf16-ops and expf-in need scaled scores");
+    k = *fa_kernel_by_name("fp32");
+    k.bwd_p = FA_BP_SCALE_LOG2;
+    ck_assert_str_eq(fa_kernel_check(&k),
+                     "bwd_p: scale-log2 and log2e-fma need unscaled scores "
+                     "(exp_arg scale-sub or scale-fma)");
+    k = *fa2;
+    k.bwd_dq = (fa_bwd_dq)9;
+    ck_assert_str_eq(fa_kernel_check(&k),
+                     "kernel: an enumerated field out of range");
+    ck_assert_str_eq(fa_kernel_enum_names("bwd_dq")[FA_BDQ_BUFFERS],
+                     "buffers");
+}
+END_TEST
+
 /* FA2's forward tiles for every head dimension PyTorch's flash accepts:
    flash_fwd_launch_template.h on an H200 (no dropout; 227 KiB of shared
    memory per block, 228 KiB per SM), d padded to a multiple of 32 up to
@@ -515,6 +571,7 @@ main(void)
 
     tcase_add_test(tc, test_named);
     tcase_add_test(tc, test_check);
+    tcase_add_test(tc, test_bwd_fields);
     tcase_add_test(tc, test_tiles);
     tcase_add_test(tc, test_splitkv);
     tcase_add_test(tc, test_decode_causal);

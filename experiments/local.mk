@@ -18,7 +18,9 @@ experiments_bf16emu_SOURCES = \
 	experiments/sdpa_policy.c experiments/sdpa_policy.h \
 	experiments/grid.c experiments/grid.h \
 	experiments/plot.c experiments/plot.h \
-	experiments/sweep.c \
+	experiments/sweep.c experiments/sweep_local.h experiments/sweep_help.c \
+	experiments/sweep_output.c experiments/sweep_plot.c experiments/sweep_run.c \
+	experiments/sweep_mpi.c experiments/sweep_merge.c \
 	experiments/reproduce.c \
 	experiments/ls.c \
 	experiments/scan.c experiments/scan_local.h experiments/scan_report.c \

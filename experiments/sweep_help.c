@@ -1,0 +1,122 @@
+/* sweep_help.c -- the help of bf16emu sweep and bf16emu merge */
+#ifdef HAVE_CONFIG_H
+#include <config.h>
+#endif
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L
+#endif
+
+#include "experiments/sweep_local.h"
+
+void
+sweep_help(FILE *out)
+{
+    fputs(
+        "usage: bf16emu sweep [--grid FILE] [--KEY VALUES ...] [--out DIR]\n"
+        "                     [--threads N] [--resume | --force] [--shard "
+        "I/N]\n"
+        "                     [--plot | --no-plot] [--progress | "
+        "--no-progress] [--quiet]\n"
+        "                     [--dry-run] [--print-grid] [--json]\n"
+        "\n"
+        "The rounding bias of O and of delta = rowsum(dO o O) over a grid "
+        "of\n"
+        "parameters.  Every point runs TRIALS trials of HEADS generated "
+        "heads\n"
+        "(N x d, Q and K with the score structure, V from the "
+        "distribution)\n"
+        "through the reference flash attention and compares each O element "
+        "and\n"
+        "each row's delta with a binary64 evaluation of the exact formula.\n"
+        "Without options it runs the embedded default grid (54 points:\n"
+        "paper-eq4, fix none and beta, 1, 2 and 4 repeated maxima, 9 means "
+        "of V).\n"
+        "\n"
+        "Axes (each takes a comma-separated list; numbers also LO:HI:STEP):\n"
+        "  --policy      paper-eq4, repo, fa2 (or flash), fp32, cudnn, "
+        "efficient, math\n"
+        "  --fix         none, beta, beta-v2, eps, always\n"
+        "  --ablate      none, or ablations joined with '+' "
+        "(fp32-pv+untiled)\n"
+        "  --exp         default (each policy's description's exp_model), "
+        "cr,\n"
+        "                libm, ex2-sm90, ex2-sm90-ftz\n"
+        "  --mma         default, or the P~V accumulation preset (sm90, "
+        "exact, ...)\n"
+        "  --qk          normal, sink, repeated-max\n"
+        "  --sink S      sink strength (scaled score added to key 0)\n"
+        "  --repeat K    keys at the maximum (repeated-max)\n"
+        "  --max-value --gap-min --gap-max   repeated-max scores\n"
+        "  --qk-std      standard deviation of Q and K\n"
+        "  --do-mean     mean of dO (standard deviation 1)\n"
+        "  --causal      0 or 1\n"
+        "  --n --d       sequence length (Nq = Nk) and head dimension\n"
+        "  --br --bc     tiles (0: the policy's)\n"
+        "  --v-dist      normal, uniform, laplace, student-t\n"
+        "  --v-nu        degrees of freedom of student-t\n"
+        "  --v-mean --v-std   V's mean and standard deviation\n"
+        "  --v-shift     per-column mean shift: column c gets v-mean + "
+        "v-shift (2c/(d-1) - 1)\n"
+        "Settings:\n"
+        "  --trials T --heads H --seed S   (defaults 8, 1, 1; the intervals\n"
+        "                    of *_heads columns come from the spread of the\n"
+        "                    heads' means, TRIALS x HEADS of them)\n"
+        "  --stages on|off   stage attribution: each rounding stage left out "
+        "in turn\n"
+        "                    (p-cast, pv-acc, pv-cast, o-cast, all)\n"
+        "\n"
+        "  --grid FILE   'key = values' lines ('#' comments); options after "
+        "it override\n"
+        "  --out DIR     output directory (default sweep-out): sweep.csv "
+        "(plain CSV,\n"
+        "                the column names first), sweep-meta.txt (its "
+        "provenance),\n"
+        "                sweep.json, grid.txt, and for each axis KEY with "
+        "two or more\n"
+        "                values bias-KEY.{dat,png,svg} (O) and "
+        "delta-KEY.{dat,png,svg}\n"
+        "                (KEY without '-': bias-vmean, bias-n, "
+        "bias-policy)\n"
+        "  --threads N   OpenMP threads (results do not depend on N)\n"
+        "  --resume      continue an interrupted sweep in DIR\n"
+        "  --force       replace an existing sweep in DIR\n"
+        "  --shard I/N   only the points with index mod N == I (bf16emu "
+        "merge joins them)\n"
+        "  --plot        fail when gnuplot is missing; --no-plot: no plot\n"
+        "  --progress    progress on stderr: a bar on a terminal, else one "
+        "line per batch\n"
+        "                (the default unless --quiet); --no-progress: "
+        "none\n"
+        "  --quiet       no messages but errors\n"
+        "  --dry-run     print the points and the cost (trials x heads x N^2 "
+        "x d summed\n"
+        "                over the points) and exit, writing nothing; "
+        "--print-grid: the grid\n"
+        "  --json        also print sweep.json on stdout at the end\n"
+        "\n"
+        "Before the run the cost is printed with the progress.  Ctrl-C or "
+        "SIGTERM\n"
+        "stops after the batch in hand (a second one at once); the rows "
+        "written\n"
+        "stay and the same command with --resume continues.\n",
+        out);
+}
+
+void
+merge_help(FILE *out)
+{
+    fputs("usage: bf16emu merge [--force] [--no-plot] [--json] --out DIR "
+          "SHARD_DIR...\n"
+          "\n"
+          "Joins the outputs of 'bf16emu sweep --shard I/N' runs of one "
+          "grid into\n"
+          "DIR: sweep.csv (rows in point order), sweep-meta.txt (shard "
+          "0/1),\n"
+          "sweep.json, grid.txt and the plots; the result is byte for byte "
+          "the\n"
+          "output of the unsharded sweep.  Every point must be present "
+          "exactly once.\n"
+          "DIR is never one of the shard directories, also not with "
+          "--force.\n",
+          out);
+}

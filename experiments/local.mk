@@ -21,7 +21,10 @@ experiments_bf16emu_SOURCES = \
 	experiments/sweep.c experiments/sweep_local.h experiments/sweep_help.c \
 	experiments/sweep_output.c experiments/sweep_plot.c experiments/sweep_run.c \
 	experiments/sweep_mpi.c experiments/sweep_merge.c \
-	experiments/reproduce.c \
+	experiments/reproduce.c experiments/reproduce_local.h \
+	experiments/reproduce_help.c experiments/reproduce_progress.c \
+	experiments/reproduce_exact.c experiments/reproduce_bias.c \
+	experiments/reproduce_summary.c \
 	experiments/ls.c \
 	experiments/scan.c experiments/scan_local.h experiments/scan_report.c \
 	experiments/scan_manifest.c experiments/scan_shard.c \

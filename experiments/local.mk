@@ -10,7 +10,8 @@ experiments_bf16emu_SOURCES = \
 	experiments/trace_summary.c experiments/trace_help.c \
 	experiments/mma.c \
 	experiments/attn.c experiments/attn_local.h experiments/attn_report.c \
-	experiments/attn_help.c \
+	experiments/attn_help.c experiments/attn_input.c experiments/attn_run.c \
+	experiments/attn_options.c \
 	experiments/diff.c experiments/diff_local.h experiments/diff_dump.c \
 	experiments/diff_report.c experiments/diff_help.c \
 	experiments/fa_cli.c experiments/fa_cli.h \

@@ -109,33 +109,239 @@ put_string(cli_buf *b, const char *s, size_t n, int width, bool left)
     cli_buf_free(&t);
 }
 
+/* A conversion of a message's format: its text from START ('%') to CONV,
+   the flags (FLAGS_LEN bytes at FLAGS), the width (0: none) and
+   precision (-1: none), both already taken from the arguments where '*'
+   gives them, and the length modifier. */
+typedef enum
+{
+    L_NONE,
+    L_HH,
+    L_H,
+    L_L,
+    L_LL,
+    L_Z,
+    L_T,
+    L_J,
+    L_BIG
+} len_mod;
+
+typedef struct
+{
+    const char *start, *flags;
+    int flags_len, width, prec;
+    bool left;
+    len_mod lm;
+    char conv; /* '\0': the format ended inside the conversion */
+} conversion;
+
+/* A width or precision at *P: digits, or '*' read from AP. */
+static int
+take_number(const char **p, va_list *ap)
+{
+    int n = 0;
+
+    if (**p == '*') {
+        (*p)++;
+        return va_arg(*ap, int);
+    }
+    while (isdigit((unsigned char)**p))
+        n = n * 10 + (*(*p)++ - '0');
+    return n;
+}
+
+/* The length modifier at *P, stepped over. */
+static len_mod
+take_length(const char **p)
+{
+    const char *q = *p;
+
+    if (q[0] == 'h' && q[1] == 'h') {
+        *p += 2;
+        return L_HH;
+    }
+    if (q[0] == 'l' && q[1] == 'l') {
+        *p += 2;
+        return L_LL;
+    }
+    if (*q == 'h' || *q == 'l' || *q == 'z' || *q == 't' || *q == 'j'
+        || *q == 'L') {
+        (*p)++;
+        return *q == 'h'   ? L_H
+               : *q == 'l' ? L_L
+               : *q == 'z' ? L_Z
+               : *q == 't' ? L_T
+               : *q == 'j' ? L_J
+                           : L_BIG;
+    }
+    return L_NONE;
+}
+
+/* Parses the conversion at P (its '%', not "%%") into C, taking the
+   widths and precisions given by '*' from AP; returns the text after
+   it. */
+static const char *
+parse_conversion(const char *p, conversion *c, va_list *ap)
+{
+    c->start = p++;
+    c->left = false;
+    c->flags = p;
+    while (*p != '\0' && strchr("-+ #0", *p) != NULL)
+        c->left = c->left || *p++ == '-';
+    c->flags_len = (int)(p - c->flags);
+    c->width = take_number(&p, ap);
+    if (c->width < 0) {
+        c->left = true;
+        c->width = -c->width;
+    }
+    c->prec = -1;
+    if (*p == '.') {
+        p++;
+        c->prec = take_number(&p, ap);
+    }
+    c->lm = take_length(&p);
+    c->conv = *p;
+    return c->conv != '\0' ? p + 1 : p;
+}
+
+/* The printf spec of C rebuilt from its parts (a width or precision
+   given by '*' written out) into SPEC of N bytes. */
+static void
+rebuild_spec(const conversion *c, char *spec, size_t n)
+{
+    static const char *const lens_names[] = {"",  "hh", "h", "l", "ll",
+                                             "z", "t",  "j", "L"};
+    int o;
+
+    o = snprintf(spec, n, "%%%.*s%s", c->flags_len, c->flags,
+                 c->left ? "-" : "");
+    if (c->width > 0)
+        o += snprintf(spec + o, n - (size_t)o, "%d", c->width);
+    if (c->prec >= 0)
+        o += snprintf(spec + o, n - (size_t)o, ".%d", c->prec);
+    snprintf(spec + o, n - (size_t)o, "%s%c", lens_names[c->lm], c->conv);
+}
+
+/* %d and %i: the argument of C's length from AP, through SPEC. */
+static void
+put_signed(cli_buf *b, const char *spec, const conversion *c, va_list *ap)
+{
+    switch (c->lm) {
+    case L_L:
+        cli_buf_printf(b, spec, va_arg(*ap, long));
+        break;
+    case L_LL:
+        cli_buf_printf(b, spec, va_arg(*ap, long long));
+        break;
+    case L_Z:
+        cli_buf_printf(b, spec, va_arg(*ap, size_t));
+        break;
+    case L_T:
+        cli_buf_printf(b, spec, va_arg(*ap, ptrdiff_t));
+        break;
+    case L_J:
+        cli_buf_printf(b, spec, va_arg(*ap, intmax_t));
+        break;
+    default:
+        cli_buf_printf(b, spec, va_arg(*ap, int));
+        break;
+    }
+}
+
+/* %u, %o, %x and %X: the argument of C's length from AP, through SPEC. */
+static void
+put_unsigned(cli_buf *b, const char *spec, const conversion *c, va_list *ap)
+{
+    switch (c->lm) {
+    case L_L:
+        cli_buf_printf(b, spec, va_arg(*ap, unsigned long));
+        break;
+    case L_LL:
+        cli_buf_printf(b, spec, va_arg(*ap, unsigned long long));
+        break;
+    case L_Z:
+        cli_buf_printf(b, spec, va_arg(*ap, size_t));
+        break;
+    case L_T:
+        cli_buf_printf(b, spec, va_arg(*ap, ptrdiff_t));
+        break;
+    case L_J:
+        cli_buf_printf(b, spec, va_arg(*ap, uintmax_t));
+        break;
+    default:
+        cli_buf_printf(b, spec, va_arg(*ap, unsigned));
+        break;
+    }
+}
+
+/* The conversion C (its text ending at END) with its argument from AP:
+   %s through put_string, %c escaped, the others through printf. */
+static void
+put_conversion(cli_buf *b, const conversion *c, const char *end, va_list *ap)
+{
+    char spec[64];
+
+    if (c->conv == 's') {
+        const char *s = va_arg(*ap, const char *);
+        size_t len = 0;
+        if (s == NULL)
+            s = "(null)";
+        while ((c->prec < 0 || len < (size_t)c->prec) && s[len] != '\0')
+            len++;
+        put_string(b, s, len, c->width, c->left);
+        return;
+    }
+    rebuild_spec(c, spec, sizeof spec);
+    switch (c->conv) {
+    case 'd':
+    case 'i':
+        put_signed(b, spec, c, ap);
+        break;
+    case 'u':
+    case 'o':
+    case 'x':
+    case 'X':
+        put_unsigned(b, spec, c, ap);
+        break;
+    case 'c': {
+        char ch = (char)va_arg(*ap, int);
+        put_escaped(b, &ch, 1);
+        break;
+    }
+    case 'e':
+    case 'E':
+    case 'f':
+    case 'F':
+    case 'g':
+    case 'G':
+    case 'a':
+    case 'A':
+        if (c->lm == L_BIG)
+            cli_buf_printf(b, spec, va_arg(*ap, long double));
+        else
+            cli_buf_printf(b, spec, va_arg(*ap, double));
+        break;
+    case 'p':
+        cli_buf_printf(b, spec, va_arg(*ap, void *));
+        break;
+    default:
+        /* an unknown conversion: shown as written */
+        cli_buf_put_mem(b, c->start, (size_t)(end - c->start));
+        break;
+    }
+}
+
 /* Formats FMT with AP into B: printf's conversions, with the strings of
    %s treated by put_string. */
 static void
-format_message(cli_buf *b, const char *fmt, va_list ap)
+format_message(cli_buf *b, const char *fmt, va_list args)
 {
     const char *p = fmt;
+    va_list ap;
 
+    va_copy(ap, args);
     while (*p != '\0') {
-        char spec[64];
-        const char *start, *flags;
-        int flags_len;
-        int width = 0, prec = -1;
-        bool left = false;
-        size_t len;
-        char conv;
-        enum
-        {
-            L_NONE,
-            L_HH,
-            L_H,
-            L_L,
-            L_LL,
-            L_Z,
-            L_T,
-            L_J,
-            L_BIG
-        } lm = L_NONE;
+        conversion c;
 
         if (*p != '%') {
             const char *q = strchr(p, '%');
@@ -144,160 +350,17 @@ format_message(cli_buf *b, const char *fmt, va_list ap)
             p += n;
             continue;
         }
-        start = p++;
-        if (*p == '%') {
+        if (p[1] == '%') {
             cli_buf_putc(b, '%');
-            p++;
+            p += 2;
             continue;
         }
-        flags = p;
-        while (*p != '\0' && strchr("-+ #0", *p) != NULL)
-            left = left || *p++ == '-';
-        flags_len = (int)(p - flags);
-        if (*p == '*') {
-            width = va_arg(ap, int);
-            if (width < 0) {
-                left = true;
-                width = -width;
-            }
-            p++;
-        } else {
-            while (isdigit((unsigned char)*p))
-                width = width * 10 + (*p++ - '0');
-        }
-        if (*p == '.') {
-            p++;
-            prec = 0;
-            if (*p == '*') {
-                prec = va_arg(ap, int);
-                p++;
-            } else {
-                while (isdigit((unsigned char)*p))
-                    prec = prec * 10 + (*p++ - '0');
-            }
-        }
-        if (p[0] == 'h' && p[1] == 'h') {
-            lm = L_HH;
-            p += 2;
-        } else if (p[0] == 'l' && p[1] == 'l') {
-            lm = L_LL;
-            p += 2;
-        } else if (*p == 'h' || *p == 'l' || *p == 'z' || *p == 't'
-                   || *p == 'j' || *p == 'L') {
-            lm = *p == 'h'   ? L_H
-                 : *p == 'l' ? L_L
-                 : *p == 'z' ? L_Z
-                 : *p == 't' ? L_T
-                 : *p == 'j' ? L_J
-                             : L_BIG;
-            p++;
-        }
-        conv = *p;
-        if (conv == '\0')
+        p = parse_conversion(p, &c, &ap);
+        if (c.conv == '\0')
             break;
-        p++;
-        if (conv == 's') {
-            const char *s = va_arg(ap, const char *);
-            if (s == NULL)
-                s = "(null)";
-            len = 0;
-            while ((prec < 0 || len < (size_t)prec) && s[len] != '\0')
-                len++;
-            put_string(b, s, len, width, left);
-            continue;
-        }
-        /* any other conversion: printf with the spec rebuilt from its
-           parts (a width or precision given by '*' written out) */
-        len = (size_t)(p - start);
-        {
-            static const char *const lens_names[] = {
-                "", "hh", "h", "l", "ll", "z", "t", "j", "L"};
-            const char *lens = lens_names[lm];
-            int o;
-            o = snprintf(spec, sizeof spec, "%%%.*s%s", flags_len, flags,
-                         left ? "-" : "");
-            if (width > 0)
-                o += snprintf(spec + o, sizeof spec - (size_t)o, "%d", width);
-            if (prec >= 0)
-                o += snprintf(spec + o, sizeof spec - (size_t)o, ".%d", prec);
-            snprintf(spec + o, sizeof spec - (size_t)o, "%s%c", lens, conv);
-        }
-        switch (conv) {
-        case 'd':
-        case 'i':
-            switch (lm) {
-            case L_L:
-                cli_buf_printf(b, spec, va_arg(ap, long));
-                break;
-            case L_LL:
-                cli_buf_printf(b, spec, va_arg(ap, long long));
-                break;
-            case L_Z:
-                cli_buf_printf(b, spec, va_arg(ap, size_t));
-                break;
-            case L_T:
-                cli_buf_printf(b, spec, va_arg(ap, ptrdiff_t));
-                break;
-            case L_J:
-                cli_buf_printf(b, spec, va_arg(ap, intmax_t));
-                break;
-            default:
-                cli_buf_printf(b, spec, va_arg(ap, int));
-                break;
-            }
-            break;
-        case 'u':
-        case 'o':
-        case 'x':
-        case 'X':
-            switch (lm) {
-            case L_L:
-                cli_buf_printf(b, spec, va_arg(ap, unsigned long));
-                break;
-            case L_LL:
-                cli_buf_printf(b, spec, va_arg(ap, unsigned long long));
-                break;
-            case L_Z:
-                cli_buf_printf(b, spec, va_arg(ap, size_t));
-                break;
-            case L_T:
-                cli_buf_printf(b, spec, va_arg(ap, ptrdiff_t));
-                break;
-            case L_J:
-                cli_buf_printf(b, spec, va_arg(ap, uintmax_t));
-                break;
-            default:
-                cli_buf_printf(b, spec, va_arg(ap, unsigned));
-                break;
-            }
-            break;
-        case 'c': {
-            char c = (char)va_arg(ap, int);
-            put_escaped(b, &c, 1);
-            break;
-        }
-        case 'e':
-        case 'E':
-        case 'f':
-        case 'F':
-        case 'g':
-        case 'G':
-        case 'a':
-        case 'A':
-            if (lm == L_BIG)
-                cli_buf_printf(b, spec, va_arg(ap, long double));
-            else
-                cli_buf_printf(b, spec, va_arg(ap, double));
-            break;
-        case 'p':
-            cli_buf_printf(b, spec, va_arg(ap, void *));
-            break;
-        default:
-            /* an unknown conversion: shown as written */
-            cli_buf_put_mem(b, start, len);
-            break;
-        }
+        put_conversion(b, &c, p, &ap);
     }
+    va_end(ap);
 }
 
 int

@@ -144,11 +144,11 @@ read_mask(attn_ctx *x)
     return true;
 }
 
+/* The file names of the inputs, the GPU's O and LSE and --out split
+   from their keys, and the combinations of --o and --lse checked. */
 static bool
-run(attn_ctx *x)
+split_specs(attn_ctx *x)
 {
-    if (!attn_check_options(x))
-        return false;
     for (int i = 0; i < N_IN; i++)
         if (x->in[i].arg != NULL && !cli_split_spec(CMD, &x->in[i]))
             return false;
@@ -170,47 +170,52 @@ run(attn_ctx *x)
     if (x->out.arg != NULL
         && (!cli_split_spec(CMD, &x->out) || !attn_check_output(x)))
         return false;
-    if (!x->max_memory_given)
-        x->max_memory = attn_default_max_memory();
+    return true;
+}
 
-    if (x->gen_on) {
-        x->rank = 4;
-        x->n_lead = 2;
-        x->nb = (size_t)x->sh[SH_BATCH];
-        x->nh = (size_t)x->sh[SH_HEADS];
-        x->nhkv = x->nh;
-        x->nq = (size_t)x->sh[SH_NQ];
-        x->nk = (size_t)(x->sh_given[SH_NK] ? x->sh[SH_NK] : x->sh[SH_NQ]);
-        x->d = (size_t)x->sh[SH_D];
-        x->lead[0] = x->nb;
-        x->lead[1] = x->nh;
-        if (x->gen.kind == GEN_REPEATED && x->gen.repeat > x->nk) {
-            cli_error(CMD,
-                      "--repeat %" PRIu64 ": more keys than Nk = %zu "
-                      "(expected at most Nk)",
-                      x->gen.repeat, x->nk);
-            return false;
-        }
-    } else {
-        if (!attn_check_file_sizes(x))
-            return false;
-        for (int i = 0; i < N_IN; i++)
-            if (x->in[i].arg != NULL && !attn_read_operand(x, i))
-                return false;
-        if (!attn_resolve_layout(x) || !attn_check_shapes(x))
-            return false;
+/* The shape [B, H, N, d] of the generated inputs. */
+static bool
+gen_shape(attn_ctx *x)
+{
+    x->rank = 4;
+    x->n_lead = 2;
+    x->nb = (size_t)x->sh[SH_BATCH];
+    x->nh = (size_t)x->sh[SH_HEADS];
+    x->nhkv = x->nh;
+    x->nq = (size_t)x->sh[SH_NQ];
+    x->nk = (size_t)(x->sh_given[SH_NK] ? x->sh[SH_NK] : x->sh[SH_NQ]);
+    x->d = (size_t)x->sh[SH_D];
+    x->lead[0] = x->nb;
+    x->lead[1] = x->nh;
+    if (x->gen.kind == GEN_REPEATED && x->gen.repeat > x->nk) {
+        cli_error(CMD,
+                  "--repeat %" PRIu64 ": more keys than Nk = %zu "
+                  "(expected at most Nk)",
+                  x->gen.repeat, x->nk);
+        return false;
     }
-    if (!attn_build_config(x))
-        return false;
-    if (!fa_cli_inputs_defined(
-            CMD, x->kernel_path != NULL ? "--kernel" : "--policy",
-            fa_config_kernel(&x->cfg), x->f16))
-        return false;
-    if (x->gpu_o.arg != NULL && !attn_read_fwd_outputs(x))
-        return false;
-    if (x->mask_opd.arg != NULL && !read_mask(x))
-        return false;
+    return true;
+}
 
+/* The inputs read from their files, their layout and shapes checked. */
+static bool
+read_inputs(attn_ctx *x)
+{
+    if (!attn_check_file_sizes(x))
+        return false;
+    for (int i = 0; i < N_IN; i++)
+        if (x->in[i].arg != NULL && !attn_read_operand(x, i))
+            return false;
+    if (!attn_resolve_layout(x) || !attn_check_shapes(x))
+        return false;
+    return true;
+}
+
+/* Whether the exact reference runs (else why not, in x->exact_note) and
+   whether P~ is captured for the row statistics. */
+static void
+plan_exact(attn_ctx *x)
+{
     /* The exact reference: run it? */
     x->exact_work =
         cli_sat_mul(cli_sat_mul(cli_sat_mul((uint64_t)x->heads, x->nq),
@@ -229,12 +234,12 @@ run(attn_ctx *x)
                     && cli_sat_mul(cli_sat_mul((uint64_t)x->heads, x->nq),
                                    cli_sat_mul(x->nk, 4))
                            <= AUTO_P_BYTES;
-    attn_estimate_memory(x);
-    if (x->dry_run)
-        return true;
-    if (!attn_check_memory(x))
-        return false;
-    attn_cost_report(x);
+}
+
+/* The computation, the exact reference, the statistics and --out. */
+static bool
+compute_all(attn_ctx *x)
+{
     if (!fa_cli_heads_usable(CMD, &x->hcfg, x->has_mask ? &x->mask : NULL,
                              x->heads)
         || !attn_allocate(x) || !attn_compute(x))
@@ -249,6 +254,35 @@ run(attn_ctx *x)
                 attn_stat_output(x, i);
     attn_count_rows(x);
     return x->out.arg == NULL || attn_write_output(x);
+}
+
+static bool
+run(attn_ctx *x)
+{
+    if (!attn_check_options(x) || !split_specs(x))
+        return false;
+    if (!x->max_memory_given)
+        x->max_memory = attn_default_max_memory();
+    if (x->gen_on ? !gen_shape(x) : !read_inputs(x))
+        return false;
+    if (!attn_build_config(x))
+        return false;
+    if (!fa_cli_inputs_defined(
+            CMD, x->kernel_path != NULL ? "--kernel" : "--policy",
+            fa_config_kernel(&x->cfg), x->f16))
+        return false;
+    if (x->gpu_o.arg != NULL && !attn_read_fwd_outputs(x))
+        return false;
+    if (x->mask_opd.arg != NULL && !read_mask(x))
+        return false;
+    plan_exact(x);
+    attn_estimate_memory(x);
+    if (x->dry_run)
+        return true;
+    if (!attn_check_memory(x))
+        return false;
+    attn_cost_report(x);
+    return compute_all(x);
 }
 
 int

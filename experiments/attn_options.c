@@ -570,12 +570,12 @@ attn_take_options(attn_ctx *x, int argc, char **argv)
                             take_option, x);
 }
 
-/* The combinations of options; false after an error message. */
-bool
-attn_check_options(attn_ctx *x)
+/* Where the inputs come from: --gen or --q, --k, --v (and --do with
+   --backward), not both; false after an error message. */
+static bool
+check_inputs(const attn_ctx *x)
 {
     bool files = false;
-    const fa_fix_kind k = x->fix_kind;
 
     for (int i = 0; i < N_IN; i++)
         files = files || x->in[i].arg != NULL;
@@ -619,6 +619,13 @@ attn_check_options(attn_ctx *x)
             return false;
         }
     }
+    return true;
+}
+
+/* The generator's options against --gen's kind and each other. */
+static bool
+check_gen(const attn_ctx *x)
+{
     for (size_t i = 0; x->gen_on && i < x->n_kind_only; i++)
         if (x->kind_of[i] != x->gen.kind) {
             cli_error(CMD, "%s applies to --gen %s, not to --gen %s",
@@ -633,6 +640,15 @@ attn_check_options(attn_ctx *x)
                   x->gen.gap_max, x->gen.gap_min);
         return false;
     }
+    return true;
+}
+
+/* The fix's parameters against --fix. */
+static bool
+check_fix(const attn_ctx *x)
+{
+    const fa_fix_kind k = x->fix_kind;
+
     if (x->beta_given && k != FA_FIX_BETA && k != FA_FIX_BETA_V2
         && k != FA_FIX_ALWAYS) {
         cli_error(CMD,
@@ -664,6 +680,15 @@ attn_check_options(attn_ctx *x)
         cli_error(CMD, "--eps-zero applies to --zero-max shift");
         return false;
     }
+    return true;
+}
+
+/* The combinations of options; false after an error message. */
+bool
+attn_check_options(attn_ctx *x)
+{
+    if (!check_inputs(x) || !check_gen(x) || !check_fix(x))
+        return false;
     if (!x->backward && (x->captures & ((1u << CAP_DP) | (1u << CAP_DS)))) {
         cli_error(CMD, "--capture dp and ds need --backward (they are "
                        "captured by the backward)");

@@ -70,37 +70,94 @@ init_options(void)
     options[n] = (cli_option){NULL, false, 0};
 }
 
+/* --grid FILE: its lines into the grid. */
+static bool
+take_grid(sweep_ctx *x, const char *v)
+{
+    char err[1024];
+    size_t len;
+    struct stat st;
+    char *text;
+
+    if (stat(v, &st) == 0 && S_ISDIR(st.st_mode)) {
+        cli_error(CMD,
+                  "--grid %s: a directory (expected a grid file of "
+                  "'key = values' lines)",
+                  v);
+        return false;
+    }
+    text = cli_read_all(v, &len);
+    if (text == NULL) {
+        cli_error(CMD, "--grid %s: cannot read: %s", v, strerror(errno));
+        return false;
+    }
+    if (grid_parse_text(&x->grid, text, len, err, sizeof err) != 0) {
+        cli_error(CMD, "--grid %s: %s", v, err);
+        free(text);
+        return false;
+    }
+    free(text);
+    return true;
+}
+
+/* --threads N. */
+static bool
+take_threads(sweep_ctx *x, const char *v)
+{
+    uint64_t n;
+
+    if (!cli_parse_u64(CMD, "--threads", v, &n))
+        return false;
+    if (n < 1 || n > 1024) {
+        cli_error(CMD, "--threads %s: expected 1 .. 1024", v);
+        return false;
+    }
+    x->threads = (long)n;
+    return true;
+}
+
+/* --shard I/N. */
+static bool
+take_shard(sweep_ctx *x, const char *v)
+{
+    unsigned long long i, n;
+    char c;
+
+    if (sscanf(v, "%llu/%llu%c", &i, &n, &c) != 2 || n < 1 || i >= n
+        || v[0] < '0' || v[0] > '9') {
+        cli_error(CMD, "--shard %s: expected I/N with 0 <= I < N", v);
+        return false;
+    }
+    x->shard_i = i;
+    x->shard_n = n;
+    return true;
+}
+
+/* --KEY VALUES: an axis or a setting of the grid. */
+static bool
+take_key(sweep_ctx *x, int id, const char *v)
+{
+    char err[1024];
+    const char *key =
+        id < O_KEY0 + N_GX
+            ? grid_axis_key((grid_axis)(id - O_KEY0))
+            : grid_setting_key((grid_setting)(id - O_KEY0 - N_GX));
+
+    if (grid_set(&x->grid, key, v, err, sizeof err) != 0) {
+        cli_error(CMD, "--%s", err);
+        return false;
+    }
+    return true;
+}
+
 static bool
 take_option(void *ctx, int id, const char *v)
 {
     sweep_ctx *x = ctx;
-    char err[1024];
 
     switch (id) {
-    case O_GRID: {
-        size_t len;
-        struct stat st;
-        char *text;
-        if (stat(v, &st) == 0 && S_ISDIR(st.st_mode)) {
-            cli_error(CMD,
-                      "--grid %s: a directory (expected a grid file of "
-                      "'key = values' lines)",
-                      v);
-            return false;
-        }
-        text = cli_read_all(v, &len);
-        if (text == NULL) {
-            cli_error(CMD, "--grid %s: cannot read: %s", v, strerror(errno));
-            return false;
-        }
-        if (grid_parse_text(&x->grid, text, len, err, sizeof err) != 0) {
-            cli_error(CMD, "--grid %s: %s", v, err);
-            free(text);
-            return false;
-        }
-        free(text);
-        return true;
-    }
+    case O_GRID:
+        return take_grid(x, v);
     case O_OUT:
         if (*v == '\0') {
             cli_error(CMD, "--out: an empty directory name");
@@ -108,35 +165,16 @@ take_option(void *ctx, int id, const char *v)
         }
         x->out_dir = v;
         return true;
-    case O_THREADS: {
-        uint64_t n;
-        if (!cli_parse_u64(CMD, "--threads", v, &n))
-            return false;
-        if (n < 1 || n > 1024) {
-            cli_error(CMD, "--threads %s: expected 1 .. 1024", v);
-            return false;
-        }
-        x->threads = (long)n;
-        return true;
-    }
+    case O_THREADS:
+        return take_threads(x, v);
     case O_RESUME:
         x->resume = true;
         return true;
     case O_FORCE:
         x->force = true;
         return true;
-    case O_SHARD: {
-        unsigned long long i, n;
-        char c;
-        if (sscanf(v, "%llu/%llu%c", &i, &n, &c) != 2 || n < 1 || i >= n
-            || v[0] < '0' || v[0] > '9') {
-            cli_error(CMD, "--shard %s: expected I/N with 0 <= I < N", v);
-            return false;
-        }
-        x->shard_i = i;
-        x->shard_n = n;
-        return true;
-    }
+    case O_SHARD:
+        return take_shard(x, v);
     case O_PLOT:
         x->plot = 1;
         return true;
@@ -162,17 +200,8 @@ take_option(void *ctx, int id, const char *v)
         x->progress = 0;
         return true;
     default:
-        if (id >= O_KEY0 && id < O_KEY0 + N_GX + N_GS) {
-            const char *key =
-                id < O_KEY0 + N_GX
-                    ? grid_axis_key((grid_axis)(id - O_KEY0))
-                    : grid_setting_key((grid_setting)(id - O_KEY0 - N_GX));
-            if (grid_set(&x->grid, key, v, err, sizeof err) != 0) {
-                cli_error(CMD, "--%s", err);
-                return false;
-            }
-            return true;
-        }
+        if (id >= O_KEY0 && id < O_KEY0 + N_GX + N_GS)
+            return take_key(x, id, v);
         return false;
     }
 }

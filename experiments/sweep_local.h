@@ -76,8 +76,8 @@ typedef struct
     /* exp models, one per value of the exp axis */
     fa_cli_exp *exps;
     fa_cli_exp *policy_exps; /* exp "default": per policy of the axis */
-    fa_cli_log logm; /* lg2-sm90, when the policy axis has fa2 */
-    char *text;      /* grid_text */
+    fa_cli_log logm;         /* lg2-sm90, when the policy axis has fa2 */
+    char *text;              /* grid_text */
     uint64_t hash;
 } sweep_ctx;
 

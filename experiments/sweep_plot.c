@@ -297,26 +297,27 @@ cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* The gnuplot variables of the plot of axis XA, kind K: the x range
-   padded by 5% on each side (a log scale for n, d, repeat, br and bc
-   spread over a factor of 4 or more), tics at the values when there are at
-   most 10, series moved apart by a little so that their error bars do not hide
-   each other, the title with the fixed settings and what the error bars mean.
-   HEAD (unless NULL) receives a comment line for the data file that says what
-   its columns and x range are. */
-static void
-plot_vars(const sweep_grid *g, grid_axis xa, const plot_kind *k,
-          const plot_info *pi, cli_buf *v, cli_buf *head)
+/* The x range of a plot: from LO to HI, on a log scale or not, the series
+   DODGE apart. */
+typedef struct
+{
+    double lo, hi, dodge;
+    bool logx;
+} x_range;
+
+/* The x range of the plot of axis XA: padded by 5% on each side (a log
+   scale for n, d, repeat, br and bc spread over a factor of 4 or more),
+   series moved apart by a little so that their error bars do not hide
+   each other. */
+static x_range
+plot_range(const sweep_grid *g, grid_axis xa, const plot_info *pi)
 {
     const grid_values *ax = &g->ax[xa];
     bool named = !grid_axis_numeric(xa);
     double *x = malloc(ax->n * sizeof *x);
-    double lo = 0, hi = (double)ax->n - 1, gap = 1, lo_r, hi_r, spread;
-    size_t labels = 0;
-    bool logx = false;
-    uint64_t heads = g->set[GS_TRIALS] * g->set[GS_HEADS];
-    cli_buf t;
+    double lo = 0, hi = (double)ax->n - 1, gap = 1;
     size_t nx = 0;
+    x_range r = {0, 0, 0, false};
 
     if (x != NULL && !named) {
         for (size_t i = 0; i < ax->n; i++)
@@ -324,56 +325,51 @@ plot_vars(const sweep_grid *g, grid_axis xa, const plot_kind *k,
         qsort(x, nx, sizeof *x, cmp_double);
         lo = x[0];
         hi = x[nx - 1];
-        logx = (xa == GX_N || xa == GX_D || xa == GX_REPEAT || xa == GX_BR
-                || xa == GX_BC)
-               && lo > 0 && hi >= 4 * lo;
+        r.logx = (xa == GX_N || xa == GX_D || xa == GX_REPEAT || xa == GX_BR
+                  || xa == GX_BC)
+                 && lo > 0 && hi >= 4 * lo;
         gap = 0;
         for (size_t i = 1; i < nx; i++) {
-            double d = logx ? log10(x[i]) - log10(x[i - 1]) : x[i] - x[i - 1];
+            double d =
+                r.logx ? log10(x[i]) - log10(x[i - 1]) : x[i] - x[i - 1];
             if (d > 0 && (gap == 0 || d < gap))
                 gap = d;
         }
     }
+    free(x);
     if (gap == 0)
-        gap = logx ? 0.3 : hi > lo ? hi - lo : fabs(lo) > 5 ? fabs(lo) : 1;
+        gap = r.logx ? 0.3 : hi > lo ? hi - lo : fabs(lo) > 5 ? fabs(lo) : 1;
     /* the series side by side over 15% of the smallest step (40% when
        the axis holds names and no line joins the points), when there
        are error bars */
-    spread = pi->nseries > 1 && pi->nno_ci < pi->nrows
-                 ? (named ? 0.4 : 0.15) * gap / (double)(pi->nseries - 1)
-                 : 0;
+    r.dodge = pi->nseries > 1 && pi->nno_ci < pi->nrows
+                  ? (named ? 0.4 : 0.15) * gap / (double)(pi->nseries - 1)
+                  : 0;
     /* 5% of the range on each side, beyond the outermost series */
     if (named) {
-        lo_r = -0.5;
-        hi_r = hi + 0.5;
-    } else if (logx) {
+        r.lo = -0.5;
+        r.hi = hi + 0.5;
+    } else if (r.logx) {
         double pad = 0.05 * (log10(hi) - log10(lo))
-                     + spread * (double)(pi->nseries - 1) / 2;
-        lo_r = lo / pow(10, pad);
-        hi_r = hi * pow(10, pad);
+                     + r.dodge * (double)(pi->nseries - 1) / 2;
+        r.lo = lo / pow(10, pad);
+        r.hi = hi * pow(10, pad);
     } else {
         double pad = 0.05 * (hi > lo ? hi - lo : gap)
-                     + spread * (double)(pi->nseries - 1) / 2;
-        lo_r = lo - pad;
-        hi_r = hi + pad;
+                     + r.dodge * (double)(pi->nseries - 1) / 2;
+        r.lo = lo - pad;
+        r.hi = hi + pad;
     }
-    for (size_t i = 0; named && i < ax->n; i++)
-        labels += strlen(ax->text[i]) + 2;
-    if (head != NULL)
-        cli_buf_printf(head,
-                       "# %s: x (%s), mean, 95%% interval lo, hi (NaN: "
-                       "none); x range %.9g .. %.9g%s\n",
-                       k->column,
-                       named ? "the position of the name" : grid_axis_key(xa),
-                       lo_r, hi_r, logx ? " (log scale)" : "");
-    cli_buf_printf(v,
-                   "; nseries=%zu; xmin=%.17g; xmax=%.17g; logx=%d; "
-                   "named=%d; rotate=%d; dodge=%.17g; xlabel=",
-                   pi->nseries, lo_r, hi_r, logx, named, labels > 80, spread);
-    gp_string(v, axis_label(xa));
-    cli_buf_puts(v, "; ylabel=");
-    gp_string(v, k->ylabel);
-    cli_buf_puts(v, "; xtics=");
+    return r;
+}
+
+/* The xtics variable of axis AX: a tic at each value when there are at
+   most 10 (or the values are names), else empty. */
+static void
+xtics_var(cli_buf *v, const grid_values *ax, bool named)
+{
+    cli_buf t;
+
     cli_buf_init(&t);
     if (named || ax->n <= 10) {
         cli_buf_putc(&t, '(');
@@ -392,6 +388,17 @@ plot_vars(const sweep_grid *g, grid_axis xa, const plot_kind *k,
     }
     gp_string(v, t.failed ? "" : (t.p != NULL ? t.p : ""));
     cli_buf_free(&t);
+}
+
+/* The title variable of kind K: the fixed settings and what the error
+   bars mean. */
+static void
+title_var(cli_buf *v, const sweep_grid *g, const plot_kind *k,
+          const plot_info *pi)
+{
+    uint64_t heads = g->set[GS_TRIALS] * g->set[GS_HEADS];
+    cli_buf t;
+
     cli_buf_init(&t);
     cli_buf_printf(&t, "Rounding bias of %s (computed - exact)\n", k->what);
     fixed_settings(g, &t);
@@ -413,10 +420,45 @@ plot_vars(const sweep_grid *g, grid_axis xa, const plot_kind *k,
                        "heads' means; %zu of %zu points have none (no "
                        "standard error)",
                        pi->nno_ci, pi->nrows);
-    cli_buf_puts(v, "; title=");
     gp_string(v, t.failed ? "" : t.p);
     cli_buf_free(&t);
-    free(x);
+}
+
+/* The gnuplot variables of the plot of axis XA, kind K: the x range
+   (plot_range), tics at the values when there are at most 10, the title
+   with the fixed settings and what the error bars mean.  HEAD (unless
+   NULL) receives a comment line for the data file that says what its
+   columns and x range are. */
+static void
+plot_vars(const sweep_grid *g, grid_axis xa, const plot_kind *k,
+          const plot_info *pi, cli_buf *v, cli_buf *head)
+{
+    const grid_values *ax = &g->ax[xa];
+    bool named = !grid_axis_numeric(xa);
+    x_range r = plot_range(g, xa, pi);
+    size_t labels = 0;
+
+    for (size_t i = 0; named && i < ax->n; i++)
+        labels += strlen(ax->text[i]) + 2;
+    if (head != NULL)
+        cli_buf_printf(head,
+                       "# %s: x (%s), mean, 95%% interval lo, hi (NaN: "
+                       "none); x range %.9g .. %.9g%s\n",
+                       k->column,
+                       named ? "the position of the name" : grid_axis_key(xa),
+                       r.lo, r.hi, r.logx ? " (log scale)" : "");
+    cli_buf_printf(v,
+                   "; nseries=%zu; xmin=%.17g; xmax=%.17g; logx=%d; "
+                   "named=%d; rotate=%d; dodge=%.17g; xlabel=",
+                   pi->nseries, r.lo, r.hi, r.logx, named, labels > 80,
+                   r.dodge);
+    gp_string(v, axis_label(xa));
+    cli_buf_puts(v, "; ylabel=");
+    gp_string(v, k->ylabel);
+    cli_buf_puts(v, "; xtics=");
+    xtics_var(v, ax, named);
+    cli_buf_puts(v, "; title=");
+    title_var(v, g, k, pi);
 }
 
 /* The plots of the finished CSV into DIR; PLOT -1 (auto: no gnuplot, no

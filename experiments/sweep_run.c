@@ -326,146 +326,198 @@ sweep_compute_batch(const sweep_ctx *x, batch_work *w, const uint64_t *points,
     return CLI_EXIT_OK;
 }
 
-int
-sweep_run(sweep_ctx *x)
+/* The state of a run: the output files, the points of this shard still
+   to compute and the progress. */
+typedef struct
+{
+    char *csv_path, *grid_path, *meta_path;
+    cli_buf head, meta; /* the CSV's header, sweep-meta.txt */
+    sweep_meta mt;
+    uint64_t npoints;    /* of the grid */
+    unsigned char *done; /* per point, whether sweep.csv has its row */
+    uint64_t *todo;      /* the points to compute, NTODO of them */
+    size_t ntodo;
+    uint64_t ndone, total; /* of this shard's points */
+    int fd, nt;
+    bool show, tty; /* progress on stderr; stderr a terminal */
+    double t0;
+} run_state;
+
+/* R for X: the texts, the paths and the arrays; CLI_EXIT_OK, or the exit
+   code after a message. */
+static int
+run_init(const sweep_ctx *x, run_state *r)
 {
     const sweep_grid *g = &x->grid;
-    uint64_t npoints = grid_points(g), mine = 0, ndone = 0, total;
-    uint64_t trials = g->set[GS_TRIALS];
-    char *csv_path = NULL, *grid_path = NULL, *meta_path = NULL;
-    unsigned char *done = NULL;
-    cli_buf head, meta;
-    sweep_meta mt = sweep_ctx_meta(x, npoints);
-    int fd = -1, rc = CLI_EXIT_OK, nt = sweep_thread_count(x);
-    bool show = x->progress == 1 || (x->progress < 0 && !x->quiet);
-    bool tty = isatty(2);
-    double t0 = cli_now_s();
-    struct stat st;
-    uint64_t *todo = NULL;
-    size_t ntodo = 0;
-    struct sigaction old_sig[2];
-    bool caught = false;
 
-    cli_buf_init(&head);
-    cli_buf_init(&meta);
-    sweep_csv_header(&head, g->set[GS_STAGES] != 0);
-    sweep_meta_text(&meta, &mt);
-    csv_path = cli_path_join(x->out_dir, "sweep.csv");
-    grid_path = cli_path_join(x->out_dir, "grid.txt");
-    meta_path = cli_path_join(x->out_dir, META_FILE);
-    done = calloc(npoints, 1);
-    todo = malloc(npoints * sizeof *todo);
-    if (!csv_path || !grid_path || !meta_path || !done || !todo || head.failed
-        || meta.failed) {
-        rc = cli_error(CMD, "out of memory");
-        goto out;
-    }
-    if (!sweep_out_dir_ok(CMD, x->out_dir, false)) {
-        rc = CLI_EXIT_USAGE;
-        goto out;
-    }
-    if (stat(csv_path, &st) == 0) {
+    r->npoints = grid_points(g);
+    r->mt = sweep_ctx_meta(x, r->npoints);
+    r->fd = -1;
+    r->nt = sweep_thread_count(x);
+    r->show = x->progress == 1 || (x->progress < 0 && !x->quiet);
+    r->tty = isatty(2);
+    r->t0 = cli_now_s();
+    r->ntodo = 0;
+    r->ndone = 0;
+    cli_buf_init(&r->head);
+    cli_buf_init(&r->meta);
+    sweep_csv_header(&r->head, g->set[GS_STAGES] != 0);
+    sweep_meta_text(&r->meta, &r->mt);
+    r->csv_path = cli_path_join(x->out_dir, "sweep.csv");
+    r->grid_path = cli_path_join(x->out_dir, "grid.txt");
+    r->meta_path = cli_path_join(x->out_dir, META_FILE);
+    r->done = calloc(r->npoints, 1);
+    r->todo = malloc(r->npoints * sizeof *r->todo);
+    if (!r->csv_path || !r->grid_path || !r->meta_path || !r->done || !r->todo
+        || r->head.failed || r->meta.failed)
+        return cli_error(CMD, "out of memory");
+    return CLI_EXIT_OK;
+}
+
+static void
+run_free(run_state *r)
+{
+    if (r->fd >= 0)
+        close(r->fd);
+    cli_buf_free(&r->head);
+    cli_buf_free(&r->meta);
+    free(r->csv_path);
+    free(r->grid_path);
+    free(r->meta_path);
+    free(r->done);
+    free(r->todo);
+}
+
+/* The output directory made ready: an existing sweep.csv resumed (its
+   points marked done) or replaced, grid.txt and sweep-meta.txt written,
+   sweep.csv opened (its header written unless resumed).  -1 when the run
+   goes on, else the exit code. */
+static int
+open_output(sweep_ctx *x, run_state *r)
+{
+    struct stat st;
+
+    if (!sweep_out_dir_ok(CMD, x->out_dir, false))
+        return CLI_EXIT_USAGE;
+    if (stat(r->csv_path, &st) == 0) {
         if (x->resume) {
-            rc = resume_scan(x->out_dir, csv_path, meta.p, head.p, done,
-                             npoints, &ndone);
+            int rc = resume_scan(x->out_dir, r->csv_path, r->meta.p, r->head.p,
+                                 r->done, r->npoints, &r->ndone);
             if (rc >= 0)
-                goto out;
-            rc = CLI_EXIT_OK;
+                return rc;
         } else if (!x->force) {
-            rc = cli_error(CMD,
-                           "%s exists (--resume continues it, --force "
-                           "starts again)",
-                           csv_path);
-            goto out;
+            return cli_error(CMD,
+                             "%s exists (--resume continues it, --force "
+                             "starts again)",
+                             r->csv_path);
         }
     } else {
         x->resume = false;
     }
-    if (!sweep_out_dir_ok(CMD, x->out_dir, true)) {
-        rc = CLI_EXIT_USAGE;
-        goto out;
-    }
-    if (!cli_write_atomic(grid_path, x->text, strlen(x->text))
-        || !cli_write_atomic(meta_path, meta.p, meta.len)) {
-        rc = cli_error(CMD, "%s: cannot write: %s", x->out_dir,
-                       strerror(errno));
-        goto out;
-    }
-    fd = open(csv_path,
-              x->resume ? O_WRONLY | O_APPEND : O_WRONLY | O_CREAT | O_TRUNC,
-              0644);
-    if (fd < 0) {
-        rc = cli_error(CMD, "%s: cannot open: %s", csv_path, strerror(errno));
-        goto out;
-    }
-    if (!x->resume && !sweep_append_sync(fd, head.p, head.len)) {
-        rc = cli_error(CMD, "%s: cannot write: %s", csv_path, strerror(errno));
-        goto out;
-    }
-    for (uint64_t p = x->shard_i; p < npoints; p += x->shard_n) {
+    if (!sweep_out_dir_ok(CMD, x->out_dir, true))
+        return CLI_EXIT_USAGE;
+    if (!cli_write_atomic(r->grid_path, x->text, strlen(x->text))
+        || !cli_write_atomic(r->meta_path, r->meta.p, r->meta.len))
+        return cli_error(CMD, "%s: cannot write: %s", x->out_dir,
+                         strerror(errno));
+    r->fd = open(
+        r->csv_path,
+        x->resume ? O_WRONLY | O_APPEND : O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (r->fd < 0)
+        return cli_error(CMD, "%s: cannot open: %s", r->csv_path,
+                         strerror(errno));
+    if (!x->resume && !sweep_append_sync(r->fd, r->head.p, r->head.len))
+        return cli_error(CMD, "%s: cannot write: %s", r->csv_path,
+                         strerror(errno));
+    return -1;
+}
+
+/* This shard's points not yet done into r->todo, and the counts. */
+static void
+pick_points(const sweep_ctx *x, run_state *r)
+{
+    uint64_t mine = 0;
+
+    for (uint64_t p = x->shard_i; p < r->npoints; p += x->shard_n) {
         mine++;
-        if (!done[p])
-            todo[ntodo++] = p;
+        if (!r->done[p])
+            r->todo[r->ntodo++] = p;
     }
-    total = mine;
-    ndone = mine - ntodo;
-    catch_stop(old_sig);
-    caught = true;
-    if (show) {
+    r->total = mine;
+    r->ndone = mine - r->ntodo;
+}
+
+/* The lines before the run: the points and the cost, a resume, the
+   progress bar. */
+static void
+announce(const sweep_ctx *x, const run_state *r)
+{
+    const sweep_grid *g = &x->grid;
+
+    if (r->show) {
         cli_buf c;
         cli_buf_init(&c);
-        sweep_cost_text(&c, x, npoints);
+        sweep_cost_text(&c, x, r->npoints);
         fprintf(stderr,
                 "bf16emu sweep: %" PRIu64 " points (shard %" PRIu64 "/%" PRIu64
                 "), trials x heads %" PRIu64 " x %" PRIu64
                 " per point, threads %d; %s\n",
-                total, x->shard_i, x->shard_n, trials, g->set[GS_HEADS], nt,
-                c.failed ? "" : c.p);
+                r->total, x->shard_i, x->shard_n, g->set[GS_TRIALS],
+                g->set[GS_HEADS], r->nt, c.failed ? "" : c.p);
         cli_buf_free(&c);
     }
     if (!x->quiet && x->resume)
         fprintf(stderr,
                 "bf16emu sweep: resuming, %" PRIu64 " of %" PRIu64
                 " points already done\n",
-                ndone, total);
-    if (show && tty)
-        cli_progress(CMD, "points", tty, ndone, total, t0, false);
+                r->ndone, r->total);
+    if (r->show && r->tty)
+        cli_progress(CMD, "points", r->tty, r->ndone, r->total, r->t0, false);
+}
 
-    {
-        batch_work bw;
-        size_t batch = sweep_batch_size(nt);
-        if (!sweep_batch_init(&bw, batch, trials)) {
-            rc = cli_error(CMD, "out of memory");
-            goto out;
-        }
-        for (size_t b0 = 0; b0 < ntodo && rc == CLI_EXIT_OK && !interrupted;
-             b0 += batch) {
-            size_t nb = ntodo - b0 < batch ? ntodo - b0 : batch;
-            cli_buf rows;
-            cli_buf_init(&rows);
-            rc = sweep_compute_batch(x, &bw, todo + b0, nb, nt, &rows);
-            if (rc == CLI_EXIT_OK
-                && (rows.failed || !sweep_append_sync(fd, rows.p, rows.len)))
-                rc = cli_error(CMD, "%s: cannot write: %s", csv_path,
-                               strerror(errno));
-            cli_buf_free(&rows);
-            if (rc != CLI_EXIT_OK)
-                break;
-            ndone += nb;
-            if (show)
-                cli_progress(CMD, "points", tty, ndone, total, t0, false);
-        }
-        sweep_batch_free(&bw);
+/* The points to do, batch by batch, their rows appended to sweep.csv,
+   until done, an error or an interruption. */
+static int
+run_batches(const sweep_ctx *x, run_state *r, batch_work *bw)
+{
+    size_t batch = sweep_batch_size(r->nt);
+    int rc = CLI_EXIT_OK;
+
+    for (size_t b0 = 0; b0 < r->ntodo && rc == CLI_EXIT_OK && !interrupted;
+         b0 += batch) {
+        size_t nb = r->ntodo - b0 < batch ? r->ntodo - b0 : batch;
+        cli_buf rows;
+        cli_buf_init(&rows);
+        rc = sweep_compute_batch(x, bw, r->todo + b0, nb, r->nt, &rows);
+        if (rc == CLI_EXIT_OK
+            && (rows.failed || !sweep_append_sync(r->fd, rows.p, rows.len)))
+            rc = cli_error(CMD, "%s: cannot write: %s", r->csv_path,
+                           strerror(errno));
+        cli_buf_free(&rows);
+        if (rc != CLI_EXIT_OK)
+            break;
+        r->ndone += nb;
+        if (r->show)
+            cli_progress(CMD, "points", r->tty, r->ndone, r->total, r->t0,
+                         false);
     }
-    catch_restore(old_sig);
-    caught = false;
-    if (show && tty)
-        cli_progress(CMD, "points", tty, ndone, total, t0, true);
-    if (close(fd) != 0 && rc == CLI_EXIT_OK)
-        rc = cli_error(CMD, "%s: cannot write: %s", csv_path, strerror(errno));
-    fd = -1;
+    return rc;
+}
+
+/* After the batches (RC their outcome): sweep.csv closed, then the
+   message of an interruption, or sweep.json, the plots and the last
+   line. */
+static int
+finish(const sweep_ctx *x, run_state *r, int rc)
+{
+    if (r->show && r->tty)
+        cli_progress(CMD, "points", r->tty, r->ndone, r->total, r->t0, true);
+    if (close(r->fd) != 0 && rc == CLI_EXIT_OK)
+        rc = cli_error(CMD, "%s: cannot write: %s", r->csv_path,
+                       strerror(errno));
+    r->fd = -1;
     if (rc != CLI_EXIT_OK)
-        goto out;
+        return rc;
     if (interrupted) {
         int sig = (int)interrupted;
         fprintf(stderr,
@@ -473,29 +525,48 @@ sweep_run(sweep_ctx *x)
                 " of %" PRIu64
                 " points done; the rows are kept in %s; the same command "
                 "with --resume (instead of --force) continues\n",
-                sig == SIGTERM ? "SIGTERM" : "SIGINT (Ctrl-C)", ndone, total,
-                csv_path);
-        rc = 128 + sig;
-        goto out;
+                sig == SIGTERM ? "SIGTERM" : "SIGINT (Ctrl-C)", r->ndone,
+                r->total, r->csv_path);
+        return 128 + sig;
     }
-    rc = sweep_finish_outputs(CMD, x->out_dir, g, x->text, &mt, x->plot,
-                              x->quiet);
+    rc = sweep_finish_outputs(CMD, x->out_dir, &x->grid, x->text, &r->mt,
+                              x->plot, x->quiet);
     if (rc == CLI_EXIT_OK && x->json)
         rc = sweep_print_json(CMD, x->out_dir);
     if (rc == CLI_EXIT_OK && !x->quiet)
         fprintf(stderr, "bf16emu sweep: %" PRIu64 " points in %.1f s -> %s\n",
-                total, cli_now_s() - t0, x->out_dir);
-out:
-    if (caught)
+                r->total, cli_now_s() - r->t0, x->out_dir);
+    return rc;
+}
+
+int
+sweep_run(sweep_ctx *x)
+{
+    run_state r;
+    struct sigaction old_sig[2];
+    batch_work bw;
+    int rc = run_init(x, &r);
+
+    if (rc == CLI_EXIT_OK)
+        rc = open_output(x, &r);
+    if (rc >= 0) {
+        run_free(&r);
+        return rc;
+    }
+    pick_points(x, &r);
+    catch_stop(old_sig);
+    announce(x, &r);
+    if (!sweep_batch_init(&bw, sweep_batch_size(r.nt),
+                          x->grid.set[GS_TRIALS])) {
+        rc = cli_error(CMD, "out of memory");
         catch_restore(old_sig);
-    if (fd >= 0)
-        close(fd);
-    cli_buf_free(&head);
-    cli_buf_free(&meta);
-    free(csv_path);
-    free(grid_path);
-    free(meta_path);
-    free(done);
-    free(todo);
+        run_free(&r);
+        return rc;
+    }
+    rc = run_batches(x, &r, &bw);
+    sweep_batch_free(&bw);
+    catch_restore(old_sig);
+    rc = finish(x, &r, rc);
+    run_free(&r);
     return rc;
 }

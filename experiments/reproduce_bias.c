@@ -169,33 +169,123 @@ repro_t12_t13(repro *r, cli_buf *csv, cli_buf *dat)
 /*----------------------------------------------------------------------------
  * T9: the ablations, with delta from the library's backward.
  *--------------------------------------------------------------------------*/
-void
-repro_t9_ablations(repro *r, cli_buf *csv)
+/* The ablations of T9, and whether each should remove the bias of
+   delta. */
+static const struct
 {
-    static const struct
-    {
-        const char *name;
-        unsigned abl;
-        bool removes;
-    } ab[] = {{"none", 0, false},
+    const char *name;
+    unsigned abl;
+    bool removes;
+} t9_abl[] = {{"none", 0, false},
               {"fp32-pv", FA_ABL_FP32_PV, true},
               {"fp32-o", FA_ABL_FP32_O, true},
               {"delta-dpp", FA_ABL_DELTA_DPP, true},
               {"delta-fp32-o", FA_ABL_DELTA_FP32_O, true},
               {"untiled", FA_ABL_UNTILED, false}};
-    enum
-    {
-        NA = sizeof ab / sizeof ab[0]
-    };
+#define T9_NA (sizeof t9_abl / sizeof t9_abl[0])
+
+/* One trial of T9: head H of the repeated-maximum inputs (NQ rows, N
+   keys, D columns) through C's forward and backward; the error of each
+   row's delta against its binary64 value into CELL.  False when the
+   library fails or memory runs out. */
+static bool
+t9_trial(const fa_config *c, float scale, size_t nq, size_t n, size_t d,
+         size_t h, bias_cell *cell)
+{
+    gen_params g = gen_params_default();
+    uint16_t *q = malloc(nq * d * 2), *k = malloc(n * d * 2),
+             *v = malloc(n * d * 2), *dout = malloc(nq * d * 2);
+    uint32_t *oo = malloc(nq * d * 4), *lse = malloc(nq * 4),
+             *delta = malloc(nq * 4), *dq = malloc(nq * d * 4),
+             *dk = malloc(n * d * 4), *dv = malloc(n * d * 4);
+    double *ref = malloc(nq * d * 8), *work = malloc(n * 8);
+    sf_env env = cli_env_ieee();
+    bool ok = false;
+
+    g.kind = GEN_REPEATED;
+    g.repeat = 2;
+    g.v_mean = -1.5;
+    g.v_std = 0.4;
+    g.do_mean = -1.0;
+    g.seed = gen_draw(9, 12, (uint64_t)h, 0);
+    if (q && k && v && dout && oo && lse && delta && dq && dk && dv && ref
+        && work) {
+        gen_head(&g, scale, nq, n, d, 0, q, k, v, dout);
+        pt_reference(nq, n, d, false, (double)scale, q, k, v, work, ref);
+        ok = fa_forward(c, q, k, v, oo, lse, NULL, &env) == 0
+             && fa_backward(c, q, k, v, oo, lse, dout, delta, dq, dk, dv, NULL,
+                            &env)
+                    == 0;
+        for (size_t i = 0; ok && i < nq; i++) {
+            double hp = 0;
+            for (size_t cc = 0; cc < d; cc++)
+                hp += repro_bf16v(dout[i * d + cc]) * ref[i * d + cc];
+            bias_cell_add(cell, repro_f32v(delta[i]) - hp);
+        }
+    }
+    free(q);
+    free(k);
+    free(v);
+    free(dout);
+    free(oo);
+    free(lse);
+    free(delta);
+    free(dq);
+    free(dk);
+    free(dv);
+    free(ref);
+    free(work);
+    return ok;
+}
+
+/* T9's table (t9-ablations.csv) into CSV and its result, from the
+   statistics of each ablation. */
+static void
+t9_table(repro *r, const bias_cell cells[T9_NA], cli_buf *csv)
+{
+    bias_summary base;
+    bool ok;
+    char buf[600];
+    size_t o = 0;
+
+    cli_buf_puts(csv,
+                 "ablation,n,delta_mean,se,t,ci_lo,ci_hi,ratio_to_none\n");
+    bias_summarize(&cells[0], &base);
+    ok = base.t > 5;
+    for (size_t a = 0; a < T9_NA; a++) {
+        bias_summary s;
+        double ratio;
+        bias_summarize(&cells[a], &s);
+        ratio = s.mean / base.mean;
+        cli_buf_printf(csv, "%s,%" PRIu64 ",%.6g,%.3g,%.2f,%.6g,%.6g,%.4f\n",
+                       t9_abl[a].name, s.n, s.mean, s.se, s.t, s.ci_lo,
+                       s.ci_hi, ratio);
+        if (t9_abl[a].removes)
+            ok = ok && fabs(ratio) <= 0.25;
+        else
+            ok = ok && ratio >= 0.5 && s.t > 5;
+        o += (size_t)snprintf(buf + o, sizeof buf - o, "%s%s %.3g",
+                              a ? "; " : "", t9_abl[a].name, s.mean);
+        if (o >= sizeof buf)
+            o = sizeof buf - 1;
+    }
+    repro_result(&r->t[T9], ok,
+                 "paper-eq4, one query row x 256 keys per trial, 2 repeated "
+                 "maxima, V ~ N(-1.5, 0.4), dO ~ N(-1, 1), "
+                 "mean delta_lp - delta_hp: %s",
+                 buf);
+}
+
+void
+repro_t9_ablations(repro *r, cli_buf *csv)
+{
     /* one query row per trial (the rows of a head share the keys at the
        maximum, so only trials are independent); 256 keys */
     size_t n = 256, nq = 1, d = 64;
     size_t heads = r->quick ? 300 : 1500;
     long long ndone = 0;
-    bias_cell cells[NA];
-    bool ok = true, fail = false;
-    char buf[600];
-    size_t o = 0;
+    bias_cell cells[T9_NA];
+    bool fail = false;
     float scale;
     uint32_t sb;
     fa_config c0 = fa_config_default(FA_POLICY_PAPER_EQ4);
@@ -204,123 +294,47 @@ repro_t9_ablations(repro *r, cli_buf *csv)
     c0.bc = 64; /* tiled, so that untiled changes something */
     sb = fa_scale_bits(&c0);
     memcpy(&scale, &sb, sizeof scale);
-    bias_cell *jobs = malloc(NA * heads * sizeof *jobs);
+    bias_cell *jobs = malloc(T9_NA * heads * sizeof *jobs);
 
     if (jobs == NULL) {
         repro_result(&r->t[T9], false, "out of memory");
         return;
     }
-    for (size_t a = 0; a < NA; a++)
+    for (size_t a = 0; a < T9_NA; a++)
         bias_cell_init(&cells[a]);
 #ifdef _OPENMP
 #pragma omp parallel for schedule(dynamic, 1) num_threads(repro_nthreads(r))
 #endif
-    for (long long job = 0; job < (long long)(NA * heads); job++) {
+    for (long long job = 0; job < (long long)(T9_NA * heads); job++) {
         size_t a = (size_t)job / heads, h = (size_t)job % heads;
-        gen_params g = gen_params_default();
-        uint16_t *q = malloc(nq * d * 2), *k = malloc(n * d * 2),
-                 *v = malloc(n * d * 2), *dout = malloc(nq * d * 2);
-        uint32_t *oo = malloc(nq * d * 4), *lse = malloc(nq * 4),
-                 *delta = malloc(nq * 4), *dq = malloc(nq * d * 4),
-                 *dk = malloc(n * d * 4), *dv = malloc(n * d * 4);
-        double *ref = malloc(nq * d * 8), *work = malloc(n * 8);
         fa_config c = c0;
-        sf_env env = cli_env_ieee();
         bias_cell local;
+        long long nd;
         bias_cell_init(&local);
-        g.kind = GEN_REPEATED;
-        g.repeat = 2;
-        g.v_mean = -1.5;
-        g.v_std = 0.4;
-        g.do_mean = -1.0;
-        g.seed = gen_draw(9, 12, (uint64_t)h, 0);
-        c.ablations = ab[a].abl;
-        if (q && k && v && dout && oo && lse && delta && dq && dk && dv && ref
-            && work) {
-            gen_head(&g, scale, nq, n, d, 0, q, k, v, dout);
-            pt_reference(nq, n, d, false, (double)scale, q, k, v, work, ref);
-            if (fa_forward(&c, q, k, v, oo, lse, NULL, &env) != 0
-                || fa_backward(&c, q, k, v, oo, lse, dout, delta, dq, dk, dv,
-                               NULL, &env)
-                       != 0) {
-#ifdef _OPENMP
-#pragma omp atomic write
-#endif
-                fail = true;
-            } else {
-                for (size_t i = 0; i < nq; i++) {
-                    double hp = 0;
-                    for (size_t cc = 0; cc < d; cc++)
-                        hp += repro_bf16v(dout[i * d + cc]) * ref[i * d + cc];
-                    bias_cell_add(&local, repro_f32v(delta[i]) - hp);
-                }
-            }
-        } else {
+        c.ablations = t9_abl[a].abl;
+        if (!t9_trial(&c, scale, nq, n, d, h, &local)) {
 #ifdef _OPENMP
 #pragma omp atomic write
 #endif
             fail = true;
         }
         jobs[job] = local;
-        {
-            long long nd;
 #ifdef _OPENMP
 #pragma omp atomic capture
 #endif
-            nd = ++ndone;
-            if (repro_master_thread())
-                repro_prog_tick(r->prog, (double)nd / (double)(NA * heads));
-        }
-        free(q);
-        free(k);
-        free(v);
-        free(dout);
-        free(oo);
-        free(lse);
-        free(delta);
-        free(dq);
-        free(dk);
-        free(dv);
-        free(ref);
-        free(work);
+        nd = ++ndone;
+        if (repro_master_thread())
+            repro_prog_tick(r->prog, (double)nd / (double)(T9_NA * heads));
     }
     /* merged in job order: the result does not depend on the threads */
-    for (size_t j = 0; j < NA * heads; j++)
+    for (size_t j = 0; j < T9_NA * heads; j++)
         bias_cell_merge(&cells[j / heads], &jobs[j]);
     free(jobs);
     if (fail) {
         repro_result(&r->t[T9], false, "the attention library failed");
         return;
     }
-    cli_buf_puts(csv,
-                 "ablation,n,delta_mean,se,t,ci_lo,ci_hi,ratio_to_none\n");
-    {
-        bias_summary base;
-        bias_summarize(&cells[0], &base);
-        ok = base.t > 5;
-        for (size_t a = 0; a < NA; a++) {
-            bias_summary s;
-            double ratio;
-            bias_summarize(&cells[a], &s);
-            ratio = s.mean / base.mean;
-            cli_buf_printf(
-                csv, "%s,%" PRIu64 ",%.6g,%.3g,%.2f,%.6g,%.6g,%.4f\n",
-                ab[a].name, s.n, s.mean, s.se, s.t, s.ci_lo, s.ci_hi, ratio);
-            if (ab[a].removes)
-                ok = ok && fabs(ratio) <= 0.25;
-            else
-                ok = ok && ratio >= 0.5 && s.t > 5;
-            o += (size_t)snprintf(buf + o, sizeof buf - o, "%s%s %.3g",
-                                  a ? "; " : "", ab[a].name, s.mean);
-            if (o >= sizeof buf)
-                o = sizeof buf - 1;
-        }
-    }
-    repro_result(&r->t[T9], ok,
-                 "paper-eq4, one query row x 256 keys per trial, 2 repeated "
-                 "maxima, V ~ N(-1.5, 0.4), dO ~ N(-1, 1), "
-                 "mean delta_lp - delta_hp: %s",
-                 buf);
+    t9_table(r, cells, csv);
 }
 
 /*----------------------------------------------------------------------------

@@ -115,7 +115,7 @@ typedef enum
 typedef struct
 {
     prog_mode mode;
-    int repro_nthreads, n_targets, n_done;
+    int nthreads, n_targets, n_done;
     double t0, last_draw;
     double w_total, w_done, w_step; /* step weights (step_defs[].w_*) */
     double frac;                    /* of the current step, 0 .. 1 */
@@ -144,7 +144,7 @@ typedef struct
     run_rec runs[MAX_RUNS];
     int nruns, max_id;
     char *section[N_STEP]; /* each step's section (malloc'd), or NULL */
-    int repro_sweep_run;   /* the run of the sweep section, or 0 */
+    int sweep_run;         /* the run of the sweep section, or 0 */
 } prior;
 
 typedef struct

@@ -38,7 +38,7 @@ prog_eta(const progress *p, double now)
         left = 0;
     if (el > 1.0 && done > 0.02 * p->w_total)
         return left * el / done;
-    return left * 2.0 / p->repro_nthreads;
+    return left * 2.0 / p->nthreads;
 }
 
 static void
@@ -124,7 +124,7 @@ repro_prog_begin(repro *r, progress *p)
     if (r->prog == NULL)
         return;
     p->t0 = p->last_draw = cli_now_s();
-    p->repro_nthreads = repro_nthreads(r);
+    p->nthreads = repro_nthreads(r);
     p->label = "starting";
     for (int s = 0; s < N_STEP; s++)
         if (repro_step_runs(r, s))
@@ -137,8 +137,8 @@ repro_prog_begin(repro *r, progress *p)
                 "ETA %s\n",
                 repro_ids_str(repro_run_mask(r), ids, sizeof ids),
                 r->only_set ? "" : " and the sweep",
-                r->quick ? "quick" : "full", p->repro_nthreads,
-                p->repro_nthreads == 1 ? "" : "s", r->out,
+                r->quick ? "quick" : "full", p->nthreads,
+                p->nthreads == 1 ? "" : "s", r->out,
                 duration(eta, sizeof eta, prog_eta(p, p->t0)));
     else
         prog_draw(p, false);

@@ -125,6 +125,137 @@ repro_prior_free(prior *pv)
         free(pv->section[s]);
 }
 
+/* The section heading at LINE ("## ..."): its step, or -1. */
+static int
+section_step(const char *line)
+{
+    int cur = -1;
+
+    for (int s = 0; s < N_STEP; s++)
+        if (step_defs[s].heading != NULL
+            && strncmp(line, step_defs[s].heading,
+                       strlen(step_defs[s].heading))
+                   == 0)
+            cur = s;
+    return cur;
+}
+
+/* A line outside the sections, ROW (no newline): a target's row or a
+   run's into PV, or the earlier format's line under the title into
+   LEGACY (*HAVE_LEGACY then true). */
+static void
+take_row(prior *pv, char *row, run_rec *legacy, bool *have_legacy)
+{
+    char *cell[8];
+    int n = split_row(row, cell, 8);
+
+    if (n >= 5) {
+        int i, id = 1;
+        for (i = 0; i < N_T; i++)
+            if (strcmp(cell[0], repro_target_ids[i]) == 0)
+                break;
+        if (n >= 6)
+            id = run_number(cell[5]);
+        if (i < N_T && id > 0) {
+            pv->row_run[i] = id;
+            pv->pass[i] = strcmp(cell[4], "PASS") == 0;
+            snprintf(pv->obtained[i], sizeof pv->obtained[i], "%s", cell[3]);
+        } else if (n == 6 && run_number(cell[0]) > 0 && pv->nruns < MAX_RUNS) {
+            run_rec *x = &pv->runs[pv->nruns++];
+            x->id = run_number(cell[0]);
+            snprintf(x->date, sizeof x->date, "%s", cell[1]);
+            snprintf(x->version, sizeof x->version, "%s", cell[2]);
+            snprintf(x->samples, sizeof x->samples, "%s", cell[3]);
+            snprintf(x->computed, sizeof x->computed, "%s", cell[4]);
+            x->seconds = strtod(cell[5], NULL);
+            x->sweep = strstr(x->computed, "sweep") != NULL;
+        }
+    } else if (n < 0 && strncmp(row, "bf16emu ", 8) == 0
+               && sscanf(row, "bf16emu %31[^,], %31[^,], %15s run, %lf s",
+                         legacy->version, legacy->date, legacy->samples,
+                         &legacy->seconds)
+                      == 4) {
+        *have_legacy = true;
+    }
+}
+
+/* The sections read (SEC) into PV, each with one blank line after it;
+   SEC freed.  False when out of memory. */
+static bool
+keep_sections(prior *pv, cli_buf sec[N_STEP])
+{
+    bool ok = true;
+
+    for (int s = 0; s < N_STEP; s++) {
+        /* one blank line after each section */
+        while (sec[s].len > 0 && sec[s].p[sec[s].len - 1] == '\n')
+            sec[s].len--;
+        if (sec[s].len > 0 && !sec[s].failed) {
+            cli_buf_puts(&sec[s], "\n\n");
+            pv->section[s] = sec[s].failed ? NULL : strdup(sec[s].p);
+            ok = ok && pv->section[s] != NULL;
+        }
+        cli_buf_free(&sec[s]);
+    }
+    return ok;
+}
+
+/* The earlier format: one run, described by the line under the title
+   (LEGACY, when HAVE_LEGACY), computing the targets with rows. */
+static void
+legacy_run(prior *pv, run_rec *legacy, bool have_legacy)
+{
+    unsigned m = 0;
+    char ids[96];
+
+    if (!have_legacy) {
+        snprintf(legacy->date, sizeof legacy->date, "?");
+        snprintf(legacy->version, sizeof legacy->version, "?");
+        snprintf(legacy->samples, sizeof legacy->samples, "?");
+    }
+    legacy->id = 1;
+    for (int i = 0; i < N_T; i++)
+        if (pv->row_run[i])
+            m |= TBIT(i);
+    legacy->sweep = pv->section[S_SWEEP] != NULL;
+    snprintf(legacy->computed, sizeof legacy->computed, "%s%s",
+             repro_ids_str(m, ids, sizeof ids),
+             legacy->sweep ? ", sweep" : "");
+    pv->runs[pv->nruns++] = *legacy;
+}
+
+/* After the lines: the run of the sweep section, a run of unknown date
+   for each row whose run is not in the table, the largest run number. */
+static void
+complete_runs(prior *pv)
+{
+    if (pv->section[S_SWEEP] != NULL) {
+        for (int i = pv->nruns - 1; i >= 0; i--)
+            if (pv->runs[i].sweep)
+                pv->sweep_run = pv->runs[i].id;
+        if (pv->sweep_run == 0)
+            pv->sweep_run = pv->runs[0].id;
+    }
+    /* rows whose run is not in the table: a run of unknown date */
+    for (int i = 0; i < N_T; i++)
+        if (pv->row_run[i] && prior_run(pv, pv->row_run[i]) == NULL
+            && pv->nruns < MAX_RUNS) {
+            run_rec *x = &pv->runs[pv->nruns++];
+            memset(x, 0, sizeof *x);
+            x->id = pv->row_run[i];
+            snprintf(x->date, sizeof x->date, "?");
+            snprintf(x->version, sizeof x->version, "?");
+            snprintf(x->samples, sizeof x->samples, "?");
+            snprintf(x->computed, sizeof x->computed, "?");
+        }
+    for (int i = 0; i < pv->nruns; i++)
+        if (pv->runs[i].id > pv->max_id)
+            pv->max_id = pv->runs[i].id;
+    for (int i = 0; i < N_T; i++)
+        if (pv->row_run[i] > pv->max_id)
+            pv->max_id = pv->row_run[i];
+}
+
 /* Reads TEXT, a summary.md written by reproduce (this version's or the
    earlier one without the run column), into PV: the target rows, the
    runs, the sections.  Lines it does not know are left out; the
@@ -145,19 +276,12 @@ repro_prior_parse(prior *pv, const char *text)
     for (const char *line = text, *next; *line != '\0'; line = next) {
         const char *nl = strchr(line, '\n');
         size_t len;
-        char *row, *cell[8];
-        int n;
+        char *row;
 
         next = nl != NULL ? nl + 1 : line + strlen(line);
         len = (size_t)(next - line);
         if (strncmp(line, "## ", 3) == 0) {
-            cur = -1;
-            for (int s = 0; s < N_STEP; s++)
-                if (step_defs[s].heading != NULL
-                    && strncmp(line, step_defs[s].heading,
-                               strlen(step_defs[s].heading))
-                           == 0)
-                    cur = s;
+            cur = section_step(line);
             if (cur >= 0)
                 sec[cur].len = 0;
         }
@@ -174,94 +298,13 @@ repro_prior_parse(prior *pv, const char *text)
         }
         memcpy(row, line, len);
         row[len - (nl != NULL)] = '\0';
-        n = split_row(row, cell, 8);
-        if (n >= 5) {
-            int i, id = 1;
-            for (i = 0; i < N_T; i++)
-                if (strcmp(cell[0], repro_target_ids[i]) == 0)
-                    break;
-            if (n >= 6)
-                id = run_number(cell[5]);
-            if (i < N_T && id > 0) {
-                pv->row_run[i] = id;
-                pv->pass[i] = strcmp(cell[4], "PASS") == 0;
-                snprintf(pv->obtained[i], sizeof pv->obtained[i], "%s",
-                         cell[3]);
-            } else if (n == 6 && run_number(cell[0]) > 0
-                       && pv->nruns < MAX_RUNS) {
-                run_rec *x = &pv->runs[pv->nruns++];
-                x->id = run_number(cell[0]);
-                snprintf(x->date, sizeof x->date, "%s", cell[1]);
-                snprintf(x->version, sizeof x->version, "%s", cell[2]);
-                snprintf(x->samples, sizeof x->samples, "%s", cell[3]);
-                snprintf(x->computed, sizeof x->computed, "%s", cell[4]);
-                x->seconds = strtod(cell[5], NULL);
-                x->sweep = strstr(x->computed, "sweep") != NULL;
-            }
-        } else if (n < 0 && strncmp(row, "bf16emu ", 8) == 0
-                   && sscanf(row, "bf16emu %31[^,], %31[^,], %15s run, %lf s",
-                             legacy.version, legacy.date, legacy.samples,
-                             &legacy.seconds)
-                          == 4) {
-            have_legacy = true;
-        }
+        take_row(pv, row, &legacy, &have_legacy);
         free(row);
     }
-    for (int s = 0; s < N_STEP; s++) {
-        /* one blank line after each section */
-        while (sec[s].len > 0 && sec[s].p[sec[s].len - 1] == '\n')
-            sec[s].len--;
-        if (sec[s].len > 0 && !sec[s].failed) {
-            cli_buf_puts(&sec[s], "\n\n");
-            pv->section[s] = sec[s].failed ? NULL : strdup(sec[s].p);
-            ok = ok && pv->section[s] != NULL;
-        }
-        cli_buf_free(&sec[s]);
-    }
-    /* the earlier format: one run, described by the line under the title */
-    if (pv->nruns == 0) {
-        unsigned m = 0;
-        char ids[96];
-        if (!have_legacy) {
-            snprintf(legacy.date, sizeof legacy.date, "?");
-            snprintf(legacy.version, sizeof legacy.version, "?");
-            snprintf(legacy.samples, sizeof legacy.samples, "?");
-        }
-        legacy.id = 1;
-        for (int i = 0; i < N_T; i++)
-            if (pv->row_run[i])
-                m |= TBIT(i);
-        legacy.sweep = pv->section[S_SWEEP] != NULL;
-        snprintf(legacy.computed, sizeof legacy.computed, "%s%s",
-                 repro_ids_str(m, ids, sizeof ids),
-                 legacy.sweep ? ", sweep" : "");
-        pv->runs[pv->nruns++] = legacy;
-    }
-    if (pv->section[S_SWEEP] != NULL) {
-        for (int i = pv->nruns - 1; i >= 0; i--)
-            if (pv->runs[i].sweep)
-                pv->repro_sweep_run = pv->runs[i].id;
-        if (pv->repro_sweep_run == 0)
-            pv->repro_sweep_run = pv->runs[0].id;
-    }
-    /* rows whose run is not in the table: a run of unknown date */
-    for (int i = 0; i < N_T; i++)
-        if (pv->row_run[i] && prior_run(pv, pv->row_run[i]) == NULL
-            && pv->nruns < MAX_RUNS) {
-            run_rec *x = &pv->runs[pv->nruns++];
-            memset(x, 0, sizeof *x);
-            x->id = pv->row_run[i];
-            snprintf(x->date, sizeof x->date, "?");
-            snprintf(x->version, sizeof x->version, "?");
-            snprintf(x->samples, sizeof x->samples, "?");
-            snprintf(x->computed, sizeof x->computed, "?");
-        }
-    for (int i = 0; i < pv->nruns; i++)
-        if (pv->runs[i].id > pv->max_id)
-            pv->max_id = pv->runs[i].id;
-    for (int i = 0; i < N_T; i++)
-        if (pv->row_run[i] > pv->max_id)
-            pv->max_id = pv->row_run[i];
+    ok = keep_sections(pv, sec) && ok;
+    if (pv->nruns == 0)
+        legacy_run(pv, &legacy, have_legacy);
+    complete_runs(pv);
     return ok;
 }
 
@@ -308,7 +351,7 @@ repro_sweep_run(const repro *r)
 {
     if (!r->only_set)
         return r->run_id;
-    return r->prev != NULL ? r->prev->repro_sweep_run : 0;
+    return r->prev != NULL ? r->prev->sweep_run : 0;
 }
 
 void

@@ -413,12 +413,7 @@ fill_launch(attn_ctx *x)
                   l->heads, x->nh / x->nhkv, x->nh, x->nhkv);
         return false;
     }
-    l->kv_heads = l->heads / (x->nh / x->nhkv);
-    l->nq = x->nq;
-    l->nk = x->nk;
-    l->d = x->d;
-    l->f16 = x->f16;
-    l->sms = (unsigned)x->sms;
+    fa_cli_launch_fill(l, x->nh / x->nhkv, x->nq, x->nk, x->d, x->f16, x->sms);
     return true;
 }
 
@@ -429,19 +424,11 @@ static bool
 pick_sdpa(attn_ctx *x)
 {
     /* PyTorch 2.11's backend for this call on an H200 */
-    sdpa_case sc = sdpa_case_default();
+    sdpa_case sc = sdpa_policy_case(&x->launch, x->nh, x->nhkv, x->nq, x->nk,
+                                    x->d, x->f16, x->causal);
     const fa_kernel *k;
     bool split_auto;
     unsigned lean;
-    sc.batch = (int64_t)x->launch.batch;
-    sc.heads = (int64_t)x->launch.heads;
-    sc.kv_heads = (int64_t)x->launch.kv_heads;
-    sc.enable_gqa = x->nhkv != x->nh;
-    sc.nq = (int64_t)x->nq;
-    sc.nk = (int64_t)x->nk;
-    sc.d = (int64_t)x->d;
-    sc.dtype = x->f16 ? SDPA_DT_F16 : SDPA_DT_BF16;
-    sc.causal = x->causal;
     sc.requires_grad = x->backward;
     if (x->mask_opd.arg != NULL)
         /* backends that refuse a mask are left out, as PyTorch does
@@ -501,14 +488,9 @@ config_options(attn_ctx *x, fa_config *c)
     if (x->eps_zero_given)
         c->fix.eps_zero = x->eps_zero;
     c->ablations = x->ablations;
-    if (!x->exp_given && !fa_cli_exp_for(CMD, fa_config_kernel(c), &x->exp))
+    if (!fa_cli_config_models(CMD, c, x->kernel_path != NULL, x->exp_given,
+                              &x->exp, &x->logm, x->f16))
         return false;
-    c->exp = x->exp.model;
-    if (!fa_cli_log_for(CMD, x->kernel_path != NULL ? "--kernel" : "--policy", fa_config_kernel(c), &x->logm))
-        return false;
-    c->log = fa_cli_log_model(&x->logm);
-    c->rcp = fa_cli_rcp_model(&x->logm);
-    c->input = x->f16 ? &sf_format_f16 : NULL;
     return true;
 }
 

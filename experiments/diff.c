@@ -686,18 +686,13 @@ diff_main(int argc, char **argv)
                           "the dump is --dump FILE; see 'bf16emu diff "
                           "--help'",
                           take_option, x);
+    if (id < 0)
+        id = fa_cli_kernel_options(CMD, x->kernel_path, x->policy_given,
+                                   &x->kernel, x->sdpa_backends_given,
+                                   x->sdpa);
     if (id >= 0) {
         ctx_free(x);
         return id;
-    }
-    if (!fa_cli_load_kernel(CMD, x->kernel_path, x->policy_given,
-                            &x->kernel)) {
-        ctx_free(x);
-        return CLI_EXIT_USAGE;
-    }
-    if (x->sdpa_backends_given && !x->sdpa) {
-        ctx_free(x);
-        return cli_error(CMD, "--sdpa-backends applies to --policy sdpa");
     }
     if (!run(x)) {
         ctx_free(x);

@@ -50,12 +50,7 @@ fill_launch(diff_ctx *x)
                   l->heads, g, x->nh, x->nhkv);
         return false;
     }
-    l->kv_heads = l->heads / g;
-    l->nq = x->nq;
-    l->nk = x->nk;
-    l->d = x->d;
-    l->f16 = x->f16;
-    l->sms = (unsigned)x->sms;
+    fa_cli_launch_fill(l, g, x->nq, x->nk, x->d, x->f16, x->sms);
     return true;
 }
 
@@ -726,7 +721,7 @@ pick_backend(diff_ctx *x)
 {
     sdpa_case sc;
     const fa_kernel *k;
-    bool split_auto;
+    bool split_auto, causal;
     unsigned lean;
 
     if (!x->policy_given && x->kernel_path == NULL && !x->kernel_named
@@ -755,22 +750,15 @@ pick_backend(diff_ctx *x)
     }
     if (!x->sdpa)
         return true;
-    sc = sdpa_case_default();
     /* the launch's batch and heads (cuDNN's decode splits depend on
        them): the manifest's launch_shape, else its shape, else the
        tensors' */
-    sc.batch = (int64_t)x->launch.batch;
-    sc.heads = (int64_t)x->launch.heads;
-    sc.kv_heads = (int64_t)x->launch.kv_heads;
-    sc.enable_gqa = x->nhkv != x->nh;
-    sc.nq = (int64_t)x->nq;
-    sc.nk = (int64_t)x->nk;
-    sc.d = (int64_t)x->d;
-    sc.dtype = x->f16 ? SDPA_DT_F16 : SDPA_DT_BF16;
-    sc.causal = x->causal_opt != CAUSAL_AUTO ? x->causal_opt == CAUSAL_YES
-                : x->man_causal_given        ? x->man_causal
-                                             : x->meta_causal_given
-                                                   && x->meta_causal;
+    causal = x->causal_opt != CAUSAL_AUTO ? x->causal_opt == CAUSAL_YES
+             : x->man_causal_given        ? x->man_causal
+                                          : x->meta_causal_given
+                                                && x->meta_causal;
+    sc = sdpa_policy_case(&x->launch, x->nh, x->nhkv, x->nq, x->nk, x->d,
+                          x->f16, causal);
     {
         /* a mask (--mask, the dump's attn_mask, or the manifest's):
            backends that refuse one are left out, as PyTorch does */
@@ -1256,14 +1244,9 @@ diff_build_config(diff_ctx *x)
         x->man_rowsum_separate = x->rowsum_opt == 0;
     if (x->man_rowsum_separate)
         c->fa2_rowsum_fma = false;
-    if (!x->exp_given && !fa_cli_exp_for(CMD, fa_config_kernel(c), &x->exp))
+    if (!fa_cli_config_models(CMD, c, x->kernel_path != NULL, x->exp_given,
+                              &x->exp, &x->logm, x->f16))
         return false;
-    c->exp = x->exp.model;
-    if (!fa_cli_log_for(CMD, x->kernel_path != NULL ? "--kernel" : "--policy", fa_config_kernel(c), &x->logm))
-        return false;
-    c->log = fa_cli_log_model(&x->logm);
-    c->rcp = fa_cli_rcp_model(&x->logm);
-    c->input = x->f16 ? &sf_format_f16 : NULL;
     if (!fa_cli_inputs_defined(CMD, x->kernel_path != NULL ? "--kernel" : "--policy", fa_config_kernel(c), x->f16))
         return false;
     why = fa_config_check(c);

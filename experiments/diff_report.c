@@ -320,11 +320,7 @@ json_bias(cli_json *j, const char *key, const bias_cell *c)
     bias_summarize(c, &s);
     cli_json_object_begin(j, key);
     cli_json_int(j, "n", (long long)s.n);
-    cli_json_double(j, "mean", s.mean);
-    cli_json_double(j, "se", s.se);
-    cli_json_double(j, "t", s.t);
-    cli_json_double(j, "ci_lo", s.ci_lo);
-    cli_json_double(j, "ci_hi", s.ci_hi);
+    fa_cli_json_interval(j, "", &s, false);
     cli_json_double(j, "min", s.min);
     cli_json_double(j, "max", s.max);
     cli_json_int(j, "neg", (long long)c->neg);
@@ -428,11 +424,7 @@ diff_json_report(const diff_ctx *x, cli_json *j)
     cli_json_string(j, "dump", x->dump);
     cli_json_bool(j, "manifest", x->have_manifest);
     cli_json_object_begin(j, "shape");
-    cli_json_int(j, "batch", (long long)x->nb);
-    cli_json_int(j, "heads", (long long)x->nh);
-    cli_json_int(j, "nq", (long long)x->nq);
-    cli_json_int(j, "nk", (long long)x->nk);
-    cli_json_int(j, "d", (long long)x->d);
+    fa_cli_json_shape(j, x->nb, x->nh, x->nq, x->nk, x->d);
     cli_json_object_end(j);
     cli_json_string(j, "policy", run_name(x));
     if (x->sdpa) {

@@ -269,26 +269,28 @@ repro_t5_t6(repro *r)
     size_t nq = 32, nk = 64, d = 16;
     gen_params g = gen_params_default();
     fa_config c = fa_config_default(FA_POLICY_PAPER_EQ4);
-    t56_work w = {.nq = nq, .nk = nk, .d = d};
+    t56_work w = {.nq = nq,
+                  .nk = nk,
+                  .d = d,
+                  .q = malloc(nq * d * 2),
+                  .k = malloc(nk * d * 2),
+                  .v = malloc(nk * d * 2),
+                  .dout = malloc(nq * d * 2),
+                  .d1 = malloc(nq * 8),
+                  .d2 = malloc(nq * 8),
+                  .dq1 = malloc(nq * d * 8),
+                  .dq2 = malloc(nq * d * 8),
+                  .p = malloc(nq * nk * 8),
+                  .kd = malloc(nk * d * 8),
+                  .pk = malloc(nq * d * 8),
+                  .o1 = malloc(nq * d * 8),
+                  .o2 = malloc(nq * d * 8),
+                  .l1 = malloc(nq * 8),
+                  .l2 = malloc(nq * 8),
+                  .pmax = malloc(nq * 8)};
     float scale;
     uint32_t sb;
 
-    w.q = malloc(nq * d * 2);
-    w.k = malloc(nk * d * 2);
-    w.v = malloc(nk * d * 2);
-    w.dout = malloc(nq * d * 2);
-    w.d1 = malloc(nq * 8);
-    w.d2 = malloc(nq * 8);
-    w.dq1 = malloc(nq * d * 8);
-    w.dq2 = malloc(nq * d * 8);
-    w.p = malloc(nq * nk * 8);
-    w.kd = malloc(nk * d * 8);
-    w.pk = malloc(nq * d * 8);
-    w.o1 = malloc(nq * d * 8);
-    w.o2 = malloc(nq * d * 8);
-    w.l1 = malloc(nq * 8);
-    w.l2 = malloc(nq * 8);
-    w.pmax = malloc(nq * 8);
     if (!w.q || !w.k || !w.v || !w.dout || !w.d1 || !w.d2 || !w.dq1 || !w.dq2
         || !w.p || !w.kd || !w.pk || !w.o1 || !w.o2 || !w.l1 || !w.l2
         || !w.pmax) {

@@ -2,11 +2,10 @@
 #ifdef HAVE_CONFIG_H
 #include <config.h>
 #endif
-#ifndef _POSIX_C_SOURCE
-#define _POSIX_C_SOURCE 200809L
-#endif
 
-#include "experiments/reproduce_local.h"
+#include <stdio.h>
+
+#include "experiments/cli.h"
 
 void
 reproduce_help(FILE *out)

@@ -4,7 +4,7 @@
 bin_PROGRAMS += experiments/bf16emu
 experiments_bf16emu_SOURCES = \
 	experiments/bf16emu.c \
-	experiments/cli.c experiments/cli.h \
+	experiments/cli.c experiments/cli_error.c experiments/cli.h \
 	experiments/cli_mpi.c experiments/cli_mpi.h \
 	experiments/trace.c experiments/trace_local.h experiments/trace_report.c \
 	experiments/trace_summary.c experiments/trace_help.c \

@@ -13,7 +13,7 @@ experiments_bf16emu_SOURCES = \
 	experiments/attn_help.c experiments/attn_input.c experiments/attn_run.c \
 	experiments/attn_options.c \
 	experiments/diff.c experiments/diff_local.h experiments/diff_dump.c \
-	experiments/diff_report.c experiments/diff_help.c \
+	experiments/diff_report.c experiments/diff_help.c experiments/diff_config.c \
 	experiments/fa_cli.c experiments/fa_cli.h \
 	experiments/fa_kernel_json.c experiments/fa_kernel_json.h \
 	experiments/sdpa_policy.c experiments/sdpa_policy.h \

@@ -217,19 +217,16 @@ static void
 plan_exact(attn_ctx *x)
 {
     /* The exact reference: run it? */
-    x->exact_work =
-        cli_sat_mul(cli_sat_mul(cli_sat_mul((uint64_t)x->heads, x->nq),
-                                cli_sat_mul(x->nk, x->d)),
-                    x->backward ? 4 : 1);
-    if (x->no_exact)
-        x->exact_note = "--no-exact";
-    else if (x->softcap != 0.0)
-        x->exact_note = "the exact reference has no soft-capping";
-    else if (x->exact_work > EXACT_WORK_LIMIT && !x->exact_forced)
-        x->exact_note = "B*H*Nq*Nk*d (x4 with --backward) is above 2^26; "
-                        "give --exact to run it anyway";
-    else
-        x->exact_run = true;
+    x->exact_work = fa_cli_exact_work((uint64_t)x->heads, x->nq, x->nk, x->d,
+                                      x->backward);
+    x->exact_note = fa_cli_exact_off(x->no_exact, x->softcap);
+    if (x->exact_note == NULL) {
+        if (x->exact_work > EXACT_WORK_LIMIT && !x->exact_forced)
+            x->exact_note = "B*H*Nq*Nk*d (x4 with --backward) is above "
+                            "2^26; give --exact to run it anyway";
+        else
+            x->exact_run = true;
+    }
     x->p_internal = !(x->captures & (1u << CAP_P))
                     && cli_sat_mul(cli_sat_mul((uint64_t)x->heads, x->nq),
                                    cli_sat_mul(x->nk, 4))

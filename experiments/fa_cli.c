@@ -712,3 +712,21 @@ fa_cli_launch_fill(fa_cli_launch *l, size_t group, size_t nq, size_t nk,
     l->f16 = f16;
     l->sms = (unsigned)sms;
 }
+
+uint64_t
+fa_cli_exact_work(uint64_t heads, size_t nq, size_t nk, size_t d,
+                  bool backward)
+{
+    return cli_sat_mul(cli_sat_mul(cli_sat_mul(heads, nq), cli_sat_mul(nk, d)),
+                       backward ? 4 : 1);
+}
+
+const char *
+fa_cli_exact_off(bool no_exact, double softcap)
+{
+    if (no_exact)
+        return "--no-exact";
+    if (softcap != 0.0)
+        return "the exact reference has no soft-capping";
+    return NULL;
+}

@@ -245,4 +245,12 @@ void fa_cli_json_shape(cli_json *j, size_t nb, size_t nh, size_t nq, size_t nk,
 void fa_cli_launch_fill(fa_cli_launch *l, size_t group, size_t nq, size_t nk,
                         size_t d, bool f16, uint64_t sms);
 
+/* The exact reference's work, HEADS x NQ x NK x D (x4 with the backward,
+   BACKWARD), saturating; and why it does not run when --no-exact
+   (NO_EXACT) or a soft-capping (SOFTCAP != 0) rule it out, else NULL:
+   what attn and diff decide alike before their own reasons. */
+uint64_t fa_cli_exact_work(uint64_t heads, size_t nq, size_t nk, size_t d,
+                           bool backward);
+const char *fa_cli_exact_off(bool no_exact, double softcap);
+
 #endif

@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include "experiments/cli.h"
+#include "experiments/fa_cli.h"
 
 /* The help's inputs and shape options. */
 static void
@@ -96,19 +97,11 @@ help_computation(FILE *out)
         "                       into buffer n mod N); auto (default): the "
         "description's\n"
         "                       rule (fa2: ceil(SMs / (B H)), the "
-        "deterministic launch)\n"
-        "  --sms N              multiprocessors for --splits auto and "
-        "--dq-buffers auto\n"
-        "                       (default 132, H200)\n"
-        "  --launch B,H[,Nq,Nk] the GPU launch the tensors came from "
-        "(a file may keep\n"
-        "                       one batch entry and a few heads): the "
-        "launch-dependent\n"
-        "                       rules (split count, cuDNN's decode grid, "
-        "PyTorch's\n"
-        "                       dispatch) use it; with it, --splits "
-        "defaults to the\n"
-        "                       kernel's own rule\n"
+        "deterministic launch)\n",
+        out);
+    fa_cli_help_launch(out);
+    fputs(
+        "\n"
         "  --mask FILE[:KEY]    SDPA's attn_mask (BOOL or U8 0/1: True "
         "takes part;\n"
         "                       F32, BF16, F16: added), broadcasting to [B, "

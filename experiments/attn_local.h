@@ -1,23 +1,39 @@
-/* attn_local.h -- what the two files of bf16emu attn share: attn.c (the
-   options, the inputs, the run) and attn_report.c (the output file and
-   the text and JSON reports).  The context of one run, its name tables,
-   a few small helpers, and the report writers. */
+/* attn_local.h -- what the files of bf16emu attn share: attn.c (the
+   run's steps and main), attn_options.c (the options), attn_input.c (the
+   inputs and the configuration), attn_run.c (the memory, the computation
+   and the statistics), attn_report.c (the output file and the text and
+   JSON reports) and attn_help.c (the help).  The context of one run, its
+   name tables, a few small helpers, and the functions one file calls in
+   another. */
 #ifndef BF16EMU_EXPERIMENTS_ATTN_LOCAL_H
 #define BF16EMU_EXPERIMENTS_ATTN_LOCAL_H
 
 #include <inttypes.h>
+#include <jansson.h>
+#include <math.h>
+#include <mpfr.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
+#include "analysis/attn_exact.h"
 #include "analysis/attn_mask.h"
 #include "analysis/bias.h"
 #include "analysis/gen.h"
+#include "analysis/launch.h"
 #include "analysis/tensor.h"
 #include "analysis/user_tensor.h"
 #include "attention/attention.h"
 #include "experiments/cli.h"
 #include "experiments/fa_cli.h"
+#include "experiments/fa_kernel_json.h"
 #include "experiments/sdpa_policy.h"
 
 /* The subcommand, for messages. */
@@ -363,5 +379,84 @@ void attn_text_dry_run(cli_buf *b, const attn_ctx *x);
 /* The JSON report of a run (finished, or resolved with --dry-run) into
    J. */
 void attn_json_report(attn_ctx *x, cli_json *j);
+
+/* Progress on a terminal is redrawn at most this often (seconds). */
+#define PROGRESS_EVERY_S 0.25
+#define MAX_MEMORY_DEFAULT ((uint64_t)8 << 30)
+/* P~ is captured for the row statistics when it takes at most this. */
+#define AUTO_P_BYTES ((uint64_t)64 << 20)
+/* Trace events kept per pass (the last ones). */
+#define TRACE_KEEP_DEFAULT 1000
+/* Bytes per MPFR number of the exact reference (struct and limbs of a
+   score at 546 + bitlen(d) bits, rounded up), for the estimate. */
+#define MP_NUMBER_BYTES 128
+
+/* attn_input.c */
+/* The output: a .safetensors name, not an input, not an existing file
+   unless --force. */
+bool attn_check_output(attn_ctx *x);
+
+/* Input O through the shared reader (analysis/user_tensor.h): BF16, or
+   with --dtype bf16 F32 / F16 values that are BF16 values and U16 / I16
+   bit patterns. */
+bool attn_read_operand(attn_ctx *x, int i);
+
+/* [B, H, N, d] or [B, N, H, d]: --layout, the metadata of Q's file, the
+   shapes of Q and K, or either when H or N is 1; else an error asking for
+   --layout.  BNHD inputs are transposed to BHND. */
+bool attn_resolve_layout(attn_ctx *x);
+
+/* --o and --lse: the GPU's O (Q's shape; BF16, or F32 holding values of
+   the policy's O format) and LSE (F32, Q's shape without d), the inputs
+   of the backward in place of the emulator's own forward; FP32 patterns
+   into x->bwd_o and x->bwd_lse.  False after an error message. */
+bool attn_read_fwd_outputs(attn_ctx *x);
+
+/* Q [.., Nq, d], K and V [.., Nk, d], dO Q's shape. */
+bool attn_check_shapes(attn_ctx *x);
+
+/* The configuration of the whole shape (X->cfg) and of one head
+   (X->hcfg) from the options, the launch and the description; false
+   after an error message. */
+bool attn_build_config(attn_ctx *x);
+
+/* attn_run.c */
+uint64_t attn_default_max_memory(void);
+
+void attn_estimate_memory(attn_ctx *x);
+
+bool attn_check_memory(attn_ctx *x);
+
+/* Before reading files: their sizes against the limit. */
+bool attn_check_file_sizes(const attn_ctx *x);
+
+/* The cost line on stderr, before the computation. */
+void attn_cost_report(const attn_ctx *x);
+
+bool attn_allocate(attn_ctx *x);
+
+bool attn_compute(attn_ctx *x);
+
+/* Grouped-query heads: dK and dV of each query head become the KV
+   head's (fa_cli_gqa_reduce), with the exact values.  False after an
+   error message. */
+bool attn_reduce_groups(attn_ctx *x);
+
+/* Codes of the exact reference that stop the run. */
+bool attn_exact_all(attn_ctx *x);
+
+/* The errors of output I against the exact values. */
+void attn_stat_output(attn_ctx *x, int i);
+
+/* Rows whose P~ has entries exactly 1 (from the p capture). */
+void attn_count_rows(attn_ctx *x);
+
+/* attn_options.c */
+/* The options of ARGV into X: -1 when the run goes on, else the exit
+   code (CLI_EXIT_OK after --help, CLI_EXIT_USAGE after an error). */
+int attn_take_options(attn_ctx *x, int argc, char **argv);
+
+/* The combinations of options; false after an error message. */
+bool attn_check_options(attn_ctx *x);
 
 #endif

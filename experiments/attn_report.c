@@ -822,16 +822,8 @@ json_row_stats(cli_json *j, const err_stat *st)
         return;
     bias_summarize(&st->rel, &s);
     cli_json_int(j, "row_count", (long long)s.n);
-    cli_json_double(j, "row_mean", s.mean);
-    cli_json_double(j, "row_sd", s.sd);
-    cli_json_double(j, "row_se", s.se);
-    cli_json_double(j, "row_t", s.t);
-    cli_json_double(j, "row_ci_lo", s.ci_lo);
-    cli_json_double(j, "row_ci_hi", s.ci_hi);
-    cli_json_double(j, "row_min", s.min);
-    cli_json_double(j, "row_max", s.max);
-    cli_json_double(j, "row_max_abs",
-                    s.n > 0 ? fmax(fabs(s.min), fabs(s.max)) : NAN);
+    fa_cli_json_interval(j, "row_", &s, true);
+    fa_cli_json_extremes(j, "row_", &s);
     cli_json_double(j, "row_mean_abs",
                     st->rel_mag.n > 0 ? st->rel_mag.mean : NAN);
 }
@@ -855,19 +847,11 @@ json_stats(cli_json *j, const attn_ctx *x)
         cli_json_int(j, "count", (long long)s.n);
         cli_json_int(j, "nonfinite", (long long)st->err.nonfinite);
         cli_json_int(j, "skipped", (long long)st->skipped);
-        cli_json_double(j, "mean", s.mean);
-        cli_json_double(j, "sd", s.sd);
-        cli_json_double(j, "se", s.se);
-        cli_json_double(j, "t", s.t);
-        cli_json_double(j, "ci_lo", s.ci_lo);
-        cli_json_double(j, "ci_hi", s.ci_hi);
+        fa_cli_json_interval(j, "", &s, true);
         cli_json_int(j, "neg", (long long)st->err.neg);
         cli_json_int(j, "zero", (long long)st->err.zero);
         cli_json_int(j, "pos", (long long)st->err.pos);
-        cli_json_double(j, "min", s.min);
-        cli_json_double(j, "max", s.max);
-        cli_json_double(j, "max_abs",
-                        s.n > 0 ? fmax(fabs(s.min), fabs(s.max)) : NAN);
+        fa_cli_json_extremes(j, "", &s);
         cli_json_double(j, "mean_abs", st->mag.n > 0 ? st->mag.mean : NAN);
         json_row_stats(j, st);
         cli_json_object_end(j);
@@ -1005,11 +989,7 @@ static void
 json_inputs(cli_json *j, const attn_ctx *x)
 {
     cli_json_object_begin(j, "shape");
-    cli_json_int(j, "batch", (long long)x->nb);
-    cli_json_int(j, "heads", (long long)x->nh);
-    cli_json_int(j, "nq", (long long)x->nq);
-    cli_json_int(j, "nk", (long long)x->nk);
-    cli_json_int(j, "d", (long long)x->d);
+    fa_cli_json_shape(j, x->nb, x->nh, x->nq, x->nk, x->d);
     cli_json_int(j, "rank", x->rank);
     cli_json_object_end(j);
     cli_json_object_begin(j, "inputs");

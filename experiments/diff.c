@@ -637,21 +637,18 @@ run(diff_ctx *x)
                   "fa2 only (the kernel dumps of experiments/gpu/fa_dump.cu)");
         return false;
     }
-    x->exact_work =
-        cli_sat_mul(cli_sat_mul(cli_sat_mul((uint64_t)x->heads, x->nq),
-                                cli_sat_mul(x->nk, x->d)),
-                    x->need_bwd ? 4 : 1);
-    if (x->no_exact)
-        x->exact_note = "--no-exact";
-    else if (x->softcap != 0.0)
-        x->exact_note = "the exact reference has no soft-capping";
-    else if (!x->want[ST_O] && !x->want[ST_LSE] && !x->need_bwd)
-        x->exact_note = "no stage with an exact value compared";
-    else if (x->exact_work > EXACT_WORK_LIMIT && !x->exact_forced)
-        x->exact_note = "B*H*Nq*Nk*d (x4 with a backward stage) is above "
-                        "2^26; give --exact to run it anyway";
-    else
-        x->exact_run = true;
+    x->exact_work = fa_cli_exact_work((uint64_t)x->heads, x->nq, x->nk, x->d,
+                                      x->need_bwd);
+    x->exact_note = fa_cli_exact_off(x->no_exact, x->softcap);
+    if (x->exact_note == NULL) {
+        if (!x->want[ST_O] && !x->want[ST_LSE] && !x->need_bwd)
+            x->exact_note = "no stage with an exact value compared";
+        else if (x->exact_work > EXACT_WORK_LIMIT && !x->exact_forced)
+            x->exact_note = "B*H*Nq*Nk*d (x4 with a backward stage) is "
+                            "above 2^26; give --exact to run it anyway";
+        else
+            x->exact_run = true;
+    }
     if (!fa_cli_heads_usable(CMD, &x->hcfg, x->has_mask ? &x->mask : NULL,
                              x->heads)
         || !allocate(x) || !compute(x))
@@ -686,18 +683,13 @@ diff_main(int argc, char **argv)
                           "the dump is --dump FILE; see 'bf16emu diff "
                           "--help'",
                           take_option, x);
+    if (id < 0)
+        id = fa_cli_kernel_options(CMD, x->kernel_path, x->policy_given,
+                                   &x->kernel, x->sdpa_backends_given,
+                                   x->sdpa);
     if (id >= 0) {
         ctx_free(x);
         return id;
-    }
-    if (!fa_cli_load_kernel(CMD, x->kernel_path, x->policy_given,
-                            &x->kernel)) {
-        ctx_free(x);
-        return CLI_EXIT_USAGE;
-    }
-    if (x->sdpa_backends_given && !x->sdpa) {
-        ctx_free(x);
-        return cli_error(CMD, "--sdpa-backends applies to --policy sdpa");
     }
     if (!run(x)) {
         ctx_free(x);

@@ -1,5 +1,6 @@
 /* diff_dump.c -- bf16emu diff: the dump, its manifest, the operands
-   (--q, --k, ... and --call), the mask and the configuration they give */
+   (--q, --k, ... and --call) and the mask (the configuration they give:
+   diff_config.c) */
 #ifdef HAVE_CONFIG_H
 #include <config.h>
 #endif
@@ -50,15 +51,9 @@ fill_launch(diff_ctx *x)
                   l->heads, g, x->nh, x->nhkv);
         return false;
     }
-    l->kv_heads = l->heads / g;
-    l->nq = x->nq;
-    l->nk = x->nk;
-    l->d = x->d;
-    l->f16 = x->f16;
-    l->sms = (unsigned)x->sms;
+    fa_cli_launch_fill(l, g, x->nq, x->nk, x->d, x->f16, x->sms);
     return true;
 }
-
 
 /* The manifest text M into X; false after an error message "FILE:
    manifest: FIELD: what was expected" (analysis/dump_manifest.h).  The
@@ -144,16 +139,14 @@ needed(const diff_ctx *x, bool need[N_T])
     }
 }
 
-/* Checks tensor I's dtype and shape; false after an error message. */
-static bool
-check_tensor(diff_ctx *x, int i)
+/* The shape tensor I should have, from Q's and K's, into W; returns its
+   number of dimensions. */
+static unsigned
+expected_shape(const diff_ctx *x, int i, uint64_t w[5])
 {
     const tensor *t = x->t[i];
     const tensor *q = x->t[T_Q], *k = x->t[T_K];
-    uint64_t w[5];
     unsigned nd = 4;
-    char sh[SHAPE_MAX], ws[SHAPE_MAX];
-    bool same;
 
     if (i == T_Q) {
         memcpy(w, q->shape, 4 * sizeof w[0]);
@@ -196,6 +189,15 @@ check_tensor(diff_ctx *x, int i)
             break;
         }
     }
+    return nd;
+}
+
+/* Checks tensor I's dtype; false after an error message. */
+static bool
+check_dtype(diff_ctx *x, int i)
+{
+    const tensor *t = x->t[i];
+
     if (i == T_LSE || i == T_S || i == T_M || i == T_L || i == T_ACC) {
         if (t->dtype != TENSOR_F32) {
             cli_error(CMD, "%s: dtype %s (expected F32)", x->src[i],
@@ -236,6 +238,21 @@ check_tensor(diff_ctx *x, int i)
                   x->src[i], tensor_dtype_name(t->dtype));
         return false;
     }
+    return true;
+}
+
+/* Checks tensor I's dtype and shape; false after an error message. */
+static bool
+check_tensor(diff_ctx *x, int i)
+{
+    const tensor *t = x->t[i];
+    uint64_t w[5];
+    unsigned nd = expected_shape(x, i, w);
+    char sh[SHAPE_MAX], ws[SHAPE_MAX];
+    bool same;
+
+    if (!check_dtype(x, i))
+        return false;
     {
         /* an output kept in part: its whole shape (outputs_kept) */
         const dump_kept *kp = &x->kept[i];
@@ -726,7 +743,7 @@ pick_backend(diff_ctx *x)
 {
     sdpa_case sc;
     const fa_kernel *k;
-    bool split_auto;
+    bool split_auto, causal;
     unsigned lean;
 
     if (!x->policy_given && x->kernel_path == NULL && !x->kernel_named
@@ -755,22 +772,15 @@ pick_backend(diff_ctx *x)
     }
     if (!x->sdpa)
         return true;
-    sc = sdpa_case_default();
     /* the launch's batch and heads (cuDNN's decode splits depend on
        them): the manifest's launch_shape, else its shape, else the
        tensors' */
-    sc.batch = (int64_t)x->launch.batch;
-    sc.heads = (int64_t)x->launch.heads;
-    sc.kv_heads = (int64_t)x->launch.kv_heads;
-    sc.enable_gqa = x->nhkv != x->nh;
-    sc.nq = (int64_t)x->nq;
-    sc.nk = (int64_t)x->nk;
-    sc.d = (int64_t)x->d;
-    sc.dtype = x->f16 ? SDPA_DT_F16 : SDPA_DT_BF16;
-    sc.causal = x->causal_opt != CAUSAL_AUTO ? x->causal_opt == CAUSAL_YES
-                : x->man_causal_given        ? x->man_causal
-                                             : x->meta_causal_given
-                                                   && x->meta_causal;
+    causal = x->causal_opt != CAUSAL_AUTO ? x->causal_opt == CAUSAL_YES
+             : x->man_causal_given        ? x->man_causal
+                                          : x->meta_causal_given
+                                                && x->meta_causal;
+    sc = sdpa_policy_case(&x->launch, x->nh, x->nhkv, x->nq, x->nk, x->d,
+                          x->f16, causal);
     {
         /* a mask (--mask, the dump's attn_mask, or the manifest's):
            backends that refuse one are left out, as PyTorch does */
@@ -1048,241 +1058,6 @@ diff_read_dump(diff_ctx *x)
         if (need[i] && !check_tensor(x, i))
             return false;
     return check_manifest_shape(x);
-}
-
-/*----------------------------------------------------------------------------
- * The configuration.
- *--------------------------------------------------------------------------*/
-/* The causal mask: --causal or --no-causal over the manifest's, else the
-   file's metadata; the report notes an override. */
-static bool
-resolve_causal(diff_ctx *x)
-{
-    if (x->causal_opt != CAUSAL_AUTO) {
-        bool file_given = x->man_causal_given || x->meta_causal_given;
-        bool file_causal =
-            x->man_causal_given ? x->man_causal : x->meta_causal;
-        x->causal = x->causal_opt == CAUSAL_YES;
-        x->causal_override = file_given && file_causal != x->causal;
-        x->causal_from = x->causal ? "--causal" : "--no-causal";
-    } else if (x->man_causal_given) {
-        x->causal = x->man_causal;
-        x->causal_from = "manifest";
-    } else if (x->meta_causal_given) {
-        x->causal = x->meta_causal;
-        x->causal_from = "the file's metadata";
-    } else {
-        cli_error(CMD, "%s gives causal; pass --causal or --no-causal",
-                  x->have_manifest  ? "the manifest does not"
-                  : x->dump != NULL ? "no manifest"
-                                    : "no --dump manifest");
-        return false;
-    }
-    return true;
-}
-
-/* C's softmax scale: --scale, the manifest's number (or "1/sqrt(d)",
-   the default), else the file's metadata. */
-static bool
-resolve_scale(diff_ctx *x, fa_config *c)
-{
-    float sf;
-
-    if (x->scale_given) {
-        memcpy(&sf, &x->scale_bits, sizeof sf);
-        c->scale = sf;
-    } else if (x->man_scale_number) {
-        sf_env env = cli_env_ieee();
-        uint32_t b = (uint32_t)sf_from_double(
-            &sf_format_f32, x->man_scale_value, SF_RNE, &env);
-        memcpy(&sf, &b, sizeof sf);
-        if (!(sf > 0.0f) || isinf(sf)) {
-            cli_error(CMD,
-                      "%s: manifest: scale: %.17g (expected a finite "
-                      "positive number)",
-                      x->dump, x->man_scale_value);
-            return false;
-        }
-        c->scale = sf;
-    } else if (x->man_scale != NULL
-               && strncmp(x->man_scale, "1/sqrt(d)", 9) != 0) {
-        cli_error(CMD,
-                  "%s: manifest: scale: \"%s\" (expected a number or "
-                  "\"1/sqrt(d) ...\"; or give --scale)",
-                  x->dump, x->man_scale);
-        return false;
-    } else if (x->man_scale == NULL && x->meta_scale != NULL) {
-        uint32_t b;
-        if (!fa_cli_parse_scale(CMD, x->meta_scale, &b))
-            return false;
-        memcpy(&sf, &b, sizeof sf);
-        c->scale = sf;
-        x->scale_meta = true;
-    } else if (x->man_scale == NULL) {
-        cli_error(CMD,
-                  "%s gives scale; pass --scale X (PyTorch's default is "
-                  "1/sqrt(d) = %.9g for d = %zu)",
-                  x->have_manifest  ? "the manifest does not"
-                  : x->dump != NULL ? "no manifest"
-                                    : "no --dump manifest",
-                  1.0 / sqrt((double)x->d), x->d);
-        return false;
-    }
-    return true;
-}
-
-/* X->hcfg: the configuration C of one head (or group), in the launch of
-   the whole run, and the dQ buffers in effect. */
-static void
-head_config(diff_ctx *x, const fa_config *c)
-{
-    x->hcfg = *c;
-    x->hcfg.shape.batch = 1;
-    x->hcfg.shape.heads = 1;
-    /* grouped heads summed in FP32 before their rounding */
-    x->hcfg.dkv_fp32 = x->nhkv != x->nh
-                       && fa_config_kernel(c)->gqa_dkv == FA_GQA_FP32_SUM;
-    /* the launch's batch x heads: the manifest's launch_shape, else the
-       shape it gave, else this run's */
-    x->hcfg.launch_bh =
-        x->man_launch_bh != 0 ? (size_t)x->man_launch_bh
-        : x->man_shape_given  ? (size_t)(x->man_shape[0] * x->man_shape[1])
-                              : c->shape.batch * c->shape.heads;
-    x->hcfg.launch_group = x->nhkv != 0 ? x->nh / x->nhkv : 1;
-    /* one head at a time: the dQ buffers are the whole launch's */
-    x->dq_eff = fa_config_dq_buffers(c);
-    x->hcfg.dq_splits = x->dq_eff;
-}
-
-/* The scale C uses, the file's own where --scale overrides it, and
-   whether it is PyTorch's default. */
-static void
-note_scale(diff_ctx *x, const fa_config *c)
-{
-    float sf;
-
-    x->scale_used = fa_scale_bits(c);
-    if (x->scale_given) {
-        /* the file's own scale, to note an override */
-        fa_config fc = *c;
-        bool file_says = true;
-        fc.scale = fa_config_default(x->policy).scale;
-        if (x->man_scale_number) {
-            sf_env env = SF_ENV_IEEE;
-            uint32_t b = (uint32_t)sf_from_double(
-                &sf_format_f32, x->man_scale_value, SF_RNE, &env);
-            memcpy(&sf, &b, sizeof sf);
-            fc.scale = sf;
-        } else if (x->man_scale == NULL && x->meta_scale != NULL) {
-            uint32_t b;
-            if (fa_cli_parse_scale(CMD, x->meta_scale, &b)) {
-                memcpy(&sf, &b, sizeof sf);
-                fc.scale = sf;
-            } else {
-                file_says = false;
-            }
-        } else if (x->man_scale == NULL
-                   || strncmp(x->man_scale, "1/sqrt(d)", 9) != 0) {
-            file_says = false;
-        }
-        if (file_says && fa_scale_bits(&fc) != x->scale_used) {
-            x->scale_override = true;
-            x->scale_file = fa_scale_bits(&fc);
-        }
-    }
-    {
-        /* PyTorch's default: 1/sqrt(d) in double, then to float */
-        double r = 1.0 / sqrt((double)x->d);
-        float f = (float)r;
-        uint32_t b;
-        memcpy(&b, &f, sizeof b);
-        x->torch_scale_same = b == x->scale_used;
-    }
-}
-
-bool
-diff_build_config(diff_ctx *x)
-{
-    fa_config *c = &x->cfg;
-    const char *why;
-
-    /* Every setting that changes bits comes from the file or an option;
-       an option given over the file's setting wins, and the report says
-       so. */
-    if (!resolve_causal(x))
-        return false;
-    if (x->kernel_path != NULL || x->kernel_named)
-        *c = fa_config_kernel_default(&x->kernel);
-    else
-        *c = fa_config_default(x->policy);
-    c->splits = x->splits;
-    c->dq_splits = x->dq_set;
-    c->sms = (size_t)x->sms;
-    c->shape.batch = x->nb;
-    c->shape.heads = x->nh;
-    c->shape.nq = x->nq;
-    c->shape.nk = x->nk;
-    c->shape.d = x->d;
-    c->causal = x->causal;
-    x->top_left = x->align_opt >= 0 ? x->align_opt == 1 : x->man_top_left;
-    x->align_from = x->align_sdpa       ? "--policy sdpa"
-                    : x->align_opt >= 0 ? "--causal-align"
-                    : x->man_align_given ? x->man_align_from
-                                         : "default";
-    c->causal_top_left = x->causal && x->top_left;
-    c->softcap = x->softcap;
-    /* FlexAttention's pinned tiles and delta kernel, --delta-xblock
-       first */
-    c->delta_xblock = (size_t)x->delta_xblock;
-    x->delta_from = dump_flex_apply(
-        &x->man_flex,
-        (x->man_launch_bh != 0 ? x->man_launch_bh : (uint64_t)(x->nb * x->nh))
-            * x->nq,
-        c);
-    if (!resolve_scale(x, c))
-        return false;
-    if (x->fix_given) {
-        x->fix = x->fix_opt;
-        x->fix_from = "--fix";
-    } else if (x->man_fix_given) {
-        x->fix = x->man_fix;
-        x->fix_from = "manifest";
-    } else {
-        x->fix = FA_FIX_NONE;
-        x->fix_from = "default";
-    }
-    c->fix = fa_fix_default(x->fix);
-    if (x->rowsum_opt >= 0)
-        x->man_rowsum_separate = x->rowsum_opt == 0;
-    if (x->man_rowsum_separate)
-        c->fa2_rowsum_fma = false;
-    if (!x->exp_given && !fa_cli_exp_for(CMD, fa_config_kernel(c), &x->exp))
-        return false;
-    c->exp = x->exp.model;
-    if (!fa_cli_log_for(CMD, x->kernel_path != NULL ? "--kernel" : "--policy", fa_config_kernel(c), &x->logm))
-        return false;
-    c->log = fa_cli_log_model(&x->logm);
-    c->rcp = fa_cli_rcp_model(&x->logm);
-    c->input = x->f16 ? &sf_format_f16 : NULL;
-    if (!fa_cli_inputs_defined(CMD, x->kernel_path != NULL ? "--kernel" : "--policy", fa_config_kernel(c), x->f16))
-        return false;
-    why = fa_config_check(c);
-    if (why != NULL) {
-        fa_cli_config_refused(CMD, c,
-                              strcmp(x->splits_from, "manifest") == 0
-                                  ? "the manifest's splits"
-                                  : x->splits_from,
-                              why);
-        return false;
-    }
-    head_config(x, c);
-    note_scale(x, c);
-    for (int s = 0; s < N_ST; s++) {
-        x->r[s].fmt = fa_output_format(c, st_format_name[s]);
-        if (x->r[s].fmt == NULL)
-            x->r[s].fmt = &sf_format_f32;
-    }
-    return true;
 }
 
 /* --call NAME: the manifest MAN with the settings of its calls entry whose

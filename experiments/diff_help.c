@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include "experiments/cli.h"
+#include "experiments/fa_cli.h"
 
 /* The help's inputs: the dump, the tensors, the call, layout and dtype. */
 static void
@@ -79,21 +80,12 @@ help_kernel(FILE *out)
         "                       manifest's dq_buffers, else auto: the "
         "description's\n"
         "                       rule, fa2: ceil(SMs / (B H)) on the dump's "
-        "shape)\n"
-        "  --sms N              multiprocessors for --splits auto and "
-        "--dq-buffers auto\n"
-        "                       (default 132, H200)\n"
-        "  --launch B,H[,Nq,Nk] the GPU launch the tensors came from "
-        "(a file may keep\n"
-        "                       one batch entry and a few heads): the "
-        "launch-dependent\n"
-        "                       rules (split count, cuDNN's decode grid, "
-        "PyTorch's\n"
-        "                       dispatch) use it; with it, --splits "
-        "defaults to the\n"
-        "                       kernel's own rule (a manifest's launch_shape\n"
-        "                       gives it too)\n",
+        "shape)\n",
         out);
+    fa_cli_help_launch(out);
+    fputs(" (a manifest's launch_shape\n"
+          "                       gives it too)\n",
+          out);
 }
 
 /* The help's mask, stages, exp model, fix, causal mask, scale, flex. */

@@ -1,7 +1,8 @@
 /* diff_local.h -- what the files of bf16emu diff share: diff.c (the
    options, the run and the comparison), diff_dump.c (the dump, its
-   manifest, the operands and the configuration), diff_report.c (the text
-   and JSON reports) and diff_help.c (the help).  The context of one run,
+   manifest, the operands and the mask), diff_config.c (the configuration
+   they give), diff_report.c (the text and JSON reports) and diff_help.c
+   (the help).  The context of one run,
    its name tables, a few small helpers, and the functions one file calls
    in another. */
 #ifndef BF16EMU_EXPERIMENTS_DIFF_LOCAL_H
@@ -27,7 +28,6 @@
 #include "experiments/fa_kernel_json.h"
 #include "experiments/sdpa_policy.h"
 #include "analysis/launch.h"
-
 
 #define CMD "diff"
 
@@ -387,12 +387,13 @@ bwd_math(const diff_ctx *x)
 /*----------------------------------------------------------------------------
  * Across the files.
  *--------------------------------------------------------------------------*/
-/* diff_dump.c.  Each returns false after an error message. */
+/* diff_dump.c and diff_config.c.  Each returns false after an error
+   message. */
 /* The dump (or the --q, --k, ... operands): its tensors, manifest and
    metadata into X, checked against each other. */
 bool diff_read_dump(diff_ctx *x);
 /* The configuration of the run (X->cfg, X->hcfg) from the options, the
-   manifest and the tensors. */
+   manifest and the tensors (diff_config.c). */
 bool diff_build_config(diff_ctx *x);
 /* The attention mask: --mask FILE[:KEY], or the dump's tensor attn_mask
    (CALL.attn_mask with --call), bound to the launch the file's heads come

@@ -40,11 +40,67 @@ text_scale(cli_buf *b, const diff_ctx *x)
                                                : "default");
 }
 
+/* The worst elements of stage S, largest distance first. */
+static void
+text_worst(cli_buf *b, const diff_ctx *x, int s)
+{
+    const stage_result *r = &x->r[s];
+    char sh[SHAPE_MAX], g[128], m[128];
+
+    cli_buf_puts(b, "  worst elements (largest distance first):\n");
+    for (size_t i = 0; i < r->c.n_worst; i++) {
+        const diff_elem *e = &r->c.worst[i];
+        uint64_t idx[5];
+        unsigned nd = diff_split_index(x, s, e->flat, idx);
+        cli_buf_printf(b, "    %s: gpu %s, emulator %s, distance ",
+                       cli_shape_str(sh, sizeof sh, nd, idx),
+                       val_str(g, sizeof g, r->fmt, e->x),
+                       val_str(m, sizeof m, r->fmt, e->y));
+        if (e->dist == CMP_DIST_INF)
+            cli_buf_puts(b, "inf\n");
+        else
+            cli_buf_printf(b, "%" PRIu64 "\n", e->dist);
+    }
+}
+
+/* The errors of stage S against the exact values, the GPU's and the
+   emulator's. */
+static void
+text_exact(cli_buf *b, const diff_ctx *x, int s)
+{
+    const stage_result *r = &x->r[s];
+    bias_summary sg, se;
+    char v[4][32], buf[64];
+
+    bias_summarize(&r->err_gpu, &sg);
+    bias_summarize(&r->err_emu, &se);
+    snprintf(buf, sizeof buf, "against exact (ulps of %s)", r->fmt->name);
+    cli_buf_printf(b, "  %-28s %7s %10s %10s %7s %7s %7s\n", buf, "n", "mean",
+                   "se", "neg", "zero", "pos");
+    cli_buf_printf(b,
+                   "  %-28s %7" PRIu64 " %10s %10s %7" PRIu64 " %7" PRIu64
+                   " %7" PRIu64 "\n",
+                   "  gpu - exact", sg.n, g4(v[0], sizeof v[0], sg.mean),
+                   g4(v[1], sizeof v[1], sg.se), r->err_gpu.neg,
+                   r->err_gpu.zero, r->err_gpu.pos);
+    cli_buf_printf(b,
+                   "  %-28s %7" PRIu64 " %10s %10s %7" PRIu64 " %7" PRIu64
+                   " %7" PRIu64 "\n",
+                   "  emulator - exact", se.n, g4(v[2], sizeof v[2], se.mean),
+                   g4(v[3], sizeof v[3], se.se), r->err_emu.neg,
+                   r->err_emu.zero, r->err_emu.pos);
+    if (r->skipped > 0)
+        cli_buf_printf(b,
+                       "    %" PRIu64 " element%s without a finite "
+                       "exact value left out\n",
+                       r->skipped, r->skipped == 1 ? "" : "s");
+}
+
 static void
 text_stage(cli_buf *b, const diff_ctx *x, int s)
 {
     const stage_result *r = &x->r[s];
-    char buf[64], sh[SHAPE_MAX], g[128], m[128];
+    char buf[64], sh[SHAPE_MAX];
     const tensor *t = x->t[st_tensor[s]];
 
     const dump_kept *kp = &x->kept[st_tensor[s]];
@@ -73,49 +129,10 @@ text_stage(cli_buf *b, const diff_ctx *x, int s)
             cli_buf_printf(b, "  %-22s %" PRIu64 "\n",
                            cmp_dist_bucket_label(buf, sizeof buf, i),
                            r->c.hist[i]);
-    if (r->c.n_worst > 0) {
-        cli_buf_puts(b, "  worst elements (largest distance first):\n");
-        for (size_t i = 0; i < r->c.n_worst; i++) {
-            const diff_elem *e = &r->c.worst[i];
-            uint64_t idx[5];
-            unsigned nd = diff_split_index(x, s, e->flat, idx);
-            cli_buf_printf(b, "    %s: gpu %s, emulator %s, distance ",
-                           cli_shape_str(sh, sizeof sh, nd, idx),
-                           val_str(g, sizeof g, r->fmt, e->x),
-                           val_str(m, sizeof m, r->fmt, e->y));
-            if (e->dist == CMP_DIST_INF)
-                cli_buf_puts(b, "inf\n");
-            else
-                cli_buf_printf(b, "%" PRIu64 "\n", e->dist);
-        }
-    }
-    if (r->have_exact) {
-        bias_summary sg, se;
-        char v[4][32];
-        bias_summarize(&r->err_gpu, &sg);
-        bias_summarize(&r->err_emu, &se);
-        snprintf(buf, sizeof buf, "against exact (ulps of %s)", r->fmt->name);
-        cli_buf_printf(b, "  %-28s %7s %10s %10s %7s %7s %7s\n", buf, "n",
-                       "mean", "se", "neg", "zero", "pos");
-        cli_buf_printf(b,
-                       "  %-28s %7" PRIu64 " %10s %10s %7" PRIu64 " %7" PRIu64
-                       " %7" PRIu64 "\n",
-                       "  gpu - exact", sg.n, g4(v[0], sizeof v[0], sg.mean),
-                       g4(v[1], sizeof v[1], sg.se), r->err_gpu.neg,
-                       r->err_gpu.zero, r->err_gpu.pos);
-        cli_buf_printf(b,
-                       "  %-28s %7" PRIu64 " %10s %10s %7" PRIu64 " %7" PRIu64
-                       " %7" PRIu64 "\n",
-                       "  emulator - exact", se.n,
-                       g4(v[2], sizeof v[2], se.mean),
-                       g4(v[3], sizeof v[3], se.se), r->err_emu.neg,
-                       r->err_emu.zero, r->err_emu.pos);
-        if (r->skipped > 0)
-            cli_buf_printf(b,
-                           "    %" PRIu64 " element%s without a finite "
-                           "exact value left out\n",
-                           r->skipped, r->skipped == 1 ? "" : "s");
-    }
+    if (r->c.n_worst > 0)
+        text_worst(b, x, s);
+    if (r->have_exact)
+        text_exact(b, x, s);
     if (r->kept)
         cli_buf_printf(b,
                        "  %s: %" PRIu64 "/%" PRIu64
@@ -320,11 +337,7 @@ json_bias(cli_json *j, const char *key, const bias_cell *c)
     bias_summarize(c, &s);
     cli_json_object_begin(j, key);
     cli_json_int(j, "n", (long long)s.n);
-    cli_json_double(j, "mean", s.mean);
-    cli_json_double(j, "se", s.se);
-    cli_json_double(j, "t", s.t);
-    cli_json_double(j, "ci_lo", s.ci_lo);
-    cli_json_double(j, "ci_hi", s.ci_hi);
+    fa_cli_json_interval(j, "", &s, false);
     cli_json_double(j, "min", s.min);
     cli_json_double(j, "max", s.max);
     cli_json_int(j, "neg", (long long)c->neg);
@@ -417,22 +430,87 @@ json_stage(cli_json *j, const diff_ctx *x, int s)
     cli_json_object_end(j);
 }
 
-void
-diff_json_report(const diff_ctx *x, cli_json *j)
+/* A dump of some heads of a launch: the launch's heads, the heads and
+   batch entry kept. */
+static void
+json_heads_kept(cli_json *j, const diff_ctx *x)
+{
+    cli_json_int(j, "launch_heads", (long long)x->launch_heads);
+    if (x->man_heads_kept_given)
+        cli_json_shape(j, "heads_kept", (unsigned)x->n_heads_kept,
+                       x->man_heads_kept);
+    else
+        cli_json_null(j, "heads_kept");
+    if (x->man_batch_from_given)
+        cli_json_shape(j, "batch_from",
+                       (unsigned)(x->n_batch_from == 0 ? 1 : x->n_batch_from),
+                       x->man_batch_from);
+}
+
+/* The scale used, its bits, value and where it came from. */
+static void
+json_scale(cli_json *j, const diff_ctx *x)
 {
     char buf[64];
 
+    cli_json_object_begin(j, "scale");
+    snprintf(buf, sizeof buf, "0x%08" PRIX32, x->scale_used);
+    cli_json_string(j, "bits", buf);
+    cli_json_string(j, "value", cli_f32_dec(buf, sizeof buf, x->scale_used));
+    cli_json_string(j, "from",
+                    x->scale_given        ? "--scale"
+                    : x->man_scale_number ? "manifest"
+                    : x->scale_meta       ? "metadata"
+                                          : "1/sqrt(d)");
+    cli_json_bool(j, "torch_default_same", x->torch_scale_same);
+    cli_json_bool(j, "override", x->scale_override);
+    cli_json_object_end(j);
+}
+
+/* With captures: the tiles, the first stage that differs and where each
+   traced element of O took its difference. */
+static void
+json_capture(cli_json *j, const diff_ctx *x)
+{
+    cli_json_object_begin(j, "kernel");
+    cli_json_int(j, "br", (long long)x->br);
+    cli_json_int(j, "bc", (long long)x->bc);
+    cli_json_int(j, "tc", (long long)x->tc);
+    cli_json_object_end(j);
+    if (x->first_div < 0)
+        cli_json_null(j, "first_divergent_stage");
+    else
+        cli_json_string(j, "first_divergent_stage", st_names[x->first_div]);
+    cli_json_array_begin(j, "o_trace");
+    for (size_t n = 0; n < x->n_trace; n++) {
+        const o_trace *tr = &x->trace[n];
+        uint64_t idx[5];
+        unsigned nd = diff_split_index(x, ST_O, tr->flat, idx);
+        cli_json_object_begin(j, NULL);
+        cli_json_shape(j, "index", nd, idx);
+        if (tr->found) {
+            cli_json_int(j, "block", (long long)tr->block);
+            cli_json_int(j, "visit", (long long)tr->visit);
+        } else {
+            cli_json_null(j, "block");
+            cli_json_null(j, "visit");
+        }
+        cli_json_string(j, "stage", st_names[tr->stage]);
+        cli_json_object_end(j);
+    }
+    cli_json_array_end(j);
+}
+
+void
+diff_json_report(const diff_ctx *x, cli_json *j)
+{
     cli_json_object_begin(j, NULL);
     cli_json_string(j, "command", "diff");
     cli_json_string(j, "version", cli_version());
     cli_json_string(j, "dump", x->dump);
     cli_json_bool(j, "manifest", x->have_manifest);
     cli_json_object_begin(j, "shape");
-    cli_json_int(j, "batch", (long long)x->nb);
-    cli_json_int(j, "heads", (long long)x->nh);
-    cli_json_int(j, "nq", (long long)x->nq);
-    cli_json_int(j, "nk", (long long)x->nk);
-    cli_json_int(j, "d", (long long)x->d);
+    fa_cli_json_shape(j, x->nb, x->nh, x->nq, x->nk, x->d);
     cli_json_object_end(j);
     cli_json_string(j, "policy", run_name(x));
     if (x->sdpa) {
@@ -451,19 +529,8 @@ diff_json_report(const diff_ctx *x, cli_json *j)
     cli_json_bool(j, "causal_override", x->causal_override);
     cli_json_string(j, "layout", ut_layout_name(x->layout));
     cli_json_string(j, "layout_from", x->layout_from);
-    if (x->heads_subset) {
-        cli_json_int(j, "launch_heads", (long long)x->launch_heads);
-        if (x->man_heads_kept_given)
-            cli_json_shape(j, "heads_kept", (unsigned)x->n_heads_kept,
-                           x->man_heads_kept);
-        else
-            cli_json_null(j, "heads_kept");
-        if (x->man_batch_from_given)
-            cli_json_shape(j, "batch_from",
-                           (unsigned)(x->n_batch_from == 0 ? 1
-                                                           : x->n_batch_from),
-                           x->man_batch_from);
-    }
+    if (x->heads_subset)
+        json_heads_kept(j, x);
     cli_json_object_begin(j, "read");
     for (int i = 0; i < N_T; i++)
         if (x->t[i] != NULL && x->info[i].how[0] != '\0')
@@ -476,18 +543,7 @@ diff_json_report(const diff_ctx *x, cli_json *j)
     cli_json_string(j, "splits_from", x->splits_from);
     cli_json_int(j, "dq_buffers", (long long)x->dq_eff);
     cli_json_string(j, "dq_buffers_from", x->dq_from);
-    cli_json_object_begin(j, "scale");
-    snprintf(buf, sizeof buf, "0x%08" PRIX32, x->scale_used);
-    cli_json_string(j, "bits", buf);
-    cli_json_string(j, "value", cli_f32_dec(buf, sizeof buf, x->scale_used));
-    cli_json_string(j, "from",
-                    x->scale_given        ? "--scale"
-                    : x->man_scale_number ? "manifest"
-                    : x->scale_meta       ? "metadata"
-                                          : "1/sqrt(d)");
-    cli_json_bool(j, "torch_default_same", x->torch_scale_same);
-    cli_json_bool(j, "override", x->scale_override);
-    cli_json_object_end(j);
+    json_scale(j, x);
     cli_json_int(j, "tolerance", (long long)x->tol);
     cli_json_object_begin(j, "exact_reference");
     cli_json_bool(j, "run", x->exact_run);
@@ -499,36 +555,8 @@ diff_json_report(const diff_ctx *x, cli_json *j)
         if (x->r[s].on)
             json_stage(j, x, s);
     cli_json_array_end(j);
-    if (x->want_cap) {
-        cli_json_object_begin(j, "kernel");
-        cli_json_int(j, "br", (long long)x->br);
-        cli_json_int(j, "bc", (long long)x->bc);
-        cli_json_int(j, "tc", (long long)x->tc);
-        cli_json_object_end(j);
-        if (x->first_div < 0)
-            cli_json_null(j, "first_divergent_stage");
-        else
-            cli_json_string(j, "first_divergent_stage",
-                            st_names[x->first_div]);
-        cli_json_array_begin(j, "o_trace");
-        for (size_t n = 0; n < x->n_trace; n++) {
-            const o_trace *tr = &x->trace[n];
-            uint64_t idx[5];
-            unsigned nd = diff_split_index(x, ST_O, tr->flat, idx);
-            cli_json_object_begin(j, NULL);
-            cli_json_shape(j, "index", nd, idx);
-            if (tr->found) {
-                cli_json_int(j, "block", (long long)tr->block);
-                cli_json_int(j, "visit", (long long)tr->visit);
-            } else {
-                cli_json_null(j, "block");
-                cli_json_null(j, "visit");
-            }
-            cli_json_string(j, "stage", st_names[tr->stage]);
-            cli_json_object_end(j);
-        }
-        cli_json_array_end(j);
-    }
+    if (x->want_cap)
+        json_capture(j, x);
     cli_json_bool(j, "pass", x->pass);
     cli_json_object_end(j);
     cli_json_finish(j);

@@ -4,6 +4,7 @@
 #endif
 
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -620,4 +621,126 @@ fa_cli_heads_usable(const char *cmd, const fa_config *hcfg, const am_mask *m,
         cli_error(cmd, "the configuration of head %zu is refused: %s", bad,
                   why);
     return why == NULL;
+}
+
+void
+fa_cli_help_launch(FILE *out)
+{
+    fputs(
+        "  --sms N              multiprocessors for --splits auto and "
+        "--dq-buffers auto\n"
+        "                       (default 132, H200)\n"
+        "  --launch B,H[,Nq,Nk] the GPU launch the tensors came from "
+        "(a file may keep\n"
+        "                       one batch entry and a few heads): the "
+        "launch-dependent\n"
+        "                       rules (split count, cuDNN's decode grid, "
+        "PyTorch's\n"
+        "                       dispatch) use it; with it, --splits "
+        "defaults to the\n"
+        "                       kernel's own rule",
+        out);
+}
+
+/* PREFIX NAME into KEY of N bytes; returns KEY. */
+static const char *
+prefixed(char *key, size_t n, const char *prefix, const char *name)
+{
+    snprintf(key, n, "%s%s", prefix, name);
+    return key;
+}
+
+void
+fa_cli_json_interval(cli_json *j, const char *prefix, const bias_summary *s,
+                     bool sd)
+{
+    char key[64];
+
+    cli_json_double(j, prefixed(key, sizeof key, prefix, "mean"), s->mean);
+    if (sd)
+        cli_json_double(j, prefixed(key, sizeof key, prefix, "sd"), s->sd);
+    cli_json_double(j, prefixed(key, sizeof key, prefix, "se"), s->se);
+    cli_json_double(j, prefixed(key, sizeof key, prefix, "t"), s->t);
+    cli_json_double(j, prefixed(key, sizeof key, prefix, "ci_lo"), s->ci_lo);
+    cli_json_double(j, prefixed(key, sizeof key, prefix, "ci_hi"), s->ci_hi);
+}
+
+void
+fa_cli_json_extremes(cli_json *j, const char *prefix, const bias_summary *s)
+{
+    char key[64];
+
+    cli_json_double(j, prefixed(key, sizeof key, prefix, "min"), s->min);
+    cli_json_double(j, prefixed(key, sizeof key, prefix, "max"), s->max);
+    cli_json_double(j, prefixed(key, sizeof key, prefix, "max_abs"),
+                    s->n > 0 ? fmax(fabs(s->min), fabs(s->max)) : NAN);
+}
+
+int
+fa_cli_kernel_options(const char *cmd, const char *path, bool policy_given,
+                      fa_kernel *k, bool sdpa_backends_given, bool sdpa)
+{
+    if (!fa_cli_load_kernel(cmd, path, policy_given, k))
+        return CLI_EXIT_USAGE;
+    if (sdpa_backends_given && !sdpa)
+        return cli_error(cmd, "--sdpa-backends applies to --policy sdpa");
+    return -1;
+}
+
+bool
+fa_cli_config_models(const char *cmd, fa_config *c, bool kernel_given,
+                     bool exp_given, fa_cli_exp *exp, fa_cli_log *logm,
+                     bool f16)
+{
+    if (!exp_given && !fa_cli_exp_for(cmd, fa_config_kernel(c), exp))
+        return false;
+    c->exp = exp->model;
+    if (!fa_cli_log_for(cmd, kernel_given ? "--kernel" : "--policy",
+                        fa_config_kernel(c), logm))
+        return false;
+    c->log = fa_cli_log_model(logm);
+    c->rcp = fa_cli_rcp_model(logm);
+    c->input = f16 ? &sf_format_f16 : NULL;
+    return true;
+}
+
+void
+fa_cli_json_shape(cli_json *j, size_t nb, size_t nh, size_t nq, size_t nk,
+                  size_t d)
+{
+    cli_json_int(j, "batch", (long long)nb);
+    cli_json_int(j, "heads", (long long)nh);
+    cli_json_int(j, "nq", (long long)nq);
+    cli_json_int(j, "nk", (long long)nk);
+    cli_json_int(j, "d", (long long)d);
+}
+
+void
+fa_cli_launch_fill(fa_cli_launch *l, size_t group, size_t nq, size_t nk,
+                   size_t d, bool f16, uint64_t sms)
+{
+    l->kv_heads = l->heads / group;
+    l->nq = nq;
+    l->nk = nk;
+    l->d = d;
+    l->f16 = f16;
+    l->sms = (unsigned)sms;
+}
+
+uint64_t
+fa_cli_exact_work(uint64_t heads, size_t nq, size_t nk, size_t d,
+                  bool backward)
+{
+    return cli_sat_mul(cli_sat_mul(cli_sat_mul(heads, nq), cli_sat_mul(nk, d)),
+                       backward ? 4 : 1);
+}
+
+const char *
+fa_cli_exact_off(bool no_exact, double softcap)
+{
+    if (no_exact)
+        return "--no-exact";
+    if (softcap != 0.0)
+        return "the exact reference has no soft-capping";
+    return NULL;
 }

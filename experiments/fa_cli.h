@@ -6,12 +6,14 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "analysis/ex2_table.h"
 #include "analysis/launch.h"
 #include "analysis/lg2_table.h"
 #include "analysis/rcp_table.h"
 #include "analysis/attn_mask.h"
+#include "analysis/bias.h"
 #include "analysis/user_tensor.h"
 #include "attention/attention.h"
 #include "experiments/cli.h"
@@ -198,5 +200,57 @@ bool fa_cli_parse_delta_xblock(const char *cmd, const char *v, uint64_t *n);
    error message. */
 bool fa_cli_heads_usable(const char *cmd, const fa_config *hcfg,
                          const am_mask *m, size_t heads);
+
+/* The help lines of --sms and --launch, which attn and diff share, into
+   OUT; the last line ("kernel's own rule") without its newline, so that
+   a subcommand can add to it. */
+void fa_cli_help_launch(FILE *out);
+
+/* The mean of S and its 95% interval into J: the keys PREFIX "mean",
+   with SD PREFIX "sd", then PREFIX "se", "t", "ci_lo", "ci_hi" (attn's
+   and diff's reports write them alike). */
+void fa_cli_json_interval(cli_json *j, const char *prefix,
+                          const bias_summary *s, bool sd);
+
+/* The extremes of S into J: PREFIX "min", "max" and "max_abs" (the
+   largest magnitude; NaN when S is empty). */
+void fa_cli_json_extremes(cli_json *j, const char *prefix,
+                          const bias_summary *s);
+
+/* After the options of attn and diff: --kernel PATH loaded into *K
+   (fa_cli_load_kernel), and --sdpa-backends (SDPA_BACKENDS_GIVEN)
+   refused without --policy sdpa (SDPA).  -1 when the run goes on (as
+   cli_take_options), else the exit code after an error message under
+   CMD. */
+int fa_cli_kernel_options(const char *cmd, const char *path, bool policy_given,
+                          fa_kernel *k, bool sdpa_backends_given, bool sdpa);
+
+/* The models of C's description (--kernel's when KERNEL_GIVEN, else
+   --policy's): the exp model (*EXP, the description's unless EXP_GIVEN),
+   the lg2 and rcp models (*LOGM) and the input format (FP16 when F16,
+   else BF16).  False after an error message under CMD. */
+bool fa_cli_config_models(const char *cmd, fa_config *c, bool kernel_given,
+                          bool exp_given, fa_cli_exp *exp, fa_cli_log *logm,
+                          bool f16);
+
+/* The keys "batch", "heads", "nq", "nk" and "d" of a report's shape into
+   J (inside its object). */
+void fa_cli_json_shape(cli_json *j, size_t nb, size_t nh, size_t nq, size_t nk,
+                       size_t d);
+
+/* The rest of the launch L once its batch and heads are known: its KV
+   heads (heads / GROUP, GROUP query heads sharing one), the lengths NQ
+   and NK, the head dimension D, FP16 inputs (F16) and the
+   multiprocessors SMS. */
+void fa_cli_launch_fill(fa_cli_launch *l, size_t group, size_t nq, size_t nk,
+                        size_t d, bool f16, uint64_t sms);
+
+/* The exact reference's work, HEADS x NQ x NK x D (x4 with the backward,
+   BACKWARD), saturating; and why it does not run when --no-exact
+   (NO_EXACT) or a soft-capping (SOFTCAP != 0) rule it out, else NULL:
+   what attn and diff decide alike before their own reasons. */
+uint64_t fa_cli_exact_work(uint64_t heads, size_t nq, size_t nk, size_t d,
+                           bool backward);
+const char *fa_cli_exact_off(bool no_exact, double softcap);
 
 #endif

@@ -4,22 +4,28 @@
 bin_PROGRAMS += experiments/bf16emu
 experiments_bf16emu_SOURCES = \
 	experiments/bf16emu.c \
-	experiments/cli.c experiments/cli.h \
+	experiments/cli.c experiments/cli_error.c experiments/cli.h \
 	experiments/cli_mpi.c experiments/cli_mpi.h \
 	experiments/trace.c experiments/trace_local.h experiments/trace_report.c \
 	experiments/trace_summary.c experiments/trace_help.c \
 	experiments/mma.c \
 	experiments/attn.c experiments/attn_local.h experiments/attn_report.c \
-	experiments/attn_help.c \
+	experiments/attn_help.c experiments/attn_input.c experiments/attn_run.c \
+	experiments/attn_options.c \
 	experiments/diff.c experiments/diff_local.h experiments/diff_dump.c \
-	experiments/diff_report.c experiments/diff_help.c \
+	experiments/diff_report.c experiments/diff_help.c experiments/diff_config.c \
 	experiments/fa_cli.c experiments/fa_cli.h \
 	experiments/fa_kernel_json.c experiments/fa_kernel_json.h \
 	experiments/sdpa_policy.c experiments/sdpa_policy.h \
 	experiments/grid.c experiments/grid.h \
 	experiments/plot.c experiments/plot.h \
-	experiments/sweep.c \
-	experiments/reproduce.c \
+	experiments/sweep.c experiments/sweep_local.h experiments/sweep_help.c \
+	experiments/sweep_output.c experiments/sweep_plot.c experiments/sweep_run.c \
+	experiments/sweep_mpi.c experiments/sweep_merge.c \
+	experiments/reproduce.c experiments/reproduce_local.h \
+	experiments/reproduce_help.c experiments/reproduce_progress.c \
+	experiments/reproduce_exact.c experiments/reproduce_bias.c \
+	experiments/reproduce_summary.c \
 	experiments/ls.c \
 	experiments/scan.c experiments/scan_local.h experiments/scan_report.c \
 	experiments/scan_manifest.c experiments/scan_shard.c \

@@ -134,3 +134,21 @@ sdpa_policy_note(const char *cmd, const sdpa_choice *ch, const fa_kernel *k)
             cmd, sdpa_backend_name(ch->backend), ch->variant,
             k != NULL ? k->name : "none", ch->reason);
 }
+
+sdpa_case
+sdpa_policy_case(const fa_cli_launch *l, size_t nh, size_t nhkv, size_t nq,
+                 size_t nk, size_t d, bool f16, bool causal)
+{
+    sdpa_case sc = sdpa_case_default();
+
+    sc.batch = (int64_t)l->batch;
+    sc.heads = (int64_t)l->heads;
+    sc.kv_heads = (int64_t)l->kv_heads;
+    sc.enable_gqa = nhkv != nh;
+    sc.nq = (int64_t)nq;
+    sc.nk = (int64_t)nk;
+    sc.d = (int64_t)d;
+    sc.dtype = f16 ? SDPA_DT_F16 : SDPA_DT_BF16;
+    sc.causal = causal;
+    return sc;
+}

@@ -10,6 +10,7 @@
 
 #include "analysis/sdpa_dispatch_pt211_h200.h"
 #include "attention/attention.h"
+#include "experiments/fa_cli.h"
 
 /* --policy V when V names no fa_policy: a named description (cudnn, ...)
    into *K, or "sdpa" (*SDPA set).  Returns false (nothing reported) when
@@ -22,6 +23,16 @@ bool sdpa_policy_named(const char *v, const fa_kernel **k, bool *sdpa);
    LIST is refused. */
 bool sdpa_policy_parse_backends(const char *cmd, const char *v,
                                 unsigned *flags);
+
+/* The call PyTorch sees under --policy sdpa, as far as attn and diff
+   describe it alike: sdpa_case_default with the launch L's batch, heads
+   and KV heads (cuDNN's decode splits depend on them), grouped-query
+   attention when NHKV != NH, the shape NQ, NK, D, FP16 when F16 (else
+   BF16) and CAUSAL.  The caller adds the mask, the gradient and the
+   enabled backends. */
+sdpa_case sdpa_policy_case(const fa_cli_launch *l, size_t nh, size_t nhkv,
+                           size_t nq, size_t nk, size_t d, bool f16,
+                           bool causal);
 
 /* The description of the backend PyTorch 2.11 picks for C: *K, the
    choice in *CH, *SPLIT_AUTO true when the choice is the flash backend

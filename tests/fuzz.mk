@@ -5,7 +5,8 @@
 # Five targets, each one LLVMFuzzerTestOneInput in tests/fuzz/fuzz_NAME.c:
 # safetensors and npy (the tensor file readers), tcvec (the tensor-core
 # vector text reader), cli (the number and option parsers of
-# experiments/cli.c) and grid (the sweep grid parser, experiments/grid.c).
+# experiments/cli.c, with cli_error.c) and grid (the sweep grid parser,
+# experiments/grid.c).
 # Their corpora are tests/fuzz/corpus/NAME.
 #
 # make check: tests/fuzz/replay_NAME runs the target on every file of its
@@ -55,7 +56,7 @@ tests_fuzz_replay_tcvec_LDADD = $(FUZZ_REPLAY_LIBS)
 # cli.c is compiled in (it is part of the program, not of a library); the
 # parsers' complaints on stderr are sent to /dev/null (FUZZ_QUIET)
 tests_fuzz_replay_cli_SOURCES = $(FUZZ_REPLAY_SRC) tests/fuzz/fuzz_cli.c \
-	experiments/cli.c experiments/cli.h
+	experiments/cli.c experiments/cli_error.c experiments/cli.h
 tests_fuzz_replay_cli_CPPFLAGS = $(AM_CPPFLAGS) -DFUZZ_NAME='"cli"' \
 	-DFUZZ_QUIET
 tests_fuzz_replay_cli_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS)
@@ -124,7 +125,7 @@ fuzz: config.h
 	for s in $(softfloat_libsoftfloat_la_SOURCES) \
 	    $(attention_libattention_la_SOURCES) \
 	    $(FUZZ_ANALYSIS_FILES) tests/fuzz/fuzz_common.c \
-	    experiments/cli.c experiments/grid.c; do \
+	    experiments/cli.c experiments/cli_error.c experiments/grid.c; do \
 	  case $$s in *.c) ;; *) continue ;; esac; \
 	  o=$(FUZZ_DIR)/obj/`echo $$s | sed 's|/|_|g; s|\.c$$|.o|'`; \
 	  if test ! -f $$o || test $(srcdir)/$$s -nt $$o; then \
@@ -132,7 +133,8 @@ fuzz: config.h
 	    $(FUZZ_COMPILE) -fsanitize=fuzzer-no-link -c $(srcdir)/$$s \
 	      -o $$o || exit 1; \
 	  fi; \
-	  case $$s in experiments/cli.c) cliobj=$$o ;; \
+	  case $$s in experiments/cli.c | experiments/cli_error.c) \
+	    cliobj="$$cliobj $$o" ;; \
 	  experiments/grid.c) gridobj=$$o ;; *) lib="$$lib $$o" ;; esac; \
 	done; \
 	for t in $(FUZZ_TARGETS); do \

@@ -313,8 +313,7 @@ work_config(ax_work *w, const fa_config *cfg, const ax_options *opt)
     if ((int)cfg->order != FA_ORDER_FORWARD
         && (int)cfg->order != FA_ORDER_REVERSE)
         return AX_ECONFIG;
-    if ((int)cfg->policy < (int)FA_POLICY_PAPER_EQ4
-        || (int)cfg->policy > (int)FA_POLICY_MATH)
+    if (fa_config_kernel(cfg) == NULL)
         return AX_ECONFIG;
     w->fix = cfg->fix;
     switch (cfg->fix.kind) {

@@ -330,7 +330,6 @@ typedef struct fa_config
                           512 x 512, the released code's buckets;
                           others: untiled); larger than N: N */
     fa_kv_order order; /* 0-initialised: forward; fa2 default reverse */
-    fa_policy policy;
     fa_fix fix;
     unsigned ablations;      /* FA_ABL_* */
     const fa_exp_model *exp; /* NULL: "cr" */
@@ -353,9 +352,10 @@ typedef struct fa_config
        true, the default); false: a product, then an addition (the
        source's order without contraction). */
     bool fa2_rowsum_fma;
-    /* The kernel description (attention/kernel.h); NULL: the named
-       description of POLICY.  Set with fa_config_kernel_default, which
-       also fills order, the models and fa2_rowsum_fma from it. */
+    /* The kernel description (attention/kernel.h) the configuration
+       runs: the one place a kernel's settings come from.  Set with
+       fa_config_default or fa_config_kernel_default, which also fill
+       order, the models and fa2_rowsum_fma from it. */
     const fa_kernel *kernel;
     /* The format of the inputs Q, K, V and dO (their uint16_t bit
        patterns): NULL or &sf_format_bf16 for BF16, &sf_format_f16 for
@@ -443,12 +443,16 @@ fa_config fa_config_default(fa_policy policy);
 
 /* Defaults for kernel description K (not copied: K must outlive the
    configuration): as fa_config_default, with the order, the MMA models
-   and the row-sum FMA taken from K.  POLICY is left at the value whose
-   description is K's namesake, or FA_POLICY_FA2. */
+   and the row-sum FMA taken from K. */
 fa_config fa_config_kernel_default(const fa_kernel *k);
 
-/* The description CFG runs (cfg->kernel, or the policy's); NULL for an
-   unknown policy. */
+/* The built-in description of POLICY (its namesake); NULL for an unknown
+   policy. */
+const fa_kernel *fa_kernel_of_policy(fa_policy policy);
+
+/* The description CFG runs: cfg->kernel, or the description it names
+   for launches of fewer rows than its min_nq; NULL when cfg->kernel is
+   NULL. */
 const fa_kernel *fa_config_kernel(const fa_config *cfg);
 
 /* NULL if CFG is usable, else a static string saying what is wrong.

@@ -131,10 +131,8 @@ fa_config
 fa_config_kernel_default(const fa_kernel *k)
 {
     fa_config c;
-    int p = k != NULL ? fa_policy_parse(k->name) : -1;
 
     memset(&c, 0, sizeof c);
-    c.policy = p >= 0 ? (fa_policy)p : FA_POLICY_FA2;
     c.kernel = k;
     c.causal = false;
     c.scale = 0.0f;
@@ -160,16 +158,16 @@ fa_config_kernel_default(const fa_kernel *k)
     return c;
 }
 
+const fa_kernel *
+fa_kernel_of_policy(fa_policy policy)
+{
+    return fa_kernel_by_name(fa_policy_name(policy));
+}
+
 fa_config
 fa_config_default(fa_policy policy)
 {
-    fa_config c =
-        fa_config_kernel_default(fa_kernel_by_name(fa_policy_name(policy)));
-
-    /* the named description is implied by the policy */
-    c.kernel = NULL;
-    c.policy = policy;
-    return c;
+    return fa_config_kernel_default(fa_kernel_of_policy(policy));
 }
 
 const fa_kernel *
@@ -179,8 +177,7 @@ fa_config_kernel(const fa_config *cfg)
 
     if (cfg == NULL)
         return NULL;
-    k = cfg->kernel != NULL ? cfg->kernel
-                            : fa_kernel_by_name(fa_policy_name(cfg->policy));
+    k = cfg->kernel;
     /* a launch of fewer rows than the description's min_nq runs the
        description it names (FlexAttention's flex_decoding) */
     if (k != NULL && cfg->shape.nq != 0 && cfg->shape.nq < k->min_nq
@@ -602,8 +599,9 @@ fa_plan_init(const fa_config *cfg, fa_plan *pl)
         return "shape: d must be at least 1";
     if (sh->d > FA_MAX_HEAD_DIM)
         return "shape: d above FA_MAX_HEAD_DIM (4096)";
-    if (cfg->kernel == NULL && (unsigned)cfg->policy >= N_POLICIES)
-        return "policy: unknown value";
+    if (cfg->kernel == NULL)
+        return "kernel: none (fa_config_default or fa_config_kernel_default "
+               "sets one)";
     kern = fa_config_kernel(cfg);
     why = fa_kernel_check(kern);
     if (why != NULL)

@@ -338,7 +338,7 @@ attn_main(int argc, char **argv)
         const fa_kernel *k =
             x->kernel_path != NULL || x->kernel_named
                 ? &x->kernel
-                : fa_kernel_by_name(fa_policy_name(x->policy));
+                : fa_kernel_of_policy(x->policy);
         char *text = fa_kernel_json(k);
         ctx_free(x);
         if (text == NULL)

@@ -337,7 +337,7 @@ kernel_name(const attn_ctx *x)
 {
     const fa_kernel *k = fa_config_kernel(&x->cfg);
 
-    return k != NULL ? k->name : fa_policy_name(x->cfg.policy);
+    return k != NULL ? k->name : "none";
 }
 
 /* The work of the run: B H Nq Nk d, x4 with --backward (as x->exact_work

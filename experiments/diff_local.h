@@ -317,7 +317,7 @@ run_kernel(const diff_ctx *x)
 {
     return x->kernel_path != NULL || x->kernel_named
                ? &x->kernel
-               : fa_kernel_by_name(fa_policy_name(x->policy));
+               : fa_kernel_of_policy(x->policy);
 }
 
 /* The name of the description run. */

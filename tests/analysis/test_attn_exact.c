@@ -67,7 +67,7 @@ make_cfg(size_t b, size_t h, size_t nq, size_t nk, size_t d, float scale)
     c.shape.nk = nk;
     c.shape.d = d;
     c.scale = scale;
-    c.policy = FA_POLICY_FP32;
+    c.kernel = fa_kernel_of_policy(FA_POLICY_FP32);
     c.order = FA_ORDER_FORWARD;
     c.fix.kind = FA_FIX_NONE;
     c.fix.beta = 2.0;
@@ -1601,7 +1601,7 @@ START_TEST(test_mpfr_state_and_tiles)
     c.shape.nk = 1000;
     c.shape.d = 64;
     ck_assert_uint_eq(ax_block_cols(&c), 1000); /* fp32: untiled */
-    c.policy = FA_POLICY_FA2;
+    c.kernel = fa_kernel_of_policy(FA_POLICY_FA2);
     ck_assert_uint_eq(ax_block_cols(&c), 128);
     c.shape.d = 128;
     ck_assert_uint_eq(ax_block_cols(&c), 64);

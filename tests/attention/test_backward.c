@@ -169,7 +169,7 @@ START_TEST(test_fp32_tiles_and_eq4)
         ck_assert_uint_eq(ft_count_diff(b.dv, v2, m), 0);
     }
     /* paper-eq4's backward from the same O and LSE is the same */
-    b.c.policy = FA_POLICY_PAPER_EQ4;
+    b.c.kernel = fa_kernel_of_policy(FA_POLICY_PAPER_EQ4);
     ft_backward(&b.c, b.q, b.k, b.v, b.o, b.lse, b.dout, b.delta, b.dq, b.dk,
                 b.dv, NULL);
     ck_assert_uint_eq(ft_count_diff(b.dq, q2, n), 0);
@@ -223,7 +223,7 @@ bf16_bwd_bounds(const fa_config *c, const bw *b, const double *o,
 {
     size_t nq = c->shape.nq, nk = c->shape.nk, d = c->shape.d;
     double bb = 0x1p-8, u = FT_U, sc = ft_f32(fa_scale_bits(c));
-    bool fa2 = c->policy == FA_POLICY_FA2;
+    bool fa2 = c->kernel == fa_kernel_of_policy(FA_POLICY_FA2);
     /* the tiles (repo: the forward's buckets by default) */
     size_t brb = fa2         ? (d <= 64 ? 128 : 64)
                  : c->br_bwd ? c->br_bwd
@@ -391,7 +391,7 @@ START_TEST(test_bf16_policies_vs_double)
                 bad += ft_check_close("dk", b.dk, rk, bk, nk * d);
                 bad += ft_check_close("dv", b.dv, rv, bv, nk * d);
                 ck_assert_msg(bad == 0, "%s causal %d splits %zu: %zu outside",
-                              fa_policy_name(c.policy), causal, sp, bad);
+                              fa_policy_name((fa_policy)fa_policy_parse(c.kernel->name)), causal, sp, bad);
                 /* BF16 outputs */
                 for (size_t x = 0; x < nq * d; x++)
                     ck_assert_uint_eq(b.dq[x] & 0xFFFF, 0);
@@ -445,9 +445,9 @@ START_TEST(test_delta_ablations)
                         NULL);
         if (!pol) {
             uint32_t *o32 = ft_alloc(nq * d, 4);
-            b.c.policy = FA_POLICY_FP32;
+            b.c.kernel = fa_kernel_of_policy(FA_POLICY_FP32);
             ft_forward(&b.c, b.q, b.k, b.v, o32, b.lse, NULL);
-            b.c.policy = FA_POLICY_PAPER_EQ4;
+            b.c.kernel = fa_kernel_of_policy(FA_POLICY_PAPER_EQ4);
             ft_forward(&b.c, b.q, b.k, b.v, b.o, o32, NULL);
             free(o32);
         } else {
@@ -466,7 +466,7 @@ START_TEST(test_delta_ablations)
             for (size_t i = 0; i < nq; i++)
                 e1 = fmax(e1, fabs(ft_f32(b.delta[i]) - rd[i]));
             ck_assert_msg(e1 < e0 / 8, "%s %s: %g vs %g",
-                          fa_policy_name(c.policy),
+                          fa_policy_name((fa_policy)fa_policy_parse(c.kernel->name)),
                           fa_ablation_name(b.c.ablations), e1, e0);
         }
         b.c.ablations = 0;
@@ -555,7 +555,7 @@ START_TEST(test_trace)
     lg.ev = ft_alloc(lg.cap, sizeof(sf_event));
     for (int pol = 0; pol < 4; pol++) {
         size_t x = ((size_t)1 * nq + row) * d + col, n = nk;
-        b.c.policy = (fa_policy)pol;
+        b.c.kernel = fa_kernel_of_policy((fa_policy)pol);
         b.c.bc = b.c.bc_bwd = pol == FA_POLICY_REPO ? 8 : 0;
         bw_run(&b, NULL);
         memcpy(dq2, b.dq, ft_nq_d(&c) * 4);

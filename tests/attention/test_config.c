@@ -97,7 +97,7 @@ START_TEST(test_defaults)
         fa_config c = fa_config_default((fa_policy)p);
         const sf_mma_model *m =
             sf_mma_preset_by_name(p == FA_POLICY_FA2 ? "sm90" : "fma-chain");
-        ck_assert_int_eq(c.policy, p);
+        ck_assert_int_eq((fa_policy)fa_policy_parse(c.kernel->name), p);
         ck_assert(!c.causal);
         ck_assert(c.scale == 0.0f);
         ck_assert_uint_eq(c.br, 0);
@@ -185,8 +185,9 @@ START_TEST(test_check_strings)
     c.shape.d = 4096;
     expect(c, NULL);
     c = small(FA_POLICY_FP32);
-    c.policy = (fa_policy)6;
-    expect(c, "policy: unknown value");
+    c.kernel = fa_kernel_of_policy((fa_policy)6);
+    expect(c, "kernel: none (fa_config_default or fa_config_kernel_default "
+              "sets one)");
     c = small(FA_POLICY_FA2);
     c.shape.d = 257;
     expect(c, "shape: fa2 needs d <= 256, the FA2 kernel's largest head "
@@ -457,7 +458,7 @@ START_TEST(test_scale)
         uint32_t want;
         float f;
         c.shape.d = d;
-        c.policy = FA_POLICY_FP32;
+        c.kernel = fa_kernel_of_policy(FA_POLICY_FP32);
         mpfr_set_ui(x, (unsigned long)d, MPFR_RNDN);
         mpfr_rec_sqrt(x, x, MPFR_RNDN); /* one rounding at 24 bits */
         f = mpfr_get_flt(x, MPFR_RNDN); /* exact */
@@ -468,7 +469,7 @@ START_TEST(test_scale)
     }
     mpfr_clear(x);
     ck_assert_uint_eq(bad, 0);
-    c.policy = FA_POLICY_FA2;
+    c.kernel = fa_kernel_of_policy(FA_POLICY_FA2);
     c.shape.d = 64;
     ck_assert_uint_eq(fa_scale_bits(&c), 0x3E000000u);
     ck_assert_uint_eq(fa_scale_log2_bits(&c), 0x3E38AA3Bu);

@@ -344,7 +344,7 @@ START_TEST(test_vs_fp32)
         bufs_init(&b, &c, tcount, &rng, 2.0);
         run_fa2(&c, &b);
         c32 = c;
-        c32.policy = FA_POLICY_FP32;
+        c32.kernel = fa_kernel_of_policy(FA_POLICY_FP32);
         c32.order = FA_ORDER_FORWARD;
         c32.mma_qk = c32.mma_pv = c32.mma_bwd = NULL;
         ft_forward(&c32, b.q, b.k, b.v, o32, l32, NULL);
@@ -486,12 +486,12 @@ START_TEST(test_stage_ablations)
         for (size_t i = 0; i < n; i++)
             if (rn16(x.o[i]) != b.o[i] && bad++ < 5)
                 printf("fp32-ocast %s O[%zu]: %08x -> %08x, policy %08x\n",
-                       fa_policy_name(c.policy), i, x.o[i], rn16(x.o[i]),
+                       fa_policy_name((fa_policy)fa_policy_parse(c.kernel->name)), i, x.o[i], rn16(x.o[i]),
                        b.o[i]);
         ck_assert_uint_eq(bad, 0);
         ck_assert_uint_eq(ft_count_diff(x.lse, b.lse, nq), 0);
         ck_assert_uint_gt(ft_count_diff(x.o, b.o, n), 0);
-        if (c.policy == FA_POLICY_FA2) {
+        if ((fa_policy)fa_policy_parse(c.kernel->name) == FA_POLICY_FA2) {
             c.ablations = FA_ABL_FP32_P;
             ck_assert_ptr_eq(fa_output_format(&c, "p"), &sf_format_f32);
             run_fa2(&c, &x);

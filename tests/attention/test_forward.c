@@ -311,7 +311,7 @@ START_TEST(test_causal_masks)
     cap.s = s;
     cap.p = p;
     for (int pol = 0; pol < 4; pol++) {
-        r.c.policy = (fa_policy)pol;
+        r.c.kernel = fa_kernel_of_policy((fa_policy)pol);
         r.c.bc = pol == FA_POLICY_FA2 ? 16 : 8;
         ft_forward(&r.c, r.q, r.k, r.v, r.o, r.lse, &cap);
         for (size_t hd = 0; hd < 2; hd++)
@@ -472,7 +472,7 @@ START_TEST(test_t7_underflow)
     for (int pol = 0; pol < 4; pol++) {
         if (pol == FA_POLICY_REPO)
             continue; /* below */
-        c.policy = (fa_policy)pol;
+        c.kernel = fa_kernel_of_policy((fa_policy)pol);
         c.bc = 0;
         c.fix = fa_fix_default(FA_FIX_ALWAYS);
         ft_forward(&c, q, k, v, o, lse, &cap);
@@ -492,7 +492,7 @@ START_TEST(test_t7_underflow)
         ck_assert(fabs(ft_f32(o[0]) - ft_bf(v[0])) < 1e-30 + 0x1p-8);
     }
     /* below the threshold exp(-100) is subnormal, l > 0, no NaN */
-    c.policy = FA_POLICY_FP32;
+    c.kernel = fa_kernel_of_policy(FA_POLICY_FP32);
     c.fix = fa_fix_default(FA_FIX_ALWAYS);
     q[0] = ft_bf16(10.0);
     ft_forward(&c, q, k, v, o, lse, &cap);
@@ -548,10 +548,10 @@ START_TEST(test_t8_repo_detector)
     c.fix.tol = 0.0009;
     ft_forward(&c, q, k, v, o, lse, &cap);
     ck_assert(ft_f32(m[0]) == 0.125);
-    c.policy = FA_POLICY_FP32; /* FP32 threshold: not repeated */
+    c.kernel = fa_kernel_of_policy(FA_POLICY_FP32); /* FP32 threshold: not repeated */
     ft_forward(&c, q, k, v, o, lse, &cap);
     ck_assert(ft_f32(m[0]) == 0.0625);
-    c.policy = FA_POLICY_REPO;
+    c.kernel = fa_kernel_of_policy(FA_POLICY_REPO);
 
     /* causal, 2 x 2 tiles of 8: query block 0 against key block 1 is all
        -finfo.max; with negative scores the fix lifts m to 0 there. */
@@ -769,7 +769,7 @@ START_TEST(test_trace_policies)
     for (int pol = 0; pol < 4; pol++) {
         sf_env env = SF_ENV_IEEE;
         size_t ge, x = ((size_t)1 * nq + 13) * d + 7;
-        r.c.policy = (fa_policy)pol;
+        r.c.kernel = fa_kernel_of_policy((fa_policy)pol);
         r.c.bc = pol == FA_POLICY_FA2 ? 16 : pol == FA_POLICY_REPO ? 8 : 0;
         r.c.fix =
             fa_fix_default(pol == FA_POLICY_REPO ? FA_FIX_BETA : FA_FIX_NONE);
@@ -905,7 +905,7 @@ START_TEST(test_bf16_policies)
     for (int pol = 0; pol < 2; pol++)
         for (size_t bc = 16; bc <= 64; bc *= 4) {
             size_t bad, t = (nk + bc - 1) / bc;
-            r.c.policy = pol == 0 ? FA_POLICY_PAPER_EQ4 : FA_POLICY_REPO;
+            r.c.kernel = fa_kernel_of_policy(pol == 0 ? FA_POLICY_PAPER_EQ4 : FA_POLICY_REPO);
             r.c.bc = bc;
             ft_forward(&r.c, r.q, r.k, r.v, r.o, r.lse, NULL);
             for (size_t x = 0; x < ft_rows(&c); x++) {
@@ -918,10 +918,10 @@ START_TEST(test_bf16_policies)
                     for (size_t j = 0; j < vis; j++)
                         vm =
                             fmax(vm, fabs(ft_bf(r.v[(hd * nk + j) * d + cc])));
-                    r.bo[x * d + cc] = bf16_bound(r.c.policy, smax, vm, t);
+                    r.bo[x * d + cc] = bf16_bound((fa_policy)fa_policy_parse(r.c.kernel->name), smax, vm, t);
                 }
             }
-            bad = ft_check_close(fa_policy_name(r.c.policy), r.o, r.ro, r.bo,
+            bad = ft_check_close(fa_policy_name((fa_policy)fa_policy_parse(r.c.kernel->name)), r.o, r.ro, r.bo,
                                  ft_nq_d(&c));
             ck_assert_uint_eq(bad, 0);
         }
@@ -950,7 +950,7 @@ START_TEST(test_ablations_forward)
     cap.l = l;
     for (int pol = 0; pol < 2; pol++) {
         size_t low;
-        r.c.policy = pol == 0 ? FA_POLICY_PAPER_EQ4 : FA_POLICY_REPO;
+        r.c.kernel = fa_kernel_of_policy(pol == 0 ? FA_POLICY_PAPER_EQ4 : FA_POLICY_REPO);
         r.c.ablations = 0;
         ft_forward(&r.c, r.q, r.k, r.v, r.o, r.lse, &cap);
         for (size_t x = 0; x < nq * d; x++) {

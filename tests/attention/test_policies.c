@@ -471,7 +471,7 @@ START_TEST(test_algorithm1)
     c.fix = fa_fix_default(FA_FIX_EPS);
     inputs_init(&in, &c, &rng);
     for (int eq4 = 0; eq4 < 2; eq4++) {
-        in.c.policy = eq4 ? FA_POLICY_PAPER_EQ4 : FA_POLICY_FP32;
+        in.c.kernel = fa_kernel_of_policy(eq4 ? FA_POLICY_PAPER_EQ4 : FA_POLICY_FP32);
         alg1_forward(&in, 8, eq4 != 0, o1, l1);
         ft_forward(&in.c, in.q, in.k, in.v, o2, l2, NULL);
         bad += report(eq4 ? "eq4 O" : "fp32 O", o1, o2, nq * d);

@@ -574,19 +574,18 @@ flex_decode_merges(const fa_config *cfg, size_t splits, size_t rows,
     }
 }
 
-const char *
-fa_plan_init(const fa_config *cfg, fa_plan *pl)
+/* The shape of CFG (not NULL) and its description: each size at least 1,
+   d within the description's tiles, and the arrays' element and byte
+   counts within size_t; NULL, or the reason it is refused. */
+static const char *
+plan_check_shape(const fa_config *cfg)
 {
-    const fa_shape *sh;
-    const char *why;
+    const fa_shape *sh = &cfg->shape;
     const fa_kernel *kern;
-    const fa_kernel_tiles *kt;
+    const char *why;
     bool ovf = false;
     size_t n;
 
-    if (cfg == NULL)
-        return "config: NULL";
-    sh = &cfg->shape;
     if (sh->batch == 0)
         return "shape: batch must be at least 1";
     if (sh->heads == 0)
@@ -625,6 +624,14 @@ fa_plan_init(const fa_config *cfg, fa_plan *pl)
     (void)fa_mul_size(n, 4 * sizeof(uint32_t), &ovf);
     if (ovf)
         return "shape: B*H*N*d elements overflow size_t";
+    return NULL;
+}
+
+/* The scale, order, ablations and fix of CFG: known values, parameters
+   in range; NULL, or the reason they are refused. */
+static const char *
+plan_check_params(const fa_config *cfg)
+{
     if (!(cfg->scale >= 0.0f) || isinf(cfg->scale))
         return "scale: must be finite and positive, or 0 for 1/sqrt(d)";
     if ((unsigned)cfg->order >= N_ORDERS)
@@ -649,6 +656,16 @@ fa_plan_init(const fa_config *cfg, fa_plan *pl)
     if (cfg->fix.kind == FA_FIX_EPS
         && (!(cfg->fix.eps > 0.0) || isinf(cfg->fix.eps)))
         return "fix: eps must be finite and positive";
+    return NULL;
+}
+
+/* The exp and MMA models of CFG and its launch limits (dQ buffers, SMs,
+   splits); NULL, or the reason they are refused. */
+static const char *
+plan_check_models(const fa_config *cfg)
+{
+    const char *why;
+
     if (fa_exp_model_check(cfg->exp) != NULL)
         return "exp: the model fails fa_exp_model_check";
     why =
@@ -673,6 +690,42 @@ fa_plan_init(const fa_config *cfg, fa_plan *pl)
         return "splits: more than 128 (the FA2 combine kernel's limit)";
     if (cfg->splits > 65536)
         return "splits: more than 65536";
+    return NULL;
+}
+
+/* The attention mask M against the description KERN: how it enters the
+   scores, and the value of a masked-out boolean element in PL; NULL, or
+   the reason it is refused. */
+static const char *
+plan_mask(const fa_attn_mask *m, const fa_kernel *kern, fa_plan *pl)
+{
+    if (kern->bias_add == FA_BIAS_NONE)
+        return "mask: the description takes no attention mask "
+               "(bias_add \"none\")";
+    if (kern->bias_add == FA_BIAS_ADD && !kern->score_scaled
+        && !kern->score_prescale)
+        return "mask: bias_add \"add\" needs scaled scores "
+               "(score_scaled or score_prescale)";
+    if (kern->bias_add == FA_BIAS_LOG2
+        && (kern->score_scaled || kern->score_prescale))
+        return "mask: bias_add \"log2\" needs unscaled scores "
+               "(score_scaled false)";
+    if (m->data == NULL || (unsigned)m->type > FA_AMASK_F16)
+        return "mask: no data, or an unknown element type";
+    if (kern->bool_fill == FA_BFILL_NEG_65504)
+        pl->mask_false = pl->in_fmt == FA_FMT_F16
+                             ? 0xC77FE000u  /* -65504 */
+                             : 0xC7800000u; /* RN_bf16(-65504) */
+    return NULL;
+}
+
+/* PL cleared, then its shape, the input format, the description KERN,
+   the causal alignment, the models of exp, log and rcp, and the mask's
+   fill; NULL, or the reason the input, log table or mask is refused. */
+static const char *
+plan_inputs(const fa_config *cfg, const fa_kernel *kern, fa_plan *pl)
+{
+    const fa_shape *sh = &cfg->shape;
 
     memset(pl, 0, sizeof *pl);
     pl->batch = sh->batch;
@@ -705,35 +758,23 @@ fa_plan_init(const fa_config *cfg, fa_plan *pl)
     pl->in_fmt = pl->in == &sf_format_f16 ? FA_FMT_F16 : FA_FMT_BF16;
     pl->mask = cfg->mask;
     pl->mask_false = FA_F32_NEG_INF;
-    if (cfg->mask != NULL) {
-        const fa_attn_mask *m = cfg->mask;
-        if (kern->bias_add == FA_BIAS_NONE)
-            return "mask: the description takes no attention mask "
-                   "(bias_add \"none\")";
-        if (kern->bias_add == FA_BIAS_ADD && !kern->score_scaled
-            && !kern->score_prescale)
-            return "mask: bias_add \"add\" needs scaled scores "
-                   "(score_scaled or score_prescale)";
-        if (kern->bias_add == FA_BIAS_LOG2
-            && (kern->score_scaled || kern->score_prescale))
-            return "mask: bias_add \"log2\" needs unscaled scores "
-                   "(score_scaled false)";
-        if (m->data == NULL || (unsigned)m->type > FA_AMASK_F16)
-            return "mask: no data, or an unknown element type";
-        if (kern->bool_fill == FA_BFILL_NEG_65504)
-            pl->mask_false = pl->in_fmt == FA_FMT_F16
-                                 ? 0xC77FE000u  /* -65504 */
-                                 : 0xC7800000u; /* RN_bf16(-65504) */
-    }
-    {
-        /* the description's "in" formats are the inputs' */
-        fa_fmt *f[] = {&pl->k.score_dot, &pl->k.score,  &pl->k.alpha,
-                       &pl->k.p,         &pl->k.l,      &pl->k.acc,
-                       &pl->k.o,         &pl->k.lse_fmt};
-        for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
-            if (*f[i] == FA_FMT_IN)
-                *f[i] = pl->in_fmt;
-    }
+    return cfg->mask != NULL ? plan_mask(cfg->mask, kern, pl) : NULL;
+}
+
+/* PL's formats ("in" resolved to the inputs'), the configuration's
+   row-sum FMA and KV order, the MMA models, then the ablations as
+   changes of the description. */
+static void
+plan_formats(const fa_config *cfg, const fa_kernel *kern, fa_plan *pl)
+{
+    /* the description's "in" formats are the inputs' */
+    fa_fmt *f[] = {&pl->k.score_dot, &pl->k.score,  &pl->k.alpha,
+                   &pl->k.p,         &pl->k.l,      &pl->k.acc,
+                   &pl->k.o,         &pl->k.lse_fmt};
+
+    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
+        if (*f[i] == FA_FMT_IN)
+            *f[i] = pl->in_fmt;
     pl->k.rowsum_fma = cfg->fa2_rowsum_fma;
     pl->k.kv_reverse = cfg->order == FA_ORDER_REVERSE;
     pl->mqk =
@@ -762,182 +803,261 @@ fa_plan_init(const fa_config *cfg, fa_plan *pl)
             || pl->k.exp_arg == FA_ARG_SUB_ROUND)
             pl->k.exp_arg = FA_ARG_SUB;
     }
+}
 
-    /* Tiles: 0 in the description is N (forward) or the forward's tile
-       (backward); the configuration's nonzero tiles override. */
-    kt = fa_kernel_tiles_for(kern, sh->d);
-    {
-        size_t br = cfg->br != 0 ? cfg->br : kt->br;
-        size_t bc = cfg->bc != 0 ? cfg->bc : kt->bc;
-        size_t brb = cfg->br_bwd != 0 ? cfg->br_bwd : kt->br_bwd;
-        size_t bcb = cfg->bc_bwd != 0 ? cfg->bc_bwd : kt->bc_bwd;
-        size_t splits = cfg->splits != 0 ? cfg->splits : kern->splits;
-        if (brb == 0)
-            brb = br;
-        if (bcb == 0)
-            bcb = bc;
-        if (splits > 1) {
-            /* the split kernel's own tiles */
-            if (cfg->br == 0 && kt->br_split != 0)
-                br = kt->br_split;
-            if (cfg->bc == 0 && kt->bc_split != 0)
-                bc = kt->bc_split;
-        }
-        if (pl->k.rowsum == FA_ROWSUM_QUAD
-            || pl->k.rowsum == FA_ROWSUM_QUAD_BLOCK
-            || pl->k.rowsum == FA_ROWSUM_QUAD_REDUCE
-            || (fa_kernel_bwd_tiled(&pl->k)
-                && pl->k.bwd_keys == FA_BKEYS_M_BLOCK))
-            if (bc % 16 != 0 || bcb % 16 != 0 || brb % 16 != 0)
-                return "tiles: fa2 needs bc, br_bwd and bc_bwd multiples "
-                       "of 16 (the MMA k-slices)";
-        if (cfg->ablations & FA_ABL_UNTILED) {
-            br = brb = sh->nq;
-            bc = bcb = sh->nk;
-        }
-        pl->br = clamp_tile(br, sh->nq);
-        pl->bc = clamp_tile(bc, sh->nk);
-        pl->br_bwd = clamp_tile(brb, sh->nq);
-        pl->bc_bwd = clamp_tile(bcb, sh->nk);
-        if (fa_kernel_bwd_tiled(&pl->k) && pl->k.bwd_dkv == FA_BDKV_CHAIN)
-            pl->bc_bwd = sh->nk; /* one chain over all keys */
-        pl->tc = (sh->nk + pl->bc - 1) / pl->bc;
-        if ((why = plan_flex(cfg, kern, br, bc, pl)) != NULL)
-            return why;
-        if (pl->k.combine == FA_COMBINE_FLEX_DECODE) {
-            /* flex_decoding's programs per query block, from the launch:
-               its batch x KV heads and the GPU's multiprocessors */
-            size_t g = cfg->launch_group > 1 ? cfg->launch_group
-                       : cfg->gqa_group > 1  ? cfg->gqa_group
-                                             : 1;
-            size_t bh = cfg->launch_bh != 0 ? cfg->launch_bh
-                                            : sh->batch * sh->heads;
-            size_t bm = 16;
-            if (cfg->splits == 0)
-                splits = fa_flex_decode_splits(cfg->sms, bh / g);
-            /* BLOCK_M = max(16, next power of two of Nq G); Triton's
-               mma layout of the [BLOCK_M, 64] scores puts the two warps
-               side by side along the keys until BLOCK_M / 16 reaches
-               64 / 8 */
-            while (bm < sh->nq * g)
-                bm *= 2;
-            pl->col_warps = bm < 128 && pl->k.rowsum_col_warps > 1
-                                ? pl->k.rowsum_col_warps
-                                : 1;
-            pl->splits = splits;
-            pl->blocks_per_split = 0;
-            flex_decode_merges(cfg, splits, bh * sh->nq, sh->d, pl);
-        } else {
-        if (splits == 0)
-            splits = 1;
-        if (splits > 1 && pl->k.rowsum != FA_ROWSUM_QUAD
-            && pl->k.rowsum != FA_ROWSUM_QUAD_BLOCK)
-            return "splits: split-KV needs a kernel with the quad row sum "
-                   "(the FA2 split kernel)";
-        if (splits > pl->tc)
-            return "splits: more splits than KV blocks";
-        pl->splits = splits;
-        pl->blocks_per_split = (pl->tc + splits - 1) / splits;
+/* The tiles of PL: 0 in the description KT is N (forward) or the
+   forward's tile (backward); the configuration's nonzero tiles override.
+   *BR, *BC: the forward's tiles before clamping; *SPLITS: the split
+   count asked for (0: the kernel's rule).  NULL, or the reason the
+   tiles are refused. */
+static const char *
+plan_tiles(const fa_config *cfg, const fa_kernel_tiles *kt, size_t *br_out,
+           size_t *bc_out, size_t *splits_out, fa_plan *pl)
+{
+    const fa_shape *sh = &cfg->shape;
+    size_t br = cfg->br != 0 ? cfg->br : kt->br;
+    size_t bc = cfg->bc != 0 ? cfg->bc : kt->bc;
+    size_t brb = cfg->br_bwd != 0 ? cfg->br_bwd : kt->br_bwd;
+    size_t bcb = cfg->bc_bwd != 0 ? cfg->bc_bwd : kt->bc_bwd;
+    size_t splits = cfg->splits != 0 ? cfg->splits : pl->k.splits;
+
+    if (brb == 0)
+        brb = br;
+    if (bcb == 0)
+        bcb = bc;
+    if (splits > 1) {
+        /* the split kernel's own tiles */
+        if (cfg->br == 0 && kt->br_split != 0)
+            br = kt->br_split;
+        if (cfg->bc == 0 && kt->bc_split != 0)
+            bc = kt->bc_split;
+    }
+    if (pl->k.rowsum == FA_ROWSUM_QUAD
+        || pl->k.rowsum == FA_ROWSUM_QUAD_BLOCK
+        || pl->k.rowsum == FA_ROWSUM_QUAD_REDUCE
+        || (fa_kernel_bwd_tiled(&pl->k)
+            && pl->k.bwd_keys == FA_BKEYS_M_BLOCK))
+        if (bc % 16 != 0 || bcb % 16 != 0 || brb % 16 != 0)
+            return "tiles: fa2 needs bc, br_bwd and bc_bwd multiples "
+                   "of 16 (the MMA k-slices)";
+    if (cfg->ablations & FA_ABL_UNTILED) {
+        br = brb = sh->nq;
+        bc = bcb = sh->nk;
+    }
+    pl->br = clamp_tile(br, sh->nq);
+    pl->bc = clamp_tile(bc, sh->nk);
+    pl->br_bwd = clamp_tile(brb, sh->nq);
+    pl->bc_bwd = clamp_tile(bcb, sh->nk);
+    if (fa_kernel_bwd_tiled(&pl->k) && pl->k.bwd_dkv == FA_BDKV_CHAIN)
+        pl->bc_bwd = sh->nk; /* one chain over all keys */
+    pl->tc = (sh->nk + pl->bc - 1) / pl->bc;
+    *br_out = br;
+    *bc_out = bc;
+    *splits_out = splits;
+    return NULL;
+}
+
+/* flex_decoding's programs per query block, from the launch: its batch x
+   KV heads and the GPU's multiprocessors (SPLITS: the count asked for,
+   0 for the rule), its warps along the keys and its merges, in PL. */
+static void
+plan_flex_decode(const fa_config *cfg, size_t splits, fa_plan *pl)
+{
+    const fa_shape *sh = &cfg->shape;
+    size_t g = cfg->launch_group > 1 ? cfg->launch_group
+               : cfg->gqa_group > 1  ? cfg->gqa_group
+                                     : 1;
+    size_t bh = cfg->launch_bh != 0 ? cfg->launch_bh : sh->batch * sh->heads;
+    size_t bm = 16;
+
+    if (cfg->splits == 0)
+        splits = fa_flex_decode_splits(cfg->sms, bh / g);
+    /* BLOCK_M = max(16, next power of two of Nq G); Triton's mma layout
+       of the [BLOCK_M, 64] scores puts the two warps side by side along
+       the keys until BLOCK_M / 16 reaches 64 / 8 */
+    while (bm < sh->nq * g)
+        bm *= 2;
+    pl->col_warps = bm < 128 && pl->k.rowsum_col_warps > 1
+                        ? pl->k.rowsum_col_warps
+                        : 1;
+    pl->splits = splits;
+    pl->blocks_per_split = 0;
+    flex_decode_merges(cfg, splits, bh * sh->nq, sh->d, pl);
+}
+
+/* The split-KV of PL other than flex-decode's: SPLITS (0: one) split
+   programs of ceil(Tc / SPLITS) KV blocks each; NULL, or the reason the
+   split count is refused. */
+static const char *
+plan_splits(size_t splits, fa_plan *pl)
+{
+    if (splits == 0)
+        splits = 1;
+    if (splits > 1 && pl->k.rowsum != FA_ROWSUM_QUAD
+        && pl->k.rowsum != FA_ROWSUM_QUAD_BLOCK)
+        return "splits: split-KV needs a kernel with the quad row sum "
+               "(the FA2 split kernel)";
+    if (splits > pl->tc)
+        return "splits: more splits than KV blocks";
+    pl->splits = splits;
+    pl->blocks_per_split = (pl->tc + splits - 1) / splits;
+    return NULL;
+}
+
+/* The dQ buffers: the configuration's count, or the description's rule
+   on the launch; the loop runs min(count, backward KV blocks) of them
+   (the rest stay +0: adding +0 changes no sum that starts from +0, so no
+   bit). */
+static void
+plan_dq_buffers(const fa_config *cfg, const fa_kernel *kern, fa_plan *pl)
+{
+    const fa_shape *sh = &cfg->shape;
+    size_t nbuf = cfg->dq_splits;
+    size_t tb = (sh->nk + pl->bc_bwd - 1) / pl->bc_bwd;
+
+    if (nbuf == 0) {
+        size_t sms = cfg->sms != 0 ? cfg->sms : FA_H200_SMS;
+        /* no overflow: the shape is checked, launch_bh < 2^63 */
+        size_t bh = cfg->launch_bh != 0 ? cfg->launch_bh
+                                        : sh->batch * sh->heads;
+        nbuf = kern->dq_buffers == FA_DQB_SMS ? (sms + bh - 1) / bh : 1;
+    }
+    pl->dq_buffers = nbuf;
+    pl->dq_splits = nbuf < tb ? nbuf : tb;
+}
+
+/* The scale of PL in its forms (FP32, times log2 e, its square root),
+   whether the scores are in the log2 domain, and the single-query GEMV
+   rows of the description KERN for the launch. */
+static void
+plan_scale(const fa_config *cfg, const fa_kernel *kern, fa_plan *pl)
+{
+    const fa_shape *sh = &cfg->shape;
+    uint32_t s =
+        cfg->scale != 0.0f ? f32_bits(cfg->scale) : inv_sqrt_f32(sh->d);
+    /* The kernel's float(softmax_scale * M_LOG2E): a double product,
+       then one rounding to FP32. */
+    double sd;
+    float sf;
+
+    memcpy(&sf, &s, sizeof sf);
+    sd = (double)sf * 1.4426950408889634074;
+    pl->scale = s;
+    pl->scale_log2 = f32_of_double(sd);
+    pl->log2_domain = !kern->score_log2 && cfg->mask != NULL
+                      && kern->bias_add == FA_BIAS_LOG2;
+    if (kern->score_log2)
+        /* scaled scores, the exponent's factor RN32(log2 e) */
+        pl->scale_log2 = FA_F32_LOG2E;
+    else if (pl->log2_domain)
+        /* the scores are in the log2 domain, scaled */
+        pl->scale_log2 = FA_F32_ONE;
+    /* PyTorch's math backend: sqrt of the FP64 scale (1/sqrt(d) in
+       FP64 by default), rounded to FP32 when it multiplies an FP32
+       tensor */
+    pl->sqrt_scale = f32_of_double(sqrt(
+        cfg->scale != 0.0f ? (double)sf : 1.0 / sqrt((double)sh->d)));
+    memset(&pl->gemv_s, 0, sizeof pl->gemv_s);
+    memset(&pl->gemv_pv, 0, sizeof pl->gemv_pv);
+    if (sh->nq == 1) {
+        size_t bh = cfg->launch_bh != 0 ? cfg->launch_bh
+                                        : sh->batch * sh->heads;
+        const fa_gemv_row *gr = fa_kernel_gemv_for(kern, sh->d, sh->nk, bh);
+        if (gr != NULL) {
+            pl->gemv_s = gr->s;
+            pl->gemv_pv = gr->pv;
         }
     }
+}
 
-    /* The dQ buffers: the configuration's count, or the description's
-       rule on the launch; the loop runs min(count, backward KV blocks) of
-       them (the rest stay +0: adding +0 changes no sum that starts from
-       +0, so no bit). */
-    {
-        size_t nbuf = cfg->dq_splits;
-        size_t tb = (sh->nk + pl->bc_bwd - 1) / pl->bc_bwd;
-        if (nbuf == 0) {
-            size_t sms = cfg->sms != 0 ? cfg->sms : FA_H200_SMS;
-            /* no overflow: the shape is checked, launch_bh < 2^63 */
-            size_t bh = cfg->launch_bh != 0 ? cfg->launch_bh
-                                            : sh->batch * sh->heads;
-            nbuf = kern->dq_buffers == FA_DQB_SMS ? (sms + bh - 1) / bh : 1;
-        }
-        pl->dq_buffers = nbuf;
-        pl->dq_splits = nbuf < tb ? nbuf : tb;
-    }
+/* The fix's parameters of PL in FP32, in the units of the scores the
+   description KERN holds (after plan_scale). */
+static void
+plan_fix(const fa_config *cfg, const fa_kernel *kern, fa_plan *pl)
+{
+    sf_env env = SF_ENV_IEEE;
 
-    /* Scale and the fix's parameters. */
-    {
-        sf_env env = SF_ENV_IEEE;
-        uint32_t s =
-            cfg->scale != 0.0f ? f32_bits(cfg->scale) : inv_sqrt_f32(sh->d);
-        /* The kernel's float(softmax_scale * M_LOG2E): a double product,
-           then one rounding to FP32. */
-        double sd;
-        float sf;
-        memcpy(&sf, &s, sizeof sf);
-        sd = (double)sf * 1.4426950408889634074;
-        pl->scale = s;
-        pl->scale_log2 = f32_of_double(sd);
-        pl->log2_domain = !kern->score_log2 && cfg->mask != NULL
-                          && kern->bias_add == FA_BIAS_LOG2;
-        if (kern->score_log2)
-            /* scaled scores, the exponent's factor RN32(log2 e) */
-            pl->scale_log2 = FA_F32_LOG2E;
-        else if (pl->log2_domain)
-            /* the scores are in the log2 domain, scaled */
-            pl->scale_log2 = FA_F32_ONE;
-        /* PyTorch's math backend: sqrt of the FP64 scale (1/sqrt(d) in
-           FP64 by default), rounded to FP32 when it multiplies an FP32
-           tensor */
-        pl->sqrt_scale = f32_of_double(sqrt(
-            cfg->scale != 0.0f ? (double)sf : 1.0 / sqrt((double)sh->d)));
-        memset(&pl->gemv_s, 0, sizeof pl->gemv_s);
-        memset(&pl->gemv_pv, 0, sizeof pl->gemv_pv);
-        if (sh->nq == 1) {
-            size_t bh = cfg->launch_bh != 0 ? cfg->launch_bh
-                                            : sh->batch * sh->heads;
-            const fa_gemv_row *gr = fa_kernel_gemv_for(kern, sh->d, sh->nk,
-                                                       bh);
-            if (gr != NULL) {
-                pl->gemv_s = gr->s;
-                pl->gemv_pv = gr->pv;
-            }
-        }
-        pl->fix = cfg->fix.kind;
-        pl->zero_max = cfg->fix.zero_max;
-        pl->beta = f32_of_double(cfg->fix.beta);
-        pl->tol = f32_of_double(cfg->fix.tol);
-        pl->eps = f32_of_double(cfg->fix.eps);
-        pl->eps_zero = f32_of_double(cfg->fix.eps_zero);
-        if (pl->log2_domain) {
-            /* scores in the log2 domain: x in scaled units is
-               RN(x RN(log2 e)) there */
-            pl->tol = fa_mul(pl->tol, FA_F32_LOG2E, &env);
-            pl->eps = fa_mul(pl->eps, FA_F32_LOG2E, &env);
-            pl->eps_zero = fa_mul(pl->eps_zero, FA_F32_LOG2E, &env);
-        } else if (!kern->score_scaled && !kern->score_log2) {
-            /* fa2 holds S unscaled: a shift of x in scaled units is
-               x / scale in its units. */
-            pl->tol = fa_div(pl->tol, s, &env);
-            pl->eps = fa_div(pl->eps, s, &env);
-            pl->eps_zero = fa_div(pl->eps_zero, s, &env);
-        }
+    pl->fix = cfg->fix.kind;
+    pl->zero_max = cfg->fix.zero_max;
+    pl->beta = f32_of_double(cfg->fix.beta);
+    pl->tol = f32_of_double(cfg->fix.tol);
+    pl->eps = f32_of_double(cfg->fix.eps);
+    pl->eps_zero = f32_of_double(cfg->fix.eps_zero);
+    if (pl->log2_domain) {
+        /* scores in the log2 domain: x in scaled units is
+           RN(x RN(log2 e)) there */
+        pl->tol = fa_mul(pl->tol, FA_F32_LOG2E, &env);
+        pl->eps = fa_mul(pl->eps, FA_F32_LOG2E, &env);
+        pl->eps_zero = fa_mul(pl->eps_zero, FA_F32_LOG2E, &env);
+    } else if (!kern->score_scaled && !kern->score_log2) {
+        /* fa2 holds S unscaled: a shift of x in scaled units is
+           x / scale in its units. */
+        pl->tol = fa_div(pl->tol, pl->scale, &env);
+        pl->eps = fa_div(pl->eps, pl->scale, &env);
+        pl->eps_zero = fa_div(pl->eps_zero, pl->scale, &env);
     }
+}
+
+/* The working memory of PL within size_t, and for flex-decode with no
+   known merge, whether a merge would combine several programs' values;
+   NULL, or the reason the plan is refused. */
+static const char *
+plan_check_memory(const fa_plan *pl)
+{
+    const char *why = NULL;
+    size_t *list;
+    unsigned char *part;
+    long *owner;
 
     if (fa_forward_bytes(pl) == SIZE_MAX || fa_backward_bytes(pl) == SIZE_MAX)
         return "shape: the working memory size overflows size_t";
-    if (pl->k.combine == FA_COMBINE_FLEX_DECODE
-        && pl->merge_unknown != NULL) {
-        size_t *list = malloc(pl->tc * sizeof *list);
-        unsigned char *part = malloc(2 * pl->tc);
-        long *owner = malloc(pl->tc * sizeof *owner);
-        const char *why2 =
-            list == NULL || part == NULL || owner == NULL
-                ? "flex-decode: out of memory"
-            : fa_flex_decode_spans(pl, list, part, part + pl->tc, owner)
-                ? pl->merge_unknown
-                : NULL;
-        free(list);
-        free(part);
-        free(owner);
-        if (why2 != NULL)
-            return why2;
-    }
-    return NULL;
+    if (pl->k.combine != FA_COMBINE_FLEX_DECODE || pl->merge_unknown == NULL)
+        return NULL;
+    list = malloc(pl->tc * sizeof *list);
+    part = malloc(2 * pl->tc);
+    owner = malloc(pl->tc * sizeof *owner);
+    why = list == NULL || part == NULL || owner == NULL
+              ? "flex-decode: out of memory"
+          : fa_flex_decode_spans(pl, list, part, part + pl->tc, owner)
+              ? pl->merge_unknown
+              : NULL;
+    free(list);
+    free(part);
+    free(owner);
+    return why;
+}
+
+const char *
+fa_plan_init(const fa_config *cfg, fa_plan *pl)
+{
+    const fa_kernel *kern;
+    const char *why;
+    size_t br, bc, splits;
+
+    if (cfg == NULL)
+        return "config: NULL";
+    if ((why = plan_check_shape(cfg)) != NULL
+        || (why = plan_check_params(cfg)) != NULL
+        || (why = plan_check_models(cfg)) != NULL)
+        return why;
+    kern = fa_config_kernel(cfg);
+    if ((why = plan_inputs(cfg, kern, pl)) != NULL)
+        return why;
+    plan_formats(cfg, kern, pl);
+    why = plan_tiles(cfg, fa_kernel_tiles_for(kern, cfg->shape.d), &br, &bc,
+                     &splits, pl);
+    if (why == NULL)
+        why = plan_flex(cfg, kern, br, bc, pl);
+    if (why != NULL)
+        return why;
+    if (pl->k.combine == FA_COMBINE_FLEX_DECODE)
+        plan_flex_decode(cfg, splits, pl);
+    else if ((why = plan_splits(splits, pl)) != NULL)
+        return why;
+    plan_dq_buffers(cfg, kern, pl);
+    plan_scale(cfg, kern, pl);
+    plan_fix(cfg, kern, pl);
+    return plan_check_memory(pl);
 }
 
 const char *

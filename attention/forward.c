@@ -744,336 +744,493 @@ acc_update_of(const fa_plan *pl)
     return decode_wide(pl) ? pl->k.decode_acc_update : pl->k.acc_update;
 }
 
+/* One block's work on one row of the chunk: the block's settings, then
+   the row's state that block_step's steps hand on. */
+typedef struct blk_row
+{
+    size_t c0, bw;        /* the block's keys c0 .. c0+bw-1 */
+    size_t cw;            /* warps along the keys (col_warps) */
+    size_t span;          /* the decode row sum's span (0: none) */
+    fa_exp_arg ea;        /* the exponential's argument of the block */
+    bool quad, qblock, qred; /* the row sum: quad, quad-block, quad-reduce */
+    bool p16;             /* P~ stored in a 16-bit format */
+    bool batch;           /* no event sink: the exps computed as arrays */
+    size_t ri, n;         /* the row in the chunk; its keys computed */
+    const uint32_t *srow; /* its scores of the block */
+    uint32_t *part;       /* its quad's four partials */
+    uint32_t *pf, *ps;    /* P~ before its rounding, and as stored */
+    uint16_t *pb;         /* P~ in its 16-bit format */
+    uint32_t mnew, meff, ms, alpha;
+    bool init;            /* this block initialises the row */
+    bool fresh[4];        /* the partial starts from this block's key */
+    bool fuse[4];         /* the partial's rescale fuses with its add */
+    /* quad-reduce: thread q of warp w at 4 w + q */
+    uint32_t bsum[4 * FA_COL_WARPS_MAX];
+} blk_row;
+
+/* The row's new max (the fix's max over its NFIX keys), its shift meff,
+   the rescale factor alpha of the old max, the quad partials' rescale
+   where it is a separate product, and the kernel's max_scaled. */
 static void
-block_step(fwd_run *r, size_t i0, size_t nr, size_t c0, size_t bw)
+row_max_alpha(fwd_run *r, blk_row *b, size_t nfix)
 {
     const fa_plan *pl = r->pl;
     const fa_kernel *k = &pl->k;
     fwd_ws *w = r->w;
     sf_env *e = r->env;
-    bool visible = k->visit == FA_VISIT_VISIBLE;
-    bool qblock = k->rowsum == FA_ROWSUM_QUAD_BLOCK;
-    bool qred = k->rowsum == FA_ROWSUM_QUAD_REDUCE;
-    /* a block the mask applies to may form the exponent otherwise */
-    fa_exp_arg ea = r->partial ? k->exp_arg_partial : k->exp_arg;
-    bool quad = k->rowsum == FA_ROWSUM_QUAD;
-    bool p16 = k->p != FA_FMT_F32;
-    size_t cw = pl->col_warps > 1 ? pl->col_warps : 1;
-    bool chain = acc_update_of(pl) == FA_ACC_CHAIN;
-    size_t span = pl->nq != 1      ? 0
-                  : decode_wide(pl) ? k->decode_rowsum_span_wide
-                                    : k->decode_rowsum_span;
-    const sf_format *pa = p_format(pl);
-    bool all_init = true, all_cont = true;
-    bool batch = e->events == NULL;
+    size_t ri = b->ri;
+    bool init = b->init;
+    uint32_t mx, mt, mnew, meff, alpha = FA_F32_ONE;
 
-    for (size_t ri = 0; ri < nr; ri++) {
-        size_t i = i0 + ri, vis = fa_visible(pl, i);
-        size_t nv = vis <= c0 ? 0 : vis - c0 < bw ? vis - c0 : bw;
-        size_t n = visible ? nv : bw;
-        size_t nfix = k->fix_all_keys ? bw : nv;
-        const uint32_t *srow = w->s + ri * pl->nk + c0;
-        uint32_t *part = w->part + 4 * ri;
-        uint32_t *pf = w->pf + ri * bw, *ps = w->ps + ri * bw;
-        uint16_t *pb = w->pb + ri * bw;
-        uint32_t mx, mt, mnew, meff, ms, alpha = FA_F32_ONE;
-        /* quad-reduce: thread q of warp w at 4 w + q */
-        uint32_t bsum[4 * FA_COL_WARPS_MAX] = {0};
-        uint32_t bspan[4] = {FA_F32_ZERO, FA_F32_ZERO, FA_F32_ZERO,
-                             FA_F32_ZERO};
-        uint32_t sv[FA_SPAN_MAX][4];
-        size_t nspan = 0;
-        bool init = k->first == FA_FIRST_INIT && !w->started[ri];
-        bool fresh[4], fuse[4];
-        size_t t0;
+    mx = row_max(b->srow, b->n);
+    mt = nfix > 0 ? fa_fix_max(pl, b->srow, nfix, mx, e) : mx;
+    mnew = init                          ? mt
+           : k->first == FA_FIRST_UPDATE ? fa_max(mt, w->m[ri])
+                                         : fa_max(w->m[ri], mt);
+    /* Check_inf: a row still all -Inf shifts by 0 */
+    meff = mnew == FA_F32_NEG_INF ? FA_F32_ZERO : mnew;
+    if (!init)
+        alpha = alpha_of(pl, w->m[ri], meff, e);
+    w->alpha[ri] = alpha;
+    for (int q = 0; q < 4; q++) {
+        b->fresh[q] = init;
+        /* after a rescale, the partial's product with the factor and
+           its first addition of the block are one FFMA */
+        b->fuse[q] = !init && k->rowsum_fma;
+    }
+    if (b->quad && !init && !k->rowsum_fma)
+        for (int q = 0; q < 4; q++)
+            b->part[q] = fa_mul(b->part[q], alpha, e);
+    /* max_scaled of the unscaled kernels */
+    b->ms = mnew == FA_F32_NEG_INF ? FA_F32_ZERO
+            : k->score_scaled      ? meff
+                                   : fa_mul(mnew, pl->scale_log2, e);
+    b->mnew = mnew;
+    b->meff = meff;
+    b->alpha = alpha;
+}
 
-        w->init[ri] = init;
-        if (n == 0) {
-            /* no visible key of this row in this block: nothing to do */
-            w->init[ri] = 2;
-            capture_p(r, i, c0, bw, 0, NULL);
-            continue;
-        }
-        mx = row_max(srow, n);
-        mt = nfix > 0 ? fa_fix_max(pl, srow, nfix, mx, e) : mx;
-        mnew = init                          ? mt
-               : k->first == FA_FIRST_UPDATE ? fa_max(mt, w->m[ri])
-                                             : fa_max(w->m[ri], mt);
-        /* Check_inf: a row still all -Inf shifts by 0 */
-        meff = mnew == FA_F32_NEG_INF ? FA_F32_ZERO : mnew;
-        if (!init)
-            alpha = alpha_of(pl, w->m[ri], meff, e);
-        w->alpha[ri] = alpha;
-        for (int q = 0; q < 4; q++) {
-            fresh[q] = init;
-            /* after a rescale, the partial's product with the factor and
-               its first addition of the block are one FFMA */
-            fuse[q] = !init && k->rowsum_fma;
-        }
-        if (quad && !init && !k->rowsum_fma)
-            for (int q = 0; q < 4; q++)
-                part[q] = fa_mul(part[q], alpha, e);
-        /* max_scaled of the unscaled kernels */
-        ms = mnew == FA_F32_NEG_INF ? FA_F32_ZERO
-             : k->score_scaled      ? meff
-                                    : fa_mul(mnew, pl->scale_log2, e);
-        if (batch) {
-            /* the arguments, then their exps in one loop, where they
-               overlap; the same operations as one key at a time, in
-               another order (the flags are sticky; with an event sink
-               the order is kept) */
-            if (ea == FA_ARG_SCALE_SUB)
-                /* exp_arg's case, its operations inline */
-                for (size_t t = 0; t < n; t++)
-                    pf[t] = sf_f32_sub(sf_f32_mul((sf_f32){srow[t]},
-                                                  (sf_f32){pl->scale_log2},
-                                                  SF_RNE, e),
-                                       (sf_f32){ms}, SF_RNE, e)
-                                .bits;
-            else if (ea == FA_ARG_SCALE_FMA) {
-                /* fma(s, sl2, -max_scaled) through the array FMA (the
-                   same bits and flags as exp_arg's) */
-                for (size_t t = 0; t < n; t++)
-                    w->negms[t] = ms ^ FA_F32_SIGN;
-                sf_f32_fma_array((const sf_f32 *)srow,
-                                 (const sf_f32 *)w->sl2v,
-                                 (const sf_f32 *)w->negms, (sf_f32 *)pf, n,
-                                 SF_RNE, e);
-            } else
-                for (size_t t = 0; t < n; t++)
-                    pf[t] = exp_arg(pl, ea, srow[t], meff, ms, e);
-            fa_exp_n(pl, pf, n);
-        }
-        t0 = 0;
-        if (batch && quad && k->rowsum_fp32_p && k->p == FA_FMT_BF16
-            && n >= 8) {
-            /* BF16 P~ and the quad's partials of FP32 P~ (fa2): the
-               roundings in one loop, then the first eight keys as below
-               (every partial's first two), then the four chains side by
-               side, each in its order */
-            for (size_t t = 0; t < n; t++) {
-                uint32_t st = fa_rbf(pf[t], e);
-                ps[t] = st;
-                pb[t] = (uint16_t)(st >> 16);
-            }
-            for (size_t t = 0; t < 8; t++) {
-                int q = (int)(t >> 1);
-                if (fresh[q])
-                    part[q] = pf[t];
-                else if (fuse[q])
-                    part[q] = fa_fma(part[q], alpha, pf[t], e);
-                else
-                    part[q] = fwd_add(part[q], pf[t], e);
-                fresh[q] = fuse[q] = false;
-            }
-            for (t0 = 8; t0 + 8 <= n; t0 += 8) {
-                uint32_t a0 = part[0], a1 = part[1], a2 = part[2],
-                         a3 = part[3];
-                a0 = fwd_add(a0, pf[t0], e);
-                a1 = fwd_add(a1, pf[t0 + 2], e);
-                a2 = fwd_add(a2, pf[t0 + 4], e);
-                a3 = fwd_add(a3, pf[t0 + 6], e);
-                part[0] = fwd_add(a0, pf[t0 + 1], e);
-                part[1] = fwd_add(a1, pf[t0 + 3], e);
-                part[2] = fwd_add(a2, pf[t0 + 5], e);
-                part[3] = fwd_add(a3, pf[t0 + 7], e);
-            }
-            for (size_t t = t0; t < n; t++) {
-                int q = (int)((t & 7) >> 1);
-                part[q] = fwd_add(part[q], pf[t], e);
-            }
-            t0 = n;
-        }
-        for (size_t t = t0; t < n; t++) {
-            uint32_t p = batch ? pf[t]
-                               : fa_exp(pl, exp_arg(pl, ea, srow[t], meff,
-                                                    ms, e));
-            uint32_t st = fwd_round(k->p, p, e);
-            pf[t] = p;
-            ps[t] = st;
-            if (p16)
-                pb[t] = k->p == FA_FMT_BF16
-                            ? (uint16_t)(st >> 16)
-                            : sf_f32_to_f16((sf_f32){st}, SF_RNE, e).bits;
-            if (qblock && span > 0) {
-                /* the thread's sum of each span of the block, from 0;
-                   at the block's end the span sums are added as a
-                   pairwise tree */
-                int q = (int)((t & 7) >> 1);
-                bspan[q] = fa_add(bspan[q], k->rowsum_fp32_p ? p : st, e);
-                if ((t + 1) % span == 0 || t + 1 == n) {
-                    /* past FA_SPAN_MAX spans the last one goes on */
-                    bool more = nspan == FA_SPAN_MAX;
-                    size_t si = more ? nspan - 1 : nspan++;
-                    for (int qq = 0; qq < 4; qq++) {
-                        sv[si][qq] = more ? fa_add(sv[si][qq], bspan[qq], e)
-                                          : bspan[qq];
-                        bspan[qq] = FA_F32_ZERO;
-                    }
-                }
-                if (t + 1 == n)
-                    span_tree(sv, nspan, bsum, k->decode_span_order,
-                              c0 / pl->bc, e);
-            } else if (qblock || qred) {
-                /* the thread's own sum of the block, from 0 (with col_warps
-                   warps, warp (t / 8) mod col_warps holds key t) */
-                size_t q = ((t & 7) >> 1) + 4 * ((t >> 3) % cw);
-                bsum[q] = fa_add(bsum[q], k->rowsum_fp32_p ? p : st, e);
-            } else if (quad) {
-                /* thread t' = (t mod 8) / 2 of the quad owns columns
-                   8n + 2t', 8n + 2t' + 1 and adds them in that order */
-                int q = (int)((t & 7) >> 1);
-                uint32_t v = k->rowsum_fp32_p ? p : st;
-                if (fresh[q]) {
-                    part[q] = v;
-                    fresh[q] = false;
-                } else if (fuse[q]) {
-                    part[q] = fa_fma(part[q], alpha, v, e);
-                    fuse[q] = false;
-                } else {
-                    part[q] = fwd_add(part[q], v, e);
-                }
-            }
-        }
-        if (qred) {
-            /* the block's sum (the quad's shuffles: xor 2, then xor 1)
-               added to the rescaled row sum */
-            uint32_t bs = fa_add(fa_add(bsum[0], bsum[2], e),
-                                 fa_add(bsum[1], bsum[3], e), e);
-            /* then the other warps' quad sums, in warp order */
-            for (size_t wi = 1; wi < cw; wi++)
-                bs = fa_add(bs,
-                            fa_add(fa_add(bsum[4 * wi], bsum[4 * wi + 2], e),
-                                   fa_add(bsum[4 * wi + 1],
-                                          bsum[4 * wi + 3], e),
-                                   e),
-                            e);
-            w->l[ri] = init             ? bs
-                       : k->rowsum_fma ? fa_fma(w->l[ri], alpha, bs, e)
-                                       : fa_add(fa_mul(w->l[ri], alpha, e),
-                                                bs, e);
-        } else if (qblock) {
-            /* each partial rescaled and the block's sum added */
-            for (int q = 0; q < 4; q++)
-                part[q] = init ? bsum[q]
-                          : k->rowsum_fma
-                              ? fa_fma(part[q], alpha, bsum[q], e)
-                              : fa_add(fa_mul(part[q], alpha, e), bsum[q], e);
-        } else if (quad) {
-            /* a partial that got no column of this block is only
-               rescaled */
-            for (int q = 0; q < 4; q++)
-                if (fuse[q])
-                    part[q] = fa_mul(part[q], alpha, e);
-        } else if (k->rowsum == FA_ROWSUM_WARPS) {
-            w->l[ri] = warps_sum(k->rowsum_fp32_p ? pf : ps, n,
-                                 init ? NULL : &w->l[ri], alpha, k->l, e);
-        } else if (k->rowsum == FA_ROWSUM_WARP32) {
-            uint32_t bs = warp32_sum(k->rowsum_fp32_p ? pf : ps, n, e);
-            w->l[ri] =
-                init ? fa_round(k->l, bs, e)
-                     : fa_round(
-                         k->l,
-                         fa_add(fa_round(k->l, fa_mul(alpha, w->l[ri], e), e),
-                                fa_round(k->l, bs, e), e),
+/* The exponentials' arguments of the row's N keys into pf, then their
+   exps in one loop, where they overlap; the same operations as one key
+   at a time, in another order (the flags are sticky; with an event sink
+   block_step keeps the order and does not call this). */
+static void
+row_exps(fwd_run *r, const blk_row *b)
+{
+    const fa_plan *pl = r->pl;
+    sf_env *e = r->env;
+    const uint32_t *srow = b->srow;
+    uint32_t *pf = b->pf;
+    uint32_t meff = b->meff, ms = b->ms;
+    size_t n = b->n;
+    fa_exp_arg ea = b->ea;
+
+    if (ea == FA_ARG_SCALE_SUB)
+        /* exp_arg's case, its operations inline */
+        for (size_t t = 0; t < n; t++)
+            pf[t] = sf_f32_sub(sf_f32_mul((sf_f32){srow[t]},
+                                          (sf_f32){pl->scale_log2}, SF_RNE,
+                                          e),
+                               (sf_f32){ms}, SF_RNE, e)
+                        .bits;
+    else if (ea == FA_ARG_SCALE_FMA) {
+        /* fma(s, sl2, -max_scaled) through the array FMA (the same bits
+           and flags as exp_arg's) */
+        for (size_t t = 0; t < n; t++)
+            r->w->negms[t] = ms ^ FA_F32_SIGN;
+        sf_f32_fma_array((const sf_f32 *)srow, (const sf_f32 *)r->w->sl2v,
+                         (const sf_f32 *)r->w->negms, (sf_f32 *)pf, n, SF_RNE,
                          e);
-        } else {
-            /* rowsum(P~), sequential in FP32 from the first term */
-            const uint32_t *src = k->rowsum_fp32_p ? pf : ps;
-            uint32_t rs = src[0], bs;
-            for (size_t t = 1; t < n; t++)
-                rs = fwd_add(rs, src[t], e);
-            bs = fwd_round(k->l, rs, e);
-            if (k->rowsum_clamp && fa_lt(bs, F32_CLAMP_MIN))
-                bs = fwd_round(k->l, F32_CLAMP_MIN, e);
-            w->l[ri] =
-                init ? bs
-                     : fwd_round(
-                         k->l,
-                         fa_add(fwd_round(k->l, fa_mul(alpha, w->l[ri], e), e),
-                                bs, e),
-                         e);
-        }
-        if (k->normalize == FA_NORM_P_DIVIDE && !quad)
-            /* the softmax's output: P~ / l before the P~V product */
-            for (size_t t = 0; t < n; t++) {
-                /* a row whose every key is masked: P = 0 (PyTorch's
-                   _safe_softmax), not 0 / 0 */
-                uint32_t st =
-                    fa_is_zero(w->l[ri])
-                        ? FA_F32_ZERO
-                        : fa_round(k->p, fa_div(pf[t], w->l[ri], e), e);
-                ps[t] = st;
-                if (p16)
-                    pb[t] = k->p == FA_FMT_BF16
-                                ? (uint16_t)(st >> 16)
-                                : sf_f32_to_f16((sf_f32){st}, SF_RNE, e).bits;
-            }
-        w->m[ri] = mnew;
-        w->started[ri] = 1;
-        if (init)
-            all_cont = false;
+    } else
+        for (size_t t = 0; t < n; t++)
+            pf[t] = exp_arg(pl, ea, srow[t], meff, ms, e);
+    fa_exp_n(pl, pf, n);
+}
+
+/* fa2's BF16 P~ and the quad's partials of FP32 P~ (batch, n >= 8): the
+   roundings in one loop, then the first eight keys as row_keys would
+   (every partial's first two), then the four chains side by side, each
+   in its order. */
+static void
+row_quad_fp32_p(fwd_run *r, blk_row *b)
+{
+    sf_env *e = r->env;
+    const uint32_t *pf = b->pf;
+    uint32_t *ps = b->ps, *part = b->part, alpha = b->alpha;
+    uint16_t *pb = b->pb;
+    size_t n = b->n, t0;
+
+    for (size_t t = 0; t < n; t++) {
+        uint32_t st = fa_rbf(pf[t], e);
+        ps[t] = st;
+        pb[t] = (uint16_t)(st >> 16);
+    }
+    for (size_t t = 0; t < 8; t++) {
+        int q = (int)(t >> 1);
+        if (b->fresh[q])
+            part[q] = pf[t];
+        else if (b->fuse[q])
+            part[q] = fa_fma(part[q], alpha, pf[t], e);
         else
-            all_init = false;
-        capture_p(r, i, c0, bw, n, ps);
-        if (visible && chain) {
-            /* O~ = alpha O~ + P~V over the row's visible keys: the block's
-               dot products chained from the rescaled accumulator */
-            uint32_t *acc = w->acc + ri * pl->d, *tmp = w->tmp + ri * pl->d;
-            if (!init)
-                for (size_t col = 0; col < pl->d; col++)
-                    tmp[col] = fa_mul(alpha, acc[col], col_env(r, col));
-            row_pv(r, pa, p16 ? (const void *)pb : (const void *)ps, c0, n,
-                   init ? NULL : tmp, acc);
-            for (size_t col = 0; col < pl->d; col++)
-                acc[col] = fwd_round(k->acc, acc[col], col_env(r, col));
-        }
+            part[q] = fwd_add(part[q], pf[t], e);
+        b->fresh[q] = b->fuse[q] = false;
     }
-    if (visible && chain)
-        return;
+    for (t0 = 8; t0 + 8 <= n; t0 += 8) {
+        uint32_t a0 = part[0], a1 = part[1], a2 = part[2], a3 = part[3];
+        a0 = fwd_add(a0, pf[t0], e);
+        a1 = fwd_add(a1, pf[t0 + 2], e);
+        a2 = fwd_add(a2, pf[t0 + 4], e);
+        a3 = fwd_add(a3, pf[t0 + 6], e);
+        part[0] = fwd_add(a0, pf[t0 + 1], e);
+        part[1] = fwd_add(a1, pf[t0 + 3], e);
+        part[2] = fwd_add(a2, pf[t0 + 5], e);
+        part[3] = fwd_add(a3, pf[t0 + 7], e);
+    }
+    for (size_t t = t0; t < n; t++) {
+        int q = (int)((t & 7) >> 1);
+        part[q] = fwd_add(part[q], pf[t], e);
+    }
+}
 
-    /* Every key of the block: the chunk's P~V at once. */
-    if (chain) {
-        /* rescale in place, then chain from the accumulator (from 0 for a
-           row the block initialises) */
-        for (size_t ri = 0; ri < nr; ri++)
-            if (w->init[ri] == 0)
-                for (size_t col = 0; col < pl->d; col++)
-                    w->acc[ri * pl->d + col] =
-                        fa_mul(w->acc[ri * pl->d + col], w->alpha[ri],
-                               col_env(r, col));
-        if (all_init || all_cont) {
-            chunk_pv(r, nr, pa,
-                     p16 ? (const void *)w->pb : (const void *)w->ps, c0, bw,
-                     all_init ? NULL : w->acc, w->acc);
-        } else {
-            for (size_t ri = 0; ri < nr; ri++)
-                if (w->init[ri] != 2)
-                    row_pv(r, pa,
-                           p16 ? (const void *)(w->pb + ri * bw)
-                               : (const void *)(w->ps + ri * bw),
-                           c0, bw, w->init[ri] ? NULL : w->acc + ri * pl->d,
-                           w->acc + ri * pl->d);
+/* P~ of keys T0 .. n-1 of the row (its exp, unless batch computed it),
+   its roundings, and each key's addition to the row sum's partials:
+   quad-block's span sums (decode), quad-block's and quad-reduce's
+   thread sums of the block, or the quad's running partials. */
+static void
+row_keys(fwd_run *r, blk_row *b, size_t t0)
+{
+    const fa_plan *pl = r->pl;
+    const fa_kernel *k = &pl->k;
+    sf_env *e = r->env;
+    const uint32_t *srow = b->srow;
+    uint32_t *pf = b->pf, *ps = b->ps, *part = b->part, *bsum = b->bsum;
+    uint16_t *pb = b->pb;
+    uint32_t meff = b->meff, ms = b->ms, alpha = b->alpha;
+    uint32_t bspan[4] = {FA_F32_ZERO, FA_F32_ZERO, FA_F32_ZERO, FA_F32_ZERO};
+    uint32_t sv[FA_SPAN_MAX][4];
+    size_t n = b->n, span = b->span, cw = b->cw, nspan = 0;
+    fa_exp_arg ea = b->ea;
+    bool batch = b->batch, p16 = b->p16, quad = b->quad;
+    bool qblock = b->qblock, qred = b->qred;
+
+    for (size_t t = t0; t < n; t++) {
+        uint32_t p = batch ? pf[t]
+                           : fa_exp(pl, exp_arg(pl, ea, srow[t], meff, ms,
+                                                e));
+        uint32_t st = fwd_round(k->p, p, e);
+        pf[t] = p;
+        ps[t] = st;
+        if (p16)
+            pb[t] = k->p == FA_FMT_BF16
+                        ? (uint16_t)(st >> 16)
+                        : sf_f32_to_f16((sf_f32){st}, SF_RNE, e).bits;
+        if (qblock && span > 0) {
+            /* the thread's sum of each span of the block, from 0; at the
+               block's end the span sums are added as a pairwise tree */
+            int q = (int)((t & 7) >> 1);
+            bspan[q] = fa_add(bspan[q], k->rowsum_fp32_p ? p : st, e);
+            if ((t + 1) % span == 0 || t + 1 == n) {
+                /* past FA_SPAN_MAX spans the last one goes on */
+                bool more = nspan == FA_SPAN_MAX;
+                size_t si = more ? nspan - 1 : nspan++;
+                for (int qq = 0; qq < 4; qq++) {
+                    sv[si][qq] = more ? fa_add(sv[si][qq], bspan[qq], e)
+                                      : bspan[qq];
+                    bspan[qq] = FA_F32_ZERO;
+                }
+            }
+            if (t + 1 == n)
+                span_tree(sv, nspan, bsum, k->decode_span_order,
+                          b->c0 / pl->bc, e);
+        } else if (qblock || qred) {
+            /* the thread's own sum of the block, from 0 (with col_warps
+               warps, warp (t / 8) mod col_warps holds key t) */
+            size_t q = ((t & 7) >> 1) + 4 * ((t >> 3) % cw);
+            bsum[q] = fa_add(bsum[q], k->rowsum_fp32_p ? p : st, e);
+        } else if (quad) {
+            /* thread t' = (t mod 8) / 2 of the quad owns columns
+               8n + 2t', 8n + 2t' + 1 and adds them in that order */
+            int q = (int)((t & 7) >> 1);
+            uint32_t v = k->rowsum_fp32_p ? p : st;
+            if (b->fresh[q]) {
+                part[q] = v;
+                b->fresh[q] = false;
+            } else if (b->fuse[q]) {
+                part[q] = fa_fma(part[q], alpha, v, e);
+                b->fuse[q] = false;
+            } else {
+                part[q] = fwd_add(part[q], v, e);
+            }
         }
-        for (size_t ri = 0; ri < nr; ri++)
-            for (size_t col = 0; col < pl->d; col++)
-                w->acc[ri * pl->d + col] = fwd_round(
-                    k->acc, w->acc[ri * pl->d + col], col_env(r, col));
-        return;
     }
-    /* separate: P~V from 0, then oc.mul_(alpha).add_(P~V) */
+}
+
+/* The end of the block for the quad row sums: quad-reduce's block sum
+   added to the rescaled l, quad-block's partials rescaled with the
+   block's sums added, the quad's partials without a key rescaled. */
+static void
+row_sum_quads(fwd_run *r, blk_row *b)
+{
+    const fa_kernel *k = &r->pl->k;
+    fwd_ws *w = r->w;
+    sf_env *e = r->env;
+    const uint32_t *bsum = b->bsum;
+    uint32_t *part = b->part, alpha = b->alpha;
+    size_t ri = b->ri;
+    bool init = b->init;
+
+    if (b->qred) {
+        /* the block's sum (the quad's shuffles: xor 2, then xor 1)
+           added to the rescaled row sum */
+        uint32_t bs = fa_add(fa_add(bsum[0], bsum[2], e),
+                             fa_add(bsum[1], bsum[3], e), e);
+        /* then the other warps' quad sums, in warp order */
+        for (size_t wi = 1; wi < b->cw; wi++)
+            bs = fa_add(bs,
+                        fa_add(fa_add(bsum[4 * wi], bsum[4 * wi + 2], e),
+                               fa_add(bsum[4 * wi + 1], bsum[4 * wi + 3], e),
+                               e),
+                        e);
+        w->l[ri] = init             ? bs
+                   : k->rowsum_fma ? fa_fma(w->l[ri], alpha, bs, e)
+                                   : fa_add(fa_mul(w->l[ri], alpha, e), bs,
+                                            e);
+    } else if (b->qblock) {
+        /* each partial rescaled and the block's sum added */
+        for (int q = 0; q < 4; q++)
+            part[q] = init ? bsum[q]
+                      : k->rowsum_fma
+                          ? fa_fma(part[q], alpha, bsum[q], e)
+                          : fa_add(fa_mul(part[q], alpha, e), bsum[q], e);
+    } else {
+        /* a partial that got no column of this block is only
+           rescaled */
+        for (int q = 0; q < 4; q++)
+            if (b->fuse[q])
+                part[q] = fa_mul(part[q], alpha, e);
+    }
+}
+
+/* The row sum l of the other kernels: the block's sum of P~ ("warps",
+   "warp32", or sequential in FP32 from the first term) added to the
+   rescaled l in the format of l. */
+static void
+row_sum_l(fwd_run *r, const blk_row *b)
+{
+    const fa_kernel *k = &r->pl->k;
+    fwd_ws *w = r->w;
+    sf_env *e = r->env;
+    const uint32_t *src = k->rowsum_fp32_p ? b->pf : b->ps;
+    uint32_t alpha = b->alpha;
+    size_t ri = b->ri, n = b->n;
+    bool init = b->init;
+
+    if (k->rowsum == FA_ROWSUM_WARPS) {
+        w->l[ri] = warps_sum(src, n, init ? NULL : &w->l[ri], alpha, k->l, e);
+    } else if (k->rowsum == FA_ROWSUM_WARP32) {
+        uint32_t bs = warp32_sum(src, n, e);
+        w->l[ri] =
+            init ? fa_round(k->l, bs, e)
+                 : fa_round(
+                     k->l,
+                     fa_add(fa_round(k->l, fa_mul(alpha, w->l[ri], e), e),
+                            fa_round(k->l, bs, e), e),
+                     e);
+    } else {
+        /* rowsum(P~), sequential in FP32 from the first term */
+        uint32_t rs = src[0], bs;
+        for (size_t t = 1; t < n; t++)
+            rs = fwd_add(rs, src[t], e);
+        bs = fwd_round(k->l, rs, e);
+        if (k->rowsum_clamp && fa_lt(bs, F32_CLAMP_MIN))
+            bs = fwd_round(k->l, F32_CLAMP_MIN, e);
+        w->l[ri] =
+            init ? bs
+                 : fwd_round(
+                     k->l,
+                     fa_add(fwd_round(k->l, fa_mul(alpha, w->l[ri], e), e),
+                            bs, e),
+                     e);
+    }
+}
+
+/* The softmax's output: P~ / l before the P~V product (a row whose
+   every key is masked: P = 0, PyTorch's _safe_softmax, not 0 / 0). */
+static void
+row_divide(fwd_run *r, const blk_row *b)
+{
+    const fa_kernel *k = &r->pl->k;
+    sf_env *e = r->env;
+    uint32_t l = r->w->l[b->ri];
+    const uint32_t *pf = b->pf;
+    uint32_t *ps = b->ps;
+    uint16_t *pb = b->pb;
+
+    for (size_t t = 0; t < b->n; t++) {
+        uint32_t st = fa_is_zero(l) ? FA_F32_ZERO
+                                    : fa_round(k->p, fa_div(pf[t], l, e), e);
+        ps[t] = st;
+        if (b->p16)
+            pb[t] = k->p == FA_FMT_BF16
+                        ? (uint16_t)(st >> 16)
+                        : sf_f32_to_f16((sf_f32){st}, SF_RNE, e).bits;
+    }
+}
+
+/* O~ = alpha O~ + P~V over the row's visible keys: the block's dot
+   products chained from the rescaled accumulator (visit "visible"). */
+static void
+row_acc_chain(fwd_run *r, const blk_row *b, const sf_format *pa)
+{
+    const fa_plan *pl = r->pl;
+    fwd_ws *w = r->w;
+    uint32_t *acc = w->acc + b->ri * pl->d, *tmp = w->tmp + b->ri * pl->d;
+
+    if (!b->init)
+        for (size_t col = 0; col < pl->d; col++)
+            tmp[col] = fa_mul(b->alpha, acc[col], col_env(r, col));
+    row_pv(r, pa, b->p16 ? (const void *)b->pb : (const void *)b->ps, b->c0,
+           b->n, b->init ? NULL : tmp, acc);
+    for (size_t col = 0; col < pl->d; col++)
+        acc[col] = fwd_round(pl->k.acc, acc[col], col_env(r, col));
+}
+
+/* The chunk's P~V over every key of the block, chained: each
+   accumulator rescaled in place, then the chain from it (from 0 for a
+   row the block initialises), at once where every row does the same. */
+static void
+chunk_acc_chain(fwd_run *r, size_t nr, size_t c0, size_t bw,
+                const sf_format *pa, bool p16, bool all_init, bool all_cont)
+{
+    const fa_plan *pl = r->pl;
+    fwd_ws *w = r->w;
+
+    for (size_t ri = 0; ri < nr; ri++)
+        if (w->init[ri] == 0)
+            for (size_t col = 0; col < pl->d; col++)
+                w->acc[ri * pl->d + col] =
+                    fa_mul(w->acc[ri * pl->d + col], w->alpha[ri],
+                           col_env(r, col));
+    if (all_init || all_cont) {
+        chunk_pv(r, nr, pa, p16 ? (const void *)w->pb : (const void *)w->ps,
+                 c0, bw, all_init ? NULL : w->acc, w->acc);
+    } else {
+        for (size_t ri = 0; ri < nr; ri++)
+            if (w->init[ri] != 2)
+                row_pv(r, pa,
+                       p16 ? (const void *)(w->pb + ri * bw)
+                           : (const void *)(w->ps + ri * bw),
+                       c0, bw, w->init[ri] ? NULL : w->acc + ri * pl->d,
+                       w->acc + ri * pl->d);
+    }
+    for (size_t ri = 0; ri < nr; ri++)
+        for (size_t col = 0; col < pl->d; col++)
+            w->acc[ri * pl->d + col] = fwd_round(
+                pl->k.acc, w->acc[ri * pl->d + col], col_env(r, col));
+}
+
+/* The chunk's P~V separately: from 0, then oc.mul_(alpha).add_(P~V). */
+static void
+chunk_acc_separate(fwd_run *r, size_t nr, size_t c0, size_t bw,
+                   const sf_format *pa, bool p16)
+{
+    const fa_plan *pl = r->pl;
+    fwd_ws *w = r->w;
+
     chunk_pv(r, nr, pa, p16 ? (const void *)w->pb : (const void *)w->ps, c0,
              bw, NULL, w->tmp);
     for (size_t ri = 0; ri < nr; ri++) {
         uint32_t *acc = w->acc + ri * pl->d, *ev = w->tmp + ri * pl->d;
         for (size_t col = 0; col < pl->d; col++) {
             sf_env *ce = col_env(r, col);
-            uint32_t evb = fwd_round(k->acc, ev[col], ce);
+            uint32_t evb = fwd_round(pl->k.acc, ev[col], ce);
             acc[col] =
-                fwd_round(k->acc, fa_mul(acc[col], w->alpha[ri], ce), ce);
-            acc[col] = fwd_round(k->acc, fa_add(acc[col], evb, ce), ce);
+                fwd_round(pl->k.acc, fa_mul(acc[col], w->alpha[ri], ce), ce);
+            acc[col] = fwd_round(pl->k.acc, fa_add(acc[col], evb, ce), ce);
         }
     }
+}
+
+/* One KV block (keys c0 .. c0+bw-1) for rows i0 .. i0+nr-1 of the chunk:
+   per row the max, alpha, P~ and the row sum, then the accumulator's
+   update. */
+static void
+block_step(fwd_run *r, size_t i0, size_t nr, size_t c0, size_t bw)
+{
+    const fa_plan *pl = r->pl;
+    const fa_kernel *k = &pl->k;
+    fwd_ws *w = r->w;
+    bool visible = k->visit == FA_VISIT_VISIBLE;
+    bool chain = acc_update_of(pl) == FA_ACC_CHAIN;
+    const sf_format *pa = p_format(pl);
+    bool all_init = true, all_cont = true;
+    blk_row b;
+
+    b.c0 = c0;
+    b.bw = bw;
+    b.cw = pl->col_warps > 1 ? pl->col_warps : 1;
+    b.span = pl->nq != 1        ? 0
+             : decode_wide(pl) ? k->decode_rowsum_span_wide
+                               : k->decode_rowsum_span;
+    /* a block the mask applies to may form the exponent otherwise */
+    b.ea = r->partial ? k->exp_arg_partial : k->exp_arg;
+    b.quad = k->rowsum == FA_ROWSUM_QUAD;
+    b.qblock = k->rowsum == FA_ROWSUM_QUAD_BLOCK;
+    b.qred = k->rowsum == FA_ROWSUM_QUAD_REDUCE;
+    b.p16 = k->p != FA_FMT_F32;
+    b.batch = r->env->events == NULL;
+    for (size_t ri = 0; ri < nr; ri++) {
+        size_t i = i0 + ri, vis = fa_visible(pl, i), t0 = 0;
+        size_t nv = vis <= c0 ? 0 : vis - c0 < bw ? vis - c0 : bw;
+
+        b.ri = ri;
+        b.n = visible ? nv : bw;
+        b.srow = w->s + ri * pl->nk + c0;
+        b.part = w->part + 4 * ri;
+        b.pf = w->pf + ri * bw;
+        b.ps = w->ps + ri * bw;
+        b.pb = w->pb + ri * bw;
+        b.init = k->first == FA_FIRST_INIT && !w->started[ri];
+        memset(b.bsum, 0, sizeof b.bsum);
+        w->init[ri] = b.init;
+        if (b.n == 0) {
+            /* no visible key of this row in this block: nothing to do */
+            w->init[ri] = 2;
+            capture_p(r, i, c0, bw, 0, NULL);
+            continue;
+        }
+        row_max_alpha(r, &b, k->fix_all_keys ? bw : nv);
+        if (b.batch)
+            row_exps(r, &b);
+        if (b.batch && b.quad && k->rowsum_fp32_p && k->p == FA_FMT_BF16
+            && b.n >= 8) {
+            row_quad_fp32_p(r, &b);
+            t0 = b.n;
+        }
+        row_keys(r, &b, t0);
+        if (b.qred || b.qblock || b.quad)
+            row_sum_quads(r, &b);
+        else
+            row_sum_l(r, &b);
+        if (k->normalize == FA_NORM_P_DIVIDE && !b.quad)
+            row_divide(r, &b);
+        w->m[ri] = b.mnew;
+        w->started[ri] = 1;
+        if (b.init)
+            all_cont = false;
+        else
+            all_init = false;
+        capture_p(r, i, c0, bw, b.n, b.ps);
+        if (visible && chain)
+            row_acc_chain(r, &b, pa);
+    }
+    if (visible && chain)
+        return;
+    /* Every key of the block: the chunk's P~V at once. */
+    if (chain)
+        chunk_acc_chain(r, nr, c0, bw, pa, b.p16, all_init, all_cont);
+    else
+        chunk_acc_separate(r, nr, c0, bw, pa, b.p16);
 }
 
 /* The quad all-reduce of the partials: (s0 + s2) + (s1 + s3) ("quad"),

@@ -326,88 +326,77 @@ check_coverage(st_header *h, tensor_error *err)
     return TENSOR_OK;
 }
 
-/* Opens PATH and checks its whole header; on success H holds the open file
-   and the sorted entries. */
+/* Reads the first bytes of the open file (SIZE bytes in all) and checks
+   the 8-byte header length: another kind of file, a truncated file, a
+   length past the end, over ST_MAX_HEADER, or zero are refused.  Sets
+   *HLEN and H's data_start and data_size. */
 static int
-header_read(const char *path, st_header *h, tensor_error *err)
+header_length(st_header *h, uint64_t size, uint64_t *hlen, tensor_error *err)
 {
     unsigned char head[TIO_SNIFF_SIZE];
+    const char *path = h->path;
     const char *kind;
     size_t head_n;
-    uint64_t size, hlen;
-    char *text;
-    json_error_t jerr;
-    const char *k;
-    json_t *v;
-    size_t n;
     int rc;
 
-    memset(h, 0, sizeof *h);
-    h->fd = -1;
-    h->path = path;
-    rc = tio_open_read(path, &h->fd, &size, err);
-    if (rc != TENSOR_OK)
-        return rc;
     head_n = size < sizeof head ? (size_t)size : sizeof head;
     memset(head, 0, sizeof head);
     rc = tio_pread(h->fd, 0, head, head_n, path, "header length", err);
     if (rc != TENSOR_OK)
-        goto fail;
+        return rc;
     /* another kind of file: say so rather than read its first bytes as a
        length */
     kind = tio_sniff(head, head_n, size);
-    if (kind != NULL && strcmp(kind, "a .safetensors file") != 0) {
-        rc = tio_fail(err, TENSOR_E_FORMAT, path, NULL,
-                      "not a .safetensors file (it looks like %s; a "
-                      ".safetensors file begins with an 8-byte header "
-                      "length and a JSON header)",
-                      kind);
-        goto fail;
-    }
-    if (size < 8) {
-        rc = tio_fail(err, TENSOR_E_FORMAT, path, "header length",
-                      "truncated: the file is %" PRIu64
-                      " bytes, too short for the 8-byte header length",
-                      size);
-        goto fail;
-    }
-    hlen = load_le64(head);
-    if (hlen > size - 8 && (size == 8 || head[8] != '{')) {
-        rc = tio_fail(err, TENSOR_E_FORMAT, path, NULL,
-                      "not a .safetensors file (its first 8 bytes, read as "
-                      "the header length, give %" PRIu64
-                      " bytes, but the file has %" PRIu64
-                      ", and no JSON header follows them)",
-                      hlen, size);
-        goto fail;
-    }
-    if (hlen > size - 8) {
-        rc = tio_fail(err, TENSOR_E_FORMAT, path, "header length",
-                      "%" PRIu64 " bytes, past the end of the file (%" PRIu64
-                      " bytes follow the length)",
-                      hlen, size - 8);
-        goto fail;
-    }
-    if (hlen > ST_MAX_HEADER) {
-        rc = tio_fail(err, TENSOR_E_LIMIT, path, "header length",
-                      "%" PRIu64 " bytes, more than the %u allowed", hlen,
-                      ST_MAX_HEADER);
-        goto fail;
-    }
-    if (hlen == 0) {
-        rc = tio_fail(err, TENSOR_E_FORMAT, path, "header",
-                      "empty (expected a JSON object)");
-        goto fail;
-    }
-    h->data_start = 8 + hlen;
+    if (kind != NULL && strcmp(kind, "a .safetensors file") != 0)
+        return tio_fail(err, TENSOR_E_FORMAT, path, NULL,
+                        "not a .safetensors file (it looks like %s; a "
+                        ".safetensors file begins with an 8-byte header "
+                        "length and a JSON header)",
+                        kind);
+    if (size < 8)
+        return tio_fail(err, TENSOR_E_FORMAT, path, "header length",
+                        "truncated: the file is %" PRIu64
+                        " bytes, too short for the 8-byte header length",
+                        size);
+    *hlen = load_le64(head);
+    if (*hlen > size - 8 && (size == 8 || head[8] != '{'))
+        return tio_fail(err, TENSOR_E_FORMAT, path, NULL,
+                        "not a .safetensors file (its first 8 bytes, read as "
+                        "the header length, give %" PRIu64
+                        " bytes, but the file has %" PRIu64
+                        ", and no JSON header follows them)",
+                        *hlen, size);
+    if (*hlen > size - 8)
+        return tio_fail(err, TENSOR_E_FORMAT, path, "header length",
+                        "%" PRIu64 " bytes, past the end of the file (%" PRIu64
+                        " bytes follow the length)",
+                        *hlen, size - 8);
+    if (*hlen > ST_MAX_HEADER)
+        return tio_fail(err, TENSOR_E_LIMIT, path, "header length",
+                        "%" PRIu64 " bytes, more than the %u allowed", *hlen,
+                        ST_MAX_HEADER);
+    if (*hlen == 0)
+        return tio_fail(err, TENSOR_E_FORMAT, path, "header",
+                        "empty (expected a JSON object)");
+    h->data_start = 8 + *hlen;
     h->data_size = size - h->data_start;
+    return TENSOR_OK;
+}
+
+/* Reads the HLEN bytes of JSON after the length into H->root, which must
+   be an object (duplicate keys are refused). */
+static int
+header_json(st_header *h, uint64_t hlen, tensor_error *err)
+{
+    const char *path = h->path;
+    json_error_t jerr;
+    char *text;
+    int rc;
 
     text = malloc((size_t)hlen);
-    if (text == NULL) {
-        rc = tio_fail(err, TENSOR_E_NOMEM, path, "header",
-                      "cannot allocate %" PRIu64 " bytes", hlen);
-        goto fail;
-    }
+    if (text == NULL)
+        return tio_fail(err, TENSOR_E_NOMEM, path, "header",
+                        "cannot allocate %" PRIu64 " bytes", hlen);
     rc = tio_pread(h->fd, 8, text, (size_t)hlen, path, "header", err);
     if (rc == TENSOR_OK) {
         h->root =
@@ -424,29 +413,38 @@ header_read(const char *path, st_header *h, tensor_error *err)
     }
     free(text);
     if (rc != TENSOR_OK)
-        goto fail;
+        return rc;
     if (!json_is_object(h->root)) {
         char d[64];
-        rc = tio_fail(err, TENSOR_E_FORMAT, path, "header",
-                      "expected a JSON object, got %s",
-                      describe(d, sizeof d, h->root));
-        goto fail;
+        return tio_fail(err, TENSOR_E_FORMAT, path, "header",
+                        "expected a JSON object, got %s",
+                        describe(d, sizeof d, h->root));
     }
+    return TENSOR_OK;
+}
+
+/* Checks the metadata and every tensor entry of H->root, then sorts the
+   entries by offset and checks that they cover the data exactly. */
+static int
+header_entries(st_header *h, tensor_error *err)
+{
+    const char *k;
+    json_t *v;
+    size_t n;
+    int rc;
 
     n = json_object_size(h->root);
     v = json_object_get(h->root, "__metadata__");
     if (v != NULL) {
         rc = check_metadata(h, v, err);
         if (rc != TENSOR_OK)
-            goto fail;
+            return rc;
         n--;
     }
     h->entries = calloc(n > 0 ? n : 1, sizeof *h->entries);
-    if (h->entries == NULL) {
-        rc = tio_fail(err, TENSOR_E_NOMEM, path, "header",
-                      "cannot allocate %zu entries", n);
-        goto fail;
-    }
+    if (h->entries == NULL)
+        return tio_fail(err, TENSOR_E_NOMEM, h->path, "header",
+                        "cannot allocate %zu entries", n);
     for (void *it = json_object_iter(h->root); it != NULL;
          it = json_object_iter_next(h->root, it)) {
         k = json_object_iter_key(it);
@@ -455,16 +453,34 @@ header_read(const char *path, st_header *h, tensor_error *err)
             continue;
         rc = parse_entry(h, k, v, &h->entries[h->n], err);
         if (rc != TENSOR_OK)
-            goto fail;
+            return rc;
         h->n++;
     }
     qsort(h->entries, h->n, sizeof *h->entries, cmp_entry);
-    rc = check_coverage(h, err);
+    return check_coverage(h, err);
+}
+
+/* Opens PATH and checks its whole header; on success H holds the open file
+   and the sorted entries. */
+static int
+header_read(const char *path, st_header *h, tensor_error *err)
+{
+    uint64_t size, hlen = 0;
+    int rc;
+
+    memset(h, 0, sizeof *h);
+    h->fd = -1;
+    h->path = path;
+    rc = tio_open_read(path, &h->fd, &size, err);
     if (rc != TENSOR_OK)
-        goto fail;
-    return TENSOR_OK;
-fail:
-    header_free(h);
+        return rc;
+    rc = header_length(h, size, &hlen, err);
+    if (rc == TENSOR_OK)
+        rc = header_json(h, hlen, err);
+    if (rc == TENSOR_OK)
+        rc = header_entries(h, err);
+    if (rc != TENSOR_OK)
+        header_free(h);
     return rc;
 }
 

@@ -246,56 +246,73 @@ text_observed(cli_buf *b, const inv_ctx *x, const iv_obs_result *res)
     }
 }
 
-void
-inv_json_report(cli_buf *out, const inv_ctx *x, const iv_obs_result *res)
+/* The input's fields: the file, the shape, the mask, and the counts of
+   launches' computations and classes. */
+static void
+inv_json_input(cli_json *j, const inv_ctx *x)
 {
-    cli_json j;
+    const iv_grid *g = &x->g;
+
+    cli_json_string(j, "input", x->gen ? "generated" : x->path);
+    cli_json_int(j, "heads", (long long)x->heads);
+    cli_json_int(j, "kv_heads", (long long)x->kv_heads);
+    cli_json_int(j, "nq", (long long)x->nq);
+    cli_json_int(j, "nk", (long long)x->nk);
+    cli_json_int(j, "d", (long long)x->d);
+    cli_json_string(j, "dtype", x->f16 ? "float16" : "bfloat16");
+    cli_json_bool(j, "causal", x->causal);
+    if (x->has_mask) {
+        cli_json_object_begin(j, "attn_mask");
+        cli_json_string(j, "source", x->mask_opd.arg);
+        cli_json_string(j, "type", am_type_name(x->mask.mask.type));
+        cli_json_int(j, "hidden", (long long)x->mask.hidden);
+        cli_json_int(j, "rows_empty", (long long)x->mask.rows_empty);
+        cli_json_object_end(j);
+    }
+    cli_json_int(j, "launch_heads", (long long)x->p.launch_heads);
+    cli_json_int(j, "distinct_computations", (long long)g->nruns);
+    cli_json_int(j, "classes", (long long)g->ncls);
+}
+
+/* "launches": per launch of the grid, its settings, what it runs and its
+   class. */
+static void
+inv_json_launches(cli_json *j, const inv_ctx *x)
+{
+    const iv_grid *g = &x->g;
+
+    cli_json_array_begin(j, "launches");
+    for (size_t i = 0; i < g->nl; i++) {
+        const iv_key *k = &g->key[i];
+        cli_json_object_begin(j, NULL);
+        cli_json_string(j, "backend", x->be[g->l[i].backend].name);
+        cli_json_int(j, "batch", (long long)g->l[i].batch);
+        cli_json_int(j, "sms", g->l[i].sms != 0 ? g->l[i].sms : 132);
+        if (x->nhc != 0)
+            cli_json_int(j, "launch_heads", (long long)g->l[i].heads);
+        cli_json_string(j, "mode", g->l[i].decode ? "decode" : "prefill");
+        cli_json_string(j, "runs", k->backend);
+        cli_json_string(j, "description", fa_config_kernel(k->cfg)->name);
+        cli_json_string(j, "variant", k->variant);
+        cli_json_int(j, "splits", (long long)k->steps[k->nsteps - 1].splits);
+        if (x->backward)
+            cli_json_int(j, "dq_buffers", (long long)k->dq_buffers);
+        cli_json_string(j, "split_rule", k->split_rule);
+        cli_json_int(j, "class", (long long)iv_grid_class(g, i));
+        cli_json_object_end(j);
+    }
+    cli_json_array_end(j);
+}
+
+/* "pairs": per pair of classes, how far their outputs lie apart (from the
+   first launch of each) and the rule that tells them apart. */
+static void
+inv_json_pairs(cli_json *j, const inv_ctx *x)
+{
     const iv_grid *g = &x->g;
     char rule[512];
 
-    cli_json_init(&j, out);
-    cli_json_object_begin(&j, NULL);
-    cli_json_string(&j, "input", x->gen ? "generated" : x->path);
-    cli_json_int(&j, "heads", (long long)x->heads);
-    cli_json_int(&j, "kv_heads", (long long)x->kv_heads);
-    cli_json_int(&j, "nq", (long long)x->nq);
-    cli_json_int(&j, "nk", (long long)x->nk);
-    cli_json_int(&j, "d", (long long)x->d);
-    cli_json_string(&j, "dtype", x->f16 ? "float16" : "bfloat16");
-    cli_json_bool(&j, "causal", x->causal);
-    if (x->has_mask) {
-        cli_json_object_begin(&j, "attn_mask");
-        cli_json_string(&j, "source", x->mask_opd.arg);
-        cli_json_string(&j, "type", am_type_name(x->mask.mask.type));
-        cli_json_int(&j, "hidden", (long long)x->mask.hidden);
-        cli_json_int(&j, "rows_empty", (long long)x->mask.rows_empty);
-        cli_json_object_end(&j);
-    }
-    cli_json_int(&j, "launch_heads", (long long)x->p.launch_heads);
-    cli_json_int(&j, "distinct_computations", (long long)g->nruns);
-    cli_json_int(&j, "classes", (long long)g->ncls);
-    cli_json_array_begin(&j, "launches");
-    for (size_t i = 0; i < g->nl; i++) {
-        const iv_key *k = &g->key[i];
-        cli_json_object_begin(&j, NULL);
-        cli_json_string(&j, "backend", x->be[g->l[i].backend].name);
-        cli_json_int(&j, "batch", (long long)g->l[i].batch);
-        cli_json_int(&j, "sms", g->l[i].sms != 0 ? g->l[i].sms : 132);
-        if (x->nhc != 0)
-            cli_json_int(&j, "launch_heads", (long long)g->l[i].heads);
-        cli_json_string(&j, "mode", g->l[i].decode ? "decode" : "prefill");
-        cli_json_string(&j, "runs", k->backend);
-        cli_json_string(&j, "description", fa_config_kernel(k->cfg)->name);
-        cli_json_string(&j, "variant", k->variant);
-        cli_json_int(&j, "splits", (long long)k->steps[k->nsteps - 1].splits);
-        if (x->backward)
-            cli_json_int(&j, "dq_buffers", (long long)k->dq_buffers);
-        cli_json_string(&j, "split_rule", k->split_rule);
-        cli_json_int(&j, "class", (long long)iv_grid_class(g, i));
-        cli_json_object_end(&j);
-    }
-    cli_json_array_end(&j);
-    cli_json_array_begin(&j, "pairs");
+    cli_json_array_begin(j, "pairs");
     for (size_t c1 = 0; c1 < g->ncls; c1++)
         for (size_t c2 = c1 + 1; c2 < g->ncls; c2++) {
             size_t i1 = 0, i2 = 0;
@@ -306,52 +323,72 @@ inv_json_report(cli_buf *out, const inv_ctx *x, const iv_obs_result *res)
                 i2++;
             iv_grid_delta(g, i1, i2, &dO, &dL);
             iv_rule(&g->key[i1], &g->key[i2], rule, sizeof rule);
-            cli_json_object_begin(&j, NULL);
-            cli_json_int(&j, "a", (long long)c1);
-            cli_json_int(&j, "b", (long long)c2);
-            cli_json_int(&j, "o_differ", (long long)dO.differ);
-            cli_json_dist(&j, "o_max_ulps", dO.max_ulps);
-            cli_json_int(&j, "lse_differ", (long long)dL.differ);
-            cli_json_dist(&j, "lse_max_ulps", dL.max_ulps);
+            cli_json_object_begin(j, NULL);
+            cli_json_int(j, "a", (long long)c1);
+            cli_json_int(j, "b", (long long)c2);
+            cli_json_int(j, "o_differ", (long long)dO.differ);
+            cli_json_dist(j, "o_max_ulps", dO.max_ulps);
+            cli_json_int(j, "lse_differ", (long long)dL.differ);
+            cli_json_dist(j, "lse_max_ulps", dL.max_ulps);
             if (x->backward) {
                 iv_delta dB = iv_grid_delta_bwd(g, i1, i2);
-                cli_json_int(&j, "bwd_differ", (long long)dB.differ);
-                cli_json_dist(&j, "bwd_max_ulps", dB.max_ulps);
+                cli_json_int(j, "bwd_differ", (long long)dB.differ);
+                cli_json_dist(j, "bwd_max_ulps", dB.max_ulps);
             }
-            cli_json_string(&j, "rule", rule);
-            cli_json_object_end(&j);
+            cli_json_string(j, "rule", rule);
+            cli_json_object_end(j);
         }
-    cli_json_array_end(&j);
+    cli_json_array_end(j);
+}
+
+/* "observed" (when a backend's outputs were stored): per backend, whether
+   its classes were predicted and how many elements differ. */
+static void
+inv_json_observed(cli_json *j, const inv_ctx *x, const iv_obs_result *res)
+{
     if (x->nobs != 0) {
-        cli_json_array_begin(&j, "observed");
+        cli_json_array_begin(j, "observed");
         for (size_t i = 0; i < x->nobs; i++) {
-            cli_json_object_begin(&j, NULL);
-            cli_json_string(&j, "backend", x->obs[i].name);
-            cli_json_bool(&j, "checked", res[i].checked);
+            cli_json_object_begin(j, NULL);
+            cli_json_string(j, "backend", x->obs[i].name);
+            cli_json_bool(j, "checked", res[i].checked);
             if (res[i].checked) {
-                cli_json_bool(&j, "partition_equal", res[i].partition_equal);
-                cli_json_int(&j, "compared", (long long)res[i].compared);
-                cli_json_int(&j, "differ", (long long)res[i].differ);
-                cli_json_array_begin(&j, "class_differ");
+                cli_json_bool(j, "partition_equal", res[i].partition_equal);
+                cli_json_int(j, "compared", (long long)res[i].compared);
+                cli_json_int(j, "differ", (long long)res[i].differ);
+                cli_json_array_begin(j, "class_differ");
                 for (size_t c = 0; c < res[i].nclasses && c < 2 * MAX_LIST;
                      c++)
-                    cli_json_int(&j, NULL, (long long)res[i].class_differ[c]);
-                cli_json_array_end(&j);
+                    cli_json_int(j, NULL, (long long)res[i].class_differ[c]);
+                cli_json_array_end(j);
                 if (res[i].bwd_checked) {
-                    cli_json_bool(&j, "bwd_partition_equal",
+                    cli_json_bool(j, "bwd_partition_equal",
                                   res[i].bwd_partition_equal);
-                    cli_json_int(&j, "bwd_compared",
+                    cli_json_int(j, "bwd_compared",
                                  (long long)res[i].bwd_compared);
-                    cli_json_int(&j, "bwd_differ",
+                    cli_json_int(j, "bwd_differ",
                                  (long long)res[i].bwd_differ);
                 }
             } else {
-                cli_json_string(&j, "note", res[i].note);
+                cli_json_string(j, "note", res[i].note);
             }
-            cli_json_object_end(&j);
+            cli_json_object_end(j);
         }
-        cli_json_array_end(&j);
+        cli_json_array_end(j);
     }
+}
+
+void
+inv_json_report(cli_buf *out, const inv_ctx *x, const iv_obs_result *res)
+{
+    cli_json j;
+
+    cli_json_init(&j, out);
+    cli_json_object_begin(&j, NULL);
+    inv_json_input(&j, x);
+    inv_json_launches(&j, x);
+    inv_json_pairs(&j, x);
+    inv_json_observed(&j, x, res);
     cli_json_object_end(&j);
     cli_json_finish(&j);
 }

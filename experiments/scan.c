@@ -653,49 +653,116 @@ read_log(FILE *errlog, int *len)
     return t;
 }
 
+/* A run that failed on some rank (ALL_RC the worst status, RC this
+   rank's): when rank 0 succeeded, it prints the words of the first
+   failing rank, which sends its log ERRLOG.  Returns ALL_RC. */
+static int
+mpi_failed(int all_rc, int rc, int rank, int size, FILE *errlog)
+{
+    int r0 = rc, me, first_bad, len = 0;
+    char *text = NULL;
+
+    MPI_Bcast(&r0, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    me = rc != CLI_EXIT_OK ? rank : size;
+    MPI_Allreduce(&me, &first_bad, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (r0 == CLI_EXIT_OK && first_bad > 0) {
+        /* rank 0 succeeded: it prints the first failing rank's words */
+        if (rank == first_bad) {
+            text = read_log(errlog, &len);
+            MPI_Send(&len, 1, MPI_INT, 0, 1, MPI_COMM_WORLD);
+            MPI_Send(text != NULL ? text : "", len, MPI_CHAR, 0, 2,
+                     MPI_COMM_WORLD);
+        } else if (rank == 0) {
+            MPI_Recv(&len, 1, MPI_INT, first_bad, 1, MPI_COMM_WORLD,
+                     MPI_STATUS_IGNORE);
+            text = malloc((size_t)len + 1);
+            if (text != NULL) {
+                MPI_Recv(text, len, MPI_CHAR, first_bad, 2, MPI_COMM_WORLD,
+                         MPI_STATUS_IGNORE);
+                fwrite(text, 1, (size_t)len, stderr);
+                if (len == 0)
+                    fprintf(stderr, "bf16emu %s: rank %d failed\n", CMD,
+                            first_bad);
+            } else {
+                fprintf(stderr, "bf16emu %s: rank %d failed\n", CMD,
+                        first_bad);
+            }
+        }
+    }
+    free(text);
+    return all_rc;
+}
+
+/* On rank 0: the offsets DISPLS of the SIZE ranks' texts of COUNTS bytes
+   and *ALL, room for all of them.  Returns the status (an error when they
+   do not fit). */
+static int
+mpi_root_layout(const int *counts, int *displs, int size, char **all)
+{
+    long long total = 0;
+
+    for (int i = 0; counts != NULL && displs != NULL && i < size; i++) {
+        displs[i] = (int)total;
+        total += counts[i];
+    }
+    if (counts == NULL || displs == NULL || total >= INT32_MAX
+        || (*all = malloc((size_t)total + 1)) == NULL)
+        return cli_error(CMD, "the ranks' items do not fit in memory on "
+                              "rank 0");
+    return CLI_EXIT_OK;
+}
+
+/* On rank 0: the SIZE ranks' items (ALL, rank i's COUNTS[i] bytes at
+   DISPLS[i]) read as JSON and merged as shards named "rank i".  Returns
+   the merge's status. */
+static int
+mpi_root_merge(scan_ctx *x, const char *all, const int *counts,
+               const int *displs, int size)
+{
+    int rc = CLI_EXIT_OK;
+    json_t *docs = json_array();
+    char (*names)[32] = malloc((size_t)size * sizeof *names);
+    const char **np = malloc((size_t)size * sizeof *np);
+
+    if (docs == NULL || names == NULL || np == NULL) {
+        rc = cli_error(CMD, "out of memory");
+    } else {
+        for (int i = 0; i < size && rc == CLI_EXIT_OK; i++) {
+            json_error_t je;
+            json_t *d = json_loadb(all + displs[i], (size_t)counts[i], 0,
+                                   &je);
+            snprintf(names[i], sizeof names[i], "rank %d", i);
+            np[i] = names[i];
+            if (d == NULL)
+                rc = cli_error(CMD, "rank %d sent unreadable items: %s", i,
+                               je.text);
+            else
+                json_array_append_new(docs, d);
+        }
+        x->sharded = false;
+        if (rc == CLI_EXIT_OK)
+            rc = scan_merge_docs(x, np, (size_t)size, docs, false);
+    }
+    json_decref(docs);
+    free(names);
+    free(np);
+    return rc;
+}
+
 /* After the run (this rank's status RC): the items to rank 0, merged
    there.  Returns the status of the run: an error of any rank, else
    rank 0's merge's. */
 static int
 mpi_collect(scan_ctx *x, int rc, int rank, int size, FILE *errlog)
 {
-    int all_rc, first_bad, me, len = 0;
+    int all_rc, len = 0;
     char *text = NULL, *all = NULL;
     int *counts = NULL, *displs = NULL;
 
     MPI_Allreduce(&rc, &all_rc, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    if (all_rc != CLI_EXIT_OK) {
-        int r0 = rc;
-        MPI_Bcast(&r0, 1, MPI_INT, 0, MPI_COMM_WORLD);
-        me = rc != CLI_EXIT_OK ? rank : size;
-        MPI_Allreduce(&me, &first_bad, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-        if (r0 == CLI_EXIT_OK && first_bad > 0) {
-            /* rank 0 succeeded: it prints the first failing rank's words */
-            if (rank == first_bad) {
-                text = read_log(errlog, &len);
-                MPI_Send(&len, 1, MPI_INT, 0, 1, MPI_COMM_WORLD);
-                MPI_Send(text != NULL ? text : "", len, MPI_CHAR, 0, 2,
-                         MPI_COMM_WORLD);
-            } else if (rank == 0) {
-                MPI_Recv(&len, 1, MPI_INT, first_bad, 1, MPI_COMM_WORLD,
-                         MPI_STATUS_IGNORE);
-                text = malloc((size_t)len + 1);
-                if (text != NULL) {
-                    MPI_Recv(text, len, MPI_CHAR, first_bad, 2,
-                             MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-                    fwrite(text, 1, (size_t)len, stderr);
-                    if (len == 0)
-                        fprintf(stderr, "bf16emu %s: rank %d failed\n", CMD,
-                                first_bad);
-                } else {
-                    fprintf(stderr, "bf16emu %s: rank %d failed\n", CMD,
-                            first_bad);
-                }
-            }
-        }
-        free(text);
-        return all_rc;
-    }
+    if (all_rc != CLI_EXIT_OK)
+        return mpi_failed(all_rc, rc, rank, size, errlog);
+    /* each rank's items as text, their lengths gathered on rank 0 */
     text = scan_shard_text(x);
     rc = text != NULL && strlen(text) < INT32_MAX ? CLI_EXIT_OK
                                                   : CLI_EXIT_USAGE;
@@ -706,15 +773,9 @@ mpi_collect(scan_ctx *x, int rc, int rank, int size, FILE *errlog)
     }
     MPI_Gather(&len, 1, MPI_INT, counts, 1, MPI_INT, 0, MPI_COMM_WORLD);
     if (rank == 0) {
-        long long total = 0;
-        for (int i = 0; counts != NULL && displs != NULL && i < size; i++) {
-            displs[i] = (int)total;
-            total += counts[i];
-        }
-        if (counts == NULL || displs == NULL || total >= INT32_MAX
-            || (all = malloc((size_t)total + 1)) == NULL)
-            rc = cli_error(CMD, "the ranks' items do not fit in memory on "
-                                "rank 0");
+        int lr = mpi_root_layout(counts, displs, size, &all);
+        if (lr != CLI_EXIT_OK)
+            rc = lr;
     }
     MPI_Allreduce(MPI_IN_PLACE, &rc, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     if (rc != CLI_EXIT_OK) {
@@ -722,35 +783,11 @@ mpi_collect(scan_ctx *x, int rc, int rank, int size, FILE *errlog)
             cli_error(CMD, "out of memory");
         goto out;
     }
+    /* the texts to rank 0, which merges them */
     MPI_Gatherv(text, len, MPI_CHAR, all, counts, displs, MPI_CHAR, 0,
                 MPI_COMM_WORLD);
-    if (rank == 0) {
-        json_t *docs = json_array();
-        char (*names)[32] = malloc((size_t)size * sizeof *names);
-        const char **np = malloc((size_t)size * sizeof *np);
-        if (docs == NULL || names == NULL || np == NULL) {
-            rc = cli_error(CMD, "out of memory");
-        } else {
-            for (int i = 0; i < size && rc == CLI_EXIT_OK; i++) {
-                json_error_t je;
-                json_t *d = json_loadb(all + displs[i], (size_t)counts[i], 0,
-                                       &je);
-                snprintf(names[i], sizeof names[i], "rank %d", i);
-                np[i] = names[i];
-                if (d == NULL)
-                    rc = cli_error(CMD, "rank %d sent unreadable items: %s",
-                                   i, je.text);
-                else
-                    json_array_append_new(docs, d);
-            }
-            x->sharded = false;
-            if (rc == CLI_EXIT_OK)
-                rc = scan_merge_docs(x, np, (size_t)size, docs, false);
-        }
-        json_decref(docs);
-        free(names);
-        free(np);
-    }
+    if (rank == 0)
+        rc = mpi_root_merge(x, all, counts, displs, size);
 out:
     free(text);
     free(all);

@@ -185,26 +185,13 @@ trace_add(trace_ctx *t, const char *title, const sf_format *f, sf_round rm,
 /*----------------------------------------------------------------------------
  * The accumulation.
  *--------------------------------------------------------------------------*/
-static void
-run_accumulate(trace_ctx *t)
+/* Step 1: the first operand initialises the accumulator; returns its
+   bits. */
+static uint64_t
+acc_init(trace_ctx *t)
 {
-    uint64_t acc, z;
-    char title[64], bname[16];
-    add_trace *at = malloc(sizeof *at);
-    te_rounding *r = malloc(sizeof *r);
-    const char *last_context = NULL;
+    uint64_t acc;
 
-    if (at == NULL || r == NULL) {
-        tr_internal_error(t, "out of memory");
-        free(at);
-        free(r);
-        return;
-    }
-    memset(at, 0, sizeof *at);
-    if (t->j != NULL)
-        cli_json_array_begin(t->j, "steps");
-
-    /* step 1: the first operand initialises the accumulator */
     if (t->j != NULL) {
         cli_json_object_begin(t->j, NULL);
         cli_json_int(t->j, "step", 1);
@@ -219,6 +206,19 @@ run_accumulate(trace_ctx *t)
     } else {
         tr_value_line(t, "acc", t->acc, acc, NULL);
     }
+    return acc;
+}
+
+/* Steps 2 .. n: acc = acc + x_i in the accumulator's format and mode, each
+   traced by trace_add (AT its scratch), until a step fails.  Returns the
+   note for the final rounding when the last addition carried (else
+   NULL). */
+static const char *
+acc_steps(trace_ctx *t, uint64_t *acc, add_trace *at)
+{
+    const char *last_context = NULL;
+    char title[64], bname[16];
+    uint64_t z;
 
     for (int i = 2; i <= t->n_operands && !t->failed; i++) {
         uint64_t xb;
@@ -236,64 +236,96 @@ run_accumulate(trace_ctx *t)
                          t->acc->name, sf_round_name(t->acc_mode));
         }
         xb = operand_in(t, i, t->acc);
-        trace_add(t, title, t->acc, t->acc_mode, acc, "acc", xb, bname,
+        trace_add(t, title, t->acc, t->acc_mode, *acc, "acc", xb, bname,
                   false, &z, at);
         last_context = NULL;
         if (at->valid && at->al.carry)
             last_context = "The last addition carried out of the "
                            "significand, so its bits moved one place to the "
                            "right before this rounding.";
-        acc = z;
+        *acc = z;
         if (t->j != NULL)
             cli_json_object_end(t->j);
     }
+    return last_context;
+}
+
+/* The final rounding: the accumulator ACC converted to the output format
+   in the output mode, traced (R its scratch) with LAST_CONTEXT as the
+   note, then the summary. */
+static void
+acc_final(trace_ctx *t, uint64_t acc, const char *last_context,
+          te_rounding *r)
+{
+    te_opnd o;
+    uint64_t z;
+    xnum *x = malloc(sizeof *x);
+
+    if (x == NULL) {
+        tr_internal_error(t, "out of memory");
+        return;
+    }
+    te_decode(t->acc, acc, t->env.daz, &o);
+    te_opnd_value(&o, x);
+    t->cap.count = 0;
+    z = sf_convert(t->out, t->acc, acc, t->mode, &t->env);
+    if (took_one_event(t, &t->cap, "the final rounding")) {
+        if (t->j != NULL) {
+            cli_json_object_begin(t->j, "final");
+            cli_json_string(t->j, "from", t->acc->name);
+            cli_json_string(t->j, "to", t->out->name);
+            cli_json_string(t->j, "mode", sf_round_name(t->mode));
+            tr_json_value(t, "value", t->acc, acc);
+        } else {
+            tr_step_heading(t, "final: acc to %s (%s)", t->out->name,
+                         sf_round_name(t->mode));
+            tr_value_line(t, "acc", t->acc, acc,
+                           o.daz ? "  (subnormal, read as zero: DAZ)"
+                                 : NULL);
+        }
+        setup_rounding(t, r, "the final rounding", t->out, t->mode,
+                       &t->cap.ev, (o.k == TE_FINITE) ? x : NULL);
+        if (o.k == TE_FINITE || o.k == TE_ZERO)
+            r->context = last_context;
+        if (o.k == TE_NAN)
+            r->special_why = "the accumulator is a NaN";
+        else if (o.k == TE_INF)
+            r->special_why = "the accumulator is infinite";
+        else if (o.k == TE_ZERO)
+            r->special_why = "the accumulator is zero";
+        tr_show_rounding(t, r);
+        if (t->j != NULL)
+            cli_json_object_end(t->j);
+        tr_summary(t, t->out, z, &t->cap.ev);
+    }
+    free(x);
+}
+
+/* The accumulation: the steps (a JSON array "steps"), then the final
+   rounding unless a step failed. */
+static void
+run_accumulate(trace_ctx *t)
+{
+    uint64_t acc;
+    add_trace *at = malloc(sizeof *at);
+    te_rounding *r = malloc(sizeof *r);
+    const char *last_context;
+
+    if (at == NULL || r == NULL) {
+        tr_internal_error(t, "out of memory");
+        free(at);
+        free(r);
+        return;
+    }
+    memset(at, 0, sizeof *at);
+    if (t->j != NULL)
+        cli_json_array_begin(t->j, "steps");
+    acc = acc_init(t);
+    last_context = acc_steps(t, &acc, at);
     if (t->j != NULL)
         cli_json_array_end(t->j);
-
-    /* the final rounding */
-    if (!t->failed) {
-        te_opnd o;
-        xnum *x = malloc(sizeof *x);
-        if (x == NULL) {
-            tr_internal_error(t, "out of memory");
-        } else {
-            te_decode(t->acc, acc, t->env.daz, &o);
-            te_opnd_value(&o, x);
-            t->cap.count = 0;
-            z = sf_convert(t->out, t->acc, acc, t->mode, &t->env);
-            if (took_one_event(t, &t->cap, "the final rounding")) {
-                if (t->j != NULL) {
-                    cli_json_object_begin(t->j, "final");
-                    cli_json_string(t->j, "from", t->acc->name);
-                    cli_json_string(t->j, "to", t->out->name);
-                    cli_json_string(t->j, "mode", sf_round_name(t->mode));
-                    tr_json_value(t, "value", t->acc, acc);
-                } else {
-                    tr_step_heading(t, "final: acc to %s (%s)", t->out->name,
-                                 sf_round_name(t->mode));
-                    tr_value_line(t, "acc", t->acc, acc,
-                                   o.daz ? "  (subnormal, read as zero: DAZ)"
-                                         : NULL);
-                }
-                setup_rounding(t, r, "the final rounding", t->out, t->mode,
-                               &t->cap.ev,
-                               (o.k == TE_FINITE) ? x : NULL);
-                if (o.k == TE_FINITE || o.k == TE_ZERO)
-                    r->context = last_context;
-                if (o.k == TE_NAN)
-                    r->special_why = "the accumulator is a NaN";
-                else if (o.k == TE_INF)
-                    r->special_why = "the accumulator is infinite";
-                else if (o.k == TE_ZERO)
-                    r->special_why = "the accumulator is zero";
-                tr_show_rounding(t, r);
-                if (t->j != NULL)
-                    cli_json_object_end(t->j);
-                tr_summary(t, t->out, z, &t->cap.ev);
-            }
-            free(x);
-        }
-    }
+    if (!t->failed)
+        acc_final(t, acc, last_context, r);
     free(at);
     free(r);
 }

@@ -231,75 +231,44 @@ path_of(sf_isa isa)
     }
 }
 
-void
-bench_gemm(void)
+/* The paths forced through env.isa, with their targets (M products per
+   second on one core; 0: none). */
+static const struct
 {
-    /* the targets per path (M products per second on one core) */
-    static const struct
-    {
-        sf_isa isa;
-        double target;
-    } paths[] = {
-        {SF_ISA_SCALAR, 0}, {SF_ISA_AVX2, 300}, {SF_ISA_AVX512, 1500}};
-    size_t dim = bench_cfg.quick ? 64 : 256, m = dim, n = dim, k = dim;
-    uint16_t *a = xmalloc(m * k * 2), *b = xmalloc(k * n * 2);
-    float *fa = xmalloc(m * k * 4), *fb = xmalloc(k * n * 4),
-          *fd = xmalloc(m * n * 4);
-    uint32_t *d = xmalloc(m * n * 4), *d2 = xmalloc(m * n * 4);
-    const sf_mma_model *sm90 = sf_mma_preset_by_name("sm90");
-    gemm_ctx best, nat, dots, two;
-    bench_side sn, s2, s1;
-    double tn, t1, t2, t_scalar = 0, t_dots = 0;
-    double prods = (double)m * (double)n * (double)k;
+    sf_isa isa;
+    double target;
+} gemm_paths[] = {
+    {SF_ISA_SCALAR, 0}, {SF_ISA_AVX2, 300}, {SF_ISA_AVX512, 1500}};
+
+#define GEMM_NPATHS (sizeof gemm_paths / sizeof gemm_paths[0])
+
+/* Each path the CPU has, forced through env.isa, checked against the dot
+   products' result D2, then timed against the native float GEMM NAT
+   (alternately, so both see the same machine); a row per path, and one
+   against its target. */
+static void
+gemm_paths_vs_native(const gemm_ctx *best, gemm_ctx *nat, uint32_t *d,
+                     const uint32_t *d2, size_t dim, double prods)
+{
+    bench_side sn = {gemm_run, nat, prods, false};
+    double tn;
     char label[80];
-    uint64_t s = 11;
 
-    for (size_t i = 0; i < m * k; i++)
-        fa[i] = bf16_float(a[i] = rand_bf16(&s, 2));
-    for (size_t i = 0; i < k * n; i++)
-        fb[i] = bf16_float(b[i] = rand_bf16(&s, 2));
-
-    memset(&best, 0, sizeof best);
-    best.m = m;
-    best.n = n;
-    best.k = k;
-    best.a = a;
-    best.b = b;
-    best.d = d;
-    best.isa = SF_ISA_AUTO;
-    best.expect = path_of(SF_ISA_AUTO);
-    best.threads = 1;
-    best.model = sm90;
-    nat = best;
-    nat.fa = fa;
-    nat.fb = fb;
-    nat.fd = fd;
-    dots = best;
-    dots.dots = true;
-    dots.d = d2;
-    two = best;
-    two.threads = 2;
-    sn = (bench_side){gemm_run, &nat, prods, false};
-
-    /* the reference: one sf_mma_dot per element */
-    gemm_run(&dots, 1);
-    /* each path forced through env.isa, against the native float GEMM
-       (timed alternately, so both see the same machine) */
-    for (size_t p = 0; p < sizeof paths / sizeof paths[0]; p++) {
-        gemm_ctx x = best;
+    for (size_t p = 0; p < GEMM_NPATHS; p++) {
+        gemm_ctx x = *best;
         bench_side sx = {gemm_run, &x, prods, false};
         double tx;
-        const char *name = sf_isa_name(paths[p].isa);
-        if (!sf_isa_supported(paths[p].isa)) {
+        const char *name = sf_isa_name(gemm_paths[p].isa);
+        if (!sf_isa_supported(gemm_paths[p].isa)) {
             fprintf(stderr, "bench: this CPU lacks %s; no %s GEMM row\n", name,
                     name);
             continue;
         }
-        x.isa = (int)paths[p].isa;
-        x.expect = path_of(paths[p].isa);
+        x.isa = (int)gemm_paths[p].isa;
+        x.expect = path_of(gemm_paths[p].isa);
         x.d = d;
         gemm_run(&x, 1);
-        if (memcmp(d, d2, m * n * 4) != 0) {
+        if (memcmp(d, d2, best->m * best->n * 4) != 0) {
             fprintf(stderr,
                     "bench: the %s GEMM disagrees with the dot "
                     "products\n",
@@ -311,72 +280,95 @@ bench_gemm(void)
                  dim, name);
         bench_row(label, 1e-6 / tx, 1e-6 / tn, "Mprod/s", tx / tn, BENCH_NONE,
                   0);
-        if (paths[p].target > 0) {
+        if (gemm_paths[p].target > 0) {
             snprintf(label, sizeof label,
                      "sm90 gemm %zu^3 %s (target %g Mprod/s)", dim, name,
-                     paths[p].target);
+                     gemm_paths[p].target);
             bench_row_alone(label, 1e-6 / tx, "Mprod/s",
-                            1e-6 / tx / paths[p].target, BENCH_AT_LEAST, 1);
+                            1e-6 / tx / gemm_paths[p].target, BENCH_AT_LEAST,
+                            1);
         }
     }
-    /* the best path against the host's best FP32 GEMM */
-    gemm_vs_blas(&best, &nat, dim, prods);
-    /* data with one +-0, or one subnormal, in each 64 elements of A and
-       of B, against the clean data in the same round */
-    {
-        static const char *const what[2] = {"zero 1/64", "subn 1/64"};
-        uint16_t *da = xmalloc(m * k * 2), *db = xmalloc(k * n * 2);
-        for (int w = 0; w < 2; w++) {
-            memcpy(da, a, m * k * 2);
-            memcpy(db, b, k * n * 2);
-            for (size_t i = 0; i + 64 <= m * k; i += 64) {
-                uint64_t r = bench_next(&s);
-                uint16_t v = (uint16_t)(((r >> 8) & 1) << 15
-                                        | (w == 0 ? 0 : 1 + (r >> 16) % 0x7F));
-                da[i + r % 64] = v;
-                db[i + (r >> 32) % 64] = v;
-            }
-            for (size_t p = 0; p < sizeof paths / sizeof paths[0]; p++) {
-                gemm_ctx x = best, y;
-                bench_side sx = {gemm_run, &x, prods, false},
-                           sy = {gemm_run, &y, prods, false};
-                double tx, ty;
-                if (!sf_isa_supported(paths[p].isa))
-                    continue;
-                x.isa = (int)paths[p].isa;
-                x.expect = path_of(paths[p].isa);
-                y = x;
-                y.a = da;
-                y.b = db;
-                y.d = d2;
-                bench_pair(&sy, &sx, &ty, &tx);
-                snprintf(label, sizeof label, "sm90 gemm %zu^3 %s %s vs clean",
-                         dim, sf_isa_name(paths[p].isa), what[w]);
-                bench_row(label, 1e-6 / ty, 1e-6 / tx, "Mprod/s", ty / tx,
-                          BENCH_NONE, 0);
-            }
+}
+
+/* Data with one +-0, or one subnormal, in each 64 elements of A and of B
+   (drawn from the generator S), against the clean data of BEST in the
+   same round, per path; the special data's result goes to D2. */
+static void
+gemm_special_data(const gemm_ctx *best, uint32_t *d2, uint64_t *s,
+                  size_t dim, double prods)
+{
+    static const char *const what[2] = {"zero 1/64", "subn 1/64"};
+    size_t m = best->m, n = best->n, k = best->k;
+    uint16_t *da = xmalloc(m * k * 2), *db = xmalloc(k * n * 2);
+    char label[80];
+
+    for (int w = 0; w < 2; w++) {
+        memcpy(da, best->a, m * k * 2);
+        memcpy(db, best->b, k * n * 2);
+        for (size_t i = 0; i + 64 <= m * k; i += 64) {
+            uint64_t r = bench_next(s);
+            uint16_t v = (uint16_t)(((r >> 8) & 1) << 15
+                                    | (w == 0 ? 0 : 1 + (r >> 16) % 0x7F));
+            da[i + r % 64] = v;
+            db[i + (r >> 32) % 64] = v;
         }
-        free(da);
-        free(db);
+        for (size_t p = 0; p < GEMM_NPATHS; p++) {
+            gemm_ctx x = *best, y;
+            bench_side sx = {gemm_run, &x, prods, false},
+                       sy = {gemm_run, &y, prods, false};
+            double tx, ty;
+            if (!sf_isa_supported(gemm_paths[p].isa))
+                continue;
+            x.isa = (int)gemm_paths[p].isa;
+            x.expect = path_of(gemm_paths[p].isa);
+            y = x;
+            y.a = da;
+            y.b = db;
+            y.d = d2;
+            bench_pair(&sy, &sx, &ty, &tx);
+            snprintf(label, sizeof label, "sm90 gemm %zu^3 %s %s vs clean",
+                     dim, sf_isa_name(gemm_paths[p].isa), what[w]);
+            bench_row(label, 1e-6 / ty, 1e-6 / tx, "Mprod/s", ty / tx,
+                      BENCH_NONE, 0);
+        }
     }
-    /* the portable path against one dot product per element (the former
-       scalar path): speed-up = dots time / scalar time */
-    {
-        gemm_ctx x = best;
-        bench_side sx = {gemm_run, &x, prods, false},
-                   sd = {gemm_run, &dots, prods, false};
-        x.isa = SF_ISA_SCALAR;
-        x.expect = SF_MMA_PATH_SCALAR;
-        bench_pair(&sx, &sd, &t_scalar, &t_dots);
-        snprintf(label, sizeof label,
-                 "sm90 gemm %zu^3 scalar vs dots (speed-up)", dim);
-        bench_row(label, 1e-6 / t_scalar, 1e-6 / t_dots, "Mprod/s",
-                  t_dots / t_scalar, BENCH_AT_LEAST, 3);
-    }
+    free(da);
+    free(db);
+}
+
+/* The portable path against one dot product per element DOTS (the former
+   scalar path): speed-up = dots time / scalar time. */
+static void
+gemm_scalar_vs_dots(const gemm_ctx *best, gemm_ctx *dots, size_t dim,
+                    double prods)
+{
+    gemm_ctx x = *best;
+    bench_side sx = {gemm_run, &x, prods, false},
+               sd = {gemm_run, dots, prods, false};
+    double t_scalar = 0, t_dots = 0;
+    char label[80];
+
+    x.isa = SF_ISA_SCALAR;
+    x.expect = SF_MMA_PATH_SCALAR;
+    bench_pair(&sx, &sd, &t_scalar, &t_dots);
+    snprintf(label, sizeof label, "sm90 gemm %zu^3 scalar vs dots (speed-up)",
+             dim);
+    bench_row(label, 1e-6 / t_scalar, 1e-6 / t_dots, "Mprod/s",
+              t_dots / t_scalar, BENCH_AT_LEAST, 3);
+}
+
+/* Speed-up of two threads TWO over one BEST: baseline time / emulated
+   time (with OpenMP only). */
+static void
+gemm_threads(gemm_ctx *best, gemm_ctx *two, size_t dim, double prods)
+{
 #ifdef _OPENMP
-    /* speed-up of two threads over one: baseline time / emulated time */
-    s2 = (bench_side){gemm_run, &two, prods, true};
-    s1 = (bench_side){gemm_run, &best, prods, true};
+    bench_side s2 = {gemm_run, two, prods, true},
+               s1 = {gemm_run, best, prods, true};
+    double t1, t2;
+    char label[80];
+
     bench_pair(&s2, &s1, &t2, &t1);
     snprintf(label, sizeof label,
              "sm90 gemm %zu^3 %s 2 threads vs 1 (speed-up)", dim,
@@ -384,13 +376,62 @@ bench_gemm(void)
     bench_row(label, 1e-6 / t2, 1e-6 / t1, "Mprod/s", t1 / t2, BENCH_AT_LEAST,
               1.8);
 #else
-    (void)s2;
-    (void)s1;
-    (void)t1;
-    (void)t2;
+    (void)best;
     (void)two;
+    (void)dim;
+    (void)prods;
     fprintf(stderr, "bench: built without OpenMP; no thread scaling row\n");
 #endif
+}
+
+void
+bench_gemm(void)
+{
+    size_t dim = bench_cfg.quick ? 64 : 256, m = dim, n = dim, k = dim;
+    uint16_t *a = xmalloc(m * k * 2), *b = xmalloc(k * n * 2);
+    float *fa = xmalloc(m * k * 4), *fb = xmalloc(k * n * 4),
+          *fd = xmalloc(m * n * 4);
+    uint32_t *d = xmalloc(m * n * 4), *d2 = xmalloc(m * n * 4);
+    gemm_ctx best, nat, dots, two;
+    double prods = (double)m * (double)n * (double)k;
+    uint64_t s = 11;
+
+    for (size_t i = 0; i < m * k; i++)
+        fa[i] = bf16_float(a[i] = rand_bf16(&s, 2));
+    for (size_t i = 0; i < k * n; i++)
+        fb[i] = bf16_float(b[i] = rand_bf16(&s, 2));
+
+    /* the emulated GEMM (env.isa automatic), the same values as floats,
+       one dot product per element, and two threads */
+    memset(&best, 0, sizeof best);
+    best.m = m;
+    best.n = n;
+    best.k = k;
+    best.a = a;
+    best.b = b;
+    best.d = d;
+    best.isa = SF_ISA_AUTO;
+    best.expect = path_of(SF_ISA_AUTO);
+    best.threads = 1;
+    best.model = sf_mma_preset_by_name("sm90");
+    nat = best;
+    nat.fa = fa;
+    nat.fb = fb;
+    nat.fd = fd;
+    dots = best;
+    dots.dots = true;
+    dots.d = d2;
+    two = best;
+    two.threads = 2;
+
+    /* the reference: one sf_mma_dot per element */
+    gemm_run(&dots, 1);
+    gemm_paths_vs_native(&best, &nat, d, d2, dim, prods);
+    /* the best path against the host's best FP32 GEMM */
+    gemm_vs_blas(&best, &nat, dim, prods);
+    gemm_special_data(&best, d2, &s, dim, prods);
+    gemm_scalar_vs_dots(&best, &dots, dim, prods);
+    gemm_threads(&best, &two, dim, prods);
     free(a);
     free(b);
     free(fa);

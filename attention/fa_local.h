@@ -32,6 +32,36 @@ const fa_kernel *fa_kernel_sdpa_at(size_t i);
 /* Backward row tile of fp32 and paper-eq4 when none is given. */
 #define FA_BWD_ROWS_DEFAULT 64
 
+/* The bwd_* fields of a description as designated initializers: keys,
+   delta, P, dP, dS, operand, dQ, dK and dV, out.  The presets below are
+   the one source of the built-in descriptions' values and of
+   fa_kernel_bwd_preset's (bwd chain, fa2, repo, efficient, cudnn; math
+   and flex, whose engines do not read them, take chain's). */
+#define FA_BWD_FIELDS(keys, delta, p, dp, ds, operand, dq, dkv, out)         \
+    .bwd_keys = (keys), .bwd_delta = (delta), .bwd_p = (p), .bwd_dp = (dp), \
+    .bwd_ds = (ds), .bwd_operand = (operand), .bwd_dq = (dq),                \
+    .bwd_dkv = (dkv), .bwd_out = (out)
+#define FA_BWD_PRESET_CHAIN                                                  \
+    FA_BWD_FIELDS(FA_BKEYS_VISIBLE, FA_BDELTA_MMA, FA_BP_SUB, FA_FMT_F32,     \
+                  FA_BDS_P_DP, FA_FMT_F32, FA_BDQ_CHAIN, FA_BDKV_CHAIN,       \
+                  FA_FMT_F32)
+#define FA_BWD_PRESET_FA2                                                    \
+    FA_BWD_FIELDS(FA_BKEYS_M_BLOCK, FA_BDELTA_DOT_DO_O, FA_BP_SCALE_LOG2,     \
+                  FA_FMT_F32, FA_BDS_P_DP, FA_FMT_IN, FA_BDQ_BUFFERS,         \
+                  FA_BDKV_MMA, FA_FMT_IN)
+#define FA_BWD_PRESET_REPO                                                   \
+    FA_BWD_FIELDS(FA_BKEYS_ALL, FA_BDELTA_BF16_SUM, FA_BP_BF16_OPS,           \
+                  FA_FMT_BF16, FA_BDS_BF16_OPS, FA_FMT_BF16, FA_BDQ_BF16_ADD, \
+                  FA_BDKV_BF16_ADD, FA_FMT_BF16)
+#define FA_BWD_PRESET_EFFICIENT                                              \
+    FA_BWD_FIELDS(FA_BKEYS_ALL, FA_BDELTA_EFFICIENT, FA_BP_EXPF_IN,           \
+                  FA_FMT_F32, FA_BDS_DP_P_SCALE, FA_FMT_IN, FA_BDQ_THROUGH,   \
+                  FA_BDKV_MMA, FA_FMT_IN)
+#define FA_BWD_PRESET_CUDNN                                                  \
+    FA_BWD_FIELDS(FA_BKEYS_M_BLOCK, FA_BDELTA_CUDNN, FA_BP_LOG2E_FMA,         \
+                  FA_FMT_F32, FA_BDS_P_DP_SCALE, FA_FMT_IN, FA_BDQ_REVERSE,   \
+                  FA_BDKV_MMA, FA_FMT_IN)
+
 /*----------------------------------------------------------------------------
  * The plan: a configuration checked and resolved (tiles, models, the fix's
  * parameters in the units and format of the policy's scores).

@@ -91,16 +91,7 @@ static const fa_kernel kernels[] = {
         .combine_log = FA_KLOG_CUDA,
         .bwd = FA_BWD_FA2,
         .bwd_reverse_q = true,
-        /* the tiled backward's fields (fa_kernel_bwd_preset) */
-        .bwd_keys = FA_BKEYS_M_BLOCK,
-        .bwd_delta = FA_BDELTA_DOT_DO_O,
-        .bwd_p = FA_BP_SCALE_LOG2,
-        .bwd_dp = FA_FMT_F32,
-        .bwd_ds = FA_BDS_P_DP,
-        .bwd_operand = FA_FMT_IN,
-        .bwd_dq = FA_BDQ_BUFFERS,
-        .bwd_dkv = FA_BDKV_MMA,
-        .bwd_out = FA_FMT_IN,
+        FA_BWD_PRESET_FA2,
         .dq_buffers = FA_DQB_SMS,
         .exp_model = FA_KEXP_EX2_SM90,
         .gqa_dkv = FA_GQA_IN_SUM,
@@ -155,16 +146,7 @@ static const fa_kernel kernels[] = {
         .combine_log = FA_KLOG_CR,
         .bwd = FA_BWD_CHAIN,
         .bwd_reverse_q = false,
-        /* the tiled backward's fields (fa_kernel_bwd_preset) */
-        .bwd_keys = FA_BKEYS_VISIBLE,
-        .bwd_delta = FA_BDELTA_MMA,
-        .bwd_p = FA_BP_SUB,
-        .bwd_dp = FA_FMT_F32,
-        .bwd_ds = FA_BDS_P_DP,
-        .bwd_operand = FA_FMT_F32,
-        .bwd_dq = FA_BDQ_CHAIN,
-        .bwd_dkv = FA_BDKV_CHAIN,
-        .bwd_out = FA_FMT_F32,
+        FA_BWD_PRESET_CHAIN,
         .exp_model = FA_KEXP_CR,
     },
     /* repo: the released PyTorch re-implementation (paper-notes section
@@ -218,16 +200,7 @@ static const fa_kernel kernels[] = {
         .combine_log = FA_KLOG_CR,
         .bwd = FA_BWD_REPO,
         .bwd_reverse_q = false,
-        /* the tiled backward's fields (fa_kernel_bwd_preset) */
-        .bwd_keys = FA_BKEYS_ALL,
-        .bwd_delta = FA_BDELTA_BF16_SUM,
-        .bwd_p = FA_BP_BF16_OPS,
-        .bwd_dp = FA_FMT_BF16,
-        .bwd_ds = FA_BDS_BF16_OPS,
-        .bwd_operand = FA_FMT_BF16,
-        .bwd_dq = FA_BDQ_BF16_ADD,
-        .bwd_dkv = FA_BDKV_BF16_ADD,
-        .bwd_out = FA_FMT_BF16,
+        FA_BWD_PRESET_REPO,
         .exp_model = FA_KEXP_CR,
     },
     /* fp32: everything FP32 (the paper's hp), untiled forward. */
@@ -277,16 +250,7 @@ static const fa_kernel kernels[] = {
         .combine_log = FA_KLOG_CR,
         .bwd = FA_BWD_CHAIN,
         .bwd_reverse_q = false,
-        /* the tiled backward's fields (fa_kernel_bwd_preset) */
-        .bwd_keys = FA_BKEYS_VISIBLE,
-        .bwd_delta = FA_BDELTA_MMA,
-        .bwd_p = FA_BP_SUB,
-        .bwd_dp = FA_FMT_F32,
-        .bwd_ds = FA_BDS_P_DP,
-        .bwd_operand = FA_FMT_F32,
-        .bwd_dq = FA_BDQ_CHAIN,
-        .bwd_dkv = FA_BDKV_CHAIN,
-        .bwd_out = FA_FMT_F32,
+        FA_BWD_PRESET_CHAIN,
         .exp_model = FA_KEXP_CR,
     },
 };
@@ -484,42 +448,15 @@ span_order_ok(const fa_kernel *k)
     return true;
 }
 
-/* The bwd_* presets, by fa_bwd_scheme: keys, delta, P, dP, dS, operand,
-   dQ, dK and dV, out (math and flex: chain's, unused). */
-static const struct
-{
-    fa_bwd_keys keys;
-    fa_bwd_delta delta;
-    fa_bwd_p p;
-    fa_fmt dp;
-    fa_bwd_ds ds;
-    fa_fmt operand;
-    fa_bwd_dq dq;
-    fa_bwd_dkv dkv;
-    fa_fmt out;
-} bwd_presets[] = {
-    /* chain */
-    {FA_BKEYS_VISIBLE, FA_BDELTA_MMA, FA_BP_SUB, FA_FMT_F32, FA_BDS_P_DP,
-     FA_FMT_F32, FA_BDQ_CHAIN, FA_BDKV_CHAIN, FA_FMT_F32},
-    /* fa2 */
-    {FA_BKEYS_M_BLOCK, FA_BDELTA_DOT_DO_O, FA_BP_SCALE_LOG2, FA_FMT_F32,
-     FA_BDS_P_DP, FA_FMT_IN, FA_BDQ_BUFFERS, FA_BDKV_MMA, FA_FMT_IN},
-    /* repo */
-    {FA_BKEYS_ALL, FA_BDELTA_BF16_SUM, FA_BP_BF16_OPS, FA_FMT_BF16,
-     FA_BDS_BF16_OPS, FA_FMT_BF16, FA_BDQ_BF16_ADD, FA_BDKV_BF16_ADD,
-     FA_FMT_BF16},
-    /* efficient */
-    {FA_BKEYS_ALL, FA_BDELTA_EFFICIENT, FA_BP_EXPF_IN, FA_FMT_F32,
-     FA_BDS_DP_P_SCALE, FA_FMT_IN, FA_BDQ_THROUGH, FA_BDKV_MMA, FA_FMT_IN},
-    /* math (its own engine) */
-    {FA_BKEYS_VISIBLE, FA_BDELTA_MMA, FA_BP_SUB, FA_FMT_F32, FA_BDS_P_DP,
-     FA_FMT_F32, FA_BDQ_CHAIN, FA_BDKV_CHAIN, FA_FMT_F32},
-    /* cudnn */
-    {FA_BKEYS_M_BLOCK, FA_BDELTA_CUDNN, FA_BP_LOG2E_FMA, FA_FMT_F32,
-     FA_BDS_P_DP_SCALE, FA_FMT_IN, FA_BDQ_REVERSE, FA_BDKV_MMA, FA_FMT_IN},
-    /* flex (its own engine) */
-    {FA_BKEYS_VISIBLE, FA_BDELTA_MMA, FA_BP_SUB, FA_FMT_F32, FA_BDS_P_DP,
-     FA_FMT_F32, FA_BDQ_CHAIN, FA_BDKV_CHAIN, FA_FMT_F32},
+/* The bwd_* presets, by fa_bwd_scheme (fa_local.h's FA_BWD_PRESET_*). */
+static const fa_kernel bwd_presets[] = {
+    [FA_BWD_CHAIN] = {FA_BWD_PRESET_CHAIN},
+    [FA_BWD_FA2] = {FA_BWD_PRESET_FA2},
+    [FA_BWD_REPO] = {FA_BWD_PRESET_REPO},
+    [FA_BWD_EFFICIENT] = {FA_BWD_PRESET_EFFICIENT},
+    [FA_BWD_MATH] = {FA_BWD_PRESET_CHAIN},
+    [FA_BWD_CUDNN] = {FA_BWD_PRESET_CUDNN},
+    [FA_BWD_FLEX] = {FA_BWD_PRESET_CHAIN},
 };
 
 void
@@ -529,15 +466,15 @@ fa_kernel_bwd_preset(fa_kernel *k)
 
     if (i >= sizeof bwd_presets / sizeof bwd_presets[0])
         i = FA_BWD_CHAIN;
-    k->bwd_keys = bwd_presets[i].keys;
-    k->bwd_delta = bwd_presets[i].delta;
-    k->bwd_p = bwd_presets[i].p;
-    k->bwd_dp = bwd_presets[i].dp;
-    k->bwd_ds = bwd_presets[i].ds;
-    k->bwd_operand = bwd_presets[i].operand;
-    k->bwd_dq = bwd_presets[i].dq;
-    k->bwd_dkv = bwd_presets[i].dkv;
-    k->bwd_out = bwd_presets[i].out;
+    k->bwd_keys = bwd_presets[i].bwd_keys;
+    k->bwd_delta = bwd_presets[i].bwd_delta;
+    k->bwd_p = bwd_presets[i].bwd_p;
+    k->bwd_dp = bwd_presets[i].bwd_dp;
+    k->bwd_ds = bwd_presets[i].bwd_ds;
+    k->bwd_operand = bwd_presets[i].bwd_operand;
+    k->bwd_dq = bwd_presets[i].bwd_dq;
+    k->bwd_dkv = bwd_presets[i].bwd_dkv;
+    k->bwd_out = bwd_presets[i].bwd_out;
 }
 
 bool

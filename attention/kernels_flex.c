@@ -50,16 +50,7 @@
     .combine_log = FA_KLOG_CR,                                               \
     .bwd = FA_BWD_FLEX,                                                      \
     .bwd_reverse_q = false,                                                  \
-    /* unused by its own engine: the chain preset */                         \
-    .bwd_keys = FA_BKEYS_VISIBLE,                                            \
-    .bwd_delta = FA_BDELTA_MMA,                                              \
-    .bwd_p = FA_BP_SUB,                                                      \
-    .bwd_dp = FA_FMT_F32,                                                    \
-    .bwd_ds = FA_BDS_P_DP,                                                   \
-    .bwd_operand = FA_FMT_F32,                                               \
-    .bwd_dq = FA_BDQ_CHAIN,                                                  \
-    .bwd_dkv = FA_BDKV_CHAIN,                                                \
-    .bwd_out = FA_FMT_F32,                                                   \
+    FA_BWD_PRESET_CHAIN,                                                     \
     .exp_model = FA_KEXP_EX2_SM90_FTZ,                                       \
     .gqa_dkv = FA_GQA_CHAIN,                                                 \
     .bias_add = FA_BIAS_LOG2,                                                \

@@ -348,108 +348,140 @@ block_scores(fwd_run *r, size_t i0, size_t nr)
     }
 }
 
+/* The product Q K^T of rows I0 .. I0 + NR - 1 into the scores, whole rows
+   at once (R->tcol < 0); a column-at-a-time run (tile traces) forms each
+   score in scores_row instead. */
 static void
-fwd_scores(fwd_run *r, size_t i0, size_t nr)
+scores_product(fwd_run *r, size_t i0, size_t nr)
 {
     const fa_plan *pl = r->pl;
     uint32_t *s = r->w->s;
-    uint32_t mv = fa_mask_bits(pl->k.mask);
 
     if (pl->k.score_prescale)
         /* Q's rows times RN32(sqrt(scale)) in FP32 (K^T's per head) */
         for (size_t x = 0; x < nr * pl->d; x++)
             r->w->qs[x] = fa_mul(fa_in_wide(pl->in_fmt, r->q[i0 * pl->d + x]),
                                  pl->sqrt_scale, r->env);
-    if (r->tcol < 0 && pl->k.score_prescale && pl->gemv_s.lanes != 0)
+    if (r->tcol >= 0)
+        return;
+    if (pl->k.score_prescale && pl->gemv_s.lanes != 0)
         /* decode: cuBLAS's gemv over d, one score per key */
         for (size_t j = 0; j < pl->nk && nr == 1; j++)
-            s[j] = gemv_dot(pl, &pl->gemv_s, r->w->qs, 1, r->w->kts + j,
-                            NULL, (ptrdiff_t)pl->nk, pl->d, r->env);
-    else if (r->tcol < 0 && pl->k.score_prescale)
+            s[j] = gemv_dot(pl, &pl->gemv_s, r->w->qs, 1, r->w->kts + j, NULL,
+                            (ptrdiff_t)pl->nk, pl->d, r->env);
+    else if (pl->k.score_prescale)
         sf_mma_gemm(pl->mqk, nr, pl->nk, pl->d, &sf_format_f32, r->w->qs,
                     &sf_format_f32, r->w->kts, NULL, s, SF_MMA_PATH_AUTO,
                     r->env);
-    else if (r->tcol < 0 && r->blocks != NULL)
+    else if (r->blocks != NULL)
         /* block_sparse: the scores of the listed blocks only (the others
            are never visited), K^T block by block */
         block_scores(r, i0, nr);
-    else if (r->tcol < 0 && !r->kt_lazy)
+    else if (!r->kt_lazy)
         sf_mma_gemm(pl->mqk, nr, pl->nk, pl->d, pl->in, r->q + i0 * pl->d,
                     pl->in, r->w->kt, NULL, s, SF_MMA_PATH_AUTO, r->env);
-    else if (r->tcol < 0 && r->kt_lazy && nr == 1
+    else if (nr == 1
              && sf_mma_gemm_nt_direct(pl->mqk, 1, pl->in, pl->in,
                                       SF_MMA_PATH_AUTO, r->env))
         /* one row: K's rows read as they are, no K^T */
         sf_mma_gemm_nt(pl->mqk, 1, pl->nk, pl->d, pl->in, r->q + i0 * pl->d,
                        pl->in, r->k, NULL, s, SF_MMA_PATH_AUTO, r->env);
-    else if (r->tcol < 0 && r->kt_lazy && nr > 1
-             && pl->nk * pl->d * 2 <= FWD_KT_WHOLE) {
+    else if (nr > 1 && pl->nk * pl->d * 2 <= FWD_KT_WHOLE) {
         /* short queries, K^T small: built whole and one product for the
            chunk's rows, straight into S (the rows of Q are decoded once,
            not once per block) */
         fwd_transpose(pl, r->k, r->w->kt, pl->nk, 0, pl->nk);
         sf_mma_gemm(pl->mqk, nr, pl->nk, pl->d, pl->in, r->q + i0 * pl->d,
                     pl->in, r->w->kt, NULL, s, SF_MMA_PATH_AUTO, r->env);
-    } else if (r->tcol < 0 && r->kt_lazy)
+    } else
         block_scores(r, i0, nr);
-    for (size_t ri = 0; ri < nr; ri++) {
-        size_t i = i0 + ri, nv = fa_visible(pl, i);
-        uint32_t *srow = s + ri * pl->nk;
-        if (r->tcol < 0 && pl->k.score_log2 && pl->mask == NULL
-            && !pl->softcap && r->env->events == NULL) {
-            /* flex without a score or mask modification: t = RN(S scale)
-               tile by tile through the array product (the same bits and
-               flags as fa_bias_score's), then t + (+0): -0 becomes +0, a
-               NaN goes through the addition */
-            for (size_t c0 = 0; c0 < pl->nk; c0 += pl->bc) {
-                size_t n = pl->nk - c0 < pl->bc ? pl->nk - c0 : pl->bc;
-                size_t nvis = nv <= c0 ? 0 : nv - c0 < n ? nv - c0 : n;
-                if (r->blocks != NULL && !r->w->visit[c0 / pl->bc])
-                    nvis = 0;
-                if (nvis > 0)
-                    sf_f32_mul_array((const sf_f32 *)(srow + c0),
-                                     (const sf_f32 *)r->w->scalev,
-                                     (sf_f32 *)(srow + c0), nvis, SF_RNE,
-                                     r->env);
-                for (size_t j = c0; j < c0 + nvis; j++)
-                    if (srow[j] == FA_F32_SIGN)
-                        srow[j] = FA_F32_ZERO;
-                    else if (fa_is_nan(srow[j]))
-                        srow[j] = fa_add(srow[j], FA_F32_ZERO, r->env);
-                for (size_t j = c0 + nvis; j < c0 + n; j++)
-                    srow[j] = mv;
-            }
-            if (writing(r) && r->cap != NULL && r->cap->s != NULL)
-                memcpy(r->cap->s + (r->head * pl->nq + i) * pl->nk, srow,
-                       pl->nk * sizeof *srow);
+}
+
+/* flex without a score or mask modification, no events: t = RN(S scale)
+   tile by tile through the array product (the same bits and flags as
+   fa_bias_score's), then t + (+0): -0 becomes +0 and a NaN goes through
+   the addition (a second pass, only when the row holds one); the first
+   NV keys are visible, the rest take the mask's value. */
+static void
+scores_row_scaled(fwd_run *r, uint32_t *srow, size_t nv)
+{
+    const fa_plan *pl = r->pl;
+    uint32_t mv = fa_mask_bits(pl->k.mask);
+
+    for (size_t c0 = 0; c0 < pl->nk; c0 += pl->bc) {
+        size_t n = pl->nk - c0 < pl->bc ? pl->nk - c0 : pl->bc;
+        size_t nvis = nv <= c0 ? 0 : nv - c0 < n ? nv - c0 : n;
+        uint32_t nan = 0;
+        if (r->blocks != NULL && !r->w->visit[c0 / pl->bc])
+            nvis = 0;
+        if (nvis > 0)
+            sf_f32_mul_array((const sf_f32 *)(srow + c0),
+                             (const sf_f32 *)r->w->scalev,
+                             (sf_f32 *)(srow + c0), nvis, SF_RNE, r->env);
+        for (size_t j = c0; j < c0 + nvis; j++) {
+            uint32_t t = srow[j];
+            nan |= (uint32_t)((t & ~FA_F32_SIGN) > FA_F32_INF);
+            srow[j] = t == FA_F32_SIGN ? FA_F32_ZERO : t;
+        }
+        for (size_t j = c0; nan && j < c0 + nvis; j++)
+            if (fa_is_nan(srow[j]))
+                srow[j] = fa_add(srow[j], FA_F32_ZERO, r->env);
+        for (size_t j = c0 + nvis; j < c0 + n; j++)
+            srow[j] = mv;
+    }
+}
+
+/* Row I's scores one by one (the general path): the product where it was
+   not formed whole, then the scale, soft-capping, the mask or bias. */
+static void
+scores_row(fwd_run *r, size_t ri, size_t i, uint32_t *srow, size_t nv)
+{
+    const fa_plan *pl = r->pl;
+    uint32_t mv = fa_mask_bits(pl->k.mask);
+
+    for (size_t j = 0; j < pl->nk; j++) {
+        if (j >= nv || (r->blocks != NULL && !r->w->visit[j / pl->bc])) {
+            srow[j] = mv;
             continue;
         }
-        for (size_t j = 0; j < pl->nk; j++) {
-            if (j >= nv || (r->blocks != NULL && !r->w->visit[j / pl->bc])) {
-                srow[j] = mv;
-                continue;
-            }
-            if (r->tcol >= 0 && pl->k.score_prescale
-                && pl->gemv_s.lanes != 0)
-                srow[j] = gemv_dot(pl, &pl->gemv_s, r->w->qs + ri * pl->d, 1,
-                                   r->w->kts + j, NULL, (ptrdiff_t)pl->nk,
-                                   pl->d, r->env);
-            else if (r->tcol >= 0 && pl->k.score_prescale)
-                srow[j] = (uint32_t)sf_mma_dot(
-                    pl->mqk, &sf_format_f32, r->w->qs + ri * pl->d, 1,
-                    &sf_format_f32, r->w->kts + j, (ptrdiff_t)pl->nk, pl->d,
-                    0, r->env);
-            else if (r->tcol >= 0)
-                srow[j] = (uint32_t)sf_mma_dot(
-                    pl->mqk, pl->in, r->q + i * pl->d, 1, pl->in,
-                    r->k + j * pl->d, 1, pl->d, 0, r->env);
-            srow[j] = score_of(pl, srow[j], r->env);
-            if (pl->mask != NULL)
-                srow[j] = fa_bias_score(pl, srow[j],
-                                        fa_mask_at(pl, r->head, i, j), r->env);
-            else if (pl->k.score_log2)
-                srow[j] = fa_bias_score(pl, srow[j], FA_F32_ZERO, r->env);
-        }
+        if (r->tcol >= 0 && pl->k.score_prescale && pl->gemv_s.lanes != 0)
+            srow[j] = gemv_dot(pl, &pl->gemv_s, r->w->qs + ri * pl->d, 1,
+                               r->w->kts + j, NULL, (ptrdiff_t)pl->nk, pl->d,
+                               r->env);
+        else if (r->tcol >= 0 && pl->k.score_prescale)
+            srow[j] = (uint32_t)sf_mma_dot(
+                pl->mqk, &sf_format_f32, r->w->qs + ri * pl->d, 1,
+                &sf_format_f32, r->w->kts + j, (ptrdiff_t)pl->nk, pl->d, 0,
+                r->env);
+        else if (r->tcol >= 0)
+            srow[j] = (uint32_t)sf_mma_dot(pl->mqk, pl->in, r->q + i * pl->d,
+                                           1, pl->in, r->k + j * pl->d, 1,
+                                           pl->d, 0, r->env);
+        srow[j] = score_of(pl, srow[j], r->env);
+        if (pl->mask != NULL)
+            srow[j] = fa_bias_score(pl, srow[j], fa_mask_at(pl, r->head, i, j),
+                                    r->env);
+        else if (pl->k.score_log2)
+            srow[j] = fa_bias_score(pl, srow[j], FA_F32_ZERO, r->env);
+    }
+}
+
+/* The scores of rows I0 .. I0 + NR - 1 (their S, as the kernel's exp
+   reads it), captured when asked. */
+static void
+fwd_scores(fwd_run *r, size_t i0, size_t nr)
+{
+    const fa_plan *pl = r->pl;
+
+    scores_product(r, i0, nr);
+    for (size_t ri = 0; ri < nr; ri++) {
+        size_t i = i0 + ri, nv = fa_visible(pl, i);
+        uint32_t *srow = r->w->s + ri * pl->nk;
+        if (r->tcol < 0 && pl->k.score_log2 && pl->mask == NULL && !pl->softcap
+            && r->env->events == NULL)
+            scores_row_scaled(r, srow, nv);
+        else
+            scores_row(r, ri, i, srow, nv);
         if (writing(r) && r->cap != NULL && r->cap->s != NULL)
             memcpy(r->cap->s + (r->head * pl->nq + i) * pl->nk, srow,
                    pl->nk * sizeof *srow);

@@ -3,8 +3,8 @@
    AVX-512) as on the portable one: every policy, random and adversarial
    inputs (exact ties of the row max, an attention sink, infinities and
    NaNs), causal with Nq != Nk, split-KV, decode steps (Nk ragged,
-   specials, FP16), FP16 inputs, ragged tiles; the portable forward with
-   an event sink as without one */
+   specials, FP16), FP16 inputs, ragged tiles, the flex description; the
+   portable forward with an event sink as without one */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -39,6 +39,7 @@ enum
     BWD = 1,    /* the backward too (BF16 inputs only) */
     CAUSAL = 2, /* causal, bottom-right aligned */
     F16 = 4,    /* FP16 inputs */
+    FLEX = 8,   /* the flex description in place of the policy's */
     BC = BWD | CAUSAL,
     FC = F16 | CAUSAL
 };
@@ -50,7 +51,7 @@ typedef struct
     fa_shape shape;
     size_t splits; /* 0: none */
     gen_kind gen;
-    unsigned opt; /* BWD, CAUSAL, F16 */
+    unsigned opt; /* BWD, CAUSAL, F16, FLEX */
 } isa_case;
 
 /* Element I of a BF16 or FP16 (F16) input from the double X. */
@@ -209,6 +210,16 @@ static const isa_case cases[] = {
     {"fp32-random", FA_POLICY_FP32, {1, 1, 70, 130, 32}, 0, GEN_RANDOM, BC},
     {"eq4-ties", FA_POLICY_PAPER_EQ4, {1, 1, 64, 100, 32}, 0, GEN_TIES, BWD},
     {"repo-sink", FA_POLICY_REPO, {1, 1, 60, 120, 32}, 0, GEN_SINK, BC},
+    /* flex: without events a row's scores are scaled through the array
+       product, -0 and NaN mended after it; with events one at a time
+       (Inf and NaN scores, ties, causal, FP16, decode) */
+    {"flex-special", FA_POLICY_FA2, {1, 1, 70, 300, 64}, 0, GEN_SPECIAL,
+     FLEX | BWD},
+    {"flex-ties-c", FA_POLICY_FA2, {1, 2, 130, 260, 64}, 0, GEN_TIES,
+     FLEX | BC},
+    {"flex-f16", FA_POLICY_FA2, {1, 1, 100, 200, 128}, 0, GEN_RANGE,
+     FLEX | F16},
+    {"flex-dec-sp", FA_POLICY_FA2, {1, 2, 1, 333, 64}, 0, GEN_SPECIAL, FLEX},
 };
 
 /* An event sink that counts the events. */
@@ -228,12 +239,16 @@ START_TEST(test_paths)
     isa_out ref, got;
     size_t bad = 0, paths = 0;
 
+    if (c->opt & FLEX)
+        cfg.kernel = fa_kernel_by_name("flex");
+    ck_assert_msg(cfg.kernel != NULL, "%s: no kernel", c->name);
     cfg.shape = c->shape;
     cfg.causal = (c->opt & CAUSAL) != 0;
     cfg.splits = c->splits;
     if (c->opt & F16)
         cfg.input = &sf_format_f16;
-    if (c->gen == GEN_TIES && c->policy == FA_POLICY_FA2 && !(c->opt & F16))
+    if (c->gen == GEN_TIES && c->policy == FA_POLICY_FA2
+        && !(c->opt & (F16 | FLEX)))
         cfg.fix = fa_fix_default(FA_FIX_BETA);
     ck_assert_msg(fa_config_check(&cfg) == NULL, "%s: %s", c->name,
                   fa_config_check(&cfg));

@@ -432,14 +432,35 @@ dims_product(const json_t *a)
     return p;
 }
 
-/* flex_decoding's persistent merge kernels among the forward's */
+/* flex_decoding's persistent merge kernels among the forward's: M and
+   L's (a name holding "per_fused_flex_attention_mul") and O's (the last
+   other); where no name says which (a graph that returns no LSE) and
+   there are two, the first launched is M and L's (more: not recorded);
+   and whether the forward ran FlexAttention's Triton template at all */
 static int
 f_kernels_forward(const char *path, const json_t *fwd, dump_manifest *m,
                   tensor_error *err)
 {
-    size_t i;
+    size_t i, merges = 0;
+    bool named = false, template = false;
     json_t *e;
 
+    json_array_foreach(fwd, i, e)
+    {
+        const char *name = json_string_value(json_object_get(e, "name"));
+        if (name != NULL && strstr(name, "tem_fused_flex_attention") != NULL)
+            template = true;
+        if (name != NULL
+            && strstr(name, "per_fused_flex_attention_mul") != NULL)
+            named = true;
+        if (name != NULL && strstr(name, "per_fused_flex_attention") != NULL
+            && strstr(name, "backward") == NULL)
+            merges++;
+    }
+    m->flex.forward_unfused = json_array_size(fwd) > 0 && !template;
+    if (!named && merges > 2)
+        return TENSOR_OK; /* which is which is not known: not recorded */
+    merges = 0;
     json_array_foreach(fwd, i, e)
     {
         const char *name = json_string_value(json_object_get(e, "name"));
@@ -448,7 +469,12 @@ f_kernels_forward(const char *path, const json_t *fwd, dump_manifest *m,
         if (name == NULL || strstr(name, "per_fused_flex_attention") == NULL
             || strstr(name, "backward") != NULL)
             continue;
-        which = strstr(name, "per_fused_flex_attention_mul") != NULL ? 0 : 1;
+        if (named)
+            which = strstr(name, "per_fused_flex_attention_mul") != NULL ? 0
+                                                                         : 1;
+        else
+            which = merges == 0 ? 0 : 1; /* the first launched */
+        merges++;
         g = dims_product(json_object_get(e, "grid"));
         t = dims_product(json_object_get(e, "block"));
         if (g == 0 || t == 0)
@@ -603,6 +629,37 @@ dump_manifest_parse(const char *path, const char *text, dump_manifest *m,
             break;
     }
     json_decref(root);
+    return rc;
+}
+
+int
+dump_flex_parse(const char *path, const char *text, dump_flex *f,
+                tensor_error *err)
+{
+    static const char *const keys[] = {"kernels", "kernel_options",
+                                       "delta_xblock"};
+    const size_t flags = JSON_DECODE_INT_AS_REAL;
+    json_error_t je;
+    json_t *root;
+    dump_manifest m;
+    int rc = TENSOR_OK;
+
+    memset(&m, 0, sizeof m);
+    memset(f, 0, sizeof *f);
+    root = json_loads(text, flags, &je);
+    if (root == NULL)
+        return FAIL("malformed JSON at byte %d: %s", je.position, je.text);
+    for (size_t i = 0; i < sizeof keys / sizeof *keys && rc == TENSOR_OK;
+         i++) {
+        const json_t *v = json_object_get(root, keys[i]);
+        if (v == NULL)
+            continue;
+        rc = i == 0   ? f_kernels(path, keys[i], v, &m, err)
+             : i == 1 ? f_kernel_options(path, keys[i], v, &m, err)
+                      : f_delta_xblock(path, keys[i], v, &m, err);
+    }
+    json_decref(root);
+    *f = m.flex;
     return rc;
 }
 

@@ -80,8 +80,14 @@ typedef struct
        programs (the grid's product) and threads (the block's) of
        flex_decoding's persistent merge kernels, of M and L (a name
        holding "per_fused_flex_attention_mul") and of O (another
-       "per_fused_flex_attention"); 0: not recorded */
+       "per_fused_flex_attention"); with no such name, two merge kernels
+       are M and L's, then O's, in launch order; 0: not recorded */
     uint64_t merge_programs[2], merge_threads[2];
+    /* "kernels": {"forward": [...]} lists kernels, none of them
+       FlexAttention's Triton template (a name holding
+       "tem_fused_flex_attention"): the call ran PyTorch's unfused
+       implementation (torch.compile's fallback) */
+    bool forward_unfused;
 } dump_flex;
 
 typedef struct
@@ -135,6 +141,12 @@ typedef struct
    deeply; E_NOMEM. */
 int dump_manifest_parse(const char *path, const char *text, dump_manifest *m,
                         tensor_error *err);
+
+/* The FlexAttention launch (kernels, kernel_options, delta_xblock) of
+   the JSON object TEXT (a capture's calls entry) into *F, the other
+   fields ignored; errors as dump_manifest_parse's, under PATH. */
+int dump_flex_parse(const char *path, const char *text, dump_flex *f,
+                    tensor_error *err);
 
 /* F applied to C: under a block-sparse description (flex) the pinned
    tiles; and where C has no delta_xblock, the manifest's, else the

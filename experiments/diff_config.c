@@ -198,6 +198,17 @@ diff_build_config(diff_ctx *x)
         (x->man_launch_bh != 0 ? x->man_launch_bh : (uint64_t)(x->nb * x->nh))
             * x->nq,
         c);
+    if (x->man_flex.forward_unfused && fa_config_kernel(c)->block_sparse) {
+        cli_error(CMD,
+                  "%s: the GPU did not run FlexAttention's Triton kernel for "
+                  "this call (the manifest's kernels.forward holds no "
+                  "triton_tem_fused_flex_attention: torch.compile fell back "
+                  "to PyTorch's unfused implementation, e.g. past dynamo's "
+                  "recompile limit); the flex descriptions model the Triton "
+                  "kernel only",
+                  x->dump);
+        return false;
+    }
     if (!resolve_scale(x, c))
         return false;
     if (x->fix_given) {

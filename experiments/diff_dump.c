@@ -1070,9 +1070,11 @@ call_manifest(diff_ctx *x, const char *man)
                                        "splits",     "fix",
                                        "causal_alignment", "enable_gqa",
                                        "softcap",    "kernel_options",
-                                       "kernels",    "delta_xblock"};
+                                       "kernels",    "delta_xblock",
+                                       "launch_shape", "heads_kept",
+                                       "mask_mod"};
     json_error_t je;
-    json_t *m = json_loads(man, 0, &je), *calls, *c = NULL;
+    json_t *m = json_loads(man, 0, &je), *calls, *c = NULL, *bk;
     const json_t *sc;
     size_t n = strlen(x->call);
 
@@ -1117,6 +1119,11 @@ call_manifest(diff_ctx *x, const char *man)
         if (v != NULL)
             json_object_set(m, dump_unmodelled_key(i), v);
     }
+    /* the launch's batch entry the call keeps (capture.py's batch_kept,
+       a list) as a dump's batch_from, where it is one */
+    bk = json_object_get(c, "batch_kept");
+    if (json_is_array(bk) && json_array_size(bk) == 1)
+        json_object_set(m, "batch_from", json_array_get(bk, 0));
     sc = json_object_get(c, "scale");
     if (sc != NULL)
         json_object_set_new(m, "scale",
@@ -1235,19 +1242,25 @@ diff_load_mask(diff_ctx *x)
                   err.message);
         return false;
     }
-    rc = am_bind_file(
-        &x->mask_t,
-        x->man_launch_bh != 0 ? (size_t)x->man_launch_b
-        : x->launch_given     ? x->launch.batch
-                              : x->nb,
-        x->man_launch_bh != 0 ? (size_t)x->man_launch_h
-        : x->launch_given     ? x->launch.heads
-                              : x->nh,
-        x->nq, x->nk, x->nb, x->nh,
-        x->man_batch_from_given ? x->man_batch_from : NULL,
-        x->n_batch_from != 0,
-        x->man_heads_kept_given ? x->man_heads_kept : NULL, &x->mask, msg,
-        sizeof msg);
+    if (x->call != NULL && x->mask_opd.arg == NULL)
+        /* a capture keeps a call's mask at the kept batch entries and
+           heads (capture.py), as it keeps Q */
+        rc = am_bind_file(&x->mask_t, x->nb, x->nh, x->nq, x->nk, x->nb,
+                          x->nh, NULL, false, NULL, &x->mask, msg, sizeof msg);
+    else
+        rc = am_bind_file(
+            &x->mask_t,
+            x->man_launch_bh != 0 ? (size_t)x->man_launch_b
+            : x->launch_given     ? x->launch.batch
+                                  : x->nb,
+            x->man_launch_bh != 0 ? (size_t)x->man_launch_h
+            : x->launch_given     ? x->launch.heads
+                                  : x->nh,
+            x->nq, x->nk, x->nb, x->nh,
+            x->man_batch_from_given ? x->man_batch_from : NULL,
+            x->n_batch_from != 0,
+            x->man_heads_kept_given ? x->man_heads_kept : NULL, &x->mask,
+            msg, sizeof msg);
     if (rc != 0) {
         cli_error(CMD, "%s: %s", x->mask_src, msg);
         return false;

@@ -232,14 +232,13 @@ check_x(const call_spec *c, call_data *cd, const uint64_t sq[4],
 }
 
 /* The call's attn_mask (tensor PREFIX.attn_mask; required when the
-   manifest's entry names one), bound to its heads (the model's index of
-   a kept head). */
+   manifest's entry names one), bound to the call's tensors: a capture
+   keeps the mask at the kept batch entries and heads, as it keeps Q
+   (capture.py; a dimension of size 1 stays broadcast). */
 static bool
 load_mask(const scan_ctx *x, const call_spec *c, call_data *cd)
 {
     char wm[256], msg[512];
-    size_t lh = cd->h;
-    uint64_t *hk = NULL;
     int rc;
 
     if (!read_one(x, c, "attn_mask", TENSOR_ANY, false, c->has_mask,
@@ -247,23 +246,8 @@ load_mask(const scan_ctx *x, const call_spec *c, call_data *cd)
         return false;
     if (!cd->has_mask)
         return true;
-    if (c->n_heads_kept != 0) {
-        hk = malloc(c->n_heads_kept * sizeof *hk);
-        if (hk == NULL)
-            return cli_error(CMD, "out of memory"), false;
-        for (size_t h = 0; h < c->n_heads_kept; h++) {
-            hk[h] = c->heads_kept[h];
-            if (c->heads_kept[h] + 1 > lh)
-                lh = c->heads_kept[h] + 1;
-        }
-    }
-    rc = am_bind_file(&cd->mask, cd->b,
-                      c->launch_heads  ? (size_t)c->launch_heads
-                      : c->model_heads ? (size_t)c->model_heads
-                                       : lh,
-                      cd->nq, cd->nk, cd->b, cd->h, NULL, false, hk,
-                      &cd->am, msg, sizeof msg);
-    free(hk);
+    rc = am_bind_file(&cd->mask, cd->b, cd->h, cd->nq, cd->nk, cd->b, cd->h,
+                      NULL, false, NULL, &cd->am, msg, sizeof msg);
     if (rc != 0)
         return cli_error(CMD, "%s: %s", wm, msg), false;
     return true;
@@ -428,6 +412,35 @@ shard_item(scan_ctx *x, size_t ci, size_t bh, const call_spec *c, size_t head,
     return CLI_EXIT_OK;
 }
 
+/* The launch's rules for call C: the split count of the kernel's own rule
+   on the launch the manifest gives (launch_shape; else the call's
+   tensors), and a FlexAttention call's recorded merge and delta kernels,
+   as diff applies them. */
+static void
+call_launch(const call_spec *c, const call_data *cd, fa_config *cfg)
+{
+    ax_launch l;
+    const char *rule;
+
+    memset(&l, 0, sizeof l);
+    l.batch = c->launch_batch != 0 ? (size_t)c->launch_batch : cd->b;
+    l.heads = c->launch_heads != 0 ? (size_t)c->launch_heads : cd->h;
+    l.kv_heads = c->launch_kv_heads != 0 ? (size_t)c->launch_kv_heads
+                 : c->launch_heads != 0  ? 0
+                                         : cd->hkv;
+    l.nq = cd->nq;
+    l.nk = cd->nk;
+    l.d = cd->d;
+    l.f16 = c->f16;
+    l.from = c->launch_heads != 0 ? "manifest" : "the tensors";
+    cfg->splits = ax_launch_splits(fa_config_kernel(cfg), &l, &rule);
+    /* one head of the launch: its batch x heads, and its group */
+    cfg->launch_bh = l.batch * l.heads;
+    cfg->launch_group = cd->hkv != 0 ? cd->h / cd->hkv : 1;
+    (void)dump_flex_apply(&c->flex, (uint64_t)(l.batch * l.heads * l.nq),
+                          cfg);
+}
+
 /* The configuration of call C (one head of it) with the data CD: the
    description's, with the call's shape, causality, scale and input
    format.  0 or an exit status (a call of another backend without the
@@ -462,6 +475,7 @@ call_config(const scan_ctx *x, const call_spec *c, const call_data *cd,
         /* the scale as PyTorch gives it (a double), rounded to nearest
            FP32 as the kernels take it (diff does the same) */
         cfg->scale = (float)c->scale;
+    call_launch(c, cd, cfg);
     if ((w = scan_check(cfg, &x->fix)) != NULL)
         return cli_error(CMD, "layer %lld step %lld: %s", c->layer, c->step,
                          w);

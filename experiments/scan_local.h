@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "analysis/dump_manifest.h"
 #include "analysis/scan.h"
 #include "analysis/scan_groups.h"
 #include "analysis/tensor.h"
@@ -48,6 +49,9 @@ typedef struct
     /* what the manifest says of the model, 0 when it does not say:
        launch_shape.heads and .d, model.layers, .heads and .head_dim */
     uint64_t launch_heads, launch_d, model_layers, model_heads, model_d;
+    /* launch_shape.batch and .kv_heads, 0 when not said */
+    uint64_t launch_batch, launch_kv_heads;
+    dump_flex flex; /* a FlexAttention call's recorded kernels */
     bool x_rotary;       /* "x": {"rotary": true}: q rotated after W_Q */
     uint64_t x_features; /* "x": {"features": C}, 0 when not said */
 } call_spec;

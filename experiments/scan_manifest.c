@@ -297,6 +297,36 @@ call_x(const json_t *c, const char *what, call_spec *out)
     return true;
 }
 
+/* A FlexAttention call's kernels (the merge and delta kernels' launches,
+   the pinned tiles); refused when the GPU ran flex_attention's unfused
+   fallback, which no description models. */
+static bool
+call_flex(const json_t *c, const char *what, call_spec *out)
+{
+    char *text = json_dumps(c, JSON_COMPACT);
+    tensor_error err;
+    int rc;
+
+    if (text == NULL)
+        return cli_error(CMD, "out of memory"), false;
+    rc = dump_flex_parse(what, text, &out->flex, &err);
+    free(text);
+    if (rc != TENSOR_OK)
+        return cli_error(CMD, "%s", err.message), false;
+    if (strcasecmp(out->backend, "flex") == 0 && out->flex.forward_unfused)
+        return cli_error(CMD,
+                         "%s (layer %lld step %lld): the GPU did not run "
+                         "FlexAttention's Triton kernel for this call (its "
+                         "kernels.forward holds no "
+                         "triton_tem_fused_flex_attention: torch.compile fell "
+                         "back to PyTorch's unfused implementation, e.g. past "
+                         "dynamo's recompile limit); record it again with "
+                         "the limit raised",
+                         what, out->layer, out->step),
+               false;
+    return true;
+}
+
 static bool
 parse_call(const json_t *c, size_t idx, const char *top_backend,
            call_spec *out)
@@ -316,7 +346,9 @@ parse_call(const json_t *c, size_t idx, const char *top_backend,
         if (!json_is_object(v))
             return cli_error(CMD, "%s: expected an object", w2), false;
         if (!opt_count(v, "heads", w2, &out->launch_heads)
-            || !opt_count(v, "d", w2, &out->launch_d))
+            || !opt_count(v, "d", w2, &out->launch_d)
+            || !opt_count(v, "batch", w2, &out->launch_batch)
+            || !opt_count(v, "kv_heads", w2, &out->launch_kv_heads))
             return false;
     }
     v = json_object_get(c, "layer");
@@ -388,6 +420,8 @@ parse_call(const json_t *c, size_t idx, const char *top_backend,
     }
     if (out->backend[0] == '\0' && top_backend != NULL)
         snprintf(out->backend, sizeof out->backend, "%s", top_backend);
+    if (!call_flex(c, what, out))
+        return false;
     if (json_object_get(c, "prefix") == NULL)
         snprintf(out->prefix, sizeof out->prefix, "L%lld.s%lld.", out->layer,
                  out->step);

@@ -223,4 +223,49 @@ run attn --policy flex --gen normal --heads 1 --nq 128 --nk 128 --d 64 \
 expect_rc 2
 expect_err_has "traces no dQ element"
 
+
+# capture.py on compiled flex_attention calls
+# (experiments/gpu/probes/flex_capture_decode.py on an H100): each call's
+# launch is the capture's launch_shape, while the file keeps a few heads
+# (2 of 16, one group of 4 of 32 over 8 KV heads, 2 of 3, 1 of 2):
+# flex_decoding over 16, 32 and 88 programs (persistent and looped merges,
+# configured by the recorded forward kernels) and a prefill, all five
+# stages the GPU's bits through `diff --call` with no other input
+F=$X/capture_flex_decode.safetensors
+for call in L0.s0 L1.s0 L2.s0 L3.s0; do
+    run diff --dump "$F" --call $call --stage o,lse,dq,dk,dv --no-exact \
+        --json
+    expect_rc 0
+    for i in 0 1 2 3 4; do
+        _e=$("$JSONQ" "$tmp/out" "stages.$i.elements" 2>/dev/null)
+        expect_stage "capture $call" $i "stage $i" "$_e" "$_e"
+    done
+done
+# the split count is the launch's (16 programs), not the kept heads'
+# or one: with one split O moves
+run diff --dump "$F" --call L0.s0 --stage o --splits 1 --no-exact --json
+expect_rc 1
+# scan applies the same launch rules: every head's O and LSE are the
+# capture's
+run scan "$F" --json
+expect_rc 0
+for i in 0 1 2 3 4 5 6 7 8; do
+    _m=$("$JSONQ" "$tmp/out" "heads.$i.o_match" 2>/dev/null)
+    _n=$("$JSONQ" "$tmp/out" "heads.$i.o_elements" 2>/dev/null)
+    if [ -n "$_n" ] && [ "$_m" = "$_n" ]; then pass; else
+        fail "scan capture head $i: O $_m of $_n bit-equal"
+    fi
+done
+# a call for which torch.compile ran flex_attention's unfused fallback
+# (past dynamo's recompile limit: no Triton flex kernel among the
+# recorded forward kernels) is refused, not run as the Triton kernel
+# (recorded before capture.py skipped such calls)
+F=$X/capture_flex_unfused.safetensors
+run diff --dump "$F" --call L3.s0 --stage o --no-exact
+expect_rc 2
+expect_err_has "did not run FlexAttention's Triton kernel"
+run scan "$F"
+expect_rc 2
+expect_err_has "did not run FlexAttention's Triton kernel"
+
 finish

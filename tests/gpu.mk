@@ -119,7 +119,10 @@ EXTRA_DIST += tests/data/gpu/invariance experiments/gpu/invariance_batch.py
 # code read for the description) on an H100 (experiments/gpu/
 # flex_dump.py); test_flex_dumps.sh reads them.
 EXTRA_DIST += tests/data/gpu/flex experiments/gpu/flex_dump.py \
-	experiments/gpu/flex_fixture.py
+	experiments/gpu/flex_fixture.py \
+	experiments/gpu/probes/flex_capture_decode.py
+# The SASS of cuDNN's decode engine, as it ran (read, never stored).
+EXTRA_DIST += experiments/gpu/probes/cudnn_decode_sass.sh
 # JAX's cuDNN attention beside PyTorch's (experiments/gpu/jax_cudnn.py).
 EXTRA_DIST += tests/data/gpu/jax experiments/gpu/jax_cudnn.py
 # The Python package on real PyTorch tensors beside SDPA (doc/python.md).

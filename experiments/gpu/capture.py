@@ -675,6 +675,14 @@ class Capture:
         fwd_launches, launches = self._flex_launches(
             fn, q, k, v, score_mod, block_mask, scale, enable_gqa,
             kernel_options)
+        if fwd_launches and not any(
+                "tem_fused_flex_attention" in (ln["name"] or "")
+                for ln in fwd_launches):
+            # torch.compile ran flex_attention's unfused implementation
+            # (its fallback, e.g. past dynamo's recompile limit): not the
+            # Triton kernel the flex descriptions model
+            return self._skip("flex: unfused (no Triton flex kernel ran; "
+                              "torch._dynamo.config.recompile_limit?)")
         xb = None
         for ln in launches or []:
             if "per_fused_flex_attention_backward" in (ln["name"] or "") \
@@ -737,7 +745,9 @@ class Capture:
         """The kernels (name, grid, block) of one more forward and of its
         backward of FN on detached copies, from the profiler's traces (the
         forward's: flex_decoding's merge kernels, whose configuration
-        inductor picks by timing); (None, None) where that fails."""
+        inductor picks by timing); (None, None) where that fails.  The
+        forward asks for the LSE, as the recorded call did: without it
+        inductor compiles another graph, with other merge kernels."""
         try:
             from torch.profiler import ProfilerActivity, profile
             with torch.enable_grad():
@@ -745,10 +755,10 @@ class Capture:
                               for t in (q, k, v))
                 torch.cuda.synchronize()
                 with profile(activities=[ProfilerActivity.CUDA]) as fprof:
-                    o = fn(qq, kk, vv, score_mod=score_mod,
-                           block_mask=block_mask, scale=scale,
-                           enable_gqa=enable_gqa,
-                           kernel_options=kernel_options)
+                    o, _ = fn(qq, kk, vv, score_mod=score_mod,
+                              block_mask=block_mask, scale=scale,
+                              enable_gqa=enable_gqa, return_lse=True,
+                              kernel_options=kernel_options)
                     torch.cuda.synchronize()
                 with profile(activities=[ProfilerActivity.CUDA]) as prof:
                     torch.autograd.grad(o, (qq, kk, vv), torch.ones_like(o))

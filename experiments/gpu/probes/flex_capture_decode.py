@@ -2,23 +2,33 @@
 """flex_capture_decode.py -- capture.py on FlexAttention calls whose
 launch inductor decides at run time.
 
-    python3 experiments/gpu/probes/flex_capture_decode.py OUT
+    python3 experiments/gpu/probes/flex_capture_decode.py OUT \\
+        [--keep-recompile-limit]
 
 A small module runs four torch.compile'd flex_attention calls of
 flex_dump.py's cases (forward and backward) while capture.Capture records
 them through Capture.flex_attention: flex_decoding launches whose merge is
 a persistent reduction that inductor configures by timing (16 and 32
 programs), one whose merge is a looped reduction (88 programs), and a
-prefill call.  The capture (OUT/cap_flex_decode.safetensors) keeps each
-call's inputs, O, LSE, dO, dQ, dK, dV, mask and the grids and blocks of
-its forward and backward kernels, so that
+prefill call.  The capture (OUT/cap_flex_decode.safetensors) keeps some
+heads of each call (whole groups of the grouped one: the launch is the
+call's, the file small) with their inputs, O, LSE, dO, dQ, dK, dV, mask
+and the grids and blocks of the forward and backward kernels, so that
 
-    bf16emu diff --dump OUT/cap_flex_decode.safetensors --call N \\
+    bf16emu diff --dump OUT/cap_flex_decode.safetensors --call L0.s0 \\
         --stage o,lse,dq,dk,dv --no-exact
 
-checks call N with no other input: the merge's configuration comes from
-the recorded launch.  OUT/cap_flex_decode.log.json says what was
-recorded and skipped.
+checks call L0.s0 with no other input: the split count and the merge's
+configuration come from the recorded launch.  OUT/cap_flex_decode.log.json
+says what was recorded and skipped.
+
+Each call compiles its own graph (and the recorded calls, which ask for
+the LSE, others again), more than dynamo's default recompile limit
+allows; past it flex_attention runs its unfused implementation.  The
+probe raises the limit, as flex_dump.py does; with
+--keep-recompile-limit it leaves the default, and the calls that fall
+back must be skipped by the capture ("flex: unfused"), not recorded as
+the Triton kernel's.
 """
 import json
 import os
@@ -79,10 +89,17 @@ class Model(torch.nn.Module):
 
 
 def main():
-    if len(sys.argv) != 2:
-        sys.exit("usage: flex_capture_decode.py OUT")
-    out = sys.argv[1]
+    args = sys.argv[1:]
+    keep_limit = "--keep-recompile-limit" in args
+    args = [a for a in args if a != "--keep-recompile-limit"]
+    if len(args) != 1:
+        sys.exit("usage: flex_capture_decode.py OUT [--keep-recompile-limit]")
+    out = args[0]
     os.makedirs(out, exist_ok=True)
+    if not keep_limit:
+        for knob in ("recompile_limit", "cache_size_limit"):
+            if hasattr(torch._dynamo.config, knob):
+                setattr(torch._dynamo.config, knob, 1 << 20)
     from torch.nn.attention.flex_attention import flex_attention
     t0 = time.time()
     model = Model()
@@ -91,7 +108,9 @@ def main():
     model().backward()          # compile and autotune once
     model.zero_grad(set_to_none=True)
     cap = capture.Capture(model, batch=[0], backward=True, grads=True,
-                          profile=False, budget_bytes=200 << 20)
+                          profile=False, budget_bytes=200 << 20,
+                          heads={0: [0, 1], 1: [0, 1, 2, 3], 2: [0, 1],
+                                 3: [1]})
     model.flex = cap.flex_attention(compiled)
     with cap.recording(step=0):
         loss = model()
@@ -99,7 +118,8 @@ def main():
     torch.cuda.synchronize()
     files = cap.save(os.path.join(out, "cap_flex_decode"), sidecar=False,
                      extra={"cases": CASES})
-    log = {"cases": CASES, "files": [os.path.basename(f) for f in files],
+    log = {"cases": CASES, "keep_recompile_limit": keep_limit,
+           "files": [os.path.basename(f) for f in files],
            "skipped": cap.skipped, "seen": cap.seen,
            "calls": len(cap.calls), "seconds": time.time() - t0,
            "torch": torch.__version__,

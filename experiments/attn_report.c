@@ -193,12 +193,12 @@ file_meta(out_file *f, const attn_ctx *x)
     meta_add(f, "fix.eps_zero", "%s", dbl_str(buf, sizeof buf, fx->eps_zero));
     meta_add(f, "ablations", "%s",
              ablation_list(buf, sizeof buf, x->ablations));
-    meta_add(f, "exp", "%s", x->exp.name);
+    meta_add(f, "exp", "%s", x->kopt.exp.name);
     meta_add(f, "scale", "f32:0x%08" PRIX32, x->scale_used);
-    meta_add(f, "causal", "%s", x->causal ? "true" : "false");
-    if (x->causal)
+    meta_add(f, "causal", "%s", x->kopt.causal ? "true" : "false");
+    if (x->kopt.causal)
         meta_add(f, "causal_alignment", "%s",
-                 x->top_left ? "top-left" : "bottom-right");
+                 x->kopt.top_left ? "top-left" : "bottom-right");
     meta_add(f, "layout", "bhnd");
     meta_add(f, "order", "%s", fa_order_name(x->order));
     meta_add(f, "tiles", "%zux%zu", x->br_eff, x->bc_eff);
@@ -666,7 +666,7 @@ text_header(cli_buf *b, const attn_ctx *x)
     cli_buf_printf(b, "attn: %s %s, ", kernel_name(x),
                    x->backward ? "forward and backward" : "forward");
     text_fix(b, x);
-    cli_buf_printf(b, ", exp %s (%s)\n", x->exp.name, x->exp.from);
+    cli_buf_printf(b, ", exp %s (%s)\n", x->kopt.exp.name, x->kopt.exp.from);
     for (int i = 0; i < N_IN; i++)
         text_input(b, x, i);
     if (x->gen_on)
@@ -676,15 +676,17 @@ text_header(cli_buf *b, const attn_ctx *x)
                    "(f32:0x%08" PRIX32 "), %s\n",
                    x->nb, x->nh, x->nq, x->nk, x->d,
                    cli_f32_dec(sv, sizeof sv, x->scale_used), x->scale_used,
-                   !x->causal     ? (x->has_mask ? "not causal" : "no mask")
-                   : x->top_left ? "causal, top-left aligned (SDPA's is_causal)"
-                                 : "causal, bottom-right aligned");
+                   !x->kopt.causal ? (x->has_mask ? "not causal" : "no mask")
+                   : x->kopt.top_left
+                       ? "causal, top-left aligned (SDPA's is_causal)"
+                       : "causal, bottom-right aligned");
     if (x->has_mask)
         cli_buf_printf(b, "  %s\n",
                        am_summary(mb, sizeof mb, x->mask_opd.arg, &x->mask,
                                   fa_config_kernel(&x->cfg)));
     fa_cli_flex_header(b, &x->cfg, x->backward,
-                       x->delta_xblock != 0 ? "--delta-xblock" : "default");
+                       x->kopt.delta_xblock != 0 ? "--delta-xblock"
+                                                 : "default");
     cli_buf_printf(b, "  tiles %zu x %zu, %zu KV block%s", x->br_eff,
                    x->bc_eff, x->tc, x->tc == 1 ? "" : "s");
     if (x->splits_eff > 1)
@@ -943,7 +945,7 @@ json_computation(cli_json *j, const attn_ctx *x)
                     fa_output_format(&x->cfg, "o") != NULL
                         ? fa_output_format(&x->cfg, "o")->name
                         : NULL);
-    if (x->sdpa) {
+    if (x->kopt.sdpa) {
         cli_json_object_begin(j, "sdpa");
         cli_json_string(j, "backend", sdpa_backend_name(x->sdpa_ch.backend));
         cli_json_string(j, "variant", x->sdpa_ch.variant);
@@ -964,10 +966,10 @@ json_computation(cli_json *j, const attn_ctx *x)
         if ((x->ablations & (1u << b)) && fa_ablation_name(1u << b) != NULL)
             cli_json_string(j, NULL, fa_ablation_name(1u << b));
     cli_json_array_end(j);
-    cli_json_string(j, "exp", x->exp.name);
-    cli_json_string(j, "exp_from", x->exp.from);
-    cli_json_bool(j, "causal", x->causal);
-    cli_json_bool(j, "causal_top_left", x->causal && x->top_left);
+    cli_json_string(j, "exp", x->kopt.exp.name);
+    cli_json_string(j, "exp_from", x->kopt.exp.from);
+    cli_json_bool(j, "causal", x->kopt.causal);
+    cli_json_bool(j, "causal_top_left", x->kopt.causal && x->kopt.top_left);
     cli_json_object_begin(j, "scale");
     snprintf(buf, sizeof buf, "0x%08" PRIX32, x->scale_used);
     cli_json_string(j, "bits", buf);

@@ -592,9 +592,5 @@ attn_check_options(attn_ctx *x)
         cli_error(CMD, "--trace-max applies to --trace");
         return false;
     }
-    if (x->kopt.exact_forced && x->kopt.no_exact) {
-        cli_error(CMD, "--exact and --no-exact contradict each other");
-        return false;
-    }
-    return true;
+    return fa_cli_exact_options(CMD, &x->kopt);
 }

@@ -448,10 +448,8 @@ run(diff_ctx *x)
     for (int i = 0; i < N_T; i++)
         if (x->opd[i].arg != NULL && !cli_split_spec(CMD, &x->opd[i]))
             return false;
-    if (x->kopt.exact_forced && x->kopt.no_exact) {
-        cli_error(CMD, "--exact and --no-exact contradict each other");
+    if (!fa_cli_exact_options(CMD, &x->kopt))
         return false;
-    }
     if (!x->kopt.exp_given)
         fa_cli_exp_default(&x->kopt.exp); /* the description's, once known */
     if (!diff_read_dump(x) || !diff_build_config(x) || !diff_load_mask(x))

@@ -812,6 +812,16 @@ fa_cli_kernel_options(const char *cmd, fa_cli_kernel_opts *o)
 }
 
 bool
+fa_cli_exact_options(const char *cmd, const fa_cli_kernel_opts *o)
+{
+    if (o->exact_forced && o->no_exact) {
+        cli_error(cmd, "--exact and --no-exact contradict each other");
+        return false;
+    }
+    return true;
+}
+
+bool
 fa_cli_config_models(const char *cmd, fa_config *c, bool kernel_given,
                      bool exp_given, fa_cli_exp *exp, fa_cli_log *logm,
                      bool f16)

@@ -324,6 +324,10 @@ bool fa_cli_kernel_option(const char *cmd, int id, const char *v,
    code after an error message under CMD. */
 int fa_cli_kernel_options(const char *cmd, fa_cli_kernel_opts *o);
 
+/* --exact and --no-exact together refused: false after an error message
+   under CMD. */
+bool fa_cli_exact_options(const char *cmd, const fa_cli_kernel_opts *o);
+
 /* The models of C's description (--kernel's when KERNEL_GIVEN, else
    --policy's): the exp model (*EXP, the description's unless EXP_GIVEN),
    the lg2 and rcp models (*LOGM) and the input format (FP16 when F16,

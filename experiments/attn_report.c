@@ -474,17 +474,6 @@ text_fix(cli_buf *b, const attn_ctx *x)
     }
 }
 
-/* X with four significant digits, "-" for NaN. */
-static const char *
-g4(char *buf, size_t n, double x)
-{
-    if (isnan(x))
-        snprintf(buf, n, "-");
-    else
-        snprintf(buf, n, "%.4g", x);
-    return buf;
-}
-
 /* One line of the moments table: output I's count, mean, se, t and 95%
    interval of the errors in C, summarized into *S. */
 static void
@@ -498,10 +487,11 @@ text_moments(cli_buf *b, const attn_ctx *x, int i, const bias_cell *c,
         snprintf(ci, sizeof ci, "[%.4g, %.4g]", s->ci_lo, s->ci_hi);
     else
         snprintf(ci, sizeof ci, "-");
-    cli_buf_printf(
-        b, "  %-6s %-6s %7" PRIu64 " %10s %10s %10s  %s\n", out_names[i],
-        x->st[i].fmt->name, s->n, g4(v[0], sizeof v[0], s->mean),
-        g4(v[1], sizeof v[1], s->se), g4(v[2], sizeof v[2], s->t), ci);
+    cli_buf_printf(b, "  %-6s %-6s %7" PRIu64 " %10s %10s %10s  %s\n",
+                   out_names[i], x->st[i].fmt->name, s->n,
+                   fa_cli_g4(v[0], sizeof v[0], s->mean),
+                   fa_cli_g4(v[1], sizeof v[1], s->se),
+                   fa_cli_g4(v[2], sizeof v[2], s->t), ci);
 }
 
 /* The errors in ulps of the row's scale (stat_rows). */
@@ -532,9 +522,10 @@ text_row_stats(cli_buf *b, const attn_ctx *x)
         bias_summarize(&st->rel, &s);
         cli_buf_printf(
             b, "  %-6s %10s %10s\n", out_names[i],
-            g4(v[0], sizeof v[0],
-               s.n > 0 ? fmax(fabs(s.min), fabs(s.max)) : NAN),
-            g4(v[1], sizeof v[1], st->rel_mag.n > 0 ? st->rel_mag.mean : NAN));
+            fa_cli_g4(v[0], sizeof v[0],
+                      s.n > 0 ? fmax(fabs(s.min), fabs(s.max)) : NAN),
+            fa_cli_g4(v[1], sizeof v[1],
+                      st->rel_mag.n > 0 ? st->rel_mag.mean : NAN));
     }
 }
 
@@ -560,9 +551,9 @@ text_stats(cli_buf *b, const attn_ctx *x)
         cli_buf_printf(
             b, "  %-6s %7" PRIu64 " %7" PRIu64 " %7" PRIu64 " %10s %10s\n",
             out_names[i], st->err.neg, st->err.zero, st->err.pos,
-            g4(v[3], sizeof v[3],
-               s[i].n > 0 ? fmax(fabs(s[i].min), fabs(s[i].max)) : NAN),
-            g4(v[4], sizeof v[4], st->mag.n > 0 ? st->mag.mean : NAN));
+            fa_cli_g4(v[3], sizeof v[3],
+                      s[i].n > 0 ? fmax(fabs(s[i].min), fabs(s[i].max)) : NAN),
+            fa_cli_g4(v[4], sizeof v[4], st->mag.n > 0 ? st->mag.mean : NAN));
     }
     for (int i = 0; i < N_OUT; i++) {
         const err_stat *st = &x->st[i];

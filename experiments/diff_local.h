@@ -332,16 +332,6 @@ val_str(char *buf, size_t n, const sf_format *fmt, uint32_t bits32)
     return buf;
 }
 
-static inline const char *
-g4(char *buf, size_t n, double x)
-{
-    if (isnan(x))
-        snprintf(buf, n, "-");
-    else
-        snprintf(buf, n, "%.4g", x);
-    return buf;
-}
-
 /* The backward is the math backend's autograd, which takes P from the
    forward and needs neither O nor LSE. */
 static inline bool

@@ -80,14 +80,16 @@ text_exact(cli_buf *b, const diff_ctx *x, int s)
     cli_buf_printf(b,
                    "  %-28s %7" PRIu64 " %10s %10s %7" PRIu64 " %7" PRIu64
                    " %7" PRIu64 "\n",
-                   "  gpu - exact", sg.n, g4(v[0], sizeof v[0], sg.mean),
-                   g4(v[1], sizeof v[1], sg.se), r->err_gpu.neg,
+                   "  gpu - exact", sg.n,
+                   fa_cli_g4(v[0], sizeof v[0], sg.mean),
+                   fa_cli_g4(v[1], sizeof v[1], sg.se), r->err_gpu.neg,
                    r->err_gpu.zero, r->err_gpu.pos);
     cli_buf_printf(b,
                    "  %-28s %7" PRIu64 " %10s %10s %7" PRIu64 " %7" PRIu64
                    " %7" PRIu64 "\n",
-                   "  emulator - exact", se.n, g4(v[2], sizeof v[2], se.mean),
-                   g4(v[3], sizeof v[3], se.se), r->err_emu.neg,
+                   "  emulator - exact", se.n,
+                   fa_cli_g4(v[2], sizeof v[2], se.mean),
+                   fa_cli_g4(v[3], sizeof v[3], se.se), r->err_emu.neg,
                    r->err_emu.zero, r->err_emu.pos);
     if (r->skipped > 0)
         cli_buf_printf(b,

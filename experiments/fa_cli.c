@@ -677,6 +677,16 @@ fa_cli_json_extremes(cli_json *j, const char *prefix, const bias_summary *s)
                     s->n > 0 ? fmax(fabs(s->min), fabs(s->max)) : NAN);
 }
 
+const char *
+fa_cli_g4(char *buf, size_t n, double x)
+{
+    if (isnan(x))
+        snprintf(buf, n, "-");
+    else
+        snprintf(buf, n, "%.4g", x);
+    return buf;
+}
+
 void
 fa_cli_kernel_opts_init(fa_cli_kernel_opts *o, fa_policy policy)
 {

@@ -212,6 +212,10 @@ void fa_cli_help_launch(FILE *out);
 void fa_cli_json_interval(cli_json *j, const char *prefix,
                           const bias_summary *s, bool sd);
 
+/* X with four significant digits into BUF of N bytes, "-" for NaN (the
+   moments in attn's and diff's reports); returns BUF. */
+const char *fa_cli_g4(char *buf, size_t n, double x);
+
 /* The extremes of S into J: PREFIX "min", "max" and "max_abs" (the
    largest magnitude; NaN when S is empty). */
 void fa_cli_json_extremes(cli_json *j, const char *prefix,

@@ -95,7 +95,7 @@ ctx_free(attn_ctx *x)
         free(x->tr[i].ring);
         free(x->tr[i].acc);
     }
-    fa_cli_exp_free(&x->exp);
+    fa_cli_exp_free(&x->kopt.exp);
     fa_cli_log_free(&x->logm);
     free(x);
 }
@@ -123,7 +123,7 @@ read_mask(attn_ctx *x)
                   k->name);
         return false;
     }
-    if (x->causal) {
+    if (x->kopt.causal) {
         cli_error(CMD, "--mask with --causal: SDPA refuses an attn_mask "
                        "with is_causal; put the causal mask into the mask");
         return false;
@@ -219,9 +219,9 @@ plan_exact(attn_ctx *x)
     /* The exact reference: run it? */
     x->exact_work = fa_cli_exact_work((uint64_t)x->heads, x->nq, x->nk, x->d,
                                       x->backward);
-    x->exact_note = fa_cli_exact_off(x->no_exact, x->softcap);
+    x->exact_note = fa_cli_exact_off(x->kopt.no_exact, x->kopt.softcap);
     if (x->exact_note == NULL) {
-        if (x->exact_work > EXACT_WORK_LIMIT && !x->exact_forced)
+        if (x->exact_work > EXACT_WORK_LIMIT && !x->kopt.exact_forced)
             x->exact_note = "B*H*Nq*Nk*d (x4 with --backward) is above "
                             "2^26; give --exact to run it anyway";
         else
@@ -265,7 +265,7 @@ run(attn_ctx *x)
     if (!attn_build_config(x))
         return false;
     if (!fa_cli_inputs_defined(
-            CMD, x->kernel_path != NULL ? "--kernel" : "--policy",
+            CMD, x->kopt.kernel_path != NULL ? "--kernel" : "--policy",
             fa_config_kernel(&x->cfg), x->f16))
         return false;
     if (x->gpu_o.arg != NULL && !attn_read_fwd_outputs(x))
@@ -307,11 +307,9 @@ attn_main(int argc, char **argv)
     x->sh[SH_NQ] = 128;
     x->sh[SH_NK] = 128;
     x->sh[SH_D] = 64;
-    x->policy = FA_POLICY_PAPER_EQ4;
+    fa_cli_kernel_opts_init(&x->kopt, FA_POLICY_PAPER_EQ4);
     x->round_to = TENSOR_ANY;
-    x->sms = 132;
-    x->fix_kind = FA_FIX_NONE;
-    fa_cli_exp_default(&x->exp);
+    fa_cli_exp_default(&x->kopt.exp);
     x->trace_keep = TRACE_KEEP_DEFAULT;
 #ifdef _SC_NPROCESSORS_ONLN
     ncpu = sysconf(_SC_NPROCESSORS_ONLN);
@@ -322,23 +320,21 @@ attn_main(int argc, char **argv)
 
     id = attn_take_options(x, argc, argv);
     if (id < 0)
-        id = fa_cli_kernel_options(CMD, x->kernel_path, x->policy_given,
-                                   &x->kernel, x->sdpa_backends_given,
-                                   x->sdpa);
+        id = fa_cli_kernel_options(CMD, &x->kopt);
     if (id >= 0) {
         ctx_free(x);
         return id;
     }
-    if (x->describe && x->sdpa) {
+    if (x->describe && x->kopt.sdpa) {
         ctx_free(x);
         return cli_error(CMD, "--describe: --policy sdpa picks a description "
                               "per call (name one: cudnn, fa2)");
     }
     if (x->describe) {
         const fa_kernel *k =
-            x->kernel_path != NULL || x->kernel_named
-                ? &x->kernel
-                : fa_kernel_of_policy(x->policy);
+            x->kopt.kernel_path != NULL || x->kopt.kernel_named
+                ? &x->kopt.kernel
+                : fa_kernel_of_policy(x->kopt.policy);
         char *text = fa_kernel_json(k);
         ctx_free(x);
         if (text == NULL)
@@ -353,7 +349,7 @@ attn_main(int argc, char **argv)
         return CLI_EXIT_USAGE;
     }
     cli_buf_init(&out);
-    if (x->json) {
+    if (x->kopt.json) {
         cli_json_init(&js, &out);
         attn_json_report(x, &js);
     } else if (x->dry_run) {

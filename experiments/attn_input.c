@@ -54,15 +54,15 @@ attn_read_operand(attn_ctx *x, int i)
             cli_error(CMD, "%s: %s", o->opt, err.message);
             return false;
         }
-    } else if (ut_read(o->path, o->key, TENSOR_BF16, x->dtype_given,
+    } else if (ut_read(o->path, o->key, TENSOR_BF16, x->kopt.dtype_given,
                        "--dtype", &o->t, &x->info[i], &err)
                    != TENSOR_OK
                && !(err.code == TENSOR_E_DTYPE
-             && !x->dtype_given
-             /* FP16 inputs: their dtype comes from the file */
-             && ut_read(o->path, o->key, TENSOR_F16, false, "--dtype", &o->t,
-                        &x->info[i], &err16)
-                    == TENSOR_OK)) {
+                    && !x->kopt.dtype_given
+                    /* FP16 inputs: their dtype comes from the file */
+                    && ut_read(o->path, o->key, TENSOR_F16, false, "--dtype",
+                               &o->t, &x->info[i], &err16)
+                           == TENSOR_OK)) {
         cli_error(CMD, "%s: %s%s", o->opt, err.message,
                   strstr(err.message, ", not a BF16 value") != NULL
                       ? "; to round F32 values to BF16 (to nearest, ties "
@@ -155,8 +155,8 @@ attn_resolve_layout(attn_ctx *x)
     const tensor *q = &x->in[IN_Q].t, *k = &x->in[IN_K].t;
     ut_layout l;
 
-    if (x->layout_opt != UT_LAYOUT_UNSET) {
-        x->layout = x->layout_opt;
+    if (x->kopt.layout != UT_LAYOUT_UNSET) {
+        x->layout = x->kopt.layout;
         x->layout_from = "--layout";
     } else if ((l = file_layout(&x->in[IN_Q], q)) != UT_LAYOUT_UNSET) {
         x->layout = l;
@@ -219,12 +219,12 @@ attn_read_fwd_outputs(attn_ctx *x)
         uint32_t *dst;
 
         cli_spec_str(spec, sizeof spec, o);
-        if (ut_read(o->path, o->key, TENSOR_ANY, x->dtype_given, "--dtype",
-                    &o->t, NULL, &err)
+        if (ut_read(o->path, o->key, TENSOR_ANY, x->kopt.dtype_given,
+                    "--dtype", &o->t, NULL, &err)
                 != TENSOR_OK
             || (n == 0 && o->t.dtype != TENSOR_F32
                 && !(x->f16 && o->t.dtype == TENSOR_F16)
-                && ut_as_dtype(&o->t, spec, TENSOR_BF16, x->dtype_given,
+                && ut_as_dtype(&o->t, spec, TENSOR_BF16, x->kopt.dtype_given,
                                "--dtype", NULL, &err)
                        != TENSOR_OK)) {
             cli_error(CMD, "%s: %s", o->opt, err.message);
@@ -395,13 +395,13 @@ resolve_tiles(attn_ctx *x)
 static bool
 fill_launch(attn_ctx *x)
 {
-    fa_cli_launch *l = &x->launch;
+    fa_cli_launch *l = &x->kopt.launch;
 
-    if (!x->launch_given) {
+    if (!x->kopt.launch_given) {
         l->batch = x->nb;
         l->heads = x->nh;
         l->from = "the tensors";
-    } else if (x->launch_lengths && (l->nq != x->nq || l->nk != x->nk)) {
+    } else if (x->kopt.launch_lengths && (l->nq != x->nq || l->nk != x->nk)) {
         cli_error(CMD, "--launch: Nq %zu, Nk %zu but the inputs have Nq %zu, "
                        "Nk %zu (expected the same lengths)",
                   l->nq, l->nk, x->nq, x->nk);
@@ -413,7 +413,8 @@ fill_launch(attn_ctx *x)
                   l->heads, x->nh / x->nhkv, x->nh, x->nhkv);
         return false;
     }
-    fa_cli_launch_fill(l, x->nh / x->nhkv, x->nq, x->nk, x->d, x->f16, x->sms);
+    fa_cli_launch_fill(l, x->nh / x->nhkv, x->nq, x->nk, x->d, x->f16,
+                       x->kopt.sms);
     return true;
 }
 
@@ -424,8 +425,8 @@ static bool
 pick_sdpa(attn_ctx *x)
 {
     /* PyTorch 2.11's backend for this call on an H200 */
-    sdpa_case sc = sdpa_policy_case(&x->launch, x->nh, x->nhkv, x->nq, x->nk,
-                                    x->d, x->f16, x->causal);
+    sdpa_case sc = sdpa_policy_case(&x->kopt.launch, x->nh, x->nhkv, x->nq,
+                                    x->nk, x->d, x->f16, x->kopt.causal);
     const fa_kernel *k;
     bool split_auto;
     unsigned lean;
@@ -434,21 +435,21 @@ pick_sdpa(attn_ctx *x)
         /* backends that refuse a mask are left out, as PyTorch does
            (diff and the Python attention alike) */
         sc.mask = SDPA_MASK_BOOL;
-    if (x->sdpa_backends_given)
-        sc.enabled = x->sdpa_backends;
+    if (x->kopt.sdpa_backends_given)
+        sc.enabled = x->kopt.sdpa_backends;
     if (!sdpa_policy_pick(CMD, &sc, &k, &x->sdpa_ch, &split_auto, &lean))
         return false;
     sdpa_policy_note(CMD, &x->sdpa_ch, k);
-    if (x->causal && x->nq != x->nk && !x->top_left_given
+    if (x->kopt.causal && x->nq != x->nk && !x->kopt.align_given
         && !sdpa_policy_causal_align(CMD, &x->sdpa_ch, (int64_t)x->nq,
-                                     (int64_t)x->nk, &x->top_left))
+                                     (int64_t)x->nk, &x->kopt.top_left))
         return false;
-    x->kernel = *k;
-    x->kernel_named = true;
-    if (split_auto && x->splits == 0)
-        x->splits_auto = true;
-    if (lean > 1 && x->splits == 0 && !x->splits_auto)
-        x->splits = lean;
+    x->kopt.kernel = *k;
+    x->kopt.kernel_named = true;
+    if (split_auto && x->kopt.splits == 0)
+        x->kopt.splits_auto = true;
+    if (lean > 1 && x->kopt.splits == 0 && !x->kopt.splits_auto)
+        x->kopt.splits = lean;
     return true;
 }
 
@@ -464,19 +465,19 @@ config_options(attn_ctx *x, fa_config *c)
     c->shape.nq = x->nq;
     c->shape.nk = x->nk;
     c->shape.d = x->d;
-    c->causal = x->causal;
-    c->causal_top_left = x->causal && x->top_left;
-    if (x->scale_given) {
-        memcpy(&sf, &x->scale_bits, sizeof sf);
+    c->causal = x->kopt.causal;
+    c->causal_top_left = x->kopt.causal && x->kopt.top_left;
+    if (x->kopt.scale_given) {
+        memcpy(&sf, &x->kopt.scale_bits, sizeof sf);
         c->scale = sf;
     }
-    c->softcap = x->softcap;
-    c->delta_xblock = (size_t)x->delta_xblock;
+    c->softcap = x->kopt.softcap;
+    c->delta_xblock = (size_t)x->kopt.delta_xblock;
     c->br = (size_t)x->br;
     c->bc = (size_t)x->bc;
     if (x->order_given)
         c->order = x->order;
-    c->fix = fa_fix_default(x->fix_kind);
+    c->fix = fa_fix_default(x->kopt.fix);
     if (x->beta_given)
         c->fix.beta = x->beta;
     if (x->tol_given)
@@ -488,8 +489,9 @@ config_options(attn_ctx *x, fa_config *c)
     if (x->eps_zero_given)
         c->fix.eps_zero = x->eps_zero;
     c->ablations = x->ablations;
-    if (!fa_cli_config_models(CMD, c, x->kernel_path != NULL, x->exp_given,
-                              &x->exp, &x->logm, x->f16))
+    if (!fa_cli_config_models(CMD, c, x->kopt.kernel_path != NULL,
+                              x->kopt.exp_given, &x->kopt.exp, &x->logm,
+                              x->f16))
         return false;
     return true;
 }
@@ -501,26 +503,28 @@ config_splits(attn_ctx *x, fa_config *c)
 {
     /* flex_decoding's program count is the kernel's own, from the launch
        (this run's shape without --launch) */
-    bool own = x->splits == 0
+    bool own = x->kopt.splits == 0
                && fa_config_kernel(c)->combine == FA_COMBINE_FLEX_DECODE;
 
-    if (x->splits_auto || (x->launch_given && x->splits == 0) || own) {
+    if (x->kopt.splits_auto || (x->kopt.launch_given && x->kopt.splits == 0)
+        || own) {
         /* the kernel's own rule on the launch */
         const char *rule;
-        c->splits = fa_cli_launch_splits(fa_config_kernel(c), &x->launch,
-                                         &rule);
+        c->splits =
+            fa_cli_launch_splits(fa_config_kernel(c), &x->kopt.launch, &rule);
         snprintf(x->splits_from_buf, sizeof x->splits_from_buf,
                  "%s: %s on the launch B %zu, H %zu (%s)",
-                 x->splits_auto    ? "--splits auto"
-                 : x->launch_given ? "the launch's rule"
-                                   : "the kernel's rule",
-                 rule,
-                 x->launch.batch, x->launch.heads, x->launch.from);
+                 x->kopt.splits_auto    ? "--splits auto"
+                 : x->kopt.launch_given ? "the launch's rule"
+                                        : "the kernel's rule",
+                 rule, x->kopt.launch.batch, x->kopt.launch.heads,
+                 x->kopt.launch.from);
         x->splits_from = x->splits_from_buf;
     } else {
-        c->splits = (size_t)x->splits;
-        x->splits_from = x->splits != 0 ? "--splits"
-                                        : "default: not split (no --launch)";
+        c->splits = (size_t)x->kopt.splits;
+        x->splits_from = x->kopt.splits != 0
+                             ? "--splits"
+                             : "default: not split (no --launch)";
     }
 }
 
@@ -540,7 +544,7 @@ head_config(attn_ctx *x)
     /* one head at a time: the dQ buffers and the gemv kernels of a
        decode are the whole launch's */
     x->hcfg.dq_splits = fa_config_dq_buffers(c);
-    x->hcfg.launch_bh = x->launch.batch * x->launch.heads;
+    x->hcfg.launch_bh = x->kopt.launch.batch * x->kopt.launch.heads;
     x->hcfg.launch_group = x->nhkv != 0 ? x->nh / x->nhkv : 1;
     x->heads = x->nb * x->nh;
     x->scale_used = fa_scale_bits(c);
@@ -581,12 +585,12 @@ attn_build_config(attn_ctx *x)
 
     if (!fill_launch(x))
         return false;
-    if (x->sdpa && !pick_sdpa(x))
+    if (x->kopt.sdpa && !pick_sdpa(x))
         return false;
-    if (x->kernel_path != NULL || x->kernel_named)
-        *c = fa_config_kernel_default(&x->kernel);
+    if (x->kopt.kernel_path != NULL || x->kopt.kernel_named)
+        *c = fa_config_kernel_default(&x->kopt.kernel);
     else
-        *c = fa_config_default(x->policy);
+        *c = fa_config_default(x->kopt.policy);
     if (x->nhkv != x->nh && x->backward
         && fa_config_kernel(c)->gqa_dkv == FA_GQA_NONE) {
         cli_error(CMD, "--backward: grouped-query heads (%zu query heads over "
@@ -601,8 +605,8 @@ attn_build_config(attn_ctx *x)
     if (!config_options(x, c))
         return false;
     config_splits(x, c);
-    c->dq_splits = (size_t)x->dq_buffers;
-    c->sms = (size_t)x->sms;
+    c->dq_splits = (size_t)x->kopt.dq_buffers;
+    c->sms = (size_t)x->kopt.sms;
     if (c->splits > 1
         && (x->captures
             & ((1u << CAP_M) | (1u << CAP_L) | (1u << CAP_OBAR)))) {
@@ -613,7 +617,7 @@ attn_build_config(attn_ctx *x)
     why = fa_config_check(c);
     if (why != NULL) {
         fa_cli_config_refused(
-            CMD, c, x->splits_auto ? "--splits auto" : "--splits", why);
+            CMD, c, x->kopt.splits_auto ? "--splits auto" : "--splits", why);
         return false;
     }
     if (x->backward && (why = fa_config_backward_refusal(c, 1)) != NULL) {

@@ -167,14 +167,14 @@ enum
 typedef struct
 {
     /* options */
+    fa_cli_kernel_opts kopt; /* the description, the launch, the run
+                                (--policy, --splits, --exp, --json, ...) */
     operand in[N_IN];
     operand out;
     operand gpu_o, gpu_lse; /* --o, --lse: the backward's O and LSE */
     operand mask_opd;       /* --mask */
     am_mask mask;           /* bound to the tensors' [B, H, Nq, Nk] */
     bool has_mask;
-    bool dtype_given;       /* --dtype bf16 */
-    ut_layout layout_opt;   /* --layout */
     bool gen_on;
     gen_params gen;
     const char *gen_only[16]; /* generator options given, for messages */
@@ -184,29 +184,13 @@ typedef struct
     size_t n_kind_only;
     bool sh_given[N_SH];
     uint64_t sh[N_SH];
-    fa_policy policy;
-    bool policy_given;
     bool f16;                /* the input files are F16 */
-    const char *kernel_path; /* --kernel FILE.json */
-    fa_kernel kernel;        /* loaded from it */
-    bool kernel_named;       /* --policy NAME of a named description (or
-                                sdpa's choice) in kernel */
-    bool sdpa;               /* --policy sdpa */
-    unsigned sdpa_backends;  /* --sdpa-backends (SDPA_EN_*) */
-    bool sdpa_backends_given;
     sdpa_choice sdpa_ch;     /* its choice */
     fa_cli_log logm;         /* its lg2 log, when it has one */
     bool describe;
-    uint64_t splits; /* 0: the description's */
-    bool splits_auto;
-    tensor_dtype round_to; /* --round-to: BF16 or F16; TENSOR_ANY none */
-    fa_cli_launch launch; /* the GPU launch the tensors came from */
-    bool launch_given, launch_lengths;
+    tensor_dtype round_to;   /* --round-to: BF16 or F16; TENSOR_ANY none */
     const char *splits_from; /* what set the split count, with its rule */
     char splits_from_buf[160];
-    uint64_t dq_buffers; /* 0: the description's rule */
-    uint64_t sms;
-    fa_fix_kind fix_kind;
     bool beta_given, tol_given, eps_given, eps_zero_given, zero_max_given;
     double beta, tol, eps, eps_zero;
     fa_zero_max zero_max;
@@ -214,22 +198,13 @@ typedef struct
     uint64_t br, bc;
     bool order_given;
     fa_kv_order order;
-    bool causal;
-    bool top_left; /* --causal-align top-left */
-    bool top_left_given; /* --causal-align given */
-    bool scale_given;
-    double softcap; /* --softcap: FlexAttention's tanh soft-cap, 0 none */
-    uint64_t delta_xblock; /* --delta-xblock; 0: the default (8) */
-    uint32_t scale_bits;
-    fa_cli_exp exp;
-    bool exp_given;
     bool backward;
     unsigned captures; /* 1 << CAP_* */
     bool trace;
     uint64_t trace_at[4]; /* b, h, row, col */
     uint64_t trace_keep;
     bool trace_keep_given;
-    bool json, force, no_exact, exact_forced;
+    bool force;
     bool dry_run; /* --dry-run */
     bool tty;     /* stderr is a terminal: progress there */
     uint64_t max_memory;

@@ -37,17 +37,9 @@ enum
     O_MAX_VALUE,
     O_GAP_MIN,
     O_GAP_MAX,
-    O_POLICY,
-    O_KERNEL,
     O_DESCRIBE,
-    O_SDPA_BACKENDS,
-    O_SPLITS,
-    O_DQ_BUFFERS,
-    O_SMS,
-    O_LAUNCH,
     O_MASK,
     O_ROUND_TO,
-    O_FIX,
     O_BETA,
     O_TOL,
     O_EPS,
@@ -57,26 +49,15 @@ enum
     O_BR,
     O_BC,
     O_ORDER,
-    O_CAUSAL,
-    O_CAUSAL_ALIGN,
-    O_SCALE,
-    O_SOFTCAP,
-    O_DELTA_XBLOCK,
-    O_EXP,
     O_BACKWARD,
     O_CAPTURE,
     O_TRACE,
     O_TRACE_MAX,
     O_OUT,
     O_FORCE,
-    O_EXACT,
-    O_NO_EXACT,
     O_MAX_MEMORY,
     O_THREADS,
-    O_JSON,
     O_DRY_RUN,
-    O_DTYPE,
-    O_LAYOUT,
     O_GPU_O,
     O_GPU_LSE,
     O_HELP
@@ -102,17 +83,9 @@ static const cli_option options[] = {{"q", true, O_Q},
                                      {"max-value", true, O_MAX_VALUE},
                                      {"gap-min", true, O_GAP_MIN},
                                      {"gap-max", true, O_GAP_MAX},
-                                     {"policy", true, O_POLICY},
-                                     {"kernel", true, O_KERNEL},
                                      {"describe", false, O_DESCRIBE},
-                                     {"sdpa-backends", true, O_SDPA_BACKENDS},
-                                     {"splits", true, O_SPLITS},
-                                     {"dq-buffers", true, O_DQ_BUFFERS},
-                                     {"sms", true, O_SMS},
-                                     {"launch", true, O_LAUNCH},
                                      {"mask", true, O_MASK},
                                      {"round-to", true, O_ROUND_TO},
-                                     {"fix", true, O_FIX},
                                      {"beta", true, O_BETA},
                                      {"tol", true, O_TOL},
                                      {"eps", true, O_EPS},
@@ -122,29 +95,19 @@ static const cli_option options[] = {{"q", true, O_Q},
                                      {"br", true, O_BR},
                                      {"bc", true, O_BC},
                                      {"order", true, O_ORDER},
-                                     {"causal", false, O_CAUSAL},
-                                     {"causal-align", true, O_CAUSAL_ALIGN},
-                                     {"scale", true, O_SCALE},
-                                     {"softcap", true, O_SOFTCAP},
-                                     {"delta-xblock", true, O_DELTA_XBLOCK},
-                                     {"exp", true, O_EXP},
                                      {"backward", false, O_BACKWARD},
                                      {"capture", true, O_CAPTURE},
                                      {"trace", true, O_TRACE},
                                      {"trace-max", true, O_TRACE_MAX},
                                      {"out", true, O_OUT},
                                      {"force", false, O_FORCE},
-                                     {"exact", false, O_EXACT},
-                                     {"no-exact", false, O_NO_EXACT},
                                      {"max-memory", true, O_MAX_MEMORY},
                                      {"threads", true, O_THREADS},
-                                     {"json", false, O_JSON},
                                      {"dry-run", false, O_DRY_RUN},
-                                     {"dtype", true, O_DTYPE},
-                                     {"layout", true, O_LAYOUT},
                                      {"o", true, O_GPU_O},
                                      {"lse", true, O_GPU_LSE},
                                      {"help", false, O_HELP},
+                                     FA_CLI_KERNEL_OPTIONS,
                                      {NULL, false, 0}};
 
 /* Parses "b,h,row,col". */
@@ -276,13 +239,13 @@ kind_only(attn_ctx *x, const char *opt, gen_kind k)
     }
 }
 
-/* An option of the outputs and the run (captures, trace, --out, the
-   exact reference, memory, threads, --json, --dry-run); any other
-   option is accepted as it is. */
+/* An option of the outputs and the run (captures, trace, --out, memory,
+   threads, --dry-run), else one that diff shares (fa_cli_kernel_option:
+   the description, the launch, the fix, the mask alignment, scale, exp,
+   the exact reference, --json, --dtype, --layout). */
 static bool
 take_run_option(attn_ctx *x, int id, const char *v)
 {
-
     switch (id) {
     case O_CAPTURE:
         return parse_capture(x, v);
@@ -297,12 +260,6 @@ take_run_option(attn_ctx *x, int id, const char *v)
     case O_FORCE:
         x->force = true;
         return true;
-    case O_EXACT:
-        x->exact_forced = true;
-        return true;
-    case O_NO_EXACT:
-        x->no_exact = true;
-        return true;
     case O_MAX_MEMORY:
         x->max_memory_given = true;
         return cli_parse_bytes(CMD, "--max-memory", v, &x->max_memory);
@@ -314,36 +271,22 @@ take_run_option(attn_ctx *x, int id, const char *v)
             return false;
         }
         return true;
-    case O_JSON:
-        x->json = true;
-        return true;
     case O_DRY_RUN:
         x->dry_run = true;
         return true;
     default:
-        return true;
+        return fa_cli_kernel_option(CMD, id, v, &x->kopt);
     }
 }
 
-/* An option of the arithmetic (fix, ablations, tiles, order, mask
-   alignment, scale, exp, --backward), else take_run_option. */
+/* An option of the arithmetic (the fix's parameters, ablations, tiles,
+   order, --backward), else take_run_option. */
 static bool
 take_numerics_option(attn_ctx *x, int id, const char *v)
 {
     int n;
 
     switch (id) {
-    case O_FIX:
-        n = fa_fix_parse(v);
-        if (n < 0) {
-            cli_error(CMD,
-                      "--fix '%s': unknown fix (expected none, beta, "
-                      "beta-v2, eps or always)",
-                      v);
-            return false;
-        }
-        x->fix_kind = (fa_fix_kind)n;
-        return true;
     case O_BETA:
         x->beta_given = true;
         return cli_parse_double(CMD, "--beta", v, true, &x->beta);
@@ -382,24 +325,6 @@ take_numerics_option(attn_ctx *x, int id, const char *v)
         x->order = (fa_kv_order)n;
         x->order_given = true;
         return true;
-    case O_CAUSAL:
-        x->causal = true;
-        return true;
-    case O_CAUSAL_ALIGN:
-        x->top_left_given = true;
-        return fa_cli_parse_causal_align(CMD, v, &x->top_left);
-    case O_SCALE:
-        if (!fa_cli_parse_scale(CMD, v, &x->scale_bits))
-            return false;
-        x->scale_given = true;
-        return true;
-    case O_SOFTCAP:
-        return fa_cli_parse_softcap(CMD, v, &x->softcap);
-    case O_DELTA_XBLOCK:
-        return fa_cli_parse_delta_xblock(CMD, v, &x->delta_xblock);
-    case O_EXP:
-        x->exp_given = true;
-        return fa_cli_parse_exp(CMD, &x->exp, v);
     case O_BACKWARD:
         x->backward = true;
         return true;
@@ -408,39 +333,15 @@ take_numerics_option(attn_ctx *x, int id, const char *v)
     }
 }
 
-/* An option of the description, the launch, the inputs' rounding and
-   the mask, else take_numerics_option. */
+/* --describe, the inputs' rounding or the mask, else
+   take_numerics_option. */
 static bool
 take_kernel_option(attn_ctx *x, int id, const char *v)
 {
-
     switch (id) {
-    case O_POLICY: {
-        const fa_kernel *named;
-        x->policy_given = true;
-        x->kernel_named = x->sdpa = false;
-        if (sdpa_policy_named(v, &named, &x->sdpa)) {
-            if (named != NULL) {
-                x->kernel = *named;
-                x->kernel_named = true;
-            }
-            return true;
-        }
-        return fa_cli_parse_policy(CMD, v, &x->policy);
-    }
-    case O_KERNEL:
-        x->kernel_path = v;
-        return true;
     case O_DESCRIBE:
         x->describe = true;
         return true;
-    case O_SDPA_BACKENDS:
-        x->sdpa_backends_given = true;
-        return sdpa_policy_parse_backends(CMD, v, &x->sdpa_backends);
-    case O_SPLITS:
-        return fa_cli_parse_splits(CMD, v, &x->splits, &x->splits_auto);
-    case O_DQ_BUFFERS:
-        return fa_cli_parse_dq_buffers(CMD, v, &x->dq_buffers);
     case O_ROUND_TO:
         if (strcmp(v, "bf16") == 0 || strcmp(v, "bfloat16") == 0)
             x->round_to = TENSOR_BF16;
@@ -455,11 +356,6 @@ take_kernel_option(attn_ctx *x, int id, const char *v)
         x->mask_opd.opt = "--mask";
         x->mask_opd.arg = v;
         return true;
-    case O_LAUNCH:
-        x->launch_given = true;
-        return fa_cli_parse_launch(CMD, v, &x->launch, &x->launch_lengths);
-    case O_SMS:
-        return fa_cli_parse_sms(CMD, v, &x->sms);
     default:
         return take_numerics_option(x, id, v);
     }
@@ -549,13 +445,6 @@ take_option(void *ctx, int id, const char *v)
     case O_GPU_LSE:
         x->gpu_lse.arg = v;
         return true;
-    case O_DTYPE:
-        if (!fa_cli_parse_dtype(CMD, v))
-            return false;
-        x->dtype_given = true;
-        return true;
-    case O_LAYOUT:
-        return fa_cli_parse_layout(CMD, v, &x->layout_opt);
     default:
         return take_gen_option(x, id, v);
     }
@@ -647,7 +536,7 @@ check_gen(const attn_ctx *x)
 static bool
 check_fix(const attn_ctx *x)
 {
-    const fa_fix_kind k = x->fix_kind;
+    const fa_fix_kind k = x->kopt.fix;
 
     if (x->beta_given && k != FA_FIX_BETA && k != FA_FIX_BETA_V2
         && k != FA_FIX_ALWAYS) {
@@ -703,9 +592,5 @@ attn_check_options(attn_ctx *x)
         cli_error(CMD, "--trace-max applies to --trace");
         return false;
     }
-    if (x->exact_forced && x->no_exact) {
-        cli_error(CMD, "--exact and --no-exact contradict each other");
-        return false;
-    }
-    return true;
+    return fa_cli_exact_options(CMD, &x->kopt);
 }

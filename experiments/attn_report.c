@@ -193,12 +193,12 @@ file_meta(out_file *f, const attn_ctx *x)
     meta_add(f, "fix.eps_zero", "%s", dbl_str(buf, sizeof buf, fx->eps_zero));
     meta_add(f, "ablations", "%s",
              ablation_list(buf, sizeof buf, x->ablations));
-    meta_add(f, "exp", "%s", x->exp.name);
+    meta_add(f, "exp", "%s", x->kopt.exp.name);
     meta_add(f, "scale", "f32:0x%08" PRIX32, x->scale_used);
-    meta_add(f, "causal", "%s", x->causal ? "true" : "false");
-    if (x->causal)
+    meta_add(f, "causal", "%s", x->kopt.causal ? "true" : "false");
+    if (x->kopt.causal)
         meta_add(f, "causal_alignment", "%s",
-                 x->top_left ? "top-left" : "bottom-right");
+                 x->kopt.top_left ? "top-left" : "bottom-right");
     meta_add(f, "layout", "bhnd");
     meta_add(f, "order", "%s", fa_order_name(x->order));
     meta_add(f, "tiles", "%zux%zu", x->br_eff, x->bc_eff);
@@ -474,17 +474,6 @@ text_fix(cli_buf *b, const attn_ctx *x)
     }
 }
 
-/* X with four significant digits, "-" for NaN. */
-static const char *
-g4(char *buf, size_t n, double x)
-{
-    if (isnan(x))
-        snprintf(buf, n, "-");
-    else
-        snprintf(buf, n, "%.4g", x);
-    return buf;
-}
-
 /* One line of the moments table: output I's count, mean, se, t and 95%
    interval of the errors in C, summarized into *S. */
 static void
@@ -498,10 +487,11 @@ text_moments(cli_buf *b, const attn_ctx *x, int i, const bias_cell *c,
         snprintf(ci, sizeof ci, "[%.4g, %.4g]", s->ci_lo, s->ci_hi);
     else
         snprintf(ci, sizeof ci, "-");
-    cli_buf_printf(
-        b, "  %-6s %-6s %7" PRIu64 " %10s %10s %10s  %s\n", out_names[i],
-        x->st[i].fmt->name, s->n, g4(v[0], sizeof v[0], s->mean),
-        g4(v[1], sizeof v[1], s->se), g4(v[2], sizeof v[2], s->t), ci);
+    cli_buf_printf(b, "  %-6s %-6s %7" PRIu64 " %10s %10s %10s  %s\n",
+                   out_names[i], x->st[i].fmt->name, s->n,
+                   fa_cli_g4(v[0], sizeof v[0], s->mean),
+                   fa_cli_g4(v[1], sizeof v[1], s->se),
+                   fa_cli_g4(v[2], sizeof v[2], s->t), ci);
 }
 
 /* The errors in ulps of the row's scale (stat_rows). */
@@ -532,9 +522,10 @@ text_row_stats(cli_buf *b, const attn_ctx *x)
         bias_summarize(&st->rel, &s);
         cli_buf_printf(
             b, "  %-6s %10s %10s\n", out_names[i],
-            g4(v[0], sizeof v[0],
-               s.n > 0 ? fmax(fabs(s.min), fabs(s.max)) : NAN),
-            g4(v[1], sizeof v[1], st->rel_mag.n > 0 ? st->rel_mag.mean : NAN));
+            fa_cli_g4(v[0], sizeof v[0],
+                      s.n > 0 ? fmax(fabs(s.min), fabs(s.max)) : NAN),
+            fa_cli_g4(v[1], sizeof v[1],
+                      st->rel_mag.n > 0 ? st->rel_mag.mean : NAN));
     }
 }
 
@@ -560,9 +551,9 @@ text_stats(cli_buf *b, const attn_ctx *x)
         cli_buf_printf(
             b, "  %-6s %7" PRIu64 " %7" PRIu64 " %7" PRIu64 " %10s %10s\n",
             out_names[i], st->err.neg, st->err.zero, st->err.pos,
-            g4(v[3], sizeof v[3],
-               s[i].n > 0 ? fmax(fabs(s[i].min), fabs(s[i].max)) : NAN),
-            g4(v[4], sizeof v[4], st->mag.n > 0 ? st->mag.mean : NAN));
+            fa_cli_g4(v[3], sizeof v[3],
+                      s[i].n > 0 ? fmax(fabs(s[i].min), fabs(s[i].max)) : NAN),
+            fa_cli_g4(v[4], sizeof v[4], st->mag.n > 0 ? st->mag.mean : NAN));
     }
     for (int i = 0; i < N_OUT; i++) {
         const err_stat *st = &x->st[i];
@@ -666,7 +657,7 @@ text_header(cli_buf *b, const attn_ctx *x)
     cli_buf_printf(b, "attn: %s %s, ", kernel_name(x),
                    x->backward ? "forward and backward" : "forward");
     text_fix(b, x);
-    cli_buf_printf(b, ", exp %s (%s)\n", x->exp.name, x->exp.from);
+    cli_buf_printf(b, ", exp %s (%s)\n", x->kopt.exp.name, x->kopt.exp.from);
     for (int i = 0; i < N_IN; i++)
         text_input(b, x, i);
     if (x->gen_on)
@@ -676,15 +667,17 @@ text_header(cli_buf *b, const attn_ctx *x)
                    "(f32:0x%08" PRIX32 "), %s\n",
                    x->nb, x->nh, x->nq, x->nk, x->d,
                    cli_f32_dec(sv, sizeof sv, x->scale_used), x->scale_used,
-                   !x->causal     ? (x->has_mask ? "not causal" : "no mask")
-                   : x->top_left ? "causal, top-left aligned (SDPA's is_causal)"
-                                 : "causal, bottom-right aligned");
+                   !x->kopt.causal ? (x->has_mask ? "not causal" : "no mask")
+                   : x->kopt.top_left
+                       ? "causal, top-left aligned (SDPA's is_causal)"
+                       : "causal, bottom-right aligned");
     if (x->has_mask)
         cli_buf_printf(b, "  %s\n",
                        am_summary(mb, sizeof mb, x->mask_opd.arg, &x->mask,
                                   fa_config_kernel(&x->cfg)));
     fa_cli_flex_header(b, &x->cfg, x->backward,
-                       x->delta_xblock != 0 ? "--delta-xblock" : "default");
+                       x->kopt.delta_xblock != 0 ? "--delta-xblock"
+                                                 : "default");
     cli_buf_printf(b, "  tiles %zu x %zu, %zu KV block%s", x->br_eff,
                    x->bc_eff, x->tc, x->tc == 1 ? "" : "s");
     if (x->splits_eff > 1)
@@ -943,7 +936,7 @@ json_computation(cli_json *j, const attn_ctx *x)
                     fa_output_format(&x->cfg, "o") != NULL
                         ? fa_output_format(&x->cfg, "o")->name
                         : NULL);
-    if (x->sdpa) {
+    if (x->kopt.sdpa) {
         cli_json_object_begin(j, "sdpa");
         cli_json_string(j, "backend", sdpa_backend_name(x->sdpa_ch.backend));
         cli_json_string(j, "variant", x->sdpa_ch.variant);
@@ -964,10 +957,10 @@ json_computation(cli_json *j, const attn_ctx *x)
         if ((x->ablations & (1u << b)) && fa_ablation_name(1u << b) != NULL)
             cli_json_string(j, NULL, fa_ablation_name(1u << b));
     cli_json_array_end(j);
-    cli_json_string(j, "exp", x->exp.name);
-    cli_json_string(j, "exp_from", x->exp.from);
-    cli_json_bool(j, "causal", x->causal);
-    cli_json_bool(j, "causal_top_left", x->causal && x->top_left);
+    cli_json_string(j, "exp", x->kopt.exp.name);
+    cli_json_string(j, "exp_from", x->kopt.exp.from);
+    cli_json_bool(j, "causal", x->kopt.causal);
+    cli_json_bool(j, "causal_top_left", x->kopt.causal && x->kopt.top_left);
     cli_json_object_begin(j, "scale");
     snprintf(buf, sizeof buf, "0x%08" PRIX32, x->scale_used);
     cli_json_string(j, "bits", buf);

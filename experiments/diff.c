@@ -302,29 +302,9 @@ enum
 {
     O_HELP,
     O_DUMP,
-    O_POLICY,
-    O_KERNEL,
-    O_SDPA_BACKENDS,
-    O_SPLITS,
-    O_DQ_BUFFERS,
-    O_SMS,
-    O_LAUNCH,
     O_STAGE,
-    O_EXP,
-    O_FIX,
-    O_CAUSAL,
-    O_NO_CAUSAL,
-    O_CAUSAL_ALIGN,
-    O_SCALE,
-    O_SOFTCAP,
-    O_DELTA_XBLOCK,
     O_TOLERANCE,
-    O_EXACT,
-    O_NO_EXACT,
-    O_JSON,
     O_ROWSUM,
-    O_DTYPE,
-    O_LAYOUT,
     O_CALL,
     O_MASK,
     O_TENSOR /* O_TENSOR + T_Q .. T_DV: --q, --k, ... FILE[:KEY] */
@@ -332,29 +312,9 @@ enum
 
 static const cli_option options[] = {{"help", false, O_HELP},
                                      {"dump", true, O_DUMP},
-                                     {"policy", true, O_POLICY},
                                      {"stage", true, O_STAGE},
-                                     {"kernel", true, O_KERNEL},
-                                     {"sdpa-backends", true, O_SDPA_BACKENDS},
-                                     {"splits", true, O_SPLITS},
-                                     {"dq-buffers", true, O_DQ_BUFFERS},
-                                     {"sms", true, O_SMS},
-                                     {"launch", true, O_LAUNCH},
-                                     {"exp", true, O_EXP},
-                                     {"fix", true, O_FIX},
-                                     {"causal", false, O_CAUSAL},
-                                     {"no-causal", false, O_NO_CAUSAL},
-                                     {"causal-align", true, O_CAUSAL_ALIGN},
-                                     {"scale", true, O_SCALE},
-                                     {"softcap", true, O_SOFTCAP},
-                                     {"delta-xblock", true, O_DELTA_XBLOCK},
                                      {"tolerance", true, O_TOLERANCE},
-                                     {"exact", false, O_EXACT},
-                                     {"no-exact", false, O_NO_EXACT},
-                                     {"json", false, O_JSON},
                                      {"fa2-rowsum", true, O_ROWSUM},
-                                     {"dtype", true, O_DTYPE},
-                                     {"layout", true, O_LAYOUT},
                                      {"call", true, O_CALL},
                                      {"mask", true, O_MASK},
                                      {"q", true, O_TENSOR + T_Q},
@@ -366,9 +326,9 @@ static const cli_option options[] = {{"help", false, O_HELP},
                                      {"dq", true, O_TENSOR + T_DQ},
                                      {"dk", true, O_TENSOR + T_DK},
                                      {"dv", true, O_TENSOR + T_DV},
+                                     FA_CLI_KERNEL_OPTIONS,
+                                     {"no-causal", false, FA_CLI_O_NO_CAUSAL},
                                      {NULL, false, 0}};
-
-
 
 static bool
 parse_stages(diff_ctx *x, const char *v)
@@ -398,24 +358,6 @@ parse_stages(diff_ctx *x, const char *v)
     }
 }
 
-/* --policy: a named description, sdpa, or a precision policy. */
-static bool
-take_policy(diff_ctx *x, const char *v)
-{
-    const fa_kernel *named;
-    x->policy_given = true;
-    x->kernel_named = x->sdpa = false;
-    if (sdpa_policy_named(v, &named, &x->sdpa)) {
-        if (named != NULL) {
-            x->kernel = *named;
-            x->kernel_named = true;
-        }
-        x->sdpa_from = "--policy sdpa";
-        return true;
-    }
-    return fa_cli_parse_policy(CMD, v, &x->policy);
-}
-
 /* --fa2-rowsum fma|separate. */
 static bool
 take_rowsum(diff_ctx *x, const char *v)
@@ -428,36 +370,6 @@ take_rowsum(diff_ctx *x, const char *v)
     return true;
 }
 
-/* --fix NAME. */
-static bool
-take_fix(diff_ctx *x, const char *v)
-{
-    int f = fa_fix_parse(v);
-    if (f < 0) {
-        cli_error(CMD,
-                  "--fix '%s': unknown fix (expected none, beta, beta-v2, "
-                  "eps or always)",
-                  v);
-        return false;
-    }
-    x->fix_opt = (fa_fix_kind)f;
-    x->fix_given = true;
-    return true;
-}
-
-/* --causal (causal true) or --no-causal; the two contradict each other. */
-static bool
-take_causal(diff_ctx *x, bool causal)
-{
-    if (x->causal_opt != CAUSAL_AUTO
-        && x->causal_opt != (causal ? CAUSAL_YES : CAUSAL_NO)) {
-        cli_error(CMD, "--causal and --no-causal contradict each other");
-        return false;
-    }
-    x->causal_opt = causal ? CAUSAL_YES : CAUSAL_NO;
-    return true;
-}
-
 static bool
 take_option(void *ctx, int id, const char *v)
 {
@@ -466,74 +378,22 @@ take_option(void *ctx, int id, const char *v)
     case O_DUMP:
         x->dump = v;
         return true;
-    case O_POLICY:
-        return take_policy(x, v);
-    case O_SDPA_BACKENDS:
-        x->sdpa_backends_given = true;
-        return sdpa_policy_parse_backends(CMD, v, &x->sdpa_backends);
-    case O_KERNEL:
-        x->kernel_path = v;
+    case FA_CLI_O_POLICY:
+        if (!fa_cli_kernel_option(CMD, id, v, &x->kopt))
+            return false;
+        if (x->kopt.kernel_named || x->kopt.sdpa)
+            x->sdpa_from = "--policy sdpa";
         return true;
-    case O_SPLITS:
-        return fa_cli_parse_splits(CMD, v, &x->splits_opt, &x->splits_auto);
-    case O_DQ_BUFFERS:
-        x->dq_given = true;
-        return fa_cli_parse_dq_buffers(CMD, v, &x->dq_opt);
     case O_MASK:
         x->mask_opd.opt = "--mask";
         x->mask_opd.arg = v;
         return cli_split_spec(CMD, &x->mask_opd);
-    case O_LAUNCH:
-        x->launch_given = true;
-        return fa_cli_parse_launch(CMD, v, &x->launch, &x->launch_lengths);
-    case O_SMS:
-        return fa_cli_parse_sms(CMD, v, &x->sms);
     case O_STAGE:
         return parse_stages(x, v);
-    case O_EXP:
-        x->exp_given = true;
-        return fa_cli_parse_exp(CMD, &x->exp, v);
     case O_ROWSUM:
         return take_rowsum(x, v);
-    case O_FIX:
-        return take_fix(x, v);
-    case O_CAUSAL:
-    case O_NO_CAUSAL:
-        return take_causal(x, id == O_CAUSAL);
-    case O_CAUSAL_ALIGN: {
-        bool tl;
-        if (!fa_cli_parse_causal_align(CMD, v, &tl))
-            return false;
-        x->align_opt = tl ? 1 : 0;
-        return true;
-    }
-    case O_SCALE:
-        if (!fa_cli_parse_scale(CMD, v, &x->scale_bits))
-            return false;
-        x->scale_given = true;
-        return true;
-    case O_DELTA_XBLOCK:
-        return fa_cli_parse_delta_xblock(CMD, v, &x->delta_xblock);
-    case O_SOFTCAP:
-        return fa_cli_parse_softcap(CMD, v, &x->softcap);
     case O_TOLERANCE:
         return cli_parse_u64(CMD, "--tolerance", v, &x->tol);
-    case O_EXACT:
-        x->exact_forced = true;
-        return true;
-    case O_NO_EXACT:
-        x->no_exact = true;
-        return true;
-    case O_JSON:
-        x->json = true;
-        return true;
-    case O_DTYPE:
-        if (!fa_cli_parse_dtype(CMD, v))
-            return false;
-        x->dtype_given = true;
-        return true;
-    case O_LAYOUT:
-        return fa_cli_parse_layout(CMD, v, &x->layout_opt);
     case O_CALL:
         x->call = v;
         return true;
@@ -542,7 +402,7 @@ take_option(void *ctx, int id, const char *v)
             x->opd[id - O_TENSOR].arg = v;
             return true;
         }
-        return true;
+        return fa_cli_kernel_option(CMD, id, v, &x->kopt);
     }
 }
 
@@ -570,7 +430,7 @@ ctx_free(diff_ctx *x)
     tensor_free(&x->mask_t);
     free(x->mask_opd.path);
     tensor_listing_free(&x->list);
-    fa_cli_exp_free(&x->exp);
+    fa_cli_exp_free(&x->kopt.exp);
     fa_cli_log_free(&x->logm);
     free(x);
 }
@@ -588,12 +448,10 @@ run(diff_ctx *x)
     for (int i = 0; i < N_T; i++)
         if (x->opd[i].arg != NULL && !cli_split_spec(CMD, &x->opd[i]))
             return false;
-    if (x->exact_forced && x->no_exact) {
-        cli_error(CMD, "--exact and --no-exact contradict each other");
+    if (!fa_cli_exact_options(CMD, &x->kopt))
         return false;
-    }
-    if (!x->exp_given)
-        fa_cli_exp_default(&x->exp); /* the description's, once known */
+    if (!x->kopt.exp_given)
+        fa_cli_exp_default(&x->kopt.exp); /* the description's, once known */
     if (!diff_read_dump(x) || !diff_build_config(x) || !diff_load_mask(x))
         return false;
     if (x->has_mask
@@ -639,11 +497,11 @@ run(diff_ctx *x)
     }
     x->exact_work = fa_cli_exact_work((uint64_t)x->heads, x->nq, x->nk, x->d,
                                       x->need_bwd);
-    x->exact_note = fa_cli_exact_off(x->no_exact, x->softcap);
+    x->exact_note = fa_cli_exact_off(x->kopt.no_exact, x->kopt.softcap);
     if (x->exact_note == NULL) {
         if (!x->want[ST_O] && !x->want[ST_LSE] && !x->need_bwd)
             x->exact_note = "no stage with an exact value compared";
-        else if (x->exact_work > EXACT_WORK_LIMIT && !x->exact_forced)
+        else if (x->exact_work > EXACT_WORK_LIMIT && !x->kopt.exact_forced)
             x->exact_note = "B*H*Nq*Nk*d (x4 with a backward stage) is "
                             "above 2^26; give --exact to run it anyway";
         else
@@ -667,11 +525,8 @@ diff_main(int argc, char **argv)
 
     if (x == NULL)
         return cli_error(CMD, "out of memory");
-    x->policy = FA_POLICY_FA2;
-    x->sms = 132;
+    fa_cli_kernel_opts_init(&x->kopt, FA_POLICY_FA2);
     x->man_gqa = -1;
-    x->causal_opt = CAUSAL_AUTO;
-    x->align_opt = -1;
     x->rowsum_opt = -1;
     for (int i = 0; i < N_T; i++) {
         static const char *const opts[N_T] = {"--q",  "--k",  "--v",
@@ -684,9 +539,7 @@ diff_main(int argc, char **argv)
                           "--help'",
                           take_option, x);
     if (id < 0)
-        id = fa_cli_kernel_options(CMD, x->kernel_path, x->policy_given,
-                                   &x->kernel, x->sdpa_backends_given,
-                                   x->sdpa);
+        id = fa_cli_kernel_options(CMD, &x->kopt);
     if (id >= 0) {
         ctx_free(x);
         return id;
@@ -697,7 +550,7 @@ diff_main(int argc, char **argv)
     }
     rc = x->pass ? CLI_EXIT_OK : CLI_EXIT_CHECK;
     cli_buf_init(&out);
-    if (x->json) {
+    if (x->kopt.json) {
         cli_json_init(&js, &out);
         diff_json_report(x, &js);
     } else {

@@ -17,11 +17,11 @@
 static bool
 resolve_causal(diff_ctx *x)
 {
-    if (x->causal_opt != CAUSAL_AUTO) {
+    if (x->kopt.causal || x->kopt.no_causal) {
         bool file_given = x->man_causal_given || x->meta_causal_given;
         bool file_causal =
             x->man_causal_given ? x->man_causal : x->meta_causal;
-        x->causal = x->causal_opt == CAUSAL_YES;
+        x->causal = x->kopt.causal;
         x->causal_override = file_given && file_causal != x->causal;
         x->causal_from = x->causal ? "--causal" : "--no-causal";
     } else if (x->man_causal_given) {
@@ -47,8 +47,8 @@ resolve_scale(diff_ctx *x, fa_config *c)
 {
     float sf;
 
-    if (x->scale_given) {
-        memcpy(&sf, &x->scale_bits, sizeof sf);
+    if (x->kopt.scale_given) {
+        memcpy(&sf, &x->kopt.scale_bits, sizeof sf);
         c->scale = sf;
     } else if (x->man_scale_number) {
         sf_env env = cli_env_ieee();
@@ -121,11 +121,11 @@ note_scale(diff_ctx *x, const fa_config *c)
     float sf;
 
     x->scale_used = fa_scale_bits(c);
-    if (x->scale_given) {
+    if (x->kopt.scale_given) {
         /* the file's own scale, to note an override */
         fa_config fc = *c;
         bool file_says = true;
-        fc.scale = fa_config_default(x->policy).scale;
+        fc.scale = fa_config_default(x->kopt.policy).scale;
         if (x->man_scale_number) {
             sf_env env = SF_ENV_IEEE;
             uint32_t b = (uint32_t)sf_from_double(
@@ -170,29 +170,29 @@ diff_build_config(diff_ctx *x)
        so. */
     if (!resolve_causal(x))
         return false;
-    if (x->kernel_path != NULL || x->kernel_named)
-        *c = fa_config_kernel_default(&x->kernel);
+    if (x->kopt.kernel_path != NULL || x->kopt.kernel_named)
+        *c = fa_config_kernel_default(&x->kopt.kernel);
     else
-        *c = fa_config_default(x->policy);
+        *c = fa_config_default(x->kopt.policy);
     c->splits = x->splits;
     c->dq_splits = x->dq_set;
-    c->sms = (size_t)x->sms;
+    c->sms = (size_t)x->kopt.sms;
     c->shape.batch = x->nb;
     c->shape.heads = x->nh;
     c->shape.nq = x->nq;
     c->shape.nk = x->nk;
     c->shape.d = x->d;
     c->causal = x->causal;
-    x->top_left = x->align_opt >= 0 ? x->align_opt == 1 : x->man_top_left;
-    x->align_from = x->align_sdpa       ? "--policy sdpa"
-                    : x->align_opt >= 0 ? "--causal-align"
-                    : x->man_align_given ? x->man_align_from
-                                         : "default";
+    x->top_left = x->kopt.align_given ? x->kopt.top_left : x->man_top_left;
+    x->align_from = x->align_sdpa         ? "--policy sdpa"
+                    : x->kopt.align_given ? "--causal-align"
+                    : x->man_align_given  ? x->man_align_from
+                                          : "default";
     c->causal_top_left = x->causal && x->top_left;
-    c->softcap = x->softcap;
+    c->softcap = x->kopt.softcap;
     /* FlexAttention's pinned tiles and delta kernel, --delta-xblock
        first */
-    c->delta_xblock = (size_t)x->delta_xblock;
+    c->delta_xblock = (size_t)x->kopt.delta_xblock;
     x->delta_from = dump_flex_apply(
         &x->man_flex,
         (x->man_launch_bh != 0 ? x->man_launch_bh : (uint64_t)(x->nb * x->nh))
@@ -211,8 +211,8 @@ diff_build_config(diff_ctx *x)
     }
     if (!resolve_scale(x, c))
         return false;
-    if (x->fix_given) {
-        x->fix = x->fix_opt;
+    if (x->kopt.fix_given) {
+        x->fix = x->kopt.fix;
         x->fix_from = "--fix";
     } else if (x->man_fix_given) {
         x->fix = x->man_fix;
@@ -226,10 +226,13 @@ diff_build_config(diff_ctx *x)
         x->man_rowsum_separate = x->rowsum_opt == 0;
     if (x->man_rowsum_separate)
         c->fa2_rowsum_fma = false;
-    if (!fa_cli_config_models(CMD, c, x->kernel_path != NULL, x->exp_given,
-                              &x->exp, &x->logm, x->f16))
+    if (!fa_cli_config_models(CMD, c, x->kopt.kernel_path != NULL,
+                              x->kopt.exp_given, &x->kopt.exp, &x->logm,
+                              x->f16))
         return false;
-    if (!fa_cli_inputs_defined(CMD, x->kernel_path != NULL ? "--kernel" : "--policy", fa_config_kernel(c), x->f16))
+    if (!fa_cli_inputs_defined(
+            CMD, x->kopt.kernel_path != NULL ? "--kernel" : "--policy",
+            fa_config_kernel(c), x->f16))
         return false;
     why = fa_config_check(c);
     if (why != NULL) {

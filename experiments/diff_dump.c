@@ -20,15 +20,15 @@
 static bool
 fill_launch(diff_ctx *x)
 {
-    fa_cli_launch *l = &x->launch;
+    fa_cli_launch *l = &x->kopt.launch;
     size_t g = x->nhkv != 0 && x->nh % x->nhkv == 0 ? x->nh / x->nhkv : 1;
 
     if (x->man_launch_bh != 0) {
         l->batch = (size_t)x->man_launch_b;
         l->heads = (size_t)x->man_launch_h;
         l->from = "the manifest's launch_shape";
-    } else if (x->launch_given) {
-        if (x->launch_lengths && (l->nq != x->nq || l->nk != x->nk)) {
+    } else if (x->kopt.launch_given) {
+        if (x->kopt.launch_lengths && (l->nq != x->nq || l->nk != x->nk)) {
             cli_error(CMD, "--launch: Nq %zu, Nk %zu but the tensors have "
                            "Nq %zu, Nk %zu (expected the same lengths)",
                       l->nq, l->nk, x->nq, x->nk);
@@ -51,7 +51,7 @@ fill_launch(diff_ctx *x)
                   l->heads, g, x->nh, x->nhkv);
         return false;
     }
-    fa_cli_launch_fill(l, g, x->nq, x->nk, x->d, x->f16, x->sms);
+    fa_cli_launch_fill(l, g, x->nq, x->nk, x->d, x->f16, x->kopt.sms);
     return true;
 }
 
@@ -113,8 +113,8 @@ read_manifest(diff_ctx *x, const char *m)
         x->man_layout = mf.layout;
     x->man_gqa = mf.enable_gqa;
     x->man_mask_given = mf.mask_given;
-    if (x->softcap == 0.0)
-        x->softcap = mf.softcap;
+    if (x->kopt.softcap == 0.0)
+        x->kopt.softcap = mf.softcap;
     x->man_flex = mf.flex;
     memcpy(x->man_mask_mod, mf.mask_mod, sizeof x->man_mask_mod);
     return true;
@@ -401,10 +401,10 @@ load_tensor(diff_ctx *x, int i)
         snprintf(x->src[i], SRC_MAX, "%s: %s", path, key);
     else
         snprintf(x->src[i], SRC_MAX, "%s", path);
-    rc = ut_read(path, key, input ? TENSOR_BF16 : TENSOR_ANY, x->dtype_given,
-                 "--dtype", t, &x->info[i], &err);
+    rc = ut_read(path, key, input ? TENSOR_BF16 : TENSOR_ANY,
+                 x->kopt.dtype_given, "--dtype", t, &x->info[i], &err);
     if (rc != TENSOR_OK && input && err.code == TENSOR_E_DTYPE
-        && !x->dtype_given
+        && !x->kopt.dtype_given
         /* FP16 inputs: their dtype comes from the file */
         && ut_read(path, key, TENSOR_F16, false, "--dtype", t, &x->info[i],
                    &err16)
@@ -412,9 +412,9 @@ load_tensor(diff_ctx *x, int i)
         rc = TENSOR_OK;
     if (rc == TENSOR_OK && is_attn_tensor(i) && !input
         && t->dtype != TENSOR_F32
-        && !(t->dtype == TENSOR_F16 && !x->dtype_given))
-        rc = ut_as_dtype(t, x->src[i], TENSOR_BF16, x->dtype_given, "--dtype",
-                         &x->info[i], &err);
+        && !(t->dtype == TENSOR_F16 && !x->kopt.dtype_given))
+        rc = ut_as_dtype(t, x->src[i], TENSOR_BF16, x->kopt.dtype_given,
+                         "--dtype", &x->info[i], &err);
     /* an output the manifest keeps in part (outputs_kept) */
     if (rc == TENSOR_OK && !input && key != NULL)
         rc = dump_output_kept(path, key, &x->kept[i], &err);
@@ -462,10 +462,10 @@ resolve_layout(diff_ctx *x)
     char sh[SHAPE_MAX];
     bool neither = false;
 
-    if (x->layout_opt != UT_LAYOUT_UNSET) {
-        x->layout = x->layout_opt;
+    if (x->kopt.layout != UT_LAYOUT_UNSET) {
+        x->layout = x->kopt.layout;
         x->layout_from =
-            x->man_layout != UT_LAYOUT_UNSET && x->man_layout != x->layout_opt
+            x->man_layout != UT_LAYOUT_UNSET && x->man_layout != x->kopt.layout
                 ? "--layout, over the manifest's"
                 : "--layout";
     } else if (x->man_layout != UT_LAYOUT_UNSET) {
@@ -623,19 +623,19 @@ attn_meta(diff_ctx *x, const tensor_meta *m)
     int f;
 
     if (strcmp(m->key, "kernel") == 0) {
-        if (x->policy_given || x->kernel_path != NULL)
+        if (x->kopt.policy_given || x->kopt.kernel_path != NULL)
             return true; /* the option wins; the header says which ran */
         if (!fa_kernel_parse(CMD, "--dump", "metadata \"kernel\"", m->value,
-                             &x->kernel))
+                             &x->kopt.kernel))
             return false;
-        x->kernel_named = true;
+        x->kopt.kernel_named = true;
         x->kernel_from_meta = true;
-    } else if (strcmp(m->key, "exp") == 0 && !x->exp_given) {
-        fa_cli_exp_default(&x->exp);
-        if (!fa_cli_parse_exp(CMD, &x->exp, m->value))
+    } else if (strcmp(m->key, "exp") == 0 && !x->kopt.exp_given) {
+        fa_cli_exp_default(&x->kopt.exp);
+        if (!fa_cli_parse_exp(CMD, &x->kopt.exp, m->value))
             return false;
-        x->exp_given = true;
-        x->exp.from = "the file's metadata";
+        x->kopt.exp_given = true;
+        x->kopt.exp.from = "the file's metadata";
     } else if (strcmp(m->key, "splits") == 0 && x->man_splits == 0) {
         x->man_splits = (size_t)strtoul(m->value, NULL, 10);
     } else if (strcmp(m->key, "dq_buffers") == 0 && x->man_dq == 0) {
@@ -746,14 +746,14 @@ pick_backend(diff_ctx *x)
     bool split_auto, causal;
     unsigned lean;
 
-    if (!x->policy_given && x->kernel_path == NULL && !x->kernel_named
-        && strcmp(x->man_backend, "flex") == 0) {
+    if (!x->kopt.policy_given && x->kopt.kernel_path == NULL
+        && !x->kopt.kernel_named && strcmp(x->man_backend, "flex") == 0) {
         /* a FlexAttention call (flex_dump.py, capture.py): its
            description */
-        x->kernel = *fa_kernel_by_name("flex");
-        x->kernel_named = true;
+        x->kopt.kernel = *fa_kernel_by_name("flex");
+        x->kopt.kernel_named = true;
     }
-    if (!x->policy_given && x->kernel_path == NULL) {
+    if (!x->kopt.policy_given && x->kopt.kernel_path == NULL) {
         /* PyTorch's choice with every backend enabled, or with the one
            the dump pinned (whose kernel variant cuDNN still chooses) */
         unsigned pinned = strcmp(x->man_backend, "cudnn") == 0 ? SDPA_EN_CUDNN
@@ -762,24 +762,26 @@ pick_backend(diff_ctx *x)
                           : strcmp(x->man_backend, "math") == 0 ? SDPA_EN_MATH
                                                                 : 0;
         if (strcmp(x->man_backend, "default") == 0 || pinned != 0) {
-            x->sdpa = true;
+            x->kopt.sdpa = true;
             x->sdpa_from = "manifest";
             if (pinned != 0) {
-                x->sdpa_backends = pinned;
-                x->sdpa_backends_given = true;
+                x->kopt.sdpa_backends = pinned;
+                x->kopt.sdpa_backends_given = true;
             }
         }
     }
-    if (!x->sdpa)
+    if (!x->kopt.sdpa)
         return true;
     /* the launch's batch and heads (cuDNN's decode splits depend on
        them): the manifest's launch_shape, else its shape, else the
        tensors' */
-    causal = x->causal_opt != CAUSAL_AUTO ? x->causal_opt == CAUSAL_YES
-             : x->man_causal_given        ? x->man_causal
-                                          : x->meta_causal_given
-                                                && x->meta_causal;
-    sc = sdpa_policy_case(&x->launch, x->nh, x->nhkv, x->nq, x->nk, x->d,
+    if (x->kopt.causal || x->kopt.no_causal)
+        causal = x->kopt.causal;
+    else if (x->man_causal_given)
+        causal = x->man_causal;
+    else
+        causal = x->meta_causal_given && x->meta_causal;
+    sc = sdpa_policy_case(&x->kopt.launch, x->nh, x->nhkv, x->nq, x->nk, x->d,
                           x->f16, causal);
     {
         /* a mask (--mask, the dump's attn_mask, or the manifest's):
@@ -796,26 +798,25 @@ pick_backend(diff_ctx *x)
                               ? SDPA_MASK_BOOL
                               : SDPA_MASK_FLOAT;
     }
-    if (x->sdpa_backends_given)
-        sc.enabled = x->sdpa_backends;
+    if (x->kopt.sdpa_backends_given)
+        sc.enabled = x->kopt.sdpa_backends;
     if (!sdpa_policy_pick(CMD, &sc, &k, &x->sdpa_ch, &split_auto, &lean))
         return false;
     sdpa_policy_note(CMD, &x->sdpa_ch, k);
-    if (sc.causal && x->nq != x->nk && x->align_opt < 0
+    if (sc.causal && x->nq != x->nk && !x->kopt.align_given
         && !x->man_align_given) {
-        bool tl;
         if (!sdpa_policy_causal_align(CMD, &x->sdpa_ch, (int64_t)x->nq,
-                                      (int64_t)x->nk, &tl))
+                                      (int64_t)x->nk, &x->kopt.top_left))
             return false;
-        x->align_opt = tl ? 1 : 0;
+        x->kopt.align_given = true;
         x->align_sdpa = true;
     }
-    x->kernel = *k;
-    x->kernel_named = true;
-    if (split_auto && x->splits_opt == 0 && x->man_splits == 0)
-        x->splits_auto = true;
-    if (lean > 1 && x->splits_opt == 0 && !x->splits_auto) {
-        x->splits_opt = lean;
+    x->kopt.kernel = *k;
+    x->kopt.kernel_named = true;
+    if (split_auto && x->kopt.splits == 0 && x->man_splits == 0)
+        x->kopt.splits_auto = true;
+    if (lean > 1 && x->kopt.splits == 0 && !x->kopt.splits_auto) {
+        x->kopt.splits = lean;
         x->sdpa_lean = true;
     }
     return true;
@@ -940,21 +941,23 @@ static void
 resolve_splits(diff_ctx *x)
 {
     /* the split count (a refused configuration is reported later) */
-    if (x->splits_auto
-        || (x->splits_opt == 0 && x->man_splits == 0
-            && (x->man_launch_bh != 0 || x->launch_given
+    if (x->kopt.splits_auto
+        || (x->kopt.splits == 0 && x->man_splits == 0
+            && (x->man_launch_bh != 0 || x->kopt.launch_given
                 || x->n_man_list == 4))) {
         /* the kernel's own rule on the launch: asked for, or the
            default once the launch is known */
         const char *rule;
-        x->splits = fa_cli_launch_splits(run_kernel(x), &x->launch, &rule);
+        x->splits =
+            fa_cli_launch_splits(run_kernel(x), &x->kopt.launch, &rule);
         snprintf(x->splits_buf, sizeof x->splits_buf,
                  "%s: %s on the launch B %zu, H %zu (%s)",
-                 x->splits_auto ? "--splits auto" : "the launch's rule", rule,
-                 x->launch.batch, x->launch.heads, x->launch.from);
+                 x->kopt.splits_auto ? "--splits auto" : "the launch's rule",
+                 rule, x->kopt.launch.batch, x->kopt.launch.heads,
+                 x->kopt.launch.from);
         x->splits_from = x->splits_buf;
-    } else if (x->splits_opt != 0) {
-        x->splits = (size_t)x->splits_opt;
+    } else if (x->kopt.splits != 0) {
+        x->splits = (size_t)x->kopt.splits;
         x->splits_from = x->sdpa_lean
                              ? "--policy sdpa: cuDNN's decode engine's "
                                "splits (a power of two: Nk above 127 "
@@ -968,9 +971,10 @@ resolve_splits(diff_ctx *x)
         x->splits_from = "default";
     }
     /* the backward's dQ buffers: the option, the manifest, the rule */
-    if (x->dq_given) {
-        x->dq_set = (size_t)x->dq_opt;
-        x->dq_from = x->dq_opt == 0 ? "--dq-buffers auto" : "--dq-buffers";
+    if (x->kopt.dq_given) {
+        x->dq_set = (size_t)x->kopt.dq_buffers;
+        x->dq_from =
+            x->kopt.dq_buffers == 0 ? "--dq-buffers auto" : "--dq-buffers";
     } else if (x->man_dq != 0) {
         x->dq_set = x->man_dq;
         x->dq_from = "manifest";
@@ -990,9 +994,9 @@ resolve_splits(diff_ctx *x)
 static bool
 resolve_tiles(diff_ctx *x)
 {
-    fa_config c = x->kernel_path != NULL || x->kernel_named
-                      ? fa_config_kernel_default(&x->kernel)
-                      : fa_config_default(x->policy);
+    fa_config c = x->kopt.kernel_path != NULL || x->kopt.kernel_named
+                      ? fa_config_kernel_default(&x->kopt.kernel)
+                      : fa_config_default(x->kopt.policy);
     c.shape.batch = x->nb;
     c.shape.heads = x->nh;
     c.shape.nq = x->nq;
@@ -1000,7 +1004,9 @@ resolve_tiles(diff_ctx *x)
     c.shape.d = x->d;
     c.splits = x->splits;
     (void)dump_flex_apply(&x->man_flex, 0, &c);
-    if (!fa_cli_log_for(CMD, x->kernel_path != NULL ? "--kernel" : "--policy", fa_config_kernel(&c), &x->logm))
+    if (!fa_cli_log_for(CMD,
+                        x->kopt.kernel_path != NULL ? "--kernel" : "--policy",
+                        fa_config_kernel(&c), &x->logm))
         return false;
     c.log = fa_cli_log_model(&x->logm);
     c.rcp = fa_cli_rcp_model(&x->logm);
@@ -1250,12 +1256,12 @@ diff_load_mask(diff_ctx *x)
     else
         rc = am_bind_file(
             &x->mask_t,
-            x->man_launch_bh != 0 ? (size_t)x->man_launch_b
-            : x->launch_given     ? x->launch.batch
-                                  : x->nb,
-            x->man_launch_bh != 0 ? (size_t)x->man_launch_h
-            : x->launch_given     ? x->launch.heads
-                                  : x->nh,
+            x->man_launch_bh != 0  ? (size_t)x->man_launch_b
+            : x->kopt.launch_given ? x->kopt.launch.batch
+                                   : x->nb,
+            x->man_launch_bh != 0  ? (size_t)x->man_launch_h
+            : x->kopt.launch_given ? x->kopt.launch.heads
+                                   : x->nh,
             x->nq, x->nk, x->nb, x->nh,
             x->man_batch_from_given ? x->man_batch_from : NULL,
             x->n_batch_from != 0,

@@ -139,13 +139,6 @@ typedef cmp_elem diff_elem;
 /* One stage compared (analysis/diff_engine.h). */
 typedef de_stage stage_result;
 
-typedef enum
-{
-    CAUSAL_AUTO,
-    CAUSAL_YES,
-    CAUSAL_NO
-} causal_opt;
-
 /* Where the row of one differing O element first diverges. */
 typedef de_trace o_trace;
 
@@ -153,55 +146,33 @@ typedef struct
 {
     /* options */
     const char *dump;
-    fa_policy policy;
-    bool policy_given;
-    const char *kernel_path; /* --kernel FILE.json */
-    fa_kernel kernel;
-    bool kernel_named;  /* kernel: --policy NAME of a named description,
-                           the manifest's backend, or sdpa's choice */
-    bool sdpa;          /* --policy sdpa, or a manifest's "backend":
-                           "default" */
+    /* the description, the launch, the run (--policy, --splits, --exp,
+       --json, ...); kernel, kernel_named and sdpa also from the
+       manifest's "backend" ("default": sdpa), softcap from its
+       "softcap" */
+    fa_cli_kernel_opts kopt;
     const char *sdpa_from; /* "--policy sdpa" or "manifest" */
-    unsigned sdpa_backends; /* --sdpa-backends (SDPA_EN_*) */
-    bool sdpa_backends_given;
     sdpa_choice sdpa_ch;
     bool sdpa_lean; /* its split count: cuDNN's lean reduction */
     char man_backend[16]; /* the manifest's "backend" ("" when none) */
     fa_cli_log logm;     /* its lg2 log, when it has one */
     bool f16;            /* q, k, v (and o) are FP16 */
-    uint64_t splits_opt; /* --splits N (0: not given) */
-    bool splits_auto;
-    uint64_t sms;
     size_t splits;     /* resolved */
     size_t man_splits; /* the manifest's "splits" (0: none) */
     const char *splits_from;
-    bool dq_given;   /* --dq-buffers */
-    uint64_t dq_opt; /* its count (0: auto) */
     size_t man_dq;   /* the manifest's "dq_buffers" (0: none) */
     size_t dq_set;   /* resolved: cfg->dq_splits (0: the rule) */
     size_t dq_eff;   /* the count the library runs */
     const char *dq_from;
-    bool fix_given;
-    fa_fix_kind fix_opt;
-    fa_cli_exp exp;
-    bool exp_given;
     bool stage_given;
     bool want[N_ST];
-    causal_opt causal_opt;
-    bool scale_given;
-    double softcap;     /* --softcap, else the manifest's; 0: none */
-    uint64_t delta_xblock;     /* --delta-xblock; 0: from the manifest */
     dump_flex man_flex;        /* the manifest's FlexAttention launch */
     const char *delta_from;    /* where delta_xblock came from, or NULL */
-    uint32_t scale_bits;
     uint64_t tol;
-    bool json, no_exact, exact_forced;
     cli_operand opd[N_T]; /* --q FILE[:KEY], ...: where each tensor is */
     const char *call;     /* --call L{layer}.s{step}: one call of a capture */
     char *call_arg[N_T];  /* the FILE:KEY --call gives each tensor */
     char *call_man;       /* the manifest with that call's settings */
-    bool dtype_given;     /* --dtype bf16 */
-    ut_layout layout_opt; /* --layout */
 
     /* the dump and the tensors */
     tensor_listing list; /* of --dump */
@@ -218,7 +189,6 @@ typedef struct
     bool man_causal_given, man_causal;
     bool man_align_given, man_top_left; /* "causal_alignment" */
     const char *man_align_from; /* "manifest" or "the file's metadata" */
-    int align_opt; /* --causal-align: -1 not given, 0 bottom-right, 1 top-left */
     ut_layout man_layout;
     bool man_heads_kept_given;
     uint64_t man_heads_kept[64]; /* "heads_kept" or "heads_from": the
@@ -255,8 +225,6 @@ typedef struct
     size_t nhkv; /* K's and V's heads (grouped-query: a divisor of H) */
     int man_gqa; /* the manifest's enable_gqa: 1, 0, or -1 absent */
     bool kernel_from_meta; /* the description is the file's (bf16emu attn) */
-    fa_cli_launch launch; /* the GPU launch the file's tensors came from */
-    bool launch_given, launch_lengths; /* --launch */
     char splits_buf[200];
     size_t br, bc, tc; /* fa2's forward tiles (resolved) and KV blocks */
 
@@ -264,7 +232,7 @@ typedef struct
     bool causal;
     const char *causal_from; /* "manifest", "--causal", "default" */
     bool top_left;           /* the causal mask aligned top-left */
-    bool align_sdpa;         /* align_opt set by --policy sdpa */
+    bool align_sdpa;         /* kopt.top_left set by --policy sdpa */
     const char *align_from;  /* "manifest", "--causal-align", "default" */
     fa_fix_kind fix;
     const char *fix_from;
@@ -306,7 +274,7 @@ static inline const fa_kernel *run_kernel(const diff_ctx *x);
 static inline bool
 fa2_like(const diff_ctx *x)
 {
-    if (x->sdpa && !x->kernel_named)
+    if (x->kopt.sdpa && !x->kopt.kernel_named)
         return true; /* not yet picked: the fused GPU kernels */
     return fa_cli_fa2_like(run_kernel(x));
 }
@@ -315,18 +283,18 @@ fa2_like(const diff_ctx *x)
 static inline const fa_kernel *
 run_kernel(const diff_ctx *x)
 {
-    return x->kernel_path != NULL || x->kernel_named
-               ? &x->kernel
-               : fa_kernel_of_policy(x->policy);
+    return x->kopt.kernel_path != NULL || x->kopt.kernel_named
+               ? &x->kopt.kernel
+               : fa_kernel_of_policy(x->kopt.policy);
 }
 
 /* The name of the description run. */
 static inline const char *
 run_name(const diff_ctx *x)
 {
-    return x->kernel_path != NULL || x->kernel_named
-               ? x->kernel.name
-               : fa_policy_name(x->policy);
+    return x->kopt.kernel_path != NULL || x->kopt.kernel_named
+               ? x->kopt.kernel.name
+               : fa_policy_name(x->kopt.policy);
 }
 
 /* m, l and acc: stages of one non-split pass. */
@@ -361,16 +329,6 @@ val_str(char *buf, size_t n, const sf_format *fmt, uint32_t bits32)
 
     snprintf(buf, n, "0x%0*" PRIX64 " %s", w, to_fmt(fmt, bits32),
              cli_f32_dec(dec, sizeof dec, bits32));
-    return buf;
-}
-
-static inline const char *
-g4(char *buf, size_t n, double x)
-{
-    if (isnan(x))
-        snprintf(buf, n, "-");
-    else
-        snprintf(buf, n, "%.4g", x);
     return buf;
 }
 

@@ -20,7 +20,7 @@ text_scale(cli_buf *b, const diff_ctx *x)
 
     cli_buf_printf(b, "  scale %s (FP32 0x%08" PRIX32 "), ",
                    cli_f32_dec(v, sizeof v, x->scale_used), x->scale_used);
-    if (x->scale_given)
+    if (x->kopt.scale_given)
         cli_buf_puts(b, "from --scale\n");
     else if (x->man_scale_number)
         cli_buf_puts(b, "from the manifest\n");
@@ -35,9 +35,9 @@ text_scale(cli_buf *b, const diff_ctx *x)
                                            : "gives ANOTHER value (give "
                                              "--scale)");
     fa_cli_flex_header(b, &x->cfg, x->need_bwd,
-                       x->delta_xblock != 0 ? "--delta-xblock"
-                       : x->delta_from != NULL ? x->delta_from
-                                               : "default");
+                       x->kopt.delta_xblock != 0 ? "--delta-xblock"
+                       : x->delta_from != NULL   ? x->delta_from
+                                                 : "default");
 }
 
 /* The worst elements of stage S, largest distance first. */
@@ -80,14 +80,16 @@ text_exact(cli_buf *b, const diff_ctx *x, int s)
     cli_buf_printf(b,
                    "  %-28s %7" PRIu64 " %10s %10s %7" PRIu64 " %7" PRIu64
                    " %7" PRIu64 "\n",
-                   "  gpu - exact", sg.n, g4(v[0], sizeof v[0], sg.mean),
-                   g4(v[1], sizeof v[1], sg.se), r->err_gpu.neg,
+                   "  gpu - exact", sg.n,
+                   fa_cli_g4(v[0], sizeof v[0], sg.mean),
+                   fa_cli_g4(v[1], sizeof v[1], sg.se), r->err_gpu.neg,
                    r->err_gpu.zero, r->err_gpu.pos);
     cli_buf_printf(b,
                    "  %-28s %7" PRIu64 " %10s %10s %7" PRIu64 " %7" PRIu64
                    " %7" PRIu64 "\n",
-                   "  emulator - exact", se.n, g4(v[2], sizeof v[2], se.mean),
-                   g4(v[3], sizeof v[3], se.se), r->err_emu.neg,
+                   "  emulator - exact", se.n,
+                   fa_cli_g4(v[2], sizeof v[2], se.mean),
+                   fa_cli_g4(v[3], sizeof v[3], se.se), r->err_emu.neg,
                    r->err_emu.zero, r->err_emu.pos);
     if (r->skipped > 0)
         cli_buf_printf(b,
@@ -198,7 +200,7 @@ static void
 text_inputs(cli_buf *b, const diff_ctx *x)
 {
     char mb[1024]; /* the mask's line */
-    if (x->layout == UT_LAYOUT_BNHD || x->layout_opt != UT_LAYOUT_UNSET
+    if (x->layout == UT_LAYOUT_BNHD || x->kopt.layout != UT_LAYOUT_UNSET
         || x->man_layout != UT_LAYOUT_UNSET)
         cli_buf_printf(b, "  layout %s (%s)%s\n", ut_layout_name(x->layout),
                        x->layout_from,
@@ -247,14 +249,14 @@ diff_text_report(const diff_ctx *x, cli_buf *b)
                    "%s (%s), causal %s (%s)\n",
                    x->nb, x->nh, x->nq, x->nk, x->d, run_name(x),
                    x->kernel_from_meta ? " (the file's description)" : "",
-                   x->exp.name, x->exp.from, x->causal ? "yes" : "no",
-                   x->causal_from);
+                   x->kopt.exp.name, x->kopt.exp.from,
+                   x->causal ? "yes" : "no", x->causal_from);
     if (x->causal && x->top_left && x->nq != x->nk)
         cli_buf_printf(b,
                        "  causal mask top-left aligned (key j masked for "
                        "query i when j > i; %s)\n",
                        x->align_from);
-    if (x->sdpa)
+    if (x->kopt.sdpa)
         cli_buf_printf(b, "  sdpa (%s): PyTorch 2.11 on sm90 (H100, H200: 132 SMs) runs %s, %s: %s\n",
                        x->sdpa_from, sdpa_backend_name(x->sdpa_ch.backend),
                        x->sdpa_ch.variant, x->sdpa_ch.reason);
@@ -458,7 +460,7 @@ json_scale(cli_json *j, const diff_ctx *x)
     cli_json_string(j, "bits", buf);
     cli_json_string(j, "value", cli_f32_dec(buf, sizeof buf, x->scale_used));
     cli_json_string(j, "from",
-                    x->scale_given        ? "--scale"
+                    x->kopt.scale_given   ? "--scale"
                     : x->man_scale_number ? "manifest"
                     : x->scale_meta       ? "metadata"
                                           : "1/sqrt(d)");
@@ -513,7 +515,7 @@ diff_json_report(const diff_ctx *x, cli_json *j)
     fa_cli_json_shape(j, x->nb, x->nh, x->nq, x->nk, x->d);
     cli_json_object_end(j);
     cli_json_string(j, "policy", run_name(x));
-    if (x->sdpa) {
+    if (x->kopt.sdpa) {
         cli_json_object_begin(j, "sdpa");
         cli_json_string(j, "from", x->sdpa_from);
         cli_json_string(j, "backend", sdpa_backend_name(x->sdpa_ch.backend));
@@ -521,8 +523,8 @@ diff_json_report(const diff_ctx *x, cli_json *j)
         cli_json_string(j, "reason", x->sdpa_ch.reason);
         cli_json_object_end(j);
     }
-    cli_json_string(j, "exp", x->exp.name);
-    cli_json_string(j, "exp_from", x->exp.from);
+    cli_json_string(j, "exp", x->kopt.exp.name);
+    cli_json_string(j, "exp_from", x->kopt.exp.from);
     cli_json_bool(j, "causal", x->causal);
     cli_json_bool(j, "causal_top_left", x->causal && x->top_left);
     cli_json_string(j, "causal_from", x->causal_from);

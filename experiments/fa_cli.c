@@ -11,6 +11,7 @@
 #include "experiments/cli.h"
 #include "experiments/fa_cli.h"
 #include "experiments/fa_kernel_json.h"
+#include "experiments/sdpa_policy.h"
 #include "analysis/launch.h"
 #include "analysis/sdpa_dispatch_pt211_h200.h"
 
@@ -676,15 +677,158 @@ fa_cli_json_extremes(cli_json *j, const char *prefix, const bias_summary *s)
                     s->n > 0 ? fmax(fabs(s->min), fabs(s->max)) : NAN);
 }
 
-int
-fa_cli_kernel_options(const char *cmd, const char *path, bool policy_given,
-                      fa_kernel *k, bool sdpa_backends_given, bool sdpa)
+const char *
+fa_cli_g4(char *buf, size_t n, double x)
 {
-    if (!fa_cli_load_kernel(cmd, path, policy_given, k))
+    if (isnan(x))
+        snprintf(buf, n, "-");
+    else
+        snprintf(buf, n, "%.4g", x);
+    return buf;
+}
+
+void
+fa_cli_kernel_opts_init(fa_cli_kernel_opts *o, fa_policy policy)
+{
+    memset(o, 0, sizeof *o);
+    o->policy = policy;
+    o->sms = 132;
+    o->fix = FA_FIX_NONE;
+}
+
+/* --policy NAME: a named description, sdpa, or a precision policy. */
+static bool
+take_policy(const char *cmd, const char *v, fa_cli_kernel_opts *o)
+{
+    const fa_kernel *named;
+
+    o->policy_given = true;
+    o->kernel_named = o->sdpa = false;
+    if (sdpa_policy_named(v, &named, &o->sdpa)) {
+        if (named != NULL) {
+            o->kernel = *named;
+            o->kernel_named = true;
+        }
+        return true;
+    }
+    return fa_cli_parse_policy(cmd, v, &o->policy);
+}
+
+/* --fix NAME. */
+static bool
+take_fix(const char *cmd, const char *v, fa_cli_kernel_opts *o)
+{
+    int f = fa_fix_parse(v);
+
+    if (f < 0) {
+        cli_error(cmd,
+                  "--fix '%s': unknown fix (expected none, beta, beta-v2, "
+                  "eps or always)",
+                  v);
+        return false;
+    }
+    o->fix = (fa_fix_kind)f;
+    o->fix_given = true;
+    return true;
+}
+
+/* --causal (CAUSAL true) or --no-causal. */
+static bool
+take_causal(const char *cmd, bool causal, fa_cli_kernel_opts *o)
+{
+    if (causal ? o->no_causal : o->causal) {
+        cli_error(cmd, "--causal and --no-causal contradict each other");
+        return false;
+    }
+    if (causal)
+        o->causal = true;
+    else
+        o->no_causal = true;
+    return true;
+}
+
+bool
+fa_cli_kernel_option(const char *cmd, int id, const char *v,
+                     fa_cli_kernel_opts *o)
+{
+    switch (id) {
+    case FA_CLI_O_POLICY:
+        return take_policy(cmd, v, o);
+    case FA_CLI_O_KERNEL:
+        o->kernel_path = v;
+        return true;
+    case FA_CLI_O_SDPA_BACKENDS:
+        o->sdpa_backends_given = true;
+        return sdpa_policy_parse_backends(cmd, v, &o->sdpa_backends);
+    case FA_CLI_O_SPLITS:
+        return fa_cli_parse_splits(cmd, v, &o->splits, &o->splits_auto);
+    case FA_CLI_O_DQ_BUFFERS:
+        o->dq_given = true;
+        return fa_cli_parse_dq_buffers(cmd, v, &o->dq_buffers);
+    case FA_CLI_O_SMS:
+        return fa_cli_parse_sms(cmd, v, &o->sms);
+    case FA_CLI_O_LAUNCH:
+        o->launch_given = true;
+        return fa_cli_parse_launch(cmd, v, &o->launch, &o->launch_lengths);
+    case FA_CLI_O_FIX:
+        return take_fix(cmd, v, o);
+    case FA_CLI_O_EXP:
+        o->exp_given = true;
+        return fa_cli_parse_exp(cmd, &o->exp, v);
+    case FA_CLI_O_CAUSAL:
+    case FA_CLI_O_NO_CAUSAL:
+        return take_causal(cmd, id == FA_CLI_O_CAUSAL, o);
+    case FA_CLI_O_CAUSAL_ALIGN:
+        o->align_given = true;
+        return fa_cli_parse_causal_align(cmd, v, &o->top_left);
+    case FA_CLI_O_SCALE:
+        if (!fa_cli_parse_scale(cmd, v, &o->scale_bits))
+            return false;
+        o->scale_given = true;
+        return true;
+    case FA_CLI_O_SOFTCAP:
+        return fa_cli_parse_softcap(cmd, v, &o->softcap);
+    case FA_CLI_O_DELTA_XBLOCK:
+        return fa_cli_parse_delta_xblock(cmd, v, &o->delta_xblock);
+    case FA_CLI_O_EXACT:
+        o->exact_forced = true;
+        return true;
+    case FA_CLI_O_NO_EXACT:
+        o->no_exact = true;
+        return true;
+    case FA_CLI_O_JSON:
+        o->json = true;
+        return true;
+    case FA_CLI_O_DTYPE:
+        if (!fa_cli_parse_dtype(cmd, v))
+            return false;
+        o->dtype_given = true;
+        return true;
+    case FA_CLI_O_LAYOUT:
+        return fa_cli_parse_layout(cmd, v, &o->layout);
+    default:
+        return true;
+    }
+}
+
+int
+fa_cli_kernel_options(const char *cmd, fa_cli_kernel_opts *o)
+{
+    if (!fa_cli_load_kernel(cmd, o->kernel_path, o->policy_given, &o->kernel))
         return CLI_EXIT_USAGE;
-    if (sdpa_backends_given && !sdpa)
+    if (o->sdpa_backends_given && !o->sdpa)
         return cli_error(cmd, "--sdpa-backends applies to --policy sdpa");
     return -1;
+}
+
+bool
+fa_cli_exact_options(const char *cmd, const fa_cli_kernel_opts *o)
+{
+    if (o->exact_forced && o->no_exact) {
+        cli_error(cmd, "--exact and --no-exact contradict each other");
+        return false;
+    }
+    return true;
 }
 
 bool

@@ -212,18 +212,125 @@ void fa_cli_help_launch(FILE *out);
 void fa_cli_json_interval(cli_json *j, const char *prefix,
                           const bias_summary *s, bool sd);
 
+/* X with four significant digits into BUF of N bytes, "-" for NaN (the
+   moments in attn's and diff's reports); returns BUF. */
+const char *fa_cli_g4(char *buf, size_t n, double x);
+
 /* The extremes of S into J: PREFIX "min", "max" and "max_abs" (the
    largest magnitude; NaN when S is empty). */
 void fa_cli_json_extremes(cli_json *j, const char *prefix,
                           const bias_summary *s);
 
-/* After the options of attn and diff: --kernel PATH loaded into *K
-   (fa_cli_load_kernel), and --sdpa-backends (SDPA_BACKENDS_GIVEN)
-   refused without --policy sdpa (SDPA).  -1 when the run goes on (as
-   cli_take_options), else the exit code after an error message under
-   CMD. */
-int fa_cli_kernel_options(const char *cmd, const char *path, bool policy_given,
-                          fa_kernel *k, bool sdpa_backends_given, bool sdpa);
+/* The options of the description, its launch and the run that attn and
+   diff share, as given; each subcommand resolves them against its
+   inputs (and may complete them there: the launch, sdpa's choice of
+   description).  Their entries in a subcommand's option table are
+   FA_CLI_KERNEL_OPTIONS (diff adds "no-causal", FA_CLI_O_NO_CAUSAL), and
+   fa_cli_kernel_option reads them; the subcommand's own ids stay below
+   FA_CLI_O_FIRST. */
+typedef struct fa_cli_kernel_opts
+{
+    fa_policy policy; /* --policy NAME of a precision policy */
+    bool policy_given;
+    const char *kernel_path; /* --kernel FILE.json */
+    fa_kernel kernel;        /* loaded from it, or the named one */
+    bool kernel_named;       /* --policy NAME of a named description (or
+                                sdpa's choice) in kernel */
+    bool sdpa;               /* --policy sdpa */
+    unsigned sdpa_backends;  /* --sdpa-backends (SDPA_EN_*) */
+    bool sdpa_backends_given;
+    uint64_t splits;     /* --splits N (0: not given) */
+    bool splits_auto;    /* --splits auto */
+    uint64_t dq_buffers; /* --dq-buffers N (0: auto, or not given) */
+    bool dq_given;
+    uint64_t sms;         /* --sms */
+    fa_cli_launch launch; /* --launch */
+    bool launch_given, launch_lengths;
+    fa_fix_kind fix; /* --fix */
+    bool fix_given;
+    fa_cli_exp exp; /* --exp */
+    bool exp_given;
+    bool causal, no_causal; /* --causal, --no-causal */
+    bool top_left;          /* --causal-align top-left */
+    bool align_given;       /* --causal-align given */
+    uint32_t scale_bits;    /* --scale */
+    bool scale_given;
+    double softcap;        /* --softcap: FlexAttention's tanh cap, 0 none */
+    uint64_t delta_xblock; /* --delta-xblock; 0: not given */
+    bool exact_forced, no_exact; /* --exact, --no-exact */
+    bool json;
+    bool dtype_given; /* --dtype bf16 */
+    ut_layout layout; /* --layout */
+} fa_cli_kernel_opts;
+
+enum
+{
+    FA_CLI_O_FIRST = 256,
+    FA_CLI_O_POLICY = FA_CLI_O_FIRST,
+    FA_CLI_O_KERNEL,
+    FA_CLI_O_SDPA_BACKENDS,
+    FA_CLI_O_SPLITS,
+    FA_CLI_O_DQ_BUFFERS,
+    FA_CLI_O_SMS,
+    FA_CLI_O_LAUNCH,
+    FA_CLI_O_FIX,
+    FA_CLI_O_EXP,
+    FA_CLI_O_CAUSAL,
+    FA_CLI_O_NO_CAUSAL,
+    FA_CLI_O_CAUSAL_ALIGN,
+    FA_CLI_O_SCALE,
+    FA_CLI_O_SOFTCAP,
+    FA_CLI_O_DELTA_XBLOCK,
+    FA_CLI_O_EXACT,
+    FA_CLI_O_NO_EXACT,
+    FA_CLI_O_JSON,
+    FA_CLI_O_DTYPE,
+    FA_CLI_O_LAYOUT
+};
+
+/* The shared entries of an option table (cli_option). */
+/* clang-format off */
+#define FA_CLI_KERNEL_OPTIONS                                                 \
+    {"policy", true, FA_CLI_O_POLICY},                                        \
+    {"kernel", true, FA_CLI_O_KERNEL},                                        \
+    {"sdpa-backends", true, FA_CLI_O_SDPA_BACKENDS},                          \
+    {"splits", true, FA_CLI_O_SPLITS},                                        \
+    {"dq-buffers", true, FA_CLI_O_DQ_BUFFERS},                                \
+    {"sms", true, FA_CLI_O_SMS},                                              \
+    {"launch", true, FA_CLI_O_LAUNCH},                                        \
+    {"fix", true, FA_CLI_O_FIX},                                              \
+    {"exp", true, FA_CLI_O_EXP},                                              \
+    {"causal", false, FA_CLI_O_CAUSAL},                                       \
+    {"causal-align", true, FA_CLI_O_CAUSAL_ALIGN},                            \
+    {"scale", true, FA_CLI_O_SCALE},                                          \
+    {"softcap", true, FA_CLI_O_SOFTCAP},                                      \
+    {"delta-xblock", true, FA_CLI_O_DELTA_XBLOCK},                            \
+    {"exact", false, FA_CLI_O_EXACT},                                         \
+    {"no-exact", false, FA_CLI_O_NO_EXACT},                                   \
+    {"json", false, FA_CLI_O_JSON},                                           \
+    {"dtype", true, FA_CLI_O_DTYPE},                                          \
+    {"layout", true, FA_CLI_O_LAYOUT}
+/* clang-format on */
+
+/* O before the options: POLICY (the subcommand's default), 132
+   multiprocessors (an H100's, an H200's), no fix; the rest zero. */
+void fa_cli_kernel_opts_init(fa_cli_kernel_opts *o, fa_policy policy);
+
+/* The option ID (FA_CLI_O_*) with its value V (NULL for a switch) into
+   *O; false after an error message under CMD.  --causal and --no-causal
+   contradict each other. */
+bool fa_cli_kernel_option(const char *cmd, int id, const char *v,
+                          fa_cli_kernel_opts *o);
+
+/* After the options of attn and diff: --kernel loaded into O->kernel
+   (fa_cli_load_kernel), and --sdpa-backends refused without --policy
+   sdpa.  -1 when the run goes on (as cli_take_options), else the exit
+   code after an error message under CMD. */
+int fa_cli_kernel_options(const char *cmd, fa_cli_kernel_opts *o);
+
+/* --exact and --no-exact together refused: false after an error message
+   under CMD. */
+bool fa_cli_exact_options(const char *cmd, const fa_cli_kernel_opts *o);
 
 /* The models of C's description (--kernel's when KERNEL_GIVEN, else
    --policy's): the exp model (*EXP, the description's unless EXP_GIVEN),

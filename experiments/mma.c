@@ -1070,6 +1070,45 @@ parse_model(mma_ctx *x, const char *v)
     return false;
 }
 
+/* One option; false after an error message. */
+static bool
+take_option(void *ctx, int id, const char *v)
+{
+    mma_ctx *x = ctx;
+
+    switch (id) {
+    case O_MODEL:
+        return parse_model(x, v);
+    case O_A:
+        x->in[IN_A].arg = v;
+        return true;
+    case O_B:
+        x->in[IN_B].arg = v;
+        return true;
+    case O_C:
+        x->in[IN_C].arg = v;
+        return true;
+    case O_COMPARE:
+        x->in[IN_REF].arg = v;
+        return true;
+    case O_OUT:
+        x->out.arg = v;
+        return true;
+    case O_DTYPE:
+        return parse_dtype(x, v);
+    case O_PATH:
+        return parse_path(x, v);
+    case O_FORCE:
+        x->force = true;
+        return true;
+    case O_JSON:
+        x->json = true;
+        return true;
+    default:
+        return true;
+    }
+}
+
 static void
 ctx_free(mma_ctx *x)
 {
@@ -1125,10 +1164,8 @@ int
 mma_main(int argc, char **argv)
 {
     mma_ctx *x = calloc(1, sizeof *x);
-    cli_parser p;
     cli_buf out;
     cli_json js;
-    const char *v;
     int id, rc = CLI_EXIT_OK;
     static const char *const opt_names[N_IN] = {"--a", "--b", "--c",
                                                 "--compare"};
@@ -1140,63 +1177,14 @@ mma_main(int argc, char **argv)
     x->out.opt = "--out";
     x->path = SF_MMA_PATH_AUTO;
 
-    cli_parser_init(&p, CMD, argc, argv);
-    while ((id = cli_parser_next(&p, options, &v)) != CLI_ARG_END) {
-        bool ok = true;
-        switch (id) {
-        case CLI_ARG_ERROR:
-            ok = false;
-            break;
-        case CLI_ARG_OPERAND:
-            cli_error(CMD,
-                      "unexpected operand '%s' (the operands are "
-                      "options: --a, --b, --c; see 'bf16emu mma --help')",
-                      v);
-            ok = false;
-            break;
-        case O_MODEL:
-            ok = parse_model(x, v);
-            break;
-        case O_A:
-            x->in[IN_A].arg = v;
-            break;
-        case O_B:
-            x->in[IN_B].arg = v;
-            break;
-        case O_C:
-            x->in[IN_C].arg = v;
-            break;
-        case O_COMPARE:
-            x->in[IN_REF].arg = v;
-            break;
-        case O_OUT:
-            x->out.arg = v;
-            break;
-        case O_DTYPE:
-            ok = parse_dtype(x, v);
-            break;
-        case O_PATH:
-            ok = parse_path(x, v);
-            break;
-        case O_FORCE:
-            x->force = true;
-            break;
-        case O_JSON:
-            x->json = true;
-            break;
-        case O_HELP:
-            mma_help(stdout);
-            ctx_free(x);
-            return CLI_EXIT_OK;
-        default:
-            break;
-        }
-        if (!ok) {
-            ctx_free(x);
-            return CLI_EXIT_USAGE;
-        }
+    id = cli_take_options(CMD, argc, argv, options, O_HELP, mma_help,
+                          "the operands are options: --a, --b, --c; see "
+                          "'bf16emu mma --help'",
+                          take_option, x);
+    if (id >= 0) {
+        ctx_free(x);
+        return id;
     }
-
     if (!run(x)) {
         ctx_free(x);
         return CLI_EXIT_USAGE;

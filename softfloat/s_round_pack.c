@@ -106,25 +106,31 @@ bit_len128(s_u128 a)
     return a == 0 ? 0 : 128 - s_clz128(a);
 }
 
-/* *out = (-1)^sign * (R * 2^rexp - (X + tail) * 2^xexp), R < 2^64. The
-   window is exact unless alignment or X's tail leaves a fraction; then
-   out->tail says the true magnitude exceeds the window by less than one
-   unit of its last place. */
+/* *OUT = (-1)^sign * (R * 2^rexp - x), R < 2^64, x = X * 2^xexp exactly,
+   or with XTAIL somewhere in (X, X + 1) * 2^xexp.  Both are aligned to a
+   window of at most 128 bits at the lowest exponent that holds the
+   larger; what falls below it, and X's tail (which spans 2^(xexp - base)
+   units when X is shifted up to the window), leave the difference known
+   only within an open interval (LO, HI) of units.  The result is exact
+   when nothing was lost; else the window is made coarser, bit by bit,
+   until one unit (W, W + 1) holds the interval, and out->tail says the
+   true magnitude lies strictly inside it. */
 void
 s_dyadic_error(bool sign, uint64_t rsig, int32_t rexp, s_u128 xsig,
-             int32_t xexp, bool xtail, sf_dyadic *out)
+               int32_t xexp, bool xtail, sf_dyadic *out)
 {
     int64_t tr = rsig ? (int64_t)rexp + bit_len128(rsig) : INT32_MIN;
     int64_t tx = xsig ? (int64_t)xexp + bit_len128(xsig) : INT32_MIN;
     int64_t top = tr > tx ? tr : tx;
     int64_t base = rexp < xexp ? rexp : xexp;
-    bool r_lost = false, x_lost = xtail;
-    s_u128 R = rsig, X = xsig;
+    bool r_lost = false, x_lost = false, neg;
+    s_u128 R = rsig, X = xsig, ux = 0, m, lo, hi;
+    int k = 0;
 
     if (top - base > 127)
         base = top - 127;
     if (rexp >= base) {
-        if (R != 0) /* the top bound keeps it below 2^128 */
+        if (R != 0)
             R <<= (rexp - base);
     } else {
         int d = (int)(base - rexp > 200 ? 200 : base - rexp);
@@ -134,26 +140,47 @@ s_dyadic_error(bool sign, uint64_t rsig, int32_t rexp, s_u128 xsig,
     if (xexp >= base) {
         if (X != 0)
             X <<= (xexp - base);
+        if (xtail)
+            ux = (s_u128)1 << (xexp - base);
     } else {
         int d = (int)(base - xexp > 200 ? 200 : base - xexp);
-        x_lost |= d >= 128 ? X != 0 : (X & low_mask(d)) != 0;
+        x_lost = xtail || (d >= 128 ? X != 0 : (X & low_mask(d)) != 0);
         X = d >= 128 ? 0 : X >> d;
+        if (x_lost)
+            ux = 1;
     }
-    /* R and X are truncations of the true r >= R, x >= X, each by less
-       than one unit, and at most one of them lost anything. */
-    if (R > X || (R == X && r_lost)) {
-        s_u128 m = R - X;
-        if (x_lost) /* r - x in (m - 1, m) */
-            m -= 1;
-        s_dyadic_set(out, sign, (int32_t)base, m, r_lost || x_lost);
+    /* r in [R, R + 1) (exactly R unless r_lost), x in [X, X + ux]: the
+       difference r - x lies strictly between R - X - ux and R - X + 1
+       (R - X itself when nothing was lost) */
+    /* R == X with x above X (its tail): r - x is negative */
+    neg = X > R || (X == R && !r_lost && ux != 0);
+    m = neg ? X - R : R - X;
+    if (!r_lost && ux == 0) {
+        s_dyadic_set(out, neg ? !sign : sign, (int32_t)base, m, false);
+        if (m == 0)
+            out->sign = false;
+        return;
+    }
+    /* the magnitude's open interval (LO, HI) on the side of m's sign (an
+       interval across zero keeps that side: its other part is narrower
+       than one unit) */
+    if (neg) {
+        lo = r_lost && m > 0 ? m - 1 : m;
+        hi = m + ux;
     } else {
-        s_u128 m = X - R;
-        if (r_lost) /* x - r in (m - 1, m) */
-            m -= 1;
-        s_dyadic_set(out, !sign, (int32_t)base, m, r_lost || x_lost);
+        lo = m > ux ? m - ux : 0;
+        hi = m + (r_lost ? 1 : 0);
     }
-    if (out->hi == 0 && out->lo == 0 && !out->tail)
-        out->sign = false;
+    if (hi < m) {
+        /* past 2^128: both bounds in units of two, HI rounded up */
+        hi = (hi >> 1) + ((hi & 1) != 0) + ((s_u128)1 << 127);
+        lo >>= 1;
+        base++;
+    }
+    while (k < 127 && (hi - 1) >> k != lo >> k)
+        k++;
+    s_dyadic_set(out, neg ? !sign : sign, (int32_t)(base + k), lo >> k,
+                 true);
 }
 
 void

@@ -385,4 +385,23 @@ fi
 run trace --color always $T1
 if grep -q "$(printf '\033')" "$tmp/out"; then pass; else fail "no colour"; fi
 
+
+# the signed error of an overflowing FMA whose exact value is wider than
+# the event's 128-bit window and whose addend leaves a tail: trace checks
+# every event's error against result - exact in exact rationals, and
+# these cases (the product near the format's largest, the addend far
+# below it) once failed that check (exit 1, "internal error")
+for v in "rtz f32:0xFED161E4 f32:0xF66E0693 f32:0x94A7AC51" \
+    "rod f32:0xFDD25705 f32:0x7ECACF9A f32:0x22D0BB9C" \
+    "rup f32:0xFEE33080 f32:0x7F462F70 f32:0x3A0165A0" \
+    "rtz f32:0xFF47C93A f32:0x7E98085C f32:0x7EFEEB0D" \
+    "rtz tf32:0xFDA3E000 tf32:0x7F420000 tf32:0x52144000" \
+    "rdn f32:0xFDCA1297 f32:0xFE483546 f32:0xF4BEC24B"; do
+    set -- $v
+    m=$1
+    shift
+    run trace --op fma --mode "$m" "$@"
+    expect_rc 0
+done
+
 finish

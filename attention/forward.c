@@ -181,6 +181,8 @@ typedef struct fwd_run
     const unsigned char *block_partial; /* with blocks: the block mask
                                            applies to block i */
     bool partial;              /* the block being visited is partial */
+    bool log2_scores;          /* decode_log2_scores: the scores taken to
+                                  the log2 domain after they are formed */
 } fwd_run;
 
 /* The environment of the roundings that feed column COL only. */
@@ -2067,6 +2069,14 @@ fwd_chunk(fwd_run *r, size_t mb, size_t i0, size_t nr)
         visit_listed(r, nvb);
     }
     fwd_scores(r, i0, nr);
+    if (r->log2_scores) {
+        /* t = RN32(RN32(S scale) RN32(log2 e)), a masked key kept */
+        uint32_t mv = fa_mask_bits(pl->k.mask);
+        for (size_t x = 0; x < nr * pl->nk; x++)
+            if (r->w->s[x] != mv)
+                r->w->s[x] = fa_mul(fa_mul(r->w->s[x], pl->scale, r->env),
+                                    FA_F32_LOG2E, r->env);
+    }
     if (pl->splits <= 1) {
         fwd_range(r, i0, nr, 0, nvb, -1, 1);
         return;
@@ -2140,6 +2150,7 @@ fa_forward(const fa_config *cfg, const uint16_t *q, const uint16_t *k,
     run.env = env;
     run.quiet = env;
     run.tcol = -1;
+    run.log2_scores = fa_plan_decode_log2(cfg, &pl);
     for (size_t hd = 0; hd < pl.batch * pl.heads; hd++) {
         size_t nd = pl.nq * pl.d, kd = pl.nk * pl.d;
         run.head = hd;

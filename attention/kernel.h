@@ -600,6 +600,15 @@ typedef struct fa_kernel
        at the end ("warps"), where its prefill engine chains each block's
        products from the one rescaled accumulator ("chain"). */
     fa_acc_update decode_acc_update;
+    /* Appended (optional in JSON, false when absent): the forward of one
+       query row from decode_wide_min_nk keys (the second engine) scales
+       the scores and takes them to the log2 domain before the max, t =
+       RN32(RN32(S scale) RN32(log2 e)), the softmax then in that domain
+       (sl2 = 1: the exponent's argument RN32(t - m), the rescale's
+       RN32(m_old - m_new)); a kernel of unscaled scores only.  cuDNN's
+       16 x 128 decode engine multiplies the scores by the scale and then
+       by log2 e (FMUL, FMUL), where its prefill engine folds the two. */
+    bool decode_log2_scores;
     /* Appended (optional in JSON; absent: "ex2-sm90" for a description
        of a GPU kernel, whose row sum is "quad" or "quad-block", whose
        exp_arg is "log2e-sub" or whose exp_fn is "cuda-expf", else "cr",

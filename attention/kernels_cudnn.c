@@ -122,6 +122,12 @@ static const fa_kernel kernels[] = {
            tests/data/gpu/invariance: 53 O elements of the stored class
            outputs differ, against 85 with "separate") */
         .decode_acc_update = FA_ACC_WARPS,
+        /* the same engine scales the scores, then multiplies them by
+           RN32(log2 e) (FMUL, FMUL), the max and the exponent's argument
+           in that domain (its SASS; H100 decode dumps at d = 128, where
+           the scale is no power of two: dec_d128_nk16384_h8 1 O element
+           off, against 17, dec_gqa_d128_nk4096_h32_kv8 3, against 33) */
+        .decode_log2_scores = true,
         .exp_model = FA_KEXP_EX2_SM90,
         /* grouped-query heads: sm90_flash_bprop writes each query head's
            dK and dV, fmha_reduce_head adds a group's (H100 dumps,

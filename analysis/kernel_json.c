@@ -91,6 +91,7 @@ static const field fields[] = {
     {"decode_span_order", F_STRING, OFF(decode_span_order), "tree"},
     {"decode_lse", F_ENUM, OFF(decode_lse), "decode_lse"},
     {"decode_acc_update", F_ENUM, OFF(decode_acc_update), "acc_update"},
+    {"decode_log2_scores", F_BOOL, OFF(decode_log2_scores), NULL},
     {"exp_model", F_ENUM, OFF(exp_model), "exp_model"},
     {"gqa_dkv", F_ENUM, OFF(gqa_dkv), "gqa_dkv"},
     {"bias_add", F_ENUM, OFF(bias_add), "bias_add"},
@@ -116,7 +117,7 @@ static const field fields[] = {
 };
 #define N_FIELDS (sizeof fields / sizeof fields[0])
 /* the optional fields come last */
-#define N_REQUIRED (N_FIELDS - 25)
+#define N_REQUIRED (N_FIELDS - 26)
 /* the bwd_* fields, whose absence means the preset of "bwd" */
 #define N_BWD_FIELDS 9
 

@@ -970,6 +970,31 @@ plan_scale(const fa_config *cfg, const fa_kernel *kern, fa_plan *pl)
     }
 }
 
+/* decode_log2_scores: the forward of one query row from
+   decode_wide_min_nk keys holds its scores in the log2 domain, t =
+   RN32(RN32(S scale) RN32(log2 e)) (the forward forms them; without a
+   mask), its softmax there (sl2 = 1) and the fix's parameters in its
+   units; PL changed only where this applies (then true).  The forward's plan only: the
+   backward keeps the description's. */
+bool
+fa_plan_decode_log2(const fa_config *cfg, fa_plan *pl)
+{
+    const fa_kernel *k = &pl->k;
+    sf_env env = SF_ENV_IEEE;
+
+    /* with a mask, bias_add "log2" already puts the scores there */
+    if (!k->decode_log2_scores || pl->nq != 1 || k->decode_wide_min_nk == 0
+        || pl->nk < k->decode_wide_min_nk || cfg->mask != NULL
+        || pl->log2_domain || k->score_log2 || k->score_scaled)
+        return false;
+    pl->scale_log2 = FA_F32_ONE;
+    pl->tol = fa_mul(f32_of_double(cfg->fix.tol), FA_F32_LOG2E, &env);
+    pl->eps = fa_mul(f32_of_double(cfg->fix.eps), FA_F32_LOG2E, &env);
+    pl->eps_zero =
+        fa_mul(f32_of_double(cfg->fix.eps_zero), FA_F32_LOG2E, &env);
+    return true;
+}
+
 /* The fix's parameters of PL in FP32, in the units of the scores the
    description KERN holds (after plan_scale). */
 static void

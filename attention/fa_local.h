@@ -133,6 +133,7 @@ typedef struct fa_plan
 
 /* Resolves CFG into PL; NULL on success, else the reason (static). */
 const char *fa_plan_init(const fa_config *cfg, fa_plan *pl);
+bool fa_plan_decode_log2(const fa_config *cfg, fa_plan *pl);
 
 /* A capture is usable with PL: NULL, or the reason. */
 const char *fa_plan_capture_check(const fa_plan *pl, const fa_capture *cap);

@@ -43,6 +43,8 @@ typedef struct fwd_ws
     uint32_t *orow;         /* d: a row of the split combine's O (FP32) */
     uint32_t *msplit;       /* splits x R: "lean": the split's max */
     uint32_t *lpart;        /* splits x R: "lean": the split's l */
+    uint32_t *wacc;         /* R x warps x d: decode_acc_update "warps":
+                               each warp's O~ */
     uint32_t *scalev;       /* bc: score_log2: the scale, repeated (the
                                array product's second operand) */
     uint32_t *sl2v;         /* bc: exp_arg scale-fma: scale log2 e,
@@ -69,6 +71,20 @@ keeps_m_l(const fa_plan *pl)
 {
     return pl->k.combine == FA_COMBINE_LEAN
            || pl->k.combine == FA_COMBINE_FLEX_DECODE;
+}
+
+static fa_acc_update acc_update_of(const fa_plan *pl);
+
+/* decode_acc_update "warps": the warps, each with its own O~, that split
+   a block's keys (decode_rowsum_span_wide each); else 0. */
+static size_t
+acc_warps(const fa_plan *pl)
+{
+    size_t span = pl->k.decode_rowsum_span_wide;
+
+    if (acc_update_of(pl) != FA_ACC_WARPS || span == 0)
+        return 0;
+    return (pl->bc + span - 1) / span;
 }
 
 static void
@@ -118,6 +134,9 @@ fwd_layout(const fa_plan *pl, fa_ws *w, fwd_ws *f)
                               ? fa_mul_size(pl->splits, r, o)
                               : 0,
                           sizeof(uint32_t));
+    f->wacc = fa_ws_take(
+        w, fa_mul_size(fa_mul_size(acc_warps(pl), r, o), pl->d, o),
+        sizeof(uint32_t));
     f->scalev = fa_ws_take(w, pl->k.score_log2 ? pl->bc : 0,
                            sizeof(uint32_t));
     f->sl2v = fa_ws_take(w, pl->k.exp_arg == FA_ARG_SCALE_FMA ? pl->bc : 0,
@@ -162,6 +181,8 @@ typedef struct fwd_run
     const unsigned char *block_partial; /* with blocks: the block mask
                                            applies to block i */
     bool partial;              /* the block being visited is partial */
+    bool log2_scores;          /* decode_log2_scores: the scores taken to
+                                  the log2 domain after they are formed */
 } fwd_run;
 
 /* The environment of the roundings that feed column COL only. */
@@ -1183,6 +1204,71 @@ chunk_acc_separate(fwd_run *r, size_t nr, size_t c0, size_t bw,
     }
 }
 
+/* The chunk's P~V per warp (decode_acc_update "warps"): warp wi takes
+   the keys wi kw .. wi kw + kw - 1 of the block (kw =
+   decode_rowsum_span_wide) into its own accumulator, rescaled in place
+   (FMUL) and then the chain of its products from it (from 0 for a row
+   the block initialises). */
+static void
+chunk_acc_warps(fwd_run *r, size_t nr, size_t c0, size_t bw,
+                const sf_format *pa, bool p16)
+{
+    const fa_plan *pl = r->pl;
+    fwd_ws *w = r->w;
+    size_t nw = acc_warps(pl), kw = pl->k.decode_rowsum_span_wide;
+
+    for (size_t ri = 0; ri < nr; ri++) {
+        uint32_t *tmp = w->tmp + ri * pl->d;
+        bool init = w->init[ri] != 0;
+
+        if (w->init[ri] == 2)
+            continue;
+        for (size_t wi = 0; wi < nw; wi++) {
+            uint32_t *acc = w->wacc + (ri * nw + wi) * pl->d;
+            size_t k0 = wi * kw;
+            size_t n = k0 >= bw ? 0 : bw - k0 < kw ? bw - k0 : kw;
+            const void *a = p16 ? (const void *)(w->pb + ri * bw + k0)
+                                : (const void *)(w->ps + ri * bw + k0);
+
+            for (size_t col = 0; col < pl->d; col++)
+                tmp[col] = init ? FA_F32_ZERO
+                                : fa_mul(acc[col], w->alpha[ri],
+                                         col_env(r, col));
+            if (n == 0) {
+                memcpy(acc, tmp, pl->d * sizeof *acc);
+                continue;
+            }
+            row_pv(r, pa, a, c0 + k0, n, init ? NULL : tmp, acc);
+            for (size_t col = 0; col < pl->d; col++)
+                acc[col] = fwd_round(pl->k.acc, acc[col], col_env(r, col));
+        }
+    }
+}
+
+/* decode_acc_update "warps": the warps' accumulators of row RI added
+   into O~ as a halving tree (four warps: (w0 + w2) + (w1 + w3)). */
+static void
+row_warps_reduce(fwd_run *r, size_t ri)
+{
+    const fa_plan *pl = r->pl;
+    fwd_ws *w = r->w;
+    size_t nw = acc_warps(pl), half = 1;
+    uint32_t *wa = w->wacc + ri * nw * pl->d;
+
+    while (half < nw)
+        half *= 2;
+    for (half /= 2; half >= 1; half /= 2)
+        for (size_t wi = 0; wi < half && wi + half < nw; wi++)
+            for (size_t col = 0; col < pl->d; col++)
+                wa[wi * pl->d + col] =
+                    fwd_round(pl->k.acc,
+                              fa_add(wa[wi * pl->d + col],
+                                     wa[(wi + half) * pl->d + col],
+                                     col_env(r, col)),
+                              col_env(r, col));
+    memcpy(w->acc + ri * pl->d, wa, pl->d * sizeof *wa);
+}
+
 /* One KV block (keys c0 .. c0+bw-1) for rows i0 .. i0+nr-1 of the chunk:
    per row the max, alpha, P~ and the row sum, then the accumulator's
    update. */
@@ -1261,6 +1347,8 @@ block_step(fwd_run *r, size_t i0, size_t nr, size_t c0, size_t bw)
     /* Every key of the block: the chunk's P~V at once. */
     if (chain)
         chunk_acc_chain(r, nr, c0, bw, pa, b.p16, all_init, all_cont);
+    else if (acc_update_of(pl) == FA_ACC_WARPS)
+        chunk_acc_warps(r, nr, c0, bw, pa, b.p16);
     else
         chunk_acc_separate(r, nr, c0, bw, pa, b.p16);
 }
@@ -1467,6 +1555,10 @@ fwd_range(fwd_run *r, size_t i0, size_t nr, size_t lo, size_t hi, long split,
                     cap->l[x] = row_l(r, ri, &scratch);
             }
 
+    if (acc_warps(pl) > 0)
+        for (size_t ri = 0; ri < nr; ri++)
+            if (w->started[ri])
+                row_warps_reduce(r, ri);
     if (split >= 0 && keeps_m_l(pl))
         lt = NULL; /* no LSE here */
     if (lt != NULL)
@@ -1977,6 +2069,14 @@ fwd_chunk(fwd_run *r, size_t mb, size_t i0, size_t nr)
         visit_listed(r, nvb);
     }
     fwd_scores(r, i0, nr);
+    if (r->log2_scores) {
+        /* t = RN32(RN32(S scale) RN32(log2 e)), a masked key kept */
+        uint32_t mv = fa_mask_bits(pl->k.mask);
+        for (size_t x = 0; x < nr * pl->nk; x++)
+            if (r->w->s[x] != mv)
+                r->w->s[x] = fa_mul(fa_mul(r->w->s[x], pl->scale, r->env),
+                                    FA_F32_LOG2E, r->env);
+    }
     if (pl->splits <= 1) {
         fwd_range(r, i0, nr, 0, nvb, -1, 1);
         return;
@@ -2050,6 +2150,7 @@ fa_forward(const fa_config *cfg, const uint16_t *q, const uint16_t *k,
     run.env = env;
     run.quiet = env;
     run.tcol = -1;
+    run.log2_scores = fa_plan_decode_log2(cfg, &pl);
     for (size_t hd = 0; hd < pl.batch * pl.heads; hd++) {
         size_t nd = pl.nq * pl.d, kd = pl.nk * pl.d;
         run.head = hd;

@@ -96,8 +96,14 @@ typedef enum
 typedef enum
 {
     FA_ACC_CHAIN,   /* "chain": O~ = RN_acc(P~V chained from RN32(O~ alpha)) */
-    FA_ACC_SEPARATE /* "separate": O~ = RN_acc(RN_acc(O~ alpha) +
-                       RN_acc(P~V from 0)) */
+    FA_ACC_SEPARATE, /* "separate": O~ = RN_acc(RN_acc(O~ alpha) +
+                        RN_acc(P~V from 0)) */
+    FA_ACC_WARPS     /* "warps" (decode_acc_update only, visit "block"):
+                        each warp of decode_rowsum_span_wide consecutive
+                        keys of a block holds its own O~_w =
+                        RN_acc(P~V_w chained from RN32(O~_w alpha)); the
+                        warps' O~ added at the end as a halving tree,
+                        (w0 + w2) + (w1 + w3) for four */
 } fa_acc_update;
 
 typedef enum
@@ -589,11 +595,20 @@ typedef struct fa_kernel
     fa_decode_lse decode_lse;
     /* Appended (optional in JSON, "chain" when absent): acc_update of one
        query row from decode_wide_min_nk keys (the second engine).
-       cuDNN's 16 x 128 decode engine forms each tile's P~V from 0 and
-       adds it to the rescaled accumulator ("separate"), where its
-       prefill engine chains the products from the rescaled accumulator
-       ("chain"). */
+       cuDNN's 16 x 128 decode engine keeps one accumulator per warp of
+       32 keys, chained from the rescaled accumulator, and adds the four
+       at the end ("warps"), where its prefill engine chains each block's
+       products from the one rescaled accumulator ("chain"). */
     fa_acc_update decode_acc_update;
+    /* Appended (optional in JSON, false when absent): the forward of one
+       query row from decode_wide_min_nk keys (the second engine) scales
+       the scores and takes them to the log2 domain before the max, t =
+       RN32(RN32(S scale) RN32(log2 e)), the softmax then in that domain
+       (sl2 = 1: the exponent's argument RN32(t - m), the rescale's
+       RN32(m_old - m_new)); a kernel of unscaled scores only.  cuDNN's
+       16 x 128 decode engine multiplies the scores by the scale and then
+       by log2 e (FMUL, FMUL), where its prefill engine folds the two. */
+    bool decode_log2_scores;
     /* Appended (optional in JSON; absent: "ex2-sm90" for a description
        of a GPU kernel, whose row sum is "quad" or "quad-block", whose
        exp_arg is "log2e-sub" or whose exp_fn is "cuda-expf", else "cr",

@@ -311,7 +311,8 @@ static const char *const visit_names[] = {"visible", "block", NULL};
 static const char *const rowsum_names[] = {"sequential", "quad", "quad-block",
                                            "warps", "warp32",
                                            "quad-reduce", NULL};
-static const char *const acc_names[] = {"chain", "separate", NULL};
+static const char *const acc_names[] = {"chain", "separate", "warps",
+                                        NULL};
 static const char *const first_names[] = {"init", "update", NULL};
 static const char *const norm_names[] = {"divide", "reciprocal", "p-divide",
                                          "reciprocal-approx", NULL};
@@ -546,7 +547,7 @@ fa_kernel_check(const fa_kernel *k)
         || (unsigned)k->visit > FA_VISIT_BLOCK
         || (unsigned)k->rowsum > FA_ROWSUM_QUAD_REDUCE
         || (unsigned)k->acc_update > FA_ACC_SEPARATE
-        || (unsigned)k->decode_acc_update > FA_ACC_SEPARATE
+        || (unsigned)k->decode_acc_update > FA_ACC_WARPS
         || (unsigned)k->first > FA_FIRST_UPDATE
         || (unsigned)k->normalize > FA_NORM_RCP_APPROX
         || (unsigned)k->lse > FA_LSE_LOG2_LN2
@@ -599,6 +600,11 @@ fa_kernel_check(const fa_kernel *k)
                "score_log2 and lse log2-ln2";
     if (k->rowsum_col_warps > 8)
         return "rowsum_col_warps: expected 0 to 8";
+    if (k->decode_acc_update == FA_ACC_WARPS
+        && (k->visit != FA_VISIT_BLOCK || k->decode_rowsum_span_wide == 0
+            || k->decode_rowsum_span_wide > 128))
+        return "decode_acc_update: warps needs visit block and "
+               "decode_rowsum_span_wide 1 to 128";
     if (k->below_min_nq[0] != '\0'
         && (memchr(k->below_min_nq, '\0', sizeof k->below_min_nq) == NULL
             || fa_kernel_by_name(k->below_min_nq) == NULL

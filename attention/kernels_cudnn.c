@@ -113,11 +113,21 @@ static const fa_kernel kernels[] = {
         .decode_rowsum_span_wide = 32,
         .decode_wide_min_nk = 257,
         .decode_lse = FA_DLSE_LG2_FMA,
-        /* the 16 x 128 engine: a tile's P~V from 0, then added (H100
-           decode dumps, tests/data/gpu/invariance and gqa: with "chain"
-           117 O elements of 16 split and unsplit launches differ, with
-           "separate" 50; no dump that was bit-equal changes) */
-        .decode_acc_update = FA_ACC_SEPARATE,
+        /* the 16 x 128 engine: each of its four warps keeps its own
+           accumulator over its 32 keys of every tile, rescaled by FMUL
+           and then chained through the warp's two k16 HMMAs; at the end
+           of the CTA the warps' accumulators are added (w0 + w2) +
+           (w1 + w3) (the kernel's SASS under Nsight Compute, BF16 and
+           FP16, 4,096 keys; H100 decode dumps,
+           tests/data/gpu/invariance: 53 O elements of the stored class
+           outputs differ, against 85 with "separate") */
+        .decode_acc_update = FA_ACC_WARPS,
+        /* the same engine scales the scores, then multiplies them by
+           RN32(log2 e) (FMUL, FMUL), the max and the exponent's argument
+           in that domain (its SASS; H100 decode dumps at d = 128, where
+           the scale is no power of two: dec_d128_nk16384_h8 1 O element
+           off, against 17, dec_gqa_d128_nk4096_h32_kv8 3, against 33) */
+        .decode_log2_scores = true,
         .exp_model = FA_KEXP_EX2_SM90,
         /* grouped-query heads: sm90_flash_bprop writes each query head's
            dK and dV, fmha_reduce_head adds a group's (H100 dumps,

@@ -48,9 +48,10 @@ for name in gqa_decode_nk512_h8_g4 gqa_decode_nk512_h8_g8 \
 done
 
 # cuDNN's decode engine with a group's query heads packed into its 16-row
-# tile, and the math backend's cuBLAS gemv on the expanded heads: O is
-# exact but for one or two elements near zero in some launches (a known
-# gap, asserted so that a change of it shows: NAME BACKEND EQUAL TOTAL).
+# tile (O exact), and the math backend's cuBLAS gemv on the expanded
+# heads: O is exact but for one or two elements near zero in some
+# launches (a known gap, asserted so that a change of it shows: NAME
+# BACKEND EQUAL TOTAL).
 while read -r name b eq total; do
     f=$G/$name.safetensors
     run diff --dump "$f" --q "$f:q" --k "$f:k" --v "$f:v" --o "$f:$b.o" \
@@ -60,8 +61,8 @@ done <<'END'
 gqa_decode_nk512_h8_g4 cudnn 512 512
 gqa_decode_nk512_h8_g8 cudnn 1024 1024
 gqa_decode_nk512_h32_g4 cudnn 512 512
-gqa_decode_nk512_h32_g8 cudnn 1022 1024
-gqa_decode_nk4096_h8_g8 cudnn 1022 1024
+gqa_decode_nk512_h32_g8 cudnn 1024 1024
+gqa_decode_nk4096_h8_g8 cudnn 1024 1024
 gqa_decode_nk512_h8_g4 math 512 512
 gqa_decode_nk512_h8_g8 math 1022 1024
 gqa_decode_nk512_h32_g4 math 511 512

@@ -117,14 +117,15 @@ fast_clean_csr(void)
     return csr;
 }
 
-/* D = A B^T + C for one row of A (K elements, all in range) and the
-   COLS x K matrix BT (row-major), under an entered ENV and
-   S_MMA_MXCSR_DEFAULT, chunk by chunk checked by the host's flags (a
-   chunk that fails is computed by gemm_nt_fp). */
+/* D = A B^T + C (NT: B is BT, the COLS x K matrix, row-major) or
+   D = A B + C (B as stored, K x COLS) for one row of A (K elements, all
+   in range), under an entered ENV and S_MMA_MXCSR_DEFAULT, chunk by
+   chunk checked by the host's flags (a chunk that fails is computed by
+   gemm_nt_fp or gemm_row_fp). */
 GL_TGT_FP static void
-fast_nt(const s_mma_plan *pl, size_t cols, size_t k, const uint16_t *a,
-        const uint16_t *bt, const uint32_t *c, uint32_t *d, sf_env *env,
-        unsigned *flags)
+fast_rows(const s_mma_plan *pl, bool nt, size_t cols, size_t k,
+          const uint16_t *a, const uint16_t *b, const uint32_t *c, uint32_t *d,
+          sf_env *env, unsigned *flags)
 {
     uint32_t aw[S_MMA_FP_ROW_MAX + 16], ap[S_MMA_FP_ROW_MAX + 16];
     uint32_t out[S_MMA_FP_CHUNK];
@@ -133,9 +134,12 @@ fast_nt(const s_mma_plan *pl, size_t cols, size_t k, const uint16_t *a,
     fast_side_a(a, k, aw, ap);
     for (size_t j0 = 0; j0 < cols; j0 += S_MMA_FP_CHUNK) {
         size_t n = cols - j0 < S_MMA_FP_CHUNK ? cols - j0 : S_MMA_FP_CHUNK;
+        const uint16_t *bj = nt ? b + j0 * k : b + j0;
+        const uint32_t *cj = c != NULL ? c + j0 : NULL;
         unsigned f = 0, now;
-        bool ok = fast_nt_chunk(pl, n, k, aw, ap, bt + j0 * k, cols - j0,
-                                c != NULL ? c + j0 : NULL, out, &f);
+        bool ok =
+            nt ? fast_nt_chunk(pl, n, k, aw, ap, bj, cols - j0, cj, out, &f)
+               : fast_row_chunk(pl, n, k, aw, ap, bj, cols, cj, out, &f);
         now = _mm_getcsr();
         if (ok && (now & S_MMA_MXCSR_BAD) == 0) {
             memcpy(d + j0, out, n * sizeof *out);
@@ -143,44 +147,36 @@ fast_nt(const s_mma_plan *pl, size_t cols, size_t k, const uint16_t *a,
             good = now;
         } else {
             _mm_setcsr(good);
-            gemm_nt_fp(pl, n, k, a, bt + j0 * k, c != NULL ? c + j0 : NULL,
-                       d + j0, env, flags);
+            if (nt)
+                gemm_nt_fp(pl, n, k, a, bj, cj, d + j0, env, flags);
+            else
+                gemm_row_fp(pl, n, k, a, bj, cols, cj, d + j0, env, flags);
             good = fast_clean_csr();
         }
     }
 }
 
-/* D = A B + C for one row of A (K elements, all in range) and B as
-   stored (K x COLS), under an entered ENV and S_MMA_MXCSR_DEFAULT, chunk
-   by chunk checked by the host's flags (a chunk that fails is computed by
-   gemm_row_fp). */
-GL_TGT_FP static void
-fast_row(const s_mma_plan *pl, size_t cols, size_t k, const uint16_t *a,
-         const uint16_t *b, const uint32_t *c, uint32_t *d, sf_env *env,
-         unsigned *flags)
+/* One row of BF16 on the binary32 path (fp_covers, s_mma_fp_row_ok):
+   D = A B^T + C (NT) or A B + C as fast_rows, under the default MXCSR
+   (the caller's restored); the inexact flag of the products is the
+   host's. */
+static void
+fp_row(const s_mma_plan *pl, bool nt, size_t cols, size_t k, const uint16_t *a,
+       const uint16_t *b, const uint32_t *c, uint32_t *d, sf_env *env)
 {
-    uint32_t aw[S_MMA_FP_ROW_MAX + 16], ap[S_MMA_FP_ROW_MAX + 16];
-    uint32_t out[S_MMA_FP_CHUNK];
-    unsigned good = _mm_getcsr();
+    unsigned saved = _mm_getcsr(), flags = 0;
 
-    fast_side_a(a, k, aw, ap);
-    for (size_t j0 = 0; j0 < cols; j0 += S_MMA_FP_CHUNK) {
-        size_t n = cols - j0 < S_MMA_FP_CHUNK ? cols - j0 : S_MMA_FP_CHUNK;
-        unsigned f = 0, now;
-        bool ok = fast_row_chunk(pl, n, k, aw, ap, b + j0, cols,
-                                 c != NULL ? c + j0 : NULL, out, &f);
-        now = _mm_getcsr();
-        if (ok && (now & S_MMA_MXCSR_BAD) == 0) {
-            memcpy(d + j0, out, n * sizeof *out);
-            *flags |= f;
-            good = now;
-        } else {
-            _mm_setcsr(good);
-            gemm_row_fp(pl, n, k, a, b + j0, cols, c != NULL ? c + j0 : NULL,
-                        d + j0, env, flags);
-            good = fast_clean_csr();
-        }
-    }
+    _mm_setcsr(S_MMA_MXCSR_DEFAULT);
+    if (pl->m->n == 16)
+        fast_rows(pl, nt, cols, k, a, b, c, d, env, &flags);
+    else if (nt)
+        gemm_nt_fp(pl, cols, k, a, b, c, d, env, &flags);
+    else
+        gemm_row_fp(pl, cols, k, a, b, cols, c, d, env, &flags);
+    if (_mm_getcsr() & S_MMA_MXCSR_PE)
+        flags |= SF_FLAG_INEXACT;
+    _mm_setcsr(saved);
+    env->flags |= flags;
 }
 
 #endif /* HAVE_VEC */
@@ -213,22 +209,12 @@ GL_NAME(s_mma_gemm_nt_)(const sf_mma_model *m, size_t rows, size_t cols,
 {
 #if HAVE_VEC
     s_mma_plan pl;
-    unsigned flags = 0, saved;
 
     if (!GL_NAME2(s_mma_gemm_nt_, _covers)(m, rows, fa, fb)
         || !s_mma_fp_row_ok(a, k))
         return false;
     s_mma_plan_init(&pl, m, fa, fb, GL_N, true);
-    saved = _mm_getcsr();
-    _mm_setcsr(S_MMA_MXCSR_DEFAULT);
-    if (m->n == 16)
-        fast_nt(&pl, cols, k, a, bt, c, d, env, &flags);
-    else
-        gemm_nt_fp(&pl, cols, k, a, bt, c, d, env, &flags);
-    if (_mm_getcsr() & S_MMA_MXCSR_PE)
-        flags |= SF_FLAG_INEXACT;
-    _mm_setcsr(saved);
-    env->flags |= flags;
+    fp_row(&pl, true, cols, k, a, bt, c, d, env);
     return true;
 #else
     (void)m;
@@ -261,18 +247,8 @@ GL_NAME(s_mma_gemm_)(const sf_mma_model *m, size_t rows, size_t cols, size_t k,
     pl.decode = GL_DECODE;
     pl.row = pl.narrow ? row_narrow : row_wide;
     if (rows == 1 && fp_covers(&pl, fa, fb) && s_mma_fp_row_ok(a, k)) {
-        /* one row of BF16: the binary32 path, under the default MXCSR;
-           its inexact flag is the products' lost bits */
-        unsigned saved = _mm_getcsr(), flags = 0;
-        _mm_setcsr(S_MMA_MXCSR_DEFAULT);
-        if (m->n == 16)
-            fast_row(&pl, cols, k, a, b, c, d, env, &flags);
-        else
-            gemm_row_fp(&pl, cols, k, a, b, cols, c, d, env, &flags);
-        if (_mm_getcsr() & S_MMA_MXCSR_PE)
-            flags |= SF_FLAG_INEXACT;
-        _mm_setcsr(saved);
-        env->flags |= flags;
+        /* one row of BF16: the binary32 path */
+        fp_row(&pl, false, cols, k, a, b, c, d, env);
         return true;
     }
     s_mma_gemm_tiled(&pl, pl.narrow ? kernel_narrow : kernel_wide, rows, cols,

@@ -178,21 +178,225 @@ align_term(const sf_mma_model *m, bool sign, uint64_t sig, int32_t e_low,
 /*----------------------------------------------------------------------------
  * The block.
  *--------------------------------------------------------------------------*/
+
+/* What pass 1 finds over the products and C: the first NaN, the
+   specials, whether any finite term exists, the signs of the zero terms
+   and the largest term's exponent. */
+typedef struct
+{
+    const sf_format *nan_fmt;
+    uint64_t nan_bits;
+    bool any_snan, invalid, inf_pos, inf_neg;
+    bool any_term, all_zero_neg, all_zero_pos, daz;
+    int32_t emax;
+    s_unpacked uc; /* C unpacked (with_c) */
+} fused_scan;
+
+static void
+scan_terms(const sf_mma_model *m, const sf_format *fa, const s_mma_vec *a,
+           const sf_format *fb, const s_mma_vec *b, size_t n, uint64_t c,
+           bool with_c, sf_env *env, fused_scan *t)
+{
+    const sf_format *fc = m->acc;
+    const int32_t fab = (int32_t)(fa->frac_bits + fb->frac_bits);
+    s_unpacked ua, ub;
+
+    memset(t, 0, sizeof *t);
+    t->all_zero_neg = t->all_zero_pos = true;
+    t->emax = INT32_MIN;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t x = s_mma_ld(a, i), y = s_mma_ld(b, i);
+        bool sp;
+        s_unpack(fa, x, env, &ua);
+        s_unpack(fb, y, env, &ub);
+        t->daz |= ua.daz | ub.daz;
+        sp = ua.sign != ub.sign;
+        if (ua.cls == S_NAN || ub.cls == S_NAN) {
+            t->any_snan |= ua.snan | ub.snan;
+            if (t->nan_fmt == NULL) {
+                t->nan_fmt = ua.cls == S_NAN ? fa : fb;
+                t->nan_bits = ua.cls == S_NAN ? x : y;
+            }
+        } else if (ua.cls == S_INF || ub.cls == S_INF) {
+            if (ua.cls == S_ZERO || ub.cls == S_ZERO)
+                t->invalid = true;
+            else if (sp)
+                t->inf_neg = true;
+            else
+                t->inf_pos = true;
+        } else if (ua.cls == S_FINITE && ub.cls == S_FINITE) {
+            int32_t e = ua.exp + ub.exp + fab;
+            t->any_term = true;
+            if (e > t->emax)
+                t->emax = e;
+        } else {
+            t->all_zero_neg &= sp;
+            t->all_zero_pos &= !sp;
+        }
+    }
+    if (!with_c)
+        return;
+    s_unpack(fc, c, env, &t->uc);
+    t->daz |= t->uc.daz;
+    if (t->uc.cls == S_NAN) {
+        t->any_snan |= t->uc.snan;
+        if (t->nan_fmt == NULL) {
+            t->nan_fmt = fc;
+            t->nan_bits = c;
+        }
+    } else if (t->uc.cls == S_INF) {
+        if (t->uc.sign)
+            t->inf_neg = true;
+        else
+            t->inf_pos = true;
+    } else if (t->uc.cls == S_FINITE) {
+        int32_t e = t->uc.exp + (int32_t)fc->frac_bits;
+        t->any_term = true;
+        if (e > t->emax)
+            t->emax = e;
+    } else {
+        t->all_zero_neg &= t->uc.sign;
+        t->all_zero_pos &= !t->uc.sign;
+        if (m->zero_c_in_max && fc->emin > t->emax)
+            t->emax = fc->emin;
+    }
+}
+
+/* The result when pass 1 found a NaN, an invalid product or infinities:
+   its bits, with its flags and event. */
+static uint64_t
+special_result(const sf_mma_model *m, const fused_scan *t, unsigned before,
+               sf_env *env, const s_opctx *ctx)
+{
+    const sf_format *fc = m->acc;
+    uint64_t z;
+
+    if (t->nan_fmt != NULL) {
+        z = s_mma_nan_result(m, t->nan_fmt, t->nan_bits, t->any_snan, env);
+        if (t->invalid || (t->inf_pos && t->inf_neg))
+            env->flags |= SF_FLAG_INVALID;
+    } else if (t->invalid || (t->inf_pos && t->inf_neg)) {
+        z = s_invalid(fc, env);
+    } else {
+        z = s_pack_inf(fc, t->inf_neg);
+    }
+    s_event_special(fc, z, env->flags & ~before, m->rm, env, ctx);
+    return z;
+}
+
+/* Pass 2, nothing discarded: the exact sum, rounded once. */
+static uint64_t
+sum_exact(const sf_mma_model *m, const sf_format *fa, const s_mma_vec *a,
+          const sf_format *fb, const s_mma_vec *b, size_t n,
+          const fused_scan *t, bool with_c, sf_env *env, const s_opctx *ctx)
+{
+    const sf_format *fc = m->acc;
+    s_unpacked ua, ub;
+    s_wide acc;
+    bool sign, tail;
+    int32_t exp;
+    s_u128 sig;
+    uint64_t z;
+
+    memset(&acc, 0, sizeof acc);
+    for (size_t i = 0; i < n; i++) {
+        s_unpack(fa, s_mma_ld(a, i), env, &ua);
+        s_unpack(fb, s_mma_ld(b, i), env, &ub);
+        if (ua.cls == S_FINITE && ub.cls == S_FINITE)
+            wide_add(&acc, ua.sign != ub.sign, ua.sig * ub.sig,
+                     ua.exp + ub.exp);
+    }
+    if (with_c && t->uc.cls == S_FINITE)
+        wide_add(&acc, t->uc.sign, t->uc.sig, t->uc.exp);
+    if (!wide_get(&acc, &sign, &exp, &sig, &tail)) {
+        z = s_pack_zero(fc, s_mma_zero_sign(m, m->rm, false, false));
+        s_event_special(fc, z, 0, m->rm, env, ctx);
+        return z;
+    }
+    return s_mma_round(m, fc, sign, exp, sig, tail, m->rm, env, ctx);
+}
+
+/* Pass 2: every term on the grid 2^q, q = max(emax, the model's floor)
+   - F, aligned by the model's rule (|kept| < 2^(F+2) each), summed
+   exactly, then rounded once. */
+static uint64_t
+sum_on_grid(const sf_mma_model *m, const sf_format *fa, const s_mma_vec *a,
+            const sf_format *fb, const s_mma_vec *b, size_t n, size_t k0,
+            uint64_t c, bool with_c, const fused_scan *t, unsigned before,
+            sf_env *env, const s_opctx *ctx)
+{
+    const sf_format *fc = m->acc;
+    int32_t emax = t->emax, q;
+    s_u128 sum = 0, mag;
+    bool lost_any = false, neg;
+    s_unpacked ua, ub;
+    uint64_t z;
+
+    if (m->emax_floor != SF_MMA_NO_FLOOR && emax < m->emax_floor)
+        emax = m->emax_floor;
+    q = emax - m->frac_bits;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t x = s_mma_ld(a, i), y = s_mma_ld(b, i), sig, kept;
+        int32_t e_low;
+        bool sign, lost = false;
+        s_unpack(fa, x, env, &ua);
+        s_unpack(fb, y, env, &ub);
+        if (ua.cls != S_FINITE || ub.cls != S_FINITE)
+            continue;
+        sig = ua.sig * ub.sig;
+        e_low = ua.exp + ub.exp;
+        sign = ua.sign != ub.sign;
+        if (e_low >= q) {
+            kept = sig << (e_low - q);
+        } else {
+            s_opctx actx = {SF_OP_MMA_ALIGN,
+                            3,
+                            {fa, fb, NULL},
+                            {x, y, k0 + i},
+                            ua.daz || ub.daz};
+            kept = align_term(m, sign, sig, e_low, q, &lost, env, &actx);
+        }
+        lost_any |= lost;
+        sum = sign ? sum - kept : sum + kept;
+    }
+    if (with_c && t->uc.cls == S_FINITE) {
+        uint64_t kept;
+        bool lost = false;
+        if (t->uc.exp >= q) {
+            kept = t->uc.sig << (t->uc.exp - q);
+        } else {
+            s_opctx actx = {
+                SF_OP_MMA_ALIGN, 1, {fc, NULL, NULL}, {c, 0, 0}, false};
+            kept = align_term(m, t->uc.sign, t->uc.sig, t->uc.exp, q, &lost,
+                              env, &actx);
+        }
+        lost_any |= lost;
+        sum = t->uc.sign ? sum - kept : sum + kept;
+    }
+    neg = (sum >> 127) != 0;
+    mag = neg ? (s_u128)0 - sum : sum;
+    if (mag == 0) {
+        z = s_pack_zero(fc, s_mma_zero_sign(m, m->rm, false, false));
+        if (lost_any)
+            env->flags |= SF_FLAG_INEXACT;
+        s_event_special(fc, z, env->flags & ~before, m->rm, env, ctx);
+        return z;
+    }
+    z = s_mma_round(m, fc, neg, q, mag, false, m->rm, env, ctx);
+    if (lost_any)
+        env->flags |= SF_FLAG_INEXACT;
+    return z;
+}
+
 uint64_t
 s_mma_fused(const sf_mma_model *m, const sf_format *fa, const s_mma_vec *a,
             const sf_format *fb, const s_mma_vec *b, size_t n, size_t k0,
             uint64_t c, bool with_c, bool exact, sf_env *env)
 {
     const sf_format *fc = m->acc;
-    const int32_t fab = (int32_t)(fa->frac_bits + fb->frac_bits);
-    const sf_format *nan_fmt = NULL;
-    uint64_t nan_bits = 0, z;
-    bool any_snan = false, invalid = false, inf_pos = false, inf_neg = false;
-    bool any_term = false, all_zero_neg = true, all_zero_pos = true;
-    bool daz = false;
-    int32_t emax = INT32_MIN;
     unsigned before = env->flags;
-    s_unpacked ua, ub, uc;
+    fused_scan t;
+    uint64_t z;
     s_opctx ctx = {m->kind == SF_MMA_EXACT ? SF_OP_MMA_EXACT : SF_OP_MMA_BLOCK,
                    3,
                    {fc, NULL, NULL},
@@ -200,169 +404,19 @@ s_mma_fused(const sf_mma_model *m, const sf_format *fa, const s_mma_vec *a,
                    false};
 
     /* Pass 1: specials, the zero terms' signs and emax. */
-    for (size_t i = 0; i < n; i++) {
-        uint64_t x = s_mma_ld(a, i), y = s_mma_ld(b, i);
-        bool sp;
-        s_unpack(fa, x, env, &ua);
-        s_unpack(fb, y, env, &ub);
-        daz |= ua.daz | ub.daz;
-        sp = ua.sign != ub.sign;
-        if (ua.cls == S_NAN || ub.cls == S_NAN) {
-            any_snan |= ua.snan | ub.snan;
-            if (nan_fmt == NULL) {
-                nan_fmt = ua.cls == S_NAN ? fa : fb;
-                nan_bits = ua.cls == S_NAN ? x : y;
-            }
-        } else if (ua.cls == S_INF || ub.cls == S_INF) {
-            if (ua.cls == S_ZERO || ub.cls == S_ZERO)
-                invalid = true;
-            else if (sp)
-                inf_neg = true;
-            else
-                inf_pos = true;
-        } else if (ua.cls == S_FINITE && ub.cls == S_FINITE) {
-            int32_t e = ua.exp + ub.exp + fab;
-            any_term = true;
-            if (e > emax)
-                emax = e;
-        } else {
-            all_zero_neg &= sp;
-            all_zero_pos &= !sp;
-        }
-    }
-    if (with_c) {
-        s_unpack(fc, c, env, &uc);
-        daz |= uc.daz;
-        if (uc.cls == S_NAN) {
-            any_snan |= uc.snan;
-            if (nan_fmt == NULL) {
-                nan_fmt = fc;
-                nan_bits = c;
-            }
-        } else if (uc.cls == S_INF) {
-            if (uc.sign)
-                inf_neg = true;
-            else
-                inf_pos = true;
-        } else if (uc.cls == S_FINITE) {
-            int32_t e = uc.exp + (int32_t)fc->frac_bits;
-            any_term = true;
-            if (e > emax)
-                emax = e;
-        } else {
-            all_zero_neg &= uc.sign;
-            all_zero_pos &= !uc.sign;
-            if (m->zero_c_in_max && fc->emin > emax)
-                emax = fc->emin;
-        }
-    }
-    ctx.daz = daz;
-
-    if (nan_fmt != NULL || invalid || inf_pos || inf_neg) {
-        if (nan_fmt != NULL) {
-            z = s_mma_nan_result(m, nan_fmt, nan_bits, any_snan, env);
-            if (invalid || (inf_pos && inf_neg))
-                env->flags |= SF_FLAG_INVALID;
-        } else if (invalid || (inf_pos && inf_neg)) {
-            z = s_invalid(fc, env);
-        } else {
-            z = s_pack_inf(fc, inf_neg);
-        }
-        s_event_special(fc, z, env->flags & ~before, m->rm, env, &ctx);
-        return z;
-    }
-    if (!any_term) {
-        bool neg_all = all_zero_neg && (n > 0 || with_c);
+    scan_terms(m, fa, a, fb, b, n, c, with_c, env, &t);
+    ctx.daz = t.daz;
+    if (t.nan_fmt != NULL || t.invalid || t.inf_pos || t.inf_neg)
+        return special_result(m, &t, before, env, &ctx);
+    if (!t.any_term) {
+        bool neg_all = t.all_zero_neg && (n > 0 || with_c);
         z = s_pack_zero(
-            fc, s_mma_zero_sign(m, m->rm, neg_all || all_zero_pos, neg_all));
+            fc, s_mma_zero_sign(m, m->rm, neg_all || t.all_zero_pos, neg_all));
         s_event_special(fc, z, 0, m->rm, env, &ctx);
         return z;
     }
-
-    if (exact || m->frac_bits == SF_MMA_F_EXACT) {
-        /* Pass 2, nothing discarded. */
-        s_wide acc;
-        bool sign, tail;
-        int32_t exp;
-        s_u128 sig;
-
-        memset(&acc, 0, sizeof acc);
-        for (size_t i = 0; i < n; i++) {
-            s_unpack(fa, s_mma_ld(a, i), env, &ua);
-            s_unpack(fb, s_mma_ld(b, i), env, &ub);
-            if (ua.cls == S_FINITE && ub.cls == S_FINITE)
-                wide_add(&acc, ua.sign != ub.sign, ua.sig * ub.sig,
-                         ua.exp + ub.exp);
-        }
-        if (with_c && uc.cls == S_FINITE)
-            wide_add(&acc, uc.sign, uc.sig, uc.exp);
-        if (!wide_get(&acc, &sign, &exp, &sig, &tail)) {
-            z = s_pack_zero(fc, s_mma_zero_sign(m, m->rm, false, false));
-            s_event_special(fc, z, 0, m->rm, env, &ctx);
-            return z;
-        }
-        return s_mma_round(m, fc, sign, exp, sig, tail, m->rm, env, &ctx);
-    }
-
-    {
-        /* Pass 2: every term on the grid 2^q; |kept| < 2^(F+2) each. */
-        int32_t q;
-        s_u128 sum = 0, mag;
-        bool lost_any = false, neg;
-
-        if (m->emax_floor != SF_MMA_NO_FLOOR && emax < m->emax_floor)
-            emax = m->emax_floor;
-        q = emax - m->frac_bits;
-        for (size_t i = 0; i < n; i++) {
-            uint64_t x = s_mma_ld(a, i), y = s_mma_ld(b, i), sig, kept;
-            int32_t e_low;
-            bool sign, lost = false;
-            s_unpack(fa, x, env, &ua);
-            s_unpack(fb, y, env, &ub);
-            if (ua.cls != S_FINITE || ub.cls != S_FINITE)
-                continue;
-            sig = ua.sig * ub.sig;
-            e_low = ua.exp + ub.exp;
-            sign = ua.sign != ub.sign;
-            if (e_low >= q) {
-                kept = sig << (e_low - q);
-            } else {
-                s_opctx actx = {SF_OP_MMA_ALIGN,
-                                3,
-                                {fa, fb, NULL},
-                                {x, y, k0 + i},
-                                ua.daz || ub.daz};
-                kept = align_term(m, sign, sig, e_low, q, &lost, env, &actx);
-            }
-            lost_any |= lost;
-            sum = sign ? sum - kept : sum + kept;
-        }
-        if (with_c && uc.cls == S_FINITE) {
-            uint64_t kept;
-            bool lost = false;
-            if (uc.exp >= q) {
-                kept = uc.sig << (uc.exp - q);
-            } else {
-                s_opctx actx = {
-                    SF_OP_MMA_ALIGN, 1, {fc, NULL, NULL}, {c, 0, 0}, false};
-                kept = align_term(m, uc.sign, uc.sig, uc.exp, q, &lost, env,
-                                  &actx);
-            }
-            lost_any |= lost;
-            sum = uc.sign ? sum - kept : sum + kept;
-        }
-        neg = (sum >> 127) != 0;
-        mag = neg ? (s_u128)0 - sum : sum;
-        if (mag == 0) {
-            z = s_pack_zero(fc, s_mma_zero_sign(m, m->rm, false, false));
-            if (lost_any)
-                env->flags |= SF_FLAG_INEXACT;
-            s_event_special(fc, z, env->flags & ~before, m->rm, env, &ctx);
-            return z;
-        }
-        z = s_mma_round(m, fc, neg, q, mag, false, m->rm, env, &ctx);
-        if (lost_any)
-            env->flags |= SF_FLAG_INEXACT;
-        return z;
-    }
+    if (exact || m->frac_bits == SF_MMA_F_EXACT)
+        return sum_exact(m, fa, a, fb, b, n, &t, with_c, env, &ctx);
+    return sum_on_grid(m, fa, a, fb, b, n, k0, c, with_c, &t, before, env,
+                       &ctx);
 }

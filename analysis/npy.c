@@ -368,6 +368,157 @@ typedef struct
     uint64_t n_elems, n_bytes;
 } npy_head;
 
+/* The magic, the version and the header's length of the .npy file FD of
+   SIZE bytes: PRE its first 12 bytes (10 for version 1), *PREFIX the
+   header's offset and *HLEN its length, checked against the file. */
+static int
+read_prefix(int fd, uint64_t size, const char *path, unsigned char *pre,
+            uint64_t *prefix, uint64_t *hlen, tensor_error *err)
+{
+    int rc;
+
+    if (size < 10) {
+        return tio_fail(err, TENSOR_E_FORMAT, path, "magic",
+                        "truncated: the file is %" PRIu64
+                        " bytes, too short for a .npy header",
+                        size);
+    }
+    rc = tio_pread(fd, 0, pre, 10, path, "magic", err);
+    if (rc != TENSOR_OK)
+        return rc;
+    if (memcmp(pre, npy_magic, 6) != 0) {
+        unsigned char head[TIO_SNIFF_SIZE];
+        size_t head_n = size < sizeof head ? (size_t)size : sizeof head;
+        const char *kind = NULL;
+        if (tio_pread(fd, 0, head, head_n, path, NULL, NULL) == TENSOR_OK)
+            kind = tio_sniff(head, head_n, size);
+        if (kind != NULL)
+            return tio_fail(err, TENSOR_E_FORMAT, path, "magic",
+                            "expected \"\\x93NUMPY\" (not a .npy file; it "
+                            "looks like %s)",
+                            kind);
+        else
+            return tio_fail(err, TENSOR_E_FORMAT, path, "magic",
+                            "expected \"\\x93NUMPY\" (not a .npy file)");
+    }
+    if (pre[6] < 1 || pre[6] > 3 || pre[7] != 0) {
+        return tio_fail(err, TENSOR_E_UNSUPPORTED, path, "version",
+                        "%u.%u is not supported (expected 1.0, 2.0 or 3.0)",
+                        pre[6], pre[7]);
+    }
+    if (pre[6] == 1) {
+        *prefix = 10;
+        *hlen = (uint64_t)pre[8] | (uint64_t)pre[9] << 8;
+    } else {
+        if (size < 12) {
+            return tio_fail(err, TENSOR_E_FORMAT, path, "header length",
+                            "truncated: the file is %" PRIu64 " bytes", size);
+        }
+        rc = tio_pread(fd, 10, pre + 10, 2, path, "header length", err);
+        if (rc != TENSOR_OK)
+            return rc;
+        *prefix = 12;
+        *hlen = (uint64_t)pre[8] | (uint64_t)pre[9] << 8
+                | (uint64_t)pre[10] << 16 | (uint64_t)pre[11] << 24;
+    }
+    if (*hlen > size - *prefix) {
+        return tio_fail(err, TENSOR_E_FORMAT, path, "header length",
+                        "%" PRIu64 " bytes, past the end of the file (%" PRIu64
+                        " bytes follow the length)",
+                        *hlen, size - *prefix);
+    }
+    if (*hlen > NPY_MAX_HEADER) {
+        return tio_fail(err, TENSOR_E_LIMIT, path, "header length",
+                        "%" PRIu64 " bytes, more than the %u allowed", *hlen,
+                        NPY_MAX_HEADER);
+    }
+    return TENSOR_OK;
+}
+
+/* The header's text (HLEN bytes at PREFIX) into *TEXT, NUL-terminated
+   (the caller frees it, also after an error). */
+static int
+read_header_text(int fd, uint64_t prefix, uint64_t hlen, const char *path,
+                 char **text, tensor_error *err)
+{
+    int rc;
+
+    *text = malloc((size_t)hlen + 1);
+    if (*text == NULL) {
+        return tio_fail(err, TENSOR_E_NOMEM, path, "header",
+                        "cannot allocate %" PRIu64 " bytes", hlen + 1);
+    }
+    rc = tio_pread(fd, prefix, *text, (size_t)hlen, path, "header", err);
+    if (rc != TENSOR_OK)
+        return rc;
+    (*text)[hlen] = '\0';
+    if (strlen(*text) != hlen) {
+        return tio_fail(err, TENSOR_E_FORMAT, path, "header",
+                        "a NUL byte at byte %zu (the header must be a Python "
+                        "dict literal)",
+                        strlen(*text));
+    }
+
+    return TENSOR_OK;
+}
+
+/* The parsed header P against the data: its dtype known (and, unless
+   LIST, readable as WANT: *DT), C order unless LIST, its shape's size
+   within the limit and equal to the DATA_SIZE bytes that follow it. */
+static int
+check_header(const py_header *p, const char *path, tensor_dtype want,
+             bool list, uint64_t data_size, tensor_dtype *file_dt,
+             tensor_dtype *dt, size_t *esize, bool *big, uint64_t *n_elems,
+             uint64_t *n_bytes, tensor_error *err)
+{
+    char sbuf[TIO_SHAPE_SIZE];
+    int rc;
+
+    if (!descr_dtype(p->descr, file_dt, esize, big)) {
+        char q[TIO_QUOTE_SIZE];
+        return tio_fail(
+            err, TENSOR_E_FORMAT, path, "header 'descr'",
+            "unsupported or invalid dtype %s (expected " NPY_DTYPES_TEXT ")",
+            tio_quote(q, sizeof q, p->descr, strlen(p->descr)));
+    }
+    if (p->fortran && !list) {
+        return tio_fail(err, TENSOR_E_UNSUPPORTED, path,
+                        "header 'fortran_order'",
+                        "non-contiguous (Fortran-order) arrays are not "
+                        "supported");
+    }
+    if (!tio_shape_bytes(p->ndim, p->shape, *esize, n_elems, n_bytes)) {
+        return tio_fail(
+            err, TENSOR_E_LIMIT, path, "header 'shape'",
+            "%s of '%s' needs more than 2^40 bytes",
+            tio_shape_str(sbuf, sizeof sbuf, p->ndim, p->shape, true),
+            p->descr);
+    }
+    if (!list) {
+        rc = resolve_dtype(path, p->descr, *file_dt, *esize, want, dt, err);
+        if (rc != TENSOR_OK)
+            return rc;
+    }
+    if (data_size < *n_bytes) {
+        return tio_fail(
+            err, TENSOR_E_FORMAT, path, "data",
+            "truncated: shape %s of '%s' needs %" PRIu64
+            " bytes, the file has %" PRIu64,
+            tio_shape_str(sbuf, sizeof sbuf, p->ndim, p->shape, true),
+            p->descr, *n_bytes, data_size);
+    }
+    if (data_size > *n_bytes) {
+        return tio_fail(
+            err, TENSOR_E_FORMAT, path, "data",
+            "%" PRIu64 " bytes, but shape %s of '%s' needs %" PRIu64
+            " (shape and data size do not match)",
+            data_size,
+            tio_shape_str(sbuf, sizeof sbuf, p->ndim, p->shape, true),
+            p->descr, *n_bytes);
+    }
+    return TENSOR_OK;
+}
+
 /* Opens PATH and checks its header and its size.  WANT is resolved into
    h->dt (E_DTYPE) unless LIST, which also lets Fortran order pass: a
    listing reports what the file holds.  On success the file stays open
@@ -377,13 +528,12 @@ npy_head_read(const char *path, tensor_dtype want, bool list, npy_head *h,
               tensor_error *err)
 {
     unsigned char pre[12];
-    char sbuf[TIO_SHAPE_SIZE];
     py_header p;
-    uint64_t size, hlen, prefix, data_size, n_elems, n_bytes;
+    uint64_t size, hlen = 0, prefix = 0, n_elems = 0, n_bytes = 0;
     tensor_dtype file_dt = TENSOR_ANY, dt = TENSOR_ANY;
-    size_t esize;
+    size_t esize = 0;
     char *text = NULL;
-    bool big;
+    bool big = false;
     int fd, rc;
 
     memset(h, 0, sizeof *h);
@@ -391,137 +541,21 @@ npy_head_read(const char *path, tensor_dtype want, bool list, npy_head *h,
     rc = tio_open_read(path, &fd, &size, err);
     if (rc != TENSOR_OK)
         return rc;
-    if (size < 10) {
-        rc = tio_fail(err, TENSOR_E_FORMAT, path, "magic",
-                      "truncated: the file is %" PRIu64
-                      " bytes, too short for a .npy header",
-                      size);
-        goto done;
-    }
-    rc = tio_pread(fd, 0, pre, 10, path, "magic", err);
+    rc = read_prefix(fd, size, path, pre, &prefix, &hlen, err);
+    if (rc == TENSOR_OK)
+        rc = read_header_text(fd, prefix, hlen, path, &text, err);
     if (rc != TENSOR_OK)
         goto done;
-    if (memcmp(pre, npy_magic, 6) != 0) {
-        unsigned char head[TIO_SNIFF_SIZE];
-        size_t head_n = size < sizeof head ? (size_t)size : sizeof head;
-        const char *kind = NULL;
-        if (tio_pread(fd, 0, head, head_n, path, NULL, NULL) == TENSOR_OK)
-            kind = tio_sniff(head, head_n, size);
-        if (kind != NULL)
-            rc = tio_fail(err, TENSOR_E_FORMAT, path, "magic",
-                          "expected \"\\x93NUMPY\" (not a .npy file; it "
-                          "looks like %s)",
-                          kind);
-        else
-            rc = tio_fail(err, TENSOR_E_FORMAT, path, "magic",
-                          "expected \"\\x93NUMPY\" (not a .npy file)");
-        goto done;
-    }
-    if (pre[6] < 1 || pre[6] > 3 || pre[7] != 0) {
-        rc = tio_fail(err, TENSOR_E_UNSUPPORTED, path, "version",
-                      "%u.%u is not supported (expected 1.0, 2.0 or 3.0)",
-                      pre[6], pre[7]);
-        goto done;
-    }
-    if (pre[6] == 1) {
-        prefix = 10;
-        hlen = (uint64_t)pre[8] | (uint64_t)pre[9] << 8;
-    } else {
-        if (size < 12) {
-            rc = tio_fail(err, TENSOR_E_FORMAT, path, "header length",
-                          "truncated: the file is %" PRIu64 " bytes", size);
-            goto done;
-        }
-        rc = tio_pread(fd, 10, pre + 10, 2, path, "header length", err);
-        if (rc != TENSOR_OK)
-            goto done;
-        prefix = 12;
-        hlen = (uint64_t)pre[8] | (uint64_t)pre[9] << 8
-               | (uint64_t)pre[10] << 16 | (uint64_t)pre[11] << 24;
-    }
-    if (hlen > size - prefix) {
-        rc = tio_fail(err, TENSOR_E_FORMAT, path, "header length",
-                      "%" PRIu64 " bytes, past the end of the file (%" PRIu64
-                      " bytes follow the length)",
-                      hlen, size - prefix);
-        goto done;
-    }
-    if (hlen > NPY_MAX_HEADER) {
-        rc = tio_fail(err, TENSOR_E_LIMIT, path, "header length",
-                      "%" PRIu64 " bytes, more than the %u allowed", hlen,
-                      NPY_MAX_HEADER);
-        goto done;
-    }
-    text = malloc((size_t)hlen + 1);
-    if (text == NULL) {
-        rc = tio_fail(err, TENSOR_E_NOMEM, path, "header",
-                      "cannot allocate %" PRIu64 " bytes", hlen + 1);
-        goto done;
-    }
-    rc = tio_pread(fd, prefix, text, (size_t)hlen, path, "header", err);
-    if (rc != TENSOR_OK)
-        goto done;
-    text[hlen] = '\0';
-    if (strlen(text) != hlen) {
-        rc = tio_fail(err, TENSOR_E_FORMAT, path, "header",
-                      "a NUL byte at byte %zu (the header must be a Python "
-                      "dict literal)",
-                      strlen(text));
-        goto done;
-    }
-
     memset(&p, 0, sizeof p);
     p.path = path;
     p.s = text;
     p.err = err;
     rc = parse_header(&p);
+    if (rc == TENSOR_OK)
+        rc = check_header(&p, path, want, list, size - prefix - hlen, &file_dt,
+                          &dt, &esize, &big, &n_elems, &n_bytes, err);
     if (rc != TENSOR_OK)
         goto done;
-    if (!descr_dtype(p.descr, &file_dt, &esize, &big)) {
-        char q[TIO_QUOTE_SIZE];
-        rc = tio_fail(
-            err, TENSOR_E_FORMAT, path, "header 'descr'",
-            "unsupported or invalid dtype %s (expected " NPY_DTYPES_TEXT ")",
-            tio_quote(q, sizeof q, p.descr, strlen(p.descr)));
-        goto done;
-    }
-    if (p.fortran && !list) {
-        rc =
-            tio_fail(err, TENSOR_E_UNSUPPORTED, path, "header 'fortran_order'",
-                     "non-contiguous (Fortran-order) arrays are not "
-                     "supported");
-        goto done;
-    }
-    if (!tio_shape_bytes(p.ndim, p.shape, esize, &n_elems, &n_bytes)) {
-        rc = tio_fail(err, TENSOR_E_LIMIT, path, "header 'shape'",
-                      "%s of '%s' needs more than 2^40 bytes",
-                      tio_shape_str(sbuf, sizeof sbuf, p.ndim, p.shape, true),
-                      p.descr);
-        goto done;
-    }
-    if (!list) {
-        rc = resolve_dtype(path, p.descr, file_dt, esize, want, &dt, err);
-        if (rc != TENSOR_OK)
-            goto done;
-    }
-    data_size = size - prefix - hlen;
-    if (data_size < n_bytes) {
-        rc = tio_fail(err, TENSOR_E_FORMAT, path, "data",
-                      "truncated: shape %s of '%s' needs %" PRIu64
-                      " bytes, the file has %" PRIu64,
-                      tio_shape_str(sbuf, sizeof sbuf, p.ndim, p.shape, true),
-                      p.descr, n_bytes, data_size);
-        goto done;
-    }
-    if (data_size > n_bytes) {
-        rc = tio_fail(err, TENSOR_E_FORMAT, path, "data",
-                      "%" PRIu64 " bytes, but shape %s of '%s' needs %" PRIu64
-                      " (shape and data size do not match)",
-                      data_size,
-                      tio_shape_str(sbuf, sizeof sbuf, p.ndim, p.shape, true),
-                      p.descr, n_bytes);
-        goto done;
-    }
     h->fd = fd;
     h->size = size;
     h->data_offset = prefix + hlen;

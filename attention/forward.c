@@ -1714,8 +1714,31 @@ combine_as_product(const fwd_run *r, size_t ri, const uint32_t *w, size_t ns)
     return special == 0;
 }
 
+/* A split's max M as the decode engine stores it for the lean
+   reduction: RN32(a RN32(ln 2)), a = RN32(M sl2) its log2-domain max. */
+static uint32_t
+lean_nat_max(const fa_plan *pl, uint32_t m, sf_env *e)
+{
+    return m == FA_F32_NEG_INF
+               ? m
+               : fa_mul(fa_mul(m, pl->scale_log2, e), F32_LN2, e);
+}
+
+/* The reduction's weight of a max X against the running max N:
+   EX2(RN32(RN32(X - N) RN32(log2 e))), 0 for X = -inf. */
+static uint32_t
+lean_weight(const fa_plan *pl, uint32_t x, uint32_t n, sf_env *e)
+{
+    if (x == FA_F32_NEG_INF)
+        return FA_F32_ZERO;
+    return fa_exp_eval(pl->exp, true,
+                       fa_mul(fa_sub(x, n, e), FA_F32_LOG2E, e));
+}
+
 /* The "lean" reduction of rows I0 .. I0+NR-1 (cuDNN's lean_reduction_
-   kernel; attention/kernel.h, FA_COMBINE_LEAN). */
+   kernel; attention/kernel.h, FA_COMBINE_LEAN): one pass over the splits
+   in order from split 0 on the stored maxima, the running max N, l and
+   O~ rescaled online. */
 static void
 fwd_combine_lean(fwd_run *r, size_t i0, size_t nr)
 {
@@ -1723,24 +1746,43 @@ fwd_combine_lean(fwd_run *r, size_t i0, size_t nr)
     fwd_ws *w = r->w;
     size_t ns = pl->splits;
     sf_env *e = r->env;
-    uint32_t a[128], wgt[128]; /* splits <= 128 (config.c) */
+    uint32_t *acc = w->orow; /* d */
 
     for (size_t ri = 0; ri < nr; ri++) {
         size_t i = i0 + ri;
-        uint32_t mx = FA_F32_NEG_INF, l = FA_F32_ZERO, inv, lse;
+        uint32_t mx = FA_F32_NEG_INF, n, l, inv, lse;
         uint32_t *out =
             writing(r) ? r->o + (r->head * pl->nq + i) * pl->d : NULL;
 
         for (size_t s = 0; s < ns; s++) {
             uint32_t m = w->msplit[s * nr + ri];
-            a[s] = m == FA_F32_NEG_INF ? m : fa_mul(m, pl->scale_log2, e);
-            mx = fa_max(mx, a[s]);
+            mx = fa_max(mx, m == FA_F32_NEG_INF
+                                ? m
+                                : fa_mul(m, pl->scale_log2, e));
         }
-        for (size_t s = 0; s < ns; s++) {
-            wgt[s] = a[s] == FA_F32_NEG_INF
-                         ? FA_F32_ZERO
-                         : fa_exp_eval(pl->exp, true, fa_sub(a[s], mx, e));
-            l = fa_fma(wgt[s], w->lpart[s * nr + ri], l, e);
+        /* split 0 as it is; then, for split s, N' = max(N, n_s),
+           alpha = w(n_s, N'), beta = w(N, N') (both 0 while N' is -inf),
+           l = fma(l, beta, RN32(l_s alpha)), O~ = fma(O~, beta,
+           RN32(O~_s alpha)) */
+        n = lean_nat_max(pl, w->msplit[ri], e);
+        l = w->lpart[ri];
+        memcpy(acc, osplit_row(r, ri, 0), pl->d * sizeof *acc);
+        for (size_t s = 1; s < ns; s++) {
+            uint32_t ns_ = lean_nat_max(pl, w->msplit[s * nr + ri], e);
+            uint32_t nn = fa_max(n, ns_), al = FA_F32_ZERO,
+                     be = FA_F32_ZERO;
+            const uint32_t *os = osplit_row(r, ri, s);
+
+            if (nn != FA_F32_NEG_INF) {
+                al = lean_weight(pl, ns_, nn, e);
+                be = lean_weight(pl, n, nn, e);
+            }
+            l = fa_fma(l, be, fa_mul(w->lpart[s * nr + ri], al, e), e);
+            for (size_t col = 0; col < pl->d; col++) {
+                sf_env *ce = col_env(r, col);
+                acc[col] = fa_fma(acc[col], be, fa_mul(os[col], al, ce), ce);
+            }
+            n = nn;
         }
         if (mx == FA_F32_NEG_INF || fa_is_zero(l) || fa_is_nan(l)) {
             for (size_t col = 0; col < pl->d && out; col++)
@@ -1757,13 +1799,9 @@ fwd_combine_lean(fwd_run *r, size_t i0, size_t nr)
                            lse_env(r));
         for (size_t col = 0; col < pl->d; col++) {
             sf_env *ce = col_env(r, col);
-            uint32_t acc = FA_F32_ZERO;
-            for (size_t s = 0; s < ns; s++)
-                if (wgt[s] != FA_F32_ZERO)
-                    acc = fa_fma(wgt[s], osplit_row(r, ri, s)[col], acc, ce);
-            acc = fwd_round(pl->k.o, fa_mul(acc, inv, ce), ce);
+            uint32_t o = fwd_round(pl->k.o, fa_mul(acc[col], inv, ce), ce);
             if (out)
-                out[col] = acc;
+                out[col] = o;
         }
         if (writing(r))
             r->lse[r->head * pl->nq + i] = lse;

@@ -171,11 +171,15 @@ typedef enum
     FA_COMBINE_LEAN, /* "lean": cuDNN's decode engine and lean_reduction_
                        kernel: split s visits the KV blocks s, s + S, s + 2S,
                        ... (S splits) and keeps m, l and O~; the reduction,
-                       in the log2 domain: a_s = RN32(m_s sl2), M = max a_s,
-                       w_s = exp2(a_s - M) (the configured exp model), L =
-                       fma(w_s, l_s, L) over s from 0, O = RN_o(RN32(sum
-                       fma(w_s, O~_s)) RN32(1/L)), LSE = fma(M, RN32(ln 2),
-                       log L) with combine_log; combine_exp unused */
+                       one pass over s from 0 on the stored maxima n_s =
+                       RN32(a_s RN32(ln 2)), a_s = RN32(m_s sl2): split 0
+                       as it is, then N' = max(N, n_s), alpha, beta =
+                       exp2(RN32(RN32(n_s - N') RN32(log2 e))), the same of
+                       N (the configured exp model; 0 while N' is -inf),
+                       L = fma(L, beta, RN32(l_s alpha)), O~ = fma(O~,
+                       beta, RN32(O~_s alpha)); O = RN_o(RN32(O~
+                       RN32(1/L))), LSE = fma(M, RN32(ln 2), log L) with
+                       combine_log, M = max a_s; combine_exp unused */
     FA_COMBINE_FLEX_DECODE /* "flex-decode": FlexAttention's
                               flex_decoding (PyTorch 2.11 inductor): S =
                               max(2 floor(SMs / (B Hkv)), 1) programs per

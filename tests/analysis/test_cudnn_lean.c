@@ -27,8 +27,8 @@
 #include "tests/support/tables.h"
 
 #define LSE_NK256 129
-#define LSE_NK513 124
-#define LSE_NK600 248
+#define LSE_NK513 127
+#define LSE_NK600 262
 #define FIX SRCDIR "/tests/data/gpu/cudnn/lean_probe_h200.safetensors"
 
 #define NEG_BF16 0xC680u /* -16384: P~ and the split's weight 0 */

@@ -64,10 +64,11 @@ END
 # cuDNN's decode engine with the lean reduction included (S splits of
 # the launch's shape, split s on the tiles s, s + S, ...; combine
 # "lean").  O is exact; the LSE (decode_lse lg2-fma) is not reproducible
-# on the GPU itself (doc/notes/gpu-crosscheck-log.md), so a few rows
-# stay 1 ulp off.  The files keep one head of each launch (the manifest's
-# heads_from), chosen where half the split count changes O bits; the
-# split count is the launch's (launch_shape).
+# on the GPU itself (doc/notes/gpu-crosscheck-log.md), so a row may
+# stay 1 ulp off (none here since the reduction's single pass).  The
+# files keep one head of each launch (the manifest's heads_from), chosen
+# where half the split count changes O bits; the split count is the
+# launch's (launch_shape).
 while read -r name oe on le ln; do
     run diff --dump "$C/$name.safetensors" --stage o,lse --no-exact --json
     expect_stage "$name" 0 o "$oe" "$on"
@@ -85,7 +86,7 @@ dec_d64_nk1024_fp16 64 64 1 1
 lean_d64_nk513 64 64 1 1
 lean_d64_nk600 64 64 1 1
 lean_d128_nk700 128 128 1 1
-lean_d64_nk1000 64 64 0 1
+lean_d64_nk1000 64 64 1 1
 lean_d64_nk1024 64 64 1 1
 lean_d64_nk1536 64 64 1 1
 END

@@ -43,10 +43,10 @@ while read -r name cudnn eff; do
     fi
 done <<EOF
 dec_d64_nk4096_h16 0 true
-dec_d64_nk4096_h16_fp16 2 true
-dec_d128_nk16384_h8 1 true
-dec_d64_nk8192_h32_fp16 1 true
-dec_gqa_d128_nk4096_h32_kv8 3 false
+dec_d64_nk4096_h16_fp16 0 true
+dec_d128_nk16384_h8 0 true
+dec_d64_nk8192_h32_fp16 0 true
+dec_gqa_d128_nk4096_h32_kv8 0 false
 EOF
 
 # prefill (causal, 1,024 rows; the file keeps 64 rows of each class

@@ -40,16 +40,16 @@ expect_rc 0
 expect_same_as "$d/one.txt"
 [ ! -s "$tmp/err" ] && pass || fail "stderr: $(cat "$tmp/err")"
 
-# a GPU dump with the GPU's classes: the same report and exit status (1:
-# cuDNN's decode engine differs from the stored outputs in 2 elements of
-# the FP16 call)
+# a GPU dump with the GPU's classes: the same report and exit status (0:
+# every stored output reproduced, cuDNN's decode engine and its split
+# reduction included)
 G=$srcdir/tests/data/gpu/invariance
 if [ -r "$G/dec_d64_nk4096_h16_fp16.safetensors" ]; then
     run invariance "$G/dec_d64_nk4096_h16_fp16.safetensors" --json --threads 1
-    expect_rc 1
+    expect_rc 0
     cp "$tmp/out" "$d/dump.json"
     mpi 3 invariance "$G/dec_d64_nk4096_h16_fp16.safetensors" --json --threads 1
-    expect_rc 1
+    expect_rc 0
     expect_same_as "$d/dump.json"
 fi
 

@@ -7,26 +7,4 @@
 #include "s_add16.h"
 
 S_ARR_DEFINE_RUN()
-
-void
-sf_bf16_add_array(const sf_bf16 *a, const sf_bf16 *b, sf_bf16 *out, size_t n,
-                  sf_round rm, sf_env *env)
-{
-    if (s_add16_run(a, b, out, n, false, rm, env))
-        return;
-    s_arr_run(S_ARR_BF16, a, b, NULL, out, n, rm, env);
-}
-
-void
-sf_f16_add_array(const sf_f16 *a, const sf_f16 *b, sf_f16 *out, size_t n,
-                 sf_round rm, sf_env *env)
-{
-    s_arr_run(S_ARR_F16, a, b, NULL, out, n, rm, env);
-}
-
-void
-sf_f32_add_array(const sf_f32 *a, const sf_f32 *b, sf_f32 *out, size_t n,
-                 sf_round rm, sf_env *env)
-{
-    s_arr_run(S_ARR_F32, a, b, NULL, out, n, rm, env);
-}
+S_ARR_DEFINE_BINARY(add, s_add16_run(a, b, out, n, false, rm, env))

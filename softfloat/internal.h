@@ -150,6 +150,18 @@ void s_dyadic_error(bool sign, uint64_t rsig, int32_t rexp, s_u128 xsig,
 void s_event_begin(sf_event *ev, const sf_format *f, sf_round rm,
                    const s_opctx *ctx);
 
+/* Copy the rounding bits of R (lsb, guard, round, sticky, tie) into EV;
+   the direction is the caller's, which may know more than R. */
+static inline void
+s_event_rounded(sf_event *ev, const s_rounded *r)
+{
+    ev->lsb = r->lsb;
+    ev->guard = r->guard;
+    ev->round = r->round;
+    ev->sticky = r->sticky;
+    ev->tie = r->tie;
+}
+
 /* Convert a 128-bit window into the public sf_dyadic. */
 void s_dyadic_set(sf_dyadic *d, bool sign, int32_t exp, s_u128 sig,
                   bool tail);

@@ -578,4 +578,29 @@ s_arr_portable_all(int op, int fmt, const void *a, const void *b,
     }
 #endif
 
+/* The three public entry points of one binary array operation OP
+   (sf_bf16_OP_array, sf_f16_OP_array, sf_f32_OP_array), after
+   S_ARR_DEFINE_RUN().  BF16_FAST is an expression over the entry's
+   arguments that handles the whole BF16 call and returns true, or
+   false to leave it to s_arr_run. */
+#define S_ARR_DEFINE_BINARY(OP, BF16_FAST)                                    \
+    void sf_bf16_##OP##_array(const sf_bf16 *a, const sf_bf16 *b,            \
+                              sf_bf16 *out, size_t n, sf_round rm,            \
+                              sf_env *env)                                    \
+    {                                                                         \
+        if (BF16_FAST)                                                        \
+            return;                                                           \
+        s_arr_run(S_ARR_BF16, a, b, NULL, out, n, rm, env);                   \
+    }                                                                         \
+    void sf_f16_##OP##_array(const sf_f16 *a, const sf_f16 *b, sf_f16 *out,   \
+                             size_t n, sf_round rm, sf_env *env)              \
+    {                                                                         \
+        s_arr_run(S_ARR_F16, a, b, NULL, out, n, rm, env);                    \
+    }                                                                         \
+    void sf_f32_##OP##_array(const sf_f32 *a, const sf_f32 *b, sf_f32 *out,   \
+                             size_t n, sf_round rm, sf_env *env)              \
+    {                                                                         \
+        s_arr_run(S_ARR_F32, a, b, NULL, out, n, rm, env);                    \
+    }
+
 #endif

@@ -34,11 +34,7 @@ s_event_integer(const sf_format *f, bool sign, int32_t exp, uint64_t sig,
     s_dyadic_set(&ev.exact, sign, exp - n - 64, (s_u128)sig << (64 + n),
                  false);
     ev.ulp_exp = 0;
-    ev.lsb = r->lsb;
-    ev.guard = r->guard;
-    ev.round = r->round;
-    ev.sticky = r->sticky;
-    ev.tie = r->tie;
+    s_event_rounded(&ev, r);
     ev.dir = r->dir;
     ev.result = result;
     ev.flags = flags;

@@ -258,11 +258,7 @@ round_event(const sf_format *f, const s_round_info *x, sf_round rm,
     s_event_begin(&ev, f, rm, ctx);
     s_dyadic_set(&ev.exact, x->sign, xexp, xsig, x->tail);
     ev.ulp_exp = x->q;
-    ev.lsb = x->r->lsb;
-    ev.guard = x->r->guard;
-    ev.round = x->r->round;
-    ev.sticky = x->r->sticky;
-    ev.tie = x->r->tie;
+    s_event_rounded(&ev, x->r);
     ev.result = x->bits;
     ev.flags = x->flags;
     ev.tiny = x->tiny;

@@ -124,22 +124,10 @@ align_event(sf_env *env, const s_opctx *ctx, sf_round mode, bool sign,
     sf_event ev;
 
     memset(&ev, 0, sizeof ev);
-    ev.op = ctx->op;
-    ev.mode = mode;
-    ev.fmt = NULL;
-    ev.n_in = ctx->n_in;
-    for (unsigned i = 0; i < 3; i++) {
-        ev.in_fmt[i] = ctx->in_fmt[i];
-        ev.in[i] = ctx->in[i];
-    }
-    ev.daz = ctx->daz;
+    s_event_begin(&ev, NULL, mode, ctx);
     s_dyadic_set(&ev.exact, sign, e_low, sig, false);
     ev.ulp_exp = q;
-    ev.lsb = r->lsb;
-    ev.guard = r->guard;
-    ev.round = r->round;
-    ev.sticky = r->sticky;
-    ev.tie = r->tie;
+    s_event_rounded(&ev, r);
     ev.dir = r->dir;
     ev.result = sign ? (uint64_t)0 - r->kept : r->kept;
     s_dyadic_error(sign, r->kept, q, sig, e_low, false, &ev.error);

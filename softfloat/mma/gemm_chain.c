@@ -228,15 +228,7 @@ s_mma_chain_native(int isa, size_t rows, size_t cols, size_t k,
         /* the rare block: the scalar chain, in the caller's MXCSR (the
            scalar operations never depend on it) */
         _mm_setcsr(saved);
-        for (size_t r = 0; r < nr; r++)
-            for (size_t j = 0; j < cols; j++) {
-                sf_f32 acc = {ci != NULL ? ci[r * cols + j] : 0};
-                for (size_t t = 0; t < k; t++)
-                    acc = sf_f32_fma((sf_f32){a[(i0 + r) * k + t]},
-                                     (sf_f32){b[t * cols + j]}, acc, SF_RNE,
-                                     env);
-                d[(i0 + r) * cols + j] = acc.bits;
-            }
+        s_mma_chain_rows_soft(i0, nr, cols, k, a, b, ci, d, env);
     }
     _mm_setcsr(saved);
 #else

@@ -434,6 +434,24 @@ void s_mma_chain_native(int isa, size_t rows, size_t cols, size_t k,
                         const uint32_t *c, uint32_t *d, uint32_t *tmp,
                         sf_env *env);
 
+/* Rows I0 to I0 + NR - 1 of the chains' D = A * B + C by sf_f32_fma (CI:
+   those rows of C, or NULL for +0; it may alias D): the blocks the two
+   host chains below hand back to software. */
+static inline void
+s_mma_chain_rows_soft(size_t i0, size_t nr, size_t cols, size_t k,
+                      const uint32_t *a, const uint32_t *b,
+                      const uint32_t *ci, uint32_t *d, sf_env *env)
+{
+    for (size_t r = 0; r < nr; r++)
+        for (size_t j = 0; j < cols; j++) {
+            sf_f32 acc = {ci != NULL ? ci[r * cols + j] : 0};
+            for (size_t t = 0; t < k; t++)
+                acc = sf_f32_fma((sf_f32){a[(i0 + r) * k + t]},
+                                 (sf_f32){b[t * cols + j]}, acc, SF_RNE, env);
+            d[(i0 + r) * cols + j] = acc.bits;
+        }
+}
+
 /* The fewest products (rows x cols x k) for which sf_mma_gemm runs the
    chain of gemm_chain_fmaf.c: below, the self-check and the environment
    calls cost more than the software chain. */

@@ -245,7 +245,6 @@ TGT2 static inline __attribute__((always_inline)) bool
 step16(const uint32_t *in, uint16_t *out, size_t i, sf_round rm,
        __m256i *inexact)
 {
-    const __m256i one = _mm256_set1_epi16(1);
     __m256i hi, lo, mag;
 
     split16(in + i, &hi, &lo);
@@ -257,38 +256,11 @@ step16(const uint32_t *in, uint16_t *out, size_t i, sf_round rm,
         _mm256_cmpeq_epi16(_mm256_or_si256(mag, lo), _mm256_setzero_si256()),
         _mm256_subs_epu16(_mm256_sub_epi16(mag, _mm256_set1_epi16(0x0080)),
                           _mm256_set1_epi16((short)(hi_bound(rm) - 0x0080))));
-    __m256i nz;
 
     if (!_mm256_testz_si256(over, over))
         return false;
     *inexact = _mm256_or_si256(*inexact, lo);
-    nz = _mm256_min_epu16(lo, one); /* 1 where lo != 0 */
-    switch (rm) {
-    case SF_RNE: { /* up when lo > 0x8000 - (hi & 1) */
-        __m256i thr = _mm256_sub_epi16(_mm256_set1_epi16((short)0x8000),
-                                       _mm256_and_si256(hi, one));
-        __m256i keep = _mm256_cmpeq_epi16(_mm256_subs_epu16(lo, thr),
-                                          _mm256_setzero_si256());
-        hi = _mm256_add_epi16(hi, _mm256_add_epi16(one, keep));
-        break;
-    }
-    case SF_RNA:
-        hi = _mm256_add_epi16(hi, _mm256_srli_epi16(lo, 15));
-        break;
-    case SF_RUP:
-        hi = _mm256_add_epi16(
-            hi, _mm256_andnot_si256(_mm256_srli_epi16(hi, 15), nz));
-        break;
-    case SF_RDN:
-        hi = _mm256_add_epi16(hi,
-                              _mm256_and_si256(_mm256_srli_epi16(hi, 15), nz));
-        break;
-    case SF_ROD:
-        hi = _mm256_add_epi16(hi, _mm256_andnot_si256(hi, nz));
-        break;
-    default: /* SF_RTZ */
-        break;
-    }
+    hi = s_arr_bf16_round16(hi, lo, rm);
     _mm256_storeu_si256((__m256i *)(void *)(out + i), hi);
     return true;
 }

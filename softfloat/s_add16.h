@@ -53,13 +53,13 @@ S_ADD16_AI bool
 s_add16_step(const uint16_t *a, const uint16_t *b, uint16_t *out, size_t i,
              bool sub, sf_round rm, __m256i *inexact)
 {
-    const __m256i one = _mm256_set1_epi16(1), zero = _mm256_setzero_si256();
+    const __m256i zero = _mm256_setzero_si256();
     const __m256i kmag = _mm256_set1_epi16(0x7FFF);
     const __m256i ksign = _mm256_set1_epi16((short)0x8000);
     __m256i va = _mm256_loadu_si256((const __m256i *)(const void *)(a + i));
     __m256i vb = _mm256_loadu_si256((const __m256i *)(const void *)(b + i));
     __m256i ma, mb, ea, eb, elo, ehi, bad, far, asmall, yp, s0, s1, hi, lo,
-        mag, nz, za, zb, both, zsum;
+        mag, za, zb, both, zsum;
     const int bound = rm == SF_RTZ || rm == SF_ROD ? 0x7F7F : 0x7F7E;
 
     if (sub)
@@ -126,31 +126,7 @@ s_add16_step(const uint16_t *a, const uint16_t *b, uint16_t *out, size_t i,
     if (!_mm256_testz_si256(bad, bad))
         return false;
     *inexact = _mm256_or_si256(*inexact, lo);
-    nz = _mm256_min_epu16(lo, one); /* 1 where lo != 0 */
-    switch (rm) {
-    case SF_RNE: { /* up when lo > 0x8000 - (hi & 1) */
-        __m256i thr = _mm256_sub_epi16(ksign, _mm256_and_si256(hi, one));
-        __m256i keep = _mm256_cmpeq_epi16(_mm256_subs_epu16(lo, thr), zero);
-        hi = _mm256_add_epi16(hi, _mm256_add_epi16(one, keep));
-        break;
-    }
-    case SF_RNA:
-        hi = _mm256_add_epi16(hi, _mm256_srli_epi16(lo, 15));
-        break;
-    case SF_RUP:
-        hi = _mm256_add_epi16(
-            hi, _mm256_andnot_si256(_mm256_srli_epi16(hi, 15), nz));
-        break;
-    case SF_RDN:
-        hi = _mm256_add_epi16(hi,
-                              _mm256_and_si256(_mm256_srli_epi16(hi, 15), nz));
-        break;
-    case SF_ROD:
-        hi = _mm256_add_epi16(hi, _mm256_andnot_si256(hi, nz));
-        break;
-    default: /* SF_RTZ */
-        break;
-    }
+    hi = s_arr_bf16_round16(hi, lo, rm);
     _mm256_storeu_si256((__m256i *)(void *)(out + i), hi);
     return true;
 }

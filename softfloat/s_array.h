@@ -545,6 +545,41 @@ s_arr_portable_all(int op, int fmt, const void *a, const void *b,
 /* Defines s_arr_run for the file's operation S_LANES_ARITH: the path by
    s_arr_isa. */
 #if S_ARRAY_VEC
+/* Sixteen binary32 values, split into their top halves HI and bottom
+   halves LO, rounded to BF16 in mode RM (not SF_SR): HI plus the
+   increment of each lane.  Overflow is the caller's to rule out. */
+__attribute__((target("avx2"))) static inline
+    __attribute__((always_inline)) __m256i
+    s_arr_bf16_round16(__m256i hi, __m256i lo, sf_round rm)
+{
+    const __m256i one = _mm256_set1_epi16(1);
+    __m256i nz = _mm256_min_epu16(lo, one); /* 1 where lo != 0 */
+
+    switch (rm) {
+    case SF_RNE: { /* up when lo > 0x8000 - (hi & 1) */
+        __m256i thr = _mm256_sub_epi16(_mm256_set1_epi16((short)0x8000),
+                                       _mm256_and_si256(hi, one));
+        __m256i keep = _mm256_cmpeq_epi16(_mm256_subs_epu16(lo, thr),
+                                          _mm256_setzero_si256());
+        return _mm256_add_epi16(hi, _mm256_add_epi16(one, keep));
+    }
+    case SF_RNA:
+        return _mm256_add_epi16(hi, _mm256_srli_epi16(lo, 15));
+    case SF_RUP:
+        return _mm256_add_epi16(
+            hi, _mm256_andnot_si256(_mm256_srli_epi16(hi, 15), nz));
+    case SF_RDN:
+        return _mm256_add_epi16(
+            hi, _mm256_and_si256(_mm256_srli_epi16(hi, 15), nz));
+    case SF_ROD:
+        return _mm256_add_epi16(hi, _mm256_andnot_si256(hi, nz));
+    default: /* SF_RTZ */
+        return hi;
+    }
+}
+#endif
+
+#if S_ARRAY_VEC
 #define S_ARR_DEFINE_RUN()                                                    \
     static void s_arr_run(int fmt, const void *a, const void *b,              \
                           const void *c, void *out, size_t n, sf_round rm,    \

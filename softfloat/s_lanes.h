@@ -1,9 +1,11 @@
 /* s_lanes.h -- the fast subset of softfloat/s_fast.h in vector lanes, for
    the array calls; included once per instruction set.
 
-   The includer defines LN (lanes per step: 8 for AVX2, 16 for AVX-512),
-   L(name) (the name with the set's suffix), S_LANES_512 (1 for AVX-512)
-   and LT (the target attribute), and includes immintrin.h.  Everything
+   The includer defines S_LANES_512 (1 for AVX-512, 0 for AVX2) and
+   S_LANES_Q (1 for the FP32 arithmetic copy, which has half the lanes),
+   and includes immintrin.h; from them this file takes LN (lanes per
+   step), L(name) (the name with the copy's suffix) and LT (the target
+   attribute), and it undefines all five at its end.  Everything
    here is written with GCC's vector extensions on unsigned integer lanes
    and computes what s_fast.h computes, lane by lane: each kernel returns
    the result bits of LN elements, a mask of the lanes outside the fast
@@ -14,6 +16,28 @@
    AVX2: a power of two or an integer below 2^24 converted to binary32 or
    binary64 is exact, so no rounding mode, flag or FTZ/DAZ setting of the
    host enters. */
+
+#if S_LANES_512
+#define LT                                                                    \
+    __attribute__((target("avx2,fma,f16c,bmi2,avx512f,avx512bw,avx512cd,"    \
+                          "avx512vl,avx512dq")))
+#if S_LANES_Q
+#define LN 8
+#define L(x) x##_avx512q
+#else
+#define LN 16
+#define L(x) x##_avx512
+#endif
+#else
+#define LT __attribute__((target("avx2,fma,f16c,bmi2")))
+#if S_LANES_Q
+#define LN 4
+#define L(x) x##_avx2q
+#else
+#define LN 8
+#define L(x) x##_avx2
+#endif
+#endif
 
 typedef uint32_t L(vu) __attribute__((vector_size(4 * LN)));
 typedef int32_t L(vi) __attribute__((vector_size(4 * LN)));
@@ -909,3 +933,8 @@ LT static void L(cv_entry)(int kind, const void *in, void *out, size_t n,
 #endif
 
 #undef LA
+#undef LN
+#undef L
+#undef LT
+#undef S_LANES_Q
+#undef S_LANES_512

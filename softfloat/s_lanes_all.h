@@ -13,54 +13,22 @@
 #pragma GCC diagnostic ignored "-Wpsabi"
 #endif
 
+#define S_LANES_512 0
 #define S_LANES_Q 0
-#define LN 8
-#define L(x) x##_avx2
-#define S_LANES_512 0
-#define LT __attribute__((target("avx2,fma,f16c,bmi2")))
 #include "s_lanes.h"
-#undef LN
-#undef L
-#undef S_LANES_512
-#undef LT
-#undef S_LANES_Q
-
 #ifdef S_LANES_ARITH
-#define S_LANES_Q 1
-#define LN 4
-#define L(x) x##_avx2q
 #define S_LANES_512 0
-#define LT __attribute__((target("avx2,fma,f16c,bmi2")))
+#define S_LANES_Q 1
 #include "s_lanes.h"
-#undef LN
-#undef L
-#undef S_LANES_512
-#undef LT
-#undef S_LANES_Q
 #endif
 
 #define S_LANES_512 1
-#define LT                                                                    \
-    __attribute__((target("avx2,fma,f16c,bmi2,avx512f,avx512bw,avx512cd,"    \
-                          "avx512vl,avx512dq")))
 #define S_LANES_Q 0
-#define LN 16
-#define L(x) x##_avx512
 #include "s_lanes.h"
-#undef LN
-#undef L
-#undef S_LANES_Q
-
 #ifdef S_LANES_ARITH
+#define S_LANES_512 1
 #define S_LANES_Q 1
-#define LN 8
-#define L(x) x##_avx512q
 #include "s_lanes.h"
-#undef LN
-#undef L
-#undef S_LANES_Q
 #endif
-#undef S_LANES_512
-#undef LT
 
 #endif

@@ -343,7 +343,6 @@ static inline __attribute__((always_inline)) bool
 step8_neon(const uint32_t *in, uint16_t *out, size_t i, sf_round rm,
            uint16x8_t *inexact)
 {
-    const uint16x8_t one = vdupq_n_u16(1);
     uint16x8_t x0 = vreinterpretq_u16_u32(vld1q_u32(in + i));
     uint16x8_t x1 = vreinterpretq_u16_u32(vld1q_u32(in + i + 4));
     /* little-endian: the odd 16-bit words are the top halves */
@@ -353,32 +352,11 @@ step8_neon(const uint32_t *in, uint16_t *out, size_t i, sf_round rm,
     uint16x8_t over =
         vcgtq_u16(vsubq_u16(mag, vdupq_n_u16(0x0080)),
                   vdupq_n_u16((uint16_t)(hi_bound(rm) - 0x0080)));
-    uint16x8_t nz;
 
     if (vmaxvq_u16(over) != 0)
         return false;
     *inexact = vorrq_u16(*inexact, lo);
-    nz = vminq_u16(lo, one); /* 1 where lo != 0 */
-    switch (rm) {
-    case SF_RNE: /* up when lo > 0x8000 - (hi & 1): the mask is -1 */
-        hi = vsubq_u16(hi, vcgtq_u16(lo, vsubq_u16(vdupq_n_u16(0x8000),
-                                                   vandq_u16(hi, one))));
-        break;
-    case SF_RNA:
-        hi = vaddq_u16(hi, vshrq_n_u16(lo, 15));
-        break;
-    case SF_RUP:
-        hi = vaddq_u16(hi, vbicq_u16(nz, vshrq_n_u16(hi, 15)));
-        break;
-    case SF_RDN:
-        hi = vaddq_u16(hi, vandq_u16(nz, vshrq_n_u16(hi, 15)));
-        break;
-    case SF_ROD:
-        hi = vaddq_u16(hi, vbicq_u16(nz, hi));
-        break;
-    default: /* SF_RTZ */
-        break;
-    }
+    hi = s_arr_bf16_round8_neon(hi, lo, rm);
     vst1q_u16(out + i, hi);
     return true;
 }

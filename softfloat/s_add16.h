@@ -193,11 +193,11 @@ static inline __attribute__((always_inline)) bool
 s_add16_step_neon(const uint16_t *a, const uint16_t *b, uint16_t *out,
                   size_t i, bool sub, sf_round rm, uint16x8_t *inexact)
 {
-    const uint16x8_t one = vdupq_n_u16(1), ksign = vdupq_n_u16(0x8000);
+    const uint16x8_t ksign = vdupq_n_u16(0x8000);
     const uint16x8_t kmag = vdupq_n_u16(0x7FFF);
     const uint16_t bound = rm == SF_RTZ || rm == SF_ROD ? 0x7F7F : 0x7F7E;
     uint16x8_t va = vld1q_u16(a + i), vb = vld1q_u16(b + i);
-    uint16x8_t ma, mb, ea, eb, elo, ehi, bad, far, asmall, yp, hi, lo, nz;
+    uint16x8_t ma, mb, ea, eb, elo, ehi, bad, far, asmall, yp, hi, lo;
     uint32x4_t s0, s1;
 
     if (sub)
@@ -232,27 +232,7 @@ s_add16_step_neon(const uint16_t *a, const uint16_t *b, uint16_t *out,
     if (vmaxvq_u16(bad) != 0)
         return false;
     *inexact = vorrq_u16(*inexact, lo);
-    nz = vminq_u16(lo, one);
-    switch (rm) {
-    case SF_RNE:
-        hi =
-            vsubq_u16(hi, vcgtq_u16(lo, vsubq_u16(ksign, vandq_u16(hi, one))));
-        break;
-    case SF_RNA:
-        hi = vaddq_u16(hi, vshrq_n_u16(lo, 15));
-        break;
-    case SF_RUP:
-        hi = vaddq_u16(hi, vbicq_u16(nz, vshrq_n_u16(hi, 15)));
-        break;
-    case SF_RDN:
-        hi = vaddq_u16(hi, vandq_u16(nz, vshrq_n_u16(hi, 15)));
-        break;
-    case SF_ROD:
-        hi = vaddq_u16(hi, vbicq_u16(nz, hi));
-        break;
-    default: /* SF_RTZ */
-        break;
-    }
+    hi = s_arr_bf16_round8_neon(hi, lo, rm);
     vst1q_u16(out + i, hi);
     return true;
 }

@@ -544,6 +544,33 @@ s_arr_portable_all(int op, int fmt, const void *a, const void *b,
 
 /* Defines s_arr_run for the file's operation S_LANES_ARITH: the path by
    s_arr_isa. */
+#if defined(__aarch64__) && defined(__ARM_NEON)
+#include <arm_neon.h>
+/* The same on AArch64 Advanced SIMD, eight values. */
+static inline __attribute__((always_inline)) uint16x8_t
+s_arr_bf16_round8_neon(uint16x8_t hi, uint16x8_t lo, sf_round rm)
+{
+    const uint16x8_t one = vdupq_n_u16(1);
+    uint16x8_t nz = vminq_u16(lo, one); /* 1 where lo != 0 */
+
+    switch (rm) {
+    case SF_RNE: /* up when lo > 0x8000 - (hi & 1): the mask is -1 */
+        return vsubq_u16(hi, vcgtq_u16(lo, vsubq_u16(vdupq_n_u16(0x8000),
+                                                     vandq_u16(hi, one))));
+    case SF_RNA:
+        return vaddq_u16(hi, vshrq_n_u16(lo, 15));
+    case SF_RUP:
+        return vaddq_u16(hi, vbicq_u16(nz, vshrq_n_u16(hi, 15)));
+    case SF_RDN:
+        return vaddq_u16(hi, vandq_u16(nz, vshrq_n_u16(hi, 15)));
+    case SF_ROD:
+        return vaddq_u16(hi, vbicq_u16(nz, hi));
+    default: /* SF_RTZ */
+        return hi;
+    }
+}
+#endif
+
 #if S_ARRAY_VEC
 /* Sixteen binary32 values, split into their top halves HI and bottom
    halves LO, rounded to BF16 in mode RM (not SF_SR): HI plus the

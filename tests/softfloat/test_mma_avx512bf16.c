@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "tests/softfloat/test_mma_dpbf16.h"
+#include "tests/support/suite.h"
 
 #define N_RANDOM 100000ul
 #define MAX_LANES 4096
@@ -221,25 +222,16 @@ static Suite *
 dp_suite(void)
 {
     Suite *s = suite_create("mma_avx512bf16");
-    TCase *tc = tcase_create("vdpbf16ps");
+    TCase *tc = tst_add_tcase(s, "vdpbf16ps", 300);
 
-    tcase_set_timeout(tc, 300);
     tcase_add_test(tc, test_directed);
     tcase_add_test(tc, test_random);
     tcase_add_test(tc, test_chain);
-    suite_add_tcase(s, tc);
     return s;
 }
 
 int
 main(void)
 {
-    SRunner *sr = srunner_create(dp_suite());
-    int failed;
-
-    setvbuf(stdout, NULL, _IOLBF, 0);
-    srunner_run_all(sr, CK_ENV);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return tst_run_suite(dp_suite());
 }

@@ -15,6 +15,7 @@
 
 #include "softfloat/mma.h"
 #include "softfloat/softfloat.h"
+#include "tests/support/suite.h"
 #include "tests/support/support.h"
 
 #define MAX_M 6
@@ -745,9 +746,8 @@ static Suite *
 gemm_suite(void)
 {
     Suite *s = suite_create("mma_gemm");
-    TCase *tc = tcase_create("gemm");
+    TCase *tc = tst_add_tcase(s, "gemm", 300);
 
-    tcase_set_timeout(tc, 300);
     tcase_add_test(tc, test_edges);
     tcase_add_test(tc, test_directed);
     tcase_add_test(tc, test_mixed_formats);
@@ -756,19 +756,11 @@ gemm_suite(void)
     tcase_add_test(tc, test_one_row);
     tcase_add_loop_test(tc, test_path_vs_dots, 0,
                         (int)(sizeof paths / sizeof paths[0]));
-    suite_add_tcase(s, tc);
     return s;
 }
 
 int
 main(void)
 {
-    SRunner *sr = srunner_create(gemm_suite());
-    int failed;
-
-    setvbuf(stdout, NULL, _IOLBF, 0);
-    srunner_run_all(sr, CK_ENV);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return tst_run_suite(gemm_suite());
 }

@@ -14,6 +14,7 @@
 
 #include "softfloat/mma.h"
 #include "softfloat/softfloat.h"
+#include "tests/support/suite.h"
 
 #define K_MAX 64
 
@@ -466,7 +467,7 @@ static Suite *
 probes_suite(void)
 {
     Suite *s = suite_create("mma_probes");
-    TCase *tc = tcase_create("directed");
+    TCase *tc = tst_add_tcase(s, "directed", 0);
 
     tcase_add_test(tc, test_presets);
     tcase_add_test(tc, test_p1_p6);
@@ -477,19 +478,11 @@ probes_suite(void)
     tcase_add_test(tc, test_zero_sign_rdn);
     tcase_add_test(tc, test_events);
     tcase_add_test(tc, test_other_inputs);
-    suite_add_tcase(s, tc);
     return s;
 }
 
 int
 main(void)
 {
-    SRunner *sr = srunner_create(probes_suite());
-    int failed;
-
-    setvbuf(stdout, NULL, _IOLBF, 0);
-    srunner_run_all(sr, CK_ENV);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return tst_run_suite(probes_suite());
 }

@@ -752,18 +752,12 @@ x86_suite(void)
     if (!fma_nan_known)
         printf("x86: not an AMD CPU; FMA cases with NaN operands are not "
                "compared (vendor-specific NaN priority)\n");
-    tc = tcase_create("special");
-    tcase_set_timeout(tc, 120);
+    tc = tst_add_tcase(s, "special", 120);
     tcase_add_loop_test(tc, test_edges, 0, N_OPS);
-    suite_add_tcase(s, tc);
-    tc = tcase_create("random");
-    tcase_set_timeout(tc, 600);
+    tc = tst_add_tcase(s, "random", 600);
     tcase_add_loop_test(tc, test_random, 0, N_OPS);
-    suite_add_tcase(s, tc);
-    tc = tcase_create("ftz_daz");
-    tcase_set_timeout(tc, 300);
+    tc = tst_add_tcase(s, "ftz_daz", 300);
     tcase_add_loop_test(tc, test_ftz_daz, 0, N_OPS);
-    suite_add_tcase(s, tc);
     return s;
 }
 
@@ -780,9 +774,8 @@ static Suite *
 x86_suite(void)
 {
     Suite *s = suite_create("x86");
-    TCase *tc = tcase_create("skip");
-    tcase_add_test(tc, test_skip);
-    suite_add_tcase(s, tc);
+
+    tcase_add_test(tst_add_tcase(s, "skip", 0), test_skip);
     (void)modes;
     (void)op_names;
     (void)op_arity;

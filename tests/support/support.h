@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include "softfloat/softfloat.h"
 
 /* xoshiro256** seeded through SplitMix64 from (seed, stream). The seed is
@@ -24,6 +25,43 @@ uint16_t tst_bf16_rand(tst_rng *r, int lo, int hi, unsigned zero);
    and significand and exponent 2 BASE + 8. */
 void tst_row_problem(tst_rng *r, int lo, int hi, int base, size_t n,
                      size_t k, uint16_t *a, uint16_t *b, uint32_t *c);
+/* The bits of a host binary32 or binary64 and back. */
+static inline uint32_t
+tst_f32_bits(float x)
+{
+    uint32_t u;
+
+    memcpy(&u, &x, sizeof u);
+    return u;
+}
+
+static inline float
+tst_f32_of(uint32_t u)
+{
+    float x;
+
+    memcpy(&x, &u, sizeof x);
+    return x;
+}
+
+static inline uint64_t
+tst_f64_bits(double x)
+{
+    uint64_t u;
+
+    memcpy(&u, &x, sizeof u);
+    return u;
+}
+
+static inline double
+tst_f64_of(uint64_t u)
+{
+    double x;
+
+    memcpy(&x, &u, sizeof x);
+    return x;
+}
+
 /* BF16EMU_TEST_MULTIPLIER (default 1, at least 1): scales random counts. */
 unsigned long tst_multiplier(void);
 

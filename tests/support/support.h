@@ -2,6 +2,7 @@
 #ifndef BF16EMU_TESTS_SUPPORT_H
 #define BF16EMU_TESTS_SUPPORT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -76,6 +77,20 @@ int tst_isa(void);
    followed by the inputs as %a. Returns nothing; callers count failures
    and print at most TST_MAX_PRINT of them. */
 #define TST_MAX_PRINT 10
+/* Counts one more failure in *PRINTED (atomically in an OpenMP build)
+   and returns whether it is among the first TST_MAX_PRINT, to be
+   printed. */
+static inline bool
+tst_print_slot(unsigned long *printed)
+{
+    unsigned long idx;
+
+#ifdef _OPENMP
+#pragma omp atomic capture
+#endif
+    idx = (*printed)++;
+    return idx < TST_MAX_PRINT;
+}
 void tst_print_case(const char *op, const sf_format *f, sf_round rm,
                     const uint64_t *in, unsigned n_in, uint64_t expected,
                     unsigned exp_flags, uint64_t got, unsigned got_flags);

@@ -26,42 +26,19 @@ uint16_t tst_bf16_rand(tst_rng *r, int lo, int hi, unsigned zero);
    and significand and exponent 2 BASE + 8. */
 void tst_row_problem(tst_rng *r, int lo, int hi, int base, size_t n,
                      size_t k, uint16_t *a, uint16_t *b, uint32_t *c);
-/* The bits of a host binary32 or binary64 and back. */
-static inline uint32_t
-tst_f32_bits(float x)
-{
-    uint32_t u;
-
-    memcpy(&u, &x, sizeof u);
-    return u;
-}
-
-static inline float
-tst_f32_of(uint32_t u)
-{
-    float x;
-
-    memcpy(&x, &u, sizeof x);
-    return x;
-}
-
-static inline uint64_t
-tst_f64_bits(double x)
-{
-    uint64_t u;
-
-    memcpy(&u, &x, sizeof u);
-    return u;
-}
-
-static inline double
-tst_f64_of(uint64_t u)
-{
-    double x;
-
-    memcpy(&x, &u, sizeof x);
-    return x;
-}
+/* The bits of a host binary32 or binary64 and back: tst_f32_bits,
+   tst_f32_of, tst_f64_bits, tst_f64_of. */
+#define TST_BIT_CAST(name, from, to)                                          \
+    static inline to name(from x)                                             \
+    {                                                                         \
+        to y;                                                                 \
+        memcpy(&y, &x, sizeof y);                                             \
+        return y;                                                             \
+    }
+TST_BIT_CAST(tst_f32_bits, float, uint32_t)
+TST_BIT_CAST(tst_f32_of, uint32_t, float)
+TST_BIT_CAST(tst_f64_bits, double, uint64_t)
+TST_BIT_CAST(tst_f64_of, uint64_t, double)
 
 /* BF16EMU_TEST_MULTIPLIER (default 1, at least 1): scales random counts. */
 unsigned long tst_multiplier(void);

@@ -37,7 +37,8 @@ tests_softfloat_test_convert_blocks_LDADD = tests/support/libtestsupport.la \
 # mul arrays on every path (add and sub in every mode but SR), against
 # the scalar operations (OpenMP).
 EXHAUSTIVE_TESTS += tests/exhaustive/exh_bf16_array
-tests_exhaustive_exh_bf16_array_SOURCES = tests/exhaustive/exh_bf16_array.c
+tests_exhaustive_exh_bf16_array_SOURCES = tests/exhaustive/exh_bf16_array.c \
+	tests/exhaustive/exh_paths.h
 tests_exhaustive_exh_bf16_array_CFLAGS = $(AM_CFLAGS) $(OPENMP_CFLAGS)
 tests_exhaustive_exh_bf16_array_LDFLAGS = $(OPENMP_CFLAGS)
 tests_exhaustive_exh_bf16_array_LDADD = libbf16emu.la
@@ -47,7 +48,7 @@ tests_exhaustive_exh_bf16_array_LDADD = libbf16emu.la
 # several modes and environments, against sf_convert (OpenMP).
 EXHAUSTIVE_TESTS += tests/exhaustive/exh_convert_array
 tests_exhaustive_exh_convert_array_SOURCES = \
-	tests/exhaustive/exh_convert_array.c
+	tests/exhaustive/exh_convert_array.c tests/exhaustive/exh_paths.h
 tests_exhaustive_exh_convert_array_CFLAGS = $(AM_CFLAGS) $(OPENMP_CFLAGS)
 tests_exhaustive_exh_convert_array_LDFLAGS = $(OPENMP_CFLAGS)
 tests_exhaustive_exh_convert_array_LDADD = softfloat/libsoftfloat.la

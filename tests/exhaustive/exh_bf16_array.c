@@ -12,6 +12,7 @@
 #include <stdlib.h>
 
 #include "softfloat/softfloat.h"
+#include "tests/exhaustive/exh_paths.h"
 
 #define CHUNK 64
 
@@ -28,7 +29,7 @@ main(int argc, char **argv)
     long offset = argc > 2 ? atol(argv[2]) : 0;
     long rows;
     sf_isa paths[SF_N_ISA];
-    int n_paths = 0;
+    int n_paths;
     unsigned long long bad = 0, checked = 0;
 
     if (argc > 3 || stride < 1 || stride > 65536 || offset < 0
@@ -39,12 +40,7 @@ main(int argc, char **argv)
         return 2;
     }
     rows = (65536 - offset + stride - 1) / stride;
-    for (int p = SF_ISA_SCALAR; p < SF_N_ISA; p++)
-        if (sf_isa_supported((sf_isa)p))
-            paths[n_paths++] = (sf_isa)p;
-    printf("exh_bf16_array: paths");
-    for (int p = 0; p < n_paths; p++)
-        printf(" %s", sf_isa_name(paths[p]));
+    n_paths = exh_paths("exh_bf16_array", paths);
     printf(", %ld leading operands (stride %ld, offset %ld)\n", rows, stride,
            offset);
     fflush(stdout);

@@ -58,29 +58,7 @@ static const int sf_ops[N_OPS] = {SF_OP_ADD, SF_OP_SUB, SF_OP_MUL, SF_OP_DIV};
 static double
 bf16_to_double(uint16_t a)
 {
-    uint32_t u = (uint32_t)a << 16;
-    float f;
-
-    memcpy(&f, &u, sizeof f);
-    return (double)f;
-}
-
-static uint64_t
-double_bits(double x)
-{
-    uint64_t u;
-
-    memcpy(&u, &x, sizeof u);
-    return u;
-}
-
-static double
-bits_double(uint64_t u)
-{
-    double x;
-
-    memcpy(&x, &u, sizeof x);
-    return x;
+    return (double)tst_f32_of((uint32_t)a << 16);
 }
 
 /* RO53 of the exact value x, given s = RN(x) (non-zero) and the sign of
@@ -88,7 +66,7 @@ bits_double(uint64_t u)
 static double
 odd_from_nearest(double s, int dir)
 {
-    uint64_t u = double_bits(s), mag = u & ~((uint64_t)1 << 63);
+    uint64_t u = tst_f64_bits(s), mag = u & ~((uint64_t)1 << 63);
     bool neg = (u >> 63) != 0;
 
     if (dir == 0)
@@ -98,7 +76,7 @@ odd_from_nearest(double s, int dir)
     if ((dir > 0) == neg)
         mag -= 1;
     mag |= 1; /* x is strictly between mag and mag + 1 unit: odd one */
-    return bits_double(mag | (u & ((uint64_t)1 << 63)));
+    return tst_f64_of(mag | (u & ((uint64_t)1 << 63)));
 }
 
 typedef enum

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 
 #include "softfloat/softfloat.h"
+#include "tests/exhaustive/exh_paths.h"
 
 #define CHUNK 64
 #define N_RUNS ((long)1 << 26)
@@ -54,7 +55,7 @@ main(int argc, char **argv)
     long offset = argc > 2 ? atol(argv[2]) : 0;
     long rows;
     sf_isa paths[SF_N_ISA];
-    int n_paths = 0;
+    int n_paths;
     unsigned long long bad = 0, checked = 0;
 
     if (argc > 3 || stride < 1 || stride > N_RUNS || offset < 0
@@ -65,12 +66,7 @@ main(int argc, char **argv)
         return 2;
     }
     rows = (N_RUNS - offset + stride - 1) / stride;
-    for (int p = SF_ISA_SCALAR; p < SF_N_ISA; p++)
-        if (sf_isa_supported((sf_isa)p))
-            paths[n_paths++] = (sf_isa)p;
-    printf("exh_convert_array: paths");
-    for (int p = 0; p < n_paths; p++)
-        printf(" %s", sf_isa_name(paths[p]));
+    n_paths = exh_paths("exh_convert_array", paths);
     printf(", %ld runs of %d inputs (stride %ld, offset %ld)\n", rows, CHUNK,
            stride, offset);
     fflush(stdout);

@@ -42,13 +42,8 @@ run_chunk(const sf_mma_model *m, unsigned long s, unsigned long count,
         for (unsigned i = 0; i < 16; i++) {
             uint32_t z = dp_model(m, c[i], a[i], b[i]);
             if (z != hw[i]) {
-                unsigned long idx;
                 bad++;
-#ifdef _OPENMP
-#pragma omp atomic capture
-#endif
-                idx = (*printed)++;
-                if (idx < TST_MAX_PRINT) {
+                if (tst_print_slot(printed)) {
 #ifdef _OPENMP
 #pragma omp critical
 #endif

@@ -2,17 +2,12 @@
 #include "tests/support/opsuite.h"
 #include "tests/support/suite.h"
 
-#define ROW(fmt, op, rm, a, b, z, fl)                                         \
-    {                                                                         \
-        fmt, NULL, OPC_ARITH, op, SF_##rm, {a, b, 0}, z, fl, false, false     \
-    }
-#define ADD(fmt, rm, a, b, z, fl) ROW(fmt, SF_OP_ADD, rm, a, b, z, fl)
-#define SUB(fmt, rm, a, b, z, fl) ROW(fmt, SF_OP_SUB, rm, a, b, z, fl)
+#define ADD(fmt, rm, a, b, z, fl)                                             \
+    OPC_ARITH_ROW(fmt, SF_OP_ADD, rm, a, b, 0, z, fl, false, false)
+#define SUB(fmt, rm, a, b, z, fl)                                             \
+    OPC_ARITH_ROW(fmt, SF_OP_SUB, rm, a, b, 0, z, fl, false, false)
 #define ADD_SAT(fmt, rm, a, b, z, fl)                                         \
-    {                                                                         \
-        fmt, NULL, OPC_ARITH, SF_OP_ADD, SF_##rm, {a, b, 0}, z, fl, false,    \
-            true                                                              \
-    }
+    OPC_ARITH_ROW(fmt, SF_OP_ADD, rm, a, b, 0, z, fl, false, true)
 
 /* Hand-written: signed zeros, infinities, NaN propagation and quieting,
    ties in every mode, overflow per mode, exact subnormal sums. */

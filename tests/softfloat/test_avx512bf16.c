@@ -82,11 +82,8 @@ static Suite *
 avx512bf16_suite(void)
 {
     Suite *s = suite_create("avx512bf16");
-    TCase *tc = tcase_create("sample");
 
-    tcase_set_timeout(tc, 300);
-    tcase_add_test(tc, test_sample);
-    suite_add_tcase(s, tc);
+    tcase_add_test(tst_add_tcase(s, "sample", 300), test_sample);
     return s;
 }
 

@@ -96,51 +96,20 @@ pred_oracle(int p, sf_cmp c)
     }
 }
 
-static bool
-pred_generic(int p, const sf_format *f, uint64_t a, uint64_t b, sf_env *e)
-{
-    switch (p) {
-    case P_EQ:
-        return sf_eq(f, a, b, e);
-    case P_LT:
-        return sf_lt(f, a, b, e);
-    case P_LE:
-        return sf_le(f, a, b, e);
-    case P_EQ_SIG:
-        return sf_eq_signaling(f, a, b, e);
-    case P_LT_QUIET:
-        return sf_lt_quiet(f, a, b, e);
-    case P_LE_QUIET:
-        return sf_le_quiet(f, a, b, e);
-    case P_UNORD:
-    default:
-        return sf_unordered(f, a, b, e);
-    }
-}
+/* Indexed by P_*. */
+static bool (*const generic_preds[N_PRED])(const sf_format *, uint64_t,
+                                           uint64_t, sf_env *) = {
+    sf_eq,       sf_lt,       sf_le,       sf_eq_signaling,
+    sf_lt_quiet, sf_le_quiet, sf_unordered};
 
 #define TYPED_PRED(fmt, T, W)                                                 \
     static bool pred_##fmt(int p, uint64_t a, uint64_t b, sf_env *e)          \
     {                                                                         \
-        T x, y;                                                               \
-        x.bits = (W)a;                                                        \
-        y.bits = (W)b;                                                        \
-        switch (p) {                                                          \
-        case P_EQ:                                                            \
-            return sf_##fmt##_eq(x, y, e);                                    \
-        case P_LT:                                                            \
-            return sf_##fmt##_lt(x, y, e);                                    \
-        case P_LE:                                                            \
-            return sf_##fmt##_le(x, y, e);                                    \
-        case P_EQ_SIG:                                                        \
-            return sf_##fmt##_eq_signaling(x, y, e);                          \
-        case P_LT_QUIET:                                                      \
-            return sf_##fmt##_lt_quiet(x, y, e);                              \
-        case P_LE_QUIET:                                                      \
-            return sf_##fmt##_le_quiet(x, y, e);                              \
-        case P_UNORD:                                                         \
-        default:                                                              \
-            return sf_##fmt##_unordered(x, y, e);                             \
-        }                                                                     \
+        static bool (*const fn[N_PRED])(T, T, sf_env *) = {                   \
+            sf_##fmt##_eq,       sf_##fmt##_lt,       sf_##fmt##_le,          \
+            sf_##fmt##_eq_signaling, sf_##fmt##_lt_quiet,                     \
+            sf_##fmt##_le_quiet, sf_##fmt##_unordered};                       \
+        return fn[p]((T){(W)a}, (T){(W)b}, e);                                \
     }
 
 TYPED_PRED(bf16, sf_bf16, uint16_t)
@@ -235,7 +204,7 @@ START_TEST(test_pairs)
                 sf_env env = SF_ENV_IEEE;
 
                 env.daz = daz;
-                g = pred_generic(p, f, a, b, &env);
+                g = generic_preds[p](f, a, b, &env);
                 t.n++;
                 if (g != w || env.flags != wf)
                     record_failure(&t, fi, pred_names[p], daz, a, b, w, wf, g,

@@ -2,14 +2,10 @@
 #include "tests/support/opsuite.h"
 #include "tests/support/suite.h"
 
-#define ROWX(fmt, rm, a, b, c, z, fl, before, sat)                            \
-    {                                                                         \
-        fmt, NULL, OPC_ARITH, SF_OP_DIV, SF_##rm, {a, b, c}, z, fl, before,   \
-            sat                                                               \
-    }
-#define DIV(fmt, rm, a, b, z, fl) ROWX(fmt, rm, a, b, 0, z, fl, false, false)
+#define DIV(fmt, rm, a, b, z, fl)                                             \
+    OPC_ARITH_ROW(fmt, SF_OP_DIV, rm, a, b, 0, z, fl, false, false)
 #define DIV_SAT(fmt, rm, a, b, z, fl)                                         \
-    ROWX(fmt, rm, a, b, 0, z, fl, false, true)
+    OPC_ARITH_ROW(fmt, SF_OP_DIV, rm, a, b, 0, z, fl, false, true)
 
 /* Hand-written: division by zero, invalid quotients, NaNs, 1/3 in every
    mode, overflow and underflow. */
@@ -62,14 +58,8 @@ static const opc_row rows[] = {
     DIV("e5m2", RNE, 0x7c, 0x7c, 0x7e, FV),
 };
 
-static const opc_suite_def def = {
-    .name = "div",
-    .op = SF_OP_DIV,
-    .rows = rows,
-    .n_rows = sizeof rows / sizeof rows[0],
-    .parts = {{"div structured", opc_std_structured},
-              {"div random", opc_std_random},
-              {"div fp8 all pairs", opc_std_fp8_pairs}}};
+static const opc_suite_def def = OPC_STD_SUITE(
+    "div", SF_OP_DIV, rows, "fp8 all pairs", opc_std_fp8_pairs);
 
 int
 main(void)

@@ -959,22 +959,17 @@ events_suite(void)
     Suite *s = suite_create("events");
     TCase *tc;
 
-    tc = tcase_create("paper");
+    tc = tst_add_tcase(s, "paper", 0);
     tcase_add_test(tc, test_paper_t1);
     tcase_add_test(tc, test_paper_t2);
     tcase_add_test(tc, test_paper_t3);
-    suite_add_tcase(s, tc);
-    tc = tcase_create("kinds");
-    tcase_set_timeout(tc, 60);
+    tc = tst_add_tcase(s, "kinds", 60);
     tcase_add_test(tc, test_every_kind);
     tcase_add_test(tc, test_from_double_event);
     tcase_add_test(tc, test_typed_and_no_sink);
     tcase_add_test(tc, test_fields);
-    suite_add_tcase(s, tc);
-    tc = tcase_create("random");
-    tcase_set_timeout(tc, 120);
+    tc = tst_add_tcase(s, "random", 120);
     tcase_add_loop_test(tc, test_random_consistency, 0, N_FMTS);
-    suite_add_tcase(s, tc);
     return s;
 }
 

@@ -4,15 +4,10 @@
 #include "tests/support/opsuite.h"
 #include "tests/support/suite.h"
 
-#define ROWX(fmt, rm, a, b, c, z, fl, before, sat)                            \
-    {                                                                         \
-        fmt, NULL, OPC_ARITH, SF_OP_FMA, SF_##rm, {a, b, c}, z, fl, before,   \
-            sat                                                               \
-    }
 #define FMA(fmt, rm, a, b, c, z, fl)                                          \
-    ROWX(fmt, rm, a, b, c, z, fl, false, false)
+    OPC_ARITH_ROW(fmt, SF_OP_FMA, rm, a, b, c, z, fl, false, false)
 #define FMA_BEFORE(fmt, rm, a, b, c, z, fl)                                   \
-    ROWX(fmt, rm, a, b, c, z, fl, true, false)
+    OPC_ARITH_ROW(fmt, SF_OP_FMA, rm, a, b, c, z, fl, true, false)
 
 /* Hand-written: 0 * Inf with and without NaN addends, NaN order, signed
    zeros, single rounding, no intermediate overflow, tiny products. */
@@ -65,14 +60,9 @@ static const opc_row rows[] = {
     FMA("e5m2", RNE, 0x7c, 0x00, 0x7e, 0x7e, FV),
 };
 
-static const opc_suite_def def = {
-    .name = "fma",
-    .op = SF_OP_FMA,
-    .rows = rows,
-    .n_rows = sizeof rows / sizeof rows[0],
-    .parts = {{"fma structured", opc_std_structured},
-              {"fma random", opc_std_random},
-              {"fma fp8 pairs with random addends", opc_fp8_pairs_core}}};
+static const opc_suite_def def =
+    OPC_STD_SUITE("fma", SF_OP_FMA, rows, "fp8 pairs with random addends",
+                  opc_fp8_pairs_core);
 
 /* a b + (+-0), the first step of every FMA chain from 0: a and b random
    (mostly finite, specials now and then, products across the whole

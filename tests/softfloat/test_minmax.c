@@ -117,39 +117,18 @@ oracle(int op, const vs_fmt *fi, const sf_env *env, uint64_t a, uint64_t b,
 /*----------------------------------------------------------------------------
  * The operations under test, generic and typed.
  *--------------------------------------------------------------------------*/
-static uint64_t
-mm_generic(int op, const sf_format *f, uint64_t a, uint64_t b, sf_env *e)
-{
-    switch (op) {
-    case M_MIN:
-        return sf_minimum(f, a, b, e);
-    case M_MAX:
-        return sf_maximum(f, a, b, e);
-    case M_MIN_NUM:
-        return sf_minimum_number(f, a, b, e);
-    case M_MAX_NUM:
-    default:
-        return sf_maximum_number(f, a, b, e);
-    }
-}
+/* Indexed by M_*. */
+static uint64_t (*const generic_mms[N_MM])(const sf_format *, uint64_t,
+                                           uint64_t, sf_env *) = {
+    sf_minimum, sf_maximum, sf_minimum_number, sf_maximum_number};
 
 #define TYPED_MM(fmt, T, W)                                                   \
     static uint64_t mm_##fmt(int op, uint64_t a, uint64_t b, sf_env *e)       \
     {                                                                         \
-        T x, y;                                                               \
-        x.bits = (W)a;                                                        \
-        y.bits = (W)b;                                                        \
-        switch (op) {                                                         \
-        case M_MIN:                                                           \
-            return sf_##fmt##_minimum(x, y, e).bits;                          \
-        case M_MAX:                                                           \
-            return sf_##fmt##_maximum(x, y, e).bits;                          \
-        case M_MIN_NUM:                                                       \
-            return sf_##fmt##_minimum_number(x, y, e).bits;                   \
-        case M_MAX_NUM:                                                       \
-        default:                                                              \
-            return sf_##fmt##_maximum_number(x, y, e).bits;                   \
-        }                                                                     \
+        static T (*const fn[N_MM])(T, T, sf_env *) = {                        \
+            sf_##fmt##_minimum, sf_##fmt##_maximum,                           \
+            sf_##fmt##_minimum_number, sf_##fmt##_maximum_number};            \
+        return fn[op]((T){(W)a}, (T){(W)b}, e).bits;                          \
     }
 
 TYPED_MM(bf16, sf_bf16, uint16_t)
@@ -243,7 +222,7 @@ START_TEST(test_pairs)
                 for (int typed = 0; typed < 2; typed++) {
                     sf_env env = pol.env;
                     uint64_t got = typed ? typed_mms[fmt_index](op, a, b, &env)
-                                         : mm_generic(op, f, a, b, &env);
+                                         : generic_mms[op](f, a, b, &env);
                     n_checks++;
                     if (got != want || env.flags != wf) {
                         bad++;

@@ -273,13 +273,8 @@ amx_check_tiles(const sf_mma_model *m, const amx_tiles *t, const char *what,
             if (alt != NULL)
                 *alt_ok += amx_model(alt, a, b, k, t->c[i][j]) == d[i][j];
             if (z != d[i][j]) {
-                unsigned long idx;
                 bad++;
-#ifdef _OPENMP
-#pragma omp atomic capture
-#endif
-                idx = (*printed)++;
-                if (idx < TST_MAX_PRINT) {
+                if (tst_print_slot(printed)) {
                     char where[96];
                     snprintf(where, sizeof where, "%s [%u][%u]", what, i, j);
 #ifdef _OPENMP

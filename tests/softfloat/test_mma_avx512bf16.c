@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "tests/softfloat/test_mma_dpbf16.h"
+#include "tests/support/suite.h"
 
 #define N_RANDOM 100000ul
 #define MAX_LANES 4096
@@ -48,6 +49,18 @@ compare_lanes(const uint32_t *c, const uint32_t *a, const uint32_t *b,
     return bad;
 }
 
+/* True, after saying why, when this CPU or compiler cannot run the
+   instruction. */
+static bool
+skipped(void)
+{
+    const char *why = dp_hw_missing();
+
+    if (why != NULL)
+        printf("test_mma_avx512bf16: skipped: %s\n", why);
+    return why != NULL;
+}
+
 /* Directed lanes: every subset of {a0, b0, a1, b1, c} as NaNs (signalling
    and quiet, distinct payloads and signs), every sign pattern of zeros,
    Inf combinations, overflow and the FTZ threshold. */
@@ -65,12 +78,9 @@ START_TEST(test_directed)
     size_t n = 0;
     unsigned printed = 0;
     unsigned long bad;
-    const char *why = dp_hw_missing();
 
-    if (why != NULL) {
-        printf("test_mma_avx512bf16: skipped: %s\n", why);
+    if (skipped())
         return;
-    }
     for (unsigned mask = 1; mask < 32; mask++) {
         for (unsigned quiet = 0; quiet < 2; quiet++) {
             uint16_t q = quiet ? 0x0040 : 0;
@@ -125,12 +135,9 @@ START_TEST(test_random)
     unsigned long count = N_RANDOM * tst_multiplier(), bad = 0;
     unsigned printed = 0;
     tst_rng r;
-    const char *why = dp_hw_missing();
 
-    if (why != NULL) {
-        printf("test_mma_avx512bf16: skipped: %s\n", why);
+    if (skipped())
         return;
-    }
     tst_rng_init(&r, 0xD9B16u);
     for (unsigned long v = 0; v < count; v++) {
         uint32_t c[16], a[16], b[16];
@@ -152,12 +159,9 @@ START_TEST(test_chain)
     unsigned long bad = 0, n = 0;
     unsigned printed = 0;
     tst_rng r;
-    const char *why = dp_hw_missing();
 
-    if (why != NULL) {
-        printf("test_mma_avx512bf16: skipped: %s\n", why);
+    if (skipped())
         return;
-    }
     tst_rng_init(&r, 0xC4A1u);
     for (unsigned rep = 0; rep < 200; rep++) {
         unsigned pairs = 1 + (unsigned)(tst_rand64(&r) % 32);
@@ -221,25 +225,16 @@ static Suite *
 dp_suite(void)
 {
     Suite *s = suite_create("mma_avx512bf16");
-    TCase *tc = tcase_create("vdpbf16ps");
+    TCase *tc = tst_add_tcase(s, "vdpbf16ps", 300);
 
-    tcase_set_timeout(tc, 300);
     tcase_add_test(tc, test_directed);
     tcase_add_test(tc, test_random);
     tcase_add_test(tc, test_chain);
-    suite_add_tcase(s, tc);
     return s;
 }
 
 int
 main(void)
 {
-    SRunner *sr = srunner_create(dp_suite());
-    int failed;
-
-    setvbuf(stdout, NULL, _IOLBF, 0);
-    srunner_run_all(sr, CK_ENV);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return tst_run_suite(dp_suite());
 }

@@ -15,6 +15,7 @@
 
 #include "softfloat/mma.h"
 #include "softfloat/softfloat.h"
+#include "tests/support/suite.h"
 #include "tests/support/support.h"
 
 #define MAX_M 6
@@ -120,6 +121,28 @@ typedef struct
     const sf_format *f;
 } variant;
 
+/* Variants of sm90, in order: a field of -1 keeps the preset's value;
+   ZERO_C 1 also lifts the emax floor. */
+static const struct
+{
+    const char *name;
+    int frac_bits, n;
+    bool daz, ovf_ieee;
+    int zero_c;
+} sm90_variants[] = {
+    {"sm90+daz", -1, -1, true, false, -1},
+    {"sm90+zero-c", -1, -1, false, false, 1},
+    {"sm90+ovf-ieee", -1, -1, false, true, 0},
+    {"F0n5", 0, 5, false, false, -1},
+    {"F40n64", 40, 64, false, false, -1},
+    {"n1", -1, 1, false, false, -1},
+    /* the largest F whose products fit 32-bit lanes, with a block sum
+       that does not (n = 16) and one that does (n = 2); and F = 30 */
+    {"F29n16", 29, -1, false, false, -1},
+    {"F29n2", 29, 2, false, false, -1},
+    {"F30n8", 30, 8, false, false, -1},
+};
+
 static size_t
 make_variants(variant *v)
 {
@@ -132,50 +155,25 @@ make_variants(variant *v)
             v[n].m = *sf_mma_preset_by_name(names[i]);
             v[n++].f = fmts[fi];
         }
-        v[n].m = *sf_mma_preset_by_name("sm90");
-        v[n].m.daz = true;
-        v[n].m.name = "sm90+daz";
-        v[n++].f = fmts[fi];
-        v[n].m = *sf_mma_preset_by_name("sm90");
-        v[n].m.zero_c_in_max = true;
-        v[n].m.emax_floor = SF_MMA_NO_FLOOR;
-        v[n].m.name = "sm90+zero-c";
-        v[n++].f = fmts[fi];
-        v[n].m = *sf_mma_preset_by_name("sm90");
-        v[n].m.overflow = SF_MMA_OVF_IEEE;
-        v[n].m.zero_c_in_max = false;
-        v[n].m.name = "sm90+ovf-ieee";
-        v[n++].f = fmts[fi];
-        v[n].m = *sf_mma_preset_by_name("sm90");
-        v[n].m.frac_bits = 0;
-        v[n].m.n = 5;
-        v[n].m.name = "F0n5";
-        v[n++].f = fmts[fi];
-        v[n].m = *sf_mma_preset_by_name("sm90");
-        v[n].m.frac_bits = 40;
-        v[n].m.n = 64;
-        v[n].m.name = "F40n64";
-        v[n++].f = fmts[fi];
-        v[n].m = *sf_mma_preset_by_name("sm90");
-        v[n].m.n = 1;
-        v[n].m.name = "n1";
-        v[n++].f = fmts[fi];
-        /* the largest F whose products fit 32-bit lanes, with a block sum
-           that does not (n = 16) and one that does (n = 2); and F = 30 */
-        v[n].m = *sf_mma_preset_by_name("sm90");
-        v[n].m.frac_bits = 29;
-        v[n].m.name = "F29n16";
-        v[n++].f = fmts[fi];
-        v[n].m = *sf_mma_preset_by_name("sm90");
-        v[n].m.frac_bits = 29;
-        v[n].m.n = 2;
-        v[n].m.name = "F29n2";
-        v[n++].f = fmts[fi];
-        v[n].m = *sf_mma_preset_by_name("sm90");
-        v[n].m.frac_bits = 30;
-        v[n].m.n = 8;
-        v[n].m.name = "F30n8";
-        v[n++].f = fmts[fi];
+        for (size_t i = 0; i < sizeof sm90_variants / sizeof sm90_variants[0];
+             i++) {
+            sf_mma_model *m = &v[n].m;
+            *m = *sf_mma_preset_by_name("sm90");
+            m->name = sm90_variants[i].name;
+            if (sm90_variants[i].frac_bits >= 0)
+                m->frac_bits = sm90_variants[i].frac_bits;
+            if (sm90_variants[i].n >= 0)
+                m->n = (unsigned)sm90_variants[i].n;
+            if (sm90_variants[i].daz)
+                m->daz = true;
+            if (sm90_variants[i].ovf_ieee)
+                m->overflow = SF_MMA_OVF_IEEE;
+            if (sm90_variants[i].zero_c >= 0)
+                m->zero_c_in_max = sm90_variants[i].zero_c != 0;
+            if (sm90_variants[i].zero_c > 0)
+                m->emax_floor = SF_MMA_NO_FLOOR;
+            v[n++].f = fmts[fi];
+        }
     }
     v[n].m = *sf_mma_preset_by_name("sm70");
     v[n++].f = &sf_format_f16;
@@ -745,9 +743,8 @@ static Suite *
 gemm_suite(void)
 {
     Suite *s = suite_create("mma_gemm");
-    TCase *tc = tcase_create("gemm");
+    TCase *tc = tst_add_tcase(s, "gemm", 300);
 
-    tcase_set_timeout(tc, 300);
     tcase_add_test(tc, test_edges);
     tcase_add_test(tc, test_directed);
     tcase_add_test(tc, test_mixed_formats);
@@ -756,19 +753,11 @@ gemm_suite(void)
     tcase_add_test(tc, test_one_row);
     tcase_add_loop_test(tc, test_path_vs_dots, 0,
                         (int)(sizeof paths / sizeof paths[0]));
-    suite_add_tcase(s, tc);
     return s;
 }
 
 int
 main(void)
 {
-    SRunner *sr = srunner_create(gemm_suite());
-    int failed;
-
-    setvbuf(stdout, NULL, _IOLBF, 0);
-    srunner_run_all(sr, CK_ENV);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return tst_run_suite(gemm_suite());
 }

@@ -14,6 +14,7 @@
 
 #include "softfloat/mma.h"
 #include "softfloat/softfloat.h"
+#include "tests/support/suite.h"
 #include "tests/support/support.h"
 
 #define N_PATHS 3
@@ -234,24 +235,13 @@ main(void)
 {
     FILE *fp = fopen(fixture_path(), "rb");
     Suite *s;
-    TCase *tc;
-    SRunner *sr;
-    int failed;
 
-    setvbuf(stdout, NULL, _IOLBF, 0);
     if (fp == NULL) {
         printf("test_mma_h200: skipped: no fixture at %s\n", fixture_path());
         return 77;
     }
     fclose(fp);
     s = suite_create("mma_h200");
-    tc = tcase_create("fixture");
-    tcase_set_timeout(tc, 120);
-    tcase_add_test(tc, test_fixture);
-    suite_add_tcase(s, tc);
-    sr = srunner_create(s);
-    srunner_run_all(sr, CK_ENV);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    tcase_add_test(tst_add_tcase(s, "fixture", 120), test_fixture);
+    return tst_run_suite(s);
 }

@@ -13,6 +13,7 @@
 
 #include "softfloat/mma.h"
 #include "softfloat/softfloat.h"
+#include "tests/support/suite.h"
 
 #define N_VEC 5000
 #define N_TERMS 16
@@ -200,12 +201,10 @@ static Suite *
 tcvalid_suite(void)
 {
     Suite *s = suite_create("mma_tcvalid");
-    TCase *tc = tcase_create("published vectors");
+    TCase *tc = tst_add_tcase(s, "published vectors", 120);
 
-    tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_h200);
     tcase_add_test(tc, test_h100);
-    suite_add_tcase(s, tc);
     return s;
 }
 
@@ -214,10 +213,7 @@ main(void)
 {
     char path[4096];
     FILE *fp;
-    SRunner *sr;
-    int failed;
 
-    setvbuf(stdout, NULL, _IOLBF, 0);
     snprintf(path, sizeof path, "%s/H200-bf16/a_H200_bf16.txt", data_dir());
     fp = fopen(path, "r");
     if (fp == NULL) {
@@ -227,9 +223,5 @@ main(void)
         return 77;
     }
     fclose(fp);
-    sr = srunner_create(tcvalid_suite());
-    srunner_run_all(sr, CK_ENV);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return tst_run_suite(tcvalid_suite());
 }

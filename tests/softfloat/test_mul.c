@@ -2,16 +2,12 @@
 #include "tests/support/opsuite.h"
 #include "tests/support/suite.h"
 
-#define ROWX(fmt, rm, a, b, c, z, fl, before, sat)                            \
-    {                                                                         \
-        fmt, NULL, OPC_ARITH, SF_OP_MUL, SF_##rm, {a, b, c}, z, fl, before,   \
-            sat                                                               \
-    }
-#define MUL(fmt, rm, a, b, z, fl) ROWX(fmt, rm, a, b, 0, z, fl, false, false)
+#define MUL(fmt, rm, a, b, z, fl)                                             \
+    OPC_ARITH_ROW(fmt, SF_OP_MUL, rm, a, b, 0, z, fl, false, false)
 #define MUL_BEFORE(fmt, rm, a, b, z, fl)                                      \
-    ROWX(fmt, rm, a, b, 0, z, fl, true, false)
+    OPC_ARITH_ROW(fmt, SF_OP_MUL, rm, a, b, 0, z, fl, true, false)
 #define MUL_SAT(fmt, rm, a, b, z, fl)                                         \
-    ROWX(fmt, rm, a, b, 0, z, fl, false, true)
+    OPC_ARITH_ROW(fmt, SF_OP_MUL, rm, a, b, 0, z, fl, false, true)
 
 /* Hand-written: zeros, infinities, NaNs, overflow in every mode, underflow
    and tininess before/after rounding, ties in the subnormal range. */
@@ -87,14 +83,8 @@ static const opc_row rows[] = {
     MUL_SAT("e5m2", RNE, 0x7b, 0x40, 0x7b, FO | FX),
 };
 
-static const opc_suite_def def = {
-    .name = "mul",
-    .op = SF_OP_MUL,
-    .rows = rows,
-    .n_rows = sizeof rows / sizeof rows[0],
-    .parts = {{"mul structured", opc_std_structured},
-              {"mul random", opc_std_random},
-              {"mul fp8 all pairs", opc_std_fp8_pairs}}};
+static const opc_suite_def def = OPC_STD_SUITE(
+    "mul", SF_OP_MUL, rows, "fp8 all pairs", opc_std_fp8_pairs);
 
 int
 main(void)

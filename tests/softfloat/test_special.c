@@ -346,12 +346,11 @@ static Suite *
 special_suite(void)
 {
     Suite *s = suite_create("special");
-    TCase *tc = tcase_create("special");
+    TCase *tc = tst_add_tcase(s, "special", 0);
 
     tcase_add_test(tc, test_table_loaded);
     if (n_rows > 0)
         tcase_add_loop_test(tc, test_row, 0, n_rows);
-    suite_add_tcase(s, tc);
     return s;
 }
 

@@ -2,12 +2,8 @@
 #include "tests/support/opsuite.h"
 #include "tests/support/suite.h"
 
-#define ROWX(fmt, rm, a, b, c, z, fl, before, sat)                            \
-    {                                                                         \
-        fmt, NULL, OPC_ARITH, SF_OP_SQRT, SF_##rm, {a, b, c}, z, fl, before,  \
-            sat                                                               \
-    }
-#define SQRT(fmt, rm, a, z, fl) ROWX(fmt, rm, a, 0, 0, z, fl, false, false)
+#define SQRT(fmt, rm, a, z, fl)                                               \
+    OPC_ARITH_ROW(fmt, SF_OP_SQRT, rm, a, 0, 0, z, fl, false, false)
 
 /* Hand-written: zeros, negative operands, NaNs, sqrt(2) in every mode,
    the extremes of each format. */
@@ -63,14 +59,9 @@ all_inputs(int op, opc_report *r)
     opc_test_all(&sf_format_f16, op, &env, 306, r);
 }
 
-static const opc_suite_def def = {
-    .name = "sqrt",
-    .op = SF_OP_SQRT,
-    .rows = rows,
-    .n_rows = sizeof rows / sizeof rows[0],
-    .parts = {{"sqrt structured", opc_std_structured},
-              {"sqrt random", opc_std_random},
-              {"sqrt all bf16, f16 and fp8 inputs", all_inputs}}};
+static const opc_suite_def def =
+    OPC_STD_SUITE("sqrt", SF_OP_SQRT, rows, "all bf16, f16 and fp8 inputs",
+                  all_inputs);
 
 int
 main(void)

@@ -576,24 +576,17 @@ sr_suite(void)
     Suite *s = suite_create("sr");
     TCase *tc;
 
-    tc = tcase_create("generator");
+    tc = tst_add_tcase(s, "generator", 0);
     tcase_add_test(tc, test_generator);
-    suite_add_tcase(s, tc);
-    tc = tcase_create("reproducible");
-    tcase_set_timeout(tc, 60);
+    tc = tst_add_tcase(s, "reproducible", 60);
     tcase_add_test(tc, test_same_seed);
     tcase_add_test(tc, test_different_seed);
     tcase_add_test(tc, test_counter);
     tcase_add_test(tc, test_rule);
-    suite_add_tcase(s, tc);
-    tc = tcase_create("unbiased");
-    tcase_set_timeout(tc, 300);
+    tc = tst_add_tcase(s, "unbiased", 300);
     tcase_add_loop_test(tc, test_unbiased, 0, N_SR_CASES);
-    suite_add_tcase(s, tc);
-    tc = tcase_create("neighbours");
-    tcase_set_timeout(tc, 120);
+    tc = tst_add_tcase(s, "neighbours", 120);
     tcase_add_loop_test(tc, test_neighbours, 0, 6);
-    suite_add_tcase(s, tc);
     return s;
 }
 

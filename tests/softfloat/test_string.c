@@ -1372,25 +1372,17 @@ string_suite(void)
     Suite *s = suite_create("string");
     TCase *tc;
 
-    tc = tcase_create("special");
+    tc = tst_add_tcase(s, "special", 60);
     tcase_add_test(tc, test_special);
-    tcase_set_timeout(tc, 60);
-    suite_add_tcase(s, tc);
 
-    tc = tcase_create("mpfr");
+    tc = tst_add_tcase(s, "mpfr", 300);
     tcase_add_test(tc, test_mpfr);
-    tcase_set_timeout(tc, 300);
-    suite_add_tcase(s, tc);
 
-    tc = tcase_create("dyadic_tail");
+    tc = tst_add_tcase(s, "dyadic_tail", 120);
     tcase_add_test(tc, test_dyadic_tail);
-    tcase_set_timeout(tc, 120);
-    suite_add_tcase(s, tc);
 
-    tc = tcase_create("roundtrip");
+    tc = tst_add_tcase(s, "roundtrip", 300);
     tcase_add_test(tc, test_roundtrip);
-    tcase_set_timeout(tc, 300);
-    suite_add_tcase(s, tc);
     return s;
 }
 

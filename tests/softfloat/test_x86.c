@@ -100,22 +100,6 @@ flags_from_mxcsr(uint32_t csr)
     return f;
 }
 
-static float
-f_of(uint32_t u)
-{
-    float x;
-    memcpy(&x, &u, sizeof x);
-    return x;
-}
-
-static uint32_t
-u_of(float x)
-{
-    uint32_t u;
-    memcpy(&u, &x, sizeof u);
-    return u;
-}
-
 /* The AT&T operand order is source first: "addss y, x" is x = x + y, so x
    (the first source, a) is the operand whose NaN SSE returns first.  FMA:
    "vfmadd231ss z, y, x" is x = y * z + x; with y = a, z = b, x = c it is
@@ -130,7 +114,7 @@ static uint32_t
 hw_mxcsr(int op, uint32_t csr, uint32_t a, uint32_t b, uint32_t c,
          unsigned *flags)
 {
-    float x = f_of(a), y = f_of(b), z = f_of(c);
+    float x = tst_f32_of(a), y = tst_f32_of(b), z = tst_f32_of(c);
     uint32_t saved, after = 0;
 
     switch (op) {
@@ -174,7 +158,7 @@ hw_mxcsr(int op, uint32_t csr, uint32_t a, uint32_t b, uint32_t c,
         break;
     }
     *flags = flags_from_mxcsr(after);
-    return u_of(x);
+    return tst_f32_bits(x);
 }
 
 /* The same instructions under the C99 <fenv.h> interface: fesetround,
@@ -201,7 +185,7 @@ static uint32_t
 hw_fenv(int op, sf_round rm, uint32_t a, uint32_t b, uint32_t c,
         unsigned *flags)
 {
-    float x = f_of(a), y = f_of(b), z = f_of(c);
+    float x = tst_f32_of(a), y = tst_f32_of(b), z = tst_f32_of(c);
     int raised;
 
     fesetround(fe_mode(rm));
@@ -251,7 +235,7 @@ hw_fenv(int op, sf_round rm, uint32_t a, uint32_t b, uint32_t c,
              | ((raised & FE_OVERFLOW) ? SF_FLAG_OVERFLOW : 0u)
              | ((raised & FE_UNDERFLOW) ? SF_FLAG_UNDERFLOW : 0u)
              | ((raised & FE_INEXACT) ? SF_FLAG_INEXACT : 0u);
-    return u_of(x);
+    return tst_f32_bits(x);
 }
 
 /*----------------------------------------------------------------------------
@@ -752,18 +736,12 @@ x86_suite(void)
     if (!fma_nan_known)
         printf("x86: not an AMD CPU; FMA cases with NaN operands are not "
                "compared (vendor-specific NaN priority)\n");
-    tc = tcase_create("special");
-    tcase_set_timeout(tc, 120);
+    tc = tst_add_tcase(s, "special", 120);
     tcase_add_loop_test(tc, test_edges, 0, N_OPS);
-    suite_add_tcase(s, tc);
-    tc = tcase_create("random");
-    tcase_set_timeout(tc, 600);
+    tc = tst_add_tcase(s, "random", 600);
     tcase_add_loop_test(tc, test_random, 0, N_OPS);
-    suite_add_tcase(s, tc);
-    tc = tcase_create("ftz_daz");
-    tcase_set_timeout(tc, 300);
+    tc = tst_add_tcase(s, "ftz_daz", 300);
     tcase_add_loop_test(tc, test_ftz_daz, 0, N_OPS);
-    suite_add_tcase(s, tc);
     return s;
 }
 
@@ -780,9 +758,8 @@ static Suite *
 x86_suite(void)
 {
     Suite *s = suite_create("x86");
-    TCase *tc = tcase_create("skip");
-    tcase_add_test(tc, test_skip);
-    suite_add_tcase(s, tc);
+
+    tcase_add_test(tst_add_tcase(s, "skip", 0), test_skip);
     (void)modes;
     (void)op_names;
     (void)op_arity;

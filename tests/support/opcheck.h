@@ -147,6 +147,14 @@ typedef struct
     bool saturate;
 } opc_row;
 
+/* A row of arithmetic op OP (SF_OP_*) in mode SF_RM on operands A, B, C
+   (0 where unused): result Z with flags FL, tininess before rounding when
+   BEFORE, saturating when SAT. */
+#define OPC_ARITH_ROW(fmt, op, rm, a, b, c, z, fl, before, sat)              \
+    {                                                                         \
+        fmt, NULL, OPC_ARITH, op, SF_##rm, {a, b, c}, z, fl, before, sat      \
+    }
+
 /* Checks ROW against the library and the oracle. On failure writes a
    description into MSG (N bytes) and returns false. */
 bool opc_check_row(const opc_row *row, char *msg, size_t n);

@@ -43,6 +43,19 @@ typedef struct
    own tcases after these.  One suite per program. */
 Suite *opc_suite(const opc_suite_def *d);
 
+/* The definition of the suite NAME of op OP with the rows of the array
+   ROWS, the parts opc_std_structured and opc_std_random (labels "NAME
+   structured", "NAME random") and LAST (label "NAME " LAST_LABEL) as the
+   exhaustive part. */
+#define OPC_STD_SUITE(nm, opcode, table, last_label, last)                  \
+    {                                                                         \
+        .name = nm, .op = opcode, .rows = table,                              \
+        .n_rows = sizeof table / sizeof table[0],                             \
+        .parts = {{nm " structured", opc_std_structured},                     \
+                  {nm " random", opc_std_random},                             \
+                  {nm " " last_label, last}}                                  \
+    }
+
 /* The formats every arithmetic op is tested in, structured and random:
    bf16, f16, f32, tf32. */
 #define OPC_N_STD_FORMATS 4

@@ -2,8 +2,10 @@
 #ifndef BF16EMU_TESTS_SUPPORT_H
 #define BF16EMU_TESTS_SUPPORT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include "softfloat/softfloat.h"
 
 /* xoshiro256** seeded through SplitMix64 from (seed, stream). The seed is
@@ -24,6 +26,20 @@ uint16_t tst_bf16_rand(tst_rng *r, int lo, int hi, unsigned zero);
    and significand and exponent 2 BASE + 8. */
 void tst_row_problem(tst_rng *r, int lo, int hi, int base, size_t n,
                      size_t k, uint16_t *a, uint16_t *b, uint32_t *c);
+/* The bits of a host binary32 or binary64 and back: tst_f32_bits,
+   tst_f32_of, tst_f64_bits, tst_f64_of. */
+#define TST_BIT_CAST(name, from, to)                                          \
+    static inline to name(from x)                                             \
+    {                                                                         \
+        to y;                                                                 \
+        memcpy(&y, &x, sizeof y);                                             \
+        return y;                                                             \
+    }
+TST_BIT_CAST(tst_f32_bits, float, uint32_t)
+TST_BIT_CAST(tst_f32_of, uint32_t, float)
+TST_BIT_CAST(tst_f64_bits, double, uint64_t)
+TST_BIT_CAST(tst_f64_of, uint64_t, double)
+
 /* BF16EMU_TEST_MULTIPLIER (default 1, at least 1): scales random counts. */
 unsigned long tst_multiplier(void);
 
@@ -38,6 +54,20 @@ int tst_isa(void);
    followed by the inputs as %a. Returns nothing; callers count failures
    and print at most TST_MAX_PRINT of them. */
 #define TST_MAX_PRINT 10
+/* Counts one more failure in *PRINTED (atomically in an OpenMP build)
+   and returns whether it is among the first TST_MAX_PRINT, to be
+   printed. */
+static inline bool
+tst_print_slot(unsigned long *printed)
+{
+    unsigned long idx;
+
+#ifdef _OPENMP
+#pragma omp atomic capture
+#endif
+    idx = (*printed)++;
+    return idx < TST_MAX_PRINT;
+}
 void tst_print_case(const char *op, const sf_format *f, sf_round rm,
                     const uint64_t *in, unsigned n_in, uint64_t expected,
                     unsigned exp_flags, uint64_t got, unsigned got_flags);

@@ -33,6 +33,7 @@ EXTRA_DIST += \
 	experiments/gpu/st_io.c experiments/gpu/st_io.h \
 	experiments/gpu/run_probe.sh \
 	experiments/gpu/probes/cvt_probe.cu \
+	experiments/gpu/probes/probe_cuda.h \
 	experiments/gpu/probes/ex2_probe.cu \
 	experiments/gpu/probes/lg2_probe.cu \
 	experiments/gpu/probes/pack_ex2_table.py \

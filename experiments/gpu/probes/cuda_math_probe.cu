@@ -13,14 +13,8 @@
 #include <cstring>
 #include <vector>
 
-#define CK(x)                                                                 \
-    do {                                                                      \
-        cudaError_t e_ = (x);                                                 \
-        if (e_ != cudaSuccess) {                                              \
-            fprintf(stderr, "%s: %s\n", #x, cudaGetErrorString(e_));         \
-            exit(1);                                                          \
-        }                                                                     \
-    } while (0)
+#define PROBE_NAME "cuda_math_probe"
+#include "probe_cuda.h"
 
 __device__ __forceinline__ float ex2_ftz(float x)
 {

@@ -44,15 +44,8 @@
 #include "cvt_rules.h"
 #include "softfloat.h"
 
-#define CK(call)                                                          \
-    do {                                                                  \
-        cudaError_t e_ = (call);                                          \
-        if (e_ != cudaSuccess) {                                          \
-            fprintf(stderr, "cvt_probe: %s: %s\n", #call,                 \
-                    cudaGetErrorString(e_));                              \
-            exit(1);                                                      \
-        }                                                                 \
-    } while (0)
+#define PROBE_NAME "cvt_probe"
+#include "probe_cuda.h"
 
 enum
 {

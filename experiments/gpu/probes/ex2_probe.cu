@@ -58,15 +58,8 @@
 #define NBIN 512
 #define NRULE 5
 
-#define CK(call)                                                          \
-    do {                                                                  \
-        cudaError_t e_ = (call);                                          \
-        if (e_ != cudaSuccess) {                                          \
-            fprintf(stderr, "ex2_probe: %s: %s\n", #call,                 \
-                    cudaGetErrorString(e_));                              \
-            exit(1);                                                      \
-        }                                                                 \
-    } while (0)
+#define PROBE_NAME "ex2_probe"
+#include "probe_cuda.h"
 
 enum
 {

@@ -43,15 +43,8 @@
 #include "attention/attention.h"
 
 #define NM (1u << 23)
-#define CK(call)                                                          \
-    do {                                                                  \
-        cudaError_t e_ = (call);                                          \
-        if (e_ != cudaSuccess) {                                          \
-            fprintf(stderr, "lg2_probe: %s: %s\n", #call,                 \
-                    cudaGetErrorString(e_));                              \
-            exit(1);                                                      \
-        }                                                                 \
-    } while (0)
+#define PROBE_NAME "lg2_probe"
+#include "probe_cuda.h"
 
 __device__ __forceinline__ float
 hw(int ftz, float x)

@@ -13,15 +13,8 @@
 #include <cstdio>
 #include <cstdlib>
 
-#define CK(x)                                                               \
-    do {                                                                    \
-        cudaError_t e_ = (x);                                               \
-        if (e_ != cudaSuccess) {                                            \
-            fprintf(stderr, "rcp_probe: %s: %s\n", #x,                      \
-                    cudaGetErrorString(e_));                                \
-            return 1;                                                       \
-        }                                                                   \
-    } while (0)
+#define PROBE_NAME "rcp_probe"
+#include "probe_cuda.h"
 
 __global__ void
 probe(signed char *out, unsigned long long *n)

@@ -595,3 +595,22 @@ ft_backward(const fa_config *c, const uint16_t *q, const uint16_t *k,
         fa_backward(c, q, k, v, o, lse, dout, delta, dq, dk, dv, cap, &env),
         0);
 }
+
+fa_config
+ft_cfg(fa_policy p, size_t b, size_t h, size_t nq, size_t nk, size_t d)
+{
+    fa_config c = fa_config_default(p);
+
+    c.shape = (fa_shape){b, h, nq, nk, d};
+    return c;
+}
+
+void
+ft_log_event(void *user, const sf_event *ev)
+{
+    ft_ev_log *lg = user;
+
+    if (lg->n < lg->cap)
+        lg->ev[lg->n] = *ev;
+    lg->n++;
+}

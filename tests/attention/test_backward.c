@@ -69,15 +69,6 @@ bw_run(bw *b, fa_capture *cap)
                 b->dq, b->dk, b->dv, cap);
 }
 
-static fa_config
-cfg(fa_policy p, size_t b, size_t h, size_t nq, size_t nk, size_t d)
-{
-    fa_config c = fa_config_default(p);
-
-    c.shape = (fa_shape){b, h, nq, nk, d};
-    return c;
-}
-
 /* fp32: delta, dQ, dK, dV within the bounds of fa_test.c, from the exact
    O and LSE rounded to FP32 (the forward is checked by test_forward). */
 static void
@@ -125,7 +116,7 @@ START_TEST(test_fp32_vs_double)
 
     tst_rng_init(&rng, 401);
     for (size_t t = 0; t < sizeof cases / sizeof cases[0]; t++) {
-        fa_config c = cfg(FA_POLICY_FP32, cases[t].b, cases[t].h, cases[t].nq,
+        fa_config c = ft_cfg(FA_POLICY_FP32, cases[t].b, cases[t].h, cases[t].nq,
                           cases[t].nk, cases[t].d);
         bw b;
         char what[32];
@@ -145,7 +136,7 @@ END_TEST
 START_TEST(test_fp32_tiles_and_eq4)
 {
     tst_rng rng;
-    fa_config c = cfg(FA_POLICY_FP32, 1, 1, 37, 29, 24);
+    fa_config c = ft_cfg(FA_POLICY_FP32, 1, 1, 37, 29, 24);
     bw b;
     size_t n = ft_nq_d(&c), m = ft_nk_d(&c);
     uint32_t *q2 = ft_alloc(n, 4), *k2 = ft_alloc(m, 4), *v2 = ft_alloc(m, 4);
@@ -357,7 +348,7 @@ START_TEST(test_bf16_policies_vs_double)
                case has none */
             size_t nq = pol ? 40 : 48, nk = pol ? 40 : 300, d = 32;
             fa_config c =
-                cfg(pol ? FA_POLICY_REPO : FA_POLICY_FA2, 1, 1, nq, nk, d);
+                ft_cfg(pol ? FA_POLICY_REPO : FA_POLICY_FA2, 1, 1, nq, nk, d);
             bw b;
             double *o = ft_alloc(nq * d, 8), *lse = ft_alloc(nq, 8);
             double *s = ft_alloc(nq * nk, 8), *p = ft_alloc(nq * nk, 8);
@@ -436,7 +427,7 @@ START_TEST(test_delta_ablations)
     for (int pol = 0; pol < 2; pol++) {
         size_t nq = 32, nk = 64, d = 64;
         fa_config c =
-            cfg(pol ? FA_POLICY_FA2 : FA_POLICY_PAPER_EQ4, 1, 1, nq, nk, d);
+            ft_cfg(pol ? FA_POLICY_FA2 : FA_POLICY_PAPER_EQ4, 1, 1, nq, nk, d);
         bw b;
         double *rd = ft_alloc(nq, 8), e0 = 0;
 
@@ -481,7 +472,7 @@ START_TEST(test_captures)
 {
     tst_rng rng;
     size_t nq = 20, nk = 30, d = 16;
-    fa_config c = cfg(FA_POLICY_FP32, 1, 1, nq, nk, d);
+    fa_config c = ft_cfg(FA_POLICY_FP32, 1, 1, nq, nk, d);
     bw b;
     fa_capture cap;
     uint32_t *dp = ft_alloc(nq * nk, 4), *ds = ft_alloc(nq * nk, 4);
@@ -518,22 +509,6 @@ START_TEST(test_captures)
 }
 END_TEST
 
-typedef struct
-{
-    size_t n, cap;
-    sf_event *ev;
-} ev_log;
-
-static void
-log_event(void *user, const sf_event *ev)
-{
-    ev_log *lg = user;
-
-    if (lg->n < lg->cap)
-        lg->ev[lg->n] = *ev;
-    lg->n++;
-}
-
 /* The traced dQ element: fp32's event count (delta: d FMA steps; S: n d
    FMA steps and n products; P: n subtractions; dP: n d FMA steps; dS: n
    subtractions and n products; dQ: n FMA steps of its column and the
@@ -543,11 +518,11 @@ START_TEST(test_trace)
 {
     tst_rng rng;
     size_t nq = 12, nk = 20, d = 8, row = 7, col = 3;
-    fa_config c = cfg(FA_POLICY_FP32, 1, 2, nq, nk, d);
+    fa_config c = ft_cfg(FA_POLICY_FP32, 1, 2, nq, nk, d);
     bw b;
     fa_capture cap;
-    ev_log lg = {0, 1u << 14, NULL};
-    sf_event_sink sink = {log_event, &lg};
+    ft_ev_log lg = {0, 1u << 14, NULL};
+    sf_event_sink sink = {ft_log_event, &lg};
     uint32_t *dq2 = ft_alloc(ft_nq_d(&c), 4);
 
     tst_rng_init(&rng, 407);

@@ -509,18 +509,7 @@ ft_fp32_backward_bounds(const fa_config *c, const uint16_t *q,
                     bdv[y] = 1.01 * (f1 + g * f2);
             }
     }
-    free(o);
-    free(lse);
-    free(s);
-    free(p);
-    free(dp);
-    free(delta);
-    free(dq);
-    free(dk);
-    free(ep);
-    free(eds);
-    free(dsm);
-    free(es);
+    FT_FREE(o, lse, s, p, dp, delta, dq, dk, ep, eds, dsm, es);
 }
 
 /*----------------------------------------------------------------------------
@@ -613,4 +602,11 @@ ft_log_event(void *user, const sf_event *ev)
     if (lg->n < lg->cap)
         lg->ev[lg->n] = *ev;
     lg->n++;
+}
+
+void
+ft_free_all(void *const *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(p[i]);
 }

@@ -104,6 +104,13 @@ typedef struct
 
 void ft_log_event(void *user, const sf_event *ev);
 
+/* Frees the N pointers of P (NULL ones are skipped, as by free);
+   FT_FREE(a, b, ...) frees its arguments. */
+void ft_free_all(void *const *p, size_t n);
+#define FT_FREE(...)                                                        \
+    ft_free_all((void *const[]){__VA_ARGS__},                               \
+                sizeof((void *const[]){__VA_ARGS__}) / sizeof(void *))
+
 /* calloc that asserts. */
 void *ft_alloc(size_t n, size_t size);
 

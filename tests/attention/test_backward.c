@@ -49,16 +49,8 @@ bw_init(bw *b, const fa_config *c, tst_rng *rng, double qk)
 static void
 bw_free(bw *b)
 {
-    free(b->q);
-    free(b->k);
-    free(b->v);
-    free(b->dout);
-    free(b->o);
-    free(b->lse);
-    free(b->delta);
-    free(b->dq);
-    free(b->dk);
-    free(b->dv);
+    FT_FREE(b->q, b->k, b->v, b->dout, b->o, b->lse, b->delta, b->dq, b->dk,
+            b->dv);
 }
 
 static void
@@ -91,14 +83,7 @@ check_fp32_bwd(bw *b, const char *what)
     bad += ft_check_close("dk", b->dk, rk, bk, ft_nk_d(c));
     bad += ft_check_close("dv", b->dv, rv, bv, ft_nk_d(c));
     ck_assert_msg(bad == 0, "%s: %zu outside the FP32 bounds", what, bad);
-    free(rd);
-    free(rq);
-    free(rk);
-    free(rv);
-    free(bd);
-    free(bq);
-    free(bk);
-    free(bv);
+    FT_FREE(rd, rq, rk, rv, bd, bq, bk, bv);
 }
 
 START_TEST(test_fp32_vs_double)
@@ -393,21 +378,7 @@ START_TEST(test_bf16_policies_vs_double)
                 if (sp == 3)
                     ck_assert_uint_eq(ft_count_diff(b.dq, dq1, nq * d), 0);
             }
-            free(o);
-            free(lse);
-            free(s);
-            free(p);
-            free(dp);
-            free(dl);
-            free(ds);
-            free(rq);
-            free(rk);
-            free(rv);
-            free(bd);
-            free(bq);
-            free(bk);
-            free(bv);
-            free(dq1);
+            FT_FREE(o, lse, s, p, dp, dl, ds, rq, rk, rv, bd, bq, bk, bv, dq1);
             bw_free(&b);
         }
 }

@@ -197,12 +197,7 @@ t12_run(size_t kmax, fa_fix_kind fix, size_t rows, uint64_t stream)
     }
     st.mean = sum / n;
     st.se = sqrt((sq / n - st.mean * st.mean) / (n - 1));
-    free(q);
-    free(k);
-    free(v);
-    free(o);
-    free(lse);
-    free(ro);
+    FT_FREE(q, k, v, o, lse, ro);
     return st;
 }
 

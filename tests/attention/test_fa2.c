@@ -45,15 +45,7 @@ bufs_init(bufs *b, const fa_config *c, size_t tc, tst_rng *rng, double qk)
 static void
 bufs_free(bufs *b)
 {
-    free(b->q);
-    free(b->k);
-    free(b->v);
-    free(b->o);
-    free(b->lse);
-    free(b->s);
-    free(b->p);
-    free(b->m);
-    free(b->l);
+    FT_FREE(b->q, b->k, b->v, b->o, b->lse, b->s, b->p, b->m, b->l);
 }
 
 static void
@@ -393,15 +385,7 @@ START_TEST(test_vs_fp32)
             free(o32d);
         }
         ck_assert_uint_eq(bad, 0);
-        free(o32);
-        free(l32);
-        free(ro);
-        free(rl);
-        free(rs);
-        free(bo);
-        free(bl);
-        free(bf);
-        free(blf);
+        FT_FREE(o32, l32, ro, rl, rs, bo, bl, bf, blf);
         bufs_free(&b);
     }
 }

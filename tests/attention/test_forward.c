@@ -49,15 +49,7 @@ run_init(run *r, const fa_config *c, tst_rng *rng, double qk)
 static void
 run_free(run *r)
 {
-    free(r->q);
-    free(r->k);
-    free(r->v);
-    free(r->o);
-    free(r->lse);
-    free(r->ro);
-    free(r->rlse);
-    free(r->bo);
-    free(r->blse);
+    FT_FREE(r->q, r->k, r->v, r->o, r->lse, r->ro, r->rlse, r->bo, r->blse);
 }
 
 /* fp32 policy: O and LSE against the reference within the bounds. */
@@ -652,12 +644,7 @@ START_TEST(test_captures)
                                          &env)
                                   .bits);
     }
-    free(s);
-    free(p);
-    free(m);
-    free(l);
-    free(ob);
-    free(rs);
+    FT_FREE(s, p, m, l, ob, rs);
     run_free(&r);
 }
 END_TEST

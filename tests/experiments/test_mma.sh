@@ -27,28 +27,7 @@ mkdir "$in" "$o" || exit 99
 E=$in/exact.safetensors
 
 # expect_json PATH VALUE: the value at PATH in the last output.
-expect_json()
-{
-    got=$("$JSONQ" "$tmp/out" "$1" 2>"$tmp/jerr")
-    if [ $? -eq 0 ] && [ "$got" = "$2" ]; then
-        pass
-    else
-        fail "JSON $1 is '$got', expected '$2' $(cat "$tmp/jerr")"
-    fi
-}
-
-jq() { "$JSONQ" "$tmp/out" "$1" 2>/dev/null; }
-
 # expect_no_files: the output folder is empty (no output, no temporary).
-expect_no_files()
-{
-    if [ -z "$(ls -A "$o")" ]; then
-        pass
-    else
-        fail "files left behind: $(ls -A "$o" | tr '\n' ' ')"
-    fi
-}
-
 # ---------------------------------------------------------------------
 # Hardware: sm90 against the H200 results, every vector of the fixture
 # (mma.sync for all, wgmma with A from shared memory and from registers
@@ -377,12 +356,9 @@ done
 bad()
 {
     # bad MESSAGE ARGS...
-    msg=$1
+    _m=$1
     shift
-    run mma "$@"
-    expect_rc 2
-    expect_no_stdout
-    expect_err_has "bf16emu mma: $msg"
+    expect_error "bf16emu mma: $_m" mma "$@"
     expect_no_files
 }
 OUT=$o/d.safetensors
@@ -532,13 +508,8 @@ bad "--model 'x': unknown preset" --json --model x $AB --out "$OUT"
 # the output must match, except the command lines and the path line
 # (which depends on the CPU).
 # ---------------------------------------------------------------------
-if grep -x -e '<!-- mma-h200 -->' "$srcdir/README.md" >/dev/null 2>&1; then
-    awk '
-        /^<!-- mma-h200 -->$/ { marked = 1; next }
-        marked && !inside && /^```$/ { inside = 1; next }
-        inside && /^```$/ { exit }
-        inside { print }
-    ' "$srcdir/README.md" | grep -v -e '^\$ ' -e '^    --' -e '^  path ' \
+if readme_has mma-h200; then
+    readme_block mma-h200 | grep -v -e '^\$ ' -e '^    --' -e '^  path ' \
         >"$tmp/readme"
     mkdir "$tmp/ex"
     abs() { (cd "$(dirname "$1")" && echo "$(pwd)/$(basename "$1")"); }
@@ -553,15 +524,9 @@ if grep -x -e '<!-- mma-h200 -->' "$srcdir/README.md" >/dev/null 2>&1; then
                 --c h200/bf16_k16.safetensors:C \
                 --compare h200/bf16_k16.safetensors:d_mma --out d.safetensors
     ) 2>&1 | grep -v -e '^  path ' >"$tmp/ran"
-    ctx="README.md mma-h200 example"
-    if [ -s "$tmp/readme" ] && cmp -s "$tmp/readme" "$tmp/ran"; then
-        pass
-    else
-        fail "README.md's output differs from this run:"
-        diff "$tmp/readme" "$tmp/ran" | head -20
-    fi
+    expect_readme mma-h200
 else
-    echo "note: README.md has no <!-- mma-h200 --> example; not compared"
+    readme_missing mma-h200
 fi
 
 # ---------------------------------------------------------------------

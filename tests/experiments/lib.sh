@@ -56,6 +56,17 @@ need_data()
     done
 }
 
+# need_gpu_data SET FILE: FILE of the GPU data set tests/data/gpu/SET is
+# readable; $srcdir/tests/data/gpu/SET is then in $gpu_data.
+need_gpu_data()
+{
+    gpu_data=$srcdir/tests/data/gpu/$1
+    if [ ! -r "$gpu_data/$2" ]; then
+        echo "SKIP: tests/data/gpu/$1 missing"
+        exit 77
+    fi
+}
+
 # need_python3: python3 is on the PATH.
 need_python3()
 {

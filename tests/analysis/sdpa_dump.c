@@ -82,3 +82,19 @@ ex2_load(ex2_model *m)
         "%s", err);
     ax_ex2_model(&m->tab, false, &m->rule, &m->model);
 }
+
+void
+read_qkv(const char *path, tensor_dtype dt, tensor *q, tensor *k, tensor *v)
+{
+    read_t(path, "q", dt, q);
+    read_t(path, "k", dt, k);
+    read_t(path, "v", dt, v);
+}
+
+void
+free_qkv(tensor *q, tensor *k, tensor *v)
+{
+    tensor_free(q);
+    tensor_free(k);
+    tensor_free(v);
+}

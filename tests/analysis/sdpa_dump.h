@@ -17,6 +17,12 @@
    be read. */
 void read_t(const char *path, const char *key, tensor_dtype dt, tensor *t);
 
+/* Tensors q, k and v of PATH as DT into Q, K and V, as read_t reads
+   each; free_qkv frees the three. */
+void read_qkv(const char *path, tensor_dtype dt, tensor *q, tensor *k,
+              tensor *v);
+void free_qkv(tensor *q, tensor *k, tensor *v);
+
 /* Output KEY of the dump PATH (16-bit, DT) against the emulator's whole
    output EM (WHOLE patterns of DT): ->eq of the ->n elements the file
    stores are bit-equal (every element, or the rows its manifest's

@@ -176,6 +176,34 @@ typedef struct
     double *mo, *mdelta, *mdq, *mdk, *mdv; /* magnitudes */
 } naive_out;
 
+/* Room for the naive outputs of nq * d-element rows (no elements), nl
+ * rows and nk * d-element keys (nkd elements); naive_free releases it. */
+static void
+naive_new(naive_out *r, size_t no, size_t nl, size_t nkd)
+{
+    r->o = dnew(no);
+    r->lse = dnew(nl);
+    r->delta = dnew(nl);
+    r->dq = dnew(no);
+    r->dk = dnew(nkd);
+    r->dv = dnew(nkd);
+    r->mo = dnew(no);
+    r->mdelta = dnew(nl);
+    r->mdq = dnew(no);
+    r->mdk = dnew(nkd);
+    r->mdv = dnew(nkd);
+}
+
+static void
+naive_free(naive_out *r)
+{
+    double *all[] = {r->o,  r->lse,    r->delta, r->dq,  r->dk, r->dv,
+                     r->mo, r->mdelta, r->mdq,   r->mdk, r->mdv};
+
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        free(all[i]);
+}
+
 static void
 naive(const fa_config *c, const uint16_t *q, const uint16_t *k,
       const uint16_t *v, const uint16_t *dout, naive_out *r)
@@ -807,17 +835,7 @@ START_TEST(test_against_double)
                 const double tol = 1e-12;
 
                 rcase_make(&r, &rng, nq, nk, d, causal != 0);
-                nv.o = dnew(no);
-                nv.lse = dnew(nl);
-                nv.delta = dnew(nl);
-                nv.dq = dnew(no);
-                nv.dk = dnew(nkd);
-                nv.dv = dnew(nkd);
-                nv.mo = dnew(no);
-                nv.mdelta = dnew(nl);
-                nv.mdq = dnew(no);
-                nv.mdk = dnew(nkd);
-                nv.mdv = dnew(nkd);
+                naive_new(&nv, no, nl, nkd);
                 naive(&r.c, r.q, r.k, r.v, r.dout, &nv);
 
                 ck_assert_int_eq(ax_forward(&r.c, NULL, r.q, r.k, r.v, o, l),
@@ -871,17 +889,7 @@ START_TEST(test_against_double)
                 free(dv);
                 free(bo);
                 free(bl);
-                free(nv.o);
-                free(nv.lse);
-                free(nv.delta);
-                free(nv.dq);
-                free(nv.dk);
-                free(nv.dv);
-                free(nv.mo);
-                free(nv.mdelta);
-                free(nv.mdq);
-                free(nv.mdk);
-                free(nv.mdv);
+                naive_free(&nv);
             }
     ck_assert_msg(n_bad == 0, "%d cases differ from the double attention",
                   n_bad);
@@ -1315,17 +1323,7 @@ START_TEST(test_precision_bounds)
         double *smax = dnew(nl);
 
         rcase_make(&r, &rng, nq, nk, d, causal != 0);
-        nv.o = dnew(no);
-        nv.lse = dnew(nl);
-        nv.delta = dnew(nl);
-        nv.dq = dnew(no);
-        nv.dk = dnew(nkd);
-        nv.dv = dnew(nkd);
-        nv.mo = dnew(no);
-        nv.mdelta = dnew(nl);
-        nv.mdq = dnew(no);
-        nv.mdk = dnew(nkd);
-        nv.mdv = dnew(nkd);
+        naive_new(&nv, no, nl, nkd);
         naive(&r.c, r.q, r.k, r.v, r.dout, &nv);
         for (int a = 0; a < 2; a++) {
             o[a] = mp_new(no, 512);
@@ -1410,17 +1408,7 @@ START_TEST(test_precision_bounds)
         }
         rcase_free(&r);
         free(smax);
-        free(nv.o);
-        free(nv.lse);
-        free(nv.delta);
-        free(nv.dq);
-        free(nv.dk);
-        free(nv.dv);
-        free(nv.mo);
-        free(nv.mdelta);
-        free(nv.mdq);
-        free(nv.mdk);
-        free(nv.mdv);
+        naive_free(&nv);
     }
     ck_assert_msg(n_bad == 0, "%d values outside the documented bounds",
                   n_bad);

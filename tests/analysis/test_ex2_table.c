@@ -20,6 +20,7 @@
 #include "analysis/tensor.h"
 #include "attention/attention.h"
 #include "tests/support/gzfile.h"
+#include "tests/support/suite.h"
 #include "tests/support/tables.h"
 
 static const char *
@@ -194,14 +195,9 @@ int
 main(void)
 {
     Suite *s = suite_create("ex2_table");
-    TCase *tc = tcase_create("ex2_table");
-    tcase_set_timeout(tc, 120);
+    TCase *tc = tst_add_tcase(s, "ex2_table", 120);
+
     tcase_add_test(tc, test_against_h200);
     tcase_add_test(tc, test_damaged);
-    suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return tst_run_suite(s);
 }

@@ -114,9 +114,22 @@ decode_problem(iv_problem *p, iv_backend be[2], fa_config cfg[2])
     p->backends = be;
 }
 
+/* The decode grid: the batch sizes 1 to 64 on the GPU's SMs. */
+static const size_t grid_batch[8] = {1, 2, 3, 4, 8, 16, 32, 64};
+static const unsigned grid_sms[1] = {0};
+static const iv_space grid_space = {true, false, 8, grid_batch, 1, grid_sms,
+                                    0, NULL};
+
+/* Every output of every run of G zero. */
+static void
+zero_outputs(iv_grid *g)
+{
+    for (size_t r = 0; r < g->nruns; r++)
+        memset(g->out[r], 0, g->out_len * sizeof(uint32_t));
+}
+
 START_TEST(test_resolve)
 {
-    static const size_t batch[8] = {1, 2, 3, 4, 8, 16, 32, 64};
     static const size_t fa2[8] = {16, 8, 16, 4, 2, 1, 1, 1};
     static const size_t cudnn[8] = {16, 8, 4, 4, 1, 1, 1, 1};
     iv_problem p;
@@ -128,13 +141,13 @@ START_TEST(test_resolve)
     decode_problem(&p, be, cfg);
     for (size_t b = 0; b < 2; b++)
         for (size_t j = 0; j < 8; j++) {
-            iv_launch l = {batch[j], 0, b, false, 0};
+            iv_launch l = {grid_batch[j], 0, b, false, 0};
             ck_assert_int_eq(iv_resolve(&p, &l, &k[b][j], why, sizeof why),
                              0);
             ck_assert_uint_eq(k[b][j].nsteps, 1);
             ck_assert_uint_eq(k[b][j].steps[0].splits,
                               b == 0 ? fa2[j] : cudnn[j]);
-            ck_assert_uint_eq(k[b][j].launch_bh, 16 * batch[j]);
+            ck_assert_uint_eq(k[b][j].launch_bh, 16 * grid_batch[j]);
         }
     ck_assert(iv_key_equal(&k[0][0], &k[0][2]));
     ck_assert(!iv_key_equal(&k[0][0], &k[0][1]));
@@ -160,14 +173,12 @@ END_TEST
    cuDNN's. */
 START_TEST(test_grid)
 {
-    static const size_t batch[8] = {1, 2, 3, 4, 8, 16, 32, 64};
-    static const unsigned sms[1] = {0};
     static const size_t run_of[16] = {0, 1, 0, 2, 3, 4, 4, 4,
                                       5, 6, 7, 7, 8, 8, 8, 8};
     iv_problem p;
     iv_backend be[2];
     fa_config cfg[2];
-    iv_space sp = {true, false, 8, batch, 1, sms, 0, NULL};
+    iv_space sp = grid_space;
     iv_grid g;
     char why[256];
 
@@ -178,7 +189,7 @@ START_TEST(test_grid)
     for (size_t i = 0; i < 16; i++) {
         ck_assert_uint_eq(iv_grid_at(&g, 0, i / 8, 0, i % 8), i);
         ck_assert_uint_eq(g.l[i].backend, i / 8);
-        ck_assert_uint_eq(g.l[i].batch, batch[i % 8]);
+        ck_assert_uint_eq(g.l[i].batch, grid_batch[i % 8]);
         ck_assert_uint_eq(g.run_of[i], run_of[i]);
     }
     /* 16 heads of O [1, 64] and LSE [1]: every run zero but run 1, whose
@@ -186,8 +197,7 @@ START_TEST(test_grid)
        up; fa2's batch 2 (run 1) is then a class of its own */
     ck_assert_uint_eq(g.y.head, 65);
     ck_assert_uint_eq(g.out_len, 16 * 65);
-    for (size_t r = 0; r < g.nruns; r++)
-        memset(g.out[r], 0, g.out_len * sizeof(uint32_t));
+    zero_outputs(&g);
     g.out[1][3 * 65 + 5] = 0x00010000u;
     g.out[1][7 * 65 + 64] = 0x00000002u;
     iv_grid_classify(&g);
@@ -211,7 +221,7 @@ START_TEST(test_grid)
         iv_grid h;
         memset(&h, 0, sizeof h);
         h.p = &p;
-        h.sp = (iv_space){true, true, 4, batch, 3, sms, 0, NULL};
+        h.sp = (iv_space){true, true, 4, grid_batch, 3, grid_sms, 0, NULL};
         ck_assert_uint_eq(iv_grid_at(&h, 0, 1, 0, 0), 12);
         ck_assert_uint_eq(iv_grid_at(&h, 0, 0, 2, 1), 9);
         ck_assert_uint_eq(iv_grid_at(&h, 1, 1, 2, 3), 47);
@@ -341,12 +351,10 @@ END_TEST
    not; the stored O of a class counted element by element. */
 START_TEST(test_observed)
 {
-    static const size_t batch[8] = {1, 2, 3, 4, 8, 16, 32, 64};
-    static const unsigned sms[1] = {0};
     iv_problem p;
     iv_backend be[2];
     fa_config cfg[2];
-    iv_space sp = {true, false, 8, batch, 1, sms, 0, NULL};
+    iv_space sp = grid_space;
     iv_grid g;
     iv_observed ob;
     iv_obs_result r;
@@ -356,8 +364,7 @@ START_TEST(test_observed)
 
     decode_problem(&p, be, cfg);
     ck_assert_int_eq(iv_grid_init(&g, &p, &sp, why, sizeof why), 0);
-    for (size_t r0 = 0; r0 < g.nruns; r0++)
-        memset(g.out[r0], 0, g.out_len * sizeof(uint32_t));
+    zero_outputs(&g);
     g.out[1][3 * 65 + 5] = 0x00010000u;
     iv_grid_classify(&g);
 
@@ -411,12 +418,10 @@ END_TEST
    same partition, and a stored dK counted element by element. */
 START_TEST(test_observed_bwd)
 {
-    static const size_t batch[8] = {1, 2, 3, 4, 8, 16, 32, 64};
-    static const unsigned sms[1] = {0};
     iv_problem p;
     iv_backend be[2];
     fa_config cfg[2];
-    iv_space sp = {true, false, 8, batch, 1, sms, 0, NULL};
+    iv_space sp = grid_space;
     iv_grid g;
     iv_observed ob;
     iv_obs_result r;
@@ -433,8 +438,7 @@ START_TEST(test_observed_bwd)
                   why);
     ck_assert_uint_eq(g.y.dq, 65);
     ck_assert_uint_eq(g.y.dk, 65 + 64);
-    for (size_t r0 = 0; r0 < g.nruns; r0++)
-        memset(g.out[r0], 0, g.out_len * sizeof(uint32_t));
+    zero_outputs(&g);
     g.out[g.run_of[3]][g.y.dq + 7] = 0x3F800000u;
     g.out[g.run_of[3]][g.y.dk + 100] = 0x3F800000u;
     iv_grid_classify(&g);

@@ -27,6 +27,7 @@
 #include "attention/attention.h"
 #include "softfloat/softfloat.h"
 #include "tests/support/gzfile.h"
+#include "tests/support/suite.h"
 #include "tests/support/tables.h"
 
 #define G SRCDIR "/tests/data/gpu/"
@@ -531,18 +532,13 @@ int
 main(void)
 {
     Suite *s = suite_create("lg2_table");
-    TCase *tc = tcase_create("lg2_table");
-    tcase_set_timeout(tc, 300);
+    TCase *tc = tst_add_tcase(s, "lg2_table", 300);
+
     tcase_add_test(tc, test_against_h200);
     tcase_add_test(tc, test_rules);
     tcase_add_test(tc, test_checked_where);
     tcase_add_test(tc, test_index);
     tcase_add_test(tc, test_lse_sdpa);
     tcase_add_test(tc, test_damaged);
-    suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return tst_run_suite(s);
 }

@@ -313,23 +313,20 @@ static Suite *
 scan_suite(void)
 {
     Suite *s = suite_create("scan");
-    TCase *tc = tcase_create("dwq");
+    TCase *tc = tst_add_tcase(s, "dwq", 0);
 
     tcase_add_test(tc, test_scaled_permutation);
     tcase_add_test(tc, test_outer_product);
     tcase_add_test(tc, test_hadamard);
     tcase_add_test(tc, test_zero_and_nonfinite);
-    suite_add_tcase(s, tc);
-    tc = tcase_create("groups");
+    tc = tst_add_tcase(s, "groups", 0);
     tcase_add_test(tc, test_dwq_cosine);
     tcase_add_test(tc, test_group_summary);
     tcase_add_test(tc, test_group_rank);
     tcase_add_test(tc, test_group_cols);
-    suite_add_tcase(s, tc);
-    tc = tcase_create("words");
+    tc = tst_add_tcase(s, "words", 0);
     tcase_add_test(tc, test_words);
     tcase_add_test(tc, test_stats_words);
-    suite_add_tcase(s, tc);
     return s;
 }
 

@@ -118,9 +118,7 @@ run_dump(const char *name, const char *policy, const char *prefix,
 
     env.isa = tst_isa(); /* BF16EMU_ISA: the path under test */
     snprintf(path, sizeof path, BK "%s.safetensors", name);
-    read_t(path, "q", dt, &q);
-    read_t(path, "k", dt, &k);
-    read_t(path, "v", dt, &v);
+    read_qkv(path, dt, &q, &k, &v);
     snprintf(key, sizeof key, "%so", prefix);
     read_t(path, key, dt, &go);
     qb = (uint16_t *)(void *)q.data;
@@ -170,9 +168,7 @@ run_dump(const char *name, const char *policy, const char *prefix,
     printf("\n");
     free(o);
     free(lse);
-    tensor_free(&q);
-    tensor_free(&k);
-    tensor_free(&v);
+    free_qkv(&q, &k, &v);
     tensor_free(&go);
     if (shp)
         *shp = sh;
@@ -253,9 +249,7 @@ bwd_dump(const char *name, const char *prefix, const ex2_model *ex,
     env.isa = tst_isa(); /* BF16EMU_ISA: the path under test */
     *n_all = 0;
     snprintf(path, sizeof path, BK "%s.safetensors", name);
-    read_t(path, "q", dt, &q);
-    read_t(path, "k", dt, &k);
-    read_t(path, "v", dt, &v);
+    read_qkv(path, dt, &q, &k, &v);
     read_t(path, "do", dt, &gdo);
     snprintf(key, sizeof key, "%so", prefix);
     read_t(path, key, dt, &go);
@@ -311,9 +305,7 @@ bwd_dump(const char *name, const char *prefix, const ex2_model *ex,
     free(em);
     free(o);
     free(lse);
-    tensor_free(&q);
-    tensor_free(&k);
-    tensor_free(&v);
+    free_qkv(&q, &k, &v);
     tensor_free(&go);
     tensor_free(&gl);
     tensor_free(&gdo);

@@ -26,6 +26,7 @@
 #include "analysis/dump_inputs.h"
 #include "analysis/dump_outputs.h"
 #include "analysis/tensor.h"
+#include "tests/support/suite.h"
 
 #define DIR SRCDIR "/tests/data/gpu/sdpa_ext/"
 
@@ -407,14 +408,9 @@ int
 main(void)
 {
     Suite *s = suite_create("sdpa_ext");
-    TCase *tc = tcase_create("sdpa_ext");
-    tcase_set_timeout(tc, 60);
+    TCase *tc = tst_add_tcase(s, "sdpa_ext", 60);
+
     tcase_add_loop_test(tc, test_manifests, 0, (int)NFIX);
     tcase_add_test(tc, test_coverage);
-    suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return tst_run_suite(s);
 }

@@ -166,9 +166,7 @@ run_backward(const char *dir, const char *name, const ex2_model *ex,
 
     env.isa = tst_isa(); /* BF16EMU_ISA: the path under test */
     snprintf(path, sizeof path, "%s%s.safetensors", dir, name);
-    read_t(path, "q", dt, &q);
-    read_t(path, "k", dt, &k);
-    read_t(path, "v", dt, &v);
+    read_qkv(path, dt, &q, &k, &v);
     read_t(path, "do", dt, &gdo);
     out[0] = calloc(nqd, 4);
     out[1] = calloc(nkd, 4);
@@ -204,9 +202,7 @@ run_backward(const char *dir, const char *name, const ex2_model *ex,
         printf("  %s %zu/%zu", grads[g], eq[g], n[g]);
     printf("\n");
     free(em);
-    tensor_free(&q);
-    tensor_free(&k);
-    tensor_free(&v);
+    free_qkv(&q, &k, &v);
     tensor_free(&gdo);
     return hash_eq;
 }
@@ -300,9 +296,7 @@ decode_o(const char *name, const ex2_model *ex, size_t launch_bh, size_t *n)
     env.isa = tst_isa(); /* BF16EMU_ISA: the path under test */
     cfg.launch_bh = launch_bh;
     snprintf(path, sizeof path, MT "%s.safetensors", name);
-    read_t(path, "q", TENSOR_BF16, &q);
-    read_t(path, "k", TENSOR_BF16, &k);
-    read_t(path, "v", TENSOR_BF16, &v);
+    read_qkv(path, TENSOR_BF16, &q, &k, &v);
     read_t(path, "math.o", TENSOR_BF16, &go);
     o = calloc(sh.d, 4);
     ck_assert(o != NULL);
@@ -315,9 +309,7 @@ decode_o(const char *name, const ex2_model *ex, size_t launch_bh, size_t *n)
                  sh.d, false);
     *n = sh.d;
     free(o);
-    tensor_free(&q);
-    tensor_free(&k);
-    tensor_free(&v);
+    free_qkv(&q, &k, &v);
     tensor_free(&go);
     return eq;
 }

@@ -1573,27 +1573,37 @@ START_TEST(test_bad_loaded)
 }
 END_TEST
 
+/* Creates the tcase NAME in S, with a fresh temporary folder around each
+   test when TMP is set. */
+static TCase *
+new_tcase(Suite *s, const char *name, bool tmp)
+{
+    TCase *tc = tcase_create(name);
+
+    if (tmp)
+        tcase_add_checked_fixture(tc, tmp_setup, tmp_teardown);
+    suite_add_tcase(s, tc);
+    return tc;
+}
+
 static Suite *
 tensor_io_suite(void)
 {
     Suite *s = suite_create("tensor_io");
     TCase *tc;
 
-    tc = tcase_create("dtype");
+    tc = new_tcase(s, "dtype", false);
     tcase_add_test(tc, test_dtype_table);
     tcase_add_test(tc, test_dtype_parse);
     tcase_add_test(tc, test_readable_as);
     tcase_add_test(tc, test_status_names);
-    suite_add_tcase(s, tc);
 
-    tc = tcase_create("tensor");
+    tc = new_tcase(s, "tensor", false);
     tcase_add_test(tc, test_tensor_alloc_access);
     tcase_add_test(tc, test_tensor_scalar_and_empty);
     tcase_add_test(tc, test_tensor_alloc_errors);
-    suite_add_tcase(s, tc);
 
-    tc = tcase_create("safetensors");
-    tcase_add_checked_fixture(tc, tmp_setup, tmp_teardown);
+    tc = new_tcase(s, "safetensors", true);
     tcase_add_test(tc, test_st_read_hand);
     tcase_add_test(tc, test_st_write_exact);
     tcase_add_test(tc, test_st_write_no_tensors);
@@ -1604,10 +1614,8 @@ tensor_io_suite(void)
     tcase_add_test(tc, test_st_key_list_cut);
     tcase_add_test(tc, test_read_dispatch);
     tcase_add_test(tc, test_st_foreign);
-    suite_add_tcase(s, tc);
 
-    tc = tcase_create("npy");
-    tcase_add_checked_fixture(tc, tmp_setup, tmp_teardown);
+    tc = new_tcase(s, "npy", true);
     tcase_add_test(tc, test_npy_write_exact);
     tcase_add_loop_test(tc, test_npy_read_hand, 0,
                         (int)(sizeof npy_cases / sizeof npy_cases[0]));
@@ -1615,27 +1623,21 @@ tensor_io_suite(void)
     tcase_add_test(tc, test_npy_round_trip);
     tcase_add_test(tc, test_npy_exists_and_errors);
     tcase_add_test(tc, test_npy_header_limit);
-    suite_add_tcase(s, tc);
 
-    tc = tcase_create("fixtures");
-    tcase_add_checked_fixture(tc, tmp_setup, tmp_teardown);
+    tc = new_tcase(s, "fixtures", true);
     tcase_add_test(tc, test_fixtures_read);
     tcase_add_test(tc, test_fixtures_bytes);
-    suite_add_tcase(s, tc);
 
-    tc = tcase_create("tcvec");
-    tcase_add_checked_fixture(tc, tmp_setup, tmp_teardown);
+    tc = new_tcase(s, "tcvec", true);
     tcase_add_test(tc, test_tcvec_tiny);
     tcase_add_test(tc, test_tcvec_count_mismatch);
     tcase_add_test(tc, test_tcvec_published);
     tcase_set_timeout(tc, 30);
-    suite_add_tcase(s, tc);
 
-    tc = tcase_create("malformed");
+    tc = new_tcase(s, "malformed", false);
     tcase_add_test(tc, test_bad_loaded);
     tcase_add_test(tc, test_bad_listed);
     tcase_add_loop_test(tc, test_bad_file, 0, n_bad_rows);
-    suite_add_tcase(s, tc);
     return s;
 }
 

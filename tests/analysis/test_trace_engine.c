@@ -208,14 +208,13 @@ static Suite *
 trace_engine_suite(void)
 {
     Suite *s = suite_create("trace_engine");
-    TCase *tc = tcase_create("hand");
+    TCase *tc = tst_add_tcase(s, "hand", 0);
 
     tcase_add_test(tc, test_align_t1);
     tcase_add_test(tc, test_rounding_t1);
     tcase_add_test(tc, test_product);
     tcase_add_test(tc, test_quotient);
     tcase_add_test(tc, test_sums);
-    suite_add_tcase(s, tc);
     return s;
 }
 

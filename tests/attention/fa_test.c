@@ -509,18 +509,7 @@ ft_fp32_backward_bounds(const fa_config *c, const uint16_t *q,
                     bdv[y] = 1.01 * (f1 + g * f2);
             }
     }
-    free(o);
-    free(lse);
-    free(s);
-    free(p);
-    free(dp);
-    free(delta);
-    free(dq);
-    free(dk);
-    free(ep);
-    free(eds);
-    free(dsm);
-    free(es);
+    FT_FREE(o, lse, s, p, dp, delta, dq, dk, ep, eds, dsm, es);
 }
 
 /*----------------------------------------------------------------------------
@@ -594,4 +583,30 @@ ft_backward(const fa_config *c, const uint16_t *q, const uint16_t *k,
     ck_assert_int_eq(
         fa_backward(c, q, k, v, o, lse, dout, delta, dq, dk, dv, cap, &env),
         0);
+}
+
+fa_config
+ft_cfg(fa_policy p, size_t b, size_t h, size_t nq, size_t nk, size_t d)
+{
+    fa_config c = fa_config_default(p);
+
+    c.shape = (fa_shape){b, h, nq, nk, d};
+    return c;
+}
+
+void
+ft_log_event(void *user, const sf_event *ev)
+{
+    ft_ev_log *lg = user;
+
+    if (lg->n < lg->cap)
+        lg->ev[lg->n] = *ev;
+    lg->n++;
+}
+
+void
+ft_free_all(void *const *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(p[i]);
 }

@@ -90,6 +90,27 @@ void ft_backward(const fa_config *c, const uint16_t *q, const uint16_t *k,
                  const uint16_t *dout, uint32_t *delta, uint32_t *dq,
                  uint32_t *dk, uint32_t *dv, fa_capture *cap);
 
+/* The default configuration of policy P with shape B H NQ NK D. */
+fa_config ft_cfg(fa_policy p, size_t b, size_t h, size_t nq, size_t nk,
+                 size_t d);
+
+/* A log of rounding events: the first CAP events go to EV, N counts all of
+   them.  ft_log_event is its sf_event_sink callback (USER: the log). */
+typedef struct
+{
+    size_t n, cap;
+    sf_event *ev;
+} ft_ev_log;
+
+void ft_log_event(void *user, const sf_event *ev);
+
+/* Frees the N pointers of P (NULL ones are skipped, as by free);
+   FT_FREE(a, b, ...) frees its arguments. */
+void ft_free_all(void *const *p, size_t n);
+#define FT_FREE(...)                                                        \
+    ft_free_all((void *const[]){__VA_ARGS__},                               \
+                sizeof((void *const[]){__VA_ARGS__}) / sizeof(void *))
+
 /* calloc that asserts. */
 void *ft_alloc(size_t n, size_t size);
 

@@ -49,16 +49,8 @@ bw_init(bw *b, const fa_config *c, tst_rng *rng, double qk)
 static void
 bw_free(bw *b)
 {
-    free(b->q);
-    free(b->k);
-    free(b->v);
-    free(b->dout);
-    free(b->o);
-    free(b->lse);
-    free(b->delta);
-    free(b->dq);
-    free(b->dk);
-    free(b->dv);
+    FT_FREE(b->q, b->k, b->v, b->dout, b->o, b->lse, b->delta, b->dq, b->dk,
+            b->dv);
 }
 
 static void
@@ -67,15 +59,6 @@ bw_run(bw *b, fa_capture *cap)
     ft_forward(&b->c, b->q, b->k, b->v, b->o, b->lse, NULL);
     ft_backward(&b->c, b->q, b->k, b->v, b->o, b->lse, b->dout, b->delta,
                 b->dq, b->dk, b->dv, cap);
-}
-
-static fa_config
-cfg(fa_policy p, size_t b, size_t h, size_t nq, size_t nk, size_t d)
-{
-    fa_config c = fa_config_default(p);
-
-    c.shape = (fa_shape){b, h, nq, nk, d};
-    return c;
 }
 
 /* fp32: delta, dQ, dK, dV within the bounds of fa_test.c, from the exact
@@ -100,14 +83,7 @@ check_fp32_bwd(bw *b, const char *what)
     bad += ft_check_close("dk", b->dk, rk, bk, ft_nk_d(c));
     bad += ft_check_close("dv", b->dv, rv, bv, ft_nk_d(c));
     ck_assert_msg(bad == 0, "%s: %zu outside the FP32 bounds", what, bad);
-    free(rd);
-    free(rq);
-    free(rk);
-    free(rv);
-    free(bd);
-    free(bq);
-    free(bk);
-    free(bv);
+    FT_FREE(rd, rq, rk, rv, bd, bq, bk, bv);
 }
 
 START_TEST(test_fp32_vs_double)
@@ -125,7 +101,7 @@ START_TEST(test_fp32_vs_double)
 
     tst_rng_init(&rng, 401);
     for (size_t t = 0; t < sizeof cases / sizeof cases[0]; t++) {
-        fa_config c = cfg(FA_POLICY_FP32, cases[t].b, cases[t].h, cases[t].nq,
+        fa_config c = ft_cfg(FA_POLICY_FP32, cases[t].b, cases[t].h, cases[t].nq,
                           cases[t].nk, cases[t].d);
         bw b;
         char what[32];
@@ -145,7 +121,7 @@ END_TEST
 START_TEST(test_fp32_tiles_and_eq4)
 {
     tst_rng rng;
-    fa_config c = cfg(FA_POLICY_FP32, 1, 1, 37, 29, 24);
+    fa_config c = ft_cfg(FA_POLICY_FP32, 1, 1, 37, 29, 24);
     bw b;
     size_t n = ft_nq_d(&c), m = ft_nk_d(&c);
     uint32_t *q2 = ft_alloc(n, 4), *k2 = ft_alloc(m, 4), *v2 = ft_alloc(m, 4);
@@ -357,7 +333,7 @@ START_TEST(test_bf16_policies_vs_double)
                case has none */
             size_t nq = pol ? 40 : 48, nk = pol ? 40 : 300, d = 32;
             fa_config c =
-                cfg(pol ? FA_POLICY_REPO : FA_POLICY_FA2, 1, 1, nq, nk, d);
+                ft_cfg(pol ? FA_POLICY_REPO : FA_POLICY_FA2, 1, 1, nq, nk, d);
             bw b;
             double *o = ft_alloc(nq * d, 8), *lse = ft_alloc(nq, 8);
             double *s = ft_alloc(nq * nk, 8), *p = ft_alloc(nq * nk, 8);
@@ -402,21 +378,7 @@ START_TEST(test_bf16_policies_vs_double)
                 if (sp == 3)
                     ck_assert_uint_eq(ft_count_diff(b.dq, dq1, nq * d), 0);
             }
-            free(o);
-            free(lse);
-            free(s);
-            free(p);
-            free(dp);
-            free(dl);
-            free(ds);
-            free(rq);
-            free(rk);
-            free(rv);
-            free(bd);
-            free(bq);
-            free(bk);
-            free(bv);
-            free(dq1);
+            FT_FREE(o, lse, s, p, dp, dl, ds, rq, rk, rv, bd, bq, bk, bv, dq1);
             bw_free(&b);
         }
 }
@@ -436,7 +398,7 @@ START_TEST(test_delta_ablations)
     for (int pol = 0; pol < 2; pol++) {
         size_t nq = 32, nk = 64, d = 64;
         fa_config c =
-            cfg(pol ? FA_POLICY_FA2 : FA_POLICY_PAPER_EQ4, 1, 1, nq, nk, d);
+            ft_cfg(pol ? FA_POLICY_FA2 : FA_POLICY_PAPER_EQ4, 1, 1, nq, nk, d);
         bw b;
         double *rd = ft_alloc(nq, 8), e0 = 0;
 
@@ -481,7 +443,7 @@ START_TEST(test_captures)
 {
     tst_rng rng;
     size_t nq = 20, nk = 30, d = 16;
-    fa_config c = cfg(FA_POLICY_FP32, 1, 1, nq, nk, d);
+    fa_config c = ft_cfg(FA_POLICY_FP32, 1, 1, nq, nk, d);
     bw b;
     fa_capture cap;
     uint32_t *dp = ft_alloc(nq * nk, 4), *ds = ft_alloc(nq * nk, 4);
@@ -518,22 +480,6 @@ START_TEST(test_captures)
 }
 END_TEST
 
-typedef struct
-{
-    size_t n, cap;
-    sf_event *ev;
-} ev_log;
-
-static void
-log_event(void *user, const sf_event *ev)
-{
-    ev_log *lg = user;
-
-    if (lg->n < lg->cap)
-        lg->ev[lg->n] = *ev;
-    lg->n++;
-}
-
 /* The traced dQ element: fp32's event count (delta: d FMA steps; S: n d
    FMA steps and n products; P: n subtractions; dP: n d FMA steps; dS: n
    subtractions and n products; dQ: n FMA steps of its column and the
@@ -543,11 +489,11 @@ START_TEST(test_trace)
 {
     tst_rng rng;
     size_t nq = 12, nk = 20, d = 8, row = 7, col = 3;
-    fa_config c = cfg(FA_POLICY_FP32, 1, 2, nq, nk, d);
+    fa_config c = ft_cfg(FA_POLICY_FP32, 1, 2, nq, nk, d);
     bw b;
     fa_capture cap;
-    ev_log lg = {0, 1u << 14, NULL};
-    sf_event_sink sink = {log_event, &lg};
+    ft_ev_log lg = {0, 1u << 14, NULL};
+    sf_event_sink sink = {ft_log_event, &lg};
     uint32_t *dq2 = ft_alloc(ft_nq_d(&c), 4);
 
     tst_rng_init(&rng, 407);

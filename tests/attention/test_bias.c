@@ -18,22 +18,6 @@
 #include "tests/attention/fa_test.h"
 #include "tests/support/suite.h"
 
-typedef struct
-{
-    size_t n, cap;
-    sf_event *ev;
-} ev_log;
-
-static void
-log_event(void *user, const sf_event *ev)
-{
-    ev_log *lg = user;
-
-    if (lg->n < lg->cap)
-        lg->ev[lg->n] = *ev;
-    lg->n++;
-}
-
 /* T11.  One query, N = 64 keys, untiled, scale 1, q = e_0 so that S_t =
    K[t][0] exactly.  Keys 0, 17 and 41 hold the maximum 3 (P~ = 1); the
    others sit 14 to 20 below it (P~ = BF16(exp(-14 .. -20)): each
@@ -55,8 +39,8 @@ START_TEST(test_t11_prefix_error)
     uint16_t q[16] = {0}, *k = ft_alloc(nk * d, 2), *v = ft_alloc(nk * d, 2);
     uint32_t o[16], lse[1], *p = ft_alloc(nk, 4);
     fa_capture cap;
-    ev_log lg = {0, 1u << 14, NULL};
-    sf_event_sink sink = {log_event, &lg};
+    ft_ev_log lg = {0, 1u << 14, NULL};
+    sf_event_sink sink = {ft_log_event, &lg};
     tst_rng rng;
     size_t first_pv, t, nfma = 0, conv = 0;
     double hp = 0, prev_err = 0, tiny = 0;
@@ -213,12 +197,7 @@ t12_run(size_t kmax, fa_fix_kind fix, size_t rows, uint64_t stream)
     }
     st.mean = sum / n;
     st.se = sqrt((sq / n - st.mean * st.mean) / (n - 1));
-    free(q);
-    free(k);
-    free(v);
-    free(o);
-    free(lse);
-    free(ro);
+    FT_FREE(q, k, v, o, lse, ro);
     return st;
 }
 

@@ -166,20 +166,18 @@ START_TEST(test_check_strings)
     ck_assert_str_eq(fa_config_check(NULL), "config: NULL");
     c = small(FA_POLICY_FP32);
     expect(c, NULL);
-    c.shape.batch = 0;
-    expect(c, "shape: batch must be at least 1");
-    c = small(FA_POLICY_FP32);
-    c.shape.heads = 0;
-    expect(c, "shape: heads must be at least 1");
-    c = small(FA_POLICY_FP32);
-    c.shape.nq = 0;
-    expect(c, "shape: nq must be at least 1");
-    c = small(FA_POLICY_FP32);
-    c.shape.nk = 0;
-    expect(c, "shape: nk must be at least 1");
-    c = small(FA_POLICY_FP32);
-    c.shape.d = 0;
-    expect(c, "shape: d must be at least 1");
+    for (int i = 0; i < 5; i++) {
+        static const char *const dims[5] = {"batch", "heads", "nq", "nk",
+                                            "d"};
+        size_t *dim[5] = {&c.shape.batch, &c.shape.heads, &c.shape.nq,
+                          &c.shape.nk, &c.shape.d};
+        char why[64];
+
+        c = small(FA_POLICY_FP32);
+        *dim[i] = 0;
+        snprintf(why, sizeof why, "shape: %s must be at least 1", dims[i]);
+        expect(c, why);
+    }
     c.shape.d = 4097;
     expect(c, "shape: d above FA_MAX_HEAD_DIM (4096)");
     c.shape.d = 4096;

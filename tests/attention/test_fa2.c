@@ -19,15 +19,6 @@
 #include "tests/attention/fa_test.h"
 #include "tests/support/suite.h"
 
-static fa_config
-cfg(size_t b, size_t h, size_t nq, size_t nk, size_t d)
-{
-    fa_config c = fa_config_default(FA_POLICY_FA2);
-
-    c.shape = (fa_shape){b, h, nq, nk, d};
-    return c;
-}
-
 typedef struct
 {
     uint16_t *q, *k, *v;
@@ -54,15 +45,7 @@ bufs_init(bufs *b, const fa_config *c, size_t tc, tst_rng *rng, double qk)
 static void
 bufs_free(bufs *b)
 {
-    free(b->q);
-    free(b->k);
-    free(b->v);
-    free(b->o);
-    free(b->lse);
-    free(b->s);
-    free(b->p);
-    free(b->m);
-    free(b->l);
+    FT_FREE(b->q, b->k, b->v, b->o, b->lse, b->s, b->p, b->m, b->l);
 }
 
 static void
@@ -88,7 +71,7 @@ START_TEST(test_tiles_order_pmax)
     for (int t = 0; t < 2; t++) {
         size_t d = t == 0 ? 64 : 128, bc = t == 0 ? 128 : 64;
         size_t nq = 40, nk = 300, tc = (nk + bc - 1) / bc;
-        fa_config c = cfg(1, 1, nq, nk, d);
+        fa_config c = ft_cfg(FA_POLICY_FA2, 1, 1, nq, nk, d);
         bufs b;
         bufs_init(&b, &c, tc, &rng, 2.0);
         run_fa2(&c, &b);
@@ -266,7 +249,7 @@ START_TEST(test_reimplementation)
     tst_rng_init(&rng, 202);
     for (size_t t = 0; t < 2; t++) {
         size_t nq = shapes[t][0], nk = shapes[t][1], d = shapes[t][2], tc;
-        fa_config c = cfg(1, 1, nq, nk, d);
+        fa_config c = ft_cfg(FA_POLICY_FA2, 1, 1, nq, nk, d);
         bufs b;
         size_t bad = 0;
 
@@ -326,7 +309,7 @@ START_TEST(test_vs_fp32)
 
     tst_rng_init(&rng, 203);
     for (size_t t = 0; t < 3; t++) {
-        fa_config c = cfg(shapes[t][0], shapes[t][1], shapes[t][2],
+        fa_config c = ft_cfg(FA_POLICY_FA2, shapes[t][0], shapes[t][1], shapes[t][2],
                           shapes[t][3], shapes[t][4]);
         fa_config c32;
         size_t nq = c.shape.nq, nk = c.shape.nk, d = c.shape.d, bad = 0;
@@ -402,15 +385,7 @@ START_TEST(test_vs_fp32)
             free(o32d);
         }
         ck_assert_uint_eq(bad, 0);
-        free(o32);
-        free(l32);
-        free(ro);
-        free(rl);
-        free(rs);
-        free(bo);
-        free(bl);
-        free(bf);
-        free(blf);
+        FT_FREE(o32, l32, ro, rl, rs, bo, bl, bf, blf);
         bufs_free(&b);
     }
 }
@@ -424,7 +399,7 @@ START_TEST(test_order_and_models)
 {
     tst_rng rng;
     size_t nq = 32, nk = 256, d = 64;
-    fa_config c = cfg(1, 1, nq, nk, d);
+    fa_config c = ft_cfg(FA_POLICY_FA2, 1, 1, nq, nk, d);
     bufs b;
     uint32_t *o2 = ft_alloc(nq * d, 4), *l2 = ft_alloc(nq, 4);
 

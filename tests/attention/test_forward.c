@@ -49,15 +49,7 @@ run_init(run *r, const fa_config *c, tst_rng *rng, double qk)
 static void
 run_free(run *r)
 {
-    free(r->q);
-    free(r->k);
-    free(r->v);
-    free(r->o);
-    free(r->lse);
-    free(r->ro);
-    free(r->rlse);
-    free(r->bo);
-    free(r->blse);
+    FT_FREE(r->q, r->k, r->v, r->o, r->lse, r->ro, r->rlse, r->bo, r->blse);
 }
 
 /* fp32 policy: O and LSE against the reference within the bounds. */
@@ -73,15 +65,6 @@ check_fp32(run *r, const char *what)
     bad += ft_check_close(what, r->lse, r->rlse, r->blse, ft_rows(&r->c));
     ck_assert_msg(bad == 0, "%s: %zu elements outside the FP32 bound", what,
                   bad);
-}
-
-static fa_config
-cfg(fa_policy p, size_t b, size_t h, size_t nq, size_t nk, size_t d)
-{
-    fa_config c = fa_config_default(p);
-
-    c.shape = (fa_shape){b, h, nq, nk, d};
-    return c;
 }
 
 /* Shapes: batches and heads, Nq != Nk both ways, d = 64, 128 and 40 (not a
@@ -108,7 +91,7 @@ START_TEST(test_fp32_vs_double)
 
     tst_rng_init(&rng, 101);
     for (size_t t = 0; t < sizeof cases / sizeof cases[0]; t++) {
-        fa_config c = cfg(FA_POLICY_FP32, cases[t].b, cases[t].h, cases[t].nq,
+        fa_config c = ft_cfg(FA_POLICY_FP32, cases[t].b, cases[t].h, cases[t].nq,
                           cases[t].nk, cases[t].d);
         run r;
         char what[64];
@@ -128,7 +111,7 @@ END_TEST
 START_TEST(test_fp32_scale_ablation)
 {
     tst_rng rng;
-    fa_config c = cfg(FA_POLICY_FP32, 1, 1, 40, 90, 32);
+    fa_config c = ft_cfg(FA_POLICY_FP32, 1, 1, 40, 90, 32);
     run r;
 
     tst_rng_init(&rng, 102);
@@ -149,7 +132,7 @@ START_TEST(test_tiled_vs_untiled)
 {
     tst_rng rng;
     size_t nq = 24, nk = 96, d = 16;
-    fa_config c = cfg(FA_POLICY_FP32, 1, 1, nq, nk, d);
+    fa_config c = ft_cfg(FA_POLICY_FP32, 1, 1, nq, nk, d);
     run r;
     uint32_t *o2 = ft_alloc(nq * d, sizeof(uint32_t));
     uint32_t *l2 = ft_alloc(nq, sizeof(uint32_t));
@@ -215,7 +198,7 @@ START_TEST(test_causal_top_left)
     tst_rng_init(&rng, 118);
     for (size_t t = 0; t < 2; t++) {
         fa_config c =
-            cfg(FA_POLICY_FP32, 1, 2, shapes[t][0], shapes[t][1], d);
+            ft_cfg(FA_POLICY_FP32, 1, 2, shapes[t][0], shapes[t][1], d);
         run r;
         c.causal = true;
         c.causal_top_left = true;
@@ -226,8 +209,8 @@ START_TEST(test_causal_top_left)
     }
     for (size_t pi = 0; pi < 2; pi++) {
         size_t nq = 64, nk = 192, dd = 64, nqd = nq * dd, nkd = nk * dd;
-        fa_config tl = cfg(pols[pi], 1, 1, nq, nk, dd);
-        fa_config sq = cfg(pols[pi], 1, 1, nq, nq, dd);
+        fa_config tl = ft_cfg(pols[pi], 1, 1, nq, nk, dd);
+        fa_config sq = ft_cfg(pols[pi], 1, 1, nq, nq, dd);
         uint16_t *q = ft_alloc(nqd, 2), *k = ft_alloc(nkd, 2),
                  *v = ft_alloc(nkd, 2), *dout = ft_alloc(nqd, 2);
         uint32_t *o[2], *lse[2], *dq[2], *dk[2], *dv[2];
@@ -296,7 +279,7 @@ START_TEST(test_causal_masks)
 {
     tst_rng rng;
     size_t nq = 40, nk = 24, d = 16;
-    fa_config c = cfg(FA_POLICY_FP32, 1, 2, nq, nk, d);
+    fa_config c = ft_cfg(FA_POLICY_FP32, 1, 2, nq, nk, d);
     run r;
     fa_capture cap;
     uint32_t *s = ft_alloc(2 * nq * nk, sizeof(uint32_t));
@@ -359,7 +342,7 @@ END_TEST
 START_TEST(test_fix_variants_fp32)
 {
     tst_rng rng;
-    fa_config c = cfg(FA_POLICY_FP32, 1, 2, 32, 64, 16);
+    fa_config c = ft_cfg(FA_POLICY_FP32, 1, 2, 32, 64, 16);
     run r;
 
     tst_rng_init(&rng, 105);
@@ -393,7 +376,7 @@ END_TEST
 START_TEST(test_fix_effect)
 {
     size_t nk = 8, d = 16;
-    fa_config c = cfg(FA_POLICY_FP32, 1, 1, 1, nk, d);
+    fa_config c = ft_cfg(FA_POLICY_FP32, 1, 1, 1, nk, d);
     uint16_t q[16] = {0}, k[8 * 16] = {0}, v[8 * 16] = {0};
     uint32_t o[16], lse[1], p[8], m[1];
     fa_capture cap;
@@ -455,7 +438,7 @@ END_TEST
 START_TEST(test_t7_underflow)
 {
     size_t nk = 8, d = 16;
-    fa_config c = cfg(FA_POLICY_FP32, 1, 1, 1, nk, d);
+    fa_config c = ft_cfg(FA_POLICY_FP32, 1, 1, 1, nk, d);
     uint16_t q[16] = {0}, k[8 * 16] = {0}, v[8 * 16] = {0};
     uint32_t o[16], lse[1], l[1];
     fa_capture cap;
@@ -510,7 +493,7 @@ END_TEST
 START_TEST(test_t8_repo_detector)
 {
     size_t nk = 16, d = 16;
-    fa_config c = cfg(FA_POLICY_REPO, 1, 1, 1, nk, d);
+    fa_config c = ft_cfg(FA_POLICY_REPO, 1, 1, 1, nk, d);
     uint16_t q[16] = {0}, k[16 * 16] = {0}, v[16 * 16] = {0};
     uint32_t o[16], lse[1], m[2];
     fa_capture cap;
@@ -557,7 +540,7 @@ START_TEST(test_t8_repo_detector)
        -finfo.max; with negative scores the fix lifts m to 0 there. */
     {
         size_t n = 16;
-        fa_config cc = cfg(FA_POLICY_REPO, 1, 1, n, n, d);
+        fa_config cc = ft_cfg(FA_POLICY_REPO, 1, 1, n, n, d);
         uint16_t *qq = ft_alloc(n * d, 2);
         uint32_t *oo = ft_alloc(n * d, 4), *ll = ft_alloc(n, 4);
         uint32_t *mm = ft_alloc(n * 2, 4);
@@ -596,7 +579,7 @@ START_TEST(test_captures)
 {
     tst_rng rng;
     size_t nq = 12, nk = 50, d = 24, tc;
-    fa_config c = cfg(FA_POLICY_FP32, 1, 1, nq, nk, d);
+    fa_config c = ft_cfg(FA_POLICY_FP32, 1, 1, nq, nk, d);
     run r;
     fa_capture cap;
     uint32_t *s, *p, *m, *l, *ob;
@@ -661,43 +644,22 @@ START_TEST(test_captures)
                                          &env)
                                   .bits);
     }
-    free(s);
-    free(p);
-    free(m);
-    free(l);
-    free(ob);
-    free(rs);
+    FT_FREE(s, p, m, l, ob, rs);
     run_free(&r);
 }
 END_TEST
 
 /* The traced element's events: only the roundings that feed O[row, col],
    none of the other columns nor of LSE, and the same output. */
-typedef struct
-{
-    size_t n, n_fma, cap;
-    sf_event *ev;
-} ev_log;
-
-static void
-log_event(void *user, const sf_event *ev)
-{
-    ev_log *lg = user;
-
-    if (lg->n < lg->cap)
-        lg->ev[lg->n] = *ev;
-    lg->n++;
-}
-
 START_TEST(test_trace_fp32)
 {
     tst_rng rng;
     size_t nq = 6, nk = 20, d = 8, row = 4, col = 5;
-    fa_config c = cfg(FA_POLICY_FP32, 2, 1, nq, nk, d);
+    fa_config c = ft_cfg(FA_POLICY_FP32, 2, 1, nq, nk, d);
     run r;
     fa_capture cap;
-    ev_log lg = {0, 0, 4096, NULL};
-    sf_event_sink sink = {log_event, &lg};
+    ft_ev_log lg = {0, 4096, NULL};
+    sf_event_sink sink = {ft_log_event, &lg};
     uint32_t *o2;
     size_t fma = 0, pv = 0, n = nk;
 
@@ -755,11 +717,11 @@ START_TEST(test_trace_policies)
 {
     tst_rng rng;
     size_t nq = 20, nk = 40, d = 32;
-    fa_config c = cfg(FA_POLICY_FP32, 1, 2, nq, nk, d);
+    fa_config c = ft_cfg(FA_POLICY_FP32, 1, 2, nq, nk, d);
     run r;
     fa_capture cap;
-    ev_log lg = {0, 0, 1u << 16, NULL};
-    sf_event_sink sink = {log_event, &lg}, gsink = {count_event, NULL};
+    ft_ev_log lg = {0, 1u << 16, NULL};
+    sf_event_sink sink = {ft_log_event, &lg}, gsink = {count_event, NULL};
     uint32_t *o2 = ft_alloc(ft_nq_d(&c), 4), *l2 = ft_alloc(ft_rows(&c), 4);
 
     tst_rng_init(&rng, 108);
@@ -858,7 +820,7 @@ START_TEST(test_split_combine_paths)
     tst_rng_init(&rng, 311);
     for (size_t di = 0; di < 2; di++)
         for (size_t si = 0; si < 3; si++) {
-            fa_config c = cfg(FA_POLICY_FA2, 1, 2, 64, 1024, ds[di]);
+            fa_config c = ft_cfg(FA_POLICY_FA2, 1, 2, 64, 1024, ds[di]);
             run r;
             uint32_t *o2 = ft_alloc(ft_nq_d(&c), 4),
                      *l2 = ft_alloc(ft_rows(&c), 4);
@@ -894,7 +856,7 @@ START_TEST(test_bf16_policies)
 {
     tst_rng rng;
     size_t nq = 24, nk = 64, d = 32;
-    fa_config c = cfg(FA_POLICY_PAPER_EQ4, 1, 2, nq, nk, d);
+    fa_config c = ft_cfg(FA_POLICY_PAPER_EQ4, 1, 2, nq, nk, d);
     run r;
     double *rs = ft_alloc(ft_nq_nk(&c), sizeof(double));
 
@@ -936,7 +898,7 @@ START_TEST(test_ablations_forward)
 {
     tst_rng rng;
     size_t nq = 16, nk = 48, d = 16, tc = 3;
-    fa_config c = cfg(FA_POLICY_PAPER_EQ4, 1, 1, nq, nk, d);
+    fa_config c = ft_cfg(FA_POLICY_PAPER_EQ4, 1, 1, nq, nk, d);
     run r;
     fa_capture cap;
     uint32_t *ob = ft_alloc(nq * d, 4), *l = ft_alloc(nq * tc, 4);

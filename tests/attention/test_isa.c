@@ -147,12 +147,7 @@ out_alloc(isa_out *r, const fa_config *cfg)
 static void
 out_free(isa_out *r)
 {
-    free(r->o);
-    free(r->lse);
-    free(r->delta);
-    free(r->dq);
-    free(r->dk);
-    free(r->dv);
+    FT_FREE(r->o, r->lse, r->delta, r->dq, r->dk, r->dv);
 }
 
 /* The forward (and backward) of C under path ISA.  The backward takes the

@@ -368,14 +368,7 @@ check_split(size_t nq, size_t nk, size_t d, size_t splits, tst_rng *rng)
         }
     }
     ck_assert_uint_eq(bad, 0);
-    free(q);
-    free(k);
-    free(v);
-    free(o);
-    free(o32);
-    free(lse);
-    free(os);
-    free(ls);
+    FT_FREE(q, k, v, o, o32, lse, os, ls);
 }
 
 START_TEST(test_splitkv)
@@ -433,15 +426,7 @@ START_TEST(test_decode_causal)
             ck_assert_uint_eq(ft_check_close("O", o, ro, bo, nq * d), 0);
             ck_assert_uint_eq(ft_check_close("LSE", lse, rl, bl, nq), 0);
         }
-        free(q);
-        free(k);
-        free(v);
-        free(o);
-        free(lse);
-        free(ro);
-        free(rl);
-        free(bo);
-        free(bl);
+        FT_FREE(q, k, v, o, lse, ro, rl, bo, bl);
     }
 }
 END_TEST
@@ -551,15 +536,7 @@ START_TEST(test_fp16)
     ck_assert_str_eq(fa_config_check(&c),
                      "input: expected BF16 or FP16 (sf_format_bf16, "
                      "sf_format_f16)");
-    free(q);
-    free(k);
-    free(v);
-    free(o);
-    free(lse);
-    free(p);
-    free(g);
-    free(ro);
-    free(bo);
+    FT_FREE(q, k, v, o, lse, p, g, ro, bo);
 }
 END_TEST
 

@@ -166,14 +166,7 @@ inputs_init(inputs *in, const fa_config *c, tst_rng *rng)
 static void
 inputs_free(inputs *in)
 {
-    free(in->q);
-    free(in->k);
-    free(in->v);
-    free(in->dout);
-    free(in->qw);
-    free(in->kw);
-    free(in->vw);
-    free(in->dw);
+    FT_FREE(in->q, in->k, in->v, in->dout, in->qw, in->kw, in->vw, in->dw);
 }
 
 static size_t
@@ -367,13 +360,7 @@ START_TEST(test_repo)
         bad += report("repo dV", g1 + 2 * nk * d, g2 + 2 * nk * d, nk * d);
     }
     ck_assert_uint_eq(bad, 0);
-    free(o1);
-    free(o2);
-    free(l1);
-    free(l2);
-    free(g1);
-    free(g2);
-    free(delta);
+    FT_FREE(o1, o2, l1, l2, g1, g2, delta);
     inputs_free(&in);
 }
 END_TEST
@@ -639,12 +626,7 @@ START_TEST(test_fa2_backward)
             report("fa2 dV", g1 + (nq + nk) * d, g2 + (nq + nk) * d, nk * d);
     }
     ck_assert_uint_eq(bad, 0);
-    free(o);
-    free(lse);
-    free(d1);
-    free(d2);
-    free(g1);
-    free(g2);
+    FT_FREE(o, lse, d1, d2, g1, g2);
     inputs_free(&in);
 }
 END_TEST

@@ -38,6 +38,13 @@ W = '"w":'
 ok_w = W + ent("F32", "[2]", 0, 8)
 d8 = bytes(range(8))
 
+
+def st_w(name, status, substring, dtype, shape, begin=0, end=8, data=d8):
+    """A .safetensors case whose header holds the one tensor "w"."""
+    case(name, status, substring,
+         st("{" + W + ent(dtype, shape, begin, end) + "}", data))
+
+
 # --- .safetensors: the file and the header length
 case("st_empty.safetensors", "format",
      "header length: truncated: the file is 0 bytes", b"")
@@ -56,8 +63,8 @@ case("st_not_json.safetensors", "format", "header: not valid JSON",
      st('{"w": '))
 case("st_trailing_garbage.safetensors", "format", "header: not valid JSON",
      st("{} x"))
-case("st_big_integer.safetensors", "format", "header: not valid JSON",
-     st("{" + W + ent("F32", "[99999999999999999999]", 0, 8) + "}", d8))
+st_w("st_big_integer.safetensors", "format", "header: not valid JSON", "F32",
+     "[99999999999999999999]")
 case("st_duplicate_key.safetensors", "format", "header: not valid JSON",
      st("{" + ok_w + "," + ok_w + "}", d8))
 case("st_nul_in_name.safetensors", "format", "header: not valid JSON",
@@ -84,63 +91,55 @@ case("st_extra_field.safetensors", "format",
 case("st_dtype_not_string.safetensors", "format",
      'tensor "w" dtype: expected a string such as "BF16", got 3',
      st('{"w":{"dtype":3,"shape":[2],"data_offsets":[0,8]}}', d8))
-case("st_unknown_dtype.safetensors", "format",
-     'tensor "w" dtype: unknown dtype "Q8"',
-     st("{" + W + ent("Q8", "[2]", 0, 8) + "}", d8))
-case("st_dtype_lowercase.safetensors", "format",
-     'tensor "w" dtype: unknown dtype "bf16"',
-     st("{" + W + ent("bf16", "[4]", 0, 8) + "}", d8))
-case("st_shape_not_array.safetensors", "format",
+st_w("st_unknown_dtype.safetensors", "format",
+     'tensor "w" dtype: unknown dtype "Q8"', "Q8", "[2]")
+st_w("st_dtype_lowercase.safetensors", "format",
+     'tensor "w" dtype: unknown dtype "bf16"', "bf16", "[4]")
+st_w("st_shape_not_array.safetensors", "format",
      'tensor "w" shape: expected an array of non-negative integers, got 2',
-     st("{" + W + ent("F32", "2", 0, 8) + "}", d8))
-case("st_shape_negative.safetensors", "format",
-     'tensor "w" shape[1]: expected a non-negative integer, got -2',
-     st("{" + W + ent("F32", "[1,-2]", 0, 8) + "}", d8))
-case("st_shape_real.safetensors", "format",
+     "F32", "2")
+st_w("st_shape_negative.safetensors", "format",
+     'tensor "w" shape[1]: expected a non-negative integer, got -2', "F32",
+     "[1,-2]")
+st_w("st_shape_real.safetensors", "format",
      'tensor "w" shape[0]: expected a non-negative integer, got the real '
-     'number 2.5', st("{" + W + ent("F32", "[2.5]", 0, 8) + "}", d8))
-case("st_shape_string.safetensors", "format",
+     'number 2.5', "F32", "[2.5]")
+st_w("st_shape_string.safetensors", "format",
      'tensor "w" shape[0]: expected a non-negative integer, got a string',
-     st("{" + W + ent("F32", '["2"]', 0, 8) + "}", d8))
-case("st_shape_9dims.safetensors", "unsupported",
-     'tensor "w" shape: 9 dimensions, at most 8 are supported',
-     st("{" + W + ent("F32", "[1,1,1,1,1,1,1,1,2]", 0, 8) + "}", d8))
-case("st_shape_overflow.safetensors", "limit",
+     "F32", '["2"]')
+st_w("st_shape_9dims.safetensors", "unsupported",
+     'tensor "w" shape: 9 dimensions, at most 8 are supported', "F32",
+     "[1,1,1,1,1,1,1,1,2]")
+st_w("st_shape_overflow.safetensors", "limit",
      'tensor "w" shape: [4294967296, 4294967296, 4294967296] of F32 needs '
-     'more than 2^40 bytes',
-     st("{" + W + ent("F32", "[4294967296,4294967296,4294967296]", 0, 8)
-        + "}", d8))
-case("st_shape_huge.safetensors", "limit",
+     'more than 2^40 bytes', "F32", "[4294967296,4294967296,4294967296]")
+st_w("st_shape_huge.safetensors", "limit",
      'tensor "w" shape: [1099511627776] of F32 needs more than 2^40 bytes',
-     st("{" + W + ent("F32", "[1099511627776]", 0, 4398046511104) + "}",
-        d8))
-case("st_zero_dim_huge.safetensors", "limit",
+     "F32", "[1099511627776]", 0, 4398046511104)
+st_w("st_zero_dim_huge.safetensors", "limit",
      'tensor "w" shape: [0, 9223372036854775807] of U8 needs more than '
-     '2^40 bytes',
-     st("{" + W + ent("U8", "[0,9223372036854775807]", 0, 0) + "}"))
+     '2^40 bytes', "U8", "[0,9223372036854775807]", 0, 0, data=b"")
 # --- data_offsets
 case("st_offsets_not_pair.safetensors", "format",
      'tensor "w" data_offsets: expected [begin, end], got an array',
      st('{"w":{"dtype":"F32","shape":[2],"data_offsets":[8]}}', d8))
-case("st_offsets_negative.safetensors", "format",
+st_w("st_offsets_negative.safetensors", "format",
      'tensor "w" data_offsets: begin: expected a non-negative integer, '
-     'got -8', st("{" + W + ent("F32", "[2]", -8, 0) + "}", d8))
-case("st_offsets_reversed.safetensors", "format",
-     'tensor "w" data_offsets: begin 8 is after end 0',
-     st("{" + W + ent("F32", "[0]", 8, 0) + "}", d8))
-case("st_offsets_past_end.safetensors", "format",
+     'got -8', "F32", "[2]", -8, 0)
+st_w("st_offsets_reversed.safetensors", "format",
+     'tensor "w" data_offsets: begin 8 is after end 0', "F32", "[0]", 8, 0)
+st_w("st_offsets_past_end.safetensors", "format",
      'tensor "w" data_offsets: end 400 is past the end of the data '
-     '(8 bytes)', st("{" + W + ent("F32", "[100]", 0, 400) + "}", d8))
-case("st_big_u8_no_data.safetensors", "format",
+     '(8 bytes)', "F32", "[100]", 0, 400)
+st_w("st_big_u8_no_data.safetensors", "format",
      'tensor "w" data_offsets: end 549755813888 is past the end of the '
-     'data (0 bytes)',
-     st("{" + W + ent("U8", "[549755813888]", 0, 549755813888) + "}"))
+     'data (0 bytes)', "U8", "[549755813888]", 0, 549755813888, data=b"")
 case("st_truncated.safetensors", "format",
      'tensor "w" data_offsets: end 8 is past the end of the data (5 bytes)',
      st("{" + ok_w + "}", d8[:5]))
-case("st_size_mismatch.safetensors", "format",
+st_w("st_size_mismatch.safetensors", "format",
      'tensor "w" data_offsets: [0, 6] holds 6 bytes, but F32 [2] needs 8',
-     st("{" + W + ent("F32", "[2]", 0, 6) + "}", d8[:6]))
+     "F32", "[2]", 0, 6, data=d8[:6])
 case("st_overlap.safetensors", "format",
      'tensor "b" data_offsets: [4, 12] overlaps tensor "a" [0, 8]',
      st('{"a":' + ent("F32", "[2]", 0, 8) + ',"b":'
@@ -150,12 +149,12 @@ case("st_gap.safetensors", "format",
      'bytes 4..8 belong to no tensor',
      st('{"a":' + ent("F32", "[1]", 0, 4) + ',"b":'
         + ent("F32", "[1]", 8, 12) + "}", bytes(12)))
-case("st_gap_start.safetensors", "format",
-     'tensor "w" data_offsets: begins at 4, but the data begins at 0',
-     st("{" + W + ent("F32", "[1]", 4, 8) + "}", d8))
-case("st_trailing_data.safetensors", "format",
+st_w("st_gap_start.safetensors", "format",
+     'tensor "w" data_offsets: begins at 4, but the data begins at 0', "F32",
+     "[1]", 4, 8)
+st_w("st_trailing_data.safetensors", "format",
      "data: bytes 4..8 belong to no tensor (the tensors must cover the "
-     "data exactly)", st("{" + W + ent("F32", "[1]", 0, 4) + "}", d8))
+     "data exactly)", "F32", "[1]", 0, 4)
 case("st_no_tensors_data.safetensors", "format",
      "data: bytes 0..8 belong to no tensor", st("{}", d8))
 # --- __metadata__
@@ -184,6 +183,12 @@ def hdr(descr="'<f4'", fortran="False", shape="(2,)"):
 
 
 f8 = bytes(8)
+
+
+def npyh(name, status, substring, data=f8, **fields):
+    """A .npy case whose header is hdr(**fields)."""
+    case(name, status, substring, npy(hdr(**fields), data))
+
 
 # --- .npy: magic, version, header length
 case("npy_empty.npy", "format",
@@ -233,61 +238,54 @@ case("npy_extra_key.npy", "format",
 case("npy_duplicate_key.npy", "format", "header: duplicate key 'descr'",
      npy("{'descr': '<f4', 'descr': '<f4', 'fortran_order': False, "
          "'shape': (2,), }\n", f8))
-case("npy_descr_not_string.npy", "format",
-     "header 'descr': expected a string such as '<f4'",
-     npy(hdr(descr="4"), f8))
-case("npy_descr_escape.npy", "format",
-     "header 'descr': expected a string without escapes",
-     npy(hdr(descr="'<f\\x34'"), f8))
-case("npy_bad_descr.npy", "format",
-     "header 'descr': unsupported or invalid dtype \"<c8\"",
-     npy(hdr(descr="'<c8'"), bytes(16)))
-case("npy_descr_pipe_f4.npy", "format",
-     "header 'descr': unsupported or invalid dtype \"|f4\"",
-     npy(hdr(descr="'|f4'"), f8))
-case("npy_descr_garbage.npy", "format",
+npyh("npy_descr_not_string.npy", "format",
+     "header 'descr': expected a string such as '<f4'", descr="4")
+npyh("npy_descr_escape.npy", "format",
+     "header 'descr': expected a string without escapes", descr="'<f\\x34'")
+npyh("npy_bad_descr.npy", "format",
+     "header 'descr': unsupported or invalid dtype \"<c8\"", data=bytes(16),
+     descr="'<c8'")
+npyh("npy_descr_pipe_f4.npy", "format",
+     "header 'descr': unsupported or invalid dtype \"|f4\"", descr="'|f4'")
+npyh("npy_descr_garbage.npy", "format",
      "header 'descr': unsupported or invalid dtype \"float32\"",
-     npy(hdr(descr="'float32'"), f8))
-case("npy_structured.npy", "unsupported",
+     descr="'float32'")
+npyh("npy_structured.npy", "unsupported",
      "header 'descr': structured (record) arrays are not supported",
-     npy(hdr(descr="[('a', '<f4')]"), f8))
-case("npy_fortran.npy", "unsupported",
+     descr="[('a', '<f4')]")
+npyh("npy_fortran.npy", "unsupported",
      "header 'fortran_order': non-contiguous (Fortran-order) arrays are not "
-     "supported", npy(hdr(fortran="True", shape="(2, 3)"), bytes(24)))
-case("npy_fortran_not_bool.npy", "format",
-     "header 'fortran_order': expected True or False at byte 34",
-     npy(hdr(fortran="0"), f8))
-case("npy_shape_list.npy", "format",
-     "header 'shape': expected a tuple such as (2, 3)",
-     npy(hdr(shape="[2]"), f8))
-case("npy_shape_paren_int.npy", "format",
-     "header 'shape': expected ',' (a one-element tuple is (n,))",
-     npy(hdr(shape="(2)"), f8))
-case("npy_shape_no_comma.npy", "format", "header 'shape': expected ',' or ')'",
-     npy(hdr(shape="(2 1)"), f8))
-case("npy_shape_negative.npy", "format",
+     "supported", data=bytes(24), fortran="True", shape="(2, 3)")
+npyh("npy_fortran_not_bool.npy", "format",
+     "header 'fortran_order': expected True or False at byte 34", fortran="0")
+npyh("npy_shape_list.npy", "format",
+     "header 'shape': expected a tuple such as (2, 3)", shape="[2]")
+npyh("npy_shape_paren_int.npy", "format",
+     "header 'shape': expected ',' (a one-element tuple is (n,))", shape="(2)")
+npyh("npy_shape_no_comma.npy", "format", "header 'shape': expected ',' or ')'",
+     shape="(2 1)")
+npyh("npy_shape_negative.npy", "format",
      "header 'shape': expected a non-negative integer at byte 51, found a "
-     "negative number", npy(hdr(shape="(-2,)"), f8))
-case("npy_shape_9dims.npy", "unsupported",
+     "negative number", shape="(-2,)")
+npyh("npy_shape_9dims.npy", "unsupported",
      "header 'shape': more than 8 dimensions are not supported",
-     npy(hdr(shape="(1, 1, 1, 1, 1, 1, 1, 1, 2)"), f8))
-case("npy_shape_overflow.npy", "limit",
+     shape="(1, 1, 1, 1, 1, 1, 1, 1, 2)")
+npyh("npy_shape_overflow.npy", "limit",
      "header 'shape': (4294967296, 4294967296, 4294967296) of '<f4' needs "
-     "more than 2^40 bytes",
-     npy(hdr(shape="(4294967296, 4294967296, 4294967296)"), f8))
-case("npy_dim_too_big.npy", "limit",
+     "more than 2^40 bytes", shape="(4294967296, 4294967296, 4294967296)")
+npyh("npy_dim_too_big.npy", "limit",
      "header 'shape': the dimension at byte 51 does not fit in 64 bits",
-     npy(hdr(shape="(99999999999999999999999,)"), f8))
+     shape="(99999999999999999999999,)")
 # --- the data
-case("npy_truncated_data.npy", "format",
+npyh("npy_truncated_data.npy", "format",
      "data: truncated: shape (2, 3) of '<f4' needs 24 bytes, the file has 20",
-     npy(hdr(shape="(2, 3)"), bytes(20)))
-case("npy_size_mismatch.npy", "format",
+     data=bytes(20), shape="(2, 3)")
+npyh("npy_size_mismatch.npy", "format",
      "data: 12 bytes, but shape (2,) of '<f4' needs 8 (shape and data size "
-     "do not match)", npy(hdr(), bytes(12)))
-case("npy_scalar_no_data.npy", "format",
+     "do not match)", data=bytes(12))
+npyh("npy_scalar_no_data.npy", "format",
      "data: truncated: shape () of '<f8' needs 8 bytes, the file has 0",
-     npy(hdr(descr="'<f8'", shape="()")))
+     data=b"", descr="'<f8'", shape="()")
 
 # --- tensor-core vector text
 row = " ".join(["3f800000"] * 16)
@@ -325,9 +323,8 @@ case("d_nul_fp32.txt", "format", "a NUL byte at byte 32 (not a text file)",
      b"00111101101000101110010011110011\0\n")
 # --- files of another type: said so, not read as a broken file of the
 # expected type
-case("st_is_npy.safetensors", "format",
-     "not a .safetensors file (it looks like a .npy file;",
-     npy(hdr(), f8))
+npyh("st_is_npy.safetensors", "format",
+     "not a .safetensors file (it looks like a .npy file;")
 case("st_is_zip.safetensors", "format",
      "not a .safetensors file (it looks like a zip archive",
      b"PK\x03\x04" + bytes(60))
@@ -345,9 +342,8 @@ case("npy_is_safetensors.npy", "format",
      'magic: expected "\\x93NUMPY" (not a .npy file; it looks like a '
      '.safetensors file)',
      st("{" + W + ent("F32", "[2]", 0, 8) + "}", data=d8))
-case("d_is_npy_fp32.txt", "format",
-     "a NUL byte at byte 7 (not a text file; it looks like a .npy file)",
-     npy(hdr(), f8))
+npyh("d_is_npy_fp32.txt", "format",
+     "a NUL byte at byte 7 (not a text file; it looks like a .npy file)")
 
 def main():
     os.makedirs(OUT, exist_ok=True)

@@ -276,19 +276,30 @@ do_header(const char *file)
     return 0;
 }
 
+/* Reads the files A and B into FA and FB; on failure, the message of the
+   first that failed, nothing to free and 1. */
+static int
+read_two(const char *a, const char *b, tensor_file *fa, tensor_file *fb)
+{
+    tensor_error err;
+
+    if (safetensors_read_all(a, TENSOR_ANY, fa, &err) != TENSOR_OK)
+        return fail(a, &err);
+    if (safetensors_read_all(b, TENSOR_ANY, fb, &err) != TENSOR_OK) {
+        tensor_file_free(fa);
+        return fail(b, &err);
+    }
+    return 0;
+}
+
 static int
 do_same(const char *a, const char *b, int n, char **names)
 {
     tensor_file fa = TENSOR_FILE_INIT, fb = TENSOR_FILE_INIT;
-    tensor_error err;
     int rc = 0;
 
-    if (safetensors_read_all(a, TENSOR_ANY, &fa, &err) != TENSOR_OK)
-        return fail(a, &err);
-    if (safetensors_read_all(b, TENSOR_ANY, &fb, &err) != TENSOR_OK) {
-        tensor_file_free(&fa);
-        return fail(b, &err);
-    }
+    if (read_two(a, b, &fa, &fb) != 0)
+        return 1;
     for (int i = 0; i < n; i++) {
         const tensor *ta = find(&fa, names[i]), *tb = find(&fb, names[i]);
         const char *why = NULL;
@@ -424,12 +435,8 @@ do_equal(const char *a, const char *b, int n, char **names)
     tensor_error err;
     int rc = 0;
 
-    if (safetensors_read_all(a, TENSOR_ANY, &fa, &err) != TENSOR_OK)
-        return fail(a, &err);
-    if (safetensors_read_all(b, TENSOR_ANY, &fb, &err) != TENSOR_OK) {
-        tensor_file_free(&fa);
-        return fail(b, &err);
-    }
+    if (read_two(a, b, &fa, &fb) != 0)
+        return 1;
     for (int k = 0; k < n; k++) {
         const tensor *ta = find(&fa, names[k]), *tb = find(&fb, names[k]);
         uint64_t eq = 0, first = UINT64_MAX;

@@ -56,6 +56,17 @@ need_data()
     done
 }
 
+# need_gpu_data SET FILE: FILE of the GPU data set tests/data/gpu/SET is
+# readable; $srcdir/tests/data/gpu/SET is then in $gpu_data.
+need_gpu_data()
+{
+    gpu_data=$srcdir/tests/data/gpu/$1
+    if [ ! -r "$gpu_data/$2" ]; then
+        echo "SKIP: tests/data/gpu/$1 missing"
+        exit 77
+    fi
+}
+
 # need_python3: python3 is on the PATH.
 need_python3()
 {
@@ -325,6 +336,108 @@ check_stages()
             "$(echo "$4" | cut -d, -f$((_i + 1)))" "$_eq" "$_e"
         _i=$((_i + 1))
     done
+}
+
+# need_attn_inputs: $ATTN_INPUTS (default ./tests/experiments/attn_inputs,
+# the input writer and tensor reader of the attention tests) and $JSONQ
+# are built.
+need_attn_inputs()
+{
+    : "${ATTN_INPUTS:=./tests/experiments/attn_inputs}"
+    : "${JSONQ:=./tests/experiments/jsonq}"
+    need_built "$ATTN_INPUTS" "$JSONQ"
+}
+
+# jq PATH: the value at PATH in the last output (empty when it has none).
+jq() { "$JSONQ" "$tmp/out" "$1" 2>/dev/null; }
+
+# expect_json PATH VALUE: the value at PATH in the last output.
+expect_json()
+{
+    got=$("$JSONQ" "$tmp/out" "$1" 2>"$tmp/jerr")
+    if [ $? -eq 0 ] && [ "$got" = "$2" ]; then
+        pass
+    else
+        fail "JSON $1 is '$got', expected '$2' $(cat "$tmp/jerr")"
+    fi
+}
+
+# expect_same A B NAME...: the tensors NAME... of the files A and B hold
+# the same bytes ($ATTN_INPUTS same).
+expect_same()
+{
+    _a=$1 _b=$2
+    shift 2
+    if "$ATTN_INPUTS" same "$_a" "$_b" "$@" >"$tmp/same" 2>&1; then
+        pass
+    else
+        fail "$_a and $_b differ:"
+        sed 's/^/    /' "$tmp/same"
+    fi
+}
+
+# expect_no_files: the output folder $o is empty (no output, no
+# temporary); what a failure finds there is removed, so that it is
+# reported once.
+expect_no_files()
+{
+    if [ -z "$(ls -A "$o")" ]; then
+        pass
+    else
+        fail "files left behind: $(ls -A "$o" | tr '\n' ' ')"
+        rm -f "$o"/*
+    fi
+}
+
+# expect_error MESSAGE ARGS...: bf16emu ARGS exits 2 with MESSAGE on
+# stderr and nothing on stdout.  bad is the same; a test redefines bad
+# where its refusals share more (a subcommand, no output files).
+expect_error()
+{
+    _msg=$1
+    shift
+    run "$@"
+    expect_rc 2
+    expect_no_stdout
+    expect_err_has "$_msg"
+}
+
+bad() { expect_error "$@"; }
+
+# README.md's examples: readme_has NAME succeeds when README.md marks a
+# block with "<!-- NAME -->"; readme_block NAME prints that block (the
+# text between the ``` lines after the mark); expect_readme NAME: the
+# block, as kept in $tmp/readme, equals this run's output in $tmp/ran;
+# readme_missing NAME notes that there was nothing to compare.
+readme_has()
+{
+    grep -x -e "<!-- $1 -->" "$srcdir/README.md" >/dev/null 2>&1
+}
+
+readme_block()
+{
+    awk -v mark="<!-- $1 -->" '
+        $0 == mark { marked = 1; next }
+        marked && !inside && /^```$/ { inside = 1; next }
+        inside && /^```$/ { exit }
+        inside { print }
+    ' "$srcdir/README.md"
+}
+
+expect_readme()
+{
+    ctx="README.md $1 example"
+    if [ -s "$tmp/readme" ] && cmp -s "$tmp/readme" "$tmp/ran"; then
+        pass
+    else
+        fail "README.md's output differs from this run:"
+        diff "$tmp/readme" "$tmp/ran" | head -20
+    fi
+}
+
+readme_missing()
+{
+    echo "note: README.md has no <!-- $1 --> example; not compared"
 }
 
 finish()

@@ -12,28 +12,13 @@
 : "${srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
 . "$srcdir/tests/experiments/lib.sh"
 
-: "${ATTN_INPUTS:=./tests/experiments/attn_inputs}"
-: "${JSONQ:=./tests/experiments/jsonq}"
-need_built "$ATTN_INPUTS" "$JSONQ"
+need_attn_inputs
 
 o=$tmp/o
 in=$tmp/in
 mkdir "$o" "$in" || exit 99
 "$ATTN_INPUTS" bad "$in" || exit 99
 X=$in/bad.safetensors
-
-# expect_json PATH VALUE: the value at PATH in the last output.
-expect_json()
-{
-    got=$("$JSONQ" "$tmp/out" "$1" 2>"$tmp/jerr")
-    if [ $? -eq 0 ] && [ "$got" = "$2" ]; then
-        pass
-    else
-        fail "JSON $1 is '$got', expected '$2' $(cat "$tmp/jerr")"
-    fi
-}
-
-jq() { "$JSONQ" "$tmp/out" "$1" 2>/dev/null; }
 
 # expect_num WHAT CONDITION X [Y]: the awk condition on x (and y) holds.
 expect_num()
@@ -63,40 +48,13 @@ expect_header()
     fi
 }
 
-# expect_same A B NAME...: the tensors hold the same bytes.
-expect_same()
-{
-    a=$1
-    b=$2
-    shift 2
-    if "$ATTN_INPUTS" same "$a" "$b" "$@" >"$tmp/same"; then
-        pass
-    else
-        fail "$a and $b differ:"
-        sed 's/^/    /' "$tmp/same"
-    fi
-}
-
-# expect_no_files: the output folder is empty (no output, no temporary).
-expect_no_files()
-{
-    if [ -z "$(ls -A "$o")" ]; then
-        pass
-    else
-        fail "files left behind: $(ls -A "$o" | tr '\n' ' ')"
-    fi
-}
-
 # bad MESSAGE ARGS...: exit 2, MESSAGE on stderr, nothing on stdout, no
 # file in $o.
 bad()
 {
-    msg=$1
+    _m=$1
     shift
-    run attn "$@"
-    expect_rc 2
-    expect_no_stdout
-    expect_err_has "$msg"
+    expect_error "$_m" attn "$@"
     expect_no_files
 }
 
@@ -422,13 +380,8 @@ expect_num "the beta fix shrinks the bias" "4 * (x < 0 ? -x : x) < -y" \
 
 # README.md's example (the block after "<!-- attn-t12 -->"), run again in
 # an empty folder: the output must match, except the command lines.
-if grep -x -e '<!-- attn-t12 -->' "$srcdir/README.md" >/dev/null 2>&1; then
-    awk '
-        /^<!-- attn-t12 -->$/ { marked = 1; next }
-        marked && !inside && /^```$/ { inside = 1; next }
-        inside && /^```$/ { exit }
-        inside { print }
-    ' "$srcdir/README.md" | grep -v -e '^\$ ' -e '^    --' >"$tmp/readme"
+if readme_has attn-t12; then
+    readme_block attn-t12 | grep -v -e '^\$ ' -e '^    --' >"$tmp/readme"
     mkdir "$tmp/ex"
     bf=$(cd "$(dirname "$BF16EMU")" && echo "$(pwd)/$(basename "$BF16EMU")")
     (
@@ -436,15 +389,9 @@ if grep -x -e '<!-- attn-t12 -->' "$srcdir/README.md" >/dev/null 2>&1; then
             "$bf" attn --gen repeated-max --heads 128 --nq 4 --nk 256 \
                 --d 16 --v-mean -1.5 --v-std 0.4 --out t12.safetensors
     ) >"$tmp/ran" 2>&1
-    ctx="README.md attn-t12 example"
-    if [ -s "$tmp/readme" ] && cmp -s "$tmp/readme" "$tmp/ran"; then
-        pass
-    else
-        fail "README.md's output differs from this run:"
-        diff "$tmp/readme" "$tmp/ran" | head -20
-    fi
+    expect_readme attn-t12
 else
-    echo "note: README.md has no <!-- attn-t12 --> example; not compared"
+    readme_missing attn-t12
 fi
 
 # ---------------------------------------------------------------------

@@ -19,9 +19,7 @@
 : "${srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
 . "$srcdir/tests/experiments/lib.sh"
 
-: "${ATTN_INPUTS:=./tests/experiments/attn_inputs}"
-: "${JSONQ:=./tests/experiments/jsonq}"
-need_built "$ATTN_INPUTS" "$JSONQ"
+need_attn_inputs
 
 BAD=$srcdir/tests/data/bad
 in=$tmp/in
@@ -141,12 +139,9 @@ expect_no_files()
 # no file in $o.
 bad()
 {
-    cmd=$1 msg=$2
+    _c=$1 _m=$2
     shift 2
-    run "$cmd" "$@"
-    expect_rc 2
-    expect_no_stdout
-    expect_err_has "$msg"
+    expect_error "$_m" "$_c" "$@"
     expect_no_files
 }
 
@@ -212,19 +207,6 @@ diff_own_dump()
     run diff --dump "$_dump" "$@"
     expect_rc 0
     expect_line "result: 5 stages compared, all bit-equal"
-}
-
-# expect_same A B NAME...: the tensors hold the same bytes.
-expect_same()
-{
-    _a=$1 _b=$2
-    shift 2
-    if "$ATTN_INPUTS" same "$_a" "$_b" "$@" >"$tmp/same" 2>&1; then
-        pass
-    else
-        fail "$_a and $_b differ:"
-        sed 's/^/    /' "$tmp/same"
-    fi
 }
 
 # repeat N TEXT: N copies of TEXT separated by blanks

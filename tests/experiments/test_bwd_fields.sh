@@ -11,9 +11,7 @@
 : "${srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
 . "$srcdir/tests/experiments/lib.sh"
 
-: "${ATTN_INPUTS:=./tests/experiments/attn_inputs}"
-: "${JSONQ:=./tests/experiments/jsonq}"
-need_built "$ATTN_INPUTS" "$JSONQ"
+need_attn_inputs
 
 o=$tmp/o
 k=$tmp/k
@@ -40,19 +38,6 @@ bits()
     shift
     run attn $shape "$@" --backward --no-exact --out "$out"
     expect_rc 0
-}
-
-expect_same()
-{
-    a=$1
-    b=$2
-    shift 2
-    if "$ATTN_INPUTS" same "$a" "$b" "$@" >"$tmp/same"; then
-        pass
-    else
-        fail "$a and $b differ:"
-        sed 's/^/    /' "$tmp/same"
-    fi
 }
 
 # ---------------------------------------------------------------------
@@ -145,12 +130,9 @@ expect_differ "$o/fa2.safetensors" "$o/f-delta.safetensors" delta
 # ---------------------------------------------------------------------
 badk()
 {
-    msg=$1
     file=$2
-    run attn --gen normal --kernel "$file" --backward --out "$o/x.safetensors"
-    expect_rc 2
-    expect_no_stdout
-    expect_err_has "$msg"
+    expect_error "$1" attn --gen normal --kernel "$file" --backward \
+        --out "$o/x.safetensors"
     if [ -e "$o/x.safetensors" ]; then
         fail "$file: an output written"
         rm -f "$o/x.safetensors"

@@ -14,9 +14,7 @@
 : "${srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
 . "$srcdir/tests/experiments/lib.sh"
 
-: "${ATTN_INPUTS:=./tests/experiments/attn_inputs}"
-: "${JSONQ:=./tests/experiments/jsonq}"
-need_built "$ATTN_INPUTS" "$JSONQ"
+need_attn_inputs
 gpu=$srcdir/tests/data/gpu
 # the one-pass or split forward kernel's name: \2 kBlockM, \3 kBlockN
 traits='.*flash_fwd_\(splitkv_\)\{0,1\}kernel<Flash_fwd_kernel_traits<'

@@ -56,16 +56,6 @@ expect_rc 0
 expect_line 'usage: bf16emu trace [options] X1 [X2 ...]'
 
 # usage errors: exit 2, stdout empty, stderr says what was wrong
-bad()
-{
-    # bad MESSAGE ARGS...: expect exit 2 and MESSAGE on stderr
-    msg=$1
-    shift
-    run "$@"
-    expect_rc 2
-    expect_no_stdout
-    expect_err_has "$msg"
-}
 
 bad 'usage: bf16emu SUBCOMMAND'
 bad "bf16emu: --version takes only --json (got '--xml')" --version --xml

@@ -18,8 +18,6 @@ B=${srcdir:-.}/tests/data/gpu/backends
 C=${srcdir:-.}/tests/data/gpu/cudnn
 need_data "$B/d64_bwd_normal.safetensors" "$C/bwd_rand_d64_n256.safetensors"
 
-jq() { "$JSONQ" "$tmp/out" "$1" 2>/dev/null; }
-
 
 # NAME DQ DK DV TOTAL-DQ TOTAL-KV WHOLE-DQ WHOLE-KV: the bit-equal and
 # stored elements, and for a gradient the dump keeps in part (rand_*,

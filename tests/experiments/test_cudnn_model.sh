@@ -18,8 +18,6 @@ C=${srcdir:-.}/tests/data/gpu/cudnn
 need_data "$B/d64_normal.safetensors" "$C/mb_d64_nq256_nk1024.safetensors"
 
 # jq PATH: the value at PATH of the last output.
-jq() { "$JSONQ" "$tmp/out" "$1" 2>/dev/null; }
-
 
 # The 24 backend dumps, and decode_d128_nk256_gen (the launch of
 # decode_d128_nk256 dumped again on generated inputs, where the cudnn

@@ -29,25 +29,12 @@ C=$G/sdpa_h200_d64_causal.safetensors
 need_data "$D" "$C"
 
 # expect_json PATH VALUE: the value at PATH in the last output.
-expect_json()
-{
-    got=$("$JSONQ" "$tmp/out" "$1" 2>"$tmp/jerr")
-    if [ $? -eq 0 ] && [ "$got" = "$2" ]; then
-        pass
-    else
-        fail "JSON $1 is '$got', expected '$2' $(cat "$tmp/jerr")"
-    fi
-}
-
 # bad MESSAGE ARGS...: exit 2, nothing on stdout, MESSAGE on stderr.
 bad()
 {
-    msg=$1
+    _m=$1
     shift
-    run diff "$@"
-    expect_rc 2
-    expect_no_stdout
-    expect_err_has "$msg"
+    expect_error "$_m" diff "$@"
 }
 
 ALL="32768 elements, 32768 bit-equal (100.000%), 0 differ"
@@ -374,28 +361,17 @@ expect_line "  note: --no-causal overrides the file's causal: true"
 # README.md's example (the block after "<!-- diff-h200 -->"), run again
 # from the source tree: the output must match, except the command line.
 # ---------------------------------------------------------------------
-if grep -x -e '<!-- diff-h200 -->' "$srcdir/README.md" >/dev/null 2>&1; then
-    awk '
-        /^<!-- diff-h200 -->$/ { marked = 1; next }
-        marked && !inside && /^```$/ { inside = 1; next }
-        inside && /^```$/ { exit }
-        inside { print }
-    ' "$srcdir/README.md" | grep -v -e '^\$ ' >"$tmp/readme"
+if readme_has diff-h200; then
+    readme_block diff-h200 | grep -v -e '^\$ ' >"$tmp/readme"
     bf=$(cd "$(dirname "$BF16EMU")" && echo "$(pwd)/$(basename "$BF16EMU")")
     (
         cd "$srcdir" &&
             "$bf" diff --policy fa2 \
                 --dump tests/data/gpu/sdpa_h200_d64.safetensors --stage o,lse
     ) >"$tmp/ran" 2>&1
-    ctx="README.md diff-h200 example"
-    if [ -s "$tmp/readme" ] && cmp -s "$tmp/readme" "$tmp/ran"; then
-        pass
-    else
-        fail "README.md's output differs from this run:"
-        diff "$tmp/readme" "$tmp/ran" | head -20
-    fi
+    expect_readme diff-h200
 else
-    echo "note: README.md has no <!-- diff-h200 --> example; not compared"
+    readme_missing diff-h200
 fi
 
 # ---------------------------------------------------------------------

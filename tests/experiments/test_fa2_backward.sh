@@ -26,16 +26,6 @@ o=$tmp/o
 k=$tmp/k
 mkdir "$o" "$k" || exit 99
 
-expect_no_files()
-{
-    if [ -z "$(ls -A "$o")" ]; then
-        pass
-    else
-        fail "files left behind: $(ls -A "$o" | tr '\n' ' ')"
-        rm -f "$o"/*
-    fi
-}
-
 # ---------------------------------------------------------------------
 # diff: the backward stages of every FP16 dump and of d = 160 to 256.
 # ---------------------------------------------------------------------

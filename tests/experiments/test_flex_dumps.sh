@@ -22,11 +22,8 @@ if [ ! -x "$JSONQ" ]; then
     echo "SKIP: $JSONQ not built"
     exit 77
 fi
-X=$srcdir/tests/data/gpu/flex
-if [ ! -r "$X/flex_causal_d64.safetensors" ]; then
-    echo "SKIP: tests/data/gpu/flex missing"
-    exit 77
-fi
+need_gpu_data flex flex_causal_d64.safetensors
+X=$gpu_data
 
 # forward and backward (flex_backwards.py.jinja's kernels: the delta
 # reduction, then dQ per query block and dK, dV per KV block over the

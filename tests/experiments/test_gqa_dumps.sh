@@ -15,11 +15,8 @@
 . "$srcdir/tests/experiments/lib.sh"
 
 need_jsonq
-G=$srcdir/tests/data/gpu/gqa
-if [ ! -r "$G/gqa_d64_g4.safetensors" ]; then
-    echo "SKIP: tests/data/gpu/gqa missing"
-    exit 77
-fi
+need_gpu_data gqa gqa_d64_g4.safetensors
+G=$gpu_data
 
 # check NAME BACKEND POLICY STAGES: diff of the backend's outputs in
 # dump NAME under POLICY, every element of each stage bit-equal.

@@ -15,11 +15,8 @@
 . "$srcdir/tests/experiments/lib.sh"
 
 need_jsonq
-G=$srcdir/tests/data/gpu/invariance
-if [ ! -r "$G/dec_d64_nk4096_h16.safetensors" ]; then
-    echo "SKIP: tests/data/gpu/invariance missing"
-    exit 77
-fi
+need_gpu_data invariance dec_d64_nk4096_h16.safetensors
+G=$gpu_data
 
 # decode: FA2's split count (PyTorch's heuristic on the launch's B H)
 # and cuDNN's decode grid move with the batch; the memory-efficient

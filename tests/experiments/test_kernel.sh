@@ -10,37 +10,12 @@
 : "${srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
 . "$srcdir/tests/experiments/lib.sh"
 
-: "${ATTN_INPUTS:=./tests/experiments/attn_inputs}"
-: "${JSONQ:=./tests/experiments/jsonq}"
-need_built "$ATTN_INPUTS" "$JSONQ"
+need_attn_inputs
 gpu=$srcdir/tests/data/gpu
 
 o=$tmp/o
 k=$tmp/k
 mkdir "$o" "$k" || exit 99
-
-expect_same()
-{
-    a=$1
-    b=$2
-    shift 2
-    if "$ATTN_INPUTS" same "$a" "$b" "$@" >"$tmp/same"; then
-        pass
-    else
-        fail "$a and $b differ:"
-        sed 's/^/    /' "$tmp/same"
-    fi
-}
-
-expect_no_files()
-{
-    if [ -z "$(ls -A "$o")" ]; then
-        pass
-    else
-        fail "files left behind: $(ls -A "$o" | tr '\n' ' ')"
-        rm -f "$o"/*
-    fi
-}
 
 # ---------------------------------------------------------------------
 # --describe, then --kernel: the same bits as --policy.
@@ -111,12 +86,7 @@ jq_o() { "$JSONQ" "$tmp/out" stages.0.differ 2>/dev/null; }
 # ---------------------------------------------------------------------
 badk()
 {
-    msg=$1
-    file=$2
-    run attn --gen normal --kernel "$file" --out "$o/x.safetensors"
-    expect_rc 2
-    expect_no_stdout
-    expect_err_has "$msg"
+    expect_error "$1" attn --gen normal --kernel "$2" --out "$o/x.safetensors"
     expect_no_files
 }
 f=$k/fa2.json
@@ -150,12 +120,9 @@ expect_err_has "--kernel '$f' and --policy: expected one of them"
 # ---------------------------------------------------------------------
 bads()
 {
-    msg=$1
+    _m=$1
     shift
-    run attn "$@" --out "$o/x.safetensors"
-    expect_rc 2
-    expect_no_stdout
-    expect_err_has "$msg"
+    expect_error "$_m" attn "$@" --out "$o/x.safetensors"
     expect_no_files
 }
 bads "--splits 0: expected 1 to 128" --gen normal --policy fa2 --splits 0

@@ -167,15 +167,6 @@ expect_line '  a\x01b  U8     []     1'
 # ---------------------------------------------------------------------
 # Errors: exit 2, the file and the reason, nothing on stdout.
 # ---------------------------------------------------------------------
-bad()
-{
-    msg=$1
-    shift
-    run "$@"
-    expect_rc 2
-    expect_no_stdout
-    expect_err_has "$msg"
-}
 bad "bf16emu ls: expected one or more FILEs" ls
 bad "bf16emu ls: expected one or more FILEs" ls --json
 bad "bf16emu ls: unknown option '--keys'" ls --keys "$d/x.npy"

@@ -17,11 +17,8 @@
 . "$srcdir/tests/experiments/lib.sh"
 
 need_jsonq
-M=$srcdir/tests/data/gpu/mask
-if [ ! -r "$M/mask_padding.safetensors" ]; then
-    echo "SKIP: tests/data/gpu/mask missing"
-    exit 77
-fi
+need_gpu_data mask mask_padding.safetensors
+M=$gpu_data
 
 # check NAME BACKEND STAGES [EQUAL TOTAL STAGE-INDEX]: diff of the
 # backend's outputs in dump NAME under its own description; every element

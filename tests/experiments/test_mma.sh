@@ -27,28 +27,7 @@ mkdir "$in" "$o" || exit 99
 E=$in/exact.safetensors
 
 # expect_json PATH VALUE: the value at PATH in the last output.
-expect_json()
-{
-    got=$("$JSONQ" "$tmp/out" "$1" 2>"$tmp/jerr")
-    if [ $? -eq 0 ] && [ "$got" = "$2" ]; then
-        pass
-    else
-        fail "JSON $1 is '$got', expected '$2' $(cat "$tmp/jerr")"
-    fi
-}
-
-jq() { "$JSONQ" "$tmp/out" "$1" 2>/dev/null; }
-
 # expect_no_files: the output folder is empty (no output, no temporary).
-expect_no_files()
-{
-    if [ -z "$(ls -A "$o")" ]; then
-        pass
-    else
-        fail "files left behind: $(ls -A "$o" | tr '\n' ' ')"
-    fi
-}
-
 # ---------------------------------------------------------------------
 # Hardware: sm90 against the H200 results, every vector of the fixture
 # (mma.sync for all, wgmma with A from shared memory and from registers
@@ -110,32 +89,26 @@ run mma --model sm90 --a "$H:A" --b "$H:B" --c "$H:C" --path scalar \
     --out "$o/scalar.safetensors"
 expect_rc 0
 expect_line '  path scalar, flags v.oux'
-run mma --model sm90 --a "$H:A" --b "$H:B" --c "$H:C" --path avx512 \
-    --out "$o/avx512.safetensors"
-if [ "$rc" -eq 2 ] && grep -q 'lacks AVX-512' "$tmp/err"; then
-    echo "note: no AVX-512 here, the vector path is not compared"
-else
-    expect_rc 0
-    expect_line '  path avx512, flags v.oux'
-    if cmp -s "$o/scalar.safetensors" "$o/avx512.safetensors"; then
-        pass
+# same_path PATH ISA WHAT: --path PATH writes the scalar path's bytes; on
+# a CPU without ISA, a note that WHAT is not compared
+same_path()
+{
+    run mma --model sm90 --a "$H:A" --b "$H:B" --c "$H:C" --path "$1" \
+        --out "$o/$1.safetensors"
+    if [ "$rc" -eq 2 ] && grep -q "lacks $2" "$tmp/err"; then
+        echo "note: no $2 here, the $3 is not compared"
     else
-        fail "the scalar and AVX-512 outputs differ"
+        expect_rc 0
+        expect_line "  path $1, flags v.oux"
+        if cmp -s "$o/scalar.safetensors" "$o/$1.safetensors"; then
+            pass
+        else
+            fail "the scalar and $2 outputs differ"
+        fi
     fi
-fi
-run mma --model sm90 --a "$H:A" --b "$H:B" --c "$H:C" --path avx2 \
-    --out "$o/avx2.safetensors"
-if [ "$rc" -eq 2 ] && grep -q 'lacks AVX2' "$tmp/err"; then
-    echo "note: no AVX2 here, the AVX2 path is not compared"
-else
-    expect_rc 0
-    expect_line '  path avx2, flags v.oux'
-    if cmp -s "$o/scalar.safetensors" "$o/avx2.safetensors"; then
-        pass
-    else
-        fail "the scalar and AVX2 outputs differ"
-    fi
-fi
+}
+same_path avx512 AVX-512 "vector path"
+same_path avx2 AVX2 "AVX2 path"
 # BF16EMU_ISA caps the automatic path, and refuses a forced path above it
 BF16EMU_ISA=scalar
 export BF16EMU_ISA
@@ -377,12 +350,9 @@ done
 bad()
 {
     # bad MESSAGE ARGS...
-    msg=$1
+    _m=$1
     shift
-    run mma "$@"
-    expect_rc 2
-    expect_no_stdout
-    expect_err_has "bf16emu mma: $msg"
+    expect_error "bf16emu mma: $_m" mma "$@"
     expect_no_files
 }
 OUT=$o/d.safetensors
@@ -532,13 +502,8 @@ bad "--model 'x': unknown preset" --json --model x $AB --out "$OUT"
 # the output must match, except the command lines and the path line
 # (which depends on the CPU).
 # ---------------------------------------------------------------------
-if grep -x -e '<!-- mma-h200 -->' "$srcdir/README.md" >/dev/null 2>&1; then
-    awk '
-        /^<!-- mma-h200 -->$/ { marked = 1; next }
-        marked && !inside && /^```$/ { inside = 1; next }
-        inside && /^```$/ { exit }
-        inside { print }
-    ' "$srcdir/README.md" | grep -v -e '^\$ ' -e '^    --' -e '^  path ' \
+if readme_has mma-h200; then
+    readme_block mma-h200 | grep -v -e '^\$ ' -e '^    --' -e '^  path ' \
         >"$tmp/readme"
     mkdir "$tmp/ex"
     abs() { (cd "$(dirname "$1")" && echo "$(pwd)/$(basename "$1")"); }
@@ -553,15 +518,9 @@ if grep -x -e '<!-- mma-h200 -->' "$srcdir/README.md" >/dev/null 2>&1; then
                 --c h200/bf16_k16.safetensors:C \
                 --compare h200/bf16_k16.safetensors:d_mma --out d.safetensors
     ) 2>&1 | grep -v -e '^  path ' >"$tmp/ran"
-    ctx="README.md mma-h200 example"
-    if [ -s "$tmp/readme" ] && cmp -s "$tmp/readme" "$tmp/ran"; then
-        pass
-    else
-        fail "README.md's output differs from this run:"
-        diff "$tmp/readme" "$tmp/ran" | head -20
-    fi
+    expect_readme mma-h200
 else
-    echo "note: README.md has no <!-- mma-h200 --> example; not compared"
+    readme_missing mma-h200
 fi
 
 # ---------------------------------------------------------------------

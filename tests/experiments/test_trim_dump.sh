@@ -22,8 +22,6 @@ if [ ! -r "$D" ] || [ ! -x "$JSONQ" ]; then
     echo "SKIP: $D or $JSONQ missing"
     exit 77
 fi
-jq() { "$JSONQ" "$tmp/out" "$1" 2>/dev/null; }
-
 # trim ARGS...: run trim_dump.py; status in $rc, stderr in $tmp/err.
 trim()
 {

@@ -28,25 +28,6 @@ in=$tmp/in
 o=$tmp/o
 mkdir "$in" "$o" || exit 99
 
-bad()
-{
-    msg=$1
-    shift
-    run "$@"
-    expect_rc 2
-    expect_no_stdout
-    expect_err_has "$msg"
-}
-
-expect_json()
-{
-    got=$("$JSONQ" "$tmp/out" "$1" 2>"$tmp/jerr")
-    if [ $? -eq 0 ] && [ "$got" = "$2" ]; then
-        pass
-    else
-        fail "JSON $1 is '$got', expected '$2' $(cat "$tmp/jerr")"
-    fi
-}
 
 O_ALL="  32768 elements, 32768 bit-equal (100.000%), 0 differ"
 CAUSAL='"causal": true, "scale": "1/sqrt(d) (PyTorch default)"'

@@ -58,6 +58,22 @@ def flags_str(flags):
                    (("v", 16), ("i", 8), ("o", 4), ("u", 2), ("x", 1)))
 
 
+def attn_input_args(tmp_path, tensors, fmt):
+    """The options of bf16emu attn that read TENSORS (q, k, v[, do]) from
+    .npy files written to TMP_PATH (BF16 bits with --dtype bf16, FP16 as
+    float16); with dO, --backward."""
+    args = []
+    for name, x in zip(("q", "k", "v", "do"), tensors):
+        p = os.path.join(tmp_path, name + ".npy")
+        np.save(p, x.view(np.float16) if fmt == "f16" else x)
+        args += ["--" + name, p]
+    if fmt == "bf16":
+        args += ["--dtype", "bf16"]
+    if len(tensors) == 4:
+        args.append("--backward")
+    return args
+
+
 def read_safetensors(path):
     """{name: numpy array} of a .safetensors file (raw little-endian
     dtypes as stored; F32 read as uint32 bit patterns)."""
@@ -85,3 +101,17 @@ def read_manifest(path):
         n = struct.unpack("<Q", f.read(8))[0]
         header = json.loads(f.read(n))
     return json.loads(header["__metadata__"]["manifest"])
+
+
+def gpu_dump(data, name, missing, ext=""):
+    """The path of the dump NAME (+ EXT) in the folder DATA; NAME "(none)",
+    the placeholder of an empty parametrization, skips the test with the
+    reason MISSING."""
+    if name == "(none)":
+        pytest.skip(missing)
+    return os.path.join(data, name + ext)
+
+
+def read_dump(path):
+    """(tensors, manifest) of the dump at PATH."""
+    return read_safetensors(path), read_manifest(path)

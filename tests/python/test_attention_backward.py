@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import bf16emu
-from conftest import read_safetensors
+from conftest import attn_input_args, read_safetensors
 
 
 def inputs(b, h, hkv, nq, nk, d, seed, fmt="bf16"):
@@ -24,15 +24,7 @@ def inputs(b, h, hkv, nq, nk, d, seed, fmt="bf16"):
 def run_cli(cli, tmp_path, tensors, fmt, policy, extra=()):
     """bf16emu attn on TENSORS (q, k, v[, do]) saved as .npy (BF16 bits
     with --dtype bf16, FP16 as float16); returns (tensors, json)."""
-    args = []
-    for name, x in zip(("q", "k", "v", "do"), tensors):
-        p = os.path.join(tmp_path, name + ".npy")
-        np.save(p, x.view(np.float16) if fmt == "f16" else x)
-        args += ["--" + name, p]
-    if fmt == "bf16":
-        args += ["--dtype", "bf16"]
-    if len(tensors) == 4:
-        args.append("--backward")
+    args = attn_input_args(tmp_path, tensors, fmt)
     out = os.path.join(tmp_path, "out.safetensors")
     j = cli("attn", *args, "--layout", "bhnd", "--policy", policy, "--out",
             out, "--force", "--json", "--no-exact", *extra)

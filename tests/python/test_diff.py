@@ -95,11 +95,10 @@ def test_matches_cli_diff_of_a_dump(cli):
     description: they differ)."""
     import json
     import os
-    from conftest import read_safetensors
-    from test_mask import DATA, file_mask, manifest
+    from conftest import read_dump
+    from test_mask import DATA, file_mask
     path = os.path.join(DATA, "mask_padding.safetensors")
-    t = read_safetensors(path)
-    m = manifest(path)
+    t, m = read_dump(path)
     mask, kind = file_mask(t, m)
     launch = (m["launch_shape"]["batch"], m["launch_shape"]["heads"])
     r = bf16emu.attention(t["q"], t["k"], t["v"], "efficient", mask=mask,

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import bf16emu
-from conftest import read_manifest as manifest, read_safetensors
+from conftest import gpu_dump, read_dump, read_safetensors
 
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
                     "data", "gpu", "flex")
@@ -51,11 +51,9 @@ def mask_of(t):
 
 @pytest.mark.parametrize("name", dumps() or ["(none)"])
 def test_flex_matches_gpu(name):
-    if name == "(none)":
-        pytest.skip("no flex dump with dO under tests/data/gpu/flex")
-    path = os.path.join(DATA, name)
-    t = read_safetensors(path)
-    m = manifest(path)
+    path = gpu_dump(DATA, name,
+                    "no flex dump with dO under tests/data/gpu/flex")
+    t, m = read_dump(path)
     fmt = "f16" if m["dtype"] in ("fp16", "float16") else "bf16"
     mask, mask_dtype = mask_of(t)
     kernel = "flex"

@@ -25,7 +25,8 @@ import numpy as np
 import pytest
 
 import bf16emu
-from conftest import read_manifest as manifest, read_safetensors
+from conftest import gpu_dump, read_dump, read_manifest as manifest, \
+    read_safetensors
 
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
                     "data", "gpu")
@@ -65,11 +66,8 @@ def checked(backend, m):
 
 @pytest.mark.parametrize("name", dumps() or ["(none)"])
 def test_dump_matches_gpu(name):
-    if name == "(none)":
-        pytest.skip("no dump with its inputs under tests/data/gpu")
-    path = os.path.join(DATA, name)
-    t = read_safetensors(path)
-    m = manifest(path)
+    t, m = read_dump(gpu_dump(DATA, name,
+                              "no dump with its inputs under tests/data/gpu"))
     fmt = "f16" if m["dtype"] == "float16" else "bf16"
     launch = (m["launch_shape"]["batch"], m["launch_shape"]["heads"])
     n = 0
@@ -127,9 +125,7 @@ def check_call(t, pre, kernel, fmt, causal, scale, launch, lse=True,
 
 @pytest.mark.parametrize("name", single_calls() or ["(none)"])
 def test_sdpa_dump_matches_gpu(name):
-    if name == "(none)":
-        pytest.skip("no sdpa_h200_* dump with its inputs")
-    path = os.path.join(DATA, name)
+    path = gpu_dump(DATA, name, "no sdpa_h200_* dump with its inputs")
     m = manifest(path)
     assert m["backend"] == "flash"
     shape = m.get("launch_shape") or m["shape"]
@@ -167,9 +163,7 @@ def captures():
 
 @pytest.mark.parametrize("name", captures() or ["(none)"])
 def test_capture_matches_gpu(name):
-    if name == "(none)":
-        pytest.skip("no capture under tests/data/gpu")
-    path = os.path.join(DATA, name)
+    path = gpu_dump(DATA, name, "no capture under tests/data/gpu")
     t = read_safetensors(path)
     n = 0
     for c in manifest(path)["calls"]:

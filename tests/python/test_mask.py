@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import bf16emu
-from conftest import read_manifest as manifest, read_safetensors
+from conftest import attn_input_args, gpu_dump, read_dump, read_safetensors
 
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
                     "data", "gpu", "mask")
@@ -35,15 +35,7 @@ def save_safetensors(path, name, dtype, a):
 
 
 def run_cli(cli, tmp_path, t, kernel, mask_path, fmt="bf16", extra=()):
-    args = []
-    for name, x in zip(("q", "k", "v", "do"), t):
-        p = os.path.join(tmp_path, name + ".npy")
-        np.save(p, x.view(np.float16) if fmt == "f16" else x)
-        args += ["--" + name, p]
-    if fmt == "bf16":
-        args += ["--dtype", "bf16"]
-    if len(t) == 4:
-        args.append("--backward")
+    args = attn_input_args(tmp_path, t, fmt)
     out = os.path.join(tmp_path, "out.safetensors")
     cli("attn", *args, "--layout", "bhnd", "--policy", kernel, "--mask",
         mask_path, "--out", out, "--force", "--no-exact", *extra)
@@ -233,11 +225,8 @@ def mask_dumps():
 
 @pytest.mark.parametrize("name", mask_dumps() or ["(none)"])
 def test_mask_dump_matches_gpu(name):
-    if name == "(none)":
-        pytest.skip("tests/data/gpu/mask missing")
-    path = os.path.join(DATA, name + ".safetensors")
-    t = read_safetensors(path)
-    m = manifest(path)
+    path = gpu_dump(DATA, name, "tests/data/gpu/mask missing", ".safetensors")
+    t, m = read_dump(path)
     fmt = "f16" if m["dtype"] == "float16" else "bf16"
     launch = (m["launch_shape"]["batch"], m["launch_shape"]["heads"])
     scale = None if isinstance(m["scale"], str) else float(m["scale"])

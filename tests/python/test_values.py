@@ -100,15 +100,19 @@ def test_to_float_every_bf16():
     assert np.array_equal(bf16emu.round(x[~nan], "bf16"), bits[~nan])
 
 
+def random_bits(rng, fmt, n):
+    """N random bit patterns of FMT (tf32: its 19 bits in an FP32 word)."""
+    if fmt == "tf32":
+        return (rng.integers(0, 2**32, n, dtype=np.uint64)
+                .astype(np.uint32) & np.uint32(0xFFFFE000))
+    dt = bf16emu.dtype_of(fmt)
+    return rng.integers(0, np.iinfo(dt).max + 1, n).astype(dt)
+
+
 @pytest.mark.parametrize("fmt", ["f16", "e4m3", "e5m2", "tf32"])
 def test_to_float_matches_cli(trace, fmt):
-    rng = np.random.default_rng(7)
     dt = bf16emu.dtype_of(fmt)
-    if fmt == "tf32":
-        bits = (rng.integers(0, 2**32, 12, dtype=np.uint64)
-                .astype(np.uint32) & np.uint32(0xFFFFE000))
-    else:
-        bits = rng.integers(0, np.iinfo(dt).max + 1, 12).astype(dt)
+    bits = random_bits(np.random.default_rng(7), fmt, 12)
     got = bf16emu.to_float(bits, fmt).view(np.uint32)
     width = 2 * dt.itemsize
     for i, b in enumerate(bits):
@@ -120,13 +124,8 @@ def test_to_float_matches_cli(trace, fmt):
 @pytest.mark.parametrize("src,dst", [("bf16", "e4m3"), ("f16", "bf16"),
                                      ("e5m2", "f16"), ("tf32", "bf16")])
 def test_convert_matches_cli(trace, src, dst):
-    rng = np.random.default_rng(11)
     dt = bf16emu.dtype_of(src)
-    if src == "tf32":
-        bits = (rng.integers(0, 2**32, 10, dtype=np.uint64)
-                .astype(np.uint32) & np.uint32(0xFFFFE000))
-    else:
-        bits = rng.integers(0, np.iinfo(dt).max + 1, 10).astype(dt)
+    bits = random_bits(np.random.default_rng(11), src, 10)
     for mode in ["rne", "rtz", "rup"]:
         got, fl = bf16emu.convert(bits, dst, src, mode, flags=True)
         assert got.dtype == bf16emu.dtype_of(dst)

@@ -218,21 +218,17 @@ lse_prefetch(const fwd_run *r, const fa_lg2_table *t, size_t nr, uint32_t *l)
  * unnormalised, its m and l into w->msplit, w->lpart).  STRIDE: the step
  * between the blocks visited (1, or the split count for "lean").
  *--------------------------------------------------------------------------*/
+/* The state of rows 0 .. NR-1 of the chunk before their first block:
+   m the description's m_init, l, the partials and O~ zero, no key
+   seen. */
 static void
-fwd_range(fwd_run *r, size_t i0, size_t nr, size_t lo, size_t hi, long split,
-          size_t stride)
+range_start(fwd_run *r, size_t nr)
 {
     const fa_plan *pl = r->pl;
-    const fa_kernel *k = &pl->k;
     fwd_ws *w = r->w;
-    fa_capture *cap = fwd_writing(r) ? r->cap : NULL;
-    size_t nvb = hi > lo ? (hi - lo + stride - 1) / stride : 0;
-    sf_env scratch = SF_ENV_IEEE;
-    const fa_lg2_table *lt = nr <= FA_ROW_CHUNK ? lse_table(pl) : NULL;
-    uint32_t lpre[FA_ROW_CHUNK];
 
     for (size_t ri = 0; ri < nr; ri++) {
-        w->m[ri] = fa_mask_bits(k->m_init);
+        w->m[ri] = fa_mask_bits(pl->k.m_init);
         w->l[ri] = FA_F32_ZERO;
         w->started[ri] = 0;
         for (size_t q = 0; q < 4; q++)
@@ -240,172 +236,255 @@ fwd_range(fwd_run *r, size_t i0, size_t nr, size_t lo, size_t hi, long split,
         for (size_t col = 0; col < pl->d; col++)
             w->acc[ri * pl->d + col] = FA_F32_ZERO;
     }
+}
 
-    for (size_t vi = 0; vi < nvb; vi++) {
-        size_t jb = r->blocks != NULL ? r->blocks[lo + vi * stride]
-                    : pl->order == FA_ORDER_REVERSE ? hi - 1 - vi
-                                                    : lo + vi * stride;
-        size_t c0 = jb * pl->bc;
-        size_t bw = pl->nk - c0 < pl->bc ? pl->nk - c0 : pl->bc;
+/* The m and l captures of rows I0 .. I0+NR-1 at visits V0 .. V1-1, from
+   the rows' present state (l in the environment SCRATCH). */
+static void
+capture_m_l(fwd_run *r, size_t i0, size_t nr, size_t v0, size_t v1,
+            sf_env *scratch)
+{
+    fa_capture *cap = r->cap;
 
-        r->partial = r->blocks != NULL && r->block_partial[lo + vi * stride];
-        fa_fwd_block_step(r, i0, nr, c0, bw);
-        if (cap != NULL && (cap->m != NULL || cap->l != NULL))
-            for (size_t ri = 0; ri < nr; ri++) {
-                size_t x = block_index(r, i0 + ri, vi);
-                if (cap->m != NULL)
-                    cap->m[x] = w->m[ri];
-                if (cap->l != NULL)
-                    cap->l[x] = row_l(r, ri, &scratch);
-            }
+    for (size_t ri = 0; ri < nr; ri++)
+        for (size_t vi = v0; vi < v1; vi++) {
+            size_t x = block_index(r, i0 + ri, vi);
+            if (cap->m != NULL)
+                cap->m[x] = r->w->m[ri];
+            if (cap->l != NULL)
+                cap->l[x] = row_l(r, ri, scratch);
+        }
+}
+
+/* The P~ capture of rows I0 .. I0+NR-1 for the keys of the blocks from
+   HI on, which the kernel skips (masked for the whole query block). */
+static void
+capture_skipped(fwd_run *r, size_t i0, size_t nr, size_t hi)
+{
+    const fa_plan *pl = r->pl;
+
+    for (size_t ri = 0; ri < nr; ri++)
+        for (size_t j = hi * pl->bc; j < pl->nk; j++)
+            r->cap->p[(r->head * pl->nq + i0 + ri) * pl->nk + j] = 0;
+}
+
+/* "lean" and flex-decode, split SPLIT: each row's O~ unnormalised, its m
+   and l kept for the combine (m = -Inf, l = 0 for a row without a
+   key). */
+static void
+range_keep_m_l(fwd_run *r, size_t nr, size_t split)
+{
+    const fa_plan *pl = r->pl;
+    fwd_ws *w = r->w;
+
+    for (size_t ri = 0; ri < nr; ri++) {
+        size_t x = split * nr + ri;
+        memcpy(fwd_osplit_row(r, ri, split), w->acc + ri * pl->d,
+               pl->d * sizeof *w->acc);
+        w->msplit[x] = w->started[ri] ? w->m[ri] : FA_F32_NEG_INF;
+        w->lpart[x] = w->started[ri] ? row_l(r, ri, r->env) : FA_F32_ZERO;
     }
-    if (split < 0 && cap != NULL && cap->p != NULL && hi < pl->tc)
-        /* the blocks the kernel skips (masked for the whole query
-           block) */
-        for (size_t ri = 0; ri < nr; ri++)
-            for (size_t j = hi * pl->bc; j < pl->nk; j++)
-                cap->p[(r->head * pl->nq + i0 + ri) * pl->nk + j] = 0;
-    if (split < 0 && cap != NULL && (cap->m != NULL || cap->l != NULL))
-        for (size_t ri = 0; ri < nr; ri++)
-            for (size_t vi = nvb; vi < pl->tc; vi++) {
-                size_t x = block_index(r, i0 + ri, vi);
-                if (cap->m != NULL)
-                    cap->m[x] = w->m[ri];
-                if (cap->l != NULL)
-                    cap->l[x] = row_l(r, ri, &scratch);
-            }
+}
 
-    if (fwd_acc_warps(pl) > 0)
-        for (size_t ri = 0; ri < nr; ri++)
-            if (w->started[ri])
-                fa_fwd_warps_reduce(r, ri);
-    if (split >= 0 && keeps_m_l(pl))
-        lt = NULL; /* no LSE here */
+/* O = O~ / l of row RI into OUT (NULL: computed, not stored; SPLIT < 0:
+   rounded to the output format), by the description's normalisation
+   (ZN: l is zero or NaN). */
+static void
+row_normalise(fwd_run *r, size_t ri, uint32_t l, bool zn, long split,
+              uint32_t *out)
+{
+    const fa_plan *pl = r->pl;
+    const fa_kernel *k = &pl->k;
+    const uint32_t *acc = r->w->acc + ri * pl->d;
+
+    if (k->normalize == FA_NORM_P_DIVIDE) {
+        /* P~ was divided by l before the product */
+        for (size_t col = 0; col < pl->d; col++) {
+            uint32_t x = acc[col];
+            if (split < 0)
+                x = fa_round(k->o, x, fwd_col_env(r, col));
+            if (out)
+                out[col] = x;
+        }
+    } else if (k->normalize == FA_NORM_RECIPROCAL
+               || k->normalize == FA_NORM_RCP_APPROX) {
+        uint32_t inv = zn ? FA_F32_ONE : fa_fwd_inv(pl, l, r->env);
+        for (size_t col = 0; col < pl->d; col++) {
+            sf_env *ce = fwd_col_env(r, col);
+            uint32_t x = fa_mul(acc[col], inv, ce);
+            if (split < 0)
+                x = fwd_round(k->o, x, ce);
+            if (out)
+                out[col] = x;
+        }
+    } else {
+        for (size_t col = 0; col < pl->d; col++) {
+            sf_env *ce = fwd_col_env(r, col);
+            uint32_t x = fa_div(acc[col], l, ce);
+            if (split < 0)
+                x = fwd_round(k->o, x, ce);
+            if (out)
+                out[col] = x;
+        }
+    }
+}
+
+/* The LSE of row RI (row sum L, ZN: L is zero or NaN) by the
+   description's lse; *LSE2 the kernel's base-2 LSE where it forms one
+   (lse "log2-ln2"). */
+static uint32_t
+row_lse(fwd_run *r, size_t ri, uint32_t l, bool zn, long split,
+        uint32_t *lse2)
+{
+    const fa_plan *pl = r->pl;
+    const fa_kernel *k = &pl->k;
+    uint32_t m = r->w->m[ri];
+    uint32_t empty = split >= 0 ? FA_F32_NEG_INF : FA_F32_INF;
+    /* the split's LSE feeds O through the combine */
+    sf_env *le = split >= 0 ? r->env : fwd_lse_env(r);
+
+    if (fwd_lse_is_decode(pl))
+        return zn ? empty
+                  : fa_fwd_lse_lg2_fma(pl, fa_mul(m, pl->scale_log2, le), l,
+                                       le);
+    if (k->lse == FA_LSE_LOG2_LN2) {
+        /* m_i + log2(l_i) in the kernel, then times math.log(2) */
+        uint32_t lg = k->log == FA_KLOG_CUDA_LOG2_FTZ ? fa_cuda_log2f_ftz(l)
+                                                      : lg2_of(pl, l);
+        *lse2 = fa_add(fa_mul(m, pl->scale_log2, le), lg, le);
+        return fa_mul(*lse2, F32_LN2, le);
+    }
+    if (k->lse == FA_LSE_LOG2E_DIV)
+        /* RN32(mi / log2e) + log(s_prime), mi = RN32(m log2e) */
+        return zn ? FA_F32_INF
+                  : fa_add(fa_div(fa_mul(m, FA_F32_LOG2E, le), FA_F32_LOG2E,
+                                  le),
+                           fa_fwd_log(pl, k->log, l), le);
+    if (k->lse == FA_LSE_FMA_SCALE)
+        /* row_max * softmax_scale + __logf(sum): nvcc contracts it into
+           one FFMA */
+        return zn ? empty
+                  : fa_fma(m, pl->scale, fa_fwd_log(pl, k->log, l), le);
+    if (k->lse == FA_LSE_FMA_LN2)
+        /* the log2-domain max times RN(ln 2), added to the natural log of
+           l in one FFMA */
+        return zn ? empty
+                  : fa_fma(fa_mul(m, pl->scale_log2, le), F32_LN2,
+                           fa_fwd_log(pl, k->log, l), le);
+    return fwd_round(
+        k->lse_fmt,
+        fa_add(fwd_round(k->lse_fmt, fa_fwd_log(pl, k->log, l), le), m, le),
+        le);
+}
+
+/* Row RI of the chunk after its last block: O into OUT (as
+   row_normalise) and its LSE returned (*LSE2 as row_lse's). */
+static uint32_t
+row_finish(fwd_run *r, size_t ri, long split, uint32_t *out, uint32_t *lse2)
+{
+    const fa_plan *pl = r->pl;
+    const fa_kernel *k = &pl->k;
+    uint32_t l, lse;
+    bool zn;
+
+    if (!r->w->started[ri]) {
+        /* no key seen (no visible key, or no block visited: the kernel's
+           early exit): O = 0 */
+        for (size_t col = 0; col < pl->d && out; col++)
+            out[col] = FA_F32_ZERO;
+        return split >= 0         ? FA_F32_NEG_INF
+               : k->empty_lse_pos ? FA_F32_INF
+                                  : FA_F32_NEG_INF;
+    }
+    l = row_l(r, ri, r->env);
+    if (k->lse == FA_LSE_LOG2_LN2 && fa_is_zero(l))
+        /* every key masked: l_i = 1, so O = 0 and the LSE is m */
+        l = FA_F32_ONE;
+    zn = fa_is_zero(l) || fa_is_nan(l);
+    row_normalise(r, ri, l, zn, split, out);
+    lse = row_lse(r, ri, l, zn, split, lse2);
+    if (zn && split < 0 && pl->mask != NULL && k->masked_lse == FA_MLSE_ZERO)
+        /* every key masked */
+        lse = FA_F32_ZERO;
+    return lse;
+}
+
+/* Rows I0 .. I0+NR-1 after their last block: O and LSE written (SPLIT <
+   0), or the split's partial O and LSE; the lg2 table's lines the LSEs
+   read asked for ahead. */
+static void
+range_rows(fwd_run *r, size_t i0, size_t nr, long split)
+{
+    const fa_plan *pl = r->pl;
+    fa_capture *cap = fwd_writing(r) ? r->cap : NULL;
+    const fa_lg2_table *lt = nr <= FA_ROW_CHUNK ? lse_table(pl) : NULL;
+    uint32_t lpre[FA_ROW_CHUNK];
+
     if (lt != NULL)
         lse_prefetch(r, lt, nr, lpre);
-    /* O = O~ / l and LSE */
     for (size_t ri = 0; ri < nr; ri++) {
-        size_t i = i0 + ri;
-        uint32_t *acc = w->acc + ri * pl->d;
-        uint32_t *out;
-        uint32_t lse, l, lse2 = FA_F32_NEG_INF;
-        bool zn;
+        size_t i = i0 + ri, x = r->head * pl->nq + i;
+        uint32_t *out = fwd_writing(r) ? r->o + x * pl->d : NULL;
+        uint32_t lse, lse2 = FA_F32_NEG_INF;
 
         if (lt != NULL && ri + LSE_AHEAD < nr)
             fa_lg2_table_prefetch(lt, lpre[ri + LSE_AHEAD], 0);
         if (lt != NULL && ri + LSE_AHEAD / 2 < nr)
             fa_lg2_table_prefetch(lt, lpre[ri + LSE_AHEAD / 2], 1);
-
-        if (split >= 0 && keeps_m_l(pl)) {
-            size_t x = (size_t)split * nr + ri;
-            memcpy(fwd_osplit_row(r, ri, (size_t)split), acc,
-                   pl->d * sizeof *acc);
-            w->msplit[x] = w->started[ri] ? w->m[ri] : FA_F32_NEG_INF;
-            w->lpart[x] = w->started[ri] ? row_l(r, ri, r->env) : FA_F32_ZERO;
-            continue;
-        }
         if (split >= 0)
             out = fwd_osplit_row(r, ri, (size_t)split);
-        else
-            out = fwd_writing(r) ? r->o + (r->head * pl->nq + i) * pl->d : NULL;
         if (split < 0 && cap != NULL && cap->obar != NULL)
-            memcpy(cap->obar + (r->head * pl->nq + i) * pl->d, acc,
-                   pl->d * sizeof *acc);
-        if (!w->started[ri]) {
-            /* no key seen (no visible key, or no block visited: the
-               kernel's early exit): O = 0 */
-            for (size_t col = 0; col < pl->d && out; col++)
-                out[col] = FA_F32_ZERO;
-            lse = split >= 0         ? FA_F32_NEG_INF
-                  : k->empty_lse_pos ? FA_F32_INF
-                                     : FA_F32_NEG_INF;
-        } else {
-            l = row_l(r, ri, r->env);
-            if (k->lse == FA_LSE_LOG2_LN2 && fa_is_zero(l))
-                /* every key masked: l_i = 1, so O = 0 and the LSE is m */
-                l = FA_F32_ONE;
-            zn = fa_is_zero(l) || fa_is_nan(l);
-            if (k->normalize == FA_NORM_P_DIVIDE) {
-                /* P~ was divided by l before the product */
-                for (size_t col = 0; col < pl->d; col++) {
-                    uint32_t x = acc[col];
-                    if (split < 0)
-                        x = fa_round(k->o, x, fwd_col_env(r, col));
-                    if (out)
-                        out[col] = x;
-                }
-            } else if (k->normalize == FA_NORM_RECIPROCAL
-                       || k->normalize == FA_NORM_RCP_APPROX) {
-                uint32_t inv = zn ? FA_F32_ONE : fa_fwd_inv(pl, l, r->env);
-                for (size_t col = 0; col < pl->d; col++) {
-                    sf_env *ce = fwd_col_env(r, col);
-                    uint32_t x = fa_mul(acc[col], inv, ce);
-                    if (split < 0)
-                        x = fwd_round(k->o, x, ce);
-                    if (out)
-                        out[col] = x;
-                }
-            } else {
-                for (size_t col = 0; col < pl->d; col++) {
-                    sf_env *ce = fwd_col_env(r, col);
-                    uint32_t x = fa_div(acc[col], l, ce);
-                    if (split < 0)
-                        x = fwd_round(k->o, x, ce);
-                    if (out)
-                        out[col] = x;
-                }
-            }
-            /* the split's LSE feeds O through the combine */
-            sf_env *le = split >= 0 ? r->env : fwd_lse_env(r);
-            if (fwd_lse_is_decode(pl)) {
-                lse = zn ? (split >= 0 ? FA_F32_NEG_INF : FA_F32_INF)
-                         : fa_fwd_lse_lg2_fma(
-                             pl, fa_mul(w->m[ri], pl->scale_log2, le), l, le);
-            } else if (k->lse == FA_LSE_LOG2_LN2) {
-                /* m_i + log2(l_i) in the kernel, then times math.log(2) */
-                uint32_t lg = k->log == FA_KLOG_CUDA_LOG2_FTZ
-                                  ? fa_cuda_log2f_ftz(l)
-                                  : lg2_of(pl, l);
-                lse2 = fa_add(fa_mul(w->m[ri], pl->scale_log2, le), lg, le);
-                lse = fa_mul(lse2, F32_LN2, le);
-            } else if (k->lse == FA_LSE_LOG2E_DIV) {
-                /* RN32(mi / log2e) + log(s_prime), mi = RN32(m log2e) */
-                lse = zn ? FA_F32_INF
-                         : fa_add(fa_div(fa_mul(w->m[ri], FA_F32_LOG2E, le),
-                                         FA_F32_LOG2E, le),
-                                  fa_fwd_log(pl, k->log, l), le);
-            } else if (k->lse == FA_LSE_FMA_SCALE) {
-                /* row_max * softmax_scale + __logf(sum): nvcc contracts
-                   it into one FFMA */
-                lse = zn ? (split >= 0 ? FA_F32_NEG_INF : FA_F32_INF)
-                         : fa_fma(w->m[ri], pl->scale, fa_fwd_log(pl, k->log, l),
-                                  le);
-            } else if (k->lse == FA_LSE_FMA_LN2) {
-                /* the log2-domain max times RN(ln 2), added to the
-                   natural log of l in one FFMA */
-                lse = zn ? (split >= 0 ? FA_F32_NEG_INF : FA_F32_INF)
-                         : fa_fma(fa_mul(w->m[ri], pl->scale_log2, le),
-                                  F32_LN2, fa_fwd_log(pl, k->log, l), le);
-            } else {
-                lse = fwd_round(
-                    k->lse_fmt,
-                    fa_add(fwd_round(k->lse_fmt, fa_fwd_log(pl, k->log, l), le),
-                           w->m[ri], le),
-                    le);
-            }
-            if (zn && split < 0 && pl->mask != NULL
-                && k->masked_lse == FA_MLSE_ZERO)
-                /* every key masked */
-                lse = FA_F32_ZERO;
-        }
+            memcpy(cap->obar + x * pl->d, r->w->acc + ri * pl->d,
+                   pl->d * sizeof *r->w->acc);
+        lse = row_finish(r, ri, split, out, &lse2);
         if (split >= 0)
-            w->lsplit[(size_t)split * nr + ri] = lse;
+            r->w->lsplit[(size_t)split * nr + ri] = lse;
         else if (fwd_writing(r))
-            r->lse[r->head * pl->nq + i] = lse;
-        if (split < 0 && fwd_writing(r) && cap != NULL && cap->lse_kernel != NULL)
-            cap->lse_kernel[r->head * pl->nq + i] =
-                k->lse == FA_LSE_LOG2_LN2 ? lse2 : lse;
+            r->lse[x] = lse;
+        if (split < 0 && cap != NULL && cap->lse_kernel != NULL)
+            cap->lse_kernel[x] = pl->k.lse == FA_LSE_LOG2_LN2 ? lse2 : lse;
     }
+}
+
+/* The chunk's rows over their KV blocks (the section's comment), then
+   their results. */
+static void
+fwd_range(fwd_run *r, size_t i0, size_t nr, size_t lo, size_t hi, long split,
+          size_t stride)
+{
+    const fa_plan *pl = r->pl;
+    fa_capture *cap = fwd_writing(r) ? r->cap : NULL;
+    bool cap_m_l = cap != NULL && (cap->m != NULL || cap->l != NULL);
+    size_t nvb = hi > lo ? (hi - lo + stride - 1) / stride : 0;
+    sf_env scratch = SF_ENV_IEEE;
+
+    range_start(r, nr);
+    for (size_t vi = 0; vi < nvb; vi++) {
+        size_t x = lo + vi * stride;
+        size_t jb = r->blocks != NULL                ? r->blocks[x]
+                    : pl->order == FA_ORDER_REVERSE ? hi - 1 - vi
+                                                    : x;
+        size_t c0 = jb * pl->bc;
+        size_t bw = pl->nk - c0 < pl->bc ? pl->nk - c0 : pl->bc;
+
+        r->partial = r->blocks != NULL && r->block_partial[x];
+        fa_fwd_block_step(r, i0, nr, c0, bw);
+        if (cap_m_l)
+            capture_m_l(r, i0, nr, vi, vi + 1, &scratch);
+    }
+    if (split < 0 && cap != NULL && cap->p != NULL && hi < pl->tc)
+        capture_skipped(r, i0, nr, hi);
+    if (split < 0 && cap_m_l)
+        /* the blocks not visited keep the last state */
+        capture_m_l(r, i0, nr, nvb, pl->tc, &scratch);
+    if (fwd_acc_warps(pl) > 0)
+        for (size_t ri = 0; ri < nr; ri++)
+            if (r->w->started[ri])
+                fa_fwd_warps_reduce(r, ri);
+    if (split >= 0 && keeps_m_l(pl))
+        range_keep_m_l(r, nr, (size_t)split);
+    else
+        range_rows(r, i0, nr, split);
 }
 
 /* The N blocks of w->blocks (their flags in w->partial) become the ones

@@ -209,7 +209,8 @@ fa_fwd_combine(fwd_run *r, size_t i0, size_t nr)
                 sf_env *ce = fwd_col_env(r, col);
                 uint32_t acc = FA_F32_ZERO;
                 for (size_t s = 0; s < ns; s++)
-                    acc = fa_fma(wgt[s], fwd_osplit_row(r, ri, s)[col], acc, ce);
+                    acc =
+                        fa_fma(wgt[s], fwd_osplit_row(r, ri, s)[col], acc, ce);
                 acc = fwd_round(pl->k.o, acc, ce);
                 if (out)
                     out[col] = acc;

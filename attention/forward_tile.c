@@ -73,8 +73,8 @@ fa_transpose8x8(const uint16_t *src, size_t ss, uint16_t *dst, size_t ds)
    with rows of Nk keys for a large power of two Nk, misses on every
    write. */
 void
-fa_fwd_transpose(const fa_plan *pl, const uint16_t *k, uint16_t *blk, size_t ld,
-              size_t c0, size_t bw)
+fa_fwd_transpose(const fa_plan *pl, const uint16_t *k, uint16_t *blk,
+                 size_t ld, size_t c0, size_t bw)
 {
     size_t j = 0;
 
@@ -1056,9 +1056,9 @@ fa_fwd_block_step(fwd_run *r, size_t i0, size_t nr, size_t c0, size_t bw)
     b.c0 = c0;
     b.bw = bw;
     b.cw = pl->col_warps > 1 ? pl->col_warps : 1;
-    b.span = pl->nq != 1        ? 0
+    b.span = pl->nq != 1           ? 0
              : fwd_decode_wide(pl) ? k->decode_rowsum_span_wide
-                               : k->decode_rowsum_span;
+                                   : k->decode_rowsum_span;
     /* a block the mask applies to may form the exponent otherwise */
     b.ea = r->partial ? k->exp_arg_partial : k->exp_arg;
     b.quad = k->rowsum == FA_ROWSUM_QUAD;

@@ -371,9 +371,8 @@ flex_lse_delta(const fa_config *cfg, const fa_plan *pl, const uint16_t *q,
                  != 0)
             return -1;
         for (size_t i = 0; i < nq; i++)
-            m->dl[hd * nq + i] = flex_delta(pl, xblock,
-                                            dout + hd * nd + i * pl->d,
-                                            oh + i * pl->d, env);
+            m->dl[hd * nq + i] = flex_delta(
+                pl, xblock, dout + hd * nd + i * pl->d, oh + i * pl->d, env);
     }
     return 0;
 }
@@ -426,8 +425,8 @@ flex_kv_head(flex_head *h, size_t kh, size_t g, const uint16_t *q,
     for (size_t hd = kh * g; hd < (kh + 1) * g; hd++)
         flex_query_head(h, hd, q, dout, m, dq);
     for (size_t x = 0; x < kd; x++) {
-        uint32_t gk = fa_round(pl->in_fmt,
-                               fa_mul(m->acck[x], pl->scale, env), env);
+        uint32_t gk =
+            fa_round(pl->in_fmt, fa_mul(m->acck[x], pl->scale, env), env);
         uint32_t gv = fa_round(pl->in_fmt, m->accv[x], env);
         for (size_t hd = kh * g; hd < (kh + 1) * g; hd++) {
             dk[hd * kd + x] = gk;

@@ -333,8 +333,7 @@ row_normalise(fwd_run *r, size_t ri, uint32_t l, bool zn, long split,
    description's lse; *LSE2 the kernel's base-2 LSE where it forms one
    (lse "log2-ln2"). */
 static uint32_t
-row_lse(fwd_run *r, size_t ri, uint32_t l, bool zn, long split,
-        uint32_t *lse2)
+row_lse(fwd_run *r, size_t ri, uint32_t l, bool zn, long split, uint32_t *lse2)
 {
     const fa_plan *pl = r->pl;
     const fa_kernel *k = &pl->k;
@@ -357,9 +356,9 @@ row_lse(fwd_run *r, size_t ri, uint32_t l, bool zn, long split,
     if (k->lse == FA_LSE_LOG2E_DIV)
         /* RN32(mi / log2e) + log(s_prime), mi = RN32(m log2e) */
         return zn ? FA_F32_INF
-                  : fa_add(fa_div(fa_mul(m, FA_F32_LOG2E, le), FA_F32_LOG2E,
-                                  le),
-                           fa_fwd_log(pl, k->log, l), le);
+                  : fa_add(
+                      fa_div(fa_mul(m, FA_F32_LOG2E, le), FA_F32_LOG2E, le),
+                      fa_fwd_log(pl, k->log, l), le);
     if (k->lse == FA_LSE_FMA_SCALE)
         /* row_max * softmax_scale + __logf(sum): nvcc contracts it into
            one FFMA */
@@ -461,7 +460,7 @@ fwd_range(fwd_run *r, size_t i0, size_t nr, size_t lo, size_t hi, long split,
     range_start(r, nr);
     for (size_t vi = 0; vi < nvb; vi++) {
         size_t x = lo + vi * stride;
-        size_t jb = r->blocks != NULL                ? r->blocks[x]
+        size_t jb = r->blocks != NULL               ? r->blocks[x]
                     : pl->order == FA_ORDER_REVERSE ? hi - 1 - vi
                                                     : x;
         size_t c0 = jb * pl->bc;

@@ -287,8 +287,10 @@ range_keep_m_l(fwd_run *r, size_t nr, size_t split)
 }
 
 /* O = O~ / l of row RI into OUT (NULL: computed, not stored; SPLIT < 0:
-   rounded to the output format), by the description's normalisation
-   (ZN: l is zero or NaN). */
+   rounded to the output format), by the description's normalisation:
+   none left for "p-divide" (P~ was divided by l before the product),
+   O~ times 1 / l for the reciprocals (1 for ZN: l is zero or NaN), else
+   O~ / l. */
 static void
 row_normalise(fwd_run *r, size_t ri, uint32_t l, bool zn, long split,
               uint32_t *out)
@@ -296,36 +298,20 @@ row_normalise(fwd_run *r, size_t ri, uint32_t l, bool zn, long split,
     const fa_plan *pl = r->pl;
     const fa_kernel *k = &pl->k;
     const uint32_t *acc = r->w->acc + ri * pl->d;
+    bool pdiv = k->normalize == FA_NORM_P_DIVIDE;
+    bool rcp = k->normalize == FA_NORM_RECIPROCAL
+               || k->normalize == FA_NORM_RCP_APPROX;
+    uint32_t inv = rcp && !zn ? fa_fwd_inv(pl, l, r->env) : FA_F32_ONE;
 
-    if (k->normalize == FA_NORM_P_DIVIDE) {
-        /* P~ was divided by l before the product */
-        for (size_t col = 0; col < pl->d; col++) {
-            uint32_t x = acc[col];
-            if (split < 0)
-                x = fa_round(k->o, x, fwd_col_env(r, col));
-            if (out)
-                out[col] = x;
-        }
-    } else if (k->normalize == FA_NORM_RECIPROCAL
-               || k->normalize == FA_NORM_RCP_APPROX) {
-        uint32_t inv = zn ? FA_F32_ONE : fa_fwd_inv(pl, l, r->env);
-        for (size_t col = 0; col < pl->d; col++) {
-            sf_env *ce = fwd_col_env(r, col);
-            uint32_t x = fa_mul(acc[col], inv, ce);
-            if (split < 0)
-                x = fwd_round(k->o, x, ce);
-            if (out)
-                out[col] = x;
-        }
-    } else {
-        for (size_t col = 0; col < pl->d; col++) {
-            sf_env *ce = fwd_col_env(r, col);
-            uint32_t x = fa_div(acc[col], l, ce);
-            if (split < 0)
-                x = fwd_round(k->o, x, ce);
-            if (out)
-                out[col] = x;
-        }
+    for (size_t col = 0; col < pl->d; col++) {
+        sf_env *ce = fwd_col_env(r, col);
+        uint32_t x = pdiv  ? acc[col]
+                     : rcp ? fa_mul(acc[col], inv, ce)
+                           : fa_div(acc[col], l, ce);
+        if (split < 0)
+            x = fwd_round(k->o, x, ce);
+        if (out)
+            out[col] = x;
     }
 }
 

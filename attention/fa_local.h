@@ -138,6 +138,23 @@ bool fa_plan_decode_log2(const fa_config *cfg, fa_plan *pl);
 /* A capture is usable with PL: NULL, or the reason. */
 const char *fa_plan_capture_check(const fa_plan *pl, const fa_capture *cap);
 
+/* The environments of the traced element's second run, from ENV without
+   its flags: *TENV with CAP's event sink, for the roundings that feed the
+   traced element; *QUIET without a sink, for the others.  Returns the
+   traced head, b H + h. */
+static inline size_t
+fa_trace_envs(const fa_plan *pl, const fa_capture *cap, const sf_env *env,
+              sf_env *tenv, sf_env *quiet)
+{
+    *tenv = *env;
+    *quiet = *env;
+    tenv->events = cap->events;
+    tenv->flags = 0;
+    quiet->events = NULL;
+    quiet->flags = 0;
+    return cap->trace_b * pl->heads + cap->trace_h;
+}
+
 /*----------------------------------------------------------------------------
  * Working memory: a list of arrays carved from one allocation.  A layout
  * function calls fa_ws_take for each array in a fixed order; with

@@ -584,6 +584,19 @@ prescale_k(const fa_plan *pl, fwd_ws *w, const uint16_t *k, sf_env *env)
 /*----------------------------------------------------------------------------
  * The forward.
  *--------------------------------------------------------------------------*/
+/* R on head HD (b H + h) of Q (B H x Nq x d), K and V (B H x Nk x d). */
+static void
+run_head(fwd_run *r, size_t hd, const uint16_t *q, const uint16_t *k,
+         const uint16_t *v)
+{
+    size_t nd = r->pl->nq * r->pl->d, kd = r->pl->nk * r->pl->d;
+
+    r->head = hd;
+    r->q = q + hd * nd;
+    r->k = k + hd * kd;
+    r->v = v + hd * kd;
+}
+
 int
 fa_forward(const fa_config *cfg, const uint16_t *q, const uint16_t *k,
            const uint16_t *v, uint32_t *o, uint32_t *lse, fa_capture *cap,
@@ -620,11 +633,7 @@ fa_forward(const fa_config *cfg, const uint16_t *q, const uint16_t *k,
     run.tcol = -1;
     run.log2_scores = fa_plan_decode_log2(cfg, &pl);
     for (size_t hd = 0; hd < pl.batch * pl.heads; hd++) {
-        size_t nd = pl.nq * pl.d, kd = pl.nk * pl.d;
-        run.head = hd;
-        run.q = q + hd * nd;
-        run.k = k + hd * kd;
-        run.v = v + hd * kd;
+        run_head(&run, hd, q, k, v);
         /* K^T whole, unless fa_fwd_scores builds it block by block (one
            chunk of query rows: decode and short queries; never with
            prescaled scores, which read K^T's prescaled copy) */
@@ -642,21 +651,12 @@ fa_forward(const fa_config *cfg, const uint16_t *q, const uint16_t *k,
     /* The traced element: its row once more, the sink in a private
        environment that sees only the roundings feeding O[row, col]. */
     if (cap != NULL && cap->trace) {
-        sf_env tenv = *env, quiet = *env;
-        size_t hd = cap->trace_b * pl.heads + cap->trace_h;
-        size_t nd = pl.nq * pl.d, kd = pl.nk * pl.d;
+        sf_env tenv, quiet;
 
-        tenv.events = cap->events;
-        tenv.flags = 0;
-        quiet.events = NULL;
-        quiet.flags = 0;
+        run_head(&run, fa_trace_envs(&pl, cap, env, &tenv, &quiet), q, k, v);
         run.env = &tenv;
         run.quiet = &quiet;
         run.tcol = (long)cap->trace_col;
-        run.head = hd;
-        run.q = q + hd * nd;
-        run.k = k + hd * kd;
-        run.v = v + hd * kd;
         prescale_k(&pl, &w, run.k, &quiet);
         fwd_chunk(&run, cap->trace_row / pl.br, cap->trace_row, 1);
     }

@@ -148,13 +148,7 @@ lg2_of(const fa_plan *pl, uint32_t x)
 {
     if (pl->logm != NULL && pl->logm->table != NULL)
         return fa_lg2_table_eval(pl->logm->table, x);
-    float f, r;
-    uint32_t y;
-
-    memcpy(&f, &x, sizeof f);
-    r = (float)log2((double)f);
-    memcpy(&y, &r, sizeof y);
-    return y;
+    return fa_bits_of_f32((float)log2((double)fa_f32_of_bits(x)));
 }
 
 /* decode_lse "lg2-fma": fma(lg2(L), RN32(ln 2), RN32(M RN32(ln 2))), M

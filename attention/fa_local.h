@@ -33,6 +33,12 @@ const fa_kernel *fa_kernel_sdpa_at(size_t i);
 /* Backward row tile of fp32 and paper-eq4 when none is given. */
 #define FA_BWD_ROWS_DEFAULT 64
 
+/* The mma_* fields of a description whose every product (S, P~V, dP, dQ,
+   dK, dV and delta's) runs the one MMA model M (a model's name). */
+#define FA_MMA_PRESET(m)                                                     \
+    .mma_s = (m), .mma_pv = (m), .mma_dp = (m), .mma_dq = (m),              \
+    .mma_dk = (m), .mma_dv = (m), .mma_delta = (m)
+
 /* The bwd_* fields of a description as designated initializers: keys,
    delta, P, dP, dS, operand, dQ, dK and dV, out.  The presets below are
    the one source of the built-in descriptions' values and of

@@ -732,6 +732,24 @@ bwd_kv(bwd_run *r, size_t mb, size_t i0, size_t nr)
 /*----------------------------------------------------------------------------
  * The backward.
  *--------------------------------------------------------------------------*/
+/* R on head HD (b H + h) of Q, O, dO (B H x Nq x d), K, V (B H x Nk x d)
+   and LSE (B H x Nq). */
+static void
+run_head(bwd_run *r, size_t hd, const uint16_t *q, const uint16_t *k,
+         const uint16_t *v, const uint32_t *o, const uint32_t *lse,
+         const uint16_t *dout)
+{
+    size_t nd = r->pl->nq * r->pl->d, kd = r->pl->nk * r->pl->d;
+
+    r->head = hd;
+    r->q = q + hd * nd;
+    r->dout = dout + hd * nd;
+    r->o = o + hd * nd;
+    r->lse = lse + hd * r->pl->nq;
+    r->k = k + hd * kd;
+    r->v = v + hd * kd;
+}
+
 int
 fa_backward(const fa_config *cfg, const uint16_t *q, const uint16_t *k,
             const uint16_t *v, const uint32_t *o, const uint32_t *lse,
@@ -775,14 +793,8 @@ fa_backward(const fa_config *cfg, const uint16_t *q, const uint16_t *k,
     run.quiet = env;
     run.tcol = -1;
     for (size_t hd = 0; hd < pl.batch * pl.heads; hd++) {
-        size_t nd = pl.nq * pl.d, kd = pl.nk * pl.d;
-        run.head = hd;
-        run.q = q + hd * nd;
-        run.dout = dout + hd * nd;
-        run.o = o + hd * nd;
-        run.lse = lse + hd * pl.nq;
-        run.k = k + hd * kd;
-        run.v = v + hd * kd;
+        size_t kd = pl.nk * pl.d;
+        run_head(&run, hd, q, k, v, o, lse, dout);
         for (size_t j = 0; j < pl.nk; j++)
             for (size_t c = 0; c < pl.d; c++) {
                 w.kt[c * pl.nk + j] = run.k[j * pl.d + c];
@@ -812,24 +824,13 @@ fa_backward(const fa_config *cfg, const uint16_t *q, const uint16_t *k,
     }
 
     if (cap != NULL && cap->trace) {
-        sf_env tenv = *env, quiet = *env;
-        size_t hd = cap->trace_b * pl.heads + cap->trace_h;
-        size_t nd = pl.nq * pl.d, kd = pl.nk * pl.d;
+        sf_env tenv, quiet;
+        size_t hd = fa_trace_envs(&pl, cap, env, &tenv, &quiet);
 
-        tenv.events = cap->events;
-        tenv.flags = 0;
-        quiet.events = NULL;
-        quiet.flags = 0;
+        run_head(&run, hd, q, k, v, o, lse, dout);
         run.env = &tenv;
         run.quiet = &quiet;
         run.tcol = (long)cap->trace_col;
-        run.head = hd;
-        run.q = q + hd * nd;
-        run.dout = dout + hd * nd;
-        run.o = o + hd * nd;
-        run.lse = lse + hd * pl.nq;
-        run.k = k + hd * kd;
-        run.v = v + hd * kd;
         bwd_rows(&run, cap->trace_row / pl.br_bwd, cap->trace_row, 1);
     }
     free(ws.base);

@@ -269,138 +269,199 @@ head_forward(const fa_config *cfg, size_t hd, const uint16_t *q,
     return fa_forward(&c, q, k, v, ot, lt, &cap, env);
 }
 
+/* The flex backward's buffers besides the head's. */
+typedef struct flex_mem
+{
+    uint32_t *lse2, *dl;   /* B H x Nq: the forward's base-2 LSE, delta */
+    uint32_t *otmp, *ltmp; /* Nq x d, Nq: a head's forward O and LSE */
+    uint32_t *acck, *accv; /* Nk x d: a KV head's dK and dV */
+} flex_mem;
+
+/* The sparse blocks of H under PL: without a block mask one block of
+   every row and key, its form the partial one only when the lengths are
+   ragged; false where the block mask's blocks are not whole programs
+   (fa_config_backward_refusal says why). */
+static bool
+flex_blocks(flex_head *h, const fa_plan *pl)
+{
+    h->sq = pl->sparse_q != 0 ? pl->sparse_q : pl->nq;
+    h->skv = pl->sparse_kv != 0 ? pl->sparse_kv : pl->nk;
+    h->nqs = (pl->nq + h->sq - 1) / h->sq;
+    h->nks = (pl->nk + h->skv - 1) / h->skv;
+    h->ragged = pl->nq % FLEX_PROGRAM != 0 || pl->nk % FLEX_PROGRAM != 0;
+    return !((pl->sparse_q != 0 && pl->sparse_q % FLEX_PROGRAM != 0)
+             || (pl->sparse_kv != 0 && pl->sparse_kv % FLEX_PROGRAM != 0));
+}
+
+/* The buffers of H and M for BH heads; false when one is missing (those
+   taken stay for flex_free). */
+static bool
+flex_alloc(flex_head *h, flex_mem *m, size_t bh)
+{
+    const fa_plan *pl = h->pl;
+    size_t nq = pl->nq, nk = pl->nk, d = pl->d;
+
+    m->lse2 = malloc(bh * nq * sizeof *m->lse2);
+    m->dl = malloc(bh * nq * sizeof *m->dl);
+    m->otmp = malloc(nq * d * sizeof *m->otmp);
+    m->ltmp = malloc(nq * sizeof *m->ltmp);
+    m->acck = malloc(nk * d * sizeof *m->acck);
+    m->accv = malloc(nk * d * sizeof *m->accv);
+    h->cls = malloc(h->nqs * h->nks);
+    h->p16 = malloc(nq * nk * sizeof *h->p16);
+    h->ds16 = malloc(nq * nk * sizeof *h->ds16);
+    h->kt = malloc(d * h->skv * sizeof *h->kt);
+    h->vt = malloc(d * h->skv * sizeof *h->vt);
+    h->s = malloc(h->sq * h->skv * sizeof *h->s);
+    h->dp = malloc(h->sq * h->skv * sizeof *h->dp);
+    h->a16 = malloc((h->skv > h->sq ? h->skv : h->sq)
+                    * (pl->br_bwd > pl->bc_bwd ? pl->br_bwd : pl->bc_bwd)
+                    * sizeof *h->a16);
+    h->acc = malloc(h->sq * d * sizeof *h->acc);
+    return m->lse2 != NULL && m->dl != NULL && m->otmp != NULL
+           && m->ltmp != NULL && m->acck != NULL && m->accv != NULL
+           && h->cls != NULL && h->p16 != NULL && h->ds16 != NULL
+           && h->kt != NULL && h->vt != NULL && h->s != NULL && h->dp != NULL
+           && h->a16 != NULL && h->acc != NULL;
+}
+
+static void
+flex_free(flex_head *h, flex_mem *m)
+{
+    free(m->lse2);
+    free(m->dl);
+    free(m->otmp);
+    free(m->ltmp);
+    free(m->acck);
+    free(m->accv);
+    free(h->cls);
+    free(h->p16);
+    free(h->ds16);
+    free(h->kt);
+    free(h->vt);
+    free(h->s);
+    free(h->dp);
+    free(h->a16);
+    free(h->acc);
+}
+
+/* The forward's base-2 LSE of every head into M->lse2 (the caller's
+   when its forward kept it, else head by head, its flags in a private
+   copy: the forward is not part of this computation), then delta from
+   O (the forward's own where O is not given) into M->dl. */
+static int
+flex_lse_delta(const fa_config *cfg, const fa_plan *pl, const uint16_t *q,
+               const uint16_t *k, const uint16_t *v, const uint32_t *o,
+               const uint16_t *dout, flex_mem *m, sf_env *env)
+{
+    size_t nq = pl->nq, nd = nq * pl->d, kd = pl->nk * pl->d;
+    size_t g = cfg->gqa_group != 0 ? cfg->gqa_group : 1;
+    size_t xblock = cfg->delta_xblock != 0 ? cfg->delta_xblock : 8;
+    sf_env fenv = *env;
+
+    fenv.events = NULL;
+    for (size_t hd = 0; hd < pl->batch * pl->heads; hd++) {
+        const uint32_t *oh = o != NULL ? o + hd * nd : m->otmp;
+        if (cfg->lse_kernel != NULL && o != NULL)
+            memcpy(m->lse2 + hd * nq, cfg->lse_kernel + hd * nq,
+                   nq * sizeof *m->lse2);
+        else if (head_forward(cfg, hd, q + hd * nd, k + hd / g * kd,
+                              v + hd / g * kd, m->otmp, m->ltmp,
+                              m->lse2 + hd * nq, &fenv)
+                 != 0)
+            return -1;
+        for (size_t i = 0; i < nq; i++)
+            m->dl[hd * nq + i] = flex_delta(
+                pl, xblock, dout + hd * nd + i * pl->d, oh + i * pl->d, env);
+    }
+    return 0;
+}
+
+/* Query head HD of H's KV head: the blocks' classes, P and dS of each
+   block it computes, its dQ into DQ, its part of dK and dV added into
+   M's accumulators. */
+static void
+flex_query_head(flex_head *h, size_t hd, const uint16_t *q,
+                const uint16_t *dout, const flex_mem *m, uint32_t *dq)
+{
+    const fa_plan *pl = h->pl;
+    size_t nd = pl->nq * pl->d;
+
+    h->head = hd;
+    h->q = q + hd * nd;
+    h->dout = dout + hd * nd;
+    h->lse2 = m->lse2 + hd * pl->nq;
+    h->delta = m->dl + hd * pl->nq;
+    for (size_t qs = 0; qs < h->nqs; qs++)
+        for (size_t ks = 0; ks < h->nks; ks++) {
+            int c = pl->sparse_q != 0 ? fa_sparse_class(pl, hd, qs, ks) : 1;
+            h->cls[qs * h->nks + ks] = (unsigned char)c;
+            if (c != 0)
+                block_p_ds(h, qs, ks);
+        }
+    for (size_t qs = 0; qs < h->nqs; qs++)
+        block_dq(h, qs, dq + hd * nd);
+    for (size_t ks = 0; ks < h->nks; ks++)
+        block_dkdv(h, ks, m->acck, m->accv);
+}
+
+/* KV head KH (of group size G): its program walks the group's query
+   heads in order, dK and dV in one accumulator each; dV rounded, dK
+   times the scale, then rounded, and every head of the group gets the
+   KV head's values. */
+static void
+flex_kv_head(flex_head *h, size_t kh, size_t g, const uint16_t *q,
+             const uint16_t *k, const uint16_t *v, const uint16_t *dout,
+             flex_mem *m, uint32_t *dq, uint32_t *dk, uint32_t *dv)
+{
+    const fa_plan *pl = h->pl;
+    size_t kd = pl->nk * pl->d;
+    sf_env *env = h->env;
+
+    memset(m->acck, 0, kd * sizeof *m->acck);
+    memset(m->accv, 0, kd * sizeof *m->accv);
+    h->k = k + kh * kd;
+    h->v = v + kh * kd;
+    for (size_t hd = kh * g; hd < (kh + 1) * g; hd++)
+        flex_query_head(h, hd, q, dout, m, dq);
+    for (size_t x = 0; x < kd; x++) {
+        uint32_t gk =
+            fa_round(pl->in_fmt, fa_mul(m->acck[x], pl->scale, env), env);
+        uint32_t gv = fa_round(pl->in_fmt, m->accv[x], env);
+        for (size_t hd = kh * g; hd < (kh + 1) * g; hd++) {
+            dk[hd * kd + x] = gk;
+            dv[hd * kd + x] = gv;
+        }
+    }
+}
+
 int
 fa_backward_flex(const fa_config *cfg, const fa_plan *pl, const uint16_t *q,
                  const uint16_t *k, const uint16_t *v, const uint32_t *o,
                  const uint16_t *dout, uint32_t *delta, uint32_t *dq,
                  uint32_t *dk, uint32_t *dv, sf_env *env)
 {
-    size_t bh = pl->batch * pl->heads, nq = pl->nq, nk = pl->nk, d = pl->d;
+    size_t bh = pl->batch * pl->heads;
     size_t g = cfg->gqa_group != 0 ? cfg->gqa_group : 1;
-    size_t xblock = cfg->delta_xblock != 0 ? cfg->delta_xblock : 8;
-    size_t nd = nq * d, kd = nk * d;
     flex_head h;
-    uint32_t *lse2 = NULL, *dl = NULL, *otmp = NULL, *ltmp = NULL;
-    uint32_t *acck = NULL, *accv = NULL;
-    sf_env fenv = *env;
+    flex_mem m;
     int rc = -1;
 
-    if (d > 512 || pl->heads % g != 0)
+    if (pl->d > 512 || pl->heads % g != 0)
         return -1;
     memset(&h, 0, sizeof h);
     h.pl = pl;
     h.env = env;
-    /* no block mask: one block of every row and key, its form the
-       partial one only when the lengths are ragged */
-    h.sq = pl->sparse_q != 0 ? pl->sparse_q : nq;
-    h.skv = pl->sparse_kv != 0 ? pl->sparse_kv : nk;
-    h.nqs = (nq + h.sq - 1) / h.sq;
-    h.nks = (nk + h.skv - 1) / h.skv;
-    h.ragged = nq % FLEX_PROGRAM != 0 || nk % FLEX_PROGRAM != 0;
-    if ((pl->sparse_q != 0 && pl->sparse_q % FLEX_PROGRAM != 0)
-        || (pl->sparse_kv != 0 && pl->sparse_kv % FLEX_PROGRAM != 0))
-        return -1; /* fa_config_backward_refusal says why */
-
-    lse2 = malloc(bh * nq * sizeof *lse2);
-    dl = malloc(bh * nq * sizeof *dl);
-    otmp = malloc(nd * sizeof *otmp);
-    ltmp = malloc(nq * sizeof *ltmp);
-    acck = malloc(kd * sizeof *acck);
-    accv = malloc(kd * sizeof *accv);
-    h.cls = malloc(h.nqs * h.nks);
-    h.p16 = malloc(nq * nk * sizeof *h.p16);
-    h.ds16 = malloc(nq * nk * sizeof *h.ds16);
-    h.kt = malloc(d * h.skv * sizeof *h.kt);
-    h.vt = malloc(d * h.skv * sizeof *h.vt);
-    h.s = malloc(h.sq * h.skv * sizeof *h.s);
-    h.dp = malloc(h.sq * h.skv * sizeof *h.dp);
-    h.a16 = malloc((h.skv > h.sq ? h.skv : h.sq)
-                   * (pl->br_bwd > pl->bc_bwd ? pl->br_bwd : pl->bc_bwd)
-                   * sizeof *h.a16);
-    h.acc = malloc(h.sq * d * sizeof *h.acc);
-    if (lse2 == NULL || dl == NULL || otmp == NULL || ltmp == NULL
-        || acck == NULL || accv == NULL || h.cls == NULL || h.p16 == NULL
-        || h.ds16 == NULL || h.kt == NULL || h.vt == NULL || h.s == NULL
-        || h.dp == NULL || h.a16 == NULL || h.acc == NULL)
-        goto out;
-
-    /* the forward's base-2 LSE, head by head (its flags stay in a
-       private copy: the forward is not part of this computation), then
-       delta from O (the forward's own where O is not given) */
-    fenv.events = NULL;
-    for (size_t hd = 0; hd < bh; hd++) {
-        const uint32_t *oh = o != NULL ? o + hd * nd : otmp;
-        if (cfg->lse_kernel != NULL && o != NULL)
-            /* the caller's forward kept it */
-            memcpy(lse2 + hd * nq, cfg->lse_kernel + hd * nq,
-                   nq * sizeof *lse2);
-        else if (head_forward(cfg, hd, q + hd * nd, k + hd / g * kd,
-                              v + hd / g * kd, otmp, ltmp, lse2 + hd * nq,
-                              &fenv)
-                 != 0)
-            goto out;
-        for (size_t i = 0; i < nq; i++)
-            dl[hd * nq + i] = flex_delta(pl, xblock, dout + hd * nd + i * d,
-                                         oh + i * d, env);
+    if (!flex_blocks(&h, pl))
+        return -1;
+    if (flex_alloc(&h, &m, bh)
+        && flex_lse_delta(cfg, pl, q, k, v, o, dout, &m, env) == 0) {
+        for (size_t kh = 0; kh < bh / g; kh++)
+            flex_kv_head(&h, kh, g, q, k, v, dout, &m, dq, dk, dv);
+        if (delta != NULL)
+            memcpy(delta, m.dl, bh * pl->nq * sizeof *delta);
+        rc = 0;
     }
-
-    for (size_t kh = 0; kh < bh / g; kh++) {
-        /* the KV head's program walks its group's query heads in order,
-           dK and dV in one accumulator each */
-        memset(acck, 0, kd * sizeof *acck);
-        memset(accv, 0, kd * sizeof *accv);
-        h.k = k + kh * kd;
-        h.v = v + kh * kd;
-        for (size_t hd = kh * g; hd < (kh + 1) * g; hd++) {
-            h.head = hd;
-            h.q = q + hd * nd;
-            h.dout = dout + hd * nd;
-            h.lse2 = lse2 + hd * nq;
-            h.delta = dl + hd * nq;
-            for (size_t qs = 0; qs < h.nqs; qs++)
-                for (size_t ks = 0; ks < h.nks; ks++) {
-                    int c = pl->sparse_q != 0
-                                ? fa_sparse_class(pl, hd, qs, ks)
-                                : 1;
-                    h.cls[qs * h.nks + ks] = (unsigned char)c;
-                    if (c != 0)
-                        block_p_ds(&h, qs, ks);
-                }
-            for (size_t qs = 0; qs < h.nqs; qs++)
-                block_dq(&h, qs, dq + hd * nd);
-            for (size_t ks = 0; ks < h.nks; ks++)
-                block_dkdv(&h, ks, acck, accv);
-        }
-        /* dV rounded, dK times the scale, then rounded; every head of the
-           group gets the KV head's values */
-        for (size_t x = 0; x < kd; x++) {
-            uint32_t gk = fa_round(pl->in_fmt, fa_mul(acck[x], pl->scale, env),
-                                   env);
-            uint32_t gv = fa_round(pl->in_fmt, accv[x], env);
-            for (size_t hd = kh * g; hd < (kh + 1) * g; hd++) {
-                dk[hd * kd + x] = gk;
-                dv[hd * kd + x] = gv;
-            }
-        }
-    }
-    if (delta != NULL)
-        memcpy(delta, dl, bh * nq * sizeof *delta);
-    rc = 0;
-out:
-    free(lse2);
-    free(dl);
-    free(otmp);
-    free(ltmp);
-    free(acck);
-    free(accv);
-    free(h.cls);
-    free(h.p16);
-    free(h.ds16);
-    free(h.kt);
-    free(h.vt);
-    free(h.s);
-    free(h.dp);
-    free(h.a16);
-    free(h.acc);
+    flex_free(&h, &m);
     return rc;
 }

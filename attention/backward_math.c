@@ -213,13 +213,9 @@ fa_backward_math(const fa_config *cfg, const fa_plan *pl, const uint16_t *q,
     }
 
     if (cap != NULL && cap->trace) {
-        sf_env tenv = *env, quiet = *env;
-        size_t hd = cap->trace_b * pl->heads + cap->trace_h;
+        sf_env tenv, quiet;
+        size_t hd = fa_trace_envs(pl, cap, env, &tenv, &quiet);
 
-        tenv.events = cap->events;
-        tenv.flags = 0;
-        quiet.events = NULL;
-        quiet.flags = 0;
         math_inputs(pl, &w, q + hd * nq * d, k + hd * nk * d,
                     v + hd * nk * d, &quiet);
         math_trace(pl, &w, dout + hd * nq * d, v + hd * nk * d, p + hd * s,

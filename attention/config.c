@@ -399,15 +399,6 @@ fa_flex_decode_splits(size_t sms, size_t bhkv)
 /*----------------------------------------------------------------------------
  * The scale.
  *--------------------------------------------------------------------------*/
-static uint32_t
-f32_bits(float f)
-{
-    uint32_t x;
-
-    memcpy(&x, &f, sizeof x);
-    return x;
-}
-
 /* RN_f32(1/sqrt(D)), correctly rounded.  The double 1/sqrt(d) is within
    two double ulps of the exact value, so the correct FP32 result is its
    float rounding or a neighbour; the midpoint between two neighbours
@@ -418,7 +409,7 @@ static uint32_t
 inv_sqrt_f32(size_t d)
 {
     float f = (float)(1.0 / sqrt((double)d));
-    uint32_t x = f32_bits(f);
+    uint32_t x = fa_bits_of_f32(f);
 
     /* Move X until the midpoints on both sides bracket 1/sqrt(d). */
     for (int step = 0; step < 4; step++) {
@@ -934,14 +925,12 @@ plan_scale(const fa_config *cfg, const fa_kernel *kern, fa_plan *pl)
 {
     const fa_shape *sh = &cfg->shape;
     uint32_t s =
-        cfg->scale != 0.0f ? f32_bits(cfg->scale) : inv_sqrt_f32(sh->d);
+        cfg->scale != 0.0f ? fa_bits_of_f32(cfg->scale) : inv_sqrt_f32(sh->d);
     /* The kernel's float(softmax_scale * M_LOG2E): a double product,
        then one rounding to FP32. */
-    double sd;
-    float sf;
+    float sf = fa_f32_of_bits(s);
+    double sd = (double)sf * 1.4426950408889634074;
 
-    memcpy(&sf, &s, sizeof sf);
-    sd = (double)sf * 1.4426950408889634074;
     pl->scale = s;
     pl->scale_log2 = f32_of_double(sd);
     pl->log2_domain = !kern->score_log2 && cfg->mask != NULL

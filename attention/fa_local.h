@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "attention/attention.h"
 
@@ -31,6 +32,12 @@ const fa_kernel *fa_kernel_sdpa_at(size_t i);
 #define FA_ROW_CHUNK 64
 /* Backward row tile of fp32 and paper-eq4 when none is given. */
 #define FA_BWD_ROWS_DEFAULT 64
+
+/* The mma_* fields of a description whose every product (S, P~V, dP, dQ,
+   dK, dV and delta's) runs the one MMA model M (a model's name). */
+#define FA_MMA_PRESET(m)                                                     \
+    .mma_s = (m), .mma_pv = (m), .mma_dp = (m), .mma_dq = (m),              \
+    .mma_dk = (m), .mma_dv = (m), .mma_delta = (m)
 
 /* The bwd_* fields of a description as designated initializers: keys,
    delta, P, dP, dS, operand, dQ, dK and dV, out.  The presets below are
@@ -138,6 +145,23 @@ bool fa_plan_decode_log2(const fa_config *cfg, fa_plan *pl);
 /* A capture is usable with PL: NULL, or the reason. */
 const char *fa_plan_capture_check(const fa_plan *pl, const fa_capture *cap);
 
+/* The environments of the traced element's second run, from ENV without
+   its flags: *TENV with CAP's event sink, for the roundings that feed the
+   traced element; *QUIET without a sink, for the others.  Returns the
+   traced head, b H + h. */
+static inline size_t
+fa_trace_envs(const fa_plan *pl, const fa_capture *cap, const sf_env *env,
+              sf_env *tenv, sf_env *quiet)
+{
+    *tenv = *env;
+    *quiet = *env;
+    tenv->events = cap->events;
+    tenv->flags = 0;
+    quiet->events = NULL;
+    quiet->flags = 0;
+    return cap->trace_b * pl->heads + cap->trace_h;
+}
+
 /*----------------------------------------------------------------------------
  * Working memory: a list of arrays carved from one allocation.  A layout
  * function calls fa_ws_take for each array in a fixed order; with
@@ -223,6 +247,44 @@ static inline uint32_t
 fa_rbf(uint32_t a, sf_env *env)
 {
     return (uint32_t)fa_bf16(a, env) << 16;
+}
+
+/* The host's float and double of a bit pattern, and back (the bits are
+   copied: no conversion, no rounding). */
+static inline float
+fa_f32_of_bits(uint32_t x)
+{
+    float f;
+
+    memcpy(&f, &x, sizeof f);
+    return f;
+}
+
+static inline uint32_t
+fa_bits_of_f32(float f)
+{
+    uint32_t x;
+
+    memcpy(&x, &f, sizeof x);
+    return x;
+}
+
+static inline double
+fa_f64_of_bits(uint64_t x)
+{
+    double d;
+
+    memcpy(&d, &x, sizeof d);
+    return d;
+}
+
+static inline uint64_t
+fa_bits_of_f64(double d)
+{
+    uint64_t x;
+
+    memcpy(&x, &d, sizeof x);
+    return x;
 }
 
 /* BF16 widened to FP32 (exact, no rounding). */

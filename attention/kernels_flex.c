@@ -12,13 +12,7 @@
     .n_tiles = 2,                                                            \
     .kv_reverse = false,                                                     \
     .causal_skip = false,                                                    \
-    .mma_s = "sm90",                                                         \
-    .mma_pv = "sm90",                                                        \
-    .mma_dp = "sm90",                                                        \
-    .mma_dq = "sm90",                                                        \
-    .mma_dk = "sm90",                                                        \
-    .mma_dv = "sm90",                                                        \
-    .mma_delta = "sm90",                                                     \
+    FA_MMA_PRESET("sm90"),                                                   \
     .score_dot = FA_FMT_F32,                                                 \
     .score_scaled = false,                                                   \
     .score = FA_FMT_F32,                                                     \

@@ -4,9 +4,10 @@
 
 noinst_LTLIBRARIES += attention/libattention.la
 attention_libattention_la_SOURCES = attention/attention.h \
-	attention/fa_local.h attention/kernel.h \
+	attention/fa_local.h attention/fwd_local.h attention/kernel.h \
 	attention/kernels.c attention/kernels_cudnn.c \
 	attention/config.c attention/fix.c attention/forward.c \
+	attention/forward_tile.c attention/forward_combine.c \
 	attention/backward.c attention/backward_math.c \
 	attention/backward_flex.c attention/log.c \
 	attention/exp.c attention/cuda_math.c \

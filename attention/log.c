@@ -7,7 +7,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "attention/attention.h"
+#include "attention/fa_local.h"
 
 /* The bounds below assume double and long double operations rounded
    once to their own format, to nearest (the default environment). */
@@ -22,24 +22,6 @@
 #define F32_QUIET 0x00400000u
 #define F32_DEFAULT_NAN 0x7FC00000u
 
-static float
-f32_of_bits(uint32_t x)
-{
-    float f;
-
-    memcpy(&f, &x, sizeof f);
-    return f;
-}
-
-static uint32_t
-bits_of_f32(float f)
-{
-    uint32_t x;
-
-    memcpy(&x, &f, sizeof x);
-    return x;
-}
-
 /* Whether every real within MARGIN of Y rounds (to FP32, nearest even) to
    the same float as Y: the float F nearest Y is at least MARGIN away from
    the midpoints to its two neighbours.  F is finite and normal here
@@ -49,10 +31,10 @@ static int
 decided(long double y, long double margin, float *out)
 {
     float f = (float)y;
-    uint32_t b = bits_of_f32(f);
+    uint32_t b = fa_bits_of_f32(f);
     /* neighbours in magnitude order: b - 1 and b + 1 (same sign) */
-    long double lo = ((long double)f + (long double)f32_of_bits(b - 1)) / 2;
-    long double hi = ((long double)f + (long double)f32_of_bits(b + 1)) / 2;
+    long double lo = ((long double)f + (long double)fa_f32_of_bits(b - 1)) / 2;
+    long double hi = ((long double)f + (long double)fa_f32_of_bits(b + 1)) / 2;
     long double dlo = y - lo, dhi = hi - y;
 
     if (dlo < 0)
@@ -68,7 +50,7 @@ decided(long double y, long double margin, float *out)
 static int
 log_eval(uint32_t x, uint32_t *res)
 {
-    float xf = f32_of_bits(x), f;
+    float xf = fa_f32_of_bits(x), f;
     double y;
     long double yl;
 
@@ -92,17 +74,17 @@ log_eval(uint32_t x, uint32_t *res)
        the binade of y, 2^-51 |y| or more) covers it. */
     y = log((double)xf);
     if (decided((long double)y, ldexpl(fabsl((long double)y), -51), &f)) {
-        *res = bits_of_f32(f);
+        *res = fa_bits_of_f32(f);
         return 1;
     }
     /* The same with the long double log (x87: 64 bits, about 1 ulp), a
        margin of 2^-61 |y|. */
     yl = logl((long double)xf);
     if (decided(yl, ldexpl(fabsl(yl), LDBL_MANT_DIG > 53 ? -61 : -51), &f)) {
-        *res = bits_of_f32(f);
+        *res = fa_bits_of_f32(f);
         return 2;
     }
-    *res = bits_of_f32((float)yl);
+    *res = fa_bits_of_f32((float)yl);
     return 3;
 }
 
@@ -268,8 +250,8 @@ fa_lg2_table_eval(const fa_lg2_table *t, uint32_t x)
         /* x 2^24 is normal (exact); then subtract 24, rounded to nearest
            (finite: the scaled log lies in [-126, -102)) */
         uint32_t ys =
-            fa_lg2_table_eval(t, bits_of_f32(f32_of_bits(x) * 16777216.0f));
-        return bits_of_f32(f32_of_bits(ys) - 24.0f);
+            fa_lg2_table_eval(t, fa_bits_of_f32(fa_f32_of_bits(x) * 16777216.0f));
+        return fa_bits_of_f32(fa_f32_of_bits(ys) - 24.0f);
     }
     e = (int)fe - 127;
     if (i >= (1u << 22))
@@ -357,5 +339,5 @@ fa_log_eval(const fa_log_model *m, uint32_t x)
     if ((y & F32_MAG) == F32_INF)
         return y;
     /* FMUL by RN(ln 2) = 0x3F317218, to nearest; finite, no overflow */
-    return bits_of_f32(f32_of_bits(y) * f32_of_bits(0x3F317218u));
+    return fa_bits_of_f32(fa_f32_of_bits(y) * fa_f32_of_bits(0x3F317218u));
 }

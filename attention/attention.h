@@ -289,7 +289,9 @@ typedef struct fa_capture
    fa2 is P o (dP - delta) without the softmax scale (applied to dQ and dK
    at the end), of the repo with it.  Masked entries hold the policy's
    mask value in s (-Inf; the repo -finfo(bf16).max) and 0 in p, dp, ds
-   where nothing is computed.  For a row that visits fewer than Tc blocks
+   where nothing is computed (also the keys of blocks that no block list,
+   program or split visits).  With splits, p holds each split's P~ against
+   its own running max.  For a row that visits fewer than Tc blocks
    the last m and l are repeated (a row that visits none: m -Inf, l 0).
    The traced events come from a second evaluation of that element's
    chain with the sink installed in a private copy of the environment;

@@ -250,16 +250,23 @@ capture_m_l(fwd_run *r, size_t i0, size_t nr, size_t v0, size_t v1,
         }
 }
 
-/* The P~ capture of rows I0 .. I0+NR-1 for the keys of the blocks from
-   HI on, which the kernel skips (masked for the whole query block). */
+/* The S and P~ captures of rows I0 .. I0+NR-1 before their blocks are
+   visited: the mask value and 0 for every key, so that a key no block,
+   program or split visits holds them (the visited keys are written over
+   as they are computed). */
 static void
-capture_skipped(fwd_run *r, size_t i0, size_t nr, size_t hi)
+capture_clear(fwd_run *r, size_t i0, size_t nr)
 {
     const fa_plan *pl = r->pl;
+    fa_capture *cap = fwd_writing(r) ? r->cap : NULL;
+    size_t x0 = (r->head * pl->nq + i0) * pl->nk;
+    uint32_t mv = fa_mask_bits(pl->k.mask);
 
-    for (size_t ri = 0; ri < nr; ri++)
-        for (size_t j = hi * pl->bc; j < pl->nk; j++)
-            r->cap->p[(r->head * pl->nq + i0 + ri) * pl->nk + j] = 0;
+    if (cap != NULL && cap->s != NULL)
+        for (size_t x = 0; x < nr * pl->nk; x++)
+            cap->s[x0 + x] = mv;
+    if (cap != NULL && cap->p != NULL)
+        memset(cap->p + x0, 0, nr * pl->nk * sizeof *cap->p);
 }
 
 /* "lean" and flex-decode, split SPLIT: each row's O~ unnormalised, its m
@@ -451,8 +458,6 @@ fwd_range(fwd_run *r, size_t i0, size_t nr, size_t lo, size_t hi, long split,
         if (cap_m_l)
             capture_m_l(r, i0, nr, vi, vi + 1, &scratch);
     }
-    if (split < 0 && cap != NULL && cap->p != NULL && hi < pl->tc)
-        capture_skipped(r, i0, nr, hi);
     if (split < 0 && cap_m_l)
         /* the blocks not visited keep the last state */
         capture_m_l(r, i0, nr, nvb, pl->tc, &scratch);
@@ -490,6 +495,7 @@ fwd_chunk_decode(fwd_run *r, size_t mb, size_t i0, size_t nr)
     fwd_ws *w = r->w;
 
     fa_flex_decode_classes(pl, r->head, mb, w->cls);
+    capture_clear(r, i0, nr);
     for (size_t s = 0; s < pl->splits; s++) {
         size_t n = fa_flex_decode_tiles(pl, w->cls, s, w->blocks,
                                         w->partial);
@@ -523,6 +529,7 @@ fwd_chunk(fwd_run *r, size_t mb, size_t i0, size_t nr)
 
     r->blocks = NULL;
     r->partial = false;
+    capture_clear(r, i0, nr);
     if (pl->k.block_sparse) {
         /* the block mask's list (the same for every chunk of the query
            block) */

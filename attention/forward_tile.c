@@ -292,6 +292,24 @@ scores_row(fwd_run *r, size_t ri, size_t i, uint32_t *srow, size_t nv)
     }
 }
 
+/* The S capture of row I from SROW: the whole row, or with a block list
+   only its blocks (the others keep what capture_clear or another program
+   wrote). */
+static void
+capture_s(fwd_run *r, size_t i, const uint32_t *srow)
+{
+    const fa_plan *pl = r->pl;
+    uint32_t *dst = r->cap->s + (r->head * pl->nq + i) * pl->nk;
+
+    if (r->blocks == NULL) {
+        memcpy(dst, srow, pl->nk * sizeof *srow);
+        return;
+    }
+    for (size_t j = 0; j < pl->nk; j++)
+        if (r->w->visit[j / pl->bc])
+            dst[j] = srow[j];
+}
+
 /* The scores of rows I0 .. I0 + NR - 1 (their S, as the kernel's exp
    reads it), captured when asked. */
 void
@@ -309,8 +327,7 @@ fa_fwd_scores(fwd_run *r, size_t i0, size_t nr)
         else
             scores_row(r, ri, i, srow, nv);
         if (fwd_writing(r) && r->cap != NULL && r->cap->s != NULL)
-            memcpy(r->cap->s + (r->head * pl->nq + i) * pl->nk, srow,
-                   pl->nk * sizeof *srow);
+            capture_s(r, i, srow);
     }
 }
 

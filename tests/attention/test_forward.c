@@ -9,6 +9,7 @@
 #endif
 
 #include <check.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -649,6 +650,76 @@ START_TEST(test_captures)
 }
 END_TEST
 
+/* The S and P~ captures of a block-sparse forward: every key is written,
+   also those of blocks the kernel never visits (the capture buffers are
+   filled with a NaN first).  A key outside the mask holds -Inf and 0, a
+   key inside it a finite score and a P~ in (0, 1]; without splits each
+   row's maximum gives P~ = 1.  KERNEL "flex" (a sliding window of 100
+   keys in blocks of 128: query block 3 lists KV blocks 2 and 3) and
+   "flex-decode" (its own program count, and one program, on a band of keys in the
+   middle). */
+static void
+check_sparse_captures(const char *kernel, size_t nq, size_t nk,
+                      size_t splits, size_t lo_of_row, size_t width)
+{
+    tst_rng rng;
+    size_t d = 16;
+    fa_config c = ft_cfg(FA_POLICY_FA2, 1, 1, nq, nk, d);
+    fa_attn_mask mask = {FA_AMASK_BOOL, NULL, NULL, nk, 1};
+    uint8_t *keep = ft_alloc(nq * nk, 1);
+    uint32_t *s = ft_alloc(nq * nk, 4), *p = ft_alloc(nq * nk, 4);
+    fa_capture cap;
+    run r;
+
+    for (size_t i = 0; i < nq; i++) {
+        size_t lo = lo_of_row == (size_t)-1 ? (i >= width ? i - width : 0)
+                                            : lo_of_row;
+        size_t hi = lo_of_row == (size_t)-1 ? i + 1 : lo_of_row + width;
+        for (size_t j = lo; j < hi && j < nk; j++)
+            keep[i * nk + j] = 1;
+    }
+    mask.data = keep;
+    c.kernel = fa_kernel_by_name(kernel);
+    ck_assert_ptr_nonnull(c.kernel);
+    c.mask = &mask;
+    c.splits = splits;
+    tst_rng_init(&rng, 107);
+    run_init(&r, &c, &rng, 1.0);
+    for (size_t x = 0; x < nq * nk; x++)
+        s[x] = p[x] = 0x7FC0DEADu;
+    memset(&cap, 0, sizeof cap);
+    cap.s = s;
+    cap.p = p;
+    ft_forward(&c, r.q, r.k, r.v, r.o, r.lse, &cap);
+    for (size_t i = 0; i < nq; i++) {
+        size_t ones = 0;
+        for (size_t j = 0; j < nk; j++) {
+            uint32_t sx = s[i * nk + j], px = p[i * nk + j];
+            bool in = keep[i * nk + j] != 0;
+            bool ok = in ? (sx & 0x7F800000u) != 0x7F800000u && px != 0
+                               && px <= 0x3F800000u
+                         : sx == 0xFF800000u && px == 0;
+            ck_assert_msg(ok,
+                          "%s row %zu key %zu (%s the mask): S %08" PRIX32
+                          " P %08" PRIX32,
+                          kernel, i, j, in ? "in" : "outside", sx, px);
+            ones += px == 0x3F800000u;
+        }
+        if (splits <= 1)
+            ck_assert_msg(ones > 0, "%s row %zu: no P~ = 1", kernel, i);
+    }
+    FT_FREE(keep, s, p);
+    run_free(&r);
+}
+
+START_TEST(test_captures_block_sparse)
+{
+    check_sparse_captures("flex", 512, 512, 0, (size_t)-1, 100);
+    check_sparse_captures("flex-decode", 1, 1000, 0, 100, 600);
+    check_sparse_captures("flex-decode", 3, 700, 1, 250, 300);
+}
+END_TEST
+
 /* The traced element's events: only the roundings that feed O[row, col],
    none of the other columns nor of LSE, and the same output. */
 START_TEST(test_trace_fp32)
@@ -962,6 +1033,7 @@ main(void)
     tcase_add_test(tc, test_t7_underflow);
     tcase_add_test(tc, test_t8_repo_detector);
     tcase_add_test(tc, test_captures);
+    tcase_add_test(tc, test_captures_block_sparse);
     tcase_add_test(tc, test_trace_fp32);
     tcase_add_test(tc, test_trace_policies);
     tcase_add_test(tc, test_bf16_policies);

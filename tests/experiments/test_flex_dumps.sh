@@ -253,6 +253,12 @@ for i in 0 1 2 3 4 5 6 7 8; do
         fail "scan capture head $i: O $_m of $_n bit-equal"
     fi
 done
+# the same report on one thread as on two (every captured S and P~
+# entry is written: the keys no program visits too)
+cp "$tmp/out" "$tmp/scan2.json"
+run scan "$F" --json --threads 1
+expect_rc 0
+expect_same_as "$tmp/scan2.json"
 # a call for which torch.compile ran flex_attention's unfused fallback
 # (past dynamo's recompile limit: no Triton flex kernel among the
 # recorded forward kernels) is refused, not run as the Triton kernel

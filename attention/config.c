@@ -409,7 +409,7 @@ static uint32_t
 inv_sqrt_f32(size_t d)
 {
     float f = (float)(1.0 / sqrt((double)d));
-    uint32_t x = fa_bits_of_f32(f);
+    uint32_t x = sf_host_float_bits(f);
 
     /* Move X until the midpoints on both sides bracket 1/sqrt(d). */
     for (int step = 0; step < 4; step++) {
@@ -924,11 +924,11 @@ static void
 plan_scale(const fa_config *cfg, const fa_kernel *kern, fa_plan *pl)
 {
     const fa_shape *sh = &cfg->shape;
-    uint32_t s =
-        cfg->scale != 0.0f ? fa_bits_of_f32(cfg->scale) : inv_sqrt_f32(sh->d);
+    uint32_t s = cfg->scale != 0.0f ? sf_host_float_bits(cfg->scale)
+                                    : inv_sqrt_f32(sh->d);
     /* The kernel's float(softmax_scale * M_LOG2E): a double product,
        then one rounding to FP32. */
-    float sf = fa_f32_of_bits(s);
+    float sf = sf_host_float(s);
     double sd = (double)sf * 1.4426950408889634074;
 
     pl->scale = s;

@@ -28,7 +28,7 @@
 static double
 pow2(int e)
 {
-    return fa_f64_of_bits((uint64_t)(e + 1023) << 52);
+    return sf_host_double((uint64_t)(e + 1023) << 52);
 }
 
 /*----------------------------------------------------------------------------
@@ -227,7 +227,7 @@ static const dd exp2_table[64] = {
 static uint32_t
 round_to_f32(double yh, double yl, double eps, bool *decided)
 {
-    uint64_t b = fa_bits_of_f64(yh);
+    uint64_t b = sf_host_double_bits(yh);
     int e = (int)(b >> 52) - 1023; /* yh in [2^e, 2^(e + 1)) */
     uint64_t sig = (b & 0xFFFFFFFFFFFFFu) | ((uint64_t)1 << 52);
     int drop, ue;
@@ -368,7 +368,7 @@ exp_cr(bool base2, uint32_t x, bool second_only, int *level)
             return 0;
     }
 
-    xd = (double)fa_f32_of_bits(x);
+    xd = (double)sf_host_float(x);
     if (base2) {
         t = xd * 64.0; /* exact */
         kd = (t + ROUND_SHIFT) - ROUND_SHIFT;
@@ -390,7 +390,7 @@ exp_cr(bool base2, uint32_t x, bool second_only, int *level)
         double q = z * (1.0 + z * (0.5 + z * (INV3 + z * (INV4 + z * INV5))));
         double th = exp2_table[j].hi;
         double y = (th + th * q) * pow2(m);
-        uint64_t b = fa_bits_of_f64(y), low = b & 0x1FFFFFFFu;
+        uint64_t b = sf_host_double_bits(y), low = b & 0x1FFFFFFFu;
 
         *level = 1;
         /* The common case with integer operations: a normal binary32
@@ -464,7 +464,7 @@ scale_f32(uint32_t v, int n, bool ftz)
     if (mag == F32_INF || mag == 0)
         return v;
     /* exact: |y| in [2^-549, 2^529), a normal double */
-    y = (double)fa_f32_of_bits(mag) * pow2(n);
+    y = (double)sf_host_float(mag) * pow2(n);
     if (ftz && y < 0x1p-126)
         return sign;
     return sign | round_to_f32(y, 0.0, 0.0, &ok);
@@ -484,7 +484,7 @@ table_exp2(const fa_exp2_table *t, uint32_t x)
     if (t->square_below && !t->ftz && (x & F32_SIGN) &&
         (x & F32_MAG) > 0x42FC0000u && (x & F32_MAG) < F32_INF) {
         uint32_t h = table_exp2_rule(t, x - 0x00800000u);
-        double y = (double)fa_f32_of_bits(h);
+        double y = (double)sf_host_float(h);
         bool ok;
         if ((h & F32_MAG) > F32_INF)
             return h | F32_QUIET;
@@ -561,7 +561,7 @@ mul_log2e(uint32_t x)
 
     if (mag >= F32_INF || mag == 0)
         return x; /* NaN (quieted later), Inf and zeros are kept */
-    p = (double)fa_f32_of_bits(mag) * (double)fa_f32_of_bits(0x3FB8AA3Bu);
+    p = (double)sf_host_float(mag) * (double)sf_host_float(0x3FB8AA3Bu);
     return sign | round_to_f32(p, 0.0, 0.0, &ok);
 }
 
@@ -578,7 +578,7 @@ fa_exp2_table_fill(uint32_t *values, unsigned frac_bits,
         /* -1 + i 2^-fb = -(2^fb - i) 2^-fb: at most 24 significant bits,
            so exact in binary32 */
         double g = -(double)(n - i) * pow2(-(int)frac_bits);
-        values[i] = fn(fa_bits_of_f32((float)g));
+        values[i] = fn(sf_host_float_bits((float)g));
     }
     return 0;
 }
@@ -658,8 +658,8 @@ fa_exp_eval(const fa_exp_model *m, bool base2, uint32_t x)
     case FA_EXP_CR:
         return base2 ? fa_exp2f_cr(x) : fa_expf_cr(x);
     case FA_EXP_LIBM:
-        return fa_bits_of_f32(base2 ? exp2f(fa_f32_of_bits(x))
-                                 : expf(fa_f32_of_bits(x)));
+        return sf_host_float_bits(base2 ? exp2f(sf_host_float(x))
+                                        : expf(sf_host_float(x)));
     case FA_EXP_TABLE:
         return table_exp2(m->table, base2 ? x : mul_log2e(x));
     case FA_EXP_FN:

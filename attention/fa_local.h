@@ -249,44 +249,6 @@ fa_rbf(uint32_t a, sf_env *env)
     return (uint32_t)fa_bf16(a, env) << 16;
 }
 
-/* The host's float and double of a bit pattern, and back (the bits are
-   copied: no conversion, no rounding). */
-static inline float
-fa_f32_of_bits(uint32_t x)
-{
-    float f;
-
-    memcpy(&f, &x, sizeof f);
-    return f;
-}
-
-static inline uint32_t
-fa_bits_of_f32(float f)
-{
-    uint32_t x;
-
-    memcpy(&x, &f, sizeof x);
-    return x;
-}
-
-static inline double
-fa_f64_of_bits(uint64_t x)
-{
-    double d;
-
-    memcpy(&d, &x, sizeof d);
-    return d;
-}
-
-static inline uint64_t
-fa_bits_of_f64(double d)
-{
-    uint64_t x;
-
-    memcpy(&x, &d, sizeof x);
-    return x;
-}
-
 /* BF16 widened to FP32 (exact, no rounding). */
 static inline uint32_t
 fa_wide(uint16_t a)

@@ -148,7 +148,7 @@ lg2_of(const fa_plan *pl, uint32_t x)
 {
     if (pl->logm != NULL && pl->logm->table != NULL)
         return fa_lg2_table_eval(pl->logm->table, x);
-    return fa_bits_of_f32((float)log2((double)fa_f32_of_bits(x)));
+    return sf_host_float_bits((float)log2((double)sf_host_float(x)));
 }
 
 /* decode_lse "lg2-fma": fma(lg2(L), RN32(ln 2), RN32(M RN32(ln 2))), M

@@ -31,10 +31,10 @@ static int
 decided(long double y, long double margin, float *out)
 {
     float f = (float)y;
-    uint32_t b = fa_bits_of_f32(f);
+    uint32_t b = sf_host_float_bits(f);
     /* neighbours in magnitude order: b - 1 and b + 1 (same sign) */
-    long double lo = ((long double)f + (long double)fa_f32_of_bits(b - 1)) / 2;
-    long double hi = ((long double)f + (long double)fa_f32_of_bits(b + 1)) / 2;
+    long double lo = ((long double)f + (long double)sf_host_float(b - 1)) / 2;
+    long double hi = ((long double)f + (long double)sf_host_float(b + 1)) / 2;
     long double dlo = y - lo, dhi = hi - y;
 
     if (dlo < 0)
@@ -50,7 +50,7 @@ decided(long double y, long double margin, float *out)
 static int
 log_eval(uint32_t x, uint32_t *res)
 {
-    float xf = fa_f32_of_bits(x), f;
+    float xf = sf_host_float(x), f;
     double y;
     long double yl;
 
@@ -74,17 +74,17 @@ log_eval(uint32_t x, uint32_t *res)
        the binade of y, 2^-51 |y| or more) covers it. */
     y = log((double)xf);
     if (decided((long double)y, ldexpl(fabsl((long double)y), -51), &f)) {
-        *res = fa_bits_of_f32(f);
+        *res = sf_host_float_bits(f);
         return 1;
     }
     /* The same with the long double log (x87: 64 bits, about 1 ulp), a
        margin of 2^-61 |y|. */
     yl = logl((long double)xf);
     if (decided(yl, ldexpl(fabsl(yl), LDBL_MANT_DIG > 53 ? -61 : -51), &f)) {
-        *res = fa_bits_of_f32(f);
+        *res = sf_host_float_bits(f);
         return 2;
     }
-    *res = fa_bits_of_f32((float)yl);
+    *res = sf_host_float_bits((float)yl);
     return 3;
 }
 
@@ -249,9 +249,9 @@ fa_lg2_table_eval(const fa_lg2_table *t, uint32_t x)
     if (fe == 0) {
         /* x 2^24 is normal (exact); then subtract 24, rounded to nearest
            (finite: the scaled log lies in [-126, -102)) */
-        uint32_t ys =
-            fa_lg2_table_eval(t, fa_bits_of_f32(fa_f32_of_bits(x) * 16777216.0f));
-        return fa_bits_of_f32(fa_f32_of_bits(ys) - 24.0f);
+        uint32_t ys = fa_lg2_table_eval(
+            t, sf_host_float_bits(sf_host_float(x) * 16777216.0f));
+        return sf_host_float_bits(sf_host_float(ys) - 24.0f);
     }
     e = (int)fe - 127;
     if (i >= (1u << 22))
@@ -339,5 +339,5 @@ fa_log_eval(const fa_log_model *m, uint32_t x)
     if ((y & F32_MAG) == F32_INF)
         return y;
     /* FMUL by RN(ln 2) = 0x3F317218, to nearest; finite, no overflow */
-    return fa_bits_of_f32(fa_f32_of_bits(y) * fa_f32_of_bits(0x3F317218u));
+    return sf_host_float_bits(sf_host_float(y) * sf_host_float(0x3F317218u));
 }

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -21,6 +22,46 @@ typedef struct { uint32_t bits; } sf_f32;
 typedef struct { uint32_t bits; } sf_tf32;
 typedef struct { uint8_t bits; } sf_e4m3;
 typedef struct { uint8_t bits; } sf_e5m2;
+
+/* The host's binary32 float and binary64 double with bit pattern X, and
+   the bit pattern of a host value: the bits are copied (no conversion, no
+   rounding, no flag), for passing values between the emulator and native
+   code. */
+static inline float
+sf_host_float(uint32_t x)
+{
+    float f;
+
+    memcpy(&f, &x, sizeof f);
+    return f;
+}
+
+static inline uint32_t
+sf_host_float_bits(float f)
+{
+    uint32_t x;
+
+    memcpy(&x, &f, sizeof x);
+    return x;
+}
+
+static inline double
+sf_host_double(uint64_t x)
+{
+    double d;
+
+    memcpy(&d, &x, sizeof d);
+    return d;
+}
+
+static inline uint64_t
+sf_host_double_bits(double d)
+{
+    uint64_t x;
+
+    memcpy(&x, &d, sizeof x);
+    return x;
+}
 
 /*----------------------------------------------------------------------------
  * Format descriptors.  Every mask and limit is derived from exp_bits,

@@ -28,15 +28,6 @@ static uint32_t a32[N_OPS], b32[N_OPS], c32[N_OPS], r32[N_OPS];
 static float fa16[N_OPS], fb16[N_OPS], fa32[N_OPS], fb32[N_OPS], fc32[N_OPS],
     fr[N_OPS];
 
-static float
-bits_float(uint32_t u)
-{
-    float f;
-
-    memcpy(&f, &u, sizeof f);
-    return f;
-}
-
 static void
 make_operands(void)
 {
@@ -61,11 +52,11 @@ make_operands(void)
                            + ((bench_next(&s) & 1) << 15));
         ch[i] = (uint16_t)(0x3000 + (bench_next(&s) & 0x1FFF)
                            + ((bench_next(&s) & 1) << 15));
-        fa16[i] = bits_float((uint32_t)a16[i] << 16);
-        fb16[i] = bits_float((uint32_t)b16[i] << 16);
-        fa32[i] = bits_float(a32[i]);
-        fb32[i] = bits_float(b32[i]);
-        fc32[i] = bits_float(c32[i]);
+        fa16[i] = sf_host_float((uint32_t)a16[i] << 16);
+        fb16[i] = sf_host_float((uint32_t)b16[i] << 16);
+        fa32[i] = sf_host_float(a32[i]);
+        fb32[i] = sf_host_float(b32[i]);
+        fc32[i] = sf_host_float(c32[i]);
     }
 }
 

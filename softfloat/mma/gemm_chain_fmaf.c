@@ -120,42 +120,6 @@
 /* Columns whose chains one pass interleaves. */
 #define S_FMAF_COLS 32
 
-static float
-f32_of(uint32_t x)
-{
-    float f;
-
-    memcpy(&f, &x, sizeof f);
-    return f;
-}
-
-static uint32_t
-bits_of(float f)
-{
-    uint32_t x;
-
-    memcpy(&x, &f, sizeof x);
-    return x;
-}
-
-static double
-f64_of(uint64_t x)
-{
-    double f;
-
-    memcpy(&f, &x, sizeof f);
-    return f;
-}
-
-static uint64_t
-bits64_of(double f)
-{
-    uint64_t x;
-
-    memcpy(&x, &f, sizeof x);
-    return x;
-}
-
 /* What the kernel reports of a block: some result inexact; some result
    tiny, non-finite or out of range (the block is recomputed). */
 #define K_INEXACT 1u
@@ -180,18 +144,19 @@ bits64_of(double f)
    is 0 < M < 2^-126; the second's is M >= 2^128 - 2^103 (infinities and
    NaNs included).  Integer arithmetic on the bits, no branch, no
    comparison: GCC vectorises it with SSE2. */
-#define FMA_STEP(p, c, r, fl)                                                \
-    do {                                                                     \
-        double s_ = (p) + (c), v_ = s_ - (p);                                \
-        double e_ = ((p) - (s_ - v_)) + ((c) - v_);                          \
-        uint64_t sb_ = bits64_of(s_), eb_ = bits64_of(e_);                   \
-        uint64_t z_ = eb_ << 1, nz_ = NZ64(z_), neg_ = (sb_ ^ eb_) >> 63;    \
-        uint64_t ob_ = (sb_ - (nz_ & neg_)) | nz_, m_;                       \
-        (r) = (double)(float)f64_of(ob_);                                    \
-        m_ = ob_ & F64_MAG;                                                  \
-        (fl) |= ((z_ | (bits64_of(r) ^ ob_)) >> 1)                           \
-                | ((((m_ - F64_TINY) & ~(m_ - 1u)) | (F64_HUGE - 1u - m_))  \
-                   & ~F64_MAG);                                              \
+#define FMA_STEP(p, c, r, fl)                                                 \
+    do {                                                                      \
+        double s_ = (p) + (c), v_ = s_ - (p);                                 \
+        double e_ = ((p) - (s_ - v_)) + ((c) - v_);                           \
+        uint64_t sb_ = sf_host_double_bits(s_),                               \
+                 eb_ = sf_host_double_bits(e_);                               \
+        uint64_t z_ = eb_ << 1, nz_ = NZ64(z_), neg_ = (sb_ ^ eb_) >> 63;     \
+        uint64_t ob_ = (sb_ - (nz_ & neg_)) | nz_, m_;                        \
+        (r) = (double)(float)sf_host_double(ob_);                             \
+        m_ = ob_ & F64_MAG;                                                   \
+        (fl) |= ((z_ | (sf_host_double_bits(r) ^ ob_)) >> 1)                  \
+                | ((((m_ - F64_TINY) & ~(m_ - 1u)) | (F64_HUGE - 1u - m_))    \
+                   & ~F64_MAG);                                               \
     } while (0)
 
 /* OUT (NR x COLS) = A (NR x K) * B (K x COLS) + C (NR x COLS; NULL: +0),
@@ -216,31 +181,32 @@ chain_f64(size_t nr, size_t cols, size_t k, const uint32_t *a,
             }
             if (c != NULL)
                 for (size_t u = 0; u < S_FMAF_COLS; u++)
-                    acc[u] = (double)f32_of(c[r * cols + j + u]);
+                    acc[u] = (double)sf_host_float(c[r * cols + j + u]);
             for (size_t t = 0; t < k; t++) {
-                double x = (double)f32_of(ar[t]);
+                double x = (double)sf_host_float(ar[t]);
                 const uint32_t *bt = b + t * cols + j;
                 for (size_t u = 0; u < S_FMAF_COLS; u++) {
-                    double p = x * (double)f32_of(bt[u]), q;
+                    double p = x * (double)sf_host_float(bt[u]), q;
                     FMA_STEP(p, acc[u], q, flv[u]);
                     acc[u] = q;
                 }
             }
             for (size_t u = 0; u < S_FMAF_COLS; u++) {
-                out[r * cols + j + u] = bits_of((float)acc[u]);
+                out[r * cols + j + u] = sf_host_float_bits((float)acc[u]);
                 fl |= flv[u];
             }
         }
         for (; j < cols; j++) {
-            double acc = c != NULL ? (double)f32_of(c[r * cols + j]) : 0.0;
+            double acc =
+                c != NULL ? (double)sf_host_float(c[r * cols + j]) : 0.0;
             for (size_t t = 0; t < k; t++) {
-                double p = (double)f32_of(ar[t])
-                           * (double)f32_of(b[t * cols + j]),
+                double p = (double)sf_host_float(ar[t])
+                           * (double)sf_host_float(b[t * cols + j]),
                        q;
                 FMA_STEP(p, acc, q, fl);
                 acc = q;
             }
-            out[r * cols + j] = bits_of((float)acc);
+            out[r * cols + j] = sf_host_float_bits((float)acc);
         }
     }
     return (fl >> 63 != 0 ? K_REDO : 0u)

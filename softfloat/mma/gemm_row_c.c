@@ -16,24 +16,6 @@
 #define ROW_INLINE static inline
 #endif
 
-static inline float
-f32_of(uint32_t u)
-{
-    float f;
-
-    memcpy(&f, &u, sizeof f);
-    return f;
-}
-
-static inline uint32_t
-bits_of(float f)
-{
-    uint32_t u;
-
-    memcpy(&u, &f, sizeof u);
-    return u;
-}
-
 /* Pass 1 works on 16-bit lanes, on the magnitude Y (x & 0x7FFF) of a
    BF16 element x of B.  The biased exponent sum of its product with A's
    element, from A's biased exponent field AE (NO_A for a zero): x's
@@ -83,8 +65,8 @@ grid_powers(int32_t q, bool has, float *scale, float *twoq)
 
     if (has && qc != q)
         return false;
-    *scale = f32_of((uint32_t)(127 - qc) << 23);
-    *twoq = f32_of((uint32_t)(127 + qc) << 23);
+    *scale = sf_host_float((uint32_t)(127 - qc) << 23);
+    *twoq = sf_host_float((uint32_t)(127 + qc) << 23);
     return true;
 }
 
@@ -130,7 +112,7 @@ nt_block(const s_mma_plan *pl, const float *aw, const int16_t *ae,
        times 2^q differs from its product exactly when bits were lost
        (looked at while NEED: no inexact result so far) */
     for (size_t t = 0; t < len; t++) {
-        float p = f32_of((uint32_t)x[t] << 16) * aw[t];
+        float p = sf_host_float((uint32_t)x[t] << 16) * aw[t];
         int32_t kept = (int32_t)(p * scale);
         sum += kept;
         if (need)
@@ -182,14 +164,14 @@ lanes_grid(const s_mma_plan *pl, const int16_t *mx, const uint32_t *acc,
         fail |= (uint32_t)(mx[l] > 0) & bad;
         slow[l] = (uint32_t)(mag != 0) & (bad | (uint32_t)(cef == 0));
         q[l] = qq;
-        scale[l] = f32_of((uint32_t)(127 - qc) << 23);
-        twoq[l] = f32_of((uint32_t)(127 + qc) << 23);
+        scale[l] = sf_host_float((uint32_t)(127 - qc) << 23);
+        twoq[l] = sf_host_float((uint32_t)(127 + qc) << 23);
         cbits[l] = slow[l] != 0 ? 0 : a;
     }
     if (fail != 0)
         return false;
     for (size_t l = 0; l < W; l++) {
-        float cf = f32_of(cbits[l]);
+        float cf = sf_host_float(cbits[l]);
         int32_t k = (int32_t)(cf * scale[l]);
         kc[l] = k;
         lc |= (uint32_t)((float)k * twoq[l] != cf);
@@ -223,15 +205,17 @@ lanes_finish(const s_mma_plan *pl, const int16_t *mx, const int32_t *kc,
         uint32_t big = (uint32_t)(mag >= 0x40000000u)
                        | (uint32_t)(((t ^ s) & (t ^ c)) < 0);
         int32_t m = (int32_t)(mag & (big - 1u));
-        int32_t e1 = (int32_t)(bits_of((float)(m >> 7)) >> 23) - 120;
-        int32_t e0 = (int32_t)(bits_of((float)(m & 0x7F)) >> 23) - 127;
+        int32_t e1 =
+            (int32_t)(sf_host_float_bits((float)(m >> 7)) >> 23) - 120;
+        int32_t e0 =
+            (int32_t)(sf_host_float_bits((float)(m & 0x7F)) >> 23) - 127;
         int32_t hi = -(int32_t)(m >= 0x80);
         int32_t lead = (e1 & hi) | (e0 & ~hi), sh = lead - 23;
         int32_t mask, ex;
         uint32_t fb, nz = 0u - (uint32_t)(m != 0);
         sh &= -(int32_t)(sh > 0);
-        mask = (int32_t)f32_of((uint32_t)(sh + 127) << 23) - 1;
-        fb = bits_of((float)(m & ~mask));
+        mask = (int32_t)sf_host_float((uint32_t)(sh + 127) << 23) - 1;
+        fb = sf_host_float_bits((float)(m & ~mask));
         ex = lead + q[l];
         /* a wide total, or a subnormal or overflowing result */
         slow[l] |= big
@@ -288,7 +272,7 @@ row_block(const s_mma_plan *pl, const float *aw, const int16_t *ae,
         return false;
     for (size_t t = 0; t < len; t++)
         for (size_t l = 0; l < W; l++) {
-            float p = f32_of((uint32_t)b[t * ld + l] << 16) * aw[t];
+            float p = sf_host_float((uint32_t)b[t * ld + l] << 16) * aw[t];
             int32_t kept = (int32_t)(p * scale[l]);
             sum[l] += kept;
             if (need)
@@ -346,7 +330,7 @@ nt_lanes(const s_mma_plan *pl, const float *aw, const int16_t *ae,
         int32_t s = 0;
         uint32_t b = 0;
         for (size_t t = 0; t < len; t++) {
-            float p = f32_of((uint32_t)xl[t] << 16) * aw[t];
+            float p = sf_host_float((uint32_t)xl[t] << 16) * aw[t];
             int32_t kept = (int32_t)(p * sc);
             s += kept;
             if (need)
@@ -585,7 +569,7 @@ side_a(const uint16_t *a, size_t k, size_t n, float *aw, int16_t *ae)
     for (size_t t = 0; t < k; t++) {
         uint16_t y = (uint16_t)(a[t] & 0x7FFF);
         bad |= (uint32_t)(y != 0 && (y < S_MMA_FP_ABS_MIN || y > S_MMA_FP_ABS_MAX));
-        aw[t] = f32_of((uint32_t)a[t] << 16);
+        aw[t] = sf_host_float((uint32_t)a[t] << 16);
         ae[t] = y != 0 ? (int16_t)(y >> 7) : (int16_t)NO_A;
     }
     for (size_t t = k; t % n != 0; t++) {

@@ -26,14 +26,6 @@
 
 #define EPS DBL_EPSILON
 
-static uint32_t
-f2b(float f)
-{
-    uint32_t b;
-    memcpy(&b, &f, sizeof b);
-    return b;
-}
-
 /* Uniform in [-1, 1), 53 random bits. */
 static double
 rand_sym(tst_rng *r)
@@ -73,8 +65,8 @@ START_TEST(test_delta_hand)
     double lpd[4], hpd[4], err[4], sum, sum_d;
 
     for (int i = 0; i < 4; i++) {
-        lb[i] = f2b(lp[i]);
-        hb[i] = f2b(hp[i]);
+        lb[i] = tst_f32_bits(lp[i]);
+        hb[i] = tst_f32_bits(hp[i]);
         lpd[i] = lp[i];
         hpd[i] = hp[i];
     }

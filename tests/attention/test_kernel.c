@@ -22,24 +22,6 @@
 #include "tests/attention/fa_test.h"
 #include "tests/support/suite.h"
 
-static float
-f32(uint32_t b)
-{
-    float f;
-
-    memcpy(&f, &b, sizeof f);
-    return f;
-}
-
-static uint32_t
-bits(float f)
-{
-    uint32_t b;
-
-    memcpy(&b, &f, sizeof b);
-    return b;
-}
-
 /* The named descriptions pass their check; each policy's default
    configuration and the configuration of its description give the same
    bits, forward and backward. */
@@ -327,14 +309,16 @@ check_split(size_t nq, size_t nk, size_t d, size_t splits, tst_rng *rng)
     for (size_t i = 0; i < nq; i++) {
         float acc[32], lmax = -INFINITY, lse_sum, lse_out, scale[128];
         for (size_t s = 0; s < splits; s++)
-            lmax = fmaxf(lmax, f32(ls[s * nq + i]));
+            lmax = fmaxf(lmax, tst_f32_of(ls[s * nq + i]));
         if (lmax == -INFINITY)
             lmax = 0.0f;
         for (size_t t = 0; t < rpt; t++)
             for (size_t l = 0; l < per; l++) {
                 size_t row = l * rpt + t;
-                float x = row < splits ? f32(ls[row * nq + i]) : -INFINITY;
-                float e = f32(fa_cuda_expf(NULL, bits(x - lmax)));
+                float x =
+                    row < splits ? tst_f32_of(ls[row * nq + i]) : -INFINITY;
+                float e =
+                    tst_f32_of(fa_cuda_expf(NULL, tst_f32_bits(x - lmax)));
                 acc[t] = l == 0 ? e : acc[t] + e;
             }
         for (size_t off = rpt / 2; off >= 1; off /= 2) {
@@ -346,21 +330,21 @@ check_split(size_t nq, size_t nk, size_t d, size_t splits, tst_rng *rng)
         lse_sum = acc[0];
         lse_out = lse_sum == 0.0f || lse_sum != lse_sum
                       ? INFINITY
-                      : f32(fa_cuda_logf(bits(lse_sum))) + lmax;
-        if (bits(lse_out) != lse[i] && bad++ < 5)
+                      : tst_f32_of(fa_cuda_logf(tst_f32_bits(lse_sum))) + lmax;
+        if (tst_f32_bits(lse_out) != lse[i] && bad++ < 5)
             printf("split %zu: LSE[%zu] %08x, expected %08x\n", splits, i,
-                   lse[i], bits(lse_out));
+                   lse[i], tst_f32_bits(lse_out));
         for (size_t s = 0; s < splits; s++)
-            scale[s] =
-                f32(fa_cuda_expf(NULL, bits(f32(ls[s * nq + i]) - lse_out)));
+            scale[s] = tst_f32_of(fa_cuda_expf(
+                NULL, tst_f32_bits(tst_f32_of(ls[s * nq + i]) - lse_out)));
         for (size_t col = 0; col < d; col++) {
             float x = 0.0f;
             uint32_t want;
             for (size_t s = 0; s < splits; s++)
-                x = fmaf(scale[s], f32(os[(s * nq + i) * d + col]), x);
-            if (bits(x) != o32[i * d + col] && bad++ < 5)
+                x = fmaf(scale[s], tst_f32_of(os[(s * nq + i) * d + col]), x);
+            if (tst_f32_bits(x) != o32[i * d + col] && bad++ < 5)
                 printf("split %zu: O~[%zu][%zu] %08x, expected %08x\n", splits,
-                       i, col, o32[i * d + col], bits(x));
+                       i, col, o32[i * d + col], tst_f32_bits(x));
             want = (uint32_t)ft_bf16((double)x) << 16;
             if (want != o[i * d + col] && bad++ < 5)
                 printf("split %zu: O[%zu][%zu] %08x, expected %08x\n", splits,

@@ -91,32 +91,18 @@ tensor_field(char *buf, size_t size, const char *name, const char *what)
 static const char *
 describe(char *buf, size_t size, const json_t *v)
 {
-    switch (json_typeof(v)) {
-    case JSON_INTEGER:
+    static const char *const words[] = {
+        [JSON_OBJECT] = "an object", [JSON_ARRAY] = "an array",
+        [JSON_STRING] = "a string",  [JSON_TRUE] = "true",
+        [JSON_FALSE] = "false",      [JSON_NULL] = "null",
+    };
+
+    if (json_is_integer(v))
         snprintf(buf, size, "%lld", (long long)json_integer_value(v));
-        break;
-    case JSON_REAL:
+    else if (json_is_real(v))
         snprintf(buf, size, "the real number %.17g", json_real_value(v));
-        break;
-    case JSON_STRING:
-        snprintf(buf, size, "a string");
-        break;
-    case JSON_ARRAY:
-        snprintf(buf, size, "an array");
-        break;
-    case JSON_OBJECT:
-        snprintf(buf, size, "an object");
-        break;
-    case JSON_TRUE:
-        snprintf(buf, size, "true");
-        break;
-    case JSON_FALSE:
-        snprintf(buf, size, "false");
-        break;
-    default:
-        snprintf(buf, size, "null");
-        break;
-    }
+    else
+        snprintf(buf, size, "%s", words[json_typeof(v)]);
     return buf;
 }
 

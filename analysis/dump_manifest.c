@@ -67,15 +67,26 @@ uint_list(const char *path, const char *name, const json_t *v, uint64_t *out,
     return TENSOR_OK;
 }
 
+/* The boolean V (field NAME) into *OUT. */
+static int
+get_bool(const char *path, const char *name, const json_t *v, bool *out,
+         tensor_error *err)
+{
+    if (!json_is_boolean(v))
+        return FAIL("%s: expected true or false", name);
+    *out = json_is_true(v);
+    return TENSOR_OK;
+}
+
 static int
 f_causal(FIELD_ARGS)
 {
+    int rc = get_bool(path, "causal", v, &m->causal, err);
+
     (void)key;
-    if (!json_is_boolean(v))
-        return FAIL("causal: expected true or false");
-    m->causal = json_is_true(v);
-    m->causal_given = true;
-    return TENSOR_OK;
+    if (rc == TENSOR_OK)
+        m->causal_given = true;
+    return rc;
 }
 
 /* dump_sdpa.py: "bottom-right (...)" (the flash kernel's) or "top-left
@@ -308,11 +319,13 @@ f_layout(FIELD_ARGS)
 static int
 f_enable_gqa(FIELD_ARGS)
 {
+    bool b = false;
+    int rc = get_bool(path, "enable_gqa", v, &b, err);
+
     (void)key;
-    if (!json_is_boolean(v))
-        return FAIL("enable_gqa: expected true or false");
-    m->enable_gqa = json_is_true(v) ? 1 : 0;
-    return TENSOR_OK;
+    if (rc == TENSOR_OK)
+        m->enable_gqa = b ? 1 : 0;
+    return rc;
 }
 
 /* described here, held as the tensor attn_mask */

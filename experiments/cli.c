@@ -326,6 +326,21 @@ bad:
 }
 
 bool
+cli_parse_threads(const char *cmd, const char *value, long *threads)
+{
+    uint64_t n;
+
+    if (!cli_parse_u64(cmd, "--threads", value, &n))
+        return false;
+    if (n < 1 || n > 1024) {
+        cli_error(cmd, "--threads %s: expected 1 .. 1024", value);
+        return false;
+    }
+    *threads = (long)n;
+    return true;
+}
+
+bool
 cli_parse_double(const char *cmd, const char *opt, const char *value,
                  bool finite, double *v)
 {

@@ -144,6 +144,9 @@ bool cli_parse_mode(const char *cmd, const char *opt, const char *value,
                     sf_round *rm);
 bool cli_parse_u64(const char *cmd, const char *opt, const char *value,
                    uint64_t *v);
+/* --threads VALUE: an integer from 1 to 1024 into *THREADS; false after
+   the error. */
+bool cli_parse_threads(const char *cmd, const char *value, long *threads);
 /* A real number: anything cli_parse_number reads (decimal and hex-float
    text rounded to a double once, to nearest; a prefixed bit pattern
    converted exactly).  With FINITE, NaN and infinities are refused. */

@@ -45,6 +45,29 @@ bench_next(uint64_t *s)
     return z ^ (z >> 31);
 }
 
+uint16_t
+bench_rand_bf16(uint64_t *s, double r)
+{
+    double x = ((double)(bench_next(s) >> 11) * 0x1p-53 * 2 - 1) * r;
+    float f = (float)x;
+    uint32_t u;
+
+    memcpy(&u, &f, sizeof u);
+    return (uint16_t)(u >> 16);
+}
+
+void *
+bench_xmalloc(size_t n)
+{
+    void *p = malloc(n);
+
+    if (p == NULL) {
+        fprintf(stderr, "bench: out of memory\n");
+        exit(1);
+    }
+    return p;
+}
+
 static int
 cmp_double(const void *a, const void *b)
 {

@@ -86,6 +86,11 @@ double bench_median(double *v, int n);
 
 /* A splitmix64 step, for inputs. */
 uint64_t bench_next(uint64_t *s);
+/* BF16 bits of a value uniform in (-R, R) with the top 8 bits of the
+   significand kept (truncated; any BF16 will do), from bench_next(S). */
+uint16_t bench_rand_bf16(uint64_t *s, double r);
+/* malloc(N), or "bench: out of memory" and exit 1. */
+void *bench_xmalloc(size_t n);
 
 /* The parts of the table, each adding its rows. */
 void bench_scalar(void);

@@ -1,6 +1,7 @@
 /* gz_table.h -- pieces shared by the readers of the measured H200 tables
-   (ex2-sm90.bin.gz, lg2-sm90.bin.gz, rcp-sm90.bin.gz): where the file is, error messages,
-   little-endian fields and the FNV-1a hashes in the headers */
+   (ex2-sm90.bin.gz, lg2-sm90.bin.gz, rcp-sm90.bin.gz): where the file is,
+   error messages, little-endian fields and the FNV-1a hashes in the
+   headers */
 #ifndef BF16EMU_ANALYSIS_GZ_TABLE_H
 #define BF16EMU_ANALYSIS_GZ_TABLE_H
 

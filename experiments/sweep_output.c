@@ -344,3 +344,36 @@ sweep_print_json(const char *cmd, const char *dir)
     free(p);
     return rc;
 }
+
+int
+sweep_write_outputs(const char *cmd, const char *dir, const sweep_grid *g,
+                    const char *grid_txt, const sweep_meta *m,
+                    const cli_buf *csv, int plot, bool quiet, bool json)
+{
+    char *csv_path = cli_path_join(dir, "sweep.csv");
+    char *grid_path = cli_path_join(dir, "grid.txt");
+    char *meta_path = cli_path_join(dir, META_FILE);
+    cli_buf meta;
+    int rc = CLI_EXIT_OK;
+
+    cli_buf_init(&meta);
+    sweep_meta_text(&meta, m);
+    if (csv_path == NULL || grid_path == NULL || meta_path == NULL
+        || meta.failed)
+        rc = cli_error(cmd, "out of memory");
+    else if (csv->failed
+             || !cli_write_atomic(grid_path, grid_txt, strlen(grid_txt))
+             || !cli_write_atomic(meta_path, meta.p, meta.len)
+             || !cli_write_atomic(csv_path, csv->p, csv->len))
+        rc = cli_error(cmd, "%s: cannot write: %s", csv_path,
+                       strerror(errno));
+    if (rc == CLI_EXIT_OK)
+        rc = sweep_finish_outputs(cmd, dir, g, grid_txt, m, plot, quiet);
+    if (rc == CLI_EXIT_OK && json)
+        rc = sweep_print_json(cmd, dir);
+    free(csv_path);
+    free(grid_path);
+    free(meta_path);
+    cli_buf_free(&meta);
+    return rc;
+}

@@ -16,6 +16,7 @@
    the vector paths of the attention rows (exit 2 for an unknown name or a
    path this CPU lacks); the GEMM rows force each path themselves. */
 #define _POSIX_C_SOURCE 200809L
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,6 +94,20 @@ bench_system(const char *cmd)
         return -1;
     t1 = bench_now(true);
     return t1 - t0;
+}
+
+bool
+bench_scratch(const char *what, const char *prog, char *dir)
+{
+    if (prog == NULL) {
+        fprintf(stderr, "bench: %s: no --sweep PROGRAM given\n", what);
+        return false;
+    }
+    if (mkdtemp(dir) == NULL) {
+        fprintf(stderr, "bench: %s: mkdtemp: %s\n", what, strerror(errno));
+        return false;
+    }
+    return true;
 }
 
 void

@@ -77,6 +77,10 @@ void bench_print_table(void);
 
 /* The wall seconds system(CMD) took, or -1 when it did not exit 0. */
 double bench_system(const char *cmd);
+/* Before the row WHAT that runs PROG (the bf16emu program): false after
+   a message when PROG is NULL or the scratch folder DIR (a mkdtemp
+   template, made here) cannot be made. */
+bool bench_scratch(const char *what, const char *prog, char *dir);
 /* Removes the scratch folder DIR and all below it (a message on stderr
    when that fails). */
 void bench_remove_dir(const char *dir);

@@ -37,15 +37,9 @@ bench_scan(const char *prog, const char *srcdir)
     int rounds = bench_cfg.quick ? 1 : 3;
     FILE *f;
 
-    if (prog == NULL) {
-        fprintf(stderr, "bench: scan: no --sweep PROGRAM given\n");
+    if (!bench_scratch("scan", prog, dir))
         return;
-    }
     snprintf(dump, sizeof dump, "%s/%s", srcdir, SCAN_DUMP);
-    if (mkdtemp(dir) == NULL) {
-        perror("bench: scan: mkdtemp");
-        return;
-    }
     snprintf(man, sizeof man, "%s/m.json", dir);
     f = fopen(man, "w");
     if (f == NULL || fputs("{\"calls\": [{\"layer\": 0, \"step\": 0, "

@@ -35,14 +35,8 @@ bench_sweep(const char *prog)
     double one[MAX_SWEEP_ROUNDS], two[MAX_SWEEP_ROUNDS], m1, m2;
     int rounds = bench_cfg.quick ? 1 : 3, trials = bench_cfg.quick ? 1 : 2;
 
-    if (prog == NULL) {
-        fprintf(stderr, "bench: sweep: no --sweep PROGRAM given\n");
+    if (!bench_scratch("sweep", prog, dir))
         return;
-    }
-    if (mkdtemp(dir) == NULL) {
-        perror("bench: sweep: mkdtemp");
-        return;
-    }
     /* one and two threads alternately, so that a change of the machine's
        load hits both */
     for (int i = 0; i < rounds; i++) {

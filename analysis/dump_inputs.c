@@ -344,6 +344,35 @@ get_mirror(const char *path, const char *key, const json_t *mo,
     return TENSOR_OK;
 }
 
+/* The stream under "stream" of the object O (input KEY's field
+   PREFIX "stream") into *OUT: an integer from 0 to 2^32 - 1. */
+static int
+get_stream(const char *path, const char *key, const char *prefix,
+           const json_t *o, uint64_t *out, tensor_error *err)
+{
+    if (get_uint(json_object_get(o, "stream"), UINT32_MAX, out))
+        return TENSOR_OK;
+    return tio_fail(err, TENSOR_E_FORMAT, path, NULL,
+                    "manifest: inputs_gen.tensors.%s.%sstream: expected an "
+                    "integer from 0 to 2^32 - 1",
+                    key, prefix);
+}
+
+/* The number under NAME of the object O (input KEY's field PREFIX NAME)
+   into *OUT: at most 24 significant bits. */
+static int
+get_dyadic24(const char *path, const char *key, const char *prefix,
+             const json_t *o, const char *name, fixgen_dyadic *out,
+             tensor_error *err)
+{
+    if (get_dyadic(json_object_get(o, name), out))
+        return TENSOR_OK;
+    return tio_fail(err, TENSOR_E_FORMAT, path, NULL,
+                    "manifest: inputs_gen.tensors.%s.%s%s: expected a number "
+                    "with at most 24 significant bits",
+                    key, prefix, name);
+}
+
 /* The entry T of input KEY into S: stream, dtype, shape, mean, std and
    the recorded hash. */
 static int
@@ -352,9 +381,10 @@ parse_plain(const char *path, const char *key, const json_t *t, gen_spec *s,
 {
     const json_t *sh;
     const char *dts;
+    int rc = get_stream(path, key, "", t, &s->stream, err);
 
-    if (!get_uint(json_object_get(t, "stream"), UINT32_MAX, &s->stream))
-        return BADT("stream", "expected an integer from 0 to 2^32 - 1", key);
+    if (rc != TENSOR_OK)
+        return rc;
     dts = json_string_value(json_object_get(t, "dtype"));
     if (dts != NULL && strcmp(dts, "bfloat16") == 0) {
         s->fmt = FIXGEN_BF16;
@@ -379,16 +409,11 @@ parse_plain(const char *path, const char *key, const json_t *t, gen_spec *s,
         if (s->nel > GEN_MAX_ELEMS)
             return BADT("shape", "more than 2^31 elements", key);
     }
-    if (!get_dyadic(json_object_get(t, "mean"), &s->mean))
-        return BADT("mean",
-                    "expected a number with at most 24 significant "
-                    "bits",
-                    key);
-    if (!get_dyadic(json_object_get(t, "std"), &s->std))
-        return BADT("std",
-                    "expected a number with at most 24 significant "
-                    "bits",
-                    key);
+    rc = get_dyadic24(path, key, "", t, "mean", &s->mean, err);
+    if (rc == TENSOR_OK)
+        rc = get_dyadic24(path, key, "", t, "std", &s->std, err);
+    if (rc != TENSOR_OK)
+        return rc;
     if (!fixgen_hash_parse(json_string_value(json_object_get(t, "hash")),
                            &s->want_hash))
         return BADT("hash", "expected \"0x\" and 16 hex digits", key);
@@ -401,18 +426,17 @@ static int
 parse_u(const char *path, const char *key, gen_spec *s, tensor_error *err)
 {
     const json_t *uo = s->uo;
+    int rc;
 
     if (uo == NULL)
         return TENSOR_OK;
     if (!json_is_object(uo))
         return BADT("u", "expected an object", key);
-    if (!get_uint(json_object_get(uo, "stream"), UINT32_MAX, &s->u_stream))
-        return BADT("u.stream", "expected an integer from 0 to 2^32 - 1", key);
-    if (!get_dyadic(json_object_get(uo, "std"), &s->u_std))
-        return BADT("u.std",
-                    "expected a number with at most 24 significant "
-                    "bits",
-                    key);
+    rc = get_stream(path, key, "u.", uo, &s->u_stream, err);
+    if (rc == TENSOR_OK)
+        rc = get_dyadic24(path, key, "u.", uo, "std", &s->u_std, err);
+    if (rc != TENSOR_OK)
+        return rc;
     s->sc = json_object_get(uo, "scale");
     s->rows = json_object_get(uo, "rows");
     if ((s->sc == NULL) == (s->rows == NULL))

@@ -97,6 +97,25 @@ bench_system(const char *cmd)
 }
 
 bool
+bench_system_pair(const char *a, const char *b, int rounds, double *ma,
+                  double *mb)
+{
+    double ta[BENCH_SYSTEM_ROUNDS_MAX], tb[BENCH_SYSTEM_ROUNDS_MAX];
+
+    if (rounds > BENCH_SYSTEM_ROUNDS_MAX)
+        rounds = BENCH_SYSTEM_ROUNDS_MAX;
+    for (int i = 0; i < rounds; i++) {
+        ta[i] = bench_system(a);
+        tb[i] = bench_system(b);
+        if (ta[i] < 0 || tb[i] < 0)
+            return false;
+    }
+    *ma = bench_median(ta, rounds);
+    *mb = bench_median(tb, rounds);
+    return true;
+}
+
+bool
 bench_scratch(const char *what, const char *prog, char *dir)
 {
     if (prog == NULL) {

@@ -77,6 +77,13 @@ void bench_print_table(void);
 
 /* The wall seconds system(CMD) took, or -1 when it did not exit 0. */
 double bench_system(const char *cmd);
+/* Runs the commands A and B alternately ROUNDS times (1 to
+   BENCH_SYSTEM_ROUNDS_MAX; so that a change of the machine's load hits
+   both), the median wall seconds of each into *MA and *MB; false,
+   stopping there, when one does not exit 0. */
+#define BENCH_SYSTEM_ROUNDS_MAX 9
+bool bench_system_pair(const char *a, const char *b, int rounds, double *ma,
+                       double *mb);
 /* Before the row WHAT that runs PROG (the bf16emu program): false after
    a message when PROG is NULL or the scratch folder DIR (a mkdtemp
    template, made here) cannot be made. */

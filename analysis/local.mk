@@ -61,7 +61,8 @@ dist_pkgdata_DATA = analysis/data/ex2-sm90.bin.gz \
 	analysis/data/lg2-sm90.bin.gz analysis/data/rcp-sm90.bin.gz
 
 # The Check programs of the analysis library, each run by make check.
-ANALYSIS_CHECKS = tests/analysis/test_tensor_io \
+analysis_tests = \
+	tests/analysis/test_tensor_io \
 	tests/analysis/test_dump_outputs \
 	tests/analysis/test_fixgen \
 	tests/analysis/test_attn_exact \
@@ -83,8 +84,8 @@ ANALYSIS_CHECKS = tests/analysis/test_tensor_io \
 	tests/analysis/test_user_tensor \
 	tests/analysis/test_sdpa_dispatch \
 	tests/analysis/test_invariance
-check_PROGRAMS += $(ANALYSIS_CHECKS)
-TESTS += $(ANALYSIS_CHECKS)
+check_PROGRAMS += $(analysis_tests)
+TESTS += $(analysis_tests)
 
 tests_analysis_test_tensor_io_SOURCES = tests/analysis/test_tensor_io.c
 tests_analysis_test_tensor_io_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)

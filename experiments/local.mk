@@ -79,7 +79,7 @@ AM_TESTS_ENVIRONMENT = \
 	  USER_INPUTS SCAN_INPUTS MPIRUN;
 
 # The command-line tests (scripts; distributed with their helpers below).
-EXPERIMENT_SH_TESTS = \
+experiments_sh_tests = \
 	tests/experiments/test_cli.sh \
 	tests/experiments/test_trace.sh \
 	tests/experiments/test_trace_json.sh \
@@ -115,7 +115,7 @@ EXPERIMENT_SH_TESTS = \
 	tests/experiments/test_scan_mpi.sh \
 	tests/experiments/test_invariance_mpi.sh \
 	tests/experiments/test_reproduce_only.sh
-TESTS += $(EXPERIMENT_SH_TESTS)
+TESTS += $(experiments_sh_tests)
 
 # Every exact decimal of trace --json against MPFR and GMP.
 check_PROGRAMS += tests/experiments/test_trace_decimals
@@ -168,7 +168,7 @@ EXTRA_DIST += \
 	tests/experiments/lib.sh \
 	tests/experiments/st_write.py \
 	tests/experiments/gqa_oracle.py \
-	$(EXPERIMENT_SH_TESTS) \
+	$(experiments_sh_tests) \
 	tests/data/gpu/capture_gpt6_r128.safetensors \
 	tests/data/gpu/capture_gpt6_r128.json \
 	tests/data/gpu/capture_gpt6_s0_l1h0.safetensors \

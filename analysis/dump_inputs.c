@@ -206,45 +206,57 @@ kept_heads(const char *path, const json_t *man, uint64_t nb, uint64_t nh,
     tio_fail(err, TENSOR_E_FORMAT, path, "manifest: inputs_gen." field,       \
              __VA_ARGS__)
 
-/* The NEL = B H N d elements of the tensor KEY of shape SHAPE into FULL:
-   stream STREAM, or with the u transform (UO not NULL: u of stream
-   U_STREAM and std U_STD, then SCALE or ROWS; analysis/fixgen.h). */
+/* One input's inputs_gen entry, checked: the plain fill (stream, mean, std,
+   format), the shape, the recorded hash, and the u or mirror transform. */
+typedef struct {
+    uint64_t seed, stream, shape[4], nel, want_hash, u_stream;
+    fixgen_dyadic mean, std, u_std, scale;
+    fixgen_format fmt;
+    tensor_dtype dt;
+    const json_t *uo, *sc, *rows, *mo; /* NULL when absent */
+    fixgen_mirror mir;
+    fixgen_mirror_role role;
+} gen_spec;
+
+/* The NEL = B H N d elements of the tensor KEY described by S into FULL:
+   stream S->stream, or with the u transform (S->uo not NULL: u of stream
+   S->u_stream and std S->u_std, then S->scale or S->rows;
+   analysis/fixgen.h). */
 static int
-fill(const char *path, const char *key, uint64_t seed, uint32_t stream,
-     fixgen_dyadic mean, fixgen_dyadic std, fixgen_format fmt,
-     const uint64_t shape[4], const json_t *uo, uint32_t u_stream,
-     fixgen_dyadic u_std, const fixgen_dyadic *scale, const json_t *rows,
-     uint16_t *full, tensor_error *err)
+fill(const char *path, const char *key, const gen_spec *s, uint16_t *full,
+     tensor_error *err)
 {
     const fixgen_dyadic zero = {0, 0};
-    uint64_t bh = shape[0] * shape[1], n = shape[2], d = shape[3];
+    uint64_t bh = s->shape[0] * s->shape[1], n = s->shape[2], d = s->shape[3];
+    uint32_t stream = (uint32_t)s->stream;
     uint16_t *u;
     int rc = TENSOR_OK;
 
-    if (uo == NULL) {
-        fixgen_fill(seed, stream, mean, std, fmt, 0, (size_t)(bh * n * d),
-                    full);
+    if (s->uo == NULL) {
+        fixgen_fill(s->seed, stream, s->mean, s->std, s->fmt, 0,
+                    (size_t)(bh * n * d), full);
         return TENSOR_OK;
     }
     u = malloc((size_t)(bh * d) * sizeof *u);
     if (u == NULL)
         return tio_fail(err, TENSOR_E_NOMEM, path, key,
                         "out of memory for u (%" PRIu64 " elements)", bh * d);
-    fixgen_fill(seed, u_stream, zero, u_std, fmt, 0, (size_t)(bh * d), u);
-    if (scale != NULL) {
-        if (!fixgen_fill_u_scaled(seed, stream, std, fmt, u, *scale, bh, n, d,
-                                  full))
+    fixgen_fill(s->seed, (uint32_t)s->u_stream, zero, s->u_std, s->fmt, 0,
+                (size_t)(bh * d), u);
+    if (s->sc != NULL) {
+        if (!fixgen_fill_u_scaled(s->seed, stream, s->std, s->fmt, u,
+                                  s->scale, bh, n, d, full))
             rc = tio_fail(err, TENSOR_E_FORMAT, path, NULL,
                           "manifest: inputs_gen.tensors.%s.u.scale: scale u "
                           "needs more than 24 significant bits",
                           key);
     } else {
-        fixgen_fill(seed, stream, mean, std, fmt, 0, (size_t)(bh * n * d),
-                    full);
+        fixgen_fill(s->seed, stream, s->mean, s->std, s->fmt, 0,
+                    (size_t)(bh * n * d), full);
         for (uint64_t p = 0; p < bh; p++)
-            for (size_t i = 0; i < json_array_size(rows); i++) {
+            for (size_t i = 0; i < json_array_size(s->rows); i++) {
                 uint64_t r = (uint64_t)json_integer_value(
-                    json_array_get(rows, i));
+                    json_array_get(s->rows, i));
                 memcpy(full + (p * n + r) * d, u + p * d,
                        (size_t)d * sizeof *u);
             }
@@ -252,7 +264,6 @@ fill(const char *path, const char *key, uint64_t seed, uint32_t stream,
     free(u);
     return rc;
 }
-
 #define BADT(field, ...)                                                      \
     tio_fail(err, TENSOR_E_FORMAT, path, NULL,                                \
              "manifest: inputs_gen.tensors.%s." field ": " __VA_ARGS__)
@@ -333,29 +344,140 @@ get_mirror(const char *path, const char *key, const json_t *mo,
     return TENSOR_OK;
 }
 
-/* Regenerates KEY from the inputs_gen object G of manifest MAN. */
+/* The stream under "stream" of the object O (input KEY's field
+   PREFIX "stream") into *OUT: an integer from 0 to 2^32 - 1. */
 static int
-generate(const char *path, const json_t *man, const json_t *g, const char *key,
-         tensor_dtype want, tensor *out, tensor_error *err)
+get_stream(const char *path, const char *key, const char *prefix,
+           const json_t *o, uint64_t *out, tensor_error *err)
 {
-    const json_t *ts, *t, *sh, *uo, *mo, *sc = NULL, *rows = NULL;
-    fixgen_mirror mir;
-    fixgen_mirror_role role = FIXGEN_MIRROR_Q;
-    const char *gname, *dts;
-    uint64_t seed, stream, shape[4], nel = 1, want_hash, hash, acc = 0;
-    uint64_t u_stream = 0;
-    fixgen_dyadic mean, std, u_std = {0, 0}, scale = {0, 0};
-    fixgen_format fmt;
-    tensor_dtype dt;
-    uint64_t *bs, *hs;
-    size_t np;
-    uint16_t *full;
+    if (get_uint(json_object_get(o, "stream"), UINT32_MAX, out))
+        return TENSOR_OK;
+    return tio_fail(err, TENSOR_E_FORMAT, path, NULL,
+                    "manifest: inputs_gen.tensors.%s.%sstream: expected an "
+                    "integer from 0 to 2^32 - 1",
+                    key, prefix);
+}
+
+/* The number under NAME of the object O (input KEY's field PREFIX NAME)
+   into *OUT: at most 24 significant bits. */
+static int
+get_dyadic24(const char *path, const char *key, const char *prefix,
+             const json_t *o, const char *name, fixgen_dyadic *out,
+             tensor_error *err)
+{
+    if (get_dyadic(json_object_get(o, name), out))
+        return TENSOR_OK;
+    return tio_fail(err, TENSOR_E_FORMAT, path, NULL,
+                    "manifest: inputs_gen.tensors.%s.%s%s: expected a number "
+                    "with at most 24 significant bits",
+                    key, prefix, name);
+}
+
+/* The entry T of input KEY into S: stream, dtype, shape, mean, std and
+   the recorded hash. */
+static int
+parse_plain(const char *path, const char *key, const json_t *t, gen_spec *s,
+            tensor_error *err)
+{
+    const json_t *sh;
+    const char *dts;
+    int rc = get_stream(path, key, "", t, &s->stream, err);
+
+    if (rc != TENSOR_OK)
+        return rc;
+    dts = json_string_value(json_object_get(t, "dtype"));
+    if (dts != NULL && strcmp(dts, "bfloat16") == 0) {
+        s->fmt = FIXGEN_BF16;
+        s->dt = TENSOR_BF16;
+    } else if (dts != NULL && strcmp(dts, "float16") == 0) {
+        s->fmt = FIXGEN_F16;
+        s->dt = TENSOR_F16;
+    } else
+        return BADT("dtype", "expected \"bfloat16\" or \"float16\"", key);
+    sh = json_object_get(t, "shape");
+    if (!json_is_array(sh) || json_array_size(sh) != 4)
+        return BADT("shape", "expected [B, H, N, d]", key);
+    s->nel = 1;
+    for (size_t i = 0; i < 4; i++) {
+        if (!get_uint(json_array_get(sh, i), GEN_MAX_ELEMS, &s->shape[i])
+            || s->shape[i] == 0)
+            return BADT("shape",
+                        "expected [B, H, N, d] of positive "
+                        "integers",
+                        key);
+        s->nel *= s->shape[i];
+        if (s->nel > GEN_MAX_ELEMS)
+            return BADT("shape", "more than 2^31 elements", key);
+    }
+    rc = get_dyadic24(path, key, "", t, "mean", &s->mean, err);
+    if (rc == TENSOR_OK)
+        rc = get_dyadic24(path, key, "", t, "std", &s->std, err);
+    if (rc != TENSOR_OK)
+        return rc;
+    if (!fixgen_hash_parse(json_string_value(json_object_get(t, "hash")),
+                           &s->want_hash))
+        return BADT("hash", "expected \"0x\" and 16 hex digits", key);
+    return TENSOR_OK;
+}
+
+/* The u transform S->uo of input KEY (when present) into S: stream, std,
+   and either scale or rows. */
+static int
+parse_u(const char *path, const char *key, gen_spec *s, tensor_error *err)
+{
+    const json_t *uo = s->uo;
+    int rc;
+
+    if (uo == NULL)
+        return TENSOR_OK;
+    if (!json_is_object(uo))
+        return BADT("u", "expected an object", key);
+    rc = get_stream(path, key, "u.", uo, &s->u_stream, err);
+    if (rc == TENSOR_OK)
+        rc = get_dyadic24(path, key, "u.", uo, "std", &s->u_std, err);
+    if (rc != TENSOR_OK)
+        return rc;
+    s->sc = json_object_get(uo, "scale");
+    s->rows = json_object_get(uo, "rows");
+    if ((s->sc == NULL) == (s->rows == NULL))
+        return BADT("u", "expected either scale or rows", key);
+    if (s->sc != NULL
+        && (!get_dyadic(s->sc, &s->scale) || s->scale.m >= (1 << 12)
+            || s->scale.m <= -(1 << 12)))
+        return BADT("u.scale",
+                    "expected a number with at most 12 significant "
+                    "bits",
+                    key);
+    if (s->sc != NULL && s->mean.m != 0)
+        return BADT("mean", "expected 0 beside u.scale", key);
+    if (s->rows != NULL
+        && (!json_is_array(s->rows) || json_array_size(s->rows) == 0))
+        return BADT("u.rows", "expected a list of row indices", key);
+    for (size_t i = 0; s->rows != NULL && i < json_array_size(s->rows); i++) {
+        uint64_t r;
+        if (!get_uint(json_array_get(s->rows, i), s->shape[2] - 1, &r))
+            return tio_fail(err, TENSOR_E_FORMAT, path, NULL,
+                            "manifest: inputs_gen.tensors.%s.u.rows[%zu]: "
+                            "expected a row index below N = %" PRIu64,
+                            key, i, s->shape[2]);
+    }
+    return TENSOR_OK;
+}
+
+/* The inputs_gen object G's entry for input KEY into S, checked against
+   the requested dtype WANT and the layout of manifest MAN. */
+static int
+parse_spec(const char *path, const json_t *man, const json_t *g,
+           const char *key, tensor_dtype want, gen_spec *s, tensor_error *err)
+{
+    const json_t *ts, *t;
+    const char *gname;
     int rc;
 
     gname = json_string_value(json_object_get(g, "generator"));
     if (gname == NULL || strcmp(gname, FIXGEN_NAME) != 0)
         return BAD("generator", "expected \"%s\"", FIXGEN_NAME);
-    if (!get_uint(json_object_get(g, "seed"), UINT64_C(1) << 53, &seed))
+    if (!get_uint(json_object_get(g, "seed"), UINT64_C(1) << 53, &s->seed))
         return BAD("seed", "expected an integer from 0 to 2^53");
     ts = json_object_get(g, "tensors");
     if (!json_is_object(ts))
@@ -370,144 +492,116 @@ generate(const char *path, const json_t *man, const json_t *g, const char *key,
                         "manifest: inputs_gen.tensors.%s: expected an "
                         "object",
                         key);
-    if (!get_uint(json_object_get(t, "stream"), UINT32_MAX, &stream))
-        return BADT("stream", "expected an integer from 0 to 2^32 - 1", key);
-    dts = json_string_value(json_object_get(t, "dtype"));
-    if (dts != NULL && strcmp(dts, "bfloat16") == 0) {
-        fmt = FIXGEN_BF16;
-        dt = TENSOR_BF16;
-    } else if (dts != NULL && strcmp(dts, "float16") == 0) {
-        fmt = FIXGEN_F16;
-        dt = TENSOR_F16;
-    } else
-        return BADT("dtype", "expected \"bfloat16\" or \"float16\"", key);
-    sh = json_object_get(t, "shape");
-    if (!json_is_array(sh) || json_array_size(sh) != 4)
-        return BADT("shape", "expected [B, H, N, d]", key);
-    for (size_t i = 0; i < 4; i++) {
-        if (!get_uint(json_array_get(sh, i), GEN_MAX_ELEMS, &shape[i])
-            || shape[i] == 0)
-            return BADT("shape",
-                        "expected [B, H, N, d] of positive "
-                        "integers",
-                        key);
-        nel *= shape[i];
-        if (nel > GEN_MAX_ELEMS)
-            return BADT("shape", "more than 2^31 elements", key);
-    }
-    if (!get_dyadic(json_object_get(t, "mean"), &mean))
-        return BADT("mean",
-                    "expected a number with at most 24 significant "
-                    "bits",
-                    key);
-    if (!get_dyadic(json_object_get(t, "std"), &std))
-        return BADT("std",
-                    "expected a number with at most 24 significant "
-                    "bits",
-                    key);
-    if (!fixgen_hash_parse(json_string_value(json_object_get(t, "hash")),
-                           &want_hash))
-        return BADT("hash", "expected \"0x\" and 16 hex digits", key);
-    uo = json_object_get(t, "u");
-    if (uo != NULL) {
-        if (!json_is_object(uo))
-            return BADT("u", "expected an object", key);
-        if (!get_uint(json_object_get(uo, "stream"), UINT32_MAX, &u_stream))
-            return BADT("u.stream", "expected an integer from 0 to 2^32 - 1",
-                        key);
-        if (!get_dyadic(json_object_get(uo, "std"), &u_std))
-            return BADT("u.std",
-                        "expected a number with at most 24 significant "
-                        "bits",
-                        key);
-        sc = json_object_get(uo, "scale");
-        rows = json_object_get(uo, "rows");
-        if ((sc == NULL) == (rows == NULL))
-            return BADT("u", "expected either scale or rows", key);
-        if (sc != NULL
-            && (!get_dyadic(sc, &scale) || scale.m >= (1 << 12)
-                || scale.m <= -(1 << 12)))
-            return BADT("u.scale",
-                        "expected a number with at most 12 significant "
-                        "bits",
-                        key);
-        if (sc != NULL && mean.m != 0)
-            return BADT("mean", "expected 0 beside u.scale", key);
-        if (rows != NULL && (!json_is_array(rows) || json_array_size(rows) == 0))
-            return BADT("u.rows", "expected a list of row indices", key);
-        for (size_t i = 0; rows != NULL && i < json_array_size(rows); i++) {
-            uint64_t r;
-            if (!get_uint(json_array_get(rows, i), shape[2] - 1, &r))
-                return tio_fail(err, TENSOR_E_FORMAT, path, NULL,
-                                "manifest: inputs_gen.tensors.%s.u.rows[%zu]: "
-                                "expected a row index below N = %" PRIu64,
-                                key, i, shape[2]);
-        }
-    }
-    mo = json_object_get(t, "mirror");
-    if (mo != NULL) {
-        rc = get_mirror(path, key, mo, shape, &mir, &role, err);
+    rc = parse_plain(path, key, t, s, err);
+    s->uo = json_object_get(t, "u");
+    if (rc == TENSOR_OK)
+        rc = parse_u(path, key, s, err);
+    if (rc != TENSOR_OK)
+        return rc;
+    s->mo = json_object_get(t, "mirror");
+    if (s->mo != NULL) {
+        rc = get_mirror(path, key, s->mo, s->shape, &s->mir, &s->role, err);
         if (rc != TENSOR_OK)
             return rc;
-        if (uo != NULL)
+        if (s->uo != NULL)
             return BADT("mirror", "expected either u or mirror", key);
     }
-    if (want != TENSOR_ANY && !tensor_dtype_readable_as(dt, want))
+    if (want != TENSOR_ANY && !tensor_dtype_readable_as(s->dt, want))
         return tio_fail(err, TENSOR_E_DTYPE, path, NULL,
                         "%s.dtype: the manifest's inputs_gen gives %s, "
                         "expected %s",
-                        key, tensor_dtype_name(dt), tensor_dtype_name(want));
+                        key, tensor_dtype_name(s->dt),
+                        tensor_dtype_name(want));
     if (json_is_string(json_object_get(man, "layout"))
         && strcmp(json_string_value(json_object_get(man, "layout")), "bhnd")
                != 0)
         return tio_fail(err, TENSOR_E_UNSUPPORTED, path, "manifest: layout",
                         "inputs_gen needs the layout bhnd");
+    return TENSOR_OK;
+}
 
+/* The whole launch's elements of input KEY from S into FULL: the fill,
+   the mirror transform, then the check against the recorded hash. */
+static int
+fill_checked(const char *path, const char *key, const gen_spec *s,
+             uint16_t *full, tensor_error *err)
+{
+    uint64_t hash;
+    int rc = fill(path, key, s, full, err);
+
+    if (rc == TENSOR_OK && s->mo != NULL
+        && !fixgen_mirror_apply(full, s->fmt, s->role, &s->mir,
+                                s->shape[0] * s->shape[1], s->shape[2],
+                                s->shape[3]))
+        rc = tio_fail(err, TENSOR_E_FORMAT, path, NULL,
+                      "manifest: inputs_gen.tensors.%s.mirror: an element "
+                      "to scale is not finite",
+                      key);
+    if (rc != TENSOR_OK)
+        return rc;
+    hash = fixgen_hash_final(fixgen_hash_add(0, 0, full, (size_t)s->nel),
+                             s->nel);
+    if (hash != s->want_hash)
+        rc = tio_fail(err, TENSOR_E_FORMAT, path, NULL,
+                      "manifest: inputs_gen.tensors.%s.hash: 0x%016" PRIx64
+                      " recorded, the generator gives 0x%016" PRIx64,
+                      key, s->want_hash, hash);
+    return rc;
+}
+
+/* The heads the file holds (NP of them, the launch's (BS[i], HS[i]); all
+   of FULL when NP = 0) into OUT. */
+static int
+keep_heads(const gen_spec *s, const uint16_t *full, const uint64_t *bs,
+           const uint64_t *hs, size_t np, tensor *out, tensor_error *err)
+{
+    uint64_t hw = s->shape[2] * s->shape[3];
+    uint64_t oshape[4] = {np != 0 ? 1 : s->shape[0],
+                          np != 0 ? np : s->shape[1], s->shape[2],
+                          s->shape[3]};
+    int rc = tensor_alloc(out, s->dt, 4, oshape, err);
+
+    if (rc == TENSOR_OK && np == 0)
+        for (uint64_t j = 0; j < s->nel; j++)
+            tensor_set_bits(out, j, full[j]);
+    for (size_t i = 0; rc == TENSOR_OK && i < np; i++) {
+        const uint16_t *src = full + (bs[i] * s->shape[1] + hs[i]) * hw;
+        for (uint64_t j = 0; j < hw; j++)
+            tensor_set_bits(out, i * hw + j, src[j]);
+    }
+    return rc;
+}
+
+/* Regenerates KEY from the inputs_gen object G of manifest MAN. */
+static int
+generate(const char *path, const json_t *man, const json_t *g, const char *key,
+         tensor_dtype want, tensor *out, tensor_error *err)
+{
+    gen_spec s = {0};
+    uint64_t *bs, *hs;
+    size_t np;
+    uint16_t *full;
+    int rc;
+
+    s.role = FIXGEN_MIRROR_Q;
+    rc = parse_spec(path, man, g, key, want, &s, err);
+    if (rc != TENSOR_OK)
+        return rc;
     bs = malloc(2 * MAX_HEADS * sizeof *bs);
-    full = malloc((size_t)nel * sizeof *full);
+    full = malloc((size_t)s.nel * sizeof *full);
     if (bs == NULL || full == NULL) {
         free(bs);
         free(full);
         return tio_fail(err, TENSOR_E_NOMEM, path, key,
                         "out of memory for %" PRIu64 " generated elements",
-                        nel);
+                        s.nel);
     }
     hs = bs + MAX_HEADS;
-    rc = kept_heads(path, man, shape[0], shape[1], bs, hs, &np, err);
+    rc = kept_heads(path, man, s.shape[0], s.shape[1], bs, hs, &np, err);
     if (rc == TENSOR_OK)
-        rc = fill(path, key, seed, (uint32_t)stream, mean, std, fmt, shape, uo,
-                  (uint32_t)u_stream, u_std, sc != NULL ? &scale : NULL, rows,
-                  full, err);
-    if (rc == TENSOR_OK && mo != NULL
-        && !fixgen_mirror_apply(full, fmt, role, &mir, shape[0] * shape[1],
-                                shape[2], shape[3]))
-        rc = tio_fail(err, TENSOR_E_FORMAT, path, NULL,
-                      "manifest: inputs_gen.tensors.%s.mirror: an element "
-                      "to scale is not finite",
-                      key);
-    if (rc == TENSOR_OK) {
-        acc = fixgen_hash_add(0, 0, full, (size_t)nel);
-        hash = fixgen_hash_final(acc, nel);
-        if (hash != want_hash)
-            rc = tio_fail(err, TENSOR_E_FORMAT, path, NULL,
-                          "manifest: inputs_gen.tensors.%s.hash: 0x%016" PRIx64
-                          " recorded, the generator gives 0x%016" PRIx64,
-                          key, want_hash, hash);
-    }
-    if (rc == TENSOR_OK) {
-        uint64_t hw = shape[2] * shape[3];
-        uint64_t oshape[4] = {np != 0 ? 1 : shape[0], np != 0 ? np : shape[1],
-                              shape[2], shape[3]};
-        rc = tensor_alloc(out, dt, 4, oshape, err);
-        if (rc == TENSOR_OK && np == 0)
-            for (uint64_t j = 0; j < nel; j++)
-                tensor_set_bits(out, j, full[j]);
-        for (size_t i = 0; rc == TENSOR_OK && i < np; i++) {
-            const uint16_t *src = full + (bs[i] * shape[1] + hs[i]) * hw;
-            for (uint64_t j = 0; j < hw; j++)
-                tensor_set_bits(out, i * hw + j, src[j]);
-        }
-    }
+        rc = fill_checked(path, key, &s, full, err);
+    if (rc == TENSOR_OK)
+        rc = keep_heads(&s, full, bs, hs, np, out, err);
     free(bs);
     free(full);
     return rc;

@@ -67,15 +67,26 @@ uint_list(const char *path, const char *name, const json_t *v, uint64_t *out,
     return TENSOR_OK;
 }
 
+/* The boolean V (field NAME) into *OUT. */
+static int
+get_bool(const char *path, const char *name, const json_t *v, bool *out,
+         tensor_error *err)
+{
+    if (!json_is_boolean(v))
+        return FAIL("%s: expected true or false", name);
+    *out = json_is_true(v);
+    return TENSOR_OK;
+}
+
 static int
 f_causal(FIELD_ARGS)
 {
+    int rc = get_bool(path, "causal", v, &m->causal, err);
+
     (void)key;
-    if (!json_is_boolean(v))
-        return FAIL("causal: expected true or false");
-    m->causal = json_is_true(v);
-    m->causal_given = true;
-    return TENSOR_OK;
+    if (rc == TENSOR_OK)
+        m->causal_given = true;
+    return rc;
 }
 
 /* dump_sdpa.py: "bottom-right (...)" (the flash kernel's) or "top-left
@@ -98,31 +109,44 @@ f_alignment(FIELD_ARGS)
     return TENSOR_OK;
 }
 
+/* The positive integers (at most HI) under the keys K[0] and K[1] of the
+   object V (field NAME) into X[0] and X[1], each left as it is when its
+   key is absent; other keys, and V not an object, are passed over. */
+static int
+int_pair(const char *path, const char *name, const json_t *v,
+         const char *const k[2], double hi, double x[2], tensor_error *err)
+{
+    const char *key;
+    json_t *e;
+
+    if (!json_is_object(v))
+        return TENSOR_OK;
+    json_object_foreach((json_t *)v, key, e)
+    {
+        bool first = strcmp(key, k[0]) == 0;
+        if (!first && strcmp(key, k[1]) != 0)
+            continue;
+        if (!whole(e, 1, hi, &x[first ? 0 : 1]))
+            return FAIL("%s.%s: expected a positive integer", name, key);
+    }
+    return TENSOR_OK;
+}
+
 /* The launch of a dump that keeps some of its heads: its batch x heads
    selects the math backend's gemv kernels. */
 static int
 f_launch_shape(FIELD_ARGS)
 {
-    double lb = 0, lh = 0;
-    const char *k;
-    json_t *e;
+    static const char *const keys[2] = {"batch", "heads"};
+    double l[2] = {0, 0};
+    int rc = int_pair(path, "launch_shape", v, keys, 0x1p31, l, err);
 
     (void)key;
-    if (!json_is_object(v))
-        return TENSOR_OK;
-    json_object_foreach((json_t *)v, k, e)
-    {
-        bool b = strcmp(k, "batch") == 0;
-        if (!b && strcmp(k, "heads") != 0)
-            continue;
-        if (!whole(e, 1, 0x1p31, b ? &lb : &lh))
-            return FAIL("launch_shape.%s: expected a positive integer", k);
+    if (rc == TENSOR_OK && l[0] > 0 && l[1] > 0) {
+        m->launch_batch = (uint64_t)l[0];
+        m->launch_heads = (uint64_t)l[1];
     }
-    if (lb > 0 && lh > 0) {
-        m->launch_batch = (uint64_t)lb;
-        m->launch_heads = (uint64_t)lh;
-    }
-    return TENSOR_OK;
+    return rc;
 }
 
 static int
@@ -308,11 +332,13 @@ f_layout(FIELD_ARGS)
 static int
 f_enable_gqa(FIELD_ARGS)
 {
+    bool b = false;
+    int rc = get_bool(path, "enable_gqa", v, &b, err);
+
     (void)key;
-    if (!json_is_boolean(v))
-        return FAIL("enable_gqa: expected true or false");
-    m->enable_gqa = json_is_true(v) ? 1 : 0;
-    return TENSOR_OK;
+    if (rc == TENSOR_OK)
+        m->enable_gqa = b ? 1 : 0;
+    return rc;
 }
 
 /* described here, held as the tensor attn_mask */
@@ -540,26 +566,16 @@ f_delta_xblock(FIELD_ARGS)
 static int
 f_kernel_options(FIELD_ARGS)
 {
-    const char *k;
-    json_t *e;
+    static const char *const keys[2] = {"BLOCK_M", "BLOCK_N"};
+    double b[2] = {0, 0};
+    int rc = int_pair(path, "kernel_options", v, keys, 4096, b, err);
 
     (void)key;
-    if (!json_is_object(v))
-        return TENSOR_OK;
-    json_object_foreach((json_t *)v, k, e)
-    {
-        bool is_m = strcmp(k, "BLOCK_M") == 0;
-        double x;
-        if (!is_m && strcmp(k, "BLOCK_N") != 0)
-            continue;
-        if (!whole(e, 1, 4096, &x))
-            return FAIL("kernel_options.%s: expected a positive integer", k);
-        if (is_m)
-            m->flex.block_m = (uint64_t)x;
-        else
-            m->flex.block_n = (uint64_t)x;
-    }
-    return TENSOR_OK;
+    if (b[0] > 0)
+        m->flex.block_m = (uint64_t)b[0];
+    if (b[1] > 0)
+        m->flex.block_n = (uint64_t)b[1];
+    return rc;
 }
 
 static const struct

@@ -12,13 +12,6 @@
 #include <string.h>
 #include <zlib.h>
 
-#ifndef BF16EMU_PKGDATADIR
-#define BF16EMU_PKGDATADIR "/usr/local/share/bf16emu"
-#endif
-#ifndef SRCDIR
-#define SRCDIR "."
-#endif
-
 #define EX2_MAGIC "BF16EX2"
 #define EX2_VERSION 1u
 #define EX2_MAX_BITS 24u
@@ -26,8 +19,7 @@
 const char *
 ax_ex2_table_default_path(const char *given)
 {
-    return gzt_default_path(given, SRCDIR "/analysis/data/ex2-sm90.bin.gz",
-                            BF16EMU_PKGDATADIR "/ex2-sm90.bin.gz");
+    return GZT_DEFAULT_PATH(given, "ex2-sm90.bin.gz");
 }
 
 static uint64_t

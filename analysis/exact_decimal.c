@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/bits_internal.h"
 #include "analysis/exact_decimal.h"
 
 /*----------------------------------------------------------------------------
@@ -373,18 +374,6 @@ done:
 /*----------------------------------------------------------------------------
  * The value of a text.
  *--------------------------------------------------------------------------*/
-static int
-hex_value(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 /* Significand digits at *P (base 10 or 16, at most one '.'): appends them
    to DIG (room for strlen of the text), counts those after the point in
    *FRAC; false when there is none.  Leaves *P after them. */
@@ -401,7 +390,7 @@ scan_digits(const char **pp, int base, char *dig, int64_t *frac)
             point = true;
             continue;
         }
-        if (base == 16 ? hex_value(*p) < 0 : (*p < '0' || *p > '9'))
+        if (base == 16 ? bits_hex_digit(*p) < 0 : (*p < '0' || *p > '9'))
             break;
         any = true;
         dig[n++] = *p;

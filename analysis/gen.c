@@ -26,22 +26,26 @@ gen_vdist_name(gen_vdist v)
     return (unsigned)v < N_GEN_VDISTS ? vdist_names[v] : NULL;
 }
 
-int
-gen_kind_parse(const char *name)
+/* The index of NAME among the N NAMES, or -1. */
+static int
+name_index(const char *const *names, int n, const char *name)
 {
-    for (int i = 0; i < N_GENS; i++)
-        if (strcmp(name, kind_names[i]) == 0)
+    for (int i = 0; i < n; i++)
+        if (strcmp(name, names[i]) == 0)
             return i;
     return -1;
 }
 
 int
+gen_kind_parse(const char *name)
+{
+    return name_index(kind_names, N_GENS, name);
+}
+
+int
 gen_vdist_parse(const char *name)
 {
-    for (int i = 0; i < N_GEN_VDISTS; i++)
-        if (strcmp(name, vdist_names[i]) == 0)
-            return i;
-    return -1;
+    return name_index(vdist_names, N_GEN_VDISTS, name);
 }
 
 gen_params

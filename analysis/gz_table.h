@@ -1,6 +1,7 @@
 /* gz_table.h -- pieces shared by the readers of the measured H200 tables
-   (ex2-sm90.bin.gz, lg2-sm90.bin.gz): where the file is, error messages,
-   little-endian fields and the FNV-1a hashes in the headers */
+   (ex2-sm90.bin.gz, lg2-sm90.bin.gz, rcp-sm90.bin.gz): where the file is,
+   error messages, little-endian fields and the FNV-1a hashes in the
+   headers */
 #ifndef BF16EMU_ANALYSIS_GZ_TABLE_H
 #define BF16EMU_ANALYSIS_GZ_TABLE_H
 
@@ -13,6 +14,15 @@
 #define GZT_PRINTF(f, a)
 #endif
 
+/* Where the tables are: the source tree (SRCDIR/analysis/data) when built
+   there, else the installed data folder. */
+#ifndef BF16EMU_PKGDATADIR
+#define BF16EMU_PKGDATADIR "/usr/local/share/bf16emu"
+#endif
+#ifndef SRCDIR
+#define SRCDIR "."
+#endif
+
 /* The FNV-1a 64-bit offset basis. */
 #define GZT_FNV_OFFSET 1469598103934665603ull
 
@@ -20,6 +30,11 @@
    when it exists, else INSTALLED. */
 const char *gzt_default_path(const char *given, const char *in_tree,
                              const char *installed);
+
+/* gzt_default_path for the table file NAME (a string literal). */
+#define GZT_DEFAULT_PATH(given, name)                                         \
+    gzt_default_path((given), SRCDIR "/analysis/data/" name,                  \
+                     BF16EMU_PKGDATADIR "/" name)
 
 /* Fills ERR (when not NULL and ERRLEN > 0) with "PATH: " and the message;
    returns -1. */

@@ -90,20 +90,15 @@ head_config(const fa_config *base, const iv_key *k, size_t nq, size_t nk,
     return c;
 }
 
-int
-iv_resolve(const iv_problem *p, const iv_launch *l, iv_key *k, char *why,
-           size_t n)
+/* Zero when launch L of P can be compared; else -1 after a reason in
+   WHY. */
+static int
+launch_refused(const iv_problem *p, const iv_launch *l, char *why, size_t n)
 {
-    const iv_backend *be;
-    ax_launch al;
-
-    memset(k, 0, sizeof *k);
-    k->variant = "";
     if (l->backend >= p->nbackends) {
         say(why, n, "no backend %zu", l->backend);
         return -1;
     }
-    be = &p->backends[l->backend];
     if (l->decode && (!p->causal || p->nq > p->nk)) {
         say(why, n, "decode steps need a causal call (each row's cache ends "
                     "at its causal bound)");
@@ -119,10 +114,21 @@ iv_resolve(const iv_problem *p, const iv_launch *l, iv_key *k, char *why,
                     "heads only (not decode steps, not grouped heads)");
         return -1;
     }
-    memset(&al, 0, sizeof al);
-    al.batch = l->batch;
-    al.heads = p->launch_heads != 0 ? p->launch_heads : p->heads;
-    al.kv_heads = p->launch_kv_heads != 0 ? p->launch_kv_heads : p->kv_heads;
+    return 0;
+}
+
+/* The launch grid of L (batch, heads, kv heads, d, format, SMs; not yet
+   the rows) into AL; -1 after a reason in WHY when L's heads cannot hold
+   the call's. */
+static int
+launch_grid(const iv_problem *p, const iv_launch *l, ax_launch *al, char *why,
+            size_t n)
+{
+    memset(al, 0, sizeof *al);
+    al->batch = l->batch;
+    al->heads = p->launch_heads != 0 ? p->launch_heads : p->heads;
+    al->kv_heads = p->launch_kv_heads != 0 ? p->launch_kv_heads
+                                           : p->kv_heads;
     if (l->heads != 0) {
         if (l->heads < p->heads || l->heads % (p->heads / p->kv_heads) != 0) {
             say(why, n, "a launch of %zu heads cannot hold the call's %zu "
@@ -130,12 +136,93 @@ iv_resolve(const iv_problem *p, const iv_launch *l, iv_key *k, char *why,
                 l->heads, p->heads, p->heads / p->kv_heads);
             return -1;
         }
-        al.heads = l->heads;
-        al.kv_heads = l->heads / (p->heads / p->kv_heads);
+        al->heads = l->heads;
+        al->kv_heads = l->heads / (p->heads / p->kv_heads);
     }
-    al.d = p->d;
-    al.f16 = p->f16;
-    al.sms = l->sms;
+    al->d = p->d;
+    al->f16 = p->f16;
+    al->sms = l->sms;
+    return 0;
+}
+
+/* Step S of launch L on backend BE into K->steps[S]: its configuration,
+   splits and gemv kernel (AL's rows set here); -1 after a reason in
+   WHY. */
+static int
+resolve_step(const iv_problem *p, const iv_launch *l, const iv_backend *be,
+             ax_launch *al, size_t s, iv_key *k, char *why, size_t n)
+{
+    const fa_config *cfg = be->cfg;
+    const char *name = be->name;
+    const fa_kernel *kern;
+    const char *rule;
+
+    al->nq = l->decode ? 1 : p->nq;
+    al->nk = l->decode ? p->nk - p->nq + s + 1 : p->nk;
+    if (be->sdpa) {
+        cfg = sdpa_pick(p, al, p->causal && !l->decode, k, &name, why, n);
+        if (cfg == NULL)
+            return -1;
+    }
+    if (k->cfg == NULL) {
+        k->cfg = cfg;
+        k->backend = name;
+    } else if (k->backend != name) {
+        k->backend = "mixed";
+    }
+    k->steps[s].cfg = cfg;
+    k->steps[s].backend = name;
+    kern = fa_config_kernel(cfg);
+    if (!ax_launch_sms_modelled(kern, al)) {
+        say(why, n, "%s's decode grid is measured on 132 multiprocessors "
+                    "only, not predicted for %u",
+            name, l->sms);
+        return -1;
+    }
+    k->steps[s].splits = ax_launch_splits(kern, al, &rule);
+    if (s == 0)
+        k->split_rule = rule;
+    if (al->nq == 1 && kern->n_gemv > 0) {
+        k->steps[s].gemv = fa_kernel_gemv_for(kern, p->d, al->nk,
+                                              k->launch_bh);
+        if (k->steps[s].gemv == NULL) {
+            say(why, n, "%s's decode runs cuBLAS gemv kernels, measured "
+                        "for some launches only; none for d %zu, Nk %zu, "
+                        "B*H %zu (not predicted)",
+                name, p->d, al->nk, k->launch_bh);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* The library's refusal of P's mask (a description without bias_add),
+   head by head, before anything is computed: -1 after a reason in WHY. */
+static int
+mask_refused(const iv_problem *p, const iv_key *k, char *why, size_t n)
+{
+    fa_config c = head_config(k->cfg, k, p->nq, p->nk, p->causal,
+                              k->steps[0].splits);
+    size_t hh;
+    const char *r = am_heads_check(&c, p->mask, p->heads, &hh);
+
+    if (r == NULL)
+        return 0;
+    say(why, n, "%s, head %zu: %s", k->backend, hh, r);
+    return -1;
+}
+
+int
+iv_resolve(const iv_problem *p, const iv_launch *l, iv_key *k, char *why,
+           size_t n)
+{
+    ax_launch al;
+
+    memset(k, 0, sizeof *k);
+    k->variant = "";
+    if (launch_refused(p, l, why, n) != 0
+        || launch_grid(p, l, &al, why, n) != 0)
+        return -1;
     k->launch_bh = l->batch * al.heads;
     k->decode = l->decode;
     k->nsteps = l->decode ? p->nq : 1;
@@ -144,62 +231,12 @@ iv_resolve(const iv_problem *p, const iv_launch *l, iv_key *k, char *why,
         say(why, n, "out of memory");
         return -1;
     }
-    for (size_t s = 0; s < k->nsteps; s++) {
-        const fa_config *cfg = be->cfg;
-        const char *name = be->name;
-        const fa_kernel *kern;
-        const char *rule;
-
-        al.nq = l->decode ? 1 : p->nq;
-        al.nk = l->decode ? p->nk - p->nq + s + 1 : p->nk;
-        if (be->sdpa) {
-            cfg = sdpa_pick(p, &al, p->causal && !l->decode, k, &name, why,
-                            n);
-            if (cfg == NULL)
-                goto fail;
-        }
-        if (k->cfg == NULL) {
-            k->cfg = cfg;
-            k->backend = name;
-        } else if (k->backend != name) {
-            k->backend = "mixed";
-        }
-        k->steps[s].cfg = cfg;
-        k->steps[s].backend = name;
-        kern = fa_config_kernel(cfg);
-        if (!ax_launch_sms_modelled(kern, &al)) {
-            say(why, n, "%s's decode grid is measured on 132 multiprocessors "
-                        "only, not predicted for %u",
-                name, l->sms);
+    for (size_t s = 0; s < k->nsteps; s++)
+        if (resolve_step(p, l, &p->backends[l->backend], &al, s, k, why, n)
+            != 0)
             goto fail;
-        }
-        k->steps[s].splits = ax_launch_splits(kern, &al, &rule);
-        if (s == 0)
-            k->split_rule = rule;
-        if (al.nq == 1 && kern->n_gemv > 0) {
-            k->steps[s].gemv = fa_kernel_gemv_for(kern, p->d, al.nk,
-                                                  k->launch_bh);
-            if (k->steps[s].gemv == NULL) {
-                say(why, n, "%s's decode runs cuBLAS gemv kernels, measured "
-                            "for some launches only; none for d %zu, Nk %zu, "
-                            "B*H %zu (not predicted)",
-                    name, p->d, al.nk, k->launch_bh);
-                goto fail;
-            }
-        }
-    }
-    if (p->mask != NULL) {
-        /* the library's refusal of the mask (a description without
-           bias_add), head by head, before anything is computed */
-        fa_config c = head_config(k->cfg, k, p->nq, p->nk, p->causal,
-                                  k->steps[0].splits);
-        size_t hh;
-        const char *r = am_heads_check(&c, p->mask, p->heads, &hh);
-        if (r != NULL) {
-            say(why, n, "%s, head %zu: %s", k->backend, hh, r);
-            goto fail;
-        }
-    }
+    if (p->mask != NULL && mask_refused(p, k, why, n) != 0)
+        goto fail;
     if (p->backward) {
         fa_config c = *k->cfg;
         c.launch_bh = k->launch_bh;

@@ -13,13 +13,6 @@
 #include <string.h>
 #include <zlib.h>
 
-#ifndef BF16EMU_PKGDATADIR
-#define BF16EMU_PKGDATADIR "/usr/local/share/bf16emu"
-#endif
-#ifndef SRCDIR
-#define SRCDIR "."
-#endif
-
 #define LG2_MAGIC "BF16LG2"
 #define LG2_VERSION 1u
 #define LG2_HEADER 44u
@@ -32,8 +25,7 @@
 const char *
 ax_lg2_table_default_path(const char *given)
 {
-    return gzt_default_path(given, SRCDIR "/analysis/data/lg2-sm90.bin.gz",
-                            BF16EMU_PKGDATADIR "/lg2-sm90.bin.gz");
+    return GZT_DEFAULT_PATH(given, "lg2-sm90.bin.gz");
 }
 
 /* The whole decompressed file into *BUF (*N bytes); false when it cannot

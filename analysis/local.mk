@@ -60,8 +60,33 @@ pkginclude_HEADERS += analysis/tensor.h analysis/user_tensor.h \
 dist_pkgdata_DATA = analysis/data/ex2-sm90.bin.gz \
 	analysis/data/lg2-sm90.bin.gz analysis/data/rcp-sm90.bin.gz
 
-check_PROGRAMS += tests/analysis/test_tensor_io
-TESTS += tests/analysis/test_tensor_io
+# The Check programs of the analysis library, each run by make check.
+analysis_tests = \
+	tests/analysis/test_tensor_io \
+	tests/analysis/test_dump_outputs \
+	tests/analysis/test_fixgen \
+	tests/analysis/test_attn_exact \
+	tests/analysis/test_bias \
+	tests/analysis/test_compare \
+	tests/analysis/test_kernel_json \
+	tests/analysis/test_rows \
+	tests/analysis/test_gradient \
+	tests/analysis/test_scan \
+	tests/analysis/test_point \
+	tests/analysis/test_ex2_table \
+	tests/analysis/test_lg2_table \
+	tests/analysis/test_sdpa_ext \
+	tests/analysis/test_cudnn_lean \
+	tests/analysis/test_sdpa_em \
+	tests/analysis/test_sdpa_math \
+	tests/analysis/test_trace_engine \
+	tests/analysis/test_exact_decimal \
+	tests/analysis/test_user_tensor \
+	tests/analysis/test_sdpa_dispatch \
+	tests/analysis/test_invariance
+check_PROGRAMS += $(analysis_tests)
+TESTS += $(analysis_tests)
+
 tests_analysis_test_tensor_io_SOURCES = tests/analysis/test_tensor_io.c
 tests_analysis_test_tensor_io_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_analysis_test_tensor_io_LDADD = libbf16emu.la $(CHECK_LIBS)
@@ -76,20 +101,14 @@ ANALYSIS_TEST_LIBS = tests/support/libtestsupport.la \
 # The fixture input generator against known vectors.
 # The outputs a dump keeps in part (outputs_kept): the whole-tensor hash
 # against trim_dump.py's, and where each kept element belongs.
-check_PROGRAMS += tests/analysis/test_dump_outputs
-TESTS += tests/analysis/test_dump_outputs
 tests_analysis_test_dump_outputs_SOURCES = tests/analysis/test_dump_outputs.c
 tests_analysis_test_dump_outputs_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_analysis_test_dump_outputs_LDADD = libbf16emu.la $(CHECK_LIBS)
 
-check_PROGRAMS += tests/analysis/test_fixgen
-TESTS += tests/analysis/test_fixgen
 tests_analysis_test_fixgen_SOURCES = tests/analysis/test_fixgen.c
 tests_analysis_test_fixgen_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_analysis_test_fixgen_LDADD = libbf16emu.la $(CHECK_LIBS)
 
-check_PROGRAMS += tests/analysis/test_attn_exact tests/analysis/test_bias
-TESTS += tests/analysis/test_attn_exact tests/analysis/test_bias
 tests_analysis_test_attn_exact_SOURCES = tests/analysis/test_attn_exact.c
 tests_analysis_test_attn_exact_CFLAGS = $(ANALYSIS_TEST_FLAGS)
 tests_analysis_test_attn_exact_LDADD = $(ANALYSIS_TEST_LIBS)
@@ -100,8 +119,6 @@ tests_analysis_test_bias_LDADD = $(ANALYSIS_TEST_LIBS)
 tests_analysis_test_bias_LDFLAGS = $(OPENMP_CFLAGS)
 
 # The comparison of two arrays and descriptions as JSON text.
-check_PROGRAMS += tests/analysis/test_compare tests/analysis/test_kernel_json
-TESTS += tests/analysis/test_compare tests/analysis/test_kernel_json
 tests_analysis_test_compare_SOURCES = tests/analysis/test_compare.c
 tests_analysis_test_compare_CFLAGS = $(ANALYSIS_TEST_FLAGS)
 tests_analysis_test_compare_LDADD = $(ANALYSIS_TEST_LIBS)
@@ -114,8 +131,6 @@ tests_analysis_test_kernel_json_LDFLAGS = $(OPENMP_CFLAGS)
 # Row classification and the gradient error (LAPACKE, when configure found
 # it, is the SVD test's second oracle; the library does not use it).
 ROWS_GRADIENT_TEST_LIBS = $(ANALYSIS_TEST_LIBS)
-check_PROGRAMS += tests/analysis/test_rows tests/analysis/test_gradient
-TESTS += tests/analysis/test_rows tests/analysis/test_gradient
 tests_analysis_test_rows_SOURCES = tests/analysis/test_rows.c
 tests_analysis_test_rows_CFLAGS = $(ANALYSIS_TEST_FLAGS)
 tests_analysis_test_rows_LDADD = $(ROWS_GRADIENT_TEST_LIBS)
@@ -127,24 +142,18 @@ tests_analysis_test_gradient_LDADD = $(ROWS_GRADIENT_TEST_LIBS) \
 tests_analysis_test_gradient_LDFLAGS = $(OPENMP_CFLAGS)
 
 # The dW_Q error's spectrum of scan (matrices of known singular values).
-check_PROGRAMS += tests/analysis/test_scan
-TESTS += tests/analysis/test_scan
 tests_analysis_test_scan_SOURCES = tests/analysis/test_scan.c
 tests_analysis_test_scan_CFLAGS = $(ANALYSIS_TEST_FLAGS)
 tests_analysis_test_scan_LDADD = $(ANALYSIS_TEST_LIBS)
 tests_analysis_test_scan_LDFLAGS = $(OPENMP_CFLAGS)
 
 # Generated inputs and experiment points (stage attribution).
-check_PROGRAMS += tests/analysis/test_point
-TESTS += tests/analysis/test_point
 tests_analysis_test_point_SOURCES = tests/analysis/test_point.c
 tests_analysis_test_point_CFLAGS = $(ANALYSIS_TEST_FLAGS)
 tests_analysis_test_point_LDADD = $(ANALYSIS_TEST_LIBS)
 tests_analysis_test_point_LDFLAGS = $(OPENMP_CFLAGS)
 
 # The ex2-sm90 exp model against sampled H200 outputs, and its loader.
-check_PROGRAMS += tests/analysis/test_ex2_table
-TESTS += tests/analysis/test_ex2_table
 tests_analysis_test_ex2_table_SOURCES = tests/analysis/test_ex2_table.c
 tests_analysis_test_ex2_table_CFLAGS = $(ANALYSIS_TEST_FLAGS) $(ZLIB_CFLAGS)
 tests_analysis_test_ex2_table_LDADD = $(ANALYSIS_TEST_LIBS) $(ZLIB_LIBS)
@@ -153,8 +162,6 @@ EXTRA_DIST += tests/data/gpu/ex2_h200.safetensors \
 
 # The lg2-sm90 log model against sampled H200 outputs, its loader, and the
 # LSE of the flash kernel (fma(m, scale, __logf(l))) on the SDPA dumps.
-check_PROGRAMS += tests/analysis/test_lg2_table
-TESTS += tests/analysis/test_lg2_table
 tests_analysis_test_lg2_table_SOURCES = tests/analysis/test_lg2_table.c
 tests_analysis_test_lg2_table_CFLAGS = $(ANALYSIS_TEST_FLAGS) $(ZLIB_CFLAGS)
 tests_analysis_test_lg2_table_LDADD = $(ANALYSIS_TEST_LIBS) $(ZLIB_LIBS)
@@ -163,8 +170,6 @@ EXTRA_DIST += tests/data/gpu/lg2_h200.safetensors \
 
 # The extended H200 SDPA dumps (split-KV, decode, FP16, other head
 # dimensions, causal with NQ != NK): their manifests against their tensors.
-check_PROGRAMS += tests/analysis/test_sdpa_ext
-TESTS += tests/analysis/test_sdpa_ext
 tests_analysis_test_sdpa_ext_SOURCES = tests/analysis/test_sdpa_ext.c
 tests_analysis_test_sdpa_ext_CFLAGS = $(ANALYSIS_TEST_FLAGS) $(JANSSON_CFLAGS)
 tests_analysis_test_sdpa_ext_LDADD = $(ANALYSIS_TEST_LIBS) $(JANSSON_LIBS)
@@ -175,21 +180,15 @@ EXTRA_DIST += tests/data/gpu/sdpa_ext
 # FP32 stages and CUDA's logf on the H200.
 # The cudnn description's decode path against crafted inputs run on the
 # H200 (tests/data/gpu/cudnn/lean_probe_h200.safetensors).
-check_PROGRAMS += tests/analysis/test_cudnn_lean
-TESTS += tests/analysis/test_cudnn_lean
 tests_analysis_test_cudnn_lean_SOURCES = tests/analysis/test_cudnn_lean.c
 tests_analysis_test_cudnn_lean_CFLAGS = $(ANALYSIS_TEST_FLAGS) $(ZLIB_CFLAGS)
 tests_analysis_test_cudnn_lean_LDADD = $(ANALYSIS_TEST_LIBS) $(ZLIB_LIBS)
 
-check_PROGRAMS += tests/analysis/test_sdpa_em
-TESTS += tests/analysis/test_sdpa_em
 tests_analysis_test_sdpa_em_SOURCES = tests/analysis/test_sdpa_em.c \
 	tests/analysis/sdpa_dump.c tests/analysis/sdpa_dump.h
 tests_analysis_test_sdpa_em_CFLAGS = $(ANALYSIS_TEST_FLAGS) $(JANSSON_CFLAGS)
 tests_analysis_test_sdpa_em_LDADD = $(ANALYSIS_TEST_LIBS) $(JANSSON_LIBS)
 
-check_PROGRAMS += tests/analysis/test_sdpa_math
-TESTS += tests/analysis/test_sdpa_math
 tests_analysis_test_sdpa_math_SOURCES = tests/analysis/test_sdpa_math.c \
 	tests/analysis/sdpa_dump.c
 tests_analysis_test_sdpa_math_CFLAGS = $(ANALYSIS_TEST_FLAGS) $(JANSSON_CFLAGS)
@@ -210,31 +209,23 @@ EXTRA_DIST += tests/data/bad tests/data/tensors \
 	tests/data/make-bad-corpus.py doc/exact.md doc/analysis.md
 
 # The arithmetic behind bf16emu trace, on cases worked out by hand.
-check_PROGRAMS += tests/analysis/test_trace_engine
-TESTS += tests/analysis/test_trace_engine
 tests_analysis_test_trace_engine_SOURCES = \
 	tests/analysis/test_trace_engine.c
 tests_analysis_test_trace_engine_CFLAGS = $(ANALYSIS_TEST_FLAGS)
 tests_analysis_test_trace_engine_LDADD = $(ANALYSIS_TEST_LIBS)
 
 # Exact decimal text against MPFR.
-check_PROGRAMS += tests/analysis/test_exact_decimal
-TESTS += tests/analysis/test_exact_decimal
 tests_analysis_test_exact_decimal_SOURCES = \
 	tests/analysis/test_exact_decimal.c
 tests_analysis_test_exact_decimal_CFLAGS = $(ANALYSIS_TEST_FLAGS)
 tests_analysis_test_exact_decimal_LDADD = $(ANALYSIS_TEST_LIBS)
 
-check_PROGRAMS += tests/analysis/test_user_tensor
-TESTS += tests/analysis/test_user_tensor
 tests_analysis_test_user_tensor_SOURCES = tests/analysis/test_user_tensor.c
 tests_analysis_test_user_tensor_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_analysis_test_user_tensor_LDADD = libbf16emu.la $(CHECK_LIBS)
 
 # PyTorch 2.11's SDPA backend choice on the H200 against the recorded grid
 # and the pinned backend dumps (tests/data/gpu/backends/).
-check_PROGRAMS += tests/analysis/test_sdpa_dispatch
-TESTS += tests/analysis/test_sdpa_dispatch
 tests_analysis_test_sdpa_dispatch_SOURCES = \
 	tests/analysis/test_sdpa_dispatch.c
 tests_analysis_test_sdpa_dispatch_CFLAGS = $(ANALYSIS_TEST_FLAGS) \
@@ -244,8 +235,6 @@ tests_analysis_test_sdpa_dispatch_LDADD = $(ANALYSIS_TEST_LIBS) \
 
 # The invariance engine: classes, distances, batch bounds, and launches
 # resolved against the split counts an H100 launched.
-check_PROGRAMS += tests/analysis/test_invariance
-TESTS += tests/analysis/test_invariance
 tests_analysis_test_invariance_SOURCES = tests/analysis/test_invariance.c
 tests_analysis_test_invariance_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_analysis_test_invariance_LDADD = libbf16emu.la $(CHECK_LIBS)

@@ -11,21 +11,13 @@
 #include <string.h>
 #include <zlib.h>
 
-#ifndef BF16EMU_PKGDATADIR
-#define BF16EMU_PKGDATADIR "/usr/local/share/bf16emu"
-#endif
-#ifndef SRCDIR
-#define SRCDIR "."
-#endif
-
 #define RCP_MAGIC "BF16RCP1"
 #define RCP_COUNT ((size_t)1 << 23)
 
 const char *
 ax_rcp_table_default_path(const char *given)
 {
-    return gzt_default_path(given, SRCDIR "/analysis/data/rcp-sm90.bin.gz",
-                            BF16EMU_PKGDATADIR "/rcp-sm90.bin.gz");
+    return GZT_DEFAULT_PATH(given, "rcp-sm90.bin.gz");
 }
 
 int

@@ -91,32 +91,18 @@ tensor_field(char *buf, size_t size, const char *name, const char *what)
 static const char *
 describe(char *buf, size_t size, const json_t *v)
 {
-    switch (json_typeof(v)) {
-    case JSON_INTEGER:
+    static const char *const words[] = {
+        [JSON_OBJECT] = "an object", [JSON_ARRAY] = "an array",
+        [JSON_STRING] = "a string",  [JSON_TRUE] = "true",
+        [JSON_FALSE] = "false",      [JSON_NULL] = "null",
+    };
+
+    if (json_is_integer(v))
         snprintf(buf, size, "%lld", (long long)json_integer_value(v));
-        break;
-    case JSON_REAL:
+    else if (json_is_real(v))
         snprintf(buf, size, "the real number %.17g", json_real_value(v));
-        break;
-    case JSON_STRING:
-        snprintf(buf, size, "a string");
-        break;
-    case JSON_ARRAY:
-        snprintf(buf, size, "an array");
-        break;
-    case JSON_OBJECT:
-        snprintf(buf, size, "an object");
-        break;
-    case JSON_TRUE:
-        snprintf(buf, size, "true");
-        break;
-    case JSON_FALSE:
-        snprintf(buf, size, "false");
-        break;
-    default:
-        snprintf(buf, size, "null");
-        break;
-    }
+    else
+        snprintf(buf, size, "%s", words[json_typeof(v)]);
     return buf;
 }
 
@@ -563,6 +549,18 @@ meta_copy(const st_header *h, tensor_meta *meta, size_t n, char *strings,
     return o;
 }
 
+/* The start of every reader: the caller's result OUT (SIZE bytes, not
+   NULL) set to EMPTY, then header_read. */
+static int
+header_open(const char *path, void *out, const void *empty, size_t size,
+            st_header *h, tensor_error *err)
+{
+    if (path == NULL || out == NULL)
+        return tio_fail(err, TENSOR_E_ARG, path, NULL, "NULL argument");
+    memcpy(out, empty, size);
+    return header_read(path, h, err);
+}
+
 int
 safetensors_read_all(const char *path, tensor_dtype want, tensor_file *out,
                      tensor_error *err)
@@ -573,10 +571,7 @@ safetensors_read_all(const char *path, tensor_dtype want, tensor_file *out,
     size_t strings = 0, o = 0;
     int rc;
 
-    if (path == NULL || out == NULL)
-        return tio_fail(err, TENSOR_E_ARG, path, NULL, "NULL argument");
-    *out = empty;
-    rc = header_read(path, &h, err);
+    rc = header_open(path, out, &empty, sizeof empty, &h, err);
     if (rc != TENSOR_OK)
         return rc;
     for (size_t i = 0; i < h.n; i++) {
@@ -642,10 +637,7 @@ safetensors_read(const char *path, const char *key, tensor_dtype want,
     st_header h;
     int rc;
 
-    if (path == NULL || out == NULL)
-        return tio_fail(err, TENSOR_E_ARG, path, NULL, "NULL argument");
-    *out = empty;
-    rc = header_read(path, &h, err);
+    rc = header_open(path, out, &empty, sizeof empty, &h, err);
     if (rc != TENSOR_OK)
         return rc;
     if (key == NULL) {
@@ -700,10 +692,7 @@ safetensors_list(const char *path, tensor_listing *out, tensor_error *err)
     st_header h;
     int rc;
 
-    if (path == NULL || out == NULL)
-        return tio_fail(err, TENSOR_E_ARG, path, NULL, "NULL argument");
-    *out = empty;
-    rc = header_read(path, &h, err);
+    rc = header_open(path, out, &empty, sizeof empty, &h, err);
     if (rc != TENSOR_OK)
         return rc;
     for (size_t i = 0; i < h.n; i++)

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/bits_internal.h"
 #include "analysis/tensor_internal.h"
 
 /* A set of 5000 vectors is under 1 MB per file; anything past this is not
@@ -37,18 +38,6 @@ blank_line(const char *line, size_t len)
 }
 
 static int
-hex_digit(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
-static int
 parse_ab_line(const char *path, unsigned line_no, const char *s, size_t len,
               tensor *t, uint64_t row, tensor_error *err)
 {
@@ -75,7 +64,7 @@ parse_ab_line(const char *path, unsigned line_no, const char *s, size_t len,
                             "expected 8 hex digits, found %s",
                             tio_quote(q, sizeof q, s + start, i - start));
         for (size_t j = start; j < i; j++) {
-            int d = hex_digit(s[j]);
+            int d = bits_hex_digit(s[j]);
             if (d < 0)
                 return tio_fail(err, TENSOR_E_FORMAT, path, field,
                                 "expected 8 hex digits, found %s",

@@ -326,6 +326,21 @@ bad:
 }
 
 bool
+cli_parse_threads(const char *cmd, const char *value, long *threads)
+{
+    uint64_t n;
+
+    if (!cli_parse_u64(cmd, "--threads", value, &n))
+        return false;
+    if (n < 1 || n > 1024) {
+        cli_error(cmd, "--threads %s: expected 1 .. 1024", value);
+        return false;
+    }
+    *threads = (long)n;
+    return true;
+}
+
+bool
 cli_parse_double(const char *cmd, const char *opt, const char *value,
                  bool finite, double *v)
 {
@@ -1045,6 +1060,28 @@ cli_json_dist(cli_json *j, const char *key, uint64_t d)
         cli_json_string(j, key, "inf");
     else
         cli_json_int(j, key, (long long)d);
+}
+
+void
+cli_json_dist_bucket(cli_json *j, unsigned i, bool inf, uint64_t count)
+{
+    char buf[64];
+    uint64_t lo, hi;
+
+    cli_json_object_begin(j, NULL);
+    cli_json_string(j, "bucket",
+                    cmp_dist_bucket_label(buf, sizeof buf,
+                                          inf ? CMP_DIST_BUCKET_INF : i));
+    if (inf) {
+        cli_json_null(j, "min");
+        cli_json_null(j, "max");
+    } else {
+        cmp_dist_bucket_bounds(i, &lo, &hi);
+        cli_json_int(j, "min", (long long)lo);
+        cli_json_int(j, "max", (long long)hi);
+    }
+    cli_json_int(j, "count", (long long)count);
+    cli_json_object_end(j);
 }
 
 bool

@@ -144,6 +144,9 @@ bool cli_parse_mode(const char *cmd, const char *opt, const char *value,
                     sf_round *rm);
 bool cli_parse_u64(const char *cmd, const char *opt, const char *value,
                    uint64_t *v);
+/* --threads VALUE: an integer from 1 to 1024 into *THREADS; false after
+   the error. */
+bool cli_parse_threads(const char *cmd, const char *value, long *threads);
 /* A real number: anything cli_parse_number reads (decimal and hex-float
    text rounded to a double once, to nearest; a prefixed bit pattern
    converted exactly).  With FINITE, NaN and infinities are refused. */
@@ -231,6 +234,10 @@ void cli_json_shape(cli_json *j, const char *key, unsigned ndim,
                     const uint64_t *shape);
 /* A distance: an integer, or "inf" for CMP_DIST_INF. */
 void cli_json_dist(cli_json *j, const char *key, uint64_t d);
+/* One bucket of a distance histogram (analysis/compare.h), COUNT
+   distances: {"bucket": its label, "min" and "max" (null for the infinite
+   bucket), "count"}; finite bucket I, or the infinite one when INF. */
+void cli_json_dist_bucket(cli_json *j, unsigned i, bool inf, uint64_t count);
 void cli_json_bool(cli_json *j, const char *key, bool v);
 void cli_json_null(cli_json *j, const char *key);
 /* A number, printed with 17 significant digits (it reads back as the

@@ -63,34 +63,35 @@ text_worst(cli_buf *b, const diff_ctx *x, int s)
     }
 }
 
+/* One row of text_exact: LABEL, then the count, mean, standard error and
+   signs of the errors C. */
+static void
+exact_row(cli_buf *b, const char *label, const bias_cell *c)
+{
+    bias_summary s;
+    char mean[32], se[32];
+
+    bias_summarize(c, &s);
+    cli_buf_printf(b,
+                   "  %-28s %7" PRIu64 " %10s %10s %7" PRIu64 " %7" PRIu64
+                   " %7" PRIu64 "\n",
+                   label, s.n, fa_cli_g4(mean, sizeof mean, s.mean),
+                   fa_cli_g4(se, sizeof se, s.se), c->neg, c->zero, c->pos);
+}
+
 /* The errors of stage S against the exact values, the GPU's and the
    emulator's. */
 static void
 text_exact(cli_buf *b, const diff_ctx *x, int s)
 {
     const stage_result *r = &x->r[s];
-    bias_summary sg, se;
-    char v[4][32], buf[64];
+    char buf[64];
 
-    bias_summarize(&r->err_gpu, &sg);
-    bias_summarize(&r->err_emu, &se);
     snprintf(buf, sizeof buf, "against exact (ulps of %s)", r->fmt->name);
     cli_buf_printf(b, "  %-28s %7s %10s %10s %7s %7s %7s\n", buf, "n", "mean",
                    "se", "neg", "zero", "pos");
-    cli_buf_printf(b,
-                   "  %-28s %7" PRIu64 " %10s %10s %7" PRIu64 " %7" PRIu64
-                   " %7" PRIu64 "\n",
-                   "  gpu - exact", sg.n,
-                   fa_cli_g4(v[0], sizeof v[0], sg.mean),
-                   fa_cli_g4(v[1], sizeof v[1], sg.se), r->err_gpu.neg,
-                   r->err_gpu.zero, r->err_gpu.pos);
-    cli_buf_printf(b,
-                   "  %-28s %7" PRIu64 " %10s %10s %7" PRIu64 " %7" PRIu64
-                   " %7" PRIu64 "\n",
-                   "  emulator - exact", se.n,
-                   fa_cli_g4(v[2], sizeof v[2], se.mean),
-                   fa_cli_g4(v[3], sizeof v[3], se.se), r->err_emu.neg,
-                   r->err_emu.zero, r->err_emu.pos);
+    exact_row(b, "  gpu - exact", &r->err_gpu);
+    exact_row(b, "  emulator - exact", &r->err_emu);
     if (r->skipped > 0)
         cli_buf_printf(b,
                        "    %" PRIu64 " element%s without a finite "
@@ -388,24 +389,10 @@ json_stage(cli_json *j, const diff_ctx *x, int s)
     cli_json_int(j, "within_tolerance", (long long)r->c.within);
     cli_json_bool(j, "pass", r->pass);
     cli_json_array_begin(j, "histogram");
-    for (unsigned i = 0; i < CMP_DIST_BUCKETS; i++) {
-        uint64_t lo, hi;
-        if (r->c.hist[i] == 0)
-            continue;
-        cli_json_object_begin(j, NULL);
-        cli_json_string(j, "bucket",
-                        cmp_dist_bucket_label(buf, sizeof buf, i));
-        if (i == CMP_DIST_BUCKET_INF) {
-            cli_json_null(j, "min");
-            cli_json_null(j, "max");
-        } else {
-            cmp_dist_bucket_bounds(i, &lo, &hi);
-            cli_json_int(j, "min", (long long)lo);
-            cli_json_int(j, "max", (long long)hi);
-        }
-        cli_json_int(j, "count", (long long)r->c.hist[i]);
-        cli_json_object_end(j);
-    }
+    for (unsigned i = 0; i < CMP_DIST_BUCKETS; i++)
+        if (r->c.hist[i] != 0)
+            cli_json_dist_bucket(j, i, i == CMP_DIST_BUCKET_INF,
+                                 r->c.hist[i]);
     cli_json_array_end(j);
     cli_json_array_begin(j, "worst");
     for (size_t i = 0; i < r->c.n_worst; i++) {

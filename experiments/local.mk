@@ -78,7 +78,8 @@ AM_TESTS_ENVIRONMENT = \
 	export BF16EMU BF16EMU_VERSION JSONQ MMA_INPUTS ATTN_INPUTS DIFF_INPUTS \
 	  USER_INPUTS SCAN_INPUTS MPIRUN;
 
-TESTS += \
+# The command-line tests (scripts; distributed with their helpers below).
+experiments_sh_tests = \
 	tests/experiments/test_cli.sh \
 	tests/experiments/test_trace.sh \
 	tests/experiments/test_trace_json.sh \
@@ -114,6 +115,7 @@ TESTS += \
 	tests/experiments/test_scan_mpi.sh \
 	tests/experiments/test_invariance_mpi.sh \
 	tests/experiments/test_reproduce_only.sh
+TESTS += $(experiments_sh_tests)
 
 # Every exact decimal of trace --json against MPFR and GMP.
 check_PROGRAMS += tests/experiments/test_trace_decimals
@@ -166,41 +168,7 @@ EXTRA_DIST += \
 	tests/experiments/lib.sh \
 	tests/experiments/st_write.py \
 	tests/experiments/gqa_oracle.py \
-	tests/experiments/test_cli.sh \
-	tests/experiments/test_trace.sh \
-	tests/experiments/test_trace_json.sh \
-	tests/experiments/test_trace_exact.sh \
-	tests/experiments/test_mma.sh \
-	tests/experiments/test_attn.sh \
-	tests/experiments/test_diff.sh \
-	tests/experiments/test_kernel.sh \
-	tests/experiments/test_bwd_fields.sh \
-	tests/experiments/test_front_door.sh \
-	tests/experiments/test_gqa_dumps.sh \
-	tests/experiments/test_invariance.sh \
-	tests/experiments/test_mask_dumps.sh \
-	tests/experiments/test_flex_dumps.sh \
-	tests/experiments/test_fa2_backward.sh \
-	tests/experiments/test_cudnn_model.sh \
-	tests/experiments/test_cudnn_bwd.sh \
-	tests/experiments/test_chain.sh \
-	tests/experiments/test_user_tensors.sh \
-	tests/experiments/test_trim_dump.sh \
-	tests/experiments/test_outputs_kept.sh \
-	tests/experiments/test_fixgen_py.sh \
-	tests/experiments/test_inputs_gen.sh \
-	tests/experiments/test_sweep.sh \
-	tests/experiments/test_sweep_cli.sh \
-	tests/experiments/test_sweep_mpi.sh \
-	tests/experiments/test_reproduce.sh \
-	tests/experiments/test_ls.sh \
-	tests/experiments/test_scan.sh \
-	tests/experiments/test_capture.sh \
-	tests/experiments/test_scan_shard.sh \
-	tests/experiments/test_scan_x.sh \
-	tests/experiments/test_scan_mpi.sh \
-	tests/experiments/test_invariance_mpi.sh \
-	tests/experiments/test_reproduce_only.sh \
+	$(experiments_sh_tests) \
 	tests/data/gpu/capture_gpt6_r128.safetensors \
 	tests/data/gpu/capture_gpt6_r128.json \
 	tests/data/gpu/capture_gpt6_s0_l1h0.safetensors \

@@ -801,7 +801,6 @@ static void
 json_compare(mma_ctx *x, cli_json *j)
 {
     const cmp_result *r = &x->cmp;
-    char buf[64];
 
     if (x->in[IN_REF].arg == NULL) {
         cli_json_null(j, "compare");
@@ -817,21 +816,8 @@ json_compare(mma_ctx *x, cli_json *j)
     cli_json_dist(j, "max_distance",
                   r->nan_vs_number > 0 ? DIST_INF : r->max_dist);
     cli_json_array_begin(j, "histogram");
-    for (unsigned i = 0; i < N_BUCKETS; i++) {
-        uint64_t lo, hi;
-        cli_json_object_begin(j, NULL);
-        cli_json_string(j, "bucket", bucket_label(buf, sizeof buf, i));
-        if (i == BUCKET_INF) {
-            cli_json_null(j, "min");
-            cli_json_null(j, "max");
-        } else {
-            cmp_dist_bucket_bounds(i, &lo, &hi);
-            cli_json_int(j, "min", (long long)lo);
-            cli_json_int(j, "max", (long long)hi);
-        }
-        cli_json_int(j, "count", (long long)r->hist[i]);
-        cli_json_object_end(j);
-    }
+    for (unsigned i = 0; i < N_BUCKETS; i++)
+        cli_json_dist_bucket(j, i, i == BUCKET_INF, r->hist[i]);
     cli_json_array_end(j);
     cli_json_array_begin(j, "worst");
     for (size_t i = 0; i < r->n_worst; i++) {

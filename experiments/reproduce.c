@@ -328,17 +328,8 @@ take(void *ctx, int id, const char *v)
         return true;
     case 3:
         return take_only(r, v);
-    case 4: {
-        uint64_t n;
-        if (!cli_parse_u64(CMD, "--threads", v, &n))
-            return false;
-        if (n < 1 || n > 1024) {
-            cli_error(CMD, "--threads %s: expected 1 .. 1024", v);
-            return false;
-        }
-        r->threads = (long)n;
-        return true;
-    }
+    case 4:
+        return cli_parse_threads(CMD, v, &r->threads);
     case 5:
         r->no_plot = true;
         return true;

@@ -510,6 +510,30 @@ put_ci(cli_buf *b, const bias_cell *c)
                        isfinite(s.se) ? 1.96 * s.se : 0.0);
 }
 
+/* B written to DAT, then gnuplot's SCRIPT over it into OUT (without
+   gnuplot: a note on stderr, not an error). */
+static int
+plot_data(const scan_ctx *x, const char *script, const cli_buf *b,
+          const char *dat, const char *out)
+{
+    char vars[8320], qd[4096], qo[4096], why[512];
+    int prc;
+
+    if (!cli_write_atomic(dat, b->p, b->len))
+        return cli_error(CMD, "%s: cannot write: %s", dat, strerror(errno));
+    if (!plot_quote(qd, sizeof qd, dat) || !plot_quote(qo, sizeof qo, out))
+        return cli_error(CMD, "--plot %s: a quote or newline in the path",
+                         x->plot);
+    snprintf(vars, sizeof vars, "datafile=%s; out=%s", qd, qo);
+    prc = plot_run(script, vars, NULL, why, sizeof why);
+    if (prc == 1)
+        fprintf(stderr, "%s: gnuplot not found; %s written, no plot\n", CMD,
+                dat);
+    else if (prc != 0)
+        return cli_error(CMD, "%s", why);
+    return CLI_EXIT_OK;
+}
+
 /* PREFIX-bias.dat and its plot: the bias of O and delta per (layer,
    head), emulated and with the fix, with 95% intervals. */
 static int
@@ -518,8 +542,7 @@ write_bias_plot(const scan_ctx *x)
     cli_buf b;
     size_t n = strlen(x->plot) + 16;
     char *dat = malloc(n), *out = malloc(n);
-    char vars[8320], qd[4096], qo[4096], why[512];
-    int rc = CLI_EXIT_OK, prc;
+    int rc;
 
     if (dat == NULL || out == NULL) {
         free(dat);
@@ -545,23 +568,7 @@ write_bias_plot(const scan_ctx *x)
         }
         cli_buf_putc(&b, '\n');
     }
-    if (!cli_write_atomic(dat, b.p, b.len)) {
-        rc = cli_error(CMD, "%s: cannot write: %s", dat, strerror(errno));
-        goto done;
-    }
-    if (!plot_quote(qd, sizeof qd, dat) || !plot_quote(qo, sizeof qo, out)) {
-        rc = cli_error(CMD, "--plot %s: a quote or newline in the path",
-                       x->plot);
-        goto done;
-    }
-    snprintf(vars, sizeof vars, "datafile=%s; out=%s", qd, qo);
-    prc = plot_run("scan-bias.gp", vars, NULL, why, sizeof why);
-    if (prc == 1)
-        fprintf(stderr, "%s: gnuplot not found; %s written, no plot\n", CMD,
-                dat);
-    else if (prc != 0)
-        rc = cli_error(CMD, "%s", why);
-done:
+    rc = plot_data(x, "scan-bias.gp", &b, dat, out);
     cli_buf_free(&b);
     free(dat);
     free(out);
@@ -574,8 +581,7 @@ scan_write_plot(const scan_ctx *x)
     cli_buf b;
     char *dat = NULL, *png = NULL, *svg = NULL;
     size_t n = strlen(x->plot) + 5;
-    char vars[8320], qd[4096], qo[4096], why[512];
-    int rc = CLI_EXIT_OK, prc;
+    int rc = CLI_EXIT_OK;
 
     dat = malloc(n);
     png = malloc(n);
@@ -595,28 +601,10 @@ scan_write_plot(const scan_ctx *x)
         cli_buf_printf(&b, "%lld %zu %.17g\n", x->gr.g[i].layer,
                        x->gr.g[i].head, x->gr.g[i].risk);
     }
-    if (!cli_write_atomic(dat, b.p, b.len)) {
-        rc = cli_error(CMD, "%s: cannot write: %s", dat, strerror(errno));
-        cli_buf_free(&b);
-        goto done;
-    }
+    rc = plot_data(x, "scan-heat.gp", &b, dat, x->plot);
     cli_buf_free(&b);
-    if (!plot_quote(qd, sizeof qd, dat)
-        || !plot_quote(qo, sizeof qo, x->plot)) {
-        rc = cli_error(CMD, "--plot %s: a quote or newline in the path",
-                       x->plot);
-        goto done;
-    }
-    snprintf(vars, sizeof vars, "datafile=%s; out=%s", qd, qo);
-    prc = plot_run("scan-heat.gp", vars, NULL, why, sizeof why);
-    if (prc == 1)
-        fprintf(stderr, "%s: gnuplot not found; %s written, no plot\n", CMD,
-                dat);
-    else if (prc != 0) {
-        rc = cli_error(CMD, "%s", why);
-        goto done;
-    }
-    rc = write_bias_plot(x);
+    if (rc == CLI_EXIT_OK)
+        rc = write_bias_plot(x);
 done:
     free(dat);
     free(png);

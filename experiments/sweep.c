@@ -100,22 +100,6 @@ take_grid(sweep_ctx *x, const char *v)
     return true;
 }
 
-/* --threads N. */
-static bool
-take_threads(sweep_ctx *x, const char *v)
-{
-    uint64_t n;
-
-    if (!cli_parse_u64(CMD, "--threads", v, &n))
-        return false;
-    if (n < 1 || n > 1024) {
-        cli_error(CMD, "--threads %s: expected 1 .. 1024", v);
-        return false;
-    }
-    x->threads = (long)n;
-    return true;
-}
-
 /* --shard I/N. */
 static bool
 take_shard(sweep_ctx *x, const char *v)
@@ -166,7 +150,7 @@ take_option(void *ctx, int id, const char *v)
         x->out_dir = v;
         return true;
     case O_THREADS:
-        return take_threads(x, v);
+        return cli_parse_threads(CMD, v, &x->threads);
     case O_RESUME:
         x->resume = true;
         return true;

@@ -132,6 +132,13 @@ int sweep_finish_outputs(const char *cmd, const char *dir, const sweep_grid *g,
 /* Copies DIR/sweep.json to stdout. */
 int sweep_print_json(const char *cmd, const char *dir);
 
+/* A whole sweep's outputs into DIR: grid.txt (GRID_TXT), sweep-meta.txt
+   (M), sweep.csv (CSV: the header and every point's row, in order), then
+   sweep_finish_outputs, and with JSON sweep_print_json. */
+int sweep_write_outputs(const char *cmd, const char *dir, const sweep_grid *g,
+                        const char *grid_txt, const sweep_meta *m,
+                        const cli_buf *csv, int plot, bool quiet, bool json);
+
 /* sweep_plot.c */
 /* The plots of the finished CSV into DIR; PLOT -1 (auto: no gnuplot, no
    plot), 1 (gnuplot required). */

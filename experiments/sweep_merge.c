@@ -167,19 +167,15 @@ static int
 merge_write(merge_ctx *m, const sweep_grid *g)
 {
     char *csv_path = cli_path_join(m->out, "sweep.csv");
-    char *grid_path = cli_path_join(m->out, "grid.txt");
-    char *meta_path = cli_path_join(m->out, META_FILE);
     sweep_meta mt = m->meta;
-    cli_buf out, meta;
+    cli_buf out;
     struct stat st;
     int rc = CLI_EXIT_OK;
 
     cli_buf_init(&out);
-    cli_buf_init(&meta);
     mt.shard_i = 0;
     mt.shard_n = 1;
-    sweep_meta_text(&meta, &mt);
-    if (csv_path == NULL || grid_path == NULL || meta_path == NULL) {
+    if (csv_path == NULL) {
         rc = cli_error(MCMD, "out of memory");
     } else if (stat(csv_path, &st) == 0 && !m->force) {
         rc = cli_error(MCMD, "%s exists (--force replaces it)", csv_path);
@@ -189,23 +185,11 @@ merge_write(merge_ctx *m, const sweep_grid *g)
         cli_buf_printf(&out, "%s\n", m->colhead);
         for (uint64_t i = 0; i < mt.npoints; i++)
             cli_buf_printf(&out, "%s\n", m->rows[i]);
-        if (out.failed || meta.failed
-            || !cli_write_atomic(grid_path, m->grid_txt, strlen(m->grid_txt))
-            || !cli_write_atomic(meta_path, meta.p, meta.len)
-            || !cli_write_atomic(csv_path, out.p, out.len))
-            rc = cli_error(MCMD, "%s: cannot write: %s", csv_path,
-                           strerror(errno));
-        else
-            rc = sweep_finish_outputs(MCMD, m->out, g, m->grid_txt, &mt,
-                                      m->plot, false);
-        if (rc == CLI_EXIT_OK && m->json)
-            rc = sweep_print_json(MCMD, m->out);
+        rc = sweep_write_outputs(MCMD, m->out, g, m->grid_txt, &mt, &out,
+                                 m->plot, false, m->json);
     }
     free(csv_path);
-    free(grid_path);
-    free(meta_path);
     cli_buf_free(&out);
-    cli_buf_free(&meta);
     return rc;
 }
 

@@ -159,42 +159,21 @@ interleave(const gathered *gt, int size, uint64_t npoints, cli_buf *out)
 static int
 write_out(const sweep_ctx *x, int size, uint64_t npoints, const gathered *gt)
 {
-    char *csv_path = cli_path_join(x->out_dir, "sweep.csv");
-    char *grid_path = cli_path_join(x->out_dir, "grid.txt");
-    char *meta_path = cli_path_join(x->out_dir, META_FILE);
     sweep_meta mt = sweep_ctx_meta(x, npoints);
-    cli_buf out, meta;
-    int rc = CLI_EXIT_OK;
+    cli_buf out;
+    int rc;
 
     cli_buf_init(&out);
-    cli_buf_init(&meta);
     sweep_csv_header(&out, x->grid.set[GS_STAGES] != 0);
-    sweep_meta_text(&meta, &mt);
-    if (csv_path == NULL || grid_path == NULL || meta_path == NULL
-        || meta.failed)
-        rc = cli_error(CMD, "out of memory");
-    else
-        rc = interleave(gt, size, npoints, &out);
-    if (rc == CLI_EXIT_OK
-        && (out.failed
-            || !cli_write_atomic(grid_path, x->text, strlen(x->text))
-            || !cli_write_atomic(meta_path, meta.p, meta.len)
-            || !cli_write_atomic(csv_path, out.p, out.len)))
-        rc = cli_error(CMD, "%s: cannot write: %s", csv_path, strerror(errno));
+    rc = interleave(gt, size, npoints, &out);
     if (rc == CLI_EXIT_OK)
-        rc = sweep_finish_outputs(CMD, x->out_dir, &x->grid, x->text, &mt,
-                                  x->plot, x->quiet);
-    if (rc == CLI_EXIT_OK && x->json)
-        rc = sweep_print_json(CMD, x->out_dir);
+        rc = sweep_write_outputs(CMD, x->out_dir, &x->grid, x->text, &mt,
+                                 &out, x->plot, x->quiet, x->json);
     if (rc == CLI_EXIT_OK && !x->quiet)
         fprintf(stderr,
                 "bf16emu sweep: %" PRIu64 " points on %d ranks -> %s\n",
                 npoints, size, x->out_dir);
-    free(csv_path);
-    free(grid_path);
-    free(meta_path);
     cli_buf_free(&out);
-    cli_buf_free(&meta);
     return rc;
 }
 

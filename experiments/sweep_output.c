@@ -59,6 +59,18 @@ sweep_csv_header(cli_buf *b, bool stages)
     cli_buf_putc(b, '\n');
 }
 
+/* The columns n, mean, se, t, ci_lo and ci_hi of S. */
+static void
+put_summary(cli_buf *b, const bias_summary *s)
+{
+    cli_buf_printf(b, ",%" PRIu64, s->n);
+    put_num(b, s->mean);
+    put_num(b, s->se);
+    put_num(b, s->t);
+    put_num(b, s->ci_lo);
+    put_num(b, s->ci_hi);
+}
+
 void
 sweep_csv_row(cli_buf *b, const sweep_grid *g, uint64_t index,
               const pt_stats *st, bool stages)
@@ -77,12 +89,7 @@ sweep_csv_row(cli_buf *b, const sweep_grid *g, uint64_t index,
     put_num(b, rows > 0 ? (double)st->rows_p2 / rows : NAN);
     bias_summarize(&st->o_ulp[PT_BASE], &so);
     bias_summarize(&st->delta[PT_BASE], &sd);
-    cli_buf_printf(b, ",%" PRIu64, so.n);
-    put_num(b, so.mean);
-    put_num(b, so.se);
-    put_num(b, so.t);
-    put_num(b, so.ci_lo);
-    put_num(b, so.ci_hi);
+    put_summary(b, &so);
     {
         bias_summary sa;
         const bias_cell *c = &st->o_abs[PT_BASE];
@@ -93,12 +100,7 @@ sweep_csv_row(cli_buf *b, const sweep_grid *g, uint64_t index,
         put_num(b, sa.se);
         put_num(b, sa.t);
     }
-    cli_buf_printf(b, ",%" PRIu64, sd.n);
-    put_num(b, sd.mean);
-    put_num(b, sd.se);
-    put_num(b, sd.t);
-    put_num(b, sd.ci_lo);
-    put_num(b, sd.ci_hi);
+    put_summary(b, &sd);
     {
         bias_summary sh;
         bias_summarize(&st->delta_head, &sh);
@@ -340,5 +342,38 @@ sweep_print_json(const char *cmd, const char *dir)
         rc = cli_error(cmd, "cannot write to stdout");
     free(text);
     free(p);
+    return rc;
+}
+
+int
+sweep_write_outputs(const char *cmd, const char *dir, const sweep_grid *g,
+                    const char *grid_txt, const sweep_meta *m,
+                    const cli_buf *csv, int plot, bool quiet, bool json)
+{
+    char *csv_path = cli_path_join(dir, "sweep.csv");
+    char *grid_path = cli_path_join(dir, "grid.txt");
+    char *meta_path = cli_path_join(dir, META_FILE);
+    cli_buf meta;
+    int rc = CLI_EXIT_OK;
+
+    cli_buf_init(&meta);
+    sweep_meta_text(&meta, m);
+    if (csv_path == NULL || grid_path == NULL || meta_path == NULL
+        || meta.failed)
+        rc = cli_error(cmd, "out of memory");
+    else if (csv->failed
+             || !cli_write_atomic(grid_path, grid_txt, strlen(grid_txt))
+             || !cli_write_atomic(meta_path, meta.p, meta.len)
+             || !cli_write_atomic(csv_path, csv->p, csv->len))
+        rc = cli_error(cmd, "%s: cannot write: %s", csv_path,
+                       strerror(errno));
+    if (rc == CLI_EXIT_OK)
+        rc = sweep_finish_outputs(cmd, dir, g, grid_txt, m, plot, quiet);
+    if (rc == CLI_EXIT_OK && json)
+        rc = sweep_print_json(cmd, dir);
+    free(csv_path);
+    free(grid_path);
+    free(meta_path);
+    cli_buf_free(&meta);
     return rc;
 }

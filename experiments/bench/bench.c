@@ -16,6 +16,7 @@
    the vector paths of the attention rows (exit 2 for an unknown name or a
    path this CPU lacks); the GEMM rows force each path themselves. */
 #define _POSIX_C_SOURCE 200809L
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +46,29 @@ bench_next(uint64_t *s)
     return z ^ (z >> 31);
 }
 
+uint16_t
+bench_rand_bf16(uint64_t *s, double r)
+{
+    double x = ((double)(bench_next(s) >> 11) * 0x1p-53 * 2 - 1) * r;
+    float f = (float)x;
+    uint32_t u;
+
+    memcpy(&u, &f, sizeof u);
+    return (uint16_t)(u >> 16);
+}
+
+void *
+bench_xmalloc(size_t n)
+{
+    void *p = malloc(n);
+
+    if (p == NULL) {
+        fprintf(stderr, "bench: out of memory\n");
+        exit(1);
+    }
+    return p;
+}
+
 static int
 cmp_double(const void *a, const void *b)
 {
@@ -70,6 +94,39 @@ bench_system(const char *cmd)
         return -1;
     t1 = bench_now(true);
     return t1 - t0;
+}
+
+bool
+bench_system_pair(const char *a, const char *b, int rounds, double *ma,
+                  double *mb)
+{
+    double ta[BENCH_SYSTEM_ROUNDS_MAX], tb[BENCH_SYSTEM_ROUNDS_MAX];
+
+    if (rounds > BENCH_SYSTEM_ROUNDS_MAX)
+        rounds = BENCH_SYSTEM_ROUNDS_MAX;
+    for (int i = 0; i < rounds; i++) {
+        ta[i] = bench_system(a);
+        tb[i] = bench_system(b);
+        if (ta[i] < 0 || tb[i] < 0)
+            return false;
+    }
+    *ma = bench_median(ta, rounds);
+    *mb = bench_median(tb, rounds);
+    return true;
+}
+
+bool
+bench_scratch(const char *what, const char *prog, char *dir)
+{
+    if (prog == NULL) {
+        fprintf(stderr, "bench: %s: no --sweep PROGRAM given\n", what);
+        return false;
+    }
+    if (mkdtemp(dir) == NULL) {
+        fprintf(stderr, "bench: %s: mkdtemp: %s\n", what, strerror(errno));
+        return false;
+    }
+    return true;
 }
 
 void

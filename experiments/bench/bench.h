@@ -77,6 +77,17 @@ void bench_print_table(void);
 
 /* The wall seconds system(CMD) took, or -1 when it did not exit 0. */
 double bench_system(const char *cmd);
+/* Runs the commands A and B alternately ROUNDS times (1 to
+   BENCH_SYSTEM_ROUNDS_MAX; so that a change of the machine's load hits
+   both), the median wall seconds of each into *MA and *MB; false,
+   stopping there, when one does not exit 0. */
+#define BENCH_SYSTEM_ROUNDS_MAX 9
+bool bench_system_pair(const char *a, const char *b, int rounds, double *ma,
+                       double *mb);
+/* Before the row WHAT that runs PROG (the bf16emu program): false after
+   a message when PROG is NULL or the scratch folder DIR (a mkdtemp
+   template, made here) cannot be made. */
+bool bench_scratch(const char *what, const char *prog, char *dir);
 /* Removes the scratch folder DIR and all below it (a message on stderr
    when that fails). */
 void bench_remove_dir(const char *dir);
@@ -86,6 +97,11 @@ double bench_median(double *v, int n);
 
 /* A splitmix64 step, for inputs. */
 uint64_t bench_next(uint64_t *s);
+/* BF16 bits of a value uniform in (-R, R) with the top 8 bits of the
+   significand kept (truncated; any BF16 will do), from bench_next(S). */
+uint16_t bench_rand_bf16(uint64_t *s, double r);
+/* malloc(N), or "bench: out of memory" and exit 1. */
+void *bench_xmalloc(size_t n);
 
 /* The parts of the table, each adding its rows. */
 void bench_scalar(void);

@@ -102,13 +102,9 @@ cvt_run(void *p, long reps)
 static void *
 make_inputs(const sf_format *to, const sf_format *from, size_t n, uint64_t *s)
 {
-    void *in = malloc(n * (from->storage_bits / 8));
+    void *in = bench_xmalloc(n * (from->storage_bits / 8));
     int lo = 1, span = (1 << from->exp_bits) - 3;
 
-    if (in == NULL) {
-        fprintf(stderr, "bench: out of memory\n");
-        exit(1);
-    }
     if (from == &sf_format_f32 && to != &sf_format_f32) {
         lo = 127 - to->bias + 1;
         span = (1 << to->exp_bits) - 4;
@@ -199,11 +195,7 @@ bench_convert_data(void)
     for (int t = 0; t < 2; t++) {
         const sf_format *to = targets[t];
         uint64_t s = 11;
-        void *in[4], *out = malloc(n * 2);
-        if (out == NULL) {
-            fprintf(stderr, "bench: out of memory\n");
-            exit(1);
-        }
+        void *in[4], *out = bench_xmalloc(n * 2);
         in[0] = make_inputs(to, &sf_format_f32, n, &s);
         for (int k = 1; k < 4; k++) {
             in[k] = make_inputs(to, &sf_format_f32, n, &s);
@@ -269,11 +261,7 @@ bench_convert(void)
                 continue;
             in = make_inputs(to, from, n, &s);
             /* room for a copy of the input too (the memcpy baselines) */
-            out = malloc(n * 4);
-            if (out == NULL) {
-                fprintf(stderr, "bench: out of memory\n");
-                exit(1);
-            }
+            out = bench_xmalloc(n * 4);
             emu = (cvt_ctx){to, from, in, out, n, 0, SF_ENV_IEEE};
             base = (cvt_ctx){to, from, in, out, n, 2, SF_ENV_IEEE};
             for (int p = 0; p < n_paths; p++) {

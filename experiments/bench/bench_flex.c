@@ -52,30 +52,6 @@ typedef struct
     uint32_t *o, *lse, *lse2, *delta, *dq, *dk, *dv;
 } flex_side;
 
-static void *
-xmalloc(size_t n)
-{
-    void *p = malloc(n);
-
-    if (p == NULL) {
-        fprintf(stderr, "bench: out of memory\n");
-        exit(1);
-    }
-    return p;
-}
-
-/* BF16 bits of a value uniform in (-2, 2), the significand truncated. */
-static uint16_t
-rand_bf16(uint64_t *s)
-{
-    double x = ((double)(bench_next(s) >> 11) * 0x1p-53 * 2 - 1) * 2;
-    float f = (float)x;
-    uint32_t u;
-
-    memcpy(&u, &f, sizeof u);
-    return (uint16_t)(u >> 16);
-}
-
 /* One forward of side C into its O and LSE (exit 1 when it fails). */
 static void
 side_forward(flex_side *c)
@@ -152,17 +128,17 @@ side_open(flex_side *c, const char *name, mask_kind mk, bool backward,
     }
     c->backward = backward;
     c->in = in;
-    c->o = xmalloc(bh * nd * 4);
-    c->lse = xmalloc(bh * in->sh.nq * 4);
+    c->o = bench_xmalloc(bh * nd * 4);
+    c->lse = bench_xmalloc(bh * in->sh.nq * 4);
     if (backward) {
-        c->delta = xmalloc(bh * in->sh.nq * 4);
-        c->dq = xmalloc(bh * nd * 4);
-        c->dk = xmalloc(bh * kd * 4);
-        c->dv = xmalloc(bh * kd * 4);
+        c->delta = bench_xmalloc(bh * in->sh.nq * 4);
+        c->dq = bench_xmalloc(bh * nd * 4);
+        c->dk = bench_xmalloc(bh * kd * 4);
+        c->dv = bench_xmalloc(bh * kd * 4);
         /* the forward's base-2 LSE kept for the flex backward, as attn,
            diff and Python keep it */
         if (c->kern.bwd == FA_BWD_FLEX) {
-            c->lse2 = xmalloc(bh * in->sh.nq * 4);
+            c->lse2 = bench_xmalloc(bh * in->sh.nq * 4);
             c->cfg.lse_kernel = c->lse2;
         }
         side_forward(c);
@@ -241,16 +217,16 @@ bench_attn_flex(void)
     char lb[5][96], shape[48];
     uint64_t s = 19;
 
-    in.q = xmalloc(nx * 2);
-    in.k = xmalloc(nx * 2);
-    in.v = xmalloc(nx * 2);
-    in.dout = xmalloc(nx * 2);
-    in.window = xmalloc(n * n);
+    in.q = bench_xmalloc(nx * 2);
+    in.k = bench_xmalloc(nx * 2);
+    in.v = bench_xmalloc(nx * 2);
+    in.dout = bench_xmalloc(nx * 2);
+    in.window = bench_xmalloc(n * n);
     for (size_t i = 0; i < nx; i++) {
-        in.q[i] = rand_bf16(&s);
-        in.k[i] = rand_bf16(&s);
-        in.v[i] = rand_bf16(&s);
-        in.dout[i] = rand_bf16(&s);
+        in.q[i] = bench_rand_bf16(&s, 2);
+        in.k[i] = bench_rand_bf16(&s, 2);
+        in.v[i] = bench_rand_bf16(&s, 2);
+        in.dout[i] = bench_rand_bf16(&s, 2);
     }
     for (size_t i = 0; i < n; i++)
         for (size_t j = 0; j < n; j++)

@@ -28,18 +28,6 @@
 #include "softfloat/mma.h"
 #include "softfloat/softfloat.h"
 
-static void *
-xmalloc(size_t n)
-{
-    void *p = malloc(n);
-
-    if (p == NULL) {
-        fprintf(stderr, "bench: out of memory\n");
-        exit(1);
-    }
-    return p;
-}
-
 static float
 bf16_float(uint16_t b)
 {
@@ -48,19 +36,6 @@ bf16_float(uint16_t b)
 
     memcpy(&f, &u, sizeof f);
     return f;
-}
-
-/* BF16 bits of a value uniform in (-R, R) with the top 8 bits of the
-   significand kept (truncated; any BF16 will do). */
-static uint16_t
-rand_bf16(uint64_t *s, double r)
-{
-    double x = ((double)(bench_next(s) >> 11) * 0x1p-53 * 2 - 1) * r;
-    float f = (float)x;
-    uint32_t u;
-
-    memcpy(&u, &f, sizeof u);
-    return (uint16_t)(u >> 16);
 }
 
 /*----------------------------------------------------------------------------
@@ -180,7 +155,7 @@ gemm_vs_blas(const gemm_ctx *best, const gemm_ctx *nat, size_t dim,
     gemm_ctx x = *best, bl = *nat;
     bench_side sx = {gemm_run, &x, prods, false},
                sb = {gemm_run, &bl, prods, false};
-    float *loop = xmalloc(m * n * 4);
+    float *loop = bench_xmalloc(m * n * 4);
     double tx, tb;
     char label[80];
 
@@ -300,7 +275,7 @@ gemm_special_data(const gemm_ctx *best, uint32_t *d2, uint64_t *s,
 {
     static const char *const what[2] = {"zero 1/64", "subn 1/64"};
     size_t m = best->m, n = best->n, k = best->k;
-    uint16_t *da = xmalloc(m * k * 2), *db = xmalloc(k * n * 2);
+    uint16_t *da = bench_xmalloc(m * k * 2), *db = bench_xmalloc(k * n * 2);
     char label[80];
 
     for (int w = 0; w < 2; w++) {
@@ -388,18 +363,18 @@ void
 bench_gemm(void)
 {
     size_t dim = bench_cfg.quick ? 64 : 256, m = dim, n = dim, k = dim;
-    uint16_t *a = xmalloc(m * k * 2), *b = xmalloc(k * n * 2);
-    float *fa = xmalloc(m * k * 4), *fb = xmalloc(k * n * 4),
-          *fd = xmalloc(m * n * 4);
-    uint32_t *d = xmalloc(m * n * 4), *d2 = xmalloc(m * n * 4);
+    uint16_t *a = bench_xmalloc(m * k * 2), *b = bench_xmalloc(k * n * 2);
+    float *fa = bench_xmalloc(m * k * 4), *fb = bench_xmalloc(k * n * 4),
+          *fd = bench_xmalloc(m * n * 4);
+    uint32_t *d = bench_xmalloc(m * n * 4), *d2 = bench_xmalloc(m * n * 4);
     gemm_ctx best, nat, dots, two;
     double prods = (double)m * (double)n * (double)k;
     uint64_t s = 11;
 
     for (size_t i = 0; i < m * k; i++)
-        fa[i] = bf16_float(a[i] = rand_bf16(&s, 2));
+        fa[i] = bf16_float(a[i] = bench_rand_bf16(&s, 2));
     for (size_t i = 0; i < k * n; i++)
-        fb[i] = bf16_float(b[i] = rand_bf16(&s, 2));
+        fb[i] = bf16_float(b[i] = bench_rand_bf16(&s, 2));
 
     /* the emulated GEMM (env.isa automatic), the same values as floats,
        one dot product per element, and two threads */
@@ -557,16 +532,16 @@ keys_open(keys_ctx *c, fa_shape sh, size_t splits, const fa_log_model *log)
         fprintf(stderr, "bench: attention config: %s\n", why);
         exit(1);
     }
-    c->q = xmalloc(nq * 2);
-    c->k = xmalloc(nk * 2);
-    c->v = xmalloc(nk * 2);
-    c->o = xmalloc(nq * 4);
-    c->lse = xmalloc(sh.batch * sh.heads * sh.nq * 4);
+    c->q = bench_xmalloc(nq * 2);
+    c->k = bench_xmalloc(nk * 2);
+    c->v = bench_xmalloc(nk * 2);
+    c->o = bench_xmalloc(nq * 4);
+    c->lse = bench_xmalloc(sh.batch * sh.heads * sh.nq * 4);
     for (size_t i = 0; i < nq; i++)
-        c->q[i] = rand_bf16(&s, 2);
+        c->q[i] = bench_rand_bf16(&s, 2);
     for (size_t i = 0; i < nk; i++) {
-        c->k[i] = rand_bf16(&s, 2);
-        c->v[i] = rand_bf16(&s, 2);
+        c->k[i] = bench_rand_bf16(&s, 2);
+        c->v[i] = bench_rand_bf16(&s, 2);
     }
 }
 
@@ -688,10 +663,12 @@ void
 bench_attn(void)
 {
     size_t n = bench_cfg.quick ? 256 : 1024, d = 64, nd = n * d;
-    uint16_t *q = xmalloc(nd * 2), *k = xmalloc(nd * 2), *v = xmalloc(nd * 2);
-    float *fq = xmalloc(nd * 4), *fk = xmalloc(nd * 4), *fv = xmalloc(nd * 4),
-          *fo = xmalloc(nd * 4), *srow = xmalloc(n * 4);
-    uint32_t *o = xmalloc(nd * 4), *lse = xmalloc(n * 4);
+    uint16_t *q = bench_xmalloc(nd * 2), *k = bench_xmalloc(nd * 2),
+             *v = bench_xmalloc(nd * 2);
+    float *fq = bench_xmalloc(nd * 4), *fk = bench_xmalloc(nd * 4),
+          *fv = bench_xmalloc(nd * 4), *fo = bench_xmalloc(nd * 4),
+          *srow = bench_xmalloc(n * 4);
+    uint32_t *o = bench_xmalloc(nd * 4), *lse = bench_xmalloc(n * 4);
     fa_config cfg = fa_config_default(FA_POLICY_FA2);
     attn_ctx emu, nat;
     bench_side se, sn;
@@ -719,9 +696,9 @@ bench_attn(void)
         exit(1);
     }
     for (size_t i = 0; i < nd; i++) {
-        fq[i] = bf16_float(q[i] = rand_bf16(&s, 2));
-        fk[i] = bf16_float(k[i] = rand_bf16(&s, 2));
-        fv[i] = bf16_float(v[i] = rand_bf16(&s, 2));
+        fq[i] = bf16_float(q[i] = bench_rand_bf16(&s, 2));
+        fk[i] = bf16_float(k[i] = bench_rand_bf16(&s, 2));
+        fv[i] = bf16_float(v[i] = bench_rand_bf16(&s, 2));
     }
     emu =
         (attn_ctx){n, d, q, k, v, NULL, NULL, NULL, o, lse, NULL, NULL, &cfg};

@@ -271,12 +271,8 @@ mp_run(void *p, long reps)
 static mpfr_t *
 mp_array(const float *v, mpfr_prec_t prec)
 {
-    mpfr_t *x = malloc(N_OPS * sizeof *x);
+    mpfr_t *x = bench_xmalloc(N_OPS * sizeof *x);
 
-    if (x == NULL) {
-        fprintf(stderr, "bench: out of memory\n");
-        exit(1);
-    }
     for (int i = 0; i < N_OPS; i++) {
         mpfr_init2(x[i], prec);
         if (v != NULL)

@@ -11,54 +11,39 @@
 
 #include "experiments/bench/bench.h"
 
-#define MAX_SWEEP_ROUNDS 9
 #define SWEEP_POINTS 54.0 /* the default grid */
 
-/* Runs PROG sweep with THREADS threads into DIR; the wall seconds, or a
-   negative number when it fails. */
-static double
-run_sweep(const char *prog, const char *dir, int threads, int trials)
+/* The command that runs PROG sweep with THREADS threads into DIR, into
+   CMD (N bytes). */
+static const char *
+sweep_cmd(char *cmd, size_t n, const char *prog, const char *dir,
+          int threads, int trials)
 {
-    char cmd[4096];
-
-    snprintf(cmd, sizeof cmd,
+    snprintf(cmd, n,
              "'%s' sweep --out '%s/out' --force --no-plot --quiet "
              "--threads %d --trials %d >/dev/null",
              prog, dir, threads, trials);
-    return bench_system(cmd);
+    return cmd;
 }
 
 void
 bench_sweep(const char *prog)
 {
-    char dir[] = "/tmp/bf16emu-bench-XXXXXX";
-    double one[MAX_SWEEP_ROUNDS], two[MAX_SWEEP_ROUNDS], m1, m2;
+    char dir[] = "/tmp/bf16emu-bench-XXXXXX", c1[4096], c2[4096];
+    double m1, m2;
     int rounds = bench_cfg.quick ? 1 : 3, trials = bench_cfg.quick ? 1 : 2;
+    bool ok;
 
-    if (prog == NULL) {
-        fprintf(stderr, "bench: sweep: no --sweep PROGRAM given\n");
+    if (!bench_scratch("sweep", prog, dir))
         return;
-    }
-    if (mkdtemp(dir) == NULL) {
-        perror("bench: sweep: mkdtemp");
-        return;
-    }
-    /* one and two threads alternately, so that a change of the machine's
-       load hits both */
-    for (int i = 0; i < rounds; i++) {
-        one[i] = run_sweep(prog, dir, 1, trials);
-        two[i] = run_sweep(prog, dir, 2, trials);
-        if (one[i] < 0 || two[i] < 0) {
-            fprintf(stderr, "bench: cannot run %s sweep\n", prog);
-            rounds = 0;
-            break;
-        }
-    }
+    ok = bench_system_pair(sweep_cmd(c1, sizeof c1, prog, dir, 1, trials),
+                           sweep_cmd(c2, sizeof c2, prog, dir, 2, trials),
+                           rounds, &m1, &m2);
+    if (!ok)
+        fprintf(stderr, "bench: cannot run %s sweep\n", prog);
     bench_remove_dir(dir);
-    if (rounds == 0)
-        return;
-    m1 = bench_median(one, rounds);
-    m2 = bench_median(two, rounds);
-    bench_row("sweep 54 points 2 threads vs 1 (speed-up)", SWEEP_POINTS / m2,
-              SWEEP_POINTS / m1, "point/s", m1 / m2, BENCH_AT_LEAST, 1.8);
+    if (ok)
+        bench_row("sweep 54 points 2 threads vs 1 (speed-up)",
+                  SWEEP_POINTS / m2, SWEEP_POINTS / m1, "point/s", m1 / m2,
+                  BENCH_AT_LEAST, 1.8);
 }

@@ -6,7 +6,6 @@
 #endif
 
 #include <math.h>
-#include <stddef.h>
 #include <string.h>
 
 #include "analysis/bias.h"
@@ -77,17 +76,6 @@ bias_cell_add_event(bias_cell *c, const sf_event *ev)
     bias_cell_add(c, sf_event_error_ulps(ev));
 }
 
-/* The counters of a cell (all but the moments), which merge by adding. */
-static const size_t counts[] = {
-    offsetof(bias_cell, neg),     offsetof(bias_cell, zero),
-    offsetof(bias_cell, pos),     offsetof(bias_cell, nonfinite),
-    offsetof(bias_cell, events),  offsetof(bias_cell, exact),
-    offsetof(bias_cell, away),    offsetof(bias_cell, toward),
-    offsetof(bias_cell, up),      offsetof(bias_cell, down),
-    offsetof(bias_cell, ties),    offsetof(bias_cell, nonties),
-    offsetof(bias_cell, ties_away),
-};
-
 void
 bias_cell_merge(bias_cell *into, const bias_cell *from)
 {
@@ -110,10 +98,19 @@ bias_cell_merge(bias_cell *into, const bias_cell *from)
         into->min = f.min;
     if (f.max > into->max)
         into->max = f.max;
-    for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
-        uint64_t *to = (uint64_t *)((char *)into + counts[i]);
-        *to += *(const uint64_t *)((const char *)&f + counts[i]);
-    }
+    into->neg += f.neg;
+    into->zero += f.zero;
+    into->pos += f.pos;
+    into->nonfinite += f.nonfinite;
+    into->events += f.events;
+    into->exact += f.exact;
+    into->away += f.away;
+    into->toward += f.toward;
+    into->up += f.up;
+    into->down += f.down;
+    into->ties += f.ties;
+    into->nonties += f.nonties;
+    into->ties_away += f.ties_away;
 }
 
 void

@@ -25,9 +25,97 @@ sf_mma_gemm_avx2_available(void)
 #endif
 }
 
+#define GL_N 8
+
 #if HAVE_VEC
 
 #define TGT __attribute__((target("avx2,fma,f16c,bmi2")))
+
+/* The lane operations of s_gemm_block.h: eight 32-bit lanes, a mask all
+   ones in a lane. */
+typedef __m256i gv_i;
+typedef __m256i gv_m;
+#define GV TGT __attribute__((always_inline)) static inline
+
+GV gv_i
+gv_k(int32_t x)
+{
+    return _mm256_set1_epi32(x);
+}
+
+GV gv_i
+gv_load(const int32_t *p)
+{
+    return _mm256_loadu_si256((const __m256i *)(const void *)p);
+}
+
+GV gv_i
+gv_add(gv_i a, gv_i b)
+{
+    return _mm256_add_epi32(a, b);
+}
+
+GV gv_i
+gv_sub(gv_i a, gv_i b)
+{
+    return _mm256_sub_epi32(a, b);
+}
+
+GV gv_i
+gv_max(gv_i a, gv_i b)
+{
+    return _mm256_max_epi32(a, b);
+}
+
+GV gv_i
+gv_and(gv_i a, gv_i b)
+{
+    return _mm256_and_si256(a, b);
+}
+
+GV gv_i
+gv_or(gv_i a, gv_i b)
+{
+    return _mm256_or_si256(a, b);
+}
+
+GV gv_i
+gv_srli(gv_i a, int n)
+{
+    return _mm256_srli_epi32(a, n);
+}
+
+GV gv_m
+gv_eq(gv_i a, gv_i b)
+{
+    return _mm256_cmpeq_epi32(a, b);
+}
+
+GV gv_m
+gv_has(gv_i a)
+{
+    return _mm256_cmpgt_epi32(a, _mm256_setzero_si256());
+}
+
+GV gv_i
+gv_sel(gv_m m, gv_i a, gv_i b)
+{
+    return _mm256_blendv_epi8(b, a, m);
+}
+
+GV gv_i
+gv_clear(gv_m m, gv_i a)
+{
+    return _mm256_andnot_si256(m, a);
+}
+
+GV bool
+gv_any(gv_m m)
+{
+    return !_mm256_testz_si256(m, m);
+}
+
+#include "softfloat/mma/s_gemm_block.h"
 
 /* Eight elements of B decoded (s_mma_decode). */
 TGT __attribute__((always_inline)) static inline bool
@@ -156,66 +244,59 @@ hi64(__m256i x)
     return _mm256_cvtepi32_epi64(_mm256_extracti128_si256(x, 1));
 }
 
-/* One block for eight lanes; NARROW: the products and their sum in
-   32-bit lanes (pl->narrow, pl->lp == 0), else in 64-bit lanes. */
-/* C of a block (CEF: its biased exponents): its significand CSIG (the
-   hidden bit set where normal; 0 for a subnormal under DAZ), the exponent
-   CELOW of its lowest bit, and, returned, its part of emax (the exponent
-   of its top bit; the model's value for a zero C). */
-TGT __attribute__((always_inline)) static inline __m256i
-c_decode8(const sf_mma_model *m, __m256i c, __m256i cef, __m256i *csig,
-          __m256i *celow)
+/* The flags of a block's results: FL and LOST, as the scalar path
+   raises them. */
+TGT static inline unsigned
+fp_flags(const s_vflags *fl, __m256i lost)
 {
-    const __m256i zero = _mm256_setzero_si256();
-    __m256i csub = _mm256_cmpeq_epi32(cef, zero);
-    __m256i sig = _mm256_or_si256(
-        _mm256_and_si256(c, _mm256_set1_epi32(0x7FFFFF)),
-        _mm256_andnot_si256(csub, _mm256_set1_epi32(0x800000)));
+    unsigned f = 0;
+    __m256i in = _mm256_or_si256(lost, fl->inexact);
 
-    if (m->daz)
-        sig = _mm256_andnot_si256(csub, sig);
-    *csig = sig;
-    *celow = _mm256_sub_epi32(_mm256_max_epi32(cef, _mm256_set1_epi32(1)),
-                              _mm256_set1_epi32(150));
-    return _mm256_blendv_epi8(
-        _mm256_add_epi32(*celow, _mm256_set1_epi32(23)),
-        _mm256_set1_epi32(m->zero_c_in_max ? m->acc->emin : INT32_MIN),
-        _mm256_cmpeq_epi32(sig, zero));
+    if (!_mm256_testz_si256(in, in))
+        f |= SF_FLAG_INEXACT;
+    if (!_mm256_testz_si256(fl->underflow, fl->underflow))
+        f |= SF_FLAG_UNDERFLOW;
+    if (!_mm256_testz_si256(fl->overflow, fl->overflow))
+        f |= SF_FLAG_OVERFLOW;
+    return f;
 }
 
+/* The eight results of a block in 64-bit lanes: S0 and S1 (the sums of
+   the products on the grid 2^Q of lanes 0..3 and 4..7) plus C (decoded
+   into CSIG, CELOW), each rounded once. */
+TGT __attribute__((always_inline)) static inline __m256i
+result4x2(const s_mma_plan *pl, __m256i s0, __m256i s1, __m256i c,
+          __m256i csig, __m256i celow, __m256i q, s_vflags *fl, __m256i *lost)
+{
+    const __m256i even = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);
+    __m256i cm = _mm256_srai_epi32(c, 31), r0, r1;
+
+    s0 = _mm256_add_epi64(
+        s0, c_term4(lo64(csig), lo64(celow), lo64(cm), lo64(q), lost));
+    s1 = _mm256_add_epi64(
+        s1, c_term4(hi64(csig), hi64(celow), hi64(cm), hi64(q), lost));
+    r0 = finish4(s0, lo64(q), pl->ovf_bits, fl);
+    r1 = finish4(s1, hi64(q), pl->ovf_bits, fl);
+    return _mm256_permute2x128_si256(_mm256_permutevar8x32_epi32(r0, even),
+                                     _mm256_permutevar8x32_epi32(r1, even),
+                                     0x20);
+}
+
+/* One block for eight lanes; NARROW: the products and their sum in
+   32-bit lanes (pl->narrow, pl->lp == 0), else in 64-bit lanes. */
 TGT __attribute__((always_inline)) static inline bool
 kernel8(const s_mma_plan *pl, const int32_t *as, const int32_t *ae,
         const int32_t *bs, const int32_t *be, size_t len, uint32_t *acc,
         unsigned *flags, bool narrow)
 {
-    const sf_mma_model *m = pl->m;
     const __m256i zero = _mm256_setzero_si256();
-    __m256i mx = _mm256_set1_epi32(2 * S_MMA_ZERO_E);
-    __m256i c, cef, csig, celow, cc, emax, q, cm;
-    __m256i lost = zero, s0 = zero, s1 = zero, r0, r1, res;
+    __m256i c = _mm256_loadu_si256((const __m256i *)(const void *)acc);
+    __m256i csig, celow, q, lost = zero, s0 = zero, s1 = zero;
     s_vflags fl = {zero, zero, zero};
-    unsigned f = 0;
 
-    /* pass 1: the largest exponent of a non-zero product */
-    for (size_t t = 0; t < len; t++)
-        mx = _mm256_max_epi32(
-            mx,
-            _mm256_add_epi32(_mm256_set1_epi32(ae[t]),
-                             _mm256_loadu_si256((
-                                 const __m256i *)(const void *)(be + t * 8))));
-
-    /* C: a term of the block, and part of emax */
-    c = _mm256_loadu_si256((const __m256i *)(const void *)acc);
-    cef = _mm256_and_si256(_mm256_srli_epi32(c, 23), _mm256_set1_epi32(0xFF));
-    if (!_mm256_testz_si256(_mm256_cmpeq_epi32(cef, _mm256_set1_epi32(0xFF)),
-                            _mm256_set1_epi32(-1)))
+    /* pass 1: the largest exponent of a non-zero product, and C */
+    if (!kernel_grid(pl, ae, be, len, c, &q, &csig, &celow))
         return false;
-    cc = c_decode8(m, c, cef, &csig, &celow);
-    emax = _mm256_max_epi32(_mm256_add_epi32(mx, _mm256_set1_epi32(pl->qadd)),
-                            cc);
-    if (m->emax_floor != SF_MMA_NO_FLOOR)
-        emax = _mm256_max_epi32(emax, _mm256_set1_epi32(m->emax_floor));
-    q = _mm256_sub_epi32(emax, _mm256_set1_epi32(pl->f));
 
     /* pass 2: every product on the grid 2^q, truncated; the shift is
        never negative */
@@ -267,28 +348,9 @@ kernel8(const s_mma_plan *pl, const int32_t *as, const int32_t *ae,
     }
 
     /* plus C, then one rounding */
-    cm = _mm256_srai_epi32(c, 31);
-    s0 = _mm256_add_epi64(
-        s0, c_term4(lo64(csig), lo64(celow), lo64(cm), lo64(q), &lost));
-    s1 = _mm256_add_epi64(
-        s1, c_term4(hi64(csig), hi64(celow), hi64(cm), hi64(q), &lost));
-    r0 = finish4(s0, lo64(q), pl->ovf_bits, &fl);
-    r1 = finish4(s1, hi64(q), pl->ovf_bits, &fl);
-    {
-        const __m256i even = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);
-        res = _mm256_permute2x128_si256(_mm256_permutevar8x32_epi32(r0, even),
-                                        _mm256_permutevar8x32_epi32(r1, even),
-                                        0x20);
-    }
-    _mm256_storeu_si256((__m256i *)(void *)acc, res);
-    if (!_mm256_testz_si256(_mm256_or_si256(lost, fl.inexact),
-                            _mm256_or_si256(lost, fl.inexact)))
-        f |= SF_FLAG_INEXACT;
-    if (!_mm256_testz_si256(fl.underflow, fl.underflow))
-        f |= SF_FLAG_UNDERFLOW;
-    if (!_mm256_testz_si256(fl.overflow, fl.overflow))
-        f |= SF_FLAG_OVERFLOW;
-    *flags |= f;
+    _mm256_storeu_si256((__m256i *)(void *)acc,
+                        result4x2(pl, s0, s1, c, csig, celow, q, &fl, &lost));
+    *flags |= fp_flags(&fl, lost);
     return true;
 }
 
@@ -324,6 +386,30 @@ fp_c_special(__m256i c)
         _mm256_set1_epi32(-1));
 }
 
+/* The grid *Q of a block on the binary32 path from MX (fp_ep) and the
+   accumulators C (finite, decoded into CSIG, CELOW), and *SCALE, 2^-q;
+   false where a lane with products has q outside -126 .. 126. */
+TGT __attribute__((always_inline)) static inline bool
+fp_grid8(const s_mma_plan *pl, __m256i mx, __m256i c, __m256i *q,
+         __m256i *csig, __m256i *celow, __m256 *scale)
+{
+    __m256i has = _mm256_cmpgt_epi32(mx, _mm256_setzero_si256()), bad;
+
+    *q = block_grid(pl, fp_ep(pl, mx), c, csig, celow);
+    bad = _mm256_and_si256(
+        has, _mm256_or_si256(_mm256_cmpgt_epi32(_mm256_set1_epi32(-126), *q),
+                             _mm256_cmpgt_epi32(*q, _mm256_set1_epi32(126))));
+    if (!_mm256_testz_si256(bad, bad))
+        return false;
+    *scale = _mm256_castsi256_ps(_mm256_slli_epi32(
+        _mm256_sub_epi32(
+            _mm256_set1_epi32(127),
+            _mm256_min_epi32(_mm256_max_epi32(*q, _mm256_set1_epi32(-126)),
+                             _mm256_set1_epi32(126))),
+        23));
+    return true;
+}
+
 /* One block: LEN products of A's AW[t] with the eight lanes of X[t],
    chained from the accumulators C (finite) into *RES; false (nothing
    computed) when a lane's q is outside the scaling's range. */
@@ -332,10 +418,7 @@ fp_block8(const s_mma_plan *pl, const __m256 *x, const uint32_t *aw,
           const uint32_t *ap, size_t len, __m256i c, __m256i *res,
           s_vflags *fl, __m256i *lost)
 {
-    const sf_mma_model *m = pl->m;
-    const __m256i zero = _mm256_setzero_si256();
-    __m256i mx = zero, sum = zero, cef, csig, celow, cc, emax, q;
-    __m256i ep, has, bad, cm, s0, s1, r0, r1;
+    __m256i mx = _mm256_setzero_si256(), sum = mx, csig, celow, q;
     __m256 scale;
 
     /* pass 1: the largest 2^E_a 2^E_b of a product */
@@ -347,31 +430,10 @@ fp_block8(const s_mma_plan *pl, const __m256 *x, const uint32_t *aw,
             e, _mm256_castsi256_ps(_mm256_set1_epi32((int)ap[t])));
         mx = _mm256_max_epi32(mx, _mm256_castps_si256(pe));
     }
-    /* emax over the non-zero products (the integer kernel's value when
-       there is none) and C, as kernel8 */
-    has = _mm256_cmpgt_epi32(mx, zero);
-    ep = _mm256_blendv_epi8(
-        _mm256_set1_epi32(2 * S_MMA_ZERO_E + pl->qadd),
-        _mm256_sub_epi32(_mm256_srli_epi32(mx, 23), _mm256_set1_epi32(127)),
-        has);
-    cef = _mm256_and_si256(_mm256_srli_epi32(c, 23), _mm256_set1_epi32(0xFF));
-    cc = c_decode8(m, c, cef, &csig, &celow);
-    emax = _mm256_max_epi32(ep, cc);
-    if (m->emax_floor != SF_MMA_NO_FLOOR)
-        emax = _mm256_max_epi32(emax, _mm256_set1_epi32(m->emax_floor));
-    q = _mm256_sub_epi32(emax, _mm256_set1_epi32(pl->f));
-    /* 2^-q for a lane with products: q in -126 .. 126 */
-    bad = _mm256_and_si256(
-        has, _mm256_or_si256(_mm256_cmpgt_epi32(_mm256_set1_epi32(-126), q),
-                             _mm256_cmpgt_epi32(q, _mm256_set1_epi32(126))));
-    if (!_mm256_testz_si256(bad, bad))
+    /* emax over the non-zero products and C, as kernel8; 2^-q for a lane
+       with products: q in -126 .. 126 */
+    if (!fp_grid8(pl, mx, c, &q, &csig, &celow, &scale))
         return false;
-    scale = _mm256_castsi256_ps(_mm256_slli_epi32(
-        _mm256_sub_epi32(
-            _mm256_set1_epi32(127),
-            _mm256_min_epi32(_mm256_max_epi32(q, _mm256_set1_epi32(-126)),
-                             _mm256_set1_epi32(126))),
-        23));
 
     /* pass 2: each product (exact) times 2^-q, truncated */
     FP_UNROLL
@@ -383,19 +445,7 @@ fp_block8(const s_mma_plan *pl, const __m256 *x, const uint32_t *aw,
     }
 
     /* plus C, then one rounding */
-    cm = _mm256_srai_epi32(c, 31);
-    s0 = _mm256_add_epi64(
-        lo64(sum), c_term4(lo64(csig), lo64(celow), lo64(cm), lo64(q), lost));
-    s1 = _mm256_add_epi64(
-        hi64(sum), c_term4(hi64(csig), hi64(celow), hi64(cm), hi64(q), lost));
-    r0 = finish4(s0, lo64(q), pl->ovf_bits, fl);
-    r1 = finish4(s1, hi64(q), pl->ovf_bits, fl);
-    {
-        const __m256i even = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);
-        *res = _mm256_permute2x128_si256(_mm256_permutevar8x32_epi32(r0, even),
-                                         _mm256_permutevar8x32_epi32(r1, even),
-                                         0x20);
-    }
+    *res = result4x2(pl, lo64(sum), hi64(sum), c, csig, celow, q, fl, lost);
     return true;
 }
 
@@ -428,22 +478,6 @@ fp_range_ok(__m256i mn, __m256i mx)
                    _mm256_min_epu16(mx, _mm256_set1_epi16(S_MMA_FP_ABS_MAX)),
                    mx),
                ones);
-}
-
-/* The flags of a block's result, as kernel8 raises them. */
-TGT static inline unsigned
-fp_flags(const s_vflags *fl, __m256i lost)
-{
-    unsigned f = 0;
-    __m256i in = _mm256_or_si256(lost, fl->inexact);
-
-    if (!_mm256_testz_si256(in, in))
-        f |= SF_FLAG_INEXACT;
-    if (!_mm256_testz_si256(fl->underflow, fl->underflow))
-        f |= SF_FLAG_UNDERFLOW;
-    if (!_mm256_testz_si256(fl->overflow, fl->overflow))
-        f |= SF_FLAG_OVERFLOW;
-    return f;
 }
 
 /* R[u] holds key u's sixteen elements (words 0..7: elements 0..7, words
@@ -806,12 +840,10 @@ fast_block8(const s_mma_plan *pl, int kind, const __m256i *w,
             const uint32_t *ap, __m256i c, __m256i *res, s_vflags *fl,
             __m256i *lost)
 {
-    const sf_mma_model *m = pl->m;
     const __m256i zero = _mm256_setzero_si256();
     const __m256 emask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7F800000));
     __m256 mx0 = _mm256_setzero_ps(), mx1 = mx0, scale;
-    __m256i sum0 = zero, sum1 = zero, mx, has, ep, cef, csig, celow, cc, emax,
-            q, bad, cm, s0, s1, r0, r1;
+    __m256i sum0 = zero, sum1 = zero, csig, celow, q, cm;
 
     FP_UNROLL
     for (size_t t = 0; t < 16; t++) {
@@ -823,29 +855,9 @@ fast_block8(const s_mma_plan *pl, int kind, const __m256i *w,
         else
             mx0 = _mm256_max_ps(mx0, pe);
     }
-    mx = _mm256_castps_si256(_mm256_max_ps(mx0, mx1));
-    has = _mm256_cmpgt_epi32(mx, zero);
-    ep = _mm256_blendv_epi8(
-        _mm256_set1_epi32(2 * S_MMA_ZERO_E + pl->qadd),
-        _mm256_sub_epi32(_mm256_srli_epi32(mx, 23), _mm256_set1_epi32(127)),
-        has);
-    cef = _mm256_and_si256(_mm256_srli_epi32(c, 23), _mm256_set1_epi32(0xFF));
-    cc = c_decode8(m, c, cef, &csig, &celow);
-    emax = _mm256_max_epi32(ep, cc);
-    if (m->emax_floor != SF_MMA_NO_FLOOR)
-        emax = _mm256_max_epi32(emax, _mm256_set1_epi32(m->emax_floor));
-    q = _mm256_sub_epi32(emax, _mm256_set1_epi32(pl->f));
-    bad = _mm256_and_si256(
-        has, _mm256_or_si256(_mm256_cmpgt_epi32(_mm256_set1_epi32(-126), q),
-                             _mm256_cmpgt_epi32(q, _mm256_set1_epi32(126))));
-    if (!_mm256_testz_si256(bad, bad))
+    if (!fp_grid8(pl, _mm256_castps_si256(_mm256_max_ps(mx0, mx1)), c, &q,
+                  &csig, &celow, &scale))
         return false;
-    scale = _mm256_castsi256_ps(_mm256_slli_epi32(
-        _mm256_sub_epi32(
-            _mm256_set1_epi32(127),
-            _mm256_min_epi32(_mm256_max_epi32(q, _mm256_set1_epi32(-126)),
-                             _mm256_set1_epi32(126))),
-        23));
     FP_UNROLL
     for (size_t t = 0; t < 16; t++) {
         __m256i kept = _mm256_cvttps_epi32(_mm256_mul_ps(
@@ -871,18 +883,7 @@ fast_block8(const s_mma_plan *pl, int kind, const __m256i *w,
             return true;
         }
     }
-    s0 = _mm256_add_epi64(
-        lo64(sum0), c_term4(lo64(csig), lo64(celow), lo64(cm), lo64(q), lost));
-    s1 = _mm256_add_epi64(
-        hi64(sum0), c_term4(hi64(csig), hi64(celow), hi64(cm), hi64(q), lost));
-    r0 = finish4(s0, lo64(q), pl->ovf_bits, fl);
-    r1 = finish4(s1, hi64(q), pl->ovf_bits, fl);
-    {
-        const __m256i even = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);
-        *res = _mm256_permute2x128_si256(_mm256_permutevar8x32_epi32(r0, even),
-                                         _mm256_permutevar8x32_epi32(r1, even),
-                                         0x20);
-    }
+    *res = result4x2(pl, lo64(sum0), hi64(sum0), c, csig, celow, q, fl, lost);
     return true;
 }
 
@@ -1060,7 +1061,6 @@ fast_row_chunk(const s_mma_plan *pl, size_t n, size_t k, const uint32_t *aw,
 /* The tiled kernels by the plan's width, a row of B as stored, the
    flag-checked binary32 path and the entry points. */
 #define GL_ISA avx2
-#define GL_N 8
 #define GL_TGT TGT
 #define GL_TGT_FP TGT
 #define GL_KERNEL kernel8

@@ -33,9 +33,97 @@ sf_mma_gemm_avx512_available(void)
 #endif
 }
 
+#define GL_N 16
+
 #if HAVE_VEC
 
 #define TGT __attribute__((target("avx512f,avx512cd")))
+
+/* The lane operations of s_gemm_block.h: sixteen 32-bit lanes, a mask a
+   bit a lane. */
+typedef __m512i gv_i;
+typedef __mmask16 gv_m;
+#define GV TGT __attribute__((always_inline)) static inline
+
+GV gv_i
+gv_k(int32_t x)
+{
+    return _mm512_set1_epi32(x);
+}
+
+GV gv_i
+gv_load(const int32_t *p)
+{
+    return _mm512_loadu_si512((const void *)p);
+}
+
+GV gv_i
+gv_add(gv_i a, gv_i b)
+{
+    return _mm512_add_epi32(a, b);
+}
+
+GV gv_i
+gv_sub(gv_i a, gv_i b)
+{
+    return _mm512_sub_epi32(a, b);
+}
+
+GV gv_i
+gv_max(gv_i a, gv_i b)
+{
+    return _mm512_max_epi32(a, b);
+}
+
+GV gv_i
+gv_and(gv_i a, gv_i b)
+{
+    return _mm512_and_si512(a, b);
+}
+
+GV gv_i
+gv_or(gv_i a, gv_i b)
+{
+    return _mm512_or_si512(a, b);
+}
+
+GV gv_i
+gv_srli(gv_i a, unsigned n)
+{
+    return _mm512_srli_epi32(a, n);
+}
+
+GV gv_m
+gv_eq(gv_i a, gv_i b)
+{
+    return _mm512_cmpeq_epi32_mask(a, b);
+}
+
+GV gv_m
+gv_has(gv_i a)
+{
+    return _mm512_test_epi32_mask(a, a);
+}
+
+GV gv_i
+gv_sel(gv_m m, gv_i a, gv_i b)
+{
+    return _mm512_mask_mov_epi32(b, m, a);
+}
+
+GV gv_i
+gv_clear(gv_m m, gv_i a)
+{
+    return _mm512_maskz_mov_epi32((__mmask16)~m, a);
+}
+
+GV bool
+gv_any(gv_m m)
+{
+    return m != 0;
+}
+
+#include "softfloat/mma/s_gemm_block.h"
 
 /* Sixteen elements of B decoded (s_mma_decode). */
 TGT __attribute__((always_inline)) static inline bool
@@ -70,15 +158,15 @@ decode16(const s_mma_dec *d, const uint16_t *x, int32_t *sig, int32_t *e)
     return sp != 0;
 }
 
-/* Flags of the lanes, as the scalar path raises them. */
+/* Flags of the lanes, as the scalar path raises them (any set bit). */
 typedef struct
 {
-    __mmask8 inexact, underflow, overflow;
+    __mmask16 inexact, underflow, overflow;
 } s_vflags;
 
 /* The accumulator's term on the grid 2^Q for eight lanes (64-bit). */
 TGT static inline __m512i
-c_term8(__m512i csig, __m512i celow, __mmask8 cneg, __m512i q, __mmask8 *lost)
+c_term8(__m512i csig, __m512i celow, __mmask8 cneg, __m512i q, __mmask16 *lost)
 {
     const __m512i zero = _mm512_setzero_si512();
     __m512i shc = _mm512_sub_epi64(q, celow);
@@ -144,68 +232,60 @@ hi64(__m512i x)
     return _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(x, 1));
 }
 
-/* One block for sixteen lanes; NARROW: the products and their sum in
-   32-bit lanes (pl->narrow, pl->lp == 0), else in 64-bit lanes. */
-/* C of a block (CEF: its biased exponents): its significand CSIG (the
-   hidden bit set where normal; 0 for a subnormal under DAZ), the exponent
-   CELOW of its lowest bit, and, returned, its part of emax (the exponent
-   of its top bit; the model's value for a zero C). */
+/* The sixteen results of a block in 64-bit lanes: S0 and S1 (the sums of
+   the products on the grid 2^Q of lanes 0..7 and 8..15) plus C (decoded
+   into CSIG, CELOW, CNEG), each rounded once. */
 TGT __attribute__((always_inline)) static inline __m512i
-c_decode16(const sf_mma_model *m, __m512i c, __m512i cef, __m512i *csig,
-           __m512i *celow)
+result8x2(const s_mma_plan *pl, __m512i s0, __m512i s1, __m512i csig,
+          __m512i celow, __mmask16 cneg, __m512i q, s_vflags *fl,
+          __mmask16 *lost)
 {
-    const __m512i zero = _mm512_setzero_si512();
-    __mmask16 csub = _mm512_cmpeq_epi32_mask(cef, zero);
-    __m512i sig = _mm512_and_si512(c, _mm512_set1_epi32(0x7FFFFF));
+    __m512i q0 = lo64(q), q1 = hi64(q), r0, r1;
 
-    sig = _mm512_mask_or_epi32(sig, (__mmask16)~csub, sig,
-                               _mm512_set1_epi32(0x800000));
-    if (m->daz)
-        sig = _mm512_mask_mov_epi32(sig, csub, zero);
-    *csig = sig;
-    *celow = _mm512_sub_epi32(_mm512_max_epi32(cef, _mm512_set1_epi32(1)),
-                              _mm512_set1_epi32(150));
-    return _mm512_mask_mov_epi32(
-        _mm512_set1_epi32(m->zero_c_in_max ? m->acc->emin : INT32_MIN),
-        _mm512_test_epi32_mask(sig, sig),
-        _mm512_add_epi32(*celow, _mm512_set1_epi32(23)));
+    s0 = _mm512_add_epi64(
+        s0, c_term8(lo64(csig), lo64(celow), (__mmask8)cneg, q0, lost));
+    s1 = _mm512_add_epi64(
+        s1, c_term8(hi64(csig), hi64(celow), (__mmask8)(cneg >> 8), q1, lost));
+    r0 = finish8(s0, q0, pl->ovf_bits, fl);
+    r1 = finish8(s1, q1, pl->ovf_bits, fl);
+    return _mm512_inserti64x4(
+        _mm512_castsi256_si512(_mm512_cvtepi64_epi32(r0)),
+        _mm512_cvtepi64_epi32(r1), 1);
 }
 
+/* The flags of a block's results: FL and LOST, as the scalar path raises
+   them. */
+static unsigned
+fp_flags(const s_vflags *fl, __mmask16 lost)
+{
+    unsigned f = 0;
+
+    if (lost | fl->inexact)
+        f |= SF_FLAG_INEXACT;
+    if (fl->underflow)
+        f |= SF_FLAG_UNDERFLOW;
+    if (fl->overflow)
+        f |= SF_FLAG_OVERFLOW;
+    return f;
+}
+
+/* One block for sixteen lanes; NARROW: the products and their sum in
+   32-bit lanes (pl->narrow, pl->lp == 0), else in 64-bit lanes. */
 TGT __attribute__((always_inline)) static inline bool
 kernel16(const s_mma_plan *pl, const int32_t *as, const int32_t *ae,
          const int32_t *bs, const int32_t *be, size_t len, uint32_t *acc,
          unsigned *flags, bool narrow)
 {
-    const sf_mma_model *m = pl->m;
     const __m512i zero = _mm512_setzero_si512();
-    __m512i mx = _mm512_set1_epi32(2 * S_MMA_ZERO_E);
-    __m512i c, cef, csig, celow, cc, emax, q, lostv = zero, s0 = zero,
-                                              s1 = zero;
-    __mmask16 cneg;
-    __mmask8 lost = 0;
+    __m512i c = _mm512_loadu_si512((const void *)acc);
+    __m512i csig, celow, q, lostv = zero, s0 = zero, s1 = zero;
+    __mmask16 cneg, lost = 0;
     s_vflags fl = {0, 0, 0};
-    unsigned f = 0;
 
-    c = _mm512_loadu_si512((const void *)acc);
-    cef = _mm512_and_si512(_mm512_srli_epi32(c, 23), _mm512_set1_epi32(0xFF));
-    if (_mm512_cmpeq_epi32_mask(cef, _mm512_set1_epi32(0xFF)) != 0)
+    /* pass 1: the largest exponent of a non-zero product, and C */
+    if (!kernel_grid(pl, ae, be, len, c, &q, &csig, &celow))
         return false;
-
-    /* pass 1: the largest exponent of a non-zero product */
-    for (size_t t = 0; t < len; t++)
-        mx = _mm512_max_epi32(
-            mx,
-            _mm512_add_epi32(_mm512_set1_epi32(ae[t]),
-                             _mm512_loadu_si512((const void *)(be + t * 16))));
-
-    /* C: a term of the block, and part of emax */
     cneg = _mm512_test_epi32_mask(c, _mm512_set1_epi32((int)0x80000000u));
-    cc = c_decode16(m, c, cef, &csig, &celow);
-    emax = _mm512_max_epi32(_mm512_add_epi32(mx, _mm512_set1_epi32(pl->qadd)),
-                            cc);
-    if (m->emax_floor != SF_MMA_NO_FLOOR)
-        emax = _mm512_max_epi32(emax, _mm512_set1_epi32(m->emax_floor));
-    q = _mm512_sub_epi32(emax, _mm512_set1_epi32(pl->f));
 
     /* pass 2: every product on the grid 2^q, truncated; the shift is
        never negative */
@@ -259,26 +339,11 @@ kernel16(const s_mma_plan *pl, const int32_t *as, const int32_t *ae,
     }
 
     /* plus C, then one rounding */
-    {
-        __m512i q0 = lo64(q), q1 = hi64(q), r0, r1;
-        s0 = _mm512_add_epi64(
-            s0, c_term8(lo64(csig), lo64(celow), (__mmask8)cneg, q0, &lost));
-        s1 = _mm512_add_epi64(s1, c_term8(hi64(csig), hi64(celow),
-                                          (__mmask8)(cneg >> 8), q1, &lost));
-        r0 = finish8(s0, q0, pl->ovf_bits, &fl);
-        r1 = finish8(s1, q1, pl->ovf_bits, &fl);
-        _mm512_storeu_si512(
-            (void *)acc, _mm512_inserti64x4(
-                             _mm512_castsi256_si512(_mm512_cvtepi64_epi32(r0)),
-                             _mm512_cvtepi64_epi32(r1), 1));
-    }
-    if (lost | fl.inexact || _mm512_test_epi32_mask(lostv, lostv) != 0)
-        f |= SF_FLAG_INEXACT;
-    if (fl.underflow)
-        f |= SF_FLAG_UNDERFLOW;
-    if (fl.overflow)
-        f |= SF_FLAG_OVERFLOW;
-    *flags |= f;
+    _mm512_storeu_si512(
+        (void *)acc, result8x2(pl, s0, s1, csig, celow, cneg, q, &fl, &lost));
+    *flags |= fp_flags(&fl, lost);
+    if (_mm512_test_epi32_mask(lostv, lostv) != 0)
+        *flags |= SF_FLAG_INEXACT;
     return true;
 }
 
@@ -335,17 +400,28 @@ fp_c_special(__m512i c)
     return _mm512_cmpeq_epi32_mask(e, _mm512_set1_epi32(0x7F800000)) != 0;
 }
 
+/* The grid of a block on the binary32 path: Q = emax - F from MX (the
+   largest |x| 2^E_a of the block's products, binary32 bits: fp_ep) and
+   the accumulators C (finite), and C decoded (CSIG, CELOW, CNEG), as
+   kernel16. */
+TGTBW __attribute__((always_inline)) static inline __m512i
+fast_grid(const s_mma_plan *pl, __m512i mx, __m512i c, __m512i *csig,
+          __m512i *celow, __mmask16 *cneg)
+{
+    *cneg = _mm512_test_epi32_mask(c, _mm512_set1_epi32((int)0x80000000u));
+    return block_grid(pl, fp_ep(pl, mx), c, csig, celow);
+}
+
 /* One block: LEN products of A's AW[t] with the sixteen lanes of X[t],
    chained from the accumulators C (finite); returns the sixteen
    results. */
 TGTBW __attribute__((always_inline)) static inline __m512i
 fp_block(const s_mma_plan *pl, const __m512 *x, const uint32_t *aw,
          const uint32_t *ap, size_t len, __m512i c, s_vflags *fl,
-         __mmask8 *lost)
+         __mmask16 *lost)
 {
-    const sf_mma_model *m = pl->m;
     const __m512i zero = _mm512_setzero_si512();
-    __m512i mx = zero, sum = zero, cef, csig, celow, cc, emax, q, ep;
+    __m512i mx = zero, sum = zero, csig, celow, q;
     __m512 nq;
     __mmask16 cneg;
 
@@ -358,19 +434,8 @@ fp_block(const s_mma_plan *pl, const __m512 *x, const uint32_t *aw,
             e, _mm512_castsi512_ps(_mm512_set1_epi32((int)ap[t])));
         mx = _mm512_max_epi32(mx, _mm512_castps_si512(pe));
     }
-    /* emax over the non-zero products (the integer kernel's value when
-       there is none) and C, as kernel16 */
-    ep = _mm512_mask_mov_epi32(
-        _mm512_set1_epi32(2 * S_MMA_ZERO_E + pl->qadd),
-        _mm512_test_epi32_mask(mx, mx),
-        _mm512_sub_epi32(_mm512_srli_epi32(mx, 23), _mm512_set1_epi32(127)));
-    cef = _mm512_and_si512(_mm512_srli_epi32(c, 23), _mm512_set1_epi32(0xFF));
-    cneg = _mm512_test_epi32_mask(c, _mm512_set1_epi32((int)0x80000000u));
-    cc = c_decode16(m, c, cef, &csig, &celow);
-    emax = _mm512_max_epi32(ep, cc);
-    if (m->emax_floor != SF_MMA_NO_FLOOR)
-        emax = _mm512_max_epi32(emax, _mm512_set1_epi32(m->emax_floor));
-    q = _mm512_sub_epi32(emax, _mm512_set1_epi32(pl->f));
+    /* emax over the non-zero products and C */
+    q = fast_grid(pl, mx, c, &csig, &celow, &cneg);
     nq = _mm512_cvtepi32_ps(_mm512_sub_epi32(zero, q));
 
     /* pass 2: each product (exact) times 2^-q, truncated */
@@ -383,35 +448,7 @@ fp_block(const s_mma_plan *pl, const __m512 *x, const uint32_t *aw,
     }
 
     /* plus C, then one rounding */
-    {
-        __m512i q0 = lo64(q), q1 = hi64(q), s0 = lo64(sum), s1 = hi64(sum);
-        __m512i r0, r1;
-        s0 = _mm512_add_epi64(
-            s0, c_term8(lo64(csig), lo64(celow), (__mmask8)cneg, q0, lost));
-        s1 = _mm512_add_epi64(s1, c_term8(hi64(csig), hi64(celow),
-                                          (__mmask8)(cneg >> 8), q1, lost));
-        r0 = finish8(s0, q0, pl->ovf_bits, fl);
-        r1 = finish8(s1, q1, pl->ovf_bits, fl);
-        return _mm512_inserti64x4(
-            _mm512_castsi256_si512(_mm512_cvtepi64_epi32(r0)),
-            _mm512_cvtepi64_epi32(r1), 1);
-    }
-}
-
-/* The flags of a block's result, as kernel16 raises them (the inexact
-   flag of the products comes from the host's). */
-static unsigned
-fp_flags(const s_vflags *fl, __mmask8 lost)
-{
-    unsigned f = 0;
-
-    if (lost | fl->inexact)
-        f |= SF_FLAG_INEXACT;
-    if (fl->underflow)
-        f |= SF_FLAG_UNDERFLOW;
-    if (fl->overflow)
-        f |= SF_FLAG_OVERFLOW;
-    return f;
+    return result8x2(pl, lo64(sum), hi64(sum), csig, celow, cneg, q, fl, lost);
 }
 
 /* Word permutations of the 16 x 16 transposition in fp_transpose. */
@@ -522,7 +559,7 @@ gemm_nt_fp(const s_mma_plan *pl, size_t cols, size_t k, const uint16_t *a,
                           mx = _mm512_setzero_si512();
             __m512 x[16];
             s_vflags fl = {0, 0, 0};
-            __mmask8 lost = 0;
+            __mmask16 lost = 0;
 
             if (fp_c_special(acc)) {
                 acc = fp_block_scalar(pl, a + k0, bt + j0 * k + k0,
@@ -594,7 +631,7 @@ gemm_row_fp(const s_mma_plan *pl, size_t cols, size_t k, const uint16_t *a,
             __m512i mn = _mm512_set1_epi16(-1), mx = _mm512_setzero_si512();
             __m512 x[16];
             s_vflags fl = {0, 0, 0};
-            __mmask8 lost = 0;
+            __mmask16 lost = 0;
 
             if (!fp_c_special(acc)) {
                 for (size_t t = 0; t < len; t += 2) {
@@ -637,12 +674,6 @@ gemm_row_fp(const s_mma_plan *pl, size_t cols, size_t k, const uint16_t *a,
  * gemm_row_fp.
  *--------------------------------------------------------------------------*/
 
-/* Flags of sixteen lanes (any lane: the flag). */
-typedef struct
-{
-    __mmask16 inexact, underflow, overflow;
-} s_vflags16;
-
 /* The accumulator's term on the grid 2^Q for sixteen lanes, in 32-bit
    lanes: C's shift to the grid is at least 23 - F (C's exponent is part
    of emax) and F <= 29 (pl->narrow), so the term is below 2^30. */
@@ -664,7 +695,7 @@ c_term16(__m512i csig, __m512i celow, __mmask16 cneg, __m512i q,
 
 /* finish8 for sixteen lanes whose total TOT fits in 32 bits. */
 TGTBW static inline __m512i
-finish16(__m512i tot, __m512i q, uint32_t ovf_bits, s_vflags16 *fl)
+finish16(__m512i tot, __m512i q, uint32_t ovf_bits, s_vflags *fl)
 {
     const __m512i zero = _mm512_setzero_si512();
     __mmask16 negs = _mm512_cmplt_epi32_mask(tot, zero);
@@ -704,35 +735,12 @@ finish16(__m512i tot, __m512i q, uint32_t ovf_bits, s_vflags16 *fl)
     return bits;
 }
 
-/* The grid of a block: Q = emax - F from MX (the largest |x| 2^E_a of the
-   block's products, binary32 bits) and the accumulators C (finite), and
-   C decoded (CSIG, CELOW, CNEG), as kernel16. */
-TGTBW __attribute__((always_inline)) static inline __m512i
-fast_grid(const s_mma_plan *pl, __m512i mx, __m512i c, __m512i *csig,
-          __m512i *celow, __mmask16 *cneg)
-{
-    const sf_mma_model *m = pl->m;
-    __m512i cef, cc, emax, ep;
-
-    ep = _mm512_mask_mov_epi32(
-        _mm512_set1_epi32(2 * S_MMA_ZERO_E + pl->qadd),
-        _mm512_test_epi32_mask(mx, mx),
-        _mm512_sub_epi32(_mm512_srli_epi32(mx, 23), _mm512_set1_epi32(127)));
-    cef = _mm512_and_si512(_mm512_srli_epi32(c, 23), _mm512_set1_epi32(0xFF));
-    *cneg = _mm512_test_epi32_mask(c, _mm512_set1_epi32((int)0x80000000u));
-    cc = c_decode16(m, c, cef, csig, celow);
-    emax = _mm512_max_epi32(ep, cc);
-    if (m->emax_floor != SF_MMA_NO_FLOOR)
-        emax = _mm512_max_epi32(emax, _mm512_set1_epi32(m->emax_floor));
-    return _mm512_sub_epi32(emax, _mm512_set1_epi32(pl->f));
-}
-
 /* The block's result: SUM (its products' kept parts on the grid 2^Q) plus
    C, normalised and truncated; in 32-bit lanes unless a total leaves
    them. */
 TGTBW __attribute__((always_inline)) static inline __m512i
 fast_result(const s_mma_plan *pl, __m512i sum, __m512i q, __m512i csig,
-            __m512i celow, __mmask16 cneg, s_vflags16 *fl, __mmask16 *lost)
+            __m512i celow, __mmask16 cneg, s_vflags *fl, __mmask16 *lost)
 {
     __m512i kc = c_term16(csig, celow, cneg, q, lost);
     __m512i tot = _mm512_add_epi32(sum, kc);
@@ -740,26 +748,10 @@ fast_result(const s_mma_plan *pl, __m512i sum, __m512i q, __m512i csig,
     __mmask16 wide = _mm512_movepi32_mask(
         _mm512_ternarylogic_epi32(sum, kc, tot, 0x42 /* (a^c)&(b^c) */));
 
-    if (wide != 0) {
+    if (wide != 0)
         /* rare: the 64-bit lanes of kernel16 */
-        __m512i q0 = lo64(q), q1 = hi64(q), r0, r1;
-        __m512i s0 = lo64(sum), s1 = hi64(sum);
-        __mmask8 l8 = 0;
-        s_vflags f8 = {0, 0, 0};
-        s0 = _mm512_add_epi64(
-            s0, c_term8(lo64(csig), lo64(celow), (__mmask8)cneg, q0, &l8));
-        s1 = _mm512_add_epi64(s1, c_term8(hi64(csig), hi64(celow),
-                                          (__mmask8)(cneg >> 8), q1, &l8));
-        r0 = finish8(s0, q0, pl->ovf_bits, &f8);
-        r1 = finish8(s1, q1, pl->ovf_bits, &f8);
-        *lost |= l8;
-        fl->inexact |= f8.inexact;
-        fl->underflow |= f8.underflow;
-        fl->overflow |= f8.overflow;
-        return _mm512_inserti64x4(
-            _mm512_castsi256_si512(_mm512_cvtepi64_epi32(r0)),
-            _mm512_cvtepi64_epi32(r1), 1);
-    }
+        return result8x2(pl, lo64(sum), hi64(sum), csig, celow, cneg, q, fl,
+                         lost);
     return finish16(tot, q, pl->ovf_bits, fl);
 }
 
@@ -780,7 +772,7 @@ fast_pass1(__m512 x, uint32_t aw, uint32_t ap, __m512 *mx, __m512 *p)
    chained from ACC. */
 TGTBW __attribute__((always_inline)) static inline __m512i
 fast_tail(const s_mma_plan *pl, const __m512 *p, const __m512 *mx, size_t len,
-          __m512i acc, s_vflags16 *fl, __mmask16 *lost)
+          __m512i acc, s_vflags *fl, __mmask16 *lost)
 {
     __m512i csig, celow, q, sum0 = _mm512_setzero_si512(), sum1 = sum0;
     __mmask16 cneg;
@@ -862,7 +854,7 @@ fast_lo(__m512i w)
 TGTBW static inline bool
 fast_nt16(const s_mma_plan *pl, size_t k, const uint32_t *aw,
           const uint32_t *ap, const uint16_t *bt, size_t ld, size_t nl,
-          bool pf, const uint32_t *c, uint32_t *out, s_vflags16 *fl,
+          bool pf, const uint32_t *c, uint32_t *out, s_vflags *fl,
           __mmask16 *lost)
 {
     __mmask16 lanes = (__mmask16)((1u << nl) - 1);
@@ -923,21 +915,6 @@ fast_nt16(const s_mma_plan *pl, size_t k, const uint32_t *aw,
     return true;
 }
 
-/* The flags of FL and LOST. */
-static unsigned
-fast_flags(const s_vflags16 *fl, __mmask16 lost)
-{
-    unsigned f = 0;
-
-    if (lost | fl->inexact)
-        f |= SF_FLAG_INEXACT;
-    if (fl->underflow)
-        f |= SF_FLAG_UNDERFLOW;
-    if (fl->overflow)
-        f |= SF_FLAG_OVERFLOW;
-    return f;
-}
-
 /* D = A B^T + C for one row of A and the N <= S_MMA_FP_CHUNK rows of BT
    at BT (K elements each; AVAIL rows from BT on exist) into OUT
    (S_MMA_FP_CHUNK words), its flags into FLAGS; false when an
@@ -948,7 +925,7 @@ fast_nt_chunk(const s_mma_plan *pl, size_t n, size_t k, const uint32_t *aw,
               const uint32_t *ap, const uint16_t *bt, size_t avail,
               const uint32_t *c, uint32_t *out, unsigned *flags)
 {
-    s_vflags16 fl = {0, 0, 0};
+    s_vflags fl = {0, 0, 0};
     __mmask16 lost = 0;
 
     for (size_t g = 0; g < n; g += 16) {
@@ -957,7 +934,7 @@ fast_nt_chunk(const s_mma_plan *pl, size_t n, size_t k, const uint32_t *aw,
                        c != NULL ? c + g : NULL, out + g, &fl, &lost))
             return false;
     }
-    *flags |= fast_flags(&fl, lost);
+    *flags |= fp_flags(&fl, lost);
     return true;
 }
 
@@ -976,8 +953,7 @@ static const uint32_t fast_merge[2][16] = {
 TGTBW __attribute__((always_inline)) static inline __m512i
 fast_row_block(const s_mma_plan *pl, const uint32_t *aw, const uint32_t *ap,
                const uint16_t *b, size_t ld, size_t len, __mmask32 lanes,
-               bool full, bool hi, __m512i acc, s_vflags16 *fl,
-               __mmask16 *lost)
+               bool full, bool hi, __m512i acc, s_vflags *fl, __mmask16 *lost)
 {
     __m512 p[16], mx[4];
 
@@ -1005,7 +981,7 @@ fast_row_chunk(const s_mma_plan *pl, size_t n, size_t k, const uint32_t *aw,
                const uint32_t *c, uint32_t *out, unsigned *flags)
 {
     __m512i acc[S_MMA_FP_CHUNK / 16];
-    s_vflags16 fl = {0, 0, 0};
+    s_vflags fl = {0, 0, 0};
     __mmask16 lost = 0;
     size_t ng = (n + 31) / 32, per = (16 + ng - 1) / ng;
 
@@ -1063,7 +1039,7 @@ fast_row_chunk(const s_mma_plan *pl, size_t n, size_t k, const uint32_t *aw,
                                                       FP_IDX(fast_merge[1]),
                                                       acc[2 * g + 1]));
     }
-    *flags |= fast_flags(&fl, lost);
+    *flags |= fp_flags(&fl, lost);
     return true;
 }
 
@@ -1072,7 +1048,6 @@ fast_row_chunk(const s_mma_plan *pl, size_t n, size_t k, const uint32_t *aw,
 /* The tiled kernels by the plan's width, a row of B as stored, the
    flag-checked binary32 path and the entry points. */
 #define GL_ISA avx512
-#define GL_N 16
 #define GL_TGT TGT
 #define GL_TGT_FP TGTBW
 #define GL_KERNEL kernel16

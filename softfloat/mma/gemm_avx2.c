@@ -31,129 +31,8 @@ sf_mma_gemm_avx2_available(void)
 
 #define TGT __attribute__((target("avx2,fma,f16c,bmi2")))
 
-/* The lane operations of s_gemm_block.h: eight 32-bit lanes, a mask all
-   ones in a lane. */
-typedef __m256i gv_i;
-typedef __m256i gv_m;
-#define GV TGT __attribute__((always_inline)) static inline
-
-GV gv_i
-gv_k(int32_t x)
-{
-    return _mm256_set1_epi32(x);
-}
-
-GV gv_i
-gv_load(const int32_t *p)
-{
-    return _mm256_loadu_si256((const __m256i *)(const void *)p);
-}
-
-GV gv_i
-gv_add(gv_i a, gv_i b)
-{
-    return _mm256_add_epi32(a, b);
-}
-
-GV gv_i
-gv_sub(gv_i a, gv_i b)
-{
-    return _mm256_sub_epi32(a, b);
-}
-
-GV gv_i
-gv_max(gv_i a, gv_i b)
-{
-    return _mm256_max_epi32(a, b);
-}
-
-GV gv_i
-gv_and(gv_i a, gv_i b)
-{
-    return _mm256_and_si256(a, b);
-}
-
-GV gv_i
-gv_or(gv_i a, gv_i b)
-{
-    return _mm256_or_si256(a, b);
-}
-
-GV gv_i
-gv_srli(gv_i a, int n)
-{
-    return _mm256_srli_epi32(a, n);
-}
-
-GV gv_m
-gv_eq(gv_i a, gv_i b)
-{
-    return _mm256_cmpeq_epi32(a, b);
-}
-
-GV gv_m
-gv_has(gv_i a)
-{
-    return _mm256_cmpgt_epi32(a, _mm256_setzero_si256());
-}
-
-GV gv_i
-gv_sel(gv_m m, gv_i a, gv_i b)
-{
-    return _mm256_blendv_epi8(b, a, m);
-}
-
-GV gv_i
-gv_clear(gv_m m, gv_i a)
-{
-    return _mm256_andnot_si256(m, a);
-}
-
-GV bool
-gv_any(gv_m m)
-{
-    return !_mm256_testz_si256(m, m);
-}
-
+#define GL_TGT TGT
 #include "softfloat/mma/s_gemm_block.h"
-
-/* Eight elements of B decoded (s_mma_decode). */
-TGT __attribute__((always_inline)) static inline bool
-decode8(const s_mma_dec *d, const uint16_t *x, int32_t *sig, int32_t *e)
-{
-    const __m256i zero = _mm256_setzero_si256();
-    __m256i v = _mm256_cvtepu16_epi32(
-        _mm_loadu_si128((const __m128i *)(const void *)x));
-    __m256i ef =
-        _mm256_and_si256(_mm256_srlv_epi32(v, _mm256_set1_epi32((int)d->fb)),
-                         _mm256_set1_epi32((int)d->emask));
-    __m256i fr = _mm256_and_si256(v, _mm256_set1_epi32((int)d->fmask));
-    __m256i sub = _mm256_cmpeq_epi32(ef, zero);
-    __m256i sp = _mm256_cmpeq_epi32(ef, _mm256_set1_epi32((int)d->emask));
-    __m256i s = _mm256_or_si256(
-        fr, _mm256_andnot_si256(sub, _mm256_set1_epi32((int)d->hidden)));
-    __m256i neg, m, el;
-
-    s = _mm256_andnot_si256(
-        _mm256_or_si256(sp,
-                        _mm256_and_si256(sub, _mm256_set1_epi32((int)d->daz))),
-        s);
-    neg = _mm256_cmpeq_epi32(
-        _mm256_and_si256(v, _mm256_set1_epi32((int)d->smask)),
-        _mm256_set1_epi32((int)d->smask));
-    m = _mm256_sub_epi32(
-        _mm256_xor_si256(_mm256_sllv_epi32(s, _mm256_set1_epi32(d->shift)),
-                         neg),
-        neg);
-    el = _mm256_sub_epi32(
-        _mm256_or_si256(ef, _mm256_and_si256(sub, _mm256_set1_epi32(1))),
-        _mm256_set1_epi32(d->ebias));
-    el = _mm256_blendv_epi8(el, _mm256_set1_epi32(S_MMA_ZERO_E),
-                            _mm256_cmpeq_epi32(s, zero));
-    _mm256_storeu_si256((__m256i *)(void *)sig, m);
-    _mm256_storeu_si256((__m256i *)(void *)e, el);
-    return !_mm256_testz_si256(sp, sp);
-}
 
 /* Flags of the lanes, as the scalar path raises them (any set bit). */
 typedef struct
@@ -375,17 +254,6 @@ fp_available(void)
     return sf_mma_gemm_avx2_available();
 }
 
-/* Whether one of the eight accumulators C is Inf or NaN. */
-TGT static inline bool
-fp_c_special(__m256i c)
-{
-    __m256i e = _mm256_and_si256(c, _mm256_set1_epi32(0x7F800000));
-
-    return !_mm256_testz_si256(
-        _mm256_cmpeq_epi32(e, _mm256_set1_epi32(0x7F800000)),
-        _mm256_set1_epi32(-1));
-}
-
 /* The grid *Q of a block on the binary32 path from MX (fp_ep) and the
    accumulators C (finite, decoded into CSIG, CELOW), and *SCALE, 2^-q;
    false where a lane with products has q outside -126 .. 126. */
@@ -564,7 +432,7 @@ gemm_nt_fp(const s_mma_plan *pl, size_t cols, size_t k, const uint16_t *a,
             __m256i lost = _mm256_setzero_si256();
             bool done = false;
 
-            if (!fp_c_special(acc)) {
+            if (!c_special(acc)) {
                 if (nl < 8 || len < 16) {
                     /* a partial tile: zeros around it */
                     memset(pad, 0, sizeof pad);
@@ -647,7 +515,7 @@ gemm_row_fp(const s_mma_plan *pl, size_t cols, size_t k, const uint16_t *a,
             if (nl == 8) {
                 acc = _mm256_loadu_si256(
                     (const __m256i *)(const void *)(d + j0));
-                for (size_t t = 0; t < len && !fp_c_special(acc); t += 2) {
+                for (size_t t = 0; t < len && !c_special(acc); t += 2) {
                     size_t t1 = t + 1 < len ? t + 1 : t;
                     fp_range(
                         _mm256_inserti128_si256(
@@ -660,7 +528,7 @@ gemm_row_fp(const s_mma_plan *pl, size_t cols, size_t k, const uint16_t *a,
                             1),
                         &mn, &mx);
                 }
-                if (!fp_c_special(acc) && fp_range_ok(mn, mx)) {
+                if (!c_special(acc) && fp_range_ok(mn, mx)) {
                     for (size_t t = 0; t < len; t++)
                         x[t] = _mm256_castsi256_ps(_mm256_slli_epi32(
                             _mm256_cvtepu16_epi32(_mm_loadu_si128(
@@ -952,7 +820,7 @@ fast_nt_chunk(const s_mma_plan *pl, size_t n, size_t k, const uint32_t *aw,
                     s_mma_prefetch_rows(bt + (g + 8 + r0) * k, k,
                                         8 - r0 < per ? 8 - r0 : per, k * 2);
             }
-            if (fp_c_special(acc))
+            if (c_special(acc))
                 return false;
             if (nl < 8 || len < 16) {
                 /* a partial tile: zeros around it */
@@ -1021,7 +889,7 @@ fast_row_chunk(const s_mma_plan *pl, size_t n, size_t k, const uint32_t *aw,
                 s_mma_prefetch_rows(blk + (16 + g * per) * ld, ld,
                                     16 - g * per < per ? 16 - g * per : per,
                                     n * 2);
-            if (fp_c_special(acc[2 * g]) || fp_c_special(acc[2 * g + 1]))
+            if (c_special(acc[2 * g]) || c_special(acc[2 * g + 1]))
                 return false;
             if (nl < 16 || len < 16) {
                 /* a partial tile: zeros around it */
@@ -1061,8 +929,7 @@ fast_row_chunk(const s_mma_plan *pl, size_t n, size_t k, const uint32_t *aw,
 /* The tiled kernels by the plan's width, a row of B as stored, the
    flag-checked binary32 path and the entry points. */
 #define GL_ISA avx2
-#define GL_TGT TGT
 #define GL_TGT_FP TGT
 #define GL_KERNEL kernel8
-#define GL_DECODE decode8
+#define GL_DECODE decode_lanes
 #include "softfloat/mma/s_gemm_lanes.h"

@@ -39,124 +39,8 @@ sf_mma_gemm_avx512_available(void)
 
 #define TGT __attribute__((target("avx512f,avx512cd")))
 
-/* The lane operations of s_gemm_block.h: sixteen 32-bit lanes, a mask a
-   bit a lane. */
-typedef __m512i gv_i;
-typedef __mmask16 gv_m;
-#define GV TGT __attribute__((always_inline)) static inline
-
-GV gv_i
-gv_k(int32_t x)
-{
-    return _mm512_set1_epi32(x);
-}
-
-GV gv_i
-gv_load(const int32_t *p)
-{
-    return _mm512_loadu_si512((const void *)p);
-}
-
-GV gv_i
-gv_add(gv_i a, gv_i b)
-{
-    return _mm512_add_epi32(a, b);
-}
-
-GV gv_i
-gv_sub(gv_i a, gv_i b)
-{
-    return _mm512_sub_epi32(a, b);
-}
-
-GV gv_i
-gv_max(gv_i a, gv_i b)
-{
-    return _mm512_max_epi32(a, b);
-}
-
-GV gv_i
-gv_and(gv_i a, gv_i b)
-{
-    return _mm512_and_si512(a, b);
-}
-
-GV gv_i
-gv_or(gv_i a, gv_i b)
-{
-    return _mm512_or_si512(a, b);
-}
-
-GV gv_i
-gv_srli(gv_i a, unsigned n)
-{
-    return _mm512_srli_epi32(a, n);
-}
-
-GV gv_m
-gv_eq(gv_i a, gv_i b)
-{
-    return _mm512_cmpeq_epi32_mask(a, b);
-}
-
-GV gv_m
-gv_has(gv_i a)
-{
-    return _mm512_test_epi32_mask(a, a);
-}
-
-GV gv_i
-gv_sel(gv_m m, gv_i a, gv_i b)
-{
-    return _mm512_mask_mov_epi32(b, m, a);
-}
-
-GV gv_i
-gv_clear(gv_m m, gv_i a)
-{
-    return _mm512_maskz_mov_epi32((__mmask16)~m, a);
-}
-
-GV bool
-gv_any(gv_m m)
-{
-    return m != 0;
-}
-
+#define GL_TGT TGT
 #include "softfloat/mma/s_gemm_block.h"
-
-/* Sixteen elements of B decoded (s_mma_decode). */
-TGT __attribute__((always_inline)) static inline bool
-decode16(const s_mma_dec *d, const uint16_t *x, int32_t *sig, int32_t *e)
-{
-    const __m512i zero = _mm512_setzero_si512();
-    __m512i v = _mm512_cvtepu16_epi32(
-        _mm256_loadu_si256((const __m256i *)(const void *)x));
-    __m512i ef =
-        _mm512_and_si512(_mm512_srlv_epi32(v, _mm512_set1_epi32((int)d->fb)),
-                         _mm512_set1_epi32((int)d->emask));
-    __m512i fr = _mm512_and_si512(v, _mm512_set1_epi32((int)d->fmask));
-    __mmask16 sub = _mm512_cmpeq_epi32_mask(ef, zero);
-    __mmask16 sp =
-        _mm512_cmpeq_epi32_mask(ef, _mm512_set1_epi32((int)d->emask));
-    __mmask16 neg =
-        _mm512_test_epi32_mask(v, _mm512_set1_epi32((int)d->smask));
-    __mmask16 kill = sp | (d->daz ? sub : 0), nz;
-    __m512i s = _mm512_mask_or_epi32(fr, (__mmask16)~sub, fr,
-                                     _mm512_set1_epi32((int)d->hidden));
-    __m512i el;
-
-    s = _mm512_mask_mov_epi32(s, kill, zero);
-    nz = _mm512_test_epi32_mask(s, s);
-    s = _mm512_sllv_epi32(s, _mm512_set1_epi32(d->shift));
-    s = _mm512_mask_sub_epi32(s, neg, zero, s);
-    el = _mm512_sub_epi32(_mm512_mask_mov_epi32(ef, sub, _mm512_set1_epi32(1)),
-                          _mm512_set1_epi32(d->ebias));
-    el = _mm512_mask_mov_epi32(_mm512_set1_epi32(S_MMA_ZERO_E), nz, el);
-    _mm512_storeu_si512((void *)sig, s);
-    _mm512_storeu_si512((void *)e, el);
-    return sp != 0;
-}
 
 /* Flags of the lanes, as the scalar path raises them (any set bit). */
 typedef struct
@@ -391,15 +275,6 @@ fp_range_ok(__m512i mn, __m512i mx)
                   == 0;
 }
 
-/* Whether one of the sixteen accumulators C is Inf or NaN. */
-TGTBW static inline bool
-fp_c_special(__m512i c)
-{
-    __m512i e = _mm512_and_si512(c, _mm512_set1_epi32(0x7F800000));
-
-    return _mm512_cmpeq_epi32_mask(e, _mm512_set1_epi32(0x7F800000)) != 0;
-}
-
 /* The grid of a block on the binary32 path: Q = emax - F from MX (the
    largest |x| 2^E_a of the block's products, binary32 bits: fp_ep) and
    the accumulators C (finite), and C decoded (CSIG, CELOW, CNEG), as
@@ -561,7 +436,7 @@ gemm_nt_fp(const s_mma_plan *pl, size_t cols, size_t k, const uint16_t *a,
             s_vflags fl = {0, 0, 0};
             __mmask16 lost = 0;
 
-            if (fp_c_special(acc)) {
+            if (c_special(acc)) {
                 acc = fp_block_scalar(pl, a + k0, bt + j0 * k + k0,
                                       (ptrdiff_t)k, 1, len, k0, nl, acc, env);
                 continue;
@@ -633,7 +508,7 @@ gemm_row_fp(const s_mma_plan *pl, size_t cols, size_t k, const uint16_t *a,
             s_vflags fl = {0, 0, 0};
             __mmask16 lost = 0;
 
-            if (!fp_c_special(acc)) {
+            if (!c_special(acc)) {
                 for (size_t t = 0; t < len; t += 2) {
                     size_t t1 = t + 1 < len ? t + 1 : t;
                     fp_range(
@@ -645,7 +520,7 @@ gemm_row_fp(const s_mma_plan *pl, size_t cols, size_t k, const uint16_t *a,
                         &mn, &mx);
                 }
             }
-            if (fp_c_special(acc) || !fp_range_ok(mn, mx)) {
+            if (c_special(acc) || !fp_range_ok(mn, mx)) {
                 acc = fp_block_scalar(pl, a + k0, src, 1, (ptrdiff_t)ldb, len,
                                       k0, nl, acc, env);
             } else {
@@ -867,7 +742,7 @@ fast_nt16(const s_mma_plan *pl, size_t k, const uint32_t *aw,
         __m512i z[8], w[8];
         __m512 p[16], mx[4];
 
-        if (fp_c_special(acc))
+        if (c_special(acc))
             return false;
         if (pf) {
             /* the next 16 rows, a few with each block */
@@ -1005,7 +880,7 @@ fast_row_chunk(const s_mma_plan *pl, size_t n, size_t k, const uint32_t *aw,
             size_t nl = n - 32 * g < 32 ? n - 32 * g : 32;
             __mmask32 lanes = (__mmask32)(nl == 32 ? ~0u : (1u << nl) - 1);
             bool full = len == 16 && nl == 32;
-            if (fp_c_special(acc[2 * g]) || fp_c_special(acc[2 * g + 1]))
+            if (c_special(acc[2 * g]) || c_special(acc[2 * g + 1]))
                 return false;
             if (k0 + 32 <= k && g * per < 16)
                 /* the next block's rows of B, a few with each group */
@@ -1048,8 +923,7 @@ fast_row_chunk(const s_mma_plan *pl, size_t n, size_t k, const uint32_t *aw,
 /* The tiled kernels by the plan's width, a row of B as stored, the
    flag-checked binary32 path and the entry points. */
 #define GL_ISA avx512
-#define GL_TGT TGT
 #define GL_TGT_FP TGTBW
 #define GL_KERNEL kernel16
-#define GL_DECODE decode16
+#define GL_DECODE decode_lanes
 #include "softfloat/mma/s_gemm_lanes.h"

@@ -4,21 +4,254 @@
    the integer kernel; included once, by gemm_avx2.c and gemm_avx512.c,
    before their kernels.
 
-   The includer includes immintrin.h and defines GL_N (8 or 16), GV (the
-   attribute list of a function here: the integer kernels' target,
-   always_inline, static inline), the types gv_i (GL_N int32_t lanes) and
-   gv_m (a mask of the lanes: all ones in a lane for AVX2, a bit a lane
-   for AVX-512), and these functions, each one instruction (or two) of
-   the set:
-   - gv_k(x): x in every lane; gv_load(p): GL_N lanes from P;
-   - gv_add, gv_sub, gv_max (signed), gv_and, gv_or: lane by lane;
-     gv_srli(a, n): logical shift right by a constant;
-   - gv_eq(a, b): the lanes where a = b; gv_has(a): those of A (not
-     negative) that are not zero;
-   - gv_sel(m, a, b): a where M is set, else b;
-     gv_clear(m, a): 0 where M is set, else a;
-   - gv_any(m): whether a lane of M is set.
-   Not guarded. */
+   The includer includes immintrin.h and defines GL_N (8 for AVX2, 16 for
+   AVX-512) and GL_TGT (the target attribute of the integer kernels).
+   Everything here is written with the few lane operations below, the one
+   place where the two sets' intrinsics differ: gv_i holds GL_N int32_t
+   lanes, gv_m a mask of them (all ones in a lane for AVX2, a bit a lane
+   for AVX-512).  Not guarded. */
+
+#if !defined(GL_N) || !defined(GL_TGT)
+#error "s_gemm_block.h: define GL_N and GL_TGT first"
+#endif
+
+#define GV GL_TGT __attribute__((always_inline)) static inline
+
+#if GL_N == 16
+typedef __m512i gv_i;
+typedef __mmask16 gv_m;
+#else
+typedef __m256i gv_i;
+typedef __m256i gv_m;
+#endif
+
+/* X in every lane. */
+GV gv_i
+gv_k(int32_t x)
+{
+#if GL_N == 16
+    return _mm512_set1_epi32(x);
+#else
+    return _mm256_set1_epi32(x);
+#endif
+}
+
+/* GL_N lanes from P. */
+GV gv_i
+gv_load(const int32_t *p)
+{
+#if GL_N == 16
+    return _mm512_loadu_si512((const void *)p);
+#else
+    return _mm256_loadu_si256((const __m256i *)(const void *)p);
+#endif
+}
+
+GV gv_i
+gv_add(gv_i a, gv_i b)
+{
+#if GL_N == 16
+    return _mm512_add_epi32(a, b);
+#else
+    return _mm256_add_epi32(a, b);
+#endif
+}
+
+GV gv_i
+gv_sub(gv_i a, gv_i b)
+{
+#if GL_N == 16
+    return _mm512_sub_epi32(a, b);
+#else
+    return _mm256_sub_epi32(a, b);
+#endif
+}
+
+/* GL_N elements at X, zero-extended. */
+GV gv_i
+gv_load16(const uint16_t *x)
+{
+#if GL_N == 16
+    return _mm512_cvtepu16_epi32(
+        _mm256_loadu_si256((const __m256i *)(const void *)x));
+#else
+    return _mm256_cvtepu16_epi32(
+        _mm_loadu_si128((const __m128i *)(const void *)x));
+#endif
+}
+
+GV void
+gv_store(int32_t *p, gv_i a)
+{
+#if GL_N == 16
+    _mm512_storeu_si512((void *)p, a);
+#else
+    _mm256_storeu_si256((__m256i *)(void *)p, a);
+#endif
+}
+
+/* The larger of A and B (signed). */
+GV gv_i
+gv_max(gv_i a, gv_i b)
+{
+#if GL_N == 16
+    return _mm512_max_epi32(a, b);
+#else
+    return _mm256_max_epi32(a, b);
+#endif
+}
+
+GV gv_i
+gv_and(gv_i a, gv_i b)
+{
+#if GL_N == 16
+    return _mm512_and_si512(a, b);
+#else
+    return _mm256_and_si256(a, b);
+#endif
+}
+
+GV gv_i
+gv_or(gv_i a, gv_i b)
+{
+#if GL_N == 16
+    return _mm512_or_si512(a, b);
+#else
+    return _mm256_or_si256(a, b);
+#endif
+}
+
+/* A shifted right (logical) by N, a constant. */
+GV gv_i
+gv_srli(gv_i a, unsigned n)
+{
+#if GL_N == 16
+    return _mm512_srli_epi32(a, n);
+#else
+    return _mm256_srli_epi32(a, (int)n);
+#endif
+}
+
+/* A shifted right (logical) and left by the counts of N (a count above
+   31: 0). */
+GV gv_i
+gv_srlv(gv_i a, gv_i n)
+{
+#if GL_N == 16
+    return _mm512_srlv_epi32(a, n);
+#else
+    return _mm256_srlv_epi32(a, n);
+#endif
+}
+
+GV gv_i
+gv_sllv(gv_i a, gv_i n)
+{
+#if GL_N == 16
+    return _mm512_sllv_epi32(a, n);
+#else
+    return _mm256_sllv_epi32(a, n);
+#endif
+}
+
+/* The lanes where A = B. */
+GV gv_m
+gv_eq(gv_i a, gv_i b)
+{
+#if GL_N == 16
+    return _mm512_cmpeq_epi32_mask(a, b);
+#else
+    return _mm256_cmpeq_epi32(a, b);
+#endif
+}
+
+/* The lanes of A (not negative) that are not zero. */
+GV gv_m
+gv_has(gv_i a)
+{
+#if GL_N == 16
+    return _mm512_test_epi32_mask(a, a);
+#else
+    return _mm256_cmpgt_epi32(a, _mm256_setzero_si256());
+#endif
+}
+
+/* A where M is set, else B. */
+GV gv_i
+gv_sel(gv_m m, gv_i a, gv_i b)
+{
+#if GL_N == 16
+    return _mm512_mask_mov_epi32(b, m, a);
+#else
+    return _mm256_blendv_epi8(b, a, m);
+#endif
+}
+
+/* 0 where M is set, else A. */
+GV gv_i
+gv_clear(gv_m m, gv_i a)
+{
+#if GL_N == 16
+    return _mm512_maskz_mov_epi32((__mmask16)~m, a);
+#else
+    return _mm256_andnot_si256(m, a);
+#endif
+}
+
+/* -A where M is set, else A. */
+GV gv_i
+gv_negate(gv_m m, gv_i a)
+{
+#if GL_N == 16
+    return _mm512_mask_sub_epi32(a, m, _mm512_setzero_si512(), a);
+#else
+    return _mm256_sub_epi32(_mm256_xor_si256(a, m), m);
+#endif
+}
+
+/* Whether a lane of M is set. */
+GV bool
+gv_any(gv_m m)
+{
+#if GL_N == 16
+    return m != 0;
+#else
+    return !_mm256_testz_si256(m, m);
+#endif
+}
+
+/* GL_N elements of B at X decoded (s_mma_decode) into SIG and E;
+   whether one is an Inf or NaN. */
+GV bool
+decode_lanes(const s_mma_dec *d, const uint16_t *x, int32_t *sig, int32_t *e)
+{
+    const gv_i emask = gv_k((int32_t)d->emask),
+               smask = gv_k((int32_t)d->smask);
+    gv_i v = gv_load16(x);
+    gv_i ef = gv_and(gv_srlv(v, gv_k((int32_t)d->fb)), emask);
+    gv_m sub = gv_eq(ef, gv_k(0)), sp = gv_eq(ef, emask);
+    gv_i s = gv_or(gv_and(v, gv_k((int32_t)d->fmask)),
+                   gv_clear(sub, gv_k((int32_t)d->hidden)));
+
+    /* Inf and NaN, and a subnormal under DAZ: a zero significand */
+    s = gv_clear(sp, s);
+    if (d->daz)
+        s = gv_clear(sub, s);
+    gv_store(sig, gv_negate(gv_eq(gv_and(v, smask), smask),
+                            gv_sllv(s, gv_k(d->shift))));
+    gv_store(e, gv_sel(gv_eq(s, gv_k(0)), gv_k(S_MMA_ZERO_E),
+                       gv_sub(gv_sel(sub, gv_k(1), ef), gv_k(d->ebias))));
+    return gv_any(sp);
+}
+
+/* Whether one of the accumulators C is Inf or NaN. */
+GV bool
+c_special(gv_i c)
+{
+    gv_i e = gv_and(c, gv_k(0x7F800000));
+
+    return gv_any(gv_eq(e, gv_k(0x7F800000)));
+}
 
 /* C of a block (CEF: its biased exponents): its significand CSIG (the
    hidden bit set where normal; 0 for a subnormal under DAZ), the exponent
@@ -81,7 +314,7 @@ kernel_grid(const s_mma_plan *pl, const int32_t *ae, const int32_t *be,
 {
     gv_i mx = gv_k(2 * S_MMA_ZERO_E);
 
-    if (gv_any(gv_eq(c_exp(c), gv_k(0xFF))))
+    if (c_special(c))
         return false;
     for (size_t t = 0; t < len; t++)
         mx = gv_max(mx, gv_add(gv_k(ae[t]), gv_load(be + t * GL_N)));

@@ -34,12 +34,6 @@ sf_mma_gemm_avx2_available(void)
 #define GL_TGT TGT
 #include "softfloat/mma/s_gemm_block.h"
 
-/* Flags of the lanes, as the scalar path raises them (any set bit). */
-typedef struct
-{
-    __m256i inexact, underflow, overflow;
-} s_vflags;
-
 /* Four results: the sum TOT (C and the block's terms on the grid 2^Q,
    Q in 64-bit lanes) normalised once and truncated (RZ) to FP32, as
    the low 32 bits of each lane. */
@@ -612,92 +606,6 @@ fast_x(int kind, const __m256i *w, const uint16_t *b, size_t ld, size_t t)
            : _mm256_slli_epi32(v, 16));
 }
 
-/* The accumulator's term on the grid 2^Q for eight lanes in 32-bit lanes
-   (below 2^30: C's shift to the grid is at least 23 - F and F <= 29);
-   CNEG: all ones where C is negative. */
-TGT static inline __m256i
-c_term8(__m256i csig, __m256i celow, __m256i cneg, __m256i q, __m256i *lost)
-{
-    const __m256i zero = _mm256_setzero_si256();
-    __m256i shc = _mm256_sub_epi32(q, celow);
-    /* a count outside 0..31 gives 0, so one of the two is 0 */
-    __m256i r = _mm256_srlv_epi32(csig, shc);
-    __m256i kc = _mm256_or_si256(
-        r, _mm256_sllv_epi32(csig, _mm256_sub_epi32(zero, shc)));
-
-    *lost = _mm256_or_si256(
-        *lost,
-        _mm256_and_si256(_mm256_cmpgt_epi32(shc, zero),
-                         _mm256_xor_si256(csig, _mm256_sllv_epi32(r, shc))));
-    return _mm256_sub_epi32(_mm256_xor_si256(kc, cneg), cneg);
-}
-
-/* The exponent of the top bit of MAG (32-bit lanes, 0 < MAG <= 2^31):
-   from exact binary32 conversions of its bits 8..31 and 0..7 (a rounded
-   one would raise the host's inexact flag). */
-TGT static inline __m256i
-top_bit8(__m256i mag)
-{
-    __m256i h = _mm256_srli_epi32(mag, 8);
-    __m256i eh =
-        _mm256_srli_epi32(_mm256_castps_si256(_mm256_cvtepi32_ps(h)), 23);
-    __m256i el =
-        _mm256_srli_epi32(_mm256_castps_si256(_mm256_cvtepi32_ps(
-                              _mm256_and_si256(mag, _mm256_set1_epi32(0xFF)))),
-                          23);
-
-    return _mm256_sub_epi32(
-        _mm256_blendv_epi8(el, _mm256_add_epi32(eh, _mm256_set1_epi32(8)),
-                           _mm256_cmpgt_epi32(h, _mm256_setzero_si256())),
-        _mm256_set1_epi32(127));
-}
-
-/* finish4 for eight lanes whose total TOT fits in 32 bits. */
-TGT static inline __m256i
-finish8(__m256i tot, __m256i q, uint32_t ovf_bits, s_vflags *fl)
-{
-    const __m256i zero = _mm256_setzero_si256();
-    __m256i neg = _mm256_srai_epi32(tot, 31);
-    /* |INT32_MIN| reads as 2^31 unsigned */
-    __m256i mag = _mm256_abs_epi32(tot);
-    __m256i zs = _mm256_cmpeq_epi32(mag, zero);
-    __m256i t = top_bit8(mag);
-    __m256i ex = _mm256_add_epi32(q, t);
-    __m256i sh =
-        _mm256_max_epi32(_mm256_sub_epi32(t, _mm256_set1_epi32(23)),
-                         _mm256_sub_epi32(_mm256_set1_epi32(-149), q));
-    /* a count outside 0..31 gives 0, so one of the two is 0; a left
-       shift is at most 23 - t, so it keeps every bit */
-    __m256i mm =
-        _mm256_or_si256(_mm256_srlv_epi32(mag, sh),
-                        _mm256_sllv_epi32(mag, _mm256_sub_epi32(zero, sh)));
-    __m256i inexf =
-        _mm256_andnot_si256(_mm256_cmpeq_epi32(_mm256_sllv_epi32(mm, sh), mag),
-                            _mm256_cmpgt_epi32(sh, zero));
-    __m256i normal = _mm256_cmpgt_epi32(ex, _mm256_set1_epi32(-127));
-    __m256i ovf = _mm256_cmpgt_epi32(ex, _mm256_set1_epi32(127));
-    __m256i field =
-        _mm256_and_si256(normal, _mm256_add_epi32(ex, _mm256_set1_epi32(126)));
-    __m256i bits = _mm256_add_epi32(_mm256_slli_epi32(field, 23), mm);
-    __m256i ssel;
-
-    bits = _mm256_blendv_epi8(bits, _mm256_set1_epi32((int)ovf_bits), ovf);
-    /* a result that truncates to zero is +0 (SF_MMA_ZERO_POS) */
-    ssel =
-        _mm256_or_si256(_mm256_andnot_si256(_mm256_cmpeq_epi32(mm, zero), neg),
-                        _mm256_and_si256(neg, ovf));
-    bits = _mm256_or_si256(
-        bits, _mm256_and_si256(ssel, _mm256_set1_epi32((int)0x80000000u)));
-    bits = _mm256_andnot_si256(zs, bits);
-    inexf = _mm256_andnot_si256(zs, inexf);
-    ovf = _mm256_andnot_si256(zs, ovf);
-    fl->inexact = _mm256_or_si256(fl->inexact, _mm256_or_si256(inexf, ovf));
-    fl->underflow =
-        _mm256_or_si256(fl->underflow, _mm256_andnot_si256(normal, inexf));
-    fl->overflow = _mm256_or_si256(fl->overflow, ovf);
-    return bits;
-}
-
 /* One block of sixteen products for eight lanes, chained from C (finite)
    into *RES; false when a lane's q is outside the scaling's range.  Pass
    1: the largest 2^E_b 2^E_a (a float maximum, so that a subnormal one
@@ -742,12 +650,12 @@ fast_block8(const s_mma_plan *pl, int kind, const __m256i *w,
        them (a signed overflow) */
     cm = _mm256_srai_epi32(c, 31);
     {
-        __m256i kc = c_term8(csig, celow, cm, q, lost);
+        __m256i kc = c_term32(csig, celow, cm, q, lost);
         __m256i tot = _mm256_add_epi32(sum0, kc);
         __m256i wide = _mm256_and_si256(_mm256_xor_si256(sum0, tot),
                                         _mm256_xor_si256(kc, tot));
         if (_mm256_movemask_ps(_mm256_castsi256_ps(wide)) == 0) {
-            *res = finish8(tot, q, pl->ovf_bits, fl);
+            *res = finish32(tot, q, pl->ovf_bits, fl);
             return true;
         }
     }

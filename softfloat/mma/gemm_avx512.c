@@ -42,12 +42,6 @@ sf_mma_gemm_avx512_available(void)
 #define GL_TGT TGT
 #include "softfloat/mma/s_gemm_block.h"
 
-/* Flags of the lanes, as the scalar path raises them (any set bit). */
-typedef struct
-{
-    __mmask16 inexact, underflow, overflow;
-} s_vflags;
-
 /* The accumulator's term on the grid 2^Q for eight lanes (64-bit). */
 TGT static inline __m512i
 c_term8(__m512i csig, __m512i celow, __mmask8 cneg, __m512i q, __mmask16 *lost)
@@ -549,67 +543,6 @@ gemm_row_fp(const s_mma_plan *pl, size_t cols, size_t k, const uint16_t *a,
  * gemm_row_fp.
  *--------------------------------------------------------------------------*/
 
-/* The accumulator's term on the grid 2^Q for sixteen lanes, in 32-bit
-   lanes: C's shift to the grid is at least 23 - F (C's exponent is part
-   of emax) and F <= 29 (pl->narrow), so the term is below 2^30. */
-TGTBW static inline __m512i
-c_term16(__m512i csig, __m512i celow, __mmask16 cneg, __m512i q,
-         __mmask16 *lost)
-{
-    const __m512i zero = _mm512_setzero_si512();
-    __m512i shc = _mm512_sub_epi32(q, celow);
-    /* a count outside 0..31 gives 0, so one of the two is 0 */
-    __m512i r = _mm512_srlv_epi32(csig, shc);
-    __m512i kc = _mm512_or_si512(
-        r, _mm512_sllv_epi32(csig, _mm512_sub_epi32(zero, shc)));
-
-    *lost |= _mm512_mask_cmpneq_epi32_mask(_mm512_cmpgt_epi32_mask(shc, zero),
-                                           _mm512_sllv_epi32(r, shc), csig);
-    return _mm512_mask_sub_epi32(kc, cneg, zero, kc);
-}
-
-/* finish8 for sixteen lanes whose total TOT fits in 32 bits. */
-TGTBW static inline __m512i
-finish16(__m512i tot, __m512i q, uint32_t ovf_bits, s_vflags *fl)
-{
-    const __m512i zero = _mm512_setzero_si512();
-    __mmask16 negs = _mm512_cmplt_epi32_mask(tot, zero);
-    /* |INT32_MIN| reads as 2^31 unsigned */
-    __m512i mag = _mm512_abs_epi32(tot);
-    __mmask16 zs = _mm512_cmpeq_epi32_mask(mag, zero);
-    __m512i t =
-        _mm512_sub_epi32(_mm512_set1_epi32(31), _mm512_lzcnt_epi32(mag));
-    __m512i ex = _mm512_add_epi32(q, t);
-    __m512i sh =
-        _mm512_max_epi32(_mm512_sub_epi32(t, _mm512_set1_epi32(23)),
-                         _mm512_sub_epi32(_mm512_set1_epi32(-149), q));
-    __mmask16 rpos = _mm512_cmpgt_epi32_mask(sh, zero);
-    /* a count outside 0..31 gives 0, so one of the two is 0; a left
-       shift is at most 23 - t, so it keeps every bit */
-    __m512i mm =
-        _mm512_or_si512(_mm512_srlv_epi32(mag, sh),
-                        _mm512_sllv_epi32(mag, _mm512_sub_epi32(zero, sh)));
-    __mmask16 inexf =
-        _mm512_mask_cmpneq_epi32_mask(rpos, _mm512_sllv_epi32(mm, sh), mag);
-    __mmask16 normal = _mm512_cmpge_epi32_mask(ex, _mm512_set1_epi32(-126));
-    __mmask16 ovf = _mm512_cmpgt_epi32_mask(ex, _mm512_set1_epi32(127));
-    __m512i field = _mm512_maskz_add_epi32(normal, ex, _mm512_set1_epi32(126));
-    __m512i bits = _mm512_add_epi32(_mm512_slli_epi32(field, 23), mm);
-
-    bits = _mm512_mask_mov_epi32(bits, ovf, _mm512_set1_epi32((int)ovf_bits));
-    /* a result that truncates to zero is +0 (SF_MMA_ZERO_POS) */
-    bits = _mm512_mask_or_epi32(bits,
-                                negs & (_mm512_test_epi32_mask(mm, mm) | ovf),
-                                bits, _mm512_set1_epi32((int)0x80000000u));
-    bits = _mm512_mask_mov_epi32(bits, zs, zero);
-    inexf &= (__mmask16)~zs;
-    ovf &= (__mmask16)~zs;
-    fl->inexact |= inexf | ovf;
-    fl->underflow |= inexf & (__mmask16)~normal;
-    fl->overflow |= ovf;
-    return bits;
-}
-
 /* The block's result: SUM (its products' kept parts on the grid 2^Q) plus
    C, normalised and truncated; in 32-bit lanes unless a total leaves
    them. */
@@ -617,17 +550,25 @@ TGTBW __attribute__((always_inline)) static inline __m512i
 fast_result(const s_mma_plan *pl, __m512i sum, __m512i q, __m512i csig,
             __m512i celow, __mmask16 cneg, s_vflags *fl, __mmask16 *lost)
 {
-    __m512i kc = c_term16(csig, celow, cneg, q, lost);
+    __m512i kc = c_term32(csig, celow, cneg, q, lost);
     __m512i tot = _mm512_add_epi32(sum, kc);
     /* signed overflow: SUM and KC of one sign, TOT of the other */
     __mmask16 wide = _mm512_movepi32_mask(
         _mm512_ternarylogic_epi32(sum, kc, tot, 0x42 /* (a^c)&(b^c) */));
 
-    if (wide != 0)
-        /* rare: the 64-bit lanes of kernel16 */
-        return result8x2(pl, lo64(sum), hi64(sum), csig, celow, cneg, q, fl,
-                         lost);
-    return finish16(tot, q, pl->ovf_bits, fl);
+    if (wide != 0) {
+        /* rare: the 64-bit lanes of kernel16, their flags apart */
+        s_vflags f8 = {0, 0, 0};
+        __mmask16 l8 = 0;
+        __m512i r = result8x2(pl, lo64(sum), hi64(sum), csig, celow, cneg, q,
+                              &f8, &l8);
+        *lost |= l8;
+        fl->inexact |= f8.inexact;
+        fl->underflow |= f8.underflow;
+        fl->overflow |= f8.overflow;
+        return r;
+    }
+    return finish32(tot, q, pl->ovf_bits, fl);
 }
 
 /* Pass 1 of one product for sixteen lanes X against A's element with

@@ -1,8 +1,9 @@
-/* s_gemm_block.h -- what the vector kernels of one instruction set do
-   with the accumulators C of a block, written once over GL_N 32-bit
-   lanes: C decoded, the block's grid 2^q (q = emax - F), and pass 1 of
-   the integer kernel; included once, by gemm_avx2.c and gemm_avx512.c,
-   before their kernels.
+/* s_gemm_block.h -- what the vector kernels of one instruction set share
+   within a block, written once over GL_N 32-bit lanes: B's elements
+   decoded, the accumulators C decoded and checked, the block's grid 2^q
+   (q = emax - F), pass 1 of the integer kernel, and C's term and the
+   rounding of a total in 32-bit lanes; included once, by gemm_avx2.c and
+   gemm_avx512.c, before their kernels.
 
    The includer includes immintrin.h and defines GL_N (8 for AVX2, 16 for
    AVX-512) and GL_TGT (the target attribute of the integer kernels).
@@ -198,6 +199,149 @@ gv_clear(gv_m m, gv_i a)
 #endif
 }
 
+/* The lanes where A > B (signed), and where A < 0. */
+GV gv_m
+gv_gt(gv_i a, gv_i b)
+{
+#if GL_N == 16
+    return _mm512_cmpgt_epi32_mask(a, b);
+#else
+    return _mm256_cmpgt_epi32(a, b);
+#endif
+}
+
+GV gv_m
+gv_neg(gv_i a)
+{
+#if GL_N == 16
+    return _mm512_cmplt_epi32_mask(a, _mm512_setzero_si512());
+#else
+    return _mm256_srai_epi32(a, 31);
+#endif
+}
+
+/* The lanes of M where A != B, for a flag: on AVX2 a lane with any bit
+   set (not all ones). */
+GV gv_m
+gv_differ(gv_m m, gv_i a, gv_i b)
+{
+#if GL_N == 16
+    return _mm512_mask_cmpneq_epi32_mask(m, a, b);
+#else
+    return _mm256_and_si256(m, _mm256_xor_si256(a, b));
+#endif
+}
+
+/* The lanes set in A or B, in A and B, in B but not A. */
+GV gv_m
+gv_mor(gv_m a, gv_m b)
+{
+#if GL_N == 16
+    return a | b;
+#else
+    return _mm256_or_si256(a, b);
+#endif
+}
+
+GV gv_m
+gv_mand(gv_m a, gv_m b)
+{
+#if GL_N == 16
+    return a & b;
+#else
+    return _mm256_and_si256(a, b);
+#endif
+}
+
+GV gv_m
+gv_mandnot(gv_m a, gv_m b)
+{
+#if GL_N == 16
+    return (gv_m)(b & ~a);
+#else
+    return _mm256_andnot_si256(a, b);
+#endif
+}
+
+/* |A| (|INT32_MIN| reads as 2^31 unsigned). */
+GV gv_i
+gv_abs(gv_i a)
+{
+#if GL_N == 16
+    return _mm512_abs_epi32(a);
+#else
+    return _mm256_abs_epi32(a);
+#endif
+}
+
+/* A shifted left by N, a constant. */
+GV gv_i
+gv_slli(gv_i a, unsigned n)
+{
+#if GL_N == 16
+    return _mm512_slli_epi32(a, n);
+#else
+    return _mm256_slli_epi32(a, (int)n);
+#endif
+}
+
+/* A where M is set, else 0. */
+GV gv_i
+gv_keep(gv_m m, gv_i a)
+{
+#if GL_N == 16
+    return _mm512_maskz_mov_epi32(m, a);
+#else
+    return _mm256_and_si256(m, a);
+#endif
+}
+
+/* A | B where M is set, else A. */
+GV gv_i
+gv_or_where(gv_m m, gv_i a, gv_i b)
+{
+#if GL_N == 16
+    return _mm512_mask_or_epi32(a, m, a, b);
+#else
+    return _mm256_or_si256(a, _mm256_and_si256(m, b));
+#endif
+}
+
+/* A | B where M is clear, else A. */
+GV gv_i
+gv_or_unless(gv_m m, gv_i a, gv_i b)
+{
+#if GL_N == 16
+    return _mm512_mask_or_epi32(a, (__mmask16)~m, a, b);
+#else
+    return _mm256_or_si256(a, _mm256_andnot_si256(m, b));
+#endif
+}
+
+/* The exponent of the top bit of MAG, 0 < MAG <= 2^31 (AVX2: from exact
+   binary32 conversions of its bits 8..31 and 0..7; a rounded one would
+   raise the host's inexact flag). */
+GV gv_i
+gv_top(gv_i mag)
+{
+#if GL_N == 16
+    return _mm512_sub_epi32(_mm512_set1_epi32(31), _mm512_lzcnt_epi32(mag));
+#else
+    __m256i h = _mm256_srli_epi32(mag, 8);
+    __m256i eh =
+        _mm256_srli_epi32(_mm256_castps_si256(_mm256_cvtepi32_ps(h)), 23);
+    __m256i el =
+        _mm256_srli_epi32(_mm256_castps_si256(_mm256_cvtepi32_ps(
+                              _mm256_and_si256(mag, _mm256_set1_epi32(0xFF)))),
+                          23);
+
+    return _mm256_sub_epi32(
+        _mm256_blendv_epi8(el, _mm256_add_epi32(eh, _mm256_set1_epi32(8)),
+                           _mm256_cmpgt_epi32(h, _mm256_setzero_si256())),
+        _mm256_set1_epi32(127));
+#endif
+}
+
 /* -A where M is set, else A. */
 GV gv_i
 gv_negate(gv_m m, gv_i a)
@@ -218,6 +362,63 @@ gv_any(gv_m m)
 #else
     return !_mm256_testz_si256(m, m);
 #endif
+}
+
+/* Flags of the lanes, as the scalar path raises them (any set bit). */
+typedef struct
+{
+    gv_m inexact, underflow, overflow;
+} s_vflags;
+
+/* The accumulators' term on the grid 2^Q in 32-bit lanes (C decoded:
+   CSIG, CELOW, CNEG its negative lanes), its lost bits into LOST: C's
+   shift to the grid is at least 23 - F (C's exponent is part of emax) and
+   F <= 29 (pl->narrow), so the term is below 2^30. */
+GV gv_i
+c_term32(gv_i csig, gv_i celow, gv_m cneg, gv_i q, gv_m *lost)
+{
+    gv_i shc = gv_sub(q, celow);
+    /* a count outside 0..31 gives 0, so one of the two is 0 */
+    gv_i r = gv_srlv(csig, shc);
+    gv_i kc = gv_or(r, gv_sllv(csig, gv_sub(gv_k(0), shc)));
+
+    *lost =
+        gv_mor(*lost, gv_differ(gv_gt(shc, gv_k(0)), csig, gv_sllv(r, shc)));
+    return gv_negate(cneg, kc);
+}
+
+/* The results of lanes whose total TOT (C and the block's terms on the
+   grid 2^Q) fits in 32 bits: normalised once and truncated (RZ) to FP32,
+   their flags into FL. */
+GV gv_i
+finish32(gv_i tot, gv_i q, uint32_t ovf_bits, s_vflags *fl)
+{
+    gv_m neg = gv_neg(tot);
+    gv_i mag = gv_abs(tot);
+    gv_m zs = gv_eq(mag, gv_k(0));
+    gv_i t = gv_top(mag);
+    gv_i ex = gv_add(q, t);
+    gv_i sh = gv_max(gv_sub(t, gv_k(23)), gv_sub(gv_k(-149), q));
+    /* a count outside 0..31 gives 0, so one of the two is 0; a left
+       shift is at most 23 - t, so it keeps every bit */
+    gv_i mm = gv_or(gv_srlv(mag, sh), gv_sllv(mag, gv_sub(gv_k(0), sh)));
+    gv_m inexf = gv_differ(gv_gt(sh, gv_k(0)), mag, gv_sllv(mm, sh));
+    gv_m normal = gv_gt(ex, gv_k(-127));
+    gv_m ovf = gv_gt(ex, gv_k(127));
+    gv_i bits =
+        gv_add(gv_slli(gv_keep(normal, gv_add(ex, gv_k(126))), 23), mm);
+
+    bits = gv_sel(ovf, gv_k((int32_t)ovf_bits), bits);
+    /* a result that truncates to zero is +0 (SF_MMA_ZERO_POS) */
+    bits = gv_or_where(gv_mand(neg, gv_mor(gv_has(mm), ovf)), bits,
+                       gv_k(INT32_MIN));
+    bits = gv_clear(zs, bits);
+    inexf = gv_mandnot(zs, inexf);
+    ovf = gv_mandnot(zs, ovf);
+    fl->inexact = gv_mor(fl->inexact, gv_mor(inexf, ovf));
+    fl->underflow = gv_mor(fl->underflow, gv_mandnot(normal, inexf));
+    fl->overflow = gv_mor(fl->overflow, ovf);
+    return bits;
 }
 
 /* GL_N elements of B at X decoded (s_mma_decode) into SIG and E;
@@ -261,16 +462,14 @@ GV gv_i
 c_decode(const sf_mma_model *m, gv_i c, gv_i cef, gv_i *csig, gv_i *celow)
 {
     gv_m csub = gv_eq(cef, gv_k(0));
-    gv_i sig =
-        gv_or(gv_and(c, gv_k(0x7FFFFF)), gv_clear(csub, gv_k(0x800000)));
+    gv_i sig = gv_or_unless(csub, gv_and(c, gv_k(0x7FFFFF)), gv_k(0x800000));
 
     if (m->daz)
         sig = gv_clear(csub, sig);
     *csig = sig;
     *celow = gv_sub(gv_max(cef, gv_k(1)), gv_k(150));
-    return gv_sel(gv_eq(sig, gv_k(0)),
-                  gv_k(m->zero_c_in_max ? m->acc->emin : INT32_MIN),
-                  gv_add(*celow, gv_k(23)));
+    return gv_sel(gv_has(sig), gv_add(*celow, gv_k(23)),
+                  gv_k(m->zero_c_in_max ? m->acc->emin : INT32_MIN));
 }
 
 /* The biased exponents of the accumulators C. */

@@ -7,6 +7,8 @@
 #endif
 
 #include <check.h>
+#include <inttypes.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -342,6 +344,53 @@ START_TEST(test_row)
 }
 END_TEST
 
+/* sf_host_float and its kin against host constants written as C99 hex
+   floats (the compiler's own reading of the value): the bits copied both
+   ways, a NaN's payload and sign kept. */
+START_TEST(test_host_bits)
+{
+    static const struct
+    {
+        uint32_t bits;
+        float f;
+    } f32[] = {{0x3F800000u, 1.0f},
+               {0x80000000u, -0.0f},
+               {0x00000001u, 0x1p-149f},
+               {0x007FFFFFu, 0x1.fffffcp-127f},
+               {0xFF7FFFFFu, -0x1.fffffep127f},
+               {0x7F800000u, INFINITY},
+               {0xC0490FDBu, -0x1.921fb6p1f}};
+    static const struct
+    {
+        uint64_t bits;
+        double d;
+    } f64[] = {{0x3FF0000000000000u, 1.0},
+               {0x8000000000000000u, -0.0},
+               {0x0000000000000001u, 0x1p-1074},
+               {0x7FEFFFFFFFFFFFFFu, 0x1.fffffffffffffp1023},
+               {0xBFB999999999999Au, -0.1}};
+
+    for (size_t i = 0; i < sizeof f32 / sizeof f32[0]; i++) {
+        float f = sf_host_float(f32[i].bits);
+        ck_assert_msg(memcmp(&f, &f32[i].f, sizeof f) == 0,
+                      "sf_host_float(%08" PRIX32 ")", f32[i].bits);
+        ck_assert_msg(sf_host_float_bits(f32[i].f) == f32[i].bits,
+                      "sf_host_float_bits of %08" PRIX32, f32[i].bits);
+    }
+    for (size_t i = 0; i < sizeof f64 / sizeof f64[0]; i++) {
+        double d = sf_host_double(f64[i].bits);
+        ck_assert_msg(memcmp(&d, &f64[i].d, sizeof d) == 0,
+                      "sf_host_double(%016" PRIX64 ")", f64[i].bits);
+        ck_assert_msg(sf_host_double_bits(f64[i].d) == f64[i].bits,
+                      "sf_host_double_bits of %016" PRIX64, f64[i].bits);
+    }
+    ck_assert_uint_eq(sf_host_float_bits(sf_host_float(0xFFC01234u)),
+                      0xFFC01234u);
+    ck_assert_uint_eq(sf_host_double_bits(sf_host_double(0x7FF8000000C0FFEEu)),
+                      0x7FF8000000C0FFEEu);
+}
+END_TEST
+
 static Suite *
 special_suite(void)
 {
@@ -349,6 +398,7 @@ special_suite(void)
     TCase *tc = tst_add_tcase(s, "special", 0);
 
     tcase_add_test(tc, test_table_loaded);
+    tcase_add_test(tc, test_host_bits);
     if (n_rows > 0)
         tcase_add_loop_test(tc, test_row, 0, n_rows);
     return s;

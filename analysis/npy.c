@@ -577,18 +577,6 @@ done:
     return rc;
 }
 
-/* The start of both readers: the caller's result OUT (SIZE bytes, not
-   NULL) set to EMPTY, then npy_head_read. */
-static int
-head_open(const char *path, void *out, const void *empty, size_t size,
-          tensor_dtype want, bool listing, npy_head *h, tensor_error *err)
-{
-    if (path == NULL || out == NULL)
-        return tio_fail(err, TENSOR_E_ARG, path, NULL, "NULL argument");
-    memcpy(out, empty, size);
-    return npy_head_read(path, want, listing, h, err);
-}
-
 int
 npy_read(const char *path, tensor_dtype want, tensor *out, tensor_error *err)
 {
@@ -596,7 +584,10 @@ npy_read(const char *path, tensor_dtype want, tensor *out, tensor_error *err)
     npy_head h;
     int rc;
 
-    rc = head_open(path, out, &empty, sizeof empty, want, false, &h, err);
+    if (path == NULL || out == NULL)
+        return tio_fail(err, TENSOR_E_ARG, path, NULL, "NULL argument");
+    *out = empty;
+    rc = npy_head_read(path, want, false, &h, err);
     if (rc != TENSOR_OK)
         return rc;
     rc = tensor_alloc(out, h.dt, h.p.ndim, h.p.shape, err);
@@ -628,8 +619,10 @@ npy_list(const char *path, tensor_listing *out, tensor_error *err)
     npy_head h;
     int rc;
 
-    rc = head_open(path, out, &empty, sizeof empty, TENSOR_ANY, true, &h,
-                   err);
+    if (path == NULL || out == NULL)
+        return tio_fail(err, TENSOR_E_ARG, path, NULL, "NULL argument");
+    *out = empty;
+    rc = npy_head_read(path, TENSOR_ANY, true, &h, err);
     if (rc != TENSOR_OK)
         return rc;
     close(h.fd);

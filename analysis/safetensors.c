@@ -549,18 +549,6 @@ meta_copy(const st_header *h, tensor_meta *meta, size_t n, char *strings,
     return o;
 }
 
-/* The start of every reader: the caller's result OUT (SIZE bytes, not
-   NULL) set to EMPTY, then header_read. */
-static int
-header_open(const char *path, void *out, const void *empty, size_t size,
-            st_header *h, tensor_error *err)
-{
-    if (path == NULL || out == NULL)
-        return tio_fail(err, TENSOR_E_ARG, path, NULL, "NULL argument");
-    memcpy(out, empty, size);
-    return header_read(path, h, err);
-}
-
 int
 safetensors_read_all(const char *path, tensor_dtype want, tensor_file *out,
                      tensor_error *err)
@@ -571,7 +559,10 @@ safetensors_read_all(const char *path, tensor_dtype want, tensor_file *out,
     size_t strings = 0, o = 0;
     int rc;
 
-    rc = header_open(path, out, &empty, sizeof empty, &h, err);
+    if (path == NULL || out == NULL)
+        return tio_fail(err, TENSOR_E_ARG, path, NULL, "NULL argument");
+    *out = empty;
+    rc = header_read(path, &h, err);
     if (rc != TENSOR_OK)
         return rc;
     for (size_t i = 0; i < h.n; i++) {
@@ -637,7 +628,10 @@ safetensors_read(const char *path, const char *key, tensor_dtype want,
     st_header h;
     int rc;
 
-    rc = header_open(path, out, &empty, sizeof empty, &h, err);
+    if (path == NULL || out == NULL)
+        return tio_fail(err, TENSOR_E_ARG, path, NULL, "NULL argument");
+    *out = empty;
+    rc = header_read(path, &h, err);
     if (rc != TENSOR_OK)
         return rc;
     if (key == NULL) {
@@ -692,7 +686,10 @@ safetensors_list(const char *path, tensor_listing *out, tensor_error *err)
     st_header h;
     int rc;
 
-    rc = header_open(path, out, &empty, sizeof empty, &h, err);
+    if (path == NULL || out == NULL)
+        return tio_fail(err, TENSOR_E_ARG, path, NULL, "NULL argument");
+    *out = empty;
+    rc = header_read(path, &h, err);
     if (rc != TENSOR_OK)
         return rc;
     for (size_t i = 0; i < h.n; i++)

@@ -204,40 +204,57 @@ rebuild_spec(const conversion *c, char *spec, size_t n)
     snprintf(spec + o, n - (size_t)o, "%s%c", lens_names[c->lm], c->conv);
 }
 
-/* NAME(B, SPEC, C, AP): an integer conversion's argument of C's length
-   from AP, through SPEC, read as L, LL, J or I for the lengths l, ll, j
-   and none (z and t read size_t and ptrdiff_t whatever the sign). */
-#define DEFINE_PUT_INTEGER(name, L, LL, J, I)                                 \
-    static void name(cli_buf *b, const char *spec, const conversion *c,       \
-                     va_list *ap)                                             \
-    {                                                                         \
-        switch (c->lm) {                                                      \
-        case L_L:                                                             \
-            cli_buf_printf(b, spec, va_arg(*ap, L));                          \
-            break;                                                            \
-        case L_LL:                                                            \
-            cli_buf_printf(b, spec, va_arg(*ap, LL));                         \
-            break;                                                            \
-        case L_Z:                                                             \
-            cli_buf_printf(b, spec, va_arg(*ap, size_t));                     \
-            break;                                                            \
-        case L_T:                                                             \
-            cli_buf_printf(b, spec, va_arg(*ap, ptrdiff_t));                  \
-            break;                                                            \
-        case L_J:                                                             \
-            cli_buf_printf(b, spec, va_arg(*ap, J));                          \
-            break;                                                            \
-        default:                                                              \
-            cli_buf_printf(b, spec, va_arg(*ap, I));                          \
-            break;                                                            \
-        }                                                                     \
+/* %d and %i: the argument of C's length from AP, through SPEC. */
+static void
+put_signed(cli_buf *b, const char *spec, const conversion *c, va_list *ap)
+{
+    switch (c->lm) {
+    case L_L:
+        cli_buf_printf(b, spec, va_arg(*ap, long));
+        break;
+    case L_LL:
+        cli_buf_printf(b, spec, va_arg(*ap, long long));
+        break;
+    case L_Z:
+        cli_buf_printf(b, spec, va_arg(*ap, size_t));
+        break;
+    case L_T:
+        cli_buf_printf(b, spec, va_arg(*ap, ptrdiff_t));
+        break;
+    case L_J:
+        cli_buf_printf(b, spec, va_arg(*ap, intmax_t));
+        break;
+    default:
+        cli_buf_printf(b, spec, va_arg(*ap, int));
+        break;
     }
+}
 
-/* %d and %i */
-DEFINE_PUT_INTEGER(put_signed, long, long long, intmax_t, int)
-/* %u, %o, %x and %X */
-DEFINE_PUT_INTEGER(put_unsigned, unsigned long, unsigned long long,
-                   uintmax_t, unsigned)
+/* %u, %o, %x and %X: the argument of C's length from AP, through SPEC. */
+static void
+put_unsigned(cli_buf *b, const char *spec, const conversion *c, va_list *ap)
+{
+    switch (c->lm) {
+    case L_L:
+        cli_buf_printf(b, spec, va_arg(*ap, unsigned long));
+        break;
+    case L_LL:
+        cli_buf_printf(b, spec, va_arg(*ap, unsigned long long));
+        break;
+    case L_Z:
+        cli_buf_printf(b, spec, va_arg(*ap, size_t));
+        break;
+    case L_T:
+        cli_buf_printf(b, spec, va_arg(*ap, ptrdiff_t));
+        break;
+    case L_J:
+        cli_buf_printf(b, spec, va_arg(*ap, uintmax_t));
+        break;
+    default:
+        cli_buf_printf(b, spec, va_arg(*ap, unsigned));
+        break;
+    }
+}
 
 /* The conversion C (its text ending at END) with its argument from AP:
    %s through put_string, %c escaped, the others through printf. */
